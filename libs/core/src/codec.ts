@@ -1,0 +1,94 @@
+/**
+ * Versioned codecs for journal entries and run messages. The wire form is UTF-8 JSON with a
+ * leading version field `v`; a decoder refuses versions it does not know with a CodecError that
+ * says which version it found, so an old worker never misreads a newer writer's bytes.
+ */
+import { CodecError } from './errors.js';
+import { JOURNAL_ENTRY_TYPES, type JournalEntry } from './journal.js';
+import type { RunMessage, RunMessageKind } from './messages.js';
+
+/** Current wire version of journal entries. */
+export const JOURNAL_CODEC_VERSION = 1;
+/** Current wire version of run-queue messages. */
+export const MESSAGE_CODEC_VERSION = 1;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const ENTRY_TYPES = new Set<string>(JOURNAL_ENTRY_TYPES);
+const MESSAGE_KINDS = new Set<RunMessageKind>(['start', 'resume', 'wake', 'signal', 'cancel']);
+
+export function encodeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+function parseVersioned(bytes: Uint8Array, what: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(decoder.decode(bytes));
+  } catch (cause) {
+    throw new CodecError(`${what} is not valid UTF-8 JSON (${bytes.byteLength} bytes)`, { cause });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new CodecError(`${what} must be a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Encodes a batch of entries appended together (one transport message). */
+export function encodeEntries(entries: readonly JournalEntry[]): Uint8Array {
+  return encodeJson({ v: JOURNAL_CODEC_VERSION, entries });
+}
+
+/** Decodes a batch written by encodeEntries; `runId` names the run in errors. */
+export function decodeEntries(bytes: Uint8Array, runId: string): JournalEntry[] {
+  const obj = parseVersioned(bytes, `journal record of run ${runId}`);
+  if (obj.v !== JOURNAL_CODEC_VERSION) {
+    throw new CodecError(
+      `journal record of run ${runId} has codec version ${String(obj.v)}; this worker reads version ${JOURNAL_CODEC_VERSION}. ` +
+        'Upgrade the worker before reading journals written by a newer one.',
+    );
+  }
+  if (!Array.isArray(obj.entries)) throw new CodecError(`journal record of run ${runId} has no entries array`);
+  for (const entry of obj.entries as unknown[]) {
+    const e = entry as Partial<JournalEntry> | null;
+    if (typeof e !== 'object' || e === null || !ENTRY_TYPES.has(String(e.type)) || typeof e.epoch !== 'number') {
+      throw new CodecError(`journal record of run ${runId} holds an entry of unknown type ${String(e?.type)}`);
+    }
+  }
+  return obj.entries as JournalEntry[];
+}
+
+export function encodeMessage(message: RunMessage): Uint8Array {
+  return encodeJson({ v: MESSAGE_CODEC_VERSION, ...message });
+}
+
+/** Decodes and validates a run-queue message; every failure names the field that is wrong. */
+export function decodeMessage(bytes: Uint8Array): RunMessage {
+  const obj = parseVersioned(bytes, 'run message');
+  if (obj.v !== MESSAGE_CODEC_VERSION) {
+    throw new CodecError(`run message has codec version ${String(obj.v)}; expected ${MESSAGE_CODEC_VERSION}`);
+  }
+  const kind = obj.kind as RunMessageKind;
+  if (!MESSAGE_KINDS.has(kind)) throw new CodecError(`run message has unknown kind ${JSON.stringify(obj.kind)}`);
+  requireString(obj, 'runId', kind);
+  switch (kind) {
+    case 'start':
+      requireString(obj, 'workflow', kind);
+      if (!Number.isInteger(obj.version)) throw new CodecError(`start message field 'version' must be an integer`);
+      break;
+    case 'signal':
+      requireString(obj, 'name', kind);
+      requireString(obj, 'signalId', kind);
+      break;
+    default:
+      break;
+  }
+  delete obj.v;
+  return obj as unknown as RunMessage;
+}
+
+function requireString(obj: Record<string, unknown>, field: string, kind: string): void {
+  if (typeof obj[field] !== 'string' || (obj[field] as string).length === 0) {
+    throw new CodecError(`${kind} message field '${field}' must be a non-empty string`);
+  }
+}

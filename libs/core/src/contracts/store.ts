@@ -1,0 +1,240 @@
+/**
+ * The store contract: Redis or Postgres (or memory). The store is the source of truth for who
+ * owns a run and whether it is alive; every time comparison uses the store's own clock.
+ *
+ * Capabilities, each a section of the conformance suite:
+ * - {@link LeaseStore}: exclusive, expiring ownership with a fencing epoch; suspension; reaping;
+ * - {@link CheckpointStore}: fenced snapshots with history;
+ * - {@link RunIndex}: run records, idempotency keys, final outcomes;
+ * - {@link TimerStore}: due timers of suspended runs;
+ * - {@link SignalInbox}: signals delivered to a run, kept until retention.
+ *
+ * Left out on purpose: the journal (it lives on the transport) and delivery of messages (the
+ * store tells the caller when a wake is needed; the caller enqueues it).
+ */
+import type { SerializedError } from '../errors.js';
+import type { JournalEntry } from '../journal.js';
+
+// ---------------------------------------------------------------------------------------------
+// Leases
+
+/**
+ * A lease's state:
+ * - `held`: an owner (or, after reaping or hand-off, nobody) holds it until `expiresAt`;
+ *   acquirable once expired;
+ * - `suspended`: the run waits for a timer or signal and holds no lease; acquirable at once;
+ * - `finished`: the run completed, failed or was cancelled; never acquirable again.
+ */
+export type LeaseState = 'held' | 'suspended' | 'finished';
+
+export interface LeaseInfo {
+  runId: string;
+  epoch: number;
+  owner: string | null;
+  state: LeaseState;
+  /** Store-clock expiry (ms) for `held`; null otherwise. */
+  expiresAt: number | null;
+  cancelRequested: boolean;
+}
+
+export type AcquireResult =
+  | { ok: true; epoch: number; cancelRequested: boolean }
+  | { ok: false; reason: 'held'; owner: string | null; expiresAt: number }
+  | { ok: false; reason: 'finished' };
+
+export interface RenewRequest {
+  runId: string;
+  epoch: number;
+}
+
+export interface RenewResult {
+  runId: string;
+  /** False when the lease expired or a newer epoch owns it: the caller must stop at once. */
+  ok: boolean;
+  cancelRequested: boolean;
+}
+
+export interface SuspendRequest {
+  runId: string;
+  epoch: number;
+  /** Earliest time a timer (sleep or signal timeout) must wake the run; null for none. */
+  wakeAt: number | null;
+  /** Signal names the run waits for. */
+  signals: string[];
+  /** Signal ids the run has already consumed (so an old inbox entry does not count as pending). */
+  consumedSignalIds: string[];
+}
+
+export type SuspendResult =
+  | { ok: true }
+  /** Not suspended: a matching signal is already in the inbox, or a cancel is pending; carry on. */
+  | { ok: false; reason: 'signal-pending' | 'cancel-requested' };
+
+export interface LeaseStore {
+  /**
+   * Takes the run's lease for `owner` until now + `ttlMs` (store clock), with epoch = previous + 1.
+   * Succeeds when the lease is absent, suspended, or held but expired. Clears the run's timer and,
+   * when the run is in the index, marks it `running` and counts the attempt (one round trip).
+   */
+  acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult>;
+  /** Extends many leases at once (one round trip per worker, not per run). */
+  renewLeases(requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]>;
+  /**
+   * Hands the run off: the lease stays `held` with no owner and expires now, so any worker may
+   * acquire it at once, and the reaper re-enqueues it if the hand-off message is lost.
+   * Returns false (and changes nothing) under a stale epoch.
+   */
+  releaseLease(runId: string, epoch: number): Promise<boolean>;
+  /**
+   * Atomically: checks the inbox for a pending signal named in `signals` and the cancel flag; if
+   * neither, releases the lease, marks the lease and the run `suspended` and registers its timer
+   * (if `wakeAt`).
+   * Throws FencedWriteError under a stale epoch.
+   */
+  suspendRun(request: SuspendRequest): Promise<SuspendResult>;
+  /**
+   * Finds `held` leases that expired (store clock), gives each to nobody until now +
+   * `reclaimAfterMs` (so it is reported once per period, not on every scan), and returns them.
+   */
+  reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]>;
+  /**
+   * Sets the run's cancel flag. `wake` is true when the run was suspended: it is now acquirable
+   * (held, expired) and the caller should enqueue a wake message. `found` is false for an unknown run.
+   */
+  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }>;
+  getLease(runId: string): Promise<LeaseInfo | undefined>;
+  /** The store's clock (ms since epoch). */
+  now(): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints
+
+export interface Checkpoint {
+  runId: string;
+  /** Monotonic per run, assigned by the writer (1, 2, …). */
+  seq: number;
+  /** Epoch of the writer. */
+  epoch: number;
+  /** Last journal position the snapshot covers; a resume reads the journal after it. */
+  journalPosition: number;
+  /** The effective (fenced-filtered) journal entries up to `journalPosition`: the replay cache. */
+  entries: JournalEntry[];
+  status: 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
+  /** Version of this record's layout, for migrations on load. */
+  schemaVersion: number;
+  createdAt: number;
+}
+
+export interface CheckpointSummary {
+  seq: number;
+  epoch: number;
+  journalPosition: number;
+  status: Checkpoint['status'];
+  schemaVersion: number;
+  createdAt: number;
+  /** Encoded size in bytes. */
+  size: number;
+}
+
+export interface CheckpointStore {
+  /** Stores a checkpoint only while `checkpoint.epoch` is the lease's epoch; else FencedWriteError. */
+  writeCheckpoint(checkpoint: Checkpoint): Promise<void>;
+  /** The newest checkpoint, or undefined. */
+  loadCheckpoint(runId: string): Promise<Checkpoint | undefined>;
+  /** Every kept checkpoint of the run, oldest first. */
+  listCheckpoints(runId: string): Promise<CheckpointSummary[]>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run index
+
+export type RunStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
+
+export interface RunRecord {
+  runId: string;
+  workflow: string;
+  version: number;
+  input: unknown;
+  idempotencyKey: string | null;
+  status: RunStatus;
+  createdAt: number;
+  updatedAt: number;
+  /** Set when status is `completed`. */
+  result?: unknown;
+  /** Set when status is `failed` (or the reason when `cancelled`). */
+  error?: SerializedError;
+  /** How many times the run was claimed (1 = never resumed). */
+  attempts: number;
+}
+
+export interface NewRun {
+  runId: string;
+  workflow: string;
+  version: number;
+  input: unknown;
+  idempotencyKey: string | null;
+}
+
+export type RunOutcome =
+  | { status: 'completed'; result: unknown }
+  | { status: 'failed'; error: SerializedError }
+  | { status: 'cancelled'; error: SerializedError };
+
+export interface RunIndex {
+  /**
+   * Creates the run unless its id, or its idempotency key, is already known; then returns the
+   * existing record with `created: false`. The same key always yields the same run.
+   */
+  createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /**
+   * Atomically, under the fence: records the outcome, stores the final checkpoint if given, and
+   * marks the lease `finished` so it is never acquired again. FencedWriteError under a stale epoch.
+   */
+  finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timers and signals
+
+export interface DueTimer {
+  runId: string;
+  dueAt: number;
+}
+
+export interface TimerStore {
+  /**
+   * Returns suspended runs whose timer is due (store clock), earliest first, and pushes each
+   * returned timer `redeliverAfterMs` into the future so a lost wake is retried. A timer is
+   * removed when its run's lease is acquired.
+   */
+  claimDueTimers(limit: number, redeliverAfterMs: number): Promise<DueTimer[]>;
+}
+
+export interface InboxSignal {
+  signalId: string;
+  name: string;
+  payload: unknown;
+  receivedAt: number;
+}
+
+export interface SignalInbox {
+  /**
+   * Adds a signal to the run's inbox (a second delivery of the same `signalId` is ignored).
+   * `wake` is true when the run was suspended waiting for this name: it is now acquirable and the
+   * caller should enqueue a wake message. `found` is false for an unknown run.
+   */
+  deliverSignal(runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<{ found: boolean; wake: boolean }>;
+  /** The run's inbox, in arrival order. */
+  readSignals(runId: string): Promise<InboxSignal[]>;
+}
+
+/** A store adapter: Redis, Postgres, or in-memory. */
+export interface Store extends LeaseStore, CheckpointStore, RunIndex, TimerStore, SignalInbox {
+  readonly name: string;
+  /** Connects and prepares (scripts, migrations). Safe to call more than once. */
+  connect(): Promise<void>;
+  /** Releases connections. Safe to call twice. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,110 @@
+/**
+ * The transport contract: the bus. Split by capability so each adapter file, and each section of
+ * the conformance suite, stays small:
+ *
+ * - {@link RunQueue}: competing consumers over run messages (start/resume/wake/signal/cancel);
+ * - {@link JournalLog}: each run's append-only journal;
+ * - {@link DeadLetterQueue}: where poison messages go, with a reason.
+ *
+ * Left out on purpose: ordering between different runs, exactly-once delivery (a message may be
+ * delivered more than once; the store's leases and idempotency keys make that harmless), and any
+ * notion of leases (those live in the store, on its clock).
+ */
+
+/** A message as it travels: opaque bytes plus string headers. */
+export interface RawMessage {
+  data: Uint8Array;
+  headers: Record<string, string>;
+}
+
+/** One delivery of a run-queue message to one consumer. */
+export interface Delivery extends RawMessage {
+  /** 1 on first delivery, incremented on every redelivery. */
+  deliveryCount: number;
+  /** Removes the message from the queue for good. */
+  ack(): Promise<void>;
+  /** Returns the message to the queue for redelivery, after `delayMs` if given. */
+  nak(delayMs?: number): Promise<void>;
+}
+
+export interface EnqueueOptions {
+  /**
+   * De-duplication id: a second enqueue with the same id inside the transport's window is
+   * dropped (JetStream `Nats-Msg-Id`). Omit for messages that must always be delivered.
+   */
+  msgId?: string;
+  headers?: Record<string, string>;
+  /** The partitioning key (run id); transports that partition use it for ordering per run. */
+  key?: string;
+}
+
+export interface FetchOptions {
+  /** How many messages at most. */
+  max: number;
+  /** How long to wait for the first message before returning an empty batch. */
+  expiresMs: number;
+  /** Aborting returns the batch fetched so far (possibly empty). */
+  signal?: AbortSignal;
+}
+
+export interface RunQueue {
+  /** Publishes a run message; resolves once the bus has it durably. */
+  enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void>;
+  /**
+   * Pulls up to `max` messages. A delivered message that is neither acked nor nakked is redelivered
+   * after the transport's ack wait (so a crashed consumer loses nothing).
+   */
+  fetch(options: FetchOptions): Promise<Delivery[]>;
+}
+
+/** One append: a batch of encoded entries, written as one record. */
+export interface JournalAppend {
+  runId: string;
+  data: Uint8Array;
+  /**
+   * Optimistic concurrency: the position this writer believes is the run's last (0 for an empty
+   * journal). The append fails with JournalConflictError if another record landed after it.
+   * Omit to append unconditionally (used for the LeaseAcquired fence marker).
+   */
+  expectedLastPosition?: number;
+}
+
+export interface JournalRecord {
+  /** Strictly increasing within a run. */
+  position: number;
+  data: Uint8Array;
+}
+
+export interface JournalLog {
+  /** True when `expectedLastPosition` is enforced; otherwise fencing relies on epochs at replay. */
+  readonly supportsOptimisticAppend: boolean;
+  /** Appends one record and resolves with its position once durable. */
+  append(append: JournalAppend): Promise<number>;
+  /** Records of a run with `position > afterPosition` (and `<= uptoPosition` when given), in order. */
+  read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]>;
+}
+
+export interface DeadLetter extends RawMessage {
+  /** Why the message could not be processed, in words an operator can act on. */
+  reason: string;
+  /** Stable machine-readable cause, e.g. `unparseable`, `unknown-workflow`, `too-large`. */
+  code: string;
+  /** When it was dead-lettered (ms since epoch). */
+  at: number;
+}
+
+export interface DeadLetterQueue {
+  deadLetter(letter: DeadLetter): Promise<void>;
+  /** The most recent dead letters, oldest first, at most `limit`. */
+  listDeadLetters(limit?: number): Promise<DeadLetter[]>;
+}
+
+/** A bus adapter: NATS JetStream, Kafka, or in-memory. */
+export interface Transport extends RunQueue, JournalLog, DeadLetterQueue {
+  /** A short name for logs and metrics (`memory`, `nats`, `kafka`). */
+  readonly name: string;
+  /** Creates streams/topics/consumers if missing; safe to call more than once. */
+  connect(): Promise<void>;
+  /** Releases connections. Safe to call twice. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,242 @@
+/**
+ * Typed errors. One class per condition, named for what happens next. Every error has a stable
+ * `code`, a `retryable` flag (may an activity retry loop try again?) and keeps its `cause`.
+ */
+
+export interface BatonErrorOptions {
+  cause?: unknown;
+  retryable?: boolean;
+  retryAfterMs?: number;
+}
+
+/** Base class of every error Baton raises. */
+export class BatonError extends Error {
+  /** Stable machine-readable identifier, e.g. `BATON_LEASE_LOST`. */
+  readonly code: string;
+  /** Whether repeating the failed operation may succeed. */
+  readonly retryable: boolean;
+  /** A hint for the retry loop, when the condition tells how long to wait. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: string, message: string, options: BatonErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** Configuration is invalid; raised at start-up, naming the option or variable and the fix. */
+export class ConfigError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_CONFIG', message, options);
+  }
+}
+
+/**
+ * On replay the workflow called something other than what the journal recorded at a sequence.
+ * Terminal: the run is marked failed, never retried, because the code no longer matches history.
+ */
+export class NonDeterminismError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly seq: number,
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super(
+      'BATON_NON_DETERMINISM',
+      `run ${runId}: step #${seq} replayed as ${found} but the journal recorded ${expected}. ` +
+        'The workflow code changed in a way that alters the order of ctx calls; deploy the old code for ' +
+        'in-flight runs, or guard the change so old runs keep their old path.',
+    );
+  }
+}
+
+/** The worker no longer holds the run's lease (expired, or taken by a newer epoch). */
+export class LeaseLostError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly epoch: number,
+    detail = 'the lease expired or was taken over',
+  ) {
+    super('BATON_LEASE_LOST', `run ${runId}: lease epoch ${epoch} lost: ${detail}`);
+  }
+}
+
+/** A write carried an epoch that is no longer the lease's epoch; it was refused. */
+export class FencedWriteError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly epoch: number,
+    readonly what: string,
+  ) {
+    super('BATON_FENCED_WRITE', `run ${runId}: ${what} under epoch ${epoch} refused: a newer owner holds the run`);
+  }
+}
+
+/** A journal append found another writer's entry after the position it expected. */
+export class JournalConflictError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly expectedLast: number,
+    readonly actualLast: number,
+  ) {
+    super(
+      'BATON_JOURNAL_CONFLICT',
+      `run ${runId}: journal append expected last position ${expectedLast} but found ${actualLast}; ` +
+        'another writer appended to this run',
+    );
+  }
+}
+
+/** Stored checkpoint or journal bytes could not be decoded or verified. */
+export class CheckpointIntegrityError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly entry: string,
+    detail: string,
+    options?: BatonErrorOptions,
+  ) {
+    super('BATON_INTEGRITY', `run ${runId}: ${entry} failed verification: ${detail}`, options);
+  }
+}
+
+/** Bytes that are not a message or entry this version understands. */
+export class CodecError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_CODEC', message, options);
+  }
+}
+
+/** The run was cancelled; raised by the next ctx call after a cancel request. */
+export class CancelledError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly reason = 'cancel requested',
+  ) {
+    super('BATON_CANCELLED', `run ${runId} was cancelled: ${reason}`);
+  }
+}
+
+/** An activity attempt exceeded its `timeoutMs`. Retryable. */
+export class ActivityTimeoutError extends BatonError {
+  constructor(
+    readonly activity: string,
+    readonly timeoutMs: number,
+  ) {
+    super('BATON_ACTIVITY_TIMEOUT', `activity ${activity} did not finish within ${timeoutMs} ms`, {
+      retryable: true,
+    });
+  }
+}
+
+/** An activity failed for good (retries exhausted or a non-retryable error); `cause` is the last error. */
+export class ActivityFailedError extends BatonError {
+  constructor(
+    readonly activity: string,
+    readonly seq: number,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(
+      'BATON_ACTIVITY_FAILED',
+      `activity ${activity} (step #${seq}) failed after ${attempts} attempt(s): ${describeCause(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/** Throw from an activity to stop retrying at once. */
+export class NonRetryableError extends BatonError {
+  constructor(message: string, options?: Omit<BatonErrorOptions, 'retryable'>) {
+    super('BATON_NON_RETRYABLE', message, { ...options, retryable: false });
+  }
+}
+
+/** A `waitForSignal` with a timeout ran out before the signal arrived. */
+export class SignalTimeoutError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly signalName: string,
+  ) {
+    super('BATON_SIGNAL_TIMEOUT', `run ${runId}: signal '${signalName}' did not arrive before its timeout`);
+  }
+}
+
+/** The workflow itself threw (or rejected); carried in RunFailed and by `result()`. */
+export class WorkflowFailedError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly failure: SerializedError,
+  ) {
+    super('BATON_WORKFLOW_FAILED', `run ${runId} failed: ${failure.name}: ${failure.message}`);
+  }
+}
+
+/** A named run, workflow or version does not exist. */
+export class NotFoundError extends BatonError {
+  constructor(message: string) {
+    super('BATON_NOT_FOUND', message);
+  }
+}
+
+/** Waiting for something exceeded the caller's timeout. */
+export class TimeoutError extends BatonError {
+  constructor(message: string) {
+    super('BATON_TIMEOUT', message, { retryable: true });
+  }
+}
+
+/** The plain-data form of an error, as journaled and returned to clients. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+  retryable?: boolean;
+  stack?: string;
+  cause?: SerializedError;
+}
+
+/** Turns anything thrown into plain data that survives JSON. */
+export function serializeError(err: unknown, depth = 0): SerializedError {
+  if (err instanceof Error) {
+    const out: SerializedError = { name: err.name, message: err.message };
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string') out.code = code;
+    const retryable = (err as { retryable?: unknown }).retryable;
+    if (typeof retryable === 'boolean') out.retryable = retryable;
+    if (err.stack) out.stack = err.stack;
+    if (err.cause !== undefined && depth < 4) out.cause = serializeError(err.cause, depth + 1);
+    return out;
+  }
+  return { name: 'NonError', message: typeof err === 'string' ? err : safeStringify(err) };
+}
+
+/** Rebuilds an Error from its serialized form (the class is not restored; name, code and cause are). */
+export function deserializeError(data: SerializedError): Error {
+  const err = new Error(data.message, data.cause ? { cause: deserializeError(data.cause) } : undefined);
+  err.name = data.name;
+  if (data.code !== undefined) (err as Error & { code?: string }).code = data.code;
+  if (data.retryable !== undefined) (err as Error & { retryable?: boolean }).retryable = data.retryable;
+  if (data.stack !== undefined) err.stack = data.stack;
+  return err;
+}
+
+/** True when the error says retrying cannot help. */
+export function isNonRetryable(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === false;
+}
+
+function describeCause(cause: unknown): string {
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : safeStringify(cause);
+}
+
+function safeStringify(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

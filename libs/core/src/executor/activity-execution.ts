@@ -1,0 +1,75 @@
+/**
+ * One live execution of an activity step: reconcile an in-doubt step, journal the start of a
+ * non-idempotent one, run with retries, and journal the outcome before anyone sees it.
+ */
+import { ActivityFailedError, serializeError } from '../errors.js';
+import { runWithRetry, type RetryFailure } from '../retry.js';
+import type { ActivityDefinition, ActivityIO } from '../workflow.js';
+import { journalsStart } from '../workflow.js';
+import type { NewEntry } from './replay-executor.js';
+
+export interface ActivityExecution<I, O> {
+  def: ActivityDefinition<I, O>;
+  input: I;
+  seq: number;
+  runId: string;
+  /** The journal shows ActivityStarted without a completion: the step may have had its effect. */
+  inDoubt: boolean;
+  /** Aborted on cancel, lease loss or shutdown; an aborted execution journals nothing. */
+  signal: AbortSignal;
+  append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
+  heartbeat(details: unknown): void;
+}
+
+/** The idempotency key of a step: the same on every attempt, resume and worker. */
+export function idempotencyKeyOf(runId: string, seq: number): string {
+  return `${runId}:${seq}`;
+}
+
+export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Promise<O> {
+  const { def, input, seq, signal } = exec;
+  const io = (attempt: number, attemptSignal: AbortSignal): ActivityIO => ({
+    idempotencyKey: idempotencyKeyOf(exec.runId, seq),
+    attempt,
+    signal: attemptSignal,
+    runId: exec.runId,
+    activity: def.name,
+    seq,
+    heartbeat: exec.heartbeat,
+  });
+
+  if (exec.inDoubt && def.reconcile) {
+    const found = await def.reconcile(input, io(0, signal));
+    signal.throwIfAborted();
+    if (found !== undefined) {
+      await exec.append([{ type: 'ActivityCompleted', seq, name: def.name, result: found, attempts: 0, reconciled: true }]);
+      return found;
+    }
+  }
+  if (journalsStart(def) && !exec.inDoubt) {
+    await exec.append([{ type: 'ActivityStarted', seq, name: def.name }]);
+  }
+
+  let outcome: { result: O; attempts: number };
+  try {
+    outcome = await runWithRetry(({ attempt, signal: attemptSignal }) => def.run(input, io(attempt, attemptSignal)), {
+      policy: def.retry,
+      timeoutMs: def.timeoutMs,
+      signal,
+      name: def.name,
+    });
+  } catch (caught) {
+    const failure = caught as RetryFailure;
+    if (signal.aborted) throw signal.reason;
+    await exec.append([
+      { type: 'ActivityFailed', seq, name: def.name, error: serializeError(failure.error), attempts: failure.attempts },
+    ]);
+    throw new ActivityFailedError(def.name, seq, failure.attempts, failure.error);
+  }
+  signal.throwIfAborted();
+  await exec.append(
+    [{ type: 'ActivityCompleted', seq, name: def.name, result: outcome.result, attempts: outcome.attempts }],
+    { checkpoint: def.checkpoint === true },
+  );
+  return outcome.result;
+}

@@ -1,0 +1,102 @@
+/**
+ * The replay view of a run's journal: what each step recorded, and the order in which steps
+ * completed. Completions are delivered to the workflow in journal order, one at a time, so a
+ * replay takes the same path as the original execution whatever order parallel branches finished.
+ */
+import { NonDeterminismError } from '../errors.js';
+import type { JournalEntry, StepEntry } from '../journal.js';
+import { isStepEntry } from '../journal.js';
+
+/** Entry types that settle a step's promise. */
+const COMPLETION_TYPES = new Set<JournalEntry['type']>([
+  'ActivityCompleted',
+  'ActivityFailed',
+  'TimerFired',
+  'SignalReceived',
+  'SignalTimedOut',
+]);
+
+export type CompletionEntry = Extract<
+  StepEntry,
+  { type: 'ActivityCompleted' | 'ActivityFailed' | 'TimerFired' | 'SignalReceived' | 'SignalTimedOut' }
+>;
+
+/** What a ctx call at some sequence is, for comparing code with history: `activity:pull_credit`. */
+export function stepIdentity(entry: StepEntry): string {
+  switch (entry.type) {
+    case 'ActivityStarted':
+    case 'ActivityCompleted':
+    case 'ActivityFailed':
+      return `activity:${entry.name}`;
+    case 'ValueRecorded':
+      return `value:${entry.name}`;
+    case 'TimerScheduled':
+    case 'TimerFired':
+      return 'sleep';
+    case 'SignalWaitStarted':
+    case 'SignalReceived':
+    case 'SignalTimedOut':
+      return `signal:${entry.name}`;
+  }
+}
+
+export interface StepHistory {
+  identity: string;
+  entries: StepEntry[];
+  completion?: CompletionEntry;
+}
+
+export class ReplayHistory {
+  private readonly steps = new Map<number, StepHistory>();
+  private readonly completions: CompletionEntry[] = [];
+  private cursor = 0;
+  /** Signal ids consumed by earlier waits. */
+  readonly consumedSignalIds = new Set<string>();
+
+  constructor(
+    private readonly runId: string,
+    entries: readonly JournalEntry[],
+  ) {
+    for (const entry of entries) {
+      if (!isStepEntry(entry)) continue;
+      const identity = stepIdentity(entry);
+      let step = this.steps.get(entry.seq);
+      if (!step) {
+        step = { identity, entries: [] };
+        this.steps.set(entry.seq, step);
+      } else if (step.identity !== identity) {
+        throw new NonDeterminismError(runId, entry.seq, step.identity, identity);
+      }
+      step.entries.push(entry);
+      if (COMPLETION_TYPES.has(entry.type)) {
+        step.completion = entry as CompletionEntry;
+        this.completions.push(entry as CompletionEntry);
+      }
+      if (entry.type === 'SignalReceived') this.consumedSignalIds.add(entry.signalId);
+    }
+  }
+
+  /** The recorded step at `seq`, after checking that the code asks for the same thing. */
+  step(seq: number, identity: string): StepHistory | undefined {
+    const step = this.steps.get(seq);
+    if (step && step.identity !== identity) throw new NonDeterminismError(this.runId, seq, step.identity, identity);
+    return step;
+  }
+
+  find<T extends StepEntry['type']>(step: StepHistory | undefined, type: T): Extract<StepEntry, { type: T }> | undefined {
+    return step?.entries.find((e) => e.type === type) as Extract<StepEntry, { type: T }> | undefined;
+  }
+
+  /** The next completion to deliver, in journal order. */
+  nextCompletion(): CompletionEntry | undefined {
+    return this.completions[this.cursor++];
+  }
+
+  get hasUndelivered(): boolean {
+    return this.cursor < this.completions.length;
+  }
+
+  get stepCount(): number {
+    return this.steps.size;
+  }
+}

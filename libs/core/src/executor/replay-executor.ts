@@ -1,0 +1,504 @@
+/**
+ * The replay executor: runs a workflow function against its journal.
+ *
+ * Invariants:
+ * 1. Every ctx call takes the next sequence number synchronously, at call time, so numbering
+ *    follows the code's call order, never completion order.
+ * 2. Journaled completions are delivered one at a time, in journal order, each after the
+ *    workflow has gone idle; so a replay takes exactly the path the original execution took.
+ * 3. A live result reaches the workflow only after its journal append is durable, and not before
+ *    every journaled completion has been delivered.
+ * 4. A step whose code and history disagree stops the run with NonDeterminismError; user code
+ *    cannot catch it and carry on.
+ * 5. Once stopped (lease lost, hand-off, finish), nothing more is appended.
+ */
+import { randomUUID } from 'node:crypto';
+import type { InboxSignal, SuspendResult } from '../contracts/store.js';
+import { toMs } from '../duration.js';
+import {
+  ActivityFailedError,
+  BatonError,
+  CancelledError,
+  deserializeError,
+  NonDeterminismError,
+  serializeError,
+  SignalTimeoutError,
+  type SerializedError,
+} from '../errors.js';
+import type { JournalEntry } from '../journal.js';
+import type { ActivityDefinition, ActivityOptions, WorkflowContext, WorkflowDefinition } from '../workflow.js';
+import { defineActivity } from '../workflow.js';
+import { executeActivity } from './activity-execution.js';
+import { ReplayHistory, type CompletionEntry, type StepHistory } from './history.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An entry as the executor builds it; the host stamps `epoch` and `at`. */
+export type NewEntry = DistributiveOmit<JournalEntry, 'epoch' | 'at'>;
+
+/** What the executor needs from the worker: durable appends, the inbox, suspension, a clock. */
+export interface ExecutionHost {
+  readonly runId: string;
+  /** Appends durably, in call order; rejects when fenced or the transport fails. */
+  append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
+  /** Wall clock for live values and timer deadlines. */
+  clock(): number;
+  readSignals(): Promise<InboxSignal[]>;
+  /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspendRun). */
+  suspend(request: { wakeAt: number | null; signals: string[]; consumedSignalIds: string[] }): Promise<SuspendResult>;
+  heartbeat?(seq: number, details: unknown): void;
+}
+
+export type ExecutionOutcome =
+  | { kind: 'completed'; result: unknown }
+  | { kind: 'failed'; error: SerializedError; nonDeterminism: boolean }
+  | { kind: 'cancelled'; reason: string }
+  | { kind: 'suspended' }
+  | { kind: 'stopped'; reason: 'handoff' | 'aborted'; cause?: unknown };
+
+export interface ExecutorOptions {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  workflow: WorkflowDefinition<any, any>;
+  input: unknown;
+  runId: string;
+  /** The run's effective journal (fenced entries already dropped). */
+  history: readonly JournalEntry[];
+  host: ExecutionHost;
+  /** Waits shorter than this are slept in process instead of suspending. @defaultValue 1000 */
+  inProcessWaitMs?: number;
+  /** The lease said a cancel is pending. */
+  cancelRequested?: boolean;
+}
+
+type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
+type Wait = Settle &
+  ({ kind: 'timer'; wakeAt: number } | { kind: 'signal'; name: string; timeoutAt: number | null });
+
+const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export class ReplayExecutor {
+  private readonly history: ReplayHistory | undefined;
+  private readonly host: ExecutionHost;
+  private readonly inProcessWaitMs: number;
+  private nextSeq = 0;
+  private state: 'running' | 'freezing' | 'stopped' = 'running';
+  private replayDone = false;
+  private readonly pending = new Map<number, Settle>();
+  private readonly waits = new Map<number, Wait>();
+  private readonly deferred: Array<() => void> = [];
+  private readonly controllers = new Set<AbortController>();
+  private readonly consumed: Set<string>;
+  private inFlight = 0;
+  private pendingAppends = 0;
+  private fatal: Error | undefined;
+  private stopCause: unknown;
+  private cancelReason: string | undefined;
+  private settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+  private dirty = false;
+  private wakeLoop: (() => void) | undefined;
+  readonly ctx: WorkflowContext;
+
+  constructor(private readonly options: ExecutorOptions) {
+    this.host = options.host;
+    this.inProcessWaitMs = options.inProcessWaitMs ?? 1000;
+    let history: ReplayHistory | undefined;
+    try {
+      history = new ReplayHistory(options.runId, options.history);
+    } catch (err) {
+      this.fatal = err as Error;
+    }
+    this.history = history;
+    this.consumed = new Set(history?.consumedSignalIds);
+    if (options.cancelRequested) this.cancelReason = 'cancel requested';
+    this.ctx = this.createContext();
+  }
+
+  /** Runs the workflow until it finishes, suspends or is stopped. Call once. */
+  async run(): Promise<ExecutionOutcome> {
+    if (!this.fatal) this.startWorkflow();
+    let idleStrikes = 0;
+    for (;;) {
+      await idle();
+      if (this.fatal) return this.finishWith(this.failedOutcome(this.fatal));
+      if (this.state === 'stopped') return { kind: 'stopped', reason: 'aborted', cause: this.stopCause };
+      if (this.state === 'freezing') {
+        if (this.inFlight === 0 && this.pendingAppends === 0) return this.finishWith({ kind: 'stopped', reason: 'handoff' });
+        await this.nextEvent();
+        continue;
+      }
+      if (this.settled) {
+        if (this.pendingAppends > 0) {
+          await this.nextEvent();
+          continue;
+        }
+        return this.finishWith(this.settledOutcome(this.settled));
+      }
+      if (this.history?.hasUndelivered) {
+        this.deliverNextCompletion();
+        continue;
+      }
+      if (!this.replayDone) {
+        this.replayDone = true;
+        for (const settle of this.deferred.splice(0)) settle();
+        continue;
+      }
+      if (this.inFlight > 0 || this.pendingAppends > 0) {
+        await this.nextEvent();
+        continue;
+      }
+      if (this.waits.size > 0) {
+        idleStrikes = 0;
+        const outcome = await this.handleWaits();
+        if (outcome) return outcome;
+        continue;
+      }
+      // Nothing Baton knows of is pending, yet the workflow has not settled: it awaits a promise
+      // that no ctx call made (a raw setTimeout, fetch, ...). Give it a couple of turns, then fail.
+      if (++idleStrikes > 3) {
+        this.fatal = new BatonError(
+          'BATON_WORKFLOW_BLOCKED',
+          `run ${this.options.runId}: the workflow is waiting on something that is not a ctx call; ` +
+            'do I/O and timers only through ctx.run/ctx.activity/ctx.sleep',
+        );
+      }
+    }
+  }
+
+  /** Cancel: pending waits and live activities reject with CancelledError, as do later ctx calls. */
+  requestCancel(reason = 'cancel requested'): void {
+    if (this.cancelReason !== undefined && this.waits.size === 0 && this.controllers.size === 0) return;
+    this.cancelReason ??= reason;
+    const error = new CancelledError(this.options.runId, this.cancelReason);
+    for (const wait of this.waits.values()) wait.reject(error);
+    this.waits.clear();
+    for (const controller of this.controllers) controller.abort(error);
+    this.notify();
+  }
+
+  /** Stops at once (lease lost, worker crash): activities are aborted, nothing more is journaled. */
+  abort(cause: unknown): void {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.stopCause = cause;
+    for (const controller of this.controllers) controller.abort(cause);
+    this.notify();
+  }
+
+  /**
+   * Hand-off: freezes the workflow (no new steps start, no result reaches it) and lets in-flight
+   * activities finish and journal; `run()` then resolves `{ kind: 'stopped', reason: 'handoff' }`.
+   */
+  handoff(): void {
+    if (this.state === 'running') this.state = 'freezing';
+    this.notify();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private createContext(): WorkflowContext {
+    const { workflow, runId } = this.options;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    return {
+      runId,
+      workflow: workflow.name,
+      version: workflow.version,
+      get isReplaying() {
+        return !self.replayDone;
+      },
+      run: (activity, input, options) => this.callActivity(activity, input, options),
+      activity: (name, fn, options) =>
+        this.callActivity(defineActivity({ name, run: (_input: unknown, io) => fn(io), ...options }), undefined),
+      sleep: (duration) => this.sleep(duration),
+      waitForSignal: (name, options) => this.waitForSignal(name, options?.timeout) as never,
+      now: () => this.recordValue('now', () => this.host.clock()) as number,
+      random: () => this.recordValue('random', Math.random) as number,
+      uuid: () => this.recordValue('uuid', randomUUID) as string,
+    };
+  }
+
+  private startWorkflow(): void {
+    Promise.resolve()
+      .then(() => this.options.workflow.run(this.ctx, this.options.input))
+      .then(
+        (value) => (this.settled = { ok: true, value }),
+        (error) => (this.settled = { ok: false, error }),
+      )
+      .finally(() => this.notify());
+  }
+
+  /** Takes the next sequence number and checks it against history. */
+  private beginStep(identity: string): { seq: number; step: StepHistory | undefined } | undefined {
+    if (this.state !== 'running' || this.fatal) return undefined;
+    const seq = this.nextSeq++;
+    if (this.cancelReason !== undefined) throw new CancelledError(this.options.runId, this.cancelReason);
+    try {
+      return { seq, step: this.history?.step(seq, identity) };
+    } catch (err) {
+      this.fail(err as Error);
+      return undefined;
+    }
+  }
+
+  private async callActivity<I, O>(
+    def: ActivityDefinition<I, O>,
+    input: I,
+    options?: ActivityOptions,
+  ): Promise<O> {
+    const begun = this.beginStep(`activity:${def.name}`);
+    if (!begun) return never();
+    const { seq, step } = begun;
+    if (step?.completion) return this.awaitHistory(seq) as Promise<O>;
+    const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
+    const effective = options ? { ...def, ...options } : def;
+    const controller = new AbortController();
+    return this.live(async () => {
+      this.controllers.add(controller);
+      try {
+        await this.flushAppends();
+        return await executeActivity({
+          def: effective,
+          input,
+          seq,
+          runId: this.options.runId,
+          inDoubt,
+          signal: controller.signal,
+          append: (entries, appendOptions) => this.append(entries, appendOptions),
+          heartbeat: (details) => this.host.heartbeat?.(seq, details),
+        });
+      } finally {
+        this.controllers.delete(controller);
+      }
+    });
+  }
+
+  private async sleep(duration: Parameters<WorkflowContext['sleep']>[0]): Promise<void> {
+    const ms = toMs(duration, 'ctx.sleep duration');
+    const begun = this.beginStep('sleep');
+    if (!begun) return never();
+    const { seq, step } = begun;
+    if (step?.completion) return this.awaitHistory(seq) as Promise<void>;
+    let wakeAt = this.history?.find(step, 'TimerScheduled')?.wakeAt;
+    if (wakeAt === undefined) {
+      wakeAt = this.host.clock() + ms;
+      this.appendInBackground([{ type: 'TimerScheduled', seq, wakeAt }]);
+    }
+    const at = wakeAt;
+    return new Promise<void>((resolve, reject) =>
+      this.waits.set(seq, { kind: 'timer', wakeAt: at, resolve: resolve as Settle['resolve'], reject }),
+    );
+  }
+
+  private async waitForSignal(name: string, timeout: Parameters<WorkflowContext['sleep']>[0] | undefined): Promise<unknown> {
+    const timeoutMs = timeout === undefined ? undefined : toMs(timeout, 'waitForSignal timeout');
+    const begun = this.beginStep(`signal:${name}`);
+    if (!begun) return never();
+    const { seq, step } = begun;
+    if (step?.completion) return this.awaitHistory(seq);
+    let timeoutAt = this.history?.find(step, 'SignalWaitStarted')?.timeoutAt;
+    if (timeoutAt === undefined) {
+      timeoutAt = timeoutMs === undefined ? null : this.host.clock() + timeoutMs;
+      this.appendInBackground([{ type: 'SignalWaitStarted', seq, name, timeoutAt }]);
+    }
+    const deadline = timeoutAt;
+    return new Promise((resolve, reject) => this.waits.set(seq, { kind: 'signal', name, timeoutAt: deadline, resolve, reject }));
+  }
+
+  private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
+    const begun = this.beginStep(`value:${name}`);
+    if (!begun) {
+      if (this.fatal) throw this.fatal;
+      return make(); // frozen or stopped: nothing is journaled and the workflow never resumes
+    }
+    const recorded = this.history?.find(begun.step, 'ValueRecorded');
+    if (recorded) return recorded.value;
+    const value = make();
+    this.appendInBackground([{ type: 'ValueRecorded', seq: begun.seq, name, value }]);
+    return value;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Completions
+
+  private awaitHistory(seq: number): Promise<unknown> {
+    return new Promise((resolve, reject) => this.pending.set(seq, { resolve, reject }));
+  }
+
+  private deliverNextCompletion(): void {
+    const entry = this.history!.nextCompletion()!;
+    const settle = this.pending.get(entry.seq);
+    if (!settle) {
+      const recorded = `${entry.type} of step #${entry.seq}`;
+      this.fail(new NonDeterminismError(this.options.runId, entry.seq, recorded, 'no matching ctx call at this point'));
+      return;
+    }
+    this.pending.delete(entry.seq);
+    settleFromHistory(this.options.runId, entry, settle);
+  }
+
+  /** Tracks live work: its result reaches the workflow after history is fully delivered. */
+  private live<T>(work: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    return new Promise<T>((resolve, reject) => {
+      work()
+        .then(
+          (value) => this.settleLive(() => resolve(value)),
+          (error) => this.settleLive(() => reject(error)),
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.notify();
+        });
+    });
+  }
+
+  private settleLive(settle: () => void): void {
+    if (this.state !== 'running') return;
+    if (this.replayDone) settle();
+    else this.deferred.push(settle);
+  }
+
+  private async handleWaits(): Promise<ExecutionOutcome | undefined> {
+    const now = this.host.clock();
+    const needsInbox = [...this.waits.values()].some((w) => w.kind === 'signal');
+    const inbox = needsInbox ? await this.host.readSignals() : [];
+    let progressed = false;
+    for (const [seq, wait] of [...this.waits].sort((a, b) => a[0] - b[0])) {
+      if (wait.kind === 'timer') {
+        if (wait.wakeAt > now) continue;
+        this.completeWait(seq, wait, [{ type: 'TimerFired', seq }], () => wait.resolve(undefined));
+      } else {
+        const signal = inbox.find((s) => s.name === wait.name && !this.consumed.has(s.signalId));
+        if (signal) {
+          this.consumed.add(signal.signalId);
+          const entry: NewEntry = { type: 'SignalReceived', seq, name: wait.name, signalId: signal.signalId, payload: signal.payload };
+          this.completeWait(seq, wait, [entry], () => wait.resolve(signal.payload));
+        } else if (wait.timeoutAt !== null && wait.timeoutAt <= now) {
+          const error = new SignalTimeoutError(this.options.runId, wait.name);
+          this.completeWait(seq, wait, [{ type: 'SignalTimedOut', seq, name: wait.name }], () => wait.reject(error));
+        } else continue;
+      }
+      progressed = true;
+    }
+    if (progressed) return undefined;
+
+    const deadlines = [...this.waits.values()].map((w) => (w.kind === 'timer' ? w.wakeAt : w.timeoutAt));
+    const finite = deadlines.filter((d): d is number => d !== null);
+    const wakeAt = finite.length > 0 ? Math.min(...finite) : null;
+    if (wakeAt !== null && wakeAt - now <= this.inProcessWaitMs) {
+      await this.sleepUntil(wakeAt);
+      return undefined;
+    }
+    const signals = [...new Set([...this.waits.values()].flatMap((w) => (w.kind === 'signal' ? [w.name] : [])))];
+    const result = await this.host.suspend({ wakeAt, signals, consumedSignalIds: [...this.consumed] });
+    if (result.ok) {
+      this.state = 'stopped';
+      return { kind: 'suspended' };
+    }
+    if (result.reason === 'cancel-requested') this.requestCancel();
+    return undefined;
+  }
+
+  private completeWait(seq: number, wait: Wait, entries: NewEntry[], settle: () => void): void {
+    this.waits.delete(seq);
+    void this.live(() => this.append(entries)).then(settle, (error: unknown) => wait.reject(error));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Journal
+
+  private append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void> {
+    if (this.state === 'stopped') return Promise.reject(this.stopCause ?? new Error('execution stopped'));
+    this.pendingAppends++;
+    const appended = this.host.append(entries, options);
+    appended
+      .catch((err: unknown) => this.abort(err))
+      .finally(() => {
+        this.pendingAppends--;
+        this.notify();
+      });
+    this.appendTail = appended.catch(() => undefined);
+    return appended;
+  }
+
+  private appendTail: Promise<void> = Promise.resolve();
+
+  private appendInBackground(entries: NewEntry[]): void {
+    this.append(entries).catch(() => undefined);
+  }
+
+  /** Waits until every append issued so far is durable (a live step must not run ahead of them). */
+  private flushAppends(): Promise<void> {
+    return this.appendTail;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Loop plumbing
+
+  private notify(): void {
+    this.dirty = true;
+    const wake = this.wakeLoop;
+    this.wakeLoop = undefined;
+    wake?.();
+  }
+
+  private nextEvent(): Promise<void> {
+    if (this.dirty) {
+      this.dirty = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.wakeLoop = () => {
+        this.dirty = false;
+        resolve();
+      };
+    });
+  }
+
+  private async sleepUntil(at: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, at - this.host.clock())))),
+      this.nextEvent(),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private fail(error: Error): void {
+    this.fatal ??= error;
+    this.notify();
+  }
+
+  private finishWith(outcome: ExecutionOutcome): ExecutionOutcome {
+    this.state = 'stopped';
+    for (const controller of this.controllers) controller.abort(new Error('run finished'));
+    return outcome;
+  }
+
+  private failedOutcome(error: Error): ExecutionOutcome {
+    return { kind: 'failed', error: serializeError(error), nonDeterminism: error instanceof NonDeterminismError };
+  }
+
+  private settledOutcome(settled: NonNullable<ReplayExecutor['settled']>): ExecutionOutcome {
+    if (settled.ok) return { kind: 'completed', result: settled.value };
+    if (settled.error instanceof CancelledError && this.cancelReason !== undefined) {
+      return { kind: 'cancelled', reason: this.cancelReason };
+    }
+    return { kind: 'failed', error: serializeError(settled.error), nonDeterminism: false };
+  }
+}
+
+function settleFromHistory(runId: string, entry: CompletionEntry, settle: Settle): void {
+  switch (entry.type) {
+    case 'ActivityCompleted':
+      return settle.resolve(entry.result);
+    case 'ActivityFailed':
+      return settle.reject(new ActivityFailedError(entry.name, entry.seq, entry.attempts, deserializeError(entry.error)));
+    case 'TimerFired':
+      return settle.resolve(undefined);
+    case 'SignalReceived':
+      return settle.resolve(entry.payload);
+    case 'SignalTimedOut':
+      return settle.reject(new SignalTimeoutError(runId, entry.name));
+  }
+}

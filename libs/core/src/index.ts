@@ -1,0 +1,137 @@
+/**
+ * @baton/core: the workflow API, the replay executor, journal entries and their codec, the
+ * transport and store contracts, typed errors, and in-memory adapters. No I/O, no client library.
+ *
+ * @example
+ * ```ts
+ * import { defineActivity, defineWorkflow } from '@baton/core';
+ *
+ * const charge = defineActivity({
+ *   name: 'charge',
+ *   idempotent: false,
+ *   run: async (input: { cents: number }, io) => payments.charge(input.cents, { key: io.idempotencyKey }),
+ * });
+ * export const checkout = defineWorkflow({
+ *   name: 'checkout',
+ *   version: 1,
+ *   run: async (ctx, input: { cents: number }) => ctx.run(charge, input),
+ * });
+ * ```
+ */
+export type { Duration } from './duration.js';
+export { toMs } from './duration.js';
+export type { BatonErrorOptions, SerializedError } from './errors.js';
+export {
+  ActivityFailedError,
+  ActivityTimeoutError,
+  BatonError,
+  CancelledError,
+  CheckpointIntegrityError,
+  CodecError,
+  ConfigError,
+  deserializeError,
+  FencedWriteError,
+  isNonRetryable,
+  JournalConflictError,
+  LeaseLostError,
+  NonDeterminismError,
+  NonRetryableError,
+  NotFoundError,
+  serializeError,
+  SignalTimeoutError,
+  TimeoutError,
+  WorkflowFailedError,
+} from './errors.js';
+export type {
+  ActivityCompletedEntry,
+  ActivityFailedEntry,
+  ActivityStartedEntry,
+  JournalEntry,
+  JournalEntryType,
+  LeaseAcquiredEntry,
+  PositionedEntry,
+  RunCancelledEntry,
+  RunCompletedEntry,
+  RunFailedEntry,
+  SignalReceivedEntry,
+  SignalTimedOutEntry,
+  SignalWaitStartedEntry,
+  StepEntry,
+  TimerFiredEntry,
+  TimerScheduledEntry,
+  ValueRecordedEntry,
+} from './journal.js';
+export { filterFencedEntries, isStepEntry, JOURNAL_ENTRY_TYPES } from './journal.js';
+export type {
+  CancelMessage,
+  ResumeMessage,
+  RunMessage,
+  RunMessageKind,
+  SignalMessage,
+  StartMessage,
+  WakeMessage,
+} from './messages.js';
+export {
+  decodeEntries,
+  decodeMessage,
+  encodeEntries,
+  encodeJson,
+  encodeMessage,
+  JOURNAL_CODEC_VERSION,
+  MESSAGE_CODEC_VERSION,
+} from './codec.js';
+export type {
+  DeadLetter,
+  DeadLetterQueue,
+  Delivery,
+  EnqueueOptions,
+  FetchOptions,
+  JournalAppend,
+  JournalLog,
+  JournalRecord,
+  RawMessage,
+  RunQueue,
+  Transport,
+} from './contracts/transport.js';
+export type {
+  AcquireResult,
+  Checkpoint,
+  CheckpointStore,
+  CheckpointSummary,
+  DueTimer,
+  InboxSignal,
+  LeaseInfo,
+  LeaseState,
+  LeaseStore,
+  NewRun,
+  RenewRequest,
+  RenewResult,
+  RunIndex,
+  RunOutcome,
+  RunRecord,
+  RunStatus,
+  SignalInbox,
+  Store,
+  SuspendRequest,
+  SuspendResult,
+  TimerStore,
+} from './contracts/store.js';
+export type {
+  ActivityDefinition,
+  ActivityIO,
+  ActivityOptions,
+  WaitForSignalOptions,
+  WorkflowContext,
+  WorkflowDefinition,
+} from './workflow.js';
+export { defineActivity, defineWorkflow, journalsStart } from './workflow.js';
+export type { AttemptContext, RetryFailure, RetryOptions, RetryPolicy } from './retry.js';
+export { DEFAULT_RETRY_POLICY, runWithRetry } from './retry.js';
+export type { ExecutionHost, ExecutionOutcome, ExecutorOptions, NewEntry } from './executor/replay-executor.js';
+export { ReplayExecutor } from './executor/replay-executor.js';
+export { idempotencyKeyOf } from './executor/activity-execution.js';
+export { assertRunId, newRunId, RUN_ID_PATTERN, runIdForKey } from './ids.js';
+export type { MemoryTransportOptions } from './memory/memory-transport.js';
+export { memoryTransport } from './memory/memory-transport.js';
+export type { MemoryStoreOptions } from './memory/memory-store.js';
+export { memoryStore } from './memory/memory-store.js';

@@ -1,0 +1,167 @@
+/**
+ * Journal entries: the append-only history of one run, kept on the transport.
+ *
+ * Every entry carries the epoch of the lease it was written under. `seq` is the workflow's step
+ * number: the n-th ctx call made by the workflow function (assigned at call time, so parallel
+ * branches number deterministically whatever order they finish in).
+ */
+import type { SerializedError } from './errors.js';
+
+interface EntryBase {
+  /** Epoch of the lease the writer held. */
+  epoch: number;
+  /** Writer's wall clock at append (informational only; never used for decisions on replay). */
+  at: number;
+}
+
+/** The fence: written by a new owner right after acquiring the lease. */
+export interface LeaseAcquiredEntry extends EntryBase {
+  type: 'LeaseAcquired';
+  workerId: string;
+}
+
+/** A non-idempotent activity is about to run (lets a resume tell "never started" from "in doubt"). */
+export interface ActivityStartedEntry extends EntryBase {
+  type: 'ActivityStarted';
+  seq: number;
+  name: string;
+}
+
+export interface ActivityCompletedEntry extends EntryBase {
+  type: 'ActivityCompleted';
+  seq: number;
+  name: string;
+  result: unknown;
+  attempts: number;
+  /** True when the result came from the activity's `reconcile` hook rather than a fresh execution. */
+  reconciled?: boolean;
+}
+
+export interface ActivityFailedEntry extends EntryBase {
+  type: 'ActivityFailed';
+  seq: number;
+  name: string;
+  error: SerializedError;
+  attempts: number;
+}
+
+/** A recorded non-deterministic value: ctx.now(), ctx.random(), ctx.uuid(). */
+export interface ValueRecordedEntry extends EntryBase {
+  type: 'ValueRecorded';
+  seq: number;
+  name: 'now' | 'random' | 'uuid';
+  value: number | string;
+}
+
+export interface TimerScheduledEntry extends EntryBase {
+  type: 'TimerScheduled';
+  seq: number;
+  wakeAt: number;
+}
+
+export interface TimerFiredEntry extends EntryBase {
+  type: 'TimerFired';
+  seq: number;
+}
+
+export interface SignalWaitStartedEntry extends EntryBase {
+  type: 'SignalWaitStarted';
+  seq: number;
+  name: string;
+  /** Absolute deadline, or null to wait forever. */
+  timeoutAt: number | null;
+}
+
+export interface SignalReceivedEntry extends EntryBase {
+  type: 'SignalReceived';
+  seq: number;
+  name: string;
+  /** The inbox id of the consumed signal: each signal is consumed by exactly one wait. */
+  signalId: string;
+  payload: unknown;
+}
+
+export interface SignalTimedOutEntry extends EntryBase {
+  type: 'SignalTimedOut';
+  seq: number;
+  name: string;
+}
+
+export interface RunCompletedEntry extends EntryBase {
+  type: 'RunCompleted';
+  result: unknown;
+}
+
+export interface RunFailedEntry extends EntryBase {
+  type: 'RunFailed';
+  error: SerializedError;
+}
+
+export interface RunCancelledEntry extends EntryBase {
+  type: 'RunCancelled';
+  reason: string;
+}
+
+export type JournalEntry =
+  | LeaseAcquiredEntry
+  | ActivityStartedEntry
+  | ActivityCompletedEntry
+  | ActivityFailedEntry
+  | ValueRecordedEntry
+  | TimerScheduledEntry
+  | TimerFiredEntry
+  | SignalWaitStartedEntry
+  | SignalReceivedEntry
+  | SignalTimedOutEntry
+  | RunCompletedEntry
+  | RunFailedEntry
+  | RunCancelledEntry;
+
+export type JournalEntryType = JournalEntry['type'];
+
+/** Entries that belong to a step (carry `seq`). */
+export type StepEntry = Extract<JournalEntry, { seq: number }>;
+
+export const JOURNAL_ENTRY_TYPES: readonly JournalEntryType[] = [
+  'LeaseAcquired',
+  'ActivityStarted',
+  'ActivityCompleted',
+  'ActivityFailed',
+  'ValueRecorded',
+  'TimerScheduled',
+  'TimerFired',
+  'SignalWaitStarted',
+  'SignalReceived',
+  'SignalTimedOut',
+  'RunCompleted',
+  'RunFailed',
+  'RunCancelled',
+];
+
+/** An entry as read back from the transport, with its position in the run's journal. */
+export interface PositionedEntry {
+  /** Transport-assigned, strictly increasing within a run (JetStream stream sequence, Kafka offset). */
+  position: number;
+  entry: JournalEntry;
+}
+
+export function isStepEntry(entry: JournalEntry): entry is StepEntry {
+  return 'seq' in entry;
+}
+
+/**
+ * Drops zombie writes: an entry whose epoch is below the highest LeaseAcquired epoch seen before
+ * it was written by an owner that had already been fenced off, so it is ignored on replay.
+ * `startEpoch` is the epoch already established by a checkpoint the entries follow.
+ */
+export function filterFencedEntries<T extends { entry: JournalEntry }>(items: readonly T[], startEpoch = 0): T[] {
+  let fence = startEpoch;
+  const kept: T[] = [];
+  for (const item of items) {
+    const { entry } = item;
+    if (entry.epoch < fence) continue;
+    if (entry.type === 'LeaseAcquired') fence = Math.max(fence, entry.epoch);
+    kept.push(item);
+  }
+  return kept;
+}

@@ -1,0 +1,370 @@
+/**
+ * The in-process store: the embedded default for the demo and unit tests. No I/O.
+ *
+ * Invariants:
+ * 1. Every method runs to completion without awaiting, so each is atomic exactly as the Lua
+ *    scripts and SQL transactions of the real stores are.
+ * 2. A lease's epoch only grows; a write (checkpoint, suspend, finish) succeeds only under the
+ *    lease's current epoch and never once the lease is finished.
+ * 3. A run has a timer only while its lease is suspended: acquiring, waking by signal or cancel,
+ *    and finishing all remove it.
+ * 4. Values are cloned on the way in and out, so no caller holds a reference into the store.
+ */
+import type {
+  AcquireResult,
+  Checkpoint,
+  CheckpointSummary,
+  DueTimer,
+  InboxSignal,
+  LeaseInfo,
+  LeaseState,
+  NewRun,
+  RenewRequest,
+  RenewResult,
+  RunOutcome,
+  RunRecord,
+  Store,
+  SuspendRequest,
+  SuspendResult,
+} from '../contracts/store.js';
+import { BatonError, FencedWriteError } from '../errors.js';
+
+/** Options of {@link memoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * The store's clock (ms since epoch); inject one to test expiry without waiting.
+   * @defaultValue Date.now
+   */
+  clock?: () => number;
+}
+
+interface LeaseRecord {
+  epoch: number;
+  owner: string | null;
+  state: LeaseState;
+  expiresAt: number | null;
+  /** Signal names the suspended run waits for; a signal with one of them wakes it. */
+  waitingFor: string[];
+}
+
+interface StoredCheckpoint {
+  checkpoint: Checkpoint;
+  size: number;
+}
+
+/**
+ * Creates an in-process {@link Store} with the exact semantics of the contract (leases with
+ * fencing epochs, checkpoints with history, run index with idempotency keys, timers, signals).
+ *
+ * @example
+ * const store = memoryStore();
+ * const lease = await store.acquireLease('run-1', 'worker-a', 5_000);
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): Store {
+  return new MemoryStore(options.clock ?? Date.now);
+}
+
+const encoder = new TextEncoder();
+
+class MemoryStore implements Store {
+  readonly name = 'memory';
+
+  private closed = false;
+  private readonly leases = new Map<string, LeaseRecord>();
+  /** Kept apart from leases: a run may be cancelled before any worker ever claimed it. */
+  private readonly cancelled = new Set<string>();
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly runIdsByKey = new Map<string, string>();
+  private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
+  private readonly timers = new Map<string, number>();
+  private readonly inboxes = new Map<string, InboxSignal[]>();
+
+  constructor(private readonly clock: () => number) {}
+
+  async connect(): Promise<void> {
+    this.assertOpen('connect');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  async now(): Promise<number> {
+    this.assertOpen('now');
+    return this.clock();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Leases
+
+  async acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {
+    this.assertOpen('acquireLease');
+    const now = this.clock();
+    const lease = this.leases.get(runId);
+    if (lease?.state === 'finished') return { ok: false, reason: 'finished' };
+    if (lease?.state === 'held' && lease.expiresAt !== null && lease.expiresAt > now) {
+      return { ok: false, reason: 'held', owner: lease.owner, expiresAt: lease.expiresAt };
+    }
+    const epoch = (lease?.epoch ?? 0) + 1;
+    this.leases.set(runId, { epoch, owner, state: 'held', expiresAt: now + ttlMs, waitingFor: [] });
+    this.timers.delete(runId);
+    const run = this.runs.get(runId);
+    if (run !== undefined) {
+      run.status = 'running';
+      run.attempts += 1;
+      run.updatedAt = now;
+    }
+    return { ok: true, epoch, cancelRequested: this.cancelled.has(runId) };
+  }
+
+  async renewLeases(requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]> {
+    this.assertOpen('renewLeases');
+    const now = this.clock();
+    return requests.map(({ runId, epoch }) => {
+      const lease = this.leases.get(runId);
+      // An ownerless lease was reaped or handed off: its old holder must stop, even though the
+      // reaper moved expiresAt into the future.
+      const ok =
+        lease !== undefined &&
+        lease.state === 'held' &&
+        lease.epoch === epoch &&
+        lease.owner !== null &&
+        lease.expiresAt !== null &&
+        lease.expiresAt > now;
+      if (ok) lease.expiresAt = now + ttlMs;
+      return { runId, ok, cancelRequested: this.cancelled.has(runId) };
+    });
+  }
+
+  async releaseLease(runId: string, epoch: number): Promise<boolean> {
+    this.assertOpen('releaseLease');
+    const lease = this.leases.get(runId);
+    if (lease === undefined || lease.state !== 'held' || lease.epoch !== epoch) return false;
+    this.makeAcquirable(runId, lease);
+    return true;
+  }
+
+  async suspendRun(request: SuspendRequest): Promise<SuspendResult> {
+    this.assertOpen('suspendRun');
+    const { runId, epoch } = request;
+    const lease = this.leases.get(runId);
+    if (lease === undefined || lease.state !== 'held' || lease.epoch !== epoch) {
+      throw new FencedWriteError(runId, epoch, 'suspend');
+    }
+    const consumed = new Set(request.consumedSignalIds);
+    const pending = (this.inboxes.get(runId) ?? []).some(
+      (s) => request.signals.includes(s.name) && !consumed.has(s.signalId),
+    );
+    if (pending) return { ok: false, reason: 'signal-pending' };
+    if (this.cancelled.has(runId)) return { ok: false, reason: 'cancel-requested' };
+    lease.state = 'suspended';
+    lease.owner = null;
+    lease.expiresAt = null;
+    lease.waitingFor = [...request.signals];
+    if (request.wakeAt === null) this.timers.delete(runId);
+    else this.timers.set(runId, request.wakeAt);
+    this.setRunStatus(runId, 'suspended');
+    return { ok: true };
+  }
+
+  async reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]> {
+    this.assertOpen('reapExpiredLeases');
+    const now = this.clock();
+    const expired: [string, LeaseRecord][] = [];
+    for (const entry of this.leases) {
+      const lease = entry[1];
+      if (lease.state === 'held' && lease.expiresAt !== null && lease.expiresAt <= now) expired.push(entry);
+    }
+    expired.sort((a, b) => (a[1].expiresAt ?? 0) - (b[1].expiresAt ?? 0));
+    return expired.slice(0, Math.max(0, limit)).map(([runId, lease]) => {
+      lease.owner = null;
+      lease.expiresAt = now + reclaimAfterMs;
+      return runId;
+    });
+  }
+
+  async requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
+    this.assertOpen('requestCancel');
+    if (!this.isKnown(runId)) return { found: false, wake: false };
+    this.cancelled.add(runId);
+    const lease = this.leases.get(runId);
+    if (lease?.state !== 'suspended') return { found: true, wake: false };
+    this.makeAcquirable(runId, lease);
+    return { found: true, wake: true };
+  }
+
+  async getLease(runId: string): Promise<LeaseInfo | undefined> {
+    this.assertOpen('getLease');
+    const lease = this.leases.get(runId);
+    if (lease === undefined) return undefined;
+    return {
+      runId,
+      epoch: lease.epoch,
+      owner: lease.owner,
+      state: lease.state,
+      expiresAt: lease.state === 'held' ? lease.expiresAt : null,
+      cancelRequested: this.cancelled.has(runId),
+    };
+  }
+
+  /** Held by nobody and already expired: any worker may acquire it at once. */
+  private makeAcquirable(runId: string, lease: LeaseRecord): void {
+    lease.state = 'held';
+    lease.owner = null;
+    lease.expiresAt = this.clock();
+    lease.waitingFor = [];
+    this.timers.delete(runId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Checkpoints
+
+  async writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
+    this.assertOpen('writeCheckpoint');
+    this.assertFence(checkpoint.runId, checkpoint.epoch, 'checkpoint write');
+    this.keepCheckpoint(checkpoint);
+  }
+
+  async loadCheckpoint(runId: string): Promise<Checkpoint | undefined> {
+    this.assertOpen('loadCheckpoint');
+    const latest = this.checkpoints.get(runId)?.at(-1);
+    return latest === undefined ? undefined : structuredClone(latest.checkpoint);
+  }
+
+  async listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
+    this.assertOpen('listCheckpoints');
+    return (this.checkpoints.get(runId) ?? []).map(({ checkpoint, size }) => ({
+      seq: checkpoint.seq,
+      epoch: checkpoint.epoch,
+      journalPosition: checkpoint.journalPosition,
+      status: checkpoint.status,
+      schemaVersion: checkpoint.schemaVersion,
+      createdAt: checkpoint.createdAt,
+      size,
+    }));
+  }
+
+  private keepCheckpoint(checkpoint: Checkpoint): void {
+    const size = encoder.encode(JSON.stringify(checkpoint)).byteLength;
+    const history = this.checkpoints.get(checkpoint.runId) ?? [];
+    history.push({ checkpoint: structuredClone(checkpoint), size });
+    this.checkpoints.set(checkpoint.runId, history);
+  }
+
+  private assertFence(runId: string, epoch: number, what: string): LeaseRecord {
+    const lease = this.leases.get(runId);
+    if (lease === undefined || lease.epoch !== epoch || lease.state === 'finished') {
+      throw new FencedWriteError(runId, epoch, what);
+    }
+    return lease;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Run index
+
+  async createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
+    this.assertOpen('createRun');
+    const keyedRunId = run.idempotencyKey === null ? undefined : this.runIdsByKey.get(run.idempotencyKey);
+    const existing = this.runs.get(run.runId) ?? (keyedRunId === undefined ? undefined : this.runs.get(keyedRunId));
+    if (existing !== undefined) return { created: false, run: structuredClone(existing) };
+    const now = this.clock();
+    const record: RunRecord = {
+      runId: run.runId,
+      workflow: run.workflow,
+      version: run.version,
+      input: structuredClone(run.input),
+      idempotencyKey: run.idempotencyKey,
+      status: 'pending',
+      createdAt: now,
+      updatedAt: now,
+      attempts: 0,
+    };
+    this.runs.set(run.runId, record);
+    if (run.idempotencyKey !== null) this.runIdsByKey.set(run.idempotencyKey, run.runId);
+    return { created: true, run: structuredClone(record) };
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    this.assertOpen('getRun');
+    const run = this.runs.get(runId);
+    return run === undefined ? undefined : structuredClone(run);
+  }
+
+  async finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void> {
+    this.assertOpen('finishRun');
+    const lease = this.assertFence(runId, epoch, 'finishRun');
+    const copy = structuredClone(outcome);
+    const run = this.runs.get(runId);
+    if (run !== undefined) {
+      run.status = copy.status;
+      if (copy.status === 'completed') run.result = copy.result;
+      else run.error = copy.error;
+      run.updatedAt = this.clock();
+    }
+    if (checkpoint !== undefined) this.keepCheckpoint(checkpoint);
+    lease.state = 'finished';
+    lease.owner = null;
+    lease.expiresAt = null;
+    lease.waitingFor = [];
+    this.timers.delete(runId);
+  }
+
+  private setRunStatus(runId: string, status: RunRecord['status']): void {
+    const run = this.runs.get(runId);
+    if (run === undefined) return;
+    run.status = status;
+    run.updatedAt = this.clock();
+  }
+
+  private isKnown(runId: string): boolean {
+    return this.runs.has(runId) || this.leases.has(runId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Timers and signals
+
+  async claimDueTimers(limit: number, redeliverAfterMs: number): Promise<DueTimer[]> {
+    this.assertOpen('claimDueTimers');
+    const now = this.clock();
+    const due: DueTimer[] = [];
+    for (const [runId, dueAt] of this.timers) if (dueAt <= now) due.push({ runId, dueAt });
+    due.sort((a, b) => a.dueAt - b.dueAt);
+    const claimed = due.slice(0, Math.max(0, limit));
+    for (const timer of claimed) this.timers.set(timer.runId, now + redeliverAfterMs);
+    return claimed;
+  }
+
+  async deliverSignal(
+    runId: string,
+    signal: Omit<InboxSignal, 'receivedAt'>,
+  ): Promise<{ found: boolean; wake: boolean }> {
+    this.assertOpen('deliverSignal');
+    if (!this.isKnown(runId)) return { found: false, wake: false };
+    const inbox = this.inboxes.get(runId) ?? [];
+    if (inbox.some((s) => s.signalId === signal.signalId)) return { found: true, wake: false };
+    inbox.push({
+      signalId: signal.signalId,
+      name: signal.name,
+      payload: structuredClone(signal.payload),
+      receivedAt: this.clock(),
+    });
+    this.inboxes.set(runId, inbox);
+    const lease = this.leases.get(runId);
+    if (lease?.state !== 'suspended' || !lease.waitingFor.includes(signal.name)) {
+      return { found: true, wake: false };
+    }
+    this.makeAcquirable(runId, lease);
+    return { found: true, wake: true };
+  }
+
+  async readSignals(runId: string): Promise<InboxSignal[]> {
+    this.assertOpen('readSignals');
+    return structuredClone(this.inboxes.get(runId) ?? []);
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closed) {
+      throw new BatonError('BATON_CLOSED', `memory store: ${operation} called after close(); create a new store`);
+    }
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Store conformance, RunIndex and CheckpointStore sections: run records, idempotency keys,
+ * fenced checkpoints with history, and finishing a run.
+ */
+import { describe, expect, it } from 'vitest';
+import type { RunOutcome, Store } from '../../core/src/contracts/store.js';
+import { sleep, uniqueId } from './conformance-helpers.js';
+import {
+  EXPIRY_WAIT_MS,
+  FENCED,
+  SHORT_TTL_MS,
+  acquireOk,
+  checkpointOf,
+  createTestRun,
+} from './store-conformance-helpers.js';
+
+const COMPLETED: RunOutcome = { status: 'completed', result: { approved: true, score: 712 } };
+
+/** Registers the run index, checkpoint and finishRun tests; `store()` is the test's fresh store. */
+export function describeRunConformance(store: () => Store): void {
+  describe('run index', () => {
+    it('creates a pending run with no attempts and returns it by id', async () => {
+      const runId = uniqueId('run');
+      const input = { applicantId: 'A-7291', amounts: [1, 2] };
+      const created = await store().createRun({ runId, workflow: 'loan', version: 3, input, idempotencyKey: 'k' });
+      expect(created).toEqual({
+        created: true,
+        run: {
+          runId,
+          workflow: 'loan',
+          version: 3,
+          input,
+          idempotencyKey: 'k',
+          status: 'pending',
+          createdAt: expect.any(Number),
+          updatedAt: expect.any(Number),
+          attempts: 0,
+        },
+      });
+      expect(await store().getRun(runId)).toEqual(created.run);
+      expect(await store().getRun(uniqueId('unknown'))).toBeUndefined();
+    });
+
+    it('returns the existing run when the same run id is created again', async () => {
+      const first = await createTestRun(store(), 'first');
+      const again = await store().createRun({ ...first, input: 'other', idempotencyKey: null });
+      expect(again).toEqual({ created: false, run: first });
+    });
+
+    it('maps a repeated idempotency key to the first run', async () => {
+      const key = uniqueId('key');
+      const first = await createTestRun(store(), 'first', key);
+      const secondId = uniqueId('second');
+      const second = await store().createRun({
+        runId: secondId,
+        workflow: 'conformance',
+        version: 1,
+        input: null,
+        idempotencyKey: key,
+      });
+      expect(second).toEqual({ created: false, run: first });
+      expect(await store().getRun(secondId)).toBeUndefined();
+    });
+
+    it('creates exactly one run when the same run is created concurrently', async () => {
+      const run = { runId: uniqueId('run'), workflow: 'w', version: 1, input: 1, idempotencyKey: null };
+      const results = await Promise.all([store().createRun(run), store().createRun(run), store().createRun(run)]);
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      expect(new Set(results.map((r) => r.run.runId))).toEqual(new Set([run.runId]));
+    });
+
+    it('creates exactly one run when one idempotency key races under different run ids', async () => {
+      const key = uniqueId('key');
+      const ids = [uniqueId('a'), uniqueId('b'), uniqueId('c')];
+      const results = await Promise.all(
+        ids.map((runId) => store().createRun({ runId, workflow: 'w', version: 1, input: 1, idempotencyKey: key })),
+      );
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      const winner = results.find((r) => r.created)?.run.runId;
+      expect(results.map((r) => r.run.runId)).toEqual([winner, winner, winner]);
+    });
+
+    it('never treats runs without an idempotency key as duplicates', async () => {
+      const a = await createTestRun(store(), 'a', null);
+      const b = await createTestRun(store(), 'b', null);
+      expect(a.runId).not.toBe(b.runId);
+      expect(await store().getRun(b.runId)).toEqual(b);
+    });
+
+    it('copies values in and out, so callers cannot change stored state', async () => {
+      const run = await createTestRun(store());
+      const loaded = await store().getRun(run.runId);
+      (loaded?.input as { label: string }).label = 'mutated';
+      expect(await store().getRun(run.runId)).toEqual(run);
+    });
+  });
+
+  describe('checkpoints', () => {
+    it('stores checkpoints under the current epoch, newest loaded, all listed oldest first', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      const first = checkpointOf(runId, epoch, 1);
+      const second = checkpointOf(runId, epoch, 2, { status: 'suspended' });
+      await store().writeCheckpoint(first);
+      await store().writeCheckpoint(second);
+      expect(await store().loadCheckpoint(runId)).toEqual(second);
+      const summaries = await store().listCheckpoints(runId);
+      expect(summaries).toEqual([
+        { seq: 1, epoch, journalPosition: 10, status: 'running', schemaVersion: 1, createdAt: first.createdAt, size: expect.any(Number) },
+        { seq: 2, epoch, journalPosition: 20, status: 'suspended', schemaVersion: 1, createdAt: second.createdAt, size: expect.any(Number) },
+      ]);
+      expect(summaries.every((s) => s.size > 0)).toBe(true);
+    });
+
+    it('refuses a checkpoint under a stale epoch and keeps the newer one', async () => {
+      const { runId } = await createTestRun(store());
+      const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
+      await store().writeCheckpoint(checkpointOf(runId, stale, 1));
+      await sleep(EXPIRY_WAIT_MS);
+      const current = await acquireOk(store(), runId, 'worker-b');
+      const newer = checkpointOf(runId, current, 2);
+      await store().writeCheckpoint(newer);
+      await expect(store().writeCheckpoint(checkpointOf(runId, stale, 3))).rejects.toMatchObject(FENCED);
+      expect(await store().loadCheckpoint(runId)).toEqual(newer);
+      expect((await store().listCheckpoints(runId)).map((s) => [s.seq, s.epoch])).toEqual([
+        [1, stale],
+        [2, current],
+      ]);
+    });
+
+    it('refuses a checkpoint for a run nobody ever claimed', async () => {
+      const { runId } = await createTestRun(store());
+      await expect(store().writeCheckpoint(checkpointOf(runId, 1, 1))).rejects.toMatchObject(FENCED);
+      expect(await store().loadCheckpoint(runId)).toBeUndefined();
+      expect(await store().listCheckpoints(runId)).toEqual([]);
+    });
+
+    it('copies checkpoints in and out, so callers cannot change stored state', async () => {
+      const runId = uniqueId('run');
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      const checkpoint = checkpointOf(runId, epoch, 1);
+      const expected = structuredClone(checkpoint);
+      await store().writeCheckpoint(checkpoint);
+      checkpoint.entries.length = 0;
+      const loaded = await store().loadCheckpoint(runId);
+      expect(loaded).toEqual(expected);
+      loaded?.entries.push(...expected.entries);
+      expect(await store().loadCheckpoint(runId)).toEqual(expected);
+    });
+  });
+
+  describe('finishing runs', () => {
+    it('records a completed run with its final checkpoint and never lets it be acquired again', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      const final = checkpointOf(runId, epoch, 1, { status: 'completed' });
+      await store().finishRun(runId, epoch, COMPLETED, final);
+      expect(await store().getRun(runId)).toMatchObject({ status: 'completed', result: COMPLETED.result, attempts: 1 });
+      expect(await store().getLease(runId)).toMatchObject({ state: 'finished', epoch, expiresAt: null });
+      expect(await store().loadCheckpoint(runId)).toEqual(final);
+      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({ ok: false, reason: 'finished' });
+      expect((await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS))[0]?.ok).toBe(false);
+      expect(await store().reapExpiredLeases(100, SHORT_TTL_MS)).not.toContain(runId);
+    });
+
+    it('records failed and cancelled outcomes with their errors', async () => {
+      const error = { name: 'Error', message: 'bureau down', code: 'E_BUREAU' };
+      for (const status of ['failed', 'cancelled'] as const) {
+        const { runId } = await createTestRun(store(), status);
+        const epoch = await acquireOk(store(), runId, 'worker-a');
+        await store().finishRun(runId, epoch, { status, error });
+        expect(await store().getRun(runId)).toMatchObject({ status, error });
+        expect(await store().listCheckpoints(runId)).toEqual([]);
+      }
+    });
+
+    it('refuses to finish under a stale epoch and leaves the run to its new owner', async () => {
+      const { runId } = await createTestRun(store());
+      const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
+      await sleep(EXPIRY_WAIT_MS);
+      const current = await acquireOk(store(), runId, 'worker-b');
+      await expect(store().finishRun(runId, stale, COMPLETED)).rejects.toMatchObject(FENCED);
+      expect((await store().getRun(runId))?.status).toBe('running');
+      expect(await store().getLease(runId)).toMatchObject({ epoch: current, state: 'held', owner: 'worker-b' });
+    });
+
+    it('refuses any write after the run finished, even under its last epoch', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      await store().finishRun(runId, epoch, COMPLETED);
+      await expect(store().finishRun(runId, epoch, COMPLETED)).rejects.toMatchObject(FENCED);
+      await expect(store().writeCheckpoint(checkpointOf(runId, epoch, 9))).rejects.toMatchObject(FENCED);
+      const wait = { runId, epoch, wakeAt: null, signals: [], consumedSignalIds: [] };
+      await expect(store().suspendRun(wait)).rejects.toMatchObject(FENCED);
+      expect(await store().releaseLease(runId, epoch)).toBe(false);
+    });
+  });
+}

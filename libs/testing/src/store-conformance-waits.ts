@@ -1,0 +1,214 @@
+/**
+ * Store conformance, waiting runs: suspendRun, the SignalInbox, requestCancel and the TimerStore.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../core/src/contracts/store.js';
+import { sleep, uniqueId } from './conformance-helpers.js';
+import {
+  EXPIRY_WAIT_MS,
+  FENCED,
+  SHORT_TTL_MS,
+  acquireOk,
+  createTestRun,
+  suspendedRun,
+} from './store-conformance-helpers.js';
+
+/** Registers the suspension, signal, cancel and timer tests; `store()` is the test's fresh store. */
+export function describeWaitConformance(store: () => Store): void {
+  describe('suspension', () => {
+    it('suspends a run: no owner, no expiry, run suspended, acquirable at once with the next epoch', async () => {
+      const { runId, epoch } = await suspendedRun(store(), { signals: ['approve'] });
+      expect(await store().getLease(runId)).toMatchObject({
+        epoch,
+        owner: null,
+        state: 'suspended',
+        expiresAt: null,
+      });
+      expect((await store().getRun(runId))?.status).toBe('suspended');
+      expect((await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS))[0]?.ok).toBe(false);
+      expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
+    });
+
+    it('refuses to suspend under a stale epoch', async () => {
+      const { runId } = await createTestRun(store());
+      const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
+      await sleep(EXPIRY_WAIT_MS);
+      const current = await acquireOk(store(), runId, 'worker-b');
+      const request = { runId, epoch: stale, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
+      await expect(store().suspendRun(request)).rejects.toMatchObject(FENCED);
+      expect(await store().getLease(runId)).toMatchObject({ epoch: current, owner: 'worker-b', state: 'held' });
+    });
+  });
+
+  describe('signals', () => {
+    it('reports a signal that arrived before the wait as pending, unless already consumed', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      const signal = { signalId: uniqueId('sig'), name: 'approve', payload: { ok: true } };
+      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: false });
+      const wait = { runId, epoch, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
+      expect(await store().suspendRun(wait)).toEqual({ ok: false, reason: 'signal-pending' });
+      expect(await store().getLease(runId)).toMatchObject({ epoch, owner: 'worker-a', state: 'held' });
+      expect(await store().suspendRun({ ...wait, consumedSignalIds: [signal.signalId] })).toEqual({ ok: true });
+    });
+
+    it('does not count a pending signal of another name', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      await store().deliverSignal(runId, { signalId: uniqueId('sig'), name: 'other', payload: null });
+      const wait = { runId, epoch, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
+      expect(await store().suspendRun(wait)).toEqual({ ok: true });
+    });
+
+    it('wakes a run waiting for the signal: acquirable at once, timer gone', async () => {
+      const now = await store().now();
+      const { runId, epoch } = await suspendedRun(store(), { signals: ['approve'], wakeAt: now - 1 });
+      const signal = { signalId: uniqueId('sig'), name: 'approve', payload: 42 };
+      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: true });
+      const lease = await store().getLease(runId);
+      expect(lease).toMatchObject({ epoch, owner: null, state: 'held' });
+      expect(lease?.expiresAt).toBeLessThanOrEqual(await store().now());
+      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+      expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
+    });
+
+    it('keeps a suspended run asleep for a signal it does not wait for', async () => {
+      const { runId } = await suspendedRun(store(), { signals: ['approve'] });
+      const signal = { signalId: uniqueId('sig'), name: 'other', payload: null };
+      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: false });
+      expect((await store().getLease(runId))?.state).toBe('suspended');
+    });
+
+    it('ignores a second delivery of the same signal id', async () => {
+      const { runId } = await suspendedRun(store(), { signals: ['approve'] });
+      const signalId = uniqueId('sig');
+      expect(await store().deliverSignal(runId, { signalId, name: 'approve', payload: 1 })).toEqual({
+        found: true,
+        wake: true,
+      });
+      expect(await store().deliverSignal(runId, { signalId, name: 'approve', payload: 2 })).toEqual({
+        found: true,
+        wake: false,
+      });
+      const inbox = await store().readSignals(runId);
+      expect(inbox).toEqual([{ signalId, name: 'approve', payload: 1, receivedAt: expect.any(Number) }]);
+    });
+
+    it('keeps the inbox in arrival order with payloads intact', async () => {
+      const { runId } = await createTestRun(store());
+      const ids = [uniqueId('a'), uniqueId('b'), uniqueId('c')];
+      for (const [i, signalId] of ids.entries()) {
+        await store().deliverSignal(runId, { signalId, name: `n${i}`, payload: { i, tags: ['x'] } });
+      }
+      const inbox = await store().readSignals(runId);
+      expect(inbox.map((s) => s.signalId)).toEqual(ids);
+      expect(inbox[2]).toMatchObject({ name: 'n2', payload: { i: 2, tags: ['x'] } });
+      expect(await store().readSignals(uniqueId('empty'))).toEqual([]);
+    });
+
+    it('reports an unknown run as not found and keeps no inbox for it', async () => {
+      const runId = uniqueId('unknown');
+      const signal = { signalId: uniqueId('sig'), name: 'approve', payload: null };
+      expect(await store().deliverSignal(runId, signal)).toEqual({ found: false, wake: false });
+      expect(await store().readSignals(runId)).toEqual([]);
+    });
+
+    it('accepts signals for a claimed run that is not in the index', async () => {
+      const runId = uniqueId('lease-only');
+      await acquireOk(store(), runId, 'worker-a');
+      const signal = { signalId: uniqueId('sig'), name: 'approve', payload: null };
+      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: false });
+      expect(await store().readSignals(runId)).toHaveLength(1);
+    });
+  });
+
+  describe('cancellation', () => {
+    it('wakes a suspended run on cancel and hands the flag to the next owner', async () => {
+      const now = await store().now();
+      const { runId, epoch } = await suspendedRun(store(), { wakeAt: now - 1 });
+      expect(await store().requestCancel(runId)).toEqual({ found: true, wake: true });
+      expect(await store().getLease(runId)).toMatchObject({ state: 'held', owner: null, cancelRequested: true });
+      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
+        ok: true,
+        epoch: epoch + 1,
+        cancelRequested: true,
+      });
+    });
+
+    it('flags a held run without waking it; renewals and suspension see the flag', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      expect(await store().requestCancel(runId)).toEqual({ found: true, wake: false });
+      expect(await store().getLease(runId)).toMatchObject({ owner: 'worker-a', cancelRequested: true });
+      expect(await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS)).toEqual([
+        { runId, ok: true, cancelRequested: true },
+      ]);
+      const wait = { runId, epoch, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
+      expect(await store().suspendRun(wait)).toEqual({ ok: false, reason: 'cancel-requested' });
+    });
+
+    it('remembers a cancel requested before any worker claimed the run', async () => {
+      const { runId } = await createTestRun(store());
+      expect(await store().requestCancel(runId)).toEqual({ found: true, wake: false });
+      expect(await store().acquireLease(runId, 'worker-a', SHORT_TTL_MS)).toEqual({
+        ok: true,
+        epoch: 1,
+        cancelRequested: true,
+      });
+    });
+
+    it('reports an unknown run as not found', async () => {
+      expect(await store().requestCancel(uniqueId('unknown'))).toEqual({ found: false, wake: false });
+    });
+  });
+
+  describe('timers', () => {
+    it('returns due timers earliest first, never one not yet due', async () => {
+      const now = await store().now();
+      const late = await suspendedRun(store(), { wakeAt: now - 10, label: 'late' });
+      const earliest = await suspendedRun(store(), { wakeAt: now - 30, label: 'earliest' });
+      const middle = await suspendedRun(store(), { wakeAt: now - 20, label: 'middle' });
+      await suspendedRun(store(), { wakeAt: now + 60_000, label: 'future' });
+      await suspendedRun(store(), { wakeAt: null, label: 'no-timer' });
+      expect(await store().claimDueTimers(10, 60_000)).toEqual([
+        { runId: earliest.runId, dueAt: now - 30 },
+        { runId: middle.runId, dueAt: now - 20 },
+        { runId: late.runId, dueAt: now - 10 },
+      ]);
+    });
+
+    it('claims at most `limit` timers and pushes each claimed one into the future', async () => {
+      const now = await store().now();
+      const first = await suspendedRun(store(), { wakeAt: now - 20 });
+      const second = await suspendedRun(store(), { wakeAt: now - 10 });
+      expect((await store().claimDueTimers(1, 60_000)).map((t) => t.runId)).toEqual([first.runId]);
+      expect((await store().claimDueTimers(10, 60_000)).map((t) => t.runId)).toEqual([second.runId]);
+      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+    });
+
+    it('returns a claimed timer again after redeliverAfterMs, in case its wake was lost', async () => {
+      const now = await store().now();
+      const { runId } = await suspendedRun(store(), { wakeAt: now - 1 });
+      expect((await store().claimDueTimers(10, SHORT_TTL_MS)).map((t) => t.runId)).toEqual([runId]);
+      expect(await store().claimDueTimers(10, SHORT_TTL_MS)).toEqual([]);
+      await sleep(EXPIRY_WAIT_MS);
+      expect((await store().claimDueTimers(10, SHORT_TTL_MS)).map((t) => t.runId)).toEqual([runId]);
+    });
+
+    it('fires a timer that comes due while the run sleeps', async () => {
+      const now = await store().now();
+      const { runId } = await suspendedRun(store(), { wakeAt: now + SHORT_TTL_MS });
+      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+      await sleep(EXPIRY_WAIT_MS);
+      expect(await store().claimDueTimers(10, 60_000)).toEqual([{ runId, dueAt: now + SHORT_TTL_MS }]);
+    });
+
+    it('removes the timer when the run is claimed', async () => {
+      const now = await store().now();
+      const { runId } = await suspendedRun(store(), { wakeAt: now - 1 });
+      await acquireOk(store(), runId, 'worker-b');
+      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+    });
+  });
+}

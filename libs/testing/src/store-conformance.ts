@@ -1,0 +1,43 @@
+/**
+ * The conformance suite every {@link Store} must pass. Each adapter calls it from its own spec, so
+ * no suite can silently stop running:
+ *
+ * ```ts
+ * describeStoreConformance('redis', () => redisStore({ url, keyPrefix: `t-${randomUUID()}:` }));
+ * ```
+ *
+ * Waits are real time (lease TTLs of 200 ms, waits under a second) because a real store's clock
+ * cannot be faked; no test asserts how fast anything is, only what happens.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../core/src/contracts/store.js';
+import { useFixture } from './conformance-helpers.js';
+import { describeLeaseConformance } from './store-conformance-leases.js';
+import { describeRunConformance } from './store-conformance-runs.js';
+import { describeWaitConformance } from './store-conformance-waits.js';
+
+/**
+ * Registers the store conformance suite under `store conformance: <name>`. `factory` is called
+ * once per test and must return a store that shares no data with earlier ones (a unique key
+ * prefix or schema); the suite connects it first and closes it after.
+ */
+export function describeStoreConformance(name: string, factory: () => Promise<Store> | Store): void {
+  describe(`store conformance: ${name}`, () => {
+    const store = useFixture(factory);
+
+    describe('lifecycle', () => {
+      it('accepts connect and close twice', async () => {
+        const extra = await factory();
+        await extra.connect();
+        await extra.connect();
+        await extra.close();
+        await extra.close();
+        expect(typeof store().name).toBe('string');
+      });
+    });
+
+    describeLeaseConformance(store);
+    describeWaitConformance(store);
+    describeRunConformance(store);
+  });
+}

@@ -1,0 +1,15 @@
+/** What a worker reports about its work, for progress displays, tests and metrics. */
+import type { RunMessage } from '@baton/core';
+
+export type WorkerEvent =
+  | { type: 'run-claimed'; runId: string; epoch: number; via: RunMessage['kind']; reason?: string; since?: number }
+  | { type: 'run-completed'; runId: string; epoch: number }
+  | { type: 'run-failed'; runId: string; epoch: number; error: string }
+  | { type: 'run-cancelled'; runId: string; epoch: number }
+  | { type: 'run-suspended'; runId: string; epoch: number }
+  | { type: 'run-handed-off'; runId: string; epoch: number }
+  | { type: 'run-aborted'; runId: string; epoch: number; reason: string }
+  | { type: 'lease-lost'; runId: string; epoch: number }
+  | { type: 'leases-reaped'; runIds: string[] }
+  | { type: 'timers-due'; runIds: string[] }
+  | { type: 'dead-lettered'; code: string; reason: string };

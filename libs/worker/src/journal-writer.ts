@@ -1,0 +1,102 @@
+/**
+ * Appends one run's entries to the journal, one record at a time and in call order, with the
+ * expected last position so a writer that has been fenced off cannot slip an entry in; keeps the
+ * effective entry list that checkpoints snapshot.
+ *
+ * Invariant: an append never succeeds under a stale epoch on a transport with optimistic append;
+ * on one without, the entry is ignored at replay by the LeaseAcquired fence.
+ */
+import {
+  encodeEntries,
+  JournalConflictError,
+  LeaseLostError,
+  type Checkpoint,
+  type JournalEntry,
+  type NewEntry,
+  type Store,
+  type Transport,
+} from '@baton/core';
+import type { FaultHook } from './faults.js';
+
+export const CHECKPOINT_SCHEMA_VERSION = 1;
+
+export class JournalWriter {
+  private chain: Promise<unknown> = Promise.resolve();
+  private sinceCheckpoint = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly store: Store,
+    readonly runId: string,
+    readonly epoch: number,
+    /** The effective entries so far (checkpoint + tail + what this writer appended). */
+    readonly entries: JournalEntry[],
+    private lastPosition: number,
+    private checkpointSeq: number,
+    private readonly checkpointEvery: number,
+    private readonly faults: FaultHook | undefined,
+  ) {}
+
+  get position(): number {
+    return this.lastPosition;
+  }
+
+  /** Appends after every earlier append; checkpoints when asked or every `checkpointEvery` entries. */
+  append(newEntries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void> {
+    const at = Date.now();
+    const stamped = newEntries.map((e) => ({ ...e, epoch: this.epoch, at }) as JournalEntry);
+    const done = this.chain.then(() => this.appendNow(stamped, options?.checkpoint === true));
+    this.chain = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Resolves when every append issued so far has settled. */
+  flush(): Promise<unknown> {
+    return this.chain;
+  }
+
+  /** Writes a checkpoint of everything appended so far (after pending appends). */
+  checkpoint(status: Checkpoint['status']): Promise<void> {
+    const done = this.chain.then(() => this.store.writeCheckpoint(this.snapshot(status)));
+    this.chain = done.catch(() => undefined);
+    return done;
+  }
+
+  /** The checkpoint record for the current state. */
+  snapshot(status: Checkpoint['status']): Checkpoint {
+    this.sinceCheckpoint = 0;
+    return {
+      runId: this.runId,
+      seq: ++this.checkpointSeq,
+      epoch: this.epoch,
+      journalPosition: this.lastPosition,
+      entries: this.entries,
+      status,
+      schemaVersion: CHECKPOINT_SCHEMA_VERSION,
+      createdAt: Date.now(),
+    };
+  }
+
+  private async appendNow(stamped: JournalEntry[], checkpoint: boolean): Promise<void> {
+    const info = { runId: this.runId, epoch: this.epoch, entryTypes: stamped.map((e) => e.type) };
+    await this.faults?.('before-journal-append', info);
+    try {
+      this.lastPosition = await this.transport.append({
+        runId: this.runId,
+        data: encodeEntries(stamped),
+        expectedLastPosition: this.transport.supportsOptimisticAppend ? this.lastPosition : undefined,
+      });
+    } catch (err) {
+      if (err instanceof JournalConflictError) {
+        throw new LeaseLostError(this.runId, this.epoch, 'another writer appended to the journal');
+      }
+      throw err;
+    }
+    this.entries.push(...stamped);
+    this.sinceCheckpoint += stamped.length;
+    await this.faults?.('after-journal-append', info);
+    if (checkpoint || this.sinceCheckpoint >= this.checkpointEvery) {
+      await this.store.writeCheckpoint(this.snapshot('running'));
+    }
+  }
+}

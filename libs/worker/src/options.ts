@@ -1,0 +1,109 @@
+/**
+ * Worker options, resolved once at construction into a complete {@link ResolvedWorkerOptions}.
+ * Cross-field rules are checked here, so a typo fails at start-up, never on the first failover.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, type Store, type Transport, type WorkflowDefinition } from '@baton/core';
+import type { FaultHook } from './faults.js';
+import { silentLogger, type Logger } from './logger.js';
+import type { WorkerEvent } from './events.js';
+
+export interface WorkerOptions {
+  transport: Transport;
+  store: Store;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  workflows: ReadonlyArray<WorkflowDefinition<any, any>>;
+  /** Runs executed at once by this worker. @defaultValue 100 */
+  concurrency?: number;
+  /** Lease duration on the store's clock; a crashed worker's runs are reaped after this. @defaultValue 5000 */
+  leaseMs?: number;
+  /** Interval of the batched lease renewal. Must be below leaseMs / 2. @defaultValue leaseMs / 3 */
+  heartbeatMs?: number;
+  /** Interval of the reaper and timer scans. @defaultValue min(1000, leaseMs / 2) */
+  reapIntervalMs?: number;
+  /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
+  checkpointEvery?: number;
+  /** Messages larger than this are dead-lettered. @defaultValue 1 MiB */
+  maxMessageBytes?: number;
+  /** A message that failed this many deliveries is dead-lettered. @defaultValue 20 */
+  maxDeliveries?: number;
+  /** On stop(), how long in-flight activities may run before they are aborted. @defaultValue 10_000 */
+  drainTimeoutMs?: number;
+  /** Timers due sooner than this are waited for in process instead of suspending. @defaultValue 1000 */
+  inProcessWaitMs?: number;
+  /** How long one fetch waits for messages. @defaultValue 1000 */
+  fetchWaitMs?: number;
+  /** This worker's identity in leases and logs. @defaultValue `<hostname>-<pid>-<random>` */
+  workerId?: string;
+  /** A pino-compatible logger. @defaultValue silent */
+  logger?: Logger;
+  /** Observes what the worker does (progress displays, metrics). Must not throw. */
+  onEvent?: (event: WorkerEvent) => void;
+  /** Named fault points for tests: called at exact places of the run lifecycle. */
+  faults?: FaultHook;
+}
+
+export interface ResolvedWorkerOptions extends Required<Omit<WorkerOptions, 'onEvent' | 'faults'>> {
+  onEvent: (event: WorkerEvent) => void;
+  faults: FaultHook | undefined;
+}
+
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  if (!options.transport) throw new ConfigError('Worker needs a transport: pass `transport` (e.g. memoryTransport())');
+  if (!options.store) throw new ConfigError('Worker needs a store: pass `store` (e.g. memoryStore())');
+  if (!options.workflows || options.workflows.length === 0) {
+    throw new ConfigError('Worker needs at least one workflow: pass `workflows: [myWorkflow]`');
+  }
+  const seen = new Set<string>();
+  for (const wf of options.workflows) {
+    const key = `${wf.name}@${wf.version}`;
+    if (seen.has(key)) throw new ConfigError(`workflow ${key} is registered twice`);
+    seen.add(key);
+  }
+  const leaseMs = positive('leaseMs', options.leaseMs ?? 5_000);
+  const heartbeatMs = positive('heartbeatMs', options.heartbeatMs ?? Math.floor(leaseMs / 3));
+  if (heartbeatMs >= leaseMs / 2) {
+    throw new ConfigError(
+      `heartbeatMs (${heartbeatMs}) must be below leaseMs/2 (${leaseMs / 2}) so a renewal lands before the lease expires`,
+    );
+  }
+  return {
+    transport: options.transport,
+    store: options.store,
+    workflows: options.workflows,
+    concurrency: positiveInt('concurrency', options.concurrency ?? 100),
+    leaseMs,
+    heartbeatMs,
+    reapIntervalMs: positive('reapIntervalMs', options.reapIntervalMs ?? Math.min(1_000, leaseMs / 2)),
+    checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
+    maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),
+    maxDeliveries: positiveInt('maxDeliveries', options.maxDeliveries ?? 20),
+    drainTimeoutMs: nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? 10_000),
+    inProcessWaitMs: nonNegative('inProcessWaitMs', options.inProcessWaitMs ?? 1_000),
+    fetchWaitMs: positive('fetchWaitMs', options.fetchWaitMs ?? 1_000),
+    workerId: options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    logger: options.logger ?? silentLogger,
+    onEvent: options.onEvent ?? (() => undefined),
+    faults: options.faults,
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+    throw new ConfigError(`${name} must be a positive number of milliseconds, got ${String(value)}`);
+  }
+  return value;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+    throw new ConfigError(`${name} must be zero or a positive number, got ${String(value)}`);
+  }
+  return value;
+}
+
+function positiveInt(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`${name} must be a positive integer, got ${String(value)}`);
+  return value;
+}

@@ -1,0 +1,233 @@
+/**
+ * One claimed run on one worker, from lease to finish:
+ * fence marker -> latest checkpoint + journal tail -> replay/execute -> finish, suspend or hand off.
+ *
+ * Invariants:
+ * 1. The LeaseAcquired marker is appended before anything is read, so every entry of an older
+ *    owner that lands after it is recognisably stale.
+ * 2. The session writes nothing after its lease is lost; every store write carries its epoch.
+ * 3. A hand-off releases the lease before it enqueues the resume message, so whoever receives the
+ *    message can acquire at once.
+ */
+import {
+  decodeEntries,
+  encodeEntries,
+  encodeMessage,
+  filterFencedEntries,
+  LeaseLostError,
+  FencedWriteError,
+  ReplayExecutor,
+  serializeError,
+  type ExecutionHost,
+  type ExecutionOutcome,
+  type JournalEntry,
+  type RunOutcome,
+  type RunRecord,
+  type WorkflowDefinition,
+} from '@baton/core';
+import { JournalWriter } from './journal-writer.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import type { ResolvedWorkerOptions } from './options.js';
+
+export interface SessionStart {
+  run: RunRecord;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  workflow: WorkflowDefinition<any, any>;
+  epoch: number;
+  acquiredAt: number;
+  cancelRequested: boolean;
+}
+
+export type SessionEnd = 'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted';
+
+const TERMINAL = new Set<JournalEntry['type']>(['RunCompleted', 'RunFailed', 'RunCancelled']);
+
+export class RunSession {
+  private executor: ReplayExecutor | undefined;
+  private writer: JournalWriter | undefined;
+  private handoffRequested = false;
+  private abortCause: unknown;
+  readonly runId: string;
+  readonly epoch: number;
+
+  constructor(
+    private readonly start: SessionStart,
+    private readonly options: ResolvedWorkerOptions,
+    private readonly keeper: LeaseKeeper,
+  ) {
+    this.runId = start.run.runId;
+    this.epoch = start.epoch;
+  }
+
+  /** Asks the run to stop at its next step and hand itself to another worker. */
+  handoff(): void {
+    this.handoffRequested = true;
+    this.executor?.handoff();
+  }
+
+  /** Stops at once; nothing more is written except a best-effort hand-off when `cause` allows it. */
+  abort(cause: unknown): void {
+    this.abortCause ??= cause;
+    this.executor?.abort(cause);
+  }
+
+  cancel(): void {
+    this.executor?.requestCancel();
+  }
+
+  async run(): Promise<SessionEnd> {
+    const { runId, epoch } = this;
+    this.keeper.add(runId, epoch, this.start.acquiredAt, {
+      onLost: (error) => {
+        this.options.onEvent({ type: 'lease-lost', runId, epoch });
+        this.abort(error);
+      },
+      onCancelRequested: () => this.cancel(),
+    });
+    try {
+      return await this.execute();
+    } finally {
+      this.keeper.remove(runId);
+    }
+  }
+
+  private async execute(): Promise<SessionEnd> {
+    const { transport, store } = this.options;
+    const { runId, epoch } = this;
+    const marker: JournalEntry = { type: 'LeaseAcquired', epoch, at: Date.now(), workerId: this.options.workerId };
+    const markerPosition = await transport.append({ runId, data: encodeEntries([marker]) });
+
+    const checkpoint = await store.loadCheckpoint(runId);
+    const from = checkpoint?.journalPosition ?? 0;
+    const tail = await transport.read(runId, from, markerPosition);
+    const positioned = tail.flatMap((record) =>
+      decodeEntries(record.data, runId).map((entry) => ({ position: record.position, entry })),
+    );
+    const effective = [
+      ...(checkpoint?.entries ?? []),
+      ...filterFencedEntries(positioned, checkpoint?.epoch ?? 0).map((p) => p.entry),
+    ];
+    this.writer = new JournalWriter(
+      transport,
+      store,
+      runId,
+      epoch,
+      effective,
+      markerPosition,
+      checkpoint?.seq ?? 0,
+      this.options.checkpointEvery,
+      this.options.faults,
+    );
+
+    const terminal = effective.find((e) => TERMINAL.has(e.type));
+    if (terminal) return this.finishFromJournal(terminal);
+    if (this.abortCause !== undefined) return this.afterStop({ kind: 'stopped', reason: 'aborted', cause: this.abortCause });
+
+    this.executor = new ReplayExecutor({
+      workflow: this.start.workflow,
+      input: this.start.run.input,
+      runId,
+      history: effective,
+      host: this.host(),
+      inProcessWaitMs: this.options.inProcessWaitMs,
+      cancelRequested: this.start.cancelRequested,
+    });
+    if (this.handoffRequested) this.executor.handoff();
+    const outcome = await this.executor.run();
+    return this.afterStop(outcome);
+  }
+
+  private host(): ExecutionHost {
+    const writer = this.writer!;
+    const { store } = this.options;
+    return {
+      runId: this.runId,
+      append: (entries, options) => writer.append(entries, options),
+      clock: () => Date.now(),
+      readSignals: () => store.readSignals(this.runId),
+      suspend: async (request) => {
+        await writer.checkpoint('suspended');
+        this.keeper.remove(this.runId);
+        const result = await store.suspendRun({ runId: this.runId, epoch: this.epoch, ...request });
+        if (!result.ok) {
+          this.keeper.add(this.runId, this.epoch, Date.now(), {
+            onLost: (error) => this.abort(error),
+            onCancelRequested: () => this.cancel(),
+          });
+        }
+        return result;
+      },
+    };
+  }
+
+  private async afterStop(outcome: ExecutionOutcome): Promise<SessionEnd> {
+    const writer = this.writer!;
+    switch (outcome.kind) {
+      case 'completed':
+        return this.finish({ status: 'completed', result: outcome.result }, [
+          { type: 'RunCompleted', result: outcome.result },
+        ]);
+      case 'failed':
+        return this.finish({ status: 'failed', error: outcome.error }, [{ type: 'RunFailed', error: outcome.error }]);
+      case 'cancelled': {
+        const error = serializeError(new Error(outcome.reason));
+        error.name = 'CancelledError';
+        return this.finish({ status: 'cancelled', error }, [{ type: 'RunCancelled', reason: outcome.reason }]);
+      }
+      case 'suspended':
+        return 'suspended';
+      case 'stopped':
+        if (outcome.reason === 'handoff') {
+          await writer.flush();
+          await this.handOff();
+          return 'handed-off';
+        }
+        await this.afterAbort(outcome.cause);
+        return 'aborted';
+    }
+  }
+
+  private async finish(outcome: RunOutcome, entries: Parameters<JournalWriter['append']>[0]): Promise<SessionEnd> {
+    const writer = this.writer!;
+    await writer.append(entries);
+    await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
+    await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
+    return outcome.status;
+  }
+
+  /** The journal already holds the outcome (the last owner died before recording it in the store). */
+  private finishFromJournal(entry: JournalEntry): Promise<SessionEnd> {
+    const writer = this.writer!;
+    let outcome: RunOutcome;
+    if (entry.type === 'RunCompleted') outcome = { status: 'completed', result: entry.result };
+    else if (entry.type === 'RunFailed') outcome = { status: 'failed', error: entry.error };
+    else outcome = { status: 'cancelled', error: { name: 'CancelledError', message: (entry as { reason?: string }).reason ?? '' } };
+    return this.options.store
+      .finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status))
+      .then(() => outcome.status);
+  }
+
+  private async handOff(): Promise<void> {
+    const { store, transport } = this.options;
+    await this.writer!.checkpoint('running').catch(() => undefined);
+    const released = await store.releaseLease(this.runId, this.epoch);
+    if (!released) return;
+    await transport.enqueue(encodeMessage({ kind: 'resume', runId: this.runId, reason: 'handoff', since: Date.now() }), {
+      key: this.runId,
+    });
+  }
+
+  /**
+   * After an abort: a lost lease means someone else owns the run, so do nothing. Anything else (a
+   * failed append, a shutdown timeout) still holds the lease: hand the run off so it resumes now
+   * rather than after the lease runs out. If that fails too, the reaper recovers it.
+   */
+  private async afterAbort(cause: unknown): Promise<void> {
+    if (cause instanceof LeaseLostError || cause instanceof FencedWriteError) return;
+    try {
+      await this.handOff();
+    } catch (err) {
+      this.options.logger.warn({ err, runId: this.runId }, 'hand-off after abort failed; the reaper will resume the run');
+    }
+  }
+}

@@ -1,0 +1,331 @@
+/**
+ * The Worker: claims runs from the transport's run queue and executes them (DESIGN §3).
+ *
+ * Lifecycle states:
+ * - `created`: constructed, options validated, nothing running;
+ * - `running`: claiming messages, renewing leases, reaping;
+ * - `draining`: stop() was called: no new claims; owned runs are being handed off;
+ * - `stopped`: everything released; the worker cannot be started again.
+ *
+ * Invariants:
+ * 1. A run message is acked only after the run's lease is held (or the message proved useless:
+ *    the run is finished or owned by a live worker), so a crash between the two loses nothing.
+ * 2. A message the worker cannot process is dead-lettered with a reason, then acked; it never
+ *    stops the claim loop.
+ * 3. At most `concurrency` runs execute at once; the worker fetches only what it has room for.
+ */
+import {
+  assertRunId,
+  BatonError,
+  decodeMessage,
+  encodeMessage,
+  type Delivery,
+  type RunMessage,
+  type RunRecord,
+  type StartMessage,
+  type WorkflowDefinition,
+} from '@baton/core';
+import { LeaseKeeper } from './lease-keeper.js';
+import { Maintenance } from './maintenance.js';
+import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
+import { RunSession } from './run-session.js';
+
+export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
+
+/** Thrown inside message handling for input that will never succeed: it is dead-lettered. */
+class PoisonMessage extends BatonError {
+  constructor(
+    readonly letterCode: string,
+    message: string,
+  ) {
+    super('BATON_POISON', message);
+  }
+}
+
+const FETCH_BATCH = 64;
+const ERROR_BACKOFF_MS = 500;
+
+export class Worker {
+  readonly options: ResolvedWorkerOptions;
+  private stateValue: WorkerState = 'created';
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private readonly registry = new Map<string, WorkflowDefinition<any, any>>();
+  private readonly sessions = new Map<string, RunSession>();
+  private readonly handling = new Set<Promise<void>>();
+  private readonly keeper: LeaseKeeper;
+  private readonly maintenance: Maintenance;
+  private readonly fetchAbort = new AbortController();
+  private claimLoop: Promise<void> = Promise.resolve();
+  private slots = 0;
+  private slotFreed: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(options: WorkerOptions) {
+    this.options = resolveWorkerOptions(options);
+    for (const wf of this.options.workflows) this.registry.set(`${wf.name}@${wf.version}`, wf);
+    const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
+    this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger);
+    this.maintenance = new Maintenance(store, transport, reapIntervalMs, leaseMs, logger, this.options.onEvent);
+  }
+
+  get state(): WorkerState {
+    return this.stateValue;
+  }
+
+  get workerId(): string {
+    return this.options.workerId;
+  }
+
+  /** Run ids this worker executes right now. */
+  get ownedRuns(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Connects transport and store, then claims runs until stop(). */
+  async start(): Promise<void> {
+    if (this.stateValue !== 'created') throw new BatonError('BATON_STATE', `worker is ${this.stateValue}; start() runs once`);
+    await this.options.transport.connect();
+    await this.options.store.connect();
+    this.stateValue = 'running';
+    this.keeper.start();
+    this.maintenance.start();
+    this.claimLoop = this.runClaimLoop();
+    this.options.logger.info({ workerId: this.workerId, concurrency: this.options.concurrency }, 'worker started');
+  }
+
+  /**
+   * Graceful stop: no new claims; every owned run stops at its next step, in-flight activities get
+   * `drainTimeoutMs` to finish, then each run is checkpointed, released and re-enqueued so another
+   * worker continues it at once. Safe to call twice.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.drain();
+    return this.stopping;
+  }
+
+  private async drain(): Promise<void> {
+    if (this.stateValue === 'created') {
+      this.stateValue = 'stopped';
+      return;
+    }
+    this.stateValue = 'draining';
+    this.fetchAbort.abort();
+    this.slotFreed?.();
+    await this.claimLoop;
+    for (const session of this.sessions.values()) session.handoff();
+    const deadline = setTimeout(() => {
+      for (const session of this.sessions.values()) session.abort(new BatonError('BATON_SHUTDOWN', 'worker shutting down'));
+    }, this.options.drainTimeoutMs);
+    deadline.unref();
+    await Promise.allSettled([...this.handling]);
+    clearTimeout(deadline);
+    this.keeper.stop();
+    await this.maintenance.stop();
+    this.stateValue = 'stopped';
+    this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async runClaimLoop(): Promise<void> {
+    const { transport, concurrency, fetchWaitMs, logger } = this.options;
+    while (this.stateValue === 'running') {
+      const room = concurrency - this.slots;
+      if (room <= 0) {
+        await new Promise<void>((resolve) => (this.slotFreed = resolve));
+        continue;
+      }
+      let batch: Delivery[];
+      try {
+        batch = await transport.fetch({ max: Math.min(room, FETCH_BATCH), expiresMs: fetchWaitMs, signal: this.fetchAbort.signal });
+      } catch (err) {
+        if (this.stateValue !== 'running') break;
+        logger.warn({ err }, 'fetching run messages failed; retrying');
+        await sleep(ERROR_BACKOFF_MS);
+        continue;
+      }
+      for (const delivery of batch) {
+        if (this.stateValue !== 'running') {
+          await delivery.nak().catch(() => undefined);
+          continue;
+        }
+        this.slots++;
+        const handled = this.handleDelivery(delivery).finally(() => {
+          this.slots--;
+          this.handling.delete(handled);
+          this.slotFreed?.();
+          this.slotFreed = undefined;
+        });
+        this.handling.add(handled);
+      }
+    }
+  }
+
+  private async handleDelivery(delivery: Delivery): Promise<void> {
+    try {
+      const message = this.parse(delivery);
+      await this.dispatch(message, delivery);
+    } catch (err) {
+      if (err instanceof PoisonMessage) {
+        await this.deadLetter(delivery, err.letterCode, err.message);
+        return;
+      }
+      if (delivery.deliveryCount >= this.options.maxDeliveries) {
+        const reason = `failed ${delivery.deliveryCount} deliveries; last error: ${(err as Error)?.message ?? String(err)}`;
+        await this.deadLetter(delivery, 'repeated-failure', reason);
+        return;
+      }
+      this.options.logger.warn({ err, deliveryCount: delivery.deliveryCount }, 'run message failed; it will be redelivered');
+      await delivery.nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount)).catch(() => undefined);
+    }
+  }
+
+  private parse(delivery: Delivery): RunMessage {
+    const { maxMessageBytes } = this.options;
+    if (delivery.data.byteLength > maxMessageBytes) {
+      throw new PoisonMessage(
+        'too-large',
+        `message of ${delivery.data.byteLength} bytes exceeds maxMessageBytes (${maxMessageBytes}); ` +
+          'pass large inputs by reference or raise the limit',
+      );
+    }
+    let message: RunMessage;
+    try {
+      message = decodeMessage(delivery.data);
+      assertRunId(message.runId);
+    } catch (err) {
+      throw new PoisonMessage('unparseable', (err as Error).message);
+    }
+    return message;
+  }
+
+  private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
+    const { store, transport } = this.options;
+    switch (message.kind) {
+      case 'start': {
+        const workflow = this.lookup(message.workflow, message.version);
+        const { run } = await store.createRun({
+          runId: message.runId,
+          workflow: message.workflow,
+          version: message.version,
+          input: message.input,
+          idempotencyKey: message.idempotencyKey ?? null,
+        });
+        return this.claim(run, workflow, message, delivery);
+      }
+      case 'resume':
+      case 'wake': {
+        const run = await store.getRun(message.runId);
+        if (!run) throw new PoisonMessage('unknown-run', `${message.kind} message for run ${message.runId}, which the store does not know`);
+        return this.claim(run, this.lookup(run.workflow, run.version), message, delivery);
+      }
+      case 'signal': {
+        const { found, wake } = await store.deliverSignal(message.runId, {
+          signalId: message.signalId,
+          name: message.name,
+          payload: message.payload,
+        });
+        if (!found) return this.unknownRunYet(message, delivery);
+        if (wake) await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'signal' }), { key: message.runId });
+        return delivery.ack();
+      }
+      case 'cancel': {
+        const { found, wake } = await store.requestCancel(message.runId);
+        if (!found) return this.unknownRunYet(message, delivery);
+        this.sessions.get(message.runId)?.cancel();
+        if (wake) await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'cancel' }), { key: message.runId });
+        return delivery.ack();
+      }
+    }
+  }
+
+  /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
+  private async unknownRunYet(message: RunMessage, delivery: Delivery): Promise<void> {
+    if (delivery.deliveryCount >= this.options.maxDeliveries) {
+      throw new PoisonMessage('unknown-run', `${message.kind} message for run ${message.runId}, which never started`);
+    }
+    await delivery.nak(Math.min(5_000, 100 * 2 ** delivery.deliveryCount));
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private lookup(name: string, version: number): WorkflowDefinition<any, any> {
+    const workflow = this.registry.get(`${name}@${version}`);
+    if (!workflow) {
+      const known = [...this.registry.keys()].join(', ');
+      throw new PoisonMessage(
+        'unknown-workflow',
+        `workflow ${name}@${version} is not registered on this worker (it has: ${known}); ` +
+          'deploy a worker that registers it, then redrive the dead letter',
+      );
+    }
+    return workflow;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async claim(run: RunRecord, workflow: WorkflowDefinition<any, any>, message: RunMessage, delivery: Delivery): Promise<void> {
+    const { store, leaseMs, workerId, logger } = this.options;
+    const acquiredAt = Date.now();
+    const lease = await store.acquireLease(run.runId, workerId, leaseMs);
+    if (!lease.ok) {
+      // Finished, or a live worker owns it (a duplicate or early message): nothing to do here.
+      await delivery.ack();
+      return;
+    }
+    await this.options.faults?.('lease-acquired', { runId: run.runId, epoch: lease.epoch });
+    await delivery.ack();
+    const reason = 'reason' in message ? message.reason : undefined;
+    const since = message.kind === 'resume' ? message.since : message.kind === 'start' ? (message as StartMessage).enqueuedAt : undefined;
+    this.options.onEvent({ type: 'run-claimed', runId: run.runId, epoch: lease.epoch, via: message.kind, reason, since });
+
+    const session = new RunSession(
+      { run, workflow, epoch: lease.epoch, acquiredAt, cancelRequested: lease.cancelRequested },
+      this.options,
+      this.keeper,
+    );
+    this.sessions.set(run.runId, session);
+    if (this.stateValue !== 'running') session.handoff();
+    try {
+      const end = await session.run();
+      this.report(end, run.runId, lease.epoch);
+    } catch (err) {
+      logger.warn({ err, runId: run.runId, epoch: lease.epoch }, 'run stopped by an error; it resumes elsewhere');
+      this.options.onEvent({ type: 'run-aborted', runId: run.runId, epoch: lease.epoch, reason: (err as Error)?.message ?? String(err) });
+    } finally {
+      this.sessions.delete(run.runId);
+    }
+  }
+
+  private report(end: Awaited<ReturnType<RunSession['run']>>, runId: string, epoch: number): void {
+    const emit = this.options.onEvent;
+    switch (end) {
+      case 'completed':
+        return emit({ type: 'run-completed', runId, epoch });
+      case 'failed':
+        return emit({ type: 'run-failed', runId, epoch, error: 'see run record' });
+      case 'cancelled':
+        return emit({ type: 'run-cancelled', runId, epoch });
+      case 'suspended':
+        return emit({ type: 'run-suspended', runId, epoch });
+      case 'handed-off':
+        return emit({ type: 'run-handed-off', runId, epoch });
+      case 'aborted':
+        return emit({ type: 'run-aborted', runId, epoch, reason: 'stopped' });
+    }
+  }
+
+  private async deadLetter(delivery: Delivery, code: string, reason: string): Promise<void> {
+    try {
+      await this.options.transport.deadLetter({ data: delivery.data, headers: delivery.headers, code, reason, at: Date.now() });
+      await delivery.ack();
+      this.options.logger.warn({ code, reason }, 'message dead-lettered');
+      this.options.onEvent({ type: 'dead-lettered', code, reason });
+    } catch (err) {
+      this.options.logger.error({ err, code }, 'dead-lettering failed; the message will be redelivered');
+      await delivery.nak(ERROR_BACKOFF_MS).catch(() => undefined);
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
