@@ -1,1 +1,15 @@
-export {};
+/**
+ * @baton/testing: the conformance suites every transport and store must pass, and helpers for
+ * crash tests.
+ *
+ * @example
+ * ```ts
+ * // libs/store-redis/src/redis-store.int.spec.ts
+ * import { describeStoreConformance } from '@baton/testing';
+ * describeStoreConformance('redis', () => redisStore({ url, keyPrefix: `t-${randomUUID()}:` }));
+ * ```
+ */
+export { describeTransportConformance } from './transport-conformance.js';
+export { describeStoreConformance } from './store-conformance.js';
+// Crash helpers live at '@baton/testing/severable' so code outside a test runner can use them
+// without loading vitest.

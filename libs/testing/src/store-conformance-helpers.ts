@@ -2,7 +2,7 @@
  * Builders the store suite sections share: claimed runs, suspended runs, checkpoints.
  */
 import { expect } from 'vitest';
-import type { Checkpoint, Store } from '../../core/src/contracts/store.js';
+import type { Checkpoint, Store } from '@baton/core';
 import { uniqueId } from './conformance-helpers.js';
 
 /** Lease TTL for tests that wait for expiry: short, yet far above a real store's round trip. */
@@ -13,7 +13,12 @@ export const EXPIRY_WAIT_MS = 350;
 export const LONG_TTL_MS = 30_000;
 
 /** Acquires `runId` for `owner`, asserting success, and returns the epoch. */
-export async function acquireOk(store: Store, runId: string, owner: string, ttlMs = LONG_TTL_MS): Promise<number> {
+export async function acquireOk(
+  store: Store,
+  runId: string,
+  owner: string,
+  ttlMs = LONG_TTL_MS,
+): Promise<number> {
   const result = await store.acquireLease(runId, owner, ttlMs);
   expect(result).toMatchObject({ ok: true });
   if (!result.ok) throw new Error(`could not acquire ${runId}: ${result.reason}`);

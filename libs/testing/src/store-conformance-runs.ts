@@ -3,7 +3,7 @@
  * fenced checkpoints with history, and finishing a run.
  */
 import { describe, expect, it } from 'vitest';
-import type { RunOutcome, Store } from '../../core/src/contracts/store.js';
+import type { RunOutcome, Store } from '@baton/core';
 import { sleep, uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
@@ -14,7 +14,8 @@ import {
   createTestRun,
 } from './store-conformance-helpers.js';
 
-const COMPLETED: RunOutcome = { status: 'completed', result: { approved: true, score: 712 } };
+const RESULT = { approved: true, score: 712 };
+const COMPLETED: RunOutcome = { status: 'completed', result: RESULT };
 
 /** Registers the run index, checkpoint and finishRun tests; `store()` is the test's fresh store. */
 export function describeRunConformance(store: () => Store): void {
@@ -22,7 +23,13 @@ export function describeRunConformance(store: () => Store): void {
     it('creates a pending run with no attempts and returns it by id', async () => {
       const runId = uniqueId('run');
       const input = { applicantId: 'A-7291', amounts: [1, 2] };
-      const created = await store().createRun({ runId, workflow: 'loan', version: 3, input, idempotencyKey: 'k' });
+      const created = await store().createRun({
+        runId,
+        workflow: 'loan',
+        version: 3,
+        input,
+        idempotencyKey: 'k',
+      });
       expect(created).toEqual({
         created: true,
         run: {
@@ -64,7 +71,11 @@ export function describeRunConformance(store: () => Store): void {
 
     it('creates exactly one run when the same run is created concurrently', async () => {
       const run = { runId: uniqueId('run'), workflow: 'w', version: 1, input: 1, idempotencyKey: null };
-      const results = await Promise.all([store().createRun(run), store().createRun(run), store().createRun(run)]);
+      const results = await Promise.all([
+        store().createRun(run),
+        store().createRun(run),
+        store().createRun(run),
+      ]);
       expect(results.filter((r) => r.created)).toHaveLength(1);
       expect(new Set(results.map((r) => r.run.runId))).toEqual(new Set([run.runId]));
     });
@@ -73,7 +84,9 @@ export function describeRunConformance(store: () => Store): void {
       const key = uniqueId('key');
       const ids = [uniqueId('a'), uniqueId('b'), uniqueId('c')];
       const results = await Promise.all(
-        ids.map((runId) => store().createRun({ runId, workflow: 'w', version: 1, input: 1, idempotencyKey: key })),
+        ids.map((runId) =>
+          store().createRun({ runId, workflow: 'w', version: 1, input: 1, idempotencyKey: key }),
+        ),
       );
       expect(results.filter((r) => r.created)).toHaveLength(1);
       const winner = results.find((r) => r.created)?.run.runId;
@@ -106,8 +119,24 @@ export function describeRunConformance(store: () => Store): void {
       expect(await store().loadCheckpoint(runId)).toEqual(second);
       const summaries = await store().listCheckpoints(runId);
       expect(summaries).toEqual([
-        { seq: 1, epoch, journalPosition: 10, status: 'running', schemaVersion: 1, createdAt: first.createdAt, size: expect.any(Number) },
-        { seq: 2, epoch, journalPosition: 20, status: 'suspended', schemaVersion: 1, createdAt: second.createdAt, size: expect.any(Number) },
+        {
+          seq: 1,
+          epoch,
+          journalPosition: 10,
+          status: 'running',
+          schemaVersion: 1,
+          createdAt: first.createdAt,
+          size: expect.any(Number),
+        },
+        {
+          seq: 2,
+          epoch,
+          journalPosition: 20,
+          status: 'suspended',
+          schemaVersion: 1,
+          createdAt: second.createdAt,
+          size: expect.any(Number),
+        },
       ]);
       expect(summaries.every((s) => s.size > 0)).toBe(true);
     });
@@ -155,10 +184,17 @@ export function describeRunConformance(store: () => Store): void {
       const epoch = await acquireOk(store(), runId, 'worker-a');
       const final = checkpointOf(runId, epoch, 1, { status: 'completed' });
       await store().finishRun(runId, epoch, COMPLETED, final);
-      expect(await store().getRun(runId)).toMatchObject({ status: 'completed', result: COMPLETED.result, attempts: 1 });
+      expect(await store().getRun(runId)).toMatchObject({
+        status: 'completed',
+        result: RESULT,
+        attempts: 1,
+      });
       expect(await store().getLease(runId)).toMatchObject({ state: 'finished', epoch, expiresAt: null });
       expect(await store().loadCheckpoint(runId)).toEqual(final);
-      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({ ok: false, reason: 'finished' });
+      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
+        ok: false,
+        reason: 'finished',
+      });
       expect((await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS))[0]?.ok).toBe(false);
       expect(await store().reapExpiredLeases(100, SHORT_TTL_MS)).not.toContain(runId);
     });
@@ -181,7 +217,11 @@ export function describeRunConformance(store: () => Store): void {
       const current = await acquireOk(store(), runId, 'worker-b');
       await expect(store().finishRun(runId, stale, COMPLETED)).rejects.toMatchObject(FENCED);
       expect((await store().getRun(runId))?.status).toBe('running');
-      expect(await store().getLease(runId)).toMatchObject({ epoch: current, state: 'held', owner: 'worker-b' });
+      expect(await store().getLease(runId)).toMatchObject({
+        epoch: current,
+        state: 'held',
+        owner: 'worker-b',
+      });
     });
 
     it('refuses any write after the run finished, even under its last epoch', async () => {

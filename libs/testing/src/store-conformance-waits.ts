@@ -2,7 +2,7 @@
  * Store conformance, waiting runs: suspendRun, the SignalInbox, requestCancel and the TimerStore.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../core/src/contracts/store.js';
+import type { Store } from '@baton/core';
 import { sleep, uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
@@ -36,7 +36,11 @@ export function describeWaitConformance(store: () => Store): void {
       const current = await acquireOk(store(), runId, 'worker-b');
       const request = { runId, epoch: stale, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
       await expect(store().suspendRun(request)).rejects.toMatchObject(FENCED);
-      expect(await store().getLease(runId)).toMatchObject({ epoch: current, owner: 'worker-b', state: 'held' });
+      expect(await store().getLease(runId)).toMatchObject({
+        epoch: current,
+        owner: 'worker-b',
+        state: 'held',
+      });
     });
   });
 
@@ -49,7 +53,9 @@ export function describeWaitConformance(store: () => Store): void {
       const wait = { runId, epoch, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
       expect(await store().suspendRun(wait)).toEqual({ ok: false, reason: 'signal-pending' });
       expect(await store().getLease(runId)).toMatchObject({ epoch, owner: 'worker-a', state: 'held' });
-      expect(await store().suspendRun({ ...wait, consumedSignalIds: [signal.signalId] })).toEqual({ ok: true });
+      expect(await store().suspendRun({ ...wait, consumedSignalIds: [signal.signalId] })).toEqual({
+        ok: true,
+      });
     });
 
     it('does not count a pending signal of another name', async () => {
@@ -127,7 +133,11 @@ export function describeWaitConformance(store: () => Store): void {
       const now = await store().now();
       const { runId, epoch } = await suspendedRun(store(), { wakeAt: now - 1 });
       expect(await store().requestCancel(runId)).toEqual({ found: true, wake: true });
-      expect(await store().getLease(runId)).toMatchObject({ state: 'held', owner: null, cancelRequested: true });
+      expect(await store().getLease(runId)).toMatchObject({
+        state: 'held',
+        owner: null,
+        cancelRequested: true,
+      });
       expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
       expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
         ok: true,

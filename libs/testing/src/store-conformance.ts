@@ -10,7 +10,7 @@
  * cannot be faked; no test asserts how fast anything is, only what happens.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../core/src/contracts/store.js';
+import type { Store } from '@baton/core';
 import { useFixture } from './conformance-helpers.js';
 import { describeLeaseConformance } from './store-conformance-leases.js';
 import { describeRunConformance } from './store-conformance-runs.js';

@@ -2,7 +2,7 @@
  * Transport conformance, RunQueue section: enqueue, fetch, ack, nak, redelivery, de-duplication.
  */
 import { describe, expect, it } from 'vitest';
-import type { Delivery, Transport } from '../../core/src/contracts/transport.js';
+import type { Delivery, Transport } from '@baton/core';
 import { bytes, sleep, text, uniqueId } from './conformance-helpers.js';
 
 /**
@@ -37,7 +37,10 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
 
   describe('run queue', () => {
     it('delivers an enqueued message once, with its data, headers and a delivery count of 1', async () => {
-      const headers = { 'baton-kind': 'start', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+      const headers = {
+        'baton-kind': 'start',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      };
       await transport().enqueue(bytes('start run-1'), { headers, key: uniqueId('run') });
       const [delivery, ...rest] = await fetchMessages(transport(), 1, 5_000);
       expect(rest).toEqual([]);

@@ -61,10 +61,29 @@ export class LeaseKeeper {
     return this.lastRenewalAt;
   }
 
+  private inFlight = false;
+
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.renewAll().finally(() => this.schedule()), this.heartbeatMs);
+    this.timer = setTimeout(() => {
+      this.schedule();
+      // A renewal that hangs (partition, frozen server) must not keep a lease alive locally:
+      // check expiries on every tick, and send the next renewal only once the last one settled.
+      this.expireOverdue();
+      if (this.inFlight) return;
+      this.inFlight = true;
+      void this.renewAll().finally(() => (this.inFlight = false));
+    }, this.heartbeatMs);
     this.timer.unref();
+  }
+
+  private expireOverdue(): void {
+    const now = Date.now();
+    for (const entry of this.held.values()) {
+      if (now < entry.validUntil - this.heartbeatMs) continue;
+      this.held.delete(entry.runId);
+      entry.onLost(new LeaseLostError(entry.runId, entry.epoch, 'no renewal was confirmed before the lease ran out'));
+    }
   }
 
   private async renewAll(): Promise<void> {
@@ -93,12 +112,7 @@ export class LeaseKeeper {
       }
     } catch (err) {
       this.logger.warn({ err, leases: batch.length }, 'lease renewal failed; retrying at the next heartbeat');
-      const now = Date.now();
-      for (const entry of batch) {
-        if (now < entry.validUntil - this.heartbeatMs) continue;
-        this.held.delete(entry.runId);
-        entry.onLost(new LeaseLostError(entry.runId, entry.epoch, 'the store could not be reached before the lease ran out'));
-      }
+      this.expireOverdue();
     }
   }
 }

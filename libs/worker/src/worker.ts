@@ -217,7 +217,14 @@ export class Worker {
       case 'wake': {
         const run = await store.getRun(message.runId);
         if (!run) throw new PoisonMessage('unknown-run', `${message.kind} message for run ${message.runId}, which the store does not know`);
-        return this.claim(run, this.lookup(run.workflow, run.version), message, delivery);
+        const workflow = this.registry.get(`${run.workflow}@${run.version}`);
+        if (!workflow) {
+          // A run already under way whose workflow this worker lacks (a rolling deploy, say):
+          // leave it for a worker that has it rather than failing the run.
+          if (delivery.deliveryCount >= this.options.maxDeliveries) this.lookup(run.workflow, run.version);
+          return delivery.nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount));
+        }
+        return this.claim(run, workflow, message, delivery);
       }
       case 'signal': {
         const { found, wake } = await store.deliverSignal(message.runId, {

@@ -20,8 +20,8 @@ import type { JournalEntry } from '../journal.js';
 
 /**
  * A lease's state:
- * - `held`: an owner (or, after reaping or hand-off, nobody) holds it until `expiresAt`;
- *   acquirable once expired;
+ * - `held`: an owner holds it until `expiresAt` (acquirable once expired), or, after a hand-off
+ *   or a reap, nobody does (acquirable at once; `expiresAt` then only paces the reaper);
  * - `suspended`: the run waits for a timer or signal and holds no lease; acquirable at once;
  * - `finished`: the run completed, failed or was cancelled; never acquirable again.
  */
@@ -73,7 +73,8 @@ export type SuspendResult =
 export interface LeaseStore {
   /**
    * Takes the run's lease for `owner` until now + `ttlMs` (store clock), with epoch = previous + 1.
-   * Succeeds when the lease is absent, suspended, or held but expired. Clears the run's timer and,
+   * Succeeds when the lease is absent, suspended, held by nobody (handed off or reaped), or held
+   * but expired. Clears the run's timer and,
    * when the run is in the index, marks it `running` and counts the attempt (one round trip).
    */
   acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult>;
@@ -93,7 +94,8 @@ export interface LeaseStore {
    */
   suspendRun(request: SuspendRequest): Promise<SuspendResult>;
   /**
-   * Finds `held` leases that expired (store clock), gives each to nobody until now +
+   * Finds `held` leases that expired (store clock), gives each to nobody (so any worker may
+   * acquire it at once and the old owner can no longer renew) with an expiry of now +
    * `reclaimAfterMs` (so it is reported once per period, not on every scan), and returns them.
    */
   reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]>;

@@ -102,7 +102,13 @@ class MemoryStore implements Store {
     const now = this.clock();
     const lease = this.leases.get(runId);
     if (lease?.state === 'finished') return { ok: false, reason: 'finished' };
-    if (lease?.state === 'held' && lease.expiresAt !== null && lease.expiresAt > now) {
+    // An ownerless lease (reaped or handed off) is free even though the reaper moved its expiry on.
+    if (
+      lease?.state === 'held' &&
+      lease.owner !== null &&
+      lease.expiresAt !== null &&
+      lease.expiresAt > now
+    ) {
       return { ok: false, reason: 'held', owner: lease.owner, expiresAt: lease.expiresAt };
     }
     const epoch = (lease?.epoch ?? 0) + 1;
@@ -265,7 +271,8 @@ class MemoryStore implements Store {
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
     this.assertOpen('createRun');
     const keyedRunId = run.idempotencyKey === null ? undefined : this.runIdsByKey.get(run.idempotencyKey);
-    const existing = this.runs.get(run.runId) ?? (keyedRunId === undefined ? undefined : this.runs.get(keyedRunId));
+    const existing =
+      this.runs.get(run.runId) ?? (keyedRunId === undefined ? undefined : this.runs.get(keyedRunId));
     if (existing !== undefined) return { created: false, run: structuredClone(existing) };
     const now = this.clock();
     const record: RunRecord = {
@@ -364,7 +371,10 @@ class MemoryStore implements Store {
 
   private assertOpen(operation: string): void {
     if (this.closed) {
-      throw new BatonError('BATON_CLOSED', `memory store: ${operation} called after close(); create a new store`);
+      throw new BatonError(
+        'BATON_CLOSED',
+        `memory store: ${operation} called after close(); create a new store`,
+      );
     }
   }
 }

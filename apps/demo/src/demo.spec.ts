@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { runDemo } from './demo.js';
+
+describe('loan-approval demo on the embedded default', () => {
+  it('completes every run with the expected decision and no duplicated effect after a worker is crashed mid-run', async () => {
+    const runs = 24;
+    const summary = await runDemo({ runs, output: 'silent', seed: 1234 });
+
+    const failed = summary.invariants.filter((i) => !i.ok).map((i) => `${i.name}: ${i.detail}`);
+    expect(failed).toEqual([]);
+    expect(summary.ok).toBe(true);
+
+    expect(summary.completed).toBe(runs);
+    expect(summary.approved + summary.rejected).toBe(runs);
+    expect(summary.wrongDecisions).toEqual([]);
+
+    // The crash took runs down, and the reapers of the surviving workers resumed them.
+    expect(summary.crashedWorker).toMatch(/^worker-\d$/);
+    expect(summary.ownedAtCrash).toBeGreaterThan(0);
+    expect(summary.resumedAfterCrash).toBeGreaterThan(0);
+
+    // The outside world's ledger: one hard pull and one decision per applicant, nothing twice.
+    expect(summary.duplicatedEffects).toBe(0);
+    expect(summary.duplicatedEffectGroups).toEqual([]);
+    expect(summary.uniqueEffects).toBe(2 * runs);
+    expect(summary.deadLetters).toBe(0);
+    expect(summary.duplicateStartSameRunId).toBe(true);
+
+    // Every activity ran at least once per run; re-executions repeat a key, never add one.
+    for (const execution of summary.executions) {
+      expect(execution.uniqueKeys, execution.activity).toBe(runs);
+      expect(execution.calls, execution.activity).toBeGreaterThanOrEqual(runs);
+    }
+  });
+});

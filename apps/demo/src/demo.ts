@@ -1,0 +1,165 @@
+/**
+ * The demo's main flow: a fleet of workers on the embedded default, 50 loan applications, one
+ * worker crashed mid-run, and a check of every invariant against the outside world's ledger.
+ *
+ * `main.ts` runs it for `npm start`; `demo.spec.ts` runs it silently in-process.
+ */
+import { memoryStore, memoryTransport } from '@baton/core';
+import { Client } from '@baton/client';
+import { makeApplicants } from './applicants.js';
+import { CrashWatch } from './crash-watch.js';
+import { createExternalSystems } from './fake-systems.js';
+import { Fleet } from './fleet.js';
+import { createReporter, type OutputMode, type ProgressSnapshot } from './progress.js';
+import { startApplications } from './scenario.js';
+import { FleetStats } from './stats.js';
+import { summarize, type DemoSummary } from './summary.js';
+
+/** Knobs of one demo run; the defaults are what `npm start` shows. */
+export interface DemoOptions {
+  /** Loan applications to start. @defaultValue 50 */
+  runs?: number;
+  /** Workers in the fleet; one of them is crashed. @defaultValue 3 */
+  workers?: number;
+  /** Runs each worker executes at once. @defaultValue 20 */
+  concurrency?: number;
+  /** Lease duration: a crashed worker's runs are resumed shortly after it. @defaultValue 2000 */
+  leaseMs?: number;
+  /** Seed of the applicants' data and the reviewers' answers. @defaultValue 7291 */
+  seed?: number;
+  /** Pause between two starts, so the crash finds runs at every stage. @defaultValue 20 */
+  startIntervalMs?: number;
+  /** Crash once the bureau has pulled credit for this share of the runs... @defaultValue 0.35 */
+  crashAfterPulledShare?: number;
+  /** ...or this long after the first start, whichever comes first. @defaultValue 1000 */
+  crashDeadlineMs?: number;
+  /** How long to wait for each run's result before calling it failed. @defaultValue 20_000 */
+  resultTimeoutMs?: number;
+  /** Where progress goes. @defaultValue 'auto' */
+  output?: OutputMode;
+  /** Writes the demo's output. @defaultValue process.stdout.write */
+  write?: (text: string) => void;
+}
+
+/** How long the graceful stop of the live workers may take before the demo gives up on it. */
+const STOP_TIMEOUT_MS = 10_000;
+
+/** Runs the whole demo and returns its summary; it prints nothing when `output` is 'silent'. */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
+  const runs = options.runs ?? 50;
+  const startedAt = Date.now();
+  const reporter = createReporter(options.output ?? 'auto', options.write);
+
+  const profiles = makeApplicants(runs, options.seed ?? 7291);
+  const scores = new Map(profiles.map((p) => [p.application.applicantId, p.creditScore]));
+  const systems = createExternalSystems(scores);
+  // One bus and one store, shared like the real NATS and Redis would be; a short ack wait so
+  // messages a crashed worker fetched but never acked come back within the demo.
+  const transport = memoryTransport({ ackWaitMs: 3_000 });
+  const store = memoryStore();
+  const stats = new FleetStats();
+  const fleet = new Fleet({
+    transport,
+    store,
+    systems,
+    stats,
+    size: options.workers ?? 3,
+    concurrency: options.concurrency ?? 20,
+    leaseMs: options.leaseMs ?? 2_000,
+  });
+  const client = new Client({ transport, store });
+  const completed = new Set<string>();
+  const crashWatch = new CrashWatch(fleet, systems.bureau, reporter, {
+    runs,
+    pulledShare: options.crashAfterPulledShare ?? 0.35,
+    deadlineMs: options.crashDeadlineMs ?? 1_000,
+  });
+
+  reporter.log(
+    `Baton demo: ${runs} loan applications, ${fleet.members.length} workers ` +
+      `(concurrency ${options.concurrency ?? 20}, leaseMs ${options.leaseMs ?? 2_000}) on memoryTransport + memoryStore`,
+  );
+  await fleet.start();
+  reporter.start(() => snapshot(fleet, stats, completed.size, runs, startedAt));
+
+  let scenario: Awaited<ReturnType<typeof startApplications>> | undefined;
+  try {
+    crashWatch.start();
+    scenario = await startApplications({
+      client,
+      profiles,
+      reporter,
+      startIntervalMs: options.startIntervalMs ?? 20,
+      resultTimeoutMs: options.resultTimeoutMs ?? 20_000,
+      onCompleted: (runId) => completed.add(runId),
+    });
+    const results = await Promise.allSettled(scenario.results);
+    // A fast run could finish before the crash condition; the demo is about the crash, so make sure it happened.
+    crashWatch.crashNow();
+    const crashed = fleet.crashed;
+    await withTimeout(fleet.stopLive(), STOP_TIMEOUT_MS, 'stopping the live workers');
+    reporter.stop();
+    const deadLetters = (await transport.listDeadLetters()).length;
+    return summarize({
+      profiles,
+      runIds: scenario.runIds,
+      results,
+      systems,
+      stats,
+      crashedWorker: crashed?.id,
+      crashAtMs: crashWatch.crashedAt === undefined ? undefined : crashWatch.crashedAt - startedAt,
+      ownedAtCrash: crashed?.ownedAtCrash ?? [],
+      duplicateStartSameRunId: scenario.duplicateStartSameRunId,
+      deadLetters,
+      wallTimeMs: Date.now() - startedAt,
+    });
+  } finally {
+    crashWatch.stop();
+    scenario?.cancelPendingSignals();
+    reporter.stop();
+    await Promise.allSettled([transport.close(), store.close()]);
+  }
+}
+
+function snapshot(
+  fleet: Fleet,
+  stats: FleetStats,
+  completed: number,
+  total: number,
+  startedAt: number,
+): ProgressSnapshot {
+  const workers = fleet.members.map((m) => {
+    const counters = stats.workers.get(m.id);
+    const crashed = m.ownedAtCrash !== undefined;
+    return {
+      id: m.id,
+      crashed,
+      owned: m.ownedAtCrash?.length ?? m.worker.ownedRuns.length,
+      claimed: counters?.claimed ?? 0,
+      completed: counters?.completed ?? 0,
+    };
+  });
+  return {
+    elapsedMs: Date.now() - startedAt,
+    total,
+    completed,
+    inFlight: workers.filter((w) => !w.crashed).reduce((sum, w) => sum + w.owned, 0),
+    suspended: stats.suspendedNow.size,
+    resumed: stats.reapedClaims.size,
+    workers,
+  };
+}
+
+/** Rejects when `work` takes longer than `ms`; the timer never keeps the process alive. */
+async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

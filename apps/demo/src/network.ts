@@ -1,0 +1,65 @@
+/**
+ * The network between one worker "process" and the external systems.
+ *
+ * The demo's workers share one Node process, so a crashed worker's activity code would keep
+ * running and could still reach the fake systems after the "crash", which a SIGKILLed pod never
+ * does. Each worker therefore calls the outside world through its own link, and the crash cuts
+ * that link together with the worker's transport and store: a request already delivered still
+ * takes effect, but its reply is lost, exactly the in-doubt case idempotency keys exist for.
+ */
+
+/** A promise that never settles: what a dead process waits on. */
+const hang = (): Promise<never> => new Promise<never>(() => undefined);
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it is aborted. */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Latency of one direction of a call, in ms; a round trip then takes 20-150 ms. */
+export type LatencyFn = () => number;
+
+const defaultLatency: LatencyFn = () => 10 + Math.random() * 65;
+
+/** One worker's connection to the outside world; `sever()` is its half of the crash. */
+export class NetworkLink {
+  private cut = false;
+
+  constructor(private readonly latency: LatencyFn = defaultLatency) {}
+
+  /** Cuts the link: calls not yet delivered never are, replies not yet received never arrive. */
+  sever(): void {
+    this.cut = true;
+  }
+
+  get severed(): boolean {
+    return this.cut;
+  }
+
+  /**
+   * Sends a request: it travels, `apply` runs on the remote system, the reply travels back.
+   * Aborting `signal` while the reply travels leaves the effect applied: the caller cannot know.
+   */
+  async call<T>(signal: AbortSignal, apply: () => T): Promise<T> {
+    await delay(this.latency(), signal);
+    if (this.cut) return hang();
+    const reply = apply();
+    await delay(this.latency(), signal);
+    if (this.cut) return hang();
+    return reply;
+  }
+}

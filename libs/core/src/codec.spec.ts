@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { decodeEntries, decodeMessage, encodeEntries, encodeJson, encodeMessage } from './codec.js';
+import { toMs } from './duration.js';
+import {
+  CodecError,
+  ConfigError,
+  deserializeError,
+  FencedWriteError,
+  isNonRetryable,
+  NonDeterminismError,
+  NonRetryableError,
+  serializeError,
+} from './errors.js';
+import { runIdForKey } from './ids.js';
+import { filterFencedEntries, type JournalEntry } from './journal.js';
+
+describe('journal codec', () => {
+  it('round-trips a batch of entries', () => {
+    const entries: JournalEntry[] = [
+      { type: 'LeaseAcquired', epoch: 2, at: 1, workerId: 'w' },
+      { type: 'ActivityCompleted', epoch: 2, at: 2, seq: 0, name: 'a', result: { x: [1, 'y'] }, attempts: 1 },
+    ];
+    expect(decodeEntries(encodeEntries(entries), 'r')).toEqual(entries);
+  });
+
+  it('refuses an unknown codec version, naming the run and both versions', () => {
+    const bytes = encodeJson({ v: 99, entries: [] });
+    expect(() => decodeEntries(bytes, 'run-7')).toThrow(CodecError);
+    expect(() => decodeEntries(bytes, 'run-7')).toThrow(/run-7 has codec version 99; this worker reads version 1/);
+  });
+
+  it('refuses bytes that are not JSON and entries of unknown type', () => {
+    expect(() => decodeEntries(new Uint8Array([0xff, 0xfe]), 'r')).toThrow(/not valid UTF-8 JSON/);
+    expect(() => decodeEntries(encodeJson({ v: 1, entries: [{ type: 'Bogus', epoch: 1 }] }), 'r')).toThrow(/unknown type Bogus/);
+  });
+});
+
+describe('message codec', () => {
+  it('round-trips every kind', () => {
+    const start = { kind: 'start', runId: 'r1', workflow: 'w', version: 1, input: { a: 1 }, enqueuedAt: 5 } as const;
+    expect(decodeMessage(encodeMessage(start))).toEqual(start);
+    const signal = { kind: 'signal', runId: 'r1', name: 'go', payload: true, signalId: 's' } as const;
+    expect(decodeMessage(encodeMessage(signal))).toEqual(signal);
+  });
+
+  it('names the field that is wrong', () => {
+    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'start', runId: 'r', version: 1 }))).toThrow(/'workflow'/);
+    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'start', runId: 'r', workflow: 'w', version: 'x' }))).toThrow(/'version'/);
+    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'explode', runId: 'r' }))).toThrow(/unknown kind "explode"/);
+    expect(() => decodeMessage(encodeJson([1, 2]))).toThrow(/must be a JSON object/);
+  });
+});
+
+describe('fencing filter', () => {
+  it('ignores an entry written under a stale epoch after a newer LeaseAcquired marker', () => {
+    const journal: JournalEntry[] = [
+      { type: 'LeaseAcquired', epoch: 1, at: 0, workerId: 'old' },
+      { type: 'ActivityCompleted', epoch: 1, at: 1, seq: 0, name: 'a', result: 1, attempts: 1 },
+      { type: 'LeaseAcquired', epoch: 2, at: 2, workerId: 'new' },
+      { type: 'ActivityCompleted', epoch: 1, at: 3, seq: 1, name: 'b', result: 'zombie', attempts: 1 },
+      { type: 'ActivityCompleted', epoch: 2, at: 4, seq: 1, name: 'b', result: 'owner', attempts: 1 },
+    ];
+    const kept = filterFencedEntries(journal.map((entry) => ({ entry }))).map((p) => p.entry);
+    expect(kept).toHaveLength(4);
+    expect(kept.find((e) => e.type === 'ActivityCompleted' && e.seq === 1)).toMatchObject({ result: 'owner' });
+  });
+
+  it('starts from the epoch a checkpoint established', () => {
+    const tail: JournalEntry[] = [{ type: 'ActivityCompleted', epoch: 2, at: 1, seq: 3, name: 'a', result: 1, attempts: 1 }];
+    expect(filterFencedEntries(tail.map((entry) => ({ entry })), 3)).toEqual([]);
+  });
+});
+
+describe('errors', () => {
+  it('serializes name, code, retryable and cause, and deserializes them back', () => {
+    const err = new FencedWriteError('r', 3, 'checkpoint');
+    const wrapped = new Error('outer', { cause: err });
+    const data = serializeError(wrapped);
+    expect(data.cause).toMatchObject({ name: 'FencedWriteError', code: 'BATON_FENCED_WRITE', retryable: false });
+    const back = deserializeError(data);
+    expect(back.message).toBe('outer');
+    expect((back.cause as Error & { code: string }).code).toBe('BATON_FENCED_WRITE');
+    expect(serializeError('plain string')).toEqual({ name: 'NonError', message: 'plain string' });
+  });
+
+  it('tells retryable from terminal errors', () => {
+    expect(isNonRetryable(new NonRetryableError('no'))).toBe(true);
+    expect(isNonRetryable(new Error('maybe'))).toBe(false);
+    expect(isNonRetryable(Object.assign(new Error('x'), { retryable: false }))).toBe(true);
+  });
+
+  it('NonDeterminismError names the run, the step and both sides', () => {
+    const err = new NonDeterminismError('run-9', 4, 'activity:a', 'activity:b');
+    expect(err.message).toMatch(/run run-9: step #4 replayed as activity:b but the journal recorded activity:a/);
+    expect(err.name).toBe('NonDeterminismError');
+    expect(err.code).toBe('BATON_NON_DETERMINISM');
+  });
+});
+
+describe('durations and ids', () => {
+  it('parses durations and rejects garbage with the option named', () => {
+    expect(toMs('250ms')).toBe(250);
+    expect(toMs('10m')).toBe(600_000);
+    expect(toMs('3d')).toBe(259_200_000);
+    expect(toMs(42)).toBe(42);
+    expect(() => toMs('soon', 'ctx.sleep duration')).toThrow(ConfigError);
+    expect(() => toMs('soon', 'ctx.sleep duration')).toThrow(/ctx.sleep duration 'soon'/);
+  });
+
+  it('derives the same run id from the same workflow and key, and different ids otherwise', () => {
+    expect(runIdForKey('loan', 'k1')).toBe(runIdForKey('loan', 'k1'));
+    expect(runIdForKey('loan', 'k1')).not.toBe(runIdForKey('loan', 'k2'));
+    expect(runIdForKey('loan', 'k1')).not.toBe(runIdForKey('other', 'k1'));
+    expect(runIdForKey('loan', 'k1')).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+});

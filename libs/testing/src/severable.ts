@@ -1,0 +1,81 @@
+/**
+ * In-process stand-ins for a process dying: wrap the transport and store a worker uses, and
+ * `sever()` makes every later call on them hang forever, as if the process had been SIGKILLed
+ * between two instructions. Nothing the worker does after that reaches the shared adapters:
+ * its leases stop being renewed and expire, its unacked messages are redelivered.
+ *
+ * Import from `@baton/testing/severable`. Only for the embedded demo and unit tests; crash tests on real servers kill real processes.
+ */
+import type { Store, Transport } from '@baton/core';
+
+export interface Severable<T> {
+  /** The wrapped adapter to hand to the worker. */
+  readonly adapter: T;
+  /** Cuts the adapter off: calls in flight never settle, later calls hang. */
+  sever(): void;
+  readonly severed: boolean;
+}
+
+const hang = (): Promise<never> => new Promise<never>(() => undefined);
+
+function severable<T extends object>(target: T, keepAlive: ReadonlySet<PropertyKey>): Severable<T> {
+  let severed = false;
+  const adapter = new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver) as unknown;
+      if (typeof value !== 'function' || keepAlive.has(prop)) return value;
+      return (...args: unknown[]) => {
+        if (severed) return hang();
+        const result = (value as (...a: unknown[]) => unknown).apply(obj, args);
+        if (result instanceof Promise) {
+          // A reply that arrives after the "crash" is never seen by the dead process.
+          return result.then(
+            (v) => (severed ? hang() : v),
+            (e: unknown) => (severed ? hang() : Promise.reject(e)),
+          );
+        }
+        return result;
+      };
+    },
+  });
+  return {
+    adapter,
+    sever: () => {
+      severed = true;
+    },
+    get severed() {
+      return severed;
+    },
+  };
+}
+
+/** Wraps a transport so that a simulated crash cuts the worker off from it. */
+export function severableTransport(transport: Transport): Severable<Transport> {
+  const wrapped = severable(transport, new Set<PropertyKey>(['name', 'supportsOptimisticAppend', 'fetch']));
+  const fetch: Transport['fetch'] = async (options) => {
+    if (wrapped.severed) return hang();
+    const deliveries = await transport.fetch(options);
+    if (wrapped.severed) return hang();
+    // Acks and naks of a dead process never reach the bus either.
+    return deliveries.map((d) => ({
+      ...d,
+      ack: () => (wrapped.severed ? hang() : d.ack()),
+      nak: (delayMs?: number) => (wrapped.severed ? hang() : d.nak(delayMs)),
+    }));
+  };
+  const adapter = new Proxy(wrapped.adapter, {
+    get: (obj, prop, receiver) => (prop === 'fetch' ? fetch : Reflect.get(obj, prop, receiver)),
+  });
+  return {
+    adapter,
+    sever: wrapped.sever,
+    get severed() {
+      return wrapped.severed;
+    },
+  };
+}
+
+/** Wraps a store so that a simulated crash cuts the worker off from it. */
+export function severableStore(store: Store): Severable<Store> {
+  return severable(store, new Set<PropertyKey>(['name']));
+}

@@ -1,0 +1,57 @@
+/**
+ * The conformance suite every {@link Transport} must pass. Each adapter calls it from its own
+ * spec, so no suite can silently stop running:
+ *
+ * ```ts
+ * describeTransportConformance('nats', () => natsTransport({ servers, prefix: `t${randomUUID()}` }), {
+ *   ackWaitMs: 1_000,
+ * });
+ * ```
+ *
+ * Waits are real time because a real bus cannot be driven by fake timers; no test asserts how fast
+ * anything is, only what happens.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Transport } from '@baton/core';
+import { useFixture } from './conformance-helpers.js';
+import { describeJournalConformance } from './transport-conformance-journal.js';
+import { describeQueueConformance } from './transport-conformance-queue.js';
+
+/** Options of {@link describeTransportConformance}. */
+export interface TransportConformanceOptions {
+  /**
+   * The ack wait the factory's transports were configured with; redelivery tests wait on it.
+   * @defaultValue 300
+   */
+  ackWaitMs?: number;
+}
+
+/**
+ * Registers the transport conformance suite under `transport conformance: <name>`. `factory` is
+ * called once per test and must return a transport that shares no queue, journal or dead letters
+ * with earlier ones (a unique stream/topic prefix); the suite connects it first and closes it after.
+ */
+export function describeTransportConformance(
+  name: string,
+  factory: () => Promise<Transport> | Transport,
+  options: TransportConformanceOptions = {},
+): void {
+  const ackWaitMs = options.ackWaitMs ?? 300;
+  describe(`transport conformance: ${name}`, () => {
+    const transport = useFixture(factory);
+
+    describe('lifecycle', () => {
+      it('accepts connect and close twice', async () => {
+        const extra = await factory();
+        await extra.connect();
+        await extra.connect();
+        await extra.close();
+        await extra.close();
+        expect(typeof transport().name).toBe('string');
+      });
+    });
+
+    describeQueueConformance(transport, ackWaitMs);
+    describeJournalConformance(transport);
+  });
+}

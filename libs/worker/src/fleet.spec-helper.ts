@@ -1,0 +1,95 @@
+/** A small fleet on shared memory adapters, each worker cut off-able to simulate a crash. */
+import { memoryStore, memoryTransport, type Store, type Transport } from '@baton/core';
+import { Client } from '@baton/client';
+import { severableStore, severableTransport, type Severable } from '@baton/testing/severable';
+import { Worker, type WorkerOptions } from './index.js';
+import type { WorkerEvent } from './events.js';
+
+export interface FleetWorker {
+  worker: Worker;
+  transport: Severable<Transport>;
+  store: Severable<Store>;
+  events: WorkerEvent[];
+  /** Simulated SIGKILL: the worker's adapters hang from now on; nothing is released. */
+  crash(): void;
+}
+
+export interface Fleet {
+  transport: Transport;
+  store: Store;
+  client: Client;
+  workers: FleetWorker[];
+  spawn(overrides?: Partial<WorkerOptions>): Promise<FleetWorker>;
+  shutdown(): Promise<void>;
+}
+
+export const FAST: Partial<WorkerOptions> = {
+  leaseMs: 400,
+  heartbeatMs: 100,
+  reapIntervalMs: 50,
+  fetchWaitMs: 100,
+  inProcessWaitMs: 0,
+  drainTimeoutMs: 2_000,
+};
+
+export function fleet(defaults: Partial<WorkerOptions> & Pick<WorkerOptions, 'workflows'>): Fleet {
+  const transport = memoryTransport({ ackWaitMs: 1_000 });
+  const store = memoryStore();
+  const workers: FleetWorker[] = [];
+  return {
+    transport,
+    store,
+    client: new Client({ transport, store }),
+    workers,
+    async spawn(overrides = {}) {
+      const t = severableTransport(transport);
+      const s = severableStore(store);
+      const events: WorkerEvent[] = [];
+      const worker = new Worker({
+        ...FAST,
+        ...defaults,
+        ...overrides,
+        transport: t.adapter,
+        store: s.adapter,
+        workerId: `w${workers.length + 1}`,
+        onEvent: (e) => events.push(e),
+      });
+      await worker.start();
+      const entry: FleetWorker = {
+        worker,
+        transport: t,
+        store: s,
+        events,
+        crash: () => {
+          t.sever();
+          s.sever();
+        },
+      };
+      workers.push(entry);
+      return entry;
+    },
+    async shutdown() {
+      await Promise.all(workers.filter((w) => !w.store.severed).map((w) => w.worker.stop()));
+    },
+  };
+}
+
+/** Polls until `check` returns true (or throws after `timeoutMs`). */
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Counts executions per idempotency key: the outside world's view of side effects. */
+export class Ledger {
+  readonly executions = new Map<string, number>();
+  record(key: string): void {
+    this.executions.set(key, (this.executions.get(key) ?? 0) + 1);
+  }
+  count(key: string): number {
+    return this.executions.get(key) ?? 0;
+  }
+}
