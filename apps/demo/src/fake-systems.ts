@@ -6,7 +6,12 @@
  * systems saw (calls per idempotency key, effects per applicant and per run), never against
  * what the workers say they did.
  */
-import { assessCompliance, type ComplianceResult, type Decision, type LoanApplication } from './applicants.js';
+import {
+  assessCompliance,
+  type ComplianceResult,
+  type Decision,
+  type LoanApplication,
+} from './applicants.js';
 
 /** Counts the calls one system received, per idempotency key. */
 export class CallLedger {

@@ -86,7 +86,11 @@ export function summarize(input: SummaryInput): DemoSummary {
   const executions: ExecutionCount[] = [
     { activity: 'verify_identity', calls: identity.ledger.calls, uniqueKeys: identity.ledger.uniqueKeys },
     { activity: 'pull_credit', calls: bureau.ledger.calls, uniqueKeys: bureau.ledger.uniqueKeys },
-    { activity: 'compliance_check', calls: compliance.ledger.calls, uniqueKeys: compliance.ledger.uniqueKeys },
+    {
+      activity: 'compliance_check',
+      calls: compliance.ledger.calls,
+      uniqueKeys: compliance.ledger.uniqueKeys,
+    },
     { activity: 'issue_decision', calls: loanDb.ledger.calls, uniqueKeys: loanDb.ledger.uniqueKeys },
   ];
   const duplicateSources = [
@@ -177,7 +181,8 @@ function checkDecisions(input: SummaryInput): string[] {
     }
     const row = rowsByApplicant.get(applicantId);
     if (!row) wrong.push(`${applicantId}: no decision in the loan database`);
-    else if (row.decision !== expected) wrong.push(`${applicantId}: database says ${row.decision}, expected ${expected}`);
+    else if (row.decision !== expected)
+      wrong.push(`${applicantId}: database says ${row.decision}, expected ${expected}`);
     else if (row.runId !== input.runIds[i]) wrong.push(`${applicantId}: decided by run ${row.runId}`);
   });
   return wrong;

@@ -72,7 +72,8 @@ export class Client {
   private connecting: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
-    if (!options?.transport) throw new ConfigError('Client needs a transport: pass `transport` (e.g. memoryTransport())');
+    if (!options?.transport)
+      throw new ConfigError('Client needs a transport: pass `transport` (e.g. memoryTransport())');
     this.transport = options.transport;
     this.store = options.store;
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
@@ -85,12 +86,19 @@ export class Client {
   }
 
   /** Enqueues a run and returns its handle (before any worker has picked it up). */
-  async start<I, O>(workflow: WorkflowRef & { run?: unknown }, input: I, options: StartOptions = {}): Promise<RunHandle<O>> {
+  async start<I, O>(
+    workflow: WorkflowRef & { run?: unknown },
+    input: I,
+    options: StartOptions = {},
+  ): Promise<RunHandle<O>> {
     if (!workflow || typeof workflow.name !== 'string' || !Number.isInteger(workflow.version)) {
       throw new ConfigError('client.start needs a workflow definition or { name, version }');
     }
     const runId =
-      options.runId ?? (options.idempotencyKey !== undefined ? runIdForKey(workflow.name, options.idempotencyKey) : newRunId());
+      options.runId ??
+      (options.idempotencyKey !== undefined
+        ? runIdForKey(workflow.name, options.idempotencyKey)
+        : newRunId());
     assertRunId(runId);
     await this.connect();
     const message = encodeMessage({
@@ -113,7 +121,12 @@ export class Client {
   }
 
   /** Delivers a signal; a run waiting in `ctx.waitForSignal(name)` receives `payload`. */
-  async signal(runId: string, name: string, payload?: unknown, options: { signalId?: string } = {}): Promise<void> {
+  async signal(
+    runId: string,
+    name: string,
+    payload?: unknown,
+    options: { signalId?: string } = {},
+  ): Promise<void> {
     assertRunId(runId);
     await this.connect();
     const signalId = options.signalId ?? randomUUID();
@@ -135,7 +148,8 @@ export class Client {
     const store = this.requireStore('describe');
     await this.connect();
     const run = await store.getRun(runId);
-    if (!run) throw new NotFoundError(`run ${runId} is not known to the store (not started, or not yet picked up)`);
+    if (!run)
+      throw new NotFoundError(`run ${runId} is not known to the store (not started, or not yet picked up)`);
     return { ...run, lease: await store.getLease(runId) };
   }
 
@@ -143,7 +157,9 @@ export class Client {
   async history(runId: string): Promise<PositionedEntry[]> {
     await this.connect();
     const records = await this.transport.read(runId, 0);
-    return records.flatMap((r) => decodeEntries(r.data, runId).map((entry) => ({ position: r.position, entry })));
+    return records.flatMap((r) =>
+      decodeEntries(r.data, runId).map((entry) => ({ position: r.position, entry })),
+    );
   }
 
   /** Waits for the run to finish (polling the store with backoff). */
@@ -156,19 +172,26 @@ export class Client {
       options.signal?.throwIfAborted();
       const run = await store.getRun(runId);
       if (run?.status === 'completed') return run.result;
-      if (run?.status === 'failed') throw new WorkflowFailedError(runId, run.error ?? { name: 'Error', message: 'unknown' });
+      if (run?.status === 'failed')
+        throw new WorkflowFailedError(runId, run.error ?? { name: 'Error', message: 'unknown' });
       if (run?.status === 'cancelled') throw new CancelledError(runId, run.error?.message);
       if (Date.now() >= deadline) {
-        throw new TimeoutError(`run ${runId} did not finish within ${options.timeoutMs} ms (status: ${run?.status ?? 'not started'})`);
+        throw new TimeoutError(
+          `run ${runId} did not finish within ${options.timeoutMs} ms (status: ${run?.status ?? 'not started'})`,
+        );
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))),
+      );
       interval = Math.min(interval * 2, 250);
     }
   }
 
   private requireStore(method: string): Store {
     if (!this.store) {
-      throw new ConfigError(`client.${method}() reads the store: create the Client with { transport, store }`);
+      throw new ConfigError(
+        `client.${method}() reads the store: create the Client with { transport, store }`,
+      );
     }
     return this.store;
   }

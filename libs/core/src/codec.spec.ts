@@ -26,27 +26,44 @@ describe('journal codec', () => {
   it('refuses an unknown codec version, naming the run and both versions', () => {
     const bytes = encodeJson({ v: 99, entries: [] });
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(CodecError);
-    expect(() => decodeEntries(bytes, 'run-7')).toThrow(/run-7 has codec version 99; this worker reads version 1/);
+    expect(() => decodeEntries(bytes, 'run-7')).toThrow(
+      /run-7 has codec version 99; this worker reads version 1/,
+    );
   });
 
   it('refuses bytes that are not JSON and entries of unknown type', () => {
     expect(() => decodeEntries(new Uint8Array([0xff, 0xfe]), 'r')).toThrow(/not valid UTF-8 JSON/);
-    expect(() => decodeEntries(encodeJson({ v: 1, entries: [{ type: 'Bogus', epoch: 1 }] }), 'r')).toThrow(/unknown type Bogus/);
+    expect(() => decodeEntries(encodeJson({ v: 1, entries: [{ type: 'Bogus', epoch: 1 }] }), 'r')).toThrow(
+      /unknown type Bogus/,
+    );
   });
 });
 
 describe('message codec', () => {
   it('round-trips every kind', () => {
-    const start = { kind: 'start', runId: 'r1', workflow: 'w', version: 1, input: { a: 1 }, enqueuedAt: 5 } as const;
+    const start = {
+      kind: 'start',
+      runId: 'r1',
+      workflow: 'w',
+      version: 1,
+      input: { a: 1 },
+      enqueuedAt: 5,
+    } as const;
     expect(decodeMessage(encodeMessage(start))).toEqual(start);
     const signal = { kind: 'signal', runId: 'r1', name: 'go', payload: true, signalId: 's' } as const;
     expect(decodeMessage(encodeMessage(signal))).toEqual(signal);
   });
 
   it('names the field that is wrong', () => {
-    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'start', runId: 'r', version: 1 }))).toThrow(/'workflow'/);
-    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'start', runId: 'r', workflow: 'w', version: 'x' }))).toThrow(/'version'/);
-    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'explode', runId: 'r' }))).toThrow(/unknown kind "explode"/);
+    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'start', runId: 'r', version: 1 }))).toThrow(
+      /'workflow'/,
+    );
+    expect(() =>
+      decodeMessage(encodeJson({ v: 1, kind: 'start', runId: 'r', workflow: 'w', version: 'x' })),
+    ).toThrow(/'version'/);
+    expect(() => decodeMessage(encodeJson({ v: 1, kind: 'explode', runId: 'r' }))).toThrow(
+      /unknown kind "explode"/,
+    );
     expect(() => decodeMessage(encodeJson([1, 2]))).toThrow(/must be a JSON object/);
   });
 });
@@ -62,12 +79,21 @@ describe('fencing filter', () => {
     ];
     const kept = filterFencedEntries(journal.map((entry) => ({ entry }))).map((p) => p.entry);
     expect(kept).toHaveLength(4);
-    expect(kept.find((e) => e.type === 'ActivityCompleted' && e.seq === 1)).toMatchObject({ result: 'owner' });
+    expect(kept.find((e) => e.type === 'ActivityCompleted' && e.seq === 1)).toMatchObject({
+      result: 'owner',
+    });
   });
 
   it('starts from the epoch a checkpoint established', () => {
-    const tail: JournalEntry[] = [{ type: 'ActivityCompleted', epoch: 2, at: 1, seq: 3, name: 'a', result: 1, attempts: 1 }];
-    expect(filterFencedEntries(tail.map((entry) => ({ entry })), 3)).toEqual([]);
+    const tail: JournalEntry[] = [
+      { type: 'ActivityCompleted', epoch: 2, at: 1, seq: 3, name: 'a', result: 1, attempts: 1 },
+    ];
+    expect(
+      filterFencedEntries(
+        tail.map((entry) => ({ entry })),
+        3,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -76,7 +102,11 @@ describe('errors', () => {
     const err = new FencedWriteError('r', 3, 'checkpoint');
     const wrapped = new Error('outer', { cause: err });
     const data = serializeError(wrapped);
-    expect(data.cause).toMatchObject({ name: 'FencedWriteError', code: 'BATON_FENCED_WRITE', retryable: false });
+    expect(data.cause).toMatchObject({
+      name: 'FencedWriteError',
+      code: 'BATON_FENCED_WRITE',
+      retryable: false,
+    });
     const back = deserializeError(data);
     expect(back.message).toBe('outer');
     expect((back.cause as Error & { code: string }).code).toBe('BATON_FENCED_WRITE');
@@ -91,7 +121,9 @@ describe('errors', () => {
 
   it('NonDeterminismError names the run, the step and both sides', () => {
     const err = new NonDeterminismError('run-9', 4, 'activity:a', 'activity:b');
-    expect(err.message).toMatch(/run run-9: step #4 replayed as activity:b but the journal recorded activity:a/);
+    expect(err.message).toMatch(
+      /run run-9: step #4 replayed as activity:b but the journal recorded activity:a/,
+    );
     expect(err.name).toBe('NonDeterminismError');
     expect(err.code).toBe('BATON_NON_DETERMINISM');
   });

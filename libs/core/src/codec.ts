@@ -48,11 +48,19 @@ export function decodeEntries(bytes: Uint8Array, runId: string): JournalEntry[] 
         'Upgrade the worker before reading journals written by a newer one.',
     );
   }
-  if (!Array.isArray(obj.entries)) throw new CodecError(`journal record of run ${runId} has no entries array`);
+  if (!Array.isArray(obj.entries))
+    throw new CodecError(`journal record of run ${runId} has no entries array`);
   for (const entry of obj.entries as unknown[]) {
     const e = entry as Partial<JournalEntry> | null;
-    if (typeof e !== 'object' || e === null || !ENTRY_TYPES.has(String(e.type)) || typeof e.epoch !== 'number') {
-      throw new CodecError(`journal record of run ${runId} holds an entry of unknown type ${String(e?.type)}`);
+    if (
+      typeof e !== 'object' ||
+      e === null ||
+      !ENTRY_TYPES.has(String(e.type)) ||
+      typeof e.epoch !== 'number'
+    ) {
+      throw new CodecError(
+        `journal record of run ${runId} holds an entry of unknown type ${String(e?.type)}`,
+      );
     }
   }
   return obj.entries as JournalEntry[];
@@ -69,12 +77,14 @@ export function decodeMessage(bytes: Uint8Array): RunMessage {
     throw new CodecError(`run message has codec version ${String(obj.v)}; expected ${MESSAGE_CODEC_VERSION}`);
   }
   const kind = obj.kind as RunMessageKind;
-  if (!MESSAGE_KINDS.has(kind)) throw new CodecError(`run message has unknown kind ${JSON.stringify(obj.kind)}`);
+  if (!MESSAGE_KINDS.has(kind))
+    throw new CodecError(`run message has unknown kind ${JSON.stringify(obj.kind)}`);
   requireString(obj, 'runId', kind);
   switch (kind) {
     case 'start':
       requireString(obj, 'workflow', kind);
-      if (!Number.isInteger(obj.version)) throw new CodecError(`start message field 'version' must be an integer`);
+      if (!Number.isInteger(obj.version))
+        throw new CodecError(`start message field 'version' must be an integer`);
       break;
     case 'signal':
       requireString(obj, 'name', kind);

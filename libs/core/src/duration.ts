@@ -15,7 +15,9 @@ export function toMs(value: Duration | string, what = 'duration'): number {
   }
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(value);
   if (!match) {
-    throw new ConfigError(`${what} '${value}' is not a duration; use milliseconds or e.g. '500ms', '30s', '10m', '2h', '3d'`);
+    throw new ConfigError(
+      `${what} '${value}' is not a duration; use milliseconds or e.g. '500ms', '30s', '10m', '2h', '3d'`,
+    );
   }
   return Math.round(Number(match[1]) * UNIT_MS[match[2]!]!);
 }

@@ -72,7 +72,10 @@ export class FencedWriteError extends BatonError {
     readonly epoch: number,
     readonly what: string,
   ) {
-    super('BATON_FENCED_WRITE', `run ${runId}: ${what} under epoch ${epoch} refused: a newer owner holds the run`);
+    super(
+      'BATON_FENCED_WRITE',
+      `run ${runId}: ${what} under epoch ${epoch} refused: a newer owner holds the run`,
+    );
   }
 }
 

@@ -11,7 +11,11 @@ export function newRunId(): string {
 
 /** The run id for an idempotency key: the same workflow and key always give the same id. */
 export function runIdForKey(workflow: string, idempotencyKey: string): string {
-  const digest = createHash('sha256').update(workflow).update('\0').update(idempotencyKey).digest('base64url');
+  const digest = createHash('sha256')
+    .update(workflow)
+    .update('\0')
+    .update(idempotencyKey)
+    .digest('base64url');
   return `k_${digest.slice(0, 32)}`;
 }
 

@@ -118,6 +118,7 @@ export type {
 } from './contracts/store.js';
 export type {
   ActivityDefinition,
+  AnyWorkflowDefinition,
   ActivityIO,
   ActivityOptions,
   WaitForSignalOptions,
@@ -127,7 +128,12 @@ export type {
 export { defineActivity, defineWorkflow, journalsStart } from './workflow.js';
 export type { AttemptContext, RetryFailure, RetryOptions, RetryPolicy } from './retry.js';
 export { DEFAULT_RETRY_POLICY, runWithRetry } from './retry.js';
-export type { ExecutionHost, ExecutionOutcome, ExecutorOptions, NewEntry } from './executor/replay-executor.js';
+export type {
+  ExecutionHost,
+  ExecutionOutcome,
+  ExecutorOptions,
+  NewEntry,
+} from './executor/replay-executor.js';
 export { ReplayExecutor } from './executor/replay-executor.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { assertRunId, newRunId, RUN_ID_PATTERN, runIdForKey } from './ids.js';

@@ -154,7 +154,10 @@ export function isStepEntry(entry: JournalEntry): entry is StepEntry {
  * it was written by an owner that had already been fenced off, so it is ignored on replay.
  * `startEpoch` is the epoch already established by a checkpoint the entries follow.
  */
-export function filterFencedEntries<T extends { entry: JournalEntry }>(items: readonly T[], startEpoch = 0): T[] {
+export function filterFencedEntries<T extends { entry: JournalEntry }>(
+  items: readonly T[],
+  startEpoch = 0,
+): T[] {
   let fence = startEpoch;
   const kept: T[] = [];
   for (const item of items) {

@@ -70,7 +70,8 @@ export async function runWithRetry<T>(
           return await runAttempt(fn, attempt, options.timeoutMs, options.name, outer);
         } catch (err) {
           if (outer?.aborted) throw new AbortError(asError(outer.reason));
-          if (isNonRetryable(err) || matchesName(err, policy.nonRetryable)) throw new AbortError(asError(err));
+          if (isNonRetryable(err) || matchesName(err, policy.nonRetryable))
+            throw new AbortError(asError(err));
           throw asError(err);
         }
       },

@@ -115,3 +115,7 @@ export function defineWorkflow<I, O>(spec: Omit<WorkflowDefinition<I, O>, 'kind'
 export function journalsStart(def: ActivityOptions & { reconcile?: unknown }): boolean {
   return def.idempotent === undefined ? def.reconcile !== undefined : !def.idempotent;
 }
+
+/** A workflow of any input and output type, as registries hold them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyWorkflowDefinition = WorkflowDefinition<any, any>;

@@ -2,7 +2,14 @@
 import type { RunMessage } from '@baton/core';
 
 export type WorkerEvent =
-  | { type: 'run-claimed'; runId: string; epoch: number; via: RunMessage['kind']; reason?: string; since?: number }
+  | {
+      type: 'run-claimed';
+      runId: string;
+      epoch: number;
+      via: RunMessage['kind'];
+      reason?: string;
+      since?: number;
+    }
   | { type: 'run-completed'; runId: string; epoch: number }
   | { type: 'run-failed'; runId: string; epoch: number; error: string }
   | { type: 'run-cancelled'; runId: string; epoch: number }

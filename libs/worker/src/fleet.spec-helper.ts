@@ -32,8 +32,11 @@ export const FAST: Partial<WorkerOptions> = {
   drainTimeoutMs: 2_000,
 };
 
-export function fleet(defaults: Partial<WorkerOptions> & Pick<WorkerOptions, 'workflows'>): Fleet {
-  const transport = memoryTransport({ ackWaitMs: 1_000 });
+export function fleet(
+  defaults: Partial<WorkerOptions> & Pick<WorkerOptions, 'workflows'>,
+  wrapTransport: (t: Transport) => Transport = (t) => t,
+): Fleet {
+  const transport = wrapTransport(memoryTransport({ ackWaitMs: 1_000 }));
   const store = memoryStore();
   const workers: FleetWorker[] = [];
   return {
@@ -75,7 +78,11 @@ export function fleet(defaults: Partial<WorkerOptions> & Pick<WorkerOptions, 'wo
 }
 
 /** Polls until `check` returns true (or throws after `timeoutMs`). */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

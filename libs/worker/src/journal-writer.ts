@@ -23,6 +23,7 @@ export const CHECKPOINT_SCHEMA_VERSION = 1;
 export class JournalWriter {
   private chain: Promise<unknown> = Promise.resolve();
   private sinceCheckpoint = 0;
+  private stopCause: unknown;
 
   constructor(
     private readonly transport: Transport,
@@ -48,6 +49,11 @@ export class JournalWriter {
     const done = this.chain.then(() => this.appendNow(stamped, options?.checkpoint === true));
     this.chain = done.catch(() => undefined);
     return done;
+  }
+
+  /** Refuses every later append (the lease is lost or the run aborted). */
+  stop(cause: unknown): void {
+    this.stopCause ??= cause ?? new Error('journal writer stopped');
   }
 
   /** Resolves when every append issued so far has settled. */
@@ -78,6 +84,7 @@ export class JournalWriter {
   }
 
   private async appendNow(stamped: JournalEntry[], checkpoint: boolean): Promise<void> {
+    if (this.stopCause !== undefined) throw this.stopCause;
     const info = { runId: this.runId, epoch: this.epoch, entryTypes: stamped.map((e) => e.type) };
     await this.faults?.('before-journal-append', info);
     try {

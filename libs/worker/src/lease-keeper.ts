@@ -82,7 +82,9 @@ export class LeaseKeeper {
     for (const entry of this.held.values()) {
       if (now < entry.validUntil - this.heartbeatMs) continue;
       this.held.delete(entry.runId);
-      entry.onLost(new LeaseLostError(entry.runId, entry.epoch, 'no renewal was confirmed before the lease ran out'));
+      entry.onLost(
+        new LeaseLostError(entry.runId, entry.epoch, 'no renewal was confirmed before the lease ran out'),
+      );
     }
   }
 

@@ -61,7 +61,9 @@ export class Maintenance {
       const since = Date.now();
       await Promise.all(
         runIds.map((runId) =>
-          this.transport.enqueue(encodeMessage({ kind: 'resume', runId, reason: 'reaped', since }), { key: runId }),
+          this.transport.enqueue(encodeMessage({ kind: 'resume', runId, reason: 'reaped', since }), {
+            key: runId,
+          }),
         ),
       );
       this.logger.info({ runIds }, 'reaped expired leases');

@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, type Store, type Transport, type WorkflowDefinition } from '@baton/core';
+import { ConfigError, type Store, type Transport, type AnyWorkflowDefinition } from '@baton/core';
 import type { FaultHook } from './faults.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { WorkerEvent } from './events.js';
@@ -12,8 +12,7 @@ import type { WorkerEvent } from './events.js';
 export interface WorkerOptions {
   transport: Transport;
   store: Store;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  workflows: ReadonlyArray<WorkflowDefinition<any, any>>;
+  workflows: ReadonlyArray<AnyWorkflowDefinition>;
   /** Runs executed at once by this worker. @defaultValue 100 */
   concurrency?: number;
   /** Lease duration on the store's clock; a crashed worker's runs are reaped after this. @defaultValue 5000 */
@@ -50,7 +49,8 @@ export interface ResolvedWorkerOptions extends Required<Omit<WorkerOptions, 'onE
 }
 
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
-  if (!options.transport) throw new ConfigError('Worker needs a transport: pass `transport` (e.g. memoryTransport())');
+  if (!options.transport)
+    throw new ConfigError('Worker needs a transport: pass `transport` (e.g. memoryTransport())');
   if (!options.store) throw new ConfigError('Worker needs a store: pass `store` (e.g. memoryStore())');
   if (!options.workflows || options.workflows.length === 0) {
     throw new ConfigError('Worker needs at least one workflow: pass `workflows: [myWorkflow]`');
@@ -104,6 +104,7 @@ function nonNegative(name: string, value: number): number {
 }
 
 function positiveInt(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`${name} must be a positive integer, got ${String(value)}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new ConfigError(`${name} must be a positive integer, got ${String(value)}`);
   return value;
 }

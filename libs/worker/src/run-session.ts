@@ -10,6 +10,7 @@
  *    message can acquire at once.
  */
 import {
+  CodecError,
   decodeEntries,
   encodeEntries,
   encodeMessage,
@@ -23,7 +24,7 @@ import {
   type JournalEntry,
   type RunOutcome,
   type RunRecord,
-  type WorkflowDefinition,
+  type AnyWorkflowDefinition,
 } from '@baton/core';
 import { JournalWriter } from './journal-writer.js';
 import type { LeaseKeeper } from './lease-keeper.js';
@@ -31,8 +32,7 @@ import type { ResolvedWorkerOptions } from './options.js';
 
 export interface SessionStart {
   run: RunRecord;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  workflow: WorkflowDefinition<any, any>;
+  workflow: AnyWorkflowDefinition;
   epoch: number;
   acquiredAt: number;
   cancelRequested: boolean;
@@ -68,6 +68,7 @@ export class RunSession {
   /** Stops at once; nothing more is written except a best-effort hand-off when `cause` allows it. */
   abort(cause: unknown): void {
     this.abortCause ??= cause;
+    if (cause instanceof LeaseLostError || cause instanceof FencedWriteError) this.writer?.stop(cause);
     this.executor?.abort(cause);
   }
 
@@ -94,34 +95,52 @@ export class RunSession {
   private async execute(): Promise<SessionEnd> {
     const { transport, store } = this.options;
     const { runId, epoch } = this;
-    const marker: JournalEntry = { type: 'LeaseAcquired', epoch, at: Date.now(), workerId: this.options.workerId };
+    const marker: JournalEntry = {
+      type: 'LeaseAcquired',
+      epoch,
+      at: Date.now(),
+      workerId: this.options.workerId,
+    };
     const markerPosition = await transport.append({ runId, data: encodeEntries([marker]) });
 
     const checkpoint = await store.loadCheckpoint(runId);
     const from = checkpoint?.journalPosition ?? 0;
     const tail = await transport.read(runId, from, markerPosition);
-    const positioned = tail.flatMap((record) =>
-      decodeEntries(record.data, runId).map((entry) => ({ position: record.position, entry })),
-    );
+    const newWriter = (entries: JournalEntry[]): JournalWriter =>
+      new JournalWriter(
+        transport,
+        store,
+        runId,
+        epoch,
+        entries,
+        markerPosition,
+        checkpoint?.seq ?? 0,
+        this.options.checkpointEvery,
+        this.options.faults,
+      );
+    let positioned: Array<{ position: number; entry: JournalEntry }>;
+    try {
+      positioned = tail.flatMap((record) =>
+        decodeEntries(record.data, runId).map((entry) => ({ position: record.position, entry })),
+      );
+    } catch (err) {
+      // An unreadable journal never heals by retrying: fail the run with the reason, so it is
+      // not resumed from bad data every time its lease runs out.
+      if (!(err instanceof CodecError)) throw err;
+      this.writer = newWriter([]);
+      const error = serializeError(err);
+      return this.finish({ status: 'failed', error }, [{ type: 'RunFailed', error }]);
+    }
     const effective = [
       ...(checkpoint?.entries ?? []),
       ...filterFencedEntries(positioned, checkpoint?.epoch ?? 0).map((p) => p.entry),
     ];
-    this.writer = new JournalWriter(
-      transport,
-      store,
-      runId,
-      epoch,
-      effective,
-      markerPosition,
-      checkpoint?.seq ?? 0,
-      this.options.checkpointEvery,
-      this.options.faults,
-    );
+    this.writer = newWriter(effective);
 
     const terminal = effective.find((e) => TERMINAL.has(e.type));
     if (terminal) return this.finishFromJournal(terminal);
-    if (this.abortCause !== undefined) return this.afterStop({ kind: 'stopped', reason: 'aborted', cause: this.abortCause });
+    if (this.abortCause !== undefined)
+      return this.afterStop({ kind: 'stopped', reason: 'aborted', cause: this.abortCause });
 
     this.executor = new ReplayExecutor({
       workflow: this.start.workflow,
@@ -168,11 +187,15 @@ export class RunSession {
           { type: 'RunCompleted', result: outcome.result },
         ]);
       case 'failed':
-        return this.finish({ status: 'failed', error: outcome.error }, [{ type: 'RunFailed', error: outcome.error }]);
+        return this.finish({ status: 'failed', error: outcome.error }, [
+          { type: 'RunFailed', error: outcome.error },
+        ]);
       case 'cancelled': {
         const error = serializeError(new Error(outcome.reason));
         error.name = 'CancelledError';
-        return this.finish({ status: 'cancelled', error }, [{ type: 'RunCancelled', reason: outcome.reason }]);
+        return this.finish({ status: 'cancelled', error }, [
+          { type: 'RunCancelled', reason: outcome.reason },
+        ]);
       }
       case 'suspended':
         return 'suspended';
@@ -187,7 +210,10 @@ export class RunSession {
     }
   }
 
-  private async finish(outcome: RunOutcome, entries: Parameters<JournalWriter['append']>[0]): Promise<SessionEnd> {
+  private async finish(
+    outcome: RunOutcome,
+    entries: Parameters<JournalWriter['append']>[0],
+  ): Promise<SessionEnd> {
     const writer = this.writer!;
     await writer.append(entries);
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
@@ -201,7 +227,11 @@ export class RunSession {
     let outcome: RunOutcome;
     if (entry.type === 'RunCompleted') outcome = { status: 'completed', result: entry.result };
     else if (entry.type === 'RunFailed') outcome = { status: 'failed', error: entry.error };
-    else outcome = { status: 'cancelled', error: { name: 'CancelledError', message: (entry as { reason?: string }).reason ?? '' } };
+    else
+      outcome = {
+        status: 'cancelled',
+        error: { name: 'CancelledError', message: (entry as { reason?: string }).reason ?? '' },
+      };
     return this.options.store
       .finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status))
       .then(() => outcome.status);
@@ -212,9 +242,12 @@ export class RunSession {
     await this.writer!.checkpoint('running').catch(() => undefined);
     const released = await store.releaseLease(this.runId, this.epoch);
     if (!released) return;
-    await transport.enqueue(encodeMessage({ kind: 'resume', runId: this.runId, reason: 'handoff', since: Date.now() }), {
-      key: this.runId,
-    });
+    await transport.enqueue(
+      encodeMessage({ kind: 'resume', runId: this.runId, reason: 'handoff', since: Date.now() }),
+      {
+        key: this.runId,
+      },
+    );
   }
 
   /**
@@ -227,7 +260,10 @@ export class RunSession {
     try {
       await this.handOff();
     } catch (err) {
-      this.options.logger.warn({ err, runId: this.runId }, 'hand-off after abort failed; the reaper will resume the run');
+      this.options.logger.warn(
+        { err, runId: this.runId },
+        'hand-off after abort failed; the reaper will resume the run',
+      );
     }
   }
 }

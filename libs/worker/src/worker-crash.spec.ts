@@ -51,7 +51,9 @@ describe('crash recovery (memory adapters)', () => {
     expect(ledger.count(key(0))).toBe(1); // completed before the crash: never again
     expect(ledger.count(key(1))).toBe(2); // in flight at the crash: once more, same key
     expect(ledger.count(key(2))).toBe(1);
-    expect(b.events).toContainEqual(expect.objectContaining({ type: 'run-claimed', via: 'resume', reason: 'reaped' }));
+    expect(b.events).toContainEqual(
+      expect.objectContaining({ type: 'run-claimed', via: 'resume', reason: 'reaped' }),
+    );
     const described = await current.client.describe(run.runId);
     expect(described.attempts).toBe(2);
   });
@@ -93,11 +95,31 @@ describe('crash recovery (memory adapters)', () => {
     await current.spawn({ workflows: [changed] });
     const error = await run.result({ timeoutMs: 5_000 }).catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toMatch(/step #0 replayed as activity:other_step but the journal recorded activity:step/);
+    expect((error as Error).message).toMatch(
+      /step #0 replayed as activity:other_step but the journal recorded activity:step/,
+    );
     const described = await current.client.describe(run.runId);
     expect(described.status).toBe('failed');
     expect(described.lease?.state).toBe('finished');
     await new Promise((r) => setTimeout(r, 600)); // longer than a lease: nobody resumes it again
     expect((await current.client.describe(run.runId)).attempts).toBe(2);
+  });
+
+  it('fails a run whose journal cannot be decoded instead of resuming it from bad data forever', async () => {
+    const ledger = new Ledger();
+    const { workflow, gate } = blockingChain(ledger);
+    current = fleet({ workflows: [workflow] });
+    const a = await current.spawn();
+    const run = await current.client.start(workflow, 0);
+    await until(() => gate.started === 1, 5_000, 'step #1 to start');
+    a.crash();
+    await current.transport.append({
+      runId: run.runId,
+      data: new TextEncoder().encode('{"v":7,"entries":[]}'),
+    });
+    await current.spawn();
+    const error = await run.result({ timeoutMs: 5_000 }).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(/codec version 7/);
+    expect((await current.client.describe(run.runId)).lease?.state).toBe('finished');
   });
 });

@@ -90,7 +90,11 @@ describe('worker lifecycle (memory adapters)', () => {
     current = fleet({ workflows: [wf] });
     await current.spawn();
     const run = await current.client.start(wf, null);
-    await until(async () => (await current!.store.getRun(run.runId))?.status === 'suspended', 5_000, 'suspension');
+    await until(
+      async () => (await current!.store.getRun(run.runId))?.status === 'suspended',
+      5_000,
+      'suspension',
+    );
     await current.client.cancel(run.runId, 'operator said so');
     await expect(run.result({ timeoutMs: 5_000 })).rejects.toThrow(/cancelled/);
   });
@@ -108,12 +112,24 @@ describe('worker lifecycle (memory adapters)', () => {
     current = fleet({ workflows: [wf] });
     const a = await current.spawn();
     const run = await current.client.start(wf, { name: 'ada' });
-    await until(async () => (await current!.store.getRun(run.runId))?.status === 'suspended', 5_000, 'sleep suspension');
+    await until(
+      async () => (await current!.store.getRun(run.runId))?.status === 'suspended',
+      5_000,
+      'sleep suspension',
+    );
     a.crash();
     const b = await current.spawn();
     // The timer wakes the run on B; it then suspends again, waiting for the signal.
-    await until(() => b.events.some((e) => e.type === 'run-claimed' && e.reason === 'timer'), 5_000, 'timer wake on B');
-    await until(async () => (await current!.store.getRun(run.runId))?.status === 'suspended', 5_000, 'signal suspension');
+    await until(
+      () => b.events.some((e) => e.type === 'run-claimed' && e.reason === 'timer'),
+      5_000,
+      'timer wake on B',
+    );
+    await until(
+      async () => (await current!.store.getRun(run.runId))?.status === 'suspended',
+      5_000,
+      'signal suspension',
+    );
     b.crash();
     const c = await current.spawn();
     await current.client.signal(run.runId, 'answer', 'yes');
@@ -143,23 +159,60 @@ describe('worker lifecycle (memory adapters)', () => {
     const w = await current.spawn({ maxMessageBytes: 4_096 });
     const { transport } = current;
     await transport.enqueue(new TextEncoder().encode('{not json'));
-    await transport.enqueue(encodeMessage({ kind: 'start', runId: 'r-unknown', workflow: 'nope', version: 3, input: null, enqueuedAt: 0 }));
-    await transport.enqueue(encodeMessage({ kind: 'start', runId: 'r-big', workflow: 'ok', version: 1, input: 'x'.repeat(10_000), enqueuedAt: 0 }));
-    await transport.enqueue(encodeJson({ v: 1, kind: 'start', runId: 'bad id with spaces', workflow: 'ok', version: 1, enqueuedAt: 0 }));
+    await transport.enqueue(
+      encodeMessage({
+        kind: 'start',
+        runId: 'r-unknown',
+        workflow: 'nope',
+        version: 3,
+        input: null,
+        enqueuedAt: 0,
+      }),
+    );
+    await transport.enqueue(
+      encodeMessage({
+        kind: 'start',
+        runId: 'r-big',
+        workflow: 'ok',
+        version: 1,
+        input: 'x'.repeat(10_000),
+        enqueuedAt: 0,
+      }),
+    );
+    await transport.enqueue(
+      encodeJson({
+        v: 1,
+        kind: 'start',
+        runId: 'bad id with spaces',
+        workflow: 'ok',
+        version: 1,
+        enqueuedAt: 0,
+      }),
+    );
     const good = await current.client.start(wf, null);
     expect(await good.result({ timeoutMs: 5_000 })).toBe('fine');
 
     await until(async () => (await transport.listDeadLetters()).length === 4, 5_000, 'four dead letters');
     const letters = await transport.listDeadLetters();
-    expect(letters.map((l) => l.code).sort()).toEqual(['too-large', 'unknown-workflow', 'unparseable', 'unparseable']);
-    expect(letters.find((l) => l.code === 'unknown-workflow')?.reason).toMatch(/workflow nope@3 is not registered on this worker \(it has: ok@1\)/);
+    expect(letters.map((l) => l.code).sort()).toEqual([
+      'too-large',
+      'unknown-workflow',
+      'unparseable',
+      'unparseable',
+    ]);
+    expect(letters.find((l) => l.code === 'unknown-workflow')?.reason).toMatch(
+      /workflow nope@3 is not registered on this worker \(it has: ok@1\)/,
+    );
     expect(letters.find((l) => l.code === 'too-large')?.reason).toMatch(/exceeds maxMessageBytes \(4096\)/);
     expect(w.worker.state).toBe('running');
   });
 
   it('starting twice with one idempotency key yields one run, executed once', async () => {
     const ledger = new Ledger();
-    const once = defineActivity({ name: 'once', run: (_: null, io) => (ledger.record(io.idempotencyKey), 'done') });
+    const once = defineActivity({
+      name: 'once',
+      run: (_: null, io) => (ledger.record(io.idempotencyKey), 'done'),
+    });
     const wf = defineWorkflow({ name: 'idem', version: 1, run: async (ctx) => ctx.run(once, null) });
     current = fleet({ workflows: [wf] });
     await current.spawn();
@@ -181,7 +234,9 @@ describe('worker lifecycle (memory adapters)', () => {
   it('rejects bad configuration at construction, naming the option', () => {
     const wf = defineWorkflow({ name: 'x', version: 1, run: async () => 1 });
     const base = { transport: {} as never, store: {} as never, workflows: [wf] };
-    expect(() => new Worker({ ...base, leaseMs: 1_000, heartbeatMs: 600 })).toThrow(/heartbeatMs \(600\) must be below leaseMs\/2/);
+    expect(() => new Worker({ ...base, leaseMs: 1_000, heartbeatMs: 600 })).toThrow(
+      /heartbeatMs \(600\) must be below leaseMs\/2/,
+    );
     expect(() => new Worker({ ...base, concurrency: 0 })).toThrow(/concurrency must be a positive integer/);
     expect(() => new Worker({ ...base, workflows: [] })).toThrow(/at least one workflow/);
     expect(() => new Worker({ ...base, workflows: [wf, wf] })).toThrow(/x@1 is registered twice/);

@@ -23,7 +23,7 @@ import {
   type RunMessage,
   type RunRecord,
   type StartMessage,
-  type WorkflowDefinition,
+  type AnyWorkflowDefinition,
 } from '@baton/core';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
@@ -48,8 +48,7 @@ const ERROR_BACKOFF_MS = 500;
 export class Worker {
   readonly options: ResolvedWorkerOptions;
   private stateValue: WorkerState = 'created';
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private readonly registry = new Map<string, WorkflowDefinition<any, any>>();
+  private readonly registry = new Map<string, AnyWorkflowDefinition>();
   private readonly sessions = new Map<string, RunSession>();
   private readonly handling = new Set<Promise<void>>();
   private readonly keeper: LeaseKeeper;
@@ -65,7 +64,14 @@ export class Worker {
     for (const wf of this.options.workflows) this.registry.set(`${wf.name}@${wf.version}`, wf);
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger);
-    this.maintenance = new Maintenance(store, transport, reapIntervalMs, leaseMs, logger, this.options.onEvent);
+    this.maintenance = new Maintenance(
+      store,
+      transport,
+      reapIntervalMs,
+      leaseMs,
+      logger,
+      this.options.onEvent,
+    );
   }
 
   get state(): WorkerState {
@@ -83,14 +89,18 @@ export class Worker {
 
   /** Connects transport and store, then claims runs until stop(). */
   async start(): Promise<void> {
-    if (this.stateValue !== 'created') throw new BatonError('BATON_STATE', `worker is ${this.stateValue}; start() runs once`);
+    if (this.stateValue !== 'created')
+      throw new BatonError('BATON_STATE', `worker is ${this.stateValue}; start() runs once`);
     await this.options.transport.connect();
     await this.options.store.connect();
     this.stateValue = 'running';
     this.keeper.start();
     this.maintenance.start();
     this.claimLoop = this.runClaimLoop();
-    this.options.logger.info({ workerId: this.workerId, concurrency: this.options.concurrency }, 'worker started');
+    this.options.logger.info(
+      { workerId: this.workerId, concurrency: this.options.concurrency },
+      'worker started',
+    );
   }
 
   /**
@@ -114,7 +124,8 @@ export class Worker {
     await this.claimLoop;
     for (const session of this.sessions.values()) session.handoff();
     const deadline = setTimeout(() => {
-      for (const session of this.sessions.values()) session.abort(new BatonError('BATON_SHUTDOWN', 'worker shutting down'));
+      for (const session of this.sessions.values())
+        session.abort(new BatonError('BATON_SHUTDOWN', 'worker shutting down'));
     }, this.options.drainTimeoutMs);
     deadline.unref();
     await Promise.allSettled([...this.handling]);
@@ -137,7 +148,11 @@ export class Worker {
       }
       let batch: Delivery[];
       try {
-        batch = await transport.fetch({ max: Math.min(room, FETCH_BATCH), expiresMs: fetchWaitMs, signal: this.fetchAbort.signal });
+        batch = await transport.fetch({
+          max: Math.min(room, FETCH_BATCH),
+          expiresMs: fetchWaitMs,
+          signal: this.fetchAbort.signal,
+        });
       } catch (err) {
         if (this.stateValue !== 'running') break;
         logger.warn({ err }, 'fetching run messages failed; retrying');
@@ -175,8 +190,13 @@ export class Worker {
         await this.deadLetter(delivery, 'repeated-failure', reason);
         return;
       }
-      this.options.logger.warn({ err, deliveryCount: delivery.deliveryCount }, 'run message failed; it will be redelivered');
-      await delivery.nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount)).catch(() => undefined);
+      this.options.logger.warn(
+        { err, deliveryCount: delivery.deliveryCount },
+        'run message failed; it will be redelivered',
+      );
+      await delivery
+        .nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount))
+        .catch(() => undefined);
     }
   }
 
@@ -216,7 +236,11 @@ export class Worker {
       case 'resume':
       case 'wake': {
         const run = await store.getRun(message.runId);
-        if (!run) throw new PoisonMessage('unknown-run', `${message.kind} message for run ${message.runId}, which the store does not know`);
+        if (!run)
+          throw new PoisonMessage(
+            'unknown-run',
+            `${message.kind} message for run ${message.runId}, which the store does not know`,
+          );
         const workflow = this.registry.get(`${run.workflow}@${run.version}`);
         if (!workflow) {
           // A run already under way whose workflow this worker lacks (a rolling deploy, say):
@@ -233,14 +257,20 @@ export class Worker {
           payload: message.payload,
         });
         if (!found) return this.unknownRunYet(message, delivery);
-        if (wake) await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'signal' }), { key: message.runId });
+        if (wake)
+          await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'signal' }), {
+            key: message.runId,
+          });
         return delivery.ack();
       }
       case 'cancel': {
         const { found, wake } = await store.requestCancel(message.runId);
         if (!found) return this.unknownRunYet(message, delivery);
         this.sessions.get(message.runId)?.cancel();
-        if (wake) await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'cancel' }), { key: message.runId });
+        if (wake)
+          await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'cancel' }), {
+            key: message.runId,
+          });
         return delivery.ack();
       }
     }
@@ -249,13 +279,15 @@ export class Worker {
   /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
   private async unknownRunYet(message: RunMessage, delivery: Delivery): Promise<void> {
     if (delivery.deliveryCount >= this.options.maxDeliveries) {
-      throw new PoisonMessage('unknown-run', `${message.kind} message for run ${message.runId}, which never started`);
+      throw new PoisonMessage(
+        'unknown-run',
+        `${message.kind} message for run ${message.runId}, which never started`,
+      );
     }
     await delivery.nak(Math.min(5_000, 100 * 2 ** delivery.deliveryCount));
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private lookup(name: string, version: number): WorkflowDefinition<any, any> {
+  private lookup(name: string, version: number): AnyWorkflowDefinition {
     const workflow = this.registry.get(`${name}@${version}`);
     if (!workflow) {
       const known = [...this.registry.keys()].join(', ');
@@ -268,8 +300,12 @@ export class Worker {
     return workflow;
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private async claim(run: RunRecord, workflow: WorkflowDefinition<any, any>, message: RunMessage, delivery: Delivery): Promise<void> {
+  private async claim(
+    run: RunRecord,
+    workflow: AnyWorkflowDefinition,
+    message: RunMessage,
+    delivery: Delivery,
+  ): Promise<void> {
     const { store, leaseMs, workerId, logger } = this.options;
     const acquiredAt = Date.now();
     const lease = await store.acquireLease(run.runId, workerId, leaseMs);
@@ -281,8 +317,20 @@ export class Worker {
     await this.options.faults?.('lease-acquired', { runId: run.runId, epoch: lease.epoch });
     await delivery.ack();
     const reason = 'reason' in message ? message.reason : undefined;
-    const since = message.kind === 'resume' ? message.since : message.kind === 'start' ? (message as StartMessage).enqueuedAt : undefined;
-    this.options.onEvent({ type: 'run-claimed', runId: run.runId, epoch: lease.epoch, via: message.kind, reason, since });
+    const since =
+      message.kind === 'resume'
+        ? message.since
+        : message.kind === 'start'
+          ? (message as StartMessage).enqueuedAt
+          : undefined;
+    this.options.onEvent({
+      type: 'run-claimed',
+      runId: run.runId,
+      epoch: lease.epoch,
+      via: message.kind,
+      reason,
+      since,
+    });
 
     const session = new RunSession(
       { run, workflow, epoch: lease.epoch, acquiredAt, cancelRequested: lease.cancelRequested },
@@ -295,8 +343,16 @@ export class Worker {
       const end = await session.run();
       this.report(end, run.runId, lease.epoch);
     } catch (err) {
-      logger.warn({ err, runId: run.runId, epoch: lease.epoch }, 'run stopped by an error; it resumes elsewhere');
-      this.options.onEvent({ type: 'run-aborted', runId: run.runId, epoch: lease.epoch, reason: (err as Error)?.message ?? String(err) });
+      logger.warn(
+        { err, runId: run.runId, epoch: lease.epoch },
+        'run stopped by an error; it resumes elsewhere',
+      );
+      this.options.onEvent({
+        type: 'run-aborted',
+        runId: run.runId,
+        epoch: lease.epoch,
+        reason: (err as Error)?.message ?? String(err),
+      });
     } finally {
       this.sessions.delete(run.runId);
     }
@@ -322,7 +378,13 @@ export class Worker {
 
   private async deadLetter(delivery: Delivery, code: string, reason: string): Promise<void> {
     try {
-      await this.options.transport.deadLetter({ data: delivery.data, headers: delivery.headers, code, reason, at: Date.now() });
+      await this.options.transport.deadLetter({
+        data: delivery.data,
+        headers: delivery.headers,
+        code,
+        reason,
+        at: Date.now(),
+      });
       await delivery.ack();
       this.options.logger.warn({ code, reason }, 'message dead-lettered');
       this.options.onEvent({ type: 'dead-lettered', code, reason });

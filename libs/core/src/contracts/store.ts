@@ -227,7 +227,10 @@ export interface SignalInbox {
    * `wake` is true when the run was suspended waiting for this name: it is now acquirable and the
    * caller should enqueue a wake message. `found` is false for an unknown run.
    */
-  deliverSignal(runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<{ found: boolean; wake: boolean }>;
+  deliverSignal(
+    runId: string,
+    signal: Omit<InboxSignal, 'receivedAt'>,
+  ): Promise<{ found: boolean; wake: boolean }>;
   /** The run's inbox, in arrival order. */
   readSignals(runId: string): Promise<InboxSignal[]>;
 }

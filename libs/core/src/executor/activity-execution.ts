@@ -42,7 +42,9 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     const found = await def.reconcile(input, io(0, signal));
     signal.throwIfAborted();
     if (found !== undefined) {
-      await exec.append([{ type: 'ActivityCompleted', seq, name: def.name, result: found, attempts: 0, reconciled: true }]);
+      await exec.append([
+        { type: 'ActivityCompleted', seq, name: def.name, result: found, attempts: 0, reconciled: true },
+      ]);
       return found;
     }
   }
@@ -52,17 +54,26 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
 
   let outcome: { result: O; attempts: number };
   try {
-    outcome = await runWithRetry(({ attempt, signal: attemptSignal }) => def.run(input, io(attempt, attemptSignal)), {
-      policy: def.retry,
-      timeoutMs: def.timeoutMs,
-      signal,
-      name: def.name,
-    });
+    outcome = await runWithRetry(
+      ({ attempt, signal: attemptSignal }) => def.run(input, io(attempt, attemptSignal)),
+      {
+        policy: def.retry,
+        timeoutMs: def.timeoutMs,
+        signal,
+        name: def.name,
+      },
+    );
   } catch (caught) {
     const failure = caught as RetryFailure;
     if (signal.aborted) throw signal.reason;
     await exec.append([
-      { type: 'ActivityFailed', seq, name: def.name, error: serializeError(failure.error), attempts: failure.attempts },
+      {
+        type: 'ActivityFailed',
+        seq,
+        name: def.name,
+        error: serializeError(failure.error),
+        attempts: failure.attempts,
+      },
     ]);
     throw new ActivityFailedError(def.name, seq, failure.attempts, failure.error);
   }

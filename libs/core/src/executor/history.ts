@@ -79,11 +79,15 @@ export class ReplayHistory {
   /** The recorded step at `seq`, after checking that the code asks for the same thing. */
   step(seq: number, identity: string): StepHistory | undefined {
     const step = this.steps.get(seq);
-    if (step && step.identity !== identity) throw new NonDeterminismError(this.runId, seq, step.identity, identity);
+    if (step && step.identity !== identity)
+      throw new NonDeterminismError(this.runId, seq, step.identity, identity);
     return step;
   }
 
-  find<T extends StepEntry['type']>(step: StepHistory | undefined, type: T): Extract<StepEntry, { type: T }> | undefined {
+  find<T extends StepEntry['type']>(
+    step: StepHistory | undefined,
+    type: T,
+  ): Extract<StepEntry, { type: T }> | undefined {
     return step?.entries.find((e) => e.type === type) as Extract<StepEntry, { type: T }> | undefined;
   }
 

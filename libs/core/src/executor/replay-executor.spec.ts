@@ -4,7 +4,8 @@ import type { JournalEntry } from '../journal.js';
 import { defineActivity, defineWorkflow, type ActivityIO } from '../workflow.js';
 import { execute, testHost } from './test-host.spec-helper.js';
 
-const types = (journal: JournalEntry[]): string[] => journal.map((e) => ('seq' in e ? `${e.type}#${e.seq}` : e.type));
+const types = (journal: JournalEntry[]): string[] =>
+  journal.map((e) => ('seq' in e ? `${e.type}#${e.seq}` : e.type));
 
 describe('replay executor', () => {
   it('returns journaled results on replay and never re-runs a completed activity', async () => {
@@ -75,9 +76,17 @@ describe('replay executor', () => {
 
   it('fails with NonDeterminismError when the code no longer makes a journaled call', async () => {
     const a = defineActivity({ name: 'a', run: () => 1 });
-    const two = defineWorkflow({ name: 'w', version: 1, run: async (ctx) => (await ctx.run(a, 1)) + (await ctx.run(a, 2)) });
+    const two = defineWorkflow({
+      name: 'w',
+      version: 1,
+      run: async (ctx) => (await ctx.run(a, 1)) + (await ctx.run(a, 2)),
+    });
     const { journal } = await execute(two, null);
-    const none = defineWorkflow({ name: 'w', version: 1, run: async () => new Promise<number>(() => undefined) });
+    const none = defineWorkflow({
+      name: 'w',
+      version: 1,
+      run: async () => new Promise<number>(() => undefined),
+    });
     const replay = await execute(none, null, journal);
     expect(replay.outcome).toMatchObject({ kind: 'failed', nonDeterminism: true });
   });
@@ -152,7 +161,10 @@ describe('replay executor', () => {
     expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(seen[1]!.at - seen[0]!.at - 5);
     expect(outcome.kind).toBe('failed');
     const failed = journal.find((e) => e.type === 'ActivityFailed');
-    expect(failed).toMatchObject({ attempts: 3, error: { name: 'NonRetryableError', message: 'card declined' } });
+    expect(failed).toMatchObject({
+      attempts: 3,
+      error: { name: 'NonRetryableError', message: 'card declined' },
+    });
 
     // Replaying the failure throws the same error without calling the activity again.
     const replay = await execute(wf, null, journal);
@@ -181,7 +193,9 @@ describe('replay executor', () => {
   });
 
   describe('an activity journaled as started but never completed', () => {
-    const started = (name: string): JournalEntry[] => [{ type: 'ActivityStarted', seq: 0, name, epoch: 1, at: 0 }];
+    const started = (name: string): JournalEntry[] => [
+      { type: 'ActivityStarted', seq: 0, name, epoch: 1, at: 0 },
+    ];
 
     it('is reconciled when the reconcile hook finds the effect', async () => {
       const keys: string[] = [];
@@ -217,7 +231,11 @@ describe('replay executor', () => {
   it('journals ActivityStarted before a non-idempotent activity runs', async () => {
     let journalAtRun: string[] = [];
     const host = testHost();
-    const charge = defineActivity({ name: 'charge', idempotent: false, run: () => ((journalAtRun = types(host.journal)), 1) });
+    const charge = defineActivity({
+      name: 'charge',
+      idempotent: false,
+      run: () => ((journalAtRun = types(host.journal)), 1),
+    });
     const wf = defineWorkflow({ name: 'w', version: 1, run: async (ctx) => ctx.run(charge, null) });
     await execute(wf, null, [], host);
     expect(journalAtRun).toEqual(['ActivityStarted#0']);
@@ -258,7 +276,10 @@ describe('replay executor', () => {
     expect(host.suspensions).toEqual([{ wakeAt: null, signals: ['vote'] }]);
 
     const next = testHost();
-    next.inbox.push({ signalId: 's1', name: 'vote', payload: 1, receivedAt: 0 }, { signalId: 's2', name: 'vote', payload: 2, receivedAt: 1 });
+    next.inbox.push(
+      { signalId: 's1', name: 'vote', payload: 1, receivedAt: 0 },
+      { signalId: 's2', name: 'vote', payload: 2, receivedAt: 1 },
+    );
     const resumed = await execute(wf, null, first.journal, next);
     expect(resumed.outcome).toEqual({ kind: 'completed', result: [1, 2] });
   });

@@ -26,7 +26,12 @@ import {
   type SerializedError,
 } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
-import type { ActivityDefinition, ActivityOptions, WorkflowContext, WorkflowDefinition } from '../workflow.js';
+import type {
+  ActivityDefinition,
+  ActivityOptions,
+  WorkflowContext,
+  AnyWorkflowDefinition,
+} from '../workflow.js';
 import { defineActivity } from '../workflow.js';
 import { executeActivity } from './activity-execution.js';
 import { ReplayHistory, type CompletionEntry, type StepHistory } from './history.js';
@@ -44,7 +49,11 @@ export interface ExecutionHost {
   clock(): number;
   readSignals(): Promise<InboxSignal[]>;
   /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspendRun). */
-  suspend(request: { wakeAt: number | null; signals: string[]; consumedSignalIds: string[] }): Promise<SuspendResult>;
+  suspend(request: {
+    wakeAt: number | null;
+    signals: string[];
+    consumedSignalIds: string[];
+  }): Promise<SuspendResult>;
   heartbeat?(seq: number, details: unknown): void;
 }
 
@@ -56,8 +65,7 @@ export type ExecutionOutcome =
   | { kind: 'stopped'; reason: 'handoff' | 'aborted'; cause?: unknown };
 
 export interface ExecutorOptions {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  workflow: WorkflowDefinition<any, any>;
+  workflow: AnyWorkflowDefinition;
   input: unknown;
   runId: string;
   /** The run's effective journal (fenced entries already dropped). */
@@ -122,7 +130,8 @@ export class ReplayExecutor {
       if (this.fatal) return this.finishWith(this.failedOutcome(this.fatal));
       if (this.state === 'stopped') return { kind: 'stopped', reason: 'aborted', cause: this.stopCause };
       if (this.state === 'freezing') {
-        if (this.inFlight === 0 && this.pendingAppends === 0) return this.finishWith({ kind: 'stopped', reason: 'handoff' });
+        if (this.inFlight === 0 && this.pendingAppends === 0)
+          return this.finishWith({ kind: 'stopped', reason: 'handoff' });
         await this.nextEvent();
         continue;
       }
@@ -208,7 +217,10 @@ export class ReplayExecutor {
       },
       run: (activity, input, options) => this.callActivity(activity, input, options),
       activity: (name, fn, options) =>
-        this.callActivity(defineActivity({ name, run: (_input: unknown, io) => fn(io), ...options }), undefined),
+        this.callActivity(
+          defineActivity({ name, run: (_input: unknown, io) => fn(io), ...options }),
+          undefined,
+        ),
       sleep: (duration) => this.sleep(duration),
       waitForSignal: (name, options) => this.waitForSignal(name, options?.timeout) as never,
       now: () => this.recordValue('now', () => this.host.clock()) as number,
@@ -289,7 +301,10 @@ export class ReplayExecutor {
     );
   }
 
-  private async waitForSignal(name: string, timeout: Parameters<WorkflowContext['sleep']>[0] | undefined): Promise<unknown> {
+  private async waitForSignal(
+    name: string,
+    timeout: Parameters<WorkflowContext['sleep']>[0] | undefined,
+  ): Promise<unknown> {
     const timeoutMs = timeout === undefined ? undefined : toMs(timeout, 'waitForSignal timeout');
     const begun = this.beginStep(`signal:${name}`);
     if (!begun) return never();
@@ -301,7 +316,9 @@ export class ReplayExecutor {
       this.appendInBackground([{ type: 'SignalWaitStarted', seq, name, timeoutAt }]);
     }
     const deadline = timeoutAt;
-    return new Promise((resolve, reject) => this.waits.set(seq, { kind: 'signal', name, timeoutAt: deadline, resolve, reject }));
+    return new Promise((resolve, reject) =>
+      this.waits.set(seq, { kind: 'signal', name, timeoutAt: deadline, resolve, reject }),
+    );
   }
 
   private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
@@ -329,7 +346,14 @@ export class ReplayExecutor {
     const settle = this.pending.get(entry.seq);
     if (!settle) {
       const recorded = `${entry.type} of step #${entry.seq}`;
-      this.fail(new NonDeterminismError(this.options.runId, entry.seq, recorded, 'no matching ctx call at this point'));
+      this.fail(
+        new NonDeterminismError(
+          this.options.runId,
+          entry.seq,
+          recorded,
+          'no matching ctx call at this point',
+        ),
+      );
       return;
     }
     this.pending.delete(entry.seq);
@@ -371,11 +395,19 @@ export class ReplayExecutor {
         const signal = inbox.find((s) => s.name === wait.name && !this.consumed.has(s.signalId));
         if (signal) {
           this.consumed.add(signal.signalId);
-          const entry: NewEntry = { type: 'SignalReceived', seq, name: wait.name, signalId: signal.signalId, payload: signal.payload };
+          const entry: NewEntry = {
+            type: 'SignalReceived',
+            seq,
+            name: wait.name,
+            signalId: signal.signalId,
+            payload: signal.payload,
+          };
           this.completeWait(seq, wait, [entry], () => wait.resolve(signal.payload));
         } else if (wait.timeoutAt !== null && wait.timeoutAt <= now) {
           const error = new SignalTimeoutError(this.options.runId, wait.name);
-          this.completeWait(seq, wait, [{ type: 'SignalTimedOut', seq, name: wait.name }], () => wait.reject(error));
+          this.completeWait(seq, wait, [{ type: 'SignalTimedOut', seq, name: wait.name }], () =>
+            wait.reject(error),
+          );
         } else continue;
       }
       progressed = true;
@@ -389,7 +421,9 @@ export class ReplayExecutor {
       await this.sleepUntil(wakeAt);
       return undefined;
     }
-    const signals = [...new Set([...this.waits.values()].flatMap((w) => (w.kind === 'signal' ? [w.name] : [])))];
+    const signals = [
+      ...new Set([...this.waits.values()].flatMap((w) => (w.kind === 'signal' ? [w.name] : []))),
+    ];
     const result = await this.host.suspend({ wakeAt, signals, consumedSignalIds: [...this.consumed] });
     if (result.ok) {
       this.state = 'stopped';
@@ -476,7 +510,11 @@ export class ReplayExecutor {
   }
 
   private failedOutcome(error: Error): ExecutionOutcome {
-    return { kind: 'failed', error: serializeError(error), nonDeterminism: error instanceof NonDeterminismError };
+    return {
+      kind: 'failed',
+      error: serializeError(error),
+      nonDeterminism: error instanceof NonDeterminismError,
+    };
   }
 
   private settledOutcome(settled: NonNullable<ReplayExecutor['settled']>): ExecutionOutcome {
@@ -493,7 +531,9 @@ function settleFromHistory(runId: string, entry: CompletionEntry, settle: Settle
     case 'ActivityCompleted':
       return settle.resolve(entry.result);
     case 'ActivityFailed':
-      return settle.reject(new ActivityFailedError(entry.name, entry.seq, entry.attempts, deserializeError(entry.error)));
+      return settle.reject(
+        new ActivityFailedError(entry.name, entry.seq, entry.attempts, deserializeError(entry.error)),
+      );
     case 'TimerFired':
       return settle.resolve(undefined);
     case 'SignalReceived':

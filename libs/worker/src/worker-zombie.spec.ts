@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineActivity, defineWorkflow, type Transport } from '@baton/core';
+import { fleet, until, type Fleet } from './fleet.spec-helper.js';
+
+let current: Fleet | undefined;
+afterEach(async () => {
+  await current?.shutdown();
+  current = undefined;
+});
+
+/** The shared transport as one without optimistic append (as Kafka is): zombie writes land. */
+function withoutOptimisticAppend(transport: Transport): Transport {
+  return new Proxy(transport, {
+    get(target, prop, receiver) {
+      if (prop === 'supportsOptimisticAppend') return false;
+      if (prop === 'append') {
+        return (append: Parameters<Transport['append']>[0]) =>
+          target.append({ runId: append.runId, data: append.data });
+      }
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('zombie writes on a transport without optimistic append', () => {
+  it('ignores a journal entry written under a stale epoch after a newer LeaseAcquired marker', async () => {
+    // What step #1 does depends on which worker's turn it is.
+    let turn: 'A' | 'B' | 'C' = 'A';
+    let stepOneCalls = 0;
+    const step = defineActivity({
+      name: 'step',
+      run: async (label: string, io) => {
+        if (io.seq !== 1) return label;
+        stepOneCalls++;
+        if (turn === 'B') return new Promise<string>(() => undefined); // B dies inside it
+        return turn === 'A' ? 'zombie' : 'fresh';
+      },
+    });
+    const wf = defineWorkflow({
+      name: 'two',
+      version: 1,
+      run: async (ctx) => [await ctx.run(step, 'first'), await ctx.run(step, 'second')],
+    });
+    current = fleet({ workflows: [wf] }, withoutOptimisticAppend);
+    const f = current;
+
+    // A finishes step #1 but freezes in the middle of journaling it (as under SIGSTOP).
+    let unfreeze: () => void = () => undefined;
+    let frozen = false;
+    const a = await f.spawn({
+      faults: async (point, info) => {
+        if (point !== 'before-journal-append' || frozen || !info.entryTypes?.includes('ActivityCompleted'))
+          return;
+        if (stepOneCalls === 0) return;
+        frozen = true;
+        await new Promise<void>((resolve) => (unfreeze = resolve));
+      },
+    });
+    const run = await f.client.start(wf, null);
+    await until(() => frozen, 5_000, 'A to freeze while journaling step #1');
+    a.store.sever(); // its lease runs out meanwhile
+    turn = 'B';
+    const b = await f.spawn();
+    await until(() => stepOneCalls === 2, 5_000, 'step #1 on B');
+
+    unfreeze(); // A thaws and its stale append lands after B's marker
+    await until(
+      async () =>
+        (await f.client.history(run.runId)).some(
+          (p) => p.entry.type === 'ActivityCompleted' && p.entry.epoch === 1 && p.entry.seq === 1,
+        ),
+      5_000,
+      'the zombie write to land',
+    );
+    b.crash();
+    turn = 'C';
+    await f.spawn();
+
+    expect(await run.result({ timeoutMs: 5_000 })).toEqual(['first', 'fresh']);
+    const history = await f.client.history(run.runId);
+    const epochs = history.filter((p) => p.entry.type === 'LeaseAcquired').map((p) => p.entry.epoch);
+    expect(epochs).toEqual([1, 2, 3]);
+    expect(stepOneCalls).toBe(3);
+  });
+});
