@@ -93,7 +93,7 @@ export class Fleet {
     const owned = member.worker.ownedRuns;
     member.transport.sever();
     member.store.sever();
-    if (!process.env.ZOMBIE) member.link.sever();
+    member.link.sever();
     member.ownedAtCrash = owned;
     return owned;
   }

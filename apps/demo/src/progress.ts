@@ -140,8 +140,11 @@ class TtyReporter extends IntervalReporter {
       ),
     ];
     this.clear();
+    // A line wider than the terminal would wrap and break the cursor arithmetic, so cut it (a
+    // pseudo-terminal without a size reports 0 columns).
+    const width = Math.max(20, (process.stdout.columns || 120) - 1);
     // \x1b[2K clears the line, so a shorter line leaves no tail of the longer one before it.
-    this.write(lines.map((l) => `\x1b[2K${l}\n`).join(''));
+    this.write(lines.map((l) => `\x1b[2K${l.slice(0, width)}\n`).join(''));
     this.drawnLines = lines.length;
   }
 

@@ -78,8 +78,14 @@ export async function startApplications(options: ScenarioOptions): Promise<Scena
   if (again) {
     const key = `loan-${again.application.applicantId}`;
     const first = runIds[profiles.indexOf(again)];
-    const second = await client.start(LOAN_WORKFLOW, again.application, { idempotencyKey: key });
-    duplicateStartSameRunId = second.runId === first;
+    // The second submission carries an edited amount: the key, not the payload, names the run,
+    // so the run must keep the first submission's input (the bus or the store drops the second start).
+    const edited = { ...again.application, amount: again.application.amount + 1 };
+    const second = await client.start(LOAN_WORKFLOW, edited, { idempotencyKey: key });
+    await second.result({ timeoutMs: options.resultTimeoutMs }).catch(() => undefined);
+    const stored = await client.describe(second.runId);
+    duplicateStartSameRunId =
+      second.runId === first && (stored.input as LoanApplication).amount === again.application.amount;
     reporter.log(
       `duplicate start of ${key}: ${second.runId} ${duplicateStartSameRunId ? '(the same run)' : `(DIFFERENT from ${first})`}`,
     );

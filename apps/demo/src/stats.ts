@@ -12,6 +12,8 @@ export interface WorkerCounters {
   suspended: number;
   handedOff: number;
   aborted: number;
+  /** Leases it gave up because no renewal was confirmed in time (only a cut-off worker should). */
+  leasesLost: number;
 }
 
 /** A run claimed from a `resume` message after the reaper found its lease expired. */
@@ -43,7 +45,14 @@ export class FleetStats {
 
   /** Registers a worker so it shows up before its first event. */
   register(workerId: string): void {
-    this.workers.set(workerId, { claimed: 0, completed: 0, suspended: 0, handedOff: 0, aborted: 0 });
+    this.workers.set(workerId, {
+      claimed: 0,
+      completed: 0,
+      suspended: 0,
+      handedOff: 0,
+      aborted: 0,
+      leasesLost: 0,
+    });
   }
 
   /** The `onEvent` callback for one worker. Never throws, as the worker requires. */
@@ -103,6 +112,9 @@ export class FleetStats {
         return;
       case 'run-failed':
         this.failures.push(`${event.runId}: ${event.error}`);
+        return;
+      case 'lease-lost':
+        counters.leasesLost++;
         return;
       case 'leases-reaped':
         for (const runId of event.runIds) this.reapedRuns.add(runId);

@@ -43,6 +43,11 @@ export interface DemoSummary {
   resumedAfterCrash: number;
   /** How many of those the crashed worker owned when it died. */
   resumedOwnedByCrashed: number;
+  /**
+   * Leases the live workers reported lost: a healthy survivor loses none. (The crashed worker's
+   * own timers still tick in this process, so it notices its leases lapse and stops those runs.)
+   */
+  leasesLostByLiveWorkers: number;
   executions: ExecutionCount[];
   totalExecutions: number;
   /** Effects in the world: hard pulls plus loan decisions. */
@@ -130,7 +135,7 @@ export function summarize(input: SummaryInput): DemoSummary {
     },
     { name: 'no dead letters', ok: input.deadLetters === 0, detail: String(input.deadLetters) },
     {
-      name: 'a duplicate start returns the same run',
+      name: 'a duplicate start (edited payload) returns the same, unchanged run',
       ok: input.duplicateStartSameRunId,
       detail: input.duplicateStartSameRunId ? 'same runId' : 'a different runId',
     },
@@ -154,6 +159,9 @@ export function summarize(input: SummaryInput): DemoSummary {
     ownedAtCrash: input.ownedAtCrash.length,
     resumedAfterCrash,
     resumedOwnedByCrashed: reaped.filter((runId) => owned.has(runId)).length,
+    leasesLostByLiveWorkers: [...stats.workers]
+      .filter(([id]) => id !== input.crashedWorker)
+      .reduce((sum, [, counters]) => sum + counters.leasesLost, 0),
     executions,
     totalExecutions: executions.reduce((sum, e) => sum + e.calls, 0),
     uniqueEffects: bureau.hardPulls + loanDb.rows().length,
@@ -206,11 +214,8 @@ export function formatSummary(s: DemoSummary): string[] {
     `Summary (${crash})`,
     row('runs completed', `${s.completed}/${s.runs}  (approved ${s.approved}, rejected ${s.rejected})`),
     row('duplicate start', s.duplicateStartSameRunId ? 'same runId returned' : 'DIFFERENT runId returned'),
-    row(
-      'resumed after crash',
-      `${s.resumedAfterCrash} runs claimed via resume/reaped ` +
-        `(${s.resumedOwnedByCrashed} of the ${s.ownedAtCrash} the crashed worker owned)`,
-    ),
+    row('resumed after crash', resumedLine(s)),
+    row('leases lost', `${s.leasesLostByLiveWorkers} by the surviving workers`),
     row(
       'activity executions',
       `${s.totalExecutions} calls reached the outside world for ${s.executions.reduce((n, e) => n + e.uniqueKeys, 0)} distinct keys`,
@@ -228,6 +233,16 @@ export function formatSummary(s: DemoSummary): string[] {
   if (!s.ok && s.warnings.length > 0) lines.push('', 'Worker warnings:', ...s.warnings.map((w) => `  ${w}`));
   lines.push('', s.ok ? 'All invariants held.' : 'Some invariants FAILED (see above).');
   return lines;
+}
+
+function resumedLine(s: DemoSummary): string {
+  const line =
+    `${s.resumedAfterCrash} runs claimed via resume/reaped ` +
+    `(${s.resumedOwnedByCrashed} of the ${s.ownedAtCrash} the crashed worker owned`;
+  // A lease the dead worker acquired whose reply it never received: it owned the run in the
+  // store without knowing it, so ownedRuns missed it but the reaper did not.
+  const unseen = s.resumedAfterCrash - s.resumedOwnedByCrashed;
+  return unseen > 0 ? `${line}, ${unseen} more it had claimed but never heard back about)` : `${line})`;
 }
 
 const row = (label: string, value: string): string => `  ${label.padEnd(22)} ${value}`;
