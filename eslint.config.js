@@ -27,7 +27,16 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['ioredis', 'pg', 'kafkajs', '@nats-io/*', 'node:fs', 'node:net', 'node:http', '@baton/*'],
+              group: [
+                'ioredis',
+                'pg',
+                'kafkajs',
+                '@nats-io/*',
+                'node:fs',
+                'node:net',
+                'node:http',
+                '@baton/*',
+              ],
               message: '@baton/core does no I/O and depends on no adapter.',
             },
           ],

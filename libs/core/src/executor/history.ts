@@ -3,7 +3,8 @@
  * completed. Completions are delivered to the workflow in journal order, one at a time, so a
  * replay takes the same path as the original execution whatever order parallel branches finished.
  */
-import { NonDeterminismError } from '../errors.js';
+import { ActivityFailedError, deserializeError, NonDeterminismError, SignalTimeoutError } from '../errors.js';
+import type { Settle } from './pending-waits.js';
 import type { JournalEntry, StepEntry } from '../journal.js';
 import { isStepEntry } from '../journal.js';
 
@@ -102,5 +103,23 @@ export class ReplayHistory {
 
   get stepCount(): number {
     return this.steps.size;
+  }
+}
+
+/** Settles a step's promise the way the journaled completion says it ended. */
+export function settleFromHistory(runId: string, entry: CompletionEntry, settle: Settle): void {
+  switch (entry.type) {
+    case 'ActivityCompleted':
+      return settle.resolve(entry.result);
+    case 'ActivityFailed':
+      return settle.reject(
+        new ActivityFailedError(entry.name, entry.seq, entry.attempts, deserializeError(entry.error)),
+      );
+    case 'TimerFired':
+      return settle.resolve(undefined);
+    case 'SignalReceived':
+      return settle.resolve(entry.payload);
+    case 'SignalTimedOut':
+      return settle.reject(new SignalTimeoutError(runId, entry.name));
   }
 }

@@ -16,13 +16,10 @@ import { randomUUID } from 'node:crypto';
 import type { InboxSignal, SuspendResult } from '../contracts/store.js';
 import { toMs } from '../duration.js';
 import {
-  ActivityFailedError,
   BatonError,
   CancelledError,
-  deserializeError,
   NonDeterminismError,
   serializeError,
-  SignalTimeoutError,
   type SerializedError,
 } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
@@ -34,7 +31,8 @@ import type {
 } from '../workflow.js';
 import { defineActivity } from '../workflow.js';
 import { executeActivity } from './activity-execution.js';
-import { ReplayHistory, type CompletionEntry, type StepHistory } from './history.js';
+import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
+import { PendingWaits, type Settle } from './pending-waits.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as the executor builds it; the host stamps `epoch` and `at`. */
@@ -77,10 +75,6 @@ export interface ExecutorOptions {
   cancelRequested?: boolean;
 }
 
-type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
-type Wait = Settle &
-  ({ kind: 'timer'; wakeAt: number } | { kind: 'signal'; name: string; timeoutAt: number | null });
-
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -92,10 +86,9 @@ export class ReplayExecutor {
   private state: 'running' | 'freezing' | 'stopped' = 'running';
   private replayDone = false;
   private readonly pending = new Map<number, Settle>();
-  private readonly waits = new Map<number, Wait>();
+  private readonly waits: PendingWaits;
   private readonly deferred: Array<() => void> = [];
   private readonly controllers = new Set<AbortController>();
-  private readonly consumed: Set<string>;
   private inFlight = 0;
   private pendingAppends = 0;
   private fatal: Error | undefined;
@@ -116,7 +109,7 @@ export class ReplayExecutor {
       this.fatal = err as Error;
     }
     this.history = history;
-    this.consumed = new Set(history?.consumedSignalIds);
+    this.waits = new PendingWaits(options.runId, new Set(history?.consumedSignalIds));
     if (options.cancelRequested) this.cancelReason = 'cancel requested';
     this.ctx = this.createContext();
   }
@@ -178,8 +171,7 @@ export class ReplayExecutor {
     if (this.cancelReason !== undefined && this.waits.size === 0 && this.controllers.size === 0) return;
     this.cancelReason ??= reason;
     const error = new CancelledError(this.options.runId, this.cancelReason);
-    for (const wait of this.waits.values()) wait.reject(error);
-    this.waits.clear();
+    this.waits.rejectAll(error);
     for (const controller of this.controllers) controller.abort(error);
     this.notify();
   }
@@ -297,7 +289,7 @@ export class ReplayExecutor {
     }
     const at = wakeAt;
     return new Promise<void>((resolve, reject) =>
-      this.waits.set(seq, { kind: 'timer', wakeAt: at, resolve: resolve as Settle['resolve'], reject }),
+      this.waits.add(seq, { kind: 'timer', wakeAt: at, resolve: resolve as Settle['resolve'], reject }),
     );
   }
 
@@ -317,7 +309,7 @@ export class ReplayExecutor {
     }
     const deadline = timeoutAt;
     return new Promise((resolve, reject) =>
-      this.waits.set(seq, { kind: 'signal', name, timeoutAt: deadline, resolve, reject }),
+      this.waits.add(seq, { kind: 'signal', name, timeoutAt: deadline, resolve, reject }),
     );
   }
 
@@ -384,58 +376,29 @@ export class ReplayExecutor {
 
   private async handleWaits(): Promise<ExecutionOutcome | undefined> {
     const now = this.host.clock();
-    const needsInbox = [...this.waits.values()].some((w) => w.kind === 'signal');
-    const inbox = needsInbox ? await this.host.readSignals() : [];
-    let progressed = false;
-    for (const [seq, wait] of [...this.waits].sort((a, b) => a[0] - b[0])) {
-      if (wait.kind === 'timer') {
-        if (wait.wakeAt > now) continue;
-        this.completeWait(seq, wait, [{ type: 'TimerFired', seq }], () => wait.resolve(undefined));
-      } else {
-        const signal = inbox.find((s) => s.name === wait.name && !this.consumed.has(s.signalId));
-        if (signal) {
-          this.consumed.add(signal.signalId);
-          const entry: NewEntry = {
-            type: 'SignalReceived',
-            seq,
-            name: wait.name,
-            signalId: signal.signalId,
-            payload: signal.payload,
-          };
-          this.completeWait(seq, wait, [entry], () => wait.resolve(signal.payload));
-        } else if (wait.timeoutAt !== null && wait.timeoutAt <= now) {
-          const error = new SignalTimeoutError(this.options.runId, wait.name);
-          this.completeWait(seq, wait, [{ type: 'SignalTimedOut', seq, name: wait.name }], () =>
-            wait.reject(error),
-          );
-        } else continue;
-      }
-      progressed = true;
+    const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
+    const ready = this.waits.takeReady(now, inbox);
+    for (const { wait, entry, settle } of ready) {
+      void this.live(() => this.append([entry])).then(settle, (error: unknown) => wait.reject(error));
     }
-    if (progressed) return undefined;
+    if (ready.length > 0) return undefined;
 
-    const deadlines = [...this.waits.values()].map((w) => (w.kind === 'timer' ? w.wakeAt : w.timeoutAt));
-    const finite = deadlines.filter((d): d is number => d !== null);
-    const wakeAt = finite.length > 0 ? Math.min(...finite) : null;
+    const wakeAt = this.waits.earliestDeadline();
     if (wakeAt !== null && wakeAt - now <= this.inProcessWaitMs) {
       await this.sleepUntil(wakeAt);
       return undefined;
     }
-    const signals = [
-      ...new Set([...this.waits.values()].flatMap((w) => (w.kind === 'signal' ? [w.name] : []))),
-    ];
-    const result = await this.host.suspend({ wakeAt, signals, consumedSignalIds: [...this.consumed] });
+    const result = await this.host.suspend({
+      wakeAt,
+      signals: this.waits.signalNames(),
+      consumedSignalIds: [...this.waits.consumed],
+    });
     if (result.ok) {
       this.state = 'stopped';
       return { kind: 'suspended' };
     }
     if (result.reason === 'cancel-requested') this.requestCancel();
     return undefined;
-  }
-
-  private completeWait(seq: number, wait: Wait, entries: NewEntry[], settle: () => void): void {
-    this.waits.delete(seq);
-    void this.live(() => this.append(entries)).then(settle, (error: unknown) => wait.reject(error));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -523,22 +486,5 @@ export class ReplayExecutor {
       return { kind: 'cancelled', reason: this.cancelReason };
     }
     return { kind: 'failed', error: serializeError(settled.error), nonDeterminism: false };
-  }
-}
-
-function settleFromHistory(runId: string, entry: CompletionEntry, settle: Settle): void {
-  switch (entry.type) {
-    case 'ActivityCompleted':
-      return settle.resolve(entry.result);
-    case 'ActivityFailed':
-      return settle.reject(
-        new ActivityFailedError(entry.name, entry.seq, entry.attempts, deserializeError(entry.error)),
-      );
-    case 'TimerFired':
-      return settle.resolve(undefined);
-    case 'SignalReceived':
-      return settle.resolve(entry.payload);
-    case 'SignalTimedOut':
-      return settle.reject(new SignalTimeoutError(runId, entry.name));
   }
 }
