@@ -294,4 +294,20 @@ describe('replay executor', () => {
     expect(outcome).toEqual({ kind: 'completed', result: 'SignalTimeoutError' });
     expect(types(journal)).toEqual(['SignalWaitStarted#0', 'SignalTimedOut#0']);
   });
+
+  it('fails a workflow that awaits something other than a ctx call, saying what to do instead', async () => {
+    const wf = defineWorkflow({
+      name: 'raw-timer',
+      version: 1,
+      run: async () => new Promise((resolve) => setTimeout(resolve, 1_000)),
+    });
+    const { outcome } = await execute(wf, null);
+    expect(outcome).toMatchObject({
+      kind: 'failed',
+      nonDeterminism: false,
+      error: { code: 'BATON_WORKFLOW_BLOCKED' },
+    });
+    if (outcome.kind === 'failed')
+      expect(outcome.error.message).toMatch(/only through ctx.run\/ctx.activity\/ctx.sleep/);
+  });
 });
