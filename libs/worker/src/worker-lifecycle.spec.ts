@@ -242,3 +242,25 @@ describe('worker lifecycle (memory adapters)', () => {
     expect(() => new Worker({ ...base, workflows: [wf, wf] })).toThrow(/x@1 is registered twice/);
   });
 });
+
+describe('concurrency', () => {
+  it('never executes more than `concurrency` runs at once', async () => {
+    let running = 0;
+    let peak = 0;
+    const slow = defineActivity({
+      name: 'slow',
+      run: async () => {
+        peak = Math.max(peak, ++running);
+        await sleepMs(40);
+        running--;
+      },
+    });
+    const wf = defineWorkflow({ name: 'busy', version: 1, run: async (ctx) => ctx.run(slow, null) });
+    current = fleet({ workflows: [wf] });
+    const w = await current.spawn({ concurrency: 2 });
+    const runs = await Promise.all(Array.from({ length: 8 }, () => current!.client.start(wf, null)));
+    await Promise.all(runs.map((r) => r.result({ timeoutMs: 5_000 })));
+    expect(peak).toBe(2);
+    expect(w.events.filter((e) => e.type === 'run-completed')).toHaveLength(8);
+  });
+});
