@@ -3,7 +3,7 @@
  * Redis, Postgres, NATS and Kafka too, whose clocks no test can fake.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 /** Anything with the adapter lifecycle. */
 export interface Connectable {
@@ -53,4 +53,20 @@ export function bytes(text: string): Uint8Array {
 /** The string held in UTF-8 bytes. */
 export function text(data: Uint8Array): string {
   return decoder.decode(data);
+}
+
+/** The lifecycle section every adapter shares: connect and close are idempotent. */
+export function describeLifecycle<T extends Connectable & { readonly name: string }>(
+  factory: () => Promise<T> | T,
+): void {
+  describe('lifecycle', () => {
+    it('accepts connect and close twice, and names itself', async () => {
+      const extra = await factory();
+      await extra.connect();
+      await extra.connect();
+      expect(extra.name).toMatch(/^[a-z][a-z0-9-]*$/);
+      await extra.close();
+      await extra.close();
+    });
+  });
 }

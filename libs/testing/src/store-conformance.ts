@@ -9,9 +9,9 @@
  * Waits are real time (lease TTLs of 200 ms, waits under a second) because a real store's clock
  * cannot be faked; no test asserts how fast anything is, only what happens.
  */
-import { describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import type { Store } from '@baton/core';
-import { useFixture } from './conformance-helpers.js';
+import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeLeaseConformance } from './store-conformance-leases.js';
 import { describeRunConformance } from './store-conformance-runs.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
@@ -25,16 +25,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
   describe(`store conformance: ${name}`, () => {
     const store = useFixture(factory);
 
-    describe('lifecycle', () => {
-      it('accepts connect and close twice', async () => {
-        const extra = await factory();
-        await extra.connect();
-        await extra.connect();
-        await extra.close();
-        await extra.close();
-        expect(typeof store().name).toBe('string');
-      });
-    });
+    describeLifecycle(factory);
 
     describeLeaseConformance(store);
     describeWaitConformance(store);

@@ -11,9 +11,9 @@
  * Waits are real time because a real bus cannot be driven by fake timers; no test asserts how fast
  * anything is, only what happens.
  */
-import { describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import type { Transport } from '@baton/core';
-import { useFixture } from './conformance-helpers.js';
+import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeJournalConformance } from './transport-conformance-journal.js';
 import { describeQueueConformance } from './transport-conformance-queue.js';
 
@@ -40,16 +40,7 @@ export function describeTransportConformance(
   describe(`transport conformance: ${name}`, () => {
     const transport = useFixture(factory);
 
-    describe('lifecycle', () => {
-      it('accepts connect and close twice', async () => {
-        const extra = await factory();
-        await extra.connect();
-        await extra.connect();
-        await extra.close();
-        await extra.close();
-        expect(typeof transport().name).toBe('string');
-      });
-    });
+    describeLifecycle(factory);
 
     describeQueueConformance(transport, ackWaitMs);
     describeJournalConformance(transport);
