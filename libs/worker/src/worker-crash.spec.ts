@@ -34,17 +34,23 @@ function blockingChain(ledger: Ledger) {
   return { workflow, gate, release: () => release() };
 }
 
+/** Starts a blockingChain run on worker A and waits until A is inside step #1. */
+async function runUntilStepOne(input: number) {
+  const ledger = new Ledger();
+  const chain = blockingChain(ledger);
+  current = fleet({ workflows: [chain.workflow] });
+  const a = await current.spawn();
+  const run = await current.client.start(chain.workflow, input);
+  await until(() => chain.gate.started === 1, 5_000, 'step #1 to start on worker A');
+  return { ...chain, ledger, a, run, f: current };
+}
+
 describe('crash recovery (memory adapters)', () => {
   it('completes a run on another worker after a crash mid-activity, re-running only the in-flight step, with the same key', async () => {
-    const ledger = new Ledger();
-    const { workflow, gate } = blockingChain(ledger);
-    current = fleet({ workflows: [workflow] });
-    const a = await current.spawn();
-    const run = await current.client.start(workflow, 10);
-    await until(() => gate.started === 1, 5_000, 'step #1 to start on worker A');
+    const { ledger, gate, a, run, f } = await runUntilStepOne(10);
     a.crash();
     gate.open = true;
-    const b = await current.spawn();
+    const b = await f.spawn();
 
     expect(await run.result({ timeoutMs: 5_000 })).toBe(13);
     const key = (seq: number): string => `${run.runId}:${seq}`;
@@ -54,26 +60,21 @@ describe('crash recovery (memory adapters)', () => {
     expect(b.events).toContainEqual(
       expect.objectContaining({ type: 'run-claimed', via: 'resume', reason: 'reaped' }),
     );
-    const described = await current.client.describe(run.runId);
+    const described = await f.client.describe(run.runId);
     expect(described.attempts).toBe(2);
   });
 
   it('fences a zombie: a worker that lost its lease while frozen writes nothing that replay uses', async () => {
-    const ledger = new Ledger();
-    const { workflow, gate, release } = blockingChain(ledger);
-    current = fleet({ workflows: [workflow] });
-    const a = await current.spawn();
-    const run = await current.client.start(workflow, 0);
-    await until(() => gate.started === 1, 5_000, 'step #1 to start on worker A');
+    const { gate, release, a, run, f } = await runUntilStepOne(0);
     // A keeps its bus connection but can no longer renew: its lease expires as if it were paused.
     a.store.sever();
     gate.open = true;
-    await current.spawn();
+    await f.spawn();
     expect(await run.result({ timeoutMs: 5_000 })).toBe(3);
 
     release(); // the zombie's activity finishes now and it tries to journal the result
     await new Promise((r) => setTimeout(r, 100));
-    const history = await current.client.history(run.runId);
+    const history = await f.client.history(run.runId);
     const markers = history.filter((p) => p.entry.type === 'LeaseAcquired').map((p) => p.entry.epoch);
     expect(markers).toEqual([1, 2]);
     const afterTakeover = history.slice(history.findIndex((p) => p.entry.epoch === 2));
@@ -82,44 +83,34 @@ describe('crash recovery (memory adapters)', () => {
   });
 
   it('marks a run failed, not retried forever, when resumed code is not deterministic', async () => {
-    const ledger = new Ledger();
-    const { workflow, gate } = blockingChain(ledger);
-    current = fleet({ workflows: [workflow] });
-    const a = await current.spawn();
-    const run = await current.client.start(workflow, 0);
-    await until(() => gate.started === 1, 5_000, 'step #1 to start');
+    const { a, run, f } = await runUntilStepOne(0);
     a.crash();
 
     const other = defineActivity({ name: 'other_step', run: () => 0 });
     const changed = defineWorkflow({ name: 'chain3', version: 1, run: async (ctx) => ctx.run(other, null) });
-    await current.spawn({ workflows: [changed] });
+    await f.spawn({ workflows: [changed] });
     const error = await run.result({ timeoutMs: 5_000 }).catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(
       /step #0 replayed as activity:other_step but the journal recorded activity:step/,
     );
-    const described = await current.client.describe(run.runId);
+    const described = await f.client.describe(run.runId);
     expect(described.status).toBe('failed');
     expect(described.lease?.state).toBe('finished');
     await new Promise((r) => setTimeout(r, 600)); // longer than a lease: nobody resumes it again
-    expect((await current.client.describe(run.runId)).attempts).toBe(2);
+    expect((await f.client.describe(run.runId)).attempts).toBe(2);
   });
 
   it('fails a run whose journal cannot be decoded instead of resuming it from bad data forever', async () => {
-    const ledger = new Ledger();
-    const { workflow, gate } = blockingChain(ledger);
-    current = fleet({ workflows: [workflow] });
-    const a = await current.spawn();
-    const run = await current.client.start(workflow, 0);
-    await until(() => gate.started === 1, 5_000, 'step #1 to start');
+    const { a, run, f } = await runUntilStepOne(0);
     a.crash();
-    await current.transport.append({
+    await f.transport.append({
       runId: run.runId,
       data: new TextEncoder().encode('{"v":7,"entries":[]}'),
     });
-    await current.spawn();
+    await f.spawn();
     const error = await run.result({ timeoutMs: 5_000 }).catch((e: Error) => e);
     expect((error as Error).message).toMatch(/codec version 7/);
-    expect((await current.client.describe(run.runId)).lease?.state).toBe('finished');
+    expect((await f.client.describe(run.runId)).lease?.state).toBe('finished');
   });
 });
