@@ -47,6 +47,8 @@ export class RunSession {
   private writer: JournalWriter | undefined;
   private handoffRequested = false;
   private abortCause: unknown;
+  /** Why the run failed, when it ended `failed`. */
+  failure: string | undefined;
   readonly runId: string;
   readonly epoch: number;
 
@@ -215,6 +217,7 @@ export class RunSession {
     entries: Parameters<JournalWriter['append']>[0],
   ): Promise<SessionEnd> {
     const writer = this.writer!;
+    if (outcome.status === 'failed') this.failure = `${outcome.error.name}: ${outcome.error.message}`;
     await writer.append(entries);
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
@@ -226,8 +229,10 @@ export class RunSession {
     const writer = this.writer!;
     let outcome: RunOutcome;
     if (entry.type === 'RunCompleted') outcome = { status: 'completed', result: entry.result };
-    else if (entry.type === 'RunFailed') outcome = { status: 'failed', error: entry.error };
-    else
+    else if (entry.type === 'RunFailed') {
+      outcome = { status: 'failed', error: entry.error };
+      this.failure = `${entry.error.name}: ${entry.error.message}`;
+    } else
       outcome = {
         status: 'cancelled',
         error: { name: 'CancelledError', message: (entry as { reason?: string }).reason ?? '' },

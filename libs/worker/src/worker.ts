@@ -341,7 +341,7 @@ export class Worker {
     if (this.stateValue !== 'running') session.handoff();
     try {
       const end = await session.run();
-      this.report(end, run.runId, lease.epoch);
+      this.report(end, run.runId, lease.epoch, session.failure);
     } catch (err) {
       logger.warn(
         { err, runId: run.runId, epoch: lease.epoch },
@@ -358,13 +358,18 @@ export class Worker {
     }
   }
 
-  private report(end: Awaited<ReturnType<RunSession['run']>>, runId: string, epoch: number): void {
+  private report(
+    end: Awaited<ReturnType<RunSession['run']>>,
+    runId: string,
+    epoch: number,
+    failure?: string,
+  ): void {
     const emit = this.options.onEvent;
     switch (end) {
       case 'completed':
         return emit({ type: 'run-completed', runId, epoch });
       case 'failed':
-        return emit({ type: 'run-failed', runId, epoch, error: 'see run record' });
+        return emit({ type: 'run-failed', runId, epoch, error: failure ?? 'unknown' });
       case 'cancelled':
         return emit({ type: 'run-cancelled', runId, epoch });
       case 'suspended':
