@@ -60,14 +60,32 @@ export async function runWithRetry<T>(
 ): Promise<{ result: T; attempts: number }> {
   const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
   const outer = options.signal;
-  let attempts = 0;
+  const giveUp = (error: unknown, attempts: number): RetryFailure => ({ error, attempts });
+
+  // First attempt without the retry machinery: it is the hot path, and most attempts succeed.
+  let firstError: unknown;
   try {
+    outer?.throwIfAborted();
+    return { result: await runAttempt(fn, 1, options.timeoutMs, options.name, outer), attempts: 1 };
+  } catch (err) {
+    if (outer?.aborted) throw giveUp(outer.reason, 1);
+    if (policy.maxAttempts <= 1 || isNonRetryable(err) || matchesName(err, policy.nonRetryable)) {
+      throw giveUp(err, 1);
+    }
+    firstError = err;
+  }
+
+  // Attempts 2..maxAttempts through p-retry. Its first try runs at once, so the first backoff
+  // (initialDelayMs) is slept here and p-retry's delays start one factor later.
+  let attempts = 1;
+  try {
+    await backoff(firstDelayMs(policy), outer);
     const result = await pRetry(
-      async (attempt) => {
-        attempts = attempt;
+      async (retry) => {
+        attempts = retry + 1;
         outer?.throwIfAborted();
         try {
-          return await runAttempt(fn, attempt, options.timeoutMs, options.name, outer);
+          return await runAttempt(fn, attempts, options.timeoutMs, options.name, outer);
         } catch (err) {
           if (outer?.aborted) throw new AbortError(asError(outer.reason));
           if (isNonRetryable(err) || matchesName(err, policy.nonRetryable))
@@ -76,8 +94,8 @@ export async function runWithRetry<T>(
         }
       },
       {
-        retries: Math.max(0, policy.maxAttempts - 1),
-        minTimeout: policy.initialDelayMs,
+        retries: policy.maxAttempts - 2,
+        minTimeout: policy.initialDelayMs * policy.backoffFactor,
         maxTimeout: policy.maxDelayMs,
         factor: policy.backoffFactor,
         randomize: policy.jitter,
@@ -87,9 +105,28 @@ export async function runWithRetry<T>(
     );
     return { result, attempts };
   } catch (err) {
-    const failure: RetryFailure = { error: unwrap(err), attempts: Math.max(attempts, 1) };
-    throw failure;
+    throw giveUp(attempts === 1 && !outer?.aborted ? firstError : unwrap(err), attempts);
   }
+}
+
+function firstDelayMs(policy: Required<RetryPolicy>): number {
+  const jittered = policy.jitter ? policy.initialDelayMs * (1 + Math.random()) : policy.initialDelayMs;
+  return Math.min(jittered, policy.maxDelayMs);
+}
+
+function backoff(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    timer.unref();
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 async function runAttempt<T>(
@@ -99,27 +136,39 @@ async function runAttempt<T>(
   name: string,
   outer: AbortSignal | undefined,
 ): Promise<T> {
-  const local = new AbortController();
-  const signal = outer ? AbortSignal.any([outer, local.signal]) : local.signal;
+  // Only a timeout needs a signal of the attempt's own; otherwise the outer one is handed on.
+  let local: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let signal = outer;
+  if (timeoutMs !== undefined) {
+    local = new AbortController();
+    signal = outer ? AbortSignal.any([outer, local.signal]) : local.signal;
+    const controller = local;
+    timer = setTimeout(() => controller.abort(new ActivityTimeoutError(name, timeoutMs)), timeoutMs);
+  }
+  const attemptSignal = signal ?? NEVER_ABORTED;
   // The user's function may ignore its signal; racing against it makes the timeout and the
   // outer abort take effect anyway.
-  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    onAbort = () => reject(attemptSignal.reason);
+    if (attemptSignal.aborted) onAbort();
+    else attemptSignal.addEventListener('abort', onAbort, { once: true });
   });
   aborted.catch(() => undefined);
-  if (timeoutMs !== undefined) {
-    timer = setTimeout(() => local.abort(new ActivityTimeoutError(name, timeoutMs)), timeoutMs);
-  }
   try {
-    return await Promise.race([Promise.resolve().then(() => fn({ attempt, signal })), aborted]);
+    return await Promise.race([
+      Promise.resolve().then(() => fn({ attempt, signal: attemptSignal })),
+      aborted,
+    ]);
   } finally {
     if (timer) clearTimeout(timer);
-    local.abort();
+    if (onAbort) attemptSignal.removeEventListener('abort', onAbort);
   }
 }
+
+/** Handed to attempts that run with neither an outer signal nor a timeout. */
+const NEVER_ABORTED = new AbortController().signal;
 
 function matchesName(err: unknown, names: readonly string[]): boolean {
   if (names.length === 0 || typeof err !== 'object' || err === null) return false;

@@ -88,7 +88,11 @@ export class ReplayExecutor {
   private readonly pending = new Map<number, Settle>();
   private readonly waits: PendingWaits;
   private readonly deferred: Array<() => void> = [];
-  private readonly controllers = new Set<AbortController>();
+  /**
+   * One signal for every activity of the run: aborted on cancel, lease loss or finish. (Per-
+   * activity controllers cost an allocation per step for nothing: all of them abort together.)
+   */
+  private readonly activityAbort = new AbortController();
   private inFlight = 0;
   private pendingAppends = 0;
   private fatal: Error | undefined;
@@ -168,11 +172,11 @@ export class ReplayExecutor {
 
   /** Cancel: pending waits and live activities reject with CancelledError, as do later ctx calls. */
   requestCancel(reason = 'cancel requested'): void {
-    if (this.cancelReason !== undefined && this.waits.size === 0 && this.controllers.size === 0) return;
+    if (this.cancelReason !== undefined && this.activityAbort.signal.aborted) return;
     this.cancelReason ??= reason;
     const error = new CancelledError(this.options.runId, this.cancelReason);
     this.waits.rejectAll(error);
-    for (const controller of this.controllers) controller.abort(error);
+    this.activityAbort.abort(error);
     this.notify();
   }
 
@@ -181,7 +185,7 @@ export class ReplayExecutor {
     if (this.state === 'stopped') return;
     this.state = 'stopped';
     this.stopCause = cause;
-    for (const controller of this.controllers) controller.abort(cause);
+    this.activityAbort.abort(cause);
     this.notify();
   }
 
@@ -255,24 +259,18 @@ export class ReplayExecutor {
     if (step?.completion) return this.awaitHistory(seq) as Promise<O>;
     const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
     const effective = options ? { ...def, ...options } : def;
-    const controller = new AbortController();
     return this.live(async () => {
-      this.controllers.add(controller);
-      try {
-        await this.flushAppends();
-        return await executeActivity({
-          def: effective,
-          input,
-          seq,
-          runId: this.options.runId,
-          inDoubt,
-          signal: controller.signal,
-          append: (entries, appendOptions) => this.append(entries, appendOptions),
-          heartbeat: (details) => this.host.heartbeat?.(seq, details),
-        });
-      } finally {
-        this.controllers.delete(controller);
-      }
+      await this.flushAppends();
+      return executeActivity({
+        def: effective,
+        input,
+        seq,
+        runId: this.options.runId,
+        inDoubt,
+        signal: this.activityAbort.signal,
+        append: (entries, appendOptions) => this.append(entries, appendOptions),
+        heartbeat: (details) => this.host.heartbeat?.(seq, details),
+      });
     });
   }
 
@@ -468,7 +466,7 @@ export class ReplayExecutor {
 
   private finishWith(outcome: ExecutionOutcome): ExecutionOutcome {
     this.state = 'stopped';
-    for (const controller of this.controllers) controller.abort(new Error('run finished'));
+    this.activityAbort.abort(new Error('run finished'));
     return outcome;
   }
 
