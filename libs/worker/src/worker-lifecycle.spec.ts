@@ -207,6 +207,21 @@ describe('worker lifecycle (memory adapters)', () => {
     expect(w.worker.state).toBe('running');
   });
 
+  it('retries a signal for a run that has not started yet, then dead-letters it as unknown-run', async () => {
+    const wf = defineWorkflow({ name: 'ok', version: 1, run: async () => 'fine' });
+    current = fleet({ workflows: [wf] });
+    await current.spawn({ maxDeliveries: 3 });
+    await current.client.signal('never-started', 'go', 1);
+    await until(
+      async () => (await current!.transport.listDeadLetters()).length === 1,
+      5_000,
+      'the dead letter',
+    );
+    const [letter] = await current.transport.listDeadLetters();
+    expect(letter).toMatchObject({ code: 'unknown-run' });
+    expect(letter!.reason).toMatch(/signal message for run never-started, which never started/);
+  });
+
   it('starting twice with one idempotency key yields one run, executed once', async () => {
     const ledger = new Ledger();
     const once = defineActivity({

@@ -106,7 +106,8 @@ export class Worker {
   /**
    * Graceful stop: no new claims; every owned run stops at its next step, in-flight activities get
    * `drainTimeoutMs` to finish, then each run is checkpointed, released and re-enqueued so another
-   * worker continues it at once. Safe to call twice.
+   * worker continues it at once. Safe to call twice. The transport and store were passed in, so
+   * they stay open: close them yourself when nothing else uses them.
    */
   stop(): Promise<void> {
     this.stopping ??= this.drain();
