@@ -224,7 +224,8 @@ export class Worker {
     const { store, transport } = this.options;
     switch (message.kind) {
       case 'start': {
-        const workflow = this.lookup(message.workflow, message.version);
+        // Unknown workflows are refused before a run record exists for them.
+        this.lookup(message.workflow, message.version);
         const { run } = await store.createRun({
           runId: message.runId,
           workflow: message.workflow,
@@ -232,7 +233,8 @@ export class Worker {
           input: message.input,
           idempotencyKey: message.idempotencyKey ?? null,
         });
-        return this.claim(run, workflow, message, delivery);
+        // `run` may be an existing one (same id or idempotency key): it runs as it was created.
+        return this.claimKnownRun(run, message, delivery);
       }
       case 'resume':
       case 'wake': {
@@ -242,14 +244,7 @@ export class Worker {
             'unknown-run',
             `${message.kind} message for run ${message.runId}, which the store does not know`,
           );
-        const workflow = this.registry.get(`${run.workflow}@${run.version}`);
-        if (!workflow) {
-          // A run already under way whose workflow this worker lacks (a rolling deploy, say):
-          // leave it for a worker that has it rather than failing the run.
-          if (delivery.deliveryCount >= this.options.maxDeliveries) this.lookup(run.workflow, run.version);
-          return delivery.nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount));
-        }
-        return this.claim(run, workflow, message, delivery);
+        return this.claimKnownRun(run, message, delivery);
       }
       case 'signal': {
         const { found, wake } = await store.deliverSignal(message.runId, {
@@ -275,6 +270,16 @@ export class Worker {
         return delivery.ack();
       }
     }
+  }
+
+  /** Claims a run the store knows, if this worker registers its workflow version. */
+  private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
+    const workflow = this.registry.get(`${run.workflow}@${run.version}`);
+    if (workflow) return this.claim(run, workflow, message, delivery);
+    // A run already under way whose workflow this worker lacks (a rolling deploy, say): leave it
+    // for a worker that has it rather than failing the run; dead-letter it only after many tries.
+    if (delivery.deliveryCount >= this.options.maxDeliveries) this.lookup(run.workflow, run.version);
+    await delivery.nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount));
   }
 
   /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
