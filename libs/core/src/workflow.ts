@@ -17,7 +17,10 @@ export interface ActivityIO {
   readonly activity: string;
   /** The step's sequence number within the run. */
   readonly seq: number;
-  /** Reports progress of a long activity (shown in liveness checks; does not extend the lease). */
+  /**
+   * Reports progress of a long activity to the worker's observers (`onEvent`). It does not extend
+   * the lease: the worker renews the leases of all its runs on its own.
+   */
   heartbeat(details?: unknown): void;
 }
 

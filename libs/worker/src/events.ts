@@ -17,6 +17,7 @@ export type WorkerEvent =
   | { type: 'run-handed-off'; runId: string; epoch: number }
   | { type: 'run-aborted'; runId: string; epoch: number; reason: string }
   | { type: 'lease-lost'; runId: string; epoch: number }
+  | { type: 'activity-heartbeat'; runId: string; seq: number; details: unknown }
   | { type: 'leases-reaped'; runIds: string[] }
   | { type: 'timers-due'; runIds: string[] }
   | { type: 'dead-lettered'; code: string; reason: string };

@@ -166,6 +166,8 @@ export class RunSession {
       append: (entries, options) => writer.append(entries, options),
       clock: () => Date.now(),
       readSignals: () => store.readSignals(this.runId),
+      heartbeat: (seq, details) =>
+        this.options.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
       suspend: async (request) => {
         await writer.checkpoint('suspended');
         this.keeper.remove(this.runId);

@@ -258,6 +258,29 @@ describe('worker lifecycle (memory adapters)', () => {
   });
 });
 
+describe('activity heartbeats', () => {
+  it('reach the worker observers with the step and details', async () => {
+    const long = defineActivity({
+      name: 'long',
+      run: async (_: null, io) => {
+        io.heartbeat({ percent: 50 });
+        return 'done';
+      },
+    });
+    const wf = defineWorkflow({ name: 'beats', version: 1, run: async (ctx) => ctx.run(long, null) });
+    current = fleet({ workflows: [wf] });
+    const w = await current.spawn();
+    const run = await current.client.start(wf, null);
+    await run.result({ timeoutMs: 5_000 });
+    expect(w.events).toContainEqual({
+      type: 'activity-heartbeat',
+      runId: run.runId,
+      seq: 0,
+      details: { percent: 50 },
+    });
+  });
+});
+
 describe('concurrency', () => {
   it('never executes more than `concurrency` runs at once', async () => {
     let running = 0;
