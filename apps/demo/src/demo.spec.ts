@@ -21,6 +21,7 @@ describe('loan-approval demo on the embedded default', () => {
 
     // The outside world's ledger: one hard pull and one decision per applicant, nothing twice.
     expect(summary.duplicatedEffects).toBe(0);
+    expect(summary.reexecutedAfterCompletion).toBe(0);
     expect(summary.duplicatedEffectGroups).toEqual([]);
     expect(summary.uniqueEffects).toBe(2 * runs);
     expect(summary.deadLetters).toBe(0);

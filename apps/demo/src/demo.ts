@@ -11,6 +11,7 @@ import { CrashWatch } from './crash-watch.js';
 import { createExternalSystems } from './fake-systems.js';
 import { Fleet } from './fleet.js';
 import { createReporter, type OutputMode, type ProgressSnapshot } from './progress.js';
+import { RequestLog } from './network.js';
 import { startApplications } from './scenario.js';
 import { FleetStats } from './stats.js';
 import { summarize, type DemoSummary } from './summary.js';
@@ -58,7 +59,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const transport = memoryTransport({ ackWaitMs: 3_000 });
   const store = memoryStore();
   const stats = new FleetStats();
+  const requestLog = new RequestLog();
   const fleet = new Fleet({
+    requestLog,
     transport,
     store,
     systems,
@@ -100,6 +103,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     await withTimeout(fleet.stopLive(), STOP_TIMEOUT_MS, 'stopping the live workers');
     reporter.stop();
     const deadLetters = (await transport.listDeadLetters()).length;
+    const reexecutedAfterCompletion = await countReexecutions(client, scenario.runIds, requestLog);
     return summarize({
       profiles,
       runIds: scenario.runIds,
@@ -111,6 +115,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       ownedAtCrash: crashed?.ownedAtCrash ?? [],
       duplicateStartSameRunId: scenario.duplicateStartSameRunId,
       deadLetters,
+      reexecutedAfterCompletion,
       wallTimeMs: Date.now() - startedAt,
     });
   } finally {
@@ -119,6 +124,23 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     reporter.stop();
     await Promise.allSettled([transport.close(), store.close()]);
   }
+}
+
+/**
+ * Requests for a step sent after its result was journaled: a completed activity executed again.
+ * The journal (when each step completed) is compared with the outside world's request log.
+ */
+async function countReexecutions(client: Client, runIds: string[], log: RequestLog): Promise<number> {
+  let count = 0;
+  for (const runId of runIds) {
+    const completedAt = new Map<number, number>();
+    for (const { entry } of await client.history(runId)) {
+      if (entry.type !== 'ActivityCompleted') continue;
+      completedAt.set(entry.seq, Math.min(entry.at, completedAt.get(entry.seq) ?? Infinity));
+    }
+    for (const [seq, at] of completedAt) count += log.sentAfter(`${runId}:${seq}`, at);
+  }
+  return count;
 }
 
 function snapshot(

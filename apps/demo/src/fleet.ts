@@ -12,7 +12,7 @@ import { severableStore, severableTransport, type Severable } from '@baton/testi
 import { Worker } from '@baton/worker';
 import type { ExternalSystems } from './fake-systems.js';
 import { createLoanWorkflow } from './loan-workflow.js';
-import { NetworkLink } from './network.js';
+import { NetworkLink, type RequestLog } from './network.js';
 import type { FleetStats } from './stats.js';
 
 /** How the fleet is built. */
@@ -24,6 +24,8 @@ export interface FleetOptions {
   size: number;
   concurrency: number;
   leaseMs: number;
+  /** Shared by every worker's link: when each request left, per idempotency key. */
+  requestLog: RequestLog;
 }
 
 /** One worker and the cables a crash cuts. */
@@ -46,7 +48,7 @@ export class Fleet {
       const id = `worker-${i + 1}`;
       const transport = severableTransport(options.transport);
       const store = severableStore(options.store);
-      const link = new NetworkLink();
+      const link = new NetworkLink(options.requestLog);
       options.stats.register(id);
       const worker = new Worker({
         transport: transport.adapter,

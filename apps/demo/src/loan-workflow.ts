@@ -40,7 +40,7 @@ export function createLoanWorkflow(
     name: 'verify_identity',
     timeoutMs: ACTIVITY_TIMEOUT_MS,
     run: (application: LoanApplication, io) =>
-      link.call(io.signal, () => systems.identity.verify(application, io.idempotencyKey)),
+      link.call(io.signal, io.idempotencyKey, () => systems.identity.verify(application, io.idempotencyKey)),
   });
 
   // A hard pull costs money and shows on the applicant's file: ActivityStarted is journaled
@@ -51,9 +51,11 @@ export function createLoanWorkflow(
     checkpoint: true,
     timeoutMs: ACTIVITY_TIMEOUT_MS,
     run: (input: { applicantId: string }, io): Promise<CreditReport> =>
-      link.call(io.signal, () => systems.bureau.pull(input.applicantId, io.runId, io.idempotencyKey)),
+      link.call(io.signal, io.idempotencyKey, () =>
+        systems.bureau.pull(input.applicantId, io.runId, io.idempotencyKey),
+      ),
     reconcile: (_input, io): Promise<CreditReport | undefined> =>
-      link.call(io.signal, () => systems.bureau.lookup(io.idempotencyKey)),
+      link.call(io.signal, io.idempotencyKey, () => systems.bureau.lookup(io.idempotencyKey)),
   });
 
   // A pure computation on journaled inputs; a re-run yields the same answer.
@@ -61,7 +63,7 @@ export function createLoanWorkflow(
     name: 'compliance_check',
     timeoutMs: ACTIVITY_TIMEOUT_MS,
     run: (input: { application: LoanApplication; creditScore: number }, io): Promise<ComplianceResult> =>
-      link.call(io.signal, () =>
+      link.call(io.signal, io.idempotencyKey, () =>
         systems.compliance.check(input.application, input.creditScore, io.idempotencyKey),
       ),
   });
@@ -74,7 +76,7 @@ export function createLoanWorkflow(
     checkpoint: true,
     timeoutMs: ACTIVITY_TIMEOUT_MS,
     run: (row: Omit<DecisionRow, 'decisionId'>, io): Promise<DecisionRow> =>
-      link.call(io.signal, () => systems.loanDb.recordDecision(row, io.idempotencyKey)),
+      link.call(io.signal, io.idempotencyKey, () => systems.loanDb.recordDecision(row, io.idempotencyKey)),
   });
 
   return defineWorkflow({

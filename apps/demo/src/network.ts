@@ -35,11 +35,33 @@ export type LatencyFn = () => number;
 
 const defaultLatency: LatencyFn = () => 10 + Math.random() * 65;
 
+/**
+ * When each request left its worker, per idempotency key, across the whole fleet: the outside
+ * world's record that lets the demo prove no step ran again after its result was journaled.
+ */
+export class RequestLog {
+  private readonly sent = new Map<string, number[]>();
+
+  record(idempotencyKey: string, at: number): void {
+    const times = this.sent.get(idempotencyKey);
+    if (times) times.push(at);
+    else this.sent.set(idempotencyKey, [at]);
+  }
+
+  /** How many requests with this key left a worker strictly after `at`. */
+  sentAfter(idempotencyKey: string, at: number): number {
+    return (this.sent.get(idempotencyKey) ?? []).filter((t) => t > at).length;
+  }
+}
+
 /** One worker's connection to the outside world; `sever()` is its half of the crash. */
 export class NetworkLink {
   private cut = false;
 
-  constructor(private readonly latency: LatencyFn = defaultLatency) {}
+  constructor(
+    private readonly log: RequestLog,
+    private readonly latency: LatencyFn = defaultLatency,
+  ) {}
 
   /** Cuts the link: calls not yet delivered never are, replies not yet received never arrive. */
   sever(): void {
@@ -54,7 +76,9 @@ export class NetworkLink {
    * Sends a request: it travels, `apply` runs on the remote system, the reply travels back.
    * Aborting `signal` while the reply travels leaves the effect applied: the caller cannot know.
    */
-  async call<T>(signal: AbortSignal, apply: () => T): Promise<T> {
+  async call<T>(signal: AbortSignal, idempotencyKey: string, apply: () => T): Promise<T> {
+    if (this.cut) return hang();
+    this.log.record(idempotencyKey, Date.now());
     await delay(this.latency(), signal);
     if (this.cut) return hang();
     const reply = apply();

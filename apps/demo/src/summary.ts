@@ -57,6 +57,8 @@ export interface DemoSummary {
   /** Re-executions of non-idempotent steps that repeated an idempotency key and changed nothing. */
   absorbedReexecutions: number;
   duplicatedEffects: number;
+  /** Requests for a step sent after its completion was journaled. */
+  reexecutedAfterCompletion: number;
   duplicatedEffectGroups: string[];
   deadLetters: number;
   wallTimeMs: number;
@@ -77,6 +79,8 @@ export interface SummaryInput {
   ownedAtCrash: string[];
   duplicateStartSameRunId: boolean;
   deadLetters: number;
+  /** Requests for a step sent after its completion was journaled (must be 0). */
+  reexecutedAfterCompletion: number;
   wallTimeMs: number;
 }
 
@@ -133,6 +137,11 @@ export function summarize(input: SummaryInput): DemoSummary {
       ok: duplicatedEffects === 0,
       detail: duplicatedEffects === 0 ? '0' : duplicatedEffectGroups.slice(0, 5).join('; '),
     },
+    {
+      name: 'no completed activity executed again',
+      ok: input.reexecutedAfterCompletion === 0,
+      detail: String(input.reexecutedAfterCompletion),
+    },
     { name: 'no dead letters', ok: input.deadLetters === 0, detail: String(input.deadLetters) },
     {
       name: 'a duplicate start (edited payload) returns the same, unchanged run',
@@ -168,6 +177,7 @@ export function summarize(input: SummaryInput): DemoSummary {
     reconciled: bureau.lookupHits,
     absorbedReexecutions: bureau.ledger.repeatedCalls + loanDb.ledger.repeatedCalls,
     duplicatedEffects,
+    reexecutedAfterCompletion: input.reexecutedAfterCompletion,
     duplicatedEffectGroups,
     deadLetters: input.deadLetters,
     wallTimeMs: input.wallTimeMs,
@@ -225,6 +235,7 @@ export function formatSummary(s: DemoSummary): string[] {
     row('in-doubt absorbed', `${s.absorbedReexecutions} re-executions absorbed by idempotency keys`),
     row('in-doubt reconciled', `${s.reconciled} pulls found by reconcile, not pulled again`),
     row('duplicated effects', String(s.duplicatedEffects)),
+    row('re-run after completion', String(s.reexecutedAfterCompletion)),
     row('dead letters', String(s.deadLetters)),
     row('wall time', seconds(s.wallTimeMs)),
     '',
