@@ -22,12 +22,14 @@ import {
   type ExecutionHost,
   type ExecutionOutcome,
   type JournalEntry,
+  type NewEntry,
   type RunOutcome,
   type RunRecord,
+  type SerializedError,
   type AnyWorkflowDefinition,
 } from '@baton/core';
 import { JournalWriter } from './journal-writer.js';
-import type { LeaseKeeper } from './lease-keeper.js';
+import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
 
 export interface SessionStart {
@@ -41,6 +43,31 @@ export interface SessionStart {
 export type SessionEnd = 'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted';
 
 const TERMINAL = new Set<JournalEntry['type']>(['RunCompleted', 'RunFailed', 'RunCancelled']);
+
+/** How a cancellation is recorded in the run index (and raised by `result()`). */
+function cancelledError(reason: string): SerializedError {
+  return { name: 'CancelledError', message: reason };
+}
+
+/** The journal entry that records an outcome. */
+function terminalEntry(outcome: RunOutcome): NewEntry {
+  switch (outcome.status) {
+    case 'completed':
+      return { type: 'RunCompleted', result: outcome.result };
+    case 'failed':
+      return { type: 'RunFailed', error: outcome.error };
+    case 'cancelled':
+      return { type: 'RunCancelled', reason: outcome.error.message };
+  }
+}
+
+/** The outcome a terminal journal entry records. */
+function outcomeOf(entry: JournalEntry): RunOutcome {
+  if (entry.type === 'RunCompleted') return { status: 'completed', result: entry.result };
+  if (entry.type === 'RunFailed') return { status: 'failed', error: entry.error };
+  if (entry.type === 'RunCancelled') return { status: 'cancelled', error: cancelledError(entry.reason) };
+  throw new Error(`${entry.type} is not a terminal journal entry`);
+}
 
 export class RunSession {
   private executor: ReplayExecutor | undefined;
@@ -80,19 +107,22 @@ export class RunSession {
 
   async run(): Promise<SessionEnd> {
     const { runId, epoch } = this;
-    this.keeper.add(runId, epoch, this.start.acquiredAt, {
-      onLost: (error) => {
-        this.options.onEvent({ type: 'lease-lost', runId, epoch });
-        this.abort(error);
-      },
-      onCancelRequested: () => this.cancel(),
-    });
+    this.keeper.add(runId, epoch, this.start.acquiredAt, this.leaseHandlers);
     try {
       return await this.execute();
     } finally {
       this.keeper.remove(runId);
     }
   }
+
+  /** What the lease keeper calls for this run, whenever it (re)starts renewing it. */
+  private readonly leaseHandlers: LeaseHandlers = {
+    onLost: (error) => {
+      this.options.onEvent({ type: 'lease-lost', runId: this.runId, epoch: this.epoch });
+      this.abort(error);
+    },
+    onCancelRequested: () => this.cancel(),
+  };
 
   private async execute(): Promise<SessionEnd> {
     const { transport, store } = this.options;
@@ -130,8 +160,7 @@ export class RunSession {
       // not resumed from bad data every time its lease runs out.
       if (!(err instanceof CodecError)) throw err;
       this.writer = newWriter([]);
-      const error = serializeError(err);
-      return this.finish({ status: 'failed', error }, [{ type: 'RunFailed', error }]);
+      return this.finish({ status: 'failed', error: serializeError(err) });
     }
     const effective = [
       ...(checkpoint?.entries ?? []),
@@ -140,7 +169,8 @@ export class RunSession {
     this.writer = newWriter(effective);
 
     const terminal = effective.find((e) => TERMINAL.has(e.type));
-    if (terminal) return this.finishFromJournal(terminal);
+    // The last owner journaled the outcome but died before recording it in the store.
+    if (terminal) return this.finish(outcomeOf(terminal), true);
     if (this.abortCause !== undefined)
       return this.afterStop({ kind: 'stopped', reason: 'aborted', cause: this.abortCause });
 
@@ -172,12 +202,7 @@ export class RunSession {
         await writer.checkpoint('suspended');
         this.keeper.remove(this.runId);
         const result = await store.suspendRun({ runId: this.runId, epoch: this.epoch, ...request });
-        if (!result.ok) {
-          this.keeper.add(this.runId, this.epoch, Date.now(), {
-            onLost: (error) => this.abort(error),
-            onCancelRequested: () => this.cancel(),
-          });
-        }
+        if (!result.ok) this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
         return result;
       },
     };
@@ -187,20 +212,11 @@ export class RunSession {
     const writer = this.writer!;
     switch (outcome.kind) {
       case 'completed':
-        return this.finish({ status: 'completed', result: outcome.result }, [
-          { type: 'RunCompleted', result: outcome.result },
-        ]);
+        return this.finish({ status: 'completed', result: outcome.result });
       case 'failed':
-        return this.finish({ status: 'failed', error: outcome.error }, [
-          { type: 'RunFailed', error: outcome.error },
-        ]);
-      case 'cancelled': {
-        const error = serializeError(new Error(outcome.reason));
-        error.name = 'CancelledError';
-        return this.finish({ status: 'cancelled', error }, [
-          { type: 'RunCancelled', reason: outcome.reason },
-        ]);
-      }
+        return this.finish({ status: 'failed', error: outcome.error });
+      case 'cancelled':
+        return this.finish({ status: 'cancelled', error: cancelledError(outcome.reason) });
       case 'suspended':
         return 'suspended';
       case 'stopped':
@@ -214,34 +230,17 @@ export class RunSession {
     }
   }
 
-  private async finish(
-    outcome: RunOutcome,
-    entries: Parameters<JournalWriter['append']>[0],
-  ): Promise<SessionEnd> {
+  /**
+   * Records the outcome: journaled first (unless the journal already has it), then in the store,
+   * atomically with the final checkpoint and the lease's end.
+   */
+  private async finish(outcome: RunOutcome, journaled = false): Promise<SessionEnd> {
     const writer = this.writer!;
     if (outcome.status === 'failed') this.failure = `${outcome.error.name}: ${outcome.error.message}`;
-    await writer.append(entries);
+    if (!journaled) await writer.append([terminalEntry(outcome)]);
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
     return outcome.status;
-  }
-
-  /** The journal already holds the outcome (the last owner died before recording it in the store). */
-  private finishFromJournal(entry: JournalEntry): Promise<SessionEnd> {
-    const writer = this.writer!;
-    let outcome: RunOutcome;
-    if (entry.type === 'RunCompleted') outcome = { status: 'completed', result: entry.result };
-    else if (entry.type === 'RunFailed') {
-      outcome = { status: 'failed', error: entry.error };
-      this.failure = `${entry.error.name}: ${entry.error.message}`;
-    } else
-      outcome = {
-        status: 'cancelled',
-        error: { name: 'CancelledError', message: (entry as { reason?: string }).reason ?? '' },
-      };
-    return this.options.store
-      .finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status))
-      .then(() => outcome.status);
   }
 
   private async handOff(): Promise<void> {
