@@ -4,9 +4,10 @@
  * push what they return into the future, so two workers scanning at once enqueue a run once, and
  * a message lost on the way is sent again a period later.
  */
-import { encodeMessage, type Store, type Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
+import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const BATCH = 100;
 
@@ -58,14 +59,7 @@ export class Maintenance {
     for (;;) {
       const runIds = await this.store.reapExpiredLeases(BATCH, this.reclaimAfterMs);
       if (runIds.length === 0) return;
-      const since = Date.now();
-      await Promise.all(
-        runIds.map((runId) =>
-          this.transport.enqueue(encodeMessage({ kind: 'resume', runId, reason: 'reaped', since }), {
-            key: runId,
-          }),
-        ),
-      );
+      await Promise.all(runIds.map((runId) => enqueueResume(this.transport, runId, 'reaped')));
       this.logger.info({ runIds }, 'reaped expired leases');
       this.emit({ type: 'leases-reaped', runIds });
       if (runIds.length < BATCH || this.stopped) return;
@@ -76,11 +70,7 @@ export class Maintenance {
     for (;;) {
       const due = await this.store.claimDueTimers(BATCH, this.reclaimAfterMs);
       if (due.length === 0) return;
-      await Promise.all(
-        due.map(({ runId }) =>
-          this.transport.enqueue(encodeMessage({ kind: 'wake', runId, reason: 'timer' }), { key: runId }),
-        ),
-      );
+      await Promise.all(due.map(({ runId }) => enqueueWake(this.transport, runId, 'timer')));
       this.emit({ type: 'timers-due', runIds: due.map((t) => t.runId) });
       if (due.length < BATCH || this.stopped) return;
     }

@@ -57,7 +57,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   }
   const seen = new Set<string>();
   for (const wf of options.workflows) {
-    const key = `${wf.name}@${wf.version}`;
+    const key = workflowKey(wf.name, wf.version);
     if (seen.has(key)) throw new ConfigError(`workflow ${key} is registered twice`);
     seen.add(key);
   }
@@ -107,4 +107,9 @@ function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1)
     throw new ConfigError(`${name} must be a positive integer, got ${String(value)}`);
   return value;
+}
+
+/** How a workflow version is named in registries and messages: `name@version`. */
+export function workflowKey(name: string, version: number): string {
+  return `${name}@${version}`;
 }

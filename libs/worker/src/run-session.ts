@@ -13,7 +13,6 @@ import {
   CodecError,
   decodeEntries,
   encodeEntries,
-  encodeMessage,
   filterFencedEntries,
   LeaseLostError,
   FencedWriteError,
@@ -29,6 +28,7 @@ import {
   type AnyWorkflowDefinition,
 } from '@baton/core';
 import { JournalWriter } from './journal-writer.js';
+import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
 
@@ -248,12 +248,7 @@ export class RunSession {
     await this.writer!.checkpoint('running').catch(() => undefined);
     const released = await store.releaseLease(this.runId, this.epoch);
     if (!released) return;
-    await transport.enqueue(
-      encodeMessage({ kind: 'resume', runId: this.runId, reason: 'handoff', since: Date.now() }),
-      {
-        key: this.runId,
-      },
-    );
+    await enqueueResume(transport, this.runId, 'handoff');
   }
 
   /**

@@ -18,17 +18,21 @@ import {
   assertRunId,
   BatonError,
   decodeMessage,
-  encodeMessage,
   type Delivery,
   type RunMessage,
   type RunRecord,
-  type StartMessage,
   type AnyWorkflowDefinition,
 } from '@baton/core';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
-import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
+import {
+  resolveWorkerOptions,
+  workflowKey,
+  type ResolvedWorkerOptions,
+  type WorkerOptions,
+} from './options.js';
 import { RunSession } from './run-session.js';
+import { enqueueWake, redeliveryDelayMs } from './run-messages.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
 
@@ -61,7 +65,7 @@ export class Worker {
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
-    for (const wf of this.options.workflows) this.registry.set(`${wf.name}@${wf.version}`, wf);
+    for (const wf of this.options.workflows) this.registry.set(workflowKey(wf.name, wf.version), wf);
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger);
     this.maintenance = new Maintenance(
@@ -195,9 +199,7 @@ export class Worker {
         { err, deliveryCount: delivery.deliveryCount },
         'run message failed; it will be redelivered',
       );
-      await delivery
-        .nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount))
-        .catch(() => undefined);
+      await delivery.nak(retryDelayMs(delivery)).catch(() => undefined);
     }
   }
 
@@ -253,20 +255,14 @@ export class Worker {
           payload: message.payload,
         });
         if (!found) return this.unknownRunYet(message, delivery);
-        if (wake)
-          await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'signal' }), {
-            key: message.runId,
-          });
+        if (wake) await enqueueWake(transport, message.runId, 'signal');
         return delivery.ack();
       }
       case 'cancel': {
         const { found, wake } = await store.requestCancel(message.runId);
         if (!found) return this.unknownRunYet(message, delivery);
         this.sessions.get(message.runId)?.cancel();
-        if (wake)
-          await transport.enqueue(encodeMessage({ kind: 'wake', runId: message.runId, reason: 'cancel' }), {
-            key: message.runId,
-          });
+        if (wake) await enqueueWake(transport, message.runId, 'cancel');
         return delivery.ack();
       }
     }
@@ -274,12 +270,12 @@ export class Worker {
 
   /** Claims a run the store knows, if this worker registers its workflow version. */
   private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
-    const workflow = this.registry.get(`${run.workflow}@${run.version}`);
+    const workflow = this.registry.get(workflowKey(run.workflow, run.version));
     if (workflow) return this.claim(run, workflow, message, delivery);
     // A run already under way whose workflow this worker lacks (a rolling deploy, say): leave it
     // for a worker that has it rather than failing the run; dead-letter it only after many tries.
     if (delivery.deliveryCount >= this.options.maxDeliveries) this.lookup(run.workflow, run.version);
-    await delivery.nak(Math.min(30_000, ERROR_BACKOFF_MS * 2 ** delivery.deliveryCount));
+    await delivery.nak(retryDelayMs(delivery));
   }
 
   /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
@@ -290,11 +286,11 @@ export class Worker {
         `${message.kind} message for run ${message.runId}, which never started`,
       );
     }
-    await delivery.nak(Math.min(5_000, 100 * 2 ** delivery.deliveryCount));
+    await delivery.nak(redeliveryDelayMs(delivery.deliveryCount, 100, 5_000));
   }
 
   private lookup(name: string, version: number): AnyWorkflowDefinition {
-    const workflow = this.registry.get(`${name}@${version}`);
+    const workflow = this.registry.get(workflowKey(name, version));
     if (!workflow) {
       const known = [...this.registry.keys()].join(', ');
       throw new PoisonMessage(
@@ -324,11 +320,7 @@ export class Worker {
     await delivery.ack();
     const reason = 'reason' in message ? message.reason : undefined;
     const since =
-      message.kind === 'resume'
-        ? message.since
-        : message.kind === 'start'
-          ? (message as StartMessage).enqueuedAt
-          : undefined;
+      message.kind === 'resume' ? message.since : message.kind === 'start' ? message.enqueuedAt : undefined;
     this.options.onEvent({
       type: 'run-claimed',
       runId: run.runId,
@@ -404,6 +396,11 @@ export class Worker {
       await delivery.nak(ERROR_BACKOFF_MS).catch(() => undefined);
     }
   }
+}
+
+/** Backoff for a message that failed for a reason that may pass (a store hiccup, say). */
+function retryDelayMs(delivery: Delivery): number {
+  return redeliveryDelayMs(delivery.deliveryCount, ERROR_BACKOFF_MS, 30_000);
 }
 
 function sleep(ms: number): Promise<void> {
