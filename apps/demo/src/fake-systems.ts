@@ -68,6 +68,39 @@ export class EffectIndex {
   }
 }
 
+/**
+ * Rows written once per idempotency key (a unique index on the key): a repeated key returns the
+ * first row. Every first write is an effect, indexed per applicant and per run so duplicates show.
+ */
+export class WriteOnceTable<T> {
+  readonly effectsByApplicant = new EffectIndex();
+  readonly effectsByRun = new EffectIndex();
+  private readonly rowsByKey = new Map<string, T>();
+
+  /** `activity` names the effect in the per-run index (`<runId>/<activity>`). */
+  constructor(private readonly activity: string) {}
+
+  /** The row under `idempotencyKey`, written by `create(rowNumber)` if there is none yet. */
+  write(idempotencyKey: string, applicantId: string, runId: string, create: (rowNumber: number) => T): T {
+    const existing = this.rowsByKey.get(idempotencyKey);
+    if (existing !== undefined) return existing;
+    const row = create(this.rowsByKey.size + 1);
+    this.rowsByKey.set(idempotencyKey, row);
+    this.effectsByApplicant.add(applicantId, idempotencyKey);
+    this.effectsByRun.add(`${runId}/${this.activity}`, idempotencyKey);
+    return row;
+  }
+
+  get(idempotencyKey: string): T | undefined {
+    return this.rowsByKey.get(idempotencyKey);
+  }
+
+  /** Every row, in insertion order. */
+  rows(): T[] {
+    return [...this.rowsByKey.values()];
+  }
+}
+
 /** Confirms who an applicant is. Read-only, so repeating it is harmless. */
 export class IdentityService {
   readonly ledger = new CallLedger();
@@ -92,10 +125,10 @@ export interface CreditReport {
  */
 export class CreditBureau {
   readonly ledger = new CallLedger();
+  private readonly reports = new WriteOnceTable<CreditReport>('pull_credit');
   /** Hard pulls per applicant, and per (run, activity): more than one key in either is a duplicate. */
-  readonly pullsByApplicant = new EffectIndex();
-  readonly pullsByRun = new EffectIndex();
-  private readonly reports = new Map<string, CreditReport>();
+  readonly pullsByApplicant = this.reports.effectsByApplicant;
+  readonly pullsByRun = this.reports.effectsByRun;
   private lookupCount = 0;
   private lookupHitCount = 0;
 
@@ -103,15 +136,11 @@ export class CreditBureau {
 
   pull(applicantId: string, runId: string, idempotencyKey: string): CreditReport {
     this.ledger.record(idempotencyKey);
-    const existing = this.reports.get(idempotencyKey);
-    if (existing) return existing;
-    const score = this.scores.get(applicantId);
-    if (score === undefined) throw new Error(`bureau has no file for applicant ${applicantId}`);
-    const report = { pullId: `pull-${this.reports.size + 1}`, applicantId, score };
-    this.reports.set(idempotencyKey, report);
-    this.pullsByApplicant.add(applicantId, idempotencyKey);
-    this.pullsByRun.add(`${runId}/pull_credit`, idempotencyKey);
-    return report;
+    return this.reports.write(idempotencyKey, applicantId, runId, (n) => {
+      const score = this.scores.get(applicantId);
+      if (score === undefined) throw new Error(`bureau has no file for applicant ${applicantId}`);
+      return { pullId: `pull-${n}`, applicantId, score };
+    });
   }
 
   /** The report pulled under this key, if any: a free read, not a pull. */
@@ -124,12 +153,12 @@ export class CreditBureau {
 
   /** Distinct hard pulls on record. */
   get hardPulls(): number {
-    return this.reports.size;
+    return this.reports.rows().length;
   }
 
   /** Applicants with at least one pull. */
   applicantsPulled(): number {
-    return new Set([...this.reports.values()].map((r) => r.applicantId)).size;
+    return new Set(this.reports.rows().map((r) => r.applicantId)).size;
   }
 
   get lookups(): number {
@@ -166,24 +195,21 @@ export interface DecisionRow {
  */
 export class LoanDatabase {
   readonly ledger = new CallLedger();
-  readonly decisionsByApplicant = new EffectIndex();
-  readonly decisionsByRun = new EffectIndex();
-  private readonly rowsByKey = new Map<string, DecisionRow>();
+  private readonly table = new WriteOnceTable<DecisionRow>('issue_decision');
+  readonly decisionsByApplicant = this.table.effectsByApplicant;
+  readonly decisionsByRun = this.table.effectsByRun;
 
   recordDecision(row: Omit<DecisionRow, 'decisionId'>, idempotencyKey: string): DecisionRow {
     this.ledger.record(idempotencyKey);
-    const existing = this.rowsByKey.get(idempotencyKey);
-    if (existing) return existing;
-    const stored = { decisionId: `dec-${this.rowsByKey.size + 1}`, ...row };
-    this.rowsByKey.set(idempotencyKey, stored);
-    this.decisionsByApplicant.add(row.applicantId, idempotencyKey);
-    this.decisionsByRun.add(`${row.runId}/issue_decision`, idempotencyKey);
-    return stored;
+    return this.table.write(idempotencyKey, row.applicantId, row.runId, (n) => ({
+      decisionId: `dec-${n}`,
+      ...row,
+    }));
   }
 
   /** Every decision row, in insertion order. */
   rows(): DecisionRow[] {
-    return [...this.rowsByKey.values()];
+    return this.table.rows();
   }
 }
 
