@@ -104,6 +104,7 @@ export type {
   LeaseState,
   LeaseStore,
   NewRun,
+  PresenceStore,
   RenewRequest,
   RenewResult,
   RunIndex,

@@ -7,6 +7,8 @@ const ACK_WAIT_MS = 300;
 describeTransportConformance('memory', () => memoryTransport({ ackWaitMs: ACK_WAIT_MS }), {
   ackWaitMs: ACK_WAIT_MS,
 });
+// No presence section: an in-process store has no connection that could drop (reapDeadWorkers is
+// always empty), so a crashed in-process worker is found by lease expiry alone.
 describeStoreConformance('memory', () => memoryStore());
 
 // Behaviour the contracts leave to each adapter, pinned down for the memory ones.

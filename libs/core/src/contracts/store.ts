@@ -7,7 +7,9 @@
  * - {@link CheckpointStore}: fenced snapshots with history;
  * - {@link RunIndex}: run records, idempotency keys, final outcomes;
  * - {@link TimerStore}: due timers of suspended runs;
- * - {@link SignalInbox}: signals delivered to a run, kept until retention.
+ * - {@link SignalInbox}: signals delivered to a run, kept until retention;
+ * - {@link PresenceStore}: which workers are alive, bound to their store connections, so a killed
+ *   worker's runs are resumed when its connection drops instead of when its leases run out.
  *
  * Left out on purpose: the journal (it lives on the transport) and delivery of messages (the
  * store tells the caller when a wake is needed; the caller enqueues it).
@@ -235,8 +237,41 @@ export interface SignalInbox {
   readSignals(runId: string): Promise<InboxSignal[]>;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Presence
+
+/**
+ * Fast failure detection. A worker registers itself once; the registration is bound to a store
+ * connection that lives exactly as long as the worker process (a session-level advisory lock in
+ * Postgres, a named client connection in Redis). When the process dies (SIGKILL, OOM), the
+ * server closes that connection at once, and any worker's next {@link reapDeadWorkers} hands the
+ * dead worker's runs on, long before their leases would have run out.
+ *
+ * Left out on purpose: anything that needs a dropped connection. A partitioned or frozen worker
+ * keeps its connection; for that, lease expiry (and fencing) remains the backstop.
+ */
+export interface PresenceStore {
+  /**
+   * Registers `workerId` as alive for as long as this store's connection lives. The adapter keeps
+   * the registration across its own reconnects. Registering the same id twice is harmless.
+   */
+  registerWorker(workerId: string): Promise<void>;
+  /** Removes the registration (graceful stop): the worker is no longer considered at all. */
+  unregisterWorker(workerId: string): Promise<void>;
+  /**
+   * Finds registered workers whose presence connection is gone, forgets them, and reaps every
+   * `held` lease they own exactly as {@link LeaseStore.reapExpiredLeases} reaps an expired one
+   * (owner: nobody, expiry: now + `reclaimAfterMs`), at most `limit` leases per call. Returns the
+   * reaped run ids, so the caller enqueues a `resume` for each. Leases of workers that never
+   * registered are left to expire.
+   */
+  reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]>;
+  /** Registered worker ids whose presence connection is alive (for tests and operators). */
+  liveWorkers(): Promise<string[]>;
+}
+
 /** A store adapter: Redis, Postgres, or in-memory. */
-export interface Store extends LeaseStore, CheckpointStore, RunIndex, TimerStore, SignalInbox {
+export interface Store extends LeaseStore, CheckpointStore, RunIndex, TimerStore, SignalInbox, PresenceStore {
   readonly name: string;
   /** Connects and prepares (scripts, migrations). Safe to call more than once. */
   connect(): Promise<void>;

@@ -78,6 +78,7 @@ class MemoryStore implements Store {
   private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
   private readonly timers = new Map<string, number>();
   private readonly inboxes = new Map<string, InboxSignal[]>();
+  private readonly workers = new Set<string>();
 
   constructor(private readonly clock: () => number) {}
 
@@ -367,6 +368,33 @@ class MemoryStore implements Store {
   async readSignals(runId: string): Promise<InboxSignal[]> {
     this.assertOpen('readSignals');
     return structuredClone(this.inboxes.get(runId) ?? []);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Presence
+
+  async registerWorker(workerId: string): Promise<void> {
+    this.assertOpen('registerWorker');
+    this.workers.add(workerId);
+  }
+
+  async unregisterWorker(workerId: string): Promise<void> {
+    this.assertOpen('unregisterWorker');
+    this.workers.delete(workerId);
+  }
+
+  /**
+   * Always empty: an in-process store has no connection that could outlive or drop before its
+   * worker, so a crashed in-process worker is found by lease expiry alone.
+   */
+  async reapDeadWorkers(_limit: number, _reclaimAfterMs: number): Promise<string[]> {
+    this.assertOpen('reapDeadWorkers');
+    return [];
+  }
+
+  async liveWorkers(): Promise<string[]> {
+    this.assertOpen('liveWorkers');
+    return [...this.workers];
   }
 
   private assertOpen(operation: string): void {

@@ -1,0 +1,125 @@
+/**
+ * Store conformance, PresenceStore section: a worker's registration lives as long as its store
+ * connection, and the runs of a worker whose connection dropped are reaped at once, without
+ * waiting for lease expiry. Needs two stores on the same data (a "pair"), because one store
+ * cannot watch its own connection drop.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Store } from '@baton/core';
+import { sleep, uniqueId } from './conformance-helpers.js';
+import { LONG_TTL_MS, acquireOk, createTestRun } from './store-conformance-helpers.js';
+
+/** Opens two stores over separate connections on the same data (same key prefix or schema). */
+export type StorePairFactory = () => Promise<[Store, Store]> | [Store, Store];
+
+/** How long a server may take to notice a closed connection. */
+const NOTICE_WITHIN_MS = 5_000;
+
+/** Calls `reapDeadWorkers` until it returns something or the time is up. */
+async function reapUntilFound(store: Store, limit = 10): Promise<string[]> {
+  const deadline = Date.now() + NOTICE_WITHIN_MS;
+  for (;;) {
+    const reaped = await store.reapDeadWorkers(limit, LONG_TTL_MS);
+    if (reaped.length > 0 || Date.now() > deadline) return reaped;
+    await sleep(50);
+  }
+}
+
+export function describePresenceConformance(pairFactory: StorePairFactory): void {
+  describe('presence', () => {
+    const open: Store[] = [];
+    afterEach(async () => {
+      await Promise.allSettled(open.splice(0).map((s) => s.close()));
+    });
+
+    async function pair(): Promise<[Store, Store]> {
+      const [a, b] = await pairFactory();
+      open.push(a, b);
+      await a.connect();
+      await b.connect();
+      return [a, b];
+    }
+
+    it('lists a registered worker as live until it unregisters', async () => {
+      const [a, b] = await pair();
+      const worker = uniqueId('worker');
+      await a.registerWorker(worker);
+      await a.registerWorker(worker);
+      expect(await b.liveWorkers()).toContain(worker);
+      await a.unregisterWorker(worker);
+      expect(await b.liveWorkers()).not.toContain(worker);
+    });
+
+    it("reaps a dead worker's held leases as soon as its connection drops, not at lease expiry", async () => {
+      const [a, b] = await pair();
+      const dead = uniqueId('dead');
+      const alive = uniqueId('alive');
+      await a.registerWorker(dead);
+      await b.registerWorker(alive);
+      const { runId: orphan } = await createTestRun(b, 'orphan');
+      const { runId: kept } = await createTestRun(b, 'kept');
+      const stale = await acquireOk(b, orphan, dead, LONG_TTL_MS);
+      await acquireOk(b, kept, alive, LONG_TTL_MS);
+      expect(await b.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+
+      await a.close();
+      expect(await reapUntilFound(b)).toEqual([orphan]);
+      expect(await b.getLease(orphan)).toMatchObject({ owner: null, state: 'held', epoch: stale });
+      expect((await b.renewLeases([{ runId: orphan, epoch: stale }], LONG_TTL_MS))[0]?.ok).toBe(false);
+      expect(await acquireOk(b, orphan, alive)).toBe(stale + 1);
+      expect(await b.getLease(kept)).toMatchObject({ owner: alive, epoch: 1 });
+      expect(await b.liveWorkers()).not.toContain(dead);
+      expect(await b.liveWorkers()).toContain(alive);
+      expect(await b.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+    });
+
+    it("leaves a dead worker's suspended and finished runs alone", async () => {
+      const [a, b] = await pair();
+      const dead = uniqueId('dead');
+      await a.registerWorker(dead);
+      const { runId: held } = await createTestRun(b, 'held');
+      const { runId: suspended } = await createTestRun(b, 'suspended');
+      const { runId: finished } = await createTestRun(b, 'finished');
+      await acquireOk(b, held, dead);
+      const suspendEpoch = await acquireOk(b, suspended, dead);
+      await b.suspendRun({
+        runId: suspended,
+        epoch: suspendEpoch,
+        wakeAt: null,
+        signals: ['go'],
+        consumedSignalIds: [],
+      });
+      const finishEpoch = await acquireOk(b, finished, dead);
+      await b.finishRun(finished, finishEpoch, { status: 'completed', result: 1 });
+
+      await a.close();
+      expect(await reapUntilFound(b)).toEqual([held]);
+      expect(await b.getLease(suspended)).toMatchObject({ state: 'suspended' });
+      expect(await b.getLease(finished)).toMatchObject({ state: 'finished' });
+    });
+
+    it('reaps at most `limit` leases per call and the rest on the next', async () => {
+      const [a, b] = await pair();
+      const dead = uniqueId('dead');
+      await a.registerWorker(dead);
+      const runIds = [uniqueId('r1'), uniqueId('r2'), uniqueId('r3')];
+      for (const runId of runIds) await acquireOk(b, runId, dead);
+      await a.close();
+      const first = await reapUntilFound(b, 2);
+      expect(first).toHaveLength(2);
+      const second = await b.reapDeadWorkers(2, LONG_TTL_MS);
+      expect([...first, ...second].sort()).toEqual([...runIds].sort());
+      expect(await b.reapDeadWorkers(2, LONG_TTL_MS)).toEqual([]);
+    });
+
+    it('never reaps the leases of a worker that never registered', async () => {
+      const [a, b] = await pair();
+      const { runId } = await createTestRun(b);
+      await acquireOk(b, runId, uniqueId('unregistered'));
+      await a.close();
+      await sleep(200);
+      expect(await b.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+      expect(await b.getLease(runId)).toMatchObject({ epoch: 1 });
+    });
+  });
+}
