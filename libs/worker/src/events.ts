@@ -18,6 +18,6 @@ export type WorkerEvent =
   | { type: 'run-aborted'; runId: string; epoch: number; reason: string }
   | { type: 'lease-lost'; runId: string; epoch: number }
   | { type: 'activity-heartbeat'; runId: string; seq: number; details: unknown }
-  | { type: 'leases-reaped'; runIds: string[] }
+  | { type: 'leases-reaped'; runIds: string[]; cause: 'expired' | 'dead-worker' }
   | { type: 'timers-due'; runIds: string[] }
   | { type: 'dead-lettered'; code: string; reason: string };

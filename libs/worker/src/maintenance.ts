@@ -1,8 +1,12 @@
 /**
- * The reaper and the timer scan, run by every worker: leases that expired (a crashed worker's
- * runs) get a `resume` message, due timers of suspended runs a `wake` message. Both store calls
- * push what they return into the future, so two workers scanning at once enqueue a run once, and
- * a message lost on the way is sent again a period later.
+ * The scans every worker runs:
+ * - the dead-worker scan (every `deadWorkerScanMs`): workers whose presence connection to the
+ *   store dropped (SIGKILL, OOM) have their held leases reaped at once, long before they expire;
+ * - the reaper (every `reapIntervalMs`): leases that expired (node loss, a partition, a frozen
+ *   process, where no connection drops) get a `resume` message;
+ * - the timer scan (same period): due timers of suspended runs get a `wake` message.
+ * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
+ * a run once, and a message lost on the way is sent again a period later.
  */
 import type { Store, Transport } from '@baton/core';
 import type { WorkerEvent } from './events.js';
@@ -11,18 +15,25 @@ import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const BATCH = 100;
 
-export class Maintenance {
+export interface MaintenanceOptions {
+  reapIntervalMs: number;
+  /** 0 turns the dead-worker scan off. */
+  deadWorkerScanMs: number;
+  /** How long a reaped run is not reported again (the lease length). */
+  reclaimAfterMs: number;
+  logger: Logger;
+  emit: (event: WorkerEvent) => void;
+}
+
+/** A loop that runs `pass` every `intervalMs` (jittered) until stopped, one pass at a time. */
+class Periodic {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private running: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly store: Store,
-    private readonly transport: Transport,
     private readonly intervalMs: number,
-    private readonly reclaimAfterMs: number,
-    private readonly logger: Logger,
-    private readonly emit: (event: WorkerEvent) => void,
+    private readonly pass: () => Promise<void>,
   ) {}
 
   start(): void {
@@ -40,38 +51,77 @@ export class Maintenance {
     // Jitter spreads the scans of a fleet that started together.
     const delay = this.intervalMs * (0.75 + Math.random() * 0.5);
     this.timer = setTimeout(() => {
-      this.running = this.scanOnce().finally(() => this.schedule());
+      this.running = this.pass().finally(() => this.schedule());
     }, delay);
     this.timer.unref();
   }
+}
 
-  /** One pass of both scans; exported for tests that want to drive it. */
-  async scanOnce(): Promise<void> {
-    try {
-      await this.reapExpiredLeases();
-      await this.wakeDueTimers();
-    } catch (err) {
-      this.logger.warn({ err }, 'maintenance scan failed; retrying next period');
+export class Maintenance {
+  private readonly loops: Periodic[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly transport: Transport,
+    private readonly options: MaintenanceOptions,
+  ) {
+    this.loops.push(new Periodic(options.reapIntervalMs, () => this.scanOnce()));
+    if (options.deadWorkerScanMs > 0) {
+      this.loops.push(new Periodic(options.deadWorkerScanMs, () => this.scanDeadWorkers()));
     }
   }
 
-  private async reapExpiredLeases(): Promise<void> {
+  start(): void {
+    for (const loop of this.loops) loop.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.loops.map((loop) => loop.stop()));
+  }
+
+  /** One pass of the reaper and the timer scan; exported for tests that want to drive it. */
+  async scanOnce(): Promise<void> {
+    try {
+      await this.reap('expired', (limit) => this.store.reapExpiredLeases(limit, this.options.reclaimAfterMs));
+      await this.wakeDueTimers();
+    } catch (err) {
+      this.options.logger.warn({ err }, 'maintenance scan failed; retrying next period');
+    }
+  }
+
+  /** One pass of the dead-worker scan. */
+  async scanDeadWorkers(): Promise<void> {
+    try {
+      await this.reap('dead-worker', (limit) =>
+        this.store.reapDeadWorkers(limit, this.options.reclaimAfterMs),
+      );
+    } catch (err) {
+      this.options.logger.warn({ err }, 'dead-worker scan failed; retrying next period');
+    }
+  }
+
+  private async reap(
+    cause: 'expired' | 'dead-worker',
+    reapBatch: (limit: number) => Promise<string[]>,
+  ): Promise<void> {
     for (;;) {
-      const runIds = await this.store.reapExpiredLeases(BATCH, this.reclaimAfterMs);
+      const runIds = await reapBatch(BATCH);
       if (runIds.length === 0) return;
       await Promise.all(runIds.map((runId) => enqueueResume(this.transport, runId, 'reaped')));
-      this.logger.info({ runIds }, 'reaped expired leases');
-      this.emit({ type: 'leases-reaped', runIds });
+      this.options.logger.info({ runIds, cause }, 'reaped leases');
+      this.options.emit({ type: 'leases-reaped', runIds, cause });
       if (runIds.length < BATCH || this.stopped) return;
     }
   }
 
   private async wakeDueTimers(): Promise<void> {
     for (;;) {
-      const due = await this.store.claimDueTimers(BATCH, this.reclaimAfterMs);
+      const due = await this.store.claimDueTimers(BATCH, this.options.reclaimAfterMs);
       if (due.length === 0) return;
       await Promise.all(due.map(({ runId }) => enqueueWake(this.transport, runId, 'timer')));
-      this.emit({ type: 'timers-due', runIds: due.map((t) => t.runId) });
+      this.options.emit({ type: 'timers-due', runIds: due.map((t) => t.runId) });
       if (due.length < BATCH || this.stopped) return;
     }
   }

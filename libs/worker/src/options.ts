@@ -21,6 +21,12 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** Interval of the reaper and timer scans. @defaultValue min(1000, leaseMs / 2) */
   reapIntervalMs?: number;
+  /**
+   * How often this worker asks the store for workers whose presence connection dropped (killed
+   * processes), whose runs are then resumed without waiting for their leases to run out. 0 turns
+   * it off (lease expiry alone). @defaultValue 250
+   */
+  deadWorkerScanMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
   /** Messages larger than this are dead-lettered. @defaultValue 1 MiB */
@@ -76,6 +82,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     leaseMs,
     heartbeatMs,
     reapIntervalMs: positive('reapIntervalMs', options.reapIntervalMs ?? Math.min(1_000, leaseMs / 2)),
+    deadWorkerScanMs: nonNegative('deadWorkerScanMs', options.deadWorkerScanMs ?? 250),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),
     maxDeliveries: positiveInt('maxDeliveries', options.maxDeliveries ?? 20),

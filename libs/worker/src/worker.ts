@@ -68,14 +68,13 @@ export class Worker {
     for (const wf of this.options.workflows) this.registry.set(workflowKey(wf.name, wf.version), wf);
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger);
-    this.maintenance = new Maintenance(
-      store,
-      transport,
+    this.maintenance = new Maintenance(store, transport, {
       reapIntervalMs,
-      leaseMs,
+      deadWorkerScanMs: this.options.deadWorkerScanMs,
+      reclaimAfterMs: leaseMs,
       logger,
-      this.options.onEvent,
-    );
+      emit: this.options.onEvent,
+    });
   }
 
   get state(): WorkerState {
@@ -97,6 +96,8 @@ export class Worker {
       throw new BatonError('BATON_STATE', `worker is ${this.stateValue}; start() runs once`);
     await this.options.transport.connect();
     await this.options.store.connect();
+    // Registered before the first claim, so every lease this worker takes has a presence behind it.
+    await this.options.store.registerWorker(this.workerId);
     this.stateValue = 'running';
     this.keeper.start();
     this.maintenance.start();
@@ -137,6 +138,10 @@ export class Worker {
     clearTimeout(deadline);
     this.keeper.stop();
     await this.maintenance.stop();
+    await this.options.store.unregisterWorker(this.workerId).catch((err: unknown) => {
+      // Harmless: a registration left behind is forgotten by the next dead-worker scan.
+      this.options.logger.warn({ err }, 'unregistering the worker failed');
+    });
     this.stateValue = 'stopped';
     this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
   }
