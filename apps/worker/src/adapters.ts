@@ -1,0 +1,94 @@
+/**
+ * Builds the transport and the store from their URLs: the scheme picks the adapter, the
+ * adapter-specific variables add what a URL cannot carry well (prefixes, files).
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError, type Store, type Transport } from '@baton/core';
+import { natsTransport } from '@baton/transport-nats';
+import { redisStore } from '@baton/store-redis';
+import { postgresStore } from '@baton/store-postgres';
+import { ENV, type WorkerAppConfig } from './config.js';
+
+/** The URL with any password replaced, for messages and logs. */
+export function maskUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '<unparseable URL>';
+  }
+}
+
+function schemeOf(variable: string, url: string): string {
+  const match = /^([a-z][a-z0-9+.-]*):/i.exec(url);
+  if (!match?.[1]) {
+    throw new ConfigError(
+      `${variable} '${maskUrl(url)}' has no scheme; it must start with e.g. nats:// or redis://`,
+    );
+  }
+  return match[1].toLowerCase();
+}
+
+function readFileFor(variable: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${variable} names ${path}, which cannot be read: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+export function transportFromConfig(config: WorkerAppConfig): Transport {
+  const url = config.transportUrl;
+  switch (schemeOf(ENV.transportUrl, url)) {
+    case 'nats':
+    case 'tls': {
+      const { prefix, ackWaitMs, credsFile, tlsCaFile } = config.nats;
+      return natsTransport({
+        servers: url,
+        ...(prefix !== undefined && { prefix }),
+        ...(ackWaitMs !== undefined && { ackWaitMs }),
+        ...(credsFile !== undefined && { creds: readFileFor(ENV.natsCredsFile, credsFile) }),
+        ...(tlsCaFile !== undefined && { tls: { ca: readFileFor(ENV.natsTlsCaFile, tlsCaFile) } }),
+      });
+    }
+    case 'memory':
+      throw new ConfigError(
+        `${ENV.transportUrl} is memory:, which lives inside one process and cannot be shared by a fleet; ` +
+          'use nats://… here, or `npm start` for the in-process demo',
+      );
+    default:
+      throw new ConfigError(
+        `${ENV.transportUrl} '${maskUrl(url)}' names an unsupported bus; use nats://host:4222 (or tls://)`,
+      );
+  }
+}
+
+export function storeFromConfig(config: WorkerAppConfig): Store {
+  const url = config.storeUrl;
+  switch (schemeOf(ENV.storeUrl, url)) {
+    case 'redis':
+    case 'rediss':
+      return redisStore({
+        url,
+        ...(config.redis.keyPrefix !== undefined && { keyPrefix: config.redis.keyPrefix }),
+      });
+    case 'postgres':
+    case 'postgresql':
+      return postgresStore({
+        url,
+        ...(config.postgres.schema !== undefined && { schema: config.postgres.schema }),
+      });
+    case 'memory':
+      throw new ConfigError(
+        `${ENV.storeUrl} is memory:, which lives inside one process and cannot be shared by a fleet; ` +
+          'use redis://… or postgres://… here, or `npm start` for the in-process demo',
+      );
+    default:
+      throw new ConfigError(
+        `${ENV.storeUrl} '${maskUrl(url)}' names an unsupported store; use redis://, rediss://, postgres:// or postgresql://`,
+      );
+  }
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { ENV, readConfig } from './config.js';
+import { storeFromConfig, transportFromConfig, maskUrl } from './adapters.js';
+import { loadWorkflows } from './workflows.js';
+
+const BASE = {
+  [ENV.transportUrl]: 'nats://127.0.0.1:4222',
+  [ENV.storeUrl]: 'redis://127.0.0.1:6379',
+  [ENV.workflows]: './workflows.js',
+};
+
+describe('worker process configuration', () => {
+  it('reads the required variables and leaves unset tuning to the Worker defaults', () => {
+    const config = readConfig({ ...BASE, [ENV.concurrency]: '25', [ENV.leaseMs]: '3000' });
+    expect(config).toMatchObject({
+      transportUrl: 'nats://127.0.0.1:4222',
+      storeUrl: 'redis://127.0.0.1:6379',
+      workflowModules: ['./workflows.js'],
+      logLevel: 'info',
+      tuning: { concurrency: 25, leaseMs: 3000, heartbeatMs: undefined },
+    });
+    expect(config.shutdownTimeoutMs).toBeGreaterThan(10_000);
+  });
+
+  it.each([ENV.transportUrl, ENV.storeUrl, ENV.workflows])('names %s when it is missing', (name) => {
+    expect(() => readConfig({ ...BASE, [name]: undefined })).toThrow(new RegExp(`${name} is not set`));
+  });
+
+  it('names a variable that is not a whole number, with what it found', () => {
+    expect(() => readConfig({ ...BASE, [ENV.concurrency]: 'ten' })).toThrow(
+      /BATON_CONCURRENCY is 'ten'; it must be a whole number of at least 1/,
+    );
+    expect(() => readConfig({ ...BASE, [ENV.leaseMs]: '0' })).toThrow(/BATON_LEASE_MS/);
+    expect(() => readConfig({ ...BASE, [ENV.logLevel]: 'loud' })).toThrow(/BATON_LOG_LEVEL is 'loud'/);
+  });
+
+  it('refuses a shutdown timeout that leaves no room for the drain', () => {
+    expect(() =>
+      readConfig({ ...BASE, [ENV.drainTimeoutMs]: '10000', [ENV.shutdownTimeoutMs]: '5000' }),
+    ).toThrow(/BATON_SHUTDOWN_TIMEOUT_MS \(5000\) must be above BATON_DRAIN_TIMEOUT_MS/);
+  });
+
+  it('refuses buses and stores it cannot share across processes or does not know', () => {
+    const config = (overrides: Record<string, string>) => readConfig({ ...BASE, ...overrides });
+    expect(() => transportFromConfig(config({ [ENV.transportUrl]: 'memory:' }))).toThrow(/cannot be shared/);
+    expect(() => transportFromConfig(config({ [ENV.transportUrl]: 'amqp://x' }))).toThrow(
+      /BATON_TRANSPORT_URL 'amqp:\/\/x' names an unsupported bus/,
+    );
+    expect(() => storeFromConfig(config({ [ENV.storeUrl]: 'mysql://root:pw@db/x' }))).toThrow(
+      /BATON_STORE_URL 'mysql:\/\/root:\*\*\*@db\/x' names an unsupported store/,
+    );
+    expect(() => storeFromConfig(config({ [ENV.storeUrl]: 'localhost' }))).toThrow(/has no scheme/);
+  });
+
+  it('never shows a password in a URL it reports', () => {
+    expect(maskUrl('redis://user:s3cret@host:6379/0')).toBe('redis://user:***@host:6379/0');
+    expect(maskUrl('not a url')).not.toContain('not a url');
+  });
+
+  it('loads workflows from a module and names a module that exports none or fails to load', async () => {
+    const workflows = await loadWorkflows(['../../../libs/testing/src/crash/crash-workflow.ts'], import.meta.dirname);
+    expect(workflows.map((w) => `${w.name}@${w.version}`)).toEqual(['crash_chain@1']);
+    await expect(loadWorkflows(['./config.ts'], import.meta.dirname)).rejects.toThrow(
+      /module '\.\/config\.ts' exports no workflow/,
+    );
+    await expect(loadWorkflows(['./missing.js'], import.meta.dirname)).rejects.toThrow(
+      /module '\.\/missing\.js' could not be loaded/,
+    );
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * The worker process's configuration, read once from the environment at start-up. Every mistake
+ * is reported with the variable's name, what was found and what to do, before anything connects.
+ */
+import { ConfigError } from '@baton/core';
+
+/** Names of the environment variables the worker process reads. */
+export const ENV = {
+  transportUrl: 'BATON_TRANSPORT_URL',
+  storeUrl: 'BATON_STORE_URL',
+  workflows: 'BATON_WORKFLOWS',
+  concurrency: 'BATON_CONCURRENCY',
+  leaseMs: 'BATON_LEASE_MS',
+  heartbeatMs: 'BATON_HEARTBEAT_MS',
+  reapIntervalMs: 'BATON_REAP_INTERVAL_MS',
+  deadWorkerScanMs: 'BATON_DEAD_WORKER_SCAN_MS',
+  checkpointEvery: 'BATON_CHECKPOINT_EVERY',
+  maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
+  maxDeliveries: 'BATON_MAX_DELIVERIES',
+  drainTimeoutMs: 'BATON_DRAIN_TIMEOUT_MS',
+  inProcessWaitMs: 'BATON_IN_PROCESS_WAIT_MS',
+  fetchWaitMs: 'BATON_FETCH_WAIT_MS',
+  shutdownTimeoutMs: 'BATON_SHUTDOWN_TIMEOUT_MS',
+  workerId: 'BATON_WORKER_ID',
+  logLevel: 'BATON_LOG_LEVEL',
+  natsPrefix: 'BATON_NATS_PREFIX',
+  natsAckWaitMs: 'BATON_NATS_ACK_WAIT_MS',
+  natsCredsFile: 'BATON_NATS_CREDS_FILE',
+  natsTlsCaFile: 'BATON_NATS_TLS_CA_FILE',
+  redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
+  postgresSchema: 'BATON_POSTGRES_SCHEMA',
+} as const;
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Worker options given by the environment; unset ones keep the Worker's own defaults. */
+export interface WorkerTuning {
+  concurrency?: number;
+  leaseMs?: number;
+  heartbeatMs?: number;
+  reapIntervalMs?: number;
+  deadWorkerScanMs?: number;
+  checkpointEvery?: number;
+  maxMessageBytes?: number;
+  maxDeliveries?: number;
+  drainTimeoutMs?: number;
+  inProcessWaitMs?: number;
+  fetchWaitMs?: number;
+  workerId?: string;
+}
+
+export interface WorkerAppConfig {
+  transportUrl: string;
+  storeUrl: string;
+  /** Module specifiers or paths (resolved from the working directory) exporting workflows. */
+  workflowModules: string[];
+  tuning: WorkerTuning;
+  /** Hard limit for SIGTERM handling; past it the process exits anyway (leases then expire). */
+  shutdownTimeoutMs: number;
+  logLevel: LogLevel;
+  nats: { prefix?: string; ackWaitMs?: number; credsFile?: string; tlsCaFile?: string };
+  redis: { keyPrefix?: string };
+  postgres: { schema?: string };
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
+export function readConfig(env: Env = process.env): WorkerAppConfig {
+  const transportUrl = required(env, ENV.transportUrl, 'nats://127.0.0.1:4222');
+  const storeUrl = required(env, ENV.storeUrl, 'redis://127.0.0.1:6379 or postgres://user@host:5432/db');
+  const workflowModules = required(env, ENV.workflows, './dist/workflows.js,@acme/billing-workflows')
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m.length > 0);
+  if (workflowModules.length === 0) {
+    throw new ConfigError(
+      `${ENV.workflows} lists no module; give comma-separated modules exporting workflows`,
+    );
+  }
+  const drainTimeoutMs = int(env, ENV.drainTimeoutMs, 0);
+  const tuning: WorkerTuning = {
+    concurrency: int(env, ENV.concurrency, 1),
+    leaseMs: int(env, ENV.leaseMs, 1),
+    heartbeatMs: int(env, ENV.heartbeatMs, 1),
+    reapIntervalMs: int(env, ENV.reapIntervalMs, 1),
+    deadWorkerScanMs: int(env, ENV.deadWorkerScanMs, 0),
+    checkpointEvery: int(env, ENV.checkpointEvery, 1),
+    maxMessageBytes: int(env, ENV.maxMessageBytes, 1),
+    maxDeliveries: int(env, ENV.maxDeliveries, 1),
+    drainTimeoutMs,
+    inProcessWaitMs: int(env, ENV.inProcessWaitMs, 0),
+    fetchWaitMs: int(env, ENV.fetchWaitMs, 1),
+    workerId: optional(env, ENV.workerId),
+  };
+  const shutdownTimeoutMs = int(env, ENV.shutdownTimeoutMs, 1) ?? (drainTimeoutMs ?? 10_000) + 15_000;
+  if (drainTimeoutMs !== undefined && shutdownTimeoutMs <= drainTimeoutMs) {
+    throw new ConfigError(
+      `${ENV.shutdownTimeoutMs} (${shutdownTimeoutMs}) must be above ${ENV.drainTimeoutMs} (${drainTimeoutMs}), ` +
+        'so in-flight activities can finish and runs be handed off before the process gives up',
+    );
+  }
+  const logLevel = (optional(env, ENV.logLevel) ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`${ENV.logLevel} is '${logLevel}'; use one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return {
+    transportUrl,
+    storeUrl,
+    workflowModules,
+    tuning,
+    shutdownTimeoutMs,
+    logLevel,
+    nats: {
+      prefix: optional(env, ENV.natsPrefix),
+      ackWaitMs: int(env, ENV.natsAckWaitMs, 1),
+      credsFile: optional(env, ENV.natsCredsFile),
+      tlsCaFile: optional(env, ENV.natsTlsCaFile),
+    },
+    redis: { keyPrefix: optional(env, ENV.redisKeyPrefix) },
+    postgres: { schema: optional(env, ENV.postgresSchema) },
+  };
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function required(env: Env, name: string, example: string): string {
+  const value = optional(env, name);
+  if (value === undefined)
+    throw new ConfigError(`${name} is not set; set it, for example ${name}=${example}`);
+  return value;
+}
+
+function int(env: Env, name: string, min: number): number | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min) {
+    throw new ConfigError(`${name} is '${raw}'; it must be a whole number of at least ${min}`);
+  }
+  return value;
+}

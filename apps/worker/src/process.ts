@@ -1,0 +1,100 @@
+/**
+ * The worker process's lifecycle, apart from `main.ts` so tests can read it:
+ * configure -> connect -> run until SIGTERM/SIGINT -> drain (hand every run off) -> close -> exit.
+ *
+ * Invariants:
+ * 1. Nothing connects before the whole configuration is valid.
+ * 2. On a signal the worker stops claiming and hands off every owned run before the connections
+ *    close; past `shutdownTimeoutMs` the process exits anyway (its leases then expire and other
+ *    workers' reapers resume the runs).
+ * 3. A failed start exits with code 1 and a log line naming the cause, never a hang.
+ */
+import type { Logger } from 'pino';
+import { BatonError } from '@baton/core';
+import { Worker } from '@baton/worker';
+import { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
+import { readConfig } from './config.js';
+import { loadWorkflows } from './workflows.js';
+
+/** How long connect() of the bus or the store may take before start-up fails. */
+const CONNECT_TIMEOUT_MS = 15_000;
+
+function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new BatonError('BATON_CONNECT_TIMEOUT', `${what} did not answer within ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Runs the worker until a signal; resolves with the exit code. */
+export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): Promise<number> {
+  let config;
+  let workflows;
+  try {
+    config = readConfig(env);
+    workflows = await loadWorkflows(config.workflowModules);
+  } catch (err) {
+    logger.fatal(
+      { err: { message: (err as Error).message } },
+      `invalid configuration: ${(err as Error).message}`,
+    );
+    return 1;
+  }
+  logger.level = config.logLevel;
+
+  const transport = transportFromConfig(config);
+  const store = storeFromConfig(config);
+  const closeAll = async (): Promise<void> => {
+    await Promise.allSettled([transport.close(), store.close()]);
+  };
+  const worker = new Worker({
+    transport,
+    store,
+    workflows,
+    ...Object.fromEntries(Object.entries(config.tuning).filter(([, v]) => v !== undefined)),
+    logger: logger.child({ component: 'worker' }),
+  });
+
+  try {
+    await withTimeout(`bus ${maskUrl(config.transportUrl)}`, transport.connect(), CONNECT_TIMEOUT_MS);
+    await withTimeout(`store ${maskUrl(config.storeUrl)}`, store.connect(), CONNECT_TIMEOUT_MS);
+    await worker.start();
+  } catch (err) {
+    logger.fatal({ err }, `start-up failed: ${(err as Error).message}`);
+    await closeAll();
+    return 1;
+  }
+  logger.info(
+    {
+      workerId: worker.workerId,
+      pid: process.pid,
+      transport: maskUrl(config.transportUrl),
+      store: maskUrl(config.storeUrl),
+      workflows: workflows.map((w) => `${w.name}@${w.version}`),
+      concurrency: worker.options.concurrency,
+      leaseMs: worker.options.leaseMs,
+    },
+    'worker ready',
+  );
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  const owned = worker.ownedRuns.length;
+  logger.info({ signal, ownedRuns: owned }, 'draining: handing owned runs to other workers');
+  const hardStop = setTimeout(() => {
+    logger.error({ shutdownTimeoutMs: config.shutdownTimeoutMs }, 'drain took too long; exiting anyway');
+    process.exit(1);
+  }, config.shutdownTimeoutMs);
+  hardStop.unref();
+  await worker.stop();
+  await closeAll();
+  clearTimeout(hardStop);
+  logger.info({ handedOff: owned }, 'worker stopped');
+  return 0;
+}

@@ -1,0 +1,183 @@
+/**
+ * The crash suite: real worker processes on real servers, killed with real signals, checked from
+ * the outside. Each adapter pair calls it from its own spec:
+ *
+ * ```ts
+ * describeCrashSuite('nats+redis', natsRedisEnvironment, { outages: ['nats', 'redis'] });
+ * ```
+ *
+ * Latencies are printed, never asserted: a test says what happens, a benchmark how fast.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startPrivateNats, startPrivateRedis, type PrivateServer } from '../servers.js';
+import { CrashWorld, sleep, type CrashEnvironmentFactory } from './harness.js';
+import { percentile, resumeLatencies } from './invariants.js';
+import type { WorkerProcess } from './worker-processes.js';
+
+export interface CrashSuiteOptions {
+  /** Runs in the SIGKILL test. @defaultValue 200 */
+  runs?: number;
+  /** Private servers to restart mid-run: 'nats' (the bus) and/or 'redis' (the store). */
+  outages?: Array<'nats' | 'redis'>;
+}
+
+const NO_VIOLATIONS = {
+  outcomes: [],
+  effects: [],
+  reexecutedAfterCompletion: [],
+  fencing: [],
+  deadLetters: [],
+};
+
+function report(label: string, latencies: number[]): void {
+  const p50 = percentile(latencies, 50);
+  const max = latencies.at(-1) ?? NaN;
+  console.log(
+    `[crash suite] ${label}: ${latencies.length} interrupted runs, resumed p50 ${p50} ms, max ${max} ms`,
+  );
+}
+
+export function describeCrashSuite(
+  name: string,
+  factory: CrashEnvironmentFactory,
+  options: CrashSuiteOptions = {},
+): void {
+  const runCount = options.runs ?? 200;
+
+  describe(`crash suite: ${name}`, () => {
+    let world: CrashWorld | undefined;
+    const servers: PrivateServer[] = [];
+    afterEach(async () => {
+      await world?.dispose();
+      world = undefined;
+      await Promise.allSettled(servers.splice(0).map((s) => s.dispose()));
+    });
+
+    it(
+      'completes every run exactly once in effect while a random worker is SIGKILLed every 1-2 s',
+      { timeout: 240_000 },
+      async () => {
+        world = await CrashWorld.create(factory, { workerEnv: { BATON_CONCURRENCY: '10' } });
+        const w = world;
+        await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
+        await w.enqueue(runCount, { steps: 10, minDelayMs: 40, maxDelayMs: 160 });
+
+        const kills: Array<{ pid: number; at: number }> = [];
+        const replacements: Array<Promise<WorkerProcess>> = [];
+        let nextKillAt = Date.now() + 1_000 + Math.random() * 1_000;
+        await w.waitForAll(180_000, async () => {
+          await sleep(100);
+          if (Date.now() < nextKillAt) return;
+          nextKillAt = Date.now() + 1_000 + Math.random() * 1_000;
+          const candidates = w.fleet.alive;
+          const victim = candidates[Math.floor(Math.random() * candidates.length)];
+          if (!victim) return;
+          victim.signal('SIGKILL');
+          kills.push({ pid: victim.pid, at: victim.signalledAt ?? Date.now() });
+          replacements.push(w.fleet.spawn());
+        });
+        await Promise.allSettled(replacements);
+
+        expect(await w.violations()).toEqual(NO_VIOLATIONS);
+        // The scenario must actually have killed workers with runs in flight.
+        expect(kills.length).toBeGreaterThanOrEqual(3);
+        const executions = await w.ledger.executions();
+        const latencies = resumeLatencies(kills, executions);
+        expect(latencies.length).toBeGreaterThan(0);
+        const repeats = (await w.ledger.effects()).reduce((sum, e) => sum + e.repeats, 0);
+        console.log(
+          `[crash suite] ${name}: ${runCount} runs, ${kills.length} SIGKILLs, ${executions.length} executions for ` +
+            `${runCount * 10} activities (${repeats} in-flight activities re-run with the same key)`,
+        );
+        report(`${name} SIGKILL->resume`, latencies);
+      },
+    );
+
+    it(
+      'hands every owned run to another worker on SIGTERM and exits within its grace period',
+      { timeout: 120_000 },
+      async () => {
+        world = await CrashWorld.create(factory, { workerEnv: { BATON_CONCURRENCY: '20' } });
+        const w = world;
+        const [leaving, staying] = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
+        if (!leaving || !staying) throw new Error('fleet did not start');
+        await w.enqueue(30, { steps: 10, minDelayMs: 150, maxDelayMs: 300 });
+        await w.waitForExecutions(leaving.pid, 3);
+
+        leaving.signal('SIGTERM');
+        const termAt = leaving.signalledAt ?? Date.now();
+        const exit = await leaving.exited;
+        expect(exit).toEqual({ code: 0, signal: null });
+        expect(leaving.logs.some((l) => l.msg === 'worker stopped')).toBe(true);
+        await w.waitForAll(60_000);
+
+        expect(await w.violations()).toEqual(NO_VIOLATIONS);
+        const executions = await w.ledger.executions();
+        // Every run the leaving worker held at SIGTERM went on, and ended, on the staying worker.
+        const held = new Set(
+          executions.filter((e) => e.pid === leaving.pid && e.startedAt <= termAt).map((e) => e.runId),
+        );
+        for (const runId of held) {
+          const last = executions.filter((e) => e.runId === runId).at(-1);
+          expect(last?.pid).toBe(staying.pid);
+        }
+        report(`${name} SIGTERM->resume`, resumeLatencies([{ pid: leaving.pid, at: termAt }], executions));
+      },
+    );
+
+    it(
+      'fences every write of a zombie worker frozen past its lease and then continued',
+      { timeout: 120_000 },
+      async () => {
+        world = await CrashWorld.create(factory, {
+          workerEnv: { BATON_CONCURRENCY: '20', BATON_LEASE_MS: '1500', BATON_REAP_INTERVAL_MS: '200' },
+        });
+        const w = world;
+        const zombie = await w.fleet.spawn();
+        await w.enqueue(10, { steps: 10, minDelayMs: 150, maxDelayMs: 250 });
+        await w.waitForExecutions(zombie.pid, 5);
+        zombie.signal('SIGSTOP');
+        const stoppedAt = Date.now();
+        const survivor = await w.fleet.spawn();
+        // The survivor takes the zombie's runs once their leases ran out, and makes progress.
+        await w.waitForExecutions(survivor.pid, 5);
+        await sleep(Math.max(0, stoppedAt + 4_000 - Date.now()));
+        zombie.signal('SIGCONT');
+        await w.waitForAll(60_000);
+        await sleep(1_000);
+
+        expect(zombie.alive).toBe(true);
+        expect(await w.violations()).toEqual(NO_VIOLATIONS);
+        const zombieAfter = (await w.ledger.executions()).filter(
+          (e) => e.pid === zombie.pid && e.startedAt > stoppedAt,
+        );
+        // Whatever the zombie started after waking was work it may legally repeat (nothing it
+        // had not itself been executing), and the checks above show none of it was recorded.
+        console.log(`[crash suite] ${name} zombie: ${zombieAfter.length} executions started after SIGCONT`);
+      },
+    );
+
+    for (const outage of options.outages ?? []) {
+      it(
+        `finishes every run across a restart of its own ${outage} server`,
+        { timeout: 150_000 },
+        async () => {
+          const server = outage === 'nats' ? await startPrivateNats() : await startPrivateRedis();
+          servers.push(server);
+          const overrides = outage === 'nats' ? { transportUrl: server.url } : { storeUrl: server.url };
+          world = await CrashWorld.create(factory, { overrides, workerEnv: { BATON_CONCURRENCY: '20' } });
+          const w = world;
+          const workers = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
+          await w.enqueue(40, { steps: 10, minDelayMs: 50, maxDelayMs: 150 });
+          await w.waitForExecutions(workers[0]!.pid, 3);
+          await server.stop();
+          await sleep(1_000);
+          await server.restart();
+          await w.waitForAll(120_000);
+          expect(await w.violations()).toEqual(NO_VIOLATIONS);
+          expect(w.fleet.alive).toHaveLength(2);
+        },
+      );
+    }
+  });
+}

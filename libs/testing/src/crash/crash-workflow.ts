@@ -1,0 +1,84 @@
+/**
+ * The crash suite's workflow, loaded by real worker processes through BATON_WORKFLOWS: a chain of
+ * `steps` activities, each applying an effect to the Postgres ledger under its idempotency key and
+ * recording every execution. The output is a pure function of the input, so the test knows the
+ * right answer for every run.
+ */
+import { defineActivity, defineWorkflow } from '@baton/core';
+import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
+
+export interface ChainInput {
+  /** Distinguishes runs; enters every step's value. */
+  seed: number;
+  steps: number;
+  /** Each activity takes a random time in [minDelayMs, maxDelayMs). */
+  minDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** The value step `step` produces from the previous step's value. */
+export function stepValue(previous: number, step: number, seed: number): number {
+  return (previous * 31 + step * 7 + seed) % 1_000_003;
+}
+
+/** The output a run with this input must end with. */
+export function expectedOutput(input: ChainInput): number {
+  let value = 0;
+  for (let step = 0; step < input.steps; step++) value = stepValue(value, step, input.seed);
+  return value;
+}
+
+/** A spread of activity durations that is the same on every replay (no journaled randomness needed). */
+function delayOf(input: ChainInput, step: number): number {
+  const span = Math.max(1, input.maxDelayMs - input.minDelayMs);
+  return input.minDelayMs + ((input.seed * 7_919 + step * 104_729) % span);
+}
+
+let ledger: Ledger | undefined;
+function sharedLedger(): Ledger {
+  if (ledger === undefined) {
+    const url = process.env[LEDGER_URL_ENV];
+    const schema = process.env[LEDGER_SCHEMA_ENV];
+    if (!url || !schema) throw new Error(`${LEDGER_URL_ENV} and ${LEDGER_SCHEMA_ENV} must be set`);
+    ledger = new Ledger(url, schema);
+  }
+  return ledger;
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+}
+
+const applyStep = defineActivity({
+  name: 'apply_step',
+  retry: { maxAttempts: 10, initialDelayMs: 50, maxDelayMs: 1_000 },
+  timeoutMs: 10_000,
+  run: async (input: { step: number; previous: number; seed: number; delayMs: number }, io) => {
+    const executionId = await sharedLedger().startExecution(io.idempotencyKey, io.runId, input.step);
+    await delay(input.delayMs, io.signal);
+    const value = stepValue(input.previous, input.step, input.seed);
+    await sharedLedger().applyEffect(io.idempotencyKey, io.runId, input.step, value, executionId);
+    return value;
+  },
+});
+
+export const crashChain = defineWorkflow({
+  name: 'crash_chain',
+  version: 1,
+  run: async (ctx, input: ChainInput) => {
+    let value = 0;
+    for (let step = 0; step < input.steps; step++) {
+      value = await ctx.run(applyStep, {
+        step,
+        previous: value,
+        seed: input.seed,
+        delayMs: delayOf(input, step),
+      });
+    }
+    return value;
+  },
+});

@@ -1,0 +1,165 @@
+/**
+ * One crash-test world: a namespace on the bus and the store, a ledger, a fleet of real worker
+ * processes, a producer, and the checks at the end. Scenarios (crash-suite.ts) drive it.
+ */
+import { randomBytes } from 'node:crypto';
+import { Client } from '@baton/client';
+import type { PositionedEntry, Store, Transport } from '@baton/core';
+import { postgresTestUrl } from '../servers.js';
+import { crashChain, type ChainInput } from './crash-workflow.js';
+import {
+  checkEffects,
+  checkFencing,
+  checkNoReexecution,
+  checkOutcomes,
+  readJournal,
+  type StartedRun,
+} from './invariants.js';
+import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV, type ExecutionRow } from './ledger.js';
+import { CRASH_WORKFLOW_MODULE, WorkerFleet } from './worker-processes.js';
+
+/** What an adapter pair provides for one namespace. */
+export interface CrashEnvironment {
+  /** Environment variables that point a worker process at this namespace's bus and store. */
+  workerEnv: Record<string, string>;
+  /** The same bus and store for the test process (producer and checks); connected by the harness. */
+  transport: Transport;
+  store: Store;
+  /** Removes the namespace's data (streams, keys, schema). */
+  dispose(): Promise<void>;
+}
+
+/** Server URLs a scenario overrides (a private server it restarts). */
+export interface ServerOverrides {
+  transportUrl?: string;
+  storeUrl?: string;
+}
+
+/** Builds the environment for namespace `ns` (lowercase letters and digits). */
+export type CrashEnvironmentFactory = (ns: string, overrides: ServerOverrides) => Promise<CrashEnvironment>;
+
+export interface WorldOptions {
+  overrides?: ServerOverrides;
+  /** Extra environment for every worker process. */
+  workerEnv?: Record<string, string>;
+}
+
+export class CrashWorld {
+  readonly runs: StartedRun[] = [];
+  private readonly client: Client;
+
+  private constructor(
+    readonly ns: string,
+    readonly env: CrashEnvironment,
+    readonly ledger: Ledger,
+    readonly fleet: WorkerFleet,
+  ) {
+    this.client = new Client({ transport: env.transport, store: env.store });
+  }
+
+  static async create(factory: CrashEnvironmentFactory, options: WorldOptions = {}): Promise<CrashWorld> {
+    const ns = `c${randomBytes(5).toString('hex')}`;
+    const ledgerSchema = `ledger_${ns}`;
+    const ledger = new Ledger(postgresTestUrl(), ledgerSchema);
+    await ledger.create();
+    const env = await factory(ns, options.overrides ?? {});
+    await env.transport.connect();
+    await env.store.connect();
+    const fleet = new WorkerFleet({
+      ...env.workerEnv,
+      BATON_WORKFLOWS: CRASH_WORKFLOW_MODULE,
+      [LEDGER_URL_ENV]: postgresTestUrl(),
+      [LEDGER_SCHEMA_ENV]: ledgerSchema,
+      // A killed worker's fetched-but-unclaimed messages come back after this.
+      BATON_NATS_ACK_WAIT_MS: '5000',
+      ...options.workerEnv,
+    });
+    return new CrashWorld(ns, env, ledger, fleet);
+  }
+
+  /** Enqueues `count` chain runs through the bus, as a producer would. */
+  async enqueue(count: number, shape: Omit<ChainInput, 'seed'>): Promise<StartedRun[]> {
+    const started: StartedRun[] = [];
+    for (let i = 0; i < count; i++) {
+      const input: ChainInput = { ...shape, seed: this.runs.length + 1 };
+      const handle = await this.client.start(crashChain, input, {
+        idempotencyKey: `${this.ns}-${input.seed}`,
+      });
+      started.push({ runId: handle.runId, input });
+      this.runs.push({ runId: handle.runId, input });
+    }
+    return started;
+  }
+
+  /** Runs not yet finished in the store (completed, failed or cancelled). */
+  async unfinished(): Promise<string[]> {
+    const open: string[] = [];
+    for (const { runId } of this.runs) {
+      const record = await this.env.store.getRun(runId);
+      if (!record || !['completed', 'failed', 'cancelled'].includes(record.status)) open.push(runId);
+    }
+    return open;
+  }
+
+  /** Waits until every run finished; throws naming the stuck runs after `timeoutMs`. */
+  async waitForAll(timeoutMs: number, whileWaiting?: () => Promise<void>): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const open = await this.unfinished();
+      if (open.length === 0) return;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${open.length} runs did not finish within ${timeoutMs} ms: ${open.slice(0, 10).join(', ')}\n${this.fleet.describe()}`,
+        );
+      }
+      await (whileWaiting?.() ?? sleep(250));
+    }
+  }
+
+  /** Waits until some process has an activity of this world in flight; returns those executions. */
+  async waitForExecutions(pid: number, atLeast = 1, timeoutMs = 30_000): Promise<ExecutionRow[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const mine = (await this.ledger.executions()).filter((e) => e.pid === pid);
+      if (mine.length >= atLeast) return mine;
+      if (Date.now() > deadline) throw new Error(`pid ${pid} executed nothing within ${timeoutMs} ms`);
+      await sleep(100);
+    }
+  }
+
+  async journals(): Promise<Map<string, PositionedEntry[]>> {
+    const journals = new Map<string, PositionedEntry[]>();
+    for (const { runId } of this.runs) journals.set(runId, await readJournal(this.env.transport, runId));
+    return journals;
+  }
+
+  /** Every invariant, as a list of violations per invariant (all empty when the run was clean). */
+  async violations(): Promise<Record<string, string[]>> {
+    const [executions, effects, journals, deadLetters] = await Promise.all([
+      this.ledger.executions(),
+      this.ledger.effects(),
+      this.journals(),
+      this.env.transport.listDeadLetters(),
+    ]);
+    return {
+      outcomes: await checkOutcomes(this.env.store, this.runs),
+      effects: checkEffects(this.runs, effects),
+      reexecutedAfterCompletion: checkNoReexecution(journals, executions),
+      fencing: await checkFencing(this.env.store, journals),
+      deadLetters: deadLetters.map((d) => `${d.code}: ${d.reason}`),
+    };
+  }
+
+  /** Stops every worker and removes the namespace and the ledger. */
+  async dispose(): Promise<void> {
+    await this.fleet.shutdown();
+    await Promise.allSettled([this.env.transport.close(), this.env.store.close()]);
+    await this.env.dispose().catch(() => undefined);
+    await this.ledger.drop().catch(() => undefined);
+    await this.ledger.close();
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,10 @@
+/**
+ * The crash suite (`@baton/testing/crash`): real worker processes, real signals, invariants
+ * checked from the outside against a Postgres ledger of side effects.
+ */
+export type { CrashSuiteOptions } from './crash-suite.js';
+export { describeCrashSuite } from './crash-suite.js';
+export type { CrashEnvironment, CrashEnvironmentFactory, ServerOverrides } from './harness.js';
+export { CrashWorld } from './harness.js';
+export { crashChain, expectedOutput } from './crash-workflow.js';
+export type { ChainInput } from './crash-workflow.js';

@@ -1,0 +1,158 @@
+/**
+ * The crash suite's invariants, checked from the outside: the store's run records, the journal on
+ * the bus, and the ledger the activities wrote. Each check returns the violations it found (empty
+ * when the invariant held), so a failing test names every offending run, not just the first.
+ */
+import {
+  decodeEntries,
+  filterFencedEntries,
+  idempotencyKeyOf,
+  type JournalEntry,
+  type PositionedEntry,
+  type Store,
+  type Transport,
+} from '@baton/core';
+import { expectedOutput, stepValue, type ChainInput } from './crash-workflow.js';
+import type { EffectRow, ExecutionRow } from './ledger.js';
+
+export interface StartedRun {
+  runId: string;
+  input: ChainInput;
+}
+
+/** A run's whole journal as the bus holds it, zombie writes included. */
+export async function readJournal(transport: Transport, runId: string): Promise<PositionedEntry[]> {
+  const records = await transport.read(runId, 0);
+  return records.flatMap((r) =>
+    decodeEntries(r.data, runId).map((entry) => ({ position: r.position, entry })),
+  );
+}
+
+/** Every run completed with the output its input dictates. */
+export async function checkOutcomes(store: Store, runs: readonly StartedRun[]): Promise<string[]> {
+  const violations: string[] = [];
+  for (const { runId, input } of runs) {
+    const record = await store.getRun(runId);
+    if (record?.status !== 'completed') {
+      violations.push(
+        `${runId}: status ${record?.status ?? 'unknown'} (${JSON.stringify(record?.error ?? null)})`,
+      );
+    } else if (record.result !== expectedOutput(input)) {
+      violations.push(`${runId}: result ${String(record.result)}, expected ${expectedOutput(input)}`);
+    }
+  }
+  return violations;
+}
+
+/** Exactly one effect per (run, step), each with the right value. */
+export function checkEffects(runs: readonly StartedRun[], effects: readonly EffectRow[]): string[] {
+  const violations: string[] = [];
+  const byRunStep = new Map<string, EffectRow[]>();
+  for (const effect of effects) {
+    const id = `${effect.runId}#${effect.step}`;
+    byRunStep.set(id, [...(byRunStep.get(id) ?? []), effect]);
+  }
+  for (const { runId, input } of runs) {
+    let value = 0;
+    for (let step = 0; step < input.steps; step++) {
+      value = stepValue(value, step, input.seed);
+      const found = byRunStep.get(`${runId}#${step}`) ?? [];
+      if (found.length !== 1) violations.push(`${runId} step ${step}: ${found.length} effects`);
+      else if (found[0]?.value !== value)
+        violations.push(`${runId} step ${step}: value ${found[0]?.value}, expected ${value}`);
+    }
+  }
+  return violations;
+}
+
+/**
+ * No activity executed again after its completion was journaled: an execution of a step's
+ * idempotency key that started after the effective ActivityCompleted entry's time is a violation.
+ * (An activity in flight during a crash may run again; one that completed may not.)
+ */
+export function checkNoReexecution(
+  journals: ReadonlyMap<string, PositionedEntry[]>,
+  executions: readonly ExecutionRow[],
+): string[] {
+  const byKey = new Map<string, ExecutionRow[]>();
+  for (const e of executions) byKey.set(e.key, [...(byKey.get(e.key) ?? []), e]);
+  const violations: string[] = [];
+  for (const [runId, journal] of journals) {
+    for (const { entry } of filterFencedEntries(journal, 0)) {
+      if (entry.type !== 'ActivityCompleted') continue;
+      const key = idempotencyKeyOf(runId, entry.seq);
+      for (const execution of byKey.get(key) ?? []) {
+        if (execution.startedAt > entry.at) {
+          violations.push(
+            `${key}: executed by pid ${execution.pid} at ${execution.startedAt}, after its completion was journaled at ${entry.at}`,
+          );
+        }
+      }
+    }
+  }
+  return violations;
+}
+
+/**
+ * Fencing held on the bus: no entry written under an epoch appears after a LeaseAcquired marker
+ * of a newer epoch (a zombie's late append would), and checkpoints never go back to an older epoch.
+ */
+export async function checkFencing(
+  store: Store,
+  journals: ReadonlyMap<string, PositionedEntry[]>,
+): Promise<string[]> {
+  const violations: string[] = [];
+  for (const [runId, journal] of journals) {
+    let fence = 0;
+    for (const { position, entry } of journal) {
+      if (entry.type === 'LeaseAcquired') fence = Math.max(fence, entry.epoch);
+      else if (entry.epoch < fence)
+        violations.push(
+          `${runId}@${position}: ${describeEntry(entry)} under epoch ${entry.epoch} after fence ${fence}`,
+        );
+    }
+    const checkpoints = await store.listCheckpoints(runId);
+    for (let i = 1; i < checkpoints.length; i++) {
+      const [before, after] = [checkpoints[i - 1], checkpoints[i]];
+      if (before && after && after.epoch < before.epoch) {
+        violations.push(
+          `${runId}: checkpoint ${after.seq} under epoch ${after.epoch} after epoch ${before.epoch}`,
+        );
+      }
+    }
+  }
+  return violations;
+}
+
+function describeEntry(entry: JournalEntry): string {
+  return 'seq' in entry ? `${entry.type}#${entry.seq}` : entry.type;
+}
+
+/**
+ * For each signal sent at `at` to process `pid`: each run that process was executing and that
+ * went on elsewhere, and how long until its next activity started on another process.
+ */
+export function resumeLatencies(
+  interruptions: ReadonlyArray<{ pid: number; at: number }>,
+  executions: readonly ExecutionRow[],
+): number[] {
+  const latencies: number[] = [];
+  for (const { pid, at } of interruptions) {
+    const runsOfPid = new Set(
+      executions.filter((e) => e.pid === pid && e.startedAt <= at).map((e) => e.runId),
+    );
+    for (const runId of runsOfPid) {
+      const ofRun = executions.filter((e) => e.runId === runId);
+      const lastBefore = ofRun.filter((e) => e.startedAt <= at).at(-1);
+      const next = ofRun.find((e) => e.pid !== pid && e.startedAt >= at);
+      // Only runs this process held at that moment; one it had finished has no next execution.
+      if (next && lastBefore?.pid === pid) latencies.push(next.startedAt - at);
+    }
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}

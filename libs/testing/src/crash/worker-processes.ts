@@ -1,0 +1,141 @@
+/**
+ * Real worker processes for crash tests: each is `apps/worker` started with node + tsx, configured
+ * by environment, logging JSON lines that the test keeps (and prints when a test fails). Killed
+ * with real signals: SIGKILL, SIGTERM, SIGSTOP/SIGCONT.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { dirname, resolve } from 'node:path';
+
+/** The repository root (this file is libs/testing/src/crash/). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const WORKER_MAIN = resolve(REPO_ROOT, 'apps/worker/src/main.ts');
+/** The workflow module the crash suite's workers load. */
+export const CRASH_WORKFLOW_MODULE = resolve(REPO_ROOT, 'libs/testing/src/crash/crash-workflow.ts');
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export class WorkerProcess {
+  readonly logs: LogLine[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly child: ChildProcess;
+  private readonly readyWaiters: Array<() => void> = [];
+  private isReady = false;
+  /** Local time the last signal was sent. */
+  signalledAt: number | undefined;
+
+  constructor(
+    readonly name: string,
+    env: Record<string, string>,
+  ) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@baton/source', WORKER_MAIN], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, BATON_LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.exited = new Promise((resolveExit) =>
+      this.child.once('exit', (code, signal) => resolveExit({ code, signal })),
+    );
+    createInterface({ input: this.child.stdout! }).on('line', (line) => this.onLine(line));
+    createInterface({ input: this.child.stderr! }).on('line', (line) => this.stderr.push(line));
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  private onLine(line: string): void {
+    let parsed: LogLine;
+    try {
+      parsed = JSON.parse(line) as LogLine;
+    } catch {
+      parsed = { level: 30, msg: line };
+    }
+    this.logs.push(parsed);
+    if (parsed.msg === 'worker ready') {
+      this.isReady = true;
+      for (const waiter of this.readyWaiters.splice(0)) waiter();
+    }
+  }
+
+  /** Resolves when the worker logged 'worker ready'; rejects if it exits first or takes too long. */
+  async ready(timeoutMs = 30_000): Promise<void> {
+    if (this.isReady) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((r) => this.readyWaiters.push(r)),
+      this.exited.then((e) => {
+        throw new Error(
+          `${this.name} exited (${e.code ?? e.signal}) before it was ready:\n${this.describe()}`,
+        );
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`${this.name} not ready after ${timeoutMs} ms:\n${this.describe()}`)),
+          timeoutMs,
+        );
+      }),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.signalledAt = Date.now();
+    this.child.kill(signal);
+  }
+
+  /** The last log lines and stderr, for failure messages. */
+  describe(lines = 30): string {
+    const logs = this.logs.slice(-lines).map((l) => JSON.stringify(l));
+    return [
+      `-- ${this.name} (pid ${this.pid}) logs:`,
+      ...logs,
+      '-- stderr:',
+      ...this.stderr.slice(-lines),
+    ].join('\n');
+  }
+}
+
+/** Spawns workers and makes sure none outlives the test. */
+export class WorkerFleet {
+  readonly all: WorkerProcess[] = [];
+  private counter = 0;
+
+  constructor(private readonly env: Record<string, string>) {}
+
+  async spawn(extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
+    const worker = new WorkerProcess(`worker-${++this.counter}`, { ...this.env, ...extraEnv });
+    this.all.push(worker);
+    await worker.ready();
+    return worker;
+  }
+
+  get alive(): WorkerProcess[] {
+    return this.all.filter((w) => w.alive);
+  }
+
+  /** SIGTERM to every live worker, SIGKILL to those still alive after `graceMs`. */
+  async shutdown(graceMs = 15_000): Promise<void> {
+    const live = this.alive;
+    for (const w of live) {
+      w.signal('SIGCONT');
+      w.signal('SIGTERM');
+    }
+    const timer = setTimeout(() => live.forEach((w) => w.alive && w.signal('SIGKILL')), graceMs);
+    await Promise.all(live.map((w) => w.exited));
+    clearTimeout(timer);
+  }
+
+  describe(): string {
+    return this.all.map((w) => w.describe(15)).join('\n');
+  }
+}
