@@ -1,7 +1,11 @@
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ENV, readConfig } from './config.js';
 import { storeFromConfig, transportFromConfig, maskUrl } from './adapters.js';
 import { loadWorkflows } from './workflows.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 const BASE = {
   [ENV.transportUrl]: 'nats://127.0.0.1:4222',
@@ -58,12 +62,12 @@ describe('worker process configuration', () => {
   });
 
   it('loads workflows from a module and names a module that exports none or fails to load', async () => {
-    const workflows = await loadWorkflows(['../../../libs/testing/src/crash/crash-workflow.ts'], import.meta.dirname);
+    const workflows = await loadWorkflows(['../../../libs/testing/src/crash/crash-workflow.ts'], HERE);
     expect(workflows.map((w) => `${w.name}@${w.version}`)).toEqual(['crash_chain@1']);
-    await expect(loadWorkflows(['./config.ts'], import.meta.dirname)).rejects.toThrow(
+    await expect(loadWorkflows(['./config.ts'], HERE)).rejects.toThrow(
       /module '\.\/config\.ts' exports no workflow/,
     );
-    await expect(loadWorkflows(['./missing.js'], import.meta.dirname)).rejects.toThrow(
+    await expect(loadWorkflows(['./missing.js'], HERE)).rejects.toThrow(
       /module '\.\/missing\.js' could not be loaded/,
     );
   });
