@@ -106,6 +106,25 @@ export class CheckpointIntegrityError extends BatonError {
   }
 }
 
+/**
+ * A message or journal record is larger than the bus accepts. Never retryable: the same bytes will
+ * never fit. A run whose journal entry is too large fails with this reason (and a dead letter
+ * names it) rather than re-running the activity forever.
+ */
+export class PayloadTooLargeError extends BatonError {
+  constructor(
+    readonly what: string,
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(
+      'BATON_TOO_LARGE',
+      `${what} is ${size} bytes, above the bus's limit of ${limit} bytes; pass large data by reference ` +
+        '(store it elsewhere and journal its key) or raise the server limit (NATS max_payload)',
+    );
+  }
+}
+
 /** Bytes that are not a message or entry this version understands. */
 export class CodecError extends BatonError {
   constructor(message: string, options?: BatonErrorOptions) {

@@ -37,6 +37,7 @@ export {
   NonDeterminismError,
   NonRetryableError,
   NotFoundError,
+  PayloadTooLargeError,
   serializeError,
   SignalTimeoutError,
   TimeoutError,
