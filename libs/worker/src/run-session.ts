@@ -16,6 +16,7 @@ import {
   filterFencedEntries,
   LeaseLostError,
   FencedWriteError,
+  PayloadTooLargeError,
   ReplayExecutor,
   serializeError,
   type ExecutionHost,
@@ -225,6 +226,7 @@ export class RunSession {
           await this.handOff();
           return 'handed-off';
         }
+        if (outcome.cause instanceof PayloadTooLargeError) return this.failUnjournalable(outcome.cause);
         await this.afterAbort(outcome.cause);
         return 'aborted';
     }
@@ -241,6 +243,28 @@ export class RunSession {
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
     return outcome.status;
+  }
+
+  /**
+   * An entry the bus will never accept (an activity result above its size limit): resuming would
+   * run the activity again and fail the same way forever. Fail the run with the reason instead,
+   * and leave a dead letter so an operator sees it next to the other poison messages.
+   */
+  private async failUnjournalable(cause: PayloadTooLargeError): Promise<SessionEnd> {
+    const reason = `run ${this.runId}: ${cause.message}`;
+    await this.options.transport
+      .deadLetter({
+        data: new TextEncoder().encode(
+          JSON.stringify({ runId: this.runId, what: cause.what, size: cause.size }),
+        ),
+        headers: { 'baton-run-id': this.runId },
+        code: 'too-large',
+        reason,
+        at: Date.now(),
+      })
+      .catch((err: unknown) => this.options.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
+    this.options.onEvent({ type: 'dead-lettered', code: 'too-large', reason });
+    return this.finish({ status: 'failed', error: serializeError(cause) });
   }
 
   private async handOff(): Promise<void> {

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  defineActivity,
+  defineWorkflow,
+  PayloadTooLargeError,
+  type Store,
+  type Transport,
+} from '@baton/core';
+import { fleet, Ledger, type Fleet } from './fleet.spec-helper.js';
+
+let current: Fleet | undefined;
+afterEach(async () => {
+  await current?.shutdown();
+  current = undefined;
+});
+
+/** A bus that, like NATS with its max_payload, refuses records above `limit` bytes. */
+function limitedTransport(limit: number) {
+  return (transport: Transport): Transport =>
+    new Proxy(transport, {
+      get(target, prop, receiver) {
+        if (prop !== 'append') return Reflect.get(target, prop, receiver);
+        return (append: Parameters<Transport['append']>[0]) => {
+          if (append.data.byteLength > limit) {
+            return Promise.reject(new PayloadTooLargeError('journal record', append.data.byteLength, limit));
+          }
+          return target.append(append);
+        };
+      },
+    });
+}
+
+describe('worker limits (memory adapters)', () => {
+  it('fails a run whose activity result the bus will never accept, dead-letters the reason, and never re-runs it', async () => {
+    const ledger = new Ledger();
+    const huge = defineActivity({
+      name: 'huge',
+      run: async (_: null, io) => {
+        ledger.record(io.idempotencyKey);
+        return 'x'.repeat(10_000);
+      },
+    });
+    const wf = defineWorkflow({ name: 'huge1', version: 1, run: (ctx) => ctx.run(huge, null) });
+    current = fleet({ workflows: [wf] }, limitedTransport(4_096));
+    await current.spawn();
+    await current.spawn();
+    const run = await current.client.start(wf, null);
+    await expect(run.result({ timeoutMs: 5_000 })).rejects.toThrow(/above the bus's limit of 4096 bytes/);
+
+    const record = await (current.store as Store).getRun(run.runId);
+    expect(record).toMatchObject({ status: 'failed', error: { name: 'PayloadTooLargeError' } });
+    const letters = await current.transport.listDeadLetters();
+    expect(letters).toEqual([
+      expect.objectContaining({ code: 'too-large', reason: expect.stringContaining(run.runId) }),
+    ]);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(ledger.count(`${run.runId}:0`)).toBe(1);
+  });
+});
