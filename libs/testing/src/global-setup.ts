@@ -60,7 +60,9 @@ export default async function setup(): Promise<() => Promise<void>> {
     if (await isReachable(url)) continue;
     const started = await startContainer(spec);
     if (started === undefined) {
-      console.warn(`[baton tests] ${url} does not answer and no Docker engine is available; tests that need it will fail`);
+      console.warn(
+        `[baton tests] ${url} does not answer and no Docker engine is available; tests that need it will fail`,
+      );
       continue;
     }
     process.env[spec.env] = started.url;

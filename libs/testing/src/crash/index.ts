@@ -8,3 +8,5 @@ export type { CrashEnvironment, CrashEnvironmentFactory, ServerOverrides } from 
 export { CrashWorld } from './harness.js';
 export { crashChain, expectedOutput } from './crash-workflow.js';
 export type { ChainInput } from './crash-workflow.js';
+export type { LogLine } from './worker-processes.js';
+export { CRASH_WORKFLOW_MODULE, REPO_ROOT, WorkerFleet, WorkerProcess } from './worker-processes.js';

@@ -1,0 +1,64 @@
+/**
+ * The worker process refuses bad configuration and unreachable servers at start-up: it exits 1
+ * with a log line naming the variable or the server, never hangs.
+ */
+import { describe, expect, it } from 'vitest';
+import { CRASH_WORKFLOW_MODULE, WorkerProcess } from '@baton/testing/crash';
+import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+
+const GOOD = {
+  BATON_TRANSPORT_URL: natsTestUrl(),
+  BATON_STORE_URL: redisTestUrl(),
+  BATON_WORKFLOWS: CRASH_WORKFLOW_MODULE,
+};
+
+async function failedStart(env: Record<string, string>): Promise<{ code: number | null; fatal: string }> {
+  const worker = new WorkerProcess('misconfigured', env);
+  const exit = await worker.exited;
+  const fatal = worker.logs
+    .filter((l) => l.level >= 60)
+    .map((l) => l.msg)
+    .join('\n');
+  return { code: exit.code, fatal: fatal || worker.describe() };
+}
+
+describe('worker process start-up', () => {
+  it('exits 1 naming a missing variable', { timeout: 30_000 }, async () => {
+    const { code, fatal } = await failedStart({ ...GOOD, BATON_STORE_URL: '' });
+    expect(code).toBe(1);
+    expect(fatal).toMatch(/BATON_STORE_URL is not set/);
+  });
+
+  it('exits 1 naming a malformed value', { timeout: 30_000 }, async () => {
+    const { code, fatal } = await failedStart({ ...GOOD, BATON_CONCURRENCY: '-3' });
+    expect(code).toBe(1);
+    expect(fatal).toMatch(/BATON_CONCURRENCY is '-3'/);
+  });
+
+  it('exits 1 naming a workflow module that does not load', { timeout: 30_000 }, async () => {
+    const { code, fatal } = await failedStart({ ...GOOD, BATON_WORKFLOWS: './no/such/module.js' });
+    expect(code).toBe(1);
+    expect(fatal).toMatch(/BATON_WORKFLOWS: module '\.\/no\/such\/module\.js' could not be loaded/);
+  });
+
+  it('exits 1 naming an unreachable bus instead of hanging', { timeout: 60_000 }, async () => {
+    const { code, fatal } = await failedStart({ ...GOOD, BATON_TRANSPORT_URL: 'nats://127.0.0.1:1' });
+    expect(code).toBe(1);
+    expect(fatal).toMatch(/127\.0\.0\.1:1/);
+  });
+
+  it('exits 1 naming an unreachable store instead of hanging', { timeout: 60_000 }, async () => {
+    const { code, fatal } = await failedStart({ ...GOOD, BATON_STORE_URL: 'redis://127.0.0.1:1' });
+    expect(code).toBe(1);
+    expect(fatal).toMatch(/127\.0\.0\.1:1/);
+  });
+
+  it('exits 1 naming a store URL with bad credentials', { timeout: 60_000 }, async () => {
+    const { code, fatal } = await failedStart({
+      ...GOOD,
+      BATON_STORE_URL: 'postgres://nobody_baton@127.0.0.1:5432/test',
+    });
+    expect(code).toBe(1);
+    expect(fatal).toMatch(/nobody_baton/);
+  });
+});
