@@ -1,1 +1,25 @@
-export {};
+/**
+ * @baton/store-redis: the Baton {@link Store} on Redis (ioredis, Lua scripts, the server's TIME as
+ * the clock). Leases with fencing epochs, fenced checkpoints with history, the run index with
+ * idempotency keys, timers, the signal inbox, and worker presence bound to named connections.
+ * A single primary (or Sentinel); Redis Cluster is not supported.
+ *
+ * @example
+ * ```ts
+ * import { redisStore } from '@baton/store-redis';
+ *
+ * const store = redisStore({ url: process.env.BATON_STORE_URL, keyPrefix: 'baton:' });
+ * await store.connect(); // fails within connectTimeoutMs, naming the server and the cause
+ * const worker = new Worker({ transport, store, workflows: [loanApproval] });
+ * ```
+ */
+export type { RedisStoreOptions, ResolvedRedisStoreOptions } from './options.js';
+export {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_KEY_PREFIX,
+  DEFAULT_REDIS_URL,
+  maskUrl,
+  resolveRedisStoreOptions,
+} from './options.js';
+export { redisStore } from './redis-store.js';
+export { RedisAuthError, RedisCommandError, RedisPermissionError, RedisUnavailableError } from './errors.js';

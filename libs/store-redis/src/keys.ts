@@ -1,0 +1,53 @@
+/**
+ * The key layout. Every key starts with the store's prefix, so stores with different prefixes
+ * share nothing. Variable parts (run ids, worker ids, idempotency keys) always come last, after
+ * a fixed segment no other segment starts with, so no two kinds of key can collide.
+ *
+ * Keys carry no Redis Cluster hash tags: the scripts touch keys of several runs (the indexes)
+ * and build a few keys from stored values, which only a single primary (or Sentinel) allows.
+ */
+export interface KeyLayout {
+  readonly prefix: string;
+  /** HASH: epoch, state, owner, exp, wait (see lua/prelude.lua). */
+  lease(runId: string): string;
+  /** ZSET runId -> expiry of every `held` lease: the reaper's queue. */
+  readonly held: string;
+  /** SET of run ids whose lease is `held` by this owner: the dead-worker reaper's list. */
+  owner(workerId: string): string;
+  /** STRING '1' once a cancel was requested; kept apart from the lease. */
+  cancel(runId: string): string;
+  /** HASH: the run record (JSON values stay opaque strings). */
+  run(runId: string): string;
+  /** STRING: the run id an idempotency key belongs to. */
+  idempotency(key: string): string;
+  /** LIST of full checkpoint JSON, oldest first. */
+  checkpoints(runId: string): string;
+  /** LIST of checkpoint summary JSON (with encoded size), parallel to {@link checkpoints}. */
+  checkpointSummaries(runId: string): string;
+  /** ZSET runId -> due time of suspended runs. */
+  readonly timers: string;
+  /** LIST of inbox entries '<receivedAt>|<json>', in arrival order. */
+  inbox(runId: string): string;
+  /** HASH signalId -> name: de-duplication and the pending-signal check of suspendRun. */
+  signalNames(runId: string): string;
+  /** HASH workerId -> '<client name> <registration nonce>'. */
+  readonly workers: string;
+}
+
+export function keyLayout(prefix: string): KeyLayout {
+  return {
+    prefix,
+    lease: (runId) => `${prefix}lease:${runId}`,
+    held: `${prefix}held`,
+    owner: (workerId) => `${prefix}owner:${workerId}`,
+    cancel: (runId) => `${prefix}cancel:${runId}`,
+    run: (runId) => `${prefix}run:${runId}`,
+    idempotency: (key) => `${prefix}idem:${key}`,
+    checkpoints: (runId) => `${prefix}ckpt:${runId}`,
+    checkpointSummaries: (runId) => `${prefix}ckpt-sum:${runId}`,
+    timers: `${prefix}timers`,
+    inbox: (runId) => `${prefix}inbox:${runId}`,
+    signalNames: (runId) => `${prefix}signal-ids:${runId}`,
+    workers: `${prefix}workers`,
+  };
+}

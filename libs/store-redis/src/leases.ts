@@ -1,0 +1,103 @@
+/**
+ * LeaseStore on Redis. The scripts do the work; this module builds their keys and reads replies.
+ * Each operation is one round trip (one EVALSHA; the first call after connect or a server restart
+ * adds one EVAL).
+ */
+import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core';
+import { pipelineResults, str, type StoreContext } from './context.js';
+
+export async function acquireLease(
+  ctx: StoreContext,
+  runId: string,
+  owner: string,
+  ttlMs: number,
+): Promise<AcquireResult> {
+  const { keys } = ctx;
+  const reply = (await ctx.run(
+    'acquire-lease',
+    [keys.lease(runId), keys.held, keys.timers, keys.run(runId), keys.cancel(runId)],
+    [keys.prefix, runId, owner, ttlMs],
+  )) as unknown[];
+  switch (reply[0]) {
+    case 'ok':
+      return { ok: true, epoch: Number(reply[1]), cancelRequested: reply[2] === 1 };
+    case 'held':
+      return { ok: false, reason: 'held', owner: str(reply[1]), expiresAt: Number(reply[2]) };
+    default:
+      return { ok: false, reason: 'finished' };
+  }
+}
+
+/** One script call for the whole batch: one round trip per worker and heartbeat. */
+export async function renewLeases(
+  ctx: StoreContext,
+  requests: readonly RenewRequest[],
+  ttlMs: number,
+): Promise<RenewResult[]> {
+  if (requests.length === 0) return [];
+  const { keys } = ctx;
+  const scriptKeys = [keys.held];
+  const args: (string | number)[] = [ttlMs];
+  for (const { runId, epoch } of requests) {
+    scriptKeys.push(keys.lease(runId), keys.cancel(runId));
+    args.push(runId, epoch);
+  }
+  const reply = (await ctx.run('renew-leases', scriptKeys, args)) as number[];
+  return requests.map(({ runId }, i) => ({
+    runId,
+    ok: reply[2 * i] === 1,
+    cancelRequested: reply[2 * i + 1] === 1,
+  }));
+}
+
+export async function releaseLease(ctx: StoreContext, runId: string, epoch: number): Promise<boolean> {
+  const { keys } = ctx;
+  const reply = await ctx.run(
+    'release-lease',
+    [keys.lease(runId), keys.held, keys.timers],
+    [keys.prefix, runId, epoch],
+  );
+  return reply === 1;
+}
+
+export async function reapExpiredLeases(
+  ctx: StoreContext,
+  limit: number,
+  reclaimAfterMs: number,
+): Promise<string[]> {
+  const { keys } = ctx;
+  const reply = (await ctx.run(
+    'reap-expired-leases',
+    [keys.held],
+    [keys.prefix, Math.floor(limit), reclaimAfterMs],
+  )) as unknown[];
+  return reply.map(str);
+}
+
+/** Lease hash and cancel flag in one pipelined round trip (a read: no atomicity needed). */
+export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseInfo | undefined> {
+  const { keys, redis } = ctx;
+  const [fields, cancelled] = pipelineResults(
+    await redis
+      .pipeline()
+      .hmget(keys.lease(runId), 'epoch', 'state', 'owner', 'exp')
+      .exists(keys.cancel(runId))
+      .exec(),
+  ) as [(string | null)[], number];
+  const [epoch, state, owner, exp] = fields;
+  if (epoch === null || epoch === undefined) return undefined;
+  return {
+    runId,
+    epoch: Number(epoch),
+    owner: owner ?? null,
+    state: state as LeaseState,
+    expiresAt: state === 'held' && exp !== null && exp !== undefined ? Number(exp) : null,
+    cancelRequested: cancelled === 1,
+  };
+}
+
+/** The server clock: the same TIME the scripts compare expiries against. */
+export async function now(ctx: StoreContext): Promise<number> {
+  const [seconds, micros] = await ctx.redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}

@@ -1,0 +1,29 @@
+-- createRun: creates the run record unless its id or its idempotency key is known, in one step,
+-- so concurrent creates of one run or one key produce exactly one record.
+-- KEYS: run, and the idempotency key's key when the run has one
+-- ARGV: prefix, hasKey '1'|'0', runId, workflow, version, inputJson, idempotencyKey
+-- Returns {created 0|1, the record as HGETALL pairs}
+local run_key, key_key = KEYS[1], KEYS[2]
+local prefix, has_key = ARGV[1], ARGV[2] == '1'
+
+if redis.call('EXISTS', run_key) == 1 then
+  return { 0, redis.call('HGETALL', run_key) }
+end
+if has_key then
+  local existing_id = redis.call('GET', key_key)
+  if existing_id then
+    local existing = redis.call('HGETALL', prefix .. 'run:' .. existing_id)
+    if #existing > 0 then
+      return { 0, existing }
+    end
+  end
+end
+
+local now = ms(now_ms())
+redis.call('HSET', run_key, 'runId', ARGV[3], 'workflow', ARGV[4], 'version', ARGV[5], 'input', ARGV[6],
+  'status', 'pending', 'createdAt', now, 'updatedAt', now, 'attempts', 0)
+if has_key then
+  redis.call('HSET', run_key, 'idempotencyKey', ARGV[7])
+  redis.call('SET', key_key, ARGV[3])
+end
+return { 1, redis.call('HGETALL', run_key) }

@@ -1,0 +1,55 @@
+-- Prelude: prepended by the loader (scripts.ts) to every other script in this folder.
+--
+-- Lease hash fields (key <prefix>lease:<runId>):
+--   epoch  fencing token, only ever grows
+--   state  'held' | 'suspended' | 'finished'
+--   owner  worker id; absent when nobody holds the lease (handed off, reaped, suspended, finished)
+--   exp    expiry in ms on the server clock; present exactly while state is 'held'
+--   wait   JSON array of signal names a suspended run waits for
+--
+-- Every script keeps these indexes exact, so no operation ever scans all leases:
+--   <prefix>held          ZSET runId -> exp of every 'held' lease (the reaper's queue)
+--   <prefix>owner:<w>     SET of runIds whose lease is 'held' with owner w (dead-worker reaping)
+--   <prefix>timers        ZSET runId -> due time, only for 'suspended' leases
+-- The owner set's key depends on a stored value, so scripts build it from the prefix (ARGV):
+-- that is one reason this store supports a single primary, not Redis Cluster.
+
+-- The server's clock in ms. Redis 5+ replicates script effects, not scripts, so reading TIME
+-- before writing is allowed and replicas see the same values.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- A number as the exact decimal string Redis stores (tostring would round to 14 digits).
+local function ms(n)
+  if n == math.floor(n) then
+    return string.format('%d', n)
+  end
+  return string.format('%.17g', n)
+end
+
+local function owner_key(prefix, owner)
+  return prefix .. 'owner:' .. owner
+end
+
+-- Marks the run's index record with a status, if the run is in the index at all (a lease may
+-- exist without a record: the contract allows claiming runs the index never saw).
+local function set_run_status(run_key, status, now)
+  if redis.call('EXISTS', run_key) == 1 then
+    redis.call('HSET', run_key, 'status', status, 'updatedAt', ms(now))
+  end
+end
+
+-- Held by nobody and already expired: any worker may acquire it at once, and if the wake or
+-- resume message is lost the reaper finds it like any expired lease. Removes the timer.
+local function make_acquirable(prefix, lease_key, held_key, timers_key, run_id, now)
+  local owner = redis.call('HGET', lease_key, 'owner')
+  if owner then
+    redis.call('SREM', owner_key(prefix, owner), run_id)
+  end
+  redis.call('HSET', lease_key, 'state', 'held', 'exp', ms(now))
+  redis.call('HDEL', lease_key, 'owner', 'wait')
+  redis.call('ZADD', held_key, ms(now), run_id)
+  redis.call('ZREM', timers_key, run_id)
+end

@@ -1,0 +1,38 @@
+-- reapDeadWorkers: for workers the caller found without a presence connection (CLIENT LIST
+-- cannot run inside a script), reaps their held leases as reapExpiredLeases does, at most
+-- `limit` in all, and forgets a worker once none of its held leases remain.
+-- A worker whose record changed since the caller read it re-registered in between (its
+-- connection came back): it is alive and skipped.
+-- KEYS: workers (hash workerId -> '<client name> <registration nonce>')
+-- ARGV: prefix, limit, reclaimAfterMs, then pairs: workerId, record as read
+-- Returns the reaped run ids.
+local workers_key = KEYS[1]
+local prefix, limit, reclaim = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local now = now_ms()
+local next_exp = ms(now + reclaim)
+local held_key = prefix .. 'held'
+local reaped = {}
+for i = 4, #ARGV - 1, 2 do
+  local worker, seen = ARGV[i], ARGV[i + 1]
+  if redis.call('HGET', workers_key, worker) == seen then
+    local owned_key = owner_key(prefix, worker)
+    local room = limit - #reaped
+    if room > 0 then
+      for _, run_id in ipairs(redis.call('SRANDMEMBER', owned_key, room)) do
+        local lease_key = prefix .. 'lease:' .. run_id
+        local lease = redis.call('HMGET', lease_key, 'state', 'owner')
+        if lease[1] == 'held' and lease[2] == worker then
+          redis.call('HDEL', lease_key, 'owner')
+          redis.call('HSET', lease_key, 'exp', next_exp)
+          redis.call('ZADD', held_key, next_exp, run_id)
+          reaped[#reaped + 1] = run_id
+        end
+        redis.call('SREM', owned_key, run_id)
+      end
+    end
+    if redis.call('SCARD', owned_key) == 0 then
+      redis.call('HDEL', workers_key, worker)
+    end
+  end
+end
+return reaped

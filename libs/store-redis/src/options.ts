@@ -1,0 +1,174 @@
+/**
+ * Options of {@link redisStore}, resolved once into a complete {@link ResolvedRedisStoreOptions}
+ * so a typo fails at creation, never on the first failover.
+ */
+import type { ConnectionOptions } from 'node:tls';
+import { ConfigError } from '@baton/core';
+
+/** The URL used when none is given: a Redis on this machine. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+/** The prefix of every key the store touches when none is given. */
+export const DEFAULT_KEY_PREFIX = 'baton:';
+/** How long connect() tries before it gives up, when not configured. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. User and password are
+   * percent-decoded; `username` and `password` options override them.
+   * @defaultValue 'redis://127.0.0.1:6379'
+   */
+  url?: string;
+  /**
+   * Prefix of every key the store reads or writes. Stores with different prefixes share nothing,
+   * so one Redis can hold several Baton installations (or tests).
+   * @defaultValue 'baton:'
+   */
+  keyPrefix?: string;
+  /**
+   * TLS options handed to Node's `tls.connect` (CA, client certificate, servername…). Setting
+   * them turns TLS on; a `rediss://` URL turns it on with Node's defaults.
+   * @defaultValue undefined (TLS only for rediss://)
+   */
+  tls?: ConnectionOptions;
+  /**
+   * ACL user name; overrides the URL's.
+   * @defaultValue the URL's user, else the server's `default` user
+   */
+  username?: string;
+  /**
+   * Password (of the ACL user, or `requirepass`); overrides the URL's. Never appears in messages.
+   * @defaultValue the URL's password, else none
+   */
+  password?: string;
+  /**
+   * How long connect() (and registering a worker's presence connection) keeps trying before it
+   * fails with an error naming the server.
+   * @defaultValue 5000
+   */
+  connectTimeoutMs?: number;
+}
+
+/** {@link RedisStoreOptions} after defaults and validation. */
+export interface ResolvedRedisStoreOptions {
+  /** The URL with its password masked: the only form that appears in messages. */
+  displayUrl: string;
+  host: string;
+  port: number;
+  db: number;
+  username: string | undefined;
+  password: string | undefined;
+  tls: ConnectionOptions | undefined;
+  keyPrefix: string;
+  connectTimeoutMs: number;
+}
+
+const KNOWN_OPTIONS = new Set(['url', 'keyPrefix', 'tls', 'username', 'password', 'connectTimeoutMs']);
+const EXPECTED_FORM = 'expected redis://[user:password@]host[:port][/db] or rediss://… for TLS';
+
+/** Validates `options` and fills in defaults; throws ConfigError naming the option and the fix. */
+export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): ResolvedRedisStoreOptions {
+  for (const name of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(name)) {
+      throw new ConfigError(
+        `redisStore: unknown option '${name}'; the options are ${[...KNOWN_OPTIONS].join(', ')}`,
+      );
+    }
+  }
+  const url = optionalString(options, 'url') ?? DEFAULT_REDIS_URL;
+  const parsed = parseRedisUrl(url);
+  const keyPrefix = optionalString(options, 'keyPrefix') ?? DEFAULT_KEY_PREFIX;
+  if (keyPrefix === '') {
+    throw new ConfigError(
+      "redisStore: keyPrefix is empty; use a prefix such as 'baton:' so Baton's keys stay apart from other data",
+    );
+  }
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  if (typeof connectTimeoutMs !== 'number' || !Number.isInteger(connectTimeoutMs) || connectTimeoutMs <= 0) {
+    throw new ConfigError(
+      `redisStore: connectTimeoutMs is ${String(connectTimeoutMs)}; use a positive whole number of milliseconds, e.g. 5000`,
+    );
+  }
+  if (options.tls !== undefined && (typeof options.tls !== 'object' || options.tls === null)) {
+    throw new ConfigError(
+      'redisStore: tls must be an object of Node TLS options (e.g. { ca }), or left out; a rediss:// URL turns TLS on by itself',
+    );
+  }
+  return {
+    displayUrl: maskUrl(url),
+    host: parsed.host,
+    port: parsed.port,
+    db: parsed.db,
+    username: optionalString(options, 'username') ?? parsed.username,
+    password: optionalString(options, 'password') ?? parsed.password,
+    tls: options.tls ?? (parsed.tls ? {} : undefined),
+    keyPrefix,
+    connectTimeoutMs,
+  };
+}
+
+interface ParsedUrl {
+  host: string;
+  port: number;
+  db: number;
+  username: string | undefined;
+  password: string | undefined;
+  tls: boolean;
+}
+
+function parseRedisUrl(url: string): ParsedUrl {
+  const invalid = (reason: string): ConfigError =>
+    new ConfigError(
+      `redisStore: url '${maskUrl(url)}' is not a valid Redis URL: ${reason}; ${EXPECTED_FORM}`,
+    );
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (err) {
+    throw new ConfigError(`redisStore: url '${maskUrl(url)}' cannot be parsed; ${EXPECTED_FORM}`, {
+      cause: err,
+    });
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw invalid(`the scheme is '${parsed.protocol.replace(/:$/, '')}'`);
+  }
+  if (parsed.hostname === '') throw invalid('it names no host');
+  if (parsed.search !== '' || parsed.hash !== '') {
+    throw invalid('query strings and fragments are not supported (put the database number in the path)');
+  }
+  const path = parsed.pathname.replace(/^\//, '');
+  if (path !== '' && !/^\d{1,5}$/.test(path)) throw invalid(`the path '/${path}' is not a database number`);
+  return {
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    db: path === '' ? 0 : Number(path),
+    username: parsed.username === '' ? undefined : decodeURIComponent(parsed.username),
+    password: parsed.password === '' ? undefined : decodeURIComponent(parsed.password),
+    tls: parsed.protocol === 'rediss:',
+  };
+}
+
+/**
+ * The URL with any password replaced by `***`, for messages. Works on malformed URLs too: the
+ * part between `://` and the last `@` is user information whatever else is wrong.
+ */
+export function maskUrl(url: string): string {
+  const start = url.indexOf('://');
+  const at = url.lastIndexOf('@');
+  if (start < 0 || at < start) return url;
+  const userinfo = url.slice(start + 3, at);
+  const colon = userinfo.indexOf(':');
+  if (colon < 0) return url;
+  return `${url.slice(0, start + 3)}${userinfo.slice(0, colon)}:***${url.slice(at)}`;
+}
+
+function optionalString(options: RedisStoreOptions, name: 'url' | 'keyPrefix' | 'username' | 'password') {
+  const value: unknown = options[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    const shown = name === 'password' ? typeof value : JSON.stringify(value);
+    throw new ConfigError(`redisStore: ${name} must be a string, got ${shown}`);
+  }
+  return value;
+}

@@ -1,0 +1,197 @@
+/**
+ * PresenceStore on Redis: a registered worker is alive exactly while its presence connection,
+ * a dedicated connection carrying a client name, is connected to the server.
+ *
+ * Invariants:
+ * 1. A worker's record (`workers` hash: workerId -> '<client name> <nonce>') names the client
+ *    whose presence in CLIENT LIST proves the worker alive. ioredis sets the name again on every
+ *    reconnect (`connectionName`), and the record is written again on every 'ready', so a
+ *    restart of Redis or a dead-worker scan that forgot the worker during an outage is repaired.
+ * 2. CLIENT cannot run inside a script, so liveness is read first (HGETALL + CLIENT LIST in one
+ *    round trip) and the reaping script then acts only on records still equal to what was read:
+ *    a worker that re-registered in between (new nonce) is alive and left alone.
+ * 3. A dead worker's held leases are found through its owner set, never by a scan of all leases;
+ *    it is forgotten once that set is empty.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { BatonError } from '@baton/core';
+import { createConnection, type StoreConnection } from './connection.js';
+import { pipelineResults, str, type StoreContext } from './context.js';
+import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
+import type { KeyLayout } from './keys.js';
+import type { ResolvedRedisStoreOptions } from './options.js';
+
+/** How often a re-registration after a reconnect is tried before waiting for the next one. */
+const REREGISTER_ATTEMPTS = 3;
+const REREGISTER_DELAY_MS = 250;
+
+interface Registration {
+  readonly workerId: string;
+  readonly clientName: string;
+  readonly connection: StoreConnection;
+}
+
+/** The client name of a worker's presence connection: stable, unique per prefix and worker id. */
+export function presenceClientName(keyPrefix: string, workerId: string): string {
+  // CLIENT SETNAME refuses spaces and control characters; a lossy name gets a hash of the
+  // original, so two worker ids never share a name.
+  const safe = workerId.replace(/[^A-Za-z0-9._:@-]/g, '_').slice(0, 64);
+  const suffix = safe === workerId ? '' : `-${shortHash(workerId)}`;
+  return `baton-${shortHash(keyPrefix)}-${safe}${suffix}`;
+}
+
+function shortHash(text: string): string {
+  return createHash('sha1').update(text).digest('hex').slice(0, 8);
+}
+
+export class PresenceRegistry {
+  private readonly registrations = new Map<string, Promise<Registration>>();
+  private closed = false;
+
+  constructor(
+    private readonly options: ResolvedRedisStoreOptions,
+    private readonly keys: KeyLayout,
+  ) {}
+
+  async register(workerId: string): Promise<void> {
+    let pending = this.registrations.get(workerId);
+    if (pending === undefined) {
+      pending = this.openRegistration(workerId);
+      this.registrations.set(workerId, pending);
+      pending.catch(() => this.registrations.delete(workerId));
+    }
+    await this.record(await pending);
+  }
+
+  async unregister(ctx: StoreContext, workerId: string): Promise<void> {
+    await ctx.redis.hdel(this.keys.workers, workerId);
+    const pending = this.registrations.get(workerId);
+    this.registrations.delete(workerId);
+    if (pending !== undefined) await (await pending.catch(() => undefined))?.connection.close();
+  }
+
+  async liveWorkers(ctx: StoreContext): Promise<string[]> {
+    const { records, liveNames } = await this.readPresence(ctx, 'liveWorkers');
+    return Object.entries(records)
+      .filter(([, record]) => liveNames.has(clientNameOf(record)))
+      .map(([workerId]) => workerId);
+  }
+
+  async reapDeadWorkers(ctx: StoreContext, limit: number, reclaimAfterMs: number): Promise<string[]> {
+    const { records, liveNames } = await this.readPresence(ctx, 'reapDeadWorkers');
+    const dead = Object.entries(records).filter(([, record]) => !liveNames.has(clientNameOf(record)));
+    if (dead.length === 0) return [];
+    const reply = (await ctx.run(
+      'reap-dead-workers',
+      [this.keys.workers],
+      [this.keys.prefix, Math.max(0, Math.floor(limit)), reclaimAfterMs, ...dead.flat()],
+    )) as unknown[];
+    return reply.map(str);
+  }
+
+  /** Closes every presence connection: to other workers, these workers are now dead. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pending = [...this.registrations.values()];
+    this.registrations.clear();
+    await Promise.allSettled(pending.map(async (registration) => (await registration).connection.close()));
+  }
+
+  private async openRegistration(workerId: string): Promise<Registration> {
+    const clientName = presenceClientName(this.options.keyPrefix, workerId);
+    const connection = createConnection(this.options, { connectionName: clientName });
+    try {
+      await connection.open();
+    } catch (err) {
+      await connection.close();
+      throw err;
+    }
+    const registration = { workerId, clientName, connection };
+    // 'ready' fires again after every reconnect (the first one has passed already).
+    connection.redis.on('ready', () => void this.reregister(registration));
+    return registration;
+  }
+
+  private async reregister(registration: Registration): Promise<void> {
+    for (let attempt = 1; attempt <= REREGISTER_ATTEMPTS && !this.closed; attempt++) {
+      try {
+        await this.record(registration);
+        return;
+      } catch {
+        // A failure here has no caller to report to; the next attempt or the next reconnect's
+        // 'ready' tries again, and lease expiry remains the backstop meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, REREGISTER_DELAY_MS).unref());
+      }
+    }
+  }
+
+  /**
+   * Writes the record over the presence connection itself, after checking that the server took
+   * the client name (ioredis ignores a refused CLIENT SETNAME), in one round trip.
+   */
+  private async record({ workerId, clientName, connection }: Registration): Promise<void> {
+    const value = `${clientName} ${randomUUID()}`;
+    const context = { url: this.options.displayUrl, operation: 'registerWorker' };
+    let name: unknown;
+    try {
+      const results = await connection.redis
+        .pipeline()
+        .client('GETNAME')
+        .hset(this.keys.workers, workerId, value)
+        .exec();
+      [name] = pipelineResults(results);
+    } catch (err) {
+      await connection.redis.hdel(this.keys.workers, workerId).catch(() => undefined);
+      throw presenceError(err, context);
+    }
+    if (name !== clientName) {
+      await connection.redis.hdel(this.keys.workers, workerId).catch(() => undefined);
+      throw new RedisPermissionError(
+        'client|setname',
+        `redis store registerWorker at ${context.url}: the server did not take the presence connection's ` +
+          `client name (CLIENT SETNAME); grant the store's ACL user +client|setname (or +client)`,
+      );
+    }
+  }
+
+  /** The records and the names of connected clients, in one round trip. */
+  private async readPresence(ctx: StoreContext, operation: string) {
+    let results: unknown[];
+    try {
+      results = pipelineResults(
+        await ctx.redis
+          .pipeline([
+            ['hgetall', this.keys.workers],
+            ['client', 'LIST', 'TYPE', 'normal'],
+          ])
+          .exec(),
+      );
+    } catch (err) {
+      throw presenceError(err, { url: this.options.displayUrl, operation });
+    }
+    const [records, list] = results as [Record<string, string>, string];
+    const liveNames = new Set<string>();
+    for (const line of list.split('\n')) {
+      const name = /(?:^| )name=(\S+)/.exec(line)?.[1];
+      if (name !== undefined) liveNames.add(name);
+    }
+    return { records, liveNames };
+  }
+}
+
+function clientNameOf(record: string): string {
+  return record.split(' ', 1)[0] ?? record;
+}
+
+/** Like toStoreError, but says why presence needs the CLIENT command when it is refused. */
+function presenceError(err: unknown, context: { url: string; operation: string }): BatonError {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!message.includes('NOPERM')) return toStoreError(err, context);
+  const command = refusedCommand(message) ?? 'client';
+  return new RedisPermissionError(
+    command,
+    `redis store ${context.operation} at ${context.url}: the Redis user may not run ${command.replace('|', ' ').toUpperCase()}, ` +
+      `which presence needs to tell live workers from dead ones; grant the store's ACL user +${command} (or +client)`,
+    { cause: err },
+  );
+}

@@ -1,0 +1,228 @@
+/**
+ * The Redis {@link Store}: lifecycle and error mapping here; the work is in leases.ts, waits.ts,
+ * runs.ts, presence.ts and the Lua scripts they call.
+ *
+ * Invariants:
+ * 1. Every state change is one Lua script, so it is atomic on the server, and every time
+ *    comparison inside it uses the server's TIME, never a worker's clock.
+ * 2. No command is resent after a dropped connection (connection.ts): an operation either
+ *    reports its outcome or fails with a RedisUnavailableError; it never runs twice silently.
+ * 3. After close() every operation fails with BATON_CLOSED, including those in flight.
+ */
+import type {
+  AcquireResult,
+  Checkpoint,
+  CheckpointSummary,
+  DueTimer,
+  InboxSignal,
+  LeaseInfo,
+  NewRun,
+  RenewRequest,
+  RenewResult,
+  RunOutcome,
+  RunRecord,
+  Store,
+  SuspendRequest,
+  SuspendResult,
+} from '@baton/core';
+import { BatonError } from '@baton/core';
+import { createConnection, type StoreConnection } from './connection.js';
+import type { StoreContext } from './context.js';
+import { toStoreError } from './errors.js';
+import { keyLayout, type KeyLayout } from './keys.js';
+import * as leases from './leases.js';
+import {
+  resolveRedisStoreOptions,
+  type RedisStoreOptions,
+  type ResolvedRedisStoreOptions,
+} from './options.js';
+import { PresenceRegistry } from './presence.js';
+import * as runs from './runs.js';
+import { loadScripts, scriptRunner } from './scripts.js';
+import * as waits from './waits.js';
+
+/**
+ * Creates a {@link Store} on Redis (a single primary, or behind Sentinel; not Redis Cluster).
+ * Options are validated at once: a malformed URL or option throws ConfigError here. Operations
+ * called before connect() connect first.
+ *
+ * @example
+ * const store = redisStore({ url: 'redis://127.0.0.1:6379', keyPrefix: 'baton:' });
+ * await store.connect();
+ * const lease = await store.acquireLease('run-1', 'worker-a', 5_000);
+ */
+export function redisStore(options: RedisStoreOptions = {}): Store {
+  return new RedisStore(resolveRedisStoreOptions(options));
+}
+
+/**
+ * - `created`: nothing connected yet;
+ * - `connecting`: connect() (or a first operation) is opening the connection;
+ * - `open`: connected (ioredis reconnects by itself after a drop);
+ * - `closed`: close() was called; every operation fails with BATON_CLOSED.
+ */
+type RedisStoreState = 'created' | 'connecting' | 'open' | 'closed';
+
+class RedisStore implements Store {
+  readonly name = 'redis';
+
+  private state: RedisStoreState = 'created';
+  private opening: Promise<StoreContext> | undefined;
+  private connection: StoreConnection | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly keys: KeyLayout;
+  private readonly presence: PresenceRegistry;
+
+  constructor(private readonly options: ResolvedRedisStoreOptions) {
+    this.keys = keyLayout(options.keyPrefix);
+    this.presence = new PresenceRegistry(options, this.keys);
+  }
+
+  async connect(): Promise<void> {
+    await this.context('connect');
+  }
+
+  close(): Promise<void> {
+    this.state = 'closed';
+    this.closing ??= (async () => {
+      // Both run even when one fails; a close that fails still leaves the store closed.
+      await Promise.allSettled([this.presence.close(), this.connection?.close()]);
+    })();
+    return this.closing;
+  }
+
+  // LeaseStore
+  acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {
+    return this.op('acquireLease', (ctx) => leases.acquireLease(ctx, runId, owner, ttlMs));
+  }
+  renewLeases(requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]> {
+    return this.op('renewLeases', (ctx) => leases.renewLeases(ctx, requests, ttlMs));
+  }
+  releaseLease(runId: string, epoch: number): Promise<boolean> {
+    return this.op('releaseLease', (ctx) => leases.releaseLease(ctx, runId, epoch));
+  }
+  suspendRun(request: SuspendRequest): Promise<SuspendResult> {
+    return this.op('suspendRun', (ctx) => waits.suspendRun(ctx, request));
+  }
+  reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]> {
+    return this.op('reapExpiredLeases', (ctx) => leases.reapExpiredLeases(ctx, limit, reclaimAfterMs));
+  }
+  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
+    return this.op('requestCancel', (ctx) => waits.requestCancel(ctx, runId));
+  }
+  getLease(runId: string): Promise<LeaseInfo | undefined> {
+    return this.op('getLease', (ctx) => leases.getLease(ctx, runId));
+  }
+  now(): Promise<number> {
+    return this.op('now', (ctx) => leases.now(ctx));
+  }
+
+  // CheckpointStore
+  writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
+    return this.op('writeCheckpoint', (ctx) => runs.writeCheckpoint(ctx, checkpoint));
+  }
+  loadCheckpoint(runId: string): Promise<Checkpoint | undefined> {
+    return this.op('loadCheckpoint', (ctx) => runs.loadCheckpoint(ctx, runId));
+  }
+  listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
+    return this.op('listCheckpoints', (ctx) => runs.listCheckpoints(ctx, runId));
+  }
+
+  // RunIndex
+  createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
+    return this.op('createRun', (ctx) => runs.createRun(ctx, run));
+  }
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.op('getRun', (ctx) => runs.getRun(ctx, runId));
+  }
+  finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void> {
+    return this.op('finishRun', (ctx) => runs.finishRun(ctx, runId, epoch, outcome, checkpoint));
+  }
+
+  // TimerStore and SignalInbox
+  claimDueTimers(limit: number, redeliverAfterMs: number): Promise<DueTimer[]> {
+    return this.op('claimDueTimers', (ctx) => waits.claimDueTimers(ctx, limit, redeliverAfterMs));
+  }
+  deliverSignal(
+    runId: string,
+    signal: Omit<InboxSignal, 'receivedAt'>,
+  ): Promise<{ found: boolean; wake: boolean }> {
+    return this.op('deliverSignal', (ctx) => waits.deliverSignal(ctx, runId, signal));
+  }
+  readSignals(runId: string): Promise<InboxSignal[]> {
+    return this.op('readSignals', (ctx) => waits.readSignals(ctx, runId));
+  }
+
+  // PresenceStore
+  registerWorker(workerId: string): Promise<void> {
+    return this.op('registerWorker', () => this.presence.register(workerId));
+  }
+  unregisterWorker(workerId: string): Promise<void> {
+    return this.op('unregisterWorker', (ctx) => this.presence.unregister(ctx, workerId));
+  }
+  reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]> {
+    return this.op('reapDeadWorkers', (ctx) => this.presence.reapDeadWorkers(ctx, limit, reclaimAfterMs));
+  }
+  liveWorkers(): Promise<string[]> {
+    return this.op('liveWorkers', (ctx) => this.presence.liveWorkers(ctx));
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async op<T>(operation: string, work: (ctx: StoreContext) => Promise<T>): Promise<T> {
+    const ctx = await this.context(operation);
+    try {
+      return await work(ctx);
+    } catch (err) {
+      if (this.state === 'closed') throw this.closedError(operation, err);
+      throw toStoreError(err, { url: this.options.displayUrl, operation });
+    }
+  }
+
+  /** The open connection's context, connecting first when nobody has yet. */
+  private context(operation: string): Promise<StoreContext> {
+    if (this.state === 'closed') return Promise.reject(this.closedError(operation));
+    this.opening ??= this.open();
+    return this.opening;
+  }
+
+  private async open(): Promise<StoreContext> {
+    this.state = 'connecting';
+    try {
+      loadScripts();
+      const connection = createConnection(this.options);
+      this.connection = connection;
+      await connection.open();
+      const ctx: StoreContext = {
+        redis: connection.redis,
+        keys: this.keys,
+        run: scriptRunner(connection.redis),
+      };
+      // Proves the server answers and lets this user run scripts that read TIME.
+      await ctx.run('clock', [], []);
+      if (this.isClosed()) throw this.closedError('connect');
+      this.state = 'open';
+      return ctx;
+    } catch (err) {
+      await this.connection?.close();
+      this.connection = undefined;
+      this.opening = undefined;
+      if (this.isClosed()) throw this.closedError('connect', err);
+      this.state = 'created';
+      throw toStoreError(err, { url: this.options.displayUrl, operation: 'connect' });
+    }
+  }
+
+  /** A method, not a comparison, because close() may change the state across an await. */
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private closedError(operation: string, cause?: unknown): BatonError {
+    return new BatonError(
+      'BATON_CLOSED',
+      `redis store: ${operation} called after close(); create a new store`,
+      cause === undefined ? {} : { cause },
+    );
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * RunIndex and CheckpointStore on Redis: run records with idempotency keys, fenced checkpoints
+ * with history, and the atomic finish. Writes are one script call each (one round trip); reads
+ * are one command.
+ */
+import {
+  FencedWriteError,
+  type Checkpoint,
+  type CheckpointSummary,
+  type NewRun,
+  type RunOutcome,
+  type RunRecord,
+} from '@baton/core';
+import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
+import type { StoreContext } from './context.js';
+
+export async function createRun(
+  ctx: StoreContext,
+  run: NewRun,
+): Promise<{ created: boolean; run: RunRecord }> {
+  const { keys } = ctx;
+  const hasKey = run.idempotencyKey !== null;
+  const scriptKeys = [keys.run(run.runId)];
+  if (run.idempotencyKey !== null) scriptKeys.push(keys.idempotency(run.idempotencyKey));
+  const reply = (await ctx.run('create-run', scriptKeys, [
+    keys.prefix,
+    hasKey ? '1' : '0',
+    run.runId,
+    run.workflow,
+    run.version,
+    encodeValue(run.input),
+    run.idempotencyKey ?? '',
+  ])) as [number, unknown[]];
+  return { created: reply[0] === 1, run: decodeRunRecord(reply[1]) };
+}
+
+export async function getRun(ctx: StoreContext, runId: string): Promise<RunRecord | undefined> {
+  const hash = await ctx.redis.hgetall(ctx.keys.run(runId));
+  return Object.keys(hash).length === 0 ? undefined : decodeRunRecord(hash);
+}
+
+export async function finishRun(
+  ctx: StoreContext,
+  runId: string,
+  epoch: number,
+  outcome: RunOutcome,
+  checkpoint?: Checkpoint,
+): Promise<void> {
+  const { keys } = ctx;
+  const encoded = checkpoint === undefined ? undefined : encodeCheckpoint(checkpoint);
+  const [field, value] =
+    outcome.status === 'completed'
+      ? ['result', encodeValue(outcome.result)]
+      : ['error', JSON.stringify(outcome.error)];
+  const reply = await ctx.run(
+    'finish-run',
+    [
+      keys.lease(runId),
+      keys.run(runId),
+      keys.held,
+      keys.timers,
+      keys.checkpoints(runId),
+      keys.checkpointSummaries(runId),
+    ],
+    [
+      keys.prefix,
+      runId,
+      epoch,
+      outcome.status,
+      field,
+      value,
+      encoded?.json ?? '',
+      encoded?.summaryJson ?? '',
+    ],
+  );
+  if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'finishRun');
+}
+
+export async function writeCheckpoint(ctx: StoreContext, checkpoint: Checkpoint): Promise<void> {
+  const { keys } = ctx;
+  const { runId, epoch } = checkpoint;
+  const { json, summaryJson } = encodeCheckpoint(checkpoint);
+  const reply = await ctx.run(
+    'write-checkpoint',
+    [keys.lease(runId), keys.checkpoints(runId), keys.checkpointSummaries(runId)],
+    [epoch, json, summaryJson],
+  );
+  if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'checkpoint write');
+}
+
+export async function loadCheckpoint(ctx: StoreContext, runId: string): Promise<Checkpoint | undefined> {
+  const json = await ctx.redis.lindex(ctx.keys.checkpoints(runId), -1);
+  return json === null ? undefined : (JSON.parse(json) as Checkpoint);
+}
+
+export async function listCheckpoints(ctx: StoreContext, runId: string): Promise<CheckpointSummary[]> {
+  const summaries = await ctx.redis.lrange(ctx.keys.checkpointSummaries(runId), 0, -1);
+  return summaries.map((json) => JSON.parse(json) as CheckpointSummary);
+}

@@ -1,0 +1,87 @@
+/**
+ * Loads the Lua scripts in `./lua` (next to this module in `src` and, copied by the build, in
+ * `dist`) and runs them with EVALSHA, falling back to EVAL when the server does not know the
+ * script (first use, or after a restart flushed its script cache). EVAL caches the script, so
+ * the next call is one EVALSHA round trip again. No SCRIPT LOAD: the ACL user needs only
+ * EVAL and EVALSHA.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import { BatonError } from '@baton/core';
+
+/** The scripts, by file name without `.lua`. */
+export const SCRIPT_NAMES = [
+  'acquire-lease',
+  'claim-due-timers',
+  'clock',
+  'create-run',
+  'deliver-signal',
+  'finish-run',
+  'reap-dead-workers',
+  'reap-expired-leases',
+  'release-lease',
+  'renew-leases',
+  'request-cancel',
+  'suspend-run',
+  'write-checkpoint',
+] as const;
+
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+interface LoadedScript {
+  source: string;
+  sha: string;
+}
+
+let loaded: ReadonlyMap<ScriptName, LoadedScript> | undefined;
+
+/** Reads every script once per process; the prelude's helpers are prepended to each. */
+export function loadScripts(): ReadonlyMap<ScriptName, LoadedScript> {
+  if (loaded !== undefined) return loaded;
+  const dir = new URL('./lua/', import.meta.url);
+  const prelude = readScript(dir, 'prelude');
+  const scripts = new Map<ScriptName, LoadedScript>();
+  for (const name of SCRIPT_NAMES) {
+    const source = `${prelude}\n${readScript(dir, name)}`;
+    scripts.set(name, { source, sha: createHash('sha1').update(source).digest('hex') });
+  }
+  loaded = scripts;
+  return scripts;
+}
+
+function readScript(dir: URL, name: string): string {
+  const file = new URL(`${name}.lua`, dir);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new BatonError(
+      'BATON_REDIS_SCRIPTS',
+      `cannot read the Redis store's Lua script ${fileURLToPath(file)}: ${(err as Error).message}; ` +
+        'the package must ship its lua folder next to the code (the build copies src/lua to dist/lua)',
+      { cause: err },
+    );
+  }
+}
+
+/** Runs a script by name; `keys` and `args` become KEYS and ARGV. */
+export type ScriptRunner = (
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+) => Promise<unknown>;
+
+export function scriptRunner(redis: Redis): ScriptRunner {
+  const scripts = loadScripts();
+  return async (name, keys, args) => {
+    const script = scripts.get(name);
+    if (script === undefined) throw new Error(`no Lua script named ${name}`);
+    try {
+      return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(script.source, keys.length, ...keys, ...args);
+    }
+  };
+}
