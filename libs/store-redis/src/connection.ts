@@ -122,7 +122,7 @@ export function createConnection(
 /** The error open() rejects with: which server, what went wrong, what to do. */
 function openFailure(options: ResolvedRedisStoreOptions, cause: Error | undefined): BatonError {
   const url = options.displayUrl;
-  const message = cause?.message.replace(/^Ready check failed: /, '') ?? '';
+  const message = cause?.message.replace(/^Ready check failed: /, '').replace(/\.$/, '') ?? '';
   if (/WRONGPASS|NOAUTH/.test(message)) {
     return new RedisAuthError(
       `cannot log in to Redis at ${url}: ${message}; check the user and password in BATON_STORE_URL ` +

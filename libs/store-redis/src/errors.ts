@@ -110,5 +110,5 @@ export function toStoreError(err: unknown, context: ErrorContext): BatonError {
 }
 
 function firstLine(message: string): string {
-  return message.split('\n', 1)[0] ?? message;
+  return (message.split('\n', 1)[0] ?? message).replace(/\.$/, '');
 }

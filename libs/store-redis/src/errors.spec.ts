@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { BatonError, FencedWriteError } from '@baton/core';
+import { refusedCommand, toStoreError } from './errors.js';
+
+const where = { url: 'redis://u:***@127.0.0.1:6379', operation: 'acquireLease' };
+
+function replyError(message: string, code?: string): Error {
+  return Object.assign(new Error(message), code === undefined ? {} : { code });
+}
+
+describe('redis store errors', () => {
+  it('passes Baton errors through unchanged', () => {
+    const fenced = new FencedWriteError('r', 1, 'checkpoint write');
+    expect(toStoreError(fenced, where)).toBe(fenced);
+  });
+
+  it('names the refused command of a NOPERM reply and how to grant it', () => {
+    const cause = replyError("NOPERM this user has no permissions to run the 'evalsha' command");
+    const err = toStoreError(cause, where);
+    expect(err).toMatchObject({
+      name: 'RedisPermissionError',
+      code: 'BATON_REDIS_PERMISSION',
+      command: 'evalsha',
+    });
+    expect(err.message).toContain('+evalsha');
+    expect(err.cause).toBe(cause);
+    expect(refusedCommand("NOPERM this user has no permissions to run the 'client|list' command")).toBe(
+      'client|list',
+    );
+  });
+
+  it('explains a command refused inside a script', () => {
+    const err = toStoreError(
+      replyError("ERR The user executing the script can't run this command or subcommand script: abc"),
+      where,
+    );
+    expect(err).toMatchObject({ code: 'BATON_REDIS_PERMISSION' });
+    expect(err.message).toMatch(/README lists/);
+  });
+
+  it('reports refused credentials as not retryable', () => {
+    const err = toStoreError(
+      replyError('WRONGPASS invalid username-password pair or user is disabled.'),
+      where,
+    );
+    expect(err).toMatchObject({ name: 'RedisAuthError', code: 'BATON_REDIS_AUTH', retryable: false });
+    expect(err.message).toContain('redis://u:***@127.0.0.1:6379');
+  });
+
+  it('reports a dropped or refused connection as retryable', () => {
+    for (const cause of [
+      replyError('connect ECONNREFUSED 127.0.0.1:1', 'ECONNREFUSED'),
+      replyError('Connection is closed.'),
+      replyError('Reached the max retries per request limit (which is 0).'),
+    ]) {
+      expect(toStoreError(cause, where)).toMatchObject({
+        name: 'RedisUnavailableError',
+        code: 'BATON_REDIS_UNAVAILABLE',
+        retryable: true,
+      });
+    }
+  });
+
+  it('wraps anything else as a command error that keeps its cause', () => {
+    const cause = replyError('WRONGTYPE Operation against a key holding the wrong kind of value');
+    const err = toStoreError(cause, where);
+    expect(err).toBeInstanceOf(BatonError);
+    expect(err).toMatchObject({ name: 'RedisCommandError', code: 'BATON_REDIS_COMMAND', cause });
+    expect(err.message).toMatch(
+      /^redis store acquireLease at redis:\/\/u:\*\*\*@127\.0\.0\.1:6379 failed: WRONGTYPE/,
+    );
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * Outages on a private redis-server (append-only file, so a restart keeps the data): the store
+ * reconnects by itself, operations during the outage fail instead of hanging, later ones work,
+ * and a worker's presence is recorded again after its connection comes back.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import type { Checkpoint, Store } from '@baton/core';
+import { startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
+import { redisStore } from './index.js';
+
+/** Retries `check` until it passes: reconnecting takes a few backoff steps, of unknown length. */
+async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+describe('redis store: server restarts', () => {
+  let server: PrivateServer;
+  const stores: Store[] = [];
+  const open = async (keyPrefix: string): Promise<Store> => {
+    const store = redisStore({ url: server.url, keyPrefix, connectTimeoutMs: 2_000 });
+    stores.push(store);
+    await store.connect();
+    return store;
+  };
+
+  beforeAll(async () => {
+    server = await startPrivateRedis();
+  });
+  afterAll(async () => {
+    await Promise.allSettled(stores.map((s) => s.close()));
+    await server?.dispose();
+  });
+
+  it('reconnects after a restart, keeps the data, and lists the worker as live again', async () => {
+    const store = await open('restart:');
+    const observer = await open('restart:');
+    await store.registerWorker('worker-a');
+    const runId = 'run-restart';
+    await store.createRun({ runId, workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
+    const claimed = await store.acquireLease(runId, 'worker-a', 60_000);
+    if (!claimed.ok) throw new Error('could not claim the run');
+    const checkpoint: Checkpoint = {
+      runId,
+      seq: 1,
+      epoch: claimed.epoch,
+      journalPosition: 3,
+      entries: [],
+      status: 'running',
+      schemaVersion: 1,
+      createdAt: 1_700_000_000_000,
+    };
+    await store.writeCheckpoint(checkpoint);
+
+    await server.stop();
+    await expect(store.getRun(runId)).rejects.toMatchObject({
+      name: 'RedisUnavailableError',
+      code: 'BATON_REDIS_UNAVAILABLE',
+      retryable: true,
+    });
+    await server.restart();
+
+    const renewed = await eventually(() => store.renewLeases([{ runId, epoch: claimed.epoch }], 60_000));
+    expect(renewed).toEqual([{ runId, ok: true, cancelRequested: false }]);
+    expect(await store.getRun(runId)).toMatchObject({ status: 'running', attempts: 1, input: { n: 1 } });
+    expect(await store.loadCheckpoint(runId)).toEqual(checkpoint);
+    await eventually(async () => expect(await observer.liveWorkers()).toEqual(['worker-a']));
+    expect(await observer.reapDeadWorkers(10, 60_000)).toEqual([]);
+  });
+
+  it('records a worker again when its presence connection reconnects after being forgotten', async () => {
+    const store = await open('rerecord:');
+    await store.registerWorker('worker-b');
+    const admin = new Redis(server.port, '127.0.0.1');
+    try {
+      // What a dead-worker scan does to a worker whose connection was down for a moment.
+      await admin.hdel('rerecord:workers', 'worker-b');
+      expect(await store.liveWorkers()).toEqual([]);
+      const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'normal'));
+      const line = clients.split('\n').find((l) => / name=baton-[0-9a-f]{8}-worker-b /.test(l));
+      const id = /^id=(\d+)/.exec(line ?? '')?.[1];
+      expect(id).toBeDefined();
+      await admin.client('KILL', 'ID', String(id));
+      await eventually(async () => expect(await store.liveWorkers()).toEqual(['worker-b']));
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
