@@ -1,1 +1,34 @@
-export {};
+/**
+ * @baton/store-postgres: the Baton store on PostgreSQL. Leases with fencing epochs, checkpoints
+ * with history, the run index with idempotency keys, timers, signal inboxes and worker presence,
+ * in plain SQL migrations applied under an advisory lock; the server's clock decides every expiry.
+ *
+ * @example
+ * ```ts
+ * import { postgresStore } from '@baton/store-postgres';
+ *
+ * const store = postgresStore({ url: 'postgres://baton:secret@db:5432/app', schema: 'baton' });
+ * await store.connect(); // creates the schema and applies pending migrations, once per fleet
+ * const worker = new Worker({ transport, store, workflows: [loanApproval] });
+ * ```
+ */
+import type { Store } from '@baton/core';
+import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options.js';
+import { PostgresStore } from './postgres-store.js';
+
+/**
+ * Creates a {@link Store} on PostgreSQL. Options are checked here (a bad URL or schema name
+ * throws ConfigError at once); nothing connects until connect() or the first operation.
+ */
+export function postgresStore(options: PostgresStoreOptions = {}): Store {
+  return new PostgresStore(resolvePostgresStoreOptions(options));
+}
+
+export type { PostgresStoreOptions, ResolvedPostgresStoreOptions } from './options.js';
+export { DEFAULT_POSTGRES_URL, DEFAULT_SCHEMA, resolvePostgresStoreOptions } from './options.js';
+export type { PostgresStoreState } from './postgres-store.js';
+export { PostgresStore } from './postgres-store.js';
+export { POSTGRES_ERROR_CODES, PostgresStoreError } from './errors.js';
+export { PresenceConflictError } from './presence-connection.js';
+export { MIGRATION_LOCK_KEY } from './migrations.js';
+export { PRESENCE_APPLICATION_PREFIX, presenceLockKeys } from './presence.js';

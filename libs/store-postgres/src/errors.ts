@@ -1,0 +1,142 @@
+/**
+ * Errors of the Postgres store. Each names what went wrong, with which server, schema or role,
+ * and what fixes it; none ever contains a password (URLs are shown masked, and pg's own
+ * messages carry none). Every one is a BatonError with a stable code and its pg error as cause.
+ */
+import { BatonError } from '@baton/core';
+import type { ResolvedPostgresStoreOptions } from './options.js';
+
+/** Stable codes of {@link PostgresStoreError}. */
+export const POSTGRES_ERROR_CODES = {
+  /** Nothing answered at host:port within connectTimeoutMs (or the server refused). Retryable. */
+  unreachable: 'BATON_PG_UNREACHABLE',
+  /** The URL names a database the server does not have. */
+  unknownDatabase: 'BATON_PG_UNKNOWN_DATABASE',
+  /** The URL names a role the server does not have. */
+  unknownRole: 'BATON_PG_UNKNOWN_ROLE',
+  /** The server refused the credentials (or pg_hba.conf has no rule for this client). */
+  authentication: 'BATON_PG_AUTH_FAILED',
+  /** The role lacks a privilege the store needs (creating the schema, using its tables). */
+  privileges: 'BATON_PG_PRIVILEGES',
+  /** Another live connection holds the presence lock of this worker id. */
+  presenceConflict: 'BATON_PG_PRESENCE_CONFLICT',
+  /** Any other failure to connect. */
+  connect: 'BATON_PG_CONNECT',
+  /** A store operation failed; `retryable` tells whether trying again may help. */
+  query: 'BATON_PG_QUERY',
+} as const;
+
+/** A failure of the Postgres store; see {@link POSTGRES_ERROR_CODES} for the codes. */
+export class PostgresStoreError extends BatonError {}
+
+/** The parts of a pg (or socket) error this module reads. */
+interface PgErrorLike {
+  code?: unknown;
+  message?: unknown;
+}
+
+function sqlState(err: unknown): string | undefined {
+  const code = (err as PgErrorLike | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function messageOf(err: unknown): string {
+  const message = (err as PgErrorLike | null)?.message;
+  return typeof message === 'string' ? message : String(err);
+}
+
+const SOCKET_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/** True when the connection itself failed (as opposed to a statement). */
+export function isConnectionFailure(err: unknown): boolean {
+  const code = sqlState(err);
+  if (code !== undefined && (SOCKET_FAILURES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')) {
+    return true;
+  }
+  return /timeout|terminated|Connection ended|not queryable/i.test(messageOf(err));
+}
+
+/** Deadlocks and serialization failures abort the whole transaction: repeating it is safe. */
+export function isTransactionConflict(err: unknown): boolean {
+  const code = sqlState(err);
+  return code === '40P01' || code === '40001';
+}
+
+/** Turns a failure to open a connection into an error naming the server and the fix. */
+export function connectError(err: unknown, options: ResolvedPostgresStoreOptions): BatonError {
+  if (err instanceof BatonError) return err;
+  const code = sqlState(err);
+  const detail = messageOf(err);
+  const where = `postgres store at ${options.displayUrl}`;
+  const make = (key: keyof typeof POSTGRES_ERROR_CODES, message: string, retryable = false) =>
+    new PostgresStoreError(POSTGRES_ERROR_CODES[key], message, { cause: err, retryable });
+  if (code === '3D000') {
+    return make(
+      'unknownDatabase',
+      `${where}: ${detail}. Create it (CREATE DATABASE "${options.database}") or fix the database in the URL's path`,
+    );
+  }
+  if (code === '28000' && /role .* does not exist/i.test(detail)) {
+    return make(
+      'unknownRole',
+      `${where}: ${detail}. Create the role (CREATE ROLE "${options.user}" LOGIN PASSWORD '…') or fix the user in the URL`,
+    );
+  }
+  if (code === '28P01' || code === '28000' || /password|SASL|SCRAM/i.test(detail)) {
+    return make(
+      'authentication',
+      `${where}: authentication failed (${detail}). Check the user and password in the URL, ` +
+        `and that pg_hba.conf allows this client`,
+    );
+  }
+  if (code === '42501') {
+    return make('privileges', `${where}: ${detail}. Grant the role the privileges listed in the store's README`);
+  }
+  if (isConnectionFailure(err)) {
+    return make(
+      'unreachable',
+      `${where}: cannot reach ${options.server} within ${options.connectTimeoutMs} ms (${code ?? detail}). ` +
+        `Check that PostgreSQL is running there and that the URL's host and port are right`,
+      true,
+    );
+  }
+  return make('connect', `${where}: cannot connect: ${detail}${code === undefined ? '' : ` (SQLSTATE ${code})`}`);
+}
+
+/** Wraps a failed store operation, keeping BatonErrors (fencing, closed) as they are. */
+export function operationError(operation: string, err: unknown, options: ResolvedPostgresStoreOptions): BatonError {
+  if (err instanceof BatonError) return err;
+  const code = sqlState(err);
+  if (code === '42501') {
+    return new PostgresStoreError(
+      POSTGRES_ERROR_CODES.privileges,
+      `postgres store: ${operation} in schema "${options.schema}" was refused: ${messageOf(err)}. ` +
+        `Run as an administrator: ${usageGrants(options.quotedSchema, "<the store's role>")}`,
+      { cause: err },
+    );
+  }
+  const retryable = isConnectionFailure(err) || isTransactionConflict(err) || code === '57014';
+  return new PostgresStoreError(
+    POSTGRES_ERROR_CODES.query,
+    `postgres store: ${operation} failed: ${messageOf(err)}${code === undefined ? '' : ` (SQLSTATE ${code})`}`,
+    { cause: err, retryable },
+  );
+}
+
+/** The statements that let `role` use a migrated schema (but not migrate it). */
+export function usageGrants(quotedSchema: string, role: string): string {
+  return (
+    `GRANT USAGE ON SCHEMA ${quotedSchema} TO ${role}; ` +
+    `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${quotedSchema} TO ${role}; ` +
+    `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${quotedSchema} TO ${role}`
+  );
+}

@@ -1,0 +1,202 @@
+/**
+ * The Postgres {@link Store}: lifecycle, and one method per contract operation delegating to the
+ * capability modules (leases, checkpoints, runs, waits, presence).
+ *
+ * Lifecycle: `created` (no connection yet) → `connecting` (first connection, migrations) →
+ * `ready` → `closed` (final; every operation throws BATON_CLOSED). An operation called before
+ * connect() connects first. A failed connect() returns to `created`, so it can be retried.
+ */
+import {
+  BatonError,
+  type AcquireResult,
+  type Checkpoint,
+  type CheckpointSummary,
+  type DueTimer,
+  type InboxSignal,
+  type LeaseInfo,
+  type NewRun,
+  type RenewRequest,
+  type RenewResult,
+  type RunOutcome,
+  type RunRecord,
+  type Store,
+  type SuspendRequest,
+  type SuspendResult,
+} from '@baton/core';
+import * as checkpoints from './checkpoints.js';
+import { Db } from './db.js';
+import { connectError, operationError } from './errors.js';
+import * as leases from './leases.js';
+import { migrate } from './migrations.js';
+import type { ResolvedPostgresStoreOptions } from './options.js';
+import * as presence from './presence.js';
+import * as runs from './runs.js';
+import * as waits from './waits.js';
+
+/** Where a store is in its life; see the module comment. */
+export type PostgresStoreState = 'created' | 'connecting' | 'ready' | 'closed';
+
+export class PostgresStore implements Store {
+  readonly name = 'postgres';
+
+  private status: PostgresStoreState = 'created';
+  private connecting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly db: Db;
+  private readonly registry: presence.PresenceRegistry;
+
+  constructor(readonly options: ResolvedPostgresStoreOptions) {
+    this.db = new Db(options);
+    this.registry = new presence.PresenceRegistry(this.db, options);
+  }
+
+  /** The lifecycle state. */
+  get state(): PostgresStoreState {
+    return this.status;
+  }
+
+  connect(): Promise<void> {
+    this.assertOpen('connect');
+    this.connecting ??= this.prepare().then(
+      () => {
+        if (this.status === 'connecting') this.status = 'ready';
+      },
+      (err: unknown) => {
+        this.connecting = undefined;
+        if (this.status === 'connecting') this.status = 'created';
+        throw err;
+      },
+    );
+    return this.connecting;
+  }
+
+  close(): Promise<void> {
+    this.status = 'closed';
+    this.closing ??= (async () => {
+      // Each step runs even when another fails: presence sessions first (they live outside the pool).
+      await this.registry.closeAll().catch(() => undefined);
+      await this.db.end().catch(() => undefined);
+    })();
+    return this.closing;
+  }
+
+  private async prepare(): Promise<void> {
+    this.status = 'connecting';
+    let client;
+    try {
+      client = await this.db.pool.connect();
+    } catch (err) {
+      throw connectError(err, this.options);
+    }
+    try {
+      await migrate(client, this.options);
+    } catch (err) {
+      throw connectError(err, this.options);
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Runs one operation: refuses after close, connects first if needed, wraps pg errors. */
+  private async run<T>(operation: string, body: (db: Db) => Promise<T>): Promise<T> {
+    this.assertOpen(operation);
+    if (this.status !== 'ready') await this.connect();
+    try {
+      return await body(this.db);
+    } catch (err) {
+      if (this.status === 'closed') this.assertOpen(operation);
+      throw operationError(operation, err, this.options);
+    }
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.status === 'closed') {
+      throw new BatonError(
+        'BATON_CLOSED',
+        `postgres store: ${operation} called after close(); create a new store`,
+      );
+    }
+  }
+
+  // Leases ---------------------------------------------------------------------------------------
+
+  acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {
+    return this.run('acquireLease', (db) => leases.acquireLease(db, runId, owner, ttlMs));
+  }
+  renewLeases(requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]> {
+    return this.run('renewLeases', (db) => leases.renewLeases(db, requests, ttlMs));
+  }
+  releaseLease(runId: string, epoch: number): Promise<boolean> {
+    return this.run('releaseLease', (db) => leases.releaseLease(db, runId, epoch));
+  }
+  reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]> {
+    return this.run('reapExpiredLeases', (db) => leases.reapExpiredLeases(db, limit, reclaimAfterMs));
+  }
+  getLease(runId: string): Promise<LeaseInfo | undefined> {
+    return this.run('getLease', (db) => leases.getLease(db, runId));
+  }
+  now(): Promise<number> {
+    return this.run('now', (db) => leases.storeNow(db));
+  }
+
+  // Waits ----------------------------------------------------------------------------------------
+
+  suspendRun(request: SuspendRequest): Promise<SuspendResult> {
+    return this.run('suspendRun', (db) => waits.suspendRun(db, request));
+  }
+  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
+    return this.run('requestCancel', (db) => waits.requestCancel(db, runId));
+  }
+  deliverSignal(runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<{ found: boolean; wake: boolean }> {
+    return this.run('deliverSignal', (db) => waits.deliverSignal(db, runId, signal));
+  }
+  readSignals(runId: string): Promise<InboxSignal[]> {
+    return this.run('readSignals', (db) => waits.readSignals(db, runId));
+  }
+  claimDueTimers(limit: number, redeliverAfterMs: number): Promise<DueTimer[]> {
+    return this.run('claimDueTimers', (db) => waits.claimDueTimers(db, limit, redeliverAfterMs));
+  }
+
+  // Checkpoints and runs -------------------------------------------------------------------------
+
+  writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
+    return this.run('writeCheckpoint', (db) => checkpoints.writeCheckpoint(db, checkpoint));
+  }
+  loadCheckpoint(runId: string): Promise<Checkpoint | undefined> {
+    return this.run('loadCheckpoint', (db) => checkpoints.loadCheckpoint(db, runId));
+  }
+  listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
+    return this.run('listCheckpoints', (db) => checkpoints.listCheckpoints(db, runId));
+  }
+  createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
+    return this.run('createRun', (db) => runs.createRun(db, run));
+  }
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.run('getRun', (db) => runs.getRun(db, runId));
+  }
+  finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void> {
+    return this.run('finishRun', (db) => runs.finishRun(db, runId, epoch, outcome, checkpoint));
+  }
+
+  // Presence -------------------------------------------------------------------------------------
+
+  async registerWorker(workerId: string): Promise<void> {
+    this.assertOpen('registerWorker');
+    if (this.status !== 'ready') await this.connect();
+    try {
+      await this.registry.register(workerId);
+    } catch (err) {
+      this.assertOpen('registerWorker');
+      throw connectError(err, this.options);
+    }
+  }
+  unregisterWorker(workerId: string): Promise<void> {
+    return this.run('unregisterWorker', () => this.registry.unregister(workerId));
+  }
+  reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]> {
+    return this.run('reapDeadWorkers', (db) => presence.reapDeadWorkers(db, limit, reclaimAfterMs));
+  }
+  liveWorkers(): Promise<string[]> {
+    return this.run('liveWorkers', (db) => presence.liveWorkers(db));
+  }
+}

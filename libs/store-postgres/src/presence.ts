@@ -1,0 +1,118 @@
+/**
+ * PresenceStore in SQL: which registered workers still hold their presence lock, and reaping the
+ * held leases of those that do not.
+ *
+ * Invariants:
+ * 1. A worker is alive exactly while its advisory lock (keys from {@link presenceLockKeys}) is
+ *    granted to some session of this database; the `live_workers` view reads pg_locks for it.
+ * 2. reap_dead_workers hands on only `held` leases owned by a registered dead worker, at most
+ *    `limit` per call, locking them FOR UPDATE SKIP LOCKED like the expiry reaper, so two
+ *    reapers never report the same run.
+ * 3. A dead worker's row is deleted only once it owns no held lease and its lock is still not
+ *    granted at that moment.
+ */
+import { createHash } from 'node:crypto';
+import type { Db } from './db.js';
+import { clientConfig } from './db.js';
+import type { ResolvedPostgresStoreOptions } from './options.js';
+import { PresenceConnection } from './presence-connection.js';
+import { inSchema } from './sql.js';
+
+/** Prefix of the application_name of presence sessions (`baton-presence:<workerId>`). */
+export const PRESENCE_APPLICATION_PREFIX = 'baton-presence:';
+
+/**
+ * The two int4 keys of a worker's session-level advisory lock, from a hash of (schema, worker
+ * id), so the same id in two schemas never collides. Both are non-negative, so they read the same
+ * in pg_locks (whose classid and objid are unsigned oids) as in pg_advisory_lock.
+ */
+export function presenceLockKeys(schema: string, workerId: string): [number, number] {
+  const digest = createHash('sha256').update(`${schema}\u0000${workerId}`).digest();
+  return [digest.readInt32BE(0) & 0x7fffffff, digest.readInt32BE(4) & 0x7fffffff];
+}
+
+const DELETE_WORKER_SQL = 'DELETE FROM {{schema}}.workers WHERE worker_id = $1';
+
+const INSERT_WORKER_SQL = `
+INSERT INTO {{schema}}.workers (worker_id, k1, k2, registered_at)
+VALUES ($1, $2, $3, {{schema}}.now_ms())
+ON CONFLICT (worker_id) DO NOTHING`;
+
+/** The presence sessions of one store, by worker id. */
+export class PresenceRegistry {
+  private readonly connections = new Map<string, { connection: PresenceConnection; opened: Promise<void> }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: ResolvedPostgresStoreOptions,
+  ) {}
+
+  async register(workerId: string): Promise<void> {
+    const existing = this.connections.get(workerId);
+    if (existing !== undefined) {
+      await existing.opened;
+      // Harmless repeat; it also puts back a row a reaper deleted during a reconnect.
+      if (existing.connection.holding) {
+        const [k1, k2] = presenceLockKeys(this.options.schema, workerId);
+        await this.db.query(INSERT_WORKER_SQL, [workerId, k1, k2]);
+      }
+      return;
+    }
+    const connection = new PresenceConnection({
+      workerId,
+      keys: presenceLockKeys(this.options.schema, workerId),
+      quotedSchema: this.options.quotedSchema,
+      // application_name lets an operator (or a test) find the session; the server cuts it at 63 bytes.
+      config: clientConfig(this.options, `${PRESENCE_APPLICATION_PREFIX}${workerId}`),
+      lockWaitMs: this.options.connectTimeoutMs,
+    });
+    const opened = connection.open();
+    const entry = { connection, opened };
+    this.connections.set(workerId, entry);
+    try {
+      await opened;
+    } catch (err) {
+      if (this.connections.get(workerId) === entry) this.connections.delete(workerId);
+      await connection.close();
+      throw err;
+    }
+  }
+
+  /** Deletes the row (on the presence session while it still holds the lock), then ends it. */
+  async unregister(workerId: string): Promise<void> {
+    const entry = this.connections.get(workerId);
+    this.connections.delete(workerId);
+    if (entry === undefined) {
+      await this.db.query(DELETE_WORKER_SQL, [workerId]);
+      return;
+    }
+    await entry.opened.catch(() => undefined);
+    const sql = inSchema(DELETE_WORKER_SQL, this.options.quotedSchema);
+    await entry.connection.close(async (client) => {
+      if (client !== undefined) await client.query(sql, [workerId]);
+      else await this.db.query(DELETE_WORKER_SQL, [workerId]);
+    });
+  }
+
+  /** Ends every presence session without deleting rows: to other stores, these workers died. */
+  async closeAll(): Promise<void> {
+    const entries = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.allSettled(entries.map((e) => e.connection.close()));
+  }
+}
+
+export async function liveWorkers(db: Db): Promise<string[]> {
+  const rows = await db.query<{ worker_id: string }>(
+    'SELECT worker_id FROM {{schema}}.live_workers ORDER BY worker_id',
+  );
+  return rows.map((r) => r.worker_id);
+}
+
+export async function reapDeadWorkers(db: Db, limit: number, reclaimAfterMs: number): Promise<string[]> {
+  const rows = await db.query<{ run_id: string }>(
+    'SELECT r AS run_id FROM {{schema}}.reap_dead_workers($1, $2) AS r',
+    [Math.floor(limit), Math.ceil(reclaimAfterMs)],
+  );
+  return rows.map((r) => r.run_id);
+}

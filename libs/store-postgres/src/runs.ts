@@ -1,0 +1,110 @@
+/**
+ * RunIndex in SQL: run records, idempotency keys, and finishing a run.
+ *
+ * Invariants:
+ * 1. A run id and an idempotency key each name at most one run (primary key, unique index):
+ *    concurrent creates of the same id or key insert one row; the others read it back.
+ * 2. finishRun is one call of finish_run(): outcome, final checkpoint, lease `finished` and timer
+ *    removal commit together, and only under the lease's current, unfinished epoch.
+ */
+import { FencedWriteError, type Checkpoint, type NewRun, type RunOutcome, type RunRecord } from '@baton/core';
+import { fromJson, toJson, type Db } from './db.js';
+import { encodeCheckpoint } from './checkpoints.js';
+
+interface RunRow {
+  run_id: string;
+  workflow: string;
+  version: number;
+  input: string | null;
+  idempotency_key: string | null;
+  status: RunRecord['status'];
+  created_at: number;
+  updated_at: number;
+  result: string | null;
+  error: string | null;
+  attempts: number;
+}
+
+/** json columns are read as text and parsed here, so SQL NULL (undefined) differs from JSON null. */
+const RUN_COLUMNS = `r.run_id, r.workflow, r.version, r.input::text AS input, r.idempotency_key, r.status,
+  r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts`;
+
+// ON CONFLICT without a target covers both the run id and the idempotency key. A conflicting
+// insert waits for the other transaction, so once this returns nothing the winner is committed.
+const CREATE_SQL = `
+INSERT INTO {{schema}}.runs AS r
+  (run_id, workflow, version, input, idempotency_key, status, created_at, updated_at, attempts)
+VALUES ($1, $2, $3, $4::json, $5, 'pending', {{schema}}.now_ms(), {{schema}}.now_ms(), 0)
+ON CONFLICT DO NOTHING
+RETURNING ${RUN_COLUMNS}`;
+
+// A separate statement, so it sees the row the conflicting transaction committed. The run id
+// wins over the key, as in the contract's reference store.
+const EXISTING_SQL = `
+SELECT ${RUN_COLUMNS}
+FROM {{schema}}.runs r
+WHERE r.run_id = $1 OR ($2::text IS NOT NULL AND r.idempotency_key = $2)
+ORDER BY (r.run_id = $1) DESC
+LIMIT 1`;
+
+export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
+  const [inserted] = await db.query<RunRow>(CREATE_SQL, [
+    run.runId,
+    run.workflow,
+    run.version,
+    toJson(run.input, `input of run ${run.runId}`),
+    run.idempotencyKey,
+  ]);
+  if (inserted !== undefined) return { created: true, run: toRunRecord(inserted) };
+  const [existing] = await db.query<RunRow>(EXISTING_SQL, [run.runId, run.idempotencyKey]);
+  if (existing === undefined) throw new Error(`run ${run.runId} conflicted on insert but cannot be read back`);
+  return { created: false, run: toRunRecord(existing) };
+}
+
+const GET_SQL = `SELECT ${RUN_COLUMNS} FROM {{schema}}.runs r WHERE r.run_id = $1`;
+
+export async function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
+  const [row] = await db.query<RunRow>(GET_SQL, [runId]);
+  return row === undefined ? undefined : toRunRecord(row);
+}
+
+const FINISH_SQL = `
+SELECT {{schema}}.finish_run($1, $2, $3, $4::json, $5::json, $6, $7, $8, $9, $10, $11, $12, $13::json) AS finished`;
+
+export async function finishRun(
+  db: Db,
+  runId: string,
+  epoch: number,
+  outcome: RunOutcome,
+  checkpoint?: Checkpoint,
+): Promise<void> {
+  const result = outcome.status === 'completed' ? toJson(outcome.result, `result of run ${runId}`) : null;
+  const error = outcome.status === 'completed' ? null : toJson(outcome.error, `error of run ${runId}`);
+  const params = checkpoint === undefined ? Array.from({ length: 8 }, () => null) : encodeCheckpoint(checkpoint).params;
+  const [row] = await db.query<{ finished: boolean }>(FINISH_SQL, [
+    runId,
+    epoch,
+    outcome.status,
+    result,
+    error,
+    ...params,
+  ]);
+  if (!row?.finished) throw new FencedWriteError(runId, epoch, 'finishRun');
+}
+
+function toRunRecord(row: RunRow): RunRecord {
+  const record: RunRecord = {
+    runId: row.run_id,
+    workflow: row.workflow,
+    version: row.version,
+    input: fromJson(row.input),
+    idempotencyKey: row.idempotency_key,
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    attempts: row.attempts,
+  };
+  if (row.status === 'completed') record.result = fromJson(row.result);
+  if (row.error !== null) record.error = fromJson(row.error) as RunRecord['error'];
+  return record;
+}
