@@ -2,7 +2,7 @@
  * @baton/store-redis: the Baton {@link Store} on Redis (ioredis, Lua scripts, the server's TIME as
  * the clock). Leases with fencing epochs, fenced checkpoints with history, the run index with
  * idempotency keys, timers, the signal inbox, and worker presence bound to named connections.
- * A single primary (or Sentinel); Redis Cluster is not supported.
+ * A single Redis primary; Redis Cluster is not supported (keys carry no hash tags).
  *
  * @example
  * ```ts

@@ -42,7 +42,7 @@ import { loadScripts, scriptRunner } from './scripts.js';
 import * as waits from './waits.js';
 
 /**
- * Creates a {@link Store} on Redis (a single primary, or behind Sentinel; not Redis Cluster).
+ * Creates a {@link Store} on one Redis primary (not Redis Cluster: keys carry no hash tags).
  * Options are validated at once: a malformed URL or option throws ConfigError here. Operations
  * called before connect() connect first.
  *
