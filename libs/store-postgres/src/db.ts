@@ -10,6 +10,9 @@ import { isTransactionConflict } from './errors.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 import { inSchema } from './sql.js';
 
+/** Prefix of the application_name of pool connections (`baton-store:<schema>`). */
+export const STORE_APPLICATION_PREFIX = 'baton-store:';
+
 const INT8_OID = 20;
 /** How often a statement aborted by a deadlock or serialization failure is tried in all. */
 const CONFLICT_ATTEMPTS = 3;
@@ -52,7 +55,11 @@ export class Db {
   private readonly rendered = new Map<string, string>();
 
   constructor(private readonly options: ResolvedPostgresStoreOptions) {
-    const config: PoolConfig = { ...clientConfig(options, 'baton-store'), max: options.poolSize };
+    // The schema in application_name tells an operator which store a connection belongs to.
+    const config: PoolConfig = {
+      ...clientConfig(options, `${STORE_APPLICATION_PREFIX}${options.schema}`),
+      max: options.poolSize,
+    };
     this.pool = new pg.Pool(config);
     // An idle connection that dies (server restart, network) emits here; without a listener
     // Node would crash the process. The pool drops it and opens a new one on next use.

@@ -102,10 +102,13 @@ export function connectError(err: unknown, options: ResolvedPostgresStoreOptions
     return make('privileges', `${where}: ${detail}. Grant the role the privileges listed in the store's README`);
   }
   if (isConnectionFailure(err)) {
+    const problem =
+      code !== undefined && SOCKET_FAILURES.has(code)
+        ? `cannot reach ${options.server} (${code})`
+        : `no answer from ${options.server} within ${options.connectTimeoutMs} ms (${detail})`;
     return make(
       'unreachable',
-      `${where}: cannot reach ${options.server} within ${options.connectTimeoutMs} ms (${code ?? detail}). ` +
-        `Check that PostgreSQL is running there and that the URL's host and port are right`,
+      `${where}: ${problem}. Check that PostgreSQL is running there and that the URL's host and port are right`,
       true,
     );
   }

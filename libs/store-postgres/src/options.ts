@@ -106,7 +106,7 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions = {}):
 
 /** The URL with any password replaced by `***`; works on URLs that do not parse, too. */
 export function maskPassword(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)[^@/?#]*@/i, '$1***@');
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)[^/?#]*@/i, '$1***@');
 }
 
 function parseUrl(url: string): URL {
