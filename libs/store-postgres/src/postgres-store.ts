@@ -55,7 +55,7 @@ export class PostgresStore implements Store {
     return this.status;
   }
 
-  connect(): Promise<void> {
+  async connect(): Promise<void> {
     this.assertOpen('connect');
     this.connecting ??= this.prepare().then(
       () => {
@@ -67,7 +67,7 @@ export class PostgresStore implements Store {
         throw err;
       },
     );
-    return this.connecting;
+    await this.connecting;
   }
 
   close(): Promise<void> {

@@ -59,3 +59,19 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** Backends of this database with the given application_name. */
+export async function backendsOf(applicationName: string): Promise<{ pid: number }[]> {
+  return admin<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+    [applicationName],
+  );
+}
+
+/**
+ * Terminates exactly these backends. The pids are chosen by an earlier query: putting
+ * pg_terminate_backend in a WHERE clause lets the planner call it before the other filters.
+ */
+export async function terminate(backends: { pid: number }[]): Promise<void> {
+  for (const { pid } of backends) await admin('SELECT pg_terminate_backend($1)', [pid]);
+}

@@ -1,0 +1,92 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { STORE_APPLICATION_PREFIX } from './db.js';
+import { postgresStore } from './index.js';
+import { TestSchemas, admin, backendsOf, terminate, url, waitFor } from './test-support.spec-helper.js';
+
+const schemas = new TestSchemas();
+afterAll(() => schemas.dropAll());
+
+const CLOSED = { name: 'BatonError', code: 'BATON_CLOSED' };
+
+describe('postgres store: lifecycle and isolation', () => {
+  it('keeps two schemas on one database apart', async () => {
+    const a = schemas.store();
+    const b = schemas.store();
+    try {
+      const run = { runId: 'same-id', workflow: 'w', version: 1, input: { from: 'a' }, idempotencyKey: 'key' };
+      expect((await a.createRun(run)).created).toBe(true);
+      expect(await b.getRun('same-id')).toBeUndefined();
+      expect((await b.createRun({ ...run, input: { from: 'b' } })).created).toBe(true);
+      expect((await a.getRun('same-id'))?.input).toEqual({ from: 'a' });
+      await a.acquireLease('same-id', 'worker-a', 30_000);
+      expect(await b.acquireLease('same-id', 'worker-b', 30_000)).toMatchObject({ ok: true, epoch: 1 });
+      await a.registerWorker('w');
+      expect(await b.liveWorkers()).toEqual([]);
+      expect(await a.liveWorkers()).toEqual(['w']);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('connects on first use and refuses everything after close', async () => {
+    const store = schemas.store();
+    expect(await store.getRun('nothing')).toBeUndefined();
+    await store.close();
+    await store.close();
+    await expect(store.connect()).rejects.toMatchObject(CLOSED);
+    await expect(store.acquireLease('r', 'w', 1_000)).rejects.toMatchObject(CLOSED);
+    await expect(store.now()).rejects.toMatchObject(CLOSED);
+    await expect(store.registerWorker('w')).rejects.toMatchObject(CLOSED);
+  });
+
+  it('survives its pooled connections being killed from outside', async () => {
+    const schema = schemas.name();
+    const store = postgresStore({ url, schema, poolSize: 2 });
+    try {
+      await store.connect();
+      await Promise.all([store.getRun('a'), store.getRun('b')]);
+      const killed = await backendsOf(`${STORE_APPLICATION_PREFIX}${schema}`);
+      expect(killed.length).toBeGreaterThan(0);
+      await terminate(killed);
+      await waitFor('the killed backends to be gone', async () => {
+        const left = await admin(`SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])`, [
+          killed.map((k) => k.pid),
+        ]);
+        return left.length === 0;
+      });
+      // The idle clients' errors were absorbed; the pool opens new connections on demand.
+      await waitFor('the store to answer again', async () => {
+        try {
+          return Number.isFinite(await store.now());
+        } catch (err) {
+          expect(err).toMatchObject({ code: 'BATON_PG_QUERY', retryable: true });
+          return false;
+        }
+      });
+      expect(await store.acquireLease('after', 'worker-a', 30_000)).toMatchObject({ ok: true });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('runs statements under statementTimeoutMs', async () => {
+    const schema = schemas.name();
+    const store = postgresStore({ url, schema, poolSize: 1, statementTimeoutMs: 4_321 });
+    try {
+      await store.connect();
+      await store.getRun('warm');
+      const [row] = await admin<{ timeout: string }>(
+        `SELECT setting AS timeout FROM pg_settings WHERE name = 'statement_timeout'`,
+      );
+      // The admin session keeps the server default; the store's sessions carry their own.
+      expect(row?.timeout).toBeDefined();
+      const sessions = await admin<{ query: string }>(
+        `SELECT query FROM pg_stat_activity WHERE application_name = $1`,
+        [`baton-store:${schema}`],
+      );
+      expect(sessions.length).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+});

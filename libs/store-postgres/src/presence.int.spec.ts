@@ -1,0 +1,122 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { PRESENCE_APPLICATION_PREFIX, postgresStore } from './index.js';
+import { TestSchemas, admin, backendsOf, terminate, uniqueName, url, waitFor } from './test-support.spec-helper.js';
+
+const schemas = new TestSchemas();
+afterAll(() => schemas.dropAll());
+
+const LONG_TTL_MS = 30_000;
+
+/** The pid of the worker's presence session, once there is exactly one. */
+async function presencePid(workerId: string): Promise<number> {
+  let pid = 0;
+  await waitFor(`one presence session of ${workerId}`, async () => {
+    const backends = await backendsOf(`${PRESENCE_APPLICATION_PREFIX}${workerId}`);
+    pid = backends.length === 1 ? (backends[0]?.pid ?? 0) : 0;
+    return pid !== 0;
+  });
+  return pid;
+}
+
+describe('postgres store: presence sessions', () => {
+  it('reconnects a terminated presence session by itself and is listed live again', async () => {
+    const schema = schemas.name();
+    const store = postgresStore({ url, schema, poolSize: 2 });
+    const observer = postgresStore({ url, schema, poolSize: 2 });
+    try {
+      const workerId = uniqueName('worker');
+      await store.registerWorker(workerId);
+      const before = await presencePid(workerId);
+      await terminate([{ pid: before }]);
+      await waitFor('a new presence session', async () => {
+        const backends = await backendsOf(`${PRESENCE_APPLICATION_PREFIX}${workerId}`);
+        return backends.length === 1 && backends[0]?.pid !== before;
+      });
+      await waitFor('the worker to be live again', async () =>
+        (await observer.liveWorkers()).includes(workerId),
+      );
+    } finally {
+      await Promise.all([store.close(), observer.close()]);
+    }
+  });
+
+  describe('while the presence session cannot come back', () => {
+    const role = uniqueName('baton_presence');
+    afterAll(async () => {
+      await admin(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin(`DROP ROLE IF EXISTS ${role}`);
+    });
+
+    it('counts the worker dead, hands its runs on, and re-registers it once it reconnects', async () => {
+      const schema = schemas.name();
+      const reaper = postgresStore({ url, schema, poolSize: 2 });
+      await reaper.connect();
+      // The worker's store logs in as a role of its own, so the test can refuse its reconnects.
+      await admin(`CREATE ROLE ${role} LOGIN`);
+      await admin(`GRANT USAGE ON SCHEMA "${schema}" TO ${role}`);
+      await admin(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`);
+      await admin(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema}" TO ${role}`);
+      const roleUrl = new URL(url);
+      roleUrl.username = role;
+      const worker = postgresStore({ url: roleUrl.toString(), schema, poolSize: 2 });
+      try {
+        const workerId = uniqueName('worker');
+        await worker.registerWorker(workerId);
+        const { epoch } = (await worker.acquireLease('orphan', workerId, LONG_TTL_MS)) as { epoch: number };
+
+        await admin(`ALTER ROLE ${role} NOLOGIN`);
+        await terminate([{ pid: await presencePid(workerId) }]);
+        let reaped: string[] = [];
+        await waitFor('the dead worker to be reaped', async () => {
+          reaped = await reaper.reapDeadWorkers(10, LONG_TTL_MS);
+          return reaped.length > 0;
+        });
+        expect(reaped).toEqual(['orphan']);
+        expect(await reaper.liveWorkers()).not.toContain(workerId);
+        expect(await admin('SELECT 1 FROM "' + schema + '".workers WHERE worker_id = $1', [workerId])).toEqual([]);
+        // Its pool still works, but the run is no longer its own.
+        expect(await worker.renewLeases([{ runId: 'orphan', epoch }], LONG_TTL_MS)).toEqual([
+          { runId: 'orphan', ok: false, cancelRequested: false },
+        ]);
+
+        await admin(`ALTER ROLE ${role} LOGIN`);
+        await waitFor('the worker to be live again', async () => (await reaper.liveWorkers()).includes(workerId));
+        expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+        expect(await reaper.getLease('orphan')).toMatchObject({ owner: null, state: 'held', epoch });
+      } finally {
+        await Promise.all([worker.close(), reaper.close()]);
+      }
+    });
+  });
+
+  it('ends the presence session and forgets the worker on unregister', async () => {
+    const store = schemas.store();
+    try {
+      const workerId = uniqueName('worker');
+      await store.registerWorker(workerId);
+      await presencePid(workerId);
+      await store.unregisterWorker(workerId);
+      expect(await store.liveWorkers()).toEqual([]);
+      expect(await backendsOf(`${PRESENCE_APPLICATION_PREFIX}${workerId}`)).toEqual([]);
+      await store.registerWorker(workerId);
+      expect(await store.liveWorkers()).toEqual([workerId]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a worker id another live connection holds, after connectTimeoutMs', async () => {
+    const schema = schemas.name();
+    const first = postgresStore({ url, schema, poolSize: 1 });
+    const second = postgresStore({ url, schema, poolSize: 1, connectTimeoutMs: 300 });
+    try {
+      await first.registerWorker('twin');
+      const err = await second.registerWorker('twin').catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'PresenceConflictError', code: 'BATON_PG_PRESENCE_CONFLICT' });
+      expect((err as Error).message).toContain("worker id 'twin'");
+      expect(await second.liveWorkers()).toEqual(['twin']);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+});
