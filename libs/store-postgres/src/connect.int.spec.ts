@@ -18,7 +18,10 @@ function variant(change: { user?: string; password?: string; database?: string; 
 }
 
 /** A TCP server that answers every PostgreSQL startup with the given ErrorResponse, or never answers. */
-async function fakeServer(error?: { code: string; message: string }): Promise<{ port: number; server: Server }> {
+async function fakeServer(error?: {
+  code: string;
+  message: string;
+}): Promise<{ port: number; server: Server }> {
   const server = createServer((socket) => {
     socket.on('error', () => undefined);
     if (error === undefined) return; // silent: accepts, never speaks
@@ -94,7 +97,10 @@ describe('postgres store: connecting', () => {
       message: 'password authentication failed for user "app"',
     });
     try {
-      const store = postgresStore({ url: `postgres://app:hunter2@127.0.0.1:${port}/test`, schema: schemas.name() });
+      const store = postgresStore({
+        url: `postgres://app:hunter2@127.0.0.1:${port}/test`,
+        schema: schemas.name(),
+      });
       const err = await connectError(store);
       expect(err).toMatchObject({ code: 'BATON_PG_AUTH_FAILED' });
       expect(err.message).toContain('password authentication failed');

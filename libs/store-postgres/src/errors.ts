@@ -59,7 +59,10 @@ const SOCKET_FAILURES = new Set([
 /** True when the connection itself failed (as opposed to a statement). */
 export function isConnectionFailure(err: unknown): boolean {
   const code = sqlState(err);
-  if (code !== undefined && (SOCKET_FAILURES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')) {
+  if (
+    code !== undefined &&
+    (SOCKET_FAILURES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')
+  ) {
     return true;
   }
   return /timeout|terminated|Connection ended|not queryable/i.test(messageOf(err));
@@ -99,7 +102,10 @@ export function connectError(err: unknown, options: ResolvedPostgresStoreOptions
     );
   }
   if (code === '42501') {
-    return make('privileges', `${where}: ${detail}. Grant the role the privileges listed in the store's README`);
+    return make(
+      'privileges',
+      `${where}: ${detail}. Grant the role the privileges listed in the store's README`,
+    );
   }
   if (isConnectionFailure(err)) {
     const problem =
@@ -112,11 +118,18 @@ export function connectError(err: unknown, options: ResolvedPostgresStoreOptions
       true,
     );
   }
-  return make('connect', `${where}: cannot connect: ${detail}${code === undefined ? '' : ` (SQLSTATE ${code})`}`);
+  return make(
+    'connect',
+    `${where}: cannot connect: ${detail}${code === undefined ? '' : ` (SQLSTATE ${code})`}`,
+  );
 }
 
 /** Wraps a failed store operation, keeping BatonErrors (fencing, closed) as they are. */
-export function operationError(operation: string, err: unknown, options: ResolvedPostgresStoreOptions): BatonError {
+export function operationError(
+  operation: string,
+  err: unknown,
+  options: ResolvedPostgresStoreOptions,
+): BatonError {
   if (err instanceof BatonError) return err;
   const code = sqlState(err);
   if (code === '42501') {

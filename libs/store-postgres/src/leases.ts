@@ -22,7 +22,12 @@ interface AcquireRow {
   cancel_requested: boolean;
 }
 
-export async function acquireLease(db: Db, runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {
+export async function acquireLease(
+  db: Db,
+  runId: string,
+  owner: string,
+  ttlMs: number,
+): Promise<AcquireResult> {
   const [row] = await db.query<AcquireRow>('SELECT * FROM {{schema}}.acquire_lease($1, $2, $3)', [
     runId,
     owner,

@@ -13,7 +13,13 @@ describe('postgres store: lifecycle and isolation', () => {
     const a = schemas.store();
     const b = schemas.store();
     try {
-      const run = { runId: 'same-id', workflow: 'w', version: 1, input: { from: 'a' }, idempotencyKey: 'key' };
+      const run = {
+        runId: 'same-id',
+        workflow: 'w',
+        version: 1,
+        input: { from: 'a' },
+        idempotencyKey: 'key',
+      };
       expect((await a.createRun(run)).created).toBe(true);
       expect(await b.getRun('same-id')).toBeUndefined();
       expect((await b.createRun({ ...run, input: { from: 'b' } })).created).toBe(true);

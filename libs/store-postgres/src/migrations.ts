@@ -52,7 +52,9 @@ export function loadMigrations(): Migration[] {
   migrations.forEach((m, i) => {
     // A gap or a duplicate is a packaging mistake; applying around it would corrupt the schema.
     if (m.version !== i + 1) {
-      throw new Error(`store-postgres migrations: expected version ${i + 1}, found ${m.version}_${m.name}.sql`);
+      throw new Error(
+        `store-postgres migrations: expected version ${i + 1}, found ${m.version}_${m.name}.sql`,
+      );
     }
   });
   cached = migrations;
@@ -93,7 +95,10 @@ export async function migrate(client: PoolClient, options: ResolvedPostgresStore
       if (applied.has(migration.version)) continue;
       await client.query(inSchema(migration.sql, options.quotedSchema));
       await client.query(
-        inSchema('INSERT INTO {{schema}}.schema_migrations (version, name) VALUES ($1, $2)', options.quotedSchema),
+        inSchema(
+          'INSERT INTO {{schema}}.schema_migrations (version, name) VALUES ($1, $2)',
+          options.quotedSchema,
+        ),
         [migration.version, migration.name],
       );
     }

@@ -76,7 +76,9 @@ const EXPECTED_URL = 'postgres://user:password@host:5432/database';
 /** Unquoted-identifier shape; 63 bytes is PostgreSQL's NAMEDATALEN - 1. */
 const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-export function resolvePostgresStoreOptions(options: PostgresStoreOptions = {}): ResolvedPostgresStoreOptions {
+export function resolvePostgresStoreOptions(
+  options: PostgresStoreOptions = {},
+): ResolvedPostgresStoreOptions {
   const url = options.url ?? DEFAULT_POSTGRES_URL;
   const parsed = parseUrl(url);
   const schema = resolveSchema(options.schema ?? DEFAULT_SCHEMA);
@@ -99,7 +101,11 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions = {}):
     quotedSchema: quoteIdent(schema),
     ssl: options.ssl,
     poolSize: positiveInt('poolSize', options.poolSize ?? 10, 'connections, e.g. 10'),
-    connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? 5_000, 'milliseconds, e.g. 5000'),
+    connectTimeoutMs: positiveInt(
+      'connectTimeoutMs',
+      options.connectTimeoutMs ?? 5_000,
+      'milliseconds, e.g. 5000',
+    ),
     statementTimeoutMs,
   };
 }
@@ -146,7 +152,9 @@ function resolveSchema(schema: string): string {
 
 function positiveInt(name: string, value: number, unit: string): number {
   if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigError(`postgresStore: ${name} must be a positive integer of ${unit}, got ${String(value)}`);
+    throw new ConfigError(
+      `postgresStore: ${name} must be a positive integer of ${unit}, got ${String(value)}`,
+    );
   }
   return value;
 }

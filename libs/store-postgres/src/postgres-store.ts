@@ -147,7 +147,10 @@ export class PostgresStore implements Store {
   requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
     return this.run('requestCancel', (db) => waits.requestCancel(db, runId));
   }
-  deliverSignal(runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<{ found: boolean; wake: boolean }> {
+  deliverSignal(
+    runId: string,
+    signal: Omit<InboxSignal, 'receivedAt'>,
+  ): Promise<{ found: boolean; wake: boolean }> {
     return this.run('deliverSignal', (db) => waits.deliverSignal(db, runId, signal));
   }
   readSignals(runId: string): Promise<InboxSignal[]> {

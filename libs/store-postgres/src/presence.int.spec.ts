@@ -1,6 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { PRESENCE_APPLICATION_PREFIX, postgresStore } from './index.js';
-import { TestSchemas, admin, backendsOf, terminate, uniqueName, url, waitFor } from './test-support.spec-helper.js';
+import {
+  TestSchemas,
+  admin,
+  backendsOf,
+  terminate,
+  uniqueName,
+  url,
+  waitFor,
+} from './test-support.spec-helper.js';
 
 const schemas = new TestSchemas();
 afterAll(() => schemas.dropAll());
@@ -73,14 +81,18 @@ describe('postgres store: presence sessions', () => {
         });
         expect(reaped).toEqual(['orphan']);
         expect(await reaper.liveWorkers()).not.toContain(workerId);
-        expect(await admin('SELECT 1 FROM "' + schema + '".workers WHERE worker_id = $1', [workerId])).toEqual([]);
+        expect(
+          await admin('SELECT 1 FROM "' + schema + '".workers WHERE worker_id = $1', [workerId]),
+        ).toEqual([]);
         // Its pool still works, but the run is no longer its own.
         expect(await worker.renewLeases([{ runId: 'orphan', epoch }], LONG_TTL_MS)).toEqual([
           { runId: 'orphan', ok: false, cancelRequested: false },
         ]);
 
         await admin(`ALTER ROLE ${role} LOGIN`);
-        await waitFor('the worker to be live again', async () => (await reaper.liveWorkers()).includes(workerId));
+        await waitFor('the worker to be live again', async () =>
+          (await reaper.liveWorkers()).includes(workerId),
+        );
         expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
         expect(await reaper.getLease('orphan')).toMatchObject({ owner: null, state: 'held', epoch });
       } finally {

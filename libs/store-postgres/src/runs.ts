@@ -57,7 +57,8 @@ export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean
   ]);
   if (inserted !== undefined) return { created: true, run: toRunRecord(inserted) };
   const [existing] = await db.query<RunRow>(EXISTING_SQL, [run.runId, run.idempotencyKey]);
-  if (existing === undefined) throw new Error(`run ${run.runId} conflicted on insert but cannot be read back`);
+  if (existing === undefined)
+    throw new Error(`run ${run.runId} conflicted on insert but cannot be read back`);
   return { created: false, run: toRunRecord(existing) };
 }
 
@@ -80,7 +81,8 @@ export async function finishRun(
 ): Promise<void> {
   const result = outcome.status === 'completed' ? toJson(outcome.result, `result of run ${runId}`) : null;
   const error = outcome.status === 'completed' ? null : toJson(outcome.error, `error of run ${runId}`);
-  const params = checkpoint === undefined ? Array.from({ length: 8 }, () => null) : encodeCheckpoint(checkpoint).params;
+  const params =
+    checkpoint === undefined ? Array.from({ length: 8 }, () => null) : encodeCheckpoint(checkpoint).params;
   const [row] = await db.query<{ finished: boolean }>(FINISH_SQL, [
     runId,
     epoch,

@@ -68,10 +68,12 @@ WHERE s.run_id = $1
 ORDER BY s.id`;
 
 export async function readSignals(db: Db, runId: string): Promise<InboxSignal[]> {
-  const rows = await db.query<{ signal_id: string; name: string; payload: string | null; received_at: number }>(
-    READ_SIGNALS_SQL,
-    [runId],
-  );
+  const rows = await db.query<{
+    signal_id: string;
+    name: string;
+    payload: string | null;
+    received_at: number;
+  }>(READ_SIGNALS_SQL, [runId]);
   return rows.map((row) => ({
     signalId: row.signal_id,
     name: row.name,
