@@ -25,6 +25,7 @@ describe('redis store options', () => {
       tls: undefined,
       keyPrefix: 'baton:',
       connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
+      presenceGraceMs: 5_000,
     });
   });
 
@@ -76,6 +77,9 @@ describe('redis store options', () => {
   it('rejects a bad option, naming it and the fix', () => {
     expect(configError(() => redisStore({ connectTimeoutMs: 0 })).message).toMatch(
       /connectTimeoutMs is 0; use a positive whole number/,
+    );
+    expect(configError(() => redisStore({ presenceGraceMs: -1 })).message).toMatch(
+      /presenceGraceMs is -1; use a non-negative whole number/,
     );
     expect(configError(() => redisStore({ keyPrefix: '' })).message).toMatch(/keyPrefix is empty/);
     expect(

@@ -11,6 +11,11 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_KEY_PREFIX = 'baton:';
 /** How long connect() tries before it gives up, when not configured. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * Time a worker gets to reconnect its presence after Redis restarted, when not configured: above
+ * the 2 s cap of the reconnect backoff, so every live worker has retried at least twice.
+ */
+export const DEFAULT_PRESENCE_GRACE_MS = 5_000;
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
@@ -48,6 +53,13 @@ export interface RedisStoreOptions {
    * @defaultValue 5000
    */
   connectTimeoutMs?: number;
+  /**
+   * After Redis restarts (or fails over), every connection is new: for this long after the
+   * server started, reapDeadWorkers leaves alone workers registered before the restart, whose
+   * presence connections may not have reconnected yet. Workers registered since are judged at once.
+   * @defaultValue 5000
+   */
+  presenceGraceMs?: number;
 }
 
 /** {@link RedisStoreOptions} after defaults and validation. */
@@ -62,9 +74,18 @@ export interface ResolvedRedisStoreOptions {
   tls: ConnectionOptions | undefined;
   keyPrefix: string;
   connectTimeoutMs: number;
+  presenceGraceMs: number;
 }
 
-const KNOWN_OPTIONS = new Set(['url', 'keyPrefix', 'tls', 'username', 'password', 'connectTimeoutMs']);
+const KNOWN_OPTIONS = new Set([
+  'url',
+  'keyPrefix',
+  'tls',
+  'username',
+  'password',
+  'connectTimeoutMs',
+  'presenceGraceMs',
+]);
 const EXPECTED_FORM = 'expected redis://[user:password@]host[:port][/db] or rediss://… for TLS';
 
 /** Validates `options` and fills in defaults; throws ConfigError naming the option and the fix. */
@@ -84,12 +105,8 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): Resol
       "redisStore: keyPrefix is empty; use a prefix such as 'baton:' so Baton's keys stay apart from other data",
     );
   }
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  if (typeof connectTimeoutMs !== 'number' || !Number.isInteger(connectTimeoutMs) || connectTimeoutMs <= 0) {
-    throw new ConfigError(
-      `redisStore: connectTimeoutMs is ${String(connectTimeoutMs)}; use a positive whole number of milliseconds, e.g. 5000`,
-    );
-  }
+  const connectTimeoutMs = wholeMs(options, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS, 1);
+  const presenceGraceMs = wholeMs(options, 'presenceGraceMs', DEFAULT_PRESENCE_GRACE_MS, 0);
   if (options.tls !== undefined && (typeof options.tls !== 'object' || options.tls === null)) {
     throw new ConfigError(
       'redisStore: tls must be an object of Node TLS options (e.g. { ca }), or left out; a rediss:// URL turns TLS on by itself',
@@ -105,7 +122,24 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): Resol
     tls: options.tls ?? (parsed.tls ? {} : undefined),
     keyPrefix,
     connectTimeoutMs,
+    presenceGraceMs,
   };
+}
+
+function wholeMs(
+  options: RedisStoreOptions,
+  name: 'connectTimeoutMs' | 'presenceGraceMs',
+  fallback: number,
+  min: number,
+): number {
+  const value: unknown = options[name] ?? fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    const kind = min > 0 ? 'a positive' : 'a non-negative';
+    throw new ConfigError(
+      `redisStore: ${name} is ${String(value)}; use ${kind} whole number of milliseconds, e.g. ${fallback}`,
+    );
+  }
+  return value;
 }
 
 interface ParsedUrl {

@@ -3,14 +3,16 @@
  * a dedicated connection carrying a client name, is connected to the server.
  *
  * Invariants:
- * 1. A worker's record (`workers` hash: workerId -> '<client name> <nonce>') names the client
- *    whose presence in CLIENT LIST proves the worker alive. ioredis sets the name again on every
+ * 1. A worker's record (`workers` hash: workerId -> '<client name> <nonce> <server run_id>')
+ *    names the client whose presence in CLIENT LIST proves the worker alive. ioredis sets the name again on every
  *    reconnect (`connectionName`), and the record is written again on every 'ready', so a
  *    restart of Redis or a dead-worker scan that forgot the worker during an outage is repaired.
  * 2. CLIENT cannot run inside a script, so liveness is read first (HGETALL + CLIENT LIST in one
  *    round trip) and the reaping script then acts only on records still equal to what was read:
  *    a worker that re-registered in between (new nonce) is alive and left alone.
- * 3. A dead worker's held leases are found through its owner set, never by a scan of all leases;
+ * 3. After a restart or failover all connections are new, so for `presenceGraceMs` after the
+ *    server started, a worker recorded on an earlier server instance is not judged yet.
+ * 4. A dead worker's held leases are found through its owner set, never by a scan of all leases;
  *    it is forgotten once that set is empty.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -20,6 +22,7 @@ import { pipelineResults, str, type StoreContext } from './context.js';
 import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
 import type { KeyLayout } from './keys.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
+import { scriptRunner, type ScriptRunner } from './scripts.js';
 
 /** How often a re-registration after a reconnect is tried before waiting for the next one. */
 const REREGISTER_ATTEMPTS = 3;
@@ -29,6 +32,10 @@ interface Registration {
   readonly workerId: string;
   readonly clientName: string;
   readonly connection: StoreConnection;
+  /** Scripts over the presence connection. */
+  readonly run: ScriptRunner;
+  /** False once unregistered or closed: a reconnect must not write the record back. */
+  active: boolean;
 }
 
 /** The client name of a worker's presence connection: stable, unique per prefix and worker id. */
@@ -46,7 +53,6 @@ function shortHash(text: string): string {
 
 export class PresenceRegistry {
   private readonly registrations = new Map<string, Promise<Registration>>();
-  private closed = false;
 
   constructor(
     private readonly options: ResolvedRedisStoreOptions,
@@ -67,7 +73,11 @@ export class PresenceRegistry {
     await ctx.redis.hdel(this.keys.workers, workerId);
     const pending = this.registrations.get(workerId);
     this.registrations.delete(workerId);
-    if (pending !== undefined) await (await pending.catch(() => undefined))?.connection.close();
+    const registration = await pending?.catch(() => undefined);
+    if (registration !== undefined) {
+      registration.active = false;
+      await registration.connection.close();
+    }
   }
 
   async liveWorkers(ctx: StoreContext): Promise<string[]> {
@@ -84,17 +94,28 @@ export class PresenceRegistry {
     const reply = (await ctx.run(
       'reap-dead-workers',
       [this.keys.workers],
-      [this.keys.prefix, Math.max(0, Math.floor(limit)), reclaimAfterMs, ...dead.flat()],
+      [
+        this.keys.prefix,
+        Math.max(0, Math.floor(limit)),
+        reclaimAfterMs,
+        this.options.presenceGraceMs,
+        ...dead.flat(),
+      ],
     )) as unknown[];
     return reply.map(str);
   }
 
   /** Closes every presence connection: to other workers, these workers are now dead. */
   async close(): Promise<void> {
-    this.closed = true;
     const pending = [...this.registrations.values()];
     this.registrations.clear();
-    await Promise.allSettled(pending.map(async (registration) => (await registration).connection.close()));
+    await Promise.allSettled(
+      pending.map(async (opening) => {
+        const registration = await opening;
+        registration.active = false;
+        await registration.connection.close();
+      }),
+    );
   }
 
   private async openRegistration(workerId: string): Promise<Registration> {
@@ -106,14 +127,20 @@ export class PresenceRegistry {
       await connection.close();
       throw err;
     }
-    const registration = { workerId, clientName, connection };
+    const registration: Registration = {
+      workerId,
+      clientName,
+      connection,
+      run: scriptRunner(connection.redis),
+      active: true,
+    };
     // 'ready' fires again after every reconnect (the first one has passed already).
     connection.redis.on('ready', () => void this.reregister(registration));
     return registration;
   }
 
   private async reregister(registration: Registration): Promise<void> {
-    for (let attempt = 1; attempt <= REREGISTER_ATTEMPTS && !this.closed; attempt++) {
+    for (let attempt = 1; attempt <= REREGISTER_ATTEMPTS && registration.active; attempt++) {
       try {
         await this.record(registration);
         return;
@@ -126,32 +153,25 @@ export class PresenceRegistry {
   }
 
   /**
-   * Writes the record over the presence connection itself, after checking that the server took
-   * the client name (ioredis ignores a refused CLIENT SETNAME), in one round trip.
+   * Writes the record over the presence connection itself and checks that the server took the
+   * client name (ioredis ignores a refused CLIENT SETNAME); both commands are sent at once.
    */
-  private async record({ workerId, clientName, connection }: Registration): Promise<void> {
-    const value = `${clientName} ${randomUUID()}`;
+  private async record({ workerId, clientName, connection, run }: Registration): Promise<void> {
     const context = { url: this.options.displayUrl, operation: 'registerWorker' };
-    let name: unknown;
-    try {
-      const results = await connection.redis
-        .pipeline()
-        .client('GETNAME')
-        .hset(this.keys.workers, workerId, value)
-        .exec();
-      [name] = pipelineResults(results);
-    } catch (err) {
-      await connection.redis.hdel(this.keys.workers, workerId).catch(() => undefined);
-      throw presenceError(err, context);
-    }
-    if (name !== clientName) {
-      await connection.redis.hdel(this.keys.workers, workerId).catch(() => undefined);
-      throw new RedisPermissionError(
-        'client|setname',
-        `redis store registerWorker at ${context.url}: the server did not take the presence connection's ` +
-          `client name (CLIENT SETNAME); grant the store's ACL user +client|setname (or +client)`,
-      );
-    }
+    // Settled, not Promise.all: the record may only be removed after its write has finished.
+    const [name, recorded] = await Promise.allSettled([
+      connection.redis.client('GETNAME'),
+      run('record-worker', [this.keys.workers], [workerId, clientName, randomUUID()]),
+    ]);
+    if (name.status === 'fulfilled' && recorded.status === 'fulfilled' && name.value === clientName) return;
+    await connection.redis.hdel(this.keys.workers, workerId).catch(() => undefined);
+    if (name.status === 'rejected') throw presenceError(name.reason, context);
+    if (recorded.status === 'rejected') throw presenceError(recorded.reason, context);
+    throw new RedisPermissionError(
+      'client|setname',
+      `redis store registerWorker at ${context.url}: the server did not take the presence connection's ` +
+        `client name (CLIENT SETNAME); grant the store's ACL user +client|setname (or +client)`,
+    );
   }
 
   /** The records and the names of connected clients, in one round trip. */

@@ -25,8 +25,13 @@ async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promi
 describe('redis store: server restarts', () => {
   let server: PrivateServer;
   const stores: Store[] = [];
-  const open = async (keyPrefix: string): Promise<Store> => {
-    const store = redisStore({ url: server.url, keyPrefix, connectTimeoutMs: 2_000 });
+  const open = async (keyPrefix: string, presenceGraceMs?: number): Promise<Store> => {
+    const store = redisStore({
+      url: server.url,
+      keyPrefix,
+      connectTimeoutMs: 2_000,
+      ...(presenceGraceMs !== undefined && { presenceGraceMs }),
+    });
     stores.push(store);
     await store.connect();
     return store;
@@ -94,4 +99,30 @@ describe('redis store: server restarts', () => {
       admin.disconnect();
     }
   });
+
+  it('gives workers registered before a restart time to reconnect, then reaps those that do not', async () => {
+    const patient = await open('grace:', 600_000);
+    const impatient = await open('grace:', 300);
+    const gone = await open('grace:');
+    await gone.registerWorker('worker-gone');
+    const claimed = await gone.acquireLease('run-gone', 'worker-gone', 600_000);
+    expect(claimed).toMatchObject({ ok: true });
+
+    await server.stop();
+    await gone.close(); // its presence never comes back
+    await server.restart();
+
+    // The record was written on the previous server instance: within the grace period the worker
+    // might still be reconnecting, so it is left alone; after it, it is dead.
+    expect(await eventually(() => patient.reapDeadWorkers(10, 60_000))).toEqual([]);
+    expect(await eventually(() => impatient.reapDeadWorkers(10, 60_000).then(nonEmpty))).toEqual([
+      'run-gone',
+    ]);
+    expect(await patient.getLease('run-gone')).toMatchObject({ owner: null, state: 'held', epoch: 1 });
+  });
 });
+
+async function nonEmpty(runIds: string[]): Promise<string[]> {
+  if (runIds.length === 0) throw new Error('nothing reaped yet');
+  return runIds;
+}

@@ -21,6 +21,7 @@ export const SCRIPT_NAMES = [
   'finish-run',
   'reap-dead-workers',
   'reap-expired-leases',
+  'record-worker',
   'release-lease',
   'renew-leases',
   'request-cancel',

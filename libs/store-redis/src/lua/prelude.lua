@@ -29,6 +29,12 @@ local function ms(n)
   return string.format('%.17g', n)
 end
 
+-- Which server instance answers (run_id changes on every restart or failover) and since when.
+local function server_instance()
+  local info = redis.call('INFO', 'server')
+  return string.match(info, 'run_id:(%x+)') or 'unknown', tonumber(string.match(info, 'uptime_in_seconds:(%d+)') or '0') * 1000
+end
+
 local function owner_key(prefix, owner)
   return prefix .. 'owner:' .. owner
 end

@@ -1,20 +1,27 @@
 -- reapDeadWorkers: for workers the caller found without a presence connection (CLIENT LIST
 -- cannot run inside a script), reaps their held leases as reapExpiredLeases does, at most
 -- `limit` in all, and forgets a worker once none of its held leases remain.
--- A worker whose record changed since the caller read it re-registered in between (its
--- connection came back): it is alive and skipped.
--- KEYS: workers (hash workerId -> '<client name> <registration nonce>')
--- ARGV: prefix, limit, reclaimAfterMs, then pairs: workerId, record as read
+-- Skipped, because they may well be alive:
+-- - a worker whose record changed since the caller read it: it re-registered in between;
+-- - while the server instance is younger than graceMs, a worker registered on an earlier
+--   instance: after a restart or failover every connection is new, and a live worker's presence
+--   connection may simply not have reconnected yet.
+-- KEYS: workers (hash workerId -> '<client name> <nonce> <server run_id>')
+-- ARGV: prefix, limit, reclaimAfterMs, graceMs, then pairs: workerId, record as read
 -- Returns the reaped run ids.
 local workers_key = KEYS[1]
-local prefix, limit, reclaim = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local prefix, limit, reclaim, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local instance, uptime_ms = server_instance()
+local settling = uptime_ms < grace
 local now = now_ms()
 local next_exp = ms(now + reclaim)
 local held_key = prefix .. 'held'
 local reaped = {}
-for i = 4, #ARGV - 1, 2 do
+for i = 5, #ARGV - 1, 2 do
   local worker, seen = ARGV[i], ARGV[i + 1]
-  if redis.call('HGET', workers_key, worker) == seen then
+  local recorded_on = string.match(seen, '^%S+ %S+ (%S+)$')
+  local may_be_reconnecting = settling and recorded_on ~= instance
+  if redis.call('HGET', workers_key, worker) == seen and not may_be_reconnecting then
     local owned_key = owner_key(prefix, worker)
     local room = limit - #reaped
     if room > 0 then
