@@ -111,6 +111,12 @@ describe('postgres store: connecting', () => {
     }
   });
 
+  it('says when the server does not speak TLS the URL asks for', async () => {
+    const err = await connectError(postgresStore({ url, ssl: true, schema: schemas.name() }));
+    expect(err).toMatchObject({ code: 'BATON_PG_TLS' });
+    expect(err.message).toContain('does not support SSL');
+  });
+
   describe('with a role of its own', () => {
     const role = uniqueName('baton_role');
     afterAll(async () => {

@@ -18,6 +18,8 @@ export const POSTGRES_ERROR_CODES = {
   authentication: 'BATON_PG_AUTH_FAILED',
   /** The role lacks a privilege the store needs (creating the schema, using its tables). */
   privileges: 'BATON_PG_PRIVILEGES',
+  /** TLS could not be set up (server without TLS, certificate not trusted, wrong host name). */
+  tls: 'BATON_PG_TLS',
   /** Another live connection holds the presence lock of this worker id. */
   presenceConflict: 'BATON_PG_PRESENCE_CONFLICT',
   /** Any other failure to connect. */
@@ -99,6 +101,13 @@ export function connectError(err: unknown, options: ResolvedPostgresStoreOptions
       'authentication',
       `${where}: authentication failed (${detail}). Check the user and password in the URL, ` +
         `and that pg_hba.conf allows this client`,
+    );
+  }
+  if (/SSL|certificate|Hostname\/IP does not match/i.test(detail) || code?.startsWith('ERR_TLS') === true) {
+    return make(
+      'tls',
+      `${where}: TLS failed: ${detail}. Match the ssl option (or the URL's sslmode) to the server: drop it for a ` +
+        `server without TLS, or pass the server's CA as ssl: { ca } when its certificate is not publicly trusted`,
     );
   }
   if (code === '42501') {

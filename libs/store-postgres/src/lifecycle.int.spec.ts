@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { STORE_APPLICATION_PREFIX } from './db.js';
 import { postgresStore } from './index.js';
@@ -75,23 +76,21 @@ describe('postgres store: lifecycle and isolation', () => {
     }
   });
 
-  it('runs statements under statementTimeoutMs', async () => {
+  it('has the server cancel a statement that runs past statementTimeoutMs', async () => {
     const schema = schemas.name();
-    const store = postgresStore({ url, schema, poolSize: 1, statementTimeoutMs: 4_321 });
+    const store = postgresStore({ url, schema, poolSize: 1, statementTimeoutMs: 200 });
+    const blocker = new pg.Client({ connectionString: url });
     try {
-      await store.connect();
-      await store.getRun('warm');
-      const [row] = await admin<{ timeout: string }>(
-        `SELECT setting AS timeout FROM pg_settings WHERE name = 'statement_timeout'`,
-      );
-      // The admin session keeps the server default; the store's sessions carry their own.
-      expect(row?.timeout).toBeDefined();
-      const sessions = await admin<{ query: string }>(
-        `SELECT query FROM pg_stat_activity WHERE application_name = $1`,
-        [`baton-store:${schema}`],
-      );
-      expect(sessions.length).toBeGreaterThan(0);
+      await store.acquireLease('blocked', 'worker-a', 30_000);
+      // Another session holds the lease row, so the next acquire waits on its lock.
+      await blocker.connect();
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM "${schema}".leases WHERE run_id = 'blocked' FOR UPDATE`);
+      const err = await store.acquireLease('blocked', 'worker-b', 30_000).catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'PostgresStoreError', code: 'BATON_PG_QUERY', retryable: true });
+      expect((err as Error).message).toContain('statement timeout');
     } finally {
+      await blocker.end();
       await store.close();
     }
   });
