@@ -30,7 +30,7 @@ export interface KeyLayout {
   inbox(runId: string): string;
   /** HASH signalId -> name: de-duplication and the pending-signal check of suspendRun. */
   signalNames(runId: string): string;
-  /** HASH workerId -> '<client name> <registration nonce>'. */
+  /** HASH workerId -> '<client name> <registration nonce> <server run_id>'. */
   readonly workers: string;
 }
 

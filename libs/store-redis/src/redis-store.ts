@@ -38,7 +38,7 @@ import {
 } from './options.js';
 import { PresenceRegistry } from './presence.js';
 import * as runs from './runs.js';
-import { loadScripts, scriptRunner } from './scripts.js';
+import { loadScripts, preloadScripts, scriptRunner } from './scripts.js';
 import * as waits from './waits.js';
 
 /**
@@ -198,8 +198,8 @@ class RedisStore implements Store {
         keys: this.keys,
         run: scriptRunner(connection.redis),
       };
-      // Proves the server answers and lets this user run scripts that read TIME.
-      await ctx.run('clock', [], []);
+      // The clock script proves the server answers and lets this user run scripts that read TIME.
+      await Promise.all([preloadScripts(connection.redis), ctx.run('clock', [], [])]);
       if (this.isClosed()) throw this.closedError('connect');
       this.state = 'open';
       return ctx;

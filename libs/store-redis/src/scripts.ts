@@ -1,9 +1,9 @@
 /**
  * Loads the Lua scripts in `./lua` (next to this module in `src` and, copied by the build, in
  * `dist`) and runs them with EVALSHA, falling back to EVAL when the server does not know the
- * script (first use, or after a restart flushed its script cache). EVAL caches the script, so
- * the next call is one EVALSHA round trip again. No SCRIPT LOAD: the ACL user needs only
- * EVAL and EVALSHA.
+ * script (a restart flushed its script cache, or SCRIPT LOAD was not allowed at connect). EVAL
+ * caches the script, so the next call is one EVALSHA round trip again. The ACL user therefore
+ * needs only EVAL and EVALSHA; SCRIPT LOAD is used when allowed.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -64,6 +64,23 @@ function readScript(dir: URL, name: string): string {
       { cause: err },
     );
   }
+}
+
+/**
+ * Sends every script to the server's cache in one round trip, so the hot path never pays for
+ * the EVAL fallback after connect. Returns false when the user may not run SCRIPT LOAD (then each
+ * script is sent on first use instead).
+ */
+export async function preloadScripts(redis: Redis): Promise<boolean> {
+  const pipeline = redis.pipeline();
+  for (const { source } of loadScripts().values()) pipeline.script('LOAD', source);
+  const results = (await pipeline.exec()) ?? [];
+  for (const [err] of results) {
+    if (err === null) continue;
+    if (err.message.includes('NOPERM')) return false;
+    throw err;
+  }
+  return true;
 }
 
 /** Runs a script by name; `keys` and `args` become KEYS and ARGV. */
