@@ -31,13 +31,13 @@ const types: ClientConfig['types'] = {
 
 /** Connection settings shared by the pool and presence clients. */
 export function clientConfig(options: ResolvedPostgresStoreOptions, applicationName: string): ClientConfig {
-  let connectionString = options.url;
-  if (options.ssl !== undefined) {
-    // pg lets the URL's ssl parameters override the ssl option; the option is meant to win.
-    const url = new URL(options.url);
-    for (const key of ['ssl', 'sslmode', 'sslcert', 'sslkey', 'sslrootcert']) url.searchParams.delete(key);
-    connectionString = url.toString();
-  }
+  // pg lets the URL's parameters override the config. The store names its own sessions (so an
+  // operator can tell pool, presence and worker apart), and an explicit ssl option wins.
+  const url = new URL(options.url);
+  const overridden = options.ssl === undefined ? [] : ['ssl', 'sslmode', 'sslcert', 'sslkey', 'sslrootcert'];
+  const dropped = ['application_name', ...overridden].filter((key) => url.searchParams.has(key));
+  for (const key of dropped) url.searchParams.delete(key);
+  const connectionString = dropped.length === 0 ? options.url : url.toString();
   return {
     connectionString,
     ...(options.ssl !== undefined && { ssl: options.ssl }),

@@ -101,6 +101,21 @@ describe('postgres store: presence sessions', () => {
     });
   });
 
+  it('names its sessions itself, whatever application_name the URL gives', async () => {
+    const schema = schemas.name();
+    const named = new URL(url);
+    named.searchParams.set('application_name', 'from-url');
+    const store = postgresStore({ url: named.toString(), schema, poolSize: 1 });
+    try {
+      const workerId = uniqueName('worker');
+      await store.registerWorker(workerId);
+      expect(await backendsOf(`${PRESENCE_APPLICATION_PREFIX}${workerId}`)).toHaveLength(1);
+      expect(await backendsOf(`baton-store:${schema}`)).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('ends the presence session and forgets the worker on unregister', async () => {
     const store = schemas.store();
     try {
