@@ -17,6 +17,7 @@ export type { RedisStoreOptions, ResolvedRedisStoreOptions } from './options.js'
 export {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_KEY_PREFIX,
+  DEFAULT_PRESENCE_GRACE_MS,
   DEFAULT_REDIS_URL,
   maskUrl,
   resolveRedisStoreOptions,

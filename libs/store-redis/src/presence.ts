@@ -4,9 +4,10 @@
  *
  * Invariants:
  * 1. A worker's record (`workers` hash: workerId -> '<client name> <nonce> <server run_id>')
- *    names the client whose presence in CLIENT LIST proves the worker alive. ioredis sets the name again on every
- *    reconnect (`connectionName`), and the record is written again on every 'ready', so a
- *    restart of Redis or a dead-worker scan that forgot the worker during an outage is repaired.
+ *    names the client whose presence in CLIENT LIST proves the worker alive. ioredis sets the
+ *    name again on every reconnect (`connectionName`), and the record is written again on every
+ *    'ready', so a restart of Redis, or a dead-worker scan that forgot the worker during an
+ *    outage, is repaired.
  * 2. CLIENT cannot run inside a script, so liveness is read first (HGETALL + CLIENT LIST in one
  *    round trip) and the reaping script then acts only on records still equal to what was read:
  *    a worker that re-registered in between (new nonce) is alive and left alone.
