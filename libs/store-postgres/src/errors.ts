@@ -67,7 +67,11 @@ export function isConnectionFailure(err: unknown): boolean {
   ) {
     return true;
   }
-  return /timeout|terminated|Connection ended|not queryable/i.test(messageOf(err));
+  // pg's own (code-less) messages for a connection that timed out or went away. A statement
+  // timeout (57014) is not one of them: the connection is fine.
+  return /connection timeout|timeout expired|timeout exceeded when trying to connect|Connection terminated|Connection ended|not queryable/i.test(
+    messageOf(err),
+  );
 }
 
 /** Deadlocks and serialization failures abort the whole transaction: repeating it is safe. */
