@@ -65,7 +65,10 @@ export class PresenceRegistry {
     if (pending === undefined) {
       pending = this.openRegistration(workerId);
       this.registrations.set(workerId, pending);
-      pending.catch(() => this.registrations.delete(workerId));
+      const opening = pending;
+      opening.catch(() => {
+        if (this.registrations.get(workerId) === opening) this.registrations.delete(workerId);
+      });
     }
     await this.record(await pending);
   }
