@@ -23,4 +23,5 @@ export {
   resolveRedisStoreOptions,
 } from './options.js';
 export { redisStore } from './redis-store.js';
+export { purgeRedisKeyPrefix } from './purge.js';
 export { RedisAuthError, RedisCommandError, RedisPermissionError, RedisUnavailableError } from './errors.js';

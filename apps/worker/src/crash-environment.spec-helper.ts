@@ -1,0 +1,39 @@
+/**
+ * Crash-suite environments for the adapter pairs the worker process supports: the worker
+ * processes and the test process build their adapters from the same variables, through the same
+ * code (`readConfig` + the URL factories), so the suite tests exactly what operators deploy.
+ */
+import type { CrashEnvironmentFactory } from '@baton/testing/crash';
+import { natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { deleteNatsStreams } from '@baton/transport-nats';
+import { purgeRedisKeyPrefix } from '@baton/store-redis';
+import { dropPostgresSchema } from '@baton/store-postgres';
+import { readConfig } from './config.js';
+import { storeFromConfig, transportFromConfig } from './adapters.js';
+
+type StoreKind = 'redis' | 'postgres';
+
+export function crashEnvironment(storeKind: StoreKind): CrashEnvironmentFactory {
+  return async (ns, overrides) => {
+    const transportUrl = overrides.transportUrl ?? natsTestUrl();
+    const storeUrl = overrides.storeUrl ?? (storeKind === 'redis' ? redisTestUrl() : postgresTestUrl());
+    const workerEnv: Record<string, string> = {
+      BATON_TRANSPORT_URL: transportUrl,
+      BATON_STORE_URL: storeUrl,
+      BATON_NATS_PREFIX: ns,
+      BATON_REDIS_KEY_PREFIX: `${ns}:`,
+      BATON_POSTGRES_SCHEMA: ns,
+    };
+    const config = readConfig({ ...workerEnv, BATON_WORKFLOWS: 'unused-in-the-test-process' });
+    return {
+      workerEnv,
+      transport: transportFromConfig(config),
+      store: storeFromConfig(config),
+      dispose: async () => {
+        await deleteNatsStreams({ servers: transportUrl, prefix: ns });
+        if (storeKind === 'redis') await purgeRedisKeyPrefix({ url: storeUrl, keyPrefix: `${ns}:` });
+        else await dropPostgresSchema({ url: storeUrl, schema: ns });
+      },
+    };
+  };
+}
