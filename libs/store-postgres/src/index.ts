@@ -33,3 +33,4 @@ export { PresenceConflictError } from './presence-connection.js';
 export { MIGRATION_LOCK_KEY } from './migrations.js';
 export { PRESENCE_APPLICATION_PREFIX, presenceLockKeys } from './presence.js';
 export { STORE_APPLICATION_PREFIX } from './db.js';
+export { dropPostgresSchema } from './purge.js';
