@@ -1,0 +1,178 @@
+/**
+ * Errors of the NATS transport: one class per condition, each a BatonError with a stable code and
+ * the nats.js error as `cause`. Messages name the servers with secrets masked, what failed, and
+ * what to do about it.
+ */
+import { errors as natsErrors } from '@nats-io/transport-node';
+import { JetStreamApiError } from '@nats-io/jetstream';
+import { BatonError, type BatonErrorOptions } from '@baton/core';
+
+/** The server could not be reached, or did not answer in time. Retryable: the client reconnects. */
+export class NatsUnavailableError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_NATS_UNAVAILABLE', message, { retryable: true, ...options });
+  }
+}
+
+/** The server refused the credentials (authorization violation). Not retryable. */
+export class NatsAuthError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_NATS_AUTH', message, { ...options, retryable: false });
+  }
+}
+
+/** The user may not publish to or subscribe to a subject the transport needs. Not retryable. */
+export class NatsPermissionError extends BatonError {
+  constructor(
+    /** The refused subject, e.g. `$JS.API.STREAM.INFO.BATON_RUNS`. */
+    readonly subject: string,
+    /** What was refused. */
+    readonly operation: 'publish' | 'subscription',
+    message: string,
+    options?: BatonErrorOptions,
+  ) {
+    super('BATON_NATS_PERMISSION', message, { ...options, retryable: false });
+  }
+}
+
+/** JetStream is not enabled on the server or for the account. Not retryable. */
+export class NatsJetStreamDisabledError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_NATS_JETSTREAM_DISABLED', message, { ...options, retryable: false });
+  }
+}
+
+/** The server is older than the oldest version the transport supports. Not retryable. */
+export class NatsServerVersionError extends BatonError {
+  constructor(
+    readonly version: string,
+    message: string,
+  ) {
+    super('BATON_NATS_VERSION', message, { retryable: false });
+  }
+}
+
+/** A stream or consumer with the transport's name exists with a configuration it cannot use. */
+export class NatsStreamConflictError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_NATS_STREAM_CONFLICT', message, { ...options, retryable: false });
+  }
+}
+
+/** A JetStream request failed for another reason; the message carries the server's words. */
+export class NatsRequestError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_NATS_REQUEST', message, options);
+  }
+}
+
+/** What the transport's messages say about where an error happened. */
+export interface ErrorContext {
+  /** The servers, masked. */
+  servers: string;
+  /** The transport operation, e.g. `connect`, `enqueue`. */
+  operation: string;
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const LOOKUP_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
+
+/** JetStream API error code: JetStream is not enabled for the account. */
+const JS_NOT_ENABLED_FOR_ACCOUNT = 10039;
+
+/**
+ * Turns anything nats.js throws into the transport's error for that condition. BatonErrors pass
+ * through unchanged (a JournalConflictError stays one).
+ */
+export function toNatsError(err: unknown, context: ErrorContext): BatonError {
+  if (err instanceof BatonError) return err;
+  const where = `nats transport ${context.operation} at ${context.servers}`;
+  const permission = findCause(err, natsErrors.PermissionViolationError);
+  if (permission !== undefined) {
+    const verb = permission.operation === 'publish' ? 'publish to' : 'subscribe to';
+    return new NatsPermissionError(
+      permission.subject,
+      permission.operation,
+      `${where}: the server refused permission to ${verb} '${permission.subject}'; grant it to the ` +
+        "transport's user (the transport-nats README lists the subjects a worker and a producer need)",
+      { cause: err },
+    );
+  }
+  if (
+    findCause(err, natsErrors.AuthorizationError) ||
+    findCause(err, natsErrors.UserAuthenticationExpiredError)
+  ) {
+    return new NatsAuthError(
+      `${where}: the server refused the credentials (${describe(err)}); check the user/password, token, ` +
+        'creds or NKey seed given to the transport (or in the server URL)',
+      { cause: err },
+    );
+  }
+  const apiError = findCause(err, JetStreamApiError);
+  if (
+    hasCauseNamed(err, 'JetStreamNotEnabled') ||
+    (apiError !== undefined && apiError.code === JS_NOT_ENABLED_FOR_ACCOUNT)
+  ) {
+    return new NatsJetStreamDisabledError(
+      `${where}: JetStream is not enabled (${describe(err)}); start nats-server with -js (or a jetstream {} ` +
+        "block in its configuration) and enable it for the user's account",
+      { cause: err },
+    );
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && LOOKUP_CODES.has(code)) {
+    return new NatsUnavailableError(
+      `${where}: the host name does not resolve (${describe(err)}); check the server URL`,
+      { cause: err },
+    );
+  }
+  if (
+    (typeof code === 'string' && CONNECTION_CODES.has(code)) ||
+    findCause(err, natsErrors.ConnectionError) ||
+    findCause(err, natsErrors.TimeoutError) ||
+    findCause(err, natsErrors.ClosedConnectionError) ||
+    findCause(err, natsErrors.DrainingConnectionError)
+  ) {
+    return new NatsUnavailableError(
+      `${where} failed: NATS did not answer (${describe(err)}); the connection reconnects by itself, ` +
+        'retry the operation',
+      { cause: err },
+    );
+  }
+  return new NatsRequestError(`${where} failed: ${describe(err)}`, { cause: err });
+}
+
+/** The first error in the `cause` chain that is an instance of `type`. */
+export function findCause<T extends Error>(
+  err: unknown,
+  type: abstract new (...args: never[]) => T,
+): T | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof type) return current;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** True when an error in the `cause` chain has that name (for classes nats.js does not export). */
+function hasCauseNamed(err: unknown, name: string): boolean {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current.name === name) return true;
+    current = current.cause;
+  }
+  return false;
+}
+
+/** The error's message with the causes nats.js wraps, on one line. */
+export function describe(err: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 3 && current !== undefined; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message !== '' && !parts.includes(message)) parts.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ').replace(/\s+/g, ' ') || 'unknown error';
+}

@@ -1,0 +1,91 @@
+/**
+ * The journal on JetStream: one limits stream, one subject per run (`<prefix>.journal.<runId>`).
+ * A record's position is its stream sequence: strictly increasing per run, not contiguous.
+ *
+ * Invariants:
+ * 1. An append with `expectedLastPosition` lands only if the run's last record is at that
+ *    position (0: the run has none). The server checks it atomically through the
+ *    `Nats-Expected-Last-Subject-Sequence` header, so of two writers with the same expectation
+ *    exactly one wins; the loser gets JournalConflictError with the position it found.
+ * 2. An append resolves with the record's sequence only after the server stored it (PubAck).
+ * 3. A record that cannot fit (data + headers above the server's max_payload) is refused before
+ *    anything is sent, with PayloadTooLargeError: it would never fit, so nobody should retry.
+ */
+import { assertRunId, JournalConflictError, type JournalAppend, type JournalRecord } from '@baton/core';
+import type { TransportContext } from './context.js';
+import { readJournalRange } from './journal-reader.js';
+import { assertFits, toNatsHeaders } from './messages.js';
+import { isApiError } from './setup.js';
+import { getStoredMessage } from './stream-reader.js';
+
+/** JetStream API error: the subject's last sequence is not the expected one. */
+const WRONG_LAST_SEQUENCE = 10071;
+const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
+
+/** Appends one record; see the invariants above. */
+export async function appendJournalRecord(context: TransportContext, append: JournalAppend): Promise<number> {
+  context.assertOpen('append');
+  const { runId, data, expectedLastPosition: expected } = append;
+  // The run id becomes a subject token: a '.', '*' or '>' in it would write to other runs.
+  assertRunId(runId);
+  if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
+    throw new RangeError(`append: expectedLastPosition must be a position (0 or more), got ${expected}`);
+  }
+  const { session, layout } = context;
+  const h = toNatsHeaders(
+    undefined,
+    expected === undefined ? {} : { [EXPECTED_LAST_SUBJECT_SEQUENCE]: String(expected) },
+  );
+  assertFits(session.nc, `journal record of run ${runId}`, data, h);
+  try {
+    const ack = await session.js.publish(layout.journalSubject(runId), data, { headers: h });
+    return ack.seq;
+  } catch (err) {
+    if (expected !== undefined && isApiError(err, WRONG_LAST_SEQUENCE)) {
+      const actual = foundSequence(err) ?? (await lastPosition(context, runId));
+      throw new JournalConflictError(runId, expected, actual);
+    }
+    throw context.toError('append', err);
+  }
+}
+
+/** Reads records with `afterPosition < position <= uptoPosition`, in order. */
+export async function readJournal(
+  context: TransportContext,
+  runId: string,
+  afterPosition: number,
+  uptoPosition?: number,
+): Promise<JournalRecord[]> {
+  context.assertOpen('read');
+  assertRunId(runId);
+  if (uptoPosition !== undefined && uptoPosition <= afterPosition) return [];
+  try {
+    return await readJournalRange(context, context.layout.journalSubject(runId), afterPosition, uptoPosition);
+  } catch (err) {
+    throw context.toError('read', err);
+  }
+}
+
+/** The sequence the server found, from "wrong last sequence: 42". */
+function foundSequence(err: unknown): number | undefined {
+  const match = /wrong last sequence:\s*(\d+)/i.exec((err as Error).message);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+/** The run's last position, for a conflict whose message did not say it. */
+async function lastPosition(context: TransportContext, runId: string): Promise<number> {
+  try {
+    const last = await getStoredMessage(
+      context,
+      context.layout.journalStream,
+      context.streams.journalReplicas,
+      {
+        last_by_subj: context.layout.journalSubject(runId),
+      },
+    );
+    return last?.seq ?? 0;
+  } catch {
+    // Only the conflict's detail is lost; the conflict itself stands.
+    return -1;
+  }
+}

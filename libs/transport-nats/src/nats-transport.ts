@@ -1,0 +1,183 @@
+/**
+ * The NATS JetStream {@link Transport}: lifecycle, and the seams to the run queue, the journal and
+ * the dead-letter queue, which live in their own files.
+ *
+ * Invariants:
+ * 1. connect() runs once at a time; a second call while it runs shares its promise, one after it
+ *    succeeded resolves at once, one after it failed tries again.
+ * 2. close() is idempotent and final: from its first call every operation throws BATON_CLOSED,
+ *    waiting fetches return what they have, late messages are handed back (nakked) before the
+ *    connection drains, and a connect() still in flight is closed when it lands.
+ */
+import {
+  BatonError,
+  type Delivery,
+  type DeadLetter,
+  type EnqueueOptions,
+  type FetchOptions,
+} from '@baton/core';
+import type { JournalAppend, JournalRecord, Transport } from '@baton/core';
+import { openSession, type NatsSession } from './connection.js';
+import type { TransportContext } from './context.js';
+import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { toNatsError } from './errors.js';
+import { appendJournalRecord, readJournal } from './journal.js';
+import { layoutFor, type NatsLayout } from './layout.js';
+import {
+  resolveNatsTransportOptions,
+  type NatsTransportOptions,
+  type ResolvedNatsTransportOptions,
+} from './options.js';
+import { enqueueRunMessage, fetchRunMessages } from './run-queue.js';
+import { ensureStreams } from './setup.js';
+
+/**
+ * Lifecycle:
+ * - `created`: constructed; operations throw until connect() succeeds;
+ * - `connecting`: connect() in flight;
+ * - `open`: connected, streams and consumer in place;
+ * - `closed`: close() was called; final.
+ */
+type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
+
+/** How long close() lets the connection drain before it drops it. */
+const DRAIN_TIMEOUT_MS = 2_000;
+
+/**
+ * Creates a {@link Transport} on NATS JetStream. Options are checked now (ConfigError naming the
+ * option); nothing touches the network until connect().
+ *
+ * @example
+ * const transport = natsTransport({ servers: 'nats://nats:4222', prefix: 'baton' });
+ * await transport.connect(); // creates BATON_RUNS, BATON_JOURNAL, BATON_DLQ and baton-workers if missing
+ */
+export function natsTransport(options: NatsTransportOptions = {}): Transport {
+  return new NatsTransport(resolveNatsTransportOptions(options));
+}
+
+class NatsTransport implements Transport {
+  readonly name = 'nats';
+  readonly supportsOptimisticAppend = true;
+
+  private state: LifecycleState = 'created';
+  private connecting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private context: TransportContext | undefined;
+  private readonly closeController = new AbortController();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly layout: NatsLayout;
+
+  constructor(private readonly options: ResolvedNatsTransportOptions) {
+    this.layout = layoutFor(options.prefix);
+  }
+
+  connect(): Promise<void> {
+    if (this.state === 'closed') return Promise.reject(this.closedError('connect'));
+    if (this.state === 'open') return Promise.resolve();
+    this.connecting ??= this.openAndSetUp().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async openAndSetUp(): Promise<void> {
+    this.state = 'connecting';
+    let session: NatsSession | undefined;
+    try {
+      session = await openSession(this.options);
+      const streams = await ensureStreams(session.jsm, this.options, this.layout);
+      if (this.state !== 'connecting') throw this.closedError('connect');
+      this.context = this.contextFor(session, streams);
+      this.state = 'open';
+    } catch (err) {
+      if (this.state === 'connecting') this.state = 'created';
+      await session?.nc.close().catch(() => undefined);
+      throw toNatsError(err, { servers: this.options.displayServers, operation: 'connect' });
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    // Closed synchronously, so nothing slips in between close() and its promise settling.
+    this.state = 'closed';
+    this.closeController.abort();
+    await this.connecting?.catch(() => undefined);
+    const nc = this.context?.session.nc;
+    if (nc === undefined || nc.isClosed()) return;
+    // Fetches just ended and are handing late messages back; let them finish first.
+    await Promise.allSettled([...this.pending]);
+    const drained = nc.drain().catch(() => undefined);
+    const timer = setTimeout(() => void nc.close().catch(() => undefined), DRAIN_TIMEOUT_MS);
+    timer.unref();
+    await drained;
+    clearTimeout(timer);
+    await nc.closed();
+  }
+
+  private contextFor(session: NatsSession, streams: TransportContext['streams']): TransportContext {
+    return {
+      session,
+      options: this.options,
+      layout: this.layout,
+      streams,
+      closing: this.closeController.signal,
+      assertOpen: (operation) => {
+        if (this.state === 'closed') throw this.closedError(operation);
+      },
+      toError: (operation, err) => toNatsError(err, { servers: this.options.displayServers, operation }),
+      track: (work) => {
+        this.pending.add(work);
+        void work.finally(() => this.pending.delete(work)).catch(() => undefined);
+      },
+    };
+  }
+
+  /** The context of an open transport; throws BATON_CLOSED or BATON_NOT_CONNECTED otherwise. */
+  private open(operation: string): TransportContext {
+    if (this.state === 'closed') throw this.closedError(operation);
+    if (this.context === undefined) {
+      throw new BatonError(
+        'BATON_NOT_CONNECTED',
+        `nats transport: ${operation} called before connect() succeeded; await transport.connect() first`,
+      );
+    }
+    return this.context;
+  }
+
+  private closedError(operation: string): BatonError {
+    return new BatonError(
+      'BATON_CLOSED',
+      `nats transport: ${operation} called after close(); create a new transport instead`,
+    );
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  async enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
+    return enqueueRunMessage(this.open('enqueue'), data, options);
+  }
+
+  async fetch(options: FetchOptions): Promise<Delivery[]> {
+    return fetchRunMessages(this.open('fetch'), options);
+  }
+
+  async append(append: JournalAppend): Promise<number> {
+    return appendJournalRecord(this.open('append'), append);
+  }
+
+  async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
+    return readJournal(this.open('read'), runId, afterPosition, uptoPosition);
+  }
+
+  async deadLetter(letter: DeadLetter): Promise<void> {
+    return storeDeadLetter(this.open('deadLetter'), letter);
+  }
+
+  async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
+    return listDeadLetters(this.open('listDeadLetters'), limit);
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * Options of {@link natsTransport}, resolved once into a complete
+ * {@link ResolvedNatsTransportOptions} so a typo fails when the transport is created, never on
+ * the first failover.
+ */
+import type { NodeConnectionOptions } from '@nats-io/transport-node';
+import { ConfigError } from '@baton/core';
+import { parseServers } from './server-urls.js';
+import { resolveCredentials, type NatsCredentials } from './credentials.js';
+
+/** The server used when none is given: a NATS on this machine. */
+export const DEFAULT_NATS_SERVERS = 'nats://127.0.0.1:4222';
+/** The prefix of every stream, subject and consumer name when none is given. */
+export const DEFAULT_NATS_PREFIX = 'baton';
+
+/**
+ * TLS options of the Node client: `ca`/`caFile`, `cert`/`certFile`, `key`/`keyFile` (PEM text or
+ * paths), `rejectUnauthorized`, `handshakeFirst`.
+ */
+export type NatsTlsOptions = NonNullable<NodeConnectionOptions['tls']>;
+
+/** Options of {@link natsTransport}. */
+export interface NatsTransportOptions {
+  /**
+   * One server URL, several separated by commas, or an array: `nats://host:port`, `tls://host:port`
+   * (TLS required), `nats://user:password@host` or `nats://token@host`. Credentials in a URL are
+   * used when no credential option is set.
+   * @defaultValue 'nats://127.0.0.1:4222'
+   */
+  servers?: string | string[];
+  /**
+   * User name for user/password authentication; requires `pass`.
+   * @defaultValue the URL's user, else none
+   */
+  user?: string;
+  /**
+   * Password for `user`. Never appears in messages.
+   * @defaultValue the URL's password, else none
+   */
+  pass?: string;
+  /**
+   * Token for token authentication. Never appears in messages.
+   * @defaultValue the URL's token, else none
+   */
+  token?: string;
+  /**
+   * Path of a `.creds` file (user JWT and NKey seed, as `nsc` writes it); read at connect().
+   * @defaultValue none
+   */
+  credsFile?: string;
+  /**
+   * The content of a `.creds` file, for deployments that mount secrets as values.
+   * @defaultValue none
+   */
+  creds?: string;
+  /**
+   * An NKey user seed (`SU…`) for NKey authentication.
+   * @defaultValue none
+   */
+  nkeySeed?: string;
+  /**
+   * TLS options (`ca`/`caFile`, `cert`/`certFile`, `key`/`keyFile`, `rejectUnauthorized`,
+   * `handshakeFirst`); setting them requires TLS. A tls:// URL requires it with Node's defaults.
+   * @defaultValue undefined (TLS only for tls:// URLs, or when the server demands it)
+   */
+  tls?: NatsTlsOptions;
+  /**
+   * Names everything the transport creates: streams `<PREFIX>_RUNS`, `<PREFIX>_JOURNAL`,
+   * `<PREFIX>_DLQ`, subjects `<prefix>.runs`, `<prefix>.journal.<runId>`, `<prefix>.dlq`, and the
+   * consumer `<prefix>-workers`. Transports with different prefixes share nothing.
+   * @defaultValue 'baton'
+   */
+  prefix?: string;
+  /**
+   * How long a fetched run message may stay unacked before JetStream redelivers it (the
+   * consumer's ack_wait). Longer than the time a worker needs to take a run's lease.
+   * @defaultValue 30000
+   */
+  ackWaitMs?: number;
+  /**
+   * Where JetStream keeps the streams. `memory` loses everything when the server restarts; use it
+   * for tests only.
+   * @defaultValue 'file'
+   */
+  storage?: 'file' | 'memory';
+  /**
+   * How many servers of a cluster keep a copy of each stream (1, 3 or 5 in practice).
+   * @defaultValue 1
+   */
+  replicas?: number;
+  /**
+   * How long an enqueue's `msgId` suppresses a second enqueue with the same id (the run
+   * stream's duplicate_window).
+   * @defaultValue 120000
+   */
+  duplicateWindowMs?: number;
+  /**
+   * How many run messages may be delivered and unacked at once across all workers (the
+   * consumer's max_ack_pending); beyond it, fetches wait.
+   * @defaultValue 10000
+   */
+  maxAckPending?: number;
+  /**
+   * How long connect() may take to reach a server before it fails naming it.
+   * @defaultValue 5000
+   */
+  connectTimeoutMs?: number;
+  /**
+   * How long one JetStream request (publish acknowledgement, stream or consumer call, ack) may
+   * take before the operation fails as unavailable.
+   * @defaultValue 5000
+   */
+  requestTimeoutMs?: number;
+  /**
+   * The connection's name, shown by the server's monitoring (`connz`).
+   * @defaultValue 'baton-<prefix>'
+   */
+  name?: string;
+}
+
+/** {@link NatsTransportOptions} after defaults and validation. */
+export interface ResolvedNatsTransportOptions {
+  /** `nats://host:port` of each server, without credentials. */
+  servers: string[];
+  /** The servers with secrets masked: the only form that appears in messages. */
+  displayServers: string;
+  credentials: NatsCredentials;
+  /** TLS options, or undefined to let the server decide. */
+  tls: NatsTlsOptions | undefined;
+  prefix: string;
+  ackWaitMs: number;
+  storage: 'file' | 'memory';
+  replicas: number;
+  duplicateWindowMs: number;
+  maxAckPending: number;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  name: string;
+}
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  'servers',
+  'user',
+  'pass',
+  'token',
+  'credsFile',
+  'creds',
+  'nkeySeed',
+  'tls',
+  'prefix',
+  'ackWaitMs',
+  'storage',
+  'replicas',
+  'duplicateWindowMs',
+  'maxAckPending',
+  'connectTimeoutMs',
+  'requestTimeoutMs',
+  'name',
+]);
+
+/**
+ * Lower case because stream names are the prefix upper-cased: two prefixes differing only in case
+ * would share streams but not subjects. No dots or wildcards: the prefix is one subject token.
+ */
+const PREFIX_PATTERN = /^[a-z][a-z0-9_-]{0,47}$/;
+
+/** Validates `options` and fills in defaults; throws ConfigError naming the option and the fix. */
+export function resolveNatsTransportOptions(
+  options: NatsTransportOptions = {},
+): ResolvedNatsTransportOptions {
+  for (const name of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(name)) {
+      throw new ConfigError(
+        `natsTransport: unknown option '${name}'; the options are ${[...KNOWN_OPTIONS].join(', ')}`,
+      );
+    }
+  }
+  const servers = options.servers ?? DEFAULT_NATS_SERVERS;
+  if (
+    typeof servers !== 'string' &&
+    !(Array.isArray(servers) && servers.every((s) => typeof s === 'string'))
+  ) {
+    throw new ConfigError(
+      `natsTransport: servers must be a URL string or an array of them, e.g. '${DEFAULT_NATS_SERVERS}'`,
+    );
+  }
+  const parsed = parseServers(servers);
+  const prefix = options.prefix ?? DEFAULT_NATS_PREFIX;
+  if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
+    throw new ConfigError(
+      `natsTransport: prefix ${JSON.stringify(prefix)} is not a safe name; use 1-48 lower-case letters, ` +
+        `digits, '-' and '_', starting with a letter (e.g. 'baton'): it becomes a subject token and, ` +
+        'upper-cased, part of the stream names',
+    );
+  }
+  if (options.tls !== undefined && (typeof options.tls !== 'object' || options.tls === null)) {
+    throw new ConfigError(
+      'natsTransport: tls must be an object of TLS options (e.g. { caFile }), or left out; a tls:// URL requires TLS by itself',
+    );
+  }
+  const storage = options.storage ?? 'file';
+  if (storage !== 'file' && storage !== 'memory') {
+    throw new ConfigError(
+      `natsTransport: storage is ${JSON.stringify(storage)}; use 'file' (durable) or 'memory' (tests)`,
+    );
+  }
+  const name = options.name ?? `baton-${prefix}`;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new ConfigError(
+      "natsTransport: name must be a non-empty string (the connection's name), or left out",
+    );
+  }
+  return {
+    servers: parsed.urls,
+    displayServers: parsed.display,
+    credentials: resolveCredentials(options, parsed.credentials),
+    tls: options.tls ?? (parsed.tls ? {} : undefined),
+    prefix,
+    ackWaitMs: positiveInt('ackWaitMs', options.ackWaitMs ?? 30_000, 'e.g. 30000'),
+    storage,
+    replicas: rangedInt('replicas', options.replicas ?? 1, 1, 5),
+    duplicateWindowMs: positiveInt('duplicateWindowMs', options.duplicateWindowMs ?? 120_000, 'e.g. 120000'),
+    maxAckPending: positiveInt('maxAckPending', options.maxAckPending ?? 10_000, 'e.g. 10000'),
+    connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? 5_000, 'e.g. 5000'),
+    requestTimeoutMs: positiveInt('requestTimeoutMs', options.requestTimeoutMs ?? 5_000, 'e.g. 5000'),
+    name,
+  };
+}
+
+function positiveInt(option: string, value: unknown, example: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new ConfigError(
+      `natsTransport: ${option} is ${String(value)}; use a positive whole number (${example})`,
+    );
+  }
+  return value;
+}
+
+function rangedInt(option: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(
+      `natsTransport: ${option} is ${String(value)}; use a whole number from ${min} to ${max} (1 for a single server, 3 for a cluster)`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,156 @@
+/**
+ * The run queue on JetStream: a work-queue stream and one durable pull consumer shared by every
+ * worker (competing consumers).
+ *
+ * Invariants:
+ * 1. `enqueue` resolves only on the server's PubAck: the message is stored (or was a duplicate
+ *    of a stored one, by `Nats-Msg-Id`).
+ * 2. `fetch` costs one pull request when messages are ready (a `no_wait` request for the whole
+ *    batch). Only an empty queue makes it wait, and then for the first message alone (batch 1),
+ *    topped up by one more `no_wait` request: a waiting request for the whole batch would hold
+ *    the first message until the batch filled or expired.
+ * 3. `fetch` never outlives `expiresMs` by more than the backstop, and returns what it has when
+ *    its signal aborts or the transport closes; a message that lands after that is nakked at once
+ *    (see pull-request.ts), never left to the ack wait.
+ * 4. `ack` is a double ack: it resolves when the server confirms it, so "acked" means the server
+ *    will not redeliver. Acking or nakking twice sends once.
+ * 5. Order: one stream, one consumer; messages are delivered in stream order (redeliveries aside),
+ *    which keeps the order of messages with the same key.
+ */
+import type { Msg } from '@nats-io/transport-node';
+import { nanos } from '@nats-io/transport-node';
+import type { Delivery, EnqueueOptions, FetchOptions } from '@baton/core';
+import type { TransportContext } from './context.js';
+import { ackInfoOf } from './delivery-info.js';
+import { assertFits, fromNatsHeaders, toNatsHeaders } from './messages.js';
+import { pullBatch, type PullRequest } from './pull-request.js';
+
+/**
+ * How long past its own expiry a waiting pull request may stay unanswered before the transport
+ * gives up on it (the server sends 408 at the expiry; silence means it is unreachable).
+ */
+const BACKSTOP_GRACE_MS = 1_000;
+/**
+ * A waiting pull request expires on the server this long before the caller's deadline, and one
+ * no_wait request covers the rest. Why: nats-server 2.9 drops a waiting request that has just
+ * expired but not yet been answered with 408 when a redelivery becomes due in the same instant,
+ * and then mishandles the redelivery (it reports the wrong delivery count and delivers another
+ * pending message twice). A fetch that starts right after a delivery and waits exactly the ack
+ * wait (as a claim loop with fetch wait = ack wait does) would meet that instant every time;
+ * ending the server-side wait early keeps the two apart. Redeliveries arriving then are picked
+ * up by the next fetch.
+ */
+const EXPIRY_MARGIN_MS = 25;
+const ACK = '+ACK';
+const NAK = '-NAK';
+
+/** Publishes a run message; see invariant 1. */
+export async function enqueueRunMessage(
+  context: TransportContext,
+  data: Uint8Array,
+  options: EnqueueOptions = {},
+): Promise<void> {
+  context.assertOpen('enqueue');
+  const { session, layout } = context;
+  const h = toNatsHeaders(
+    options.headers,
+    options.msgId === undefined ? {} : { 'Nats-Msg-Id': options.msgId },
+  );
+  assertFits(session.nc, `run message for ${layout.runsSubject}`, data, h);
+  try {
+    await session.js.publish(layout.runsSubject, data, { headers: h });
+  } catch (err) {
+    throw context.toError('enqueue', err);
+  }
+}
+
+/** Pulls up to `max` run messages; see invariants 2 and 3. */
+export async function fetchRunMessages(
+  context: TransportContext,
+  options: FetchOptions,
+): Promise<Delivery[]> {
+  context.assertOpen('fetch');
+  const { max, expiresMs } = options;
+  if (max < 1) return [];
+  const signal =
+    options.signal === undefined ? context.closing : AbortSignal.any([options.signal, context.closing]);
+  if (signal.aborted) return [];
+  const { requestTimeoutMs } = context.options;
+  const ready = (batch: number): Promise<Delivery[]> =>
+    pull(context, { batch, noWait: true, signal, timeoutMs: requestTimeoutMs });
+  try {
+    const now = await ready(max);
+    if (now.length > 0 || expiresMs <= 0 || signal.aborted) return now;
+    const serverWaitMs = expiresMs >= 4 * EXPIRY_MARGIN_MS ? expiresMs - EXPIRY_MARGIN_MS : expiresMs;
+    const first = await pull(context, {
+      batch: 1,
+      noWait: false,
+      expiresMs: serverWaitMs,
+      signal,
+      timeoutMs: serverWaitMs + BACKSTOP_GRACE_MS,
+    });
+    if (signal.aborted) return first;
+    if (first.length === 0) return serverWaitMs < expiresMs ? ready(max) : [];
+    return max === 1 ? first : [...first, ...(await ready(max - 1))];
+  } catch (err) {
+    throw context.toError('fetch', err);
+  }
+}
+
+async function pull(
+  context: TransportContext,
+  request: Omit<PullRequest, 'subject' | 'onLate'>,
+): Promise<Delivery[]> {
+  const { session, layout } = context;
+  const result = await pullBatch(session.nc, session.permissions, {
+    ...request,
+    subject: `$JS.API.CONSUMER.MSG.NEXT.${layout.runsStream}.${layout.workersConsumer}`,
+    // Handed out to nobody: back to the queue at once.
+    onLate: (msg) => {
+      if (msg.reply !== undefined && !session.nc.isClosed()) session.nc.publish(msg.reply, NAK);
+    },
+  });
+  context.track(result.settled);
+  return result.messages.map((msg) => toDelivery(context, msg));
+}
+
+function toDelivery(context: TransportContext, msg: Msg): Delivery {
+  const reply = msg.reply ?? '';
+  let settlement: Promise<void> | undefined;
+  // One answer per delivery (invariant 4): the first ack or nak wins, later calls share its fate.
+  const settle = (operation: string, body: string): Promise<void> => {
+    context.assertOpen(operation);
+    // A failed attempt (timeout during an outage) may be retried; a confirmed one is final.
+    settlement ??= confirm(context, operation, reply, body).catch((err: unknown) => {
+      settlement = undefined;
+      throw err;
+    });
+    return settlement;
+  };
+  return {
+    // Copied: the caller may keep or change it, and the client may reuse its read buffer.
+    data: new Uint8Array(msg.data),
+    headers: fromNatsHeaders(msg.headers),
+    deliveryCount: ackInfoOf(msg.reply).deliveryCount,
+    ack: () => settle('ack', ACK),
+    nak: (delayMs?: number) =>
+      settle(
+        'nak',
+        delayMs !== undefined && delayMs > 0 ? `${NAK} ${JSON.stringify({ delay: nanos(delayMs) })}` : NAK,
+      ),
+  };
+}
+
+/** Sends an ack or nak as a request: the server's reply confirms it was applied. */
+async function confirm(
+  context: TransportContext,
+  operation: string,
+  reply: string,
+  body: string,
+): Promise<void> {
+  try {
+    await context.session.nc.request(reply, body, { timeout: context.options.requestTimeoutMs });
+  } catch (err) {
+    throw context.toError(operation, err);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Creates the transport's streams and consumer, idempotently, so any number of workers and
+ * producers may connect at once:
+ *
+ * 1. Missing: created. Two processes racing to create it both succeed (the loser re-reads it).
+ * 2. Present with a compatible configuration: kept; settings the server lets us change (replicas,
+ *    duplicate window, direct get, ack wait, max ack pending, max deliver) are brought to the
+ *    configured values.
+ * 3. Present with a configuration the transport cannot work with (another retention or storage,
+ *    other subjects, a push consumer): a NatsStreamConflictError naming the field and the fix.
+ *    Nothing is ever deleted.
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type JetStreamManager,
+  type StreamConfig,
+  type StreamInfo,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { NatsStreamConflictError } from './errors.js';
+import type { NatsLayout } from './layout.js';
+import type { ResolvedNatsTransportOptions } from './options.js';
+
+/** JetStream API error codes the setup tells apart. */
+const API = {
+  consumerNotFound: 10014,
+  streamNotFound: 10059,
+  streamNameInUse: 10058,
+  consumerExists: 10148,
+  consumerNameExists: 10013,
+} as const;
+
+/** What the rest of the transport needs to know about the streams it found or made. */
+export interface StreamsState {
+  /** Replicas of the journal stream as it is now (direct get may answer from a follower if > 1). */
+  journalReplicas: number;
+  deadLetterReplicas: number;
+}
+
+/** Ensures the three streams and the workers' consumer exist as configured. */
+export async function ensureStreams(
+  jsm: JetStreamManager,
+  options: ResolvedNatsTransportOptions,
+  layout: NatsLayout,
+): Promise<StreamsState> {
+  const common = { storage: storageOf(options), num_replicas: options.replicas };
+  await ensureStream(jsm, {
+    ...common,
+    name: layout.runsStream,
+    subjects: [layout.runsSubject],
+    retention: RetentionPolicy.Workqueue,
+    duplicate_window: nanos(options.duplicateWindowMs),
+  });
+  const journal = await ensureStream(jsm, {
+    ...common,
+    name: layout.journalStream,
+    subjects: [layout.journalSubjects],
+    retention: RetentionPolicy.Limits,
+    // Reads of a run's tail go through direct get (see journal-reader.ts).
+    allow_direct: true,
+  });
+  const deadLetters = await ensureStream(jsm, {
+    ...common,
+    name: layout.deadLetterStream,
+    subjects: [layout.deadLetterSubject],
+    retention: RetentionPolicy.Limits,
+    allow_direct: true,
+  });
+  await ensureWorkersConsumer(jsm, options, layout);
+  return {
+    journalReplicas: journal.config.num_replicas,
+    deadLetterReplicas: deadLetters.config.num_replicas,
+  };
+}
+
+function storageOf(options: ResolvedNatsTransportOptions): StorageType {
+  return options.storage === 'memory' ? StorageType.Memory : StorageType.File;
+}
+
+type DesiredStream = Pick<StreamConfig, 'name' | 'subjects' | 'retention' | 'storage' | 'num_replicas'> &
+  Partial<Pick<StreamConfig, 'duplicate_window' | 'allow_direct'>>;
+
+async function ensureStream(jsm: JetStreamManager, desired: DesiredStream): Promise<StreamInfo> {
+  let info = await streamInfo(jsm, desired.name);
+  if (info === undefined) {
+    try {
+      return await jsm.streams.add(desired);
+    } catch (err) {
+      // Another process created it between our look and our add: use theirs.
+      if (!isApiError(err, API.streamNameInUse)) throw err;
+      info = await streamInfo(jsm, desired.name);
+      if (info === undefined) throw err;
+    }
+  }
+  const config = info.config;
+  const conflict = (field: string, found: unknown, expected: unknown): NatsStreamConflictError =>
+    new NatsStreamConflictError(
+      `stream ${desired.name} exists with ${field} ${JSON.stringify(found)}, but the transport needs ` +
+        `${JSON.stringify(expected)}; the server cannot change it in place: delete the stream ` +
+        `(nats stream rm ${desired.name}, losing its messages) or choose another prefix`,
+    );
+  if (config.retention !== desired.retention)
+    throw conflict('retention', config.retention, desired.retention);
+  if (config.storage !== desired.storage) throw conflict('storage', config.storage, desired.storage);
+  const subjects = config.subjects ?? [];
+  for (const subject of desired.subjects ?? []) {
+    if (!subjects.includes(subject)) throw conflict('subjects', subjects, desired.subjects);
+  }
+  const changes: Partial<StreamConfig> = {};
+  if (config.num_replicas !== desired.num_replicas) changes.num_replicas = desired.num_replicas;
+  if (desired.duplicate_window !== undefined && config.duplicate_window !== desired.duplicate_window) {
+    changes.duplicate_window = desired.duplicate_window;
+  }
+  if (desired.allow_direct === true && config.allow_direct !== true) changes.allow_direct = true;
+  if (Object.keys(changes).length === 0) return info;
+  return jsm.streams.update(desired.name, changes);
+}
+
+async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
+  try {
+    return await jsm.streams.info(name);
+  } catch (err) {
+    if (isApiError(err, API.streamNotFound)) return undefined;
+    throw err;
+  }
+}
+
+async function ensureWorkersConsumer(
+  jsm: JetStreamManager,
+  options: ResolvedNatsTransportOptions,
+  layout: NatsLayout,
+): Promise<void> {
+  const stream = layout.runsStream;
+  const name = layout.workersConsumer;
+  const desired: Partial<ConsumerConfig> = {
+    durable_name: name,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(options.ackWaitMs),
+    // Unlimited: the worker counts deliveries itself and dead-letters with a reason; a server-side
+    // limit would drop the message silently instead.
+    max_deliver: -1,
+    max_ack_pending: options.maxAckPending,
+  };
+  let info;
+  try {
+    info = await jsm.consumers.info(stream, name);
+  } catch (err) {
+    if (!isApiError(err, API.consumerNotFound)) throw err;
+    try {
+      await jsm.consumers.add(stream, desired);
+      return;
+    } catch (addError) {
+      if (!isApiError(addError, API.consumerExists) && !isApiError(addError, API.consumerNameExists)) {
+        throw addError;
+      }
+      info = await jsm.consumers.info(stream, name);
+    }
+  }
+  const config = info.config;
+  const conflict = (what: string): NatsStreamConflictError =>
+    new NatsStreamConflictError(
+      `consumer ${name} on stream ${stream} exists but ${what}; the transport needs a durable pull consumer ` +
+        `with explicit acks and no filter: delete it (nats consumer rm ${stream} ${name}) or choose another prefix`,
+    );
+  if (config.deliver_subject) throw conflict('is a push consumer');
+  if (config.ack_policy !== AckPolicy.Explicit) throw conflict(`has ack policy ${config.ack_policy}`);
+  if (config.filter_subject && config.filter_subject !== layout.runsSubject) {
+    throw conflict(`filters on ${config.filter_subject}`);
+  }
+  const changes: Partial<ConsumerConfig> = {};
+  if (config.ack_wait !== desired.ack_wait) changes.ack_wait = desired.ack_wait;
+  if (config.max_ack_pending !== desired.max_ack_pending) changes.max_ack_pending = desired.max_ack_pending;
+  if ((config.max_deliver ?? -1) !== -1) changes.max_deliver = -1;
+  if (Object.keys(changes).length > 0) await jsm.consumers.update(stream, name, changes);
+}
+
+/** True when `err` is the JetStream API error with that code. */
+export function isApiError(err: unknown, code: number): boolean {
+  return err instanceof JetStreamApiError && err.code === code;
+}
