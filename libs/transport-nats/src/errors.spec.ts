@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { errors as natsErrors } from '@nats-io/transport-node';
+import { JournalConflictError } from '@baton/core';
+import { ackInfoOf } from './delivery-info.js';
+import { toNatsError } from './errors.js';
+
+const context = { servers: 'nats://app:***@nats:4222', operation: 'enqueue' };
+
+describe('toNatsError', () => {
+  it('passes BatonErrors through unchanged', () => {
+    const conflict = new JournalConflictError('r', 1, 2);
+    expect(toNatsError(conflict, context)).toBe(conflict);
+  });
+
+  it('names the refused subject of a permission violation, found in the cause chain', () => {
+    const violation = new natsErrors.PermissionViolationError(
+      'Permissions Violation for Publish to "$JS.API.STREAM.INFO.BATON_RUNS"',
+      'publish',
+      '$JS.API.STREAM.INFO.BATON_RUNS',
+    );
+    const err = toNatsError(new natsErrors.RequestError('refused', { cause: violation }), context);
+    expect(err).toMatchObject({
+      name: 'NatsPermissionError',
+      code: 'BATON_NATS_PERMISSION',
+      subject: '$JS.API.STREAM.INFO.BATON_RUNS',
+      operation: 'publish',
+      retryable: false,
+    });
+    expect(err.message).toContain("permission to publish to '$JS.API.STREAM.INFO.BATON_RUNS'");
+    expect(err.message).toContain('nats://app:***@nats:4222');
+    expect(err.cause).toBeInstanceOf(natsErrors.RequestError);
+  });
+
+  it('reports refused credentials as not retryable, with the fix', () => {
+    const err = toNatsError(new natsErrors.AuthorizationError('Authorization Violation'), context);
+    expect(err).toMatchObject({ name: 'NatsAuthError', code: 'BATON_NATS_AUTH', retryable: false });
+    expect(err.message).toContain('Authorization Violation');
+    expect(err.message).toContain('user/password');
+  });
+
+  it('reports an unreachable or silent server as unavailable and retryable', () => {
+    for (const cause of [
+      new natsErrors.ConnectionError('connection refused'),
+      new natsErrors.TimeoutError(),
+      Object.assign(new Error('connect ECONNRESET'), { code: 'ECONNRESET' }),
+    ]) {
+      expect(toNatsError(cause, context)).toMatchObject({ code: 'BATON_NATS_UNAVAILABLE', retryable: true });
+    }
+  });
+
+  it('recognises JetStream being disabled on the server', () => {
+    const disabled = Object.assign(new Error('jetstream is not enabled'), { name: 'JetStreamNotEnabled' });
+    const err = toNatsError(disabled, context);
+    expect(err).toMatchObject({ code: 'BATON_NATS_JETSTREAM_DISABLED' });
+    expect(err.message).toContain('-js');
+  });
+
+  it('keeps the server words of anything else', () => {
+    const err = toNatsError(new Error('maximum consumers limit reached'), context);
+    expect(err).toMatchObject({ code: 'BATON_NATS_REQUEST' });
+    expect(err.message).toBe(
+      'nats transport enqueue at nats://app:***@nats:4222 failed: maximum consumers limit reached',
+    );
+  });
+});
+
+describe('ackInfoOf', () => {
+  it('reads delivery count and stream sequence from both ack subject forms', () => {
+    expect(ackInfoOf('$JS.ACK.BATON_RUNS.baton-workers.3.17.40.1795432515039550571.0')).toEqual({
+      deliveryCount: 3,
+      streamSequence: 17,
+    });
+    expect(
+      ackInfoOf('$JS.ACK.hub.ACCHASH.BATON_RUNS.baton-workers.2.9.11.1795432515039550571.4.xyz'),
+    ).toEqual({
+      deliveryCount: 2,
+      streamSequence: 9,
+    });
+  });
+
+  it('refuses a subject that is not a JetStream ack', () => {
+    expect(() => ackInfoOf('_INBOX.abc')).toThrow(/not a JetStream ack subject/);
+    expect(() => ackInfoOf(undefined)).toThrow(/not a JetStream ack subject/);
+    expect(() => ackInfoOf('$JS.ACK.S.C.x.1.1.1.0')).toThrow(/cannot read/);
+  });
+});
