@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import { BatonError } from '@baton/core';
-import { Worker } from '@baton/worker';
+import { Worker, type WorkerEvent } from '@baton/worker';
 import { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { readConfig } from './config.js';
 import { loadWorkflows } from './workflows.js';
@@ -28,6 +28,20 @@ function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<
     );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The events an operator wants in the log; per-run progress stays at debug level. */
+function logEvent(logger: Logger, event: WorkerEvent): void {
+  switch (event.type) {
+    case 'lease-lost':
+      return logger.warn(event, 'lease lost: this worker stops the run; its new owner continues it');
+    case 'dead-lettered':
+      return logger.warn(event, 'message dead-lettered');
+    case 'run-failed':
+      return logger.warn(event, 'run failed');
+    default:
+      return logger.debug(event, event.type);
+  }
 }
 
 /** Runs the worker until a signal; resolves with the exit code. */
@@ -57,6 +71,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     workflows,
     ...Object.fromEntries(Object.entries(config.tuning).filter(([, v]) => v !== undefined)),
     logger: logger.child({ component: 'worker' }),
+    onEvent: (event) => logEvent(logger, event),
   });
 
   try {
