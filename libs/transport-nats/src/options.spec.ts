@@ -38,6 +38,7 @@ describe('nats transport options', () => {
       connectTimeoutMs: 5_000,
       requestTimeoutMs: 5_000,
       name: 'baton-baton',
+      explicitSettings: new Set(),
     });
   });
 
@@ -86,6 +87,11 @@ describe('nats transport options', () => {
       kind: 'credsFile',
       path: '/run/secrets/app.creds',
     });
+  });
+
+  it('remembers which stream settings were given explicitly', () => {
+    const resolved = resolveNatsTransportOptions({ ackWaitMs: 30_000, storage: 'memory', name: 'w1' });
+    expect([...resolved.explicitSettings].sort()).toEqual(['ackWaitMs', 'storage']);
   });
 
   it('rejects a malformed URL, naming it with the secret masked and the expected form', () => {

@@ -136,7 +136,23 @@ export interface ResolvedNatsTransportOptions {
   connectTimeoutMs: number;
   requestTimeoutMs: number;
   name: string;
+  /**
+   * The stream and consumer settings the caller gave explicitly. Only these are applied to
+   * streams and a consumer that already exist: a producer built with defaults must not reset
+   * the ack wait the workers were configured with.
+   */
+  explicitSettings: ReadonlySet<StreamSetting>;
 }
+
+/** Options that configure the streams and the consumer rather than this process. */
+export type StreamSetting = 'storage' | 'replicas' | 'duplicateWindowMs' | 'ackWaitMs' | 'maxAckPending';
+const STREAM_SETTINGS: readonly StreamSetting[] = [
+  'storage',
+  'replicas',
+  'duplicateWindowMs',
+  'ackWaitMs',
+  'maxAckPending',
+];
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'servers',
@@ -224,6 +240,7 @@ export function resolveNatsTransportOptions(
     connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? 5_000, 'e.g. 5000'),
     requestTimeoutMs: positiveInt('requestTimeoutMs', options.requestTimeoutMs ?? 5_000, 'e.g. 5000'),
     name,
+    explicitSettings: new Set(STREAM_SETTINGS.filter((setting) => options[setting] !== undefined)),
   };
 }
 

@@ -2,12 +2,16 @@
  * Creates the transport's streams and consumer, idempotently, so any number of workers and
  * producers may connect at once:
  *
- * 1. Missing: created. Two processes racing to create it both succeed (the loser re-reads it).
- * 2. Present with a compatible configuration: kept; settings the server lets us change (replicas,
- *    duplicate window, direct get, ack wait, max ack pending, max deliver) are brought to the
- *    configured values.
- * 3. Present with a configuration the transport cannot work with (another retention or storage,
- *    other subjects, a push consumer): a NatsStreamConflictError naming the field and the fix.
+ * 1. Missing: created with the configured settings. Two processes racing to create it both
+ *    succeed (the loser re-reads what the winner made).
+ * 2. Present: kept. What the transport cannot work without but the server lets us change is
+ *    changed (direct get on, unlimited max deliver); the settings given explicitly to this
+ *    transport (replicas, duplicate window, ack wait, max ack pending) are applied. Settings
+ *    left at their defaults never override what is there, so a producer built with defaults
+ *    cannot reset the ack wait the workers were configured with.
+ * 3. Present with a configuration the transport cannot work with and the server cannot change
+ *    (another retention, other subjects, a push consumer, another ack policy, or another storage
+ *    when storage was given explicitly): a NatsStreamConflictError naming the field and the fix.
  *    Nothing is ever deleted.
  */
 import {
@@ -49,14 +53,14 @@ export async function ensureStreams(
   layout: NatsLayout,
 ): Promise<StreamsState> {
   const common = { storage: storageOf(options), num_replicas: options.replicas };
-  await ensureStream(jsm, {
+  await ensureStream(jsm, options, {
     ...common,
     name: layout.runsStream,
     subjects: [layout.runsSubject],
     retention: RetentionPolicy.Workqueue,
     duplicate_window: nanos(options.duplicateWindowMs),
   });
-  const journal = await ensureStream(jsm, {
+  const journal = await ensureStream(jsm, options, {
     ...common,
     name: layout.journalStream,
     subjects: [layout.journalSubjects],
@@ -64,7 +68,7 @@ export async function ensureStreams(
     // Reads of a run's tail go through direct get (see journal-reader.ts).
     allow_direct: true,
   });
-  const deadLetters = await ensureStream(jsm, {
+  const deadLetters = await ensureStream(jsm, options, {
     ...common,
     name: layout.deadLetterStream,
     subjects: [layout.deadLetterSubject],
@@ -85,7 +89,11 @@ function storageOf(options: ResolvedNatsTransportOptions): StorageType {
 type DesiredStream = Pick<StreamConfig, 'name' | 'subjects' | 'retention' | 'storage' | 'num_replicas'> &
   Partial<Pick<StreamConfig, 'duplicate_window' | 'allow_direct'>>;
 
-async function ensureStream(jsm: JetStreamManager, desired: DesiredStream): Promise<StreamInfo> {
+async function ensureStream(
+  jsm: JetStreamManager,
+  options: ResolvedNatsTransportOptions,
+  desired: DesiredStream,
+): Promise<StreamInfo> {
   let info = await streamInfo(jsm, desired.name);
   if (info === undefined) {
     try {
@@ -98,6 +106,7 @@ async function ensureStream(jsm: JetStreamManager, desired: DesiredStream): Prom
     }
   }
   const config = info.config;
+  const explicit = options.explicitSettings;
   const conflict = (field: string, found: unknown, expected: unknown): NatsStreamConflictError =>
     new NatsStreamConflictError(
       `stream ${desired.name} exists with ${field} ${JSON.stringify(found)}, but the transport needs ` +
@@ -106,14 +115,22 @@ async function ensureStream(jsm: JetStreamManager, desired: DesiredStream): Prom
     );
   if (config.retention !== desired.retention)
     throw conflict('retention', config.retention, desired.retention);
-  if (config.storage !== desired.storage) throw conflict('storage', config.storage, desired.storage);
+  if (explicit.has('storage') && config.storage !== desired.storage) {
+    throw conflict('storage', config.storage, desired.storage);
+  }
   const subjects = config.subjects ?? [];
   for (const subject of desired.subjects ?? []) {
     if (!subjects.includes(subject)) throw conflict('subjects', subjects, desired.subjects);
   }
   const changes: Partial<StreamConfig> = {};
-  if (config.num_replicas !== desired.num_replicas) changes.num_replicas = desired.num_replicas;
-  if (desired.duplicate_window !== undefined && config.duplicate_window !== desired.duplicate_window) {
+  if (explicit.has('replicas') && config.num_replicas !== desired.num_replicas) {
+    changes.num_replicas = desired.num_replicas;
+  }
+  if (
+    explicit.has('duplicateWindowMs') &&
+    desired.duplicate_window !== undefined &&
+    config.duplicate_window !== desired.duplicate_window
+  ) {
     changes.duplicate_window = desired.duplicate_window;
   }
   if (desired.allow_direct === true && config.allow_direct !== true) changes.allow_direct = true;
@@ -173,9 +190,12 @@ async function ensureWorkersConsumer(
   if (config.filter_subject && config.filter_subject !== layout.runsSubject) {
     throw conflict(`filters on ${config.filter_subject}`);
   }
+  const explicit = options.explicitSettings;
   const changes: Partial<ConsumerConfig> = {};
-  if (config.ack_wait !== desired.ack_wait) changes.ack_wait = desired.ack_wait;
-  if (config.max_ack_pending !== desired.max_ack_pending) changes.max_ack_pending = desired.max_ack_pending;
+  if (explicit.has('ackWaitMs') && config.ack_wait !== desired.ack_wait) changes.ack_wait = desired.ack_wait;
+  if (explicit.has('maxAckPending') && config.max_ack_pending !== desired.max_ack_pending) {
+    changes.max_ack_pending = desired.max_ack_pending;
+  }
   if ((config.max_deliver ?? -1) !== -1) changes.max_deliver = -1;
   if (Object.keys(changes).length > 0) await jsm.consumers.update(stream, name, changes);
 }
