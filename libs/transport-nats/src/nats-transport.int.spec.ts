@@ -1,0 +1,141 @@
+/**
+ * Behaviour of the NATS transport beyond the conformance suite, on the shared server: long
+ * journal tails (read through a consumer), whole batches per fetch, fetches cut short, headers
+ * reserved for the server, and dead-letter listing by sequence.
+ */
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { Transport } from '@baton/core';
+import { natsTestUrl } from '@baton/testing/servers';
+import { layoutFor, natsTransport } from './index.js';
+import { testPrefixes } from './test-prefixes.spec-helper.js';
+
+const prefixes = testPrefixes(natsTestUrl());
+afterAll(() => prefixes.cleanUp());
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const texts = (records: { data: Uint8Array }[]): string[] => records.map((r) => decoder.decode(r.data));
+
+let prefix: string;
+let transport: Transport;
+beforeEach(async () => {
+  prefix = prefixes.next();
+  transport = natsTransport({ servers: natsTestUrl(), prefix, storage: 'memory' });
+  await transport.connect();
+});
+afterEach(() => transport.close());
+
+describe('nats transport: journal', () => {
+  it('reads a long tail in order, honouring after and upto, and leaves no reading consumer behind', async () => {
+    const positions: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      positions.push(await transport.append({ runId: 'long', data: encoder.encode(`r${i}`) }));
+      await transport.append({ runId: 'noise', data: encoder.encode(`n${i}`) });
+    }
+    const all = Array.from({ length: 30 }, (_, i) => `r${i}`);
+    expect(texts(await transport.read('long', 0))).toEqual(all);
+    expect((await transport.read('long', 0)).map((r) => r.position)).toEqual(positions);
+    expect(texts(await transport.read('long', positions[4]!))).toEqual(all.slice(5));
+    expect(texts(await transport.read('long', positions[1]!, positions[19]!))).toEqual(all.slice(2, 20));
+    expect(texts(await transport.read('long', positions[1]!, positions[19]! + 1))).toEqual(all.slice(2, 20));
+    expect(texts(await transport.read('long', 0, positions[3]!))).toEqual(all.slice(0, 4));
+    const nc = await connect({ servers: natsTestUrl() });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await expect
+        .poll(async () => (await jsm.streams.info(layoutFor(prefix).journalStream)).state.consumer_count)
+        .toBe(0);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('refuses a run id that would not be one subject token', async () => {
+    await expect(transport.append({ runId: 'a.b', data: new Uint8Array() })).rejects.toMatchObject({
+      code: 'BATON_CONFIG',
+    });
+    await expect(transport.read('a.*', 0)).rejects.toMatchObject({ code: 'BATON_CONFIG' });
+  });
+});
+
+describe('nats transport: run queue', () => {
+  it('hands out every ready message of a batch in one fetch', async () => {
+    for (let i = 0; i < 10; i++) await transport.enqueue(encoder.encode(`m${i}`));
+    const batch = await transport.fetch({ max: 10, expiresMs: 2_000 });
+    expect(texts(batch)).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`));
+    await Promise.all(batch.map((d) => d.ack()));
+  });
+
+  it('delivers a message enqueued after a fetch was cut short at once, not after the ack wait', async () => {
+    const controller = new AbortController();
+    const cut = transport.fetch({ max: 1, expiresMs: 20_000, signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    expect(await cut).toEqual([]);
+    await transport.enqueue(encoder.encode('after the abort'));
+    // The default ack wait is 30 s: anything swallowed by the cut request would miss this fetch.
+    const [delivery] = await transport.fetch({ max: 1, expiresMs: 5_000 });
+    expect(decoder.decode(delivery?.data ?? new Uint8Array())).toBe('after the abort');
+    await delivery?.ack();
+  });
+
+  it('keeps headers reserved for the server away from callers, and refuses to send them', async () => {
+    await transport.enqueue(encoder.encode('x'), { msgId: 'id-1', headers: { 'baton-kind': 'start' } });
+    const [delivery] = await transport.fetch({ max: 1, expiresMs: 2_000 });
+    expect(delivery?.headers).toEqual({ 'baton-kind': 'start' });
+    await delivery?.ack();
+    await expect(
+      transport.enqueue(encoder.encode('x'), { headers: { 'Nats-Rollup': 'all' } }),
+    ).rejects.toMatchObject({
+      code: 'BATON_INVALID_HEADER',
+    });
+    await expect(
+      transport.enqueue(encoder.encode('x'), { headers: { bad: 'a\r\nb' } }),
+    ).rejects.toMatchObject({
+      code: 'BATON_INVALID_HEADER',
+    });
+  });
+
+  it('answers a second ack, or a nak after an ack, without sending it again', async () => {
+    await transport.enqueue(encoder.encode('once'));
+    const [delivery] = await transport.fetch({ max: 1, expiresMs: 2_000 });
+    await delivery?.ack();
+    await delivery?.ack();
+    await delivery?.nak();
+    expect(await transport.fetch({ max: 1, expiresMs: 300 })).toEqual([]);
+  });
+});
+
+describe('nats transport: dead letters', () => {
+  it('lists the most recent dead letters by sequence, oldest first', async () => {
+    for (let i = 0; i < 120; i++) {
+      await transport.deadLetter({
+        data: encoder.encode(`d${i}`),
+        headers: {},
+        reason: `r${i}`,
+        code: 'c',
+        at: i,
+      });
+    }
+    const recent = await transport.listDeadLetters();
+    expect(recent.map((l) => l.reason)).toEqual(Array.from({ length: 100 }, (_, i) => `r${i + 20}`));
+    expect((await transport.listDeadLetters(500)).map((l) => l.at)).toEqual(
+      Array.from({ length: 120 }, (_, i) => i),
+    );
+    expect(await transport.listDeadLetters(0)).toEqual([]);
+  });
+
+  it('keeps a reason with line breaks on one line, and drops headers that cannot travel', async () => {
+    await transport.deadLetter({
+      data: encoder.encode('{'),
+      headers: { 'baton-kind': 'start', 'Nats-Msg-Id': 'dup', 'bad name': 'x' },
+      reason: 'line one\nline two',
+      code: 'unparseable',
+      at: 7,
+    });
+    const [letter] = await transport.listDeadLetters();
+    expect(letter).toMatchObject({ reason: 'line one line two', code: 'unparseable', at: 7 });
+    expect(letter?.headers).toEqual({ 'baton-kind': 'start' });
+  });
+});
