@@ -49,6 +49,8 @@ export interface NatsSession {
   /** The version the server reported at connect, e.g. `2.9.10`. */
   readonly serverVersion: string;
   readonly permissions: PermissionWatch;
+  /** False from a disconnect until the client has reconnected. */
+  isConnected(): boolean;
 }
 
 /** Connects, checks the server's version and JetStream; see the invariants above. */
@@ -59,12 +61,12 @@ export async function openSession(options: ResolvedNatsTransportOptions): Promis
   try {
     const serverVersion = nc.info?.version ?? '0.0.0';
     checkServerVersion(serverVersion, options.displayServers);
-    const permissions = watchPermissions(nc);
+    const { permissions, isConnected } = watchStatus(nc);
     // jetstreamManager asks $JS.API.INFO first: this is where "JetStream disabled" and a missing
     // permission for the API show up, before the transport relies on anything.
     const jsm = await jetstreamManager(nc, { timeout: options.requestTimeoutMs });
     const js = jetstream(nc, { timeout: options.requestTimeoutMs });
-    return { nc, js, jsm, serverVersion, permissions };
+    return { nc, js, jsm, serverVersion, permissions, isConnected };
   } catch (err) {
     await nc.close().catch(() => undefined);
     throw toNatsError(err, context);
@@ -130,15 +132,20 @@ function checkServerVersion(version: string, servers: string): void {
   );
 }
 
-function watchPermissions(nc: NatsConnection): PermissionWatch {
+/** Follows the connection's status: permission violations to their watchers, and connectivity. */
+function watchStatus(nc: NatsConnection): { permissions: PermissionWatch; isConnected(): boolean } {
   const watchers = new Map<string, Set<(error: Error) => void>>();
+  let connected = true;
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type !== 'error' || !(status.error instanceof natsErrors.PermissionViolationError)) continue;
-      for (const onViolation of watchers.get(status.error.subject) ?? []) onViolation(status.error);
+      if (status.type === 'disconnect') connected = false;
+      else if (status.type === 'reconnect') connected = true;
+      else if (status.type === 'error' && status.error instanceof natsErrors.PermissionViolationError) {
+        for (const onViolation of watchers.get(status.error.subject) ?? []) onViolation(status.error);
+      }
     }
   })().catch(() => undefined);
-  return {
+  const permissions: PermissionWatch = {
     watch(subject, onViolation) {
       const set = watchers.get(subject) ?? new Set();
       set.add(onViolation);
@@ -149,4 +156,5 @@ function watchPermissions(nc: NatsConnection): PermissionWatch {
       };
     },
   };
+  return { permissions, isConnected: () => connected };
 }

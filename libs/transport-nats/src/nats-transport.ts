@@ -40,7 +40,7 @@ import { ensureStreams } from './setup.js';
  */
 type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
 
-/** How long close() lets the connection drain before it drops it. */
+/** How long close() lets late messages be handed back and the connection drain before it drops it. */
 const DRAIN_TIMEOUT_MS = 2_000;
 
 /**
@@ -106,16 +106,27 @@ class NatsTransport implements Transport {
     this.state = 'closed';
     this.closeController.abort();
     await this.connecting?.catch(() => undefined);
-    const nc = this.context?.session.nc;
-    if (nc === undefined || nc.isClosed()) return;
-    // Fetches just ended and are handing late messages back; let them finish first.
-    await Promise.allSettled([...this.pending]);
-    const drained = nc.drain().catch(() => undefined);
-    const timer = setTimeout(() => void nc.close().catch(() => undefined), DRAIN_TIMEOUT_MS);
-    timer.unref();
-    await drained;
-    clearTimeout(timer);
-    await nc.closed();
+    const session = this.context?.session;
+    if (session === undefined || session.nc.isClosed()) return;
+    const nc = session.nc;
+    // Nothing can be handed back or flushed to a server that is not there.
+    if (!session.isConnected()) {
+      await nc.close().catch(() => undefined);
+      return;
+    }
+    // Fetches just ended and are handing late messages back; let them finish first. Bounded:
+    // while the server is unreachable, nothing they wait for will come.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const giveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([Promise.allSettled([...this.pending]), giveUp]);
+      await Promise.race([nc.drain().catch(() => undefined), giveUp]);
+    } finally {
+      clearTimeout(timer);
+      await nc.close().catch(() => undefined);
+    }
   }
 
   private contextFor(session: NatsSession, streams: TransportContext['streams']): TransportContext {

@@ -107,7 +107,11 @@ async function pull(
     subject: `$JS.API.CONSUMER.MSG.NEXT.${layout.runsStream}.${layout.workersConsumer}`,
     // Handed out to nobody: back to the queue at once.
     onLate: (msg) => {
-      if (msg.reply !== undefined && !session.nc.isClosed()) session.nc.publish(msg.reply, NAK);
+      try {
+        if (msg.reply !== undefined) session.nc.publish(msg.reply, NAK);
+      } catch {
+        // Closed or draining: the ack wait returns the message instead.
+      }
     },
   });
   context.track(result.settled);

@@ -1,0 +1,121 @@
+/**
+ * A restart of the server (a private nats-server with file storage, same port and data) loses
+ * nothing and needs no action: operations during the outage fail with an error instead of
+ * hanging, the client reconnects by itself, and afterwards run messages enqueued before the
+ * restart are fetched, the journal is intact and every operation works again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Delivery, Transport } from '@baton/core';
+import { startPrivateNats, type PrivateServer } from '@baton/testing/servers';
+import { natsTransport } from './index.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Retries `operation` until it succeeds (the client is reconnecting), for up to `withinMs`. */
+async function eventually<T>(operation: () => Promise<T>, withinMs = 20_000): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      return await operation();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+async function fetchTexts(transport: Transport, count: number, withinMs = 20_000): Promise<string[]> {
+  const deadline = Date.now() + withinMs;
+  const received: Delivery[] = [];
+  while (received.length < count && Date.now() < deadline) {
+    const batch = await transport.fetch({ max: count, expiresMs: 500 }).catch(() => []);
+    for (const delivery of batch) await delivery.ack();
+    received.push(...batch);
+  }
+  return received.map((d) => decoder.decode(d.data));
+}
+
+describe('nats transport: server restart', { timeout: 60_000 }, () => {
+  let server: PrivateServer;
+  let transport: Transport;
+
+  beforeAll(async () => {
+    server = await startPrivateNats();
+    transport = natsTransport({
+      servers: server.url,
+      prefix: 'restart',
+      ackWaitMs: 2_000,
+      requestTimeoutMs: 1_000,
+    });
+    await transport.connect();
+  });
+
+  afterAll(async () => {
+    await transport?.close();
+    await server?.dispose();
+  });
+
+  it('keeps queue and journal across a restart and works again once reconnected', async () => {
+    await transport.enqueue(encoder.encode('before-1'));
+    await transport.enqueue(encoder.encode('before-2'));
+    const p1 = await transport.append({
+      runId: 'run-1',
+      data: encoder.encode('r1'),
+      expectedLastPosition: 0,
+    });
+    const p2 = await transport.append({
+      runId: 'run-1',
+      data: encoder.encode('r2'),
+      expectedLastPosition: p1,
+    });
+
+    await server.stop();
+    await expect(transport.enqueue(encoder.encode('during'))).rejects.toMatchObject({
+      code: 'BATON_NATS_UNAVAILABLE',
+      retryable: true,
+    });
+    expect(await transport.fetch({ max: 1, expiresMs: 300 })).toEqual([]);
+    await server.restart();
+
+    await eventually(() => transport.enqueue(encoder.encode('after')));
+    expect((await fetchTexts(transport, 3)).sort()).toEqual(['after', 'before-1', 'before-2']);
+    const records = await eventually(() => transport.read('run-1', 0));
+    expect(records.map((r) => [r.position, decoder.decode(r.data)])).toEqual([
+      [p1, 'r1'],
+      [p2, 'r2'],
+    ]);
+    const p3 = await transport.append({
+      runId: 'run-1',
+      data: encoder.encode('r3'),
+      expectedLastPosition: p2,
+    });
+    expect(p3).toBeGreaterThan(p2);
+    await transport.deadLetter({ data: new Uint8Array(), headers: {}, reason: 'r', code: 'c', at: 1 });
+    expect((await transport.listDeadLetters()).map((l) => l.code)).toEqual(['c']);
+  });
+
+  it('redelivers after a restart a message that was fetched but not acked before it', async () => {
+    await transport.enqueue(encoder.encode('in flight'));
+    const [unacked] = await transport.fetch({ max: 1, expiresMs: 2_000 });
+    expect(unacked?.deliveryCount).toBe(1);
+    await server.restart();
+    const [again] = await eventually(async () => {
+      const batch = await transport.fetch({ max: 1, expiresMs: 1_000 });
+      if (batch.length === 0) throw new Error('not redelivered yet');
+      return batch;
+    });
+    expect(decoder.decode(again?.data ?? new Uint8Array())).toBe('in flight');
+    expect(again?.deliveryCount).toBeGreaterThanOrEqual(2);
+    await again?.ack();
+  });
+
+  it('closes promptly while the server is down, ending a fetch in flight', async () => {
+    const other = natsTransport({ servers: server.url, prefix: 'restart', requestTimeoutMs: 1_000 });
+    await other.connect();
+    const fetching = other.fetch({ max: 1, expiresMs: 30_000 });
+    await server.stop();
+    await other.close();
+    expect(await fetching).toEqual([]);
+  });
+});
