@@ -14,6 +14,44 @@ import { freePort, startPrivateNats, type PrivateServer } from '@baton/testing/s
 import { deleteNatsStreams, natsTransport } from './index.js';
 
 const PASSWORD = 'secret-pw-7291';
+const CREW = 'crew';
+
+/** What a producer publishes to, as the README lists it: connect, enqueue, read history. */
+function producerPublish(prefix: string): string[] {
+  const P = prefix.toUpperCase();
+  return [
+    '$JS.API.INFO',
+    `$JS.API.STREAM.INFO.${P}_RUNS`,
+    `$JS.API.STREAM.INFO.${P}_JOURNAL`,
+    `$JS.API.STREAM.INFO.${P}_DLQ`,
+    `$JS.API.CONSUMER.INFO.${P}_RUNS.${prefix}-workers`,
+    `${prefix}.runs`,
+    `$JS.API.DIRECT.GET.${P}_JOURNAL`,
+    `$JS.API.CONSUMER.CREATE.${P}_JOURNAL`,
+    `$JS.API.CONSUMER.MSG.NEXT.${P}_JOURNAL.*`,
+    `$JS.API.CONSUMER.DELETE.${P}_JOURNAL.*`,
+  ];
+}
+
+/** What a worker publishes to, as the README lists it: everything, including creating the streams. */
+function workerPublish(prefix: string): string[] {
+  const P = prefix.toUpperCase();
+  return [
+    ...producerPublish(prefix),
+    `$JS.API.STREAM.CREATE.${P}_RUNS`,
+    `$JS.API.STREAM.CREATE.${P}_JOURNAL`,
+    `$JS.API.STREAM.CREATE.${P}_DLQ`,
+    `$JS.API.STREAM.UPDATE.${P}_RUNS`,
+    `$JS.API.STREAM.UPDATE.${P}_JOURNAL`,
+    `$JS.API.STREAM.UPDATE.${P}_DLQ`,
+    `$JS.API.CONSUMER.CREATE.${P}_RUNS.${prefix}-workers`,
+    `$JS.API.CONSUMER.MSG.NEXT.${P}_RUNS.${prefix}-workers`,
+    `$JS.ACK.${P}_RUNS.${prefix}-workers.>`,
+    `${prefix}.journal.>`,
+    `${prefix}.dlq`,
+    `$JS.API.DIRECT.GET.${P}_DLQ`,
+  ];
+}
 
 /** The error connect() rejects with; the transport is closed either way. */
 async function connectError(transport: Transport): Promise<Error & { code?: string; subject?: string }> {
@@ -96,6 +134,15 @@ describe('nats transport: credentials and permissions', () => {
           ]
         }
         NOJS: { users: [ { user: nojs, password: "${PASSWORD}" } ] }
+        CREW: {
+          jetstream: enabled
+          users: [
+            { user: worker, password: "${PASSWORD}", permissions: {
+                publish: { allow: ${JSON.stringify(workerPublish(CREW))} }, subscribe: { allow: ["_INBOX.>"] } } }
+            { user: producer, password: "${PASSWORD}", permissions: {
+                publish: { allow: ${JSON.stringify(producerPublish(CREW))} }, subscribe: { allow: ["_INBOX.>"] } } }
+          ]
+        }
       }
       `,
     );
@@ -143,6 +190,38 @@ describe('nats transport: credentials and permissions', () => {
     expect(err.message).toContain(
       `permission to publish to '$JS.API.STREAM.INFO.${prefix.toUpperCase()}_RUNS'`,
     );
+  });
+
+  it('works with exactly the permissions the README lists for a worker and a producer', async () => {
+    const encoder = new TextEncoder();
+    const crew = (user: string): Transport =>
+      natsTransport({ servers: server.url, user, pass: PASSWORD, prefix: CREW, storage: 'memory' });
+    const worker = crew('worker');
+    const producer = crew('producer');
+    try {
+      await worker.connect();
+      await producer.connect();
+      await producer.enqueue(encoder.encode('start'), { msgId: 'start:run-1' });
+      const [delivery] = await worker.fetch({ max: 5, expiresMs: 2_000 });
+      await delivery?.nak(10);
+      const [again] = await worker.fetch({ max: 5, expiresMs: 2_000 });
+      await again?.ack();
+      let last = 0;
+      for (let i = 0; i < 6; i++) {
+        last = await worker.append({
+          runId: 'run-1',
+          data: encoder.encode(`e${i}`),
+          expectedLastPosition: last,
+        });
+      }
+      expect(await worker.read('run-1', 0)).toHaveLength(6);
+      expect(await producer.read('run-1', 0)).toHaveLength(6);
+      await worker.deadLetter({ data: encoder.encode('x'), headers: {}, reason: 'r', code: 'c', at: 1 });
+      expect(await worker.listDeadLetters()).toHaveLength(1);
+    } finally {
+      await worker.close();
+      await producer.close();
+    }
   });
 
   it('fails a fetch at once, naming the subject, when the user may not pull from the consumer', async () => {

@@ -1,21 +1,24 @@
 /**
  * Reads the records of one run's subject in a sequence range.
  *
- * Why two methods: measured on nats-server 2.9.10, one server on localhost, 300-byte records in
- * a stream also holding other runs' records (p50 of 200 reads, ms):
+ * Why two methods: measured through this transport on nats-server 2.9.10, one server on
+ * localhost (shared, 2 cores), file storage, 300-byte records in a journal also holding other
+ * runs' records; p50 of 200 reads, ms:
  *
- * | records in the range              |    0 |    1 |   20 |
- * |-----------------------------------|------|------|------|
- * | direct get, next_by_subj, looped  | 0.20 | 0.48 | 3.7  |
- * | STREAM.MSG.GET, next_by_subj      | 0.24 | 0.48 | 5.1  |
- * | ephemeral consumer (create, pull) | 0.74 | 0.96 | 1.1  |
+ * | records in the range                    |    0 |    1 |   5 |  20 |  100 |
+ * |-----------------------------------------|------|------|-----|-----|------|
+ * | direct get (next_by_subj), one a record | 0.28 | 0.51 | 1.6 | 4.6 | 24.5 |
+ * | ephemeral consumer (create, pull, drop) | 0.70 | 0.99 | 1.1 | 1.1 |  1.8 |
+ * | two gets, then a consumer (chosen)      | 0.22 | 0.54 | 1.6 | 1.5 |  2.2 |
  *
- * One get per record is the cheapest for the short tails a resume usually reads (a checkpoint
- * plus a few entries), but costs ~0.18 ms a record; a consumer costs ~0.75 ms once and little per
- * record. So the first {@link GETS_BEFORE_CONSUMER} records are fetched one by one, and a longer
+ * A get costs ~0.25 ms a record; a consumer ~0.7 ms once and little per record. A run's first
+ * claim reads one record (its own lease marker) and a resume right after a checkpoint about as
+ * few, so the first {@link GETS_BEFORE_CONSUMER} records are fetched one by one and a longer
  * tail (up to `checkpointEvery` entries, 100 by default) is streamed by one ephemeral consumer.
- * Both work on 2.9; 2.11's batched direct get would do it in one request but is not used so one
- * code path serves every supported server.
+ * STREAM.MSG.GET (used when the stream has replicas, see stream-reader.ts) costs about what
+ * direct get does for one record and more per record. Both methods work on 2.9; 2.11's batched
+ * direct get would read a tail in one request but is not used, so one code path serves every
+ * supported server.
  */
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
@@ -26,7 +29,7 @@ import { pullBatch } from './pull-request.js';
 import { getStoredMessage } from './stream-reader.js';
 
 /** Records read one by one before a consumer takes over (see the table above). */
-export const GETS_BEFORE_CONSUMER = 4;
+export const GETS_BEFORE_CONSUMER = 2;
 /** Messages per pull request of the reading consumer. */
 const CONSUMER_BATCH = 1_000;
 /** The server removes a reading consumer left behind (a crash between create and delete) after this. */
