@@ -80,6 +80,21 @@ describe('nats transport: run queue', () => {
     await delivery?.ack();
   });
 
+  it('waits out a fetch while max ack pending is reached, and delivers again once a slot frees', async () => {
+    const limited = natsTransport({ servers: natsTestUrl(), prefix: prefixes.next(), maxAckPending: 2 });
+    try {
+      await limited.connect();
+      for (const label of ['a', 'b', 'c']) await limited.enqueue(encoder.encode(label));
+      const held = await limited.fetch({ max: 5, expiresMs: 2_000 });
+      expect(texts(held)).toEqual(['a', 'b']);
+      expect(await limited.fetch({ max: 5, expiresMs: 300 })).toEqual([]);
+      await held[0]?.ack();
+      expect(texts(await limited.fetch({ max: 5, expiresMs: 2_000 }))).toEqual(['c']);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('keeps headers reserved for the server away from callers, and refuses to send them', async () => {
     await transport.enqueue(encoder.encode('x'), { msgId: 'id-1', headers: { 'baton-kind': 'start' } });
     const [delivery] = await transport.fetch({ max: 1, expiresMs: 2_000 });

@@ -5,8 +5,9 @@
  *
  * Invariants:
  * 1. A request ends exactly once: on a status from the server (404 no messages, 408 expired,
- *    409 refused), a full batch, its abort signal, a permission violation, or a backstop timer
- *    for a server that never answers (disconnected, restarted).
+ *    409 refused), a full batch, its abort signal, a permission violation, a quiet period after
+ *    a partial batch, or a backstop timer for a server that never answers (disconnected,
+ *    restarted, or holding a no_wait request at max_ack_pending).
  * 2. The server keeps a waiting request only while its inbox has interest. When the request ends
  *    without the server saying so (abort, backstop), the inbox is drained, not dropped: UNSUB and
  *    a flush, with the handler still attached, so a message the server sent before it saw the
@@ -32,6 +33,11 @@ export interface PullRequest {
   signal?: AbortSignal;
   /** Backstop for a server that never answers. */
   timeoutMs: number;
+  /**
+   * Ends the request this long after a message when nothing else arrived: a no_wait request that
+   * delivered part of its batch and then hit max_ack_pending is not answered until a slot frees.
+   */
+  quietMs?: number;
   /** A message that arrived after the request ended; it is delivered but nobody will process it. */
   onLate?(msg: Msg): void;
 }
@@ -39,6 +45,8 @@ export interface PullRequest {
 /** The outcome of a pull request. */
 export interface PullResult {
   messages: Msg[];
+  /** True when the server ended the request (a status, or the batch filled); false on a timeout or abort. */
+  answered: boolean;
   /** Resolves when the inbox is closed and no late message can arrive any more. */
   settled: Promise<void>;
 }
@@ -79,17 +87,23 @@ export function pullBatch(
         if (status !== 0) return end('unsubscribe');
         messages.push(msg);
         // A fulfilled request is finished on the server too; nothing else will arrive.
-        if (messages.length >= request.batch) end('unsubscribe');
+        if (messages.length >= request.batch) return end('unsubscribe');
+        if (request.quietMs !== undefined) {
+          clearTimeout(quiet);
+          quiet = setTimeout(() => end('drain'), request.quietMs);
+        }
       },
     });
     const unwatch = permissions.watch(request.subject, (violation) => end('drain', violation));
     const onAbort = (): void => end('drain');
     const timer = setTimeout(() => end('drain'), request.timeoutMs);
+    let quiet: ReturnType<typeof setTimeout> | undefined;
 
     function end(how: 'unsubscribe' | 'drain', error?: Error): void {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
+      clearTimeout(quiet);
       unwatch();
       request.signal?.removeEventListener('abort', onAbort);
       if (how === 'unsubscribe') {
@@ -99,9 +113,10 @@ export function pullBatch(
         settled = subscription.drain().catch(() => undefined);
       }
       if (error !== undefined) reject(error);
-      else resolve({ messages, settled });
+      else resolve({ messages, answered: how === 'unsubscribe', settled });
     }
 
+    if (request.signal?.aborted) return end('unsubscribe');
     request.signal?.addEventListener('abort', onAbort, { once: true });
     const body: Record<string, unknown> = { batch: request.batch };
     if (request.noWait) body.no_wait = true;

@@ -9,9 +9,9 @@
  *    batch). Only an empty queue makes it wait, and then for the first message alone (batch 1),
  *    topped up by one more `no_wait` request: a waiting request for the whole batch would hold
  *    the first message until the batch filled or expired.
- * 3. `fetch` never outlives `expiresMs` by more than the backstop, and returns what it has when
- *    its signal aborts or the transport closes; a message that lands after that is nakked at once
- *    (see pull-request.ts), never left to the ack wait.
+ * 3. `fetch` never outlives `expiresMs` by more than a backstop, also when max_ack_pending is
+ *    reached, and returns what it has when its signal aborts or the transport closes; a message
+ *    that lands after that is nakked at once (see pull-request.ts), never left to the ack wait.
  * 4. `ack` is a double ack: it resolves when the server confirms it, so "acked" means the server
  *    will not redeliver. Acking or nakking twice sends once.
  * 5. Order: one stream, one consumer; messages are delivered in stream order (redeliveries aside),
@@ -41,6 +41,19 @@ const BACKSTOP_GRACE_MS = 1_000;
  * up by the next fetch.
  */
 const EXPIRY_MARGIN_MS = 25;
+/**
+ * How long a no_wait request may go unanswered. nats-server 2.9 answers one at once (messages, or
+ * 404 when the queue is empty) except when messages are pending but max_ack_pending is reached:
+ * then it holds the request, without expiry, until a slot frees. Past this, the fetch takes the
+ * silence for "nothing deliverable now" and goes on to a request that does expire.
+ */
+const NO_WAIT_TIMEOUT_MS = 500;
+/**
+ * A no_wait request that delivered part of its batch and then reached max_ack_pending is not
+ * answered either; normally the 408 follows the last message at once, so a short silence after a
+ * message means the request is stuck there.
+ */
+const QUIET_MS = 20;
 const ACK = '+ACK';
 const NAK = '-NAK';
 
@@ -75,12 +88,14 @@ export async function fetchRunMessages(
   const signal =
     options.signal === undefined ? context.closing : AbortSignal.any([options.signal, context.closing]);
   if (signal.aborted) return [];
-  const { requestTimeoutMs } = context.options;
-  const ready = (batch: number): Promise<Delivery[]> =>
-    pull(context, { batch, noWait: true, signal, timeoutMs: requestTimeoutMs });
+  const noWaitTimeoutMs = Math.min(NO_WAIT_TIMEOUT_MS, context.options.requestTimeoutMs);
+  const ready = (batch: number): Promise<Pulled> =>
+    pull(context, { batch, noWait: true, signal, timeoutMs: noWaitTimeoutMs, quietMs: QUIET_MS });
   try {
     const now = await ready(max);
-    if (now.length > 0 || expiresMs <= 0 || signal.aborted) return now;
+    if (now.deliveries.length > 0 || expiresMs <= 0 || signal.aborted) return now.deliveries;
+    // Unanswered: max_ack_pending is reached. Only the expiring request below is worth making.
+    const blocked = !now.answered;
     const serverWaitMs = expiresMs >= 4 * EXPIRY_MARGIN_MS ? expiresMs - EXPIRY_MARGIN_MS : expiresMs;
     const first = await pull(context, {
       batch: 1,
@@ -89,18 +104,26 @@ export async function fetchRunMessages(
       signal,
       timeoutMs: serverWaitMs + BACKSTOP_GRACE_MS,
     });
-    if (signal.aborted) return first;
-    if (first.length === 0) return serverWaitMs < expiresMs ? ready(max) : [];
-    return max === 1 ? first : [...first, ...(await ready(max - 1))];
+    if (signal.aborted || blocked) return first.deliveries;
+    if (first.deliveries.length === 0) {
+      return serverWaitMs < expiresMs ? (await ready(max)).deliveries : [];
+    }
+    if (max === 1) return first.deliveries;
+    return [...first.deliveries, ...(await ready(max - 1)).deliveries];
   } catch (err) {
     throw context.toError('fetch', err);
   }
 }
 
+interface Pulled {
+  deliveries: Delivery[];
+  answered: boolean;
+}
+
 async function pull(
   context: TransportContext,
   request: Omit<PullRequest, 'subject' | 'onLate'>,
-): Promise<Delivery[]> {
+): Promise<Pulled> {
   const { session, layout } = context;
   const result = await pullBatch(session.nc, session.permissions, {
     ...request,
@@ -115,7 +138,7 @@ async function pull(
     },
   });
   context.track(result.settled);
-  return result.messages.map((msg) => toDelivery(context, msg));
+  return { deliveries: result.messages.map((msg) => toDelivery(context, msg)), answered: result.answered };
 }
 
 function toDelivery(context: TransportContext, msg: Msg): Delivery {
