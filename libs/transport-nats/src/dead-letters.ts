@@ -69,6 +69,7 @@ export async function listDeadLetters(
   limit = DEFAULT_DEAD_LETTER_LIMIT,
 ): Promise<DeadLetter[]> {
   context.assertOpen('listDeadLetters');
+  limit = Math.floor(limit);
   if (!(limit > 0)) return [];
   const stream = context.layout.deadLetterStream;
   try {
