@@ -110,6 +110,6 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
   await worker.stop();
   await closeAll();
   clearTimeout(hardStop);
-  logger.info({ handedOff: owned }, 'worker stopped');
+  logger.info({ handedOff: owned }, 'worker process exiting');
   return 0;
 }
