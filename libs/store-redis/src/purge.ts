@@ -8,7 +8,9 @@ import { createConnection } from './connection.js';
 import { resolveRedisStoreOptions, type RedisStoreOptions } from './options.js';
 
 /** Deletes every key starting with `keyPrefix` (SCAN + UNLINK); returns how many were deleted. */
-export async function purgeRedisKeyPrefix(options: RedisStoreOptions & { keyPrefix: string }): Promise<number> {
+export async function purgeRedisKeyPrefix(
+  options: RedisStoreOptions & { keyPrefix: string },
+): Promise<number> {
   if (!options.keyPrefix) throw new ConfigError('purgeRedisKeyPrefix needs a non-empty keyPrefix');
   const connection = createConnection(resolveRedisStoreOptions(options));
   await connection.open();
