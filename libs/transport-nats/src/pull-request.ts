@@ -18,7 +18,7 @@
  */
 import { createInbox, nanos, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { PermissionWatch } from './connection.js';
-import { NatsRequestError } from './errors.js';
+import { NatsRequestError, NatsUnavailableError } from './errors.js';
 
 /** What to ask the consumer for. */
 export interface PullRequest {
@@ -75,14 +75,8 @@ export function pullBatch(
         const status = statusOf(msg);
         if (status === STATUS.heartbeat) return;
         if (status === STATUS.conflict && messages.length === 0) {
-          // e.g. "Exceeded MaxWaiting" or "Consumer Deleted": an error, so a claim loop backs off
-          // instead of spinning on empty batches.
-          return end(
-            'unsubscribe',
-            new NatsRequestError(
-              `pull request on ${request.subject} refused: ${status} ${msg.headers?.description ?? ''}`,
-            ),
-          );
+          // An error, so a claim loop backs off instead of spinning on empty batches.
+          return end('unsubscribe', conflictError(request.subject, msg.headers?.description ?? ''));
         }
         if (status !== 0) return end('unsubscribe');
         messages.push(msg);
@@ -127,6 +121,18 @@ export function pullBatch(
       end('unsubscribe', err as Error);
     }
   });
+}
+
+/**
+ * A 409 answer: the server going away or a new consumer leader (retry soon), or a refusal such as
+ * "Exceeded MaxWaiting" or "Consumer Deleted".
+ */
+function conflictError(subject: string, description: string): Error {
+  const message = `pull request on ${subject} ended: 409 ${description}`;
+  if (/shutdown|leadership/i.test(description)) {
+    return new NatsUnavailableError(`${message}; the client reconnects by itself, retry the fetch`);
+  }
+  return new NatsRequestError(message);
 }
 
 /** The status code of a pull response, 0 for a message. */
