@@ -16,7 +16,12 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-export type { NatsTlsOptions, NatsTransportOptions, ResolvedNatsTransportOptions } from './options.js';
+export type {
+  NatsTlsOptions,
+  NatsTransportOptions,
+  ResolvedNatsTransportOptions,
+  StreamSetting,
+} from './options.js';
 export { DEFAULT_NATS_PREFIX, DEFAULT_NATS_SERVERS, resolveNatsTransportOptions } from './options.js';
 export type { NatsCredentials } from './credentials.js';
 export type { NatsLayout } from './layout.js';
