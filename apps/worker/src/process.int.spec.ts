@@ -2,11 +2,16 @@
  * The worker process refuses bad configuration and unreachable servers at start-up: it exits 1
  * with a log line naming the variable or the server, never hangs.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { deleteNatsStreams } from '@baton/transport-nats';
 import { CRASH_WORKFLOW_MODULE, WorkerProcess } from '@baton/testing/crash';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
 
+/** Its own streams on the shared server, removed afterwards (a start that fails after the bus connected created them). */
+const PREFIX = `proc${process.pid}x${Date.now()}`;
+
 const GOOD = {
+  BATON_NATS_PREFIX: PREFIX,
   BATON_TRANSPORT_URL: natsTestUrl(),
   BATON_STORE_URL: redisTestUrl(),
   BATON_WORKFLOWS: CRASH_WORKFLOW_MODULE,
@@ -23,6 +28,8 @@ async function failedStart(env: Record<string, string>): Promise<{ code: number 
 }
 
 describe('worker process start-up', () => {
+  afterAll(() => deleteNatsStreams({ servers: natsTestUrl(), prefix: PREFIX }));
+
   it('exits 1 naming a missing variable', { timeout: 30_000 }, async () => {
     const { code, fatal } = await failedStart({ ...GOOD, BATON_STORE_URL: '' });
     expect(code).toBe(1);
