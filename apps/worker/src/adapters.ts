@@ -30,6 +30,14 @@ function schemeOf(variable: string, url: string): string {
   return match[1].toLowerCase();
 }
 
+/** The embedded adapters live inside one process: a fleet of processes cannot share them. */
+function inProcessOnly(variable: string, instead: string): ConfigError {
+  return new ConfigError(
+    `${variable} is memory:, which lives inside one process and cannot be shared by a fleet; ` +
+      `use ${instead} here, or \`npm start\` for the in-process demo`,
+  );
+}
+
 function readFileFor(variable: string, path: string): string {
   try {
     return readFileSync(path, 'utf8');
@@ -55,10 +63,7 @@ export function transportFromConfig(config: WorkerAppConfig): Transport {
       });
     }
     case 'memory':
-      throw new ConfigError(
-        `${ENV.transportUrl} is memory:, which lives inside one process and cannot be shared by a fleet; ` +
-          'use nats://… here, or `npm start` for the in-process demo',
-      );
+      throw inProcessOnly(ENV.transportUrl, 'nats://…');
     default:
       throw new ConfigError(
         `${ENV.transportUrl} '${maskUrl(url)}' names an unsupported bus; use nats://host:4222 (or tls://)`,
@@ -82,10 +87,7 @@ export function storeFromConfig(config: WorkerAppConfig): Store {
         ...(config.postgres.schema !== undefined && { schema: config.postgres.schema }),
       });
     case 'memory':
-      throw new ConfigError(
-        `${ENV.storeUrl} is memory:, which lives inside one process and cannot be shared by a fleet; ` +
-          'use redis://… or postgres://… here, or `npm start` for the in-process demo',
-      );
+      throw inProcessOnly(ENV.storeUrl, 'redis://… or postgres://…');
     default:
       throw new ConfigError(
         `${ENV.storeUrl} '${maskUrl(url)}' names an unsupported store; use redis://, rediss://, postgres:// or postgresql://`,

@@ -3,6 +3,7 @@
  * is reported with the variable's name, what was found and what to do, before anything connects.
  */
 import { ConfigError } from '@baton/core';
+import type { WorkerOptions } from '@baton/worker';
 
 /** Names of the environment variables the worker process reads. */
 export const ENV = {
@@ -35,20 +36,23 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Worker options given by the environment; unset ones keep the Worker's own defaults. */
-export interface WorkerTuning {
-  concurrency?: number;
-  leaseMs?: number;
-  heartbeatMs?: number;
-  reapIntervalMs?: number;
-  deadWorkerScanMs?: number;
-  checkpointEvery?: number;
-  maxMessageBytes?: number;
-  maxDeliveries?: number;
-  drainTimeoutMs?: number;
-  inProcessWaitMs?: number;
-  fetchWaitMs?: number;
-  workerId?: string;
-}
+export type WorkerTuning = Partial<
+  Pick<
+    WorkerOptions,
+    | 'concurrency'
+    | 'leaseMs'
+    | 'heartbeatMs'
+    | 'reapIntervalMs'
+    | 'deadWorkerScanMs'
+    | 'checkpointEvery'
+    | 'maxMessageBytes'
+    | 'maxDeliveries'
+    | 'drainTimeoutMs'
+    | 'inProcessWaitMs'
+    | 'fetchWaitMs'
+    | 'workerId'
+  >
+>;
 
 export interface WorkerAppConfig {
   transportUrl: string;
