@@ -37,6 +37,11 @@ function report(label: string, latencies: number[]): void {
   );
 }
 
+/** Why the fleet's workers reaped leases ('dead-worker', 'expired'), from their logs. */
+function reapCauses(world: CrashWorld): unknown[] {
+  return world.fleet.all.flatMap((p) => p.logs.filter((l) => l.msg === 'reaped leases').map((l) => l.cause));
+}
+
 export function describeCrashSuite(
   name: string,
   factory: CrashEnvironmentFactory,
@@ -83,6 +88,8 @@ export function describeCrashSuite(
         expect(await w.violations()).toEqual(NO_VIOLATIONS);
         // The scenario must actually have killed workers with runs in flight.
         expect(kills.length).toBeGreaterThanOrEqual(3);
+        // Their runs were found through their dropped store connections, not only by lease expiry.
+        expect(reapCauses(w)).toContain('dead-worker');
         const executions = await w.ledger.executions();
         const latencies = resumeLatencies(kills, executions);
         expect(latencies.length).toBeGreaterThan(0);
@@ -150,6 +157,8 @@ export function describeCrashSuite(
 
         expect(zombie.alive).toBe(true);
         expect(await w.violations()).toEqual(NO_VIOLATIONS);
+        // A frozen process keeps its connections: only lease expiry could hand its runs on.
+        expect(reapCauses(w)).toContain('expired');
         // The zombie noticed, on waking, that it had lost every lease it held, and stopped there.
         const lost = zombie.logs.filter((l) => l.msg.startsWith('lease lost'));
         expect(lost.length).toBeGreaterThan(0);
