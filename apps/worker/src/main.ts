@@ -6,7 +6,8 @@
 import { pino } from 'pino';
 import { runWorkerProcess } from './process.js';
 
-const logger = pino({ name: 'baton-worker', level: process.env.BATON_LOG_LEVEL || 'info' });
+// Level 'info' until the configuration (BATON_LOG_LEVEL included) has been validated.
+const logger = pino({ name: 'baton-worker', level: 'info' });
 runWorkerProcess(process.env, logger).then(
   (code) => process.exit(code),
   (err: unknown) => {
