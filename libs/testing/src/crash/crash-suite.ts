@@ -12,7 +12,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '../servers.js';
 import { CrashWorld, sleep, type CrashEnvironmentFactory } from './harness.js';
 import { percentile, resumeLatencies } from './invariants.js';
-import type { WorkerProcess } from './worker-processes.js';
 
 export interface CrashSuiteOptions {
   /** Runs in the SIGKILL test. @defaultValue 200 */
@@ -70,20 +69,28 @@ export function describeCrashSuite(
         await w.enqueue(runCount, { steps: 10, minDelayMs: 400, maxDelayMs: 1_000 });
 
         const kills: Array<{ pid: number; at: number }> = [];
-        const replacements: Array<Promise<WorkerProcess>> = [];
+        const replacements: Array<Promise<unknown>> = [];
         let nextKillAt = Date.now() + 1_000 + Math.random() * 1_000;
         await w.waitForAll(180_000, async () => {
           await sleep(100);
           if (Date.now() < nextKillAt) return;
           nextKillAt = Date.now() + 1_000 + Math.random() * 1_000;
-          const candidates = w.fleet.alive;
+          // Only workers that claim runs: killing one still starting would test nothing.
+          const candidates = w.fleet.alive.filter((p) => p.started);
           const victim = candidates[Math.floor(Math.random() * candidates.length)];
           if (!victim) return;
           victim.signal('SIGKILL');
           kills.push({ pid: victim.pid, at: victim.signalledAt ?? Date.now() });
-          replacements.push(w.fleet.spawn());
+          // Handled at once: a replacement that fails to start must fail the test, not the runner.
+          replacements.push(
+            w.fleet.spawn().then(
+              () => undefined,
+              (err: unknown) => err,
+            ),
+          );
         });
-        await Promise.allSettled(replacements);
+        const failedStarts = (await Promise.all(replacements)).filter((r) => r !== undefined);
+        expect(failedStarts).toEqual([]);
 
         expect(await w.violations()).toEqual(NO_VIOLATIONS);
         // The scenario must actually have killed workers with runs in flight.

@@ -27,6 +27,10 @@ export class WorkerProcess {
   private readonly child: ChildProcess;
   private readonly readyWaiters: Array<() => void> = [];
   private isReady = false;
+  /** True once the process logged 'worker ready' (it claims runs). */
+  get started(): boolean {
+    return this.isReady;
+  }
   /** Local time the last signal was sent. */
   signalledAt: number | undefined;
 
