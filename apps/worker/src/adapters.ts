@@ -3,21 +3,19 @@
  * adapter-specific variables add what a URL cannot carry well (prefixes, files).
  */
 import { readFileSync } from 'node:fs';
-import { ConfigError, type Store, type Transport } from '@baton/core';
+import { ConfigError, maskUrlSecret, type Store, type Transport } from '@baton/core';
 import { natsTransport } from '@baton/transport-nats';
 import { redisStore } from '@baton/store-redis';
 import { postgresStore } from '@baton/store-postgres';
 import { ENV, type WorkerAppConfig } from './config.js';
 
-/** The URL with any password replaced, for messages and logs. */
+/**
+ * The URL without its secret, for messages and logs; a NATS URL's lone user part is a token. A
+ * value without a scheme is not shown at all (it may be a bare secret pasted into the wrong place).
+ */
 export function maskUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<unparseable URL>';
-  }
+  if (!url.includes('://')) return '<not a URL>';
+  return maskUrlSecret(url, { userIsSecret: /^(nats|tls):/i.test(url) });
 }
 
 function schemeOf(variable: string, url: string): string {

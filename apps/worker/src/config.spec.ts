@@ -59,6 +59,7 @@ describe('worker process configuration', () => {
   it('never shows a password in a URL it reports', () => {
     expect(maskUrl('redis://user:s3cret@host:6379/0')).toBe('redis://user:***@host:6379/0');
     expect(maskUrl('not a url')).not.toContain('not a url');
+    expect(maskUrl('nats://s3cret-token@nats:4222')).toBe('nats://***@nats:4222');
   });
 
   it('loads workflows from a module and names a module that exports none or fails to load', async () => {

@@ -139,6 +139,9 @@ export type {
 export { ReplayExecutor } from './executor/replay-executor.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { assertRunId, newRunId, RUN_ID_PATTERN, runIdForKey } from './ids.js';
+export type { MaskUrlOptions } from './urls.js';
+export { maskUrlSecret } from './urls.js';
+export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export type { MemoryTransportOptions } from './memory/memory-transport.js';
 export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';

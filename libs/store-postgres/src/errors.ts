@@ -3,7 +3,7 @@
  * and what fixes it; none ever contains a password (URLs are shown masked, and pg's own
  * messages carry none). Every one is a BatonError with a stable code and its pg error as cause.
  */
-import { BatonError } from '@baton/core';
+import { BatonError, CONNECTION_FAILURE_CODES } from '@baton/core';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 
 /** Stable codes of {@link PostgresStoreError}. */
@@ -47,23 +47,12 @@ function messageOf(err: unknown): string {
   return typeof message === 'string' ? message : String(err);
 }
 
-const SOCKET_FAILURES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
-
 /** True when the connection itself failed (as opposed to a statement). */
 export function isConnectionFailure(err: unknown): boolean {
   const code = sqlState(err);
   if (
     code !== undefined &&
-    (SOCKET_FAILURES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')
+    (CONNECTION_FAILURE_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')
   ) {
     return true;
   }
@@ -122,7 +111,7 @@ export function connectError(err: unknown, options: ResolvedPostgresStoreOptions
   }
   if (isConnectionFailure(err)) {
     const problem =
-      code !== undefined && SOCKET_FAILURES.has(code)
+      code !== undefined && CONNECTION_FAILURE_CODES.has(code)
         ? `cannot reach ${options.server} (${code})`
         : `no answer from ${options.server} within ${options.connectTimeoutMs} ms (${detail})`;
     return make(

@@ -4,7 +4,7 @@
  * failover.
  */
 import type { ConnectionOptions } from 'node:tls';
-import { ConfigError } from '@baton/core';
+import { ConfigError, maskUrlSecret } from '@baton/core';
 import { quoteIdent } from './sql.js';
 
 /** The server a store talks to when no `url` is given. */
@@ -112,7 +112,7 @@ export function resolvePostgresStoreOptions(
 
 /** The URL with any password replaced by `***`; works on URLs that do not parse, too. */
 export function maskPassword(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)[^/?#]*@/i, '$1***@');
+  return maskUrlSecret(url);
 }
 
 function parseUrl(url: string): URL {

@@ -2,7 +2,7 @@
  * Errors of the Redis store: one class per condition, each a BatonError with a stable code and
  * the ioredis error as `cause`. Messages name the server by its masked URL, never a password.
  */
-import { BatonError, type BatonErrorOptions } from '@baton/core';
+import { BatonError, CONNECTION_FAILURE_CODES, type BatonErrorOptions } from '@baton/core';
 
 /** Redis did not answer: refused, timed out, connection dropped. Retryable. */
 export class RedisUnavailableError extends BatonError {
@@ -45,17 +45,6 @@ export interface ErrorContext {
   operation: string;
 }
 
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
-
 /** The refused command in a NOPERM reply, e.g. `client|list`. */
 export function refusedCommand(message: string): string | undefined {
   return /permissions to run the '([^']+)' command/.exec(message)?.[1];
@@ -95,7 +84,7 @@ export function toStoreError(err: unknown, context: ErrorContext): BatonError {
     );
   }
   if (
-    (typeof code === 'string' && CONNECTION_CODES.has(code)) ||
+    (typeof code === 'string' && CONNECTION_FAILURE_CODES.has(code)) ||
     /Connection is closed|max retries per request|Stream isn't writeable|LOADING|Command aborted/i.test(
       message,
     )

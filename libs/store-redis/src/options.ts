@@ -3,7 +3,7 @@
  * so a typo fails at creation, never on the first failover.
  */
 import type { ConnectionOptions } from 'node:tls';
-import { ConfigError } from '@baton/core';
+import { ConfigError, maskUrlSecret } from '@baton/core';
 
 /** The URL used when none is given: a Redis on this machine. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -188,13 +188,7 @@ function parseRedisUrl(url: string): ParsedUrl {
  * part between `://` and the last `@` is user information whatever else is wrong.
  */
 export function maskUrl(url: string): string {
-  const start = url.indexOf('://');
-  const at = url.lastIndexOf('@');
-  if (start < 0 || at < start) return url;
-  const userinfo = url.slice(start + 3, at);
-  const colon = userinfo.indexOf(':');
-  if (colon < 0) return url;
-  return `${url.slice(0, start + 3)}${userinfo.slice(0, colon)}:***${url.slice(at)}`;
+  return maskUrlSecret(url);
 }
 
 function optionalString(options: RedisStoreOptions, name: 'url' | 'keyPrefix' | 'username' | 'password') {

@@ -5,7 +5,7 @@
  */
 import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { BatonError, type BatonErrorOptions } from '@baton/core';
+import { BatonError, CONNECTION_FAILURE_CODES, type BatonErrorOptions } from '@baton/core';
 
 /** The server could not be reached, or did not answer in time. Retryable: the client reconnects. */
 export class NatsUnavailableError extends BatonError {
@@ -74,7 +74,6 @@ export interface ErrorContext {
   operation: string;
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 const LOOKUP_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 /** JetStream API error code: JetStream is not enabled for the account. */
@@ -127,7 +126,7 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
     );
   }
   if (
-    (typeof code === 'string' && CONNECTION_CODES.has(code)) ||
+    (typeof code === 'string' && CONNECTION_FAILURE_CODES.has(code)) ||
     findCause(err, natsErrors.ConnectionError) ||
     findCause(err, natsErrors.TimeoutError) ||
     findCause(err, natsErrors.ClosedConnectionError) ||

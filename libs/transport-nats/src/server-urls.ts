@@ -3,7 +3,7 @@
  * or given as an array. nats.js ignores credentials inside a URL, so they are taken out here and
  * handed to it as options; the URLs it receives carry host and port only.
  */
-import { ConfigError } from '@baton/core';
+import { ConfigError, maskUrlSecret } from '@baton/core';
 
 /** The form every server URL must have; quoted in messages. */
 export const EXPECTED_SERVER_FORM =
@@ -113,12 +113,5 @@ function sameCredentials(a: UrlCredentials, b: UrlCredentials): boolean {
  * Works on malformed URLs too: whatever sits between `://` and the last `@` is user information.
  */
 export function maskServerUrl(url: string): string {
-  const start = url.indexOf('://');
-  const from = start < 0 ? 0 : start + 3;
-  const at = url.lastIndexOf('@');
-  if (at < from) return url;
-  const userinfo = url.slice(from, at);
-  const colon = userinfo.indexOf(':');
-  const masked = colon < 0 ? '***' : `${userinfo.slice(0, colon)}:***`;
-  return `${url.slice(0, from)}${masked}${url.slice(at)}`;
+  return maskUrlSecret(url, { userIsSecret: true });
 }
