@@ -142,6 +142,7 @@ export { assertRunId, newRunId, RUN_ID_PATTERN, runIdForKey } from './ids.js';
 export type { MaskUrlOptions } from './urls.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
+export { summarizeCheckpoint } from './checkpoint-summary.js';
 export type { MemoryTransportOptions } from './memory/memory-transport.js';
 export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';

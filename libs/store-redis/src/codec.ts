@@ -3,7 +3,8 @@
  * a caller stores is exactly what the next caller reads. Encoding on the way in and decoding on
  * the way out also means no caller ever holds a reference into the store.
  */
-import type { Checkpoint, CheckpointSummary, InboxSignal, RunRecord, RunStatus } from '@baton/core';
+import type { Checkpoint, InboxSignal, RunRecord, RunStatus } from '@baton/core';
+import { summarizeCheckpoint } from '@baton/core';
 import { RedisCommandError } from './errors.js';
 
 /** JSON never produces an empty string, so it stands for `undefined`. */
@@ -20,15 +21,7 @@ export function decodeValue(text: string): unknown {
 /** A checkpoint as stored, with the summary listCheckpoints returns (size: encoded bytes). */
 export function encodeCheckpoint(checkpoint: Checkpoint): { json: string; summaryJson: string } {
   const json = JSON.stringify(checkpoint);
-  const summary: CheckpointSummary = {
-    seq: checkpoint.seq,
-    epoch: checkpoint.epoch,
-    journalPosition: checkpoint.journalPosition,
-    status: checkpoint.status,
-    schemaVersion: checkpoint.schemaVersion,
-    createdAt: checkpoint.createdAt,
-    size: Buffer.byteLength(json, 'utf8'),
-  };
+  const summary = summarizeCheckpoint(checkpoint, Buffer.byteLength(json, 'utf8'));
   return { json, summaryJson: JSON.stringify(summary) };
 }
 

@@ -27,6 +27,7 @@ import type {
   SuspendRequest,
   SuspendResult,
 } from '../contracts/store.js';
+import { summarizeCheckpoint } from '../checkpoint-summary.js';
 import { BatonError, FencedWriteError } from '../errors.js';
 
 /** Options of {@link memoryStore}. */
@@ -240,15 +241,9 @@ class MemoryStore implements Store {
 
   async listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
     this.assertOpen('listCheckpoints');
-    return (this.checkpoints.get(runId) ?? []).map(({ checkpoint, size }) => ({
-      seq: checkpoint.seq,
-      epoch: checkpoint.epoch,
-      journalPosition: checkpoint.journalPosition,
-      status: checkpoint.status,
-      schemaVersion: checkpoint.schemaVersion,
-      createdAt: checkpoint.createdAt,
-      size,
-    }));
+    return (this.checkpoints.get(runId) ?? []).map(({ checkpoint, size }) =>
+      summarizeCheckpoint(checkpoint, size),
+    );
   }
 
   private keepCheckpoint(checkpoint: Checkpoint): void {
