@@ -47,11 +47,7 @@ export async function checkOutcomes(store: Store, runs: readonly StartedRun[]): 
 /** Exactly one effect per (run, step), each with the right value. */
 export function checkEffects(runs: readonly StartedRun[], effects: readonly EffectRow[]): string[] {
   const violations: string[] = [];
-  const byRunStep = new Map<string, EffectRow[]>();
-  for (const effect of effects) {
-    const id = `${effect.runId}#${effect.step}`;
-    byRunStep.set(id, [...(byRunStep.get(id) ?? []), effect]);
-  }
+  const byRunStep = groupBy(effects, (effect) => `${effect.runId}#${effect.step}`);
   for (const { runId, input } of runs) {
     let value = 0;
     for (let step = 0; step < input.steps; step++) {
@@ -74,8 +70,7 @@ export function checkNoReexecution(
   journals: ReadonlyMap<string, PositionedEntry[]>,
   executions: readonly ExecutionRow[],
 ): string[] {
-  const byKey = new Map<string, ExecutionRow[]>();
-  for (const e of executions) byKey.set(e.key, [...(byKey.get(e.key) ?? []), e]);
+  const byKey = groupBy(executions, (e) => e.key);
   const violations: string[] = [];
   for (const [runId, journal] of journals) {
     for (const { entry } of filterFencedEntries(journal, 0)) {
@@ -137,12 +132,9 @@ export function resumeLatencies(
   executions: readonly ExecutionRow[],
 ): number[] {
   const latencies: number[] = [];
+  const byRun = groupBy(executions, (e) => e.runId);
   for (const { pid, at } of interruptions) {
-    const runsOfPid = new Set(
-      executions.filter((e) => e.pid === pid && e.startedAt <= at).map((e) => e.runId),
-    );
-    for (const runId of runsOfPid) {
-      const ofRun = executions.filter((e) => e.runId === runId);
+    for (const ofRun of byRun.values()) {
       const lastBefore = ofRun.filter((e) => e.startedAt <= at).at(-1);
       const next = ofRun.find((e) => e.pid !== pid && e.startedAt >= at);
       // Only runs this process held at that moment; one it had finished has no next execution.
@@ -150,6 +142,17 @@ export function resumeLatencies(
     }
   }
   return latencies.sort((a, b) => a - b);
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
