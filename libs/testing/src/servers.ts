@@ -17,10 +17,13 @@ import { join } from 'node:path';
 export const TEST_NATS_URL_ENV = 'BATON_TEST_NATS_URL';
 export const TEST_REDIS_URL_ENV = 'BATON_TEST_REDIS_URL';
 export const TEST_POSTGRES_URL_ENV = 'BATON_TEST_POSTGRES_URL';
+export const TEST_KAFKA_URL_ENV = 'BATON_TEST_KAFKA_URL';
 
 export const DEFAULT_TEST_NATS_URL = 'nats://127.0.0.1:4222';
 export const DEFAULT_TEST_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_TEST_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+/** The broker `infra/kafka/start.sh` runs (or docker-compose's `kafka` service). */
+export const DEFAULT_TEST_KAFKA_URL = 'kafka://127.0.0.1:9092';
 
 export function natsTestUrl(): string {
   return process.env[TEST_NATS_URL_ENV] || DEFAULT_TEST_NATS_URL;
@@ -30,6 +33,9 @@ export function redisTestUrl(): string {
 }
 export function postgresTestUrl(): string {
   return process.env[TEST_POSTGRES_URL_ENV] || DEFAULT_TEST_POSTGRES_URL;
+}
+export function kafkaTestUrl(): string {
+  return process.env[TEST_KAFKA_URL_ENV] || DEFAULT_TEST_KAFKA_URL;
 }
 
 /** True when something accepts TCP connections at the URL's host and port. */

@@ -36,6 +36,13 @@ export interface EnqueueOptions {
   headers?: Record<string, string>;
   /** The partitioning key (run id); transports that partition use it for ordering per run. */
   key?: string;
+  /**
+   * The message is a hint any worker may act on (a resume after reaping a dead worker's leases, a
+   * timer's wake) and the sender consumes the queue itself. A partitioning transport may then put
+   * it on a partition the sender holds, so it never waits on a dead member's partitions being
+   * reassigned; ordering by `key` is given up for it. Ignored by transports without partitions.
+   */
+  local?: boolean;
 }
 
 export interface FetchOptions {

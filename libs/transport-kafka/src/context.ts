@@ -1,0 +1,18 @@
+/** What the parts of an open Kafka transport share. */
+import type { Admin } from 'kafkajs';
+import type { KafkaLayout } from './layout.js';
+import type { ResolvedKafkaOptions } from './options.js';
+import type { PartitionReader } from './partition-reader.js';
+import type { BatchingProducer } from './producer.js';
+import type { KafkaRunQueue } from './run-queue.js';
+import type { TopicLayout } from './setup.js';
+
+export interface KafkaContext {
+  options: ResolvedKafkaOptions;
+  layout: KafkaLayout;
+  topics: TopicLayout;
+  admin: Admin;
+  producer: BatchingProducer;
+  reader: PartitionReader;
+  queue: KafkaRunQueue;
+}

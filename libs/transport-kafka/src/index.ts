@@ -1,0 +1,21 @@
+export { kafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
+export {
+  DEFAULT_KAFKA_BROKERS,
+  DEFAULT_KAFKA_PREFIX,
+  resolveKafkaOptions,
+  type KafkaSaslMechanism,
+  type KafkaSaslOptions,
+  type KafkaTransportOptions,
+  type ResolvedKafkaOptions,
+} from './options.js';
+export { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
+export type { KafkaLogHook } from './client.js';
+export { deleteKafkaTopics } from './admin.js';
+export { DEAD_LETTER_HEADERS } from './dead-letters.js';
+export {
+  KafkaAuthError,
+  KafkaPermissionError,
+  KafkaRequestError,
+  KafkaTopicConflictError,
+  KafkaUnavailableError,
+} from './errors.js';

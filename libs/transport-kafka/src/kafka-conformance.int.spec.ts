@@ -1,0 +1,27 @@
+/**
+ * The transport conformance suite against the shared Kafka broker (infra/kafka, or docker
+ * compose's `kafka`): every test gets a transport with a prefix of its own (so its own topics and
+ * consumer group), and afterAll deletes them all. Without a broker these tests fail; they never skip.
+ */
+import { afterAll } from 'vitest';
+import { describeTransportConformance } from '@baton/testing';
+import { kafkaTestUrl } from '@baton/testing/servers';
+import { kafkaTransport } from './index.js';
+import { testPrefixes } from './test-prefixes.spec-helper.js';
+
+const ACK_WAIT_MS = 1_000;
+const prefixes = testPrefixes(kafkaTestUrl());
+afterAll(() => prefixes.cleanUp(), 30_000);
+
+describeTransportConformance(
+  'kafka',
+  () =>
+    kafkaTransport({
+      brokers: kafkaTestUrl(),
+      prefix: prefixes.next(),
+      partitions: 3,
+      ackWaitMs: ACK_WAIT_MS,
+      sessionTimeoutMs: 6_000,
+    }),
+  { ackWaitMs: ACK_WAIT_MS },
+);

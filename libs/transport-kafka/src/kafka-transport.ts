@@ -1,0 +1,202 @@
+/**
+ * The Kafka {@link Transport}: lifecycle, and the seams to the run queue, the journal and the
+ * dead-letter queue, which live in their own files.
+ *
+ * Invariants:
+ * 1. connect() runs once at a time; a second call while it runs shares its promise, one after it
+ *    succeeded resolves at once, one after it failed tries again.
+ * 2. close() is idempotent and final: from its first call every operation throws BATON_CLOSED,
+ *    waiting fetches return empty, and the consumer leaves its group so the other members take its
+ *    partitions at once.
+ */
+import {
+  BatonError,
+  PayloadTooLargeError,
+  type DeadLetter,
+  type Delivery,
+  type EnqueueOptions,
+  type FetchOptions,
+  type JournalAppend,
+  type JournalRecord,
+  type Transport,
+} from '@baton/core';
+import type { Admin, Kafka } from 'kafkajs';
+import { createKafkaClient, type KafkaLogHook } from './client.js';
+import type { KafkaContext } from './context.js';
+import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { toKafkaError } from './errors.js';
+import { appendJournalRecord, readJournal } from './journal.js';
+import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
+import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
+import { PartitionReader } from './partition-reader.js';
+import { BatchingProducer } from './producer.js';
+import { KafkaRunQueue, MSG_ID_HEADER } from './run-queue.js';
+import { ensureTopics } from './setup.js';
+
+type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
+
+export interface KafkaTransportExtras {
+  /**
+   * Receives kafkajs's own warnings and errors (rebalances, reconnects), for the caller's logger.
+   * @defaultValue none: kafkajs logs nothing; failures surface through the transport's operations
+   */
+  log?: KafkaLogHook;
+}
+
+/**
+ * Creates a {@link Transport} on Kafka. Options are checked now (ConfigError naming the option);
+ * nothing touches the network until connect().
+ *
+ * @example
+ * const transport = kafkaTransport({ brokers: 'kafka://kafka:9092', prefix: 'baton' });
+ * await transport.connect(); // creates baton.runs, baton.journal and baton.dlq if missing
+ */
+export function kafkaTransport(options: KafkaTransportOptions & KafkaTransportExtras = {}): Transport {
+  return new KafkaTransport(resolveKafkaOptions(options), options.log);
+}
+
+class KafkaTransport implements Transport {
+  readonly name = 'kafka';
+  readonly supportsOptimisticAppend = false;
+
+  private state: LifecycleState = 'created';
+  private connecting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private context: KafkaContext | undefined;
+  private readonly layout: KafkaLayout;
+  private roundRobin = 0;
+
+  constructor(
+    private readonly options: ResolvedKafkaOptions,
+    private readonly log: KafkaLogHook | undefined,
+  ) {
+    this.layout = layoutFor(options.prefix);
+  }
+
+  connect(): Promise<void> {
+    if (this.state === 'closed') return Promise.reject(this.closedError('connect'));
+    if (this.state === 'open') return Promise.resolve();
+    this.connecting ??= this.openAndSetUp().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async openAndSetUp(): Promise<void> {
+    this.state = 'connecting';
+    const kafka: Kafka = createKafkaClient(this.options, this.log);
+    const admin: Admin = kafka.admin();
+    const producer = new BatchingProducer(kafka, this.options.maxMessageBytes);
+    const reader = new PartitionReader(kafka, [this.layout.journalTopic, this.layout.dlqTopic]);
+    try {
+      await admin.connect();
+      const topics = await ensureTopics(admin, this.options, this.layout);
+      await Promise.all([producer.connect(), reader.connect()]);
+      if (this.state !== 'connecting') throw this.closedError('connect');
+      const queue = new KafkaRunQueue(kafka, this.options, this.layout, topics.runsPartitions, this.log);
+      this.context = { options: this.options, layout: this.layout, topics, admin, producer, reader, queue };
+      this.state = 'open';
+    } catch (err) {
+      if (this.state === 'connecting') this.state = 'created';
+      await Promise.allSettled([admin.disconnect(), producer.disconnect(), reader.disconnect()]);
+      throw toKafkaError(err, { brokers: this.options.displayBrokers, operation: 'connect' });
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.state = 'closed';
+    await this.connecting?.catch(() => undefined);
+    const context = this.context;
+    if (context === undefined) return;
+    await context.queue.close();
+    await Promise.allSettled([context.producer.disconnect(), context.reader.disconnect(), context.admin.disconnect()]);
+  }
+
+  private open(operation: string): KafkaContext {
+    if (this.state === 'closed') throw this.closedError(operation);
+    if (this.context === undefined) {
+      throw new BatonError(
+        'BATON_NOT_CONNECTED',
+        `kafka transport: ${operation} called before connect() succeeded; await transport.connect() first`,
+      );
+    }
+    return this.context;
+  }
+
+  private closedError(operation: string): BatonError {
+    return new BatonError(
+      'BATON_CLOSED',
+      `kafka transport: ${operation} called after close(); create a new transport instead`,
+    );
+  }
+
+  private async guard<T>(operation: string, work: (context: KafkaContext) => Promise<T>): Promise<T> {
+    const context = this.open(operation);
+    try {
+      return await work(context);
+    } catch (err) {
+      if (this.state === 'closed' && !(err instanceof BatonError)) throw this.closedError(operation);
+      throw toKafkaError(err, { brokers: this.options.displayBrokers, operation });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  enqueue(data: Uint8Array, options: EnqueueOptions = {}): Promise<void> {
+    return this.guard('enqueue', async (context) => {
+      if (data.byteLength > this.options.maxMessageBytes) {
+        throw new PayloadTooLargeError('run message', data.byteLength, this.options.maxMessageBytes);
+      }
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.msgId !== undefined) headers[MSG_ID_HEADER] = options.msgId;
+      await context.producer.send({
+        topic: this.layout.runsTopic,
+        partition: this.partitionFor(context, options),
+        key: options.key ?? null,
+        value: Buffer.from(data),
+        headers,
+      });
+    });
+  }
+
+  private partitionFor(context: KafkaContext, options: EnqueueOptions): number {
+    const count = context.topics.runsPartitions;
+    if (options.local) {
+      const mine = context.queue.localPartitions;
+      if (mine.length > 0) {
+        const keyed = options.key === undefined ? -1 : partitionForKey(options.key, count);
+        return mine.includes(keyed) ? keyed : mine[this.roundRobin++ % mine.length]!;
+      }
+    }
+    // Same key, same partition: ordered. Copies of one msgId also share a partition, so the
+    // first one enqueued is the one delivered and its copies are dropped.
+    const key = options.key ?? options.msgId;
+    if (key !== undefined) return partitionForKey(key, count);
+    return this.roundRobin++ % count;
+  }
+
+  fetch(options: FetchOptions): Promise<Delivery[]> {
+    return this.guard('fetch', (context) => context.queue.fetch(options));
+  }
+
+  append(append: JournalAppend): Promise<number> {
+    return this.guard('append', (context) => appendJournalRecord(context, append));
+  }
+
+  read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
+    return this.guard('read', (context) => readJournal(context, runId, afterPosition, uptoPosition));
+  }
+
+  deadLetter(letter: DeadLetter): Promise<void> {
+    return this.guard('deadLetter', (context) => storeDeadLetter(context, letter));
+  }
+
+  listDeadLetters(limit?: number): Promise<DeadLetter[]> {
+    return this.guard('listDeadLetters', (context) => listDeadLetters(context, limit));
+  }
+}

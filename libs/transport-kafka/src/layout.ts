@@ -1,0 +1,48 @@
+/**
+ * Names of everything the Kafka transport creates, derived from its prefix, and the partition a
+ * run's records live on.
+ */
+import { Partitioners, type PartitionMetadata } from 'kafkajs';
+
+export interface KafkaLayout {
+  /** Run messages (start, resume, wake, signal, cancel), keyed by run id. */
+  runsTopic: string;
+  /** Journal records, keyed by run id. */
+  journalTopic: string;
+  /** Dead letters: one partition, so they keep their order. */
+  dlqTopic: string;
+  /** The consumer group every worker of this prefix joins. */
+  groupId: string;
+}
+
+export function layoutFor(prefix: string): KafkaLayout {
+  return {
+    runsTopic: `${prefix}.runs`,
+    journalTopic: `${prefix}.journal`,
+    dlqTopic: `${prefix}.dlq`,
+    groupId: `${prefix}-workers`,
+  };
+}
+
+const partitioner = Partitioners.DefaultPartitioner();
+const metadataCache = new Map<number, PartitionMetadata[]>();
+
+/**
+ * The partition a key maps to among `count`: murmur2 as Kafka's Java client does, so every
+ * producer that keys by run id (ours or another language's) agrees on where a run lives.
+ */
+export function partitionForKey(key: string, count: number): number {
+  let metadata = metadataCache.get(count);
+  if (metadata === undefined) {
+    metadata = Array.from({ length: count }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      partitionErrorCode: 0,
+      replicas: [],
+      isr: [],
+      offlineReplicas: [],
+    }));
+    metadataCache.set(count, metadata);
+  }
+  return partitioner({ topic: '', partitionMetadata: metadata, message: { key, value: null } });
+}

@@ -1,0 +1,284 @@
+/**
+ * Options of {@link kafkaTransport}, resolved once into a complete {@link ResolvedKafkaOptions} so
+ * a typo fails when the transport is created, never on the first failover.
+ */
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
+import { ConfigError, maskUrlSecret } from '@baton/core';
+
+export const DEFAULT_KAFKA_BROKERS = 'kafka://127.0.0.1:9092';
+export const DEFAULT_KAFKA_PREFIX = 'baton';
+
+export type KafkaSaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
+const SASL_MECHANISMS: readonly KafkaSaslMechanism[] = ['plain', 'scram-sha-256', 'scram-sha-512'];
+
+export interface KafkaSaslOptions {
+  mechanism: KafkaSaslMechanism;
+  username: string;
+  /** Never appears in messages or logs. */
+  password: string;
+}
+
+/** Options of {@link kafkaTransport}. */
+export interface KafkaTransportOptions {
+  /**
+   * Bootstrap brokers: `kafka://host:9092`, several hosts separated by commas
+   * (`kafka://a:9092,b:9092`), `kafkas://…` for TLS, bare `host:port`, or an array of those.
+   * A URL may carry SASL credentials (`kafka://user:password@host:9092`) and query parameters
+   * `sasl` (mechanism), `tls` (`true`), `prefix`, `partitions`, `clientId`; explicit options win.
+   * @defaultValue 'kafka://127.0.0.1:9092'
+   */
+  brokers?: string | string[];
+  /**
+   * Names everything the transport creates: topics `<prefix>.runs`, `<prefix>.journal`,
+   * `<prefix>.dlq` and the consumer group `<prefix>-workers`. Transports with different prefixes
+   * share nothing.
+   * @defaultValue 'baton'
+   */
+  prefix?: string;
+  /**
+   * Partitions of the runs and journal topics when the transport creates them. Existing topics
+   * keep theirs. It bounds how many workers share the run queue: a group member without a
+   * partition idles. Never add partitions to the journal topic later: a run's records are found
+   * by the partition its id hashes to.
+   * @defaultValue 12
+   */
+  partitions?: number;
+  /**
+   * Replication factor of created topics; -1 takes the broker's `default.replication.factor`.
+   * @defaultValue -1
+   */
+  replicationFactor?: number;
+  /** Client id sent to the brokers (appears in their logs and quotas). @defaultValue 'baton' */
+  clientId?: string;
+  /**
+   * SASL authentication. A URL's `user:password@` sets it with mechanism `plain` (or the URL's
+   * `sasl` parameter).
+   * @defaultValue none
+   */
+  sasl?: KafkaSaslOptions;
+  /**
+   * TLS: `true` for Node's defaults, or Node TLS options (`ca`, `cert`, `key`,
+   * `rejectUnauthorized`, `servername`). A `kafkas://` URL or `?tls=true` means `true`.
+   * @defaultValue false
+   */
+  tls?: boolean | TlsConnectionOptions;
+  /**
+   * Consumer group session timeout: how long the group coordinator waits for a silent member
+   * before giving its partitions to the others. Must lie within the broker's
+   * `group.min.session.timeout.ms` (default 6000) and `group.max.session.timeout.ms`. It bounds
+   * how long *new* run messages on a dead worker's partitions wait; runs the dead worker held are
+   * resumed through the store's dead-worker scan, which does not wait for it.
+   * @defaultValue 10000
+   */
+  sessionTimeoutMs?: number;
+  /** Consumer heartbeat interval; at most a third of the session timeout. @defaultValue 1000 */
+  heartbeatIntervalMs?: number;
+  /**
+   * How long a fetched run message may stay neither acked nor nakked before it is delivered again
+   * (as JetStream's ack wait does). Longer than the time a worker needs to take a run's lease.
+   * @defaultValue 30000
+   */
+  ackWaitMs?: number;
+  /**
+   * Run messages buffered in the process before the transport pauses its partitions; they resume
+   * when the buffer has drained to half.
+   * @defaultValue 256
+   */
+  maxBufferedMessages?: number;
+  /**
+   * Largest record the transport sends; larger data fails with PayloadTooLargeError before
+   * anything is sent. Keep it at or below the broker's `message.max.bytes` and the topics'
+   * `max.message.bytes`.
+   * @defaultValue 1000000
+   */
+  maxMessageBytes?: number;
+  /**
+   * How long a msgId is remembered to drop a second run message with the same id (consumer
+   * side, per process). The store's idempotency keys are the guarantee; this only saves work.
+   * @defaultValue 120000
+   */
+  dedupWindowMs?: number;
+  /** TCP connect timeout per broker. @defaultValue 3000 */
+  connectionTimeoutMs?: number;
+  /** Timeout of one request to a broker. @defaultValue 10000 */
+  requestTimeoutMs?: number;
+}
+
+export interface ResolvedKafkaOptions {
+  brokers: string[];
+  /** The bootstrap list as shown in messages: no secrets. */
+  displayBrokers: string;
+  prefix: string;
+  partitions: number;
+  replicationFactor: number;
+  clientId: string;
+  sasl: KafkaSaslOptions | undefined;
+  tls: boolean | TlsConnectionOptions;
+  sessionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  ackWaitMs: number;
+  maxBufferedMessages: number;
+  maxMessageBytes: number;
+  dedupWindowMs: number;
+  connectionTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+const PREFIX_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,99}$/;
+const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[a-zA-Z0-9._-]+):(\d{1,5})$/;
+
+interface ParsedUrl {
+  brokers: string[];
+  tls: boolean;
+  sasl?: { username: string; password: string };
+  params: URLSearchParams;
+}
+
+/** Splits `kafka://[user:password@]h1:p1,h2:p2[?query]` (or a bare `host:port`) into parts. */
+function parseBrokerUrl(raw: string): ParsedUrl {
+  const shown = maskUrlSecret(raw.trim());
+  const bad = (why: string): ConfigError =>
+    new ConfigError(
+      `kafka transport: broker '${shown}' ${why}; expected kafka://host:9092, kafkas://host:9093 or host:port`,
+    );
+  let rest = raw.trim();
+  let tls = false;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(rest);
+  if (scheme) {
+    const name = scheme[1]!.toLowerCase();
+    if (name !== 'kafka' && name !== 'kafkas') throw bad(`has scheme ${name}://`);
+    tls = name === 'kafkas';
+    rest = rest.slice(scheme[0].length);
+  }
+  let params = new URLSearchParams();
+  const query = rest.indexOf('?');
+  if (query >= 0) {
+    params = new URLSearchParams(rest.slice(query + 1));
+    rest = rest.slice(0, query);
+  }
+  rest = rest.replace(/\/+$/, '');
+  let sasl: ParsedUrl['sasl'];
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    const userinfo = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = userinfo.indexOf(':');
+    if (colon < 0) throw bad('has a user without a password');
+    sasl = {
+      username: decodeURIComponent(userinfo.slice(0, colon)),
+      password: decodeURIComponent(userinfo.slice(colon + 1)),
+    };
+  }
+  const brokers = rest.split(',').map((h) => h.trim());
+  for (const broker of brokers) {
+    const match = HOST_PORT.exec(broker);
+    if (!match || Number(match[2]) < 1 || Number(match[2]) > 65_535) {
+      throw bad(broker === '' ? 'names no host' : `has '${broker}', which is not host:port`);
+    }
+  }
+  return { brokers, tls, ...(sasl && { sasl }), params };
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number, max = 2 ** 31 - 1): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 1 || v > max) {
+    throw new ConfigError(`kafka transport: ${name} must be an integer from 1 to ${max}, got ${String(v)}`);
+  }
+  return v;
+}
+
+function intParam(params: URLSearchParams, name: string): number | undefined {
+  const raw = params.get(name);
+  if (raw === null) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n)) {
+    throw new ConfigError(`kafka transport: URL parameter ${name}=${raw} is not an integer`);
+  }
+  return n;
+}
+
+function saslMechanism(raw: string | null | undefined): KafkaSaslMechanism {
+  const value = (raw ?? 'plain').toLowerCase();
+  if (!(SASL_MECHANISMS as readonly string[]).includes(value)) {
+    throw new ConfigError(
+      `kafka transport: SASL mechanism '${value}' is not supported; use one of ${SASL_MECHANISMS.join(', ')}`,
+    );
+  }
+  return value as KafkaSaslMechanism;
+}
+
+export function resolveKafkaOptions(options: KafkaTransportOptions = {}): ResolvedKafkaOptions {
+  const inputs = options.brokers ?? DEFAULT_KAFKA_BROKERS;
+  const list = (Array.isArray(inputs) ? inputs : [inputs]).filter((s) => s.trim() !== '');
+  if (list.length === 0) throw new ConfigError('kafka transport: brokers is empty; name at least one host:port');
+  const parsed = list.map(parseBrokerUrl);
+  const params = new URLSearchParams();
+  for (const p of parsed) for (const [k, v] of p.params) params.set(k, v);
+  const known = new Set(['sasl', 'tls', 'prefix', 'partitions', 'clientId']);
+  for (const key of params.keys()) {
+    if (!known.has(key)) {
+      throw new ConfigError(
+        `kafka transport: unknown URL parameter '${key}'; known: ${[...known].join(', ')}`,
+      );
+    }
+  }
+  const urlSasl = parsed.find((p) => p.sasl)?.sasl;
+  let sasl: KafkaSaslOptions | undefined = options.sasl;
+  if (sasl === undefined && urlSasl !== undefined) {
+    sasl = { mechanism: saslMechanism(params.get('sasl')), ...urlSasl };
+  } else if (sasl !== undefined) {
+    sasl = { ...sasl, mechanism: saslMechanism(sasl.mechanism) };
+    if (!sasl.username || typeof sasl.password !== 'string') {
+      throw new ConfigError('kafka transport: sasl needs a username and a password');
+    }
+  } else if (params.get('sasl') !== null) {
+    throw new ConfigError(
+      'kafka transport: the URL names a SASL mechanism but no credentials; use kafka://user:password@host:9092?sasl=…',
+    );
+  }
+  const tlsParam = params.get('tls');
+  if (tlsParam !== null && tlsParam !== 'true' && tlsParam !== 'false') {
+    throw new ConfigError(`kafka transport: URL parameter tls=${tlsParam} must be true or false`);
+  }
+  const tls = options.tls ?? (parsed.some((p) => p.tls) || tlsParam === 'true');
+
+  const prefix = options.prefix ?? params.get('prefix') ?? DEFAULT_KAFKA_PREFIX;
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new ConfigError(
+      `kafka transport: prefix '${prefix}' must be 1-100 letters, digits, '_' or '-', starting with a letter or digit`,
+    );
+  }
+  const sessionTimeoutMs = positiveInt('sessionTimeoutMs', options.sessionTimeoutMs, 10_000);
+  const heartbeatIntervalMs = positiveInt('heartbeatIntervalMs', options.heartbeatIntervalMs, 1_000);
+  if (heartbeatIntervalMs * 3 > sessionTimeoutMs) {
+    throw new ConfigError(
+      `kafka transport: heartbeatIntervalMs (${heartbeatIntervalMs}) must be at most a third of sessionTimeoutMs (${sessionTimeoutMs})`,
+    );
+  }
+  const replicationFactor = options.replicationFactor ?? -1;
+  if (!Number.isInteger(replicationFactor) || (replicationFactor < 1 && replicationFactor !== -1)) {
+    throw new ConfigError(
+      `kafka transport: replicationFactor must be a positive integer or -1 (the broker's default), got ${String(replicationFactor)}`,
+    );
+  }
+  const clientId = options.clientId ?? params.get('clientId') ?? 'baton';
+  const brokers = parsed.flatMap((p) => p.brokers);
+  return {
+    brokers,
+    displayBrokers: brokers.join(','),
+    prefix,
+    partitions: positiveInt('partitions', options.partitions ?? intParam(params, 'partitions'), 12, 10_000),
+    replicationFactor,
+    clientId,
+    sasl,
+    tls,
+    sessionTimeoutMs,
+    heartbeatIntervalMs,
+    ackWaitMs: positiveInt('ackWaitMs', options.ackWaitMs, 30_000),
+    maxBufferedMessages: positiveInt('maxBufferedMessages', options.maxBufferedMessages, 256),
+    maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes, 1_000_000),
+    dedupWindowMs: positiveInt('dedupWindowMs', options.dedupWindowMs, 120_000),
+    connectionTimeoutMs: positiveInt('connectionTimeoutMs', options.connectionTimeoutMs, 3_000),
+    requestTimeoutMs: positiveInt('requestTimeoutMs', options.requestTimeoutMs, 10_000),
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * Reads a partition from an offset, outside any consumer group. kafkajs has no public API for that
+ * (its consumer only reads what a group assigns it), so this file, and only this file, uses its
+ * internal Cluster, created through the client's own factory so it shares the client's brokers,
+ * TLS, SASL and retry settings. kafkajs 2.2.4 is pinned exactly and in maintenance: the internals
+ * used here (Cluster.findLeaderForPartitions, findBroker, Broker.fetch) do not move. Replacing
+ * kafkajs means replacing this file with the new client's assign+seek.
+ */
+import type { Kafka } from 'kafkajs';
+
+export interface FetchedRecord {
+  offset: number;
+  key: string | null;
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+interface RawMessage {
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: Record<string, Buffer | string | Array<Buffer | string> | undefined>;
+  isControlRecord?: boolean;
+}
+
+interface InternalBroker {
+  fetch(request: {
+    maxWaitTime: number;
+    minBytes: number;
+    maxBytes: number;
+    isolationLevel: number;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; fetchOffset: string; maxBytes: number }> }>;
+  }): Promise<{
+    responses: Array<{
+      topicName: string;
+      partitions: Array<{ partition: number; errorCode: number; highWatermark: string; messages: RawMessage[] }>;
+    }>;
+  }>;
+}
+
+interface InternalCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  addMultipleTargetTopics(topics: string[]): Promise<void>;
+  refreshMetadata(): Promise<void>;
+  findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+  findBroker(query: { nodeId: string }): Promise<InternalBroker>;
+}
+
+type CreateCluster = (options: Record<string, unknown>) => InternalCluster;
+
+const CREATE_CLUSTER = 'private:Kafka:createCluster';
+/** kafkajs's READ_UNCOMMITTED: the transport writes no transactions. */
+const READ_UNCOMMITTED = 0;
+/** Bytes asked for per fetch; the broker still returns a whole first batch if it is larger. */
+const FETCH_BYTES = 1024 * 1024;
+
+/** A header value as a string (kafkajs gives Buffers, or arrays for repeated headers). */
+export function headerText(value: Buffer | string | Array<Buffer | string> | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const one = Array.isArray(value) ? value[value.length - 1] : value;
+  return one === undefined ? undefined : one.toString();
+}
+
+export function headersOf(raw: RawMessage['headers']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    const text = headerText(value);
+    if (text !== undefined) headers[name] = text;
+  }
+  return headers;
+}
+
+export class PartitionReader {
+  private readonly cluster: InternalCluster;
+
+  constructor(kafka: Kafka, topics: string[]) {
+    const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === CREATE_CLUSTER);
+    const create = symbol === undefined ? undefined : (kafka as unknown as Record<symbol, CreateCluster>)[symbol];
+    if (typeof create !== 'function') {
+      throw new Error(
+        'kafka transport: this kafkajs build lacks the internal cluster factory the journal reader needs; install kafkajs 2.2.4 exactly',
+      );
+    }
+    this.cluster = create({ metadataMaxAge: 300_000, allowAutoTopicCreation: false, isolationLevel: READ_UNCOMMITTED });
+    this.topics = topics;
+  }
+
+  private readonly topics: string[];
+
+  async connect(): Promise<void> {
+    await this.cluster.connect();
+    await this.cluster.addMultipleTargetTopics(this.topics);
+  }
+
+  disconnect(): Promise<void> {
+    return this.cluster.disconnect();
+  }
+
+  /**
+   * Records of `topic`/`partition` from `fromOffset` up to `toOffset` (inclusive; else up to the
+   * end as it was at the first fetch) for which `accept` returns true, in offset order.
+   */
+  async read(
+    topic: string,
+    partition: number,
+    fromOffset: number,
+    toOffset: number | undefined,
+    accept: (key: string | null) => boolean,
+  ): Promise<FetchedRecord[]> {
+    const found: FetchedRecord[] = [];
+    let next = fromOffset;
+    let end = toOffset === undefined ? undefined : toOffset + 1; // exclusive
+    while (end === undefined || next < end) {
+      const { messages, highWatermark } = await this.fetchOnce(topic, partition, next);
+      end ??= highWatermark;
+      if (end > highWatermark) end = highWatermark; // asked beyond what exists: stop at the end
+      let advanced = false;
+      for (const message of messages) {
+        const offset = Number(message.offset);
+        if (offset < next) continue; // a batch may start before the offset asked for
+        if (offset >= end) break;
+        next = offset + 1;
+        advanced = true;
+        if (message.isControlRecord) continue;
+        const key = message.key === null ? null : message.key.toString();
+        if (!accept(key)) continue;
+        found.push({ offset, key, value: message.value ?? Buffer.alloc(0), headers: headersOf(message.headers) });
+      }
+      if (!advanced) break; // nothing more below the end (an empty or compacted range)
+    }
+    return found;
+  }
+
+  private async fetchOnce(
+    topic: string,
+    partition: number,
+    offset: number,
+  ): Promise<{ messages: RawMessage[]; highWatermark: number }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const leaders = this.cluster.findLeaderForPartitions(topic, [partition]);
+        const nodeId = Object.keys(leaders)[0];
+        if (nodeId === undefined) throw new Error(`no leader known for ${topic}/${partition}`);
+        const broker = await this.cluster.findBroker({ nodeId });
+        const { responses } = await broker.fetch({
+          maxWaitTime: 0,
+          minBytes: 1,
+          maxBytes: FETCH_BYTES,
+          isolationLevel: READ_UNCOMMITTED,
+          topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes: FETCH_BYTES }] }],
+        });
+        const data = responses.find((r) => r.topicName === topic)?.partitions.find((p) => p.partition === partition);
+        return { messages: data?.messages ?? [], highWatermark: Number(data?.highWatermark ?? offset) };
+      } catch (err) {
+        // A moved leader or stale metadata heals with fresh metadata; anything else is reported.
+        if (attempt >= 3) throw err;
+        await this.cluster.refreshMetadata().catch(() => undefined);
+      }
+    }
+  }
+}

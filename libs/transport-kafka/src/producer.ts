@@ -1,0 +1,130 @@
+/**
+ * One idempotent kafkajs producer per transport, with group commit: every record handed in while a
+ * produce request is in flight goes out together in the next request, so many concurrent runs
+ * cost one round trip per batch, not one each. kafkajs's idempotent producer keeps one request in
+ * flight per partition anyway; this turns that limit into batching instead of queueing.
+ *
+ * Invariant: each record's promise resolves with its own offset, once the brokers acknowledged it
+ * with acks=all; records of one partition keep the order in which they were handed in.
+ */
+import type { Kafka, Message, Producer, RecordMetadata, TopicMessages } from 'kafkajs';
+
+export interface OutgoingRecord {
+  topic: string;
+  partition: number;
+  key: string | null;
+  value: Buffer;
+  headers?: Record<string, string>;
+}
+
+interface Queued extends OutgoingRecord {
+  resolve(offset: number): void;
+  reject(err: unknown): void;
+}
+
+/** At most this many records per produce request. */
+const MAX_BATCH_RECORDS = 1_000;
+
+export class BatchingProducer {
+  private readonly producer: Producer;
+  private queue: Queued[] = [];
+  private flushing = false;
+
+  constructor(
+    kafka: Kafka,
+    /** Most bytes of record values per request (the broker refuses a batch above its limit). */
+    private readonly maxBatchBytes: number,
+  ) {
+    this.producer = kafka.producer({
+      idempotent: true,
+      allowAutoTopicCreation: false,
+      retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },
+    });
+  }
+
+  connect(): Promise<void> {
+    return this.producer.connect();
+  }
+
+  disconnect(): Promise<void> {
+    return this.producer.disconnect();
+  }
+
+  /** Sends one record; resolves with its offset in its partition. */
+  send(record: OutgoingRecord): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.queue.push({ ...record, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.takeBatch();
+        try {
+          const metadata = await this.producer.sendBatch({
+            acks: -1,
+            topicMessages: groupByTopic(batch),
+          });
+          settleOffsets(batch, metadata);
+        } catch (err) {
+          for (const record of batch) record.reject(err);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private takeBatch(): Queued[] {
+    let bytes = 0;
+    let count = 0;
+    for (const record of this.queue) {
+      if (count > 0 && (bytes + record.value.byteLength > this.maxBatchBytes || count >= MAX_BATCH_RECORDS)) {
+        break;
+      }
+      bytes += record.value.byteLength;
+      count++;
+    }
+    return this.queue.splice(0, count);
+  }
+}
+
+function groupByTopic(batch: Queued[]): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const record of batch) {
+    let messages = byTopic.get(record.topic);
+    if (messages === undefined) byTopic.set(record.topic, (messages = []));
+    messages.push({
+      partition: record.partition,
+      key: record.key,
+      value: record.value,
+      ...(record.headers && { headers: record.headers }),
+    });
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+/**
+ * The brokers report one base offset per partition; the records of a partition got consecutive
+ * offsets from it in the order they were sent.
+ */
+function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): void {
+  const next = new Map<string, number>();
+  for (const m of metadata) {
+    const base = m.baseOffset ?? m.offset;
+    if (base !== undefined) next.set(`${m.topicName}/${m.partition}`, Number(base));
+  }
+  for (const record of batch) {
+    const key = `${record.topic}/${record.partition}`;
+    const offset = next.get(key);
+    if (offset === undefined) {
+      record.reject(new Error(`the brokers returned no offset for ${key}`));
+      continue;
+    }
+    next.set(key, offset + 1);
+    record.resolve(offset);
+  }
+}

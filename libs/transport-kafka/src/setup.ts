@@ -1,0 +1,67 @@
+/**
+ * Creates the transport's topics if missing and reads the partition counts it must use. Safe to
+ * run from many workers at once: a topic another worker created first is simply found.
+ */
+import type { Admin } from 'kafkajs';
+import { KafkaTopicConflictError } from './errors.js';
+import type { KafkaLayout } from './layout.js';
+import type { ResolvedKafkaOptions } from './options.js';
+
+export interface TopicLayout {
+  runsPartitions: number;
+  journalPartitions: number;
+}
+
+export async function ensureTopics(
+  admin: Admin,
+  options: ResolvedKafkaOptions,
+  layout: KafkaLayout,
+): Promise<TopicLayout> {
+  const wanted = [
+    { topic: layout.runsTopic, numPartitions: options.partitions },
+    { topic: layout.journalTopic, numPartitions: options.partitions },
+    { topic: layout.dlqTopic, numPartitions: 1 },
+  ];
+  const existing = new Set(await admin.listTopics());
+  const missing = wanted.filter((t) => !existing.has(t.topic));
+  if (missing.length > 0) {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((t) => ({
+        ...t,
+        replicationFactor: options.replicationFactor,
+        configEntries: [
+          { name: 'cleanup.policy', value: 'delete' },
+          { name: 'max.message.bytes', value: String(Math.max(options.maxMessageBytes + 1024, 1_048_588)) },
+        ],
+      })),
+    });
+  }
+  const { topics } = await admin.fetchTopicMetadata({ topics: wanted.map((t) => t.topic) });
+  const count = (topic: string): number => topics.find((t) => t.name === topic)?.partitions.length ?? 0;
+  const layoutFound = {
+    runsPartitions: count(layout.runsTopic),
+    journalPartitions: count(layout.journalTopic),
+  };
+  for (const t of wanted) {
+    if (count(t.topic) === 0) {
+      throw new KafkaTopicConflictError(
+        `kafka transport: topic ${t.topic} has no partitions after creation; check the broker's logs`,
+      );
+    }
+  }
+  if (count(layout.dlqTopic) !== 1) {
+    throw new KafkaTopicConflictError(
+      `kafka transport: topic ${layout.dlqTopic} has ${count(layout.dlqTopic)} partitions; dead letters need exactly 1 to keep their order. Delete the topic (or choose another prefix) and let the transport create it`,
+    );
+  }
+  return layoutFound;
+}
+
+/** Deletes every topic of a prefix (tests, and `baton` tooling resetting an environment). */
+export async function deleteTopics(admin: Admin, layout: KafkaLayout): Promise<void> {
+  const existing = new Set(await admin.listTopics());
+  const topics = [layout.runsTopic, layout.journalTopic, layout.dlqTopic].filter((t) => existing.has(t));
+  if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+  await admin.deleteGroups([layout.groupId]).catch(() => undefined);
+}
