@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, maskUrlSecret, type Store, type Transport } from '@baton/core';
 import { natsTransport } from '@baton/transport-nats';
+import { kafkaTransport, type KafkaLogHook } from '@baton/transport-kafka';
 import { redisStore } from '@baton/store-redis';
 import { postgresStore } from '@baton/store-postgres';
 import { ENV, type WorkerAppConfig } from './config.js';
@@ -46,7 +47,29 @@ function readFileFor(variable: string, path: string): string {
   }
 }
 
-export function transportFromConfig(config: WorkerAppConfig): Transport {
+/** Builds the Kafka transport; SASL credentials come from the URL (`kafka://user:password@host`). */
+function kafkaFromConfig(config: WorkerAppConfig, log: KafkaLogHook | undefined): Transport {
+  const url = config.transportUrl;
+  const { prefix, partitions, sessionTimeoutMs, ackWaitMs, saslMechanism, tlsCaFile } = config.kafka;
+  const withMechanism =
+    saslMechanism === undefined
+      ? url
+      : `${url}${url.includes('?') ? '&' : '?'}sasl=${encodeURIComponent(saslMechanism)}`;
+  return kafkaTransport({
+    brokers: withMechanism,
+    ...(prefix !== undefined && { prefix }),
+    ...(partitions !== undefined && { partitions }),
+    ...(sessionTimeoutMs !== undefined && {
+      sessionTimeoutMs,
+      heartbeatIntervalMs: Math.max(1, Math.min(1_000, Math.floor(sessionTimeoutMs / 3))),
+    }),
+    ...(ackWaitMs !== undefined && { ackWaitMs }),
+    ...(tlsCaFile !== undefined && { tls: { ca: readFileFor(ENV.kafkaTlsCaFile, tlsCaFile) } }),
+    ...(log !== undefined && { log }),
+  });
+}
+
+export function transportFromConfig(config: WorkerAppConfig, kafkaLog?: KafkaLogHook): Transport {
   const url = config.transportUrl;
   switch (schemeOf(ENV.transportUrl, url)) {
     case 'nats':
@@ -60,11 +83,14 @@ export function transportFromConfig(config: WorkerAppConfig): Transport {
         ...(tlsCaFile !== undefined && { tls: { ca: readFileFor(ENV.natsTlsCaFile, tlsCaFile) } }),
       });
     }
+    case 'kafka':
+    case 'kafkas':
+      return kafkaFromConfig(config, kafkaLog);
     case 'memory':
-      throw inProcessOnly(ENV.transportUrl, 'nats://…');
+      throw inProcessOnly(ENV.transportUrl, 'nats://… or kafka://…');
     default:
       throw new ConfigError(
-        `${ENV.transportUrl} '${maskUrl(url)}' names an unsupported bus; use nats://host:4222 (or tls://)`,
+        `${ENV.transportUrl} '${maskUrl(url)}' names an unsupported bus; use nats://host:4222 (or tls://), kafka://host:9092 (or kafkas://)`,
       );
   }
 }

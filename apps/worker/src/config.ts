@@ -28,6 +28,12 @@ export const ENV = {
   natsAckWaitMs: 'BATON_NATS_ACK_WAIT_MS',
   natsCredsFile: 'BATON_NATS_CREDS_FILE',
   natsTlsCaFile: 'BATON_NATS_TLS_CA_FILE',
+  kafkaPrefix: 'BATON_KAFKA_PREFIX',
+  kafkaPartitions: 'BATON_KAFKA_PARTITIONS',
+  kafkaSessionTimeoutMs: 'BATON_KAFKA_SESSION_TIMEOUT_MS',
+  kafkaAckWaitMs: 'BATON_KAFKA_ACK_WAIT_MS',
+  kafkaSaslMechanism: 'BATON_KAFKA_SASL_MECHANISM',
+  kafkaTlsCaFile: 'BATON_KAFKA_TLS_CA_FILE',
   redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
   postgresSchema: 'BATON_POSTGRES_SCHEMA',
 } as const;
@@ -64,6 +70,14 @@ export interface WorkerAppConfig {
   shutdownTimeoutMs: number;
   logLevel: LogLevel;
   nats: { prefix?: string; ackWaitMs?: number; credsFile?: string; tlsCaFile?: string };
+  kafka: {
+    prefix?: string;
+    partitions?: number;
+    sessionTimeoutMs?: number;
+    ackWaitMs?: number;
+    saslMechanism?: string;
+    tlsCaFile?: string;
+  };
   redis: { keyPrefix?: string };
   postgres: { schema?: string };
 }
@@ -121,6 +135,14 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
       ackWaitMs: int(env, ENV.natsAckWaitMs, 1),
       credsFile: optional(env, ENV.natsCredsFile),
       tlsCaFile: optional(env, ENV.natsTlsCaFile),
+    },
+    kafka: {
+      prefix: optional(env, ENV.kafkaPrefix),
+      partitions: int(env, ENV.kafkaPartitions, 1),
+      sessionTimeoutMs: int(env, ENV.kafkaSessionTimeoutMs, 1),
+      ackWaitMs: int(env, ENV.kafkaAckWaitMs, 1),
+      saslMechanism: optional(env, ENV.kafkaSaslMechanism),
+      tlsCaFile: optional(env, ENV.kafkaTlsCaFile),
     },
     redis: { keyPrefix: optional(env, ENV.redisKeyPrefix) },
     postgres: { schema: optional(env, ENV.postgresSchema) },

@@ -60,7 +60,10 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
   }
   logger.level = config.logLevel;
 
-  const transport = transportFromConfig(config);
+  const kafkaLogger = logger.child({ component: 'kafkajs' });
+  const transport = transportFromConfig(config, (level, message, extra) =>
+    kafkaLogger[level === 'error' ? 'warn' : level](extra, message),
+  );
   const store = storeFromConfig(config);
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled([transport.close(), store.close()]);

@@ -16,6 +16,12 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
+/**
+ * kafkajs warnings that are decisions, not conditions: retries are bounded on purpose (a send
+ * that fails aborts its run, which resumes elsewhere, rather than hanging the worker).
+ */
+const QUIET = [/Limiting retries for the idempotent producer/];
+
 function saslFor(options: ResolvedKafkaOptions): SASLOptions | undefined {
   const sasl = options.sasl;
   if (sasl === undefined) return undefined;
@@ -36,6 +42,7 @@ export function createKafkaClient(options: ResolvedKafkaOptions, log: KafkaLogHo
     logLevel: log === undefined ? logLevel.NOTHING : logLevel.WARN,
     logCreator: () => (entry) => {
       const { message, ...extra } = entry.log;
+      if (QUIET.some((pattern) => pattern.test(message))) return;
       log?.(LEVELS[entry.level] ?? 'info', `kafkajs ${entry.namespace}: ${message}`, extra);
     },
   });

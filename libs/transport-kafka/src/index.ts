@@ -1,4 +1,5 @@
-export { kafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
+export { kafkaTransport, KafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
+export type { KafkaQueueStats } from './run-queue.js';
 export {
   DEFAULT_KAFKA_BROKERS,
   DEFAULT_KAFKA_PREFIX,

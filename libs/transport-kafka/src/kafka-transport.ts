@@ -30,7 +30,7 @@ import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
 import { PartitionReader } from './partition-reader.js';
 import { BatchingProducer } from './producer.js';
-import { KafkaRunQueue, MSG_ID_HEADER } from './run-queue.js';
+import { KafkaRunQueue, MSG_ID_HEADER, type KafkaQueueStats } from './run-queue.js';
 import { ensureTopics } from './setup.js';
 
 type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
@@ -51,13 +51,15 @@ export interface KafkaTransportExtras {
  * const transport = kafkaTransport({ brokers: 'kafka://kafka:9092', prefix: 'baton' });
  * await transport.connect(); // creates baton.runs, baton.journal and baton.dlq if missing
  */
-export function kafkaTransport(options: KafkaTransportOptions & KafkaTransportExtras = {}): Transport {
+export function kafkaTransport(options: KafkaTransportOptions & KafkaTransportExtras = {}): KafkaTransport {
   return new KafkaTransport(resolveKafkaOptions(options), options.log);
 }
 
-class KafkaTransport implements Transport {
+/** The Kafka transport: the {@link Transport} contract plus a view of its run queue. */
+export class KafkaTransport implements Transport {
   readonly name = 'kafka';
   readonly supportsOptimisticAppend = false;
+  readonly scansSharedLog = true;
 
   private state: LifecycleState = 'created';
   private connecting: Promise<void> | undefined;
@@ -66,6 +68,7 @@ class KafkaTransport implements Transport {
   private readonly layout: KafkaLayout;
   private roundRobin = 0;
 
+  /** @internal use {@link kafkaTransport} */
   constructor(
     private readonly options: ResolvedKafkaOptions,
     private readonly log: KafkaLogHook | undefined,
@@ -162,6 +165,19 @@ class KafkaTransport implements Transport {
         headers,
       });
     });
+  }
+
+  /** The run queue's state in this process (zeros before connect()). */
+  queueStats(): KafkaQueueStats {
+    return (
+      this.context?.queue.stats() ?? {
+        buffered: 0,
+        pendingOffsets: 0,
+        paused: false,
+        generation: 0,
+        assignedPartitions: [],
+      }
+    );
   }
 
   private partitionFor(context: KafkaContext, options: EnqueueOptions): number {

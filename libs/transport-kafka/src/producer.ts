@@ -7,7 +7,7 @@
  * Invariant: each record's promise resolves with its own offset, once the brokers acknowledged it
  * with acks=all; records of one partition keep the order in which they were handed in.
  */
-import type { Kafka, Message, Producer, RecordMetadata, TopicMessages } from 'kafkajs';
+import { Partitioners, type Kafka, type Message, type Producer, type RecordMetadata, type TopicMessages } from 'kafkajs';
 
 export interface OutgoingRecord {
   topic: string;
@@ -36,6 +36,8 @@ export class BatchingProducer {
     private readonly maxBatchBytes: number,
   ) {
     this.producer = kafka.producer({
+      // Every record names its partition; the partitioner is set only to keep kafkajs quiet.
+      createPartitioner: Partitioners.DefaultPartitioner,
       idempotent: true,
       allowAutoTopicCreation: false,
       retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },

@@ -47,6 +47,20 @@ interface PartitionState {
   committed: number;
 }
 
+/** A snapshot of the run queue's state in this process. */
+export interface KafkaQueueStats {
+  /** Records fetched from Kafka and waiting for fetch(). */
+  buffered: number;
+  /** Records taken from Kafka and not yet acked (buffered, delivered or held back by a nak). */
+  pendingOffsets: number;
+  /** True while the runs topic is paused because the buffer is full. */
+  paused: boolean;
+  /** Group generations joined so far (each rebalance adds one). */
+  generation: number;
+  /** Partitions of the runs topic this member holds. */
+  assignedPartitions: number[];
+}
+
 interface Waiter {
   max: number;
   resolve(batch: Delivery[]): void;
@@ -75,6 +89,19 @@ export class KafkaRunQueue {
     private readonly partitionCount: number,
     private readonly log: KafkaLogHook | undefined,
   ) {}
+
+  /** What the queue holds right now, for metrics and tests. */
+  stats(): KafkaQueueStats {
+    let pending = 0;
+    for (const state of this.partitions.values()) pending += state.pending.size;
+    return {
+      buffered: this.buffer.length,
+      pendingOffsets: pending,
+      paused: this.paused,
+      generation: this.generation,
+      assignedPartitions: [...this.assigned],
+    };
+  }
 
   /** Partitions this process consumes right now (empty before the first fetch or mid-rebalance). */
   get localPartitions(): readonly number[] {

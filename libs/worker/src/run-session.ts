@@ -134,11 +134,17 @@ export class RunSession {
       at: Date.now(),
       workerId: this.options.workerId,
     };
-    const markerPosition = await transport.append({ runId, data: encodeEntries([marker]) });
+    const markerData = encodeEntries([marker]);
+    const markerPosition = await transport.append({ runId, data: markerData });
 
     const checkpoint = await store.loadCheckpoint(runId);
     const from = checkpoint?.journalPosition ?? 0;
-    const tail = await transport.read(runId, from, markerPosition);
+    // The first owner of a run without a checkpoint knows its journal already: nothing can precede
+    // its own marker, since no epoch came before it. That saves a read per new run.
+    const tail =
+      epoch === 1 && !checkpoint
+        ? [{ position: markerPosition, data: markerData }]
+        : await transport.read(runId, from, markerPosition);
     const newWriter = (entries: JournalEntry[]): JournalWriter =>
       new JournalWriter(
         transport,
@@ -168,6 +174,8 @@ export class RunSession {
       ...filterFencedEntries(positioned, checkpoint?.epoch ?? 0).map((p) => p.entry),
     ];
     this.writer = newWriter(effective);
+    // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
+    if (transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
     const terminal = effective.find((e) => TERMINAL.has(e.type));
     // The last owner journaled the outcome but died before recording it in the store.

@@ -85,6 +85,12 @@ export interface JournalRecord {
 export interface JournalLog {
   /** True when `expectedLastPosition` is enforced; otherwise fencing relies on epochs at replay. */
   readonly supportsOptimisticAppend: boolean;
+  /**
+   * True when reading a run's journal from position 0 scans a log other runs share (Kafka: the
+   * run's whole partition). The worker then writes a checkpoint as soon as it has fenced a run
+   * that has none, so every later read starts from a checkpoint's position.
+   */
+  readonly scansSharedLog?: boolean;
   /** Appends one record and resolves with its position once durable. */
   append(append: JournalAppend): Promise<number>;
   /** Records of a run with `position > afterPosition` (and `<= uptoPosition` when given), in order. */
