@@ -2,13 +2,19 @@
  * Vitest global setup: makes sure the integration tests have their servers. A server that answers
  * at its URL (`BATON_TEST_*_URL`, else the loopback default) is used as it is. One that does not
  * is started with testcontainers, only when a Docker engine is available, and its URL exported
- * through the same variable. Without either, the integration tests fail with connection errors
- * naming the server: they never pass or skip silently.
+ * through the same variable. Kafka is the exception: an unreachable default broker is started
+ * with `infra/kafka/start.sh` (a local JVM, no Docker) and left running. Without any of these,
+ * the integration tests fail with connection errors naming the server: they never pass or skip
+ * silently.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import {
+  DEFAULT_TEST_KAFKA_URL,
   DEFAULT_TEST_NATS_URL,
   DEFAULT_TEST_POSTGRES_URL,
   DEFAULT_TEST_REDIS_URL,
+  TEST_KAFKA_URL_ENV,
   TEST_NATS_URL_ENV,
   TEST_POSTGRES_URL_ENV,
   TEST_REDIS_URL_ENV,
@@ -69,6 +75,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     stops.push(started.stop);
     console.warn(`[baton tests] started ${spec.image} for ${spec.env} at ${started.url}`);
   }
+  await ensureKafka();
   return async () => {
     await Promise.allSettled(stops.map((stop) => stop()));
   };
@@ -92,4 +99,40 @@ async function startContainer(spec: ServerSpec): Promise<{ url: string; stop: St
     url: spec.url(started.getHost(), started.getMappedPort(spec.port)),
     stop: () => started.stop(),
   };
+}
+
+/** The repository root, from this file's place in it (`libs/testing/src` or `libs/testing/dist`). */
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Starts the shared dev broker (`infra/kafka/start.sh`) when the Kafka test URL is the loopback
+ * default and does not answer. It is left running afterwards, like the other shared test servers.
+ * No Kafka testcontainer: a broker hands clients the address it advertises, which would have to be
+ * the container's mapped host port, unknown until the container has started with its
+ * configuration; the docker-compose `kafka` service is the Docker route.
+ */
+async function ensureKafka(): Promise<void> {
+  const url = process.env[TEST_KAFKA_URL_ENV] || DEFAULT_TEST_KAFKA_URL;
+  if (await isReachable(url)) return;
+  if (url !== DEFAULT_TEST_KAFKA_URL) {
+    console.warn(
+      `[baton tests] Kafka at ${url} (${TEST_KAFKA_URL_ENV}) does not answer; Kafka tests will fail`,
+    );
+    return;
+  }
+  const script = `${REPO_ROOT}infra/kafka/start.sh`;
+  console.warn(
+    `[baton tests] ${url} does not answer: starting the local Kafka broker with infra/kafka/start.sh ` +
+      '(it keeps running after the tests; infra/kafka/stop.sh stops it)',
+  );
+  const result = spawnSync('bash', [script], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+    // The port of the URL the tests use, whatever BATON_KAFKA_PORT the shell may have.
+    env: { ...process.env, BATON_KAFKA_PORT: new URL(url).port },
+  });
+  if (result.status !== 0) {
+    const why = result.error ? result.error.message : `exit status ${result.status ?? result.signal}`;
+    console.warn(`[baton tests] could not start Kafka with ${script} (${why}); Kafka tests will fail`);
+  }
 }

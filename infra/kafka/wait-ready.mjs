@@ -1,0 +1,54 @@
+// Waits until a Kafka broker answers a real protocol round trip: a kafkajs admin client connects
+// and describeCluster() returns. Used by infra/kafka/start.sh after the TCP port opens.
+//
+//   node infra/kafka/wait-ready.mjs [host:port=127.0.0.1:9092] [timeoutMs=30000]
+//
+// Exit codes: 0 the broker answered; 1 it did not within the timeout; 3 kafkajs is not installed
+// (start.sh then falls back to its TCP check). kafkajs resolves from the repository's node_modules.
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const [broker = '127.0.0.1:9092', timeoutArg = '30000'] = process.argv.slice(2);
+const timeoutMs = Number(timeoutArg);
+
+let Kafka;
+let logLevel;
+try {
+  // Imported dynamically so that a missing kafkajs is told apart from a broker that does not answer.
+  ({ Kafka, logLevel } = await import('kafkajs'));
+} catch (error) {
+  if (error?.code === 'ERR_MODULE_NOT_FOUND') process.exit(3);
+  throw error;
+}
+
+const kafka = new Kafka({
+  clientId: 'baton-kafka-wait-ready',
+  brokers: [broker],
+  connectionTimeout: 1_000,
+  requestTimeout: 5_000,
+  retry: { retries: 0 },
+  logLevel: logLevel.NOTHING,
+});
+
+const deadline = Date.now() + timeoutMs;
+let lastError;
+while (Date.now() < deadline) {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    const brokers = cluster.brokers.map((b) => `${b.nodeId}@${b.host}:${b.port}`).join(', ');
+    console.log(
+      `[kafka] answers: cluster ${cluster.clusterId}, controller ${cluster.controller}, brokers ${brokers}`,
+    );
+    await admin.disconnect();
+    process.exit(0);
+  } catch (error) {
+    lastError = error;
+    await admin.disconnect().catch(() => {});
+    await sleep(250);
+  }
+}
+console.error(
+  `[kafka] ${broker} did not answer describeCluster within ${timeoutMs} ms: ${lastError?.message ?? 'no attempt'}`,
+);
+process.exit(1);
