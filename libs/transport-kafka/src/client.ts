@@ -7,7 +7,11 @@ import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import type { ResolvedKafkaOptions } from './options.js';
 
 /** A log line of the Kafka client library. */
-export type KafkaLogHook = (level: 'error' | 'warn' | 'info' | 'debug', message: string, extra: Record<string, unknown>) => void;
+export type KafkaLogHook = (
+  level: 'error' | 'warn' | 'info' | 'debug',
+  message: string,
+  extra: Record<string, unknown>,
+) => void;
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',

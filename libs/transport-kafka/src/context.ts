@@ -6,6 +6,7 @@ import type { PartitionReader } from './partition-reader.js';
 import type { BatchingProducer } from './producer.js';
 import type { KafkaRunQueue } from './run-queue.js';
 import type { TopicLayout } from './setup.js';
+import type { TailReads } from './tail-reads.js';
 
 export interface KafkaContext {
   options: ResolvedKafkaOptions;
@@ -14,5 +15,7 @@ export interface KafkaContext {
   admin: Admin;
   producer: BatchingProducer;
   reader: PartitionReader;
+  /** Journal tail reads, coalesced per partition. */
+  tails: TailReads;
   queue: KafkaRunQueue;
 }

@@ -81,7 +81,10 @@ export function toKafkaError(err: unknown, context: ErrorContext): BatonError {
   const where = `kafka transport (${context.brokers}): ${context.operation}`;
   const options = { cause: err };
   if (inner.name === 'KafkaJSSASLAuthenticationError' || inner.type === 'SASL_AUTHENTICATION_FAILED') {
-    return new KafkaAuthError(`${where}: the brokers refused the SASL credentials (${detail}); check user, password and mechanism`, options);
+    return new KafkaAuthError(
+      `${where}: the brokers refused the SASL credentials (${detail}); check user, password and mechanism`,
+      options,
+    );
   }
   if (inner.type !== undefined && /AUTHORIZATION_FAILED$/.test(inner.type)) {
     return new KafkaPermissionError(
@@ -94,7 +97,10 @@ export function toKafkaError(err: unknown, context: ErrorContext): BatonError {
     UNAVAILABLE.has(outer.name ?? '') ||
     /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|Connection timeout|Closed connection/i.test(detail);
   if (isUnavailable) {
-    return new KafkaUnavailableError(`${where}: no broker answered (${detail}); is Kafka running and reachable?`, options);
+    return new KafkaUnavailableError(
+      `${where}: no broker answered (${detail}); is Kafka running and reachable?`,
+      options,
+    );
   }
   return new KafkaRequestError(`${where} failed: ${detail}`, {
     ...options,

@@ -35,16 +35,15 @@ export async function readJournal(
   afterPosition: number,
   uptoPosition?: number,
 ): Promise<JournalRecord[]> {
-  const { layout, topics } = context;
+  const { topics } = context;
   if (uptoPosition !== undefined && uptoPosition <= afterPosition) return [];
   const partition = partitionForKey(runId, topics.journalPartitions);
   // Position p is offset p - 1: records after `afterPosition` start at offset `afterPosition`.
-  const records = await context.reader.read(
-    layout.journalTopic,
+  const records = await context.tails.read(
     partition,
+    runId,
     Math.max(0, afterPosition),
     uptoPosition === undefined ? undefined : uptoPosition - 1,
-    (key) => key === runId,
   );
   return records.map((r) => ({ position: r.offset + 1, data: new Uint8Array(r.value) }));
 }

@@ -44,71 +44,91 @@ async function collect(transport: KafkaTransport, count: number, withinMs: numbe
 }
 
 describe('kafka run queue', () => {
-  it('hands un-acked records to the next member after one leaves, and never the acked ones', { timeout: 60_000 }, async () => {
-    const prefix = prefixes.next();
-    const a = await member(prefix);
-    for (let i = 0; i < 8; i++) await a.enqueue(bytes(`m${i}`), { key: `run-${i}` });
-    const first = await collect(a, 8, 20_000);
-    expect(first).toHaveLength(8);
-    const acked = first.slice(0, 4);
-    for (const d of acked) await d.ack();
-    await a.close();
+  it(
+    'hands un-acked records to the next member after one leaves, and never the acked ones',
+    { timeout: 60_000 },
+    async () => {
+      const prefix = prefixes.next();
+      const a = await member(prefix);
+      for (let i = 0; i < 8; i++) await a.enqueue(bytes(`m${i}`), { key: `run-${i}` });
+      const first = await collect(a, 8, 20_000);
+      expect(first).toHaveLength(8);
+      const acked = first.slice(0, 4);
+      for (const d of acked) await d.ack();
+      await a.close();
 
-    const b = await member(prefix);
-    const second = await collect(b, 4, 20_000);
-    expect(second.map((d) => text(d.data)).sort()).toEqual(first.slice(4).map((d) => text(d.data)).sort());
-    for (const d of second) await d.ack();
-    expect(await b.fetch({ max: 10, expiresMs: 1_000 })).toEqual([]);
-  });
+      const b = await member(prefix);
+      const second = await collect(b, 4, 20_000);
+      expect(second.map((d) => text(d.data)).sort()).toEqual(
+        first
+          .slice(4)
+          .map((d) => text(d.data))
+          .sort(),
+      );
+      for (const d of second) await d.ack();
+      expect(await b.fetch({ max: 10, expiresMs: 1_000 })).toEqual([]);
+    },
+  );
 
-  it('pauses its partitions when the buffer is full and loses nothing when it resumes', { timeout: 60_000 }, async () => {
-    const prefix = prefixes.next();
-    const t = await member(prefix, { maxBufferedMessages: 5 });
-    const labels = Array.from({ length: 40 }, (_, i) => `p${i}`);
-    await Promise.all(labels.map((l) => t.enqueue(bytes(l), { key: l })));
-    // Start consuming, take nothing for a while: the buffer must stop at its limit.
-    expect(await t.fetch({ max: 1, expiresMs: 10_000 })).toHaveLength(1);
-    const received: string[] = [];
-    await new Promise((r) => setTimeout(r, 1_500));
-    const stats = t.queueStats();
-    expect(stats.buffered).toBeLessThanOrEqual(5);
-    expect(stats.paused).toBe(true);
-    const rest = await collect(t, labels.length - 1, 30_000);
-    for (const d of rest) {
-      received.push(text(d.data));
-      await d.ack();
-    }
-    expect(received.length).toBe(labels.length - 1);
-    expect(t.queueStats().paused).toBe(false);
-  });
+  it(
+    'pauses its partitions when the buffer is full and loses nothing when it resumes',
+    { timeout: 60_000 },
+    async () => {
+      const prefix = prefixes.next();
+      const t = await member(prefix, { maxBufferedMessages: 5 });
+      const labels = Array.from({ length: 40 }, (_, i) => `p${i}`);
+      await Promise.all(labels.map((l) => t.enqueue(bytes(l), { key: l })));
+      // Start consuming, take nothing for a while: the buffer must stop at its limit.
+      expect(await t.fetch({ max: 1, expiresMs: 10_000 })).toHaveLength(1);
+      const received: string[] = [];
+      await new Promise((r) => setTimeout(r, 1_500));
+      const stats = t.queueStats();
+      expect(stats.buffered).toBeLessThanOrEqual(5);
+      expect(stats.paused).toBe(true);
+      const rest = await collect(t, labels.length - 1, 30_000);
+      for (const d of rest) {
+        received.push(text(d.data));
+        await d.ack();
+      }
+      expect(received.length).toBe(labels.length - 1);
+      expect(t.queueStats().paused).toBe(false);
+    },
+  );
 
-  it('delivers again, after a rebalance, what was in flight on a partition that moved', { timeout: 60_000 }, async () => {
-    const prefix = prefixes.next();
-    const a = await member(prefix);
-    const labels = Array.from({ length: 12 }, (_, i) => `r${i}`);
-    for (const l of labels) await a.enqueue(bytes(l), { key: l });
-    const inFlight = await collect(a, labels.length, 20_000);
-    expect(inFlight).toHaveLength(labels.length);
-    const generation = a.queueStats().generation;
+  it(
+    'delivers again, after a rebalance, what was in flight on a partition that moved',
+    { timeout: 60_000 },
+    async () => {
+      const prefix = prefixes.next();
+      const a = await member(prefix);
+      const labels = Array.from({ length: 12 }, (_, i) => `r${i}`);
+      for (const l of labels) await a.enqueue(bytes(l), { key: l });
+      const inFlight = await collect(a, labels.length, 20_000);
+      expect(inFlight).toHaveLength(labels.length);
+      const generation = a.queueStats().generation;
 
-    const b = await member(prefix);
-    const fromB: Delivery[] = [];
-    // B's join forces a rebalance: A keeps some partitions, B takes the others.
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline && (a.queueStats().generation === generation || b.queueStats().assignedPartitions.length === 0)) {
-      fromB.push(...(await b.fetch({ max: 20, expiresMs: 300 })));
-    }
-    expect(b.queueStats().assignedPartitions.length).toBeGreaterThan(0);
-    // Acks of A's pre-rebalance deliveries commit nothing: everything comes again to its owner.
-    for (const d of inFlight) await d.ack();
-    const fromA = await collect(a, labels.length, 3_000);
-    fromB.push(...(await collect(b, labels.length - fromA.length - fromB.length, 15_000)));
-    const again = [...fromA, ...fromB].map((d) => text(d.data)).sort();
-    expect(again).toEqual([...labels].sort());
-    const aPartitions = new Set(a.queueStats().assignedPartitions);
-    const bPartitions = new Set(b.queueStats().assignedPartitions);
-    expect([...aPartitions].some((p) => bPartitions.has(p))).toBe(false);
-  });
+      const b = await member(prefix);
+      const fromB: Delivery[] = [];
+      // B's join forces a rebalance: A keeps some partitions, B takes the others.
+      const deadline = Date.now() + 20_000;
+      while (
+        Date.now() < deadline &&
+        (a.queueStats().generation === generation || b.queueStats().assignedPartitions.length === 0)
+      ) {
+        fromB.push(...(await b.fetch({ max: 20, expiresMs: 300 })));
+      }
+      expect(b.queueStats().assignedPartitions.length).toBeGreaterThan(0);
+      // Acks of A's pre-rebalance deliveries commit nothing: everything comes again to its owner.
+      for (const d of inFlight) await d.ack();
+      const fromA = await collect(a, labels.length, 3_000);
+      fromB.push(...(await collect(b, labels.length - fromA.length - fromB.length, 15_000)));
+      const again = [...fromA, ...fromB].map((d) => text(d.data)).sort();
+      expect(again).toEqual([...labels].sort());
+      const aPartitions = new Set(a.queueStats().assignedPartitions);
+      const bPartitions = new Set(b.queueStats().assignedPartitions);
+      expect([...aPartitions].some((p) => bPartitions.has(p))).toBe(false);
+    },
+  );
 
   it('puts a local message on a partition of the sender, whatever its key', { timeout: 60_000 }, async () => {
     const prefix = prefixes.next();
@@ -118,7 +138,8 @@ describe('kafka run queue', () => {
     const deadline = Date.now() + 20_000;
     while (
       Date.now() < deadline &&
-      (a.queueStats().assignedPartitions.length === 0 || b.queueStats().assignedPartitions.length === 0 ||
+      (a.queueStats().assignedPartitions.length === 0 ||
+        b.queueStats().assignedPartitions.length === 0 ||
         a.queueStats().assignedPartitions.length + b.queueStats().assignedPartitions.length !== 4)
     ) {
       await Promise.all([a.fetch({ max: 1, expiresMs: 200 }), b.fetch({ max: 1, expiresMs: 200 })]);

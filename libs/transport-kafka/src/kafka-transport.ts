@@ -32,6 +32,7 @@ import { PartitionReader } from './partition-reader.js';
 import { BatchingProducer } from './producer.js';
 import { KafkaRunQueue, MSG_ID_HEADER, type KafkaQueueStats } from './run-queue.js';
 import { ensureTopics } from './setup.js';
+import { TailReads } from './tail-reads.js';
 
 type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
 
@@ -97,7 +98,16 @@ export class KafkaTransport implements Transport {
       await Promise.all([producer.connect(), reader.connect()]);
       if (this.state !== 'connecting') throw this.closedError('connect');
       const queue = new KafkaRunQueue(kafka, this.options, this.layout, topics.runsPartitions, this.log);
-      this.context = { options: this.options, layout: this.layout, topics, admin, producer, reader, queue };
+      this.context = {
+        options: this.options,
+        layout: this.layout,
+        topics,
+        admin,
+        producer,
+        reader,
+        tails: new TailReads(reader, this.layout.journalTopic),
+        queue,
+      };
       this.state = 'open';
     } catch (err) {
       if (this.state === 'connecting') this.state = 'created';
@@ -117,7 +127,11 @@ export class KafkaTransport implements Transport {
     const context = this.context;
     if (context === undefined) return;
     await context.queue.close();
-    await Promise.allSettled([context.producer.disconnect(), context.reader.disconnect(), context.admin.disconnect()]);
+    await Promise.allSettled([
+      context.producer.disconnect(),
+      context.reader.disconnect(),
+      context.admin.disconnect(),
+    ]);
   }
 
   private open(operation: string): KafkaContext {

@@ -210,7 +210,8 @@ function saslMechanism(raw: string | null | undefined): KafkaSaslMechanism {
 export function resolveKafkaOptions(options: KafkaTransportOptions = {}): ResolvedKafkaOptions {
   const inputs = options.brokers ?? DEFAULT_KAFKA_BROKERS;
   const list = (Array.isArray(inputs) ? inputs : [inputs]).filter((s) => s.trim() !== '');
-  if (list.length === 0) throw new ConfigError('kafka transport: brokers is empty; name at least one host:port');
+  if (list.length === 0)
+    throw new ConfigError('kafka transport: brokers is empty; name at least one host:port');
   const parsed = list.map(parseBrokerUrl);
   const params = new URLSearchParams();
   for (const p of parsed) for (const [k, v] of p.params) params.set(k, v);

@@ -29,11 +29,19 @@ interface InternalBroker {
     minBytes: number;
     maxBytes: number;
     isolationLevel: number;
-    topics: Array<{ topic: string; partitions: Array<{ partition: number; fetchOffset: string; maxBytes: number }> }>;
+    topics: Array<{
+      topic: string;
+      partitions: Array<{ partition: number; fetchOffset: string; maxBytes: number }>;
+    }>;
   }): Promise<{
     responses: Array<{
       topicName: string;
-      partitions: Array<{ partition: number; errorCode: number; highWatermark: string; messages: RawMessage[] }>;
+      partitions: Array<{
+        partition: number;
+        errorCode: number;
+        highWatermark: string;
+        messages: RawMessage[];
+      }>;
     }>;
   }>;
 }
@@ -76,13 +84,18 @@ export class PartitionReader {
 
   constructor(kafka: Kafka, topics: string[]) {
     const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === CREATE_CLUSTER);
-    const create = symbol === undefined ? undefined : (kafka as unknown as Record<symbol, CreateCluster>)[symbol];
+    const create =
+      symbol === undefined ? undefined : (kafka as unknown as Record<symbol, CreateCluster>)[symbol];
     if (typeof create !== 'function') {
       throw new Error(
         'kafka transport: this kafkajs build lacks the internal cluster factory the journal reader needs; install kafkajs 2.2.4 exactly',
       );
     }
-    this.cluster = create({ metadataMaxAge: 300_000, allowAutoTopicCreation: false, isolationLevel: READ_UNCOMMITTED });
+    this.cluster = create({
+      metadataMaxAge: 300_000,
+      allowAutoTopicCreation: false,
+      isolationLevel: READ_UNCOMMITTED,
+    });
     this.topics = topics;
   }
 
@@ -125,7 +138,12 @@ export class PartitionReader {
         if (message.isControlRecord) continue;
         const key = message.key === null ? null : message.key.toString();
         if (!accept(key)) continue;
-        found.push({ offset, key, value: message.value ?? Buffer.alloc(0), headers: headersOf(message.headers) });
+        found.push({
+          offset,
+          key,
+          value: message.value ?? Buffer.alloc(0),
+          headers: headersOf(message.headers),
+        });
       }
       if (!advanced) break; // nothing more below the end (an empty or compacted range)
     }
@@ -148,9 +166,13 @@ export class PartitionReader {
           minBytes: 1,
           maxBytes: FETCH_BYTES,
           isolationLevel: READ_UNCOMMITTED,
-          topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes: FETCH_BYTES }] }],
+          topics: [
+            { topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes: FETCH_BYTES }] },
+          ],
         });
-        const data = responses.find((r) => r.topicName === topic)?.partitions.find((p) => p.partition === partition);
+        const data = responses
+          .find((r) => r.topicName === topic)
+          ?.partitions.find((p) => p.partition === partition);
         return { messages: data?.messages ?? [], highWatermark: Number(data?.highWatermark ?? offset) };
       } catch (err) {
         // A moved leader or stale metadata heals with fresh metadata; anything else is reported.

@@ -7,7 +7,14 @@
  * Invariant: each record's promise resolves with its own offset, once the brokers acknowledged it
  * with acks=all; records of one partition keep the order in which they were handed in.
  */
-import { Partitioners, type Kafka, type Message, type Producer, type RecordMetadata, type TopicMessages } from 'kafkajs';
+import {
+  Partitioners,
+  type Kafka,
+  type Message,
+  type Producer,
+  type RecordMetadata,
+  type TopicMessages,
+} from 'kafkajs';
 
 export interface OutgoingRecord {
   topic: string;

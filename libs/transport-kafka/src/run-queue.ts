@@ -114,7 +114,7 @@ export class KafkaRunQueue {
     if (this.buffer.length > 0) return this.take(max);
     if (options.expiresMs <= 0 || options.signal?.aborted) return [];
     return new Promise<Delivery[]>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      // `timer` and `waiter` are set below, before anything can call `done`.
       const done = (batch: Delivery[]): void => {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
@@ -124,7 +124,7 @@ export class KafkaRunQueue {
       };
       const onAbort = (): void => done([]);
       const waiter: Waiter = { max, resolve: done };
-      timer = setTimeout(() => done([]), options.expiresMs);
+      const timer = setTimeout(() => done([]), options.expiresMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
     });

@@ -7,8 +7,12 @@
  * - the timer scan (same period): due timers of suspended runs get a `wake` message.
  * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
  * a run once, and a message lost on the way is sent again a period later.
+ *
+ * A run the scan finds is first offered to this worker (`takeLocally`), which claims it at once
+ * when it has room: failover then costs no trip through the bus and, on a partitioned bus, never
+ * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
-import type { Store, Transport } from '@baton/core';
+import type { ResumeMessage, Store, Transport, WakeMessage } from '@baton/core';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
@@ -23,6 +27,12 @@ export interface MaintenanceOptions {
   reclaimAfterMs: number;
   logger: Logger;
   emit: (event: WorkerEvent) => void;
+  /**
+   * Offers a found run to this worker: true when it took the message as if it had come from the
+   * queue (it had room), false to have it enqueued for any worker.
+   * @defaultValue every run is enqueued
+   */
+  takeLocally?: (message: ResumeMessage | WakeMessage) => boolean;
 }
 
 /** A loop that runs `pass` every `intervalMs` (jittered) until stopped, one pass at a time. */
@@ -109,18 +119,34 @@ export class Maintenance {
     for (;;) {
       const runIds = await reapBatch(BATCH);
       if (runIds.length === 0) return;
-      await Promise.all(runIds.map((runId) => enqueueResume(this.transport, runId, 'reaped')));
+      await Promise.all(
+        runIds.map((runId) =>
+          this.offer({ kind: 'resume', runId, reason: 'reaped', since: Date.now() })
+            ? undefined
+            : enqueueResume(this.transport, runId, 'reaped'),
+        ),
+      );
       this.options.logger.info({ runIds, cause }, 'reaped leases');
       this.options.emit({ type: 'leases-reaped', runIds, cause });
       if (runIds.length < BATCH || this.stopped) return;
     }
   }
 
+  private offer(message: ResumeMessage | WakeMessage): boolean {
+    return !this.stopped && (this.options.takeLocally?.(message) ?? false);
+  }
+
   private async wakeDueTimers(): Promise<void> {
     for (;;) {
       const due = await this.store.claimDueTimers(BATCH, this.options.reclaimAfterMs);
       if (due.length === 0) return;
-      await Promise.all(due.map(({ runId }) => enqueueWake(this.transport, runId, 'timer')));
+      await Promise.all(
+        due.map(({ runId }) =>
+          this.offer({ kind: 'wake', runId, reason: 'timer' })
+            ? undefined
+            : enqueueWake(this.transport, runId, 'timer'),
+        ),
+      );
       this.options.emit({ type: 'timers-due', runIds: due.map((t) => t.runId) });
       if (due.length < BATCH || this.stopped) return;
     }

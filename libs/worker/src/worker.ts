@@ -18,7 +18,10 @@ import {
   assertRunId,
   BatonError,
   decodeMessage,
+  encodeMessage,
   type Delivery,
+  type ResumeMessage,
+  type WakeMessage,
   type RunMessage,
   type RunRecord,
   type AnyWorkflowDefinition,
@@ -32,7 +35,7 @@ import {
   type WorkerOptions,
 } from './options.js';
 import { RunSession } from './run-session.js';
-import { enqueueWake, redeliveryDelayMs } from './run-messages.js';
+import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
 
@@ -74,6 +77,7 @@ export class Worker {
       reclaimAfterMs: leaseMs,
       logger,
       emit: this.options.onEvent,
+      takeLocally: (message) => this.takeLocally(message),
     });
   }
 
@@ -174,16 +178,52 @@ export class Worker {
           await delivery.nak().catch(() => undefined);
           continue;
         }
-        this.slots++;
-        const handled = this.handleDelivery(delivery).finally(() => {
-          this.slots--;
-          this.handling.delete(handled);
-          this.slotFreed?.();
-          this.slotFreed = undefined;
-        });
-        this.handling.add(handled);
+        this.handle(delivery);
       }
     }
+  }
+
+  private handle(delivery: Delivery): void {
+    this.slots++;
+    const handled = this.handleDelivery(delivery).finally(() => {
+      this.slots--;
+      this.handling.delete(handled);
+      this.slotFreed?.();
+      this.slotFreed = undefined;
+    });
+    this.handling.add(handled);
+  }
+
+  /**
+   * Handles a resume or wake the maintenance scans found as if the queue had delivered it, when
+   * there is room. Nothing is lost if this process dies before the claim: the run stays acquirable
+   * and the scans report it again a lease period later. A nak sends it through the queue instead.
+   */
+  private takeLocally(message: ResumeMessage | WakeMessage): boolean {
+    if (this.stateValue !== 'running' || this.slots >= this.options.concurrency) return false;
+    const { transport, logger } = this.options;
+    const requeue = (): Promise<void> =>
+      (message.kind === 'resume'
+        ? enqueueResume(transport, message.runId, message.reason)
+        : enqueueWake(transport, message.runId, message.reason)
+      ).catch((err: unknown) => {
+        logger.warn(
+          { err, runId: message.runId },
+          'requeueing a found run failed; the scans report it again',
+        );
+      });
+    this.handle({
+      data: encodeMessage(message),
+      headers: {},
+      deliveryCount: 1,
+      ack: () => Promise.resolve(),
+      nak: (delayMs) => {
+        if (!delayMs) return requeue();
+        setTimeout(() => void requeue(), delayMs).unref();
+        return Promise.resolve();
+      },
+    });
+    return true;
   }
 
   private async handleDelivery(delivery: Delivery): Promise<void> {
@@ -357,7 +397,8 @@ export class Worker {
         reason: (err as Error)?.message ?? String(err),
       });
     } finally {
-      this.sessions.delete(run.runId);
+      // A later session of the same run (this worker reclaimed it) keeps its entry.
+      if (this.sessions.get(run.runId) === session) this.sessions.delete(run.runId);
     }
   }
 

@@ -117,8 +117,17 @@ export function describeCrashSuite(
         const w = world;
         const [leaving, staying] = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
         if (!leaving || !staying) throw new Error('fleet did not start');
-        await w.enqueue(30, { steps: 10, minDelayMs: 150, maxDelayMs: 300 });
-        await w.waitForExecutions(leaving.pid, 3);
+        // Runs go out in waves until the leaving worker executes some: on a partitioned bus the
+        // first member to join may claim a whole wave before the other holds any partition.
+        for (let wave = 1; ; wave++) {
+          await w.enqueue(15, { steps: 10, minDelayMs: 150, maxDelayMs: 300 });
+          try {
+            await w.waitForExecutions(leaving.pid, 3, 4_000);
+            break;
+          } catch (err) {
+            if (wave >= 5) throw err;
+          }
+        }
 
         leaving.signal('SIGTERM');
         const termAt = leaving.signalledAt ?? Date.now();
