@@ -74,11 +74,13 @@ export function describeCrashSuite(
         await w.waitForAll(180_000, async () => {
           await sleep(100);
           if (Date.now() < nextKillAt) return;
-          nextKillAt = Date.now() + 1_000 + Math.random() * 1_000;
-          // Only workers that claim runs: killing one still starting would test nothing.
-          const candidates = w.fleet.alive.filter((p) => p.started);
+          // Only workers with activities in flight: killing one still starting, or one that holds
+          // no runs (on Kafka a member may own no partition with work), would test nothing.
+          const busy = await w.ledger.busyPids();
+          const candidates = w.fleet.alive.filter((p) => p.started && busy.has(p.pid));
           const victim = candidates[Math.floor(Math.random() * candidates.length)];
           if (!victim) return;
+          nextKillAt = Date.now() + 1_000 + Math.random() * 1_000;
           victim.signal('SIGKILL');
           kills.push({ pid: victim.pid, at: victim.signalledAt ?? Date.now() });
           // Handled at once: a replacement that fails to start must fail the test, not the runner.

@@ -88,6 +88,14 @@ export class Ledger {
     );
   }
 
+  /** Processes with an activity started and not finished (dead ones included: filter by liveness). */
+  async busyPids(): Promise<Set<number>> {
+    const { rows } = await this.pool.query(
+      `select distinct pid from ${this.schema}.executions where finished_at is null`,
+    );
+    return new Set(rows.map((r: Record<string, unknown>) => Number(r.pid)));
+  }
+
   async executions(): Promise<ExecutionRow[]> {
     const { rows } = await this.pool.query(
       `select key, run_id, step, pid, started_at, finished_at from ${this.schema}.executions order by id`,
