@@ -36,6 +36,9 @@ export const ENV = {
   kafkaTlsCaFile: 'BATON_KAFKA_TLS_CA_FILE',
   redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
   postgresSchema: 'BATON_POSTGRES_SCHEMA',
+  httpPort: 'BATON_HTTP_PORT',
+  httpHost: 'BATON_HTTP_HOST',
+  livenessStallMs: 'BATON_LIVENESS_STALL_MS',
 } as const;
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
