@@ -83,7 +83,12 @@ export interface WorkerAppConfig {
   };
   redis: { keyPrefix?: string };
   postgres: { schema?: string };
+  /** The /healthz, /readyz and /metrics server. Port 0 picks a free port (logged at start). */
+  http: { host: string; port: number; livenessStallMs: number };
 }
+
+/** Defaults of the HTTP server. */
+export const HTTP_DEFAULTS = { host: '0.0.0.0', port: 8080, livenessStallMs: 30_000 } as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -149,6 +154,11 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     },
     redis: { keyPrefix: optional(env, ENV.redisKeyPrefix) },
     postgres: { schema: optional(env, ENV.postgresSchema) },
+    http: {
+      host: optional(env, ENV.httpHost) ?? HTTP_DEFAULTS.host,
+      port: port(env, ENV.httpPort) ?? HTTP_DEFAULTS.port,
+      livenessStallMs: int(env, ENV.livenessStallMs, 1_000) ?? HTTP_DEFAULTS.livenessStallMs,
+    },
   };
 }
 
@@ -161,6 +171,14 @@ function required(env: Env, name: string, example: string): string {
   const value = optional(env, name);
   if (value === undefined)
     throw new ConfigError(`${name} is not set; set it, for example ${name}=${example}`);
+  return value;
+}
+
+function port(env: Env, name: string): number | undefined {
+  const value = int(env, name, 0);
+  if (value !== undefined && value > 65_535) {
+    throw new ConfigError(`${name} is '${value}'; a TCP port is 0-65535 (0 picks a free one)`);
+  }
   return value;
 }
 

@@ -8,12 +8,16 @@
  *    close; past `shutdownTimeoutMs` the process exits anyway (its leases then expire and other
  *    workers' reapers resume the runs).
  * 3. A failed start exits with code 1 and a log line naming the cause, never a hang.
+ * 4. The HTTP server (/healthz, /readyz, /metrics) listens before anything connects, so probes
+ *    answer during start-up, and closes last, after the hand-off.
  */
 import type { Logger } from 'pino';
 import { BatonError } from '@baton/core';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
-import { readConfig } from './config.js';
+import { ENV, readConfig } from './config.js';
+import { WorkerHttpServer } from './http-server.js';
+import { startTelemetry } from './telemetry.js';
 import { loadWorkflows } from './workflows.js';
 
 /** How long connect() of the bus or the store may take before start-up fails. */
@@ -60,6 +64,28 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
   }
   logger.level = config.logLevel;
 
+  // Before any Worker exists: its metric instruments bind to the provider registered here.
+  const telemetry = startTelemetry(env, 'baton-worker');
+  // The probes answer from the moment the server listens; the Worker is built after it.
+  const probed: { worker?: Worker } = {};
+  const http = new WorkerHttpServer({
+    ...config.http,
+    source: { health: () => probed.worker?.health() },
+    serveMetrics: (req, res) => telemetry.serveMetrics(req, res),
+  });
+  let httpPort: number;
+  try {
+    httpPort = await http.listen();
+  } catch (err) {
+    logger.fatal(
+      { err },
+      `cannot serve /healthz on ${config.http.host}:${config.http.port}: ${(err as Error).message}; ` +
+        `set ${ENV.httpPort} to a free port (0 picks one)`,
+    );
+    await telemetry.shutdown().catch(() => undefined);
+    return 1;
+  }
+
   const kafkaLogger = logger.child({ component: 'kafkajs' });
   const transport = transportFromConfig(config, (level, message, extra) =>
     kafkaLogger[level === 'error' ? 'warn' : level](extra, message),
@@ -67,6 +93,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
   const store = storeFromConfig(config);
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled([transport.close(), store.close()]);
+    await Promise.allSettled([http.close(), telemetry.shutdown()]);
   };
   const worker = new Worker({
     transport,
@@ -77,6 +104,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     onEvent: (event) => logEvent(logger, event),
   });
 
+  probed.worker = worker;
   try {
     await withTimeout(`bus ${maskUrl(config.transportUrl)}`, transport.connect(), CONNECT_TIMEOUT_MS);
     await withTimeout(`store ${maskUrl(config.storeUrl)}`, store.connect(), CONNECT_TIMEOUT_MS);
@@ -95,6 +123,8 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
       workflows: workflows.map((w) => `${w.name}@${w.version}`),
       concurrency: worker.options.concurrency,
       leaseMs: worker.options.leaseMs,
+      httpPort,
+      tracing: telemetry.tracing,
     },
     'worker ready',
   );

@@ -20,6 +20,7 @@ import {
   type Store,
   type Transport,
 } from '@baton/core';
+import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
 
 export interface ClientOptions {
@@ -101,17 +102,26 @@ export class Client {
         : newRunId());
     assertRunId(runId);
     await this.connect();
-    const message = encodeMessage({
-      kind: 'start',
-      runId,
-      workflow: workflow.name,
-      version: workflow.version,
-      input,
-      ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
-      ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
-      enqueuedAt: Date.now(),
+    const attributes = {
+      [ATTR.workflow]: workflow.name,
+      [ATTR.workflowVersion]: workflow.version,
+      [ATTR.runId]: runId,
+    };
+    await withEnqueueSpan(attributes, async (spanTraceparent) => {
+      // An explicit traceparent wins; otherwise the enqueue span's own (absent when tracing is off).
+      const traceparent = options.traceparent ?? spanTraceparent;
+      const message = encodeMessage({
+        kind: 'start',
+        runId,
+        workflow: workflow.name,
+        version: workflow.version,
+        input,
+        ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+        ...(traceparent !== undefined ? { traceparent } : {}),
+        enqueuedAt: Date.now(),
+      });
+      await this.transport.enqueue(message, { msgId: `start:${runId}`, key: runId });
     });
-    await this.transport.enqueue(message, { msgId: `start:${runId}`, key: runId });
     return new RunHandle<O>(this, runId);
   }
 

@@ -131,6 +131,7 @@ export { defineActivity, defineWorkflow, journalsStart } from './workflow.js';
 export type { AttemptContext, RetryFailure, RetryOptions, RetryPolicy } from './retry.js';
 export { DEFAULT_RETRY_POLICY, runWithRetry } from './retry.js';
 export type {
+  ActivityAttemptInfo,
   ExecutionHost,
   ExecutionOutcome,
   ExecutorOptions,

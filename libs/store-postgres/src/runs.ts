@@ -23,18 +23,19 @@ interface RunRow {
   result: string | null;
   error: string | null;
   attempts: number;
+  traceparent: string | null;
 }
 
 /** json columns are read as text and parsed here, so SQL NULL (undefined) differs from JSON null. */
 const RUN_COLUMNS = `r.run_id, r.workflow, r.version, r.input::text AS input, r.idempotency_key, r.status,
-  r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts`;
+  r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts, r.traceparent`;
 
 // ON CONFLICT without a target covers both the run id and the idempotency key. A conflicting
 // insert waits for the other transaction, so once this returns nothing the winner is committed.
 const CREATE_SQL = `
 INSERT INTO {{schema}}.runs AS r
-  (run_id, workflow, version, input, idempotency_key, status, created_at, updated_at, attempts)
-VALUES ($1, $2, $3, $4::json, $5, 'pending', {{schema}}.now_ms(), {{schema}}.now_ms(), 0)
+  (run_id, workflow, version, input, idempotency_key, status, created_at, updated_at, attempts, traceparent)
+VALUES ($1, $2, $3, $4::json, $5, 'pending', {{schema}}.now_ms(), {{schema}}.now_ms(), 0, $6)
 ON CONFLICT DO NOTHING
 RETURNING ${RUN_COLUMNS}`;
 
@@ -54,6 +55,7 @@ export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean
     run.version,
     toJson(run.input, `input of run ${run.runId}`),
     run.idempotencyKey,
+    run.traceparent ?? null,
   ]);
   if (inserted !== undefined) return { created: true, run: toRunRecord(inserted) };
   const [existing] = await db.query<RunRow>(EXISTING_SQL, [run.runId, run.idempotencyKey]);
@@ -106,6 +108,7 @@ function toRunRecord(row: RunRow): RunRecord {
     updatedAt: row.updated_at,
     attempts: row.attempts,
   };
+  if (row.traceparent !== null) record.traceparent = row.traceparent;
   if (row.status === 'completed') record.result = fromJson(row.result);
   if (row.error !== null) record.error = fromJson(row.error) as RunRecord['error'];
   return record;

@@ -60,6 +60,7 @@ export function decodeRunRecord(hash: Record<string, string> | readonly unknown[
     updatedAt: Number(field('updatedAt')),
     attempts: Number(field('attempts')),
   };
+  if (fields.traceparent !== undefined) record.traceparent = fields.traceparent;
   if (fields.result !== undefined) record.result = decodeValue(fields.result);
   if (fields.error !== undefined) record.error = JSON.parse(fields.error) as RunRecord['error'];
   return record;

@@ -30,6 +30,7 @@ export async function createRun(
     run.version,
     encodeValue(run.input),
     run.idempotencyKey ?? '',
+    run.traceparent ?? '',
   ])) as [number, unknown[]];
   return { created: reply[0] === 1, run: decodeRunRecord(reply[1]) };
 }

@@ -48,6 +48,30 @@ export function describeRunConformance(store: () => Store): void {
       expect(await store().getRun(uniqueId('unknown'))).toBeUndefined();
     });
 
+    it("keeps the producer's trace context on the run record", async () => {
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const runId = uniqueId('run');
+      const { run } = await store().createRun({
+        runId,
+        workflow: 'loan',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+        traceparent,
+      });
+      expect(run.traceparent).toBe(traceparent);
+      expect((await store().getRun(runId))?.traceparent).toBe(traceparent);
+      const untraced = uniqueId('run');
+      await store().createRun({
+        runId: untraced,
+        workflow: 'loan',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+      });
+      expect((await store().getRun(untraced))?.traceparent).toBeUndefined();
+    });
+
     it('returns the existing run when the same run id is created again', async () => {
       const first = await createTestRun(store(), 'first');
       const again = await store().createRun({ ...first, input: 'other', idempotencyKey: null });

@@ -12,7 +12,7 @@
  * process.on('SIGTERM', () => void worker.stop());
  * ```
  */
-export type { WorkerState } from './worker.js';
+export type { WorkerHealth, WorkerState } from './worker.js';
 export { Worker } from './worker.js';
 export type { ResolvedWorkerOptions, WorkerOptions } from './options.js';
 export { resolveWorkerOptions } from './options.js';

@@ -16,6 +16,7 @@ import {
   type Store,
   type Transport,
 } from '@baton/core';
+import type { WorkerInstruments } from '@baton/telemetry';
 import type { FaultHook } from './faults.js';
 
 export const CHECKPOINT_SCHEMA_VERSION = 1;
@@ -36,6 +37,7 @@ export class JournalWriter {
     private checkpointSeq: number,
     private readonly checkpointEvery: number,
     private readonly faults: FaultHook | undefined,
+    private readonly instruments?: WorkerInstruments,
   ) {}
 
   get position(): number {
@@ -63,9 +65,16 @@ export class JournalWriter {
 
   /** Writes a checkpoint of everything appended so far (after pending appends). */
   checkpoint(status: Checkpoint['status']): Promise<void> {
-    const done = this.chain.then(() => this.store.writeCheckpoint(this.snapshot(status)));
+    const done = this.chain.then(() => this.writeCheckpoint(this.snapshot(status)));
     this.chain = done.catch(() => undefined);
     return done;
+  }
+
+  /** Writes a checkpoint to the store, timing it. */
+  private async writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
+    const started = performance.now();
+    await this.store.writeCheckpoint(checkpoint);
+    this.instruments?.checkpointWriteDuration.record((performance.now() - started) / 1000);
   }
 
   /** The checkpoint record for the current state. */
@@ -87,6 +96,7 @@ export class JournalWriter {
     if (this.stopCause !== undefined) throw this.stopCause;
     const info = { runId: this.runId, epoch: this.epoch, entryTypes: stamped.map((e) => e.type) };
     await this.faults?.('before-journal-append', info);
+    const started = performance.now();
     try {
       this.lastPosition = await this.transport.append({
         runId: this.runId,
@@ -99,11 +109,12 @@ export class JournalWriter {
       }
       throw err;
     }
+    this.instruments?.journalAppendDuration.record((performance.now() - started) / 1000);
     this.entries.push(...stamped);
     this.sinceCheckpoint += stamped.length;
     await this.faults?.('after-journal-append', info);
     if (checkpoint || this.sinceCheckpoint >= this.checkpointEvery) {
-      await this.store.writeCheckpoint(this.snapshot('running'));
+      await this.writeCheckpoint(this.snapshot('running'));
     }
   }
 }

@@ -7,6 +7,7 @@
  *    (measured from when that renewal was *sent*, so never optimistic) has passed.
  */
 import { LeaseLostError, type LeaseStore } from '@baton/core';
+import type { WorkerInstruments } from '@baton/telemetry';
 import type { Logger } from './logger.js';
 
 export interface LeaseHandlers {
@@ -26,12 +27,15 @@ export class LeaseKeeper {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastRenewalAt = Date.now();
+  private lastPassAt = Date.now();
+  private lastPassFailed = false;
 
   constructor(
     private readonly store: LeaseStore,
     private readonly leaseMs: number,
     private readonly heartbeatMs: number,
     private readonly logger: Logger,
+    private readonly instruments?: WorkerInstruments,
   ) {}
 
   start(): void {
@@ -56,9 +60,19 @@ export class LeaseKeeper {
     return this.held.size;
   }
 
-  /** When the last renewal round finished (for liveness checks). */
+  /** When the last renewal round succeeded (for liveness checks). */
   get lastRenewal(): number {
     return this.lastRenewalAt;
+  }
+
+  /** When the last renewal round settled, successfully or not: the loop is alive. */
+  get lastPass(): number {
+    return this.lastPassAt;
+  }
+
+  /** Whether the last renewal round failed to reach the store. */
+  get failing(): boolean {
+    return this.lastPassFailed;
   }
 
   private inFlight = false;
@@ -72,7 +86,10 @@ export class LeaseKeeper {
       this.expireOverdue();
       if (this.inFlight) return;
       this.inFlight = true;
-      void this.renewAll().finally(() => (this.inFlight = false));
+      void this.renewAll().finally(() => {
+        this.inFlight = false;
+        this.lastPassAt = Date.now();
+      });
     }, this.heartbeatMs);
     this.timer.unref();
   }
@@ -92,6 +109,7 @@ export class LeaseKeeper {
     const batch = [...this.held.values()];
     if (batch.length === 0) {
       this.lastRenewalAt = Date.now();
+      this.lastPassFailed = false;
       return;
     }
     const sentAt = Date.now();
@@ -101,6 +119,8 @@ export class LeaseKeeper {
         this.leaseMs,
       );
       this.lastRenewalAt = Date.now();
+      this.lastPassFailed = false;
+      let renewed = 0;
       for (const result of results) {
         const entry = this.held.get(result.runId);
         if (!entry) continue;
@@ -110,9 +130,12 @@ export class LeaseKeeper {
           continue;
         }
         entry.validUntil = sentAt + this.leaseMs;
+        renewed++;
         if (result.cancelRequested) entry.onCancelRequested();
       }
+      this.instruments?.leaseRenewals.add(renewed);
     } catch (err) {
+      this.lastPassFailed = true;
       this.logger.warn({ err, leases: batch.length }, 'lease renewal failed; retrying at the next heartbeat');
       this.expireOverdue();
     }

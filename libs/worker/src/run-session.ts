@@ -28,6 +28,8 @@ import {
   type SerializedError,
   type AnyWorkflowDefinition,
 } from '@baton/core';
+import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
+import type { Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
@@ -39,6 +41,8 @@ export interface SessionStart {
   epoch: number;
   acquiredAt: number;
   cancelRequested: boolean;
+  /** The context of this attempt's `baton.run` span: activity spans are its children. */
+  traceContext: Context;
 }
 
 export type SessionEnd = 'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted';
@@ -84,6 +88,7 @@ export class RunSession {
     private readonly start: SessionStart,
     private readonly options: ResolvedWorkerOptions,
     private readonly keeper: LeaseKeeper,
+    private readonly instruments: WorkerInstruments,
   ) {
     this.runId = start.run.runId;
     this.epoch = start.epoch;
@@ -119,6 +124,7 @@ export class RunSession {
   /** What the lease keeper calls for this run, whenever it (re)starts renewing it. */
   private readonly leaseHandlers: LeaseHandlers = {
     onLost: (error) => {
+      this.instruments.leaseLosses.add(1);
       this.options.onEvent({ type: 'lease-lost', runId: this.runId, epoch: this.epoch });
       this.abort(error);
     },
@@ -135,7 +141,9 @@ export class RunSession {
       workerId: this.options.workerId,
     };
     const markerData = encodeEntries([marker]);
+    const appendStarted = performance.now();
     const markerPosition = await transport.append({ runId, data: markerData });
+    this.instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
 
     const checkpoint = await store.loadCheckpoint(runId);
     const from = checkpoint?.journalPosition ?? 0;
@@ -156,6 +164,7 @@ export class RunSession {
         checkpoint?.seq ?? 0,
         this.options.checkpointEvery,
         this.options.faults,
+        this.instruments,
       );
     let positioned: Array<{ position: number; entry: JournalEntry }>;
     try {
@@ -207,6 +216,21 @@ export class RunSession {
       readSignals: () => store.readSignals(this.runId),
       heartbeat: (seq, details) =>
         this.options.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
+      aroundActivityAttempt: (info, attempt) =>
+        withActivitySpan(this.start.traceContext, info, async () => {
+          const started = performance.now();
+          let outcome = 'error';
+          try {
+            const result = await attempt();
+            outcome = 'ok';
+            return result;
+          } finally {
+            this.instruments.activityDuration.record((performance.now() - started) / 1000, {
+              [ATTR.activity]: info.name,
+              [ATTR.outcome]: outcome,
+            });
+          }
+        }),
       suspend: async (request) => {
         await writer.checkpoint('suspended');
         this.keeper.remove(this.runId);
@@ -249,7 +273,10 @@ export class RunSession {
     if (outcome.status === 'failed') this.failure = `${outcome.error.name}: ${outcome.error.message}`;
     if (!journaled) await writer.append([terminalEntry(outcome)]);
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
+    const started = performance.now();
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
+    // The final checkpoint is written by finishRun, atomically with the outcome.
+    this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
     return outcome.status;
   }
 
@@ -271,6 +298,7 @@ export class RunSession {
         at: Date.now(),
       })
       .catch((err: unknown) => this.options.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
+    this.instruments.deadLetters.add(1, { [ATTR.code]: 'too-large' });
     this.options.onEvent({ type: 'dead-lettered', code: 'too-large', reason });
     return this.finish({ status: 'failed', error: serializeError(cause) });
   }

@@ -26,6 +26,8 @@ import {
   type RunRecord,
   type AnyWorkflowDefinition,
 } from '@baton/core';
+import { ATTR, recordError, startRunSpan, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
 import {
@@ -38,6 +40,23 @@ import { RunSession } from './run-session.js';
 import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
+
+/** What health and readiness checks need to know, from `Worker.health()`. */
+export interface WorkerHealth {
+  state: WorkerState;
+  /** Runs executing now. */
+  runsInFlight: number;
+  /** Leases the lease keeper renews. */
+  leasesHeld: number;
+  /** Local time the lease keeper last finished a renewal round, successful or not. */
+  lastRenewalPassAt: number;
+  /** Local time of the last successful renewal round (or of start, before the first). */
+  lastRenewalOkAt: number;
+  /** The last renewal round could not reach the store. */
+  storeFailing: boolean;
+  /** The last fetch from the run queue failed. */
+  transportFailing: boolean;
+}
 
 /** Thrown inside message handling for input that will never succeed: it is dead-lettered. */
 class PoisonMessage extends BatonError {
@@ -65,12 +84,16 @@ export class Worker {
   private slots = 0;
   private slotFreed: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
+  private fetchFailing = false;
+  /** Metric instruments; no-ops unless the process registered an OpenTelemetry MeterProvider. */
+  private readonly instruments: WorkerInstruments;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     for (const wf of this.options.workflows) this.registry.set(workflowKey(wf.name, wf.version), wf);
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
-    this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger);
+    this.instruments = workerInstruments();
+    this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
     this.maintenance = new Maintenance(store, transport, {
       reapIntervalMs,
       deadWorkerScanMs: this.options.deadWorkerScanMs,
@@ -92,6 +115,19 @@ export class Worker {
   /** Run ids this worker executes right now. */
   get ownedRuns(): string[] {
     return [...this.sessions.keys()];
+  }
+
+  /** A snapshot for liveness and readiness probes; cheap, reads local state only. */
+  health(): WorkerHealth {
+    return {
+      state: this.stateValue,
+      runsInFlight: this.sessions.size,
+      leasesHeld: this.keeper.size,
+      lastRenewalPassAt: this.keeper.lastPass,
+      lastRenewalOkAt: this.keeper.lastRenewal,
+      storeFailing: this.keeper.failing,
+      transportFailing: this.fetchFailing,
+    };
   }
 
   /** Connects transport and store, then claims runs until stop(). */
@@ -167,8 +203,10 @@ export class Worker {
           expiresMs: fetchWaitMs,
           signal: this.fetchAbort.signal,
         });
+        this.fetchFailing = false;
       } catch (err) {
         if (this.stateValue !== 'running') break;
+        this.fetchFailing = true;
         logger.warn({ err }, 'fetching run messages failed; retrying');
         await sleep(ERROR_BACKOFF_MS);
         continue;
@@ -279,6 +317,7 @@ export class Worker {
           version: message.version,
           input: message.input,
           idempotencyKey: message.idempotencyKey ?? null,
+          traceparent: message.traceparent ?? null,
         });
         // `run` may be an existing one (same id or idempotency key): it runs as it was created.
         return this.claimKnownRun(run, message, delivery);
@@ -374,18 +413,49 @@ export class Worker {
       reason,
       since,
     });
+    const resumed = lease.epoch > 1;
+    const instruments = this.instruments;
+    if (resumed) instruments.runsResumed.add(1, { [ATTR.reason]: reason ?? message.kind });
+    else instruments.runsStarted.add(1, { [ATTR.workflow]: run.workflow });
+    if (message.kind === 'resume') {
+      const latency = Math.max(0, Date.now() - message.since) / 1000;
+      instruments.failoverLatency.record(latency, { [ATTR.reason]: message.reason });
+    }
+    const { span, context: traceContext } = startRunSpan({
+      workflow: run.workflow,
+      version: run.version,
+      runId: run.runId,
+      epoch: lease.epoch,
+      resumed,
+      via: reason === undefined ? message.kind : `${message.kind}:${reason}`,
+      workerId,
+      traceparent: run.traceparent,
+    });
 
     const session = new RunSession(
-      { run, workflow, epoch: lease.epoch, acquiredAt, cancelRequested: lease.cancelRequested },
+      {
+        run,
+        workflow,
+        epoch: lease.epoch,
+        acquiredAt,
+        cancelRequested: lease.cancelRequested,
+        traceContext,
+      },
       this.options,
       this.keeper,
+      instruments,
     );
     this.sessions.set(run.runId, session);
+    instruments.runsInFlight.add(1);
     if (this.stateValue !== 'running') session.handoff();
     try {
       const end = await session.run();
+      span.setAttribute(ATTR.end, end);
+      if (end === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: session.failure });
       this.report(end, run.runId, lease.epoch, session.failure);
     } catch (err) {
+      span.setAttribute(ATTR.end, 'aborted');
+      recordError(span, err);
       logger.warn(
         { err, runId: run.runId, epoch: lease.epoch },
         'run stopped by an error; it resumes elsewhere',
@@ -397,6 +467,8 @@ export class Worker {
         reason: (err as Error)?.message ?? String(err),
       });
     } finally {
+      span.end();
+      instruments.runsInFlight.add(-1);
       // A later session of the same run (this worker reclaimed it) keeps its entry.
       if (this.sessions.get(run.runId) === session) this.sessions.delete(run.runId);
     }
@@ -411,8 +483,10 @@ export class Worker {
     const emit = this.options.onEvent;
     switch (end) {
       case 'completed':
+        this.instruments.runsCompleted.add(1);
         return emit({ type: 'run-completed', runId, epoch });
       case 'failed':
+        this.instruments.runsFailed.add(1);
         return emit({ type: 'run-failed', runId, epoch, error: failure ?? 'unknown' });
       case 'cancelled':
         return emit({ type: 'run-cancelled', runId, epoch });
@@ -436,6 +510,7 @@ export class Worker {
       });
       await delivery.ack();
       this.options.logger.warn({ code, reason }, 'message dead-lettered');
+      this.instruments.deadLetters.add(1, { [ATTR.code]: code });
       this.options.onEvent({ type: 'dead-lettered', code, reason });
     } catch (err) {
       this.options.logger.error({ err, code }, 'dead-lettering failed; the message will be redelivered');

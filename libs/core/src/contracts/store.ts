@@ -170,6 +170,8 @@ export interface RunRecord {
   error?: SerializedError;
   /** How many times the run was claimed (1 = never resumed). */
   attempts: number;
+  /** W3C trace context of the producer that started the run, so every attempt joins its trace. */
+  traceparent?: string;
 }
 
 export interface NewRun {
@@ -178,6 +180,8 @@ export interface NewRun {
   version: number;
   input: unknown;
   idempotencyKey: string | null;
+  /** W3C traceparent of the start message, kept for the spans of later attempts. */
+  traceparent?: string | null;
 }
 
 export type RunOutcome =

@@ -6,7 +6,7 @@ import { ActivityFailedError, serializeError } from '../errors.js';
 import { runWithRetry, type RetryFailure } from '../retry.js';
 import type { ActivityDefinition, ActivityIO } from '../workflow.js';
 import { journalsStart } from '../workflow.js';
-import type { NewEntry } from './replay-executor.js';
+import type { ExecutionHost, NewEntry } from './replay-executor.js';
 
 export interface ActivityExecution<I, O> {
   def: ActivityDefinition<I, O>;
@@ -19,6 +19,7 @@ export interface ActivityExecution<I, O> {
   signal: AbortSignal;
   append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
   heartbeat(details: unknown): void;
+  around?: ExecutionHost['aroundActivityAttempt'];
 }
 
 /** The idempotency key of a step: the same on every attempt, resume and worker. */
@@ -55,7 +56,18 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
   let outcome: { result: O; attempts: number };
   try {
     outcome = await runWithRetry(
-      ({ attempt, signal: attemptSignal }) => def.run(input, io(attempt, attemptSignal)),
+      ({ attempt, signal: attemptSignal }) => {
+        if (!exec.around) return def.run(input, io(attempt, attemptSignal));
+        const run = async (): Promise<O> => def.run(input, io(attempt, attemptSignal));
+        const info = {
+          runId: exec.runId,
+          name: def.name,
+          seq,
+          attempt,
+          idempotencyKey: idempotencyKeyOf(exec.runId, seq),
+        };
+        return exec.around(info, run);
+      },
       {
         policy: def.retry,
         timeoutMs: def.timeoutMs,

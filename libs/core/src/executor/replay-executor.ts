@@ -53,6 +53,21 @@ export interface ExecutionHost {
     consumedSignalIds: string[];
   }): Promise<SuspendResult>;
   heartbeat?(seq: number, details: unknown): void;
+  /**
+   * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
+   * result or rethrow its error unchanged.
+   */
+  aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
+}
+
+/** What `aroundActivityAttempt` learns of an attempt. */
+export interface ActivityAttemptInfo {
+  runId: string;
+  name: string;
+  seq: number;
+  /** 1 for the first try; retries count up. */
+  attempt: number;
+  idempotencyKey: string;
 }
 
 export type ExecutionOutcome =
@@ -270,6 +285,7 @@ export class ReplayExecutor {
         signal: this.activityAbort.signal,
         append: (entries, appendOptions) => this.append(entries, appendOptions),
         heartbeat: (details) => this.host.heartbeat?.(seq, details),
+        around: this.host.aroundActivityAttempt?.bind(this.host),
       });
     });
   }

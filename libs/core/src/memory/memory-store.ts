@@ -281,6 +281,7 @@ class MemoryStore implements Store {
       createdAt: now,
       updatedAt: now,
       attempts: 0,
+      ...(run.traceparent ? { traceparent: run.traceparent } : {}),
     };
     this.runs.set(run.runId, record);
     if (run.idempotencyKey !== null) this.runIdsByKey.set(run.idempotencyKey, run.runId);

@@ -1,7 +1,7 @@
 -- createRun: creates the run record unless its id or its idempotency key is known, in one step,
 -- so concurrent creates of one run or one key produce exactly one record.
 -- KEYS: run, and the idempotency key's key when the run has one
--- ARGV: prefix, hasKey '1'|'0', runId, workflow, version, inputJson, idempotencyKey
+-- ARGV: prefix, hasKey '1'|'0', runId, workflow, version, inputJson, idempotencyKey, traceparent ('' = none)
 -- Returns {created 0|1, the record as HGETALL pairs}
 local run_key, key_key = KEYS[1], KEYS[2]
 local prefix, has_key = ARGV[1], ARGV[2] == '1'
@@ -22,6 +22,9 @@ end
 local now = ms(now_ms())
 redis.call('HSET', run_key, 'runId', ARGV[3], 'workflow', ARGV[4], 'version', ARGV[5], 'input', ARGV[6],
   'status', 'pending', 'createdAt', now, 'updatedAt', now, 'attempts', 0)
+if ARGV[8] ~= nil and ARGV[8] ~= '' then
+  redis.call('HSET', run_key, 'traceparent', ARGV[8])
+end
 if has_key then
   redis.call('HSET', run_key, 'idempotencyKey', ARGV[7])
   redis.call('SET', key_key, ARGV[3])

@@ -159,6 +159,9 @@ export function describeCrashSuite(
           const last = executions.filter((e) => e.runId === runId).at(-1);
           expect(last?.pid).toBe(staying.pid);
         }
+        // It stopped claiming and starting work at SIGTERM (allowing for the signal to arrive).
+        const startedLate = executions.filter((e) => e.pid === leaving.pid && e.startedAt > termAt + 500);
+        expect(startedLate).toEqual([]);
         report(`${name} SIGTERM->resume`, resumeLatencies([{ pid: leaving.pid, at: termAt }], executions));
       },
     );

@@ -40,7 +40,8 @@ export class WorkerProcess {
   ) {
     this.child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@baton/source', WORKER_MAIN], {
       cwd: REPO_ROOT,
-      env: { ...process.env, BATON_LOG_LEVEL: 'info', ...env },
+      // Many workers share this host in tests: each serves its probes on a free port.
+      env: { ...process.env, BATON_LOG_LEVEL: 'info', BATON_HTTP_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolveExit) =>

@@ -1,0 +1,131 @@
+/**
+ * The worker's HTTP endpoints for Kubernetes and Prometheus:
+ * - `GET /healthz` (liveness): 200 while the process is making progress; 503 when the event loop
+ *   was blocked for `livenessStallMs`, or the lease keeper has not finished a renewal round for
+ *   that long (a wedged store call, say). Such a worker holds leases it cannot keep: restarting it
+ *   is what hands its runs on. A store that is merely down does not fail liveness (restarts would
+ *   not help); it fails readiness.
+ * - `GET /readyz` (readiness): 200 while the worker claims runs: started, not draining, and its
+ *   last fetch from the bus and last lease renewal succeeded.
+ * - `GET /metrics`: Prometheus text.
+ * Bodies are small JSON documents saying why, for `kubectl describe` and humans.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { WorkerHealth } from '@baton/worker';
+
+export interface HealthSource {
+  /** Undefined until the Worker exists. */
+  health(): WorkerHealth | undefined;
+}
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  livenessStallMs: number;
+  source: HealthSource;
+  serveMetrics(request: IncomingMessage, response: ServerResponse): void;
+}
+
+export interface Verdict {
+  ok: boolean;
+  status: string;
+  reasons: string[];
+}
+
+/** Liveness from a health snapshot and the event loop's last observed tick. */
+export function liveness(
+  health: WorkerHealth | undefined,
+  lastLoopTickAt: number,
+  stallMs: number,
+  now = Date.now(),
+): Verdict {
+  const reasons: string[] = [];
+  if (now - lastLoopTickAt > stallMs) {
+    reasons.push(`event loop blocked for ${now - lastLoopTickAt} ms (limit ${stallMs} ms)`);
+  }
+  if (health && (health.state === 'running' || health.state === 'draining')) {
+    const sincePass = now - health.lastRenewalPassAt;
+    if (sincePass > stallMs) {
+      reasons.push(
+        `no lease renewal round finished for ${sincePass} ms (limit ${stallMs} ms) while holding ${health.leasesHeld} leases`,
+      );
+    }
+  }
+  return { ok: reasons.length === 0, status: health?.state ?? 'starting', reasons };
+}
+
+/** Readiness: the worker claims runs and can reach its bus and store. */
+export function readiness(health: WorkerHealth | undefined): Verdict {
+  if (!health) return { ok: false, status: 'starting', reasons: ['connecting to the bus and the store'] };
+  const reasons: string[] = [];
+  if (health.state === 'created') reasons.push('starting');
+  if (health.state === 'draining') reasons.push('draining: handing runs to other workers');
+  if (health.state === 'stopped') reasons.push('stopped');
+  if (health.transportFailing) reasons.push('the last fetch from the bus failed');
+  if (health.storeFailing) reasons.push('the last lease renewal could not reach the store');
+  return { ok: reasons.length === 0, status: health.state, reasons };
+}
+
+export class WorkerHttpServer {
+  private readonly server: Server;
+  private lastLoopTickAt = Date.now();
+  private readonly ticker: NodeJS.Timeout;
+
+  constructor(private readonly options: HttpServerOptions) {
+    // A timer that fires late shows the event loop was blocked in between.
+    const tickMs = Math.min(1_000, Math.max(50, Math.floor(options.livenessStallMs / 4)));
+    this.ticker = setInterval(() => (this.lastLoopTickAt = Date.now()), tickMs);
+    this.ticker.unref();
+    this.server = createServer((req, res) => this.route(req, res));
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  /** Listens; resolves with the bound port (useful when `port` was 0). */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.ticker);
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    switch (path) {
+      case '/healthz':
+        return this.reply(
+          res,
+          liveness(this.options.source.health(), this.lastLoopTickAt, this.options.livenessStallMs),
+        );
+      case '/readyz':
+        return this.reply(res, readiness(this.options.source.health()));
+      case '/metrics':
+        return this.options.serveMetrics(req, res);
+      default:
+        res
+          .writeHead(404, { 'content-type': 'text/plain' })
+          .end('not found: try /healthz, /readyz or /metrics\n');
+    }
+  }
+
+  private reply(res: ServerResponse, verdict: Verdict): void {
+    res
+      .writeHead(verdict.ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+      .end(JSON.stringify(verdict));
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The worker's probes, metrics and spans, in process on the memory adapters: /healthz, /readyz
+ * and /metrics over real HTTP, and one trace from `client.start` through two execution attempts
+ * on two workers (the second after a hand-off), joined by the traceparent kept on the run record.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
+import { Client } from '@baton/client';
+import { defineActivity, defineWorkflow, memoryStore, memoryTransport } from '@baton/core';
+import { ATTR, SPAN } from '@baton/telemetry';
+import { Worker, type WorkerHealth } from '@baton/worker';
+import { liveness, readiness, WorkerHttpServer } from './http-server.js';
+import { startTelemetry, tracingRequested, type Telemetry } from './telemetry.js';
+
+const spans = new InMemorySpanExporter();
+let telemetry: Telemetry;
+
+beforeAll(() => {
+  // Metrics through the same code the worker process runs; tracing through an in-memory exporter
+  // (the process would export by OTLP), with the W3C propagator the SDK registers by default.
+  telemetry = startTelemetry({}, 'baton-worker-test');
+  trace.setGlobalTracerProvider(
+    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
+  );
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+});
+afterAll(async () => {
+  await telemetry.shutdown();
+  trace.disable();
+  propagation.disable();
+  context.disable();
+});
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+  });
+
+const step = defineActivity({
+  name: 'step',
+  run: async (x: number, io) => {
+    await sleep(80, io.signal);
+    return x + 1;
+  },
+});
+const chain = defineWorkflow({
+  name: 'telemetry_chain',
+  version: 1,
+  run: async (ctx, x: number) => {
+    for (let i = 0; i < 6; i++) x = await ctx.run(step, x);
+    return x;
+  },
+});
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const poll = (): void => {
+      if (check()) return resolve();
+      if (Date.now() > deadline) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(poll, 10);
+    };
+    poll();
+  });
+}
+
+function metricValue(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels}`) && !l.startsWith('#'));
+  if (!line) throw new Error(`metric ${name}${labels} not found in:\n${text}`);
+  return Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe('worker probes, metrics and traces', () => {
+  it('serves readiness and liveness over a worker lifetime, and reports the runs in /metrics', async () => {
+    const transport = memoryTransport();
+    const store = memoryStore();
+    const worker = new Worker({ transport, store, workflows: [chain], drainTimeoutMs: 5_000 });
+    let exposed: Worker | undefined;
+    const server = new WorkerHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      livenessStallMs: 5_000,
+      source: { health: () => exposed?.health() },
+      serveMetrics: (req, res) => telemetry.serveMetrics(req, res),
+    });
+    const port = await server.listen();
+    try {
+      // Before the worker exists the process is alive but not ready.
+      expect((await get(port, '/healthz')).status).toBe(200);
+      const starting = await get(port, '/readyz');
+      expect(starting.status).toBe(503);
+      expect(JSON.parse(starting.body)).toMatchObject({ status: 'starting' });
+
+      exposed = worker;
+      await worker.start();
+      expect(await get(port, '/readyz')).toMatchObject({ status: 200 });
+
+      const client = new Client({ transport, store });
+      const done = await client.start(chain, 0);
+      expect(await done.result({ timeoutMs: 5_000 })).toBe(6);
+
+      const metrics = (await get(port, '/metrics')).body;
+      expect(metricValue(metrics, 'baton_runs_started_total')).toBeGreaterThanOrEqual(1);
+      expect(metricValue(metrics, 'baton_runs_completed_total')).toBeGreaterThanOrEqual(1);
+      expect(metricValue(metrics, 'baton_activity_duration_count')).toBeGreaterThanOrEqual(6);
+      expect(metricValue(metrics, 'baton_journal_append_duration_count')).toBeGreaterThan(6);
+      expect(metricValue(metrics, 'baton_checkpoint_write_duration_count')).toBeGreaterThanOrEqual(1);
+      expect(metrics).toContain('baton_runs_in_flight');
+
+      // A run in flight while the worker drains: readiness drops at once, liveness stays.
+      await client.start(chain, 100);
+      await until(() => worker.ownedRuns.length === 1, 5_000, 'the second run to be claimed');
+      const stopping = worker.stop();
+      const draining = await get(port, '/readyz');
+      expect(draining.status).toBe(503);
+      expect(JSON.parse(draining.body)).toMatchObject({ status: 'draining' });
+      expect((await get(port, '/healthz')).status).toBe(200);
+      await stopping;
+      expect((await get(port, '/readyz')).status).toBe(503);
+      expect((await get(port, '/nope')).status).toBe(404);
+    } finally {
+      await worker.stop();
+      await server.close();
+    }
+  });
+
+  it('fails liveness when the lease keeper is stuck and readiness when the store is unreachable', () => {
+    const now = Date.now();
+    const healthy: WorkerHealth = {
+      state: 'running',
+      runsInFlight: 3,
+      leasesHeld: 3,
+      lastRenewalPassAt: now - 1_000,
+      lastRenewalOkAt: now - 1_000,
+      storeFailing: false,
+      transportFailing: false,
+    };
+    expect(liveness(healthy, now, 30_000, now).ok).toBe(true);
+    const stuck = liveness({ ...healthy, lastRenewalPassAt: now - 45_000 }, now, 30_000, now);
+    expect(stuck.ok).toBe(false);
+    expect(stuck.reasons.join()).toMatch(/no lease renewal round finished for 45000 ms .* 3 leases/);
+    const blocked = liveness(healthy, now - 31_000, 30_000, now);
+    expect(blocked.reasons.join()).toMatch(/event loop blocked for 31000 ms/);
+
+    // A store that is down is not cured by a restart: liveness holds, readiness drops.
+    expect(liveness({ ...healthy, storeFailing: true }, now, 30_000, now).ok).toBe(true);
+    expect(readiness({ ...healthy, storeFailing: true }).reasons).toEqual([
+      'the last lease renewal could not reach the store',
+    ]);
+    expect(readiness({ ...healthy, transportFailing: true }).ok).toBe(false);
+    expect(readiness(healthy)).toEqual({ ok: true, status: 'running', reasons: [] });
+  });
+
+  it('joins enqueue and every execution attempt, on two workers, in one trace', async () => {
+    spans.reset();
+    const transport = memoryTransport();
+    const store = memoryStore();
+    const first = new Worker({ transport, store, workflows: [chain], drainTimeoutMs: 5_000 });
+    const second = new Worker({ transport, store, workflows: [chain], drainTimeoutMs: 5_000 });
+    await first.start();
+    const client = new Client({ transport, store });
+
+    // The producer's own span is the parent of the enqueue.
+    const producerSpan = trace.getTracer('test-producer').startSpan('checkout');
+    const handle = await context.with(trace.setSpan(context.active(), producerSpan), () =>
+      client.start(chain, 0),
+    );
+    producerSpan.end();
+    const traceId = producerSpan.spanContext().traceId;
+
+    await until(() => first.ownedRuns.length === 1, 5_000, 'the first worker to claim the run');
+    await sleep(200);
+    await second.start();
+    await first.stop(); // hands the run to the second worker mid-way
+    expect(await handle.result({ timeoutMs: 5_000 })).toBe(6);
+    await second.stop();
+
+    const finished = spans.getFinishedSpans();
+    const byName = (name: string): ReadableSpan[] => finished.filter((s) => s.name === name);
+    const [enqueue] = byName(SPAN.enqueue);
+    expect(enqueue?.spanContext().traceId).toBe(traceId);
+    expect(enqueue?.attributes[ATTR.runId]).toBe(handle.runId);
+
+    const runs = byName(SPAN.run).filter((s) => s.attributes[ATTR.runId] === handle.runId);
+    expect(runs).toHaveLength(2);
+    for (const run of runs) {
+      expect(run.spanContext().traceId).toBe(traceId);
+      expect(run.parentSpanContext?.spanId).toBe(enqueue?.spanContext().spanId);
+      expect(run.attributes[ATTR.workflow]).toBe('telemetry_chain');
+    }
+    const [attempt1, attempt2] = runs.sort(
+      (a, b) => Number(a.attributes[ATTR.epoch]) - Number(b.attributes[ATTR.epoch]),
+    );
+    expect(attempt1?.attributes).toMatchObject({ [ATTR.resumed]: false, [ATTR.end]: 'handed-off' });
+    expect(attempt2?.attributes).toMatchObject({ [ATTR.resumed]: true, [ATTR.end]: 'completed' });
+    expect(attempt1?.attributes[ATTR.workerId]).not.toBe(attempt2?.attributes[ATTR.workerId]);
+
+    const activities = byName(SPAN.activity).filter((s) => s.attributes[ATTR.runId] === handle.runId);
+    expect(new Set(activities.map((a) => a.attributes[ATTR.activitySeq])).size).toBe(6);
+    for (const activity of activities) {
+      expect(activity.spanContext().traceId).toBe(traceId);
+      expect(activity.attributes).toMatchObject({ [ATTR.activity]: 'step', [ATTR.attempt]: 1 });
+      expect(activity.attributes[ATTR.idempotencyKey]).toBe(
+        `${handle.runId}:${String(activity.attributes[ATTR.activitySeq])}`,
+      );
+      const parent = runs.find((r) => r.spanContext().spanId === activity.parentSpanContext?.spanId);
+      expect(parent, 'every activity span is a child of a run span').toBeDefined();
+    }
+  });
+
+  it('starts tracing only when an exporter is configured', () => {
+    expect(tracingRequested({})).toBe(false);
+    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'otlp' })).toBe(true);
+    expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x' })).toBe(
+      false,
+    );
+    expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
+  });
+});

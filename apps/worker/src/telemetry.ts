@@ -1,0 +1,84 @@
+/**
+ * OpenTelemetry for the worker process (and the producer), configured only by the standard OTEL_*
+ * variables:
+ * - Metrics are always collected for `/metrics` (Prometheus text, pulled by the HTTP server);
+ *   `OTEL_METRICS_EXPORTER=otlp` also pushes them to an OTLP endpoint.
+ * - Tracing starts only when an exporter is configured (`OTEL_TRACES_EXPORTER` other than `none`,
+ *   or `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`). Otherwise no tracer
+ *   provider or propagator is registered: spans are the API's no-ops and start messages carry no
+ *   trace context, so tracing that is off costs nothing.
+ * - `OTEL_SDK_DISABLED=true` turns every exporter off; `/metrics` still answers.
+ * This module is called before any Worker is built: the metrics API has no proxy, so instruments
+ * created earlier would stay no-ops.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { metrics } from '@opentelemetry/api';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+
+type Env = Record<string, string | undefined>;
+
+export interface Telemetry {
+  /** Whether spans are exported. */
+  readonly tracing: boolean;
+  /** Serves the Prometheus text of every metric (the `/metrics` route). */
+  serveMetrics(request: IncomingMessage, response: ServerResponse): void;
+  /** Flushes and stops the exporters. */
+  shutdown(): Promise<void>;
+}
+
+function list(env: Env, name: string): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((v) => v.trim().toLowerCase())
+    .filter((v) => v.length > 0);
+}
+
+/** True when the environment asks for spans to be exported. */
+export function tracingRequested(env: Env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = list(env, 'OTEL_TRACES_EXPORTER');
+  if (exporters.length > 0) return !exporters.every((e) => e === 'none');
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+export function startTelemetry(env: Env, defaultServiceName: string): Telemetry {
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
+  const serviceName = env.OTEL_SERVICE_NAME?.trim() || defaultServiceName;
+  // Pulled by our own HTTP server: the exporter's built-in server stays off.
+  const prometheus = new PrometheusExporter({ preventServerStart: true });
+  const readers: IMetricReader[] = [prometheus];
+  if (!disabled && list(env, 'OTEL_METRICS_EXPORTER').includes('otlp')) {
+    readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }));
+  }
+
+  if (tracingRequested(env)) {
+    const sdk = new NodeSDK({
+      serviceName,
+      metricReaders: readers,
+      // Baton's own spans only: no auto-instrumentation of the bus and store clients.
+      instrumentations: [],
+      logRecordProcessors: [],
+    });
+    sdk.start();
+    return {
+      tracing: true,
+      serveMetrics: (req, res) => prometheus.getMetricsRequestHandler(req, res),
+      shutdown: () => sdk.shutdown(),
+    };
+  }
+
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({ 'service.name': serviceName }),
+    readers,
+  });
+  metrics.setGlobalMeterProvider(provider);
+  return {
+    tracing: false,
+    serveMetrics: (req, res) => prometheus.getMetricsRequestHandler(req, res),
+    shutdown: () => provider.shutdown(),
+  };
+}
