@@ -30,6 +30,21 @@ describe('worker process configuration', () => {
     expect(() => readConfig({ ...BASE, [name]: undefined })).toThrow(new RegExp(`${name} is not set`));
   });
 
+  it('serves probes on 0.0.0.0:8080 by default and names a bad port or stall limit', () => {
+    expect(readConfig(BASE).http).toEqual({ host: '0.0.0.0', port: 8080, livenessStallMs: 30_000 });
+    expect(readConfig({ ...BASE, [ENV.httpPort]: '0', [ENV.httpHost]: '127.0.0.1' }).http).toMatchObject({
+      host: '127.0.0.1',
+      port: 0,
+    });
+    expect(() => readConfig({ ...BASE, [ENV.httpPort]: '70000' })).toThrow(
+      /BATON_HTTP_PORT is '70000'; a TCP port is 0-65535/,
+    );
+    expect(() => readConfig({ ...BASE, [ENV.httpPort]: 'http' })).toThrow(/BATON_HTTP_PORT is 'http'/);
+    expect(() => readConfig({ ...BASE, [ENV.livenessStallMs]: '10' })).toThrow(
+      /BATON_LIVENESS_STALL_MS is '10'; it must be a whole number of at least 1000/,
+    );
+  });
+
   it('names a variable that is not a whole number, with what it found', () => {
     expect(() => readConfig({ ...BASE, [ENV.concurrency]: 'ten' })).toThrow(
       /BATON_CONCURRENCY is 'ten'; it must be a whole number of at least 1/,

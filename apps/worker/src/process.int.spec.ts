@@ -2,6 +2,8 @@
  * The worker process refuses bad configuration and unreachable servers at start-up: it exits 1
  * with a log line naming the variable or the server, never hangs.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deleteNatsStreams } from '@baton/transport-nats';
 import { CRASH_WORKFLOW_MODULE, WorkerProcess } from '@baton/testing/crash';
@@ -58,6 +60,23 @@ describe('worker process start-up', () => {
     const { code, fatal } = await failedStart({ ...GOOD, BATON_STORE_URL: 'redis://127.0.0.1:1' });
     expect(code).toBe(1);
     expect(fatal).toMatch(/127\.0\.0\.1:1/);
+  });
+
+  it('exits 1 naming BATON_HTTP_PORT when its port is taken', { timeout: 30_000 }, async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const { code, fatal } = await failedStart({
+        ...GOOD,
+        BATON_HTTP_HOST: '127.0.0.1',
+        BATON_HTTP_PORT: port,
+      });
+      expect(code).toBe(1);
+      expect(fatal).toMatch(new RegExp(`cannot serve /healthz on 127\\.0\\.0\\.1:${port}.*BATON_HTTP_PORT`));
+    } finally {
+      taken.close();
+    }
   });
 
   it('exits 1 naming a store URL with bad credentials', { timeout: 60_000 }, async () => {
