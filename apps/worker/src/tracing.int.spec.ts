@@ -1,0 +1,164 @@
+/**
+ * One trace across processes: this test process is the producer (with a tracing SDK), two real
+ * worker processes export their spans by OTLP/HTTP JSON to a collector this test runs, and the
+ * first worker is SIGTERMed mid-run so the second resumes its runs. Every `baton.run` span of a
+ * run, from either process, must carry the producer's trace id.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { CrashWorld } from '@baton/testing/crash';
+import { ATTR, SPAN } from '@baton/telemetry';
+import { crashEnvironment } from './crash-environment.spec-helper.js';
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+}
+interface OtlpAttribute {
+  key: string;
+  value: OtlpValue;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes?: OtlpAttribute[];
+}
+interface ExportedSpan extends OtlpSpan {
+  pid: number;
+  attrs: Record<string, unknown>;
+}
+
+/** A minimal OTLP/HTTP JSON trace receiver: keeps every span with its exporter's process id. */
+class Collector {
+  readonly spans: ExportedSpan[] = [];
+  private readonly server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      if (req.url === '/v1/traces') this.accept(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(body: string): void {
+    const payload = JSON.parse(body) as {
+      resourceSpans: Array<{
+        resource: { attributes: OtlpAttribute[] };
+        scopeSpans: Array<{ spans: OtlpSpan[] }>;
+      }>;
+    };
+    for (const rs of payload.resourceSpans) {
+      const pid = Number(valueOf(rs.resource.attributes.find((a) => a.key === 'process.pid')?.value));
+      for (const ss of rs.scopeSpans) {
+        for (const span of ss.spans) {
+          const attrs = Object.fromEntries((span.attributes ?? []).map((a) => [a.key, valueOf(a.value)]));
+          this.spans.push({ ...span, pid, attrs });
+        }
+      }
+    }
+  }
+}
+
+function valueOf(value: OtlpValue | undefined): unknown {
+  if (!value) return undefined;
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  return value.boolValue;
+}
+
+const producerSpans = new InMemorySpanExporter();
+const collector = new Collector();
+let endpoint: string;
+let world: CrashWorld | undefined;
+
+beforeAll(async () => {
+  endpoint = await collector.listen();
+  trace.setGlobalTracerProvider(
+    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(producerSpans)] }),
+  );
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+});
+afterAll(async () => {
+  await collector.close();
+  trace.disable();
+  propagation.disable();
+  context.disable();
+});
+afterEach(async () => {
+  await world?.dispose();
+  world = undefined;
+});
+
+describe('tracing across worker processes (nats+redis)', () => {
+  it(
+    'puts enqueue and the attempts of two worker processes into the producer trace',
+    { timeout: 90_000 },
+    async () => {
+      world = await CrashWorld.create(crashEnvironment('redis'), {
+        workerEnv: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+          OTEL_SERVICE_NAME: 'baton-worker-trace-test',
+        },
+      });
+      const w = world;
+      const first = await w.fleet.spawn();
+      const runs = await w.enqueue(4, { steps: 10, minDelayMs: 150, maxDelayMs: 250 });
+      await w.waitForExecutions(first.pid, 4);
+      const second = await w.fleet.spawn();
+      first.signal('SIGTERM');
+      expect(await first.exited).toEqual({ code: 0, signal: null });
+      await w.waitForAll(60_000);
+      second.signal('SIGTERM'); // flushes its last spans
+      expect(await second.exited).toEqual({ code: 0, signal: null });
+
+      const enqueues = producerSpans.getFinishedSpans().filter((s) => s.name === SPAN.enqueue);
+      let resumedElsewhere = 0;
+      for (const run of runs) {
+        const enqueue = enqueues.find((s) => s.attributes[ATTR.runId] === run.runId);
+        expect(enqueue, `enqueue span of ${run.runId}`).toBeDefined();
+        const traceId = enqueue!.spanContext().traceId;
+        const attempts = collector.spans.filter(
+          (s) => s.name === SPAN.run && s.attrs[ATTR.runId] === run.runId,
+        );
+        expect(attempts.length).toBeGreaterThanOrEqual(1);
+        for (const attempt of attempts) {
+          expect(attempt.traceId).toBe(traceId);
+          expect(attempt.parentSpanId).toBe(enqueue!.spanContext().spanId);
+        }
+        const activities = collector.spans.filter(
+          (s) => s.name === SPAN.activity && s.attrs[ATTR.runId] === run.runId,
+        );
+        expect(activities.every((a) => a.traceId === traceId)).toBe(true);
+        // Each of the 10 steps ran (and was traced) once, whichever process ran it.
+        expect(new Set(activities.map((a) => a.attrs[ATTR.activitySeq])).size).toBeGreaterThanOrEqual(10);
+        if (new Set(attempts.map((a) => a.pid)).size === 2) resumedElsewhere++;
+      }
+      // The SIGTERM handed runs over: at least one run's trace spans both processes.
+      expect(resumedElsewhere).toBeGreaterThan(0);
+    },
+  );
+});
