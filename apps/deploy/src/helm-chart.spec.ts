@@ -1,0 +1,611 @@
+/**
+ * Offline checks of helm/baton-worker: `helm lint` and `helm template` with the default values and
+ * each file in helm/baton-worker/ci/, every rendered object validated against its Kubernetes (or
+ * KEDA) schema, the settings the worker's shutdown and health depend on asserted one by one, and
+ * bad values shown to fail with a message naming them. No cluster and no network are needed.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
+import { ENV } from '../../worker/src/config.js';
+import { CHART_DIR, type ChartInput, helmLint, helmTemplate } from './helm.js';
+
+const RELEASE = 'prod';
+const NAMESPACE = 'workers';
+const FULLNAME = 'prod-baton-worker'; // `<release>-<chart name>`
+
+type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+} & Record<string, unknown>;
+
+/** Schema validation per `apiVersion/kind`; anything the chart renders must be listed here. */
+const VALIDATORS: Record<string, (obj: K8sObject) => void> = {
+  'apps/v1/Deployment': (obj) => new Deployment(obj as never).validate(),
+  'v1/Service': (obj) => new Service(obj as never).validate(),
+  'v1/ServiceAccount': (obj) => new ServiceAccount(obj as never).validate(),
+  'v1/Secret': (obj) => new Secret(obj as never).validate(),
+  'policy/v1/PodDisruptionBudget': (obj) => new PodDisruptionBudget(obj as never).validate(),
+  'autoscaling/v2/HorizontalPodAutoscaler': (obj) => new HorizontalPodAutoscaler(obj as never).validate(),
+  'keda.sh/v1alpha1/ScaledObject': (obj) => new ScaledObject(obj as never).validate(),
+  'monitoring.coreos.com/v1/ServiceMonitor': validateServiceMonitor,
+};
+
+/** No model package for the Prometheus Operator CRDs is installed: check the fields that matter. */
+function validateServiceMonitor(obj: K8sObject): void {
+  const spec = obj['spec'] as {
+    selector?: { matchLabels?: Record<string, string> };
+    endpoints?: { port?: unknown; path?: unknown; interval?: unknown; scrapeTimeout?: unknown }[];
+  };
+  if (!spec || typeof spec !== 'object') throw new Error('ServiceMonitor has no spec');
+  if (!spec.selector?.matchLabels || Object.keys(spec.selector.matchLabels).length === 0) {
+    throw new Error('ServiceMonitor spec.selector.matchLabels is empty');
+  }
+  if (!Array.isArray(spec.endpoints) || spec.endpoints.length === 0)
+    throw new Error('ServiceMonitor has no endpoints');
+  for (const endpoint of spec.endpoints) {
+    if (typeof endpoint.port !== 'string' || endpoint.port === '')
+      throw new Error('ServiceMonitor endpoint needs a port name');
+    if (typeof endpoint.path !== 'string' || !endpoint.path.startsWith('/'))
+      throw new Error('ServiceMonitor endpoint path');
+    for (const field of ['interval', 'scrapeTimeout'] as const) {
+      const value = endpoint[field];
+      if (value !== undefined && (typeof value !== 'string' || !/^\d+(ms|s|m|h)$/.test(value))) {
+        throw new Error(`ServiceMonitor endpoint ${field} '${String(value)}' is not a duration`);
+      }
+    }
+  }
+}
+
+/** Validates one rendered object; throws for a kind this test does not know, so nothing slips by. */
+function validateObject(obj: K8sObject): void {
+  const key = `${obj.apiVersion}/${obj.kind}`;
+  const validate = VALIDATORS[key];
+  if (validate === undefined) {
+    throw new Error(
+      `the chart rendered ${key} '${obj.metadata?.name}', which this test cannot validate; add it to VALIDATORS`,
+    );
+  }
+  validate(obj);
+}
+
+const renders = new Map<string, Promise<K8sObject[]>>();
+
+/**
+ * Renders the chart and returns its objects, each already validated. One `helm template` per
+ * distinct input: the tests only read the result (each gets its own deep copy).
+ */
+async function render(input: ChartInput = {}): Promise<K8sObject[]> {
+  const key = JSON.stringify(input);
+  let rendered = renders.get(key);
+  if (rendered === undefined) {
+    rendered = renderUncached(input);
+    renders.set(key, rendered);
+  }
+  return structuredClone(await rendered);
+}
+
+async function renderUncached(input: ChartInput): Promise<K8sObject[]> {
+  const result = await helmTemplate(input, { name: RELEASE, namespace: NAMESPACE });
+  expect(result.stderr.replace(/^.*\[INFO\].*$/gm, '').trim(), 'helm template stderr').toBe('');
+  expect(result.code, result.stderr).toBe(0);
+  const objects: K8sObject[] = [];
+  for (const doc of parseAllDocuments(result.stdout)) {
+    expect(doc.errors, 'YAML errors in the rendered chart').toEqual([]);
+    const obj = doc.toJS() as K8sObject | null;
+    if (obj === null) continue; // an empty document, e.g. a template that rendered nothing
+    validateObject(obj);
+    objects.push(obj);
+  }
+  return objects;
+}
+
+function ofKind(objects: K8sObject[], kind: string): K8sObject[] {
+  return objects.filter((o) => o.kind === kind);
+}
+
+function only(objects: K8sObject[], kind: string): K8sObject {
+  const found = ofKind(objects, kind);
+  expect(
+    found.map((o) => o.metadata.name),
+    `one ${kind}`,
+  ).toHaveLength(1);
+  return found[0]!;
+}
+
+interface PodSpecView {
+  replicas?: number;
+  template: {
+    metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
+    spec: {
+      containers: IContainer[];
+      terminationGracePeriodSeconds?: number;
+      automountServiceAccountToken?: boolean;
+      serviceAccountName?: string;
+      securityContext?: Record<string, unknown>;
+      volumes?: { name: string; emptyDir?: unknown }[];
+      topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string }[];
+    };
+  };
+  selector: { matchLabels: Record<string, string> };
+}
+
+function deploymentSpec(objects: K8sObject[]): PodSpecView {
+  return only(objects, 'Deployment')['spec'] as PodSpecView;
+}
+
+function workerContainer(objects: K8sObject[]): IContainer {
+  const containers = deploymentSpec(objects).template.spec.containers;
+  expect(containers).toHaveLength(1);
+  return containers[0]!;
+}
+
+function envOf(container: IContainer): Map<string, IEnvVar> {
+  return new Map((container.env ?? []).map((e) => [e.name, e]));
+}
+
+function envValue(container: IContainer, name: string): string | undefined {
+  return envOf(container).get(name)?.value;
+}
+
+const ci = (file: string) => join(CHART_DIR, 'ci', file);
+
+/** Every values setup the chart is linted and rendered with. */
+const CASES: { name: string; input: ChartInput }[] = [
+  { name: 'default values', input: {} },
+  { name: 'ci/keda-nats-values.yaml', input: { valuesFiles: [ci('keda-nats-values.yaml')] } },
+  { name: 'ci/keda-kafka-values.yaml', input: { valuesFiles: [ci('keda-kafka-values.yaml')] } },
+  { name: 'ci/hpa-off-values.yaml', input: { valuesFiles: [ci('hpa-off-values.yaml')] } },
+  { name: 'ci/secrets-values.yaml', input: { valuesFiles: [ci('secrets-values.yaml')] } },
+];
+
+/** Variables the chart may set: the worker's own, the OpenTelemetry SDK's, and the pod identity. */
+const WORKER_VARS = new Set<string>(Object.values(ENV));
+const OTEL_VARS = new Set([
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_METRICS_EXPORTER',
+  'OTEL_LOGS_EXPORTER',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+]);
+const POD_IDENTITY_VARS = new Set(['K8S_POD_NAME', 'K8S_NAMESPACE_NAME', 'K8S_NODE_NAME']);
+
+describe.concurrent('helm/baton-worker renders valid objects', () => {
+  for (const { name, input } of CASES) {
+    describe(name, () => {
+      it('passes helm lint', async () => {
+        const result = await helmLint(input);
+        expect(result.code, result.stdout + result.stderr).toBe(0);
+        expect(result.stdout).toContain('0 chart(s) failed');
+        expect(result.stdout).not.toContain('[ERROR]');
+      });
+
+      it('renders only objects that validate, with standard labels', async () => {
+        const objects = await render(input);
+        expect(ofKind(objects, 'Deployment')).toHaveLength(1);
+        for (const obj of objects) {
+          const labels = obj.metadata.labels ?? {};
+          expect(labels, `${obj.kind} labels`).toMatchObject({
+            'app.kubernetes.io/name': 'baton-worker',
+            'app.kubernetes.io/instance': RELEASE,
+            'app.kubernetes.io/version': '0.1.0',
+            'app.kubernetes.io/managed-by': 'Helm',
+            'helm.sh/chart': 'baton-worker-0.1.0',
+          });
+          expect((obj.metadata as { namespace?: string }).namespace).toBe(NAMESPACE);
+        }
+        const spec = deploymentSpec(objects);
+        expect(spec.selector.matchLabels).toEqual({
+          'app.kubernetes.io/name': 'baton-worker',
+          'app.kubernetes.io/instance': RELEASE,
+        });
+        expect(spec.template.metadata.labels).toMatchObject(spec.selector.matchLabels);
+      });
+
+      it('probes /healthz and /readyz on the named http port', async () => {
+        const objects = await render(input);
+        const container = workerContainer(objects);
+        const port = container.ports?.find((p) => p.name === 'http');
+        expect(port?.containerPort).toBe(Number(envValue(container, 'BATON_HTTP_PORT')));
+        expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+        expect(container.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+        expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+        for (const service of ofKind(objects, 'Service')) {
+          const ports = (service['spec'] as { ports: { name: string; targetPort: unknown }[] }).ports;
+          expect(ports).toEqual([expect.objectContaining({ name: 'http', targetPort: 'http' })]);
+        }
+      });
+
+      it('gives the worker longer than its shutdown timeout before SIGKILL', async () => {
+        const objects = await render(input);
+        const container = workerContainer(objects);
+        const drainMs = Number(envValue(container, 'BATON_DRAIN_TIMEOUT_MS'));
+        const shutdownMs = Number(envValue(container, 'BATON_SHUTDOWN_TIMEOUT_MS'));
+        expect(shutdownMs).toBeGreaterThan(drainMs);
+        const sleep = container.lifecycle?.preStop?.exec?.command;
+        const preStopSeconds = sleep === undefined ? 0 : Number(sleep[1]);
+        if (sleep !== undefined) expect(sleep[0]).toBe('/bin/sleep');
+        const grace = deploymentSpec(objects).template.spec.terminationGracePeriodSeconds;
+        expect(grace).toBeGreaterThan(Math.ceil(shutdownMs / 1000) + preStopSeconds);
+      });
+
+      it('runs as non-root on a read-only root filesystem without privileges', async () => {
+        const objects = await render(input);
+        const pod = deploymentSpec(objects).template.spec;
+        expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001 });
+        expect(pod.automountServiceAccountToken).toBe(false);
+        expect(workerContainer(objects).securityContext).toMatchObject({
+          runAsNonRoot: true,
+          runAsUser: 10001,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        const tmp = pod.volumes?.find((v) => v.name === 'tmp');
+        expect(tmp?.emptyDir).toBeDefined();
+        expect(workerContainer(objects).volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+        expect(workerContainer(objects).resources?.requests).toBeDefined();
+        expect(workerContainer(objects).resources?.limits).toBeDefined();
+      });
+
+      it('sets only variables the worker or the OpenTelemetry SDK reads, and never a URL in clear', async () => {
+        const objects = await render(input);
+        const container = workerContainer(objects);
+        const env = envOf(container);
+        for (const name of env.keys()) {
+          const known = WORKER_VARS.has(name) || OTEL_VARS.has(name) || POD_IDENTITY_VARS.has(name);
+          expect(known, `unknown variable ${name}`).toBe(true);
+        }
+        for (const name of ['BATON_TRANSPORT_URL', 'BATON_STORE_URL']) {
+          expect(env.get(name)?.value, `${name} must not be a plain value`).toBeUndefined();
+          expect(env.get(name)?.valueFrom?.secretKeyRef?.name, name).toBeTruthy();
+        }
+        expect(envValue(container, 'BATON_WORKFLOWS')).toBeTruthy();
+        // A Secret the chart makes holds a URL the container refers to, under the key it refers to.
+        for (const secret of ofKind(objects, 'Secret')) {
+          const refs = [...env.values()]
+            .map((e) => e.valueFrom?.secretKeyRef)
+            .filter((ref) => ref?.name === secret.metadata.name);
+          expect(refs.length, `references to Secret ${secret.metadata.name}`).toBeGreaterThan(0);
+          const data = secret['stringData'] as Record<string, string>;
+          for (const ref of refs) expect(data[ref!.key], `key ${ref!.key}`).toBeTruthy();
+        }
+      });
+
+      it('lets exactly one autoscaler own the replica count, or none', async () => {
+        const objects = await render(input);
+        const hpas = ofKind(objects, 'HorizontalPodAutoscaler');
+        const scaledObjects = ofKind(objects, 'ScaledObject');
+        expect(hpas.length + scaledObjects.length).toBeLessThanOrEqual(1);
+        const replicas = deploymentSpec(objects).replicas;
+        if (hpas.length + scaledObjects.length === 1) expect(replicas).toBeUndefined();
+        else expect(replicas).toBeGreaterThan(0);
+        for (const scaler of [...hpas, ...scaledObjects]) {
+          expect((scaler['spec'] as { scaleTargetRef: unknown }).scaleTargetRef).toMatchObject({
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            name: FULLNAME,
+          });
+        }
+      });
+    });
+  }
+});
+
+describe.concurrent('helm/baton-worker settings', () => {
+  it('defaults: CPU HPA 2..10, PDB maxUnavailable 1, URLs in a chart-owned Secret, no OpenTelemetry', async () => {
+    const objects = await render();
+    const hpa = only(objects, 'HorizontalPodAutoscaler')['spec'] as {
+      minReplicas: number;
+      maxReplicas: number;
+      metrics: { resource: { name: string; target: { averageUtilization: number } } }[];
+    };
+    expect(hpa.minReplicas).toBe(2);
+    expect(hpa.maxReplicas).toBe(10);
+    expect(hpa.metrics.map((m) => m.resource.name)).toEqual(['cpu']);
+    expect(ofKind(objects, 'ScaledObject')).toEqual([]);
+    expect(ofKind(objects, 'ServiceMonitor')).toEqual([]);
+    expect(only(objects, 'PodDisruptionBudget')['spec']).toMatchObject({ maxUnavailable: 1 });
+    expect(only(objects, 'ServiceAccount').metadata.name).toBe(FULLNAME);
+    expect(only(objects, 'Service')['spec']).toMatchObject({ type: 'ClusterIP', ports: [{ port: 8080 }] });
+
+    const secret = only(objects, 'Secret');
+    expect(secret['stringData']).toEqual({
+      'transport-url': 'nats://nats:4222',
+      'store-url': 'redis://redis-master:6379',
+    });
+    const container = workerContainer(objects);
+    const env = envOf(container);
+    expect(env.get('BATON_TRANSPORT_URL')?.valueFrom?.secretKeyRef).toEqual({
+      name: secret.metadata.name,
+      key: 'transport-url',
+    });
+    expect(env.get('BATON_STORE_URL')?.valueFrom?.secretKeyRef).toEqual({
+      name: secret.metadata.name,
+      key: 'store-url',
+    });
+    expect([...env.keys()].filter((n) => n.startsWith('OTEL_') || n.startsWith('K8S_'))).toEqual([]);
+    expect(envValue(container, 'BATON_NATS_PREFIX')).toBe('baton');
+    expect(env.has('BATON_KAFKA_PREFIX')).toBe(false);
+    expect(container.image).toBe('ghcr.io/baton-dev/baton-worker:0.1.0');
+
+    const pod = deploymentSpec(objects).template;
+    expect(pod.spec.terminationGracePeriodSeconds).toBe(25 + 2 + 5); // ceil(25000 ms) + preStop + margin
+    expect(container.lifecycle?.preStop?.exec?.command).toEqual(['/bin/sleep', '2']);
+    expect(pod.metadata.annotations?.['checksum/urls']).toMatch(/^[0-9a-f]{64}$/);
+    expect(pod.spec.topologySpreadConstraints?.map((c) => [c.topologyKey, c.whenUnsatisfiable])).toEqual([
+      ['topology.kubernetes.io/zone', 'ScheduleAnyway'],
+      ['kubernetes.io/hostname', 'ScheduleAnyway'],
+    ]);
+  });
+
+  it('KEDA on NATS: a nats-jetstream trigger on BATON_RUNS / baton-workers, and no HPA', async () => {
+    const objects = await render({ valuesFiles: [ci('keda-nats-values.yaml')] });
+    expect(ofKind(objects, 'HorizontalPodAutoscaler')).toEqual([]);
+    const spec = only(objects, 'ScaledObject')['spec'] as {
+      minReplicaCount: number;
+      maxReplicaCount: number;
+      triggers: { type: string; metadata: Record<string, string> }[];
+    };
+    expect(spec.minReplicaCount).toBe(2);
+    expect(spec.maxReplicaCount).toBe(20);
+    expect(spec.triggers).toEqual([
+      {
+        type: 'nats-jetstream',
+        metadata: {
+          natsServerMonitoringEndpoint: 'nats.nats.svc.cluster.local:8222',
+          account: '$G',
+          stream: 'BATON_RUNS',
+          consumer: 'baton-workers',
+          lagThreshold: '100',
+          activationLagThreshold: '5',
+          useHttps: 'false',
+        },
+      },
+    ]);
+    expect(deploymentSpec(objects).replicas).toBeUndefined();
+  });
+
+  it('KEDA on Kafka: a kafka trigger on baton.runs / baton-workers with its TriggerAuthentication', async () => {
+    const objects = await render({ valuesFiles: [ci('keda-kafka-values.yaml')] });
+    expect(ofKind(objects, 'HorizontalPodAutoscaler')).toEqual([]);
+    const spec = only(objects, 'ScaledObject')['spec'] as {
+      triggers: { type: string; metadata: Record<string, string>; authenticationRef?: unknown }[];
+    };
+    expect(spec.triggers).toHaveLength(1);
+    expect(spec.triggers[0]).toEqual({
+      type: 'kafka',
+      metadata: {
+        bootstrapServers:
+          'kafka-0.kafka.kafka.svc.cluster.local:9092,kafka-1.kafka.kafka.svc.cluster.local:9092',
+        consumerGroup: 'baton-workers',
+        topic: 'baton.runs',
+        lagThreshold: '200',
+        activationLagThreshold: '0',
+        offsetResetPolicy: 'latest',
+        allowIdleConsumers: 'false',
+      },
+      authenticationRef: { name: 'baton-kafka-scaler-auth', kind: 'TriggerAuthentication' },
+    });
+    const container = workerContainer(objects);
+    expect(envValue(container, 'BATON_KAFKA_PREFIX')).toBe('baton');
+    expect(envOf(container).has('BATON_NATS_PREFIX')).toBe(false);
+  });
+
+  it('KEDA names follow transport.prefix', async () => {
+    const nats = await render({
+      valuesFiles: [ci('keda-nats-values.yaml')],
+      set: { 'transport.prefix': 'orders' },
+    });
+    const natsMeta = (
+      only(nats, 'ScaledObject')['spec'] as { triggers: { metadata: Record<string, string> }[] }
+    ).triggers[0]!.metadata;
+    expect([natsMeta['stream'], natsMeta['consumer']]).toEqual(['ORDERS_RUNS', 'orders-workers']);
+    expect(envValue(workerContainer(nats), 'BATON_NATS_PREFIX')).toBe('orders');
+
+    const kafka = await render({
+      valuesFiles: [ci('keda-kafka-values.yaml')],
+      set: { 'transport.prefix': 'orders' },
+    });
+    const kafkaMeta = (
+      only(kafka, 'ScaledObject')['spec'] as { triggers: { metadata: Record<string, string> }[] }
+    ).triggers[0]!.metadata;
+    expect([kafkaMeta['topic'], kafkaMeta['consumerGroup']]).toEqual(['orders.runs', 'orders-workers']);
+  });
+
+  it('no autoscaler: fixed replicas, the hand-set grace period, no preStop hook', async () => {
+    const objects = await render({ valuesFiles: [ci('hpa-off-values.yaml')] });
+    expect(ofKind(objects, 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(ofKind(objects, 'ScaledObject')).toEqual([]);
+    const spec = deploymentSpec(objects);
+    expect(spec.replicas).toBe(3);
+    expect(spec.template.spec.terminationGracePeriodSeconds).toBe(60);
+    expect(workerContainer(objects).lifecycle).toBeUndefined();
+    expect(only(objects, 'PodDisruptionBudget')['spec']).toMatchObject({ maxUnavailable: '34%' });
+  });
+
+  it('existing Secrets: secretKeyRef to them, no chart Secret; OpenTelemetry and ServiceMonitor on', async () => {
+    const objects = await render({ valuesFiles: [ci('secrets-values.yaml')] });
+    expect(ofKind(objects, 'Secret')).toEqual([]);
+    expect(ofKind(objects, 'ServiceAccount')).toEqual([]);
+    const pod = deploymentSpec(objects).template;
+    expect(pod.spec.serviceAccountName).toBe('baton-workers');
+    expect(pod.metadata.annotations?.['checksum/urls']).toBeUndefined();
+    const container = workerContainer(objects);
+    const env = envOf(container);
+    expect(env.get('BATON_TRANSPORT_URL')?.valueFrom?.secretKeyRef).toEqual({
+      name: 'baton-bus',
+      key: 'url',
+    });
+    expect(env.get('BATON_STORE_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'baton-store', key: 'url' });
+    expect(container.envFrom).toEqual([{ secretRef: { name: 'billing-workflow-env' } }]);
+    expect(envValue(container, 'BATON_LIVENESS_STALL_MS')).toBe('30000');
+    expect(envValue(container, 'OTEL_SERVICE_NAME')).toBe(FULLNAME);
+    expect(envValue(container, 'OTEL_EXPORTER_OTLP_ENDPOINT')).toBe(
+      'http://otel-collector.observability.svc.cluster.local:4318',
+    );
+    expect(envValue(container, 'OTEL_TRACES_EXPORTER')).toBe('otlp');
+    expect(envValue(container, 'OTEL_TRACES_SAMPLER_ARG')).toBe('0.25');
+    expect(envValue(container, 'OTEL_RESOURCE_ATTRIBUTES')).toContain('k8s.pod.name=$(K8S_POD_NAME)');
+    expect(envValue(container, 'OTEL_RESOURCE_ATTRIBUTES')).toContain('deployment.environment=production');
+    // $(VAR) references only expand when the variable is defined earlier in the list.
+    const names = [...env.keys()];
+    expect(names.indexOf('K8S_POD_NAME')).toBeLessThan(names.indexOf('OTEL_RESOURCE_ATTRIBUTES'));
+    expect(container.volumeMounts).toContainEqual({
+      name: 'nats-creds',
+      mountPath: '/etc/baton/nats',
+      readOnly: true,
+    });
+
+    const monitor = only(objects, 'ServiceMonitor');
+    expect(monitor.metadata.labels?.['release']).toBe('prometheus');
+    expect(monitor['spec']).toMatchObject({
+      selector: { matchLabels: deploymentSpec(objects).selector.matchLabels },
+      endpoints: [{ port: 'http', path: '/metrics', interval: '30s' }],
+    });
+  });
+
+  it('refuses to validate a kind it does not know', () => {
+    expect(() =>
+      validateObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } as K8sObject),
+    ).toThrow(/v1\/ConfigMap 'x'.*cannot validate/);
+  });
+});
+
+/**
+ * Values that must be refused, and a piece of the message each one must produce. `crossCheck`
+ * marks the checks made in the templates (templates/validate.yaml) rather than by
+ * values.schema.json; `helm template` is run for those too, since lint handles template failures
+ * differently (the schema is applied the same way by both).
+ */
+const BAD_VALUES: { name: string; set: Record<string, unknown>; message: RegExp; crossCheck?: true }[] = [
+  {
+    name: 'negative concurrency',
+    set: { 'worker.concurrency': -1 },
+    message: /worker\.concurrency: Must be greater than or equal to 1/,
+  },
+  {
+    name: 'concurrency of the wrong type',
+    set: { 'worker.concurrency': 'many' },
+    message: /worker\.concurrency: Invalid type\. Expected: integer, given: string/,
+  },
+  {
+    name: 'an unknown top-level key',
+    set: { replicas: 3 },
+    message: /Additional property replicas is not allowed/,
+  },
+  {
+    name: 'a misspelt worker key',
+    set: { 'worker.concurency': 3 },
+    message: /worker: Additional property concurency is not allowed/,
+  },
+  {
+    name: 'an unsupported KEDA trigger',
+    set: { 'keda.trigger': 'rabbitmq' },
+    message: /keda\.trigger: keda\.trigger must be one of the following/,
+  },
+  {
+    name: 'an unknown bus',
+    set: { 'transport.kind': 'rabbitmq' },
+    message: /transport\.kind: transport\.kind must be one of the following/,
+  },
+  {
+    name: 'an unknown log level',
+    set: { 'worker.logLevel': 'verbose' },
+    message: /worker\.logLevel: worker\.logLevel must be one of the following/,
+  },
+  {
+    name: 'empty workflows',
+    set: { 'worker.workflows': '' },
+    message: /worker\.workflows: String length must be greater than or equal to 1/,
+  },
+  {
+    name: 'KEDA scaling to zero',
+    set: { 'keda.minReplicaCount': 0 },
+    message: /keda\.minReplicaCount: Must be greater than or equal to 1/,
+  },
+  {
+    name: 'an upper-case NATS prefix',
+    set: { 'transport.prefix': 'Baton' },
+    message: /transport\.prefix: Does not match pattern/,
+  },
+  {
+    name: 'a URL that is no bus URL',
+    set: { 'transport.url': 'http://nats:4222' },
+    message: /transport\.url: Does not match pattern/,
+  },
+  // Checks across values, made in the templates.
+  {
+    name: 'a drain longer than the shutdown timeout',
+    set: { 'worker.drainTimeoutMs': 30000 },
+    message: /worker\.shutdownTimeoutMs \(25000\) must be above worker\.drainTimeoutMs \(30000\)/,
+    crossCheck: true,
+  },
+  {
+    name: 'a grace period shorter than the shutdown',
+    set: { terminationGracePeriodSeconds: 20 },
+    message: /terminationGracePeriodSeconds \(20\) must be above .* = 27/,
+    crossCheck: true,
+  },
+  {
+    name: 'KEDA watching the other bus',
+    set: { 'keda.enabled': true, 'keda.trigger': 'kafka', 'keda.kafka.bootstrapServers': 'k:9092' },
+    message: /keda\.trigger is kafka but transport\.kind is nats/,
+    crossCheck: true,
+  },
+  {
+    name: 'KEDA on NATS without a monitoring endpoint',
+    set: { 'keda.enabled': true },
+    message: /keda\.nats\.monitoringEndpoint is required/,
+    crossCheck: true,
+  },
+  {
+    name: 'a Kafka URL with transport.kind nats',
+    set: { 'transport.url': 'kafka://kafka:9092' },
+    message: /transport\.url is a kafka:\/\/ URL but transport\.kind is nats/,
+    crossCheck: true,
+  },
+  {
+    name: 'no transport URL at all',
+    set: { 'transport.url': '' },
+    message: /transport\.url or transport\.existingSecret is required/,
+    crossCheck: true,
+  },
+  {
+    name: 'HPA min above max',
+    set: { 'autoscaling.minReplicas': 5, 'autoscaling.maxReplicas': 3 },
+    message: /autoscaling\.minReplicas \(5\) must not be above autoscaling\.maxReplicas \(3\)/,
+    crossCheck: true,
+  },
+];
+
+describe.concurrent('helm/baton-worker refuses bad values', () => {
+  for (const { name, set, message, crossCheck } of BAD_VALUES) {
+    it(`${name}: helm lint fails naming the value${crossCheck ? ', and so does helm template' : ''}`, async () => {
+      const lint = await helmLint({ set });
+      expect(lint.code, 'helm lint exit code').not.toBe(0);
+      expect(lint.stdout).toMatch(/\[ERROR\]/);
+      expect(lint.stdout + lint.stderr).toMatch(message);
+      if (crossCheck) {
+        const template = await helmTemplate({ set });
+        expect(template.code, 'helm template exit code').not.toBe(0);
+        expect(template.stderr).toMatch(message);
+      }
+    });
+  }
+});
