@@ -360,10 +360,14 @@ describe.concurrent('helm/baton-worker settings', () => {
     const spec = only(objects, 'ScaledObject')['spec'] as {
       minReplicaCount: number;
       maxReplicaCount: number;
+      advanced?: { horizontalPodAutoscalerConfig?: { behavior?: { scaleDown?: unknown } } };
       triggers: { type: string; metadata: Record<string, string> }[];
     };
     expect(spec.minReplicaCount).toBe(2);
     expect(spec.maxReplicaCount).toBe(20);
+    expect(spec.advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown).toMatchObject({
+      stabilizationWindowSeconds: 300,
+    });
     expect(spec.triggers).toEqual([
       {
         type: 'nats-jetstream',
