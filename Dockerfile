@@ -1,0 +1,95 @@
+# syntax=docker/dockerfile:1
+
+# The Baton worker image. Its entrypoint is the worker process; the same image runs the demo
+# producer. Both are configured by environment (README: "Worker process environment"):
+#
+#   docker build -t baton-worker .
+#   docker run -e BATON_TRANSPORT_URL=nats://… -e BATON_STORE_URL=redis://… \
+#     -e BATON_WORKFLOWS=./apps/worker/dist/examples/orders.js baton-worker
+#   docker run --entrypoint node -e BATON_TRANSPORT_URL=nats://… --no-healthcheck \
+#     baton-worker apps/worker/dist/producer-main.js
+#
+# Your own workflows: build an image FROM this one that copies your compiled module (and its
+# dependencies) in, and point BATON_WORKFLOWS at it.
+
+# Node 24 is the active LTS; `--build-arg NODE_VERSION=22` builds on the previous LTS.
+ARG NODE_VERSION=24
+
+# ---------------------------------------------------------------------------------------------
+# build: the full toolchain (dev dependencies included) compiles the workspace packages the worker
+# runs. The manifests are copied before the sources, so the `npm ci` layer is reused until a
+# package.json or the lockfile changes. Only the workspaces on the worker's build path are here:
+# the worker app, the libs it depends on, and @baton/testing (a dev dependency, so it is on Nx's
+# build path); npm ci accepts a lockfile that also lists workspaces left out (the demo, the checks).
+# ---------------------------------------------------------------------------------------------
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+# Nx runs once and exits: no daemon, no cloud.
+ENV NX_DAEMON=false \
+    NX_NO_CLOUD=true
+COPY package.json package-lock.json .npmrc ./
+COPY libs/client/package.json libs/client/
+COPY libs/core/package.json libs/core/
+COPY libs/store-postgres/package.json libs/store-postgres/
+COPY libs/store-redis/package.json libs/store-redis/
+COPY libs/telemetry/package.json libs/telemetry/
+COPY libs/testing/package.json libs/testing/
+COPY libs/transport-kafka/package.json libs/transport-kafka/
+COPY libs/transport-nats/package.json libs/transport-nats/
+COPY libs/worker/package.json libs/worker/
+COPY apps/worker/package.json apps/worker/
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.base.json nx.json ./
+COPY libs/ libs/
+COPY apps/worker/ apps/worker/
+# The worker app's build target depends on every dependency's build (`dependsOn: ["^build"]` in
+# nx.json), so this compiles each lib to <lib>/dist (tsc -p tsconfig.build.json, plus the SQL
+# migrations and Lua scripts the stores load at run time), then apps/worker/dist.
+RUN npx nx run @baton/worker-app:build --outputStyle=static
+
+# ---------------------------------------------------------------------------------------------
+# runtime: production dependencies and compiled JavaScript only; no compiler, no sources, no dev
+# tools. Each workspace package the worker imports at run time is a package.json (for npm's
+# workspace link and the package's `exports`: without the custom `@baton/source` condition Node
+# resolves `default`, i.e. dist) plus its dist from the build stage.
+# ---------------------------------------------------------------------------------------------
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# A fixed non-root identity (uid/gid 10001), so volume permissions and Kubernetes runAsUser can rely on it.
+RUN groupadd --gid 10001 baton \
+ && useradd --uid 10001 --gid baton --home-dir /app --no-create-home --shell /usr/sbin/nologin baton
+COPY package.json package-lock.json .npmrc ./
+COPY libs/client/package.json libs/client/
+COPY libs/core/package.json libs/core/
+COPY libs/store-postgres/package.json libs/store-postgres/
+COPY libs/store-redis/package.json libs/store-redis/
+COPY libs/telemetry/package.json libs/telemetry/
+COPY libs/transport-kafka/package.json libs/transport-kafka/
+COPY libs/transport-nats/package.json libs/transport-nats/
+COPY libs/worker/package.json libs/worker/
+COPY apps/worker/package.json apps/worker/
+# Only what @baton/worker-app needs to run. No install scripts: nothing in this tree compiles
+# native code, and an image build should not run third-party code it does not need.
+RUN npm ci --omit=dev --workspace @baton/worker-app --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
+COPY --from=build /src/libs/client/dist libs/client/dist
+COPY --from=build /src/libs/core/dist libs/core/dist
+COPY --from=build /src/libs/store-postgres/dist libs/store-postgres/dist
+COPY --from=build /src/libs/store-redis/dist libs/store-redis/dist
+COPY --from=build /src/libs/telemetry/dist libs/telemetry/dist
+COPY --from=build /src/libs/transport-kafka/dist libs/transport-kafka/dist
+COPY --from=build /src/libs/transport-nats/dist libs/transport-nats/dist
+COPY --from=build /src/libs/worker/dist libs/worker/dist
+COPY --from=build /src/apps/worker/dist apps/worker/dist
+
+# Files stay owned by root: the process only reads them.
+USER 10001:10001
+# /healthz, /readyz and /metrics (BATON_HTTP_PORT, default 8080).
+EXPOSE 8080
+# Slim images have no curl or wget: node itself probes /healthz.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.BATON_HTTP_PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# SIGTERM makes the worker hand its runs to the others and exit 0 (the producer stops enqueuing).
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "apps/worker/dist/main.js"]
