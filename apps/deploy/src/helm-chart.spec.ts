@@ -4,9 +4,10 @@
  * KEDA) schema, the settings the worker's shutdown and health depend on asserted one by one, and
  * bad values shown to fail with a message naming them. No cluster and no network are needed.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
@@ -482,6 +483,30 @@ describe.concurrent('helm/baton-worker settings', () => {
       selector: { matchLabels: deploymentSpec(objects).selector.matchLabels },
       endpoints: [{ port: 'http', path: '/metrics', interval: '30s' }],
     });
+  });
+
+  it('README documents every value of values.yaml', async () => {
+    const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+    const readme = await readFile(join(CHART_DIR, 'README.md'), 'utf8');
+    // Kubernetes objects passed through as they are: documented as a whole, not key by key.
+    const wholeObjects = new Set(['strategy', 'resources', 'podSecurityContext', 'securityContext']);
+    const paths: string[] = [];
+    const walk = (node: Record<string, unknown>, prefix: string): void => {
+      for (const [key, value] of Object.entries(node)) {
+        const path = prefix + key;
+        const isMap = value !== null && typeof value === 'object' && !Array.isArray(value);
+        if (isMap && Object.keys(value).length > 0 && !wholeObjects.has(path)) {
+          walk(value as Record<string, unknown>, `${path}.`);
+        } else {
+          paths.push(path);
+        }
+      }
+    };
+    walk(values, '');
+    expect(paths.length).toBeGreaterThan(50);
+    const documented = (path: string) =>
+      new RegExp(`^\\| \`${path.replace(/\./g, '\\.')}\` +\\|`, 'm').test(readme);
+    expect(paths.filter((path) => !documented(path))).toEqual([]);
   });
 
   it('refuses to validate a kind it does not know', () => {
