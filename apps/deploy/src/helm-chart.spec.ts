@@ -569,6 +569,11 @@ const BAD_VALUES: { name: string; set: Record<string, unknown>; message: RegExp;
     message: /keda\.minReplicaCount: Must be greater than or equal to 1/,
   },
   {
+    name: 'a liveness stall limit below the worker minimum',
+    set: { 'worker.livenessStallMs': 500 },
+    message: /worker\.livenessStallMs: Must be greater than or equal to 1000/,
+  },
+  {
     name: 'an upper-case NATS prefix',
     set: { 'transport.prefix': 'Baton' },
     message: /transport\.prefix: Does not match pattern/,
