@@ -18,7 +18,7 @@ const COLLECTOR_CONFIG = 'infra/otel/collector.yaml';
 /** WORKDIR of the image: the repository layout starts here. */
 const IMAGE_WORKDIR = '/app';
 
-/** The standard OpenTelemetry SDK variables a worker service may set. */
+/** The standard OpenTelemetry SDK variables a worker or producer service may set (both start the SDK). */
 const OTEL_VARIABLES = [
   'OTEL_SERVICE_NAME',
   'OTEL_RESOURCE_ATTRIBUTES',
@@ -29,7 +29,7 @@ const OTEL_VARIABLES = [
   'OTEL_SDK_DISABLED',
 ];
 const WORKER_VARIABLES = new Set<string>([...Object.values(ENV), ...OTEL_VARIABLES]);
-const PRODUCER_VARIABLES = new Set<string>(PRODUCER_READS);
+const PRODUCER_VARIABLES = new Set<string>([...PRODUCER_READS, ...OTEL_VARIABLES]);
 /** Host ports the tests and developers rely on (README, "Developing"). */
 const SERVER_PORTS: Record<string, string[]> = {
   nats: ['4222:4222', '8222:8222'],

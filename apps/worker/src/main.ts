@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The worker process: reads its configuration from the environment, connects to the bus and the
  * store, runs a Worker, and on SIGTERM (eviction, rollout) hands every owned run to another worker

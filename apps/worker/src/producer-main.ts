@@ -6,11 +6,18 @@
  */
 import { pino } from 'pino';
 import { runProducer } from './producer.js';
+import { startTelemetry } from './telemetry.js';
 
 // Level 'info' until the configuration (BATON_LOG_LEVEL included) has been validated.
 const logger = pino({ name: 'baton-producer', level: 'info' });
+// With OTEL_* set, each enqueue is a `baton.enqueue` span whose context the runs carry, so the
+// workers' spans join the producer's trace (docs/operations.md).
+const telemetry = startTelemetry(process.env, 'baton-producer');
 runProducer(process.env, logger).then(
-  (code) => process.exit(code),
+  async (code) => {
+    await telemetry.shutdown().catch(() => undefined);
+    process.exit(code);
+  },
   (err: unknown) => {
     logger.fatal({ err }, 'producer process failed');
     process.exit(1);
