@@ -1,0 +1,119 @@
+/**
+ * The shapes every part of the bench reports in. Durations are milliseconds unless a name says
+ * otherwise; rates are per second of wall time.
+ */
+
+export type BusKind = 'nats' | 'kafka';
+export type StoreKind = 'redis' | 'postgres';
+
+export interface BenchConfig {
+  transport: BusKind;
+  store: StoreKind;
+  /** Runs per throughput workload. */
+  runs: number;
+  /** BATON_CONCURRENCY of each worker process. */
+  concurrency: number;
+  /** Worker processes for the throughput workloads. */
+  workers: number;
+  /** Workloads to run, in order. */
+  workloads: WorkloadName[];
+  /** Kills (and terms) in the recovery workload. */
+  kills: number;
+  /** Run the BullMQ baseline and the floors. */
+  baselines: boolean;
+  /** Where the JSON report goes. */
+  out: string;
+  natsUrl: string;
+  redisUrl: string;
+  postgresUrl: string;
+  kafkaUrl: string;
+}
+
+export type WorkloadName = 'chain10' | 'fanout' | 'payload' | 'recovery';
+
+export interface Percentiles {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export interface ProcessUsage {
+  pid: number;
+  /** User + system CPU seconds the process used. */
+  cpuSeconds: number;
+  /** Peak resident set size, MiB (VmHWM). */
+  peakRssMiB: number;
+}
+
+export interface ThroughputResult {
+  workload: WorkloadName;
+  transport: BusKind;
+  store: StoreKind;
+  runs: number;
+  /** Durable steps (activities journaled) per run. */
+  stepsPerRun: number;
+  wallSeconds: number;
+  runsPerSecond: number;
+  stepsPerSecond: number;
+  /** Enqueue to completion, per run. */
+  runLatency: Percentiles;
+  /** Run latency of a run executed alone, divided by its steps (the per-step overhead). */
+  perStepOverheadMs: number | null;
+  journalAppend: Percentiles | null;
+  checkpointWrite: Percentiles | null;
+  workers: ProcessUsage[];
+}
+
+export interface RecoveryResult {
+  transport: BusKind;
+  store: StoreKind;
+  /** SIGKILL of a worker to the interrupted step starting again elsewhere. */
+  killToResume: Percentiles;
+  /** SIGTERM of a worker to the handed-off step starting again elsewhere. */
+  termToResume: Percentiles;
+  kills: number;
+  terms: number;
+}
+
+/** One measured figure of a baseline or a floor. */
+export interface BaselineResult {
+  name: string;
+  /** Operations (steps, messages, commands) per second. */
+  opsPerSecond: number;
+  latency: Percentiles | null;
+  detail: string;
+}
+
+export interface BenchReport {
+  startedAt: string;
+  config: BenchConfig;
+  versions: Record<string, string>;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
+  throughput: ThroughputResult[];
+  recovery: RecoveryResult[];
+  baselines: BaselineResult[];
+  floors: BaselineResult[];
+}
+
+/** Progress of long steps: the bar in main.ts renders it. */
+export interface Progress {
+  start(label: string, total: number): void;
+  tick(done: number): void;
+  done(summary?: string): void;
+  log(line: string): void;
+}
+
+export function percentiles(samples: readonly number[]): Percentiles {
+  if (samples.length === 0) return { count: 0, p50: NaN, p99: NaN, max: NaN, mean: NaN };
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return {
+    count: sorted.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: sorted[sorted.length - 1]!,
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+  };
+}
