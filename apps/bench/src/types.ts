@@ -59,8 +59,10 @@ export interface ThroughputResult {
   stepsPerSecond: number;
   /** Enqueue to completion, per run. */
   runLatency: Percentiles;
-  /** Run latency of a run executed alone, divided by its steps (the per-step overhead). */
-  perStepOverheadMs: number | null;
+  /** Runs executed one at a time, nothing else running: enqueue to completion. */
+  singleRunLatency: Percentiles;
+  /** The single-run p50 divided by the run's steps: Baton's cost per durable step. */
+  perStepOverheadMs: number;
   journalAppend: Percentiles | null;
   checkpointWrite: Percentiles | null;
   workers: ProcessUsage[];

@@ -1,0 +1,214 @@
+/**
+ * Throughput workloads (chain10, fanout, payload) on real worker processes: a warm-up, runs
+ * executed one at a time (latency of one run, per-step overhead), then `runs` runs enqueued at
+ * once (runs/s, steps/s, latency under load), with the workers' own journal-append and
+ * checkpoint-write histograms and their CPU time and peak RSS.
+ *
+ * Completion times come from the store's run records (`updatedAt` of the finished run), so the
+ * polling that notices completion adds nothing to the measured latencies.
+ */
+import { fileURLToPath } from 'node:url';
+import { Client } from '@baton/client';
+import type { RunRecord, Store } from '@baton/core';
+import { WorkerFleet, type CrashEnvironment, type WorkerProcess } from '@baton/testing/crash';
+import { processUsage } from '../process-usage.js';
+import {
+  histogram,
+  histogramPercentiles,
+  mergeHistograms,
+  scrape,
+  since,
+  type Histogram,
+} from '../prometheus.js';
+import { percentiles, type BusKind, type Progress, type StoreKind, type ThroughputResult } from '../types.js';
+import { chain10, fanout, payload, STEPS_PER_RUN } from '../workflows.js';
+
+export const WORKFLOWS_MODULE = fileURLToPath(new URL('../workflows.ts', import.meta.url));
+
+type ThroughputWorkload = 'chain10' | 'fanout' | 'payload';
+
+const WORKFLOWS = { chain10, fanout, payload } as const;
+const INPUTS: Record<ThroughputWorkload, (i: number) => unknown> = {
+  chain10: (i) => i,
+  fanout: (i) => i,
+  payload: () => null,
+};
+const FINISHED = new Set<RunRecord['status']>(['completed', 'failed', 'cancelled']);
+/** Enqueues outstanding at once while a batch goes out. */
+const ENQUEUE_IN_FLIGHT = 256;
+
+export interface ThroughputOptions {
+  workload: ThroughputWorkload;
+  transport: BusKind;
+  store: StoreKind;
+  env: CrashEnvironment;
+  runs: number;
+  concurrency: number;
+  workers: number;
+  /** Runs executed alone for the single-run latency. */
+  singleRuns?: number;
+  progress: Progress;
+}
+
+interface Started {
+  runId: string;
+  enqueuedAt: number;
+}
+
+export async function runThroughput(options: ThroughputOptions): Promise<ThroughputResult> {
+  const { workload, env, progress } = options;
+  const workflow = WORKFLOWS[workload];
+  const steps = STEPS_PER_RUN[workload];
+  const client = new Client({ transport: env.transport, store: env.store });
+  const fleet = new WorkerFleet({
+    ...env.workerEnv,
+    BATON_WORKFLOWS: WORKFLOWS_MODULE,
+    BATON_CONCURRENCY: String(options.concurrency),
+    BATON_LOG_LEVEL: 'info',
+  });
+  try {
+    progress.log(`${workload}: starting ${options.workers} worker process(es)`);
+    const workers = await Promise.all(Array.from({ length: options.workers }, () => fleet.spawn()));
+    const ports = workers.map(httpPortOf);
+
+    const enqueue = async (i: number): Promise<Started> => {
+      const enqueuedAt = Date.now();
+      const handle = await client.start(workflow, INPUTS[workload](i));
+      return { runId: handle.runId, enqueuedAt };
+    };
+
+    // Warm-up: connections, JIT, the workers' first claims.
+    const warm = await enqueueAll(Math.min(50, options.runs), enqueue);
+    await waitFinished(env.store, warm, progress, `${workload} warm-up`);
+
+    // One run at a time.
+    const singleCount = options.singleRuns ?? 30;
+    progress.start(`${workload} one run at a time`, singleCount);
+    const single: number[] = [];
+    for (let i = 0; i < singleCount; i++) {
+      const started = await enqueue(i);
+      const record = await pollUntilFinished(env.store, started.runId);
+      single.push(record.updatedAt - started.enqueuedAt);
+      progress.tick(i + 1);
+    }
+    progress.done();
+
+    const before = await Promise.all(ports.map((port) => scrape(port)));
+    const usageBefore = await Promise.all(workers.map((w) => processUsage(w.pid)));
+
+    const started = await enqueueAll(options.runs, enqueue, progress, `${workload} enqueue`);
+    const records = await waitFinished(env.store, started, progress, `${workload} ${options.runs} runs`);
+
+    const after = await Promise.all(ports.map((port) => scrape(port)));
+    const usageAfter = await Promise.all(workers.map((w) => processUsage(w.pid)));
+    const failed = records.filter((r) => r.status !== 'completed');
+    if (failed.length > 0) {
+      throw new Error(
+        `${failed.length} of ${records.length} ${workload} runs did not complete (first: ${failed[0]?.runId} ` +
+          `${failed[0]?.status} ${JSON.stringify(failed[0]?.error)}); the figures would be meaningless`,
+      );
+    }
+
+    const firstEnqueue = Math.min(...started.map((s) => s.enqueuedAt));
+    const lastFinish = Math.max(...records.map((r) => r.updatedAt));
+    const wallSeconds = (lastFinish - firstEnqueue) / 1000;
+    const enqueuedAt = new Map(started.map((s) => [s.runId, s.enqueuedAt]));
+    const singleLatency = percentiles(single);
+    const window = (name: string): Histogram =>
+      mergeHistograms(after.map((text, i) => since(histogram(text, name), histogram(before[i]!, name))));
+    return {
+      workload,
+      transport: options.transport,
+      store: options.store,
+      runs: options.runs,
+      stepsPerRun: steps,
+      wallSeconds,
+      runsPerSecond: options.runs / wallSeconds,
+      stepsPerSecond: (options.runs * steps) / wallSeconds,
+      runLatency: percentiles(records.map((r) => r.updatedAt - (enqueuedAt.get(r.runId) ?? NaN))),
+      singleRunLatency: singleLatency,
+      perStepOverheadMs: singleLatency.p50 / steps,
+      journalAppend: histogramPercentiles(window('baton_journal_append_duration')),
+      checkpointWrite: histogramPercentiles(window('baton_checkpoint_write_duration')),
+      workers: usageAfter.map((u, i) => ({
+        pid: u.pid,
+        cpuSeconds: u.cpuSeconds - (usageBefore[i]?.cpuSeconds ?? 0),
+        peakRssMiB: u.peakRssMiB,
+      })),
+    };
+  } finally {
+    await fleet.shutdown();
+  }
+}
+
+function httpPortOf(worker: WorkerProcess): number {
+  const ready = worker.logs.find((l) => l.msg === 'worker ready') as { httpPort?: number } | undefined;
+  if (typeof ready?.httpPort !== 'number') {
+    throw new Error(`worker ${worker.pid} logged no httpPort in 'worker ready':\n${worker.describe(5)}`);
+  }
+  return ready.httpPort;
+}
+
+async function enqueueAll(
+  count: number,
+  enqueue: (i: number) => Promise<Started>,
+  progress?: Progress,
+  label?: string,
+): Promise<Started[]> {
+  const started: Started[] = new Array(count);
+  let next = 0;
+  let done = 0;
+  if (progress && label) progress.start(label, count);
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      started[i] = await enqueue(i);
+      done++;
+      if (progress && done % 64 === 0) progress.tick(done);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ENQUEUE_IN_FLIGHT, count) }, lane));
+  if (progress && label) progress.done();
+  return started;
+}
+
+async function pollUntilFinished(store: Store, runId: string, timeoutMs = 60_000): Promise<RunRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const record = await store.getRun(runId);
+    if (record && FINISHED.has(record.status)) return record;
+    if (Date.now() > deadline) throw new Error(`run ${runId} did not finish within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/**
+ * Waits until every run finished, checking the oldest unfinished runs first (they finish roughly
+ * in order), a bounded batch per round, so polling stays a small load on the store.
+ */
+async function waitFinished(
+  store: Store,
+  started: readonly Started[],
+  progress: Progress,
+  label: string,
+  timeoutMs = 600_000,
+): Promise<RunRecord[]> {
+  const records = new Map<string, RunRecord>();
+  const deadline = Date.now() + timeoutMs;
+  progress.start(label, started.length);
+  let cursor = 0;
+  while (records.size < started.length) {
+    while (cursor < started.length && records.has(started[cursor]!.runId)) cursor++;
+    const window = started.slice(cursor, cursor + 200).filter((s) => !records.has(s.runId));
+    const found = await Promise.all(window.map((s) => store.getRun(s.runId)));
+    for (const record of found) if (record && FINISHED.has(record.status)) records.set(record.runId, record);
+    progress.tick(records.size);
+    if (records.size >= started.length) break;
+    if (Date.now() > deadline) {
+      throw new Error(`${started.length - records.size} runs did not finish within ${timeoutMs / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  progress.done();
+  return started.map((s) => records.get(s.runId)!);
+}
