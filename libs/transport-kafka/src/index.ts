@@ -20,3 +20,8 @@ export {
   KafkaTopicConflictError,
   KafkaUnavailableError,
 } from './errors.js';
+export {
+  measureKafkaProduceFloor,
+  type KafkaProduceFloor,
+  type KafkaProduceFloorOptions,
+} from './produce-floor.js';

@@ -1,0 +1,143 @@
+/**
+ * Smoke test of the BullMQ baseline and the raw floors against the shared services: tiny counts,
+ * sane numbers, nothing left behind. No timing thresholds: the machine is shared.
+ */
+import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import type { BaselineResult, Progress } from '../types.js';
+import { CHAIN_STEPS, runBullmqChain10, runBullmqSingle } from './bullmq.js';
+import { jetstreamPublishFloor, kafkaProduceFloor, postgresInsertFloor, redisSetFloor } from './floors.js';
+
+function expectSane(result: BaselineResult): void {
+  expect(result.opsPerSecond).toBeGreaterThan(0);
+  expect(Number.isFinite(result.opsPerSecond)).toBe(true);
+  expect(result.latency).not.toBeNull();
+  expect(result.latency!.count).toBeGreaterThan(0);
+  expect(result.latency!.p50).toBeGreaterThan(0);
+  expect(Number.isFinite(result.latency!.p50)).toBe(true);
+  expect(result.latency!.max).toBeGreaterThanOrEqual(result.latency!.p50);
+  expect(result.detail.length).toBeGreaterThan(0);
+}
+
+/** A Progress that records what it was told. */
+function recordingProgress(): Progress & { labels: string[]; ticks: number; dones: number } {
+  const seen = { labels: [] as string[], ticks: 0, dones: 0 };
+  return Object.assign(seen, {
+    start: (label: string) => void seen.labels.push(label),
+    tick: () => void seen.ticks++,
+    done: () => void seen.dones++,
+    log: () => undefined,
+  });
+}
+
+async function benchKeys(): Promise<string[]> {
+  const redis = new Redis(redisTestUrl());
+  try {
+    return [...(await redis.keys('baton-bench-bull-*')), ...(await redis.keys('baton-bench-floor:*'))];
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function benchSchemas(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: postgresTestUrl() });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ nspname: string }>(
+      "select nspname from pg_namespace where nspname like 'baton_bench_floor_%' order by 1",
+    );
+    return rows.map((r) => r.nspname);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('bullmq baseline', () => {
+  it('runs chain10 as step jobs: every job does its ten steps', async () => {
+    const keysBefore = await benchKeys();
+    const progress = recordingProgress();
+    const result = await runBullmqChain10({
+      redisUrl: redisTestUrl(),
+      runs: 50,
+      concurrency: 4,
+      singleRuns: 5,
+      progress,
+    });
+    expectSane(result);
+    expect(result.name).toBe('bullmq chain10 c=4');
+    expect(result.runsCompleted).toBe(50);
+    expect(result.stepsExecuted).toBe(50 * CHAIN_STEPS);
+    expect(result.latency!.count).toBe(50);
+    expect(result.singleRun.count).toBe(5);
+    expect(result.singleRun.p50).toBeGreaterThan(0);
+    expect(result.detail).toMatch(/single run p50 \d+\.\d+ ms/);
+    expect(progress.labels).toEqual(['bullmq chain10 c=4']);
+    expect(progress.ticks).toBeGreaterThan(0);
+    expect(progress.dones).toBe(1);
+    // The queue was obliterated: nothing of this run is left in Redis.
+    expect(await benchKeys()).toEqual(keysBefore);
+  });
+
+  it('measures one run alone', async () => {
+    const result = await runBullmqSingle({ redisUrl: redisTestUrl(), runs: 10 });
+    expectSane(result);
+    expect(result.latency!.count).toBe(10);
+  });
+});
+
+describe('floors', () => {
+  it('jetstream publish', async () => {
+    const progress = recordingProgress();
+    const result = await jetstreamPublishFloor({
+      natsUrl: natsTestUrl(),
+      count: 500,
+      inFlight: 32,
+      sequential: 100,
+      progress,
+    });
+    expectSane(result);
+    expect(result.latency!.count).toBe(100);
+    expect(progress.dones).toBe(1);
+  });
+
+  it('redis SET', async () => {
+    const keysBefore = await benchKeys();
+    const result = await redisSetFloor({
+      redisUrl: redisTestUrl(),
+      count: 500,
+      pipeline: 100,
+      sequential: 100,
+    });
+    expectSane(result);
+    expect(await benchKeys()).toEqual(keysBefore);
+  });
+
+  it('postgres INSERT', async () => {
+    const schemasBefore = await benchSchemas();
+    const result = await postgresInsertFloor({ postgresUrl: postgresTestUrl(), count: 500, sequential: 100 });
+    expectSane(result);
+    expect(await benchSchemas()).toEqual(schemasBefore);
+  });
+
+  it('kafka produce', async () => {
+    const progress = recordingProgress();
+    const result = await kafkaProduceFloor({
+      kafkaUrl: kafkaTestUrl(),
+      count: 500,
+      inFlight: 32,
+      sequential: 100,
+      progress,
+    });
+    expectSane(result);
+    expect(result.latency!.count).toBe(100);
+    expect(progress.dones).toBe(1);
+  });
+
+  it('names the URL when Kafka is unreachable', async () => {
+    await expect(
+      kafkaProduceFloor({ kafkaUrl: 'kafka://127.0.0.1:1', count: 1, sequential: 1 }),
+    ).rejects.toThrow(/127\.0\.0\.1:1/);
+  });
+});
