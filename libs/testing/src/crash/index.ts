@@ -7,6 +7,7 @@ export { describeCrashSuite } from './crash-suite.js';
 export type { CrashEnvironment, CrashEnvironmentFactory, ServerOverrides } from './harness.js';
 export { CrashWorld } from './harness.js';
 export { crashChain, expectedOutput } from './crash-workflow.js';
+export { resumeLatencies } from './invariants.js';
 export type { ChainInput } from './crash-workflow.js';
 export type { LogLine } from './worker-processes.js';
 export { CRASH_WORKFLOW_MODULE, REPO_ROOT, WorkerFleet, WorkerProcess } from './worker-processes.js';

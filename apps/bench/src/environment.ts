@@ -1,0 +1,103 @@
+/**
+ * The bench's namespaced environment: one fresh prefix on the bus and the store per workload, so
+ * a benchmark never sees another's messages, keys or tables and leaves nothing behind. The worker
+ * processes and the bench process build their adapters from the same variables, through the
+ * worker app's own factories (`readConfig`, `transportFromConfig`, `storeFromConfig`): what is
+ * measured is what an operator deploys.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Store, Transport } from '@baton/core';
+import { deleteKafkaTopics } from '@baton/transport-kafka';
+import { deleteNatsStreams } from '@baton/transport-nats';
+import { purgeRedisKeyPrefix } from '@baton/store-redis';
+import { dropPostgresSchema } from '@baton/store-postgres';
+import type { CrashEnvironmentFactory } from '@baton/testing/crash';
+import { readConfig, storeFromConfig, transportFromConfig } from '@baton/worker-app';
+import type { BenchConfig, BusKind, StoreKind } from './types.js';
+
+/** The servers the bench talks to (a {@link BenchConfig} fits). */
+export type BenchUrls = Pick<BenchConfig, 'natsUrl' | 'kafkaUrl' | 'redisUrl' | 'postgresUrl'>;
+
+export interface BenchEnvironmentOptions {
+  transport: BusKind;
+  store: StoreKind;
+  urls: BenchUrls;
+  /** Lowercase letters and digits, starting with a letter. @defaultValue a fresh random one */
+  ns?: string;
+  /** Server URLs that replace the ones `urls` names for this bus or store. */
+  transportUrl?: string;
+  storeUrl?: string;
+}
+
+/** Shaped like the crash harness's CrashEnvironment, so the harness's fleet and world accept it. */
+export interface BenchEnvironment {
+  ns: string;
+  /** Variables that point a worker process at this namespace (add BATON_WORKFLOWS and tuning). */
+  workerEnv: Record<string, string>;
+  /** The same bus and store for the bench process; not connected yet. */
+  transport: Transport;
+  store: Store;
+  /** Deletes the namespace's streams or topics and its keys or schema. Irreversible. */
+  dispose(): Promise<void>;
+}
+
+/** A fresh namespace: valid as a NATS/Kafka prefix, a Redis key prefix and a Postgres schema. */
+export function newNamespace(): string {
+  return `b${randomBytes(5).toString('hex')}`;
+}
+
+export function benchEnvironment(options: BenchEnvironmentOptions): BenchEnvironment {
+  const { transport: bus, store: storeKind, urls } = options;
+  const ns = options.ns ?? newNamespace();
+  if (!/^[a-z][a-z0-9]{0,40}$/.test(ns))
+    throw new Error(`namespace '${ns}' must be lowercase letters and digits`);
+  const transportUrl = options.transportUrl ?? (bus === 'kafka' ? urls.kafkaUrl : urls.natsUrl);
+  const storeUrl = options.storeUrl ?? (storeKind === 'redis' ? urls.redisUrl : urls.postgresUrl);
+  // Only what a namespace needs: every tuning variable keeps the worker's default.
+  const workerEnv: Record<string, string> = {
+    BATON_TRANSPORT_URL: transportUrl,
+    BATON_STORE_URL: storeUrl,
+    ...(bus === 'kafka' ? { BATON_KAFKA_PREFIX: ns } : { BATON_NATS_PREFIX: ns }),
+    ...(storeKind === 'redis' ? { BATON_REDIS_KEY_PREFIX: `${ns}:` } : { BATON_POSTGRES_SCHEMA: ns }),
+  };
+  // readConfig insists on a workflow module; the bench process loads none.
+  const config = readConfig({ ...workerEnv, BATON_WORKFLOWS: 'none-in-the-bench-process' });
+  return {
+    ns,
+    workerEnv,
+    transport: transportFromConfig(config),
+    store: storeFromConfig(config),
+    dispose: async () => {
+      // Both halves are attempted; the first failure is reported.
+      const results = await Promise.allSettled([
+        bus === 'kafka'
+          ? deleteKafkaTopics({ brokers: transportUrl, prefix: ns })
+          : deleteNatsStreams({ servers: transportUrl, prefix: ns }),
+        storeKind === 'redis'
+          ? purgeRedisKeyPrefix({ url: storeUrl, keyPrefix: `${ns}:` })
+          : dropPostgresSchema({ url: storeUrl, schema: ns }),
+      ]);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    },
+  };
+}
+
+/** The environment as a factory for the crash harness (`CrashWorld.create`), which picks the namespace. */
+export function benchEnvironmentFactory(
+  transport: BusKind,
+  store: StoreKind,
+  urls: BenchUrls,
+): CrashEnvironmentFactory {
+  return (ns, overrides) =>
+    Promise.resolve(
+      benchEnvironment({
+        transport,
+        store,
+        urls,
+        ns,
+        ...(overrides.transportUrl !== undefined && { transportUrl: overrides.transportUrl }),
+        ...(overrides.storeUrl !== undefined && { storeUrl: overrides.storeUrl }),
+      }),
+    );
+}

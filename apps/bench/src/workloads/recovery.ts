@@ -1,0 +1,255 @@
+/**
+ * Recovery: how long a run stands still when the worker executing it goes away.
+ *
+ * Three real worker processes (apps/worker, default settings but BATON_CONCURRENCY) execute the
+ * crash suite's chain workflow, whose activities record every execution (process, start time) in
+ * a Postgres ledger. A steady load of runs is kept in flight while a random worker with activities
+ * in flight is signalled, again and again:
+ * - SIGKILL: the victim dies mid-activity; a replacement is spawned, as an orchestrator would;
+ * - SIGTERM: the victim drains (in-flight activities finish) and hands its runs off, then exits 0.
+ * The latency of an interrupted run is the time from the signal until its next activity starts on
+ * another process, read from the ledger. Every invariant of the crash suite is checked at the end
+ * of each part: numbers from a run that lost or duplicated work are refused, not reported.
+ */
+import { CrashWorld, resumeLatencies, type WorkerProcess } from '@baton/testing/crash';
+import { TEST_POSTGRES_URL_ENV } from '@baton/testing/servers';
+import { benchEnvironmentFactory, type BenchUrls } from '../environment.js';
+import { percentiles, type BusKind, type Progress, type RecoveryResult, type StoreKind } from '../types.js';
+
+export interface RecoveryOptions {
+  transport: BusKind;
+  store: StoreKind;
+  /** SIGKILLs, and as many SIGTERMs unless `terms` says otherwise. */
+  kills: number;
+  terms?: number;
+  /** The bus, the store, and Postgres for the ledger (`postgresUrl`). */
+  urls: BenchUrls;
+  progress?: Progress;
+  /** Runs kept in flight while workers are signalled. @defaultValue 60 */
+  runs?: number;
+  /**
+   * Delay before a SIGKILLed worker's replacement is spawned. A replacement starting at once
+   * shares the CPUs with the failover it should not take part in; a delay shows what that costs.
+   * @defaultValue 0
+   */
+  replacementDelayMs?: number;
+}
+
+type Signal = 'SIGKILL' | 'SIGTERM';
+type Execution = Awaited<ReturnType<CrashWorld['ledger']['executions']>>[number];
+interface Interruption {
+  pid: number;
+  at: number;
+}
+
+const WORKERS = 3;
+/** Ten steps of 200-400 ms: a run spans several signals' worth of time, and one is always busy. */
+const SHAPE = { steps: 10, minDelayMs: 200, maxDelayMs: 400 };
+/**
+ * The worker's defaults, but room for every run at once (a resumed run is taken at once, not
+ * queued behind start messages). The harness sets a short NATS ack wait for its own tests; the
+ * empty value restores the default. Kafka keeps its defaults too (12 partitions, 10 s session).
+ */
+const WORKER_ENV = { BATON_CONCURRENCY: '200', BATON_NATS_ACK_WAIT_MS: '' };
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+
+export async function runRecovery(opts: RecoveryOptions): Promise<RecoveryResult> {
+  const terms = opts.terms ?? opts.kills;
+  const kill = await measurePart('SIGKILL', opts.kills, opts);
+  const term = await measurePart('SIGTERM', terms, opts);
+  return {
+    transport: opts.transport,
+    store: opts.store,
+    killToResume: percentiles(kill),
+    termToResume: percentiles(term),
+    kills: opts.kills,
+    terms,
+  };
+}
+
+/** One world, `count` signals of one kind; returns each interrupted run's latency. */
+async function measurePart(signal: Signal, count: number, opts: RecoveryOptions): Promise<number[]> {
+  const { progress } = opts;
+  const label = `recovery ${opts.transport}+${opts.store} ${signal}`;
+  progress?.start(label, count);
+  const world = await createWorld(opts);
+  try {
+    await Promise.all(Array.from({ length: WORKERS }, () => world.fleet.spawn()));
+    // On a partitioned bus the first member to join would otherwise take every partition, and
+    // with it every run, before the others are assigned any.
+    if (opts.transport === 'kafka') await sleep(2_000);
+    const load = new SteadyLoad(world, opts.runs ?? 60);
+    await load.topUp();
+
+    const interruptions: Interruption[] = [];
+    let replacement: Promise<unknown> = Promise.resolve(undefined);
+    for (let i = 0; i < count; i++) {
+      // Every live worker has started before the next signal: a fleet still booting would fail
+      // over slower, and the number would measure start-ups instead.
+      await settled(replacement);
+      await load.topUp();
+      const victim = await busyVictim(world, load);
+      victim.signal(signal);
+      interruptions.push({ pid: victim.pid, at: victim.signalledAt ?? Date.now() });
+      if (signal === 'SIGTERM') {
+        const exit = await victim.exited;
+        if (exit.code !== 0) {
+          throw new Error(
+            `${victim.name} exited with ${exit.code ?? exit.signal} after SIGTERM, not 0\n${victim.describe()}`,
+          );
+        }
+        replacement = captured(world.fleet.spawn());
+      } else {
+        replacement = captured(sleep(opts.replacementDelayMs ?? 0).then(() => world.fleet.spawn()));
+      }
+      progress?.tick(i + 1);
+      await sleep(1_500 + Math.random() * 500);
+    }
+    await settled(replacement);
+    await world.waitForAll(180_000);
+
+    const violations = Object.entries(await world.violations()).filter(([, found]) => found.length > 0);
+    if (violations.length > 0) {
+      const described = violations.map(
+        ([invariant, found]) => `${invariant} (${found.length}): ${found.slice(0, 5).join('; ')}`,
+      );
+      throw new Error(`${label}: the run broke invariants, no numbers reported:\n${described.join('\n')}`);
+    }
+    const executions = await world.ledger.executions();
+    const latencies = resumeLatencies(interruptions, executions);
+    if (latencies.length === 0)
+      throw new Error(`${label}: no signalled worker held a run that went on elsewhere`);
+    progress?.log(breakdown(signal, interruptions, executions, world.fleet.all));
+    const p = percentiles(latencies);
+    progress?.done(
+      `${latencies.length} interrupted runs, p50 ${fmt(p.p50)} ms, p99 ${fmt(p.p99)} ms, max ${fmt(p.max)} ms`,
+    );
+    return latencies;
+  } finally {
+    await world.dispose();
+  }
+}
+
+/**
+ * The harness keeps its ledger in the Postgres that BATON_TEST_POSTGRES_URL names (read only at
+ * creation): the bench's own Postgres URL is put there for that moment.
+ */
+async function createWorld(opts: RecoveryOptions): Promise<CrashWorld> {
+  const factory = benchEnvironmentFactory(opts.transport, opts.store, opts.urls);
+  const previous = process.env[TEST_POSTGRES_URL_ENV];
+  process.env[TEST_POSTGRES_URL_ENV] = opts.urls.postgresUrl;
+  try {
+    return await CrashWorld.create(factory, { workerEnv: WORKER_ENV });
+  } finally {
+    if (previous === undefined) delete process.env[TEST_POSTGRES_URL_ENV];
+    else process.env[TEST_POSTGRES_URL_ENV] = previous;
+  }
+}
+
+/** Keeps `target` runs unfinished: finished ones are replaced before each signal. */
+class SteadyLoad {
+  private open: string[] = [];
+
+  constructor(
+    private readonly world: CrashWorld,
+    private readonly target: number,
+  ) {}
+
+  async topUp(): Promise<void> {
+    const records = await Promise.all(this.open.map((runId) => this.world.env.store.getRun(runId)));
+    this.open = this.open.filter((_, i) => !FINISHED.has(records[i]?.status ?? ''));
+    const missing = this.target - this.open.length;
+    if (missing > 0) this.open.push(...(await this.world.enqueue(missing, SHAPE)).map((r) => r.runId));
+  }
+}
+
+/** A random started, live worker with an activity in flight (per the ledger). */
+async function busyVictim(world: CrashWorld, load: SteadyLoad, timeoutMs = 60_000): Promise<WorkerProcess> {
+  const deadline = Date.now() + timeoutMs;
+  let nextTopUp = Date.now() + 5_000;
+  for (;;) {
+    const busy = await world.ledger.busyPids();
+    const candidates = world.fleet.alive.filter((w) => w.started && busy.has(w.pid));
+    const victim = candidates[Math.floor(Math.random() * candidates.length)];
+    if (victim) return victim;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `no worker had an activity in flight within ${timeoutMs} ms\n${world.fleet.describe()}`,
+      );
+    }
+    if (Date.now() > nextTopUp) {
+      await load.topUp();
+      nextTopUp = Date.now() + 5_000;
+    }
+    await sleep(100);
+  }
+}
+
+/**
+ * Where the time of each interrupted run went, as one line for the log. SIGKILL: signal until a
+ * survivor's scan reaped the run's lease (from the workers' 'reaped leases' logs), then reap until
+ * the next activity started. SIGTERM: signal until the victim's in-flight activity of the run
+ * finished (the drain), then until the next activity started elsewhere (hand-off and pick-up).
+ */
+function breakdown(
+  signal: Signal,
+  interruptions: readonly Interruption[],
+  executions: readonly Execution[],
+  workers: readonly WorkerProcess[],
+): string {
+  const byRun = new Map<string, Execution[]>();
+  for (const e of executions) byRun.set(e.runId, [...(byRun.get(e.runId) ?? []), e]);
+  const reapedAt = new Map<string, number[]>();
+  for (const line of workers.flatMap((w) => w.logs)) {
+    if (line.msg !== 'reaped leases' || !Array.isArray(line.runIds) || typeof line.time !== 'number')
+      continue;
+    for (const runId of line.runIds as string[])
+      reapedAt.set(runId, [...(reapedAt.get(runId) ?? []), line.time]);
+  }
+  const first: number[] = [];
+  const second: number[] = [];
+  for (const { pid, at } of interruptions) {
+    for (const [runId, ofRun] of byRun) {
+      const lastBefore = ofRun.filter((e) => e.startedAt <= at).at(-1);
+      const next = ofRun.find((e) => e.pid !== pid && e.startedAt >= at);
+      if (!next || lastBefore?.pid !== pid) continue;
+      const pivot =
+        signal === 'SIGKILL'
+          ? (reapedAt.get(runId) ?? []).filter((t) => t >= at).sort((a, b) => a - b)[0]
+          : Math.max(at, lastBefore.finishedAt ?? at);
+      if (pivot === undefined) continue;
+      first.push(pivot - at);
+      second.push(next.startedAt - pivot);
+    }
+  }
+  const [a, b] =
+    signal === 'SIGKILL'
+      ? ['signal->reaped', 'reaped->next step']
+      : ['signal->drained', 'drained->next step'];
+  const line = (name: string, xs: number[]): string => {
+    const p = percentiles(xs);
+    return `${name} p50 ${fmt(p.p50)} ms, max ${fmt(p.max)} ms`;
+  };
+  return `${signal} breakdown (${first.length} runs): ${line(a, first)}; ${line(b, second)}`;
+}
+
+/** A spawn whose failure is kept as a value until awaited (never an unhandled rejection). */
+function captured(spawn: Promise<unknown>): Promise<unknown> {
+  return spawn.then(
+    () => undefined,
+    (err: unknown) => err ?? new Error('spawning a worker failed'),
+  );
+}
+
+async function settled(spawn: Promise<unknown>): Promise<void> {
+  const failure = await spawn;
+  if (failure !== undefined) throw failure;
+}
+
+function fmt(ms: number): string {
+  return Number.isFinite(ms) ? String(Math.round(ms)) : '-';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
