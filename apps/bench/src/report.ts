@@ -81,7 +81,13 @@ export function renderReport(report: BenchReport): string {
     out.push(
       table(
         ['name', 'ops/s', 'p50 ms', 'p99 ms', 'what'],
-        others.map((b) => [b.name, num(b.opsPerSecond), ms(b.latency?.p50), ms(b.latency?.p99), b.detail]),
+        others.map((b) => [
+          b.name,
+          num(b.opsPerSecond),
+          ms(b.latency?.p50),
+          ms(b.latency?.p99),
+          b.detail.length > 90 ? `${b.detail.slice(0, 89)}…` : b.detail,
+        ]),
       ),
     );
   }
@@ -92,6 +98,9 @@ export function renderReport(report: BenchReport): string {
     for (const b of report.baselines) {
       rows.push([`steps/s vs ${b.name}`, (chain.stepsPerSecond / b.opsPerSecond).toFixed(2)]);
     }
+    const single = (report.baselines[0] as { singleRun?: Percentiles } | undefined)?.singleRun;
+    if (single)
+      rows.push([`one run p50 vs BullMQ one run p50`, (chain.singleRunLatency.p50 / single.p50).toFixed(2)]);
     const js = find(report.floors, 'jetstream');
     if (js) {
       rows.push([`steps/s vs ${js.name} msgs/s`, (chain.stepsPerSecond / js.opsPerSecond).toFixed(2)]);

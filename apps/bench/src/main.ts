@@ -1,0 +1,191 @@
+/**
+ * `npm run bench -- [options]`: Baton's throughput, latency, failover and footprint on this
+ * machine, with BullMQ's step-job pattern and the raw floors of the services measured in the same
+ * run. Prints a table and writes a JSON report. A benchmark, not a test: it asserts no timings,
+ * but it refuses to report figures from a run that lost or failed work.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runBullmqChain10 } from './baselines/bullmq.js';
+import {
+  jetstreamPublishFloor,
+  kafkaProduceFloor,
+  postgresInsertFloor,
+  redisSetFloor,
+} from './baselines/floors.js';
+import { benchEnvironment } from './environment.js';
+import { parseOptions, USAGE, UsageError } from './options.js';
+import { progressBar } from './progress.js';
+import { renderReport } from './report.js';
+import type { BaselineResult, BenchConfig, BenchReport, Progress } from './types.js';
+import { runRecovery } from './workloads/recovery.js';
+import { runThroughput } from './workloads/throughput.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** Versions of what was measured, from the installed packages. */
+function versions(): Record<string, string> {
+  const of = (pkg: string): string => {
+    try {
+      const json = JSON.parse(
+        readFileSync(resolve(REPO_ROOT, 'node_modules', pkg, 'package.json'), 'utf8'),
+      ) as {
+        version: string;
+      };
+      return json.version;
+    } catch {
+      return 'not installed';
+    }
+  };
+  const baton = JSON.parse(readFileSync(resolve(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return {
+    baton: baton.version,
+    node: process.version,
+    bullmq: of('bullmq'),
+    '@nats-io/jetstream': of('@nats-io/jetstream'),
+    kafkajs: of('kafkajs'),
+    ioredis: of('ioredis'),
+    pg: of('pg'),
+  };
+}
+
+async function throughputPart(config: BenchConfig, progress: Progress, report: BenchReport): Promise<void> {
+  for (const workload of config.workloads) {
+    if (workload === 'recovery') continue;
+    const env = benchEnvironment({ transport: config.transport, store: config.store, urls: config });
+    try {
+      await env.transport.connect();
+      await env.store.connect();
+      report.throughput.push(
+        await runThroughput({
+          workload,
+          transport: config.transport,
+          store: config.store,
+          env,
+          runs: config.runs,
+          concurrency: config.concurrency,
+          workers: config.workers,
+          progress,
+        }),
+      );
+    } finally {
+      await Promise.allSettled([env.transport.close(), env.store.close()]);
+      await env
+        .dispose()
+        .catch((err: unknown) => progress.log(`cleanup of ${env.ns} failed: ${String(err)}`));
+    }
+  }
+}
+
+async function baselinePart(config: BenchConfig, progress: Progress, report: BenchReport): Promise<void> {
+  for (const concurrency of [1, 100]) {
+    report.baselines.push(
+      await runBullmqChain10({ redisUrl: config.redisUrl, runs: config.runs, concurrency, progress }),
+    );
+  }
+  const small = config.runs < 1000;
+  const floors: Array<[string, () => Promise<BaselineResult>]> = [
+    [
+      'JetStream',
+      () =>
+        jetstreamPublishFloor({
+          natsUrl: config.natsUrl,
+          count: small ? 2_000 : 20_000,
+          inFlight: 256,
+          progress,
+        }),
+    ],
+    ['Redis', () => redisSetFloor({ redisUrl: config.redisUrl, count: small ? 5_000 : 100_000, progress })],
+    [
+      'Postgres',
+      () => postgresInsertFloor({ postgresUrl: config.postgresUrl, count: small ? 1_000 : 10_000, progress }),
+    ],
+    [
+      'Kafka',
+      () =>
+        kafkaProduceFloor({
+          kafkaUrl: config.kafkaUrl,
+          count: small ? 2_000 : 20_000,
+          inFlight: 256,
+          progress,
+        }),
+    ],
+  ];
+  for (const [name, measure] of floors) {
+    try {
+      report.floors.push(await measure());
+    } catch (err) {
+      // Kafka is optional unless it is the bus under test.
+      if (name === 'Kafka' && config.transport !== 'kafka') {
+        progress.log(`Kafka floor skipped: ${(err as Error).message}`);
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let config: BenchConfig | 'help';
+  try {
+    config = parseOptions(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (config === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const progress = progressBar();
+  const cpuList = cpus();
+  const report: BenchReport = {
+    startedAt: new Date().toISOString(),
+    config,
+    versions: versions(),
+    machine: {
+      cpus: cpuList.length,
+      cpuModel: cpuList[0]?.model.trim() ?? 'unknown',
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+    },
+    throughput: [],
+    recovery: [],
+    baselines: [],
+    floors: [],
+  };
+
+  await throughputPart(config, progress, report);
+  if (config.workloads.includes('recovery')) {
+    report.recovery.push(
+      await runRecovery({
+        transport: config.transport,
+        store: config.store,
+        kills: config.kills,
+        urls: config,
+        progress,
+      }),
+    );
+  }
+  if (config.baselines) await baselinePart(config, progress, report);
+
+  const out = resolve(REPO_ROOT, config.out);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${renderReport(report)}\n\nJSON report: ${out}\n`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`\nbench failed: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);
