@@ -144,7 +144,7 @@ export async function redisSetFloor(opts: RedisFloorOptions): Promise<BaselineRe
       async () => {
         await redis.set(keyOf(i++), value);
       },
-      { sequential, count: batches, inFlight: 1 },
+      { sequential, count: batches, inFlight: 1, opsPerCall: pipeline },
       opts,
       async () => {
         const batch = redis.pipeline();
@@ -278,7 +278,7 @@ interface Measured {
 async function measure(
   label: string,
   op: () => Promise<void>,
-  shape: { sequential: number; count: number; inFlight: number },
+  shape: { sequential: number; count: number; inFlight: number; opsPerCall?: number },
   opts: { progress?: Progress },
   bulk: () => Promise<void> = op,
 ): Promise<Measured> {
@@ -318,7 +318,8 @@ async function measure(
   const wallMs = performance.now() - started;
 
   const latency = samples.length > 0 ? percentiles(samples) : null;
-  const opsPerSecond = shape.count > 0 ? shape.count / (wallMs / 1_000) : 0;
+  // A bulk call (a pipeline) may carry several operations.
+  const opsPerSecond = shape.count > 0 ? (shape.count * (shape.opsPerCall ?? 1)) / (wallMs / 1_000) : 0;
   progress?.done(summary(latency?.p50 ?? NaN, opsPerSecond));
   return { result: { opsPerSecond, latency }, wallMs };
 }
