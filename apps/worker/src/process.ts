@@ -12,27 +12,16 @@
  *    answer during start-up, and closes last, after the hand-off.
  */
 import type { Logger } from 'pino';
-import { BatonError } from '@baton/core';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { ENV, readConfig } from './config.js';
 import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
 import { loadWorkflows } from './workflows.js';
+import { withTimeout } from './timeout.js';
 
 /** How long connect() of the bus or the store may take before start-up fails. */
 const CONNECT_TIMEOUT_MS = 15_000;
-
-function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new BatonError('BATON_CONNECT_TIMEOUT', `${what} did not answer within ${ms} ms`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The events an operator wants in the log; per-run progress stays at debug level. */
 function logEvent(logger: Logger, event: WorkerEvent): void {

@@ -19,11 +19,12 @@ import { rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { Client } from '@baton/client';
-import { BatonError, ConfigError, type Transport } from '@baton/core';
+import { ConfigError, type Transport } from '@baton/core';
 import { maskUrl } from './adapters.js';
 import { ENV } from './config.js';
 import { demoOrder, orderFulfilment } from './examples/orders.js';
 import { readTransportConfig, TRANSPORT_ENV, transportFromEnvConfig } from './producer-config.js';
+import { withTimeout } from './timeout.js';
 
 /** The producer's own environment variables. */
 export const PRODUCER_ENV = {
@@ -114,17 +115,6 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
-}
-
-function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new BatonError('BATON_CONNECT_TIMEOUT', `${what} did not answer within ${ms} ms`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 export interface RunProducerOptions {
