@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseDocument } from 'yaml';
 import { ENV } from '../../worker/src/config.js';
 import { PRODUCER_READS } from '../../worker/src/producer.js';
+import { OTEL_ENV } from '../../worker/src/telemetry.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const COMPOSE_FILE = join(REPO, 'docker-compose.yml');
@@ -19,15 +20,7 @@ const COLLECTOR_CONFIG = 'infra/otel/collector.yaml';
 const IMAGE_WORKDIR = '/app';
 
 /** The standard OpenTelemetry SDK variables a worker or producer service may set (both start the SDK). */
-const OTEL_VARIABLES = [
-  'OTEL_SERVICE_NAME',
-  'OTEL_RESOURCE_ATTRIBUTES',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_PROTOCOL',
-  'OTEL_TRACES_EXPORTER',
-  'OTEL_METRICS_EXPORTER',
-  'OTEL_SDK_DISABLED',
-];
+const OTEL_VARIABLES = OTEL_ENV;
 const WORKER_VARIABLES = new Set<string>([...Object.values(ENV), ...OTEL_VARIABLES]);
 const PRODUCER_VARIABLES = new Set<string>([...PRODUCER_READS, ...OTEL_VARIABLES]);
 /** Host ports the tests and developers rely on (README, "Developing"). */

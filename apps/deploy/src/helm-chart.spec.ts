@@ -18,6 +18,7 @@ import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import { ENV } from '../../worker/src/config.js';
+import { OTEL_ENV } from '../../worker/src/telemetry.js';
 import { CHART_DIR, type ChartInput, helmLint, helmTemplate } from './helm.js';
 
 const RELEASE = 'prod';
@@ -172,17 +173,7 @@ const CASES: { name: string; input: ChartInput }[] = [
 
 /** Variables the chart may set: the worker's own, the OpenTelemetry SDK's, and the pod identity. */
 const WORKER_VARS = new Set<string>(Object.values(ENV));
-const OTEL_VARS = new Set([
-  'OTEL_SERVICE_NAME',
-  'OTEL_RESOURCE_ATTRIBUTES',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_PROTOCOL',
-  'OTEL_TRACES_EXPORTER',
-  'OTEL_METRICS_EXPORTER',
-  'OTEL_LOGS_EXPORTER',
-  'OTEL_TRACES_SAMPLER',
-  'OTEL_TRACES_SAMPLER_ARG',
-]);
+const OTEL_VARS = new Set<string>(OTEL_ENV);
 const POD_IDENTITY_VARS = new Set(['K8S_POD_NAME', 'K8S_NAMESPACE_NAME', 'K8S_NODE_NAME']);
 
 describe.concurrent('helm/baton-worker renders valid objects', () => {

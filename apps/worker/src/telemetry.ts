@@ -21,6 +21,25 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * The standard OpenTelemetry SDK variables deployments commonly set for the worker and the
+ * producer (the SDK reads more; these are the ones our chart and compose file may use).
+ */
+export const OTEL_ENV = [
+  'OTEL_SDK_DISABLED',
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_METRICS_EXPORTER',
+  'OTEL_LOGS_EXPORTER',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+] as const;
+
 export interface Telemetry {
   /** Whether spans are exported. */
   readonly tracing: boolean;
