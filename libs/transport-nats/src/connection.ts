@@ -87,6 +87,10 @@ async function connectWithin(
     maxPingOut: MAX_PINGS_OUT,
     // The first connect must fail fast and say why; only an established connection retries.
     waitOnFirstConnect: false,
+    // Every request (each journal append is one) would otherwise build two Error objects up front
+    // to keep the caller's stack: a sixth of the worker's CPU under load (docs/performance.md).
+    // Our errors name the run and the operation instead.
+    noAsyncTraces: true,
     ...(authenticator !== undefined && { authenticator }),
     ...(options.tls !== undefined && { tls: options.tls }),
   });
