@@ -62,7 +62,17 @@ export function renderReport(report: BenchReport): string {
     out.push('', 'Recovery (ms)');
     out.push(
       table(
-        ['bus+store', 'SIGKILL->resume p50', 'max', 'samples', 'SIGTERM->resume p50', 'max', 'samples'],
+        [
+          'bus+store',
+          'SIGKILL->resume p50',
+          'max',
+          'samples',
+          'SIGTERM->resume p50',
+          'max',
+          'samples',
+          'hand-off->resume p50',
+          'max',
+        ],
         report.recovery.map((r) => [
           `${r.transport}+${r.store}`,
           ms(r.killToResume.p50),
@@ -71,6 +81,8 @@ export function renderReport(report: BenchReport): string {
           ms(r.termToResume.p50),
           ms(r.termToResume.max),
           String(r.termToResume.count),
+          ms(r.handoffToResume.p50),
+          ms(r.handoffToResume.max),
         ]),
       ),
     );

@@ -73,8 +73,13 @@ export interface RecoveryResult {
   store: StoreKind;
   /** SIGKILL of a worker to the interrupted step starting again elsewhere. */
   killToResume: Percentiles;
-  /** SIGTERM of a worker to the handed-off step starting again elsewhere. */
+  /** SIGTERM of a worker to the handed-off run's next step starting elsewhere (includes the drain). */
   termToResume: Percentiles;
+  /**
+   * From the moment the SIGTERMed worker handed a run off (its in-flight step finished) to the
+   * run's next step starting elsewhere: the cost of the hand-off itself.
+   */
+  handoffToResume: Percentiles;
   kills: number;
   terms: number;
 }

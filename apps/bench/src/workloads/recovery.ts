@@ -60,15 +60,24 @@ export async function runRecovery(opts: RecoveryOptions): Promise<RecoveryResult
   return {
     transport: opts.transport,
     store: opts.store,
-    killToResume: percentiles(kill),
-    termToResume: percentiles(term),
+    killToResume: percentiles(kill.latencies),
+    termToResume: percentiles(term.latencies),
+    handoffToResume: percentiles(term.afterPivot),
     kills: opts.kills,
     terms,
   };
 }
 
-/** One world, `count` signals of one kind; returns each interrupted run's latency. */
-async function measurePart(signal: Signal, count: number, opts: RecoveryOptions): Promise<number[]> {
+/**
+ * One world, `count` signals of one kind. Returns each interrupted run's latency from the signal,
+ * and from the pivot (SIGKILL: the run was reaped; SIGTERM: its in-flight step finished and the
+ * run was handed off) to its next step elsewhere.
+ */
+async function measurePart(
+  signal: Signal,
+  count: number,
+  opts: RecoveryOptions,
+): Promise<{ latencies: number[]; afterPivot: number[] }> {
   const { progress } = opts;
   const label = `recovery ${opts.transport}+${opts.store} ${signal}`;
   progress?.start(label, count);
@@ -119,12 +128,13 @@ async function measurePart(signal: Signal, count: number, opts: RecoveryOptions)
     const latencies = resumeLatencies(interruptions, executions);
     if (latencies.length === 0)
       throw new Error(`${label}: no signalled worker held a run that went on elsewhere`);
-    progress?.log(breakdown(signal, interruptions, executions, world.fleet.all));
+    const split = breakdown(signal, interruptions, executions, world.fleet.all);
+    progress?.log(split.text);
     const p = percentiles(latencies);
     progress?.done(
       `${latencies.length} interrupted runs, p50 ${fmt(p.p50)} ms, p99 ${fmt(p.p99)} ms, max ${fmt(p.max)} ms`,
     );
-    return latencies;
+    return { latencies, afterPivot: split.second };
   } finally {
     await world.dispose();
   }
@@ -196,7 +206,7 @@ function breakdown(
   interruptions: readonly Interruption[],
   executions: readonly Execution[],
   workers: readonly WorkerProcess[],
-): string {
+): { text: string; second: number[] } {
   const byRun = new Map<string, Execution[]>();
   for (const e of executions) byRun.set(e.runId, [...(byRun.get(e.runId) ?? []), e]);
   const reapedAt = new Map<string, number[]>();
@@ -230,7 +240,10 @@ function breakdown(
     const p = percentiles(xs);
     return `${name} p50 ${fmt(p.p50)} ms, max ${fmt(p.max)} ms`;
   };
-  return `${signal} breakdown (${first.length} runs): ${line(a, first)}; ${line(b, second)}`;
+  return {
+    text: `${signal} breakdown (${first.length} runs): ${line(a, first)}; ${line(b, second)}`,
+    second,
+  };
 }
 
 /** A spawn whose failure is kept as a value until awaited (never an unhandled rejection). */
