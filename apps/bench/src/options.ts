@@ -15,6 +15,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --concurrency N               BATON_CONCURRENCY of each worker process (default 1000)
   --workers N                   worker processes for the throughput workloads (default 1)
   --kills N                     SIGKILLs, and SIGTERMs, in the recovery workload (default 10)
+  --runtime dist|source         worker processes on the built JavaScript, as deployed (default
+                                dist; the bench runs the cached Nx build first), or on the
+                                TypeScript sources through tsx
   --no-baselines                skip BullMQ and the service floors
   --out FILE                    JSON report (default .tmp/bench/bench-<time>.json)
   --smoke                       tiny sizes, to prove the bench works (CI): 20 runs, 1 kill
@@ -35,6 +38,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     workloads: [...WORKLOADS],
     kills: 10,
     baselines: true,
+    runtime: 'dist',
     out: `.tmp/bench/bench-${now.toISOString().replace(/[:.]/g, '-')}.json`,
     natsUrl: natsTestUrl(),
     redisUrl: redisTestUrl(),
@@ -99,6 +103,12 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
       case '--kills':
         config.kills = count(flag, 1);
         break;
+      case '--runtime': {
+        const v = value(flag);
+        if (v !== 'dist' && v !== 'source') throw new UsageError(`--runtime is '${v}'; use dist or source`);
+        config.runtime = v;
+        break;
+      }
       case '--no-baselines':
         config.baselines = false;
         break;

@@ -21,6 +21,8 @@ export interface BenchConfig {
   kills: number;
   /** Run the BullMQ baseline and the floors. */
   baselines: boolean;
+  /** Worker processes on the built JavaScript (as deployed) or the sources through tsx. */
+  runtime: 'dist' | 'source';
   /** Where the JSON report goes. */
   out: string;
   natsUrl: string;

@@ -10,4 +10,11 @@ export { crashChain, expectedOutput } from './crash-workflow.js';
 export { resumeLatencies } from './invariants.js';
 export type { ChainInput } from './crash-workflow.js';
 export type { LogLine } from './worker-processes.js';
-export { CRASH_WORKFLOW_MODULE, REPO_ROOT, WorkerFleet, WorkerProcess } from './worker-processes.js';
+export {
+  CRASH_WORKFLOW_MODULE,
+  REPO_ROOT,
+  WorkerFleet,
+  WorkerProcess,
+  workerRuntime,
+} from './worker-processes.js';
+export type { WorkerRuntime } from './worker-processes.js';

@@ -7,10 +7,35 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
 
 /** The repository root (this file is libs/testing/src/crash/). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const WORKER_MAIN = resolve(REPO_ROOT, 'apps/worker/src/main.ts');
+
+/**
+ * How worker processes run: `source` (default) is node + tsx on the TypeScript sources, as the
+ * tests do; `dist` is plain node on the built JavaScript (`npm run build` first), as the image
+ * does, so benchmarks measure no transpiler. Chosen by BATON_WORKER_RUNTIME.
+ */
+export type WorkerRuntime = 'source' | 'dist';
+
+export function workerRuntime(env: NodeJS.ProcessEnv = process.env): WorkerRuntime {
+  const value = env.BATON_WORKER_RUNTIME ?? 'source';
+  if (value !== 'source' && value !== 'dist') {
+    throw new Error(`BATON_WORKER_RUNTIME is '${value}'; use source or dist`);
+  }
+  return value;
+}
+
+/** The built counterpart of a source module of this repository (src/x.ts -> dist/x.js). */
+export function builtModule(sourcePath: string): string {
+  const built = sourcePath.replace(/\/src\/(.*)\.ts$/, '/dist/$1.js');
+  if (built === sourcePath || !existsSync(built)) {
+    throw new Error(`${sourcePath} has no build at ${built}: run \`npm run build\` first`);
+  }
+  return built;
+}
 /** The workflow module the crash suite's workers load. */
 export const CRASH_WORKFLOW_MODULE = resolve(REPO_ROOT, 'libs/testing/src/crash/crash-workflow.ts');
 
@@ -38,10 +63,21 @@ export class WorkerProcess {
     readonly name: string,
     env: Record<string, string>,
   ) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@baton/source', WORKER_MAIN], {
+    // BATON_WORKER_NODE_ARGS adds node flags to every worker (e.g. `--cpu-prof --cpu-prof-dir=DIR`
+    // to profile the workers of a bench run; node refuses --cpu-prof in NODE_OPTIONS).
+    const nodeArgs = (process.env.BATON_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
+    const dist = workerRuntime() === 'dist';
+    const args = dist
+      ? [...nodeArgs, builtModule(WORKER_MAIN)]
+      : [...nodeArgs, '--import', 'tsx', '--conditions=@baton/source', WORKER_MAIN];
+    const workflows =
+      dist && env.BATON_WORKFLOWS?.endsWith('.ts')
+        ? { BATON_WORKFLOWS: builtModule(env.BATON_WORKFLOWS) }
+        : {};
+    this.child = spawn(process.execPath, args, {
       cwd: REPO_ROOT,
       // Many workers share this host in tests: each serves its probes on a free port.
-      env: { ...process.env, BATON_LOG_LEVEL: 'info', BATON_HTTP_PORT: '0', ...env },
+      env: { ...process.env, BATON_LOG_LEVEL: 'info', BATON_HTTP_PORT: '0', ...env, ...workflows },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolveExit) =>
