@@ -15,6 +15,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { authenticatorFor } from './credentials.js';
 import { describe, NatsServerVersionError, NatsUnavailableError, toNatsError } from './errors.js';
 import type { ResolvedNatsTransportOptions } from './options.js';
+import { JetStreamPublisher } from './publisher.js';
 
 /**
  * The oldest server the transport supports: 2.9 brought direct get (`allow_direct`,
@@ -46,6 +47,8 @@ export interface NatsSession {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
+  /** Pipelined JetStream publish (journal appends, run messages); see publisher.ts. */
+  readonly publisher: JetStreamPublisher;
   /** The version the server reported at connect, e.g. `2.9.10`. */
   readonly serverVersion: string;
   readonly permissions: PermissionWatch;
@@ -66,7 +69,8 @@ export async function openSession(options: ResolvedNatsTransportOptions): Promis
     // permission for the API show up, before the transport relies on anything.
     const jsm = await jetstreamManager(nc, { timeout: options.requestTimeoutMs });
     const js = jetstream(nc, { timeout: options.requestTimeoutMs });
-    return { nc, js, jsm, serverVersion, permissions, isConnected };
+    const publisher = new JetStreamPublisher(nc, options.requestTimeoutMs);
+    return { nc, js, jsm, publisher, serverVersion, permissions, isConnected };
   } catch (err) {
     await nc.close().catch(() => undefined);
     throw toNatsError(err, context);

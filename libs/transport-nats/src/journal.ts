@@ -38,7 +38,7 @@ export async function appendJournalRecord(context: TransportContext, append: Jou
   );
   assertFits(session.nc, `journal record of run ${runId}`, data, h);
   try {
-    const ack = await session.js.publish(layout.journalSubject(runId), data, { headers: h });
+    const ack = await session.publisher.publish(layout.journalSubject(runId), data, h);
     return ack.seq;
   } catch (err) {
     if (expected !== undefined && isApiError(err, WRONG_LAST_SEQUENCE)) {

@@ -71,7 +71,7 @@ export async function enqueueRunMessage(
   );
   assertFits(session.nc, `run message for ${layout.runsSubject}`, data, h);
   try {
-    await session.js.publish(layout.runsSubject, data, { headers: h });
+    await session.publisher.publish(layout.runsSubject, data, h);
   } catch (err) {
     throw context.toError('enqueue', err);
   }

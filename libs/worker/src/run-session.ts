@@ -4,7 +4,8 @@
  *
  * Invariants:
  * 1. The LeaseAcquired marker is appended before anything is read, so every entry of an older
- *    owner that lands after it is recognisably stale.
+ *    owner that lands after it is recognisably stale. The first owner (epoch 1, no checkpoint)
+ *    writes none on a bus with optimistic append: there is no older owner to fence off.
  * 2. The session writes nothing after its lease is lost; every store write carries its epoch.
  * 3. A hand-off releases the lease before it enqueues the resume message, so whoever receives the
  *    message can acquire at once.
@@ -134,23 +135,36 @@ export class RunSession {
   private async execute(): Promise<SessionEnd> {
     const { transport, store } = this.options;
     const { runId, epoch } = this;
-    const marker: JournalEntry = {
-      type: 'LeaseAcquired',
-      epoch,
-      at: Date.now(),
-      workerId: this.options.workerId,
-    };
-    const markerData = encodeEntries([marker]);
-    const appendStarted = performance.now();
-    const markerPosition = await transport.append({ runId, data: markerData });
-    this.instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
-
-    const checkpoint = await store.loadCheckpoint(runId);
+    const checkpointFirst = epoch === 1 ? await store.loadCheckpoint(runId) : undefined;
+    // The first owner of a run without a checkpoint needs no fence marker and no read: no epoch
+    // came before it, so its journal is empty and nothing can be stale. Its first append expects
+    // an empty journal (position 0), which fences it off from any later owner's marker just the
+    // same. That saves an append and a read per new run. On a shared log the marker stays: its
+    // position anchors the run's first checkpoint, so a later tail read starts near its entries.
+    const firstOwner =
+      epoch === 1 &&
+      checkpointFirst === undefined &&
+      transport.supportsOptimisticAppend &&
+      !transport.scansSharedLog;
+    let markerPosition = 0;
+    let markerData: Uint8Array | undefined;
+    if (!firstOwner) {
+      const marker: JournalEntry = {
+        type: 'LeaseAcquired',
+        epoch,
+        at: Date.now(),
+        workerId: this.options.workerId,
+      };
+      markerData = encodeEntries([marker]);
+      const appendStarted = performance.now();
+      markerPosition = await transport.append({ runId, data: markerData });
+      this.instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
+    }
+    const checkpoint = epoch === 1 ? checkpointFirst : await store.loadCheckpoint(runId);
     const from = checkpoint?.journalPosition ?? 0;
-    // The first owner of a run without a checkpoint knows its journal already: nothing can precede
-    // its own marker, since no epoch came before it. That saves a read per new run.
-    const tail =
-      epoch === 1 && !checkpoint
+    const tail = firstOwner
+      ? []
+      : epoch === 1 && !checkpoint && markerData !== undefined
         ? [{ position: markerPosition, data: markerData }]
         : await transport.read(runId, from, markerPosition);
     const newWriter = (entries: JournalEntry[]): JournalWriter =>
