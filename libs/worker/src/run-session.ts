@@ -41,6 +41,8 @@ export interface SessionStart {
   workflow: AnyWorkflowDefinition;
   epoch: number;
   acquiredAt: number;
+  /** The run was created by the message this session claimed, at epoch 1: no checkpoint exists. */
+  fresh?: boolean;
   cancelRequested: boolean;
   /** The context of this attempt's `baton.run` span: activity spans are its children. */
   traceContext: Context;
@@ -135,7 +137,8 @@ export class RunSession {
   private async execute(): Promise<SessionEnd> {
     const { transport, store } = this.options;
     const { runId, epoch } = this;
-    const checkpointFirst = epoch === 1 ? await store.loadCheckpoint(runId) : undefined;
+    const checkpointFirst =
+      epoch === 1 && this.start.fresh !== true ? await store.loadCheckpoint(runId) : undefined;
     // The first owner of a run without a checkpoint needs no fence marker and no read: no epoch
     // came before it, so its journal is empty and nothing can be stale. Its first append expects
     // an empty journal (position 0), which fences it off from any later owner's marker just the

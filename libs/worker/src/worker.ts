@@ -311,7 +311,7 @@ export class Worker {
       case 'start': {
         // Unknown workflows are refused before a run record exists for them.
         this.lookup(message.workflow, message.version);
-        const { run } = await store.createRun({
+        const { run, created } = await store.createRun({
           runId: message.runId,
           workflow: message.workflow,
           version: message.version,
@@ -320,7 +320,7 @@ export class Worker {
           traceparent: message.traceparent ?? null,
         });
         // `run` may be an existing one (same id or idempotency key): it runs as it was created.
-        return this.claimKnownRun(run, message, delivery);
+        return this.claimKnownRun(run, message, delivery, created);
       }
       case 'resume':
       case 'wake': {
@@ -353,9 +353,14 @@ export class Worker {
   }
 
   /** Claims a run the store knows, if this worker registers its workflow version. */
-  private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
+  private async claimKnownRun(
+    run: RunRecord,
+    message: RunMessage,
+    delivery: Delivery,
+    created = false,
+  ): Promise<void> {
     const workflow = this.registry.get(workflowKey(run.workflow, run.version));
-    if (workflow) return this.claim(run, workflow, message, delivery);
+    if (workflow) return this.claim(run, workflow, message, delivery, created);
     // A run already under way whose workflow this worker lacks (a rolling deploy, say): leave it
     // for a worker that has it rather than failing the run; dead-letter it only after many tries.
     if (delivery.deliveryCount >= this.options.maxDeliveries) this.lookup(run.workflow, run.version);
@@ -391,6 +396,7 @@ export class Worker {
     workflow: AnyWorkflowDefinition,
     message: RunMessage,
     delivery: Delivery,
+    created = false,
   ): Promise<void> {
     const { store, leaseMs, workerId, logger } = this.options;
     const acquiredAt = Date.now();
@@ -401,7 +407,17 @@ export class Worker {
       return;
     }
     await this.options.faults?.('lease-acquired', { runId: run.runId, epoch: lease.epoch });
-    await delivery.ack();
+    // The claim is durable (the lease), so the run does not wait for the ack's confirmation: a
+    // lost ack only redelivers the message, and whoever gets it finds the lease taken or the run
+    // finished, and acks it then.
+    void delivery
+      .ack()
+      .catch((err: unknown) =>
+        logger.debug(
+          { err, runId: run.runId },
+          'ack of a claimed run failed; it will be redelivered and dropped',
+        ),
+      );
     const reason = 'reason' in message ? message.reason : undefined;
     const since =
       message.kind === 'resume' ? message.since : message.kind === 'start' ? message.enqueuedAt : undefined;
@@ -438,6 +454,8 @@ export class Worker {
         workflow,
         epoch: lease.epoch,
         acquiredAt,
+        // Created by this very message and never leased before: it has no checkpoint to load.
+        fresh: created && lease.epoch === 1,
         cancelRequested: lease.cancelRequested,
         traceContext,
       },
