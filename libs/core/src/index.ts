@@ -148,3 +148,4 @@ export type { MemoryTransportOptions } from './memory/memory-transport.js';
 export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';
 export { memoryStore } from './memory/memory-store.js';
+export * from './payload/index.js';
