@@ -4,7 +4,7 @@
  * says which version it found, so an old worker never misreads a newer writer's bytes.
  */
 import { CodecError } from './errors.js';
-import { JOURNAL_ENTRY_TYPES, type JournalEntry } from './journal.js';
+import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from './journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
 
 /** Current wire version of journal entries. */
@@ -62,8 +62,18 @@ export function decodeEntries(bytes: Uint8Array, runId: string): JournalEntry[] 
         `journal record of run ${runId} holds an entry of unknown type ${String(e?.type)}`,
       );
     }
+    if (e.type === 'PatchMarker') checkPatchMarker(e, runId);
   }
   return obj.entries as JournalEntry[];
+}
+
+/** A PatchMarker decides a branch on replay: a malformed one must not be read as "no patch". */
+function checkPatchMarker(e: Partial<PatchMarkerEntry>, runId: string): void {
+  if (typeof e.changeId !== 'string' || e.changeId.length === 0 || !Number.isInteger(e.atSeq)) {
+    throw new CodecError(
+      `journal record of run ${runId} holds a PatchMarker without a non-empty 'changeId' and an integer 'atSeq'`,
+    );
+  }
 }
 
 export function encodeMessage(message: RunMessage): Uint8Array {

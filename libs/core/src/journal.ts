@@ -10,7 +10,11 @@ import type { SerializedError } from './errors.js';
 interface EntryBase {
   /** Epoch of the lease the writer held. */
   epoch: number;
-  /** Writer's wall clock at append (informational only; never used for decisions on replay). */
+  /**
+   * Writer's wall clock at append. Replay takes no path decision from it; the one reader is the
+   * freshness check of activities with `maxAgeMs`, for which clock skew between workers shifts
+   * the age by the skew.
+   */
   at: number;
 }
 
@@ -35,6 +39,12 @@ export interface ActivityCompletedEntry extends EntryBase {
   attempts: number;
   /** True when the result came from the activity's `reconcile` hook rather than a fresh execution. */
   reconciled?: boolean;
+  /**
+   * True when a resume found the step's earlier result older than the activity's `maxAgeMs` and
+   * ran it again. The latest completion of a step wins on replay, delivered at the first one's
+   * place in journal order.
+   */
+  refreshed?: boolean;
 }
 
 export interface ActivityFailedEntry extends EntryBase {
@@ -43,6 +53,21 @@ export interface ActivityFailedEntry extends EntryBase {
   name: string;
   error: SerializedError;
   attempts: number;
+  /** The failure of a freshness re-run (see {@link ActivityCompletedEntry.refreshed}). */
+  refreshed?: boolean;
+}
+
+/**
+ * `ctx.patched(changeId)` took the new branch while the run was executing live. The entry has no
+ * `seq` on purpose: a patch check is not a step, so adding one to the code shifts no step numbers.
+ * `atSeq` is the step number the next ctx call would have taken (for humans reading a history).
+ */
+export interface PatchMarkerEntry extends EntryBase {
+  type: 'PatchMarker';
+  changeId: string;
+  atSeq: number;
+  /** Written by `ctx.deprecatePatch`: the code no longer has the old branch. */
+  deprecated?: boolean;
 }
 
 /** A recorded non-deterministic value: ctx.now(), ctx.random(), ctx.uuid(). */
@@ -113,6 +138,7 @@ export type JournalEntry =
   | SignalWaitStartedEntry
   | SignalReceivedEntry
   | SignalTimedOutEntry
+  | PatchMarkerEntry
   | RunCompletedEntry
   | RunFailedEntry
   | RunCancelledEntry;
@@ -133,6 +159,7 @@ export const JOURNAL_ENTRY_TYPES: readonly JournalEntryType[] = [
   'SignalWaitStarted',
   'SignalReceived',
   'SignalTimedOut',
+  'PatchMarker',
   'RunCompleted',
   'RunFailed',
   'RunCancelled',

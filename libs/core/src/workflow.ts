@@ -37,6 +37,15 @@ export interface ActivityOptions {
    * `reconcile` is consulted for an in-doubt step. @defaultValue true, or false when `reconcile` is set
    */
   idempotent?: boolean;
+  /**
+   * Freshness: when a resume replays this step and its journaled result is older than this
+   * (by the journal entry's `at` against the worker's clock), the activity runs again with the
+   * same idempotency key and the new result replaces the old one, in the old one's place. Steps
+   * journaled after it keep their results. Only for idempotent activities: defineActivity (and
+   * ctx.run with these options) refuses it on a non-idempotent one, since re-running those is
+   * exactly what their journaling prevents. @defaultValue none (a journaled result never ages)
+   */
+  maxAgeMs?: number;
 }
 
 export interface ActivityDefinition<I = unknown, O = unknown> extends ActivityOptions {
@@ -77,6 +86,20 @@ export interface WorkflowContext {
   random(): number;
   /** Journaled random UUID v4. */
   uuid(): string;
+  /**
+   * Changes a workflow in place: `if (ctx.patched('fix-42')) newCode() else oldCode()`. True for
+   * runs that reach this call live (a PatchMarker is journaled) and on every replay of them; false
+   * for runs whose journal was recorded by the old code past this point, so they replay the old
+   * branch. Not a step: it takes no sequence number, so adding it shifts no recorded step. The
+   * first answer for a `changeId` holds for the rest of the execution.
+   */
+  patched(changeId: string): boolean;
+  /**
+   * Marks a patch whose old branch is gone from the code (every run that could take it has
+   * finished): journals the marker for live runs, so workers still running `patched(changeId)`
+   * replay them on the new branch, and does nothing on replay.
+   */
+  deprecatePatch(changeId: string): void;
 }
 
 export interface WorkflowDefinition<I = unknown, O = unknown> {
@@ -102,7 +125,29 @@ export function defineActivity<I, O>(spec: Omit<ActivityDefinition<I, O>, 'kind'
   if (spec.timeoutMs !== undefined && !(spec.timeoutMs > 0)) {
     throw new ConfigError(`activity ${spec.name}: timeoutMs must be a positive number of milliseconds`);
   }
+  checkFreshness(spec.name, spec);
   return Object.freeze({ ...spec, kind: 'activity' as const });
+}
+
+/**
+ * Rejects `maxAgeMs` where it cannot apply: on a non-idempotent activity a freshness re-run would
+ * repeat the side effect the ActivityStarted journaling exists to protect, so it is refused rather
+ * than silently ignored. Called for definitions and for ctx.run's per-call options.
+ */
+export function checkFreshness(name: string, options: ActivityOptions & { reconcile?: unknown }): void {
+  if (options.maxAgeMs === undefined) return;
+  if (!(typeof options.maxAgeMs === 'number' && options.maxAgeMs > 0)) {
+    throw new ConfigError(
+      `activity ${name}: maxAgeMs must be a positive number of milliseconds, got ${String(options.maxAgeMs)}`,
+    );
+  }
+  if (journalsStart(options)) {
+    throw new ConfigError(
+      `activity ${name}: maxAgeMs is set but the activity is not idempotent ` +
+        `(${options.idempotent === false ? 'idempotent: false' : 'it has a reconcile hook'}); ` +
+        're-running it to refresh a result could repeat its side effect. Make it idempotent or drop maxAgeMs',
+    );
+  }
 }
 
 /** Defines a workflow. `version` is a positive integer; bump it when the step order changes. */

@@ -15,6 +15,8 @@ export interface ActivityExecution<I, O> {
   runId: string;
   /** The journal shows ActivityStarted without a completion: the step may have had its effect. */
   inDoubt: boolean;
+  /** A freshness re-run of a step whose journaled result aged past `maxAgeMs`. */
+  refreshed?: boolean;
   /** Aborted on cancel, lease loss or shutdown; an aborted execution journals nothing. */
   signal: AbortSignal;
   append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
@@ -29,6 +31,7 @@ export function idempotencyKeyOf(runId: string, seq: number): string {
 
 export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Promise<O> {
   const { def, input, seq, signal } = exec;
+  const refreshMark = exec.refreshed === true ? { refreshed: true } : {};
   const io = (attempt: number, attemptSignal: AbortSignal): ActivityIO => ({
     idempotencyKey: idempotencyKeyOf(exec.runId, seq),
     attempt,
@@ -85,13 +88,23 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
         name: def.name,
         error: serializeError(failure.error),
         attempts: failure.attempts,
+        ...refreshMark,
       },
     ]);
     throw new ActivityFailedError(def.name, seq, failure.attempts, failure.error);
   }
   signal.throwIfAborted();
   await exec.append(
-    [{ type: 'ActivityCompleted', seq, name: def.name, result: outcome.result, attempts: outcome.attempts }],
+    [
+      {
+        type: 'ActivityCompleted',
+        seq,
+        name: def.name,
+        result: outcome.result,
+        attempts: outcome.attempts,
+        ...refreshMark,
+      },
+    ],
     { checkpoint: def.checkpoint === true },
   );
   return outcome.result;

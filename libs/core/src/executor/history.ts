@@ -50,7 +50,12 @@ export interface StepHistory {
 export class ReplayHistory {
   private readonly steps = new Map<number, StepHistory>();
   private readonly completions: CompletionEntry[] = [];
+  /** Where each step's completion sits in `completions`, so a refreshed one can take its place. */
+  private readonly completionSlot = new Map<number, number>();
   private cursor = 0;
+  private highestSeq = -1;
+  /** Change ids of the run's PatchMarker entries. */
+  private readonly patches = new Set<string>();
   /** Signal ids consumed by earlier waits. */
   readonly consumedSignalIds = new Set<string>();
 
@@ -59,7 +64,9 @@ export class ReplayHistory {
     entries: readonly JournalEntry[],
   ) {
     for (const entry of entries) {
+      if (entry.type === 'PatchMarker') this.patches.add(entry.changeId);
       if (!isStepEntry(entry)) continue;
+      this.highestSeq = Math.max(this.highestSeq, entry.seq);
       const identity = stepIdentity(entry);
       let step = this.steps.get(entry.seq);
       if (!step) {
@@ -70,8 +77,17 @@ export class ReplayHistory {
       }
       step.entries.push(entry);
       if (COMPLETION_TYPES.has(entry.type)) {
-        step.completion = entry as CompletionEntry;
-        this.completions.push(entry as CompletionEntry);
+        const completion = entry as CompletionEntry;
+        const slot = this.completionSlot.get(entry.seq);
+        if (slot !== undefined && 'refreshed' in completion && completion.refreshed === true) {
+          // A freshness re-run: the workflow saw its result where it saw the old one (the step
+          // was re-run at that point of the replay), so it is delivered there, and it wins.
+          this.completions[slot] = completion;
+        } else {
+          this.completionSlot.set(entry.seq, this.completions.length);
+          this.completions.push(completion);
+        }
+        step.completion = completion;
       }
       if (entry.type === 'SignalReceived') this.consumedSignalIds.add(entry.signalId);
     }
@@ -90,6 +106,19 @@ export class ReplayHistory {
     type: T,
   ): Extract<StepEntry, { type: T }> | undefined {
     return step?.entries.find((e) => e.type === type) as Extract<StepEntry, { type: T }> | undefined;
+  }
+
+  /** Whether the run journaled a PatchMarker for `changeId` (it took the patch's new branch). */
+  hasPatch(changeId: string): boolean {
+    return this.patches.has(changeId);
+  }
+
+  /**
+   * Whether the journal holds a step numbered `seq` or later: the code at step `seq` is still
+   * inside what the recorded execution did, so it must follow the recorded path.
+   */
+  recordsStepFrom(seq: number): boolean {
+    return this.highestSeq >= seq;
   }
 
   /** The next completion to deliver, in journal order. */

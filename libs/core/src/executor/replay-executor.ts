@@ -11,6 +11,12 @@
  * 4. A step whose code and history disagree stops the run with NonDeterminismError; user code
  *    cannot catch it and carry on.
  * 5. Once stopped (lease lost, hand-off, finish), nothing more is appended.
+ * 6. ctx.patched() takes no sequence number: a patch check added to the code leaves the numbering
+ *    of every step, recorded or not, as it was. Its answer depends only on the journal (a marker
+ *    for the change, or steps recorded at or after the current one), so every replay repeats it.
+ * 7. A freshness re-run (maxAgeMs) happens at the stale completion's place in the delivery order,
+ *    and no later completion is delivered before its result: the workflow sees the new value
+ *    exactly where it saw the old one, which is where every later replay delivers it again.
  */
 import { randomUUID } from 'node:crypto';
 import type { InboxSignal, SuspendResult } from '../contracts/store.js';
@@ -29,9 +35,9 @@ import type {
   WorkflowContext,
   AnyWorkflowDefinition,
 } from '../workflow.js';
-import { defineActivity } from '../workflow.js';
+import { checkFreshness, defineActivity } from '../workflow.js';
 import { executeActivity } from './activity-execution.js';
-import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
+import { ReplayHistory, settleFromHistory, type CompletionEntry, type StepHistory } from './history.js';
 import { PendingWaits, type Settle } from './pending-waits.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -91,6 +97,14 @@ export interface ExecutorOptions {
 }
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+/** A replayed activity step with `maxAgeMs`: re-run at delivery if its journaled result is older. */
+interface Refresh {
+  maxAgeMs: number;
+  run(): Promise<unknown>;
+}
+
+const CHANGE_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class ReplayExecutor {
@@ -101,6 +115,12 @@ export class ReplayExecutor {
   private state: 'running' | 'freezing' | 'stopped' = 'running';
   private replayDone = false;
   private readonly pending = new Map<number, Settle>();
+  /** Replayed steps that may need a freshness re-run, by seq; decided when their turn comes. */
+  private readonly refreshes = new Map<number, Refresh>();
+  /** A freshness re-run is under way: no other completion is delivered until it settles. */
+  private refreshing = false;
+  /** The answer of each ctx.patched() change id, fixed at its first call. */
+  private readonly patches = new Map<string, boolean>();
   private readonly waits: PendingWaits;
   private readonly deferred: Array<() => void> = [];
   /**
@@ -153,6 +173,10 @@ export class ReplayExecutor {
           continue;
         }
         return this.finishWith(this.settledOutcome(this.settled));
+      }
+      if (this.refreshing) {
+        await this.nextEvent();
+        continue;
       }
       if (this.history?.hasUndelivered) {
         this.deliverNextCompletion();
@@ -237,6 +261,8 @@ export class ReplayExecutor {
       now: () => this.recordValue('now', () => this.host.clock()) as number,
       random: () => this.recordValue('random', Math.random) as number,
       uuid: () => this.recordValue('uuid', randomUUID) as string,
+      patched: (changeId) => this.patched(changeId, false),
+      deprecatePatch: (changeId) => void this.patched(changeId, true),
     };
   }
 
@@ -268,26 +294,75 @@ export class ReplayExecutor {
     input: I,
     options?: ActivityOptions,
   ): Promise<O> {
+    const effective = options ? { ...def, ...options } : def;
+    if (options) checkFreshness(def.name, effective);
     const begun = this.beginStep(`activity:${def.name}`);
     if (!begun) return never();
     const { seq, step } = begun;
-    if (step?.completion) return this.awaitHistory(seq) as Promise<O>;
-    const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
-    const effective = options ? { ...def, ...options } : def;
-    return this.live(async () => {
-      await this.flushAppends();
-      return executeActivity({
+    const execute = (inDoubt: boolean, refreshed: boolean): Promise<O> =>
+      executeActivity({
         def: effective,
         input,
         seq,
         runId: this.options.runId,
         inDoubt,
+        refreshed,
         signal: this.activityAbort.signal,
         append: (entries, appendOptions) => this.append(entries, appendOptions),
         heartbeat: (details) => this.host.heartbeat?.(seq, details),
         around: this.host.aroundActivityAttempt?.bind(this.host),
       });
+    if (step?.completion) {
+      if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
+        this.refreshes.set(seq, {
+          maxAgeMs: effective.maxAgeMs,
+          run: async () => {
+            await this.flushAppends();
+            return execute(false, true);
+          },
+        });
+      }
+      return this.awaitHistory(seq) as Promise<O>;
+    }
+    const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
+    return this.live(async () => {
+      await this.flushAppends();
+      return execute(inDoubt, false);
     });
+  }
+
+  /**
+   * ctx.patched / ctx.deprecatePatch. The answer, fixed per change id for the execution:
+   * 1. the journal holds a PatchMarker for it: true (the run took the new branch before);
+   * 2. else the journal holds a step numbered at or after the next one: false (the recorded
+   *    execution went on past this point with the old code, so replay must follow it);
+   * 3. else the run is past everything it recorded: true, and a PatchMarker is journaled so
+   *    replays answer true by rule 1. The marker is appended before any later step runs live
+   *    (flushAppends), so a journal never holds a new-branch step without its marker.
+   * No sequence number is taken in any case (invariant 6).
+   */
+  private patched(changeId: string, deprecated: boolean): boolean {
+    if (!CHANGE_ID_PATTERN.test(changeId)) {
+      throw new BatonError(
+        'BATON_PATCH_ID',
+        `ctx.${deprecated ? 'deprecatePatch' : 'patched'}('${changeId}'): a change id is 1-128 characters ` +
+          "from letters, digits, '_', '.', ':' and '-'",
+      );
+    }
+    const known = this.patches.get(changeId);
+    if (known !== undefined) return known;
+    let answer: boolean;
+    if (this.history?.hasPatch(changeId)) answer = true;
+    else if (this.history?.recordsStepFrom(this.nextSeq)) answer = deprecated;
+    else {
+      answer = true;
+      if (this.state === 'running' && !this.fatal) {
+        const marker: NewEntry = { type: 'PatchMarker', changeId, atSeq: this.nextSeq };
+        this.appendInBackground([deprecated ? { ...marker, deprecated: true } : marker]);
+      }
+    }
+    this.patches.set(changeId, answer);
+    return answer;
   }
 
   private async sleep(duration: Parameters<WorkflowContext['sleep']>[0]): Promise<void> {
@@ -363,7 +438,34 @@ export class ReplayExecutor {
       return;
     }
     this.pending.delete(entry.seq);
+    const refresh = this.refreshes.get(entry.seq);
+    this.refreshes.delete(entry.seq);
+    if (refresh && entry.type === 'ActivityCompleted' && this.isStale(entry, refresh.maxAgeMs)) {
+      this.refreshAt(refresh, settle);
+      return;
+    }
     settleFromHistory(this.options.runId, entry, settle);
+  }
+
+  private isStale(entry: CompletionEntry, maxAgeMs: number): boolean {
+    return entry.at < this.host.clock() - maxAgeMs;
+  }
+
+  /** Re-runs a stale step now and settles it with the new outcome before any later completion. */
+  private refreshAt(refresh: Refresh, settle: Settle): void {
+    this.refreshing = true;
+    this.inFlight++;
+    refresh
+      .run()
+      .then(
+        (value) => this.state === 'running' && settle.resolve(value),
+        (error: unknown) => this.state === 'running' && settle.reject(error),
+      )
+      .finally(() => {
+        this.refreshing = false;
+        this.inFlight--;
+        this.notify();
+      });
   }
 
   /** Tracks live work: its result reaches the workflow after history is fully delivered. */

@@ -22,7 +22,7 @@ export function testHost(runId = 'run-1', epoch = 1): TestHost {
     suspensions: [],
     async append(entries) {
       await Promise.resolve();
-      host.journal.push(...entries.map((e) => ({ ...e, epoch, at: Date.now() }) as JournalEntry));
+      host.journal.push(...entries.map((e) => ({ ...e, epoch, at: host.clock() }) as JournalEntry));
     },
     clock: () => Date.now(),
     readSignals: async () => host.inbox.map((s) => ({ ...s })),
