@@ -2,7 +2,7 @@
  * The worker process's configuration, read once from the environment at start-up. Every mistake
  * is reported with the variable's name, what was found and what to do, before anything connects.
  */
-import { ConfigError } from '@baton/core';
+import { ConfigError, PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core';
 import type { WorkerOptions } from '@baton/worker';
 
 /** Names of the environment variables the worker process reads. */
@@ -39,6 +39,13 @@ export const ENV = {
   httpPort: 'BATON_HTTP_PORT',
   httpHost: 'BATON_HTTP_HOST',
   livenessStallMs: 'BATON_LIVENESS_STALL_MS',
+  // Payload protection (docs/integrity.md); the names are @baton/core's PAYLOAD_ENV.
+  encryptionKeys: PAYLOAD_ENV.encryptionKeys,
+  encryptionKeyId: PAYLOAD_ENV.encryptionKeyId,
+  signingKeys: PAYLOAD_ENV.signingKeys,
+  signingKeyId: PAYLOAD_ENV.signingKeyId,
+  compressThresholdBytes: PAYLOAD_ENV.compressThresholdBytes,
+  allowPlaintext: PAYLOAD_ENV.allowPlaintext,
 } as const;
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -85,6 +92,12 @@ export interface WorkerAppConfig {
   postgres: { schema?: string };
   /** The /healthz, /readyz and /metrics server. Port 0 picks a free port (logged at start). */
   http: { host: string; port: number; livenessStallMs: number };
+  /**
+   * Compression, encryption and signing of journal records and checkpoints, from the BATON_*
+   * key variables; the identity (nothing) when none is set. Holds keys: never log it (log
+   * `describePayloadProtection(...)`, which shows ids only).
+   */
+  payloadProtection: PayloadProtection;
 }
 
 /** Defaults of the HTTP server. */
@@ -127,6 +140,8 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
         'so in-flight activities can finish and runs be handed off before the process gives up',
     );
   }
+  // A short key, an unknown active id or a shared key fails here, naming the variable, never a key.
+  const payloadProtection = resolvePayloadProtection({}, env);
   const logLevel = (optional(env, ENV.logLevel) ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`${ENV.logLevel} is '${logLevel}'; use one of ${LOG_LEVELS.join(', ')}`);
@@ -159,6 +174,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
       port: port(env, ENV.httpPort) ?? HTTP_DEFAULTS.port,
       livenessStallMs: int(env, ENV.livenessStallMs, 1_000) ?? HTTP_DEFAULTS.livenessStallMs,
     },
+    payloadProtection,
   };
 }
 

@@ -12,6 +12,7 @@
  *    answer during start-up, and closes last, after the hand-off.
  */
 import type { Logger } from 'pino';
+import { describePayloadProtection } from '@baton/core';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { ENV, readConfig } from './config.js';
@@ -91,6 +92,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     ...Object.fromEntries(Object.entries(config.tuning).filter(([, v]) => v !== undefined)),
     logger: logger.child({ component: 'worker' }),
     onEvent: (event) => logEvent(logger, event),
+    payloadProtection: config.payloadProtection,
   });
 
   probed.worker = worker;
@@ -114,6 +116,8 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
       leaseMs: worker.options.leaseMs,
       httpPort,
       tracing: telemetry.tracing,
+      // Key ids and settings only, never key material.
+      payloadProtection: describePayloadProtection(config.payloadProtection),
     },
     'worker ready',
   );

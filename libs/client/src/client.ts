@@ -7,14 +7,18 @@ import {
   assertRunId,
   CancelledError,
   ConfigError,
-  decodeEntries,
+  decodeJournalRecord,
   encodeMessage,
   newRunId,
   NotFoundError,
+  resolvePayloadProtection,
   runIdForKey,
   TimeoutError,
   WorkflowFailedError,
   type LeaseInfo,
+  type PayloadCodec,
+  type PayloadProtection,
+  type PayloadProtectionOptions,
   type PositionedEntry,
   type RunRecord,
   type Store,
@@ -29,6 +33,13 @@ export interface ClientOptions {
   store?: Store;
   /** First poll interval of result(); it doubles up to 250 ms. @defaultValue 5 */
   pollIntervalMs?: number;
+  /**
+   * The payload protection the workers use (docs/integrity.md), so history() can decrypt and
+   * decompress journal records: a resolved protection, or its options (the environment is not
+   * read; pass `resolvePayloadProtection({}, process.env)` for the BATON_* variables).
+   * @defaultValue nothing: plain records are read; an encrypted one raises an error naming its key
+   */
+  payloadProtection?: PayloadProtection | PayloadProtectionOptions;
 }
 
 export interface StartOptions {
@@ -70,6 +81,7 @@ export class Client {
   private readonly transport: Transport;
   private readonly store: Store | undefined;
   private readonly pollIntervalMs: number;
+  private readonly codec: PayloadCodec;
   private connecting: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -78,6 +90,12 @@ export class Client {
     this.transport = options.transport;
     this.store = options.store;
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
+    const protection = options.payloadProtection;
+    this.codec = (
+      protection !== undefined && 'codec' in protection
+        ? protection
+        : resolvePayloadProtection(protection ?? {}, {})
+    ).codec;
   }
 
   /** Connects the adapters; called by every method, so calling it yourself is optional. */
@@ -163,12 +181,19 @@ export class Client {
     return { ...run, lease: await store.getLease(runId) };
   }
 
-  /** The run's journal, decoded, in order. */
+  /**
+   * The run's journal, decoded (decrypted and decompressed with the client's payload protection),
+   * in order, zombie writes included. Entries keep their hash-chain links (`prev`) when the chain
+   * is on. CheckpointIntegrityError names the record that does not decode.
+   */
   async history(runId: string): Promise<PositionedEntry[]> {
     await this.connect();
     const records = await this.transport.read(runId, 0);
     return records.flatMap((r) =>
-      decodeEntries(r.data, runId).map((entry) => ({ position: r.position, entry })),
+      decodeJournalRecord(r.data, runId, this.codec, r.position).map((entry) => ({
+        position: r.position,
+        entry,
+      })),
     );
   }
 

@@ -101,8 +101,50 @@ export class CheckpointIntegrityError extends BatonError {
     readonly entry: string,
     detail: string,
     options?: BatonErrorOptions,
+    code = 'BATON_INTEGRITY',
   ) {
-    super('BATON_INTEGRITY', `run ${runId}: ${entry} failed verification: ${detail}`, options);
+    super(code, `run ${runId}: ${entry} failed verification: ${detail}`, options);
+  }
+}
+
+/**
+ * Stored data names a key this process does not hold (removed too early, or never configured
+ * here). Nothing is wrong with the data: the worker leaves the run intact and retries later, so
+ * an operator can put the key back. A subclass, so code that handles every integrity failure
+ * still catches it.
+ */
+export class MissingKeyError extends CheckpointIntegrityError {
+  constructor(
+    runId: string,
+    entry: string,
+    /** The id of the missing key (ids are never secret; keys never appear in messages). */
+    readonly keyId: string,
+    readonly purpose: 'encryption' | 'signing',
+    detail: string,
+    options?: BatonErrorOptions,
+  ) {
+    super(runId, entry, detail, options, 'BATON_MISSING_KEY');
+  }
+}
+
+/**
+ * A checkpoint was written with a schema version this worker cannot read: newer than it knows
+ * (a newer Baton wrote it; upgrade this worker), or older with no registered migration. The data
+ * is left intact for a worker that can read it.
+ */
+export class CheckpointSchemaError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly checkpointSeq: number,
+    readonly schemaVersion: number,
+    readonly supportedVersion: number,
+    detail: string,
+  ) {
+    super(
+      'BATON_CHECKPOINT_SCHEMA',
+      `run ${runId}: checkpoint ${checkpointSeq} has schema version ${schemaVersion}, ` +
+        `this worker reads up to version ${supportedVersion}: ${detail}`,
+    );
   }
 }
 

@@ -27,6 +27,7 @@ export {
   BatonError,
   CancelledError,
   CheckpointIntegrityError,
+  CheckpointSchemaError,
   CodecError,
   ConfigError,
   deserializeError,
@@ -34,6 +35,7 @@ export {
   isNonRetryable,
   JournalConflictError,
   LeaseLostError,
+  MissingKeyError,
   NonDeterminismError,
   NonRetryableError,
   NotFoundError,
@@ -50,6 +52,7 @@ export type {
   JournalEntry,
   JournalEntryType,
   LeaseAcquiredEntry,
+  PatchMarkerEntry,
   PositionedEntry,
   RunCancelledEntry,
   RunCompletedEntry,
@@ -127,7 +130,7 @@ export type {
   WorkflowContext,
   WorkflowDefinition,
 } from './workflow.js';
-export { defineActivity, defineWorkflow, journalsStart } from './workflow.js';
+export { checkFreshness, defineActivity, defineWorkflow, journalsStart } from './workflow.js';
 export type { AttemptContext, RetryFailure, RetryOptions, RetryPolicy } from './retry.js';
 export { DEFAULT_RETRY_POLICY, runWithRetry } from './retry.js';
 export type {
@@ -144,6 +147,8 @@ export type { MaskUrlOptions } from './urls.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
+export type { CheckpointMigration, CheckpointMigrations } from './checkpoint-schema.js';
+export { CHECKPOINT_SCHEMA_VERSION, checkpointMigrations, migrateCheckpoint } from './checkpoint-schema.js';
 export type { MemoryTransportOptions } from './memory/memory-transport.js';
 export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';

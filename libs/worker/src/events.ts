@@ -16,6 +16,8 @@ export type WorkerEvent =
   | { type: 'run-suspended'; runId: string; epoch: number }
   | { type: 'run-handed-off'; runId: string; epoch: number }
   | { type: 'run-aborted'; runId: string; epoch: number; reason: string }
+  /** The run's data names a key this worker lacks, or a newer checkpoint schema: left intact, retried later. */
+  | { type: 'run-held'; runId: string; epoch: number; code: string; reason: string }
   | { type: 'lease-lost'; runId: string; epoch: number }
   | { type: 'activity-heartbeat'; runId: string; seq: number; details: unknown }
   | { type: 'leases-reaped'; runIds: string[]; cause: 'expired' | 'dead-worker' }

@@ -3,23 +3,33 @@
  * expected last position so a writer that has been fenced off cannot slip an entry in; keeps the
  * effective entry list that checkpoints snapshot.
  *
- * Invariant: an append never succeeds under a stale epoch on a transport with optimistic append;
- * on one without, the entry is ignored at replay by the LeaseAcquired fence.
+ * Invariants:
+ * 1. An append never succeeds under a stale epoch on a transport with optimistic append; on one
+ *    without, the entry is ignored at replay by the LeaseAcquired fence.
+ * 2. With payload protection on, `head` is the hash chain head over `entries`: both change
+ *    together, only after an append succeeded, so every checkpoint records the head of exactly
+ *    the entries it holds. Without protection (`protection` undefined) nothing is linked, encoded
+ *    beyond encodeEntries, sealed or signed: the hot path is today's.
  */
 import {
-  encodeEntries,
+  CHECKPOINT_SCHEMA_VERSION,
+  encodeJournalRecord,
+  IDENTITY_PAYLOAD_CODEC,
   JournalConflictError,
   LeaseLostError,
+  linkEntries,
+  protectCheckpoint,
   type Checkpoint,
   type JournalEntry,
   type NewEntry,
+  type PayloadProtection,
   type Store,
   type Transport,
 } from '@baton/core';
 import type { WorkerInstruments } from '@baton/telemetry';
 import type { FaultHook } from './faults.js';
 
-export const CHECKPOINT_SCHEMA_VERSION = 1;
+const IDENTITY = { codec: IDENTITY_PAYLOAD_CODEC };
 
 export class JournalWriter {
   private chain: Promise<unknown> = Promise.resolve();
@@ -38,6 +48,10 @@ export class JournalWriter {
     private readonly checkpointEvery: number,
     private readonly faults: FaultHook | undefined,
     private readonly instruments?: WorkerInstruments,
+    /** Payload protection when it is on; undefined keeps the identity path. */
+    private readonly protection?: PayloadProtection,
+    /** The chain head after `entries` when the hash chain is on. */
+    private head?: string,
   ) {}
 
   get position(): number {
@@ -77,10 +91,10 @@ export class JournalWriter {
     this.instruments?.checkpointWriteDuration.record((performance.now() - started) / 1000);
   }
 
-  /** The checkpoint record for the current state. */
+  /** The checkpoint record for the current state, protected (chain head, sealed, signed) when that is on. */
   snapshot(status: Checkpoint['status']): Checkpoint {
     this.sinceCheckpoint = 0;
-    return {
+    const checkpoint: Checkpoint = {
       runId: this.runId,
       seq: ++this.checkpointSeq,
       epoch: this.epoch,
@@ -90,17 +104,25 @@ export class JournalWriter {
       schemaVersion: CHECKPOINT_SCHEMA_VERSION,
       createdAt: Date.now(),
     };
+    if (this.protection === undefined) return checkpoint;
+    return protectCheckpoint(
+      this.head === undefined ? checkpoint : { ...checkpoint, chainHead: this.head },
+      this.protection,
+    );
   }
 
-  private async appendNow(stamped: JournalEntry[], checkpoint: boolean): Promise<void> {
+  private async appendNow(given: JournalEntry[], checkpoint: boolean): Promise<void> {
     if (this.stopCause !== undefined) throw this.stopCause;
-    const info = { runId: this.runId, epoch: this.epoch, entryTypes: stamped.map((e) => e.type) };
+    const info = { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };
     await this.faults?.('before-journal-append', info);
+    let stamped = given;
+    let head: string | undefined;
+    if (this.head !== undefined) ({ entries: stamped, head } = linkEntries(given, this.head));
     const started = performance.now();
     try {
       this.lastPosition = await this.transport.append({
         runId: this.runId,
-        data: encodeEntries(stamped),
+        data: encodeJournalRecord(stamped, this.runId, (this.protection ?? IDENTITY).codec),
         expectedLastPosition: this.transport.supportsOptimisticAppend ? this.lastPosition : undefined,
       });
     } catch (err) {
@@ -111,6 +133,7 @@ export class JournalWriter {
     }
     this.instruments?.journalAppendDuration.record((performance.now() - started) / 1000);
     this.entries.push(...stamped);
+    if (head !== undefined) this.head = head;
     this.sinceCheckpoint += stamped.length;
     await this.faults?.('after-journal-append', info);
     if (checkpoint || this.sinceCheckpoint >= this.checkpointEvery) {

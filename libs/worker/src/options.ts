@@ -4,7 +4,15 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, type Store, type Transport, type AnyWorkflowDefinition } from '@baton/core';
+import {
+  ConfigError,
+  resolvePayloadProtection,
+  type AnyWorkflowDefinition,
+  type PayloadProtection,
+  type PayloadProtectionOptions,
+  type Store,
+  type Transport,
+} from '@baton/core';
 import type { FaultHook } from './faults.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { WorkerEvent } from './events.js';
@@ -47,11 +55,29 @@ export interface WorkerOptions {
   onEvent?: (event: WorkerEvent) => void;
   /** Named fault points for tests: called at exact places of the run lifecycle. */
   faults?: FaultHook;
+  /**
+   * Compression, encryption, checkpoint signing and the hash chain of journal records and
+   * checkpoints (docs/integrity.md): a resolved protection (`resolvePayloadProtection(...)`, as the
+   * worker app builds it from the BATON_* variables), or its options. The Worker reads no
+   * environment variable itself. Every worker and reader of one fleet needs the same keys.
+   * @defaultValue nothing: the identity codec, no checks
+   */
+  payloadProtection?: PayloadProtection | PayloadProtectionOptions;
+  /**
+   * How long a run waits before a worker tries it again when this worker cannot read it yet: its
+   * data names a key this worker lacks, or its checkpoint has a schema version newer than it knows.
+   * The run is left intact (suspended with a timer), never failed, so an operator can act.
+   * @defaultValue 60_000
+   */
+  unreadableRetryMs?: number;
 }
 
-export interface ResolvedWorkerOptions extends Required<Omit<WorkerOptions, 'onEvent' | 'faults'>> {
+export interface ResolvedWorkerOptions extends Required<
+  Omit<WorkerOptions, 'onEvent' | 'faults' | 'payloadProtection'>
+> {
   onEvent: (event: WorkerEvent) => void;
   faults: FaultHook | undefined;
+  payloadProtection: PayloadProtection;
 }
 
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
@@ -93,7 +119,22 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     logger: options.logger ?? silentLogger,
     onEvent: options.onEvent ?? (() => undefined),
     faults: options.faults,
+    payloadProtection: resolveProtection(options.payloadProtection),
+    unreadableRetryMs: positive('unreadableRetryMs', options.unreadableRetryMs ?? 60_000),
   };
+}
+
+/** A resolved protection is taken as it is; options are resolved without the environment. */
+function resolveProtection(
+  given: PayloadProtection | PayloadProtectionOptions | undefined,
+): PayloadProtection {
+  if (given !== undefined && 'codec' in given) return given;
+  return resolvePayloadProtection(given ?? {}, {});
+}
+
+/** True when protection changes anything: otherwise records and checkpoints take today's path. */
+export function protectionActive(protection: PayloadProtection): boolean {
+  return !protection.codec.identity || protection.signing !== undefined || protection.hashChain;
 }
 
 function positive(name: string, value: number): number {

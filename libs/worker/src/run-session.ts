@@ -11,15 +11,22 @@
  *    message can acquire at once.
  */
 import {
+  chainGenesis,
+  CheckpointIntegrityError,
+  CheckpointSchemaError,
   CodecError,
-  decodeEntries,
-  encodeEntries,
+  decodeJournalRecord,
+  encodeJournalRecord,
   filterFencedEntries,
   LeaseLostError,
   FencedWriteError,
+  linkEntries,
+  MissingKeyError,
   PayloadTooLargeError,
   ReplayExecutor,
   serializeError,
+  verifyJournalTail,
+  type Checkpoint,
   type ExecutionHost,
   type ExecutionOutcome,
   type JournalEntry,
@@ -34,7 +41,8 @@ import type { Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
-import type { ResolvedWorkerOptions } from './options.js';
+import { protectionActive, type ResolvedWorkerOptions } from './options.js';
+import { openStoredCheckpoint } from './stored-checkpoint.js';
 
 export interface SessionStart {
   run: RunRecord;
@@ -48,7 +56,12 @@ export interface SessionStart {
   traceContext: Context;
 }
 
-export type SessionEnd = 'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted';
+/**
+ * How a session ended. `held`: the run's data cannot be read by this worker yet (a key it lacks, a
+ * checkpoint schema newer than it knows); the run is left intact, suspended with a retry timer.
+ */
+export type SessionEnd =
+  'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted' | 'held';
 
 const TERMINAL = new Set<JournalEntry['type']>(['RunCompleted', 'RunFailed', 'RunCancelled']);
 
@@ -135,7 +148,9 @@ export class RunSession {
   };
 
   private async execute(): Promise<SessionEnd> {
-    const { transport, store } = this.options;
+    const { transport, store, payloadProtection } = this.options;
+    const { codec } = payloadProtection;
+    const protection = protectionActive(payloadProtection) ? payloadProtection : undefined;
     const { runId, epoch } = this;
     const checkpointFirst =
       epoch === 1 && this.start.fresh !== true ? await store.loadCheckpoint(runId) : undefined;
@@ -144,6 +159,7 @@ export class RunSession {
     // an empty journal (position 0), which fences it off from any later owner's marker just the
     // same. That saves an append and a read per new run. On a shared log the marker stays: its
     // position anchors the run's first checkpoint, so a later tail read starts near its entries.
+    // With the hash chain on, such a first owner starts from the chain's genesis hash.
     const firstOwner =
       epoch === 1 &&
       checkpointFirst === undefined &&
@@ -158,19 +174,21 @@ export class RunSession {
         at: Date.now(),
         workerId: this.options.workerId,
       };
-      markerData = encodeEntries([marker]);
+      // Unlinked: the marker is written before the read, so it cannot know the chain head. It is
+      // hashed into the chain all the same, and the next entry this owner appends links to it.
+      markerData = encodeJournalRecord([marker], runId, codec);
       const appendStarted = performance.now();
       markerPosition = await transport.append({ runId, data: markerData });
       this.instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
     }
-    const checkpoint = epoch === 1 ? checkpointFirst : await store.loadCheckpoint(runId);
-    const from = checkpoint?.journalPosition ?? 0;
+    const stored = epoch === 1 ? checkpointFirst : await store.loadCheckpoint(runId);
+    const from = stored?.journalPosition ?? 0;
     const tail = firstOwner
       ? []
-      : epoch === 1 && !checkpoint && markerData !== undefined
+      : epoch === 1 && !stored && markerData !== undefined
         ? [{ position: markerPosition, data: markerData }]
         : await transport.read(runId, from, markerPosition);
-    const newWriter = (entries: JournalEntry[]): JournalWriter =>
+    const newWriter = (entries: JournalEntry[], checkpointSeq: number, head?: string): JournalWriter =>
       new JournalWriter(
         transport,
         store,
@@ -178,28 +196,40 @@ export class RunSession {
         epoch,
         entries,
         markerPosition,
-        checkpoint?.seq ?? 0,
+        checkpointSeq,
         this.options.checkpointEvery,
         this.options.faults,
         this.instruments,
+        protection,
+        head,
       );
-    let positioned: Array<{ position: number; entry: JournalEntry }>;
+    let checkpoint: Checkpoint | undefined;
+    let effective: JournalEntry[];
+    let head: string | undefined;
     try {
-      positioned = tail.flatMap((record) =>
-        decodeEntries(record.data, runId).map((entry) => ({ position: record.position, entry })),
+      // Verified before anything is replayed: a tampered, truncated or undecryptable checkpoint or
+      // record raises CheckpointIntegrityError here, and the run never executes from it.
+      const opened =
+        stored === undefined ? undefined : openStoredCheckpoint(stored, runId, payloadProtection);
+      checkpoint = opened?.checkpoint;
+      const positioned = tail.flatMap((record) =>
+        decodeJournalRecord(record.data, runId, codec, record.position).map((entry) => ({
+          position: record.position,
+          entry,
+        })),
       );
+      const fenced = filterFencedEntries(positioned, checkpoint?.epoch ?? 0);
+      head = verifyJournalTail(fenced, runId, opened?.verified, payloadProtection);
+      effective = [...(checkpoint?.entries ?? []), ...fenced.map((p) => p.entry)];
+      // A migration rewrote the checkpoint's entries: link the effective list afresh, so the next
+      // checkpoint's entries and chain head agree (the journal before it is covered by it).
+      if (head !== undefined && opened?.migrated === true) {
+        ({ entries: effective, head } = linkEntries(effective, chainGenesis(runId)));
+      }
     } catch (err) {
-      // An unreadable journal never heals by retrying: fail the run with the reason, so it is
-      // not resumed from bad data every time its lease runs out.
-      if (!(err instanceof CodecError)) throw err;
-      this.writer = newWriter([]);
-      return this.finish({ status: 'failed', error: serializeError(err) });
+      return this.unreadable(err);
     }
-    const effective = [
-      ...(checkpoint?.entries ?? []),
-      ...filterFencedEntries(positioned, checkpoint?.epoch ?? 0).map((p) => p.entry),
-    ];
-    this.writer = newWriter(effective);
+    this.writer = newWriter(effective, checkpoint?.seq ?? 0, head);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
     if (transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
@@ -318,6 +348,84 @@ export class RunSession {
     this.instruments.deadLetters.add(1, { [ATTR.code]: 'too-large' });
     this.options.onEvent({ type: 'dead-lettered', code: 'too-large', reason });
     return this.finish({ status: 'failed', error: serializeError(cause) });
+  }
+
+  /**
+   * The run's checkpoint or journal could not be read. Decided here, once for every claim path:
+   * - a key this worker lacks, or a checkpoint schema newer than it knows (bad input an operator
+   *   can fix): the run is left intact, suspended with a timer `unreadableRetryMs` ahead, and an
+   *   error log names the key or the version. Nothing is written to its journal or checkpoints.
+   * - tampered, truncated or undecodable data: retrying cannot help and resuming would trust bad
+   *   data, so the run is marked failed with the error (naming the run and the entry), without a
+   *   new checkpoint (the last one stays, as evidence), and a dead letter names it.
+   */
+  private async unreadable(err: unknown): Promise<SessionEnd> {
+    if (err instanceof MissingKeyError || err instanceof CheckpointSchemaError) return this.hold(err);
+    if (!(err instanceof CheckpointIntegrityError || err instanceof CodecError)) throw err;
+    const { logger, transport, store } = this.options;
+    const code = err instanceof CheckpointIntegrityError ? 'integrity' : 'unreadable';
+    const reason = err.message.startsWith(`run ${this.runId}`)
+      ? err.message
+      : `run ${this.runId}: ${err.message}`;
+    logger.warn(
+      { runId: this.runId, epoch: this.epoch, code: err.code, reason },
+      'run data failed verification; the run is marked failed and not resumed from it',
+    );
+    await transport
+      .deadLetter({
+        data: new TextEncoder().encode(
+          JSON.stringify({ runId: this.runId, entry: 'entry' in err ? err.entry : undefined }),
+        ),
+        headers: { 'baton-run-id': this.runId },
+        code,
+        reason,
+        at: Date.now(),
+      })
+      .catch((dlqErr: unknown) => logger.warn({ err: dlqErr, runId: this.runId }, 'dead-lettering failed'));
+    this.instruments.deadLetters.add(1, { [ATTR.code]: code });
+    this.options.onEvent({ type: 'dead-lettered', code, reason });
+    const error = serializeError(err);
+    this.failure = `${error.name}: ${error.message}`;
+    await store.finishRun(this.runId, this.epoch, { status: 'failed', error });
+    return 'failed';
+  }
+
+  /** Leaves an unreadable run for an operator (or a newer worker): suspended, retried later. */
+  private async hold(err: MissingKeyError | CheckpointSchemaError): Promise<SessionEnd> {
+    const { logger, store, unreadableRetryMs } = this.options;
+    const retryAt = Date.now() + unreadableRetryMs;
+    const what =
+      err instanceof MissingKeyError
+        ? { keyId: err.keyId, keyPurpose: err.purpose, entry: err.entry }
+        : { schemaVersion: err.schemaVersion, supportedVersion: err.supportedVersion };
+    logger.error(
+      { runId: this.runId, epoch: this.epoch, code: err.code, ...what, retryInMs: unreadableRetryMs },
+      `run left intact: ${err.message}`,
+    );
+    this.options.onEvent({
+      type: 'run-held',
+      runId: this.runId,
+      epoch: this.epoch,
+      code: err.code,
+      reason: err.message,
+    });
+    this.keeper.remove(this.runId);
+    const result = await store.suspendRun({
+      runId: this.runId,
+      epoch: this.epoch,
+      wakeAt: retryAt,
+      signals: [],
+      consumedSignalIds: [],
+    });
+    // A cancel is pending: nothing needs the unreadable data to honour it.
+    if (!result.ok) {
+      await store.finishRun(this.runId, this.epoch, {
+        status: 'cancelled',
+        error: cancelledError('cancelled while its data could not be read'),
+      });
+      return 'cancelled';
+    }
+    return 'held';
   }
 
   private async handOff(): Promise<void> {

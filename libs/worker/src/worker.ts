@@ -13,6 +13,8 @@
  * 2. A message the worker cannot process is dead-lettered with a reason, then acked; it never
  *    stops the claim loop.
  * 3. At most `concurrency` runs execute at once; the worker fetches only what it has room for.
+ * 4. A run whose workflow version this worker does not register is never failed nor dead-lettered
+ *    for that: its message is put back for a worker that has the version (docs/versioning.md).
  */
 import {
   assertRunId,
@@ -26,8 +28,15 @@ import {
   type RunRecord,
   type AnyWorkflowDefinition,
 } from '@baton/core';
-import { ATTR, recordError, startRunSpan, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
-import { SpanStatusCode } from '@opentelemetry/api';
+import {
+  ATTR,
+  METER_NAME,
+  recordError,
+  startRunSpan,
+  workerInstruments,
+  type WorkerInstruments,
+} from '@baton/telemetry';
+import { metrics, SpanStatusCode, type Counter } from '@opentelemetry/api';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
 import {
@@ -71,6 +80,25 @@ class PoisonMessage extends BatonError {
 const FETCH_BATCH = 64;
 const ERROR_BACKOFF_MS = 500;
 
+/**
+ * Put-back of a run whose workflow version this worker lacks: the first redelivery after
+ * 2 x PUT_BACK_BASE_MS, doubling up to PUT_BACK_CAP_MS, so a worker that has the version (another
+ * pod of a mixed fleet) gets it soon, while a version no worker has costs one delivery per run
+ * per PUT_BACK_CAP_MS.
+ */
+const PUT_BACK_BASE_MS = 100;
+const PUT_BACK_CAP_MS = 30_000;
+/**
+ * After this many put-backs of one message, a message for a run whose lease is `held` (handed off,
+ * reaped, or owned) is dropped: the reaper sends a fresh one every lease period for such a run,
+ * so keeping each of them circulating would pile messages up for as long as the version is missing.
+ */
+const PUT_BACK_NAKS = 6;
+/** At most one warning per missing workflow version per this period (the rest are counted). */
+const PUT_BACK_WARN_INTERVAL_MS = 60_000;
+/** Counter of put-backs, labelled with workflow and version. */
+export const PUT_BACK_METRIC = 'baton.runs.put_back';
+
 export class Worker {
   readonly options: ResolvedWorkerOptions;
   private stateValue: WorkerState = 'created';
@@ -87,12 +115,18 @@ export class Worker {
   private fetchFailing = false;
   /** Metric instruments; no-ops unless the process registered an OpenTelemetry MeterProvider. */
   private readonly instruments: WorkerInstruments;
+  private readonly putBacks: Counter;
+  /** Per missing `name@version`: when its put-back was last logged and how many since. */
+  private readonly putBackWarnings = new Map<string, { loggedAt: number; since: number }>();
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     for (const wf of this.options.workflows) this.registry.set(workflowKey(wf.name, wf.version), wf);
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
     this.instruments = workerInstruments();
+    this.putBacks = metrics.getMeter(METER_NAME).createCounter(PUT_BACK_METRIC, {
+      description: "Run messages put back because this worker lacks the run's workflow version",
+    });
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
     this.maintenance = new Maintenance(store, transport, {
       reapIntervalMs,
@@ -309,8 +343,14 @@ export class Worker {
     const { store, transport } = this.options;
     switch (message.kind) {
       case 'start': {
-        // Unknown workflows are refused before a run record exists for them.
-        this.lookup(message.workflow, message.version);
+        if (!this.registry.has(workflowKey(message.workflow, message.version))) {
+          // A record may exist: a worker that has the version created it and died before the
+          // ack. Then the run has begun and is put back like any other; else nothing has begun,
+          // and the message is dead-lettered (unknown-workflow) for an operator to redrive.
+          const existing = await store.getRun(message.runId);
+          if (existing) return this.claimKnownRun(existing, message, delivery);
+          this.lookup(message.workflow, message.version);
+        }
         const { run, created } = await store.createRun({
           runId: message.runId,
           workflow: message.workflow,
@@ -361,10 +401,49 @@ export class Worker {
   ): Promise<void> {
     const workflow = this.registry.get(workflowKey(run.workflow, run.version));
     if (workflow) return this.claim(run, workflow, message, delivery, created);
-    // A run already under way whose workflow this worker lacks (a rolling deploy, say): leave it
-    // for a worker that has it rather than failing the run; dead-letter it only after many tries.
-    if (delivery.deliveryCount >= this.options.maxDeliveries) this.lookup(run.workflow, run.version);
-    await delivery.nak(retryDelayMs(delivery));
+    return this.putBack(run, delivery);
+  }
+
+  /**
+   * A run already under way whose workflow version this worker lacks (a rolling deploy, a mixed
+   * fleet): it goes back to the queue for a worker that has the version, with a growing delay,
+   * however many times that takes. The run is not touched: no lease, no journal entry, no
+   * failure, no dead letter (invariant 4).
+   */
+  private async putBack(run: RunRecord, delivery: Delivery): Promise<void> {
+    const key = workflowKey(run.workflow, run.version);
+    this.putBacks.add(1, { [ATTR.workflow]: run.workflow, [ATTR.workflowVersion]: run.version });
+    const delayMs = redeliveryDelayMs(delivery.deliveryCount, PUT_BACK_BASE_MS, PUT_BACK_CAP_MS);
+    this.warnPutBack(run.runId, key, delayMs);
+    if (delivery.deliveryCount > PUT_BACK_NAKS) {
+      const lease = await this.options.store.getLease(run.runId);
+      // `held` (the reaper re-sends it every lease period) or `finished`: this copy is redundant.
+      if (lease?.state === 'held' || lease?.state === 'finished') return delivery.ack();
+    }
+    await delivery.nak(delayMs);
+  }
+
+  /** Warns about a missing workflow version at most once per period and version. */
+  private warnPutBack(runId: string, key: string, delayMs: number): void {
+    const now = Date.now();
+    const seen = this.putBackWarnings.get(key);
+    if (seen && now - seen.loggedAt < PUT_BACK_WARN_INTERVAL_MS) {
+      seen.since++;
+      return;
+    }
+    this.putBackWarnings.set(key, { loggedAt: now, since: 0 });
+    this.options.logger.warn(
+      {
+        runId,
+        workflow: key,
+        registered: [...this.registry.keys()],
+        putBacksSinceLastWarning: seen?.since ?? 0,
+        retryInMs: delayMs,
+      },
+      `run ${runId} needs workflow ${key}, which this worker does not register ` +
+        `(it has: ${[...this.registry.keys()].join(', ')}); put back for a worker that has it, not failed. ` +
+        `If no worker has ${key}, deploy one that registers it (keep old versions registered until their runs finish)`,
+    );
   }
 
   /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
@@ -514,6 +593,9 @@ export class Worker {
         return emit({ type: 'run-handed-off', runId, epoch });
       case 'aborted':
         return emit({ type: 'run-aborted', runId, epoch, reason: 'stopped' });
+      case 'held':
+        // Reported by the session with its reason ('run-held').
+        return;
     }
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Checkpoint } from '../contracts/store.js';
-import { CheckpointIntegrityError } from '../errors.js';
+import { CheckpointIntegrityError, MissingKeyError } from '../errors.js';
 import { parseKeyring } from './keyring.js';
 import { signCheckpoint, verifyCheckpoint, type ProtectedCheckpoint } from './checkpoint-signing.js';
 import { expectNoLeak, testKeyring, testKeys } from './test-keys.spec-helper.js';
@@ -134,6 +134,8 @@ describe('checkpoint signatures', () => {
       /it is signed with key s1, which is not in BATON_SIGNING_KEYS \(it holds s2\); add that key back/,
     );
     expectNoLeak(err.message, [...s1.secrets, ...s2.secrets]);
+    expect(err).toBeInstanceOf(MissingKeyError);
+    expect(err).toMatchObject({ code: 'BATON_MISSING_KEY', keyId: 's1', purpose: 'signing' });
     // An id that is not an id is not echoed.
     const weird = { ...old, signature: { keyId: 'x'.repeat(50), mac: old.signature.mac } };
     expect(signatureError(() => verifyCheckpoint(weird, rotated)).message).toMatch(

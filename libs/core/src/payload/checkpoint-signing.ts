@@ -7,7 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Checkpoint } from '../contracts/store.js';
-import { CheckpointIntegrityError } from '../errors.js';
+import { CheckpointIntegrityError, MissingKeyError } from '../errors.js';
 import { canonicalJson } from './canonical-json.js';
 import { KEY_ID_PATTERN, keyObjectOf, PAYLOAD_ENV, type Keyring, type SecretKey } from './keyring.js';
 
@@ -86,8 +86,13 @@ export function verifyCheckpoint(
   }
   const key = keyring.get(signature.keyId);
   if (key === undefined) {
-    throw fail(
-      `it is signed with key ${safeId(signature.keyId)}, which is not in ${keyring.source} (it holds ${keyring.ids.join(', ')}); ` +
+    const keyId = safeId(signature.keyId);
+    throw new MissingKeyError(
+      String(checkpoint.runId),
+      checkpointLabel(checkpoint),
+      keyId,
+      'signing',
+      `it is signed with key ${keyId}, which is not in ${keyring.source} (it holds ${keyring.ids.join(', ')}); ` +
         'add that key back: keep every signing key as long as checkpoints signed with it exist',
     );
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { encodeEntries } from '../codec.js';
-import { CheckpointIntegrityError } from '../errors.js';
+import { CheckpointIntegrityError, MissingKeyError } from '../errors.js';
 import { parseKeyring } from './keyring.js';
 import {
   createPayloadCodec,
@@ -257,6 +257,9 @@ describe('key rotation', () => {
         '(it holds k2); add key k1 back to read it: keep every key as long as data written with it exists',
     );
     expectNoLeak(err.message, secrets);
+    // A missing key is its own condition (MissingKeyError): the worker leaves the run for an operator.
+    expect(err).toBeInstanceOf(MissingKeyError);
+    expect(err).toMatchObject({ code: 'BATON_MISSING_KEY', keyId: 'k1', purpose: 'encryption' });
   });
 
   it('names the key id when the key under that id is not the one that wrote the data', () => {

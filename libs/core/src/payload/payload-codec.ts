@@ -26,7 +26,7 @@
  */
 import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 import { deflateSync, inflateSync } from 'node:zlib';
-import { CheckpointIntegrityError } from '../errors.js';
+import { CheckpointIntegrityError, MissingKeyError } from '../errors.js';
 import { KEY_ID_PATTERN, keyObjectOf, PAYLOAD_ENV, type Keyring } from './keyring.js';
 
 /** First byte of every frame. */
@@ -217,16 +217,22 @@ class FramingCodec implements PayloadCodec {
       throw fail(ctx, 'its frame carries a malformed key id; the frame is damaged');
     }
     if (this.keys === undefined) {
-      throw fail(
-        ctx,
+      throw new MissingKeyError(
+        ctx.runId,
+        ctx.label ?? ctx.what,
+        keyId,
+        'encryption',
         `it is encrypted with key ${keyId} but no encryption key is configured; set ${PAYLOAD_ENV.encryptionKeys} ` +
           `with key ${keyId} in it`,
       );
     }
     const key = this.keys.get(keyId);
     if (key === undefined) {
-      throw fail(
-        ctx,
+      throw new MissingKeyError(
+        ctx.runId,
+        ctx.label ?? ctx.what,
+        keyId,
+        'encryption',
         `it is encrypted with key ${keyId}, which is not in ${this.keys.source} (it holds ${this.keys.ids.join(', ')}); ` +
           `add key ${keyId} back to read it: keep every key as long as data written with it exists`,
       );

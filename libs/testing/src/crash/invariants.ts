@@ -4,10 +4,12 @@
  * when the invariant held), so a failing test names every offending run, not just the first.
  */
 import {
-  decodeEntries,
+  decodeJournalRecord,
   filterFencedEntries,
+  IDENTITY_PAYLOAD_CODEC,
   idempotencyKeyOf,
   type JournalEntry,
+  type PayloadCodec,
   type PositionedEntry,
   type Store,
   type Transport,
@@ -20,11 +22,18 @@ export interface StartedRun {
   input: ChainInput;
 }
 
-/** A run's whole journal as the bus holds it, zombie writes included. */
-export async function readJournal(transport: Transport, runId: string): Promise<PositionedEntry[]> {
+/**
+ * A run's whole journal as the bus holds it, zombie writes included. `codec` decodes protected
+ * records; the crash suite runs without protection, so the identity codec reads them unchanged.
+ */
+export async function readJournal(
+  transport: Transport,
+  runId: string,
+  codec: PayloadCodec = IDENTITY_PAYLOAD_CODEC,
+): Promise<PositionedEntry[]> {
   const records = await transport.read(runId, 0);
   return records.flatMap((r) =>
-    decodeEntries(r.data, runId).map((entry) => ({ position: r.position, entry })),
+    decodeJournalRecord(r.data, runId, codec, r.position).map((entry) => ({ position: r.position, entry })),
   );
 }
 
