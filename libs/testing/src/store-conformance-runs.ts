@@ -2,8 +2,19 @@
  * Store conformance, RunIndex and CheckpointStore sections: run records, idempotency keys,
  * fenced checkpoints with history, and finishing a run.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { RunOutcome, Store } from '@baton/core';
+import {
+  linkEntries,
+  chainGenesis,
+  openCheckpoint,
+  protectCheckpoint,
+  resolvePayloadProtection,
+  type PayloadProtection,
+  type ProtectedCheckpoint,
+  type RunOutcome,
+  type Store,
+} from '@baton/core';
 import { sleep, uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
@@ -200,6 +211,29 @@ export function describeRunConformance(store: () => Store): void {
       loaded?.entries.push(...expected.entries);
       expect(await store().loadCheckpoint(runId)).toEqual(expected);
     });
+
+    it('keeps the fields of a protected checkpoint (chain head, sealed entries, signature), so it verifies after loading', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      const protection = randomProtection();
+      const written = protectedCheckpointOf(runId, epoch, 1, protection);
+      expect(written).toMatchObject({
+        entries: [],
+        chainHead: expect.any(String),
+        sealedEntries: expect.any(String),
+        signature: { keyId: 's1', mac: expect.any(String) },
+      });
+      await store().writeCheckpoint(written);
+      const loaded = (await store().loadCheckpoint(runId)) as ProtectedCheckpoint;
+      expect(loaded).toEqual(written);
+      expect(openCheckpoint(loaded, runId, protection).entries).toHaveLength(2);
+      // The final checkpoint of finishRun takes the same path.
+      const final = protectedCheckpointOf(runId, epoch, 2, protection, 'completed');
+      await store().finishRun(runId, epoch, COMPLETED, final);
+      const loadedFinal = (await store().loadCheckpoint(runId)) as ProtectedCheckpoint;
+      expect(loadedFinal).toEqual(final);
+      expect(openCheckpoint(loadedFinal, runId, protection)).toMatchObject({ seq: 2, status: 'completed' });
+    });
   });
 
   describe('finishing runs', () => {
@@ -259,4 +293,37 @@ export function describeRunConformance(store: () => Store): void {
       expect(await store().releaseLease(runId, epoch)).toBe(false);
     });
   });
+}
+
+/** Encryption and signing with fresh random keys (ids k1 and s1). */
+function randomProtection(): PayloadProtection {
+  const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
+  return resolvePayloadProtection({ encryptionKeys: key('k1'), signingKeys: key('s1') }, {});
+}
+
+/** A checkpoint with two linked entries, as a protected worker writes it. */
+function protectedCheckpointOf(
+  runId: string,
+  epoch: number,
+  seq: number,
+  protection: PayloadProtection,
+  status: 'running' | 'completed' = 'running',
+): ProtectedCheckpoint {
+  const base = checkpointOf(runId, epoch, seq, { status });
+  const { entries, head } = linkEntries(
+    [
+      ...base.entries,
+      {
+        type: 'ActivityCompleted',
+        seq: 0,
+        name: 'a',
+        attempts: 1,
+        epoch,
+        at: base.createdAt,
+        result: { nested: [1, 'two'] },
+      },
+    ],
+    chainGenesis(runId),
+  );
+  return protectCheckpoint({ ...base, entries, chainHead: head }, protection);
 }
