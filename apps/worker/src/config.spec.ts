@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { describePayloadProtection } from '@baton/core';
 import { ENV, readConfig } from './config.js';
 import { storeFromConfig, transportFromConfig, maskUrl } from './adapters.js';
 import { loadWorkflows } from './workflows.js';
@@ -51,6 +53,34 @@ describe('worker process configuration', () => {
     );
     expect(() => readConfig({ ...BASE, [ENV.leaseMs]: '0' })).toThrow(/BATON_LEASE_MS/);
     expect(() => readConfig({ ...BASE, [ENV.logLevel]: 'loud' })).toThrow(/BATON_LOG_LEVEL is 'loud'/);
+  });
+
+  it('resolves payload protection from the BATON_* key variables, and nothing without them', () => {
+    expect(readConfig(BASE).payloadProtection.codec.identity).toBe(true);
+    const encryption = randomBytes(32).toString('base64');
+    const signing = randomBytes(32).toString('base64');
+    const config = readConfig({
+      ...BASE,
+      [ENV.encryptionKeys]: `k2:${encryption},k1:${randomBytes(32).toString('base64')}`,
+      [ENV.signingKeys]: `s1:${signing}`,
+      [ENV.compressThresholdBytes]: '0',
+    });
+    expect(describePayloadProtection(config.payloadProtection)).toBe(
+      'encryption AES-256-GCM with key k2 (reads k2, k1); checkpoint signing HMAC-SHA256 with key s1 (verifies s1); ' +
+        'compression from 0 bytes; hash chain on',
+    );
+    // A mistake names the variable and the key id, never the key.
+    const short = randomBytes(16).toString('base64');
+    const error = (() => {
+      try {
+        readConfig({ ...BASE, [ENV.encryptionKeys]: `k1:${short}` });
+      } catch (err) {
+        return err as Error;
+      }
+    })();
+    expect(error?.message).toMatch(/BATON_ENCRYPTION_KEYS.*k1/);
+    expect(error?.message).not.toContain(short);
+    expect(() => readConfig({ ...BASE, [ENV.allowPlaintext]: 'maybe' })).toThrow(/BATON_ALLOW_PLAINTEXT/);
   });
 
   it('refuses a shutdown timeout that leaves no room for the drain', () => {
