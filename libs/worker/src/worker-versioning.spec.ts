@@ -37,6 +37,26 @@ async function suspendedV1Run(f: Fleet): Promise<string> {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** A transport whose deliveries all look like their tenth (past the put-back naks at once). */
+function inflatedCounts(answers: Array<{ count: number; answer: 'ack' | 'nak' }>) {
+  return (transport: Transport): Transport =>
+    new Proxy(transport, {
+      get(target, prop, receiver) {
+        if (prop !== 'fetch') return Reflect.get(target, prop, receiver);
+        return async (options: Parameters<Transport['fetch']>[0]): Promise<Delivery[]> =>
+          (await target.fetch(options)).map((d) => {
+            const count = d.deliveryCount + 9;
+            return {
+              ...d,
+              deliveryCount: count,
+              ack: () => (answers.push({ count, answer: 'ack' }), d.ack()),
+              nak: (ms?: number) => (answers.push({ count, answer: 'nak' }), d.nak(ms)),
+            };
+          });
+      },
+    });
+}
+
 describe('workflow versions in a mixed fleet (memory adapters)', () => {
   it('puts a run of a version it lacks back, never failing or dead-lettering it, until a worker with the version completes it', async () => {
     current = fleet({ workflows: [v1] });
@@ -102,24 +122,7 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
 
   it('drops a much-redelivered copy when the reaper re-sends the run anyway, and the run still completes', async () => {
     const answers: Array<{ count: number; answer: 'ack' | 'nak' }> = [];
-    // Every delivery looks like its tenth: past the put-back naks at once.
-    const inflated = (transport: Transport): Transport =>
-      new Proxy(transport, {
-        get(target, prop, receiver) {
-          if (prop !== 'fetch') return Reflect.get(target, prop, receiver);
-          return async (options: Parameters<Transport['fetch']>[0]): Promise<Delivery[]> =>
-            (await target.fetch(options)).map((d) => {
-              const count = d.deliveryCount + 9;
-              return {
-                ...d,
-                deliveryCount: count,
-                ack: () => (answers.push({ count, answer: 'ack' }), d.ack()),
-                nak: (ms?: number) => (answers.push({ count, answer: 'nak' }), d.nak(ms)),
-              };
-            });
-        },
-      });
-    current = fleet({ workflows: [v1] }, inflated);
+    current = fleet({ workflows: [v1] }, inflatedCounts(answers));
     const runId = await suspendedV1Run(current);
     answers.length = 0;
     await current.spawn({ workflows: [v2], maxDeliveries: 2 });
@@ -130,5 +133,19 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     expect(await current.transport.listDeadLetters()).toEqual([]);
     await current.spawn({ workflows: [v1] });
     expect(await current.client.handle(runId).result({ timeoutMs: 10_000 })).toBe('v1:ok');
+  });
+
+  it('never drops the message of a run that has no lease, however often it was put back', async () => {
+    const answers: Array<{ count: number; answer: 'ack' | 'nak' }> = [];
+    current = fleet({ workflows: [v2] }, inflatedCounts(answers));
+    await current.spawn();
+    const start = { runId: 'r-unleased', workflow: 'order', version: 1, input: null };
+    await current.store.createRun({ ...start, idempotencyKey: null, traceparent: null });
+    await current.transport.enqueue(encodeMessage({ kind: 'start', ...start, enqueuedAt: 0 }));
+    await until(() => answers.length >= 1, 5_000, 'a put-back');
+    // The tenth delivery of a run without a lease: put back (for 30 s, the cap), not dropped.
+    expect(answers).toEqual([{ count: 10, answer: 'nak' }]);
+    expect(await current.store.getRun('r-unleased')).toMatchObject({ workflow: 'order', version: 1 });
+    expect(await current.transport.listDeadLetters()).toEqual([]);
   });
 });

@@ -89,9 +89,11 @@ const ERROR_BACKOFF_MS = 500;
 const PUT_BACK_BASE_MS = 100;
 const PUT_BACK_CAP_MS = 30_000;
 /**
- * After this many put-backs of one message, a message for a run whose lease is `held` (handed off,
- * reaped, or owned) is dropped: the reaper sends a fresh one every lease period for such a run,
- * so keeping each of them circulating would pile messages up for as long as the version is missing.
+ * After this many put-backs of one message, a message for a run that has a lease is dropped: the
+ * scans re-send such a run on their own (the reaper a `held` one every lease period, the timer
+ * scan a `suspended` one with a due timer; a signal or cancel makes a suspended run `held`), so
+ * keeping every copy circulating would pile messages up for as long as the version is missing.
+ * A run without a lease (created, never claimed) has only its message, which is never dropped.
  */
 const PUT_BACK_NAKS = 6;
 /** At most one warning per missing workflow version per this period (the rest are counted). */
@@ -416,9 +418,8 @@ export class Worker {
     const delayMs = redeliveryDelayMs(delivery.deliveryCount, PUT_BACK_BASE_MS, PUT_BACK_CAP_MS);
     this.warnPutBack(run.runId, key, delayMs);
     if (delivery.deliveryCount > PUT_BACK_NAKS) {
-      const lease = await this.options.store.getLease(run.runId);
-      // `held` (the reaper re-sends it every lease period) or `finished`: this copy is redundant.
-      if (lease?.state === 'held' || lease?.state === 'finished') return delivery.ack();
+      // With a lease, the scans re-send the run (or it is finished): this copy is redundant.
+      if (await this.options.store.getLease(run.runId)) return delivery.ack();
     }
     await delivery.nak(delayMs);
   }
