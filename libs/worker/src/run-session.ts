@@ -12,16 +12,12 @@
  */
 import {
   chainGenesis,
-  CheckpointIntegrityError,
-  CheckpointSchemaError,
-  CodecError,
   decodeJournalRecord,
   encodeJournalRecord,
   filterFencedEntries,
   LeaseLostError,
   FencedWriteError,
   linkEntries,
-  MissingKeyError,
   PayloadTooLargeError,
   ReplayExecutor,
   serializeError,
@@ -43,6 +39,7 @@ import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import { protectionActive, type ResolvedWorkerOptions } from './options.js';
 import { openStoredCheckpoint } from './stored-checkpoint.js';
+import { handleUnreadableRun } from './unreadable-run.js';
 
 export interface SessionStart {
   run: RunRecord;
@@ -350,82 +347,17 @@ export class RunSession {
     return this.finish({ status: 'failed', error: serializeError(cause) });
   }
 
-  /**
-   * The run's checkpoint or journal could not be read. Decided here, once for every claim path:
-   * - a key this worker lacks, or a checkpoint schema newer than it knows (bad input an operator
-   *   can fix): the run is left intact, suspended with a timer `unreadableRetryMs` ahead, and an
-   *   error log names the key or the version. Nothing is written to its journal or checkpoints.
-   * - tampered, truncated or undecodable data: retrying cannot help and resuming would trust bad
-   *   data, so the run is marked failed with the error (naming the run and the entry), without a
-   *   new checkpoint (the last one stays, as evidence), and a dead letter names it.
-   */
+  /** The run's checkpoint or journal could not be read: fail it, or leave it for an operator. */
   private async unreadable(err: unknown): Promise<SessionEnd> {
-    if (err instanceof MissingKeyError || err instanceof CheckpointSchemaError) return this.hold(err);
-    if (!(err instanceof CheckpointIntegrityError || err instanceof CodecError)) throw err;
-    const { logger, transport, store } = this.options;
-    const code = err instanceof CheckpointIntegrityError ? 'integrity' : 'unreadable';
-    const reason = err.message.startsWith(`run ${this.runId}`)
-      ? err.message
-      : `run ${this.runId}: ${err.message}`;
-    logger.warn(
-      { runId: this.runId, epoch: this.epoch, code: err.code, reason },
-      'run data failed verification; the run is marked failed and not resumed from it',
-    );
-    await transport
-      .deadLetter({
-        data: new TextEncoder().encode(
-          JSON.stringify({ runId: this.runId, entry: 'entry' in err ? err.entry : undefined }),
-        ),
-        headers: { 'baton-run-id': this.runId },
-        code,
-        reason,
-        at: Date.now(),
-      })
-      .catch((dlqErr: unknown) => logger.warn({ err: dlqErr, runId: this.runId }, 'dead-lettering failed'));
-    this.instruments.deadLetters.add(1, { [ATTR.code]: code });
-    this.options.onEvent({ type: 'dead-lettered', code, reason });
-    const error = serializeError(err);
-    this.failure = `${error.name}: ${error.message}`;
-    await store.finishRun(this.runId, this.epoch, { status: 'failed', error });
-    return 'failed';
-  }
-
-  /** Leaves an unreadable run for an operator (or a newer worker): suspended, retried later. */
-  private async hold(err: MissingKeyError | CheckpointSchemaError): Promise<SessionEnd> {
-    const { logger, store, unreadableRetryMs } = this.options;
-    const retryAt = Date.now() + unreadableRetryMs;
-    const what =
-      err instanceof MissingKeyError
-        ? { keyId: err.keyId, keyPurpose: err.purpose, entry: err.entry }
-        : { schemaVersion: err.schemaVersion, supportedVersion: err.supportedVersion };
-    logger.error(
-      { runId: this.runId, epoch: this.epoch, code: err.code, ...what, retryInMs: unreadableRetryMs },
-      `run left intact: ${err.message}`,
-    );
-    this.options.onEvent({
-      type: 'run-held',
+    const end = await handleUnreadableRun(err, {
       runId: this.runId,
       epoch: this.epoch,
-      code: err.code,
-      reason: err.message,
+      options: this.options,
+      instruments: this.instruments,
+      releaseLease: () => this.keeper.remove(this.runId),
     });
-    this.keeper.remove(this.runId);
-    const result = await store.suspendRun({
-      runId: this.runId,
-      epoch: this.epoch,
-      wakeAt: retryAt,
-      signals: [],
-      consumedSignalIds: [],
-    });
-    // A cancel is pending: nothing needs the unreadable data to honour it.
-    if (!result.ok) {
-      await store.finishRun(this.runId, this.epoch, {
-        status: 'cancelled',
-        error: cancelledError('cancelled while its data could not be read'),
-      });
-      return 'cancelled';
-    }
-    return 'held';
+    if (end === 'failed') this.failure = `${(err as Error).name}: ${(err as Error).message}`;
+    return end;
   }
 
   private async handOff(): Promise<void> {

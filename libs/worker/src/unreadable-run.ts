@@ -1,0 +1,106 @@
+/**
+ * What a session does with a run whose checkpoint or journal it cannot read, decided once for
+ * every claim path (docs/integrity.md, "What the worker does when a check fails"):
+ *
+ * - a key this worker lacks (MissingKeyError), or a checkpoint schema newer than it knows
+ *   (CheckpointSchemaError): bad input an operator can fix, with nothing wrong in the data. The
+ *   run is left intact: suspended with a timer `unreadableRetryMs` ahead (the claim already acked
+ *   the run message, so the store's timer stands in for a delayed redelivery), and an error log
+ *   names the key id or the version. Nothing is written to its journal or checkpoints.
+ * - tampered, truncated or undecodable data (CheckpointIntegrityError, CodecError): retrying
+ *   cannot help and resuming would trust bad data, so the run is marked failed with the error,
+ *   which names the run and the entry. No new checkpoint is written (the last one stays, as
+ *   evidence), and a dead letter names the run.
+ *
+ * Anything else (a store or bus failure) is rethrown: the run resumes elsewhere as after any error.
+ */
+import {
+  CheckpointIntegrityError,
+  CheckpointSchemaError,
+  CodecError,
+  MissingKeyError,
+  serializeError,
+} from '@baton/core';
+import { ATTR, type WorkerInstruments } from '@baton/telemetry';
+import type { ResolvedWorkerOptions } from './options.js';
+
+export interface UnreadableRunContext {
+  runId: string;
+  epoch: number;
+  options: ResolvedWorkerOptions;
+  instruments: WorkerInstruments;
+  /** Stops renewing the lease (the store releases it when the run is suspended or finished). */
+  releaseLease(): void;
+}
+
+/** Fails or holds the run; rethrows errors that are not about the data. */
+export async function handleUnreadableRun(
+  err: unknown,
+  ctx: UnreadableRunContext,
+): Promise<'failed' | 'held' | 'cancelled'> {
+  if (err instanceof MissingKeyError || err instanceof CheckpointSchemaError) return holdRun(err, ctx);
+  if (err instanceof CheckpointIntegrityError || err instanceof CodecError) return failRun(err, ctx);
+  throw err;
+}
+
+async function failRun(
+  err: CheckpointIntegrityError | CodecError,
+  ctx: UnreadableRunContext,
+): Promise<'failed'> {
+  const { runId, epoch, options, instruments } = ctx;
+  const { logger, transport, store } = options;
+  const code = err instanceof CheckpointIntegrityError ? 'integrity' : 'unreadable';
+  const reason = err.message.startsWith(`run ${runId}`) ? err.message : `run ${runId}: ${err.message}`;
+  logger.warn(
+    { runId, epoch, code: err.code, reason },
+    'run data failed verification; the run is marked failed and not resumed from it',
+  );
+  await transport
+    .deadLetter({
+      data: new TextEncoder().encode(
+        JSON.stringify({ runId, entry: err instanceof CheckpointIntegrityError ? err.entry : undefined }),
+      ),
+      headers: { 'baton-run-id': runId },
+      code,
+      reason,
+      at: Date.now(),
+    })
+    .catch((dlqErr: unknown) => logger.warn({ err: dlqErr, runId }, 'dead-lettering failed'));
+  instruments.deadLetters.add(1, { [ATTR.code]: code });
+  options.onEvent({ type: 'dead-lettered', code, reason });
+  ctx.releaseLease();
+  await store.finishRun(runId, epoch, { status: 'failed', error: serializeError(err) });
+  return 'failed';
+}
+
+async function holdRun(
+  err: MissingKeyError | CheckpointSchemaError,
+  ctx: UnreadableRunContext,
+): Promise<'held' | 'cancelled'> {
+  const { runId, epoch, options } = ctx;
+  const { logger, store, unreadableRetryMs } = options;
+  const what =
+    err instanceof MissingKeyError
+      ? { keyId: err.keyId, keyPurpose: err.purpose, entry: err.entry }
+      : { schemaVersion: err.schemaVersion, supportedVersion: err.supportedVersion };
+  logger.error(
+    { runId, epoch, code: err.code, ...what, retryInMs: unreadableRetryMs },
+    `run left intact: ${err.message}`,
+  );
+  options.onEvent({ type: 'run-held', runId, epoch, code: err.code, reason: err.message });
+  ctx.releaseLease();
+  const result = await store.suspendRun({
+    runId,
+    epoch,
+    wakeAt: Date.now() + unreadableRetryMs,
+    signals: [],
+    consumedSignalIds: [],
+  });
+  if (result.ok) return 'held';
+  // A cancel is pending: honouring it needs none of the unreadable data.
+  await store.finishRun(runId, epoch, {
+    status: 'cancelled',
+    error: { name: 'CancelledError', message: 'cancelled while its data could not be read' },
+  });
+  return 'cancelled';
+}
