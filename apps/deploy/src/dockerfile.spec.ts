@@ -282,6 +282,15 @@ describe('Dockerfile', () => {
       env.some((e) => /\bNODE_ENV=production\b/.test(e)),
       'runtime stage lacks ENV NODE_ENV=production',
     ).toBe(true);
+    // The bench runs its workers with the image's NODE_OPTIONS (IMAGE_NODE_OPTIONS in
+    // libs/testing/src/crash/worker-processes.ts): keep the two the same.
+    const bench = readFileSync(join(REPO, 'libs/testing/src/crash/worker-processes.ts'), 'utf8');
+    const benchOptions = /IMAGE_NODE_OPTIONS = '([^']*)'/.exec(bench)?.[1];
+    expect(benchOptions, 'IMAGE_NODE_OPTIONS not found in worker-processes.ts').toBeDefined();
+    expect(
+      env.some((e) => e.includes(`NODE_OPTIONS=${benchOptions}`)),
+      `runtime stage's NODE_OPTIONS differ from the bench's (${benchOptions})`,
+    ).toBe(true);
     const installs = runtime.instructions.filter(
       (i) => i.keyword === 'RUN' && /\bnpm (ci|install)\b/.test(i.args),
     );

@@ -20,6 +20,9 @@ const WORKER_MAIN = resolve(REPO_ROOT, 'apps/worker/src/main.ts');
  */
 export type WorkerRuntime = 'source' | 'dist';
 
+/** NODE_OPTIONS of the worker image (the Dockerfile's runtime stage), given to `dist` workers too. */
+export const IMAGE_NODE_OPTIONS = '--max-semi-space-size=32';
+
 export function workerRuntime(env: NodeJS.ProcessEnv = process.env): WorkerRuntime {
   const value = env.BATON_WORKER_RUNTIME ?? 'source';
   if (value !== 'source' && value !== 'dist') {
@@ -77,7 +80,14 @@ export class WorkerProcess {
     this.child = spawn(process.execPath, args, {
       cwd: REPO_ROOT,
       // Many workers share this host in tests: each serves its probes on a free port.
-      env: { ...process.env, BATON_LOG_LEVEL: 'info', BATON_HTTP_PORT: '0', ...env, ...workflows },
+      env: {
+        ...process.env,
+        BATON_LOG_LEVEL: 'info',
+        BATON_HTTP_PORT: '0',
+        ...(dist && { NODE_OPTIONS: IMAGE_NODE_OPTIONS }),
+        ...env,
+        ...workflows,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolveExit) =>
