@@ -1,7 +1,12 @@
 /**
- * Appends one run's entries to the journal, one record at a time and in call order, with the
- * expected last position so a writer that has been fenced off cannot slip an entry in; keeps the
- * effective entry list that checkpoints snapshot.
+ * Appends one run's entries to the journal in call order, with the expected last position so a
+ * writer that has been fenced off cannot slip an entry in; keeps the effective entry list that
+ * checkpoints snapshot.
+ *
+ * Group commit within a run: while one record is on its way, later appends wait in a batch, and
+ * the whole batch goes out as the next record. A step still waits for its own entry to be
+ * durable; entries that became ready together (the results of parallel activities) share one
+ * record and one round trip instead of queueing for one each.
  *
  * Invariants:
  * 1. An append never succeeds under a stale epoch on a transport with optimistic append; on one
@@ -16,6 +21,7 @@ import {
   encodeJournalRecord,
   IDENTITY_PAYLOAD_CODEC,
   JournalConflictError,
+  PayloadTooLargeError,
   LeaseLostError,
   linkEntries,
   protectCheckpoint,
@@ -31,8 +37,18 @@ import type { FaultHook } from './faults.js';
 
 const IDENTITY = { codec: IDENTITY_PAYLOAD_CODEC };
 
+/** Appends waiting for the record in flight; they go out together as the next one. */
+interface Waiting {
+  entries: JournalEntry[];
+  checkpoint: boolean;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 export class JournalWriter {
   private chain: Promise<unknown> = Promise.resolve();
+  /** Appends not yet sent; a batch task is queued on `chain` whenever this is non-empty. */
+  private waiting: Waiting[] = [];
   private sinceCheckpoint = 0;
   private stopCause: unknown;
 
@@ -58,13 +74,45 @@ export class JournalWriter {
     return this.lastPosition;
   }
 
-  /** Appends after every earlier append; checkpoints when asked or every `checkpointEvery` entries. */
+  /**
+   * Appends after every earlier append; resolves once these entries are durable. Checkpoints when
+   * asked or every `checkpointEvery` entries.
+   */
   append(newEntries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void> {
     const at = Date.now();
     const stamped = newEntries.map((e) => ({ ...e, epoch: this.epoch, at }) as JournalEntry);
-    const done = this.chain.then(() => this.appendNow(stamped, options?.checkpoint === true));
-    this.chain = done.catch(() => undefined);
-    return done;
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ entries: stamped, checkpoint: options?.checkpoint === true, resolve, reject });
+      if (this.waiting.length > 1) return; // a batch task is queued already and will take these too
+      const done = this.chain.then(() => this.sendWaiting());
+      this.chain = done.catch(() => undefined);
+    });
+  }
+
+  /** Sends every append waiting now as one record (or one each when together they are too large). */
+  private async sendWaiting(): Promise<void> {
+    const batch = this.waiting;
+    this.waiting = [];
+    const checkpoint = batch.some((w) => w.checkpoint);
+    try {
+      if (batch.length === 1) await this.appendNow(batch[0]!.entries, checkpoint);
+      else {
+        try {
+          await this.appendNow(
+            batch.flatMap((w) => w.entries),
+            checkpoint,
+          );
+        } catch (err) {
+          // Each entry fits on its own (or fails alone, as it would have without batching).
+          if (!(err instanceof PayloadTooLargeError)) throw err;
+          for (const w of batch) await this.appendNow(w.entries, w.checkpoint);
+        }
+      }
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      throw err;
+    }
+    for (const w of batch) w.resolve();
   }
 
   /** Refuses every later append (the lease is lost or the run aborted). */
