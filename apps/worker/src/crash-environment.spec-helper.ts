@@ -25,7 +25,15 @@ const KAFKA_CRASH_ENV = {
   BATON_KAFKA_SESSION_TIMEOUT_MS: '3000',
 };
 
-export function crashEnvironment(storeKind: StoreKind, bus: BusKind = 'nats'): CrashEnvironmentFactory {
+/**
+ * `extraEnv` adds worker variables, e.g. BATON_SIGNING_KEYS to run the suite with signed
+ * checkpoints and the hash chain on (journal records stay readable by the suite's identity codec).
+ */
+export function crashEnvironment(
+  storeKind: StoreKind,
+  bus: BusKind = 'nats',
+  extraEnv: Record<string, string> = {},
+): CrashEnvironmentFactory {
   return async (ns, overrides) => {
     const transportUrl = overrides.transportUrl ?? (bus === 'kafka' ? kafkaTestUrl() : natsTestUrl());
     const storeUrl = overrides.storeUrl ?? (storeKind === 'redis' ? redisTestUrl() : postgresTestUrl());
@@ -37,6 +45,7 @@ export function crashEnvironment(storeKind: StoreKind, bus: BusKind = 'nats'): C
       ...(bus === 'kafka' ? KAFKA_CRASH_ENV : {}),
       BATON_REDIS_KEY_PREFIX: `${ns}:`,
       BATON_POSTGRES_SCHEMA: ns,
+      ...extraEnv,
     };
     const config = readConfig({ ...workerEnv, BATON_WORKFLOWS: 'unused-in-the-test-process' });
     return {
