@@ -163,6 +163,8 @@ async function main(argv: string[]): Promise<number> {
   const progress = progressBar();
   // Every worker process the bench starts (throughput and recovery) runs this way.
   process.env.BATON_WORKER_RUNTIME = config.runtime;
+  // Worker processes inherit the bench's environment, and with it this setting.
+  if (config.pipelineSteps) process.env.BATON_PIPELINE_STEPS = 'true';
   if (config.runtime === 'dist') buildWorkers(progress);
   const cpuList = cpus();
   const report: BenchReport = {

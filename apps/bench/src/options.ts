@@ -18,6 +18,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --runtime dist|source         worker processes on the built JavaScript, as deployed (default
                                 dist; the bench runs the cached Nx build first), or on the
                                 TypeScript sources through tsx
+  --pipeline-steps              workers with BATON_PIPELINE_STEPS=true (opt-in pipelined steps)
   --no-baselines                skip BullMQ and the service floors
   --out FILE                    JSON report (default .tmp/bench/bench-<time>.json)
   --smoke                       tiny sizes, to prove the bench works (CI): 20 runs, 1 kill
@@ -39,6 +40,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     kills: 10,
     baselines: true,
     runtime: 'dist',
+    pipelineSteps: false,
     out: `.tmp/bench/bench-${now.toISOString().replace(/[:.]/g, '-')}.json`,
     natsUrl: natsTestUrl(),
     redisUrl: redisTestUrl(),
@@ -109,6 +111,9 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
         config.runtime = v;
         break;
       }
+      case '--pipeline-steps':
+        config.pipelineSteps = true;
+        break;
       case '--no-baselines':
         config.baselines = false;
         break;

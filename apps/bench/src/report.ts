@@ -25,7 +25,7 @@ export function renderReport(report: BenchReport): string {
   const c = report.config;
   out.push(
     `Baton bench  ${report.startedAt}  ${c.transport}+${c.store}  runs=${c.runs} concurrency=${c.concurrency} ` +
-      `workers=${c.workers} runtime=${c.runtime}  node ${report.machine.node}, ${report.machine.cpus} cpus (${report.machine.cpuModel})`,
+      `workers=${c.workers} runtime=${c.runtime}${c.pipelineSteps ? ' pipelined-steps' : ''}  node ${report.machine.node}, ${report.machine.cpus} cpus (${report.machine.cpuModel})`,
   );
   if (report.throughput.length > 0) {
     out.push('', 'Throughput (latencies in ms, p50 / p99)');

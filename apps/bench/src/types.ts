@@ -23,6 +23,8 @@ export interface BenchConfig {
   baselines: boolean;
   /** Worker processes on the built JavaScript (as deployed) or the sources through tsx. */
   runtime: 'dist' | 'source';
+  /** Workers run with BATON_PIPELINE_STEPS=true. */
+  pipelineSteps: boolean;
   /** Where the JSON report goes. */
   out: string;
   natsUrl: string;

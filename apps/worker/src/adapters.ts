@@ -109,6 +109,7 @@ export function storeFromConfig(config: WorkerAppConfig): Store {
       return postgresStore({
         url,
         ...(config.postgres.schema !== undefined && { schema: config.postgres.schema }),
+        ...(config.postgres.poolSize !== undefined && { poolSize: config.postgres.poolSize }),
       });
     case 'memory':
       throw inProcessOnly(ENV.storeUrl, 'redis://… or postgres://…');

@@ -55,6 +55,17 @@ describe('worker process configuration', () => {
     expect(() => readConfig({ ...BASE, [ENV.logLevel]: 'loud' })).toThrow(/BATON_LOG_LEVEL is 'loud'/);
   });
 
+  it('reads pipelined steps and the Postgres pool size, naming a bad value', () => {
+    expect(readConfig(BASE).tuning.pipelineSteps).toBeUndefined();
+    expect(readConfig({ ...BASE, [ENV.pipelineSteps]: 'true' }).tuning.pipelineSteps).toBe(true);
+    expect(readConfig({ ...BASE, [ENV.pipelineSteps]: '0' }).tuning.pipelineSteps).toBe(false);
+    expect(() => readConfig({ ...BASE, [ENV.pipelineSteps]: 'yes please' })).toThrow(
+      /BATON_PIPELINE_STEPS is 'yes please'; use true or false/,
+    );
+    expect(readConfig({ ...BASE, [ENV.postgresPoolSize]: '40' }).postgres.poolSize).toBe(40);
+    expect(() => readConfig({ ...BASE, [ENV.postgresPoolSize]: '0' })).toThrow(/BATON_POSTGRES_POOL_SIZE/);
+  });
+
   it('resolves payload protection from the BATON_* key variables, and nothing without them', () => {
     expect(readConfig(BASE).payloadProtection.codec.identity).toBe(true);
     const encryption = randomBytes(32).toString('base64');

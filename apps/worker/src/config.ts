@@ -16,6 +16,7 @@ export const ENV = {
   reapIntervalMs: 'BATON_REAP_INTERVAL_MS',
   deadWorkerScanMs: 'BATON_DEAD_WORKER_SCAN_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
+  pipelineSteps: 'BATON_PIPELINE_STEPS',
   maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
   maxDeliveries: 'BATON_MAX_DELIVERIES',
   drainTimeoutMs: 'BATON_DRAIN_TIMEOUT_MS',
@@ -36,6 +37,7 @@ export const ENV = {
   kafkaTlsCaFile: 'BATON_KAFKA_TLS_CA_FILE',
   redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
   postgresSchema: 'BATON_POSTGRES_SCHEMA',
+  postgresPoolSize: 'BATON_POSTGRES_POOL_SIZE',
   httpPort: 'BATON_HTTP_PORT',
   httpHost: 'BATON_HTTP_HOST',
   livenessStallMs: 'BATON_LIVENESS_STALL_MS',
@@ -61,6 +63,7 @@ export type WorkerTuning = Partial<
     | 'reapIntervalMs'
     | 'deadWorkerScanMs'
     | 'checkpointEvery'
+    | 'pipelineSteps'
     | 'maxMessageBytes'
     | 'maxDeliveries'
     | 'drainTimeoutMs'
@@ -89,7 +92,7 @@ export interface WorkerAppConfig {
     tlsCaFile?: string;
   };
   redis: { keyPrefix?: string };
-  postgres: { schema?: string };
+  postgres: { schema?: string; poolSize?: number };
   /** The /healthz, /readyz and /metrics server. Port 0 picks a free port (logged at start). */
   http: { host: string; port: number; livenessStallMs: number };
   /**
@@ -126,6 +129,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     reapIntervalMs: int(env, ENV.reapIntervalMs, 1),
     deadWorkerScanMs: int(env, ENV.deadWorkerScanMs, 0),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
+    pipelineSteps: bool(env, ENV.pipelineSteps),
     maxMessageBytes: int(env, ENV.maxMessageBytes, 1),
     maxDeliveries: int(env, ENV.maxDeliveries, 1),
     drainTimeoutMs,
@@ -168,7 +172,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
       tlsCaFile: optional(env, ENV.kafkaTlsCaFile),
     },
     redis: { keyPrefix: optional(env, ENV.redisKeyPrefix) },
-    postgres: { schema: optional(env, ENV.postgresSchema) },
+    postgres: { schema: optional(env, ENV.postgresSchema), poolSize: int(env, ENV.postgresPoolSize, 1) },
     http: {
       host: optional(env, ENV.httpHost) ?? HTTP_DEFAULTS.host,
       port: port(env, ENV.httpPort) ?? HTTP_DEFAULTS.port,
@@ -181,6 +185,14 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
 function optional(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+function bool(env: Env, name: string): boolean | undefined {
+  const value = optional(env, name)?.toLowerCase();
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(`${name} is '${value}'; use true or false`);
 }
 
 function required(env: Env, name: string, example: string): string {

@@ -37,6 +37,16 @@ export interface WorkerOptions {
   deadWorkerScanMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
+  /**
+   * Pipelined steps: an idempotent activity's result reaches the workflow before its journal
+   * entry is durable, so a run's consecutive idempotent steps share journal records and round
+   * trips. Runs still finish, suspend and hand off only with every entry durable, and
+   * non-idempotent activities still start only after everything before them is durable. The
+   * price: after a crash, idempotent steps whose entries were not yet durable run again, and may
+   * compute different inputs for later steps the second time. See docs/performance.md.
+   * @defaultValue false
+   */
+  pipelineSteps?: boolean;
   /** Messages larger than this are dead-lettered. @defaultValue 1 MiB */
   maxMessageBytes?: number;
   /** A message that failed this many deliveries is dead-lettered. @defaultValue 20 */
@@ -110,6 +120,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     reapIntervalMs: positive('reapIntervalMs', options.reapIntervalMs ?? Math.min(1_000, leaseMs / 2)),
     deadWorkerScanMs: nonNegative('deadWorkerScanMs', options.deadWorkerScanMs ?? 250),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
+    pipelineSteps: options.pipelineSteps === true,
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),
     maxDeliveries: positiveInt('maxDeliveries', options.maxDeliveries ?? 20),
     drainTimeoutMs: nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? 10_000),

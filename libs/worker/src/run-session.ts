@@ -244,6 +244,7 @@ export class RunSession {
       host: this.host(),
       inProcessWaitMs: this.options.inProcessWaitMs,
       cancelRequested: this.start.cancelRequested,
+      pipelineSteps: this.options.pipelineSteps,
     });
     if (this.handoffRequested) this.executor.handoff();
     const outcome = await this.executor.run();

@@ -17,6 +17,11 @@ export interface ActivityExecution<I, O> {
   inDoubt: boolean;
   /** A freshness re-run of a step whose journaled result aged past `maxAgeMs`. */
   refreshed?: boolean;
+  /**
+   * Return the result without waiting for its ActivityCompleted entry to be durable (pipelined
+   * steps); the executor tracks the append and stops the run if it fails.
+   */
+  durableLater?: boolean;
   /** Aborted on cancel, lease loss or shutdown; an aborted execution journals nothing. */
   signal: AbortSignal;
   append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
@@ -94,7 +99,7 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     throw new ActivityFailedError(def.name, seq, failure.attempts, failure.error);
   }
   signal.throwIfAborted();
-  await exec.append(
+  const completed = exec.append(
     [
       {
         type: 'ActivityCompleted',
@@ -107,5 +112,7 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     ],
     { checkpoint: def.checkpoint === true },
   );
+  if (exec.durableLater === true) completed.catch(() => undefined);
+  else await completed;
   return outcome.result;
 }

@@ -35,7 +35,7 @@ import type {
   WorkflowContext,
   AnyWorkflowDefinition,
 } from '../workflow.js';
-import { checkFreshness, defineActivity } from '../workflow.js';
+import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { executeActivity } from './activity-execution.js';
 import { ReplayHistory, settleFromHistory, type CompletionEntry, type StepHistory } from './history.js';
 import { PendingWaits, type Settle } from './pending-waits.js';
@@ -94,6 +94,16 @@ export interface ExecutorOptions {
   inProcessWaitMs?: number;
   /** The lease said a cancel is pending. */
   cancelRequested?: boolean;
+  /**
+   * Pipelined steps (opt-in): an idempotent activity's result reaches the workflow before its
+   * ActivityCompleted entry is durable, and the next idempotent activity starts without waiting
+   * for earlier entries. The run still ends (and hands off, and suspends) only once every entry
+   * is durable, a non-idempotent activity still starts only after everything before it is
+   * durable, and a failed append still stops the run. What it gives up: after a crash, steps
+   * whose entries were not yet durable run again, possibly with inputs computed differently the
+   * second time. @defaultValue false
+   */
+  pipelineSteps?: boolean;
 }
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
@@ -299,8 +309,11 @@ export class ReplayExecutor {
     const begun = this.beginStep(`activity:${def.name}`);
     if (!begun) return never();
     const { seq, step } = begun;
+    const pipelined =
+      this.options.pipelineSteps === true && !journalsStart(effective) && !effective.checkpoint;
     const execute = (inDoubt: boolean, refreshed: boolean): Promise<O> =>
       executeActivity({
+        durableLater: pipelined && !refreshed,
         def: effective,
         input,
         seq,
@@ -326,7 +339,7 @@ export class ReplayExecutor {
     }
     const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
     return this.live(async () => {
-      await this.flushAppends();
+      if (!pipelined) await this.flushAppends();
       return execute(inDoubt, false);
     });
   }
