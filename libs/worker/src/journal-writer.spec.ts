@@ -99,7 +99,7 @@ describe('JournalWriter group commit', () => {
     expect(records.map((r) => r.map((e) => (e as { seq: number }).seq))).toEqual([[0], [1], [2]]);
   });
 
-  it('rejects every append of a batch whose record failed, and keeps none of its entries', async () => {
+  it('rejects every append of a batch whose record failed, keeps none of its entries, and writes nothing after it', async () => {
     const inner = memoryTransport();
     await inner.connect();
     let calls = 0;
@@ -129,5 +129,12 @@ describe('JournalWriter group commit', () => {
     expect(await Promise.all(batch)).toEqual(['bus down', 'bus down']);
     expect(writer.entries.map((e) => (e as { seq: number }).seq)).toEqual([0]);
     expect(calls).toBe(2); // one record for the first append, one (refused) for the other two
+    // The failed record left a gap: nothing later may land after it.
+    const later = await writer.append([step(3)]).then(
+      () => 'ok',
+      (err: Error) => err.message,
+    );
+    expect(later).toBe('bus down');
+    expect(calls).toBe(2);
   });
 });

@@ -109,6 +109,10 @@ export class JournalWriter {
         }
       }
     } catch (err) {
+      // A record that failed leaves a gap: nothing after it may land, or the journal would hold
+      // later steps without earlier ones. (A too-large entry wrote nothing: the run is failed
+      // with that reason, which needs one more append.)
+      if (!(err instanceof PayloadTooLargeError)) this.stop(err);
       for (const w of batch) w.reject(err);
       throw err;
     }

@@ -99,7 +99,8 @@ export interface ExecutorOptions {
    * ActivityCompleted entry is durable, and the next idempotent activity starts without waiting
    * for earlier entries. The run still ends (and hands off, and suspends) only once every entry
    * is durable, a non-idempotent activity still starts only after everything before it is
-   * durable, and a failed append still stops the run. What it gives up: after a crash, steps
+   * durable, and a failed append still stops the run. `run()` may resolve with the outcome while
+   * entries are still on their way: the host must journal the outcome after them, in order. What it gives up: after a crash, steps
    * whose entries were not yet durable run again, possibly with inputs computed differently the
    * second time. @defaultValue false
    */
@@ -178,7 +179,10 @@ export class ReplayExecutor {
         continue;
       }
       if (this.settled) {
-        if (this.pendingAppends > 0) {
+        // Pipelined: the outcome goes to the host at once; the host journals the terminal entry
+        // after every pending one (the worker's journal writer keeps call order and refuses
+        // anything after a failed record), so the run still ends only with everything durable.
+        if (this.pendingAppends > 0 && this.options.pipelineSteps !== true) {
           await this.nextEvent();
           continue;
         }
