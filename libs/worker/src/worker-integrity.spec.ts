@@ -104,11 +104,32 @@ describe('payload protection in the worker (memory adapters)', () => {
   it('leaves a run intact when a key is missing, and resumes it once the key is back', async () => {
     const { ledger, run, f } = await suspendedRun(protection(k1));
     const k2 = key('k2');
-    const lacking = await f.spawn({ payloadProtection: protection(k2) });
+    const lines: Array<{ level: string; obj: object; msg?: string }> = [];
+    const record =
+      (level: string) =>
+      (obj: object, msg?: string): void =>
+        void lines.push({ level, obj, msg });
+    const logger = {
+      debug: record('debug'),
+      info: record('info'),
+      warn: record('warn'),
+      error: record('error'),
+    };
+    const lacking = await f.spawn({ payloadProtection: protection(k2), logger });
     await f.client.signal(run.runId, 'go');
     await until(() => lacking.events.some((e) => e.type === 'run-held'), 5_000, 'the run to be held');
     const held = lacking.events.find((e) => e.type === 'run-held');
     expect(held).toMatchObject({ code: 'BATON_MISSING_KEY', reason: expect.stringMatching(/key k1/) });
+    // The error log names the run and the key id, and no log line holds key material.
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        obj: expect.objectContaining({ runId: run.runId, keyId: 'k1', code: 'BATON_MISSING_KEY' }),
+        msg: expect.stringMatching(/^run left intact: run .*encrypted with key k1, which is not in/),
+      }),
+    );
+    const logged = JSON.stringify(lines);
+    for (const secret of [k1, k2, s1].map((spec) => spec.slice(3))) expect(logged).not.toContain(secret);
     expect(await f.store.getRun(run.runId)).toMatchObject({ status: 'suspended' });
     await lacking.worker.stop();
     await f.spawn({ payloadProtection: protection(`${k2},${k1}`) });
