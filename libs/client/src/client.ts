@@ -13,8 +13,10 @@ import {
   NotFoundError,
   resolvePayloadProtection,
   runIdForKey,
+  RunStateError,
   TimeoutError,
   WorkflowFailedError,
+  type CheckpointSummary,
   type LeaseInfo,
   type PayloadCodec,
   type PayloadProtection,
@@ -26,6 +28,7 @@ import {
 } from '@baton/core';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
+import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -49,6 +52,12 @@ export interface StartOptions {
   idempotencyKey?: string;
   /** W3C traceparent of the caller, carried to every attempt. */
   traceparent?: string;
+}
+
+/** Options of {@link Client.fork}: exactly one of `fromCheckpoint` and `fromJournalPosition`. */
+export interface ForkOptions extends ForkPoint {
+  /** The new run's id. @defaultValue a new random id */
+  runId?: string;
 }
 
 export interface WorkflowRef {
@@ -82,6 +91,7 @@ export class Client {
   private readonly store: Store | undefined;
   private readonly pollIntervalMs: number;
   private readonly codec: PayloadCodec;
+  private readonly protection: PayloadProtection;
   private connecting: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -91,11 +101,11 @@ export class Client {
     this.store = options.store;
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
     const protection = options.payloadProtection;
-    this.codec = (
+    this.protection =
       protection !== undefined && 'codec' in protection
         ? protection
-        : resolvePayloadProtection(protection ?? {}, {})
-    ).codec;
+        : resolvePayloadProtection(protection ?? {}, {});
+    this.codec = this.protection.codec;
   }
 
   /** Connects the adapters; called by every method, so calling it yourself is optional. */
@@ -197,6 +207,134 @@ export class Client {
     );
   }
 
+  /**
+   * Every kept checkpoint of the run, oldest first: seq, epoch, journal position, status, schema
+   * version, time and encoded size. NotFoundError when the store does not know the run.
+   */
+  async checkpoints(runId: string): Promise<CheckpointSummary[]> {
+    const store = this.requireStore('checkpoints');
+    await this.connect();
+    await this.requireRun(store, runId, 'checkpoints');
+    return store.listCheckpoints(runId);
+  }
+
+  /**
+   * Starts a new run of the same workflow version and input whose history is this run's up to a
+   * kept checkpoint or a journal position: the steps before that point replay from it and are not
+   * executed again, the steps after it execute. The original run is only read. The new run's
+   * first checkpoint (seq 1, epoch 0) holds the prefix (docs/time-travel.md).
+   */
+  async fork<O = unknown>(runId: string, options: ForkOptions): Promise<RunHandle<O>> {
+    const store = this.requireStore('fork');
+    const { fromCheckpoint, fromJournalPosition } = options ?? {};
+    if ((fromCheckpoint === undefined) === (fromJournalPosition === undefined)) {
+      throw new ConfigError(
+        `client.fork(${runId}) needs exactly one of fromCheckpoint (a checkpoint seq, see client.checkpoints) ` +
+          'and fromJournalPosition (a journal position, see client.history)',
+      );
+    }
+    const point = fromCheckpoint ?? fromJournalPosition!;
+    if (!Number.isSafeInteger(point) || point < 0) {
+      const name = fromCheckpoint !== undefined ? 'fromCheckpoint' : 'fromJournalPosition';
+      throw new ConfigError(
+        `client.fork(${runId}): ${name} must be a whole number ≥ 0, got ${String(point)}`,
+      );
+    }
+    const newId = options.runId ?? newRunId();
+    assertRunId(newId);
+    if (newId === runId) throw new ConfigError(`client.fork(${runId}): the fork needs a run id of its own`);
+    await this.connect();
+    const original = await this.requireRun(store, runId, 'fork');
+    const history = await readHistoryAt(
+      store,
+      this.transport,
+      runId,
+      { fromCheckpoint, fromJournalPosition },
+      this.protection,
+    );
+    const checkpoint = sealCheckpoint(
+      {
+        runId: newId,
+        seq: 1,
+        // Below the first owner's epoch (1): the seed is never fenced and never confused with its writes.
+        epoch: 0,
+        // The new run's own journal is empty; its first owner reads all of it.
+        journalPosition: 0,
+        entries: forkEntries(history.entries),
+        status: 'running',
+      },
+      this.protection,
+    );
+    const { created } = await store.createRun({
+      runId: newId,
+      workflow: original.workflow,
+      version: original.version,
+      input: original.input,
+      idempotencyKey: null,
+      checkpoint,
+    });
+    if (!created)
+      throw new ConfigError(`client.fork(${runId}): run ${newId} already exists; pick another runId`);
+    // The record exists, so the worker that takes this message finds it (not fresh) and replays the seed.
+    await this.transport.enqueue(
+      encodeMessage({
+        kind: 'start',
+        runId: newId,
+        workflow: original.workflow,
+        version: original.version,
+        input: original.input,
+        enqueuedAt: Date.now(),
+      }),
+      { msgId: `start:${newId}`, key: newId },
+    );
+    return new RunHandle<O>(this, newId);
+  }
+
+  /**
+   * Redrives a failed run from its last checkpoint and journal: its outcome and the activity
+   * failures it ended on are dropped, so those steps run again; every step that succeeded is
+   * replayed, not executed. RunStateError unless the run is `failed`; of concurrent retries one
+   * resumes the run and the others get RunStateError (status `pending` or `running`).
+   */
+  async retry<O = unknown>(runId: string): Promise<RunHandle<O>> {
+    const store = this.requireStore('retry');
+    await this.connect();
+    const run = await this.requireRun(store, runId, 'retry');
+    const notFailed = (status: string): RunStateError =>
+      new RunStateError(
+        runId,
+        status,
+        `client.retry(${runId}): only a failed run can be retried, and this one is ${status}` +
+          (status === 'pending' || status === 'running' ? ' (already retried, or still under way)' : ''),
+      );
+    if (run.status !== 'failed') throw notFailed(run.status);
+    const lease = await store.getLease(runId);
+    const history = await readHistoryAt(store, this.transport, runId, 'end', this.protection);
+    const checkpoint = sealCheckpoint(
+      {
+        runId,
+        seq: (history.base?.seq ?? 0) + 1,
+        // The finished lease's epoch: reopenRun accepts it only while the lease is still there.
+        epoch: lease?.epoch ?? 0,
+        journalPosition: history.journalPosition,
+        entries: retryEntries(history.entries),
+        status: 'running',
+      },
+      this.protection,
+    );
+    const reopened = await store.reopenRun(runId, checkpoint);
+    if (!reopened.reopened) {
+      const now = await store.getRun(runId);
+      throw notFailed(now?.status ?? reopened.status ?? 'unknown');
+    }
+    // Lost, the message is replaced by the reaper's: the reopened lease is in its queue.
+    await this.transport.enqueue(
+      encodeMessage({ kind: 'resume', runId, reason: 'retry', since: Date.now() }),
+      { key: runId },
+    );
+    return new RunHandle<O>(this, runId);
+  }
+
   /** Waits for the run to finish (polling the store with backoff). */
   async result(runId: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<unknown> {
     const store = this.requireStore('result');
@@ -220,6 +358,16 @@ export class Client {
       );
       interval = Math.min(interval * 2, 250);
     }
+  }
+
+  private async requireRun(store: Store, runId: string, method: string): Promise<RunRecord> {
+    assertRunId(runId);
+    const run = await store.getRun(runId);
+    if (!run)
+      throw new NotFoundError(
+        `client.${method}(${runId}): run ${runId} is not known to the store (not started, or not yet picked up)`,
+      );
+    return run;
   }
 
   private requireStore(method: string): Store {

@@ -11,5 +11,6 @@
  * const decision = await run.result({ timeoutMs: 60_000 });
  * ```
  */
-export type { ClientOptions, RunDescription, StartOptions, WorkflowRef } from './client.js';
+export type { ClientOptions, ForkOptions, RunDescription, StartOptions, WorkflowRef } from './client.js';
+export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';

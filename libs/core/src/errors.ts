@@ -246,6 +246,17 @@ export class NotFoundError extends BatonError {
   }
 }
 
+/** An operation needs the run in another state (a retry of a run that did not fail, say). */
+export class RunStateError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly status: string,
+    message: string,
+  ) {
+    super('BATON_RUN_STATE', message);
+  }
+}
+
 /** Waiting for something exceeded the caller's timeout. */
 export class TimeoutError extends BatonError {
   constructor(message: string) {

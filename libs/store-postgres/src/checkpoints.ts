@@ -52,12 +52,12 @@ export async function writeCheckpoint(db: Db, checkpoint: Checkpoint): Promise<v
 const LOAD_SQL = `
 SELECT c.body::text AS body
 FROM {{schema}}.checkpoints c
-WHERE c.run_id = $1
+WHERE c.run_id = $1 AND ($2::bigint IS NULL OR c.seq = $2)
 ORDER BY c.id DESC
 LIMIT 1`;
 
-export async function loadCheckpoint(db: Db, runId: string): Promise<Checkpoint | undefined> {
-  const [row] = await db.query<{ body: string }>(LOAD_SQL, [runId]);
+export async function loadCheckpoint(db: Db, runId: string, seq?: number): Promise<Checkpoint | undefined> {
+  const [row] = await db.query<{ body: string }>(LOAD_SQL, [runId, seq ?? null]);
   return row === undefined ? undefined : (JSON.parse(row.body) as Checkpoint);
 }
 

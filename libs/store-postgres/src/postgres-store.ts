@@ -17,6 +17,7 @@ import {
   type NewRun,
   type RenewRequest,
   type RenewResult,
+  type ReopenResult,
   type RunOutcome,
   type RunRecord,
   type Store,
@@ -165,8 +166,8 @@ export class PostgresStore implements Store {
   writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
     return this.run('writeCheckpoint', (db) => checkpoints.writeCheckpoint(db, checkpoint));
   }
-  loadCheckpoint(runId: string): Promise<Checkpoint | undefined> {
-    return this.run('loadCheckpoint', (db) => checkpoints.loadCheckpoint(db, runId));
+  loadCheckpoint(runId: string, seq?: number): Promise<Checkpoint | undefined> {
+    return this.run('loadCheckpoint', (db) => checkpoints.loadCheckpoint(db, runId, seq));
   }
   listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
     return this.run('listCheckpoints', (db) => checkpoints.listCheckpoints(db, runId));
@@ -179,6 +180,9 @@ export class PostgresStore implements Store {
   }
   finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void> {
     return this.run('finishRun', (db) => runs.finishRun(db, runId, epoch, outcome, checkpoint));
+  }
+  reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
+    return this.run('reopenRun', (db) => runs.reopenRun(db, runId, checkpoint));
   }
 
   // Presence -------------------------------------------------------------------------------------

@@ -7,7 +7,15 @@
  * 2. finishRun is one call of finish_run(): outcome, final checkpoint, lease `finished` and timer
  *    removal commit together, and only under the lease's current, unfinished epoch.
  */
-import { FencedWriteError, type Checkpoint, type NewRun, type RunOutcome, type RunRecord } from '@baton/core';
+import {
+  FencedWriteError,
+  type Checkpoint,
+  type NewRun,
+  type ReopenResult,
+  type RunOutcome,
+  type RunRecord,
+  type RunStatus,
+} from '@baton/core';
 import { fromJson, toJson, type Db } from './db.js';
 import { encodeCheckpoint } from './checkpoints.js';
 
@@ -48,15 +56,29 @@ WHERE r.run_id = $1 OR ($2::text IS NOT NULL AND r.idempotency_key = $2)
 ORDER BY (r.run_id = $1) DESC
 LIMIT 1`;
 
+// A fork: the first checkpoint is inserted by the same statement, only when the row was.
+const CREATE_SEEDED_SQL = `
+WITH r AS (${CREATE_SQL}),
+c AS (
+  INSERT INTO {{schema}}.checkpoints
+    (run_id, seq, epoch, journal_position, status, schema_version, created_at, size, body)
+  SELECT r.run_id, $7, $8, $9, $10, $11, $12, $13, $14::json FROM r
+)
+SELECT * FROM r`;
+
 export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
-  const [inserted] = await db.query<RunRow>(CREATE_SQL, [
+  const params: unknown[] = [
     run.runId,
     run.workflow,
     run.version,
     toJson(run.input, `input of run ${run.runId}`),
     run.idempotencyKey,
     run.traceparent ?? null,
-  ]);
+  ];
+  const [inserted] =
+    run.checkpoint === undefined
+      ? await db.query<RunRow>(CREATE_SQL, params)
+      : await db.query<RunRow>(CREATE_SEEDED_SQL, [...params, ...encodeCheckpoint(run.checkpoint).params]);
   if (inserted !== undefined) return { created: true, run: toRunRecord(inserted) };
   const [existing] = await db.query<RunRow>(EXISTING_SQL, [run.runId, run.idempotencyKey]);
   if (existing === undefined)
@@ -94,6 +116,38 @@ export async function finishRun(
     ...params,
   ]);
   if (!row?.finished) throw new FencedWriteError(runId, epoch, 'finishRun');
+}
+
+// Redrive: the lease row is the gate (a concurrent call waits on its lock, then finds it no longer
+// 'finished'); the run, the checkpoint and the lease change in one statement.
+const REOPEN_SQL = `
+WITH l AS (
+  UPDATE {{schema}}.leases l
+    SET state = 'held', owner = NULL, expires_at = {{schema}}.now_ms(), waiting_for = '{}'
+  FROM {{schema}}.runs r
+  WHERE l.run_id = $1 AND r.run_id = $1 AND l.state = 'finished' AND l.epoch = $3 AND r.status = 'failed'
+  RETURNING l.run_id
+),
+r AS (
+  UPDATE {{schema}}.runs r SET status = 'pending', error = NULL, updated_at = {{schema}}.now_ms()
+  WHERE r.run_id IN (SELECT run_id FROM l)
+  RETURNING r.run_id
+),
+c AS (
+  INSERT INTO {{schema}}.checkpoints
+    (run_id, seq, epoch, journal_position, status, schema_version, created_at, size, body)
+  SELECT l.run_id, $2, $3, $4, $5, $6, $7, $8, $9::json FROM l
+)
+SELECT (SELECT count(*) FROM r)::int AS reopened,
+       (SELECT x.status FROM {{schema}}.runs x WHERE x.run_id = $1) AS status`;
+
+export async function reopenRun(db: Db, runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
+  const [row] = await db.query<{ reopened: number; status: RunStatus | null }>(REOPEN_SQL, [
+    runId,
+    ...encodeCheckpoint(checkpoint).params,
+  ]);
+  if (row !== undefined && row.reopened > 0) return { reopened: true };
+  return { reopened: false, status: row?.status ?? undefined };
 }
 
 function toRunRecord(row: RunRow): RunRecord {

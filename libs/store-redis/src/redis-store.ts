@@ -19,6 +19,7 @@ import type {
   NewRun,
   RenewRequest,
   RenewResult,
+  ReopenResult,
   RunOutcome,
   RunRecord,
   Store,
@@ -121,8 +122,8 @@ class RedisStore implements Store {
   writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
     return this.op('writeCheckpoint', (ctx) => runs.writeCheckpoint(ctx, checkpoint));
   }
-  loadCheckpoint(runId: string): Promise<Checkpoint | undefined> {
-    return this.op('loadCheckpoint', (ctx) => runs.loadCheckpoint(ctx, runId));
+  loadCheckpoint(runId: string, seq?: number): Promise<Checkpoint | undefined> {
+    return this.op('loadCheckpoint', (ctx) => runs.loadCheckpoint(ctx, runId, seq));
   }
   listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
     return this.op('listCheckpoints', (ctx) => runs.listCheckpoints(ctx, runId));
@@ -137,6 +138,9 @@ class RedisStore implements Store {
   }
   finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void> {
     return this.op('finishRun', (ctx) => runs.finishRun(ctx, runId, epoch, outcome, checkpoint));
+  }
+  reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
+    return this.op('reopenRun', (ctx) => runs.reopenRun(ctx, runId, checkpoint));
   }
 
   // TimerStore and SignalInbox

@@ -8,6 +8,8 @@ import {
   type Checkpoint,
   type CheckpointSummary,
   type NewRun,
+  type ReopenResult,
+  type RunStatus,
   type RunOutcome,
   type RunRecord,
 } from '@baton/core';
@@ -20,8 +22,9 @@ export async function createRun(
 ): Promise<{ created: boolean; run: RunRecord }> {
   const { keys } = ctx;
   const hasKey = run.idempotencyKey !== null;
-  const scriptKeys = [keys.run(run.runId)];
+  const scriptKeys = [keys.run(run.runId), keys.checkpoints(run.runId), keys.checkpointSummaries(run.runId)];
   if (run.idempotencyKey !== null) scriptKeys.push(keys.idempotency(run.idempotencyKey));
+  const seed = run.checkpoint === undefined ? undefined : encodeCheckpoint(run.checkpoint);
   const reply = (await ctx.run('create-run', scriptKeys, [
     keys.prefix,
     hasKey ? '1' : '0',
@@ -31,6 +34,8 @@ export async function createRun(
     encodeValue(run.input),
     run.idempotencyKey ?? '',
     run.traceparent ?? '',
+    seed?.json ?? '',
+    seed?.summaryJson ?? '',
   ])) as [number, unknown[]];
   return { created: reply[0] === 1, run: decodeRunRecord(reply[1]) };
 }
@@ -89,9 +94,44 @@ export async function writeCheckpoint(ctx: StoreContext, checkpoint: Checkpoint)
   if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'checkpoint write');
 }
 
-export async function loadCheckpoint(ctx: StoreContext, runId: string): Promise<Checkpoint | undefined> {
-  const json = await ctx.redis.lindex(ctx.keys.checkpoints(runId), -1);
+export async function loadCheckpoint(
+  ctx: StoreContext,
+  runId: string,
+  seq?: number,
+): Promise<Checkpoint | undefined> {
+  let index = -1;
+  if (seq !== undefined) {
+    // The summaries list runs parallel to the checkpoints list: find the index there, read one body.
+    const summaries = (await listCheckpoints(ctx, runId)).map((s) => s.seq);
+    index = summaries.lastIndexOf(seq);
+    if (index < 0) return undefined;
+  }
+  const json = await ctx.redis.lindex(ctx.keys.checkpoints(runId), index);
   return json === null ? undefined : (JSON.parse(json) as Checkpoint);
+}
+
+export async function reopenRun(
+  ctx: StoreContext,
+  runId: string,
+  checkpoint: Checkpoint,
+): Promise<ReopenResult> {
+  const { keys } = ctx;
+  const { json, summaryJson } = encodeCheckpoint(checkpoint);
+  const reply = (await ctx.run(
+    'reopen-run',
+    [
+      keys.lease(runId),
+      keys.run(runId),
+      keys.held,
+      keys.timers,
+      keys.checkpoints(runId),
+      keys.checkpointSummaries(runId),
+    ],
+    [keys.prefix, runId, checkpoint.epoch, json, summaryJson],
+  )) as [number, string?];
+  if (reply[0] === 1) return { reopened: true };
+  const status = reply[1];
+  return { reopened: false, status: status ? (status as RunStatus) : undefined };
 }
 
 export async function listCheckpoints(ctx: StoreContext, runId: string): Promise<CheckpointSummary[]> {

@@ -24,6 +24,7 @@ export const SCRIPT_NAMES = [
   'record-worker',
   'release-lease',
   'renew-leases',
+  'reopen-run',
   'request-cancel',
   'suspend-run',
   'write-checkpoint',

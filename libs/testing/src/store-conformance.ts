@@ -14,6 +14,7 @@ import type { Store } from '@baton/core';
 import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeLeaseConformance } from './store-conformance-leases.js';
 import { describeRunConformance } from './store-conformance-runs.js';
+import { describeHistoryConformance } from './store-conformance-history.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
 import { describePresenceConformance, type StorePairFactory } from './store-conformance-presence.js';
 
@@ -45,6 +46,7 @@ export function describeStoreConformance(
     describeLeaseConformance(store);
     describeWaitConformance(store);
     describeRunConformance(store);
+    describeHistoryConformance(store);
     if (options.pair) describePresenceConformance(options.pair);
   });
 }

@@ -144,8 +144,11 @@ export interface CheckpointSummary {
 export interface CheckpointStore {
   /** Stores a checkpoint only while `checkpoint.epoch` is the lease's epoch; else FencedWriteError. */
   writeCheckpoint(checkpoint: Checkpoint): Promise<void>;
-  /** The newest checkpoint, or undefined. */
-  loadCheckpoint(runId: string): Promise<Checkpoint | undefined>;
+  /**
+   * The newest checkpoint, or undefined; with `seq`, the kept checkpoint of that sequence number
+   * (the newest one, should a run hold two with the same seq), or undefined.
+   */
+  loadCheckpoint(runId: string, seq?: number): Promise<Checkpoint | undefined>;
   /** Every kept checkpoint of the run, oldest first. */
   listCheckpoints(runId: string): Promise<CheckpointSummary[]>;
 }
@@ -182,7 +185,19 @@ export interface NewRun {
   idempotencyKey: string | null;
   /** W3C traceparent of the start message, kept for the spans of later attempts. */
   traceparent?: string | null;
+  /**
+   * A first checkpoint stored with the record, in the same atomic step and only when the run is
+   * created (a fork: the original's history up to the fork point). Not fenced: no lease exists
+   * yet. Its epoch is 0, so the first owner (epoch 1) loads it and replays from it.
+   */
+  checkpoint?: Checkpoint;
 }
+
+/** What {@link RunIndex.reopenRun} did. */
+export type ReopenResult =
+  | { reopened: true }
+  /** Nothing changed: the run is unknown (`status` undefined), not `failed`, or its epoch moved on. */
+  | { reopened: false; status: RunStatus | undefined };
 
 export type RunOutcome =
   | { status: 'completed'; result: unknown }
@@ -201,6 +216,14 @@ export interface RunIndex {
    * marks the lease `finished` so it is never acquired again. FencedWriteError under a stale epoch.
    */
   finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void>;
+  /**
+   * Redrive of a failed run, atomically and only while the run is `failed` and its finished
+   * lease's epoch is `checkpoint.epoch`: stores `checkpoint` (the history to resume from), sets
+   * the run `pending` (its error cleared) and the lease `held` by nobody, expiring now, so any
+   * worker may acquire it at once (epoch + 1) and the reaper re-sends it should the caller's
+   * message be lost. Of concurrent calls exactly one reopens; the others find it `pending`.
+   */
+  reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult>;
 }
 
 // ---------------------------------------------------------------------------------------------

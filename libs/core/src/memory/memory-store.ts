@@ -21,6 +21,7 @@ import type {
   NewRun,
   RenewRequest,
   RenewResult,
+  ReopenResult,
   RunOutcome,
   RunRecord,
   Store,
@@ -233,10 +234,11 @@ class MemoryStore implements Store {
     this.keepCheckpoint(checkpoint);
   }
 
-  async loadCheckpoint(runId: string): Promise<Checkpoint | undefined> {
+  async loadCheckpoint(runId: string, seq?: number): Promise<Checkpoint | undefined> {
     this.assertOpen('loadCheckpoint');
-    const latest = this.checkpoints.get(runId)?.at(-1);
-    return latest === undefined ? undefined : structuredClone(latest.checkpoint);
+    const history = this.checkpoints.get(runId) ?? [];
+    const found = seq === undefined ? history.at(-1) : history.findLast((c) => c.checkpoint.seq === seq);
+    return found === undefined ? undefined : structuredClone(found.checkpoint);
   }
 
   async listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
@@ -285,7 +287,32 @@ class MemoryStore implements Store {
     };
     this.runs.set(run.runId, record);
     if (run.idempotencyKey !== null) this.runIdsByKey.set(run.idempotencyKey, run.runId);
+    if (run.checkpoint !== undefined) this.keepCheckpoint(run.checkpoint);
     return { created: true, run: structuredClone(record) };
+  }
+
+  async reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
+    this.assertOpen('reopenRun');
+    const run = this.runs.get(runId);
+    const lease = this.leases.get(runId);
+    if (
+      run?.status !== 'failed' ||
+      lease === undefined ||
+      lease.state !== 'finished' ||
+      lease.epoch !== checkpoint.epoch
+    ) {
+      return { reopened: false, status: run?.status };
+    }
+    const now = this.clock();
+    this.keepCheckpoint(checkpoint);
+    run.status = 'pending';
+    delete run.error;
+    run.updatedAt = now;
+    lease.state = 'held';
+    lease.owner = null;
+    lease.expiresAt = now;
+    lease.waitingFor = [];
+    return { reopened: true };
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {

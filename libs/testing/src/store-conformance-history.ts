@@ -1,0 +1,142 @@
+/**
+ * Store conformance, time-travel section: every checkpoint kept and loadable by its sequence
+ * number, a run created with a first checkpoint (a fork), and reopening a failed run (a retry).
+ */
+import { describe, expect, it } from 'vitest';
+import type { RunOutcome, Store } from '@baton/core';
+import { uniqueId } from './conformance-helpers.js';
+import { acquireOk, checkpointOf, createTestRun, SHORT_TTL_MS } from './store-conformance-helpers.js';
+
+const ERROR = { name: 'Error', message: 'bureau down' };
+const FAILED: RunOutcome = { status: 'failed', error: ERROR };
+
+/** A run claimed, checkpointed twice and failed with a final checkpoint (seq 3). */
+async function failedRun(store: Store): Promise<{ runId: string; epoch: number }> {
+  const { runId } = await createTestRun(store, 'failed');
+  const epoch = await acquireOk(store, runId, 'worker-a');
+  await store.writeCheckpoint(checkpointOf(runId, epoch, 1));
+  await store.writeCheckpoint(checkpointOf(runId, epoch, 2));
+  await store.finishRun(runId, epoch, FAILED, checkpointOf(runId, epoch, 3, { status: 'failed' }));
+  return { runId, epoch };
+}
+
+/** Registers the history, fork-seeding and reopen tests; `store()` is the test's fresh store. */
+export function describeHistoryConformance(store: () => Store): void {
+  describe('checkpoint history', () => {
+    it('keeps every checkpoint, including the final one, and loads any of them by seq', async () => {
+      const { runId, epoch } = await failedRun(store());
+      const summaries = await store().listCheckpoints(runId);
+      expect(summaries.map((s) => [s.seq, s.status, s.journalPosition, s.schemaVersion])).toEqual([
+        [1, 'running', 10, 1],
+        [2, 'running', 20, 1],
+        [3, 'failed', 30, 1],
+      ]);
+      expect(summaries.every((s) => s.size > 0 && s.createdAt > 0)).toBe(true);
+      expect(await store().loadCheckpoint(runId, 2)).toEqual(checkpointOf(runId, epoch, 2));
+      expect(await store().loadCheckpoint(runId, 1)).toEqual(checkpointOf(runId, epoch, 1));
+      expect(await store().loadCheckpoint(runId, 9)).toBeUndefined();
+      expect((await store().loadCheckpoint(runId))?.seq).toBe(3);
+    });
+  });
+
+  describe('forked runs', () => {
+    it('creates a run with its first checkpoint in one step, and the first owner may build on it', async () => {
+      const runId = uniqueId('fork');
+      const seed = checkpointOf(runId, 0, 1, { journalPosition: 0 });
+      const { created, run } = await store().createRun({
+        runId,
+        workflow: 'conformance',
+        version: 1,
+        input: { n: 1 },
+        idempotencyKey: null,
+        checkpoint: seed,
+      });
+      expect(created).toBe(true);
+      expect(run).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await store().loadCheckpoint(runId)).toEqual(seed);
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      expect(epoch).toBe(1);
+      await store().writeCheckpoint(checkpointOf(runId, epoch, 2));
+      expect((await store().listCheckpoints(runId)).map((s) => [s.seq, s.epoch])).toEqual([
+        [1, 0],
+        [2, 1],
+      ]);
+    });
+
+    it('stores no checkpoint when the run already exists', async () => {
+      const { runId } = await createTestRun(store());
+      const { created } = await store().createRun({
+        runId,
+        workflow: 'conformance',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+        checkpoint: checkpointOf(runId, 0, 1),
+      });
+      expect(created).toBe(false);
+      expect(await store().listCheckpoints(runId)).toEqual([]);
+    });
+  });
+
+  describe('reopening failed runs', () => {
+    it('reopens a failed run: checkpoint kept, run pending without its error, lease acquirable at the next epoch', async () => {
+      const { runId, epoch } = await failedRun(store());
+      const redrive = checkpointOf(runId, epoch, 4);
+      expect(await store().reopenRun(runId, redrive)).toEqual({ reopened: true });
+      const run = await store().getRun(runId);
+      expect(run).toMatchObject({ status: 'pending' });
+      expect(run?.error).toBeUndefined();
+      expect(await store().loadCheckpoint(runId)).toEqual(redrive);
+      expect(await store().getLease(runId)).toMatchObject({ state: 'held', owner: null, epoch });
+      const next = await acquireOk(store(), runId, 'worker-b');
+      expect(next).toBe(epoch + 1);
+      expect(await store().getRun(runId)).toMatchObject({ status: 'running' });
+      await store().finishRun(runId, next, { status: 'completed', result: 1 });
+      expect(await store().getRun(runId)).toMatchObject({ status: 'completed', result: 1 });
+    });
+
+    it('puts a reopened run in the reaper queue, so a lost resume message is re-sent', async () => {
+      const { runId, epoch } = await failedRun(store());
+      await store().reopenRun(runId, checkpointOf(runId, epoch, 4));
+      expect(await store().reapExpiredLeases(1_000, SHORT_TTL_MS)).toContain(runId);
+    });
+
+    it('reopens once when two redrives race; the other finds the run pending', async () => {
+      const { runId, epoch } = await failedRun(store());
+      const results = await Promise.all([
+        store().reopenRun(runId, checkpointOf(runId, epoch, 4)),
+        store().reopenRun(runId, checkpointOf(runId, epoch, 4)),
+      ]);
+      expect(results.filter((r) => r.reopened)).toHaveLength(1);
+      expect((await store().listCheckpoints(runId)).map((s) => s.seq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it('refuses runs that are not failed, unknown runs and a stale epoch, changing nothing', async () => {
+      const { runId: completed } = await createTestRun(store());
+      const epoch = await acquireOk(store(), completed, 'worker-a');
+      await store().finishRun(completed, epoch, { status: 'completed', result: 1 });
+      expect(await store().reopenRun(completed, checkpointOf(completed, epoch, 2))).toEqual({
+        reopened: false,
+        status: 'completed',
+      });
+      const { runId: running } = await createTestRun(store());
+      const runningEpoch = await acquireOk(store(), running, 'worker-a');
+      expect(await store().reopenRun(running, checkpointOf(running, runningEpoch, 1))).toEqual({
+        reopened: false,
+        status: 'running',
+      });
+      const unknown = uniqueId('unknown');
+      expect(await store().reopenRun(unknown, checkpointOf(unknown, 1, 1))).toEqual({
+        reopened: false,
+        status: undefined,
+      });
+      const { runId: failed, epoch: failedEpoch } = await failedRun(store());
+      expect(await store().reopenRun(failed, checkpointOf(failed, failedEpoch + 1, 4))).toMatchObject({
+        reopened: false,
+      });
+      expect(await store().getRun(failed)).toMatchObject({ status: 'failed', error: ERROR });
+      expect(await store().listCheckpoints(completed)).toEqual([]);
+      expect((await store().listCheckpoints(failed)).map((s) => s.seq)).toEqual([1, 2, 3]);
+    });
+  });
+}
