@@ -163,7 +163,14 @@ describe.each(environments)('time travel on $name', ({ factory }) => {
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toBe('f>a>b>c>d');
     expect([executed('a'), executed('b'), executed('c'), executed('d')]).toEqual([0, 0, 1, 1]);
     const forked = await client.describe(fork.runId);
-    expect(forked).toMatchObject({ workflow: 'tt_pipeline', version: 1, input: 'f', status: 'completed' });
+    expect(forked).toMatchObject({
+      workflow: 'tt_pipeline',
+      version: 1,
+      input: 'f',
+      status: 'completed',
+      forkedFrom: { runId, checkpoint: seq },
+    });
+    expect((await client.describe(runId)).forkedFrom).toBeUndefined();
     expect((await client.checkpoints(fork.runId))[0]).toMatchObject({ seq: 1, epoch: 0 });
     expect(await client.checkpoints(runId)).toEqual(before.checkpoints);
     expect(await client.history(runId)).toEqual(before.history);
@@ -180,6 +187,7 @@ describe.each(environments)('time travel on $name', ({ factory }) => {
     const forkId = `fork-${randomBytes(4).toString('hex')}`;
     const fork = await client.fork<string>(runId, { fromJournalPosition: afterA, runId: forkId });
     expect(fork.runId).toBe(forkId);
+    expect((await client.describe(forkId)).forkedFrom).toEqual({ runId, journalPosition: afterA });
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toBe('p>a>b>c>d');
     expect([executed('a'), executed('b'), executed('c'), executed('d')]).toEqual([0, 1, 1, 1]);
     // The fork's own history starts from its seed: step a is not in its journal, only in the seed.

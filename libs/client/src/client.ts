@@ -272,6 +272,12 @@ export class Client {
       input: original.input,
       idempotencyKey: null,
       checkpoint,
+      forkedFrom: {
+        runId,
+        ...(fromCheckpoint !== undefined
+          ? { checkpoint: fromCheckpoint }
+          : { journalPosition: fromJournalPosition }),
+      },
     });
     if (!created)
       throw new ConfigError(`client.fork(${runId}): run ${newId} already exists; pick another runId`);

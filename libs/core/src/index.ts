@@ -113,6 +113,7 @@ export type {
   RenewRequest,
   RenewResult,
   RunIndex,
+  RunLineage,
   ReopenResult,
   RunOutcome,
   RunRecord,

@@ -32,18 +32,21 @@ interface RunRow {
   error: string | null;
   attempts: number;
   traceparent: string | null;
+  forked_from: string | null;
 }
 
 /** json columns are read as text and parsed here, so SQL NULL (undefined) differs from JSON null. */
 const RUN_COLUMNS = `r.run_id, r.workflow, r.version, r.input::text AS input, r.idempotency_key, r.status,
-  r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts, r.traceparent`;
+  r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts, r.traceparent,
+  r.forked_from::text AS forked_from`;
 
 // ON CONFLICT without a target covers both the run id and the idempotency key. A conflicting
 // insert waits for the other transaction, so once this returns nothing the winner is committed.
 const CREATE_SQL = `
 INSERT INTO {{schema}}.runs AS r
-  (run_id, workflow, version, input, idempotency_key, status, created_at, updated_at, attempts, traceparent)
-VALUES ($1, $2, $3, $4::json, $5, 'pending', {{schema}}.now_ms(), {{schema}}.now_ms(), 0, $6)
+  (run_id, workflow, version, input, idempotency_key, status, created_at, updated_at, attempts, traceparent,
+   forked_from)
+VALUES ($1, $2, $3, $4::json, $5, 'pending', {{schema}}.now_ms(), {{schema}}.now_ms(), 0, $6, $7::json)
 ON CONFLICT DO NOTHING
 RETURNING ${RUN_COLUMNS}`;
 
@@ -62,7 +65,7 @@ WITH r AS (${CREATE_SQL}),
 c AS (
   INSERT INTO {{schema}}.checkpoints
     (run_id, seq, epoch, journal_position, status, schema_version, created_at, size, body)
-  SELECT r.run_id, $7, $8, $9, $10, $11, $12, $13, $14::json FROM r
+  SELECT r.run_id, $8, $9, $10, $11, $12, $13, $14, $15::json FROM r
 )
 SELECT * FROM r`;
 
@@ -74,6 +77,7 @@ export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean
     toJson(run.input, `input of run ${run.runId}`),
     run.idempotencyKey,
     run.traceparent ?? null,
+    run.forkedFrom === undefined ? null : JSON.stringify(run.forkedFrom),
   ];
   const [inserted] =
     run.checkpoint === undefined
@@ -163,6 +167,7 @@ function toRunRecord(row: RunRow): RunRecord {
     attempts: row.attempts,
   };
   if (row.traceparent !== null) record.traceparent = row.traceparent;
+  if (row.forked_from !== null) record.forkedFrom = fromJson(row.forked_from) as RunRecord['forkedFrom'];
   if (row.status === 'completed') record.result = fromJson(row.result);
   if (row.error !== null) record.error = fromJson(row.error) as RunRecord['error'];
   return record;

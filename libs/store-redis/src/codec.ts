@@ -61,6 +61,8 @@ export function decodeRunRecord(hash: Record<string, string> | readonly unknown[
     attempts: Number(field('attempts')),
   };
   if (fields.traceparent !== undefined) record.traceparent = fields.traceparent;
+  if (fields.forkedFrom !== undefined)
+    record.forkedFrom = JSON.parse(fields.forkedFrom) as RunRecord['forkedFrom'];
   if (fields.result !== undefined) record.result = decodeValue(fields.result);
   if (fields.error !== undefined) record.error = JSON.parse(fields.error) as RunRecord['error'];
   return record;

@@ -36,6 +36,7 @@ export async function createRun(
     run.traceparent ?? '',
     seed?.json ?? '',
     seed?.summaryJson ?? '',
+    run.forkedFrom === undefined ? '' : JSON.stringify(run.forkedFrom),
   ])) as [number, unknown[]];
   return { created: reply[0] === 1, run: decodeRunRecord(reply[1]) };
 }

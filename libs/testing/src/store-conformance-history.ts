@@ -50,9 +50,11 @@ export function describeHistoryConformance(store: () => Store): void {
         input: { n: 1 },
         idempotencyKey: null,
         checkpoint: seed,
+        forkedFrom: { runId: 'original', checkpoint: 3 },
       });
       expect(created).toBe(true);
       expect(run).toMatchObject({ status: 'pending', attempts: 0 });
+      expect((await store().getRun(runId))?.forkedFrom).toEqual({ runId: 'original', checkpoint: 3 });
       expect(await store().loadCheckpoint(runId)).toEqual(seed);
       const epoch = await acquireOk(store(), runId, 'worker-a');
       expect(epoch).toBe(1);
@@ -75,6 +77,7 @@ export function describeHistoryConformance(store: () => Store): void {
       });
       expect(created).toBe(false);
       expect(await store().listCheckpoints(runId)).toEqual([]);
+      expect((await store().getRun(runId))?.forkedFrom).toBeUndefined();
     });
   });
 

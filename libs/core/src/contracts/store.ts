@@ -158,6 +158,13 @@ export interface CheckpointStore {
 
 export type RunStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
 
+/** Where a forked run came from: the original run and the fork point (one of the two). */
+export interface RunLineage {
+  runId: string;
+  checkpoint?: number;
+  journalPosition?: number;
+}
+
 export interface RunRecord {
   runId: string;
   workflow: string;
@@ -175,6 +182,8 @@ export interface RunRecord {
   attempts: number;
   /** W3C trace context of the producer that started the run, so every attempt joins its trace. */
   traceparent?: string;
+  /** Set on a fork: the run and point it was forked from. */
+  forkedFrom?: RunLineage;
 }
 
 export interface NewRun {
@@ -191,6 +200,8 @@ export interface NewRun {
    * yet. Its epoch is 0, so the first owner (epoch 1) loads it and replays from it.
    */
   checkpoint?: Checkpoint;
+  /** A fork's origin, kept on the record. */
+  forkedFrom?: RunLineage;
 }
 
 /** What {@link RunIndex.reopenRun} did. */

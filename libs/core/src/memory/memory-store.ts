@@ -284,6 +284,7 @@ class MemoryStore implements Store {
       updatedAt: now,
       attempts: 0,
       ...(run.traceparent ? { traceparent: run.traceparent } : {}),
+      ...(run.forkedFrom ? { forkedFrom: structuredClone(run.forkedFrom) } : {}),
     };
     this.runs.set(run.runId, record);
     if (run.idempotencyKey !== null) this.runIdsByKey.set(run.idempotencyKey, run.runId);

@@ -3,7 +3,7 @@
 -- A fork's first checkpoint, when given, is stored in the same step, only if the run is created.
 -- KEYS: run, checkpoints, summaries, and the idempotency key's key when the run has one
 -- ARGV: prefix, hasKey '1'|'0', runId, workflow, version, inputJson, idempotencyKey, traceparent ('' = none),
---       checkpointJson ('' = none), summaryJson
+--       checkpointJson ('' = none), summaryJson, forkedFromJson ('' = none)
 -- Returns {created 0|1, the record as HGETALL pairs}
 local run_key, checkpoints_key, summaries_key, key_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local prefix, has_key = ARGV[1], ARGV[2] == '1'
@@ -30,6 +30,9 @@ end
 if has_key then
   redis.call('HSET', run_key, 'idempotencyKey', ARGV[7])
   redis.call('SET', key_key, ARGV[3])
+end
+if ARGV[11] ~= nil and ARGV[11] ~= '' then
+  redis.call('HSET', run_key, 'forkedFrom', ARGV[11])
 end
 if ARGV[9] ~= nil and ARGV[9] ~= '' then
   redis.call('RPUSH', checkpoints_key, ARGV[9])
