@@ -6,7 +6,7 @@
  *   not executed again), executes the ones after it, returns the right result, and leaves the
  *   original untouched;
  * - a retry of a failed run completes it, running the failed step again and nothing before it;
- * - with payload protection on, a client holding the keys forks a protected run, one without
+ * - with payload protection on, a client holding the keys forks and retries a protected run, one without
  *   them gets an error naming what it lacks;
  * - bad input (an unknown run, checkpoint or position, a retry of a completed run) gets an error
  *   naming it and changes nothing.
@@ -242,6 +242,21 @@ describe.each(environments)('time travel on $name', ({ factory }) => {
     const fork = await keyed.fork<string>(runId, { fromCheckpoint });
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toBe('s>a>b>c>d');
     expect(executed('a') + executed('b') + executed('c') + executed('d')).toBeLessThan(4);
+  });
+
+  it('retries a protected failed run with the keys; without them it refuses and the run stays failed', async () => {
+    await startWorker(PROTECTED);
+    const keyed = new Client({ transport, store, payloadProtection: PROTECTED });
+    flakyFails = true;
+    const run = await keyed.start<string, string>(flakyPipeline, 'sr');
+    await expect(run.result({ timeoutMs: 20_000 })).rejects.toMatchObject({ name: 'WorkflowFailedError' });
+    flakyFails = false;
+    executions.clear();
+    await expect(client.retry(run.runId)).rejects.toThrow(/signed|key/);
+    expect((await client.describe(run.runId)).status).toBe('failed');
+    await keyed.retry(run.runId);
+    await expect(run.result({ timeoutMs: 20_000 })).resolves.toBe('sr>a>flaky>b');
+    expect([executed('a'), executed('flaky'), executed('b')]).toEqual([0, 1, 1]);
   });
 
   it('names the unknown run, checkpoint or position, and a retry of a completed run, changing nothing', async () => {
