@@ -50,7 +50,8 @@ function readFileFor(variable: string, path: string): string {
 /** Builds the Kafka transport; SASL credentials come from the URL (`kafka://user:password@host`). */
 function kafkaFromConfig(config: WorkerAppConfig, log: KafkaLogHook | undefined): Transport {
   const url = config.transportUrl;
-  const { prefix, partitions, sessionTimeoutMs, ackWaitMs, saslMechanism, tlsCaFile } = config.kafka;
+  const { prefix, partitions, sessionTimeoutMs, ackWaitMs, saslMechanism, tlsCaFile, journalRetentionMs } =
+    config.kafka;
   const withMechanism =
     saslMechanism === undefined
       ? url
@@ -64,6 +65,7 @@ function kafkaFromConfig(config: WorkerAppConfig, log: KafkaLogHook | undefined)
       heartbeatIntervalMs: Math.max(1, Math.min(1_000, Math.floor(sessionTimeoutMs / 3))),
     }),
     ...(ackWaitMs !== undefined && { ackWaitMs }),
+    ...(journalRetentionMs !== undefined && { journalRetentionMs }),
     ...(tlsCaFile !== undefined && { tls: { ca: readFileFor(ENV.kafkaTlsCaFile, tlsCaFile) } }),
     ...(log !== undefined && { log }),
   });

@@ -32,6 +32,18 @@ describe('worker process configuration', () => {
     expect(() => readConfig({ ...BASE, [name]: undefined })).toThrow(new RegExp(`${name} is not set`));
   });
 
+  it('reads the retention TTL (off when unset) and the Kafka journal retention, naming a bad value', () => {
+    expect(readConfig(BASE).tuning.retentionMs).toBeUndefined();
+    const config = readConfig({
+      ...BASE,
+      [ENV.retentionMs]: '604800000',
+      [ENV.kafkaJournalRetentionMs]: '1209600000',
+    });
+    expect(config.tuning.retentionMs).toBe(604_800_000);
+    expect(config.kafka.journalRetentionMs).toBe(1_209_600_000);
+    expect(() => readConfig({ ...BASE, [ENV.retentionMs]: '7d' })).toThrow(/BATON_RETENTION_MS is '7d'/);
+  });
+
   it('serves probes on 0.0.0.0:8080 by default and names a bad port or stall limit', () => {
     expect(readConfig(BASE).http).toEqual({ host: '0.0.0.0', port: 8080, livenessStallMs: 30_000 });
     expect(readConfig({ ...BASE, [ENV.httpPort]: '0', [ENV.httpHost]: '127.0.0.1' }).http).toMatchObject({

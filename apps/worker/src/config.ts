@@ -15,6 +15,7 @@ export const ENV = {
   heartbeatMs: 'BATON_HEARTBEAT_MS',
   reapIntervalMs: 'BATON_REAP_INTERVAL_MS',
   deadWorkerScanMs: 'BATON_DEAD_WORKER_SCAN_MS',
+  retentionMs: 'BATON_RETENTION_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
   pipelineSteps: 'BATON_PIPELINE_STEPS',
   maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
@@ -35,6 +36,7 @@ export const ENV = {
   kafkaAckWaitMs: 'BATON_KAFKA_ACK_WAIT_MS',
   kafkaSaslMechanism: 'BATON_KAFKA_SASL_MECHANISM',
   kafkaTlsCaFile: 'BATON_KAFKA_TLS_CA_FILE',
+  kafkaJournalRetentionMs: 'BATON_KAFKA_JOURNAL_RETENTION_MS',
   redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
   postgresSchema: 'BATON_POSTGRES_SCHEMA',
   postgresPoolSize: 'BATON_POSTGRES_POOL_SIZE',
@@ -62,6 +64,7 @@ export type WorkerTuning = Partial<
     | 'heartbeatMs'
     | 'reapIntervalMs'
     | 'deadWorkerScanMs'
+    | 'retentionMs'
     | 'checkpointEvery'
     | 'pipelineSteps'
     | 'maxMessageBytes'
@@ -90,6 +93,7 @@ export interface WorkerAppConfig {
     ackWaitMs?: number;
     saslMechanism?: string;
     tlsCaFile?: string;
+    journalRetentionMs?: number;
   };
   redis: { keyPrefix?: string };
   postgres: { schema?: string; poolSize?: number };
@@ -128,6 +132,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     heartbeatMs: int(env, ENV.heartbeatMs, 1),
     reapIntervalMs: int(env, ENV.reapIntervalMs, 1),
     deadWorkerScanMs: int(env, ENV.deadWorkerScanMs, 0),
+    retentionMs: int(env, ENV.retentionMs, 0),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
     pipelineSteps: bool(env, ENV.pipelineSteps),
     maxMessageBytes: int(env, ENV.maxMessageBytes, 1),
@@ -170,6 +175,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
       ackWaitMs: int(env, ENV.kafkaAckWaitMs, 1),
       saslMechanism: optional(env, ENV.kafkaSaslMechanism),
       tlsCaFile: optional(env, ENV.kafkaTlsCaFile),
+      journalRetentionMs: int(env, ENV.kafkaJournalRetentionMs, 1),
     },
     redis: { keyPrefix: optional(env, ENV.redisKeyPrefix) },
     postgres: { schema: optional(env, ENV.postgresSchema), poolSize: int(env, ENV.postgresPoolSize, 1) },

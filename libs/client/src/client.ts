@@ -8,6 +8,7 @@ import {
   CancelledError,
   ConfigError,
   decodeJournalRecord,
+  deleteFinishedRun,
   encodeMessage,
   newRunId,
   NotFoundError,
@@ -22,6 +23,7 @@ import {
   type PayloadProtection,
   type PayloadProtectionOptions,
   type PositionedEntry,
+  type RunDeletion,
   type RunRecord,
   type Store,
   type Transport,
@@ -339,6 +341,23 @@ export class Client {
       { key: runId },
     );
     return new RunHandle<O>(this, runId);
+  }
+
+  /**
+   * Deletes a finished run for good: its store data (record, checkpoints, lease, signals, and its
+   * idempotency key, so a later start with that key creates a new run), then its journal: purged
+   * on NATS and in memory; on Kafka kept until the journal topic's `retention.ms`
+   * (`journal: 'retention'`, docs/retention.md). RunStateError naming the status unless the run
+   * is completed, failed or cancelled; NotFoundError when the store does not know it.
+   */
+  async delete(runId: string): Promise<RunDeletion> {
+    const store = this.requireStore('delete');
+    assertRunId(runId);
+    await this.connect();
+    const deleted = await deleteFinishedRun(store, this.transport, runId);
+    if (deleted === undefined)
+      throw new NotFoundError(`client.delete(${runId}): run ${runId} is not known to the store`);
+    return deleted;
   }
 
   /** Waits for the run to finish (polling the store with backoff). */

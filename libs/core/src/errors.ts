@@ -257,6 +257,19 @@ export class RunStateError extends BatonError {
   }
 }
 
+/**
+ * The refusal of a delete or purge of a run that is not finished (completed, failed or
+ * cancelled): retention never removes anything of a run that may still continue.
+ */
+export function refuseDelete(runId: string, status: string): RunStateError {
+  return new RunStateError(
+    runId,
+    status,
+    `run ${runId} is ${status}: only a completed, failed or cancelled run can be deleted; ` +
+      'cancel it and wait until it has finished first',
+  );
+}
+
 /** Waiting for something exceeded the caller's timeout. */
 export class TimeoutError extends BatonError {
   constructor(message: string) {

@@ -41,6 +41,7 @@ export {
   NotFoundError,
   RunStateError,
   PayloadTooLargeError,
+  refuseDelete,
   serializeError,
   SignalTimeoutError,
   TimeoutError,
@@ -115,6 +116,7 @@ export type {
   RunIndex,
   RunLineage,
   ReopenResult,
+  RetentionStore,
   RunOutcome,
   RunRecord,
   RunStatus,
@@ -124,6 +126,7 @@ export type {
   SuspendResult,
   TimerStore,
 } from './contracts/store.js';
+export { FINISHED_RUN_STATUSES } from './contracts/store.js';
 export type {
   ActivityDefinition,
   AnyWorkflowDefinition,
@@ -150,6 +153,8 @@ export type { MaskUrlOptions } from './urls.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
+export type { RunDeletion } from './retention.js';
+export { deleteFinishedRun } from './retention.js';
 export type { CheckpointMigration, CheckpointMigrations } from './checkpoint-schema.js';
 export { CHECKPOINT_SCHEMA_VERSION, checkpointMigrations, migrateCheckpoint } from './checkpoint-schema.js';
 export type { MemoryTransportOptions } from './memory/memory-transport.js';

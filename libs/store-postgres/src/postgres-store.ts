@@ -31,6 +31,7 @@ import * as leases from './leases.js';
 import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 import * as presence from './presence.js';
+import * as retention from './retention.js';
 import * as runs from './runs.js';
 import * as waits from './waits.js';
 
@@ -183,6 +184,15 @@ export class PostgresStore implements Store {
   }
   reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
     return this.run('reopenRun', (db) => runs.reopenRun(db, runId, checkpoint));
+  }
+
+  // Retention ------------------------------------------------------------------------------------
+
+  expiredRuns(olderThanMs: number, limit: number): Promise<string[]> {
+    return this.run('expiredRuns', (db) => retention.expiredRuns(db, olderThanMs, limit));
+  }
+  deleteRun(runId: string): Promise<boolean> {
+    return this.run('deleteRun', (db) => retention.deleteRun(db, runId));
   }
 
   // Presence -------------------------------------------------------------------------------------

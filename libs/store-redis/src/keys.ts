@@ -32,6 +32,8 @@ export interface KeyLayout {
   signalNames(runId: string): string;
   /** HASH workerId -> '<client name> <registration nonce> <server run_id>'. */
   readonly workers: string;
+  /** ZSET runId -> finish time of finished runs in the index: retention's queue. */
+  readonly finished: string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -49,5 +51,6 @@ export function keyLayout(prefix: string): KeyLayout {
     inbox: (runId) => `${prefix}inbox:${runId}`,
     signalNames: (runId) => `${prefix}signal-ids:${runId}`,
     workers: `${prefix}workers`,
+    finished: `${prefix}finished`,
   };
 }

@@ -17,6 +17,7 @@ const README_ACL = [
   '+exists',
   '+get',
   '+set',
+  '+del',
   '+hget',
   '+hmget',
   '+hgetall',

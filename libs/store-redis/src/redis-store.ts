@@ -38,6 +38,7 @@ import {
   type ResolvedRedisStoreOptions,
 } from './options.js';
 import { PresenceRegistry } from './presence.js';
+import * as retention from './retention.js';
 import * as runs from './runs.js';
 import { loadScripts, preloadScripts, scriptRunner } from './scripts.js';
 import * as waits from './waits.js';
@@ -155,6 +156,14 @@ class RedisStore implements Store {
   }
   readSignals(runId: string): Promise<InboxSignal[]> {
     return this.op('readSignals', (ctx) => waits.readSignals(ctx, runId));
+  }
+
+  // RetentionStore
+  expiredRuns(olderThanMs: number, limit: number): Promise<string[]> {
+    return this.op('expiredRuns', (ctx) => retention.expiredRuns(ctx, olderThanMs, limit));
+  }
+  deleteRun(runId: string): Promise<boolean> {
+    return this.op('deleteRun', (ctx) => retention.deleteRun(ctx, runId));
   }
 
   // PresenceStore

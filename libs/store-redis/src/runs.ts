@@ -68,6 +68,7 @@ export async function finishRun(
       keys.timers,
       keys.checkpoints(runId),
       keys.checkpointSummaries(runId),
+      keys.finished,
     ],
     [
       keys.prefix,
@@ -127,6 +128,7 @@ export async function reopenRun(
       keys.timers,
       keys.checkpoints(runId),
       keys.checkpointSummaries(runId),
+      keys.finished,
     ],
     [keys.prefix, runId, checkpoint.epoch, json, summaryJson],
   )) as [number, string?];

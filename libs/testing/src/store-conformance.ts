@@ -16,6 +16,7 @@ import { describeLeaseConformance } from './store-conformance-leases.js';
 import { describeRunConformance } from './store-conformance-runs.js';
 import { describeHistoryConformance } from './store-conformance-history.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
+import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePresenceConformance, type StorePairFactory } from './store-conformance-presence.js';
 
 /** Options of {@link describeStoreConformance}. */
@@ -47,6 +48,7 @@ export function describeStoreConformance(
     describeWaitConformance(store);
     describeRunConformance(store);
     describeHistoryConformance(store);
+    describeRetentionConformance(store);
     if (options.pair) describePresenceConformance(options.pair);
   });
 }

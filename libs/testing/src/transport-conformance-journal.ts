@@ -117,6 +117,18 @@ export function describeJournalConformance(transport: () => Transport): void {
       record?.data.fill(0);
       expect(await readTexts(runId)).toEqual(['intact']);
     });
+
+    it("purges one run's journal and keeps every other run's (or keeps both, by retention)", async () => {
+      const purged = uniqueId('purged');
+      const kept = uniqueId('kept');
+      await appendAll(purged, ['a', 'b']);
+      await appendAll(kept, ['c']);
+      await transport().purgeJournal(purged);
+      await transport().purgeJournal(uniqueId('never-written'));
+      expect(['deletes', 'retention']).toContain(transport().journalPurge);
+      expect(await readTexts(purged)).toEqual(transport().journalPurge === 'deletes' ? [] : ['a', 'b']);
+      expect(await readTexts(kept)).toEqual(['c']);
+    });
   });
 
   describe('dead letters', () => {

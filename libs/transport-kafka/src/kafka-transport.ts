@@ -10,6 +10,7 @@
  *    partitions at once.
  */
 import {
+  assertRunId,
   BatonError,
   PayloadTooLargeError,
   type DeadLetter,
@@ -61,6 +62,8 @@ export class KafkaTransport implements Transport {
   readonly name = 'kafka';
   readonly supportsOptimisticAppend = false;
   readonly scansSharedLog = true;
+  /** A run's records share partitions with other runs': they go with the topic's `retention.ms`. */
+  readonly journalPurge = 'retention';
 
   private state: LifecycleState = 'created';
   private connecting: Promise<void> | undefined;
@@ -220,6 +223,17 @@ export class KafkaTransport implements Transport {
 
   read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
     return this.guard('read', (context) => readJournal(context, runId, afterPosition, uptoPosition));
+  }
+
+  /**
+   * A documented no-op: a run's journal records share partitions with other runs', and Kafka
+   * deletes only whole segments by age, so they stay until the journal topic's `retention.ms`
+   * (option `journalRetentionMs`, docs/retention.md). See {@link journalPurge}.
+   */
+  purgeJournal(runId: string): Promise<void> {
+    return this.guard('purgeJournal', async () => {
+      assertRunId(runId);
+    });
   }
 
   deadLetter(letter: DeadLetter): Promise<void> {

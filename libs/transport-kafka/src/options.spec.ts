@@ -11,6 +11,14 @@ describe('kafka transport options', () => {
     expect(o.sasl).toBeUndefined();
   });
 
+  it('leaves the journal retention to the broker unless given, and refuses a bad one', () => {
+    expect(resolveKafkaOptions().journalRetentionMs).toBeUndefined();
+    expect(resolveKafkaOptions({ journalRetentionMs: 30 * 86_400_000 }).journalRetentionMs).toBe(
+      30 * 86_400_000,
+    );
+    expect(() => resolveKafkaOptions({ journalRetentionMs: -1 })).toThrow(/journalRetentionMs/);
+  });
+
   it('reads several hosts, credentials and parameters from a URL', () => {
     const o = resolveKafkaOptions({
       brokers: 'kafkas://svc:p%40ss@a:9093,b:9093?sasl=scram-sha-512&prefix=acme&partitions=6',

@@ -102,6 +102,14 @@ export interface KafkaTransportOptions {
   connectionTimeoutMs?: number;
   /** Timeout of one request to a broker. @defaultValue 10000 */
   requestTimeoutMs?: number;
+  /**
+   * `retention.ms` of the journal topic when the transport creates it: how long the bus keeps a
+   * run's journal records. Kafka cannot delete one run's records, so this is the journal's
+   * retention (docs/retention.md); keep it above the longest a run may live, since a resume reads
+   * the journal after its checkpoint. Existing topics keep their config (`kafka-configs --alter`).
+   * @defaultValue the broker's `log.retention.ms` (7 days unless changed)
+   */
+  journalRetentionMs?: number;
 }
 
 export interface ResolvedKafkaOptions {
@@ -122,6 +130,8 @@ export interface ResolvedKafkaOptions {
   dedupWindowMs: number;
   connectionTimeoutMs: number;
   requestTimeoutMs: number;
+  /** undefined: the broker's default. */
+  journalRetentionMs: number | undefined;
 }
 
 const PREFIX_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,99}$/;
@@ -281,5 +291,9 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
     dedupWindowMs: positiveInt('dedupWindowMs', options.dedupWindowMs, 120_000),
     connectionTimeoutMs: positiveInt('connectionTimeoutMs', options.connectionTimeoutMs, 3_000),
     requestTimeoutMs: positiveInt('requestTimeoutMs', options.requestTimeoutMs, 10_000),
+    journalRetentionMs:
+      options.journalRetentionMs === undefined
+        ? undefined
+        : positiveInt('journalRetentionMs', options.journalRetentionMs, 0, Number.MAX_SAFE_INTEGER),
   };
 }

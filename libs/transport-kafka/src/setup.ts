@@ -33,6 +33,10 @@ export async function ensureTopics(
         configEntries: [
           { name: 'cleanup.policy', value: 'delete' },
           { name: 'max.message.bytes', value: String(Math.max(options.maxMessageBytes + 1024, 1_048_588)) },
+          // The journal's only retention: Kafka cannot purge one run's records (docs/retention.md).
+          ...(t.topic === layout.journalTopic && options.journalRetentionMs !== undefined
+            ? [{ name: 'retention.ms', value: String(options.journalRetentionMs) }]
+            : []),
         ],
       })),
     });

@@ -66,6 +66,23 @@ export async function readJournal(
   }
 }
 
+/**
+ * Purges the run's journal subject (the stream purge API with `filter` = the subject): every
+ * record of the run is gone when it resolves; other runs' records stay. A run with no record is
+ * fine. The caller purges only finished runs whose store data is deleted.
+ */
+export async function purgeJournal(context: TransportContext, runId: string): Promise<void> {
+  context.assertOpen('purgeJournal');
+  assertRunId(runId);
+  try {
+    await context.session.jsm.streams.purge(context.layout.journalStream, {
+      filter: context.layout.journalSubject(runId),
+    });
+  } catch (err) {
+    throw context.toError('purgeJournal', err);
+  }
+}
+
 /** The sequence the server found, from "wrong last sequence: 42". */
 function foundSequence(err: unknown): number | undefined {
   const match = /wrong last sequence:\s*(\d+)/i.exec((err as Error).message);

@@ -21,7 +21,7 @@ import { openSession, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
 import { toNatsError } from './errors.js';
-import { appendJournalRecord, readJournal } from './journal.js';
+import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
 import { layoutFor, type NatsLayout } from './layout.js';
 import {
   resolveNatsTransportOptions,
@@ -58,6 +58,7 @@ export function natsTransport(options: NatsTransportOptions = {}): Transport {
 class NatsTransport implements Transport {
   readonly name = 'nats';
   readonly supportsOptimisticAppend = true;
+  readonly journalPurge = 'deletes';
 
   private state: LifecycleState = 'created';
   private connecting: Promise<void> | undefined;
@@ -182,6 +183,10 @@ class NatsTransport implements Transport {
 
   async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
     return readJournal(this.open('read'), runId, afterPosition, uptoPosition);
+  }
+
+  async purgeJournal(runId: string): Promise<void> {
+    return purgeJournal(this.open('purgeJournal'), runId);
   }
 
   async deadLetter(letter: DeadLetter): Promise<void> {

@@ -22,4 +22,6 @@ export type WorkerEvent =
   | { type: 'activity-heartbeat'; runId: string; seq: number; details: unknown }
   | { type: 'leases-reaped'; runIds: string[]; cause: 'expired' | 'dead-worker' }
   | { type: 'timers-due'; runIds: string[] }
+  /** The retention sweep deleted these finished runs (store data and journal). */
+  | { type: 'runs-expired'; runIds: string[] }
   | { type: 'dead-lettered'; code: string; reason: string };

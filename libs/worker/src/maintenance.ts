@@ -4,7 +4,10 @@
  *   store dropped (SIGKILL, OOM) have their held leases reaped at once, long before they expire;
  * - the reaper (every `reapIntervalMs`): leases that expired (node loss, a partition, a frozen
  *   process, where no connection drops) get a `resume` message;
- * - the timer scan (same period): due timers of suspended runs get a `wake` message.
+ * - the timer scan (same period): due timers of suspended runs get a `wake` message;
+ * - the retention sweep (every `retentionSweepMs`, only when `retentionMs` is set): finished runs
+ *   older than `retentionMs` lose their store data, then their journal (docs/retention.md). The
+ *   store's delete checks that the run is finished, atomically, so no unfinished run is ever touched.
  * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
  * a run once, and a message lost on the way is sent again a period later.
  *
@@ -12,12 +15,21 @@
  * when it has room: failover then costs no trip through the bus and, on a partitioned bus, never
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
-import type { ResumeMessage, Store, Transport, WakeMessage } from '@baton/core';
+import {
+  deleteFinishedRun,
+  RunStateError,
+  type ResumeMessage,
+  type Store,
+  type Transport,
+  type WakeMessage,
+} from '@baton/core';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const BATCH = 100;
+/** Runs deleted per retention pass at most: a backlog drains over passes, never in one burst. */
+export const RETENTION_BATCH = 100;
 
 export interface MaintenanceOptions {
   reapIntervalMs: number;
@@ -33,6 +45,10 @@ export interface MaintenanceOptions {
    * @defaultValue every run is enqueued
    */
   takeLocally?: (message: ResumeMessage | WakeMessage) => boolean;
+  /** Time to live of finished runs; 0 turns the retention sweep off. @defaultValue 0 */
+  retentionMs?: number;
+  /** Interval of the retention sweep. @defaultValue 60_000 */
+  retentionSweepMs?: number;
 }
 
 /** A loop that runs `pass` every `intervalMs` (jittered) until stopped, one pass at a time. */
@@ -80,6 +96,11 @@ export class Maintenance {
     if (options.deadWorkerScanMs > 0) {
       this.loops.push(new Periodic(options.deadWorkerScanMs, () => this.scanDeadWorkers()));
     }
+    if ((options.retentionMs ?? 0) > 0) {
+      this.loops.push(
+        new Periodic(options.retentionSweepMs ?? 60_000, async () => void (await this.sweepExpiredRuns())),
+      );
+    }
   }
 
   start(): void {
@@ -110,6 +131,41 @@ export class Maintenance {
     } catch (err) {
       this.options.logger.warn({ err }, 'dead-worker scan failed; retrying next period');
     }
+  }
+
+  /**
+   * One pass of the retention sweep: at most {@link RETENTION_BATCH} finished runs older than
+   * `retentionMs` are deleted (store first, then the journal). A run another worker deleted first,
+   * or one reopened since it was listed, is skipped. Returns the deleted run ids.
+   */
+  async sweepExpiredRuns(): Promise<string[]> {
+    const retentionMs = this.options.retentionMs ?? 0;
+    if (retentionMs <= 0) return [];
+    const deleted: string[] = [];
+    let skipped = 0;
+    try {
+      for (const runId of await this.store.expiredRuns(retentionMs, RETENTION_BATCH)) {
+        if (this.stopped) break;
+        try {
+          if (await deleteFinishedRun(this.store, this.transport, runId)) deleted.push(runId);
+          else skipped += 1;
+        } catch (err) {
+          // Reopened (retried) since it was listed: no longer finished, so it stays.
+          if (!(err instanceof RunStateError)) throw err;
+          skipped += 1;
+        }
+      }
+    } catch (err) {
+      this.options.logger.warn(
+        { err, deleted: deleted.length },
+        'retention sweep failed; retrying next period',
+      );
+    }
+    if (deleted.length > 0 || skipped > 0) {
+      this.options.logger.info({ deleted: deleted.length, skipped, retentionMs }, 'retention sweep');
+    }
+    if (deleted.length > 0) this.options.emit({ type: 'runs-expired', runIds: deleted });
+    return deleted;
   }
 
   private async reap(

@@ -35,6 +35,15 @@ export interface WorkerOptions {
    * it off (lease expiry alone). @defaultValue 250
    */
   deadWorkerScanMs?: number;
+  /**
+   * Retention: finished runs (completed, failed, cancelled) whose finish is older than this lose
+   * their store data and their journal (purged on NATS; on Kafka it stays until the journal
+   * topic's `retention.ms`). Unfinished runs are never touched. 0 keeps everything forever
+   * (docs/retention.md). @defaultValue 0
+   */
+  retentionMs?: number;
+  /** Interval of the retention sweep (each pass deletes at most 100 runs). @defaultValue min(60_000, retentionMs) */
+  retentionSweepMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
   /**
@@ -119,6 +128,11 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     heartbeatMs,
     reapIntervalMs: positive('reapIntervalMs', options.reapIntervalMs ?? Math.min(1_000, leaseMs / 2)),
     deadWorkerScanMs: nonNegative('deadWorkerScanMs', options.deadWorkerScanMs ?? 250),
+    retentionMs: nonNegative('retentionMs', options.retentionMs ?? 0),
+    retentionSweepMs: positive(
+      'retentionSweepMs',
+      options.retentionSweepMs ?? Math.min(60_000, options.retentionMs || 60_000),
+    ),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
     pipelineSteps: options.pipelineSteps === true,
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),

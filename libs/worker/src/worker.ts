@@ -134,6 +134,8 @@ export class Worker {
       reapIntervalMs,
       deadWorkerScanMs: this.options.deadWorkerScanMs,
       reclaimAfterMs: leaseMs,
+      retentionMs: this.options.retentionMs,
+      retentionSweepMs: this.options.retentionSweepMs,
       logger,
       emit: this.options.onEvent,
       takeLocally: (message) => this.takeLocally(message),

@@ -8,6 +8,7 @@
  * - {@link RunIndex}: run records, idempotency keys, final outcomes;
  * - {@link TimerStore}: due timers of suspended runs;
  * - {@link SignalInbox}: signals delivered to a run, kept until retention;
+ * - {@link RetentionStore}: finished runs past their time to live, and deleting one;
  * - {@link PresenceStore}: which workers are alive, bound to their store connections, so a killed
  *   worker's runs are resumed when its connection drops instead of when its leases run out.
  *
@@ -308,8 +309,38 @@ export interface PresenceStore {
   liveWorkers(): Promise<string[]>;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Retention
+
+/** The statuses of a finished run: the only ones retention may ever delete. */
+export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+
+/**
+ * Retention of finished runs (docs/retention.md). A run is finished when its record's status is
+ * `completed`, `failed` or `cancelled` (its lease is then `finished` too: finishRun sets both in
+ * one step). Nothing of any other run is ever listed or deleted.
+ *
+ * Left out on purpose: the journal (the caller purges it on the transport, after the store data
+ * is gone) and runs that have a lease but no record (claimed without createRun): never listed.
+ */
+export interface RetentionStore {
+  /**
+   * Finished runs whose finish (`updatedAt`) is at least `olderThanMs` in the past on the store's
+   * clock, oldest first, at most `limit`.
+   */
+  expiredRuns(olderThanMs: number, limit: number): Promise<string[]>;
+  /**
+   * Atomically, only while the run is finished: removes its record, checkpoints, lease, cancel
+   * flag, timer, signal inbox and its idempotency key (a later start with that key creates a new
+   * run). Resolves true when deleted, false when the store does not know the run. Throws
+   * RunStateError, naming the run and its status, when the run is not finished.
+   */
+  deleteRun(runId: string): Promise<boolean>;
+}
+
 /** A store adapter: Redis, Postgres, or in-memory. */
-export interface Store extends LeaseStore, CheckpointStore, RunIndex, TimerStore, SignalInbox, PresenceStore {
+export interface Store
+  extends LeaseStore, CheckpointStore, RunIndex, TimerStore, SignalInbox, PresenceStore, RetentionStore {
   readonly name: string;
   /** Connects and prepares (scripts, migrations). Safe to call more than once. */
   connect(): Promise<void>;

@@ -95,6 +95,17 @@ export interface JournalLog {
   append(append: JournalAppend): Promise<number>;
   /** Records of a run with `position > afterPosition` (and `<= uptoPosition` when given), in order. */
   read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]>;
+  /**
+   * How {@link purgeJournal} works here: `deletes` (the run's records are gone when it resolves),
+   * or `retention` (a shared log cannot drop one run's records: they stay until the bus's own
+   * retention removes them, Kafka's `retention.ms`).
+   */
+  readonly journalPurge: 'deletes' | 'retention';
+  /**
+   * Removes the run's journal. Only for finished runs whose store data is already deleted (the
+   * caller's rule: nothing of an unfinished run is ever removed). A run with no journal is fine.
+   */
+  purgeJournal(runId: string): Promise<void>;
 }
 
 export interface DeadLetter extends RawMessage {

@@ -28,8 +28,9 @@ import type {
   SuspendRequest,
   SuspendResult,
 } from '../contracts/store.js';
+import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
 import { summarizeCheckpoint } from '../checkpoint-summary.js';
-import { BatonError, FencedWriteError } from '../errors.js';
+import { BatonError, FencedWriteError, refuseDelete } from '../errors.js';
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -395,6 +396,38 @@ class MemoryStore implements Store {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Retention
+
+  async expiredRuns(olderThanMs: number, limit: number): Promise<string[]> {
+    this.assertOpen('expiredRuns');
+    const cutoff = this.clock() - olderThanMs;
+    return [...this.runs.values()]
+      .filter((run) => FINISHED_RUN_STATUSES.includes(run.status) && run.updatedAt <= cutoff)
+      .sort((a, b) => a.updatedAt - b.updatedAt)
+      .slice(0, Math.max(0, limit))
+      .map((run) => run.runId);
+  }
+
+  async deleteRun(runId: string): Promise<boolean> {
+    this.assertOpen('deleteRun');
+    const run = this.runs.get(runId);
+    const lease = this.leases.get(runId);
+    if (run === undefined && lease === undefined) return false;
+    const status = unfinishedStatus(run, lease);
+    if (status !== undefined) throw refuseDelete(runId, status);
+    if (run?.idempotencyKey != null && this.runIdsByKey.get(run.idempotencyKey) === runId) {
+      this.runIdsByKey.delete(run.idempotencyKey);
+    }
+    this.runs.delete(runId);
+    this.leases.delete(runId);
+    this.cancelled.delete(runId);
+    this.checkpoints.delete(runId);
+    this.timers.delete(runId);
+    this.inboxes.delete(runId);
+    return true;
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Presence
 
   async registerWorker(workerId: string): Promise<void> {
@@ -429,4 +462,12 @@ class MemoryStore implements Store {
       );
     }
   }
+}
+
+/** The status that keeps a run from deletion, or undefined when it is finished. */
+function unfinishedStatus(run: RunRecord | undefined, lease: LeaseRecord | undefined): string | undefined {
+  if (run !== undefined && !FINISHED_RUN_STATUSES.includes(run.status)) return run.status;
+  if (lease !== undefined && lease.state !== 'finished')
+    return lease.state === 'held' ? 'running' : 'suspended';
+  return undefined;
 }

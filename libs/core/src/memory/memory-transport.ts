@@ -109,6 +109,7 @@ type LifecycleState = 'open' | 'closed';
 class MemoryTransport implements Transport {
   readonly name = 'memory';
   readonly supportsOptimisticAppend = true;
+  readonly journalPurge = 'deletes';
 
   private state: LifecycleState = 'open';
   private closing: Promise<void> | undefined;
@@ -286,6 +287,11 @@ class MemoryTransport implements Transport {
     return records
       .filter((r) => r.position > afterPosition && (uptoPosition === undefined || r.position <= uptoPosition))
       .map((r) => ({ position: r.position, data: new Uint8Array(r.data) }));
+  }
+
+  async purgeJournal(runId: string): Promise<void> {
+    this.assertOpen('purgeJournal');
+    this.journals.delete(runId);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,12 +1,13 @@
 -- finishRun: under the fence, records the outcome, keeps the final checkpoint (if any) and
 -- marks the lease 'finished' so it is never acquired again; removes the timer. One step, so no
 -- reader sees a finished run without its outcome or an outcome on a run still acquirable.
--- KEYS: lease, run, held, timers, checkpoints, summaries
+-- A run in the index enters the finished index (by finish time), which retention reads.
+-- KEYS: lease, run, held, timers, checkpoints, summaries, finished
 -- ARGV: prefix, runId, epoch, status, outcomeField ('result' | 'error'), outcomeValue,
 --       checkpointJson ('' for none), summaryJson
 -- Returns 'ok' | 'fenced'
-local lease_key, run_key, held_key, timers_key, checkpoints_key, summaries_key =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local lease_key, run_key, held_key, timers_key, checkpoints_key, summaries_key, finished_key =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local prefix, run_id, epoch, status, field, value, checkpoint, summary =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 
@@ -17,6 +18,7 @@ end
 local now = now_ms()
 if redis.call('EXISTS', run_key) == 1 then
   redis.call('HSET', run_key, 'status', status, field, value, 'updatedAt', ms(now))
+  redis.call('ZADD', finished_key, ms(now), run_id)
 end
 if checkpoint ~= '' then
   redis.call('RPUSH', checkpoints_key, checkpoint)

@@ -1,0 +1,151 @@
+/**
+ * Retention on the real adapters (NATS + Redis, NATS + Postgres, Kafka + Redis), with a real
+ * Worker whose retention sweep runs every 200 ms with a time to live of 1.5 s:
+ * - a finished run older than the TTL loses its store data (record, checkpoints, lease) and, on
+ *   NATS, its journal subject; on Kafka the journal stays (the topic's retention.ms removes it);
+ * - a suspended run (waiting on a signal) older than the TTL is untouched: its record, lease,
+ *   checkpoints and journal stay, and a signal still completes it;
+ * - client.delete refuses a run that is not finished, naming its status, and deletes a finished
+ *   one at once.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@baton/client';
+import { defineActivity, defineWorkflow, type Store, type Transport } from '@baton/core';
+import { Worker } from '@baton/worker';
+import { crashEnvironment } from './crash-environment.spec-helper.js';
+
+const TTL_MS = 1_500;
+
+const shout = defineActivity({ name: 'shout', run: async (text: string) => text.toUpperCase() });
+
+const quick = defineWorkflow({
+  name: 'ret_quick',
+  version: 1,
+  run: async (ctx, input: string) => ctx.run(shout, input),
+});
+
+const waiting = defineWorkflow({
+  name: 'ret_waiting',
+  version: 1,
+  run: async (ctx, input: string) => {
+    const first = await ctx.run(shout, input);
+    const go = await ctx.waitForSignal<string>('go');
+    return `${first}:${go}`;
+  },
+});
+
+const environments = [
+  { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
+  { name: 'nats+postgres', factory: crashEnvironment('postgres', 'nats') },
+  { name: 'kafka+redis', factory: crashEnvironment('redis', 'kafka') },
+];
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.each(environments)('retention on $name', ({ factory }) => {
+  let transport: Transport;
+  let store: Store;
+  let dispose: () => Promise<void>;
+  let client: Client;
+  const workers: Worker[] = [];
+
+  beforeAll(async () => {
+    const env = await factory(`ret${randomBytes(5).toString('hex')}`, {});
+    ({ transport, store, dispose } = env);
+    client = new Client({ transport, store });
+    await client.connect();
+  }, 60_000);
+
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+  }, 30_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([transport?.close(), store?.close()]);
+    await dispose?.();
+  }, 60_000);
+
+  async function startWorker(retentionMs: number): Promise<Worker> {
+    const worker = new Worker({
+      transport,
+      store,
+      workflows: [quick, waiting],
+      leaseMs: 3_000,
+      reapIntervalMs: 100,
+      fetchWaitMs: 200,
+      inProcessWaitMs: 0,
+      drainTimeoutMs: 2_000,
+      checkpointEvery: 1,
+      retentionMs,
+      retentionSweepMs: 200,
+    });
+    await worker.start();
+    workers.push(worker);
+    return worker;
+  }
+
+  it('purges finished runs past the TTL and never touches a suspended one', async () => {
+    await startWorker(TTL_MS);
+    const parked = await client.start(waiting, 'parked');
+    await until(
+      'the waiting run is suspended',
+      async () => (await store.getRun(parked.runId))?.status === 'suspended',
+    );
+    const parkedHistory = await client.history(parked.runId);
+    expect(parkedHistory.length).toBeGreaterThan(0);
+
+    const done = await client.start(quick, 'done');
+    await expect(done.result({ timeoutMs: 20_000 })).resolves.toBe('DONE');
+    expect((await client.history(done.runId)).length).toBeGreaterThan(0);
+    await until('the finished run is deleted', async () => (await store.getRun(done.runId)) === undefined);
+
+    expect(await store.getLease(done.runId)).toBeUndefined();
+    expect(await store.listCheckpoints(done.runId)).toEqual([]);
+    if (transport.journalPurge === 'deletes') expect(await client.history(done.runId)).toEqual([]);
+    else expect((await client.history(done.runId)).length).toBeGreaterThan(0);
+
+    // The suspended run is older than the TTL, yet all of it is still there, and it goes on.
+    expect((await store.getRun(parked.runId))?.status).toBe('suspended');
+    expect((await store.getLease(parked.runId))?.state).toBe('suspended');
+    expect((await store.listCheckpoints(parked.runId)).length).toBeGreaterThan(0);
+    expect(await client.history(parked.runId)).toEqual(parkedHistory);
+    await client.signal(parked.runId, 'go', 'now');
+    await expect(parked.result({ timeoutMs: 20_000 })).resolves.toBe('PARKED:now');
+  }, 60_000);
+
+  it('client.delete refuses an unfinished run, naming its status, and deletes a finished one', async () => {
+    await startWorker(0);
+    const parked = await client.start(waiting, 'busy');
+    await until(
+      'the waiting run is suspended',
+      async () => (await store.getRun(parked.runId))?.status === 'suspended',
+    );
+    await expect(client.delete(parked.runId)).rejects.toMatchObject({
+      code: 'BATON_RUN_STATE',
+      status: 'suspended',
+      message: expect.stringContaining(`run ${parked.runId} is suspended`),
+    });
+    expect((await store.getRun(parked.runId))?.status).toBe('suspended');
+    expect((await client.history(parked.runId)).length).toBeGreaterThan(0);
+
+    const done = await client.start(quick, 'gone');
+    await expect(done.result({ timeoutMs: 20_000 })).resolves.toBe('GONE');
+    expect(await client.delete(done.runId)).toEqual({
+      runId: done.runId,
+      journal: transport.journalPurge === 'deletes' ? 'purged' : 'retention',
+    });
+    expect(await store.getRun(done.runId)).toBeUndefined();
+    if (transport.journalPurge === 'deletes') expect(await client.history(done.runId)).toEqual([]);
+    await expect(client.delete(done.runId)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
+
+    await client.signal(parked.runId, 'go', 'ok');
+    await expect(parked.result({ timeoutMs: 20_000 })).resolves.toBe('BUSY:ok');
+  }, 60_000);
+});

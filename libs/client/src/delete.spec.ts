@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { memoryStore, memoryTransport, type Store, type Transport } from '@baton/core';
+import { Client } from './index.js';
+
+async function claimedRun(store: Store, transport: Transport, runId: string): Promise<number> {
+  await store.createRun({ runId, workflow: 'orders', version: 1, input: null, idempotencyKey: null });
+  const lease = await store.acquireLease(runId, 'worker-a', 30_000);
+  if (!lease.ok) throw new Error('not acquired');
+  await transport.append({ runId, data: new Uint8Array([1]) });
+  return lease.epoch;
+}
+
+describe('client.delete', () => {
+  it('deletes a finished run from the store and purges its journal', async () => {
+    const store = memoryStore();
+    const transport = memoryTransport();
+    const epoch = await claimedRun(store, transport, 'done');
+    await store.finishRun('done', epoch, { status: 'completed', result: 1 });
+    const client = new Client({ transport, store });
+
+    expect(await client.delete('done')).toEqual({ runId: 'done', journal: 'purged' });
+    expect(await store.getRun('done')).toBeUndefined();
+    expect(await transport.read('done', 0)).toEqual([]);
+    await expect(client.delete('done')).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
+  });
+
+  it('refuses a run that is still going, naming its status, and keeps its journal', async () => {
+    const store = memoryStore();
+    const transport = memoryTransport();
+    await claimedRun(store, transport, 'busy');
+    const client = new Client({ transport, store });
+
+    await expect(client.delete('busy')).rejects.toMatchObject({
+      code: 'BATON_RUN_STATE',
+      status: 'running',
+      message: expect.stringContaining('run busy is running'),
+    });
+    expect(await transport.read('busy', 0)).toHaveLength(1);
+    expect((await store.getRun('busy'))?.status).toBe('running');
+  });
+
+  it('needs the store', async () => {
+    await expect(new Client({ transport: memoryTransport() }).delete('x')).rejects.toMatchObject({
+      code: 'BATON_CONFIG',
+    });
+  });
+});

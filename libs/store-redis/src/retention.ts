@@ -1,0 +1,37 @@
+/**
+ * RetentionStore on Redis: the finished index (a ZSET by finish time, kept by finish-run.lua and
+ * reopen-run.lua) and the atomic delete of a finished run (delete-run.lua).
+ *
+ * Runs finished before the index existed are not in it, so retention never lists them;
+ * deleteRun still deletes them when asked by id.
+ */
+import { refuseDelete } from '@baton/core';
+import { str, type StoreContext } from './context.js';
+
+export async function expiredRuns(ctx: StoreContext, olderThanMs: number, limit: number): Promise<string[]> {
+  if (limit <= 0) return [];
+  const reply = (await ctx.run('expired-runs', [ctx.keys.finished], [olderThanMs, limit])) as unknown[];
+  return reply.map(str);
+}
+
+export async function deleteRun(ctx: StoreContext, runId: string): Promise<boolean> {
+  const { keys } = ctx;
+  const reply = (await ctx.run(
+    'delete-run',
+    [
+      keys.lease(runId),
+      keys.run(runId),
+      keys.cancel(runId),
+      keys.checkpoints(runId),
+      keys.checkpointSummaries(runId),
+      keys.inbox(runId),
+      keys.signalNames(runId),
+      keys.held,
+      keys.timers,
+      keys.finished,
+    ],
+    [keys.prefix, runId],
+  )) as [number, unknown?];
+  if (reply[0] === -1) throw refuseDelete(runId, str(reply[1]));
+  return reply[0] === 1;
+}

@@ -1,0 +1,109 @@
+/**
+ * Store conformance, retention section: finished runs past their time to live are listed oldest
+ * first and deleted with everything the store keeps of them; an unfinished run is never listed
+ * nor deleted, whatever its age.
+ */
+import { describe, expect, it } from 'vitest';
+import type { RunOutcome, Store } from '@baton/core';
+import { uniqueId } from './conformance-helpers.js';
+import { acquireOk, checkpointOf, createTestRun, suspendedRun } from './store-conformance-helpers.js';
+
+const COMPLETED: RunOutcome = { status: 'completed', result: { ok: true } };
+const FAILED: RunOutcome = { status: 'failed', error: { name: 'Error', message: 'bureau down' } };
+const CANCELLED: RunOutcome = { status: 'cancelled', error: { name: 'CancelledError', message: 'stop' } };
+/** Older than this once {@link AGE_WAIT_MS} has passed; far below the "young" threshold. */
+const TTL_MS = 150;
+const AGE_WAIT_MS = 300;
+const LONG_AGO_MS = 60 * 60_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A run created (with an idempotency key), claimed, checkpointed, signalled and finished. */
+async function finishedRun(store: Store, outcome: RunOutcome): Promise<string> {
+  const { runId } = await createTestRun(store, outcome.status, uniqueId('key'));
+  const epoch = await acquireOk(store, runId, 'worker-a');
+  await store.writeCheckpoint(checkpointOf(runId, epoch, 1));
+  await store.deliverSignal(runId, { signalId: uniqueId('sig'), name: 'late', payload: 1 });
+  await store.finishRun(runId, epoch, outcome, checkpointOf(runId, epoch, 2, { status: outcome.status }));
+  // Distinct finish times, so "oldest first" has one answer.
+  await sleep(5);
+  return runId;
+}
+
+/** Registers the retention tests; `store()` is the test's fresh store. */
+export function describeRetentionConformance(store: () => Store): void {
+  describe('retention', () => {
+    it('lists finished runs older than the TTL, oldest first, at most `limit`, and no younger ones', async () => {
+      const completed = await finishedRun(store(), COMPLETED);
+      const failed = await finishedRun(store(), FAILED);
+      const cancelled = await finishedRun(store(), CANCELLED);
+      expect(await store().expiredRuns(LONG_AGO_MS, 10)).toEqual([]);
+      await sleep(AGE_WAIT_MS);
+      expect(await store().expiredRuns(TTL_MS, 10)).toEqual([completed, failed, cancelled]);
+      expect(await store().expiredRuns(TTL_MS, 2)).toEqual([completed, failed]);
+      expect(await store().expiredRuns(TTL_MS, 0)).toEqual([]);
+    });
+
+    it('deletes a finished run with its record, checkpoints, lease, signals and idempotency key', async () => {
+      const runId = await finishedRun(store(), COMPLETED);
+      const key = (await store().getRun(runId))?.idempotencyKey ?? null;
+      await store().requestCancel(runId);
+      expect(await store().deleteRun(runId)).toBe(true);
+      expect(await store().getRun(runId)).toBeUndefined();
+      expect(await store().getLease(runId)).toBeUndefined();
+      expect(await store().listCheckpoints(runId)).toEqual([]);
+      expect(await store().loadCheckpoint(runId)).toBeUndefined();
+      expect(await store().readSignals(runId)).toEqual([]);
+      await sleep(AGE_WAIT_MS);
+      expect(await store().expiredRuns(TTL_MS, 10)).toEqual([]);
+      expect(await store().deleteRun(runId)).toBe(false);
+      // The key is free again: a new run may take it.
+      const again = await store().createRun({
+        runId: uniqueId('again'),
+        workflow: 'conformance',
+        version: 1,
+        input: null,
+        idempotencyKey: key,
+      });
+      expect(again.created).toBe(true);
+    });
+
+    it('never lists nor deletes an unfinished run, however old, and names its status', async () => {
+      const pending = (await createTestRun(store(), 'pending')).runId;
+      const running = (await createTestRun(store(), 'running')).runId;
+      await acquireOk(store(), running, 'worker-a');
+      const suspended = (await suspendedRun(store(), { signals: ['approve'] })).runId;
+      const claimedOnly = uniqueId('lease-only');
+      await acquireOk(store(), claimedOnly, 'worker-a');
+      await sleep(AGE_WAIT_MS);
+      expect(await store().expiredRuns(TTL_MS, 10)).toEqual([]);
+      const cases: [string, string][] = [
+        [pending, 'pending'],
+        [running, 'running'],
+        [suspended, 'suspended'],
+        [claimedOnly, 'running'],
+      ];
+      for (const [runId, status] of cases) {
+        await expect(store().deleteRun(runId)).rejects.toMatchObject({
+          code: 'BATON_RUN_STATE',
+          status,
+          message: expect.stringContaining(`run ${runId} is ${status}`),
+        });
+      }
+      expect((await store().getRun(suspended))?.status).toBe('suspended');
+      expect((await store().getLease(suspended))?.state).toBe('suspended');
+      expect(await store().deleteRun(uniqueId('unknown'))).toBe(false);
+    });
+
+    it('forgets a reopened (retried) run: neither listed nor deletable until it finishes again', async () => {
+      const { runId } = await createTestRun(store(), 'retried');
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      await store().finishRun(runId, epoch, FAILED, checkpointOf(runId, epoch, 1, { status: 'failed' }));
+      expect(await store().reopenRun(runId, checkpointOf(runId, epoch, 2))).toEqual({ reopened: true });
+      await sleep(AGE_WAIT_MS);
+      expect(await store().expiredRuns(TTL_MS, 10)).toEqual([]);
+      await expect(store().deleteRun(runId)).rejects.toMatchObject({ status: 'pending' });
+      expect(await store().listCheckpoints(runId)).toHaveLength(2);
+    });
+  });
+}

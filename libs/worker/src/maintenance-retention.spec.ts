@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { memoryStore, memoryTransport, type Store, type Transport } from '@baton/core';
+import type { WorkerEvent } from './events.js';
+import { silentLogger } from './logger.js';
+import { Maintenance, RETENTION_BATCH } from './maintenance.js';
+
+const HOUR = 3_600_000;
+
+/** A run created, claimed with one journal record, and left running (finished when `finish`). */
+async function run(store: Store, transport: Transport, runId: string, finish: boolean): Promise<void> {
+  await store.createRun({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
+  const lease = await store.acquireLease(runId, 'worker-a', HOUR);
+  if (!lease.ok) throw new Error('not acquired');
+  await transport.append({ runId, data: new Uint8Array([1]) });
+  if (finish) await store.finishRun(runId, lease.epoch, { status: 'completed', result: null });
+}
+
+function setUp(retentionMs: number) {
+  let now = 1_700_000_000_000;
+  const store = memoryStore({ clock: () => now });
+  const transport = memoryTransport();
+  const events: WorkerEvent[] = [];
+  const maintenance = new Maintenance(store, transport, {
+    reapIntervalMs: HOUR,
+    deadWorkerScanMs: 0,
+    reclaimAfterMs: 5_000,
+    logger: silentLogger,
+    emit: (e) => events.push(e),
+    retentionMs,
+    retentionSweepMs: HOUR,
+  });
+  return { store, transport, events, maintenance, advance: (ms: number) => (now += ms) };
+}
+
+describe('maintenance: the retention sweep', () => {
+  it('deletes finished runs past the TTL with their journal, and nothing of an unfinished run', async () => {
+    const { store, transport, events, maintenance, advance } = setUp(HOUR);
+    await run(store, transport, 'old-done', true);
+    await run(store, transport, 'old-running', false);
+    advance(2 * HOUR);
+    await run(store, transport, 'young-done', true);
+
+    expect(await maintenance.sweepExpiredRuns()).toEqual(['old-done']);
+    expect(await store.getRun('old-done')).toBeUndefined();
+    expect(await transport.read('old-done', 0)).toEqual([]);
+    expect((await store.getRun('old-running'))?.status).toBe('running');
+    expect(await transport.read('old-running', 0)).toHaveLength(1);
+    expect((await store.getRun('young-done'))?.status).toBe('completed');
+    expect(await transport.read('young-done', 0)).toHaveLength(1);
+    expect(events).toEqual([{ type: 'runs-expired', runIds: ['old-done'] }]);
+    await maintenance.stop();
+  });
+
+  it(`deletes at most ${RETENTION_BATCH} runs per pass`, async () => {
+    const { store, transport, maintenance, advance } = setUp(HOUR);
+    for (let i = 0; i < RETENTION_BATCH + 5; i += 1) await run(store, transport, `r${i}`, true);
+    advance(2 * HOUR);
+    expect(await maintenance.sweepExpiredRuns()).toHaveLength(RETENTION_BATCH);
+    expect(await maintenance.sweepExpiredRuns()).toHaveLength(5);
+    await maintenance.stop();
+  });
+
+  it('does nothing when retention is off', async () => {
+    const { store, transport, maintenance, advance } = setUp(0);
+    await run(store, transport, 'kept', true);
+    advance(1_000 * HOUR);
+    expect(await maintenance.sweepExpiredRuns()).toEqual([]);
+    expect(await store.getRun('kept')).toBeDefined();
+    await maintenance.stop();
+  });
+});
