@@ -23,6 +23,8 @@ export interface WorkerInstruments {
   deadLetters: Counter;
   /** Seconds from a run's previous owner stopping (or being found dead) to its next claim. */
   failoverLatency: Histogram;
+  /** Run messages put back because this worker lacks the run's workflow version. */
+  runsPutBack: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -71,5 +73,8 @@ export function workerInstruments(): WorkerInstruments {
       "Time from a run's previous owner stopping or being found dead to its claim here",
       SLOW_BUCKETS,
     ),
+    runsPutBack: meter.createCounter(METRIC.runsPutBack, {
+      description: "Run messages put back because this worker lacks the run's workflow version",
+    }),
   };
 }

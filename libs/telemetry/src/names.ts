@@ -55,6 +55,7 @@ export const METRIC = {
   leaseLosses: 'baton.lease.losses',
   deadLetters: 'baton.dead_letters',
   failoverLatency: 'baton.failover.latency',
+  runsPutBack: 'baton.runs.put_back',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

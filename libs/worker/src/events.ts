@@ -1,5 +1,6 @@
 /** What a worker reports about its work, for progress displays, tests and metrics. */
 import type { RunMessage } from '@baton/core';
+import type { SessionEnd } from './run-session.js';
 
 export type WorkerEvent =
   | {
@@ -25,3 +26,28 @@ export type WorkerEvent =
   /** The retention sweep deleted these finished runs (store data and journal). */
   | { type: 'runs-expired'; runIds: string[] }
   | { type: 'dead-lettered'; code: string; reason: string };
+
+/** The event that reports how a session ended; none for `held` (the session reports it, with its reason). */
+export function sessionEndEvent(
+  end: SessionEnd,
+  runId: string,
+  epoch: number,
+  failure?: string,
+): WorkerEvent | undefined {
+  switch (end) {
+    case 'completed':
+      return { type: 'run-completed', runId, epoch };
+    case 'failed':
+      return { type: 'run-failed', runId, epoch, error: failure ?? 'unknown' };
+    case 'cancelled':
+      return { type: 'run-cancelled', runId, epoch };
+    case 'suspended':
+      return { type: 'run-suspended', runId, epoch };
+    case 'handed-off':
+      return { type: 'run-handed-off', runId, epoch };
+    case 'aborted':
+      return { type: 'run-aborted', runId, epoch, reason: 'stopped' };
+    case 'held':
+      return undefined;
+  }
+}

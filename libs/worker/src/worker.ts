@@ -17,9 +17,7 @@
  *    for that: its message is put back for a worker that has the version (docs/versioning.md).
  */
 import {
-  assertRunId,
   BatonError,
-  decodeMessage,
   encodeMessage,
   type Delivery,
   type ResumeMessage,
@@ -28,15 +26,8 @@ import {
   type RunRecord,
   type AnyWorkflowDefinition,
 } from '@baton/core';
-import {
-  ATTR,
-  METER_NAME,
-  recordError,
-  startRunSpan,
-  workerInstruments,
-  type WorkerInstruments,
-} from '@baton/telemetry';
-import { metrics, SpanStatusCode, type Counter } from '@opentelemetry/api';
+import { ATTR, recordError, startRunSpan, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
 import {
@@ -45,7 +36,10 @@ import {
   type ResolvedWorkerOptions,
   type WorkerOptions,
 } from './options.js';
-import { RunSession } from './run-session.js';
+import { deadLetterDelivery, parseRunMessage, PoisonMessage } from './poison.js';
+import { PutBack } from './put-back.js';
+import { RunSession, type SessionEnd } from './run-session.js';
+import { sessionEndEvent } from './events.js';
 import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
@@ -67,39 +61,8 @@ export interface WorkerHealth {
   transportFailing: boolean;
 }
 
-/** Thrown inside message handling for input that will never succeed: it is dead-lettered. */
-class PoisonMessage extends BatonError {
-  constructor(
-    readonly letterCode: string,
-    message: string,
-  ) {
-    super('BATON_POISON', message);
-  }
-}
-
 const FETCH_BATCH = 64;
 const ERROR_BACKOFF_MS = 500;
-
-/**
- * Put-back of a run whose workflow version this worker lacks: the first redelivery after
- * 2 x PUT_BACK_BASE_MS, doubling up to PUT_BACK_CAP_MS, so a worker that has the version (another
- * pod of a mixed fleet) gets it soon, while a version no worker has costs one delivery per run
- * per PUT_BACK_CAP_MS.
- */
-const PUT_BACK_BASE_MS = 100;
-const PUT_BACK_CAP_MS = 30_000;
-/**
- * After this many put-backs of one message, a message for a run that has a lease is dropped: the
- * scans re-send such a run on their own (the reaper a `held` one every lease period, the timer
- * scan a `suspended` one with a due timer; a signal or cancel makes a suspended run `held`), so
- * keeping every copy circulating would pile messages up for as long as the version is missing.
- * A run without a lease (created, never claimed) has only its message, which is never dropped.
- */
-const PUT_BACK_NAKS = 6;
-/** At most one warning per missing workflow version per this period (the rest are counted). */
-const PUT_BACK_WARN_INTERVAL_MS = 60_000;
-/** Counter of put-backs, labelled with workflow and version. */
-export const PUT_BACK_METRIC = 'baton.runs.put_back';
 
 export class Worker {
   readonly options: ResolvedWorkerOptions;
@@ -117,18 +80,14 @@ export class Worker {
   private fetchFailing = false;
   /** Metric instruments; no-ops unless the process registered an OpenTelemetry MeterProvider. */
   private readonly instruments: WorkerInstruments;
-  private readonly putBacks: Counter;
-  /** Per missing `name@version`: when its put-back was last logged and how many since. */
-  private readonly putBackWarnings = new Map<string, { loggedAt: number; since: number }>();
+  private readonly putBacks: PutBack;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     for (const wf of this.options.workflows) this.registry.set(workflowKey(wf.name, wf.version), wf);
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
     this.instruments = workerInstruments();
-    this.putBacks = metrics.getMeter(METER_NAME).createCounter(PUT_BACK_METRIC, {
-      description: "Run messages put back because this worker lacks the run's workflow version",
-    });
+    this.putBacks = new PutBack(store, () => [...this.registry.keys()], logger, this.instruments);
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
     this.maintenance = new Maintenance(store, transport, {
       reapIntervalMs,
@@ -302,9 +261,13 @@ export class Worker {
     return true;
   }
 
+  private deadLetter(delivery: Delivery, code: string, reason: string): Promise<void> {
+    return deadLetterDelivery(delivery, code, reason, this.options, this.instruments, ERROR_BACKOFF_MS);
+  }
+
   private async handleDelivery(delivery: Delivery): Promise<void> {
     try {
-      const message = this.parse(delivery);
+      const message = parseRunMessage(delivery, this.options.maxMessageBytes);
       await this.dispatch(message, delivery);
     } catch (err) {
       if (err instanceof PoisonMessage) {
@@ -322,25 +285,6 @@ export class Worker {
       );
       await delivery.nak(retryDelayMs(delivery)).catch(() => undefined);
     }
-  }
-
-  private parse(delivery: Delivery): RunMessage {
-    const { maxMessageBytes } = this.options;
-    if (delivery.data.byteLength > maxMessageBytes) {
-      throw new PoisonMessage(
-        'too-large',
-        `message of ${delivery.data.byteLength} bytes exceeds maxMessageBytes (${maxMessageBytes}); ` +
-          'pass large inputs by reference or raise the limit',
-      );
-    }
-    let message: RunMessage;
-    try {
-      message = decodeMessage(delivery.data);
-      assertRunId(message.runId);
-    } catch (err) {
-      throw new PoisonMessage('unparseable', (err as Error).message);
-    }
-    return message;
   }
 
   private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
@@ -405,48 +349,7 @@ export class Worker {
   ): Promise<void> {
     const workflow = this.registry.get(workflowKey(run.workflow, run.version));
     if (workflow) return this.claim(run, workflow, message, delivery, created);
-    return this.putBack(run, delivery);
-  }
-
-  /**
-   * A run already under way whose workflow version this worker lacks (a rolling deploy, a mixed
-   * fleet): it goes back to the queue for a worker that has the version, with a growing delay,
-   * however many times that takes. The run is not touched: no lease, no journal entry, no
-   * failure, no dead letter (invariant 4).
-   */
-  private async putBack(run: RunRecord, delivery: Delivery): Promise<void> {
-    const key = workflowKey(run.workflow, run.version);
-    this.putBacks.add(1, { [ATTR.workflow]: run.workflow, [ATTR.workflowVersion]: run.version });
-    const delayMs = redeliveryDelayMs(delivery.deliveryCount, PUT_BACK_BASE_MS, PUT_BACK_CAP_MS);
-    this.warnPutBack(run.runId, key, delayMs);
-    if (delivery.deliveryCount > PUT_BACK_NAKS) {
-      // With a lease, the scans re-send the run (or it is finished): this copy is redundant.
-      if (await this.options.store.getLease(run.runId)) return delivery.ack();
-    }
-    await delivery.nak(delayMs);
-  }
-
-  /** Warns about a missing workflow version at most once per period and version. */
-  private warnPutBack(runId: string, key: string, delayMs: number): void {
-    const now = Date.now();
-    const seen = this.putBackWarnings.get(key);
-    if (seen && now - seen.loggedAt < PUT_BACK_WARN_INTERVAL_MS) {
-      seen.since++;
-      return;
-    }
-    this.putBackWarnings.set(key, { loggedAt: now, since: 0 });
-    this.options.logger.warn(
-      {
-        runId,
-        workflow: key,
-        registered: [...this.registry.keys()],
-        putBacksSinceLastWarning: seen?.since ?? 0,
-        retryInMs: delayMs,
-      },
-      `run ${runId} needs workflow ${key}, which this worker does not register ` +
-        `(it has: ${[...this.registry.keys()].join(', ')}); put back for a worker that has it, not failed. ` +
-        `If no worker has ${key}, deploy one that registers it (keep old versions registered until their runs finish)`,
-    );
+    return this.putBacks.putBack(run, delivery);
   }
 
   /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
@@ -574,51 +477,11 @@ export class Worker {
     }
   }
 
-  private report(
-    end: Awaited<ReturnType<RunSession['run']>>,
-    runId: string,
-    epoch: number,
-    failure?: string,
-  ): void {
-    const emit = this.options.onEvent;
-    switch (end) {
-      case 'completed':
-        this.instruments.runsCompleted.add(1);
-        return emit({ type: 'run-completed', runId, epoch });
-      case 'failed':
-        this.instruments.runsFailed.add(1);
-        return emit({ type: 'run-failed', runId, epoch, error: failure ?? 'unknown' });
-      case 'cancelled':
-        return emit({ type: 'run-cancelled', runId, epoch });
-      case 'suspended':
-        return emit({ type: 'run-suspended', runId, epoch });
-      case 'handed-off':
-        return emit({ type: 'run-handed-off', runId, epoch });
-      case 'aborted':
-        return emit({ type: 'run-aborted', runId, epoch, reason: 'stopped' });
-      case 'held':
-        // Reported by the session with its reason ('run-held').
-        return;
-    }
-  }
-
-  private async deadLetter(delivery: Delivery, code: string, reason: string): Promise<void> {
-    try {
-      await this.options.transport.deadLetter({
-        data: delivery.data,
-        headers: delivery.headers,
-        code,
-        reason,
-        at: Date.now(),
-      });
-      await delivery.ack();
-      this.options.logger.warn({ code, reason }, 'message dead-lettered');
-      this.instruments.deadLetters.add(1, { [ATTR.code]: code });
-      this.options.onEvent({ type: 'dead-lettered', code, reason });
-    } catch (err) {
-      this.options.logger.error({ err, code }, 'dead-lettering failed; the message will be redelivered');
-      await delivery.nak(ERROR_BACKOFF_MS).catch(() => undefined);
-    }
+  private report(end: SessionEnd, runId: string, epoch: number, failure?: string): void {
+    if (end === 'completed') this.instruments.runsCompleted.add(1);
+    if (end === 'failed') this.instruments.runsFailed.add(1);
+    const event = sessionEndEvent(end, runId, epoch, failure);
+    if (event) this.options.onEvent(event);
   }
 }
 

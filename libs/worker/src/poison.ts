@@ -1,0 +1,62 @@
+/**
+ * Poison messages: input that will never succeed is refused with a PoisonMessage naming why, and
+ * dead-lettered with that reason, then acked; it never stops the claim loop (worker invariant 2).
+ */
+import { assertRunId, BatonError, decodeMessage, type Delivery, type RunMessage } from '@baton/core';
+import { ATTR, type WorkerInstruments } from '@baton/telemetry';
+import type { ResolvedWorkerOptions } from './options.js';
+
+/** Thrown inside message handling for input that will never succeed: it is dead-lettered. */
+export class PoisonMessage extends BatonError {
+  constructor(
+    readonly letterCode: string,
+    message: string,
+  ) {
+    super('BATON_POISON', message);
+  }
+}
+
+/** Decodes a run message; PoisonMessage when it is too large or not a valid run message. */
+export function parseRunMessage(delivery: Delivery, maxMessageBytes: number): RunMessage {
+  if (delivery.data.byteLength > maxMessageBytes) {
+    throw new PoisonMessage(
+      'too-large',
+      `message of ${delivery.data.byteLength} bytes exceeds maxMessageBytes (${maxMessageBytes}); ` +
+        'pass large inputs by reference or raise the limit',
+    );
+  }
+  try {
+    const message = decodeMessage(delivery.data);
+    assertRunId(message.runId);
+    return message;
+  } catch (err) {
+    throw new PoisonMessage('unparseable', (err as Error).message);
+  }
+}
+
+/** Dead-letters the message with its reason and acks it; if that fails, it is redelivered. */
+export async function deadLetterDelivery(
+  delivery: Delivery,
+  code: string,
+  reason: string,
+  options: Pick<ResolvedWorkerOptions, 'transport' | 'logger' | 'onEvent'>,
+  instruments: WorkerInstruments,
+  retryMs: number,
+): Promise<void> {
+  try {
+    await options.transport.deadLetter({
+      data: delivery.data,
+      headers: delivery.headers,
+      code,
+      reason,
+      at: Date.now(),
+    });
+    await delivery.ack();
+    options.logger.warn({ code, reason }, 'message dead-lettered');
+    instruments.deadLetters.add(1, { [ATTR.code]: code });
+    options.onEvent({ type: 'dead-lettered', code, reason });
+  } catch (err) {
+    options.logger.error({ err, code }, 'dead-lettering failed; the message will be redelivered');
+    await delivery.nak(retryMs).catch(() => undefined);
+  }
+}
