@@ -6,7 +6,7 @@ import { ActivityFailedError, serializeError } from '../errors.js';
 import { runWithRetry, type RetryFailure } from '../retry.js';
 import type { ActivityDefinition, ActivityIO } from '../workflow.js';
 import { journalsStart } from '../workflow.js';
-import type { ExecutionHost, NewEntry } from './replay-executor.js';
+import type { ExecutionHost, NewEntry } from './execution-host.js';
 
 export interface ActivityExecution<I, O> {
   def: ActivityDefinition<I, O>;

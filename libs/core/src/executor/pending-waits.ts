@@ -4,7 +4,7 @@
  */
 import type { InboxSignal } from '../contracts/store.js';
 import { SignalTimeoutError } from '../errors.js';
-import type { NewEntry } from './replay-executor.js';
+import type { NewEntry } from './execution-host.js';
 
 export type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
 export type Wait = Settle &

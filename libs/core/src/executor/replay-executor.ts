@@ -6,8 +6,9 @@
  *    follows the code's call order, never completion order.
  * 2. Journaled completions are delivered one at a time, in journal order, each after the
  *    workflow has gone idle; so a replay takes exactly the path the original execution took.
- * 3. A live result reaches the workflow only after its journal append is durable, and not before
- *    every journaled completion has been delivered.
+ * 3. A live result reaches the workflow only after its journal append is durable (with
+ *    `pipelineSteps`, an idempotent activity's result may come first; see ExecutorOptions), and
+ *    not before every journaled completion has been delivered.
  * 4. A step whose code and history disagree stops the run with NonDeterminismError; user code
  *    cannot catch it and carry on.
  * 5. Once stopped (lease lost, hand-off, finish), nothing more is appended.
@@ -19,93 +20,23 @@
  *    exactly where it saw the old one, which is where every later replay delivers it again.
  */
 import { randomUUID } from 'node:crypto';
-import type { InboxSignal, SuspendResult } from '../contracts/store.js';
 import { toMs } from '../duration.js';
-import {
-  BatonError,
-  CancelledError,
-  NonDeterminismError,
-  serializeError,
-  type SerializedError,
-} from '../errors.js';
-import type { JournalEntry } from '../journal.js';
-import type {
-  ActivityDefinition,
-  ActivityOptions,
-  WorkflowContext,
-  AnyWorkflowDefinition,
-} from '../workflow.js';
+import { BatonError, CancelledError, NonDeterminismError, serializeError } from '../errors.js';
+import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { executeActivity } from './activity-execution.js';
 import { ReplayHistory, settleFromHistory, type CompletionEntry, type StepHistory } from './history.js';
+import type { ExecutionHost, ExecutionOutcome, ExecutorOptions, NewEntry } from './execution-host.js';
+import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type Settle } from './pending-waits.js';
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-/** An entry as the executor builds it; the host stamps `epoch` and `at`. */
-export type NewEntry = DistributiveOmit<JournalEntry, 'epoch' | 'at'>;
-
-/** What the executor needs from the worker: durable appends, the inbox, suspension, a clock. */
-export interface ExecutionHost {
-  readonly runId: string;
-  /** Appends durably, in call order; rejects when fenced or the transport fails. */
-  append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
-  /** Wall clock for live values and timer deadlines. */
-  clock(): number;
-  readSignals(): Promise<InboxSignal[]>;
-  /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspendRun). */
-  suspend(request: {
-    wakeAt: number | null;
-    signals: string[];
-    consumedSignalIds: string[];
-  }): Promise<SuspendResult>;
-  heartbeat?(seq: number, details: unknown): void;
-  /**
-   * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
-   * result or rethrow its error unchanged.
-   */
-  aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
-}
-
-/** What `aroundActivityAttempt` learns of an attempt. */
-export interface ActivityAttemptInfo {
-  runId: string;
-  name: string;
-  seq: number;
-  /** 1 for the first try; retries count up. */
-  attempt: number;
-  idempotencyKey: string;
-}
-
-export type ExecutionOutcome =
-  | { kind: 'completed'; result: unknown }
-  | { kind: 'failed'; error: SerializedError; nonDeterminism: boolean }
-  | { kind: 'cancelled'; reason: string }
-  | { kind: 'suspended' }
-  | { kind: 'stopped'; reason: 'handoff' | 'aborted'; cause?: unknown };
-
-export interface ExecutorOptions {
-  workflow: AnyWorkflowDefinition;
-  input: unknown;
-  runId: string;
-  /** The run's effective journal (fenced entries already dropped). */
-  history: readonly JournalEntry[];
-  host: ExecutionHost;
-  /** Waits shorter than this are slept in process instead of suspending. @defaultValue 1000 */
-  inProcessWaitMs?: number;
-  /** The lease said a cancel is pending. */
-  cancelRequested?: boolean;
-  /**
-   * Pipelined steps (opt-in): an idempotent activity's result reaches the workflow before its
-   * ActivityCompleted entry is durable, and the next idempotent activity starts without waiting
-   * for earlier entries. The run still ends (and hands off, and suspends) only once every entry
-   * is durable, a non-idempotent activity still starts only after everything before it is
-   * durable, and a failed append still stops the run. `run()` may resolve with the outcome while
-   * entries are still on their way: the host must journal the outcome after them, in order. What it gives up: after a crash, steps
-   * whose entries were not yet durable run again, possibly with inputs computed differently the
-   * second time. @defaultValue false
-   */
-  pipelineSteps?: boolean;
-}
+export type {
+  ActivityAttemptInfo,
+  ExecutionHost,
+  ExecutionOutcome,
+  ExecutorOptions,
+  NewEntry,
+} from './execution-host.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
@@ -115,7 +46,6 @@ interface Refresh {
   run(): Promise<unknown>;
 }
 
-const CHANGE_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class ReplayExecutor {
@@ -130,8 +60,7 @@ export class ReplayExecutor {
   private readonly refreshes = new Map<number, Refresh>();
   /** A freshness re-run is under way: no other completion is delivered until it settles. */
   private refreshing = false;
-  /** The answer of each ctx.patched() change id, fixed at its first call. */
-  private readonly patches = new Map<string, boolean>();
+  private readonly patchAnswers: PatchAnswers;
   private readonly waits: PendingWaits;
   private readonly deferred: Array<() => void> = [];
   /**
@@ -159,6 +88,7 @@ export class ReplayExecutor {
       this.fatal = err as Error;
     }
     this.history = history;
+    this.patchAnswers = new PatchAnswers(history);
     this.waits = new PendingWaits(options.runId, new Set(history?.consumedSignalIds));
     if (options.cancelRequested) this.cancelReason = 'cancel requested';
     this.ctx = this.createContext();
@@ -349,36 +279,13 @@ export class ReplayExecutor {
   }
 
   /**
-   * ctx.patched / ctx.deprecatePatch. The answer, fixed per change id for the execution:
-   * 1. the journal holds a PatchMarker for it: true (the run took the new branch before);
-   * 2. else the journal holds a step numbered at or after the next one: false (the recorded
-   *    execution went on past this point with the old code, so replay must follow it);
-   * 3. else the run is past everything it recorded: true, and a PatchMarker is journaled so
-   *    replays answer true by rule 1. The marker is appended before any later step runs live
-   *    (flushAppends), so a journal never holds a new-branch step without its marker.
-   * No sequence number is taken in any case (invariant 6).
+   * ctx.patched / ctx.deprecatePatch: the answer comes from the journal (PatchAnswers); a new
+   * marker is appended in call order, so no step after it can be durable without it. No sequence
+   * number is taken (invariant 6).
    */
   private patched(changeId: string, deprecated: boolean): boolean {
-    if (!CHANGE_ID_PATTERN.test(changeId)) {
-      throw new BatonError(
-        'BATON_PATCH_ID',
-        `ctx.${deprecated ? 'deprecatePatch' : 'patched'}('${changeId}'): a change id is 1-128 characters ` +
-          "from letters, digits, '_', '.', ':' and '-'",
-      );
-    }
-    const known = this.patches.get(changeId);
-    if (known !== undefined) return known;
-    let answer: boolean;
-    if (this.history?.hasPatch(changeId)) answer = true;
-    else if (this.history?.recordsStepFrom(this.nextSeq)) answer = deprecated;
-    else {
-      answer = true;
-      if (this.state === 'running' && !this.fatal) {
-        const marker: NewEntry = { type: 'PatchMarker', changeId, atSeq: this.nextSeq };
-        this.appendInBackground([deprecated ? { ...marker, deprecated: true } : marker]);
-      }
-    }
-    this.patches.set(changeId, answer);
+    const { answer, marker } = this.patchAnswers.decide(changeId, deprecated, this.nextSeq);
+    if (marker && this.state === 'running' && !this.fatal) this.appendInBackground([marker]);
     return answer;
   }
 

@@ -1,0 +1,72 @@
+/** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
+import type { InboxSignal, SuspendResult } from '../contracts/store.js';
+import type { SerializedError } from '../errors.js';
+import type { JournalEntry } from '../journal.js';
+import type { AnyWorkflowDefinition } from '../workflow.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An entry as the executor builds it; the host stamps `epoch` and `at`. */
+export type NewEntry = DistributiveOmit<JournalEntry, 'epoch' | 'at'>;
+
+/** What the executor needs from the worker: durable appends, the inbox, suspension, a clock. */
+export interface ExecutionHost {
+  readonly runId: string;
+  /** Appends durably, in call order; rejects when fenced or the transport fails. */
+  append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
+  /** Wall clock for live values and timer deadlines. */
+  clock(): number;
+  readSignals(): Promise<InboxSignal[]>;
+  /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspendRun). */
+  suspend(request: {
+    wakeAt: number | null;
+    signals: string[];
+    consumedSignalIds: string[];
+  }): Promise<SuspendResult>;
+  heartbeat?(seq: number, details: unknown): void;
+  /**
+   * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
+   * result or rethrow its error unchanged.
+   */
+  aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
+}
+
+/** What `aroundActivityAttempt` learns of an attempt. */
+export interface ActivityAttemptInfo {
+  runId: string;
+  name: string;
+  seq: number;
+  /** 1 for the first try; retries count up. */
+  attempt: number;
+  idempotencyKey: string;
+}
+
+export type ExecutionOutcome =
+  | { kind: 'completed'; result: unknown }
+  | { kind: 'failed'; error: SerializedError; nonDeterminism: boolean }
+  | { kind: 'cancelled'; reason: string }
+  | { kind: 'suspended' }
+  | { kind: 'stopped'; reason: 'handoff' | 'aborted'; cause?: unknown };
+
+export interface ExecutorOptions {
+  workflow: AnyWorkflowDefinition;
+  input: unknown;
+  runId: string;
+  /** The run's effective journal (fenced entries already dropped). */
+  history: readonly JournalEntry[];
+  host: ExecutionHost;
+  /** Waits shorter than this are slept in process instead of suspending. @defaultValue 1000 */
+  inProcessWaitMs?: number;
+  /** The lease said a cancel is pending. */
+  cancelRequested?: boolean;
+  /**
+   * Pipelined steps (opt-in): an idempotent activity's result reaches the workflow before its
+   * ActivityCompleted entry is durable, and the next idempotent activity starts without waiting
+   * for earlier entries. The run still ends (and hands off, and suspends) only once every entry
+   * is durable, a non-idempotent activity still starts only after everything before it is
+   * durable, and a failed append still stops the run. `run()` may resolve with the outcome while
+   * entries are still on their way: the host must journal the outcome after them, in order. What
+   * it gives up: after a crash, steps whose entries were not yet durable run again, possibly with
+   * inputs computed differently the second time. @defaultValue false
+   */
+  pipelineSteps?: boolean;
+}
