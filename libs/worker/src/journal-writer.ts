@@ -171,8 +171,10 @@ export class JournalWriter {
 
   private async appendNow(given: JournalEntry[], checkpoint: boolean): Promise<void> {
     if (this.stopCause !== undefined) throw this.stopCause;
-    const info = { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };
-    await this.faults?.('before-journal-append', info);
+    // Fault points exist for tests; without them the hot path builds no info and awaits nothing.
+    const faults = this.faults;
+    const info = faults && { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };
+    if (faults && info) await faults('before-journal-append', info);
     let stamped = given;
     let head: string | undefined;
     if (this.head !== undefined) ({ entries: stamped, head } = linkEntries(given, this.head));
@@ -193,7 +195,7 @@ export class JournalWriter {
     this.entries.push(...stamped);
     if (head !== undefined) this.head = head;
     this.sinceCheckpoint += stamped.length;
-    await this.faults?.('after-journal-append', info);
+    if (faults && info) await faults('after-journal-append', info);
     if (checkpoint || this.sinceCheckpoint >= this.checkpointEvery) {
       await this.writeCheckpoint(this.snapshot('running'));
     }
