@@ -9,7 +9,7 @@
  *   retried later) with an error naming the key id or the version.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
 import {
   CHECKPOINT_SCHEMA_VERSION,
@@ -23,7 +23,7 @@ import {
   type Transport,
 } from '@baton/core';
 import { Worker, type WorkerEvent } from '@baton/worker';
-import { crashEnvironment } from './crash-environment.spec-helper.js';
+import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 
 /** What the first activity returns: must never appear in the clear on the bus or in the store. */
 const MARKER = `plaintext-marker-${randomBytes(6).toString('hex')}`;
@@ -67,36 +67,19 @@ const secretLength = defineWorkflow({
 const REVEAL = 0;
 const MEASURE = 2;
 
-const environments = [
-  { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
-  { name: 'nats+postgres', factory: crashEnvironment('postgres', 'nats') },
-  { name: 'kafka+redis', factory: crashEnvironment('redis', 'kafka') },
-];
-
-describe.each(environments)('payload protection on $name', ({ factory }) => {
+describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => {
+  const ns = inProcessNamespace(factory, 'i');
+  const workers = ns.workers;
   let transport: Transport;
   let store: Store;
-  let dispose: () => Promise<void>;
   let client: Client;
-  const workers: Worker[] = [];
   let events: WorkerEvent[] = [];
-
-  beforeAll(async () => {
-    const env = await factory(`i${randomBytes(5).toString('hex')}`, {});
-    ({ transport, store, dispose } = env);
-    client = new Client({ transport, store });
-    await client.connect();
-  }, 60_000);
-
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop()));
+  beforeAll(() => {
+    ({ transport, store, client } = ns);
+  });
+  afterEach(() => {
     events = [];
-  }, 30_000);
-
-  afterAll(async () => {
-    await Promise.allSettled([transport?.close(), store?.close()]);
-    await dispose?.();
-  }, 60_000);
+  });
 
   async function startWorker(payloadProtection: PayloadProtection): Promise<Worker> {
     const worker = new Worker({

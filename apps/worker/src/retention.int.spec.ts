@@ -8,12 +8,11 @@
  * - client.delete refuses a run that is not finished, naming its status, and deletes a finished
  *   one at once.
  */
-import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@baton/client';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@baton/client';
 import { defineActivity, defineWorkflow, type Store, type Transport } from '@baton/core';
 import { Worker } from '@baton/worker';
-import { crashEnvironment } from './crash-environment.spec-helper.js';
+import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 
 const TTL_MS = 1_500;
 
@@ -35,12 +34,6 @@ const waiting = defineWorkflow({
   },
 });
 
-const environments = [
-  { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
-  { name: 'nats+postgres', factory: crashEnvironment('postgres', 'nats') },
-  { name: 'kafka+redis', factory: crashEnvironment('redis', 'kafka') },
-];
-
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -49,28 +42,15 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
   }
 }
 
-describe.each(environments)('retention on $name', ({ factory }) => {
+describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
+  const ns = inProcessNamespace(factory, 'ret');
+  const workers = ns.workers;
   let transport: Transport;
   let store: Store;
-  let dispose: () => Promise<void>;
   let client: Client;
-  const workers: Worker[] = [];
-
-  beforeAll(async () => {
-    const env = await factory(`ret${randomBytes(5).toString('hex')}`, {});
-    ({ transport, store, dispose } = env);
-    client = new Client({ transport, store });
-    await client.connect();
-  }, 60_000);
-
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop()));
-  }, 30_000);
-
-  afterAll(async () => {
-    await Promise.allSettled([transport?.close(), store?.close()]);
-    await dispose?.();
-  }, 60_000);
+  beforeAll(() => {
+    ({ transport, store, client } = ns);
+  });
 
   async function startWorker(retentionMs: number): Promise<Worker> {
     const worker = new Worker({

@@ -12,7 +12,7 @@
  *   naming it and changes nothing.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
 import {
   defineActivity,
@@ -23,7 +23,7 @@ import {
   type Transport,
 } from '@baton/core';
 import { Worker } from '@baton/worker';
-import { crashEnvironment } from './crash-environment.spec-helper.js';
+import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 
 /** Executions per activity name: the outside world's view of side effects. */
 const executions = new Map<string, number>();
@@ -70,34 +70,15 @@ const flakyPipeline = defineWorkflow({
 const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
 const PROTECTED = resolvePayloadProtection({ encryptionKeys: key('k1'), signingKeys: key('s1') }, {});
 
-const environments = [
-  { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
-  { name: 'nats+postgres', factory: crashEnvironment('postgres', 'nats') },
-  { name: 'kafka+redis', factory: crashEnvironment('redis', 'kafka') },
-];
-
-describe.each(environments)('time travel on $name', ({ factory }) => {
+describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
+  const ns = inProcessNamespace(factory, 'tt');
+  const workers = ns.workers;
   let transport: Transport;
   let store: Store;
-  let dispose: () => Promise<void>;
   let client: Client;
-  const workers: Worker[] = [];
-
-  beforeAll(async () => {
-    const env = await factory(`tt${randomBytes(5).toString('hex')}`, {});
-    ({ transport, store, dispose } = env);
-    client = new Client({ transport, store });
-    await client.connect();
-  }, 60_000);
-
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop()));
-  }, 30_000);
-
-  afterAll(async () => {
-    await Promise.allSettled([transport?.close(), store?.close()]);
-    await dispose?.();
-  }, 60_000);
+  beforeAll(() => {
+    ({ transport, store, client } = ns);
+  });
 
   async function startWorker(payloadProtection?: PayloadProtection): Promise<Worker> {
     const worker = new Worker({

@@ -1,0 +1,52 @@
+/**
+ * For integration specs that run real `Worker`s in the test process: the bus/store pairs they run
+ * on, and one fresh namespace per describe block with its lifecycle (connect before all, stop the
+ * test's workers after each, close and delete everything after all).
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { Client } from '@baton/client';
+import type { Store, Transport } from '@baton/core';
+import type { Worker } from '@baton/worker';
+import { crashEnvironment } from './crash-environment.spec-helper.js';
+
+/** The pairs the in-process integration specs run on. */
+export const IN_PROCESS_PAIRS = [
+  { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
+  { name: 'nats+postgres', factory: crashEnvironment('postgres', 'nats') },
+  { name: 'kafka+redis', factory: crashEnvironment('redis', 'kafka') },
+];
+
+export interface InProcessNamespace {
+  /** Connected in beforeAll. */
+  transport: Transport;
+  store: Store;
+  client: Client;
+  /** Workers a test started; each is stopped after the test. */
+  readonly workers: Worker[];
+}
+
+/** Registers the hooks of one namespace on `factory`; its fields are set once beforeAll ran. */
+export function inProcessNamespace(
+  factory: (typeof IN_PROCESS_PAIRS)[number]['factory'],
+  prefix: string,
+): InProcessNamespace {
+  const ns = { workers: [] as Worker[] } as unknown as InProcessNamespace;
+  let dispose: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const env = await factory(`${prefix}${randomBytes(5).toString('hex')}`, {});
+    ns.transport = env.transport;
+    ns.store = env.store;
+    dispose = env.dispose;
+    ns.client = new Client({ transport: ns.transport, store: ns.store });
+    await ns.client.connect();
+  }, 60_000);
+  afterEach(async () => {
+    await Promise.all(ns.workers.splice(0).map((w) => w.stop()));
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.allSettled([ns.transport?.close(), ns.store?.close()]);
+    await dispose?.();
+  }, 60_000);
+  return ns;
+}
