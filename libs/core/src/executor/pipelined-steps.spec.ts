@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../journal.js';
-import { defineActivity, defineWorkflow } from '../workflow.js';
+import { defineActivity, defineWorkflow, type ActivityDefinition } from '../workflow.js';
 import { ReplayExecutor, type ExecutionOutcome } from './replay-executor.js';
 import { testHost, type TestHost } from './test-host.spec-helper.js';
 
@@ -45,6 +45,18 @@ function gatedHost(): TestHost & { log: string[]; releaseAll(): void; failNext(e
   });
 }
 
+/** A workflow of `steps` sequential runs of `activity`, each on the previous result. */
+function chainOf(activity: ActivityDefinition<number, number>, steps: number) {
+  return defineWorkflow({
+    name: 'chain',
+    version: 1,
+    run: async (ctx, x: number) => {
+      for (let i = 0; i < steps; i++) x = await ctx.run(activity, x);
+      return x;
+    },
+  });
+}
+
 async function turns(n = 10): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
 }
@@ -53,14 +65,7 @@ describe('pipelined steps', () => {
   it('runs idempotent steps ahead of their entries and hands the outcome over with them pending', async () => {
     const host = gatedHost();
     const inc = defineActivity({ name: 'inc', run: (x: number) => (host.log.push(`run ${x}`), x + 1) });
-    const wf = defineWorkflow({
-      name: 'chain',
-      version: 1,
-      run: async (ctx, x: number) => {
-        for (let i = 0; i < 3; i++) x = await ctx.run(inc, x);
-        return x;
-      },
-    });
+    const wf = chainOf(inc, 3);
     const executor = new ReplayExecutor({
       workflow: wf,
       input: 0,
@@ -127,14 +132,7 @@ describe('pipelined steps', () => {
   it('stops the run when a pipelined entry cannot be journaled', async () => {
     const host = gatedHost();
     const inc = defineActivity({ name: 'inc', run: (x: number) => x + 1 });
-    const wf = defineWorkflow({
-      name: 'chain',
-      version: 1,
-      run: async (ctx, x: number) => {
-        for (let i = 0; i < 3; i++) x = await ctx.run(inc, x);
-        return x;
-      },
-    });
+    const wf = chainOf(inc, 3);
     const lost = new Error('lease lost');
     host.failNext(lost);
     const executor = new ReplayExecutor({
@@ -152,14 +150,7 @@ describe('pipelined steps', () => {
   it('without the option, each step waits for its own entry (the default)', async () => {
     const host = gatedHost();
     const inc = defineActivity({ name: 'inc', run: (x: number) => (host.log.push(`run ${x}`), x + 1) });
-    const wf = defineWorkflow({
-      name: 'chain',
-      version: 1,
-      run: async (ctx, x: number) => {
-        for (let i = 0; i < 2; i++) x = await ctx.run(inc, x);
-        return x;
-      },
-    });
+    const wf = chainOf(inc, 2);
     const running = new ReplayExecutor({ workflow: wf, input: 0, runId: 'run-1', history: [], host }).run();
     await turns();
     expect(host.log).toEqual(['run 0', 'append ActivityCompleted#0']);
