@@ -110,6 +110,7 @@ export type {
   LeaseState,
   LeaseStore,
   NewRun,
+  PayloadStore,
   PresenceStore,
   RenewRequest,
   RenewResult,

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunOutcome, Store } from '@baton/core';
 import { uniqueId } from './conformance-helpers.js';
+import { sha256Of } from './payload-store-conformance.js';
 import { acquireOk, checkpointOf, createTestRun, suspendedRun } from './store-conformance-helpers.js';
 
 const COMPLETED: RunOutcome = { status: 'completed', result: { ok: true } };
@@ -66,6 +67,23 @@ export function describeRetentionConformance(store: () => Store): void {
         idempotencyKey: key,
       });
       expect(again.created).toBe(true);
+    });
+
+    it("deletes a finished run's large payloads with it, and an unfinished run's never", async () => {
+      const data = new TextEncoder().encode('{"big":true}');
+      const hash = sha256Of(data);
+      const finished = await finishedRun(store(), COMPLETED);
+      const running = (await createTestRun(store(), 'running')).runId;
+      await acquireOk(store(), running, 'worker-a');
+      // A start message's input, stored before any worker created the run.
+      const neverCreated = uniqueId('input-only');
+      for (const runId of [finished, running, neverCreated]) await store().putPayload(runId, hash, data);
+      expect(await store().deleteRun(finished)).toBe(true);
+      expect(await store().getPayload(finished, hash)).toBeUndefined();
+      await expect(store().deleteRun(running)).rejects.toMatchObject({ code: 'BATON_RUN_STATE' });
+      expect(await store().getPayload(running, hash)).toEqual(data);
+      expect(await store().deleteRun(neverCreated)).toBe(false);
+      expect(await store().getPayload(neverCreated, hash)).toBeUndefined();
     });
 
     it('never lists nor deletes an unfinished run, however old, and names its status', async () => {

@@ -17,6 +17,7 @@ import { describeRunConformance } from './store-conformance-runs.js';
 import { describeHistoryConformance } from './store-conformance-history.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
+import { describePayloadStoreConformance } from './payload-store-conformance.js';
 import { describePresenceConformance, type StorePairFactory } from './store-conformance-presence.js';
 
 /** Options of {@link describeStoreConformance}. */
@@ -49,6 +50,7 @@ export function describeStoreConformance(
     describeRunConformance(store);
     describeHistoryConformance(store);
     describeRetentionConformance(store);
+    describePayloadStoreConformance(store);
     if (options.pair) describePresenceConformance(options.pair);
   });
 }

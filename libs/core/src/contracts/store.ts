@@ -333,14 +333,50 @@ export interface RetentionStore {
    * Atomically, only while the run is finished: removes its record, checkpoints, lease, cancel
    * flag, timer, signal inbox and its idempotency key (a later start with that key creates a new
    * run). Resolves true when deleted, false when the store does not know the run. Throws
-   * RunStateError, naming the run and its status, when the run is not finished.
+   * RunStateError, naming the run and its status, when the run is not finished. Its large
+   * payloads ({@link PayloadStore}) go in the same step.
    */
   deleteRun(runId: string): Promise<boolean>;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Large payloads (claim check)
+
+/**
+ * Large payloads stored by reference (docs/large-payloads.md): a value above the claim-check
+ * threshold is kept here, and the journal entry, checkpoint or message carries its SHA-256 instead.
+ * Payloads are scoped by run, so retention deletes them with the run; the key is the hex SHA-256
+ * of the stored bytes, so writing the same payload twice keeps one copy.
+ *
+ * Every store implements it (the default location); `NatsObjectPayloadStore` is the opt-in
+ * alternative on NATS.
+ */
+export interface PayloadStore {
+  /** Where payloads are kept, for errors and logs, e.g. `redis`, `postgres`, `nats-object-store`. */
+  readonly payloadLocation: string;
+  /** Stores `data` as the run's payload `sha256`. Idempotent. */
+  putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void>;
+  /** The payload, or undefined when the run has none under that hash (deleted, or never written). */
+  getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined>;
+  /**
+   * Deletes every payload of these runs (retention and `client.delete`, after the run is gone).
+   * A store's own {@link RetentionStore.deleteRun} deletes its payloads atomically with the run;
+   * this is for payload stores apart from the store, and for payloads written before a run was
+   * created (the input of a start message no worker took).
+   */
+  deletePayloads(runIds: readonly string[]): Promise<void>;
+}
+
 /** A store adapter: Redis, Postgres, or in-memory. */
 export interface Store
-  extends LeaseStore, CheckpointStore, RunIndex, TimerStore, SignalInbox, PresenceStore, RetentionStore {
+  extends LeaseStore,
+    CheckpointStore,
+    RunIndex,
+    TimerStore,
+    SignalInbox,
+    PresenceStore,
+    RetentionStore,
+    PayloadStore {
   readonly name: string;
   /** Connects and prepares (scripts, migrations). Safe to call more than once. */
   connect(): Promise<void>;

@@ -82,6 +82,9 @@ class MemoryStore implements Store {
   private readonly timers = new Map<string, number>();
   private readonly inboxes = new Map<string, InboxSignal[]>();
   private readonly workers = new Set<string>();
+  /** Large payloads by run, then by hash (copies, so a caller's buffer may change afterwards). */
+  private readonly payloads = new Map<string, Map<string, Uint8Array>>();
+  readonly payloadLocation = 'memory';
 
   constructor(private readonly clock: () => number) {}
 
@@ -412,7 +415,11 @@ class MemoryStore implements Store {
     this.assertOpen('deleteRun');
     const run = this.runs.get(runId);
     const lease = this.leases.get(runId);
-    if (run === undefined && lease === undefined) return false;
+    if (run === undefined && lease === undefined) {
+      // A start message's input may have been stored before any worker created the run.
+      this.payloads.delete(runId);
+      return false;
+    }
     const status = unfinishedStatus(run, lease);
     if (status !== undefined) throw refuseDelete(runId, status);
     if (run?.idempotencyKey != null && this.runIdsByKey.get(run.idempotencyKey) === runId) {
@@ -424,7 +431,29 @@ class MemoryStore implements Store {
     this.checkpoints.delete(runId);
     this.timers.delete(runId);
     this.inboxes.delete(runId);
+    this.payloads.delete(runId);
     return true;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Large payloads
+
+  async putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {
+    this.assertOpen('putPayload');
+    let byHash = this.payloads.get(runId);
+    if (byHash === undefined) this.payloads.set(runId, (byHash = new Map()));
+    if (!byHash.has(sha256)) byHash.set(sha256, Uint8Array.from(data));
+  }
+
+  async getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined> {
+    this.assertOpen('getPayload');
+    const data = this.payloads.get(runId)?.get(sha256);
+    return data === undefined ? undefined : Uint8Array.from(data);
+  }
+
+  async deletePayloads(runIds: readonly string[]): Promise<void> {
+    this.assertOpen('deletePayloads');
+    for (const runId of runIds) this.payloads.delete(runId);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,0 +1,71 @@
+/**
+ * Conformance of a {@link PayloadStore} (large payloads kept by reference): every store runs it as
+ * a section of the store suite, and a payload store apart from the store (the NATS object store)
+ * runs it on its own:
+ *
+ * ```ts
+ * describePayloadStoreConformance(() => payloadStoreUnderTest);
+ * ```
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { PayloadStore } from '@baton/core';
+import { uniqueId } from './conformance-helpers.js';
+
+/** The key a writer would give these bytes. */
+export function sha256Of(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Registers the payload tests; `payloads()` is the test's fresh payload store, connected. */
+export function describePayloadStoreConformance(payloads: () => PayloadStore): void {
+  describe('large payloads', () => {
+    it('keeps a payload under its run and hash, and gives the same bytes back', async () => {
+      const runId = uniqueId('run');
+      const data = new TextEncoder().encode(JSON.stringify({ big: 'x'.repeat(1000) }));
+      const hash = sha256Of(data);
+      await payloads().putPayload(runId, hash, data);
+      expect(await payloads().getPayload(runId, hash)).toEqual(data);
+      expect(payloads().payloadLocation).toMatch(/\S/);
+    });
+
+    it('answers undefined for an unknown hash or another run, and writing twice keeps one copy', async () => {
+      const runId = uniqueId('run');
+      const data = randomBytes(512);
+      const hash = sha256Of(data);
+      await payloads().putPayload(runId, hash, data);
+      await payloads().putPayload(runId, hash, data);
+      expect(await payloads().getPayload(runId, hash)).toEqual(new Uint8Array(data));
+      expect(await payloads().getPayload(runId, sha256Of(randomBytes(8)))).toBeUndefined();
+      expect(await payloads().getPayload(uniqueId('other-run'), hash)).toBeUndefined();
+    });
+
+    it('round-trips a payload of several MiB byte for byte', async () => {
+      const runId = uniqueId('run');
+      const data = randomBytes(5 * 1024 * 1024 + 17);
+      const hash = sha256Of(data);
+      await payloads().putPayload(runId, hash, data);
+      const back = await payloads().getPayload(runId, hash);
+      expect(back?.byteLength).toBe(data.byteLength);
+      expect(sha256Of(back!)).toBe(hash);
+    });
+
+    it('deletePayloads removes every payload of the named runs and nothing of others', async () => {
+      const [a, b, kept] = [uniqueId('run-a'), uniqueId('run-b'), uniqueId('run-kept')];
+      const one = randomBytes(64);
+      const two = randomBytes(64);
+      for (const runId of [a, b, kept]) {
+        await payloads().putPayload(runId, sha256Of(one), one);
+        await payloads().putPayload(runId, sha256Of(two), two);
+      }
+      await payloads().deletePayloads([a, b, uniqueId('never-written')]);
+      for (const runId of [a, b]) {
+        expect(await payloads().getPayload(runId, sha256Of(one))).toBeUndefined();
+        expect(await payloads().getPayload(runId, sha256Of(two))).toBeUndefined();
+      }
+      expect(await payloads().getPayload(kept, sha256Of(one))).toEqual(new Uint8Array(one));
+      expect(await payloads().getPayload(kept, sha256Of(two))).toEqual(new Uint8Array(two));
+      await payloads().deletePayloads([]);
+    });
+  });
+}
