@@ -64,6 +64,7 @@ describe('postgres store: migrations', () => {
       'checkpoints',
       'leases',
       'live_workers',
+      'payloads',
       'runs',
       'schema_migrations',
       'signals',

@@ -30,6 +30,7 @@ import { connectError, operationError } from './errors.js';
 import * as leases from './leases.js';
 import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
+import * as payloads from './payloads.js';
 import * as presence from './presence.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
@@ -40,6 +41,7 @@ export type PostgresStoreState = 'created' | 'connecting' | 'ready' | 'closed';
 
 export class PostgresStore implements Store {
   readonly name = 'postgres';
+  readonly payloadLocation = 'postgres';
 
   private status: PostgresStoreState = 'created';
   private connecting: Promise<void> | undefined;
@@ -193,6 +195,18 @@ export class PostgresStore implements Store {
   }
   deleteRun(runId: string): Promise<boolean> {
     return this.run('deleteRun', (db) => retention.deleteRun(db, runId));
+  }
+
+  // Large payloads ------------------------------------------------------------------------------
+
+  putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {
+    return this.run('putPayload', (db) => payloads.putPayload(db, runId, sha256, data));
+  }
+  getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined> {
+    return this.run('getPayload', (db) => payloads.getPayload(db, runId, sha256));
+  }
+  deletePayloads(runIds: readonly string[]): Promise<void> {
+    return this.run('deletePayloads', (db) => payloads.deletePayloads(db, runIds));
   }
 
   // Presence -------------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ export interface KeyLayout {
   readonly workers: string;
   /** ZSET runId -> finish time of finished runs in the index: retention's queue. */
   readonly finished: string;
+  /** HASH sha256 -> bytes: the run's large payloads (claim check), deleted with the run. */
+  payloads(runId: string): string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -52,5 +54,6 @@ export function keyLayout(prefix: string): KeyLayout {
     signalNames: (runId) => `${prefix}signal-ids:${runId}`,
     workers: `${prefix}workers`,
     finished: `${prefix}finished`,
+    payloads: (runId) => `${prefix}payload:${runId}`,
   };
 }

@@ -37,6 +37,7 @@ import {
   type RedisStoreOptions,
   type ResolvedRedisStoreOptions,
 } from './options.js';
+import * as payloads from './payloads.js';
 import { PresenceRegistry } from './presence.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
@@ -67,6 +68,7 @@ type RedisStoreState = 'created' | 'connecting' | 'open' | 'closed';
 
 class RedisStore implements Store {
   readonly name = 'redis';
+  readonly payloadLocation = 'redis';
 
   private state: RedisStoreState = 'created';
   private opening: Promise<StoreContext> | undefined;
@@ -164,6 +166,17 @@ class RedisStore implements Store {
   }
   deleteRun(runId: string): Promise<boolean> {
     return this.op('deleteRun', (ctx) => retention.deleteRun(ctx, runId));
+  }
+
+  // PayloadStore
+  putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {
+    return this.op('putPayload', (ctx) => payloads.putPayload(ctx, runId, sha256, data));
+  }
+  getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined> {
+    return this.op('getPayload', (ctx) => payloads.getPayload(ctx, runId, sha256));
+  }
+  deletePayloads(runIds: readonly string[]): Promise<void> {
+    return this.op('deletePayloads', (ctx) => payloads.deletePayloads(ctx, runIds));
   }
 
   // PresenceStore

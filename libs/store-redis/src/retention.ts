@@ -1,6 +1,6 @@
 /**
  * RetentionStore on Redis: the finished index (a ZSET by finish time, kept by finish-run.lua and
- * reopen-run.lua) and the atomic delete of a finished run (delete-run.lua).
+ * reopen-run.lua) and the atomic delete of a finished run with its large payloads (delete-run.lua).
  *
  * Runs finished before the index existed are not in it, so retention never lists them;
  * deleteRun still deletes them when asked by id.
@@ -29,6 +29,7 @@ export async function deleteRun(ctx: StoreContext, runId: string): Promise<boole
       keys.held,
       keys.timers,
       keys.finished,
+      keys.payloads(runId),
     ],
     [keys.prefix, runId],
   )) as [number, unknown?];
