@@ -17,7 +17,12 @@ import {
   RunStateError,
   TimeoutError,
   WorkflowFailedError,
+  resolveClaimCheck,
   type CheckpointSummary,
+  type ClaimCheck,
+  type LargePayloadOptions,
+  type PayloadRef,
+  type PayloadStore,
   type LeaseInfo,
   type PayloadCodec,
   type PayloadProtection,
@@ -45,6 +50,14 @@ export interface ClientOptions {
    * @defaultValue nothing: plain records are read; an encrypted one raises an error naming its key
    */
   payloadProtection?: PayloadProtection | PayloadProtectionOptions;
+  /**
+   * Large payloads by reference (docs/large-payloads.md): a run input or signal payload whose JSON
+   * is above `thresholdBytes` is stored in `payloads` (default: the client's store) and the
+   * message carries its SHA-256 reference; history() reads references back. Use the workers'
+   * settings. A client with neither a store nor `payloads` sends every value inline.
+   * @defaultValue `{ thresholdBytes: 65536, payloads: store }`
+   */
+  largePayloads?: LargePayloadOptions;
 }
 
 export interface StartOptions {
@@ -94,6 +107,7 @@ export class Client {
   private readonly pollIntervalMs: number;
   private readonly codec: PayloadCodec;
   private readonly protection: PayloadProtection;
+  private readonly claimCheck: ClaimCheck | undefined;
   private connecting: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -108,11 +122,18 @@ export class Client {
         ? protection
         : resolvePayloadProtection(protection ?? {}, {});
     this.codec = this.protection.codec;
+    this.claimCheck = resolveClaimCheck(options.largePayloads, options.store, this.codec);
   }
 
   /** Connects the adapters; called by every method, so calling it yourself is optional. */
   connect(): Promise<void> {
-    this.connecting ??= Promise.all([this.transport.connect(), this.store?.connect()]).then(() => undefined);
+    const payloads = this.claimCheck?.payloads;
+    const separate = payloads !== this.store && payloads !== undefined && 'connect' in payloads;
+    this.connecting ??= Promise.all([
+      this.transport.connect(),
+      this.store?.connect(),
+      separate ? (payloads as PayloadStore & { connect(): Promise<void> }).connect() : undefined,
+    ]).then(() => undefined);
     return this.connecting;
   }
 
@@ -145,7 +166,7 @@ export class Client {
         runId,
         workflow: workflow.name,
         version: workflow.version,
-        input,
+        ...(await this.inlineOrRef(runId, input, 'input')),
         ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
         ...(traceparent !== undefined ? { traceparent } : {}),
         enqueuedAt: Date.now(),
@@ -170,7 +191,8 @@ export class Client {
     assertRunId(runId);
     await this.connect();
     const signalId = options.signalId ?? randomUUID();
-    await this.transport.enqueue(encodeMessage({ kind: 'signal', runId, name, payload, signalId }), {
+    const value = await this.inlineOrRef(runId, payload, 'payload');
+    await this.transport.enqueue(encodeMessage({ kind: 'signal', runId, name, ...value, signalId }), {
       msgId: `signal:${runId}:${signalId}`,
       key: runId,
     });
@@ -201,12 +223,14 @@ export class Client {
   async history(runId: string): Promise<PositionedEntry[]> {
     await this.connect();
     const records = await this.transport.read(runId, 0);
-    return records.flatMap((r) =>
-      decodeJournalRecord(r.data, runId, this.codec, r.position).map((entry) => ({
-        position: r.position,
-        entry,
-      })),
-    );
+    const positioned: PositionedEntry[] = [];
+    for (const r of records) {
+      const decoded = decodeJournalRecord(r.data, runId, this.codec, r.position);
+      // Large values come back from the payload store, verified, as the workers read them.
+      const entries = this.claimCheck ? await this.claimCheck.resolveEntries(runId, decoded) : decoded;
+      for (const entry of entries) positioned.push({ position: r.position, entry });
+    }
+    return positioned;
   }
 
   /**
@@ -254,6 +278,10 @@ export class Client {
       { fromCheckpoint, fromJournalPosition },
       this.protection,
     );
+    const prefix = forkEntries(history.entries);
+    // The fork keeps the original's references and gets its own copies of the bytes: retention
+    // deletes payloads with their run. Copied before the run exists, so no worker misses one.
+    await this.claimCheck?.copyPayloads(runId, newId, prefix);
     const checkpoint = sealCheckpoint(
       {
         runId: newId,
@@ -262,7 +290,7 @@ export class Client {
         epoch: 0,
         // The new run's own journal is empty; its first owner reads all of it.
         journalPosition: 0,
-        entries: forkEntries(history.entries),
+        entries: prefix,
         status: 'running',
       },
       this.protection,
@@ -290,7 +318,7 @@ export class Client {
         runId: newId,
         workflow: original.workflow,
         version: original.version,
-        input: original.input,
+        ...(await this.inlineOrRef(newId, original.input, 'input')),
         enqueuedAt: Date.now(),
       }),
       { msgId: `start:${newId}`, key: newId },
@@ -354,7 +382,7 @@ export class Client {
     const store = this.requireStore('delete');
     assertRunId(runId);
     await this.connect();
-    const deleted = await deleteFinishedRun(store, this.transport, runId);
+    const deleted = await deleteFinishedRun(store, this.transport, runId, this.claimCheck?.payloads);
     if (deleted === undefined)
       throw new NotFoundError(`client.delete(${runId}): run ${runId} is not known to the store`);
     return deleted;
@@ -383,6 +411,18 @@ export class Client {
       );
       interval = Math.min(interval * 2, 250);
     }
+  }
+
+  /** `{ [field]: value }`, or `{ [field]Ref: reference }` once a large value is stored. */
+  private async inlineOrRef<F extends 'input' | 'payload'>(
+    runId: string,
+    value: unknown,
+    field: F,
+  ): Promise<{ [K in F]?: unknown } & { [K in `${F}Ref`]?: PayloadRef }> {
+    const ref = await this.claimCheck?.offloadValue(runId, value);
+    return (ref === undefined ? { [field]: value } : { [`${field}Ref`]: ref }) as {
+      [K in F]?: unknown;
+    } & { [K in `${F}Ref`]?: PayloadRef };
   }
 
   private async requireRun(store: Store, runId: string, method: string): Promise<RunRecord> {

@@ -55,6 +55,7 @@ export type {
   JournalEntryType,
   LeaseAcquiredEntry,
   PatchMarkerEntry,
+  PayloadRef,
   PositionedEntry,
   RunCancelledEntry,
   RunCompletedEntry,

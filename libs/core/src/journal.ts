@@ -7,6 +7,22 @@
  */
 import type { SerializedError } from './errors.js';
 
+/**
+ * A value kept by reference (claim check, docs/large-payloads.md): the entry or message carries
+ * this instead of the value, and the bytes live in the payload store under the run and `sha256`.
+ */
+export interface PayloadRef {
+  /** Hex SHA-256 of the stored bytes: checked on every read, so a swapped payload is refused. */
+  sha256: string;
+  /** Stored size in bytes. */
+  size: number;
+  /**
+   * The run the bytes were encoded for (their encryption is bound to it). A fork keeps the
+   * original's refs and copies the bytes under its own id, so this may name another run.
+   */
+  run: string;
+}
+
 interface EntryBase {
   /** Epoch of the lease the writer held. */
   epoch: number;
@@ -36,6 +52,8 @@ export interface ActivityCompletedEntry extends EntryBase {
   seq: number;
   name: string;
   result: unknown;
+  /** Set instead of `result` when the result was stored by reference. */
+  resultRef?: PayloadRef;
   attempts: number;
   /** True when the result came from the activity's `reconcile` hook rather than a fresh execution. */
   reconciled?: boolean;
@@ -104,6 +122,8 @@ export interface SignalReceivedEntry extends EntryBase {
   /** The inbox id of the consumed signal: each signal is consumed by exactly one wait. */
   signalId: string;
   payload: unknown;
+  /** Set instead of `payload` when the payload was stored by reference. */
+  payloadRef?: PayloadRef;
 }
 
 export interface SignalTimedOutEntry extends EntryBase {
@@ -115,6 +135,8 @@ export interface SignalTimedOutEntry extends EntryBase {
 export interface RunCompletedEntry extends EntryBase {
   type: 'RunCompleted';
   result: unknown;
+  /** Set instead of `result` when the result was stored by reference. */
+  resultRef?: PayloadRef;
 }
 
 export interface RunFailedEntry extends EntryBase {

@@ -2,6 +2,7 @@
  * Run-queue messages. Producers publish `start`, `signal` and `cancel`; workers publish `resume`
  * (hand-off, reaped lease) and `wake` (timer due, signal arrived, cancel of a suspended run).
  */
+import type { PayloadRef } from './journal.js';
 
 interface MessageBase {
   runId: string;
@@ -13,7 +14,10 @@ export interface StartMessage extends MessageBase {
   kind: 'start';
   workflow: string;
   version: number;
-  input: unknown;
+  /** The run's input; absent when it went by reference (`inputRef`). */
+  input?: unknown;
+  /** Set instead of `input` when the input was stored by reference (docs/large-payloads.md). */
+  inputRef?: PayloadRef;
   idempotencyKey?: string;
   enqueuedAt: number;
 }
@@ -33,7 +37,10 @@ export interface WakeMessage extends MessageBase {
 export interface SignalMessage extends MessageBase {
   kind: 'signal';
   name: string;
-  payload: unknown;
+  /** Absent when the payload went by reference (`payloadRef`). */
+  payload?: unknown;
+  /** Set instead of `payload` when the payload was stored by reference. */
+  payloadRef?: PayloadRef;
   /** Unique per signal; a redelivered message is delivered to the inbox once. */
   signalId: string;
 }

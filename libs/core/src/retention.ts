@@ -1,13 +1,15 @@
 /**
- * Deleting a finished run from both places it lives: the store (record, checkpoints, lease,
- * signals, idempotency key) and the bus (its journal). Shared by `client.delete` and the worker's
+ * Deleting a finished run from the places it lives: the store (record, checkpoints, lease,
+ * signals, idempotency key, large payloads), a payload store apart from it (the NATS object
+ * store), and the bus (its journal). Shared by `client.delete` and the worker's
  * retention sweep (docs/retention.md).
  *
  * Invariant: the store's delete comes first and is the only gate. It checks, atomically, that the
- * run is finished; only after it succeeded is the journal purged, so a run reopened or still
- * going never loses a record. A crash between the two leaves the journal to the bus's own limits.
+ * run is finished; only after it succeeded are its payloads and journal deleted, so a run reopened
+ * or still going never loses a record. A crash in between leaves the journal to the bus's own
+ * limits, and payloads in a separate payload store behind (never a run without its payloads).
  */
-import type { Store } from './contracts/store.js';
+import type { PayloadStore, Store } from './contracts/store.js';
 import type { Transport } from './contracts/transport.js';
 
 /** What {@link deleteFinishedRun} removed. */
@@ -25,8 +27,11 @@ export async function deleteFinishedRun(
   store: Store,
   transport: Transport,
   runId: string,
+  /** A payload store apart from `store`, whose payloads of the run go too. */
+  payloads?: PayloadStore,
 ): Promise<RunDeletion | undefined> {
   if (!(await store.deleteRun(runId))) return undefined;
+  if (payloads !== undefined && payloads !== store) await payloads.deletePayloads([runId]);
   await transport.purgeJournal(runId);
   return { runId, journal: transport.journalPurge === 'deletes' ? 'purged' : 'retention' };
 }

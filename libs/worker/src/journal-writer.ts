@@ -15,10 +15,13 @@
  *    together, only after an append succeeded, so every checkpoint records the head of exactly
  *    the entries it holds. Without protection (`protection` undefined) nothing is linked, encoded
  *    beyond encodeEntries, sealed or signed: the hot path is today's.
+ * 3. With the claim check on, `entries` (and so every checkpoint) hold references in place of
+ *    large values, exactly as the journal does; the bytes are durable before the record is sent.
  */
 import {
   CHECKPOINT_SCHEMA_VERSION,
-  encodeJournalRecord,
+  encodeEntries,
+  journalRecordContext,
   IDENTITY_PAYLOAD_CODEC,
   JournalConflictError,
   PayloadTooLargeError,
@@ -26,6 +29,7 @@ import {
   linkEntries,
   protectCheckpoint,
   type Checkpoint,
+  type ClaimCheck,
   type JournalEntry,
   type NewEntry,
   type PayloadProtection,
@@ -68,6 +72,8 @@ export class JournalWriter {
     private readonly protection?: PayloadProtection,
     /** The chain head after `entries` when the hash chain is on. */
     private head?: string,
+    /** Stores large values by reference; undefined journals every value inline. */
+    private readonly claimCheck?: ClaimCheck,
   ) {}
 
   get position(): number {
@@ -169,20 +175,38 @@ export class JournalWriter {
     );
   }
 
+  /** The entries as they will be journaled (chain-linked when the chain is on), and their bytes. */
+  private encode(given: readonly JournalEntry[]): {
+    stamped: JournalEntry[];
+    head: string | undefined;
+    plain: Uint8Array;
+  } {
+    if (this.head === undefined)
+      return { stamped: given as JournalEntry[], head: undefined, plain: encodeEntries(given) };
+    const { entries, head } = linkEntries(given, this.head);
+    return { stamped: entries, head, plain: encodeEntries(entries) };
+  }
+
   private async appendNow(given: JournalEntry[], checkpoint: boolean): Promise<void> {
     if (this.stopCause !== undefined) throw this.stopCause;
     // Fault points exist for tests; without them the hot path builds no info and awaits nothing.
     const faults = this.faults;
     const info = faults && { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };
     if (faults && info) await faults('before-journal-append', info);
-    let stamped = given;
-    let head: string | undefined;
-    if (this.head !== undefined) ({ entries: stamped, head } = linkEntries(given, this.head));
+    let { stamped, head, plain } = this.encode(given);
+    // Claim check: only a record above the threshold can hold a value above it, so the common
+    // record is encoded once and costs one length comparison here.
+    const claimCheck = this.claimCheck;
+    if (claimCheck !== undefined && plain.byteLength > claimCheck.thresholdBytes) {
+      const offloaded = await claimCheck.offloadEntries(this.runId, given);
+      if (offloaded !== given) ({ stamped, head, plain } = this.encode(offloaded));
+    }
+    const codec = (this.protection ?? IDENTITY).codec;
     const started = performance.now();
     try {
       this.lastPosition = await this.transport.append({
         runId: this.runId,
-        data: encodeJournalRecord(stamped, this.runId, (this.protection ?? IDENTITY).codec),
+        data: codec.identity ? plain : codec.encode(plain, journalRecordContext(this.runId)),
         expectedLastPosition: this.transport.supportsOptimisticAppend ? this.lastPosition : undefined,
       });
     } catch (err) {

@@ -18,6 +18,7 @@
 import {
   deleteFinishedRun,
   RunStateError,
+  type PayloadStore,
   type ResumeMessage,
   type Store,
   type Transport,
@@ -49,6 +50,8 @@ export interface MaintenanceOptions {
   retentionMs?: number;
   /** Interval of the retention sweep. @defaultValue 60_000 */
   retentionSweepMs?: number;
+  /** Where large payloads are kept, when not in the store: the sweep deletes them there too. */
+  payloads?: PayloadStore;
 }
 
 /** A loop that runs `pass` every `intervalMs` (jittered) until stopped, one pass at a time. */
@@ -161,11 +164,29 @@ export class Maintenance {
         'retention sweep failed; retrying next period',
       );
     }
+    await this.deleteSeparatePayloads(deleted);
     if (deleted.length > 0 || skipped > 0) {
       this.options.logger.info({ deleted: deleted.length, skipped, retentionMs }, 'retention sweep');
     }
     if (deleted.length > 0) this.options.emit({ type: 'runs-expired', runIds: deleted });
     return deleted;
+  }
+
+  /**
+   * Payloads kept apart from the store (the NATS object store) of runs just deleted: one call per
+   * pass, since such a store lists its objects to find a run's. A failure leaves them behind.
+   */
+  private async deleteSeparatePayloads(runIds: string[]): Promise<void> {
+    const payloads = this.options.payloads;
+    if (payloads === undefined || payloads === this.store || runIds.length === 0) return;
+    try {
+      await payloads.deletePayloads(runIds);
+    } catch (err) {
+      this.options.logger.warn(
+        { err, runs: runIds.length, location: payloads.payloadLocation },
+        'deleting the large payloads of expired runs failed; they stay behind',
+      );
+    }
   }
 
   private async reap(

@@ -6,7 +6,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import {
   ConfigError,
+  resolveClaimCheck,
   resolvePayloadProtection,
+  type ClaimCheck,
+  type LargePayloadOptions,
   type AnyWorkflowDefinition,
   type PayloadProtection,
   type PayloadProtectionOptions,
@@ -89,14 +92,24 @@ export interface WorkerOptions {
    * @defaultValue 60_000
    */
   unreadableRetryMs?: number;
+  /**
+   * Large payloads by reference (docs/large-payloads.md): activity results, run results and
+   * signal payloads whose JSON is above `thresholdBytes` are stored in `payloads` and journaled as
+   * a SHA-256 reference; the worker reads them back, verified, before a replay. Every worker and
+   * client of a fleet needs the same `payloads` location.
+   * @defaultValue `{ thresholdBytes: 65536, payloads: store }`
+   */
+  largePayloads?: LargePayloadOptions;
 }
 
 export interface ResolvedWorkerOptions extends Required<
-  Omit<WorkerOptions, 'onEvent' | 'faults' | 'payloadProtection'>
+  Omit<WorkerOptions, 'onEvent' | 'faults' | 'payloadProtection' | 'largePayloads'>
 > {
   onEvent: (event: WorkerEvent) => void;
   faults: FaultHook | undefined;
   payloadProtection: PayloadProtection;
+  /** Stores and resolves large values (with the threshold off it only resolves). */
+  claimCheck: ClaimCheck;
 }
 
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
@@ -119,6 +132,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       `heartbeatMs (${heartbeatMs}) must be below leaseMs/2 (${leaseMs / 2}) so a renewal lands before the lease expires`,
     );
   }
+  const payloadProtection = resolveProtection(options.payloadProtection);
   return {
     transport: options.transport,
     store: options.store,
@@ -144,7 +158,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     logger: options.logger ?? silentLogger,
     onEvent: options.onEvent ?? (() => undefined),
     faults: options.faults,
-    payloadProtection: resolveProtection(options.payloadProtection),
+    payloadProtection,
+    claimCheck: resolveClaimCheck(options.largePayloads, options.store, payloadProtection.codec)!,
     unreadableRetryMs: positive('unreadableRetryMs', options.unreadableRetryMs ?? 60_000),
   };
 }

@@ -2,7 +2,17 @@
  * Poison messages: input that will never succeed is refused with a PoisonMessage naming why, and
  * dead-lettered with that reason, then acked; it never stops the claim loop (worker invariant 2).
  */
-import { assertRunId, BatonError, decodeMessage, type Delivery, type RunMessage } from '@baton/core';
+import {
+  assertRunId,
+  BatonError,
+  CheckpointIntegrityError,
+  decodeMessage,
+  MissingKeyError,
+  type ClaimCheck,
+  type Delivery,
+  type PayloadRef,
+  type RunMessage,
+} from '@baton/core';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
 
@@ -31,6 +41,29 @@ export function parseRunMessage(delivery: Delivery, maxMessageBytes: number): Ru
     return message;
   } catch (err) {
     throw new PoisonMessage('unparseable', (err as Error).message);
+  }
+}
+
+/**
+ * A message's value: inline, or read back from the payload store when the producer stored it by
+ * reference. Bytes that are missing or do not match their hash make the message poison
+ * (`unreadable-payload`); a missing key or a store error is retried by redelivery.
+ */
+export async function messageValue(
+  claimCheck: ClaimCheck,
+  runId: string,
+  inline: unknown,
+  ref: PayloadRef | undefined,
+  label: string,
+): Promise<unknown> {
+  if (ref === undefined) return inline;
+  try {
+    return await claimCheck.resolve(runId, ref, label);
+  } catch (err) {
+    if (err instanceof CheckpointIntegrityError && !(err instanceof MissingKeyError)) {
+      throw new PoisonMessage('unreadable-payload', err.message);
+    }
+    throw err;
   }
 }
 

@@ -199,10 +199,13 @@ export class RunSession {
         this.instruments,
         protection,
         head,
+        this.options.claimCheck,
       );
     let checkpoint: Checkpoint | undefined;
     let effective: JournalEntry[];
+    let resolved: JournalEntry[];
     let head: string | undefined;
+    const { claimCheck } = this.options;
     try {
       // Verified before anything is replayed: a tampered, truncated or undecryptable checkpoint or
       // record raises CheckpointIntegrityError here, and the run never executes from it.
@@ -223,6 +226,9 @@ export class RunSession {
       if (head !== undefined && opened?.migrated === true) {
         ({ entries: effective, head } = linkEntries(effective, chainGenesis(runId)));
       }
+      // Large values come back from the payload store (verified by hash) for the replay only:
+      // the writer keeps the references, so checkpoints stay small.
+      resolved = await claimCheck.resolveEntries(runId, effective);
     } catch (err) {
       return this.unreadable(err);
     }
@@ -230,7 +236,7 @@ export class RunSession {
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
     if (transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
-    const terminal = effective.find((e) => TERMINAL.has(e.type));
+    const terminal = resolved.find((e) => TERMINAL.has(e.type));
     // The last owner journaled the outcome but died before recording it in the store.
     if (terminal) return this.finish(outcomeOf(terminal), true);
     if (this.abortCause !== undefined)
@@ -240,7 +246,7 @@ export class RunSession {
       workflow: this.start.workflow,
       input: this.start.run.input,
       runId,
-      history: effective,
+      history: resolved,
       host: this.host(),
       inProcessWaitMs: this.options.inProcessWaitMs,
       cancelRequested: this.start.cancelRequested,

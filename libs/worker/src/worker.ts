@@ -36,7 +36,7 @@ import {
   type ResolvedWorkerOptions,
   type WorkerOptions,
 } from './options.js';
-import { deadLetterDelivery, parseRunMessage, PoisonMessage } from './poison.js';
+import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage } from './poison.js';
 import { PutBack } from './put-back.js';
 import { RunSession, type SessionEnd } from './run-session.js';
 import { sessionEndEvent } from './events.js';
@@ -95,6 +95,7 @@ export class Worker {
       reclaimAfterMs: leaseMs,
       retentionMs: this.options.retentionMs,
       retentionSweepMs: this.options.retentionSweepMs,
+      payloads: this.options.claimCheck.payloads,
       logger,
       emit: this.options.onEvent,
       takeLocally: (message) => this.takeLocally(message),
@@ -288,7 +289,7 @@ export class Worker {
   }
 
   private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
-    const { store, transport } = this.options;
+    const { store, transport, claimCheck } = this.options;
     switch (message.kind) {
       case 'start': {
         if (!this.registry.has(workflowKey(message.workflow, message.version))) {
@@ -303,7 +304,13 @@ export class Worker {
           runId: message.runId,
           workflow: message.workflow,
           version: message.version,
-          input: message.input,
+          input: await messageValue(
+            claimCheck,
+            message.runId,
+            message.input,
+            message.inputRef,
+            'start message input',
+          ),
           idempotencyKey: message.idempotencyKey ?? null,
           traceparent: message.traceparent ?? null,
         });
@@ -324,7 +331,13 @@ export class Worker {
         const { found, wake } = await store.deliverSignal(message.runId, {
           signalId: message.signalId,
           name: message.name,
-          payload: message.payload,
+          payload: await messageValue(
+            claimCheck,
+            message.runId,
+            message.payload,
+            message.payloadRef,
+            'signal message payload',
+          ),
         });
         if (!found) return this.unknownRunYet(message, delivery);
         if (wake) await enqueueWake(transport, message.runId, 'signal');

@@ -369,7 +369,8 @@ export interface PayloadStore {
 
 /** A store adapter: Redis, Postgres, or in-memory. */
 export interface Store
-  extends LeaseStore,
+  extends
+    LeaseStore,
     CheckpointStore,
     RunIndex,
     TimerStore,

@@ -57,3 +57,11 @@ export type {
 export { checkpointLabel, signCheckpoint, verifyCheckpoint } from './checkpoint-signing.js';
 export type { OpenedCheckpoint } from './checkpoint-protection.js';
 export { openCheckpoint, protectCheckpoint, verifyJournalTail } from './checkpoint-protection.js';
+export type { ClaimCheckOptions, LargePayloadOptions } from './claim-check.js';
+export {
+  ClaimCheck,
+  resolveClaimCheck,
+  DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
+  holdsPayloadRefs,
+  LARGE_PAYLOAD,
+} from './claim-check.js';
