@@ -41,3 +41,9 @@ export {
 } from './errors.js';
 export { InvalidHeaderError } from './messages.js';
 export { deleteNatsStreams } from './admin.js';
+export type { NatsObjectPayloadStoreOptions } from './object-payload-store.js';
+export {
+  DEFAULT_PAYLOAD_BUCKET,
+  NatsObjectPayloadStore,
+  natsObjectPayloadStore,
+} from './object-payload-store.js';
