@@ -3,8 +3,15 @@
  * adapter-specific variables add what a URL cannot carry well (prefixes, files).
  */
 import { readFileSync } from 'node:fs';
-import { ConfigError, maskUrlSecret, type Store, type Transport } from '@baton/core';
-import { natsTransport } from '@baton/transport-nats';
+import {
+  ConfigError,
+  maskUrlSecret,
+  type LargePayloadOptions,
+  type PayloadStore,
+  type Store,
+  type Transport,
+} from '@baton/core';
+import { natsObjectPayloadStore, natsTransport, type NatsObjectPayloadStore } from '@baton/transport-nats';
 import { kafkaTransport, type KafkaLogHook } from '@baton/transport-kafka';
 import { redisStore } from '@baton/store-redis';
 import { postgresStore } from '@baton/store-postgres';
@@ -71,18 +78,43 @@ function kafkaFromConfig(config: WorkerAppConfig, log: KafkaLogHook | undefined)
   });
 }
 
+/** The NATS connection options the bus variables give (URL, creds file, CA file). */
+function natsConnection(config: WorkerAppConfig) {
+  const { credsFile, tlsCaFile } = config.nats;
+  return {
+    servers: config.transportUrl,
+    ...(credsFile !== undefined && { creds: readFileFor(ENV.natsCredsFile, credsFile) }),
+    ...(tlsCaFile !== undefined && { tls: { ca: readFileFor(ENV.natsTlsCaFile, tlsCaFile) } }),
+  };
+}
+
+/**
+ * The claim check's options for a Worker or Client, and the payload store to connect and close
+ * when it is not the store itself (the NATS object store).
+ */
+export function largePayloadsFromConfig(
+  config: WorkerAppConfig,
+  store: Store,
+): { options: LargePayloadOptions; separate: NatsObjectPayloadStore | undefined } {
+  const { thresholdBytes, location, bucket } = config.largePayloads;
+  const separate =
+    location === 'nats-object-store'
+      ? natsObjectPayloadStore({ ...natsConnection(config), ...(bucket !== undefined && { bucket }) })
+      : undefined;
+  const payloads: PayloadStore = separate ?? store;
+  return { options: { ...(thresholdBytes !== undefined && { thresholdBytes }), payloads }, separate };
+}
+
 export function transportFromConfig(config: WorkerAppConfig, kafkaLog?: KafkaLogHook): Transport {
   const url = config.transportUrl;
   switch (schemeOf(ENV.transportUrl, url)) {
     case 'nats':
     case 'tls': {
-      const { prefix, ackWaitMs, credsFile, tlsCaFile } = config.nats;
+      const { prefix, ackWaitMs } = config.nats;
       return natsTransport({
-        servers: url,
+        ...natsConnection(config),
         ...(prefix !== undefined && { prefix }),
         ...(ackWaitMs !== undefined && { ackWaitMs }),
-        ...(credsFile !== undefined && { creds: readFileFor(ENV.natsCredsFile, credsFile) }),
-        ...(tlsCaFile !== undefined && { tls: { ca: readFileFor(ENV.natsTlsCaFile, tlsCaFile) } }),
       });
     }
     case 'kafka':

@@ -106,6 +106,37 @@ describe('worker process configuration', () => {
     expect(() => readConfig({ ...BASE, [ENV.allowPlaintext]: 'maybe' })).toThrow(/BATON_ALLOW_PLAINTEXT/);
   });
 
+  it('reads the claim check (threshold, location, bucket) and names a bad value', () => {
+    expect(readConfig(BASE).largePayloads).toEqual({ location: 'store' });
+    expect(
+      readConfig({
+        ...BASE,
+        [ENV.payloadRefThresholdBytes]: '32768',
+        [ENV.payloadRefLocation]: 'nats-object-store',
+        [ENV.payloadRefBucket]: 'MY_PAYLOADS',
+      }).largePayloads,
+    ).toEqual({ thresholdBytes: 32768, location: 'nats-object-store', bucket: 'MY_PAYLOADS' });
+    expect(readConfig({ ...BASE, [ENV.payloadRefThresholdBytes]: 'OFF' }).largePayloads.thresholdBytes).toBe(
+      'off',
+    );
+    expect(() => readConfig({ ...BASE, [ENV.payloadRefThresholdBytes]: '64k' })).toThrow(
+      "BATON_PAYLOAD_REF_THRESHOLD_BYTES is '64k'; it must be a whole number of at least 1",
+    );
+    expect(() => readConfig({ ...BASE, [ENV.payloadRefLocation]: 's3' })).toThrow(
+      "BATON_PAYLOAD_REF_LOCATION is 's3'; use one of store, nats-object-store",
+    );
+    expect(() =>
+      readConfig({
+        ...BASE,
+        [ENV.transportUrl]: 'kafka://127.0.0.1:9092',
+        [ENV.payloadRefLocation]: 'nats-object-store',
+      }),
+    ).toThrow(/nats-object-store, which needs a NATS bus/);
+    expect(() => readConfig({ ...BASE, [ENV.payloadRefBucket]: 'B' })).toThrow(
+      'BATON_PAYLOAD_REF_BUCKET is set, but BATON_PAYLOAD_REF_LOCATION is not nats-object-store',
+    );
+  });
+
   it('refuses a shutdown timeout that leaves no room for the drain', () => {
     expect(() =>
       readConfig({ ...BASE, [ENV.drainTimeoutMs]: '10000', [ENV.shutdownTimeoutMs]: '5000' }),

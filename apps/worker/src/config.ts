@@ -50,7 +50,15 @@ export const ENV = {
   signingKeyId: PAYLOAD_ENV.signingKeyId,
   compressThresholdBytes: PAYLOAD_ENV.compressThresholdBytes,
   allowPlaintext: PAYLOAD_ENV.allowPlaintext,
+  // Large payloads by reference (docs/large-payloads.md).
+  payloadRefThresholdBytes: 'BATON_PAYLOAD_REF_THRESHOLD_BYTES',
+  payloadRefLocation: 'BATON_PAYLOAD_REF_LOCATION',
+  payloadRefBucket: 'BATON_PAYLOAD_REF_BUCKET',
 } as const;
+
+/** Where large payloads are kept: in the store (default), or in a JetStream object store (NATS only). */
+export const PAYLOAD_REF_LOCATIONS = ['store', 'nats-object-store'] as const;
+export type PayloadRefLocation = (typeof PAYLOAD_REF_LOCATIONS)[number];
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -105,6 +113,14 @@ export interface WorkerAppConfig {
    * `describePayloadProtection(...)`, which shows ids only).
    */
   payloadProtection: PayloadProtection;
+  /** The claim check: values above the threshold go by reference to `location`. */
+  largePayloads: {
+    /** @defaultValue 65536 (the Worker's default) */
+    thresholdBytes?: number | 'off';
+    location: PayloadRefLocation;
+    /** The object store bucket with `nats-object-store`. @defaultValue BATON_PAYLOADS */
+    bucket?: string;
+  };
 }
 
 /** Defaults of the HTTP server. */
@@ -151,6 +167,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
   }
   // A short key, an unknown active id or a shared key fails here, naming the variable, never a key.
   const payloadProtection = resolvePayloadProtection({}, env);
+  const largePayloads = readLargePayloads(env, transportUrl);
   const logLevel = (optional(env, ENV.logLevel) ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`${ENV.logLevel} is '${logLevel}'; use one of ${LOG_LEVELS.join(', ')}`);
@@ -185,6 +202,36 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
       livenessStallMs: int(env, ENV.livenessStallMs, 1_000) ?? HTTP_DEFAULTS.livenessStallMs,
     },
     payloadProtection,
+    largePayloads,
+  };
+}
+
+function readLargePayloads(env: Env, transportUrl: string): WorkerAppConfig['largePayloads'] {
+  const threshold = optional(env, ENV.payloadRefThresholdBytes);
+  const thresholdBytes =
+    threshold?.toLowerCase() === 'off' ? 'off' : int(env, ENV.payloadRefThresholdBytes, 1);
+  const location = (optional(env, ENV.payloadRefLocation) ?? 'store') as PayloadRefLocation;
+  if (!PAYLOAD_REF_LOCATIONS.includes(location)) {
+    throw new ConfigError(
+      `${ENV.payloadRefLocation} is '${location}'; use one of ${PAYLOAD_REF_LOCATIONS.join(', ')}`,
+    );
+  }
+  if (location === 'nats-object-store' && !/^(nats|tls):/i.test(transportUrl)) {
+    throw new ConfigError(
+      `${ENV.payloadRefLocation} is nats-object-store, which needs a NATS bus; ${ENV.transportUrl} is not nats:// or tls://. ` +
+        `Use ${ENV.payloadRefLocation}=store`,
+    );
+  }
+  const bucket = optional(env, ENV.payloadRefBucket);
+  if (bucket !== undefined && location !== 'nats-object-store') {
+    throw new ConfigError(
+      `${ENV.payloadRefBucket} is set, but ${ENV.payloadRefLocation} is not nats-object-store`,
+    );
+  }
+  return {
+    ...(thresholdBytes !== undefined && { thresholdBytes }),
+    location,
+    ...(bucket !== undefined && { bucket }),
   };
 }
 

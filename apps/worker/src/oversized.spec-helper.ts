@@ -11,3 +11,10 @@ export const oversized = defineWorkflow({
   version: 1,
   run: async (ctx, bytes: number) => (await ctx.run(produce, bytes)).length,
 });
+
+/** Takes an input of any size and returns its length. */
+export const inputLength = defineWorkflow({
+  name: 'input_length',
+  version: 1,
+  run: async (_ctx, input: string) => input.length,
+});

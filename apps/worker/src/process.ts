@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import { describePayloadProtection } from '@baton/core';
 import { Worker, type WorkerEvent } from '@baton/worker';
-import { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
+import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { ENV, readConfig } from './config.js';
 import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
@@ -81,8 +81,9 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     kafkaLogger[level === 'error' ? 'warn' : level](extra, message),
   );
   const store = storeFromConfig(config);
+  const largePayloads = largePayloadsFromConfig(config, store);
   const closeAll = async (): Promise<void> => {
-    await Promise.allSettled([transport.close(), store.close()]);
+    await Promise.allSettled([transport.close(), store.close(), largePayloads.separate?.close()]);
     await Promise.allSettled([http.close(), telemetry.shutdown()]);
   };
   const worker = new Worker({
@@ -93,12 +94,17 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     logger: logger.child({ component: 'worker' }),
     onEvent: (event) => logEvent(logger, event),
     payloadProtection: config.payloadProtection,
+    largePayloads: largePayloads.options,
   });
 
   probed.worker = worker;
   try {
     await withTimeout(`bus ${maskUrl(config.transportUrl)}`, transport.connect(), CONNECT_TIMEOUT_MS);
     await withTimeout(`store ${maskUrl(config.storeUrl)}`, store.connect(), CONNECT_TIMEOUT_MS);
+    if (largePayloads.separate) {
+      const where = `payload store ${largePayloads.separate.payloadLocation} (bucket ${largePayloads.separate.bucket})`;
+      await withTimeout(where, largePayloads.separate.connect(), CONNECT_TIMEOUT_MS);
+    }
     await worker.start();
   } catch (err) {
     logger.fatal({ err }, `start-up failed: ${(err as Error).message}`);
@@ -118,6 +124,10 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
       tracing: telemetry.tracing,
       // Key ids and settings only, never key material.
       payloadProtection: describePayloadProtection(config.payloadProtection),
+      largePayloads: {
+        thresholdBytes: worker.options.claimCheck.thresholdBytes,
+        location: worker.options.claimCheck.payloads.payloadLocation,
+      },
     },
     'worker ready',
   );

@@ -101,7 +101,7 @@ describe('ClaimCheck', () => {
     // A fork copies the bytes under its own id; the reference (and its run) stays valid there.
     await check.copyPayloads('run-1', 'fork-1', [
       completed(0, undefined),
-      { ...completed(1, undefined), resultRef: ref },
+      { ...completed(1, undefined), resultRef: ref } as JournalEntry,
     ]);
     expect(await check.resolve('fork-1', ref, 'test value')).toBe(secret);
     // Moving the bytes to another run's reference fails authentication.
