@@ -6,11 +6,15 @@
  * - workflow code sees the values, also after a resume on another worker, and the large step is
  *   not executed again; client.history() gives the values back;
  * - a payload gone from the store fails the run on resume with CheckpointIntegrityError naming
- *   the run and the step, and nothing is executed again from it.
+ *   the run and the step, and nothing is executed again from it;
+ * - with a JetStream object store as the location (NATS + Redis), the bytes are there and not in
+ *   the store, and client.delete removes them with the run.
  */
 import { randomBytes } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@baton/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Client } from '@baton/client';
 import {
   decodeJournalRecord,
   defineActivity,
@@ -22,6 +26,8 @@ import {
   type Transport,
 } from '@baton/core';
 import { sha256Of } from '@baton/testing';
+import { natsTestUrl } from '@baton/testing/servers';
+import { natsObjectPayloadStore, type NatsObjectPayloadStore } from '@baton/transport-nats';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 
@@ -195,5 +201,61 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
         reason: expect.stringContaining(runId),
       }),
     );
+  }, 60_000);
+});
+
+describe('large payloads in a JetStream object store on nats+redis', () => {
+  const ns = inProcessNamespace(IN_PROCESS_PAIRS[0]!.factory, 'lpo');
+  const bucket = `T${randomBytes(5).toString('hex')}_PAYLOADS`;
+  let objects: NatsObjectPayloadStore;
+  let client: Client;
+  beforeAll(async () => {
+    objects = natsObjectPayloadStore({ servers: natsTestUrl(), bucket, storage: 'memory' });
+    await objects.connect();
+    client = new Client({ transport: ns.transport, store: ns.store, largePayloads: { payloads: objects } });
+  });
+  afterAll(async () => {
+    await objects?.close();
+    const nc = await connect({ servers: natsTestUrl() });
+    try {
+      await (await jetstreamManager(nc)).streams.delete(`OBJ_${bucket}`).catch(() => undefined);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('keeps the bytes in the object store, not the store, and client.delete removes them', async () => {
+    const worker = new Worker({
+      transport: ns.transport,
+      store: ns.store,
+      workflows: [flow],
+      fetchWaitMs: 200,
+      inProcessWaitMs: 0,
+      largePayloads: { payloads: objects },
+    });
+    ns.workers.push(worker);
+    await worker.start();
+    const input: FlowInput = { seed: `obj-${randomBytes(4).toString('hex')}`, pad: 'q'.repeat(90_000) };
+    const { runId } = await client.start(flow, input);
+    const extra = 'n'.repeat(70_000);
+    await client.signal(runId, 'more', extra);
+    await expect(client.result(runId, { timeoutMs: 20_000 })).resolves.toMatchObject({
+      length: BIG + extra.length,
+      echo: input.pad + extra,
+    });
+
+    const records = await ns.transport.read(runId, 0);
+    const journal = records.flatMap((r) =>
+      decodeJournalRecord(r.data, runId, IDENTITY_PAYLOAD_CODEC, r.position),
+    );
+    const refs = journal.map(refOf).filter((ref): ref is PayloadRef => ref !== undefined);
+    // The big result, the signal payload and the run result.
+    expect(refs).toHaveLength(3);
+    for (const ref of refs) {
+      expect(sha256Of((await objects.getPayload(runId, ref.sha256))!)).toBe(ref.sha256);
+      expect(await ns.store.getPayload(runId, ref.sha256)).toBeUndefined();
+    }
+    expect(await client.delete(runId)).toMatchObject({ runId, journal: 'purged' });
+    for (const ref of refs) expect(await objects.getPayload(runId, ref.sha256)).toBeUndefined();
   }, 60_000);
 });
