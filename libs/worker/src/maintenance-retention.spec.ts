@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryStore, memoryTransport, type Store, type Transport } from '@baton/core';
+import { memoryStore, memoryTransport, type PayloadStore, type Store, type Transport } from '@baton/core';
 import type { WorkerEvent } from './events.js';
 import { silentLogger } from './logger.js';
 import { Maintenance, RETENTION_BATCH } from './maintenance.js';
@@ -15,7 +15,7 @@ async function run(store: Store, transport: Transport, runId: string, finish: bo
   if (finish) await store.finishRun(runId, lease.epoch, { status: 'completed', result: null });
 }
 
-function setUp(retentionMs: number) {
+function setUp(retentionMs: number, payloads?: PayloadStore) {
   let now = 1_700_000_000_000;
   const store = memoryStore({ clock: () => now });
   const transport = memoryTransport();
@@ -28,6 +28,7 @@ function setUp(retentionMs: number) {
     emit: (e) => events.push(e),
     retentionMs,
     retentionSweepMs: HOUR,
+    payloads,
   });
   return { store, transport, events, maintenance, advance: (ms: number) => (now += ms) };
 }
@@ -57,6 +58,29 @@ describe('maintenance: the retention sweep', () => {
     advance(2 * HOUR);
     expect(await maintenance.sweepExpiredRuns()).toHaveLength(RETENTION_BATCH);
     expect(await maintenance.sweepExpiredRuns()).toHaveLength(5);
+    await maintenance.stop();
+  });
+
+  it('deletes the payloads of the expired runs from a payload store apart from the store, in one call', async () => {
+    const calls: string[][] = [];
+    const separate = memoryStore();
+    const payloads: PayloadStore = {
+      payloadLocation: 'separate',
+      putPayload: (runId, sha256, data) => separate.putPayload(runId, sha256, data),
+      getPayload: (runId, sha256) => separate.getPayload(runId, sha256),
+      deletePayloads: (runIds) => (calls.push([...runIds]), separate.deletePayloads(runIds)),
+    };
+    const { store, transport, maintenance, advance } = setUp(HOUR, payloads);
+    const bytes = new Uint8Array([1, 2, 3]);
+    for (const runId of ['a', 'b', 'c']) {
+      await run(store, transport, runId, runId !== 'c');
+      await payloads.putPayload(runId, 'f'.repeat(64), bytes);
+    }
+    advance(2 * HOUR);
+    expect(await maintenance.sweepExpiredRuns()).toEqual(['a', 'b']);
+    expect(calls).toEqual([['a', 'b']]);
+    expect(await payloads.getPayload('a', 'f'.repeat(64))).toBeUndefined();
+    expect(await payloads.getPayload('c', 'f'.repeat(64))).toEqual(bytes);
     await maintenance.stop();
   });
 
