@@ -179,6 +179,26 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
     expect(signal.payload).toBe(extra);
   }, 60_000);
 
+  it("forks a run from a checkpoint holding references: the fork has its own copies and outlives the original's delete", async () => {
+    const runId = await suspendedRun({ seed: `fork-${randomBytes(4).toString('hex')}`, pad: '' });
+    await startWorker();
+    await client.signal(runId, 'more', 'x');
+    await client.result(runId, { timeoutMs: 20_000 });
+    const afterBig = (await client.checkpoints(runId)).find((c) => c.status === 'suspended')!;
+    const fork = await client.fork(runId, { fromCheckpoint: afterBig.seq });
+    await client.delete(runId);
+    expect(await store.getRun(runId)).toBeUndefined();
+    await client.signal(fork.runId, 'more', 'y');
+    await expect(fork.result({ timeoutMs: 20_000 })).resolves.toMatchObject({ length: BIG + 1 });
+    // The big step replayed from the copied payload in the fork; it ran once, for the original.
+    expect(executed(`${fork.runId}:${MAKE_BIG}`)).toBe(0);
+    expect(executed(`${runId}:${MAKE_BIG}`)).toBe(1);
+    const seed = (await store.loadCheckpoint(fork.runId, 1))?.entries.find(
+      (e) => e.type === 'ActivityCompleted',
+    );
+    await expectStored(fork.runId, refOf(seed) && { ...refOf(seed)!, run: fork.runId });
+  }, 60_000);
+
   it('fails a run whose payload is gone from the store, naming the run and the step, and re-executes nothing', async () => {
     const runId = await suspendedRun({ seed: `gone-${randomBytes(4).toString('hex')}`, pad: '' });
     const ref = refOf((await rawJournal(runId)).find((e) => e.type === 'ActivityCompleted'));
