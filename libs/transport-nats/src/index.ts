@@ -47,3 +47,5 @@ export {
   NatsObjectPayloadStore,
   natsObjectPayloadStore,
 } from './object-payload-store.js';
+/** The transport's pipelined publisher, exported for the bench's group-commit probe. */
+export { JetStreamPublisher } from './publisher.js';

@@ -1,0 +1,107 @@
+/**
+ * `npm run bench:group-commit -- [--runs N] [--steps N] [--out FILE]`: the group-commit probe
+ * (group-commit-probe.ts) on the test servers, printed as a table and written as JSON.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { groupCommitProbe, type GroupCommitProbeResult } from './group-commit-probe.js';
+
+const USAGE = `Usage: npm run bench:group-commit -- [--runs N] [--steps N] [--out FILE]
+
+  --runs N     concurrent runs (default 1000)
+  --steps N    sequential steps per run (default 10)
+  --out FILE   JSON report (default .tmp/bench/group-commit-<time>.json)
+
+Servers: BATON_TEST_NATS_URL, BATON_TEST_REDIS_URL (the tests' variables and defaults).`;
+
+function parse(argv: string[]): { runs: number; steps: number; out: string } | undefined {
+  const config = {
+    runs: 1000,
+    steps: 10,
+    out: `.tmp/bench/group-commit-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = argv[++i];
+    if (flag === '--help' || flag === '-h') return undefined;
+    if (value === undefined) throw new Error(`${flag} needs a value\n\n${USAGE}`);
+    if (flag === '--out') config.out = value;
+    else if (flag === '--runs' || flag === '--steps') {
+      if (!/^\d+$/.test(value) || Number(value) < 1)
+        throw new Error(`${flag} is '${value}'; give a whole number of at least 1`);
+      config[flag === '--runs' ? 'runs' : 'steps'] = Number(value);
+    } else throw new Error(`unknown option ${flag}\n\n${USAGE}`);
+  }
+  return config;
+}
+
+function table(result: GroupCommitProbeResult): string {
+  const rows = [
+    [
+      'mode',
+      'steps/s',
+      'step p50/p99 ms',
+      'records',
+      'entries/record',
+      'store calls',
+      'client CPU s',
+      'client µs/step',
+      'nats-server CPU s',
+      'redis CPU s',
+      'resume p50 ms',
+      'bytes read/run p50',
+    ],
+    ...result.modes.map((m) => [
+      m.mode,
+      Math.round(m.stepsPerSecond).toLocaleString('en-US'),
+      `${m.stepLatency.p50.toFixed(2)} / ${m.stepLatency.p99.toFixed(2)}`,
+      String(m.publishes),
+      m.entriesPerRecord.toFixed(1),
+      String(m.storeCalls),
+      m.cpuSeconds.client.toFixed(2),
+      m.clientCpuPerStepMicros.toFixed(1),
+      m.cpuSeconds.natsServer.toFixed(2),
+      m.cpuSeconds.redisServer.toFixed(2),
+      m.resume.latency.p50.toFixed(2),
+      String(Math.round(m.resume.bytesPerRun.p50)),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')).join('\n');
+}
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = parse(process.argv.slice(2));
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  if (config === undefined) {
+    console.log(USAGE);
+    return 0;
+  }
+  const result = await groupCommitProbe({
+    natsUrl: natsTestUrl(),
+    redisUrl: redisTestUrl(),
+    runs: config.runs,
+    steps: config.steps,
+    log: (line) => console.log(line),
+  });
+  console.log(
+    `\n${result.runs} runs x ${result.stepsPerRun} steps, ${result.entryBytes}-byte entries, NATS + Redis\n`,
+  );
+  console.log(table(result));
+  const out = resolve(config.out);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(
+    out,
+    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, ...result }, null, 2)}\n`,
+  );
+  console.log(`\nJSON report: ${out}`);
+  return 0;
+}
+
+process.exitCode = await main();
