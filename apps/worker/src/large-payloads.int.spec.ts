@@ -143,6 +143,8 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
     expect(completed).not.toHaveProperty('result');
     await expectStored(runId, refOf(completed));
     const checkpoint = await store.loadCheckpoint(runId);
+    // Layout 2: a worker that knows only layout 1 leaves this run alone instead of misreading it.
+    expect(checkpoint?.schemaVersion).toBe(2);
     expect(refOf(checkpoint?.entries.find((e) => e.type === 'ActivityCompleted'))).toEqual(refOf(completed));
     for (const summary of await store.listCheckpoints(runId))
       expect(summary.size).toBeLessThan(SMALL_CHECKPOINT_BYTES);

@@ -14,6 +14,7 @@
 import {
   chainGenesis,
   CHECKPOINT_SCHEMA_VERSION,
+  checkpointSchemaFor,
   ConfigError,
   decodeJournalRecord,
   filterFencedEntries,
@@ -184,7 +185,7 @@ export function sealCheckpoint(
 ): Checkpoint {
   let draft: Checkpoint & { chainHead?: string } = {
     ...checkpoint,
-    schemaVersion: CHECKPOINT_SCHEMA_VERSION,
+    schemaVersion: checkpointSchemaFor(checkpoint.entries),
     createdAt: Date.now(),
   };
   if (protection.hashChain) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Checkpoint } from './contracts/store.js';
-import { CHECKPOINT_SCHEMA_VERSION, migrateCheckpoint } from './checkpoint-schema.js';
+import { CHECKPOINT_SCHEMA_VERSION, checkpointSchemaFor, migrateCheckpoint } from './checkpoint-schema.js';
+import type { JournalEntry } from './journal.js';
 import { CheckpointSchemaError } from './errors.js';
 
 const base: Checkpoint = {
@@ -63,6 +64,29 @@ describe('migrateCheckpoint', () => {
       /no migration from version 1 is registered/,
     );
     expect(() => migrateCheckpoint({ ...base, schemaVersion: 'x' as unknown as number }, 'run-1')).toThrow(
+      CheckpointSchemaError,
+    );
+  });
+
+  it('version 2 is written only for entries holding payload references; 1 migrates to 2 unchanged', () => {
+    const done: JournalEntry = {
+      type: 'ActivityCompleted',
+      epoch: 1,
+      at: 1,
+      seq: 0,
+      name: 'a',
+      result: 1,
+      attempts: 1,
+    };
+    const byRef = { ...done, resultRef: { sha256: 'b'.repeat(64), size: 1, run: 'run-1' } } as JournalEntry;
+    expect(checkpointSchemaFor([done])).toBe(1);
+    expect(checkpointSchemaFor([done, byRef])).toBe(2);
+    const old = { ...base, entries: [done] };
+    const migrated = migrateCheckpoint(old, 'run-1');
+    expect(migrated).toEqual({ ...old, schemaVersion: CHECKPOINT_SCHEMA_VERSION });
+    expect(migrated.entries).toBe(old.entries);
+    // A worker that knows only version 1 leaves a version-2 checkpoint alone.
+    expect(() => migrateCheckpoint({ ...old, schemaVersion: 2 }, 'run-1', {}, 1)).toThrow(
       CheckpointSchemaError,
     );
   });

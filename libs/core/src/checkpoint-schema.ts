@@ -12,9 +12,28 @@
  */
 import type { Checkpoint } from './contracts/store.js';
 import { CheckpointSchemaError } from './errors.js';
+import type { JournalEntry } from './journal.js';
 
-/** The layout version this Baton writes. Raise it together with a migration from the old one. */
-export const CHECKPOINT_SCHEMA_VERSION = 1;
+/**
+ * The newest layout version this Baton reads and writes. Raise it together with a migration from
+ * the old one. Version 2: entries may hold payload references (docs/large-payloads.md) instead of
+ * values; a worker that knows only version 1 would replay them as missing values, so it must
+ * refuse (and hold) such a checkpoint. See {@link checkpointSchemaFor}.
+ */
+export const CHECKPOINT_SCHEMA_VERSION = 2;
+
+/**
+ * The version a checkpoint holding `entries` is written with: the oldest that reads it correctly,
+ * so that an older worker still resumes every run that has no payload reference during a rolling
+ * deploy, and leaves (never misreads) one that has.
+ */
+export function checkpointSchemaFor(entries: readonly JournalEntry[]): number {
+  for (const entry of entries) {
+    const fields = entry as { resultRef?: unknown; payloadRef?: unknown };
+    if (fields.resultRef !== undefined || fields.payloadRef !== undefined) return 2;
+  }
+  return 1;
+}
 
 /** Brings a checkpoint of version `n` to version `n + 1` (the loader sets `schemaVersion`). */
 export type CheckpointMigration = (checkpoint: Checkpoint) => Checkpoint;
@@ -23,10 +42,13 @@ export type CheckpointMigration = (checkpoint: Checkpoint) => Checkpoint;
 export type CheckpointMigrations = Readonly<Record<number, CheckpointMigration>>;
 
 /**
- * The registered migrations: `{ [fromVersion]: (checkpoint) => checkpoint }`. Empty while version
- * 1 is the only layout; a change of layout adds its entry here next to the raised constant.
+ * The registered migrations: `{ [fromVersion]: (checkpoint) => checkpoint }`; a change of layout
+ * adds its entry here next to the raised constant. 1 -> 2 changes nothing: version 2 only adds
+ * what version 1 cannot hold.
  */
-export const checkpointMigrations: CheckpointMigrations = Object.freeze({});
+export const checkpointMigrations: CheckpointMigrations = Object.freeze({
+  1: (checkpoint: Checkpoint) => checkpoint,
+});
 
 /**
  * Returns `checkpoint` at version `current`, applying `migrations` in order. Throws

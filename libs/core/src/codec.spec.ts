@@ -27,7 +27,33 @@ describe('journal codec', () => {
     const bytes = encodeJson({ v: 99, entries: [] });
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(CodecError);
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(
-      /run-7 has codec version 99; this worker reads version 1/,
+      /run-7 has codec version 99; this worker reads versions 1 to 2/,
+    );
+  });
+
+  it('writes version 2 only for a record holding a payload reference, which a version-1 reader refuses', () => {
+    const plain: JournalEntry = {
+      type: 'ActivityCompleted',
+      epoch: 1,
+      at: 1,
+      seq: 0,
+      name: 'a',
+      result: 1,
+      attempts: 1,
+    };
+    const ref = { sha256: 'a'.repeat(64), size: 9, run: 'r' };
+    const byRef = { ...plain, resultRef: ref } as JournalEntry;
+    const version = (bytes: Uint8Array): unknown =>
+      (JSON.parse(new TextDecoder().decode(bytes)) as { v: unknown }).v;
+    expect(version(encodeEntries([plain]))).toBe(1);
+    expect(version(encodeEntries([plain, byRef]))).toBe(2);
+    expect(decodeEntries(encodeEntries([plain, byRef]), 'r')).toEqual([plain, byRef]);
+    const start = { kind: 'start', runId: 'r', workflow: 'w', version: 1, enqueuedAt: 1 } as const;
+    expect(version(encodeMessage({ ...start, input: 1 }))).toBe(1);
+    expect(version(encodeMessage({ ...start, inputRef: ref }))).toBe(2);
+    expect(decodeMessage(encodeMessage({ ...start, inputRef: ref }))).toEqual({ ...start, inputRef: ref });
+    expect(() => decodeMessage(encodeJson({ ...start, v: 3 }))).toThrow(
+      /run message has codec version 3; this worker reads versions 1 to 2/,
     );
   });
 

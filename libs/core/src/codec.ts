@@ -7,10 +7,17 @@ import { CodecError } from './errors.js';
 import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from './journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
 
-/** Current wire version of journal entries. */
-export const JOURNAL_CODEC_VERSION = 1;
-/** Current wire version of run-queue messages. */
-export const MESSAGE_CODEC_VERSION = 1;
+/**
+ * Newest wire version of journal records this Baton reads and writes. Version 2 records hold
+ * payload references (docs/large-payloads.md); a record without one is still written as version
+ * 1, so a worker of an older Baton keeps reading it during a rolling deploy and refuses (never
+ * misreads) one that has a reference.
+ */
+export const JOURNAL_CODEC_VERSION = 2;
+/** Newest wire version of run-queue messages; as for records, 2 only when a reference is inside. */
+export const MESSAGE_CODEC_VERSION = 2;
+/** The version without payload references. */
+const BASE_VERSION = 1;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -34,17 +41,22 @@ function parseVersioned(bytes: Uint8Array, what: string): Record<string, unknown
   return parsed as Record<string, unknown>;
 }
 
+function holdsRef(entry: JournalEntry): boolean {
+  const fields = entry as { resultRef?: unknown; payloadRef?: unknown };
+  return fields.resultRef !== undefined || fields.payloadRef !== undefined;
+}
+
 /** Encodes a batch of entries appended together (one transport message). */
 export function encodeEntries(entries: readonly JournalEntry[]): Uint8Array {
-  return encodeJson({ v: JOURNAL_CODEC_VERSION, entries });
+  return encodeJson({ v: entries.some(holdsRef) ? JOURNAL_CODEC_VERSION : BASE_VERSION, entries });
 }
 
 /** Decodes a batch written by encodeEntries; `runId` names the run in errors. */
 export function decodeEntries(bytes: Uint8Array, runId: string): JournalEntry[] {
   const obj = parseVersioned(bytes, `journal record of run ${runId}`);
-  if (obj.v !== JOURNAL_CODEC_VERSION) {
+  if (!readable(obj.v, JOURNAL_CODEC_VERSION)) {
     throw new CodecError(
-      `journal record of run ${runId} has codec version ${String(obj.v)}; this worker reads version ${JOURNAL_CODEC_VERSION}. ` +
+      `journal record of run ${runId} has codec version ${String(obj.v)}; this worker reads versions ${BASE_VERSION} to ${JOURNAL_CODEC_VERSION}. ` +
         'Upgrade the worker before reading journals written by a newer one.',
     );
   }
@@ -76,15 +88,25 @@ function checkPatchMarker(e: Partial<PatchMarkerEntry>, runId: string): void {
   }
 }
 
+/** True for a version from 1 up to `newest`. */
+function readable(v: unknown, newest: number): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= BASE_VERSION && v <= newest;
+}
+
 export function encodeMessage(message: RunMessage): Uint8Array {
-  return encodeJson({ v: MESSAGE_CODEC_VERSION, ...message });
+  const fields = message as { inputRef?: unknown; payloadRef?: unknown };
+  const v =
+    fields.inputRef !== undefined || fields.payloadRef !== undefined ? MESSAGE_CODEC_VERSION : BASE_VERSION;
+  return encodeJson({ v, ...message });
 }
 
 /** Decodes and validates a run-queue message; every failure names the field that is wrong. */
 export function decodeMessage(bytes: Uint8Array): RunMessage {
   const obj = parseVersioned(bytes, 'run message');
-  if (obj.v !== MESSAGE_CODEC_VERSION) {
-    throw new CodecError(`run message has codec version ${String(obj.v)}; expected ${MESSAGE_CODEC_VERSION}`);
+  if (!readable(obj.v, MESSAGE_CODEC_VERSION)) {
+    throw new CodecError(
+      `run message has codec version ${String(obj.v)}; this worker reads versions ${BASE_VERSION} to ${MESSAGE_CODEC_VERSION}`,
+    );
   }
   const kind = obj.kind as RunMessageKind;
   if (!MESSAGE_KINDS.has(kind))

@@ -158,7 +158,12 @@ export { summarizeCheckpoint } from './checkpoint-summary.js';
 export type { RunDeletion } from './retention.js';
 export { deleteFinishedRun } from './retention.js';
 export type { CheckpointMigration, CheckpointMigrations } from './checkpoint-schema.js';
-export { CHECKPOINT_SCHEMA_VERSION, checkpointMigrations, migrateCheckpoint } from './checkpoint-schema.js';
+export {
+  CHECKPOINT_SCHEMA_VERSION,
+  checkpointMigrations,
+  checkpointSchemaFor,
+  migrateCheckpoint,
+} from './checkpoint-schema.js';
 export type { MemoryTransportOptions } from './memory/memory-transport.js';
 export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';

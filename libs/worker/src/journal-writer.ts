@@ -19,7 +19,7 @@
  *    large values, exactly as the journal does; the bytes are durable before the record is sent.
  */
 import {
-  CHECKPOINT_SCHEMA_VERSION,
+  checkpointSchemaFor,
   encodeEntries,
   journalRecordContext,
   IDENTITY_PAYLOAD_CODEC,
@@ -165,7 +165,7 @@ export class JournalWriter {
       journalPosition: this.lastPosition,
       entries: this.entries,
       status,
-      schemaVersion: CHECKPOINT_SCHEMA_VERSION,
+      schemaVersion: checkpointSchemaFor(this.entries),
       createdAt: Date.now(),
     };
     if (this.protection === undefined) return checkpoint;

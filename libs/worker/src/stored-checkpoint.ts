@@ -29,7 +29,7 @@ export interface StoredCheckpoint {
   checkpoint: Checkpoint;
   /** The verified checkpoint before migration: its chain head is where the journal after it continues. */
   verified: OpenedCheckpoint;
-  /** A migration changed the checkpoint (its entries may no longer hash to `verified.chainHead`). */
+  /** A migration changed the entries (they may no longer hash to `verified.chainHead`). */
   migrated: boolean;
 }
 
@@ -48,5 +48,6 @@ export function openStoredCheckpoint(
       : stored;
   if (current) return { checkpoint: verified, verified, migrated: false };
   const checkpoint = migrateCheckpoint(verified, runId);
-  return { checkpoint, verified, migrated: checkpoint !== verified };
+  // A migration that leaves the entries as they are (1 -> 2) keeps the chain as it is.
+  return { checkpoint, verified, migrated: checkpoint.entries !== verified.entries };
 }
