@@ -60,12 +60,19 @@ export interface ActivitySpanInfo {
   runId: string;
 }
 
-/** Runs one activity attempt inside its span (a child of `parent`), recording its outcome. */
+/**
+ * Runs one activity attempt inside its span (a child of `parent`), recording its outcome. Under a
+ * run span that records nothing (tracing off, or the run not sampled) no activity span is made:
+ * a parent-based sampler would drop it anyway, and it cost a span, its attributes and its status
+ * on every step. The attempt still runs in `parent`, so spans the activity's own code starts stay
+ * in the run's (unsampled) trace.
+ */
 export async function withActivitySpan<T>(
   parent: Context,
   info: ActivitySpanInfo,
   attempt: () => Promise<T>,
 ): Promise<T> {
+  if (trace.getSpan(parent)?.isRecording() !== true) return context.with(parent, attempt);
   const span = tracer().startSpan(
     SPAN.activity,
     {

@@ -122,6 +122,36 @@ describe('nats transport: run queue', () => {
   });
 });
 
+describe('nats transport: unconfirmed ack', () => {
+  it('removes the message for good without a confirmation round trip; an unacked one comes back', async () => {
+    const short = natsTransport({
+      servers: natsTestUrl(),
+      prefix: prefixes.next(),
+      storage: 'memory',
+      ackWaitMs: 500,
+    });
+    try {
+      await short.connect();
+      await short.enqueue(encoder.encode('acked'));
+      await short.enqueue(encoder.encode('left'));
+      const [acked, left] = await short.fetch({ max: 2, expiresMs: 2_000 });
+      expect(texts([acked!, left!])).toEqual(['acked', 'left']);
+      acked!.ackUnconfirmed!();
+      // Later answers share the first one's fate and send nothing.
+      await acked!.ack();
+      await acked!.nak();
+      // Past the ack wait only the message left unacked is delivered again.
+      const again = await short.fetch({ max: 2, expiresMs: 2_000 });
+      expect(texts(again)).toEqual(['left']);
+      expect(again[0]?.deliveryCount).toBe(2);
+      await again[0]?.ack();
+      expect(await short.fetch({ max: 2, expiresMs: 1_000 })).toEqual([]);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
 describe('nats transport: dead letters', () => {
   it('lists the most recent dead letters by sequence, oldest first', async () => {
     for (let i = 0; i < 120; i++) {

@@ -162,6 +162,18 @@ function toDelivery(context: TransportContext, msg: Msg): Delivery {
     headers: fromNatsHeaders(msg.headers),
     deliveryCount: ackInfoOf(msg.reply).deliveryCount,
     ack: () => settle('ack', ACK),
+    // A plain publish: no request, timer or error object per message. Lost, the message is
+    // redelivered after the ack wait, and whoever gets it finds the run claimed or finished.
+    ackUnconfirmed: () => {
+      if (settlement !== undefined) return;
+      try {
+        context.assertOpen('ack');
+        context.session.nc.publish(reply, ACK);
+        settlement = Promise.resolve();
+      } catch {
+        // Closed or draining: the ack wait returns the message instead.
+      }
+    },
     nak: (delayMs?: number) =>
       settle(
         'nak',

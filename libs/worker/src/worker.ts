@@ -408,14 +408,16 @@ export class Worker {
     // The claim is durable (the lease), so the run does not wait for the ack's confirmation: a
     // lost ack only redelivers the message, and whoever gets it finds the lease taken or the run
     // finished, and acks it then.
-    void delivery
-      .ack()
-      .catch((err: unknown) =>
-        logger.debug(
-          { err, runId: run.runId },
-          'ack of a claimed run failed; it will be redelivered and dropped',
-        ),
-      );
+    if (delivery.ackUnconfirmed) delivery.ackUnconfirmed();
+    else
+      void delivery
+        .ack()
+        .catch((err: unknown) =>
+          logger.debug(
+            { err, runId: run.runId },
+            'ack of a claimed run failed; it will be redelivered and dropped',
+          ),
+        );
     const reason = 'reason' in message ? message.reason : undefined;
     const since =
       message.kind === 'resume' ? message.since : message.kind === 'start' ? message.enqueuedAt : undefined;

@@ -23,6 +23,12 @@ export interface Delivery extends RawMessage {
   deliveryCount: number;
   /** Removes the message from the queue for good. */
   ack(): Promise<void>;
+  /**
+   * Acks without waiting for the server's confirmation, for a message whose redelivery would be
+   * harmless (a run already claimed through its lease). Optional: a transport whose ack costs
+   * nothing extra leaves it out, and callers use ack().
+   */
+  ackUnconfirmed?(): void;
   /** Returns the message to the queue for redelivery, after `delayMs` if given. */
   nak(delayMs?: number): Promise<void>;
 }
