@@ -1,5 +1,5 @@
 /**
- * PayloadStore on Redis: one hash per run (`P payload:<runId>`, field = the hex SHA-256, value =
+ * PayloadStore on Redis: one hash per run (`<prefix>payload:<runId>`, field = the hex SHA-256, value =
  * the bytes), so deleting a run's payloads is one DEL, and delete-run.lua drops the hash in the
  * same script as the run. Values travel as binary (Buffer arguments, `hgetBuffer`), never as
  * strings, so every byte comes back as it was written.
