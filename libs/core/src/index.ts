@@ -157,6 +157,7 @@ export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
 export type { RunDeletion } from './retention.js';
 export { deleteFinishedRun } from './retention.js';
+export { bufferView, ownedBytes } from './bytes.js';
 export type { CheckpointMigration, CheckpointMigrations } from './checkpoint-schema.js';
 export {
   CHECKPOINT_SCHEMA_VERSION,

@@ -2,6 +2,7 @@
  * PayloadStore in SQL: the `payloads` table (migration 006), one row per (run, SHA-256), the
  * bytes as `bytea`. delete_run() deletes a run's rows in the same transaction as the run.
  */
+import { bufferView, ownedBytes } from '@baton/core';
 import type { Db } from './db.js';
 
 /** ON CONFLICT DO NOTHING: a hash already stored keeps its first row (same bytes by definition). */
@@ -14,30 +15,15 @@ const GET_SQL = `SELECT p.data FROM {{schema}}.payloads p WHERE p.run_id = $1 AN
 const DELETE_SQL = `DELETE FROM {{schema}}.payloads p WHERE p.run_id = ANY($1::text[])`;
 
 export async function putPayload(db: Db, runId: string, sha256: string, data: Uint8Array): Promise<void> {
-  await db.query(PUT_SQL, [runId, sha256, asBuffer(data)]);
+  await db.query(PUT_SQL, [runId, sha256, bufferView(data)]);
 }
 
 export async function getPayload(db: Db, runId: string, sha256: string): Promise<Uint8Array | undefined> {
   const [row] = await db.query<{ data: Buffer }>(GET_SQL, [runId, sha256]);
-  return row === undefined ? undefined : plainBytes(row.data);
+  return row === undefined ? undefined : ownedBytes(row.data);
 }
 
 export async function deletePayloads(db: Db, runIds: readonly string[]): Promise<void> {
   if (runIds.length === 0) return;
   await db.query(DELETE_SQL, [[...runIds]]);
-}
-
-/** The same bytes as a Buffer, without copying (pg sends a Buffer parameter as bytea). */
-function asBuffer(data: Uint8Array): Buffer {
-  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-}
-
-/**
- * A plain Uint8Array of the column's bytes: a view when the Buffer owns its whole memory, else a
- * copy (a small Buffer may be a slice of a shared pool, which its reader must not see).
- */
-function plainBytes(value: Buffer): Uint8Array {
-  return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
-    ? new Uint8Array(value.buffer, 0, value.byteLength)
-    : new Uint8Array(value);
 }

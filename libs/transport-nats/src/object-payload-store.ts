@@ -19,6 +19,7 @@ import { assertRunId, BatonError, ConfigError, type PayloadStore } from '@baton/
 import { openSession, type NatsSession } from './connection.js';
 import { toNatsError } from './errors.js';
 import {
+  NATS_CONNECTION_OPTIONS,
   resolveNatsTransportOptions,
   type NatsTransportOptions,
   type ResolvedNatsTransportOptions,
@@ -77,18 +78,7 @@ export interface NatsObjectPayloadStoreOptions extends ConnectionOptions {
   name?: string;
 }
 
-const CONNECTION_OPTIONS = [
-  'servers',
-  'user',
-  'pass',
-  'token',
-  'credsFile',
-  'creds',
-  'nkeySeed',
-  'tls',
-  'connectTimeoutMs',
-  'requestTimeoutMs',
-] as const;
+const CONNECTION_OPTIONS = NATS_CONNECTION_OPTIONS;
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   ...CONNECTION_OPTIONS,
   'bucket',

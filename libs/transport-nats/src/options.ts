@@ -154,7 +154,8 @@ const STREAM_SETTINGS: readonly StreamSetting[] = [
   'maxAckPending',
 ];
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+/** The options that say how to connect, shared by every NATS client of Baton (transport, object store). */
+export const NATS_CONNECTION_OPTIONS = [
   'servers',
   'user',
   'pass',
@@ -163,14 +164,18 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'creds',
   'nkeySeed',
   'tls',
+  'connectTimeoutMs',
+  'requestTimeoutMs',
+] as const;
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  ...NATS_CONNECTION_OPTIONS,
   'prefix',
   'ackWaitMs',
   'storage',
   'replicas',
   'duplicateWindowMs',
   'maxAckPending',
-  'connectTimeoutMs',
-  'requestTimeoutMs',
   'name',
 ]);
 
