@@ -146,7 +146,9 @@ async function runAttempt<T>(
     const controller = local;
     timer = setTimeout(() => controller.abort(new ActivityTimeoutError(name, timeoutMs)), timeoutMs);
   }
-  const attemptSignal = signal ?? NEVER_ABORTED;
+  // Nothing can abort the attempt: no listener, no race.
+  if (signal === undefined) return fn({ attempt, signal: NEVER_ABORTED });
+  const attemptSignal = signal;
   // The user's function may ignore its signal; racing against it makes the timeout and the
   // outer abort take effect anyway.
   let onAbort: (() => void) | undefined;

@@ -29,6 +29,33 @@ describe('replay executor', () => {
     expect(replay.host.journal).toEqual([]);
   });
 
+  it('runs a fan-out of 50 activities on the run signal without a listener-leak warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const slow = defineActivity({ name: 'slow', run: async (x: number) => (await gate, x) });
+      const wf = defineWorkflow({
+        name: 'fan',
+        version: 1,
+        run: async (ctx) => {
+          const parts = await Promise.all(Array.from({ length: 50 }, (_, i) => ctx.run(slow, i)));
+          return parts.reduce((a, b) => a + b, 0);
+        },
+      });
+      const running = execute(wf, null);
+      setTimeout(release, 20);
+      expect((await running).outcome).toEqual({ kind: 'completed', result: 1225 });
+      // Node reports the warning on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.includes('MaxListenersExceeded'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('resumes at the first unfinished activity', async () => {
     const calls: number[] = [];
     const inc = defineActivity({ name: 'inc', run: (x: number) => (calls.push(x), x + 1) });

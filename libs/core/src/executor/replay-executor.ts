@@ -19,6 +19,7 @@
  *    and no later completion is delivered before its result: the workflow sees the new value
  *    exactly where it saw the old one, which is where every later replay delivers it again.
  */
+import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { toMs } from '../duration.js';
 import { BatonError, CancelledError, NonDeterminismError, serializeError } from '../errors.js';
@@ -48,6 +49,16 @@ interface Refresh {
 
 const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * Every activity attempt of the run listens on the run's one signal, so a run with more than ten
+ * activities in flight (a fan-out) would trip Node's "possible EventTarget memory leak" warning:
+ * the listeners are bounded by the run's own parallelism and removed as attempts end.
+ */
+function unlimitedListeners(controller: AbortController): AbortController {
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
 export class ReplayExecutor {
   private readonly history: ReplayHistory | undefined;
   private readonly host: ExecutionHost;
@@ -67,7 +78,7 @@ export class ReplayExecutor {
    * One signal for every activity of the run: aborted on cancel, lease loss or finish. (Per-
    * activity controllers cost an allocation per step for nothing: all of them abort together.)
    */
-  private readonly activityAbort = new AbortController();
+  private readonly activityAbort = unlimitedListeners(new AbortController());
   private inFlight = 0;
   private pendingAppends = 0;
   private fatal: Error | undefined;
