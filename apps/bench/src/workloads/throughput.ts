@@ -79,7 +79,7 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
 
     // Warm-up: connections, JIT, the workers' first claims.
     const warm = await enqueueAll(Math.min(50, options.runs), enqueue);
-    await waitFinished(env.store, warm, progress, `${workload} warm-up`);
+    await waitFinished(env.store, warm, progress, `${workload} warm-up`, workers);
 
     // One run at a time.
     const singleCount = options.singleRuns ?? 30;
@@ -97,7 +97,13 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
     const usageBefore = await Promise.all(workers.map((w) => processUsage(w.pid)));
 
     const started = await enqueueAll(options.runs, enqueue, progress, `${workload} enqueue`);
-    const records = await waitFinished(env.store, started, progress, `${workload} ${options.runs} runs`);
+    const records = await waitFinished(
+      env.store,
+      started,
+      progress,
+      `${workload} ${options.runs} runs`,
+      workers,
+    );
 
     const after = await Promise.all(ports.map((port) => scrape(port)));
     const usageAfter = await Promise.all(workers.map((w) => processUsage(w.pid)));
@@ -191,6 +197,8 @@ async function waitFinished(
   started: readonly Started[],
   progress: Progress,
   label: string,
+  /** The worker processes: one that dies fails the wait at once, with its last words. */
+  workers: readonly WorkerProcess[],
   timeoutMs = 600_000,
 ): Promise<RunRecord[]> {
   const records = new Map<string, RunRecord>();
@@ -212,6 +220,13 @@ async function waitFinished(
         if (record && FINISHED.has(record.status)) records.set(record.runId, record);
       progress.tick(records.size);
       continue;
+    }
+    const dead = workers.find((w) => !w.alive);
+    if (dead !== undefined) {
+      throw new Error(
+        `${label}: a worker process exited with ${started.length - records.size} runs unfinished ` +
+          `(out of memory under a --max-old-space-size in BATON_WORKER_NODE_ARGS?):\n${dead.describe(10)}`,
+      );
     }
     if (Date.now() > deadline) {
       throw new Error(`${started.length - records.size} runs did not finish within ${timeoutMs / 1000} s`);
