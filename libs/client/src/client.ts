@@ -6,6 +6,7 @@
 import {
   assertRunId,
   CancelledError,
+  CheckpointIntegrityError,
   ConfigError,
   decodeJournalRecord,
   deleteFinishedRun,
@@ -20,6 +21,7 @@ import {
   resolveClaimCheck,
   type CheckpointSummary,
   type ClaimCheck,
+  type JournalEntry,
   type LargePayloadOptions,
   type PayloadRef,
   type PayloadStore,
@@ -226,9 +228,8 @@ export class Client {
     const positioned: PositionedEntry[] = [];
     for (const r of records) {
       const decoded = decodeJournalRecord(r.data, runId, this.codec, r.position);
-      // Large values come back from the payload store, verified, as the workers read them.
-      const entries = this.claimCheck ? await this.claimCheck.resolveEntries(runId, decoded) : decoded;
-      for (const entry of entries) positioned.push({ position: r.position, entry });
+      for (const entry of await this.resolved(runId, decoded))
+        positioned.push({ position: r.position, entry });
     }
     return positioned;
   }
@@ -410,6 +411,25 @@ export class Client {
         setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))),
       );
       interval = Math.min(interval * 2, 250);
+    }
+  }
+
+  /**
+   * Entries with their large values read back from the payload store, verified, as the workers
+   * read them. A run deleted from the store (retention, delete) whose journal the bus still keeps
+   * (Kafka until `retention.ms`) has no payloads left: its entries keep their references.
+   */
+  private async resolved(runId: string, entries: JournalEntry[]): Promise<JournalEntry[]> {
+    if (this.claimCheck === undefined) return entries;
+    try {
+      return await this.claimCheck.resolveEntries(runId, entries);
+    } catch (err) {
+      const deleted =
+        err instanceof CheckpointIntegrityError &&
+        this.store !== undefined &&
+        !(await this.store.getRun(runId));
+      if (deleted) return entries;
+      throw err;
     }
   }
 
