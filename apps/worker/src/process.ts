@@ -12,7 +12,7 @@
  *    answer during start-up, and closes last, after the hand-off.
  */
 import type { Logger } from 'pino';
-import { describePayloadProtection } from '@baton/core';
+import { describePayloadProtection, payloadKeyFingerprints } from '@baton/core';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { ENV, readConfig } from './config.js';
@@ -124,6 +124,8 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
       tracing: telemetry.tracing,
       // Key ids and settings only, never key material.
       payloadProtection: describePayloadProtection(config.payloadProtection),
+      // Compare across pods: one id with different material fails every read of the other's data.
+      keyFingerprints: payloadKeyFingerprints(config.payloadProtection),
       largePayloads: {
         thresholdBytes: worker.options.claimCheck.thresholdBytes,
         location: worker.options.claimCheck.payloads.payloadLocation,

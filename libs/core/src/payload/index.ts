@@ -40,7 +40,11 @@ export {
   isPayloadFrame,
 } from './payload-codec.js';
 export type { PayloadProtection, PayloadProtectionOptions } from './payload-config.js';
-export { describePayloadProtection, resolvePayloadProtection } from './payload-config.js';
+export {
+  describePayloadProtection,
+  payloadKeyFingerprints,
+  resolvePayloadProtection,
+} from './payload-config.js';
 export {
   decodeJournalRecord,
   encodeJournalRecord,

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
 import { parseKeyring } from './keyring.js';
-import { describePayloadProtection, resolvePayloadProtection } from './payload-config.js';
+import {
+  describePayloadProtection,
+  payloadKeyFingerprints,
+  resolvePayloadProtection,
+} from './payload-config.js';
 import { expectNoLeak, testKeys } from './test-keys.spec-helper.js';
 
 const enc = testKeys(['k2', 'k1']);
@@ -124,5 +128,23 @@ describe('resolvePayloadProtection', () => {
       'key s1 of BATON_SIGNING_KEYS has the same bytes as key k1 of BATON_ENCRYPTION_KEYS; generate a separate signing key',
     );
     expectNoLeak(message, enc.secrets);
+  });
+
+  it('fingerprints each key: equal material gives equal prints, other material under the same id does not, no key shows', () => {
+    const a = testKeys(['k1', 'k2']);
+    const b = testKeys(['k1']);
+    const s1 = testKeys(['s1']);
+    const first = resolvePayloadProtection({ encryptionKeys: a.spec, signingKeys: s1.spec }, {});
+    const again = resolvePayloadProtection({ encryptionKeys: a.spec }, {});
+    const other = resolvePayloadProtection({ encryptionKeys: b.spec }, {});
+    const prints = payloadKeyFingerprints(first);
+    expect(Object.keys(prints.encryption)).toEqual(['k1', 'k2']);
+    expect(prints.encryption.k1).toMatch(/^[0-9a-f]{12}$/);
+    expect(prints.encryption.k1).not.toBe(prints.encryption.k2);
+    expect(payloadKeyFingerprints(again).encryption.k1).toBe(prints.encryption.k1);
+    expect(payloadKeyFingerprints(other).encryption.k1).not.toBe(prints.encryption.k1);
+    expect(Object.keys(prints.signing)).toEqual(['s1']);
+    expect(payloadKeyFingerprints(resolvePayloadProtection({}, {}))).toEqual({ encryption: {}, signing: {} });
+    expectNoLeak(JSON.stringify(prints), [...a.secrets, ...s1.secrets]);
   });
 });

@@ -3,6 +3,7 @@
  * A typo (a short key, an active id not in the list, a threshold that is not a number) fails here,
  * with the variable's name, never on the first read of old data.
  */
+import { createHmac } from 'node:crypto';
 import { ConfigError } from '../errors.js';
 import { createPayloadCodec, DEFAULT_COMPRESS_THRESHOLD_BYTES, type PayloadCodec } from './payload-codec.js';
 import {
@@ -113,6 +114,32 @@ export function describePayloadProtection(protection: PayloadProtection): string
   ];
   if (protection.allowPlaintext) parts.push(`${PAYLOAD_ENV.allowPlaintext}: unprotected data is still read`);
   return parts.join('; ');
+}
+
+/** What a fingerprint is derived with: a constant, so equal keys give equal fingerprints anywhere. */
+const FINGERPRINT_LABEL = 'baton key fingerprint v1';
+
+/**
+ * A short fingerprint of every configured key, by purpose and id: the first 12 hex digits of
+ * HMAC-SHA256(key, a fixed label). It tells whether two workers hold the same material under an id
+ * (the same id with different material fails every read of the other's data) and reveals nothing
+ * usable about the key. The worker logs it at start-up; compare it across pods.
+ */
+export function payloadKeyFingerprints(protection: PayloadProtection): {
+  encryption: Record<string, string>;
+  signing: Record<string, string>;
+} {
+  const of = (ring: Keyring | undefined): Record<string, string> =>
+    Object.fromEntries(
+      (ring?.ids ?? []).map((id) => [
+        id,
+        createHmac('sha256', keyObjectOf(ring!.get(id)!))
+          .update(FINGERPRINT_LABEL)
+          .digest('hex')
+          .slice(0, 12),
+      ]),
+    );
+  return { encryption: of(protection.encryption), signing: of(protection.signing) };
 }
 
 function resolveKeyring(
