@@ -13,16 +13,15 @@
  */
 import {
   chainGenesis,
-  CHECKPOINT_SCHEMA_VERSION,
   checkpointSchemaFor,
   ConfigError,
   decodeJournalRecord,
   filterFencedEntries,
   linkEntries,
-  migrateCheckpoint,
   NotFoundError,
-  openCheckpoint,
+  openStoredCheckpoint,
   protectCheckpoint,
+  protectionActive,
   verifyJournalTail,
   type Checkpoint,
   type CheckpointSummary,
@@ -52,30 +51,20 @@ export interface HistoryAt {
   base: CheckpointSummary | undefined;
 }
 
-function protectionActive(protection: PayloadProtection): boolean {
-  return !protection.codec.identity || protection.signing !== undefined || protection.hashChain;
-}
-
-/** Opens a stored checkpoint as the worker does; a client lacking the run's keys gets a named error. */
+/** Opens a stored checkpoint as the worker does; a client lacking the run's signing key gets a named error. */
 function openStored(
   stored: ProtectedCheckpoint,
   runId: string,
   protection: PayloadProtection,
 ): OpenedCheckpoint {
-  const current = stored.schemaVersion === CHECKPOINT_SCHEMA_VERSION;
-  // Throws CheckpointSchemaError for a newer (or malformed) version.
-  if (!current && !(stored.schemaVersion < CHECKPOINT_SCHEMA_VERSION)) migrateCheckpoint(stored, runId);
-  if (stored.signature !== undefined && protection.signing === undefined) {
-    throw new ConfigError(
-      `run ${runId}: checkpoint ${stored.seq} is signed (key ${stored.signature.keyId}), and a checkpoint written ` +
-        "from it must be signed for the workers to accept it: create the Client with the workers' payloadProtection",
-    );
-  }
-  const opened =
-    protectionActive(protection) || stored.sealedEntries !== undefined
-      ? openCheckpoint(stored, runId, protection)
-      : stored;
-  return current ? opened : migrateCheckpoint(opened, runId);
+  return openStoredCheckpoint(stored, runId, protection, () => {
+    if (stored.signature !== undefined && protection.signing === undefined) {
+      throw new ConfigError(
+        `run ${runId}: checkpoint ${stored.seq} is signed (key ${stored.signature.keyId}), and a checkpoint written ` +
+          "from it must be signed for the workers to accept it: create the Client with the workers' payloadProtection",
+      );
+    }
+  }).checkpoint;
 }
 
 function withoutLinks(entries: readonly JournalEntry[]): JournalEntry[] {

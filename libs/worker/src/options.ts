@@ -172,11 +172,6 @@ function resolveProtection(
   return resolvePayloadProtection(given ?? {}, {});
 }
 
-/** True when protection changes anything: otherwise records and checkpoints take today's path. */
-export function protectionActive(protection: PayloadProtection): boolean {
-  return !protection.codec.identity || protection.signing !== undefined || protection.hashChain;
-}
-
 function positive(name: string, value: number): number {
   if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
     throw new ConfigError(`${name} must be a positive number of milliseconds, got ${String(value)}`);

@@ -18,7 +18,9 @@ import {
   LeaseLostError,
   FencedWriteError,
   linkEntries,
+  openStoredCheckpoint,
   PayloadTooLargeError,
+  protectionActive,
   ReplayExecutor,
   serializeError,
   verifyJournalTail,
@@ -37,8 +39,7 @@ import type { Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
-import { protectionActive, type ResolvedWorkerOptions } from './options.js';
-import { openStoredCheckpoint } from './stored-checkpoint.js';
+import type { ResolvedWorkerOptions } from './options.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 
 export interface SessionStart {

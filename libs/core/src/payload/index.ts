@@ -43,8 +43,11 @@ export type { PayloadProtection, PayloadProtectionOptions } from './payload-conf
 export {
   describePayloadProtection,
   payloadKeyFingerprints,
+  protectionActive,
   resolvePayloadProtection,
 } from './payload-config.js';
+export type { StoredCheckpoint } from './stored-checkpoint.js';
+export { openStoredCheckpoint } from './stored-checkpoint.js';
 export {
   decodeJournalRecord,
   encodeJournalRecord,

@@ -98,6 +98,11 @@ export function resolvePayloadProtection(
 }
 
 /** One line for the start-up log: key ids and settings, never key material. */
+/** True when protection changes anything: otherwise records and checkpoints take the plain path. */
+export function protectionActive(protection: PayloadProtection): boolean {
+  return !protection.codec.identity || protection.signing !== undefined || protection.hashChain;
+}
+
 export function describePayloadProtection(protection: PayloadProtection): string {
   const { encryption, signing, compressThresholdBytes } = protection;
   const parts = [

@@ -1,5 +1,5 @@
 /**
- * A loaded checkpoint on its way to replay: schema version checked, signature and chain verified,
+ * A loaded checkpoint on its way to replay (the worker) or to a fork or retry (the client): schema version checked, signature and chain verified,
  * entries unsealed, then migrated to the current schema version.
  *
  * Order, and why:
@@ -13,16 +13,11 @@
  * it holds sealed entries: then openCheckpoint runs anyway and names the key it would need, rather
  * than letting a replay start from the empty `entries` a sealed checkpoint carries.
  */
-import {
-  CHECKPOINT_SCHEMA_VERSION,
-  migrateCheckpoint,
-  openCheckpoint,
-  type Checkpoint,
-  type OpenedCheckpoint,
-  type PayloadProtection,
-  type ProtectedCheckpoint,
-} from '@baton/core';
-import { protectionActive } from './options.js';
+import { CHECKPOINT_SCHEMA_VERSION, migrateCheckpoint } from '../checkpoint-schema.js';
+import type { Checkpoint } from '../contracts/store.js';
+import { openCheckpoint, type OpenedCheckpoint } from './checkpoint-protection.js';
+import type { ProtectedCheckpoint } from './checkpoint-signing.js';
+import { protectionActive, type PayloadProtection } from './payload-config.js';
 
 export interface StoredCheckpoint {
   /** The checkpoint to replay from, at the current schema version. */
@@ -38,10 +33,13 @@ export function openStoredCheckpoint(
   stored: ProtectedCheckpoint,
   runId: string,
   protection: PayloadProtection,
+  /** A check of the caller's own, run once the version is known to be readable and before opening. */
+  beforeOpen?: (stored: ProtectedCheckpoint) => void,
 ): StoredCheckpoint {
   const current = stored.schemaVersion === CHECKPOINT_SCHEMA_VERSION;
   // Throws for a newer (or malformed) version; an older one is migrated after verification.
   if (!current && !(stored.schemaVersion < CHECKPOINT_SCHEMA_VERSION)) migrateCheckpoint(stored, runId);
+  beforeOpen?.(stored);
   const verified =
     protectionActive(protection) || stored.sealedEntries !== undefined
       ? openCheckpoint(stored, runId, protection)
