@@ -147,7 +147,7 @@ export type {
   ExecutionOutcome,
   ExecutorOptions,
   NewEntry,
-} from './executor/replay-executor.js';
+} from './executor/execution-host.js';
 export { ReplayExecutor } from './executor/replay-executor.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { assertRunId, newRunId, RUN_ID_PATTERN, runIdForKey } from './ids.js';

@@ -1,6 +1,6 @@
 /** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
 import type { InboxSignal, SuspendResult } from '../contracts/store.js';
-import type { SerializedError } from '../errors.js';
+import { CancelledError, NonDeterminismError, serializeError, type SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
 import type { AnyWorkflowDefinition } from '../workflow.js';
 
@@ -69,4 +69,25 @@ export interface ExecutorOptions {
    * inputs computed differently the second time. @defaultValue false
    */
   pipelineSteps?: boolean;
+}
+
+/** How the workflow function ended: its value or what it threw. */
+export type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** The outcome of a run stopped by `error` (a non-determinism or another fatal error). */
+export function failedOutcome(error: Error): ExecutionOutcome {
+  return {
+    kind: 'failed',
+    error: serializeError(error),
+    nonDeterminism: error instanceof NonDeterminismError,
+  };
+}
+
+/** The outcome of a workflow function that settled; a CancelledError after a cancel request is `cancelled`. */
+export function settledOutcome(settled: Settled, cancelReason: string | undefined): ExecutionOutcome {
+  if (settled.ok) return { kind: 'completed', result: settled.value };
+  if (settled.error instanceof CancelledError && cancelReason !== undefined) {
+    return { kind: 'cancelled', reason: cancelReason };
+  }
+  return { kind: 'failed', error: serializeError(settled.error), nonDeterminism: false };
 }

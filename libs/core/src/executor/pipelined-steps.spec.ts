@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../journal.js';
 import { defineActivity, defineWorkflow, type ActivityDefinition } from '../workflow.js';
-import { ReplayExecutor, type ExecutionOutcome } from './replay-executor.js';
+import type { ExecutionOutcome } from './execution-host.js';
+import { ReplayExecutor } from './replay-executor.js';
 import { testHost, type TestHost } from './test-host.spec-helper.js';
 
 /** A host whose appends stay pending until released, logging what happened in order. */

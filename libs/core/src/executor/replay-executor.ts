@@ -22,42 +22,27 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { toMs } from '../duration.js';
-import { BatonError, CancelledError, NonDeterminismError, serializeError } from '../errors.js';
+import { BatonError, CancelledError, NonDeterminismError } from '../errors.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { executeActivity } from './activity-execution.js';
-import { ReplayHistory, settleFromHistory, type CompletionEntry, type StepHistory } from './history.js';
-import type { ExecutionHost, ExecutionOutcome, ExecutorOptions, NewEntry } from './execution-host.js';
+import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
+import {
+  failedOutcome,
+  settledOutcome,
+  type ExecutionHost,
+  type ExecutionOutcome,
+  type ExecutorOptions,
+  type NewEntry,
+  type Settled,
+} from './execution-host.js';
+import { Refreshes } from './freshness.js';
 import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type Settle } from './pending-waits.js';
 
-export type {
-  ActivityAttemptInfo,
-  ExecutionHost,
-  ExecutionOutcome,
-  ExecutorOptions,
-  NewEntry,
-} from './execution-host.js';
-
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
-/** A replayed activity step with `maxAgeMs`: re-run at delivery if its journaled result is older. */
-interface Refresh {
-  maxAgeMs: number;
-  run(): Promise<unknown>;
-}
-
 const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/**
- * Every activity attempt of the run listens on the run's one signal, so a run with more than ten
- * activities in flight (a fan-out) would trip Node's "possible EventTarget memory leak" warning:
- * the listeners are bounded by the run's own parallelism and removed as attempts end.
- */
-function unlimitedListeners(controller: AbortController): AbortController {
-  setMaxListeners(0, controller.signal);
-  return controller;
-}
 
 export class ReplayExecutor {
   private readonly history: ReplayHistory | undefined;
@@ -68,9 +53,7 @@ export class ReplayExecutor {
   private replayDone = false;
   private readonly pending = new Map<number, Settle>();
   /** Replayed steps that may need a freshness re-run, by seq; decided when their turn comes. */
-  private readonly refreshes = new Map<number, Refresh>();
-  /** A freshness re-run is under way: no other completion is delivered until it settles. */
-  private refreshing = false;
+  private readonly refreshes = new Refreshes();
   private readonly patchAnswers: PatchAnswers;
   private readonly waits: PendingWaits;
   private readonly deferred: Array<() => void> = [];
@@ -78,18 +61,22 @@ export class ReplayExecutor {
    * One signal for every activity of the run: aborted on cancel, lease loss or finish. (Per-
    * activity controllers cost an allocation per step for nothing: all of them abort together.)
    */
-  private readonly activityAbort = unlimitedListeners(new AbortController());
+  private readonly activityAbort = new AbortController();
   private inFlight = 0;
   private pendingAppends = 0;
   private fatal: Error | undefined;
   private stopCause: unknown;
   private cancelReason: string | undefined;
-  private settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+  private settled: Settled | undefined;
   private dirty = false;
   private wakeLoop: (() => void) | undefined;
   readonly ctx: WorkflowContext;
 
   constructor(private readonly options: ExecutorOptions) {
+    // Every activity attempt listens on the run's one signal: a fan-out of more than ten would
+    // trip Node's "possible EventTarget memory leak" warning, though the listeners are bounded by
+    // the run's parallelism and removed as attempts end.
+    setMaxListeners(0, this.activityAbort.signal);
     this.host = options.host;
     this.inProcessWaitMs = options.inProcessWaitMs ?? 1000;
     let history: ReplayHistory | undefined;
@@ -111,7 +98,7 @@ export class ReplayExecutor {
     let idleStrikes = 0;
     for (;;) {
       await idle();
-      if (this.fatal) return this.finishWith(this.failedOutcome(this.fatal));
+      if (this.fatal) return this.finishWith(failedOutcome(this.fatal));
       if (this.state === 'stopped') return { kind: 'stopped', reason: 'aborted', cause: this.stopCause };
       if (this.state === 'freezing') {
         if (this.inFlight === 0 && this.pendingAppends === 0)
@@ -127,9 +114,9 @@ export class ReplayExecutor {
           await this.nextEvent();
           continue;
         }
-        return this.finishWith(this.settledOutcome(this.settled));
+        return this.finishWith(settledOutcome(this.settled, this.cancelReason));
       }
-      if (this.refreshing) {
+      if (this.refreshes.running) {
         await this.nextEvent();
         continue;
       }
@@ -272,7 +259,7 @@ export class ReplayExecutor {
       });
     if (step?.completion) {
       if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
-        this.refreshes.set(seq, {
+        this.refreshes.register(seq, {
           maxAgeMs: effective.maxAgeMs,
           run: async () => {
             await this.flushAppends();
@@ -373,34 +360,22 @@ export class ReplayExecutor {
       return;
     }
     this.pending.delete(entry.seq);
-    const refresh = this.refreshes.get(entry.seq);
-    this.refreshes.delete(entry.seq);
-    if (refresh && entry.type === 'ActivityCompleted' && this.isStale(entry, refresh.maxAgeMs)) {
-      this.refreshAt(refresh, settle);
+    const refresh = this.refreshes.take(entry, this.host.clock());
+    if (refresh) {
+      // Re-run the stale step now; it settles with the new outcome before any later completion.
+      this.inFlight++;
+      this.refreshes.runAt(
+        refresh,
+        settle,
+        () => this.state === 'running',
+        () => {
+          this.inFlight--;
+          this.notify();
+        },
+      );
       return;
     }
     settleFromHistory(this.options.runId, entry, settle);
-  }
-
-  private isStale(entry: CompletionEntry, maxAgeMs: number): boolean {
-    return entry.at < this.host.clock() - maxAgeMs;
-  }
-
-  /** Re-runs a stale step now and settles it with the new outcome before any later completion. */
-  private refreshAt(refresh: Refresh, settle: Settle): void {
-    this.refreshing = true;
-    this.inFlight++;
-    refresh
-      .run()
-      .then(
-        (value) => this.state === 'running' && settle.resolve(value),
-        (error: unknown) => this.state === 'running' && settle.reject(error),
-      )
-      .finally(() => {
-        this.refreshing = false;
-        this.inFlight--;
-        this.notify();
-      });
   }
 
   /** Tracks live work: its result reaches the workflow after history is fully delivered. */
@@ -521,21 +496,5 @@ export class ReplayExecutor {
     this.state = 'stopped';
     this.activityAbort.abort(new Error('run finished'));
     return outcome;
-  }
-
-  private failedOutcome(error: Error): ExecutionOutcome {
-    return {
-      kind: 'failed',
-      error: serializeError(error),
-      nonDeterminism: error instanceof NonDeterminismError,
-    };
-  }
-
-  private settledOutcome(settled: NonNullable<ReplayExecutor['settled']>): ExecutionOutcome {
-    if (settled.ok) return { kind: 'completed', result: settled.value };
-    if (settled.error instanceof CancelledError && this.cancelReason !== undefined) {
-      return { kind: 'cancelled', reason: this.cancelReason };
-    }
-    return { kind: 'failed', error: serializeError(settled.error), nonDeterminism: false };
   }
 }

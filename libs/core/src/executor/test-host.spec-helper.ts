@@ -1,12 +1,8 @@
 /** A journal kept in an array, standing in for the worker in executor tests. */
 import type { InboxSignal, SuspendResult } from '../contracts/store.js';
 import type { JournalEntry } from '../journal.js';
-import {
-  ReplayExecutor,
-  type ExecutionHost,
-  type ExecutionOutcome,
-  type ExecutorOptions,
-} from './replay-executor.js';
+import type { ExecutionHost, ExecutionOutcome, ExecutorOptions } from './execution-host.js';
+import { ReplayExecutor } from './replay-executor.js';
 
 export interface TestHost extends ExecutionHost {
   journal: JournalEntry[];

@@ -17,7 +17,6 @@ import type {
   DueTimer,
   InboxSignal,
   LeaseInfo,
-  LeaseState,
   NewRun,
   RenewRequest,
   RenewResult,
@@ -31,6 +30,7 @@ import type {
 import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
 import { summarizeCheckpoint } from '../checkpoint-summary.js';
 import { BatonError, FencedWriteError, refuseDelete } from '../errors.js';
+import { unfinishedStatus, type LeaseRecord, type StoredCheckpoint } from './memory-records.js';
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -39,20 +39,6 @@ export interface MemoryStoreOptions {
    * @defaultValue Date.now
    */
   clock?: () => number;
-}
-
-interface LeaseRecord {
-  epoch: number;
-  owner: string | null;
-  state: LeaseState;
-  expiresAt: number | null;
-  /** Signal names the suspended run waits for; a signal with one of them wakes it. */
-  waitingFor: string[];
-}
-
-interface StoredCheckpoint {
-  checkpoint: Checkpoint;
-  size: number;
 }
 
 /**
@@ -491,12 +477,4 @@ class MemoryStore implements Store {
       );
     }
   }
-}
-
-/** The status that keeps a run from deletion, or undefined when it is finished. */
-function unfinishedStatus(run: RunRecord | undefined, lease: LeaseRecord | undefined): string | undefined {
-  if (run !== undefined && !FINISHED_RUN_STATUSES.includes(run.status)) return run.status;
-  if (lease !== undefined && lease.state !== 'finished')
-    return lease.state === 'held' ? 'running' : 'suspended';
-  return undefined;
 }

@@ -1,0 +1,31 @@
+/**
+ * What the in-process store keeps per run beyond the contract's own records, and what follows
+ * from them.
+ */
+import type { Checkpoint, LeaseState, RunRecord } from '../contracts/store.js';
+import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
+
+export interface LeaseRecord {
+  epoch: number;
+  owner: string | null;
+  state: LeaseState;
+  expiresAt: number | null;
+  /** Signal names the suspended run waits for; a signal with one of them wakes it. */
+  waitingFor: string[];
+}
+
+export interface StoredCheckpoint {
+  checkpoint: Checkpoint;
+  size: number;
+}
+
+/** The status that keeps a run from deletion, or undefined when it is finished. */
+export function unfinishedStatus(
+  run: RunRecord | undefined,
+  lease: LeaseRecord | undefined,
+): string | undefined {
+  if (run !== undefined && !FINISHED_RUN_STATUSES.includes(run.status)) return run.status;
+  if (lease !== undefined && lease.state !== 'finished')
+    return lease.state === 'held' ? 'running' : 'suspended';
+  return undefined;
+}
