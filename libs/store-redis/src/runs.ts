@@ -1,4 +1,20 @@
 /**
+ * The keys of the scripts that move a run in or out of its outcome (finish-run, reopen-run): its
+ * lease and record, the held and timer indexes, its checkpoints, and the finished-runs index.
+ */
+function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
+  return [
+    keys.lease(runId),
+    keys.run(runId),
+    keys.held,
+    keys.timers,
+    keys.checkpoints(runId),
+    keys.checkpointSummaries(runId),
+    keys.finished,
+  ];
+}
+
+/**
  * RunIndex and CheckpointStore on Redis: run records with idempotency keys, fenced checkpoints
  * with history, and the atomic finish. Writes are one script call each (one round trip); reads
  * are one command.
@@ -61,15 +77,7 @@ export async function finishRun(
       : ['error', JSON.stringify(outcome.error)];
   const reply = await ctx.run(
     'finish-run',
-    [
-      keys.lease(runId),
-      keys.run(runId),
-      keys.held,
-      keys.timers,
-      keys.checkpoints(runId),
-      keys.checkpointSummaries(runId),
-      keys.finished,
-    ],
+    outcomeKeys(keys, runId),
     [
       keys.prefix,
       runId,
@@ -121,15 +129,7 @@ export async function reopenRun(
   const { json, summaryJson } = encodeCheckpoint(checkpoint);
   const reply = (await ctx.run(
     'reopen-run',
-    [
-      keys.lease(runId),
-      keys.run(runId),
-      keys.held,
-      keys.timers,
-      keys.checkpoints(runId),
-      keys.checkpointSummaries(runId),
-      keys.finished,
-    ],
+    outcomeKeys(keys, runId),
     [keys.prefix, runId, checkpoint.epoch, json, summaryJson],
   )) as [number, string?];
   if (reply[0] === 1) return { reopened: true };

@@ -10,8 +10,9 @@ import {
   MissingKeyError,
   type ClaimCheck,
   type Delivery,
-  type PayloadRef,
   type RunMessage,
+  type SignalMessage,
+  type StartMessage,
 } from '@baton/core';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
@@ -45,20 +46,22 @@ export function parseRunMessage(delivery: Delivery, maxMessageBytes: number): Ru
 }
 
 /**
- * A message's value: inline, or read back from the payload store when the producer stored it by
- * reference. Bytes that are missing or do not match their hash make the message poison
- * (`unreadable-payload`); a missing key or a store error is retried by redelivery.
+ * A start message's input or a signal message's payload: inline, or read back from the payload
+ * store when the producer stored it by reference. Bytes that are missing or do not match their
+ * hash make the message poison (`unreadable-payload`); a missing key or a store error is retried
+ * by redelivery.
  */
 export async function messageValue(
   claimCheck: ClaimCheck,
-  runId: string,
-  inline: unknown,
-  ref: PayloadRef | undefined,
-  label: string,
+  message: StartMessage | SignalMessage,
 ): Promise<unknown> {
+  const [inline, ref, label] =
+    message.kind === 'start'
+      ? [message.input, message.inputRef, 'start message input']
+      : [message.payload, message.payloadRef, 'signal message payload'];
   if (ref === undefined) return inline;
   try {
-    return await claimCheck.resolve(runId, ref, label);
+    return await claimCheck.resolve(message.runId, ref, label);
   } catch (err) {
     if (err instanceof CheckpointIntegrityError && !(err instanceof MissingKeyError)) {
       throw new PoisonMessage('unreadable-payload', err.message);

@@ -304,13 +304,7 @@ export class Worker {
           runId: message.runId,
           workflow: message.workflow,
           version: message.version,
-          input: await messageValue(
-            claimCheck,
-            message.runId,
-            message.input,
-            message.inputRef,
-            'start message input',
-          ),
+          input: await messageValue(claimCheck, message),
           idempotencyKey: message.idempotencyKey ?? null,
           traceparent: message.traceparent ?? null,
         });
@@ -331,13 +325,7 @@ export class Worker {
         const { found, wake } = await store.deliverSignal(message.runId, {
           signalId: message.signalId,
           name: message.name,
-          payload: await messageValue(
-            claimCheck,
-            message.runId,
-            message.payload,
-            message.payloadRef,
-            'signal message payload',
-          ),
+          payload: await messageValue(claimCheck, message),
         });
         if (!found) return this.unknownRunYet(message, delivery);
         if (wake) await enqueueWake(transport, message.runId, 'signal');
