@@ -75,20 +75,16 @@ export async function finishRun(
     outcome.status === 'completed'
       ? ['result', encodeValue(outcome.result)]
       : ['error', JSON.stringify(outcome.error)];
-  const reply = await ctx.run(
-    'finish-run',
-    outcomeKeys(keys, runId),
-    [
-      keys.prefix,
-      runId,
-      epoch,
-      outcome.status,
-      field,
-      value,
-      encoded?.json ?? '',
-      encoded?.summaryJson ?? '',
-    ],
-  );
+  const reply = await ctx.run('finish-run', outcomeKeys(keys, runId), [
+    keys.prefix,
+    runId,
+    epoch,
+    outcome.status,
+    field,
+    value,
+    encoded?.json ?? '',
+    encoded?.summaryJson ?? '',
+  ]);
   if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'finishRun');
 }
 
@@ -127,11 +123,13 @@ export async function reopenRun(
 ): Promise<ReopenResult> {
   const { keys } = ctx;
   const { json, summaryJson } = encodeCheckpoint(checkpoint);
-  const reply = (await ctx.run(
-    'reopen-run',
-    outcomeKeys(keys, runId),
-    [keys.prefix, runId, checkpoint.epoch, json, summaryJson],
-  )) as [number, string?];
+  const reply = (await ctx.run('reopen-run', outcomeKeys(keys, runId), [
+    keys.prefix,
+    runId,
+    checkpoint.epoch,
+    json,
+    summaryJson,
+  ])) as [number, string?];
   if (reply[0] === 1) return { reopened: true };
   const status = reply[1];
   return { reopened: false, status: status ? (status as RunStatus) : undefined };
