@@ -7,8 +7,10 @@
  *    of a stored one, by `Nats-Msg-Id`).
  * 2. `fetch` costs one pull request when messages are ready (a `no_wait` request for the whole
  *    batch). Only an empty queue makes it wait, and then for the first message alone (batch 1),
- *    topped up by one more `no_wait` request: a waiting request for the whole batch would hold
- *    the first message until the batch filled or expired.
+ *    which it returns as soon as it arrives: a waiting request for the whole batch would hold the
+ *    first message until the batch filled or expired, and topping it up with another request
+ *    would hold it for one more round trip. Whatever arrived behind it goes to the next fetch,
+ *    which a claim loop makes at once.
  * 3. `fetch` never outlives `expiresMs` by more than a backstop, also when max_ack_pending is
  *    reached, and returns what it has when its signal aborts or the transport closes; a message
  *    that lands after that is nakked at once (see pull-request.ts), never left to the ack wait.
@@ -108,8 +110,7 @@ export async function fetchRunMessages(
     if (first.deliveries.length === 0) {
       return serverWaitMs < expiresMs ? (await ready(max)).deliveries : [];
     }
-    if (max === 1) return first.deliveries;
-    return [...first.deliveries, ...(await ready(max - 1)).deliveries];
+    return first.deliveries;
   } catch (err) {
     // Closing: a fetch returns what it has rather than the noise of the connection going away.
     if (signal.aborted) return [];
