@@ -18,6 +18,11 @@ export async function acquireLease(
     [keys.lease(runId), keys.held, keys.timers, keys.run(runId), keys.cancel(runId)],
     [keys.prefix, runId, owner, ttlMs],
   )) as unknown[];
+  return acquireReply(reply);
+}
+
+/** Reads take_lease's reply (prelude.lua). */
+export function acquireReply(reply: unknown[]): AcquireResult {
   switch (reply[0]) {
     case 'ok':
       return { ok: true, epoch: Number(reply[1]), cancelRequested: reply[2] === 1 };

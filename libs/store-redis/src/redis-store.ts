@@ -136,6 +136,13 @@ class RedisStore implements Store {
   createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
     return this.op('createRun', (ctx) => runs.createRun(ctx, run));
   }
+  createRunAndLease(
+    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+    owner: string,
+    ttlMs: number,
+  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+    return this.op('createRunAndLease', (ctx) => runs.createRunAndLease(ctx, run, owner, ttlMs));
+  }
   getRun(runId: string): Promise<RunRecord | undefined> {
     return this.op('getRun', (ctx) => runs.getRun(ctx, runId));
   }

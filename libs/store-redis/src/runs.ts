@@ -21,6 +21,7 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
  */
 import {
   FencedWriteError,
+  type AcquireResult,
   type Checkpoint,
   type CheckpointSummary,
   type NewRun,
@@ -31,6 +32,7 @@ import {
 } from '@baton/core';
 import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
 import type { StoreContext } from './context.js';
+import { acquireReply } from './leases.js';
 
 export async function createRun(
   ctx: StoreContext,
@@ -55,6 +57,39 @@ export async function createRun(
     run.forkedFrom === undefined ? '' : JSON.stringify(run.forkedFrom),
   ])) as [number, unknown[]];
   return { created: reply[0] === 1, run: decodeRunRecord(reply[1]) };
+}
+
+/** createRun and, when it created the run, acquireLease: one script call (claim-new-run.lua). */
+export async function createRunAndLease(
+  ctx: StoreContext,
+  run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+  owner: string,
+  ttlMs: number,
+): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+  const { keys } = ctx;
+  const scriptKeys = [
+    keys.run(run.runId),
+    keys.lease(run.runId),
+    keys.held,
+    keys.timers,
+    keys.cancel(run.runId),
+  ];
+  if (run.idempotencyKey !== null) scriptKeys.push(keys.idempotency(run.idempotencyKey));
+  const reply = (await ctx.run('claim-new-run', scriptKeys, [
+    keys.prefix,
+    run.idempotencyKey !== null ? '1' : '0',
+    run.runId,
+    run.workflow,
+    run.version,
+    encodeValue(run.input),
+    run.idempotencyKey ?? '',
+    run.traceparent ?? '',
+    owner,
+    ttlMs,
+  ])) as [number, unknown[], unknown[]?];
+  const record = decodeRunRecord(reply[1]);
+  if (reply[0] !== 1) return { created: false, run: record };
+  return { created: true, run: record, lease: acquireReply(reply[2] ?? []) };
 }
 
 export async function getRun(ctx: StoreContext, runId: string): Promise<RunRecord | undefined> {

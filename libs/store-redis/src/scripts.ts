@@ -15,6 +15,7 @@ import { BatonError } from '@baton/core';
 export const SCRIPT_NAMES = [
   'acquire-lease',
   'claim-due-timers',
+  'claim-new-run',
   'clock',
   'create-run',
   'delete-run',

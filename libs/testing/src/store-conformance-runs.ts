@@ -143,6 +143,78 @@ export function describeRunConformance(store: () => Store): void {
     });
   });
 
+  describe('create and lease in one step (createRunAndLease, where the store has it)', () => {
+    const claim: Store['createRunAndLease'] = (...args) => store().createRunAndLease!(...args);
+    const has = (): boolean => store().createRunAndLease !== undefined;
+
+    it('creates the run and leases it to the owner at epoch 1, the record showing the attempt', async (t) => {
+      if (!has()) return t.skip();
+      const runId = uniqueId('run');
+      const taken = await claim!(
+        { runId, workflow: 'w', version: 2, input: { n: 1 }, idempotencyKey: null, traceparent: null },
+        'worker-a',
+        60_000,
+      );
+      expect(taken).toMatchObject({
+        created: true,
+        run: { runId, workflow: 'w', version: 2, input: { n: 1 }, status: 'running', attempts: 1 },
+        lease: { ok: true, epoch: 1, cancelRequested: false },
+      });
+      expect(await store().getRun(runId)).toEqual(taken.run);
+      expect(await store().getLease(runId)).toMatchObject({ state: 'held', owner: 'worker-a', epoch: 1 });
+      // Fenced like any lease: a second owner is refused while it is held.
+      expect(await store().acquireLease(runId, 'worker-b', 60_000)).toMatchObject({
+        ok: false,
+        reason: 'held',
+      });
+    });
+
+    it('changes nothing for a known run id or idempotency key and returns the existing record', async (t) => {
+      if (!has()) return t.skip();
+      const key = uniqueId('key');
+      const first = await createTestRun(store(), 'first', key);
+      const again = await claim!(
+        { ...first, input: 'other', idempotencyKey: null, traceparent: null },
+        'w-b',
+        60_000,
+      );
+      expect(again).toEqual({ created: false, run: first });
+      const otherId = uniqueId('other');
+      const keyed = await claim!(
+        {
+          runId: otherId,
+          workflow: 'conformance',
+          version: 1,
+          input: null,
+          idempotencyKey: key,
+          traceparent: null,
+        },
+        'w-b',
+        60_000,
+      );
+      expect(keyed).toEqual({ created: false, run: first });
+      expect(await store().getRun(otherId)).toBeUndefined();
+      expect(await store().getLease(first.runId)).toBeUndefined();
+    });
+
+    it('creates and leases exactly once when the same run is claimed concurrently', async (t) => {
+      if (!has()) return t.skip();
+      const run = {
+        runId: uniqueId('run'),
+        workflow: 'w',
+        version: 1,
+        input: 1,
+        idempotencyKey: null,
+        traceparent: null,
+      };
+      const results = await Promise.all(['a', 'b', 'c'].map((owner) => claim!(run, owner, 60_000)));
+      const winners = results.filter((r) => r.created);
+      expect(winners).toHaveLength(1);
+      const owner = ['a', 'b', 'c'][results.indexOf(winners[0]!)];
+      expect(await store().getLease(run.runId)).toMatchObject({ owner, epoch: 1 });
+    });
+  });
+
   describe('checkpoints', () => {
     it('stores checkpoints under the current epoch, newest loaded, all listed oldest first', async () => {
       const { runId } = await createTestRun(store());

@@ -19,6 +19,7 @@
 import {
   BatonError,
   encodeMessage,
+  type AcquireResult,
   type Delivery,
   type ResumeMessage,
   type WakeMessage,
@@ -300,14 +301,24 @@ export class Worker {
           if (existing) return this.claimKnownRun(existing, message, delivery);
           this.lookup(message.workflow, message.version);
         }
-        const { run, created } = await store.createRun({
+        const newRun = {
           runId: message.runId,
           workflow: message.workflow,
           version: message.version,
           input: await messageValue(claimCheck, message),
           idempotencyKey: message.idempotencyKey ?? null,
           traceparent: message.traceparent ?? null,
-        });
+        };
+        if (store.createRunAndLease !== undefined) {
+          // Create and lease in one round trip; an existing run is claimed like any known run.
+          const acquiredAt = Date.now();
+          const { leaseMs, workerId } = this.options;
+          const taken = await store.createRunAndLease(newRun, workerId, leaseMs);
+          if (!taken.created) return this.claimKnownRun(taken.run, message, delivery);
+          const workflow = this.lookup(message.workflow, message.version);
+          return this.claim(taken.run, workflow, message, delivery, true, { lease: taken.lease, acquiredAt });
+        }
+        const { run, created } = await store.createRun(newRun);
         // `run` may be an existing one (same id or idempotency key): it runs as it was created.
         return this.claimKnownRun(run, message, delivery, created);
       }
@@ -383,10 +394,11 @@ export class Worker {
     message: RunMessage,
     delivery: Delivery,
     created = false,
+    taken?: { lease: AcquireResult; acquiredAt: number },
   ): Promise<void> {
     const { store, leaseMs, workerId, logger } = this.options;
-    const acquiredAt = Date.now();
-    const lease = await store.acquireLease(run.runId, workerId, leaseMs);
+    const acquiredAt = taken?.acquiredAt ?? Date.now();
+    const lease = taken?.lease ?? (await store.acquireLease(run.runId, workerId, leaseMs));
     if (!lease.ok) {
       // Finished, or a live worker owns it (a duplicate or early message): nothing to do here.
       await delivery.ack();

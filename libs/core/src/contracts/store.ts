@@ -222,6 +222,19 @@ export interface RunIndex {
    * existing record with `created: false`. The same key always yields the same run.
    */
   createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }>;
+  /**
+   * Optional: `createRun` and, only when that created the run, `acquireLease(runId, owner, ttlMs)`,
+   * as one atomic step (one round trip): how a worker claims the run of a start message. When the
+   * run (or its idempotency key) was already known nothing changes and there is no `lease`: the
+   * caller claims the existing run as it would any other. `run` is the record after the lease.
+   * `run.checkpoint` is not supported here (forks go through `createRun`). A store without it gets
+   * the two calls.
+   */
+  createRunAndLease?(
+    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+    owner: string,
+    ttlMs: number,
+  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Atomically, under the fence: records the outcome, stores the final checkpoint if given, and

@@ -92,6 +92,10 @@ class MemoryStore implements Store {
 
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {
     this.assertOpen('acquireLease');
+    return this.takeLease(runId, owner, ttlMs);
+  }
+
+  private takeLease(runId: string, owner: string, ttlMs: number): AcquireResult {
     const now = this.clock();
     const lease = this.leases.get(runId);
     if (lease?.state === 'finished') return { ok: false, reason: 'finished' };
@@ -258,6 +262,10 @@ class MemoryStore implements Store {
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
     this.assertOpen('createRun');
+    return this.insertRun(run);
+  }
+
+  private insertRun(run: NewRun): { created: boolean; run: RunRecord } {
     const keyedRunId = run.idempotencyKey === null ? undefined : this.runIdsByKey.get(run.idempotencyKey);
     const existing =
       this.runs.get(run.runId) ?? (keyedRunId === undefined ? undefined : this.runs.get(keyedRunId));
@@ -280,6 +288,19 @@ class MemoryStore implements Store {
     if (run.idempotencyKey !== null) this.runIdsByKey.set(run.idempotencyKey, run.runId);
     if (run.checkpoint !== undefined) this.keepCheckpoint(run.checkpoint);
     return { created: true, run: structuredClone(record) };
+  }
+
+  async createRunAndLease(
+    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+    owner: string,
+    ttlMs: number,
+  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+    this.assertOpen('createRunAndLease');
+    // Both steps run without yielding, so nothing can come between them.
+    const created = this.insertRun(run);
+    if (!created.created) return { created: false, run: created.run };
+    const lease = this.takeLease(run.runId, owner, ttlMs);
+    return { created: true, run: structuredClone(this.runs.get(run.runId)!), lease };
   }
 
   async reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {

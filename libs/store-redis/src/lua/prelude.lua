@@ -59,3 +59,68 @@ local function make_acquirable(prefix, lease_key, held_key, timers_key, run_id, 
   redis.call('ZADD', held_key, ms(now), run_id)
   redis.call('ZREM', timers_key, run_id)
 end
+
+-- Creates the run record unless its id or its idempotency key is known. Returns 1 and nothing
+-- else when it created the record, or 0 and the existing record (HGETALL pairs).
+-- fields: runId, workflow, version, inputJson, idempotencyKey ('' = none), traceparent ('' = none),
+-- forkedFromJson ('' = none).
+local function create_run(run_key, key_key, prefix, f)
+  if redis.call('EXISTS', run_key) == 1 then
+    return 0, redis.call('HGETALL', run_key)
+  end
+  if key_key then
+    local existing_id = redis.call('GET', key_key)
+    if existing_id then
+      local existing = redis.call('HGETALL', prefix .. 'run:' .. existing_id)
+      if #existing > 0 then
+        return 0, existing
+      end
+    end
+  end
+  local now = ms(now_ms())
+  redis.call('HSET', run_key, 'runId', f[1], 'workflow', f[2], 'version', f[3], 'input', f[4],
+    'status', 'pending', 'createdAt', now, 'updatedAt', now, 'attempts', 0)
+  if f[6] ~= nil and f[6] ~= '' then
+    redis.call('HSET', run_key, 'traceparent', f[6])
+  end
+  if key_key then
+    redis.call('HSET', run_key, 'idempotencyKey', f[5])
+    redis.call('SET', key_key, f[1])
+  end
+  if f[7] ~= nil and f[7] ~= '' then
+    redis.call('HSET', run_key, 'forkedFrom', f[7])
+  end
+  return 1, nil
+end
+
+-- Takes the run's lease with epoch = previous + 1 until now + ttl.
+-- Returns {'ok', epoch, cancelRequested 0|1} | {'held', owner, exp} | {'finished'}
+local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, prefix, run_id, owner, ttl)
+  local now = now_ms()
+  local lease = redis.call('HMGET', lease_key, 'state', 'owner', 'exp', 'epoch')
+  local state, current_owner, exp, epoch = lease[1], lease[2], lease[3], lease[4]
+  if state == 'finished' then
+    return { 'finished' }
+  end
+  -- An ownerless held lease (handed off or reaped) is free even though the reaper moved its
+  -- expiry on: that expiry only paces the reaper.
+  if state == 'held' and current_owner and tonumber(exp) > now then
+    return { 'held', current_owner, exp }
+  end
+
+  if current_owner then
+    redis.call('SREM', owner_key(prefix, current_owner), run_id)
+  end
+  local next_epoch = (tonumber(epoch) or 0) + 1
+  local expires = now + ttl
+  redis.call('HSET', lease_key, 'epoch', ms(next_epoch), 'state', 'held', 'owner', owner, 'exp', ms(expires))
+  redis.call('HDEL', lease_key, 'wait')
+  redis.call('ZADD', held_key, ms(expires), run_id)
+  redis.call('SADD', owner_key(prefix, owner), run_id)
+  redis.call('ZREM', timers_key, run_id)
+  if redis.call('EXISTS', run_key) == 1 then
+    redis.call('HSET', run_key, 'status', 'running', 'updatedAt', ms(now))
+    redis.call('HINCRBY', run_key, 'attempts', 1)
+  end
+  return { 'ok', next_epoch, redis.call('EXISTS', cancel_key) }
+end
