@@ -13,7 +13,7 @@
 import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core';
 import type { Db } from './db.js';
 
-interface AcquireRow {
+export interface AcquireRow {
   acquired: boolean;
   lease_epoch: number;
   lease_owner: string | null;
@@ -34,6 +34,11 @@ export async function acquireLease(
     Math.ceil(ttlMs),
   ]);
   if (row === undefined) throw new Error(`acquire_lease returned no row for ${runId}`);
+  return acquireResult(row);
+}
+
+/** acquire_lease's columns as the contract's result. */
+export function acquireResult(row: AcquireRow): AcquireResult {
   if (row.acquired) return { ok: true, epoch: row.lease_epoch, cancelRequested: row.cancel_requested };
   if (row.lease_state === 'finished') return { ok: false, reason: 'finished' };
   return { ok: false, reason: 'held', owner: row.lease_owner, expiresAt: row.lease_expires_at ?? 0 };

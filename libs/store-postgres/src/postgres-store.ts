@@ -178,6 +178,13 @@ export class PostgresStore implements Store {
   createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
     return this.run('createRun', (db) => runs.createRun(db, run));
   }
+  createRunAndLease(
+    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+    owner: string,
+    ttlMs: number,
+  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+    return this.run('createRunAndLease', (db) => runs.createRunAndLease(db, run, owner, ttlMs));
+  }
   getRun(runId: string): Promise<RunRecord | undefined> {
     return this.run('getRun', (db) => runs.getRun(db, runId));
   }

@@ -9,6 +9,7 @@
  */
 import {
   FencedWriteError,
+  type AcquireResult,
   type Checkpoint,
   type NewRun,
   type ReopenResult,
@@ -18,6 +19,7 @@ import {
 } from '@baton/core';
 import { fromJson, toJson, type Db } from './db.js';
 import { encodeCheckpoint } from './checkpoints.js';
+import { acquireResult, type AcquireRow } from './leases.js';
 
 interface RunRow {
   run_id: string;
@@ -88,6 +90,34 @@ export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean
   if (existing === undefined)
     throw new Error(`run ${run.runId} conflicted on insert but cannot be read back`);
   return { created: false, run: toRunRecord(existing) };
+}
+
+/**
+ * createRun and, when it created the run, acquireLease: one call of create_run_and_lease()
+ * (migration 007), so one transaction and one round trip.
+ */
+export async function createRunAndLease(
+  db: Db,
+  run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+  owner: string,
+  ttlMs: number,
+): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+  const [row] = await db.query<RunRow & AcquireRow & { created: boolean }>(
+    'SELECT * FROM {{schema}}.create_run_and_lease($1, $2, $3, $4::json, $5, $6, $7, $8)',
+    [
+      run.runId,
+      run.workflow,
+      run.version,
+      toJson(run.input, `input of run ${run.runId}`),
+      run.idempotencyKey,
+      run.traceparent ?? null,
+      owner,
+      Math.ceil(ttlMs),
+    ],
+  );
+  if (row === undefined) throw new Error(`run ${run.runId} conflicted on insert but cannot be read back`);
+  if (!row.created) return { created: false, run: toRunRecord(row) };
+  return { created: true, run: toRunRecord(row), lease: acquireResult(row) };
 }
 
 const GET_SQL = `SELECT ${RUN_COLUMNS} FROM {{schema}}.runs r WHERE r.run_id = $1`;
