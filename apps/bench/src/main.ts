@@ -68,6 +68,7 @@ async function throughputPart(config: BenchConfig, progress: Progress, report: B
           runs: config.runs,
           concurrency: config.concurrency,
           workers: config.workers,
+          singleRuns: config.singleRuns,
           progress,
         }),
       );

@@ -14,6 +14,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --runs N                      runs per throughput workload (default 1000)
   --concurrency N               BATON_CONCURRENCY of each worker process (default 1000)
   --workers N                   worker processes for the throughput workloads (default 1)
+  --single-runs N               runs executed one at a time for the one-run latency (default 30)
   --kills N                     SIGKILLs, and SIGTERMs, in the recovery workload (default 10)
   --runtime dist|source         worker processes on the built JavaScript, as deployed (default
                                 dist; the bench runs the cached Nx build first), or on the
@@ -38,6 +39,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     workers: 1,
     workloads: [...WORKLOADS],
     kills: 10,
+    singleRuns: 30,
     baselines: true,
     runtime: 'dist',
     pipelineSteps: false,
@@ -101,6 +103,9 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
         break;
       case '--workers':
         config.workers = count(flag, 1);
+        break;
+      case '--single-runs':
+        config.singleRuns = count(flag, 1);
         break;
       case '--kills':
         config.kills = count(flag, 1);

@@ -19,6 +19,8 @@ export interface BenchConfig {
   workloads: WorkloadName[];
   /** Kills (and terms) in the recovery workload. */
   kills: number;
+  /** Runs executed one at a time for the one-run latency. */
+  singleRuns: number;
   /** Run the BullMQ baseline and the floors. */
   baselines: boolean;
   /** Worker processes on the built JavaScript (as deployed) or the sources through tsx. */
