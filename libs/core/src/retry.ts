@@ -58,9 +58,7 @@ export async function runWithRetry<T>(
   fn: (ctx: AttemptContext) => Promise<T> | T,
   options: RetryOptions,
 ): Promise<{ result: T; attempts: number }> {
-  const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
   const outer = options.signal;
-  const giveUp = (error: unknown, attempts: number): RetryFailure => ({ error, attempts });
 
   // First attempt without the retry machinery: it is the hot path, and most attempts succeed.
   let firstError: unknown;
@@ -69,11 +67,13 @@ export async function runWithRetry<T>(
     return { result: await runAttempt(fn, 1, options.timeoutMs, options.name, outer), attempts: 1 };
   } catch (err) {
     if (outer?.aborted) throw giveUp(outer.reason, 1);
+    const policy = resolvedPolicy(options.policy);
     if (policy.maxAttempts <= 1 || isNonRetryable(err) || matchesName(err, policy.nonRetryable)) {
       throw giveUp(err, 1);
     }
     firstError = err;
   }
+  const policy = resolvedPolicy(options.policy);
 
   // Attempts 2..maxAttempts through p-retry. Its first try runs at once, so the first backoff
   // (initialDelayMs) is slept here and p-retry's delays start one factor later.
@@ -109,6 +109,14 @@ export async function runWithRetry<T>(
   }
 }
 
+function giveUp(error: unknown, attempts: number): RetryFailure {
+  return { error, attempts };
+}
+
+function resolvedPolicy(policy: RetryPolicy | undefined): Required<RetryPolicy> {
+  return { ...DEFAULT_RETRY_POLICY, ...policy };
+}
+
 function firstDelayMs(policy: Required<RetryPolicy>): number {
   const jittered = policy.jitter ? policy.initialDelayMs * (1 + Math.random()) : policy.initialDelayMs;
   return Math.min(jittered, policy.maxDelayMs);
@@ -129,7 +137,7 @@ function backoff(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-async function runAttempt<T>(
+function runAttempt<T>(
   fn: (ctx: AttemptContext) => Promise<T> | T,
   attempt: number,
   timeoutMs: number | undefined,
@@ -137,35 +145,55 @@ async function runAttempt<T>(
   outer: AbortSignal | undefined,
 ): Promise<T> {
   // Only a timeout needs a signal of the attempt's own; otherwise the outer one is handed on.
-  let local: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
   let signal = outer;
   if (timeoutMs !== undefined) {
-    local = new AbortController();
+    const local = new AbortController();
     signal = outer ? AbortSignal.any([outer, local.signal]) : local.signal;
-    const controller = local;
-    timer = setTimeout(() => controller.abort(new ActivityTimeoutError(name, timeoutMs)), timeoutMs);
+    timer = setTimeout(() => local.abort(new ActivityTimeoutError(name, timeoutMs)), timeoutMs);
   }
   // Nothing can abort the attempt: no listener, no race.
-  if (signal === undefined) return fn({ attempt, signal: NEVER_ABORTED });
+  if (signal === undefined) return callAttempt(fn, attempt, NEVER_ABORTED);
   const attemptSignal = signal;
-  // The user's function may ignore its signal; racing against it makes the timeout and the
-  // outer abort take effect anyway.
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(attemptSignal.reason);
-    if (attemptSignal.aborted) onAbort();
-    else attemptSignal.addEventListener('abort', onAbort, { once: true });
+  if (attemptSignal.aborted) {
+    clearTimeout(timer);
+    return Promise.reject(attemptSignal.reason as Error);
+  }
+  // The user's function may ignore its signal; settling on the abort as well makes the timeout
+  // and the outer abort take effect anyway. One promise and one listener per attempt.
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(attemptSignal.reason as Error);
+    };
+    const settled = (): void => {
+      clearTimeout(timer);
+      attemptSignal.removeEventListener('abort', onAbort);
+    };
+    attemptSignal.addEventListener('abort', onAbort, { once: true });
+    callAttempt(fn, attempt, attemptSignal).then(
+      (value) => {
+        settled();
+        resolve(value);
+      },
+      (err: unknown) => {
+        settled();
+        reject(err as Error);
+      },
+    );
   });
-  aborted.catch(() => undefined);
+}
+
+/** Calls the attempt; a synchronous throw becomes a rejection. */
+function callAttempt<T>(
+  fn: (ctx: AttemptContext) => Promise<T> | T,
+  attempt: number,
+  signal: AbortSignal,
+): Promise<T> {
   try {
-    return await Promise.race([
-      Promise.resolve().then(() => fn({ attempt, signal: attemptSignal })),
-      aborted,
-    ]);
-  } finally {
-    if (timer) clearTimeout(timer);
-    if (onAbort) attemptSignal.removeEventListener('abort', onAbort);
+    return Promise.resolve(fn({ attempt, signal }));
+  } catch (err) {
+    return Promise.reject(err as Error);
   }
 }
 

@@ -47,6 +47,8 @@ const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 export class ReplayExecutor {
   private readonly history: ReplayHistory | undefined;
   private readonly host: ExecutionHost;
+  /** The host's attempt wrapper, bound once per run rather than once per step. */
+  private readonly around: ExecutionHost['aroundActivityAttempt'];
   private readonly inProcessWaitMs: number;
   private nextSeq = 0;
   private state: 'running' | 'freezing' | 'stopped' = 'running';
@@ -78,6 +80,7 @@ export class ReplayExecutor {
     // the run's parallelism and removed as attempts end.
     setMaxListeners(0, this.activityAbort.signal);
     this.host = options.host;
+    this.around = this.host.aroundActivityAttempt?.bind(this.host);
     this.inProcessWaitMs = options.inProcessWaitMs ?? 1000;
     let history: ReplayHistory | undefined;
     try {
@@ -255,7 +258,7 @@ export class ReplayExecutor {
         signal: this.activityAbort.signal,
         append: (entries, appendOptions) => this.append(entries, appendOptions),
         heartbeat: (details) => this.host.heartbeat?.(seq, details),
-        around: this.host.aroundActivityAttempt?.bind(this.host),
+        around: this.around,
       });
     if (step?.completion) {
       if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
@@ -434,15 +437,22 @@ export class ReplayExecutor {
     if (this.state === 'stopped') return Promise.reject(this.stopCause ?? new Error('execution stopped'));
     this.pendingAppends++;
     const appended = this.host.append(entries, options);
-    appended
-      .catch((err: unknown) => this.abort(err))
-      .finally(() => {
-        this.pendingAppends--;
-        this.notify();
-      });
-    this.appendTail = appended.catch(() => undefined);
+    // One derived promise does the bookkeeping and is the tail flushAppends waits for (it never
+    // rejects): the append's failure stops the run, as any failed append does.
+    this.appendTail = appended.then(this.appendDone, this.appendFailed);
     return appended;
   }
+
+  private readonly appendDone = (): void => {
+    this.pendingAppends--;
+    this.notify();
+  };
+
+  private readonly appendFailed = (err: unknown): void => {
+    this.abort(err);
+    this.pendingAppends--;
+    this.notify();
+  };
 
   private appendTail: Promise<void> = Promise.resolve();
 
@@ -494,7 +504,9 @@ export class ReplayExecutor {
 
   private finishWith(outcome: ExecutionOutcome): ExecutionOutcome {
     this.state = 'stopped';
-    this.activityAbort.abort(new Error('run finished'));
+    // Activities the workflow left running (started, never awaited) stop; with none, there is
+    // nothing to tell, and a run saves an Error and an abort event.
+    if (this.inFlight > 0) this.activityAbort.abort(new Error('run finished'));
     return outcome;
   }
 }
