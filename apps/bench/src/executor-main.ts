@@ -1,0 +1,94 @@
+/**
+ * `npm run bench:executor -- [--runs N] [--repeat N]`: Baton's own CPU per durable step with no
+ * I/O at all. One process runs a Worker and a Client on the in-memory transport and store and
+ * executes chain10 (`--runs` runs enqueued at once, `--repeat` times); it reports steps/s and the
+ * process's CPU per step (worker and client together). The figure is the floor under every
+ * real-adapter number: what the executor, the journal writer, the worker and telemetry cost before
+ * a single byte goes to a bus or a store (docs/performance.md).
+ *
+ * Run it on the built packages (`npx nx run-many -t build` first; the npm script does), as a
+ * worker process runs them: through the sources, tsx's helpers add their own cost per call.
+ */
+import { performance } from 'node:perf_hooks';
+import { Client } from '@baton/client';
+import { memoryStore, memoryTransport } from '@baton/core';
+import { Worker } from '@baton/worker';
+import { chain10, STEPS_PER_RUN } from './workflows.js';
+
+const USAGE = `Usage: npm run bench:executor -- [--runs N] [--repeat N]
+
+  --runs N     chain10 runs enqueued at once per round (default 5000)
+  --repeat N   rounds, each on fresh adapters (default 3)`;
+
+function parse(argv: string[]): { runs: number; repeat: number } | undefined {
+  const config = { runs: 5000, repeat: 3 };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (flag === '--help' || flag === '-h') return undefined;
+    const value = argv[++i];
+    if (flag !== '--runs' && flag !== '--repeat') throw new Error(`unknown option ${flag}\n\n${USAGE}`);
+    if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1)
+      throw new Error(`${flag} is '${value ?? ''}'; give a whole number of at least 1`);
+    config[flag === '--runs' ? 'runs' : 'repeat'] = Number(value);
+  }
+  return config;
+}
+
+interface Round {
+  stepsPerSecond: number;
+  cpuMicrosPerStep: number;
+}
+
+async function round(runs: number): Promise<Round> {
+  const transport = memoryTransport();
+  const store = memoryStore();
+  const client = new Client({ transport, store, pollIntervalMs: 5 });
+  const worker = new Worker({ transport, store, workflows: [chain10], concurrency: 1000 });
+  await client.connect();
+  await worker.start();
+  try {
+    // Warm-up: the first runs pay for compilation.
+    for (let i = 0; i < 50; i++) await (await client.start(chain10, i)).result();
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const handles = [];
+    for (let i = 0; i < runs; i++) handles.push(await client.start(chain10, i));
+    for (const [i, handle] of handles.entries()) {
+      const result = await handle.result({ timeoutMs: 120_000 });
+      if (result !== i + STEPS_PER_RUN.chain10)
+        throw new Error(`run ${handle.runId} returned ${String(result)}`);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    const steps = runs * STEPS_PER_RUN.chain10;
+    return { stepsPerSecond: steps / seconds, cpuMicrosPerStep: (used.user + used.system) / steps };
+  } finally {
+    await worker.stop();
+    await Promise.allSettled([transport.close(), store.close()]);
+  }
+}
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = parse(process.argv.slice(2));
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  if (config === undefined) {
+    console.log(USAGE);
+    return 0;
+  }
+  console.log(`chain10 on the memory adapters, ${config.runs} runs per round, node ${process.version}`);
+  for (let i = 1; i <= config.repeat; i++) {
+    const r = await round(config.runs);
+    console.log(
+      `round ${i}: ${Math.round(r.stepsPerSecond).toLocaleString('en-US')} steps/s, ` +
+        `${r.cpuMicrosPerStep.toFixed(1)} µs of CPU per step (worker and client)`,
+    );
+  }
+  return 0;
+}
+
+process.exitCode = await main();
