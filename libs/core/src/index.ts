@@ -102,6 +102,8 @@ export type {
 } from './contracts/transport.js';
 export type {
   AcquireResult,
+  CreatedAndLeased,
+  NewRunToLease,
   Checkpoint,
   CheckpointStore,
   CheckpointSummary,

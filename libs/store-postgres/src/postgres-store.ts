@@ -9,6 +9,8 @@
 import {
   BatonError,
   type AcquireResult,
+  type CreatedAndLeased,
+  type NewRunToLease,
   type Checkpoint,
   type CheckpointSummary,
   type DueTimer,
@@ -178,11 +180,7 @@ export class PostgresStore implements Store {
   createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
     return this.run('createRun', (db) => runs.createRun(db, run));
   }
-  createRunAndLease(
-    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
-    owner: string,
-    ttlMs: number,
-  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+  createRunAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased> {
     return this.run('createRunAndLease', (db) => runs.createRunAndLease(db, run, owner, ttlMs));
   }
   getRun(runId: string): Promise<RunRecord | undefined> {

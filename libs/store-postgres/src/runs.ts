@@ -9,8 +9,9 @@
  */
 import {
   FencedWriteError,
-  type AcquireResult,
   type Checkpoint,
+  type CreatedAndLeased,
+  type NewRunToLease,
   type NewRun,
   type ReopenResult,
   type RunOutcome,
@@ -98,10 +99,10 @@ export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean
  */
 export async function createRunAndLease(
   db: Db,
-  run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+  run: NewRunToLease,
   owner: string,
   ttlMs: number,
-): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+): Promise<CreatedAndLeased> {
   const [row] = await db.query<RunRow & AcquireRow & { created: boolean }>(
     'SELECT * FROM {{schema}}.create_run_and_lease($1, $2, $3, $4::json, $5, $6, $7, $8)',
     [

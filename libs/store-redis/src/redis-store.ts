@@ -11,6 +11,8 @@
  */
 import type {
   AcquireResult,
+  CreatedAndLeased,
+  NewRunToLease,
   Checkpoint,
   CheckpointSummary,
   DueTimer,
@@ -136,11 +138,7 @@ class RedisStore implements Store {
   createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
     return this.op('createRun', (ctx) => runs.createRun(ctx, run));
   }
-  createRunAndLease(
-    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
-    owner: string,
-    ttlMs: number,
-  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+  createRunAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased> {
     return this.op('createRunAndLease', (ctx) => runs.createRunAndLease(ctx, run, owner, ttlMs));
   }
   getRun(runId: string): Promise<RunRecord | undefined> {

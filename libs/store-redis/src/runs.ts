@@ -21,8 +21,9 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
  */
 import {
   FencedWriteError,
-  type AcquireResult,
   type Checkpoint,
+  type CreatedAndLeased,
+  type NewRunToLease,
   type CheckpointSummary,
   type NewRun,
   type ReopenResult,
@@ -62,10 +63,10 @@ export async function createRun(
 /** createRun and, when it created the run, acquireLease: one script call (claim-new-run.lua). */
 export async function createRunAndLease(
   ctx: StoreContext,
-  run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
+  run: NewRunToLease,
   owner: string,
   ttlMs: number,
-): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+): Promise<CreatedAndLeased> {
   const { keys } = ctx;
   const scriptKeys = [
     keys.run(run.runId),

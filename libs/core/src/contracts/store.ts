@@ -216,6 +216,16 @@ export type RunOutcome =
   | { status: 'failed'; error: SerializedError }
   | { status: 'cancelled'; error: SerializedError };
 
+/**
+ * What `createRunAndLease` returns: the new run with its first lease, or the run that was already
+ * known under that id or idempotency key (and no lease).
+ */
+export type CreatedAndLeased =
+  { created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord };
+
+/** A new run as `createRunAndLease` takes it (a fork's checkpoint and origin go through `createRun`). */
+export type NewRunToLease = Omit<NewRun, 'checkpoint' | 'forkedFrom'>;
+
 export interface RunIndex {
   /**
    * Creates the run unless its id, or its idempotency key, is already known; then returns the
@@ -230,11 +240,7 @@ export interface RunIndex {
    * `run.checkpoint` is not supported here (forks go through `createRun`). A store without it gets
    * the two calls.
    */
-  createRunAndLease?(
-    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
-    owner: string,
-    ttlMs: number,
-  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }>;
+  createRunAndLease?(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Atomically, under the fence: records the outcome, stores the final checkpoint if given, and

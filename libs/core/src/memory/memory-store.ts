@@ -12,6 +12,8 @@
  */
 import type {
   AcquireResult,
+  CreatedAndLeased,
+  NewRunToLease,
   Checkpoint,
   CheckpointSummary,
   DueTimer,
@@ -290,11 +292,7 @@ class MemoryStore implements Store {
     return { created: true, run: structuredClone(record) };
   }
 
-  async createRunAndLease(
-    run: Omit<NewRun, 'checkpoint' | 'forkedFrom'>,
-    owner: string,
-    ttlMs: number,
-  ): Promise<{ created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord }> {
+  async createRunAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased> {
     this.assertOpen('createRunAndLease');
     // Both steps run without yielding, so nothing can come between them.
     const created = this.insertRun(run);
