@@ -72,16 +72,20 @@ c AS (
 )
 SELECT * FROM r`;
 
-export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
-  const params: unknown[] = [
+/** The parameters $1-$6 that CREATE_SQL and create_run_and_lease() share. */
+function newRunParams(run: NewRunToLease): unknown[] {
+  return [
     run.runId,
     run.workflow,
     run.version,
     toJson(run.input, `input of run ${run.runId}`),
     run.idempotencyKey,
     run.traceparent ?? null,
-    run.forkedFrom === undefined ? null : JSON.stringify(run.forkedFrom),
   ];
+}
+
+export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
+  const params = [...newRunParams(run), run.forkedFrom === undefined ? null : JSON.stringify(run.forkedFrom)];
   const [inserted] =
     run.checkpoint === undefined
       ? await db.query<RunRow>(CREATE_SQL, params)
@@ -105,16 +109,7 @@ export async function createRunAndLease(
 ): Promise<CreatedAndLeased> {
   const [row] = await db.query<RunRow & AcquireRow & { created: boolean }>(
     'SELECT * FROM {{schema}}.create_run_and_lease($1, $2, $3, $4::json, $5, $6, $7, $8)',
-    [
-      run.runId,
-      run.workflow,
-      run.version,
-      toJson(run.input, `input of run ${run.runId}`),
-      run.idempotencyKey,
-      run.traceparent ?? null,
-      owner,
-      Math.ceil(ttlMs),
-    ],
+    [...newRunParams(run), owner, Math.ceil(ttlMs)],
   );
   if (row === undefined) throw new Error(`run ${run.runId} conflicted on insert but cannot be read back`);
   if (!row.created) return { created: false, run: toRunRecord(row) };

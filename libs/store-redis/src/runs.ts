@@ -35,24 +35,46 @@ import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
 import type { StoreContext } from './context.js';
 import { acquireReply } from './leases.js';
 
+/**
+ * What create-run.lua and claim-new-run.lua both take: the idempotency key's key appended to
+ * `scriptKeys` when the run has one, and the arguments that describe the new run (create_run in
+ * the prelude).
+ */
+function newRunScript(
+  ctx: StoreContext,
+  run: NewRunToLease,
+  scriptKeys: string[],
+): { keys: string[]; args: Array<string | number> } {
+  const { keys } = ctx;
+  const key = run.idempotencyKey;
+  return {
+    keys: key === null ? scriptKeys : [...scriptKeys, keys.idempotency(key)],
+    args: [
+      keys.prefix,
+      key === null ? '0' : '1',
+      run.runId,
+      run.workflow,
+      run.version,
+      encodeValue(run.input),
+      key ?? '',
+      run.traceparent ?? '',
+    ],
+  };
+}
+
 export async function createRun(
   ctx: StoreContext,
   run: NewRun,
 ): Promise<{ created: boolean; run: RunRecord }> {
   const { keys } = ctx;
-  const hasKey = run.idempotencyKey !== null;
-  const scriptKeys = [keys.run(run.runId), keys.checkpoints(run.runId), keys.checkpointSummaries(run.runId)];
-  if (run.idempotencyKey !== null) scriptKeys.push(keys.idempotency(run.idempotencyKey));
+  const script = newRunScript(ctx, run, [
+    keys.run(run.runId),
+    keys.checkpoints(run.runId),
+    keys.checkpointSummaries(run.runId),
+  ]);
   const seed = run.checkpoint === undefined ? undefined : encodeCheckpoint(run.checkpoint);
-  const reply = (await ctx.run('create-run', scriptKeys, [
-    keys.prefix,
-    hasKey ? '1' : '0',
-    run.runId,
-    run.workflow,
-    run.version,
-    encodeValue(run.input),
-    run.idempotencyKey ?? '',
-    run.traceparent ?? '',
+  const reply = (await ctx.run('create-run', script.keys, [
+    ...script.args,
     seed?.json ?? '',
     seed?.summaryJson ?? '',
     run.forkedFrom === undefined ? '' : JSON.stringify(run.forkedFrom),
@@ -68,26 +90,18 @@ export async function createRunAndLease(
   ttlMs: number,
 ): Promise<CreatedAndLeased> {
   const { keys } = ctx;
-  const scriptKeys = [
+  const script = newRunScript(ctx, run, [
     keys.run(run.runId),
     keys.lease(run.runId),
     keys.held,
     keys.timers,
     keys.cancel(run.runId),
+  ]);
+  const reply = (await ctx.run('claim-new-run', script.keys, [...script.args, owner, ttlMs])) as [
+    number,
+    unknown[],
+    unknown[]?,
   ];
-  if (run.idempotencyKey !== null) scriptKeys.push(keys.idempotency(run.idempotencyKey));
-  const reply = (await ctx.run('claim-new-run', scriptKeys, [
-    keys.prefix,
-    run.idempotencyKey !== null ? '1' : '0',
-    run.runId,
-    run.workflow,
-    run.version,
-    encodeValue(run.input),
-    run.idempotencyKey ?? '',
-    run.traceparent ?? '',
-    owner,
-    ttlMs,
-  ])) as [number, unknown[], unknown[]?];
   const record = decodeRunRecord(reply[1]);
   if (reply[0] !== 1) return { created: false, run: record };
   return { created: true, run: record, lease: acquireReply(reply[2] ?? []) };

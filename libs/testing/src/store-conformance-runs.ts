@@ -143,14 +143,12 @@ export function describeRunConformance(store: () => Store): void {
     });
   });
 
-  describe('create and lease in one step (createRunAndLease, where the store has it)', () => {
-    const claim: Store['createRunAndLease'] = (...args) => store().createRunAndLease!(...args);
-    const has = (): boolean => store().createRunAndLease !== undefined;
+  describe('create and lease in one step (createRunAndLease)', () => {
+    const claim: Store['createRunAndLease'] = (...args) => store().createRunAndLease(...args);
 
-    it('creates the run and leases it to the owner at epoch 1, the record showing the attempt', async (t) => {
-      if (!has()) return t.skip();
+    it('creates the run and leases it to the owner at epoch 1, the record showing the attempt', async () => {
       const runId = uniqueId('run');
-      const taken = await claim!(
+      const taken = await claim(
         { runId, workflow: 'w', version: 2, input: { n: 1 }, idempotencyKey: null, traceparent: null },
         'worker-a',
         60_000,
@@ -169,18 +167,17 @@ export function describeRunConformance(store: () => Store): void {
       });
     });
 
-    it('changes nothing for a known run id or idempotency key and returns the existing record', async (t) => {
-      if (!has()) return t.skip();
+    it('changes nothing for a known run id or idempotency key and returns the existing record', async () => {
       const key = uniqueId('key');
       const first = await createTestRun(store(), 'first', key);
-      const again = await claim!(
+      const again = await claim(
         { ...first, input: 'other', idempotencyKey: null, traceparent: null },
         'w-b',
         60_000,
       );
       expect(again).toEqual({ created: false, run: first });
       const otherId = uniqueId('other');
-      const keyed = await claim!(
+      const keyed = await claim(
         {
           runId: otherId,
           workflow: 'conformance',
@@ -197,8 +194,7 @@ export function describeRunConformance(store: () => Store): void {
       expect(await store().getLease(first.runId)).toBeUndefined();
     });
 
-    it('creates and leases exactly once when the same run is claimed concurrently', async (t) => {
-      if (!has()) return t.skip();
+    it('creates and leases exactly once when the same run is claimed concurrently', async () => {
       const run = {
         runId: uniqueId('run'),
         workflow: 'w',
@@ -207,7 +203,7 @@ export function describeRunConformance(store: () => Store): void {
         idempotencyKey: null,
         traceparent: null,
       };
-      const results = await Promise.all(['a', 'b', 'c'].map((owner) => claim!(run, owner, 60_000)));
+      const results = await Promise.all(['a', 'b', 'c'].map((owner) => claim(run, owner, 60_000)));
       const winners = results.filter((r) => r.created);
       expect(winners).toHaveLength(1);
       const owner = ['a', 'b', 'c'][results.indexOf(winners[0]!)];

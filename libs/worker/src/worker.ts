@@ -293,34 +293,33 @@ export class Worker {
     const { store, transport, claimCheck } = this.options;
     switch (message.kind) {
       case 'start': {
-        if (!this.registry.has(workflowKey(message.workflow, message.version))) {
+        let workflow = this.registry.get(workflowKey(message.workflow, message.version));
+        if (!workflow) {
           // A record may exist: a worker that has the version created it and died before the
           // ack. Then the run has begun and is put back like any other; else nothing has begun,
           // and the message is dead-lettered (unknown-workflow) for an operator to redrive.
           const existing = await store.getRun(message.runId);
           if (existing) return this.claimKnownRun(existing, message, delivery);
-          this.lookup(message.workflow, message.version);
+          workflow = this.lookup(message.workflow, message.version);
         }
-        const newRun = {
-          runId: message.runId,
-          workflow: message.workflow,
-          version: message.version,
-          input: await messageValue(claimCheck, message),
-          idempotencyKey: message.idempotencyKey ?? null,
-          traceparent: message.traceparent ?? null,
-        };
-        if (store.createRunAndLease !== undefined) {
-          // Create and lease in one round trip; an existing run is claimed like any known run.
-          const acquiredAt = Date.now();
-          const { leaseMs, workerId } = this.options;
-          const taken = await store.createRunAndLease(newRun, workerId, leaseMs);
-          if (!taken.created) return this.claimKnownRun(taken.run, message, delivery);
-          const workflow = this.lookup(message.workflow, message.version);
-          return this.claim(taken.run, workflow, message, delivery, true, { lease: taken.lease, acquiredAt });
-        }
-        const { run, created } = await store.createRun(newRun);
-        // `run` may be an existing one (same id or idempotency key): it runs as it was created.
-        return this.claimKnownRun(run, message, delivery, created);
+        const acquiredAt = Date.now();
+        const { leaseMs, workerId } = this.options;
+        // Create and lease in one store call.
+        const taken = await store.createRunAndLease(
+          {
+            runId: message.runId,
+            workflow: message.workflow,
+            version: message.version,
+            input: await messageValue(claimCheck, message),
+            idempotencyKey: message.idempotencyKey ?? null,
+            traceparent: message.traceparent ?? null,
+          },
+          workerId,
+          leaseMs,
+        );
+        // An existing run (same id or idempotency key) is claimed like any known run, as it was created.
+        if (!taken.created) return this.claimKnownRun(taken.run, message, delivery);
+        return this.claim(taken.run, workflow, message, delivery, { lease: taken.lease, acquiredAt });
       }
       case 'resume':
       case 'wake': {
@@ -353,14 +352,9 @@ export class Worker {
   }
 
   /** Claims a run the store knows, if this worker registers its workflow version. */
-  private async claimKnownRun(
-    run: RunRecord,
-    message: RunMessage,
-    delivery: Delivery,
-    created = false,
-  ): Promise<void> {
+  private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
     const workflow = this.registry.get(workflowKey(run.workflow, run.version));
-    if (workflow) return this.claim(run, workflow, message, delivery, created);
+    if (workflow) return this.claim(run, workflow, message, delivery);
     return this.putBacks.putBack(run, delivery);
   }
 
@@ -393,7 +387,7 @@ export class Worker {
     workflow: AnyWorkflowDefinition,
     message: RunMessage,
     delivery: Delivery,
-    created = false,
+    /** The lease `createRunAndLease` took with the run it created. */
     taken?: { lease: AcquireResult; acquiredAt: number },
   ): Promise<void> {
     const { store, leaseMs, workerId, logger } = this.options;
@@ -455,7 +449,7 @@ export class Worker {
         epoch: lease.epoch,
         acquiredAt,
         // Created by this very message and never leased before: it has no checkpoint to load.
-        fresh: created && lease.epoch === 1,
+        fresh: taken !== undefined && lease.epoch === 1,
         cancelRequested: lease.cancelRequested,
         traceContext,
       },

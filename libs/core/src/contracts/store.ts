@@ -233,14 +233,13 @@ export interface RunIndex {
    */
   createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }>;
   /**
-   * Optional: `createRun` and, only when that created the run, `acquireLease(runId, owner, ttlMs)`,
-   * as one atomic step (one round trip): how a worker claims the run of a start message. When the
-   * run (or its idempotency key) was already known nothing changes and there is no `lease`: the
-   * caller claims the existing run as it would any other. `run` is the record after the lease.
-   * `run.checkpoint` is not supported here (forks go through `createRun`). A store without it gets
-   * the two calls.
+   * `createRun` and, only when that created the run, `acquireLease(runId, owner, ttlMs)`, as one
+   * atomic step (one round trip): how a worker claims the run of a start message. When the run (or
+   * its idempotency key) was already known nothing changes and there is no `lease`: the caller
+   * claims the existing run as it would any other. `run` is the record after the lease. A fork's
+   * checkpoint and origin are not taken here (forks go through `createRun`).
    */
-  createRunAndLease?(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased>;
+  createRunAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Atomically, under the fence: records the outcome, stores the final checkpoint if given, and
