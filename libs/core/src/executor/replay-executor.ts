@@ -36,6 +36,7 @@ import {
   type NewEntry,
   type Settled,
 } from './execution-host.js';
+import { LoopWake } from './loop-wake.js';
 import { Refreshes } from './freshness.js';
 import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type Settle } from './pending-waits.js';
@@ -70,8 +71,8 @@ export class ReplayExecutor {
   private stopCause: unknown;
   private cancelReason: string | undefined;
   private settled: Settled | undefined;
-  private dirty = false;
-  private wakeLoop: (() => void) | undefined;
+  /** Wakes the loop in run() whenever anything it looks at changes. */
+  private readonly wake = new LoopWake();
   readonly ctx: WorkflowContext;
 
   constructor(private readonly options: ExecutorOptions) {
@@ -106,7 +107,7 @@ export class ReplayExecutor {
       if (this.state === 'freezing') {
         if (this.inFlight === 0 && this.pendingAppends === 0)
           return this.finishWith({ kind: 'stopped', reason: 'handoff' });
-        await this.nextEvent();
+        await this.wake.next();
         continue;
       }
       if (this.settled) {
@@ -114,13 +115,13 @@ export class ReplayExecutor {
         // after every pending one (the worker's journal writer keeps call order and refuses
         // anything after a failed record), so the run still ends only with everything durable.
         if (this.pendingAppends > 0 && this.options.pipelineSteps !== true) {
-          await this.nextEvent();
+          await this.wake.next();
           continue;
         }
         return this.finishWith(settledOutcome(this.settled, this.cancelReason));
       }
       if (this.refreshes.running) {
-        await this.nextEvent();
+        await this.wake.next();
         continue;
       }
       if (this.history?.hasUndelivered) {
@@ -133,7 +134,7 @@ export class ReplayExecutor {
         continue;
       }
       if (this.inFlight > 0 || this.pendingAppends > 0) {
-        await this.nextEvent();
+        await this.wake.next();
         continue;
       }
       if (this.waits.size > 0) {
@@ -161,7 +162,7 @@ export class ReplayExecutor {
     const error = new CancelledError(this.options.runId, this.cancelReason);
     this.waits.rejectAll(error);
     this.activityAbort.abort(error);
-    this.notify();
+    this.wake.notify();
   }
 
   /** Stops at once (lease lost, worker crash): activities are aborted, nothing more is journaled. */
@@ -170,7 +171,7 @@ export class ReplayExecutor {
     this.state = 'stopped';
     this.stopCause = cause;
     this.activityAbort.abort(cause);
-    this.notify();
+    this.wake.notify();
   }
 
   /**
@@ -179,7 +180,7 @@ export class ReplayExecutor {
    */
   handoff(): void {
     if (this.state === 'running') this.state = 'freezing';
-    this.notify();
+    this.wake.notify();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -218,7 +219,7 @@ export class ReplayExecutor {
         (value) => (this.settled = { ok: true, value }),
         (error) => (this.settled = { ok: false, error }),
       )
-      .finally(() => this.notify());
+      .finally(() => this.wake.notify());
   }
 
   /** Takes the next sequence number and checks it against history. */
@@ -373,7 +374,7 @@ export class ReplayExecutor {
         () => this.state === 'running',
         () => {
           this.inFlight--;
-          this.notify();
+          this.wake.notify();
         },
       );
       return;
@@ -392,7 +393,7 @@ export class ReplayExecutor {
         )
         .finally(() => {
           this.inFlight--;
-          this.notify();
+          this.wake.notify();
         });
     });
   }
@@ -414,7 +415,7 @@ export class ReplayExecutor {
 
     const wakeAt = this.waits.earliestDeadline();
     if (wakeAt !== null && wakeAt - now <= this.inProcessWaitMs) {
-      await this.sleepUntil(wakeAt);
+      await this.wake.nextOrAfter(wakeAt - this.host.clock());
       return undefined;
     }
     const result = await this.host.suspend({
@@ -445,13 +446,13 @@ export class ReplayExecutor {
 
   private readonly appendDone = (): void => {
     this.pendingAppends--;
-    this.notify();
+    this.wake.notify();
   };
 
   private readonly appendFailed = (err: unknown): void => {
     this.abort(err);
     this.pendingAppends--;
-    this.notify();
+    this.wake.notify();
   };
 
   private appendTail: Promise<void> = Promise.resolve();
@@ -465,41 +466,9 @@ export class ReplayExecutor {
     return this.appendTail;
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Loop plumbing
-
-  private notify(): void {
-    this.dirty = true;
-    const wake = this.wakeLoop;
-    this.wakeLoop = undefined;
-    wake?.();
-  }
-
-  private nextEvent(): Promise<void> {
-    if (this.dirty) {
-      this.dirty = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      this.wakeLoop = () => {
-        this.dirty = false;
-        resolve();
-      };
-    });
-  }
-
-  private async sleepUntil(at: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, at - this.host.clock())))),
-      this.nextEvent(),
-    ]);
-    clearTimeout(timer);
-  }
-
   private fail(error: Error): void {
     this.fatal ??= error;
-    this.notify();
+    this.wake.notify();
   }
 
   private finishWith(outcome: ExecutionOutcome): ExecutionOutcome {
