@@ -1,5 +1,7 @@
 /** What a worker reports about its work, for progress displays, tests and metrics. */
-import type { RunMessage } from '@baton/core';
+import type { RunMessage, RunRecord } from '@baton/core';
+import { ATTR, startRunSpan, type WorkerInstruments } from '@baton/telemetry';
+import type { Context, Span } from '@opentelemetry/api';
 import type { SessionEnd } from './run-session.js';
 
 export type WorkerEvent =
@@ -50,4 +52,40 @@ export function sessionEndEvent(
     case 'held':
       return undefined;
   }
+}
+
+/**
+ * What a claim tells the world: the `run-claimed` event, the started or resumed counter, a
+ * resume's failover latency, and the run's span (a child of the producer's trace when the run
+ * carries one), which the caller ends when the session does.
+ */
+export function announceClaim(
+  run: RunRecord,
+  message: RunMessage,
+  epoch: number,
+  workerId: string,
+  instruments: WorkerInstruments,
+  onEvent: (event: WorkerEvent) => void,
+): { span: Span; context: Context } {
+  const reason = 'reason' in message ? message.reason : undefined;
+  const since =
+    message.kind === 'resume' ? message.since : message.kind === 'start' ? message.enqueuedAt : undefined;
+  onEvent({ type: 'run-claimed', runId: run.runId, epoch, via: message.kind, reason, since });
+  const resumed = epoch > 1;
+  if (resumed) instruments.runsResumed.add(1, { [ATTR.reason]: reason ?? message.kind });
+  else instruments.runsStarted.add(1, { [ATTR.workflow]: run.workflow });
+  if (message.kind === 'resume') {
+    const latency = Math.max(0, Date.now() - message.since) / 1000;
+    instruments.failoverLatency.record(latency, { [ATTR.reason]: message.reason });
+  }
+  return startRunSpan({
+    workflow: run.workflow,
+    version: run.version,
+    runId: run.runId,
+    epoch,
+    resumed,
+    via: reason === undefined ? message.kind : `${message.kind}:${reason}`,
+    workerId,
+    traceparent: run.traceparent,
+  });
 }

@@ -27,7 +27,7 @@ import {
   type RunRecord,
   type AnyWorkflowDefinition,
 } from '@baton/core';
-import { ATTR, recordError, startRunSpan, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
+import { ATTR, recordError, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
@@ -40,7 +40,7 @@ import {
 import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage } from './poison.js';
 import { PutBack } from './put-back.js';
 import { RunSession, type SessionEnd } from './run-session.js';
-import { sessionEndEvent } from './events.js';
+import { announceClaim, sessionEndEvent } from './events.js';
 import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
@@ -412,35 +412,15 @@ export class Worker {
             'ack of a claimed run failed; it will be redelivered and dropped',
           ),
         );
-    const reason = 'reason' in message ? message.reason : undefined;
-    const since =
-      message.kind === 'resume' ? message.since : message.kind === 'start' ? message.enqueuedAt : undefined;
-    this.options.onEvent({
-      type: 'run-claimed',
-      runId: run.runId,
-      epoch: lease.epoch,
-      via: message.kind,
-      reason,
-      since,
-    });
-    const resumed = lease.epoch > 1;
     const instruments = this.instruments;
-    if (resumed) instruments.runsResumed.add(1, { [ATTR.reason]: reason ?? message.kind });
-    else instruments.runsStarted.add(1, { [ATTR.workflow]: run.workflow });
-    if (message.kind === 'resume') {
-      const latency = Math.max(0, Date.now() - message.since) / 1000;
-      instruments.failoverLatency.record(latency, { [ATTR.reason]: message.reason });
-    }
-    const { span, context: traceContext } = startRunSpan({
-      workflow: run.workflow,
-      version: run.version,
-      runId: run.runId,
-      epoch: lease.epoch,
-      resumed,
-      via: reason === undefined ? message.kind : `${message.kind}:${reason}`,
+    const { span, context: traceContext } = announceClaim(
+      run,
+      message,
+      lease.epoch,
       workerId,
-      traceparent: run.traceparent,
-    });
+      instruments,
+      this.options.onEvent,
+    );
 
     const session = new RunSession(
       {
