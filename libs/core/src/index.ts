@@ -168,6 +168,8 @@ export {
   migrateCheckpoint,
 } from './checkpoint-schema.js';
 export type { MemoryTransportOptions } from './memory/memory-transport.js';
+export { AdapterLifecycle } from './lifecycle.js';
+export type { LifecycleNames, LifecycleState } from './lifecycle.js';
 export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';
 export { memoryStore } from './memory/memory-store.js';

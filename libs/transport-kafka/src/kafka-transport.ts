@@ -10,6 +10,7 @@
  *    partitions at once.
  */
 import {
+  AdapterLifecycle,
   assertRunId,
   BatonError,
   PayloadTooLargeError,
@@ -34,8 +35,6 @@ import { BatchingProducer } from './producer.js';
 import { KafkaRunQueue, MSG_ID_HEADER, type KafkaQueueStats } from './run-queue.js';
 import { ensureTopics } from './setup.js';
 import { TailReads } from './tail-reads.js';
-
-type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
 
 export interface KafkaTransportExtras {
   /**
@@ -65,10 +64,12 @@ export class KafkaTransport implements Transport {
   /** A run's records share partitions with other runs': they go with the topic's `retention.ms`. */
   readonly journalPurge = 'retention';
 
-  private state: LifecycleState = 'created';
-  private connecting: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
-  private context: KafkaContext | undefined;
+  /** created, connecting, open (topics in place, clients connected), closed (final). */
+  private readonly lifecycle = new AdapterLifecycle<KafkaContext>({
+    adapter: 'kafka transport',
+    connectHint: 'await transport.connect() first',
+    closedHint: 'create a new transport instead',
+  });
   private readonly layout: KafkaLayout;
   private roundRobin = 0;
 
@@ -81,16 +82,13 @@ export class KafkaTransport implements Transport {
   }
 
   connect(): Promise<void> {
-    if (this.state === 'closed') return Promise.reject(this.closedError('connect'));
-    if (this.state === 'open') return Promise.resolve();
-    this.connecting ??= this.openAndSetUp().finally(() => {
-      this.connecting = undefined;
-    });
-    return this.connecting;
+    return this.lifecycle.connect(
+      () => this.setUp(),
+      (context) => disconnect(context),
+    );
   }
 
-  private async openAndSetUp(): Promise<void> {
-    this.state = 'connecting';
+  private async setUp(): Promise<KafkaContext> {
     const kafka: Kafka = createKafkaClient(this.options, this.log);
     const admin: Admin = kafka.admin();
     const producer = new BatchingProducer(kafka, this.options.maxMessageBytes);
@@ -99,9 +97,8 @@ export class KafkaTransport implements Transport {
       await admin.connect();
       const topics = await ensureTopics(admin, this.options, this.layout);
       await Promise.all([producer.connect(), reader.connect()]);
-      if (this.state !== 'connecting') throw this.closedError('connect');
       const queue = new KafkaRunQueue(kafka, this.options, this.layout, topics.runsPartitions, this.log);
-      this.context = {
+      return {
         options: this.options,
         layout: this.layout,
         topics,
@@ -111,48 +108,20 @@ export class KafkaTransport implements Transport {
         tails: new TailReads(reader, this.layout.journalTopic),
         queue,
       };
-      this.state = 'open';
     } catch (err) {
-      if (this.state === 'connecting') this.state = 'created';
       await Promise.allSettled([admin.disconnect(), producer.disconnect(), reader.disconnect()]);
       throw toKafkaError(err, { brokers: this.options.displayBrokers, operation: 'connect' });
     }
   }
 
   close(): Promise<void> {
-    this.closing ??= this.shutDown();
-    return this.closing;
-  }
-
-  private async shutDown(): Promise<void> {
-    this.state = 'closed';
-    await this.connecting?.catch(() => undefined);
-    const context = this.context;
-    if (context === undefined) return;
-    await context.queue.close();
-    await Promise.allSettled([
-      context.producer.disconnect(),
-      context.reader.disconnect(),
-      context.admin.disconnect(),
-    ]);
+    return this.lifecycle.close(async (context) => {
+      if (context !== undefined) await disconnect(context);
+    });
   }
 
   private open(operation: string): KafkaContext {
-    if (this.state === 'closed') throw this.closedError(operation);
-    if (this.context === undefined) {
-      throw new BatonError(
-        'BATON_NOT_CONNECTED',
-        `kafka transport: ${operation} called before connect() succeeded; await transport.connect() first`,
-      );
-    }
-    return this.context;
-  }
-
-  private closedError(operation: string): BatonError {
-    return new BatonError(
-      'BATON_CLOSED',
-      `kafka transport: ${operation} called after close(); create a new transport instead`,
-    );
+    return this.lifecycle.open(operation);
   }
 
   private async guard<T>(operation: string, work: (context: KafkaContext) => Promise<T>): Promise<T> {
@@ -160,7 +129,8 @@ export class KafkaTransport implements Transport {
     try {
       return await work(context);
     } catch (err) {
-      if (this.state === 'closed' && !(err instanceof BatonError)) throw this.closedError(operation);
+      if (this.lifecycle.state === 'closed' && !(err instanceof BatonError))
+        throw this.lifecycle.closedError(operation);
       throw toKafkaError(err, { brokers: this.options.displayBrokers, operation });
     }
   }
@@ -187,7 +157,7 @@ export class KafkaTransport implements Transport {
   /** The run queue's state in this process (zeros before connect()). */
   queueStats(): KafkaQueueStats {
     return (
-      this.context?.queue.stats() ?? {
+      this.lifecycle.peek()?.queue.stats() ?? {
         buffered: 0,
         pendingOffsets: 0,
         paused: false,
@@ -243,4 +213,14 @@ export class KafkaTransport implements Transport {
   listDeadLetters(limit?: number): Promise<DeadLetter[]> {
     return this.guard('listDeadLetters', (context) => listDeadLetters(context, limit));
   }
+}
+
+/** Leaves the consumer group, then disconnects the clients. */
+async function disconnect(context: KafkaContext): Promise<void> {
+  await context.queue.close();
+  await Promise.allSettled([
+    context.producer.disconnect(),
+    context.reader.disconnect(),
+    context.admin.disconnect(),
+  ]);
 }

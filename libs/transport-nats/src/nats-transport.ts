@@ -10,7 +10,7 @@
  *    connection drains, and a connect() still in flight is closed when it lands.
  */
 import {
-  BatonError,
+  AdapterLifecycle,
   type Delivery,
   type DeadLetter,
   type EnqueueOptions,
@@ -30,15 +30,6 @@ import {
 } from './options.js';
 import { enqueueRunMessage, fetchRunMessages } from './run-queue.js';
 import { ensureStreams } from './setup.js';
-
-/**
- * Lifecycle:
- * - `created`: constructed; operations throw until connect() succeeds;
- * - `connecting`: connect() in flight;
- * - `open`: connected, streams and consumer in place;
- * - `closed`: close() was called; final.
- */
-type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
 
 /** How long close() lets late messages be handed back and the connection drain before it drops it. */
 const DRAIN_TIMEOUT_MS = 2_000;
@@ -60,10 +51,12 @@ class NatsTransport implements Transport {
   readonly supportsOptimisticAppend = true;
   readonly journalPurge = 'deletes';
 
-  private state: LifecycleState = 'created';
-  private connecting: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
-  private context: TransportContext | undefined;
+  /** created, connecting, open (streams and consumer in place), closed (final). */
+  private readonly lifecycle = new AdapterLifecycle<TransportContext>({
+    adapter: 'nats transport',
+    connectHint: 'await transport.connect() first',
+    closedHint: 'create a new transport instead',
+  });
   private readonly closeController = new AbortController();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly layout: NatsLayout;
@@ -73,41 +66,32 @@ class NatsTransport implements Transport {
   }
 
   connect(): Promise<void> {
-    if (this.state === 'closed') return Promise.reject(this.closedError('connect'));
-    if (this.state === 'open') return Promise.resolve();
-    this.connecting ??= this.openAndSetUp().finally(() => {
-      this.connecting = undefined;
-    });
-    return this.connecting;
+    return this.lifecycle.connect(
+      () => this.setUp(),
+      (context) => context.session.nc.close(),
+    );
   }
 
-  private async openAndSetUp(): Promise<void> {
-    this.state = 'connecting';
+  private async setUp(): Promise<TransportContext> {
     let session: NatsSession | undefined;
     try {
       session = await openSession(this.options);
       const streams = await ensureStreams(session.jsm, this.options, this.layout);
-      if (this.state !== 'connecting') throw this.closedError('connect');
-      this.context = this.contextFor(session, streams);
-      this.state = 'open';
+      return this.contextFor(session, streams);
     } catch (err) {
-      if (this.state === 'connecting') this.state = 'created';
       await session?.nc.close().catch(() => undefined);
       throw toNatsError(err, { servers: this.options.displayServers, operation: 'connect' });
     }
   }
 
   close(): Promise<void> {
-    this.closing ??= this.shutDown();
-    return this.closing;
+    // Waiting fetches end now, before a connect under way is waited for.
+    this.closeController.abort();
+    return this.lifecycle.close((context) => this.shutDown(context));
   }
 
-  private async shutDown(): Promise<void> {
-    // Closed synchronously, so nothing slips in between close() and its promise settling.
-    this.state = 'closed';
-    this.closeController.abort();
-    await this.connecting?.catch(() => undefined);
-    const session = this.context?.session;
+  private async shutDown(context: TransportContext | undefined): Promise<void> {
+    const session = context?.session;
     if (session === undefined || session.nc.isClosed()) return;
     const nc = session.nc;
     // Nothing can be handed back or flushed to a server that is not there.
@@ -137,9 +121,7 @@ class NatsTransport implements Transport {
       layout: this.layout,
       streams,
       closing: this.closeController.signal,
-      assertOpen: (operation) => {
-        if (this.state === 'closed') throw this.closedError(operation);
-      },
+      assertOpen: (operation) => this.lifecycle.assertNotClosed(operation),
       toError: (operation, err) => toNatsError(err, { servers: this.options.displayServers, operation }),
       track: (work) => {
         this.pending.add(work);
@@ -150,21 +132,7 @@ class NatsTransport implements Transport {
 
   /** The context of an open transport; throws BATON_CLOSED or BATON_NOT_CONNECTED otherwise. */
   private open(operation: string): TransportContext {
-    if (this.state === 'closed') throw this.closedError(operation);
-    if (this.context === undefined) {
-      throw new BatonError(
-        'BATON_NOT_CONNECTED',
-        `nats transport: ${operation} called before connect() succeeded; await transport.connect() first`,
-      );
-    }
-    return this.context;
-  }
-
-  private closedError(operation: string): BatonError {
-    return new BatonError(
-      'BATON_CLOSED',
-      `nats transport: ${operation} called after close(); create a new transport instead`,
-    );
+    return this.lifecycle.open(operation);
   }
 
   // ------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
-import { assertRunId, BatonError, ConfigError, type PayloadStore } from '@baton/core';
+import { AdapterLifecycle, assertRunId, ConfigError, type BatonError, type PayloadStore } from '@baton/core';
 import { openSession, type NatsSession } from './connection.js';
 import { toNatsError } from './errors.js';
 import {
@@ -141,9 +141,6 @@ export function natsObjectPayloadStore(options: NatsObjectPayloadStoreOptions = 
   return new NatsObjectPayloadStore(options);
 }
 
-/** created → connecting → open; closed is final. */
-type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
-
 /**
  * Large payloads in a JetStream Object Store, on a connection of its own: object
  * `<runId>/<sha256>` in the bucket (default `BATON_PAYLOADS`). An object store splits a payload
@@ -165,30 +162,29 @@ export class NatsObjectPayloadStore implements PayloadStore {
   readonly bucket: string;
 
   private readonly options: ResolvedNatsTransportOptions;
-  private state: LifecycleState = 'created';
-  private connecting: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
-  private session: NatsSession | undefined;
-  private os: ObjectStore | undefined;
+  /** created → connecting → open; closed is final. */
+  private readonly lifecycle: AdapterLifecycle<{ session: NatsSession; os: ObjectStore }>;
 
   constructor(options: NatsObjectPayloadStoreOptions = {}) {
     const resolved = resolveOptions(options);
     this.bucket = resolved.bucket;
     this.options = resolved.connection;
+    this.lifecycle = new AdapterLifecycle({
+      adapter: `nats object payload store (bucket '${this.bucket}')`,
+      connectHint: 'await payloads.connect() first',
+      closedHint: 'create a new store instead',
+    });
   }
 
   /** Connects and creates the bucket when missing. Safe to call more than once. */
   connect(): Promise<void> {
-    if (this.state === 'closed') return Promise.reject(this.closedError('connect'));
-    if (this.state === 'open') return Promise.resolve();
-    this.connecting ??= this.openAndSetUp().finally(() => {
-      this.connecting = undefined;
-    });
-    return this.connecting;
+    return this.lifecycle.connect(
+      () => this.setUp(),
+      ({ session }) => session.nc.close(),
+    );
   }
 
-  private async openAndSetUp(): Promise<void> {
-    this.state = 'connecting';
+  private async setUp(): Promise<{ session: NatsSession; os: ObjectStore }> {
     let session: NatsSession | undefined;
     try {
       session = await openSession(this.options);
@@ -200,12 +196,8 @@ export class NatsObjectPayloadStore implements PayloadStore {
       // Objm.create does not report every failure to look the bucket up; ask once, so a missing
       // permission or a bucket that cannot be created fails here rather than on the first put.
       await os.status();
-      if (this.state !== 'connecting') throw this.closedError('connect');
-      this.session = session;
-      this.os = os;
-      this.state = 'open';
+      return { session, os };
     } catch (err) {
-      if (this.state === 'connecting') this.state = 'created';
       await session?.nc.close().catch(() => undefined);
       throw this.toError('connect', err);
     }
@@ -213,17 +205,10 @@ export class NatsObjectPayloadStore implements PayloadStore {
 
   /** Closes the connection. Idempotent and final. */
   close(): Promise<void> {
-    this.closing ??= this.shutDown();
-    return this.closing;
-  }
-
-  private async shutDown(): Promise<void> {
-    this.state = 'closed';
-    await this.connecting?.catch(() => undefined);
-    const nc = this.session?.nc;
-    this.session = undefined;
-    this.os = undefined;
-    if (nc !== undefined && !nc.isClosed()) await nc.close().catch(() => undefined);
+    return this.lifecycle.close(async (opened) => {
+      const nc = opened?.session.nc;
+      if (nc !== undefined && !nc.isClosed()) await nc.close().catch(() => undefined);
+    });
   }
 
   async putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {
@@ -268,15 +253,7 @@ export class NatsObjectPayloadStore implements PayloadStore {
 
   /** The object store of an open store; throws BATON_CLOSED or BATON_NOT_CONNECTED otherwise. */
   private open(operation: string): ObjectStore {
-    if (this.state === 'closed') throw this.closedError(operation);
-    if (this.os === undefined) {
-      throw new BatonError(
-        'BATON_NOT_CONNECTED',
-        `nats object payload store (bucket '${this.bucket}'): ${operation} called before connect() ` +
-          'succeeded; await payloads.connect() first',
-      );
-    }
-    return this.os;
+    return this.lifecycle.open(operation).os;
   }
 
   /** Runs `work`, turning its failure into the store's error for `operation`. */
@@ -285,7 +262,7 @@ export class NatsObjectPayloadStore implements PayloadStore {
       return await work();
     } catch (err) {
       // close() cut the connection under the operation: say so, not "NATS did not answer".
-      if (this.state === 'closed') throw this.closedError(operation);
+      if (this.lifecycle.state === 'closed') throw this.lifecycle.closedError(operation);
       throw this.toError(operation, err);
     }
   }
@@ -295,14 +272,6 @@ export class NatsObjectPayloadStore implements PayloadStore {
       servers: this.options.displayServers,
       operation: `${operation} on object store bucket '${this.bucket}'`,
     });
-  }
-
-  private closedError(operation: string): BatonError {
-    return new BatonError(
-      'BATON_CLOSED',
-      `nats object payload store (bucket '${this.bucket}'): ${operation} called after close(); ` +
-        'create a new store instead',
-    );
   }
 
   private objectName(operation: string, runId: string, sha256: string): string {

@@ -1,0 +1,73 @@
+import { describe, expect, it, vi } from 'vitest';
+import { AdapterLifecycle } from './lifecycle.js';
+
+const names = { adapter: 'test adapter', connectHint: 'connect it first', closedHint: 'make a new one' };
+
+describe('AdapterLifecycle', () => {
+  it('sets up once for concurrent connects, then hands out the open state', async () => {
+    const lifecycle = new AdapterLifecycle<{ id: number }>(names);
+    const setUp = vi.fn(async () => ({ id: 1 }));
+    await Promise.all([lifecycle.connect(setUp, async () => {}), lifecycle.connect(setUp, async () => {})]);
+    await lifecycle.connect(setUp, async () => {});
+    expect(setUp).toHaveBeenCalledTimes(1);
+    expect(lifecycle.state).toBe('open');
+    expect(lifecycle.open('read')).toEqual({ id: 1 });
+  });
+
+  it('names the operation and what to do before connect() succeeded, and lets a failed connect be retried', async () => {
+    const lifecycle = new AdapterLifecycle<{ id: number }>(names);
+    expect(() => lifecycle.open('read')).toThrow(
+      expect.objectContaining({
+        code: 'BATON_NOT_CONNECTED',
+        message: 'test adapter: read called before connect() succeeded; connect it first',
+      }),
+    );
+    await expect(
+      lifecycle.connect(
+        () => Promise.reject(new Error('refused')),
+        async () => {},
+      ),
+    ).rejects.toThrow('refused');
+    expect(lifecycle.state).toBe('created');
+    await lifecycle.connect(
+      async () => ({ id: 2 }),
+      async () => {},
+    );
+    expect(lifecycle.open('read')).toEqual({ id: 2 });
+  });
+
+  it('is closed from the call on; a connect that lands afterwards releases what it made and fails', async () => {
+    const lifecycle = new AdapterLifecycle<{ id: number }>(names);
+    let finish!: (value: { id: number }) => void;
+    const release = vi.fn(async () => {});
+    const connecting = lifecycle.connect(() => new Promise((resolve) => (finish = resolve)), release);
+    const tearDown = vi.fn(async () => {});
+    const closing = lifecycle.close(tearDown);
+    expect(lifecycle.state).toBe('closed');
+    finish({ id: 3 });
+    await expect(connecting).rejects.toMatchObject({
+      code: 'BATON_CLOSED',
+      message: 'test adapter: connect called after close(); make a new one',
+    });
+    await closing;
+    expect(release).toHaveBeenCalledWith({ id: 3 });
+    expect(tearDown).toHaveBeenCalledWith(undefined);
+    expect(() => lifecycle.open('read')).toThrow(expect.objectContaining({ code: 'BATON_CLOSED' }));
+    await expect(lifecycle.connect(async () => ({ id: 4 }), release)).rejects.toMatchObject({
+      code: 'BATON_CLOSED',
+    });
+  });
+
+  it('tears down what it opened, once, however often close() is called', async () => {
+    const lifecycle = new AdapterLifecycle<{ id: number }>(names);
+    await lifecycle.connect(
+      async () => ({ id: 5 }),
+      async () => {},
+    );
+    const tearDown = vi.fn(async () => {});
+    await Promise.all([lifecycle.close(tearDown), lifecycle.close(tearDown)]);
+    expect(tearDown).toHaveBeenCalledTimes(1);
+    expect(tearDown).toHaveBeenCalledWith({ id: 5 });
+    expect(lifecycle.peek()).toEqual({ id: 5 });
+  });
+});
