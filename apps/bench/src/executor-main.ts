@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@baton/client';
 import { memoryStore, memoryTransport } from '@baton/core';
 import { Worker } from '@baton/worker';
+import { runCommand, wholeNumber } from './command.js';
 import { chain10, STEPS_PER_RUN } from './workflows.js';
 
 const USAGE = `Usage: npm run bench:executor -- [--runs N] [--repeat N]
@@ -25,11 +26,8 @@ function parse(argv: string[]): { runs: number; repeat: number } | undefined {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     if (flag === '--help' || flag === '-h') return undefined;
-    const value = argv[++i];
     if (flag !== '--runs' && flag !== '--repeat') throw new Error(`unknown option ${flag}\n\n${USAGE}`);
-    if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1)
-      throw new Error(`${flag} is '${value ?? ''}'; give a whole number of at least 1`);
-    config[flag === '--runs' ? 'runs' : 'repeat'] = Number(value);
+    config[flag === '--runs' ? 'runs' : 'repeat'] = wholeNumber(flag, argv[++i]);
   }
   return config;
 }
@@ -68,18 +66,7 @@ async function round(runs: number): Promise<Round> {
   }
 }
 
-async function main(): Promise<number> {
-  let config;
-  try {
-    config = parse(process.argv.slice(2));
-  } catch (err) {
-    console.error((err as Error).message);
-    return 2;
-  }
-  if (config === undefined) {
-    console.log(USAGE);
-    return 0;
-  }
+await runCommand(USAGE, parse, async (config) => {
   console.log(`chain10 on the memory adapters, ${config.runs} runs per round, node ${process.version}`);
   for (let i = 1; i <= config.repeat; i++) {
     const r = await round(config.runs);
@@ -88,7 +75,4 @@ async function main(): Promise<number> {
         `${r.cpuMicrosPerStep.toFixed(1)} µs of CPU per step (worker and client)`,
     );
   }
-  return 0;
-}
-
-process.exitCode = await main();
+});

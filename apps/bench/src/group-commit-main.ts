@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { runCommand, wholeNumber } from './command.js';
 import { groupCommitProbe, type GroupCommitProbeResult } from './group-commit-probe.js';
 
 const USAGE = `Usage: npm run bench:group-commit -- [--runs N] [--steps N] [--out FILE]
@@ -27,11 +28,9 @@ function parse(argv: string[]): { runs: number; steps: number; out: string } | u
     if (flag === '--help' || flag === '-h') return undefined;
     if (value === undefined) throw new Error(`${flag} needs a value\n\n${USAGE}`);
     if (flag === '--out') config.out = value;
-    else if (flag === '--runs' || flag === '--steps') {
-      if (!/^\d+$/.test(value) || Number(value) < 1)
-        throw new Error(`${flag} is '${value}'; give a whole number of at least 1`);
-      config[flag === '--runs' ? 'runs' : 'steps'] = Number(value);
-    } else throw new Error(`unknown option ${flag}\n\n${USAGE}`);
+    else if (flag === '--runs' || flag === '--steps')
+      config[flag === '--runs' ? 'runs' : 'steps'] = wholeNumber(flag, value);
+    else throw new Error(`unknown option ${flag}\n\n${USAGE}`);
   }
   return config;
 }
@@ -71,18 +70,7 @@ function table(result: GroupCommitProbeResult): string {
   return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')).join('\n');
 }
 
-async function main(): Promise<number> {
-  let config;
-  try {
-    config = parse(process.argv.slice(2));
-  } catch (err) {
-    console.error((err as Error).message);
-    return 2;
-  }
-  if (config === undefined) {
-    console.log(USAGE);
-    return 0;
-  }
+await runCommand(USAGE, parse, async (config) => {
   const result = await groupCommitProbe({
     natsUrl: natsTestUrl(),
     redisUrl: redisTestUrl(),
@@ -101,7 +89,4 @@ async function main(): Promise<number> {
     `${JSON.stringify({ at: new Date().toISOString(), node: process.version, ...result }, null, 2)}\n`,
   );
   console.log(`\nJSON report: ${out}`);
-  return 0;
-}
-
-process.exitCode = await main();
+});
