@@ -51,11 +51,19 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     const found = await def.reconcile(input, io(0, signal));
     signal.throwIfAborted();
     if (found !== undefined) {
-      await journalResult(
-        exec,
-        { type: 'ActivityCompleted', seq, name: def.name, result: found, attempts: 0, reconciled: true },
-        0,
-      );
+      const reconciled: ResultEntry = {
+        type: 'ActivityCompleted',
+        seq,
+        name: def.name,
+        result: found,
+        attempts: 0,
+        reconciled: true,
+      };
+      try {
+        await exec.append([reconciled], { unencodableFailsStep: true });
+      } catch (err) {
+        return failUnencodableStep(exec, reconciled, err);
+      }
       return found;
     }
   }
@@ -101,7 +109,7 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     throw new ActivityFailedError(def.name, seq, failure.attempts, failure.error);
   }
   signal.throwIfAborted();
-  const entry: NewEntry = {
+  const entry: ResultEntry = {
     type: 'ActivityCompleted',
     seq,
     name: def.name,
@@ -113,30 +121,34 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
   // Pipelined, the workflow has the result before its entry is durable: a result that cannot be
   // encoded then ends the run (the append is not marked as one the step replaces).
   if (exec.durableLater === true) exec.append([entry], { checkpoint }).catch(() => undefined);
-  else await journalResult(exec, entry, outcome.attempts, checkpoint);
+  else {
+    try {
+      await exec.append([entry], { checkpoint, unencodableFailsStep: true });
+    } catch (err) {
+      return failUnencodableStep(exec, entry, err);
+    }
+  }
   return outcome.result;
 }
 
+type ResultEntry = Extract<NewEntry, { type: 'ActivityCompleted' }>;
+
 /**
- * Journals a step's result. A result with no JSON form (UnencodableValueError) fails the step
- * instead, once: ActivityFailed records the error (so a replay fails it the same way and never
+ * After a step's result append failed: a result with no JSON form (UnencodableValueError) fails
+ * the step, once. ActivityFailed records the error (so a replay fails it the same way and never
  * runs the activity again) and the workflow's call rejects with ActivityFailedError around it.
+ * Any other error is rethrown as it was.
  */
-async function journalResult(
+async function failUnencodableStep(
   exec: Pick<ActivityExecution<unknown, unknown>, 'append'>,
-  entry: Extract<NewEntry, { type: 'ActivityCompleted' }>,
-  attempts: number,
-  checkpoint = false,
-): Promise<void> {
-  try {
-    await exec.append([entry], { checkpoint, unencodableFailsStep: true });
-  } catch (err) {
-    if (!(err instanceof UnencodableValueError)) throw err;
-    const { seq, name } = entry;
-    const refreshed = entry.refreshed === true ? { refreshed: true } : {};
-    await exec.append([
-      { type: 'ActivityFailed', seq, name, error: serializeError(err), attempts, ...refreshed },
-    ]);
-    throw new ActivityFailedError(name, seq, attempts, err);
-  }
+  entry: ResultEntry,
+  err: unknown,
+): Promise<never> {
+  if (!(err instanceof UnencodableValueError)) throw err;
+  const { seq, name, attempts } = entry;
+  const refreshed = entry.refreshed === true ? { refreshed: true } : {};
+  await exec.append([
+    { type: 'ActivityFailed', seq, name, error: serializeError(err), attempts, ...refreshed },
+  ]);
+  throw new ActivityFailedError(name, seq, attempts, err);
 }
