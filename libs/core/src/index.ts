@@ -88,7 +88,7 @@ export {
   JOURNAL_CODEC_VERSION,
   MESSAGE_CODEC_VERSION,
 } from './codec.js';
-export { findUnencodable, unencodableEntries, unencodableValue } from './unencodable.js';
+export { findUnencodable, unencodableEntries } from './unencodable.js';
 export type {
   DeadLetter,
   DeadLetterQueue,
