@@ -176,7 +176,9 @@ export class JournalWriter {
       // A record that failed leaves a gap: nothing after it may land, or the journal would hold
       // later steps without earlier ones. A record refused for its value wrote nothing: see
       // invariant 4 for what may follow it.
-      if (!refusedForValue(err)) this.stop(err);
+      if (err === this.blockCause) {
+        // Refused for an earlier append's value: nothing new to record.
+      } else if (!refusedForValue(err)) this.stop(err);
       else if (w.unencodableFailsStep && err instanceof UnencodableValueError) this.onUnencodableStep?.(err);
       else this.blockCause ??= err;
       w.reject(err);
