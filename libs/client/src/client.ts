@@ -168,7 +168,12 @@ export class Client {
         runId,
         workflow: workflow.name,
         version: workflow.version,
-        ...(await this.inlineOrRef(runId, input, 'input')),
+        ...(await this.inlineOrRef(
+          runId,
+          input,
+          'input',
+          `input of run ${runId} (workflow ${workflow.name}@${workflow.version})`,
+        )),
         ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
         ...(traceparent !== undefined ? { traceparent } : {}),
         enqueuedAt: Date.now(),
@@ -193,7 +198,12 @@ export class Client {
     assertRunId(runId);
     await this.connect();
     const signalId = options.signalId ?? randomUUID();
-    const value = await this.inlineOrRef(runId, payload, 'payload');
+    const value = await this.inlineOrRef(
+      runId,
+      payload,
+      'payload',
+      `payload of signal '${name}' to run ${runId}`,
+    );
     await this.transport.enqueue(encodeMessage({ kind: 'signal', runId, name, ...value, signalId }), {
       msgId: `signal:${runId}:${signalId}`,
       key: runId,
@@ -319,7 +329,12 @@ export class Client {
         runId: newId,
         workflow: original.workflow,
         version: original.version,
-        ...(await this.inlineOrRef(newId, original.input, 'input')),
+        ...(await this.inlineOrRef(
+          newId,
+          original.input,
+          'input',
+          `input of run ${newId} (fork of ${runId})`,
+        )),
         enqueuedAt: Date.now(),
       }),
       { msgId: `start:${newId}`, key: newId },
@@ -433,13 +448,18 @@ export class Client {
     }
   }
 
-  /** `{ [field]: value }`, or `{ [field]Ref: reference }` once a large value is stored. */
+  /**
+   * `{ [field]: value }`, or `{ [field]Ref: reference }` once a large value is stored. A value with
+   * no JSON form raises UnencodableValueError naming `what` (here, or in encodeMessage without a
+   * claim check), before anything is stored or sent.
+   */
   private async inlineOrRef<F extends 'input' | 'payload'>(
     runId: string,
     value: unknown,
     field: F,
+    what: string,
   ): Promise<{ [K in F]?: unknown } & { [K in `${F}Ref`]?: PayloadRef }> {
-    const ref = await this.claimCheck?.offloadValue(runId, value);
+    const ref = await this.claimCheck?.offloadValue(runId, value, what);
     return (ref === undefined ? { [field]: value } : { [`${field}Ref`]: ref }) as {
       [K in F]?: unknown;
     } & { [K in `${F}Ref`]?: PayloadRef };

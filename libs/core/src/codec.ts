@@ -6,6 +6,7 @@
 import { CodecError } from './errors.js';
 import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from './journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
+import { unencodableEntries, unencodableMessage, unencodableValue } from './unencodable.js';
 
 /**
  * Newest wire version of journal records this Baton reads and writes. Version 2 records hold
@@ -24,8 +25,17 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 const ENTRY_TYPES = new Set<string>(JOURNAL_ENTRY_TYPES);
 const MESSAGE_KINDS = new Set<RunMessageKind>(['start', 'resume', 'wake', 'signal', 'cancel']);
 
-export function encodeJson(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
+/**
+ * The UTF-8 JSON of `value`; a value with no JSON form (a BigInt, a cycle, a throwing toJSON)
+ * raises UnencodableValueError naming `what` and the problem's path.
+ */
+export function encodeJson(value: unknown, what = 'the value'): Uint8Array {
+  try {
+    return encoder.encode(JSON.stringify(value));
+  } catch (cause) {
+    // Only now is the value walked, to say where the problem is: the common case encodes once.
+    throw unencodableValue(what, value, cause);
+  }
 }
 
 function parseVersioned(bytes: Uint8Array, what: string): Record<string, unknown> {
@@ -46,9 +56,17 @@ function holdsRef(entry: JournalEntry): boolean {
   return fields.resultRef !== undefined || fields.payloadRef !== undefined;
 }
 
-/** Encodes a batch of entries appended together (one transport message). */
+/**
+ * Encodes a batch of entries appended together (one transport message). An entry whose value has
+ * no JSON form raises UnencodableValueError naming the entry (`result of activity x (step #3)`).
+ */
 export function encodeEntries(entries: readonly JournalEntry[]): Uint8Array {
-  return encodeJson({ v: entries.some(holdsRef) ? JOURNAL_CODEC_VERSION : BASE_VERSION, entries });
+  const record = { v: entries.some(holdsRef) ? JOURNAL_CODEC_VERSION : BASE_VERSION, entries };
+  try {
+    return encoder.encode(JSON.stringify(record));
+  } catch (cause) {
+    throw unencodableEntries(entries, cause);
+  }
 }
 
 /** Decodes a batch written by encodeEntries; `runId` names the run in errors. */
@@ -93,11 +111,16 @@ function readable(v: unknown, newest: number): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v >= BASE_VERSION && v <= newest;
 }
 
+/** Encodes a run message; an input or payload with no JSON form raises UnencodableValueError naming it. */
 export function encodeMessage(message: RunMessage): Uint8Array {
   const fields = message as { inputRef?: unknown; payloadRef?: unknown };
   const v =
     fields.inputRef !== undefined || fields.payloadRef !== undefined ? MESSAGE_CODEC_VERSION : BASE_VERSION;
-  return encodeJson({ v, ...message });
+  try {
+    return encoder.encode(JSON.stringify({ v, ...message }));
+  } catch (cause) {
+    throw unencodableMessage(message, cause);
+  }
 }
 
 /** Decodes and validates a run-queue message; every failure names the field that is wrong. */

@@ -167,6 +167,31 @@ export class PayloadTooLargeError extends BatonError {
   }
 }
 
+/**
+ * A value Baton must journal or send (an activity's or workflow's result, a run's input, a signal's
+ * payload) has no JSON form: a BigInt, a circular reference, a toJSON that throws. Never
+ * retryable: the same value fails the same way every time. An activity result fails its step
+ * (the activity is not run again), a workflow result fails its run, and the client refuses an
+ * input or payload before anything is sent.
+ */
+export class UnencodableValueError extends BatonError {
+  constructor(
+    /** What held the value, e.g. `result of activity charge_card (step #3)`. */
+    readonly what: string,
+    /** What in it has no JSON form, e.g. `a BigInt at $.amount`. */
+    readonly problem: string,
+    options?: Omit<BatonErrorOptions, 'retryable'>,
+  ) {
+    super(
+      'BATON_UNENCODABLE',
+      `${what} cannot be encoded as JSON: ${problem}. Return plain JSON data (strings, finite numbers, ` +
+        'booleans, null, arrays and plain objects): convert a BigInt to a string or number, break ' +
+        'circular references, and make toJSON return such data',
+      { ...options, retryable: false },
+    );
+  }
+}
+
 /** Bytes that are not a message or entry this version understands. */
 export class CodecError extends BatonError {
   constructor(message: string, options?: BatonErrorOptions) {

@@ -45,6 +45,7 @@ export {
   serializeError,
   SignalTimeoutError,
   TimeoutError,
+  UnencodableValueError,
   WorkflowFailedError,
 } from './errors.js';
 export type {
@@ -87,6 +88,7 @@ export {
   JOURNAL_CODEC_VERSION,
   MESSAGE_CODEC_VERSION,
 } from './codec.js';
+export { findUnencodable, unencodableEntries } from './unencodable.js';
 export type {
   DeadLetter,
   DeadLetterQueue,

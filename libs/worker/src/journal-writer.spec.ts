@@ -9,6 +9,7 @@ import {
   memoryStore,
   memoryTransport,
   PayloadTooLargeError,
+  type UnencodableValueError,
   type JournalAppend,
   type JournalEntry,
   type Transport,
@@ -136,5 +137,87 @@ describe('JournalWriter group commit', () => {
     );
     expect(later).toBe('bus down');
     expect(calls).toBe(2);
+  });
+});
+
+describe('JournalWriter and values with no JSON form', () => {
+  const bad = (seq: number) => ({ ...step(seq), result: { amount: BigInt(seq) } });
+  const outcome = (p: Promise<void>) =>
+    p.then(
+      () => 'ok',
+      (err: Error) => `${err.name}: ${(err as UnencodableValueError).what ?? err.message}`,
+    );
+  const seqs = (records: JournalEntry[][]) =>
+    records.map((r) => r.map((e) => ('seq' in e ? (e as { seq: number }).seq : e.type)));
+
+  it('sends a batch holding an unencodable result one append at a time: the others land, only it fails, and a step failure goes on', async () => {
+    const { transport, records, releaseNext } = gatedTransport();
+    await transport.connect();
+    const reported: string[] = [];
+    const writer = new JournalWriter(
+      transport,
+      memoryStore(),
+      'run-1',
+      1,
+      [],
+      0,
+      0,
+      100,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      (err) => reported.push(err.what),
+    );
+    const first = writer.append([step(0)]);
+    await settle(); // the next three wait for the first record and go out as one batch
+    const batch = [
+      writer.append([step(1)]),
+      writer.append([bad(2)], { unencodableFailsStep: true }),
+      writer.append([step(3)]),
+    ].map(outcome);
+    releaseNext();
+    await first;
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      releaseNext();
+    }
+    expect(await Promise.all(batch)).toEqual([
+      'ok',
+      'UnencodableValueError: result of activity a (step #2)',
+      'ok',
+    ]);
+    expect(reported).toEqual(['result of activity a (step #2)']);
+    // The step journals its failure in the result's place; the writer was not stopped.
+    const failed = writer.append([
+      { type: 'ActivityFailed', seq: 2, name: 'a', error: { name: 'E', message: 'm' }, attempts: 1 },
+    ]);
+    await settle();
+    releaseNext();
+    await failed;
+    expect(seqs(records)).toEqual([[0], [1], [3], [2]]);
+  });
+
+  it('refuses everything but RunFailed after an unencodable append no step replaces', async () => {
+    const { transport, records, releaseNext } = gatedTransport();
+    await transport.connect();
+    const writer = writerOn(transport);
+    const first = writer.append([step(0)]);
+    await settle();
+    // Pipelined: the result is refused while the workflow already finished and asked to complete.
+    const refused = outcome(writer.append([bad(1)]));
+    const completed = outcome(writer.append([{ type: 'RunCompleted', result: 'done' }]));
+    releaseNext();
+    await first;
+    expect(await refused).toBe('UnencodableValueError: result of activity a (step #1)');
+    expect(await completed).toBe('UnencodableValueError: result of activity a (step #1)');
+    const failedRun = writer.append([
+      { type: 'RunFailed', error: { name: 'UnencodableValueError', message: 'm' } },
+    ]);
+    await settle();
+    releaseNext();
+    await failedRun;
+    expect(seqs(records)).toEqual([[0], ['RunFailed']]);
   });
 });

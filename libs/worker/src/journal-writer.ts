@@ -17,15 +17,22 @@
  *    beyond encodeEntries, sealed or signed: the hot path is today's.
  * 3. With the claim check on, `entries` (and so every checkpoint) hold references in place of
  *    large values, exactly as the journal does; the bytes are durable before the record is sent.
+ * 4. An append refused for its value (PayloadTooLargeError, UnencodableValueError) wrote nothing,
+ *    so it does not stop the writer; an append batched with it still lands on its own. Unless its
+ *    caller replaces it (`unencodableFailsStep`: the step journals ActivityFailed instead), it
+ *    blocks every later append but the run's RunFailed: no later step and no RunCompleted may be
+ *    journaled without it (with pipelined steps the workflow may have seen the value already).
  */
 import {
   checkpointSchemaFor,
   encodeEntries,
   journalRecordContext,
+  unencodableEntries,
   IDENTITY_PAYLOAD_CODEC,
   JournalConflictError,
   PayloadTooLargeError,
   LeaseLostError,
+  UnencodableValueError,
   linkEntries,
   protectCheckpoint,
   type Checkpoint,
@@ -45,8 +52,31 @@ const IDENTITY = { codec: IDENTITY_PAYLOAD_CODEC };
 interface Waiting {
   entries: JournalEntry[];
   checkpoint: boolean;
+  unencodableFailsStep: boolean;
   resolve(): void;
   reject(err: unknown): void;
+}
+
+/** What `append` may be told besides the entries. */
+export interface AppendOptions {
+  /** Write a checkpoint once these entries are durable. */
+  checkpoint?: boolean;
+  /**
+   * These entries hold an activity's outcome, and its step journals ActivityFailed in their place
+   * when a value in them cannot be encoded: an UnencodableValueError then rejects this append
+   * alone and later appends go on (invariant 4).
+   */
+  unencodableFailsStep?: boolean;
+}
+
+/** A record the bus or the codec refused for what it holds: it wrote nothing. */
+function refusedForValue(err: unknown): err is PayloadTooLargeError | UnencodableValueError {
+  return err instanceof PayloadTooLargeError || err instanceof UnencodableValueError;
+}
+
+/** True for the one append a blocked writer still sends: the run's failure. */
+function onlyRunFailed(entries: readonly JournalEntry[]): boolean {
+  return entries.length === 1 && entries[0]!.type === 'RunFailed';
 }
 
 export class JournalWriter {
@@ -55,6 +85,8 @@ export class JournalWriter {
   private waiting: Waiting[] = [];
   private sinceCheckpoint = 0;
   private stopCause: unknown;
+  /** An append refused for its value that nobody replaces (invariant 4): only RunFailed goes after it. */
+  private blockCause: PayloadTooLargeError | UnencodableValueError | undefined;
 
   constructor(
     private readonly transport: Transport,
@@ -74,6 +106,8 @@ export class JournalWriter {
     private head?: string,
     /** Stores large values by reference; undefined journals every value inline. */
     private readonly claimCheck?: ClaimCheck,
+    /** Told when a step's result could not be encoded (the step fails in its place). */
+    private readonly onUnencodableStep?: (err: UnencodableValueError) => void,
   ) {}
 
   get position(): number {
@@ -84,7 +118,7 @@ export class JournalWriter {
    * Appends after every earlier append; resolves once these entries are durable. Checkpoints when
    * asked or every `checkpointEvery` entries.
    */
-  append(newEntries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void> {
+  append(newEntries: NewEntry[], options?: AppendOptions): Promise<void> {
     const at = Date.now();
     // The writer takes the entries over and stamps them in place: callers build them for this
     // append only, and a copy per entry (an object spread) was a measurable share of a busy worker.
@@ -94,41 +128,63 @@ export class JournalWriter {
       entry.at = at;
     }
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ entries: stamped, checkpoint: options?.checkpoint === true, resolve, reject });
+      this.waiting.push({
+        entries: stamped,
+        checkpoint: options?.checkpoint === true,
+        unencodableFailsStep: options?.unencodableFailsStep === true,
+        resolve,
+        reject,
+      });
       if (this.waiting.length > 1) return; // a batch task is queued already and will take these too
       const done = this.chain.then(() => this.sendWaiting());
       this.chain = done.catch(() => undefined);
     });
   }
 
-  /** Sends every append waiting now as one record (or one each when together they are too large). */
+  /**
+   * Sends every append waiting now as one record; when the record is refused for a value in it
+   * (too large together, or one entry cannot be encoded), one record per append instead, so the
+   * others land and only the append at fault fails.
+   */
   private async sendWaiting(): Promise<void> {
     const batch = this.waiting;
     this.waiting = [];
-    const checkpoint = batch.some((w) => w.checkpoint);
+    if (batch.length === 1) return this.sendOne(batch[0]!);
     try {
-      if (batch.length === 1) await this.appendNow(batch[0]!.entries, checkpoint);
-      else {
-        try {
-          await this.appendNow(
-            batch.flatMap((w) => w.entries),
-            checkpoint,
-          );
-        } catch (err) {
-          // Each entry fits on its own (or fails alone, as it would have without batching).
-          if (!(err instanceof PayloadTooLargeError)) throw err;
-          for (const w of batch) await this.appendNow(w.entries, w.checkpoint);
-        }
-      }
+      await this.appendNow(
+        batch.flatMap((w) => w.entries),
+        batch.some((w) => w.checkpoint),
+      );
     } catch (err) {
-      // A record that failed leaves a gap: nothing after it may land, or the journal would hold
-      // later steps without earlier ones. (A too-large entry wrote nothing: the run is failed
-      // with that reason, which needs one more append.)
-      if (!(err instanceof PayloadTooLargeError)) this.stop(err);
+      if (refusedForValue(err)) {
+        // Each settles on its own; one failing never leaves a later one unsettled.
+        for (const w of batch) await this.sendOne(w).catch(() => undefined);
+        return;
+      }
+      this.stop(err);
       for (const w of batch) w.reject(err);
       throw err;
     }
     for (const w of batch) w.resolve();
+  }
+
+  /** Sends one append as its own record and settles it. */
+  private async sendOne(w: Waiting): Promise<void> {
+    try {
+      await this.appendNow(w.entries, w.checkpoint);
+    } catch (err) {
+      // A record that failed leaves a gap: nothing after it may land, or the journal would hold
+      // later steps without earlier ones. A record refused for its value wrote nothing: see
+      // invariant 4 for what may follow it.
+      if (err === this.blockCause) {
+        // Refused for an earlier append's value: nothing new to record.
+      } else if (!refusedForValue(err)) this.stop(err);
+      else if (w.unencodableFailsStep && err instanceof UnencodableValueError) this.onUnencodableStep?.(err);
+      else this.blockCause ??= err;
+      w.reject(err);
+      throw err;
+    }
+    w.resolve();
   }
 
   /** Refuses every later append (the lease is lost or the run aborted). */
@@ -183,12 +239,20 @@ export class JournalWriter {
   } {
     if (this.head === undefined)
       return { stamped: given as JournalEntry[], head: undefined, plain: encodeEntries(given) };
-    const { entries, head } = linkEntries(given, this.head);
-    return { stamped: entries, head, plain: encodeEntries(entries) };
+    let linked: { entries: JournalEntry[]; head: string };
+    try {
+      linked = linkEntries(given, this.head);
+    } catch (cause) {
+      // The chain hashes each entry's canonical JSON before encodeEntries runs: a value with no
+      // JSON form fails there first, and is named the same way.
+      throw unencodableEntries(given, cause);
+    }
+    return { stamped: linked.entries, head: linked.head, plain: encodeEntries(linked.entries) };
   }
 
   private async appendNow(given: JournalEntry[], checkpoint: boolean): Promise<void> {
     if (this.stopCause !== undefined) throw this.stopCause;
+    if (this.blockCause !== undefined && !onlyRunFailed(given)) throw this.blockCause;
     // Fault points exist for tests; without them the hot path builds no info and awaits nothing.
     const faults = this.faults;
     const info = faults && { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };

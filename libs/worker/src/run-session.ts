@@ -15,6 +15,7 @@ import {
   decodeJournalRecord,
   encodeJournalRecord,
   filterFencedEntries,
+  findUnencodable,
   LeaseLostError,
   FencedWriteError,
   linkEntries,
@@ -23,6 +24,7 @@ import {
   protectionActive,
   ReplayExecutor,
   serializeError,
+  UnencodableValueError,
   verifyJournalTail,
   type Checkpoint,
   type ExecutionHost,
@@ -201,6 +203,7 @@ export class RunSession {
         protection,
         head,
         this.options.claimCheck,
+        this.reportUnencodableStep,
       );
     let checkpoint: Checkpoint | undefined;
     let effective: JournalEntry[];
@@ -310,7 +313,8 @@ export class RunSession {
           await this.handOff();
           return 'handed-off';
         }
-        if (outcome.cause instanceof PayloadTooLargeError) return this.failUnjournalable(outcome.cause);
+        if (outcome.cause instanceof PayloadTooLargeError || outcome.cause instanceof UnencodableValueError)
+          return this.failUnjournalable(outcome.cause);
         await this.afterAbort(outcome.cause);
         return 'aborted';
     }
@@ -323,7 +327,18 @@ export class RunSession {
   private async finish(outcome: RunOutcome, journaled = false): Promise<SessionEnd> {
     const writer = this.writer!;
     if (outcome.status === 'failed') this.failure = `${outcome.error.name}: ${outcome.error.message}`;
-    if (!journaled) await writer.append([terminalEntry(outcome)]);
+    if (!journaled) {
+      try {
+        await writer.append([terminalEntry(outcome)]);
+      } catch (err) {
+        // The workflow's result has no JSON form or is too large, or (pipelined) an earlier step's
+        // was: the run cannot complete, and finishing it again would fail the same way forever.
+        if (outcome.status === 'failed') throw err;
+        if (err instanceof PayloadTooLargeError) return this.failUnjournalable(err);
+        if (!(err instanceof UnencodableValueError)) throw err;
+        return this.failUnjournalable(this.namingWorkflowResult(err, outcome));
+      }
+    }
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     const started = performance.now();
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
@@ -333,27 +348,52 @@ export class RunSession {
   }
 
   /**
-   * An entry the bus will never accept (an activity result above its size limit): resuming would
-   * run the activity again and fail the same way forever. Fail the run with the reason instead,
-   * and leave a dead letter so an operator sees it next to the other poison messages.
+   * An entry the bus will never accept (an activity result above its size limit) or a value with
+   * no JSON form that no step took as its failure (a workflow's result, a pipelined step's result):
+   * resuming would run the activity again and fail the same way forever. Fail the run with the
+   * reason instead, and leave a dead letter so an operator sees it next to the other poison
+   * messages.
    */
-  private async failUnjournalable(cause: PayloadTooLargeError): Promise<SessionEnd> {
+  private async failUnjournalable(cause: PayloadTooLargeError | UnencodableValueError): Promise<SessionEnd> {
     const reason = `run ${this.runId}: ${cause.message}`;
+    const tooLarge = cause instanceof PayloadTooLargeError;
+    const code = tooLarge ? 'too-large' : 'unencodable';
+    const details = tooLarge ? { size: cause.size } : { problem: cause.problem };
+    this.options.logger.warn(
+      { runId: this.runId, epoch: this.epoch, code: cause.code, what: cause.what, ...details },
+      tooLarge
+        ? 'run failed: an entry is larger than the bus accepts'
+        : 'run failed: a value it must journal cannot be encoded',
+    );
     await this.options.transport
       .deadLetter({
-        data: new TextEncoder().encode(
-          JSON.stringify({ runId: this.runId, what: cause.what, size: cause.size }),
-        ),
+        data: new TextEncoder().encode(JSON.stringify({ runId: this.runId, what: cause.what, ...details })),
         headers: { 'baton-run-id': this.runId },
-        code: 'too-large',
+        code,
         reason,
         at: Date.now(),
       })
       .catch((err: unknown) => this.options.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
-    this.instruments.deadLetters.add(1, { [ATTR.code]: 'too-large' });
-    this.options.onEvent({ type: 'dead-lettered', code: 'too-large', reason });
+    this.instruments.deadLetters.add(1, { [ATTR.code]: code });
+    this.options.onEvent({ type: 'dead-lettered', code, reason });
     return this.finish({ status: 'failed', error: serializeError(cause) });
   }
+
+  /** Names the workflow when it is its own result that has no JSON form. */
+  private namingWorkflowResult(err: UnencodableValueError, outcome: RunOutcome): UnencodableValueError {
+    const problem = outcome.status === 'completed' ? findUnencodable(outcome.result) : undefined;
+    if (problem === undefined) return err;
+    const { name, version } = this.start.workflow;
+    return new UnencodableValueError(`result of workflow ${name}@${version}`, problem, { cause: err });
+  }
+
+  /** A step's result had no JSON form; the step journals ActivityFailed (never run again). */
+  private readonly reportUnencodableStep = (err: UnencodableValueError): void => {
+    this.options.logger.warn(
+      { runId: this.runId, epoch: this.epoch, code: err.code, what: err.what, problem: err.problem },
+      'activity result cannot be encoded: the step fails and the activity does not run again',
+    );
+  };
 
   /** The run's checkpoint or journal could not be read: fail it, or leave it for an operator. */
   private async unreadable(err: unknown): Promise<SessionEnd> {

@@ -2,11 +2,11 @@
  * One live execution of an activity step: reconcile an in-doubt step, journal the start of a
  * non-idempotent one, run with retries, and journal the outcome before anyone sees it.
  */
-import { ActivityFailedError, serializeError } from '../errors.js';
+import { ActivityFailedError, serializeError, UnencodableValueError } from '../errors.js';
 import { runWithRetry, type RetryFailure } from '../retry.js';
 import type { ActivityDefinition, ActivityIO } from '../workflow.js';
 import { journalsStart } from '../workflow.js';
-import type { ExecutionHost, NewEntry } from './execution-host.js';
+import type { AppendOptions, ExecutionHost, NewEntry } from './execution-host.js';
 
 export interface ActivityExecution<I, O> {
   def: ActivityDefinition<I, O>;
@@ -24,7 +24,7 @@ export interface ActivityExecution<I, O> {
   durableLater?: boolean;
   /** Aborted on cancel, lease loss or shutdown; an aborted execution journals nothing. */
   signal: AbortSignal;
-  append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
+  append(entries: NewEntry[], options?: AppendOptions): Promise<void>;
   heartbeat(details: unknown): void;
   around?: ExecutionHost['aroundActivityAttempt'];
 }
@@ -51,9 +51,19 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     const found = await def.reconcile(input, io(0, signal));
     signal.throwIfAborted();
     if (found !== undefined) {
-      await exec.append([
-        { type: 'ActivityCompleted', seq, name: def.name, result: found, attempts: 0, reconciled: true },
-      ]);
+      const reconciled: ResultEntry = {
+        type: 'ActivityCompleted',
+        seq,
+        name: def.name,
+        result: found,
+        attempts: 0,
+        reconciled: true,
+      };
+      try {
+        await exec.append([reconciled], { unencodableFailsStep: true });
+      } catch (err) {
+        return failUnencodableStep(exec, reconciled, err);
+      }
       return found;
     }
   }
@@ -99,20 +109,46 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     throw new ActivityFailedError(def.name, seq, failure.attempts, failure.error);
   }
   signal.throwIfAborted();
-  const completed = exec.append(
-    [
-      {
-        type: 'ActivityCompleted',
-        seq,
-        name: def.name,
-        result: outcome.result,
-        attempts: outcome.attempts,
-        ...refreshMark,
-      },
-    ],
-    { checkpoint: def.checkpoint === true },
-  );
-  if (exec.durableLater === true) completed.catch(() => undefined);
-  else await completed;
+  const entry: ResultEntry = {
+    type: 'ActivityCompleted',
+    seq,
+    name: def.name,
+    result: outcome.result,
+    attempts: outcome.attempts,
+    ...refreshMark,
+  };
+  const checkpoint = def.checkpoint === true;
+  // Pipelined, the workflow has the result before its entry is durable: a result that cannot be
+  // encoded then ends the run (the append is not marked as one the step replaces).
+  if (exec.durableLater === true) exec.append([entry], { checkpoint }).catch(() => undefined);
+  else {
+    try {
+      await exec.append([entry], { checkpoint, unencodableFailsStep: true });
+    } catch (err) {
+      return failUnencodableStep(exec, entry, err);
+    }
+  }
   return outcome.result;
+}
+
+type ResultEntry = Extract<NewEntry, { type: 'ActivityCompleted' }>;
+
+/**
+ * After a step's result append failed: a result with no JSON form (UnencodableValueError) fails
+ * the step, once. ActivityFailed records the error (so a replay fails it the same way and never
+ * runs the activity again) and the workflow's call rejects with ActivityFailedError around it.
+ * Any other error is rethrown as it was.
+ */
+async function failUnencodableStep(
+  exec: Pick<ActivityExecution<unknown, unknown>, 'append'>,
+  entry: ResultEntry,
+  err: unknown,
+): Promise<never> {
+  if (!(err instanceof UnencodableValueError)) throw err;
+  const { seq, name, attempts } = entry;
+  const refreshed = entry.refreshed === true ? { refreshed: true } : {};
+  await exec.append([
+    { type: 'ActivityFailed', seq, name, error: serializeError(err), attempts, ...refreshed },
+  ]);
+  throw new ActivityFailedError(name, seq, attempts, err);
 }

@@ -12,7 +12,7 @@ export type NewEntry = DistributiveOmit<JournalEntry, 'epoch' | 'at'>;
 export interface ExecutionHost {
   readonly runId: string;
   /** Appends durably, in call order; rejects when fenced or the transport fails. */
-  append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void>;
+  append(entries: NewEntry[], options?: AppendOptions): Promise<void>;
   /** Wall clock for live values and timer deadlines. */
   clock(): number;
   readSignals(): Promise<InboxSignal[]>;
@@ -28,6 +28,19 @@ export interface ExecutionHost {
    * result or rethrow its error unchanged.
    */
   aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
+}
+
+/** What an append may say besides its entries. */
+export interface AppendOptions {
+  /** Checkpoint once these entries are durable. */
+  checkpoint?: boolean;
+  /**
+   * The entries hold an activity's outcome whose step journals ActivityFailed in their place if
+   * a value in them cannot be encoded: an UnencodableValueError rejects this append alone and
+   * the run goes on. Without it, such an append ends the run (the host refuses every later entry
+   * but RunFailed).
+   */
+  unencodableFailsStep?: boolean;
 }
 
 /** What `aroundActivityAttempt` learns of an attempt. */

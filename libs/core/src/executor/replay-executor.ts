@@ -22,7 +22,7 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { toMs } from '../duration.js';
-import { BatonError, CancelledError, NonDeterminismError } from '../errors.js';
+import { BatonError, CancelledError, NonDeterminismError, UnencodableValueError } from '../errors.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { executeActivity } from './activity-execution.js';
@@ -30,6 +30,7 @@ import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js
 import {
   failedOutcome,
   settledOutcome,
+  type AppendOptions,
   type ExecutionHost,
   type ExecutionOutcome,
   type ExecutorOptions,
@@ -434,13 +435,17 @@ export class ReplayExecutor {
   // -------------------------------------------------------------------------------------------
   // Journal
 
-  private append(entries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void> {
+  private append(entries: NewEntry[], options?: AppendOptions): Promise<void> {
     if (this.state === 'stopped') return Promise.reject(this.stopCause ?? new Error('execution stopped'));
     this.pendingAppends++;
     const appended = this.host.append(entries, options);
     // One derived promise does the bookkeeping and is the tail flushAppends waits for (it never
-    // rejects): the append's failure stops the run, as any failed append does.
-    this.appendTail = appended.then(this.appendDone, this.appendFailed);
+    // rejects): the append's failure stops the run, as any failed append does, except a result
+    // that cannot be encoded when its step journals the failure instead.
+    this.appendTail = appended.then(
+      this.appendDone,
+      options?.unencodableFailsStep === true ? this.resultAppendFailed : this.appendFailed,
+    );
     return appended;
   }
 
@@ -453,6 +458,12 @@ export class ReplayExecutor {
     this.abort(err);
     this.pendingAppends--;
     this.wake.notify();
+  };
+
+  /** A step's result append failed: a value with no JSON form fails only the step (its caller journals that). */
+  private readonly resultAppendFailed = (err: unknown): void => {
+    if (err instanceof UnencodableValueError) this.appendDone();
+    else this.appendFailed(err);
   };
 
   private appendTail: Promise<void> = Promise.resolve();

@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import type { PayloadStore } from '../contracts/store.js';
 import { CheckpointIntegrityError, ConfigError } from '../errors.js';
 import type { JournalEntry, PayloadRef } from '../journal.js';
+import { unencodableValue } from '../unencodable.js';
 import {
   FRAME_MAGIC,
   IDENTITY_PAYLOAD_CODEC,
@@ -131,20 +132,31 @@ export class ClaimCheck {
     this.codec = options.codec ?? IDENTITY_PAYLOAD_CODEC;
   }
 
-  /** The value's JSON bytes when they are above the threshold, else undefined. */
-  private largeJson(value: unknown): Uint8Array | undefined {
+  /**
+   * The value's JSON bytes when they are above the threshold, else undefined. A value with no JSON
+   * form raises UnencodableValueError naming `what`, before anything is stored.
+   */
+  private largeJson(value: unknown, what = 'the value'): Uint8Array | undefined {
     if (value === undefined || value === null || typeof value === 'number' || typeof value === 'boolean')
       return undefined;
-    const json = JSON.stringify(value) as string | undefined;
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value) as string | undefined;
+    } catch (cause) {
+      throw unencodableValue(what, value, cause);
+    }
     // A UTF-16 code unit is at most 3 UTF-8 bytes: most values are decided without encoding.
     if (json === undefined || json.length * 3 <= this.thresholdBytes) return undefined;
     const bytes = encoder.encode(json);
     return bytes.byteLength > this.thresholdBytes ? bytes : undefined;
   }
 
-  /** Stores `value` when its JSON is above the threshold and returns its reference; else undefined. */
-  async offloadValue(runId: string, value: unknown): Promise<PayloadRef | undefined> {
-    const plain = this.largeJson(value);
+  /**
+   * Stores `value` when its JSON is above the threshold and returns its reference; else undefined.
+   * `what` names the value in the UnencodableValueError raised when it has no JSON form.
+   */
+  async offloadValue(runId: string, value: unknown, what?: string): Promise<PayloadRef | undefined> {
+    const plain = this.largeJson(value, what);
     return plain === undefined ? undefined : this.put(runId, plain);
   }
 
