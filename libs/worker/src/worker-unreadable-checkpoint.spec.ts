@@ -100,6 +100,12 @@ describe('a checkpoint the store cannot read (memory adapters)', () => {
     // The checkpoints written after the fallback are numbered above the damaged one.
     const after = (await f.store.listCheckpoints(run.runId)).map((s) => s.seq);
     expect(Math.max(...after)).toBeGreaterThan(seqs.at(-1)!);
+    // The client lists the damaged checkpoint, and refuses to fork from it, naming it.
+    expect((await f.client.checkpoints(run.runId)).map((c) => c.seq)).toContain(seqs.at(-1));
+    await expect(f.client.fork(run.runId, { fromCheckpoint: seqs.at(-1)! })).rejects.toMatchObject({
+      name: 'CheckpointUnreadableError',
+      seq: seqs.at(-1),
+    });
   });
 
   it('resumes from the journal when every checkpoint is damaged and the journal holds the whole history', async () => {
@@ -193,5 +199,14 @@ describe('a resume that fails on every claim (memory adapters)', () => {
     expect(record.error?.cause).toMatchObject({ name: 'TypeError', message: 'driver bug #3' });
     expect(record.lease?.state).toBe('finished');
     expect(stepsRun(ledger)).toEqual([1]);
+
+    // Once the cause is fixed, client.retry runs it again with a fresh count, to the end.
+    await Promise.all(extraWorkers.splice(0).map((w) => w.stop()));
+    await start(store, []);
+    await client.retry(run.runId);
+    await until(() => isSuspended(store, run.runId, 2), 5_000, 'the retried run to reach its second wait');
+    await client.signal(run.runId, 'two');
+    expect(await client.result(run.runId, { timeoutMs: 5_000 })).toBe(60);
+    expect(stepsRun(ledger)).toEqual([1, 1, 1]);
   });
 });
