@@ -20,6 +20,9 @@ export const ENV = {
   pipelineSteps: 'BATON_PIPELINE_STEPS',
   maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
   maxDeliveries: 'BATON_MAX_DELIVERIES',
+  maxResumeFailures: 'BATON_MAX_RESUME_FAILURES',
+  resumeBackoffMs: 'BATON_RESUME_BACKOFF_MS',
+  resumeBackoffMaxMs: 'BATON_RESUME_BACKOFF_MAX_MS',
   drainTimeoutMs: 'BATON_DRAIN_TIMEOUT_MS',
   inProcessWaitMs: 'BATON_IN_PROCESS_WAIT_MS',
   fetchWaitMs: 'BATON_FETCH_WAIT_MS',
@@ -77,6 +80,9 @@ export type WorkerTuning = Partial<
     | 'pipelineSteps'
     | 'maxMessageBytes'
     | 'maxDeliveries'
+    | 'maxResumeFailures'
+    | 'resumeBackoffMs'
+    | 'resumeBackoffMaxMs'
     | 'drainTimeoutMs'
     | 'inProcessWaitMs'
     | 'fetchWaitMs'
@@ -153,11 +159,21 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     pipelineSteps: bool(env, ENV.pipelineSteps),
     maxMessageBytes: int(env, ENV.maxMessageBytes, 1),
     maxDeliveries: int(env, ENV.maxDeliveries, 1),
+    maxResumeFailures: int(env, ENV.maxResumeFailures, 1),
+    resumeBackoffMs: int(env, ENV.resumeBackoffMs, 1),
+    resumeBackoffMaxMs: int(env, ENV.resumeBackoffMaxMs, 1),
     drainTimeoutMs,
     inProcessWaitMs: int(env, ENV.inProcessWaitMs, 0),
     fetchWaitMs: int(env, ENV.fetchWaitMs, 1),
     workerId: optional(env, ENV.workerId),
   };
+  const { resumeBackoffMs, resumeBackoffMaxMs } = tuning;
+  if (resumeBackoffMaxMs !== undefined && resumeBackoffMaxMs < (resumeBackoffMs ?? 1_000)) {
+    throw new ConfigError(
+      `${ENV.resumeBackoffMaxMs} (${resumeBackoffMaxMs}) must be at least ${ENV.resumeBackoffMs} ` +
+        `(${resumeBackoffMs ?? 1_000}): it caps the wait between failed resumes that starts there`,
+    );
+  }
   const shutdownTimeoutMs = int(env, ENV.shutdownTimeoutMs, 1) ?? (drainTimeoutMs ?? 10_000) + 15_000;
   if (drainTimeoutMs !== undefined && shutdownTimeoutMs <= drainTimeoutMs) {
     throw new ConfigError(

@@ -365,7 +365,8 @@ export class Client {
     const checkpoint = sealCheckpoint(
       {
         runId,
-        seq: (history.base?.seq ?? 0) + 1,
+        // Above every seq the run has, even one that no longer reads (the base may be older then).
+        seq: Math.max(history.base?.seq ?? 0, history.lastSeq) + 1,
         // The finished lease's epoch: reopenRun accepts it only while the lease is still there.
         epoch: lease?.epoch ?? 0,
         journalPosition: history.journalPosition,

@@ -17,6 +17,7 @@ import {
   ConfigError,
   decodeJournalRecord,
   filterFencedEntries,
+  CheckpointUnreadableError,
   linkEntries,
   NotFoundError,
   openStoredCheckpoint,
@@ -49,6 +50,8 @@ export interface HistoryAt {
   journalPosition: number;
   /** The checkpoint the history was read from, if any. */
   base: CheckpointSummary | undefined;
+  /** The highest seq the run's checkpoints have (readable or not), 0 for none. */
+  lastSeq: number;
 }
 
 /** Opens a stored checkpoint as the worker does; a client lacking the run's signing key gets a named error. */
@@ -103,8 +106,18 @@ export async function readHistoryAt(
   } else {
     base = summaries.at(-1);
   }
-  const stored =
-    base === undefined ? undefined : ((await store.loadCheckpoint(runId, base.seq)) as ProtectedCheckpoint);
+  let stored: ProtectedCheckpoint | undefined;
+  try {
+    stored =
+      base === undefined ? undefined : ((await store.loadCheckpoint(runId, base.seq)) as ProtectedCheckpoint);
+  } catch (err) {
+    // A damaged checkpoint (a disk fault, a hand edit): a point given as a checkpoint seq has no
+    // stand-in, but any other point is read from an older checkpoint that reads and the journal
+    // after it, as the worker resumes. The journal is the truth; a checkpoint only a shortcut.
+    const bySeq = point !== 'end' && point.fromCheckpoint !== undefined;
+    if (!(err instanceof CheckpointUnreadableError) || bySeq || base === undefined) throw err;
+    ({ base, stored } = await olderReadable(store, runId, summaries, base.seq, err));
+  }
   if (base !== undefined && stored === undefined)
     throw new NotFoundError(`run ${runId}: checkpoint ${base.seq} is listed but could not be loaded`);
   const opened = stored === undefined ? undefined : openStored(stored, runId, protection);
@@ -130,7 +143,27 @@ export async function readHistoryAt(
     entries: withoutLinks([...(opened?.entries ?? []), ...fenced.map((p) => p.entry)]),
     journalPosition: records.at(-1)?.position ?? from,
     base,
+    lastSeq: Math.max(0, ...summaries.map((s) => s.seq)),
   };
+}
+
+/** The newest checkpoint older than `badSeq` that reads; `unreadable` when there is none. */
+async function olderReadable(
+  store: Store,
+  runId: string,
+  summaries: readonly CheckpointSummary[],
+  badSeq: number,
+  unreadable: CheckpointUnreadableError,
+): Promise<{ base: CheckpointSummary; stored: ProtectedCheckpoint }> {
+  for (const summary of [...summaries].reverse()) {
+    if (summary.seq >= badSeq) continue;
+    const stored = await store.loadCheckpoint(runId, summary.seq).catch((err: unknown) => {
+      if (err instanceof CheckpointUnreadableError) return undefined;
+      throw err;
+    });
+    if (stored !== undefined) return { base: summary, stored: stored as ProtectedCheckpoint };
+  }
+  throw unreadable;
 }
 
 const TERMINAL = new Set<JournalEntry['type']>(['RunCompleted', 'RunFailed', 'RunCancelled']);

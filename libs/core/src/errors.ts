@@ -108,6 +108,51 @@ export class CheckpointIntegrityError extends BatonError {
 }
 
 /**
+ * A stored checkpoint cannot be read at all: its record is not JSON, or its shape is wrong (entries
+ * not a list, a field missing or of the wrong type), as a disk fault or a hand edit leaves it. A
+ * subclass of CheckpointIntegrityError (nothing in it can be trusted); a worker first resumes from
+ * an older kept checkpoint or the journal, and fails the run with this error only when neither
+ * reads. `seq` is undefined when not even the sequence number could be read.
+ */
+export class CheckpointUnreadableError extends CheckpointIntegrityError {
+  constructor(
+    runId: string,
+    readonly seq: number | undefined,
+    detail: string,
+    options?: BatonErrorOptions,
+  ) {
+    super(
+      runId,
+      seq === undefined ? 'a checkpoint' : `checkpoint ${seq}`,
+      `${detail}; resume from an older checkpoint (client.checkpoints, client.fork) or restore the store's data`,
+      options,
+      'BATON_CHECKPOINT_UNREADABLE',
+    );
+  }
+}
+
+/**
+ * A run's resume failed on this many claims in a row (each claim's epoch one above the last
+ * failed one), so the worker stopped trying: the run is failed with the last error as `cause`
+ * (docs/operations.md, "A run failed after repeated resume failures"). `client.retry` runs it again.
+ */
+export class ResumeFailedError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly failures: number,
+    lastError: string,
+    options?: BatonErrorOptions,
+  ) {
+    super(
+      'BATON_RESUME_FAILED',
+      `run ${runId}: its resume failed on ${failures} claims in a row (the limit, BATON_MAX_RESUME_FAILURES); ` +
+        `last error: ${lastError}. Fix the cause, then call client.retry(runId)`,
+      options,
+    );
+  }
+}
+
+/**
  * Stored data names a key this process does not hold (removed too early, or never configured
  * here). Nothing is wrong with the data: the worker leaves the run intact and retries later, so
  * an operator can put the key back. A subclass, so code that handles every integrity failure

@@ -28,6 +28,7 @@ export {
   CancelledError,
   CheckpointIntegrityError,
   CheckpointSchemaError,
+  CheckpointUnreadableError,
   CodecError,
   ConfigError,
   deserializeError,
@@ -41,6 +42,7 @@ export {
   NotFoundError,
   RunStateError,
   PayloadTooLargeError,
+  ResumeFailedError,
   refuseDelete,
   serializeError,
   SignalTimeoutError,
@@ -159,6 +161,7 @@ export type { MaskUrlOptions } from './urls.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
+export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
 export type { RunDeletion } from './retention.js';
 export { deleteFinishedRun } from './retention.js';
 export { bufferView, ownedBytes } from './bytes.js';
@@ -174,5 +177,5 @@ export { AdapterLifecycle } from './lifecycle.js';
 export type { LifecycleNames, LifecycleState } from './lifecycle.js';
 export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';
-export { memoryStore } from './memory/memory-store.js';
+export { damageMemoryCheckpoint, memoryStore } from './memory/memory-store.js';
 export * from './payload/index.js';

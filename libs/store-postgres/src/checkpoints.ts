@@ -9,7 +9,12 @@
  * 2. History is kept in write order (`id`); the newest is the last written.
  * 3. The body is stored as the JSON text the writer encoded, so its size is the size stored.
  */
-import { FencedWriteError, type Checkpoint, type CheckpointSummary } from '@baton/core';
+import {
+  FencedWriteError,
+  parseStoredCheckpoint,
+  type Checkpoint,
+  type CheckpointSummary,
+} from '@baton/core';
 import { toJson, type Db } from './db.js';
 
 /** A checkpoint encoded for storage: the parameters of an insert, in the functions' order. */
@@ -50,15 +55,17 @@ export async function writeCheckpoint(db: Db, checkpoint: Checkpoint): Promise<v
 }
 
 const LOAD_SQL = `
-SELECT c.body::text AS body
+SELECT c.seq, c.body::text AS body
 FROM {{schema}}.checkpoints c
 WHERE c.run_id = $1 AND ($2::bigint IS NULL OR c.seq = $2)
 ORDER BY c.id DESC
 LIMIT 1`;
 
 export async function loadCheckpoint(db: Db, runId: string, seq?: number): Promise<Checkpoint | undefined> {
-  const [row] = await db.query<{ body: string }>(LOAD_SQL, [runId, seq ?? null]);
-  return row === undefined ? undefined : (JSON.parse(row.body) as Checkpoint);
+  const [row] = await db.query<{ seq: number; body: string }>(LOAD_SQL, [runId, seq ?? null]);
+  // The body column is json, so it parses; its shape may still be wrong (a hand edit, a restore):
+  // CheckpointUnreadableError names the run and the row's seq.
+  return row === undefined ? undefined : parseStoredCheckpoint(row.body, runId, Number(row.seq));
 }
 
 const LIST_SQL = `

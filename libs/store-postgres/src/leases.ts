@@ -10,7 +10,14 @@
  * 4. Reapers lock the rows they reap with FOR UPDATE SKIP LOCKED and move their expiry on before
  *    committing, so reapers on several workers never report the same run in one period.
  */
-import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core';
+import {
+  FencedWriteError,
+  type AcquireResult,
+  type LeaseInfo,
+  type LeaseState,
+  type RenewRequest,
+  type RenewResult,
+} from '@baton/core';
 import type { Db } from './db.js';
 
 export interface AcquireRow {
@@ -146,4 +153,15 @@ export async function storeNow(db: Db): Promise<number> {
   // Never fall back to this process's clock: the store's clock is the only one leases trust.
   if (row === undefined) throw new Error('now_ms() returned no row');
   return row.now;
+}
+
+/** record_claim_failure() (migration 008): the failed claims in a row, or FencedWriteError. */
+export async function recordClaimFailure(db: Db, runId: string, epoch: number): Promise<number> {
+  const [row] = await db.query<{ count: number | null }>(
+    'SELECT {{schema}}.record_claim_failure($1, $2) AS count',
+    [runId, epoch],
+  );
+  if (row?.count === null || row?.count === undefined)
+    throw new FencedWriteError(runId, epoch, 'claim failure record');
+  return Number(row.count);
 }

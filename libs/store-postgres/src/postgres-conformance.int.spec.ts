@@ -2,11 +2,23 @@ import { afterAll } from 'vitest';
 import { describeStoreConformance } from '@baton/testing';
 import { postgresStore } from './index.js';
 import { TestSchemas, url } from './test-support.spec-helper.js';
+import { damagePostgresCheckpoint } from './damage.spec-helper.js';
+import type { Store } from '@baton/core';
 
 const schemas = new TestSchemas();
 afterAll(() => schemas.dropAll());
 
-describeStoreConformance('postgres', () => schemas.store(), {
+/** The schema of each store the suite made, so its damage hook can reach behind it. */
+const schemaOf = new WeakMap<Store, string>();
+const freshStore = (): Store => {
+  const schema = schemas.name();
+  const store = postgresStore({ url, schema, poolSize: 4 });
+  schemaOf.set(store, schema);
+  return store;
+};
+
+describeStoreConformance('postgres', freshStore, {
+  damage: (store, runId, seq, damage) => damagePostgresCheckpoint(schemaOf.get(store)!, runId, seq, damage),
   // Two stores, each with its own pool and presence sessions, on one fresh schema.
   pair: () => {
     const schema = schemas.name();

@@ -144,6 +144,9 @@ export class PostgresStore implements Store {
   now(): Promise<number> {
     return this.run('now', (db) => leases.storeNow(db));
   }
+  recordClaimFailure(runId: string, epoch: number): Promise<number> {
+    return this.run('recordClaimFailure', (db) => leases.recordClaimFailure(db, runId, epoch));
+  }
 
   // Waits ----------------------------------------------------------------------------------------
 

@@ -153,7 +153,8 @@ export async function finishRun(
 const REOPEN_SQL = `
 WITH l AS (
   UPDATE {{schema}}.leases l
-    SET state = 'held', owner = NULL, expires_at = {{schema}}.now_ms(), waiting_for = '{}'
+    SET state = 'held', owner = NULL, expires_at = {{schema}}.now_ms(), waiting_for = '{}',
+        failed_epoch = NULL, failed_claims = 0
   FROM {{schema}}.runs r
   WHERE l.run_id = $1 AND r.run_id = $1 AND l.state = 'finished' AND l.epoch = $3 AND r.status = 'failed'
   RETURNING l.run_id

@@ -3,7 +3,14 @@
  * Each operation is one round trip (one EVALSHA; the first call after connect or a server restart
  * adds one EVAL).
  */
-import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core';
+import {
+  FencedWriteError,
+  type AcquireResult,
+  type LeaseInfo,
+  type LeaseState,
+  type RenewRequest,
+  type RenewResult,
+} from '@baton/core';
 import { pipelineResults, str, type StoreContext } from './context.js';
 
 export async function acquireLease(
@@ -105,4 +112,11 @@ export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseI
 export async function now(ctx: StoreContext): Promise<number> {
   const [seconds, micros] = await ctx.redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** record-claim-failure.lua: the failed claims in a row, or FencedWriteError. */
+export async function recordClaimFailure(ctx: StoreContext, runId: string, epoch: number): Promise<number> {
+  const reply = Number(await ctx.run('record-claim-failure', [ctx.keys.lease(runId)], [epoch]));
+  if (reply < 0) throw new FencedWriteError(runId, epoch, 'claim failure record');
+  return reply;
 }

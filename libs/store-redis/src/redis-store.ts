@@ -122,6 +122,9 @@ class RedisStore implements Store {
   now(): Promise<number> {
     return this.op('now', (ctx) => leases.now(ctx));
   }
+  recordClaimFailure(runId: string, epoch: number): Promise<number> {
+    return this.op('recordClaimFailure', (ctx) => leases.recordClaimFailure(ctx, runId, epoch));
+  }
 
   // CheckpointStore
   writeCheckpoint(checkpoint: Checkpoint): Promise<void> {

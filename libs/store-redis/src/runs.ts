@@ -20,7 +20,10 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
  * are one command.
  */
 import {
+  CheckpointUnreadableError,
   FencedWriteError,
+  parseStoredCheckpoint,
+  parseStoredSummary,
   type Checkpoint,
   type CreatedAndLeased,
   type NewRunToLease,
@@ -163,7 +166,16 @@ export async function loadCheckpoint(
     if (index < 0) return undefined;
   }
   const json = await ctx.redis.lindex(ctx.keys.checkpoints(runId), index);
-  return json === null ? undefined : (JSON.parse(json) as Checkpoint);
+  if (json === null) return undefined;
+  // A damaged body (not JSON, or not a checkpoint) raises CheckpointUnreadableError naming its
+  // seq; the newest one's seq comes from its summary, read only then.
+  try {
+    return parseStoredCheckpoint(json, runId, seq);
+  } catch (err) {
+    if (!(err instanceof CheckpointUnreadableError) || err.seq !== undefined) throw err;
+    const summary = await ctx.redis.lindex(ctx.keys.checkpointSummaries(runId), -1).catch(() => null);
+    return parseStoredCheckpoint(json, runId, summarySeq(summary));
+  }
 }
 
 export async function reopenRun(
@@ -187,5 +199,15 @@ export async function reopenRun(
 
 export async function listCheckpoints(ctx: StoreContext, runId: string): Promise<CheckpointSummary[]> {
   const summaries = await ctx.redis.lrange(ctx.keys.checkpointSummaries(runId), 0, -1);
-  return summaries.map((json) => JSON.parse(json) as CheckpointSummary);
+  return summaries.map((json, i) => parseStoredSummary(json, runId, i));
+}
+
+/** The seq of a stored summary, or undefined when it cannot be read either. */
+function summarySeq(json: string | null): number | undefined {
+  try {
+    const seq = (JSON.parse(json ?? 'null') as { seq?: unknown } | null)?.seq;
+    return typeof seq === 'number' ? seq : undefined;
+  } catch {
+    return undefined;
+  }
 }

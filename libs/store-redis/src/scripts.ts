@@ -24,6 +24,7 @@ export const SCRIPT_NAMES = [
   'finish-run',
   'reap-dead-workers',
   'reap-expired-leases',
+  'record-claim-failure',
   'record-worker',
   'release-lease',
   'renew-leases',

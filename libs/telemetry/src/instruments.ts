@@ -25,6 +25,11 @@ export interface WorkerInstruments {
   failoverLatency: Histogram;
   /** Run messages put back because this worker lacks the run's workflow version. */
   runsPutBack: Counter;
+  /**
+   * Claims whose resume threw and was recorded on the run (label `baton.outcome`: `backoff` when
+   * the run waits for another claim, `failed` when that was the last one allowed).
+   */
+  resumeFailures: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -75,6 +80,9 @@ export function workerInstruments(): WorkerInstruments {
     ),
     runsPutBack: meter.createCounter(METRIC.runsPutBack, {
       description: "Run messages put back because this worker lacks the run's workflow version",
+    }),
+    resumeFailures: meter.createCounter(METRIC.resumeFailures, {
+      description: 'Claims of a run whose resume failed (outcome: backoff, or failed after the last allowed)',
     }),
   };
 }

@@ -13,6 +13,7 @@ export { describeTransportConformance } from './transport-conformance.js';
 export { describeStoreConformance } from './store-conformance.js';
 export { describePayloadStoreConformance, sha256Of } from './payload-store-conformance.js';
 export type { StoreConformanceOptions } from './store-conformance.js';
+export type { CheckpointDamage, CheckpointDamager } from './store-conformance-damage.js';
 export type { StorePairFactory } from './store-conformance-presence.js';
 // Crash helpers live at '@baton/testing/severable' so code outside a test runner can use them
 // without loading vitest.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryStore, memoryTransport } from '@baton/core';
+import { damageMemoryCheckpoint, memoryStore, memoryTransport } from '@baton/core';
 import { describeStoreConformance, describeTransportConformance } from './conformance.js';
 
 const ACK_WAIT_MS = 300;
@@ -9,7 +9,21 @@ describeTransportConformance('memory', () => memoryTransport({ ackWaitMs: ACK_WA
 });
 // No presence section: an in-process store has no connection that could drop (reapDeadWorkers is
 // always empty), so a crashed in-process worker is found by lease expiry alone.
-describeStoreConformance('memory', () => memoryStore());
+describeStoreConformance('memory', () => memoryStore(), {
+  // The memory store keeps objects, not text: "garbage" stands for a record that is no checkpoint.
+  damage: async (store, runId, seq, damage) => {
+    const body = (await store.listCheckpoints(runId)).some((s) => s.seq === seq)
+      ? { ...(await store.loadCheckpoint(runId, seq)) }
+      : undefined;
+    const damaged =
+      damage === 'garbage'
+        ? 'not a checkpoint'
+        : damage === 'entries-not-list'
+          ? { ...body, entries: { 0: 'not a list' } }
+          : { ...body, status: undefined };
+    if (!damageMemoryCheckpoint(store, runId, seq, damaged)) throw new Error(`no checkpoint ${seq}`);
+  },
+});
 
 // Behaviour the contracts leave to each adapter, pinned down for the memory ones.
 describe('memory adapters', () => {

@@ -19,6 +19,11 @@ import { describeWaitConformance } from './store-conformance-waits.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
 import { describePresenceConformance, type StorePairFactory } from './store-conformance-presence.js';
+import {
+  describeClaimFailureConformance,
+  describeDamagedCheckpointConformance,
+  type CheckpointDamager,
+} from './store-conformance-damage.js';
 
 /** Options of {@link describeStoreConformance}. */
 export interface StoreConformanceOptions {
@@ -28,6 +33,11 @@ export interface StoreConformanceOptions {
    * presence cannot drop (a known gap, listed in the memory adapter's spec).
    */
   pair?: StorePairFactory;
+  /**
+   * Damages a stored checkpoint behind the store's back (a second connection). Runs the
+   * damaged-checkpoint section; every adapter's own spec passes one.
+   */
+  damage?: CheckpointDamager;
 }
 
 /**
@@ -52,5 +62,7 @@ export function describeStoreConformance(
     describeRetentionConformance(store);
     describePayloadStoreConformance(store);
     if (options.pair) describePresenceConformance(options.pair);
+    describeClaimFailureConformance(store);
+    if (options.damage) describeDamagedCheckpointConformance(store, options.damage);
   });
 }

@@ -21,6 +21,11 @@ export type WorkerEvent =
   | { type: 'run-aborted'; runId: string; epoch: number; reason: string }
   /** The run's data names a key this worker lacks, or a newer checkpoint schema: left intact, retried later. */
   | { type: 'run-held'; runId: string; epoch: number; code: string; reason: string }
+  /**
+   * The run's resume threw on this claim and it was counted (`failures` in a row): `final` when the
+   * run was failed for it, else it waits for another claim (claim-failures.ts).
+   */
+  | { type: 'resume-failed'; runId: string; epoch: number; failures: number; final: boolean; reason: string }
   | { type: 'lease-lost'; runId: string; epoch: number }
   | { type: 'activity-heartbeat'; runId: string; seq: number; details: unknown }
   | { type: 'leases-reaped'; runIds: string[]; cause: 'expired' | 'dead-worker' }

@@ -93,6 +93,20 @@ export interface WorkerOptions {
    */
   unreadableRetryMs?: number;
   /**
+   * A run whose resume fails (the session throws) on this many claims in a row is failed with
+   * ResumeFailedError and the last error, instead of being claimed again for ever. A lost lease,
+   * a fenced write and an unavailable store or bus do not count (claim-failures.ts).
+   * @defaultValue 5
+   */
+  maxResumeFailures?: number;
+  /**
+   * After the n-th failed resume in a row the run is suspended for `min(resumeBackoffMaxMs,
+   * resumeBackoffMs * 2^(n-1))` before another claim. @defaultValue 1_000
+   */
+  resumeBackoffMs?: number;
+  /** The cap of that wait. @defaultValue 60_000 */
+  resumeBackoffMaxMs?: number;
+  /**
    * Large payloads by reference (docs/large-payloads.md): activity results, run results and
    * signal payloads whose JSON is above `thresholdBytes` are stored in `payloads` and journaled as
    * a SHA-256 reference; the worker reads them back, verified, before a replay. Every worker and
@@ -133,6 +147,14 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     );
   }
   const payloadProtection = resolveProtection(options.payloadProtection);
+  const resumeBackoffMs = positive('resumeBackoffMs', options.resumeBackoffMs ?? 1_000);
+  const resumeBackoffMaxMs = positive('resumeBackoffMaxMs', options.resumeBackoffMaxMs ?? 60_000);
+  if (resumeBackoffMaxMs < resumeBackoffMs) {
+    throw new ConfigError(
+      `resumeBackoffMaxMs (${resumeBackoffMaxMs}) must be at least resumeBackoffMs (${resumeBackoffMs}): ` +
+        'it caps the wait that starts there',
+    );
+  }
   return {
     transport: options.transport,
     store: options.store,
@@ -161,6 +183,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     payloadProtection,
     claimCheck: resolveClaimCheck(options.largePayloads, options.store, payloadProtection.codec)!,
     unreadableRetryMs: positive('unreadableRetryMs', options.unreadableRetryMs ?? 60_000),
+    maxResumeFailures: positiveInt('maxResumeFailures', options.maxResumeFailures ?? 5),
+    resumeBackoffMs,
+    resumeBackoffMaxMs,
   };
 }
 

@@ -12,6 +12,7 @@
  */
 import {
   chainGenesis,
+  CheckpointUnreadableError,
   decodeJournalRecord,
   encodeJournalRecord,
   filterFencedEntries,
@@ -42,6 +43,7 @@ import { JournalWriter } from './journal-writer.js';
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
+import { loadResumePoint, type ResumePoint } from './resume-point.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 
 export interface SessionStart {
@@ -95,6 +97,7 @@ export class RunSession {
   private writer: JournalWriter | undefined;
   private handoffRequested = false;
   private abortCause: unknown;
+  private unreadableCause: unknown;
   /** Why the run failed, when it ended `failed`. */
   failure: string | undefined;
   readonly runId: string;
@@ -152,8 +155,10 @@ export class RunSession {
     const { codec } = payloadProtection;
     const protection = protectionActive(payloadProtection) ? payloadProtection : undefined;
     const { runId, epoch } = this;
-    const checkpointFirst =
-      epoch === 1 && this.start.fresh !== true ? await store.loadCheckpoint(runId) : undefined;
+    // The newest checkpoint, or an older one or the journal when it cannot be read (resume-point.ts).
+    const firstPoint = epoch === 1 && this.start.fresh !== true ? await this.resumePoint() : undefined;
+    if (firstPoint === 'unreadable') return this.unreadable(this.unreadableCause);
+    const checkpointFirst = firstPoint?.stored;
     // The first owner of a run without a checkpoint needs no fence marker and no read: no epoch
     // came before it, so its journal is empty and nothing can be stale. Its first append expects
     // an empty journal (position 0), which fences it off from any later owner's marker just the
@@ -163,6 +168,7 @@ export class RunSession {
     const firstOwner =
       epoch === 1 &&
       checkpointFirst === undefined &&
+      firstPoint?.journalCheck === undefined &&
       transport.supportsOptimisticAppend &&
       !transport.scansSharedLog;
     let markerPosition = 0;
@@ -181,11 +187,13 @@ export class RunSession {
       markerPosition = await transport.append({ runId, data: markerData });
       this.instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
     }
-    const stored = epoch === 1 ? checkpointFirst : await store.loadCheckpoint(runId);
+    const point = epoch === 1 ? firstPoint : await this.resumePoint();
+    if (point === 'unreadable') return this.unreadable(this.unreadableCause);
+    const stored = point?.stored;
     const from = stored?.journalPosition ?? 0;
     const tail = firstOwner
       ? []
-      : epoch === 1 && !stored && markerData !== undefined
+      : epoch === 1 && !stored && markerData !== undefined && point?.journalCheck === undefined
         ? [{ position: markerPosition, data: markerData }]
         : await transport.read(runId, from, markerPosition);
     const newWriter = (entries: JournalEntry[], checkpointSeq: number, head?: string): JournalWriter =>
@@ -222,6 +230,7 @@ export class RunSession {
           entry,
         })),
       );
+      point?.journalCheck?.(positioned);
       const fenced = filterFencedEntries(positioned, checkpoint?.epoch ?? 0);
       head = verifyJournalTail(fenced, runId, opened?.verified, payloadProtection);
       effective = [...(checkpoint?.entries ?? []), ...fenced.map((p) => p.entry)];
@@ -236,7 +245,7 @@ export class RunSession {
     } catch (err) {
       return this.unreadable(err);
     }
-    this.writer = newWriter(effective, checkpoint?.seq ?? 0, head);
+    this.writer = newWriter(effective, Math.max(checkpoint?.seq ?? 0, point?.lastSeq ?? 0), head);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
     if (transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
@@ -259,6 +268,17 @@ export class RunSession {
     if (this.handoffRequested) this.executor.handoff();
     const outcome = await this.executor.run();
     return this.afterStop(outcome);
+  }
+
+  /** Where the run resumes from; 'unreadable' (the cause kept) when it has no readable history. */
+  private async resumePoint(): Promise<ResumePoint | 'unreadable'> {
+    try {
+      return await loadResumePoint(this.start.run, this.options);
+    } catch (err) {
+      if (!(err instanceof CheckpointUnreadableError)) throw err;
+      this.unreadableCause = err;
+      return 'unreadable';
+    }
   }
 
   private host(): ExecutionHost {

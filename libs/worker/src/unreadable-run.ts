@@ -11,12 +11,17 @@
  *   cannot help and resuming would trust bad data, so the run is marked failed with the error,
  *   which names the run and the entry. No new checkpoint is written (the last one stays, as
  *   evidence), and a dead letter names the run.
+ * - a checkpoint the store cannot read at all (CheckpointUnreadableError: not JSON, or the wrong
+ *   shape) reaches this only after resume-point.ts found no older checkpoint that reads and no
+ *   journal that still holds the run's history: it fails the run like the case above, with the
+ *   dead letter code `unreadable-checkpoint`.
  *
  * Anything else (a store or bus failure) is rethrown: the run resumes elsewhere as after any error.
  */
 import {
   CheckpointIntegrityError,
   CheckpointSchemaError,
+  CheckpointUnreadableError,
   CodecError,
   MissingKeyError,
   serializeError,
@@ -49,7 +54,12 @@ async function failRun(
 ): Promise<'failed'> {
   const { runId, epoch, options, instruments } = ctx;
   const { logger, transport, store } = options;
-  const code = err instanceof CheckpointIntegrityError ? 'integrity' : 'unreadable';
+  const code =
+    err instanceof CheckpointUnreadableError
+      ? 'unreadable-checkpoint'
+      : err instanceof CheckpointIntegrityError
+        ? 'integrity'
+        : 'unreadable';
   const reason = err.message.startsWith(`run ${runId}`) ? err.message : `run ${runId}: ${err.message}`;
   logger.warn(
     { runId, epoch, code: err.code, reason },

@@ -41,6 +41,7 @@ import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage } from
 import { PutBack } from './put-back.js';
 import { RunSession, type SessionEnd } from './run-session.js';
 import { announceClaim, sessionEndEvent } from './events.js';
+import { handleClaimFailure } from './claim-failures.js';
 import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
@@ -448,6 +449,15 @@ export class Worker {
     } catch (err) {
       span.setAttribute(ATTR.end, 'aborted');
       recordError(span, err);
+      // Counted on the run, and failed after too many in a row, unless it is not the run's fault.
+      const counted = await handleClaimFailure(err, run.runId, lease.epoch, this.options, instruments).catch(
+        (recordErr: unknown) => {
+          logger.warn({ err: recordErr, runId: run.runId }, 'recording a failed resume failed');
+          return 'not-counted' as const;
+        },
+      );
+      if (counted === 'failed') this.report('failed', run.runId, lease.epoch, (err as Error)?.message);
+      if (counted !== 'not-counted') return;
       logger.warn(
         { err, runId: run.runId, epoch: lease.epoch },
         'run stopped by an error; it resumes elsewhere',

@@ -110,6 +110,14 @@ export interface LeaseStore {
   getLease(runId: string): Promise<LeaseInfo | undefined>;
   /** The store's clock (ms since epoch). */
   now(): Promise<number>;
+  /**
+   * Records that the claim of `epoch` failed before its run could go on (the resume threw), and
+   * returns how many claims in a row failed, this one included: the count carries on from a
+   * failure recorded under `epoch - 1` and starts again at 1 otherwise, so a claim that went well in
+   * between (and wrote nothing for it) breaks the chain. Recording the same epoch twice counts it
+   * once. FencedWriteError when `epoch` is not the lease's epoch or the run is finished.
+   */
+  recordClaimFailure(runId: string, epoch: number): Promise<number>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,6 +260,8 @@ export interface RunIndex {
    * the run `pending` (its error cleared) and the lease `held` by nobody, expiring now, so any
    * worker may acquire it at once (epoch + 1) and the reaper re-sends it should the caller's
    * message be lost. Of concurrent calls exactly one reopens; the others find it `pending`.
+   * It also forgets the run's failed claims ({@link LeaseStore.recordClaimFailure}), so a redriven
+   * run gets its full count of resume attempts again.
    */
   reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult>;
 }

@@ -2,7 +2,7 @@
  * What the in-process store keeps per run beyond the contract's own records, and what follows
  * from them.
  */
-import type { Checkpoint, LeaseState, RunRecord } from '../contracts/store.js';
+import type { Checkpoint, CheckpointSummary, LeaseState, RunRecord } from '../contracts/store.js';
 import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
 
 export interface LeaseRecord {
@@ -17,6 +17,17 @@ export interface LeaseRecord {
 export interface StoredCheckpoint {
   checkpoint: Checkpoint;
   size: number;
+  /**
+   * Kept apart from the body, as Redis and Postgres keep it, so a damaged body (a test's stand-in
+   * for a disk fault) still lists under its seq.
+   */
+  summary: CheckpointSummary;
+}
+
+/** The last failed claim of a run and how many claims in a row failed up to it. */
+export interface ClaimFailures {
+  epoch: number;
+  count: number;
 }
 
 /** The status that keeps a run from deletion, or undefined when it is finished. */

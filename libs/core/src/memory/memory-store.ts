@@ -32,7 +32,13 @@ import type {
 import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
 import { summarizeCheckpoint } from '../checkpoint-summary.js';
 import { BatonError, FencedWriteError, refuseDelete } from '../errors.js';
-import { unfinishedStatus, type LeaseRecord, type StoredCheckpoint } from './memory-records.js';
+import { checkStoredCheckpoint } from '../checkpoint-record.js';
+import {
+  unfinishedStatus,
+  type ClaimFailures,
+  type LeaseRecord,
+  type StoredCheckpoint,
+} from './memory-records.js';
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -55,6 +61,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   return new MemoryStore(options.clock ?? Date.now);
 }
 
+/**
+ * For tests: replaces the body of a memory store's checkpoint `seq` of `runId` with `stored`, as a
+ * disk fault or a hand edit would leave it in a real store (its summary stays). Returns false when
+ * the store is not a memory store or holds no such checkpoint.
+ */
+export function damageMemoryCheckpoint(store: Store, runId: string, seq: number, stored: unknown): boolean {
+  return store instanceof MemoryStore && store.damageCheckpoint(runId, seq, stored);
+}
+
 const encoder = new TextEncoder();
 
 class MemoryStore implements Store {
@@ -67,6 +82,7 @@ class MemoryStore implements Store {
   private readonly runs = new Map<string, RunRecord>();
   private readonly runIdsByKey = new Map<string, string>();
   private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
+  private readonly claimFailures = new Map<string, ClaimFailures>();
   private readonly timers = new Map<string, number>();
   private readonly inboxes = new Map<string, InboxSignal[]>();
   private readonly workers = new Set<string>();
@@ -198,6 +214,16 @@ class MemoryStore implements Store {
     return { found: true, wake: true };
   }
 
+  async recordClaimFailure(runId: string, epoch: number): Promise<number> {
+    this.assertOpen('recordClaimFailure');
+    this.assertFence(runId, epoch, 'claim failure record');
+    const last = this.claimFailures.get(runId);
+    if (last?.epoch === epoch) return last.count;
+    const count = last?.epoch === epoch - 1 ? last.count + 1 : 1;
+    this.claimFailures.set(runId, { epoch, count });
+    return count;
+  }
+
   async getLease(runId: string): Promise<LeaseInfo | undefined> {
     this.assertOpen('getLease');
     const lease = this.leases.get(runId);
@@ -233,21 +259,31 @@ class MemoryStore implements Store {
   async loadCheckpoint(runId: string, seq?: number): Promise<Checkpoint | undefined> {
     this.assertOpen('loadCheckpoint');
     const history = this.checkpoints.get(runId) ?? [];
-    const found = seq === undefined ? history.at(-1) : history.findLast((c) => c.checkpoint.seq === seq);
-    return found === undefined ? undefined : structuredClone(found.checkpoint);
+    const found = seq === undefined ? history.at(-1) : history.findLast((c) => c.summary.seq === seq);
+    if (found === undefined) return undefined;
+    return checkStoredCheckpoint(structuredClone(found.checkpoint), runId, found.summary.seq);
   }
 
   async listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
     this.assertOpen('listCheckpoints');
-    return (this.checkpoints.get(runId) ?? []).map(({ checkpoint, size }) =>
-      summarizeCheckpoint(checkpoint, size),
-    );
+    return (this.checkpoints.get(runId) ?? []).map(({ summary }) => ({ ...summary }));
+  }
+
+  damageCheckpoint(runId: string, seq: number, stored: unknown): boolean {
+    const found = this.checkpoints.get(runId)?.findLast((c) => c.summary.seq === seq);
+    if (found === undefined) return false;
+    found.checkpoint = stored as Checkpoint;
+    return true;
   }
 
   private keepCheckpoint(checkpoint: Checkpoint): void {
     const size = encoder.encode(JSON.stringify(checkpoint)).byteLength;
     const history = this.checkpoints.get(checkpoint.runId) ?? [];
-    history.push({ checkpoint: structuredClone(checkpoint), size });
+    history.push({
+      checkpoint: structuredClone(checkpoint),
+      size,
+      summary: summarizeCheckpoint(checkpoint, size),
+    });
     this.checkpoints.set(checkpoint.runId, history);
   }
 
@@ -315,6 +351,7 @@ class MemoryStore implements Store {
     }
     const now = this.clock();
     this.keepCheckpoint(checkpoint);
+    this.claimFailures.delete(runId);
     run.status = 'pending';
     delete run.error;
     run.updatedAt = now;
@@ -434,6 +471,7 @@ class MemoryStore implements Store {
     this.leases.delete(runId);
     this.cancelled.delete(runId);
     this.checkpoints.delete(runId);
+    this.claimFailures.delete(runId);
     this.timers.delete(runId);
     this.inboxes.delete(runId);
     this.payloads.delete(runId);

@@ -21,5 +21,7 @@ redis.call('RPUSH', summaries_key, summary)
 redis.call('HSET', run_key, 'status', 'pending', 'updatedAt', ms(now))
 redis.call('HDEL', run_key, 'error')
 redis.call('ZREM', finished_key, run_id)
+-- A redriven run gets its full count of resume attempts again (record-claim-failure.lua).
+redis.call('HDEL', lease_key, 'failEpoch', 'failCount')
 make_acquirable(prefix, lease_key, held_key, timers_key, run_id, now)
 return { 1 }
