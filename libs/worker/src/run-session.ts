@@ -45,6 +45,7 @@ import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { loadResumePoint, type ResumePoint } from './resume-point.js';
 import { handleUnreadableRun } from './unreadable-run.js';
+import { countsAsResumeFailure } from './claim-failures.js';
 
 export interface SessionStart {
   run: RunRecord;
@@ -443,6 +444,10 @@ export class RunSession {
    */
   private async afterAbort(cause: unknown): Promise<void> {
     if (cause instanceof LeaseLostError || cause instanceof FencedWriteError) return;
+    // A failure of the run's own (an append the bus refuses for good, a bug) would fail the same
+    // way on the next owner: thrown, it is counted on the run by the worker's claim-failure path,
+    // which backs off and fails the run after too many in a row, instead of a hand-off loop.
+    if (countsAsResumeFailure(cause)) throw cause;
     try {
       await this.handOff();
     } catch (err) {

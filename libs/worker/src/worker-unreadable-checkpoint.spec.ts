@@ -209,4 +209,63 @@ describe('a resume that fails on every claim (memory adapters)', () => {
     expect(await client.result(run.runId, { timeoutMs: 5_000 })).toBe(60);
     expect(stepsRun(ledger)).toEqual([1, 1, 1]);
   });
+
+  it('is failed after maxResumeFailures when an append the bus refuses for good stops the run each time, instead of handing it off for ever', async () => {
+    const ledger = new Ledger();
+    const workflow = stagedWorkflow(ledger);
+    const transport = memoryTransport({ ackWaitMs: 1_000 });
+    const store = memoryStore();
+    const client = new Client({ transport, store });
+    const first = new Worker({ ...FAST, transport, store, workflows: [workflow] });
+    extraWorkers.push(first);
+    await first.start();
+    const run = await client.start(workflow, null);
+    await until(() => isSuspended(store, run.runId, 1), 5_000, 'the first suspension');
+    await first.stop();
+
+    // Every record holding a step's result is refused with an error that is not an outage: the
+    // session stops mid-run (the executor's abort path, not the read path).
+    let refused = 0;
+    const refusing = new Proxy(transport, {
+      get(target, prop, receiver) {
+        if (prop === 'append')
+          return async (record: Parameters<typeof transport.append>[0]) => {
+            if (new TextDecoder().decode(record.data).includes('ActivityCompleted')) {
+              refused += 1;
+              throw new TypeError(`bus refused record #${refused}`);
+            }
+            return target.append(record);
+          };
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const events: WorkerEvent[] = [];
+    const worker = new Worker({
+      ...FAST,
+      transport: refusing,
+      store,
+      workflows: [workflow],
+      maxResumeFailures: 3,
+      resumeBackoffMs: 20,
+      resumeBackoffMaxMs: 40,
+      onEvent: (e) => events.push(e),
+    });
+    extraWorkers.push(worker);
+    await worker.start();
+    await client.signal(run.runId, 'one');
+    await until(async () => (await store.getRun(run.runId))?.status === 'failed', 10_000, 'the failure');
+
+    expect(events.filter((e) => e.type === 'resume-failed').map((e) => [e.failures, e.final])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
+    expect(refused).toBe(3);
+    // The second step ran once per claim (its result never became durable), three claims in all.
+    expect(stepsRun(ledger)).toEqual([1, 3]);
+    const record = await client.describe(run.runId);
+    expect(record.error).toMatchObject({ name: 'ResumeFailedError', code: 'BATON_RESUME_FAILED' });
+    expect(record.error?.message).toContain('bus refused record #3');
+  });
 });
