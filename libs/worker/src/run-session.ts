@@ -371,6 +371,9 @@ export class RunSession {
   private async handOff(): Promise<void> {
     const { store, transport } = this.options;
     await this.writer!.checkpoint('running').catch(() => undefined);
+    // Renewals stop before the release: one that landed after it would find the lease ownerless
+    // and report a loss that is this session's own hand-off.
+    this.keeper.remove(this.runId);
     const released = await store.releaseLease(this.runId, this.epoch);
     if (!released) return;
     await enqueueResume(transport, this.runId, 'handoff');
