@@ -85,6 +85,7 @@ export {
   encodeJson,
   encodeMessage,
   JOURNAL_CODEC_VERSION,
+  MAX_MESSAGE_DEPTH,
   MESSAGE_CODEC_VERSION,
 } from './codec.js';
 export type {
