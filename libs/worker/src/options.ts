@@ -187,7 +187,6 @@ function positiveInt(name: string, value: number): number {
   return value;
 }
 
-/** How a workflow version is named in registries and messages: `name@version`. */
 /**
  * The workflows with each definition once. The same definition object listed twice is one
  * workflow; two different definitions of one name@version are refused, naming both places: only
@@ -213,6 +212,7 @@ function distinctWorkflows(
   return workflows.length === seen.size ? workflows : [...seen.values()].map((s) => s.definition);
 }
 
+/** How a workflow version is named in registries and messages: `name@version`. */
 export function workflowKey(name: string, version: number): string {
   return `${name}@${version}`;
 }
