@@ -156,7 +156,7 @@ export class PostgresStore implements Store {
   deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }> {
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
     return this.run('deliverSignal', (db) => waits.deliverSignal(db, runId, signal));
   }
   readSignals(runId: string): Promise<InboxSignal[]> {

@@ -53,11 +53,12 @@ export async function deliverSignal(
   db: Db,
   runId: string,
   signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<{ found: boolean; wake: boolean }> {
-  const [row] = await db.query<{ run_found: boolean; wake_run: boolean }>(
+): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
+  const [row] = await db.query<{ run_found: boolean; wake_run: boolean; dropped: boolean }>(
     'SELECT * FROM {{schema}}.deliver_signal($1, $2, $3, $4::json)',
     [runId, signal.signalId, signal.name, toJson(signal.payload, `payload of signal ${signal.signalId}`)],
   );
+  if (row?.dropped === true) return { found: true, wake: false, dropped: true };
   return { found: row?.run_found ?? false, wake: row?.wake_run ?? false };
 }
 

@@ -158,7 +158,7 @@ class RedisStore implements Store {
   deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }> {
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
     return this.op('deliverSignal', (ctx) => waits.deliverSignal(ctx, runId, signal));
   }
   readSignals(runId: string): Promise<InboxSignal[]> {

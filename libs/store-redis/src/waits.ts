@@ -57,13 +57,14 @@ export async function deliverSignal(
   ctx: StoreContext,
   runId: string,
   signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<{ found: boolean; wake: boolean }> {
+): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'deliver-signal',
     [keys.lease(runId), keys.run(runId), keys.signalNames(runId), keys.inbox(runId), keys.held, keys.timers],
     [keys.prefix, runId, signal.signalId, signal.name, encodeInboxEntry(signal)],
   )) as number[];
+  if (reply[2] === 1) return { found: true, wake: false, dropped: true };
   return { found: reply[0] === 1, wake: reply[1] === 1 };
 }
 

@@ -25,6 +25,8 @@ export interface WorkerInstruments {
   failoverLatency: Histogram;
   /** Run messages put back because this worker lacks the run's workflow version. */
   runsPutBack: Counter;
+  /** Signals that arrived after their run finished: acked and not kept. */
+  signalsDropped: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -75,6 +77,9 @@ export function workerInstruments(): WorkerInstruments {
     ),
     runsPutBack: meter.createCounter(METRIC.runsPutBack, {
       description: "Run messages put back because this worker lacks the run's workflow version",
+    }),
+    signalsDropped: meter.createCounter(METRIC.signalsDropped, {
+      description: 'Signals dropped because their run had already finished',
     }),
   };
 }

@@ -128,6 +128,39 @@ export function describeWaitConformance(store: () => Store): void {
     });
   });
 
+  describe('signals to a finished run', () => {
+    it('drops a signal sent to a completed, failed or cancelled run, keeps nothing and says so', async () => {
+      const outcomes = [
+        { status: 'completed', result: 1 },
+        { status: 'failed', error: { name: 'Error', message: 'boom' } },
+        { status: 'cancelled', error: { name: 'CancelledError', message: 'stop' } },
+      ] as const;
+      for (const outcome of outcomes) {
+        const { runId } = await createTestRun(store());
+        const epoch = await acquireOk(store(), runId, 'worker-a');
+        const before = { signalId: uniqueId('sig'), name: 'approve', payload: 'kept' };
+        expect(await store().deliverSignal(runId, before)).toEqual({ found: true, wake: false });
+        await store().finishRun(runId, epoch, outcome);
+        for (let i = 0; i < 3; i++) {
+          const late = { signalId: uniqueId('late'), name: 'approve', payload: { i } };
+          expect(await store().deliverSignal(runId, late)).toEqual({
+            found: true,
+            wake: false,
+            dropped: true,
+          });
+        }
+        // The same signal id again is dropped too, never stored.
+        expect(await store().deliverSignal(runId, before)).toEqual({
+          found: true,
+          wake: false,
+          dropped: true,
+        });
+        expect((await store().readSignals(runId)).map((s) => s.payload)).toEqual(['kept']);
+        expect((await store().getRun(runId))?.status).toBe(outcome.status);
+      }
+    });
+  });
+
   describe('cancellation', () => {
     it('wakes a suspended run on cancel and hands the flag to the next owner', async () => {
       const now = await store().now();

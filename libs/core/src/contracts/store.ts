@@ -285,11 +285,14 @@ export interface SignalInbox {
    * Adds a signal to the run's inbox (a second delivery of the same `signalId` is ignored).
    * `wake` is true when the run was suspended waiting for this name: it is now acquirable and the
    * caller should enqueue a wake message. `found` is false for an unknown run.
+   * A finished run (its lease `finished`: completed, failed or cancelled) keeps nothing: the
+   * signal is dropped and the answer says `dropped: true` (absent otherwise), so signals sent
+   * after the end cannot pile up in an inbox nobody reads.
    */
   deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }>;
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }>;
   /** The run's inbox, in arrival order. */
   readSignals(runId: string): Promise<InboxSignal[]>;
 }

@@ -378,9 +378,11 @@ class MemoryStore implements Store {
   async deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }> {
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
     this.assertOpen('deliverSignal');
     if (!this.isKnown(runId)) return { found: false, wake: false };
+    // Nothing reads a finished run's inbox: keep nothing, say so.
+    if (this.leases.get(runId)?.state === 'finished') return { found: true, wake: false, dropped: true };
     const inbox = this.inboxes.get(runId) ?? [];
     if (inbox.some((s) => s.signalId === signal.signalId)) return { found: true, wake: false };
     inbox.push({
