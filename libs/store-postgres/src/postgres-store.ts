@@ -150,8 +150,8 @@ export class PostgresStore implements Store {
   suspendRun(request: SuspendRequest): Promise<SuspendResult> {
     return this.run('suspendRun', (db) => waits.suspendRun(db, request));
   }
-  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
-    return this.run('requestCancel', (db) => waits.requestCancel(db, runId));
+  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
+    return this.run('requestCancel', (db) => waits.requestCancel(db, runId, reason));
   }
   deliverSignal(
     runId: string,

@@ -43,12 +43,13 @@ export async function suspendRun(ctx: StoreContext, request: SuspendRequest): Pr
 export async function requestCancel(
   ctx: StoreContext,
   runId: string,
+  reason?: string,
 ): Promise<{ found: boolean; wake: boolean }> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'request-cancel',
     [keys.lease(runId), keys.run(runId), keys.cancel(runId), keys.held, keys.timers],
-    [keys.prefix, runId],
+    [keys.prefix, runId, reason ?? ''],
   )) as number[];
   return { found: reply[0] === 1, wake: reply[1] === 1 };
 }

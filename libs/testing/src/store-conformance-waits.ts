@@ -162,6 +162,23 @@ export function describeWaitConformance(store: () => Store): void {
   });
 
   describe('cancellation', () => {
+    it("keeps the first cancel request's reason with the flag, and none when none was given", async () => {
+      const { runId } = await createTestRun(store());
+      await acquireOk(store(), runId, 'worker-a');
+      expect(await store().requestCancel(runId, 'customer withdrew')).toEqual({ found: true, wake: false });
+      expect(await store().requestCancel(runId, 'a later reason')).toEqual({ found: true, wake: false });
+      expect(await store().getLease(runId)).toMatchObject({
+        cancelRequested: true,
+        cancelReason: 'customer withdrew',
+      });
+      const silent = await createTestRun(store(), 'silent');
+      await acquireOk(store(), silent.runId, 'worker-a');
+      await store().requestCancel(silent.runId);
+      const lease = await store().getLease(silent.runId);
+      expect(lease?.cancelRequested).toBe(true);
+      expect(lease?.cancelReason).toBeUndefined();
+    });
+
     it('wakes a suspended run on cancel and hands the flag to the next owner', async () => {
       const now = await store().now();
       const { runId, epoch } = await suspendedRun(store(), { wakeAt: now - 1 });

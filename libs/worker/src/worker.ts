@@ -351,9 +351,9 @@ export class Worker {
         return delivery.ack();
       }
       case 'cancel': {
-        const { found, wake } = await store.requestCancel(message.runId);
+        const { found, wake } = await store.requestCancel(message.runId, message.reason);
         if (!found) return this.unknownRunYet(message, delivery);
-        this.sessions.get(message.runId)?.cancel();
+        this.sessions.get(message.runId)?.cancel(message.reason);
         if (wake) await enqueueWake(transport, message.runId, 'cancel');
         return delivery.ack();
       }

@@ -38,6 +38,8 @@ export interface LeaseInfo {
   /** Store-clock expiry (ms) for `held`; null otherwise. */
   expiresAt: number | null;
   cancelRequested: boolean;
+  /** Why the cancel was requested (the first request's reason), when one was given. */
+  cancelReason?: string;
 }
 
 export type AcquireResult =
@@ -105,8 +107,10 @@ export interface LeaseStore {
   /**
    * Sets the run's cancel flag. `wake` is true when the run was suspended: it is now acquirable
    * (held, expired) and the caller should enqueue a wake message. `found` is false for an unknown run.
+   * `reason` is kept with the flag (the first request's reason wins) and read back by
+   * {@link getLease} as `cancelReason`, so the run ends cancelled with the caller's words.
    */
-  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }>;
+  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }>;
   getLease(runId: string): Promise<LeaseInfo | undefined>;
   /** The store's clock (ms since epoch). */
   now(): Promise<number>;

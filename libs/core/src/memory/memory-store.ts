@@ -64,6 +64,8 @@ class MemoryStore implements Store {
   private readonly leases = new Map<string, LeaseRecord>();
   /** Kept apart from leases: a run may be cancelled before any worker ever claimed it. */
   private readonly cancelled = new Set<string>();
+  /** The reason of a run's first cancel request that gave one. */
+  private readonly cancelReasons = new Map<string, string>();
   private readonly runs = new Map<string, RunRecord>();
   private readonly runIdsByKey = new Map<string, string>();
   private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
@@ -188,9 +190,10 @@ class MemoryStore implements Store {
     });
   }
 
-  async requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
+  async requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
     this.assertOpen('requestCancel');
     if (!this.isKnown(runId)) return { found: false, wake: false };
+    if (!this.cancelled.has(runId) && reason !== undefined) this.cancelReasons.set(runId, reason);
     this.cancelled.add(runId);
     const lease = this.leases.get(runId);
     if (lease?.state !== 'suspended') return { found: true, wake: false };
@@ -209,6 +212,7 @@ class MemoryStore implements Store {
       state: lease.state,
       expiresAt: lease.state === 'held' ? lease.expiresAt : null,
       cancelRequested: this.cancelled.has(runId),
+      ...(this.cancelReasons.has(runId) && { cancelReason: this.cancelReasons.get(runId) }),
     };
   }
 
@@ -435,6 +439,7 @@ class MemoryStore implements Store {
     this.runs.delete(runId);
     this.leases.delete(runId);
     this.cancelled.delete(runId);
+    this.cancelReasons.delete(runId);
     this.checkpoints.delete(runId);
     this.timers.delete(runId);
     this.inboxes.delete(runId);
