@@ -171,4 +171,19 @@ describe('worker process configuration', () => {
       /module '\.\/missing\.js' could not be loaded/,
     );
   });
+
+  it('refuses two different definitions of one name@version, naming the module and export of each', async () => {
+    await expect(loadWorkflows(['./duplicate-workflows.spec-helper.ts'], HERE)).rejects.toThrow(
+      "BATON_WORKFLOWS: workflow dup@1 has two different definitions, module './duplicate-workflows.spec-helper.ts' " +
+        "export 'dupFirst' and module './duplicate-workflows.spec-helper.ts' export 'dupSecond'",
+    );
+  });
+
+  it('takes one definition exported several times, from one module or two, as one workflow', async () => {
+    const workflows = await loadWorkflows(
+      ['./same-workflow-twice.spec-helper.ts', './same-workflow-twice.spec-helper.ts'],
+      HERE,
+    );
+    expect(workflows.map((w) => `${w.name}@${w.version}`)).toEqual(['same@1']);
+  });
 });

@@ -204,7 +204,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     kafka: {
       prefix: optional(env, ENV.kafkaPrefix),
       partitions: int(env, ENV.kafkaPartitions, 1),
-      sessionTimeoutMs: int(env, ENV.kafkaSessionTimeoutMs, 1),
+      sessionTimeoutMs: int(env, ENV.kafkaSessionTimeoutMs, 3),
       ackWaitMs: int(env, ENV.kafkaAckWaitMs, 1),
       saslMechanism: optional(env, ENV.kafkaSaslMechanism),
       tlsCaFile: optional(env, ENV.kafkaTlsCaFile),

@@ -12,7 +12,8 @@ const logger = pino({ name: 'baton-worker', level: 'info' });
 runWorkerProcess(process.env, logger).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    logger.fatal({ err }, 'worker process failed');
+    // Only for what no start-up step caught (each of those logs its own line naming the cause).
+    logger.fatal({ err }, `worker process failed: ${(err as Error)?.message ?? String(err)}`);
     process.exit(1);
   },
 );

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { deleteNatsStreams } from '@baton/transport-nats';
 import { CRASH_WORKFLOW_MODULE, WorkerProcess } from '@baton/testing/crash';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { BAD_CONFIGURATIONS } from './bad-configurations.spec-helper.js';
 
 /** Its own streams on the shared server, removed afterwards (a start that fails after the bus connected created them). */
 const PREFIX = `proc${process.pid}x${Date.now()}`;
@@ -37,6 +38,35 @@ describe('worker process start-up', () => {
     expect(code).toBe(1);
     expect(fatal).toMatch(/BATON_STORE_URL is not set/);
   });
+
+  // The variables the adapters and the Worker check (not readConfig): once, each, in a real process.
+  const checkedByAdapters = new Set([
+    'BATON_HEARTBEAT_MS',
+    'BATON_NATS_PREFIX',
+    'BATON_KAFKA_PREFIX',
+    'BATON_KAFKA_SASL_MECHANISM',
+    'BATON_POSTGRES_SCHEMA',
+    'BATON_PAYLOAD_REF_BUCKET',
+  ]);
+  it.each(
+    BAD_CONFIGURATIONS.filter((row) => checkedByAdapters.has(row.variable)).map(
+      (r) => [r.variable, r] as const,
+    ),
+  )(
+    'exits 1 with one fatal line naming %s, its value and what is expected',
+    { timeout: 30_000 },
+    async (_name, row) => {
+      const worker = new WorkerProcess('misconfigured', { ...GOOD, BATON_HTTP_PORT: '0', ...row.env });
+      const exit = await worker.exited;
+      const fatal = worker.logs.filter((l) => l.level >= 60).map((l) => l.msg);
+      expect(exit.code).toBe(1);
+      expect(fatal).toHaveLength(1);
+      expect(fatal[0]).toContain(row.variable);
+      expect(fatal[0]).toMatch(row.says);
+      expect(fatal[0]).not.toMatch(/worker process failed/);
+      if (row.hides !== undefined) expect(worker.describe()).not.toContain(row.hides);
+    },
+  );
 
   it('exits 1 naming a malformed value', { timeout: 30_000 }, async () => {
     const { code, fatal } = await failedStart({ ...GOOD, BATON_CONCURRENCY: '-3' });

@@ -12,10 +12,12 @@
  *    answer during start-up, and closes last, after the hand-off.
  */
 import type { Logger } from 'pino';
-import { describePayloadProtection, payloadKeyFingerprints } from '@baton/core';
+import { describePayloadProtection, payloadKeyFingerprints, type AnyWorkflowDefinition } from '@baton/core';
+import type { KafkaLogHook } from '@baton/transport-kafka';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
-import { ENV, readConfig } from './config.js';
+import { namingVariables } from './config-errors.js';
+import { ENV, readConfig, type WorkerAppConfig } from './config.js';
 import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
 import { loadWorkflows } from './workflows.js';
@@ -70,32 +72,33 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     logger.fatal(
       { err },
       `cannot serve /healthz on ${config.http.host}:${config.http.port}: ${(err as Error).message}; ` +
-        `set ${ENV.httpPort} to a free port (0 picks one)`,
+        `set ${ENV.httpPort} to a free port (0 picks one), and ${ENV.httpHost} to an address of this host`,
     );
     await telemetry.shutdown().catch(() => undefined);
     return 1;
   }
 
   const kafkaLogger = logger.child({ component: 'kafkajs' });
-  const transport = transportFromConfig(config, (level, message, extra) =>
-    kafkaLogger[level === 'error' ? 'warn' : level](extra, message),
-  );
-  const store = storeFromConfig(config);
-  const largePayloads = largePayloadsFromConfig(config, store);
+  // The adapters and the Worker check their own options: a mistake there is a configuration
+  // error too, reported like readConfig's (one fatal line naming the BATON_* variable).
+  let built;
+  try {
+    built = buildWorker(env, config, workflows, logger, (level, message, extra) =>
+      kafkaLogger[level === 'error' ? 'warn' : level](extra, message),
+    );
+  } catch (err) {
+    logger.fatal(
+      { err: { message: (err as Error).message } },
+      `invalid configuration: ${(err as Error).message}`,
+    );
+    await Promise.allSettled([http.close(), telemetry.shutdown()]);
+    return 1;
+  }
+  const { transport, store, largePayloads, worker } = built;
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled([transport.close(), store.close(), largePayloads.separate?.close()]);
     await Promise.allSettled([http.close(), telemetry.shutdown()]);
   };
-  const worker = new Worker({
-    transport,
-    store,
-    workflows,
-    ...Object.fromEntries(Object.entries(config.tuning).filter(([, v]) => v !== undefined)),
-    logger: logger.child({ component: 'worker' }),
-    onEvent: (event) => logEvent(logger, event),
-    payloadProtection: config.payloadProtection,
-    largePayloads: largePayloads.options,
-  });
 
   probed.worker = worker;
   try {
@@ -150,4 +153,33 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
   clearTimeout(hardStop);
   logger.info({ handedOff: owned }, 'worker process exiting');
   return 0;
+}
+
+/** The adapters and the Worker from the configuration; a ConfigError names the BATON_* variable. */
+function buildWorker(
+  env: NodeJS.ProcessEnv,
+  config: WorkerAppConfig,
+  workflows: AnyWorkflowDefinition[],
+  logger: Logger,
+  kafkaLog: KafkaLogHook,
+) {
+  const transport = namingVariables('transport', env, () => transportFromConfig(config, kafkaLog));
+  const store = namingVariables('store', env, () => storeFromConfig(config));
+  const largePayloads = namingVariables('payloads', env, () => largePayloadsFromConfig(config, store));
+  const worker = namingVariables(
+    'worker',
+    env,
+    () =>
+      new Worker({
+        transport,
+        store,
+        workflows,
+        ...Object.fromEntries(Object.entries(config.tuning).filter(([, v]) => v !== undefined)),
+        logger: logger.child({ component: 'worker' }),
+        onEvent: (event) => logEvent(logger, event),
+        payloadProtection: config.payloadProtection,
+        largePayloads: largePayloads.options,
+      }),
+  );
+  return { transport, store, largePayloads, worker };
 }

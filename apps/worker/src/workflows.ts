@@ -25,11 +25,17 @@ function importTarget(specifier: string, cwd: string): string {
   return specifier;
 }
 
+/** Where a definition came from, for errors: the module and the export (with an array's index). */
+interface Origin {
+  definition: AnyWorkflowDefinition;
+  from: string;
+}
+
 export async function loadWorkflows(
   modules: readonly string[],
   cwd: string = process.cwd(),
 ): Promise<AnyWorkflowDefinition[]> {
-  const found = new Map<string, AnyWorkflowDefinition>();
+  const found = new Map<string, Origin>();
   for (const specifier of modules) {
     let exports: Record<string, unknown>;
     try {
@@ -41,17 +47,41 @@ export async function loadWorkflows(
         { cause: err },
       );
     }
-    const before = found.size;
-    for (const value of Object.values(exports)) {
-      for (const candidate of Array.isArray(value) ? value : [value]) {
-        if (isWorkflow(candidate)) found.set(`${candidate.name}@${candidate.version}`, candidate);
+    let exported = 0;
+    for (const [name, value] of Object.entries(exports)) {
+      const candidates = Array.isArray(value)
+        ? value.map((item: unknown, i) => [item, `export '${name}'[${i}]`] as const)
+        : [[value, `export '${name}'`] as const];
+      for (const [candidate, where] of candidates) {
+        if (!isWorkflow(candidate)) continue;
+        exported++;
+        addDefinition(found, candidate, `module '${specifier}' ${where}`);
       }
     }
-    if (found.size === before) {
+    if (exported === 0) {
       throw new ConfigError(
         `${ENV.workflows}: module '${specifier}' exports no workflow; export the result of defineWorkflow()`,
       );
     }
   }
-  return [...found.values()];
+  return [...found.values()].map((origin) => origin.definition);
+}
+
+/**
+ * Keeps one definition per name@version. The same object exported twice (a default export that is
+ * also named, a module listed twice) is one workflow; two different objects are refused, naming
+ * both: only one of them would run, chosen by the order of the exports.
+ */
+function addDefinition(found: Map<string, Origin>, definition: AnyWorkflowDefinition, from: string): void {
+  const key = `${definition.name}@${definition.version}`;
+  const first = found.get(key);
+  if (first === undefined) {
+    found.set(key, { definition, from });
+    return;
+  }
+  if (first.definition === definition) return;
+  throw new ConfigError(
+    `${ENV.workflows}: workflow ${key} has two different definitions, ${first.from} and ${from}; ` +
+      'a name@version must have exactly one: remove one, or give the changed one a new version',
+  );
 }

@@ -188,7 +188,11 @@ export class Client {
     return new RunHandle<O>(this, runId);
   }
 
-  /** Delivers a signal; a run waiting in `ctx.waitForSignal(name)` receives `payload`. */
+  /**
+   * Delivers a signal; a run waiting in `ctx.waitForSignal(name)` receives `payload`. A signal
+   * for a run that has already finished (completed, failed or cancelled) is dropped by the worker
+   * that takes it: not kept, counted in `baton_signals_dropped_total`, logged at debug level.
+   */
   async signal(
     runId: string,
     name: string,

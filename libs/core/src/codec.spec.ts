@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEntries, decodeMessage, encodeEntries, encodeJson, encodeMessage } from './codec.js';
+import {
+  decodeEntries,
+  decodeMessage,
+  encodeEntries,
+  encodeJson,
+  encodeMessage,
+  MAX_MESSAGE_DEPTH,
+} from './codec.js';
 import { toMs } from './duration.js';
 import {
   CodecError,
@@ -170,5 +177,70 @@ describe('durations and ids', () => {
     expect(runIdForKey('loan', 'k1')).not.toBe(runIdForKey('loan', 'k2'));
     expect(runIdForKey('loan', 'k1')).not.toBe(runIdForKey('other', 'k1'));
     expect(runIdForKey('loan', 'k1')).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+});
+
+describe('message codec: optional fields and depth', () => {
+  const start = { v: 1, kind: 'start', runId: 'r', workflow: 'w', version: 1, enqueuedAt: 1 };
+  const decode = (fields: Record<string, unknown>): unknown => decodeMessage(encodeJson(fields));
+
+  it('refuses an idempotencyKey or traceparent that is not a string, naming the field', () => {
+    expect(() => decode({ ...start, idempotencyKey: { a: 1 } })).toThrow(
+      /start message field 'idempotencyKey' must be a string or null when present; found an object/,
+    );
+    expect(() => decode({ ...start, idempotencyKey: 7 })).toThrow(/'idempotencyKey'.*found a number/);
+    expect(() => decode({ ...start, traceparent: ['x'] })).toThrow(/'traceparent'.*found an array/);
+    expect(() => decode({ v: 1, kind: 'wake', runId: 'r', reason: 'timer', traceparent: true })).toThrow(
+      /wake message field 'traceparent'/,
+    );
+  });
+
+  it('reads a null idempotencyKey or traceparent as absent', () => {
+    const message = decode({ ...start, idempotencyKey: null, traceparent: null });
+    expect(message).not.toHaveProperty('idempotencyKey');
+    expect(message).not.toHaveProperty('traceparent');
+    expect(decode({ ...start, idempotencyKey: 'k', traceparent: 't' })).toMatchObject({
+      idempotencyKey: 'k',
+      traceparent: 't',
+    });
+  });
+
+  it('checks every other optional field of every kind', () => {
+    const ref = { sha256: 'a'.repeat(64), size: 3, run: 'r' };
+    expect(decode({ ...start, inputRef: ref })).toMatchObject({ inputRef: ref });
+    expect(() => decode({ ...start, inputRef: 'abc' })).toThrow(/'inputRef' must be a payload reference/);
+    expect(() => decode({ ...start, inputRef: { ...ref, sha256: 'xyz' } })).toThrow(/'inputRef'/);
+    expect(() => decode({ ...start, enqueuedAt: '5' })).toThrow(/'enqueuedAt' must be a number/);
+    const signal = { v: 2, kind: 'signal', runId: 'r', name: 'go', signalId: 's' };
+    expect(decode({ ...signal, payloadRef: ref })).toMatchObject({ payloadRef: ref });
+    expect(() => decode({ ...signal, payloadRef: { ...ref, size: -1 } })).toThrow(
+      /signal message field 'payloadRef'/,
+    );
+    expect(() => decode({ v: 1, kind: 'cancel', runId: 'r', reason: { why: 1 } })).toThrow(
+      /cancel message field 'reason' must be a string when present; found an object/,
+    );
+    expect(() => decode({ v: 1, kind: 'cancel', runId: 'r', reason: null })).toThrow(/'reason'.*found null/);
+    expect(() => decode({ v: 1, kind: 'resume', runId: 'r', reason: 3, since: 1 })).toThrow(/'reason'/);
+    expect(() => decode({ v: 1, kind: 'resume', runId: 'r', reason: 'reaped', since: 'now' })).toThrow(
+      /'since' must be a number/,
+    );
+    expect(() => decode({ v: 1, kind: 'wake', runId: 'r' })).toThrow(/wake message field 'reason'/);
+  });
+
+  it('refuses a message nested deeper than the limit, naming the depth and the limit', () => {
+    const depth = 200_000;
+    const bytes = new TextEncoder().encode(
+      `{"v":1,"kind":"start","runId":"r","workflow":"w","version":1,"input":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+    );
+    expect(() => decodeMessage(bytes)).toThrow(
+      new RegExp(
+        `start message nests ${depth + 1} levels deep; the limit of a run message is ${MAX_MESSAGE_DEPTH}`,
+      ),
+    );
+    // At the limit exactly, the message is read.
+    let input: unknown = 1;
+    for (let level = 2; level <= MAX_MESSAGE_DEPTH; level++) input = [input];
+    expect(decode({ ...start, input })).toMatchObject({ input });
+    expect(() => decode({ ...start, input: [input] })).toThrow(`nests ${MAX_MESSAGE_DEPTH + 1} levels deep`);
   });
 });

@@ -123,6 +123,15 @@ export function encodeMessage(message: RunMessage): Uint8Array {
   }
 }
 
+/**
+ * How deeply a run message's JSON may nest (the message object itself is level 1). Deeper values
+ * cannot be stored: encoding them overflows the stack, and Redis' Lua JSON stops at 1000 levels.
+ * Refusing them at decode makes such a message poison at once instead of a store error that is
+ * retried until `maxDeliveries`. Generous for real data, with room for the levels a journal entry
+ * and a checkpoint add around a value.
+ */
+export const MAX_MESSAGE_DEPTH = 256;
+
 /** Decodes and validates a run-queue message; every failure names the field that is wrong. */
 export function decodeMessage(bytes: Uint8Array): RunMessage {
   const obj = parseVersioned(bytes, 'run message');
@@ -135,17 +144,32 @@ export function decodeMessage(bytes: Uint8Array): RunMessage {
   if (!MESSAGE_KINDS.has(kind))
     throw new CodecError(`run message has unknown kind ${JSON.stringify(obj.kind)}`);
   requireString(obj, 'runId', kind);
+  checkDepth(obj, kind);
+  optionalString(obj, 'traceparent', kind, true);
   switch (kind) {
     case 'start':
       requireString(obj, 'workflow', kind);
       if (!Number.isInteger(obj.version))
         throw new CodecError(`start message field 'version' must be an integer`);
+      optionalString(obj, 'idempotencyKey', kind, true);
+      optionalRef(obj, 'inputRef', kind);
+      optionalFinite(obj, 'enqueuedAt', kind);
+      break;
+    case 'resume':
+      // Any non-empty string: a newer worker may name a reason this one does not know yet.
+      requireString(obj, 'reason', kind);
+      optionalFinite(obj, 'since', kind);
+      break;
+    case 'wake':
+      requireString(obj, 'reason', kind);
       break;
     case 'signal':
       requireString(obj, 'name', kind);
       requireString(obj, 'signalId', kind);
+      optionalRef(obj, 'payloadRef', kind);
       break;
-    default:
+    case 'cancel':
+      optionalString(obj, 'reason', kind, false);
       break;
   }
   delete obj.v;
@@ -155,5 +179,81 @@ export function decodeMessage(bytes: Uint8Array): RunMessage {
 function requireString(obj: Record<string, unknown>, field: string, kind: string): void {
   if (typeof obj[field] !== 'string' || (obj[field] as string).length === 0) {
     throw new CodecError(`${kind} message field '${field}' must be a non-empty string`);
+  }
+}
+
+/** What a refused value looked like, short: never its whole content (it may be large). */
+function found(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * An optional string field: absent, or a string. With `nullable`, null (what a writer may put for
+ * "none") is read as absent. Anything else would be stored as its string form ("[object Object]"),
+ * so two different values could meet under one key.
+ */
+function optionalString(obj: Record<string, unknown>, field: string, kind: string, nullable: boolean): void {
+  const value = obj[field];
+  if (value === undefined || typeof value === 'string') return;
+  if (value === null && nullable) {
+    delete obj[field];
+    return;
+  }
+  throw new CodecError(
+    `${kind} message field '${field}' must be a string${nullable ? ' or null' : ''} when present; found ${found(value)}`,
+  );
+}
+
+function optionalFinite(obj: Record<string, unknown>, field: string, kind: string): void {
+  const value = obj[field];
+  if (value === undefined || (typeof value === 'number' && Number.isFinite(value))) return;
+  throw new CodecError(
+    `${kind} message field '${field}' must be a number when present; found ${found(value)}`,
+  );
+}
+
+/** A payload reference: `{ sha256: 64 hex digits, size: integer >= 0, run: string }` when present. */
+function optionalRef(obj: Record<string, unknown>, field: string, kind: string): void {
+  const ref = obj[field] as Record<string, unknown> | null | undefined;
+  if (ref === undefined) return;
+  if (
+    typeof ref === 'object' &&
+    ref !== null &&
+    !Array.isArray(ref) &&
+    typeof ref.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(ref.sha256) &&
+    Number.isInteger(ref.size) &&
+    (ref.size as number) >= 0 &&
+    typeof ref.run === 'string' &&
+    ref.run.length > 0
+  )
+    return;
+  throw new CodecError(
+    `${kind} message field '${field}' must be a payload reference { sha256: 64 hex digits, size: integer, run: string }; found ${found(ref)}`,
+  );
+}
+
+/**
+ * Refuses a message nested deeper than {@link MAX_MESSAGE_DEPTH}. Walks iteratively: the value
+ * may be nested far deeper than the stack allows recursion.
+ */
+function checkDepth(obj: Record<string, unknown>, kind: string): void {
+  const stack: Array<[unknown, number]> = [[obj, 1]];
+  let deepest = 1;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    deepest = Math.max(deepest, depth);
+    const children = Array.isArray(value) ? value : Object.values(value as object);
+    for (const child of children) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  if (deepest > MAX_MESSAGE_DEPTH) {
+    throw new CodecError(
+      `${kind} message nests ${deepest} levels deep; the limit of a run message is ${MAX_MESSAGE_DEPTH} ` +
+        '(no store can keep deeper values): flatten the input or payload',
+    );
   }
 }

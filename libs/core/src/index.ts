@@ -88,6 +88,7 @@ export {
   encodeJson,
   encodeMessage,
   JOURNAL_CODEC_VERSION,
+  MAX_MESSAGE_DEPTH,
   MESSAGE_CODEC_VERSION,
 } from './codec.js';
 export { findUnencodable, unencodableEntries } from './unencodable.js';

@@ -125,7 +125,8 @@ export async function reapExpiredLeases(db: Db, limit: number, reclaimAfterMs: n
 
 const GET_LEASE_SQL = `
 SELECT l.epoch, l.owner, l.state, l.expires_at,
-       EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = l.run_id) AS cancel_requested
+       EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = l.run_id) AS cancel_requested,
+       (SELECT c.reason FROM {{schema}}.cancel_requests c WHERE c.run_id = l.run_id) AS cancel_reason
 FROM {{schema}}.leases l
 WHERE l.run_id = $1`;
 
@@ -136,6 +137,7 @@ export async function getLease(db: Db, runId: string): Promise<LeaseInfo | undef
     state: LeaseState;
     expires_at: number | null;
     cancel_requested: boolean;
+    cancel_reason: string | null;
   }>(GET_LEASE_SQL, [runId]);
   if (row === undefined) return undefined;
   return {
@@ -145,6 +147,7 @@ export async function getLease(db: Db, runId: string): Promise<LeaseInfo | undef
     state: row.state,
     expiresAt: row.state === 'held' ? row.expires_at : null,
     cancelRequested: row.cancel_requested,
+    ...(row.cancel_reason !== null && { cancelReason: row.cancel_reason }),
   };
 }
 

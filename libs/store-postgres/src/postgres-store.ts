@@ -153,13 +153,13 @@ export class PostgresStore implements Store {
   suspendRun(request: SuspendRequest): Promise<SuspendResult> {
     return this.run('suspendRun', (db) => waits.suspendRun(db, request));
   }
-  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
-    return this.run('requestCancel', (db) => waits.requestCancel(db, runId));
+  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
+    return this.run('requestCancel', (db) => waits.requestCancel(db, runId, reason));
   }
   deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }> {
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
     return this.run('deliverSignal', (db) => waits.deliverSignal(db, runId, signal));
   }
   readSignals(runId: string): Promise<InboxSignal[]> {

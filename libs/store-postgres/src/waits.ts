@@ -41,10 +41,14 @@ export async function suspendRun(db: Db, request: SuspendRequest): Promise<Suspe
   }
 }
 
-export async function requestCancel(db: Db, runId: string): Promise<{ found: boolean; wake: boolean }> {
+export async function requestCancel(
+  db: Db,
+  runId: string,
+  reason?: string,
+): Promise<{ found: boolean; wake: boolean }> {
   const [row] = await db.query<{ run_found: boolean; wake_run: boolean }>(
-    'SELECT * FROM {{schema}}.request_cancel($1)',
-    [runId],
+    'SELECT * FROM {{schema}}.request_cancel($1, $2::text)',
+    [runId, reason ?? null],
   );
   return { found: row?.run_found ?? false, wake: row?.wake_run ?? false };
 }
@@ -53,11 +57,12 @@ export async function deliverSignal(
   db: Db,
   runId: string,
   signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<{ found: boolean; wake: boolean }> {
-  const [row] = await db.query<{ run_found: boolean; wake_run: boolean }>(
+): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
+  const [row] = await db.query<{ run_found: boolean; wake_run: boolean; dropped: boolean }>(
     'SELECT * FROM {{schema}}.deliver_signal($1, $2, $3, $4::json)',
     [runId, signal.signalId, signal.name, toJson(signal.payload, `payload of signal ${signal.signalId}`)],
   );
+  if (row?.dropped === true) return { found: true, wake: false, dropped: true };
   return { found: row?.run_found ?? false, wake: row?.wake_run ?? false };
 }
 

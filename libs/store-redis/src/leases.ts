@@ -93,9 +93,9 @@ export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseI
     await redis
       .pipeline()
       .hmget(keys.lease(runId), 'epoch', 'state', 'owner', 'exp')
-      .exists(keys.cancel(runId))
+      .get(keys.cancel(runId))
       .exec(),
-  ) as [(string | null)[], number];
+  ) as [(string | null)[], string | null];
   const [epoch, state, owner, exp] = fields;
   if (epoch === null || epoch === undefined) return undefined;
   return {
@@ -104,7 +104,9 @@ export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseI
     owner: owner ?? null,
     state: state as LeaseState,
     expiresAt: state === 'held' && exp !== null && exp !== undefined ? Number(exp) : null,
-    cancelRequested: cancelled === 1,
+    cancelRequested: cancelled !== null,
+    // The flag is '1' or '1|<reason>' (request-cancel.lua).
+    ...(cancelled?.startsWith('1|') === true && { cancelReason: cancelled.slice(2) }),
   };
 }
 

@@ -113,8 +113,8 @@ class RedisStore implements Store {
   reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]> {
     return this.op('reapExpiredLeases', (ctx) => leases.reapExpiredLeases(ctx, limit, reclaimAfterMs));
   }
-  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
-    return this.op('requestCancel', (ctx) => waits.requestCancel(ctx, runId));
+  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
+    return this.op('requestCancel', (ctx) => waits.requestCancel(ctx, runId, reason));
   }
   getLease(runId: string): Promise<LeaseInfo | undefined> {
     return this.op('getLease', (ctx) => leases.getLease(ctx, runId));
@@ -161,7 +161,7 @@ class RedisStore implements Store {
   deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }> {
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
     return this.op('deliverSignal', (ctx) => waits.deliverSignal(ctx, runId, signal));
   }
   readSignals(runId: string): Promise<InboxSignal[]> {

@@ -43,12 +43,13 @@ export async function suspendRun(ctx: StoreContext, request: SuspendRequest): Pr
 export async function requestCancel(
   ctx: StoreContext,
   runId: string,
+  reason?: string,
 ): Promise<{ found: boolean; wake: boolean }> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'request-cancel',
     [keys.lease(runId), keys.run(runId), keys.cancel(runId), keys.held, keys.timers],
-    [keys.prefix, runId],
+    [keys.prefix, runId, reason ?? ''],
   )) as number[];
   return { found: reply[0] === 1, wake: reply[1] === 1 };
 }
@@ -57,13 +58,14 @@ export async function deliverSignal(
   ctx: StoreContext,
   runId: string,
   signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<{ found: boolean; wake: boolean }> {
+): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'deliver-signal',
     [keys.lease(runId), keys.run(runId), keys.signalNames(runId), keys.inbox(runId), keys.held, keys.timers],
     [keys.prefix, runId, signal.signalId, signal.name, encodeInboxEntry(signal)],
   )) as number[];
+  if (reply[2] === 1) return { found: true, wake: false, dropped: true };
   return { found: reply[0] === 1, wake: reply[1] === 1 };
 }
 

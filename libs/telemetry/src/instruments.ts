@@ -30,6 +30,8 @@ export interface WorkerInstruments {
    * the run waits for another claim, `failed` when that was the last one allowed).
    */
   resumeFailures: Counter;
+  /** Signals that arrived after their run finished: acked and not kept. */
+  signalsDropped: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -83,6 +85,9 @@ export function workerInstruments(): WorkerInstruments {
     }),
     resumeFailures: meter.createCounter(METRIC.resumeFailures, {
       description: 'Claims of a run whose resume failed (outcome: backoff, or failed after the last allowed)',
+    }),
+    signalsDropped: meter.createCounter(METRIC.signalsDropped, {
+      description: 'Signals dropped because their run had already finished',
     }),
   };
 }

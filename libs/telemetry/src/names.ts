@@ -57,6 +57,7 @@ export const METRIC = {
   failoverLatency: 'baton.failover.latency',
   runsPutBack: 'baton.runs.put_back',
   resumeFailures: 'baton.resume.failures',
+  signalsDropped: 'baton.signals.dropped',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

@@ -128,7 +128,57 @@ export function describeWaitConformance(store: () => Store): void {
     });
   });
 
+  describe('signals to a finished run', () => {
+    it('drops a signal sent to a completed, failed or cancelled run, keeps nothing and says so', async () => {
+      const outcomes = [
+        { status: 'completed', result: 1 },
+        { status: 'failed', error: { name: 'Error', message: 'boom' } },
+        { status: 'cancelled', error: { name: 'CancelledError', message: 'stop' } },
+      ] as const;
+      for (const outcome of outcomes) {
+        const { runId } = await createTestRun(store());
+        const epoch = await acquireOk(store(), runId, 'worker-a');
+        const before = { signalId: uniqueId('sig'), name: 'approve', payload: 'kept' };
+        expect(await store().deliverSignal(runId, before)).toEqual({ found: true, wake: false });
+        await store().finishRun(runId, epoch, outcome);
+        for (let i = 0; i < 3; i++) {
+          const late = { signalId: uniqueId('late'), name: 'approve', payload: { i } };
+          expect(await store().deliverSignal(runId, late)).toEqual({
+            found: true,
+            wake: false,
+            dropped: true,
+          });
+        }
+        // The same signal id again is dropped too, never stored.
+        expect(await store().deliverSignal(runId, before)).toEqual({
+          found: true,
+          wake: false,
+          dropped: true,
+        });
+        expect((await store().readSignals(runId)).map((s) => s.payload)).toEqual(['kept']);
+        expect((await store().getRun(runId))?.status).toBe(outcome.status);
+      }
+    });
+  });
+
   describe('cancellation', () => {
+    it("keeps the first cancel request's reason with the flag, and none when none was given", async () => {
+      const { runId } = await createTestRun(store());
+      await acquireOk(store(), runId, 'worker-a');
+      expect(await store().requestCancel(runId, 'customer withdrew')).toEqual({ found: true, wake: false });
+      expect(await store().requestCancel(runId, 'a later reason')).toEqual({ found: true, wake: false });
+      expect(await store().getLease(runId)).toMatchObject({
+        cancelRequested: true,
+        cancelReason: 'customer withdrew',
+      });
+      const silent = await createTestRun(store(), 'silent');
+      await acquireOk(store(), silent.runId, 'worker-a');
+      await store().requestCancel(silent.runId);
+      const lease = await store().getLease(silent.runId);
+      expect(lease?.cancelRequested).toBe(true);
+      expect(lease?.cancelReason).toBeUndefined();
+    });
+
     it('wakes a suspended run on cancel and hands the flag to the next owner', async () => {
       const now = await store().now();
       const { runId, epoch } = await suspendedRun(store(), { wakeAt: now - 1 });

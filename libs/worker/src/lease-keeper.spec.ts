@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { LeaseLostError, LeaseStore, RenewResult } from '@baton/core';
+import { memoryStore, type LeaseLostError, type LeaseStore, type RenewResult } from '@baton/core';
 import { LeaseKeeper } from './lease-keeper.js';
 import { silentLogger } from './logger.js';
+import { describeLeaseRefusals } from './lease-refusals.spec-helper.js';
 
 function fakeStore(renew: LeaseStore['renewLeases']): LeaseStore {
   return { renewLeases: renew } as LeaseStore;
@@ -79,3 +80,5 @@ describe('LeaseKeeper', () => {
     expect(lostAt[0]).toBeGreaterThanOrEqual(200);
   });
 });
+
+describeLeaseRefusals('memory', async () => memoryStore());

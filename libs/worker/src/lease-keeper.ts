@@ -5,14 +5,38 @@
  * 1. A lease the store refuses to renew is reported lost at once; the run stops writing.
  * 2. When the store cannot be reached, a lease counts as lost once its last confirmed expiry
  *    (measured from when that renewal was *sent*, so never optimistic) has passed.
+ * 3. A refusal is a loss only when the lease really left this session: a newer epoch holds it, or
+ *    it ran out (expired or reaped) at this epoch. A renewal that raced the session's own finish,
+ *    suspension or hand-off finds the run finished, suspended or gone at this epoch: that is no
+ *    loss and is neither counted nor reported (the store's lease says which, read once per refusal).
+ * 4. A renewal's answer applies only to the epoch it was sent for: a later claim of the same run
+ *    on this worker is never stopped by an answer meant for the one before.
  */
-import { LeaseLostError, type LeaseStore } from '@baton/core';
+import { LeaseLostError, type LeaseInfo, type LeaseStore } from '@baton/core';
 import type { WorkerInstruments } from '@baton/telemetry';
 import type { Logger } from './logger.js';
 
 export interface LeaseHandlers {
   onLost(error: LeaseLostError): void;
   onCancelRequested(): void;
+}
+
+/**
+ * What a refused renewal means, from the lease as the store holds it after the refusal:
+ * - `moved`: a newer epoch holds the run; this session must stop;
+ * - `ran-out`: this epoch's lease expired or was reaped: another worker may take it any moment;
+ * - `ended`: the run finished, was suspended or deleted at this epoch: the session's own doing,
+ *   which the renewal raced; nothing is lost.
+ */
+export type RefusalKind = 'moved' | 'ran-out' | 'ended';
+
+/** Reads a refused renewal against the lease the store holds now (undefined: the run is gone). */
+export function classifyRefusal(epoch: number, lease: LeaseInfo | undefined): RefusalKind {
+  // Retention deletes only finished runs, so a missing lease is a run that ended.
+  if (lease === undefined) return 'ended';
+  if (lease.epoch > epoch) return 'moved';
+  if (lease.state === 'finished' || lease.state === 'suspended') return 'ended';
+  return 'ran-out';
 }
 
 interface Held extends LeaseHandlers {
@@ -121,12 +145,14 @@ export class LeaseKeeper {
       this.lastRenewalAt = Date.now();
       this.lastPassFailed = false;
       let renewed = 0;
+      const sentEpochs = new Map(batch.map((entry) => [entry.runId, entry.epoch]));
+      const refused: Held[] = [];
       for (const result of results) {
         const entry = this.held.get(result.runId);
-        if (!entry) continue;
+        if (!entry || entry.epoch !== sentEpochs.get(result.runId)) continue;
         if (!result.ok) {
           this.held.delete(result.runId);
-          entry.onLost(new LeaseLostError(entry.runId, entry.epoch, 'the store refused the renewal'));
+          refused.push(entry);
           continue;
         }
         entry.validUntil = sentAt + this.leaseMs;
@@ -134,10 +160,47 @@ export class LeaseKeeper {
         if (result.cancelRequested) entry.onCancelRequested();
       }
       this.instruments?.leaseRenewals.add(renewed);
+      await Promise.all(refused.map((entry) => this.settleRefusal(entry)));
     } catch (err) {
       this.lastPassFailed = true;
       this.logger.warn({ err, leases: batch.length }, 'lease renewal failed; retrying at the next heartbeat');
       this.expireOverdue();
     }
+  }
+
+  /** Tells a refused renewal's session what it means: stop (a loss), or nothing (it ended itself). */
+  private async settleRefusal(entry: Held): Promise<void> {
+    let lease: LeaseInfo | undefined;
+    try {
+      lease = await this.store.getLease(entry.runId);
+    } catch (err) {
+      // Unknown is treated as lost: stopping a run that still owned its lease costs a resume,
+      // writing on under a lease that moved would be fenced anyway, but wastes work.
+      entry.onLost(
+        new LeaseLostError(
+          entry.runId,
+          entry.epoch,
+          `the store refused the renewal and the lease could not be read: ${(err as Error).message}`,
+        ),
+      );
+      return;
+    }
+    const kind = classifyRefusal(entry.epoch, lease);
+    if (kind === 'ended') {
+      this.logger.debug(
+        { runId: entry.runId, epoch: entry.epoch, state: lease?.state ?? 'deleted' },
+        'renewal refused after the run ended at this epoch; not a lease loss',
+      );
+      return;
+    }
+    entry.onLost(
+      new LeaseLostError(
+        entry.runId,
+        entry.epoch,
+        kind === 'moved'
+          ? `the store refused the renewal: epoch ${lease!.epoch} now holds the run`
+          : 'the store refused the renewal: the lease ran out before it was renewed',
+      ),
+    );
   }
 }

@@ -133,12 +133,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (!options.workflows || options.workflows.length === 0) {
     throw new ConfigError('Worker needs at least one workflow: pass `workflows: [myWorkflow]`');
   }
-  const seen = new Set<string>();
-  for (const wf of options.workflows) {
-    const key = workflowKey(wf.name, wf.version);
-    if (seen.has(key)) throw new ConfigError(`workflow ${key} is registered twice`);
-    seen.add(key);
-  }
+  const workflows = distinctWorkflows(options.workflows);
   const leaseMs = positive('leaseMs', options.leaseMs ?? 5_000);
   const heartbeatMs = positive('heartbeatMs', options.heartbeatMs ?? Math.floor(leaseMs / 3));
   if (heartbeatMs >= leaseMs / 2) {
@@ -158,7 +153,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   return {
     transport: options.transport,
     store: options.store,
-    workflows: options.workflows,
+    workflows,
     concurrency: positiveInt('concurrency', options.concurrency ?? 100),
     leaseMs,
     heartbeatMs,
@@ -215,6 +210,31 @@ function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1)
     throw new ConfigError(`${name} must be a positive integer, got ${String(value)}`);
   return value;
+}
+
+/**
+ * The workflows with each definition once. The same definition object listed twice is one
+ * workflow; two different definitions of one name@version are refused, naming both places: only
+ * one of them could run, and which one would depend on the order of the list.
+ */
+function distinctWorkflows(
+  workflows: ReadonlyArray<AnyWorkflowDefinition>,
+): ReadonlyArray<AnyWorkflowDefinition> {
+  const seen = new Map<string, { definition: AnyWorkflowDefinition; index: number }>();
+  workflows.forEach((definition, index) => {
+    const key = workflowKey(definition.name, definition.version);
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, { definition, index });
+      return;
+    }
+    if (first.definition === definition) return;
+    throw new ConfigError(
+      `workflow ${key} has two different definitions, at workflows[${first.index}] and workflows[${index}]; ` +
+        'a name@version must have exactly one: remove one, or give the changed one a new version',
+    );
+  });
+  return workflows.length === seen.size ? workflows : [...seen.values()].map((s) => s.definition);
 }
 
 /** How a workflow version is named in registries and messages: `name@version`. */

@@ -127,8 +127,28 @@ export class RunSession {
     this.executor?.abort(cause);
   }
 
-  cancel(): void {
-    this.executor?.requestCancel();
+  /**
+   * Cancels the run at its next step with `reason`; without one (the renewal saw the store's cancel
+   * flag) the reason the store kept with the flag is read first, so the run ends with the words
+   * `client.cancel(id, reason)` was given.
+   */
+  cancel(reason?: string): void {
+    if (reason !== undefined) {
+      this.executor?.requestCancel(reason);
+      return;
+    }
+    void this.storedCancelReason().then((stored) => this.executor?.requestCancel(stored));
+  }
+
+  /** The reason kept with the run's cancel flag; undefined when none was given or it cannot be read. */
+  private async storedCancelReason(): Promise<string | undefined> {
+    try {
+      return (await this.options.store.getLease(this.runId))?.cancelReason;
+    } catch (err) {
+      // The cancel still happens; only its words are lost (the executor's default reason).
+      this.options.logger.warn({ err, runId: this.runId }, 'the cancel reason could not be read');
+      return undefined;
+    }
   }
 
   async run(): Promise<SessionEnd> {
@@ -256,6 +276,7 @@ export class RunSession {
     if (this.abortCause !== undefined)
       return this.afterStop({ kind: 'stopped', reason: 'aborted', cause: this.abortCause });
 
+    const cancelReason = this.start.cancelRequested ? await this.storedCancelReason() : undefined;
     this.executor = new ReplayExecutor({
       workflow: this.start.workflow,
       input: this.start.run.input,
@@ -264,6 +285,7 @@ export class RunSession {
       host: this.host(),
       inProcessWaitMs: this.options.inProcessWaitMs,
       cancelRequested: this.start.cancelRequested,
+      cancelReason,
       pipelineSteps: this.options.pipelineSteps,
     });
     if (this.handoffRequested) this.executor.handoff();
@@ -312,6 +334,11 @@ export class RunSession {
         this.keeper.remove(this.runId);
         const result = await store.suspendRun({ runId: this.runId, epoch: this.epoch, ...request });
         if (!result.ok) this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
+        // The executor cancels on this answer; hand it the reason first (the first reason wins).
+        if (!result.ok && result.reason === 'cancel-requested') {
+          const reason = await this.storedCancelReason();
+          if (reason !== undefined) this.executor?.requestCancel(reason);
+        }
         return result;
       },
     };
@@ -432,6 +459,9 @@ export class RunSession {
   private async handOff(): Promise<void> {
     const { store, transport } = this.options;
     await this.writer!.checkpoint('running').catch(() => undefined);
+    // Renewals stop before the release: one that landed after it would find the lease ownerless
+    // and report a loss that is this session's own hand-off.
+    this.keeper.remove(this.runId);
     const released = await store.releaseLease(this.runId, this.epoch);
     if (!released) return;
     await enqueueResume(transport, this.runId, 'handoff');

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CancelledError, defineActivity, defineWorkflow, encodeJson, encodeMessage } from '@baton/core';
-import { Worker } from './index.js';
+import { resolveWorkerOptions, Worker } from './index.js';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;
@@ -254,7 +254,16 @@ describe('worker lifecycle (memory adapters)', () => {
     );
     expect(() => new Worker({ ...base, concurrency: 0 })).toThrow(/concurrency must be a positive integer/);
     expect(() => new Worker({ ...base, workflows: [] })).toThrow(/at least one workflow/);
-    expect(() => new Worker({ ...base, workflows: [wf, wf] })).toThrow(/x@1 is registered twice/);
+    const other = defineWorkflow({ name: 'x', version: 1, run: async () => 2 });
+    expect(() => new Worker({ ...base, workflows: [wf, other] })).toThrow(
+      /workflow x@1 has two different definitions, at workflows\[0\] and workflows\[1\]/,
+    );
+  });
+
+  it('takes the same definition listed twice as one workflow', () => {
+    const wf = defineWorkflow({ name: 'x', version: 1, run: async () => 1 });
+    const options = resolveWorkerOptions({ transport: {} as never, store: {} as never, workflows: [wf, wf] });
+    expect(options.workflows).toEqual([wf]);
   });
 });
 

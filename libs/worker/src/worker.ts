@@ -333,19 +333,28 @@ export class Worker {
         return this.claimKnownRun(run, message, delivery);
       }
       case 'signal': {
-        const { found, wake } = await store.deliverSignal(message.runId, {
+        const { found, wake, dropped } = await store.deliverSignal(message.runId, {
           signalId: message.signalId,
           name: message.name,
           payload: await messageValue(claimCheck, message),
         });
         if (!found) return this.unknownRunYet(message, delivery);
+        if (dropped === true) {
+          // The run finished: nothing will read the signal, and redelivering it would change nothing.
+          this.instruments.signalsDropped.add(1);
+          this.options.logger.debug(
+            { runId: message.runId, signal: message.name, signalId: message.signalId },
+            'signal dropped: its run has already finished',
+          );
+          return delivery.ack();
+        }
         if (wake) await enqueueWake(transport, message.runId, 'signal');
         return delivery.ack();
       }
       case 'cancel': {
-        const { found, wake } = await store.requestCancel(message.runId);
+        const { found, wake } = await store.requestCancel(message.runId, message.reason);
         if (!found) return this.unknownRunYet(message, delivery);
-        this.sessions.get(message.runId)?.cancel();
+        this.sessions.get(message.runId)?.cancel(message.reason);
         if (wake) await enqueueWake(transport, message.runId, 'cancel');
         return delivery.ack();
       }

@@ -38,6 +38,8 @@ export interface LeaseInfo {
   /** Store-clock expiry (ms) for `held`; null otherwise. */
   expiresAt: number | null;
   cancelRequested: boolean;
+  /** Why the cancel was requested (the first request's reason), when one was given. */
+  cancelReason?: string;
 }
 
 export type AcquireResult =
@@ -105,8 +107,10 @@ export interface LeaseStore {
   /**
    * Sets the run's cancel flag. `wake` is true when the run was suspended: it is now acquirable
    * (held, expired) and the caller should enqueue a wake message. `found` is false for an unknown run.
+   * `reason` is kept with the flag (the first request's reason wins) and read back by
+   * {@link getLease} as `cancelReason`, so the run ends cancelled with the caller's words.
    */
-  requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }>;
+  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }>;
   getLease(runId: string): Promise<LeaseInfo | undefined>;
   /** The store's clock (ms since epoch). */
   now(): Promise<number>;
@@ -295,11 +299,14 @@ export interface SignalInbox {
    * Adds a signal to the run's inbox (a second delivery of the same `signalId` is ignored).
    * `wake` is true when the run was suspended waiting for this name: it is now acquirable and the
    * caller should enqueue a wake message. `found` is false for an unknown run.
+   * A finished run (its lease `finished`: completed, failed or cancelled) keeps nothing: the
+   * signal is dropped and the answer says `dropped: true` (absent otherwise), so signals sent
+   * after the end cannot pile up in an inbox nobody reads.
    */
   deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }>;
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }>;
   /** The run's inbox, in arrival order. */
   readSignals(runId: string): Promise<InboxSignal[]>;
 }

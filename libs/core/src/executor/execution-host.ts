@@ -71,6 +71,8 @@ export interface ExecutorOptions {
   inProcessWaitMs?: number;
   /** The lease said a cancel is pending. */
   cancelRequested?: boolean;
+  /** The pending cancel's reason (`client.cancel(id, reason)`), when the store kept one. */
+  cancelReason?: string;
   /**
    * Pipelined steps (opt-in): an idempotent activity's result reaches the workflow before its
    * ActivityCompleted entry is durable, and the next idempotent activity starts without waiting

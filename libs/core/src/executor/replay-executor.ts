@@ -93,7 +93,7 @@ export class ReplayExecutor {
     this.history = history;
     this.patchAnswers = new PatchAnswers(history);
     this.waits = new PendingWaits(options.runId, new Set(history?.consumedSignalIds));
-    if (options.cancelRequested) this.cancelReason = 'cancel requested';
+    if (options.cancelRequested) this.cancelReason = options.cancelReason ?? 'cancel requested';
     this.ctx = this.createContext();
   }
 

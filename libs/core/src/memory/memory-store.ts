@@ -79,6 +79,8 @@ class MemoryStore implements Store {
   private readonly leases = new Map<string, LeaseRecord>();
   /** Kept apart from leases: a run may be cancelled before any worker ever claimed it. */
   private readonly cancelled = new Set<string>();
+  /** The reason of a run's first cancel request that gave one. */
+  private readonly cancelReasons = new Map<string, string>();
   private readonly runs = new Map<string, RunRecord>();
   private readonly runIdsByKey = new Map<string, string>();
   private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
@@ -204,9 +206,10 @@ class MemoryStore implements Store {
     });
   }
 
-  async requestCancel(runId: string): Promise<{ found: boolean; wake: boolean }> {
+  async requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
     this.assertOpen('requestCancel');
     if (!this.isKnown(runId)) return { found: false, wake: false };
+    if (!this.cancelled.has(runId) && reason !== undefined) this.cancelReasons.set(runId, reason);
     this.cancelled.add(runId);
     const lease = this.leases.get(runId);
     if (lease?.state !== 'suspended') return { found: true, wake: false };
@@ -235,6 +238,7 @@ class MemoryStore implements Store {
       state: lease.state,
       expiresAt: lease.state === 'held' ? lease.expiresAt : null,
       cancelRequested: this.cancelled.has(runId),
+      ...(this.cancelReasons.has(runId) && { cancelReason: this.cancelReasons.get(runId) }),
     };
   }
 
@@ -415,9 +419,11 @@ class MemoryStore implements Store {
   async deliverSignal(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean }> {
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
     this.assertOpen('deliverSignal');
     if (!this.isKnown(runId)) return { found: false, wake: false };
+    // Nothing reads a finished run's inbox: keep nothing, say so.
+    if (this.leases.get(runId)?.state === 'finished') return { found: true, wake: false, dropped: true };
     const inbox = this.inboxes.get(runId) ?? [];
     if (inbox.some((s) => s.signalId === signal.signalId)) return { found: true, wake: false };
     inbox.push({
@@ -470,6 +476,7 @@ class MemoryStore implements Store {
     this.runs.delete(runId);
     this.leases.delete(runId);
     this.cancelled.delete(runId);
+    this.cancelReasons.delete(runId);
     this.checkpoints.delete(runId);
     this.claimFailures.delete(runId);
     this.timers.delete(runId);

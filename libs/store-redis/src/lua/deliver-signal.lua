@@ -4,12 +4,15 @@
 -- ARGV: prefix, runId, signalId, name, entryJson
 -- Inbox entries are '<receivedAt>|<entryJson>': the time comes from the server clock here,
 -- and the payload is never decoded by Lua (cjson would round numbers).
--- Returns {found 0|1, wake 0|1}
+-- Returns {found 0|1, wake 0|1, dropped 0|1}: a finished run keeps no signal (dropped 1).
 local lease_key, run_key, names_key, inbox_key, held_key, timers_key =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local prefix, run_id, signal_id, name, entry = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if redis.call('EXISTS', run_key) == 0 and redis.call('EXISTS', lease_key) == 0 then
   return { 0, 0 }
+end
+if redis.call('HGET', lease_key, 'state') == 'finished' then
+  return { 1, 0, 1 }
 end
 if redis.call('HSETNX', names_key, signal_id, name) == 0 then
   return { 1, 0 }

@@ -1,0 +1,139 @@
+/**
+ * The adapters and the Worker check their own options and name them as code does (`heartbeatMs`,
+ * `natsTransport: prefix`); an operator of the worker process set a BATON_* variable instead.
+ * This rewrites such a ConfigError to name the variable behind the option, with the value it was
+ * given (a URL with its secret masked, never a key), keeping what the adapter says is expected.
+ */
+import { ConfigError } from '@baton/core';
+import { maskUrl } from './adapters.js';
+import { ENV } from './config.js';
+
+/**
+ * An option name as an adapter's message spells it, and the variable that sets it; with `name`
+ * the words stay (they read as prose, e.g. "sasl needs a username") and the variable is named
+ * in front of the message.
+ */
+type OptionVariable = readonly [RegExp, string, ('name' | undefined)?];
+
+/** Per builder: the prefix its messages carry, and its options in the order they are matched. */
+const OPTION_VARIABLES: Record<string, { prefix?: RegExp; options: readonly OptionVariable[] }> = {
+  transport: {
+    prefix: /^(natsTransport|kafka transport): /,
+    options: [
+      [/\bservers?( URL)?\b/, ENV.transportUrl],
+      [/\bbrokers?\b/, ENV.transportUrl],
+      [/\bURL parameter\b|\bthe URL\b|\bsasl\b/, ENV.transportUrl, 'name'],
+      [/\bSASL mechanism\b/, ENV.kafkaSaslMechanism],
+      [/\bcredsFile\b|\bcreds\b/, ENV.natsCredsFile],
+      [/\bprefix\b/, '<prefix>'],
+      [/\bpartitions\b/, ENV.kafkaPartitions],
+      [/\bsessionTimeoutMs\b/, ENV.kafkaSessionTimeoutMs],
+      [/\bjournalRetentionMs\b/, ENV.kafkaJournalRetentionMs],
+      [/\backWaitMs\b/, '<ackWaitMs>'],
+    ],
+  },
+  store: {
+    prefix: /^(redisStore|postgresStore): /,
+    options: [
+      [/\burl\b/, ENV.storeUrl],
+      [/\bkeyPrefix\b/, ENV.redisKeyPrefix],
+      [/\bschema\b/, ENV.postgresSchema],
+      [/\bpoolSize\b/, ENV.postgresPoolSize],
+    ],
+  },
+  payloads: {
+    prefix: /^natsObjectPayloadStore: /,
+    options: [
+      [/\bbucket\b/, ENV.payloadRefBucket],
+      [/\bservers?( URL)?\b/, ENV.transportUrl],
+    ],
+  },
+  worker: {
+    options: [
+      [/\bconcurrency\b/, ENV.concurrency],
+      [/\bleaseMs\b/, ENV.leaseMs],
+      [/\bheartbeatMs\b/, ENV.heartbeatMs],
+      [/\breapIntervalMs\b/, ENV.reapIntervalMs],
+      [/\bdeadWorkerScanMs\b/, ENV.deadWorkerScanMs],
+      [/\bretentionMs\b/, ENV.retentionMs],
+      [/\bcheckpointEvery\b/, ENV.checkpointEvery],
+      [/\bmaxMessageBytes\b/, ENV.maxMessageBytes],
+      [/\bmaxDeliveries\b/, ENV.maxDeliveries],
+      [/\bdrainTimeoutMs\b/, ENV.drainTimeoutMs],
+      [/\binProcessWaitMs\b/, ENV.inProcessWaitMs],
+      [/\bfetchWaitMs\b/, ENV.fetchWaitMs],
+      [/\bworkerId\b/, ENV.workerId],
+      [/\bthresholdBytes\b/, ENV.payloadRefThresholdBytes],
+    ],
+  },
+};
+
+/** Variables whose value is a URL: shown masked. */
+const URL_VARIABLES = new Set<string>([ENV.transportUrl, ENV.storeUrl]);
+
+export type ConfigBuilder = keyof typeof OPTION_VARIABLES;
+
+/**
+ * Runs `build` (an adapter's or the Worker's construction from the process's configuration);
+ * a ConfigError it throws is rethrown naming the BATON_* variables instead of the code options.
+ */
+export function namingVariables<T>(
+  builder: ConfigBuilder,
+  env: Record<string, string | undefined>,
+  build: () => T,
+): T {
+  try {
+    return build();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(renameOptions(builder, env, err.message), { cause: err });
+  }
+}
+
+/** The message with each option replaced by its variable, and the variables' values when not shown. */
+export function renameOptions(
+  builder: ConfigBuilder,
+  env: Record<string, string | undefined>,
+  message: string,
+): string {
+  // Errors raised from the configuration itself (a file a variable names) already say which.
+  const words = new Set(message.match(/\bBATON_[A-Z_]+\b/g) ?? []);
+  if (Object.values(ENV).some((variable) => words.has(variable))) return message;
+  const { prefix, options } = OPTION_VARIABLES[builder]!;
+  const transportIsKafka = /^kafkas?:/i.test(env[ENV.transportUrl]?.trim() ?? '');
+  let text = prefix === undefined ? message : message.replace(prefix, '');
+  const named: string[] = [];
+  for (const [pattern, variable, mode] of options) {
+    if (!pattern.test(text)) continue;
+    const resolved =
+      variable === '<prefix>'
+        ? transportIsKafka
+          ? ENV.kafkaPrefix
+          : ENV.natsPrefix
+        : variable === '<ackWaitMs>'
+          ? transportIsKafka
+            ? ENV.kafkaAckWaitMs
+            : ENV.natsAckWaitMs
+          : variable;
+    // The first mention only: it is the subject; later words (a schema "name", a bucket's value) stay.
+    if (mode !== 'name') text = text.replace(pattern, resolved);
+    if (!named.includes(resolved)) named.push(resolved);
+    // The URL's own words (its parameters, e.g. "known: prefix, partitions") are not options.
+    if (mode === 'name') break;
+  }
+  if (named.length === 0) return message;
+  // Each variable is named; its value is added unless the message already shows it.
+  const lead = named
+    .map((name) => {
+      const raw = env[name]?.trim();
+      const value = raw === undefined || raw === '' ? undefined : shown(name, raw);
+      if (value !== undefined && !text.includes(value)) return `${name} is '${value}'`;
+      return text.includes(name) ? undefined : name;
+    })
+    .filter((part): part is string => part !== undefined);
+  return lead.length === 0 ? text : `${lead.join(', ')}: ${text}`;
+}
+
+function shown(variable: string, value: string): string {
+  return URL_VARIABLES.has(variable) ? maskUrl(value) : value;
+}

@@ -1,0 +1,73 @@
+/**
+ * Messages no store can keep are refused at decode, before any store call: poison at once
+ * (dead-lettered `unparseable` on the first delivery), never a store error retried until
+ * maxDeliveries. On the real Redis store, whose Lua JSON stops at 1000 levels.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@baton/client';
+import { defineWorkflow, encodeJson, MAX_MESSAGE_DEPTH, memoryTransport, type Store } from '@baton/core';
+import { purgeRedisKeyPrefix, redisStore } from '@baton/store-redis';
+import { redisTestUrl } from '@baton/testing/servers';
+import { Worker } from './index.js';
+import { FAST, until } from './fleet.spec-helper.js';
+
+const keyPrefix = `poison-${randomUUID()}:`;
+const stores: Store[] = [];
+const workers: Worker[] = [];
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop()));
+});
+afterAll(async () => {
+  await Promise.allSettled(stores.map((s) => s.close()));
+  await purgeRedisKeyPrefix({ url: redisTestUrl(), keyPrefix });
+});
+
+describe('poison at decode (redis store)', () => {
+  it('dead-letters a start message nested 200,000 levels deep on its first delivery, and one whose idempotencyKey is an object', async () => {
+    const transport = memoryTransport({ ackWaitMs: 1_000 });
+    const store = redisStore({ url: redisTestUrl(), keyPrefix });
+    stores.push(store);
+    const wf = defineWorkflow({ name: 'ok', version: 1, run: async () => 'fine' });
+    const worker = new Worker({ ...FAST, transport, store, workflows: [wf], maxDeliveries: 5 });
+    workers.push(worker);
+    await worker.start();
+
+    const depth = 200_000;
+    const deepId = `deep-${randomUUID()}`;
+    await transport.enqueue(
+      new TextEncoder().encode(
+        `{"v":1,"kind":"start","runId":"${deepId}","workflow":"ok","version":1,"enqueuedAt":0,` +
+          `"input":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+      ),
+    );
+    const keyedId = `keyed-${randomUUID()}`;
+    await transport.enqueue(
+      encodeJson({
+        v: 1,
+        kind: 'start',
+        runId: keyedId,
+        workflow: 'ok',
+        version: 1,
+        enqueuedAt: 0,
+        idempotencyKey: { order: 1 },
+      }),
+    );
+    const client = new Client({ transport, store });
+    const good = await client.start(wf, null);
+    expect(await good.result({ timeoutMs: 5_000 })).toBe('fine');
+
+    await until(async () => (await transport.listDeadLetters()).length === 2, 5_000, 'two dead letters');
+    const letters = await transport.listDeadLetters();
+    expect(letters.map((l) => l.code)).toEqual(['unparseable', 'unparseable']);
+    expect(letters.map((l) => l.reason).sort()).toEqual([
+      `start message field 'idempotencyKey' must be a string or null when present; found an object`,
+      `start message nests ${depth + 1} levels deep; the limit of a run message is ${MAX_MESSAGE_DEPTH} ` +
+        '(no store can keep deeper values): flatten the input or payload',
+    ]);
+    // Refused before any store call: neither run exists.
+    expect(await store.getRun(deepId)).toBeUndefined();
+    expect(await store.getRun(keyedId)).toBeUndefined();
+  });
+});

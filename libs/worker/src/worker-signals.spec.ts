@@ -1,0 +1,33 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineWorkflow } from '@baton/core';
+import { fleet, until, type Fleet } from './fleet.spec-helper.js';
+import { silentLogger, type Logger } from './logger.js';
+
+let current: Fleet | undefined;
+afterEach(async () => {
+  await current?.shutdown();
+  current = undefined;
+});
+
+describe('signals to a finished run (memory adapters)', () => {
+  it('acks and drops them with a debug line: nothing piles up in the inbox, nothing is dead-lettered', async () => {
+    const wf = defineWorkflow({ name: 'quick', version: 1, run: async () => 'done' });
+    const dropped: unknown[] = [];
+    const logger: Logger = {
+      ...silentLogger,
+      debug: (obj, msg) => {
+        if (msg === 'signal dropped: its run has already finished') dropped.push(obj);
+      },
+    };
+    current = fleet({ workflows: [wf], logger });
+    await current.spawn();
+    const run = await current.client.start(wf, null);
+    expect(await run.result({ timeoutMs: 5_000 })).toBe('done');
+    for (let i = 0; i < 20; i++) await current.client.signal(run.runId, 'late', { i });
+    await until(() => dropped.length === 20, 5_000, 'twenty dropped signals');
+    expect(dropped[0]).toMatchObject({ runId: run.runId, signal: 'late' });
+    expect(await current.store.readSignals(run.runId)).toEqual([]);
+    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect((await current.client.describe(run.runId)).status).toBe('completed');
+  });
+});
