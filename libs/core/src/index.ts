@@ -126,6 +126,7 @@ export type {
   RunStatus,
   SignalInbox,
   Store,
+  StoreDataLoss,
   SuspendRequest,
   SuspendResult,
   TimerStore,

@@ -25,6 +25,8 @@ export interface WorkerInstruments {
   failoverLatency: Histogram;
   /** Run messages put back because this worker lacks the run's workflow version. */
   runsPutBack: Counter;
+  /** Times the store was found to have lost its data (a Redis restarted without persistence). */
+  storeDataLosses: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -75,6 +77,9 @@ export function workerInstruments(): WorkerInstruments {
     ),
     runsPutBack: meter.createCounter(METRIC.runsPutBack, {
       description: "Run messages put back because this worker lacks the run's workflow version",
+    }),
+    storeDataLosses: meter.createCounter(METRIC.storeDataLosses, {
+      description: 'Times the store was found to have lost its data (every run it held is gone)',
     }),
   };
 }

@@ -74,6 +74,8 @@ export class JournalWriter {
     private head?: string,
     /** Stores large values by reference; undefined journals every value inline. */
     private readonly claimCheck?: ClaimCheck,
+    /** Stamps entries and checkpoints: the store's clock as the worker estimates it (store-clock.ts). */
+    private readonly clock: () => number = Date.now,
   ) {}
 
   get position(): number {
@@ -85,7 +87,7 @@ export class JournalWriter {
    * asked or every `checkpointEvery` entries.
    */
   append(newEntries: NewEntry[], options?: { checkpoint?: boolean }): Promise<void> {
-    const at = Date.now();
+    const at = this.clock();
     // The writer takes the entries over and stamps them in place: callers build them for this
     // append only, and a copy per entry (an object spread) was a measurable share of a busy worker.
     const stamped = newEntries as JournalEntry[];
@@ -166,7 +168,7 @@ export class JournalWriter {
       entries: this.entries,
       status,
       schemaVersion: checkpointSchemaFor(this.entries),
-      createdAt: Date.now(),
+      createdAt: this.clock(),
     };
     if (this.protection === undefined) return checkpoint;
     return protectCheckpoint(

@@ -100,6 +100,12 @@ export interface WorkerOptions {
    * @defaultValue `{ thresholdBytes: 65536, payloads: store }`
    */
   largePayloads?: LargePayloadOptions;
+  /**
+   * This process's clock (ms since epoch), for tests that skew one worker's clock without touching
+   * the machine's. The worker never compares it with a store time directly: it measures the
+   * store's offset from it (docs/architecture.md, "Time"). @defaultValue Date.now
+   */
+  clock?: () => number;
 }
 
 export interface ResolvedWorkerOptions extends Required<
@@ -161,7 +167,16 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     payloadProtection,
     claimCheck: resolveClaimCheck(options.largePayloads, options.store, payloadProtection.codec)!,
     unreadableRetryMs: positive('unreadableRetryMs', options.unreadableRetryMs ?? 60_000),
+    clock: resolveClock(options.clock),
   };
+}
+
+function resolveClock(clock: (() => number) | undefined): () => number {
+  if (clock === undefined) return Date.now;
+  if (typeof clock !== 'function') {
+    throw new ConfigError(`clock must be a function returning ms since the epoch, got ${typeof clock}`);
+  }
+  return clock;
 }
 
 /** A resolved protection is taken as it is; options are resolved without the environment. */
