@@ -43,6 +43,12 @@ describe('StoreClock', () => {
     expect(behind.clock.now()).toBe(behind.local() - 30_000);
   });
 
+  it('reads whole milliseconds, as the stores keep them, when the offset has a fraction', () => {
+    const { clock, local } = setup(0);
+    clock.accept({ offsetMs: 29_999.5, uncertaintyMs: 0.5, takenAt: local() });
+    expect(clock.now()).toBe(local() + 30_000);
+  });
+
   it('keeps a tighter estimate over a looser sample that agrees with it', () => {
     const { clock } = setup(0);
     clock.accept({ offsetMs: 100, uncertaintyMs: 2, takenAt: 0 });

@@ -45,9 +45,12 @@ export class StoreClock {
     private readonly localClock: () => number = Date.now,
   ) {}
 
-  /** The store's time now, as well as this worker knows it; the local clock before any sample. */
+  /**
+   * The store's time now, as well as this worker knows it; the local clock before any sample.
+   * Whole milliseconds: the stores keep times as integers (a Postgres bigint refuses a fraction).
+   */
   now(): number {
-    return this.localClock() + (this.estimate?.offsetMs ?? 0);
+    return Math.round(this.localClock() + (this.estimate?.offsetMs ?? 0));
   }
 
   /** The current estimate, or undefined before the first sample. */
