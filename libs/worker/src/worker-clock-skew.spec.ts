@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow, SignalTimeoutError, type JournalEntry } from '@baton/core';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
+import { silentLogger } from './logger.js';
 
 const WAIT_MS = 2_500;
 /** Far below the 30 s skew, far above any round trip to the memory store. */
@@ -62,8 +63,17 @@ describe.each([
     const f = fleet({ workflows: [sleeper, waiter] });
     storeClock.read = () => f.store.now();
     current = f;
-    const w = await f.spawn({ clock: () => Date.now() + skewMs, inProcessWaitMs: 1_000 });
-    expect(Math.abs(w.worker.health().storeClockOffsetMs! + skewMs)).toBeLessThan(TOLERANCE_MS);
+    const warnings: Array<{ obj: object; msg?: string }> = [];
+    const logger = { ...silentLogger, warn: (obj: object, msg?: string) => warnings.push({ obj, msg }) };
+    const w = await f.spawn({ clock: () => Date.now() + skewMs, inProcessWaitMs: 1_000, logger });
+    const offset = w.worker.health().storeClockOffsetMs!;
+    expect(Math.abs(offset + skewMs)).toBeLessThan(TOLERANCE_MS);
+    // Named at start: how far, and which way.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.obj).toMatchObject({ storeClockOffsetMs: Math.round(offset) });
+    expect(warnings[0]?.msg).toMatch(
+      skewMs > 0 ? /\d+ ms ahead of the store's/ : /\d+ ms behind the store's/,
+    );
 
     const storeBefore = await f.store.now();
     const slept = await f.client.start(sleeper, null);
