@@ -158,7 +158,10 @@ export class Worker {
     // Registered before the first claim, so every lease this worker takes has a presence behind it.
     await this.options.store.registerWorker(this.workerId);
     await this.startStoreClock();
-    this.options.store.onDataLoss?.((loss) => void this.dataLoss.report(loss, this.ownedRuns));
+    // The store may outlive this worker (it was passed in): a stopped worker reports nothing.
+    this.options.store.onDataLoss?.((loss) => {
+      if (this.stateValue !== 'stopped') this.dataLoss.report(loss, this.ownedRuns);
+    });
     this.stateValue = 'running';
     this.keeper.start();
     this.maintenance.start();
