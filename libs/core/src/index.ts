@@ -131,6 +131,7 @@ export type {
   RunStatus,
   SignalInbox,
   Store,
+  StoreDataLoss,
   SuspendRequest,
   SuspendResult,
   TimerStore,

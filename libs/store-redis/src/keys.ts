@@ -36,6 +36,8 @@ export interface KeyLayout {
   readonly finished: string;
   /** HASH sha256 -> bytes: the run's large payloads (claim check), deleted with the run. */
   payloads(runId: string): string;
+  /** STRING: a random value written once per data set; gone after a data loss (data-marker.ts). */
+  readonly dataMarker: string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -55,5 +57,6 @@ export function keyLayout(prefix: string): KeyLayout {
     workers: `${prefix}workers`,
     finished: `${prefix}finished`,
     payloads: (runId) => `${prefix}payload:${runId}`,
+    dataMarker: `${prefix}data-marker`,
   };
 }

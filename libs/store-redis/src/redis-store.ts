@@ -25,11 +25,13 @@ import type {
   RunOutcome,
   RunRecord,
   Store,
+  StoreDataLoss,
   SuspendRequest,
   SuspendResult,
 } from '@baton/core';
 import { BatonError } from '@baton/core';
 import { createConnection, type StoreConnection } from './connection.js';
+import { DataMarker } from './data-marker.js';
 import type { StoreContext } from './context.js';
 import { toStoreError } from './errors.js';
 import { keyLayout, type KeyLayout } from './keys.js';
@@ -78,6 +80,8 @@ class RedisStore implements Store {
   private closing: Promise<void> | undefined;
   private readonly keys: KeyLayout;
   private readonly presence: PresenceRegistry;
+  /** Tells a Redis that lost the data from one that only restarted or failed over (data-marker.ts). */
+  private readonly marker = new DataMarker();
 
   constructor(private readonly options: ResolvedRedisStoreOptions) {
     this.keys = keyLayout(options.keyPrefix);
@@ -95,6 +99,10 @@ class RedisStore implements Store {
       await Promise.allSettled([this.presence.close(), this.connection?.close()]);
     })();
     return this.closing;
+  }
+
+  onDataLoss(listener: (loss: StoreDataLoss) => void): void {
+    this.marker.onLoss(listener);
   }
 
   // LeaseStore
@@ -233,7 +241,11 @@ class RedisStore implements Store {
         run: scriptRunner(connection.redis),
       };
       // The clock script proves the server answers and lets this user run scripts that read TIME.
-      await Promise.all([preloadScripts(connection.redis), ctx.run('clock', [], [])]);
+      // The marker's first read only remembers it (or writes it): nothing to compare with yet.
+      await Promise.all([preloadScripts(connection.redis), ctx.run('clock', [], []), this.marker.check(ctx)]);
+      // 'ready' fires again after every reconnect (the first one has passed already): a server
+      // that came back may have come back empty.
+      connection.redis.on('ready', () => void this.marker.recheck(ctx, () => !this.isClosed()));
       if (this.isClosed()) throw this.closedError('connect');
       this.state = 'open';
       return ctx;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import type { Checkpoint, Store } from '@baton/core';
+import type { Checkpoint, Store, StoreDataLoss } from '@baton/core';
 import { startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
 import { redisStore } from './index.js';
 
@@ -119,6 +119,36 @@ describe('redis store: server restarts', () => {
       'run-gone',
     ]);
     expect(await patient.getLease('run-gone')).toMatchObject({ owner: null, state: 'held', epoch: 1 });
+  });
+
+  it('reports no data loss after a restart that kept the data, and reports keys deleted under it', async () => {
+    const store = await open('marker:');
+    const losses: StoreDataLoss[] = [];
+    store.onDataLoss?.((loss) => losses.push(loss));
+    await store.createRun({
+      runId: 'run-kept',
+      workflow: 'w',
+      version: 1,
+      input: null,
+      idempotencyKey: null,
+    });
+
+    // A new server instance (new run_id) with the same data, as after a failover to a replica.
+    await server.restart();
+    expect(await eventually(() => store.getRun('run-kept'))).toMatchObject({ runId: 'run-kept' });
+    expect(losses).toEqual([]);
+
+    // The same check, after keys deleted under a running server and a dropped connection.
+    const admin = new Redis(server.port, '127.0.0.1');
+    try {
+      await admin.del('marker:data-marker', 'marker:run:run-kept');
+      await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await eventually(async () => expect(losses).toHaveLength(1));
+    } finally {
+      admin.disconnect();
+    }
+    expect(losses[0]).toMatchObject({ store: 'redis' });
+    expect(losses[0]?.reason).toMatch(/marker key marker:data-marker is gone; the server did not restart/);
   });
 });
 

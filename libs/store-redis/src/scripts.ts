@@ -14,6 +14,7 @@ import { BatonError } from '@baton/core';
 /** The scripts, by file name without `.lua`. */
 export const SCRIPT_NAMES = [
   'acquire-lease',
+  'check-data-marker',
   'claim-due-timers',
   'claim-new-run',
   'clock',

@@ -32,6 +32,8 @@ export interface WorkerInstruments {
   resumeFailures: Counter;
   /** Signals that arrived after their run finished: acked and not kept. */
   signalsDropped: Counter;
+  /** Times the store was found to have lost its data (a Redis restarted without persistence). */
+  storeDataLosses: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -88,6 +90,9 @@ export function workerInstruments(): WorkerInstruments {
     }),
     signalsDropped: meter.createCounter(METRIC.signalsDropped, {
       description: 'Signals dropped because their run had already finished',
+    }),
+    storeDataLosses: meter.createCounter(METRIC.storeDataLosses, {
+      description: 'Times the store was found to have lost its data (every run it held is gone)',
     }),
   };
 }

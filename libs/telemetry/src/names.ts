@@ -58,6 +58,7 @@ export const METRIC = {
   runsPutBack: 'baton.runs.put_back',
   resumeFailures: 'baton.resume.failures',
   signalsDropped: 'baton.signals.dropped',
+  storeDataLosses: 'baton.store.data_losses',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

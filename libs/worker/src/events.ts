@@ -32,7 +32,9 @@ export type WorkerEvent =
   | { type: 'timers-due'; runIds: string[] }
   /** The retention sweep deleted these finished runs (store data and journal). */
   | { type: 'runs-expired'; runIds: string[] }
-  | { type: 'dead-lettered'; code: string; reason: string };
+  | { type: 'dead-lettered'; code: string; reason: string }
+  /** The store lost its data (a Redis restarted without persistence); these runs held here are gone. */
+  | { type: 'store-data-lost'; store: string; reason: string; runIds: string[] };
 
 /** The event that reports how a session ended; none for `held` (the session reports it, with its reason). */
 export function sessionEndEvent(

@@ -108,6 +108,8 @@ export class JournalWriter {
     private readonly claimCheck?: ClaimCheck,
     /** Told when a step's result could not be encoded (the step fails in its place). */
     private readonly onUnencodableStep?: (err: UnencodableValueError) => void,
+    /** Stamps entries and checkpoints: the store's clock as the worker estimates it (store-clock.ts). */
+    private readonly clock: () => number = Date.now,
   ) {}
 
   get position(): number {
@@ -119,7 +121,7 @@ export class JournalWriter {
    * asked or every `checkpointEvery` entries.
    */
   append(newEntries: NewEntry[], options?: AppendOptions): Promise<void> {
-    const at = Date.now();
+    const at = this.clock();
     // The writer takes the entries over and stamps them in place: callers build them for this
     // append only, and a copy per entry (an object spread) was a measurable share of a busy worker.
     const stamped = newEntries as JournalEntry[];
@@ -222,7 +224,7 @@ export class JournalWriter {
       entries: this.entries,
       status,
       schemaVersion: checkpointSchemaFor(this.entries),
-      createdAt: Date.now(),
+      createdAt: this.clock(),
     };
     if (this.protection === undefined) return checkpoint;
     return protectCheckpoint(

@@ -114,6 +114,12 @@ export interface WorkerOptions {
    * @defaultValue `{ thresholdBytes: 65536, payloads: store }`
    */
   largePayloads?: LargePayloadOptions;
+  /**
+   * This process's clock (ms since epoch), for tests that skew one worker's clock without touching
+   * the machine's. The worker never compares it with a store time directly: it measures the
+   * store's offset from it (docs/architecture.md, "Time"). @defaultValue Date.now
+   */
+  clock?: () => number;
 }
 
 export interface ResolvedWorkerOptions extends Required<
@@ -181,7 +187,16 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     maxResumeFailures: positiveInt('maxResumeFailures', options.maxResumeFailures ?? 5),
     resumeBackoffMs,
     resumeBackoffMaxMs,
+    clock: resolveClock(options.clock),
   };
+}
+
+function resolveClock(clock: (() => number) | undefined): () => number {
+  if (clock === undefined) return Date.now;
+  if (typeof clock !== 'function') {
+    throw new ConfigError(`clock must be a function returning ms since the epoch, got ${typeof clock}`);
+  }
+  return clock;
 }
 
 /** A resolved protection is taken as it is; options are resolved without the environment. */

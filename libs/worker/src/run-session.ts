@@ -46,6 +46,7 @@ import type { ResolvedWorkerOptions } from './options.js';
 import { loadResumePoint, type ResumePoint } from './resume-point.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 import { countsAsResumeFailure } from './claim-failures.js';
+import type { StoreClock } from './store-clock.js';
 
 export interface SessionStart {
   run: RunRecord;
@@ -109,10 +110,15 @@ export class RunSession {
     private readonly options: ResolvedWorkerOptions,
     private readonly keeper: LeaseKeeper,
     private readonly instruments: WorkerInstruments,
+    /** Timer deadlines and journal times are on the store's clock, which compares them. */
+    private readonly storeClock: StoreClock,
   ) {
     this.runId = start.run.runId;
     this.epoch = start.epoch;
   }
+
+  /** The store's time as this worker estimates it. */
+  private readonly storeNow = (): number => this.storeClock.now();
 
   /** Asks the run to stop at its next step and hand itself to another worker. */
   handoff(): void {
@@ -198,7 +204,7 @@ export class RunSession {
       const marker: JournalEntry = {
         type: 'LeaseAcquired',
         epoch,
-        at: Date.now(),
+        at: this.storeClock.now(),
         workerId: this.options.workerId,
       };
       // Unlinked: the marker is written before the read, so it cannot know the chain head. It is
@@ -233,6 +239,7 @@ export class RunSession {
         head,
         this.options.claimCheck,
         this.reportUnencodableStep,
+        this.storeNow,
       );
     let checkpoint: Checkpoint | undefined;
     let effective: JournalEntry[];
@@ -310,7 +317,9 @@ export class RunSession {
     return {
       runId: this.runId,
       append: (entries, options) => writer.append(entries, options),
-      clock: () => Date.now(),
+      // The store's clock, not this machine's: wakeAt and timeoutAt are compared by the store, and
+      // ctx.now() records this too, so a workflow's times agree with its timers on every worker.
+      clock: this.storeNow,
       readSignals: () => store.readSignals(this.runId),
       heartbeat: (seq, details) =>
         this.options.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
@@ -451,6 +460,7 @@ export class RunSession {
       options: this.options,
       instruments: this.instruments,
       releaseLease: () => this.keeper.remove(this.runId),
+      storeNow: this.storeNow,
     });
     if (end === 'failed') this.failure = `${(err as Error).name}: ${(err as Error).message}`;
     return end;

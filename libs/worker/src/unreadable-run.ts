@@ -36,6 +36,8 @@ export interface UnreadableRunContext {
   instruments: WorkerInstruments;
   /** Stops renewing the lease (the store releases it when the run is suspended or finished). */
   releaseLease(): void;
+  /** The store's time as the worker estimates it: the retry timer is compared on the store's clock. */
+  storeNow(): number;
 }
 
 /** Fails or holds the run; rethrows errors that are not about the data. */
@@ -102,7 +104,7 @@ async function holdRun(
   const result = await store.suspendRun({
     runId,
     epoch,
-    wakeAt: Date.now() + unreadableRetryMs,
+    wakeAt: ctx.storeNow() + unreadableRetryMs,
     signals: [],
     consumedSignalIds: [],
   });

@@ -43,6 +43,8 @@ import { RunSession, type SessionEnd } from './run-session.js';
 import { announceClaim, sessionEndEvent } from './events.js';
 import { handleClaimFailure } from './claim-failures.js';
 import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
+import { StoreClock, type ClockSample } from './store-clock.js';
+import { DataLossWatch, type DataLossReport } from './data-loss.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
 
@@ -61,10 +63,21 @@ export interface WorkerHealth {
   storeFailing: boolean;
   /** The last fetch from the run queue failed. */
   transportFailing: boolean;
+  /** Store clock minus this worker's clock (ms), as last measured; null before start. */
+  storeClockOffsetMs?: number | null;
+  /** The last time the store was found to have lost its data, and the runs this worker lost; null if never. */
+  storeDataLoss?: DataLossReport | null;
 }
 
 const FETCH_BATCH = 64;
 const ERROR_BACKOFF_MS = 500;
+/** An offset between this worker's clock and the store's above this is logged as a warning. */
+export const CLOCK_SKEW_WARN_MS = 1_000;
+/**
+ * How often the store's clock is measured again: one `now()` call per worker per period, so a
+ * stepped clock (NTP, a resumed VM) is corrected within it.
+ */
+const CLOCK_REFRESH_MS = 5_000;
 
 export class Worker {
   readonly options: ResolvedWorkerOptions;
@@ -83,6 +96,9 @@ export class Worker {
   /** Metric instruments; no-ops unless the process registered an OpenTelemetry MeterProvider. */
   private readonly instruments: WorkerInstruments;
   private readonly putBacks: PutBack;
+  /** The store's clock: timers and journal times the store compares are on it (store-clock.ts). */
+  private readonly storeClock: StoreClock;
+  private readonly dataLoss: DataLossWatch;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -91,6 +107,8 @@ export class Worker {
     this.instruments = workerInstruments();
     this.putBacks = new PutBack(store, () => [...this.registry.keys()], logger, this.instruments);
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
+    this.storeClock = new StoreClock(store, this.options.clock);
+    this.dataLoss = new DataLossWatch(logger, this.instruments, this.options.onEvent, this.options.clock);
     this.maintenance = new Maintenance(store, transport, {
       reapIntervalMs,
       deadWorkerScanMs: this.options.deadWorkerScanMs,
@@ -127,6 +145,8 @@ export class Worker {
       lastRenewalOkAt: this.keeper.lastRenewal,
       storeFailing: this.keeper.failing,
       transportFailing: this.fetchFailing,
+      storeClockOffsetMs: this.storeClock.sample?.offsetMs ?? null,
+      storeDataLoss: this.dataLoss.last ?? null,
     };
   }
 
@@ -138,6 +158,11 @@ export class Worker {
     await this.options.store.connect();
     // Registered before the first claim, so every lease this worker takes has a presence behind it.
     await this.options.store.registerWorker(this.workerId);
+    await this.startStoreClock();
+    // The store may outlive this worker (it was passed in): a stopped worker reports nothing.
+    this.options.store.onDataLoss?.((loss) => {
+      if (this.stateValue !== 'stopped') this.dataLoss.report(loss, this.ownedRuns);
+    });
     this.stateValue = 'running';
     this.keeper.start();
     this.maintenance.start();
@@ -177,6 +202,7 @@ export class Worker {
     await Promise.allSettled([...this.handling]);
     clearTimeout(deadline);
     this.keeper.stop();
+    this.storeClock.stop();
     await this.maintenance.stop();
     await this.options.store.unregisterWorker(this.workerId).catch((err: unknown) => {
       // Harmless: a registration left behind is forgotten by the next dead-worker scan.
@@ -187,6 +213,30 @@ export class Worker {
   }
 
   // -------------------------------------------------------------------------------------------
+
+  /** Measures the store's clock before the first claim, warns when it is far off, keeps it fresh. */
+  private async startStoreClock(): Promise<void> {
+    const { logger } = this.options;
+    const first = await this.storeClock.measure();
+    if (Math.abs(first.offsetMs) > CLOCK_SKEW_WARN_MS) {
+      logger.warn(
+        { storeClockOffsetMs: Math.round(first.offsetMs), uncertaintyMs: Math.round(first.uncertaintyMs) },
+        `this worker's clock is ${describeOffset(first)} the store's; timers and journal times use the ` +
+          "store's clock, so runs are not affected, but fix the machine's time sync (NTP) all the same",
+      );
+    }
+    this.storeClock.refreshEvery(
+      CLOCK_REFRESH_MS,
+      (before, after) => {
+        if (before === undefined || Math.abs(after.offsetMs - before.offsetMs) <= CLOCK_SKEW_WARN_MS) return;
+        logger.warn(
+          { storeClockOffsetMs: Math.round(after.offsetMs), previousOffsetMs: Math.round(before.offsetMs) },
+          `this worker's clock jumped: it is now ${describeOffset(after)} the store's; timers follow the store's clock`,
+        );
+      },
+      (err) => logger.debug({ err }, "measuring the store's clock failed; the last estimate stays in use"),
+    );
+  }
 
   private async runClaimLoop(): Promise<void> {
     const { transport, concurrency, fetchWaitMs, logger } = this.options;
@@ -446,6 +496,7 @@ export class Worker {
       this.options,
       this.keeper,
       instruments,
+      this.storeClock,
     );
     this.sessions.set(run.runId, session);
     instruments.runsInFlight.add(1);
@@ -454,10 +505,12 @@ export class Worker {
       const end = await session.run();
       span.setAttribute(ATTR.end, end);
       if (end === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: session.failure });
+      if (end === 'aborted') this.dataLoss.noteAborted(run.runId);
       this.report(end, run.runId, lease.epoch, session.failure);
     } catch (err) {
       span.setAttribute(ATTR.end, 'aborted');
       recordError(span, err);
+      this.dataLoss.noteAborted(run.runId);
       // Counted on the run, and failed after too many in a row, unless it is not the run's fault.
       const counted = await handleClaimFailure(err, run.runId, lease.epoch, this.options, instruments).catch(
         (recordErr: unknown) => {
@@ -496,6 +549,13 @@ export class Worker {
 /** Backoff for a message that failed for a reason that may pass (a store hiccup, say). */
 function retryDelayMs(delivery: Delivery): number {
   return redeliveryDelayMs(delivery.deliveryCount, ERROR_BACKOFF_MS, 30_000);
+}
+
+/** "1234 ms ahead of" / "1234 ms behind": how the worker's clock stands to the store's. */
+function describeOffset(sample: ClockSample): string {
+  const ms = Math.round(Math.abs(sample.offsetMs));
+  // offset = store - local: a negative offset means the local clock reads later.
+  return sample.offsetMs < 0 ? `${ms} ms ahead of` : `${ms} ms behind`;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -402,6 +402,17 @@ export interface PayloadStore {
   deletePayloads(runIds: readonly string[]): Promise<void>;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Data loss
+
+/** What a store found when it noticed that it lost its data (see {@link Store.onDataLoss}). */
+export interface StoreDataLoss {
+  /** The store's name (`redis`). */
+  store: string;
+  /** What was found and how, for the log: which marker is gone, which server instance answers now. */
+  reason: string;
+}
+
 /** A store adapter: Redis, Postgres, or in-memory. */
 export interface Store
   extends
@@ -418,4 +429,10 @@ export interface Store
   connect(): Promise<void>;
   /** Releases connections. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Optional: calls `listener` whenever the store finds it lost its data while this process was
+   * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:
+   * every run it held is gone. Stores whose data survives a restart (Postgres) leave it out.
+   */
+  onDataLoss?(listener: (loss: StoreDataLoss) => void): void;
 }

@@ -1,0 +1,115 @@
+/**
+ * The store's clock as this worker sees it: the local clock plus an estimated offset.
+ *
+ * Every time the worker writes for the store to compare (a timer's `wakeAt`, a signal wait's
+ * `timeoutAt`, a retry timer) and every time it compares with a store time must be on the store's
+ * clock: the store wakes a timer when its own clock passes `wakeAt`, so a worker whose clock runs
+ * 30 s ahead would otherwise sleep 30 s too long, and one 30 s behind would be woken, find its timer
+ * not yet due, and suspend again, over and over.
+ *
+ * Invariants:
+ * 1. An estimate comes from one `store.now()` round trip: the store read its clock somewhere
+ *    between sending and receiving, so its time belongs to the midpoint, give or take half the
+ *    round trip (the estimate's uncertainty).
+ * 2. A new sample replaces the estimate when it is at least as certain as the estimate (whose
+ *    uncertainty grows with its age, for drift), or when the two disagree by more than both
+ *    uncertainties together: then one of the clocks was stepped (NTP, a VM resumed), and only the
+ *    new sample knows it.
+ * 3. Reading the clock never calls the store: `now()` is local arithmetic, so no step pays for it.
+ */
+import type { LeaseStore } from '@baton/core';
+
+/** How fast an estimate is assumed to go stale: 1 ms per second is generous for clock drift. */
+const DRIFT_PER_MS = 0.001;
+
+/** One measurement of the store's clock against the local one. */
+export interface ClockSample {
+  /** Store time minus local time at the round trip's midpoint (ms). */
+  offsetMs: number;
+  /** Half the round trip: how far off the offset may be (ms). */
+  uncertaintyMs: number;
+  /** Local time of the midpoint. */
+  takenAt: number;
+}
+
+export class StoreClock {
+  private estimate: ClockSample | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * @param store where the store's time comes from (`now()`).
+   * @param localClock this process's clock (ms since epoch); a test may skew it.
+   */
+  constructor(
+    private readonly store: Pick<LeaseStore, 'now'>,
+    private readonly localClock: () => number = Date.now,
+  ) {}
+
+  /**
+   * The store's time now, as well as this worker knows it; the local clock before any sample.
+   * Whole milliseconds: the stores keep times as integers (a Postgres bigint refuses a fraction).
+   */
+  now(): number {
+    return Math.round(this.localClock() + (this.estimate?.offsetMs ?? 0));
+  }
+
+  /** The current estimate, or undefined before the first sample. */
+  get sample(): ClockSample | undefined {
+    return this.estimate;
+  }
+
+  /** Asks the store for its time once and folds the answer into the estimate; returns the estimate. */
+  async measure(): Promise<ClockSample> {
+    const sentAt = this.localClock();
+    const storeNow = await this.store.now();
+    const receivedAt = this.localClock();
+    // A local clock stepped back during the call gives a negative round trip: count it as zero.
+    const halfTrip = Math.max(0, receivedAt - sentAt) / 2;
+    const takenAt = sentAt + halfTrip;
+    this.accept({ offsetMs: storeNow - takenAt, uncertaintyMs: halfTrip, takenAt });
+    return this.estimate!;
+  }
+
+  /** Takes `sample` when it is better than the estimate or contradicts it (invariant 2). */
+  accept(sample: ClockSample): void {
+    const current = this.estimate;
+    if (current === undefined) {
+      this.estimate = sample;
+      return;
+    }
+    const aged = current.uncertaintyMs + Math.abs(sample.takenAt - current.takenAt) * DRIFT_PER_MS;
+    const contradicts = Math.abs(sample.offsetMs - current.offsetMs) > aged + sample.uncertaintyMs;
+    if (contradicts || sample.uncertaintyMs <= aged) this.estimate = sample;
+  }
+
+  /**
+   * Measures again every `intervalMs` until {@link stop}: one `now()` per interval per worker, so a
+   * stepped clock is noticed within an interval. `onMeasured` sees the estimate before and after;
+   * a failed call goes to `onError` and the estimate stays as it was.
+   */
+  refreshEvery(
+    intervalMs: number,
+    onMeasured: (before: ClockSample | undefined, after: ClockSample) => void,
+    onError: (err: unknown) => void,
+  ): void {
+    this.stop();
+    const tick = (): void => {
+      this.timer = setTimeout(() => {
+        const before = this.estimate;
+        this.measure()
+          .then((after) => onMeasured(before, after), onError)
+          .finally(() => {
+            if (this.timer !== undefined) tick();
+          });
+      }, intervalMs);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  /** Stops the refreshes; the last estimate stays in use. */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
