@@ -99,7 +99,6 @@ async function holdRun(
     { runId, epoch, code: err.code, ...what, retryInMs: unreadableRetryMs },
     `run left intact: ${err.message}`,
   );
-  options.onEvent({ type: 'run-held', runId, epoch, code: err.code, reason: err.message });
   ctx.releaseLease();
   const result = await store.suspendRun({
     runId,
@@ -108,7 +107,11 @@ async function holdRun(
     signals: [],
     consumedSignalIds: [],
   });
-  if (result.ok) return 'held';
+  if (result.ok) {
+    // Told once the hold is in the store, so whoever hears it finds the run suspended.
+    options.onEvent({ type: 'run-held', runId, epoch, code: err.code, reason: err.message });
+    return 'held';
+  }
   // A cancel is pending: honouring it needs none of the unreadable data.
   await store.finishRun(runId, epoch, {
     status: 'cancelled',
