@@ -36,6 +36,8 @@ export interface KeyLayout {
   readonly finished: string;
   /** HASH sha256 -> bytes: the run's large payloads (claim check), deleted with the run. */
   payloads(runId: string): string;
+  /** STRING: when the retention sweep deleted the run; expires after the tombstone's life. */
+  tombstone(runId: string): string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -55,5 +57,6 @@ export function keyLayout(prefix: string): KeyLayout {
     workers: `${prefix}workers`,
     finished: `${prefix}finished`,
     payloads: (runId) => `${prefix}payload:${runId}`,
+    tombstone: (runId) => `${prefix}deleted:${runId}`,
   };
 }
