@@ -25,6 +25,8 @@ export interface WorkerInstruments {
   failoverLatency: Histogram;
   /** Run messages put back because this worker lacks the run's workflow version. */
   runsPutBack: Counter;
+  /** Finished runs the retention sweep deleted. */
+  runsExpired: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -75,6 +77,9 @@ export function workerInstruments(): WorkerInstruments {
     ),
     runsPutBack: meter.createCounter(METRIC.runsPutBack, {
       description: "Run messages put back because this worker lacks the run's workflow version",
+    }),
+    runsExpired: meter.createCounter(METRIC.runsExpired, {
+      description: 'Finished runs the retention sweep deleted (store data, then journal)',
     }),
   };
 }

@@ -56,6 +56,7 @@ export const METRIC = {
   deadLetters: 'baton.dead_letters',
   failoverLatency: 'baton.failover.latency',
   runsPutBack: 'baton.runs.put_back',
+  runsExpired: 'baton.runs.expired',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
