@@ -37,7 +37,7 @@ const BATCH = 100;
  */
 export const RETENTION_SWEEP = { batch: 500, passRuns: 20_000, passMs: 1_000 } as const;
 /** Journal purges of one batch in flight at once. */
-const PURGES_IN_FLIGHT = 32;
+const PURGES_IN_FLIGHT = 128;
 
 export interface MaintenanceOptions {
   reapIntervalMs: number;
