@@ -106,10 +106,19 @@ await runCommand(USAGE, parse, async (config) => {
       `retention on ${config.transport}+${config.store}: chain10 started at ${config.rate} runs/s for ` +
         `${config.seconds} s, ${config.workers} workers, retention ${config.retentionMs} ms, sweep every ${config.sweepMs} ms`,
     );
-    console.log('   s  started  completed/s  deleted/s  finished runs kept');
+    console.log('    s  started  completed/s  deleted/s  finished runs kept');
     const started = performance.now();
     const startUntil = started + config.seconds * 1000;
-    const endAt = startUntil + config.retentionMs + 2 * config.sweepMs + 5_000;
+    // After the last start: until every run completed and then retention and two sweeps passed
+    // (at most two minutes more), so the table ends with what the sweep leaves behind.
+    const hardEnd = startUntil + 120_000;
+    let lastCompletionAt = started;
+    const running = (): boolean => {
+      const now = performance.now();
+      if (now < startUntil || now >= hardEnd) return now < startUntil;
+      if (completed < startedRuns) return true;
+      return now < lastCompletionAt + config.retentionMs + 2 * config.sweepMs + 1_000;
+    };
     let startedRuns = 0;
     let peakKept = 0;
     let lastCompleted = 0;
@@ -126,16 +135,23 @@ await runCommand(USAGE, parse, async (config) => {
         await sleep(10);
       }
     })();
-    for (let second = 1; performance.now() < endAt; second++) {
+    let lastAt = started;
+    for (let second = 1; running(); second++) {
       await sleep(Math.max(0, started + second * 1000 - performance.now()));
       // Every finished run the store still keeps, whatever its age.
       const kept = (await store.expiredRuns(0, 10_000_000)).length;
+      const now = performance.now();
       peakKept = Math.max(peakKept, kept);
-      if (performance.now() <= startUntil) completedWhileStarting = completed;
+      if (now <= startUntil) completedWhileStarting = completed;
+      // Rates over the time that really passed: a loaded machine stretches the rows.
+      const dt = (now - lastAt) / 1000;
       console.log(
-        `${String(second).padStart(4)}  ${String(startedRuns).padStart(7)}  ${String(completed - lastCompleted).padStart(11)}  ` +
-          `${String(deleted - lastDeleted).padStart(9)}  ${String(kept).padStart(18)}`,
+        `${((now - started) / 1000).toFixed(1).padStart(5)}  ${String(startedRuns).padStart(7)}  ` +
+          `${String(Math.round((completed - lastCompleted) / dt)).padStart(11)}  ` +
+          `${String(Math.round((deleted - lastDeleted) / dt)).padStart(9)}  ${String(kept).padStart(18)}`,
       );
+      lastAt = now;
+      if (completed > lastCompleted) lastCompletionAt = now;
       lastCompleted = completed;
       lastDeleted = deleted;
     }
