@@ -77,6 +77,7 @@ describe('maintenance: the retention sweep', () => {
       deleted.push(...next.deleted);
       if (!next.more) break;
     }
+    await maintenance.stop(); // waits for the journal purges queued behind the store deletes
     expect(deleted).toHaveLength(total);
     expect(new Set(deleted).size).toBe(total);
     // One event per store round trip, each at most a batch.

@@ -35,7 +35,7 @@ const BATCH = 100;
  * instead of a whole sweep interval: a backlog drains at half the store's pace, and a fleet
  * completing thousands of runs a second stays bounded (docs/retention.md).
  */
-export const RETENTION_SWEEP = { batch: 500, passRuns: 20_000, passMs: 1_000 } as const;
+export const RETENTION_SWEEP = { batch: 500, passRuns: 20_000, passMs: 1_000, purgeBacklog: 20_000 } as const;
 /** Journal purges of one batch in flight at once. */
 const PURGES_IN_FLIGHT = 128;
 
@@ -112,6 +112,9 @@ class Periodic {
 export class Maintenance {
   private readonly loops: Periodic[] = [];
   private stopped = false;
+  /** Journal purges (and the rest) of batches the store already deleted, in order. */
+  private afterStore: Promise<void> = Promise.resolve();
+  private afterStoreBacklog = 0;
 
   constructor(
     private readonly store: Store,
@@ -139,6 +142,7 @@ export class Maintenance {
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all(this.loops.map((loop) => loop.stop()));
+    await this.afterStore;
   }
 
   /** One pass of the reaper and the timer scan; exported for tests that want to drive it. */
@@ -162,9 +166,14 @@ export class Maintenance {
     }
   }
 
-  /** One pass of the retention sweep (see {@link sweepPass}); returns the deleted run ids. */
+  /**
+   * One pass of the retention sweep (see {@link sweepPass}) and the journal purges it queued;
+   * returns the deleted run ids.
+   */
   async sweepExpiredRuns(): Promise<string[]> {
-    return (await this.sweepPass()).deleted;
+    const { deleted } = await this.sweepPass();
+    await this.afterStore;
+    return deleted;
   }
 
   /**
@@ -180,7 +189,6 @@ export class Maintenance {
     if (retentionMs <= 0) return { deleted, more: false, elapsedMs: 0 };
     const tombstoneMs = this.options.retentionTombstoneMs ?? retentionMs;
     let batches = 0;
-    let purgeFailures = 0;
     let more = false;
     try {
       while (!this.stopped) {
@@ -194,9 +202,9 @@ export class Maintenance {
         if (runIds.length > 0) {
           deleted.push(...runIds);
           this.options.runsExpired?.add(runIds.length);
-          purgeFailures += await this.purgeJournals(runIds);
-          await this.deleteSeparatePayloads(runIds);
-          this.options.emit({ type: 'runs-expired', runIds });
+          this.queueAfterStore(runIds);
+          // The queue is bounded: past it, the store waits for the bus.
+          if (this.afterStoreBacklog > RETENTION_SWEEP.purgeBacklog) await this.afterStore;
         }
         if (runIds.length < want) break;
         if (performance.now() - started >= RETENTION_SWEEP.passMs) {
@@ -213,13 +221,42 @@ export class Maintenance {
     const elapsedMs = Math.round(performance.now() - started);
     if (deleted.length > 0) {
       this.options.logger.info(
-        { deleted: deleted.length, batches, more, purgeFailures, elapsedMs, retentionMs },
+        {
+          deleted: deleted.length,
+          batches,
+          more,
+          purgeBacklog: this.afterStoreBacklog,
+          elapsedMs,
+          retentionMs,
+        },
         'retention sweep',
       );
     } else {
       this.options.logger.debug({ batches, elapsedMs, retentionMs }, 'retention sweep: nothing expired');
     }
     return { deleted, more, elapsedMs };
+  }
+
+  /**
+   * What follows a batch's store delete (journal purges, payloads kept apart, the `runs-expired`
+   * event) runs behind the sweep, one batch after the other: on NATS a purge is one request per
+   * run and far slower than the store's batch, and the store must not wait for it while the
+   * backlog stays under {@link RETENTION_SWEEP}'s `purgeBacklog`. stop() waits for it.
+   */
+  private queueAfterStore(runIds: string[]): void {
+    this.afterStoreBacklog += runIds.length;
+    this.afterStore = this.afterStore.then(async () => {
+      try {
+        await this.purgeJournals(runIds);
+        await this.deleteSeparatePayloads(runIds);
+        this.options.emit({ type: 'runs-expired', runIds });
+      } catch (err) {
+        // Only the event's listener can throw here; the next batch's purges must still run.
+        this.options.logger.warn({ err }, 'a runs-expired listener failed');
+      } finally {
+        this.afterStoreBacklog -= runIds.length;
+      }
+    });
   }
 
   /**
