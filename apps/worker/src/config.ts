@@ -16,6 +16,7 @@ export const ENV = {
   reapIntervalMs: 'BATON_REAP_INTERVAL_MS',
   deadWorkerScanMs: 'BATON_DEAD_WORKER_SCAN_MS',
   retentionMs: 'BATON_RETENTION_MS',
+  retentionTombstoneMs: 'BATON_RETENTION_TOMBSTONE_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
   pipelineSteps: 'BATON_PIPELINE_STEPS',
   maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
@@ -76,6 +77,7 @@ export type WorkerTuning = Partial<
     | 'reapIntervalMs'
     | 'deadWorkerScanMs'
     | 'retentionMs'
+    | 'retentionTombstoneMs'
     | 'checkpointEvery'
     | 'pipelineSteps'
     | 'maxMessageBytes'
@@ -155,6 +157,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     reapIntervalMs: int(env, ENV.reapIntervalMs, 1),
     deadWorkerScanMs: int(env, ENV.deadWorkerScanMs, 0),
     retentionMs: int(env, ENV.retentionMs, 0),
+    retentionTombstoneMs: int(env, ENV.retentionTombstoneMs, 1),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
     pipelineSteps: bool(env, ENV.pipelineSteps),
     maxMessageBytes: int(env, ENV.maxMessageBytes, 1),

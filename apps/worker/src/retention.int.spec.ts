@@ -5,6 +5,8 @@
  *   NATS, its journal subject; on Kafka the journal stays (the topic's retention.ms removes it);
  * - a suspended run (waiting on a signal) older than the TTL is untouched: its record, lease,
  *   checkpoints and journal stay, and a signal still completes it;
+ * - result() of a swept run fails at once with RunDeletedError;
+ * - two workers sweeping a backlog delete each run exactly once;
  * - client.delete refuses a run that is not finished, naming its status, and deletes a finished
  *   one at once.
  */
@@ -88,6 +90,12 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
 
     expect(await store.getLease(done.runId)).toBeUndefined();
     expect(await store.listCheckpoints(done.runId)).toEqual([]);
+    // Its outcome is gone, and result() says so at once (no timeout given: it would wait for good).
+    await expect(done.result()).rejects.toMatchObject({
+      code: 'BATON_RUN_DELETED',
+      runId: done.runId,
+      message: expect.stringContaining(`run ${done.runId} was deleted by the retention sweep`),
+    });
     if (transport.journalPurge === 'deletes') expect(await client.history(done.runId)).toEqual([]);
     else expect((await client.history(done.runId)).length).toBeGreaterThan(0);
 
@@ -98,6 +106,39 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     expect(await client.history(parked.runId)).toEqual(parkedHistory);
     await client.signal(parked.runId, 'go', 'now');
     await expect(parked.result({ timeoutMs: 20_000 })).resolves.toBe('PARKED:now');
+  }, 60_000);
+
+  it('a backlog of expired runs is deleted over passes of several batches, each run once', async () => {
+    // Runs finished before any worker sweeps: a backlog, as when retention is turned on.
+    const runIds: string[] = [];
+    for (let i = 0; i < 40; i += 1) {
+      const runId = `ret-backlog-${i}-${Date.now()}`;
+      await store.createRun({ runId, workflow: 'ret_quick', version: 1, input: 'x', idempotencyKey: null });
+      const lease = await store.acquireLease(runId, 'backlog-writer', 5_000);
+      if (!lease.ok) throw new Error('lease');
+      await store.finishRun(runId, lease.epoch, { status: 'completed', result: 'X' });
+      runIds.push(runId);
+    }
+    const expired: string[] = [];
+    for (const _ of [0, 1]) {
+      const worker = new Worker({
+        transport,
+        store,
+        workflows: [quick],
+        retentionMs: 500,
+        retentionSweepMs: 100,
+        retentionTombstoneMs: 60_000,
+        onEvent: (e) => void (e.type === 'runs-expired' && expired.push(...e.runIds)),
+      });
+      await worker.start();
+      workers.push(worker);
+    }
+    await until('the backlog is deleted', async () =>
+      (await Promise.all(runIds.map((id) => store.getRun(id)))).every((run) => run === undefined),
+    );
+    const ours = expired.filter((id) => runIds.includes(id));
+    expect(ours.sort()).toEqual([...runIds].sort());
+    for (const runId of runIds) expect(await store.runTombstone(runId)).toMatchObject({ runId });
   }, 60_000);
 
   it('client.delete refuses an unfinished run, naming its status, and deletes a finished one', async () => {

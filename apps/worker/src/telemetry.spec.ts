@@ -189,6 +189,17 @@ describe('worker probes, metrics and traces', () => {
     await first.stop(); // hands the run to the second worker mid-way
     expect(await handle.result({ timeoutMs: 5_000 })).toBe(6);
     await second.stop();
+    // A span is exported when it ends, which may come after result() saw the run complete: wait
+    // (bounded) for both attempts and every step before asserting on them.
+    const ofRun = (name: string): ReadableSpan[] =>
+      spans.getFinishedSpans().filter((s) => s.name === name && s.attributes[ATTR.runId] === handle.runId);
+    await until(
+      () =>
+        ofRun(SPAN.run).length >= 2 &&
+        new Set(ofRun(SPAN.activity).map((a) => a.attributes[ATTR.activitySeq])).size >= 6,
+      5_000,
+      'the spans of both attempts and every step',
+    ).catch(() => undefined);
 
     const finished = spans.getFinishedSpans();
     const byName = (name: string): ReadableSpan[] => finished.filter((s) => s.name === name);

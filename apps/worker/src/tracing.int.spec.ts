@@ -87,6 +87,25 @@ function valueOf(value: OtlpValue | undefined): unknown {
   return value.boolValue;
 }
 
+/** How long the test waits for the workers' spans to reach the collector. */
+const SPANS_WAIT_MS = 20_000;
+
+/** Resolves once `ready()` holds or `timeoutMs` passed; the assertions that follow say what is missing. */
+async function eventually(timeoutMs: number, ready: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+/** True once `pid` has an activity in flight, false when `waitMs` passed without. */
+async function busyWithin(world: CrashWorld, pid: number, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    if ((await world.ledger.busyPids()).has(pid)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const producerSpans = new InMemorySpanExporter();
 const collector = new Collector();
 let endpoint: string;
@@ -126,15 +145,36 @@ describe('tracing across worker processes (nats+redis)', () => {
       });
       const w = world;
       const first = await w.fleet.spawn();
-      const runs = await w.enqueue(4, { steps: 10, minDelayMs: 150, maxDelayMs: 250 });
+      const shape = { steps: 10, minDelayMs: 150, maxDelayMs: 250 };
+      const runs = await w.enqueue(4, shape);
       await w.waitForExecutions(first.pid, 4);
       const second = await w.fleet.spawn();
+      // The hand-off needs runs in flight on the first worker when it is told to stop. On a slow
+      // machine the second may finish booting after the first finished its runs: then a small
+      // wave more goes out, until (bounded) the first has an activity in flight.
+      for (let wave = 1; !(await busyWithin(w, first.pid, 3_000)); wave++) {
+        if (wave > 5) throw new Error(`worker ${first.pid} had no activity in flight after ${wave} waves`);
+        runs.push(...(await w.enqueue(4, shape)));
+      }
       first.signal('SIGTERM');
       expect(await first.exited).toEqual({ code: 0, signal: null });
       await w.waitForAll(60_000);
       second.signal('SIGTERM'); // flushes its last spans
       expect(await second.exited).toEqual({ code: 0, signal: null });
 
+      // Spans reach the collector by HTTP, in batches, possibly after the run they describe is
+      // done: wait (bounded) until every run's spans are in, then assert on what arrived.
+      const spansOf = (name: string, runId: string): ExportedSpan[] =>
+        collector.spans.filter((s) => s.name === name && s.attrs[ATTR.runId] === runId);
+      await eventually(
+        SPANS_WAIT_MS,
+        () =>
+          runs.every(
+            (run) =>
+              spansOf(SPAN.run, run.runId).length > 0 &&
+              new Set(spansOf(SPAN.activity, run.runId).map((a) => a.attrs[ATTR.activitySeq])).size >= 10,
+          ) && runs.some((run) => new Set(spansOf(SPAN.run, run.runId).map((a) => a.pid)).size === 2),
+      );
       const enqueues = producerSpans.getFinishedSpans().filter((s) => s.name === SPAN.enqueue);
       let resumedElsewhere = 0;
       for (const run of runs) {

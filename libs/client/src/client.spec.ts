@@ -7,6 +7,7 @@ import {
   memoryStore,
   memoryTransport,
   runIdForKey,
+  RunDeletedError,
   TimeoutError,
   WorkflowFailedError,
   type Delivery,
@@ -92,6 +93,64 @@ describe('Client', () => {
     await expect(client.result('never', { timeoutMs: 50 })).rejects.toThrow(TimeoutError);
     await expect(client.result('never', { timeoutMs: 50 })).rejects.toThrow(/status: not started/);
     expect((await client.describe('ok')).lease).toMatchObject({ state: 'finished' });
+  });
+
+  it('result() of a run the retention sweep deleted fails at once naming it; an unknown run after unknownRunMs', async () => {
+    let now = 1_700_000_000_000;
+    const store = memoryStore({ clock: () => now });
+    const client = new Client({ transport: memoryTransport(), store });
+    await store.createRun({
+      runId: 'swept',
+      workflow: 'orders',
+      version: 2,
+      input: null,
+      idempotencyKey: null,
+    });
+    const lease = await store.acquireLease('swept', 'w', 5_000);
+    if (!lease.ok) throw new Error('lease');
+    await store.finishRun('swept', lease.epoch, { status: 'completed', result: 1 });
+    now += 10_000;
+    expect(await store.deleteExpiredRuns(5_000, 10, 60_000)).toEqual(['swept']);
+
+    // No timeout given: without the tombstone this would wait for good.
+    const deleted = await client.result('swept').catch((err: unknown) => err);
+    expect(deleted).toBeInstanceOf(RunDeletedError);
+    expect(deleted).toMatchObject({ code: 'BATON_RUN_DELETED', runId: 'swept', deletedAt: now });
+    expect((deleted as Error).message).toMatch(
+      /run swept was deleted by the retention sweep at .*BATON_RETENTION_MS/,
+    );
+
+    await expect(client.result('never-started', { unknownRunMs: 30 })).rejects.toMatchObject({
+      code: 'BATON_NOT_FOUND',
+      message: expect.stringMatching(/run never-started is not known to the store after 30 ms.*unknownRunMs/),
+    });
+    // Once the tombstone's life is over, the run is merely unknown.
+    now += 60_000;
+    await expect(client.result('swept', { unknownRunMs: 0 })).rejects.toMatchObject({
+      code: 'BATON_NOT_FOUND',
+    });
+  });
+
+  it('a handle from start() waits for its run past unknownRunMs: the start message may still be queued', async () => {
+    const store = memoryStore();
+    const client = new Client({ transport: memoryTransport(), store, unknownRunMs: 20 });
+    const handle = await client.start({ name: 'orders', version: 2 }, null, { runId: 'queued' });
+    const waiting = handle.result({ timeoutMs: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await store.createRun({
+      runId: 'queued',
+      workflow: 'orders',
+      version: 2,
+      input: null,
+      idempotencyKey: null,
+    });
+    const lease = await store.acquireLease('queued', 'w', 5_000);
+    if (!lease.ok) throw new Error('lease');
+    await store.finishRun('queued', lease.epoch, { status: 'completed', result: 'late' });
+    expect(await waiting).toBe('late');
+    await expect(client.result('queued-never', { timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'BATON_NOT_FOUND',
+    });
   });
 
   it('history() decodes the journal in order', async () => {

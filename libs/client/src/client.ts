@@ -13,6 +13,7 @@ import {
   encodeMessage,
   newRunId,
   NotFoundError,
+  RunDeletedError,
   resolvePayloadProtection,
   runIdForKey,
   RunStateError,
@@ -45,6 +46,8 @@ export interface ClientOptions {
   store?: Store;
   /** First poll interval of result(); it doubles up to 250 ms. @defaultValue 5 */
   pollIntervalMs?: number;
+  /** The default of result()'s `unknownRunMs` (see {@link ResultOptions}). @defaultValue 30_000 */
+  unknownRunMs?: number;
   /**
    * The payload protection the workers use (docs/integrity.md), so history() can decrypt and
    * decompress journal records: a resolved protection, or its options (the environment is not
@@ -86,6 +89,24 @@ export interface RunDescription extends RunRecord {
   lease: LeaseInfo | undefined;
 }
 
+/** Options of {@link Client.result}. */
+export interface ResultOptions {
+  /** Give up with TimeoutError after this long. @defaultValue no limit */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /**
+   * How long a run the store does not know (no record, no tombstone) is waited for before
+   * NotFoundError: its start message may still be queued, or it was never started. A run the
+   * retention sweep deleted fails at once with RunDeletedError instead, while its tombstone lives.
+   * @defaultValue the client's `unknownRunMs` (30 s) for `client.result(runId)`; the timeout for
+   * the handle `start()` returned
+   */
+  unknownRunMs?: number;
+}
+
+/** How long client.result(runId) waits for a run the store does not know. */
+const UNKNOWN_RUN_MS = 30_000;
+
 /** A handle on one run. */
 export class RunHandle<O = unknown> {
   constructor(
@@ -93,9 +114,13 @@ export class RunHandle<O = unknown> {
     readonly runId: string,
   ) {}
 
-  /** Waits for the outcome: the result, or WorkflowFailedError / CancelledError / TimeoutError. */
-  result(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<O> {
-    return this.client.result(this.runId, options) as Promise<O>;
+  /**
+   * Waits for the outcome: the result, or WorkflowFailedError / CancelledError / TimeoutError /
+   * RunDeletedError. This client sent the run's start, so a run the store does not know yet is
+   * waited for until the timeout (its start message may sit in a long queue).
+   */
+  result(options?: ResultOptions): Promise<O> {
+    return this.client.result(this.runId, { unknownRunMs: Infinity, ...options }) as Promise<O>;
   }
 
   describe(): Promise<RunDescription> {
@@ -107,6 +132,7 @@ export class Client {
   private readonly transport: Transport;
   private readonly store: Store | undefined;
   private readonly pollIntervalMs: number;
+  private readonly unknownRunMs: number;
   private readonly codec: PayloadCodec;
   private readonly protection: PayloadProtection;
   private readonly claimCheck: ClaimCheck | undefined;
@@ -118,6 +144,9 @@ export class Client {
     this.transport = options.transport;
     this.store = options.store;
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
+    this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
+    if (!(this.unknownRunMs >= 0))
+      throw new ConfigError(`Client option unknownRunMs is ${this.unknownRunMs}; it must be 0 or more ms`);
     const protection = options.payloadProtection;
     this.protection =
       protection !== undefined && 'codec' in protection
@@ -409,11 +438,17 @@ export class Client {
     return deleted;
   }
 
-  /** Waits for the run to finish (polling the store with backoff). */
-  async result(runId: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<unknown> {
+  /**
+   * Waits for the run to finish (polling the store with backoff). A run the retention sweep
+   * deleted fails at once with RunDeletedError (its tombstone says so); a run the store does not
+   * know at all fails with NotFoundError once it stayed unknown for `unknownRunMs`.
+   */
+  async result(runId: string, options: ResultOptions = {}): Promise<unknown> {
     const store = this.requireStore('result');
     await this.connect();
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    const unknownRunMs = options.unknownRunMs ?? this.unknownRunMs;
+    const unknownDeadline = Date.now() + unknownRunMs;
     let interval = this.pollIntervalMs;
     for (;;) {
       options.signal?.throwIfAborted();
@@ -422,13 +457,25 @@ export class Client {
       if (run?.status === 'failed')
         throw new WorkflowFailedError(runId, run.error ?? { name: 'Error', message: 'unknown' });
       if (run?.status === 'cancelled') throw new CancelledError(runId, run.error?.message);
+      if (run === undefined) {
+        const tombstone = await store.runTombstone(runId);
+        if (tombstone !== undefined) throw new RunDeletedError(runId, tombstone.deletedAt);
+        if (Date.now() >= unknownDeadline && unknownDeadline < deadline) {
+          throw new NotFoundError(
+            `run ${runId} is not known to the store after ${unknownRunMs} ms: it was never started, ` +
+              'was deleted (client.delete, or retention longer ago than the tombstones live), or its ' +
+              'start message still waits in the queue; pass { unknownRunMs } to wait longer',
+          );
+        }
+      }
       if (Date.now() >= deadline) {
         throw new TimeoutError(
           `run ${runId} did not finish within ${options.timeoutMs} ms (status: ${run?.status ?? 'not started'})`,
         );
       }
+      const until = Math.min(deadline, run === undefined ? unknownDeadline : Infinity);
       await new Promise((resolve) =>
-        setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))),
+        setTimeout(resolve, Math.min(interval, Math.max(0, until - Date.now()))),
       );
       interval = Math.min(interval * 2, 250);
     }

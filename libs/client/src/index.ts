@@ -11,6 +11,13 @@
  * const decision = await run.result({ timeoutMs: 60_000 });
  * ```
  */
-export type { ClientOptions, ForkOptions, RunDescription, StartOptions, WorkflowRef } from './client.js';
+export type {
+  ClientOptions,
+  ForkOptions,
+  ResultOptions,
+  RunDescription,
+  StartOptions,
+  WorkflowRef,
+} from './client.js';
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';

@@ -340,6 +340,25 @@ export function refuseDelete(runId: string, status: string): RunStateError {
   );
 }
 
+/**
+ * The run is gone: the retention sweep deleted it (its tombstone says when). Its outcome can no
+ * longer be read; nothing waits for it. Raised by `client.result()` at once instead of waiting.
+ */
+export class RunDeletedError extends BatonError {
+  constructor(
+    readonly runId: string,
+    /** When the sweep deleted it, on the store's clock (ms since the epoch). */
+    readonly deletedAt: number,
+  ) {
+    super(
+      'BATON_RUN_DELETED',
+      `run ${runId} was deleted by the retention sweep at ${new Date(deletedAt).toISOString()} ` +
+        "(finished runs older than the workers' BATON_RETENTION_MS are deleted), so its outcome is gone: " +
+        'read outcomes sooner, or raise BATON_RETENTION_MS',
+    );
+  }
+}
+
 /** Waiting for something exceeded the caller's timeout. */
 export class TimeoutError extends BatonError {
   constructor(message: string) {

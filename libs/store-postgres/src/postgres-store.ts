@@ -22,6 +22,7 @@ import {
   type ReopenResult,
   type RunOutcome,
   type RunRecord,
+  type RunTombstone,
   type Store,
   type SuspendRequest,
   type SuspendResult,
@@ -203,6 +204,14 @@ export class PostgresStore implements Store {
   }
   deleteRun(runId: string): Promise<boolean> {
     return this.run('deleteRun', (db) => retention.deleteRun(db, runId));
+  }
+  deleteExpiredRuns(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]> {
+    return this.run('deleteExpiredRuns', (db) =>
+      retention.deleteExpiredRuns(db, olderThanMs, limit, tombstoneMs),
+    );
+  }
+  runTombstone(runId: string): Promise<RunTombstone | undefined> {
+    return this.run('runTombstone', (db) => retention.runTombstone(db, runId));
   }
 
   // Large payloads ------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 /**
  * RetentionStore in SQL: finished runs by finish time (index runs_finished_by_update, migration
- * 005) and the atomic delete of a finished run (delete_run()).
+ * 005), the atomic delete of a finished run (delete_run()), and the sweep's batch with its
+ * tombstones (delete_expired_runs(), migration 009).
  */
-import { refuseDelete } from '@baton/core';
+import { refuseDelete, type RunTombstone } from '@baton/core';
 import type { Db } from './db.js';
 
 const EXPIRED_SQL = `
@@ -25,4 +26,26 @@ export async function deleteRun(db: Db, runId: string): Promise<boolean> {
   if (outcome === 'deleted') return true;
   if (outcome === 'unknown') return false;
   throw refuseDelete(runId, outcome);
+}
+
+const DELETE_EXPIRED_SQL = `SELECT run_id FROM {{schema}}.delete_expired_runs($1, $2, $3) AS run_id`;
+
+export async function deleteExpiredRuns(
+  db: Db,
+  olderThanMs: number,
+  limit: number,
+  tombstoneMs: number,
+): Promise<string[]> {
+  if (limit <= 0) return [];
+  const rows = await db.query<{ run_id: string }>(DELETE_EXPIRED_SQL, [olderThanMs, limit, tombstoneMs]);
+  return rows.map((row) => row.run_id);
+}
+
+const TOMBSTONE_SQL = `
+SELECT deleted_at::text AS deleted_at FROM {{schema}}.run_tombstones
+WHERE run_id = $1 AND expires_at > {{schema}}.now_ms()`;
+
+export async function runTombstone(db: Db, runId: string): Promise<RunTombstone | undefined> {
+  const [row] = await db.query<{ deleted_at: string }>(TOMBSTONE_SQL, [runId]);
+  return row === undefined ? undefined : { runId, deletedAt: Number(row.deleted_at) };
 }

@@ -38,6 +38,8 @@ export interface KeyLayout {
   payloads(runId: string): string;
   /** STRING: a random value written once per data set; gone after a data loss (data-marker.ts). */
   readonly dataMarker: string;
+  /** STRING: when the retention sweep deleted the run; expires after the tombstone's life. */
+  tombstone(runId: string): string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -58,5 +60,6 @@ export function keyLayout(prefix: string): KeyLayout {
     finished: `${prefix}finished`,
     payloads: (runId) => `${prefix}payload:${runId}`,
     dataMarker: `${prefix}data-marker`,
+    tombstone: (runId) => `${prefix}deleted:${runId}`,
   };
 }

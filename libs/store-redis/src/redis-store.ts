@@ -24,6 +24,7 @@ import type {
   ReopenResult,
   RunOutcome,
   RunRecord,
+  RunTombstone,
   Store,
   StoreDataLoss,
   SuspendRequest,
@@ -182,6 +183,14 @@ class RedisStore implements Store {
   }
   deleteRun(runId: string): Promise<boolean> {
     return this.op('deleteRun', (ctx) => retention.deleteRun(ctx, runId));
+  }
+  deleteExpiredRuns(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]> {
+    return this.op('deleteExpiredRuns', (ctx) =>
+      retention.deleteExpiredRuns(ctx, olderThanMs, limit, tombstoneMs),
+    );
+  }
+  runTombstone(runId: string): Promise<RunTombstone | undefined> {
+    return this.op('runTombstone', (ctx) => retention.runTombstone(ctx, runId));
   }
 
   // PayloadStore

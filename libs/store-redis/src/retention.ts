@@ -5,7 +5,7 @@
  * Runs finished before the index existed are not in it, so retention never lists them;
  * deleteRun still deletes them when asked by id.
  */
-import { refuseDelete } from '@baton/core';
+import { refuseDelete, type RunTombstone } from '@baton/core';
 import { str, type StoreContext } from './context.js';
 
 export async function expiredRuns(ctx: StoreContext, olderThanMs: number, limit: number): Promise<string[]> {
@@ -35,4 +35,25 @@ export async function deleteRun(ctx: StoreContext, runId: string): Promise<boole
   )) as [number, unknown?];
   if (reply[0] === -1) throw refuseDelete(runId, str(reply[1]));
   return reply[0] === 1;
+}
+
+export async function deleteExpiredRuns(
+  ctx: StoreContext,
+  olderThanMs: number,
+  limit: number,
+  tombstoneMs: number,
+): Promise<string[]> {
+  if (limit <= 0) return [];
+  const { keys } = ctx;
+  const reply = (await ctx.run(
+    'delete-expired-runs',
+    [keys.finished, keys.held, keys.timers],
+    [keys.prefix, olderThanMs, limit, Math.max(1, tombstoneMs)],
+  )) as unknown[];
+  return reply.map(str);
+}
+
+export async function runTombstone(ctx: StoreContext, runId: string): Promise<RunTombstone | undefined> {
+  const deletedAt = await ctx.redis.get(ctx.keys.tombstone(runId));
+  return deletedAt === null ? undefined : { runId, deletedAt: Number(deletedAt) };
 }

@@ -19,6 +19,7 @@ export const SCRIPT_NAMES = [
   'claim-new-run',
   'clock',
   'create-run',
+  'delete-expired-runs',
   'delete-run',
   'deliver-signal',
   'expired-runs',

@@ -34,6 +34,8 @@ export interface WorkerInstruments {
   signalsDropped: Counter;
   /** Times the store was found to have lost its data (a Redis restarted without persistence). */
   storeDataLosses: Counter;
+  /** Finished runs the retention sweep deleted. */
+  runsExpired: Counter;
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -93,6 +95,9 @@ export function workerInstruments(): WorkerInstruments {
     }),
     storeDataLosses: meter.createCounter(METRIC.storeDataLosses, {
       description: 'Times the store was found to have lost its data (every run it held is gone)',
+    }),
+    runsExpired: meter.createCounter(METRIC.runsExpired, {
+      description: 'Finished runs the retention sweep deleted (store data, then journal)',
     }),
   };
 }

@@ -59,6 +59,7 @@ export const METRIC = {
   resumeFailures: 'baton.resume.failures',
   signalsDropped: 'baton.signals.dropped',
   storeDataLosses: 'baton.store.data_losses',
+  runsExpired: 'baton.runs.expired',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

@@ -123,5 +123,76 @@ export function describeRetentionConformance(store: () => Store): void {
       await expect(store().deleteRun(runId)).rejects.toMatchObject({ status: 'pending' });
       expect(await store().listCheckpoints(runId)).toHaveLength(2);
     });
+
+    it('deletes expired finished runs in one batch, oldest first, with everything of each, leaving a tombstone', async () => {
+      const data = new TextEncoder().encode('{"big":true}');
+      const hash = sha256Of(data);
+      const oldest = await finishedRun(store(), COMPLETED);
+      const middle = await finishedRun(store(), FAILED);
+      const newest = await finishedRun(store(), CANCELLED);
+      const key = (await store().getRun(oldest))?.idempotencyKey ?? null;
+      await store().putPayload(oldest, hash, data);
+      const running = (await createTestRun(store(), 'running')).runId;
+      await acquireOk(store(), running, 'worker-a');
+      expect(await store().deleteExpiredRuns(LONG_AGO_MS, 10, LONG_AGO_MS)).toEqual([]);
+      await sleep(AGE_WAIT_MS);
+      const young = await finishedRun(store(), COMPLETED);
+
+      expect(await store().deleteExpiredRuns(TTL_MS, 2, LONG_AGO_MS)).toEqual([oldest, middle]);
+      expect(await store().deleteExpiredRuns(TTL_MS, 10, LONG_AGO_MS)).toEqual([newest]);
+      expect(await store().deleteExpiredRuns(TTL_MS, 10, LONG_AGO_MS)).toEqual([]);
+
+      for (const runId of [oldest, middle, newest]) {
+        expect(await store().getRun(runId)).toBeUndefined();
+        expect(await store().getLease(runId)).toBeUndefined();
+        expect(await store().listCheckpoints(runId)).toEqual([]);
+        expect(await store().readSignals(runId)).toEqual([]);
+        expect(await store().runTombstone(runId)).toEqual({ runId, deletedAt: expect.any(Number) });
+      }
+      expect(await store().getPayload(oldest, hash)).toBeUndefined();
+      expect((await store().getRun(young))?.status).toBe('completed');
+      expect((await store().getRun(running))?.status).toBe('running');
+      expect(await store().runTombstone(young)).toBeUndefined();
+      expect(await store().runTombstone(uniqueId('never-known'))).toBeUndefined();
+      const again = await store().createRun({
+        runId: uniqueId('again'),
+        workflow: 'conformance',
+        version: 1,
+        input: null,
+        idempotencyKey: key,
+      });
+      expect(again.created).toBe(true);
+    });
+
+    it('a tombstone ends with its life; deleteRun leaves none', async () => {
+      const swept = await finishedRun(store(), COMPLETED);
+      const deletedById = await finishedRun(store(), COMPLETED);
+      expect(await store().deleteRun(deletedById)).toBe(true);
+      await sleep(AGE_WAIT_MS);
+      const before = await store().now();
+      expect(await store().deleteExpiredRuns(TTL_MS, 10, TTL_MS)).toEqual([swept]);
+      const tombstone = await store().runTombstone(swept);
+      expect(tombstone?.deletedAt).toBeGreaterThanOrEqual(before);
+      expect(await store().runTombstone(deletedById)).toBeUndefined();
+      await sleep(AGE_WAIT_MS);
+      expect(await store().runTombstone(swept)).toBeUndefined();
+      // The next batch drops expired tombstones for good; nothing else changes.
+      expect(await store().deleteExpiredRuns(TTL_MS, 10, TTL_MS)).toEqual([]);
+      expect(await store().runTombstone(swept)).toBeUndefined();
+    });
+
+    it('batches running at once delete disjoint runs, and together every expired one', async () => {
+      const runIds: string[] = [];
+      for (let i = 0; i < 12; i += 1) runIds.push(await finishedRun(store(), COMPLETED));
+      await sleep(AGE_WAIT_MS);
+      const batches = await Promise.all(
+        [0, 1, 2, 3].map(() => store().deleteExpiredRuns(TTL_MS, 4, LONG_AGO_MS)),
+      );
+      const deleted = batches.flat();
+      expect(new Set(deleted).size).toBe(deleted.length);
+      const rest = await store().deleteExpiredRuns(TTL_MS, 100, LONG_AGO_MS);
+      expect([...deleted, ...rest].sort()).toEqual([...runIds].sort());
+      expect(new Set([...deleted, ...rest]).size).toBe(runIds.length);
+    });
   });
 }

@@ -3,6 +3,7 @@ import { createKafkaClient } from './client.js';
 import { toKafkaError } from './errors.js';
 import { layoutFor } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions } from './options.js';
+import { withKafkaRetries } from './retry.js';
 import { deleteTopics } from './setup.js';
 
 /** Deletes `<prefix>.runs`, `<prefix>.journal`, `<prefix>.dlq` and the group `<prefix>-workers`. */
@@ -11,7 +12,9 @@ export async function deleteKafkaTopics(options: KafkaTransportOptions & { prefi
   const admin = createKafkaClient(resolved, undefined).admin();
   try {
     await admin.connect();
-    await deleteTopics(admin, layoutFor(resolved.prefix));
+    await withKafkaRetries({ brokers: resolved.displayBrokers, operation: 'deleteKafkaTopics' }, () =>
+      deleteTopics(admin, layoutFor(resolved.prefix)),
+    );
   } catch (err) {
     throw toKafkaError(err, { brokers: resolved.displayBrokers, operation: 'deleteKafkaTopics' });
   } finally {

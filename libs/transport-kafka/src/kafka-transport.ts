@@ -26,6 +26,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import { createKafkaClient, type KafkaLogHook } from './client.js';
 import type { KafkaContext } from './context.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
 import { appendJournalRecord, readJournal } from './journal.js';
 import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
@@ -95,7 +96,10 @@ export class KafkaTransport implements Transport {
     const reader = new PartitionReader(kafka, [this.layout.journalTopic, this.layout.dlqTopic]);
     try {
       await admin.connect();
-      const topics = await ensureTopics(admin, this.options, this.layout);
+      const topics = await withKafkaRetries(
+        { brokers: this.options.displayBrokers, operation: 'connect: topics' },
+        () => ensureTopics(admin, this.options, this.layout),
+      );
       await Promise.all([producer.connect(), reader.connect()]);
       const queue = new KafkaRunQueue(kafka, this.options, this.layout, topics.runsPartitions, this.log);
       return {
@@ -133,6 +137,13 @@ export class KafkaTransport implements Transport {
         throw this.lifecycle.closedError(operation);
       throw toKafkaError(err, { brokers: this.options.displayBrokers, operation });
     }
+  }
+
+  /** {@link guard} for a read or an admin call: retriable broker errors are retried (retry.ts). */
+  private guardRead<T>(operation: string, work: (context: KafkaContext) => Promise<T>): Promise<T> {
+    return this.guard(operation, (context) =>
+      withKafkaRetries({ brokers: this.options.displayBrokers, operation }, () => work(context)),
+    );
   }
 
   // ------------------------------------------------------------------------------------------
@@ -192,7 +203,7 @@ export class KafkaTransport implements Transport {
   }
 
   read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
-    return this.guard('read', (context) => readJournal(context, runId, afterPosition, uptoPosition));
+    return this.guardRead('read', (context) => readJournal(context, runId, afterPosition, uptoPosition));
   }
 
   /**
@@ -211,7 +222,7 @@ export class KafkaTransport implements Transport {
   }
 
   listDeadLetters(limit?: number): Promise<DeadLetter[]> {
-    return this.guard('listDeadLetters', (context) => listDeadLetters(context, limit));
+    return this.guardRead('listDeadLetters', (context) => listDeadLetters(context, limit));
   }
 }
 

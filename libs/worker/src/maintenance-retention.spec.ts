@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryStore, memoryTransport, type PayloadStore, type Store, type Transport } from '@baton/core';
 import type { WorkerEvent } from './events.js';
 import { silentLogger } from './logger.js';
-import { Maintenance, RETENTION_BATCH } from './maintenance.js';
+import { Maintenance, RETENTION_SWEEP } from './maintenance.js';
 
 const HOUR = 3_600_000;
 
@@ -20,6 +20,7 @@ function setUp(retentionMs: number, payloads?: PayloadStore) {
   const store = memoryStore({ clock: () => now });
   const transport = memoryTransport();
   const events: WorkerEvent[] = [];
+  let expired = 0;
   const maintenance = new Maintenance(store, transport, {
     reapIntervalMs: HOUR,
     deadWorkerScanMs: 0,
@@ -29,8 +30,16 @@ function setUp(retentionMs: number, payloads?: PayloadStore) {
     retentionMs,
     retentionSweepMs: HOUR,
     payloads,
+    runsExpired: { add: (n) => (expired += n) },
   });
-  return { store, transport, events, maintenance, advance: (ms: number) => (now += ms) };
+  return {
+    store,
+    transport,
+    events,
+    maintenance,
+    advance: (ms: number) => (now += ms),
+    counted: () => expired,
+  };
 }
 
 describe('maintenance: the retention sweep', () => {
@@ -52,12 +61,49 @@ describe('maintenance: the retention sweep', () => {
     await maintenance.stop();
   });
 
-  it(`deletes at most ${RETENTION_BATCH} runs per pass`, async () => {
-    const { store, transport, maintenance, advance } = setUp(HOUR);
-    for (let i = 0; i < RETENTION_BATCH + 5; i += 1) await run(store, transport, `r${i}`, true);
+  it('keeps deleting batches while expired runs remain, up to the bound of a pass, leaving tombstones', async () => {
+    const { store, transport, events, maintenance, advance } = setUp(HOUR);
+    const total = RETENTION_SWEEP.passRuns + RETENTION_SWEEP.batch + 5;
+    for (let i = 0; i < total; i += 1) await run(store, transport, `r${i}`, true);
     advance(2 * HOUR);
-    expect(await maintenance.sweepExpiredRuns()).toHaveLength(RETENTION_BATCH);
-    expect(await maintenance.sweepExpiredRuns()).toHaveLength(5);
+    // A pass stops on its count or time bound with runs left, and says so; the next goes on.
+    const first = await maintenance.sweepPass();
+    expect(first.more).toBe(true);
+    expect(first.deleted.length).toBeLessThanOrEqual(RETENTION_SWEEP.passRuns);
+    expect(first.deleted.length % RETENTION_SWEEP.batch).toBe(0);
+    const deleted = [...first.deleted];
+    for (let pass = 0; pass < 100; pass += 1) {
+      const next = await maintenance.sweepPass();
+      deleted.push(...next.deleted);
+      if (!next.more) break;
+    }
+    await maintenance.stop(); // waits for the journal purges queued behind the store deletes
+    expect(deleted).toHaveLength(total);
+    expect(new Set(deleted).size).toBe(total);
+    // One event per store round trip, each at most a batch.
+    expect(events.every((e) => e.type === 'runs-expired' && e.runIds.length <= RETENTION_SWEEP.batch)).toBe(
+      true,
+    );
+    expect(events).toHaveLength(Math.ceil(total / RETENTION_SWEEP.batch));
+    expect(await store.runTombstone('r0')).toEqual({ runId: 'r0', deletedAt: expect.any(Number) });
+    expect(await transport.read('r0', 0)).toEqual([]);
+    await maintenance.stop();
+  });
+
+  it('counts the deleted runs and goes on when a journal purge fails', async () => {
+    const { store, transport, maintenance, advance, counted } = setUp(HOUR);
+    for (const runId of ['a', 'b', 'c']) await run(store, transport, runId, true);
+    advance(2 * HOUR);
+    const purge = transport.purgeJournal.bind(transport);
+    transport.purgeJournal = async (runId) => {
+      if (runId === 'b') throw new Error('bus unavailable');
+      await purge(runId);
+    };
+    expect(await maintenance.sweepExpiredRuns()).toEqual(['a', 'b', 'c']);
+    expect(counted()).toBe(3);
+    expect(await transport.read('a', 0)).toEqual([]);
+    expect(await transport.read('b', 0)).toHaveLength(1);
+    expect(await store.getRun('b')).toBeUndefined();
     await maintenance.stop();
   });
 

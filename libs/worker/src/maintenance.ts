@@ -8,6 +8,7 @@
  * - the retention sweep (every `retentionSweepMs`, only when `retentionMs` is set): finished runs
  *   older than `retentionMs` lose their store data, then their journal (docs/retention.md). The
  *   store's delete checks that the run is finished, atomically, so no unfinished run is ever touched.
+ *   A pass deletes batches while expired runs remain, within {@link RETENTION_SWEEP}'s bounds.
  * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
  * a run once, and a message lost on the way is sent again a period later.
  *
@@ -16,8 +17,6 @@
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
 import {
-  deleteFinishedRun,
-  RunStateError,
   type PayloadStore,
   type ResumeMessage,
   type Store,
@@ -29,8 +28,16 @@ import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const BATCH = 100;
-/** Runs deleted per retention pass at most: a backlog drains over passes, never in one burst. */
-export const RETENTION_BATCH = 100;
+/**
+ * The retention sweep's bounds. A pass deletes batches (one store round trip each) while expired
+ * runs remain, but stops after `passRuns` runs or `passMs`, so it never holds the worker for long;
+ * a pass that stopped on a bound is followed by the next after a pause as long as it took,
+ * instead of a whole sweep interval: a backlog drains at half the store's pace, and a fleet
+ * completing thousands of runs a second stays bounded (docs/retention.md).
+ */
+export const RETENTION_SWEEP = { batch: 500, passRuns: 20_000, passMs: 1_000, purgeBacklog: 20_000 } as const;
+/** Journal purges of one batch in flight at once. */
+const PURGES_IN_FLIGHT = 128;
 
 export interface MaintenanceOptions {
   reapIntervalMs: number;
@@ -52,6 +59,18 @@ export interface MaintenanceOptions {
   retentionSweepMs?: number;
   /** Where large payloads are kept, when not in the store: the sweep deletes them there too. */
   payloads?: PayloadStore;
+  /** How long a deleted run's tombstone lives (result() then fails at once). @defaultValue retentionMs */
+  retentionTombstoneMs?: number;
+  /** Counts the runs the sweep deletes. */
+  runsExpired?: { add(value: number): void };
+}
+
+/** What one pass of the retention sweep did. */
+export interface SweepPass {
+  deleted: string[];
+  /** True when it stopped on a bound with expired runs left: the next pass comes soon. */
+  more: boolean;
+  elapsedMs: number;
 }
 
 /** A loop that runs `pass` every `intervalMs` (jittered) until stopped, one pass at a time. */
@@ -62,7 +81,8 @@ class Periodic {
 
   constructor(
     private readonly intervalMs: number,
-    private readonly pass: () => Promise<void>,
+    /** Resolves a delay to have the next pass sooner than the interval (a backlog remains). */
+    private readonly pass: () => Promise<void | { againInMs: number }>,
   ) {}
 
   start(): void {
@@ -75,12 +95,15 @@ class Periodic {
     await this.running;
   }
 
-  private schedule(): void {
+  private schedule(againInMs?: number): void {
     if (this.stopped) return;
     // Jitter spreads the scans of a fleet that started together.
-    const delay = this.intervalMs * (0.75 + Math.random() * 0.5);
+    const delay = againInMs ?? this.intervalMs * (0.75 + Math.random() * 0.5);
     this.timer = setTimeout(() => {
-      this.running = this.pass().finally(() => this.schedule());
+      this.running = this.pass().then(
+        (next) => this.schedule(next?.againInMs),
+        () => this.schedule(),
+      );
     }, delay);
     this.timer.unref();
   }
@@ -89,6 +112,9 @@ class Periodic {
 export class Maintenance {
   private readonly loops: Periodic[] = [];
   private stopped = false;
+  /** Journal purges (and the rest) of batches the store already deleted, in order. */
+  private afterStore: Promise<void> = Promise.resolve();
+  private afterStoreBacklog = 0;
 
   constructor(
     private readonly store: Store,
@@ -101,7 +127,10 @@ export class Maintenance {
     }
     if ((options.retentionMs ?? 0) > 0) {
       this.loops.push(
-        new Periodic(options.retentionSweepMs ?? 60_000, async () => void (await this.sweepExpiredRuns())),
+        new Periodic(options.retentionSweepMs ?? 60_000, async () => {
+          const pass = await this.sweepPass();
+          return pass.more ? { againInMs: Math.max(50, pass.elapsedMs) } : undefined;
+        }),
       );
     }
   }
@@ -113,6 +142,7 @@ export class Maintenance {
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all(this.loops.map((loop) => loop.stop()));
+    await this.afterStore;
   }
 
   /** One pass of the reaper and the timer scan; exported for tests that want to drive it. */
@@ -137,25 +167,49 @@ export class Maintenance {
   }
 
   /**
-   * One pass of the retention sweep: at most {@link RETENTION_BATCH} finished runs older than
-   * `retentionMs` are deleted (store first, then the journal). A run another worker deleted first,
-   * or one reopened since it was listed, is skipped. Returns the deleted run ids.
+   * One pass of the retention sweep (see {@link sweepPass}) and the journal purges it queued;
+   * returns the deleted run ids.
    */
   async sweepExpiredRuns(): Promise<string[]> {
+    const { deleted } = await this.sweepPass();
+    await this.afterStore;
+    return deleted;
+  }
+
+  /**
+   * One pass of the retention sweep: batches of finished runs older than `retentionMs` are
+   * deleted, store first (one round trip per batch, leaving tombstones), then their journals,
+   * until none is left or a bound of {@link RETENTION_SWEEP} is reached. The store hands workers
+   * sweeping at once disjoint runs, so no run is deleted twice and no sweep waits for another.
+   */
+  async sweepPass(): Promise<SweepPass> {
     const retentionMs = this.options.retentionMs ?? 0;
-    if (retentionMs <= 0) return [];
+    const started = performance.now();
     const deleted: string[] = [];
-    let skipped = 0;
+    if (retentionMs <= 0) return { deleted, more: false, elapsedMs: 0 };
+    const tombstoneMs = this.options.retentionTombstoneMs ?? retentionMs;
+    let batches = 0;
+    let more = false;
     try {
-      for (const runId of await this.store.expiredRuns(retentionMs, RETENTION_BATCH)) {
-        if (this.stopped) break;
-        try {
-          if (await deleteFinishedRun(this.store, this.transport, runId)) deleted.push(runId);
-          else skipped += 1;
-        } catch (err) {
-          // Reopened (retried) since it was listed: no longer finished, so it stays.
-          if (!(err instanceof RunStateError)) throw err;
-          skipped += 1;
+      while (!this.stopped) {
+        const want = Math.min(RETENTION_SWEEP.batch, RETENTION_SWEEP.passRuns - deleted.length);
+        if (want <= 0) {
+          more = true;
+          break;
+        }
+        const runIds = await this.store.deleteExpiredRuns(retentionMs, want, tombstoneMs);
+        batches += 1;
+        if (runIds.length > 0) {
+          deleted.push(...runIds);
+          this.options.runsExpired?.add(runIds.length);
+          this.queueAfterStore(runIds);
+          // The queue is bounded: past it, the store waits for the bus.
+          if (this.afterStoreBacklog > RETENTION_SWEEP.purgeBacklog) await this.afterStore;
+        }
+        if (runIds.length < want) break;
+        if (performance.now() - started >= RETENTION_SWEEP.passMs) {
+          more = true;
+          break;
         }
       }
     } catch (err) {
@@ -164,12 +218,72 @@ export class Maintenance {
         'retention sweep failed; retrying next period',
       );
     }
-    await this.deleteSeparatePayloads(deleted);
-    if (deleted.length > 0 || skipped > 0) {
-      this.options.logger.info({ deleted: deleted.length, skipped, retentionMs }, 'retention sweep');
+    const elapsedMs = Math.round(performance.now() - started);
+    if (deleted.length > 0) {
+      this.options.logger.info(
+        {
+          deleted: deleted.length,
+          batches,
+          more,
+          purgeBacklog: this.afterStoreBacklog,
+          elapsedMs,
+          retentionMs,
+        },
+        'retention sweep',
+      );
+    } else {
+      this.options.logger.debug({ batches, elapsedMs, retentionMs }, 'retention sweep: nothing expired');
     }
-    if (deleted.length > 0) this.options.emit({ type: 'runs-expired', runIds: deleted });
-    return deleted;
+    return { deleted, more, elapsedMs };
+  }
+
+  /**
+   * What follows a batch's store delete (journal purges, payloads kept apart, the `runs-expired`
+   * event) runs behind the sweep, one batch after the other: on NATS a purge is one request per
+   * run and far slower than the store's batch, and the store must not wait for it while the
+   * backlog stays under {@link RETENTION_SWEEP}'s `purgeBacklog`. stop() waits for it.
+   */
+  private queueAfterStore(runIds: string[]): void {
+    this.afterStoreBacklog += runIds.length;
+    this.afterStore = this.afterStore.then(async () => {
+      try {
+        await this.purgeJournals(runIds);
+        await this.deleteSeparatePayloads(runIds);
+        this.options.emit({ type: 'runs-expired', runIds });
+      } catch (err) {
+        // Only the event's listener can throw here; the next batch's purges must still run.
+        this.options.logger.warn({ err }, 'a runs-expired listener failed');
+      } finally {
+        this.afterStoreBacklog -= runIds.length;
+      }
+    });
+  }
+
+  /**
+   * The journals of runs whose store data is gone, a few at a time. A failed purge leaves that
+   * journal to the bus's own limits (the store data, the gate, is already gone): it is counted
+   * and logged, never retried. Returns the number of failures.
+   */
+  private async purgeJournals(runIds: string[]): Promise<number> {
+    let failures = 0;
+    let firstError: unknown;
+    for (let i = 0; i < runIds.length; i += PURGES_IN_FLIGHT) {
+      const results = await Promise.allSettled(
+        runIds.slice(i, i + PURGES_IN_FLIGHT).map((runId) => this.transport.purgeJournal(runId)),
+      );
+      for (const result of results) {
+        if (result.status === 'fulfilled') continue;
+        failures += 1;
+        firstError ??= result.reason;
+      }
+    }
+    if (failures > 0) {
+      this.options.logger.warn(
+        { err: firstError, failures, runs: runIds.length },
+        "purging expired runs' journals failed; those journals stay until the bus's own retention",
+      );
+    }
+    return failures;
   }
 
   /**

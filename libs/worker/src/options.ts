@@ -45,8 +45,16 @@ export interface WorkerOptions {
    * (docs/retention.md). @defaultValue 0
    */
   retentionMs?: number;
-  /** Interval of the retention sweep (each pass deletes at most 100 runs). @defaultValue min(60_000, retentionMs) */
+  /**
+   * Interval of the retention sweep. A pass deletes batches while expired runs remain (bounded by
+   * count and time; a bounded pass is followed by the next soon). @defaultValue min(60_000, retentionMs)
+   */
   retentionSweepMs?: number;
+  /**
+   * How long the tombstone of a run the sweep deleted lives: `client.result()` of that run fails
+   * at once with RunDeletedError meanwhile. @defaultValue retentionMs
+   */
+  retentionTombstoneMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
   /**
@@ -169,6 +177,10 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     retentionSweepMs: positive(
       'retentionSweepMs',
       options.retentionSweepMs ?? Math.min(60_000, options.retentionMs || 60_000),
+    ),
+    retentionTombstoneMs: positive(
+      'retentionTombstoneMs',
+      options.retentionTombstoneMs ?? (options.retentionMs || 60_000),
     ),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
     pipelineSteps: options.pipelineSteps === true,

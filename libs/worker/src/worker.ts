@@ -115,6 +115,8 @@ export class Worker {
       reclaimAfterMs: leaseMs,
       retentionMs: this.options.retentionMs,
       retentionSweepMs: this.options.retentionSweepMs,
+      retentionTombstoneMs: this.options.retentionTombstoneMs,
+      runsExpired: this.instruments.runsExpired,
       payloads: this.options.claimCheck.payloads,
       logger,
       emit: this.options.onEvent,

@@ -372,6 +372,27 @@ export interface RetentionStore {
    * payloads ({@link PayloadStore}) go in the same step.
    */
   deleteRun(runId: string): Promise<boolean>;
+  /**
+   * The retention sweep's batch, in one round trip: deletes up to `limit` finished runs whose
+   * finish is at least `olderThanMs` in the past (store clock), oldest first, each exactly as
+   * {@link deleteRun} does, and leaves a {@link RunTombstone} for each that lives `tombstoneMs`;
+   * drops up to `limit` tombstones past their life. A run another caller is deleting at that
+   * moment is skipped, never waited for, so sweeps running at once delete disjoint runs and never
+   * block each other. Resolves the deleted run ids.
+   */
+  deleteExpiredRuns(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]>;
+  /**
+   * The tombstone {@link deleteExpiredRuns} left for a run, while it lives: how `result()` tells a
+   * run retention removed from one not created yet. Undefined otherwise (`deleteRun` leaves none).
+   */
+  runTombstone(runId: string): Promise<RunTombstone | undefined>;
+}
+
+/** What is left of a run the retention sweep deleted, for `tombstoneMs` after the delete. */
+export interface RunTombstone {
+  runId: string;
+  /** When the sweep deleted it, on the store's clock (ms). */
+  deletedAt: number;
 }
 
 // ---------------------------------------------------------------------------------------------

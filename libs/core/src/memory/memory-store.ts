@@ -25,6 +25,7 @@ import type {
   ReopenResult,
   RunOutcome,
   RunRecord,
+  RunTombstone,
   Store,
   SuspendRequest,
   SuspendResult,
@@ -90,6 +91,8 @@ class MemoryStore implements Store {
   private readonly workers = new Set<string>();
   /** Large payloads by run, then by hash (copies, so a caller's buffer may change afterwards). */
   private readonly payloads = new Map<string, Map<string, Uint8Array>>();
+  /** Runs the retention sweep deleted, until `expiresAt`. */
+  private readonly tombstones = new Map<string, { deletedAt: number; expiresAt: number }>();
   readonly payloadLocation = 'memory';
 
   constructor(private readonly clock: () => number) {}
@@ -483,6 +486,32 @@ class MemoryStore implements Store {
     this.inboxes.delete(runId);
     this.payloads.delete(runId);
     return true;
+  }
+
+  async deleteExpiredRuns(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]> {
+    this.assertOpen('deleteExpiredRuns');
+    const now = this.clock();
+    let dropped = 0;
+    for (const [runId, tombstone] of this.tombstones) {
+      if (dropped >= limit) break;
+      if (tombstone.expiresAt > now) continue;
+      this.tombstones.delete(runId);
+      dropped += 1;
+    }
+    const deleted: string[] = [];
+    for (const runId of await this.expiredRuns(olderThanMs, limit)) {
+      if (!(await this.deleteRun(runId))) continue;
+      this.tombstones.set(runId, { deletedAt: now, expiresAt: now + tombstoneMs });
+      deleted.push(runId);
+    }
+    return deleted;
+  }
+
+  async runTombstone(runId: string): Promise<RunTombstone | undefined> {
+    this.assertOpen('runTombstone');
+    const tombstone = this.tombstones.get(runId);
+    if (tombstone === undefined || tombstone.expiresAt <= this.clock()) return undefined;
+    return { runId, deletedAt: tombstone.deletedAt };
   }
 
   // -------------------------------------------------------------------------------------------

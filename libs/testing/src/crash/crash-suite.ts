@@ -41,6 +41,21 @@ function reapCauses(world: CrashWorld): unknown[] {
   return world.fleet.all.flatMap((p) => p.logs.filter((l) => l.msg === 'reaped leases').map((l) => l.cause));
 }
 
+/** Kills of workers with activities in flight the SIGKILL scenario must make to count. */
+const MIN_BUSY_KILLS = 3;
+/** How long a kill waits for a busy worker before it takes any. */
+const BUSY_WAIT_MS = 5_000;
+
+/** The pids with an activity in flight, once a started worker has one or `waitMs` passed. */
+async function busyWorkers(world: CrashWorld, waitMs: number): Promise<Set<number>> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const busy = await world.ledger.busyPids();
+    if (world.fleet.alive.some((p) => p.started && busy.has(p.pid)) || Date.now() >= deadline) return busy;
+    await sleep(50);
+  }
+}
+
 export function describeCrashSuite(
   name: string,
   factory: CrashEnvironmentFactory,
@@ -79,16 +94,20 @@ export function describeCrashSuite(
           if (Date.now() < nextKillAt) return;
           // The next kill waits until the last replacement claims runs: on a loaded machine (the
           // suites run in parallel on two cores) kills would otherwise outpace start-ups and the
-          // fleet would spend its time booting instead of failing over.
-          if (w.fleet.alive.some((p) => !p.started)) return;
+          // fleet would spend its time booting instead of failing over. The first kills, the ones
+          // the check below needs, wait only for a busy worker: a boot slower than the runs would
+          // otherwise let them all finish before any failover was tested.
+          const needBusy = kills.filter((k) => k.busy).length < MIN_BUSY_KILLS;
+          if (!needBusy && w.fleet.alive.some((p) => !p.started)) return;
           nextKillAt = Date.now() + 1_000 + Math.random() * 1_000;
           // Mostly workers with activities in flight (killing an idle one tests little), sometimes
           // any: always killing whichever worker just took over the reaped runs would starve the
-          // fleet rather than test failover.
-          const busyPids = await w.ledger.busyPids();
+          // fleet rather than test failover. The first kills wait (bounded) for a busy started
+          // worker and take one, so the machine's speed does not decide whether they test failover.
+          const busyPids = needBusy ? await busyWorkers(w, BUSY_WAIT_MS) : await w.ledger.busyPids();
           const started = w.fleet.alive.filter((p) => p.started);
           const busyOnes = started.filter((p) => busyPids.has(p.pid));
-          const candidates = busyOnes.length > 0 && Math.random() < 0.75 ? busyOnes : started;
+          const candidates = busyOnes.length > 0 && (needBusy || Math.random() < 0.75) ? busyOnes : started;
           const victim = candidates[Math.floor(Math.random() * candidates.length)];
           if (!victim) return;
           const busy = busyPids.has(victim.pid);
@@ -107,7 +126,7 @@ export function describeCrashSuite(
 
         expect(await w.violations()).toEqual(NO_VIOLATIONS);
         // The scenario must actually have killed workers with runs in flight.
-        expect(kills.filter((k) => k.busy).length).toBeGreaterThanOrEqual(3);
+        expect(kills.filter((k) => k.busy).length).toBeGreaterThanOrEqual(MIN_BUSY_KILLS);
         // Their runs were found through their dropped store connections, not only by lease expiry.
         expect(reapCauses(w)).toContain('dead-worker');
         const executions = await w.ledger.executions();

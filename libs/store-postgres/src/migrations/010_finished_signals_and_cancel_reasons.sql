@@ -1,4 +1,4 @@
--- Baton store, version 9: a finished run keeps no signal; a cancel request keeps its reason.
+-- Baton store, version 10: a finished run keeps no signal; a cancel request keeps its reason.
 -- deliver_signal returns a third column, dropped: true when the run's lease is finished
 -- (completed, failed or cancelled). Such a signal is not inserted: nothing reads a finished run's
 -- inbox, and signals sent after the end would otherwise pile up until retention.
