@@ -136,6 +136,10 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     await until('the backlog is deleted', async () =>
       (await Promise.all(runIds.map((id) => store.getRun(id)))).every((run) => run === undefined),
     );
+    // runs-expired is told after a batch's journal purges, which trail the store deletes.
+    await until('every deleted run to be reported', () =>
+      Promise.resolve(runIds.every((id) => expired.includes(id))),
+    );
     const ours = expired.filter((id) => runIds.includes(id));
     expect(ours.sort()).toEqual([...runIds].sort());
     for (const runId of runIds) expect(await store.runTombstone(runId)).toMatchObject({ runId });
