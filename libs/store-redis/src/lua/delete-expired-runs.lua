@@ -26,18 +26,9 @@ for _, run_id in ipairs(candidates) do
     -- Known to the index only (deleted by id meanwhile): the entry is stale.
     redis.call('ZREM', finished_key, run_id)
   elseif finished then
-    if run[2] then
-      local idem_key = prefix .. 'idem:' .. run[2]
-      if redis.call('GET', idem_key) == run_id then
-        redis.call('DEL', idem_key)
-      end
-    end
-    redis.call('DEL', lease_key, run_key, prefix .. 'cancel:' .. run_id, prefix .. 'ckpt:' .. run_id,
-      prefix .. 'ckpt-sum:' .. run_id, prefix .. 'inbox:' .. run_id, prefix .. 'signal-ids:' .. run_id,
-      prefix .. 'payload:' .. run_id)
-    redis.call('ZREM', held_key, run_id)
-    redis.call('ZREM', timers_key, run_id)
-    redis.call('ZREM', finished_key, run_id)
+    drop_run(prefix, run_id, run[2], { lease_key, run_key, prefix .. 'cancel:' .. run_id,
+      prefix .. 'ckpt:' .. run_id, prefix .. 'ckpt-sum:' .. run_id, prefix .. 'inbox:' .. run_id,
+      prefix .. 'signal-ids:' .. run_id, prefix .. 'payload:' .. run_id }, held_key, timers_key, finished_key)
     redis.call('SET', prefix .. 'deleted:' .. run_id, ms(now), 'PX', ms(tombstone_ms))
     deleted[#deleted + 1] = run_id
   end

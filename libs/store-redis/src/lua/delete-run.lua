@@ -27,15 +27,6 @@ if lease_state and lease_state ~= 'finished' then
   end
   return { -1, lease_state }
 end
-if run[2] then
-  local idem_key = prefix .. 'idem:' .. run[2]
-  if redis.call('GET', idem_key) == run_id then
-    redis.call('DEL', idem_key)
-  end
-end
-redis.call('DEL', lease_key, run_key, cancel_key, checkpoints_key, summaries_key, inbox_key, signal_ids_key,
-  payloads_key)
-redis.call('ZREM', held_key, run_id)
-redis.call('ZREM', timers_key, run_id)
-redis.call('ZREM', finished_key, run_id)
+drop_run(prefix, run_id, run[2], { lease_key, run_key, cancel_key, checkpoints_key, summaries_key, inbox_key,
+  signal_ids_key, payloads_key }, held_key, timers_key, finished_key)
 return { 1 }

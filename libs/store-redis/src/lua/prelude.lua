@@ -124,3 +124,19 @@ local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, 
   end
   return { 'ok', next_epoch, redis.call('EXISTS', cancel_key) }
 end
+
+-- Removes a finished run's keys (`data_keys`), its idempotency key while that still names it, and
+-- its entries in the held, timers and finished indexes: the one way delete-run and the retention
+-- sweep's delete-expired-runs drop a run, so neither can leave a key the other removes.
+local function drop_run(prefix, run_id, idempotency_key, data_keys, held_key, timers_key, finished_key)
+  if idempotency_key then
+    local idem_key = prefix .. 'idem:' .. idempotency_key
+    if redis.call('GET', idem_key) == run_id then
+      redis.call('DEL', idem_key)
+    end
+  end
+  redis.call('DEL', unpack(data_keys))
+  redis.call('ZREM', held_key, run_id)
+  redis.call('ZREM', timers_key, run_id)
+  redis.call('ZREM', finished_key, run_id)
+end
