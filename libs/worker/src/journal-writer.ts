@@ -178,11 +178,12 @@ export class JournalWriter {
       // A record that failed leaves a gap: nothing after it may land, or the journal would hold
       // later steps without earlier ones. A record refused for its value wrote nothing: see
       // invariant 4 for what may follow it.
-      if (err === this.blockCause) {
-        // Refused for an earlier append's value: nothing new to record.
-      } else if (!refusedForValue(err)) this.stop(err);
-      else if (w.unencodableFailsStep && err instanceof UnencodableValueError) this.onUnencodableStep?.(err);
-      else this.blockCause ??= err;
+      if (!refusedForValue(err)) this.stop(err);
+      // An error that is the block itself was an earlier append's value: nothing new to record.
+      else if (err !== this.blockCause) {
+        if (w.unencodableFailsStep && err instanceof UnencodableValueError) this.onUnencodableStep?.(err);
+        else this.blockCause ??= err;
+      }
       w.reject(err);
       throw err;
     }

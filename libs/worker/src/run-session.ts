@@ -99,7 +99,6 @@ export class RunSession {
   private writer: JournalWriter | undefined;
   private handoffRequested = false;
   private abortCause: unknown;
-  private unreadableCause: unknown;
   /** Why the run failed, when it ended `failed`. */
   failure: string | undefined;
   readonly runId: string;
@@ -184,7 +183,7 @@ export class RunSession {
     const { runId, epoch } = this;
     // The newest checkpoint, or an older one or the journal when it cannot be read (resume-point.ts).
     const firstPoint = epoch === 1 && this.start.fresh !== true ? await this.resumePoint() : undefined;
-    if (firstPoint === 'unreadable') return this.unreadable(this.unreadableCause);
+    if (firstPoint instanceof CheckpointUnreadableError) return this.unreadable(firstPoint);
     const checkpointFirst = firstPoint?.stored;
     // The first owner of a run without a checkpoint needs no fence marker and no read: no epoch
     // came before it, so its journal is empty and nothing can be stale. Its first append expects
@@ -215,7 +214,7 @@ export class RunSession {
       this.instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
     }
     const point = epoch === 1 ? firstPoint : await this.resumePoint();
-    if (point === 'unreadable') return this.unreadable(this.unreadableCause);
+    if (point instanceof CheckpointUnreadableError) return this.unreadable(point);
     const stored = point?.stored;
     const from = stored?.journalPosition ?? 0;
     const tail = firstOwner
@@ -300,14 +299,13 @@ export class RunSession {
     return this.afterStop(outcome);
   }
 
-  /** Where the run resumes from; 'unreadable' (the cause kept) when it has no readable history. */
-  private async resumePoint(): Promise<ResumePoint | 'unreadable'> {
+  /** Where the run resumes from, or the error that says it has no readable history. */
+  private async resumePoint(): Promise<ResumePoint | CheckpointUnreadableError> {
     try {
       return await loadResumePoint(this.start.run, this.options);
     } catch (err) {
-      if (!(err instanceof CheckpointUnreadableError)) throw err;
-      this.unreadableCause = err;
-      return 'unreadable';
+      if (err instanceof CheckpointUnreadableError) return err;
+      throw err;
     }
   }
 
