@@ -55,6 +55,8 @@ export async function handleClaimFailure(
   epoch: number,
   options: ResolvedWorkerOptions,
   instruments: WorkerInstruments,
+  /** The store's time as this worker estimates it (store-clock.ts): the timer is compared with it. */
+  storeNow: () => number,
 ): Promise<ClaimFailureEnd> {
   if (!countsAsResumeFailure(err)) return 'not-counted';
   const { store, logger, maxResumeFailures, resumeBackoffMs: baseMs, resumeBackoffMaxMs } = options;
@@ -84,8 +86,7 @@ export async function handleClaimFailure(
     `run ${runId}: resume failed (${failures} of ${maxResumeFailures} in a row); tried again in ${delayMs} ms`,
   );
   options.onEvent({ type: 'resume-failed', runId, epoch, failures, final: false, reason });
-  // The store's clock: the timer is compared with it, whatever this worker's clock says.
-  const wakeAt = (await store.now()) + delayMs;
+  const wakeAt = storeNow() + delayMs;
   const suspended = await store.suspendRun({ runId, epoch, wakeAt, signals: [], consumedSignalIds: [] });
   if (suspended.ok) return 'backoff';
   // A cancel is pending: honour it rather than resume a run that keeps failing.

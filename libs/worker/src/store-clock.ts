@@ -18,9 +18,17 @@
  * 3. Reading the clock never calls the store: `now()` is local arithmetic, so no step pays for it.
  */
 import type { LeaseStore } from '@baton/core';
+import type { Logger } from './logger.js';
 
 /** How fast an estimate is assumed to go stale: 1 ms per second is generous for clock drift. */
 const DRIFT_PER_MS = 0.001;
+/** An offset between this worker's clock and the store's above this is logged as a warning. */
+export const CLOCK_SKEW_WARN_MS = 1_000;
+/**
+ * How often the store's clock is measured again: one `now()` call per worker per period, so a
+ * stepped clock (NTP, a resumed VM) is corrected within it.
+ */
+const CLOCK_REFRESH_MS = 5_000;
 
 /** One measurement of the store's clock against the local one. */
 export interface ClockSample {
@@ -70,6 +78,33 @@ export class StoreClock {
     return this.estimate!;
   }
 
+  /**
+   * Measures the store's clock once (the worker calls this before its first claim), warns when the
+   * local clock is far off, then keeps the estimate fresh every {@link CLOCK_REFRESH_MS}, warning
+   * when the offset jumps (a stepped clock).
+   */
+  async start(logger: Logger): Promise<void> {
+    const first = await this.measure();
+    if (Math.abs(first.offsetMs) > CLOCK_SKEW_WARN_MS) {
+      logger.warn(
+        { storeClockOffsetMs: Math.round(first.offsetMs), uncertaintyMs: Math.round(first.uncertaintyMs) },
+        `this worker's clock is ${describeOffset(first)} the store's; timers and journal times use the ` +
+          "store's clock, so runs are not affected, but fix the machine's time sync (NTP) all the same",
+      );
+    }
+    this.refreshEvery(
+      CLOCK_REFRESH_MS,
+      (before, after) => {
+        if (before === undefined || Math.abs(after.offsetMs - before.offsetMs) <= CLOCK_SKEW_WARN_MS) return;
+        logger.warn(
+          { storeClockOffsetMs: Math.round(after.offsetMs), previousOffsetMs: Math.round(before.offsetMs) },
+          `this worker's clock jumped: it is now ${describeOffset(after)} the store's; timers follow the store's clock`,
+        );
+      },
+      (err) => logger.debug({ err }, "measuring the store's clock failed; the last estimate stays in use"),
+    );
+  }
+
   /** Takes `sample` when it is better than the estimate or contradicts it (invariant 2). */
   accept(sample: ClockSample): void {
     const current = this.estimate;
@@ -112,4 +147,11 @@ export class StoreClock {
     clearTimeout(this.timer);
     this.timer = undefined;
   }
+}
+
+/** "1234 ms ahead of" / "1234 ms behind": how the worker's clock stands to the store's. */
+function describeOffset(sample: ClockSample): string {
+  const ms = Math.round(Math.abs(sample.offsetMs));
+  // offset = store - local: a negative offset means the local clock reads later.
+  return sample.offsetMs < 0 ? `${ms} ms ahead of` : `${ms} ms behind`;
 }

@@ -43,7 +43,7 @@ import { RunSession, type SessionEnd } from './run-session.js';
 import { announceClaim, sessionEndEvent } from './events.js';
 import { handleClaimFailure } from './claim-failures.js';
 import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
-import { StoreClock, type ClockSample } from './store-clock.js';
+import { StoreClock } from './store-clock.js';
 import { DataLossWatch, type DataLossReport } from './data-loss.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
@@ -71,13 +71,6 @@ export interface WorkerHealth {
 
 const FETCH_BATCH = 64;
 const ERROR_BACKOFF_MS = 500;
-/** An offset between this worker's clock and the store's above this is logged as a warning. */
-export const CLOCK_SKEW_WARN_MS = 1_000;
-/**
- * How often the store's clock is measured again: one `now()` call per worker per period, so a
- * stepped clock (NTP, a resumed VM) is corrected within it.
- */
-const CLOCK_REFRESH_MS = 5_000;
 
 export class Worker {
   readonly options: ResolvedWorkerOptions;
@@ -160,7 +153,8 @@ export class Worker {
     await this.options.store.connect();
     // Registered before the first claim, so every lease this worker takes has a presence behind it.
     await this.options.store.registerWorker(this.workerId);
-    await this.startStoreClock();
+    // Measured before the first claim: the first timer a run sets is on the store's clock already.
+    await this.storeClock.start(this.options.logger);
     // The store may outlive this worker (it was passed in): a stopped worker reports nothing.
     this.options.store.onDataLoss?.((loss) => {
       if (this.stateValue !== 'stopped') this.dataLoss.report(loss, this.ownedRuns);
@@ -215,30 +209,6 @@ export class Worker {
   }
 
   // -------------------------------------------------------------------------------------------
-
-  /** Measures the store's clock before the first claim, warns when it is far off, keeps it fresh. */
-  private async startStoreClock(): Promise<void> {
-    const { logger } = this.options;
-    const first = await this.storeClock.measure();
-    if (Math.abs(first.offsetMs) > CLOCK_SKEW_WARN_MS) {
-      logger.warn(
-        { storeClockOffsetMs: Math.round(first.offsetMs), uncertaintyMs: Math.round(first.uncertaintyMs) },
-        `this worker's clock is ${describeOffset(first)} the store's; timers and journal times use the ` +
-          "store's clock, so runs are not affected, but fix the machine's time sync (NTP) all the same",
-      );
-    }
-    this.storeClock.refreshEvery(
-      CLOCK_REFRESH_MS,
-      (before, after) => {
-        if (before === undefined || Math.abs(after.offsetMs - before.offsetMs) <= CLOCK_SKEW_WARN_MS) return;
-        logger.warn(
-          { storeClockOffsetMs: Math.round(after.offsetMs), previousOffsetMs: Math.round(before.offsetMs) },
-          `this worker's clock jumped: it is now ${describeOffset(after)} the store's; timers follow the store's clock`,
-        );
-      },
-      (err) => logger.debug({ err }, "measuring the store's clock failed; the last estimate stays in use"),
-    );
-  }
 
   private async runClaimLoop(): Promise<void> {
     const { transport, concurrency, fetchWaitMs, logger } = this.options;
@@ -514,12 +484,12 @@ export class Worker {
       recordError(span, err);
       this.dataLoss.noteAborted(run.runId);
       // Counted on the run, and failed after too many in a row, unless it is not the run's fault.
-      const counted = await handleClaimFailure(err, run.runId, lease.epoch, this.options, instruments).catch(
-        (recordErr: unknown) => {
-          logger.warn({ err: recordErr, runId: run.runId }, 'recording a failed resume failed');
-          return 'not-counted' as const;
-        },
-      );
+      const counted = await handleClaimFailure(err, run.runId, lease.epoch, this.options, instruments, () =>
+        this.storeClock.now(),
+      ).catch((recordErr: unknown) => {
+        logger.warn({ err: recordErr, runId: run.runId }, 'recording a failed resume failed');
+        return 'not-counted' as const;
+      });
       if (counted === 'failed') this.report('failed', run.runId, lease.epoch, (err as Error)?.message);
       if (counted !== 'not-counted') return;
       logger.warn(
@@ -551,13 +521,6 @@ export class Worker {
 /** Backoff for a message that failed for a reason that may pass (a store hiccup, say). */
 function retryDelayMs(delivery: Delivery): number {
   return redeliveryDelayMs(delivery.deliveryCount, ERROR_BACKOFF_MS, 30_000);
-}
-
-/** "1234 ms ahead of" / "1234 ms behind": how the worker's clock stands to the store's. */
-function describeOffset(sample: ClockSample): string {
-  const ms = Math.round(Math.abs(sample.offsetMs));
-  // offset = store - local: a negative offset means the local clock reads later.
-  return sample.offsetMs < 0 ? `${ms} ms ahead of` : `${ms} ms behind`;
 }
 
 function sleep(ms: number): Promise<void> {
