@@ -162,6 +162,8 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     expect(events.filter((e) => e.type === 'run-failed')).toEqual([]);
   });
 
+  // Not on Kafka: a worker never resumes from the shared log's start there. What Kafka does
+  // instead (the run fails once, its journal intact) is the next test, which runs on every pair.
   it.skipIf(kafka)(
     'resumes from the journal when every checkpoint is damaged and the journal holds the whole history',
     async () => {
