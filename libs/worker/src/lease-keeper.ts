@@ -76,6 +76,25 @@ export class LeaseKeeper {
     this.held.set(runId, { runId, epoch, validUntil: acquiredAt + this.leaseMs, ...handlers });
   }
 
+  /**
+   * Checks that this worker may still act under the lease of `runId` at `epoch`: it renews it and
+   * its last confirmed expiry is more than a heartbeat away (the rule every tick stops a run by).
+   * Checked before a side effect starts, so a process that wakes from a freeze (SIGSTOP, a long
+   * pause, a suspended VM) starts none before its next tick has noticed the loss. An overdue lease
+   * is reported lost here, once, as a tick would; one this keeper no longer renews (already
+   * reported, or given up) is only answered. Returns the error to stop with, or undefined.
+   */
+  confirm(runId: string, epoch: number): LeaseLostError | undefined {
+    const entry = this.held.get(runId);
+    if (entry === undefined || entry.epoch !== epoch)
+      return new LeaseLostError(runId, epoch, 'the lease is no longer renewed by this worker');
+    if (Date.now() < entry.validUntil - this.heartbeatMs) return undefined;
+    this.held.delete(runId);
+    const error = new LeaseLostError(runId, epoch, 'no renewal was confirmed before the lease ran out');
+    entry.onLost(error);
+    return error;
+  }
+
   remove(runId: string): void {
     this.held.delete(runId);
   }

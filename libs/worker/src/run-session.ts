@@ -319,6 +319,15 @@ export class RunSession {
       // ctx.now() records this too, so a workflow's times agree with its timers on every worker.
       clock: this.storeNow,
       readSignals: () => store.readSignals(this.runId),
+      // A process frozen past its lease (SIGSTOP, a long pause) wakes with its timers due at
+      // once: the step a newer owner may have completed meanwhile must not start here before the
+      // keeper's next tick reports the loss.
+      assertMayStartActivity: () => {
+        const lost = this.keeper.confirm(this.runId, this.epoch);
+        if (lost === undefined) return;
+        this.abort(lost);
+        throw lost;
+      },
       heartbeat: (seq, details) =>
         this.options.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
       aroundActivityAttempt: (info, attempt) =>

@@ -84,3 +84,45 @@ describe('zombie writes on a transport without optimistic append', () => {
     expect(stepOneCalls).toBe(3);
   });
 });
+
+describe('a worker frozen past its lease', () => {
+  it('starts no activity on waking: the step a newer owner completed meanwhile runs once', async () => {
+    let calls = 0;
+    const step = defineActivity({
+      name: 'effect',
+      run: async () => {
+        calls++;
+        return calls;
+      },
+    });
+    const wf = defineWorkflow({ name: 'frozen', version: 1, run: async (ctx) => ctx.run(step, null) });
+    current = fleet({ workflows: [wf] });
+    const f = current;
+
+    // A acquires the run's first lease and freezes there, as a SIGSTOPped process would: its
+    // timers stop with it, so nothing renews the lease and nothing notices it ran out.
+    let unfreeze: () => void = () => undefined;
+    let frozen = false;
+    const a = await f.spawn({
+      faults: async (point, info) => {
+        if (point !== 'lease-acquired' || frozen || info.epoch !== 1) return;
+        frozen = true;
+        await new Promise<void>((resolve) => (unfreeze = resolve));
+      },
+    });
+    const run = await f.client.start(wf, null);
+    await until(() => frozen, 5_000, 'A to freeze holding the first lease');
+    await f.spawn();
+    // The lease ran out; a newer owner (B, or A's own reaper and claim loop) ran the step.
+    expect(await run.result({ timeoutMs: 5_000 })).toBe(1);
+
+    unfreeze();
+    const endOfFirstSession = (): boolean =>
+      a.events.some((e) => e.type === 'run-aborted' && e.runId === run.runId && e.epoch === 1);
+    await until(endOfFirstSession, 5_000, "A's first session to end on waking");
+    expect(calls).toBe(1);
+    // It stopped because it found the lease lost, before the step, not at a fenced append after it.
+    expect(a.events).toContainEqual({ type: 'lease-lost', runId: run.runId, epoch: 1 });
+    expect(await run.result({ timeoutMs: 1_000 })).toBe(1);
+  });
+});

@@ -27,6 +27,8 @@ export interface ActivityExecution<I, O> {
   append(entries: NewEntry[], options?: AppendOptions): Promise<void>;
   heartbeat(details: unknown): void;
   around?: ExecutionHost['aroundActivityAttempt'];
+  /** Throws (and stops the run) when no side effect may start now; see ExecutionHost. */
+  mayStart?: ExecutionHost['assertMayStartActivity'];
 }
 
 /** The idempotency key of a step: the same on every attempt, resume and worker. */
@@ -75,6 +77,7 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
   try {
     outcome = await runWithRetry(
       ({ attempt, signal: attemptSignal }) => {
+        exec.mayStart?.();
         if (!exec.around) return def.run(input, io(attempt, attemptSignal));
         const run = async (): Promise<O> => def.run(input, io(attempt, attemptSignal));
         const info = {

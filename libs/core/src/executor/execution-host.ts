@@ -24,6 +24,13 @@ export interface ExecutionHost {
   }): Promise<SuspendResult>;
   heartbeat?(seq: number, details: unknown): void;
   /**
+   * Called before an activity attempt starts (the moment a side effect may begin). Throws, after
+   * stopping the run, when the run may not start one: its lease is no longer known to be valid, as
+   * after the process was frozen past its lease. A step a newer owner may already have completed is
+   * then never run again by this one.
+   */
+  assertMayStartActivity?(): void;
+  /**
    * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
    * result or rethrow its error unchanged.
    */

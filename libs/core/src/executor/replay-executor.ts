@@ -51,6 +51,8 @@ export class ReplayExecutor {
   private readonly host: ExecutionHost;
   /** The host's attempt wrapper, bound once per run rather than once per step. */
   private readonly around: ExecutionHost['aroundActivityAttempt'];
+  /** The host's lease check before a side effect, bound once per run. */
+  private readonly mayStart: ExecutionHost['assertMayStartActivity'];
   private readonly inProcessWaitMs: number;
   private nextSeq = 0;
   private state: 'running' | 'freezing' | 'stopped' = 'running';
@@ -83,6 +85,7 @@ export class ReplayExecutor {
     setMaxListeners(0, this.activityAbort.signal);
     this.host = options.host;
     this.around = this.host.aroundActivityAttempt?.bind(this.host);
+    this.mayStart = this.host.assertMayStartActivity?.bind(this.host);
     this.inProcessWaitMs = options.inProcessWaitMs ?? 1000;
     let history: ReplayHistory | undefined;
     try {
@@ -261,6 +264,7 @@ export class ReplayExecutor {
         append: (entries, appendOptions) => this.append(entries, appendOptions),
         heartbeat: (details) => this.host.heartbeat?.(seq, details),
         around: this.around,
+        mayStart: this.mayStart,
       });
     if (step?.completion) {
       if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
