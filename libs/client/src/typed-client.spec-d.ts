@@ -99,9 +99,11 @@ describe('client.start by { name, version }', () => {
     await client.start<{ applicantId: string }, Decision>(ref, { applicantId: 1 });
   });
 
-  it('does not let a definition escape its input check through the untyped overload', async () => {
+  it('does not let a definition escape its input check through type arguments', async () => {
     // @ts-expect-error explicit arguments do not override the definition's own input type
     await client.start<{ other: number }, Decision>(loanApproval, { other: 1 });
+    // @ts-expect-error nor widen it to a type the workflow cannot take
+    await client.start<object, Decision>(loanApproval, {});
   });
 });
 

@@ -129,7 +129,11 @@ export interface WorkflowDefinition<I = unknown, O = unknown, StartInput = I> {
    * anything is sent; the run receives the schema's output value. @defaultValue none: not checked
    */
   readonly input?: StandardSchemaV1<StartInput, I> | undefined;
-  run(ctx: WorkflowContext, input: I): Promise<O>;
+  /**
+   * The workflow's code. A property rather than a method so its parameter is checked
+   * contravariantly: a definition for `{ a: string }` is not usable where `{}` is accepted.
+   */
+  readonly run: (ctx: WorkflowContext, input: I) => Promise<O>;
 }
 
 /** What `client.start` accepts for a workflow definition. */
