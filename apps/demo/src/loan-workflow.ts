@@ -7,16 +7,20 @@
  * external systems through its own {@link NetworkLink} (so a crash cuts it off). Every instance
  * has the same name, version and step order, which is all replay needs.
  */
-import { defineActivity, defineWorkflow, type WorkflowDefinition } from '@baton/core';
+import { defineActivity, defineSignal, defineWorkflow, type WorkflowDefinition } from '@baton/core';
 import type { ComplianceResult, Decision, LoanApplication } from './applicants.js';
 import type { CreditReport, DecisionRow, ExternalSystems } from './fake-systems.js';
 import type { NetworkLink } from './network.js';
 
-/** Registered name of the workflow; `client.start` uses it. */
+/**
+ * Registered name of the workflow. The scenario starts runs by this `{ name, version }` (typed
+ * by its type arguments), as a producer without the workflow's code would: each worker builds
+ * its own instance of the definition.
+ */
 export const LOAN_WORKFLOW = { name: 'loan_approval', version: 1 } as const;
 
-/** The signal a reviewer sends; its payload is `true` to approve. */
-export const REVIEW_SIGNAL = 'human_review';
+/** The signal a reviewer sends; its payload is `true` to approve. Shared by workflow and client. */
+export const REVIEW_SIGNAL = defineSignal<boolean>('human_review');
 
 /** What a run returns. */
 export interface LoanOutcome {
@@ -86,7 +90,7 @@ export function createLoanWorkflow(
       const credit = await ctx.run(pullCredit, { applicantId: application.applicantId });
       const compliance = await ctx.run(complianceCheck, { application, creditScore: credit.score });
       // Every application goes to a human; the run suspends (holding no worker) until they answer.
-      const reviewerApproves = await ctx.waitForSignal<boolean>(REVIEW_SIGNAL, { timeout: '1m' });
+      const reviewerApproves = await ctx.waitForSignal(REVIEW_SIGNAL, { timeout: '1m' });
 
       const reasons = [...compliance.reasons];
       if (!identity.verified) reasons.push('identity not verified');

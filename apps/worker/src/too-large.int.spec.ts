@@ -71,7 +71,9 @@ describe.each([
       'refuses a start message above the limit at the producer, naming size and limit',
       async () => {
         const huge = 'y'.repeat(MAX_PAYLOAD + 1);
-        const error = await client.start(oversized, huge).catch((e: unknown) => e);
+        // Named by ref: the input is deliberately not the workflow's input type (a number).
+        const ref = { name: oversized.name, version: oversized.version };
+        const error = await client.start(ref, huge).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(PayloadTooLargeError);
         expect((error as Error).message).toMatch(/above the bus's limit of 65536 bytes/);
       },

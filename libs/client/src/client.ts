@@ -33,12 +33,18 @@ import {
   type PositionedEntry,
   type RunDeletion,
   type RunRecord,
+  signalName,
+  type SignalDefinition,
   type Store,
   type Transport,
+  type AnyWorkflowDefinition,
+  type WorkflowDefinition,
+  type WorkflowOutput,
 } from '@baton/core';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
+import { validatedInput } from './validate-input.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -80,10 +86,20 @@ export interface ForkOptions extends ForkPoint {
   runId?: string;
 }
 
+/**
+ * A workflow named without its code, for producers that do not import it: input and result are
+ * `unknown` unless given as type arguments (`client.start<Input, Output>(ref, input)`).
+ */
 export interface WorkflowRef {
   name: string;
   version: number;
 }
+
+/**
+ * A {@link WorkflowRef} that is not a definition: a definition passed here would skip the check
+ * of its input type, so definitions only match `start`'s typed overload.
+ */
+export type UntypedWorkflowRef = WorkflowRef & { readonly run?: never; readonly kind?: never };
 
 export interface RunDescription extends RunRecord {
   lease: LeaseInfo | undefined;
@@ -107,7 +123,7 @@ export interface ResultOptions {
 /** How long client.result(runId) waits for a run the store does not know. */
 const UNKNOWN_RUN_MS = 30_000;
 
-/** A handle on one run. */
+/** A handle on one run; `O` is its workflow's result type. */
 export class RunHandle<O = unknown> {
   constructor(
     private readonly client: Client,
@@ -125,6 +141,16 @@ export class RunHandle<O = unknown> {
 
   describe(): Promise<RunDescription> {
     return this.client.describe(this.runId);
+  }
+
+  /** {@link Client.fork} of this run: a run of the same workflow, so a handle of the same type. */
+  fork(options: ForkOptions): Promise<RunHandle<O>> {
+    return this.client.fork<O>(this.runId, options);
+  }
+
+  /** {@link Client.retry} of this run. */
+  retry(): Promise<RunHandle<O>> {
+    return this.client.retry<O>(this.runId);
   }
 }
 
@@ -168,15 +194,33 @@ export class Client {
     return this.connecting;
   }
 
-  /** Enqueues a run and returns its handle (before any worker has picked it up). */
-  async start<I, O>(
-    workflow: WorkflowRef & { run?: unknown },
+  /**
+   * Enqueues a run and returns its handle (before any worker has picked it up). Given a
+   * definition, `input` must have the workflow's input type and the handle's `result()` has its
+   * output type; a definition with an input schema validates `input` first (InvalidInputError,
+   * nothing sent) and sends the schema's output value.
+   */
+  start<I, O, StartInput = I>(
+    workflow: WorkflowDefinition<I, O, StartInput>,
+    input: NoInfer<StartInput>,
+    options?: StartOptions,
+  ): Promise<RunHandle<O>>;
+  /** Enqueues a run of a workflow named by `{ name, version }`, typed by the type arguments. */
+  start<I = unknown, O = unknown>(
+    workflow: UntypedWorkflowRef,
     input: I,
+    options?: StartOptions,
+  ): Promise<RunHandle<O>>;
+  async start(
+    workflow: WorkflowRef & { input?: unknown },
+    input: unknown,
     options: StartOptions = {},
-  ): Promise<RunHandle<O>> {
+  ): Promise<RunHandle<unknown>> {
     if (!workflow || typeof workflow.name !== 'string' || !Number.isInteger(workflow.version)) {
       throw new ConfigError('client.start needs a workflow definition or { name, version }');
     }
+    // Before the run id, the connection and the payload store: a refused input leaves no trace.
+    const value = await validatedInput(workflow, input);
     const runId =
       options.runId ??
       (options.idempotencyKey !== undefined
@@ -199,7 +243,7 @@ export class Client {
         version: workflow.version,
         ...(await this.inlineOrRef(
           runId,
-          input,
+          value,
           'input',
           `input of run ${runId} (workflow ${workflow.name}@${workflow.version})`,
         )),
@@ -209,25 +253,41 @@ export class Client {
       });
       await this.transport.enqueue(message, { msgId: `start:${runId}`, key: runId });
     });
-    return new RunHandle<O>(this, runId);
-  }
-
-  handle<O = unknown>(runId: string): RunHandle<O> {
-    assertRunId(runId);
-    return new RunHandle<O>(this, runId);
+    return new RunHandle(this, runId);
   }
 
   /**
-   * Delivers a signal; a run waiting in `ctx.waitForSignal(name)` receives `payload`. A signal
-   * for a run that has already finished (completed, failed or cancelled) is dropped by the worker
-   * that takes it: not kept, counted in `baton_signals_dropped_total`, logged at debug level.
+   * A handle on a run started elsewhere. Given the run's workflow definition, `result()` has its
+   * output type; the definition is only a type here (the run's workflow is not checked).
    */
+  handle<W extends AnyWorkflowDefinition>(runId: string, workflow: W): RunHandle<WorkflowOutput<W>>;
+  handle<O = unknown>(runId: string): RunHandle<O>;
+  handle(runId: string): RunHandle<unknown> {
+    assertRunId(runId);
+    return new RunHandle(this, runId);
+  }
+
+  /**
+   * Delivers a signal; a run waiting in `ctx.waitForSignal(signal)` receives `payload`. Given a
+   * definition (`defineSignal<T>(name)`, recommended), `payload` must be a `T`; a plain name
+   * takes any payload. A signal for a run that has already finished (completed, failed or
+   * cancelled) is dropped by the worker that takes it: not kept, counted in
+   * `baton_signals_dropped_total`, logged at debug level.
+   */
+  signal<T>(
+    runId: string,
+    signal: SignalDefinition<T>,
+    payload: NoInfer<T>,
+    options?: { signalId?: string },
+  ): Promise<void>;
+  signal(runId: string, name: string, payload?: unknown, options?: { signalId?: string }): Promise<void>;
   async signal(
     runId: string,
-    name: string,
+    signal: string | SignalDefinition<unknown>,
     payload?: unknown,
     options: { signalId?: string } = {},
   ): Promise<void> {
+    const name = signalName(signal);
     assertRunId(runId);
     await this.connect();
     const signalId = options.signalId ?? randomUUID();

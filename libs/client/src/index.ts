@@ -6,8 +6,9 @@
  * import { Client } from '@baton/client';
  *
  * const client = new Client({ transport, store });
+ * // The input is checked against loanApproval's input type; result() has its output type.
  * const run = await client.start(loanApproval, { applicantId: 'A-7291' }, { idempotencyKey: 'loan-A-7291' });
- * await client.signal(run.runId, 'human_review', true);
+ * await client.signal(run.runId, humanReview, true); // humanReview = defineSignal<boolean>('human_review')
  * const decision = await run.result({ timeoutMs: 60_000 });
  * ```
  */
@@ -17,6 +18,7 @@ export type {
   ResultOptions,
   RunDescription,
   StartOptions,
+  UntypedWorkflowRef,
   WorkflowRef,
 } from './client.js';
 export type { ForkPoint } from './time-travel.js';

@@ -237,6 +237,25 @@ export class UnencodableValueError extends BatonError {
   }
 }
 
+/**
+ * `client.start` refused an input that the workflow's input schema (`defineWorkflow({ input })`)
+ * rejected; nothing was sent. Terminal: the same input fails the same way again.
+ */
+export class InvalidInputError extends BatonError {
+  constructor(
+    /** The workflow as `name@version`. */
+    readonly workflow: string,
+    /** Each problem as `$.path: message`, in the validator's order. */
+    readonly issues: readonly string[],
+  ) {
+    super(
+      'BATON_INVALID_INPUT',
+      `input of workflow ${workflow} does not match its input schema: ${issues.join('; ')}. ` +
+        'Fix the input (nothing was enqueued), or change the schema in defineWorkflow({ input })',
+    );
+  }
+}
+
 /** Bytes that are not a message or entry this version understands. */
 export class CodecError extends BatonError {
   constructor(message: string, options?: BatonErrorOptions) {

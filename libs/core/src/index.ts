@@ -33,6 +33,7 @@ export {
   ConfigError,
   deserializeError,
   FencedWriteError,
+  InvalidInputError,
   isNonRetryable,
   JournalConflictError,
   LeaseLostError,
@@ -144,11 +145,26 @@ export type {
   AnyWorkflowDefinition,
   ActivityIO,
   ActivityOptions,
+  SchemaWorkflowSpec,
   WaitForSignalOptions,
   WorkflowContext,
   WorkflowDefinition,
+  WorkflowInput,
+  WorkflowOutput,
 } from './workflow.js';
 export { checkFreshness, defineActivity, defineWorkflow, journalsStart } from './workflow.js';
+export type { SignalDefinition, SignalPayload } from './signal.js';
+export { defineSignal, signalName } from './signal.js';
+export type {
+  StandardSchemaInput,
+  StandardSchemaOutput,
+  StandardSchemaV1,
+  StandardSchemaV1Issue,
+  StandardSchemaV1Props,
+  StandardSchemaV1Result,
+  StandardSchemaV1Types,
+} from './standard-schema.js';
+export { formatIssuePath, isStandardSchema } from './standard-schema.js';
 export type { AttemptContext, RetryFailure, RetryOptions, RetryPolicy } from './retry.js';
 export { DEFAULT_RETRY_POLICY, runWithRetry } from './retry.js';
 export type {

@@ -4,6 +4,13 @@
 import type { Duration } from './duration.js';
 import { ConfigError } from './errors.js';
 import type { RetryPolicy } from './retry.js';
+import type { SignalDefinition } from './signal.js';
+import {
+  isStandardSchema,
+  type StandardSchemaInput,
+  type StandardSchemaOutput,
+  type StandardSchemaV1,
+} from './standard-schema.js';
 
 /** What an activity receives beside its input. */
 export interface ActivityIO {
@@ -78,8 +85,15 @@ export interface WorkflowContext {
   activity<O>(name: string, fn: (io: ActivityIO) => Promise<O> | O, options?: ActivityOptions): Promise<O>;
   /** A durable timer: survives crashes; the run is suspended (no worker held) while it waits. */
   sleep(duration: Duration): Promise<void>;
-  /** Waits for a signal sent with `client.signal(runId, name, payload)`; durable like sleep. */
-  waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions): Promise<T>;
+  /**
+   * Waits for a signal sent with `client.signal(runId, signal, payload)`; durable like sleep.
+   * Given a {@link SignalDefinition} (recommended, see `defineSignal`) it resolves to the
+   * definition's payload type; given a plain name, to `unknown` or the type argument.
+   */
+  waitForSignal<T = unknown>(
+    signal: SignalDefinition<T> | string,
+    options?: WaitForSignalOptions,
+  ): Promise<T>;
   /** Journaled wall-clock time (ms): the same value on every replay. */
   now(): number;
   /** Journaled random number in [0, 1). */
@@ -102,11 +116,38 @@ export interface WorkflowContext {
   deprecatePatch(changeId: string): void;
 }
 
-export interface WorkflowDefinition<I = unknown, O = unknown> {
+/**
+ * A workflow: `I` is the input its code receives, `O` its result, and `StartInput` what
+ * `client.start` accepts (the same as `I` unless an input schema transforms the value).
+ */
+export interface WorkflowDefinition<I = unknown, O = unknown, StartInput = I> {
   readonly kind: 'workflow';
   readonly name: string;
   readonly version: number;
-  run(ctx: WorkflowContext, input: I): Promise<O>;
+  /**
+   * A Standard Schema (zod, valibot, ...) that `client.start` validates the input with before
+   * anything is sent; the run receives the schema's output value. @defaultValue none: not checked
+   */
+  readonly input?: StandardSchemaV1<StartInput, I> | undefined;
+  /**
+   * The workflow's code. A property rather than a method so its parameter is checked
+   * contravariantly: a definition for `{ a: string }` is not usable where `{}` is accepted.
+   */
+  readonly run: (ctx: WorkflowContext, input: I) => Promise<O>;
+}
+
+/** What `client.start` accepts for a workflow definition. */
+export type WorkflowInput<W> = W extends WorkflowDefinition<infer _I, infer _O, infer S> ? S : unknown;
+/** The result of a workflow definition (what its handle's `result()` resolves to). */
+export type WorkflowOutput<W> = W extends WorkflowDefinition<infer _I, infer O, infer _S> ? O : unknown;
+
+/** The fields `defineWorkflow` takes when the input type comes from a schema. */
+export interface SchemaWorkflowSpec<Schema extends StandardSchemaV1, O> {
+  readonly name: string;
+  readonly version: number;
+  /** Validated in `client.start`; the run's input type is the schema's output type. */
+  readonly input: Schema;
+  run(ctx: WorkflowContext, input: StandardSchemaOutput<Schema>): Promise<O>;
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -150,11 +191,27 @@ export function checkFreshness(name: string, options: ActivityOptions & { reconc
   }
 }
 
-/** Defines a workflow. `version` is a positive integer; bump it when the step order changes. */
-export function defineWorkflow<I, O>(spec: Omit<WorkflowDefinition<I, O>, 'kind'>): WorkflowDefinition<I, O> {
+/**
+ * Defines a workflow. `version` is a positive integer; bump it when the step order changes.
+ * With `input: schema` (any Standard Schema), `client.start` validates the input and the input
+ * type is the schema's; without it, the type of `run`'s `input` parameter is the input type.
+ */
+export function defineWorkflow<Schema extends StandardSchemaV1, O>(
+  spec: SchemaWorkflowSpec<Schema, O>,
+): WorkflowDefinition<StandardSchemaOutput<Schema>, O, StandardSchemaInput<Schema>>;
+export function defineWorkflow<I, O>(
+  spec: Omit<WorkflowDefinition<I, O>, 'kind' | 'input'>,
+): WorkflowDefinition<I, O>;
+export function defineWorkflow(spec: Omit<WorkflowDefinition, 'kind'>): WorkflowDefinition {
   checkName('workflow', spec.name);
   if (!Number.isInteger(spec.version) || spec.version < 1) {
     throw new ConfigError(`workflow ${spec.name}: version must be a positive integer, got ${spec.version}`);
+  }
+  if (spec.input !== undefined && !isStandardSchema(spec.input)) {
+    throw new ConfigError(
+      `workflow ${spec.name}: input must be a Standard Schema (an object with '~standard'.validate, ` +
+        'as zod 3.24+, valibot and arktype schemas are), or left out',
+    );
   }
   return Object.freeze({ ...spec, kind: 'workflow' as const });
 }
@@ -166,4 +223,4 @@ export function journalsStart(def: ActivityOptions & { reconcile?: unknown }): b
 
 /** A workflow of any input and output type, as registries hold them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyWorkflowDefinition = WorkflowDefinition<any, any>;
+export type AnyWorkflowDefinition = WorkflowDefinition<any, any, any>;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineWorkflow } from '@baton/core';
+import { defineSignal, defineWorkflow } from '@baton/core';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 import { silentLogger, type Logger } from './logger.js';
 
@@ -29,5 +29,31 @@ describe('signals to a finished run (memory adapters)', () => {
     expect(await current.store.readSignals(run.runId)).toEqual([]);
     expect(await current.transport.listDeadLetters()).toEqual([]);
     expect((await current.client.describe(run.runId)).status).toBe('completed');
+  });
+});
+
+describe('typed signals (memory adapters)', () => {
+  it('a signal sent with its definition reaches the run waiting on the same definition', async () => {
+    const approval = defineSignal<{ approved: boolean; by: string }>('approval');
+    const wf = defineWorkflow({
+      name: 'awaits_approval',
+      version: 1,
+      run: async (ctx, input: { request: string }) => {
+        const decision = await ctx.waitForSignal(approval);
+        return `${input.request}: ${decision.approved ? 'approved' : 'refused'} by ${decision.by}`;
+      },
+    });
+    current = fleet({ workflows: [wf] });
+    await current.spawn();
+    const run = await current.client.start(wf, { request: 'R-1' });
+    await until(
+      async () => (await current?.client.describe(run.runId).catch(() => undefined))?.status === 'suspended',
+      5_000,
+      'the run waiting for its signal',
+    );
+    await current.client.signal(run.runId, approval, { approved: true, by: 'ana' });
+    expect(await run.result({ timeoutMs: 5_000 })).toBe('R-1: approved by ana');
+    const history = (await current.client.history(run.runId)).map((p) => p.entry);
+    expect(history).toContainEqual(expect.objectContaining({ type: 'SignalWaitStarted', name: 'approval' }));
   });
 });

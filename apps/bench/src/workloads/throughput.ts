@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Client } from '@baton/client';
-import type { RunRecord, Store } from '@baton/core';
+import type { AnyWorkflowDefinition, RunRecord, Store } from '@baton/core';
 import { WorkerFleet, type CrashEnvironment, type WorkerProcess } from '@baton/testing/crash';
 import { processUsage } from '../process-usage.js';
 import {
@@ -27,7 +27,8 @@ export const WORKFLOWS_MODULE = fileURLToPath(new URL('../workflows.ts', import.
 
 type ThroughputWorkload = 'chain10' | 'fanout' | 'payload';
 
-const WORKFLOWS = { chain10, fanout, payload } as const;
+// Typed as any workflow: the input is picked per workload at run time, not per definition.
+const WORKFLOWS: Record<ThroughputWorkload, AnyWorkflowDefinition> = { chain10, fanout, payload };
 const INPUTS: Record<ThroughputWorkload, (i: number) => unknown> = {
   chain10: (i) => i,
   fanout: (i) => i,

@@ -25,6 +25,7 @@ import { toMs } from '../duration.js';
 import { BatonError, CancelledError, NonDeterminismError, UnencodableValueError } from '../errors.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
+import { signalName } from '../signal.js';
 import { executeActivity } from './activity-execution.js';
 import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
 import {
@@ -207,7 +208,7 @@ export class ReplayExecutor {
           undefined,
         ),
       sleep: (duration) => this.sleep(duration),
-      waitForSignal: (name, options) => this.waitForSignal(name, options?.timeout) as never,
+      waitForSignal: (signal, options) => this.waitForSignal(signalName(signal), options?.timeout) as never,
       now: () => this.recordValue('now', () => this.host.clock()) as number,
       random: () => this.recordValue('random', Math.random) as number,
       uuid: () => this.recordValue('uuid', randomUUID) as string,
