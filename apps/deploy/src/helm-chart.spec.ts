@@ -4,7 +4,8 @@
  * KEDA) schema, the settings the worker's shutdown and health depend on asserted one by one, and
  * bad values shown to fail with a message naming them. No cluster and no network are needed.
  */
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -20,6 +21,7 @@ import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import { ENV } from '../../worker/src/config.js';
 import { OTEL_ENV } from '../../worker/src/telemetry.js';
 import { CHART_DIR, type ChartInput, helmLint, helmTemplate } from './helm.js';
+import { type ModelClass, validateStrictly } from './strict-validate.js';
 
 const RELEASE = 'prod';
 const NAMESPACE = 'workers';
@@ -31,15 +33,21 @@ type K8sObject = {
   metadata: { name: string; labels?: Record<string, string> };
 } & Record<string, unknown>;
 
+/** A model class's schema check, strict: unknown fields fail too (strict-validate.ts). */
+const strict =
+  (model: ModelClass) =>
+  (obj: K8sObject): void =>
+    validateStrictly(model, obj, `${obj.kind} '${obj.metadata?.name}'`);
+
 /** Schema validation per `apiVersion/kind`; anything the chart renders must be listed here. */
 const VALIDATORS: Record<string, (obj: K8sObject) => void> = {
-  'apps/v1/Deployment': (obj) => new Deployment(obj as never).validate(),
-  'v1/Service': (obj) => new Service(obj as never).validate(),
-  'v1/ServiceAccount': (obj) => new ServiceAccount(obj as never).validate(),
-  'v1/Secret': (obj) => new Secret(obj as never).validate(),
-  'policy/v1/PodDisruptionBudget': (obj) => new PodDisruptionBudget(obj as never).validate(),
-  'autoscaling/v2/HorizontalPodAutoscaler': (obj) => new HorizontalPodAutoscaler(obj as never).validate(),
-  'keda.sh/v1alpha1/ScaledObject': (obj) => new ScaledObject(obj as never).validate(),
+  'apps/v1/Deployment': strict(Deployment),
+  'v1/Service': strict(Service),
+  'v1/ServiceAccount': strict(ServiceAccount),
+  'v1/Secret': strict(Secret),
+  'policy/v1/PodDisruptionBudget': strict(PodDisruptionBudget),
+  'autoscaling/v2/HorizontalPodAutoscaler': strict(HorizontalPodAutoscaler),
+  'keda.sh/v1alpha1/ScaledObject': strict(ScaledObject),
   'monitoring.coreos.com/v1/ServiceMonitor': validateServiceMonitor,
 };
 
@@ -504,6 +512,59 @@ describe.concurrent('helm/baton-worker settings', () => {
     expect(() =>
       validateObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } as K8sObject),
     ).toThrow(/v1\/ConfigMap 'x'.*cannot validate/);
+  });
+});
+
+describe('the manifest check is strict', () => {
+  it('fails a rendered Deployment whose template misspells terminationGracePeriodSeconds', async () => {
+    // A copy of the chart with the one field misspelt, as a template typo would render it.
+    const chartDir = await mkdtemp(join(tmpdir(), 'baton-chart-typo-'));
+    try {
+      await cp(CHART_DIR, chartDir, { recursive: true });
+      const template = join(chartDir, 'templates', 'deployment.yaml');
+      const text = await readFile(template, 'utf8');
+      expect(text).toContain('terminationGracePeriodSeconds:');
+      await writeFile(
+        template,
+        text.replace('terminationGracePeriodSeconds:', 'terminationGracePeriodSecond:'),
+      );
+      const result = await helmTemplate({}, { chartDir, name: RELEASE, namespace: NAMESPACE });
+      expect(result.code, result.stderr).toBe(0);
+      const deployment = parseAllDocuments(result.stdout)
+        .map((doc) => doc.toJS() as K8sObject | null)
+        .find((obj) => obj?.kind === 'Deployment')!;
+      expect(deployment['spec']).toHaveProperty('template.spec.terminationGracePeriodSecond');
+      // The schema check alone lets it through; the strict check names it.
+      expect(() => new Deployment(deployment as never).validate()).not.toThrow();
+      expect(() => validateObject(deployment)).toThrow(
+        /Deployment 'prod-baton-worker' has fields its Kubernetes schema does not define: spec\.template\.spec\.terminationGracePeriodSecond;/,
+      );
+    } finally {
+      await rm(chartDir, { recursive: true, force: true });
+    }
+  });
+
+  it('names every unknown field by its path, at any depth, and still accepts free-form maps', () => {
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's', labels: { 'any.example/key': 'a map takes any key' }, nmespace: 'x' },
+      spec: { ports: [{ port: 80, targetPort: 'http', protocl: 'TCP' }], selector: { app: 'a' } },
+    } as K8sObject;
+    expect(() => validateObject(service)).toThrow(/metadata\.nmespace, spec\.ports\[0\]\.protocl;/);
+    delete (service.metadata as Record<string, unknown>)['nmespace'];
+    delete (service['spec'] as { ports: Record<string, unknown>[] }).ports[0]!['protocl'];
+    expect(() => validateObject(service)).not.toThrow();
+  });
+
+  it('still fails what the schema itself refuses', () => {
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's' },
+      spec: { ports: [{ port: 'eighty' }] },
+    } as K8sObject;
+    expect(() => validateObject(service)).toThrow(/port/);
   });
 });
 
