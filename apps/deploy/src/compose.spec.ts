@@ -45,7 +45,7 @@ interface Service {
   depends_on?: string[] | Record<string, { condition?: string }>;
   healthcheck?: Healthcheck;
   profiles?: string[];
-  ports?: (string | number | { published?: string | number; target?: number })[];
+  ports?: (string | number | { host_ip?: string; published?: string | number; target?: number })[];
   volumes?: (string | { source?: string; target?: string })[];
   restart?: string;
   stop_grace_period?: string;
@@ -121,11 +121,44 @@ function durationMs(value: string): number {
 
 type Port = NonNullable<Service['ports']>[number];
 
+interface PublishedPort {
+  /** The host address it listens on; '' means every interface. */
+  hostIp: string;
+  /** The host port; '' means one Docker picks. */
+  published: string;
+  target: string;
+}
+
+/**
+ * Reads a port in any Compose form: `80`, `8081:8080`, `127.0.0.1:8081:8080`, `[::1]:8081:8080`
+ * (each with an optional `/tcp` or `/udp`), or the long form `{ host_ip, published, target }`.
+ */
+function parsePort(port: Port): PublishedPort {
+  if (typeof port === 'object') {
+    return {
+      hostIp: port.host_ip ?? '',
+      published: String(port.published ?? ''),
+      target: String(port.target ?? ''),
+    };
+  }
+  let rest = String(port).replace(/\/(tcp|udp|sctp)$/, '');
+  let hostIp = '';
+  const bracketed = /^\[([^\]]+)\]:(.*)$/.exec(rest);
+  if (bracketed) [, hostIp, rest] = bracketed as unknown as [string, string, string];
+  const parts = rest.split(':');
+  if (parts.length === 3 && hostIp === '') hostIp = parts.shift()!;
+  const target = parts.pop() ?? '';
+  return { hostIp, published: parts.pop() ?? '', target };
+}
+
 /** The host side of a published port: `127.0.0.1:8081:8080` -> `8081`. */
 function hostPort(port: Port): string {
-  if (typeof port === 'object') return String(port.published ?? '');
-  const parts = String(port).split(':');
-  return parts.length >= 2 ? parts[parts.length - 2]! : '';
+  return parsePort(port).published;
+}
+
+/** A loopback address: reachable from this machine only. */
+function isLoopback(address: string): boolean {
+  return /^127\.\d+\.\d+\.\d+$/.test(address) || address === '::1';
 }
 
 describe('docker-compose.yml', () => {
@@ -344,7 +377,9 @@ describe('docker-compose.yml', () => {
   it('keeps the servers on the host ports the tests use, and no host port twice', () => {
     const problems: string[] = [];
     for (const [name, ports] of Object.entries(SERVER_PORTS)) {
-      const published = (compose.services[name]?.ports ?? []).map(String);
+      const published = (compose.services[name]?.ports ?? [])
+        .map(parsePort)
+        .map((p) => `${p.published}:${p.target}`);
       for (const port of ports)
         if (!published.includes(port)) problems.push(`${name} no longer publishes ${port}`);
     }
@@ -357,6 +392,35 @@ describe('docker-compose.yml', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  it('publishes every port on 127.0.0.1 only, never on all interfaces', () => {
+    // The servers have no passwords: a port on every interface would open them to the network.
+    const problems: string[] = [];
+    for (const [name, service] of services) {
+      for (const port of service.ports ?? []) {
+        const { hostIp } = parsePort(port);
+        if (!isLoopback(hostIp)) {
+          problems.push(
+            `${name}: port '${typeof port === 'object' ? JSON.stringify(port) : String(port)}' is published on ` +
+              `${hostIp === '' ? 'all interfaces' : hostIp}; write it as '127.0.0.1:<host>:<container>'`,
+          );
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('advertises the broker to host clients on the loopback address it is published on', () => {
+    const env = envOf(compose.services['kafka'] ?? {});
+    const hostListener = (env['KAFKA_ADVERTISED_LISTENERS'] ?? '')
+      .split(',')
+      .find((listener) => listener.startsWith('PLAINTEXT://'));
+    const published = (compose.services['kafka']?.ports ?? [])
+      .map(parsePort)
+      .find((p) => p.target === '9092');
+    expect(published, 'kafka does not publish 9092').toBeDefined();
+    expect(hostListener).toBe(`PLAINTEXT://${published!.hostIp}:${published!.published}`);
   });
 
   it('has a kafka profile whose workers use the Kafka broker', () => {

@@ -4,14 +4,20 @@
  * KEDA) schema, the settings the worker's shutdown and health depend on asserted one by one, and
  * bad values shown to fail with a message naming them. No cluster and no network are needed.
  */
-import { readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -20,6 +26,7 @@ import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import { ENV } from '../../worker/src/config.js';
 import { OTEL_ENV } from '../../worker/src/telemetry.js';
 import { CHART_DIR, type ChartInput, helmLint, helmTemplate } from './helm.js';
+import { type ModelClass, validateStrictly } from './strict-validate.js';
 
 const RELEASE = 'prod';
 const NAMESPACE = 'workers';
@@ -31,15 +38,23 @@ type K8sObject = {
   metadata: { name: string; labels?: Record<string, string> };
 } & Record<string, unknown>;
 
+/** A model class's schema check, strict: unknown fields fail too (strict-validate.ts). */
+const strict =
+  (model: ModelClass) =>
+  (obj: K8sObject): void =>
+    validateStrictly(model, obj, `${obj.kind} '${obj.metadata?.name}'`);
+
 /** Schema validation per `apiVersion/kind`; anything the chart renders must be listed here. */
 const VALIDATORS: Record<string, (obj: K8sObject) => void> = {
-  'apps/v1/Deployment': (obj) => new Deployment(obj as never).validate(),
-  'v1/Service': (obj) => new Service(obj as never).validate(),
-  'v1/ServiceAccount': (obj) => new ServiceAccount(obj as never).validate(),
-  'v1/Secret': (obj) => new Secret(obj as never).validate(),
-  'policy/v1/PodDisruptionBudget': (obj) => new PodDisruptionBudget(obj as never).validate(),
-  'autoscaling/v2/HorizontalPodAutoscaler': (obj) => new HorizontalPodAutoscaler(obj as never).validate(),
-  'keda.sh/v1alpha1/ScaledObject': (obj) => new ScaledObject(obj as never).validate(),
+  'apps/v1/Deployment': strict(Deployment),
+  'v1/Service': strict(Service),
+  'v1/ServiceAccount': strict(ServiceAccount),
+  'v1/Secret': strict(Secret),
+  'policy/v1/PodDisruptionBudget': strict(PodDisruptionBudget),
+  'autoscaling/v2/HorizontalPodAutoscaler': strict(HorizontalPodAutoscaler),
+  'keda.sh/v1alpha1/ScaledObject': strict(ScaledObject),
+  'v1/Pod': strict(Pod),
+  'networking.k8s.io/v1/NetworkPolicy': strict(NetworkPolicy),
   'monitoring.coreos.com/v1/ServiceMonitor': validateServiceMonitor,
 };
 
@@ -112,6 +127,12 @@ async function renderUncached(input: ChartInput): Promise<K8sObject[]> {
   return objects;
 }
 
+/** A `helm test` hook: run by `helm test`, not part of the release's workload. */
+function isTestHook(obj: K8sObject): boolean {
+  const annotations = (obj.metadata as { annotations?: Record<string, string> }).annotations;
+  return annotations?.['helm.sh/hook'] === 'test';
+}
+
 function ofKind(objects: K8sObject[], kind: string): K8sObject[] {
   return objects.filter((o) => o.kind === kind);
 }
@@ -169,6 +190,7 @@ const CASES: { name: string; input: ChartInput }[] = [
   { name: 'ci/keda-kafka-values.yaml', input: { valuesFiles: [ci('keda-kafka-values.yaml')] } },
   { name: 'ci/hpa-off-values.yaml', input: { valuesFiles: [ci('hpa-off-values.yaml')] } },
   { name: 'ci/secrets-values.yaml', input: { valuesFiles: [ci('secrets-values.yaml')] } },
+  { name: 'ci/networkpolicy-values.yaml', input: { valuesFiles: [ci('networkpolicy-values.yaml')] } },
 ];
 
 /** Variables the chart may set: the worker's own, the OpenTelemetry SDK's, and the pod identity. */
@@ -191,8 +213,10 @@ describe.concurrent('helm/baton-worker renders valid objects', () => {
         expect(ofKind(objects, 'Deployment')).toHaveLength(1);
         for (const obj of objects) {
           const labels = obj.metadata.labels ?? {};
+          // The helm test Pod has a name of its own, so no selector of the fleet counts it.
+          const name = isTestHook(obj) ? 'baton-worker-test' : 'baton-worker';
           expect(labels, `${obj.kind} labels`).toMatchObject({
-            'app.kubernetes.io/name': 'baton-worker',
+            'app.kubernetes.io/name': name,
             'app.kubernetes.io/instance': RELEASE,
             'app.kubernetes.io/version': '0.1.0',
             'app.kubernetes.io/managed-by': 'Helm',
@@ -507,6 +531,242 @@ describe.concurrent('helm/baton-worker settings', () => {
   });
 });
 
+interface TestPodView {
+  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  spec: {
+    restartPolicy: string;
+    automountServiceAccountToken?: boolean;
+    securityContext?: Record<string, unknown>;
+    containers: IContainer[];
+  };
+}
+
+interface NetworkPolicyView {
+  podSelector: { matchLabels: Record<string, string> };
+  policyTypes: string[];
+  ingress: { ports?: { port: unknown; protocol: string }[]; from?: Record<string, unknown>[] }[];
+  egress: { ports?: { port: unknown; protocol: string }[]; to?: Record<string, unknown>[] }[];
+}
+
+/** Runs the test Pod's `node -e` script against `url` with this machine's node. */
+function runReadyzScript(
+  pod: TestPodView,
+  url: string,
+  attempts: number,
+): Promise<{ code: number | null; output: string }> {
+  const container = pod.spec.containers[0]!;
+  expect(container.command).toEqual(['node', '-e']);
+  return new Promise((resolvePromise) => {
+    execFile(
+      process.execPath,
+      ['-e', container.args![0]!],
+      { env: { ...process.env, READYZ_URL: url, READYZ_ATTEMPTS: String(attempts) }, timeout: 20_000 },
+      (error, stdout, stderr) =>
+        resolvePromise({ code: error ? (error.code as number | null) : 0, output: stdout + stderr }),
+    );
+  });
+}
+
+/** A local HTTP server answering /readyz with the statuses given, one per request (the last repeats). */
+async function readyzServer(
+  statuses: number[],
+): Promise<{ url: string; requests: () => number; close(): void }> {
+  let count = 0;
+  const server = createServer((request, response) => {
+    const status = statuses[Math.min(count++, statuses.length - 1)]!;
+    response
+      .writeHead(request.url === '/readyz' ? status : 404)
+      .end(status === 200 ? 'ready\n' : 'not ready\n');
+  });
+  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/readyz`, requests: () => count, close: () => server.close() };
+}
+
+describe.concurrent('helm test hook', () => {
+  it('asks the worker Service for /readyz from the worker image, as a test hook no fleet selector counts', async () => {
+    const objects = await render();
+    const pod = only(objects, 'Pod') as unknown as TestPodView;
+    expect(pod.metadata.name).toBe(`${FULLNAME}-test-readyz`);
+    expect(pod.metadata.annotations).toEqual({
+      'helm.sh/hook': 'test',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+    });
+    expect(pod.spec.restartPolicy).toBe('Never');
+    expect(pod.spec.automountServiceAccountToken).toBe(false);
+    const container = pod.spec.containers[0]!;
+    expect(container.image).toBe(workerContainer(objects).image);
+    const service = only(objects, 'Service');
+    const servicePort = (service['spec'] as { ports: { port: number }[] }).ports[0]!.port;
+    expect(envValue(container, 'READYZ_URL')).toBe(`http://${service.metadata.name}:${servicePort}/readyz`);
+    expect(envValue(container, 'READYZ_ATTEMPTS')).toBe('20');
+    expect(container.securityContext).toEqual(workerContainer(objects).securityContext);
+    expect(pod.spec.securityContext).toEqual(deploymentSpec(objects).template.spec.securityContext);
+    // Selectors that pick the workers must not pick the test Pod.
+    const selectors = [
+      deploymentSpec(objects).selector.matchLabels,
+      (service['spec'] as { selector: Record<string, string> }).selector,
+      (only(objects, 'PodDisruptionBudget')['spec'] as { selector: { matchLabels: Record<string, string> } })
+        .selector.matchLabels,
+    ];
+    for (const selector of selectors) {
+      const matches = Object.entries(selector).every(([key, value]) => pod.metadata.labels[key] === value);
+      expect(matches, `selector ${JSON.stringify(selector)} picks the test Pod`).toBe(false);
+    }
+  });
+
+  it('is left out without the Service it tests, or when helmTest.enabled is false', async () => {
+    expect(ofKind(await render({ set: { 'service.enabled': false } }), 'Pod')).toEqual([]);
+    expect(ofKind(await render({ set: { 'helmTest.enabled': false } }), 'Pod')).toEqual([]);
+  });
+
+  it('its script passes on a 200 from /readyz, after waiting out a 503', async () => {
+    const pod = only(await render(), 'Pod') as unknown as TestPodView;
+    const server = await readyzServer([503, 200]);
+    try {
+      const { code, output } = await runReadyzScript(pod, server.url, 3);
+      expect(output).toContain('attempt 1: ');
+      expect(output).toContain('answered 503 not ready');
+      expect(output).toContain('attempt 2: ');
+      expect(output).toContain('answered 200 ready');
+      expect(code).toBe(0);
+      expect(server.requests()).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('its script fails, saying so, when no worker gets ready in its attempts', async () => {
+    const pod = only(await render(), 'Pod') as unknown as TestPodView;
+    const server = await readyzServer([503]);
+    try {
+      const { code, output } = await runReadyzScript(pod, server.url, 1);
+      expect(code).toBe(1);
+      expect(output).toContain(`no worker behind ${server.url} was ready after 1 attempts`);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe.concurrent('NetworkPolicy', () => {
+  it('is off by default', async () => {
+    expect(ofKind(await render(), 'NetworkPolicy')).toEqual([]);
+  });
+
+  it('admits the HTTP port only from the named peers and the test Pod; lets out DNS, bus, store and extras', async () => {
+    const objects = await render({ valuesFiles: [ci('networkpolicy-values.yaml')] });
+    const policy = only(objects, 'NetworkPolicy')['spec'] as NetworkPolicyView;
+    expect(policy.podSelector.matchLabels).toEqual(deploymentSpec(objects).selector.matchLabels);
+    expect(policy.policyTypes).toEqual(['Ingress', 'Egress']);
+    const testPod = only(objects, 'Pod') as unknown as TestPodView;
+    expect(policy.ingress).toEqual([
+      {
+        ports: [{ port: 'http', protocol: 'TCP' }],
+        from: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+          },
+          {
+            podSelector: {
+              matchLabels: {
+                'app.kubernetes.io/name': testPod.metadata.labels['app.kubernetes.io/name'],
+                'app.kubernetes.io/instance': testPod.metadata.labels['app.kubernetes.io/instance'],
+              },
+            },
+          },
+        ],
+      },
+    ]);
+    // The named port is the worker's HTTP port.
+    expect(workerContainer(objects).ports?.map((p) => p.name)).toEqual(['http']);
+    const namespace = (name: string) => [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } },
+    ];
+    expect(policy.egress).toEqual([
+      {
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP' },
+        ],
+        to: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+            podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+          },
+        ],
+      },
+      { ports: [{ port: 9092, protocol: 'TCP' }], to: namespace('kafka') },
+      { ports: [{ port: 5432, protocol: 'TCP' }], to: namespace('db') },
+      { ports: [{ port: 4318, protocol: 'TCP' }], to: namespace('observability') },
+    ]);
+  });
+
+  it('defaults to NATS and Redis ports to any address, and refuses all ingress with no peer and no test Pod', async () => {
+    const objects = await render({ set: { 'networkPolicy.enabled': true, 'helmTest.enabled': false } });
+    const policy = only(objects, 'NetworkPolicy')['spec'] as NetworkPolicyView;
+    expect(policy.ingress).toEqual([]);
+    expect(policy.egress.slice(1)).toEqual([
+      { ports: [{ port: 4222, protocol: 'TCP' }] },
+      { ports: [{ port: 6379, protocol: 'TCP' }] },
+    ]);
+  });
+});
+
+describe('the manifest check is strict', () => {
+  it('fails a rendered Deployment whose template misspells terminationGracePeriodSeconds', async () => {
+    // A copy of the chart with the one field misspelt, as a template typo would render it.
+    const chartDir = await mkdtemp(join(tmpdir(), 'baton-chart-typo-'));
+    try {
+      await cp(CHART_DIR, chartDir, { recursive: true });
+      const template = join(chartDir, 'templates', 'deployment.yaml');
+      const text = await readFile(template, 'utf8');
+      expect(text).toContain('terminationGracePeriodSeconds:');
+      await writeFile(
+        template,
+        text.replace('terminationGracePeriodSeconds:', 'terminationGracePeriodSecond:'),
+      );
+      const result = await helmTemplate({}, { chartDir, name: RELEASE, namespace: NAMESPACE });
+      expect(result.code, result.stderr).toBe(0);
+      const deployment = parseAllDocuments(result.stdout)
+        .map((doc) => doc.toJS() as K8sObject | null)
+        .find((obj) => obj?.kind === 'Deployment')!;
+      expect(deployment['spec']).toHaveProperty('template.spec.terminationGracePeriodSecond');
+      // The schema check alone lets it through; the strict check names it.
+      expect(() => new Deployment(deployment as never).validate()).not.toThrow();
+      expect(() => validateObject(deployment)).toThrow(
+        /Deployment 'prod-baton-worker' has fields its Kubernetes schema does not define: spec\.template\.spec\.terminationGracePeriodSecond;/,
+      );
+    } finally {
+      await rm(chartDir, { recursive: true, force: true });
+    }
+  });
+
+  it('names every unknown field by its path, at any depth, and still accepts free-form maps', () => {
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's', labels: { 'any.example/key': 'a map takes any key' }, nmespace: 'x' },
+      spec: { ports: [{ port: 80, targetPort: 'http', protocl: 'TCP' }], selector: { app: 'a' } },
+    } as K8sObject;
+    expect(() => validateObject(service)).toThrow(/metadata\.nmespace, spec\.ports\[0\]\.protocl;/);
+    delete (service.metadata as Record<string, unknown>)['nmespace'];
+    delete (service['spec'] as { ports: Record<string, unknown>[] }).ports[0]!['protocl'];
+    expect(() => validateObject(service)).not.toThrow();
+  });
+
+  it('still fails what the schema itself refuses', () => {
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's' },
+      spec: { ports: [{ port: 'eighty' }] },
+    } as K8sObject;
+    expect(() => validateObject(service)).toThrow(/port/);
+  });
+});
+
 /**
  * Values that must be refused, and a piece of the message each one must produce. `crossCheck`
  * marks the checks made in the templates (templates/validate.yaml) rather than by
@@ -573,6 +833,21 @@ const BAD_VALUES: { name: string; set: Record<string, unknown>; message: RegExp;
     name: 'a URL that is no bus URL',
     set: { 'transport.url': 'http://nats:4222' },
     message: /transport\.url: Does not match pattern/,
+  },
+  {
+    name: 'a NetworkPolicy without bus ports',
+    set: { 'networkPolicy.bus.ports': [] },
+    message: /networkPolicy\.bus\.ports: Array must have at least 1 items/,
+  },
+  {
+    name: 'a store port out of range',
+    set: { 'networkPolicy.store.ports': [65536] },
+    message: /networkPolicy\.store\.ports\.0: Must be less than or equal to 65535/,
+  },
+  {
+    name: 'a misspelt NetworkPolicy key',
+    set: { 'networkPolicy.ingresFrom': [] },
+    message: /networkPolicy: Additional property ingresFrom is not allowed/,
   },
   // Checks across values, made in the templates.
   {

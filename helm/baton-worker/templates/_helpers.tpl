@@ -244,3 +244,18 @@ expands because those variables are defined first.
   value: {{ . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/* True (non-empty) when the helm test Pod is rendered: it reaches the workers through the Service. */}}
+{{- define "baton-worker.helmTestEnabled" -}}
+{{- if and .Values.helmTest.enabled .Values.service.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Labels of the helm test Pod. Its app.kubernetes.io/name differs from the workers' on purpose: with
+the workers' selector labels the Pod would be counted by the PodDisruptionBudget and the
+autoscaler as one of the fleet.
+*/}}
+{{- define "baton-worker.testSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-test" (include "baton-worker.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
