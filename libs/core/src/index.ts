@@ -183,3 +183,21 @@ export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';
 export { damageMemoryCheckpoint, memoryStore } from './memory/memory-store.js';
 export * from './payload/index.js';
+export type {
+  HistoryFallback,
+  HistoryPoint,
+  HistoryStart,
+  HistoryStartOptions,
+} from './runtime/history-start.js';
+export { checkJournalFromStart, findHistoryStart } from './runtime/history-start.js';
+export type { ReadRunHistoryOptions, RunHistory } from './runtime/run-history.js';
+export { readRunHistory } from './runtime/run-history.js';
+export type { OutgoingRunMessage, StartMessageFields } from './runtime/run-messages.js';
+export {
+  cancelMessage,
+  resumeMessage,
+  sendRunMessage,
+  signalMessage,
+  startMessage,
+  wakeMessage,
+} from './runtime/run-messages.js';
