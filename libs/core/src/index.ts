@@ -93,6 +93,7 @@ export {
   MESSAGE_CODEC_VERSION,
 } from './codec.js';
 export { findUnencodable, unencodableEntries } from './unencodable.js';
+export type { Adapter } from './contracts/adapter.js';
 export type {
   DeadLetter,
   DeadLetterQueue,
@@ -138,7 +139,7 @@ export type {
   SuspendResult,
   TimerStore,
 } from './contracts/store.js';
-export { FINISHED_RUN_STATUSES } from './contracts/store.js';
+export { FINISHED_RUN_STATUSES, hasPresence } from './contracts/store.js';
 export type {
   ActivityDefinition,
   AnyWorkflowDefinition,
