@@ -10,13 +10,17 @@ import {
   ConfigError,
   decodeJournalRecord,
   deleteFinishedRun,
-  encodeMessage,
+  cancelMessage,
   newRunId,
   NotFoundError,
   RunDeletedError,
   resolvePayloadProtection,
+  resumeMessage,
   runIdForKey,
   RunStateError,
+  sendRunMessage,
+  signalMessage,
+  startMessage,
   TimeoutError,
   WorkflowFailedError,
   resolveClaimCheck,
@@ -236,8 +240,7 @@ export class Client {
     await withEnqueueSpan(attributes, async (spanTraceparent) => {
       // An explicit traceparent wins; otherwise the enqueue span's own (absent when tracing is off).
       const traceparent = options.traceparent ?? spanTraceparent;
-      const message = encodeMessage({
-        kind: 'start',
+      const message = startMessage({
         runId,
         workflow: workflow.name,
         version: workflow.version,
@@ -249,9 +252,8 @@ export class Client {
         )),
         ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
         ...(traceparent !== undefined ? { traceparent } : {}),
-        enqueuedAt: Date.now(),
       });
-      await this.transport.enqueue(message, { msgId: `start:${runId}`, key: runId });
+      await sendRunMessage(this.transport, message);
     });
     return new RunHandle(this, runId);
   }
@@ -297,17 +299,14 @@ export class Client {
       'payload',
       `payload of signal '${name}' to run ${runId}`,
     );
-    await this.transport.enqueue(encodeMessage({ kind: 'signal', runId, name, ...value, signalId }), {
-      msgId: `signal:${runId}:${signalId}`,
-      key: runId,
-    });
+    await sendRunMessage(this.transport, signalMessage({ runId, name, ...value, signalId }));
   }
 
   /** Requests cancellation: the run stops at its next ctx call and ends `cancelled`. */
   async cancel(runId: string, reason = 'cancelled by client'): Promise<void> {
     assertRunId(runId);
     await this.connect();
-    await this.transport.enqueue(encodeMessage({ kind: 'cancel', runId, reason }), { key: runId });
+    await sendRunMessage(this.transport, cancelMessage(runId, reason));
   }
 
   /** The run record and its lease. NotFoundError while no worker has taken its start message. */
@@ -416,9 +415,9 @@ export class Client {
     if (!created)
       throw new ConfigError(`client.fork(${runId}): run ${newId} already exists; pick another runId`);
     // The record exists, so the worker that takes this message finds it (not fresh) and replays the seed.
-    await this.transport.enqueue(
-      encodeMessage({
-        kind: 'start',
+    await sendRunMessage(
+      this.transport,
+      startMessage({
         runId: newId,
         workflow: original.workflow,
         version: original.version,
@@ -428,9 +427,7 @@ export class Client {
           'input',
           `input of run ${newId} (fork of ${runId})`,
         )),
-        enqueuedAt: Date.now(),
       }),
-      { msgId: `start:${newId}`, key: newId },
     );
     return new RunHandle<O>(this, newId);
   }
@@ -459,7 +456,7 @@ export class Client {
       {
         runId,
         // Above every seq the run has, even one that no longer reads (the base may be older then).
-        seq: Math.max(history.base?.seq ?? 0, history.lastSeq) + 1,
+        seq: Math.max(history.checkpointSeq ?? 0, history.lastSeq) + 1,
         // The finished lease's epoch: reopenRun accepts it only while the lease is still there.
         epoch: lease?.epoch ?? 0,
         journalPosition: history.journalPosition,
@@ -474,10 +471,7 @@ export class Client {
       throw notFailed(now?.status ?? reopened.status ?? 'unknown');
     }
     // Lost, the message is replaced by the reaper's: the reopened lease is in its queue.
-    await this.transport.enqueue(
-      encodeMessage({ kind: 'resume', runId, reason: 'retry', since: Date.now() }),
-      { key: runId },
-    );
+    await sendRunMessage(this.transport, resumeMessage(runId, 'retry'));
     return new RunHandle<O>(this, runId);
   }
 

@@ -15,19 +15,13 @@ import {
   chainGenesis,
   checkpointSchemaFor,
   ConfigError,
-  decodeJournalRecord,
-  filterFencedEntries,
-  CheckpointUnreadableError,
   linkEntries,
   NotFoundError,
-  openStoredCheckpoint,
   protectCheckpoint,
   protectionActive,
-  verifyJournalTail,
+  readRunHistory,
   type Checkpoint,
-  type CheckpointSummary,
   type JournalEntry,
-  type OpenedCheckpoint,
   type PayloadProtection,
   type ProtectedCheckpoint,
   type Store,
@@ -48,26 +42,22 @@ export interface HistoryAt {
   entries: JournalEntry[];
   /** Journal position the entries cover. */
   journalPosition: number;
-  /** The checkpoint the history was read from, if any. */
-  base: CheckpointSummary | undefined;
-  /** The highest seq the run's checkpoints have (readable or not), 0 for none. */
+  /** The seq of the checkpoint the history was read from, if any. */
+  checkpointSeq: number | undefined;
+  /** The highest seq the run's checkpoints have (readable or not, this one included), 0 for none. */
   lastSeq: number;
 }
 
-/** Opens a stored checkpoint as the worker does; a client lacking the run's signing key gets a named error. */
-function openStored(
-  stored: ProtectedCheckpoint,
-  runId: string,
-  protection: PayloadProtection,
-): OpenedCheckpoint {
-  return openStoredCheckpoint(stored, runId, protection, () => {
+/** Before a signed checkpoint is opened: a client lacking the run's signing key gets a named error. */
+function requireSigningKey(runId: string, protection: PayloadProtection) {
+  return (stored: ProtectedCheckpoint): void => {
     if (stored.signature !== undefined && protection.signing === undefined) {
       throw new ConfigError(
         `run ${runId}: checkpoint ${stored.seq} is signed (key ${stored.signature.keyId}), and a checkpoint written ` +
           "from it must be signed for the workers to accept it: create the Client with the workers' payloadProtection",
       );
     }
-  }).checkpoint;
+  };
 }
 
 function withoutLinks(entries: readonly JournalEntry[]): JournalEntry[] {
@@ -80,8 +70,9 @@ function withoutLinks(entries: readonly JournalEntry[]): JournalEntry[] {
 /**
  * The run's effective history at `point`: a kept checkpoint's entries, or the newest checkpoint at
  * or before a journal position plus the journal records after it up to that position; with
- * `point` 'end', everything the run journaled. NotFoundError names a seq or position the run
- * does not have.
+ * `point` 'end', everything the run journaled. Read by `readRunHistory`, the reader the workers
+ * resume with; an unreadable checkpoint is stood in for by an older one that reads, unless the
+ * point is that checkpoint. NotFoundError names a seq or position the run does not have.
  */
 export async function readHistoryAt(
   store: Store,
@@ -90,80 +81,35 @@ export async function readHistoryAt(
   point: ForkPoint | 'end',
   protection: PayloadProtection,
 ): Promise<HistoryAt> {
-  const summaries = await store.listCheckpoints(runId);
-  const seqs = (): string =>
-    summaries.length === 0 ? 'it has none' : `it has ${summaries.map((s) => s.seq).join(', ')}`;
-  let base: CheckpointSummary | undefined;
-  let upto: number | undefined;
-  if (point !== 'end' && point.fromCheckpoint !== undefined) {
-    base = summaries.findLast((s) => s.seq === point.fromCheckpoint);
-    if (base === undefined)
-      throw new NotFoundError(`run ${runId} has no checkpoint ${point.fromCheckpoint} (${seqs()})`);
-    upto = base.journalPosition;
-  } else if (point !== 'end') {
-    upto = point.fromJournalPosition!;
-    base = summaries.findLast((s) => s.journalPosition <= upto!);
-  } else {
-    base = summaries.at(-1);
-  }
-  let stored: ProtectedCheckpoint | undefined;
-  try {
-    stored =
-      base === undefined ? undefined : ((await store.loadCheckpoint(runId, base.seq)) as ProtectedCheckpoint);
-  } catch (err) {
-    // A damaged checkpoint (a disk fault, a hand edit): a point given as a checkpoint seq has no
-    // stand-in, but any other point is read from an older checkpoint that reads and the journal
-    // after it, as the worker resumes. The journal is the truth; a checkpoint only a shortcut.
-    const bySeq = point !== 'end' && point.fromCheckpoint !== undefined;
-    if (!(err instanceof CheckpointUnreadableError) || bySeq || base === undefined) throw err;
-    ({ base, stored } = await olderReadable(store, runId, summaries, base.seq, err));
-  }
-  if (base !== undefined && stored === undefined)
-    throw new NotFoundError(`run ${runId}: checkpoint ${base.seq} is listed but could not be loaded`);
-  const opened = stored === undefined ? undefined : openStored(stored, runId, protection);
-  const from = opened?.journalPosition ?? 0;
-  const records = upto === from ? [] : await transport.read(runId, from, upto);
-  if (upto !== undefined && upto !== from && records.at(-1)?.position !== upto) {
-    const all = await transport.read(runId, 0);
-    const range =
-      all.length === 0
-        ? 'its journal is empty'
-        : `its records run from ${all[0]!.position} to ${all.at(-1)!.position}`;
-    throw new NotFoundError(`run ${runId} has no journal record at position ${upto} (${range})`);
-  }
-  const positioned = records.flatMap((record) =>
-    decodeJournalRecord(record.data, runId, protection.codec, record.position).map((entry) => ({
-      position: record.position,
-      entry,
-    })),
-  );
-  const fenced = filterFencedEntries(positioned, opened?.epoch ?? 0);
-  verifyJournalTail(fenced, runId, opened, protection);
+  const history = await readRunHistory({
+    store,
+    journal: transport,
+    runId,
+    at:
+      point === 'end'
+        ? 'end'
+        : point.fromCheckpoint !== undefined
+          ? { checkpoint: point.fromCheckpoint }
+          : { journalPosition: point.fromJournalPosition! },
+    protection,
+    beforeOpen: requireSigningKey(runId, protection),
+    checkTail: async (records, from) => {
+      const upto = point === 'end' ? undefined : (point.fromJournalPosition ?? undefined);
+      if (upto === undefined || upto === from || records.at(-1)?.position === upto) return;
+      const all = await transport.read(runId, 0);
+      const range =
+        all.length === 0
+          ? 'its journal is empty'
+          : `its records run from ${all[0]!.position} to ${all.at(-1)!.position}`;
+      throw new NotFoundError(`run ${runId} has no journal record at position ${upto} (${range})`);
+    },
+  });
   return {
-    entries: withoutLinks([...(opened?.entries ?? []), ...fenced.map((p) => p.entry)]),
-    journalPosition: records.at(-1)?.position ?? from,
-    base,
-    lastSeq: Math.max(0, ...summaries.map((s) => s.seq)),
+    entries: withoutLinks(history.entries),
+    journalPosition: history.journalPosition,
+    checkpointSeq: history.checkpoint?.seq,
+    lastSeq: history.lastSeq,
   };
-}
-
-/** The newest checkpoint older than `badSeq` that reads; `unreadable` when there is none. */
-async function olderReadable(
-  store: Store,
-  runId: string,
-  summaries: readonly CheckpointSummary[],
-  badSeq: number,
-  unreadable: CheckpointUnreadableError,
-): Promise<{ base: CheckpointSummary; stored: ProtectedCheckpoint }> {
-  for (const summary of [...summaries].reverse()) {
-    if (summary.seq >= badSeq) continue;
-    const stored = await store.loadCheckpoint(runId, summary.seq).catch((err: unknown) => {
-      if (err instanceof CheckpointUnreadableError) return undefined;
-      throw err;
-    });
-    if (stored !== undefined) return { base: summary, stored: stored as ProtectedCheckpoint };
-  }
-  throw unreadable;
 }
 
 const TERMINAL = new Set<JournalEntry['type']>(['RunCompleted', 'RunFailed', 'RunCancelled']);

@@ -94,6 +94,7 @@ export {
   MESSAGE_CODEC_VERSION,
 } from './codec.js';
 export { findUnencodable, unencodableEntries } from './unencodable.js';
+export type { Adapter } from './contracts/adapter.js';
 export type {
   DeadLetter,
   DeadLetterQueue,
@@ -139,7 +140,7 @@ export type {
   SuspendResult,
   TimerStore,
 } from './contracts/store.js';
-export { FINISHED_RUN_STATUSES } from './contracts/store.js';
+export { FINISHED_RUN_STATUSES, hasPresence } from './contracts/store.js';
 export type {
   ActivityDefinition,
   AnyWorkflowDefinition,
@@ -199,3 +200,21 @@ export { memoryTransport } from './memory/memory-transport.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';
 export { damageMemoryCheckpoint, memoryStore } from './memory/memory-store.js';
 export * from './payload/index.js';
+export type {
+  HistoryFallback,
+  HistoryPoint,
+  HistoryStart,
+  HistoryStartOptions,
+} from './runtime/history-start.js';
+export { checkJournalFromStart, findHistoryStart } from './runtime/history-start.js';
+export type { ReadRunHistoryOptions, RunHistory } from './runtime/run-history.js';
+export { readRunHistory } from './runtime/run-history.js';
+export type { OutgoingRunMessage, StartMessageFields } from './runtime/run-messages.js';
+export {
+  cancelMessage,
+  resumeMessage,
+  sendRunMessage,
+  signalMessage,
+  startMessage,
+  wakeMessage,
+} from './runtime/run-messages.js';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Store } from '@baton/core';
+import type { PresenceStore, Store } from '@baton/core';
 import { postgresStore } from './index.js';
 import { TestSchemas, url, waitFor } from './test-support.spec-helper.js';
 
@@ -10,7 +10,7 @@ const RUNS = 24;
 const LONG_TTL_MS = 60_000;
 
 /** Two stores (separate pools) on one fresh schema, as two workers would have. */
-async function twoWorkers(schema = schemas.name()): Promise<[Store, Store]> {
+async function twoWorkers(schema = schemas.name()): Promise<[Store & PresenceStore, Store & PresenceStore]> {
   const a = postgresStore({ url, schema, poolSize: 4 });
   const b = postgresStore({ url, schema, poolSize: 4 });
   await Promise.all([a.connect(), b.connect()]);
@@ -18,7 +18,10 @@ async function twoWorkers(schema = schemas.name()): Promise<[Store, Store]> {
 }
 
 /** Calls `scan` from both stores, twice each, all at once, and returns every reported id. */
-async function scanTogether(stores: Store[], scan: (store: Store) => Promise<string[]>): Promise<string[]> {
+async function scanTogether<S extends Store>(
+  stores: S[],
+  scan: (store: S) => Promise<string[]>,
+): Promise<string[]> {
   const results = await Promise.all([...stores, ...stores].map(scan));
   return results.flat();
 }

@@ -12,15 +12,16 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-import type { Store } from '@baton/core';
+import type { PresenceStore, Store } from '@baton/core';
 import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options.js';
 import { PostgresStore } from './postgres-store.js';
 
 /**
  * Creates a {@link Store} on PostgreSQL. Options are checked here (a bad URL or schema name
- * throws ConfigError at once); nothing connects until connect() or the first operation.
+ * throws ConfigError at once); nothing connects until connect() or the first operation. It has
+ * worker presence (optional in the contract), bound to a session-level advisory lock.
  */
-export function postgresStore(options: PostgresStoreOptions = {}): Store {
+export function postgresStore(options: PostgresStoreOptions = {}): Store & PresenceStore {
   return new PostgresStore(resolvePostgresStoreOptions(options));
 }
 

@@ -23,6 +23,7 @@ import {
   type RunOutcome,
   type RunRecord,
   type RunTombstone,
+  type PresenceStore,
   type Store,
   type SuspendRequest,
   type SuspendResult,
@@ -42,7 +43,7 @@ import * as waits from './waits.js';
 /** Where a store is in its life; see the module comment. */
 export type PostgresStoreState = 'created' | 'connecting' | 'ready' | 'closed';
 
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, PresenceStore {
   readonly name = 'postgres';
   readonly payloadLocation = 'postgres';
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { postgresTestUrl } from '@baton/testing/servers';
 import { postgresStore, type PostgresStoreOptions } from './index.js';
-import type { Store } from '@baton/core';
+import type { PresenceStore, Store } from '@baton/core';
 
 /** The test database's URL. */
 export const url = postgresTestUrl();
@@ -41,7 +41,7 @@ export class TestSchemas {
   }
 
   /** A store on a fresh schema (small pool: the server is shared with other suites). */
-  store(options: PostgresStoreOptions = {}): Store {
+  store(options: PostgresStoreOptions = {}): Store & PresenceStore {
     return postgresStore({ url, schema: this.name(), poolSize: 4, ...options });
   }
 

@@ -25,6 +25,7 @@ import type {
   RunOutcome,
   RunRecord,
   RunTombstone,
+  PresenceStore,
   Store,
   StoreDataLoss,
   SuspendRequest,
@@ -52,14 +53,15 @@ import * as waits from './waits.js';
 /**
  * Creates a {@link Store} on one Redis primary (not Redis Cluster: keys carry no hash tags).
  * Options are validated at once: a malformed URL or option throws ConfigError here. Operations
- * called before connect() connect first.
+ * called before connect() connect first. It has worker presence (optional in the contract),
+ * bound to a named client connection.
  *
  * @example
  * const store = redisStore({ url: 'redis://127.0.0.1:6379', keyPrefix: 'baton:' });
  * await store.connect();
  * const lease = await store.acquireLease('run-1', 'worker-a', 5_000);
  */
-export function redisStore(options: RedisStoreOptions = {}): Store {
+export function redisStore(options: RedisStoreOptions = {}): Store & PresenceStore {
   return new RedisStore(resolveRedisStoreOptions(options));
 }
 
@@ -71,7 +73,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
  */
 type RedisStoreState = 'created' | 'connecting' | 'open' | 'closed';
 
-class RedisStore implements Store {
+class RedisStore implements Store, PresenceStore {
   readonly name = 'redis';
   readonly payloadLocation = 'redis';
 

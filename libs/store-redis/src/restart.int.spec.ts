@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import type { Checkpoint, Store, StoreDataLoss } from '@baton/core';
+import type { Checkpoint, PresenceStore, Store, StoreDataLoss } from '@baton/core';
 import { startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
 import { redisStore } from './index.js';
 
@@ -25,7 +25,7 @@ async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promi
 describe('redis store: server restarts', () => {
   let server: PrivateServer;
   const stores: Store[] = [];
-  const open = async (keyPrefix: string, presenceGraceMs?: number): Promise<Store> => {
+  const open = async (keyPrefix: string, presenceGraceMs?: number): Promise<Store & PresenceStore> => {
     const store = redisStore({
       url: server.url,
       keyPrefix,

@@ -7,8 +7,8 @@ const ACK_WAIT_MS = 300;
 describeTransportConformance('memory', () => memoryTransport({ ackWaitMs: ACK_WAIT_MS }), {
   ackWaitMs: ACK_WAIT_MS,
 });
-// No presence section: an in-process store has no connection that could drop (reapDeadWorkers is
-// always empty), so a crashed in-process worker is found by lease expiry alone.
+// No presence section: the in-process store has no worker presence (optional in the contract; it
+// has no connection that could drop), so a crashed in-process worker is found by lease expiry alone.
 describeStoreConformance('memory', () => memoryStore(), {
   // The memory store keeps objects, not text: "garbage" stands for a record that is no checkpoint.
   damage: async (store, runId, seq, damage) => {

@@ -2,10 +2,11 @@
  * Store conformance, PresenceStore section: a worker's registration lives as long as its store
  * connection, and the runs of a worker whose connection dropped are reaped at once, without
  * waiting for lease expiry. Needs two stores on the same data (a "pair"), because one store
- * cannot watch its own connection drop.
+ * cannot watch its own connection drop. Presence is optional in the contract: a store without it
+ * has no pair and skips this section (see describeStoreConformance).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '@baton/core';
+import { hasPresence, type PresenceStore, type Store } from '@baton/core';
 import { sleep, uniqueId } from './conformance-helpers.js';
 import { LONG_TTL_MS, acquireOk, createTestRun } from './store-conformance-helpers.js';
 
@@ -16,7 +17,7 @@ export type StorePairFactory = () => Promise<[Store, Store]> | [Store, Store];
 const NOTICE_WITHIN_MS = 5_000;
 
 /** Calls `reapDeadWorkers` until it returns something or the time is up. */
-async function reapUntilFound(store: Store, limit = 10): Promise<string[]> {
+async function reapUntilFound(store: PresenceStore, limit = 10): Promise<string[]> {
   const deadline = Date.now() + NOTICE_WITHIN_MS;
   for (;;) {
     const reaped = await store.reapDeadWorkers(limit, LONG_TTL_MS);
@@ -32,9 +33,14 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       await Promise.allSettled(open.splice(0).map((s) => s.close()));
     });
 
-    async function pair(): Promise<[Store, Store]> {
+    async function pair(): Promise<[Store & PresenceStore, Store & PresenceStore]> {
       const [a, b] = await pairFactory();
       open.push(a, b);
+      if (!hasPresence(a) || !hasPresence(b))
+        throw new Error(
+          `${a.name} store: the presence section was given a pair, but the store lacks presence ` +
+            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers): implement all four, or pass no pair',
+        );
       await a.connect();
       await b.connect();
       return [a, b];
@@ -121,5 +127,32 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect(await b.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
       expect(await b.getLease(runId)).toMatchObject({ epoch: 1 });
     });
+  });
+}
+
+/**
+ * Presence is optional, but all or nothing: a store implements the four PresenceStore methods or
+ * none, and one that implements them is given a pair so the presence section proves them.
+ */
+export function describePresenceChoice(
+  factory: () => Promise<Store> | Store,
+  pair: StorePairFactory | undefined,
+): void {
+  it('implements worker presence fully or not at all, and proves it when it does', async () => {
+    const store = await factory();
+    try {
+      const methods = ['registerWorker', 'unregisterWorker', 'reapDeadWorkers', 'liveWorkers'] as const;
+      const present = methods.filter((m) => typeof store[m] === 'function');
+      expect(
+        present.length === 0 || present.length === methods.length,
+        `presence methods: ${present.join(', ')}`,
+      ).toBe(true);
+      expect(
+        hasPresence(store) ? pair !== undefined : true,
+        `${store.name} store implements presence: pass { pair } so the presence section runs`,
+      ).toBe(true);
+    } finally {
+      await store.close();
+    }
   });
 }

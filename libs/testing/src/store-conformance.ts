@@ -18,7 +18,11 @@ import { describeHistoryConformance } from './store-conformance-history.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
-import { describePresenceConformance, type StorePairFactory } from './store-conformance-presence.js';
+import {
+  describePresenceChoice,
+  describePresenceConformance,
+  type StorePairFactory,
+} from './store-conformance-presence.js';
 import {
   describeClaimFailureConformance,
   describeDamagedCheckpointConformance,
@@ -29,8 +33,9 @@ import {
 export interface StoreConformanceOptions {
   /**
    * Opens two stores over separate connections on the same data. Runs the presence section, which
-   * closes one store and expects the other to notice. Omit only for in-process stores, whose
-   * presence cannot drop (a known gap, listed in the memory adapter's spec).
+   * closes one store and expects the other to notice. Required for a store with presence (the
+   * suite fails without it); a store without presence (optional in the contract, e.g. the
+   * in-process one) passes none and the section is skipped.
    */
   pair?: StorePairFactory;
   /**
@@ -61,6 +66,7 @@ export function describeStoreConformance(
     describeHistoryConformance(store);
     describeRetentionConformance(store);
     describePayloadStoreConformance(store);
+    describePresenceChoice(factory, options.pair);
     if (options.pair) describePresenceConformance(options.pair);
     describeClaimFailureConformance(store);
     if (options.damage) describeDamagedCheckpointConformance(store, options.damage);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMessage, memoryStore, memoryTransport, type Store } from '@baton/core';
+import { decodeMessage, hasPresence, memoryStore, memoryTransport, type Store } from '@baton/core';
 import type { WorkerEvent } from './events.js';
 import { silentLogger } from './logger.js';
 import { Maintenance } from './maintenance.js';
@@ -61,6 +61,24 @@ describe('maintenance: the dead-worker scan', () => {
     });
     await expect(maintenance.scanDeadWorkers()).resolves.toBeUndefined();
     expect(warnings).toHaveLength(1);
+    await maintenance.stop();
+  });
+
+  it('finds no dead workers on a store without presence, and leaves their runs to lease expiry', async () => {
+    const store = memoryStore();
+    expect(hasPresence(store)).toBe(false);
+    const warnings: unknown[] = [];
+    const events: WorkerEvent[] = [];
+    const maintenance = new Maintenance(store, memoryTransport(), {
+      reapIntervalMs: 60_000,
+      deadWorkerScanMs: 60_000,
+      reclaimAfterMs: 5_000,
+      logger: { ...silentLogger, warn: (obj) => warnings.push(obj) },
+      emit: (e) => events.push(e),
+    });
+    await maintenance.scanDeadWorkers();
+    expect(warnings).toEqual([]);
+    expect(events).toEqual([]);
     await maintenance.stop();
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The scans every worker runs:
  * - the dead-worker scan (every `deadWorkerScanMs`): workers whose presence connection to the
- *   store dropped (SIGKILL, OOM) have their held leases reaped at once, long before they expire;
+ *   store dropped (SIGKILL, OOM) have their held leases reaped at once, long before they expire.
+ *   Only on a store with presence (optional in the contract): without it, the reaper below finds
+ *   a dead worker's runs once their leases expire;
  * - the reaper (every `reapIntervalMs`): leases that expired (node loss, a partition, a frozen
  *   process, where no connection drops) get a `resume` message;
  * - the timer scan (same period): due timers of suspended runs get a `wake` message;
@@ -122,7 +124,7 @@ export class Maintenance {
     private readonly options: MaintenanceOptions,
   ) {
     this.loops.push(new Periodic(options.reapIntervalMs, () => this.scanOnce()));
-    if (options.deadWorkerScanMs > 0) {
+    if (options.deadWorkerScanMs > 0 && store.reapDeadWorkers !== undefined) {
       this.loops.push(new Periodic(options.deadWorkerScanMs, () => this.scanDeadWorkers()));
     }
     if ((options.retentionMs ?? 0) > 0) {
@@ -157,10 +159,11 @@ export class Maintenance {
 
   /** One pass of the dead-worker scan. */
   async scanDeadWorkers(): Promise<void> {
+    const { store } = this;
+    // A store without presence has no dead workers to find; lease expiry finds their runs.
+    if (store.reapDeadWorkers === undefined) return;
     try {
-      await this.reap('dead-worker', (limit) =>
-        this.store.reapDeadWorkers(limit, this.options.reclaimAfterMs),
-      );
+      await this.reap('dead-worker', (limit) => store.reapDeadWorkers!(limit, this.options.reclaimAfterMs));
     } catch (err) {
       this.options.logger.warn({ err }, 'dead-worker scan failed; retrying next period');
     }

@@ -11,28 +11,24 @@
  *    message can acquire at once.
  */
 import {
-  chainGenesis,
   CheckpointUnreadableError,
-  decodeJournalRecord,
   encodeJournalRecord,
-  filterFencedEntries,
   findUnencodable,
   LeaseLostError,
   FencedWriteError,
-  linkEntries,
-  openStoredCheckpoint,
   PayloadTooLargeError,
   protectionActive,
+  readRunHistory,
   ReplayExecutor,
   serializeError,
   UnencodableValueError,
-  verifyJournalTail,
-  type Checkpoint,
   type ExecutionHost,
   type ExecutionOutcome,
+  type HistoryStart,
   type JournalEntry,
   type NewEntry,
   type RunOutcome,
+  type RunHistory,
   type RunRecord,
   type SerializedError,
   type AnyWorkflowDefinition,
@@ -43,7 +39,7 @@ import { JournalWriter } from './journal-writer.js';
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
-import { loadResumePoint, type ResumePoint } from './resume-point.js';
+import { loadResumePoint } from './resume-point.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 import { countsAsResumeFailure } from './claim-failures.js';
 import type { StoreClock } from './store-clock.js';
@@ -216,12 +212,13 @@ export class RunSession {
     const point = epoch === 1 ? firstPoint : await this.resumePoint();
     if (point instanceof CheckpointUnreadableError) return this.unreadable(point);
     const stored = point?.stored;
-    const from = stored?.journalPosition ?? 0;
-    const tail = firstOwner
+    // What this session already knows of the journal after its start: nothing for a first owner,
+    // and only its own marker for an epoch-1 owner that had to write one; else it is read.
+    const knownTail = firstOwner
       ? []
       : epoch === 1 && !stored && markerData !== undefined && point?.journalCheck === undefined
         ? [{ position: markerPosition, data: markerData }]
-        : await transport.read(runId, from, markerPosition);
+        : undefined;
     const newWriter = (entries: JournalEntry[], checkpointSeq: number, head?: string): JournalWriter =>
       new JournalWriter(
         transport,
@@ -240,39 +237,26 @@ export class RunSession {
         this.reportUnencodableStep,
         this.storeNow,
       );
-    let checkpoint: Checkpoint | undefined;
-    let effective: JournalEntry[];
-    let resolved: JournalEntry[];
-    let head: string | undefined;
-    const { claimCheck } = this.options;
+    let history: RunHistory;
     try {
-      // Verified before anything is replayed: a tampered, truncated or undecryptable checkpoint or
-      // record raises CheckpointIntegrityError here, and the run never executes from it.
-      const opened =
-        stored === undefined ? undefined : openStoredCheckpoint(stored, runId, payloadProtection);
-      checkpoint = opened?.checkpoint;
-      const positioned = tail.flatMap((record) =>
-        decodeJournalRecord(record.data, runId, codec, record.position).map((entry) => ({
-          position: record.position,
-          entry,
-        })),
-      );
-      point?.journalCheck?.(positioned);
-      const fenced = filterFencedEntries(positioned, checkpoint?.epoch ?? 0);
-      head = verifyJournalTail(fenced, runId, opened?.verified, payloadProtection);
-      effective = [...(checkpoint?.entries ?? []), ...fenced.map((p) => p.entry)];
-      // A migration rewrote the checkpoint's entries: link the effective list afresh, so the next
-      // checkpoint's entries and chain head agree (the journal before it is covered by it).
-      if (head !== undefined && opened?.migrated === true) {
-        ({ entries: effective, head } = linkEntries(effective, chainGenesis(runId)));
-      }
-      // Large values come back from the payload store (verified by hash) for the replay only:
-      // the writer keeps the references, so checkpoints stay small.
-      resolved = await claimCheck.resolveEntries(runId, effective);
+      // Verified before anything is replayed (run-history.ts in @baton/core): a tampered,
+      // truncated or undecryptable checkpoint or record raises here, and the run never executes
+      // from it; a store or bus failure is rethrown by unreadable().
+      history = await readRunHistory({
+        store,
+        runId,
+        journal: transport,
+        protection: payloadProtection,
+        start: point ?? { stored: undefined, lastSeq: 0 },
+        upto: markerPosition,
+        tail: knownTail,
+        claimCheck: this.options.claimCheck,
+      });
     } catch (err) {
       return this.unreadable(err);
     }
-    this.writer = newWriter(effective, Math.max(checkpoint?.seq ?? 0, point?.lastSeq ?? 0), head);
+    const { checkpoint, entries: effective, resolved, head } = history;
+    this.writer = newWriter(effective, history.lastSeq, head);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
     if (transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
@@ -300,7 +284,7 @@ export class RunSession {
   }
 
   /** Where the run resumes from, or the error that says it has no readable history. */
-  private async resumePoint(): Promise<ResumePoint | CheckpointUnreadableError> {
+  private async resumePoint(): Promise<HistoryStart | CheckpointUnreadableError> {
     try {
       return await loadResumePoint(this.start.run, this.options);
     } catch (err) {

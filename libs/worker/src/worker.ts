@@ -19,6 +19,7 @@
 import {
   BatonError,
   encodeMessage,
+  hasPresence,
   type AcquireResult,
   type Delivery,
   type ResumeMessage,
@@ -152,7 +153,8 @@ export class Worker {
     await this.options.transport.connect();
     await this.options.store.connect();
     // Registered before the first claim, so every lease this worker takes has a presence behind it.
-    await this.options.store.registerWorker(this.workerId);
+    // A store without presence (optional in the contract) leaves a crashed worker to lease expiry.
+    if (hasPresence(this.options.store)) await this.options.store.registerWorker(this.workerId);
     // Measured before the first claim: the first timer a run sets is on the store's clock already.
     await this.storeClock.start(this.options.logger);
     // The store may outlive this worker (it was passed in): a stopped worker reports nothing.
@@ -200,10 +202,13 @@ export class Worker {
     this.keeper.stop();
     this.storeClock.stop();
     await this.maintenance.stop();
-    await this.options.store.unregisterWorker(this.workerId).catch((err: unknown) => {
-      // Harmless: a registration left behind is forgotten by the next dead-worker scan.
-      this.options.logger.warn({ err }, 'unregistering the worker failed');
-    });
+    const { store } = this.options;
+    await (hasPresence(store) ? store.unregisterWorker(this.workerId) : Promise.resolve()).catch(
+      (err: unknown) => {
+        // Harmless: a registration left behind is forgotten by the next dead-worker scan.
+        this.options.logger.warn({ err }, 'unregistering the worker failed');
+      },
+    );
     this.stateValue = 'stopped';
     this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
   }

@@ -9,12 +9,20 @@
  * - {@link TimerStore}: due timers of suspended runs;
  * - {@link SignalInbox}: signals delivered to a run, kept until retention;
  * - {@link RetentionStore}: finished runs past their time to live, and deleting one;
- * - {@link PresenceStore}: which workers are alive, bound to their store connections, so a killed
- *   worker's runs are resumed when its connection drops instead of when its leases run out.
+ * - {@link PresenceStore} (optional): which workers are alive, bound to their store connections,
+ *   so a killed worker's runs are resumed when its connection drops instead of when its leases
+ *   run out. A store without it (the in-memory one) leaves all four methods out; the worker then
+ *   finds a crashed worker's runs by lease expiry alone, and the conformance suite skips the
+ *   presence section for it.
+ *
+ * Lifecycle, the same as a transport's ({@link Adapter}): created unconnected, `connect()`
+ * prepares and is safe to repeat, `close()` is final and safe to repeat, and every operation after
+ * close() rejects with BATON_CLOSED.
  *
  * Left out on purpose: the journal (it lives on the transport) and delivery of messages (the
  * store tells the caller when a wake is needed; the caller enqueues it).
  */
+import type { Adapter } from './adapter.js';
 import type { SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
 
@@ -323,6 +331,9 @@ export interface SignalInbox {
  *
  * Left out on purpose: anything that needs a dropped connection. A partitioned or frozen worker
  * keeps its connection; for that, lease expiry (and fencing) remains the backstop.
+ *
+ * Optional in {@link Store}: a store implements all four methods or none ({@link hasPresence}).
+ * Without it nothing is lost but speed: a killed worker's runs resume once their leases expire.
  */
 export interface PresenceStore {
   /**
@@ -434,26 +445,32 @@ export interface StoreDataLoss {
   reason: string;
 }
 
-/** A store adapter: Redis, Postgres, or in-memory. */
+/** A store adapter: Redis, Postgres, or in-memory. Presence is optional ({@link PresenceStore}). */
 export interface Store
   extends
+    Adapter,
     LeaseStore,
     CheckpointStore,
     RunIndex,
     TimerStore,
     SignalInbox,
-    PresenceStore,
+    Partial<PresenceStore>,
     RetentionStore,
     PayloadStore {
-  readonly name: string;
-  /** Connects and prepares (scripts, migrations). Safe to call more than once. */
-  connect(): Promise<void>;
-  /** Releases connections. Safe to call twice. */
-  close(): Promise<void>;
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:
    * every run it held is gone. Stores whose data survives a restart (Postgres) leave it out.
    */
   onDataLoss?(listener: (loss: StoreDataLoss) => void): void;
+}
+
+/** True when `store` implements worker presence: all four {@link PresenceStore} methods. */
+export function hasPresence(store: Store): store is Store & PresenceStore {
+  return (
+    typeof store.registerWorker === 'function' &&
+    typeof store.unregisterWorker === 'function' &&
+    typeof store.reapDeadWorkers === 'function' &&
+    typeof store.liveWorkers === 'function'
+  );
 }

@@ -10,6 +10,7 @@
  * delivered more than once; the store's leases and idempotency keys make that harmless), and any
  * notion of leases (those live in the store, on its clock).
  */
+import type { Adapter } from './adapter.js';
 
 /** A message as it travels: opaque bytes plus string headers. */
 export interface RawMessage {
@@ -129,12 +130,8 @@ export interface DeadLetterQueue {
   listDeadLetters(limit?: number): Promise<DeadLetter[]>;
 }
 
-/** A bus adapter: NATS JetStream, Kafka, or in-memory. */
-export interface Transport extends RunQueue, JournalLog, DeadLetterQueue {
-  /** A short name for logs and metrics (`memory`, `nats`, `kafka`). */
-  readonly name: string;
-  /** Creates streams/topics/consumers if missing; safe to call more than once. */
-  connect(): Promise<void>;
-  /** Releases connections. Safe to call twice. */
-  close(): Promise<void>;
-}
+/**
+ * A bus adapter: NATS JetStream, Kafka, or in-memory. Its lifecycle is every adapter's
+ * ({@link Adapter}): `connect()` creates streams, topics and consumers if missing.
+ */
+export interface Transport extends Adapter, RunQueue, JournalLog, DeadLetterQueue {}

@@ -1,0 +1,91 @@
+/** The in-process store's {@link LeaseStore} part: leases with fencing epochs, reaping, claim failures. */
+import type { AcquireResult, LeaseInfo, RenewRequest, RenewResult } from '../contracts/store.js';
+import type { LeaseRecord } from './memory-records.js';
+import { assertFence, makeAcquirable, type MemoryState } from './memory-state.js';
+
+export function acquireLease(state: MemoryState, runId: string, owner: string, ttlMs: number): AcquireResult {
+  const now = state.clock();
+  const lease = state.leases.get(runId);
+  if (lease?.state === 'finished') return { ok: false, reason: 'finished' };
+  // An ownerless lease (reaped or handed off) is free even though the reaper moved its expiry on.
+  if (lease?.state === 'held' && lease.owner !== null && lease.expiresAt !== null && lease.expiresAt > now) {
+    return { ok: false, reason: 'held', owner: lease.owner, expiresAt: lease.expiresAt };
+  }
+  const epoch = (lease?.epoch ?? 0) + 1;
+  state.leases.set(runId, { epoch, owner, state: 'held', expiresAt: now + ttlMs, waitingFor: [] });
+  state.timers.delete(runId);
+  const run = state.runs.get(runId);
+  if (run !== undefined) {
+    run.status = 'running';
+    run.attempts += 1;
+    run.updatedAt = now;
+  }
+  return { ok: true, epoch, cancelRequested: state.cancelled.has(runId) };
+}
+
+export function renewLeases(
+  state: MemoryState,
+  requests: readonly RenewRequest[],
+  ttlMs: number,
+): RenewResult[] {
+  const now = state.clock();
+  return requests.map(({ runId, epoch }) => {
+    const lease = state.leases.get(runId);
+    // An ownerless lease was reaped or handed off: its old holder must stop, even though the
+    // reaper moved expiresAt into the future.
+    const ok =
+      lease !== undefined &&
+      lease.state === 'held' &&
+      lease.epoch === epoch &&
+      lease.owner !== null &&
+      lease.expiresAt !== null &&
+      lease.expiresAt > now;
+    if (ok) lease.expiresAt = now + ttlMs;
+    return { runId, ok, cancelRequested: state.cancelled.has(runId) };
+  });
+}
+
+export function releaseLease(state: MemoryState, runId: string, epoch: number): boolean {
+  const lease = state.leases.get(runId);
+  if (lease === undefined || lease.state !== 'held' || lease.epoch !== epoch) return false;
+  makeAcquirable(state, runId, lease);
+  return true;
+}
+
+export function reapExpiredLeases(state: MemoryState, limit: number, reclaimAfterMs: number): string[] {
+  const now = state.clock();
+  const expired: [string, LeaseRecord][] = [];
+  for (const entry of state.leases) {
+    const lease = entry[1];
+    if (lease.state === 'held' && lease.expiresAt !== null && lease.expiresAt <= now) expired.push(entry);
+  }
+  expired.sort((a, b) => (a[1].expiresAt ?? 0) - (b[1].expiresAt ?? 0));
+  return expired.slice(0, Math.max(0, limit)).map(([runId, lease]) => {
+    lease.owner = null;
+    lease.expiresAt = now + reclaimAfterMs;
+    return runId;
+  });
+}
+
+export function recordClaimFailure(state: MemoryState, runId: string, epoch: number): number {
+  assertFence(state, runId, epoch, 'claim failure record');
+  const last = state.claimFailures.get(runId);
+  if (last?.epoch === epoch) return last.count;
+  const count = last?.epoch === epoch - 1 ? last.count + 1 : 1;
+  state.claimFailures.set(runId, { epoch, count });
+  return count;
+}
+
+export function getLease(state: MemoryState, runId: string): LeaseInfo | undefined {
+  const lease = state.leases.get(runId);
+  if (lease === undefined) return undefined;
+  return {
+    runId,
+    epoch: lease.epoch,
+    owner: lease.owner,
+    state: lease.state,
+    expiresAt: lease.state === 'held' ? lease.expiresAt : null,
+    cancelRequested: state.cancelled.has(runId),
+    ...(state.cancelReasons.has(runId) && { cancelReason: state.cancelReasons.get(runId) }),
+  };
+}

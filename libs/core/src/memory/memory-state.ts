@@ -1,0 +1,80 @@
+/**
+ * What the in-process store holds, shared by its capability files (memory-leases.ts,
+ * memory-checkpoints.ts, memory-runs.ts, memory-waits.ts, memory-retention.ts,
+ * memory-payloads.ts), and the few steps more than one of them takes. The Redis and Postgres
+ * stores keep the same data in keys and tables; here it is maps.
+ *
+ * Every function here and in the capability files runs to completion without awaiting, so each
+ * store operation is atomic exactly as the Lua scripts and SQL transactions of the real stores are.
+ */
+import type { Checkpoint, InboxSignal, RunRecord } from '../contracts/store.js';
+import { summarizeCheckpoint } from '../checkpoint-summary.js';
+import { FencedWriteError } from '../errors.js';
+import type { ClaimFailures, LeaseRecord, StoredCheckpoint } from './memory-records.js';
+
+export class MemoryState {
+  readonly leases = new Map<string, LeaseRecord>();
+  /** Kept apart from leases: a run may be cancelled before any worker ever claimed it. */
+  readonly cancelled = new Set<string>();
+  /** The reason of a run's first cancel request that gave one. */
+  readonly cancelReasons = new Map<string, string>();
+  readonly runs = new Map<string, RunRecord>();
+  readonly runIdsByKey = new Map<string, string>();
+  readonly checkpoints = new Map<string, StoredCheckpoint[]>();
+  readonly claimFailures = new Map<string, ClaimFailures>();
+  readonly timers = new Map<string, number>();
+  readonly inboxes = new Map<string, InboxSignal[]>();
+  /** Large payloads by run, then by hash (copies, so a caller's buffer may change afterwards). */
+  readonly payloads = new Map<string, Map<string, Uint8Array>>();
+  /** Runs the retention sweep deleted, until `expiresAt`. */
+  readonly tombstones = new Map<string, { deletedAt: number; expiresAt: number }>();
+
+  constructor(
+    /** The store's clock (ms since epoch). */
+    readonly clock: () => number,
+  ) {}
+}
+
+const encoder = new TextEncoder();
+
+/** Held by nobody and already expired: any worker may acquire it at once. */
+export function makeAcquirable(state: MemoryState, runId: string, lease: LeaseRecord): void {
+  lease.state = 'held';
+  lease.owner = null;
+  lease.expiresAt = state.clock();
+  lease.waitingFor = [];
+  state.timers.delete(runId);
+}
+
+/** The run's lease, when `epoch` is its current one and the run is not finished; else FencedWriteError. */
+export function assertFence(state: MemoryState, runId: string, epoch: number, what: string): LeaseRecord {
+  const lease = state.leases.get(runId);
+  if (lease === undefined || lease.epoch !== epoch || lease.state === 'finished') {
+    throw new FencedWriteError(runId, epoch, what);
+  }
+  return lease;
+}
+
+/** Appends a copy of `checkpoint` to its run's history, with its summary kept apart from the body. */
+export function keepCheckpoint(state: MemoryState, checkpoint: Checkpoint): void {
+  const size = encoder.encode(JSON.stringify(checkpoint)).byteLength;
+  const history = state.checkpoints.get(checkpoint.runId) ?? [];
+  history.push({
+    checkpoint: structuredClone(checkpoint),
+    size,
+    summary: summarizeCheckpoint(checkpoint, size),
+  });
+  state.checkpoints.set(checkpoint.runId, history);
+}
+
+export function setRunStatus(state: MemoryState, runId: string, status: RunRecord['status']): void {
+  const run = state.runs.get(runId);
+  if (run === undefined) return;
+  run.status = status;
+  run.updatedAt = state.clock();
+}
+
+/** A run is known by its record or, claimed without createRun, by its lease alone. */
+export function isKnown(state: MemoryState, runId: string): boolean {
+  return state.runs.has(runId) || state.leases.has(runId);
+}

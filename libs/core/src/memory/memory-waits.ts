@@ -1,0 +1,82 @@
+/**
+ * The in-process store's waiting runs: suspension, cancel requests, the {@link TimerStore} and the
+ * {@link SignalInbox} (what wakes a suspended run).
+ */
+import type { DueTimer, InboxSignal, SuspendRequest, SuspendResult } from '../contracts/store.js';
+import { FencedWriteError } from '../errors.js';
+import { isKnown, makeAcquirable, setRunStatus, type MemoryState } from './memory-state.js';
+
+export function suspendRun(state: MemoryState, request: SuspendRequest): SuspendResult {
+  const { runId, epoch } = request;
+  const lease = state.leases.get(runId);
+  if (lease === undefined || lease.state !== 'held' || lease.epoch !== epoch) {
+    throw new FencedWriteError(runId, epoch, 'suspend');
+  }
+  const consumed = new Set(request.consumedSignalIds);
+  const pending = (state.inboxes.get(runId) ?? []).some(
+    (s) => request.signals.includes(s.name) && !consumed.has(s.signalId),
+  );
+  if (pending) return { ok: false, reason: 'signal-pending' };
+  if (state.cancelled.has(runId)) return { ok: false, reason: 'cancel-requested' };
+  lease.state = 'suspended';
+  lease.owner = null;
+  lease.expiresAt = null;
+  lease.waitingFor = [...request.signals];
+  if (request.wakeAt === null) state.timers.delete(runId);
+  else state.timers.set(runId, request.wakeAt);
+  setRunStatus(state, runId, 'suspended');
+  return { ok: true };
+}
+
+export function requestCancel(
+  state: MemoryState,
+  runId: string,
+  reason?: string,
+): { found: boolean; wake: boolean } {
+  if (!isKnown(state, runId)) return { found: false, wake: false };
+  if (!state.cancelled.has(runId) && reason !== undefined) state.cancelReasons.set(runId, reason);
+  state.cancelled.add(runId);
+  const lease = state.leases.get(runId);
+  if (lease?.state !== 'suspended') return { found: true, wake: false };
+  makeAcquirable(state, runId, lease);
+  return { found: true, wake: true };
+}
+
+export function claimDueTimers(state: MemoryState, limit: number, redeliverAfterMs: number): DueTimer[] {
+  const now = state.clock();
+  const due: DueTimer[] = [];
+  for (const [runId, dueAt] of state.timers) if (dueAt <= now) due.push({ runId, dueAt });
+  due.sort((a, b) => a.dueAt - b.dueAt);
+  const claimed = due.slice(0, Math.max(0, limit));
+  for (const timer of claimed) state.timers.set(timer.runId, now + redeliverAfterMs);
+  return claimed;
+}
+
+export function deliverSignal(
+  state: MemoryState,
+  runId: string,
+  signal: Omit<InboxSignal, 'receivedAt'>,
+): { found: boolean; wake: boolean; dropped?: boolean } {
+  if (!isKnown(state, runId)) return { found: false, wake: false };
+  // Nothing reads a finished run's inbox: keep nothing, say so.
+  if (state.leases.get(runId)?.state === 'finished') return { found: true, wake: false, dropped: true };
+  const inbox = state.inboxes.get(runId) ?? [];
+  if (inbox.some((s) => s.signalId === signal.signalId)) return { found: true, wake: false };
+  inbox.push({
+    signalId: signal.signalId,
+    name: signal.name,
+    payload: structuredClone(signal.payload),
+    receivedAt: state.clock(),
+  });
+  state.inboxes.set(runId, inbox);
+  const lease = state.leases.get(runId);
+  if (lease?.state !== 'suspended' || !lease.waitingFor.includes(signal.name)) {
+    return { found: true, wake: false };
+  }
+  makeAcquirable(state, runId, lease);
+  return { found: true, wake: true };
+}
+
+export function readSignals(state: MemoryState, runId: string): InboxSignal[] {
+  return structuredClone(state.inboxes.get(runId) ?? []);
+}

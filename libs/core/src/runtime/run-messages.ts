@@ -1,0 +1,74 @@
+/**
+ * The run messages as they go onto the run queue, built in one place for the client and the
+ * worker: each constructor returns the encoded message with the enqueue options it must travel
+ * with (its de-duplication id, its partitioning key, whether it may stay local).
+ *
+ * Why the options live here and not with each sender: they are part of what a message means. A
+ * start's id `start:<runId>` makes a repeated start a no-op on the bus; a signal's
+ * `signal:<runId>:<signalId>` delivers a redelivered signal once; a resume or wake has no id,
+ * because a second one must never be dropped (the first may have been taken by a worker that then
+ * died). Every message is keyed by its run id, so a partitioning bus keeps one run's messages in
+ * order.
+ */
+import { encodeMessage } from '../codec.js';
+import type { EnqueueOptions, RunQueue } from '../contracts/transport.js';
+import type { CancelMessage, ResumeMessage, SignalMessage, StartMessage, WakeMessage } from '../messages.js';
+
+/** A run message ready for {@link RunQueue.enqueue}. */
+export interface OutgoingRunMessage {
+  data: Uint8Array;
+  options: EnqueueOptions;
+}
+
+/** The fields of a start message; `enqueuedAt` defaults to now. */
+export type StartMessageFields = Omit<StartMessage, 'kind' | 'enqueuedAt'> & { enqueuedAt?: number };
+
+/** Starts a run (client.start, client.fork). Deduplicated by run id. */
+export function startMessage(fields: StartMessageFields): OutgoingRunMessage {
+  const message: StartMessage = { kind: 'start', ...fields, enqueuedAt: fields.enqueuedAt ?? Date.now() };
+  return { data: encodeMessage(message), options: { msgId: `start:${fields.runId}`, key: fields.runId } };
+}
+
+/** Delivers a signal (client.signal). Deduplicated by its signal id. */
+export function signalMessage(fields: Omit<SignalMessage, 'kind'>): OutgoingRunMessage {
+  const message: SignalMessage = { kind: 'signal', ...fields };
+  return {
+    data: encodeMessage(message),
+    options: { msgId: `signal:${fields.runId}:${fields.signalId}`, key: fields.runId },
+  };
+}
+
+/** Requests a run's cancellation (client.cancel). */
+export function cancelMessage(runId: string, reason: string): OutgoingRunMessage {
+  const message: CancelMessage = { kind: 'cancel', runId, reason };
+  return { data: encodeMessage(message), options: { key: runId } };
+}
+
+/**
+ * Asks any worker to resume a run: after a hand-off, a reaped lease, or a client's retry. A
+ * reaping worker keeps the message `local`: on a partitioned bus it lands where that live worker
+ * reads, not on a partition the dead worker may still hold. The others do not: a leaving worker
+ * reads no more, and a client reads nothing.
+ */
+export function resumeMessage(
+  runId: string,
+  reason: ResumeMessage['reason'],
+  since = Date.now(),
+): OutgoingRunMessage {
+  const message: ResumeMessage = { kind: 'resume', runId, reason, since };
+  return { data: encodeMessage(message), options: { key: runId, local: reason === 'reaped' } };
+}
+
+/**
+ * Asks any worker to wake a suspended run: a timer came due (found by a worker's scan, so kept
+ * local like a reap), a signal or a cancel arrived.
+ */
+export function wakeMessage(runId: string, reason: WakeMessage['reason']): OutgoingRunMessage {
+  const message: WakeMessage = { kind: 'wake', runId, reason };
+  return { data: encodeMessage(message), options: { key: runId, local: reason === 'timer' } };
+}
+
+/** Puts `message` on `queue`; resolves once the bus has it durably. */
+export function sendRunMessage(queue: RunQueue, message: OutgoingRunMessage): Promise<void> {
+  return queue.enqueue(message.data, message.options);
+}
