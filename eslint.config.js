@@ -2,6 +2,24 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Never import a package's build output; plus, per file group, the @baton/core doors it may not use. */
+const DIST = { group: ['**/dist/*'], message: 'Import the package, not its build output.' };
+
+/**
+ * The doors of @baton/core, by audience (libs/core/README.md): the root for workflow authors,
+ * `/adapter` for transport and store authors, `/runtime` for the worker, the client and the test
+ * kit, `/memory` for the demo, the bench and tests.
+ */
+function doorsClosed(doors, why) {
+  return {
+    'no-restricted-imports': [
+      'error',
+      { patterns: [DIST, { group: doors.map((d) => `@baton/core/${d}`), message: why }] },
+    ],
+  };
+}
+const TESTS = ['**/*.spec.ts', '**/*.spec-helper.ts', '**/*.spec-d.ts'];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', 'coverage/**'] },
   js.configs.recommended,
@@ -11,11 +29,34 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['**/dist/*'], message: 'Import the package, not its build output.' }] },
-      ],
+      'no-restricted-imports': ['error', { patterns: [DIST] }],
     },
+  },
+  {
+    // An adapter implements the contracts; the runtime and the embedded adapters are not its concern.
+    files: ['libs/transport-*/src/**/*.ts', 'libs/store-*/src/**/*.ts'],
+    ignores: TESTS,
+    rules: doorsClosed(['runtime', 'memory'], 'An adapter imports @baton/core and @baton/core/adapter only.'),
+  },
+  {
+    // The runtime is for the worker, the client and the test kit; the embedded adapters for the
+    // demo, the bench, the test kit and tests.
+    files: ['libs/telemetry/src/**/*.ts', 'apps/demo/src/**/*.ts', 'apps/bench/src/**/*.ts'],
+    ignores: TESTS,
+    rules: doorsClosed(['runtime'], '@baton/core/runtime is for the worker, the client and the test kit.'),
+  },
+  {
+    files: ['libs/worker/src/**/*.ts', 'libs/client/src/**/*.ts', 'apps/worker/src/**/*.ts'],
+    ignores: [...TESTS, 'apps/worker/src/examples/**'],
+    rules: doorsClosed(['memory'], 'The embedded adapters are for the demo, the bench and tests.'),
+  },
+  {
+    // Workflow code (the examples users copy) is written against the authors' door alone.
+    files: ['apps/worker/src/examples/**/*.ts', 'apps/demo/src/loan-workflow.ts'],
+    rules: doorsClosed(
+      ['adapter', 'runtime', 'memory'],
+      'Workflow code imports @baton/core (and @baton/client) only.',
+    ),
   },
   {
     // The core must stay free of client libraries and I/O (DESIGN §6).

@@ -1,6 +1,10 @@
 /**
- * @baton/core: the workflow API, the replay executor, journal entries and their codec, the
- * transport and store contracts, typed errors, and in-memory adapters. No I/O, no client library.
+ * @baton/core: what a workflow author writes against — `defineWorkflow`, `defineActivity`, the
+ * workflow context, durations, retry policies and the typed errors a run can end with. No I/O.
+ *
+ * The other doors serve other readers: `@baton/core/adapter` (transport and store authors),
+ * `@baton/core/runtime` (the worker, the client and the test kit) and `@baton/core/memory` (the
+ * embedded adapters for the demo and unit tests). A lint rule keeps each package to its doors.
  *
  * @example
  * ```ts
@@ -31,7 +35,6 @@ export {
   CheckpointUnreadableError,
   CodecError,
   ConfigError,
-  deserializeError,
   FencedWriteError,
   InvalidInputError,
   isNonRetryable,
@@ -45,102 +48,11 @@ export {
   RunDeletedError,
   PayloadTooLargeError,
   ResumeFailedError,
-  refuseDelete,
-  serializeError,
   SignalTimeoutError,
   TimeoutError,
   UnencodableValueError,
   WorkflowFailedError,
 } from './errors.js';
-export type {
-  ActivityCompletedEntry,
-  ActivityFailedEntry,
-  ActivityStartedEntry,
-  JournalEntry,
-  JournalEntryType,
-  LeaseAcquiredEntry,
-  PatchMarkerEntry,
-  PayloadRef,
-  PositionedEntry,
-  RunCancelledEntry,
-  RunCompletedEntry,
-  RunFailedEntry,
-  SignalReceivedEntry,
-  SignalTimedOutEntry,
-  SignalWaitStartedEntry,
-  StepEntry,
-  TimerFiredEntry,
-  TimerScheduledEntry,
-  ValueRecordedEntry,
-} from './journal.js';
-export { filterFencedEntries, isStepEntry, JOURNAL_ENTRY_TYPES } from './journal.js';
-export type {
-  CancelMessage,
-  ResumeMessage,
-  RunMessage,
-  RunMessageKind,
-  SignalMessage,
-  StartMessage,
-  WakeMessage,
-} from './messages.js';
-export {
-  decodeEntries,
-  decodeMessage,
-  encodeEntries,
-  encodeJson,
-  encodeMessage,
-  JOURNAL_CODEC_VERSION,
-  MAX_MESSAGE_DEPTH,
-  MESSAGE_CODEC_VERSION,
-} from './codec.js';
-export { findUnencodable, unencodableEntries } from './unencodable.js';
-export type { Adapter } from './contracts/adapter.js';
-export type {
-  DeadLetter,
-  DeadLetterQueue,
-  Delivery,
-  EnqueueOptions,
-  FetchOptions,
-  JournalAppend,
-  JournalLog,
-  JournalRecord,
-  RawMessage,
-  RunQueue,
-  Transport,
-} from './contracts/transport.js';
-export type {
-  AcquireResult,
-  CreatedAndLeased,
-  NewRunToLease,
-  Checkpoint,
-  CheckpointStore,
-  CheckpointSummary,
-  DueTimer,
-  InboxSignal,
-  LeaseInfo,
-  LeaseState,
-  LeaseStore,
-  NewRun,
-  PayloadStore,
-  PresenceStore,
-  RenewRequest,
-  RenewResult,
-  RunIndex,
-  RunLineage,
-  ReopenResult,
-  RetentionStore,
-  RunOutcome,
-  RunRecord,
-  RunStatus,
-  RunTombstone,
-  SignalInbox,
-  Store,
-  StoreDataLoss,
-  SuspendRequest,
-  SuspendResult,
-  TimerStore,
-} from './contracts/store.js';
-export { FINISHED_RUN_STATUSES, hasPresence } from './contracts/store.js';
 export type {
   ActivityDefinition,
   AnyWorkflowDefinition,
@@ -153,9 +65,9 @@ export type {
   WorkflowInput,
   WorkflowOutput,
 } from './workflow.js';
-export { checkFreshness, defineActivity, defineWorkflow, journalsStart } from './workflow.js';
+export { defineActivity, defineWorkflow } from './workflow.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
-export { defineSignal, signalName } from './signal.js';
+export { defineSignal } from './signal.js';
 export type {
   StandardSchemaInput,
   StandardSchemaOutput,
@@ -165,56 +77,5 @@ export type {
   StandardSchemaV1Result,
   StandardSchemaV1Types,
 } from './standard-schema.js';
-export { formatIssuePath, isStandardSchema } from './standard-schema.js';
-export type { AttemptContext, RetryFailure, RetryOptions, RetryPolicy } from './retry.js';
-export { DEFAULT_RETRY_POLICY, runWithRetry } from './retry.js';
-export type {
-  ActivityAttemptInfo,
-  ExecutionHost,
-  ExecutionOutcome,
-  ExecutorOptions,
-  NewEntry,
-} from './executor/execution-host.js';
-export { ReplayExecutor } from './executor/replay-executor.js';
-export { idempotencyKeyOf } from './executor/activity-execution.js';
-export { assertRunId, newRunId, RUN_ID_PATTERN, runIdForKey } from './ids.js';
-export type { MaskUrlOptions } from './urls.js';
-export { maskUrlSecret } from './urls.js';
-export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
-export { summarizeCheckpoint } from './checkpoint-summary.js';
-export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
-export type { RunDeletion } from './retention.js';
-export { deleteFinishedRun } from './retention.js';
-export { bufferView, ownedBytes } from './bytes.js';
-export type { CheckpointMigration, CheckpointMigrations } from './checkpoint-schema.js';
-export {
-  CHECKPOINT_SCHEMA_VERSION,
-  checkpointMigrations,
-  checkpointSchemaFor,
-  migrateCheckpoint,
-} from './checkpoint-schema.js';
-export type { MemoryTransportOptions } from './memory/memory-transport.js';
-export { AdapterLifecycle } from './lifecycle.js';
-export type { LifecycleNames, LifecycleState } from './lifecycle.js';
-export { memoryTransport } from './memory/memory-transport.js';
-export type { MemoryStoreOptions } from './memory/memory-store.js';
-export { damageMemoryCheckpoint, memoryStore } from './memory/memory-store.js';
-export * from './payload/index.js';
-export type {
-  HistoryFallback,
-  HistoryPoint,
-  HistoryStart,
-  HistoryStartOptions,
-} from './runtime/history-start.js';
-export { checkJournalFromStart, findHistoryStart } from './runtime/history-start.js';
-export type { ReadRunHistoryOptions, RunHistory } from './runtime/run-history.js';
-export { readRunHistory } from './runtime/run-history.js';
-export type { OutgoingRunMessage, StartMessageFields } from './runtime/run-messages.js';
-export {
-  cancelMessage,
-  resumeMessage,
-  sendRunMessage,
-  signalMessage,
-  startMessage,
-  wakeMessage,
-} from './runtime/run-messages.js';
+export type { RetryPolicy } from './retry.js';
+export { DEFAULT_RETRY_POLICY } from './retry.js';

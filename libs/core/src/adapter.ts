@@ -1,0 +1,63 @@
+/**
+ * @baton/core/adapter: for authors of a transport or a store. The contracts every adapter
+ * implements (and the conformance suites in @baton/testing check), their record types, the
+ * adapter lifecycle, and the small helpers adapters share: URL masking, connection-failure codes,
+ * byte views, stored-checkpoint parsing, run-id checks.
+ */
+export type { Adapter } from './contracts/adapter.js';
+export type {
+  DeadLetter,
+  DeadLetterQueue,
+  Delivery,
+  EnqueueOptions,
+  FetchOptions,
+  JournalAppend,
+  JournalLog,
+  JournalRecord,
+  RawMessage,
+  RunQueue,
+  Transport,
+} from './contracts/transport.js';
+export type {
+  AcquireResult,
+  CreatedAndLeased,
+  NewRunToLease,
+  Checkpoint,
+  CheckpointStore,
+  CheckpointSummary,
+  DueTimer,
+  InboxSignal,
+  LeaseInfo,
+  LeaseState,
+  LeaseStore,
+  NewRun,
+  PayloadStore,
+  PresenceStore,
+  RenewRequest,
+  RenewResult,
+  RunIndex,
+  RunLineage,
+  ReopenResult,
+  RetentionStore,
+  RunOutcome,
+  RunRecord,
+  RunStatus,
+  RunTombstone,
+  SignalInbox,
+  Store,
+  StoreDataLoss,
+  SuspendRequest,
+  SuspendResult,
+  TimerStore,
+} from './contracts/store.js';
+export { FINISHED_RUN_STATUSES, hasPresence } from './contracts/store.js';
+export { AdapterLifecycle } from './lifecycle.js';
+export type { LifecycleNames, LifecycleState } from './lifecycle.js';
+export type { MaskUrlOptions } from './urls.js';
+export { maskUrlSecret } from './urls.js';
+export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
+export { bufferView, ownedBytes } from './bytes.js';
+export { summarizeCheckpoint } from './checkpoint-summary.js';
+export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
+export { refuseDelete } from './errors.js';
+export { assertRunId, RUN_ID_PATTERN } from './ids.js';

@@ -1,0 +1,93 @@
+/**
+ * @baton/core/runtime: the machinery behind a run, for the worker, the client and the test kit
+ * only: journal entries and their codec, run messages, the replay executor, retries, checkpoint
+ * schema and migrations, retention, and payload protection (compression, encryption, signatures,
+ * the hash chain, claim checks). Nothing here is a workflow author's concern, and an adapter
+ * needs none of it.
+ */
+export { deserializeError, serializeError } from './errors.js';
+export type {
+  ActivityCompletedEntry,
+  ActivityFailedEntry,
+  ActivityStartedEntry,
+  JournalEntry,
+  JournalEntryType,
+  LeaseAcquiredEntry,
+  PatchMarkerEntry,
+  PayloadRef,
+  PositionedEntry,
+  RunCancelledEntry,
+  RunCompletedEntry,
+  RunFailedEntry,
+  SignalReceivedEntry,
+  SignalTimedOutEntry,
+  SignalWaitStartedEntry,
+  StepEntry,
+  TimerFiredEntry,
+  TimerScheduledEntry,
+  ValueRecordedEntry,
+} from './journal.js';
+export { filterFencedEntries, isStepEntry, JOURNAL_ENTRY_TYPES } from './journal.js';
+export type {
+  CancelMessage,
+  ResumeMessage,
+  RunMessage,
+  RunMessageKind,
+  SignalMessage,
+  StartMessage,
+  WakeMessage,
+} from './messages.js';
+export {
+  decodeEntries,
+  decodeMessage,
+  encodeEntries,
+  encodeJson,
+  encodeMessage,
+  JOURNAL_CODEC_VERSION,
+  MAX_MESSAGE_DEPTH,
+  MESSAGE_CODEC_VERSION,
+} from './codec.js';
+export { findUnencodable, unencodableEntries } from './unencodable.js';
+export { checkFreshness, journalsStart } from './workflow.js';
+export { signalName } from './signal.js';
+export { formatIssuePath, isStandardSchema } from './standard-schema.js';
+export type { AttemptContext, RetryFailure, RetryOptions } from './retry.js';
+export { runWithRetry } from './retry.js';
+export type {
+  ActivityAttemptInfo,
+  ExecutionHost,
+  ExecutionOutcome,
+  ExecutorOptions,
+  NewEntry,
+} from './executor/execution-host.js';
+export { ReplayExecutor } from './executor/replay-executor.js';
+export { idempotencyKeyOf } from './executor/activity-execution.js';
+export { newRunId, runIdForKey } from './ids.js';
+export type { RunDeletion } from './retention.js';
+export { deleteFinishedRun } from './retention.js';
+export type { CheckpointMigration, CheckpointMigrations } from './checkpoint-schema.js';
+export {
+  CHECKPOINT_SCHEMA_VERSION,
+  checkpointMigrations,
+  checkpointSchemaFor,
+  migrateCheckpoint,
+} from './checkpoint-schema.js';
+export * from './payload/index.js';
+export type {
+  HistoryFallback,
+  HistoryPoint,
+  HistoryStart,
+  HistoryStartOptions,
+} from './runtime/history-start.js';
+export { checkJournalFromStart, findHistoryStart } from './runtime/history-start.js';
+export type { ReadRunHistoryOptions, RunHistory } from './runtime/run-history.js';
+export { readRunHistory } from './runtime/run-history.js';
+export type { OutgoingRunMessage, StartMessageFields } from './runtime/run-messages.js';
+export {
+  cancelMessage,
+  resumeMessage,
+  sendRunMessage,
+  signalMessage,
+  startMessage,
+  wakeMessage,
+} from './runtime/run-messages.js';
