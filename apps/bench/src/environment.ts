@@ -6,7 +6,7 @@
  * measured is what an operator deploys.
  */
 import { randomBytes } from 'node:crypto';
-import type { Store, Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import { deleteKafkaTopics } from '@baton/transport-kafka';
 import { deleteNatsStreams } from '@baton/transport-nats';
 import { purgeRedisKeyPrefix } from '@baton/store-redis';

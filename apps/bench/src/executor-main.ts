@@ -11,7 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from '@baton/client';
-import { memoryStore, memoryTransport } from '@baton/core';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Worker } from '@baton/worker';
 import { runCommand, wholeNumber } from './command.js';
 import { chain10, STEPS_PER_RUN } from './workflows.js';

@@ -4,7 +4,7 @@
  *
  * `main.ts` runs it for `npm start`; `demo.spec.ts` runs it silently in-process.
  */
-import { memoryStore, memoryTransport } from '@baton/core';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { makeApplicants } from './applicants.js';
 import { CrashWatch } from './crash-watch.js';

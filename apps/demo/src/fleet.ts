@@ -7,7 +7,7 @@
  * been SIGKILLed. It is never stopped, so it hands nothing off: its leases must expire and the
  * other workers' reapers must find them.
  */
-import type { Store, Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import { severableStore, severableTransport, type Severable } from '@baton/testing/severable';
 import { Worker } from '@baton/worker';
 import type { ExternalSystems } from './fake-systems.js';

@@ -3,14 +3,9 @@
  * adapter-specific variables add what a URL cannot carry well (prefixes, files).
  */
 import { readFileSync } from 'node:fs';
-import {
-  ConfigError,
-  maskUrlSecret,
-  type LargePayloadOptions,
-  type PayloadStore,
-  type Store,
-  type Transport,
-} from '@baton/core';
+import { ConfigError } from '@baton/core';
+import { maskUrlSecret, type PayloadStore, type Store, type Transport } from '@baton/core/adapter';
+import type { LargePayloadOptions } from '@baton/core/runtime';
 import { natsObjectPayloadStore, natsTransport, type NatsObjectPayloadStore } from '@baton/transport-nats';
 import { kafkaTransport, type KafkaLogHook } from '@baton/transport-kafka';
 import { redisStore } from '@baton/store-redis';

@@ -6,13 +6,9 @@
  * the deadlines journaled and ctx.now() are on the store's clock.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  defineActivity,
-  defineWorkflow,
-  SignalTimeoutError,
-  type JournalEntry,
-  type Store,
-} from '@baton/core';
+import { defineActivity, defineWorkflow, SignalTimeoutError } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
+import type { JournalEntry } from '@baton/core/runtime';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { describePayloadProtection } from '@baton/core';
+import { describePayloadProtection } from '@baton/core/runtime';
 import { ENV, readConfig } from './config.js';
 import { storeFromConfig, transportFromConfig, maskUrl } from './adapters.js';
 import { loadWorkflows } from './workflows.js';

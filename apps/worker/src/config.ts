@@ -2,7 +2,8 @@
  * The worker process's configuration, read once from the environment at start-up. Every mistake
  * is reported with the variable's name, what was found and what to do, before anything connects.
  */
-import { ConfigError, PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core';
+import { ConfigError } from '@baton/core';
+import { PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
 import type { WorkerOptions } from '@baton/worker';
 
 /** Names of the environment variables the worker process reads. */

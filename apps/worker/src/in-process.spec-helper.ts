@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Client } from '@baton/client';
-import type { Store, Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import type { Worker } from '@baton/worker';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 

@@ -11,17 +11,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import {
   CHECKPOINT_SCHEMA_VERSION,
-  defineActivity,
-  defineWorkflow,
   FRAME_MAGIC,
   resolvePayloadProtection,
   type PayloadProtection,
   type ProtectedCheckpoint,
-  type Store,
-  type Transport,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 

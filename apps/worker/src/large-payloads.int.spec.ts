@@ -15,16 +15,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Client } from '@baton/client';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import {
   decodeJournalRecord,
-  defineActivity,
-  defineWorkflow,
   IDENTITY_PAYLOAD_CODEC,
   type JournalEntry,
   type PayloadRef,
-  type Store,
-  type Transport,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { sha256Of } from '@baton/testing';
 import { natsTestUrl } from '@baton/testing/servers';
 import { natsObjectPayloadStore, type NatsObjectPayloadStore } from '@baton/transport-nats';

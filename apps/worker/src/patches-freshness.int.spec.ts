@@ -10,16 +10,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@baton/client';
-import {
-  decodeJournalRecord,
-  defineActivity,
-  defineWorkflow,
-  IDENTITY_PAYLOAD_CODEC,
-  type AnyWorkflowDefinition,
-  type JournalEntry,
-  type Store,
-  type Transport,
-} from '@baton/core';
+import { defineActivity, defineWorkflow, type AnyWorkflowDefinition } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
+import { decodeJournalRecord, IDENTITY_PAYLOAD_CODEC, type JournalEntry } from '@baton/core/runtime';
 import { Worker } from '@baton/worker';
 import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 

@@ -12,7 +12,8 @@
  *    answer during start-up, and closes last, after the hand-off.
  */
 import type { Logger } from 'pino';
-import { describePayloadProtection, payloadKeyFingerprints, type AnyWorkflowDefinition } from '@baton/core';
+import type { AnyWorkflowDefinition } from '@baton/core';
+import { describePayloadProtection, payloadKeyFingerprints } from '@baton/core/runtime';
 import type { KafkaLogHook } from '@baton/transport-kafka';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';

@@ -8,7 +8,7 @@
  * so a mistake in a bus variable is reported exactly as the worker reports it, and a worker-only
  * variable that happens to be in the environment is neither read nor validated.
  */
-import type { Transport } from '@baton/core';
+import type { Transport } from '@baton/core/adapter';
 import type { KafkaLogHook } from '@baton/transport-kafka';
 import { transportFromConfig } from './adapters.js';
 import { ENV, readConfig, type LogLevel, type WorkerAppConfig } from './config.js';

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeMessage, type StartMessage } from '@baton/core';
+import { decodeMessage, type StartMessage } from '@baton/core/runtime';
 import { deleteNatsStreams, natsTransport } from '@baton/transport-nats';
 import { natsTestUrl } from '@baton/testing/servers';
 import { orderFulfilment, type OrderInput } from './examples/orders.js';

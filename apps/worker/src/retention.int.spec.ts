@@ -12,7 +12,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@baton/client';
-import { defineActivity, defineWorkflow, type Store, type Transport } from '@baton/core';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import { Worker } from '@baton/worker';
 import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 

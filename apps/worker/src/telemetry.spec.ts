@@ -14,7 +14,8 @@ import {
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
 import { Client } from '@baton/client';
-import { defineActivity, defineWorkflow, memoryStore, memoryTransport } from '@baton/core';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { ATTR, SPAN } from '@baton/telemetry';
 import { Worker, type WorkerHealth } from '@baton/worker';
 import { liveness, readiness, WorkerHttpServer } from './http-server.js';

@@ -14,14 +14,9 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
-import {
-  defineActivity,
-  defineWorkflow,
-  resolvePayloadProtection,
-  type PayloadProtection,
-  type Store,
-  type Transport,
-} from '@baton/core';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
+import { resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
 import { Worker } from '@baton/worker';
 import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 

@@ -9,15 +9,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  decodeJournalRecord,
   defineActivity,
   defineWorkflow,
-  IDENTITY_PAYLOAD_CODEC,
   UnencodableValueError,
   type AnyWorkflowDefinition,
-  type JournalEntry,
-  type Store,
 } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
+import { decodeJournalRecord, IDENTITY_PAYLOAD_CODEC, type JournalEntry } from '@baton/core/runtime';
 import { Worker } from '@baton/worker';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import { inProcessNamespace } from './in-process.spec-helper.js';

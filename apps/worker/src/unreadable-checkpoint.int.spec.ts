@@ -21,7 +21,8 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { Client } from '@baton/client';
-import { defineActivity, defineWorkflow, type Store, type Transport } from '@baton/core';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import { METRIC } from '@baton/telemetry';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import type { CrashEnvironment } from '@baton/testing/crash';

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
-import { defineWorkflow, type Store, type Transport } from '@baton/core';
+import { defineWorkflow } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import { redisStore, purgeRedisKeyPrefix } from '@baton/store-redis';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { deleteNatsStreams, natsTransport } from '@baton/transport-nats';

@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  decodeMessage,
-  defineWorkflow,
-  encodeEntries,
-  memoryStore,
-  memoryTransport,
-  runIdForKey,
-  RunDeletedError,
-  TimeoutError,
-  WorkflowFailedError,
-  type Delivery,
-} from '@baton/core';
+import { ConfigError, defineWorkflow, RunDeletedError, TimeoutError, WorkflowFailedError } from '@baton/core';
+import type { Delivery } from '@baton/core/adapter';
+import { decodeMessage, encodeEntries, runIdForKey } from '@baton/core/runtime';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from './index.js';
 
 const wf = defineWorkflow({ name: 'orders', version: 2, run: async () => null });

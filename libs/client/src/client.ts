@@ -4,47 +4,51 @@
  * the store, its history the transport's journal.
  */
 import {
-  assertRunId,
   CancelledError,
   CheckpointIntegrityError,
   ConfigError,
+  NotFoundError,
+  RunDeletedError,
+  RunStateError,
+  TimeoutError,
+  WorkflowFailedError,
+  type SignalDefinition,
+  type AnyWorkflowDefinition,
+  type WorkflowDefinition,
+  type WorkflowOutput,
+} from '@baton/core';
+import {
+  assertRunId,
+  type CheckpointSummary,
+  type PayloadStore,
+  type LeaseInfo,
+  type RunRecord,
+  type Store,
+  type Transport,
+} from '@baton/core/adapter';
+import {
   decodeJournalRecord,
   deleteFinishedRun,
   cancelMessage,
   newRunId,
-  NotFoundError,
-  RunDeletedError,
   resolvePayloadProtection,
   resumeMessage,
   runIdForKey,
-  RunStateError,
   sendRunMessage,
   signalMessage,
   startMessage,
-  TimeoutError,
-  WorkflowFailedError,
   resolveClaimCheck,
-  type CheckpointSummary,
   type ClaimCheck,
   type JournalEntry,
   type LargePayloadOptions,
   type PayloadRef,
-  type PayloadStore,
-  type LeaseInfo,
   type PayloadCodec,
   type PayloadProtection,
   type PayloadProtectionOptions,
   type PositionedEntry,
   type RunDeletion,
-  type RunRecord,
   signalName,
-  type SignalDefinition,
-  type Store,
-  type Transport,
-  type AnyWorkflowDefinition,
-  type WorkflowDefinition,
-  type WorkflowOutput,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';

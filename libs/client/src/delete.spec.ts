@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { memoryStore, memoryTransport, type Store, type Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from './index.js';
 
 async function claimedRun(store: Store, transport: Transport, runId: string): Promise<number> {

@@ -2,14 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   ConfigError,
-  decodeMessage,
   defineSignal,
   defineWorkflow,
   InvalidInputError,
-  memoryStore,
-  memoryTransport,
   type StandardSchemaV1,
 } from '@baton/core';
+import { decodeMessage } from '@baton/core/runtime';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from './index.js';
 
 const order = defineWorkflow({

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  decodeMessage,
-  encodeEntries,
-  memoryStore,
-  memoryTransport,
-  type JournalEntry,
-  type PayloadRef,
-} from '@baton/core';
+import { decodeMessage, encodeEntries, type JournalEntry, type PayloadRef } from '@baton/core/runtime';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from './index.js';
 
 const BIG = 'z'.repeat(100_000);

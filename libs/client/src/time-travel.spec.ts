@@ -5,7 +5,7 @@ import {
   resolvePayloadProtection,
   type JournalEntry,
   type ProtectedCheckpoint,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { forkEntries, retryEntries, sealCheckpoint } from './time-travel.js';
 
 const at = 1_700_000_000_000;

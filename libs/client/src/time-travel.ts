@@ -11,22 +11,19 @@
  * 3. A checkpoint written here carries the protection the workers expect (chain relinked from the
  *    target run's genesis, entries sealed, signed); a client that cannot produce it refuses.
  */
+import { ConfigError, NotFoundError } from '@baton/core';
+import type { Checkpoint, Store, Transport } from '@baton/core/adapter';
 import {
   chainGenesis,
   checkpointSchemaFor,
-  ConfigError,
   linkEntries,
-  NotFoundError,
   protectCheckpoint,
   protectionActive,
   readRunHistory,
-  type Checkpoint,
   type JournalEntry,
   type PayloadProtection,
   type ProtectedCheckpoint,
-  type Store,
-  type Transport,
-} from '@baton/core';
+} from '@baton/core/runtime';
 
 /** Where a fork starts: exactly one of the two. */
 export interface ForkPoint {

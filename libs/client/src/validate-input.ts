@@ -3,7 +3,8 @@
  * in `client.start`, before anything is stored or sent: a producer learns at once that its input
  * is wrong, instead of a run failing on a worker later.
  */
-import { ConfigError, formatIssuePath, InvalidInputError, isStandardSchema } from '@baton/core';
+import { ConfigError, InvalidInputError } from '@baton/core';
+import { formatIssuePath, isStandardSchema } from '@baton/core/runtime';
 
 /**
  * The value to send: the schema's output (a validator may coerce, default or transform), or

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { PresenceStore, Store } from '@baton/core';
+import type { PresenceStore, Store } from '@baton/core/adapter';
 import { postgresStore } from './index.js';
 import { TestSchemas, url, waitFor } from './test-support.spec-helper.js';
 

@@ -3,7 +3,8 @@
  * and what fixes it; none ever contains a password (URLs are shown masked, and pg's own
  * messages carry none). Every one is a BatonError with a stable code and its pg error as cause.
  */
-import { BatonError, CONNECTION_FAILURE_CODES } from '@baton/core';
+import { BatonError } from '@baton/core';
+import { CONNECTION_FAILURE_CODES } from '@baton/core/adapter';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 
 /** Stable codes of {@link PostgresStoreError}. */

@@ -12,7 +12,7 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-import type { PresenceStore, Store } from '@baton/core';
+import type { PresenceStore, Store } from '@baton/core/adapter';
 import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options.js';
 import { PostgresStore } from './postgres-store.js';
 

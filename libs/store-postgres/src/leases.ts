@@ -10,14 +10,8 @@
  * 4. Reapers lock the rows they reap with FOR UPDATE SKIP LOCKED and move their expiry on before
  *    committing, so reapers on several workers never report the same run in one period.
  */
-import {
-  FencedWriteError,
-  type AcquireResult,
-  type LeaseInfo,
-  type LeaseState,
-  type RenewRequest,
-  type RenewResult,
-} from '@baton/core';
+import { FencedWriteError } from '@baton/core';
+import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 export interface AcquireRow {

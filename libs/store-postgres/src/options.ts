@@ -4,7 +4,8 @@
  * failover.
  */
 import type { ConnectionOptions } from 'node:tls';
-import { ConfigError, maskUrlSecret } from '@baton/core';
+import { ConfigError } from '@baton/core';
+import { maskUrlSecret } from '@baton/core/adapter';
 import { quoteIdent } from './sql.js';
 
 /** The server a store talks to when no `url` is given. */

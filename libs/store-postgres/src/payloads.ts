@@ -2,7 +2,7 @@
  * PayloadStore in SQL: the `payloads` table (migration 006), one row per (run, SHA-256), the
  * bytes as `bytea`. delete_run() deletes a run's rows in the same transaction as the run.
  */
-import { bufferView, ownedBytes } from '@baton/core';
+import { bufferView, ownedBytes } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 /** ON CONFLICT DO NOTHING: a hash already stored keeps its first row (same bytes by definition). */

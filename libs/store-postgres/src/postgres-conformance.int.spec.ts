@@ -3,7 +3,7 @@ import { describeStoreConformance } from '@baton/testing';
 import { postgresStore } from './index.js';
 import { TestSchemas, url } from './test-support.spec-helper.js';
 import { damagePostgresCheckpoint } from './damage.spec-helper.js';
-import type { Store } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 
 const schemas = new TestSchemas();
 afterAll(() => schemas.dropAll());

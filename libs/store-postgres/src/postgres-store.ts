@@ -6,28 +6,28 @@
  * `ready` → `closed` (final; every operation throws BATON_CLOSED). An operation called before
  * connect() connects first. A failed connect() returns to `created`, so it can be retried.
  */
-import {
-  BatonError,
-  type AcquireResult,
-  type CreatedAndLeased,
-  type NewRunToLease,
-  type Checkpoint,
-  type CheckpointSummary,
-  type DueTimer,
-  type InboxSignal,
-  type LeaseInfo,
-  type NewRun,
-  type RenewRequest,
-  type RenewResult,
-  type ReopenResult,
-  type RunOutcome,
-  type RunRecord,
-  type RunTombstone,
-  type PresenceStore,
-  type Store,
-  type SuspendRequest,
-  type SuspendResult,
-} from '@baton/core';
+import { BatonError } from '@baton/core';
+import type {
+  AcquireResult,
+  CreatedAndLeased,
+  NewRunToLease,
+  Checkpoint,
+  CheckpointSummary,
+  DueTimer,
+  InboxSignal,
+  LeaseInfo,
+  NewRun,
+  RenewRequest,
+  RenewResult,
+  ReopenResult,
+  RunOutcome,
+  RunRecord,
+  RunTombstone,
+  PresenceStore,
+  Store,
+  SuspendRequest,
+  SuspendResult,
+} from '@baton/core/adapter';
 import * as checkpoints from './checkpoints.js';
 import { Db } from './db.js';
 import { connectError, operationError } from './errors.js';

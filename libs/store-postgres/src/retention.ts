@@ -3,7 +3,7 @@
  * 005), the atomic delete of a finished run (delete_run()), and the sweep's batch with its
  * tombstones (delete_expired_runs(), migration 009).
  */
-import { refuseDelete, type RunTombstone } from '@baton/core';
+import { refuseDelete, type RunTombstone } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 const EXPIRED_SQL = `

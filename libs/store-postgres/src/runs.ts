@@ -7,17 +7,17 @@
  * 2. finishRun is one call of finish_run(): outcome, final checkpoint, lease `finished` and timer
  *    removal commit together, and only under the lease's current, unfinished epoch.
  */
-import {
-  FencedWriteError,
-  type Checkpoint,
-  type CreatedAndLeased,
-  type NewRunToLease,
-  type NewRun,
-  type ReopenResult,
-  type RunOutcome,
-  type RunRecord,
-  type RunStatus,
-} from '@baton/core';
+import { FencedWriteError } from '@baton/core';
+import type {
+  Checkpoint,
+  CreatedAndLeased,
+  NewRunToLease,
+  NewRun,
+  ReopenResult,
+  RunOutcome,
+  RunRecord,
+  RunStatus,
+} from '@baton/core/adapter';
 import { fromJson, toJson, type Db } from './db.js';
 import { encodeCheckpoint } from './checkpoints.js';
 import { acquireResult, type AcquireRow } from './leases.js';

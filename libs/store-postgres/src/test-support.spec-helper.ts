@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { postgresTestUrl } from '@baton/testing/servers';
 import { postgresStore, type PostgresStoreOptions } from './index.js';
-import type { PresenceStore, Store } from '@baton/core';
+import type { PresenceStore, Store } from '@baton/core/adapter';
 
 /** The test database's URL. */
 export const url = postgresTestUrl();

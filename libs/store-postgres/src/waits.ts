@@ -10,13 +10,8 @@
  * 3. claimDueTimers locks the timers it returns (FOR UPDATE SKIP LOCKED) and pushes them
  *    `redeliverAfterMs` on before committing, so concurrent scanners never return one twice.
  */
-import {
-  FencedWriteError,
-  type DueTimer,
-  type InboxSignal,
-  type SuspendRequest,
-  type SuspendResult,
-} from '@baton/core';
+import { FencedWriteError } from '@baton/core';
+import type { DueTimer, InboxSignal, SuspendRequest, SuspendResult } from '@baton/core/adapter';
 import { fromJson, toJson, type Db } from './db.js';
 
 export async function suspendRun(db: Db, request: SuspendRequest): Promise<SuspendResult> {

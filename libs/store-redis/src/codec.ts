@@ -3,8 +3,8 @@
  * a caller stores is exactly what the next caller reads. Encoding on the way in and decoding on
  * the way out also means no caller ever holds a reference into the store.
  */
-import type { Checkpoint, InboxSignal, RunRecord, RunStatus } from '@baton/core';
-import { summarizeCheckpoint } from '@baton/core';
+import type { Checkpoint, InboxSignal, RunRecord, RunStatus } from '@baton/core/adapter';
+import { summarizeCheckpoint } from '@baton/core/adapter';
 import { RedisCommandError } from './errors.js';
 
 /** JSON never produces an empty string, so it stands for `undefined`. */

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import type { Store } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 import { freePort, redisTestUrl, startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
 import { redisStore } from './index.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';

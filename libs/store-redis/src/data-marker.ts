@@ -15,7 +15,7 @@
  * remembers the old marker, and goes unnoticed: docs/operations.md says to give Redis persistence.
  */
 import { randomUUID } from 'node:crypto';
-import type { StoreDataLoss } from '@baton/core';
+import type { StoreDataLoss } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
 
 /** How often a check after a reconnect is tried before waiting for the next reconnect. */

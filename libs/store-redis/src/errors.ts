@@ -2,7 +2,8 @@
  * Errors of the Redis store: one class per condition, each a BatonError with a stable code and
  * the ioredis error as `cause`. Messages name the server by its masked URL, never a password.
  */
-import { BatonError, CONNECTION_FAILURE_CODES, type BatonErrorOptions } from '@baton/core';
+import { BatonError, type BatonErrorOptions } from '@baton/core';
+import { CONNECTION_FAILURE_CODES } from '@baton/core/adapter';
 
 /** Redis did not answer: refused, timed out, connection dropped. Retryable. */
 export class RedisUnavailableError extends BatonError {

@@ -3,14 +3,8 @@
  * Each operation is one round trip (one EVALSHA; the first call after connect or a server restart
  * adds one EVAL).
  */
-import {
-  FencedWriteError,
-  type AcquireResult,
-  type LeaseInfo,
-  type LeaseState,
-  type RenewRequest,
-  type RenewResult,
-} from '@baton/core';
+import { FencedWriteError } from '@baton/core';
+import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core/adapter';
 import { pipelineResults, str, type StoreContext } from './context.js';
 
 export async function acquireLease(

@@ -3,7 +3,8 @@
  * so a typo fails at creation, never on the first failover.
  */
 import type { ConnectionOptions } from 'node:tls';
-import { ConfigError, maskUrlSecret } from '@baton/core';
+import { ConfigError } from '@baton/core';
+import { maskUrlSecret } from '@baton/core/adapter';
 
 /** The URL used when none is given: a Redis on this machine. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';

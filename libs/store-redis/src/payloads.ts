@@ -4,7 +4,7 @@
  * same script as the run. Values travel as binary (Buffer arguments, `hgetBuffer`), never as
  * strings, so every byte comes back as it was written.
  */
-import { bufferView, ownedBytes } from '@baton/core';
+import { bufferView, ownedBytes } from '@baton/core/adapter';
 import type { StoreContext } from './context.js';
 
 /** HSETNX: a hash already stored keeps its first copy (the bytes are the same by definition). */

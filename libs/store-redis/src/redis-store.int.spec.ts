@@ -4,7 +4,7 @@ import { redisTestUrl } from '@baton/testing/servers';
 import { redisStore } from './index.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 import { damageRedisCheckpoint } from './damage.spec-helper.js';
-import type { Store } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 
 const prefixes = testPrefixes(redisTestUrl());
 afterAll(() => prefixes.cleanUp());

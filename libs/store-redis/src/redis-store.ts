@@ -30,7 +30,7 @@ import type {
   StoreDataLoss,
   SuspendRequest,
   SuspendResult,
-} from '@baton/core';
+} from '@baton/core/adapter';
 import { BatonError } from '@baton/core';
 import { createConnection, type StoreConnection } from './connection.js';
 import { DataMarker } from './data-marker.js';

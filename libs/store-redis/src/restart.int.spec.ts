@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import type { Checkpoint, PresenceStore, Store, StoreDataLoss } from '@baton/core';
+import type { Checkpoint, PresenceStore, Store, StoreDataLoss } from '@baton/core/adapter';
 import { startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
 import { redisStore } from './index.js';
 

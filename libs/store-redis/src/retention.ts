@@ -5,7 +5,7 @@
  * Runs finished before the index existed are not in it, so retention never lists them;
  * deleteRun still deletes them when asked by id.
  */
-import { refuseDelete, type RunTombstone } from '@baton/core';
+import { refuseDelete, type RunTombstone } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
 
 export async function expiredRuns(ctx: StoreContext, olderThanMs: number, limit: number): Promise<string[]> {

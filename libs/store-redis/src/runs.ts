@@ -19,9 +19,8 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
  * with history, and the atomic finish. Writes are one script call each (one round trip); reads
  * are one command.
  */
+import { CheckpointUnreadableError, FencedWriteError } from '@baton/core';
 import {
-  CheckpointUnreadableError,
-  FencedWriteError,
   parseStoredCheckpoint,
   parseStoredSummary,
   type Checkpoint,
@@ -33,7 +32,7 @@ import {
   type RunStatus,
   type RunOutcome,
   type RunRecord,
-} from '@baton/core';
+} from '@baton/core/adapter';
 import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
 import type { StoreContext } from './context.js';
 import { acquireReply } from './leases.js';

@@ -2,13 +2,8 @@
  * Waiting runs on Redis: suspendRun, the signal inbox, cancel requests and timers. Every
  * operation that changes state is one script call, one round trip.
  */
-import {
-  FencedWriteError,
-  type DueTimer,
-  type InboxSignal,
-  type SuspendRequest,
-  type SuspendResult,
-} from '@baton/core';
+import { FencedWriteError } from '@baton/core';
+import type { DueTimer, InboxSignal, SuspendRequest, SuspendResult } from '@baton/core/adapter';
 import { decodeInboxEntry, encodeInboxEntry } from './codec.js';
 import { str, type StoreContext } from './context.js';
 

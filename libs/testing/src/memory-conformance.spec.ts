@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { damageMemoryCheckpoint, memoryStore, memoryTransport } from '@baton/core';
+import { damageMemoryCheckpoint, memoryStore, memoryTransport } from '@baton/core/memory';
 import { describeStoreConformance, describeTransportConformance } from './conformance.js';
 
 const ACK_WAIT_MS = 300;

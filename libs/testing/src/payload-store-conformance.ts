@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { PayloadStore } from '@baton/core';
+import type { PayloadStore } from '@baton/core/adapter';
 import { uniqueId } from './conformance-helpers.js';
 
 /** The key a writer would give these bytes. */

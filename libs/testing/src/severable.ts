@@ -6,7 +6,7 @@
  *
  * Import from `@baton/testing/severable`. Only for the embedded demo and unit tests; crash tests on real servers kill real processes.
  */
-import type { Store, Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 
 export interface Severable<T> {
   /** The wrapped adapter to hand to the worker. */

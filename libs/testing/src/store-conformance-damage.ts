@@ -6,7 +6,7 @@
  * others loadable, so a worker can resume from an older one instead of looping.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 import { acquireOk, checkpointOf, createTestRun, FENCED } from './store-conformance-helpers.js';
 
 /**

@@ -2,7 +2,7 @@
  * Builders the store suite sections share: claimed runs, suspended runs, checkpoints.
  */
 import { expect } from 'vitest';
-import type { Checkpoint, Store } from '@baton/core';
+import type { Checkpoint, Store } from '@baton/core/adapter';
 import { uniqueId } from './conformance-helpers.js';
 
 /** Lease TTL for tests that wait for expiry: short, yet far above a real store's round trip. */

@@ -3,7 +3,7 @@
  * number, a run created with a first checkpoint (a fork), and reopening a failed run (a retry).
  */
 import { describe, expect, it } from 'vitest';
-import type { RunOutcome, Store } from '@baton/core';
+import type { RunOutcome, Store } from '@baton/core/adapter';
 import { uniqueId } from './conformance-helpers.js';
 import { acquireOk, checkpointOf, createTestRun, SHORT_TTL_MS } from './store-conformance-helpers.js';
 

@@ -6,7 +6,7 @@
  * has no pair and skips this section (see describeStoreConformance).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { hasPresence, type PresenceStore, type Store } from '@baton/core';
+import { hasPresence, type PresenceStore, type Store } from '@baton/core/adapter';
 import { sleep, uniqueId } from './conformance-helpers.js';
 import { LONG_TTL_MS, acquireOk, createTestRun } from './store-conformance-helpers.js';
 

@@ -4,7 +4,7 @@
  * nor deleted, whatever its age.
  */
 import { describe, expect, it } from 'vitest';
-import type { RunOutcome, Store } from '@baton/core';
+import type { RunOutcome, Store } from '@baton/core/adapter';
 import { uniqueId } from './conformance-helpers.js';
 import { sha256Of } from './payload-store-conformance.js';
 import { acquireOk, checkpointOf, createTestRun, suspendedRun } from './store-conformance-helpers.js';

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { RunOutcome, Store } from '@baton/core/adapter';
 import {
   linkEntries,
   chainGenesis,
@@ -12,9 +13,7 @@ import {
   resolvePayloadProtection,
   type PayloadProtection,
   type ProtectedCheckpoint,
-  type RunOutcome,
-  type Store,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { sleep, uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,

@@ -2,7 +2,7 @@
  * Store conformance, waiting runs: suspendRun, the SignalInbox, requestCancel and the TimerStore.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 import { sleep, uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,

@@ -10,7 +10,7 @@
  * cannot be faked; no test asserts how fast anything is, only what happens.
  */
 import { describe } from 'vitest';
-import type { Store } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeLeaseConformance } from './store-conformance-leases.js';
 import { describeRunConformance } from './store-conformance-runs.js';

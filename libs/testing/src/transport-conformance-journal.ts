@@ -2,7 +2,7 @@
  * Transport conformance, JournalLog and DeadLetterQueue sections.
  */
 import { describe, expect, it } from 'vitest';
-import type { Transport } from '@baton/core';
+import type { Transport } from '@baton/core/adapter';
 import { bytes, text, uniqueId } from './conformance-helpers.js';
 
 /** The shape a JournalConflictError must have, whichever copy of `@baton/core` raised it. */

@@ -2,7 +2,7 @@
  * Transport conformance, RunQueue section: enqueue, fetch, ack, nak, redelivery, de-duplication.
  */
 import { describe, expect, it } from 'vitest';
-import type { Delivery, Transport } from '@baton/core';
+import type { Delivery, Transport } from '@baton/core/adapter';
 import { bytes, sleep, text, uniqueId } from './conformance-helpers.js';
 
 /**

@@ -12,7 +12,7 @@
  * anything is, only what happens.
  */
 import { describe } from 'vitest';
-import type { Transport } from '@baton/core';
+import type { Transport } from '@baton/core/adapter';
 import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeJournalConformance } from './transport-conformance-journal.js';
 import { describeQueueConformance } from './transport-conformance-queue.js';

@@ -3,7 +3,7 @@
  * data is the record value; its headers travel as they were, plus `baton-dlq-code`,
  * `baton-dlq-reason` and `baton-dlq-at`.
  */
-import type { DeadLetter } from '@baton/core';
+import type { DeadLetter } from '@baton/core/adapter';
 import type { KafkaContext } from './context.js';
 
 export const DEAD_LETTER_HEADERS = {

@@ -7,7 +7,8 @@
  * (`supportsOptimisticAppend` is false): a zombie's late append may land, and replay ignores it
  * because its epoch is older than a later LeaseAcquired marker; checkpoints stay fenced by the store.
  */
-import { PayloadTooLargeError, type JournalAppend, type JournalRecord } from '@baton/core';
+import { PayloadTooLargeError } from '@baton/core';
+import type { JournalAppend, JournalRecord } from '@baton/core/adapter';
 import { partitionForKey } from './layout.js';
 import type { KafkaContext } from './context.js';
 

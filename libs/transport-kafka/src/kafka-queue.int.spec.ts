@@ -4,7 +4,7 @@
  * Real broker; every test has its own prefix (topics and group).
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Delivery } from '@baton/core';
+import type { Delivery } from '@baton/core/adapter';
 import { kafkaTestUrl } from '@baton/testing/servers';
 import { kafkaTransport, type KafkaTransport, type KafkaTransportOptions } from './index.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';

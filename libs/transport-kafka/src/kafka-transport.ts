@@ -9,11 +9,10 @@
  *    waiting fetches return empty, and the consumer leaves its group so the other members take its
  *    partitions at once.
  */
+import { BatonError, PayloadTooLargeError } from '@baton/core';
 import {
   AdapterLifecycle,
   assertRunId,
-  BatonError,
-  PayloadTooLargeError,
   type DeadLetter,
   type Delivery,
   type EnqueueOptions,
@@ -21,7 +20,7 @@ import {
   type JournalAppend,
   type JournalRecord,
   type Transport,
-} from '@baton/core';
+} from '@baton/core/adapter';
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafkaClient, type KafkaLogHook } from './client.js';
 import type { KafkaContext } from './context.js';

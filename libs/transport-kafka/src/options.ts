@@ -3,7 +3,8 @@
  * a typo fails when the transport is created, never on the first failover.
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
-import { ConfigError, maskUrlSecret } from '@baton/core';
+import { ConfigError } from '@baton/core';
+import { maskUrlSecret } from '@baton/core/adapter';
 
 export const DEFAULT_KAFKA_BROKERS = 'kafka://127.0.0.1:9092';
 export const DEFAULT_KAFKA_PREFIX = 'baton';

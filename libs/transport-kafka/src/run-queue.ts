@@ -20,7 +20,8 @@
  *   another offset within `dedupWindowMs` is acked unseen.
  */
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { BatonError, type Delivery, type FetchOptions } from '@baton/core';
+import { BatonError } from '@baton/core';
+import type { Delivery, FetchOptions } from '@baton/core/adapter';
 import type { KafkaLogHook } from './client.js';
 import { headersOf } from './partition-reader.js';
 import type { KafkaLayout } from './layout.js';

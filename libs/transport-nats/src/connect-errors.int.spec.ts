@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Transport } from '@baton/core';
+import type { Transport } from '@baton/core/adapter';
 import { freePort, startPrivateNats, type PrivateServer } from '@baton/testing/servers';
 import { deleteNatsStreams, natsTransport } from './index.js';
 

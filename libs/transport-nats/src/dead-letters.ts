@@ -5,7 +5,7 @@
  * does not fit the server's max_payload is stored truncated, marked `baton-dlq-truncated:
  * <original bytes>`, and the reason says so.
  */
-import type { DeadLetter } from '@baton/core';
+import type { DeadLetter } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import {
   encodedSize,

@@ -5,7 +5,8 @@
  */
 import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { BatonError, CONNECTION_FAILURE_CODES, type BatonErrorOptions } from '@baton/core';
+import { BatonError, type BatonErrorOptions } from '@baton/core';
+import { CONNECTION_FAILURE_CODES } from '@baton/core/adapter';
 
 /** The server could not be reached, or did not answer in time. Retryable: the client reconnects. */
 export class NatsUnavailableError extends BatonError {

@@ -22,7 +22,7 @@
  */
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import type { JournalRecord } from '@baton/core';
+import type { JournalRecord } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import { ackInfoOf } from './delivery-info.js';
 import { pullBatch } from './pull-request.js';

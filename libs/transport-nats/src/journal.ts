@@ -11,7 +11,8 @@
  * 3. A record that cannot fit (data + headers above the server's max_payload) is refused before
  *    anything is sent, with PayloadTooLargeError: it would never fit, so nobody should retry.
  */
-import { assertRunId, JournalConflictError, type JournalAppend, type JournalRecord } from '@baton/core';
+import { JournalConflictError } from '@baton/core';
+import { assertRunId, type JournalAppend, type JournalRecord } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import { readJournalRange } from './journal-reader.js';
 import { assertFits, toNatsHeaders } from './messages.js';

@@ -7,7 +7,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PayloadTooLargeError, type Transport } from '@baton/core';
+import { PayloadTooLargeError } from '@baton/core';
+import type { Transport } from '@baton/core/adapter';
 import { startPrivateNats, type PrivateServer } from '@baton/testing/servers';
 import { DEAD_LETTER_HEADERS, natsTransport } from './index.js';
 

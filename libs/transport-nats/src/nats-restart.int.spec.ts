@@ -5,7 +5,7 @@
  * restart are fetched, the journal is intact and every operation works again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Delivery, Transport } from '@baton/core';
+import type { Delivery, Transport } from '@baton/core/adapter';
 import { startPrivateNats, type PrivateServer } from '@baton/testing/servers';
 import { natsTransport } from './index.js';
 

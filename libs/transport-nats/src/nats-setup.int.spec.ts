@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
-import type { Delivery, Transport } from '@baton/core';
+import type { Delivery, Transport } from '@baton/core/adapter';
 import { natsTestUrl } from '@baton/testing/servers';
 import { deleteNatsStreams, layoutFor, natsTransport, type NatsTransportOptions } from './index.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';

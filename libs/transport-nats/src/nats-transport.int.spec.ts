@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { Transport } from '@baton/core';
+import type { Transport } from '@baton/core/adapter';
 import { natsTestUrl } from '@baton/testing/servers';
 import { layoutFor, natsTransport } from './index.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';

@@ -15,8 +15,8 @@ import {
   type DeadLetter,
   type EnqueueOptions,
   type FetchOptions,
-} from '@baton/core';
-import type { JournalAppend, JournalRecord, Transport } from '@baton/core';
+} from '@baton/core/adapter';
+import type { JournalAppend, JournalRecord, Transport } from '@baton/core/adapter';
 import { openSession, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';

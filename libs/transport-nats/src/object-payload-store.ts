@@ -15,7 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
-import { AdapterLifecycle, assertRunId, ConfigError, type BatonError, type PayloadStore } from '@baton/core';
+import { ConfigError, type BatonError } from '@baton/core';
+import { AdapterLifecycle, assertRunId, type PayloadStore } from '@baton/core/adapter';
 import { openSession, type NatsSession } from './connection.js';
 import { toNatsError } from './errors.js';
 import {

@@ -21,7 +21,7 @@
  */
 import type { Msg } from '@nats-io/transport-node';
 import { nanos } from '@nats-io/transport-node';
-import type { Delivery, EnqueueOptions, FetchOptions } from '@baton/core';
+import type { Delivery, EnqueueOptions, FetchOptions } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import { ackInfoOf } from './delivery-info.js';
 import { assertFits, fromNatsHeaders, toNatsHeaders } from './messages.js';

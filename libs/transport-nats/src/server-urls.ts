@@ -3,7 +3,8 @@
  * or given as an array. nats.js ignores credentials inside a URL, so they are taken out here and
  * handed to it as options; the URLs it receives carry host and port only.
  */
-import { ConfigError, maskUrlSecret } from '@baton/core';
+import { ConfigError } from '@baton/core';
+import { maskUrlSecret } from '@baton/core/adapter';
 
 /** The form every server URL must have; quoted in messages. */
 export const EXPECTED_SERVER_FORM =

@@ -4,10 +4,9 @@ import {
   FencedWriteError,
   JournalConflictError,
   LeaseLostError,
-  memoryStore,
-  memoryTransport,
   ResumeFailedError,
 } from '@baton/core';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { countsAsResumeFailure, resumeBackoffMs } from './claim-failures.js';
 import { resolveWorkerOptions } from './options.js';
 

@@ -9,7 +9,7 @@
  * renewals reach the empty server before the store has checked its marker, so the sessions of the
  * lost runs may already have stopped by then.
  */
-import type { StoreDataLoss } from '@baton/core';
+import type { StoreDataLoss } from '@baton/core/adapter';
 import type { WorkerInstruments } from '@baton/telemetry';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';

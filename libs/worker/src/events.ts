@@ -1,5 +1,6 @@
 /** What a worker reports about its work, for progress displays, tests and metrics. */
-import type { RunMessage, RunRecord } from '@baton/core';
+import type { RunRecord } from '@baton/core/adapter';
+import type { RunMessage } from '@baton/core/runtime';
 import { ATTR, startRunSpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Context, Span } from '@opentelemetry/api';
 import type { SessionEnd } from './run-session.js';

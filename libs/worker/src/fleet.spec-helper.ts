@@ -1,5 +1,6 @@
 /** A small fleet on shared memory adapters, each worker cut off-able to simulate a crash. */
-import { memoryStore, memoryTransport, type Store, type Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { severableStore, severableTransport, type Severable } from '@baton/testing/severable';
 import { Worker, type WorkerOptions } from './index.js';

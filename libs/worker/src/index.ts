@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { memoryStore, memoryTransport } from '@baton/core';
+ * import { memoryStore, memoryTransport } from '@baton/core/memory';
  * import { Worker } from '@baton/worker';
  *
  * const worker = new Worker({ transport, store, workflows: [loanApproval], concurrency: 100, leaseMs: 5_000 });

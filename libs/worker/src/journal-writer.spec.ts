@@ -4,16 +4,10 @@
  * durable; a batch the bus refuses as too large goes out one record per append instead.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  decodeEntries,
-  memoryStore,
-  memoryTransport,
-  PayloadTooLargeError,
-  type UnencodableValueError,
-  type JournalAppend,
-  type JournalEntry,
-  type Transport,
-} from '@baton/core';
+import { PayloadTooLargeError, type UnencodableValueError } from '@baton/core';
+import type { JournalAppend, Transport } from '@baton/core/adapter';
+import { decodeEntries, type JournalEntry } from '@baton/core/runtime';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { JournalWriter } from './journal-writer.js';
 
 /** A transport whose appends wait until released, recording what each record held. */

@@ -24,25 +24,25 @@
  *    journaled without it (with pipelined steps the workflow may have seen the value already).
  */
 import {
+  JournalConflictError,
+  PayloadTooLargeError,
+  LeaseLostError,
+  UnencodableValueError,
+} from '@baton/core';
+import type { Checkpoint, Store, Transport } from '@baton/core/adapter';
+import {
   checkpointSchemaFor,
   encodeEntries,
   journalRecordContext,
   unencodableEntries,
   IDENTITY_PAYLOAD_CODEC,
-  JournalConflictError,
-  PayloadTooLargeError,
-  LeaseLostError,
-  UnencodableValueError,
   linkEntries,
   protectCheckpoint,
-  type Checkpoint,
   type ClaimCheck,
   type JournalEntry,
   type NewEntry,
   type PayloadProtection,
-  type Store,
-  type Transport,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import type { WorkerInstruments } from '@baton/telemetry';
 import type { FaultHook } from './faults.js';
 

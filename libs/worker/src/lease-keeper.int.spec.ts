@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll } from 'vitest';
-import type { Store } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 import { purgeRedisKeyPrefix, redisStore } from '@baton/store-redis';
 import { redisTestUrl } from '@baton/testing/servers';
 import { describeLeaseRefusals } from './lease-refusals.spec-helper.js';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { memoryStore, type LeaseLostError, type LeaseStore, type RenewResult } from '@baton/core';
+import type { LeaseLostError } from '@baton/core';
+import type { LeaseStore, RenewResult } from '@baton/core/adapter';
+import { memoryStore } from '@baton/core/memory';
 import { LeaseKeeper } from './lease-keeper.js';
 import { silentLogger } from './logger.js';
 import { describeLeaseRefusals } from './lease-refusals.spec-helper.js';

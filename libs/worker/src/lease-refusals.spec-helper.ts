@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LeaseLostError, Store } from '@baton/core';
+import type { LeaseLostError } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
 import { LeaseKeeper } from './lease-keeper.js';
 import { silentLogger, type Logger } from './logger.js';
 

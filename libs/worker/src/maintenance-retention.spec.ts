@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { memoryStore, memoryTransport, type PayloadStore, type Store, type Transport } from '@baton/core';
+import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import type { WorkerEvent } from './events.js';
 import { silentLogger } from './logger.js';
 import { Maintenance, RETENTION_SWEEP } from './maintenance.js';

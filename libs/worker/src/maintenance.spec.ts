@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMessage, hasPresence, memoryStore, memoryTransport, type Store } from '@baton/core';
+import { hasPresence, type Store } from '@baton/core/adapter';
+import { decodeMessage } from '@baton/core/runtime';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import type { WorkerEvent } from './events.js';
 import { silentLogger } from './logger.js';
 import { Maintenance } from './maintenance.js';

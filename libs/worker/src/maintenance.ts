@@ -18,13 +18,8 @@
  * when it has room: failover then costs no trip through the bus and, on a partitioned bus, never
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
-import {
-  type PayloadStore,
-  type ResumeMessage,
-  type Store,
-  type Transport,
-  type WakeMessage,
-} from '@baton/core';
+import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
+import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';

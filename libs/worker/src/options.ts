@@ -4,18 +4,16 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import {
-  ConfigError,
   resolveClaimCheck,
   resolvePayloadProtection,
   type ClaimCheck,
   type LargePayloadOptions,
-  type AnyWorkflowDefinition,
   type PayloadProtection,
   type PayloadProtectionOptions,
-  type Store,
-  type Transport,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import type { FaultHook } from './faults.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { WorkerEvent } from './events.js';

@@ -6,7 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
-import { defineWorkflow, encodeJson, MAX_MESSAGE_DEPTH, memoryTransport, type Store } from '@baton/core';
+import { defineWorkflow } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
+import { encodeJson, MAX_MESSAGE_DEPTH } from '@baton/core/runtime';
+import { memoryTransport } from '@baton/core/memory';
 import { purgeRedisKeyPrefix, redisStore } from '@baton/store-redis';
 import { redisTestUrl } from '@baton/testing/servers';
 import { Worker } from './index.js';

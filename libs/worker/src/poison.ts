@@ -2,18 +2,15 @@
  * Poison messages: input that will never succeed is refused with a PoisonMessage naming why, and
  * dead-lettered with that reason, then acked; it never stops the claim loop (worker invariant 2).
  */
+import { BatonError, CheckpointIntegrityError, MissingKeyError } from '@baton/core';
+import { assertRunId, type Delivery } from '@baton/core/adapter';
 import {
-  assertRunId,
-  BatonError,
-  CheckpointIntegrityError,
   decodeMessage,
-  MissingKeyError,
   type ClaimCheck,
-  type Delivery,
   type RunMessage,
   type SignalMessage,
   type StartMessage,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
 

@@ -4,7 +4,7 @@
  * many times that takes. The run is not touched: no lease, no journal entry, no failure, no dead
  * letter (docs/versioning.md).
  */
-import type { Delivery, RunRecord, Store } from '@baton/core';
+import type { Delivery, RunRecord, Store } from '@baton/core/adapter';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { Logger } from './logger.js';
 import { workflowKey } from './options.js';

@@ -9,7 +9,8 @@
  * Invariant: nothing here writes. A fallback is decided from reads only, so a worker that dies in
  * the middle leaves the run as it found it.
  */
-import { findHistoryStart, type HistoryFallback, type HistoryStart, type RunRecord } from '@baton/core';
+import type { RunRecord } from '@baton/core/adapter';
+import { findHistoryStart, type HistoryFallback, type HistoryStart } from '@baton/core/runtime';
 import type { ResolvedWorkerOptions } from './options.js';
 
 /** The newest readable resume point of `run` (see the module doc). */

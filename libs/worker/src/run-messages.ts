@@ -3,14 +3,14 @@
  * shape, ids and keys are @baton/core's run-message constructors, the ones the client uses too;
  * these two only send them.
  */
+import type { RunQueue } from '@baton/core/adapter';
 import {
   resumeMessage,
   sendRunMessage,
   wakeMessage,
   type ResumeMessage,
-  type RunQueue,
   type WakeMessage,
-} from '@baton/core';
+} from '@baton/core/runtime';
 
 /** Asks any worker to resume a run (after a hand-off or a reaped lease); see `resumeMessage`. */
 export function enqueueResume(

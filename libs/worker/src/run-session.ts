@@ -12,27 +12,28 @@
  */
 import {
   CheckpointUnreadableError,
-  encodeJournalRecord,
-  findUnencodable,
   LeaseLostError,
   FencedWriteError,
   PayloadTooLargeError,
+  UnencodableValueError,
+  type SerializedError,
+  type AnyWorkflowDefinition,
+} from '@baton/core';
+import type { RunOutcome, RunRecord } from '@baton/core/adapter';
+import {
+  encodeJournalRecord,
+  findUnencodable,
   protectionActive,
   readRunHistory,
   ReplayExecutor,
   serializeError,
-  UnencodableValueError,
   type ExecutionHost,
   type ExecutionOutcome,
   type HistoryStart,
   type JournalEntry,
   type NewEntry,
-  type RunOutcome,
   type RunHistory,
-  type RunRecord,
-  type SerializedError,
-  type AnyWorkflowDefinition,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';

@@ -24,8 +24,8 @@ import {
   CheckpointUnreadableError,
   CodecError,
   MissingKeyError,
-  serializeError,
 } from '@baton/core';
+import { serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
 

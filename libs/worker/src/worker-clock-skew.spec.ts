@@ -5,7 +5,8 @@
  * suspension and one wake, and ctx.now() records the store's time.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineActivity, defineWorkflow, SignalTimeoutError, type JournalEntry } from '@baton/core';
+import { defineActivity, defineWorkflow, SignalTimeoutError } from '@baton/core';
+import type { JournalEntry } from '@baton/core/runtime';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 import { silentLogger } from './logger.js';
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineActivity, defineWorkflow, type JournalEntry } from '@baton/core';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { JournalEntry } from '@baton/core/runtime';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;

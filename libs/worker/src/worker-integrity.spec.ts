@@ -5,13 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { defineActivity, defineWorkflow } from '@baton/core';
 import {
   CHECKPOINT_SCHEMA_VERSION,
-  defineActivity,
-  defineWorkflow,
   resolvePayloadProtection,
   type PayloadProtection,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { Client } from '@baton/client';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CancelledError, defineActivity, defineWorkflow, encodeJson, encodeMessage } from '@baton/core';
+import { CancelledError, defineActivity, defineWorkflow } from '@baton/core';
+import { encodeJson, encodeMessage } from '@baton/core/runtime';
 import { resolveWorkerOptions, Worker } from './index.js';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 

@@ -1,11 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  defineActivity,
-  defineWorkflow,
-  PayloadTooLargeError,
-  type Store,
-  type Transport,
-} from '@baton/core';
+import { defineActivity, defineWorkflow, PayloadTooLargeError } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
 import { fleet, Ledger, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;

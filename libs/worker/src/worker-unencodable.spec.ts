@@ -7,18 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ActivityFailedError } from '@baton/core';
-import {
-  decodeEntries,
-  defineActivity,
-  defineWorkflow,
-  resolvePayloadProtection,
-  UnencodableValueError,
-  type ActivityDefinition,
-  type JournalEntry,
-  type PayloadStore,
-  type Store,
-  type Transport,
-} from '@baton/core';
+import { defineActivity, defineWorkflow, UnencodableValueError, type ActivityDefinition } from '@baton/core';
+import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
+import { decodeEntries, resolvePayloadProtection, type JournalEntry } from '@baton/core/runtime';
 import { Client } from '@baton/client';
 import type { Logger } from './logger.js';
 import type { WorkerEvent } from './events.js';

@@ -9,14 +9,9 @@
  * Completed activities never run again (counted per idempotency key).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  damageMemoryCheckpoint,
-  defineActivity,
-  defineWorkflow,
-  memoryStore,
-  memoryTransport,
-  type Store,
-} from '@baton/core';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { Store } from '@baton/core/adapter';
+import { damageMemoryCheckpoint, memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { FAST, fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 import { Worker, type WorkerEvent } from './index.js';

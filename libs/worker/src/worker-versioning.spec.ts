@@ -3,7 +3,9 @@
  * puts the run back for one that has it, and never fails or dead-letters it for that.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineWorkflow, encodeMessage, type Delivery, type Transport } from '@baton/core';
+import { defineWorkflow } from '@baton/core';
+import type { Delivery, Transport } from '@baton/core/adapter';
+import { encodeMessage } from '@baton/core/runtime';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 import type { Logger } from './logger.js';
 

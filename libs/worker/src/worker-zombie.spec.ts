@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineActivity, defineWorkflow, type Transport } from '@baton/core';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import type { Transport } from '@baton/core/adapter';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;

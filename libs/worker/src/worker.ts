@@ -16,18 +16,9 @@
  * 4. A run whose workflow version this worker does not register is never failed nor dead-lettered
  *    for that: its message is put back for a worker that has the version (docs/versioning.md).
  */
-import {
-  BatonError,
-  encodeMessage,
-  hasPresence,
-  type AcquireResult,
-  type Delivery,
-  type ResumeMessage,
-  type WakeMessage,
-  type RunMessage,
-  type RunRecord,
-  type AnyWorkflowDefinition,
-} from '@baton/core';
+import { BatonError, type AnyWorkflowDefinition } from '@baton/core';
+import { hasPresence, type AcquireResult, type Delivery, type RunRecord } from '@baton/core/adapter';
+import { encodeMessage, type ResumeMessage, type WakeMessage, type RunMessage } from '@baton/core/runtime';
 import { ATTR, recordError, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { LeaseKeeper } from './lease-keeper.js';

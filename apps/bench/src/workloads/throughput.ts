@@ -9,7 +9,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Client } from '@baton/client';
-import type { AnyWorkflowDefinition, RunRecord, Store } from '@baton/core';
+import type { AnyWorkflowDefinition } from '@baton/core';
+import type { RunRecord, Store } from '@baton/core/adapter';
 import { WorkerFleet, type CrashEnvironment, type WorkerProcess } from '@baton/testing/crash';
 import { processUsage } from '../process-usage.js';
 import {

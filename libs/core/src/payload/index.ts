@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { resolvePayloadProtection, encodeJournalRecord, decodeJournalRecord } from '@baton/core';
+ * import { resolvePayloadProtection, encodeJournalRecord, decodeJournalRecord } from '@baton/core/runtime';
  *
  * const protection = resolvePayloadProtection({}, process.env); // throws ConfigError on a bad key
  * log.info(describePayloadProtection(protection)); // key ids only

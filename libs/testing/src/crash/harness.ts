@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from '@baton/client';
-import { filterFencedEntries, type PositionedEntry, type Store, type Transport } from '@baton/core';
+import type { Store, Transport } from '@baton/core/adapter';
+import { filterFencedEntries, type PositionedEntry } from '@baton/core/runtime';
 import { postgresTestUrl } from '../servers.js';
 import { crashChain, type ChainInput } from './crash-workflow.js';
 import {

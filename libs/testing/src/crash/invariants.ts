@@ -3,6 +3,7 @@
  * the bus, and the ledger the activities wrote. Each check returns the violations it found (empty
  * when the invariant held), so a failing test names every offending run, not just the first.
  */
+import type { Store, Transport } from '@baton/core/adapter';
 import {
   decodeJournalRecord,
   filterFencedEntries,
@@ -11,9 +12,7 @@ import {
   type JournalEntry,
   type PayloadCodec,
   type PositionedEntry,
-  type Store,
-  type Transport,
-} from '@baton/core';
+} from '@baton/core/runtime';
 import { expectedOutput, stepValue, type ChainInput } from './crash-workflow.js';
 import type { EffectRow, ExecutionRow } from './ledger.js';
 
