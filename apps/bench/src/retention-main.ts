@@ -7,6 +7,7 @@
  * the completion and deletion rates, the most finished runs the store held, and what is left.
  * A benchmark, not a test: it asserts nothing about timings (docs/retention.md has the numbers).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@baton/client';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
@@ -66,8 +67,6 @@ function parse(argv: string[]): RetentionBenchConfig | undefined {
   }
   return config;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 await runCommand(USAGE, parse, async (config) => {
   const urls = {

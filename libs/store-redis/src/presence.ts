@@ -16,6 +16,7 @@
  * 4. A dead worker's held leases are found through its owner set, never by a scan of all leases;
  *    it is forgotten once that set is empty.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { BatonError } from '@baton/core';
 import { createConnection, type StoreConnection } from './connection.js';
@@ -151,7 +152,7 @@ export class PresenceRegistry {
       } catch {
         // A failure here has no caller to report to; the next attempt or the next reconnect's
         // 'ready' tries again, and lease expiry remains the backstop meanwhile.
-        await new Promise((resolve) => setTimeout(resolve, REREGISTER_DELAY_MS).unref());
+        await sleep(REREGISTER_DELAY_MS, undefined, { ref: false });
       }
     }
   }

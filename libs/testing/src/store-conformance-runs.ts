@@ -15,7 +15,8 @@ import {
   type RunOutcome,
   type Store,
 } from '@baton/core';
-import { sleep, uniqueId } from './conformance-helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
   FENCED,
