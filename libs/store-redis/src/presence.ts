@@ -24,7 +24,7 @@ import { pipelineResults, str, type StoreContext } from './context.js';
 import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
 import type { KeyLayout } from './keys.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
-import { scriptRunner, type ScriptRunner } from './scripts.js';
+import { defineScripts, type ScriptRunner } from './scripts.js';
 
 /** How often a re-registration after a reconnect is tried before waiting for the next one. */
 const REREGISTER_ATTEMPTS = 3;
@@ -136,7 +136,7 @@ export class PresenceRegistry {
       workerId,
       clientName,
       connection,
-      run: scriptRunner(connection.redis),
+      run: defineScripts(connection.redis),
       active: true,
     };
     // 'ready' fires again after every reconnect (the first one has passed already).
