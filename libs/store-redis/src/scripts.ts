@@ -80,13 +80,16 @@ export type ScriptRunner = (
   args: readonly (string | number)[],
 ) => Promise<unknown>;
 
+/** The method a script becomes on a connection: prefixed, so no script can shadow a Redis command. */
+const commandName = (name: ScriptName) => `baton:${name}` as const;
+
 /**
- * What `defineCommand` adds to a connection for each script, under the script's name: with no
- * fixed `numberOfKeys` in the definition, the key count is the first argument (the scripts that
- * renew or reap many leases take a varying number of keys).
+ * What `defineCommand` adds to a connection for each script: with no fixed `numberOfKeys` in the
+ * definition, the key count is the first argument (the scripts that renew or reap many leases
+ * take a varying number of keys).
  */
 type ScriptCommands = Record<
-  ScriptName,
+  ReturnType<typeof commandName>,
   (numberOfKeys: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>
 >;
 
@@ -98,9 +101,9 @@ type ScriptCommands = Record<
  */
 export function defineScripts(redis: Redis): ScriptRunner {
   const scripts = loadScripts();
-  for (const [name, { source }] of scripts) redis.defineCommand(name, { lua: source });
+  for (const [name, { source }] of scripts) redis.defineCommand(commandName(name), { lua: source });
   const commands = redis as unknown as ScriptCommands;
-  return (name, keys, args) => commands[name](keys.length, ...keys, ...args);
+  return (name, keys, args) => commands[commandName(name)](keys.length, ...keys, ...args);
 }
 
 /**
