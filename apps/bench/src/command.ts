@@ -1,7 +1,40 @@
 /**
- * The frame of the small bench commands (`bench:executor`, `bench:group-commit`): parse the
- * arguments, print the usage for --help or the argument's error (exit code 2), else run.
+ * The frame of the bench commands: their arguments through `node:util` `parseArgs`, and for the
+ * small ones (`bench:executor`, `bench:group-commit`, `bench:retention`) the usage for --help or
+ * the argument's error (exit code 2), else the run.
  */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** A bad command line; its message names the argument and the fix. */
+export class UsageError extends Error {}
+
+type CommandOptions = NonNullable<ParseArgsConfig['options']>;
+type StrictArgs<O extends CommandOptions> = {
+  args: string[];
+  options: O;
+  strict: true;
+  allowPositionals: false;
+};
+
+/**
+ * `parseArgs` in strict mode (no positionals, no unknown options, a value for each string option),
+ * with its errors turned into a {@link UsageError} that ends with the usage text.
+ */
+export function parseCommandArgs<O extends CommandOptions>(
+  argv: readonly string[],
+  usage: string,
+  options: O,
+): ReturnType<typeof parseArgs<StrictArgs<O>>> {
+  try {
+    return parseArgs<StrictArgs<O>>({ args: [...argv], options, strict: true, allowPositionals: false });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
+      throw new UsageError(`${(err as Error).message}\n\n${usage}`);
+    }
+    throw err;
+  }
+}
 
 /** Parses `argv`; undefined means --help. Throws an Error naming a bad argument. */
 export type ParseArgs<C> = (argv: string[]) => C | undefined;
@@ -29,6 +62,6 @@ export async function runCommand<C>(
 /** `value` of `flag` as a whole number of at least 1. */
 export function wholeNumber(flag: string, value: string | undefined): number {
   if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1)
-    throw new Error(`${flag} is '${value ?? ''}'; give a whole number of at least 1`);
+    throw new UsageError(`${flag} is '${value ?? ''}'; give a whole number of at least 1`);
   return Number(value);
 }

@@ -13,23 +13,26 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@baton/client';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Worker } from '@baton/worker';
-import { runCommand, wholeNumber } from './command.js';
+import { parseCommandArgs, runCommand, wholeNumber } from './command.js';
 import { chain10, STEPS_PER_RUN } from './workflows.js';
 
 const USAGE = `Usage: npm run bench:executor -- [--runs N] [--repeat N]
 
   --runs N     chain10 runs enqueued at once per round (default 5000)
-  --repeat N   rounds, each on fresh adapters (default 3)`;
+  --repeat N   rounds, each on fresh adapters (default 3)
+  --help       this text`;
 
 function parse(argv: string[]): { runs: number; repeat: number } | undefined {
-  const config = { runs: 5000, repeat: 3 };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    if (flag === '--help' || flag === '-h') return undefined;
-    if (flag !== '--runs' && flag !== '--repeat') throw new Error(`unknown option ${flag}\n\n${USAGE}`);
-    config[flag === '--runs' ? 'runs' : 'repeat'] = wholeNumber(flag, argv[++i]);
-  }
-  return config;
+  const { values } = parseCommandArgs(argv, USAGE, {
+    runs: { type: 'string' },
+    repeat: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) return undefined;
+  return {
+    runs: values.runs === undefined ? 5000 : wholeNumber('--runs', values.runs),
+    repeat: values.repeat === undefined ? 3 : wholeNumber('--repeat', values.repeat),
+  };
 }
 
 interface Round {

@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { runCommand, wholeNumber } from './command.js';
+import { parseCommandArgs, runCommand, wholeNumber } from './command.js';
 import { groupCommitProbe, type GroupCommitProbeResult } from './group-commit-probe.js';
 
 const USAGE = `Usage: npm run bench:group-commit -- [--runs N] [--steps N] [--out FILE]
@@ -13,26 +13,23 @@ const USAGE = `Usage: npm run bench:group-commit -- [--runs N] [--steps N] [--ou
   --runs N     concurrent runs (default 1000)
   --steps N    sequential steps per run (default 10)
   --out FILE   JSON report (default .tmp/bench/group-commit-<time>.json)
+  --help       this text
 
 Servers: BATON_TEST_NATS_URL, BATON_TEST_REDIS_URL (the tests' variables and defaults).`;
 
 function parse(argv: string[]): { runs: number; steps: number; out: string } | undefined {
-  const config = {
-    runs: 1000,
-    steps: 10,
-    out: `.tmp/bench/group-commit-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  const { values } = parseCommandArgs(argv, USAGE, {
+    runs: { type: 'string' },
+    steps: { type: 'string' },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) return undefined;
+  return {
+    runs: values.runs === undefined ? 1000 : wholeNumber('--runs', values.runs),
+    steps: values.steps === undefined ? 10 : wholeNumber('--steps', values.steps),
+    out: values.out ?? `.tmp/bench/group-commit-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    const value = argv[++i];
-    if (flag === '--help' || flag === '-h') return undefined;
-    if (value === undefined) throw new Error(`${flag} needs a value\n\n${USAGE}`);
-    if (flag === '--out') config.out = value;
-    else if (flag === '--runs' || flag === '--steps')
-      config[flag === '--runs' ? 'runs' : 'steps'] = wholeNumber(flag, value);
-    else throw new Error(`unknown option ${flag}\n\n${USAGE}`);
-  }
-  return config;
 }
 
 function table(result: GroupCommitProbeResult): string {

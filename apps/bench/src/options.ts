@@ -2,6 +2,7 @@
  * `npm run bench -- [options]`: every option, its default, and a clear error for a bad one.
  */
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { parseCommandArgs, UsageError, wholeNumber } from './command.js';
 import type { BenchConfig, BusKind, StoreKind, WorkloadName } from './types.js';
 
 export const WORKLOADS: readonly WorkloadName[] = ['chain10', 'fanout', 'payload', 'recovery'];
@@ -22,117 +23,83 @@ export const USAGE = `Usage: npm run bench -- [options]
   --pipeline-steps              workers with BATON_PIPELINE_STEPS=true (opt-in pipelined steps)
   --no-baselines                skip BullMQ and the service floors
   --out FILE                    JSON report (default .tmp/bench/bench-<time>.json)
-  --smoke                       tiny sizes, to prove the bench works (CI): 20 runs, 1 kill
+  --smoke                       tiny sizes, to prove the bench works (CI): 20 runs, concurrency
+                                100, 1 kill, unless given; its figures mean nothing (too few
+                                samples, start-up included): never compare or publish them
   --help                        this text
 
 Servers: BATON_TEST_NATS_URL, BATON_TEST_REDIS_URL, BATON_TEST_POSTGRES_URL, BATON_TEST_KAFKA_URL
 (the same variables and defaults as the tests).`;
 
-export class UsageError extends Error {}
+export { UsageError } from './command.js';
 
 export function parseOptions(argv: readonly string[], now = new Date()): BenchConfig | 'help' {
-  const config: BenchConfig = {
-    transport: 'nats',
-    store: 'redis',
-    runs: 1000,
-    concurrency: 1000,
-    workers: 1,
-    workloads: [...WORKLOADS],
-    kills: 10,
-    singleRuns: 30,
-    baselines: true,
-    runtime: 'dist',
-    pipelineSteps: false,
-    out: `.tmp/bench/bench-${now.toISOString().replace(/[:.]/g, '-')}.json`,
+  const { values } = parseCommandArgs(argv, USAGE, {
+    transport: { type: 'string' },
+    store: { type: 'string' },
+    workloads: { type: 'string' },
+    runs: { type: 'string' },
+    concurrency: { type: 'string' },
+    workers: { type: 'string' },
+    'single-runs': { type: 'string' },
+    kills: { type: 'string' },
+    runtime: { type: 'string' },
+    'pipeline-steps': { type: 'boolean' },
+    'no-baselines': { type: 'boolean' },
+    out: { type: 'string' },
+    smoke: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) return 'help';
+  // --smoke only changes the defaults: a size given explicitly wins, in any order.
+  const smoke = values.smoke === true;
+  const count = (flag: string, raw: string | undefined, fallback: number): number =>
+    raw === undefined ? fallback : wholeNumber(`--${flag}`, raw);
+  return {
+    transport: oneOf('transport', values.transport, ['nats', 'kafka'] as const, 'nats') as BusKind,
+    store: oneOf('store', values.store, ['redis', 'postgres'] as const, 'redis') as StoreKind,
+    runs: count('runs', values.runs, smoke ? 20 : 1000),
+    concurrency: count('concurrency', values.concurrency, smoke ? 100 : 1000),
+    workers: count('workers', values.workers, 1),
+    workloads: workloadList(values.workloads),
+    kills: count('kills', values.kills, smoke ? 1 : 10),
+    singleRuns: count('single-runs', values['single-runs'], 30),
+    baselines: values['no-baselines'] !== true,
+    runtime: oneOf('runtime', values.runtime, ['dist', 'source'] as const, 'dist'),
+    pipelineSteps: values['pipeline-steps'] === true,
+    smoke,
+    out: values.out ?? `.tmp/bench/bench-${now.toISOString().replace(/[:.]/g, '-')}.json`,
     natsUrl: natsTestUrl(),
     redisUrl: redisTestUrl(),
     postgresUrl: postgresTestUrl(),
     kafkaUrl: kafkaTestUrl(),
   };
-  const args = [...argv];
-  const value = (flag: string): string => {
-    const v = args.shift();
-    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value\n\n${USAGE}`);
-    return v;
-  };
-  const count = (flag: string, min: number): number => {
-    const raw = value(flag);
-    const n = Number(raw);
-    if (!/^\d+$/.test(raw) || n < min)
-      throw new UsageError(`${flag} is '${raw}'; give a whole number of at least ${min}`);
-    return n;
-  };
-  while (args.length > 0) {
-    const flag = args.shift()!;
-    switch (flag) {
-      case '--help':
-      case '-h':
-        return 'help';
-      case '--transport': {
-        const v = value(flag);
-        if (v !== 'nats' && v !== 'kafka') throw new UsageError(`--transport is '${v}'; use nats or kafka`);
-        config.transport = v as BusKind;
-        break;
-      }
-      case '--store': {
-        const v = value(flag);
-        if (v !== 'redis' && v !== 'postgres')
-          throw new UsageError(`--store is '${v}'; use redis or postgres`);
-        config.store = v as StoreKind;
-        break;
-      }
-      case '--workloads': {
-        const list = value(flag)
-          .split(',')
-          .map((w) => w.trim())
-          .filter(Boolean);
-        const unknown = list.filter((w) => !WORKLOADS.includes(w as WorkloadName));
-        if (unknown.length > 0 || list.length === 0) {
-          throw new UsageError(
-            `--workloads has '${unknown.join(',') || '(nothing)'}'; choose from ${WORKLOADS.join(', ')}`,
-          );
-        }
-        config.workloads = list as WorkloadName[];
-        break;
-      }
-      case '--runs':
-        config.runs = count(flag, 1);
-        break;
-      case '--concurrency':
-        config.concurrency = count(flag, 1);
-        break;
-      case '--workers':
-        config.workers = count(flag, 1);
-        break;
-      case '--single-runs':
-        config.singleRuns = count(flag, 1);
-        break;
-      case '--kills':
-        config.kills = count(flag, 1);
-        break;
-      case '--runtime': {
-        const v = value(flag);
-        if (v !== 'dist' && v !== 'source') throw new UsageError(`--runtime is '${v}'; use dist or source`);
-        config.runtime = v;
-        break;
-      }
-      case '--pipeline-steps':
-        config.pipelineSteps = true;
-        break;
-      case '--no-baselines':
-        config.baselines = false;
-        break;
-      case '--out':
-        config.out = value(flag);
-        break;
-      case '--smoke':
-        config.runs = 20;
-        config.kills = 1;
-        config.concurrency = 100;
-        break;
-      default:
-        throw new UsageError(`unknown option '${flag}'\n\n${USAGE}`);
-    }
+}
+
+function oneOf<T extends string>(
+  flag: string,
+  raw: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new UsageError(`--${flag} is '${raw}'; use ${allowed.join(' or ')}`);
   }
-  return config;
+  return raw as T;
+}
+
+function workloadList(raw: string | undefined): WorkloadName[] {
+  if (raw === undefined) return [...WORKLOADS];
+  const list = raw
+    .split(',')
+    .map((w) => w.trim())
+    .filter(Boolean);
+  const unknown = list.filter((w) => !WORKLOADS.includes(w as WorkloadName));
+  if (unknown.length > 0 || list.length === 0) {
+    throw new UsageError(
+      `--workloads has '${unknown.join(',') || '(nothing)'}'; choose from ${WORKLOADS.join(', ')}`,
+    );
+  }
+  return list as WorkloadName[];
 }

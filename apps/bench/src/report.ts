@@ -16,6 +16,16 @@ function table(headers: string[], rows: string[][]): string {
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/** Printed first and last with --smoke: the figures are not measurements. */
+export const SMOKE_WARNING =
+  'SMOKE RUN: these figures mean nothing: a handful of runs and one kill are too few for a rate or ' +
+  'a percentile to settle. The run only proves the bench works; never compare, quote or publish ' +
+  'its figures. Run without --smoke for figures.';
+
+/** Which way each ratio reads, in the ratio table's last column. */
+const HIGHER_IS_BETTER = 'higher is better';
+const LOWER_IS_BETTER = 'lower is better';
+
 function find(list: readonly BaselineResult[], needle: string): BaselineResult | undefined {
   return list.find((b) => b.name.toLowerCase().includes(needle));
 }
@@ -27,6 +37,7 @@ export function renderReport(report: BenchReport): string {
     `Baton bench  ${report.startedAt}  ${c.transport}+${c.store}  runs=${c.runs} concurrency=${c.concurrency} ` +
       `workers=${c.workers} runtime=${c.runtime}${c.pipelineSteps ? ' pipelined-steps' : ''}  node ${report.machine.node}, ${report.machine.cpus} cpus (${report.machine.cpuModel})`,
   );
+  if (c.smoke === true) out.push('', SMOKE_WARNING);
   if (report.throughput.length > 0) {
     out.push('', 'Throughput (latencies in ms, p50 / p99)');
     out.push(
@@ -108,18 +119,31 @@ export function renderReport(report: BenchReport): string {
     out.push('', 'chain10 as ratios');
     const rows: string[][] = [];
     for (const b of report.baselines) {
-      rows.push([`steps/s vs ${b.name}`, (chain.stepsPerSecond / b.opsPerSecond).toFixed(2)]);
+      rows.push([
+        `steps/s vs ${b.name}`,
+        (chain.stepsPerSecond / b.opsPerSecond).toFixed(2),
+        HIGHER_IS_BETTER,
+      ]);
     }
     const single = (report.baselines[0] as { singleRun?: Percentiles } | undefined)?.singleRun;
     if (single)
-      rows.push([`one run p50 vs BullMQ one run p50`, (chain.singleRunLatency.p50 / single.p50).toFixed(2)]);
+      rows.push([
+        `one run p50 vs BullMQ one run p50`,
+        (chain.singleRunLatency.p50 / single.p50).toFixed(2),
+        LOWER_IS_BETTER,
+      ]);
     const js = find(report.floors, 'jetstream');
     if (js) {
-      rows.push([`steps/s vs ${js.name} msgs/s`, (chain.stepsPerSecond / js.opsPerSecond).toFixed(2)]);
+      rows.push([
+        `steps/s vs ${js.name} msgs/s`,
+        (chain.stepsPerSecond / js.opsPerSecond).toFixed(2),
+        `${HIGHER_IS_BETTER} (1 = as fast as the bare bus)`,
+      ]);
       if (js.latency)
         rows.push([
           `per-step overhead / publish-ack p50`,
           (chain.perStepOverheadMs / js.latency.p50).toFixed(1),
+          `${LOWER_IS_BETTER} (in bare publish round trips per step)`,
         ]);
     }
     for (const key of ['redis', 'postgres', 'kafka']) {
@@ -128,9 +152,11 @@ export function renderReport(report: BenchReport): string {
         rows.push([
           `per-step overhead / ${f.name} p50`,
           (chain.perStepOverheadMs / f.latency.p50).toFixed(1),
+          `${LOWER_IS_BETTER} (in bare ${key} round trips per step)`,
         ]);
     }
-    out.push(table(['figure', 'ratio'], rows));
+    out.push(table(['figure', 'ratio', 'reads'], rows));
   }
+  if (c.smoke === true) out.push('', SMOKE_WARNING);
   return out.join('\n');
 }

@@ -7,11 +7,12 @@
  * the completion and deletion rates, the most finished runs the store held, and what is left.
  * A benchmark, not a test: it asserts nothing about timings (docs/retention.md has the numbers).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@baton/client';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { Worker } from '@baton/worker';
-import { runCommand, wholeNumber } from './command.js';
+import { parseCommandArgs, runCommand, UsageError, wholeNumber } from './command.js';
 import { benchEnvironment } from './environment.js';
 import type { BusKind, StoreKind } from './types.js';
 import { chain10 } from './workflows.js';
@@ -24,7 +25,8 @@ const USAGE = `Usage: npm run bench:retention -- [options]
   --seconds N              how long runs are started (default 30)
   --retention-ms N         time to live of finished runs (default 5000)
   --sweep-ms N             interval of the retention sweep (default 1000)
-  --workers N              in-process workers (default 2)`;
+  --workers N              in-process workers (default 2)
+  --help                   this text`;
 
 interface RetentionBenchConfig {
   transport: BusKind;
@@ -37,37 +39,35 @@ interface RetentionBenchConfig {
 }
 
 function parse(argv: string[]): RetentionBenchConfig | undefined {
-  const config: RetentionBenchConfig = {
-    transport: 'nats',
-    store: 'redis',
-    rate: 700,
-    seconds: 30,
-    retentionMs: 5_000,
-    sweepMs: 1_000,
-    workers: 2,
+  const { values } = parseCommandArgs(argv, USAGE, {
+    transport: { type: 'string', default: 'nats' },
+    store: { type: 'string', default: 'redis' },
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    'retention-ms': { type: 'string' },
+    'sweep-ms': { type: 'string' },
+    workers: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) return undefined;
+  if (values.transport !== 'nats' && values.transport !== 'kafka')
+    throw new UsageError(`--transport is '${values.transport}'; use nats or kafka`);
+  if (values.store !== 'redis' && values.store !== 'postgres')
+    throw new UsageError(`--store is '${values.store}'; use redis or postgres`);
+  const count = (flag: keyof typeof values, fallback: number): number => {
+    const raw = values[flag];
+    return typeof raw === 'string' ? wholeNumber(`--${flag}`, raw) : fallback;
   };
-  const numbers: Record<string, 'rate' | 'seconds' | 'retentionMs' | 'sweepMs' | 'workers'> = {
-    '--rate': 'rate',
-    '--seconds': 'seconds',
-    '--retention-ms': 'retentionMs',
-    '--sweep-ms': 'sweepMs',
-    '--workers': 'workers',
+  return {
+    transport: values.transport as BusKind,
+    store: values.store as StoreKind,
+    rate: count('rate', 700),
+    seconds: count('seconds', 30),
+    retentionMs: count('retention-ms', 5_000),
+    sweepMs: count('sweep-ms', 1_000),
+    workers: count('workers', 2),
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    if (flag === '--help' || flag === '-h') return undefined;
-    const field = numbers[flag];
-    if (field !== undefined) config[field] = wholeNumber(flag, argv[++i]);
-    else if (flag === '--transport' && (argv[i + 1] === 'nats' || argv[i + 1] === 'kafka'))
-      config.transport = argv[++i] as BusKind;
-    else if (flag === '--store' && (argv[i + 1] === 'redis' || argv[i + 1] === 'postgres'))
-      config.store = argv[++i] as StoreKind;
-    else throw new Error(`unknown option or value at ${flag} ${argv[i + 1] ?? ''}\n\n${USAGE}`);
-  }
-  return config;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 await runCommand(USAGE, parse, async (config) => {
   const urls = {

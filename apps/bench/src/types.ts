@@ -27,6 +27,8 @@ export interface BenchConfig {
   runtime: 'dist' | 'source';
   /** Workers run with BATON_PIPELINE_STEPS=true. */
   pipelineSteps: boolean;
+  /** --smoke: tiny sizes that prove the bench works; its figures mean nothing. */
+  smoke: boolean;
   /** Where the JSON report goes. */
   out: string;
   natsUrl: string;

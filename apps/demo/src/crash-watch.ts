@@ -1,31 +1,61 @@
 /**
- * Decides when to crash a worker, and crashes it.
+ * Decides which worker to crash and when, and crashes it.
  *
- * The crash should land mid-flight: once the bureau has pulled credit for a share of the runs (or
- * a deadline passed), the busiest live worker is severed. If no worker owns a run at that instant
- * the watch waits for one, because a crash that takes no runs down proves nothing.
+ * Both choices come from the seed alone ({@link planCrash}), so `--seed N` replays the same crash:
+ * the chosen worker is severed once the bureau has pulled credit for the chosen number of
+ * applicants, a point measured in the scenario's progress, not in time. If that worker owns no
+ * run at that moment the watch waits for it to own one, because a crash that takes no runs down
+ * proves nothing.
  */
+import { seededRandom } from './applicants.js';
 import type { CreditBureau } from './fake-systems.js';
 import type { Fleet } from './fleet.js';
 import type { Reporter } from './progress.js';
 
-/** When to crash. */
+/** Which worker to crash, and when. */
 export interface CrashPlan {
   runs: number;
-  /** Crash once credit was pulled for this share of the runs... */
-  pulledShare: number;
-  /** ...or this many ms after start(), whichever comes first. */
-  deadlineMs: number;
+  /** Index in the fleet of the worker to crash. */
+  victim: number;
+  /** Crash once credit was pulled for this many applicants. */
+  afterPulled: number;
+}
+
+/** What the plan is drawn from; `pulledShare` fixes the crash point instead of drawing it. */
+export interface CrashPlanInput {
+  seed: number;
+  runs: number;
+  workers: number;
+  pulledShare?: number;
+}
+
+/** The crash point is drawn from this share of the runs: late enough for runs at every stage. */
+const SHARE_MIN = 0.25;
+const SHARE_MAX = 0.5;
+/**
+ * Mixed into the seed so that the crash draws its own stream: the applicants' data may change
+ * without moving the crash, and the other way round.
+ */
+const CRASH_STREAM = 0x63726173;
+
+/** The crash a seed stands for: a pure function of its input, so the same seed crashes the same way. */
+export function planCrash({ seed, runs, workers, pulledShare }: CrashPlanInput): CrashPlan {
+  const random = seededRandom((seed ^ CRASH_STREAM) >>> 0);
+  const victim = Math.floor(random() * workers);
+  const share = pulledShare ?? SHARE_MIN + random() * (SHARE_MAX - SHARE_MIN);
+  return { runs, victim, afterPulled: Math.max(1, Math.round(share * runs)) };
 }
 
 const POLL_MS = 10;
-/** Past the deadline, give up waiting for a worker that owns runs after this long. */
+/** Past the crash point, give up waiting for the victim to own runs after this long. */
 const MAX_WAIT_FOR_OWNER_MS = 5_000;
 
 export class CrashWatch {
   private timer: NodeJS.Timeout | undefined;
   private startedAt = 0;
   private crashTime: number | undefined;
+  /** When the crash point was reached (epoch ms), to bound the wait for the victim to own runs. */
+  private pointReachedAt: number | undefined;
 
   constructor(
     private readonly fleet: Fleet,
@@ -58,14 +88,13 @@ export class CrashWatch {
 
   private poll(): void {
     if (this.crashTime !== undefined) return;
-    const elapsed = Date.now() - this.startedAt;
-    const pulled = this.bureau.applicantsPulled();
-    if (pulled < this.plan.pulledShare * this.plan.runs && elapsed < this.plan.deadlineMs) return;
-    this.crash(elapsed > this.plan.deadlineMs + MAX_WAIT_FOR_OWNER_MS);
+    if (this.bureau.applicantsPulled() < this.plan.afterPulled) return;
+    this.pointReachedAt ??= Date.now();
+    this.crash(Date.now() - this.pointReachedAt > MAX_WAIT_FOR_OWNER_MS);
   }
 
   private crash(evenIfIdle: boolean): void {
-    const victim = this.fleet.busiest();
+    const victim = this.fleet.members[this.plan.victim];
     if (!victim || (victim.worker.ownedRuns.length === 0 && !evenIfIdle)) return;
     this.stop();
     this.crashTime = Date.now();

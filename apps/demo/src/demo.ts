@@ -6,8 +6,8 @@
  */
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
-import { makeApplicants } from './applicants.js';
-import { CrashWatch } from './crash-watch.js';
+import { makeApplicants, seededRandom } from './applicants.js';
+import { CrashWatch, planCrash } from './crash-watch.js';
 import { createExternalSystems } from './fake-systems.js';
 import { Fleet } from './fleet.js';
 import { createReporter, type OutputMode, type ProgressSnapshot } from './progress.js';
@@ -26,14 +26,18 @@ export interface DemoOptions {
   concurrency?: number;
   /** Lease duration: a crashed worker's runs are resumed shortly after it. @defaultValue 2000 */
   leaseMs?: number;
-  /** Seed of the applicants' data and the reviewers' answers. @defaultValue 7291 */
+  /**
+   * Seed of the applicants' data, the reviewers' answers and when they come, and the crash: which
+   * worker and at which point. @defaultValue 7291
+   */
   seed?: number;
   /** Pause between two starts, so the crash finds runs at every stage. @defaultValue 20 */
   startIntervalMs?: number;
-  /** Crash once the bureau has pulled credit for this share of the runs... @defaultValue 0.35 */
+  /**
+   * Crash once the bureau has pulled credit for this share of the runs. @defaultValue drawn from
+   * the seed, between 0.25 and 0.5
+   */
   crashAfterPulledShare?: number;
-  /** ...or this long after the first start, whichever comes first. @defaultValue 1000 */
-  crashDeadlineMs?: number;
   /** How long to wait for each run's result before calling it failed. @defaultValue 20_000 */
   resultTimeoutMs?: number;
   /** Where progress goes. @defaultValue 'auto' */
@@ -41,6 +45,11 @@ export interface DemoOptions {
   /** Writes the demo's output. @defaultValue process.stdout.write */
   write?: (text: string) => void;
 }
+
+/** The seed `npm start` uses without `--seed`. */
+export const DEFAULT_SEED = 7291;
+/** Mixed into the seed for the reviewers' timing, a stream of its own (see crash-watch.ts). */
+const REVIEW_STREAM = 0x72657669;
 
 /** How long the graceful stop of the live workers may take before the demo gives up on it. */
 const STOP_TIMEOUT_MS = 10_000;
@@ -51,7 +60,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const startedAt = Date.now();
   const reporter = createReporter(options.output ?? 'auto', options.write);
 
-  const profiles = makeApplicants(runs, options.seed ?? 7291);
+  const seed = options.seed ?? DEFAULT_SEED;
+  const profiles = makeApplicants(runs, seed);
   const scores = new Map(profiles.map((p) => [p.application.applicantId, p.creditScore]));
   const systems = createExternalSystems(scores);
   // One bus and one store, shared like the real NATS and Redis would be; a short ack wait so
@@ -72,15 +82,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   });
   const client = new Client({ transport, store });
   const completed = new Set<string>();
-  const crashWatch = new CrashWatch(fleet, systems.bureau, reporter, {
+  const crashPlan = planCrash({
+    seed,
     runs,
-    pulledShare: options.crashAfterPulledShare ?? 0.35,
-    deadlineMs: options.crashDeadlineMs ?? 1_000,
+    workers: fleet.members.length,
+    ...(options.crashAfterPulledShare !== undefined && { pulledShare: options.crashAfterPulledShare }),
   });
+  const crashWatch = new CrashWatch(fleet, systems.bureau, reporter, crashPlan);
 
   reporter.log(
     `Baton demo: ${runs} loan applications, ${fleet.members.length} workers ` +
-      `(concurrency ${options.concurrency ?? 20}, leaseMs ${options.leaseMs ?? 2_000}) on memoryTransport + memoryStore`,
+      `(concurrency ${options.concurrency ?? 20}, leaseMs ${options.leaseMs ?? 2_000}) on memoryTransport + memoryStore; ` +
+      `seed ${seed}: ${fleet.members[crashPlan.victim]?.id} will crash once credit is pulled for ${crashPlan.afterPulled} applicants`,
   );
   await fleet.start();
   reporter.start(() => snapshot(fleet, stats, completed.size, runs, startedAt));
@@ -92,6 +105,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       client,
       profiles,
       reporter,
+      random: seededRandom((seed ^ REVIEW_STREAM) >>> 0),
       startIntervalMs: options.startIntervalMs ?? 20,
       resultTimeoutMs: options.resultTimeoutMs ?? 20_000,
       onCompleted: (runId) => completed.add(runId),
@@ -110,6 +124,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       results,
       systems,
       stats,
+      crashPlan,
       crashedWorker: crashed?.id,
       crashAtMs: crashWatch.crashedAt === undefined ? undefined : crashWatch.crashedAt - startedAt,
       ownedAtCrash: crashed?.ownedAtCrash ?? [],

@@ -80,15 +80,6 @@ export class Fleet {
     return this.members.find((m) => m.ownedAtCrash !== undefined);
   }
 
-  /** The live member executing the most runs right now (the crash should hurt). */
-  busiest(): FleetMember | undefined {
-    let best: FleetMember | undefined;
-    for (const member of this.live) {
-      if (!best || member.worker.ownedRuns.length > best.worker.ownedRuns.length) best = member;
-    }
-    return best;
-  }
-
   /** Crashes a member abruptly: no stop(), no hand-off. Returns the runs it owned. */
   crash(member: FleetMember): string[] {
     // Read before severing: afterwards the worker is frozen and its view no longer changes.

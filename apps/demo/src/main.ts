@@ -2,34 +2,27 @@
  * `npm start`: three workers on the embedded default process 50 loan applications while one of
  * them is crashed mid-run; exits 0 only if every invariant held.
  *
- * Options: `--runs N`, `--seed N`, `--plain` (no in-place redraw), `--quiet` (summary only).
+ * Options (args.ts): `--runs N`, `--seed N`, `--plain` (no in-place redraw), `--quiet` (summary
+ * only), `--help`.
  */
-import { parseArgs } from 'node:util';
-import { runDemo } from './demo.js';
+import { parseDemoArgs, USAGE, UsageError } from './args.js';
+import { runDemo, type DemoOptions } from './demo.js';
 import { formatSummary } from './summary.js';
 
-function integer(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1)
-    throw new Error(`--${name} must be a positive integer, got '${value}'`);
-  return parsed;
-}
-
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      runs: { type: 'string' },
-      seed: { type: 'string' },
-      plain: { type: 'boolean', default: false },
-      quiet: { type: 'boolean', default: false },
-    },
-  });
-  const summary = await runDemo({
-    runs: integer('runs', values.runs),
-    seed: integer('seed', values.seed),
-    output: values.quiet ? 'silent' : values.plain ? 'plain' : 'auto',
-  });
+  let options: DemoOptions | 'help';
+  try {
+    options = parseDemoArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(err.message);
+    return 2;
+  }
+  if (options === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  const summary = await runDemo(options);
   console.log(formatSummary(summary).join('\n'));
   return summary.ok ? 0 : 1;
 }

@@ -8,25 +8,15 @@
  * takes effect, but its reply is lost, exactly the in-doubt case idempotency keys exist for.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
+
 /** A promise that never settles: what a dead process waits on. */
 const hang = (): Promise<never> => new Promise<never>(() => undefined);
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it is aborted. */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+export async function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch((err: unknown) => {
+    throw signal?.aborted ? signal.reason : err;
   });
 }
 

@@ -1,6 +1,7 @@
 /**
  * What the outside world does to the fleet: applicants apply (one of them twice), and reviewers
- * answer each application at a random moment, some before the run even reaches the review step.
+ * answer each application at a moment drawn from the seed, some before the run even reaches the
+ * review step.
  */
 import type { Client } from '@baton/client';
 import type { ApplicantProfile, LoanApplication } from './applicants.js';
@@ -13,6 +14,8 @@ export interface ScenarioOptions {
   client: Client;
   profiles: ApplicantProfile[];
   reporter: Reporter;
+  /** The seeded generator the reviewers' delays are drawn from. */
+  random: () => number;
   startIntervalMs: number;
   resultTimeoutMs: number;
   /** Called when a run's result is in. */
@@ -50,7 +53,7 @@ export async function startApplications(options: ScenarioOptions): Promise<Scena
           reporter.log(`sending the review of ${runId} failed: ${(err as Error).message}`);
         });
       },
-      REVIEW_MIN_MS + Math.random() * (REVIEW_MAX_MS - REVIEW_MIN_MS),
+      REVIEW_MIN_MS + options.random() * (REVIEW_MAX_MS - REVIEW_MIN_MS),
     );
     pendingSignals.add(timer);
   };

@@ -6,6 +6,7 @@
  * tell the story of who resumed what (and "at least one run was resumed" needs them, since that
  * is a claim about the workers, not about the world).
  */
+import type { CrashPlan } from './crash-watch.js';
 import { expectedDecision, type ApplicantProfile } from './applicants.js';
 import type { ExternalSystems } from './fake-systems.js';
 import type { LoanOutcome } from './loan-workflow.js';
@@ -35,6 +36,8 @@ export interface DemoSummary {
   /** Runs whose result or loan-database row differs from the expected decision. */
   wrongDecisions: string[];
   duplicateStartSameRunId: boolean;
+  /** The crash the seed chose: which worker (fleet index) and after how many credit pulls. */
+  crashPlan: CrashPlan;
   crashedWorker: string | undefined;
   crashAtMs: number | undefined;
   /** Runs the crashed worker was executing when it died. */
@@ -74,6 +77,7 @@ export interface SummaryInput {
   results: PromiseSettledResult<LoanOutcome>[];
   systems: ExternalSystems;
   stats: FleetStats;
+  crashPlan: CrashPlan;
   crashedWorker: string | undefined;
   crashAtMs: number | undefined;
   ownedAtCrash: string[];
@@ -163,6 +167,7 @@ export function summarize(input: SummaryInput): DemoSummary {
     rejected: outcomes.filter((o) => o.decision === 'rejected').length,
     wrongDecisions,
     duplicateStartSameRunId: input.duplicateStartSameRunId,
+    crashPlan: input.crashPlan,
     crashedWorker: input.crashedWorker,
     crashAtMs: input.crashAtMs,
     ownedAtCrash: input.ownedAtCrash.length,

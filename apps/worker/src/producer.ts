@@ -14,6 +14,7 @@
  * `fatal` line naming the variable or the server. A failed enqueue (the bus restarting) is logged
  * and the same order is tried again; its idempotency key keeps a retry from starting a second run.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
@@ -243,9 +244,7 @@ export async function runProducer(
     })();
 
     // A stop waits for the enqueue in flight, but not forever: the bus is then closed under it.
-    const stopGrace = stopped.then(
-      () => new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref()),
-    );
+    const stopGrace = stopped.then(() => sleep(STOP_GRACE_MS, undefined, { ref: false }));
     await Promise.race([loop, stopGrace]);
     const reason = stop.signal.aborted ? 'stopped' : 'done';
     logger.info(

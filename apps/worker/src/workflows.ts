@@ -25,6 +25,25 @@ function importTarget(specifier: string, cwd: string): string {
   return specifier;
 }
 
+/**
+ * What to do about a module that did not load. Node resolves `@baton/*` to the packages' built
+ * `dist` unless the `@baton/source` condition is on, so a clone that was never built fails on a
+ * `dist` file that does not exist: name both ways out (README, "Your own workflow module").
+ */
+function loadHint(err: unknown): string {
+  const message = (err as Error).message ?? '';
+  if (
+    (err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' &&
+    /@baton[/\\].*[/\\]dist[/\\]/.test(message)
+  ) {
+    return (
+      'the @baton packages are not built: run `npm run build`, or run the worker on the TypeScript ' +
+      'sources with `npm run worker` (node --import tsx --conditions=@baton/source)'
+    );
+  }
+  return 'check the path (relative paths start at the working directory) and that it is built';
+}
+
 /** Where a definition came from, for errors: the module and the export (with an array's index). */
 interface Origin {
   definition: AnyWorkflowDefinition;
@@ -43,7 +62,7 @@ export async function loadWorkflows(
     } catch (err) {
       throw new ConfigError(
         `${ENV.workflows}: module '${specifier}' could not be loaded (${(err as Error).message}); ` +
-          'check the path (relative paths start at the working directory) and that it is built',
+          loadHint(err),
         { cause: err },
       );
     }

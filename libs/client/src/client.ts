@@ -3,6 +3,7 @@
  * transport (they are messages on the run queue, applied by workers); reading a run's state needs
  * the store, its history the transport's journal.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CancelledError,
   CheckpointIntegrityError,
@@ -532,9 +533,7 @@ export class Client {
         );
       }
       const until = Math.min(deadline, run === undefined ? unknownDeadline : Infinity);
-      await new Promise((resolve) =>
-        setTimeout(resolve, Math.min(interval, Math.max(0, until - Date.now()))),
-      );
+      await sleep(Math.min(interval, Math.max(0, until - Date.now())));
       interval = Math.min(interval * 2, 250);
     }
   }

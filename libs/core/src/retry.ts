@@ -2,6 +2,7 @@
  * Retry policy for activities, on p-retry: bounded attempts, exponential backoff with jitter,
  * non-retryable errors, a per-attempt timeout and an AbortSignal that stops everything.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
 import { ActivityTimeoutError, isNonRetryable } from './errors.js';
 
@@ -122,18 +123,10 @@ function firstDelayMs(policy: Required<RetryPolicy>): number {
   return Math.min(jittered, policy.maxDelayMs);
 }
 
-function backoff(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    timer.unref();
-    signal?.addEventListener('abort', onAbort, { once: true });
+/** Waits `ms` without holding the process open; an abort rejects with the signal's own reason. */
+async function backoff(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await sleep(ms, undefined, { signal, ref: false }).catch((err: unknown) => {
+    throw signal?.aborted ? signal.reason : err;
   });
 }
 

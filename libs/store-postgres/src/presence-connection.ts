@@ -15,6 +15,7 @@
  * 4. Nothing here throws into the event loop: every client has an 'error' listener from its
  *    creation, and reconnect failures only schedule the next attempt.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ClientConfig } from 'pg';
 import { POSTGRES_ERROR_CODES, PostgresStoreError } from './errors.js';
@@ -85,7 +86,7 @@ export class PresenceConnection {
       if (Date.now() >= deadline) {
         throw new PresenceConflictError(this.options.workerId, this.options.lockWaitMs);
       }
-      await new Promise((resolve) => setTimeout(resolve, backoff(tries)));
+      await sleep(backoff(tries));
     }
   }
 

@@ -14,6 +14,7 @@
  * A loss while this store was never connected (all workers restarted with Redis) has nobody who
  * remembers the old marker, and goes unnoticed: docs/operations.md says to give Redis persistence.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { StoreDataLoss } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
@@ -72,7 +73,7 @@ export class DataMarker {
         await this.check(ctx);
         return;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, CHECK_DELAY_MS).unref());
+        await sleep(CHECK_DELAY_MS, undefined, { ref: false });
       }
     }
   }

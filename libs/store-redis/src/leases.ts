@@ -1,7 +1,7 @@
 /**
  * LeaseStore on Redis. The scripts do the work; this module builds their keys and reads replies.
- * Each operation is one round trip (one EVALSHA; the first call after connect or a server restart
- * adds one EVAL).
+ * Each operation is one round trip (one EVALSHA; EVAL for a script's first call on a connection,
+ * and once more after the server lost its script cache).
  */
 import { FencedWriteError } from '@baton/core';
 import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core/adapter';

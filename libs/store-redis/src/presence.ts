@@ -16,6 +16,7 @@
  * 4. A dead worker's held leases are found through its owner set, never by a scan of all leases;
  *    it is forgotten once that set is empty.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { BatonError } from '@baton/core';
 import { createConnection, type StoreConnection } from './connection.js';
@@ -23,7 +24,7 @@ import { pipelineResults, str, type StoreContext } from './context.js';
 import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
 import type { KeyLayout } from './keys.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
-import { scriptRunner, type ScriptRunner } from './scripts.js';
+import { defineScripts, type ScriptRunner } from './scripts.js';
 
 /** How often a re-registration after a reconnect is tried before waiting for the next one. */
 const REREGISTER_ATTEMPTS = 3;
@@ -135,7 +136,7 @@ export class PresenceRegistry {
       workerId,
       clientName,
       connection,
-      run: scriptRunner(connection.redis),
+      run: defineScripts(connection.redis),
       active: true,
     };
     // 'ready' fires again after every reconnect (the first one has passed already).
@@ -151,7 +152,7 @@ export class PresenceRegistry {
       } catch {
         // A failure here has no caller to report to; the next attempt or the next reconnect's
         // 'ready' tries again, and lease expiry remains the backstop meanwhile.
-        await new Promise((resolve) => setTimeout(resolve, REREGISTER_DELAY_MS).unref());
+        await sleep(REREGISTER_DELAY_MS, undefined, { ref: false });
       }
     }
   }

@@ -47,7 +47,7 @@ import * as payloads from './payloads.js';
 import { PresenceRegistry } from './presence.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
-import { loadScripts, preloadScripts, scriptRunner } from './scripts.js';
+import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
 import * as waits from './waits.js';
 
 /**
@@ -249,11 +249,13 @@ class RedisStore implements Store, PresenceStore {
       const ctx: StoreContext = {
         redis: connection.redis,
         keys: this.keys,
-        run: scriptRunner(connection.redis),
+        run: defineScripts(connection.redis),
       };
-      // The clock script proves the server answers and lets this user run scripts that read TIME.
-      // The marker's first read only remembers it (or writes it): nothing to compare with yet.
-      await Promise.all([preloadScripts(connection.redis), ctx.run('clock', [], []), this.marker.check(ctx)]);
+      // EVALSHA first, on its own, so that a user lacking scripting is told about it by name. The
+      // clock script then proves the server answers and lets this user run scripts that read TIME;
+      // the marker's first read only remembers it (or writes it): nothing to compare with yet.
+      await checkEvalsha(connection.redis);
+      await Promise.all([ctx.run('clock', [], []), this.marker.check(ctx)]);
       // 'ready' fires again after every reconnect (the first one has passed already): a server
       // that came back may have come back empty.
       connection.redis.on('ready', () => void this.marker.recheck(ctx, () => !this.isClosed()));

@@ -1,9 +1,9 @@
 /**
  * Loads the Lua scripts in `./lua` (next to this module in `src` and, copied by the build, in
- * `dist`) and runs them with EVALSHA, falling back to EVAL when the server does not know the
- * script (a restart flushed its script cache, or SCRIPT LOAD was not allowed at connect). EVAL
- * caches the script, so the next call is one EVALSHA round trip again. The ACL user therefore
- * needs only EVAL and EVALSHA; SCRIPT LOAD is used when allowed.
+ * `dist`) and registers them on a connection with ioredis `defineCommand`, which runs each with
+ * EVALSHA once the connection has sent it, and with EVAL when the server does not know it (a
+ * restart or SCRIPT FLUSH emptied its script cache). The ACL user therefore needs only EVAL and
+ * EVALSHA.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -73,23 +73,6 @@ function readScript(dir: URL, name: string): string {
   }
 }
 
-/**
- * Sends every script to the server's cache in one round trip, so the hot path never pays for
- * the EVAL fallback after connect. Returns false when the user may not run SCRIPT LOAD (then each
- * script is sent on first use instead).
- */
-export async function preloadScripts(redis: Redis): Promise<boolean> {
-  const pipeline = redis.pipeline();
-  for (const { source } of loadScripts().values()) pipeline.script('LOAD', source);
-  const results = (await pipeline.exec()) ?? [];
-  for (const [err] of results) {
-    if (err === null) continue;
-    if (err.message.includes('NOPERM')) return false;
-    throw err;
-  }
-  return true;
-}
-
 /** Runs a script by name; `keys` and `args` become KEYS and ARGV. */
 export type ScriptRunner = (
   name: ScriptName,
@@ -97,16 +80,44 @@ export type ScriptRunner = (
   args: readonly (string | number)[],
 ) => Promise<unknown>;
 
-export function scriptRunner(redis: Redis): ScriptRunner {
+/** The method a script becomes on a connection: prefixed, so no script can shadow a Redis command. */
+const commandName = (name: ScriptName) => `baton:${name}` as const;
+
+/**
+ * What `defineCommand` adds to a connection for each script: with no fixed `numberOfKeys` in the
+ * definition, the key count is the first argument (the scripts that renew or reap many leases
+ * take a varying number of keys).
+ */
+type ScriptCommands = Record<
+  ReturnType<typeof commandName>,
+  (numberOfKeys: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>
+>;
+
+/**
+ * Registers every script on this connection with ioredis `defineCommand` and returns the typed
+ * runner over them. ioredis sends a script's first call on a connection (a new one after every
+ * reconnect) as EVAL and the later ones as EVALSHA, and resends one refused with NOSCRIPT (a
+ * server whose script cache was emptied) as EVAL, which caches it again.
+ */
+export function defineScripts(redis: Redis): ScriptRunner {
   const scripts = loadScripts();
-  return async (name, keys, args) => {
-    const script = scripts.get(name);
-    if (script === undefined) throw new Error(`no Lua script named ${name}`);
-    try {
-      return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return redis.eval(script.source, keys.length, ...keys, ...args);
-    }
-  };
+  for (const [name, { source }] of scripts) redis.defineCommand(commandName(name), { lua: source });
+  const commands = redis as unknown as ScriptCommands;
+  return (name, keys, args) => commands[commandName(name)](keys.length, ...keys, ...args);
+}
+
+/**
+ * Proves at connect that this user may run EVALSHA as well as EVAL. The first call of each script
+ * goes as EVAL, so without this a user lacking EVALSHA would pass connect and fail on a script's
+ * second call, mid-run. NOSCRIPT (the server does not have the script cached yet) means the
+ * command was allowed.
+ */
+export async function checkEvalsha(redis: Redis): Promise<void> {
+  const clock = loadScripts().get('clock');
+  if (clock === undefined) throw new Error('no Lua script named clock');
+  try {
+    await redis.evalsha(clock.sha, 0);
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+  }
 }

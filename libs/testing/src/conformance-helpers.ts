@@ -37,11 +37,6 @@ export function uniqueId(label: string): string {
   return `${label}-${randomUUID()}`;
 }
 
-/** Resolves after `ms` of real time. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

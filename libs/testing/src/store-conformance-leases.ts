@@ -3,7 +3,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
-import { sleep, uniqueId } from './conformance-helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
   LONG_TTL_MS,

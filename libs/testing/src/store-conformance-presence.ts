@@ -7,7 +7,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { hasPresence, type PresenceStore, type Store } from '@baton/core/adapter';
-import { sleep, uniqueId } from './conformance-helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { uniqueId } from './conformance-helpers.js';
 import { LONG_TTL_MS, acquireOk, createTestRun } from './store-conformance-helpers.js';
 
 /** Opens two stores over separate connections on the same data (same key prefix or schema). */

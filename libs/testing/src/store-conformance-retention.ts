@@ -3,6 +3,7 @@
  * first and deleted with everything the store keeps of them; an unfinished run is never listed
  * nor deleted, whatever its age.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { RunOutcome, Store } from '@baton/core/adapter';
 import { uniqueId } from './conformance-helpers.js';
@@ -16,8 +17,6 @@ const CANCELLED: RunOutcome = { status: 'cancelled', error: { name: 'CancelledEr
 const TTL_MS = 150;
 const AGE_WAIT_MS = 300;
 const LONG_AGO_MS = 60 * 60_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A run created (with an idempotency key), claimed, checkpointed, signalled and finished. */
 async function finishedRun(store: Store, outcome: RunOutcome): Promise<string> {

@@ -14,7 +14,8 @@ import {
   type PayloadProtection,
   type ProtectedCheckpoint,
 } from '@baton/core/runtime';
-import { sleep, uniqueId } from './conformance-helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
   FENCED,

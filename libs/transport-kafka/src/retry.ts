@@ -8,6 +8,7 @@
  * Only reads and idempotent admin calls go through here: an append or an enqueue is never resent
  * (a resent produce could write a record twice).
  */
+import * as timers from 'node:timers/promises';
 import { KafkaRequestError, toKafkaError } from './errors.js';
 
 export interface RetryPolicy {
@@ -69,7 +70,7 @@ export interface RetryContext {
  */
 export async function withKafkaRetries<T>(context: RetryContext, work: () => Promise<T>): Promise<T> {
   const policy = context.policy ?? KAFKA_READ_RETRY;
-  const sleep = context.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep = context.sleep ?? ((ms: number) => timers.setTimeout(ms));
   const now = context.now ?? Date.now;
   const started = now();
   let delay = policy.firstDelayMs;

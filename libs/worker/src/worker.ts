@@ -16,6 +16,7 @@
  * 4. A run whose workflow version this worker does not register is never failed nor dead-lettered
  *    for that: its message is put back for a worker that has the version (docs/versioning.md).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatonError, type AnyWorkflowDefinition } from '@baton/core';
 import { hasPresence, type AcquireResult, type Delivery, type RunRecord } from '@baton/core/adapter';
 import { encodeMessage, type ResumeMessage, type WakeMessage, type RunMessage } from '@baton/core/runtime';
@@ -226,7 +227,7 @@ export class Worker {
         if (this.stateValue !== 'running') break;
         this.fetchFailing = true;
         logger.warn({ err }, 'fetching run messages failed; retrying');
-        await sleep(ERROR_BACKOFF_MS);
+        await sleep(ERROR_BACKOFF_MS, undefined, { ref: false });
         continue;
       }
       for (const delivery of batch) {
@@ -517,8 +518,4 @@ export class Worker {
 /** Backoff for a message that failed for a reason that may pass (a store hiccup, say). */
 function retryDelayMs(delivery: Delivery): number {
   return redeliveryDelayMs(delivery.deliveryCount, ERROR_BACKOFF_MS, 30_000);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -11,6 +11,7 @@
  * another process, read from the ledger. Every invariant of the crash suite is checked at the end
  * of each part: numbers from a run that lost or duplicated work are refused, not reported.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CrashWorld, resumeLatencies, type WorkerProcess } from '@baton/testing/crash';
 import { TEST_POSTGRES_URL_ENV } from '@baton/testing/servers';
 import { benchEnvironmentFactory, type BenchUrls } from '../environment.js';
@@ -261,8 +262,4 @@ async function settled(spawn: Promise<unknown>): Promise<void> {
 
 function fmt(ms: number): string {
   return Number.isFinite(ms) ? String(Math.round(ms)) : '-';
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -7,6 +7,7 @@
  * Completion times come from the store's run records (`updatedAt` of the finished run), so the
  * polling that notices completion adds nothing to the measured latencies.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@baton/client';
 import type { AnyWorkflowDefinition } from '@baton/core';
@@ -186,7 +187,7 @@ async function pollUntilFinished(store: Store, runId: string, timeoutMs = 60_000
     const record = await store.getRun(runId);
     if (record && FINISHED.has(record.status)) return record;
     if (Date.now() > deadline) throw new Error(`run ${runId} did not finish within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    await sleep(1);
   }
 }
 
@@ -233,7 +234,7 @@ async function waitFinished(
     if (Date.now() > deadline) {
       throw new Error(`${started.length - records.size} runs did not finish within ${timeoutMs / 1000} s`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   progress.done();
   return started.map((s) => records.get(s.runId)!);

@@ -12,6 +12,7 @@
  * provider answers a repeated request with the same key: an activity that runs again after a crash
  * returns the same reservation, charge, shipment and message as the first time.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { defineActivity, defineWorkflow, type ActivityIO } from '@baton/core';
 
@@ -45,19 +46,10 @@ export const MIN_ACTIVITY_MS = 300;
 export const MAX_ACTIVITY_MS = 1_500;
 
 /** Waits a random 300-1500 ms, like a call to a remote system; ends early when the attempt is aborted. */
-function simulatedCall(signal: AbortSignal): Promise<void> {
+async function simulatedCall(signal: AbortSignal): Promise<void> {
   const ms = MIN_ACTIVITY_MS + Math.floor(Math.random() * (MAX_ACTIVITY_MS - MIN_ACTIVITY_MS + 1));
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+  await sleep(ms, undefined, { signal }).catch((err: unknown) => {
+    throw signal.aborted ? signal.reason : err;
   });
 }
 

@@ -10,7 +10,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '../servers.js';
-import { CrashWorld, sleep, type CrashEnvironmentFactory } from './harness.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
 import { percentile, resumeLatencies } from './invariants.js';
 
 export interface CrashSuiteOptions {

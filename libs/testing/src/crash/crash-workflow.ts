@@ -4,6 +4,7 @@
  * recording every execution. The output is a pure function of the input, so the test knows the
  * right answer for every run.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
 
@@ -45,11 +46,10 @@ function sharedLedger(): Ledger {
   return ledger;
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+/** Waits `ms`; an aborted attempt ends at once with the signal's own reason (not Node's AbortError). */
+async function delay(ms: number, signal: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch((err: unknown) => {
+    throw signal.aborted ? signal.reason : err;
   });
 }
 

@@ -2,6 +2,7 @@
  * One crash-test world: a namespace on the bus and the store, a ledger, a fleet of real worker
  * processes, a producer, and the checks at the end. Scenarios (crash-suite.ts) drive it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@baton/client';
 import type { Store, Transport } from '@baton/core/adapter';
@@ -163,10 +164,6 @@ export class CrashWorld {
     await this.ledger.drop().catch(() => undefined);
     await this.ledger.close();
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function effectiveJournals(journals: ReadonlyMap<string, PositionedEntry[]>): Map<string, PositionedEntry[]> {

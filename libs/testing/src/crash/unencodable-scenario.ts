@@ -11,7 +11,8 @@
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
-import { CrashWorld, sleep, type CrashEnvironmentFactory } from './harness.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
 import { readJournal } from './invariants.js';
 import { POISONED_STEPS, poisonedRun, type PoisonedInput } from './poisoned-workflow.js';
 import { REPO_ROOT } from './worker-processes.js';

@@ -1,0 +1,63 @@
+/**
+ * The demo's command line (`npm start -- [options]`), parsed with `node:util` `parseArgs`.
+ */
+import { parseArgs } from 'node:util';
+import { DEFAULT_SEED, type DemoOptions } from './demo.js';
+
+export const USAGE = `Usage: npm start -- [options]
+
+  --runs N     loan applications to start (default 50)
+  --seed N     seed of the scenario (default ${DEFAULT_SEED}): the applicants, the reviewers' answers
+               and when they come, which worker crashes and at which point; the same seed plans
+               the same crash (its timing in seconds still varies with the machine)
+  --plain      print progress lines instead of redrawing in place
+  --quiet      print only the summary
+  --help, -h   this text
+
+Runs three workers on the in-memory bus and store (no servers), crashes one of them mid-run, and
+exits 0 only if every invariant held.`;
+
+/** A bad command line; its message names the argument and ends with the usage. */
+export class UsageError extends Error {}
+
+/** The options for {@link runDemo}, or 'help'. Throws a {@link UsageError} for a bad argument. */
+export function parseDemoArgs(argv: readonly string[]): DemoOptions | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        runs: { type: 'string' },
+        seed: { type: 'string' },
+        plain: { type: 'boolean', default: false },
+        quiet: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
+  }
+  if (values.help) return 'help';
+  return {
+    ...(values.runs !== undefined && { runs: positiveInteger('runs', values.runs) }),
+    ...(values.seed !== undefined && { seed: wholeNumber('seed', values.seed) }),
+    output: values.quiet ? 'silent' : values.plain ? 'plain' : 'auto',
+  };
+}
+
+function positiveInteger(name: string, value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed < 1)
+    throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
+  return parsed;
+}
+
+/** A seed may be 0; the generator takes 32 bits. */
+function wholeNumber(name: string, value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed > 0xffffffff)
+    throw new UsageError(`--${name} must be a whole number from 0 to 4294967295, got '${value}'`);
+  return parsed;
+}
