@@ -117,9 +117,9 @@ describe('worker probes, metrics and traces', () => {
       const metrics = (await get(port, '/metrics')).body;
       expect(metricValue(metrics, 'baton_runs_started_total')).toBeGreaterThanOrEqual(1);
       expect(metricValue(metrics, 'baton_runs_completed_total')).toBeGreaterThanOrEqual(1);
-      expect(metricValue(metrics, 'baton_activity_duration_count')).toBeGreaterThanOrEqual(6);
-      expect(metricValue(metrics, 'baton_journal_append_duration_count')).toBeGreaterThan(6);
-      expect(metricValue(metrics, 'baton_checkpoint_write_duration_count')).toBeGreaterThanOrEqual(1);
+      expect(metricValue(metrics, 'baton_activity_duration_seconds_count')).toBeGreaterThanOrEqual(6);
+      expect(metricValue(metrics, 'baton_journal_append_duration_seconds_count')).toBeGreaterThan(6);
+      expect(metricValue(metrics, 'baton_checkpoint_write_duration_seconds_count')).toBeGreaterThanOrEqual(1);
       expect(metrics).toContain('baton_runs_in_flight');
 
       // A run in flight while the worker drains: readiness drops at once, liveness stays.

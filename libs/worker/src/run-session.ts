@@ -439,7 +439,7 @@ export class RunSession {
       })
       .catch((err: unknown) => this.options.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
     this.instruments.deadLetters.add(1, { [ATTR.code]: code });
-    this.options.onEvent({ type: 'dead-lettered', code, reason });
+    this.options.onEvent({ type: 'dead-lettered', code, reason, runId: this.runId });
     return this.finish({ status: 'failed', error: serializeError(cause) });
   }
 
