@@ -20,6 +20,7 @@ import { namingVariables } from './config-errors.js';
 import { ENV, readConfig, type WorkerAppConfig } from './config.js';
 import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
+import { namespacesInUse } from './namespaces.js';
 import { loadWorkflows } from './workflows.js';
 import { withTimeout } from './timeout.js';
 
@@ -134,6 +135,8 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
       pid: process.pid,
       transport: maskUrl(config.transportUrl),
       store: maskUrl(config.storeUrl),
+      // Which data this pod reads: the bus prefix, and the Redis key prefix or Postgres schema.
+      ...namespacesInUse(config),
       workflows: workflows.map((w) => `${w.name}@${w.version}`),
       concurrency: worker.options.concurrency,
       leaseMs: worker.options.leaseMs,

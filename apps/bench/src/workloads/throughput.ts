@@ -134,8 +134,8 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
       runLatency: percentiles(records.map((r) => r.updatedAt - (enqueuedAt.get(r.runId) ?? NaN))),
       singleRunLatency: singleLatency,
       perStepOverheadMs: singleLatency.p50 / steps,
-      journalAppend: histogramPercentiles(window('baton_journal_append_duration')),
-      checkpointWrite: histogramPercentiles(window('baton_checkpoint_write_duration')),
+      journalAppend: histogramPercentiles(window('baton_journal_append_duration_seconds')),
+      checkpointWrite: histogramPercentiles(window('baton_checkpoint_write_duration_seconds')),
       workers: usageAfter.map((u, i) => ({
         pid: u.pid,
         cpuSeconds: u.cpuSeconds - (usageBefore[i]?.cpuSeconds ?? 0),
