@@ -2,7 +2,7 @@
  * The worker's HTTP endpoints for Kubernetes and Prometheus:
  * - `GET /healthz` (liveness): 200 while the process is making progress; 503 when the event loop
  *   was blocked for `livenessStallMs` (Node's event-loop delay monitor, the measurement the runtime
- *   metrics report as `nodejs_eventloop_delay_*`; the longest delay since the previous probe), or
+ *   metrics report as `nodejs_eventloop_delay_*`; the longest delay of the last probe intervals), or
  *   the lease keeper has not finished a renewal round for that long (a wedged store call, say). Such a worker holds leases it cannot keep: restarting it
  *   is what hands its runs on. A store that is merely down does not fail liveness (restarts would
  *   not help); it fails readiness.
@@ -71,14 +71,19 @@ export function readiness(health: WorkerHealth | undefined): Verdict {
 
 export class WorkerHttpServer {
   private readonly server: Server;
-  /** Event-loop delays since the previous probe (Node samples them; nothing of ours ticks). */
-  private readonly loopDelay: IntervalHistogram;
+  /**
+   * Event-loop delays as Node samples them (nothing of ours ticks), in two histograms reset in
+   * turn, one per probe: a histogram drops its first sample after a reset, so a stall that starts
+   * right after a probe is missed by the one just reset and caught by the other.
+   */
+  private readonly loopDelay: [IntervalHistogram, IntervalHistogram];
+  private resetNext = 0;
 
   constructor(private readonly options: HttpServerOptions) {
     // Sampling finer than a few percent of the limit adds cost and no precision that matters.
     const resolution = Math.min(1_000, Math.max(20, Math.floor(options.livenessStallMs / 50)));
-    this.loopDelay = monitorEventLoopDelay({ resolution });
-    this.loopDelay.enable();
+    this.loopDelay = [monitorEventLoopDelay({ resolution }), monitorEventLoopDelay({ resolution })];
+    for (const histogram of this.loopDelay) histogram.enable();
     this.server = createServer((req, res) => this.route(req, res));
     this.server.keepAliveTimeout = 5_000;
   }
@@ -95,7 +100,7 @@ export class WorkerHttpServer {
   }
 
   close(): Promise<void> {
-    this.loopDelay.disable();
+    for (const histogram of this.loopDelay) histogram.disable();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -127,13 +132,17 @@ export class WorkerHttpServer {
 
   /**
    * When the event loop was last free, as liveness() reads it: now minus the longest delay Node
-   * measured since the previous probe (each probe starts a new window, so a stall that is over
-   * fails one probe, and one that goes on fails every probe until the kubelet restarts the pod).
+   * measured over the last one or two probe intervals. A stall that is over fails the probe after
+   * it (and at most one more); one that goes on fails every probe until the kubelet restarts the pod.
    */
   private loopLastFreeAt(now = Date.now()): number {
-    const longestMs = this.loopDelay.count > 0 ? this.loopDelay.max / 1e6 : 0;
-    this.loopDelay.reset();
-    return now - Math.round(longestMs);
+    let longestNs = 0;
+    for (const histogram of this.loopDelay) {
+      if (histogram.count > 0) longestNs = Math.max(longestNs, histogram.max);
+    }
+    this.loopDelay[this.resetNext]!.reset();
+    this.resetNext = 1 - this.resetNext;
+    return now - Math.round(longestNs / 1e6);
   }
 
   private reply(res: ServerResponse, verdict: Verdict): void {

@@ -14,46 +14,19 @@
 import type { Logger } from 'pino';
 import { describePayloadProtection, payloadKeyFingerprints, type AnyWorkflowDefinition } from '@baton/core';
 import type { KafkaLogHook } from '@baton/transport-kafka';
-import { Worker, type RunEventContext, type WorkerEvent } from '@baton/worker';
+import { Worker } from '@baton/worker';
 import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { namingVariables } from './config-errors.js';
 import { ENV, readConfig, type WorkerAppConfig } from './config.js';
 import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
+import { logEvent } from './event-log.js';
 import { namespacesInUse } from './namespaces.js';
 import { loadWorkflows } from './workflows.js';
 import { withTimeout } from './timeout.js';
 
 /** How long connect() of the bus or the store may take before start-up fails. */
 const CONNECT_TIMEOUT_MS = 15_000;
-
-/**
- * The events an operator wants in the log; per-run progress stays at debug level. A dead letter is
- * not among them: the worker logs each one itself, once, with its run id when it has one.
- */
-function logEvent(logger: Logger, event: WorkerEvent, run: RunEventContext | undefined): void {
-  const fields = logFields(event, run);
-  switch (event.type) {
-    case 'lease-lost':
-      return logger.warn(fields, 'lease lost: this worker stops the run; its new owner continues it');
-    case 'run-failed':
-      return logger.warn(fields, 'run failed');
-    default:
-      return logger.debug(fields, event.type);
-  }
-}
-
-/**
- * An event as log fields, with its run's workflow and trace ids under the names the worker's own
- * run lines use (`workflow`, `trace_id`, `span_id`), so every line about a run is found by them.
- */
-function logFields(event: WorkerEvent, run: RunEventContext | undefined): object {
-  if (run === undefined) return event;
-  const { workflow, traceId, spanId } = run;
-  return traceId === undefined
-    ? { ...event, workflow }
-    : { ...event, workflow, trace_id: traceId, span_id: spanId };
-}
 
 /** Runs the worker until a signal; resolves with the exit code. */
 export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): Promise<number> {

@@ -113,8 +113,12 @@ export function startTelemetry(env: Env, defaultServiceName: string): Telemetry 
 /**
  * Node's runtime metrics on the global MeterProvider (registered just before). Started here rather
  * than through NodeSDK's `instrumentations`, so both paths (with and without tracing) get them the
- * same way. Disabled at shutdown: it holds an event-loop delay monitor and a GC observer.
+ * same way. Its instruments are made when it is handed a MeterProvider (setMeterProvider, as
+ * registerInstrumentations does), not when it is constructed. Disabled at shutdown: it holds an
+ * event-loop delay monitor and a GC observer.
  */
 function startRuntimeMetrics(): RuntimeNodeInstrumentation {
-  return new RuntimeNodeInstrumentation();
+  const runtime = new RuntimeNodeInstrumentation();
+  runtime.setMeterProvider(metrics.getMeterProvider());
+  return runtime;
 }

@@ -27,7 +27,13 @@ import {
   type RunRecord,
   type AnyWorkflowDefinition,
 } from '@baton/core';
-import { ATTR, recordError, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
+import {
+  ATTR,
+  observeBacklog,
+  recordError,
+  workerInstruments,
+  type WorkerInstruments,
+} from '@baton/telemetry';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
@@ -94,6 +100,11 @@ const RESUME_REASONS: readonly (ResumeMessage['reason'] | WakeMessage['reason'])
 ];
 
 const FETCH_BATCH = 64;
+/**
+ * How long one backlog reading may take at metrics collection: a scrape must not wait on a slow
+ * bus, and a reading that misses is left out of that scrape rather than delaying it.
+ */
+const BACKLOG_READ_TIMEOUT_MS = 1_000;
 const ERROR_BACKOFF_MS = 500;
 
 export class Worker {
@@ -116,6 +127,8 @@ export class Worker {
   /** The store's clock: timers and journal times the store compares are on it (store-clock.ts). */
   private readonly storeClock: StoreClock;
   private readonly dataLoss: DataLossWatch;
+  /** Stops reporting the run queue's backlog (set while running, when the transport can count it). */
+  private stopBacklog: (() => void) | undefined;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -188,6 +201,12 @@ export class Worker {
       if (this.stateValue !== 'stopped') this.dataLoss.report(loss, this.ownedRuns);
     });
     this.stateValue = 'running';
+    const { transport } = this.options;
+    if (transport.backlog !== undefined) {
+      this.stopBacklog = observeBacklog(this.instruments, transport.name, () =>
+        transport.backlog!(BACKLOG_READ_TIMEOUT_MS),
+      );
+    }
     this.keeper.start();
     this.maintenance.start();
     this.claimLoop = this.runClaimLoop();
@@ -227,6 +246,7 @@ export class Worker {
     clearTimeout(deadline);
     this.keeper.stop();
     this.storeClock.stop();
+    this.stopBacklog?.();
     await this.maintenance.stop();
     await this.options.store.unregisterWorker(this.workerId).catch((err: unknown) => {
       // Harmless: a registration left behind is forgotten by the next dead-worker scan.
