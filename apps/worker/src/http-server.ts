@@ -35,7 +35,10 @@ export interface Verdict {
   reasons: string[];
 }
 
-/** Liveness from a health snapshot and the event loop's last observed tick. */
+/**
+ * Liveness from a health snapshot and the time the event loop was last seen free (`now` minus the
+ * longest event-loop delay measured lately; see WorkerHttpServer).
+ */
 export function liveness(
   health: WorkerHealth | undefined,
   lastLoopTickAt: number,
