@@ -158,7 +158,10 @@ export class RunSession {
 
   async run(): Promise<SessionEnd> {
     const { runId, epoch } = this;
-    this.keeper.add(runId, epoch, this.start.acquiredAt, this.leaseHandlers);
+    this.keeper.add(runId, epoch, this.start.acquiredAt, {
+      ...this.leaseHandlers,
+      logger: this.options.logger,
+    });
     try {
       return await this.execute();
     } finally {
