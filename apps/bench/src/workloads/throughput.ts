@@ -16,6 +16,7 @@ import {
   histogram,
   histogramPercentiles,
   mergeHistograms,
+  requireHistogram,
   scrape,
   since,
   type Histogram,
@@ -121,7 +122,9 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
     const enqueuedAt = new Map(started.map((s) => [s.runId, s.enqueuedAt]));
     const singleLatency = percentiles(single);
     const window = (name: string): Histogram =>
-      mergeHistograms(after.map((text, i) => since(histogram(text, name), histogram(before[i]!, name))));
+      mergeHistograms(
+        after.map((text, i) => since(requireHistogram(text, name), histogram(before[i]!, name))),
+      );
     return {
       workload,
       transport: options.transport,
