@@ -40,6 +40,20 @@ export function histogram(text: string, name: string): Histogram {
   return { buckets, sum, count };
 }
 
+/**
+ * {@link histogram} for a reading taken after work was done, where the histogram must be there: a
+ * name missing from the page means the worker renamed it (docs/operations.md, "Renamed metrics"),
+ * which must fail the bench rather than print empty percentiles.
+ */
+export function requireHistogram(text: string, name: string): Histogram {
+  if (!text.split('\n').some((line) => line.startsWith(`${name}_count`))) {
+    throw new Error(
+      `the workers' /metrics has no histogram ${name}; was it renamed? (docs/operations.md lists the names)`,
+    );
+  }
+  return histogram(text, name);
+}
+
 export function mergeHistograms(parts: readonly Histogram[]): Histogram {
   const byLe = new Map<number, number>();
   for (const part of parts) for (const b of part.buckets) byLe.set(b.le, (byLe.get(b.le) ?? 0) + b.count);

@@ -25,6 +25,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import { ENV } from '../../worker/src/config.js';
 import { OTEL_ENV } from '../../worker/src/telemetry.js';
+import { alertRulesBlock, readOperationsDoc } from '../../worker/src/operations-doc.spec-helper.js';
 import { CHART_DIR, type ChartInput, helmLint, helmTemplate } from './helm.js';
 import { type ModelClass, validateStrictly } from './strict-validate.js';
 
@@ -56,6 +57,7 @@ const VALIDATORS: Record<string, (obj: K8sObject) => void> = {
   'v1/Pod': strict(Pod),
   'networking.k8s.io/v1/NetworkPolicy': strict(NetworkPolicy),
   'monitoring.coreos.com/v1/ServiceMonitor': validateServiceMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': validatePrometheusRule,
 };
 
 /** No model package for the Prometheus Operator CRDs is installed: check the fields that matter. */
@@ -79,6 +81,34 @@ function validateServiceMonitor(obj: K8sObject): void {
       const value = endpoint[field];
       if (value !== undefined && (typeof value !== 'string' || !/^\d+(ms|s|m|h)$/.test(value))) {
         throw new Error(`ServiceMonitor endpoint ${field} '${String(value)}' is not a duration`);
+      }
+    }
+  }
+}
+
+/** The Prometheus Operator's PrometheusRule, checked field by field like the ServiceMonitor. */
+function validatePrometheusRule(obj: K8sObject): void {
+  const spec = obj['spec'] as
+    { groups?: { name?: unknown; rules?: Record<string, unknown>[] }[] } | undefined;
+  if (!Array.isArray(spec?.groups) || spec.groups.length === 0)
+    throw new Error('PrometheusRule has no groups');
+  for (const group of spec.groups) {
+    if (typeof group.name !== 'string' || group.name === '')
+      throw new Error('PrometheusRule group needs a name');
+    if (!Array.isArray(group.rules) || group.rules.length === 0)
+      throw new Error(`group ${group.name} has no rules`);
+    for (const rule of group.rules) {
+      const known = new Set(['alert', 'record', 'expr', 'for', 'labels', 'annotations', 'keep_firing_for']);
+      const unknown = Object.keys(rule).filter((key) => !known.has(key));
+      if (unknown.length > 0) throw new Error(`PrometheusRule rule has unknown fields ${unknown.join(', ')}`);
+      if (typeof rule['alert'] !== 'string' || typeof rule['expr'] !== 'string' || rule['expr'] === '') {
+        throw new Error(`PrometheusRule rule ${JSON.stringify(rule)} needs an alert name and an expr`);
+      }
+      const duration = rule['for'];
+      if (duration !== undefined && (typeof duration !== 'string' || !/^\d+(ms|s|m|h|d)$/.test(duration))) {
+        throw new Error(
+          `PrometheusRule rule ${String(rule['alert'])}: for '${String(duration)}' is not a duration`,
+        );
       }
     }
   }
@@ -908,4 +938,49 @@ describe.concurrent('helm/baton-worker refuses bad values', () => {
       }
     });
   }
+});
+
+interface AlertRule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+describe('helm/baton-worker PrometheusRule', () => {
+  const documented = (): AlertRule[] =>
+    (parse(alertRulesBlock(readOperationsDoc())) as { groups: { rules: AlertRule[] }[] }).groups.flatMap(
+      (g) => g.rules,
+    );
+
+  it('is not rendered by default', async () => {
+    expect(ofKind(await render(), 'PrometheusRule')).toEqual([]);
+  });
+
+  it('holds exactly the alerts docs/operations.md lists, as written there, with the labels it is given', async () => {
+    const input: ChartInput = {
+      set: { 'prometheusRule.enabled': true, 'prometheusRule.labels.release': 'prometheus' },
+    };
+    const lint = await helmLint(input);
+    expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+    const rule = only(await render(input), 'PrometheusRule');
+    expect(rule.metadata.name).toBe(FULLNAME);
+    expect(rule.metadata.labels).toMatchObject({
+      release: 'prometheus',
+      'app.kubernetes.io/name': 'baton-worker',
+    });
+    const rendered = (rule['spec'] as { groups: { rules: AlertRule[] }[] }).groups.flatMap((g) => g.rules);
+    const docs = documented();
+    expect(docs.length).toBeGreaterThanOrEqual(5);
+    expect(rendered.map((r) => r.alert)).toEqual(docs.map((r) => r.alert));
+    // The same expressions, durations, labels and annotations ({{ $labels.… }} kept for Prometheus).
+    expect(rendered).toEqual(docs);
+  });
+
+  it('refuses a misspelt key under prometheusRule', async () => {
+    const lint = await helmLint({ set: { 'prometheusRule.enable': true } });
+    expect(lint.code).not.toBe(0);
+    expect(lint.stdout + lint.stderr).toMatch(/prometheusRule: Additional property enable is not allowed/);
+  });
 });

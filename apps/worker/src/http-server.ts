@@ -1,8 +1,9 @@
 /**
  * The worker's HTTP endpoints for Kubernetes and Prometheus:
  * - `GET /healthz` (liveness): 200 while the process is making progress; 503 when the event loop
- *   was blocked for `livenessStallMs`, or the lease keeper has not finished a renewal round for
- *   that long (a wedged store call, say). Such a worker holds leases it cannot keep: restarting it
+ *   was blocked for `livenessStallMs` (Node's event-loop delay monitor, the measurement the runtime
+ *   metrics report as `nodejs_eventloop_delay_*`; the longest delay of the last probe intervals), or
+ *   the lease keeper has not finished a renewal round for that long (a wedged store call, say). Such a worker holds leases it cannot keep: restarting it
  *   is what hands its runs on. A store that is merely down does not fail liveness (restarts would
  *   not help); it fails readiness.
  * - `GET /readyz` (readiness): 200 while the worker claims runs: started, not draining, and its
@@ -12,6 +13,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { WorkerHealth } from '@baton/worker';
 
 export interface HealthSource {
@@ -33,7 +35,10 @@ export interface Verdict {
   reasons: string[];
 }
 
-/** Liveness from a health snapshot and the event loop's last observed tick. */
+/**
+ * Liveness from a health snapshot and the time the event loop was last seen free (`now` minus the
+ * longest event-loop delay measured lately; see WorkerHttpServer).
+ */
 export function liveness(
   health: WorkerHealth | undefined,
   lastLoopTickAt: number,
@@ -69,14 +74,19 @@ export function readiness(health: WorkerHealth | undefined): Verdict {
 
 export class WorkerHttpServer {
   private readonly server: Server;
-  private lastLoopTickAt = Date.now();
-  private readonly ticker: NodeJS.Timeout;
+  /**
+   * Event-loop delays as Node samples them (nothing of ours ticks), in two histograms reset in
+   * turn, one per probe: a histogram drops its first sample after a reset, so a stall that starts
+   * right after a probe is missed by the one just reset and caught by the other.
+   */
+  private readonly loopDelay: [IntervalHistogram, IntervalHistogram];
+  private resetNext = 0;
 
   constructor(private readonly options: HttpServerOptions) {
-    // A timer that fires late shows the event loop was blocked in between.
-    const tickMs = Math.min(1_000, Math.max(50, Math.floor(options.livenessStallMs / 4)));
-    this.ticker = setInterval(() => (this.lastLoopTickAt = Date.now()), tickMs);
-    this.ticker.unref();
+    // Sampling finer than a few percent of the limit adds cost and no precision that matters.
+    const resolution = Math.min(1_000, Math.max(20, Math.floor(options.livenessStallMs / 50)));
+    this.loopDelay = [monitorEventLoopDelay({ resolution }), monitorEventLoopDelay({ resolution })];
+    for (const histogram of this.loopDelay) histogram.enable();
     this.server = createServer((req, res) => this.route(req, res));
     this.server.keepAliveTimeout = 5_000;
   }
@@ -93,7 +103,7 @@ export class WorkerHttpServer {
   }
 
   close(): Promise<void> {
-    clearInterval(this.ticker);
+    for (const histogram of this.loopDelay) histogram.disable();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -110,7 +120,7 @@ export class WorkerHttpServer {
       case '/healthz':
         return this.reply(
           res,
-          liveness(this.options.source.health(), this.lastLoopTickAt, this.options.livenessStallMs),
+          liveness(this.options.source.health(), this.loopLastFreeAt(), this.options.livenessStallMs),
         );
       case '/readyz':
         return this.reply(res, readiness(this.options.source.health()));
@@ -121,6 +131,21 @@ export class WorkerHttpServer {
           .writeHead(404, { 'content-type': 'text/plain' })
           .end('not found: try /healthz, /readyz or /metrics\n');
     }
+  }
+
+  /**
+   * When the event loop was last free, as liveness() reads it: now minus the longest delay Node
+   * measured over the last one or two probe intervals. A stall that is over fails the probe after
+   * it (and at most one more); one that goes on fails every probe until the kubelet restarts the pod.
+   */
+  private loopLastFreeAt(now = Date.now()): number {
+    let longestNs = 0;
+    for (const histogram of this.loopDelay) {
+      if (histogram.count > 0) longestNs = Math.max(longestNs, histogram.max);
+    }
+    this.loopDelay[this.resetNext]!.reset();
+    this.resetNext = 1 - this.resetNext;
+    return now - Math.round(longestNs / 1e6);
   }
 
   private reply(res: ServerResponse, verdict: Verdict): void {

@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deleteNatsStreams } from '@baton/transport-nats';
 import { CRASH_WORKFLOW_MODULE, WorkerProcess } from '@baton/testing/crash';
-import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { dropPostgresSchema } from '@baton/store-postgres';
+import { purgeRedisKeyPrefix } from '@baton/store-redis';
 import { BAD_CONFIGURATIONS } from './bad-configurations.spec-helper.js';
 
 /** Its own streams on the shared server, removed afterwards (a start that fails after the bus connected created them). */
@@ -106,6 +108,54 @@ describe('worker process start-up', () => {
       expect(fatal).toMatch(new RegExp(`cannot serve /healthz on 127\\.0\\.0\\.1:${port}.*BATON_HTTP_PORT`));
     } finally {
       taken.close();
+    }
+  });
+
+  it(
+    "logs the bus prefix and the Postgres schema it uses in 'worker ready', and no password",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const schema = `${PREFIX}_ready`;
+      const url = new URL(postgresTestUrl());
+      url.password = 'ready-secret-pw';
+      const worker = new WorkerProcess('ready', {
+        ...GOOD,
+        BATON_HTTP_PORT: '0',
+        BATON_STORE_URL: url.toString(),
+        BATON_POSTGRES_SCHEMA: schema,
+      });
+      try {
+        await worker.ready();
+        const ready = worker.logs.find((l) => l.msg === 'worker ready');
+        expect(ready).toMatchObject({ transportPrefix: PREFIX, postgresSchema: schema });
+        expect(JSON.stringify(ready)).not.toContain('ready-secret-pw');
+      } finally {
+        worker.signal('SIGTERM');
+        await worker.exited;
+        await dropPostgresSchema({ url: postgresTestUrl(), schema }).catch(() => undefined);
+      }
+    },
+  );
+
+  it('logs the Redis key prefix it uses in worker ready', { timeout: 60_000 }, async () => {
+    const keyPrefix = `${PREFIX}:ready:`;
+    const worker = new WorkerProcess('ready', {
+      ...GOOD,
+      BATON_HTTP_PORT: '0',
+      BATON_REDIS_KEY_PREFIX: keyPrefix,
+    });
+    try {
+      await worker.ready();
+      expect(worker.logs.find((l) => l.msg === 'worker ready')).toMatchObject({
+        transportPrefix: PREFIX,
+        redisKeyPrefix: keyPrefix,
+      });
+    } finally {
+      worker.signal('SIGTERM');
+      await worker.exited;
+      await purgeRedisKeyPrefix({ url: redisTestUrl(), keyPrefix }).catch(() => undefined);
     }
   });
 

@@ -15,31 +15,19 @@ import type { Logger } from 'pino';
 import type { AnyWorkflowDefinition } from '@baton/core';
 import { describePayloadProtection, payloadKeyFingerprints } from '@baton/core/runtime';
 import type { KafkaLogHook } from '@baton/transport-kafka';
-import { Worker, type WorkerEvent } from '@baton/worker';
+import { Worker } from '@baton/worker';
 import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { namingVariables } from './config-errors.js';
 import { ENV, readConfig, type WorkerAppConfig } from './config.js';
 import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
+import { logEvent } from './event-log.js';
+import { namespacesInUse } from './namespaces.js';
 import { loadWorkflows } from './workflows.js';
 import { withTimeout } from './timeout.js';
 
 /** How long connect() of the bus or the store may take before start-up fails. */
 const CONNECT_TIMEOUT_MS = 15_000;
-
-/** The events an operator wants in the log; per-run progress stays at debug level. */
-function logEvent(logger: Logger, event: WorkerEvent): void {
-  switch (event.type) {
-    case 'lease-lost':
-      return logger.warn(event, 'lease lost: this worker stops the run; its new owner continues it');
-    case 'dead-lettered':
-      return logger.warn(event, 'message dead-lettered');
-    case 'run-failed':
-      return logger.warn(event, 'run failed');
-    default:
-      return logger.debug(event, event.type);
-  }
-}
 
 /** Runs the worker until a signal; resolves with the exit code. */
 export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): Promise<number> {
@@ -121,6 +109,8 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
       pid: process.pid,
       transport: maskUrl(config.transportUrl),
       store: maskUrl(config.storeUrl),
+      // Which data this pod reads: the bus prefix, and the Redis key prefix or Postgres schema.
+      ...namespacesInUse(config),
       workflows: workflows.map((w) => `${w.name}@${w.version}`),
       concurrency: worker.options.concurrency,
       leaseMs: worker.options.leaseMs,
@@ -177,7 +167,7 @@ function buildWorker(
         workflows,
         ...Object.fromEntries(Object.entries(config.tuning).filter(([, v]) => v !== undefined)),
         logger: logger.child({ component: 'worker' }),
-        onEvent: (event) => logEvent(logger, event),
+        onEvent: (event, run) => logEvent(logger, event, run),
         payloadProtection: config.payloadProtection,
         largePayloads: largePayloads.options,
       }),

@@ -17,7 +17,9 @@ import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { ATTR, SPAN } from '@baton/telemetry';
-import { Worker, type WorkerHealth } from '@baton/worker';
+import { Worker, type WorkerHealth, type WorkerOptions } from '@baton/worker';
+import { pino } from 'pino';
+import { logEvent } from './event-log.js';
 import { liveness, readiness, WorkerHttpServer } from './http-server.js';
 import { startTelemetry, tracingRequested, type Telemetry } from './telemetry.js';
 
@@ -118,9 +120,9 @@ describe('worker probes, metrics and traces', () => {
       const metrics = (await get(port, '/metrics')).body;
       expect(metricValue(metrics, 'baton_runs_started_total')).toBeGreaterThanOrEqual(1);
       expect(metricValue(metrics, 'baton_runs_completed_total')).toBeGreaterThanOrEqual(1);
-      expect(metricValue(metrics, 'baton_activity_duration_count')).toBeGreaterThanOrEqual(6);
-      expect(metricValue(metrics, 'baton_journal_append_duration_count')).toBeGreaterThan(6);
-      expect(metricValue(metrics, 'baton_checkpoint_write_duration_count')).toBeGreaterThanOrEqual(1);
+      expect(metricValue(metrics, 'baton_activity_duration_seconds_count')).toBeGreaterThanOrEqual(6);
+      expect(metricValue(metrics, 'baton_journal_append_duration_seconds_count')).toBeGreaterThan(6);
+      expect(metricValue(metrics, 'baton_checkpoint_write_duration_seconds_count')).toBeGreaterThanOrEqual(1);
       expect(metrics).toContain('baton_runs_in_flight');
 
       // A run in flight while the worker drains: readiness drops at once, liveness stays.
@@ -243,5 +245,220 @@ describe('worker probes, metrics and traces', () => {
       false,
     );
     expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
+  });
+});
+
+/** The value of the first series of `name` whose labels include every `label="value"` given. */
+function seriesValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && wanted.every((pair) => l.includes(pair)),
+    );
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe('metrics users can build on', () => {
+  let release: () => void = () => undefined;
+  let opened = 0;
+  const gate = defineActivity({
+    name: 'gate',
+    run: async () => {
+      opened++;
+      await new Promise<void>((resolve) => (release = resolve));
+      return 'open';
+    },
+  });
+  const gated = defineWorkflow({
+    name: 'telemetry_gated',
+    version: 1,
+    run: async (ctx) => ctx.run(gate, null),
+  });
+
+  it('shows counters at 0 before their first event, Node runtime metrics, the backlog and schedule-to-start', async () => {
+    const transport = memoryTransport();
+    const store = memoryStore();
+    const worker = new Worker({
+      transport,
+      store,
+      workflows: [gated],
+      concurrency: 1,
+      drainTimeoutMs: 5_000,
+    });
+    const server = new WorkerHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      livenessStallMs: 5_000,
+      source: { health: () => worker.health() },
+      serveMetrics: (req, res) => telemetry.serveMetrics(req, res),
+    });
+    const port = await server.listen();
+    try {
+      const before = (await get(port, '/metrics')).body;
+      // Known label values are there from the start, at 0.
+      expect(seriesValue(before, 'baton_runs_started_total', { baton_workflow: 'telemetry_gated' })).toBe(0);
+      expect(
+        seriesValue(before, 'baton_dead_letters_total', { baton_dead_letter_code: 'unknown-workflow' }),
+      ).toBe(0);
+      expect(seriesValue(before, 'baton_runs_resumed_total', { baton_reason: 'reaped' })).toBe(0);
+      expect(seriesValue(before, 'baton_resume_failures_total', { baton_outcome: 'failed' })).toBe(0);
+      // Node's runtime, named with units as a Collector would name them.
+      expect(
+        seriesValue(before, 'v8js_memory_heap_used_bytes', { v8js_heap_space_name: 'old_space' }),
+      ).toBeGreaterThan(0);
+      expect(before).toMatch(/^nodejs_eventloop_utilization_ratio[{ ]/m);
+      expect(before).not.toMatch(/^baton_activity_duration[{ ]/m);
+
+      await worker.start();
+      const client = new Client({ transport, store });
+      const first = await client.start(gated, null);
+      await until(() => worker.ownedRuns.length === 1, 5_000, 'the first run to be claimed');
+      // concurrency 1: these wait on the bus while the first run holds the only slot.
+      const waiting = await Promise.all([1, 2, 3].map(() => client.start(gated, null)));
+      const busy = (await get(port, '/metrics')).body;
+      expect(seriesValue(busy, 'baton_queue_backlog', { baton_transport: 'memory' })).toBe(3);
+      expect(busy).toMatch(/^nodejs_eventloop_delay_p99_seconds[{ ]/m);
+
+      // The memory queue is FIFO: the runs are claimed, and their gates opened, in start order.
+      for (const [i, handle] of [first, ...waiting].entries()) {
+        await until(() => opened === i + 1, 5_000, `run ${i + 1} to reach its gate`);
+        release();
+        expect(await handle.result({ timeoutMs: 5_000 })).toBe('open');
+      }
+      const after = (await get(port, '/metrics')).body;
+      expect(seriesValue(after, 'baton_queue_backlog', { baton_transport: 'memory' })).toBe(0);
+      expect(
+        seriesValue(after, 'baton_runs_schedule_to_start_seconds_count', {
+          baton_workflow: 'telemetry_gated',
+          baton_run_via: 'start',
+        }),
+      ).toBe(4);
+      expect(seriesValue(after, 'baton_runs_started_total', { baton_workflow: 'telemetry_gated' })).toBe(4);
+    } finally {
+      release();
+      await worker.stop();
+      await server.close();
+    }
+  });
+});
+
+describe('log lines about a run', () => {
+  type Line = Record<string, unknown> & { msg: string; level: number };
+  /** The worker process's logging, into an array: a pino logger, the worker's child, the event log. */
+  function processLogging(): { lines: Line[]; options: Pick<WorkerOptions, 'logger' | 'onEvent'> } {
+    const lines: Line[] = [];
+    const logger = pino(
+      { level: 'debug' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Line) },
+    );
+    return {
+      lines,
+      options: {
+        logger: logger.child({ component: 'worker' }),
+        onEvent: (event, run) => logEvent(logger, event, run),
+      },
+    };
+  }
+
+  const charge = defineActivity({ name: 'charge', run: async () => ({ amount: 10n }) });
+  const billing = defineWorkflow({
+    name: 'telemetry_billing',
+    version: 1,
+    run: async (ctx) => {
+      await ctx.run(charge, null);
+    },
+  });
+
+  it('carry the run id, the workflow and the trace and span ids of the run', async () => {
+    spans.reset();
+    const transport = memoryTransport();
+    const store = memoryStore();
+    const { lines, options } = processLogging();
+    const worker = new Worker({ transport, store, workflows: [billing], ...options });
+    await worker.start();
+    try {
+      const run = await new Client({ transport, store }).start(billing, null);
+      await expect(run.result({ timeoutMs: 5_000 })).rejects.toThrow(/BigInt/);
+      await until(
+        () =>
+          spans.getFinishedSpans().some((s) => s.name === SPAN.run && s.attributes[ATTR.runId] === run.runId),
+        5_000,
+        'the run span to end',
+      );
+      const runSpan = spans
+        .getFinishedSpans()
+        .find((s) => s.name === SPAN.run && s.attributes[ATTR.runId] === run.runId)!;
+      const about = lines.filter((l) => l.runId === run.runId);
+      // The worker's own warning (from the run's session), and the process's lines for its events.
+      expect(about.map((l) => l.msg)).toEqual(
+        expect.arrayContaining([
+          'activity result cannot be encoded: the step fails and the activity does not run again',
+          'run-claimed',
+          'run failed',
+        ]),
+      );
+      for (const line of about) {
+        expect(line, line.msg).toMatchObject({
+          workflow: 'telemetry_billing',
+          trace_id: runSpan.spanContext().traceId,
+          span_id: runSpan.spanContext().spanId,
+        });
+      }
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('log a dead letter once, with the run id of its message', async () => {
+    const transport = memoryTransport();
+    const store = memoryStore();
+    const { lines, options } = processLogging();
+    const worker = new Worker({ transport, store, workflows: [billing], ...options });
+    await worker.start();
+    try {
+      const elsewhere = defineWorkflow({ name: 'not_on_this_worker', version: 1, run: async () => 1 });
+      const { runId } = await new Client({ transport, store }).start(elsewhere, null);
+      await until(() => lines.some((l) => l.msg === 'message dead-lettered'), 5_000, 'the dead letter');
+      const dead = lines.filter((l) => /dead-letter/.test(l.msg) && l.level >= 40);
+      expect(dead).toHaveLength(1);
+      expect(dead[0]).toMatchObject({ runId, code: 'unknown-workflow' });
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('liveness from the event-loop delay', () => {
+  it('fails the probe after a stall longer than the limit, then passes again', async () => {
+    const server = new WorkerHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      livenessStallMs: 200,
+      source: { health: () => undefined },
+      serveMetrics: (req, res) => telemetry.serveMetrics(req, res),
+    });
+    const port = await server.listen();
+    try {
+      // As in a pod that has been up a while: Node's monitor has its first samples (it drops the
+      // very first one after it starts).
+      await sleep(100);
+      expect((await get(port, '/healthz')).status).toBe(200);
+      const until = Date.now() + 450;
+      while (Date.now() < until) {
+        // A synchronous stall of the event loop, as a runaway computation would cause.
+      }
+      const stalled = await get(port, '/healthz');
+      expect(stalled.status).toBe(503);
+      expect(JSON.parse(stalled.body).reasons.join()).toMatch(
+        /event loop blocked for \d+ ms \(limit 200 ms\)/,
+      );
+      // A stall that is over fails the probe after it and at most one more.
+      const next = [(await get(port, '/healthz')).status, (await get(port, '/healthz')).status];
+      expect(next.at(-1)).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -8,16 +8,21 @@
  *   provider or propagator is registered: spans are the API's no-ops and start messages carry no
  *   trace context, so tracing that is off costs nothing.
  * - `OTEL_SDK_DISABLED=true` turns every exporter off; `/metrics` still answers.
+ * - Node's runtime metrics (event-loop delay and utilization, heap spaces, GC pauses) come from
+ *   `@opentelemetry/instrumentation-runtime-node`, next to Baton's own.
+ * - `/metrics` names every metric with its unit's word, as a Collector does (prometheus-text.ts).
  * This module is called before any Worker is built: the metrics API has no proxy, so instruments
  * created earlier would stay no-ops.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { metricsHandler } from './prometheus-text.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -69,6 +74,7 @@ export function startTelemetry(env: Env, defaultServiceName: string): Telemetry 
   const serviceName = env.OTEL_SERVICE_NAME?.trim() || defaultServiceName;
   // Pulled by our own HTTP server: the exporter's built-in server stays off.
   const prometheus = new PrometheusExporter({ preventServerStart: true });
+  const serveMetrics = metricsHandler(prometheus);
   const readers: IMetricReader[] = [prometheus];
   if (!disabled && list(env, 'OTEL_METRICS_EXPORTER').includes('otlp')) {
     readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }));
@@ -83,10 +89,11 @@ export function startTelemetry(env: Env, defaultServiceName: string): Telemetry 
       logRecordProcessors: [],
     });
     sdk.start();
+    const runtime = startRuntimeMetrics();
     return {
       tracing: true,
-      serveMetrics: (req, res) => prometheus.getMetricsRequestHandler(req, res),
-      shutdown: () => sdk.shutdown(),
+      serveMetrics,
+      shutdown: () => (runtime.disable(), sdk.shutdown()),
     };
   }
 
@@ -95,9 +102,23 @@ export function startTelemetry(env: Env, defaultServiceName: string): Telemetry 
     readers,
   });
   metrics.setGlobalMeterProvider(provider);
+  const runtime = startRuntimeMetrics();
   return {
     tracing: false,
-    serveMetrics: (req, res) => prometheus.getMetricsRequestHandler(req, res),
-    shutdown: () => provider.shutdown(),
+    serveMetrics,
+    shutdown: () => (runtime.disable(), provider.shutdown()),
   };
+}
+
+/**
+ * Node's runtime metrics on the global MeterProvider (registered just before). Started here rather
+ * than through NodeSDK's `instrumentations`, so both paths (with and without tracing) get them the
+ * same way. Its instruments are made when it is handed a MeterProvider (setMeterProvider, as
+ * registerInstrumentations does), not when it is constructed. Disabled at shutdown: it holds an
+ * event-loop delay monitor and a GC observer.
+ */
+function startRuntimeMetrics(): RuntimeNodeInstrumentation {
+  const runtime = new RuntimeNodeInstrumentation();
+  runtime.setMeterProvider(metrics.getMeterProvider());
+  return runtime;
 }

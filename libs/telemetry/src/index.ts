@@ -6,8 +6,23 @@
  * apps/worker/src/telemetry.ts), every tracer, meter and propagator is the API's no-op, so an
  * uninstrumented process pays a few empty calls per activity and nothing else.
  */
-export { ATTR, METRIC, SPAN, TRACER_NAME, METER_NAME, type MetricName } from './names.js';
-export { workerInstruments, type WorkerInstruments } from './instruments.js';
+export {
+  ATTR,
+  METRIC,
+  METRIC_UNIT,
+  PROMETHEUS_NAME,
+  SPAN,
+  TRACER_NAME,
+  METER_NAME,
+  type MetricName,
+} from './names.js';
+export { prometheusName, withUnitSuffix, type PrometheusKind } from './prometheus-names.js';
+export {
+  observeBacklog,
+  workerInstruments,
+  type KnownLabels,
+  type WorkerInstruments,
+} from './instruments.js';
 export { contextFromTraceparent, currentTraceparent } from './trace-context.js';
 export {
   recordError,

@@ -3,8 +3,15 @@
  * them after the app registered its SDK: the metrics API has no proxy, so a meter taken before
  * that stays a no-op for good.
  */
-import { metrics, type Counter, type Histogram, type UpDownCounter } from '@opentelemetry/api';
-import { METER_NAME, METRIC } from './names.js';
+import {
+  metrics,
+  type Counter,
+  type Histogram,
+  type ObservableGauge,
+  type ObservableResult,
+  type UpDownCounter,
+} from '@opentelemetry/api';
+import { ATTR, METER_NAME, METRIC, METRIC_UNIT } from './names.js';
 
 export interface WorkerInstruments {
   runsStarted: Counter;
@@ -36,6 +43,24 @@ export interface WorkerInstruments {
   storeDataLosses: Counter;
   /** Finished runs the retention sweep deleted. */
   runsExpired: Counter;
+  /** Seconds from a run message's enqueue (a start's `enqueuedAt`, a resume's `since`) to its claim. */
+  scheduleToStart: Histogram;
+  /** Run messages waiting on the bus to be claimed, read at collection time (observeBacklog). */
+  queueBacklog: ObservableGauge;
+}
+
+/**
+ * Label values known before the first event, so that each counter shows on `/metrics` at 0 from
+ * the start: a `rate()` or `increase()` over a counter that appears only at its first event misses
+ * that event, and an alert on it cannot tell "none yet" from "not reported".
+ */
+export interface KnownLabels {
+  /** Names of the workflows this worker runs (`baton.runs.started` by workflow). */
+  workflows: readonly string[];
+  /** Dead-letter codes the worker may use. */
+  deadLetterCodes: readonly string[];
+  /** Why a run may be resumed: resume and wake reasons. */
+  resumeReasons: readonly string[];
 }
 
 /** Bucket bounds in seconds for fast store and bus calls: 0.1 ms to 5 s. */
@@ -43,61 +68,116 @@ const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025
 /** Bucket bounds in seconds for activities and failover: 1 ms to 10 min. */
 const SLOW_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
-export function workerInstruments(): WorkerInstruments {
+type MetricKey = keyof typeof METRIC;
+
+export function workerInstruments(known?: KnownLabels): WorkerInstruments {
   const meter = metrics.getMeter(METER_NAME);
-  const seconds = (name: string, description: string, buckets: number[]): Histogram =>
-    meter.createHistogram(name, {
+  const seconds = (key: MetricKey, description: string, buckets: number[]): Histogram =>
+    meter.createHistogram(METRIC[key], {
       description,
-      unit: 's',
+      unit: METRIC_UNIT[key].unit,
       advice: { explicitBucketBoundaries: buckets },
     });
-  return {
-    runsStarted: meter.createCounter(METRIC.runsStarted, {
-      description: 'Runs claimed for their first execution',
-    }),
-    runsCompleted: meter.createCounter(METRIC.runsCompleted, { description: 'Runs that completed' }),
-    runsFailed: meter.createCounter(METRIC.runsFailed, { description: 'Runs that failed' }),
-    runsResumed: meter.createCounter(METRIC.runsResumed, {
-      description: 'Runs claimed to continue an earlier attempt (failover, hand-off, wake)',
-    }),
+  const counter = (key: MetricKey, description: string): Counter =>
+    meter.createCounter(METRIC[key], { description, unit: METRIC_UNIT[key].unit });
+  const instruments: WorkerInstruments = {
+    runsStarted: counter('runsStarted', 'Runs claimed for their first execution'),
+    runsCompleted: counter('runsCompleted', 'Runs that completed'),
+    runsFailed: counter('runsFailed', 'Runs that failed'),
+    runsResumed: counter(
+      'runsResumed',
+      'Runs claimed to continue an earlier attempt (failover, hand-off, wake)',
+    ),
     runsInFlight: meter.createUpDownCounter(METRIC.runsInFlight, {
       description: 'Runs this worker executes now',
+      unit: METRIC_UNIT.runsInFlight.unit,
     }),
-    activityDuration: seconds(METRIC.activityDuration, 'Duration of one activity attempt', SLOW_BUCKETS),
+    activityDuration: seconds('activityDuration', 'Duration of one activity attempt', SLOW_BUCKETS),
     journalAppendDuration: seconds(
-      METRIC.journalAppendDuration,
+      'journalAppendDuration',
       'Duration of one journal append to the bus',
       FAST_BUCKETS,
     ),
     checkpointWriteDuration: seconds(
-      METRIC.checkpointWriteDuration,
+      'checkpointWriteDuration',
       'Duration of one checkpoint write to the store',
       FAST_BUCKETS,
     ),
-    leaseRenewals: meter.createCounter(METRIC.leaseRenewals, { description: 'Leases renewed' }),
-    leaseLosses: meter.createCounter(METRIC.leaseLosses, {
-      description: 'Leases this worker lost (another worker now owns the run)',
-    }),
-    deadLetters: meter.createCounter(METRIC.deadLetters, { description: 'Messages dead-lettered' }),
+    leaseRenewals: counter('leaseRenewals', 'Leases renewed'),
+    leaseLosses: counter('leaseLosses', 'Leases this worker lost (another worker now owns the run)'),
+    deadLetters: counter('deadLetters', 'Messages dead-lettered'),
     failoverLatency: seconds(
-      METRIC.failoverLatency,
+      'failoverLatency',
       "Time from a run's previous owner stopping or being found dead to its claim here",
       SLOW_BUCKETS,
     ),
-    runsPutBack: meter.createCounter(METRIC.runsPutBack, {
-      description: "Run messages put back because this worker lacks the run's workflow version",
-    }),
-    resumeFailures: meter.createCounter(METRIC.resumeFailures, {
-      description: 'Claims of a run whose resume failed (outcome: backoff, or failed after the last allowed)',
-    }),
-    signalsDropped: meter.createCounter(METRIC.signalsDropped, {
-      description: 'Signals dropped because their run had already finished',
-    }),
-    storeDataLosses: meter.createCounter(METRIC.storeDataLosses, {
-      description: 'Times the store was found to have lost its data (every run it held is gone)',
-    }),
-    runsExpired: meter.createCounter(METRIC.runsExpired, {
-      description: 'Finished runs the retention sweep deleted (store data, then journal)',
+    runsPutBack: counter(
+      'runsPutBack',
+      "Run messages put back because this worker lacks the run's workflow version",
+    ),
+    resumeFailures: counter(
+      'resumeFailures',
+      'Claims of a run whose resume failed (outcome: backoff, or failed after the last allowed)',
+    ),
+    signalsDropped: counter('signalsDropped', 'Signals dropped because their run had already finished'),
+    storeDataLosses: counter(
+      'storeDataLosses',
+      'Times the store was found to have lost its data (every run it held is gone)',
+    ),
+    runsExpired: counter(
+      'runsExpired',
+      'Finished runs the retention sweep deleted (store data, then journal)',
+    ),
+    scheduleToStart: seconds(
+      'scheduleToStart',
+      "Time from a run message's enqueue (start, or the previous owner's stop for a resume) to its claim",
+      SLOW_BUCKETS,
+    ),
+    queueBacklog: meter.createObservableGauge(METRIC.queueBacklog, {
+      description: 'Run messages waiting on the bus to be claimed (as the bus counts them)',
+      unit: METRIC_UNIT.queueBacklog.unit,
     }),
   };
+  primeCounters(instruments, known);
+  return instruments;
+}
+
+/** Adds 0 to every counter under each label set known in advance (see {@link KnownLabels}). */
+function primeCounters(instruments: WorkerInstruments, known: KnownLabels | undefined): void {
+  for (const plain of [
+    instruments.runsCompleted,
+    instruments.runsFailed,
+    instruments.leaseRenewals,
+    instruments.leaseLosses,
+    instruments.signalsDropped,
+    instruments.storeDataLosses,
+    instruments.runsExpired,
+  ]) {
+    plain.add(0);
+  }
+  for (const outcome of ['backoff', 'failed']) instruments.resumeFailures.add(0, { [ATTR.outcome]: outcome });
+  if (known === undefined) return;
+  for (const workflow of new Set(known.workflows))
+    instruments.runsStarted.add(0, { [ATTR.workflow]: workflow });
+  for (const code of known.deadLetterCodes) instruments.deadLetters.add(0, { [ATTR.code]: code });
+  for (const reason of known.resumeReasons) instruments.runsResumed.add(0, { [ATTR.reason]: reason });
+}
+
+/**
+ * Reports the run queue's backlog at each collection: `read` is called once per scrape (or
+ * periodic export) and should be one cheap, bounded call to the bus. A read that fails or says
+ * nothing (undefined) reports no value for that collection rather than a wrong one. Returns a
+ * function that stops the reporting (call it when the worker stops).
+ */
+export function observeBacklog(
+  instruments: WorkerInstruments,
+  transport: string,
+  read: () => Promise<number | undefined>,
+): () => void {
+  const callback = async (result: ObservableResult): Promise<void> => {
+    const backlog = await read().catch(() => undefined);
+    if (backlog !== undefined) result.observe(backlog, { [ATTR.transport]: transport });
+  };
+  instruments.queueBacklog.addCallback(callback);
+  return () => instruments.queueBacklog.removeCallback(callback);
 }

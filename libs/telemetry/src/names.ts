@@ -1,10 +1,13 @@
 /**
  * Names of everything Baton reports. Dashboards and alerts depend on them: change one only with
- * a note in the changelog. Metric names follow OpenTelemetry conventions (dots, a unit); the
- * Prometheus exporter turns `baton.runs.started` into `baton_runs_started_total` and
- * `baton.activity.duration` (a histogram in seconds) into `baton_activity_duration_bucket`,
- * `_sum` and `_count`.
+ * a note in docs/operations.md ("Renamed metrics"). Metric names follow OpenTelemetry conventions
+ * (dots, no unit in the name, the unit in the instrument's `unit`); their Prometheus names
+ * ({@link PROMETHEUS_NAME}) add the unit's word and `_total` on counters, the same on a worker's
+ * own `/metrics` and behind an OpenTelemetry Collector (prometheus-names.ts): `baton.runs.started`
+ * is `baton_runs_started_total`, `baton.activity.duration` (a histogram in seconds)
+ * `baton_activity_duration_seconds_bucket`, `_sum` and `_count`.
  */
+import { prometheusName, type PrometheusKind } from './prometheus-names.js';
 
 export const TRACER_NAME = '@baton/worker';
 export const METER_NAME = '@baton/worker';
@@ -40,6 +43,8 @@ export const ATTR = {
   reason: 'baton.reason',
   /** Metric label: dead-letter code. */
   code: 'baton.dead_letter.code',
+  /** Metric label: the bus a backlog was read from (nats, kafka). */
+  transport: 'baton.transport',
 } as const;
 
 export const METRIC = {
@@ -60,6 +65,48 @@ export const METRIC = {
   signalsDropped: 'baton.signals.dropped',
   storeDataLosses: 'baton.store.data_losses',
   runsExpired: 'baton.runs.expired',
+  scheduleToStart: 'baton.runs.schedule_to_start',
+  queueBacklog: 'baton.queue.backlog',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
+type MetricKey = keyof typeof METRIC;
+
+/**
+ * Each metric's unit (UCUM, as OpenTelemetry wants it) and Prometheus type. Counts carry an
+ * annotation in braces, which adds nothing to a Prometheus name; durations are in seconds (`s`),
+ * which adds `_seconds`; sizes would be in bytes (`By`, `_bytes`).
+ */
+export const METRIC_UNIT: Readonly<Record<MetricKey, { unit: string; kind: PrometheusKind }>> = {
+  runsStarted: { unit: '{run}', kind: 'counter' },
+  runsCompleted: { unit: '{run}', kind: 'counter' },
+  runsFailed: { unit: '{run}', kind: 'counter' },
+  runsResumed: { unit: '{run}', kind: 'counter' },
+  runsInFlight: { unit: '{run}', kind: 'gauge' },
+  activityDuration: { unit: 's', kind: 'histogram' },
+  journalAppendDuration: { unit: 's', kind: 'histogram' },
+  checkpointWriteDuration: { unit: 's', kind: 'histogram' },
+  leaseRenewals: { unit: '{lease}', kind: 'counter' },
+  leaseLosses: { unit: '{lease}', kind: 'counter' },
+  deadLetters: { unit: '{message}', kind: 'counter' },
+  failoverLatency: { unit: 's', kind: 'histogram' },
+  runsPutBack: { unit: '{message}', kind: 'counter' },
+  resumeFailures: { unit: '{claim}', kind: 'counter' },
+  signalsDropped: { unit: '{signal}', kind: 'counter' },
+  storeDataLosses: { unit: '{loss}', kind: 'counter' },
+  runsExpired: { unit: '{run}', kind: 'counter' },
+  scheduleToStart: { unit: 's', kind: 'histogram' },
+  queueBacklog: { unit: '{message}', kind: 'gauge' },
+};
+
+/**
+ * The Prometheus name of each metric, identical on a worker's `/metrics` and through an
+ * OpenTelemetry Collector's Prometheus exporter (default settings). A histogram's series add
+ * `_bucket`, `_sum` and `_count` to it.
+ */
+export const PROMETHEUS_NAME = Object.fromEntries(
+  (Object.keys(METRIC) as MetricKey[]).map((key) => [
+    key,
+    prometheusName(METRIC[key], METRIC_UNIT[key].unit, METRIC_UNIT[key].kind),
+  ]),
+) as Readonly<Record<MetricKey, string>>;

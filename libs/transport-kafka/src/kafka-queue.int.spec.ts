@@ -45,6 +45,25 @@ async function collect(transport: KafkaTransport, count: number, withinMs: numbe
 
 describe('kafka run queue', () => {
   it(
+    "reports the workers' group lag as its backlog: every record until its offset is committed",
+    { timeout: 60_000 },
+    async () => {
+      const prefix = prefixes.next();
+      const a = await member(prefix);
+      expect(await a.backlog(5_000)).toBe(0);
+      for (let i = 0; i < 6; i++) await a.enqueue(bytes(`lag${i}`), { key: `run-${i}` });
+      // No member has read anything: the group has no offsets, and reads from the beginning.
+      expect(await a.backlog(5_000)).toBe(6);
+      const got = await collect(a, 6, 20_000);
+      expect(got).toHaveLength(6);
+      for (const d of got) await d.ack();
+      await expect.poll(() => a.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
+      await a.close();
+      expect(await a.backlog(5_000)).toBeUndefined();
+    },
+  );
+
+  it(
     'hands un-acked records to the next member after one leaves, and never the acked ones',
     { timeout: 60_000 },
     async () => {

@@ -28,6 +28,7 @@ import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
 import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
 import { appendJournalRecord, readJournal } from './journal.js';
+import { consumerGroupLag } from './backlog.js';
 import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
 import { PartitionReader } from './partition-reader.js';
@@ -191,6 +192,13 @@ export class KafkaTransport implements Transport {
     const key = options.key ?? options.msgId;
     if (key !== undefined) return partitionForKey(key, count);
     return this.roundRobin++ % count;
+  }
+
+  /** The workers' consumer-group lag on the runs topic (backlog.ts says what it counts). */
+  async backlog(timeoutMs: number): Promise<number | undefined> {
+    const context = this.lifecycle.peek();
+    if (context === undefined || this.lifecycle.state === 'closed') return undefined;
+    return consumerGroupLag(context, timeoutMs);
   }
 
   fetch(options: FetchOptions): Promise<Delivery[]> {

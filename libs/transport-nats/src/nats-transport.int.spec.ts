@@ -184,3 +184,19 @@ describe('nats transport: dead letters', () => {
     expect(letter?.headers).toEqual({ 'baton-kind': 'start' });
   });
 });
+
+describe('nats transport: backlog', () => {
+  it('counts the run messages no worker has been handed yet, and nothing once closed', async () => {
+    expect(await transport.backlog!(2_000)).toBe(0);
+    for (let i = 0; i < 5; i++) await transport.enqueue(encoder.encode(`b${i}`));
+    expect(await transport.backlog!(2_000)).toBe(5);
+    // Delivered (claimed or being claimed) is no longer waiting, acked or not.
+    const batch = await transport.fetch({ max: 2, expiresMs: 1_000 });
+    expect(batch).toHaveLength(2);
+    expect(await transport.backlog!(2_000)).toBe(3);
+    await Promise.all(batch.map((d) => d.ack()));
+    expect(await transport.backlog!(2_000)).toBe(3);
+    await transport.close();
+    expect(await transport.backlog!(2_000)).toBeUndefined();
+  });
+});

@@ -28,7 +28,7 @@ import {
   type NatsTransportOptions,
   type ResolvedNatsTransportOptions,
 } from './options.js';
-import { enqueueRunMessage, fetchRunMessages } from './run-queue.js';
+import { consumerPending, enqueueRunMessage, fetchRunMessages } from './run-queue.js';
 import { ensureStreams } from './setup.js';
 
 /** How long close() lets late messages be handed back and the connection drain before it drops it. */
@@ -143,6 +143,17 @@ class NatsTransport implements Transport {
 
   async fetch(options: FetchOptions): Promise<Delivery[]> {
     return fetchRunMessages(this.open('fetch'), options);
+  }
+
+  /**
+   * The shared consumer's `num_pending`: messages of the runs stream not yet delivered to any
+   * worker. Messages delivered and not yet acked (being claimed, or waiting for their ack wait to
+   * run out) are not counted. One consumer-info request, bounded by `timeoutMs`.
+   */
+  async backlog(timeoutMs: number): Promise<number | undefined> {
+    const context = this.lifecycle.peek();
+    if (context === undefined || this.closeController.signal.aborted) return undefined;
+    return consumerPending(context, timeoutMs);
   }
 
   async append(append: JournalAppend): Promise<number> {

@@ -196,3 +196,28 @@ async function confirm(
     throw context.toError(operation, err);
   }
 }
+
+/**
+ * The shared consumer's count of messages not yet delivered (`num_pending`), or undefined when the
+ * server does not answer within `timeoutMs` or the request fails: a metric reading that misses is
+ * left out, never guessed.
+ */
+export async function consumerPending(
+  context: TransportContext,
+  timeoutMs: number,
+): Promise<number | undefined> {
+  const { jsm } = context.session;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), timeoutMs);
+  });
+  try {
+    const info = jsm.consumers
+      .info(context.layout.runsStream, context.layout.workersConsumer)
+      .then((consumer) => consumer.num_pending)
+      .catch(() => undefined);
+    return await Promise.race([info, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

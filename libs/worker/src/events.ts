@@ -2,8 +2,19 @@
 import type { RunRecord } from '@baton/core/adapter';
 import type { RunMessage } from '@baton/core/runtime';
 import { ATTR, startRunSpan, type WorkerInstruments } from '@baton/telemetry';
-import type { Context, Span } from '@opentelemetry/api';
+import { isSpanContextValid, type Context, type Span } from '@opentelemetry/api';
 import type { SessionEnd } from './run-session.js';
+
+/**
+ * Passed to `onEvent` with every event a claimed run reports (its claim, its end, a lost lease, a
+ * dead letter of its own): the run's workflow and the ids of its `baton.run` span when tracing is
+ * on, so an observer can log the event with the run's trace.
+ */
+export interface RunEventContext {
+  workflow: string;
+  traceId?: string;
+  spanId?: string;
+}
 
 export type WorkerEvent =
   | {
@@ -33,7 +44,8 @@ export type WorkerEvent =
   | { type: 'timers-due'; runIds: string[] }
   /** The retention sweep deleted these finished runs (store data and journal). */
   | { type: 'runs-expired'; runIds: string[] }
-  | { type: 'dead-lettered'; code: string; reason: string }
+  /** `runId` when the message named one (an unparseable message may not). */
+  | { type: 'dead-lettered'; code: string; reason: string; runId?: string }
   /** The store lost its data (a Redis restarted without persistence); these runs held here are gone. */
   | { type: 'store-data-lost'; store: string; reason: string; runIds: string[] };
 
@@ -64,7 +76,8 @@ export function sessionEndEvent(
 
 /**
  * What a claim tells the world: the `run-claimed` event, the started or resumed counter, a
- * resume's failover latency, and the run's span (a child of the producer's trace when the run
+ * resume's failover latency, the schedule-to-start time (enqueue or hand-off to this claim; wakes
+ * carry no enqueue time and are left out), and the run's span (a child of the producer's trace when the run
  * carries one), which the caller ends when the session does.
  */
 export function announceClaim(
@@ -73,20 +86,13 @@ export function announceClaim(
   epoch: number,
   workerId: string,
   instruments: WorkerInstruments,
-  onEvent: (event: WorkerEvent) => void,
+  onEvent: (event: WorkerEvent, run?: RunEventContext) => void,
 ): { span: Span; context: Context } {
   const reason = 'reason' in message ? message.reason : undefined;
   const since =
     message.kind === 'resume' ? message.since : message.kind === 'start' ? message.enqueuedAt : undefined;
-  onEvent({ type: 'run-claimed', runId: run.runId, epoch, via: message.kind, reason, since });
   const resumed = epoch > 1;
-  if (resumed) instruments.runsResumed.add(1, { [ATTR.reason]: reason ?? message.kind });
-  else instruments.runsStarted.add(1, { [ATTR.workflow]: run.workflow });
-  if (message.kind === 'resume') {
-    const latency = Math.max(0, Date.now() - message.since) / 1000;
-    instruments.failoverLatency.record(latency, { [ATTR.reason]: message.reason });
-  }
-  return startRunSpan({
+  const started = startRunSpan({
     workflow: run.workflow,
     version: run.version,
     runId: run.runId,
@@ -96,4 +102,31 @@ export function announceClaim(
     workerId,
     traceparent: run.traceparent,
   });
+  onEvent(
+    { type: 'run-claimed', runId: run.runId, epoch, via: message.kind, reason, since },
+    runEventContext(run, started.span),
+  );
+  if (resumed) instruments.runsResumed.add(1, { [ATTR.reason]: reason ?? message.kind });
+  else instruments.runsStarted.add(1, { [ATTR.workflow]: run.workflow });
+  if (message.kind === 'resume') {
+    const latency = Math.max(0, Date.now() - message.since) / 1000;
+    instruments.failoverLatency.record(latency, { [ATTR.reason]: message.reason });
+  }
+  // Both times are the producer's or the previous owner's clock against this worker's: skew
+  // between machines shows up here as it does in the failover latency.
+  if (since !== undefined) {
+    instruments.scheduleToStart.record(Math.max(0, Date.now() - since) / 1000, {
+      [ATTR.workflow]: run.workflow,
+      [ATTR.via]: message.kind,
+    });
+  }
+  return started;
+}
+
+/** The workflow and `baton.run` span ids of a run, for its events (the ids when the span is real). */
+export function runEventContext(run: RunRecord, span: Span): RunEventContext {
+  const ids = span.spanContext();
+  return isSpanContextValid(ids)
+    ? { workflow: run.workflow, traceId: ids.traceId, spanId: ids.spanId }
+    : { workflow: run.workflow };
 }

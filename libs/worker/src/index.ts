@@ -16,7 +16,7 @@ export type { WorkerHealth, WorkerState } from './worker.js';
 export { Worker } from './worker.js';
 export type { ResolvedWorkerOptions, WorkerOptions } from './options.js';
 export { resolveWorkerOptions } from './options.js';
-export type { WorkerEvent } from './events.js';
+export type { RunEventContext, WorkerEvent } from './events.js';
 export type { FaultHook, FaultInfo, FaultPoint } from './faults.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';

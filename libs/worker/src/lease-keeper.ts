@@ -20,6 +20,8 @@ import type { Logger } from './logger.js';
 export interface LeaseHandlers {
   onLost(error: LeaseLostError): void;
   onCancelRequested(): void;
+  /** The run's own logger (its id, workflow and trace ids bound), for lines about this lease. */
+  logger?: Logger;
 }
 
 /**
@@ -207,7 +209,7 @@ export class LeaseKeeper {
     }
     const kind = classifyRefusal(entry.epoch, lease);
     if (kind === 'ended') {
-      this.logger.debug(
+      (entry.logger ?? this.logger).debug(
         { runId: entry.runId, epoch: entry.epoch, state: lease?.state ?? 'deleted' },
         'renewal refused after the run ended at this epoch; not a lease loss',
       );

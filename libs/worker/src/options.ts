@@ -16,7 +16,7 @@ import {
 } from '@baton/core/runtime';
 import type { FaultHook } from './faults.js';
 import { silentLogger, type Logger } from './logger.js';
-import type { WorkerEvent } from './events.js';
+import type { RunEventContext, WorkerEvent } from './events.js';
 
 export interface WorkerOptions {
   transport: Transport;
@@ -79,8 +79,11 @@ export interface WorkerOptions {
   workerId?: string;
   /** A pino-compatible logger. @defaultValue silent */
   logger?: Logger;
-  /** Observes what the worker does (progress displays, metrics). Must not throw. */
-  onEvent?: (event: WorkerEvent) => void;
+  /**
+   * Observes what the worker does (progress displays, metrics). Must not throw. `run` comes with
+   * the events of a claimed run: its workflow and trace ids, for logging them with the event.
+   */
+  onEvent?: (event: WorkerEvent, run?: RunEventContext) => void;
   /** Named fault points for tests: called at exact places of the run lifecycle. */
   faults?: FaultHook;
   /**
@@ -131,7 +134,7 @@ export interface WorkerOptions {
 export interface ResolvedWorkerOptions extends Required<
   Omit<WorkerOptions, 'onEvent' | 'faults' | 'payloadProtection' | 'largePayloads'>
 > {
-  onEvent: (event: WorkerEvent) => void;
+  onEvent: (event: WorkerEvent, run?: RunEventContext) => void;
   faults: FaultHook | undefined;
   payloadProtection: PayloadProtection;
   /** Stores and resolves large values (with the threshold off it only resolves). */

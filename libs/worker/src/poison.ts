@@ -3,7 +3,7 @@
  * dead-lettered with that reason, then acked; it never stops the claim loop (worker invariant 2).
  */
 import { BatonError, CheckpointIntegrityError, MissingKeyError } from '@baton/core';
-import { assertRunId, type Delivery } from '@baton/core/adapter';
+import { assertRunId, RUN_ID_PATTERN, type Delivery } from '@baton/core/adapter';
 import {
   decodeMessage,
   type ClaimCheck,
@@ -13,6 +13,23 @@ import {
 } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
+
+/**
+ * Every code the worker dead-letters with (here, in run-session.ts and unreadable-run.ts): the
+ * dead-letter counter shows each at 0 from the start, so an alert on one has a series to watch.
+ */
+export const DEAD_LETTER_CODES = [
+  'too-large',
+  'unparseable',
+  'unknown-workflow',
+  'unknown-run',
+  'unreadable-payload',
+  'repeated-failure',
+  'unencodable',
+  'unreadable-checkpoint',
+  'integrity',
+  'unreadable',
+] as const;
 
 /** Thrown inside message handling for input that will never succeed: it is dead-lettered. */
 export class PoisonMessage extends BatonError {
@@ -67,15 +84,34 @@ export async function messageValue(
   }
 }
 
-/** Dead-letters the message with its reason and acks it; if that fails, it is redelivered. */
+/**
+ * The run id a message names, for logging a dead letter: from the decoded message when it was
+ * read, else from the raw JSON when it holds a string `runId` (an unparseable message may well).
+ */
+export function runIdOf(delivery: Delivery, message: RunMessage | undefined): string | undefined {
+  if (message !== undefined) return message.runId;
+  try {
+    const raw = JSON.parse(new TextDecoder().decode(delivery.data)) as unknown;
+    const runId = raw !== null && typeof raw === 'object' ? (raw as { runId?: unknown }).runId : undefined;
+    // Only a well-formed id: the log line must not carry whatever a broken producer sent.
+    return typeof runId === 'string' && RUN_ID_PATTERN.test(runId) ? runId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Dead-letters the message with its reason and acks it; if that fails, it is redelivered. This is
+ * the one log line of the dead letter (with the run id when the message has one).
+ */
 export async function deadLetterDelivery(
   delivery: Delivery,
-  code: string,
-  reason: string,
+  letter: { code: string; reason: string; runId: string | undefined },
   options: Pick<ResolvedWorkerOptions, 'transport' | 'logger' | 'onEvent'>,
   instruments: WorkerInstruments,
   retryMs: number,
 ): Promise<void> {
+  const { code, reason, runId } = letter;
   try {
     await options.transport.deadLetter({
       data: delivery.data,
@@ -85,11 +121,14 @@ export async function deadLetterDelivery(
       at: Date.now(),
     });
     await delivery.ack();
-    options.logger.warn({ code, reason }, 'message dead-lettered');
+    options.logger.warn(
+      runId === undefined ? { code, reason } : { runId, code, reason },
+      'message dead-lettered',
+    );
     instruments.deadLetters.add(1, { [ATTR.code]: code });
-    options.onEvent({ type: 'dead-lettered', code, reason });
+    options.onEvent({ type: 'dead-lettered', code, reason, ...(runId === undefined ? {} : { runId }) });
   } catch (err) {
-    options.logger.error({ err, code }, 'dead-lettering failed; the message will be redelivered');
+    options.logger.error({ err, code, runId }, 'dead-lettering failed; the message will be redelivered');
     await delivery.nak(retryMs).catch(() => undefined);
   }
 }

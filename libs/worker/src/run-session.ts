@@ -155,7 +155,10 @@ export class RunSession {
 
   async run(): Promise<SessionEnd> {
     const { runId, epoch } = this;
-    this.keeper.add(runId, epoch, this.start.acquiredAt, this.leaseHandlers);
+    this.keeper.add(runId, epoch, this.start.acquiredAt, {
+      ...this.leaseHandlers,
+      logger: this.options.logger,
+    });
     try {
       return await this.execute();
     } finally {
@@ -424,7 +427,7 @@ export class RunSession {
       })
       .catch((err: unknown) => this.options.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
     this.instruments.deadLetters.add(1, { [ATTR.code]: code });
-    this.options.onEvent({ type: 'dead-lettered', code, reason });
+    this.options.onEvent({ type: 'dead-lettered', code, reason, runId: this.runId });
     return this.finish({ status: 'failed', error: serializeError(cause) });
   }
 

@@ -79,7 +79,7 @@ async function failRun(
     })
     .catch((dlqErr: unknown) => logger.warn({ err: dlqErr, runId }, 'dead-lettering failed'));
   instruments.deadLetters.add(1, { [ATTR.code]: code });
-  options.onEvent({ type: 'dead-lettered', code, reason });
+  options.onEvent({ type: 'dead-lettered', code, reason, runId });
   ctx.releaseLease();
   await store.finishRun(runId, epoch, { status: 'failed', error: serializeError(err) });
   return 'failed';

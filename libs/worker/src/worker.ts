@@ -20,7 +20,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BatonError, type AnyWorkflowDefinition } from '@baton/core';
 import { hasPresence, type AcquireResult, type Delivery, type RunRecord } from '@baton/core/adapter';
 import { encodeMessage, type ResumeMessage, type WakeMessage, type RunMessage } from '@baton/core/runtime';
-import { ATTR, recordError, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
+import {
+  ATTR,
+  observeBacklog,
+  recordError,
+  workerInstruments,
+  type WorkerInstruments,
+} from '@baton/telemetry';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
@@ -30,13 +36,27 @@ import {
   type ResolvedWorkerOptions,
   type WorkerOptions,
 } from './options.js';
-import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage } from './poison.js';
+import {
+  DEAD_LETTER_CODES,
+  deadLetterDelivery,
+  messageValue,
+  parseRunMessage,
+  PoisonMessage,
+  runIdOf,
+} from './poison.js';
 import { PutBack } from './put-back.js';
 import { RunSession, type SessionEnd } from './run-session.js';
-import { announceClaim, sessionEndEvent } from './events.js';
+import {
+  announceClaim,
+  runEventContext,
+  sessionEndEvent,
+  type RunEventContext,
+  type WorkerEvent,
+} from './events.js';
 import { handleClaimFailure } from './claim-failures.js';
 import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
 import { StoreClock } from './store-clock.js';
+import { bindLogger } from './logger.js';
 import { DataLossWatch, type DataLossReport } from './data-loss.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
@@ -62,7 +82,22 @@ export interface WorkerHealth {
   storeDataLoss?: DataLossReport | null;
 }
 
+/** Every reason a run is claimed again (resume and wake messages): the resumed counter's labels. */
+const RESUME_REASONS: readonly (ResumeMessage['reason'] | WakeMessage['reason'])[] = [
+  'handoff',
+  'reaped',
+  'retry',
+  'timer',
+  'signal',
+  'cancel',
+];
+
 const FETCH_BATCH = 64;
+/**
+ * How long one backlog reading may take at metrics collection: a scrape must not wait on a slow
+ * bus, and a reading that misses is left out of that scrape rather than delaying it.
+ */
+const BACKLOG_READ_TIMEOUT_MS = 1_000;
 const ERROR_BACKOFF_MS = 500;
 
 export class Worker {
@@ -85,12 +120,18 @@ export class Worker {
   /** The store's clock: timers and journal times the store compares are on it (store-clock.ts). */
   private readonly storeClock: StoreClock;
   private readonly dataLoss: DataLossWatch;
+  /** Stops reporting the run queue's backlog (set while running, when the transport can count it). */
+  private stopBacklog: (() => void) | undefined;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     for (const wf of this.options.workflows) this.registry.set(workflowKey(wf.name, wf.version), wf);
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
-    this.instruments = workerInstruments();
+    this.instruments = workerInstruments({
+      workflows: this.options.workflows.map((wf) => wf.name),
+      deadLetterCodes: DEAD_LETTER_CODES,
+      resumeReasons: RESUME_REASONS,
+    });
     this.putBacks = new PutBack(store, () => [...this.registry.keys()], logger, this.instruments);
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
     this.storeClock = new StoreClock(store, this.options.clock);
@@ -154,6 +195,12 @@ export class Worker {
       if (this.stateValue !== 'stopped') this.dataLoss.report(loss, this.ownedRuns);
     });
     this.stateValue = 'running';
+    const { transport } = this.options;
+    if (transport.backlog !== undefined) {
+      this.stopBacklog = observeBacklog(this.instruments, transport.name, () =>
+        transport.backlog!(BACKLOG_READ_TIMEOUT_MS),
+      );
+    }
     this.keeper.start();
     this.maintenance.start();
     this.claimLoop = this.runClaimLoop();
@@ -193,6 +240,7 @@ export class Worker {
     clearTimeout(deadline);
     this.keeper.stop();
     this.storeClock.stop();
+    this.stopBacklog?.();
     await this.maintenance.stop();
     const { store } = this.options;
     await (hasPresence(store) ? store.unregisterWorker(this.workerId) : Promise.resolve()).catch(
@@ -283,26 +331,33 @@ export class Worker {
     return true;
   }
 
-  private deadLetter(delivery: Delivery, code: string, reason: string): Promise<void> {
-    return deadLetterDelivery(delivery, code, reason, this.options, this.instruments, ERROR_BACKOFF_MS);
+  private deadLetter(
+    delivery: Delivery,
+    message: RunMessage | undefined,
+    code: string,
+    reason: string,
+  ): Promise<void> {
+    const letter = { code, reason, runId: runIdOf(delivery, message) };
+    return deadLetterDelivery(delivery, letter, this.options, this.instruments, ERROR_BACKOFF_MS);
   }
 
   private async handleDelivery(delivery: Delivery): Promise<void> {
+    let message: RunMessage | undefined;
     try {
-      const message = parseRunMessage(delivery, this.options.maxMessageBytes);
+      message = parseRunMessage(delivery, this.options.maxMessageBytes);
       await this.dispatch(message, delivery);
     } catch (err) {
       if (err instanceof PoisonMessage) {
-        await this.deadLetter(delivery, err.letterCode, err.message);
+        await this.deadLetter(delivery, message, err.letterCode, err.message);
         return;
       }
       if (delivery.deliveryCount >= this.options.maxDeliveries) {
         const reason = `failed ${delivery.deliveryCount} deliveries; last error: ${(err as Error)?.message ?? String(err)}`;
-        await this.deadLetter(delivery, 'repeated-failure', reason);
+        await this.deadLetter(delivery, message, 'repeated-failure', reason);
         return;
       }
       this.options.logger.warn(
-        { err, deliveryCount: delivery.deliveryCount },
+        { err, deliveryCount: delivery.deliveryCount, runId: message?.runId },
         'run message failed; it will be redelivered',
       );
       await delivery.nak(retryDelayMs(delivery)).catch(() => undefined);
@@ -451,6 +506,14 @@ export class Worker {
       this.options.onEvent,
     );
 
+    // Every line and event about this run, from here and from its session, names it and its trace.
+    const runContext = runEventContext(run, span);
+    const runLogger = bindLogger(logger, runLogBindings(runContext, run.runId));
+    const runOptions: ResolvedWorkerOptions = {
+      ...this.options,
+      logger: runLogger,
+      onEvent: (event) => this.options.onEvent(event, runContext),
+    };
     const session = new RunSession(
       {
         run,
@@ -462,7 +525,7 @@ export class Worker {
         cancelRequested: lease.cancelRequested,
         traceContext,
       },
-      this.options,
+      runOptions,
       this.keeper,
       instruments,
       this.storeClock,
@@ -475,25 +538,26 @@ export class Worker {
       span.setAttribute(ATTR.end, end);
       if (end === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: session.failure });
       if (end === 'aborted') this.dataLoss.noteAborted(run.runId);
-      this.report(end, run.runId, lease.epoch, session.failure);
+      this.report(end, run.runId, lease.epoch, session.failure, runOptions.onEvent);
     } catch (err) {
       span.setAttribute(ATTR.end, 'aborted');
       recordError(span, err);
       this.dataLoss.noteAborted(run.runId);
       // Counted on the run, and failed after too many in a row, unless it is not the run's fault.
-      const counted = await handleClaimFailure(err, run.runId, lease.epoch, this.options, instruments, () =>
+      const counted = await handleClaimFailure(err, run.runId, lease.epoch, runOptions, instruments, () =>
         this.storeClock.now(),
       ).catch((recordErr: unknown) => {
-        logger.warn({ err: recordErr, runId: run.runId }, 'recording a failed resume failed');
+        runLogger.warn({ err: recordErr, runId: run.runId }, 'recording a failed resume failed');
         return 'not-counted' as const;
       });
-      if (counted === 'failed') this.report('failed', run.runId, lease.epoch, (err as Error)?.message);
+      if (counted === 'failed')
+        this.report('failed', run.runId, lease.epoch, (err as Error)?.message, runOptions.onEvent);
       if (counted !== 'not-counted') return;
-      logger.warn(
+      runLogger.warn(
         { err, runId: run.runId, epoch: lease.epoch },
         'run stopped by an error; it resumes elsewhere',
       );
-      this.options.onEvent({
+      runOptions.onEvent({
         type: 'run-aborted',
         runId: run.runId,
         epoch: lease.epoch,
@@ -507,12 +571,30 @@ export class Worker {
     }
   }
 
-  private report(end: SessionEnd, runId: string, epoch: number, failure?: string): void {
+  private report(
+    end: SessionEnd,
+    runId: string,
+    epoch: number,
+    failure: string | undefined,
+    onEvent: (event: WorkerEvent) => void,
+  ): void {
     if (end === 'completed') this.instruments.runsCompleted.add(1);
     if (end === 'failed') this.instruments.runsFailed.add(1);
     const event = sessionEndEvent(end, runId, epoch, failure);
-    if (event) this.options.onEvent(event);
+    if (event) onEvent(event);
   }
+}
+
+/**
+ * What every log line about a run carries: its id and workflow, and its span's ids under the
+ * names OpenTelemetry's log data model and most log backends use (`trace_id`, `span_id`), so a
+ * line leads to the trace and a trace to its lines.
+ */
+function runLogBindings(context: RunEventContext, runId: string): Record<string, unknown> {
+  const bindings: Record<string, unknown> = { runId, workflow: context.workflow };
+  if (context.traceId !== undefined) bindings.trace_id = context.traceId;
+  if (context.spanId !== undefined) bindings.span_id = context.spanId;
+  return bindings;
 }
 
 /** Backoff for a message that failed for a reason that may pass (a store hiccup, say). */

@@ -18,6 +18,7 @@ import {
   histogram,
   histogramPercentiles,
   mergeHistograms,
+  requireHistogram,
   scrape,
   since,
   type Histogram,
@@ -124,7 +125,9 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
     const enqueuedAt = new Map(started.map((s) => [s.runId, s.enqueuedAt]));
     const singleLatency = percentiles(single);
     const window = (name: string): Histogram =>
-      mergeHistograms(after.map((text, i) => since(histogram(text, name), histogram(before[i]!, name))));
+      mergeHistograms(
+        after.map((text, i) => since(requireHistogram(text, name), histogram(before[i]!, name))),
+      );
     return {
       workload,
       transport: options.transport,
@@ -137,8 +140,8 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
       runLatency: percentiles(records.map((r) => r.updatedAt - (enqueuedAt.get(r.runId) ?? NaN))),
       singleRunLatency: singleLatency,
       perStepOverheadMs: singleLatency.p50 / steps,
-      journalAppend: histogramPercentiles(window('baton_journal_append_duration')),
-      checkpointWrite: histogramPercentiles(window('baton_checkpoint_write_duration')),
+      journalAppend: histogramPercentiles(window('baton_journal_append_duration_seconds')),
+      checkpointWrite: histogramPercentiles(window('baton_checkpoint_write_duration_seconds')),
       workers: usageAfter.map((u, i) => ({
         pid: u.pid,
         cpuSeconds: u.cpuSeconds - (usageBefore[i]?.cpuSeconds ?? 0),

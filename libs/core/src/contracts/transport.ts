@@ -69,6 +69,13 @@ export interface RunQueue {
    * after the transport's ack wait (so a crashed consumer loses nothing).
    */
   fetch(options: FetchOptions): Promise<Delivery[]>;
+  /**
+   * Run messages waiting to be claimed, as the bus counts them: one cheap call to the server that
+   * gives up after `timeoutMs`, made when metrics are collected. Undefined when the bus cannot say
+   * (not connected, or the server did not answer in time). Optional: a transport without such a
+   * count leaves it out and no backlog is reported. Each adapter documents what it counts.
+   */
+  backlog?(timeoutMs: number): Promise<number | undefined>;
 }
 
 /** One append: a batch of encoded entries, written as one record. */

@@ -193,6 +193,15 @@ class MemoryTransport implements Transport {
     return false;
   }
 
+  /** Messages ready for a fetch, and those nakked with a delay that will be: none in flight. */
+  async backlog(): Promise<number | undefined> {
+    if (this.state === 'closed') return undefined;
+    let waiting = 0;
+    for (const message of this.ready) if (message.state === 'ready') waiting++;
+    for (const message of this.timed) if (message.state === 'delayed') waiting++;
+    return waiting;
+  }
+
   /** Hands ready messages to waiting fetchers, oldest fetcher first. */
   private wakeWaiters(): void {
     for (const waiter of this.waiters) {
