@@ -3,13 +3,21 @@ import type { RunRecord } from '@baton/core/adapter';
 import type { RunMessage } from '@baton/core/runtime';
 import { ATTR, startRunSpan, type WorkerInstruments } from '@baton/telemetry';
 import { isSpanContextValid, type Context, type Span } from '@opentelemetry/api';
-import type { SessionEnd } from './run-session.js';
 
 /**
  * Passed to `onEvent` with every event a claimed run reports (its claim, its end, a lost lease, a
  * dead letter of its own): the run's workflow and the ids of its `baton.run` span when tracing is
  * on, so an observer can log the event with the run's trace.
  */
+/**
+ * How a run session ended. `held`: the run's data cannot be read by this worker yet (a key it
+ * lacks, a checkpoint schema newer than it knows); the run is left intact, suspended with a retry
+ * timer. Defined here, with the events a session's end emits, so that the options (which name the
+ * event sink) never import the session.
+ */
+export type SessionEnd =
+  'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted' | 'held';
+
 export interface RunEventContext {
   workflow: string;
   traceId?: string;

@@ -44,6 +44,7 @@ import { loadResumePoint } from './resume-point.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 import { countsAsResumeFailure } from './claim-failures.js';
 import type { StoreClock } from './store-clock.js';
+import type { SessionEnd } from './events.js';
 
 export interface SessionStart {
   run: RunRecord;
@@ -56,13 +57,6 @@ export interface SessionStart {
   /** The context of this attempt's `baton.run` span: activity spans are its children. */
   traceContext: Context;
 }
-
-/**
- * How a session ended. `held`: the run's data cannot be read by this worker yet (a key it lacks, a
- * checkpoint schema newer than it knows); the run is left intact, suspended with a retry timer.
- */
-export type SessionEnd =
-  'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted' | 'held';
 
 const TERMINAL = new Set<JournalEntry['type']>(['RunCompleted', 'RunFailed', 'RunCancelled']);
 

@@ -1,5 +1,9 @@
 /**
- * The Worker: claims runs from the transport's run queue and executes them (DESIGN §3).
+ * The Worker: claims runs from the transport's run queue and executes them (DESIGN §3). This file
+ * is step 1 of a run's path through the worker, the lifecycle: it builds the rooms, starts them and
+ * stops them. Read on in order: claim-loop.ts (fetch), dispatch.ts (by message kind), claim.ts
+ * (lease, ack, session), run-session.ts (recovery from checkpoint and journal via resume-point.ts,
+ * then replay and execution), journal-writer.ts (appends and checkpoints).
  *
  * Lifecycle states:
  * - `created`: constructed, options validated, nothing running;
@@ -16,18 +20,14 @@
  * 4. A run whose workflow version this worker does not register is never failed nor dead-lettered
  *    for that: its message is put back for a worker that has the version (docs/versioning.md).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BatonError, type AnyWorkflowDefinition } from '@baton/core';
-import { hasPresence, type AcquireResult, type Delivery, type RunRecord } from '@baton/core/adapter';
-import { encodeMessage, type ResumeMessage, type WakeMessage, type RunMessage } from '@baton/core/runtime';
-import {
-  ATTR,
-  observeBacklog,
-  recordError,
-  workerInstruments,
-  type WorkerInstruments,
-} from '@baton/telemetry';
-import { SpanStatusCode } from '@opentelemetry/api';
+import { hasPresence } from '@baton/core/adapter';
+import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
+import { observeBacklog, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
+import type { ClaimContext } from './claim.js';
+import { ClaimLoop } from './claim-loop.js';
+import { DataLossWatch, type DataLossReport } from './data-loss.js';
+import { Dispatcher } from './dispatch.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
 import {
@@ -36,28 +36,10 @@ import {
   type ResolvedWorkerOptions,
   type WorkerOptions,
 } from './options.js';
-import {
-  DEAD_LETTER_CODES,
-  deadLetterDelivery,
-  messageValue,
-  parseRunMessage,
-  PoisonMessage,
-  runIdOf,
-} from './poison.js';
+import { DEAD_LETTER_CODES } from './poison.js';
 import { PutBack } from './put-back.js';
-import { RunSession, type SessionEnd } from './run-session.js';
-import {
-  announceClaim,
-  runEventContext,
-  sessionEndEvent,
-  type RunEventContext,
-  type WorkerEvent,
-} from './events.js';
-import { handleClaimFailure } from './claim-failures.js';
-import { enqueueResume, enqueueWake, redeliveryDelayMs } from './run-messages.js';
+import type { RunSession } from './run-session.js';
 import { StoreClock } from './store-clock.js';
-import { bindLogger } from './logger.js';
-import { DataLossWatch, type DataLossReport } from './data-loss.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
 
@@ -92,31 +74,23 @@ const RESUME_REASONS: readonly (ResumeMessage['reason'] | WakeMessage['reason'])
   'cancel',
 ];
 
-const FETCH_BATCH = 64;
 /**
  * How long one backlog reading may take at metrics collection: a scrape must not wait on a slow
  * bus, and a reading that misses is left out of that scrape rather than delaying it.
  */
 const BACKLOG_READ_TIMEOUT_MS = 1_000;
-const ERROR_BACKOFF_MS = 500;
 
 export class Worker {
   readonly options: ResolvedWorkerOptions;
   private stateValue: WorkerState = 'created';
   private readonly registry = new Map<string, AnyWorkflowDefinition>();
   private readonly sessions = new Map<string, RunSession>();
-  private readonly handling = new Set<Promise<void>>();
   private readonly keeper: LeaseKeeper;
   private readonly maintenance: Maintenance;
-  private readonly fetchAbort = new AbortController();
-  private claimLoop: Promise<void> = Promise.resolve();
-  private slots = 0;
-  private slotFreed: (() => void) | undefined;
+  private readonly claimLoop: ClaimLoop;
   private stopping: Promise<void> | undefined;
-  private fetchFailing = false;
   /** Metric instruments; no-ops unless the process registered an OpenTelemetry MeterProvider. */
   private readonly instruments: WorkerInstruments;
-  private readonly putBacks: PutBack;
   /** The store's clock: timers and journal times the store compares are on it (store-clock.ts). */
   private readonly storeClock: StoreClock;
   private readonly dataLoss: DataLossWatch;
@@ -132,7 +106,7 @@ export class Worker {
       deadLetterCodes: DEAD_LETTER_CODES,
       resumeReasons: RESUME_REASONS,
     });
-    this.putBacks = new PutBack(store, () => [...this.registry.keys()], logger, this.instruments);
+    const putBacks = new PutBack(store, () => [...this.registry.keys()], logger, this.instruments);
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
     this.storeClock = new StoreClock(store, this.options.clock);
     this.dataLoss = new DataLossWatch(logger, this.instruments, this.options.onEvent, this.options.clock);
@@ -147,8 +121,19 @@ export class Worker {
       payloads: this.options.claimCheck.payloads,
       logger,
       emit: this.options.onEvent,
-      takeLocally: (message) => this.takeLocally(message),
+      takeLocally: (message) => this.claimLoop.takeLocally(message),
     });
+    const claims: ClaimContext = {
+      options: this.options,
+      keeper: this.keeper,
+      instruments: this.instruments,
+      storeClock: this.storeClock,
+      dataLoss: this.dataLoss,
+      sessions: this.sessions,
+      running: () => this.stateValue === 'running',
+    };
+    const dispatcher = new Dispatcher(claims, this.registry, putBacks);
+    this.claimLoop = new ClaimLoop(this.options, dispatcher.handle, claims.running);
   }
 
   get state(): WorkerState {
@@ -173,7 +158,7 @@ export class Worker {
       lastRenewalPassAt: this.keeper.lastPass,
       lastRenewalOkAt: this.keeper.lastRenewal,
       storeFailing: this.keeper.failing,
-      transportFailing: this.fetchFailing,
+      transportFailing: this.claimLoop.failing,
       storeClockOffsetMs: this.storeClock.sample?.offsetMs ?? null,
       storeDataLoss: this.dataLoss.last ?? null,
     };
@@ -203,7 +188,7 @@ export class Worker {
     }
     this.keeper.start();
     this.maintenance.start();
-    this.claimLoop = this.runClaimLoop();
+    this.claimLoop.start();
     this.options.logger.info(
       { workerId: this.workerId, concurrency: this.options.concurrency },
       'worker started',
@@ -227,16 +212,14 @@ export class Worker {
       return;
     }
     this.stateValue = 'draining';
-    this.fetchAbort.abort();
-    this.slotFreed?.();
-    await this.claimLoop;
+    await this.claimLoop.stop();
     for (const session of this.sessions.values()) session.handoff();
     const deadline = setTimeout(() => {
       for (const session of this.sessions.values())
         session.abort(new BatonError('BATON_SHUTDOWN', 'worker shutting down'));
     }, this.options.drainTimeoutMs);
     deadline.unref();
-    await Promise.allSettled([...this.handling]);
+    await this.claimLoop.settled();
     clearTimeout(deadline);
     this.keeper.stop();
     this.storeClock.stop();
@@ -252,352 +235,4 @@ export class Worker {
     this.stateValue = 'stopped';
     this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
   }
-
-  // -------------------------------------------------------------------------------------------
-
-  private async runClaimLoop(): Promise<void> {
-    const { transport, concurrency, fetchWaitMs, logger } = this.options;
-    while (this.stateValue === 'running') {
-      const room = concurrency - this.slots;
-      if (room <= 0) {
-        await new Promise<void>((resolve) => (this.slotFreed = resolve));
-        continue;
-      }
-      let batch: Delivery[];
-      try {
-        batch = await transport.fetch({
-          max: Math.min(room, FETCH_BATCH),
-          expiresMs: fetchWaitMs,
-          signal: this.fetchAbort.signal,
-        });
-        this.fetchFailing = false;
-      } catch (err) {
-        if (this.stateValue !== 'running') break;
-        this.fetchFailing = true;
-        logger.warn({ err }, 'fetching run messages failed; retrying');
-        await sleep(ERROR_BACKOFF_MS, undefined, { ref: false });
-        continue;
-      }
-      for (const delivery of batch) {
-        if (this.stateValue !== 'running') {
-          await delivery.nak().catch(() => undefined);
-          continue;
-        }
-        this.handle(delivery);
-      }
-    }
-  }
-
-  private handle(delivery: Delivery): void {
-    this.slots++;
-    const handled = this.handleDelivery(delivery).finally(() => {
-      this.slots--;
-      this.handling.delete(handled);
-      this.slotFreed?.();
-      this.slotFreed = undefined;
-    });
-    this.handling.add(handled);
-  }
-
-  /**
-   * Handles a resume or wake the maintenance scans found as if the queue had delivered it, when
-   * there is room. Nothing is lost if this process dies before the claim: the run stays acquirable
-   * and the scans report it again a lease period later. A nak sends it through the queue instead.
-   */
-  private takeLocally(message: ResumeMessage | WakeMessage): boolean {
-    if (this.stateValue !== 'running' || this.slots >= this.options.concurrency) return false;
-    const { transport, logger } = this.options;
-    const requeue = (): Promise<void> =>
-      (message.kind === 'resume'
-        ? enqueueResume(transport, message.runId, message.reason)
-        : enqueueWake(transport, message.runId, message.reason)
-      ).catch((err: unknown) => {
-        logger.warn(
-          { err, runId: message.runId },
-          'requeueing a found run failed; the scans report it again',
-        );
-      });
-    this.handle({
-      data: encodeMessage(message),
-      headers: {},
-      deliveryCount: 1,
-      ack: () => Promise.resolve(),
-      nak: (delayMs) => {
-        if (!delayMs) return requeue();
-        setTimeout(() => void requeue(), delayMs).unref();
-        return Promise.resolve();
-      },
-    });
-    return true;
-  }
-
-  private deadLetter(
-    delivery: Delivery,
-    message: RunMessage | undefined,
-    code: string,
-    reason: string,
-  ): Promise<void> {
-    const letter = { code, reason, runId: runIdOf(delivery, message) };
-    return deadLetterDelivery(delivery, letter, this.options, this.instruments, ERROR_BACKOFF_MS);
-  }
-
-  private async handleDelivery(delivery: Delivery): Promise<void> {
-    let message: RunMessage | undefined;
-    try {
-      message = parseRunMessage(delivery, this.options.maxMessageBytes);
-      await this.dispatch(message, delivery);
-    } catch (err) {
-      if (err instanceof PoisonMessage) {
-        await this.deadLetter(delivery, message, err.letterCode, err.message);
-        return;
-      }
-      if (delivery.deliveryCount >= this.options.maxDeliveries) {
-        const reason = `failed ${delivery.deliveryCount} deliveries; last error: ${(err as Error)?.message ?? String(err)}`;
-        await this.deadLetter(delivery, message, 'repeated-failure', reason);
-        return;
-      }
-      this.options.logger.warn(
-        { err, deliveryCount: delivery.deliveryCount, runId: message?.runId },
-        'run message failed; it will be redelivered',
-      );
-      await delivery.nak(retryDelayMs(delivery)).catch(() => undefined);
-    }
-  }
-
-  private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
-    const { store, transport, claimCheck } = this.options;
-    switch (message.kind) {
-      case 'start': {
-        let workflow = this.registry.get(workflowKey(message.workflow, message.version));
-        if (!workflow) {
-          // A record may exist: a worker that has the version created it and died before the
-          // ack. Then the run has begun and is put back like any other; else nothing has begun,
-          // and the message is dead-lettered (unknown-workflow) for an operator to redrive.
-          const existing = await store.getRun(message.runId);
-          if (existing) return this.claimKnownRun(existing, message, delivery);
-          workflow = this.lookup(message.workflow, message.version);
-        }
-        const acquiredAt = Date.now();
-        const { leaseMs, workerId } = this.options;
-        // Create and lease in one store call.
-        const taken = await store.createRunAndLease(
-          {
-            runId: message.runId,
-            workflow: message.workflow,
-            version: message.version,
-            input: await messageValue(claimCheck, message),
-            idempotencyKey: message.idempotencyKey ?? null,
-            traceparent: message.traceparent ?? null,
-          },
-          workerId,
-          leaseMs,
-        );
-        // An existing run (same id or idempotency key) is claimed like any known run, as it was created.
-        if (!taken.created) return this.claimKnownRun(taken.run, message, delivery);
-        return this.claim(taken.run, workflow, message, delivery, { lease: taken.lease, acquiredAt });
-      }
-      case 'resume':
-      case 'wake': {
-        const run = await store.getRun(message.runId);
-        if (!run)
-          throw new PoisonMessage(
-            'unknown-run',
-            `${message.kind} message for run ${message.runId}, which the store does not know`,
-          );
-        return this.claimKnownRun(run, message, delivery);
-      }
-      case 'signal': {
-        const { found, wake, dropped } = await store.deliverSignal(message.runId, {
-          signalId: message.signalId,
-          name: message.name,
-          payload: await messageValue(claimCheck, message),
-        });
-        if (!found) return this.unknownRunYet(message, delivery);
-        if (dropped === true) {
-          // The run finished: nothing will read the signal, and redelivering it would change nothing.
-          this.instruments.signalsDropped.add(1);
-          this.options.logger.debug(
-            { runId: message.runId, signal: message.name, signalId: message.signalId },
-            'signal dropped: its run has already finished',
-          );
-          return delivery.ack();
-        }
-        if (wake) await enqueueWake(transport, message.runId, 'signal');
-        return delivery.ack();
-      }
-      case 'cancel': {
-        const { found, wake } = await store.requestCancel(message.runId, message.reason);
-        if (!found) return this.unknownRunYet(message, delivery);
-        this.sessions.get(message.runId)?.cancel(message.reason);
-        if (wake) await enqueueWake(transport, message.runId, 'cancel');
-        return delivery.ack();
-      }
-    }
-  }
-
-  /** Claims a run the store knows, if this worker registers its workflow version. */
-  private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
-    const workflow = this.registry.get(workflowKey(run.workflow, run.version));
-    if (workflow) return this.claim(run, workflow, message, delivery);
-    return this.putBacks.putBack(run, delivery);
-  }
-
-  /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
-  private async unknownRunYet(message: RunMessage, delivery: Delivery): Promise<void> {
-    if (delivery.deliveryCount >= this.options.maxDeliveries) {
-      throw new PoisonMessage(
-        'unknown-run',
-        `${message.kind} message for run ${message.runId}, which never started`,
-      );
-    }
-    await delivery.nak(redeliveryDelayMs(delivery.deliveryCount, 100, 5_000));
-  }
-
-  private lookup(name: string, version: number): AnyWorkflowDefinition {
-    const workflow = this.registry.get(workflowKey(name, version));
-    if (!workflow) {
-      const known = [...this.registry.keys()].join(', ');
-      throw new PoisonMessage(
-        'unknown-workflow',
-        `workflow ${name}@${version} is not registered on this worker (it has: ${known}); ` +
-          'deploy a worker that registers it, then redrive the dead letter',
-      );
-    }
-    return workflow;
-  }
-
-  private async claim(
-    run: RunRecord,
-    workflow: AnyWorkflowDefinition,
-    message: RunMessage,
-    delivery: Delivery,
-    /** The lease `createRunAndLease` took with the run it created. */
-    taken?: { lease: AcquireResult; acquiredAt: number },
-  ): Promise<void> {
-    const { store, leaseMs, workerId, logger } = this.options;
-    const acquiredAt = taken?.acquiredAt ?? Date.now();
-    const lease = taken?.lease ?? (await store.acquireLease(run.runId, workerId, leaseMs));
-    if (!lease.ok) {
-      // Finished, or a live worker owns it (a duplicate or early message): nothing to do here.
-      await delivery.ack();
-      return;
-    }
-    await this.options.faults?.('lease-acquired', { runId: run.runId, epoch: lease.epoch });
-    // The claim is durable (the lease), so the run does not wait for the ack's confirmation: a
-    // lost ack only redelivers the message, and whoever gets it finds the lease taken or the run
-    // finished, and acks it then.
-    if (delivery.ackUnconfirmed) delivery.ackUnconfirmed();
-    else
-      void delivery
-        .ack()
-        .catch((err: unknown) =>
-          logger.debug(
-            { err, runId: run.runId },
-            'ack of a claimed run failed; it will be redelivered and dropped',
-          ),
-        );
-    const instruments = this.instruments;
-    const { span, context: traceContext } = announceClaim(
-      run,
-      message,
-      lease.epoch,
-      workerId,
-      instruments,
-      this.options.onEvent,
-    );
-
-    // Every line and event about this run, from here and from its session, names it and its trace.
-    const runContext = runEventContext(run, span);
-    const runLogger = bindLogger(logger, runLogBindings(runContext, run.runId));
-    const runOptions: ResolvedWorkerOptions = {
-      ...this.options,
-      logger: runLogger,
-      onEvent: (event) => this.options.onEvent(event, runContext),
-    };
-    const session = new RunSession(
-      {
-        run,
-        workflow,
-        epoch: lease.epoch,
-        acquiredAt,
-        // Created by this very message and never leased before: it has no checkpoint to load.
-        fresh: taken !== undefined && lease.epoch === 1,
-        cancelRequested: lease.cancelRequested,
-        traceContext,
-      },
-      runOptions,
-      this.keeper,
-      instruments,
-      this.storeClock,
-    );
-    this.sessions.set(run.runId, session);
-    instruments.runsInFlight.add(1);
-    if (this.stateValue !== 'running') session.handoff();
-    try {
-      const end = await session.run();
-      span.setAttribute(ATTR.end, end);
-      if (end === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: session.failure });
-      if (end === 'aborted') this.dataLoss.noteAborted(run.runId);
-      this.report(end, run.runId, lease.epoch, session.failure, runOptions.onEvent);
-    } catch (err) {
-      span.setAttribute(ATTR.end, 'aborted');
-      recordError(span, err);
-      this.dataLoss.noteAborted(run.runId);
-      // Counted on the run, and failed after too many in a row, unless it is not the run's fault.
-      const counted = await handleClaimFailure(err, run.runId, lease.epoch, runOptions, instruments, () =>
-        this.storeClock.now(),
-      ).catch((recordErr: unknown) => {
-        runLogger.warn({ err: recordErr, runId: run.runId }, 'recording a failed resume failed');
-        return 'not-counted' as const;
-      });
-      if (counted === 'failed')
-        this.report('failed', run.runId, lease.epoch, (err as Error)?.message, runOptions.onEvent);
-      if (counted !== 'not-counted') return;
-      runLogger.warn(
-        { err, runId: run.runId, epoch: lease.epoch },
-        'run stopped by an error; it resumes elsewhere',
-      );
-      runOptions.onEvent({
-        type: 'run-aborted',
-        runId: run.runId,
-        epoch: lease.epoch,
-        reason: (err as Error)?.message ?? String(err),
-      });
-    } finally {
-      span.end();
-      instruments.runsInFlight.add(-1);
-      // A later session of the same run (this worker reclaimed it) keeps its entry.
-      if (this.sessions.get(run.runId) === session) this.sessions.delete(run.runId);
-    }
-  }
-
-  private report(
-    end: SessionEnd,
-    runId: string,
-    epoch: number,
-    failure: string | undefined,
-    onEvent: (event: WorkerEvent) => void,
-  ): void {
-    if (end === 'completed') this.instruments.runsCompleted.add(1);
-    if (end === 'failed') this.instruments.runsFailed.add(1);
-    const event = sessionEndEvent(end, runId, epoch, failure);
-    if (event) onEvent(event);
-  }
-}
-
-/**
- * What every log line about a run carries: its id and workflow, and its span's ids under the
- * names OpenTelemetry's log data model and most log backends use (`trace_id`, `span_id`), so a
- * line leads to the trace and a trace to its lines.
- */
-function runLogBindings(context: RunEventContext, runId: string): Record<string, unknown> {
-  const bindings: Record<string, unknown> = { runId, workflow: context.workflow };
-  if (context.traceId !== undefined) bindings.trace_id = context.traceId;
-  if (context.spanId !== undefined) bindings.span_id = context.spanId;
-  return bindings;
-}
-
-/** Backoff for a message that failed for a reason that may pass (a store hiccup, say). */
-function retryDelayMs(delivery: Delivery): number {
-  return redeliveryDelayMs(delivery.deliveryCount, ERROR_BACKOFF_MS, 30_000);
 }

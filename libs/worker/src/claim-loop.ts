@@ -1,0 +1,132 @@
+/**
+ * Step 2 of a run's path through the worker: the claim loop. Fetches run messages while the worker
+ * runs, never more than it has room for (worker invariant 3), and hands each to the dispatcher in
+ * a slot of its own. Runs the maintenance scans found are handed in the same way (`takeLocally`).
+ *
+ * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run-session.ts
+ * (recovery in resume-point.ts, then replay) -> journal-writer.ts.
+ */
+import type { Delivery } from '@baton/core/adapter';
+import { encodeMessage, type ResumeMessage, type WakeMessage } from '@baton/core/runtime';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ResolvedWorkerOptions } from './options.js';
+import { enqueueResume, enqueueWake } from './run-messages.js';
+
+const FETCH_BATCH = 64;
+/** Wait after a failed fetch before the next. */
+const FETCH_RETRY_MS = 500;
+
+export class ClaimLoop {
+  private slots = 0;
+  private slotFreed: (() => void) | undefined;
+  private readonly fetchAbort = new AbortController();
+  private readonly handling = new Set<Promise<void>>();
+  private loop: Promise<void> = Promise.resolve();
+  private fetchFailing = false;
+
+  constructor(
+    private readonly options: ResolvedWorkerOptions,
+    /** Handles one delivery to its end; never rejects (dispatch.ts). */
+    private readonly handleDelivery: (delivery: Delivery) => Promise<void>,
+    /** Whether the worker still takes new work. */
+    private readonly running: () => boolean,
+  ) {}
+
+  /** Whether the last fetch from the run queue failed. */
+  get failing(): boolean {
+    return this.fetchFailing;
+  }
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  /** Stops fetching; resolves once the loop has left (deliveries being handled go on). */
+  async stop(): Promise<void> {
+    this.fetchAbort.abort();
+    this.slotFreed?.();
+    await this.loop;
+  }
+
+  /** Resolves once every delivery taken so far has been handled. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.handling]);
+  }
+
+  /**
+   * Handles a resume or wake the maintenance scans found as if the queue had delivered it, when
+   * there is room. Nothing is lost if this process dies before the claim: the run stays acquirable
+   * and the scans report it again a lease period later. A nak sends it through the queue instead.
+   */
+  takeLocally(message: ResumeMessage | WakeMessage): boolean {
+    if (!this.running() || this.slots >= this.options.concurrency) return false;
+    const { transport, logger } = this.options;
+    const requeue = (): Promise<void> =>
+      (message.kind === 'resume'
+        ? enqueueResume(transport, message.runId, message.reason)
+        : enqueueWake(transport, message.runId, message.reason)
+      ).catch((err: unknown) => {
+        logger.warn(
+          { err, runId: message.runId },
+          'requeueing a found run failed; the scans report it again',
+        );
+      });
+    this.take({
+      data: encodeMessage(message),
+      headers: {},
+      deliveryCount: 1,
+      ack: () => Promise.resolve(),
+      nak: (delayMs) => {
+        if (!delayMs) return requeue();
+        setTimeout(() => void requeue(), delayMs).unref();
+        return Promise.resolve();
+      },
+    });
+    return true;
+  }
+
+  private async run(): Promise<void> {
+    const { transport, concurrency, fetchWaitMs, logger } = this.options;
+    while (this.running()) {
+      const room = concurrency - this.slots;
+      if (room <= 0) {
+        await new Promise<void>((resolve) => (this.slotFreed = resolve));
+        continue;
+      }
+      let batch: Delivery[];
+      try {
+        batch = await transport.fetch({
+          max: Math.min(room, FETCH_BATCH),
+          expiresMs: fetchWaitMs,
+          signal: this.fetchAbort.signal,
+        });
+        this.fetchFailing = false;
+      } catch (err) {
+        if (!this.running()) break;
+        this.fetchFailing = true;
+        logger.warn({ err }, 'fetching run messages failed; retrying');
+        await sleep(FETCH_RETRY_MS, undefined, { ref: false });
+        continue;
+      }
+      for (const delivery of batch) {
+        if (!this.running()) {
+          await delivery.nak().catch(() => undefined);
+          continue;
+        }
+        this.take(delivery);
+      }
+    }
+  }
+
+  /** Handles a delivery in a slot of its own; the slot frees when it is handled. */
+  private take(delivery: Delivery): void {
+    this.slots++;
+    const handled = this.handleDelivery(delivery).finally(() => {
+      this.slots--;
+      this.handling.delete(handled);
+      this.slotFreed?.();
+      this.slotFreed = undefined;
+    });
+    this.handling.add(handled);
+  }
+}

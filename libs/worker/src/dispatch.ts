@@ -1,0 +1,173 @@
+/**
+ * Step 3 of a run's path through the worker: dispatch by message kind. Decodes a delivery (a
+ * message that will never succeed is dead-lettered with its reason, worker invariant 2), then:
+ * `start` creates and leases the run in one store call; `resume` and `wake` claim a run the store
+ * knows; `signal` and `cancel` are recorded in the store and wake the run. A run whose workflow
+ * version this worker lacks is put back for one that has it (worker invariant 4). A message that
+ * failed for a reason that may pass is redelivered with backoff, and dead-lettered after
+ * `maxDeliveries`.
+ */
+import type { AnyWorkflowDefinition } from '@baton/core';
+import type { Delivery, RunRecord } from '@baton/core/adapter';
+import type { RunMessage } from '@baton/core/runtime';
+import { claimRun, type ClaimContext } from './claim.js';
+import { workflowKey } from './options.js';
+import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage, runIdOf } from './poison.js';
+import type { PutBack } from './put-back.js';
+import { enqueueWake, redeliveryDelayMs } from './run-messages.js';
+
+/** Base of the redelivery backoff of a message that failed for a reason that may pass. */
+const REDELIVERY_BASE_MS = 500;
+
+export class Dispatcher {
+  constructor(
+    private readonly context: ClaimContext,
+    /** The workflows this worker registers, by workflowKey(name, version). */
+    private readonly registry: ReadonlyMap<string, AnyWorkflowDefinition>,
+    private readonly putBacks: PutBack,
+  ) {}
+
+  /** Handles one delivery to its end: claimed, recorded, put back, redelivered or dead-lettered. */
+  readonly handle = async (delivery: Delivery): Promise<void> => {
+    const { options } = this.context;
+    let message: RunMessage | undefined;
+    try {
+      message = parseRunMessage(delivery, options.maxMessageBytes);
+      await this.dispatch(message, delivery);
+    } catch (err) {
+      if (err instanceof PoisonMessage) {
+        await this.deadLetter(delivery, message, err.letterCode, err.message);
+        return;
+      }
+      if (delivery.deliveryCount >= options.maxDeliveries) {
+        const reason = `failed ${delivery.deliveryCount} deliveries; last error: ${(err as Error)?.message ?? String(err)}`;
+        await this.deadLetter(delivery, message, 'repeated-failure', reason);
+        return;
+      }
+      options.logger.warn(
+        { err, deliveryCount: delivery.deliveryCount, runId: message?.runId },
+        'run message failed; it will be redelivered',
+      );
+      const delayMs = redeliveryDelayMs(delivery.deliveryCount, REDELIVERY_BASE_MS, 30_000);
+      await delivery.nak(delayMs).catch(() => undefined);
+    }
+  };
+
+  /** Dead-letters a delivery, with the run id when the message (or its raw bytes) has one. */
+  private deadLetter(
+    delivery: Delivery,
+    message: RunMessage | undefined,
+    code: string,
+    reason: string,
+  ): Promise<void> {
+    const { options, instruments } = this.context;
+    const letter = { code, reason, runId: runIdOf(delivery, message) };
+    return deadLetterDelivery(delivery, letter, options, instruments, REDELIVERY_BASE_MS);
+  }
+
+  private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
+    const { options, instruments, sessions } = this.context;
+    const { store, transport, claimCheck } = options;
+    switch (message.kind) {
+      case 'start': {
+        let workflow = this.registry.get(workflowKey(message.workflow, message.version));
+        if (!workflow) {
+          // A record may exist: a worker that has the version created it and died before the
+          // ack. Then the run has begun and is put back like any other; else nothing has begun,
+          // and the message is dead-lettered (unknown-workflow) for an operator to redrive.
+          const existing = await store.getRun(message.runId);
+          if (existing) return this.claimKnownRun(existing, message, delivery);
+          workflow = this.lookup(message.workflow, message.version);
+        }
+        const acquiredAt = Date.now();
+        const { leaseMs, workerId } = options;
+        // Create and lease in one store call.
+        const taken = await store.createRunAndLease(
+          {
+            runId: message.runId,
+            workflow: message.workflow,
+            version: message.version,
+            input: await messageValue(claimCheck, message),
+            idempotencyKey: message.idempotencyKey ?? null,
+            traceparent: message.traceparent ?? null,
+          },
+          workerId,
+          leaseMs,
+        );
+        // An existing run (same id or idempotency key) is claimed like any known run, as it was created.
+        if (!taken.created) return this.claimKnownRun(taken.run, message, delivery);
+        return claimRun(this.context, taken.run, workflow, message, delivery, {
+          lease: taken.lease,
+          acquiredAt,
+        });
+      }
+      case 'resume':
+      case 'wake': {
+        const run = await store.getRun(message.runId);
+        if (!run)
+          throw new PoisonMessage(
+            'unknown-run',
+            `${message.kind} message for run ${message.runId}, which the store does not know`,
+          );
+        return this.claimKnownRun(run, message, delivery);
+      }
+      case 'signal': {
+        const { found, wake, dropped } = await store.deliverSignal(message.runId, {
+          signalId: message.signalId,
+          name: message.name,
+          payload: await messageValue(claimCheck, message),
+        });
+        if (!found) return this.unknownRunYet(message, delivery);
+        if (dropped === true) {
+          // The run finished: nothing will read the signal, and redelivering it would change nothing.
+          instruments.signalsDropped.add(1);
+          options.logger.debug(
+            { runId: message.runId, signal: message.name, signalId: message.signalId },
+            'signal dropped: its run has already finished',
+          );
+          return delivery.ack();
+        }
+        if (wake) await enqueueWake(transport, message.runId, 'signal');
+        return delivery.ack();
+      }
+      case 'cancel': {
+        const { found, wake } = await store.requestCancel(message.runId, message.reason);
+        if (!found) return this.unknownRunYet(message, delivery);
+        sessions.get(message.runId)?.cancel(message.reason);
+        if (wake) await enqueueWake(transport, message.runId, 'cancel');
+        return delivery.ack();
+      }
+    }
+  }
+
+  /** Claims a run the store knows, if this worker registers its workflow version. */
+  private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
+    const workflow = this.registry.get(workflowKey(run.workflow, run.version));
+    if (workflow) return claimRun(this.context, run, workflow, message, delivery);
+    return this.putBacks.putBack(run, delivery);
+  }
+
+  /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
+  private async unknownRunYet(message: RunMessage, delivery: Delivery): Promise<void> {
+    if (delivery.deliveryCount >= this.context.options.maxDeliveries) {
+      throw new PoisonMessage(
+        'unknown-run',
+        `${message.kind} message for run ${message.runId}, which never started`,
+      );
+    }
+    await delivery.nak(redeliveryDelayMs(delivery.deliveryCount, 100, 5_000));
+  }
+
+  private lookup(name: string, version: number): AnyWorkflowDefinition {
+    const workflow = this.registry.get(workflowKey(name, version));
+    if (!workflow) {
+      const known = [...this.registry.keys()].join(', ');
+      throw new PoisonMessage(
+        'unknown-workflow',
+        `workflow ${name}@${version} is not registered on this worker (it has: ${known}); ` +
+          'deploy a worker that registers it, then redrive the dead letter',
+      );
+    }
+    return workflow;
+  }
+}
