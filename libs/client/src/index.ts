@@ -23,3 +23,14 @@ export type {
 } from './client.js';
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
+// The types the client's methods take and return, so a producer or an operator names them
+// without reaching into the adapter or runtime doors of @baton/core.
+export type {
+  CheckpointSummary,
+  LeaseInfo,
+  RunRecord,
+  RunStatus,
+  Store,
+  Transport,
+} from '@baton/core/adapter';
+export type { JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';
