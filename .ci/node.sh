@@ -85,6 +85,7 @@ baton_use_node() {
   fi
 
   package=$(baton_node_package "$floor") || exit 1
+  [ -n "${XDG_CACHE_HOME:-}${HOME:-}" ] || baton_fail "neither XDG_CACHE_HOME nor HOME is set: set one, for the Node cache"
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/baton/node-$baton_node_major"
   mkdir -p "$(dirname "$cache")"
   # One install at a time when several CI runs or checkouts on this machine share the cache.
@@ -100,7 +101,7 @@ baton_use_node() {
     baton_fail "npm does not run on $package_bin/node: install Node $floor or newer with its own npm and put it first on PATH"
   [ "$running" = "$(baton_node_version node)" ] ||
     baton_fail "npm runs on node $running, not on $package_bin/node: its launcher names a node of its own; install Node $floor or newer with its own npm"
-  echo "== node v$running from $package_bin/node (installed, the machine's node is ${system:+v}${system:-missing}; floor $floor), npm $(npm --version)"
+  echo "== node v$running from $package_bin/node (the cached install; the machine's node is ${system:+v}${system:-missing}; floor $floor), npm $(npm --version)"
 }
 
 baton_use_node
