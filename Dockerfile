@@ -12,8 +12,9 @@
 # Your own workflows: build an image FROM this one that copies your compiled module (and its
 # dependencies) in, and point BATON_WORKFLOWS at it.
 
-# Node 24 is the active LTS; `--build-arg NODE_VERSION=22` builds on the previous LTS.
-ARG NODE_VERSION=24
+# Node 22 LTS: the project's floor (`engines` in package.json), and the Node CI runs the tests on
+# when the machine's own is older (.ci/node.sh). `--build-arg NODE_VERSION=24` builds on a newer LTS.
+ARG NODE_VERSION=22
 
 # ---------------------------------------------------------------------------------------------
 # build: the full toolchain (dev dependencies included) compiles the workspace packages the worker

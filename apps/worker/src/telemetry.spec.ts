@@ -8,11 +8,11 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
-  BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
+  TracerProvider,
   type ReadableSpan,
-} from '@opentelemetry/sdk-trace-base';
+} from '@opentelemetry/sdk-trace';
 import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
@@ -31,7 +31,7 @@ beforeAll(() => {
   // (the process would export by OTLP), with the W3C propagator the SDK registers by default.
   telemetry = startTelemetry({}, 'baton-worker-test');
   trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
+    new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] }),
   );
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());

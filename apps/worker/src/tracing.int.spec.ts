@@ -10,11 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { CrashWorld } from '@baton/testing/crash';
 import { ATTR, SPAN } from '@baton/telemetry';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
@@ -114,7 +110,7 @@ let world: CrashWorld | undefined;
 beforeAll(async () => {
   endpoint = await collector.listen();
   trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(producerSpans)] }),
+    new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: producerSpans })] }),
   );
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
