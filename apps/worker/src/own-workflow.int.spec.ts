@@ -42,7 +42,7 @@ export const greet = defineWorkflow({
   run: async (ctx, input: { name: string }) => ctx.run(shout, input),
 });
 `,
-  'src/try-it.ts': `import { memoryStore, memoryTransport } from '@baton/core';
+  'src/try-it.ts': `import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { Worker } from '@baton/worker';
 import { greet } from './greet.js';
