@@ -70,4 +70,54 @@ describe('AdapterLifecycle', () => {
     expect(tearDown).toHaveBeenCalledWith({ id: 5 });
     expect(lifecycle.peek()).toEqual({ id: 5 });
   });
+
+  it("connects on first use through the adapter's connect(), once, then answers at once", async () => {
+    const lifecycle = new AdapterLifecycle<{ id: number }>(names);
+    const setUp = vi.fn(async () => ({ id: 6 }));
+    const connect = vi.fn(() => lifecycle.connect(setUp, async () => {}));
+    const [a, b] = await Promise.all([
+      lifecycle.openOrConnect('read', connect),
+      lifecycle.openOrConnect('write', connect),
+    ]);
+    expect(a).toEqual({ id: 6 });
+    expect(b).toEqual({ id: 6 });
+    expect(setUp).toHaveBeenCalledTimes(1);
+    expect(await lifecycle.openOrConnect('read', connect)).toEqual({ id: 6 });
+    expect(connect).toHaveBeenCalledTimes(2);
+  });
+
+  it('passes on a failed first-use connect, and names the operation once closed', async () => {
+    const lifecycle = new AdapterLifecycle<{ id: number }>(names);
+    const refused = new Error('refused');
+    const failing = (): Promise<void> =>
+      lifecycle.connect(
+        () => Promise.reject(refused),
+        async () => {},
+      );
+    await expect(lifecycle.openOrConnect('read', failing)).rejects.toBe(refused);
+    expect(lifecycle.state).toBe('created');
+
+    let finish!: (value: { id: number }) => void;
+    const pending = lifecycle.openOrConnect('write', () =>
+      lifecycle.connect(
+        () => new Promise((resolve) => (finish = resolve)),
+        async () => {},
+      ),
+    );
+    const closing = lifecycle.close(async () => {});
+    finish({ id: 7 });
+    const err = await pending.catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'BATON_CLOSED',
+      message: 'test adapter: write called after close(); make a new one',
+      cause: { code: 'BATON_CLOSED', message: 'test adapter: connect called after close(); make a new one' },
+    });
+    await closing;
+    const connect = vi.fn(async () => {});
+    await expect(lifecycle.openOrConnect('read', connect)).rejects.toMatchObject({
+      code: 'BATON_CLOSED',
+      message: 'test adapter: read called after close(); make a new one',
+    });
+    expect(connect).not.toHaveBeenCalled();
+  });
 });

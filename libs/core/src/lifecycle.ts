@@ -1,7 +1,7 @@
 /**
- * The connect/close lifecycle the network adapters share (NATS and Kafka transports, the NATS
- * object payload store), around what an open adapter holds (`T`: its connection and what it set
- * up).
+ * The connect/close lifecycle every network adapter shares (NATS and Kafka transports, the NATS
+ * object payload store, the Redis and Postgres stores), around what an open adapter holds (`T`:
+ * its connection and what it set up).
  *
  * Invariants:
  * 1. `connect()` sets up once: concurrent calls share one attempt; a failed attempt leaves the
@@ -13,6 +13,10 @@
  * 3. `open(operation)` hands out the open state, or throws BATON_CLOSED after close() and
  *    BATON_NOT_CONNECTED before connect() succeeded, naming the adapter, the operation and what
  *    to do.
+ * 4. `openOrConnect(operation, connect)`, for adapters whose operations connect on first use (the
+ *    stores), refuses after close() like open(), otherwise connects first when not open yet. An
+ *    operation whose connect is overtaken by close() fails with BATON_CLOSED naming the
+ *    operation, with what the connect failed with as its cause.
  */
 import { BatonError } from './errors.js';
 
@@ -91,6 +95,24 @@ export class AdapterLifecycle<T> {
     return this.value;
   }
 
+  /**
+   * The open state, connecting first when not open yet (invariant 4). `connect` is the adapter's
+   * own connect(), so that an operation and an explicit connect() share one attempt.
+   */
+  async openOrConnect(operation: string, connect: () => Promise<void>): Promise<T> {
+    if (this.current !== 'open') {
+      this.assertNotClosed(operation);
+      try {
+        await connect();
+      } catch (err) {
+        // A method call, not the field: close() may have come while connect() was awaited.
+        if (this.isClosed()) throw this.closedError(operation, err);
+        throw err;
+      }
+    }
+    return this.open(operation);
+  }
+
   /** What connect() set up, if it succeeded (also after close()); for status reads that never throw. */
   peek(): T | undefined {
     return this.value;
@@ -101,10 +123,16 @@ export class AdapterLifecycle<T> {
     if (this.current === 'closed') throw this.closedError(operation);
   }
 
-  closedError(operation: string): BatonError {
+  /** The BATON_CLOSED error for `operation`; `cause` is what the operation failed with, if it ran. */
+  closedError(operation: string, cause?: unknown): BatonError {
     return new BatonError(
       'BATON_CLOSED',
       `${this.names.adapter}: ${operation} called after close(); ${this.names.closedHint}`,
+      cause === undefined ? {} : { cause },
     );
+  }
+
+  private isClosed(): boolean {
+    return this.current === 'closed';
   }
 }

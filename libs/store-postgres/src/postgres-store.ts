@@ -2,11 +2,12 @@
  * The Postgres {@link Store}: lifecycle, and one method per contract operation delegating to the
  * capability modules (leases, checkpoints, runs, waits, presence).
  *
- * Lifecycle: `created` (no connection yet) → `connecting` (first connection, migrations) →
- * `ready` → `closed` (final; every operation throws BATON_CLOSED). An operation called before
- * connect() connects first. A failed connect() returns to `created`, so it can be retried.
+ * Lifecycle, the one every adapter shares (`AdapterLifecycle`): `created` (no connection yet) →
+ * `connecting` (first connection, migrations) → `ready` → `closed` (final; every operation
+ * throws BATON_CLOSED). An operation called before connect() connects first. A failed connect()
+ * returns to `created`, so it can be retried. The pool exists from construction on and opens
+ * connections as it needs them; connect() only proves the server answers and migrates.
  */
-import { BatonError } from '@baton/core';
 import type {
   AcquireResult,
   CreatedAndLeased,
@@ -28,6 +29,7 @@ import type {
   SuspendRequest,
   SuspendResult,
 } from '@baton/core/adapter';
+import { AdapterLifecycle } from '@baton/core/adapter';
 import * as checkpoints from './checkpoints.js';
 import { Db } from './db.js';
 import { connectError, operationError } from './errors.js';
@@ -40,16 +42,22 @@ import * as retention from './retention.js';
 import * as runs from './runs.js';
 import * as waits from './waits.js';
 
-/** Where a store is in its life; see the module comment. */
+/**
+ * Where a store is in its life; see the module comment. `ready` is the lifecycle's `open`, under
+ * the name this store has always reported.
+ */
 export type PostgresStoreState = 'created' | 'connecting' | 'ready' | 'closed';
 
 export class PostgresStore implements Store, PresenceStore {
   readonly name = 'postgres';
   readonly payloadLocation = 'postgres';
 
-  private status: PostgresStoreState = 'created';
-  private connecting: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
+  /** Opens onto the pool, once the server answered and the schema is migrated. */
+  private readonly lifecycle = new AdapterLifecycle<Db>({
+    adapter: 'postgres store',
+    connectHint: 'await store.connect() first',
+    closedHint: 'create a new store',
+  });
   private readonly db: Db;
   private readonly registry: presence.PresenceRegistry;
 
@@ -60,36 +68,28 @@ export class PostgresStore implements Store, PresenceStore {
 
   /** The lifecycle state. */
   get state(): PostgresStoreState {
-    return this.status;
+    const state = this.lifecycle.state;
+    return state === 'open' ? 'ready' : state;
   }
 
-  async connect(): Promise<void> {
-    this.assertOpen('connect');
-    this.connecting ??= this.prepare().then(
-      () => {
-        if (this.status === 'connecting') this.status = 'ready';
-      },
-      (err: unknown) => {
-        this.connecting = undefined;
-        if (this.status === 'connecting') this.status = 'created';
-        throw err;
-      },
+  connect(): Promise<void> {
+    // Nothing to release when close() overtakes a connect: close() ends the pool either way.
+    return this.lifecycle.connect(
+      () => this.prepare(),
+      async () => {},
     );
-    await this.connecting;
   }
 
   close(): Promise<void> {
-    this.status = 'closed';
-    this.closing ??= (async () => {
+    return this.lifecycle.close(async () => {
       // Each step runs even when another fails: presence sessions first (they live outside the pool).
       await this.registry.closeAll().catch(() => undefined);
       await this.db.end().catch(() => undefined);
-    })();
-    return this.closing;
+    });
   }
 
-  private async prepare(): Promise<void> {
-    this.status = 'connecting';
+  /** One connection proves the server answers; the schema is migrated on it. */
+  private async prepare(): Promise<Db> {
     let client;
     try {
       client = await this.db.pool.connect();
@@ -103,27 +103,23 @@ export class PostgresStore implements Store, PresenceStore {
     } finally {
       client.release();
     }
+    return this.db;
   }
 
   /** Runs one operation: refuses after close, connects first if needed, wraps pg errors. */
   private async run<T>(operation: string, body: (db: Db) => Promise<T>): Promise<T> {
-    this.assertOpen(operation);
-    if (this.status !== 'ready') await this.connect();
+    const db = await this.lifecycle.openOrConnect(operation, () => this.connect());
     try {
-      return await body(this.db);
+      return await body(db);
     } catch (err) {
-      if (this.status === 'closed') this.assertOpen(operation);
+      if (this.isClosed()) throw this.lifecycle.closedError(operation, err);
       throw operationError(operation, err, this.options);
     }
   }
 
-  private assertOpen(operation: string): void {
-    if (this.status === 'closed') {
-      throw new BatonError(
-        'BATON_CLOSED',
-        `postgres store: ${operation} called after close(); create a new store`,
-      );
-    }
+  /** A method, not a comparison, because close() may change the state across an await. */
+  private isClosed(): boolean {
+    return this.lifecycle.state === 'closed';
   }
 
   // Leases ---------------------------------------------------------------------------------------
@@ -230,12 +226,12 @@ export class PostgresStore implements Store, PresenceStore {
   // Presence -------------------------------------------------------------------------------------
 
   async registerWorker(workerId: string): Promise<void> {
-    this.assertOpen('registerWorker');
-    if (this.status !== 'ready') await this.connect();
+    await this.lifecycle.openOrConnect('registerWorker', () => this.connect());
     try {
       await this.registry.register(workerId);
     } catch (err) {
-      this.assertOpen('registerWorker');
+      // A presence session is a connection of its own: its failures read as connect failures.
+      if (this.isClosed()) throw this.lifecycle.closedError('registerWorker', err);
       throw connectError(err, this.options);
     }
   }

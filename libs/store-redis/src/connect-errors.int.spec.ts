@@ -58,6 +58,33 @@ describe('redis store: unreachable servers', () => {
     await expect(store.getRun('r')).rejects.toMatchObject({ code: 'BATON_REDIS_UNAVAILABLE' });
     await store.close();
   });
+
+  it('cuts a connect under way short on close(), and fails it and its operations with BATON_CLOSED', async () => {
+    const silent: Server = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const address = silent.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    try {
+      const store = redisStore({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 10_000 });
+      const started = Date.now();
+      const connecting = store.connect().catch((err: unknown) => err);
+      const reading = store.getRun('r').catch((err: unknown) => err);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await store.close();
+      expect(await connecting).toMatchObject({
+        code: 'BATON_CLOSED',
+        message: 'redis store: connect called after close(); create a new store',
+      });
+      expect(await reading).toMatchObject({
+        code: 'BATON_CLOSED',
+        message: 'redis store: getRun called after close(); create a new store',
+      });
+      // Well before connectTimeoutMs: close() did not wait for the silent server.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.close();
+    }
+  });
 });
 
 describe('redis store: credentials and permissions', () => {

@@ -8,6 +8,10 @@
  * 2. No command is resent after a dropped connection (connection.ts): an operation either
  *    reports its outcome or fails with a RedisUnavailableError; it never runs twice silently.
  * 3. After close() every operation fails with BATON_CLOSED, including those in flight.
+ * 4. close() does not wait for a connect under way: it closes that connection at once, so the
+ *    connect fails with BATON_CLOSED instead of running on to its timeout.
+ * 5. The data marker is checked at connect and after every reconnect until close()
+ *    (data-marker.ts).
  */
 import type {
   AcquireResult,
@@ -31,7 +35,7 @@ import type {
   SuspendRequest,
   SuspendResult,
 } from '@baton/core/adapter';
-import { BatonError } from '@baton/core';
+import { AdapterLifecycle } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
 import { DataMarker } from './data-marker.js';
 import type { StoreContext } from './context.js';
@@ -65,22 +69,29 @@ export function redisStore(options: RedisStoreOptions = {}): Store & PresenceSto
   return new RedisStore(resolveRedisStoreOptions(options));
 }
 
-/**
- * - `created`: nothing connected yet;
- * - `connecting`: connect() (or a first operation) is opening the connection;
- * - `open`: connected (ioredis reconnects by itself after a drop);
- * - `closed`: close() was called; every operation fails with BATON_CLOSED.
- */
-type RedisStoreState = 'created' | 'connecting' | 'open' | 'closed';
+/** What an open store holds: its connection and the context the capability modules run in. */
+interface Opened {
+  connection: StoreConnection;
+  ctx: StoreContext;
+}
 
 class RedisStore implements Store, PresenceStore {
   readonly name = 'redis';
   readonly payloadLocation = 'redis';
 
-  private state: RedisStoreState = 'created';
-  private opening: Promise<StoreContext> | undefined;
-  private connection: StoreConnection | undefined;
-  private closing: Promise<void> | undefined;
+  /**
+   * - `created`: nothing connected yet;
+   * - `connecting`: connect() (or a first operation) is opening the connection;
+   * - `open`: connected (ioredis reconnects by itself after a drop);
+   * - `closed`: close() was called; every operation fails with BATON_CLOSED.
+   */
+  private readonly lifecycle = new AdapterLifecycle<Opened>({
+    adapter: 'redis store',
+    connectHint: 'await store.connect() first',
+    closedHint: 'create a new store',
+  });
+  /** The connection a connect under way is opening, for close() to cut short (invariant 4). */
+  private opening: StoreConnection | undefined;
   private readonly keys: KeyLayout;
   private readonly presence: PresenceRegistry;
   /** Tells a Redis that lost the data from one that only restarted or failed over (data-marker.ts). */
@@ -91,17 +102,19 @@ class RedisStore implements Store, PresenceStore {
     this.presence = new PresenceRegistry(options, this.keys);
   }
 
-  async connect(): Promise<void> {
-    await this.context('connect');
+  connect(): Promise<void> {
+    return this.lifecycle.connect(
+      () => this.setUp(),
+      (opened) => opened.connection.close(),
+    );
   }
 
   close(): Promise<void> {
-    this.state = 'closed';
-    this.closing ??= (async () => {
-      // Both run even when one fails; a close that fails still leaves the store closed.
-      await Promise.allSettled([this.presence.close(), this.connection?.close()]);
-    })();
-    return this.closing;
+    const cutShort = this.opening?.close();
+    return this.lifecycle.close(async (opened) => {
+      // All run even when one fails; a close that fails still leaves the store closed.
+      await Promise.allSettled([cutShort, this.presence.close(), opened?.connection.close()]);
+    });
   }
 
   onDataLoss(listener: (loss: StoreDataLoss) => void): void {
@@ -223,28 +236,22 @@ class RedisStore implements Store, PresenceStore {
   // -------------------------------------------------------------------------------------------
 
   private async op<T>(operation: string, work: (ctx: StoreContext) => Promise<T>): Promise<T> {
-    const ctx = await this.context(operation);
+    const { ctx } = await this.lifecycle.openOrConnect(operation, () => this.connect());
     try {
       return await work(ctx);
     } catch (err) {
-      if (this.state === 'closed') throw this.closedError(operation, err);
+      if (this.isClosed()) throw this.lifecycle.closedError(operation, err);
       throw toStoreError(err, { url: this.options.displayUrl, operation });
     }
   }
 
-  /** The open connection's context, connecting first when nobody has yet. */
-  private context(operation: string): Promise<StoreContext> {
-    if (this.state === 'closed') return Promise.reject(this.closedError(operation));
-    this.opening ??= this.open();
-    return this.opening;
-  }
-
-  private async open(): Promise<StoreContext> {
-    this.state = 'connecting';
+  /** Opens the connection, checks it can run scripts and reads the data marker. */
+  private async setUp(): Promise<Opened> {
+    let connection: StoreConnection | undefined;
     try {
       loadScripts();
-      const connection = createConnection(this.options);
-      this.connection = connection;
+      connection = createConnection(this.options);
+      this.opening = connection;
       await connection.open();
       const ctx: StoreContext = {
         redis: connection.redis,
@@ -259,29 +266,18 @@ class RedisStore implements Store, PresenceStore {
       // 'ready' fires again after every reconnect (the first one has passed already): a server
       // that came back may have come back empty.
       connection.redis.on('ready', () => void this.marker.recheck(ctx, () => !this.isClosed()));
-      if (this.isClosed()) throw this.closedError('connect');
-      this.state = 'open';
-      return ctx;
+      return { connection, ctx };
     } catch (err) {
-      await this.connection?.close();
-      this.connection = undefined;
-      this.opening = undefined;
-      if (this.isClosed()) throw this.closedError('connect', err);
-      this.state = 'created';
+      await connection?.close();
+      if (this.isClosed()) throw this.lifecycle.closedError('connect', err);
       throw toStoreError(err, { url: this.options.displayUrl, operation: 'connect' });
+    } finally {
+      this.opening = undefined;
     }
   }
 
   /** A method, not a comparison, because close() may change the state across an await. */
   private isClosed(): boolean {
-    return this.state === 'closed';
-  }
-
-  private closedError(operation: string, cause?: unknown): BatonError {
-    return new BatonError(
-      'BATON_CLOSED',
-      `redis store: ${operation} called after close(); create a new store`,
-      cause === undefined ? {} : { cause },
-    );
+    return this.lifecycle.state === 'closed';
   }
 }

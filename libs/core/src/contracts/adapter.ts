@@ -10,9 +10,9 @@
 
 /**
  * What every adapter, store or transport, is as a long-lived thing: a name, `connect()` and
- * `close()`. The NATS and Kafka transports and the NATS object payload store share one
- * implementation of these rules (`AdapterLifecycle`, lifecycle.ts); the Redis and Postgres stores
- * keep state machines of their own with the same states (created, connecting, open, closed).
+ * `close()`. The NATS and Kafka transports, the NATS object payload store and the Redis and
+ * Postgres stores share one implementation of these rules (`AdapterLifecycle`, lifecycle.ts;
+ * states created, connecting, open, closed); the stores also connect on an operation's first use.
  */
 export interface Adapter {
   /** A short name for logs and metrics (`memory`, `redis`, `postgres`, `nats`, `kafka`). */
