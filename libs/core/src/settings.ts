@@ -6,14 +6,14 @@ import type { AdapterVariable } from './contracts/registration.js';
 import { ConfigError } from './errors.js';
 
 /** A variable taken as it is (a prefix, a file path, a name the adapter checks itself). */
-export function textSetting(description: string, name: string, option?: RegExp): AdapterVariable<string> {
+export function textSetting(name: string, description: string, option?: RegExp): AdapterVariable<string> {
   return { name, description, parse: (value) => value, ...(option !== undefined && { option }) };
 }
 
 /** A whole number of at least `min`; anything else is refused naming the variable. */
 export function wholeNumberSetting(
-  description: string,
   name: string,
+  description: string,
   min: number,
   option?: RegExp,
 ): AdapterVariable<number> {

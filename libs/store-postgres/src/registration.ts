@@ -19,13 +19,13 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
   schemes: ['postgres', 'postgresql'],
   variables: {
     schema: textSetting(
-      'the Postgres schema (created and migrated at start, under an advisory lock); default baton',
       'BATON_POSTGRES_SCHEMA',
+      'the Postgres schema (created and migrated at start, under an advisory lock); default baton',
       /\bschema\b/,
     ),
     poolSize: wholeNumberSetting(
-      "connections in the store's pool (each worker holds one more for its presence lock); default 10",
       'BATON_POSTGRES_POOL_SIZE',
+      "connections in the store's pool (each worker holds one more for its presence lock); default 10",
       1,
       /\bpoolSize\b/,
     ),

@@ -18,8 +18,8 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
   schemes: ['redis', 'rediss'],
   variables: {
     keyPrefix: textSetting(
-      'prefix of every Redis key; default baton:',
       'BATON_REDIS_KEY_PREFIX',
+      'prefix of every Redis key; default baton:',
       /\bkeyPrefix\b/,
     ),
   },

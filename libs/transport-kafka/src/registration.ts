@@ -24,40 +24,40 @@ export interface KafkaSettings {
 // In the order the transport's messages are matched against (docs/architecture.md).
 const VARIABLES = {
   saslMechanism: textSetting(
-    "SASL mechanism for the URL's credentials: plain (default), scram-sha-256 or scram-sha-512",
     'BATON_KAFKA_SASL_MECHANISM',
+    "SASL mechanism for the URL's credentials: plain (default), scram-sha-256 or scram-sha-512",
     /\bSASL mechanism\b/,
   ),
   prefix: textSetting(
-    'topic and group prefix (baton.runs, baton.journal, baton.dlq, group baton-workers); one per installation; default baton',
     'BATON_KAFKA_PREFIX',
+    'topic and group prefix (baton.runs, baton.journal, baton.dlq, group baton-workers); one per installation; default baton',
     /\bprefix\b/,
   ),
   partitions: wholeNumberSetting(
-    'partitions of the runs and journal topics when the worker creates them; default 12',
     'BATON_KAFKA_PARTITIONS',
+    'partitions of the runs and journal topics when the worker creates them; default 12',
     1,
     /\bpartitions\b/,
   ),
   sessionTimeoutMs: wholeNumberSetting(
-    "consumer-group session timeout: how long a dead worker's partitions wait before moving; default 10000",
     'BATON_KAFKA_SESSION_TIMEOUT_MS',
+    "consumer-group session timeout: how long a dead worker's partitions wait before moving; default 10000",
     3,
     /\bsessionTimeoutMs\b/,
   ),
   journalRetentionMs: wholeNumberSetting(
-    "retention.ms of the journal topic when the worker creates it; default the broker's log.retention.ms",
     'BATON_KAFKA_JOURNAL_RETENTION_MS',
+    "retention.ms of the journal topic when the worker creates it; default the broker's log.retention.ms",
     1,
     /\bjournalRetentionMs\b/,
   ),
   ackWaitMs: wholeNumberSetting(
-    'a run message neither acked nor nakked is delivered again after this; default 30000',
     'BATON_KAFKA_ACK_WAIT_MS',
+    'a run message neither acked nor nakked is delivered again after this; default 30000',
     1,
     /\backWaitMs\b/,
   ),
-  tlsCaFile: textSetting('CA certificate to verify the brokers (implies TLS)', 'BATON_KAFKA_TLS_CA_FILE'),
+  tlsCaFile: textSetting('BATON_KAFKA_TLS_CA_FILE', 'CA certificate to verify the brokers (implies TLS)'),
 } as const;
 
 function readVariableFile(variable: string, path: string): string {

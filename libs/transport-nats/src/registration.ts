@@ -21,22 +21,22 @@ export interface NatsSettings {
 
 const VARIABLES = {
   prefix: textSetting(
-    'stream and subject prefix (BATON_RUNS, baton.journal.<runId>, ...); one per installation; default baton',
     'BATON_NATS_PREFIX',
+    'stream and subject prefix (BATON_RUNS, baton.journal.<runId>, ...); one per installation; default baton',
     /\bprefix\b/,
   ),
   ackWaitMs: wholeNumberSetting(
-    "an unacked run message is redelivered after this; default the transport's",
     'BATON_NATS_ACK_WAIT_MS',
+    "an unacked run message is redelivered after this; default the transport's",
     1,
     /\backWaitMs\b/,
   ),
   credsFile: textSetting(
-    'a NATS .creds file (JWT + NKey)',
     'BATON_NATS_CREDS_FILE',
+    'a NATS .creds file (JWT + NKey)',
     /\bcredsFile\b|\bcreds\b/,
   ),
-  tlsCaFile: textSetting('CA certificate to verify the NATS server', 'BATON_NATS_TLS_CA_FILE'),
+  tlsCaFile: textSetting('BATON_NATS_TLS_CA_FILE', 'CA certificate to verify the NATS server'),
 } as const;
 
 /**
