@@ -10,7 +10,7 @@ import { renameOptions } from './config-errors.js';
 import { ENV, readConfig } from './config.js';
 import { namespacesInUse } from './namespaces.js';
 import { TRANSPORT_ENV } from './producer-config.js';
-import { ADAPTERS, registrationFor } from './registry.js';
+import { ADAPTERS, isolatedEnv, registrationFor, removeIsolated } from './registry.js';
 
 const BASE = { [ENV.workflows]: './workflows.js' };
 const variablesOf = (r: (typeof ADAPTERS)[number]) =>
@@ -115,5 +115,14 @@ describe('adapter registry', () => {
     }
     expect(TRANSPORT_ENV).toContain(ENV.transportUrl);
     expect(TRANSPORT_ENV).not.toContain(ENV.storeUrl);
+  });
+
+  it('gives tests and the bench a namespace per adapter as its variables, and refuses an unknown one', async () => {
+    expect(isolatedEnv('transport', 'nats://h:4222', 'c1')).toEqual({ BATON_NATS_PREFIX: 'c1' });
+    expect(isolatedEnv('transport', 'kafka://h:9092', 'c1')).toEqual({ BATON_KAFKA_PREFIX: 'c1' });
+    expect(isolatedEnv('store', 'redis://h', 'c1')).toEqual({ BATON_REDIS_KEY_PREFIX: 'c1:' });
+    expect(isolatedEnv('store', 'postgres://h/db', 'c1')).toEqual({ BATON_POSTGRES_SCHEMA: 'c1' });
+    expect(() => isolatedEnv('store', 'mysql://h', 'c1')).toThrow(/no registered store for 'mysql'/);
+    await expect(removeIsolated('transport', 'amqp://h', 'c1')).rejects.toThrow(/no registered transport/);
   });
 });

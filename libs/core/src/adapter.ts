@@ -8,6 +8,7 @@
 export type { Adapter } from './contracts/adapter.js';
 export type {
   AdapterHooks,
+  AdapterIsolation,
   AdapterKind,
   AdapterLogHook,
   AdapterMessages,

@@ -6,6 +6,7 @@
 import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
 import { resolvePostgresStoreOptions } from './options.js';
 import { PostgresStore } from './postgres-store.js';
+import { dropPostgresSchema } from './purge.js';
 
 /** The settings the BATON_POSTGRES_* variables give. */
 export interface PostgresSettings {
@@ -40,6 +41,11 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
         ...(poolSize !== undefined && { poolSize }),
       }),
     ),
+  isolation: {
+    settings: (id) => ({ schema: id }),
+    // dropPostgresSchema refuses an empty schema itself.
+    remove: (url, { schema }) => dropPostgresSchema({ url, schema: schema ?? '' }),
+  },
   describeNamespace: (url, { schema }) => ({
     postgresSchema: resolvePostgresStoreOptions({ url, ...(schema !== undefined && { schema }) }).schema,
   }),

@@ -5,6 +5,7 @@
  */
 import { textSetting, type AdapterRegistration } from '@baton/core/adapter';
 import { resolveRedisStoreOptions } from './options.js';
+import { purgeRedisKeyPrefix } from './purge.js';
 import { redisStore } from './redis-store.js';
 
 /** The settings the BATON_REDIS_* variables give. */
@@ -25,6 +26,13 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
   },
   messages: { prefix: /^redisStore: /, url: /\burl\b/ },
   create: (url, { keyPrefix }) => redisStore({ url, ...(keyPrefix !== undefined && { keyPrefix }) }),
+  isolation: {
+    settings: (id) => ({ keyPrefix: `${id}:` }),
+    // purgeRedisKeyPrefix refuses an empty prefix itself.
+    remove: async (url, { keyPrefix }) => {
+      await purgeRedisKeyPrefix({ url, keyPrefix: keyPrefix ?? '' });
+    },
+  },
   describeNamespace: (url, { keyPrefix }) => ({
     redisKeyPrefix: resolveRedisStoreOptions({ url, ...(keyPrefix !== undefined && { keyPrefix }) })
       .keyPrefix,

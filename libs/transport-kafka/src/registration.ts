@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '@baton/core';
 import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import { deleteKafkaTopics } from './admin.js';
 import { kafkaTransport } from './kafka-transport.js';
 import { resolveKafkaOptions } from './options.js';
 
@@ -103,6 +104,14 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       ...(tlsCaFile !== undefined && { tls: { ca: readVariableFile(VARIABLES.tlsCaFile.name, tlsCaFile) } }),
       ...(hooks.log !== undefined && { log: hooks.log }),
     });
+  },
+  isolation: {
+    settings: (id) => ({ prefix: id }),
+    remove: async (url, { prefix }) => {
+      // Without a prefix this would name the default installation's topics: refuse.
+      if (prefix === undefined) throw new ConfigError('kafkaRegistration.isolation.remove needs a prefix');
+      await deleteKafkaTopics({ brokers: url, prefix });
+    },
   },
   describeNamespace: (url, { prefix }) => ({
     transportPrefix: resolveKafkaOptions({ brokers: url, ...(prefix !== undefined && { prefix }) }).prefix,

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '@baton/core';
 import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import { deleteNatsStreams } from './admin.js';
 import { natsTransport } from './nats-transport.js';
 import { resolveNatsTransportOptions } from './options.js';
 
@@ -79,6 +80,15 @@ export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSett
       ...(settings.prefix !== undefined && { prefix: settings.prefix }),
       ...(settings.ackWaitMs !== undefined && { ackWaitMs: settings.ackWaitMs }),
     }),
+  isolation: {
+    settings: (id) => ({ prefix: id }),
+    remove: async (url, settings) => {
+      // Without a prefix this would name the default installation's streams: refuse.
+      if (settings.prefix === undefined)
+        throw new ConfigError('natsRegistration.isolation.remove needs a prefix');
+      await deleteNatsStreams({ ...natsConnectionFromSettings(url, settings), prefix: settings.prefix });
+    },
+  },
   describeNamespace: (url, { prefix }) => ({
     transportPrefix: resolveNatsTransportOptions({ servers: url, ...(prefix !== undefined && { prefix }) })
       .prefix,

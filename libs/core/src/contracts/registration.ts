@@ -94,6 +94,19 @@ export interface AdapterRegistration<
    * after `create` succeeded with the same arguments; never a secret.
    */
   describeNamespace(url: string, settings: Settings): Record<string, string>;
+  /** For tests and benchmarks that share servers: a namespace of their own, and its removal. */
+  readonly isolation?: AdapterIsolation<Settings>;
+}
+
+/** How to keep a test's or a benchmark's data apart on a shared server, and remove it afterwards. */
+export interface AdapterIsolation<Settings> {
+  /**
+   * The settings that put everything under `id` (lowercase letters and digits, starting with a
+   * letter: valid for every adapter's names). String settings only: they become variables.
+   */
+  settings(id: string): { [Key in keyof Settings]?: Settings[Key] & string };
+  /** Deletes everything under those settings on the server `url` names. Irreversible. */
+  remove(url: string, settings: Settings): Promise<void>;
 }
 
 /** Any registration, whatever its name and settings. */
