@@ -3,6 +3,7 @@
  * derives (variables, adapter choice, namespaces, error rewording, the producer's variables) comes
  * from the registrations and stays consistent with them.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AdapterVariable } from '@baton/core/adapter';
 import { storeFromConfig, transportFromConfig } from './adapters.js';
@@ -124,5 +125,11 @@ describe('adapter registry', () => {
     expect(isolatedEnv('store', 'postgres://h/db', 'c1')).toEqual({ BATON_POSTGRES_SCHEMA: 'c1' });
     expect(() => isolatedEnv('store', 'mysql://h', 'c1')).toThrow(/no registered store for 'mysql'/);
     await expect(removeIsolated('transport', 'amqp://h', 'c1')).rejects.toThrow(/no registered transport/);
+  });
+
+  it("has every variable of the worker process, the registered adapters' included, in the README's table", () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const missing = Object.values(ENV).filter((name) => !readme.includes(`| \`${name}\``));
+    expect(missing, 'add a row for each to the README table of worker variables').toEqual([]);
   });
 });
