@@ -7,12 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Store, Transport } from '@baton/core/adapter';
-import { deleteKafkaTopics } from '@baton/transport-kafka';
-import { deleteNatsStreams } from '@baton/transport-nats';
-import { purgeRedisKeyPrefix } from '@baton/store-redis';
-import { dropPostgresSchema } from '@baton/store-postgres';
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
-import { readConfig, storeFromConfig, transportFromConfig } from '@baton/worker-app';
+import {
+  isolatedEnv,
+  readConfig,
+  removeIsolated,
+  storeFromConfig,
+  transportFromConfig,
+} from '@baton/worker-app';
 import type { BenchConfig, BusKind, StoreKind } from './types.js';
 
 /** The servers the bench talks to (a {@link BenchConfig} fits). */
@@ -57,8 +59,9 @@ export function benchEnvironment(options: BenchEnvironmentOptions): BenchEnviron
   const workerEnv: Record<string, string> = {
     BATON_TRANSPORT_URL: transportUrl,
     BATON_STORE_URL: storeUrl,
-    ...(bus === 'kafka' ? { BATON_KAFKA_PREFIX: ns } : { BATON_NATS_PREFIX: ns }),
-    ...(storeKind === 'redis' ? { BATON_REDIS_KEY_PREFIX: `${ns}:` } : { BATON_POSTGRES_SCHEMA: ns }),
+    // The namespace as each adapter's registration spells it (a prefix, a key prefix, a schema).
+    ...isolatedEnv('transport', transportUrl, ns),
+    ...isolatedEnv('store', storeUrl, ns),
   };
   // readConfig insists on a workflow module; the bench process loads none.
   const config = readConfig({ ...workerEnv, BATON_WORKFLOWS: 'none-in-the-bench-process' });
@@ -70,12 +73,8 @@ export function benchEnvironment(options: BenchEnvironmentOptions): BenchEnviron
     dispose: async () => {
       // Both halves are attempted; the first failure is reported.
       const results = await Promise.allSettled([
-        bus === 'kafka'
-          ? deleteKafkaTopics({ brokers: transportUrl, prefix: ns })
-          : deleteNatsStreams({ servers: transportUrl, prefix: ns }),
-        storeKind === 'redis'
-          ? purgeRedisKeyPrefix({ url: storeUrl, keyPrefix: `${ns}:` })
-          : dropPostgresSchema({ url: storeUrl, schema: ns }),
+        removeIsolated('transport', transportUrl, ns),
+        removeIsolated('store', storeUrl, ns),
       ]);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;

@@ -7,6 +7,7 @@
 import { ConfigError } from '@baton/core';
 import { maskUrl } from './adapters.js';
 import { ENV } from './config.js';
+import { registrationFor } from './registry.js';
 
 /**
  * An option name as an adapter's message spells it, and the variable that sets it; with `name`
@@ -15,32 +16,14 @@ import { ENV } from './config.js';
  */
 type OptionVariable = readonly [RegExp, string, ('name' | undefined)?];
 
-/** Per builder: the prefix its messages carry, and its options in the order they are matched. */
-const OPTION_VARIABLES: Record<string, { prefix?: RegExp; options: readonly OptionVariable[] }> = {
-  transport: {
-    prefix: /^(natsTransport|kafka transport): /,
-    options: [
-      [/\bservers?( URL)?\b/, ENV.transportUrl],
-      [/\bbrokers?\b/, ENV.transportUrl],
-      [/\bURL parameter\b|\bthe URL\b|\bsasl\b/, ENV.transportUrl, 'name'],
-      [/\bSASL mechanism\b/, ENV.kafkaSaslMechanism],
-      [/\bcredsFile\b|\bcreds\b/, ENV.natsCredsFile],
-      [/\bprefix\b/, '<prefix>'],
-      [/\bpartitions\b/, ENV.kafkaPartitions],
-      [/\bsessionTimeoutMs\b/, ENV.kafkaSessionTimeoutMs],
-      [/\bjournalRetentionMs\b/, ENV.kafkaJournalRetentionMs],
-      [/\backWaitMs\b/, '<ackWaitMs>'],
-    ],
-  },
-  store: {
-    prefix: /^(redisStore|postgresStore): /,
-    options: [
-      [/\burl\b/, ENV.storeUrl],
-      [/\bkeyPrefix\b/, ENV.redisKeyPrefix],
-      [/\bschema\b/, ENV.postgresSchema],
-      [/\bpoolSize\b/, ENV.postgresPoolSize],
-    ],
-  },
+/**
+ * Per builder: the prefix its messages carry, and its options in the order they are matched. The
+ * bus and the store are the registered adapter's (registry.ts) that the URL variable picks.
+ */
+const OPTION_VARIABLES: Record<
+  'payloads' | 'worker',
+  { prefix?: RegExp; options: readonly OptionVariable[] }
+> = {
   payloads: {
     prefix: /^natsObjectPayloadStore: /,
     options: [
@@ -71,7 +54,31 @@ const OPTION_VARIABLES: Record<string, { prefix?: RegExp; options: readonly Opti
 /** Variables whose value is a URL: shown masked. */
 const URL_VARIABLES = new Set<string>([ENV.transportUrl, ENV.storeUrl]);
 
-export type ConfigBuilder = keyof typeof OPTION_VARIABLES;
+export type ConfigBuilder = 'transport' | 'store' | keyof typeof OPTION_VARIABLES;
+
+/**
+ * The bus's or the store's options from its registration: words naming the URL, words about the
+ * URL (kept), then each variable's option words. Nothing when the URL names no registered adapter
+ * (that error already names the URL variable).
+ */
+function adapterOptions(
+  kind: 'transport' | 'store',
+  env: Record<string, string | undefined>,
+): { prefix?: RegExp; options: readonly OptionVariable[] } {
+  const urlVariable = kind === 'transport' ? ENV.transportUrl : ENV.storeUrl;
+  const registration = registrationFor(kind, env[urlVariable]?.trim() ?? '');
+  if (registration === undefined) return { options: [] };
+  const { prefix, url, aboutUrl } = registration.messages;
+  const variables = Object.values(registration.variables) as { name: string; option?: RegExp }[];
+  return {
+    prefix,
+    options: [
+      [url, urlVariable],
+      ...(aboutUrl === undefined ? [] : [[aboutUrl, urlVariable, 'name'] as const]),
+      ...variables.flatMap((v) => (v.option === undefined ? [] : [[v.option, v.name] as const])),
+    ],
+  };
+}
 
 /**
  * Runs `build` (an adapter's or the Worker's construction from the process's configuration);
@@ -99,22 +106,12 @@ export function renameOptions(
   // Errors raised from the configuration itself (a file a variable names) already say which.
   const words = new Set(message.match(/\bBATON_[A-Z_]+\b/g) ?? []);
   if (Object.values(ENV).some((variable) => words.has(variable))) return message;
-  const { prefix, options } = OPTION_VARIABLES[builder]!;
-  const transportIsKafka = /^kafkas?:/i.test(env[ENV.transportUrl]?.trim() ?? '');
+  const { prefix, options } =
+    builder === 'transport' || builder === 'store' ? adapterOptions(builder, env) : OPTION_VARIABLES[builder];
   let text = prefix === undefined ? message : message.replace(prefix, '');
   const named: string[] = [];
-  for (const [pattern, variable, mode] of options) {
+  for (const [pattern, resolved, mode] of options) {
     if (!pattern.test(text)) continue;
-    const resolved =
-      variable === '<prefix>'
-        ? transportIsKafka
-          ? ENV.kafkaPrefix
-          : ENV.natsPrefix
-        : variable === '<ackWaitMs>'
-          ? transportIsKafka
-            ? ENV.kafkaAckWaitMs
-            : ENV.natsAckWaitMs
-          : variable;
     // The first mention only: it is the subject; later words (a schema "name", a bucket's value) stay.
     if (mode !== 'name') text = text.replace(pattern, resolved);
     if (!named.includes(resolved)) named.push(resolved);

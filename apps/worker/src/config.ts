@@ -3,10 +3,33 @@
  * is reported with the variable's name, what was found and what to do, before anything connects.
  */
 import { ConfigError } from '@baton/core';
+import { parseWholeNumber, type AdapterRegistration, type AdapterVariable } from '@baton/core/adapter';
 import { PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
 import type { WorkerOptions } from '@baton/worker';
+import { ADAPTERS, type RegisteredAdapter } from './registry.js';
 
-/** Names of the environment variables the worker process reads. */
+type SettingsOf<R> = R extends AdapterRegistration<string, 'transport' | 'store', infer S> ? S : never;
+/** `nats` + `prefix` -> `natsPrefix`: an adapter variable's key in {@link ENV}. */
+type AdapterEnvKey<R> =
+  R extends AdapterRegistration<infer Name, 'transport' | 'store', infer S>
+    ? `${Name}${Capitalize<keyof S & string>}`
+    : never;
+
+/** Each registered adapter's settings under its name (`config.kafka.partitions`). */
+export type AdapterSettings = { [R in RegisteredAdapter as R['name']]: SettingsOf<R> };
+
+/** The registered adapters' variables as `ENV.<adapter><Setting>` (`ENV.natsPrefix`). */
+function adapterVariableNames(): { readonly [Key in AdapterEnvKey<RegisteredAdapter>]: string } {
+  const names: Record<string, string> = {};
+  for (const registration of ADAPTERS) {
+    for (const [setting, variable] of Object.entries(registration.variables)) {
+      names[`${registration.name}${setting.charAt(0).toUpperCase()}${setting.slice(1)}`] = variable.name;
+    }
+  }
+  return names as { readonly [Key in AdapterEnvKey<RegisteredAdapter>]: string };
+}
+
+/** Names of the environment variables the worker process reads (the adapters' from registry.ts). */
 export const ENV = {
   transportUrl: 'BATON_TRANSPORT_URL',
   storeUrl: 'BATON_STORE_URL',
@@ -31,20 +54,6 @@ export const ENV = {
   shutdownTimeoutMs: 'BATON_SHUTDOWN_TIMEOUT_MS',
   workerId: 'BATON_WORKER_ID',
   logLevel: 'BATON_LOG_LEVEL',
-  natsPrefix: 'BATON_NATS_PREFIX',
-  natsAckWaitMs: 'BATON_NATS_ACK_WAIT_MS',
-  natsCredsFile: 'BATON_NATS_CREDS_FILE',
-  natsTlsCaFile: 'BATON_NATS_TLS_CA_FILE',
-  kafkaPrefix: 'BATON_KAFKA_PREFIX',
-  kafkaPartitions: 'BATON_KAFKA_PARTITIONS',
-  kafkaSessionTimeoutMs: 'BATON_KAFKA_SESSION_TIMEOUT_MS',
-  kafkaAckWaitMs: 'BATON_KAFKA_ACK_WAIT_MS',
-  kafkaSaslMechanism: 'BATON_KAFKA_SASL_MECHANISM',
-  kafkaTlsCaFile: 'BATON_KAFKA_TLS_CA_FILE',
-  kafkaJournalRetentionMs: 'BATON_KAFKA_JOURNAL_RETENTION_MS',
-  redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
-  postgresSchema: 'BATON_POSTGRES_SCHEMA',
-  postgresPoolSize: 'BATON_POSTGRES_POOL_SIZE',
   httpPort: 'BATON_HTTP_PORT',
   httpHost: 'BATON_HTTP_HOST',
   livenessStallMs: 'BATON_LIVENESS_STALL_MS',
@@ -59,6 +68,8 @@ export const ENV = {
   payloadRefThresholdBytes: 'BATON_PAYLOAD_REF_THRESHOLD_BYTES',
   payloadRefLocation: 'BATON_PAYLOAD_REF_LOCATION',
   payloadRefBucket: 'BATON_PAYLOAD_REF_BUCKET',
+  // BATON_NATS_*, BATON_KAFKA_*, BATON_REDIS_*, BATON_POSTGRES_*: each adapter's registration.
+  ...adapterVariableNames(),
 } as const;
 
 /** Where large payloads are kept: in the store (default), or in a JetStream object store (NATS only). */
@@ -93,7 +104,11 @@ export type WorkerTuning = Partial<
   >
 >;
 
-export interface WorkerAppConfig {
+/** The worker process's configuration; each adapter's settings are under its name (`config.nats`). */
+export type WorkerAppConfig = WorkerProcessConfig & AdapterSettings;
+
+/** What the worker process itself reads, apart from the adapters' settings. */
+export interface WorkerProcessConfig {
   transportUrl: string;
   storeUrl: string;
   /** Module specifiers or paths (resolved from the working directory) exporting workflows. */
@@ -102,18 +117,6 @@ export interface WorkerAppConfig {
   /** Hard limit for SIGTERM handling; past it the process exits anyway (leases then expire). */
   shutdownTimeoutMs: number;
   logLevel: LogLevel;
-  nats: { prefix?: string; ackWaitMs?: number; credsFile?: string; tlsCaFile?: string };
-  kafka: {
-    prefix?: string;
-    partitions?: number;
-    sessionTimeoutMs?: number;
-    ackWaitMs?: number;
-    saslMechanism?: string;
-    tlsCaFile?: string;
-    journalRetentionMs?: number;
-  };
-  redis: { keyPrefix?: string };
-  postgres: { schema?: string; poolSize?: number };
   /** The /healthz, /readyz and /metrics server. Port 0 picks a free port (logged at start). */
   http: { host: string; port: number; livenessStallMs: number };
   /**
@@ -199,23 +202,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     tuning,
     shutdownTimeoutMs,
     logLevel,
-    nats: {
-      prefix: optional(env, ENV.natsPrefix),
-      ackWaitMs: int(env, ENV.natsAckWaitMs, 1),
-      credsFile: optional(env, ENV.natsCredsFile),
-      tlsCaFile: optional(env, ENV.natsTlsCaFile),
-    },
-    kafka: {
-      prefix: optional(env, ENV.kafkaPrefix),
-      partitions: int(env, ENV.kafkaPartitions, 1),
-      sessionTimeoutMs: int(env, ENV.kafkaSessionTimeoutMs, 3),
-      ackWaitMs: int(env, ENV.kafkaAckWaitMs, 1),
-      saslMechanism: optional(env, ENV.kafkaSaslMechanism),
-      tlsCaFile: optional(env, ENV.kafkaTlsCaFile),
-      journalRetentionMs: int(env, ENV.kafkaJournalRetentionMs, 1),
-    },
-    redis: { keyPrefix: optional(env, ENV.redisKeyPrefix) },
-    postgres: { schema: optional(env, ENV.postgresSchema), poolSize: int(env, ENV.postgresPoolSize, 1) },
+    ...readAdapterSettings(env),
     http: {
       host: optional(env, ENV.httpHost) ?? HTTP_DEFAULTS.host,
       port: port(env, ENV.httpPort) ?? HTTP_DEFAULTS.port,
@@ -255,6 +242,24 @@ function readLargePayloads(env: Env, transportUrl: string): WorkerAppConfig['lar
   };
 }
 
+/**
+ * Every registered adapter's variables, the chosen ones or not (a mistake in any is reported at
+ * start, not when the URL later points at that adapter); unset ones are left undefined.
+ */
+function readAdapterSettings(env: Env): AdapterSettings {
+  const all: Record<string, Record<string, unknown>> = {};
+  for (const registration of ADAPTERS) {
+    const variables = Object.entries(registration.variables) as [string, AdapterVariable<unknown>][];
+    all[registration.name] = Object.fromEntries(
+      variables.map(([setting, variable]) => {
+        const raw = optional(env, variable.name);
+        return [setting, raw === undefined ? undefined : variable.parse(raw, variable.name)];
+      }),
+    );
+  }
+  return all as unknown as AdapterSettings;
+}
+
 function optional(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
@@ -285,10 +290,5 @@ function port(env: Env, name: string): number | undefined {
 
 function int(env: Env, name: string, min: number): number | undefined {
   const raw = optional(env, name);
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min) {
-    throw new ConfigError(`${name} is '${raw}'; it must be a whole number of at least ${min}`);
-  }
-  return value;
+  return raw === undefined ? undefined : parseWholeNumber(name, raw, min);
 }

@@ -5,12 +5,9 @@
  */
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { deleteNatsStreams } from '@baton/transport-nats';
-import { deleteKafkaTopics } from '@baton/transport-kafka';
-import { purgeRedisKeyPrefix } from '@baton/store-redis';
-import { dropPostgresSchema } from '@baton/store-postgres';
 import { readConfig } from './config.js';
 import { storeFromConfig, transportFromConfig } from './adapters.js';
+import { isolatedEnv, removeIsolated } from './registry.js';
 
 type StoreKind = 'redis' | 'postgres';
 type BusKind = 'nats' | 'kafka';
@@ -40,11 +37,10 @@ export function crashEnvironment(
     const workerEnv: Record<string, string> = {
       BATON_TRANSPORT_URL: transportUrl,
       BATON_STORE_URL: storeUrl,
-      BATON_NATS_PREFIX: ns,
-      BATON_KAFKA_PREFIX: ns,
+      // The namespace as each adapter's registration spells it (a prefix, a key prefix, a schema).
+      ...isolatedEnv('transport', transportUrl, ns),
       ...(bus === 'kafka' ? KAFKA_CRASH_ENV : {}),
-      BATON_REDIS_KEY_PREFIX: `${ns}:`,
-      BATON_POSTGRES_SCHEMA: ns,
+      ...isolatedEnv('store', storeUrl, ns),
       ...extraEnv,
     };
     const config = readConfig({ ...workerEnv, BATON_WORKFLOWS: 'unused-in-the-test-process' });
@@ -53,10 +49,8 @@ export function crashEnvironment(
       transport: transportFromConfig(config),
       store: storeFromConfig(config),
       dispose: async () => {
-        if (bus === 'kafka') await deleteKafkaTopics({ brokers: transportUrl, prefix: ns });
-        else await deleteNatsStreams({ servers: transportUrl, prefix: ns });
-        if (storeKind === 'redis') await purgeRedisKeyPrefix({ url: storeUrl, keyPrefix: `${ns}:` });
-        else await dropPostgresSchema({ url: storeUrl, schema: ns });
+        await removeIsolated('transport', transportUrl, ns);
+        await removeIsolated('store', storeUrl, ns);
       },
     };
   };

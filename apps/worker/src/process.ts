@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { AnyWorkflowDefinition } from '@baton/core';
 import { describePayloadProtection, payloadKeyFingerprints } from '@baton/core/runtime';
-import type { KafkaLogHook } from '@baton/transport-kafka';
+import type { AdapterLogHook } from '@baton/core/adapter';
 import { Worker } from '@baton/worker';
 import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 import { namingVariables } from './config-errors.js';
@@ -23,6 +23,7 @@ import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
 import { logEvent } from './event-log.js';
 import { namespacesInUse } from './namespaces.js';
+import { registrationFor } from './registry.js';
 import { loadWorkflows } from './workflows.js';
 import { withTimeout } from './timeout.js';
 
@@ -67,13 +68,16 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     return 1;
   }
 
-  const kafkaLogger = logger.child({ component: 'kafkajs' });
+  // The bus's client library's own lines (kafkajs), under the component its registration names.
+  const busLogger = logger.child({
+    component: registrationFor('transport', config.transportUrl)?.logComponent ?? 'transport',
+  });
   // The adapters and the Worker check their own options: a mistake there is a configuration
   // error too, reported like readConfig's (one fatal line naming the BATON_* variable).
   let built;
   try {
     built = buildWorker(env, config, workflows, logger, (level, message, extra) =>
-      kafkaLogger[level === 'error' ? 'warn' : level](extra, message),
+      busLogger[level === 'error' ? 'warn' : level](extra, message),
     );
   } catch (err) {
     logger.fatal(
@@ -152,9 +156,9 @@ function buildWorker(
   config: WorkerAppConfig,
   workflows: AnyWorkflowDefinition[],
   logger: Logger,
-  kafkaLog: KafkaLogHook,
+  busLog: AdapterLogHook,
 ) {
-  const transport = namingVariables('transport', env, () => transportFromConfig(config, kafkaLog));
+  const transport = namingVariables('transport', env, () => transportFromConfig(config, busLog));
   const store = namingVariables('store', env, () => storeFromConfig(config));
   const largePayloads = namingVariables('payloads', env, () => largePayloadsFromConfig(config, store));
   const worker = namingVariables(

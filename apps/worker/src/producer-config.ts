@@ -8,25 +8,21 @@
  * so a mistake in a bus variable is reported exactly as the worker reports it, and a worker-only
  * variable that happens to be in the environment is neither read nor validated.
  */
-import type { Transport } from '@baton/core/adapter';
-import type { KafkaLogHook } from '@baton/transport-kafka';
+import type { AdapterLogHook, AdapterVariable, Transport } from '@baton/core/adapter';
 import { transportFromConfig } from './adapters.js';
 import { ENV, readConfig, type LogLevel, type WorkerAppConfig } from './config.js';
+import { registrationsOf } from './registry.js';
 
-/** The worker's variables that choose and configure the bus; a producer reads these and no others of the worker's. */
-export const TRANSPORT_ENV = [
+/**
+ * The worker's variables that choose and configure the bus (every registered transport's); a
+ * producer reads these and no others of the worker's.
+ */
+export const TRANSPORT_ENV: readonly string[] = [
   ENV.transportUrl,
-  ENV.natsPrefix,
-  ENV.natsAckWaitMs,
-  ENV.natsCredsFile,
-  ENV.natsTlsCaFile,
-  ENV.kafkaPrefix,
-  ENV.kafkaPartitions,
-  ENV.kafkaSessionTimeoutMs,
-  ENV.kafkaAckWaitMs,
-  ENV.kafkaSaslMechanism,
-  ENV.kafkaTlsCaFile,
-] as const;
+  ...registrationsOf('transport').flatMap((r) =>
+    (Object.values(r.variables) as AdapterVariable<unknown>[]).map((v) => v.name),
+  ),
+];
 
 /** Stand-ins for the worker-only required variables; never used to connect to anything. */
 const NOT_USED = { [ENV.storeUrl]: 'unused://producer', [ENV.workflows]: 'unused' };
@@ -51,6 +47,6 @@ export function readTransportConfig(env: Env): TransportConfig {
 }
 
 /** Builds (does not connect) the transport the worker process would build from these variables. */
-export function transportFromEnvConfig(config: TransportConfig, kafkaLog?: KafkaLogHook): Transport {
-  return transportFromConfig(config.config, kafkaLog);
+export function transportFromEnvConfig(config: TransportConfig, busLog?: AdapterLogHook): Transport {
+  return transportFromConfig(config.config, busLog);
 }

@@ -1,10 +1,24 @@
 /**
  * @baton/core/adapter: for authors of a transport or a store. The contracts every adapter
  * implements (and the conformance suites in @baton/testing check), their record types, the
- * adapter lifecycle, and the small helpers adapters share: URL masking, connection-failure codes,
- * byte views, stored-checkpoint parsing, run-id checks.
+ * registration the worker process reads an adapter by, the adapter lifecycle, and the small
+ * helpers adapters share: variable parsers, URL masking, connection-failure codes, byte views,
+ * stored-checkpoint parsing, run-id checks.
  */
 export type { Adapter } from './contracts/adapter.js';
+export type {
+  AdapterHooks,
+  AdapterIsolation,
+  AdapterKind,
+  AdapterLogHook,
+  AdapterMessages,
+  AdapterOfKind,
+  AdapterRegistration,
+  AdapterVariable,
+  AdapterVariables,
+  AnyAdapterRegistration,
+} from './contracts/registration.js';
+export { parseWholeNumber, textSetting, wholeNumberSetting } from './settings.js';
 export type {
   DeadLetter,
   DeadLetterQueue,

@@ -35,3 +35,4 @@ export { MIGRATION_LOCK_KEY } from './migrations.js';
 export { PRESENCE_APPLICATION_PREFIX, presenceLockKeys } from './presence.js';
 export { STORE_APPLICATION_PREFIX } from './db.js';
 export { dropPostgresSchema } from './purge.js';
+export { postgresRegistration, type PostgresSettings } from './registration.js';

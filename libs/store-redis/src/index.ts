@@ -25,3 +25,4 @@ export {
 export { redisStore } from './redis-store.js';
 export { purgeRedisKeyPrefix } from './purge.js';
 export { RedisAuthError, RedisCommandError, RedisPermissionError, RedisUnavailableError } from './errors.js';
+export { redisRegistration, type RedisSettings } from './registration.js';

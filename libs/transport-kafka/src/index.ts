@@ -25,3 +25,4 @@ export {
   type KafkaProduceFloor,
   type KafkaProduceFloorOptions,
 } from './produce-floor.js';
+export { kafkaRegistration, type KafkaSettings } from './registration.js';

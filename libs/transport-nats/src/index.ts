@@ -49,3 +49,4 @@ export {
 } from './object-payload-store.js';
 /** The transport's pipelined publisher, exported for the bench's group-commit probe. */
 export { JetStreamPublisher } from './publisher.js';
+export { natsConnectionFromSettings, natsRegistration, type NatsSettings } from './registration.js';

@@ -1,0 +1,135 @@
+/**
+ * The worker app takes everything adapter-specific from registry.ts: these check that what it
+ * derives (variables, adapter choice, namespaces, error rewording, the producer's variables) comes
+ * from the registrations and stays consistent with them.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { AdapterVariable } from '@baton/core/adapter';
+import { storeFromConfig, transportFromConfig } from './adapters.js';
+import { renameOptions } from './config-errors.js';
+import { ENV, readConfig } from './config.js';
+import { namespacesInUse } from './namespaces.js';
+import { TRANSPORT_ENV } from './producer-config.js';
+import { ADAPTERS, isolatedEnv, registrationFor, removeIsolated } from './registry.js';
+
+const BASE = { [ENV.workflows]: './workflows.js' };
+const variablesOf = (r: (typeof ADAPTERS)[number]) =>
+  Object.values(r.variables) as AdapterVariable<unknown>[];
+
+describe('adapter registry', () => {
+  it('puts every registered variable in ENV, each name once', () => {
+    const names = ADAPTERS.flatMap((r) => variablesOf(r).map((v) => v.name));
+    expect(new Set(names).size).toBe(names.length);
+    const env = new Set<string>(Object.values(ENV));
+    for (const name of names) expect(env.has(name), name).toBe(true);
+    expect(ENV.natsPrefix).toBe('BATON_NATS_PREFIX');
+    expect(ENV.kafkaSessionTimeoutMs).toBe('BATON_KAFKA_SESSION_TIMEOUT_MS');
+    expect(ENV.redisKeyPrefix).toBe('BATON_REDIS_KEY_PREFIX');
+    expect(ENV.postgresPoolSize).toBe('BATON_POSTGRES_POOL_SIZE');
+  });
+
+  it('serves each scheme by one adapter of a kind, matched case-insensitively', () => {
+    for (const kind of ['transport', 'store'] as const) {
+      const schemes = ADAPTERS.filter((r) => r.kind === kind).flatMap((r) => [...r.schemes]);
+      expect(new Set(schemes).size).toBe(schemes.length);
+    }
+    expect(registrationFor('transport', 'TLS://h:4222')?.name).toBe('nats');
+    expect(registrationFor('transport', 'kafkas://h:9093')?.name).toBe('kafka');
+    expect(registrationFor('store', 'rediss://h')?.name).toBe('redis');
+    expect(registrationFor('store', 'postgresql://u@h/db')?.name).toBe('postgres');
+    expect(registrationFor('store', 'nats://h')).toBeUndefined();
+  });
+
+  it('reads each adapter setting under the adapter name and names a bad value', () => {
+    const config = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'kafka://127.0.0.1:9092',
+      [ENV.storeUrl]: 'postgres://u@127.0.0.1/db',
+      [ENV.kafkaPartitions]: ' 6 ',
+      [ENV.kafkaPrefix]: 'orders',
+      [ENV.postgresSchema]: 'orders',
+    });
+    expect(config.kafka).toMatchObject({ partitions: 6, prefix: 'orders', sessionTimeoutMs: undefined });
+    expect(config.nats.prefix).toBeUndefined();
+    expect(() =>
+      readConfig({
+        ...BASE,
+        [ENV.transportUrl]: 'nats://h',
+        [ENV.storeUrl]: 'redis://h',
+        [ENV.kafkaSessionTimeoutMs]: '2',
+      }),
+    ).toThrow("BATON_KAFKA_SESSION_TIMEOUT_MS is '2'; it must be a whole number of at least 3");
+  });
+
+  it("shows the adapters' own namespaces, defaults included", () => {
+    const kafkaPostgres = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'kafka://127.0.0.1:9092',
+      [ENV.storeUrl]: 'postgres://u:secret@127.0.0.1/db',
+      [ENV.kafkaPrefix]: 'orders',
+    });
+    expect(namespacesInUse(kafkaPostgres)).toEqual({ transportPrefix: 'orders', postgresSchema: 'baton' });
+    const natsRedis = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'nats://127.0.0.1:4222',
+      [ENV.storeUrl]: 'redis://127.0.0.1:6379',
+      [ENV.redisKeyPrefix]: 'orders:',
+    });
+    expect(namespacesInUse(natsRedis)).toEqual({ transportPrefix: 'baton', redisKeyPrefix: 'orders:' });
+  });
+
+  it('builds the adapter the scheme names, and lists the registered schemes when none does', () => {
+    const config = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'kafkas://h:9093',
+      [ENV.storeUrl]: 'rediss://h',
+    });
+    expect(transportFromConfig(config).name).toBe('kafka');
+    expect(storeFromConfig(config).name).toBe('redis');
+    const unknown = readConfig({ ...BASE, [ENV.transportUrl]: 'amqp://h', [ENV.storeUrl]: 'memory:' });
+    expect(() => transportFromConfig(unknown)).toThrow(
+      "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka:// or kafkas://",
+    );
+    expect(() => storeFromConfig(unknown)).toThrow('use redis://… or postgres://… here');
+  });
+
+  it("rewords an adapter's option error with the variable of the adapter the URL picks", () => {
+    const nats = { [ENV.transportUrl]: 'nats://h:4222', [ENV.natsPrefix]: 'A.B' };
+    expect(renameOptions('transport', nats, 'natsTransport: prefix "A.B" is not a safe name')).toBe(
+      'BATON_NATS_PREFIX "A.B" is not a safe name',
+    );
+    const kafka = { [ENV.transportUrl]: 'kafka://h:9092', [ENV.kafkaPrefix]: 'a.b' };
+    expect(renameOptions('transport', kafka, "kafka transport: prefix 'a.b' must be 1-100 letters")).toBe(
+      "BATON_KAFKA_PREFIX 'a.b' must be 1-100 letters",
+    );
+    const postgres = { [ENV.storeUrl]: 'postgres://h/db', [ENV.postgresPoolSize]: '0' };
+    expect(renameOptions('store', postgres, 'postgresStore: poolSize must be at least 1')).toBe(
+      "BATON_POSTGRES_POOL_SIZE is '0': BATON_POSTGRES_POOL_SIZE must be at least 1",
+    );
+  });
+
+  it("gives the producer every transport's variables and no store's", () => {
+    for (const r of ADAPTERS) {
+      for (const v of variablesOf(r))
+        expect(TRANSPORT_ENV.includes(v.name), v.name).toBe(r.kind === 'transport');
+    }
+    expect(TRANSPORT_ENV).toContain(ENV.transportUrl);
+    expect(TRANSPORT_ENV).not.toContain(ENV.storeUrl);
+  });
+
+  it('gives tests and the bench a namespace per adapter as its variables, and refuses an unknown one', async () => {
+    expect(isolatedEnv('transport', 'nats://h:4222', 'c1')).toEqual({ BATON_NATS_PREFIX: 'c1' });
+    expect(isolatedEnv('transport', 'kafka://h:9092', 'c1')).toEqual({ BATON_KAFKA_PREFIX: 'c1' });
+    expect(isolatedEnv('store', 'redis://h', 'c1')).toEqual({ BATON_REDIS_KEY_PREFIX: 'c1:' });
+    expect(isolatedEnv('store', 'postgres://h/db', 'c1')).toEqual({ BATON_POSTGRES_SCHEMA: 'c1' });
+    expect(() => isolatedEnv('store', 'mysql://h', 'c1')).toThrow(/no registered store for 'mysql'/);
+    await expect(removeIsolated('transport', 'amqp://h', 'c1')).rejects.toThrow(/no registered transport/);
+  });
+
+  it("has every variable of the worker process, the registered adapters' included, in the README's table", () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const missing = Object.values(ENV).filter((name) => !readme.includes(`| \`${name}\``));
+    expect(missing, 'add a row for each to the README table of worker variables').toEqual([]);
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * How an adapter package tells the worker process what it is: which URL schemes it serves, which
+ * BATON_* variables configure it, how to build it from them, and what its namespace is called in
+ * the `worker ready` line. The worker app reads one list of registrations and derives from it its
+ * variables, their validation, the adapter construction and the error messages, so a new adapter
+ * adds its package and one entry to that list (docs/architecture.md, "Adding an adapter").
+ */
+import type { Store } from './store.js';
+import type { Transport } from './transport.js';
+
+/** A bus (`BATON_TRANSPORT_URL`) or a store (`BATON_STORE_URL`). */
+export type AdapterKind = 'transport' | 'store';
+
+/** What `create` returns for each kind. */
+export interface AdapterOfKind {
+  transport: Transport;
+  store: Store;
+}
+
+/** One BATON_* variable of an adapter. Unset or blank: the setting is left out (the adapter's default). */
+export interface AdapterVariable<T> {
+  /** The environment variable, e.g. `BATON_NATS_PREFIX`. */
+  readonly name: string;
+  /** One line for operators: what it sets and what happens when it is unset. */
+  readonly description: string;
+  /**
+   * The trimmed, non-empty value as the setting; a bad value throws ConfigError naming the
+   * variable (`name`), what was found and what is expected.
+   */
+  parse(value: string, name: string): T;
+  /**
+   * The words the adapter's own option checks use for this setting (`prefix`, `poolSize`): a
+   * ConfigError from `create` that says them is reworded to name the variable instead.
+   */
+  readonly option?: RegExp;
+}
+
+/** One variable per setting; every setting is optional (unset = the adapter's default). */
+export type AdapterVariables<Settings> = {
+  readonly [Key in keyof Settings]-?: AdapterVariable<NonNullable<Settings[Key]>>;
+};
+
+/** The level and text of a log line the adapter's client library writes, for the worker's logger. */
+export type AdapterLogHook = (
+  level: 'error' | 'warn' | 'info' | 'debug',
+  message: string,
+  extra: Record<string, unknown>,
+) => void;
+
+/** What the worker process lends an adapter it builds. */
+export interface AdapterHooks {
+  /** Present when the registration has a `logComponent`. */
+  log?: AdapterLogHook;
+}
+
+/** How the adapter's own ConfigError messages read, so the worker can name variables instead. */
+export interface AdapterMessages {
+  /** The builder's name in front of its messages (`natsTransport: `); removed. */
+  readonly prefix: RegExp;
+  /** Words naming the URL (`servers`, `url`): replaced by the URL variable. */
+  readonly url: RegExp;
+  /** Words about the URL's contents that read as prose (`URL parameter`): kept, the URL variable named in front. */
+  readonly aboutUrl?: RegExp;
+}
+
+/**
+ * A transport or a store as the worker process knows it. `Name` is the adapter's short name
+ * (`nats`, `postgres`): the worker's configuration holds its settings under it, and the variable
+ * of setting `prefix` is `ENV.natsPrefix`.
+ */
+export interface AdapterRegistration<
+  Name extends string = string,
+  Kind extends AdapterKind = AdapterKind,
+  Settings extends object = object,
+> {
+  readonly name: Name;
+  readonly kind: Kind;
+  /** URL schemes it serves, lowercase, without `:` (`nats`, `tls`); the first is shown in advice. */
+  readonly schemes: readonly [string, ...string[]];
+  /** A URL's lone user part is a secret (a NATS token): masked in messages and logs. */
+  readonly urlUserIsSecret?: boolean;
+  readonly variables: AdapterVariables<Settings>;
+  readonly messages: AdapterMessages;
+  /** The `component` of its client library's log lines in the worker's log; without it no log hook is given. */
+  readonly logComponent?: string;
+  /**
+   * Builds the adapter (does not connect). Throws ConfigError for a bad option or a file a
+   * variable names that cannot be read (naming that variable).
+   */
+  create(url: string, settings: Settings, hooks: AdapterHooks): AdapterOfKind[Kind];
+  /**
+   * What keeps this installation's data apart on a shared server, as the adapter resolves it,
+   * under the field names of the `worker ready` line (`{ transportPrefix: 'baton' }`). Called
+   * after `create` succeeded with the same arguments; never a secret.
+   */
+  describeNamespace(url: string, settings: Settings): Record<string, string>;
+  /** For tests and benchmarks that share servers: a namespace of their own, and its removal. */
+  readonly isolation?: AdapterIsolation<Settings>;
+}
+
+/** How to keep a test's or a benchmark's data apart on a shared server, and remove it afterwards. */
+export interface AdapterIsolation<Settings> {
+  /**
+   * The settings that put everything under `id` (lowercase letters and digits, starting with a
+   * letter: valid for every adapter's names). String settings only: they become variables.
+   */
+  settings(id: string): { [Key in keyof Settings]?: Settings[Key] & string };
+  /** Deletes everything under those settings on the server `url` names. Irreversible. */
+  remove(url: string, settings: Settings): Promise<void>;
+}
+
+/** Any registration, whatever its name and settings. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- settings differ per adapter; each is checked where it is declared
+export type AnyAdapterRegistration = AdapterRegistration<string, AdapterKind, any>;

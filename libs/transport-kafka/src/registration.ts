@@ -1,0 +1,119 @@
+/**
+ * The Kafka transport as the worker process knows it (`@baton/core/adapter`'s
+ * AdapterRegistration): `kafka://` and `kafkas://` URLs (SASL credentials in the URL's user
+ * part), the BATON_KAFKA_* variables, and the topic prefix shown in the `worker ready` line.
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '@baton/core';
+import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import { deleteKafkaTopics } from './admin.js';
+import { kafkaTransport } from './kafka-transport.js';
+import { resolveKafkaOptions } from './options.js';
+
+/** The settings the BATON_KAFKA_* variables give. */
+export interface KafkaSettings {
+  saslMechanism?: string;
+  prefix?: string;
+  partitions?: number;
+  sessionTimeoutMs?: number;
+  journalRetentionMs?: number;
+  ackWaitMs?: number;
+  /** A path: the file is read when the transport is built. */
+  tlsCaFile?: string;
+}
+
+// In the order the transport's messages are matched against (docs/architecture.md).
+const VARIABLES = {
+  saslMechanism: textSetting(
+    'BATON_KAFKA_SASL_MECHANISM',
+    "SASL mechanism for the URL's credentials: plain (default), scram-sha-256 or scram-sha-512",
+    /\bSASL mechanism\b/,
+  ),
+  prefix: textSetting(
+    'BATON_KAFKA_PREFIX',
+    'topic and group prefix (baton.runs, baton.journal, baton.dlq, group baton-workers); one per installation; default baton',
+    /\bprefix\b/,
+  ),
+  partitions: wholeNumberSetting(
+    'BATON_KAFKA_PARTITIONS',
+    'partitions of the runs and journal topics when the worker creates them; default 12',
+    1,
+    /\bpartitions\b/,
+  ),
+  sessionTimeoutMs: wholeNumberSetting(
+    'BATON_KAFKA_SESSION_TIMEOUT_MS',
+    "consumer-group session timeout: how long a dead worker's partitions wait before moving; default 10000",
+    3,
+    /\bsessionTimeoutMs\b/,
+  ),
+  journalRetentionMs: wholeNumberSetting(
+    'BATON_KAFKA_JOURNAL_RETENTION_MS',
+    "retention.ms of the journal topic when the worker creates it; default the broker's log.retention.ms",
+    1,
+    /\bjournalRetentionMs\b/,
+  ),
+  ackWaitMs: wholeNumberSetting(
+    'BATON_KAFKA_ACK_WAIT_MS',
+    'a run message neither acked nor nakked is delivered again after this; default 30000',
+    1,
+    /\backWaitMs\b/,
+  ),
+  tlsCaFile: textSetting('BATON_KAFKA_TLS_CA_FILE', 'CA certificate to verify the brokers (implies TLS)'),
+} as const;
+
+function readVariableFile(variable: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${variable} names ${path}, which cannot be read: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaSettings> = {
+  name: 'kafka',
+  kind: 'transport',
+  schemes: ['kafka', 'kafkas'],
+  variables: VARIABLES,
+  messages: {
+    prefix: /^kafka transport: /,
+    url: /\bbrokers?\b/,
+    aboutUrl: /\bURL parameter\b|\bthe URL\b|\bsasl\b/,
+  },
+  logComponent: 'kafkajs',
+  create: (url, settings, hooks) => {
+    const { prefix, partitions, sessionTimeoutMs, ackWaitMs, saslMechanism, tlsCaFile, journalRetentionMs } =
+      settings;
+    // The mechanism goes where the transport reads it: the URL's `sasl` parameter.
+    const brokers =
+      saslMechanism === undefined
+        ? url
+        : `${url}${url.includes('?') ? '&' : '?'}sasl=${encodeURIComponent(saslMechanism)}`;
+    return kafkaTransport({
+      brokers,
+      ...(prefix !== undefined && { prefix }),
+      ...(partitions !== undefined && { partitions }),
+      // A heartbeat a third of the session (at most 1 s), so a short session still sees three.
+      ...(sessionTimeoutMs !== undefined && {
+        sessionTimeoutMs,
+        heartbeatIntervalMs: Math.max(1, Math.min(1_000, Math.floor(sessionTimeoutMs / 3))),
+      }),
+      ...(ackWaitMs !== undefined && { ackWaitMs }),
+      ...(journalRetentionMs !== undefined && { journalRetentionMs }),
+      ...(tlsCaFile !== undefined && { tls: { ca: readVariableFile(VARIABLES.tlsCaFile.name, tlsCaFile) } }),
+      ...(hooks.log !== undefined && { log: hooks.log }),
+    });
+  },
+  isolation: {
+    settings: (id) => ({ prefix: id }),
+    remove: async (url, { prefix }) => {
+      // Without a prefix this would name the default installation's topics: refuse.
+      if (prefix === undefined) throw new ConfigError('kafkaRegistration.isolation.remove needs a prefix');
+      await deleteKafkaTopics({ brokers: url, prefix });
+    },
+  },
+  describeNamespace: (url, { prefix }) => ({
+    transportPrefix: resolveKafkaOptions({ brokers: url, ...(prefix !== undefined && { prefix }) }).prefix,
+  }),
+};

@@ -1,0 +1,96 @@
+/**
+ * The NATS transport as the worker process knows it (`@baton/core/adapter`'s
+ * AdapterRegistration): `nats://` and `tls://` URLs, the BATON_NATS_* variables, and the
+ * stream prefix shown in the `worker ready` line.
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '@baton/core';
+import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import { deleteNatsStreams } from './admin.js';
+import { natsTransport } from './nats-transport.js';
+import { resolveNatsTransportOptions } from './options.js';
+
+/** The settings the BATON_NATS_* variables give. */
+export interface NatsSettings {
+  prefix?: string;
+  ackWaitMs?: number;
+  /** A path: the file is read when the transport is built. */
+  credsFile?: string;
+  /** A path: the file is read when the transport is built. */
+  tlsCaFile?: string;
+}
+
+const VARIABLES = {
+  prefix: textSetting(
+    'BATON_NATS_PREFIX',
+    'stream and subject prefix (BATON_RUNS, baton.journal.<runId>, ...); one per installation; default baton',
+    /\bprefix\b/,
+  ),
+  ackWaitMs: wholeNumberSetting(
+    'BATON_NATS_ACK_WAIT_MS',
+    "an unacked run message is redelivered after this; default the transport's",
+    1,
+    /\backWaitMs\b/,
+  ),
+  credsFile: textSetting(
+    'BATON_NATS_CREDS_FILE',
+    'a NATS .creds file (JWT + NKey)',
+    /\bcredsFile\b|\bcreds\b/,
+  ),
+  tlsCaFile: textSetting('BATON_NATS_TLS_CA_FILE', 'CA certificate to verify the NATS server'),
+} as const;
+
+/**
+ * The connection part of the transport's options (servers, creds, CA) from the settings, the
+ * files read now; also what the worker gives the NATS object payload store.
+ */
+export function natsConnectionFromSettings(url: string, settings: NatsSettings) {
+  const { credsFile, tlsCaFile } = settings;
+  return {
+    servers: url,
+    ...(credsFile !== undefined && { creds: readVariableFile(VARIABLES.credsFile.name, credsFile) }),
+    ...(tlsCaFile !== undefined && { tls: { ca: readVariableFile(VARIABLES.tlsCaFile.name, tlsCaFile) } }),
+  };
+}
+
+function readVariableFile(variable: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${variable} names ${path}, which cannot be read: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSettings> = {
+  name: 'nats',
+  kind: 'transport',
+  schemes: ['nats', 'tls'],
+  urlUserIsSecret: true,
+  variables: VARIABLES,
+  messages: {
+    prefix: /^natsTransport: /,
+    url: /\bservers?( URL)?\b/,
+    aboutUrl: /\bURL parameter\b|\bthe URL\b/,
+  },
+  create: (url, settings) =>
+    natsTransport({
+      ...natsConnectionFromSettings(url, settings),
+      ...(settings.prefix !== undefined && { prefix: settings.prefix }),
+      ...(settings.ackWaitMs !== undefined && { ackWaitMs: settings.ackWaitMs }),
+    }),
+  isolation: {
+    settings: (id) => ({ prefix: id }),
+    remove: async (url, settings) => {
+      // Without a prefix this would name the default installation's streams: refuse.
+      if (settings.prefix === undefined)
+        throw new ConfigError('natsRegistration.isolation.remove needs a prefix');
+      await deleteNatsStreams({ ...natsConnectionFromSettings(url, settings), prefix: settings.prefix });
+    },
+  },
+  describeNamespace: (url, { prefix }) => ({
+    transportPrefix: resolveNatsTransportOptions({ servers: url, ...(prefix !== undefined && { prefix }) })
+      .prefix,
+  }),
+};
