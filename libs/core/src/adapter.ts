@@ -65,6 +65,17 @@ export type {
   TimerStore,
 } from './contracts/store.js';
 export { FINISHED_RUN_STATUSES, hasPresence } from './contracts/store.js';
+export type {
+  ListedRun,
+  RunCounts,
+  RunFilter,
+  RunPage,
+  RunQueries,
+  RunQuery,
+} from './contracts/run-queries.js';
+export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
+export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
+export { checkRunQuery, isAfter, issueRunCursor, RUN_STATUSES } from './run-query-check.js';
 export { AdapterLifecycle } from './lifecycle.js';
 export type { LifecycleNames, LifecycleState } from './lifecycle.js';
 export type { MaskUrlOptions } from './urls.js';
