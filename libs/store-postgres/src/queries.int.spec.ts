@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { Checkpoint } from '@baton/core/adapter';
+import type { Checkpoint, RunQuery } from '@baton/core/adapter';
 import { loadMigrations } from './migrations.js';
 import { postgresStore } from './index.js';
 import { inSchema } from './sql.js';
@@ -97,8 +97,53 @@ describe('postgres store: run queries', () => {
       expect(await plan(`r.workflow = 'alpha'`)).toContain('runs_by_workflow_created');
       expect(await plan(`r.status = 'failed'`)).toContain('runs_by_status_created');
       expect(await plan('true')).toContain('runs_by_created');
+      // The keyset condition of a later page is an index condition, not a filter on every row.
+      expect(
+        await plan(
+          `r.workflow = 'alpha' AND (r.created_at, r.run_id COLLATE "C") < (2000::bigint, 'old-a2'::text)`,
+        ),
+      ).toMatch(/Index Cond: .*ROW\(created_at, run_id\) < ROW/);
       expect(await plan(`r.run_id LIKE 'old-a%'`, false)).toContain('runs_by_run_id_prefix');
       expect(await plan(`r.idempotency_key LIKE 'k%'`, false)).toContain('runs_by_key_prefix');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('takes fractional and far-off time bounds and versions as the other stores do; refuses a made-up cursor', async () => {
+    const store = schemas.store();
+    try {
+      const { run } = await store.createRun({
+        runId: 'bounds-1',
+        workflow: 'bounds',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+      });
+      const list = async (query: RunQuery) =>
+        (await store.listRuns({ workflow: 'bounds', ...query })).runs.map((r) => r.runId);
+      expect(await list({ createdAfter: run.createdAt - 0.5 })).toEqual(['bounds-1']);
+      expect(await list({ createdAfter: run.createdAt + 0.5 })).toEqual([]);
+      expect(await list({ createdBefore: run.createdAt + 0.5 })).toEqual(['bounds-1']);
+      expect(await list({ updatedBefore: 1e300, updatedAfter: -1e300 })).toEqual(['bounds-1']);
+      expect(await list({ version: 2 ** 40 })).toEqual([]);
+      // A cursor with the right fingerprint but a createdAt no Postgres run can have.
+      const { cursor } = await store.listRuns({ workflow: 'bounds', limit: 1 });
+      expect(cursor).toBeUndefined();
+      await store.createRun({
+        runId: 'bounds-2',
+        workflow: 'bounds',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+      });
+      const issued = (await store.listRuns({ workflow: 'bounds', limit: 1 })).cursor!;
+      const body = JSON.parse(Buffer.from(issued, 'base64url').toString('utf8')) as { c: number };
+      const forged = Buffer.from(JSON.stringify({ ...body, c: body.c + 0.5 }), 'utf8').toString('base64url');
+      await expect(store.listRuns({ workflow: 'bounds', limit: 1, cursor: forged })).rejects.toMatchObject({
+        code: 'BATON_CONFIG',
+        message: expect.stringMatching(/cursor is malformed/),
+      });
     } finally {
       await store.close();
     }

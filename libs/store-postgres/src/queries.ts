@@ -22,6 +22,7 @@ import {
   type RunQuery,
   type RunStatus,
 } from '@baton/core/adapter';
+import { ConfigError } from '@baton/core';
 import type { Db } from './db.js';
 import { RUN_COLUMNS, toRunRecord, type RunRow } from './runs.js';
 
@@ -35,6 +36,15 @@ function startsWith(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/**
+ * A time bound as the bigint column compares with it: created_at and updated_at are whole ms, so
+ * `>= 1.5` and `< 1.5` mean `>= 2` and `< 2`; bounds beyond any ms timestamp are clamped into
+ * bigint's range rather than failing the cast.
+ */
+function msBound(value: number): number {
+  return Math.min(Math.max(Math.ceil(value), -Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
+}
+
 /** The WHERE conditions and their parameters for a checked query, keyset condition included. */
 function conditions(query: CheckedRunQuery): { where: string[]; params: unknown[] } {
   const { filter, statuses, after, order } = query;
@@ -46,16 +56,25 @@ function conditions(query: CheckedRunQuery): { where: string[]; params: unknown[
   };
   if (statuses !== undefined) where.push(`r.status = ANY (${param([...statuses])}::text[])`);
   if (filter.workflow !== undefined) where.push(`r.workflow = ${param(filter.workflow)}`);
-  if (filter.version !== undefined) where.push(`r.version = ${param(filter.version)}`);
-  if (filter.createdAfter !== undefined) where.push(`r.created_at >= ${param(filter.createdAfter)}`);
-  if (filter.createdBefore !== undefined) where.push(`r.created_at < ${param(filter.createdBefore)}`);
-  if (filter.updatedAfter !== undefined) where.push(`r.updated_at >= ${param(filter.updatedAfter)}`);
-  if (filter.updatedBefore !== undefined) where.push(`r.updated_at < ${param(filter.updatedBefore)}`);
+  if (filter.version !== undefined)
+    // bigint: a version beyond integer's range matches nothing instead of failing the cast.
+    where.push(`r.version = ${param(filter.version)}::bigint`);
+  if (filter.createdAfter !== undefined) where.push(`r.created_at >= ${param(msBound(filter.createdAfter))}`);
+  if (filter.createdBefore !== undefined)
+    where.push(`r.created_at < ${param(msBound(filter.createdBefore))}`);
+  if (filter.updatedAfter !== undefined) where.push(`r.updated_at >= ${param(msBound(filter.updatedAfter))}`);
+  if (filter.updatedBefore !== undefined)
+    where.push(`r.updated_at < ${param(msBound(filter.updatedBefore))}`);
   if (filter.runIdPrefix !== undefined) where.push(`r.run_id LIKE ${param(startsWith(filter.runIdPrefix))}`);
   if (filter.idempotencyKeyPrefix !== undefined)
     where.push(`r.idempotency_key LIKE ${param(startsWith(filter.idempotencyKeyPrefix))}`);
   if (filter.worker !== undefined) where.push(`l.state = 'held' AND l.owner = ${param(filter.worker)}`);
   if (after !== undefined) {
+    // This store issues cursors with whole-ms createdAt only; anything else was made up.
+    if (!Number.isSafeInteger(after.createdAt))
+      throw new ConfigError(
+        'run query: cursor is malformed (not a cursor this store issued); start the listing again without a cursor',
+      );
     const compare = order === 'newest' ? '<' : '>';
     where.push(
       `(r.created_at, r.run_id COLLATE "C") ${compare} (${param(after.createdAt)}::bigint, ${param(after.runId)}::text)`,
