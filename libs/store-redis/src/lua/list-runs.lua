@@ -1,0 +1,157 @@
+-- listRuns' page in one step (one snapshot, one round trip): walks the narrowest query index
+-- (prelude) in the page's order from just after the cursor, tests each run against the rest of
+-- the filter, and stops at `want` matches or after examining `budget` runs, so one call's work is
+-- bounded however few runs match.
+-- KEYS: none (the index keys depend on the filter; built from the prefix)
+-- ARGV: prefix, order ('newest'|'oldest'), want, budget,
+--       afterCreatedAt, afterRunId ('' = from the start),
+--       createdAfter (inclusive), createdBefore (exclusive) ('' = unbounded),
+--       statuses (comma-separated, '' = any), workflow, version, updatedAfter, updatedBefore,
+--       runIdPrefix, idempotencyKeyPrefix, worker ('' = not filtered)
+-- Returns { matches, lastCreatedAt, lastRunId }: matches are { record as HGETALL pairs, lease
+-- epoch, lease state, lease owner } ('' when absent); last* is the last run examined ('' when none).
+local prefix, order, want, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local after_c, after_r = tonumber(ARGV[5]), ARGV[6]
+local created_from, created_before = tonumber(ARGV[7]), tonumber(ARGV[8])
+local workflow, version = ARGV[10], tonumber(ARGV[11])
+local updated_from, updated_before = tonumber(ARGV[12]), tonumber(ARGV[13])
+local id_prefix, key_prefix, worker = ARGV[14], ARGV[15], ARGV[16]
+local newest = order == 'newest'
+
+local statuses, status_count = {}, 0
+for status in string.gmatch(ARGV[9], '[^,]+') do
+  statuses[status] = true
+  status_count = status_count + 1
+end
+
+-- The narrowest index that holds every match: one status's set, the workflow's, or all runs.
+local index = prefix .. 'index:all'
+local size = redis.call('ZCARD', index)
+local narrower = {}
+if status_count == 1 then
+  narrower[#narrower + 1] = prefix .. 'index:status:' .. next(statuses)
+end
+if workflow ~= '' then
+  narrower[#narrower + 1] = prefix .. 'index:workflow:' .. workflow
+end
+for _, key in ipairs(narrower) do
+  local n = redis.call('ZCARD', key)
+  if n < size then
+    index, size = key, n
+  end
+end
+
+-- Bytewise order, as Redis orders members of equal score (Lua's < may follow the locale).
+local function bytes_before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+-- Score bounds: the cursor's createdAt (inclusive; ties at it are skipped below) and the range.
+local low, high = '-inf', '+inf'
+if created_from then
+  low = ms(created_from)
+end
+if created_before then
+  high = '(' .. ms(created_before)
+end
+if after_c then
+  if newest and (not created_before or after_c < created_before) then
+    high = ms(after_c)
+  elseif not newest and (not created_from or after_c > created_from) then
+    low = ms(after_c)
+  end
+end
+
+local function past_cursor(score, run_id)
+  if not after_c or score ~= after_c then
+    return true
+  end
+  if newest then
+    return bytes_before(run_id, after_r)
+  end
+  return run_id ~= after_r and not bytes_before(run_id, after_r)
+end
+
+local function starts_with(text, start)
+  return start == '' or (text and string.sub(text, 1, #start) == start)
+end
+
+local function matches(run_id)
+  if not starts_with(run_id, id_prefix) then
+    return false
+  end
+  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'version', 'updatedAt',
+    'idempotencyKey')
+  if not run[1] then
+    return false
+  end
+  if status_count > 0 and not statuses[run[1]] then
+    return false
+  end
+  if workflow ~= '' and run[2] ~= workflow then
+    return false
+  end
+  if version and tonumber(run[3]) ~= version then
+    return false
+  end
+  local updated = tonumber(run[4])
+  if (updated_from and updated < updated_from) or (updated_before and updated >= updated_before) then
+    return false
+  end
+  if key_prefix ~= '' and not starts_with(run[5], key_prefix) then
+    return false
+  end
+  if worker ~= '' then
+    local lease = redis.call('HMGET', prefix .. 'lease:' .. run_id, 'state', 'owner')
+    if lease[1] ~= 'held' or lease[2] ~= worker then
+      return false
+    end
+  end
+  return true
+end
+
+local batch = 200
+local found, examined, offset = {}, 0, 0
+local last_c, last_r, cut = '', '', false
+while #found < want do
+  local members
+  if newest then
+    members = redis.call('ZREVRANGEBYSCORE', index, high, low, 'WITHSCORES', 'LIMIT', offset, batch)
+  else
+    members = redis.call('ZRANGEBYSCORE', index, low, high, 'WITHSCORES', 'LIMIT', offset, batch)
+  end
+  for i = 1, #members, 2 do
+    if #found >= want then
+      break
+    end
+    local run_id, score = members[i], tonumber(members[i + 1])
+    if past_cursor(score, run_id) then
+      if examined >= budget then
+        cut = true
+        break
+      end
+      examined = examined + 1
+      last_c, last_r = members[i + 1], run_id
+      if matches(run_id) then
+        local lease = redis.call('HMGET', prefix .. 'lease:' .. run_id, 'epoch', 'state', 'owner')
+        found[#found + 1] = { redis.call('HGETALL', prefix .. 'run:' .. run_id), lease[1] or '', lease[2] or '',
+          lease[3] or '' }
+      end
+    end
+  end
+  if cut or #members < 2 * batch then
+    break
+  end
+  offset = offset + batch
+end
+if not cut then
+  -- Not cut short by the budget: the caller's cursor comes from its last match.
+  last_c, last_r = '', ''
+end
+return { found, last_c, last_r }
