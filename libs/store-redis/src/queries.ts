@@ -34,7 +34,12 @@ const REINDEX_BATCH = 500;
 /** A filter bound as the script takes it: '' for none. */
 const opt = (value: string | number | undefined): string | number => value ?? '';
 
-export async function listRuns(ctx: StoreContext, query?: RunQuery): Promise<RunPage> {
+/** `budget`: runs one page examines at most; tests give a small one to reach the cut-short page. */
+export async function listRuns(
+  ctx: StoreContext,
+  query?: RunQuery,
+  budget = LIST_SCAN_BUDGET,
+): Promise<RunPage> {
   const checked = checkRunQuery(query);
   const { filter, after, limit } = checked;
   const reply = (await ctx.run(
@@ -44,7 +49,7 @@ export async function listRuns(ctx: StoreContext, query?: RunQuery): Promise<Run
       ctx.keys.prefix,
       checked.order,
       limit + 1,
-      LIST_SCAN_BUDGET,
+      budget,
       opt(after?.createdAt),
       opt(after?.runId),
       opt(filter.createdAfter),
