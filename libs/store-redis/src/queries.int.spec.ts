@@ -195,18 +195,20 @@ describe('redis store: run query indexes', () => {
     expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
   });
 
-  it('orders runs tied on createdAt by run id, bytewise, across pages in both orders', async () => {
+  it('orders runs tied on createdAt by run id, bytewise, across pages in both orders, one index or several merged', async () => {
     const prefix = prefixes.next();
     const redis = admin();
     // Records as an older version wrote them, all created in the same millisecond, then indexed.
     const runIds = ['b', 'a', 'B', 'a-1', 'a0', 'aa', 'z', '0', 'é', 'Z9'];
+    const statusOf = (runId: string): RunStatus =>
+      (['pending', 'failed', 'completed'] as const)[runIds.indexOf(runId) % 3]!;
     for (const runId of runIds)
       await redis.hset(`${prefix}run:${runId}`, {
         runId,
         workflow: 'tied',
         version: '1',
         input: '{}',
-        status: 'pending',
+        status: statusOf(runId),
         createdAt: '1700000000000',
         updatedAt: '1700000000000',
         attempts: '0',
@@ -239,7 +241,15 @@ describe('redis store: run query indexes', () => {
     expect(await pages({ workflow: 'tied', order: 'oldest', limit: 3 })).toEqual([...bytewise, 'late']);
     expect(await pages({ workflow: 'tied', order: 'newest', limit: 3 })).toEqual([
       'late',
-      ...bytewise.reverse(),
+      ...[...bytewise].reverse(),
+    ]);
+    // Two statuses: their sets are merged (together smaller than the workflow's), in the same order.
+    const pendingOrFailed = bytewise.filter((id) => statusOf(id) !== 'completed');
+    const twoStatuses: RunQuery = { workflow: 'tied', status: ['failed', 'pending'], limit: 2 };
+    expect(await pages({ ...twoStatuses, order: 'oldest' })).toEqual([...pendingOrFailed, 'late']);
+    expect(await pages({ ...twoStatuses, order: 'newest' })).toEqual([
+      'late',
+      ...[...pendingOrFailed].reverse(),
     ]);
   });
 

@@ -1,5 +1,5 @@
 -- listRuns' page in one step (one snapshot, one round trip): walks the narrowest query index
--- (prelude) in the page's order from just after the cursor, tests each run against the rest of
+-- (prelude; for several statuses, their sets merged) in the page's order from just after the cursor, tests each run against the rest of
 -- the filter, and stops at `want` matches or after examining `budget` runs, so one call's work is
 -- bounded however few runs match.
 -- KEYS: none (the index keys depend on the filter; built from the prefix)
@@ -24,20 +24,25 @@ for status in string.gmatch(ARGV[9], '[^,]+') do
   status_count = status_count + 1
 end
 
--- The narrowest index that holds every match: one status's set, the workflow's, or all runs.
-local index = prefix .. 'index:all'
-local size = redis.call('ZCARD', index)
-local narrower = {}
-if status_count == 1 then
-  narrower[#narrower + 1] = prefix .. 'index:status:' .. next(statuses)
-end
+-- The smallest indexes that hold every match between them: the statuses' sets (merged), the
+-- workflow's set, or all runs; compared by size (ZCARD is O(1)).
+local indexes = { prefix .. 'index:all' }
+local size = redis.call('ZCARD', indexes[1])
 if workflow ~= '' then
-  narrower[#narrower + 1] = prefix .. 'index:workflow:' .. workflow
-end
-for _, key in ipairs(narrower) do
+  local key = prefix .. 'index:workflow:' .. workflow
   local n = redis.call('ZCARD', key)
   if n < size then
-    index, size = key, n
+    indexes, size = { key }, n
+  end
+end
+if status_count > 0 then
+  local keys, n = {}, 0
+  for status in pairs(statuses) do
+    keys[#keys + 1] = prefix .. 'index:status:' .. status
+    n = n + redis.call('ZCARD', keys[#keys])
+  end
+  if n < size then
+    indexes, size = keys, n
   end
 end
 
@@ -117,38 +122,82 @@ local function matches(run_id)
 end
 
 local batch = 200
-local found, examined, offset = {}, 0, 0
+
+-- Reads one index in the page's order from just after the cursor, a batch at a time: each call
+-- returns the next run id and its score, or nil at the end.
+local function reader(key)
+  local buffer, at, offset, done = {}, 1, 0, false
+  return function()
+    while true do
+      if at > #buffer then
+        if done then
+          return nil
+        end
+        if newest then
+          buffer = redis.call('ZREVRANGEBYSCORE', key, high, low, 'WITHSCORES', 'LIMIT', offset, batch)
+        else
+          buffer = redis.call('ZRANGEBYSCORE', key, low, high, 'WITHSCORES', 'LIMIT', offset, batch)
+        end
+        offset, at, done = offset + batch, 1, #buffer < 2 * batch
+        if #buffer == 0 then
+          return nil
+        end
+      end
+      local run_id, score = buffer[at], buffer[at + 1]
+      at = at + 2
+      if past_cursor(tonumber(score), run_id) then
+        return run_id, score
+      end
+    end
+  end
+end
+
+local function comes_first(a_id, a_score, b_id, b_score)
+  local x, y = tonumber(a_score), tonumber(b_score)
+  if x ~= y then
+    return (newest and x > y) or (not newest and x < y)
+  end
+  if newest then
+    return bytes_before(b_id, a_id)
+  end
+  return bytes_before(a_id, b_id)
+end
+
+-- One head per index; the next run is the head that comes first (a run is in one status set only).
+local heads = {}
+for _, key in ipairs(indexes) do
+  local read = reader(key)
+  local run_id, score = read()
+  if run_id then
+    heads[#heads + 1] = { read = read, id = run_id, score = score }
+  end
+end
+
+local found, examined = {}, 0
 local last_c, last_r, cut = '', '', false
 while #found < want do
-  local members
-  if newest then
-    members = redis.call('ZREVRANGEBYSCORE', index, high, low, 'WITHSCORES', 'LIMIT', offset, batch)
-  else
-    members = redis.call('ZRANGEBYSCORE', index, low, high, 'WITHSCORES', 'LIMIT', offset, batch)
-  end
-  for i = 1, #members, 2 do
-    if #found >= want then
-      break
-    end
-    local run_id, score = members[i], tonumber(members[i + 1])
-    if past_cursor(score, run_id) then
-      if examined >= budget then
-        cut = true
-        break
-      end
-      examined = examined + 1
-      last_c, last_r = members[i + 1], run_id
-      if matches(run_id) then
-        local lease = redis.call('HMGET', prefix .. 'lease:' .. run_id, 'epoch', 'state', 'owner')
-        found[#found + 1] = { redis.call('HGETALL', prefix .. 'run:' .. run_id), lease[1] or '', lease[2] or '',
-          lease[3] or '' }
-      end
+  local best = nil
+  for _, head in ipairs(heads) do
+    if head.id and (not best or comes_first(head.id, head.score, best.id, best.score)) then
+      best = head
     end
   end
-  if cut or #members < 2 * batch then
+  if not best then
     break
   end
-  offset = offset + batch
+  if examined >= budget then
+    cut = true
+    break
+  end
+  local run_id = best.id
+  examined = examined + 1
+  last_c, last_r = best.score, run_id
+  if matches(run_id) then
+    local lease = redis.call('HMGET', prefix .. 'lease:' .. run_id, 'epoch', 'state', 'owner')
+    found[#found + 1] = { redis.call('HGETALL', prefix .. 'run:' .. run_id), lease[1] or '', lease[2] or '',
+      lease[3] or '' }
+  end
+  best.id, best.score = best.read()
 end
 if not cut then
   -- Not cut short by the budget: the caller's cursor comes from its last match.
