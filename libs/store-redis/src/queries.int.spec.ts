@@ -253,6 +253,53 @@ describe('redis store: run query indexes', () => {
     ]);
   });
 
+  it("lists a worker's runs from its owner set, in order across pages, within a created-at range", async () => {
+    const prefix = prefixes.next();
+    const store = await openStore(prefix);
+    const held: { runId: string; createdAt: number }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const runId = `w-${String(i).padStart(2, '0')}`;
+      const { run } = await store.createRun({
+        runId,
+        workflow: 'owned',
+        version: 1,
+        input: {},
+        idempotencyKey: null,
+      });
+      if (i % 2 === 0) {
+        await acquire(store, runId, 'worker-o');
+        held.push({ runId, createdAt: run.createdAt });
+      } else await acquire(store, runId, 'worker-other');
+    }
+    const pages = async (query: RunQuery) => {
+      const seen: ListedRun[] = [];
+      let cursor: string | undefined;
+      for (let i = 0; i < 20; i++) {
+        const page = await store.listRuns({ ...query, limit: 2, ...(cursor !== undefined && { cursor }) });
+        seen.push(...page.runs);
+        if (page.cursor === undefined) return seen;
+        cursor = page.cursor;
+      }
+      throw new Error('no last page');
+    };
+    const oldest = await pages({ worker: 'worker-o', order: 'oldest' });
+    expect(oldest.map((r) => r.runId)).toEqual(held.map((r) => r.runId));
+    expect(oldest.every((r) => r.owner === 'worker-o' && r.status === 'running' && r.epoch === 1)).toBe(true);
+    expect((await pages({ worker: 'worker-o' })).map((r) => r.runId)).toEqual(
+      held.map((r) => r.runId).reverse(),
+    );
+    const from = held[1]!.createdAt;
+    const before = held[4]!.createdAt;
+    expect(
+      (await pages({ worker: 'worker-o', createdAfter: from, createdBefore: before })).map((r) => r.runId),
+    ).toEqual(
+      held
+        .filter((r) => r.createdAt >= from && r.createdAt < before)
+        .map((r) => r.runId)
+        .reverse(),
+    );
+  });
+
   it('carries on from where a page cut short by the scan budget stopped', async () => {
     const prefix = prefixes.next();
     const redis = admin();

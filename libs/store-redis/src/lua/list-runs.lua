@@ -1,6 +1,6 @@
 -- listRuns' page in one step (one snapshot, one round trip): walks the narrowest query index
--- (prelude; for several statuses, their sets merged) in the page's order from just after the cursor, tests each run against the rest of
--- the filter, and stops at `want` matches or after examining `budget` runs, so one call's work is
+-- (prelude; for several statuses, their sets merged; for a worker, its owner set) in the page's
+-- order from just after the cursor, tests each run against the rest of the filter, and stops at `want` matches or after examining `budget` runs, so one call's work is
 -- bounded however few runs match.
 -- KEYS: none (the index keys depend on the filter; built from the prefix)
 -- ARGV: prefix, order ('newest'|'oldest'), want, budget,
@@ -43,6 +43,15 @@ if status_count > 0 then
   end
   if n < size then
     indexes, size = keys, n
+  end
+end
+-- For a worker, its owner set (the runs whose lease it holds; prelude) when that is smaller still.
+local owned_key = nil
+if worker ~= '' then
+  local key = owner_key(prefix, worker)
+  local n = redis.call('SCARD', key)
+  if n < size then
+    owned_key, size = key, n
   end
 end
 
@@ -163,10 +172,43 @@ local function comes_first(a_id, a_score, b_id, b_score)
   return bytes_before(a_id, b_id)
 end
 
+-- Reads the worker's owner set as an index: a set, unordered and small, so its runs are sorted
+-- here, those within the created-at range and after the cursor. SRANDMEMBER with the set's size
+-- returns every member once (SMEMBERS would need one more ACL rule).
+local function owned_reader(key)
+  local entries = {}
+  for _, run_id in ipairs(redis.call('SRANDMEMBER', key, redis.call('SCARD', key))) do
+    local created = redis.call('HGET', prefix .. 'run:' .. run_id, 'createdAt')
+    local score = tonumber(created)
+    if score and (not created_from or score >= created_from) and (not created_before or score < created_before)
+      and (not after_c or comes_first(after_r, after_c, run_id, score)) then
+      entries[#entries + 1] = { run_id, created }
+    end
+  end
+  table.sort(entries, function(a, b)
+    return comes_first(a[1], a[2], b[1], b[2])
+  end)
+  local at = 0
+  return function()
+    at = at + 1
+    if entries[at] then
+      return entries[at][1], entries[at][2]
+    end
+    return nil
+  end
+end
+
 -- One head per index; the next run is the head that comes first (a run is in one status set only).
 local heads = {}
-for _, key in ipairs(indexes) do
-  local read = reader(key)
+local readers = {}
+if owned_key then
+  readers[1] = owned_reader(owned_key)
+else
+  for _, key in ipairs(indexes) do
+    readers[#readers + 1] = reader(key)
+  end
+end
+for _, read in ipairs(readers) do
   local run_id, score = read()
   if run_id then
     heads[#heads + 1] = { read = read, id = run_id, score = score }
