@@ -21,7 +21,12 @@ export type {
 export { parseWholeNumber, textSetting, wholeNumberSetting } from './settings.js';
 export type {
   DeadLetter,
+  DeadLetterPage,
+  DeadLetterPurge,
+  DeadLetterQuery,
   DeadLetterQueue,
+  RedriveResult,
+  StoredDeadLetter,
   Delivery,
   EnqueueOptions,
   FetchOptions,
@@ -65,6 +70,26 @@ export type {
   TimerStore,
 } from './contracts/store.js';
 export { FINISHED_RUN_STATUSES, hasPresence } from './contracts/store.js';
+export type {
+  ListedRun,
+  RunCounts,
+  RunFilter,
+  RunPage,
+  RunQueries,
+  RunQuery,
+} from './contracts/run-queries.js';
+export { DEFAULT_DEAD_LETTER_PAGE, MAX_DEAD_LETTER_PAGE } from './contracts/transport.js';
+export {
+  checkDeadLetterPurge,
+  checkDeadLetterQuery,
+  deadLetterCursor,
+  pageOfDeadLetters,
+  positionOfId,
+} from './dead-letter-check.js';
+export type { CheckedDeadLetterQuery } from './dead-letter-check.js';
+export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
+export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
+export { checkRunQuery, isAfter, issueRunCursor, RUN_STATUSES } from './run-query-check.js';
 export { AdapterLifecycle } from './lifecycle.js';
 export type { LifecycleNames, LifecycleState } from './lifecycle.js';
 export type { MaskUrlOptions } from './urls.js';

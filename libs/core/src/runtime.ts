@@ -48,6 +48,8 @@ export {
   MESSAGE_CODEC_VERSION,
 } from './codec.js';
 export { findUnencodable, unencodableEntries } from './unencodable.js';
+export type { DecodedDeadLetter } from './runtime/dead-letter-message.js';
+export { decodeDeadLetter } from './runtime/dead-letter-message.js';
 export { checkFreshness, journalsStart } from './workflow.js';
 export { signalName } from './signal.js';
 export { formatIssuePath, isStandardSchema } from './standard-schema.js';

@@ -65,6 +65,7 @@ describe('postgres store: migrations', () => {
       'leases',
       'live_workers',
       'payloads',
+      'run_counts',
       'run_tombstones',
       'runs',
       'schema_migrations',

@@ -22,6 +22,9 @@ import type {
   RenewResult,
   ReopenResult,
   RunOutcome,
+  RunCounts,
+  RunPage,
+  RunQuery,
   RunRecord,
   RunTombstone,
   PresenceStore,
@@ -38,6 +41,7 @@ import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 import * as payloads from './payloads.js';
 import * as presence from './presence.js';
+import * as queries from './queries.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
 import * as waits from './waits.js';
@@ -192,6 +196,15 @@ export class PostgresStore implements Store, PresenceStore {
   }
   reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
     return this.run('reopenRun', (db) => runs.reopenRun(db, runId, checkpoint));
+  }
+
+  // Run queries ----------------------------------------------------------------------------------
+
+  listRuns(query?: RunQuery): Promise<RunPage> {
+    return this.run('listRuns', (db) => queries.listRuns(db, query));
+  }
+  countRuns(): Promise<RunCounts> {
+    return this.run('countRuns', (db) => queries.countRuns(db));
   }
 
   // Retention ------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import { fromJson, toJson, type Db } from './db.js';
 import { encodeCheckpoint } from './checkpoints.js';
 import { acquireResult, type AcquireRow } from './leases.js';
 
-interface RunRow {
+export interface RunRow {
   run_id: string;
   workflow: string;
   version: number;
@@ -39,7 +39,7 @@ interface RunRow {
 }
 
 /** json columns are read as text and parsed here, so SQL NULL (undefined) differs from JSON null. */
-const RUN_COLUMNS = `r.run_id, r.workflow, r.version, r.input::text AS input, r.idempotency_key, r.status,
+export const RUN_COLUMNS = `r.run_id, r.workflow, r.version, r.input::text AS input, r.idempotency_key, r.status,
   r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts, r.traceparent,
   r.forked_from::text AS forked_from`;
 
@@ -181,7 +181,7 @@ export async function reopenRun(db: Db, runId: string, checkpoint: Checkpoint): 
   return { reopened: false, status: row?.status ?? undefined };
 }
 
-function toRunRecord(row: RunRow): RunRecord {
+export function toRunRecord(row: RunRow): RunRecord {
   const record: RunRecord = {
     runId: row.run_id,
     workflow: row.workflow,

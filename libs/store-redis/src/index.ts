@@ -22,7 +22,7 @@ export {
   maskUrl,
   resolveRedisStoreOptions,
 } from './options.js';
-export { redisStore } from './redis-store.js';
+export { redisStore, type RunReindexing } from './redis-store.js';
 export { purgeRedisKeyPrefix } from './purge.js';
 export { RedisAuthError, RedisCommandError, RedisPermissionError, RedisUnavailableError } from './errors.js';
 export { redisRegistration, type RedisSettings } from './registration.js';

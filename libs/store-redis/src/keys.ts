@@ -40,6 +40,10 @@ export interface KeyLayout {
   readonly dataMarker: string;
   /** STRING: when the retention sweep deleted the run; expires after the tombstone's life. */
   tombstone(runId: string): string;
+  /** STRING: the version of the query indexes this data set was indexed to (queries.ts). */
+  readonly indexVersion: string;
+  /** HASH 'status:<status>' and 'workflow:<status>:<name>' -> run count (lua/prelude.lua). */
+  readonly runCounts: string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -61,5 +65,7 @@ export function keyLayout(prefix: string): KeyLayout {
     payloads: (runId) => `${prefix}payload:${runId}`,
     dataMarker: `${prefix}data-marker`,
     tombstone: (runId) => `${prefix}deleted:${runId}`,
+    indexVersion: `${prefix}index-version`,
+    runCounts: `${prefix}index:counts`,
   };
 }

@@ -23,6 +23,9 @@ import type {
   InboxSignal,
   LeaseInfo,
   NewRun,
+  RunCounts,
+  RunPage,
+  RunQuery,
   RenewRequest,
   RenewResult,
   ReopenResult,
@@ -49,6 +52,7 @@ import {
 } from './options.js';
 import * as payloads from './payloads.js';
 import { PresenceRegistry } from './presence.js';
+import * as queries from './queries.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
 import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
@@ -65,8 +69,18 @@ import * as waits from './waits.js';
  * await store.connect();
  * const lease = await store.acquireLease('run-1', 'worker-a', 5_000);
  */
-export function redisStore(options: RedisStoreOptions = {}): Store & PresenceStore {
+export function redisStore(options: RedisStoreOptions = {}): Store & PresenceStore & RunReindexing {
   return new RedisStore(resolveRedisStoreOptions(options));
+}
+
+/** The Redis store's one-off migration of the query indexes (queries.ts, README "Run queries"). */
+export interface RunReindexing {
+  /**
+   * Indexes for listRuns and countRuns every run written before the indexes existed (connect
+   * does this once per data set by itself). Idempotent and safe while workers run; returns how
+   * many runs it indexed.
+   */
+  reindexRuns(): Promise<number>;
 }
 
 /** What an open store holds: its connection and the context the capability modules run in. */
@@ -75,7 +89,7 @@ interface Opened {
   ctx: StoreContext;
 }
 
-class RedisStore implements Store, PresenceStore {
+class RedisStore implements Store, PresenceStore, RunReindexing {
   readonly name = 'redis';
   readonly payloadLocation = 'redis';
 
@@ -208,6 +222,19 @@ class RedisStore implements Store, PresenceStore {
     return this.op('runTombstone', (ctx) => retention.runTombstone(ctx, runId));
   }
 
+  // RunQueries
+  listRuns(query?: RunQuery): Promise<RunPage> {
+    return this.op('listRuns', (ctx) => queries.listRuns(ctx, query));
+  }
+
+  countRuns(): Promise<RunCounts> {
+    return this.op('countRuns', (ctx) => queries.countRuns(ctx));
+  }
+
+  reindexRuns(): Promise<number> {
+    return this.op('reindexRuns', (ctx) => queries.reindexRuns(ctx));
+  }
+
   // PayloadStore
   putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {
     return this.op('putPayload', (ctx) => payloads.putPayload(ctx, runId, sha256, data));
@@ -263,6 +290,8 @@ class RedisStore implements Store, PresenceStore {
       // the marker's first read only remembers it (or writes it): nothing to compare with yet.
       await checkEvalsha(connection.redis);
       await Promise.all([ctx.run('clock', [], []), this.marker.check(ctx)]);
+      // A data set from before the query indexes (or an older layout of them) is indexed once.
+      await queries.ensureIndexed(ctx);
       // 'ready' fires again after every reconnect (the first one has passed already): a server
       // that came back may have come back empty.
       connection.redis.on('ready', () => void this.marker.recheck(ctx, () => !this.isClosed()));

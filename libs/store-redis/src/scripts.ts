@@ -24,6 +24,8 @@ export const SCRIPT_NAMES = [
   'deliver-signal',
   'expired-runs',
   'finish-run',
+  'index-runs',
+  'list-runs',
   'reap-dead-workers',
   'reap-expired-leases',
   'record-claim-failure',

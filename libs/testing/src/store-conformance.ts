@@ -14,6 +14,7 @@ import type { Store } from '@baton/core/adapter';
 import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeLeaseConformance } from './store-conformance-leases.js';
 import { describeRunConformance } from './store-conformance-runs.js';
+import { describeRunQueryConformance } from './store-conformance-queries.js';
 import { describeHistoryConformance } from './store-conformance-history.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
@@ -63,6 +64,7 @@ export function describeStoreConformance(
     describeLeaseConformance(store);
     describeWaitConformance(store);
     describeRunConformance(store);
+    describeRunQueryConformance(store);
     describeHistoryConformance(store);
     describeRetentionConformance(store);
     describePayloadStoreConformance(store);

@@ -12,6 +12,9 @@ export const DEAD_LETTER_HEADERS = {
   at: 'baton-dlq-at',
 } as const;
 
+/** Marks a letter whose data was too large to keep: it cannot be redriven. */
+export const DATA_DROPPED_HEADER = 'baton-dlq-data-dropped';
+
 export const DEFAULT_DEAD_LETTER_LIMIT = 100;
 const MAX_REASON_CHARS = 4_096;
 
@@ -26,35 +29,12 @@ export async function storeDeadLetter(context: KafkaContext, letter: DeadLetter)
   headers[DEAD_LETTER_HEADERS.at] = String(letter.at);
   // A dead letter too large for the topic keeps its reason and loses its data, never the letter.
   const tooLarge = letter.data.byteLength > context.options.maxMessageBytes;
-  if (tooLarge) headers['baton-dlq-data-dropped'] = `${letter.data.byteLength} bytes`;
+  if (tooLarge) headers[DATA_DROPPED_HEADER] = `${letter.data.byteLength} bytes`;
   await context.producer.send({
     topic: context.layout.dlqTopic,
     partition: 0,
     key: null,
     value: tooLarge ? Buffer.alloc(0) : Buffer.from(letter.data),
     headers,
-  });
-}
-
-export async function listDeadLetters(
-  context: KafkaContext,
-  limit = DEFAULT_DEAD_LETTER_LIMIT,
-): Promise<DeadLetter[]> {
-  limit = Math.floor(limit);
-  if (!(limit > 0)) return [];
-  const [offsets] = await context.admin.fetchTopicOffsets(context.layout.dlqTopic);
-  if (offsets === undefined) return [];
-  const high = Number(offsets.high);
-  const low = Number(offsets.low);
-  if (high <= low) return [];
-  const from = Math.max(low, high - limit);
-  const records = await context.reader.read(context.layout.dlqTopic, 0, from, high - 1, () => true);
-  return records.map((record) => {
-    const headers = { ...record.headers };
-    const code = headers[DEAD_LETTER_HEADERS.code] ?? 'unknown';
-    const reason = headers[DEAD_LETTER_HEADERS.reason] ?? '';
-    const at = Number(headers[DEAD_LETTER_HEADERS.at] ?? 0);
-    for (const name of Object.values(DEAD_LETTER_HEADERS)) delete headers[name];
-    return { data: new Uint8Array(record.value), headers, code, reason, at };
   });
 }

@@ -14,6 +14,11 @@ import {
   AdapterLifecycle,
   assertRunId,
   type DeadLetter,
+  type DeadLetterPage,
+  type DeadLetterPurge,
+  type DeadLetterQuery,
+  type RedriveResult,
+  type StoredDeadLetter,
   type Delivery,
   type EnqueueOptions,
   type FetchOptions,
@@ -24,7 +29,14 @@ import {
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafkaClient, type KafkaLogHook } from './client.js';
 import type { KafkaContext } from './context.js';
-import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import {
+  getDeadLetter,
+  letterToRedrive,
+  listDeadLetters,
+  pageDeadLetters,
+  purgeDeadLetters,
+} from './dead-letter-admin.js';
+import { storeDeadLetter } from './dead-letters.js';
 import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
 import { appendJournalRecord, readJournal } from './journal.js';
@@ -230,6 +242,29 @@ export class KafkaTransport implements Transport {
 
   listDeadLetters(limit?: number): Promise<DeadLetter[]> {
     return this.guardRead('listDeadLetters', (context) => listDeadLetters(context, limit));
+  }
+
+  pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+    return this.guardRead('pageDeadLetters', (context) => pageDeadLetters(context, query));
+  }
+
+  getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
+    return this.guardRead('getDeadLetter', (context) => getDeadLetter(context, id));
+  }
+
+  /**
+   * Re-enqueues the letter's original data and headers without a key (the letter does not keep
+   * the original's), so the message lands on any partition; then appends the removal marker.
+   */
+  async redriveDeadLetter(id: string): Promise<RedriveResult> {
+    const letter = await this.guardRead('redriveDeadLetter', (context) => letterToRedrive(context, id));
+    await this.enqueue(letter.data, { headers: letter.headers });
+    await this.guard('redriveDeadLetter', (context) => purgeDeadLetters(context, { ids: [id] }));
+    return { id, bytes: letter.data.byteLength };
+  }
+
+  purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
+    return this.guard('purgeDeadLetters', (context) => purgeDeadLetters(context, purge));
   }
 }
 

@@ -53,6 +53,17 @@ function workerPublish(prefix: string): string[] {
   ];
 }
 
+/** What an operator's tool publishes to, as the README lists it: a producer's, and dead-letter administration. */
+function operatorPublish(prefix: string): string[] {
+  const P = prefix.toUpperCase();
+  return [
+    ...producerPublish(prefix),
+    `$JS.API.DIRECT.GET.${P}_DLQ`,
+    `$JS.API.STREAM.MSG.DELETE.${P}_DLQ`,
+    `$JS.API.STREAM.PURGE.${P}_DLQ`,
+  ];
+}
+
 /** The error connect() rejects with; the transport is closed either way. */
 async function connectError(transport: Transport): Promise<Error & { code?: string; subject?: string }> {
   try {
@@ -141,6 +152,8 @@ describe('nats transport: credentials and permissions', () => {
                 publish: { allow: ${JSON.stringify(workerPublish(CREW))} }, subscribe: { allow: ["_INBOX.>"] } } }
             { user: producer, password: "${PASSWORD}", permissions: {
                 publish: { allow: ${JSON.stringify(producerPublish(CREW))} }, subscribe: { allow: ["_INBOX.>"] } } }
+            { user: operator, password: "${PASSWORD}", permissions: {
+                publish: { allow: ${JSON.stringify(operatorPublish(CREW))} }, subscribe: { allow: ["_INBOX.>"] } } }
           ]
         }
       }
@@ -220,6 +233,43 @@ describe('nats transport: credentials and permissions', () => {
       expect(await worker.listDeadLetters()).toHaveLength(1);
     } finally {
       await worker.close();
+      await producer.close();
+    }
+  });
+
+  it('administers dead letters with exactly the permissions the README lists for an operator', async () => {
+    const encoder = new TextEncoder();
+    const crew = (user: string): Transport =>
+      natsTransport({ servers: server.url, user, pass: PASSWORD, prefix: CREW, storage: 'memory' });
+    const worker = crew('worker');
+    const operator = crew('operator');
+    const producer = crew('producer');
+    try {
+      await worker.connect();
+      await operator.connect();
+      await producer.connect();
+      await worker.fetch({ max: 10, expiresMs: 200 }).then((batch) => Promise.all(batch.map((d) => d.ack())));
+      for (const code of ['a', 'b', 'c']) {
+        await worker.deadLetter({ data: encoder.encode(code), headers: {}, reason: 'r', code, at: 1 });
+      }
+      const { letters } = await operator.pageDeadLetters({ limit: 3 });
+      expect(letters.slice(0, 3).map((l) => l.code)).toEqual(['c', 'b', 'a']);
+      const [c, b] = letters;
+      expect(await operator.getDeadLetter(c!.id)).toMatchObject({ code: 'c' });
+      await operator.redriveDeadLetter(c!.id);
+      const [redriven] = await worker.fetch({ max: 1, expiresMs: 2_000 });
+      expect(new TextDecoder().decode(redriven?.data)).toBe('c');
+      await redriven?.ack();
+      expect(await operator.purgeDeadLetters({ ids: [b!.id] })).toBe(1);
+      await expect(producer.purgeDeadLetters({ all: true })).rejects.toMatchObject({
+        code: 'BATON_NATS_PERMISSION',
+        subject: `$JS.API.STREAM.PURGE.${CREW.toUpperCase()}_DLQ`,
+      });
+      expect(await operator.purgeDeadLetters({ all: true })).toBeGreaterThanOrEqual(1);
+      expect((await operator.pageDeadLetters()).letters).toEqual([]);
+    } finally {
+      await worker.close();
+      await operator.close();
       await producer.close();
     }
   });

@@ -94,7 +94,7 @@ export async function listDeadLetters(
   }
 }
 
-function toDeadLetter(record: StoredRecord): DeadLetter {
+export function toDeadLetter(record: StoredRecord): DeadLetter {
   const headers = fromNatsHeaders(record.header);
   const code = headers[DEAD_LETTER_HEADERS.code] ?? 'unknown';
   const reason = headers[DEAD_LETTER_HEADERS.reason] ?? '';

@@ -13,12 +13,22 @@ import {
   AdapterLifecycle,
   type Delivery,
   type DeadLetter,
+  type DeadLetterPage,
+  type DeadLetterPurge,
+  type DeadLetterQuery,
   type EnqueueOptions,
   type FetchOptions,
 } from '@baton/core/adapter';
-import type { JournalAppend, JournalRecord, Transport } from '@baton/core/adapter';
+import type {
+  JournalAppend,
+  JournalRecord,
+  RedriveResult,
+  StoredDeadLetter,
+  Transport,
+} from '@baton/core/adapter';
 import { openSession, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
+import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
 import { toNatsError } from './errors.js';
 import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
@@ -174,5 +184,21 @@ class NatsTransport implements Transport {
 
   async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
     return listDeadLetters(this.open('listDeadLetters'), limit);
+  }
+
+  async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+    return pageDeadLetters(this.open('pageDeadLetters'), query);
+  }
+
+  async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
+    return getDeadLetter(this.open('getDeadLetter'), id);
+  }
+
+  async redriveDeadLetter(id: string): Promise<RedriveResult> {
+    return redriveDeadLetter(this.open('redriveDeadLetter'), id);
+  }
+
+  async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
+    return purgeDeadLetters(this.open('purgeDeadLetters'), purge);
   }
 }

@@ -25,6 +25,7 @@
 import type { Adapter } from './adapter.js';
 import type { SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
+import type { RunQueries } from './run-queries.js';
 
 // ---------------------------------------------------------------------------------------------
 // Leases
@@ -456,7 +457,8 @@ export interface Store
     SignalInbox,
     Partial<PresenceStore>,
     RetentionStore,
-    PayloadStore {
+    PayloadStore,
+    RunQueries {
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:

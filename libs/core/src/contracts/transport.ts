@@ -4,7 +4,7 @@
  *
  * - {@link RunQueue}: competing consumers over run messages (start/resume/wake/signal/cancel);
  * - {@link JournalLog}: each run's append-only journal;
- * - {@link DeadLetterQueue}: where poison messages go, with a reason.
+ * - {@link DeadLetterQueue}: where poison messages go, with a reason; listed, redriven, purged.
  *
  * Left out on purpose: ordering between different runs, exactly-once delivery (a message may be
  * delivered more than once; the store's leases and idempotency keys make that harmless), and any
@@ -131,10 +131,75 @@ export interface DeadLetter extends RawMessage {
   at: number;
 }
 
+/** A dead letter as the bus keeps it, with the id that names it for get, redrive and purge. */
+export interface StoredDeadLetter extends DeadLetter {
+  /**
+   * Stable while the letter exists, never reused for another letter of the same queue. Opaque:
+   * each transport says what it encodes (a stream sequence, a partition and offset, a counter).
+   */
+  id: string;
+}
+
+/** A page request of {@link DeadLetterQueue.pageDeadLetters}. */
+export interface DeadLetterQuery {
+  /** How many letters at most, 1 to {@link MAX_DEAD_LETTER_PAGE}. @defaultValue 100 */
+  limit?: number;
+  /** The `nextCursor` of the previous page; omitted for the newest letters. */
+  cursor?: string;
+}
+
+/** One page of dead letters, newest first. */
+export interface DeadLetterPage {
+  letters: StoredDeadLetter[];
+  /** Present when older letters may follow: pass it as the next query's `cursor`. */
+  nextCursor?: string;
+}
+
+/** What {@link DeadLetterQueue.purgeDeadLetters} removes. */
+export type DeadLetterPurge =
+  | { ids: string[] }
+  | { all: true }
+  /** Letters dead-lettered before this time (ms since epoch, their `at`). */
+  | { olderThan: number };
+
+/** What {@link DeadLetterQueue.redriveDeadLetter} did. */
+export interface RedriveResult {
+  /** The letter's id; it is no longer listed. */
+  id: string;
+  /** How many bytes were put back on the run queue. */
+  bytes: number;
+}
+
+/** The default page size of {@link DeadLetterQueue.pageDeadLetters}. */
+export const DEFAULT_DEAD_LETTER_PAGE = 100;
+/** The largest page {@link DeadLetterQueue.pageDeadLetters} returns. */
+export const MAX_DEAD_LETTER_PAGE = 1_000;
+
 export interface DeadLetterQueue {
   deadLetter(letter: DeadLetter): Promise<void>;
-  /** The most recent dead letters, oldest first, at most `limit`. */
+  /**
+   * The most recent dead letters, oldest first, at most `limit` (default 100). Kept for the
+   * callers that only want the latest few; operators page with {@link pageDeadLetters}.
+   */
   listDeadLetters(limit?: number): Promise<DeadLetter[]>;
+  /**
+   * Dead letters newest first, a page at a time. A bad `limit` or a cursor this queue did not
+   * issue is refused with a ConfigError naming it. Letters added after the first page are not
+   * seen by later pages of that walk (they are newer than its start).
+   */
+  pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage>;
+  /** The letter with this id, or undefined when there is none (never was, purged or redriven). */
+  getDeadLetter(id: string): Promise<StoredDeadLetter | undefined>;
+  /**
+   * Puts the letter's original data and headers back on the run queue, then removes the letter,
+   * in that order: a crash in between leaves both (the message runs twice, which the store's
+   * idempotency makes harmless), never neither. An unknown id is refused with NotFoundError; a
+   * letter whose data was cut to fit the dead-letter queue is refused with a ConfigError (its
+   * bytes are not the original message).
+   */
+  redriveDeadLetter(id: string): Promise<RedriveResult>;
+  /** Removes the chosen letters; resolves how many were removed (unknown ids count nothing). */
+  purgeDeadLetters(purge: DeadLetterPurge): Promise<number>;
 }
 
 /**

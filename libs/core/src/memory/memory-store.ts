@@ -2,7 +2,8 @@
  * The in-process store: the embedded default for the demo and unit tests. No I/O. Its lifecycle
  * and the Store surface are here; the work is in one file per capability, as in the Redis and
  * Postgres stores: memory-leases.ts, memory-checkpoints.ts, memory-runs.ts, memory-waits.ts
- * (suspension, timers, signals, cancel), memory-retention.ts and memory-payloads.ts, over the
+ * (suspension, timers, signals, cancel), memory-retention.ts, memory-payloads.ts and
+ * memory-queries.ts (listing and counting runs), over the
  * maps of memory-state.ts.
  *
  * It has no worker presence ({@link PresenceStore} is optional in the contract): an in-process
@@ -40,10 +41,12 @@ import type {
   SuspendRequest,
   SuspendResult,
 } from '../contracts/store.js';
+import type { RunCounts, RunPage, RunQuery } from '../contracts/run-queries.js';
 import { BatonError } from '../errors.js';
 import * as checkpoints from './memory-checkpoints.js';
 import * as leases from './memory-leases.js';
 import * as payloads from './memory-payloads.js';
+import * as queries from './memory-queries.js';
 import * as retention from './memory-retention.js';
 import * as runs from './memory-runs.js';
 import { MemoryState } from './memory-state.js';
@@ -159,6 +162,14 @@ class MemoryStore implements Store {
   }
   async finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void> {
     runs.finishRun(this.open('finishRun'), runId, epoch, outcome, checkpoint);
+  }
+
+  // RunQueries
+  async listRuns(query?: RunQuery): Promise<RunPage> {
+    return queries.listRuns(this.open('listRuns'), query);
+  }
+  async countRuns(): Promise<RunCounts> {
+    return queries.countRuns(this.open('countRuns'));
   }
 
   // TimerStore and SignalInbox

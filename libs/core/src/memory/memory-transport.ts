@@ -10,16 +10,27 @@
  *    sequence): strictly increasing per run, never contiguous by promise.
  * 4. Every byte array is copied on the way in and out, so no caller can change stored data.
  */
+import {
+  checkDeadLetterPurge,
+  checkDeadLetterQuery,
+  pageOfDeadLetters,
+  positionOfId,
+} from '../dead-letter-check.js';
 import type {
   DeadLetter,
+  DeadLetterPage,
+  DeadLetterPurge,
+  DeadLetterQuery,
   Delivery,
   EnqueueOptions,
   FetchOptions,
   JournalAppend,
   JournalRecord,
+  RedriveResult,
+  StoredDeadLetter,
   Transport,
 } from '../contracts/transport.js';
-import { BatonError, ConfigError, JournalConflictError } from '../errors.js';
+import { BatonError, ConfigError, JournalConflictError, NotFoundError } from '../errors.js';
 
 /** Options of {@link memoryTransport}. */
 export interface MemoryTransportOptions {
@@ -121,7 +132,9 @@ class MemoryTransport implements Transport {
   private readonly seenMsgIds = new Map<string, number>();
   private readonly journals = new Map<string, JournalRecord[]>();
   private lastPosition = 0;
-  private readonly deadLetters: DeadLetter[] = [];
+  /** Oldest first; each letter's id is its position from {@link lastDeadLetter}, as a string. */
+  private deadLetters: { position: number; letter: StoredDeadLetter }[] = [];
+  private lastDeadLetter = 0;
 
   constructor(private readonly options: ResolvedMemoryTransportOptions) {}
 
@@ -308,14 +321,53 @@ class MemoryTransport implements Transport {
 
   async deadLetter(letter: DeadLetter): Promise<void> {
     this.assertOpen('deadLetter');
-    this.deadLetters.push(copyLetter(letter));
+    this.lastDeadLetter += 1;
+    const position = this.lastDeadLetter;
+    this.deadLetters.push({ position, letter: { ...copyLetter(letter), id: String(position) } });
     if (this.deadLetters.length > this.options.maxDeadLetters) this.deadLetters.shift();
   }
 
   async listDeadLetters(limit = DEFAULT_DEAD_LETTER_LIMIT): Promise<DeadLetter[]> {
     this.assertOpen('listDeadLetters');
     if (limit <= 0) return [];
-    return this.deadLetters.slice(-limit).map(copyLetter);
+    return this.deadLetters.slice(-limit).map((l) => copyLetter(l.letter));
+  }
+
+  async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+    this.assertOpen('pageDeadLetters');
+    const page = pageOfDeadLetters(this.deadLetters, checkDeadLetterQuery(query, 'memory transport'));
+    return { ...page, letters: page.letters.map(copyStoredLetter) };
+  }
+
+  async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
+    this.assertOpen('getDeadLetter');
+    const found = this.deadLetters.find((l) => l.position === positionOfId(id));
+    return found === undefined ? undefined : copyStoredLetter(found.letter);
+  }
+
+  async redriveDeadLetter(id: string): Promise<RedriveResult> {
+    this.assertOpen('redriveDeadLetter');
+    const letter = await this.getDeadLetter(id);
+    if (letter === undefined) {
+      throw new NotFoundError(
+        `memory transport: no dead letter ${JSON.stringify(id)} to redrive; it was never there, or was already redriven or purged (list them with pageDeadLetters)`,
+      );
+    }
+    await this.enqueue(letter.data, { headers: letter.headers });
+    await this.purgeDeadLetters({ ids: [id] });
+    return { id, bytes: letter.data.byteLength };
+  }
+
+  async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
+    this.assertOpen('purgeDeadLetters');
+    checkDeadLetterPurge(purge, 'memory transport');
+    const before = this.deadLetters.length;
+    if ('all' in purge) this.deadLetters = [];
+    else if ('ids' in purge) {
+      const ids = new Set(purge.ids);
+      this.deadLetters = this.deadLetters.filter((l) => !ids.has(l.letter.id));
+    } else this.deadLetters = this.deadLetters.filter((l) => !(l.letter.at < purge.olderThan));
+    return before - this.deadLetters.length;
   }
 
   private assertOpen(operation: string): void {
@@ -326,6 +378,10 @@ class MemoryTransport implements Transport {
       );
     }
   }
+}
+
+function copyStoredLetter(letter: StoredDeadLetter): StoredDeadLetter {
+  return { ...copyLetter(letter), id: letter.id };
 }
 
 function copyLetter(letter: DeadLetter): DeadLetter {

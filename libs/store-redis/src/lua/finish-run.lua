@@ -17,6 +17,7 @@ if not lease[1] or lease[1] == 'finished' or lease[2] ~= epoch then
 end
 local now = now_ms()
 if redis.call('EXISTS', run_key) == 1 then
+  index_status(prefix, run_key, run_id, status)
   redis.call('HSET', run_key, 'status', status, field, value, 'updatedAt', ms(now))
   redis.call('ZADD', finished_key, ms(now), run_id)
 end

@@ -39,10 +39,76 @@ local function owner_key(prefix, owner)
   return prefix .. 'owner:' .. owner
 end
 
+-- Query indexes (listRuns, countRuns), kept by the same scripts that change a run's record, so
+-- none can drift from the run it describes:
+--   <prefix>index:all               ZSET runId -> createdAt of every run with a record
+--   <prefix>index:status:<status>   ZSET runId -> createdAt, one per status
+--   <prefix>index:workflow:<name>   ZSET runId -> createdAt, one per workflow
+--   <prefix>index:counts            HASH 'status:<status>' and 'workflow:<status>:<name>' -> count
+--                                   (a field is removed when its count reaches 0)
+-- Redis orders equal scores by member, bytewise, so every set is in (createdAt, runId) order.
+-- A run is indexed exactly while it is in index:all; a record from before the indexes existed is
+-- indexed on its first status change or by index-runs.lua, whichever comes first.
+
+local function count_run(prefix, status, workflow, by)
+  local counts_key = prefix .. 'index:counts'
+  for _, field in ipairs({ 'status:' .. status, 'workflow:' .. status .. ':' .. workflow }) do
+    if redis.call('HINCRBY', counts_key, field, by) <= 0 then
+      redis.call('HDEL', counts_key, field)
+    end
+  end
+end
+
+local function index_add(prefix, run_id, status, workflow, created_at)
+  redis.call('ZADD', prefix .. 'index:all', created_at, run_id)
+  redis.call('ZADD', prefix .. 'index:status:' .. status, created_at, run_id)
+  redis.call('ZADD', prefix .. 'index:workflow:' .. workflow, created_at, run_id)
+  count_run(prefix, status, workflow, 1)
+end
+
+-- Indexes the run as its record stands, unless it is indexed already. Returns 1 when it added it.
+local function index_run(prefix, run_id)
+  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'createdAt')
+  if not run[1] or redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+    return 0
+  end
+  index_add(prefix, run_id, run[1], run[2], run[3])
+  return 1
+end
+
+-- Moves an existing record's index entries to `status`; call it before writing the status.
+local function index_status(prefix, run_key, run_id, status)
+  local run = redis.call('HMGET', run_key, 'status', 'workflow', 'createdAt')
+  if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+    index_add(prefix, run_id, status, run[2], run[3])
+  elseif run[1] ~= status then
+    local created_at = run[3]
+    redis.call('ZREM', prefix .. 'index:status:' .. run[1], run_id)
+    redis.call('ZADD', prefix .. 'index:status:' .. status, created_at, run_id)
+    count_run(prefix, run[1], run[2], -1)
+    count_run(prefix, status, run[2], 1)
+  end
+end
+
+-- Removes the run's index entries (the record is about to go).
+local function unindex_run(prefix, run_id)
+  if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+    return
+  end
+  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow')
+  redis.call('ZREM', prefix .. 'index:all', run_id)
+  if run[1] then
+    redis.call('ZREM', prefix .. 'index:status:' .. run[1], run_id)
+    redis.call('ZREM', prefix .. 'index:workflow:' .. run[2], run_id)
+    count_run(prefix, run[1], run[2], -1)
+  end
+end
+
 -- Marks the run's index record with a status, if the run is in the index at all (a lease may
 -- exist without a record: the contract allows claiming runs the index never saw).
-local function set_run_status(run_key, status, now)
+local function set_run_status(prefix, run_key, run_id, status, now)
   if redis.call('EXISTS', run_key) == 1 then
+    index_status(prefix, run_key, run_id, status)
     redis.call('HSET', run_key, 'status', status, 'updatedAt', ms(now))
   end
 end
@@ -90,6 +156,7 @@ local function create_run(run_key, key_key, prefix, f)
   if f[7] ~= nil and f[7] ~= '' then
     redis.call('HSET', run_key, 'forkedFrom', f[7])
   end
+  index_add(prefix, f[1], 'pending', f[2], now)
   return 1, nil
 end
 
@@ -119,16 +186,17 @@ local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, 
   redis.call('SADD', owner_key(prefix, owner), run_id)
   redis.call('ZREM', timers_key, run_id)
   if redis.call('EXISTS', run_key) == 1 then
-    redis.call('HSET', run_key, 'status', 'running', 'updatedAt', ms(now))
+    set_run_status(prefix, run_key, run_id, 'running', now)
     redis.call('HINCRBY', run_key, 'attempts', 1)
   end
   return { 'ok', next_epoch, redis.call('EXISTS', cancel_key) }
 end
 
 -- Removes a finished run's keys (`data_keys`), its idempotency key while that still names it, and
--- its entries in the held, timers and finished indexes: the one way delete-run and the retention
--- sweep's delete-expired-runs drop a run, so neither can leave a key the other removes.
+-- its entries in the held, timers, finished and query indexes: the one way delete-run and the
+-- retention sweep's delete-expired-runs drop a run, so neither can leave a key the other removes.
 local function drop_run(prefix, run_id, idempotency_key, data_keys, held_key, timers_key, finished_key)
+  unindex_run(prefix, run_id)
   if idempotency_key then
     local idem_key = prefix .. 'idem:' .. idempotency_key
     if redis.call('GET', idem_key) == run_id then

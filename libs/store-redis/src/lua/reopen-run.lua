@@ -18,6 +18,7 @@ end
 local now = now_ms()
 redis.call('RPUSH', checkpoints_key, checkpoint)
 redis.call('RPUSH', summaries_key, summary)
+index_status(prefix, run_key, run_id, 'pending')
 redis.call('HSET', run_key, 'status', 'pending', 'updatedAt', ms(now))
 redis.call('HDEL', run_key, 'error')
 redis.call('ZREM', finished_key, run_id)

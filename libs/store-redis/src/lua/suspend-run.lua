@@ -44,5 +44,5 @@ if wake_at == '' then
 else
   redis.call('ZADD', timers_key, wake_at, run_id)
 end
-set_run_status(run_key, 'suspended', now_ms())
+set_run_status(prefix, run_key, run_id, 'suspended', now_ms())
 return 'ok'

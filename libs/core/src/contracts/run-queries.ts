@@ -1,0 +1,83 @@
+/**
+ * Run queries: how an operator (the `baton` CLI, the console, `@baton/client`) finds runs in a
+ * store of millions. Part of the Store contract ({@link RunQueries}); every store implements it
+ * over indexes kept in the same atomic step that changes a run, so no index drifts from the run it
+ * describes, and the store conformance suite checks it on every store.
+ *
+ * Order and pages: runs come newest first (or oldest first) by `createdAt`, ties broken by run id,
+ * a key that never changes once a run exists. A page ends with an opaque `cursor` naming the last
+ * run returned; the next page starts strictly after it. A run that changes status between two
+ * pages is therefore neither repeated nor skipped on account of the order, and runs created after
+ * the first page appear only on a newest-first listing started afresh.
+ */
+import type { RunRecord, RunStatus } from './store.js';
+
+/** Which runs a query or a count covers: every field given must match (AND); none given: all. */
+export interface RunFilter {
+  /** One status, or several (any of them). */
+  status?: RunStatus | readonly RunStatus[];
+  /** Exact workflow name. */
+  workflow?: string;
+  /** Exact workflow version (usually with `workflow`). */
+  version?: number;
+  /** `createdAt` at or after (ms, store clock). */
+  createdAfter?: number;
+  /** `createdAt` before (ms, store clock), exclusive. */
+  createdBefore?: number;
+  /** `updatedAt` at or after (ms, store clock). */
+  updatedAfter?: number;
+  /** `updatedAt` before (ms, store clock), exclusive. */
+  updatedBefore?: number;
+  /** The run id starts with this (case-sensitive). */
+  runIdPrefix?: string;
+  /** The idempotency key starts with this (case-sensitive); runs without a key never match. */
+  idempotencyKeyPrefix?: string;
+  /** The worker whose lease on the run is `held` now (the lease's owner; expiry not considered). */
+  worker?: string;
+}
+
+export interface RunQuery extends RunFilter {
+  /** `newest` (the default) or `oldest` first, by `createdAt` then run id. */
+  order?: 'newest' | 'oldest';
+  /** Runs per page: 1 to {@link MAX_RUN_PAGE}; default {@link DEFAULT_RUN_PAGE}. */
+  limit?: number;
+  /** The `cursor` of the previous page, from a query with the same filter and order. */
+  cursor?: string;
+}
+
+/** A run as a listing shows it: the record, and who holds its lease at which epoch. */
+export interface ListedRun extends RunRecord {
+  /** The worker holding the run's lease (`held`), else null. */
+  owner: string | null;
+  /** The lease's epoch (0 before the first claim). */
+  epoch: number;
+}
+
+export interface RunPage {
+  runs: ListedRun[];
+  /** Where the next page starts; absent on the last page. */
+  cursor?: string;
+}
+
+/** How many runs there are, by status, and by workflow and status. */
+export interface RunCounts {
+  total: number;
+  byStatus: Record<RunStatus, number>;
+  /** Workflow name -> status -> count; a workflow with no run is absent. */
+  byWorkflow: Record<string, Partial<Record<RunStatus, number>>>;
+}
+
+export const DEFAULT_RUN_PAGE = 50;
+export const MAX_RUN_PAGE = 1_000;
+
+export interface RunQueries {
+  /**
+   * One page of the runs `query` matches, in its order. Throws ConfigError (BATON_CONFIG) naming
+   * the field for an invalid filter (a limit out of range, a status that does not exist, a range
+   * whose start is not before its end) and for a cursor this store did not issue or that belongs
+   * to another filter or order ("malformed cursor": start the listing again without it).
+   */
+  listRuns(query?: RunQuery): Promise<RunPage>;
+  /** Counts of every run in the store; cheap (kept as the runs change, not counted per call). */
+  countRuns(): Promise<RunCounts>;
+}

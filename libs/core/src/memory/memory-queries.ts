@@ -1,0 +1,80 @@
+/**
+ * The in-process store's {@link RunQueries} part: listing and counting runs over the maps of
+ * memory-state.ts. The real stores keep indexes and counts as runs change; this store is for the
+ * demo and unit tests, so it scans its runs on each call, which is always current and cannot drift.
+ */
+import type { ListedRun, RunCounts, RunFilter, RunPage, RunQuery } from '../contracts/run-queries.js';
+import type { RunRecord, RunStatus } from '../contracts/store.js';
+import {
+  checkRunQuery,
+  isAfter,
+  issueRunCursor,
+  RUN_STATUSES,
+  type CheckedRunQuery,
+} from '../run-query-check.js';
+import type { MemoryState } from './memory-state.js';
+
+export function listRuns(state: MemoryState, query?: RunQuery): RunPage {
+  const checked = checkRunQuery(query);
+  const matching = [...state.runs.values()].filter(
+    (run) =>
+      matches(state, run, checked) &&
+      (checked.after === undefined || isAfter(run, checked.after, checked.order)),
+  );
+  matching.sort((a, b) => compare(a, b, checked.order));
+  // One more than the page tells whether a next page exists.
+  const page = matching.slice(0, checked.limit);
+  const runs = page.map((run) => listed(state, run));
+  const last = page[page.length - 1];
+  return matching.length > checked.limit && last !== undefined
+    ? { runs, cursor: issueRunCursor(last, checked) }
+    : { runs };
+}
+
+export function countRuns(state: MemoryState): RunCounts {
+  const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+  const byWorkflow: RunCounts['byWorkflow'] = {};
+  for (const run of state.runs.values()) {
+    byStatus[run.status] += 1;
+    const counts = (byWorkflow[run.workflow] ??= {});
+    counts[run.status] = (counts[run.status] ?? 0) + 1;
+  }
+  return { total: state.runs.size, byStatus, byWorkflow };
+}
+
+/** Oldest first by createdAt then run id; reversed for newest first. */
+function compare(a: RunRecord, b: RunRecord, order: 'newest' | 'oldest'): number {
+  const ascending = a.createdAt - b.createdAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0);
+  return order === 'oldest' ? ascending : -ascending;
+}
+
+/** The lease's holder when it is held (expiry not considered), as the contract's `worker` says. */
+function holder(state: MemoryState, runId: string): string | null {
+  const lease = state.leases.get(runId);
+  return lease?.state === 'held' ? lease.owner : null;
+}
+
+function matches(state: MemoryState, run: RunRecord, { filter, statuses }: CheckedRunQuery): boolean {
+  const f: RunFilter = filter;
+  return (
+    (statuses === undefined || statuses.has(run.status)) &&
+    (f.workflow === undefined || run.workflow === f.workflow) &&
+    (f.version === undefined || run.version === f.version) &&
+    (f.createdAfter === undefined || run.createdAt >= f.createdAfter) &&
+    (f.createdBefore === undefined || run.createdAt < f.createdBefore) &&
+    (f.updatedAfter === undefined || run.updatedAt >= f.updatedAfter) &&
+    (f.updatedBefore === undefined || run.updatedAt < f.updatedBefore) &&
+    (f.runIdPrefix === undefined || run.runId.startsWith(f.runIdPrefix)) &&
+    (f.idempotencyKeyPrefix === undefined ||
+      (run.idempotencyKey != null && run.idempotencyKey.startsWith(f.idempotencyKeyPrefix))) &&
+    (f.worker === undefined || holder(state, run.runId) === f.worker)
+  );
+}
+
+function listed(state: MemoryState, run: RunRecord): ListedRun {
+  return {
+    ...structuredClone(run),
+    owner: holder(state, run.runId),
+    epoch: state.leases.get(run.runId)?.epoch ?? 0,
+  };
+}

@@ -1,0 +1,248 @@
+-- listRuns' page in one step (one snapshot, one round trip): walks the narrowest query index
+-- (prelude; for several statuses, their sets merged; for a worker, its owner set) in the page's
+-- order from just after the cursor, tests each run against the rest of the filter, and stops at `want` matches or after examining `budget` runs, so one call's work is
+-- bounded however few runs match.
+-- KEYS: none (the index keys depend on the filter; built from the prefix)
+-- ARGV: prefix, order ('newest'|'oldest'), want, budget,
+--       afterCreatedAt, afterRunId ('' = from the start),
+--       createdAfter (inclusive), createdBefore (exclusive) ('' = unbounded),
+--       statuses (comma-separated, '' = any), workflow, version, updatedAfter, updatedBefore,
+--       runIdPrefix, idempotencyKeyPrefix, worker ('' = not filtered)
+-- Returns { matches, lastCreatedAt, lastRunId }: matches are { record as HGETALL pairs, lease
+-- epoch, lease state, lease owner } ('' when absent); last* is the last run examined ('' when none).
+local prefix, order, want, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local after_c, after_r = tonumber(ARGV[5]), ARGV[6]
+local created_from, created_before = tonumber(ARGV[7]), tonumber(ARGV[8])
+local workflow, version = ARGV[10], tonumber(ARGV[11])
+local updated_from, updated_before = tonumber(ARGV[12]), tonumber(ARGV[13])
+local id_prefix, key_prefix, worker = ARGV[14], ARGV[15], ARGV[16]
+local newest = order == 'newest'
+
+local statuses, status_count = {}, 0
+for status in string.gmatch(ARGV[9], '[^,]+') do
+  statuses[status] = true
+  status_count = status_count + 1
+end
+
+-- The smallest indexes that hold every match between them: the statuses' sets (merged), the
+-- workflow's set, or all runs; compared by size (ZCARD is O(1)).
+local indexes = { prefix .. 'index:all' }
+local size = redis.call('ZCARD', indexes[1])
+if workflow ~= '' then
+  local key = prefix .. 'index:workflow:' .. workflow
+  local n = redis.call('ZCARD', key)
+  if n < size then
+    indexes, size = { key }, n
+  end
+end
+if status_count > 0 then
+  local keys, n = {}, 0
+  for status in pairs(statuses) do
+    keys[#keys + 1] = prefix .. 'index:status:' .. status
+    n = n + redis.call('ZCARD', keys[#keys])
+  end
+  if n < size then
+    indexes, size = keys, n
+  end
+end
+-- For a worker, its owner set (the runs whose lease it holds; prelude) when that is smaller still.
+local owned_key = nil
+if worker ~= '' then
+  local key = owner_key(prefix, worker)
+  local n = redis.call('SCARD', key)
+  if n < size then
+    owned_key, size = key, n
+  end
+end
+
+-- Bytewise order, as Redis orders members of equal score (Lua's < may follow the locale).
+local function bytes_before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+-- Score bounds: the cursor's createdAt (inclusive; ties at it are skipped below) and the range.
+local low, high = '-inf', '+inf'
+if created_from then
+  low = ms(created_from)
+end
+if created_before then
+  high = '(' .. ms(created_before)
+end
+if after_c then
+  if newest and (not created_before or after_c < created_before) then
+    high = ms(after_c)
+  elseif not newest and (not created_from or after_c > created_from) then
+    low = ms(after_c)
+  end
+end
+
+local function past_cursor(score, run_id)
+  if not after_c or score ~= after_c then
+    return true
+  end
+  if newest then
+    return bytes_before(run_id, after_r)
+  end
+  return run_id ~= after_r and not bytes_before(run_id, after_r)
+end
+
+local function starts_with(text, start)
+  return start == '' or (text and string.sub(text, 1, #start) == start)
+end
+
+local function matches(run_id)
+  if not starts_with(run_id, id_prefix) then
+    return false
+  end
+  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'version', 'updatedAt',
+    'idempotencyKey')
+  if not run[1] then
+    return false
+  end
+  if status_count > 0 and not statuses[run[1]] then
+    return false
+  end
+  if workflow ~= '' and run[2] ~= workflow then
+    return false
+  end
+  if version and tonumber(run[3]) ~= version then
+    return false
+  end
+  local updated = tonumber(run[4])
+  if (updated_from and updated < updated_from) or (updated_before and updated >= updated_before) then
+    return false
+  end
+  if key_prefix ~= '' and not starts_with(run[5], key_prefix) then
+    return false
+  end
+  if worker ~= '' then
+    local lease = redis.call('HMGET', prefix .. 'lease:' .. run_id, 'state', 'owner')
+    if lease[1] ~= 'held' or lease[2] ~= worker then
+      return false
+    end
+  end
+  return true
+end
+
+local batch = 200
+
+-- Reads one index in the page's order from just after the cursor, a batch at a time: each call
+-- returns the next run id and its score, or nil at the end.
+local function reader(key)
+  local buffer, at, offset, done = {}, 1, 0, false
+  return function()
+    while true do
+      if at > #buffer then
+        if done then
+          return nil
+        end
+        if newest then
+          buffer = redis.call('ZREVRANGEBYSCORE', key, high, low, 'WITHSCORES', 'LIMIT', offset, batch)
+        else
+          buffer = redis.call('ZRANGEBYSCORE', key, low, high, 'WITHSCORES', 'LIMIT', offset, batch)
+        end
+        offset, at, done = offset + batch, 1, #buffer < 2 * batch
+        if #buffer == 0 then
+          return nil
+        end
+      end
+      local run_id, score = buffer[at], buffer[at + 1]
+      at = at + 2
+      if past_cursor(tonumber(score), run_id) then
+        return run_id, score
+      end
+    end
+  end
+end
+
+local function comes_first(a_id, a_score, b_id, b_score)
+  local x, y = tonumber(a_score), tonumber(b_score)
+  if x ~= y then
+    return (newest and x > y) or (not newest and x < y)
+  end
+  if newest then
+    return bytes_before(b_id, a_id)
+  end
+  return bytes_before(a_id, b_id)
+end
+
+-- Reads the worker's owner set as an index: a set, unordered and small, so its runs are sorted
+-- here, those within the created-at range and after the cursor. SRANDMEMBER with the set's size
+-- returns every member once (SMEMBERS would need one more ACL rule).
+local function owned_reader(key)
+  local entries = {}
+  for _, run_id in ipairs(redis.call('SRANDMEMBER', key, redis.call('SCARD', key))) do
+    local created = redis.call('HGET', prefix .. 'run:' .. run_id, 'createdAt')
+    local score = tonumber(created)
+    if score and (not created_from or score >= created_from) and (not created_before or score < created_before)
+      and (not after_c or comes_first(after_r, after_c, run_id, score)) then
+      entries[#entries + 1] = { run_id, created }
+    end
+  end
+  table.sort(entries, function(a, b)
+    return comes_first(a[1], a[2], b[1], b[2])
+  end)
+  local at = 0
+  return function()
+    at = at + 1
+    if entries[at] then
+      return entries[at][1], entries[at][2]
+    end
+    return nil
+  end
+end
+
+-- One head per index; the next run is the head that comes first (a run is in one status set only).
+local heads = {}
+local readers = {}
+if owned_key then
+  readers[1] = owned_reader(owned_key)
+else
+  for _, key in ipairs(indexes) do
+    readers[#readers + 1] = reader(key)
+  end
+end
+for _, read in ipairs(readers) do
+  local run_id, score = read()
+  if run_id then
+    heads[#heads + 1] = { read = read, id = run_id, score = score }
+  end
+end
+
+local found, examined = {}, 0
+local last_c, last_r, cut = '', '', false
+while #found < want do
+  local best = nil
+  for _, head in ipairs(heads) do
+    if head.id and (not best or comes_first(head.id, head.score, best.id, best.score)) then
+      best = head
+    end
+  end
+  if not best then
+    break
+  end
+  if examined >= budget then
+    cut = true
+    break
+  end
+  local run_id = best.id
+  examined = examined + 1
+  last_c, last_r = best.score, run_id
+  if matches(run_id) then
+    local lease = redis.call('HMGET', prefix .. 'lease:' .. run_id, 'epoch', 'state', 'owner')
+    found[#found + 1] = { redis.call('HGETALL', prefix .. 'run:' .. run_id), lease[1] or '', lease[2] or '',
+      lease[3] or '' }
+  end
+  best.id, best.score = best.read()
+end
+if not cut then
+  -- Not cut short by the budget: the caller's cursor comes from its last match.
+  last_c, last_r = '', ''
+end
+return { found, last_c, last_r }

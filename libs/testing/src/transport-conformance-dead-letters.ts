@@ -1,0 +1,141 @@
+/**
+ * Transport conformance, dead-letter administration: ids, newest-first pages, get, redrive, purge.
+ * (Storing and the legacy oldest-first list are in the journal section.)
+ */
+import { describe, expect, it } from 'vitest';
+import type { DeadLetter, Transport } from '@baton/core/adapter';
+import { bytes, text, uniqueId } from './conformance-helpers.js';
+import { fetchMessages } from './transport-conformance-queue.js';
+
+/** The shapes of the errors the contract names, whichever copy of `@baton/core` raised them. */
+const NOT_FOUND = { code: 'BATON_NOT_FOUND' } as const;
+const CONFIG = { code: 'BATON_CONFIG' } as const;
+
+/** Registers the dead-letter administration tests; `transport()` is the test's fresh transport. */
+export function describeDeadLetterConformance(transport: () => Transport): void {
+  /** Dead-letters one letter per code, oldest first, and returns what was stored. */
+  async function store(codes: string[]): Promise<DeadLetter[]> {
+    const at = Date.now();
+    const letters = codes.map((code, i) => ({
+      data: bytes(`data ${code}`),
+      headers: { 'baton-kind': 'start', 'baton-test': code },
+      reason: `reason ${code}`,
+      code,
+      at: at + i,
+    }));
+    for (const letter of letters) await transport().deadLetter(letter);
+    return letters;
+  }
+
+  async function codesOnPage(query?: { limit?: number; cursor?: string }): Promise<string[]> {
+    return (await transport().pageDeadLetters(query)).letters.map((l) => l.code);
+  }
+
+  describe('dead-letter administration', () => {
+    it('gives every letter a distinct id that stays the same from one listing to the next', async () => {
+      await store(['a', 'b', 'c']);
+      const first = (await transport().pageDeadLetters()).letters.map((l) => l.id);
+      expect(new Set(first).size).toBe(3);
+      await store(['d']);
+      const second = (await transport().pageDeadLetters()).letters.map((l) => l.id);
+      expect(second.slice(1)).toEqual(first);
+      expect(first).not.toContain(second[0]);
+    });
+
+    it('pages newest first with cursors until the oldest letter, each letter once', async () => {
+      await store(['a', 'b', 'c', 'd', 'e']);
+      const first = await transport().pageDeadLetters({ limit: 2 });
+      expect(first.letters.map((l) => l.code)).toEqual(['e', 'd']);
+      expect(first.nextCursor).toEqual(expect.any(String));
+      const second = await transport().pageDeadLetters({ limit: 2, cursor: first.nextCursor });
+      expect(second.letters.map((l) => l.code)).toEqual(['c', 'b']);
+      const third = await transport().pageDeadLetters({ limit: 2, cursor: second.nextCursor });
+      expect(third.letters.map((l) => l.code)).toEqual(['a']);
+      expect(third.nextCursor).toBeUndefined();
+      expect(await codesOnPage({ limit: 5 })).toEqual(['e', 'd', 'c', 'b', 'a']);
+      expect((await transport().pageDeadLetters({ limit: 5 })).nextCursor).toBeUndefined();
+    });
+
+    it('pages nothing before anything was dead-lettered', async () => {
+      expect(await transport().pageDeadLetters()).toEqual({ letters: [] });
+    });
+
+    it('refuses a bad page limit or a cursor it did not issue, naming it', async () => {
+      await store(['a']);
+      await expect(transport().pageDeadLetters({ limit: 0 })).rejects.toMatchObject(CONFIG);
+      await expect(transport().pageDeadLetters({ limit: 1.5 })).rejects.toMatchObject(CONFIG);
+      await expect(transport().pageDeadLetters({ cursor: 'not-a-cursor' })).rejects.toThrow(/not-a-cursor/);
+    });
+
+    it('gets one letter by id with its code, reason, time, headers and data', async () => {
+      const [, stored] = await store(['a', 'b']);
+      const listed = (await transport().pageDeadLetters()).letters.find((l) => l.code === 'b');
+      const letter = await transport().getDeadLetter(listed?.id ?? 'missing');
+      expect(letter).toMatchObject({
+        id: listed?.id,
+        code: 'b',
+        reason: 'reason b',
+        at: stored?.at,
+        headers: stored?.headers,
+      });
+      expect(text(letter?.data ?? new Uint8Array())).toBe('data b');
+      expect(await transport().getDeadLetter(uniqueId('no-such-letter'))).toBeUndefined();
+      expect(await transport().getDeadLetter('999999999')).toBeUndefined();
+    });
+
+    it('redrives a letter: its exact bytes and headers go back on the run queue, then it is gone', async () => {
+      const data = new Uint8Array([0, 1, 2, 250, 251, 255, 10, 13]);
+      const headers = { 'baton-kind': 'start', 'baton-test': uniqueId('redrive') };
+      await transport().deadLetter({ data, headers, reason: 'poison', code: 'unparseable', at: Date.now() });
+      await store(['other']);
+      const target = (await transport().pageDeadLetters()).letters.find((l) => l.code === 'unparseable');
+      const result = await transport().redriveDeadLetter(target?.id ?? 'missing');
+      expect(result).toEqual({ id: target?.id, bytes: data.byteLength });
+      const [delivery, ...rest] = await fetchMessages(transport(), 1, 5_000);
+      expect(rest).toEqual([]);
+      expect(delivery?.data).toEqual(data);
+      expect(delivery?.headers).toMatchObject(headers);
+      expect(await transport().getDeadLetter(target?.id ?? 'missing')).toBeUndefined();
+      expect(await codesOnPage()).toEqual(['other']);
+      expect((await transport().listDeadLetters()).map((l) => l.code)).toEqual(['other']);
+      await expect(transport().redriveDeadLetter(target?.id ?? 'missing')).rejects.toMatchObject(NOT_FOUND);
+    });
+
+    it('refuses to redrive an unknown id, naming it, and enqueues nothing', async () => {
+      const id = uniqueId('no-such-letter');
+      await expect(transport().redriveDeadLetter(id)).rejects.toMatchObject(NOT_FOUND);
+      await expect(transport().redriveDeadLetter(id)).rejects.toThrow(id);
+      await expect(transport().redriveDeadLetter('999999999')).rejects.toMatchObject(NOT_FOUND);
+      expect(await transport().fetch({ max: 1, expiresMs: 300 })).toEqual([]);
+    });
+
+    it('purges chosen ids and counts only the letters it removed', async () => {
+      await store(['a', 'b', 'c']);
+      const ids = Object.fromEntries(
+        (await transport().pageDeadLetters()).letters.map((l) => [l.code, l.id]),
+      );
+      expect(await transport().purgeDeadLetters({ ids: [ids.a!, ids.c!, uniqueId('unknown')] })).toBe(2);
+      expect(await codesOnPage()).toEqual(['b']);
+      expect(await transport().getDeadLetter(ids.a!)).toBeUndefined();
+      expect((await transport().listDeadLetters()).map((l) => l.code)).toEqual(['b']);
+      expect(await transport().purgeDeadLetters({ ids: [ids.a!] })).toBe(0);
+    });
+
+    it('purges every letter, and letters older than a time', async () => {
+      const [, , third] = await store(['a', 'b', 'c']);
+      expect(await transport().purgeDeadLetters({ olderThan: third!.at })).toBe(2);
+      expect(await codesOnPage()).toEqual(['c']);
+      await store(['d']);
+      expect(await transport().purgeDeadLetters({ all: true })).toBe(2);
+      expect(await transport().pageDeadLetters()).toEqual({ letters: [] });
+      expect(await transport().listDeadLetters()).toEqual([]);
+      await store(['e']);
+      expect(await codesOnPage()).toEqual(['e']);
+    });
+
+    it('refuses a purge that says neither ids, all nor olderThan', async () => {
+      await expect(transport().purgeDeadLetters({} as never)).rejects.toMatchObject(CONFIG);
+      await expect(transport().purgeDeadLetters({ all: false } as never)).rejects.toMatchObject(CONFIG);
+    });
+  });
+}
