@@ -10,7 +10,7 @@
  * pages is therefore neither repeated nor skipped on account of the order, and runs created after
  * the first page appear only on a newest-first listing started afresh.
  */
-import type { RunRecord, RunStatus } from './store.js';
+import type { RunRecord, RunStatus } from './run-record.js';
 
 /** Which runs a query or a count covers: every field given must match (AND); none given: all. */
 export interface RunFilter {

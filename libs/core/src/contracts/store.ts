@@ -26,6 +26,7 @@ import type { Adapter } from './adapter.js';
 import type { SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
 import type { RunQueries } from './run-queries.js';
+import type { RunLineage, RunRecord, RunStatus } from './run-record.js';
 
 // ---------------------------------------------------------------------------------------------
 // Leases
@@ -178,35 +179,8 @@ export interface CheckpointStore {
 // ---------------------------------------------------------------------------------------------
 // Run index
 
-export type RunStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
-
-/** Where a forked run came from: the original run and the fork point (one of the two). */
-export interface RunLineage {
-  runId: string;
-  checkpoint?: number;
-  journalPosition?: number;
-}
-
-export interface RunRecord {
-  runId: string;
-  workflow: string;
-  version: number;
-  input: unknown;
-  idempotencyKey: string | null;
-  status: RunStatus;
-  createdAt: number;
-  updatedAt: number;
-  /** Set when status is `completed`. */
-  result?: unknown;
-  /** Set when status is `failed` (or the reason when `cancelled`). */
-  error?: SerializedError;
-  /** How many times the run was claimed (1 = never resumed). */
-  attempts: number;
-  /** W3C trace context of the producer that started the run, so every attempt joins its trace. */
-  traceparent?: string;
-  /** Set on a fork: the run and point it was forked from. */
-  forkedFrom?: RunLineage;
-}
+// RunStatus, RunLineage and RunRecord live in run-record.ts, which run-queries.ts reads too.
+export type { RunLineage, RunRecord, RunStatus } from './run-record.js';
 
 export interface NewRun {
   runId: string;
