@@ -54,6 +54,7 @@ import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
 import { validatedInput } from './validate-input.js';
+import { DeadLettersApi, RunQueriesApi } from './operations.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -166,6 +167,10 @@ export class RunHandle<O = unknown> {
 export class Client {
   private readonly transport: Transport;
   private readonly store: Store | undefined;
+  /** Runs as an operator finds them: `list(query)` by filter in pages, `count()` by status. */
+  readonly runs: RunQueriesApi;
+  /** The transport's dead letters: `list`, `show`, `redrive`, `purge`. */
+  readonly deadLetters: DeadLettersApi;
   private readonly pollIntervalMs: number;
   private readonly unknownRunMs: number;
   private readonly codec: PayloadCodec;
@@ -178,6 +183,8 @@ export class Client {
       throw new ConfigError('Client needs a transport: pass `transport` (e.g. memoryTransport())');
     this.transport = options.transport;
     this.store = options.store;
+    this.runs = new RunQueriesApi((method) => this.requireStore(method));
+    this.deadLetters = new DeadLettersApi(this.transport);
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
     this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
     if (!(this.unknownRunMs >= 0))

@@ -23,14 +23,25 @@ export type {
 } from './client.js';
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
+export { DeadLettersApi, RunQueriesApi, type ShownDeadLetter } from './operations.js';
 // The types the client's methods take and return, so a producer or an operator names them
 // without reaching into the adapter or runtime doors of @baton/core.
 export type {
   CheckpointSummary,
+  DeadLetterPage,
+  DeadLetterPurge,
+  DeadLetterQuery,
   LeaseInfo,
+  ListedRun,
+  RedriveResult,
+  RunCounts,
+  RunFilter,
+  RunPage,
+  RunQuery,
   RunRecord,
   RunStatus,
   Store,
+  StoredDeadLetter,
   Transport,
 } from '@baton/core/adapter';
-export type { JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';
+export type { DecodedDeadLetter, JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';

@@ -44,7 +44,7 @@ function readCursor(cursor: string, owner: string): number {
   const position = Number(text.slice(CURSOR_TAG.length));
   if (!text.startsWith(CURSOR_TAG) || !Number.isSafeInteger(position) || position < 0) {
     throw new ConfigError(
-      `${owner}: dead-letter cursor ${JSON.stringify(cursor)} is not one this transport issued; pass a page's nextCursor unchanged, or omit it for the newest letters`,
+      `${owner}: dead-letter cursor ${JSON.stringify(cursor)} is not one this transport issued; pass a page's cursor unchanged, or omit it for the newest letters`,
     );
   }
   return position;
@@ -65,9 +65,7 @@ export function pageOfDeadLetters(
   const last = page.at(-1);
   return {
     letters: page.map((l) => l.letter),
-    ...(older.length > page.length && last !== undefined
-      ? { nextCursor: deadLetterCursor(last.position) }
-      : {}),
+    ...(older.length > page.length && last !== undefined ? { cursor: deadLetterCursor(last.position) } : {}),
   };
 }
 

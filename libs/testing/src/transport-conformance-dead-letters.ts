@@ -46,14 +46,14 @@ export function describeDeadLetterConformance(transport: () => Transport): void 
       await store(['a', 'b', 'c', 'd', 'e']);
       const first = await transport().pageDeadLetters({ limit: 2 });
       expect(first.letters.map((l) => l.code)).toEqual(['e', 'd']);
-      expect(first.nextCursor).toEqual(expect.any(String));
-      const second = await transport().pageDeadLetters({ limit: 2, cursor: first.nextCursor });
+      expect(first.cursor).toEqual(expect.any(String));
+      const second = await transport().pageDeadLetters({ limit: 2, cursor: first.cursor });
       expect(second.letters.map((l) => l.code)).toEqual(['c', 'b']);
-      const third = await transport().pageDeadLetters({ limit: 2, cursor: second.nextCursor });
+      const third = await transport().pageDeadLetters({ limit: 2, cursor: second.cursor });
       expect(third.letters.map((l) => l.code)).toEqual(['a']);
-      expect(third.nextCursor).toBeUndefined();
+      expect(third.cursor).toBeUndefined();
       expect(await codesOnPage({ limit: 5 })).toEqual(['e', 'd', 'c', 'b', 'a']);
-      expect((await transport().pageDeadLetters({ limit: 5 })).nextCursor).toBeUndefined();
+      expect((await transport().pageDeadLetters({ limit: 5 })).cursor).toBeUndefined();
     });
 
     it('pages nothing before anything was dead-lettered', async () => {

@@ -42,7 +42,7 @@ export async function pageDeadLetters(
     const last = page.at(-1);
     return {
       letters: page.map(toStoredLetter),
-      ...(found.length > limit && last !== undefined ? { nextCursor: deadLetterCursor(last.seq) } : {}),
+      ...(found.length > limit && last !== undefined ? { cursor: deadLetterCursor(last.seq) } : {}),
     };
   } catch (err) {
     throw context.toError('pageDeadLetters', err);

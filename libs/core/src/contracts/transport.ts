@@ -144,7 +144,7 @@ export interface StoredDeadLetter extends DeadLetter {
 export interface DeadLetterQuery {
   /** How many letters at most, 1 to {@link MAX_DEAD_LETTER_PAGE}. @defaultValue 100 */
   limit?: number;
-  /** The `nextCursor` of the previous page; omitted for the newest letters. */
+  /** The `cursor` of the previous page; omitted for the newest letters. */
   cursor?: string;
 }
 
@@ -152,7 +152,7 @@ export interface DeadLetterQuery {
 export interface DeadLetterPage {
   letters: StoredDeadLetter[];
   /** Present when older letters may follow: pass it as the next query's `cursor`. */
-  nextCursor?: string;
+  cursor?: string;
 }
 
 /** What {@link DeadLetterQueue.purgeDeadLetters} removes. */
