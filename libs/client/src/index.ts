@@ -24,6 +24,17 @@ export type {
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
 export { DeadLettersApi, RunQueriesApi, type ShownDeadLetter } from './operations.js';
+export { IN_FLIGHT_STATUSES } from './replay-check.js';
+export type {
+  ReplayCheckCounts,
+  ReplayCheckOptions,
+  ReplayCheckProgress,
+  ReplayCheckReport,
+  ReplayCheckResultKind,
+  ReplayCheckRun,
+  ReplayReach,
+  ReplayVerdict,
+} from './replay-check.js';
 // The types the client's methods take and return, so a producer or an operator names them
 // without reaching into the adapter or runtime doors of @baton/core.
 export type {
