@@ -25,7 +25,6 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Checkpoint, RunOutcome, RunQuery, RunStatus, Store } from '@baton/core/adapter';
-import type { JournalEntry } from '@baton/core/runtime';
 import { postgresStore } from '@baton/store-postgres';
 import { redisStore } from '@baton/store-redis';
 import { postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
@@ -127,7 +126,7 @@ function finalCheckpoint(
   status: 'completed' | 'failed' | 'cancelled',
   at: number,
 ): Checkpoint {
-  const entries: JournalEntry[] = Array.from({ length: 10 }, (_, seq) => ({
+  const entries: Checkpoint['entries'] = Array.from({ length: 10 }, (_, seq) => ({
     type: 'ActivityCompleted',
     epoch: 1,
     at,
