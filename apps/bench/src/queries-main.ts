@@ -35,6 +35,8 @@ const USAGE = `Usage: npm run bench:queries -- [options]
   --runs N               runs seeded into each store (default 1000000)
   --stores a,b           redis, postgres or both (default redis,postgres)
   --samples N            timed calls per query (default 50, after 5 untimed)
+  --workers N            workers holding the running runs (5% of them; default 50, so 1,000
+                         held leases each at a million runs, a worker's default concurrency)
   --keep                 keep the seeded data (prints the key prefix and schema)
   --help                 this text
 
@@ -44,6 +46,7 @@ type StoreName = 'redis' | 'postgres';
 
 interface QueriesConfig {
   runs: number;
+  workers: number;
   stores: StoreName[];
   samples: number;
   keep: boolean;
@@ -54,6 +57,7 @@ function parse(argv: string[]): QueriesConfig | undefined {
     runs: { type: 'string' },
     stores: { type: 'string' },
     samples: { type: 'string' },
+    workers: { type: 'string' },
     keep: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -67,7 +71,8 @@ function parse(argv: string[]): QueriesConfig | undefined {
   if (runs < 1_000) throw new UsageError(`--runs is ${runs}; give at least 1000`);
   const samples = values.samples === undefined ? 50 : wholeNumber('--samples', values.samples);
   if (samples < 1) throw new UsageError('--samples must be at least 1');
-  return { runs, stores: [...new Set(stores)] as StoreName[], samples, keep: values.keep === true };
+  const workers = values.workers === undefined ? 50 : wholeNumber('--workers', values.workers);
+  return { runs, workers, stores: [...new Set(stores)] as StoreName[], samples, keep: values.keep === true };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -75,7 +80,6 @@ function parse(argv: string[]): QueriesConfig | undefined {
 
 const WORKFLOWS = 20;
 const VERSIONS = 3;
-const WORKERS = 10;
 /** Status by the run's bucket (0-99): a fleet that keeps its finished runs for a while. */
 const MIX: ReadonlyArray<readonly [RunStatus, number]> = [
   ['pending', 3],
@@ -106,7 +110,7 @@ function statusOf(i: number): RunStatus {
 
 const workflowOf = (i: number): string => `wf_${String(mix(i, 2) % WORKFLOWS).padStart(2, '0')}`;
 const versionOf = (i: number): number => 1 + (mix(i, 3) % VERSIONS);
-const workerOf = (i: number): string => `worker-${mix(i, 4) % WORKERS}`;
+const workerOf = (i: number, workers: number): string => `worker-${mix(i, 4) % workers}`;
 const keyOf = (i: number): string | null => (i % 2 === 0 ? `order-${i}` : null);
 
 function progress(label: string, done: number, total: number, started: number): void {
@@ -139,7 +143,7 @@ function finalCheckpoint(
 }
 
 /** One run through the store's own calls, to the status its number says. */
-async function seedOneRedis(store: Store, i: number): Promise<void> {
+async function seedOneRedis(store: Store, i: number, workers: number): Promise<void> {
   const status = statusOf(i);
   const run = {
     runId: randomUUID(),
@@ -152,7 +156,7 @@ async function seedOneRedis(store: Store, i: number): Promise<void> {
     await store.createRun(run);
     return;
   }
-  const leased = await store.createRunAndLease(run, workerOf(i), 3_600_000);
+  const leased = await store.createRunAndLease(run, workerOf(i, workers), 3_600_000);
   if (!leased.created || !leased.lease.ok) throw new Error(`run ${run.runId} was not created and leased`);
   const epoch = leased.lease.epoch;
   if (status === 'running') return;
@@ -178,7 +182,7 @@ async function seedOneRedis(store: Store, i: number): Promise<void> {
   await store.finishRun(run.runId, epoch, outcome, finalCheckpoint(run.runId, status, Date.now()));
 }
 
-async function seedRedis(store: Store, runs: number): Promise<void> {
+async function seedRedis(store: Store, runs: number, workers: number): Promise<void> {
   const started = performance.now();
   const window = 1_000;
   let next = 0;
@@ -188,7 +192,7 @@ async function seedRedis(store: Store, runs: number): Promise<void> {
     Array.from({ length: window }, async () => {
       while (next < runs) {
         const i = next++;
-        await seedOneRedis(store, i);
+        await seedOneRedis(store, i, workers);
         if (++done % 10_000 === 0) progress('redis seeding', done, runs, started);
       }
     }),
@@ -199,7 +203,7 @@ async function seedRedis(store: Store, runs: number): Promise<void> {
 
 const PG_BATCH = 100_000;
 
-async function seedPostgres(client: pg.Client, schema: string, runs: number): Promise<void> {
+async function seedPostgres(client: pg.Client, schema: string, runs: number, workers: number): Promise<void> {
   const s = `"${schema}"`;
   const started = performance.now();
   const now = Date.now();
@@ -245,7 +249,7 @@ FROM (
   await client.query(`
 INSERT INTO ${s}.leases (run_id, epoch, owner, state, expires_at, waiting_for)
 SELECT r.run_id, 1,
-  CASE WHEN r.status = 'running' THEN 'worker-' || (hashtext(r.run_id) & 2147483647) % ${WORKERS} END,
+  CASE WHEN r.status = 'running' THEN 'worker-' || (hashtext(r.run_id) & 2147483647) % ${workers} END,
   CASE r.status WHEN 'running' THEN 'held' WHEN 'suspended' THEN 'suspended' ELSE 'finished' END,
   CASE WHEN r.status = 'running' THEN ${now} + 3600000 END,
   CASE WHEN r.status = 'suspended' THEN ARRAY['approval'] ELSE '{}'::text[] END
@@ -266,7 +270,7 @@ interface Timing {
   p95: number;
   /** Runs the page held (median over the samples). */
   rows: number;
-  /** When the first page came back short with a cursor: p50 of the time to a full page. */
+  /** When the first page came back short with a cursor: p50 of the time to 50 runs or the end (5 samples). */
   fullPageP50?: number;
   fullPageCalls?: number;
 }
@@ -289,7 +293,8 @@ async function timeQuery(
     const page = await call();
     times.push(performance.now() - started);
     rows.push(page.rows);
-    const more = page.more();
+    // Following a short page's cursors can take seconds: timed for the first five samples only.
+    const more = fills.length < 5 ? page.more() : undefined;
     if (more !== undefined) {
       const filled = await more;
       fills.push(performance.now() - started);
@@ -353,7 +358,7 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
       `  ${name.padEnd(42)} p50 ${timing.p50.toFixed(1).padStart(7)} ms  p95 ${timing.p95.toFixed(1).padStart(7)} ms  ${String(timing.rows).padStart(3)} runs` +
         (timing.fullPageP50 === undefined
           ? ''
-          : `  (short page: a full one in ${timing.fullPageP50.toFixed(0)} ms over ${timing.fullPageCalls} calls)`),
+          : `  (short page: to 50 runs or the end in ${timing.fullPageP50.toFixed(0)} ms, ${timing.fullPageCalls} calls)`),
     );
   };
   await run('first page, unfiltered', page({}));
@@ -366,6 +371,10 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
     page({ createdAfter: rangeStart, createdBefore: rangeEnd }),
   );
   await run(`first page, run-id prefix '${idPrefix}' (1/4096)`, page({ runIdPrefix: idPrefix }));
+  await run(
+    `first page, run-id prefix '${top.runId.slice(0, 8)}' (one run)`,
+    page({ runIdPrefix: top.runId.slice(0, 8) }),
+  );
   await run('first page, worker worker-3', page({ worker: 'worker-3' }));
   const firstPage = await store.listRuns({ limit: LIMIT });
   await run('second page via cursor, unfiltered', async () => {
@@ -402,7 +411,7 @@ async function redisPart(config: QueriesConfig): Promise<void> {
     console.log(`\nredis (${url}), key prefix ${prefix}`);
     const before = await usedMemory();
     const started = performance.now();
-    await seedRedis(store, config.runs);
+    await seedRedis(store, config.runs, config.workers);
     const seedSeconds = (performance.now() - started) / 1000;
     const after = await usedMemory();
     let indexBytes = 0;
@@ -446,7 +455,7 @@ async function postgresPart(config: QueriesConfig): Promise<void> {
   try {
     await store.connect();
     console.log(`\npostgres (${url.replace(/\/\/[^@]*@/, '//')}), schema ${schema}`);
-    await seedPostgres(admin, schema, config.runs);
+    await seedPostgres(admin, schema, config.runs, config.workers);
     const sizes = await admin.query<{ runs: string; runs_indexes: string; leases: string; counts: string }>(
       `SELECT pg_table_size('"${schema}".runs') AS runs, pg_indexes_size('"${schema}".runs') AS runs_indexes,
               pg_total_relation_size('"${schema}".leases') AS leases, pg_total_relation_size('"${schema}".run_counts') AS counts`,
@@ -471,7 +480,7 @@ async function postgresPart(config: QueriesConfig): Promise<void> {
 await runCommand(USAGE, parse, async (config) => {
   const started = performance.now();
   console.log(
-    `run queries at ${config.runs.toLocaleString('en')} runs, ${config.samples} samples a query, page of ${LIMIT}`,
+    `run queries at ${config.runs.toLocaleString('en')} runs, ${config.workers} workers, ${config.samples} samples a query, page of ${LIMIT}`,
   );
   if (config.stores.includes('redis')) await redisPart(config);
   if (config.stores.includes('postgres')) await postgresPart(config);
