@@ -53,7 +53,9 @@ export interface ReplayCheckOptions {
    * never reaches a ctx call, for instance). @defaultValue 30_000
    */
   runTimeoutMs?: number;
-  /** Called after each run with the counts so far and that run's result (a progress line). */
+  /** Runs replayed at a time (their reads overlap; the replays share this process). @defaultValue 4 */
+  concurrency?: number;
+  /** Called after each run, in listing order, with the counts so far and that run's result. */
   onProgress?: (progress: ReplayCheckProgress) => void;
   /** Stops the check between runs; the promise rejects with the signal's reason. */
   signal?: AbortSignal;
@@ -132,7 +134,7 @@ export interface ReplayCheckProgress {
 export interface ReplayCheckReport {
   runs: ReplayCheckRun[];
   counts: ReplayCheckCounts;
-  /** True when `maxRuns` stopped the check before the listing's end. */
+  /** True when `maxRuns` stopped the check with runs (possibly) left in the listing. */
   truncated: boolean;
 }
 
@@ -182,31 +184,45 @@ export async function replayCheck(
       `replayCheck: runTimeoutMs is ${String(timeoutMs)}; give a positive number of milliseconds`,
     );
   }
+  const concurrency = options.concurrency ?? 4;
+  if (!(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 64)) {
+    throw new ConfigError(
+      `replayCheck: concurrency is ${String(concurrency)}; give a whole number from 1 to 64`,
+    );
+  }
   const filter = options.filter ?? { status: IN_FLIGHT_STATUSES };
   const counts = emptyCounts();
   const runs: ReplayCheckRun[] = [];
   let truncated = false;
   let cursor: string | undefined;
-  outer: do {
+  do {
     options.signal?.throwIfAborted();
     const page = await deps.store.listRuns({
       ...filter,
       limit: 200,
       ...(cursor !== undefined && { cursor }),
     });
-    for (const listed of page.runs) {
-      if (options.maxRuns !== undefined && runs.length >= options.maxRuns) {
-        truncated = true;
-        break outer;
-      }
-      options.signal?.throwIfAborted();
-      const checked = await checkRun(deps, listed, byKey, timeoutMs);
-      runs.push(checked);
-      counts.checked++;
-      counts[checked.result]++;
-      options.onProgress?.({ counts: { ...counts }, run: checked });
-    }
     cursor = page.cursor;
+    let listed = page.runs;
+    if (options.maxRuns !== undefined && runs.length + listed.length >= options.maxRuns) {
+      const room = options.maxRuns - runs.length;
+      truncated = listed.length > room || cursor !== undefined;
+      listed = listed.slice(0, room);
+      cursor = undefined;
+    }
+    // `concurrency` replays at a time; results and progress stay in listing order.
+    for (let at = 0; at < listed.length; at += concurrency) {
+      options.signal?.throwIfAborted();
+      const checked = await Promise.all(
+        listed.slice(at, at + concurrency).map((run) => checkRun(deps, run, byKey, timeoutMs)),
+      );
+      for (const run of checked) {
+        runs.push(run);
+        counts.checked++;
+        counts[run.result]++;
+        options.onProgress?.({ counts: { ...counts }, run });
+      }
+    }
   } while (cursor !== undefined);
   return { runs, counts, truncated };
 }
@@ -279,11 +295,14 @@ async function replay(
 ): Promise<ReplayVerdict> {
   const steps = new Set<number>();
   let journalTime = 0;
+  let highestSeq = -1;
   for (const entry of entries) {
-    if (isStepEntry(entry)) steps.add(entry.seq);
+    if (isStepEntry(entry)) {
+      steps.add(entry.seq);
+      highestSeq = Math.max(highestSeq, entry.seq);
+    }
     if (typeof entry.at === 'number') journalTime = Math.max(journalTime, entry.at);
   }
-  const highestSeq = steps.size === 0 ? -1 : Math.max(...steps);
   // The host stops the executor it serves, which is built after the host.
   const running: { executor?: ReplayExecutor } = {};
   let reached: EndOfJournal | undefined;

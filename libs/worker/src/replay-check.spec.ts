@@ -266,6 +266,12 @@ describe('client.replayCheck (memory adapters)', () => {
     expect(checked.counts).toMatchObject({ checked: 2, ok: 2 });
     const one = await withKeys.replayCheck({ workflows: [v1], maxRuns: 1 });
     expect(one).toMatchObject({ truncated: true, counts: { checked: 1, ok: 1 } });
+    const both = await withKeys.replayCheck({ workflows: [v1], maxRuns: 2, concurrency: 1 });
+    expect(both).toMatchObject({ truncated: false, counts: { checked: 2, ok: 2 } });
+    expect(both.runs.map((r) => r.runId)).toEqual(checked.runs.map((r) => r.runId));
+    await expect(withKeys.replayCheck({ workflows: [v1], concurrency: 0 })).rejects.toThrow(
+      /concurrency is 0; give a whole number from 1 to 64/,
+    );
 
     await expect(withKeys.replayCheck({ workflows: [v1], maxRuns: 0 })).rejects.toThrow(/maxRuns is 0/);
     await expect(withKeys.replayCheck({ workflows: [v1, order(v1Run)] })).rejects.toThrow(
