@@ -325,7 +325,10 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
   // The middle tenth of the creation span.
   const rangeStart = from + (to - from) * 0.45;
   const rangeEnd = from + (to - from) * 0.55;
-  const idPrefix = top.runId.slice(0, 3);
+  // Prefixes of a run from the middle of the span: neither the first nor the last a walk meets.
+  const middle = (await store.listRuns({ limit: 1, createdBefore: (from + to) / 2 })).runs[0] ?? top;
+  const idPrefix = middle.runId.slice(0, 3);
+  const onePrefix = middle.runId.slice(0, 8);
 
   /** One page, and (if it came back short with a cursor) the way to a full page. */
   const page = (query: RunQuery) => async () => {
