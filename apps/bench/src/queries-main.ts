@@ -374,10 +374,7 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
     page({ createdAfter: rangeStart, createdBefore: rangeEnd }),
   );
   await run(`first page, run-id prefix '${idPrefix}' (1/4096)`, page({ runIdPrefix: idPrefix }));
-  await run(
-    `first page, run-id prefix '${top.runId.slice(0, 8)}' (one run)`,
-    page({ runIdPrefix: top.runId.slice(0, 8) }),
-  );
+  await run(`first page, run-id prefix '${onePrefix}' (one run)`, page({ runIdPrefix: onePrefix }));
   await run('first page, worker worker-3', page({ worker: 'worker-3' }));
   const firstPage = await store.listRuns({ limit: LIMIT });
   await run('second page via cursor, unfiltered', async () => {
