@@ -67,7 +67,8 @@ describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.replayCheck on $name', ({ fa
     const runs = [await client.start(v1, 'one'), await client.start(v1, 'two')];
     for (const run of runs) {
       const deadline = Date.now() + 20_000;
-      while ((await client.describe(run.runId)).status !== 'suspended') {
+      // The store knows the run only once the worker has taken its start message.
+      while ((await ns.store.getRun(run.runId))?.status !== 'suspended') {
         if (Date.now() > deadline) throw new Error(`run ${run.runId} did not suspend`);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -49,7 +49,7 @@ async function suspendedRun(): Promise<{ f: Fleet; runId: string }> {
   current = f;
   await f.spawn();
   const handle = await f.client.start(v1, 'in');
-  await until(async () => (await f.client.describe(handle.runId)).status === 'suspended', 5_000, 'suspended');
+  await until(async () => (await f.store.getRun(handle.runId))?.status === 'suspended', 5_000, 'suspended');
   return { f, runId: handle.runId };
 }
 
@@ -236,11 +236,7 @@ describe('client.replayCheck (memory adapters)', () => {
     await f.spawn();
     const runs = [await f.client.start(v1, 'one'), await f.client.start(v1, 'two')];
     for (const run of runs)
-      await until(
-        async () => (await f.client.describe(run.runId)).status === 'suspended',
-        5_000,
-        'suspended',
-      );
+      await until(async () => (await f.store.getRun(run.runId))?.status === 'suspended', 5_000, 'suspended');
 
     const progress: number[] = [];
     const report = await f.client.replayCheck({
