@@ -220,7 +220,8 @@ export class BulkApi {
           await this.client.deadLetters.redrive(letter.id);
           tally.succeed(letter.id);
         } catch (err) {
-          if (err instanceof NotFoundError || err instanceof ConfigError) tally.refuse(letter.id, err.message);
+          if (err instanceof NotFoundError || err instanceof ConfigError)
+            tally.refuse(letter.id, err.message);
           else tally.fail(letter.id, err);
         }
       });

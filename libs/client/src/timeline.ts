@@ -118,13 +118,7 @@ export interface FencedWriteItem extends ItemBase, TimelineOwner {
 }
 
 export type TimelineItem =
-  | ActivityItem
-  | SignalItem
-  | TimerItem
-  | CheckpointItem
-  | LeaseItem
-  | EndItem
-  | FencedWriteItem;
+  ActivityItem | SignalItem | TimerItem | CheckpointItem | LeaseItem | EndItem | FencedWriteItem;
 
 export interface RunTimeline {
   runId: string;
@@ -150,7 +144,8 @@ export function buildTimeline(
 ): RunTimeline {
   const kept = new Set(filterFencedEntries(history));
   const workers = new Map<number, string>();
-  for (const { entry } of history) if (entry.type === 'LeaseAcquired') workers.set(entry.epoch, entry.workerId);
+  for (const { entry } of history)
+    if (entry.type === 'LeaseAcquired') workers.set(entry.epoch, entry.workerId);
   const owner = (epoch: number): TimelineOwner => ({ epoch, workerId: workers.get(epoch) ?? null });
 
   const items: TimelineItem[] = [];
@@ -340,7 +335,10 @@ function activityItem(
   startKnown: ActivityItem['startKnown'],
   ranBy: TimelineOwner,
 ): ActivityItem {
-  const step = entry as Extract<JournalEntry, { type: 'ActivityStarted' | 'ActivityCompleted' | 'ActivityFailed' }>;
+  const step = entry as Extract<
+    JournalEntry,
+    { type: 'ActivityStarted' | 'ActivityCompleted' | 'ActivityFailed' }
+  >;
   // An outcome without a start entry: the step began after the run's previous entry of its epoch.
   const startedAt =
     startKnown === 'journaled' || previous === undefined || previous.entry.epoch !== entry.epoch
