@@ -114,7 +114,9 @@ function describeItem(item: TimelineItem): { what: string; outcome: string; deta
       return {
         what: `lease epoch ${item.epoch}`,
         outcome: item.reason === 'takeover' ? 'takeover (failover)' : item.reason,
-        detail: item.previous === undefined ? 'first owner' : `previous: ${ranBy(item.previous)}`,
+        detail:
+          (item.previous === undefined ? 'first owner' : `previous: ${ranBy(item.previous)}`) +
+          (item.unmarked === true ? ' (no lease marker: worker not journaled)' : ''),
       };
     case 'end':
       return {

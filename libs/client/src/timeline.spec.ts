@@ -105,6 +105,26 @@ describe('buildTimeline', () => {
     });
   });
 
+  it('shows the first epoch of a run whose first owner wrote no lease marker, and the takeover after it', () => {
+    const timeline = buildTimeline(
+      'run-7',
+      journal([done(0, 'a', 1, 1_000), lease(2, 'w-b', 9_000), done(1, 'b', 2, 9_100)]),
+    );
+    expect(timeline.items.map((i) => i.kind)).toEqual(['lease', 'activity', 'lease', 'activity']);
+    expect(timeline.items[0]).toMatchObject({ epoch: 1, workerId: null, unmarked: true, reason: 'first' });
+    expect(timeline.items[2]).toMatchObject({
+      epoch: 2,
+      workerId: 'w-b',
+      reason: 'takeover',
+      previous: { epoch: 1, workerId: null },
+    });
+    expect(timeline.epochs).toEqual([
+      { epoch: 1, workerId: null },
+      { epoch: 2, workerId: 'w-b' },
+    ]);
+    expect(timeline.failovers).toBe(1);
+  });
+
   it('tells a resume after a wait and after a retry from a takeover', () => {
     const timeline = buildTimeline(
       'run-3',

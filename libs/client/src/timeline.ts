@@ -98,7 +98,13 @@ export interface CheckpointItem extends ItemBase {
 export interface LeaseItem extends ItemBase {
   kind: 'lease';
   epoch: number;
-  workerId: string;
+  /** Null when the journal has no LeaseAcquired for the epoch (see `unmarked`). */
+  workerId: string | null;
+  /**
+   * True when the epoch shows only in its entries: the first owner of a new run writes no marker
+   * on a bus with optimistic append (NATS), so the journal does not name its worker.
+   */
+  unmarked?: true;
   previous: TimelineOwner | undefined;
   reason: 'first' | 'after-wait' | 'after-retry' | 'takeover';
 }
@@ -124,7 +130,7 @@ export interface RunTimeline {
   runId: string;
   /** In journal order; a checkpoint after the entries it covers. */
   items: TimelineItem[];
-  /** Every lease epoch with its worker, oldest first. */
+  /** Every lease epoch the journal shows, with its worker (null when unmarked), oldest first. */
   epochs: TimelineOwner[];
   /** How many lease items are takeovers. */
   failovers: number;
@@ -155,6 +161,24 @@ export function buildTimeline(
   let previous: PositionedEntry | undefined;
   let previousOwner: TimelineOwner | undefined;
   let failovers = 0;
+  /** Every epoch the kept entries show, with its worker when a LeaseAcquired names it. */
+  const epochs = new Map<number, string | null>();
+  const lease = ({ position, entry }: PositionedEntry, workerId: string | null): void => {
+    const reason = leaseReason(previousOwner, previous?.entry);
+    if (reason === 'takeover') failovers++;
+    items.push({
+      kind: 'lease',
+      position,
+      at: entry.at,
+      epoch: entry.epoch,
+      workerId,
+      previous: previousOwner,
+      reason,
+      ...(workerId === null && { unmarked: true }),
+    });
+    epochs.set(entry.epoch, workerId);
+    previousOwner = { epoch: entry.epoch, workerId };
+  };
 
   for (const positioned of history) {
     const { position, entry } = positioned;
@@ -169,22 +193,13 @@ export function buildTimeline(
       });
       continue;
     }
+    // The first owner of a new run writes no LeaseAcquired where the bus appends optimistically
+    // (NATS): its epoch shows with its first entry, its worker unknown to the journal.
+    if (entry.type !== 'LeaseAcquired' && !epochs.has(entry.epoch)) lease(positioned, null);
     switch (entry.type) {
-      case 'LeaseAcquired': {
-        const reason = leaseReason(previousOwner, previous?.entry);
-        if (reason === 'takeover') failovers++;
-        items.push({
-          kind: 'lease',
-          position,
-          at: entry.at,
-          epoch: entry.epoch,
-          workerId: entry.workerId,
-          previous: previousOwner,
-          reason,
-        });
-        previousOwner = owner(entry.epoch);
+      case 'LeaseAcquired':
+        if (!epochs.has(entry.epoch)) lease(positioned, entry.workerId);
         break;
-      }
       case 'ActivityStarted': {
         const item = activityItem(runId, positioned, previous, 'journaled', owner(entry.epoch));
         activities.set(entry.seq, item);
@@ -323,7 +338,9 @@ export function buildTimeline(
   return {
     runId,
     items,
-    epochs: [...workers.keys()].sort((a, b) => a - b).map(owner),
+    epochs: [...epochs.keys()]
+      .sort((a, b) => a - b)
+      .map((epoch) => ({ epoch, workerId: epochs.get(epoch) ?? null })),
     failovers,
   };
 }
