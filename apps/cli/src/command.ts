@@ -13,6 +13,8 @@ export interface CommandContext {
   session(command: Command): Session;
   /** Runs an action and keeps its exit code; errors are turned into codes by runCli. */
   run(action: () => Promise<ExitCode>): Promise<void>;
+  /** Aborted on the first Ctrl-C (SIGINT): a bulk action stops taking new items and reports. */
+  interrupt: AbortSignal;
   /** Reads the whole of standard input (for `--input -`). */
   stdin(): Promise<string>;
 }

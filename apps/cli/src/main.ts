@@ -6,7 +6,16 @@
  */
 import { runCli } from './program.js';
 
+// The first Ctrl-C lets a bulk action finish the items under way and print its summary; a
+// second one ends the process at once.
+const interrupt = new AbortController();
+process.once('SIGINT', () => {
+  interrupt.abort();
+  process.once('SIGINT', () => process.exit(130));
+});
+
 const code = await runCli(process.argv.slice(2), {
+  interrupt: interrupt.signal,
   env: process.env,
   io: { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
 });

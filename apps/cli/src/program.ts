@@ -14,6 +14,8 @@ export interface CliEnvironment {
   env: Record<string, string | undefined>;
   io: Io;
   stdin?: () => Promise<string>;
+  /** Aborted to interrupt a bulk action (main.ts: the first SIGINT). */
+  interrupt?: AbortSignal;
 }
 
 /** Builds the program for one invocation (exported for the specs that check its help). */
@@ -40,6 +42,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       code = await action();
     },
     stdin: environment.stdin ?? readStdin,
+    interrupt: environment.interrupt ?? new AbortController().signal,
   };
   const program = buildProgram(context);
   try {

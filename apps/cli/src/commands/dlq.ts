@@ -96,7 +96,7 @@ export const dlqCommands: CommandGroup = {
             context.io.err(`redrive: ${matched} letter(s) match\n`);
             const summary = await client.bulk.redriveDeadLetters(
               flags.code !== undefined ? { code: flags.code } : {},
-              { onProgress: bulkProgress(context.io, 'redrive', matched) },
+              { onProgress: bulkProgress(context.io, 'redrive', matched), signal: context.interrupt },
             );
             context.io.out(asJson ? json(summary) : summaryText(summary));
             return summary.refused.length + summary.failed.length === 0 ? EXIT.done : EXIT.refused;

@@ -244,6 +244,7 @@ async function bulk(
   context.io.err(`${action}: ${matched} run(s) match\n`);
   const summary = await client.bulk.run(action, filter, {
     onProgress: bulkProgress(context.io, action, matched),
+    signal: context.interrupt,
     ...(flags.concurrency !== undefined && { concurrency: whole('--concurrency', flags.concurrency) }),
     ...(flags.reason !== undefined && { reason: flags.reason }),
   });
