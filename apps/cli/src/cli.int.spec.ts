@@ -307,7 +307,10 @@ for (const pair of PAIRS) {
           attempts: 1,
         });
         expect(activities[5]).toMatchObject({ workerId: `${ns}-second`, epoch: 2, outcome: 'completed' });
-        expect(timeline.items.at(-1)).toMatchObject({ kind: 'end', outcome: 'completed' });
+        expect(timeline.items.filter((i) => i.kind === 'end')).toEqual([
+          expect.objectContaining({ outcome: 'completed', epoch: 2, workerId: `${ns}-second` }),
+        ]);
+        expect(timeline.failovers).toBe(1);
 
         const dry = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow');
         expect(dry).toMatchObject({
