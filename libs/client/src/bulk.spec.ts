@@ -37,6 +37,23 @@ describe('client.bulk', () => {
     expect(await client.bulk.count({}, 'cancel')).toBe(2);
     // A status given wins over the action's.
     expect(await client.bulk.count({ status: 'completed' }, 'retry')).toBe(2);
+    expect(await client.bulk.count({ runIdPrefix: 'f' }, 'retry')).toBe(5);
+    await expect(client.bulk.count({ status: 'bogus' as never })).rejects.toMatchObject({
+      code: 'BATON_CONFIG',
+    });
+  });
+
+  it('counts past one page, from the kept counts or page by page, alike', async () => {
+    const store = memoryStore();
+    for (let n = 0; n < 1_203; n++)
+      await run(store, `m${String(n).padStart(4, '0')}`, n % 3 === 0 ? 'failed' : 'completed');
+    const client = new Client({ transport: memoryTransport(), store });
+    expect(await client.bulk.count({}, 'retry')).toBe(401);
+    expect(await client.bulk.count({ workflow: 'bulk-wf' }, 'delete')).toBe(1_203);
+    expect(await client.bulk.count({ status: ['completed', 'completed'] })).toBe(802);
+    // A prefix filter is counted page by page.
+    expect(await client.bulk.count({ runIdPrefix: 'm' }, 'delete')).toBe(1_203);
+    expect(await client.bulk.count({ runIdPrefix: 'm1' }, 'delete')).toBe(203);
   });
 
   it('retries every failed run, reports progress, and a second pass finds nothing left', async () => {
