@@ -20,6 +20,8 @@ const FINISHED: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 export interface BulkRunAction {
   /** What the action does, for help texts: "request cancellation". */
   description: string;
+  /** What was done to a run, for messages: "cancellation requested". */
+  done: string;
   /**
    * The statuses the action takes. A filter without `status` is narrowed to these; a run of
    * another status that a filter does match is refused with {@link wrongState}.
@@ -30,18 +32,26 @@ export interface BulkRunAction {
 }
 
 /**
- * The per-run actions a bulk run can apply. To add one (pause and resume, once the client has
- * them), add an entry here: the client's `bulk.run`, the CLI's `runs <action>` and the docs'
- * table all read this one.
+ * The names of the per-run actions a bulk run can apply. To add one (pause and resume, once the
+ * client has them), add its name here and its entry to {@link BULK_RUN_ACTIONS}: the client's
+ * `bulk.run`, the CLI's `runs <action>` and its help all read these.
  */
-export const BULK_RUN_ACTIONS = {
+export const BULK_RUN_ACTION_NAMES = ['cancel', 'retry', 'delete'] as const;
+
+/** The name of a bulk run action: `cancel`, `retry` or `delete`. */
+export type BulkRunActionName = (typeof BULK_RUN_ACTION_NAMES)[number];
+
+/** What each bulk run action takes and does. */
+export const BULK_RUN_ACTIONS: Readonly<Record<BulkRunActionName, BulkRunAction>> = {
   cancel: {
     description: 'request cancellation (the run stops at its next step and ends cancelled)',
+    done: 'cancellation requested',
     statuses: ['pending', 'running', 'suspended'],
     act: (client, run, options) => client.cancel(run.runId, options.reason ?? 'cancelled in bulk'),
   },
   retry: {
     description: 'retry a failed run from its last checkpoint (client.retry)',
+    done: 'retry started',
     statuses: ['failed'],
     act: async (client, run) => {
       await client.retry(run.runId);
@@ -49,16 +59,15 @@ export const BULK_RUN_ACTIONS = {
   },
   delete: {
     description: 'delete a finished run for good (client.delete)',
+    done: 'deleted',
     statuses: FINISHED,
     act: async (client, run) => {
       await client.delete(run.runId);
     },
   },
-  // pause / resume: added here after the merge of client.pause(runId) / client.resume(runId).
-} as const satisfies Record<string, BulkRunAction>;
-
-/** The name of a bulk run action: `cancel`, `retry` or `delete`. */
-export type BulkRunActionName = keyof typeof BULK_RUN_ACTIONS;
+  // pause / resume: added here (and to BULK_RUN_ACTION_NAMES) after the merge of
+  // client.pause(runId) / client.resume(runId).
+};
 
 /** Progress of a bulk action, reported after each item. */
 export interface BulkProgress {
@@ -168,7 +177,7 @@ export class BulkApi {
     filter: RunFilter = {},
     options: BulkOptions = {},
   ): Promise<BulkSummary> {
-    const spec: BulkRunAction | undefined = BULK_RUN_ACTIONS[action];
+    const spec = BULK_RUN_ACTIONS[action] as BulkRunAction | undefined;
     if (spec === undefined) {
       throw new ConfigError(
         `client.bulk.run: unknown action '${String(action)}'; use one of ${Object.keys(BULK_RUN_ACTIONS).join(', ')}`,
@@ -260,7 +269,7 @@ export function wrongState(action: string, status: RunStatus, statuses: readonly
 function effectiveFilter(filter: RunFilter, action: BulkRunActionName | undefined): RunFilter {
   const { cursor: _cursor, ...rest } = filter as RunQuery;
   if (action === undefined || rest.status !== undefined) return rest;
-  const statuses = BULK_RUN_ACTIONS[action]?.statuses;
+  const statuses = (BULK_RUN_ACTIONS[action] as BulkRunAction | undefined)?.statuses;
   if (statuses === undefined) {
     throw new ConfigError(
       `client.bulk: unknown action '${String(action)}'; use one of ${Object.keys(BULK_RUN_ACTIONS).join(', ')}`,

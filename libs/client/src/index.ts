@@ -25,6 +25,7 @@ export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
 export { DeadLettersApi, RunQueriesApi, type ShownDeadLetter } from './operations.js';
 export {
+  BULK_RUN_ACTION_NAMES,
   BULK_RUN_ACTIONS,
   BulkApi,
   type BulkFailure,
@@ -46,6 +47,7 @@ export {
   type RunTimeline,
   type SignalItem,
   type TimelineItem,
+  type TimelineItemBase,
   type TimelineOwner,
   type TimerItem,
 } from './timeline.js';

@@ -23,14 +23,15 @@ export interface TimelineOwner {
   workerId: string | null;
 }
 
-interface ItemBase {
+/** What every timeline item has. */
+export interface TimelineItemBase {
   /** Journal position of the item's first entry (a checkpoint: the position it covers). */
   position: number;
   /** Time of the item's first event (ms since epoch, the writer's store-clock estimate). */
   at: number;
 }
 
-export interface ActivityItem extends ItemBase, TimelineOwner {
+export interface ActivityItem extends TimelineItemBase, TimelineOwner {
   kind: 'activity';
   seq: number;
   name: string;
@@ -61,7 +62,7 @@ export interface ActivityItem extends ItemBase, TimelineOwner {
   refreshed?: boolean;
 }
 
-export interface SignalItem extends ItemBase, TimelineOwner {
+export interface SignalItem extends TimelineItemBase, TimelineOwner {
   kind: 'signal';
   seq: number;
   name: string;
@@ -74,7 +75,7 @@ export interface SignalItem extends ItemBase, TimelineOwner {
   signalId?: string;
 }
 
-export interface TimerItem extends ItemBase, TimelineOwner {
+export interface TimerItem extends TimelineItemBase, TimelineOwner {
   kind: 'timer';
   seq: number;
   wakeAt: number;
@@ -82,7 +83,7 @@ export interface TimerItem extends ItemBase, TimelineOwner {
   firedAt: number | undefined;
 }
 
-export interface CheckpointItem extends ItemBase {
+export interface CheckpointItem extends TimelineItemBase {
   kind: 'checkpoint';
   seq: number;
   epoch: number;
@@ -95,7 +96,7 @@ export interface CheckpointItem extends ItemBase {
  * suspended on a timer or signal; `after-retry` after it had failed (client.retry); `takeover`
  * when the previous owner stopped mid-run (a crash, a lost lease or a hand-off): a failover.
  */
-export interface LeaseItem extends ItemBase {
+export interface LeaseItem extends TimelineItemBase {
   kind: 'lease';
   epoch: number;
   /** Null when the journal has no LeaseAcquired for the epoch (see `unmarked`). */
@@ -109,7 +110,7 @@ export interface LeaseItem extends ItemBase {
   reason: 'first' | 'after-wait' | 'after-retry' | 'takeover';
 }
 
-export interface EndItem extends ItemBase, TimelineOwner {
+export interface EndItem extends TimelineItemBase, TimelineOwner {
   kind: 'end';
   outcome: 'completed' | 'failed' | 'cancelled';
   /** The failure, or the cancel reason as `{ name: 'Cancelled', message }`. */
@@ -117,7 +118,7 @@ export interface EndItem extends ItemBase, TimelineOwner {
 }
 
 /** An entry a fenced-off owner wrote after a newer owner took the run: replay ignores it. */
-export interface FencedWriteItem extends ItemBase, TimelineOwner {
+export interface FencedWriteItem extends TimelineItemBase, TimelineOwner {
   kind: 'fenced-write';
   entryType: JournalEntry['type'];
   seq?: number;

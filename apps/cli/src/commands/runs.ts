@@ -4,6 +4,7 @@
  * actions (client.bulk): a dry run that prints how many runs match unless `--yes` is given.
  */
 import {
+  BULK_RUN_ACTION_NAMES,
   BULK_RUN_ACTIONS,
   type BulkRunAction,
   type BulkRunActionName,
@@ -159,8 +160,7 @@ export const runsCommands: CommandGroup = {
           }),
       );
 
-    for (const action of Object.keys(BULK_RUN_ACTIONS) as BulkRunActionName[])
-      registerAction(runs, context, action);
+    for (const action of BULK_RUN_ACTION_NAMES) registerAction(runs, context, action);
   },
 };
 
@@ -218,8 +218,9 @@ async function one(
     );
   const listed = { ...run, owner: run.lease?.owner ?? null, epoch: run.lease?.epoch ?? 0 };
   await spec.act(client, listed, reason !== undefined ? { reason } : {});
-  const done = { cancel: 'cancellation requested for', retry: 'retrying', delete: 'deleted' }[action];
-  context.io.out(context.flags(cmd).json ? json({ runId, action, done: true }) : `${done} run ${runId}\n`);
+  context.io.out(
+    context.flags(cmd).json ? json({ runId, action, done: true }) : `${spec.done}: run ${runId}\n`,
+  );
   return EXIT.done;
 }
 
