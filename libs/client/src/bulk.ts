@@ -11,7 +11,20 @@
 import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
 import type { ListedRun, RunFilter, RunQuery, RunStatus } from '@baton/core/adapter';
 import { decodeDeadLetter } from '@baton/core/runtime';
-import type { Client } from './client.js';
+import type { DeadLettersApi, RunQueriesApi } from './operations.js';
+
+/**
+ * What bulk actions use of the client (a `Client` is one). Its own type, so this module does not
+ * import client.ts, which creates `client.bulk` from it.
+ */
+export interface BulkClient {
+  readonly runs: RunQueriesApi;
+  readonly deadLetters: DeadLettersApi;
+  cancel(runId: string, reason?: string): Promise<void>;
+  retry(runId: string): Promise<unknown>;
+  delete(runId: string): Promise<unknown>;
+  // pause(runId) / resume(runId): added with their actions after the merge.
+}
 
 /** The statuses of a run that has ended; no worker will touch it again. */
 const FINISHED: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
@@ -28,7 +41,7 @@ export interface BulkRunAction {
    */
   statuses: readonly RunStatus[];
   /** Acts on one run. Throws RunStateError or NotFoundError to refuse it; any other error fails it. */
-  act(client: Client, run: ListedRun, options: BulkOptions): Promise<void>;
+  act(client: BulkClient, run: ListedRun, options: BulkOptions): Promise<void>;
 }
 
 /**
@@ -128,7 +141,7 @@ const MAX_CONCURRENCY = 64;
 
 /** Bulk actions over runs and dead letters; `client.bulk`. */
 export class BulkApi {
-  constructor(private readonly client: Client) {}
+  constructor(private readonly client: BulkClient) {}
 
   /**
    * The dry run: how many runs the filter matches. With an action, a filter without `status` is

@@ -28,6 +28,7 @@ export {
   BULK_RUN_ACTION_NAMES,
   BULK_RUN_ACTIONS,
   BulkApi,
+  type BulkClient,
   type BulkFailure,
   type BulkOptions,
   type BulkProgress,
