@@ -5,7 +5,7 @@
  */
 import { defineWorkflow } from '@baton/core';
 
-export { cliSteps } from './cli-workflows.spec-helper.js';
+export { cliSteps, cliWait } from './cli-workflows.spec-helper.js';
 
 export const cliLate = defineWorkflow({
   name: 'cli_late',

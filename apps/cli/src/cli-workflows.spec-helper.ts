@@ -42,3 +42,13 @@ export const cliSteps = defineWorkflow({
     return total;
   },
 });
+
+/** Sleeps a little (a timer on the timeline), then waits for the signal `go` and returns its payload. */
+export const cliWait = defineWorkflow({
+  name: 'cli_wait',
+  version: 1,
+  run: async (ctx, input: { sleepMs: number }) => {
+    await ctx.sleep(input.sleepMs);
+    return ctx.waitForSignal<{ answer: number }>('go');
+  },
+});

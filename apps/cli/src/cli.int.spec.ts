@@ -261,6 +261,89 @@ for (const pair of PAIRS) {
     );
 
     it(
+      'starts, describes, signals, cancels, forks and deletes runs, and purges letters, through the binary',
+      { timeout: 90_000 },
+      async () => {
+        const started = await baton(
+          'runs',
+          'start',
+          'cli_wait@1',
+          '--input',
+          '{"sleepMs":200}',
+          '--key',
+          'wait-0',
+        );
+        expect(started.code, started.stderr).toBe(0);
+        const waiting = /^started run (\S+)\n$/.exec(started.stdout)![1]!;
+        await until('the run to wait for its signal', async () => {
+          const history = await client.history(waiting).catch(() => []);
+          return history.some((p) => p.entry.type === 'SignalWaitStarted') ? true : undefined;
+        });
+        const described = await baton('runs', 'describe', waiting, '--json');
+        expect(JSON.parse(described.stdout)).toMatchObject({
+          runId: waiting,
+          workflow: 'cli_wait',
+          idempotencyKey: 'wait-0',
+          status: 'suspended',
+        });
+        const signalled = await baton('runs', 'signal', waiting, 'go', '--payload', '{"answer":42}');
+        expect(signalled).toMatchObject({ code: 0, stdout: `signal 'go' sent to run ${waiting}\n` });
+        expect(await finished(waiting)).toBe('completed');
+        expect(await client.result(waiting)).toEqual({ answer: 42 });
+        const late = await baton('runs', 'signal', waiting, 'go');
+        expect(late.code).toBe(1);
+        expect(late.stderr).toMatch(/is completed; a signal to a finished run is dropped, so none was sent/);
+        const timeline = await baton('runs', 'history', waiting);
+        expect(timeline.stdout).toMatch(/timer 0 .* fired/);
+        expect(timeline.stdout).toMatch(/signal 1 'go' .* received/);
+
+        // Cancel one run by id, and the rest of a batch in bulk.
+        const slow = await Promise.all([0, 1, 2].map((n) => start({ steps: 50, delayMs: 200 }, `slow-${n}`)));
+        for (const runId of slow)
+          await until(`run ${runId} to run`, async () =>
+            (await client.describe(runId).catch(() => undefined))?.status === 'running' ? true : undefined,
+          );
+        const one = await baton('runs', 'cancel', slow[0]!, '--reason', 'operator test');
+        expect(one).toMatchObject({ code: 0, stdout: `cancellation requested: run ${slow[0]}\n` });
+        const dry = await baton('runs', 'cancel', '--key-prefix', 'slow-', '--json');
+        expect(JSON.parse(dry.stdout)).toMatchObject({ action: 'cancel', dryRun: true });
+        const bulk = await baton('runs', 'cancel', '--key-prefix', 'slow-', '--yes', '--reason', 'bulk test');
+        expect(bulk.code, bulk.stderr).toBe(0);
+        for (const runId of slow) expect(await finished(runId)).toBe('cancelled');
+        expect((await client.describe(slow[0]!)).error?.message).toBe('operator test');
+
+        const forked = await baton('runs', 'fork', waiting, '--from-position', '0', '--json');
+        expect(forked.code, forked.stderr).toBe(0);
+        expect(JSON.parse(forked.stdout)).toMatchObject({ forkedFrom: waiting });
+
+        const deleteDry = await baton('runs', 'delete', '--key-prefix', 'slow-');
+        expect(deleteDry.stdout).toBe('3 run(s) match; nothing done (dry run). Add --yes to delete them.\n');
+        const deleted = await baton('runs', 'delete', '--key-prefix', 'slow-', '--yes', '--json');
+        expect(JSON.parse(deleted.stdout)).toMatchObject({
+          action: 'delete',
+          matched: 3,
+          refused: [],
+          failed: [],
+        });
+        const gone = await baton('runs', 'describe', slow[1]!);
+        expect(gone.code).toBe(1);
+        const again = await baton('runs', 'delete', slow[1]!);
+        expect(again.code).toBe(1);
+        expect(again.stderr).toMatch(new RegExp(`no run ${slow[1]} in this store`));
+
+        await adapters.transport.enqueue(new TextEncoder().encode('not a run message'), { key: 'garbage-2' });
+        await until('the second unparseable letter', async () =>
+          (await client.deadLetters.list()).letters.find((l) => l.code === 'unparseable'),
+        );
+        const purgeDry = await baton('dlq', 'purge', '--all');
+        expect(purgeDry.stdout).toMatch(/^[1-9]\d* letter\(s\) match; nothing done \(dry run\)/);
+        const purgeUnknown = await baton('dlq', 'purge', 'no-such-letter');
+        expect(purgeUnknown.code).toBe(1);
+        expect(purgeUnknown.stderr).toMatch(/1 of the ids name no letter/);
+      },
+    );
+
+    it(
       'shows both epochs of a run whose worker was SIGKILLed, then redrives a poison message that was fixed',
       { timeout: 120_000 },
       async () => {
