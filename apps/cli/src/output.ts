@@ -133,22 +133,26 @@ function describeItem(item: TimelineItem): { what: string; outcome: string; deta
   }
 }
 
+/** How long an activity took (`~`: its start is estimated), or a wait lasted; empty for the rest. */
+function tookText(item: TimelineItem): string {
+  switch (item.kind) {
+    case 'activity':
+      return duration(item.durationMs) + (item.startKnown === 'estimated' ? ' ~' : '');
+    case 'signal':
+      return duration(item.endedAt === undefined ? undefined : item.endedAt - item.at);
+    case 'timer':
+      return duration(item.firedAt === undefined ? undefined : item.firedAt - item.at);
+    default:
+      return '';
+  }
+}
+
 /** The timeline as a table: position, item, worker / epoch, start, duration, attempts, outcome, detail. */
 export function timelineTable(timeline: RunTimeline): string {
   const rows = timeline.items.map((item) => {
     const { what, outcome, detail } = describeItem(item);
-    const owner =
-      item.kind === 'lease' ? ranBy(item) : item.kind === 'checkpoint' ? `- / ${item.epoch}` : ranBy(item);
-    const took =
-      item.kind === 'activity'
-        ? duration(item.durationMs) + (item.startKnown === 'estimated' ? ' ~' : '')
-        : item.kind === 'signal' || item.kind === 'timer'
-          ? duration(
-              (item.kind === 'signal' ? item.endedAt : item.firedAt) === undefined
-                ? undefined
-                : (item.kind === 'signal' ? item.endedAt! : item.firedAt!) - item.at,
-            )
-          : '';
+    const owner = item.kind === 'checkpoint' ? `- / ${item.epoch}` : ranBy(item);
+    const took = tookText(item);
     const attempts = item.kind === 'activity' ? String(item.attempts ?? '-') : '';
     return [item.position, what, owner, time(item.at), took, attempts, outcome, detail];
   });
