@@ -7,7 +7,7 @@ import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
 import { describe, expect, it } from 'vitest';
 import { envWithFlags } from './context.js';
 import { EXIT, RefusedError, UsageError, describeError, exitCodeOf } from './errors.js';
-import { filterFromFlags, parseTime, queryFromFlags } from './filters.js';
+import { filterFromFlags, hasFilter, parseTime, queryFromFlags } from './filters.js';
 import { duration, json, runsTable, summaryText, timelineTable } from './output.js';
 import { runCli } from './program.js';
 
@@ -62,6 +62,13 @@ describe('filter flags', () => {
       cursor: 'abc',
     });
     expect(filterFromFlags({ status: 'failed' })).toEqual({ status: 'failed' });
+  });
+
+  it('tell filters from the other options of a command', () => {
+    expect(hasFilter({ workflow: 'orders' })).toBe(true);
+    expect(hasFilter({ order: 'oldest', limit: '5', cursor: 'c' })).toBe(false);
+    // Options of the action, not filters: a run id with them is not "a run id and filters".
+    expect(hasFilter({ reason: 'x', yes: true, concurrency: '4' } as never)).toBe(false);
   });
 
   it('refuse malformed values, naming the flag', () => {

@@ -49,10 +49,23 @@ export function addFilterFlags(command: Command, paging: boolean): Command {
   return command;
 }
 
-/** True when any filter flag (not paging) was given. */
+/** The filter flags (not paging), as commander names them. */
+const FILTER_KEYS = [
+  'status',
+  'workflow',
+  'version',
+  'createdAfter',
+  'createdBefore',
+  'updatedAfter',
+  'updatedBefore',
+  'runIdPrefix',
+  'keyPrefix',
+  'worker',
+] as const satisfies readonly (keyof FilterFlags)[];
+
+/** True when any filter flag (not paging, not another option of the command) was given. */
 export function hasFilter(flags: FilterFlags): boolean {
-  const { order: _o, limit: _l, cursor: _c, ...filter } = flags;
-  return Object.values(filter).some((v) => v !== undefined);
+  return FILTER_KEYS.some((key) => flags[key] !== undefined);
 }
 
 const AGE = /^(\d+)(ms|s|m|h|d)$/;
