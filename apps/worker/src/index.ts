@@ -14,3 +14,9 @@ export { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 export { ADAPTERS, isolatedEnv, removeIsolated } from './registry.js';
 export { loadWorkflows } from './workflows.js';
 export { runWorkerProcess } from './process.js';
+export {
+  OPERATOR_ENV,
+  operatorAdapters,
+  readOperatorConfig,
+  type OperatorAdapters,
+} from './operator-config.js';

@@ -56,6 +56,8 @@ import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoin
 import { validatedInput } from './validate-input.js';
 import { DeadLettersApi, RunQueriesApi } from './operations.js';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
+import { BulkApi } from './bulk.js';
+import { buildTimeline, type RunTimeline } from './timeline.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -172,6 +174,8 @@ export class Client {
   readonly runs: RunQueriesApi;
   /** The transport's dead letters: `list`, `show`, `redrive`, `purge`. */
   readonly deadLetters: DeadLettersApi;
+  /** Bulk actions by run filter (`count`, `run`) and dead-letter redrive (`redriveDeadLetters`). */
+  readonly bulk: BulkApi;
   private readonly pollIntervalMs: number;
   private readonly unknownRunMs: number;
   private readonly codec: PayloadCodec;
@@ -186,6 +190,7 @@ export class Client {
     this.store = options.store;
     this.runs = new RunQueriesApi((method) => this.requireStore(method));
     this.deadLetters = new DeadLettersApi(this.transport);
+    this.bulk = new BulkApi(this);
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
     this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
     if (!(this.unknownRunMs >= 0))
@@ -358,6 +363,16 @@ export class Client {
     await this.connect();
     await this.requireRun(store, runId, 'checkpoints');
     return store.listCheckpoints(runId);
+  }
+
+  /**
+   * The run's timeline (see {@link RunTimeline}): its activities with attempts, durations,
+   * idempotency keys, worker and epoch; its signals, timers, checkpoints, lease changes and
+   * failovers, in journal order. NotFoundError when the store does not know the run.
+   */
+  async timeline(runId: string): Promise<RunTimeline> {
+    const checkpoints = await this.checkpoints(runId);
+    return buildTimeline(runId, await this.history(runId), checkpoints);
   }
 
   /**

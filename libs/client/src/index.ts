@@ -35,6 +35,34 @@ export type {
   ReplayReach,
   ReplayVerdict,
 } from './replay-check.js';
+export {
+  BULK_RUN_ACTION_NAMES,
+  BULK_RUN_ACTIONS,
+  BulkApi,
+  type BulkClient,
+  type BulkFailure,
+  type BulkOptions,
+  type BulkProgress,
+  type BulkRefusal,
+  type BulkRunAction,
+  type BulkRunActionName,
+  type BulkSummary,
+  type DeadLetterFilter,
+} from './bulk.js';
+export {
+  buildTimeline,
+  type ActivityItem,
+  type CheckpointItem,
+  type EndItem,
+  type FencedWriteItem,
+  type LeaseItem,
+  type RunTimeline,
+  type SignalItem,
+  type TimelineItem,
+  type TimelineItemBase,
+  type TimelineOwner,
+  type TimerItem,
+} from './timeline.js';
 // The types the client's methods take and return, so a producer or an operator names them
 // without reaching into the adapter or runtime doors of @baton/core.
 export type {

@@ -1,0 +1,413 @@
+/**
+ * The real `baton` binary (`node apps/cli/dist/main.js`, built first) run as a process against a
+ * real fleet: worker processes on the real servers, one fleet per bus + store pair (NATS + Redis,
+ * NATS + PostgreSQL, Kafka + PostgreSQL), each in its own namespace. Per pair, in order:
+ *
+ * 1. `runs list` with filters, as a table and as JSON, paged with the `cursor` round trip;
+ * 2. the bad-input cases: unknown run id, malformed cursor, invalid filter, an action on a run in
+ *    the wrong state, a redrive of a dead letter that still does not parse (exit codes, messages,
+ *    nothing changed);
+ * 3. bulk retry of failed runs: the dry-run count, the fix, `--yes`, and the runs complete;
+ * 4. `runs history` of a run whose worker was SIGKILLed mid-run: both epochs and workers, the
+ *    takeover, the idempotency keys; then the redrive of a poison message (a start for a workflow
+ *    the first worker lacked) once a worker that has it runs.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, type RunTimeline } from '@baton/client';
+import { WorkerFleet, REPO_ROOT, type WorkerProcess } from '@baton/testing/crash';
+import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
+import type { StepsInput } from './cli-workflows.spec-helper.js';
+
+const CLI_MAIN = resolve(REPO_ROOT, 'apps/cli/dist/main.js');
+const WORKFLOWS = resolve(REPO_ROOT, 'apps/cli/src/cli-workflows.spec-helper.ts');
+const WORKFLOWS_LATE = resolve(REPO_ROOT, 'apps/cli/src/cli-workflows-late.spec-helper.ts');
+const STEPS = { name: 'cli_steps', version: 1 };
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function exec(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Result> {
+  return new Promise((done) => {
+    execFile(
+      file,
+      args,
+      { cwd: REPO_ROOT, env, timeout: timeoutMs, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Polls `check` until it returns a value other than undefined; fails naming `what` after `ms`. */
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const PAIRS: { name: string; bus: string; store: string; extra: Record<string, string> }[] = [
+  { name: 'nats+redis', bus: natsTestUrl(), store: redisTestUrl(), extra: {} },
+  { name: 'nats+postgres', bus: natsTestUrl(), store: postgresTestUrl(), extra: {} },
+  {
+    name: 'kafka+postgres',
+    bus: kafkaTestUrl(),
+    store: postgresTestUrl(),
+    // As the crash suite: a short session timeout, so a SIGKILLed member's partitions move soon.
+    extra: { BATON_KAFKA_PARTITIONS: '3', BATON_KAFKA_SESSION_TIMEOUT_MS: '3000' },
+  },
+];
+
+beforeAll(async () => {
+  const build = await exec(
+    'npx',
+    ['nx', 'run-many', '-t', 'build', '--projects=@baton/cli', '--outputStyle=static'],
+    { ...process.env, NX_DAEMON: 'false' },
+    300_000,
+  );
+  expect(build.code, `${build.stdout}\n${build.stderr}`).toBe(0);
+}, 300_000);
+
+for (const pair of PAIRS) {
+  describe(`the baton CLI on ${pair.name}`, () => {
+    const ns = `cli${randomBytes(4).toString('hex')}`;
+    /** What the CLI and the workers read: the URLs and the namespace, as operators set them. */
+    const env: Record<string, string> = {
+      BATON_TRANSPORT_URL: pair.bus,
+      BATON_STORE_URL: pair.store,
+      ...isolatedEnv('transport', pair.bus, ns),
+      ...isolatedEnv('store', pair.store, ns),
+      ...pair.extra,
+    };
+    const fleet = new WorkerFleet({
+      ...env,
+      BATON_WORKFLOWS: WORKFLOWS,
+      BATON_LEASE_MS: '1500',
+      BATON_REAP_INTERVAL_MS: '200',
+      BATON_FETCH_WAIT_MS: '100',
+    });
+    const adapters = operatorAdapters(readOperatorConfig(env));
+    const client = new Client({ transport: adapters.transport, store: adapters.store });
+    let dir = '';
+    let first: WorkerProcess;
+
+    /** Runs `baton …` with only the pair's variables (and PATH) in its environment. */
+    const baton = (...args: string[]): Promise<Result> =>
+      exec(process.execPath, [CLI_MAIN, ...args], { PATH: process.env.PATH, ...env }, 60_000);
+
+    async function finished(runId: string): Promise<string> {
+      return until(`run ${runId} to finish`, async () => {
+        const run = await client.describe(runId).catch(() => undefined);
+        return run && ['completed', 'failed', 'cancelled'].includes(run.status) ? run.status : undefined;
+      });
+    }
+
+    async function start(input: StepsInput, key: string): Promise<string> {
+      return (await client.start<StepsInput>(STEPS, input, { idempotencyKey: key })).runId;
+    }
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'baton-cli-'));
+      await client.connect();
+      first = await fleet.spawn({ BATON_WORKER_ID: `${ns}-first` });
+    }, 60_000);
+
+    afterAll(async () => {
+      await fleet.shutdown();
+      await adapters.close();
+      await removeIsolated('transport', pair.bus, ns);
+      await removeIsolated('store', pair.store, ns);
+      await rm(dir, { recursive: true, force: true });
+    }, 60_000);
+
+    it(
+      'lists runs by filter, as a table and as JSON pages joined by their cursor',
+      { timeout: 90_000 },
+      async () => {
+        const listed = await Promise.all(
+          [0, 1, 2, 3, 4].map((n) => start({ steps: 1, delayMs: 0 }, `list-${n}`)),
+        );
+        for (const runId of listed) expect(await finished(runId)).toBe('completed');
+
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const args = ['runs', 'list', '--json', '--workflow', 'cli_steps', '--status', 'completed'];
+          args.push('--key-prefix', 'list-', '--order', 'oldest', '--limit', '2');
+          const page = await baton(...args, ...(cursor !== undefined ? ['--cursor', cursor] : []));
+          expect(page.code, page.stderr).toBe(0);
+          const parsed = JSON.parse(page.stdout) as { runs: { runId: string }[]; cursor?: string };
+          seen.push(...parsed.runs.map((r) => r.runId));
+          cursor = parsed.cursor;
+          pages++;
+        } while (cursor !== undefined && pages < 10);
+        expect(pages).toBe(3);
+        expect(seen).toHaveLength(5);
+        expect([...seen].sort()).toEqual([...listed].sort());
+
+        const table = await baton('runs', 'list', '--key-prefix', 'list-', '--limit', '3');
+        expect(table.code, table.stderr).toBe(0);
+        expect(table.stdout).toContain('cli_steps@1');
+        expect(table.stdout).toMatch(/3 run\(s\); next page: --cursor \S+/);
+        const none = await baton('runs', 'list', '--json', '--key-prefix', 'list-', '--status', 'failed');
+        expect(JSON.parse(none.stdout)).toEqual({ runs: [] });
+      },
+    );
+
+    it(
+      'refuses bad input with exit codes and messages that say what to do, changing nothing',
+      { timeout: 90_000 },
+      async () => {
+        const unknown = await baton('runs', 'describe', 'no-such-run');
+        expect(unknown.code).toBe(1);
+        expect(unknown.stderr).toMatch(/no run no-such-run in this store: check the id/);
+
+        const cursor = await baton('runs', 'list', '--cursor', 'not-a-cursor');
+        expect(cursor.code).toBe(2);
+        expect(cursor.stderr).toMatch(/cursor is malformed .* start the listing again without a cursor/);
+
+        const filter = await baton('runs', 'list', '--status', 'finished');
+        expect(filter.code).toBe(2);
+        expect(filter.stderr).toMatch(/status 'finished' is not a run status/);
+
+        const done = await start({ steps: 1, delayMs: 0 }, 'state-0');
+        expect(await finished(done)).toBe('completed');
+        const retry = await baton('runs', 'retry', done);
+        expect(retry.code).toBe(1);
+        expect(retry.stderr).toMatch(
+          new RegExp(
+            `runs retry ${done}: retry takes runs that are failed, and this one is completed; nothing was changed`,
+          ),
+        );
+        const cancel = await baton('runs', 'cancel', done);
+        expect(cancel.code).toBe(1);
+        expect(cancel.stderr).toMatch(
+          /cancel takes runs that are pending, running, suspended, and this one is completed/,
+        );
+        expect((await client.describe(done)).status).toBe('completed');
+
+        // A message that is not a run message: the worker dead-letters it as unparseable.
+        await adapters.transport.enqueue(new TextEncoder().encode('{"kind":"nonsense"'), { key: 'garbage' });
+        const letter = await until('the unparseable letter', async () =>
+          (await client.deadLetters.list()).letters.find((l) => l.code === 'unparseable'),
+        );
+        const redrive = await baton('dlq', 'redrive', letter.id);
+        expect(redrive.code).toBe(1);
+        expect(redrive.stderr).toMatch(
+          new RegExp(`dead letter ${letter.id} is not redriven: unparseable run message .* purge it`),
+        );
+        const shown = await baton('dlq', 'show', letter.id, '--json');
+        expect(shown.code, shown.stderr).toBe(0);
+        expect(JSON.parse(shown.stdout)).toMatchObject({
+          id: letter.id,
+          code: 'unparseable',
+          message: { readable: false },
+        });
+        const purged = await baton('dlq', 'purge', letter.id);
+        expect(purged).toMatchObject({ code: 0, stdout: 'purged 1 letter(s)\n' });
+      },
+    );
+
+    it(
+      'retries failed runs in bulk: a dry-run count, then --yes after the fix, and they complete',
+      { timeout: 90_000 },
+      async () => {
+        const fix = join(dir, `fixed-${pair.name}`);
+        const failing = await Promise.all(
+          [0, 1, 2].map((n) => start({ steps: 2, delayMs: 0, fixedWhen: fix }, `flaky-${n}`)),
+        );
+        for (const runId of failing) expect(await finished(runId)).toBe('failed');
+
+        const dry = await baton('runs', 'retry', '--key-prefix', 'flaky-');
+        expect(dry.code, dry.stderr).toBe(0);
+        expect(dry.stdout).toBe('3 run(s) match; nothing done (dry run). Add --yes to retry them.\n');
+        for (const runId of failing) expect((await client.describe(runId)).status).toBe('failed');
+
+        await writeFile(fix, 'fixed');
+        const act = await baton('runs', 'retry', '--key-prefix', 'flaky-', '--yes');
+        expect(act.code, act.stderr).toBe(0);
+        expect(act.stderr).toContain('retry: 3 run(s) match');
+        expect(act.stderr).toContain('retry: 3/3 (3 done, 0 refused, 0 failed)');
+        expect(act.stdout).toContain('retry: 3 matched, 3 done, 0 refused, 0 failed');
+        for (const runId of failing) {
+          expect(await finished(runId)).toBe('completed');
+          expect(await client.result(runId)).toBe(1);
+        }
+
+        const again = await baton('runs', 'retry', '--key-prefix', 'flaky-', '--yes', '--json');
+        expect(again.code, again.stderr).toBe(0);
+        expect(JSON.parse(again.stdout)).toMatchObject({
+          matched: 0,
+          succeeded: [],
+          refused: [],
+          failed: [],
+        });
+      },
+    );
+
+    it(
+      'starts, describes, signals, cancels, forks and deletes runs, and purges letters, through the binary',
+      { timeout: 90_000 },
+      async () => {
+        const started = await baton(
+          'runs',
+          'start',
+          'cli_wait@1',
+          '--input',
+          '{"sleepMs":200}',
+          '--key',
+          'wait-0',
+        );
+        expect(started.code, started.stderr).toBe(0);
+        const waiting = /^started run (\S+)\n$/.exec(started.stdout)![1]!;
+        await until('the run to wait for its signal', async () => {
+          const history = await client.history(waiting).catch(() => []);
+          return history.some((p) => p.entry.type === 'SignalWaitStarted') ? true : undefined;
+        });
+        const described = await baton('runs', 'describe', waiting, '--json');
+        expect(JSON.parse(described.stdout)).toMatchObject({
+          runId: waiting,
+          workflow: 'cli_wait',
+          idempotencyKey: 'wait-0',
+          status: 'suspended',
+        });
+        const signalled = await baton('runs', 'signal', waiting, 'go', '--payload', '{"answer":42}');
+        expect(signalled).toMatchObject({ code: 0, stdout: `signal 'go' sent to run ${waiting}\n` });
+        expect(await finished(waiting)).toBe('completed');
+        expect(await client.result(waiting)).toEqual({ answer: 42 });
+        const late = await baton('runs', 'signal', waiting, 'go');
+        expect(late.code).toBe(1);
+        expect(late.stderr).toMatch(/is completed; a signal to a finished run is dropped, so none was sent/);
+        const timeline = await baton('runs', 'history', waiting);
+        expect(timeline.stdout).toMatch(/timer 0 .* fired/);
+        expect(timeline.stdout).toMatch(/signal 1 'go' .* received/);
+
+        // Cancel one run by id, and the rest of a batch in bulk.
+        const slow = await Promise.all([0, 1, 2].map((n) => start({ steps: 50, delayMs: 200 }, `slow-${n}`)));
+        for (const runId of slow)
+          await until(`run ${runId} to run`, async () =>
+            (await client.describe(runId).catch(() => undefined))?.status === 'running' ? true : undefined,
+          );
+        const one = await baton('runs', 'cancel', slow[0]!, '--reason', 'operator test');
+        expect(one).toMatchObject({ code: 0, stdout: `cancellation requested: run ${slow[0]}\n` });
+        const dry = await baton('runs', 'cancel', '--key-prefix', 'slow-', '--json');
+        expect(JSON.parse(dry.stdout)).toMatchObject({ action: 'cancel', dryRun: true });
+        const bulk = await baton('runs', 'cancel', '--key-prefix', 'slow-', '--yes', '--reason', 'bulk test');
+        expect(bulk.code, bulk.stderr).toBe(0);
+        for (const runId of slow) expect(await finished(runId)).toBe('cancelled');
+        expect((await client.describe(slow[0]!)).error?.message).toBe('operator test');
+
+        const forked = await baton('runs', 'fork', waiting, '--from-position', '0', '--json');
+        expect(forked.code, forked.stderr).toBe(0);
+        expect(JSON.parse(forked.stdout)).toMatchObject({ forkedFrom: waiting });
+
+        const deleteDry = await baton('runs', 'delete', '--key-prefix', 'slow-');
+        expect(deleteDry.stdout).toBe('3 run(s) match; nothing done (dry run). Add --yes to delete them.\n');
+        const deleted = await baton('runs', 'delete', '--key-prefix', 'slow-', '--yes', '--json');
+        expect(JSON.parse(deleted.stdout)).toMatchObject({
+          action: 'delete',
+          matched: 3,
+          refused: [],
+          failed: [],
+        });
+        const gone = await baton('runs', 'describe', slow[1]!);
+        expect(gone.code).toBe(1);
+        const again = await baton('runs', 'delete', slow[1]!);
+        expect(again.code).toBe(1);
+        expect(again.stderr).toMatch(new RegExp(`no run ${slow[1]} in this store`));
+
+        await adapters.transport.enqueue(new TextEncoder().encode('not a run message'), { key: 'garbage-2' });
+        await until('the second unparseable letter', async () =>
+          (await client.deadLetters.list()).letters.find((l) => l.code === 'unparseable'),
+        );
+        const purgeDry = await baton('dlq', 'purge', '--all');
+        expect(purgeDry.stdout).toMatch(/^[1-9]\d* letter\(s\) match; nothing done \(dry run\)/);
+        const purgeUnknown = await baton('dlq', 'purge', 'no-such-letter');
+        expect(purgeUnknown.code).toBe(1);
+        expect(purgeUnknown.stderr).toMatch(/1 of the ids name no letter/);
+      },
+    );
+
+    it(
+      'shows both epochs of a run whose worker was SIGKILLed, then redrives a poison message that was fixed',
+      { timeout: 120_000 },
+      async () => {
+        // A start for a workflow the first worker does not have: dead-lettered as unknown-workflow.
+        const late = (await client.start({ name: 'cli_late', version: 1 }, { n: 21 })).runId;
+        await until('the unknown-workflow letter', async () =>
+          (await client.deadLetters.list()).letters.find((l) => l.code === 'unknown-workflow'),
+        );
+
+        const runId = await start({ steps: 6, delayMs: 300 }, 'killed-0');
+        await until('two steps done under the first worker', async () => {
+          const done = (await client.history(runId)).filter((p) => p.entry.type === 'ActivityCompleted');
+          return done.length >= 2 ? true : undefined;
+        });
+        first.signal('SIGKILL');
+        await first.exited;
+        // The replacement has the fix: the workflow the first worker lacked.
+        await fleet.spawn({ BATON_WORKER_ID: `${ns}-second`, BATON_WORKFLOWS: WORKFLOWS_LATE });
+        expect(await finished(runId)).toBe('completed');
+
+        const history = await baton('runs', 'history', runId);
+        expect(history.code, history.stderr).toBe(0);
+        // On NATS the first owner of a new run writes no lease marker, so the journal cannot name it.
+        const firstWorker = pair.bus.startsWith('kafka') ? `${ns}-first` : null;
+        expect(history.stdout).toContain(`${firstWorker ?? '?'} / 1`);
+        expect(history.stdout).toContain(`${ns}-second / 2`);
+        expect(history.stdout).toContain('takeover (failover)');
+        expect(history.stdout).toContain(`key ${runId}:0`);
+        expect(history.stdout).toContain(`key ${runId}:5`);
+        expect(history.stdout).toMatch(/failovers: 1/);
+
+        const asJson = await baton('runs', 'history', runId, '--json');
+        const timeline = JSON.parse(asJson.stdout) as RunTimeline;
+        expect(timeline.epochs).toEqual([
+          { epoch: 1, workerId: firstWorker },
+          { epoch: 2, workerId: `${ns}-second` },
+        ]);
+        const activities = timeline.items.filter((i) => i.kind === 'activity');
+        expect(activities.map((a) => a.seq)).toEqual([0, 1, 2, 3, 4, 5]);
+        expect(activities[0]).toMatchObject({
+          workerId: firstWorker,
+          epoch: 1,
+          outcome: 'completed',
+          attempts: 1,
+        });
+        expect(activities[5]).toMatchObject({ workerId: `${ns}-second`, epoch: 2, outcome: 'completed' });
+        expect(timeline.items.filter((i) => i.kind === 'end')).toEqual([
+          expect.objectContaining({ outcome: 'completed', epoch: 2, workerId: `${ns}-second` }),
+        ]);
+        expect(timeline.failovers).toBe(1);
+
+        const dry = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow');
+        expect(dry).toMatchObject({
+          code: 0,
+          stdout: '1 letter(s) match; nothing done (dry run). Add --yes to redrive them.\n',
+        });
+        const redrive = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow', '--yes');
+        expect(redrive.code, redrive.stderr).toBe(0);
+        expect(redrive.stdout).toContain('redrive: 1 matched, 1 done, 0 refused, 0 failed');
+        expect(await finished(late)).toBe('completed');
+        expect(await client.result(late)).toBe(42);
+        const left = await baton('dlq', 'list', '--json', '--code', 'unknown-workflow');
+        expect(JSON.parse(left.stdout).letters).toEqual([]);
+      },
+    );
+  });
+}

@@ -1,0 +1,255 @@
+/**
+ * The CLI without servers: flag parsing into run queries, the printers (tables and JSON), the
+ * exit codes and messages of usage mistakes, and the configuration from variables and flags.
+ */
+import type { ListedRun, RunTimeline } from '@baton/client';
+import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
+import { describe, expect, it } from 'vitest';
+import { envWithFlags } from './context.js';
+import { EXIT, RefusedError, UsageError, describeError, exitCodeOf } from './errors.js';
+import { filterFromFlags, hasFilter, parseTime, queryFromFlags } from './filters.js';
+import { duration, json, runsTable, summaryText, timelineTable } from './output.js';
+import { runCli } from './program.js';
+
+const NOW = Date.parse('2026-11-25T12:00:00.000Z');
+
+/** Runs one command line with captured output and the given environment. */
+async function cli(
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, {
+    env,
+    io: { out: (t) => (out += t), err: (t) => (err += t) },
+  });
+  return { code, out, err };
+}
+
+describe('filter flags', () => {
+  it('map to the RunQuery fields', () => {
+    expect(
+      queryFromFlags(
+        {
+          status: 'failed, cancelled',
+          workflow: 'orders',
+          version: '2',
+          createdAfter: '2h',
+          createdBefore: '2026-11-25T11:00:00Z',
+          updatedAfter: '1700000000000',
+          runIdPrefix: 'ord-',
+          keyPrefix: 'cust-7',
+          worker: 'w-1',
+          order: 'oldest',
+          limit: '20',
+          cursor: 'abc',
+        },
+        NOW,
+      ),
+    ).toEqual({
+      status: ['failed', 'cancelled'],
+      workflow: 'orders',
+      version: 2,
+      createdAfter: NOW - 2 * 3_600_000,
+      createdBefore: Date.parse('2026-11-25T11:00:00Z'),
+      updatedAfter: 1_700_000_000_000,
+      runIdPrefix: 'ord-',
+      idempotencyKeyPrefix: 'cust-7',
+      worker: 'w-1',
+      order: 'oldest',
+      limit: 20,
+      cursor: 'abc',
+    });
+    expect(filterFromFlags({ status: 'failed' })).toEqual({ status: 'failed' });
+  });
+
+  it('tell filters from the other options of a command', () => {
+    expect(hasFilter({ workflow: 'orders' })).toBe(true);
+    expect(hasFilter({ order: 'oldest', limit: '5', cursor: 'c' })).toBe(false);
+    // Options of the action, not filters: a run id with them is not "a run id and filters".
+    expect(hasFilter({ reason: 'x', yes: true, concurrency: '4' } as never)).toBe(false);
+  });
+
+  it('refuse malformed values, naming the flag', () => {
+    expect(() => parseTime('--created-after', 'yesterday-ish')).toThrow(
+      /--created-after 'yesterday-ish' is not a time; give an ISO time/,
+    );
+    expect(() => queryFromFlags({ order: 'sideways' })).toThrow(/--order 'sideways' is not an order/);
+    expect(() => queryFromFlags({ limit: 'ten' })).toThrow(/--limit 'ten' is not a whole number/);
+    expect(() => filterFromFlags({ status: ' , ' })).toThrow(/--status ' , ' names no status/);
+    expect(parseTime('--x', '90s', NOW)).toBe(NOW - 90_000);
+    expect(parseTime('--x', '7d', NOW)).toBe(NOW - 7 * 86_400_000);
+  });
+});
+
+const RUN: ListedRun = {
+  runId: 'run-a1',
+  workflow: 'orders',
+  version: 2,
+  input: {},
+  idempotencyKey: null,
+  status: 'failed',
+  createdAt: Date.parse('2026-11-25T10:00:00Z'),
+  updatedAt: Date.parse('2026-11-25T10:00:05Z'),
+  attempts: 2,
+  owner: null,
+  epoch: 2,
+};
+
+describe('printers', () => {
+  it('print a runs page as a table with the cursor for the next page', () => {
+    const text = runsTable([RUN, { ...RUN, runId: 'run-a2', status: 'running', owner: 'w-9' }], 'CUR');
+    expect(text).toContain('run-a1');
+    expect(text).toContain('orders@2');
+    expect(text).toContain('2026-11-25T10:00:00.000Z');
+    expect(text).toContain('w-9 (epoch 2)');
+    expect(text).toMatch(/2 run\(s\); next page: --cursor CUR\n$/);
+    expect(runsTable([], undefined)).toMatch(/0 run\(s\); last page/);
+  });
+
+  it('print JSON that parses back to the records', () => {
+    expect(JSON.parse(json({ runs: [RUN], cursor: 'CUR' }))).toEqual({ runs: [RUN], cursor: 'CUR' });
+  });
+
+  it('print a timeline with keys, worker / epoch, durations and failovers', () => {
+    const timeline: RunTimeline = {
+      runId: 'run-t',
+      failovers: 1,
+      epochs: [
+        { epoch: 1, workerId: 'w-a' },
+        { epoch: 2, workerId: 'w-b' },
+      ],
+      items: [
+        {
+          kind: 'lease',
+          position: 1,
+          at: 0,
+          epoch: 1,
+          workerId: 'w-a',
+          previous: undefined,
+          reason: 'first',
+        },
+        {
+          kind: 'lease',
+          position: 3,
+          at: 5_000,
+          epoch: 2,
+          workerId: 'w-b',
+          previous: { epoch: 1, workerId: 'w-a' },
+          reason: 'takeover',
+        },
+        {
+          kind: 'activity',
+          position: 4,
+          at: 5_000,
+          epoch: 2,
+          workerId: 'w-b',
+          seq: 0,
+          name: 'charge',
+          idempotencyKey: 'run-t:0',
+          attempts: 3,
+          startedAt: 5_000,
+          startKnown: 'estimated',
+          endedAt: 7_500,
+          durationMs: 2_500,
+          outcome: 'completed',
+        },
+      ],
+    };
+    const text = timelineTable(timeline);
+    expect(text).toContain('activity 0 charge');
+    expect(text).toContain('key run-t:0');
+    expect(text).toContain('w-b / 2');
+    expect(text).toContain('2.5 s ~');
+    expect(text).toContain('takeover (failover)');
+    expect(text).toContain('epochs: 1: w-a, 2: w-b; failovers: 1');
+    expect(duration(850)).toBe('850 ms');
+    expect(duration(180_000)).toBe('3.0 min');
+  });
+
+  it('print a bulk summary with each refusal and failure', () => {
+    const text = summaryText({
+      action: 'retry',
+      matched: 3,
+      succeeded: ['a'],
+      refused: [{ id: 'b', reason: 'retry takes runs that are failed; this one is completed' }],
+      failed: [{ id: 'c', error: 'connection lost' }],
+      interrupted: false,
+    });
+    expect(text).toContain('retry: 3 matched, 1 done, 1 refused, 1 failed');
+    expect(text).toContain('refused b: retry takes runs that are failed; this one is completed');
+    expect(text).toContain('failed  c: connection lost');
+  });
+});
+
+describe('exit codes', () => {
+  it('are 2 for usage, 1 for refusals and failures', () => {
+    expect(exitCodeOf(new UsageError('x'))).toBe(EXIT.usage);
+    expect(exitCodeOf(new ConfigError('x'))).toBe(EXIT.usage);
+    expect(exitCodeOf(new RefusedError('x'))).toBe(EXIT.refused);
+    expect(exitCodeOf(new NotFoundError('x'))).toBe(EXIT.refused);
+    expect(exitCodeOf(new RunStateError('r', 'completed', 'x'))).toBe(EXIT.refused);
+    expect(exitCodeOf(new Error('socket hang up'))).toBe(EXIT.refused);
+    expect(describeError(new RefusedError('run r is completed'))).toBe('refused: run r is completed');
+  });
+
+  it('2 for an unknown command or flag, with commander’s message', async () => {
+    const unknown = await cli(['runs', 'frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/unknown command 'frobnicate'/);
+    const flag = await cli(['runs', 'list', '--colour']);
+    expect(flag.code).toBe(2);
+    expect(flag.err).toMatch(/unknown option '--colour'/);
+  });
+
+  it('0 for --help', async () => {
+    const help = await cli(['runs', 'retry', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/--yes/);
+    expect(help.out).toMatch(/--status <statuses>/);
+  });
+
+  it('2 with the variable named when the store is not configured, before any connection', async () => {
+    const missing = await cli(['runs', 'list'], { BATON_TRANSPORT_URL: 'nats://127.0.0.1:1' });
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/BATON_STORE_URL is not set/);
+  });
+
+  it('2 for a run id together with filters, or neither, naming the command', async () => {
+    const both = await cli(['runs', 'cancel', 'run-1', '--status', 'running']);
+    expect(both).toMatchObject({ code: 2, err: 'usage: runs cancel takes a run id or filters, not both\n' });
+    const neither = await cli(['runs', 'delete']);
+    expect(neither.code).toBe(2);
+    expect(neither.err).toMatch(/runs delete needs a run id, or filters .* or --all/);
+    const redrive = await cli(['dlq', 'redrive', 'id-1', '--all']);
+    expect(redrive.code).toBe(2);
+    const start = await cli(['runs', 'start', 'orders', '--input', '{}']);
+    expect(start).toMatchObject({ code: 2 });
+    expect(start.err).toMatch(/'orders' is not name@version/);
+    const badTime = await cli(['runs', 'list', '--created-after', 'soon']);
+    expect(badTime.code).toBe(2);
+    expect(badTime.err).toMatch(/--created-after 'soon' is not a time/);
+  });
+});
+
+describe('configuration', () => {
+  it('takes the BATON_* variables, each flag overriding its own', () => {
+    const env = { BATON_TRANSPORT_URL: 'nats://a:4222', BATON_STORE_URL: 'redis://b:6379', OTHER: 'x' };
+    expect(
+      envWithFlags(env, {
+        storeUrl: 'postgres://c/db',
+        postgresSchema: 'tenant_7',
+        set: ['BATON_ENCRYPTION_KEY_ID=k2'],
+      }),
+    ).toEqual({
+      ...env,
+      BATON_STORE_URL: 'postgres://c/db',
+      BATON_POSTGRES_SCHEMA: 'tenant_7',
+      BATON_ENCRYPTION_KEY_ID: 'k2',
+    });
+    expect(() => envWithFlags({}, { set: ['BATON_CONCURRENCY=4'] })).toThrow(
+      /--set 'BATON_CONCURRENCY' is not NAME=value with a variable the CLI reads/,
+    );
+  });
+});

@@ -1,0 +1,9 @@
+/**
+ * The command groups, one file each. To add a group (`workers`, `backlog`, `replay-check`), write
+ * its file exporting a CommandGroup and list it here.
+ */
+import type { CommandGroup } from '../command.js';
+import { dlqCommands } from './dlq.js';
+import { runsCommands } from './runs.js';
+
+export const COMMAND_GROUPS: readonly CommandGroup[] = [runsCommands, dlqCommands];

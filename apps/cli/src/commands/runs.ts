@@ -1,0 +1,313 @@
+/**
+ * `baton runs …`: list, describe, history (the timeline), start, signal, cancel, retry, fork,
+ * delete. cancel, retry and delete take one run id or filters; with filters they are bulk
+ * actions (client.bulk): a dry run that prints how many runs match unless `--yes` is given.
+ */
+import {
+  BULK_RUN_ACTION_NAMES,
+  BULK_RUN_ACTIONS,
+  type BulkRunAction,
+  type BulkRunActionName,
+  type Client,
+  type RunDescription,
+} from '@baton/client';
+import { NotFoundError } from '@baton/core';
+import type { Command } from 'commander';
+import type { CommandContext, CommandGroup } from '../command.js';
+import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
+import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
+import { json, runsTable, summaryText, table, time, timelineTable } from '../output.js';
+import { bulkProgress } from './progress.js';
+
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+
+export const runsCommands: CommandGroup = {
+  register(program, context) {
+    const runs = program.command('runs').description('find, inspect and steer runs');
+
+    addFilterFlags(
+      runs.command('list').description('list runs matching the filters, a page at a time'),
+      true,
+    ).action((flags: FilterFlags, command: Command) =>
+      context.run(async () => {
+        const query = queryFromFlags(flags);
+        const page = await (await context.session(command).client()).runs.list(query);
+        context.io.out(
+          context.flags(command).json
+            ? json({ runs: page.runs, ...(page.cursor !== undefined && { cursor: page.cursor }) })
+            : runsTable(page.runs, page.cursor),
+        );
+        return EXIT.done;
+      }),
+    );
+
+    runs
+      .command('describe')
+      .description('a run record and its lease')
+      .argument('<run-id>')
+      .action((runId: string, _flags: unknown, command: Command) =>
+        context.run(async () => {
+          const run = await described(await context.session(command).client(), runId);
+          context.io.out(context.flags(command).json ? json(run) : describeText(run));
+          return EXIT.done;
+        }),
+      );
+
+    runs
+      .command('history')
+      .description(
+        'the run timeline: activities (attempts, durations, keys, worker, epoch), signals, timers, checkpoints, leases',
+      )
+      .argument('<run-id>')
+      .option('--raw', 'the decoded journal entries instead of the timeline (with --json)')
+      .action((runId: string, flags: { raw?: boolean }, command: Command) =>
+        context.run(async () => {
+          const client = await context.session(command).client();
+          await described(client, runId);
+          if (flags.raw === true) {
+            context.io.out(json(await client.history(runId)));
+            return EXIT.done;
+          }
+          const timeline = await client.timeline(runId);
+          context.io.out(context.flags(command).json ? json(timeline) : timelineTable(timeline));
+          return EXIT.done;
+        }),
+      );
+
+    runs
+      .command('start')
+      .description('start a run of a workflow (name@version)')
+      .argument('<workflow>', 'name@version, e.g. orders@2')
+      .option('--input <json>', "the input as JSON; '-' reads it from standard input")
+      .option('--run-id <id>', 'use this run id')
+      .option('--key <idempotency-key>', 'the same key always yields the same run')
+      .action((workflow: string, flags: { input?: string; runId?: string; key?: string }, command: Command) =>
+        context.run(async () => {
+          const ref = workflowRef(workflow);
+          const raw = flags.input === '-' ? await context.stdin() : flags.input;
+          const input = raw === undefined ? undefined : parseJson('--input', raw);
+          const handle = await (
+            await context.session(command).client()
+          ).start(ref, input, {
+            ...(flags.runId !== undefined && { runId: flags.runId }),
+            ...(flags.key !== undefined && { idempotencyKey: flags.key }),
+          });
+          context.io.out(
+            context.flags(command).json ? json({ runId: handle.runId }) : `started run ${handle.runId}\n`,
+          );
+          return EXIT.done;
+        }),
+      );
+
+    runs
+      .command('signal')
+      .description('deliver a signal to a run that has not finished')
+      .argument('<run-id>')
+      .argument('<name>', 'the signal name the workflow waits for')
+      .option('--payload <json>', 'the payload as JSON')
+      .option('--signal-id <id>', 'de-duplication id (a second signal with it is dropped)')
+      .action(
+        (runId: string, name: string, flags: { payload?: string; signalId?: string }, command: Command) =>
+          context.run(async () => {
+            const payload = flags.payload === undefined ? undefined : parseJson('--payload', flags.payload);
+            const client = await context.session(command).client();
+            const run = await described(client, runId);
+            if (FINISHED.has(run.status))
+              throw new RefusedError(
+                `run ${runId} is ${run.status}; a signal to a finished run is dropped, so none was sent`,
+              );
+            await client.signal(runId, name, payload, {
+              ...(flags.signalId !== undefined && { signalId: flags.signalId }),
+            });
+            context.io.out(
+              context.flags(command).json
+                ? json({ runId, signal: name })
+                : `signal '${name}' sent to run ${runId}\n`,
+            );
+            return EXIT.done;
+          }),
+      );
+
+    runs
+      .command('fork')
+      .description('start a new run from a run’s checkpoint or journal position (docs/time-travel.md)')
+      .argument('<run-id>')
+      .option('--from-checkpoint <seq>', 'a checkpoint seq (see runs history)')
+      .option('--from-position <n>', 'a journal position (see runs history)')
+      .option('--run-id <id>', 'the new run’s id')
+      .action(
+        (
+          runId: string,
+          flags: { fromCheckpoint?: string; fromPosition?: string; runId?: string },
+          command: Command,
+        ) =>
+          context.run(async () => {
+            if ((flags.fromCheckpoint === undefined) === (flags.fromPosition === undefined))
+              throw new UsageError('runs fork needs exactly one of --from-checkpoint and --from-position');
+            const point =
+              flags.fromCheckpoint !== undefined
+                ? { fromCheckpoint: whole('--from-checkpoint', flags.fromCheckpoint) }
+                : { fromJournalPosition: whole('--from-position', flags.fromPosition!) };
+            const handle = await (
+              await context.session(command).client()
+            ).fork(runId, { ...point, ...(flags.runId !== undefined && { runId: flags.runId }) });
+            context.io.out(
+              context.flags(command).json
+                ? json({ runId: handle.runId, forkedFrom: runId })
+                : `forked run ${runId} as ${handle.runId}\n`,
+            );
+            return EXIT.done;
+          }),
+      );
+
+    for (const action of BULK_RUN_ACTION_NAMES) registerAction(runs, context, action);
+  },
+};
+
+/**
+ * `runs cancel|retry|delete [run-id] [filters] [--all] [--yes]`: one run by id, or every run the
+ * filters match (a dry run unless --yes).
+ */
+function registerAction(runs: Command, context: CommandContext, action: BulkRunActionName): void {
+  const spec: BulkRunAction = BULK_RUN_ACTIONS[action];
+  const command = runs
+    .command(action)
+    .description(
+      `${spec.description}: one run by id, or in bulk every run the filters match ` +
+        `(without --status: runs that are ${spec.statuses.join(', ')})`,
+    )
+    .argument('[run-id]')
+    .option('--all', 'every run the action takes (no other filter)')
+    .option('--yes', 'act on the runs the filters match (without it, only count them)')
+    .option('--concurrency <n>', 'runs acted on at once in bulk, 1-64 (default 8)');
+  if (action === 'cancel') command.option('--reason <text>', 'why, recorded on the run');
+  addFilterFlags(command, false).action(
+    (
+      runId: string | undefined,
+      flags: FilterFlags & { all?: boolean; yes?: boolean; concurrency?: string; reason?: string },
+      cmd: Command,
+    ) =>
+      context.run(async () => {
+        const filtered = hasFilter(flags) || flags.all === true;
+        if (runId !== undefined && filtered)
+          throw new UsageError(`runs ${action} takes a run id or filters, not both`);
+        if (runId === undefined && !filtered)
+          throw new UsageError(
+            `runs ${action} needs a run id, or filters (--status, --workflow, …), or --all`,
+          );
+        const client = await context.session(cmd).client();
+        if (runId !== undefined) return one(context, cmd, client, action, runId, flags.reason);
+        return bulk(context, cmd, client, action, flags);
+      }),
+  );
+}
+
+async function one(
+  context: CommandContext,
+  cmd: Command,
+  client: Client,
+  action: BulkRunActionName,
+  runId: string,
+  reason: string | undefined,
+): Promise<ExitCode> {
+  const spec: BulkRunAction = BULK_RUN_ACTIONS[action];
+  const run = await described(client, runId);
+  if (!spec.statuses.includes(run.status))
+    throw new RefusedError(
+      `runs ${action} ${runId}: ${action} takes runs that are ${spec.statuses.join(', ')}, and this one is ${run.status}; nothing was changed`,
+    );
+  const listed = { ...run, owner: run.lease?.owner ?? null, epoch: run.lease?.epoch ?? 0 };
+  await spec.act(client, listed, reason !== undefined ? { reason } : {});
+  context.io.out(
+    context.flags(cmd).json ? json({ runId, action, done: true }) : `${spec.done}: run ${runId}\n`,
+  );
+  return EXIT.done;
+}
+
+async function bulk(
+  context: CommandContext,
+  cmd: Command,
+  client: Client,
+  action: BulkRunActionName,
+  flags: FilterFlags & { yes?: boolean; concurrency?: string; reason?: string },
+): Promise<ExitCode> {
+  const filter = filterFromFlags(flags);
+  const matched = await client.bulk.count(filter, action);
+  const asJson = context.flags(cmd).json === true;
+  if (flags.yes !== true) {
+    context.io.out(
+      asJson
+        ? json({ action, matched, dryRun: true })
+        : `${matched} run(s) match; nothing done (dry run). Add --yes to ${action} them.\n`,
+    );
+    return EXIT.done;
+  }
+  context.io.err(`${action}: ${matched} run(s) match\n`);
+  const summary = await client.bulk.run(action, filter, {
+    onProgress: bulkProgress(context.io, action, matched),
+    signal: context.interrupt,
+    ...(flags.concurrency !== undefined && { concurrency: whole('--concurrency', flags.concurrency) }),
+    ...(flags.reason !== undefined && { reason: flags.reason }),
+  });
+  context.io.out(asJson ? json(summary) : summaryText(summary));
+  return summary.refused.length + summary.failed.length === 0 ? EXIT.done : EXIT.refused;
+}
+
+/** The run, or a refusal naming the id and what to do. */
+async function described(client: Client, runId: string): Promise<RunDescription> {
+  try {
+    return await client.describe(runId);
+  } catch (err) {
+    if (err instanceof NotFoundError)
+      throw new RefusedError(
+        `no run ${runId} in this store: check the id (runs list), and that BATON_STORE_URL and its ` +
+          'prefix or schema are the workers’ (a run whose start is still queued is not known yet)',
+      );
+    throw err;
+  }
+}
+
+function describeText(run: RunDescription): string {
+  const rows: (string | number)[][] = [
+    ['run id', run.runId],
+    ['workflow', `${run.workflow}@${run.version}`],
+    ['status', run.status],
+    ['created', time(run.createdAt)],
+    ['updated', time(run.updatedAt)],
+    ['claims', run.attempts],
+    ['idempotency key', run.idempotencyKey ?? '-'],
+    ['input', JSON.stringify(run.input) ?? '-'],
+  ];
+  if (run.result !== undefined) rows.push(['result', JSON.stringify(run.result)]);
+  if (run.error !== undefined) rows.push(['error', `${run.error.name}: ${run.error.message}`]);
+  if (run.forkedFrom !== undefined) rows.push(['forked from', JSON.stringify(run.forkedFrom)]);
+  if (run.lease !== undefined) {
+    rows.push(['lease', `${run.lease.state}, epoch ${run.lease.epoch}, owner ${run.lease.owner ?? '-'}`]);
+    if (run.lease.expiresAt !== null) rows.push(['lease expires', time(run.lease.expiresAt)]);
+    if (run.lease.cancelRequested) rows.push(['cancel requested', run.lease.cancelReason ?? 'yes']);
+  }
+  return `${table(['field', 'value'], rows)}\n`;
+}
+
+function workflowRef(text: string): { name: string; version: number } {
+  const at = text.lastIndexOf('@');
+  const version = at > 0 ? Number(text.slice(at + 1)) : NaN;
+  if (at <= 0 || !Number.isInteger(version) || version < 0)
+    throw new UsageError(`'${text}' is not name@version; give the workflow as e.g. orders@2`);
+  return { name: text.slice(0, at), version };
+}
+
+function parseJson(flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new UsageError(
+      `${flag} is not JSON (${(err as Error).message}); quote it, e.g. ${flag} '{"id":7}'`,
+    );
+  }
+}
+
+function whole(flag: string, value: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} '${value}' is not a whole number`);
+  return Number(value);
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+/**
+ * `baton`: the command line over @baton/client's operator API. Configured by the worker's BATON_*
+ * variables (flags override them); `baton --help` lists the commands, docs/operations.md
+ * ("Operate runs") walks through them.
+ */
+import { runCli } from './program.js';
+
+// The first Ctrl-C lets a bulk action finish the items under way and print its summary; a
+// second one ends the process at once.
+const interrupt = new AbortController();
+process.once('SIGINT', () => {
+  interrupt.abort();
+  process.once('SIGINT', () => process.exit(130));
+});
+
+const code = await runCli(process.argv.slice(2), {
+  interrupt: interrupt.signal,
+  env: process.env,
+  io: { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
+});
+process.exitCode = code;

@@ -1,0 +1,68 @@
+/**
+ * The `baton` program: global flags, the command groups (one file each under commands/), and
+ * the translation of every outcome into an exit code. `runCli` is what main.ts calls and what the
+ * unit specs drive, with their own output streams and environment.
+ */
+import { Command, CommanderError } from 'commander';
+import { COMMAND_GROUPS } from './commands/index.js';
+import { Session, addGlobalFlags, type GlobalFlags } from './context.js';
+import { EXIT, describeError, exitCodeOf, type ExitCode } from './errors.js';
+import type { Io } from './output.js';
+import type { CommandContext } from './command.js';
+
+export interface CliEnvironment {
+  env: Record<string, string | undefined>;
+  io: Io;
+  stdin?: () => Promise<string>;
+  /** Aborted to interrupt a bulk action (main.ts: the first SIGINT). */
+  interrupt?: AbortSignal;
+}
+
+/** Builds the program for one invocation (exported for the specs that check its help). */
+export function buildProgram(context: CommandContext): Command {
+  const program = new Command('baton')
+    .description('Find, inspect and steer Baton runs and dead letters (configured like the worker: BATON_*)')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => context.io.out(s), writeErr: (s) => context.io.err(s) });
+  addGlobalFlags(program);
+  for (const group of COMMAND_GROUPS) group.register(program, context);
+  return program;
+}
+
+/** Runs one command line (without `node` and the script); resolves the exit code. */
+export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<ExitCode> {
+  let code: ExitCode = EXIT.done;
+  let session: Session | undefined;
+  const context: CommandContext = {
+    io: environment.io,
+    flags: (command) => command.optsWithGlobals<GlobalFlags>(),
+    session: (command) => (session ??= new Session(environment.env, command.optsWithGlobals<GlobalFlags>())),
+    run: async (action) => {
+      code = await action();
+    },
+    stdin: environment.stdin ?? readStdin,
+    interrupt: environment.interrupt ?? new AbortController().signal,
+  };
+  const program = buildProgram(context);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander printed the message (and the help) already.
+      code = err.exitCode === 0 ? EXIT.done : EXIT.usage;
+    } else {
+      environment.io.err(`${describeError(err)}\n`);
+      code = exitCodeOf(err);
+    }
+  } finally {
+    await session?.close();
+  }
+  return code;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
