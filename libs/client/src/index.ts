@@ -32,6 +32,7 @@ export type {
   ReplayCheckReport,
   ReplayCheckResultKind,
   ReplayCheckRun,
+  ReplayCheckRunInfo,
   ReplayReach,
   ReplayVerdict,
 } from './replay-check.js';

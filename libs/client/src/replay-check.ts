@@ -70,7 +70,8 @@ export type ReplayReach =
   /** The workflow function returned within the journal. */
   | 'completed';
 
-interface CheckedRunBase {
+/** The run a verdict is about. */
+export interface ReplayCheckRunInfo {
   runId: string;
   workflow: string;
   version: number;
@@ -117,7 +118,7 @@ export type ReplayVerdict =
     };
 
 /** One run's answer: the run, and what the check found. */
-export type ReplayCheckRun = CheckedRunBase & ReplayVerdict;
+export type ReplayCheckRun = ReplayCheckRunInfo & ReplayVerdict;
 
 export type ReplayCheckResultKind = ReplayCheckRun['result'];
 
@@ -250,7 +251,7 @@ async function checkRun(
   byKey: Map<string, AnyWorkflowDefinition>,
   timeoutMs: number,
 ): Promise<ReplayCheckRun> {
-  const base: CheckedRunBase = {
+  const base: ReplayCheckRunInfo = {
     runId: run.runId,
     workflow: run.workflow,
     version: run.version,
