@@ -50,9 +50,16 @@ interface Origin {
   from: string;
 }
 
+/**
+ * Imports `modules` (paths resolve from `cwd`; anything else is a package name) and returns every
+ * workflow definition they export, one per name@version. ConfigError, starting with `source` (what
+ * named the modules: the worker's BATON_WORKFLOWS, a command's flag), for a module that does not
+ * load, one that exports no workflow, and two different definitions of one name@version.
+ */
 export async function loadWorkflows(
   modules: readonly string[],
   cwd: string = process.cwd(),
+  source: string = ENV.workflows,
 ): Promise<AnyWorkflowDefinition[]> {
   const found = new Map<string, Origin>();
   for (const specifier of modules) {
@@ -61,8 +68,7 @@ export async function loadWorkflows(
       exports = (await import(importTarget(specifier, cwd))) as Record<string, unknown>;
     } catch (err) {
       throw new ConfigError(
-        `${ENV.workflows}: module '${specifier}' could not be loaded (${(err as Error).message}); ` +
-          loadHint(err),
+        `${source}: module '${specifier}' could not be loaded (${(err as Error).message}); ` + loadHint(err),
         { cause: err },
       );
     }
@@ -74,12 +80,12 @@ export async function loadWorkflows(
       for (const [candidate, where] of candidates) {
         if (!isWorkflow(candidate)) continue;
         exported++;
-        addDefinition(found, candidate, `module '${specifier}' ${where}`);
+        addDefinition(found, candidate, `module '${specifier}' ${where}`, source);
       }
     }
     if (exported === 0) {
       throw new ConfigError(
-        `${ENV.workflows}: module '${specifier}' exports no workflow; export the result of defineWorkflow()`,
+        `${source}: module '${specifier}' exports no workflow; export the result of defineWorkflow()`,
       );
     }
   }
@@ -91,7 +97,12 @@ export async function loadWorkflows(
  * also named, a module listed twice) is one workflow; two different objects are refused, naming
  * both: only one of them would run, chosen by the order of the exports.
  */
-function addDefinition(found: Map<string, Origin>, definition: AnyWorkflowDefinition, from: string): void {
+function addDefinition(
+  found: Map<string, Origin>,
+  definition: AnyWorkflowDefinition,
+  from: string,
+  source: string,
+): void {
   const key = `${definition.name}@${definition.version}`;
   const first = found.get(key);
   if (first === undefined) {
@@ -100,7 +111,7 @@ function addDefinition(found: Map<string, Origin>, definition: AnyWorkflowDefini
   }
   if (first.definition === definition) return;
   throw new ConfigError(
-    `${ENV.workflows}: workflow ${key} has two different definitions, ${first.from} and ${from}; ` +
+    `${source}: workflow ${key} has two different definitions, ${first.from} and ${from}; ` +
       'a name@version must have exactly one: remove one, or give the changed one a new version',
   );
 }

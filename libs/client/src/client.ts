@@ -55,6 +55,7 @@ import { randomUUID } from 'node:crypto';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
 import { validatedInput } from './validate-input.js';
 import { DeadLettersApi, RunQueriesApi } from './operations.js';
+import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { BulkApi } from './bulk.js';
 import { buildTimeline, type RunTimeline } from './timeline.js';
 
@@ -517,6 +518,27 @@ export class Client {
     if (deleted === undefined)
       throw new NotFoundError(`client.delete(${runId}): run ${runId} is not known to the store`);
     return deleted;
+  }
+
+  /**
+   * Replays the journals of the runs `options.filter` selects (by default every run in flight:
+   * pending, running, suspended) against `options.workflows`, the NEW workflow code, and says per
+   * run whether a worker on that code could resume it: `ok` (and where the replay ended),
+   * `nondeterministic` (the step, what the journal recorded and what the code asked for; a worker
+   * would fail the run with NonDeterminismError there), `failed` (the new code throws during the
+   * replay), `skipped` (its workflow name@version is not in the new code) or `error` (its history
+   * could not be read: unreadable checkpoint, missing key, failed read). Runs are read and
+   * replayed as a worker resumes them, with this client's payload protection; nothing is written
+   * anywhere and no activity code runs (docs/versioning.md, "Check before you roll out").
+   * ConfigError for two different definitions of one name@version or a bad `maxRuns`.
+   */
+  async replayCheck(options: ReplayCheckOptions): Promise<ReplayCheckReport> {
+    const store = this.requireStore('replayCheck');
+    await this.connect();
+    return replayCheck(
+      { store, transport: this.transport, protection: this.protection, claimCheck: this.claimCheck },
+      options,
+    );
   }
 
   /**

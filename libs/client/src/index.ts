@@ -24,6 +24,18 @@ export type {
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
 export { DeadLettersApi, RunQueriesApi, type ShownDeadLetter } from './operations.js';
+export { IN_FLIGHT_STATUSES } from './replay-check.js';
+export type {
+  ReplayCheckCounts,
+  ReplayCheckOptions,
+  ReplayCheckProgress,
+  ReplayCheckReport,
+  ReplayCheckResultKind,
+  ReplayCheckRun,
+  ReplayCheckRunInfo,
+  ReplayReach,
+  ReplayVerdict,
+} from './replay-check.js';
 export {
   BULK_RUN_ACTION_NAMES,
   BULK_RUN_ACTIONS,

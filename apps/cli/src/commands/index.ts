@@ -4,6 +4,7 @@
  */
 import type { CommandGroup } from '../command.js';
 import { dlqCommands } from './dlq.js';
+import { replayCheckCommands } from './replay-check.js';
 import { runsCommands } from './runs.js';
 
-export const COMMAND_GROUPS: readonly CommandGroup[] = [runsCommands, dlqCommands];
+export const COMMAND_GROUPS: readonly CommandGroup[] = [runsCommands, dlqCommands, replayCheckCommands];
