@@ -38,6 +38,7 @@ const README_ACL = [
   '+zscore',
   '+zcard',
   '+zrevrangebyscore',
+  '+zrangebylex',
   '+scan',
   '+client|setname',
   '+client|getname',

@@ -10,7 +10,7 @@ import type { Checkpoint, ListedRun, RunQuery, RunStatus } from '@baton/core/ada
 import { redisTestUrl } from '@baton/testing/servers';
 import { redisStore } from './index.js';
 import { keyLayout } from './keys.js';
-import { listRuns } from './queries.js';
+import { INDEX_VERSION, listRuns } from './queries.js';
 import { defineScripts } from './scripts.js';
 import type { StoreContext } from './context.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
@@ -74,6 +74,8 @@ async function expectedIndexes(redis: Redis, prefix: string) {
     add('index:all', run.runId!, createdAt);
     add(`index:status:${run.status}`, run.runId!, createdAt);
     add(`index:workflow:${run.workflow}`, run.runId!, createdAt);
+    add('index:ids', run.runId!, 0);
+    if (run.idempotencyKey !== undefined) add('index:keys', `${run.idempotencyKey}\0${run.runId}`, 0);
     for (const field of [`status:${run.status}`, `workflow:${run.status}:${run.workflow}`])
       counts[field] = (counts[field] ?? 0) + 1;
   }
@@ -181,7 +183,7 @@ describe('redis store: run query indexes', () => {
     expect((await old.countRuns()).total).toBe(1);
 
     const fresh = await openStore(prefix);
-    expect(await redis.get(`${prefix}index-version`)).toBe('1');
+    expect(await redis.get(`${prefix}index-version`)).toBe(INDEX_VERSION);
     expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
     expect(await fresh.countRuns()).toEqual({
       ...before,
@@ -193,6 +195,15 @@ describe('redis store: run query indexes', () => {
     });
     expect(await fresh.reindexRuns()).toBe(0);
     expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
+
+    // A data set indexed by version 1 (no prefix indexes): the next connect adds them, and only them.
+    const counted = await fresh.countRuns();
+    await redis.del(`${prefix}index:ids`, `${prefix}index:keys`);
+    await redis.set(`${prefix}index-version`, '1');
+    await openStore(prefix);
+    expect(await redis.get(`${prefix}index-version`)).toBe(INDEX_VERSION);
+    expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
+    expect(await fresh.countRuns()).toEqual(counted);
   });
 
   it('orders runs tied on createdAt by run id, bytewise, across pages in both orders, one index or several merged', async () => {
@@ -306,8 +317,15 @@ describe('redis store: run query indexes', () => {
     const store = await openStore(prefix);
     const made: string[] = [];
     for (let i = 0; i < 25; i++) {
-      const runId = `${i % 8 === 0 ? 'hit' : 'miss'}-${String(i).padStart(2, '0')}`;
-      await store.createRun({ runId, workflow: 'budget', version: 1, input: {}, idempotencyKey: null });
+      const hit = i % 8 === 0;
+      const runId = `${hit ? 'hit' : 'miss'}-${String(i).padStart(2, '0')}`;
+      await store.createRun({
+        runId,
+        workflow: 'budget',
+        version: hit ? 2 : 1,
+        input: {},
+        idempotencyKey: null,
+      });
       made.push(runId);
     }
     const ctx: StoreContext = { redis, keys: keyLayout(prefix), run: defineScripts(redis) };
@@ -317,7 +335,8 @@ describe('redis store: run query indexes', () => {
     for (; pagesRead < 20; pagesRead++) {
       const page = await listRuns(
         ctx,
-        { runIdPrefix: 'hit', order: 'oldest', limit: 10, ...(cursor && { cursor }) },
+        // A version has no index of its own: the walk reads all runs, 4 a page.
+        { version: 2, order: 'oldest', limit: 10, ...(cursor && { cursor }) },
         4,
       );
       hits.push(...page.runs);
@@ -328,5 +347,58 @@ describe('redis store: run query indexes', () => {
     expect(pagesRead + 1).toBe(7);
     expect(hits.map((r) => r.runId)).toEqual(made.filter((id) => id.startsWith('hit')));
     expect(hits.map((r) => r.status as RunStatus)).toEqual(['pending', 'pending', 'pending', 'pending']);
+  });
+
+  it('answers a narrow run-id or idempotency-key prefix from its prefix index in one page, and walks for a broad one', async () => {
+    const prefix = prefixes.next();
+    const redis = admin();
+    const store = await openStore(prefix);
+    const made: { runId: string; key: string }[] = [];
+    for (let i = 0; i < 25; i++) {
+      const runId = `${i % 8 === 0 ? 'hit' : 'miss'}-${String(i).padStart(2, '0')}`;
+      const key = `${i % 8 === 1 ? 'order' : 'other'}-${i}`;
+      await store.createRun({ runId, workflow: 'prefixes', version: 1, input: {}, idempotencyKey: key });
+      made.push({ runId, key });
+    }
+    const ctx: StoreContext = { redis, keys: keyLayout(prefix), run: defineScripts(redis) };
+    const walk = async (query: RunQuery) => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 1; pages <= 20; pages++) {
+        const page = await listRuns(ctx, { ...query, limit: 10, ...(cursor && { cursor }) }, 4);
+        seen.push(...page.runs.map((r) => r.runId));
+        if (page.cursor === undefined) return { seen, pages };
+        cursor = page.cursor;
+      }
+      throw new Error('no last page');
+    };
+    // 4 runs start with 'hit' and 3 keys with 'order': at most the budget (4), so one page each,
+    // where a walk of all 25 runs at 4 a page would take 7.
+    const hits = made.filter((r) => r.runId.startsWith('hit')).map((r) => r.runId);
+    expect(await walk({ runIdPrefix: 'hit', order: 'oldest' })).toEqual({ seen: hits, pages: 1 });
+    expect(await walk({ runIdPrefix: 'hit' })).toEqual({ seen: [...hits].reverse(), pages: 1 });
+    const orders = made.filter((r) => r.key.startsWith('order')).map((r) => r.runId);
+    expect(await walk({ idempotencyKeyPrefix: 'order', order: 'oldest' })).toEqual({
+      seen: orders,
+      pages: 1,
+    });
+    expect(await walk({ idempotencyKeyPrefix: 'order-9', order: 'oldest' })).toEqual({
+      seen: ['miss-09'],
+      pages: 1,
+    });
+    expect(await walk({ runIdPrefix: 'nothing' })).toEqual({ seen: [], pages: 1 });
+    // 21 runs start with 'miss', more than the budget: the walk reads every run, and finds each once.
+    const misses = await walk({ runIdPrefix: 'miss', order: 'oldest' });
+    expect(misses.seen).toEqual(made.filter((r) => r.runId.startsWith('miss')).map((r) => r.runId));
+    expect(misses.pages).toBeGreaterThan(1);
+    // Deleting a run takes it out of both prefix indexes.
+    const lease = await store.acquireLease('hit-00', 'w1', 30_000);
+    if (!lease.ok) throw new Error('not acquired');
+    await store.finishRun('hit-00', lease.epoch, { status: 'completed', result: null });
+    await store.deleteRun('hit-00');
+    expect((await walk({ runIdPrefix: 'hit', order: 'oldest' })).seen).toEqual(hits.slice(1));
+    expect(await redis.zscore(`${prefix}index:ids`, 'hit-00')).toBeNull();
+    expect(await redis.zscore(`${prefix}index:keys`, 'other-0\0hit-00')).toBeNull();
+    expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
   });
 });

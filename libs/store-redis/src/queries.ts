@@ -26,7 +26,7 @@ import { str, type StoreContext } from './context.js';
 export const LIST_SCAN_BUDGET = 5_000;
 
 /** Bumped when the index layout changes, so connect indexes an existing data set again. */
-export const INDEX_VERSION = '1';
+export const INDEX_VERSION = '2';
 
 /** Run ids per reindexing script call: short enough not to block the server noticeably. */
 const REINDEX_BATCH = 500;

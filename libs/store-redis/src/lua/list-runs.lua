@@ -55,6 +55,43 @@ if worker ~= '' then
   end
 end
 
+-- For a run-id or idempotency-key prefix, the runs of its prefix index (prelude: index:ids,
+-- index:keys) when there are at most `budget` of them, fewer than the smallest index so far: the
+-- members from the prefix on, bytewise, up to the first that does not start with it. nil when there
+-- are more (a broad prefix: walking an index finds its matches soon enough).
+local function prefix_runs(key, start, run_id_of)
+  local members = redis.call('ZRANGEBYLEX', key, '[' .. start, '+', 'LIMIT', 0, budget + 1)
+  local runs = {}
+  for _, member in ipairs(members) do
+    if string.sub(member, 1, #start) ~= start then
+      break
+    end
+    runs[#runs + 1] = run_id_of(member)
+  end
+  if #runs > budget then
+    return nil
+  end
+  return runs
+end
+local prefix_set = nil
+if id_prefix ~= '' then
+  local runs = prefix_runs(prefix .. 'index:ids', id_prefix, function(member)
+    return member
+  end)
+  if runs and #runs < size then
+    prefix_set, size, owned_key = runs, #runs, nil
+  end
+end
+if key_prefix ~= '' then
+  local runs = prefix_runs(prefix .. 'index:keys', key_prefix, function(member)
+    -- '<key>\0<run id>': run ids hold no NUL, so the id is what follows the last one.
+    return string.match(member, '%z([^%z]*)$')
+  end)
+  if runs and #runs < size then
+    prefix_set, size, owned_key = runs, #runs, nil
+  end
+end
+
 -- Bytewise order, as Redis orders members of equal score (Lua's < may follow the locale).
 local function bytes_before(a, b)
   for i = 1, math.min(#a, #b) do
@@ -172,12 +209,12 @@ local function comes_first(a_id, a_score, b_id, b_score)
   return bytes_before(a_id, b_id)
 end
 
--- Reads the worker's owner set as an index: a set, unordered and small, so its runs are sorted
--- here, those within the created-at range and after the cursor. SRANDMEMBER with the set's size
--- returns every member once (SMEMBERS would need one more ACL rule).
-local function owned_reader(key)
+-- Reads a small unordered set of runs as an index (a prefix's runs, or the worker's owner set),
+-- sorted here, those within the created-at range and after the cursor. For the owner set,
+-- SRANDMEMBER with the set's size returns every member once (SMEMBERS would need one more ACL rule).
+local function listed_reader(run_ids)
   local entries = {}
-  for _, run_id in ipairs(redis.call('SRANDMEMBER', key, redis.call('SCARD', key))) do
+  for _, run_id in ipairs(run_ids) do
     local created = redis.call('HGET', prefix .. 'run:' .. run_id, 'createdAt')
     local score = tonumber(created)
     if score and (not created_from or score >= created_from) and (not created_before or score < created_before)
@@ -201,8 +238,10 @@ end
 -- One head per index; the next run is the head that comes first (a run is in one status set only).
 local heads = {}
 local readers = {}
-if owned_key then
-  readers[1] = owned_reader(owned_key)
+if prefix_set then
+  readers[1] = listed_reader(prefix_set)
+elseif owned_key then
+  readers[1] = listed_reader(redis.call('SRANDMEMBER', owned_key, redis.call('SCARD', owned_key)))
 else
   for _, key in ipairs(indexes) do
     readers[#readers + 1] = reader(key)

@@ -46,6 +46,10 @@ end
 --   <prefix>index:workflow:<name>   ZSET runId -> createdAt, one per workflow
 --   <prefix>index:counts            HASH 'status:<status>' and 'workflow:<status>:<name>' -> count
 --                                   (a field is removed when its count reaches 0)
+--   <prefix>index:ids               ZSET of run ids, all scored 0: ordered bytewise, so the runs
+--                                   of an id prefix are one ZRANGEBYLEX away
+--   <prefix>index:keys              ZSET of '<idempotency key>\0<run id>', all scored 0: the
+--                                   same for an idempotency-key prefix (runs with a key only)
 -- Redis orders equal scores by member, bytewise, so every set is in (createdAt, runId) order.
 -- A run is indexed exactly while it is in index:all; a record from before the indexes existed is
 -- indexed on its first status change or by index-runs.lua, whichever comes first.
@@ -59,7 +63,16 @@ local function count_run(prefix, status, workflow, by)
   end
 end
 
-local function index_add(prefix, run_id, status, workflow, created_at)
+-- The prefix indexes of a run (index:ids, index:keys); adding twice changes nothing.
+local function index_prefixes(prefix, run_id, idempotency_key)
+  redis.call('ZADD', prefix .. 'index:ids', 0, run_id)
+  if idempotency_key and idempotency_key ~= '' then
+    redis.call('ZADD', prefix .. 'index:keys', 0, idempotency_key .. '\0' .. run_id)
+  end
+end
+
+local function index_add(prefix, run_id, status, workflow, created_at, idempotency_key)
+  index_prefixes(prefix, run_id, idempotency_key)
   redis.call('ZADD', prefix .. 'index:all', created_at, run_id)
   redis.call('ZADD', prefix .. 'index:status:' .. status, created_at, run_id)
   redis.call('ZADD', prefix .. 'index:workflow:' .. workflow, created_at, run_id)
@@ -67,20 +80,25 @@ local function index_add(prefix, run_id, status, workflow, created_at)
 end
 
 -- Indexes the run as its record stands, unless it is indexed already. Returns 1 when it added it.
+-- A run indexed before the prefix indexes existed (index version 1) gets those alone.
 local function index_run(prefix, run_id)
-  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'createdAt')
-  if not run[1] or redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'createdAt', 'idempotencyKey')
+  if not run[1] then
     return 0
   end
-  index_add(prefix, run_id, run[1], run[2], run[3])
+  if redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+    index_prefixes(prefix, run_id, run[4])
+    return 0
+  end
+  index_add(prefix, run_id, run[1], run[2], run[3], run[4])
   return 1
 end
 
 -- Moves an existing record's index entries to `status`; call it before writing the status.
 local function index_status(prefix, run_key, run_id, status)
-  local run = redis.call('HMGET', run_key, 'status', 'workflow', 'createdAt')
+  local run = redis.call('HMGET', run_key, 'status', 'workflow', 'createdAt', 'idempotencyKey')
   if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
-    index_add(prefix, run_id, status, run[2], run[3])
+    index_add(prefix, run_id, status, run[2], run[3], run[4])
   elseif run[1] ~= status then
     local created_at = run[3]
     redis.call('ZREM', prefix .. 'index:status:' .. run[1], run_id)
@@ -95,8 +113,12 @@ local function unindex_run(prefix, run_id)
   if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
     return
   end
-  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow')
+  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'idempotencyKey')
   redis.call('ZREM', prefix .. 'index:all', run_id)
+  redis.call('ZREM', prefix .. 'index:ids', run_id)
+  if run[3] then
+    redis.call('ZREM', prefix .. 'index:keys', run[3] .. '\0' .. run_id)
+  end
   if run[1] then
     redis.call('ZREM', prefix .. 'index:status:' .. run[1], run_id)
     redis.call('ZREM', prefix .. 'index:workflow:' .. run[2], run_id)
@@ -156,7 +178,7 @@ local function create_run(run_key, key_key, prefix, f)
   if f[7] ~= nil and f[7] ~= '' then
     redis.call('HSET', run_key, 'forkedFrom', f[7])
   end
-  index_add(prefix, f[1], 'pending', f[2], now)
+  index_add(prefix, f[1], 'pending', f[2], now, key_key and f[5] or nil)
   return 1, nil
 end
 
