@@ -30,7 +30,8 @@ export async function pauseHeldRun(db: Db, runId: string, epoch: number): Promis
     epoch,
   ]);
   if (row?.outcome === 'paused') return { ok: true };
-  if (row?.outcome === 'cancel-requested') return { ok: false, reason: 'cancel-requested' };
+  if (row?.outcome === 'cancel-requested' || row?.outcome === 'not-requested')
+    return { ok: false, reason: row.outcome };
   throw new FencedWriteError(runId, epoch, 'pause');
 }
 

@@ -38,7 +38,7 @@ export async function pauseHeldRun(ctx: StoreContext, runId: string, epoch: numb
     [keys.prefix, runId, epoch],
   );
   if (reply === 'paused') return { ok: true };
-  if (reply === 'cancel-requested') return { ok: false, reason: 'cancel-requested' };
+  if (reply === 'cancel-requested' || reply === 'not-requested') return { ok: false, reason: reply };
   throw new FencedWriteError(runId, epoch, 'pause');
 }
 

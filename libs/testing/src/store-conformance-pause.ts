@@ -131,6 +131,9 @@ export function describePauseConformance(store: () => Store): void {
       expect(await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS * 100)).toEqual([
         { runId, ok: true, cancelRequested: false },
       ]);
+      // The owner may have stopped for the request before it was withdrawn: its pause is refused.
+      expect(await store().pauseHeldRun(runId, epoch)).toEqual({ ok: false, reason: 'not-requested' });
+      expect(await store().getLease(runId)).toMatchObject({ epoch, owner: 'worker-a', state: 'held' });
     });
 
     it('keeps a signal sent to a paused run without waking it', async () => {

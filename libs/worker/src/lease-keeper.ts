@@ -20,6 +20,8 @@ import type { Logger } from './logger.js';
 export interface LeaseHandlers {
   onLost(error: LeaseLostError): void;
   onCancelRequested(): void;
+  /** A renewal reported that a pause was requested of the run (called on every such renewal). */
+  onPauseRequested?(): void;
   /** The run's own logger (its id, workflow and trace ids bound), for lines about this lease. */
   logger?: Logger;
 }
@@ -28,7 +30,7 @@ export interface LeaseHandlers {
  * What a refused renewal means, from the lease as the store holds it after the refusal:
  * - `moved`: a newer epoch holds the run; this session must stop;
  * - `ran-out`: this epoch's lease expired or was reaped: another worker may take it any moment;
- * - `ended`: the run finished, was suspended or deleted at this epoch: the session's own doing,
+ * - `ended`: the run finished, was suspended, paused or deleted at this epoch: the session's own doing,
  *   which the renewal raced; nothing is lost.
  */
 export type RefusalKind = 'moved' | 'ran-out' | 'ended';
@@ -38,7 +40,7 @@ export function classifyRefusal(epoch: number, lease: LeaseInfo | undefined): Re
   // Retention deletes only finished runs, so a missing lease is a run that ended.
   if (lease === undefined) return 'ended';
   if (lease.epoch > epoch) return 'moved';
-  if (lease.state === 'finished' || lease.state === 'suspended') return 'ended';
+  if (lease.state === 'finished' || lease.state === 'suspended' || lease.state === 'paused') return 'ended';
   return 'ran-out';
 }
 
@@ -180,6 +182,7 @@ export class LeaseKeeper {
         entry.validUntil = sentAt + this.leaseMs;
         renewed++;
         if (result.cancelRequested) entry.onCancelRequested();
+        if (result.pauseRequested === true) entry.onPauseRequested?.();
       }
       this.instruments?.leaseRenewals.add(renewed);
       await Promise.all(refused.map((entry) => this.settleRefusal(entry)));

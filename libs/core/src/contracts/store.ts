@@ -123,8 +123,11 @@ export interface ResumeResult {
   wake: boolean;
 }
 
-/** What {@link LeaseStore.pauseHeldRun} did: paused, or not because a cancel is pending (the cancel wins). */
-export type PauseHeldResult = { ok: true } | { ok: false; reason: 'cancel-requested' };
+/**
+ * What {@link LeaseStore.pauseHeldRun} did: paused, or not: a cancel is pending (the cancel wins),
+ * or the pause request was withdrawn ({@link LeaseStore.resumeRun}) before the owner stopped.
+ */
+export type PauseHeldResult = { ok: true } | { ok: false; reason: 'cancel-requested' | 'not-requested' };
 
 export interface LeaseStore {
   /**
@@ -177,7 +180,8 @@ export interface LeaseStore {
   /**
    * The owner's fenced write that ends its session for a pause: the held lease of `epoch` becomes
    * `paused` (no owner, no expiry, no timer), the record `paused`, the pause request cleared. A
-   * pending cancel wins: nothing changes and the answer says `cancel-requested`.
+   * pending cancel wins: nothing changes and the answer says `cancel-requested`; a request that was
+   * withdrawn meanwhile: nothing changes, `not-requested`. Either way the owner hands the run off.
    * FencedWriteError when `epoch` is not the lease's or the lease is not held.
    */
   pauseHeldRun(runId: string, epoch: number): Promise<PauseHeldResult>;

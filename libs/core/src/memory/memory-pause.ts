@@ -43,6 +43,7 @@ export function pauseHeldRun(state: MemoryState, runId: string, epoch: number): 
     throw new FencedWriteError(runId, epoch, 'pause');
   }
   if (state.cancelled.has(runId)) return { ok: false, reason: 'cancel-requested' };
+  if (!state.pauseRequested.has(runId)) return { ok: false, reason: 'not-requested' };
   pauseLease(state, runId, lease);
   return { ok: true };
 }

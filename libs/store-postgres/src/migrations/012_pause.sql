@@ -192,11 +192,13 @@ BEGIN
 END $$;
 
 -- The owner's fenced pause of the lease it holds. Returns 'paused', 'cancel-requested' (a cancel
--- wins: nothing changed) or 'fenced'.
+-- wins: nothing changed), 'not-requested' (the request was withdrawn: nothing changed) or 'fenced'.
 CREATE FUNCTION {{schema}}.pause_held_run(p_run_id text, p_epoch bigint) RETURNS text
 LANGUAGE plpgsql AS $$
+DECLARE
+  v_pause boolean;
 BEGIN
-  PERFORM 1 FROM {{schema}}.leases l
+  SELECT l.pause_requested INTO v_pause FROM {{schema}}.leases l
     WHERE l.run_id = p_run_id AND l.epoch = p_epoch AND l.state = 'held'
     FOR UPDATE;
   IF NOT FOUND THEN
@@ -204,6 +206,9 @@ BEGIN
   END IF;
   IF EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = p_run_id) THEN
     RETURN 'cancel-requested';
+  END IF;
+  IF NOT v_pause THEN
+    RETURN 'not-requested';
   END IF;
   PERFORM {{schema}}.pause_lease(p_run_id);
   RETURN 'paused';

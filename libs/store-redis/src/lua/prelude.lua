@@ -194,7 +194,7 @@ local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, 
     return { 'held', current_owner, exp }
   end
   -- Free, but its owner was asked to pause and died (or handed it off) before it stopped.
-  if state and redis.call('HEXISTS', lease_key, 'pause') == 1 then
+  if state and redis.call('HGET', lease_key, 'pause') then
     pause_lease(prefix, lease_key, held_key, timers_key, run_key, run_id, now)
     return { 'paused' }
   end

@@ -24,6 +24,6 @@ for i = 1, count do
     out[#out + 1] = 0
   end
   out[#out + 1] = redis.call('EXISTS', cancel_key)
-  out[#out + 1] = redis.call('HEXISTS', lease_key, 'pause')
+  out[#out + 1] = redis.call('HGET', lease_key, 'pause') and 1 or 0
 end
 return out

@@ -33,7 +33,7 @@ end
 if redis.call('EXISTS', cancel_key) == 1 then
   return 'cancel-requested'
 end
-if redis.call('HEXISTS', lease_key, 'pause') == 1 then
+if redis.call('HGET', lease_key, 'pause') then
   pause_lease(prefix, lease_key, held_key, timers_key, run_key, run_id, now_ms())
   return 'paused'
 end
