@@ -350,7 +350,9 @@ export class Client {
     await this.connect();
     const answer = await store.requestPause(runId, reason);
     if (!answer.found)
-      throw new NotFoundError(`client.pause(${runId}): run ${runId} is not known to the store (not started yet?)`);
+      throw new NotFoundError(
+        `client.pause(${runId}): run ${runId} is not known to the store (not started yet?)`,
+      );
     if (answer.state === 'paused' || answer.state === 'pause-requested') return answer.state;
     const status = (await store.getRun(runId))?.status ?? answer.state;
     throw new RunStateError(

@@ -78,11 +78,7 @@ export async function renewLeases(
     ok: boolean;
     cancel_requested: boolean;
     pause_requested: boolean;
-  }>(RENEW_SQL, [
-    requests.map((r) => r.runId),
-    requests.map((r) => r.epoch),
-    Math.ceil(ttlMs),
-  ]);
+  }>(RENEW_SQL, [requests.map((r) => r.runId), requests.map((r) => r.epoch), Math.ceil(ttlMs)]);
   return rows.map((row) => ({
     runId: row.run_id,
     ok: row.ok,

@@ -30,7 +30,11 @@ export async function requestPause(
   }
 }
 
-export async function pauseHeldRun(ctx: StoreContext, runId: string, epoch: number): Promise<PauseHeldResult> {
+export async function pauseHeldRun(
+  ctx: StoreContext,
+  runId: string,
+  epoch: number,
+): Promise<PauseHeldResult> {
   const { keys } = ctx;
   const reply = await ctx.run(
     'pause-held-run',

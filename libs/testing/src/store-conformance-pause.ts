@@ -20,7 +20,10 @@ export function describePauseConformance(store: () => Store): void {
   describe('pause and resume', () => {
     it('pauses a suspended run at once: no timer claims it, nothing acquires it; resume makes it acquirable', async () => {
       const { runId, epoch } = await suspendedRun(store(), { wakeAt: (await store().now()) - 1000 });
-      expect(await store().requestPause(runId, 'maintenance window')).toEqual({ found: true, state: 'paused' });
+      expect(await store().requestPause(runId, 'maintenance window')).toEqual({
+        found: true,
+        state: 'paused',
+      });
       expect(await store().getLease(runId)).toMatchObject({
         epoch,
         owner: null,
@@ -31,7 +34,10 @@ export function describePauseConformance(store: () => Store): void {
       expect((await store().getRun(runId))?.status).toBe('paused');
       const due = await store().claimDueTimers(1000, 60_000);
       expect(due.map((t) => t.runId)).not.toContain(runId);
-      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({ ok: false, reason: 'paused' });
+      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
+        ok: false,
+        reason: 'paused',
+      });
       // A second request changes nothing.
       expect(await store().requestPause(runId, 'another reason')).toEqual({ found: true, state: 'paused' });
       expect((await store().getLease(runId))?.pauseReason).toBe('maintenance window');
@@ -51,7 +57,10 @@ export function describePauseConformance(store: () => Store): void {
       const { runId } = await createTestRun(store());
       expect(await store().requestPause(runId)).toEqual({ found: true, state: 'paused' });
       expect((await store().getRun(runId))?.status).toBe('paused');
-      expect(await store().acquireLease(runId, 'worker-a', SHORT_TTL_MS)).toEqual({ ok: false, reason: 'paused' });
+      expect(await store().acquireLease(runId, 'worker-a', SHORT_TTL_MS)).toEqual({
+        ok: false,
+        reason: 'paused',
+      });
       expect(await store().resumeRun(runId)).toEqual({ found: true, resumed: true, wake: true });
       expect(await acquireOk(store(), runId, 'worker-a')).toBe(1);
     });
@@ -59,7 +68,10 @@ export function describePauseConformance(store: () => Store): void {
     it('asks a live owner to pause: renewals and getLease report it; the owner pauses under its epoch', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      expect(await store().requestPause(runId, 'look at it')).toEqual({ found: true, state: 'pause-requested' });
+      expect(await store().requestPause(runId, 'look at it')).toEqual({
+        found: true,
+        state: 'pause-requested',
+      });
       expect(await store().getLease(runId)).toMatchObject({
         epoch,
         owner: 'worker-a',
@@ -94,12 +106,18 @@ export function describePauseConformance(store: () => Store): void {
       // The reaper hands it to nobody as it does any expired lease ...
       expect(await store().reapExpiredLeases(1000, 60_000)).toContain(runId);
       // ... and the claim that follows finds it paused, not free.
-      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({ ok: false, reason: 'paused' });
+      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
+        ok: false,
+        reason: 'paused',
+      });
       expect(await store().getLease(runId)).toMatchObject({ epoch, owner: null, state: 'paused' });
       expect((await store().getRun(runId))?.status).toBe('paused');
       await sleep(EXPIRY_WAIT_MS);
       expect(await store().reapExpiredLeases(1000, 60_000)).not.toContain(runId);
-      expect(await store().acquireLease(runId, 'worker-c', SHORT_TTL_MS)).toEqual({ ok: false, reason: 'paused' });
+      expect(await store().acquireLease(runId, 'worker-c', SHORT_TTL_MS)).toEqual({
+        ok: false,
+        reason: 'paused',
+      });
     });
 
     it('pauses a handed-off run at once, and a run reaching its suspension with a pause pending', async () => {
@@ -149,7 +167,11 @@ export function describePauseConformance(store: () => Store): void {
       const { runId, epoch } = await suspendedRun(store());
       await store().requestPause(runId);
       expect(await store().requestCancel(runId, 'no longer needed')).toEqual({ found: true, wake: true });
-      expect(await store().getLease(runId)).toMatchObject({ state: 'held', owner: null, cancelRequested: true });
+      expect(await store().getLease(runId)).toMatchObject({
+        state: 'held',
+        owner: null,
+        cancelRequested: true,
+      });
       expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
         ok: true,
         epoch: epoch + 1,

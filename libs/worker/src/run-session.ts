@@ -128,7 +128,10 @@ export class RunSession {
   pause(): void {
     if (this.pauseRequested) return;
     this.pauseRequested = true;
-    this.options.logger.info({ runId: this.runId, epoch: this.epoch }, 'pause requested; stopping at the next step');
+    this.options.logger.info(
+      { runId: this.runId, epoch: this.epoch },
+      'pause requested; stopping at the next step',
+    );
     this.executor?.handoff();
   }
 

@@ -86,7 +86,9 @@ describe('pause and resume (memory adapters)', () => {
 
     const key = (seq: number): string => `${run.runId}:${seq}`;
     const journal = (await current.client.history(run.runId)).map((p) => p.entry);
-    expect(journal).toContainEqual(expect.objectContaining({ type: 'ActivityCompleted', seq: 0, result: 11 }));
+    expect(journal).toContainEqual(
+      expect.objectContaining({ type: 'ActivityCompleted', seq: 0, result: 11 }),
+    );
     expect(journal.some((e) => e.type === 'ActivityCompleted' && e.seq === 1)).toBe(false);
     expect(chain.started.count(key(1))).toBe(0);
     expect((await current.store.getLease(run.runId))?.state).toBe('paused');
@@ -147,7 +149,11 @@ describe('pause and resume (memory adapters)', () => {
     await until(async () => (await statusOf(current!, run.runId)) === 'suspended', 5_000, 'the run to wait');
     expect(await run.pause()).toBe('paused');
     await current.client.signal(run.runId, 'go', 'green');
-    await until(async () => (await current!.store.readSignals(run.runId)).length === 1, 5_000, 'the signal kept');
+    await until(
+      async () => (await current!.store.readSignals(run.runId)).length === 1,
+      5_000,
+      'the signal kept',
+    );
     await sleep(SEVERAL_LEASES_MS);
     expect(await statusOf(current, run.runId)).toBe('paused');
 

@@ -109,8 +109,7 @@ export type SuspendResult =
  * - `cancel-requested`: a cancel is pending, and a cancel wins over a pause; nothing changed.
  */
 export type PauseRequestResult =
-  | { found: false }
-  | { found: true; state: 'paused' | 'pause-requested' | 'finished' | 'cancel-requested' };
+  { found: false } | { found: true; state: 'paused' | 'pause-requested' | 'finished' | 'cancel-requested' };
 
 /**
  * What {@link LeaseStore.resumeRun} did. `resumed` is true when the run was paused (it is now
