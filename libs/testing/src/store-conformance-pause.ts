@@ -9,6 +9,7 @@ import { uniqueId } from './conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
   FENCED,
+  LONG_TTL_MS,
   SHORT_TTL_MS,
   acquireOk,
   createTestRun,
@@ -186,6 +187,26 @@ export function describePauseConformance(store: () => Store): void {
       expect((await store().getLease(held))?.pauseRequested).toBeUndefined();
       expect(await store().pauseHeldRun(held, heldEpoch)).toEqual({ ok: false, reason: 'cancel-requested' });
       expect((await store().getLease(held))?.state).toBe('held');
+    });
+
+    it('orders a pause and a first claim that race: the claim runs and is asked to pause, or finds it paused', async () => {
+      const runs = await Promise.all(Array.from({ length: 10 }, () => createTestRun(store(), 'race')));
+      const answers = await Promise.all(
+        runs.map(({ runId }) =>
+          Promise.all([store().acquireLease(runId, 'worker-a', LONG_TTL_MS), store().requestPause(runId)]),
+        ),
+      );
+      for (const [i, [claim, pause]] of answers.entries()) {
+        const lease = await store().getLease(runs[i]!.runId);
+        if (claim.ok) {
+          expect(pause).toEqual({ found: true, state: 'pause-requested' });
+          expect(lease).toMatchObject({ state: 'held', owner: 'worker-a', pauseRequested: true });
+        } else {
+          expect(claim).toEqual({ ok: false, reason: 'paused' });
+          expect(pause).toEqual({ found: true, state: 'paused' });
+          expect(lease).toMatchObject({ state: 'paused', owner: null });
+        }
+      }
     });
 
     it('refuses a finished run and answers not found for an unknown one; lists and counts paused runs', async () => {

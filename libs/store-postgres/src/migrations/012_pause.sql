@@ -157,9 +157,10 @@ DECLARE
 BEGIN
   SELECT * INTO v_lease FROM {{schema}}.leases l WHERE l.run_id = p_run_id FOR UPDATE;
   IF v_lease.run_id IS NULL THEN
-    -- Lock the record, so a first claim (which inserts the lease row) and this insert conflict.
-    PERFORM 1 FROM {{schema}}.runs r WHERE r.run_id = p_run_id FOR UPDATE;
-    IF NOT FOUND THEN
+    -- No lease row yet. A first claim racing this one inserts it too: the loser of the two inserts
+    -- sees the winner's row (acquire_lease then finds it paused; this function asks again). The
+    -- run row is not locked here: acquire_lease locks the lease row before the run row.
+    IF NOT EXISTS (SELECT 1 FROM {{schema}}.runs r WHERE r.run_id = p_run_id) THEN
       RETURN 'unknown';
     END IF;
     IF EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = p_run_id) THEN
