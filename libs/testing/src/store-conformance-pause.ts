@@ -12,6 +12,7 @@ import {
   LONG_TTL_MS,
   SHORT_TTL_MS,
   acquireOk,
+  checkpointOf,
   createTestRun,
   suspendedRun,
 } from './store-conformance-helpers.js';
@@ -26,7 +27,7 @@ export function describePauseConformance(store: () => Store): void {
         state: 'paused',
       });
       expect(await store().getLease(runId)).toMatchObject({
-        epoch,
+        epoch: epoch + 1,
         owner: null,
         state: 'paused',
         expiresAt: null,
@@ -45,10 +46,10 @@ export function describePauseConformance(store: () => Store): void {
 
       expect(await store().resumeRun(runId)).toEqual({ found: true, resumed: true, wake: true });
       const resumed = await store().getLease(runId);
-      expect(resumed).toMatchObject({ epoch, owner: null, state: 'held' });
+      expect(resumed).toMatchObject({ epoch: epoch + 1, owner: null, state: 'held' });
       expect(resumed?.pauseReason).toBeUndefined();
       expect((await store().getRun(runId))?.status).toBe('pending');
-      expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
+      expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 2);
       expect((await store().getRun(runId))?.status).toBe('running');
       // Resuming a run that is not paused changes nothing.
       expect(await store().resumeRun(runId)).toEqual({ found: true, resumed: false, wake: false });
@@ -66,7 +67,7 @@ export function describePauseConformance(store: () => Store): void {
       expect(await acquireOk(store(), runId, 'worker-a')).toBe(1);
     });
 
-    it('asks a live owner to pause: renewals and getLease report it; the owner pauses under its epoch', async () => {
+    it('asks a live owner to pause: renewals and getLease report it; the owner pauses under its epoch, fencing itself', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
       expect(await store().requestPause(runId, 'look at it')).toEqual({
@@ -89,14 +90,21 @@ export function describePauseConformance(store: () => Store): void {
       await expect(store().pauseHeldRun(runId, epoch + 1)).rejects.toMatchObject(FENCED);
       expect(await store().pauseHeldRun(runId, epoch)).toEqual({ ok: true });
       const paused = await store().getLease(runId);
-      expect(paused).toMatchObject({ epoch, owner: null, state: 'paused', expiresAt: null });
+      expect(paused).toMatchObject({ epoch: epoch + 1, owner: null, state: 'paused', expiresAt: null });
       expect(paused?.pauseRequested).toBeUndefined();
       expect((await store().getRun(runId))?.status).toBe('paused');
-      // The former owner's renewal is refused; a second pause under its epoch is fenced.
+      // The pause moved the lease to the next epoch: the former owner's renewal is refused, and its
+      // late writes (a second pause, a checkpoint, a finish) are fenced.
       expect((await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS))[0]).toMatchObject({ ok: false });
       await expect(store().pauseHeldRun(runId, epoch)).rejects.toMatchObject(FENCED);
+      await expect(store().writeCheckpoint(checkpointOf(runId, epoch, 1))).rejects.toMatchObject(FENCED);
+      await expect(store().finishRun(runId, epoch, { status: 'completed', result: 0 })).rejects.toMatchObject(
+        FENCED,
+      );
+      expect((await store().getLease(runId))?.state).toBe('paused');
+      expect((await store().getRun(runId))?.status).toBe('paused');
       expect(await store().resumeRun(runId)).toEqual({ found: true, resumed: true, wake: true });
-      expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
+      expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 2);
     });
 
     it('pauses, instead of handing on, a run whose owner died before it stopped for its pause', async () => {
@@ -111,7 +119,7 @@ export function describePauseConformance(store: () => Store): void {
         ok: false,
         reason: 'paused',
       });
-      expect(await store().getLease(runId)).toMatchObject({ epoch, owner: null, state: 'paused' });
+      expect(await store().getLease(runId)).toMatchObject({ epoch: epoch + 1, owner: null, state: 'paused' });
       expect((await store().getRun(runId))?.status).toBe('paused');
       await sleep(EXPIRY_WAIT_MS);
       expect(await store().reapExpiredLeases(1000, 60_000)).not.toContain(runId);
@@ -133,7 +141,7 @@ export function describePauseConformance(store: () => Store): void {
       expect(await store().requestPause(runId)).toEqual({ found: true, state: 'pause-requested' });
       const wait = { runId, epoch, wakeAt: (await store().now()) - 1000, signals: [], consumedSignalIds: [] };
       expect(await store().suspendRun(wait)).toEqual({ ok: true, paused: true });
-      expect(await store().getLease(runId)).toMatchObject({ epoch, state: 'paused', owner: null });
+      expect(await store().getLease(runId)).toMatchObject({ epoch: epoch + 1, state: 'paused', owner: null });
       expect((await store().getRun(runId))?.status).toBe('paused');
       expect((await store().claimDueTimers(1000, 60_000)).map((t) => t.runId)).not.toContain(runId);
     });
@@ -175,7 +183,7 @@ export function describePauseConformance(store: () => Store): void {
       });
       expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
         ok: true,
-        epoch: epoch + 1,
+        epoch: epoch + 2,
         cancelRequested: true,
       });
       expect(await store().requestPause(runId)).toEqual({ found: true, state: 'cancel-requested' });

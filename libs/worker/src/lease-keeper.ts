@@ -30,7 +30,7 @@ export interface LeaseHandlers {
  * What a refused renewal means, from the lease as the store holds it after the refusal:
  * - `moved`: a newer epoch holds the run; this session must stop;
  * - `ran-out`: this epoch's lease expired or was reaped: another worker may take it any moment;
- * - `ended`: the run finished, was suspended, paused or deleted at this epoch: the session's own doing,
+ * - `ended`: the run finished, was suspended or deleted at this epoch: the session's own doing,
  *   which the renewal raced; nothing is lost.
  */
 export type RefusalKind = 'moved' | 'ran-out' | 'ended';
@@ -40,7 +40,7 @@ export function classifyRefusal(epoch: number, lease: LeaseInfo | undefined): Re
   // Retention deletes only finished runs, so a missing lease is a run that ended.
   if (lease === undefined) return 'ended';
   if (lease.epoch > epoch) return 'moved';
-  if (lease.state === 'finished' || lease.state === 'suspended' || lease.state === 'paused') return 'ended';
+  if (lease.state === 'finished' || lease.state === 'suspended') return 'ended';
   return 'ran-out';
 }
 

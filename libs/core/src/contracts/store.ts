@@ -37,7 +37,8 @@ import type { RunLineage, RunRecord, RunStatus } from './run-record.js';
  *   or a reap, nobody does (acquirable at once; `expiresAt` then only paces the reaper);
  * - `suspended`: the run waits for a timer or signal and holds no lease; acquirable at once;
  * - `paused`: an operator paused the run ({@link LeaseStore.requestPause}); it holds no lease, has
- *   no timer, and is acquired by nobody until {@link LeaseStore.resumeRun};
+ *   no timer, and is acquired by nobody until {@link LeaseStore.resumeRun}. Pausing a lease that
+ *   was ever held moves it to the next epoch, so its last holder's late writes are fenced;
  * - `finished`: the run completed, failed or was cancelled; never acquirable again.
  */
 export type LeaseState = 'held' | 'suspended' | 'paused' | 'finished';

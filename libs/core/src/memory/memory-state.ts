@@ -50,8 +50,12 @@ export function makeAcquirable(state: MemoryState, runId: string, lease: LeaseRe
   state.timers.delete(runId);
 }
 
-/** Paused: no owner, no expiry, no timer, no pause request; the record `paused`. */
+/**
+ * Paused: no owner, no expiry, no timer, no pause request; the record `paused`. A lease that was
+ * ever held moves to the next epoch, so its last holder's late writes are fenced.
+ */
 export function pauseLease(state: MemoryState, runId: string, lease: LeaseRecord): void {
+  if (lease.epoch > 0) lease.epoch += 1;
   lease.state = 'paused';
   lease.owner = null;
   lease.expiresAt = null;

@@ -22,11 +22,12 @@ ALTER TABLE {{schema}}.runs ADD CONSTRAINT runs_status_check
   CHECK (status IN ('pending', 'running', 'suspended', 'paused', 'completed', 'failed', 'cancelled'));
 
 -- Pauses the run's lease (the caller holds its row lock): no owner, no expiry, no timer, no
--- pause request; the run record 'paused'.
+-- pause request; the run record 'paused'. A lease that was ever held moves to the next epoch, so
+-- its last holder's late writes (a checkpoint, a finish) are fenced.
 CREATE FUNCTION {{schema}}.pause_lease(p_run_id text) RETURNS void
 LANGUAGE sql AS $$
   UPDATE {{schema}}.leases l
-    SET state = 'paused', owner = NULL, expires_at = NULL, waiting_for = '{}', pause_requested = false
+    SET state = 'paused', epoch = CASE WHEN l.epoch > 0 THEN l.epoch + 1 ELSE 0 END, owner = NULL, expires_at = NULL, waiting_for = '{}', pause_requested = false
     WHERE l.run_id = p_run_id;
   DELETE FROM {{schema}}.timers t WHERE t.run_id = p_run_id;
   UPDATE {{schema}}.runs r SET status = 'paused', updated_at = {{schema}}.now_ms()

@@ -129,8 +129,13 @@ local function make_acquirable(prefix, lease_key, held_key, timers_key, run_id, 
   redis.call('ZREM', timers_key, run_id)
 end
 
--- Paused: no owner, no expiry, no timer, no pause request; the record (if any) 'paused'.
+-- Paused: no owner, no expiry, no timer, no pause request; the record (if any) 'paused'. A lease
+-- that was ever held moves to the next epoch, so its last holder's late writes are fenced.
 local function pause_lease(prefix, lease_key, held_key, timers_key, run_key, run_id, now)
+  local epoch = tonumber(redis.call('HGET', lease_key, 'epoch') or '0') or 0
+  if epoch > 0 then
+    redis.call('HSET', lease_key, 'epoch', ms(epoch + 1))
+  end
   local owner = redis.call('HGET', lease_key, 'owner')
   if owner then
     redis.call('SREM', owner_key(prefix, owner), run_id)
