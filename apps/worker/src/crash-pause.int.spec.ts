@@ -1,5 +1,6 @@
 /**
- * A paused run stays paused across the SIGKILL of its owner, on NATS with Redis and with Postgres,
+ * Pausing on real worker processes: a run pauses after its in-flight activity is journaled, and stays
+ * paused across the SIGKILL of its owner, on NATS with Redis and with Postgres,
  * and on Kafka with Postgres (libs/testing/src/crash/pause-scenario.ts).
  */
 import { describePauseCrash } from '@baton/testing/crash';

@@ -1,7 +1,7 @@
 /**
- * A paused run survives the SIGKILL of its owner and stays paused. Real worker processes on a real
- * bus and store: a run's slow activity is in flight when the run is asked to pause, and its owner
- * is SIGKILLed before that activity ends. No worker, reaper or dead-worker scan may run it again
+ * Pause on real worker processes, a real bus and a real store. A run asked to pause while its slow
+ * activity is in flight stops once that activity's result is journaled. And a paused run survives
+ * the SIGKILL of its owner and stays paused: the owner is SIGKILLed before that activity ends. No worker, reaper or dead-worker scan may run it again
  * (checked over several lease periods); resumed, it completes on another worker, and the ledger
  * (the outside world's record of effects) shows no step applied twice.
  *
@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@baton/client';
 import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
+import { readJournal } from './invariants.js';
 
 /** Lease of the scenario's workers: short, so "several lease periods" is a few seconds. */
 const LEASE_MS = 2_000;
@@ -36,7 +37,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
 }
 
 export function describePauseCrash(name: string, factory: CrashEnvironmentFactory): void {
-  describe(`pause across a SIGKILL: ${name}`, () => {
+  describe(`pause on worker processes: ${name}`, () => {
     let world: CrashWorld | undefined;
     let client: Client | undefined;
     afterEach(async () => {
@@ -44,6 +45,45 @@ export function describePauseCrash(name: string, factory: CrashEnvironmentFactor
       world = undefined;
       client = undefined;
     });
+
+    it(
+      'pauses a run mid-activity after that activity is journaled, starts no further step, and completes on resume',
+      { timeout: 180_000 },
+      async () => {
+        world = await CrashWorld.create(factory, {
+          workerEnv: { BATON_LEASE_MS: String(LEASE_MS), BATON_HEARTBEAT_MS: '500' },
+        });
+        const w = world;
+        client = new Client({ transport: w.env.transport, store: w.env.store });
+        await w.fleet.spawn();
+        const [started] = await w.enqueue(1, { steps: 3, minDelayMs: STEP_MS, maxDelayMs: STEP_MS + 1 });
+        const runId = started!.runId;
+        await until(async () => (await w.ledger.busyPids()).size > 0, 30_000, 'the first step to start');
+
+        expect(await client.pause(runId)).toBe('pause-requested');
+        await until(
+          async () => (await w.env.store.getRun(runId))?.status === 'paused',
+          30_000,
+          `run ${runId} to pause\n${w.fleet.describe()}`,
+        );
+        // The step in flight finished and is journaled; the next one never started.
+        const atPause = await w.ledger.executions();
+        expect(atPause.map((e) => [e.step, e.finishedAt !== null])).toEqual([[0, true]]);
+        const journal = (await readJournal(w.env.transport, runId)).map((p) => p.entry);
+        expect(journal).toContainEqual(expect.objectContaining({ type: 'ActivityCompleted', seq: 0 }));
+        expect(journal.some((e) => e.type === 'ActivityStarted' && e.seq === 1)).toBe(false);
+        expect(w.fleet.all[0]!.logs.some((l) => l.msg === 'run paused')).toBe(true);
+        await sleep(WATCH_MS);
+        expect((await w.env.store.getRun(runId))?.status).toBe('paused');
+        expect((await w.ledger.executions()).length).toBe(1);
+
+        expect(await client.resume(runId)).toBe(true);
+        await w.waitForAll(90_000);
+        expect(await w.violations()).toEqual(NO_VIOLATIONS);
+        // Every step ran exactly once: the pause cost no re-execution.
+        expect((await w.ledger.executions()).map((e) => e.step)).toEqual([0, 1, 2]);
+      },
+    );
 
     it(
       'keeps a run paused after its owner is SIGKILLed mid-activity; resumed, it completes elsewhere with no effect twice',
