@@ -153,8 +153,10 @@ export async function getLease(db: Db, runId: string): Promise<LeaseInfo | undef
     expiresAt: row.state === 'held' ? row.expires_at : null,
     cancelRequested: row.cancel_requested,
     ...(row.cancel_reason !== null && { cancelReason: row.cancel_reason }),
-    ...(row.pause_requested && { pauseRequested: true }),
-    ...(row.pause_reason !== null && { pauseReason: row.pause_reason }),
+    // A request is only news while the run is held; a run that finished first keeps none.
+    ...(row.state === 'held' && row.pause_requested && { pauseRequested: true }),
+    ...((row.state === 'held' || row.state === 'paused') &&
+      row.pause_reason !== null && { pauseReason: row.pause_reason }),
   };
 }
 

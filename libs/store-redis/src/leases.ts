@@ -104,8 +104,11 @@ export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseI
     cancelRequested: cancelled !== null,
     // The flag is '1' or '1|<reason>' (request-cancel.lua).
     ...(cancelled?.startsWith('1|') === true && { cancelReason: cancelled.slice(2) }),
-    ...(pause !== null && pause !== undefined && { pauseRequested: true }),
-    ...(pauseReason !== null && pauseReason !== undefined && { pauseReason }),
+    // A request is only news while the run is held (finish-run.lua drops it too).
+    ...(state === 'held' && pause !== null && pause !== undefined && { pauseRequested: true }),
+    ...((state === 'held' || state === 'paused') &&
+      pauseReason !== null &&
+      pauseReason !== undefined && { pauseReason }),
   };
 }
 

@@ -217,6 +217,22 @@ export function describePauseConformance(store: () => Store): void {
       }
     });
 
+    it('forgets a pause request of a run that finished before it stopped for it', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      expect(await store().requestPause(runId, 'too late')).toEqual({
+        found: true,
+        state: 'pause-requested',
+      });
+      await store().finishRun(runId, epoch, { status: 'completed', result: 2 });
+      const lease = await store().getLease(runId);
+      expect(lease?.state).toBe('finished');
+      expect(lease?.pauseRequested).toBeUndefined();
+      expect(lease?.pauseReason).toBeUndefined();
+      expect(await store().resumeRun(runId)).toEqual({ found: true, resumed: false, wake: false });
+      expect(await store().requestPause(runId)).toEqual({ found: true, state: 'finished' });
+    });
+
     it('refuses a finished run and answers not found for an unknown one; lists and counts paused runs', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');

@@ -90,6 +90,8 @@ export function recordClaimFailure(state: MemoryState, runId: string, epoch: num
 export function getLease(state: MemoryState, runId: string): LeaseInfo | undefined {
   const lease = state.leases.get(runId);
   if (lease === undefined) return undefined;
+  // A request is only news while the run is held; a run that finished first keeps none.
+  const pauseAsked = lease.state === 'held' && state.pauseRequested.has(runId);
   return {
     runId,
     epoch: lease.epoch,
@@ -98,7 +100,8 @@ export function getLease(state: MemoryState, runId: string): LeaseInfo | undefin
     expiresAt: lease.state === 'held' ? lease.expiresAt : null,
     cancelRequested: state.cancelled.has(runId),
     ...(state.cancelReasons.has(runId) && { cancelReason: state.cancelReasons.get(runId) }),
-    ...(state.pauseRequested.has(runId) && { pauseRequested: true }),
-    ...(state.pauseReasons.has(runId) && { pauseReason: state.pauseReasons.get(runId) }),
+    ...(pauseAsked && { pauseRequested: true }),
+    ...((pauseAsked || lease.state === 'paused') &&
+      state.pauseReasons.has(runId) && { pauseReason: state.pauseReasons.get(runId) }),
   };
 }

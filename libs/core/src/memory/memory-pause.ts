@@ -57,7 +57,7 @@ export function resumeRun(state: MemoryState, runId: string): ResumeResult {
     setRunStatus(state, runId, 'pending');
     return { found: true, resumed: true, wake: true };
   }
-  if (state.pauseRequested.delete(runId)) {
+  if (lease?.state === 'held' && state.pauseRequested.delete(runId)) {
     state.pauseReasons.delete(runId);
     return { found: true, resumed: true, wake: false };
   }

@@ -237,7 +237,7 @@ BEGIN
       WHERE r.run_id = p_run_id;
     RETURN 'resumed';
   END IF;
-  IF v_lease.pause_requested THEN
+  IF v_lease.state = 'held' AND v_lease.pause_requested THEN
     UPDATE {{schema}}.leases l SET pause_requested = false, pause_reason = NULL
       WHERE l.run_id = p_run_id;
     RETURN 'withdrawn';

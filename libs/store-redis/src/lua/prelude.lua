@@ -190,11 +190,11 @@ local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, 
   if state == 'finished' then
     return { 'finished' }
   end
-  -- An ownerless held lease (handed off or reaped) is free even though the reaper moved its
-  -- expiry on: that expiry only paces the reaper.
   if state == 'paused' then
     return { 'paused' }
   end
+  -- An ownerless held lease (handed off or reaped) is free even though the reaper moved its
+  -- expiry on: that expiry only paces the reaper.
   if state == 'held' and current_owner and tonumber(exp) > now then
     return { 'held', current_owner, exp }
   end

@@ -16,7 +16,7 @@ if lease[1] == 'paused' then
   make_acquirable(prefix, lease_key, held_key, timers_key, run_id, now)
   return 'resumed'
 end
-if lease[2] then
+if lease[1] == 'held' and lease[2] then
   redis.call('HDEL', lease_key, 'pause', 'pause_reason')
   return 'withdrawn'
 end
