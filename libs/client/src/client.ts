@@ -1,7 +1,7 @@
 /**
  * The client: what producers and operators use. Starting, signalling and cancelling need only the
- * transport (they are messages on the run queue, applied by workers); reading a run's state needs
- * the store, its history the transport's journal.
+ * transport (they are messages on the run queue, applied by workers); reading a run's state, and
+ * pausing and resuming it, need the store, its history the transport's journal.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -38,6 +38,7 @@ import {
   sendRunMessage,
   signalMessage,
   startMessage,
+  wakeMessage,
   resolveClaimCheck,
   type ClaimCheck,
   type JournalEntry,
@@ -154,6 +155,16 @@ export class RunHandle<O = unknown> {
 
   describe(): Promise<RunDescription> {
     return this.client.describe(this.runId);
+  }
+
+  /** {@link Client.pause} of this run. */
+  pause(reason?: string): Promise<'paused' | 'pause-requested'> {
+    return this.client.pause(this.runId, reason);
+  }
+
+  /** {@link Client.resume} of this run. */
+  resume(): Promise<boolean> {
+    return this.client.resume(this.runId);
   }
 
   /** {@link Client.fork} of this run: a run of the same workflow, so a handle of the same type. */
@@ -325,6 +336,70 @@ export class Client {
     assertRunId(runId);
     await this.connect();
     await sendRunMessage(this.transport, cancelMessage(runId, reason));
+  }
+
+  /**
+   * Pauses a run (docs/operations.md, "Pausing and resuming a run"). A run no worker is running
+   * (pending, suspended, between owners) is `paused` at once: `'paused'`. A run a worker is
+   * running is asked to stop: it finishes the activities in flight, journals their results, starts
+   * nothing new, and pauses at its next step (within a lease heartbeat): `'pause-requested'`
+   * (`describe()` shows `lease.pauseRequested` until then). Should that worker die first, the run
+   * is paused instead of resumed elsewhere. A paused run is run by no worker, reaper or timer
+   * until {@link resume}; signals sent to it are kept. Pausing a paused run changes nothing.
+   *
+   * Needs the store. NotFoundError for a run the store does not know; RunStateError (naming the
+   * status) for a finished run, and for a run whose cancel is pending (a cancel wins).
+   */
+  async pause(runId: string, reason?: string): Promise<'paused' | 'pause-requested'> {
+    const store = this.requireStore('pause');
+    assertRunId(runId);
+    await this.connect();
+    const answer = await store.requestPause(runId, reason);
+    if (!answer.found)
+      throw new NotFoundError(
+        `client.pause(${runId}): run ${runId} is not known to the store (not started yet?)`,
+      );
+    if (answer.state === 'paused' || answer.state === 'pause-requested') return answer.state;
+    const status = (await store.getRun(runId))?.status ?? answer.state;
+    throw new RunStateError(
+      runId,
+      status,
+      answer.state === 'finished'
+        ? `client.pause(${runId}): run ${runId} is ${status}: a finished run cannot be paused`
+        : `client.pause(${runId}): run ${runId} has a cancel pending, and a cancel wins over a pause; ` +
+            'it ends cancelled',
+    );
+  }
+
+  /**
+   * Resumes a paused run: any worker claims it at once and it goes on from its last journaled
+   * step (a sleep that came due while paused wakes it at once). For a run whose pause was requested
+   * but not reached yet, withdraws the request. Resolves true when it did either, false when the
+   * run was neither paused nor asked to pause (nothing changed).
+   *
+   * Needs the store. NotFoundError for a run the store does not know; RunStateError for a finished run.
+   */
+  async resume(runId: string): Promise<boolean> {
+    const store = this.requireStore('resume');
+    assertRunId(runId);
+    await this.connect();
+    const answer = await store.resumeRun(runId);
+    if (!answer.found)
+      throw new NotFoundError(`client.resume(${runId}): run ${runId} is not known to the store`);
+    // Lost, the wake is replaced by the reaper's: the resumed lease is in its queue.
+    if (answer.wake) await sendRunMessage(this.transport, wakeMessage(runId, 'resume'));
+    if (answer.resumed) return true;
+    const lease = await store.getLease(runId);
+    if (lease?.state === 'finished') {
+      const status = (await store.getRun(runId))?.status ?? 'finished';
+      throw new RunStateError(
+        runId,
+        status,
+        `client.resume(${runId}): run ${runId} is ${status}: a finished run cannot be resumed ` +
+          '(client.retry redrives a failed one)',
+      );
+    }
+    return false;
   }
 
   /** The run record and its lease. NotFoundError while no worker has taken its start message. */

@@ -31,7 +31,8 @@ export interface ResumeMessage extends MessageBase {
 
 export interface WakeMessage extends MessageBase {
   kind: 'wake';
-  reason: 'timer' | 'signal' | 'cancel';
+  /** `resume`: an operator resumed the paused run (`client.resume`). */
+  reason: 'timer' | 'signal' | 'cancel' | 'resume';
 }
 
 export interface SignalMessage extends MessageBase {

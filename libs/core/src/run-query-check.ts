@@ -13,6 +13,7 @@ export const RUN_STATUSES: readonly RunStatus[] = [
   'pending',
   'running',
   'suspended',
+  'paused',
   'completed',
   'failed',
   'cancelled',

@@ -42,6 +42,7 @@ export async function acquireLease(
 export function acquireResult(row: AcquireRow): AcquireResult {
   if (row.acquired) return { ok: true, epoch: row.lease_epoch, cancelRequested: row.cancel_requested };
   if (row.lease_state === 'finished') return { ok: false, reason: 'finished' };
+  if (row.lease_state === 'paused') return { ok: false, reason: 'paused' };
   return { ok: false, reason: 'held', owner: row.lease_owner, expiresAt: row.lease_expires_at ?? 0 };
 }
 
@@ -60,7 +61,9 @@ WITH req AS (
 )
 SELECT req.run_id,
        EXISTS (SELECT 1 FROM renewed n WHERE n.run_id = req.run_id AND n.epoch = req.epoch) AS ok,
-       EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = req.run_id) AS cancel_requested
+       EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = req.run_id) AS cancel_requested,
+       EXISTS (SELECT 1 FROM {{schema}}.leases p WHERE p.run_id = req.run_id AND p.pause_requested)
+         AS pause_requested
 FROM req
 ORDER BY req.ord`;
 
@@ -70,12 +73,18 @@ export async function renewLeases(
   ttlMs: number,
 ): Promise<RenewResult[]> {
   if (requests.length === 0) return [];
-  const rows = await db.query<{ run_id: string; ok: boolean; cancel_requested: boolean }>(RENEW_SQL, [
-    requests.map((r) => r.runId),
-    requests.map((r) => r.epoch),
-    Math.ceil(ttlMs),
-  ]);
-  return rows.map((row) => ({ runId: row.run_id, ok: row.ok, cancelRequested: row.cancel_requested }));
+  const rows = await db.query<{
+    run_id: string;
+    ok: boolean;
+    cancel_requested: boolean;
+    pause_requested: boolean;
+  }>(RENEW_SQL, [requests.map((r) => r.runId), requests.map((r) => r.epoch), Math.ceil(ttlMs)]);
+  return rows.map((row) => ({
+    runId: row.run_id,
+    ok: row.ok,
+    cancelRequested: row.cancel_requested,
+    ...(row.pause_requested && { pauseRequested: true }),
+  }));
 }
 
 /** Hand-off: held by nobody, expired now; the timer goes too (as on every wake). */
@@ -118,7 +127,7 @@ export async function reapExpiredLeases(db: Db, limit: number, reclaimAfterMs: n
 }
 
 const GET_LEASE_SQL = `
-SELECT l.epoch, l.owner, l.state, l.expires_at,
+SELECT l.epoch, l.owner, l.state, l.expires_at, l.pause_requested, l.pause_reason,
        EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = l.run_id) AS cancel_requested,
        (SELECT c.reason FROM {{schema}}.cancel_requests c WHERE c.run_id = l.run_id) AS cancel_reason
 FROM {{schema}}.leases l
@@ -132,6 +141,8 @@ export async function getLease(db: Db, runId: string): Promise<LeaseInfo | undef
     expires_at: number | null;
     cancel_requested: boolean;
     cancel_reason: string | null;
+    pause_requested: boolean;
+    pause_reason: string | null;
   }>(GET_LEASE_SQL, [runId]);
   if (row === undefined) return undefined;
   return {
@@ -142,6 +153,10 @@ export async function getLease(db: Db, runId: string): Promise<LeaseInfo | undef
     expiresAt: row.state === 'held' ? row.expires_at : null,
     cancelRequested: row.cancel_requested,
     ...(row.cancel_reason !== null && { cancelReason: row.cancel_reason }),
+    // A request is only news while the run is held; a run that finished first keeps none.
+    ...(row.state === 'held' && row.pause_requested && { pauseRequested: true }),
+    ...((row.state === 'held' || row.state === 'paused') &&
+      row.pause_reason !== null && { pauseReason: row.pause_reason }),
   };
 }
 

@@ -17,6 +17,9 @@ import type {
   DueTimer,
   InboxSignal,
   LeaseInfo,
+  PauseHeldResult,
+  PauseRequestResult,
+  ResumeResult,
   NewRun,
   RenewRequest,
   RenewResult,
@@ -39,6 +42,7 @@ import { connectError, operationError } from './errors.js';
 import * as leases from './leases.js';
 import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
+import * as pause from './pause.js';
 import * as payloads from './payloads.js';
 import * as presence from './presence.js';
 import * as queries from './queries.js';
@@ -157,6 +161,15 @@ export class PostgresStore implements Store, PresenceStore {
   }
   requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
     return this.run('requestCancel', (db) => waits.requestCancel(db, runId, reason));
+  }
+  requestPause(runId: string, reason?: string): Promise<PauseRequestResult> {
+    return this.run('requestPause', (db) => pause.requestPause(db, runId, reason));
+  }
+  pauseHeldRun(runId: string, epoch: number): Promise<PauseHeldResult> {
+    return this.run('pauseHeldRun', (db) => pause.pauseHeldRun(db, runId, epoch));
+  }
+  resumeRun(runId: string): Promise<ResumeResult> {
+    return this.run('resumeRun', (db) => pause.resumeRun(db, runId));
   }
   deliverSignal(
     runId: string,

@@ -28,6 +28,8 @@ export async function suspendRun(db: Db, request: SuspendRequest): Promise<Suspe
   switch (row?.outcome) {
     case 'suspended':
       return { ok: true };
+    case 'paused':
+      return { ok: true, paused: true };
     case 'signal-pending':
     case 'cancel-requested':
       return { ok: false, reason: row.outcome };

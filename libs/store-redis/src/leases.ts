@@ -29,6 +29,8 @@ export function acquireReply(reply: unknown[]): AcquireResult {
       return { ok: true, epoch: Number(reply[1]), cancelRequested: reply[2] === 1 };
     case 'held':
       return { ok: false, reason: 'held', owner: str(reply[1]), expiresAt: Number(reply[2]) };
+    case 'paused':
+      return { ok: false, reason: 'paused' };
     default:
       return { ok: false, reason: 'finished' };
   }
@@ -51,8 +53,9 @@ export async function renewLeases(
   const reply = (await ctx.run('renew-leases', scriptKeys, args)) as number[];
   return requests.map(({ runId }, i) => ({
     runId,
-    ok: reply[2 * i] === 1,
-    cancelRequested: reply[2 * i + 1] === 1,
+    ok: reply[3 * i] === 1,
+    cancelRequested: reply[3 * i + 1] === 1,
+    ...(reply[3 * i + 2] === 1 && { pauseRequested: true }),
   }));
 }
 
@@ -86,11 +89,11 @@ export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseI
   const [fields, cancelled] = pipelineResults(
     await redis
       .pipeline()
-      .hmget(keys.lease(runId), 'epoch', 'state', 'owner', 'exp')
+      .hmget(keys.lease(runId), 'epoch', 'state', 'owner', 'exp', 'pause', 'pause_reason')
       .get(keys.cancel(runId))
       .exec(),
   ) as [(string | null)[], string | null];
-  const [epoch, state, owner, exp] = fields;
+  const [epoch, state, owner, exp, pause, pauseReason] = fields;
   if (epoch === null || epoch === undefined) return undefined;
   return {
     runId,
@@ -101,6 +104,11 @@ export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseI
     cancelRequested: cancelled !== null,
     // The flag is '1' or '1|<reason>' (request-cancel.lua).
     ...(cancelled?.startsWith('1|') === true && { cancelReason: cancelled.slice(2) }),
+    // A request is only news while the run is held (finish-run.lua drops it too).
+    ...(state === 'held' && pause !== null && pause !== undefined && { pauseRequested: true }),
+    ...((state === 'held' || state === 'paused') &&
+      pauseReason !== null &&
+      pauseReason !== undefined && { pauseReason }),
   };
 }
 

@@ -150,7 +150,7 @@ describe('redis store: run query indexes', () => {
     const counts = await store.countRuns();
     expect(counts).toEqual({
       total: 6,
-      byStatus: { pending: 3, running: 3, suspended: 0, completed: 0, failed: 0, cancelled: 0 },
+      byStatus: { pending: 3, running: 3, suspended: 0, paused: 0, completed: 0, failed: 0, cancelled: 0 },
       byWorkflow: { 'wf:a': { pending: 2, running: 2 }, 'wf:b': { pending: 1, running: 1 } },
     });
     expect((await store.listRuns({ worker: 'w2' })).runs.map((r) => r.runId).sort()).toEqual(['l', 's']);

@@ -22,6 +22,9 @@ import type {
   DueTimer,
   InboxSignal,
   LeaseInfo,
+  PauseHeldResult,
+  PauseRequestResult,
+  ResumeResult,
   NewRun,
   RunCounts,
   RunPage,
@@ -51,6 +54,7 @@ import {
   type ResolvedRedisStoreOptions,
 } from './options.js';
 import * as payloads from './payloads.js';
+import * as pause from './pause.js';
 import { PresenceRegistry } from './presence.js';
 import * as queries from './queries.js';
 import * as retention from './retention.js';
@@ -153,6 +157,15 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   }
   requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
     return this.op('requestCancel', (ctx) => waits.requestCancel(ctx, runId, reason));
+  }
+  requestPause(runId: string, reason?: string): Promise<PauseRequestResult> {
+    return this.op('requestPause', (ctx) => pause.requestPause(ctx, runId, reason));
+  }
+  pauseHeldRun(runId: string, epoch: number): Promise<PauseHeldResult> {
+    return this.op('pauseHeldRun', (ctx) => pause.pauseHeldRun(ctx, runId, epoch));
+  }
+  resumeRun(runId: string): Promise<ResumeResult> {
+    return this.op('resumeRun', (ctx) => pause.resumeRun(ctx, runId));
   }
   getLease(runId: string): Promise<LeaseInfo | undefined> {
     return this.op('getLease', (ctx) => leases.getLease(ctx, runId));

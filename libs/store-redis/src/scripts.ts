@@ -26,6 +26,7 @@ export const SCRIPT_NAMES = [
   'finish-run',
   'index-runs',
   'list-runs',
+  'pause-held-run',
   'reap-dead-workers',
   'reap-expired-leases',
   'record-claim-failure',
@@ -34,6 +35,8 @@ export const SCRIPT_NAMES = [
   'renew-leases',
   'reopen-run',
   'request-cancel',
+  'request-pause',
+  'resume-run',
   'suspend-run',
   'write-checkpoint',
 ] as const;

@@ -27,6 +27,8 @@ export async function suspendRun(ctx: StoreContext, request: SuspendRequest): Pr
   switch (reply) {
     case 'ok':
       return { ok: true };
+    case 'paused':
+      return { ok: true, paused: true };
     case 'signal-pending':
     case 'cancel-requested':
       return { ok: false, reason: reply };

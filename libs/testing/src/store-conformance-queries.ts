@@ -221,6 +221,7 @@ export function describeRunQueryConformance(store: () => Store): void {
         'cancelled',
         'completed',
         'failed',
+        'paused',
         'pending',
         'running',
         'suspended',

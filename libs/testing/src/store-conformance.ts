@@ -17,6 +17,7 @@ import { describeRunConformance } from './store-conformance-runs.js';
 import { describeRunQueryConformance } from './store-conformance-queries.js';
 import { describeHistoryConformance } from './store-conformance-history.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
+import { describePauseConformance } from './store-conformance-pause.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
 import {
@@ -63,6 +64,7 @@ export function describeStoreConformance(
 
     describeLeaseConformance(store);
     describeWaitConformance(store);
+    describePauseConformance(store);
     describeRunConformance(store);
     describeRunQueryConformance(store);
     describeHistoryConformance(store);

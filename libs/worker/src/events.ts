@@ -12,11 +12,12 @@ import { isSpanContextValid, type Context, type Span } from '@opentelemetry/api'
 /**
  * How a run session ended. `held`: the run's data cannot be read by this worker yet (a key it
  * lacks, a checkpoint schema newer than it knows); the run is left intact, suspended with a retry
- * timer. Defined here, with the events a session's end emits, so that the options (which name the
+ * timer. `paused`: the run stopped for a pause request (`client.pause`) and holds no lease until it
+ * is resumed. Defined here, with the events a session's end emits, so that the options (which name the
  * event sink) never import the session.
  */
 export type SessionEnd =
-  'completed' | 'failed' | 'cancelled' | 'suspended' | 'handed-off' | 'aborted' | 'held';
+  'completed' | 'failed' | 'cancelled' | 'suspended' | 'paused' | 'handed-off' | 'aborted' | 'held';
 
 export interface RunEventContext {
   workflow: string;
@@ -37,6 +38,8 @@ export type WorkerEvent =
   | { type: 'run-failed'; runId: string; epoch: number; error: string }
   | { type: 'run-cancelled'; runId: string; epoch: number }
   | { type: 'run-suspended'; runId: string; epoch: number }
+  /** The run stopped for a pause request; nobody runs it until `client.resume`. */
+  | { type: 'run-paused'; runId: string; epoch: number }
   | { type: 'run-handed-off'; runId: string; epoch: number }
   | { type: 'run-aborted'; runId: string; epoch: number; reason: string }
   /** The run's data names a key this worker lacks, or a newer checkpoint schema: left intact, retried later. */
@@ -73,6 +76,8 @@ export function sessionEndEvent(
       return { type: 'run-cancelled', runId, epoch };
     case 'suspended':
       return { type: 'run-suspended', runId, epoch };
+    case 'paused':
+      return { type: 'run-paused', runId, epoch };
     case 'handed-off':
       return { type: 'run-handed-off', runId, epoch };
     case 'aborted':

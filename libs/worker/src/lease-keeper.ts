@@ -20,6 +20,8 @@ import type { Logger } from './logger.js';
 export interface LeaseHandlers {
   onLost(error: LeaseLostError): void;
   onCancelRequested(): void;
+  /** A renewal reported that a pause was requested of the run (called on every such renewal). */
+  onPauseRequested?(): void;
   /** The run's own logger (its id, workflow and trace ids bound), for lines about this lease. */
   logger?: Logger;
 }
@@ -180,6 +182,7 @@ export class LeaseKeeper {
         entry.validUntil = sentAt + this.leaseMs;
         renewed++;
         if (result.cancelRequested) entry.onCancelRequested();
+        if (result.pauseRequested === true) entry.onPauseRequested?.();
       }
       this.instruments?.leaseRenewals.add(renewed);
       await Promise.all(refused.map((entry) => this.settleRefusal(entry)));

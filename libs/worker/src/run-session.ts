@@ -89,6 +89,10 @@ export class RunSession {
   private executor: ReplayExecutor | undefined;
   private writer: JournalWriter | undefined;
   private handoffRequested = false;
+  /** A pause was requested (the lease keeper's renewal said so): stop at the next step and pause. */
+  private pauseRequested = false;
+  /** The store paused the run at its suspension point (a pause request met the suspendRun). */
+  private pausedAtSuspend = false;
   private abortCause: unknown;
   /** Why the run failed, when it ended `failed`. */
   failure: string | undefined;
@@ -113,6 +117,21 @@ export class RunSession {
   /** Asks the run to stop at its next step and hand itself to another worker. */
   handoff(): void {
     this.handoffRequested = true;
+    this.executor?.handoff();
+  }
+
+  /**
+   * Asks the run to pause: it freezes as for a hand-off (no new step starts; in-flight activities
+   * finish and their results are journaled), then pauses its lease under its epoch
+   * ({@link LeaseStore.pauseHeldRun}) instead of releasing it. Safe to call repeatedly.
+   */
+  pause(): void {
+    if (this.pauseRequested) return;
+    this.pauseRequested = true;
+    this.options.logger.info(
+      { runId: this.runId, epoch: this.epoch },
+      'pause requested; stopping at the next step',
+    );
     this.executor?.handoff();
   }
 
@@ -168,6 +187,7 @@ export class RunSession {
       this.abort(error);
     },
     onCancelRequested: () => this.cancel(),
+    onPauseRequested: () => this.pause(),
   };
 
   private async execute(): Promise<SessionEnd> {
@@ -276,7 +296,7 @@ export class RunSession {
       cancelReason,
       pipelineSteps: this.options.pipelineSteps,
     });
-    if (this.handoffRequested) this.executor.handoff();
+    if (this.handoffRequested || this.pauseRequested) this.executor.handoff();
     const outcome = await this.executor.run();
     return this.afterStop(outcome);
   }
@@ -332,6 +352,7 @@ export class RunSession {
         this.keeper.remove(this.runId);
         const result = await store.suspendRun({ runId: this.runId, epoch: this.epoch, ...request });
         if (!result.ok) this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
+        if (result.ok && result.paused === true) this.pausedAtSuspend = true;
         // The executor cancels on this answer; hand it the reason first (the first reason wins).
         if (!result.ok && result.reason === 'cancel-requested') {
           const reason = await this.storedCancelReason();
@@ -352,8 +373,9 @@ export class RunSession {
       case 'cancelled':
         return this.finish({ status: 'cancelled', error: cancelledError(outcome.reason) });
       case 'suspended':
-        return 'suspended';
+        return this.pausedAtSuspend ? this.reportPaused() : 'suspended';
       case 'stopped':
+        if (outcome.reason === 'handoff' && this.pauseRequested) return this.pauseHere();
         if (outcome.reason === 'handoff') {
           await writer.flush();
           await this.handOff();
@@ -453,6 +475,37 @@ export class RunSession {
     });
     if (end === 'failed') this.failure = `${(err as Error).name}: ${(err as Error).message}`;
     return end;
+  }
+
+  /** Logs the pause and says how the session ended. */
+  private reportPaused(): SessionEnd {
+    this.options.logger.info({ runId: this.runId, epoch: this.epoch }, 'run paused');
+    return 'paused';
+  }
+
+  /**
+   * The run froze for a pause: every in-flight result is journaled; checkpoint, stop renewing, and
+   * pause the lease under this epoch. A cancel that arrived meanwhile wins, and a request withdrawn
+   * meanwhile (`client.resume`) stands: the run is handed off (its next owner ends it cancelled, or
+   * runs on). A fenced pause means the lease moved on: nothing to do.
+   */
+  private async pauseHere(): Promise<SessionEnd> {
+    const writer = this.writer!;
+    await writer.flush();
+    await writer.checkpoint('running').catch(() => undefined);
+    this.keeper.remove(this.runId);
+    let result;
+    try {
+      result = await this.options.store.pauseHeldRun(this.runId, this.epoch);
+    } catch (err) {
+      if (!(err instanceof FencedWriteError)) throw err;
+      this.options.logger.warn({ runId: this.runId, epoch: this.epoch }, 'pause refused: the lease moved on');
+      return 'aborted';
+    }
+    if (result.ok) return this.reportPaused();
+    const released = await this.options.store.releaseLease(this.runId, this.epoch);
+    if (released) await enqueueResume(this.options.transport, this.runId, 'handoff');
+    return 'handed-off';
   }
 
   private async handOff(): Promise<void> {

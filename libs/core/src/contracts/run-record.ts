@@ -4,7 +4,7 @@
  */
 import type { SerializedError } from '../errors.js';
 
-export type RunStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus = 'pending' | 'running' | 'suspended' | 'paused' | 'completed' | 'failed' | 'cancelled';
 
 /** Where a forked run came from: the original run and the fork point (one of the two). */
 export interface RunLineage {

@@ -36,9 +36,12 @@ import type { RunLineage, RunRecord, RunStatus } from './run-record.js';
  * - `held`: an owner holds it until `expiresAt` (acquirable once expired), or, after a hand-off
  *   or a reap, nobody does (acquirable at once; `expiresAt` then only paces the reaper);
  * - `suspended`: the run waits for a timer or signal and holds no lease; acquirable at once;
+ * - `paused`: an operator paused the run ({@link LeaseStore.requestPause}); it holds no lease, has
+ *   no timer, and is acquired by nobody until {@link LeaseStore.resumeRun}. Pausing a lease that
+ *   was ever held moves it to the next epoch, so its last holder's late writes are fenced;
  * - `finished`: the run completed, failed or was cancelled; never acquirable again.
  */
-export type LeaseState = 'held' | 'suspended' | 'finished';
+export type LeaseState = 'held' | 'suspended' | 'paused' | 'finished';
 
 export interface LeaseInfo {
   runId: string;
@@ -50,12 +53,21 @@ export interface LeaseInfo {
   cancelRequested: boolean;
   /** Why the cancel was requested (the first request's reason), when one was given. */
   cancelReason?: string;
+  /**
+   * True while a pause is requested of a run a live owner holds (it stops at its next step and
+   * calls {@link LeaseStore.pauseHeldRun}); absent otherwise. A run already paused has state `paused`.
+   */
+  pauseRequested?: boolean;
+  /** Why the pause was requested (the first request's reason), when one was given, while paused or requested. */
+  pauseReason?: string;
 }
 
 export type AcquireResult =
   | { ok: true; epoch: number; cancelRequested: boolean }
   | { ok: false; reason: 'held'; owner: string | null; expiresAt: number }
-  | { ok: false; reason: 'finished' };
+  | { ok: false; reason: 'finished' }
+  /** Paused: nobody may run it until it is resumed. Drop the message. */
+  | { ok: false; reason: 'paused' };
 
 export interface RenewRequest {
   runId: string;
@@ -67,6 +79,8 @@ export interface RenewResult {
   /** False when the lease expired or a newer epoch owns it: the caller must stop at once. */
   ok: boolean;
   cancelRequested: boolean;
+  /** True when a pause was requested of this run: stop at its next step and pause it; absent otherwise. */
+  pauseRequested?: boolean;
 }
 
 export interface SuspendRequest {
@@ -81,15 +95,47 @@ export interface SuspendRequest {
 }
 
 export type SuspendResult =
-  | { ok: true }
+  /** Suspended; `paused` when a pause was requested meanwhile and the run is `paused` instead. */
+  | { ok: true; paused?: boolean }
   /** Not suspended: a matching signal is already in the inbox, or a cancel is pending; carry on. */
   | { ok: false; reason: 'signal-pending' | 'cancel-requested' };
+
+/**
+ * What {@link LeaseStore.requestPause} did:
+ * - `paused`: the run held no live lease (pending, suspended, handed off, reaped or expired) and is
+ *   `paused` now;
+ * - `pause-requested`: a live owner holds it; it is asked to stop at its next step (the flag its
+ *   renewals report) and pauses then; should it die first, the next acquire pauses the run;
+ * - `finished`: the run completed, failed or was cancelled; nothing changed;
+ * - `cancel-requested`: a cancel is pending, and a cancel wins over a pause; nothing changed.
+ */
+export type PauseRequestResult =
+  { found: false } | { found: true; state: 'paused' | 'pause-requested' | 'finished' | 'cancel-requested' };
+
+/**
+ * What {@link LeaseStore.resumeRun} did. `resumed` is true when the run was paused (it is now
+ * acquirable, and `wake` tells the caller to enqueue a wake message) or had a pause requested (the
+ * request is withdrawn; `wake` false). Otherwise nothing changed.
+ */
+export interface ResumeResult {
+  found: boolean;
+  resumed: boolean;
+  wake: boolean;
+}
+
+/**
+ * What {@link LeaseStore.pauseHeldRun} did: paused, or not: a cancel is pending (the cancel wins),
+ * or the pause request was withdrawn ({@link LeaseStore.resumeRun}) before the owner stopped.
+ */
+export type PauseHeldResult = { ok: true } | { ok: false; reason: 'cancel-requested' | 'not-requested' };
 
 export interface LeaseStore {
   /**
    * Takes the run's lease for `owner` until now + `ttlMs` (store clock), with epoch = previous + 1.
    * Succeeds when the lease is absent, suspended, held by nobody (handed off or reaped), or held
-   * but expired. Clears the run's timer and,
+   * but expired. Refused with `paused` when the run is paused, and when it is free but has a pause
+   * request (its owner died or handed it off before it stopped): that lease becomes `paused`
+   * then (a pending cancel withdrew any pause request, so it never meets one). Clears the run's timer and,
    * when the run is in the index, marks it `running` and counts the attempt (one round trip).
    */
   acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult>;
@@ -115,12 +161,36 @@ export interface LeaseStore {
    */
   reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]>;
   /**
-   * Sets the run's cancel flag. `wake` is true when the run was suspended: it is now acquirable
+   * Sets the run's cancel flag and withdraws any pause request (a cancel wins over a pause). `wake`
+   * is true when the run was suspended or paused: it is now acquirable
    * (held, expired) and the caller should enqueue a wake message. `found` is false for an unknown run.
    * `reason` is kept with the flag (the first request's reason wins) and read back by
    * {@link getLease} as `cancelReason`, so the run ends cancelled with the caller's words.
    */
   requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }>;
+  /**
+   * Pauses the run, or asks its owner to: see {@link PauseRequestResult}. A run that holds no live
+   * lease becomes `paused` at once (its timer dropped: the worker registers it again from the
+   * journal after the resume), its record `paused`; a pending run with no lease yet gets a paused
+   * lease of epoch 0. A paused run is never acquired, reaped or woken by a timer; a signal to it is
+   * kept for after the resume. `reason` is kept (the first request's wins) and read back by
+   * {@link getLease} as `pauseReason`. A repeated request changes nothing and answers the state.
+   */
+  requestPause(runId: string, reason?: string): Promise<PauseRequestResult>;
+  /**
+   * The owner's fenced write that ends its session for a pause: the held lease of `epoch` becomes
+   * `paused` (no owner, no expiry, no timer), the record `paused`, the pause request cleared. A
+   * pending cancel wins: nothing changes and the answer says `cancel-requested`; a request that was
+   * withdrawn meanwhile: nothing changes, `not-requested`. Either way the owner hands the run off.
+   * FencedWriteError when `epoch` is not the lease's or the lease is not held.
+   */
+  pauseHeldRun(runId: string, epoch: number): Promise<PauseHeldResult>;
+  /**
+   * Resumes a paused run: its lease becomes held by nobody, expiring now (acquirable at once, the
+   * reaper re-sends it should the wake be lost), its record `pending`, its pause reason dropped. A
+   * run with only a pause request has the request withdrawn. See {@link ResumeResult}.
+   */
+  resumeRun(runId: string): Promise<ResumeResult>;
   getLease(runId: string): Promise<LeaseInfo | undefined>;
   /** The store's clock (ms since epoch). */
   now(): Promise<number>;

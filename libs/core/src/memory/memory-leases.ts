@@ -1,15 +1,21 @@
 /** The in-process store's {@link LeaseStore} part: leases with fencing epochs, reaping, claim failures. */
 import type { AcquireResult, LeaseInfo, RenewRequest, RenewResult } from '../contracts/store.js';
 import type { LeaseRecord } from './memory-records.js';
-import { assertFence, makeAcquirable, type MemoryState } from './memory-state.js';
+import { assertFence, makeAcquirable, pauseLease, type MemoryState } from './memory-state.js';
 
 export function acquireLease(state: MemoryState, runId: string, owner: string, ttlMs: number): AcquireResult {
   const now = state.clock();
   const lease = state.leases.get(runId);
   if (lease?.state === 'finished') return { ok: false, reason: 'finished' };
+  if (lease?.state === 'paused') return { ok: false, reason: 'paused' };
   // An ownerless lease (reaped or handed off) is free even though the reaper moved its expiry on.
   if (lease?.state === 'held' && lease.owner !== null && lease.expiresAt !== null && lease.expiresAt > now) {
     return { ok: false, reason: 'held', owner: lease.owner, expiresAt: lease.expiresAt };
+  }
+  // Free, but its owner was asked to pause and died (or handed it off) before it stopped.
+  if (lease !== undefined && state.pauseRequested.has(runId)) {
+    pauseLease(state, runId, lease);
+    return { ok: false, reason: 'paused' };
   }
   const epoch = (lease?.epoch ?? 0) + 1;
   state.leases.set(runId, { epoch, owner, state: 'held', expiresAt: now + ttlMs, waitingFor: [] });
@@ -41,7 +47,12 @@ export function renewLeases(
       lease.expiresAt !== null &&
       lease.expiresAt > now;
     if (ok) lease.expiresAt = now + ttlMs;
-    return { runId, ok, cancelRequested: state.cancelled.has(runId) };
+    return {
+      runId,
+      ok,
+      cancelRequested: state.cancelled.has(runId),
+      ...(state.pauseRequested.has(runId) && { pauseRequested: true }),
+    };
   });
 }
 
@@ -79,6 +90,8 @@ export function recordClaimFailure(state: MemoryState, runId: string, epoch: num
 export function getLease(state: MemoryState, runId: string): LeaseInfo | undefined {
   const lease = state.leases.get(runId);
   if (lease === undefined) return undefined;
+  // A request is only news while the run is held; a run that finished first keeps none.
+  const pauseAsked = lease.state === 'held' && state.pauseRequested.has(runId);
   return {
     runId,
     epoch: lease.epoch,
@@ -87,5 +100,8 @@ export function getLease(state: MemoryState, runId: string): LeaseInfo | undefin
     expiresAt: lease.state === 'held' ? lease.expiresAt : null,
     cancelRequested: state.cancelled.has(runId),
     ...(state.cancelReasons.has(runId) && { cancelReason: state.cancelReasons.get(runId) }),
+    ...(pauseAsked && { pauseRequested: true }),
+    ...((pauseAsked || lease.state === 'paused') &&
+      state.pauseReasons.has(runId) && { pauseReason: state.pauseReasons.get(runId) }),
   };
 }

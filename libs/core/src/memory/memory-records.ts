@@ -37,6 +37,6 @@ export function unfinishedStatus(
 ): string | undefined {
   if (run !== undefined && !FINISHED_RUN_STATUSES.includes(run.status)) return run.status;
   if (lease !== undefined && lease.state !== 'finished')
-    return lease.state === 'held' ? 'running' : 'suspended';
+    return lease.state === 'held' ? 'running' : lease.state;
   return undefined;
 }

@@ -30,6 +30,8 @@ export function deleteRun(state: MemoryState, runId: string): boolean {
   state.leases.delete(runId);
   state.cancelled.delete(runId);
   state.cancelReasons.delete(runId);
+  state.pauseRequested.delete(runId);
+  state.pauseReasons.delete(runId);
   state.checkpoints.delete(runId);
   state.claimFailures.delete(runId);
   state.timers.delete(runId);

@@ -100,4 +100,7 @@ export function finishRun(
   lease.expiresAt = null;
   lease.waitingFor = [];
   state.timers.delete(runId);
+  // A pause asked of a run that finished before it stopped for it is moot.
+  state.pauseRequested.delete(runId);
+  state.pauseReasons.delete(runId);
 }

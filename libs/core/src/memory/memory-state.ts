@@ -18,6 +18,10 @@ export class MemoryState {
   readonly cancelled = new Set<string>();
   /** The reason of a run's first cancel request that gave one. */
   readonly cancelReasons = new Map<string, string>();
+  /** Runs a live owner holds whose pause was requested (memory-pause.ts). */
+  readonly pauseRequested = new Set<string>();
+  /** The reason of a run's first pause request that gave one, while paused or requested. */
+  readonly pauseReasons = new Map<string, string>();
   readonly runs = new Map<string, RunRecord>();
   readonly runIdsByKey = new Map<string, string>();
   readonly checkpoints = new Map<string, StoredCheckpoint[]>();
@@ -44,6 +48,21 @@ export function makeAcquirable(state: MemoryState, runId: string, lease: LeaseRe
   lease.expiresAt = state.clock();
   lease.waitingFor = [];
   state.timers.delete(runId);
+}
+
+/**
+ * Paused: no owner, no expiry, no timer, no pause request; the record `paused`. A lease that was
+ * ever held moves to the next epoch, so its last holder's late writes are fenced.
+ */
+export function pauseLease(state: MemoryState, runId: string, lease: LeaseRecord): void {
+  if (lease.epoch > 0) lease.epoch += 1;
+  lease.state = 'paused';
+  lease.owner = null;
+  lease.expiresAt = null;
+  lease.waitingFor = [];
+  state.timers.delete(runId);
+  state.pauseRequested.delete(runId);
+  setRunStatus(state, runId, 'paused');
 }
 
 /** The run's lease, when `epoch` is its current one and the run is not finished; else FencedWriteError. */

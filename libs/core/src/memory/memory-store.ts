@@ -2,7 +2,7 @@
  * The in-process store: the embedded default for the demo and unit tests. No I/O. Its lifecycle
  * and the Store surface are here; the work is in one file per capability, as in the Redis and
  * Postgres stores: memory-leases.ts, memory-checkpoints.ts, memory-runs.ts, memory-waits.ts
- * (suspension, timers, signals, cancel), memory-retention.ts, memory-payloads.ts and
+ * (suspension, timers, signals, cancel), memory-pause.ts, memory-retention.ts, memory-payloads.ts and
  * memory-queries.ts (listing and counting runs), over the
  * maps of memory-state.ts.
  *
@@ -16,7 +16,7 @@
  * 2. A lease's epoch only grows; a write (checkpoint, suspend, finish) succeeds only under the
  *    lease's current epoch and never once the lease is finished.
  * 3. A run has a timer only while its lease is suspended: acquiring, waking by signal or cancel,
- *    and finishing all remove it.
+ *    pausing and finishing all remove it.
  * 4. Values are cloned on the way in and out, so no caller holds a reference into the store.
  * 5. After close() every operation fails with BATON_CLOSED; before connect() operations work (an
  *    in-process store has nothing to connect).
@@ -31,8 +31,11 @@ import type {
   LeaseInfo,
   NewRun,
   NewRunToLease,
+  PauseHeldResult,
+  PauseRequestResult,
   RenewRequest,
   RenewResult,
+  ResumeResult,
   ReopenResult,
   RunOutcome,
   RunRecord,
@@ -46,6 +49,7 @@ import { BatonError } from '../errors.js';
 import * as checkpoints from './memory-checkpoints.js';
 import * as leases from './memory-leases.js';
 import * as payloads from './memory-payloads.js';
+import * as pause from './memory-pause.js';
 import * as queries from './memory-queries.js';
 import * as retention from './memory-retention.js';
 import * as runs from './memory-runs.js';
@@ -128,6 +132,15 @@ class MemoryStore implements Store {
   }
   async requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
     return waits.requestCancel(this.open('requestCancel'), runId, reason);
+  }
+  async requestPause(runId: string, reason?: string): Promise<PauseRequestResult> {
+    return pause.requestPause(this.open('requestPause'), runId, reason);
+  }
+  async pauseHeldRun(runId: string, epoch: number): Promise<PauseHeldResult> {
+    return pause.pauseHeldRun(this.open('pauseHeldRun'), runId, epoch);
+  }
+  async resumeRun(runId: string): Promise<ResumeResult> {
+    return pause.resumeRun(this.open('resumeRun'), runId);
   }
   async recordClaimFailure(runId: string, epoch: number): Promise<number> {
     return leases.recordClaimFailure(this.open('recordClaimFailure'), runId, epoch);

@@ -4,7 +4,7 @@
  */
 import type { DueTimer, InboxSignal, SuspendRequest, SuspendResult } from '../contracts/store.js';
 import { FencedWriteError } from '../errors.js';
-import { isKnown, makeAcquirable, setRunStatus, type MemoryState } from './memory-state.js';
+import { isKnown, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';
 
 export function suspendRun(state: MemoryState, request: SuspendRequest): SuspendResult {
   const { runId, epoch } = request;
@@ -18,6 +18,11 @@ export function suspendRun(state: MemoryState, request: SuspendRequest): Suspend
   );
   if (pending) return { ok: false, reason: 'signal-pending' };
   if (state.cancelled.has(runId)) return { ok: false, reason: 'cancel-requested' };
+  // Asked to pause while it ran to this suspension point: pause instead (the timer goes too).
+  if (state.pauseRequested.has(runId)) {
+    pauseLease(state, runId, lease);
+    return { ok: true, paused: true };
+  }
   lease.state = 'suspended';
   lease.owner = null;
   lease.expiresAt = null;
@@ -36,8 +41,12 @@ export function requestCancel(
   if (!isKnown(state, runId)) return { found: false, wake: false };
   if (!state.cancelled.has(runId) && reason !== undefined) state.cancelReasons.set(runId, reason);
   state.cancelled.add(runId);
+  // A cancel wins over a pause: the run must run (to its end, cancelled).
+  state.pauseRequested.delete(runId);
+  state.pauseReasons.delete(runId);
   const lease = state.leases.get(runId);
-  if (lease?.state !== 'suspended') return { found: true, wake: false };
+  if (lease?.state !== 'suspended' && lease?.state !== 'paused') return { found: true, wake: false };
+  if (lease.state === 'paused') setRunStatus(state, runId, 'pending');
   makeAcquirable(state, runId, lease);
   return { found: true, wake: true };
 }

@@ -61,7 +61,7 @@ export function resumeMessage(
 
 /**
  * Asks any worker to wake a suspended run: a timer came due (found by a worker's scan, so kept
- * local like a reap), a signal or a cancel arrived.
+ * local like a reap), a signal or a cancel arrived, or a paused run was resumed.
  */
 export function wakeMessage(runId: string, reason: WakeMessage['reason']): OutgoingRunMessage {
   const message: WakeMessage = { kind: 'wake', runId, reason };

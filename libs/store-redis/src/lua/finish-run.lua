@@ -28,6 +28,8 @@ end
 if lease[3] then
   redis.call('SREM', owner_key(prefix, lease[3]), run_id)
 end
+-- A pause asked of a run that finished before it stopped for it is moot.
+redis.call('HDEL', lease_key, 'pause', 'pause_reason')
 redis.call('HSET', lease_key, 'state', 'finished')
 redis.call('HDEL', lease_key, 'owner', 'exp', 'wait')
 redis.call('ZREM', held_key, run_id)

@@ -2,10 +2,13 @@
 --
 -- Lease hash fields (key <prefix>lease:<runId>):
 --   epoch  fencing token, only ever grows
---   state  'held' | 'suspended' | 'finished'
---   owner  worker id; absent when nobody holds the lease (handed off, reaped, suspended, finished)
+--   state  'held' | 'suspended' | 'paused' | 'finished'
+--   owner  worker id; absent when nobody holds the lease (handed off, reaped, suspended, paused, finished)
 --   exp    expiry in ms on the server clock; present exactly while state is 'held'
 --   wait   JSON array of signal names a suspended run waits for
+--   pause  '1' while a pause is requested of a held run (its owner stops and pauses it)
+--   pause_reason  the first pause request's reason, while paused or requested
+-- A paused lease is in none of the indexes below: no reaper, timer scan or acquire touches it.
 --
 -- Every script keeps these indexes exact, so no operation ever scans all leases:
 --   <prefix>held          ZSET runId -> exp of every 'held' lease (the reaper's queue)
@@ -148,6 +151,24 @@ local function make_acquirable(prefix, lease_key, held_key, timers_key, run_id, 
   redis.call('ZREM', timers_key, run_id)
 end
 
+-- Paused: no owner, no expiry, no timer, no pause request; the record (if any) 'paused'. A lease
+-- that was ever held moves to the next epoch, so its last holder's late writes are fenced.
+local function pause_lease(prefix, lease_key, held_key, timers_key, run_key, run_id, now)
+  local epoch = tonumber(redis.call('HGET', lease_key, 'epoch') or '0') or 0
+  if epoch > 0 then
+    redis.call('HSET', lease_key, 'epoch', ms(epoch + 1))
+  end
+  local owner = redis.call('HGET', lease_key, 'owner')
+  if owner then
+    redis.call('SREM', owner_key(prefix, owner), run_id)
+  end
+  redis.call('HSET', lease_key, 'state', 'paused')
+  redis.call('HDEL', lease_key, 'owner', 'exp', 'wait', 'pause')
+  redis.call('ZREM', held_key, run_id)
+  redis.call('ZREM', timers_key, run_id)
+  set_run_status(prefix, run_key, run_id, 'paused', now)
+end
+
 -- Creates the run record unless its id or its idempotency key is known. Returns 1 and nothing
 -- else when it created the record, or 0 and the existing record (HGETALL pairs).
 -- fields: runId, workflow, version, inputJson, idempotencyKey ('' = none), traceparent ('' = none),
@@ -183,7 +204,7 @@ local function create_run(run_key, key_key, prefix, f)
 end
 
 -- Takes the run's lease with epoch = previous + 1 until now + ttl.
--- Returns {'ok', epoch, cancelRequested 0|1} | {'held', owner, exp} | {'finished'}
+-- Returns {'ok', epoch, cancelRequested 0|1} | {'held', owner, exp} | {'finished'} | {'paused'}
 local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, prefix, run_id, owner, ttl)
   local now = now_ms()
   local lease = redis.call('HMGET', lease_key, 'state', 'owner', 'exp', 'epoch')
@@ -191,10 +212,18 @@ local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, 
   if state == 'finished' then
     return { 'finished' }
   end
+  if state == 'paused' then
+    return { 'paused' }
+  end
   -- An ownerless held lease (handed off or reaped) is free even though the reaper moved its
   -- expiry on: that expiry only paces the reaper.
   if state == 'held' and current_owner and tonumber(exp) > now then
     return { 'held', current_owner, exp }
+  end
+  -- Free, but its owner was asked to pause and died (or handed it off) before it stopped.
+  if state and redis.call('HGET', lease_key, 'pause') then
+    pause_lease(prefix, lease_key, held_key, timers_key, run_key, run_id, now)
+    return { 'paused' }
   end
 
   if current_owner then

@@ -1,7 +1,8 @@
 -- renewLeases: extends every lease of a batch in one call (one round trip per worker and beat).
 -- KEYS: held, then per request: lease, cancel
 -- ARGV: ttlMs, then per request: runId, epoch
--- Returns a flat list: per request, ok 0|1 and cancelRequested 0|1, in request order.
+-- Returns a flat list: per request, ok 0|1, cancelRequested 0|1 and pauseRequested 0|1, in
+-- request order.
 local held_key = KEYS[1]
 local ttl = tonumber(ARGV[1])
 local now = now_ms()
@@ -23,5 +24,6 @@ for i = 1, count do
     out[#out + 1] = 0
   end
   out[#out + 1] = redis.call('EXISTS', cancel_key)
+  out[#out + 1] = redis.call('HGET', lease_key, 'pause') and 1 or 0
 end
 return out

@@ -1,5 +1,6 @@
 -- requestCancel: sets the cancel flag (kept apart from the lease: a run may be cancelled before
--- anyone claimed it) and wakes a suspended run.
+-- anyone claimed it), withdraws any pause request (a cancel wins) and wakes a suspended or paused
+-- run.
 -- KEYS: lease, run, cancel, held, timers
 -- ARGV: prefix, runId, reason ('' for none)
 -- The flag's value is '1', or '1|<reason>': the first request's reason is kept (NX).
@@ -14,8 +15,14 @@ if reason == '' then
 else
   redis.call('SET', cancel_key, '1|' .. reason, 'NX')
 end
-if redis.call('HGET', lease_key, 'state') ~= 'suspended' then
+redis.call('HDEL', lease_key, 'pause', 'pause_reason')
+local state = redis.call('HGET', lease_key, 'state')
+if state ~= 'suspended' and state ~= 'paused' then
   return { 1, 0 }
 end
-make_acquirable(prefix, lease_key, held_key, timers_key, run_id, now_ms())
+local now = now_ms()
+if state == 'paused' then
+  set_run_status(prefix, run_key, run_id, 'pending', now)
+end
+make_acquirable(prefix, lease_key, held_key, timers_key, run_id, now)
 return { 1, 1 }

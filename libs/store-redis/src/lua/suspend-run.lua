@@ -5,7 +5,8 @@
 -- KEYS: lease, held, timers, run, cancel, signal names (hash signalId -> name)
 -- ARGV: prefix, runId, epoch, wakeAt ('' for none), waitJson, signalCount,
 --       signal names (signalCount of them), consumed signal ids (the rest)
--- Returns 'ok' | 'fenced' | 'signal-pending' | 'cancel-requested'
+-- A pause requested meanwhile pauses the run instead (no timer).
+-- Returns 'ok' | 'paused' | 'fenced' | 'signal-pending' | 'cancel-requested'
 local lease_key, held_key, timers_key, run_key, cancel_key, names_key =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local prefix, run_id, epoch, wake_at, wait_json = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -31,6 +32,10 @@ for i = 1, #inbox, 2 do
 end
 if redis.call('EXISTS', cancel_key) == 1 then
   return 'cancel-requested'
+end
+if redis.call('HGET', lease_key, 'pause') then
+  pause_lease(prefix, lease_key, held_key, timers_key, run_key, run_id, now_ms())
+  return 'paused'
 end
 
 if lease[3] then

@@ -5,6 +5,7 @@
 export type { CrashSuiteOptions } from './crash-suite.js';
 export { describeCrashSuite } from './crash-suite.js';
 export { describeUnencodableCrash } from './unencodable-scenario.js';
+export { describePauseCrash } from './pause-scenario.js';
 export type { CrashEnvironment, CrashEnvironmentFactory, ServerOverrides } from './harness.js';
 export { CrashWorld } from './harness.js';
 export { crashChain, expectedOutput } from './crash-workflow.js';
