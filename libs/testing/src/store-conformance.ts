@@ -19,6 +19,7 @@ import { describeHistoryConformance } from './store-conformance-history.js';
 import { describeWaitConformance } from './store-conformance-waits.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
+import { describeFleetConformance } from './store-conformance-fleet.js';
 import {
   describePresenceChoice,
   describePresenceConformance,
@@ -68,6 +69,7 @@ export function describeStoreConformance(
     describeHistoryConformance(store);
     describeRetentionConformance(store);
     describePayloadStoreConformance(store);
+    describeFleetConformance(store);
     describePresenceChoice(factory, options.pair);
     if (options.pair) describePresenceConformance(options.pair);
     describeClaimFailureConformance(store);

@@ -3,7 +3,7 @@
  * and the Store surface are here; the work is in one file per capability, as in the Redis and
  * Postgres stores: memory-leases.ts, memory-checkpoints.ts, memory-runs.ts, memory-waits.ts
  * (suspension, timers, signals, cancel), memory-retention.ts, memory-payloads.ts and
- * memory-queries.ts (listing and counting runs), over the
+ * memory-queries.ts (listing and counting runs) and memory-fleet.ts (the workers' reports), over the
  * maps of memory-state.ts.
  *
  * It has no worker presence ({@link PresenceStore} is optional in the contract): an in-process
@@ -42,8 +42,10 @@ import type {
   SuspendResult,
 } from '../contracts/store.js';
 import type { RunCounts, RunPage, RunQuery } from '../contracts/run-queries.js';
+import type { ReportedWorker, WorkerReport } from '../contracts/fleet.js';
 import { BatonError } from '../errors.js';
 import * as checkpoints from './memory-checkpoints.js';
+import * as fleet from './memory-fleet.js';
 import * as leases from './memory-leases.js';
 import * as payloads from './memory-payloads.js';
 import * as queries from './memory-queries.js';
@@ -170,6 +172,17 @@ class MemoryStore implements Store {
   }
   async countRuns(): Promise<RunCounts> {
     return queries.countRuns(this.open('countRuns'));
+  }
+
+  // FleetStore
+  async reportWorker(report: WorkerReport, ttlMs: number): Promise<void> {
+    fleet.reportWorker(this.open('reportWorker'), report, ttlMs);
+  }
+  async listWorkers(): Promise<ReportedWorker[]> {
+    return fleet.listWorkers(this.open('listWorkers'));
+  }
+  async forgetWorker(workerId: string): Promise<void> {
+    fleet.forgetWorker(this.open('forgetWorker'), workerId);
   }
 
   // TimerStore and SignalInbox
