@@ -56,6 +56,10 @@ export class LeaseKeeper {
   private lastRenewalAt = Date.now();
   private lastPassAt = Date.now();
   private lastPassFailed = false;
+  /** Local time of the last round that renewed at least one lease; undefined before the first. */
+  private lastLeasesRenewedAt: number | undefined;
+  /** Called at every tick, before the renewal is sent (the fleet report); must not throw. */
+  private tickListener: (() => void) | undefined;
 
   constructor(
     private readonly store: LeaseStore,
@@ -67,6 +71,11 @@ export class LeaseKeeper {
 
   start(): void {
     this.schedule();
+  }
+
+  /** Calls `listener` at every heartbeat tick; it must return at once and never throw. */
+  onTick(listener: () => void): void {
+    this.tickListener = listener;
   }
 
   stop(): void {
@@ -111,6 +120,11 @@ export class LeaseKeeper {
     return this.lastRenewalAt;
   }
 
+  /** Local time of the last round that renewed at least one lease; undefined before the first. */
+  get lastLeaseRenewal(): number | undefined {
+    return this.lastLeasesRenewedAt;
+  }
+
   /** When the last renewal round settled, successfully or not: the loop is alive. */
   get lastPass(): number {
     return this.lastPassAt;
@@ -127,6 +141,7 @@ export class LeaseKeeper {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.schedule();
+      this.tickListener?.();
       // A renewal that hangs (partition, frozen server) must not keep a lease alive locally:
       // check expiries on every tick, and send the next renewal only once the last one settled.
       this.expireOverdue();
@@ -181,6 +196,7 @@ export class LeaseKeeper {
         renewed++;
         if (result.cancelRequested) entry.onCancelRequested();
       }
+      if (renewed > 0) this.lastLeasesRenewedAt = this.lastRenewalAt;
       this.instruments?.leaseRenewals.add(renewed);
       await Promise.all(refused.map((entry) => this.settleRefusal(entry)));
     } catch (err) {
