@@ -55,6 +55,7 @@ import { randomUUID } from 'node:crypto';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
 import { validatedInput } from './validate-input.js';
 import { DeadLettersApi, RunQueriesApi } from './operations.js';
+import { FleetApi } from './fleet.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -171,6 +172,8 @@ export class Client {
   readonly runs: RunQueriesApi;
   /** The transport's dead letters: `list`, `show`, `redrive`, `purge`. */
   readonly deadLetters: DeadLettersApi;
+  /** The fleet: `workers()` (live workers and what they carry) and `backlog()` (the run queue's). */
+  readonly fleet: FleetApi;
   private readonly pollIntervalMs: number;
   private readonly unknownRunMs: number;
   private readonly codec: PayloadCodec;
@@ -185,6 +188,11 @@ export class Client {
     this.store = options.store;
     this.runs = new RunQueriesApi((method) => this.requireStore(method));
     this.deadLetters = new DeadLettersApi(this.transport);
+    this.fleet = new FleetApi(
+      (method) => this.requireStore(method),
+      this.transport,
+      () => this.connect(),
+    );
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
     this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
     if (!(this.unknownRunMs >= 0))

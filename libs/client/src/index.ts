@@ -24,9 +24,12 @@ export type {
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
 export { DeadLettersApi, RunQueriesApi, type ShownDeadLetter } from './operations.js';
+export { FleetApi, type BacklogOptions, type FleetBacklog, type FleetWorker } from './fleet.js';
 // The types the client's methods take and return, so a producer or an operator names them
 // without reaching into the adapter or runtime doors of @baton/core.
 export type {
+  BacklogDetail,
+  BacklogPart,
   CheckpointSummary,
   DeadLetterPage,
   DeadLetterPurge,
@@ -34,6 +37,7 @@ export type {
   LeaseInfo,
   ListedRun,
   RedriveResult,
+  ReportedWorker,
   RunCounts,
   RunFilter,
   RunPage,
@@ -43,5 +47,7 @@ export type {
   Store,
   StoredDeadLetter,
   Transport,
+  WorkerReport,
+  WorkflowVersions,
 } from '@baton/core/adapter';
 export type { DecodedDeadLetter, JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';
