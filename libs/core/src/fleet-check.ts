@@ -30,7 +30,8 @@ function describe(value: unknown): string {
 
 /** The report checked and normalized; ConfigError naming the first wrong field. */
 export function checkWorkerReport(report: WorkerReport): WorkerReport {
-  if (typeof report !== 'object' || report === null) fail('', `is ${describe(report)}; give an object`);
+  if (typeof report !== 'object' || report === null)
+    throw new ConfigError(`worker report is ${describe(report)}; give an object`);
   if (!Array.isArray(report.workflows)) fail('workflows', `is ${describe(report.workflows)}; give an array`);
   const byName = new Map<string, Set<number>>();
   report.workflows.forEach((wf: WorkflowVersions, i) => {

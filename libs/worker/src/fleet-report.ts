@@ -26,9 +26,14 @@ export function reportTtlMs(heartbeatMs: number, leaseMs: number): number {
   return Math.max(TICKS_PER_TTL * heartbeatMs, leaseMs);
 }
 
-/** The host a worker reports: the pod's name, else HOSTNAME, else the OS's host name. */
+/**
+ * The host a worker reports: the pod's name (`POD_NAME`, or `K8S_POD_NAME` as the Helm chart sets
+ * it), else `HOSTNAME`, else the OS's host name.
+ */
 export function reportedHost(env: NodeJS.ProcessEnv = process.env): string {
-  const named = [env['POD_NAME'], env['HOSTNAME']].find((value) => value !== undefined && value !== '');
+  const named = [env['POD_NAME'], env['K8S_POD_NAME'], env['HOSTNAME']].find(
+    (value) => value !== undefined && value !== '',
+  );
   return named ?? hostname();
 }
 
@@ -71,6 +76,7 @@ export interface FleetReportState {
 export class FleetReporter {
   private inFlight: Promise<void> | undefined;
   private failing = false;
+  private forgotten = false;
   private readonly fixed: Omit<WorkerReport, 'runsHeld' | 'lastRenewalAt' | 'draining'>;
 
   constructor(
@@ -108,24 +114,29 @@ export class FleetReporter {
 
   /** A tick's report: sent unless the previous one is still in flight. Never throws. */
   tick(): void {
-    if (this.inFlight !== undefined) return;
-    void this.send();
+    if (this.inFlight === undefined) void this.send();
   }
 
-  /** Sends a report now (after the one in flight, if any) and resolves once it settled. Never throws. */
-  async send(): Promise<void> {
-    await this.inFlight;
-    const sending = this.write();
+  /**
+   * Sends a report now, after the one in flight if any, and resolves once it settled; nothing once
+   * {@link forget} was called. Never throws.
+   */
+  send(): Promise<void> {
+    const previous = this.inFlight;
+    const sending = (async () => {
+      await previous;
+      if (!this.forgotten) await this.write();
+    })();
     this.inFlight = sending;
-    try {
-      await sending;
-    } finally {
+    void sending.finally(() => {
       if (this.inFlight === sending) this.inFlight = undefined;
-    }
+    });
+    return sending;
   }
 
-  /** Removes the report (graceful stop), after any report in flight. Never throws. */
+  /** Removes the report (graceful stop) after any report in flight; no report follows. Never throws. */
   async forget(): Promise<void> {
+    this.forgotten = true;
     await this.inFlight;
     try {
       await this.store.forgetWorker(this.fixed.workerId);

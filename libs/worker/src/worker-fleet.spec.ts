@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import type { Store } from '@baton/core/adapter';
@@ -84,6 +85,13 @@ describe('worker fleet report (memory adapters)', () => {
     const next = await current.spawn();
     expect(await run.result({ timeoutMs: 5_000 })).toBe(3);
     expect((await store.listWorkers()).map((w) => w.workerId)).toEqual([next.worker.workerId]);
+  });
+
+  it('reports the pod name, else HOSTNAME, else the OS host name', () => {
+    expect(reportedHost({ POD_NAME: 'pod-a', K8S_POD_NAME: 'pod-b', HOSTNAME: 'h' })).toBe('pod-a');
+    expect(reportedHost({ K8S_POD_NAME: 'pod-b', HOSTNAME: 'h' })).toBe('pod-b');
+    expect(reportedHost({ POD_NAME: '', HOSTNAME: 'h' })).toBe('h');
+    expect(reportedHost({})).toBe(hostname());
   });
 
   it('drops a crashed worker from the listing once its report outlives its time to live', async () => {

@@ -24,7 +24,7 @@ export interface WorkflowVersions {
 export interface WorkerReport {
   /** The worker's id (the lease owner its runs show). */
   workerId: string;
-  /** Where it runs: the pod name (`POD_NAME`), else `HOSTNAME`, else the OS host name. */
+  /** Where it runs: the pod name (`POD_NAME` or `K8S_POD_NAME`), else `HOSTNAME`, else the OS host name. */
   host: string;
   /** Its process id on that host. */
   pid: number;
