@@ -13,6 +13,8 @@ function fail(field: string, problem: string): never {
 function text(field: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0)
     fail(field, `is ${describe(value)}; give a non-empty string`);
+  // No store keeps a NUL in a key or a text column (Postgres refuses it outright).
+  if (value.includes('\u0000')) fail(field, `is ${describe(value)}; it must not contain a NUL character`);
   return value;
 }
 
@@ -23,7 +25,7 @@ function whole(field: string, value: unknown, min: number): number {
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'string') return value.includes('\u0000') ? JSON.stringify(value) : `'${value}'`;
   if (value === undefined) return 'missing';
   return JSON.stringify(value) ?? String(value);
 }

@@ -16,7 +16,7 @@ const STALE_PER_LISTING = 1_000;
 
 const REPORT_SQL = `
 INSERT INTO {{schema}}.worker_reports (worker_id, report, last_seen_at, expires_at)
-SELECT $1, $2::jsonb, t.now, t.now + $3::bigint FROM (SELECT {{schema}}.now_ms() AS now) t
+SELECT $1, $2::json, t.now, t.now + $3::bigint FROM (SELECT {{schema}}.now_ms() AS now) t
 ON CONFLICT (worker_id) DO UPDATE
   SET report = excluded.report, last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at`;
 

@@ -121,6 +121,7 @@ export function describeFleetConformance(store: () => Store): void {
           /versions\[0\] is 1.5/,
         ],
         [report(workerId, { draining: 'yes' as unknown as boolean }), LONG_TTL_MS, /draining is 'yes'/],
+        [report(workerId, { host: 'pod\u0000x' }), LONG_TTL_MS, /host is .*NUL/],
         [report(workerId), 0, /ttlMs is 0/],
         [report(workerId), Number.NaN, /ttlMs is/],
       ];
