@@ -8,7 +8,8 @@
  * 1. A report never delays a renewal: the keeper's tick only starts it, and a tick whose previous
  *    report is still in flight sends none.
  * 2. A failed report is logged once per streak of failures (and once more when reports go through
- *    again); it never throws into the worker.
+ *    again); it never throws into the worker, and a hung one never holds up its start or stop for
+ *    more than a lease.
  * 3. The report's time to live ({@link reportTtlMs}) spans several ticks, so one slow or failed
  *    write does not drop a live worker from the listing, while a killed worker drops out soon.
  */
@@ -65,6 +66,20 @@ export function registeredVersions(workflows: readonly AnyWorkflowDefinition[]):
     .map((name) => ({ name, versions: [...byName.get(name)!].sort((a, b) => a - b) }));
 }
 
+/** True when `promise` settled (resolved) within `ms`; false when it is still pending then. */
+async function settlesWithin(promise: Promise<unknown> | undefined, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([Promise.resolve(promise).then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What changes between reports, read from the worker at each one. */
 export interface FleetReportState {
   runsHeld(): number;
@@ -90,6 +105,8 @@ export class FleetReporter {
     private readonly ttlMs: number,
     private readonly state: FleetReportState,
     private readonly logger: Logger,
+    /** How long start and stop wait for a report or a forget to settle. */
+    private readonly waitMs: number,
   ) {
     this.fixed = {
       workerId: identity.workerId,
@@ -134,15 +151,34 @@ export class FleetReporter {
     return sending;
   }
 
-  /** Removes the report (graceful stop) after any report in flight; no report follows. Never throws. */
+  /**
+   * The first report, at start: resolves once it settled, or after `waitMs` at most (a store that
+   * hangs must not hang the start; the report then stays in flight and ticks send none). Never throws.
+   */
+  async first(): Promise<void> {
+    await settlesWithin(this.send(), this.waitMs);
+  }
+
+  /**
+   * Removes the report (graceful stop), after the report in flight if any (waiting `waitMs` at
+   * most for each); no report is sent after it. Never throws. A report still in flight when it
+   * gives up may land later: it then expires on its own, like a killed worker's.
+   */
   async forget(): Promise<void> {
     this.forgotten = true;
-    await this.inFlight;
     try {
-      await this.store.forgetWorker(this.fixed.workerId);
+      if (
+        (await settlesWithin(this.inFlight, this.waitMs)) &&
+        (await settlesWithin(this.store.forgetWorker(this.fixed.workerId), this.waitMs))
+      )
+        return;
+      this.logger.warn(
+        { waitMs: this.waitMs },
+        'forgetting the fleet report did not finish in time; the report expires on its own',
+      );
     } catch (err) {
       // Harmless: the report drops out of the listing once its time to live has passed.
-      this.logger.warn({ err }, 'forgetting the fleet report failed; it expires on its own');
+      this.logger.warn({ err }, 'forgetting the fleet report failed; the report expires on its own');
     }
   }
 

@@ -112,6 +112,36 @@ describe('worker fleet report (memory adapters)', () => {
     expect(alive?.workerId).toBe(b.worker.workerId);
   });
 
+  it('neither start, renewals, runs nor stop wait on a report that hangs', async () => {
+    const base = memoryStore();
+    let reports = 0;
+    const store = new Proxy(base, {
+      get(target, prop, receiver) {
+        if (prop !== 'reportWorker') return Reflect.get(target, prop, receiver) as unknown;
+        return () => {
+          reports++;
+          return new Promise<never>(() => undefined);
+        };
+      },
+    });
+    const slow = defineActivity({
+      name: 'slow_past_leases',
+      run: async () => new Promise<string>((resolve) => setTimeout(() => resolve('done'), 1_200)),
+    });
+    const wf = defineWorkflow({ name: 'outlives_leases', version: 1, run: (ctx) => ctx.run(slow, null) });
+    const transport = memoryTransport();
+    const worker = new Worker({ ...FAST, transport, store, workflows: [wf], workerId: 'hung-report' });
+    await worker.start();
+    // The run lasts three leases (400 ms): only renewals, never blocked by the report, keep it.
+    const run = await new Client({ transport, store: base }).start(wf, null);
+    expect(await run.result({ timeoutMs: 5_000 })).toBe('done');
+    await worker.stop();
+    expect(worker.state).toBe('stopped');
+    // One report was sent and never settled: no tick sent another over it.
+    expect(reports).toBe(1);
+    expect(await base.listWorkers()).toEqual([]);
+  });
+
   it('logs a failing report once per streak and carries on working', async () => {
     const lines: { level: string; msg: string | undefined }[] = [];
     const record =

@@ -184,8 +184,8 @@ export class Worker {
     });
     this.stateValue = 'running';
     this.reporter = this.fleetReporter();
-    // Awaited, so a worker is listed once start() resolved; a failure is logged, never thrown.
-    await this.reporter.send();
+    // Awaited (a lease at most), so a worker is listed once start() resolved; a failure is logged.
+    await this.reporter.first();
     this.keeper.onTick(() => this.reporter?.tick());
     const { transport } = this.options;
     if (transport.backlog !== undefined) {
@@ -264,6 +264,7 @@ export class Worker {
         draining: () => this.stateValue === 'draining',
       },
       logger,
+      leaseMs,
     );
   }
 }
