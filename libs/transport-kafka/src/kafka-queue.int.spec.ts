@@ -81,7 +81,11 @@ describe('kafka run queue', () => {
         partition,
         pending: 0,
       }));
-      expect(await a.backlogDetail(5_000)).toEqual({ total: 0, parts: empty });
+      // Right after the topics are created a partition may have no leader yet: the bus cannot say
+      // (undefined) until it has.
+      await expect
+        .poll(() => a.backlogDetail(5_000), { timeout: 15_000, interval: 250 })
+        .toEqual({ total: 0, parts: empty });
       const keys = ['run-a', 'run-b', 'run-c', 'run-d', 'run-e', 'run-f', 'run-g'];
       const expected = [0, 0, 0, 0];
       for (const key of keys) {
