@@ -172,6 +172,7 @@ async function seedOneRedis(store: Store, i: number, workers: number): Promise<v
     if (!result.ok) throw new Error(`run ${run.runId} did not suspend: ${result.reason}`);
     return;
   }
+  if (status === 'paused') throw new Error('the mix seeds no paused runs');
   const outcome: RunOutcome =
     status === 'completed'
       ? { status, result: 10 }

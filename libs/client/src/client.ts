@@ -59,6 +59,7 @@ import { DeadLettersApi, RunQueriesApi } from './operations.js';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { BulkApi } from './bulk.js';
 import { buildTimeline, type RunTimeline } from './timeline.js';
+import { FleetApi } from './fleet.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -187,6 +188,8 @@ export class Client {
   readonly deadLetters: DeadLettersApi;
   /** Bulk actions by run filter (`count`, `run`) and dead-letter redrive (`redriveDeadLetters`). */
   readonly bulk: BulkApi;
+  /** The fleet: `workers()` (live workers and what they carry) and `backlog()` (the run queue's). */
+  readonly fleet: FleetApi;
   private readonly pollIntervalMs: number;
   private readonly unknownRunMs: number;
   private readonly codec: PayloadCodec;
@@ -202,6 +205,11 @@ export class Client {
     this.runs = new RunQueriesApi((method) => this.requireStore(method));
     this.deadLetters = new DeadLettersApi(this.transport);
     this.bulk = new BulkApi(this);
+    this.fleet = new FleetApi(
+      (method) => this.requireStore(method),
+      this.transport,
+      () => this.connect(),
+    );
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
     this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
     if (!(this.unknownRunMs >= 0))

@@ -64,9 +64,12 @@ export {
   type TimelineOwner,
   type TimerItem,
 } from './timeline.js';
+export { FleetApi, type BacklogOptions, type FleetBacklog, type FleetWorker } from './fleet.js';
 // The types the client's methods take and return, so a producer or an operator names them
 // without reaching into the adapter or runtime doors of @baton/core.
 export type {
+  BacklogDetail,
+  BacklogPart,
   CheckpointSummary,
   DeadLetterPage,
   DeadLetterPurge,
@@ -74,6 +77,7 @@ export type {
   LeaseInfo,
   ListedRun,
   RedriveResult,
+  ReportedWorker,
   RunCounts,
   RunFilter,
   RunPage,
@@ -83,5 +87,7 @@ export type {
   Store,
   StoredDeadLetter,
   Transport,
+  WorkerReport,
+  WorkflowVersions,
 } from '@baton/core/adapter';
 export type { DecodedDeadLetter, JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';

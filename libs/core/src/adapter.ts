@@ -20,6 +20,8 @@ export type {
 } from './contracts/registration.js';
 export { parseWholeNumber, textSetting, wholeNumberSetting } from './settings.js';
 export type {
+  BacklogDetail,
+  BacklogPart,
   DeadLetter,
   DeadLetterPage,
   DeadLetterPurge,
@@ -91,6 +93,8 @@ export {
 } from './dead-letter-check.js';
 export type { CheckedDeadLetterQuery } from './dead-letter-check.js';
 export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
+export type { FleetStore, ReportedWorker, WorkerReport, WorkflowVersions } from './contracts/fleet.js';
+export { checkReportTtl, checkWorkerReport } from './fleet-check.js';
 export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
 export { checkRunQuery, isAfter, issueRunCursor, RUN_STATUSES } from './run-query-check.js';
 export { AdapterLifecycle } from './lifecycle.js';

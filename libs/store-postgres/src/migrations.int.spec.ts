@@ -71,6 +71,7 @@ describe('postgres store: migrations', () => {
       'schema_migrations',
       'signals',
       'timers',
+      'worker_reports',
       'workers',
     ]);
   });

@@ -31,13 +31,16 @@ import type {
   RunRecord,
   RunTombstone,
   PresenceStore,
+  ReportedWorker,
   Store,
   SuspendRequest,
   SuspendResult,
+  WorkerReport,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import * as checkpoints from './checkpoints.js';
 import { Db } from './db.js';
+import * as fleet from './fleet.js';
 import { connectError, operationError } from './errors.js';
 import * as leases from './leases.js';
 import { migrate } from './migrations.js';
@@ -218,6 +221,18 @@ export class PostgresStore implements Store, PresenceStore {
   }
   countRuns(): Promise<RunCounts> {
     return this.run('countRuns', (db) => queries.countRuns(db));
+  }
+
+  // Fleet ----------------------------------------------------------------------------------------
+
+  reportWorker(report: WorkerReport, ttlMs: number): Promise<void> {
+    return this.run('reportWorker', (db) => fleet.reportWorker(db, report, ttlMs));
+  }
+  listWorkers(): Promise<ReportedWorker[]> {
+    return this.run('listWorkers', (db) => fleet.listWorkers(db));
+  }
+  forgetWorker(workerId: string): Promise<void> {
+    return this.run('forgetWorker', (db) => fleet.forgetWorker(db, workerId));
   }
 
   // Retention ------------------------------------------------------------------------------------

@@ -44,6 +44,10 @@ export interface KeyLayout {
   readonly indexVersion: string;
   /** HASH 'status:<status>' and 'workflow:<status>:<name>' -> run count (lua/prelude.lua). */
   readonly runCounts: string;
+  /** HASH workerId -> '<lastSeenAt>|<report JSON>': the workers' latest reports (fleet.ts). */
+  readonly fleetReports: string;
+  /** ZSET workerId -> expiry of its report. */
+  readonly fleetExpiry: string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -67,5 +71,7 @@ export function keyLayout(prefix: string): KeyLayout {
     tombstone: (runId) => `${prefix}deleted:${runId}`,
     indexVersion: `${prefix}index-version`,
     runCounts: `${prefix}index:counts`,
+    fleetReports: `${prefix}fleet-reports`,
+    fleetExpiry: `${prefix}fleet-expiry`,
   };
 }

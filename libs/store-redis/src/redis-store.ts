@@ -26,6 +26,7 @@ import type {
   PauseRequestResult,
   ResumeResult,
   NewRun,
+  ReportedWorker,
   RunCounts,
   RunPage,
   RunQuery,
@@ -40,6 +41,7 @@ import type {
   StoreDataLoss,
   SuspendRequest,
   SuspendResult,
+  WorkerReport,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
@@ -47,6 +49,7 @@ import { DataMarker } from './data-marker.js';
 import type { StoreContext } from './context.js';
 import { toStoreError } from './errors.js';
 import { keyLayout, type KeyLayout } from './keys.js';
+import * as fleet from './fleet.js';
 import * as leases from './leases.js';
 import {
   resolveRedisStoreOptions,
@@ -246,6 +249,17 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
 
   reindexRuns(): Promise<number> {
     return this.op('reindexRuns', (ctx) => queries.reindexRuns(ctx));
+  }
+
+  // FleetStore
+  reportWorker(report: WorkerReport, ttlMs: number): Promise<void> {
+    return this.op('reportWorker', (ctx) => fleet.reportWorker(ctx, report, ttlMs));
+  }
+  listWorkers(): Promise<ReportedWorker[]> {
+    return this.op('listWorkers', (ctx) => fleet.listWorkers(ctx));
+  }
+  forgetWorker(workerId: string): Promise<void> {
+    return this.op('forgetWorker', (ctx) => fleet.forgetWorker(ctx, workerId));
   }
 
   // PayloadStore

@@ -20,6 +20,7 @@ import { describeWaitConformance } from './store-conformance-waits.js';
 import { describePauseConformance } from './store-conformance-pause.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
+import { describeFleetConformance } from './store-conformance-fleet.js';
 import {
   describePresenceChoice,
   describePresenceConformance,
@@ -70,6 +71,7 @@ export function describeStoreConformance(
     describeHistoryConformance(store);
     describeRetentionConformance(store);
     describePayloadStoreConformance(store);
+    describeFleetConformance(store);
     describePresenceChoice(factory, options.pair);
     if (options.pair) describePresenceConformance(options.pair);
     describeClaimFailureConformance(store);

@@ -14,6 +14,7 @@
 import { describe } from 'vitest';
 import type { Transport } from '@baton/core/adapter';
 import { describeLifecycle, useFixture } from './conformance-helpers.js';
+import { describeBacklogConformance } from './transport-conformance-backlog.js';
 import { describeDeadLetterConformance } from './transport-conformance-dead-letters.js';
 import { describeJournalConformance } from './transport-conformance-journal.js';
 import { describeQueueConformance } from './transport-conformance-queue.js';
@@ -46,5 +47,6 @@ export function describeTransportConformance(
     describeQueueConformance(transport, ackWaitMs);
     describeJournalConformance(transport);
     describeDeadLetterConformance(transport);
+    describeBacklogConformance(transport, factory);
   });
 }

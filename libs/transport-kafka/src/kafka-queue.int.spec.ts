@@ -6,7 +6,13 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Delivery } from '@baton/core/adapter';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import { kafkaTransport, type KafkaTransport, type KafkaTransportOptions } from './index.js';
+import {
+  kafkaTransport,
+  layoutFor,
+  partitionForKey,
+  type KafkaTransport,
+  type KafkaTransportOptions,
+} from './index.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(kafkaTestUrl());
@@ -60,6 +66,41 @@ describe('kafka run queue', () => {
       await expect.poll(() => a.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
       await a.close();
       expect(await a.backlog(5_000)).toBeUndefined();
+    },
+  );
+
+  it(
+    'details the lag per partition of the runs topic, for records enqueued while nobody fetches',
+    { timeout: 60_000 },
+    async () => {
+      const prefix = prefixes.next();
+      const a = await member(prefix);
+      const topic = layoutFor(prefix).runsTopic;
+      const empty = [0, 1, 2, 3].map((partition) => ({
+        name: `${topic}/${partition}`,
+        partition,
+        pending: 0,
+      }));
+      // Right after the topics are created a partition may have no leader yet: the bus cannot say
+      // (undefined) until it has.
+      await expect
+        .poll(() => a.backlogDetail(5_000), { timeout: 15_000, interval: 250 })
+        .toEqual({ total: 0, parts: empty });
+      const keys = ['run-a', 'run-b', 'run-c', 'run-d', 'run-e', 'run-f', 'run-g'];
+      const expected = [0, 0, 0, 0];
+      for (const key of keys) {
+        await a.enqueue(bytes(key), { key });
+        expected[partitionForKey(key, 4)]! += 1;
+      }
+      // Keys spread over more than one partition, so the parts are really per partition.
+      expect(expected.filter((n) => n > 0).length).toBeGreaterThan(1);
+      expect(await a.backlogDetail(5_000)).toEqual({
+        total: keys.length,
+        parts: expected.map((pending, partition) => ({ name: `${topic}/${partition}`, partition, pending })),
+      });
+      expect(await a.backlog(5_000)).toBe(keys.length);
+      await a.close();
+      expect(await a.backlogDetail(5_000)).toBeUndefined();
     },
   );
 

@@ -13,6 +13,7 @@ import { BatonError, PayloadTooLargeError } from '@baton/core';
 import {
   AdapterLifecycle,
   assertRunId,
+  type BacklogDetail,
   type DeadLetter,
   type DeadLetterPage,
   type DeadLetterPurge,
@@ -40,7 +41,7 @@ import { storeDeadLetter } from './dead-letters.js';
 import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
 import { appendJournalRecord, readJournal } from './journal.js';
-import { consumerGroupLag } from './backlog.js';
+import { consumerGroupLag, consumerGroupLagByPartition } from './backlog.js';
 import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
 import { PartitionReader } from './partition-reader.js';
@@ -211,6 +212,13 @@ export class KafkaTransport implements Transport {
     const context = this.lifecycle.peek();
     if (context === undefined || this.lifecycle.state === 'closed') return undefined;
     return consumerGroupLag(context, timeoutMs);
+  }
+
+  /** The same lag per partition of the runs topic (backlog.ts); no `ackPending` on Kafka. */
+  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
+    const context = this.lifecycle.peek();
+    if (context === undefined || this.lifecycle.state === 'closed') return undefined;
+    return consumerGroupLagByPartition(context, timeoutMs);
   }
 
   fetch(options: FetchOptions): Promise<Delivery[]> {

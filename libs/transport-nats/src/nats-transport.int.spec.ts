@@ -199,4 +199,29 @@ describe('nats transport: backlog', () => {
     await transport.close();
     expect(await transport.backlog!(2_000)).toBeUndefined();
   });
+
+  it('details the shared consumer: pending and delivered-but-unacked, and nothing once closed', async () => {
+    const consumer = layoutFor(prefix).workersConsumer;
+    expect(await transport.backlogDetail!(2_000)).toEqual({
+      total: 0,
+      parts: [{ name: consumer, pending: 0, ackPending: 0 }],
+    });
+    // Enqueued with no consumer fetching: every message is pending.
+    for (let i = 0; i < 4; i++) await transport.enqueue(encoder.encode(`d${i}`));
+    expect(await transport.backlogDetail!(2_000)).toEqual({
+      total: 4,
+      parts: [{ name: consumer, pending: 4, ackPending: 0 }],
+    });
+    const batch = await transport.fetch({ max: 3, expiresMs: 1_000 });
+    expect(batch).toHaveLength(3);
+    expect(await transport.backlogDetail!(2_000)).toEqual({
+      total: 1,
+      parts: [{ name: consumer, pending: 1, ackPending: 3 }],
+    });
+    await batch[0]!.ack();
+    expect((await transport.backlogDetail!(2_000))?.parts[0]).toMatchObject({ pending: 1, ackPending: 2 });
+    expect(await transport.backlog!(2_000)).toBe(1);
+    await transport.close();
+    expect(await transport.backlogDetail!(2_000)).toBeUndefined();
+  });
 });

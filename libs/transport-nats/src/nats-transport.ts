@@ -11,6 +11,7 @@
  */
 import {
   AdapterLifecycle,
+  type BacklogDetail,
   type Delivery,
   type DeadLetter,
   type DeadLetterPage,
@@ -38,7 +39,7 @@ import {
   type NatsTransportOptions,
   type ResolvedNatsTransportOptions,
 } from './options.js';
-import { consumerPending, enqueueRunMessage, fetchRunMessages } from './run-queue.js';
+import { consumerBacklog, consumerPending, enqueueRunMessage, fetchRunMessages } from './run-queue.js';
 import { ensureStreams } from './setup.js';
 
 /** How long close() lets late messages be handed back and the connection drain before it drops it. */
@@ -164,6 +165,16 @@ class NatsTransport implements Transport {
     const context = this.lifecycle.peek();
     if (context === undefined || this.closeController.signal.aborted) return undefined;
     return consumerPending(context, timeoutMs);
+  }
+
+  /**
+   * One part, the shared consumer: its `num_pending` (what {@link backlog} counts) and its
+   * `num_ack_pending` (delivered to a worker, not yet acked). One consumer-info request.
+   */
+  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
+    const context = this.lifecycle.peek();
+    if (context === undefined || this.closeController.signal.aborted) return undefined;
+    return consumerBacklog(context, timeoutMs);
   }
 
   async append(append: JournalAppend): Promise<number> {

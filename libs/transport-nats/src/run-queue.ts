@@ -21,7 +21,7 @@
  */
 import type { Msg } from '@nats-io/transport-node';
 import { nanos } from '@nats-io/transport-node';
-import type { Delivery, EnqueueOptions, FetchOptions } from '@baton/core/adapter';
+import type { BacklogDetail, Delivery, EnqueueOptions, FetchOptions } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import { ackInfoOf } from './delivery-info.js';
 import { assertFits, fromNatsHeaders, toNatsHeaders } from './messages.js';
@@ -206,15 +206,31 @@ export async function consumerPending(
   context: TransportContext,
   timeoutMs: number,
 ): Promise<number | undefined> {
+  return (await consumerBacklog(context, timeoutMs))?.total;
+}
+
+/**
+ * The shared consumer's backlog as one part: `num_pending` (not yet delivered) and
+ * `num_ack_pending` (delivered, not yet acked), from one consumer-info request bounded by
+ * `timeoutMs`; undefined when it fails or is late.
+ */
+export async function consumerBacklog(
+  context: TransportContext,
+  timeoutMs: number,
+): Promise<BacklogDetail | undefined> {
   const { jsm } = context.session;
+  const name = context.layout.workersConsumer;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), timeoutMs);
   });
   try {
     const info = jsm.consumers
-      .info(context.layout.runsStream, context.layout.workersConsumer)
-      .then((consumer) => consumer.num_pending)
+      .info(context.layout.runsStream, name)
+      .then((consumer): BacklogDetail => ({
+        total: consumer.num_pending,
+        parts: [{ name, pending: consumer.num_pending, ackPending: consumer.num_ack_pending }],
+      }))
       .catch(() => undefined);
     return await Promise.race([info, late]);
   } finally {

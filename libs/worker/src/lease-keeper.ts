@@ -58,6 +58,10 @@ export class LeaseKeeper {
   private lastRenewalAt = Date.now();
   private lastPassAt = Date.now();
   private lastPassFailed = false;
+  /** Local time of the last round that renewed at least one lease; undefined before the first. */
+  private lastLeasesRenewedAt: number | undefined;
+  /** Called at every tick, before the renewal is sent (the fleet report); must not throw. */
+  private tickListener: (() => void) | undefined;
 
   constructor(
     private readonly store: LeaseStore,
@@ -69,6 +73,11 @@ export class LeaseKeeper {
 
   start(): void {
     this.schedule();
+  }
+
+  /** Calls `listener` at every heartbeat tick; it must return at once and never throw. */
+  onTick(listener: () => void): void {
+    this.tickListener = listener;
   }
 
   stop(): void {
@@ -113,6 +122,11 @@ export class LeaseKeeper {
     return this.lastRenewalAt;
   }
 
+  /** Local time of the last round that renewed at least one lease; undefined before the first. */
+  get lastLeaseRenewal(): number | undefined {
+    return this.lastLeasesRenewedAt;
+  }
+
   /** When the last renewal round settled, successfully or not: the loop is alive. */
   get lastPass(): number {
     return this.lastPassAt;
@@ -129,6 +143,7 @@ export class LeaseKeeper {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.schedule();
+      this.tickListener?.();
       // A renewal that hangs (partition, frozen server) must not keep a lease alive locally:
       // check expiries on every tick, and send the next renewal only once the last one settled.
       this.expireOverdue();
@@ -184,6 +199,7 @@ export class LeaseKeeper {
         if (result.cancelRequested) entry.onCancelRequested();
         if (result.pauseRequested === true) entry.onPauseRequested?.();
       }
+      if (renewed > 0) this.lastLeasesRenewedAt = this.lastRenewalAt;
       this.instruments?.leaseRenewals.add(renewed);
       await Promise.all(refused.map((entry) => this.settleRefusal(entry)));
     } catch (err) {

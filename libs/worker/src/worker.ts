@@ -28,6 +28,7 @@ import type { ClaimContext } from './claim.js';
 import { ClaimLoop } from './claim-loop.js';
 import { DataLossWatch, type DataLossReport } from './data-loss.js';
 import { Dispatcher } from './dispatch.js';
+import { FleetReporter, reportTtlMs } from './fleet-report.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
 import {
@@ -96,6 +97,8 @@ export class Worker {
   private readonly dataLoss: DataLossWatch;
   /** Stops reporting the run queue's backlog (set while running, when the transport can count it). */
   private stopBacklog: (() => void) | undefined;
+  /** The worker's report to the fleet (fleet-report.ts); built at start, when the store's clock is known. */
+  private reporter: FleetReporter | undefined;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -180,6 +183,10 @@ export class Worker {
       if (this.stateValue !== 'stopped') this.dataLoss.report(loss, this.ownedRuns);
     });
     this.stateValue = 'running';
+    this.reporter = this.fleetReporter();
+    // Awaited (a lease at most), so a worker is listed once start() resolved; a failure is logged.
+    await this.reporter.first();
+    this.keeper.onTick(() => this.reporter?.tick());
     const { transport } = this.options;
     if (transport.backlog !== undefined) {
       this.stopBacklog = observeBacklog(this.instruments, transport.name, () =>
@@ -212,6 +219,8 @@ export class Worker {
       return;
     }
     this.stateValue = 'draining';
+    // The fleet sees the worker draining at once; the hand-off does not wait for the write.
+    void this.reporter?.send();
     await this.claimLoop.stop();
     for (const session of this.sessions.values()) session.handoff();
     const deadline = setTimeout(() => {
@@ -232,7 +241,30 @@ export class Worker {
         this.options.logger.warn({ err }, 'unregistering the worker failed');
       },
     );
+    // After any report in flight, so no late report lists the stopped worker again.
+    await this.reporter?.forget();
     this.stateValue = 'stopped';
     this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
+  }
+
+  /** The fleet report's state, read from this worker at each report. */
+  private fleetReporter(): FleetReporter {
+    const { store, workflows, concurrency, heartbeatMs, leaseMs, logger } = this.options;
+    return new FleetReporter(
+      store,
+      { workerId: this.workerId, workflows, concurrency, startedAt: this.storeClock.now() },
+      reportTtlMs(heartbeatMs, leaseMs),
+      {
+        runsHeld: () => this.sessions.size,
+        lastRenewalAt: () => {
+          const at = this.keeper.lastLeaseRenewal;
+          // The keeper's times are on Date.now(); the store clock's estimate is on options.clock.
+          return at === undefined ? null : this.storeClock.now() - (Date.now() - at);
+        },
+        draining: () => this.stateValue === 'draining',
+      },
+      logger,
+      leaseMs,
+    );
   }
 }

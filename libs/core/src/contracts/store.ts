@@ -9,6 +9,7 @@
  * - {@link TimerStore}: due timers of suspended runs;
  * - {@link SignalInbox}: signals delivered to a run, kept until retention;
  * - {@link RetentionStore}: finished runs past their time to live, and deleting one;
+ * - {@link FleetStore} (contracts/fleet.ts): the live workers' reports, for operators;
  * - {@link PresenceStore} (optional): which workers are alive, bound to their store connections,
  *   so a killed worker's runs are resumed when its connection drops instead of when its leases
  *   run out. A store without it (the in-memory one) leaves all four methods out; the worker then
@@ -25,6 +26,7 @@
 import type { Adapter } from './adapter.js';
 import type { SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
+import type { FleetStore } from './fleet.js';
 import type { RunQueries } from './run-queries.js';
 import type { RunLineage, RunRecord, RunStatus } from './run-record.js';
 
@@ -502,7 +504,8 @@ export interface Store
     Partial<PresenceStore>,
     RetentionStore,
     PayloadStore,
-    RunQueries {
+    RunQueries,
+    FleetStore {
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:

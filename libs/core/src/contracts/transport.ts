@@ -76,6 +76,34 @@ export interface RunQueue {
    * count leaves it out and no backlog is reported. Each adapter documents what it counts.
    */
   backlog?(timeoutMs: number): Promise<number | undefined>;
+  /**
+   * The backlog part by part, for operators (`client.fleet.backlog()`): one call to the server,
+   * bounded by `timeoutMs` like {@link backlog}; undefined when the bus cannot say. Its `total` is
+   * what {@link backlog} counts. Optional: a transport without it leaves it out.
+   */
+  backlogDetail?(timeoutMs: number): Promise<BacklogDetail | undefined>;
+}
+
+/** One part of the run queue's backlog: a consumer (NATS), a partition (Kafka), the queue (memory). */
+export interface BacklogPart {
+  /** What the part is, as the bus names it: the consumer, or `<topic>/<partition>`. */
+  name: string;
+  /** The partition's number, on a partitioned bus (Kafka). */
+  partition?: number;
+  /**
+   * Run messages waiting to be claimed: NATS, the consumer's `num_pending` (not yet delivered);
+   * Kafka, the workers' consumer-group lag on the partition (not yet committed).
+   */
+  pending: number;
+  /** Delivered to a worker and not yet acked (NATS `num_ack_pending`, memory); absent on Kafka. */
+  ackPending?: number;
+}
+
+/** The run queue's backlog by part (see {@link RunQueue.backlogDetail}). */
+export interface BacklogDetail {
+  /** The sum of every part's `pending`: what `backlog()` reports. */
+  total: number;
+  parts: BacklogPart[];
 }
 
 /** One append: a batch of encoded entries, written as one record. */

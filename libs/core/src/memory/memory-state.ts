@@ -7,6 +7,7 @@
  * Every function here and in the capability files runs to completion without awaiting, so each
  * store operation is atomic exactly as the Lua scripts and SQL transactions of the real stores are.
  */
+import type { ReportedWorker } from '../contracts/fleet.js';
 import type { Checkpoint, InboxSignal, RunRecord } from '../contracts/store.js';
 import { summarizeCheckpoint } from '../checkpoint-summary.js';
 import { FencedWriteError } from '../errors.js';
@@ -32,6 +33,8 @@ export class MemoryState {
   readonly payloads = new Map<string, Map<string, Uint8Array>>();
   /** Runs the retention sweep deleted, until `expiresAt`. */
   readonly tombstones = new Map<string, { deletedAt: number; expiresAt: number }>();
+  /** The workers' latest reports (memory-fleet.ts), by worker id. */
+  readonly workerReports = new Map<string, ReportedWorker>();
 
   constructor(
     /** The store's clock (ms since epoch). */

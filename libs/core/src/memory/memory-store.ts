@@ -2,8 +2,8 @@
  * The in-process store: the embedded default for the demo and unit tests. No I/O. Its lifecycle
  * and the Store surface are here; the work is in one file per capability, as in the Redis and
  * Postgres stores: memory-leases.ts, memory-checkpoints.ts, memory-runs.ts, memory-waits.ts
- * (suspension, timers, signals, cancel), memory-pause.ts, memory-retention.ts, memory-payloads.ts and
- * memory-queries.ts (listing and counting runs), over the
+ * (suspension, timers, signals, cancel), memory-pause.ts, memory-retention.ts, memory-payloads.ts,
+ * memory-queries.ts (listing and counting runs) and memory-fleet.ts (the workers' reports), over the
  * maps of memory-state.ts.
  *
  * It has no worker presence ({@link PresenceStore} is optional in the contract): an in-process
@@ -45,8 +45,10 @@ import type {
   SuspendResult,
 } from '../contracts/store.js';
 import type { RunCounts, RunPage, RunQuery } from '../contracts/run-queries.js';
+import type { ReportedWorker, WorkerReport } from '../contracts/fleet.js';
 import { BatonError } from '../errors.js';
 import * as checkpoints from './memory-checkpoints.js';
+import * as fleet from './memory-fleet.js';
 import * as leases from './memory-leases.js';
 import * as payloads from './memory-payloads.js';
 import * as pause from './memory-pause.js';
@@ -183,6 +185,17 @@ class MemoryStore implements Store {
   }
   async countRuns(): Promise<RunCounts> {
     return queries.countRuns(this.open('countRuns'));
+  }
+
+  // FleetStore
+  async reportWorker(report: WorkerReport, ttlMs: number): Promise<void> {
+    fleet.reportWorker(this.open('reportWorker'), report, ttlMs);
+  }
+  async listWorkers(): Promise<ReportedWorker[]> {
+    return fleet.listWorkers(this.open('listWorkers'));
+  }
+  async forgetWorker(workerId: string): Promise<void> {
+    fleet.forgetWorker(this.open('forgetWorker'), workerId);
   }
 
   // TimerStore and SignalInbox

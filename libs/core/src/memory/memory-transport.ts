@@ -17,6 +17,7 @@ import {
   positionOfId,
 } from '../dead-letter-check.js';
 import type {
+  BacklogDetail,
   DeadLetter,
   DeadLetterPage,
   DeadLetterPurge,
@@ -213,6 +214,15 @@ class MemoryTransport implements Transport {
     for (const message of this.ready) if (message.state === 'ready') waiting++;
     for (const message of this.timed) if (message.state === 'delayed') waiting++;
     return waiting;
+  }
+
+  /** One part, `runs`: what backlog() counts, and the messages delivered and not yet acked. */
+  async backlogDetail(): Promise<BacklogDetail | undefined> {
+    const pending = await this.backlog();
+    if (pending === undefined) return undefined;
+    let ackPending = 0;
+    for (const message of this.timed) if (message.state === 'inflight') ackPending++;
+    return { total: pending, parts: [{ name: 'runs', pending, ackPending }] };
   }
 
   /** Hands ready messages to waiting fetchers, oldest fetcher first. */

@@ -1,0 +1,137 @@
+/**
+ * Store conformance, FleetStore section: the workers' reports, stamped and expired on the store's
+ * clock, listed by worker id, normalized the same way by every store, refused whole when wrong.
+ * Each test gets a fresh store (its own prefix or schema), so a listing holds only its reports.
+ */
+import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Store, WorkerReport } from '@baton/core/adapter';
+import { uniqueId } from './conformance-helpers.js';
+import { EXPIRY_WAIT_MS, LONG_TTL_MS, SHORT_TTL_MS } from './store-conformance-helpers.js';
+
+/** A report of a worker with two workflows, given in no particular order. */
+function report(workerId: string, overrides: Partial<WorkerReport> = {}): WorkerReport {
+  return {
+    workerId,
+    host: 'pod-7f9c',
+    pid: 4242,
+    batonVersion: '0.1.0',
+    workflows: [
+      { name: 'shipping', versions: [3, 1, 3] },
+      { name: 'billing', versions: [2] },
+    ],
+    startedAt: 1_700_000_000_000,
+    lastRenewalAt: null,
+    runsHeld: 0,
+    concurrency: 16,
+    draining: false,
+    ...overrides,
+  };
+}
+
+export function describeFleetConformance(store: () => Store): void {
+  describe('fleet', () => {
+    it('lists a report stamped with the store clock, its workflows by name with versions ascending', async () => {
+      const s = store();
+      const workerId = uniqueId('w');
+      const before = await s.now();
+      await s.reportWorker(report(workerId), LONG_TTL_MS);
+      const after = await s.now();
+
+      const [listed, ...others] = await s.listWorkers();
+      expect(others).toEqual([]);
+      expect(listed).toEqual({
+        ...report(workerId),
+        workflows: [
+          { name: 'billing', versions: [2] },
+          { name: 'shipping', versions: [1, 3] },
+        ],
+        lastSeenAt: expect.any(Number),
+        expiresAt: expect.any(Number),
+      });
+      expect(listed!.lastSeenAt).toBeGreaterThanOrEqual(before);
+      expect(listed!.lastSeenAt).toBeLessThanOrEqual(after);
+      expect(listed!.expiresAt).toBe(listed!.lastSeenAt + LONG_TTL_MS);
+    });
+
+    it('replaces a worker’s report with its next one, and lists workers by id', async () => {
+      const s = store();
+      const [a, b, c] = ['fleet-a', 'fleet-b', 'fleet-c'].map((id) => uniqueId(id)) as [
+        string,
+        string,
+        string,
+      ];
+      await s.reportWorker(report(c), LONG_TTL_MS);
+      await s.reportWorker(report(a), LONG_TTL_MS);
+      await s.reportWorker(report(b), LONG_TTL_MS);
+      const first = (await s.listWorkers()).find((w) => w.workerId === a)!;
+      await s.reportWorker(
+        report(a, { runsHeld: 5, lastRenewalAt: 1_700_000_001_000, draining: true }),
+        LONG_TTL_MS,
+      );
+
+      const listed = await s.listWorkers();
+      expect(listed.map((w) => w.workerId)).toEqual([a, b, c]);
+      expect(listed[0]).toMatchObject({ runsHeld: 5, lastRenewalAt: 1_700_000_001_000, draining: true });
+      expect(listed[0]!.lastSeenAt).toBeGreaterThanOrEqual(first.lastSeenAt);
+    });
+
+    it('drops a report once its time to live has passed, until the worker reports again', async () => {
+      const s = store();
+      const gone = uniqueId('gone');
+      const kept = uniqueId('kept');
+      await s.reportWorker(report(gone), SHORT_TTL_MS);
+      await s.reportWorker(report(kept), LONG_TTL_MS);
+      expect((await s.listWorkers()).map((w) => w.workerId).sort()).toEqual([gone, kept].sort());
+
+      await sleep(EXPIRY_WAIT_MS);
+      expect((await s.listWorkers()).map((w) => w.workerId)).toEqual([kept]);
+      // Removed, not only hidden: a listing later still leaves it out, and a new report lists it again.
+      expect((await s.listWorkers()).map((w) => w.workerId)).toEqual([kept]);
+      await s.reportWorker(report(gone, { runsHeld: 1 }), LONG_TTL_MS);
+      expect((await s.listWorkers()).find((w) => w.workerId === gone)).toMatchObject({ runsHeld: 1 });
+    });
+
+    it('forgets a worker, and forgetting an unknown one changes nothing', async () => {
+      const s = store();
+      const stays = uniqueId('stays');
+      const leaves = uniqueId('leaves');
+      await s.reportWorker(report(stays), LONG_TTL_MS);
+      await s.reportWorker(report(leaves), LONG_TTL_MS);
+      await s.forgetWorker(leaves);
+      await s.forgetWorker(uniqueId('never-reported'));
+      expect((await s.listWorkers()).map((w) => w.workerId)).toEqual([stays]);
+    });
+
+    it('refuses a wrong report or time to live with a ConfigError naming it, and writes nothing', async () => {
+      const s = store();
+      const workerId = uniqueId('bad');
+      const cases: [WorkerReport, number, RegExp][] = [
+        [report(''), LONG_TTL_MS, /workerId is ''/],
+        [report(workerId, { runsHeld: -1 }), LONG_TTL_MS, /runsHeld is -1/],
+        [report(workerId, { concurrency: 0 }), LONG_TTL_MS, /concurrency is 0/],
+        [
+          report(workerId, { workflows: [{ name: 'x', versions: [] }] }),
+          LONG_TTL_MS,
+          /workflows\[0\]\.versions/,
+        ],
+        [
+          report(workerId, { workflows: [{ name: 'x', versions: [1.5] }] }),
+          LONG_TTL_MS,
+          /versions\[0\] is 1.5/,
+        ],
+        [report(workerId, { draining: 'yes' as unknown as boolean }), LONG_TTL_MS, /draining is 'yes'/],
+        [report(workerId, { host: 'pod\u0000x' }), LONG_TTL_MS, /host is .*NUL/],
+        [report(workerId), 0, /ttlMs is 0/],
+        [report(workerId), Number.NaN, /ttlMs is/],
+      ];
+      for (const [bad, ttl, message] of cases) {
+        await expect(s.reportWorker(bad, ttl)).rejects.toMatchObject({
+          code: 'BATON_CONFIG',
+          message: expect.stringMatching(message),
+        });
+      }
+      expect(await s.listWorkers()).toEqual([]);
+    });
+  });
+}
