@@ -10,7 +10,10 @@
  * 3. bulk retry of failed runs: the dry-run count, the fix, `--yes`, and the runs complete;
  * 4. `runs history` of a run whose worker was SIGKILLed mid-run: both epochs and workers, the
  *    takeover, the idempotency keys; then the redrive of a poison message (a start for a workflow
- *    the first worker lacked) once a worker that has it runs.
+ *    the first worker lacked) once a worker that has it runs;
+ * 5. `workers` and `backlog`; `runs pause` of a running run whose owner is then SIGKILLed: it stays
+ *    paused (no worker takes it, no step runs) until `runs resume`, then completes with every step
+ *    run once; pause and resume in bulk by filter.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -407,6 +410,135 @@ for (const pair of PAIRS) {
         expect(await client.result(late)).toBe(42);
         const left = await baton('dlq', 'list', '--json', '--code', 'unknown-workflow');
         expect(JSON.parse(left.stdout).letters).toEqual([]);
+      },
+    );
+
+    it(
+      'lists the workers and the backlog; keeps a run paused across a SIGKILL of its owner until resumed; pauses and resumes in bulk',
+      { timeout: 150_000 },
+      async () => {
+        const third = await fleet.spawn({ BATON_WORKER_ID: `${ns}-third`, BATON_WORKFLOWS: WORKFLOWS_LATE });
+        const workers = await until('both live workers reported', async () => {
+          const listed = await baton('workers', '--json');
+          expect(listed.code, listed.stderr).toBe(0);
+          const reported = JSON.parse(listed.stdout) as { workerId: string }[];
+          return reported.some((w) => w.workerId === `${ns}-third`) ? reported : undefined;
+        });
+        expect(workers.map((w) => w.workerId)).toEqual([`${ns}-second`, `${ns}-third`]);
+        expect(workers[0]).toMatchObject({
+          workflows: [
+            { name: 'cli_late', versions: [1] },
+            { name: 'cli_steps', versions: [1] },
+            { name: 'cli_wait', versions: [1] },
+          ],
+          draining: false,
+        });
+        const workersTable = await baton('workers');
+        expect(workersTable.stdout).toContain(`${ns}-third`);
+        expect(workersTable.stdout).toContain('cli_steps@1');
+        expect(workersTable.stdout).toMatch(/2 worker\(s\)/);
+        const backlog = await baton('backlog', '--json');
+        expect(backlog.code, backlog.stderr).toBe(0);
+        const parts = JSON.parse(backlog.stdout) as { total: number; parts: { pending: number }[] };
+        expect(parts.parts.length).toBeGreaterThan(0);
+        expect(parts.total).toBe(parts.parts.reduce((n, p) => n + p.pending, 0));
+        expect((await baton('backlog')).stdout).toMatch(/run message\(s\) waiting/);
+
+        // Pause a running run, then SIGKILL its owner: the survivor reaps the lease, and its claim
+        // finds the pause and leaves the run paused.
+        const runId = await start({ steps: 8, delayMs: 400 }, 'paused-0');
+        const owner = await until('a step done', async () => {
+          const run = await client.describe(runId).catch(() => undefined);
+          const done = (await client.history(runId)).some((p) => p.entry.type === 'ActivityCompleted');
+          return done && run?.lease?.owner ? run.lease.owner : undefined;
+        });
+        const pause = await baton('runs', 'pause', runId, '--reason', 'look first');
+        expect(pause.code, pause.stderr).toBe(0);
+        expect(pause.stdout).toMatch(new RegExp(`^run ${runId}: (paused|pause requested)`));
+        const victim = owner === `${ns}-third` ? third : fleet.alive.find((w) => w !== third)!;
+        const survivor = owner === `${ns}-third` ? `${ns}-second` : `${ns}-third`;
+        victim.signal('SIGKILL');
+        await victim.exited;
+        await until('the run paused', async () =>
+          (await client.describe(runId)).status === 'paused' ? true : undefined,
+        );
+        const completed = async () =>
+          (await client.history(runId)).filter((p) => p.entry.type === 'ActivityCompleted').length;
+        const stepsAtPause = await completed();
+        // Four lease periods: reapers and the survivor's claims all pass by; the run stays put.
+        await new Promise((r) => setTimeout(r, 6_000));
+        expect((await client.describe(runId)).status).toBe('paused');
+        expect(await completed()).toBe(stepsAtPause);
+        const listed = await baton('runs', 'list', '--status', 'paused', '--json');
+        expect(
+          (JSON.parse(listed.stdout) as { runs: { runId: string }[] }).runs.map((r) => r.runId),
+        ).toContain(runId);
+        const described = await baton('runs', 'describe', runId);
+        expect(described.stdout).toMatch(/paused\s.*look first/);
+
+        const resume = await baton('runs', 'resume', runId);
+        expect(resume).toMatchObject({ code: 0 });
+        expect(resume.stdout).toMatch(/resumed/);
+        expect(await finished(runId)).toBe('completed');
+        expect(await client.result(runId)).toBe(28);
+        const seqs = (await client.history(runId))
+          .map((p) => p.entry)
+          .filter((e) => e.type === 'ActivityCompleted')
+          .map((e) => (e as { seq: number }).seq);
+        expect(seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+        const ends = (await client.timeline(runId)).items.filter((i) => i.kind === 'end');
+        expect(ends).toEqual([expect.objectContaining({ outcome: 'completed', workerId: survivor })]);
+        const again = await baton('runs', 'resume', runId);
+        expect(again.code).toBe(1);
+
+        // In bulk: two runs waiting for a signal are paused at once, then resumed, then signalled.
+        const waiting = await Promise.all(
+          [0, 1].map(
+            async (n) =>
+              (
+                await client.start(
+                  { name: 'cli_wait', version: 1 },
+                  { sleepMs: 10 },
+                  { idempotencyKey: `bulk-pause-${n}` },
+                )
+              ).runId,
+          ),
+        );
+        for (const id of waiting)
+          await until(`run ${id} waiting`, async () =>
+            (await client.describe(id).catch(() => undefined))?.status === 'suspended' ? true : undefined,
+          );
+        const dry = await baton('runs', 'pause', '--key-prefix', 'bulk-pause-');
+        expect(dry.stdout).toBe('2 run(s) match; nothing done (dry run). Add --yes to pause them.\n');
+        const paused = await baton('runs', 'pause', '--key-prefix', 'bulk-pause-', '--yes', '--json');
+        expect(JSON.parse(paused.stdout)).toMatchObject({
+          action: 'pause',
+          matched: 2,
+          refused: [],
+          failed: [],
+        });
+        for (const id of waiting) expect((await client.describe(id)).status).toBe('paused');
+        const resumed = await baton(
+          'runs',
+          'resume',
+          '--status',
+          'paused',
+          '--key-prefix',
+          'bulk-pause-',
+          '--yes',
+          '--json',
+        );
+        expect(JSON.parse(resumed.stdout)).toMatchObject({
+          action: 'resume',
+          matched: 2,
+          refused: [],
+          failed: [],
+        });
+        for (const id of waiting) await client.signal(id, 'go', { answer: 7 });
+        for (const id of waiting) {
+          expect(await finished(id)).toBe('completed');
+          expect(await client.result(id)).toEqual({ answer: 7 });
+        }
       },
     );
   });

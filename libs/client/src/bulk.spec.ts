@@ -56,6 +56,35 @@ describe('client.bulk', () => {
     expect(await client.bulk.count({ runIdPrefix: 'm1' }, 'delete')).toBe(203);
   });
 
+  it('pauses every run in flight and resumes every paused one, refusing what is neither', async () => {
+    const transport = memoryTransport();
+    const { client, store } = await fleet(transport);
+    await store.createRun({ runId: 'p0', workflow: 'bulk-wf', version: 1, input: {}, idempotencyKey: null });
+    expect(await client.bulk.count({}, 'pause')).toBe(3);
+    const paused = await client.bulk.run('pause', {}, { reason: 'maintenance' });
+    expect(paused).toMatchObject({
+      action: 'pause',
+      matched: 3,
+      refused: [],
+      failed: [],
+      interrupted: false,
+    });
+    // The pending run is paused at once; the two held ones are asked to pause at their next step.
+    expect(await statuses(store, ['p0'])).toEqual(['paused']);
+    expect((await store.getLease('r0'))?.pauseRequested).toBe(true);
+    expect((await store.getLease('p0'))?.pauseReason).toBe('maintenance');
+    // Bulk resume takes paused runs: a held run with a pause requested is still `running`, and is
+    // refused like a finished one (`client.resume(id)` withdraws its request one run at a time).
+    const resumed = await client.bulk.run('resume', { status: ['paused', 'running', 'completed'] });
+    expect(resumed.succeeded).toEqual(['p0']);
+    expect(resumed.refused.map((r) => r.id).sort()).toEqual(['c0', 'c1', 'r0', 'r1']);
+    expect(resumed.refused.find((r) => r.id === 'r0')?.reason).toMatch(/running/);
+    expect((await store.getLease('p0'))?.state).toBe('held');
+    expect(await client.resume('r0')).toBe(true);
+    expect((await store.getLease('r0'))?.pauseRequested).toBeUndefined();
+    expect(await client.bulk.count({}, 'resume')).toBe(0);
+  });
+
   it('retries every failed run, reports progress, and a second pass finds nothing left', async () => {
     const transport = memoryTransport();
     const { client, store } = await fleet(transport);

@@ -1,5 +1,6 @@
 /**
- * Bulk actions: one action applied to every run a filter matches (cancel, retry, delete), or to
+ * Bulk actions: one action applied to every run a filter matches (cancel, retry, delete, pause,
+ * resume), or to
  * every dead letter (redrive), with progress and a summary of what was done and what was refused.
  *
  * The runs are walked with the store's keyset cursor (oldest first), a page at a time, and each
@@ -23,7 +24,8 @@ export interface BulkClient {
   cancel(runId: string, reason?: string): Promise<void>;
   retry(runId: string): Promise<unknown>;
   delete(runId: string): Promise<unknown>;
-  // pause(runId) / resume(runId): added with their actions after the merge.
+  pause(runId: string, reason?: string): Promise<unknown>;
+  resume(runId: string): Promise<boolean>;
 }
 
 /** The statuses of a run that has ended; no worker will touch it again. */
@@ -45,13 +47,13 @@ export interface BulkRunAction {
 }
 
 /**
- * The names of the per-run actions a bulk run can apply. To add one (pause and resume, once the
- * client has them), add its name here and its entry to {@link BULK_RUN_ACTIONS}: the client's
- * `bulk.run`, the CLI's `runs <action>` and its help all read these.
+ * The names of the per-run actions a bulk run can apply. To add one, add its name here and its
+ * entry to {@link BULK_RUN_ACTIONS}: the client's `bulk.run`, the CLI's `runs <action>` and its
+ * help all read these.
  */
-export const BULK_RUN_ACTION_NAMES = ['cancel', 'retry', 'delete'] as const;
+export const BULK_RUN_ACTION_NAMES = ['cancel', 'retry', 'delete', 'pause', 'resume'] as const;
 
-/** The name of a bulk run action: `cancel`, `retry` or `delete`. */
+/** The name of a bulk run action: `cancel`, `retry`, `delete`, `pause` or `resume`. */
 export type BulkRunActionName = (typeof BULK_RUN_ACTION_NAMES)[number];
 
 /** What each bulk run action takes and does. */
@@ -78,8 +80,24 @@ export const BULK_RUN_ACTIONS: Readonly<Record<BulkRunActionName, BulkRunAction>
       await client.delete(run.runId);
     },
   },
-  // pause / resume: added here (and to BULK_RUN_ACTION_NAMES) after the merge of
-  // client.pause(runId) / client.resume(runId).
+  pause: {
+    description:
+      'pause a run (client.pause: a running one stops after the activities in flight; none resumes it until resumed)',
+    done: 'paused or pause requested',
+    statuses: ['pending', 'running', 'suspended'],
+    act: async (client, run, options) => {
+      await client.pause(run.runId, options.reason);
+    },
+  },
+  resume: {
+    description: 'resume a paused run, or withdraw a pause not reached yet (client.resume)',
+    done: 'resumed',
+    statuses: ['paused'],
+    act: async (client, run) => {
+      if (!(await client.resume(run.runId)))
+        throw new RunStateError(run.runId, run.status, `run ${run.runId} is ${run.status}, not paused`);
+    },
+  },
 };
 
 /** Progress of a bulk action, reported after each item. */

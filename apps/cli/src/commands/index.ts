@@ -1,10 +1,15 @@
 /**
- * The command groups, one file each. To add a group (`workers`, `backlog`, `replay-check`), write
- * its file exporting a CommandGroup and list it here.
+ * The command groups, one file each. To add a group, write its file exporting a CommandGroup and list it here.
  */
 import type { CommandGroup } from '../command.js';
 import { dlqCommands } from './dlq.js';
+import { fleetCommands } from './fleet.js';
 import { replayCheckCommands } from './replay-check.js';
 import { runsCommands } from './runs.js';
 
-export const COMMAND_GROUPS: readonly CommandGroup[] = [runsCommands, dlqCommands, replayCheckCommands];
+export const COMMAND_GROUPS: readonly CommandGroup[] = [
+  runsCommands,
+  dlqCommands,
+  fleetCommands,
+  replayCheckCommands,
+];

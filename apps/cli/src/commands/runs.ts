@@ -165,7 +165,7 @@ export const runsCommands: CommandGroup = {
 };
 
 /**
- * `runs cancel|retry|delete [run-id] [filters] [--all] [--yes]`: one run by id, or every run the
+ * `runs cancel|retry|delete|pause|resume [run-id] [filters] [--all] [--yes]`: one run by id, or every run the
  * filters match (a dry run unless --yes).
  */
 function registerAction(runs: Command, context: CommandContext, action: BulkRunActionName): void {
@@ -180,7 +180,8 @@ function registerAction(runs: Command, context: CommandContext, action: BulkRunA
     .option('--all', 'every run the action takes (no other filter)')
     .option('--yes', 'act on the runs the filters match (without it, only count them)')
     .option('--concurrency <n>', 'runs acted on at once in bulk, 1-64 (default 8)');
-  if (action === 'cancel') command.option('--reason <text>', 'why, recorded on the run');
+  if (action === 'cancel' || action === 'pause')
+    command.option('--reason <text>', 'why, recorded on the run');
   addFilterFlags(command, false).action(
     (
       runId: string | undefined,
@@ -212,6 +213,9 @@ async function one(
 ): Promise<ExitCode> {
   const spec: BulkRunAction = BULK_RUN_ACTIONS[action];
   const run = await described(client, runId);
+  const asJson = context.flags(cmd).json === true;
+  if (action === 'pause' || action === 'resume')
+    return pauseOrResume(context, client, action, run, reason, asJson);
   if (!spec.statuses.includes(run.status))
     throw new RefusedError(
       `runs ${action} ${runId}: ${action} takes runs that are ${spec.statuses.join(', ')}, and this one is ${run.status}; nothing was changed`,
@@ -221,6 +225,41 @@ async function one(
   context.io.out(
     context.flags(cmd).json ? json({ runId, action, done: true }) : `${spec.done}: run ${runId}\n`,
   );
+  return EXIT.done;
+}
+
+/**
+ * `runs pause|resume <id>`: says what happened (paused at once, or asked to pause at its next step;
+ * resumed, or a pause not reached yet withdrawn). A resume of a run that is neither paused nor asked
+ * to pause is refused, nothing changed.
+ */
+async function pauseOrResume(
+  context: CommandContext,
+  client: Client,
+  action: 'pause' | 'resume',
+  run: RunDescription,
+  reason: string | undefined,
+  asJson: boolean,
+): Promise<ExitCode> {
+  const { runId } = run;
+  let outcome: string;
+  if (action === 'pause') {
+    const state = await client.pause(runId, reason);
+    outcome =
+      state === 'paused'
+        ? 'paused'
+        : 'pause requested: its worker stops after the activities in flight, then it is paused';
+  } else {
+    const wasRequested = run.status !== 'paused' && run.lease?.pauseRequested === true;
+    if (!(await client.resume(runId)))
+      throw new RefusedError(
+        `runs resume ${runId}: the run is ${run.status} and neither paused nor asked to pause; nothing was changed`,
+      );
+    outcome = wasRequested
+      ? 'pause request withdrawn'
+      : 'resumed: a worker takes it from its last journaled step';
+  }
+  context.io.out(asJson ? json({ runId, action, done: true, outcome }) : `run ${runId}: ${outcome}\n`);
   return EXIT.done;
 }
 
@@ -285,6 +324,8 @@ function describeText(run: RunDescription): string {
     rows.push(['lease', `${run.lease.state}, epoch ${run.lease.epoch}, owner ${run.lease.owner ?? '-'}`]);
     if (run.lease.expiresAt !== null) rows.push(['lease expires', time(run.lease.expiresAt)]);
     if (run.lease.cancelRequested) rows.push(['cancel requested', run.lease.cancelReason ?? 'yes']);
+    if (run.lease.pauseRequested === true) rows.push(['pause requested', run.lease.pauseReason ?? 'yes']);
+    else if (run.lease.state === 'paused') rows.push(['paused', run.lease.pauseReason ?? 'yes']);
   }
   return `${table(['field', 'value'], rows)}\n`;
 }

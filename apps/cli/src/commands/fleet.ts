@@ -1,0 +1,72 @@
+/**
+ * `baton workers` and `baton backlog`: the fleet as the workers report it (client.fleet.workers:
+ * each live worker's host, Baton version, workflow versions, runs held, last lease renewal,
+ * draining) and the run queue's backlog per consumer or partition (client.fleet.backlog).
+ */
+import type { FleetBacklog, FleetWorker } from '@baton/client';
+import type { Command } from 'commander';
+import type { CommandGroup } from '../command.js';
+import { EXIT, UsageError } from '../errors.js';
+import { json, table, time } from '../output.js';
+
+/** `orders@1,2 billing@3`: a worker's workflows with their versions. */
+export function workflowsText(worker: Pick<FleetWorker, 'workflows'>): string {
+  return worker.workflows.map((w) => `${w.name}@${w.versions.join(',')}`).join(' ') || '-';
+}
+
+export function workersTable(workers: readonly FleetWorker[]): string {
+  if (workers.length === 0) return 'no live worker reports to this store\n';
+  const rows = workers.map((w) => [
+    w.workerId,
+    `${w.host} (pid ${w.pid})`,
+    w.batonVersion,
+    workflowsText(w),
+    `${w.runsHeld}/${w.concurrency}`,
+    time(w.startedAt),
+    time(w.lastRenewalAt),
+    w.draining ? 'draining' : w.connected === false ? 'disconnected' : 'live',
+  ]);
+  return `${table(['worker', 'host', 'baton', 'workflows', 'runs held', 'started', 'last renewal', 'state'], rows)}\n${workers.length} worker(s), ${workers.reduce((n, w) => n + w.runsHeld, 0)} run(s) held\n`;
+}
+
+export function backlogTable(backlog: FleetBacklog): string {
+  const rows = backlog.parts.map((p) => [p.name, p.pending, p.ackPending ?? '-']);
+  return `${table(['part', 'pending', 'ack pending'], rows)}\n${backlog.transport}: ${backlog.total} run message(s) waiting\n`;
+}
+
+export const fleetCommands: CommandGroup = {
+  register(program, context) {
+    program
+      .command('workers')
+      .description(
+        'the live workers: host, Baton version, workflow versions, runs held, last lease renewal, draining',
+      )
+      .action((_flags: unknown, command: Command) =>
+        context.run(async () => {
+          const workers = await (await context.session(command).client()).fleet.workers();
+          context.io.out(context.flags(command).json ? json(workers) : workersTable(workers));
+          return EXIT.done;
+        }),
+      );
+
+    program
+      .command('backlog')
+      .description('the run queue’s backlog: NATS consumer pending and ack-pending, Kafka lag per partition')
+      .option('--timeout <ms>', 'how long to wait for the bus to answer (default 5000)')
+      .action((flags: { timeout?: string }, command: Command) =>
+        context.run(async () => {
+          let timeoutMs: number | undefined;
+          if (flags.timeout !== undefined) {
+            timeoutMs = Number(flags.timeout);
+            if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
+              throw new UsageError(`--timeout ${flags.timeout}: give a whole number of milliseconds above 0`);
+          }
+          const backlog = await (
+            await context.session(command).client()
+          ).fleet.backlog(timeoutMs !== undefined ? { timeoutMs } : {});
+          context.io.out(context.flags(command).json ? json(backlog) : backlogTable(backlog));
+          return EXIT.done;
+        }),
+      );
+  },
+};
