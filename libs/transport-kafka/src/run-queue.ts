@@ -202,6 +202,10 @@ export class KafkaRunQueue {
   private newGeneration(assigned: number[]): void {
     this.generation++;
     this.assigned = [...assigned].sort((a, b) => a - b);
+    this.log?.('info', 'kafka run-queue partitions assigned', {
+      generation: this.generation,
+      partitions: this.assigned,
+    });
     this.buffer.length = 0;
     this.partitions = new Map();
     if (this.paused) {
