@@ -9,8 +9,9 @@
  *    nothing changed);
  * 3. bulk retry of failed runs: the dry-run count, the fix, `--yes`, and the runs complete;
  * 4. `runs history` of a run whose worker was SIGKILLed mid-run: both epochs and workers, the
- *    takeover, the idempotency keys; then the redrive of a poison message (a start for a workflow
- *    the first worker lacked) once a worker that has it runs;
+ *    takeover, the idempotency keys; the redrive of a poison message (a start for a workflow the
+ *    first worker lacked), dead-lettered again while no worker has it, and redriven by the worker
+ *    that has it when that one starts;
  * 5. `workers` and `backlog`; `runs pause` of a running run whose owner is then SIGKILLed: it stays
  *    paused (no worker takes it, no step runs) until `runs resume`, then completes with every step
  *    run once; pause and resume in bulk by filter.
@@ -126,7 +127,8 @@ for (const pair of PAIRS) {
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'baton-cli-'));
       await client.connect();
-      first = await fleet.spawn({ BATON_WORKER_ID: `${ns}-first` });
+      // No grace: a start for a version no worker has is dead-lettered at once (step 4).
+      first = await fleet.spawn({ BATON_WORKER_ID: `${ns}-first`, BATON_MISSING_VERSION_GRACE_MS: '0' });
     }, 60_000);
 
     afterAll(async () => {
@@ -356,6 +358,24 @@ for (const pair of PAIRS) {
           (await client.deadLetters.list()).letters.find((l) => l.code === 'unknown-workflow'),
         );
 
+        // Redriven by hand while no worker has the workflow: it comes back as a dead letter.
+        const dry = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow');
+        expect(dry).toMatchObject({
+          code: 0,
+          stdout: '1 letter(s) match; nothing done (dry run). Add --yes to redrive them.\n',
+        });
+        const firstLetter = (await client.deadLetters.list()).letters.find(
+          (l) => l.code === 'unknown-workflow',
+        )!;
+        const redrive = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow', '--yes');
+        expect(redrive.code, redrive.stderr).toBe(0);
+        expect(redrive.stdout).toContain('redrive: 1 matched, 1 done, 0 refused, 0 failed');
+        await until('the start dead-lettered again', async () =>
+          (await client.deadLetters.list()).letters.find(
+            (l) => l.code === 'unknown-workflow' && l.id !== firstLetter.id,
+          ),
+        );
+
         const runId = await start({ steps: 6, delayMs: 300 }, 'killed-0');
         await until('two steps done under the first worker', async () => {
           const done = (await client.history(runId)).filter((p) => p.entry.type === 'ActivityCompleted');
@@ -363,9 +383,12 @@ for (const pair of PAIRS) {
         });
         first.signal('SIGKILL');
         await first.exited;
-        // The replacement has the fix: the workflow the first worker lacked.
+        // The replacement has the fix: the workflow the first worker lacked. It redrives the dead
+        // letter of that workflow by itself when it starts.
         await fleet.spawn({ BATON_WORKER_ID: `${ns}-second`, BATON_WORKFLOWS: WORKFLOWS_LATE });
         expect(await finished(runId)).toBe('completed');
+        expect(await finished(late)).toBe('completed');
+        expect(await client.result(late)).toBe(42);
 
         const history = await baton('runs', 'history', runId);
         expect(history.code, history.stderr).toBe(0);
@@ -398,16 +421,6 @@ for (const pair of PAIRS) {
         ]);
         expect(timeline.failovers).toBe(1);
 
-        const dry = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow');
-        expect(dry).toMatchObject({
-          code: 0,
-          stdout: '1 letter(s) match; nothing done (dry run). Add --yes to redrive them.\n',
-        });
-        const redrive = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow', '--yes');
-        expect(redrive.code, redrive.stderr).toBe(0);
-        expect(redrive.stdout).toContain('redrive: 1 matched, 1 done, 0 refused, 0 failed');
-        expect(await finished(late)).toBe('completed');
-        expect(await client.result(late)).toBe(42);
         const left = await baton('dlq', 'list', '--json', '--code', 'unknown-workflow');
         expect(JSON.parse(left.stdout).letters).toEqual([]);
       },

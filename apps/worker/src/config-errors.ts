@@ -38,6 +38,7 @@ const OPTION_VARIABLES: Record<
       [/\bheartbeatMs\b/, ENV.heartbeatMs],
       [/\breapIntervalMs\b/, ENV.reapIntervalMs],
       [/\bdeadWorkerScanMs\b/, ENV.deadWorkerScanMs],
+      [/\bmissingVersionGraceMs\b/, ENV.missingVersionGraceMs],
       [/\bretentionMs\b/, ENV.retentionMs],
       [/\bcheckpointEvery\b/, ENV.checkpointEvery],
       [/\bmaxMessageBytes\b/, ENV.maxMessageBytes],

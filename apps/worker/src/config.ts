@@ -39,6 +39,7 @@ export const ENV = {
   heartbeatMs: 'BATON_HEARTBEAT_MS',
   reapIntervalMs: 'BATON_REAP_INTERVAL_MS',
   deadWorkerScanMs: 'BATON_DEAD_WORKER_SCAN_MS',
+  missingVersionGraceMs: 'BATON_MISSING_VERSION_GRACE_MS',
   retentionMs: 'BATON_RETENTION_MS',
   retentionTombstoneMs: 'BATON_RETENTION_TOMBSTONE_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
@@ -88,6 +89,7 @@ export type WorkerTuning = Partial<
     | 'heartbeatMs'
     | 'reapIntervalMs'
     | 'deadWorkerScanMs'
+    | 'missingVersionGraceMs'
     | 'retentionMs'
     | 'retentionTombstoneMs'
     | 'checkpointEvery'
@@ -160,6 +162,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     heartbeatMs: int(env, ENV.heartbeatMs, 1),
     reapIntervalMs: int(env, ENV.reapIntervalMs, 1),
     deadWorkerScanMs: int(env, ENV.deadWorkerScanMs, 0),
+    missingVersionGraceMs: int(env, ENV.missingVersionGraceMs, 0),
     retentionMs: int(env, ENV.retentionMs, 0),
     retentionTombstoneMs: int(env, ENV.retentionTombstoneMs, 1),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),

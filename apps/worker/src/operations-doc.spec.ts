@@ -66,8 +66,20 @@ function seriesNames(text: string): Set<string> {
 async function scrapeAfterAWorkout(): Promise<string> {
   const transport = memoryTransport();
   const store = memoryStore();
-  const first = new Worker({ transport, store, workflows: [chain], drainTimeoutMs: 5_000 });
-  const second = new Worker({ transport, store, workflows: [chain], drainTimeoutMs: 5_000 });
+  const first = new Worker({
+    transport,
+    store,
+    workflows: [chain],
+    drainTimeoutMs: 5_000,
+    missingVersionGraceMs: 0,
+  });
+  const second = new Worker({
+    transport,
+    store,
+    workflows: [chain],
+    drainTimeoutMs: 5_000,
+    missingVersionGraceMs: 0,
+  });
   const server = new WorkerHttpServer({
     host: '127.0.0.1',
     port: 0,

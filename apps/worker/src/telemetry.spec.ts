@@ -415,7 +415,13 @@ describe('log lines about a run', () => {
     const transport = memoryTransport();
     const store = memoryStore();
     const { lines, options } = processLogging();
-    const worker = new Worker({ transport, store, workflows: [billing], ...options });
+    const worker = new Worker({
+      transport,
+      store,
+      workflows: [billing],
+      missingVersionGraceMs: 0,
+      ...options,
+    });
     await worker.start();
     try {
       const elsewhere = defineWorkflow({ name: 'not_on_this_worker', version: 1, run: async () => 1 });

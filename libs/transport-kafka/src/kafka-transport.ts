@@ -114,7 +114,14 @@ export class KafkaTransport implements Transport {
         () => ensureTopics(admin, this.options, this.layout),
       );
       await Promise.all([producer.connect(), reader.connect()]);
-      const queue = new KafkaRunQueue(kafka, this.options, this.layout, topics.runsPartitions, this.log);
+      const queue = new KafkaRunQueue(
+        kafka,
+        this.options,
+        this.layout,
+        topics.runsPartitions,
+        this.log,
+        (r) => producer.send(r),
+      );
       return {
         options: this.options,
         layout: this.layout,

@@ -16,6 +16,12 @@
  *   forgotten, and kafkajs fetches every assigned partition again from its committed offset. Acks
  *   of older deliveries commit nothing; their records come again and are harmless, because the
  *   store refuses a second lease on a run that is held or finished.
+ * - passOn(delay) publishes the record again on the next partition (in partition order, wrapping)
+ *   that this member does not hold, without a key, with its delivery count in a header, then acks
+ *   it here: a record this member cannot use (a workflow version it lacks) reaches another member
+ *   without waiting for a rebalance. Hop after hop the record walks the partitions forward, so it
+ *   reaches every member within one turn of the topic. A member holding every partition redelivers
+ *   it to itself, as nak does.
  * - msgId de-duplication is best effort and per process: a record whose `baton-msg-id` was seen at
  *   another offset within `dedupWindowMs` is acked unseen.
  */
@@ -26,9 +32,12 @@ import type { KafkaLogHook } from './client.js';
 import { headersOf } from './partition-reader.js';
 import type { KafkaLayout } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
+import type { OutgoingRecord } from './producer.js';
 
 /** Headers the transport sets for itself; not shown to the consumer. */
 export const MSG_ID_HEADER = 'baton-msg-id';
+/** The delivery count a passed-on record goes on from (set by passOn, read by the next owner). */
+export const DELIVERY_COUNT_HEADER = 'baton-delivery-count';
 
 interface Entry {
   partition: number;
@@ -89,6 +98,8 @@ export class KafkaRunQueue {
     private readonly layout: KafkaLayout,
     private readonly partitionCount: number,
     private readonly log: KafkaLogHook | undefined,
+    /** Publishes a record (the transport's producer); passOn needs it. */
+    private readonly send?: (record: OutgoingRecord) => Promise<unknown>,
   ) {}
 
   /** What the queue holds right now, for metrics and tests. */
@@ -191,6 +202,10 @@ export class KafkaRunQueue {
   private newGeneration(assigned: number[]): void {
     this.generation++;
     this.assigned = [...assigned].sort((a, b) => a - b);
+    this.log?.('info', 'kafka run-queue partitions assigned', {
+      generation: this.generation,
+      partitions: this.assigned,
+    });
     this.buffer.length = 0;
     this.partitions = new Map();
     if (this.paused) {
@@ -225,6 +240,8 @@ export class KafkaRunQueue {
     const headers = headersOf(message.headers as Parameters<typeof headersOf>[0]);
     const msgId = headers[MSG_ID_HEADER];
     delete headers[MSG_ID_HEADER];
+    const carried = Number(headers[DELIVERY_COUNT_HEADER]);
+    delete headers[DELIVERY_COUNT_HEADER];
     if (msgId !== undefined && this.isDuplicate(msgId, `${partition}:${offset}`)) {
       // Seen at another offset: nothing to deliver; it commits with its neighbours.
       this.scheduleCommit();
@@ -237,7 +254,7 @@ export class KafkaRunQueue {
       generation,
       data: new Uint8Array(message.value ?? Buffer.alloc(0)),
       headers,
-      deliveryCount: 1,
+      deliveryCount: Number.isSafeInteger(carried) && carried > 1 ? carried : 1,
     });
   }
 
@@ -305,7 +322,63 @@ export class KafkaRunQueue {
         if (!settle()) return;
         this.redeliver(entry, delayMs ?? 0);
       },
+      passOn: async (delayMs?: number) => {
+        if (!settle()) return;
+        this.passOn(entry, delayMs ?? 0);
+      },
     };
+  }
+
+  /** The next partition after `from` (wrapping) that this member does not hold; none if it holds all. */
+  private passOnTarget(from: number): number | undefined {
+    for (let step = 1; step < this.partitionCount; step++) {
+      const partition = (from + step) % this.partitionCount;
+      if (!this.assigned.includes(partition)) return partition;
+    }
+    return undefined;
+  }
+
+  /**
+   * Publishes the record again for another member, after `delayMs`, then acks it here. Mid-wait
+   * rebalance or close: nothing is published, and the partition's next owner reads the record
+   * again from the committed offset. A failed publish redelivers it here instead (never lost).
+   */
+  private passOn(entry: Entry, delayMs: number): void {
+    const target = this.passOnTarget(entry.partition);
+    if (target === undefined || this.send === undefined) {
+      this.redeliver(entry, delayMs);
+      return;
+    }
+    const send = this.send;
+    const publish = async (): Promise<void> => {
+      if (this.closed || entry.generation !== this.generation) return;
+      try {
+        await send({
+          topic: this.layout.runsTopic,
+          partition: target,
+          key: null,
+          value: Buffer.from(entry.data),
+          headers: { ...entry.headers, [DELIVERY_COUNT_HEADER]: String(entry.deliveryCount + 1) },
+        });
+      } catch (err) {
+        this.log?.('warn', 'passing a run message on failed; it is delivered here again', {
+          error: String(err),
+        });
+        this.redeliver(entry, 0);
+        return;
+      }
+      await this.acked(entry);
+    };
+    if (delayMs <= 0) {
+      void publish();
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void publish();
+    }, delayMs);
+    timer.unref();
+    this.timers.add(timer);
   }
 
   private redeliver(entry: Entry, delayMs: number): void {

@@ -70,14 +70,15 @@ export class Dispatcher {
     const { store, transport, claimCheck } = options;
     switch (message.kind) {
       case 'start': {
-        let workflow = this.registry.get(workflowKey(message.workflow, message.version));
+        const workflow = this.registry.get(workflowKey(message.workflow, message.version));
         if (!workflow) {
           // A record may exist: a worker that has the version created it and died before the
           // ack. Then the run has begun and is put back like any other; else nothing has begun,
-          // and the message is dead-lettered (unknown-workflow) for an operator to redrive.
+          // and the message is put back for a live worker that has the version, or dead-lettered
+          // (unknown-workflow) once none has had it for the grace period (put-back.ts).
           const existing = await store.getRun(message.runId);
           if (existing) return this.claimKnownRun(existing, message, delivery);
-          workflow = this.lookup(message.workflow, message.version);
+          return this.putBacks.putBackStart(message, delivery);
         }
         const acquiredAt = Date.now();
         const { leaseMs, workerId } = options;
@@ -156,18 +157,5 @@ export class Dispatcher {
       );
     }
     await delivery.nak(redeliveryDelayMs(delivery.deliveryCount, 100, 5_000));
-  }
-
-  private lookup(name: string, version: number): AnyWorkflowDefinition {
-    const workflow = this.registry.get(workflowKey(name, version));
-    if (!workflow) {
-      const known = [...this.registry.keys()].join(', ');
-      throw new PoisonMessage(
-        'unknown-workflow',
-        `workflow ${name}@${version} is not registered on this worker (it has: ${known}); ` +
-          'deploy a worker that registers it, then redrive the dead letter',
-      );
-    }
-    return workflow;
   }
 }

@@ -55,6 +55,22 @@ export type WorkerEvent =
   | { type: 'timers-due'; runIds: string[] }
   /** The retention sweep deleted these finished runs (store data and journal). */
   | { type: 'runs-expired'; runIds: string[] }
+  /**
+   * A message of a run whose workflow version this worker lacks went back to the queue (put-back.ts):
+   * `start` when nothing of the run exists yet; `toHolder` when another live worker registers the
+   * version (it is then put back quickly, or passed on to another consumer on Kafka).
+   */
+  | {
+      type: 'run-put-back';
+      runId: string;
+      workflow: string;
+      version: number;
+      start: boolean;
+      toHolder: boolean;
+      deliveryCount: number;
+    }
+  /** Dead letters `unknown-workflow` of versions this worker registers, put back on the run queue. */
+  | { type: 'dead-letters-redriven'; ids: string[]; runIds: string[] }
   /** `runId` when the message named one (an unparseable message may not). */
   | { type: 'dead-lettered'; code: string; reason: string; runId?: string }
   /** The store lost its data (a Redis restarted without persistence); these runs held here are gone. */

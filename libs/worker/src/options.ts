@@ -37,6 +37,15 @@ export interface WorkerOptions {
    */
   deadWorkerScanMs?: number;
   /**
+   * A start message for a workflow version this worker does not register is put back while some
+   * live worker registers that version (the fleet reports say which), and also while none does,
+   * until none has for this long (as this worker sees the fleet); only then is it dead-lettered
+   * with `unknown-workflow`. Such letters are redriven by themselves when a worker that registers
+   * the version starts (docs/versioning.md). 0 dead-letters as soon as no live worker has the
+   * version. @defaultValue 60000
+   */
+  missingVersionGraceMs?: number;
+  /**
    * Retention: finished runs (completed, failed, cancelled) whose finish is older than this lose
    * their store data and their journal (purged on NATS; on Kafka it stays until the journal
    * topic's `retention.ms`). Unfinished runs are never touched. 0 keeps everything forever
@@ -174,6 +183,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     heartbeatMs,
     reapIntervalMs: positive('reapIntervalMs', options.reapIntervalMs ?? Math.min(1_000, leaseMs / 2)),
     deadWorkerScanMs: nonNegative('deadWorkerScanMs', options.deadWorkerScanMs ?? 250),
+    missingVersionGraceMs: nonNegative('missingVersionGraceMs', options.missingVersionGraceMs ?? 60_000),
     retentionMs: nonNegative('retentionMs', options.retentionMs ?? 0),
     retentionSweepMs: positive(
       'retentionSweepMs',

@@ -157,7 +157,7 @@ describe('worker lifecycle (memory adapters)', () => {
   it('dead-letters poison messages with a reason and keeps working', async () => {
     const wf = defineWorkflow({ name: 'ok', version: 1, run: async () => 'fine' });
     current = fleet({ workflows: [wf] });
-    const w = await current.spawn({ maxMessageBytes: 4_096 });
+    const w = await current.spawn({ maxMessageBytes: 4_096, missingVersionGraceMs: 0 });
     const { transport } = current;
     await transport.enqueue(new TextEncoder().encode('{not json'));
     await transport.enqueue(

@@ -87,7 +87,7 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
 
   it('dead-letters a start for a version no worker registers when no run record exists, naming it', async () => {
     current = fleet({ workflows: [v2] });
-    await current.spawn();
+    await current.spawn({ missingVersionGraceMs: 0 });
     await current.transport.enqueue(
       encodeMessage({
         kind: 'start',

@@ -41,6 +41,8 @@ import { DEAD_LETTER_CODES } from './poison.js';
 import { PutBack } from './put-back.js';
 import type { RunSession } from './run-session.js';
 import { StoreClock } from './store-clock.js';
+import { VersionHolders } from './version-holders.js';
+import { VersionRedrive } from './version-redrive.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
 
@@ -99,6 +101,8 @@ export class Worker {
   private stopBacklog: (() => void) | undefined;
   /** The worker's report to the fleet (fleet-report.ts); built at start, when the store's clock is known. */
   private reporter: FleetReporter | undefined;
+  /** Redrives unknown-workflow dead letters of the versions this worker registers (version-redrive.ts). */
+  private readonly redrive: VersionRedrive;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -109,7 +113,19 @@ export class Worker {
       deadLetterCodes: DEAD_LETTER_CODES,
       resumeReasons: RESUME_REASONS,
     });
-    const putBacks = new PutBack(store, () => [...this.registry.keys()], logger, this.instruments);
+    const holders = new VersionHolders(store, this.options.workerId, logger);
+    const putBacks = new PutBack(
+      store,
+      () => [...this.registry.keys()],
+      logger,
+      this.instruments,
+      holders,
+      this.options.missingVersionGraceMs,
+      (event) => this.options.onEvent(event),
+    );
+    this.redrive = new VersionRedrive(transport, new Set(this.registry.keys()), logger, (event) =>
+      this.options.onEvent(event),
+    );
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
     this.storeClock = new StoreClock(store, this.options.clock);
     this.dataLoss = new DataLossWatch(logger, this.instruments, this.options.onEvent, this.options.clock);
@@ -196,6 +212,8 @@ export class Worker {
     this.keeper.start();
     this.maintenance.start();
     this.claimLoop.start();
+    // After the first fleet report: a worker that lacks a redriven start sees this one listed.
+    this.redrive.start();
     this.options.logger.info(
       { workerId: this.workerId, concurrency: this.options.concurrency },
       'worker started',
@@ -234,6 +252,7 @@ export class Worker {
     this.storeClock.stop();
     this.stopBacklog?.();
     await this.maintenance.stop();
+    await this.redrive.stop();
     const { store } = this.options;
     await (hasPresence(store) ? store.unregisterWorker(this.workerId) : Promise.resolve()).catch(
       (err: unknown) => {

@@ -32,6 +32,15 @@ export interface Delivery extends RawMessage {
   ackUnconfirmed?(): void;
   /** Returns the message to the queue for redelivery, after `delayMs` if given. */
   nak(delayMs?: number): Promise<void>;
+  /**
+   * Hands the message to another consumer of the queue, after `delayMs` if given: for a bus whose
+   * nak redelivers to the same consumer (Kafka: the partition's owner), it is published again where
+   * another consumer reads it, then removed here (published first, so a crash in between leaves a
+   * copy, never none). The copy's `deliveryCount` goes on from this one's. A consumer that holds
+   * every part of the queue redelivers it to itself, as nak does. Optional: a bus whose nak already
+   * reaches every consumer (NATS, memory) leaves it out, and callers use nak().
+   */
+  passOn?(delayMs?: number): Promise<void>;
 }
 
 export interface EnqueueOptions {
