@@ -64,6 +64,11 @@ const STEP_MS = 500;
 const PRODUCER_EVERY_MS = 600;
 /** A signal run of the producer is signalled this long after its start (ms). */
 const SIGNAL_AFTER_MS = 2_500;
+/**
+ * Between a pod's removal and its SIGTERM: the chart's preStop sleep (preStopSleepSeconds, 2 s by
+ * default), during which the old pod still works and the new one already does.
+ */
+const PRE_STOP_MS = 2_000;
 /** How long the drain check and the final wait may take before the test reports what is stuck. */
 const DRAIN_TIMEOUT_MS = 60_000;
 const FINAL_TIMEOUT_MS = 60_000;
@@ -93,6 +98,8 @@ export interface RolloutFigures {
   lastV1FinishedAfterMs: number;
   /** From the end of the first rollout until the drain check said version 1 may go. */
   drainedAfterFirstRolloutMs: number;
+  /** Timers due, signals sent and runs started during the first rollout. */
+  exercised: Record<string, number>;
   /** Runs that never executed a step they were ready for (lost, or stuck): their waits are not in the figures below. */
   runsNeverServed: number;
   /** The longest wait of one run for a worker with its version, over the waits that ended. */
@@ -131,6 +138,7 @@ export function describeRollout(name: string, factory: CrashEnvironmentFactory):
           nonDeterminism: [],
           deadLetters: [],
           waits: [],
+          scenario: [],
         });
       },
     );
@@ -147,6 +155,7 @@ class RolloutScenario {
   private seed = 0;
   private readonly pendingSignals: TrackedRun[] = [];
   private firstRolloutStart = 0;
+  private firstRolloutEnd = 0;
   private firstRolloutMs = 0;
   private secondRolloutMs = 0;
   private drainedAfterFirstRolloutMs = 0;
@@ -188,6 +197,7 @@ class RolloutScenario {
       },
     });
     const firstRolloutEnd = Date.now();
+    this.firstRolloutEnd = firstRolloutEnd;
     this.firstRolloutMs = firstRolloutEnd - this.firstRolloutStart;
 
     // 3. The drain check: no version-1 run in flight, read from the fleet's reports and the store.
@@ -250,6 +260,7 @@ class RolloutScenario {
         await victim.exited;
       } else {
         const leaving = remaining[0]!;
+        await sleep(PRE_STOP_MS);
         leaving.signal('SIGTERM');
         await leaving.exited;
       }
@@ -396,6 +407,7 @@ class RolloutScenario {
           (l) => `${l.runId ?? '(no run id)'} ${l.code} by ${dlqBy.get(l.runId ?? '') ?? '?'}: ${l.reason}`,
         ),
         waits: this.waits(byRun).violations,
+        scenario: this.exercised(byRun),
       },
       figures: {
         runs: this.runs.length,
@@ -403,10 +415,38 @@ class RolloutScenario {
         secondRolloutMs: this.secondRolloutMs,
         lastV1FinishedAfterMs: Math.max(...finishedAt) - this.firstRolloutStart,
         drainedAfterFirstRolloutMs: this.drainedAfterFirstRolloutMs,
+        exercised: this.exercisedCounts,
         ...this.waits(byRun).figures,
       },
     };
   }
+
+  /**
+   * What the rollout must have gone through, or it proved less than it claims: timers that came
+   * due and signals sent while the first rollout was under way, and runs started during it.
+   */
+  private exercised(byRun: ReadonlyMap<string, ExecutionRow[]>): string[] {
+    const during = (at: number | undefined): boolean =>
+      at !== undefined && at >= this.firstRolloutStart && at <= this.firstRolloutEnd;
+    const timers = this.runs.filter((r) => {
+      const done = (byRun.get(r.runId) ?? []).find((e) => e.step === 0 && e.finishedAt !== null);
+      return (
+        r.input.wait === 'sleep' && done?.finishedAt != null && during(done.finishedAt + r.input.sleepMs)
+      );
+    }).length;
+    const signals = this.runs.filter((r) => during(r.signalAt)).length;
+    const starts = this.runs.filter((r) => during(r.startedAt)).length;
+    this.exercisedCounts = {
+      timersDueDuringRollout: timers,
+      signalsDuringRollout: signals,
+      startsDuringRollout: starts,
+    };
+    return Object.entries(this.exercisedCounts)
+      .filter(([, n]) => n === 0)
+      .map(([what]) => `${what} is 0: the first rollout did not exercise it`);
+  }
+
+  private exercisedCounts: Record<string, number> = {};
 
   /** Steps 0 and 1 of every run: exactly one effect each (by idempotency key), with the right value. */
   private checkEffects(effects: readonly EffectRow[]): string[] {
