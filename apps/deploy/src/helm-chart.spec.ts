@@ -990,8 +990,14 @@ describe('helm/baton-worker PrometheusRule', () => {
 describe('keep the old Deployment until drained (ci/keep-old-values.yaml beside ci/keep-new-values.yaml)', () => {
   it('renders two releases as two fleets of pods on one bus prefix and store, with one autoscaler', async () => {
     const [old, next] = await Promise.all([
-      renderUncached({ valuesFiles: [ci('keep-old-values.yaml')] }, 'orders-v1'),
-      renderUncached({ valuesFiles: [ci('keep-new-values.yaml')] }, 'orders-v2'),
+      renderUncached(
+        { valuesFiles: [ci('keep-old-values.yaml')], set: { 'image.tag': '1.4.2' } },
+        'orders-v1',
+      ),
+      renderUncached(
+        { valuesFiles: [ci('keep-new-values.yaml')], set: { 'image.tag': '2.0.0' } },
+        'orders-v2',
+      ),
     ]);
     const [oldDeployment, newDeployment] = [only(old, 'Deployment'), only(next, 'Deployment')];
     expect(oldDeployment.metadata.name).toBe('orders-v1-baton-worker');

@@ -100,6 +100,12 @@ export interface RolloutFigures {
   drainedAfterFirstRolloutMs: number;
   /** Timers due, signals sent and runs started during the first rollout. */
   exercised: Record<string, number>;
+  /**
+   * Start messages dead-lettered `unknown-workflow` (a start that reached a worker without its
+   * version), and runs that never got a run record: the known gap of issue 21, item 2.
+   */
+  deadLetteredStarts: number;
+  lostRuns: number;
   /** Runs that never executed a step they were ready for (lost, or stuck): their waits are not in the figures below. */
   runsNeverServed: number;
   /** The longest wait of one run for a worker with its version, over the waits that ended. */
@@ -416,6 +422,8 @@ class RolloutScenario {
         lastV1FinishedAfterMs: Math.max(...finishedAt) - this.firstRolloutStart,
         drainedAfterFirstRolloutMs: this.drainedAfterFirstRolloutMs,
         exercised: this.exercisedCounts,
+        deadLetteredStarts: deadLetters.filter((l) => l.code === 'unknown-workflow').length,
+        lostRuns: outcomes.filter((o) => o.includes(': lost,')).length,
         ...this.waits(byRun).figures,
       },
     };
