@@ -106,6 +106,10 @@ export interface RolloutFigures {
    */
   deadLetteredStarts: number;
   lostRuns: number;
+  /** Put-backs counted by the workers' /metrics (scraped before each stop and at the end). */
+  putBacks: number;
+  /** Workers that logged a put-back warning (the first put-back of a version, then once a minute). */
+  workersThatPutBack: number;
   /** Runs that never executed a step they were ready for (lost, or stuck): their waits are not in the figures below. */
   runsNeverServed: number;
   /** The longest wait of one run for a worker with its version, over the waits that ended. */
@@ -262,17 +266,45 @@ class RolloutScenario {
       if (wave === 1) {
         const busy = await this.world.ledger.busyPids();
         const victim = remaining.find((w) => busy.has(w.pid)) ?? remaining[0]!;
+        await this.scrapePutBacks(victim);
         victim.signal('SIGKILL');
         await victim.exited;
       } else {
         const leaving = remaining[0]!;
         await sleep(PRE_STOP_MS);
+        await this.scrapePutBacks(leaving);
         leaving.signal('SIGTERM');
         await leaving.exited;
       }
       await hooks.afterWave?.(wave);
     }
   }
+
+  /**
+   * Reads a live worker's put-back counter (`baton_runs_put_back_total` on its /metrics, all
+   * versions) and keeps it: a measure of how often runs reached a worker without their version.
+   * The count of a worker after its last scrape is not seen (a SIGTERM's drain, a SIGKILL).
+   */
+  private async scrapePutBacks(worker: WorkerProcess): Promise<void> {
+    const port = worker.logs.find((l) => l.msg === 'worker ready')?.httpPort;
+    if (typeof port !== 'number' || !worker.alive) return;
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/metrics`, {
+        signal: AbortSignal.timeout(2_000),
+      });
+      const text = await response.text();
+      let total = 0;
+      for (const line of text.split('\n')) {
+        const match = /^baton_runs_put_back_total(?:\{[^}]*\})?\s+(\S+)/.exec(line);
+        if (match) total += Number(match[1]);
+      }
+      this.putBacks.set(worker, total);
+    } catch {
+      // A worker that does not answer keeps its previous count.
+    }
+  }
+
+  private readonly putBacks = new Map<WorkerProcess, number>();
 
   private async spawn(build: Build): Promise<WorkerProcess> {
     const worker = await this.world.fleet.spawn({ BATON_WORKFLOWS: BUILD_MODULE[build] });
@@ -351,6 +383,7 @@ class RolloutScenario {
   }
 
   async check(): Promise<{ violations: Record<string, string[]>; figures: RolloutFigures }> {
+    for (const worker of this.builds.keys()) await this.scrapePutBacks(worker);
     const letters = async (): Promise<Array<{ runId: string | undefined; code: string; reason: string }>> =>
       (await this.world.env.transport.listDeadLetters()).map((d) => ({
         runId: runIdOf(d.data),
@@ -424,6 +457,10 @@ class RolloutScenario {
         exercised: this.exercisedCounts,
         deadLetteredStarts: deadLetters.filter((l) => l.code === 'unknown-workflow').length,
         lostRuns: outcomes.filter((o) => o.includes(': lost,')).length,
+        putBacks: [...this.putBacks.values()].reduce((a, b) => a + b, 0),
+        workersThatPutBack: [...this.builds.keys()].filter((w) =>
+          w.logs.some((l) => l.msg.includes('which this worker does not register')),
+        ).length,
         ...this.waits(byRun).figures,
       },
     };
