@@ -384,11 +384,14 @@ class RolloutScenario {
 
   async check(): Promise<{ violations: Record<string, string[]>; figures: RolloutFigures }> {
     for (const worker of this.builds.keys()) await this.scrapePutBacks(worker);
-    const letters = async (): Promise<Array<{ runId: string | undefined; code: string; reason: string }>> =>
+    const letters = async (): Promise<
+      Array<{ runId: string | undefined; code: string; reason: string; at: number }>
+    > =>
       (await this.world.env.transport.listDeadLetters()).map((d) => ({
         runId: runIdOf(d.data),
         code: d.code,
         reason: d.reason,
+        at: d.at,
       }));
     await this.settle(async () => new Set((await letters()).flatMap((l) => (l.runId ? [l.runId] : []))));
     const [executions, effects, deadLetters] = await Promise.all([
@@ -442,8 +445,16 @@ class RolloutScenario {
         effects: this.checkEffects(effects),
         receipts: this.checkReceipts(effects, executions, buildOfPid),
         nonDeterminism: this.nonDeterminism(),
-        deadLetters: deadLetters.map(
-          (l) => `${l.runId ?? '(no run id)'} ${l.code} by ${dlqBy.get(l.runId ?? '') ?? '?'}: ${l.reason}`,
+        deadLetters: await Promise.all(
+          deadLetters.map(async (l) => {
+            const record = l.runId === undefined ? undefined : await this.world.env.store.getRun(l.runId);
+            const run = record
+              ? `; its run exists (${record.status}), dead-lettered ${l.at - this.firstRolloutStart} ms into the rollout, ` +
+                `its steps ran ${this.stepsOf(byRun.get(l.runId!) ?? [], nameOfPid)}; ` +
+                `what the workers logged of it: ${this.linesAbout(l.runId!)}`
+              : '; no run record';
+            return `${l.runId ?? '(no run id)'} ${l.code} by ${dlqBy.get(l.runId ?? '') ?? '?'}: ${l.reason}${run}`;
+          }),
         ),
         waits: this.waits(byRun).violations,
         scenario: this.exercised(byRun),
@@ -549,6 +560,28 @@ class RolloutScenario {
       }
     }
     return found;
+  }
+
+  /** Where and when (ms into the first rollout) each step of a run started. */
+  private stepsOf(rows: readonly ExecutionRow[], nameOfPid: ReadonlyMap<number, string>): string {
+    return rows
+      .map(
+        (e) =>
+          `step ${e.step} on ${nameOfPid.get(e.pid) ?? `pid ${e.pid}`} at ${e.startedAt - this.firstRolloutStart} ms`,
+      )
+      .join(', ');
+  }
+
+  /** The workers' log lines about one run, in order per worker, for a violation's message. */
+  private linesAbout(runId: string): string {
+    const lines = [...this.builds].flatMap(([worker, build]) =>
+      worker.logs
+        .filter((l) => l.runId === runId)
+        .map(
+          (l) => `${worker.name} (build ${build}): ${l.msg}${typeof l.type === 'string' ? ` ${l.type}` : ''}`,
+        ),
+    );
+    return lines.length === 0 ? 'nothing' : lines.slice(0, 12).join(' | ');
   }
 
   /** Which worker dead-lettered each run, from the workers' logs ('message dead-lettered'). */
