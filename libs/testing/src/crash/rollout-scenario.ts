@@ -218,6 +218,15 @@ class RolloutScenario {
     const secondStart = Date.now();
     await this.rollingUpdate('v2', 'v3', {});
     this.secondRolloutMs = Date.now() - secondStart;
+    // The fleet's reports show version 1 gone (a SIGKILLed worker's report lasts until it expires).
+    await this.until(
+      async () =>
+        (await this.client.fleet.workers()).every((w) =>
+          w.workflows.every((f) => f.name !== ROLLOUT_WORKFLOW || f.versions.join() === '2'),
+        ),
+      15_000,
+      'the fleet reports to show only workers on version 2',
+    );
     await this.stopProducer();
     for (const run of this.pendingSignals.splice(0)) await this.signal(run);
   }
