@@ -142,8 +142,8 @@ async function render(input: ChartInput = {}): Promise<K8sObject[]> {
   return structuredClone(await rendered);
 }
 
-async function renderUncached(input: ChartInput): Promise<K8sObject[]> {
-  const result = await helmTemplate(input, { name: RELEASE, namespace: NAMESPACE });
+async function renderUncached(input: ChartInput, name = RELEASE): Promise<K8sObject[]> {
+  const result = await helmTemplate(input, { name, namespace: NAMESPACE });
   expect(result.stderr.replace(/^.*\[INFO\].*$/gm, '').trim(), 'helm template stderr').toBe('');
   expect(result.code, result.stderr).toBe(0);
   const objects: K8sObject[] = [];
@@ -221,6 +221,8 @@ const CASES: { name: string; input: ChartInput }[] = [
   { name: 'ci/hpa-off-values.yaml', input: { valuesFiles: [ci('hpa-off-values.yaml')] } },
   { name: 'ci/secrets-values.yaml', input: { valuesFiles: [ci('secrets-values.yaml')] } },
   { name: 'ci/networkpolicy-values.yaml', input: { valuesFiles: [ci('networkpolicy-values.yaml')] } },
+  { name: 'ci/keep-old-values.yaml', input: { valuesFiles: [ci('keep-old-values.yaml')] } },
+  { name: 'ci/keep-new-values.yaml', input: { valuesFiles: [ci('keep-new-values.yaml')] } },
 ];
 
 /** Variables the chart may set: the worker's own, the OpenTelemetry SDK's, and the pod identity. */
@@ -982,5 +984,37 @@ describe('helm/baton-worker PrometheusRule', () => {
     const lint = await helmLint({ set: { 'prometheusRule.enable': true } });
     expect(lint.code).not.toBe(0);
     expect(lint.stdout + lint.stderr).toMatch(/prometheusRule: Additional property enable is not allowed/);
+  });
+});
+
+describe('keep the old Deployment until drained (ci/keep-old-values.yaml beside ci/keep-new-values.yaml)', () => {
+  it('renders two releases as two fleets of pods on one bus prefix and store, with one autoscaler', async () => {
+    const [old, next] = await Promise.all([
+      renderUncached(
+        { valuesFiles: [ci('keep-old-values.yaml')], set: { 'image.tag': '1.4.2' } },
+        'orders-v1',
+      ),
+      renderUncached(
+        { valuesFiles: [ci('keep-new-values.yaml')], set: { 'image.tag': '2.0.0' } },
+        'orders-v2',
+      ),
+    ]);
+    const [oldDeployment, newDeployment] = [only(old, 'Deployment'), only(next, 'Deployment')];
+    expect(oldDeployment.metadata.name).toBe('orders-v1-baton-worker');
+    expect(newDeployment.metadata.name).toBe('orders-v2-baton-worker');
+    // Neither Deployment (nor PodDisruptionBudget) selects the other's pods.
+    const [oldSelector, newSelector] = [deploymentSpec(old).selector, deploymentSpec(next).selector];
+    expect(oldSelector.matchLabels['app.kubernetes.io/instance']).toBe('orders-v1');
+    expect(newSelector.matchLabels['app.kubernetes.io/instance']).toBe('orders-v2');
+    expect(deploymentSpec(next).template.metadata.labels).not.toMatchObject(oldSelector.matchLabels);
+    // One fleet: the same bus prefix (so one shared consumer / group), different images.
+    expect(envValue(workerContainer(old), 'BATON_NATS_PREFIX')).toBe('orders');
+    expect(envValue(workerContainer(next), 'BATON_NATS_PREFIX')).toBe('orders');
+    expect(workerContainer(old).image).toMatch(/:1\.4\.2$/);
+    expect(workerContainer(next).image).toMatch(/:2\.0\.0$/);
+    // Only the new release scales on the shared backlog; the old one keeps its fixed size.
+    expect(ofKind(old, 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(deploymentSpec(old).replicas).toBe(2);
+    expect(ofKind(next, 'HorizontalPodAutoscaler')).toHaveLength(1);
   });
 });

@@ -1,0 +1,8 @@
+/**
+ * A rolling update v1 -> v2 -> v3 under load on real worker processes, on nats with postgres
+ * (libs/testing/src/crash/rollout-scenario.ts).
+ */
+import { describeRollout } from '@baton/testing/crash';
+import { crashEnvironment } from './crash-environment.spec-helper.js';
+
+describeRollout('nats+postgres', crashEnvironment('postgres'));
