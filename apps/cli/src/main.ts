@@ -19,4 +19,7 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   io: { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
 });
+// Exit once the output is written, rather than when the event loop empties: a client library
+// that keeps a socket or timer alive after its close must not keep the command from ending.
 process.exitCode = code;
+process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));

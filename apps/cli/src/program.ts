@@ -56,9 +56,38 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       code = exitCodeOf(err);
     }
   } finally {
-    await session?.close();
+    if (session !== undefined) await closeBounded(session, environment.io);
   }
   return code;
+}
+
+/**
+ * How long closing the bus and store connections may take before the CLI exits anyway. Every
+ * action has been acknowledged by then (a command reports only what its awaited calls confirmed), so
+ * giving up on a slow close loses nothing; it only keeps a hung client library from hanging the
+ * command.
+ */
+export const CLOSE_TIMEOUT_MS = 10_000;
+
+async function closeBounded(session: Session, io: CliEnvironment['io']): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), CLOSE_TIMEOUT_MS);
+    timer.unref();
+  });
+  const closed = session.close().then(
+    () => 'closed' as const,
+    (err: unknown) => {
+      io.err(`closing the connections failed (${describeError(err)}); what was done above stands\n`);
+      return 'closed' as const;
+    },
+  );
+  if ((await Promise.race([closed, timedOut])) === 'timeout')
+    io.err(
+      `closing the bus and store connections took over ${CLOSE_TIMEOUT_MS / 1000} s; exiting anyway ` +
+        '(what was done above was acknowledged and stands)\n',
+    );
+  clearTimeout(timer);
 }
 
 async function readStdin(): Promise<string> {
