@@ -158,6 +158,27 @@ export function buildTimeline(
   const items: TimelineItem[] = [];
   const activities = new Map<number, ActivityItem>();
   const signals = new Map<number, SignalItem>();
+  /** Opens a signal wait's item (the wait's start, or its end when the start is not in `history`). */
+  const signalWait = (
+    position: number,
+    entry: { at: number; epoch: number; seq: number; name: string },
+    timeoutAt: number | null | undefined,
+  ): SignalItem => {
+    const item: SignalItem = {
+      kind: 'signal',
+      position,
+      at: entry.at,
+      ...owner(entry.epoch),
+      seq: entry.seq,
+      name: entry.name,
+      timeoutAt,
+      outcome: 'waiting',
+      endedAt: undefined,
+    };
+    signals.set(entry.seq, item);
+    items.push(item);
+    return item;
+  };
   const timers = new Map<number, TimerItem>();
   let previous: PositionedEntry | undefined;
   let previousOwner: TimelineOwner | undefined;
@@ -232,40 +253,12 @@ export function buildTimeline(
         if (entry.refreshed === true) item.refreshed = true;
         break;
       }
-      case 'SignalWaitStarted': {
-        const item: SignalItem = {
-          kind: 'signal',
-          position,
-          at: entry.at,
-          ...owner(entry.epoch),
-          seq: entry.seq,
-          name: entry.name,
-          timeoutAt: entry.timeoutAt,
-          outcome: 'waiting',
-          endedAt: undefined,
-        };
-        signals.set(entry.seq, item);
-        items.push(item);
+      case 'SignalWaitStarted':
+        signalWait(position, entry, entry.timeoutAt);
         break;
-      }
       case 'SignalReceived':
       case 'SignalTimedOut': {
-        let item = signals.get(entry.seq);
-        if (item === undefined) {
-          item = {
-            kind: 'signal',
-            position,
-            at: entry.at,
-            ...owner(entry.epoch),
-            seq: entry.seq,
-            name: entry.name,
-            timeoutAt: undefined,
-            outcome: 'waiting',
-            endedAt: undefined,
-          };
-          signals.set(entry.seq, item);
-          items.push(item);
-        }
+        const item = signals.get(entry.seq) ?? signalWait(position, entry, undefined);
         item.endedAt = entry.at;
         item.epoch = entry.epoch;
         item.workerId = owner(entry.epoch).workerId;

@@ -6,10 +6,9 @@
 import { defineWorkflow } from '@baton/core';
 import {
   ROLLOUT_PATCH,
-  ROLLOUT_SIGNAL,
   ROLLOUT_WORKFLOW,
   rolloutReceipt,
-  rolloutStep,
+  rolloutOrderSteps,
   type RolloutInput,
 } from './rollout-workflows.js';
 
@@ -17,19 +16,8 @@ export const rolloutOrderV1Patched = defineWorkflow({
   name: ROLLOUT_WORKFLOW,
   version: 1,
   run: async (ctx, input: RolloutInput) => {
-    const { seed, stepMs: delayMs } = input;
-    const first = await ctx.run(rolloutStep, { step: 0, previous: 0, seed, version: 1, delayMs });
-    let between = 0;
-    if (input.wait === 'sleep') await ctx.sleep(input.sleepMs);
-    else between = await ctx.waitForSignal<number>(ROLLOUT_SIGNAL);
-    const second = await ctx.run(rolloutStep, {
-      step: 1,
-      previous: first + between,
-      seed,
-      version: 1,
-      delayMs,
-    });
-    if (ctx.patched(ROLLOUT_PATCH)) await ctx.run(rolloutReceipt, { seed });
+    const second = await rolloutOrderSteps(ctx, input, 1);
+    if (ctx.patched(ROLLOUT_PATCH)) await ctx.run(rolloutReceipt, { seed: input.seed });
     return `v1:${second}`;
   },
 });
@@ -38,18 +26,7 @@ export const rolloutOrderV2 = defineWorkflow({
   name: ROLLOUT_WORKFLOW,
   version: 2,
   run: async (ctx, input: RolloutInput) => {
-    const { seed, stepMs: delayMs } = input;
-    const first = await ctx.run(rolloutStep, { step: 0, previous: 0, seed, version: 2, delayMs });
-    let between = 0;
-    if (input.wait === 'sleep') await ctx.sleep(input.sleepMs);
-    else between = await ctx.waitForSignal<number>(ROLLOUT_SIGNAL);
-    const second = await ctx.run(rolloutStep, {
-      step: 1,
-      previous: first + between,
-      seed,
-      version: 2,
-      delayMs,
-    });
+    const second = await rolloutOrderSteps(ctx, input, 2);
     return `v2:${second}`;
   },
 });

@@ -5,7 +5,7 @@
  * through BATON_WORKFLOWS.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineActivity } from '@baton/core';
+import { defineActivity, type WorkflowContext } from '@baton/core';
 import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
 
 /** The workflow every build registers, at versions 1 (v1, v2) and 2 (v2, v3). */
@@ -93,3 +93,20 @@ export const rolloutReceipt = defineActivity({
     return input.seed;
   },
 });
+
+/**
+ * The body every build of `rollout_order` shares: step 0, a durable sleep or a wait for the
+ * approval signal, step 1. Resolves step 1's value; each build wraps it (v1 patched adds a receipt).
+ */
+export async function rolloutOrderSteps(
+  ctx: WorkflowContext,
+  input: RolloutInput,
+  version: number,
+): Promise<number> {
+  const { seed, stepMs: delayMs } = input;
+  const first = await ctx.run(rolloutStep, { step: 0, previous: 0, seed, version, delayMs });
+  let between = 0;
+  if (input.wait === 'sleep') await ctx.sleep(input.sleepMs);
+  else between = await ctx.waitForSignal<number>(ROLLOUT_SIGNAL);
+  return ctx.run(rolloutStep, { step: 1, previous: first + between, seed, version, delayMs });
+}
