@@ -10,7 +10,10 @@
  * Invariants:
  * 1. One listing serves every question asked within {@link LISTING_TTL_MS}, and at most one listing
  *    is in flight: a burst of put-backs costs the store one read. A question that may end in a
- *    dead letter asks for a fresh listing, so a worker that has just joined is never missed.
+ *    dead letter asks for a fresh listing: one issued after the question was asked (a read already
+ *    in flight may have left before a worker that has just joined wrote its report, so it is
+ *    waited out and one more read is issued, shared by every fresh question asked meanwhile), so
+ *    a worker that has joined is never missed.
  * 2. A listing that fails answers `undefined` (not known), never "no worker has it": the grace then
  *    keeps running, so a store outage delays a dead letter at most by the grace, never forever.
  */
@@ -23,6 +26,8 @@ export const LISTING_TTL_MS = 1_000;
 export class VersionHolders {
   private listing: { at: number; workers: ReportedWorker[] | undefined } | undefined;
   private listingInFlight: Promise<ReportedWorker[] | undefined> | undefined;
+  /** A fresh read waiting for the one in flight to settle, shared by the fresh questions meanwhile. */
+  private nextRead: Promise<ReportedWorker[] | undefined> | undefined;
   /** Per `name@version` this worker lacks: since when no live worker was seen registering it. */
   private readonly missingSince = new Map<string, number>();
   private failing = false;
@@ -62,13 +67,30 @@ export class VersionHolders {
     return since === undefined ? 0 : this.now() - since;
   }
 
-  /** The listing, read again when older than {@link LISTING_TTL_MS} or when `fresh` (and none is in flight). */
-  private async workers(fresh: boolean): Promise<ReportedWorker[] | undefined> {
-    const now = this.now();
-    const young = this.listing !== undefined && now - this.listing.at < LISTING_TTL_MS;
-    if (young && !(fresh && this.listingInFlight === undefined)) return this.listing!.workers;
-    this.listingInFlight ??= this.read().finally(() => (this.listingInFlight = undefined));
-    return this.listingInFlight;
+  /**
+   * The listing: the cached one while younger than {@link LISTING_TTL_MS} (sharing the read in
+   * flight otherwise); when `fresh`, one whose read was issued after this call.
+   */
+  private workers(fresh: boolean): Promise<ReportedWorker[] | undefined> {
+    if (fresh) {
+      if (this.listingInFlight === undefined) return this.startRead();
+      this.nextRead ??= this.listingInFlight.then(() => {
+        this.nextRead = undefined;
+        return this.startRead();
+      });
+      return this.nextRead;
+    }
+    const young = this.listing !== undefined && this.now() - this.listing.at < LISTING_TTL_MS;
+    if (young) return Promise.resolve(this.listing!.workers);
+    return this.listingInFlight ?? this.startRead();
+  }
+
+  private startRead(): Promise<ReportedWorker[] | undefined> {
+    const reading = this.read().finally(() => {
+      if (this.listingInFlight === reading) this.listingInFlight = undefined;
+    });
+    this.listingInFlight = reading;
+    return reading;
   }
 
   private async read(): Promise<ReportedWorker[] | undefined> {
