@@ -1,7 +1,8 @@
 /**
  * The fleet as an operator sees it (`client.fleet`): the live workers, read from the store's
- * fleet reports, and the run queue's backlog, read from the bus. One typed API for the CLI
- * (`baton workers`, `baton backlog`), the console and applications.
+ * fleet reports; the run queue's backlog, read from the bus; and per workflow version the work
+ * that still needs it (versions.ts). One typed API for the CLI (`baton workers`, `baton backlog`,
+ * `baton versions`), the console and applications.
  */
 import { ConfigError, TimeoutError } from '@baton/core';
 import {
@@ -11,6 +12,7 @@ import {
   type Store,
   type Transport,
 } from '@baton/core/adapter';
+import { VersionDrains, type VersionDrain, type VersionsListing, type VersionsOptions } from './versions.js';
 
 /** A live worker: its latest report, and whether its presence connection is up. */
 export interface FleetWorker extends ReportedWorker {
@@ -37,11 +39,42 @@ export interface BacklogOptions {
 const DEFAULT_BACKLOG_TIMEOUT_MS = 5_000;
 
 export class FleetApi {
+  private readonly drains: VersionDrains;
+
   constructor(
     private readonly store: (method: string) => Store,
     private readonly transport: Transport,
     private readonly connect: () => Promise<void>,
-  ) {}
+  ) {
+    this.drains = new VersionDrains(store, transport, () => this.store('fleet.versions').listWorkers());
+  }
+
+  /**
+   * Per workflow version (every version a live worker registers, an unfinished run needs or a
+   * dead-lettered start names): its unfinished runs by status, its dead-lettered starts, the live
+   * workers that can take it (and those draining), and whether it is `drained` (nothing needs it:
+   * its code may go) or `stranded` (work needs it and no live worker that is not draining has it).
+   * `drained` is exact; counts are lower bounds when `complete` is false (a walk hit its limit).
+   * ConfigError when the client has no store.
+   */
+  async versions(options: VersionsOptions = {}): Promise<VersionsListing> {
+    await this.connect();
+    return this.drains.list(options);
+  }
+
+  /**
+   * Whether one version is drained: no unfinished run of it and no dead-lettered start of it
+   * (exact; a start still on the bus has no record yet, so move producers off the version first).
+   * The deploy-pipeline gate behind `baton versions --drained <workflow>@<version>`.
+   */
+  async drained(
+    workflow: string,
+    version: number,
+    options: Pick<VersionsOptions, 'deadLetterLimit'> = {},
+  ): Promise<VersionDrain> {
+    await this.connect();
+    return this.drains.drained(workflow, version, options);
+  }
 
   /**
    * The workers whose reports have not expired, by worker id: where each runs, its Baton version,

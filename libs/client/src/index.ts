@@ -65,6 +65,12 @@ export {
   type TimerItem,
 } from './timeline.js';
 export { FleetApi, type BacklogOptions, type FleetBacklog, type FleetWorker } from './fleet.js';
+export {
+  UNFINISHED_RUN_STATUSES,
+  type VersionDrain,
+  type VersionsListing,
+  type VersionsOptions,
+} from './versions.js';
 // The types the client's methods take and return, so a producer or an operator names them
 // without reaching into the adapter or runtime doors of @baton/core.
 export type {

@@ -1,13 +1,15 @@
 /**
  * `baton workers` and `baton backlog`: the fleet as the workers report it (client.fleet.workers:
  * each live worker's host, Baton version, workflow versions, runs held, last lease renewal,
- * draining) and the run queue's backlog per consumer or partition (client.fleet.backlog).
+ * draining, followed by the per-version drain table of `baton versions`) and the run queue's
+ * backlog per consumer or partition (client.fleet.backlog).
  */
 import type { FleetBacklog, FleetWorker } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
 import { json, table, time } from '../output.js';
+import { versionsTable } from './versions.js';
 
 /** `orders@1,2 billing@3`: a worker's workflows with their versions. */
 export function workflowsText(worker: Pick<FleetWorker, 'workflows'>): string {
@@ -39,12 +41,15 @@ export const fleetCommands: CommandGroup = {
     program
       .command('workers')
       .description(
-        'the live workers: host, Baton version, workflow versions, runs held, last lease renewal, draining',
+        'the live workers (host, Baton version, workflow versions, runs held, last lease renewal, draining), then per workflow version the runs not yet finished and whether it drained',
       )
       .action((_flags: unknown, command: Command) =>
         context.run(async () => {
-          const workers = await (await context.session(command).client()).fleet.workers();
-          context.io.out(context.flags(command).json ? json(workers) : workersTable(workers));
+          const client = await context.session(command).client();
+          const workers = await client.fleet.workers();
+          // --json keeps its shape (the workers); `baton versions --json` gives the versions.
+          if (context.flags(command).json) context.io.out(json(workers));
+          else context.io.out(`${workersTable(workers)}\n${versionsTable(await client.fleet.versions())}`);
           return EXIT.done;
         }),
       );

@@ -6,10 +6,12 @@ import { dlqCommands } from './dlq.js';
 import { fleetCommands } from './fleet.js';
 import { replayCheckCommands } from './replay-check.js';
 import { runsCommands } from './runs.js';
+import { versionsCommands } from './versions.js';
 
 export const COMMAND_GROUPS: readonly CommandGroup[] = [
   runsCommands,
   dlqCommands,
   fleetCommands,
+  versionsCommands,
   replayCheckCommands,
 ];

@@ -10,8 +10,9 @@
  *    get SIGTERM and hand off. Signals are sent and timers fire during it; new runs keep arriving,
  *    at version 1 until the first v2 worker is ready and at version 2 after (the producer deploys
  *    on its own schedule).
- * 3. The operator's drain check decides when version 1 may go: `client.fleet.workers()` (what each
- *    live worker registers) and `client.runs.list({ workflow, version: 1, status: in flight })`.
+ * 3. The operator's drain check decides when version 1 may go: `client.fleet.drained()` (the
+ *    deploy gate `baton versions --drained rollout_order@1`: no unfinished run, no dead-lettered
+ *    start of version 1; it refuses to go on if version 1 is stranded).
  * 4. Rollout to v3 (version 1 removed), in the same waves, under the same load.
  *
  * Then, from the outside (the store, the dead letters, the workers' logs and a Postgres ledger of
@@ -50,9 +51,6 @@ const BUILD_MODULE: Record<Build, string> = {
   v2: resolve(REPO_ROOT, 'libs/testing/src/crash/rollout-workflows-v2.ts'),
   v3: resolve(REPO_ROOT, 'libs/testing/src/crash/rollout-workflows-v3.ts'),
 };
-
-/** The statuses of a run that still needs a worker with its version. */
-export const IN_FLIGHT: readonly RunStatus[] = ['pending', 'running', 'suspended', 'paused'];
 
 /** Replicas of the Deployment (each rollout replaces all three). */
 const REPLICAS = 3;
@@ -232,28 +230,20 @@ class RolloutScenario {
   }
 
   /**
-   * True when no run of `version` is in flight: every live worker's registered versions are
-   * listed (the operator's `baton workers`), and the runs still on the version are counted
-   * (`baton runs list --workflow --version --status`).
+   * True when `version` is drained, as the operator's deploy gate asks it
+   * (`baton versions --drained rollout_order@<version>`, client.fleet.drained): no unfinished run
+   * of it and no dead-lettered start. Throws when work needs it and no live worker registers it.
    */
   private async versionDrained(version: number): Promise<boolean> {
-    const workers = await this.client.fleet.workers();
-    const withVersion = workers.filter((w) =>
-      w.workflows.some((f) => f.name === ROLLOUT_WORKFLOW && f.versions.includes(version)),
-    );
-    const page = await this.client.runs.list({
-      workflow: ROLLOUT_WORKFLOW,
-      version,
-      status: IN_FLIGHT,
-      limit: 1_000,
-    });
-    if (page.runs.length > 0 && withVersion.length === 0) {
+    const drain = await this.client.fleet.drained(ROLLOUT_WORKFLOW, version);
+    if (drain.stranded) {
       throw new Error(
-        `${page.runs.length} runs of ${ROLLOUT_WORKFLOW}@${version} are in flight and no live worker registers it: ` +
-          page.runs.map((r) => `${r.runId} (${r.status})`).join(', '),
+        `${ROLLOUT_WORKFLOW}@${version} is stranded: ${drain.unfinished.total} unfinished run(s) ` +
+          `(${JSON.stringify(drain.unfinished.byStatus)}) and ${drain.deadLetteredStarts} dead-lettered start(s), ` +
+          'and no live worker that is not draining registers it',
       );
     }
-    return page.runs.length === 0;
+    return drain.drained;
   }
 
   /**
