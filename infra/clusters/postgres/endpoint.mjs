@@ -6,7 +6,7 @@
  *
  * Invariants:
  *   1. A new connection goes to the node named in the primary file (written by node.sh promote),
- *      read again on every change; with no primary named, or the primary not answering, the
+ *      read again for every new connection and polled every 100 ms; with no primary named, or the primary not answering, the
  *      client's connection is closed at once (the client sees a connection error and retries).
  *   2. When the primary file names another node, every open connection to the old one is
  *      dropped: a client must never keep writing to a node that stopped being the primary.
@@ -77,6 +77,9 @@ function follow() {
 watchFile(args.primaryFile, { interval: 100 }, follow);
 
 const server = net.createServer((client) => {
+  // Read again here, not only on the poll: a connection right after a promote must not reach
+  // the old primary in the up to 100 ms before the poll sees the change.
+  follow();
   const name = primary;
   if (name === undefined) {
     client.destroy();

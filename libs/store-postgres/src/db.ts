@@ -45,7 +45,9 @@ export function clientConfig(options: ResolvedPostgresStoreOptions, applicationN
     connectionTimeoutMillis: options.connectTimeoutMs,
     ...(options.statementTimeoutMs !== undefined && { statement_timeout: options.statementTimeoutMs }),
     // A startup parameter, so it holds from the session's first statement on.
-    ...(options.synchronousCommit !== undefined && { options: `-c synchronous_commit=${options.synchronousCommit}` }),
+    ...(options.synchronousCommit !== undefined && {
+      options: `-c synchronous_commit=${options.synchronousCommit}`,
+    }),
     keepAlive: true,
     types,
   };

@@ -109,7 +109,9 @@ describe('postgres store options', () => {
     };
     expect(asynchronousReason(sync)).toBeUndefined();
     expect(asynchronousReason({ ...sync, synchronousCommit: 'remote_apply' })).toBeUndefined();
-    expect(asynchronousReason({ ...sync, synchronousCommit: 'local' })).toMatch(/synchronous_commit is 'local'/);
+    expect(asynchronousReason({ ...sync, synchronousCommit: 'local' })).toMatch(
+      /synchronous_commit is 'local'/,
+    );
     expect(asynchronousReason({ ...sync, synchronousStandbyNames: '' })).toMatch(
       /synchronous_standby_names is empty/,
     );

@@ -121,7 +121,10 @@ export function resolvePostgresStoreOptions(
       `postgresStore: synchronousCommit must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(', ')}, got '${String(synchronousCommit)}'`,
     );
   }
-  if (options.requireSynchronousStandby !== undefined && typeof options.requireSynchronousStandby !== 'boolean') {
+  if (
+    options.requireSynchronousStandby !== undefined &&
+    typeof options.requireSynchronousStandby !== 'boolean'
+  ) {
     throw new ConfigError(
       `postgresStore: requireSynchronousStandby must be true or false, got ${String(options.requireSynchronousStandby)}`,
     );

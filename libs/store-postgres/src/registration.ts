@@ -60,7 +60,9 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
       parse: (value, variable) => {
         const level = SYNCHRONOUS_COMMIT_LEVELS.find((l) => l === value);
         if (level === undefined) {
-          throw new ConfigError(`${variable} is '${value}'; it must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(', ')}`);
+          throw new ConfigError(
+            `${variable} is '${value}'; it must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(', ')}`,
+          );
         }
         return level;
       },

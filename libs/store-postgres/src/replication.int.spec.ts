@@ -37,7 +37,9 @@ describe('postgres store: synchronous standby guard', () => {
 
   it("gives the store's sessions the synchronous_commit it was asked for", async () => {
     for (const level of ['local', 'remote_apply'] as const) {
-      const client = new pg.Client(clientConfig(resolvePostgresStoreOptions({ url, synchronousCommit: level }), 'x'));
+      const client = new pg.Client(
+        clientConfig(resolvePostgresStoreOptions({ url, synchronousCommit: level }), 'x'),
+      );
       await client.connect();
       try {
         const settings = await readReplicationSettings(client);

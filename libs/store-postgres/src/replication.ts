@@ -67,7 +67,7 @@ export function asynchronousReason(settings: ReplicationSettings): string | unde
   }
   if (settings.synchronousStandbyNames === '') {
     return (
-      "synchronous_standby_names is empty on the primary, so every standby is asynchronous; name the standby there " +
+      'synchronous_standby_names is empty on the primary, so every standby is asynchronous; name the standby there ' +
       "(e.g. ALTER SYSTEM SET synchronous_standby_names = '*'; SELECT pg_reload_conf()), or let your failover manager do it " +
       '(Patroni: synchronous_mode: true)'
     );
@@ -85,7 +85,9 @@ export async function checkSynchronousStandby(
   const reason = asynchronousReason(settings);
   if (reason === undefined) return;
   const connected =
-    settings.synchronousStandbys === null ? '' : ` (${settings.synchronousStandbys} synchronous standbys connected)`;
+    settings.synchronousStandbys === null
+      ? ''
+      : ` (${settings.synchronousStandbys} synchronous standbys connected)`;
   throw new PostgresStoreError(
     POSTGRES_ERROR_CODES.notSynchronous,
     `postgres store at ${options.displayUrl}: requireSynchronousStandby (BATON_POSTGRES_REQUIRE_SYNC) is set but ${reason}${connected}. ` +
