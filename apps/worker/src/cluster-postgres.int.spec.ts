@@ -9,6 +9,10 @@
  * never on the cluster that is killed.
  *
  * How long writes stalled and how many runs failed over are printed, never asserted.
+ *
+ * A second part shows why the store asks for a synchronous standby: with the standby cut off, an
+ * asynchronous primary acknowledges a lease epoch the promoted standby never receives, and the
+ * same epoch is handed to a second worker; a synchronous primary never acknowledges it.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -202,5 +206,83 @@ describe('postgres cluster: the primary is SIGKILLed under load and the standby 
     expect(await requireSyncConnect(c.url)).toEqual({ ok: false, code: 'BATON_PG_NOT_SYNCHRONOUS' });
     await c.start(c.standby);
     expect(await requireSyncConnect(c.url)).toEqual({ ok: true });
+  }, 120_000);
+});
+
+/**
+ * Why the synchronous standby is required, shown with the store's own calls: the standby is cut
+ * off from the primary (its primary_conninfo pointed nowhere, the walsender ended), a lease epoch
+ * is handed to worker B, the primary dies and the standby is promoted; then worker C asks for the
+ * same lease.
+ */
+async function epochAfterFailover(synchronous: boolean): Promise<{ b: string; c: unknown }> {
+  const c = await startPostgresCluster({ synchronous });
+  const schema = `epochs_${randomBytes(5).toString('hex')}`;
+  const before = postgresStore({ url: c.url, schema, poolSize: 2 });
+  try {
+    await before.connect();
+    expect(await before.acquireLease('run', 'worker-a', 200)).toMatchObject({ ok: true, epoch: 1 });
+    // Epoch 1 is on the standby before it is cut off.
+    const [primaryAt] = await once<{ lsn: string }>(
+      c.nodeUrl(c.primary),
+      'SELECT pg_current_wal_lsn()::text AS lsn',
+    );
+    for (let i = 0; ; i++) {
+      const [standby] = await once<{ behind: boolean }>(
+        c.nodeUrl(c.standby),
+        `SELECT pg_last_wal_replay_lsn() < '${primaryAt?.lsn}'::pg_lsn AS behind`,
+      );
+      if (standby?.behind === false) break;
+      if (i > 100) throw new Error('the standby did not replay epoch 1 within 10 s');
+      await sleep(100);
+    }
+    await once(c.nodeUrl(c.standby), "ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=1'");
+    await once(c.nodeUrl(c.standby), 'SELECT pg_reload_conf()');
+    for (let i = 0; ; i++) {
+      await once(c.nodeUrl(c.primary), 'SELECT pg_terminate_backend(pid) FROM pg_stat_replication');
+      const senders = await once(c.nodeUrl(c.primary), 'SELECT 1 FROM pg_stat_replication');
+      if (senders.length === 0) break;
+      if (i > 100) throw new Error('the standby kept streaming for 10 s after it was cut off');
+      await sleep(100);
+    }
+
+    await sleep(300); // worker A's lease (200 ms) has expired
+    let b = 'pending';
+    const acquiring = before.acquireLease('run', 'worker-b', 30_000).then(
+      (result) => (b = result.ok ? `acknowledged epoch ${result.epoch}` : `refused: ${result.reason}`),
+      () => (b = 'failed'),
+    );
+    // Long enough for an asynchronous commit to be acknowledged; a synchronous one waits forever.
+    await sleep(1_500);
+    await c.kill(c.primary);
+    await acquiring;
+    await c.promote(c.standby);
+
+    const after = postgresStore({ url: c.url, schema, poolSize: 2 });
+    try {
+      await sleep(300);
+      return { b, c: await after.acquireLease('run', 'worker-c', 30_000) };
+    } finally {
+      await after.close();
+    }
+  } finally {
+    await before.close();
+    await c.stop();
+  }
+}
+
+describe('postgres cluster: an acknowledged epoch and the standby that is promoted', () => {
+  it('with an asynchronous standby, hands the epoch a worker was told is its own to a second worker', async () => {
+    const { b, c } = await epochAfterFailover(false);
+    expect(b).toBe('acknowledged epoch 2');
+    // The promoted standby never received it: worker C is told epoch 2 as well.
+    expect(c).toMatchObject({ ok: true, epoch: 2 });
+  }, 120_000);
+
+  it('with a synchronous standby, never acknowledges what the standby has not got, so no epoch is told twice', async () => {
+    const { b, c } = await epochAfterFailover(true);
+    // Worker B's commit waited for the standby until the primary died: B was never told epoch 2.
+    expect(b).toBe('failed');
+    expect(c).toMatchObject({ ok: true, epoch: 2 });
   }, 120_000);
 });
