@@ -30,6 +30,8 @@ if [[ -z "$(psql_node "$primary" "SELECT 1 FROM pg_database WHERE datname = 'tes
 fi
 other=$((3 - primary))
 start_node "$other"
+# A cluster already running keeps the BATON_PG_CLUSTER_SYNC this start asked for.
+apply_sync_setting
 
 # The endpoint: one Node process, its pid in a file.
 endpoint_pid=""
