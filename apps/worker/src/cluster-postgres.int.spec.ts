@@ -127,7 +127,7 @@ describe('postgres cluster: the primary is SIGKILLed under load and the standby 
     );
     expect(standbys).toEqual([{ application_name: `node${c.standby}`, sync_state: 'sync' }]);
     expect(await requireSyncConnect(c.url)).toEqual({ ok: true });
-  });
+  }, 60_000);
 
   it(
     'completes every run exactly once in effect across the failover, with zombie writes fenced',
