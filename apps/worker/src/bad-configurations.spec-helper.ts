@@ -154,6 +154,18 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
     says: /'0'/,
     hides: 's3cret-pw',
   },
+  {
+    variable: 'BATON_POSTGRES_SYNCHRONOUS_COMMIT',
+    env: { ...POSTGRES, BATON_POSTGRES_SYNCHRONOUS_COMMIT: 'always' },
+    says: /'always'.*remote_apply, on, remote_write, local, off/,
+    hides: 's3cret-pw',
+  },
+  {
+    variable: 'BATON_POSTGRES_REQUIRE_SYNC',
+    env: { ...POSTGRES, BATON_POSTGRES_REQUIRE_SYNC: 'yes' },
+    says: /'yes'.*true, 1, false or 0/,
+    hides: 's3cret-pw',
+  },
   { variable: 'BATON_HTTP_PORT', env: { BATON_HTTP_PORT: '70000' }, says: /'70000'; a TCP port is 0-65535/ },
   {
     variable: 'BATON_HTTP_HOST',

@@ -44,6 +44,10 @@ export function clientConfig(options: ResolvedPostgresStoreOptions, applicationN
     application_name: applicationName,
     connectionTimeoutMillis: options.connectTimeoutMs,
     ...(options.statementTimeoutMs !== undefined && { statement_timeout: options.statementTimeoutMs }),
+    // A startup parameter, so it holds from the session's first statement on.
+    ...(options.synchronousCommit !== undefined && {
+      options: `-c synchronous_commit=${options.synchronousCommit}`,
+    }),
     keepAlive: true,
     types,
   };

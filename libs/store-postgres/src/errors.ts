@@ -23,6 +23,11 @@ export const POSTGRES_ERROR_CODES = {
   tls: 'BATON_PG_TLS',
   /** Another live connection holds the presence lock of this worker id. */
   presenceConflict: 'BATON_PG_PRESENCE_CONFLICT',
+  /**
+   * requireSynchronousStandby is set, but the server's commits would not wait for a synchronous
+   * standby (or the URL leads to a standby).
+   */
+  notSynchronous: 'BATON_PG_NOT_SYNCHRONOUS',
   /** Any other failure to connect. */
   connect: 'BATON_PG_CONNECT',
   /** A store operation failed; `retryable` tells whether trying again may help. */

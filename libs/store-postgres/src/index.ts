@@ -25,8 +25,15 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store & Prese
   return new PostgresStore(resolvePostgresStoreOptions(options));
 }
 
-export type { PostgresStoreOptions, ResolvedPostgresStoreOptions } from './options.js';
-export { DEFAULT_POSTGRES_URL, DEFAULT_SCHEMA, resolvePostgresStoreOptions } from './options.js';
+export type { PostgresStoreOptions, ResolvedPostgresStoreOptions, SynchronousCommit } from './options.js';
+export {
+  DEFAULT_POSTGRES_URL,
+  DEFAULT_SCHEMA,
+  resolvePostgresStoreOptions,
+  SYNCHRONOUS_COMMIT_LEVELS,
+} from './options.js';
+export type { ReplicationSettings } from './replication.js';
+export { readReplicationSettings } from './replication.js';
 export type { PostgresStoreState } from './postgres-store.js';
 export { PostgresStore } from './postgres-store.js';
 export { POSTGRES_ERROR_CODES, PostgresStoreError } from './errors.js';

@@ -69,6 +69,7 @@ describe('postgres store: migrations', () => {
       'run_tombstones',
       'runs',
       'schema_migrations',
+      'server_incarnation',
       'signals',
       'timers',
       'worker_reports',

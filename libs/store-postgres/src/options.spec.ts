@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@baton/core';
-import { maskPassword, resolvePostgresStoreOptions } from './options.js';
+import { clientConfig } from './db.js';
+import { maskPassword, resolvePostgresStoreOptions, type SynchronousCommit } from './options.js';
+import { asynchronousReason } from './replication.js';
 import { postgresStore } from './index.js';
 
 describe('postgres store options', () => {
@@ -73,6 +75,47 @@ describe('postgres store options', () => {
     expect(() => postgresStore({ connectTimeoutMs: -1 })).toThrow(/connectTimeoutMs/);
     expect(() => postgresStore({ statementTimeoutMs: 1.5 })).toThrow(/statementTimeoutMs/);
     expect(() => postgresStore({ ssl: 'yes' as unknown as boolean })).toThrow(/ssl must be/);
+  });
+
+  it('takes a synchronous_commit level and the synchronous-standby requirement, refusing what contradicts it', () => {
+    expect(resolvePostgresStoreOptions()).toMatchObject({
+      synchronousCommit: undefined,
+      requireSynchronousStandby: false,
+    });
+    expect(
+      resolvePostgresStoreOptions({ synchronousCommit: 'remote_write', requireSynchronousStandby: true }),
+    ).toMatchObject({ synchronousCommit: 'remote_write', requireSynchronousStandby: true });
+    expect(clientConfig(resolvePostgresStoreOptions({ synchronousCommit: 'on' }), 'x').options).toBe(
+      '-c synchronous_commit=on',
+    );
+    expect(clientConfig(resolvePostgresStoreOptions(), 'x').options).toBeUndefined();
+    expect(() => postgresStore({ synchronousCommit: 'always' as SynchronousCommit })).toThrow(
+      /synchronousCommit must be one of remote_apply, on, remote_write, local, off, got 'always'/,
+    );
+    expect(() => postgresStore({ synchronousCommit: 'local', requireSynchronousStandby: true })).toThrow(
+      /synchronousCommit is 'local', which never waits/,
+    );
+    expect(() => postgresStore({ requireSynchronousStandby: 'yes' as unknown as boolean })).toThrow(
+      /requireSynchronousStandby must be true or false/,
+    );
+  });
+
+  it('says why replication settings leave acknowledged commits exposed to a failover', () => {
+    const sync = {
+      synchronousCommit: 'on',
+      synchronousStandbyNames: '*',
+      inRecovery: false,
+      synchronousStandbys: 1,
+    };
+    expect(asynchronousReason(sync)).toBeUndefined();
+    expect(asynchronousReason({ ...sync, synchronousCommit: 'remote_apply' })).toBeUndefined();
+    expect(asynchronousReason({ ...sync, synchronousCommit: 'local' })).toMatch(
+      /synchronous_commit is 'local'/,
+    );
+    expect(asynchronousReason({ ...sync, synchronousStandbyNames: '' })).toMatch(
+      /synchronous_standby_names is empty/,
+    );
+    expect(asynchronousReason({ ...sync, inRecovery: true })).toMatch(/the server is a standby/);
   });
 
   it('masks passwords even in URLs that do not parse', () => {

@@ -51,7 +51,28 @@ export interface PostgresStoreOptions {
    * @defaultValue no limit
    */
   statementTimeoutMs?: number;
+  /**
+   * `synchronous_commit` for the store's sessions: how far a commit must have travelled before
+   * the server acknowledges it. With a standby named in the primary's
+   * `synchronous_standby_names`, `remote_write`, `on` and `remote_apply` make every acknowledged
+   * lease, epoch, checkpoint and finish write survive a failover to that standby (docs/production.md,
+   * "PostgreSQL"); `local` and `off` do not.
+   * @defaultValue the server's setting
+   */
+  synchronousCommit?: SynchronousCommit;
+  /**
+   * Refuse to connect to a server whose commits do not wait for a synchronous standby
+   * (`synchronous_commit` of `local` or `off` for the store's sessions, or an empty
+   * `synchronous_standby_names`), so an asynchronous standby can never be promoted under a fleet
+   * that was told its writes were replicated.
+   * @defaultValue false
+   */
+  requireSynchronousStandby?: boolean;
 }
+
+/** The values of PostgreSQL's `synchronous_commit`, weakest last. */
+export const SYNCHRONOUS_COMMIT_LEVELS = ['remote_apply', 'on', 'remote_write', 'local', 'off'] as const;
+export type SynchronousCommit = (typeof SYNCHRONOUS_COMMIT_LEVELS)[number];
 
 /** {@link PostgresStoreOptions} with every default applied and every value checked. */
 export interface ResolvedPostgresStoreOptions {
@@ -71,6 +92,8 @@ export interface ResolvedPostgresStoreOptions {
   poolSize: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number | undefined;
+  synchronousCommit: SynchronousCommit | undefined;
+  requireSynchronousStandby: boolean;
 }
 
 const EXPECTED_URL = 'postgres://user:password@host:5432/database';
@@ -92,6 +115,27 @@ export function resolvePostgresStoreOptions(
     options.statementTimeoutMs === undefined
       ? undefined
       : positiveInt('statementTimeoutMs', options.statementTimeoutMs, 'milliseconds, e.g. 30000');
+  const synchronousCommit = options.synchronousCommit;
+  if (synchronousCommit !== undefined && !SYNCHRONOUS_COMMIT_LEVELS.includes(synchronousCommit)) {
+    throw new ConfigError(
+      `postgresStore: synchronousCommit must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(', ')}, got '${String(synchronousCommit)}'`,
+    );
+  }
+  if (
+    options.requireSynchronousStandby !== undefined &&
+    typeof options.requireSynchronousStandby !== 'boolean'
+  ) {
+    throw new ConfigError(
+      `postgresStore: requireSynchronousStandby must be true or false, got ${String(options.requireSynchronousStandby)}`,
+    );
+  }
+  const requireSynchronousStandby = options.requireSynchronousStandby ?? false;
+  if (requireSynchronousStandby && (synchronousCommit === 'local' || synchronousCommit === 'off')) {
+    throw new ConfigError(
+      `postgresStore: requireSynchronousStandby asks for commits that wait for a standby, but synchronousCommit is '${synchronousCommit}', ` +
+        `which never waits; use remote_write, on or remote_apply (or leave synchronousCommit unset)`,
+    );
+  }
   return {
     url,
     displayUrl: maskPassword(url),
@@ -108,6 +152,8 @@ export function resolvePostgresStoreOptions(
       'milliseconds, e.g. 5000',
     ),
     statementTimeoutMs,
+    synchronousCommit,
+    requireSynchronousStandby,
   };
 }
 

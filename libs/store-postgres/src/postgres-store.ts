@@ -49,6 +49,7 @@ import * as pause from './pause.js';
 import * as payloads from './payloads.js';
 import * as presence from './presence.js';
 import * as queries from './queries.js';
+import { checkSynchronousStandby } from './replication.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
 import * as waits from './waits.js';
@@ -108,6 +109,7 @@ export class PostgresStore implements Store, PresenceStore {
       throw connectError(err, this.options);
     }
     try {
+      await checkSynchronousStandby(client, this.options);
       await migrate(client, this.options);
     } catch (err) {
       throw connectError(err, this.options);

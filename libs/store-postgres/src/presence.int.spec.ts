@@ -101,6 +101,35 @@ describe('postgres store: presence sessions', () => {
     });
   });
 
+  it('hands on no run for a missing presence lock in the grace after the server changed (a failover, a restart)', async () => {
+    const schema = schemas.name();
+    const reaper = postgresStore({ url, schema, poolSize: 2 });
+    const worker = postgresStore({ url, schema, poolSize: 2 });
+    try {
+      const workerId = uniqueName('worker');
+      await worker.registerWorker(workerId);
+      await worker.acquireLease('held-by-worker', workerId, LONG_TTL_MS);
+      // The first scan records the server's incarnation as old: no grace on a new schema.
+      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+      // What a promoted standby (new timeline) or a restarted server (new start time) looks like
+      // to the next scan, as the worker's presence session is gone with the old server.
+      await admin(`UPDATE "${schema}".server_incarnation SET incarnation = 'a-server-that-is-gone'`);
+      await worker.close();
+      await waitFor(
+        'the worker to be listed dead',
+        async () => !(await reaper.liveWorkers()).includes(workerId),
+      );
+      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+      expect(await reaper.getLease('held-by-worker')).toMatchObject({ owner: workerId, state: 'held' });
+      // Once the grace is over, a worker still without its lock is dead and its run handed on.
+      await admin(`UPDATE "${schema}".server_incarnation SET changed_at = 0`);
+      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual(['held-by-worker']);
+    } finally {
+      await Promise.all([worker.close(), reaper.close()]);
+    }
+  });
+
   it('names its sessions itself, whatever application_name the URL gives', async () => {
     const schema = schemas.name();
     const named = new URL(url);

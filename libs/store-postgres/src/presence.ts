@@ -10,6 +10,9 @@
  *    reapers never report the same run.
  * 3. A dead worker's row is deleted only once it owns no held lease and its lock is still not
  *    granted at that moment.
+ * 4. For {@link PRESENCE_GRACE_AFTER_FAILOVER_MS} after the server's incarnation changed (a
+ *    standby promoted, a restart: advisory locks survive neither), no lease is handed on for a
+ *    missing presence lock: every worker's lock is missing until its session reconnects.
  */
 import { createHash } from 'node:crypto';
 import type { Db } from './db.js';
@@ -109,10 +112,21 @@ export async function liveWorkers(db: Db): Promise<string[]> {
   return rows.map((r) => r.worker_id);
 }
 
+/**
+ * How long after a failover or server restart (migration 014) no worker counts as dead by its
+ * presence lock: the presence sessions reconnect within a few seconds (backoff capped at 2 s,
+ * plus connecting). Meanwhile lease expiry still finds the workers that really died.
+ */
+export const PRESENCE_GRACE_AFTER_FAILOVER_MS = 10_000;
+
 export async function reapDeadWorkers(db: Db, limit: number, reclaimAfterMs: number): Promise<string[]> {
   const rows = await db.query<{ run_id: string }>(
-    'SELECT r AS run_id FROM {{schema}}.reap_dead_workers($1, $2) AS r',
-    [Math.floor(limit), Math.ceil(reclaimAfterMs)],
+    // The grace check runs first (the reap's limit depends on it): in grace, the reap hands on
+    // nothing (limit 0).
+    `SELECT r AS run_id
+       FROM {{schema}}.presence_in_grace($3) AS g(in_grace),
+            LATERAL {{schema}}.reap_dead_workers(CASE WHEN g.in_grace THEN 0 ELSE $1 END, $2) AS r`,
+    [Math.floor(limit), Math.ceil(reclaimAfterMs), PRESENCE_GRACE_AFTER_FAILOVER_MS],
   );
   return rows.map((r) => r.run_id);
 }

@@ -3,8 +3,14 @@
  * AdapterRegistration): `postgres://` and `postgresql://` URLs, the BATON_POSTGRES_* variables,
  * and the schema shown in the `worker ready` line.
  */
-import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
-import { resolvePostgresStoreOptions } from './options.js';
+import { ConfigError } from '@baton/core';
+import {
+  textSetting,
+  wholeNumberSetting,
+  type AdapterRegistration,
+  type AdapterVariable,
+} from '@baton/core/adapter';
+import { resolvePostgresStoreOptions, SYNCHRONOUS_COMMIT_LEVELS, type SynchronousCommit } from './options.js';
 import { PostgresStore } from './postgres-store.js';
 import { dropPostgresSchema } from './purge.js';
 
@@ -12,6 +18,22 @@ import { dropPostgresSchema } from './purge.js';
 export interface PostgresSettings {
   schema?: string;
   poolSize?: number;
+  synchronousCommit?: SynchronousCommit;
+  requireSynchronousStandby?: boolean;
+}
+
+/** `true`/`1` or `false`/`0`, as the worker's own switches are spelled. */
+function switchSetting(name: string, description: string, option: RegExp): AdapterVariable<boolean> {
+  return {
+    name,
+    description,
+    option,
+    parse: (value, variable) => {
+      if (value === 'true' || value === '1') return true;
+      if (value === 'false' || value === '0') return false;
+      throw new ConfigError(`${variable} is '${value}'; it must be true, 1, false or 0`);
+    },
+  };
 }
 
 export const postgresRegistration: AdapterRegistration<'postgres', 'store', PostgresSettings> = {
@@ -30,15 +52,37 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
       1,
       /\bpoolSize\b/,
     ),
+    synchronousCommit: {
+      name: 'BATON_POSTGRES_SYNCHRONOUS_COMMIT',
+      description:
+        "synchronous_commit for the store's sessions (remote_apply, on, remote_write, local, off); default the server's",
+      option: /\bsynchronousCommit\b/,
+      parse: (value, variable) => {
+        const level = SYNCHRONOUS_COMMIT_LEVELS.find((l) => l === value);
+        if (level === undefined) {
+          throw new ConfigError(
+            `${variable} is '${value}'; it must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(', ')}`,
+          );
+        }
+        return level;
+      },
+    },
+    requireSynchronousStandby: switchSetting(
+      'BATON_POSTGRES_REQUIRE_SYNC',
+      "1: refuse to start unless the server's commits wait for a synchronous standby; default 0",
+      /\brequireSynchronousStandby\b/,
+    ),
   },
   messages: { prefix: /^postgresStore: /, url: /\burl\b/ },
   // What postgresStore() does (it lives in index.ts, which exports this file).
-  create: (url, { schema, poolSize }) =>
+  create: (url, { schema, poolSize, synchronousCommit, requireSynchronousStandby }) =>
     new PostgresStore(
       resolvePostgresStoreOptions({
         url,
         ...(schema !== undefined && { schema }),
         ...(poolSize !== undefined && { poolSize }),
+        ...(synchronousCommit !== undefined && { synchronousCommit }),
+        ...(requireSynchronousStandby !== undefined && { requireSynchronousStandby }),
       }),
     ),
   isolation: {
