@@ -156,7 +156,7 @@ export function findCause<T extends Error>(
 }
 
 /** True when an error in the `cause` chain has that name (for classes nats.js does not export). */
-function hasCauseNamed(err: unknown, name: string): boolean {
+export function hasCauseNamed(err: unknown, name: string): boolean {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
     if (current.name === name) return true;
