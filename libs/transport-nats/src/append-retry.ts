@@ -16,8 +16,11 @@
  *    lacks the message.
  * 3. A refusal for a wrong last sequence whose last message is another writer's stays a
  *    JournalConflictError: fencing is unchanged.
- * 4. Bounded: retries stop after {@link retryBudgetMs} (three request timeouts) from the first
- *    attempt, or at close(); the last error is thrown, mapped as any other (NatsUnavailableError).
+ * 4. Bounded: each attempt waits for its ack at most {@link attemptTimeoutMs} (2 s, or the request
+ *    timeout when shorter: a publish sent to a leader that died or hangs is never answered, and
+ *    a new leader is elected within seconds), each read-back as long; retries stop after
+ *    {@link retryBudgetMs} (three request timeouts) from the first attempt, or at close(). The last
+ *    error is thrown, mapped as any other (NatsUnavailableError).
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,7 +33,7 @@ import { getStoredMessage } from './stream-reader.js';
 export const MSG_ID = 'Nats-Msg-Id';
 /** JetStream API error: the subject's last sequence is not the expected one. */
 export const WRONG_LAST_SEQUENCE = 10071;
-/** JetStream API errors of a cluster between leaders: "temporarily unavailable", "no leader". */
+/** JetStream API errors of a cluster between leaders (errors.ts maps them to unavailability). */
 const LEADERLESS_CODES: ReadonlySet<number> = new Set([10008, 10009]);
 
 /** Backoff between attempts: doubles from this, up to {@link MAX_BACKOFF_MS}. */
@@ -53,6 +56,12 @@ export class MessageIds {
     return `${this.nonce}.${(++this.counter).toString(36)}`;
   }
 }
+
+/** How long one attempt waits for its ack, and one read-back for its answer. */
+export function attemptTimeoutMs(context: TransportContext): number {
+  return Math.min(ATTEMPT_TIMEOUT_MS, context.options.requestTimeoutMs);
+}
+const ATTEMPT_TIMEOUT_MS = 2_000;
 
 /** How long an append may keep retrying after its first attempt began. */
 export function retryBudgetMs(context: TransportContext): number {
@@ -90,7 +99,7 @@ export async function publishWithRetry(
   for (let attempt = 1; ; attempt++) {
     let ack: PubAck;
     try {
-      ack = await context.session.publisher.publish(subject, data, headers);
+      ack = await context.session.publisher.publish(subject, data, headers, attemptTimeoutMs(context));
     } catch (err) {
       const refusedForSequence = err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE;
       if (attempt > 1 && refusedForSequence) {

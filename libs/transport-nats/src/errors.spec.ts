@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errors as natsErrors } from '@nats-io/transport-node';
+import { JetStreamApiError } from '@nats-io/jetstream';
 import { JournalConflictError } from '@baton/core';
 import { ackInfoOf } from './delivery-info.js';
 import { toNatsError } from './errors.js';
@@ -29,6 +30,21 @@ describe('toNatsError', () => {
     expect(err.message).toContain("permission to publish to '$JS.API.STREAM.INFO.BATON_RUNS'");
     expect(err.message).toContain('nats://app:***@nats:4222');
     expect(err.cause).toBeInstanceOf(natsErrors.RequestError);
+  });
+
+  it('reports a cluster between leaders (10008) as unavailable and retryable', () => {
+    const leaderless = new JetStreamApiError({
+      code: 503,
+      err_code: 10008,
+      description: 'JetStream system temporarily unavailable',
+    });
+    const err = toNatsError(leaderless, context);
+    expect(err).toMatchObject({
+      name: 'NatsUnavailableError',
+      code: 'BATON_NATS_UNAVAILABLE',
+      retryable: true,
+    });
+    expect(err.message).toContain('no leader');
   });
 
   it('reports refused credentials as not retryable, with the fix', () => {

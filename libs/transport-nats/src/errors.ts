@@ -79,6 +79,12 @@ const LOOKUP_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 /** JetStream API error code: JetStream is not enabled for the account. */
 const JS_NOT_ENABLED_FOR_ACCOUNT = 10039;
+/**
+ * JetStream API error codes of a cluster between leaders (a stream or the meta layer has none
+ * right now): "JetStream system temporarily unavailable" (10008), "not leader" (10009). They pass
+ * once a leader is elected, so they are unavailability, not a refusal.
+ */
+const LEADERLESS_CODES: ReadonlySet<number> = new Set([10008, 10009]);
 
 /**
  * Turns anything nats.js throws into the transport's error for that condition. BatonErrors pass
@@ -123,6 +129,13 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   if (typeof code === 'string' && LOOKUP_CODES.has(code)) {
     return new NatsUnavailableError(
       `${where}: the host name does not resolve (${describe(err)}); check the server URL`,
+      { cause: err },
+    );
+  }
+  if (apiError !== undefined && LEADERLESS_CODES.has(apiError.code)) {
+    return new NatsUnavailableError(
+      `${where} failed: the JetStream cluster has no leader for it right now (${describe(err)}); ` +
+        'it elects one within seconds while a majority of its servers is up, retry the operation',
       { cause: err },
     );
   }

@@ -44,7 +44,7 @@ export interface NatsCluster {
   freeze(n: NatsNode): Promise<void>;
   /** SIGCONTs node `n`. */
   thaw(n: NatsNode): Promise<void>;
-  /** The node leading `stream` (from the monitoring endpoint of any live node), if any. */
+  /** The node leading `stream`, as most answering nodes' monitoring endpoints say; if any. */
   streamLeader(stream: string): Promise<NatsNode | undefined>;
   /** Stops every node and deletes the cluster's data. */
   stop(): Promise<void>;
@@ -97,11 +97,12 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Nat
     freeze: node('freeze'),
     thaw: node('thaw'),
     streamLeader: async (stream) => {
-      for (const n of NATS_NODES) {
-        const leader = await leaderSeenBy(options.httpPort + n - 1, stream);
-        if (leader !== undefined) return leader;
-      }
-      return undefined;
+      // Every node at once (a frozen one answers nothing, slowly); the answer most nodes give,
+      // since a node that lost touch may still name the old leader.
+      const seen = await Promise.all(NATS_NODES.map((n) => leaderSeenBy(options.httpPort + n - 1, stream)));
+      const votes = new Map<NatsNode, number>();
+      for (const leader of seen) if (leader !== undefined) votes.set(leader, (votes.get(leader) ?? 0) + 1);
+      return [...votes].sort((a, b) => b[1] - a[1])[0]?.[0];
     },
     stop,
   };
