@@ -18,7 +18,8 @@ import {
 } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager, type PubAck } from '@nats-io/jetstream';
 import { natsTestUrl } from '@baton/testing/servers';
-import { MessageIds, MSG_ID, publishWithRetry, type AppendRetryStats } from './append-retry.js';
+import { MSG_ID, publishWithRetry } from './append-retry.js';
+import { MessageIds, type AppendRetryStats } from './message-ids.js';
 import type { TransportContext } from './context.js';
 import { layoutFor } from './layout.js';
 import { resolveNatsTransportOptions } from './options.js';

@@ -22,13 +22,13 @@
  *    {@link retryBudgetMs} (three request timeouts) from the first attempt, or at close(). The last
  *    error is thrown, mapped as any other (NatsUnavailableError).
  */
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors as natsErrors, type MsgHdrs } from '@nats-io/transport-node';
 import { JetStreamApiError, type PubAck } from '@nats-io/jetstream';
 import type { TransportContext } from './context.js';
 import { hasCauseNamed } from './errors.js';
 import { getStoredMessage } from './stream-reader.js';
+import type { AppendRetryStats } from './message-ids.js';
 
 export const MSG_ID = 'Nats-Msg-Id';
 /** JetStream API error: the subject's last sequence is not the expected one. */
@@ -39,23 +39,6 @@ const LEADERLESS_CODES: ReadonlySet<number> = new Set([10008, 10009]);
 /** Backoff between attempts: doubles from this, up to {@link MAX_BACKOFF_MS}. */
 const FIRST_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 1_000;
-
-/** What the append counts, for the transport's users (tests print them). */
-export interface AppendRetryStats {
-  /** Appends whose first attempt had an unknown outcome and were retried. */
-  retried: number;
-  /** Of those, appends found to have landed on the first attempt (de-duplicated or read back). */
-  landedEarlier: number;
-}
-
-/** Message ids unique to one append: a per-process nonce and a counter. */
-export class MessageIds {
-  private readonly nonce = randomBytes(9).toString('base64url');
-  private counter = 0;
-  next(): string {
-    return `${this.nonce}.${(++this.counter).toString(36)}`;
-  }
-}
 
 /** How long one attempt waits for its ack, and one read-back for its answer. */
 export function attemptTimeoutMs(context: TransportContext): number {

@@ -7,7 +7,7 @@ import type { NatsSession } from './connection.js';
 import type { NatsLayout } from './layout.js';
 import type { ResolvedNatsTransportOptions } from './options.js';
 import type { StreamsState } from './setup.js';
-import type { AppendRetryStats, MessageIds } from './append-retry.js';
+import type { AppendRetryStats, MessageIds } from './message-ids.js';
 
 export interface TransportContext {
   readonly session: NatsSession;

@@ -27,7 +27,7 @@ import type {
   StoredDeadLetter,
   Transport,
 } from '@baton/core/adapter';
-import { MessageIds, type AppendRetryStats } from './append-retry.js';
+import { MessageIds, type AppendRetryStats } from './message-ids.js';
 import { openSession, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
 import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
