@@ -131,7 +131,12 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
     await cluster?.stop();
   }, 60_000);
 
-  async function loadedWorld(): Promise<{ w: CrashWorld; journal: string; leader: NatsNode }> {
+  async function loadedWorld(): Promise<{
+    w: CrashWorld;
+    prefix: string;
+    journal: string;
+    leader: NatsNode;
+  }> {
     const c = cluster!;
     const w = await CrashWorld.create(crashEnvironment('redis', 'nats', { BATON_NATS_REPLICAS: '3' }), {
       overrides: { transportUrl: c.url },
@@ -145,7 +150,7 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
     await w.waitForExecutions(workers[0]!.pid, 3);
     const leader = await c.streamLeader(journal);
     if (leader === undefined) throw new Error(`no leader found for stream ${journal}`);
-    return { w, journal, leader };
+    return { w, prefix, journal, leader };
   }
 
   /** Waits until most nodes name a leader of `stream` other than `old`; how long after `since`. */
@@ -226,6 +231,51 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
         ? `n${elected.leader} leads after ${elected.ms} ms`
         : 'no new leader while frozen';
       await report(`SIGSTOP of journal leader n${leader} for 10 s (${during})`, w, frozenAt, probe);
+    },
+  );
+
+  it(
+    'loses nothing when the run queue stream leader is SIGKILLed while a producer starts more runs',
+    { timeout: 150_000 },
+    async () => {
+      const { w, prefix } = await loadedWorld();
+      const queue = `${prefix.toUpperCase()}_RUNS`;
+      const leader = await cluster!.streamLeader(queue);
+      if (leader === undefined) throw new Error(`no leader found for stream ${queue}`);
+      const killedAt = Date.now();
+      await cluster!.kill(leader);
+      // A producer goes on starting runs through the election. A start that fails as unavailable
+      // is sent again: its run id comes from its idempotency key, so a start that did land is
+      // not started twice (the bus de-duplicates it, the store knows the key).
+      let longestStart = 0;
+      let startRetries = 0;
+      for (let i = 0; i < 20; i++) {
+        const began = Date.now();
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await w.enqueue(1, { steps: 10, minDelayMs: 200, maxDelayMs: 400 });
+            break;
+          } catch (err) {
+            if ((err as { retryable?: boolean }).retryable !== true || attempt >= 40) throw err;
+            startRetries++;
+            await sleep(250);
+          }
+        }
+        longestStart = Math.max(longestStart, Date.now() - began);
+      }
+      const elected = await election(queue, leader, killedAt);
+      await sleep(Math.max(0, killedAt + 8_000 - Date.now()));
+      await cluster!.start(leader);
+      await w.waitForAll(90_000);
+      expect(await violationsWhenReadable(w)).toEqual(NO_VIOLATIONS);
+      expect(w.runs).toHaveLength(80);
+      expect(w.fleet.alive).toHaveLength(3);
+      console.log(
+        `[cluster nats] SIGKILL of run queue leader n${leader} (n${elected.leader} leads after ${elected.ms} ms): ` +
+          `20 starts during the election took at most ${longestStart} ms (${startRetries} retried), the fleet did ` +
+          `nothing for at most ${await fleetGapAfter(w, killedAt)} ms, ${await runsMoved(w)} of ${w.runs.length} ` +
+          `runs failed over; workers logged ${JSON.stringify(warnings(w))}`,
+      );
     },
   );
 });

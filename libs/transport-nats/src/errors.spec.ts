@@ -71,6 +71,21 @@ describe('toNatsError', () => {
     expect(err.message).toContain('-js');
   });
 
+  it('reports nothing answering a publish after connect as unavailable (a stream between leaders)', () => {
+    const noResponders = Object.assign(new Error('jetstream is not enabled: no stream answers the subject'), {
+      name: 'JetStreamNotEnabled',
+      cause: new natsErrors.NoRespondersError('baton.runs'),
+    });
+    expect(toNatsError(noResponders, context)).toMatchObject({
+      code: 'BATON_NATS_UNAVAILABLE',
+      retryable: true,
+    });
+    // At connect, where the streams are made, it still means JetStream is off.
+    expect(toNatsError(noResponders, { ...context, operation: 'connect' })).toMatchObject({
+      code: 'BATON_NATS_JETSTREAM_DISABLED',
+    });
+  });
+
   it('keeps the server words of anything else', () => {
     const err = toNatsError(new Error('maximum consumers limit reached'), context);
     expect(err).toMatchObject({ code: 'BATON_NATS_REQUEST' });

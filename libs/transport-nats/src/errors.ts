@@ -116,6 +116,20 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   }
   const apiError = findCause(err, JetStreamApiError);
   if (
+    context.operation !== 'connect' &&
+    hasCauseNamed(err, 'JetStreamNotEnabled') &&
+    findCause(err, natsErrors.NoRespondersError) !== undefined
+  ) {
+    // JetStream answered at connect, where the streams were made: nothing answering a publish
+    // now is a stream without a leader (a cluster's election), or a stream deleted since.
+    return new NatsUnavailableError(
+      `${where} failed: no JetStream stream answered (${describe(err)}); in a cluster the stream has no ` +
+        'leader for the moment (an election takes seconds), retry the operation; if it lasts, check that the ' +
+        "transport's streams still exist (a worker creates them when it starts)",
+      { cause: err },
+    );
+  }
+  if (
     hasCauseNamed(err, 'JetStreamNotEnabled') ||
     (apiError !== undefined && apiError.code === JS_NOT_ENABLED_FOR_ACCOUNT)
   ) {
