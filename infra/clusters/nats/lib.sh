@@ -101,6 +101,12 @@ start_node() {
     return 0
   fi
   command -v "$NATS_SERVER" >/dev/null 2>&1 || fail "$NATS_SERVER not found; install nats-server 2.9+ or set BATON_NATS_SERVER_BIN"
+  local port
+  for port in "$(client_port "$n")" "$(route_port "$n")" "$(http_port "$n")"; do
+    if (exec 3<>"/dev/tcp/$HOST/$port") 2>/dev/null; then
+      fail "port $port of node $n is taken by a process this cluster did not start (no live pid in $(pid_file "$n")): a cluster left from another directory? stop it, or choose other ports (BATON_NATS_CLUSTER_*_PORT)"
+    fi
+  done
   write_config "$n"
   dir="$(node_dir "$n")"
   rm -f "$(pid_file "$n")"
