@@ -14,6 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsCluster, type NatsCluster, type NatsNode } from '@baton/testing/clusters';
 import { CrashWorld } from '@baton/testing/crash';
+import { redisTestUrl } from '@baton/testing/servers';
+import { largePayloadsFromConfig, storeFromConfig } from './adapters.js';
+import { readConfig } from './config.js';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 
 /** Ports of this spec's own cluster (the task's private range; infra's default cluster uses 14222-4). */
@@ -278,4 +281,27 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
       );
     },
   );
+
+  it('creates the large-payload object store bucket with BATON_NATS_REPLICAS copies too', async () => {
+    const bucket = `cluster_${Date.now().toString(36)}`;
+    const config = readConfig({
+      BATON_TRANSPORT_URL: cluster!.url,
+      BATON_STORE_URL: redisTestUrl(),
+      BATON_WORKFLOWS: 'unused-here',
+      BATON_NATS_REPLICAS: '3',
+      BATON_PAYLOAD_REF_LOCATION: 'nats-object-store',
+      BATON_PAYLOAD_REF_BUCKET: bucket,
+    });
+    // The store is only the fallback location here; it is never connected.
+    const store = storeFromConfig(config);
+    const { separate } = largePayloadsFromConfig(config, store);
+    if (separate === undefined) throw new Error('no object payload store was configured');
+    await separate.connect();
+    try {
+      expect(await cluster!.streamReplicas(`OBJ_${bucket}`)).toBe(3);
+    } finally {
+      await separate.close();
+      await store.close();
+    }
+  });
 });

@@ -46,6 +46,8 @@ export interface NatsCluster {
   thaw(n: NatsNode): Promise<void>;
   /** The node leading `stream`, as most answering nodes' monitoring endpoints say; if any. */
   streamLeader(stream: string): Promise<NatsNode | undefined>;
+  /** The configured replicas of `stream` (`num_replicas`), as the first answering node says; if it exists. */
+  streamReplicas(stream: string): Promise<number | undefined>;
   /** Stops every node and deletes the cluster's data. */
   stop(): Promise<void>;
 }
@@ -104,29 +106,45 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Nat
       for (const leader of seen) if (leader !== undefined) votes.set(leader, (votes.get(leader) ?? 0) + 1);
       return [...votes].sort((a, b) => b[1] - a[1])[0]?.[0];
     },
+    streamReplicas: async (stream) => {
+      for (const n of NATS_NODES) {
+        const detail = await streamDetail(options.httpPort + n - 1, stream);
+        if (detail?.config?.num_replicas !== undefined) return detail.config.num_replicas;
+      }
+      return undefined;
+    },
     stop,
   };
 }
 
+interface StreamDetail {
+  name: string;
+  cluster?: { leader?: string };
+  config?: { num_replicas?: number };
+}
 interface Jsz {
-  account_details?: Array<{ stream_detail?: Array<{ name: string; cluster?: { leader?: string } }> }>;
+  account_details?: Array<{ stream_detail?: StreamDetail[] }>;
 }
 
-/** The leader of `stream` as the node with monitoring port `httpPort` reports it. */
-async function leaderSeenBy(httpPort: number, stream: string): Promise<NatsNode | undefined> {
+/** What the node with monitoring port `httpPort` reports of `stream`, if it answers. */
+async function streamDetail(httpPort: number, stream: string): Promise<StreamDetail | undefined> {
   try {
-    const response = await fetch(`http://127.0.0.1:${httpPort}/jsz?accounts=true&streams=true`, {
+    const response = await fetch(`http://127.0.0.1:${httpPort}/jsz?accounts=true&streams=true&config=true`, {
       signal: AbortSignal.timeout(1_000),
     });
     const jsz = (await response.json()) as Jsz;
     for (const account of jsz.account_details ?? []) {
-      for (const detail of account.stream_detail ?? []) {
-        const match = detail.name === stream ? /^n([123])$/.exec(detail.cluster?.leader ?? '') : null;
-        if (match) return Number(match[1]) as NatsNode;
-      }
+      const detail = account.stream_detail?.find((d) => d.name === stream);
+      if (detail !== undefined) return detail;
     }
   } catch {
     // A killed or frozen node does not answer; another may.
   }
   return undefined;
+}
+
+/** The leader of `stream` as the node with monitoring port `httpPort` reports it. */
+async function leaderSeenBy(httpPort: number, stream: string): Promise<NatsNode | undefined> {
+  const match = /^n([123])$/.exec((await streamDetail(httpPort, stream))?.cluster?.leader ?? '');
+  return match ? (Number(match[1]) as NatsNode) : undefined;
 }
