@@ -119,17 +119,20 @@ async function landedAt(
   subject: string,
   msgId: string,
 ): Promise<number | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const gaveUp = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), attemptTimeoutMs(context));
+  });
   try {
-    const last = await getStoredMessage(
-      context,
-      context.layout.journalStream,
-      context.streams.journalReplicas,
-      {
-        last_by_subj: subject,
-      },
-    );
+    const read = getStoredMessage(context, context.layout.journalStream, context.streams.journalReplicas, {
+      last_by_subj: subject,
+    });
+    read.catch(() => undefined); // it may settle after this stopped waiting
+    const last = await Promise.race([read, gaveUp]);
     return last !== null && last.header?.get(MSG_ID) === msgId ? last.seq : undefined;
   } catch {
     return undefined;
+  } finally {
+    clearTimeout(timer);
   }
 }
