@@ -11,7 +11,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const run = promisify(execFile);
@@ -54,10 +54,9 @@ export interface NatsCluster {
 
 /** Starts a cluster in a fresh directory under the repository's `.tmp/clusters/`. */
 export async function startNatsCluster(options: NatsClusterOptions): Promise<NatsCluster> {
-  const dir = await mkdtemp(join(REPO, '.tmp', 'clusters', 'nats-test-')).catch(async () => {
-    await run('mkdir', ['-p', join(REPO, '.tmp', 'clusters')]);
-    return mkdtemp(join(REPO, '.tmp', 'clusters', 'nats-test-'));
-  });
+  const parent = join(REPO, '.tmp', 'clusters');
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(join(parent, 'nats-test-'));
   const env = {
     ...process.env,
     BATON_NATS_CLUSTER_CLIENT_PORT: String(options.clientPort),
