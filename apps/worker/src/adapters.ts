@@ -99,6 +99,8 @@ export function largePayloadsFromConfig(
     location === 'nats-object-store'
       ? natsObjectPayloadStore({
           ...natsConnectionFromSettings(config.transportUrl, config.nats),
+          // Large payloads need the copies the journal that refers to them has.
+          ...(config.nats.replicas !== undefined && { replicas: config.nats.replicas }),
           ...(bucket !== undefined && { bucket }),
         })
       : undefined;

@@ -104,6 +104,8 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
     says: /"A\.B" is not a safe name; use 1-48/,
   },
   { variable: 'BATON_NATS_ACK_WAIT_MS', env: { BATON_NATS_ACK_WAIT_MS: 'soon' }, says: /'soon'/ },
+  { variable: 'BATON_NATS_REPLICAS', env: { BATON_NATS_REPLICAS: 'three' }, says: /'three'/ },
+  { variable: 'BATON_NATS_REPLICAS', env: { BATON_NATS_REPLICAS: '7' }, says: /from 1 to 5/ },
   {
     variable: 'BATON_NATS_CREDS_FILE',
     env: { BATON_NATS_CREDS_FILE: '/no/such.creds' },

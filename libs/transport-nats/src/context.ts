@@ -7,12 +7,17 @@ import type { NatsSession } from './connection.js';
 import type { NatsLayout } from './layout.js';
 import type { ResolvedNatsTransportOptions } from './options.js';
 import type { StreamsState } from './setup.js';
+import type { AppendRetryStats, MessageIds } from './message-ids.js';
 
 export interface TransportContext {
   readonly session: NatsSession;
   readonly options: ResolvedNatsTransportOptions;
   readonly layout: NatsLayout;
   readonly streams: StreamsState;
+  /** The `Nats-Msg-Id` of each journal append (append-retry.ts). */
+  readonly messageIds: MessageIds;
+  /** Counts of appends retried after an unknown outcome. */
+  readonly appendStats: AppendRetryStats;
   /** Aborts when close() begins; every wait inside the transport honours it. */
   readonly closing: AbortSignal;
   /** Throws BATON_CLOSED once close() was called. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errors as natsErrors } from '@nats-io/transport-node';
+import { JetStreamApiError } from '@nats-io/jetstream';
 import { JournalConflictError } from '@baton/core';
 import { ackInfoOf } from './delivery-info.js';
 import { toNatsError } from './errors.js';
@@ -31,6 +32,21 @@ describe('toNatsError', () => {
     expect(err.cause).toBeInstanceOf(natsErrors.RequestError);
   });
 
+  it('reports a cluster between leaders (10008) as unavailable and retryable', () => {
+    const leaderless = new JetStreamApiError({
+      code: 503,
+      err_code: 10008,
+      description: 'JetStream system temporarily unavailable',
+    });
+    const err = toNatsError(leaderless, context);
+    expect(err).toMatchObject({
+      name: 'NatsUnavailableError',
+      code: 'BATON_NATS_UNAVAILABLE',
+      retryable: true,
+    });
+    expect(err.message).toContain('no leader');
+  });
+
   it('reports refused credentials as not retryable, with the fix', () => {
     const err = toNatsError(new natsErrors.AuthorizationError('Authorization Violation'), context);
     expect(err).toMatchObject({ name: 'NatsAuthError', code: 'BATON_NATS_AUTH', retryable: false });
@@ -53,6 +69,21 @@ describe('toNatsError', () => {
     const err = toNatsError(disabled, context);
     expect(err).toMatchObject({ code: 'BATON_NATS_JETSTREAM_DISABLED' });
     expect(err.message).toContain('-js');
+  });
+
+  it('reports nothing answering a publish after connect as unavailable (a stream between leaders)', () => {
+    const noResponders = Object.assign(new Error('jetstream is not enabled: no stream answers the subject'), {
+      name: 'JetStreamNotEnabled',
+      cause: new natsErrors.NoRespondersError('baton.runs'),
+    });
+    expect(toNatsError(noResponders, context)).toMatchObject({
+      code: 'BATON_NATS_UNAVAILABLE',
+      retryable: true,
+    });
+    // At connect, where the streams are made, it still means JetStream is off.
+    expect(toNatsError(noResponders, { ...context, operation: 'connect' })).toMatchObject({
+      code: 'BATON_NATS_JETSTREAM_DISABLED',
+    });
   });
 
   it('keeps the server words of anything else', () => {

@@ -79,6 +79,12 @@ const LOOKUP_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 /** JetStream API error code: JetStream is not enabled for the account. */
 const JS_NOT_ENABLED_FOR_ACCOUNT = 10039;
+/**
+ * JetStream API error codes of a cluster between leaders (a stream or the meta layer has none
+ * right now): "JetStream system temporarily unavailable" (10008), "not leader" (10009). They pass
+ * once a leader is elected, so they are unavailability, not a refusal.
+ */
+const LEADERLESS_CODES: ReadonlySet<number> = new Set([10008, 10009]);
 
 /**
  * Turns anything nats.js throws into the transport's error for that condition. BatonErrors pass
@@ -110,6 +116,20 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   }
   const apiError = findCause(err, JetStreamApiError);
   if (
+    context.operation !== 'connect' &&
+    hasCauseNamed(err, 'JetStreamNotEnabled') &&
+    findCause(err, natsErrors.NoRespondersError) !== undefined
+  ) {
+    // JetStream answered at connect, where the streams were made: nothing answering a publish
+    // now is a stream without a leader (a cluster's election), or a stream deleted since.
+    return new NatsUnavailableError(
+      `${where} failed: no JetStream stream answered (${describe(err)}); in a cluster the stream has no ` +
+        'leader for the moment (an election takes seconds), retry the operation; if it lasts, check that the ' +
+        "transport's streams still exist (a worker creates them when it starts)",
+      { cause: err },
+    );
+  }
+  if (
     hasCauseNamed(err, 'JetStreamNotEnabled') ||
     (apiError !== undefined && apiError.code === JS_NOT_ENABLED_FOR_ACCOUNT)
   ) {
@@ -123,6 +143,13 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   if (typeof code === 'string' && LOOKUP_CODES.has(code)) {
     return new NatsUnavailableError(
       `${where}: the host name does not resolve (${describe(err)}); check the server URL`,
+      { cause: err },
+    );
+  }
+  if (apiError !== undefined && LEADERLESS_CODES.has(apiError.code)) {
+    return new NatsUnavailableError(
+      `${where} failed: the JetStream cluster has no leader for it right now (${describe(err)}); ` +
+        'it elects one within seconds while a majority of its servers is up, retry the operation',
       { cause: err },
     );
   }
@@ -156,7 +183,7 @@ export function findCause<T extends Error>(
 }
 
 /** True when an error in the `cause` chain has that name (for classes nats.js does not export). */
-function hasCauseNamed(err: unknown, name: string): boolean {
+export function hasCauseNamed(err: unknown, name: string): boolean {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
     if (current.name === name) return true;

@@ -10,6 +10,9 @@
  * 2. An append resolves with the record's sequence only after the server stored it (PubAck).
  * 3. A record that cannot fit (data + headers above the server's max_payload) is refused before
  *    anything is sent, with PayloadTooLargeError: it would never fit, so nobody should retry.
+ * 4. An append whose acknowledgement is lost (a leader change, a timeout) is retried within a
+ *    bounded budget and lands at most once: a retry finds the first attempt by its message id
+ *    (append-retry.ts), and a conflict with its own earlier attempt is no conflict.
  */
 import { JournalConflictError } from '@baton/core';
 import { assertRunId, type JournalAppend, type JournalRecord } from '@baton/core/adapter';
@@ -18,9 +21,8 @@ import { readJournalRange } from './journal-reader.js';
 import { assertFits, toNatsHeaders } from './messages.js';
 import { isApiError } from './setup.js';
 import { getStoredMessage } from './stream-reader.js';
+import { MSG_ID, publishWithRetry, WRONG_LAST_SEQUENCE } from './append-retry.js';
 
-/** JetStream API error: the subject's last sequence is not the expected one. */
-const WRONG_LAST_SEQUENCE = 10071;
 const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
 
 /** Appends one record; see the invariants above. */
@@ -33,14 +35,13 @@ export async function appendJournalRecord(context: TransportContext, append: Jou
     throw new RangeError(`append: expectedLastPosition must be a position (0 or more), got ${expected}`);
   }
   const { session, layout } = context;
-  const h = toNatsHeaders(
-    undefined,
-    expected === undefined ? {} : { [EXPECTED_LAST_SUBJECT_SEQUENCE]: String(expected) },
-  );
+  const h = toNatsHeaders(undefined, {
+    [MSG_ID]: context.messageIds.next(),
+    ...(expected !== undefined && { [EXPECTED_LAST_SUBJECT_SEQUENCE]: String(expected) }),
+  });
   assertFits(session.nc, `journal record of run ${runId}`, data, h);
   try {
-    const ack = await session.publisher.publish(layout.journalSubject(runId), data, h);
-    return ack.seq;
+    return await publishWithRetry(context, layout.journalSubject(runId), data, h, context.appendStats);
   } catch (err) {
     if (expected !== undefined && isApiError(err, WRONG_LAST_SEQUENCE)) {
       const actual = foundSequence(err) ?? (await lastPosition(context, runId));

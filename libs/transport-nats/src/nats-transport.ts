@@ -27,6 +27,7 @@ import type {
   StoredDeadLetter,
   Transport,
 } from '@baton/core/adapter';
+import { MessageIds, type AppendRetryStats } from './message-ids.js';
 import { openSession, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
 import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
@@ -69,6 +70,9 @@ class NatsTransport implements Transport {
     closedHint: 'create a new transport instead',
   });
   private readonly closeController = new AbortController();
+  private readonly messageIds = new MessageIds();
+  /** Journal appends retried after a lost acknowledgement (append-retry.ts). */
+  private readonly appendStats: AppendRetryStats = { retried: 0, landedEarlier: 0 };
   private readonly pending = new Set<Promise<unknown>>();
   private readonly layout: NatsLayout;
 
@@ -131,6 +135,8 @@ class NatsTransport implements Transport {
       options: this.options,
       layout: this.layout,
       streams,
+      messageIds: this.messageIds,
+      appendStats: this.appendStats,
       closing: this.closeController.signal,
       assertOpen: (operation) => this.lifecycle.assertNotClosed(operation),
       toError: (operation, err) => toNatsError(err, { servers: this.options.displayServers, operation }),

@@ -14,7 +14,7 @@
  *    the server's API error (JetStreamApiError, e.g. a wrong expected last subject sequence), with
  *    JetStreamNotEnabled when nothing answers the subject, or with TimeoutError after
  *    `timeoutMs`. The errors are the ones nats.js raises, so the transport maps them unchanged.
- * 2. A publish never waits forever: the sweep rejects it within `timeoutMs` plus one sweep
+ * 2. A publish never waits forever: the sweep rejects it within its timeout plus one sweep
  *    period, and close() rejects every pending publish.
  * 3. An ack that arrives after its publish timed out is dropped (its token is gone): a timed-out
  *    append is "unknown", exactly as with a request.
@@ -58,12 +58,15 @@ export class JetStreamPublisher {
     void nc.closed().then(() => this.close());
   }
 
-  /** Publishes `data` to `subject` and resolves with the PubAck once JetStream stored it. */
-  publish(subject: string, data: Uint8Array, headers?: MsgHdrs): Promise<PubAck> {
+  /**
+   * Publishes `data` to `subject` and resolves with the PubAck once JetStream stored it; times out
+   * after `timeoutMs` (the publisher's own by default; a shorter one for callers that retry).
+   */
+  publish(subject: string, data: Uint8Array, headers?: MsgHdrs, timeoutMs = this.timeoutMs): Promise<PubAck> {
     if (this.closed) return Promise.reject(new natsErrors.ClosedConnectionError());
     const token = (++this.counter).toString(36);
     return new Promise<PubAck>((resolve, reject) => {
-      this.pending.set(token, { resolve, reject, deadline: Date.now() + this.timeoutMs });
+      this.pending.set(token, { resolve, reject, deadline: Date.now() + timeoutMs });
       this.outbox.push({ subject, data, headers, token });
       if (this.outbox.length === 1) setImmediate(this.sendOutbox);
       if (this.sweeper === undefined) {

@@ -14,6 +14,7 @@ import { resolveNatsTransportOptions } from './options.js';
 export interface NatsSettings {
   prefix?: string;
   ackWaitMs?: number;
+  replicas?: number;
   /** A path: the file is read when the transport is built. */
   credsFile?: string;
   /** A path: the file is read when the transport is built. */
@@ -31,6 +32,12 @@ const VARIABLES = {
     "an unacked run message is redelivered after this; default the transport's",
     1,
     /\backWaitMs\b/,
+  ),
+  replicas: wholeNumberSetting(
+    'BATON_NATS_REPLICAS',
+    'copies of each stream the transport creates: 1 for a single server, 3 for a 3-node cluster; default 1',
+    1,
+    /\breplicas\b/,
   ),
   credsFile: textSetting(
     'BATON_NATS_CREDS_FILE',
@@ -79,6 +86,7 @@ export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSett
       ...natsConnectionFromSettings(url, settings),
       ...(settings.prefix !== undefined && { prefix: settings.prefix }),
       ...(settings.ackWaitMs !== undefined && { ackWaitMs: settings.ackWaitMs }),
+      ...(settings.replicas !== undefined && { replicas: settings.replicas }),
     }),
   isolation: {
     settings: (id) => ({ prefix: id }),

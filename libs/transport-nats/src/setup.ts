@@ -37,6 +37,11 @@ const API = {
   streamNameInUse: 10058,
   consumerExists: 10148,
   consumerNameExists: 10013,
+  /** The cluster has fewer suitable JetStream servers than the replicas asked for. */
+  noSuitablePeers: 10005,
+  insufficientResources: 10023,
+  /** A single server (not a cluster) was asked for more than one replica. */
+  replicasNotSupported: 10074,
 } as const;
 
 /** What the rest of the transport needs to know about the streams it found or made. */
@@ -99,6 +104,7 @@ async function ensureStream(
     try {
       return await jsm.streams.add(desired);
     } catch (err) {
+      throwIfUnplaceable(err, desired);
       // Another process created it between our look and our add: use theirs.
       if (!isApiError(err, API.streamNameInUse)) throw err;
       info = await streamInfo(jsm, desired.name);
@@ -135,7 +141,28 @@ async function ensureStream(
   }
   if (desired.allow_direct === true && config.allow_direct !== true) changes.allow_direct = true;
   if (Object.keys(changes).length === 0) return info;
-  return jsm.streams.update(desired.name, changes);
+  try {
+    return await jsm.streams.update(desired.name, changes);
+  } catch (err) {
+    throwIfUnplaceable(err, desired);
+    throw err;
+  }
+}
+
+/** A clear error when the servers cannot hold `desired.num_replicas` copies of the stream. */
+function throwIfUnplaceable(err: unknown, desired: DesiredStream): void {
+  const replicas = desired.num_replicas;
+  const single = isApiError(err, API.replicasNotSupported);
+  if (!single && !isApiError(err, API.noSuitablePeers) && !isApiError(err, API.insufficientResources)) return;
+  throw new NatsStreamConflictError(
+    `stream ${desired.name} needs ${replicas} replicas, but ` +
+      (single
+        ? 'the server is a single server, not a JetStream cluster'
+        : `the cluster cannot place them (${(err as Error).message})`) +
+      `: run a JetStream cluster of at least ${replicas} servers with room for the stream, or lower ` +
+      'the replicas option (BATON_NATS_REPLICAS; 1 for a single server, 3 for a 3-node cluster)',
+    { cause: err },
+  );
 }
 
 async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {

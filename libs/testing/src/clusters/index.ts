@@ -1,10 +1,14 @@
 /**
- * Replicated server clusters for failover tests (`@baton/testing/clusters`): each starts the
- * infra/clusters/<server> scripts from a test and stops them again.
+ * Replicated server clusters of a test's own (`@baton/testing/clusters`), for specs that kill the
+ * node that matters: each starts the infra/clusters/<server> scripts and stops them again.
  *
  * ```ts
- * import { startPostgresCluster } from '@baton/testing/clusters';
+ * const cluster = await startNatsCluster({ clientPort: 14225, routePort: 14325, httpPort: 14425 });
+ * await cluster.kill((await cluster.streamLeader('BATON_JOURNAL'))!);
+ * const postgres = await startPostgresCluster();
  * ```
  */
+export type { NatsCluster, NatsClusterOptions, NatsNode } from './nats.js';
+export { NATS_NODES, startNatsCluster } from './nats.js';
 export type { PostgresCluster, PostgresClusterOptions, PostgresNode } from './postgres.js';
 export { startPostgresCluster } from './postgres.js';

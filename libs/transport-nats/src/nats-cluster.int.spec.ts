@@ -1,0 +1,90 @@
+/**
+ * Stream replicas on a real 3-node JetStream cluster of this spec's own (infra/clusters/nats via
+ * @baton/testing/clusters, ports 14228-14230): `replicas: 3` creates every stream with three
+ * copies and the transport works on them (reads of a replicated journal go to the leader);
+ * replicas given explicitly scale streams that exist with fewer; replicas the cluster cannot place
+ * fail connect() naming the stream and the fix.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { startNatsCluster, type NatsCluster } from '@baton/testing/clusters';
+import { natsTransport } from './nats-transport.js';
+import { layoutFor } from './layout.js';
+
+describe('nats transport on a 3-node JetStream cluster', () => {
+  let cluster: NatsCluster | undefined;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  const prefix = (): string => `r${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    cluster = await startNatsCluster({ clientPort: 14228, routePort: 14328, httpPort: 14428 });
+    nc = await connect({ servers: cluster.url.split(',') });
+    jsm = await jetstreamManager(nc);
+  }, 90_000);
+  afterAll(async () => {
+    await nc?.close();
+    await cluster?.stop();
+  }, 60_000);
+
+  async function replicasOf(stream: string): Promise<{ configured: number; followers: number }> {
+    const info = await jsm.streams.info(stream);
+    return { configured: info.config.num_replicas, followers: info.cluster?.replicas?.length ?? 0 };
+  }
+
+  it('creates every stream with 3 replicas and appends, reads and fences on them', async () => {
+    const p = prefix();
+    const transport = natsTransport({ servers: cluster!.url, prefix: p, replicas: 3 });
+    await transport.connect();
+    try {
+      const layout = layoutFor(p);
+      for (const stream of [layout.runsStream, layout.journalStream, layout.deadLetterStream]) {
+        expect(await replicasOf(stream)).toEqual({ configured: 3, followers: 2 });
+      }
+      const first = await transport.append({
+        runId: 'run-1',
+        data: new Uint8Array([1]),
+        expectedLastPosition: 0,
+      });
+      const second = await transport.append({
+        runId: 'run-1',
+        data: new Uint8Array([2]),
+        expectedLastPosition: first,
+      });
+      const stale = await transport
+        .append({ runId: 'run-1', data: new Uint8Array([3]), expectedLastPosition: first })
+        .catch((e: unknown) => e);
+      expect(stale).toMatchObject({ code: 'BATON_JOURNAL_CONFLICT' });
+      const records = await transport.read('run-1', 0);
+      expect(records.map((r) => [r.position, [...r.data]])).toEqual([
+        [first, [1]],
+        [second, [2]],
+      ]);
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('scales streams that exist with 1 replica to 3 when replicas is given', async () => {
+    const p = prefix();
+    const single = natsTransport({ servers: cluster!.url, prefix: p });
+    await single.connect();
+    await single.close();
+    expect(await replicasOf(layoutFor(p).journalStream)).toMatchObject({ configured: 1 });
+    const replicated = natsTransport({ servers: cluster!.url, prefix: p, replicas: 3 });
+    await replicated.connect();
+    await replicated.close();
+    expect(await replicasOf(layoutFor(p).journalStream)).toMatchObject({ configured: 3 });
+  });
+
+  it('fails connect() naming the stream and the fix when the cluster cannot place 5 replicas', async () => {
+    const transport = natsTransport({ servers: cluster!.url, prefix: prefix(), replicas: 5 });
+    const err = await transport.connect().catch((e: unknown) => e);
+    await transport.close();
+    expect(err).toMatchObject({ code: 'BATON_NATS_STREAM_CONFLICT' });
+    expect((err as Error).message).toMatch(/needs 5 replicas, but the cluster cannot place them/);
+    expect((err as Error).message).toMatch(/at least 5 servers/);
+  });
+});
