@@ -42,7 +42,7 @@ export function TimelineChart(props: { timeline: RunTimeline; now: number }) {
   const times = timeline.items.flatMap((item) => span(item, now));
   const start = Math.min(...times, now);
   const end = Math.max(...times, start + 1);
-  const x = (t: number): number => LABEL_WIDTH + ((t - start) / (end - start)) * (CHART_WIDTH - 10);
+  const x = (t: number): number => LABEL_WIDTH + ((t - start) / (end - start)) * (CHART_WIDTH - 50);
   const y = (item: TimelineItem): number =>
     AXIS_HEIGHT + (laneOf.get(ownerOf(item)?.epoch ?? 0) ?? 0) * LANE_HEIGHT;
   const height = AXIS_HEIGHT + epochs.length * LANE_HEIGHT + 8;
