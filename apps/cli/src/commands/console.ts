@@ -3,7 +3,14 @@
  * variables and the global flags name, until Ctrl-C or SIGTERM. The console's own flags override
  * their BATON_CONSOLE_* variables; docs/console.md describes them and the security model.
  */
-import { CONSOLE_ENV, DEFAULT_CONSOLE_HOST, DEFAULT_CONSOLE_PORT, startConsole } from '@baton/console';
+import {
+  CONSOLE_ENV,
+  DEFAULT_CONSOLE_HOST,
+  DEFAULT_CONSOLE_PORT,
+  resolveConsoleOptions,
+  startConsole,
+  type ConsoleOptions,
+} from '@baton/console';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { envWithFlags } from '../context.js';
@@ -55,16 +62,20 @@ export const consoleCommands: CommandGroup = {
       )
       .action((flags: ConsoleFlags, command: Command) =>
         context.run(async () => {
+          const env = envWithFlags(context.env, context.flags(command));
+          const options: ConsoleOptions = {
+            ...(flags.port !== undefined && { port: portOf(flags.port) }),
+            ...(flags.host !== undefined && { host: flags.host }),
+            ...(flags.readOnly && { readOnly: true }),
+            ...(flags.token !== undefined && { token: flags.token }),
+          };
+          // A console that would be unsafe (or a typo) fails here, before any connection is made.
+          resolveConsoleOptions(options, env);
           const client = await context.session(command).client();
           const server = await startConsole({
             client,
-            env: envWithFlags(context.env, context.flags(command)),
-            options: {
-              ...(flags.port !== undefined && { port: portOf(flags.port) }),
-              ...(flags.host !== undefined && { host: flags.host }),
-              ...(flags.readOnly && { readOnly: true }),
-              ...(flags.token !== undefined && { token: flags.token }),
-            },
+            env,
+            options,
             log: (line) => context.io.err(`${line}\n`),
           });
           context.io.out(`Baton console on ${server.url} (Ctrl-C to stop)\n`);
