@@ -28,31 +28,35 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 /**
- * The controls of the page (buttons, links, inputs, selects, text areas) that have no accessible
- * name: no aria-label, no aria-labelledby, no <label>, no text. An empty list is the pass.
+ * The script {@link unnamedControls} runs in the page (a string: this file is compiled for Node,
+ * without the DOM's types). A control is named by aria-label, aria-labelledby, a <label>, its
+ * text or a title.
  */
+const UNNAMED_CONTROLS_SCRIPT = `(() => {
+  const missing = [];
+  for (const el of document.querySelectorAll('button, a[href], input, select, textarea')) {
+    if (el.type === 'hidden') continue;
+    const named =
+      (el.getAttribute('aria-label') || '').trim() ||
+      el.getAttribute('aria-labelledby') ||
+      (el.labels && el.labels.length > 0) ||
+      (el.textContent || '').trim() ||
+      el.getAttribute('title');
+    if (!named) missing.push(el.outerHTML.slice(0, 120));
+  }
+  return missing;
+})()`;
+
+/** The controls of the page (buttons, links, inputs, selects, text areas) with no accessible name; [] passes. */
 export function unnamedControls(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const missing: string[] = [];
-    for (const el of Array.from(document.querySelectorAll('button, a[href], input, select, textarea'))) {
-      if ((el as HTMLInputElement).type === 'hidden') continue;
-      const labelled =
-        el.getAttribute('aria-label')?.trim() ||
-        el.getAttribute('aria-labelledby') ||
-        ((el as HTMLInputElement).labels?.length ?? 0) > 0 ||
-        el.textContent?.trim() ||
-        el.getAttribute('title');
-      if (!labelled) missing.push(el.outerHTML.slice(0, 120));
-    }
-    return missing;
-  });
+  return page.evaluate<string[]>(UNNAMED_CONTROLS_SCRIPT);
 }
 
 /** Presses Tab until the focused element's text is `name`; true when reached within `maxTabs`. */
 export async function tabTo(page: Page, name: string, maxTabs = 60): Promise<boolean> {
   for (let i = 0; i < maxTabs; i++) {
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+    const focused = await page.evaluate<string>(`document.activeElement?.textContent?.trim() ?? ''`);
     if (focused === name) return true;
   }
   return false;
