@@ -11,7 +11,11 @@
  *    the page shows it cancelled without a reload;
  * 4. a read-only console shows no action and refuses one sent anyway (HTTP 403);
  * 5. `baton console` bound beyond loopback (0.0.0.0) with a token refuses a request without it,
- *    sends a browser to its sign-in form, and lets it in with the token; SIGTERM stops it.
+ *    sends a browser to its sign-in form, and lets it in with the token; SIGTERM stops it;
+ * 6. pause and resume a waiting run, then a signal whose JSON payload the dialog refuses until it
+ *    parses, which completes the run with that payload; fork it; delete it;
+ * 7. a dead letter (a start for a workflow no worker has) listed, opened decoded, redriven (it
+ *    comes back as a new letter: nothing was fixed) and purged.
  *
  * Each test saves a screenshot under .tmp/console-screenshots/.
  */
@@ -60,6 +64,8 @@ const fleet = new WorkerFleet({
   BATON_LEASE_MS: '1500',
   BATON_REAP_INTERVAL_MS: '200',
   BATON_FETCH_WAIT_MS: '100',
+  // A start for a workflow no worker has is dead-lettered at once (the dead letters test).
+  BATON_MISSING_VERSION_GRACE_MS: '0',
 });
 const adapters = operatorAdapters(readOperatorConfig(env));
 const client = new Client({ transport: adapters.transport, store: adapters.store });
@@ -287,4 +293,94 @@ describe('the console in a real browser on NATS + Redis', () => {
       expect(await exited).toBe(0);
     },
   );
+
+  it(
+    'pauses, resumes and signals a run through the dialogs (the payload checked as JSON), then forks and deletes it',
+    { timeout: 90_000 },
+    async () => {
+      const { runId } = await client.start(WAIT, { note: 'steered' });
+      await until('the run to wait', async () => ((await status(runId)) === 'suspended' ? true : undefined));
+      const page = await openPage(`/runs/${runId}`);
+      const badge = page.locator('[data-testid="run-status"]');
+      await badge.filter({ hasText: 'suspended' }).waitFor();
+      const dialog = page.getByRole('dialog');
+
+      await page.getByRole('button', { name: 'Pause' }).click();
+      expect(await dialog.textContent()).toContain('until you resume it');
+      await dialog.getByRole('button', { name: 'Pause the run' }).click();
+      await badge.filter({ hasText: 'paused' }).waitFor();
+      expect(await status(runId)).toBe('paused');
+      await page.getByRole('button', { name: 'Resume' }).click();
+      await dialog.getByRole('button', { name: 'Resume the run' }).click();
+      await badge.filter({ hasText: 'suspended' }).waitFor({ timeout: 30_000 });
+
+      await page.getByRole('button', { name: 'Send signal' }).click();
+      const send = dialog.getByRole('button', { name: 'Send the signal' });
+      await dialog.getByLabel('Signal name').fill('go');
+      await dialog.getByLabel('Payload (JSON)').fill('{"answer": 42');
+      expect(await send.isDisabled()).toBe(true);
+      expect(await dialog.locator('#payload-check').textContent()).toMatch(/not valid JSON/);
+      await screenshot(page, 'run-signal-invalid-json');
+      await dialog.getByLabel('Payload (JSON)').fill('{"answer": 42}');
+      expect(await send.isEnabled()).toBe(true);
+      await send.click();
+      await badge.filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
+      expect(await client.result(runId)).toEqual({ answer: 42 });
+      expect(await page.locator('dl.facts').textContent()).toContain('"answer": 42');
+
+      await page.getByRole('button', { name: 'Fork' }).click();
+      await dialog.getByLabel('Fork from').locator('option').first().waitFor({ state: 'attached' });
+      await dialog.getByRole('button', { name: 'Start the fork' }).click();
+      await page.waitForURL((url) => url.pathname.startsWith('/runs/') && !url.pathname.endsWith(runId));
+      const forkId = decodeURIComponent(new URL(page.url()).pathname.split('/')[2]!);
+      expect((await client.describe(forkId)).forkedFrom?.runId).toBe(runId);
+
+      await page.goto(new URL(`/runs/${runId}`, server.url).toString());
+      await badge.filter({ hasText: 'completed' }).waitFor();
+      await page.getByRole('button', { name: 'Delete run' }).click();
+      expect(await dialog.textContent()).toContain('for good');
+      await dialog.getByRole('button', { name: 'Delete for good' }).click();
+      await page.getByRole('heading', { name: 'Runs' }).waitFor();
+      await expect(client.describe(runId)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
+      await page.close();
+    },
+  );
+
+  it('lists a dead letter, opens it decoded, redrives and purges it', { timeout: 60_000 }, async () => {
+    const late = await client.start({ name: 'console_late', version: 1 }, { n: 21 });
+    const letter = await until('the unknown-workflow letter', async () =>
+      (await client.deadLetters.list()).letters.find((l) => l.code === 'unknown-workflow'),
+    );
+    const page = await openPage('/dead-letters');
+    const row = page.locator(`tr[data-letter-id="${letter.id}"]`);
+    await row.waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    await row.getByRole('button', { name: `Open dead letter ${letter.id}` }).click();
+    const shown = page.locator('section.letter');
+    await shown.waitFor();
+    expect(await shown.textContent()).toContain('console_late');
+    expect(await shown.textContent()).toContain(late.runId);
+    await screenshot(page, 'dead-letter-open');
+
+    const dialog = page.getByRole('dialog');
+    await row.getByRole('button', { name: `Redrive dead letter ${letter.id}` }).click();
+    expect(await dialog.textContent()).toContain('back on the run queue');
+    await dialog.getByRole('button', { name: 'Redrive' }).click();
+    await page.getByRole('status').filter({ hasText: 'redriven' }).waitFor();
+    await row.waitFor({ state: 'detached' });
+    // Nothing registers console_late yet, so the start is dead-lettered again, as a new letter.
+    const again = await until('the letter to come back', async () =>
+      (await client.deadLetters.list()).letters.find(
+        (l) => l.code === 'unknown-workflow' && l.id !== letter.id,
+      ),
+    );
+    const againRow = page.locator(`tr[data-letter-id="${again.id}"]`);
+    await againRow.waitFor({ timeout: 15_000 });
+    await againRow.getByRole('button', { name: `Purge dead letter ${again.id}` }).click();
+    await dialog.getByRole('button', { name: 'Purge for good' }).click();
+    await againRow.waitFor({ state: 'detached' });
+    expect((await client.deadLetters.list()).letters.find((l) => l.id === again.id)).toBeUndefined();
+    await screenshot(page, 'dead-letters-purged');
+    await page.close();
+  });
 });

@@ -194,6 +194,9 @@ export function RunActions(props: {
         onConfirm={() => void send('fork')}
         onClose={close}
       >
+        {props.forkChoices.length === 0 && (
+          <p class="hint">No fork point yet: the run has journaled nothing.</p>
+        )}
         <label>
           Fork from
           <select value={String(fork)} onChange={(e) => setFork(Number(e.currentTarget.value))}>

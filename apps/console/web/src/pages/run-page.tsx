@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { get, getSession, runPath, type SessionInfo } from '../api.js';
 import { RunActions, type ForkChoice } from '../components/run-actions.js';
 import { jsonText, timeText, usePolling } from '../hooks.js';
-import type { ActivityItem, RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
+import type { RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
 import { laneLabel, TimelineChart } from './timeline-chart.js';
 
 function itemText(item: TimelineItem): string {
@@ -37,11 +37,13 @@ function forkChoices(answer: TimelineAnswer | undefined): ForkChoice[] {
     label: `checkpoint ${c.seq} (epoch ${c.epoch}, journal position ${c.journalPosition})`,
     point: { fromCheckpoint: c.seq },
   }));
+  // Any journaled item is a point to fork from: the history up to and including its position.
+  const seen = new Set<number>();
   const fromSteps = answer.timeline.items
-    .filter((i): i is ActivityItem => i.kind === 'activity')
-    .map((a) => ({
-      label: `journal position ${a.position} (step #${a.seq} ${a.name})`,
-      point: { fromJournalPosition: a.position },
+    .filter((i) => i.kind !== 'checkpoint' && !seen.has(i.position) && seen.add(i.position))
+    .map((i) => ({
+      label: `journal position ${i.position} (${'seq' in i ? `#${i.seq} ` : ''}${itemText(i)})`,
+      point: { fromJournalPosition: i.position },
     }));
   return [...fromCheckpoints, ...fromSteps];
 }
