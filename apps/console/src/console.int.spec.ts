@@ -7,14 +7,15 @@
  *    puts the filter in the URL; every control has an accessible name;
  * 2. a run whose worker was SIGKILLed mid-run shows two epochs in its timeline (the first owner,
  *    which NATS does not journal, and the second worker by name) and the failover mark;
- * 3. a waiting run is cancelled from its page, reached by keyboard, through the confirmation;
+ * 3. the workers page lists the live worker with its workflow versions, and the backlog;
+ * 4. a waiting run is cancelled from its page, reached by keyboard, through the confirmation;
  *    the page shows it cancelled without a reload;
- * 4. a read-only console shows no action and refuses one sent anyway (HTTP 403);
- * 5. `baton console` bound beyond loopback (0.0.0.0) with a token refuses a request without it,
+ * 5. a read-only console shows no action and refuses one sent anyway (HTTP 403);
+ * 6. `baton console` bound beyond loopback (0.0.0.0) with a token refuses a request without it,
  *    sends a browser to its sign-in form, and lets it in with the token; SIGTERM stops it;
- * 6. pause and resume a waiting run, then a signal whose JSON payload the dialog refuses until it
+ * 7. pause and resume a waiting run, then a signal whose JSON payload the dialog refuses until it
  *    parses, which completes the run with that payload; fork it; delete it;
- * 7. a dead letter (a start for a workflow no worker has) listed, opened decoded, redriven (it
+ * 8. a dead letter (a start for a workflow no worker has) listed, opened decoded, redriven (it
  *    comes back as a new letter: nothing was fixed) and purged.
  *
  * Each test saves a screenshot under .tmp/console-screenshots/.
@@ -179,6 +180,26 @@ describe('the console in a real browser on NATS + Redis', () => {
       expect(await rows.nth(5).textContent()).toContain('50');
       expect(await page.getByText('1 failover(s)').count()).toBe(1);
       await screenshot(page, 'run-timeline-failover');
+      await page.close();
+    },
+  );
+
+  it(
+    'shows the live workers with their workflow versions, and the backlog',
+    { timeout: 30_000 },
+    async () => {
+      const page = await openPage('/workers');
+      const row = page.locator(`tr[data-worker-id="${ns}-second"]`);
+      await row.waitFor();
+      expect(await row.textContent()).toContain('console_steps@1');
+      expect(await row.textContent()).toContain('console_wait@1');
+      expect(await row.textContent()).toContain('live');
+      // The SIGKILLed worker's report has expired or is shown as disconnected, never as live.
+      const killed = page.locator(`tr[data-worker-id="${ns}-first"]`);
+      if ((await killed.count()) > 0) expect(await killed.textContent()).not.toContain('live');
+      await page.getByText(/nats: \d+ run message\(s\) waiting/).waitFor();
+      expect(await unnamedControls(page)).toEqual([]);
+      await screenshot(page, 'workers');
       await page.close();
     },
   );

@@ -24,6 +24,20 @@ const FIELDS = [
 
 const PAGE_SIZE = 50;
 
+/** A datetime-local input's value (the browser's local time) as ms since epoch, for the URL. */
+function toMs(local: string): string {
+  const ms = new Date(local).getTime();
+  return Number.isFinite(ms) ? String(ms) : local;
+}
+
+/** A URL's ms as the browser's local time, for a datetime-local input. */
+function toLocalInput(ms: string | null): string {
+  if (!ms || !/^\d+$/.test(ms)) return ms ?? '';
+  const d = new Date(Number(ms));
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
 function withParam(search: string, changes: Record<string, string | undefined>): string {
   const params = new URLSearchParams(search);
   for (const [key, value] of Object.entries(changes)) {
@@ -72,7 +86,10 @@ export function RunsPage(props: { search: string }) {
           e.preventDefault();
           const data = new FormData(e.currentTarget);
           const changes: Record<string, string | undefined> = {};
-          for (const field of FIELDS) changes[field.name] = String(data.get(field.name) ?? '').trim();
+          for (const field of FIELDS) {
+            const value = String(data.get(field.name) ?? '').trim();
+            changes[field.name] = field.type === 'datetime-local' && value !== '' ? toMs(value) : value;
+          }
           changes['status'] = RUN_STATUSES.filter((s) => data.get(`status-${s}`) === 'on').join(',');
           changes['order'] = data.get('order') === 'oldest' ? 'oldest' : undefined;
           setFilter(changes);
@@ -93,7 +110,11 @@ export function RunsPage(props: { search: string }) {
             <input
               name={field.name}
               type={field.type as 'text'}
-              defaultValue={params.get(field.name) ?? ''}
+              defaultValue={
+                field.type === 'datetime-local'
+                  ? toLocalInput(params.get(field.name))
+                  : (params.get(field.name) ?? '')
+              }
               min={field.type === 'number' ? 1 : undefined}
             />
           </label>
