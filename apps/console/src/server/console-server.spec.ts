@@ -93,6 +93,7 @@ describe('the console server', () => {
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect((await fetch(`${url}assets/app-1.js`)).headers.get('content-type')).toMatch(/javascript/);
+    expect((await fetch(`${url}assets/app-0.js`)).status).toBe(404);
     expect(await (await fetch(`${url}..%2f..%2fetc%2fpasswd`)).text()).toContain('<title>console</title>');
   });
 

@@ -108,6 +108,7 @@ export class ConsoleServer {
     if (method !== 'GET' && method !== 'HEAD')
       return sendJson(res, 405, { error: `${method} is not served here` });
     const file = await staticFile(this.config.publicDir ?? DEFAULT_PUBLIC_DIR, url.pathname);
+    if (file === 'missing') return sendJson(res, 404, { error: `no file ${url.pathname}` });
     if (file === undefined) {
       res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('The console front-end is not built: run `npx nx run @baton/console:build`.\n');

@@ -28,8 +28,11 @@ export interface StaticFile {
   immutable: boolean;
 }
 
-/** The file for a URL path, index.html for an app page, or undefined when the front-end is not built. */
-export async function staticFile(root: string, urlPath: string): Promise<StaticFile | undefined> {
+/**
+ * The file for a URL path, index.html for an app page, `missing` for an asset that does not
+ * exist, or undefined when the front-end is not built.
+ */
+export async function staticFile(root: string, urlPath: string): Promise<StaticFile | 'missing' | undefined> {
   let decoded: string;
   try {
     decoded = decodeURIComponent(urlPath);
@@ -48,6 +51,8 @@ export async function staticFile(root: string, urlPath: string): Promise<StaticF
       };
     }
   }
+  // A missing asset is a 404, not the app: a stale page asking for an old bundle must not get HTML.
+  if (decoded.startsWith('/assets/')) return 'missing';
   const index = await readFile(resolve(base, 'index.html')).catch(() => undefined);
   return index && { body: index, type: TYPES['.html']!, immutable: false };
 }

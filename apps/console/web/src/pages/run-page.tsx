@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { get, getSession, runPath, type SessionInfo } from '../api.js';
 import { RunActions, type ForkChoice } from '../components/run-actions.js';
 import { jsonText, timeText, usePolling } from '../hooks.js';
+import { onLinkClick } from '../router.js';
 import type { RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
 import { laneLabel, TimelineChart } from './timeline-chart.js';
 
@@ -101,7 +102,9 @@ export function RunPage(props: { runId: string }) {
             <>
               <dt>Forked from</dt>
               <dd>
-                <a href={`/runs/${encodeURIComponent(r.forkedFrom.runId)}`}>{r.forkedFrom.runId}</a>
+                <a href={`/runs/${encodeURIComponent(r.forkedFrom.runId)}`} onClick={onLinkClick}>
+                  {r.forkedFrom.runId}
+                </a>
               </dd>
             </>
           )}

@@ -5,6 +5,7 @@
  */
 import { get } from '../api.js';
 import { timeText, usePolling } from '../hooks.js';
+import { onLinkClick } from '../router.js';
 import type { FleetBacklog, FleetWorker } from '../types.js';
 
 export function WorkersPage() {
@@ -35,7 +36,9 @@ export function WorkersPage() {
           {workers.data?.map((w) => (
             <tr key={w.workerId} data-worker-id={w.workerId}>
               <td>
-                <a href={`/?worker=${encodeURIComponent(w.workerId)}`}>{w.workerId}</a>
+                <a href={`/?worker=${encodeURIComponent(w.workerId)}`} onClick={onLinkClick}>
+                  {w.workerId}
+                </a>
               </td>
               <td>
                 {w.host} (pid {w.pid})
