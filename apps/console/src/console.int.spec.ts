@@ -18,6 +18,9 @@
  * 8. a dead letter (a start for a workflow no worker has) listed, opened decoded, redriven (it
  *    comes back as a new letter: nothing was fixed) and purged.
  *
+ * And on NATS + PostgreSQL, one flow: a runs page opened with its filter in the URL, a run's link
+ * followed to its page, its steps drawn and listed.
+ *
  * Each test saves a screenshot under .tmp/console-screenshots/.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -27,7 +30,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
 import { REPO_ROOT, WorkerFleet, type WorkerProcess } from '@baton/testing/crash';
-import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
 import { launchChromium, screenshot, tabTo, unnamedControls } from './browser.spec-helper.js';
 import { freeConsolePort } from './console-port.spec-helper.js';
@@ -404,4 +407,73 @@ describe('the console in a real browser on NATS + Redis', () => {
     await screenshot(page, 'dead-letters-purged');
     await page.close();
   });
+});
+
+describe('the console in a real browser on NATS + PostgreSQL', () => {
+  const pgNs = `conpg${randomBytes(4).toString('hex')}`;
+  const pgUrl = postgresTestUrl();
+  const pgEnv: Record<string, string> = {
+    BATON_TRANSPORT_URL: bus,
+    BATON_STORE_URL: pgUrl,
+    ...isolatedEnv('transport', bus, pgNs),
+    ...isolatedEnv('store', pgUrl, pgNs),
+  };
+  const pgFleet = new WorkerFleet({ ...pgEnv, BATON_WORKFLOWS: WORKFLOWS, BATON_FETCH_WAIT_MS: '100' });
+  const pgAdapters = operatorAdapters(readOperatorConfig(pgEnv));
+  const pgClient = new Client({ transport: pgAdapters.transport, store: pgAdapters.store });
+  let pgConsole: ConsoleServer;
+
+  beforeAll(async () => {
+    await pgClient.connect();
+    await pgFleet.spawn({ BATON_WORKER_ID: `${pgNs}-only` });
+    pgConsole = await startConsole({
+      client: pgClient,
+      options: { port: await freeConsolePort() },
+      env: pgEnv,
+      log: () => {},
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await pgConsole?.close();
+    await pgFleet.shutdown();
+    await pgAdapters.close();
+    await removeIsolated('transport', bus, pgNs);
+    await removeIsolated('store', pgUrl, pgNs);
+  }, 60_000);
+
+  it(
+    'opens the runs page from a filtered URL and follows a run to its timeline',
+    { timeout: 60_000 },
+    async () => {
+      const { runId } = await pgClient.start(
+        STEPS,
+        { steps: 3, delayMs: 50 },
+        { idempotencyKey: `pg-${pgNs}` },
+      );
+      await until(`run ${runId} to complete`, async () =>
+        (await pgClient.describe(runId).catch(() => undefined))?.status === 'completed' ? true : undefined,
+      );
+      const page = await openPage(
+        `/?workflow=console_steps&status=completed&idempotencyKeyPrefix=pg-`,
+        pgConsole.url,
+      );
+      const link = page.getByRole('link', { name: runId });
+      await link.waitFor();
+      expect(await page.getByLabel('Workflow', { exact: true }).inputValue()).toBe('console_steps');
+      expect(await page.getByLabel('completed').isChecked()).toBe(true);
+      await link.click();
+      await page.waitForURL(new RegExp(`/runs/${runId}$`));
+      await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
+      await page.locator('svg.timeline-chart').waitFor();
+      expect(await page.locator('svg.timeline-chart [data-kind="activity"]').count()).toBe(3);
+      const rows = page.locator('table.steps tr[data-kind="activity"]');
+      expect(await rows.count()).toBe(3);
+      expect(await rows.nth(2).textContent()).toContain(`${runId}:2`);
+      expect(await rows.nth(2).textContent()).toContain('20');
+      expect(await page.locator('dl.facts').textContent()).toContain(`pg-${pgNs}`);
+      await screenshot(page, 'postgres-run');
+      await page.close();
+    },
+  );
 });
