@@ -15,7 +15,8 @@
  *    sends a browser to its sign-in form, and lets it in with the token; SIGTERM stops it;
  * 7. pause and resume a waiting run, then a signal whose JSON payload the dialog refuses until it
  *    parses, which completes the run with that payload; fork it; delete it;
- * 8. a dead letter (a start for a workflow no worker has) listed, opened decoded, redriven (it
+ * 8. a bulk cancel of the runs a filter matches: the count in the confirmation, then progress;
+ * 9. a dead letter (a start for a workflow no worker has) listed, opened decoded, redriven (it
  *    comes back as a new letter: nothing was fixed) and purged.
  *
  * And on NATS + PostgreSQL, one flow: a runs page opened with its filter in the URL, a run's link
@@ -366,6 +367,41 @@ describe('the console in a real browser on NATS + Redis', () => {
       await dialog.getByRole('button', { name: 'Delete for good' }).click();
       await page.getByRole('heading', { name: 'Runs' }).waitFor();
       await expect(client.describe(runId)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
+      await page.close();
+    },
+  );
+
+  it(
+    'cancels every run of a filter in bulk: the count first, then progress and a summary',
+    { timeout: 60_000 },
+    async () => {
+      const prefix = `bulk-${ns}-`;
+      const runs = await Promise.all(
+        [0, 1, 2].map((n) => client.start(WAIT, { note: 'bulk' }, { idempotencyKey: `${prefix}${n}` })),
+      );
+      for (const run of runs)
+        await until('the run to wait', async () =>
+          (await status(run.runId)) === 'suspended' ? true : undefined,
+        );
+      const page = await openPage(`/?idempotencyKeyPrefix=${prefix}`);
+      await page.locator(`tr[data-run-id="${runs[0]!.runId}"]`).waitFor();
+      await page.getByRole('combobox', { name: /^Bulk action/ }).selectOption('cancel');
+      await page.getByRole('button', { name: 'Count and confirm…' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      expect(await dialog.textContent()).toContain('3 run(s) match the current filters');
+      await screenshot(page, 'runs-bulk-confirm');
+      await dialog.getByRole('button', { name: 'Cancel 3 run(s)' }).click();
+      await page
+        .getByTestId('bulk-progress')
+        .filter({ hasText: '3 done, 0 refused, 0 failed); finished' })
+        .waitFor();
+      for (const run of runs)
+        await until('the run to be cancelled', async () =>
+          (await status(run.runId)) === 'cancelled' ? true : undefined,
+        );
+      await page.locator('table.runs .status-cancelled').nth(2).waitFor();
+      await screenshot(page, 'runs-bulk-done');
       await page.close();
     },
   );

@@ -154,4 +154,29 @@ describe('the console server', () => {
     expect(await withCookie.text()).not.toContain(TOKEN);
     expect(logged.join('\n')).not.toContain(TOKEN);
   });
+
+  it('counts a bulk action first, then runs it as a job whose progress and summary can be read', async () => {
+    for (const runId of ['run-c1', 'run-c2'])
+      await store.createRun({ runId, workflow: 'reports', version: 1, input: {}, idempotencyKey: null });
+    const url = await consoleWith({});
+    const count = await (await fetch(`${url}api/bulk/count?action=pause&workflow=reports`)).json();
+    expect(count).toEqual({ action: 'pause', count: 2 });
+    expect((await fetch(`${url}api/bulk/count?action=explode`)).status).toBe(400);
+    const { csrfToken } = await session(url);
+    const started = await fetch(`${url}api/bulk/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+      body: JSON.stringify({ action: 'pause', filter: 'workflow=reports' }),
+    });
+    expect(started.status).toBe(200);
+    const job = (await started.json()) as { id: string };
+    let state: { done: boolean; summary?: { succeeded: string[] } } = { done: false };
+    for (let i = 0; i < 100 && !state.done; i++) {
+      state = (await (await fetch(`${url}api/bulk/jobs/${job.id}`)).json()) as typeof state;
+      if (!state.done) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(state.summary?.succeeded.sort()).toEqual(['run-c1', 'run-c2']);
+    expect((await store.getRun('run-c1'))?.status).toBe('paused');
+    expect((await fetch(`${url}api/bulk/jobs/nope`)).status).toBe(404);
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * The console's HTTP server (node:http): admits each request (security.ts), answers the JSON API
- * (one module per area: runs, run, fleet, actions) over a @baton/client Client, and serves the
+ * (one module per area: runs, run, fleet, actions, bulk) over a @baton/client Client, and serves the
  * built front-end. It has no store or bus access of its own: everything goes through the client.
  *
  * Invariants:
@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@baton/client';
 import { CONSOLE_ENV, type ResolvedConsoleOptions } from '../config.js';
 import { ACTION_ROUTES } from './api-actions.js';
+import { BULK_ROUTES, BulkJobs } from './api-bulk.js';
 import { FLEET_ROUTES } from './api-fleet.js';
 import { RUN_ROUTES } from './api-run.js';
 import { RUNS_ROUTES } from './api-runs.js';
@@ -22,7 +23,7 @@ import { loginPage } from './login-page.js';
 import { ConsoleSecurity, SECURITY_HEADERS, type Identity } from './security.js';
 import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
 
-const ROUTES: Route[] = [...RUNS_ROUTES, ...RUN_ROUTES, ...FLEET_ROUTES, ...ACTION_ROUTES];
+const ROUTES: Route[] = [...RUNS_ROUTES, ...RUN_ROUTES, ...FLEET_ROUTES, ...ACTION_ROUTES, ...BULK_ROUTES];
 
 /** What the page learns about the fleet: the kinds of bus and store, never their URLs. */
 export interface FleetDescription {
@@ -52,6 +53,7 @@ export class ConsoleServer {
   private readonly server: Server;
   private readonly security: ConsoleSecurity;
   private readonly log: (line: string) => void;
+  private readonly bulk = new BulkJobs();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly config: ConsoleServerOptions) {
@@ -84,6 +86,7 @@ export class ConsoleServer {
   }
 
   close(): Promise<void> {
+    this.bulk.abortAll();
     this.closing ??= new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -159,7 +162,14 @@ export class ConsoleServer {
         `console: ${identity.via}${identity.via === 'proxy' ? ` ${identity.name}` : ''} ${method} ${url.pathname}`,
       );
     }
-    const answer = await route.handle({ client: this.config.client, params, query: url.searchParams, body });
+    const answer = await route.handle({
+      client: this.config.client,
+      params,
+      query: url.searchParams,
+      body,
+      bulk: this.bulk,
+      redact: (text) => this.security.redact(text),
+    });
     sendJson(res, 200, answer);
   }
 

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@baton/client';
+import type { BulkJobs } from './api-bulk.js';
 
 /** Largest request body accepted (a signal payload is the biggest thing a browser sends). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -25,6 +26,10 @@ export interface ApiRequest {
   params: string[];
   query: URLSearchParams;
   body: unknown;
+  /** The console's bulk jobs. */
+  bulk: BulkJobs;
+  /** Removes secrets from a message (security.ts). */
+  redact: (text: string) => string;
 }
 
 export interface Route {

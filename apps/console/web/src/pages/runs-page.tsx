@@ -1,10 +1,11 @@
 /**
  * The runs page: a table of runs for the filters in the URL's query (every field the store
  * filters by), a page at a time with the store's cursor, the counts by status, refreshed by
- * polling. Changing a filter rewrites the URL (so it can be shared) and starts again at page one.
+ * polling; bulk actions on that filter (components/bulk-actions.tsx). Changing a filter rewrites the URL (so it can be shared) and starts again at page one.
  */
 import { useState } from 'preact/hooks';
-import { get } from '../api.js';
+import { get, getSession, type SessionInfo } from '../api.js';
+import { BulkActions } from '../components/bulk-actions.js';
 import { timeText, usePolling } from '../hooks.js';
 import { navigate, onLinkClick } from '../router.js';
 import { RUN_STATUSES, type RunCounts, type RunPage } from '../types.js';
@@ -56,6 +57,7 @@ export function RunsPage(props: { search: string }) {
   query.set('limit', String(PAGE_SIZE));
   const page = usePolling(`runs?${query.toString()}`, () => get<RunPage>(`/api/runs?${query.toString()}`));
   const counts = usePolling('counts', () => get<RunCounts>('/api/run-counts'));
+  const session = usePolling<SessionInfo>('session', getSession, 60_000);
   const statuses = (params.get('status') ?? '').split(',').filter((s) => s !== '');
 
   const setFilter = (changes: Record<string, string | undefined>): void => {
@@ -141,6 +143,15 @@ export function RunsPage(props: { search: string }) {
           </button>
         </div>
       </form>
+      {session.data && !session.data.readOnly && (
+        <BulkActions
+          search={props.search}
+          onDone={() => {
+            page.refresh();
+            counts.refresh();
+          }}
+        />
+      )}
       {page.error && (
         <p role="alert" class="error">
           {page.error}
