@@ -3,7 +3,7 @@
  * accepts; its step timeline as a chart (timeline-chart.tsx) and as a table with each step's
  * result, error and idempotency key. Polls, so a run under way moves on screen.
  */
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { get, getSession, runPath, type SessionInfo } from '../api.js';
 import { RunActions, type ForkChoice } from '../components/run-actions.js';
 import { jsonText, timeText, usePolling } from '../hooks.js';
@@ -56,6 +56,14 @@ export function RunPage(props: { runId: string }) {
   const session = usePolling<SessionInfo>('session', getSession, 60_000);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const r = run.data;
+  // The first render of the timeline is marked for the render benchmark (src/bench/): it measures
+  // from the timeline's response to this mark, once the DOM holds every bar.
+  const marked = useRef(false);
+  useLayoutEffect(() => {
+    if (timeline.data === undefined || marked.current) return;
+    marked.current = true;
+    performance.mark('baton:timeline-rendered');
+  }, [timeline.data]);
 
   return (
     <main aria-labelledby="run-title">
