@@ -9,7 +9,9 @@
  * 3. Every error message is redacted before it reaches the browser or the log.
  * 4. close() is safe to call twice; it closes the server, not the client (the caller owns it).
  */
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@baton/client';
 import { CONSOLE_ENV, type ResolvedConsoleOptions } from '../config.js';
@@ -67,6 +69,9 @@ export class ConsoleServer {
 
   /** Listens on the configured host and port; resolves the URL to open. */
   async listen(): Promise<string> {
+    const publicDir = this.config.publicDir ?? DEFAULT_PUBLIC_DIR;
+    if (!existsSync(join(publicDir, 'index.html')))
+      this.log(`console: the front-end is not built (no ${publicDir}/index.html): run \`npm run build\``);
     const { host, port } = this.config.options;
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
