@@ -4,21 +4,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@baton/client';
-import type { BulkJobs } from './api-bulk.js';
+import type { BulkJobs } from './bulk-jobs.js';
+import { HttpError } from './http-error.js';
+
+export { HttpError };
 
 /** Largest request body accepted (a signal payload is the biggest thing a browser sends). */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** An answer with a status and a message the page shows as is. */
-export class HttpError extends Error {
-  override name = 'HttpError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** What a handler gets: the client, the path's captures, the query and (for POST) the body. */
 export interface ApiRequest {
