@@ -5,11 +5,12 @@
  * the same steps.
  *
  * Protected data: the client decodes journals and checkpoints with the keyring the console was
- * given (BATON_PAYLOAD_* variables). Without the key, reading fails with a BATON_INTEGRITY error;
- * the page then says "protected" with the reason instead of showing bytes.
+ * given (BATON_ENCRYPTION_KEYS, BATON_SIGNING_KEYS). Without the key, reading fails with
+ * MissingKeyError (or CheckpointIntegrityError for bytes that do not verify); the page then says
+ * "protected" with the reason instead of showing bytes.
  */
 import { buildTimeline, type PositionedEntry } from '@baton/client';
-import type { BatonError } from '@baton/core';
+import { CheckpointIntegrityError, type BatonError } from '@baton/core';
 import type { Route } from './http-kit.js';
 
 /** What one activity step ended with, by seq: the latest outcome in the journal wins, as on replay. */
@@ -33,9 +34,12 @@ export function stepOutcomes(history: PositionedEntry[]): Record<number, StepOut
   return outcomes;
 }
 
-/** True for the errors that mean "this data is protected and we cannot open it". */
+/**
+ * True for the errors that mean "this data is protected and we cannot open it": a missing key
+ * (MissingKeyError) or bytes that do not verify (CheckpointIntegrityError, its base class).
+ */
 function isProtectedDataError(err: unknown): err is BatonError {
-  return (err as { code?: unknown } | null)?.code === 'BATON_INTEGRITY';
+  return err instanceof CheckpointIntegrityError;
 }
 
 export const RUN_ROUTES: Route[] = [
