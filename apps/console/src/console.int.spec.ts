@@ -95,7 +95,12 @@ beforeAll(async () => {
     execFile(
       'npx',
       ['nx', 'run-many', '-t', 'build', '--projects=@baton/console,@baton/cli', '--outputStyle=static'],
-      { cwd: REPO_ROOT, env: { ...process.env, NX_DAEMON: 'false' }, maxBuffer: 16 * 1024 * 1024 },
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, NX_DAEMON: 'false' },
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 280_000,
+      },
       (error, stdout, stderr) => (error ? fail(new Error(`build failed:\n${stdout}\n${stderr}`)) : done()),
     ),
   );
