@@ -253,3 +253,21 @@ describe('configuration', () => {
     );
   });
 });
+
+describe('baton console', () => {
+  it('refuses to serve beyond loopback without an access control, before connecting to anything', async () => {
+    const { code, err } = await cli(['console', '--host', '0.0.0.0'], {
+      BATON_TRANSPORT_URL: 'nats://127.0.0.1:9',
+      BATON_STORE_URL: 'redis://127.0.0.1:9',
+    });
+    expect(code).toBe(EXIT.usage);
+    expect(err).toMatch(/no access control: set an access token \(--token or BATON_CONSOLE_TOKEN\)/);
+  });
+
+  it('refuses a short token and a bad port, naming them', async () => {
+    expect((await cli(['console', '--token', 'short'])).err).toMatch(/at least 16 characters/);
+    const port = await cli(['console', '--port', 'eighty']);
+    expect(port.code).toBe(EXIT.usage);
+    expect(port.err).toMatch(/--port must be a whole number/);
+  });
+});

@@ -15,6 +15,8 @@ export interface CommandContext {
   run(action: () => Promise<ExitCode>): Promise<void>;
   /** Aborted on the first Ctrl-C (SIGINT): a bulk action stops taking new items and reports. */
   interrupt: AbortSignal;
+  /** The environment the invocation was given (BATON_* variables). */
+  env: Record<string, string | undefined>;
   /** Reads the whole of standard input (for `--input -`). */
   stdin(): Promise<string>;
 }

@@ -36,6 +36,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   let session: Session | undefined;
   const context: CommandContext = {
     io: environment.io,
+    env: environment.env,
     flags: (command) => command.optsWithGlobals<GlobalFlags>(),
     session: (command) => (session ??= new Session(environment.env, command.optsWithGlobals<GlobalFlags>())),
     run: async (action) => {

@@ -16,6 +16,7 @@ describe('npm start arguments', () => {
       output: 'plain',
     });
     expect(parseDemoArgs(['--quiet', '--seed=0'])).toEqual({ seed: 0, output: 'silent' });
+    expect(parseDemoArgs(['--console'])).toEqual({ output: 'auto', console: true });
   });
 
   it('names a bad argument and shows the usage', () => {

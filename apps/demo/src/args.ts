@@ -12,6 +12,8 @@ export const USAGE = `Usage: npm start -- [options]
                the same crash (its timing in seconds still varies with the machine)
   --plain      print progress lines instead of redrawing in place
   --quiet      print only the summary
+  --console    then keep the fleet running and serve the web console on http://127.0.0.1:8233/
+               (BATON_CONSOLE_PORT) until Ctrl-C, to see the runs and the crash in a browser
   --help, -h   this text
 
 Runs three workers on the in-memory bus and store (no servers), crashes one of them mid-run, and
@@ -20,8 +22,11 @@ exits 0 only if every invariant held.`;
 /** A bad command line; its message names the argument and ends with the usage. */
 export class UsageError extends Error {}
 
+/** What the command line asks for: the demo's options, and whether to serve the console after. */
+export type DemoArgs = DemoOptions & { console?: true };
+
 /** The options for {@link runDemo}, or 'help'. Throws a {@link UsageError} for a bad argument. */
-export function parseDemoArgs(argv: readonly string[]): DemoOptions | 'help' {
+export function parseDemoArgs(argv: readonly string[]): DemoArgs | 'help' {
   let values;
   try {
     ({ values } = parseArgs({
@@ -31,6 +36,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoOptions | 'help' {
         seed: { type: 'string' },
         plain: { type: 'boolean', default: false },
         quiet: { type: 'boolean', default: false },
+        console: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -44,6 +50,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoOptions | 'help' {
     ...(values.runs !== undefined && { runs: positiveInteger('runs', values.runs) }),
     ...(values.seed !== undefined && { seed: wholeNumber('seed', values.seed) }),
     output: values.quiet ? 'silent' : values.plain ? 'plain' : 'auto',
+    ...(values.console && { console: true as const }),
   };
 }
 

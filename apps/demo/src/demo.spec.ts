@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { startConsole } from '@baton/console';
 import { runDemo } from './demo.js';
 
 describe('loan-approval demo on the embedded default', () => {
@@ -32,5 +33,42 @@ describe('loan-approval demo on the embedded default', () => {
       expect(execution.uniqueKeys, execution.activity).toBe(runs);
       expect(execution.calls, execution.activity).toBeGreaterThanOrEqual(runs);
     }
+  });
+
+  it('keeps the fleet running for the console after the scenario (npm start -- --console)', async () => {
+    let seen: { runs: number; live: string[]; epochs: number } | undefined;
+    const summary = await runDemo({
+      runs: 6,
+      output: 'silent',
+      seed: 99,
+      keepFleetWith: async (client) => {
+        // Port 0: the OS picks a free one; a real HTTP round trip through the console's API.
+        const server = await startConsole({ client, options: { port: 0 }, env: {}, log: () => {} });
+        try {
+          const page = (await (await fetch(`${server.url}api/runs?limit=100`)).json()) as {
+            runs: { runId: string; status: string }[];
+          };
+          const workers = (await (await fetch(`${server.url}api/workers`)).json()) as { workerId: string }[];
+          const resumed = page.runs.find((r) => r.status === 'completed');
+          const timeline = (await (
+            await fetch(`${server.url}api/runs/${resumed!.runId}/timeline`)
+          ).json()) as {
+            timeline: { epochs: unknown[] };
+          };
+          seen = {
+            runs: page.runs.length,
+            live: workers.map((w) => w.workerId),
+            epochs: timeline.timeline.epochs.length,
+          };
+        } finally {
+          await server.close();
+        }
+      },
+    });
+    expect(summary.ok).toBe(true);
+    expect(seen?.runs).toBe(6);
+    // The crashed worker's report is no longer renewed; the two live ones are still running.
+    expect(seen?.live.filter((id) => id !== summary.crashedWorker).length).toBeGreaterThanOrEqual(2);
+    expect(seen?.epochs).toBeGreaterThanOrEqual(1);
   });
 });

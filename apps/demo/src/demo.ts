@@ -44,6 +44,12 @@ export interface DemoOptions {
   output?: OutputMode;
   /** Writes the demo's output. @defaultValue process.stdout.write */
   write?: (text: string) => void;
+  /**
+   * Called once the scenario is over and its summary made, with the live workers still running
+   * and a client on the demo's bus and store (`npm start -- --console` serves the console with
+   * it); the workers stop and the bus and store close when it resolves. @defaultValue none
+   */
+  keepFleetWith?: (client: Client, summary: DemoSummary) => Promise<void>;
 }
 
 /** The seed `npm start` uses without `--seed`. */
@@ -114,11 +120,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     // A fast run could finish before the crash condition; the demo is about the crash, so make sure it happened.
     crashWatch.crashNow();
     const crashed = fleet.crashed;
-    await withTimeout(fleet.stopLive(), STOP_TIMEOUT_MS, 'stopping the live workers');
+    const keep = options.keepFleetWith;
+    if (keep === undefined) await withTimeout(fleet.stopLive(), STOP_TIMEOUT_MS, 'stopping the live workers');
     reporter.stop();
     const deadLetters = (await transport.listDeadLetters()).length;
     const reexecutedAfterCompletion = await countReexecutions(client, scenario.runIds, requestLog);
-    return summarize({
+    const summary = summarize({
       profiles,
       runIds: scenario.runIds,
       results,
@@ -133,6 +140,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       reexecutedAfterCompletion,
       wallTimeMs: Date.now() - startedAt,
     });
+    if (keep !== undefined) {
+      await keep(client, summary);
+      await withTimeout(fleet.stopLive(), STOP_TIMEOUT_MS, 'stopping the live workers');
+    }
+    return summary;
   } finally {
     crashWatch.stop();
     scenario?.cancelPendingSignals();

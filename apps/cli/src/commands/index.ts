@@ -2,6 +2,7 @@
  * The command groups, one file each. To add a group, write its file exporting a CommandGroup and list it here.
  */
 import type { CommandGroup } from '../command.js';
+import { consoleCommands } from './console.js';
 import { dlqCommands } from './dlq.js';
 import { fleetCommands } from './fleet.js';
 import { replayCheckCommands } from './replay-check.js';
@@ -14,4 +15,5 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   fleetCommands,
   versionsCommands,
   replayCheckCommands,
+  consoleCommands,
 ];

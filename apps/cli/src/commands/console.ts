@@ -1,0 +1,88 @@
+/**
+ * `baton console`: serves the web console (@baton/console) against the fleet the BATON_*
+ * variables and the global flags name, until Ctrl-C or SIGTERM. The console's own flags override
+ * their BATON_CONSOLE_* variables; docs/console.md describes them and the security model.
+ */
+import {
+  CONSOLE_ENV,
+  DEFAULT_CONSOLE_HOST,
+  DEFAULT_CONSOLE_PORT,
+  resolveConsoleOptions,
+  startConsole,
+  type ConsoleOptions,
+} from '@baton/console';
+import type { Command } from 'commander';
+import type { CommandGroup } from '../command.js';
+import { envWithFlags } from '../context.js';
+import { EXIT, UsageError } from '../errors.js';
+
+interface ConsoleFlags {
+  port?: string;
+  host?: string;
+  readOnly?: boolean;
+  token?: string;
+}
+
+function portOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got '${text}'`);
+  return port;
+}
+
+/** Resolves once the console should stop: the first Ctrl-C, or SIGTERM (a container stopping). */
+function stopRequested(interrupt: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      process.off('SIGTERM', done);
+      interrupt.removeEventListener('abort', done);
+      resolve();
+    };
+    process.once('SIGTERM', done);
+    interrupt.addEventListener('abort', done, { once: true });
+    if (interrupt.aborted) done();
+  });
+}
+
+export const consoleCommands: CommandGroup = {
+  register(program, context) {
+    program
+      .command('console')
+      .description('serve the web console (runs, timelines, dead letters, workers, actions) until Ctrl-C')
+      .option('--port <port>', `port to listen on (${CONSOLE_ENV.port}; default ${DEFAULT_CONSOLE_PORT})`)
+      .option(
+        '--host <host>',
+        `address to bind (${CONSOLE_ENV.host}; default ${DEFAULT_CONSOLE_HOST}, loopback)`,
+      )
+      .option('--read-only', `hide and refuse every action (${CONSOLE_ENV.readOnly})`)
+      .option(
+        '--token <token>',
+        `access token, required beyond loopback (${CONSOLE_ENV.token}; prefer the variable: a flag shows in ps)`,
+      )
+      .action((flags: ConsoleFlags, command: Command) =>
+        context.run(async () => {
+          const env = envWithFlags(context.env, context.flags(command));
+          const options: ConsoleOptions = {
+            ...(flags.port !== undefined && { port: portOf(flags.port) }),
+            ...(flags.host !== undefined && { host: flags.host }),
+            ...(flags.readOnly && { readOnly: true }),
+            ...(flags.token !== undefined && { token: flags.token }),
+          };
+          // A console that would be unsafe (or a typo) fails here, before any connection is made.
+          resolveConsoleOptions(options, env);
+          const client = await context.session(command).client();
+          const server = await startConsole({
+            client,
+            env,
+            options,
+            log: (line) => context.io.err(`${line}\n`),
+          });
+          context.io.out(`Baton console on ${server.url} (Ctrl-C to stop)\n`);
+          await stopRequested(context.interrupt);
+          await server.close();
+          return EXIT.done;
+        }),
+      );
+  },
+};

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { CONSOLE_ENV, isLoopbackHost, resolveConsoleOptions } from './config.js';
+
+const TOKEN = 'a-long-enough-console-token';
+
+describe('resolveConsoleOptions', () => {
+  it('defaults to 127.0.0.1:8233, writable, no token', () => {
+    expect(resolveConsoleOptions({}, {})).toEqual({
+      host: '127.0.0.1',
+      port: 8233,
+      token: undefined,
+      readOnly: false,
+      trustedHeader: undefined,
+      loopback: true,
+    });
+  });
+
+  it('takes flags over variables', () => {
+    const env = {
+      [CONSOLE_ENV.port]: '9000',
+      [CONSOLE_ENV.readOnly]: 'false',
+      [CONSOLE_ENV.host]: 'localhost',
+    };
+    const resolved = resolveConsoleOptions({ port: 8301, readOnly: true }, env);
+    expect(resolved).toMatchObject({ port: 8301, readOnly: true, host: 'localhost', loopback: true });
+    expect(resolveConsoleOptions({}, env)).toMatchObject({ port: 9000, readOnly: false });
+  });
+
+  it('refuses to bind beyond loopback without a token or a trusted header', () => {
+    expect(() => resolveConsoleOptions({ host: '0.0.0.0' }, {})).toThrow(
+      /no access control.*BATON_CONSOLE_TOKEN/,
+    );
+    expect(resolveConsoleOptions({ host: '0.0.0.0', token: TOKEN }, {})).toMatchObject({ loopback: false });
+    expect(
+      resolveConsoleOptions({ host: '10.0.0.5' }, { [CONSOLE_ENV.trustedHeader]: 'X-Forwarded-User' }),
+    ).toMatchObject({ trustedHeader: 'x-forwarded-user' });
+  });
+
+  it('refuses a short token, a bad port, a bad boolean and a bad header name, naming each', () => {
+    expect(() => resolveConsoleOptions({ token: 'short' }, {})).toThrow(/at least 16 characters/);
+    expect(() => resolveConsoleOptions({}, { [CONSOLE_ENV.port]: 'http' })).toThrow(
+      /BATON_CONSOLE_PORT.*'http'/,
+    );
+    expect(() => resolveConsoleOptions({ port: 70_000 }, {})).toThrow(/0 to 65535/);
+    expect(() => resolveConsoleOptions({}, { [CONSOLE_ENV.readOnly]: 'maybe' })).toThrow(
+      /BATON_CONSOLE_READ_ONLY must be true or false/,
+    );
+    expect(() => resolveConsoleOptions({}, { [CONSOLE_ENV.trustedHeader]: 'X User' })).toThrow(/header name/);
+  });
+
+  it('tells loopback names from the rest', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])
+      expect(isLoopbackHost(host)).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '127.0.0.1.evil.com'])
+      expect(isLoopbackHost(host)).toBe(false);
+  });
+});

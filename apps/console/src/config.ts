@@ -1,0 +1,113 @@
+/**
+ * The console's own settings: where it listens, who may use it and whether it may act. Resolved
+ * once at start-up (flag > variable > default) into {@link ResolvedConsoleOptions}; every rule
+ * that keeps it safe is checked there, so a console that would be open to the network without an
+ * access control never starts.
+ *
+ * Invariants:
+ * 1. A console bound to anything but loopback has an access token or a trusted proxy header.
+ * 2. The token is never part of what the browser or the logs receive (see describeConsole).
+ */
+import { ConfigError } from '@baton/core';
+
+/** The variables the console reads, besides the fleet's BATON_* connection variables. */
+export const CONSOLE_ENV = {
+  host: 'BATON_CONSOLE_HOST',
+  port: 'BATON_CONSOLE_PORT',
+  token: 'BATON_CONSOLE_TOKEN',
+  readOnly: 'BATON_CONSOLE_READ_ONLY',
+  trustedHeader: 'BATON_CONSOLE_TRUSTED_HEADER',
+} as const;
+
+/** The default port (`baton console` with no `--port`). */
+export const DEFAULT_CONSOLE_PORT = 8233;
+/** The default host: loopback only, so nothing outside the machine reaches the console. */
+export const DEFAULT_CONSOLE_HOST = '127.0.0.1';
+/** Shorter tokens are refused: guessable by anyone the console is exposed to. */
+export const MIN_TOKEN_LENGTH = 16;
+
+export interface ConsoleOptions {
+  /** @defaultValue {@link DEFAULT_CONSOLE_HOST} */
+  host?: string;
+  /** @defaultValue {@link DEFAULT_CONSOLE_PORT}; 0 picks a free port. */
+  port?: number;
+  /** The access token a browser or script must present; required beyond loopback unless `trustedHeader`. */
+  token?: string;
+  /** Refuse and hide every action. @defaultValue false */
+  readOnly?: boolean;
+  /**
+   * A request header a reverse proxy sets to the authenticated user (e.g. `X-Forwarded-User`);
+   * a request carrying it non-empty is let in. Only safe behind a proxy that strips it from clients.
+   */
+  trustedHeader?: string;
+}
+
+export interface ResolvedConsoleOptions {
+  host: string;
+  port: number;
+  token: string | undefined;
+  readOnly: boolean;
+  /** Lower-cased, as node:http gives header names. */
+  trustedHeader: string | undefined;
+  /** True when the host is a loopback address (or `localhost`). */
+  loopback: boolean;
+}
+
+/** True for the names and addresses that only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+const TRUE_WORDS = ['1', 'true', 'yes', 'on'];
+const FALSE_WORDS = ['0', 'false', 'no', 'off', ''];
+
+function parseBoolean(name: string, value: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (TRUE_WORDS.includes(v)) return true;
+  if (FALSE_WORDS.includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false (1/0, yes/no), got '${value}'`);
+}
+
+/** Options over variables over defaults; ConfigError names the setting that is wrong and the fix. */
+export function resolveConsoleOptions(
+  options: ConsoleOptions,
+  env: Record<string, string | undefined>,
+): ResolvedConsoleOptions {
+  const host = options.host ?? env[CONSOLE_ENV.host] ?? DEFAULT_CONSOLE_HOST;
+  if (host.trim() === '') throw new ConfigError(`--host / ${CONSOLE_ENV.host} is empty; give an address`);
+  const portText = env[CONSOLE_ENV.port];
+  const port = options.port ?? (portText === undefined ? DEFAULT_CONSOLE_PORT : Number(portText));
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new ConfigError(
+      `--port / ${CONSOLE_ENV.port} must be a whole number from 0 to 65535, got '${String(options.port ?? portText)}'`,
+    );
+  }
+  const token = options.token ?? (env[CONSOLE_ENV.token] || undefined);
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `--token / ${CONSOLE_ENV.token} must be at least ${MIN_TOKEN_LENGTH} characters ` +
+        '(e.g. `openssl rand -hex 24`); a short token is guessable',
+    );
+  }
+  const readOnlyText = env[CONSOLE_ENV.readOnly];
+  const readOnly =
+    options.readOnly ??
+    (readOnlyText === undefined ? false : parseBoolean(CONSOLE_ENV.readOnly, readOnlyText));
+  const headerText = options.trustedHeader ?? (env[CONSOLE_ENV.trustedHeader] || undefined);
+  if (headerText !== undefined && !/^[A-Za-z0-9-]+$/.test(headerText)) {
+    throw new ConfigError(
+      `${CONSOLE_ENV.trustedHeader} must be a header name (letters, digits, '-'), got '${headerText}'`,
+    );
+  }
+  const trustedHeader = headerText?.toLowerCase();
+  const loopback = isLoopbackHost(host);
+  if (!loopback && token === undefined && trustedHeader === undefined) {
+    throw new ConfigError(
+      `the console would listen on ${host}, beyond this machine, with no access control: set an access ` +
+        `token (--token or ${CONSOLE_ENV.token}) or, behind an authenticating proxy, ` +
+        `${CONSOLE_ENV.trustedHeader}; or keep the default host ${DEFAULT_CONSOLE_HOST}`,
+    );
+  }
+  return { host, port, token, readOnly, trustedHeader, loopback };
+}

@@ -1,0 +1,61 @@
+/**
+ * @baton/console: the Baton web console, a small HTTP server over @baton/client's operator API
+ * that serves the built front-end (runs, a run's step timeline, dead letters, the fleet, and the
+ * actions on them). `baton console` (apps/cli) is how operators start it.
+ *
+ * @example
+ * ```ts
+ * import { startConsole } from '@baton/console';
+ *
+ * const console = await startConsole({ client, options: { port: 8233 }, env: process.env });
+ * // … later
+ * await console.close();
+ * ```
+ */
+import type { Client } from '@baton/client';
+import { resolveConsoleOptions, type ConsoleOptions } from './config.js';
+import { ConsoleServer, type FleetDescription } from './server/console-server.js';
+
+export {
+  CONSOLE_ENV,
+  DEFAULT_CONSOLE_HOST,
+  DEFAULT_CONSOLE_PORT,
+  MIN_TOKEN_LENGTH,
+  isLoopbackHost,
+  resolveConsoleOptions,
+} from './config.js';
+export type { ConsoleOptions, ResolvedConsoleOptions } from './config.js';
+export { ConsoleServer } from './server/console-server.js';
+export type { ConsoleServerOptions, FleetDescription } from './server/console-server.js';
+
+export interface StartConsoleOptions {
+  client: Client;
+  /** Flags; each overrides its BATON_CONSOLE_* variable. */
+  options?: ConsoleOptions;
+  /** Where BATON_CONSOLE_* and the fleet's URLs are read. @defaultValue process.env */
+  env?: Record<string, string | undefined>;
+  /** Where the built front-end is (tests). */
+  publicDir?: string;
+  log?: (line: string) => void;
+}
+
+/** The kinds of bus and store the URLs name (`nats`, `redis`, …): all the page is told of them. */
+export function fleetKinds(env: Record<string, string | undefined>): FleetDescription {
+  const kind = (url: string | undefined): string =>
+    /^([a-z][a-z0-9+.-]*):/i.exec(url ?? '')?.[1] ?? 'unknown';
+  return { transport: kind(env['BATON_TRANSPORT_URL']), store: kind(env['BATON_STORE_URL']) };
+}
+
+/** Resolves the options (ConfigError names a bad one), starts the server and resolves it listening. */
+export async function startConsole(start: StartConsoleOptions): Promise<ConsoleServer> {
+  const env = start.env ?? process.env;
+  const server = new ConsoleServer({
+    client: start.client,
+    options: resolveConsoleOptions(start.options ?? {}, env),
+    fleet: fleetKinds(env),
+    ...(start.publicDir !== undefined && { publicDir: start.publicDir }),
+    ...(start.log !== undefined && { log: start.log }),
+  });
+  await server.listen();
+  return server;
+}

@@ -1,0 +1,77 @@
+/**
+ * The runs page's API: one page of runs for a filter kept in the page's URL, and the counts by
+ * status. The query string uses the store's own filter names (RunFilter), so the URL a person
+ * shares is the query the store answers.
+ */
+import type { RunQuery, RunStatus } from '@baton/client';
+import { HttpError, type Route } from './http-kit.js';
+
+const STATUSES: readonly RunStatus[] = [
+  'pending',
+  'running',
+  'suspended',
+  'paused',
+  'completed',
+  'failed',
+  'cancelled',
+];
+const TIME_FIELDS = ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const;
+const TEXT_FIELDS = ['workflow', 'runIdPrefix', 'idempotencyKeyPrefix', 'worker', 'cursor'] as const;
+
+function wholeNumber(field: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new HttpError(400, `'${field}' must be a whole number, got '${text}'`);
+  return n;
+}
+
+/** Turns the page's query string into a RunQuery; 400 names a field that is not valid. */
+export function runQueryOf(params: URLSearchParams): RunQuery {
+  const query: RunQuery = {};
+  const status = params.get('status');
+  if (status) {
+    const list = status.split(',').filter((s) => s !== '');
+    for (const s of list) {
+      if (!STATUSES.includes(s as RunStatus))
+        throw new HttpError(400, `'status' ${s} is not a run status (${STATUSES.join(', ')})`);
+    }
+    query.status = list as RunStatus[];
+  }
+  for (const field of TEXT_FIELDS) {
+    const value = params.get(field);
+    if (value) query[field] = value;
+  }
+  const version = params.get('version');
+  if (version) query.version = wholeNumber('version', version);
+  for (const field of TIME_FIELDS) {
+    const value = params.get(field);
+    if (!value) continue;
+    // Milliseconds, or a date the page's date inputs produce.
+    const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+    if (!Number.isFinite(ms))
+      throw new HttpError(400, `'${field}' must be a time (ms or ISO date), got '${value}'`);
+    query[field] = ms;
+  }
+  const order = params.get('order');
+  if (order) {
+    if (order !== 'newest' && order !== 'oldest')
+      throw new HttpError(400, `'order' must be newest or oldest`);
+    query.order = order;
+  }
+  const limit = params.get('limit');
+  if (limit) query.limit = wholeNumber('limit', limit);
+  return query;
+}
+
+export const RUNS_ROUTES: Route[] = [
+  {
+    method: 'GET',
+    path: /^\/api\/runs$/,
+    handle: ({ client, query }) => client.runs.list(runQueryOf(query)),
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/run-counts$/,
+    handle: ({ client }) => client.runs.count(),
+  },
+];

@@ -1,0 +1,182 @@
+/**
+ * The console's server over real HTTP on loopback, with a client on the in-memory store and bus:
+ * the API answers, the security rules hold end to end (token, CSRF, read-only, headers), and no
+ * secret leaves the server.
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@baton/client';
+import type { Store } from '@baton/core/adapter';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
+import { freeConsolePort } from '../console-port.spec-helper.js';
+import { startConsole } from '../index.js';
+import type { ConsoleServer } from './console-server.js';
+
+const TOKEN = 'unit-console-token-7f3a9c1e';
+
+let publicDir = '';
+let store: Store;
+let client: Client;
+const servers: ConsoleServer[] = [];
+const logged: string[] = [];
+
+async function consoleWith(options: { token?: string; readOnly?: boolean }): Promise<string> {
+  const server = await startConsole({
+    client,
+    options: { port: await freeConsolePort(), ...options },
+    env: { BATON_TRANSPORT_URL: 'nats://user:hunter2-password@bus:4222', BATON_STORE_URL: 'redis://r:6379' },
+    publicDir,
+    log: (line) => logged.push(line),
+  });
+  servers.push(server);
+  return server.url;
+}
+
+async function session(url: string, headers: Record<string, string> = {}): Promise<{ csrfToken: string }> {
+  const res = await fetch(`${url}api/session`, { headers });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { csrfToken: string };
+}
+
+beforeAll(async () => {
+  publicDir = await mkdtemp(join(tmpdir(), 'console-public-'));
+  await mkdir(join(publicDir, 'assets'));
+  await writeFile(join(publicDir, 'index.html'), '<!doctype html><title>console</title>');
+  await writeFile(join(publicDir, 'assets', 'app-1.js'), 'export {};');
+  store = memoryStore();
+  client = new Client({ transport: memoryTransport(), store });
+  for (const [runId, workflow] of [
+    ['run-a1', 'orders'],
+    ['run-a2', 'orders'],
+    ['run-b1', 'billing'],
+  ] as const) {
+    await store.createRun({ runId, workflow, version: 1, input: { n: 1 }, idempotencyKey: `key-${runId}` });
+  }
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await rm(publicDir, { recursive: true, force: true });
+});
+
+describe('the console server', () => {
+  it('lists runs by the filters in the query string, pages with the cursor, and counts them', async () => {
+    const url = await consoleWith({});
+    const page = (await (await fetch(`${url}api/runs?workflow=orders&limit=1`)).json()) as {
+      runs: { runId: string }[];
+      cursor?: string;
+    };
+    expect(page.runs.map((r) => r.runId)).toHaveLength(1);
+    const next = (await (
+      await fetch(`${url}api/runs?workflow=orders&limit=1&cursor=${page.cursor}`)
+    ).json()) as {
+      runs: { runId: string }[];
+    };
+    expect([...page.runs, ...next.runs].map((r) => r.runId).sort()).toEqual(['run-a1', 'run-a2']);
+    const counts = (await (await fetch(`${url}api/run-counts`)).json()) as { total: number };
+    expect(counts.total).toBe(3);
+    const bad = await fetch(`${url}api/runs?status=sleeping`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/'status' sleeping is not a run status/);
+  });
+
+  it('answers 404 naming an unknown run, and serves the app for page paths', async () => {
+    const url = await consoleWith({});
+    const res = await fetch(`${url}api/runs/no-such-run`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toMatch(/no-such-run/);
+    const page = await fetch(`${url}runs/run-a1`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>console</title>');
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((await fetch(`${url}assets/app-1.js`)).headers.get('content-type')).toMatch(/javascript/);
+    expect((await fetch(`${url}assets/app-0.js`)).status).toBe(404);
+    expect(await (await fetch(`${url}..%2f..%2fetc%2fpasswd`)).text()).toContain('<title>console</title>');
+  });
+
+  it('acts only with the CSRF token, and tells the page the fleet kinds, not their URLs', async () => {
+    const url = await consoleWith({});
+    const info = await (await fetch(`${url}api/session`)).text();
+    expect(info).toContain('"transport":"nats"');
+    expect(info).not.toContain('hunter2');
+    const cancel = (headers: Record<string, string>): Promise<Response> =>
+      fetch(`${url}api/runs/run-b1/cancel`, { method: 'POST', headers, body: '{}' });
+    expect((await cancel({ 'content-type': 'application/json' })).status).toBe(403);
+    const { csrfToken } = await session(url);
+    const res = await cancel({ 'content-type': 'application/json', 'x-csrf-token': csrfToken });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { done: string }).done).toMatch(/cancel requested/);
+  });
+
+  it('refuses every action in read-only mode, with a message that says why', async () => {
+    const url = await consoleWith({ readOnly: true });
+    const { csrfToken } = await session(url);
+    const res = await fetch(`${url}api/runs/run-a1/pause`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+      body: '{}',
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: string }).error).toMatch(/read-only/);
+    expect((await store.getRun('run-a1'))?.status).toBe('pending');
+  });
+
+  it('with a token: refuses requests without it, signs a browser in with a cookie, never echoes it', async () => {
+    const url = await consoleWith({ token: TOKEN });
+    expect((await fetch(`${url}api/runs`)).status).toBe(401);
+    const page = await fetch(url, { redirect: 'manual' });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/login');
+    expect((await fetch(`${url}api/runs`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(
+      200,
+    );
+    const wrong = await fetch(`${url}login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=nope',
+    });
+    expect(wrong.status).toBe(401);
+    const login = await fetch(`${url}login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${TOKEN}`,
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/HttpOnly; SameSite=Strict/);
+    expect(cookie).not.toContain(TOKEN);
+    const withCookie = await fetch(`${url}api/session`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(withCookie.status).toBe(200);
+    expect(await withCookie.text()).not.toContain(TOKEN);
+    expect(logged.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('counts a bulk action first, then runs it as a job whose progress and summary can be read', async () => {
+    for (const runId of ['run-c1', 'run-c2'])
+      await store.createRun({ runId, workflow: 'reports', version: 1, input: {}, idempotencyKey: null });
+    const url = await consoleWith({});
+    const count = await (await fetch(`${url}api/bulk/count?action=pause&workflow=reports`)).json();
+    expect(count).toEqual({ action: 'pause', count: 2 });
+    expect((await fetch(`${url}api/bulk/count?action=explode`)).status).toBe(400);
+    const { csrfToken } = await session(url);
+    const started = await fetch(`${url}api/bulk/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+      body: JSON.stringify({ action: 'pause', filter: 'workflow=reports' }),
+    });
+    expect(started.status).toBe(200);
+    const job = (await started.json()) as { id: string };
+    let state: { done: boolean; summary?: { succeeded: string[] } } = { done: false };
+    for (let i = 0; i < 100 && !state.done; i++) {
+      state = (await (await fetch(`${url}api/bulk/jobs/${job.id}`)).json()) as typeof state;
+      if (!state.done) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(state.summary?.succeeded.sort()).toEqual(['run-c1', 'run-c2']);
+    expect((await store.getRun('run-c1'))?.status).toBe('paused');
+    expect((await fetch(`${url}api/bulk/jobs/nope`)).status).toBe(404);
+  });
+});

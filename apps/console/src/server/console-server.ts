@@ -1,0 +1,216 @@
+/**
+ * The console's HTTP server (node:http): admits each request (security.ts), answers the JSON API
+ * (one module per area: runs, run, fleet, actions, bulk) over a @baton/client Client, and serves the
+ * built front-end. It has no store or bus access of its own: everything goes through the client.
+ *
+ * Invariants:
+ * 1. No handler runs for a request the security rules did not admit.
+ * 2. No action runs in read-only mode, nor without a valid CSRF token.
+ * 3. Every error message is redacted before it reaches the browser or the log.
+ * 4. close() is safe to call twice; it closes the server, not the client (the caller owns it).
+ */
+import { existsSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@baton/client';
+import { CONSOLE_ENV, type ResolvedConsoleOptions } from '../config.js';
+import { ACTION_ROUTES } from './api-actions.js';
+import { BULK_ROUTES } from './api-bulk.js';
+import { BulkJobs } from './bulk-jobs.js';
+import { FLEET_ROUTES } from './api-fleet.js';
+import { RUN_ROUTES } from './api-run.js';
+import { RUNS_ROUTES } from './api-runs.js';
+import { HttpError, parseJsonBody, readBody, sendJson, type Route } from './http-kit.js';
+import { loginPage } from './login-page.js';
+import { ConsoleSecurity, SECURITY_HEADERS, type Identity } from './security.js';
+import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
+
+const ROUTES: Route[] = [...RUNS_ROUTES, ...RUN_ROUTES, ...FLEET_ROUTES, ...ACTION_ROUTES, ...BULK_ROUTES];
+
+/** What the page learns about the fleet: the kinds of bus and store, never their URLs. */
+export interface FleetDescription {
+  transport: string;
+  store: string;
+}
+
+export interface ConsoleServerOptions {
+  client: Client;
+  options: ResolvedConsoleOptions;
+  fleet: FleetDescription;
+  /** Where the built front-end is. @defaultValue apps/console/dist/public */
+  publicDir?: string;
+  /** Where the console logs (already redacted lines). @defaultValue stderr */
+  log?: (line: string) => void;
+}
+
+/** The statuses of the client's error codes: what the operator asked for cannot be done as is. */
+const STATUS_OF_CODE: Record<string, number> = {
+  BATON_NOT_FOUND: 404,
+  BATON_RUN_STATE: 409,
+  BATON_CONFIG: 400,
+  BATON_VALIDATION: 400,
+};
+
+export class ConsoleServer {
+  private readonly server: Server;
+  private readonly security: ConsoleSecurity;
+  private readonly log: (line: string) => void;
+  private readonly bulk = new BulkJobs();
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly config: ConsoleServerOptions) {
+    this.security = new ConsoleSecurity(config.options);
+    this.log = config.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.server = createServer((req, res) => {
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+      this.answer(req, res).catch((err: unknown) => this.fail(res, err));
+    });
+  }
+
+  /** Listens on the configured host and port; resolves the URL to open. */
+  async listen(): Promise<string> {
+    const publicDir = this.config.publicDir ?? DEFAULT_PUBLIC_DIR;
+    if (!existsSync(join(publicDir, 'index.html')))
+      this.log(`console: the front-end is not built (no ${publicDir}/index.html): run \`npm run build\``);
+    const { host, port } = this.config.options;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return this.url;
+  }
+
+  /** The URL the console answers on (after listen). */
+  get url(): string {
+    const address = this.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}/`;
+  }
+
+  close(): Promise<void> {
+    this.bulk.abortAll();
+    this.closing ??= new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    return this.closing;
+  }
+
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://console.invalid');
+    const method = req.method ?? 'GET';
+    if (url.pathname === '/login') return this.login(req, res, method);
+    const admission = this.security.admit(req.headers);
+    if (!admission.ok) {
+      const { status, message } = admission.refusal;
+      if (!url.pathname.startsWith('/api/') && method === 'GET' && this.security.needsLogin) {
+        res.writeHead(303, { Location: '/login' }).end();
+        return;
+      }
+      return sendJson(res, status, { error: message });
+    }
+    if (url.pathname.startsWith('/api/')) return this.api(req, res, method, url, admission.identity);
+    if (method !== 'GET' && method !== 'HEAD')
+      return sendJson(res, 405, { error: `${method} is not served here` });
+    const file = await staticFile(this.config.publicDir ?? DEFAULT_PUBLIC_DIR, url.pathname);
+    if (file === 'missing') return sendJson(res, 404, { error: `no file ${url.pathname}` });
+    if (file === undefined) {
+      res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('The console front-end is not built: run `npx nx run @baton/console:build`.\n');
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': file.type,
+      'Cache-Control': file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+    });
+    res.end(method === 'HEAD' ? undefined : file.body);
+  }
+
+  private async api(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    url: URL,
+    identity: Identity,
+  ): Promise<void> {
+    if (url.pathname === '/api/session' && method === 'GET') {
+      return sendJson(res, 200, {
+        csrfToken: this.security.csrfToken(identity),
+        readOnly: this.config.options.readOnly,
+        signedInVia: identity.via,
+        fleet: this.config.fleet,
+      });
+    }
+    let params: string[] | undefined;
+    const route = ROUTES.find((r) => {
+      if (r.method !== method) return false;
+      const match = r.path.exec(url.pathname);
+      if (match) params = match.slice(1).map((p) => decodeURIComponent(p));
+      return match !== null;
+    });
+    if (route === undefined || params === undefined)
+      return sendJson(res, 404, { error: `no API ${method} ${url.pathname}` });
+    let body: unknown = undefined;
+    if (method === 'POST') {
+      const refusal = this.security.checkPost(identity, req.headers);
+      if (refusal) return sendJson(res, refusal.status, { error: refusal.message });
+      if (route.action && this.config.options.readOnly) {
+        return sendJson(res, 403, {
+          error: `the console is read-only (--read-only / ${CONSOLE_ENV.readOnly}): it takes no action`,
+        });
+      }
+      body = parseJsonBody(await readBody(req));
+      this.log(
+        `console: ${identity.via}${identity.via === 'proxy' ? ` ${identity.name}` : ''} ${method} ${url.pathname}`,
+      );
+    }
+    const answer = await route.handle({
+      client: this.config.client,
+      params,
+      query: url.searchParams,
+      body,
+      bulk: this.bulk,
+      redact: (text) => this.security.redact(text),
+    });
+    sendJson(res, 200, answer);
+  }
+
+  private async login(req: IncomingMessage, res: ServerResponse, method: string): Promise<void> {
+    if (!this.security.needsLogin) {
+      res.writeHead(303, { Location: '/' }).end();
+      return;
+    }
+    if (method === 'GET') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(loginPage(false));
+      return;
+    }
+    if (method !== 'POST') return sendJson(res, 405, { error: 'GET or POST /login' });
+    const token = new URLSearchParams(await readBody(req)).get('token') ?? '';
+    if (!this.security.checkToken(token)) {
+      this.log('console: a sign-in with a wrong token was refused');
+      res.writeHead(401, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(loginPage(true));
+      return;
+    }
+    const secure = req.headers['x-forwarded-proto'] === 'https';
+    res.writeHead(303, { Location: '/', 'Set-Cookie': this.security.sessionCookie(secure) }).end();
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    const code = (err as { code?: unknown } | null)?.code;
+    const status =
+      err instanceof HttpError ? err.status : (typeof code === 'string' && STATUS_OF_CODE[code]) || 500;
+    const message = this.security.redact(err instanceof Error ? err.message : String(err));
+    if (status >= 500) this.log(`console: error: ${message}`);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendJson(res, status, { error: message, ...(typeof code === 'string' && { code }) });
+  }
+}

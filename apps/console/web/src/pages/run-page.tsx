@@ -1,0 +1,244 @@
+/**
+ * The run page: the run's status, lease (owner, epoch, state), input and result; the actions it
+ * accepts; its step timeline as a chart (timeline-chart.tsx) and as a table with each step's
+ * result, error and idempotency key. Polls, so a run under way moves on screen.
+ */
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { get, getSession, runPath, type SessionInfo } from '../api.js';
+import { RunActions, type ForkChoice } from '../components/run-actions.js';
+import { jsonText, timeText, usePolling } from '../hooks.js';
+import { onLinkClick } from '../router.js';
+import type { RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
+import { laneLabel, TimelineChart } from './timeline-chart.js';
+
+function itemText(item: TimelineItem): string {
+  switch (item.kind) {
+    case 'activity':
+      return `activity ${item.name}`;
+    case 'signal':
+      return `signal '${item.name}' ${item.outcome}`;
+    case 'timer':
+      return `timer ${item.outcome}`;
+    case 'checkpoint':
+      return `checkpoint ${item.seq} (${item.status})`;
+    case 'lease':
+      return item.reason === 'takeover'
+        ? `failover: epoch ${item.epoch} to ${item.workerId ?? '?'}`
+        : `lease epoch ${item.epoch} (${item.reason})`;
+    case 'end':
+      return `run ${item.outcome}`;
+    case 'fenced-write':
+      return `fenced write ${item.entryType}`;
+  }
+}
+
+function forkChoices(answer: TimelineAnswer | undefined): ForkChoice[] {
+  if (answer === undefined || 'protected' in answer) return [];
+  const fromCheckpoints = answer.checkpoints.map((c) => ({
+    label: `checkpoint ${c.seq} (epoch ${c.epoch}, journal position ${c.journalPosition})`,
+    point: { fromCheckpoint: c.seq },
+  }));
+  // Any journaled item is a point to fork from: the history up to and including its position.
+  const seen = new Set<number>();
+  const fromSteps = answer.timeline.items
+    .filter((i) => i.kind !== 'checkpoint' && !seen.has(i.position) && seen.add(i.position))
+    .map((i) => ({
+      label: `journal position ${i.position} (${'seq' in i ? `#${i.seq} ` : ''}${itemText(i)})`,
+      point: { fromJournalPosition: i.position },
+    }));
+  return [...fromCheckpoints, ...fromSteps];
+}
+
+export function RunPage(props: { runId: string }) {
+  const { runId } = props;
+  const run = usePolling(`run:${runId}`, () => get<RunDescription>(runPath(runId)));
+  const timeline = usePolling(`timeline:${runId}`, () => get<TimelineAnswer>(runPath(runId, '/timeline')));
+  const session = usePolling<SessionInfo>('session', getSession, 60_000);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  const r = run.data;
+  // The first render of the timeline is marked for the render benchmark (src/bench/): it measures
+  // from the timeline's response to this mark, once the DOM holds every bar.
+  const marked = useRef(false);
+  useLayoutEffect(() => {
+    if (timeline.data === undefined || marked.current) return;
+    marked.current = true;
+    performance.mark('baton:timeline-rendered');
+  }, [timeline.data]);
+
+  return (
+    <main aria-labelledby="run-title">
+      <h1 id="run-title">
+        Run <code>{runId}</code>
+      </h1>
+      <p role="status" class="notice">
+        {notice ?? ''}
+      </p>
+      {run.error && (
+        <p role="alert" class="error">
+          {run.error}
+        </p>
+      )}
+      {r && (
+        <dl class="facts">
+          <dt>Status</dt>
+          <dd>
+            <span class={`badge status-${r.status}`} data-testid="run-status">
+              {r.status}
+            </span>
+            {r.lease?.cancelRequested && r.status !== 'cancelled' ? ' (cancel requested)' : ''}
+            {r.lease?.pauseRequested ? ' (pause requested)' : ''}
+          </dd>
+          <dt>Workflow</dt>
+          <dd>
+            {r.workflow}@{r.version}
+          </dd>
+          <dt>Lease</dt>
+          <dd>
+            {r.lease
+              ? `${r.lease.state}, epoch ${r.lease.epoch}, owner ${r.lease.owner ?? 'none'}`
+              : 'no lease yet'}
+          </dd>
+          <dt>Idempotency key</dt>
+          <dd>{r.idempotencyKey ?? '-'}</dd>
+          <dt>Created</dt>
+          <dd>{timeText(r.createdAt)}</dd>
+          <dt>Updated</dt>
+          <dd>{timeText(r.updatedAt)}</dd>
+          <dt>Claims</dt>
+          <dd>{r.attempts}</dd>
+          {r.forkedFrom && (
+            <>
+              <dt>Forked from</dt>
+              <dd>
+                <a href={`/runs/${encodeURIComponent(r.forkedFrom.runId)}`} onClick={onLinkClick}>
+                  {r.forkedFrom.runId}
+                </a>
+              </dd>
+            </>
+          )}
+          <dt>Input</dt>
+          <dd>
+            <pre>{jsonText(r.input)}</pre>
+          </dd>
+          {r.status === 'completed' && (
+            <>
+              <dt>Result</dt>
+              <dd>
+                <pre>{jsonText(r.result)}</pre>
+              </dd>
+            </>
+          )}
+          {r.error && (
+            <>
+              <dt>{r.status === 'cancelled' ? 'Reason' : 'Error'}</dt>
+              <dd>
+                <pre>{`${r.error.name}: ${r.error.message}`}</pre>
+              </dd>
+            </>
+          )}
+        </dl>
+      )}
+      {r && session.data && !session.data.readOnly && (
+        <RunActions
+          runId={runId}
+          status={r.status}
+          forkChoices={forkChoices(timeline.data)}
+          onDone={(message) => {
+            setNotice(message);
+            run.refresh();
+            timeline.refresh();
+          }}
+        />
+      )}
+      <section aria-labelledby="timeline-title">
+        <h2 id="timeline-title">Step timeline</h2>
+        {timeline.error && (
+          <p role="alert" class="error">
+            {timeline.error}
+          </p>
+        )}
+        {timeline.data && 'protected' in timeline.data && (
+          <p class="protected">
+            Protected: this console has no key to read the run's journal ({timeline.data.protected})
+          </p>
+        )}
+        {timeline.data && 'timeline' in timeline.data && <TimelineView answer={timeline.data} />}
+      </section>
+    </main>
+  );
+}
+
+function TimelineView(props: { answer: Extract<TimelineAnswer, { timeline: unknown }> }) {
+  const { timeline, outcomes } = props.answer;
+  return (
+    <>
+      <p>
+        {timeline.epochs.length} epoch(s): {timeline.epochs.map(laneLabel).join('; ') || 'none yet'}.{' '}
+        {timeline.failovers} failover(s).
+      </p>
+      <TimelineChart timeline={timeline} now={Date.now()} />
+      <ul class="legend" aria-label="Legend">
+        <li class="outcome-completed">completed</li>
+        <li class="outcome-failed">failed</li>
+        <li class="outcome-in-flight">in flight</li>
+        <li class="lease-takeover">failover</li>
+        <li class="lease-first">lease change</li>
+        <li class="checkpoint">checkpoint</li>
+      </ul>
+      <table aria-label="Steps" class="steps">
+        <thead>
+          <tr>
+            <th scope="col">Position</th>
+            <th scope="col">Step</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Attempts</th>
+            <th scope="col">Epoch · worker</th>
+            <th scope="col">Started</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Idempotency key</th>
+            <th scope="col">Result or error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {timeline.items.map((item) => {
+            const a = item.kind === 'activity' ? item : undefined;
+            const outcome = a ? outcomes[a.seq] : undefined;
+            return (
+              <tr
+                key={`${item.kind}-${item.position}-${'seq' in item ? item.seq : ''}`}
+                data-kind={item.kind}
+              >
+                <td>{item.position}</td>
+                <td>
+                  {'seq' in item && item.kind !== 'checkpoint' ? `#${item.seq} ` : ''}
+                  {itemText(item)}
+                </td>
+                <td>{'outcome' in item ? item.outcome : item.kind === 'lease' ? item.reason : '-'}</td>
+                <td>{a?.attempts ?? '-'}</td>
+                <td>{item.kind === 'checkpoint' ? `epoch ${item.epoch}` : laneLabel(item)}</td>
+                <td>{timeText(a ? a.startedAt : item.at)}</td>
+                <td>{a?.durationMs !== undefined ? `${a.durationMs} ms` : '-'}</td>
+                <td>{a ? <code>{a.idempotencyKey}</code> : '-'}</td>
+                <td>
+                  {a?.error ? (
+                    <span class="error">{`${a.error.name}: ${a.error.message}`}</span>
+                  ) : outcome && 'result' in outcome ? (
+                    <code>{JSON.stringify(outcome.result)}</code>
+                  ) : item.kind === 'end' && item.error ? (
+                    `${item.error.name}: ${item.error.message}`
+                  ) : (
+                    '-'
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <p class="hint">
+        A step's input is not journaled (its result is): replay gives each step the same input from the
+        workflow's code.
+      </p>
+    </>
+  );
+}

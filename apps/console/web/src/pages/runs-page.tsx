@@ -1,0 +1,222 @@
+/**
+ * The runs page: a table of runs for the filters in the URL's query (every field the store
+ * filters by), a page at a time with the store's cursor, the counts by status, refreshed by
+ * polling; bulk actions on that filter (components/bulk-actions.tsx). Changing a filter rewrites the URL (so it can be shared) and starts again at page one.
+ */
+import { useState } from 'preact/hooks';
+import { get, getSession, type SessionInfo } from '../api.js';
+import { BulkActions } from '../components/bulk-actions.js';
+import { timeText, usePolling } from '../hooks.js';
+import { navigate, onLinkClick } from '../router.js';
+import { RUN_STATUSES, type RunCounts, type RunPage } from '../types.js';
+
+/** The filter fields, as the API (and the store) name them, with their labels and input kinds. */
+const FIELDS = [
+  { name: 'workflow', label: 'Workflow', type: 'text' },
+  { name: 'version', label: 'Version', type: 'number' },
+  { name: 'runIdPrefix', label: 'Run id starts with', type: 'text' },
+  { name: 'idempotencyKeyPrefix', label: 'Idempotency key starts with', type: 'text' },
+  { name: 'worker', label: 'Held by worker', type: 'text' },
+  { name: 'createdAfter', label: 'Created from', type: 'datetime-local' },
+  { name: 'createdBefore', label: 'Created before', type: 'datetime-local' },
+  { name: 'updatedAfter', label: 'Updated from', type: 'datetime-local' },
+  { name: 'updatedBefore', label: 'Updated before', type: 'datetime-local' },
+] as const;
+
+const PAGE_SIZE = 50;
+
+/** A datetime-local input's value (the browser's local time) as ms since epoch, for the URL. */
+function toMs(local: string): string {
+  const ms = new Date(local).getTime();
+  return Number.isFinite(ms) ? String(ms) : local;
+}
+
+/** A URL's ms as the browser's local time, for a datetime-local input. */
+function toLocalInput(ms: string | null): string {
+  if (!ms || !/^\d+$/.test(ms)) return ms ?? '';
+  const d = new Date(Number(ms));
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function withParam(search: string, changes: Record<string, string | undefined>): string {
+  const params = new URLSearchParams(search);
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined || value === '') params.delete(key);
+    else params.set(key, value);
+  }
+  const text = params.toString();
+  return text === '' ? '/' : `/?${text}`;
+}
+
+export function RunsPage(props: { search: string }) {
+  const params = new URLSearchParams(props.search);
+  // The cursors of the pages before this one, so "Previous" goes back without refetching history.
+  const [trail, setTrail] = useState<string[]>([]);
+  const query = new URLSearchParams(params);
+  query.set('limit', String(PAGE_SIZE));
+  const page = usePolling(`runs?${query.toString()}`, () => get<RunPage>(`/api/runs?${query.toString()}`));
+  const counts = usePolling('counts', () => get<RunCounts>('/api/run-counts'));
+  const session = usePolling<SessionInfo>('session', getSession, 60_000);
+  const statuses = (params.get('status') ?? '').split(',').filter((s) => s !== '');
+
+  const setFilter = (changes: Record<string, string | undefined>): void => {
+    setTrail([]);
+    navigate(withParam(props.search, { ...changes, cursor: undefined }), true);
+  };
+
+  return (
+    <main aria-labelledby="runs-title">
+      <h1 id="runs-title">Runs</h1>
+      <section aria-label="Counts by status" class="counts">
+        {counts.data &&
+          RUN_STATUSES.map((status) => (
+            <span key={status} class={`count status-${status}`}>
+              {status} <strong>{counts.data!.byStatus[status] ?? 0}</strong>
+            </span>
+          ))}
+        {counts.data && (
+          <span class="count">
+            total <strong>{counts.data.total}</strong>
+          </span>
+        )}
+      </section>
+      <form
+        class="filters"
+        aria-label="Filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const data = new FormData(e.currentTarget);
+          const changes: Record<string, string | undefined> = {};
+          for (const field of FIELDS) {
+            const value = String(data.get(field.name) ?? '').trim();
+            changes[field.name] = field.type === 'datetime-local' && value !== '' ? toMs(value) : value;
+          }
+          changes['status'] = RUN_STATUSES.filter((s) => data.get(`status-${s}`) === 'on').join(',');
+          changes['order'] = data.get('order') === 'oldest' ? 'oldest' : undefined;
+          setFilter(changes);
+        }}
+      >
+        <fieldset>
+          <legend>Status</legend>
+          {RUN_STATUSES.map((status) => (
+            <label key={status} class="check">
+              <input type="checkbox" name={`status-${status}`} defaultChecked={statuses.includes(status)} />
+              {status}
+            </label>
+          ))}
+        </fieldset>
+        {FIELDS.map((field) => (
+          <label key={field.name}>
+            {field.label}
+            <input
+              name={field.name}
+              type={field.type as 'text'}
+              defaultValue={
+                field.type === 'datetime-local'
+                  ? toLocalInput(params.get(field.name))
+                  : (params.get(field.name) ?? '')
+              }
+              min={field.type === 'number' ? 1 : undefined}
+            />
+          </label>
+        ))}
+        <label>
+          Order
+          <select name="order" defaultValue={params.get('order') ?? 'newest'}>
+            <option value="newest">newest first</option>
+            <option value="oldest">oldest first</option>
+          </select>
+        </label>
+        <div class="button-row">
+          <button type="submit" class="primary">
+            Apply filters
+          </button>
+          <button
+            type="button"
+            onClick={() => {
+              setTrail([]);
+              navigate('/', true);
+            }}
+          >
+            Clear filters
+          </button>
+        </div>
+      </form>
+      {session.data && !session.data.readOnly && (
+        <BulkActions
+          search={props.search}
+          onDone={() => {
+            page.refresh();
+            counts.refresh();
+          }}
+        />
+      )}
+      {page.error && (
+        <p role="alert" class="error">
+          {page.error}
+        </p>
+      )}
+      <table class="runs" aria-label="Runs">
+        <thead>
+          <tr>
+            <th scope="col">Status</th>
+            <th scope="col">Workflow</th>
+            <th scope="col">Run id</th>
+            <th scope="col">Idempotency key</th>
+            <th scope="col">Created</th>
+            <th scope="col">Updated</th>
+            <th scope="col">Owner</th>
+          </tr>
+        </thead>
+        <tbody>
+          {page.data?.runs.map((run) => (
+            <tr key={run.runId} data-run-id={run.runId}>
+              <td>
+                <span class={`badge status-${run.status}`}>{run.status}</span>
+              </td>
+              <td>
+                {run.workflow}@{run.version}
+              </td>
+              <td>
+                <a href={`/runs/${encodeURIComponent(run.runId)}`} onClick={onLinkClick}>
+                  <code>{run.runId}</code>
+                </a>
+              </td>
+              <td>{run.idempotencyKey ?? '-'}</td>
+              <td>{timeText(run.createdAt)}</td>
+              <td>{timeText(run.updatedAt)}</td>
+              <td>{run.owner ? `${run.owner} (epoch ${run.epoch})` : '-'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {page.data && page.data.runs.length === 0 && <p>No run matches these filters.</p>}
+      <nav aria-label="Pages" class="button-row">
+        <button
+          type="button"
+          disabled={trail.length === 0}
+          onClick={() => {
+            const previous = trail.slice(0, -1);
+            setTrail(previous);
+            navigate(withParam(props.search, { cursor: previous[previous.length - 1] }), true);
+          }}
+        >
+          Previous page
+        </button>
+        <button
+          type="button"
+          disabled={page.data?.cursor === undefined}
+          onClick={() => {
+            const cursor = page.data?.cursor;
+            if (cursor === undefined) return;
+            setTrail([...trail, cursor]);
+            navigate(withParam(props.search, { cursor }), true);
+          }}
+        >
+          Next page
+        </button>
+      </nav>
+    </main>
+  );
+}
