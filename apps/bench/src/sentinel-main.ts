@@ -43,7 +43,6 @@ Bus: BATON_TEST_NATS_URL (the tests' variable and default).`;
 const STEPS = 10;
 /** Runs of the latency measurement, one after another. */
 const SERIAL_RUNS = 20;
-const increment = defineActivity({ name: 'increment', run: (x: number) => x + 1 });
 const checkpointedIncrement = defineActivity({
   name: 'increment_checkpointed',
   checkpoint: true,
