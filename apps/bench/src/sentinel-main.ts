@@ -11,7 +11,10 @@
  *
  * Each is run twice per mode: `--runs` runs enqueued at once (throughput, steps/s), and 20 runs
  * one after another (latency: ms per step of a lone run, where a WAIT's round trip is not hidden
- * behind other runs' work). Nothing is asserted.
+ * behind other runs' work). Under them, the guard's own price: the mean time of one lease claim
+ * (one guarded write), 1,000 in a row, with the guard off and on. A step costs that difference
+ * times its guarded writes: 0.2 per step for chain10 (the claim and the finish of 10 steps), 1.2
+ * for chain10-checkpointed. Nothing is asserted.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -123,6 +126,35 @@ async function measure(
   }
 }
 
+/** Writes per round of the write measurement. */
+const WRITES = 1_000;
+
+/** Mean ms of one lease claim (a guarded write when waitReplicas > 0), WRITES in a row. */
+async function measureWrites(storeUrl: string, waitReplicas: number): Promise<number> {
+  const ns = `w${randomBytes(5).toString('hex')}`;
+  const store = storeFromConfig(
+    readConfig({
+      BATON_TRANSPORT_URL: natsTestUrl(),
+      BATON_STORE_URL: storeUrl,
+      BATON_WORKFLOWS: 'unused-in-process',
+      BATON_REDIS_WAIT_REPLICAS: String(waitReplicas),
+      ...isolatedEnv('store', storeUrl, ns),
+    }),
+  );
+  try {
+    await store.connect();
+    const started = performance.now();
+    for (let i = 0; i < WRITES; i++) {
+      const claimed = await store.acquireLease(`run-${i}`, 'bench', 60_000);
+      if (!claimed.ok) throw new Error(`claim of run-${i} was refused: ${claimed.reason}`);
+    }
+    return (performance.now() - started) / WRITES;
+  } finally {
+    await store.close();
+    await removeIsolated('store', storeUrl, ns);
+  }
+}
+
 await runCommand(USAGE, parse, async (config) => {
   let cluster: RedisCluster | undefined;
   try {
@@ -139,6 +171,12 @@ await runCommand(USAGE, parse, async (config) => {
     ] as const;
     const totals = new Map<string, number[]>();
     for (let round = 1; round <= config.repeat; round++) {
+      for (const waitReplicas of [0, 1]) {
+        const ms = await measureWrites(url, waitReplicas);
+        const key = `lease claim guard ${waitReplicas === 0 ? 'off' : 'on '} ms/write`;
+        totals.set(key, [...(totals.get(key) ?? []), ms]);
+        console.log(`round ${round}: ${key}: ${ms.toFixed(3)}`);
+      }
       for (const [name, workflow] of workflows) {
         for (const waitReplicas of [0, 1]) {
           const guard = `guard ${waitReplicas === 0 ? 'off' : 'on '}`;
@@ -157,7 +195,7 @@ await runCommand(USAGE, parse, async (config) => {
     console.log('\nmean over rounds:');
     for (const [key, values] of totals) {
       const mean = values.reduce((a, b) => a + b, 0) / values.length;
-      console.log(`  ${key}: ${mean >= 100 ? Math.round(mean).toLocaleString('en-US') : mean.toFixed(2)}`);
+      console.log(`  ${key}: ${mean >= 100 ? Math.round(mean).toLocaleString('en-US') : mean.toFixed(3)}`);
     }
   } finally {
     await cluster?.stop();
