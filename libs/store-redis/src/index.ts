@@ -32,5 +32,5 @@ export {
   RedisReplicationError,
   RedisUnavailableError,
 } from './errors.js';
-export { SENTINEL_SCHEMES } from './sentinel-url.js';
+export { SENTINEL_SCHEMES, type SentinelTarget } from './sentinel-url.js';
 export { redisRegistration, type RedisSettings } from './registration.js';
