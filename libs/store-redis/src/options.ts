@@ -65,7 +65,8 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /**
    * After Redis restarts (or fails over), every connection is new: for this long after the
-   * server started, reapDeadWorkers leaves alone workers registered before the restart, whose
+   * server started, or after the first dead-worker scan on a new server instance (a promoted
+   * replica has run for long), reapDeadWorkers leaves alone workers registered before, whose
    * presence connections may not have reconnected yet. Workers registered since are judged at once.
    * @defaultValue 5000
    */
