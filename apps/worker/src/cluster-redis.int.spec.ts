@@ -57,6 +57,12 @@ class WriteProbe {
     }
   }
 
+  /** Waits until a write was refused with `code`, or `timeoutMs` passed. */
+  async waitForRefusal(code: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((this.refused.get(code) ?? 0) === 0 && Date.now() < deadline) await sleep(100);
+  }
+
   /** Stops probing; returns the longest time between two confirmed writes after `from`. */
   async stop(from: number): Promise<number> {
     this.running = false;
@@ -148,9 +154,10 @@ describe('cluster crash: nats + redis behind Sentinel', () => {
       await c.kill(primary);
       const promoted = await c.waitForFailover(primary);
       const promotedAt = Date.now();
-      // The old primary stays down a while: the promoted node has no replica meanwhile, so guarded
-      // writes cannot be confirmed and wait; then it comes back as a replica and they resume.
-      await sleep(2_000);
+      // The old primary stays down until the guard refused a write (the promoted node has no
+      // replica meanwhile, so guarded writes cannot be confirmed), or 30 s; then it comes back as
+      // a replica and they resume.
+      await probe.waitForRefusal('BATON_REDIS_NOT_REPLICATED', 30_000);
       await c.start(primary);
       const rejoinedAt = Date.now();
 
