@@ -54,6 +54,12 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
     hides: 's3cret-pw',
   },
   {
+    variable: 'BATON_STORE_URL',
+    env: { BATON_STORE_URL: 'redis+sentinel://app:s3cret-pw@127.0.0.1/baton' },
+    says: /sentinel '127.0.0.1' is not host:port/,
+    hides: 's3cret-pw',
+  },
+  {
     variable: 'BATON_WORKFLOWS',
     env: { BATON_WORKFLOWS: './no/such/module.js' },
     says: /could not be loaded/,
@@ -143,6 +149,22 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
     variable: 'BATON_KAFKA_JOURNAL_RETENTION_MS',
     env: { ...KAFKA, BATON_KAFKA_JOURNAL_RETENTION_MS: 'forever' },
     says: /'forever'/,
+  },
+  {
+    variable: 'BATON_REDIS_WAIT_REPLICAS',
+    env: { BATON_REDIS_WAIT_REPLICAS: 'all' },
+    says: /'all'; it must be a whole number of at least 0/,
+  },
+  {
+    variable: 'BATON_REDIS_WAIT_TIMEOUT_MS',
+    env: { BATON_REDIS_WAIT_TIMEOUT_MS: '0' },
+    says: /'0'; it must be a whole number of at least 1/,
+  },
+  {
+    variable: 'BATON_REDIS_SENTINEL_PASSWORD',
+    env: { BATON_REDIS_SENTINEL_PASSWORD: 'sentinel-s3cret' },
+    says: /not a redis\+sentinel:\/\/ URL/,
+    hides: 'sentinel-s3cret',
   },
   {
     variable: 'BATON_POSTGRES_SCHEMA',

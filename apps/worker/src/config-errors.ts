@@ -2,7 +2,8 @@
  * The adapters and the Worker check their own options and name them as code does (`heartbeatMs`,
  * `natsTransport: prefix`); an operator of the worker process set a BATON_* variable instead.
  * This rewrites such a ConfigError to name the variable behind the option, with the value it was
- * given (a URL with its secret masked, never a key), keeping what the adapter says is expected.
+ * given (a URL with its secret masked, a password as ***, never a key), keeping what the adapter
+ * says is expected.
  */
 import { ConfigError } from '@baton/core';
 import { maskUrl } from './adapters.js';
@@ -132,6 +133,10 @@ export function renameOptions(
   return lead.length === 0 ? text : `${lead.join(', ')}: ${text}`;
 }
 
+/** A variable holding a secret (BATON_REDIS_SENTINEL_PASSWORD): its value is never shown. */
+const SECRET_VARIABLE = /_PASSWORD$/;
+
 function shown(variable: string, value: string): string {
+  if (SECRET_VARIABLE.test(variable)) return '***';
   return URL_VARIABLES.has(variable) ? maskUrl(value) : value;
 }

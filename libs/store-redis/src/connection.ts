@@ -9,6 +9,12 @@
  *    while it is down, fails at the next failed reconnect attempt (maxRetriesPerRequest 0,
  *    no automatic resend). Resending a script whose reply was lost could run it twice (a second
  *    checkpoint in the history, a finish reported as fenced), so the caller decides.
+ * 4. Through Sentinel (a redis+sentinel:// URL), every connect and reconnect asks the sentinels
+ *    for the primary, the connection drops as soon as a sentinel announces a new primary
+ *    (failoverDetector), and a READONLY reply (a demoted primary still connected) drops it too:
+ *    after a failover, no command goes on to the old primary.
+ * 5. `generation` counts the connections made: a write and the WAIT after it (replication.ts)
+ *    count only when both were answered on the same one.
  */
 import { Redis } from 'ioredis';
 import type { BatonError } from '@baton/core';
@@ -27,6 +33,8 @@ type Phase = 'idle' | 'opening' | 'open' | 'closed';
 /** A connection and its lifecycle. */
 export interface StoreConnection {
   readonly redis: Redis;
+  /** How many times the connection became ready (invariant 5). */
+  readonly generation: () => number;
   /** Connects; rejects with a RedisUnavailableError, RedisAuthError or RedisPermissionError. */
   open(): Promise<void>;
   /** Quits (or drops the socket) and stops reconnecting. Safe to call twice. */
@@ -41,10 +49,29 @@ export function createConnection(
   let deadline = 0;
   let lastError: Error | undefined;
   let refused = false;
+  let generation = 0;
 
+  const retryStrategy = (attempt: number): number | null => {
+    if (phase === 'open') return Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
+    if (phase !== 'opening' || refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
+    return OPEN_RETRY_DELAY_MS;
+  };
+  const sentinel = options.sentinel;
   const redis = new Redis({
-    host: options.host,
-    port: options.port,
+    ...(sentinel === undefined
+      ? { host: options.host, port: options.port }
+      : {
+          sentinels: sentinel.sentinels,
+          name: sentinel.masterName,
+          role: 'master' as const,
+          ...(sentinel.password !== undefined && { sentinelPassword: sentinel.password }),
+          ...(options.tls !== undefined && { enableTLSForSentinelMode: true, sentinelTLS: options.tls }),
+          // Asked when no sentinel names a reachable primary (all down, or mid-failover).
+          sentinelRetryStrategy: retryStrategy,
+          failoverDetector: true,
+          // A demoted primary refuses writes with READONLY: reconnect (1), never resend (2).
+          reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
+        }),
     db: options.db,
     ...(options.username !== undefined && { username: options.username }),
     ...(options.password !== undefined && { password: options.password }),
@@ -54,11 +81,10 @@ export function createConnection(
     connectTimeout: options.connectTimeoutMs,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (attempt) => {
-      if (phase === 'open') return Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
-      if (phase !== 'opening' || refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
-      return OPEN_RETRY_DELAY_MS;
-    },
+    retryStrategy,
+  });
+  redis.on('ready', () => {
+    generation++;
   });
   // Always listened to: ioredis prints unhandled 'error' events, and open() reports the last one.
   redis.on('error', (err: Error) => {
@@ -103,7 +129,10 @@ export function createConnection(
   const close = (): Promise<void> => {
     phase = 'closed';
     closing ??= (async () => {
-      if (redis.status === 'end') return;
+      if (redis.status === 'end') {
+        if (options.sentinel !== undefined) redis.disconnect();
+        return;
+      }
       if (redis.status !== 'ready') {
         redis.disconnect();
         return;
@@ -112,11 +141,14 @@ export function createConnection(
       timer.unref();
       await redis.quit().catch(() => redis.disconnect());
       clearTimeout(timer);
+      // quit() leaves the failover detector's sentinel subscriptions open, and they would keep the
+      // process alive (ioredis issue 1362); disconnect() closes them.
+      if (options.sentinel !== undefined) redis.disconnect();
     })();
     return closing;
   };
 
-  return { redis, open, close };
+  return { redis, generation: () => generation, open, close };
 }
 
 /** The error open() rejects with: which server, what went wrong, what to do. */

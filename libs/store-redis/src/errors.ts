@@ -102,3 +102,15 @@ export function toStoreError(err: unknown, context: ErrorContext): BatonError {
 function firstLine(message: string): string {
   return (message.split('\n', 1)[0] ?? message).replace(/\.$/, '');
 }
+
+/**
+ * The primary applied a write but fewer replicas than required confirmed it in time (WAIT). The
+ * write may still be lost if the primary fails now, so the store does not report it done.
+ * Retryable: the run's lease expires and another claim (or this one, once a replica is back)
+ * picks it up; nothing was acted on under the unconfirmed write.
+ */
+export class RedisReplicationError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_REDIS_NOT_REPLICATED', message, { retryable: true, ...options });
+  }
+}

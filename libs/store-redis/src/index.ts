@@ -19,10 +19,18 @@ export {
   DEFAULT_KEY_PREFIX,
   DEFAULT_PRESENCE_GRACE_MS,
   DEFAULT_REDIS_URL,
+  DEFAULT_WAIT_TIMEOUT_MS,
   maskUrl,
   resolveRedisStoreOptions,
 } from './options.js';
 export { redisStore, type RunReindexing } from './redis-store.js';
 export { purgeRedisKeyPrefix } from './purge.js';
-export { RedisAuthError, RedisCommandError, RedisPermissionError, RedisUnavailableError } from './errors.js';
+export {
+  RedisAuthError,
+  RedisCommandError,
+  RedisPermissionError,
+  RedisReplicationError,
+  RedisUnavailableError,
+} from './errors.js';
+export { SENTINEL_SCHEMES, type SentinelTarget } from './sentinel-url.js';
 export { redisRegistration, type RedisSettings } from './registration.js';

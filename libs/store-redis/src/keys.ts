@@ -32,6 +32,11 @@ export interface KeyLayout {
   signalNames(runId: string): string;
   /** HASH workerId -> '<client name> <registration nonce> <server run_id>'. */
   readonly workers: string;
+  /**
+   * HASH instance -> the run_id of the server the dead-worker scan last ran on, since -> when it
+   * first ran there: a failover keeps the promoted node's uptime, so this marks its start.
+   */
+  readonly presenceInstance: string;
   /** ZSET runId -> finish time of finished runs in the index: retention's queue. */
   readonly finished: string;
   /** HASH sha256 -> bytes: the run's large payloads (claim check), deleted with the run. */
@@ -65,6 +70,7 @@ export function keyLayout(prefix: string): KeyLayout {
     inbox: (runId) => `${prefix}inbox:${runId}`,
     signalNames: (runId) => `${prefix}signal-ids:${runId}`,
     workers: `${prefix}workers`,
+    presenceInstance: `${prefix}presence-instance`,
     finished: `${prefix}finished`,
     payloads: (runId) => `${prefix}payload:${runId}`,
     dataMarker: `${prefix}data-marker`,

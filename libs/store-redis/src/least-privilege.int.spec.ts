@@ -46,6 +46,7 @@ const README_ACL = [
   '+info',
   '+select',
   '+quit',
+  '+wait',
 ];
 
 let server: PrivateServer;

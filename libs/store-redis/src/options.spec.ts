@@ -26,6 +26,9 @@ describe('redis store options', () => {
       keyPrefix: 'baton:',
       connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
       presenceGraceMs: 5_000,
+      sentinel: undefined,
+      waitReplicas: 0,
+      waitTimeoutMs: 1_000,
     });
   });
 

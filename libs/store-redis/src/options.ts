@@ -5,6 +5,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { ConfigError } from '@baton/core';
 import { maskUrlSecret } from '@baton/core/adapter';
+import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from './sentinel-url.js';
 
 /** The URL used when none is given: a Redis on this machine. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -17,12 +18,20 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
  * the 2 s cap of the reconnect backoff, so every live worker has retried at least twice.
  */
 export const DEFAULT_PRESENCE_GRACE_MS = 5_000;
+/**
+ * How long a guarded write waits for its replicas when not configured (replication.ts): far
+ * above a healthy replica's acknowledgement (a millisecond or two on a LAN), short enough that
+ * a worker whose replica is gone learns it before its lease (5 s by default) runs out.
+ */
+export const DEFAULT_WAIT_TIMEOUT_MS = 1_000;
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
   /**
    * `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. User and password are
-   * percent-decoded; `username` and `password` options override them.
+   * percent-decoded; `username` and `password` options override them. Through Redis Sentinel:
+   * `redis+sentinel://[user:password@]host:port[,host:port…]/<master name>[/<db>]` (or
+   * `rediss+sentinel://` for TLS), the user and password being the data nodes'.
    * @defaultValue 'redis://127.0.0.1:6379'
    */
   url?: string;
@@ -56,11 +65,31 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /**
    * After Redis restarts (or fails over), every connection is new: for this long after the
-   * server started, reapDeadWorkers leaves alone workers registered before the restart, whose
+   * server started, or after the first dead-worker scan on a new server instance (a promoted
+   * replica has run for long), reapDeadWorkers leaves alone workers registered before, whose
    * presence connections may not have reconnected yet. Workers registered since are judged at once.
    * @defaultValue 5000
    */
   presenceGraceMs?: number;
+  /**
+   * Password of the sentinels themselves (`requirepass` in sentinel.conf), for a
+   * `redis+sentinel://` URL; the URL's password is the data nodes'.
+   * @defaultValue none
+   */
+  sentinelPassword?: string;
+  /**
+   * The replicas that must acknowledge a write that moves a run (a lease claim, a checkpoint, a
+   * finish, a suspend, a signal, a stored payload) before the store reports it done: `WAIT
+   * <waitReplicas> <waitTimeoutMs>` after it (replication.ts explains why). 0 turns the guard off.
+   * @defaultValue 1 with a `redis+sentinel://` URL, else 0
+   */
+  waitReplicas?: number;
+  /**
+   * How long a guarded write waits for its `waitReplicas` acknowledgements before it fails with
+   * a retryable RedisReplicationError.
+   * @defaultValue 1000
+   */
+  waitTimeoutMs?: number;
 }
 
 /** {@link RedisStoreOptions} after defaults and validation. */
@@ -76,6 +105,10 @@ export interface ResolvedRedisStoreOptions {
   keyPrefix: string;
   connectTimeoutMs: number;
   presenceGraceMs: number;
+  /** Sentinel mode: where to ask for the primary; undefined for a plain redis:// URL. */
+  sentinel: (SentinelTarget & { password: string | undefined }) | undefined;
+  waitReplicas: number;
+  waitTimeoutMs: number;
 }
 
 const KNOWN_OPTIONS = new Set([
@@ -86,8 +119,12 @@ const KNOWN_OPTIONS = new Set([
   'password',
   'connectTimeoutMs',
   'presenceGraceMs',
+  'sentinelPassword',
+  'waitReplicas',
+  'waitTimeoutMs',
 ]);
-const EXPECTED_FORM = 'expected redis://[user:password@]host[:port][/db] or rediss://… for TLS';
+const EXPECTED_FORM =
+  'expected redis://[user:password@]host[:port][/db], rediss://… for TLS, or redis+sentinel://host:port[,host:port…]/<master name>';
 
 /** Validates `options` and fills in defaults; throws ConfigError naming the option and the fix. */
 export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): ResolvedRedisStoreOptions {
@@ -99,7 +136,8 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): Resol
     }
   }
   const url = optionalString(options, 'url') ?? DEFAULT_REDIS_URL;
-  const parsed = parseRedisUrl(url);
+  const sentinelMode = isSentinelUrl(url);
+  const parsed = sentinelMode ? sentinelParsed(url) : parseRedisUrl(url);
   const keyPrefix = optionalString(options, 'keyPrefix') ?? DEFAULT_KEY_PREFIX;
   if (keyPrefix === '') {
     throw new ConfigError(
@@ -108,6 +146,14 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): Resol
   }
   const connectTimeoutMs = wholeMs(options, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS, 1);
   const presenceGraceMs = wholeMs(options, 'presenceGraceMs', DEFAULT_PRESENCE_GRACE_MS, 0);
+  const waitTimeoutMs = wholeMs(options, 'waitTimeoutMs', DEFAULT_WAIT_TIMEOUT_MS, 1);
+  const waitReplicas = wholeNumber(options, 'waitReplicas', sentinelMode ? 1 : 0);
+  const sentinelPassword = optionalString(options, 'sentinelPassword');
+  if (sentinelPassword !== undefined && !sentinelMode) {
+    throw new ConfigError(
+      'redisStore: sentinelPassword is set but the url is not a redis+sentinel:// URL; drop the option or name the sentinels in the url',
+    );
+  }
   if (options.tls !== undefined && (typeof options.tls !== 'object' || options.tls === null)) {
     throw new ConfigError(
       'redisStore: tls must be an object of Node TLS options (e.g. { ca }), or left out; a rediss:// URL turns TLS on by itself',
@@ -124,12 +170,32 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): Resol
     keyPrefix,
     connectTimeoutMs,
     presenceGraceMs,
+    sentinel: parsed.sentinel === undefined ? undefined : { ...parsed.sentinel, password: sentinelPassword },
+    waitReplicas,
+    waitTimeoutMs,
   };
+}
+
+function sentinelParsed(url: string): ParsedUrl {
+  const { sentinels, masterName, ...rest } = parseSentinelUrl(url);
+  // host and port are the first sentinel's: only messages use them, the primary is asked for.
+  const first = sentinels[0] ?? { host: '', port: 0 };
+  return { ...rest, host: first.host, port: first.port, sentinel: { sentinels, masterName } };
+}
+
+function wholeNumber(options: RedisStoreOptions, name: 'waitReplicas', fallback: number): number {
+  const value: unknown = options[name] ?? fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new ConfigError(
+      `redisStore: ${name} is ${String(value)}; use a whole number of replicas (0 turns the guard off), e.g. 1`,
+    );
+  }
+  return value;
 }
 
 function wholeMs(
   options: RedisStoreOptions,
-  name: 'connectTimeoutMs' | 'presenceGraceMs',
+  name: 'connectTimeoutMs' | 'presenceGraceMs' | 'waitTimeoutMs',
   fallback: number,
   min: number,
 ): number {
@@ -150,6 +216,7 @@ interface ParsedUrl {
   username: string | undefined;
   password: string | undefined;
   tls: boolean;
+  sentinel?: SentinelTarget;
 }
 
 function parseRedisUrl(url: string): ParsedUrl {
@@ -192,11 +259,14 @@ export function maskUrl(url: string): string {
   return maskUrlSecret(url);
 }
 
-function optionalString(options: RedisStoreOptions, name: 'url' | 'keyPrefix' | 'username' | 'password') {
+function optionalString(
+  options: RedisStoreOptions,
+  name: 'url' | 'keyPrefix' | 'username' | 'password' | 'sentinelPassword',
+) {
   const value: unknown = options[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
-    const shown = name === 'password' ? typeof value : JSON.stringify(value);
+    const shown = name === 'password' || name === 'sentinelPassword' ? typeof value : JSON.stringify(value);
     throw new ConfigError(`redisStore: ${name} must be a string, got ${shown}`);
   }
   return value;

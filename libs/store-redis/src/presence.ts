@@ -12,7 +12,8 @@
  *    round trip) and the reaping script then acts only on records still equal to what was read:
  *    a worker that re-registered in between (new nonce) is alive and left alone.
  * 3. After a restart or failover all connections are new, so for `presenceGraceMs` after the
- *    server started, a worker recorded on an earlier server instance is not judged yet.
+ *    server started, or after the first dead-worker scan on a new instance (a promoted replica
+ *    started long ago), a worker recorded on an earlier server instance is not judged yet.
  * 4. A dead worker's held leases are found through its owner set, never by a scan of all leases;
  *    it is forgotten once that set is empty.
  */
@@ -98,7 +99,7 @@ export class PresenceRegistry {
     if (dead.length === 0) return [];
     const reply = (await ctx.run(
       'reap-dead-workers',
-      [this.keys.workers],
+      [this.keys.workers, this.keys.presenceInstance],
       [
         this.keys.prefix,
         Math.max(0, Math.floor(limit)),

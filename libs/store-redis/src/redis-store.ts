@@ -12,6 +12,8 @@
  *    connect fails with BATON_CLOSED instead of running on to its timeout.
  * 5. The data marker is checked at connect and after every reconnect until close()
  *    (data-marker.ts).
+ * 6. With waitReplicas > 0, an operation that moves a run reports success only once that many
+ *    replicas confirmed it (replication.ts).
  */
 import type {
   AcquireResult,
@@ -60,13 +62,15 @@ import * as payloads from './payloads.js';
 import * as pause from './pause.js';
 import { PresenceRegistry } from './presence.js';
 import * as queries from './queries.js';
+import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
 import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
 import * as waits from './waits.js';
 
 /**
- * Creates a {@link Store} on one Redis primary (not Redis Cluster: keys carry no hash tags).
+ * Creates a {@link Store} on one Redis primary (not Redis Cluster: keys carry no hash tags), named
+ * directly (`redis://`) or found through Redis Sentinel (`redis+sentinel://`).
  * Options are validated at once: a malformed URL or option throws ConfigError here. Operations
  * called before connect() connect first. It has worker presence (optional in the contract),
  * bound to a named client connection.
@@ -290,9 +294,13 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   // -------------------------------------------------------------------------------------------
 
   private async op<T>(operation: string, work: (ctx: StoreContext) => Promise<T>): Promise<T> {
-    const { ctx } = await this.lifecycle.openOrConnect(operation, () => this.connect());
+    const { ctx, connection } = await this.lifecycle.openOrConnect(operation, () => this.connect());
     try {
-      return await work(ctx);
+      const result = await work(ctx);
+      if (this.options.waitReplicas > 0 && REPLICATED_OPERATIONS.has(operation)) {
+        await confirmReplicated(connection, this.options, operation, connection.generation());
+      }
+      return result;
     } catch (err) {
       if (this.isClosed()) throw this.lifecycle.closedError(operation, err);
       throw toStoreError(err, { url: this.options.displayUrl, operation });

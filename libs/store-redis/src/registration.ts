@@ -1,9 +1,9 @@
 /**
  * The Redis store as the worker process knows it (`@baton/core/adapter`'s AdapterRegistration):
- * `redis://` and `rediss://` URLs, BATON_REDIS_KEY_PREFIX, and the key prefix shown in the
- * `worker ready` line.
+ * `redis://`, `rediss://`, `redis+sentinel://` and `rediss+sentinel://` URLs, the BATON_REDIS_*
+ * variables, and the key prefix shown in the `worker ready` line.
  */
-import { textSetting, type AdapterRegistration } from '@baton/core/adapter';
+import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
 import { resolveRedisStoreOptions } from './options.js';
 import { purgeRedisKeyPrefix } from './purge.js';
 import { redisStore } from './redis-store.js';
@@ -11,26 +11,57 @@ import { redisStore } from './redis-store.js';
 /** The settings the BATON_REDIS_* variables give. */
 export interface RedisSettings {
   keyPrefix?: string;
+  waitReplicas?: number;
+  waitTimeoutMs?: number;
+  sentinelPassword?: string;
 }
 
 export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSettings> = {
   name: 'redis',
   kind: 'store',
-  schemes: ['redis', 'rediss'],
+  schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'],
   variables: {
     keyPrefix: textSetting(
       'BATON_REDIS_KEY_PREFIX',
       'prefix of every Redis key; default baton:',
       /\bkeyPrefix\b/,
     ),
+    waitReplicas: wholeNumberSetting(
+      'BATON_REDIS_WAIT_REPLICAS',
+      'replicas that must confirm a lease claim, checkpoint or finish (WAIT) before it counts; default 1 with redis+sentinel://, else 0',
+      0,
+      /\bwaitReplicas\b/,
+    ),
+    waitTimeoutMs: wholeNumberSetting(
+      'BATON_REDIS_WAIT_TIMEOUT_MS',
+      'how long such a write waits for its replicas before it fails (retryable); default 1000',
+      1,
+      /\bwaitTimeoutMs\b/,
+    ),
+    sentinelPassword: textSetting(
+      'BATON_REDIS_SENTINEL_PASSWORD',
+      "the sentinels' own password with a redis+sentinel:// URL (the URL's password is the data nodes')",
+      /\bsentinelPassword\b/,
+    ),
   },
   messages: { prefix: /^redisStore: /, url: /\burl\b/ },
-  create: (url, { keyPrefix }) => redisStore({ url, ...(keyPrefix !== undefined && { keyPrefix }) }),
+  create: (url, { keyPrefix, waitReplicas, waitTimeoutMs, sentinelPassword }) =>
+    redisStore({
+      url,
+      ...(keyPrefix !== undefined && { keyPrefix }),
+      ...(waitReplicas !== undefined && { waitReplicas }),
+      ...(waitTimeoutMs !== undefined && { waitTimeoutMs }),
+      ...(sentinelPassword !== undefined && { sentinelPassword }),
+    }),
   isolation: {
     settings: (id) => ({ keyPrefix: `${id}:` }),
     // purgeRedisKeyPrefix refuses an empty prefix itself.
-    remove: async (url, { keyPrefix }) => {
-      await purgeRedisKeyPrefix({ url, keyPrefix: keyPrefix ?? '' });
+    remove: async (url, { keyPrefix, sentinelPassword }) => {
+      await purgeRedisKeyPrefix({
+        url,
+        keyPrefix: keyPrefix ?? '',
+        ...(sentinelPassword !== undefined && { sentinelPassword }),
+      });
     },
   },
   describeNamespace: (url, { keyPrefix }) => ({

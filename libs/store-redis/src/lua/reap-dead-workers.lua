@@ -3,17 +3,26 @@
 -- `limit` in all, and forgets a worker once none of its held leases remain.
 -- Skipped, because they may well be alive:
 -- - a worker whose record changed since the caller read it: it re-registered in between;
--- - while the server instance is younger than graceMs, a worker registered on an earlier
---   instance: after a restart or failover every connection is new, and a live worker's presence
---   connection may simply not have reconnected yet.
--- KEYS: workers (hash workerId -> '<client name> <nonce> <server run_id>')
+-- - while the server instance is younger than graceMs, or was first scanned less than graceMs
+--   ago, a worker registered on an earlier instance: after a restart or failover every connection
+--   is new, and a live worker's presence connection may simply not have reconnected yet. A replica
+--   promoted by Sentinel has run for long (its uptime says nothing), hence the second clock: the
+--   presence-instance hash remembers the instance the last scan ran on and when it first did.
+-- KEYS: workers (hash workerId -> '<client name> <nonce> <server run_id>'),
+--       presence-instance (hash: instance, since)
 -- ARGV: prefix, limit, reclaimAfterMs, graceMs, then pairs: workerId, record as read
 -- Returns the reaped run ids.
 local workers_key = KEYS[1]
 local prefix, limit, reclaim, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local instance, uptime_ms = server_instance()
-local settling = uptime_ms < grace
 local now = now_ms()
+local known = redis.call('HMGET', KEYS[2], 'instance', 'since')
+local since = tonumber(known[2])
+if known[1] ~= instance or since == nil then
+  since = now
+  redis.call('HSET', KEYS[2], 'instance', instance, 'since', since)
+end
+local settling = uptime_ms < grace or now - since < grace
 local next_exp = ms(now + reclaim)
 local held_key = prefix .. 'held'
 local reaped = {}
