@@ -259,7 +259,10 @@ describe('Dockerfile', () => {
     const dists = new Set(copies.filter((c) => c.from).flatMap((c) => c.sources));
     const buildDir = build ? workdirOf(build) : '/';
     const problems: string[] = [];
-    for (const dir of new Set([...workspaceClosure(WORKER_APP, false), ...workspaceClosure(CLI_APP, false)])) {
+    for (const dir of new Set([
+      ...workspaceClosure(WORKER_APP, false),
+      ...workspaceClosure(CLI_APP, false),
+    ])) {
       if (!manifests.has(`${dir}/package.json`))
         problems.push(`runtime stage does not copy ${dir}/package.json`);
       if (!dists.has(`${buildDir}/${dir}/dist`))
