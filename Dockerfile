@@ -1,13 +1,17 @@
 # syntax=docker/dockerfile:1
 
 # The Baton worker image. Its entrypoint is the worker process; the same image runs the demo
-# producer. Both are configured by environment (README: "Worker process environment"):
+# producer and the `baton` command line, web console included. All are configured by environment
+# (README: "Worker process environment"):
 #
 #   docker build -t baton-worker .
 #   docker run -e BATON_TRANSPORT_URL=nats://… -e BATON_STORE_URL=redis://… \
 #     -e BATON_WORKFLOWS=./apps/worker/dist/examples/orders.js baton-worker
 #   docker run --entrypoint node -e BATON_TRANSPORT_URL=nats://… --no-healthcheck \
 #     baton-worker apps/worker/dist/producer-main.js
+#   docker run --entrypoint baton -p 8233:8233 -e BATON_TRANSPORT_URL=nats://… \
+#     -e BATON_STORE_URL=redis://… -e BATON_CONSOLE_TOKEN=… --no-healthcheck \
+#     baton-worker console --host 0.0.0.0
 #
 # Your own workflows: build an image FROM this one that copies your compiled module (and its
 # dependencies) in, and point BATON_WORKFLOWS at it.
@@ -19,9 +23,10 @@ ARG NODE_VERSION=22
 # ---------------------------------------------------------------------------------------------
 # build: the full toolchain (dev dependencies included) compiles the workspace packages the worker
 # runs. The manifests are copied before the sources, so the `npm ci` layer is reused until a
-# package.json or the lockfile changes. Only the workspaces on the worker's build path are here:
-# the worker app, the libs it depends on, and @baton/testing (a dev dependency, so it is on Nx's
-# build path); npm ci accepts a lockfile that also lists workspaces left out (the demo, the checks).
+# package.json or the lockfile changes. Only the workspaces on the worker's and the CLI's build
+# paths are here: the worker app, the CLI, the console (whose front-end Vite builds here), the libs
+# they depend on, and @baton/testing (a dev dependency, so it is on Nx's build path); npm ci accepts
+# a lockfile that also lists workspaces left out (the demo, the checks).
 # ---------------------------------------------------------------------------------------------
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /src
@@ -39,14 +44,19 @@ COPY libs/transport-kafka/package.json libs/transport-kafka/
 COPY libs/transport-nats/package.json libs/transport-nats/
 COPY libs/worker/package.json libs/worker/
 COPY apps/worker/package.json apps/worker/
+COPY apps/cli/package.json apps/cli/
+COPY apps/console/package.json apps/console/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.base.json nx.json ./
 COPY libs/ libs/
 COPY apps/worker/ apps/worker/
+COPY apps/cli/ apps/cli/
+COPY apps/console/ apps/console/
 # The worker app's build target depends on every dependency's build (`dependsOn: ["^build"]` in
 # nx.json), so this compiles each lib to <lib>/dist (tsc -p tsconfig.build.json, plus the SQL
-# migrations and Lua scripts the stores load at run time), then apps/worker/dist.
-RUN npx nx run @baton/worker-app:build --outputStyle=static
+# migrations and Lua scripts the stores load at run time), then apps/worker/dist. The CLI's build
+# adds apps/console/dist (its server, and the front-end in dist/public) and apps/cli/dist.
+RUN npx nx run-many -t build --projects=@baton/worker-app,@baton/cli --outputStyle=static
 
 # ---------------------------------------------------------------------------------------------
 # runtime: production dependencies and compiled JavaScript only; no compiler, no sources, no dev
@@ -74,9 +84,13 @@ COPY libs/transport-kafka/package.json libs/transport-kafka/
 COPY libs/transport-nats/package.json libs/transport-nats/
 COPY libs/worker/package.json libs/worker/
 COPY apps/worker/package.json apps/worker/
-# Only what @baton/worker-app needs to run. No install scripts: nothing in this tree compiles
-# native code, and an image build should not run third-party code it does not need.
-RUN npm ci --omit=dev --workspace @baton/worker-app --ignore-scripts --no-audit --no-fund \
+COPY apps/cli/package.json apps/cli/
+COPY apps/console/package.json apps/console/
+# Only what @baton/worker-app and @baton/cli (with @baton/console) need to run. No install scripts:
+# nothing in this tree compiles native code, and an image build should not run third-party code it
+# does not need. The front-end is built files (dist/public): Preact and Vite are not installed.
+RUN npm ci --omit=dev --workspace @baton/worker-app --workspace @baton/cli --workspace @baton/console \
+      --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /src/libs/client/dist libs/client/dist
 COPY --from=build /src/libs/core/dist libs/core/dist
@@ -87,11 +101,16 @@ COPY --from=build /src/libs/transport-kafka/dist libs/transport-kafka/dist
 COPY --from=build /src/libs/transport-nats/dist libs/transport-nats/dist
 COPY --from=build /src/libs/worker/dist libs/worker/dist
 COPY --from=build /src/apps/worker/dist apps/worker/dist
+COPY --from=build /src/apps/console/dist apps/console/dist
+COPY --from=build /src/apps/cli/dist apps/cli/dist
+# `baton` on the PATH (the CLI's bin; its build makes main.js executable), e.g. a Kubernetes
+# container's command ["baton", "console", "--host", "0.0.0.0"] (helm/baton-worker: console.enabled).
+RUN ln -s /app/apps/cli/dist/main.js /usr/local/bin/baton
 
 # Files stay owned by root: the process only reads them.
 USER 10001:10001
-# /healthz, /readyz and /metrics (BATON_HTTP_PORT, default 8080).
-EXPOSE 8080
+# /healthz, /readyz and /metrics (BATON_HTTP_PORT, default 8080); 8233 is `baton console`.
+EXPOSE 8080 8233
 # Slim images have no curl or wget: node itself probes /healthz.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.BATON_HTTP_PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -12,7 +12,26 @@ describe('resolveConsoleOptions', () => {
       readOnly: false,
       trustedHeader: undefined,
       loopback: true,
+      metricsUrls: [],
     });
+  });
+
+  it('reads the metrics URLs from the flag or the comma-separated variable, and refuses a non-http one', () => {
+    const env = { [CONSOLE_ENV.metricsUrls]: ' http://w1:8080/metrics, ,https://w2:8080/metrics' };
+    expect(resolveConsoleOptions({}, env).metricsUrls).toEqual([
+      'http://w1:8080/metrics',
+      'https://w2:8080/metrics',
+    ]);
+    expect(resolveConsoleOptions({ metricsUrls: ['http://w3:8080/metrics'] }, env).metricsUrls).toEqual([
+      'http://w3:8080/metrics',
+    ]);
+    expect(() => resolveConsoleOptions({}, { [CONSOLE_ENV.metricsUrls]: 'w1:8080' })).toThrow(
+      /BATON_CONSOLE_METRICS_URLS: 'w1:8080' is not an http\(s\) URL/,
+    );
+    // A password in a bad URL is not repeated in the message.
+    expect(() => resolveConsoleOptions({ metricsUrls: ['ftp://u:secret@w1/metrics'] }, {})).toThrow(
+      /^(?!.*secret).*not an http\(s\) URL/,
+    );
   });
 
   it('takes flags over variables', () => {

@@ -17,6 +17,7 @@ export const CONSOLE_ENV = {
   token: 'BATON_CONSOLE_TOKEN',
   readOnly: 'BATON_CONSOLE_READ_ONLY',
   trustedHeader: 'BATON_CONSOLE_TRUSTED_HEADER',
+  metricsUrls: 'BATON_CONSOLE_METRICS_URLS',
 } as const;
 
 /** The default port (`baton console` with no `--port`). */
@@ -40,6 +41,11 @@ export interface ConsoleOptions {
    * a request carrying it non-empty is let in. Only safe behind a proxy that strips it from clients.
    */
   trustedHeader?: string;
+  /**
+   * The workers' `/metrics` URLs (e.g. `http://worker-1:8080/metrics`) the workers page's
+   * throughput and failure figures are scraped from; none: the page shows no figures.
+   */
+  metricsUrls?: string[];
 }
 
 export interface ResolvedConsoleOptions {
@@ -51,6 +57,29 @@ export interface ResolvedConsoleOptions {
   trustedHeader: string | undefined;
   /** True when the host is a loopback address (or `localhost`). */
   loopback: boolean;
+  /** http(s) URLs of the workers' /metrics, in the order given. */
+  metricsUrls: string[];
+}
+
+/** The metrics URLs: the option, else the variable's comma-separated list; each must be http(s). */
+function resolveMetricsUrls(option: string[] | undefined, text: string | undefined): string[] {
+  const urls = option ?? (text ?? '').split(',');
+  const cleaned = urls.map((u) => u.trim()).filter((u) => u !== '');
+  for (const url of cleaned) {
+    let protocol: string;
+    try {
+      protocol = new URL(url).protocol;
+    } catch {
+      protocol = '';
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      throw new ConfigError(
+        `--metrics-url / ${CONSOLE_ENV.metricsUrls}: '${url.replace(/\/\/[^@/]*@/, '//***@')}' is not an http(s) URL; ` +
+          "give each worker's /metrics, e.g. http://worker-1:8080/metrics",
+      );
+    }
+  }
+  return [...new Set(cleaned)];
 }
 
 /** True for the names and addresses that only this machine reaches. */
@@ -109,5 +138,6 @@ export function resolveConsoleOptions(
         `${CONSOLE_ENV.trustedHeader}; or keep the default host ${DEFAULT_CONSOLE_HOST}`,
     );
   }
-  return { host, port, token, readOnly, trustedHeader, loopback };
+  const metricsUrls = resolveMetricsUrls(options.metricsUrls, env[CONSOLE_ENV.metricsUrls]);
+  return { host, port, token, readOnly, trustedHeader, loopback, metricsUrls };
 }

@@ -1,7 +1,8 @@
 /**
  * The workflows the console's end-to-end spec runs on real worker processes (BATON_WORKFLOWS
  * names this module): a chain of slow steps (a run to SIGKILL mid-way, or to filter for), and a
- * run that waits for a signal (a run to cancel, or to be refused an action in read-only mode).
+ * run that waits for a signal (a run to cancel, or to be refused an action in read-only mode), and
+ * a run whose one step fails every attempt (the metrics spec).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineActivity, defineWorkflow } from '@baton/core';
@@ -33,4 +34,19 @@ export const consoleWait = defineWorkflow({
   name: 'console_wait',
   version: 1,
   run: async (ctx, _input: { note: string }) => ctx.waitForSignal<unknown>('go'),
+});
+
+const consoleFailingStep = defineActivity({
+  name: 'console_failing_step',
+  retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 10 },
+  run: async (input: { why: string }) => {
+    throw new Error(`console_failing_step fails on purpose: ${input.why}`);
+  },
+});
+
+/** One step that fails both its attempts, so the run fails (the metrics spec counts both). */
+export const consoleFail = defineWorkflow({
+  name: 'console_fail',
+  version: 1,
+  run: async (ctx, input: { why: string }) => ctx.run(consoleFailingStep, input),
 });

@@ -27,6 +27,8 @@ export {
 export type { ConsoleOptions, ResolvedConsoleOptions } from './config.js';
 export { ConsoleServer } from './server/console-server.js';
 export type { ConsoleServerOptions, FleetDescription } from './server/console-server.js';
+export { HISTORY_MINUTES, MetricsHistory, readTotals } from './server/metrics-history.js';
+export type { MetricsHistorySnapshot, MinuteSample } from './server/metrics-history.js';
 
 export interface StartConsoleOptions {
   client: Client;
@@ -37,6 +39,8 @@ export interface StartConsoleOptions {
   /** Where the built front-end is (tests). */
   publicDir?: string;
   log?: (line: string) => void;
+  /** Time between two scrapes of each metrics URL (tests). @defaultValue 10 s */
+  metricsIntervalMs?: number;
 }
 
 /** The kinds of bus and store the URLs name (`nats`, `redis`, …): all the page is told of them. */
@@ -55,6 +59,7 @@ export async function startConsole(start: StartConsoleOptions): Promise<ConsoleS
     fleet: fleetKinds(env),
     ...(start.publicDir !== undefined && { publicDir: start.publicDir }),
     ...(start.log !== undefined && { log: start.log }),
+    ...(start.metricsIntervalMs !== undefined && { metricsIntervalMs: start.metricsIntervalMs }),
   });
   await server.listen();
   return server;

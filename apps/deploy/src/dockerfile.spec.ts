@@ -12,6 +12,9 @@ import { describe, expect, it } from 'vitest';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const WORKER_APP = 'apps/worker';
+/** The `baton` CLI, whose `baton console` serves the web console from the same image. */
+const CLI_APP = 'apps/cli';
+const CONSOLE_APP = 'apps/console';
 
 interface Instruction {
   keyword: string;
@@ -250,13 +253,16 @@ describe('Dockerfile', () => {
     expect(problems).toEqual([]);
   });
 
-  it('gives the runtime every workspace package the worker imports: its package.json and dist', () => {
+  it('gives the runtime every workspace package the worker and the CLI import: its package.json and dist', () => {
     const copies = copiesOf(runtime);
     const manifests = new Set(copies.filter((c) => !c.from).flatMap((c) => c.sources));
     const dists = new Set(copies.filter((c) => c.from).flatMap((c) => c.sources));
     const buildDir = build ? workdirOf(build) : '/';
     const problems: string[] = [];
-    for (const dir of workspaceClosure(WORKER_APP, false)) {
+    for (const dir of new Set([
+      ...workspaceClosure(WORKER_APP, false),
+      ...workspaceClosure(CLI_APP, false),
+    ])) {
       if (!manifests.has(`${dir}/package.json`))
         problems.push(`runtime stage does not copy ${dir}/package.json`);
       if (!dists.has(`${buildDir}/${dir}/dist`))
@@ -265,11 +271,11 @@ describe('Dockerfile', () => {
     expect(problems).toEqual([]);
   });
 
-  it('gives the build stage the manifest of every workspace on the worker build path', () => {
+  it('gives the build stage the manifest of every workspace on the worker and CLI build paths', () => {
     // A workspace npm ci cannot link would be looked up on the registry instead.
     const manifests = new Set(copiesOf(build!).flatMap((c) => c.sources));
     const problems: string[] = [];
-    for (const dir of workspaceClosure(WORKER_APP, true)) {
+    for (const dir of new Set([...workspaceClosure(WORKER_APP, true), ...workspaceClosure(CLI_APP, true)])) {
       if (!manifests.has(`${dir}/package.json`))
         problems.push(`build stage does not copy ${dir}/package.json`);
     }
@@ -314,6 +320,39 @@ describe('Dockerfile', () => {
     expect(existsSync(join(REPO, WORKER_APP, 'src/producer-main.ts')), 'producer-main.ts is missing').toBe(
       true,
     );
+  });
+
+  it('builds the CLI and the console, installs their dependencies and puts `baton` on the PATH', () => {
+    const cli = workspaces().get('@baton/cli');
+    expect(cli?.dir, 'no @baton/cli workspace').toBe(CLI_APP);
+    const bin = (cli!.pkg as PackageJson & { bin?: Record<string, string> }).bin?.baton;
+    expect(bin, 'apps/cli/package.json has no bin.baton').toBe('./dist/main.js');
+    // The build stage builds the CLI (whose ^build builds the console's server and front-end).
+    const builds = build!.instructions.filter((i) => i.keyword === 'RUN' && /\bnx\b/.test(i.args));
+    expect(
+      builds.some((i) => i.args.includes('@baton/cli')),
+      'the build stage does not build @baton/cli',
+    ).toBe(true);
+    // The console's front-end is built by its package's build script into dist/public, which the
+    // runtime gets with the rest of apps/console/dist.
+    const consolePkg = workspaces().get('@baton/console')!.pkg;
+    expect(consolePkg.scripts?.build, 'the console build does not run vite').toMatch(/\bvite build\b/);
+    expect(readFileSync(join(REPO, CONSOLE_APP, 'vite.config.ts'), 'utf8')).toMatch(
+      /outDir: '\.\.\/dist\/public'/,
+    );
+    const install = runtime.instructions.find((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
+    expect(install?.args, 'the runtime npm ci does not install the CLI workspace').toMatch(
+      /--workspace @baton\/cli\b/,
+    );
+    const link = runtime.instructions.find((i) => i.keyword === 'RUN' && /\bln -s\b/.test(i.args));
+    expect(link?.args, 'no `ln -s` putting baton on the PATH').toBe(
+      `ln -s ${workdirOf(runtime)}/${CLI_APP}/dist/main.js /usr/local/bin/baton`,
+    );
+    expect(readFileSync(join(REPO, CLI_APP, 'src/main.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(
+      true,
+    );
+    expect(cli!.pkg.scripts?.build, 'the CLI build does not make main.js executable').toContain('chmodSync');
+    expect(last(runtime, 'EXPOSE')?.args.split(/\s+/)).toContain('8233');
   });
 
   it('probes /healthz with node on the exposed port, and stops with SIGTERM', () => {

@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
@@ -56,6 +57,7 @@ const VALIDATORS: Record<string, (obj: K8sObject) => void> = {
   'keda.sh/v1alpha1/ScaledObject': strict(ScaledObject),
   'v1/Pod': strict(Pod),
   'networking.k8s.io/v1/NetworkPolicy': strict(NetworkPolicy),
+  'networking.k8s.io/v1/Ingress': strict(Ingress),
   'monitoring.coreos.com/v1/ServiceMonitor': validateServiceMonitor,
   'monitoring.coreos.com/v1/PrometheusRule': validatePrometheusRule,
 };
@@ -536,7 +538,13 @@ describe.concurrent('helm/baton-worker settings', () => {
     const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
     const readme = await readFile(join(CHART_DIR, 'README.md'), 'utf8');
     // Kubernetes objects passed through as they are: documented as a whole, not key by key.
-    const wholeObjects = new Set(['strategy', 'resources', 'podSecurityContext', 'securityContext']);
+    const wholeObjects = new Set([
+      'strategy',
+      'resources',
+      'podSecurityContext',
+      'securityContext',
+      'console.resources',
+    ]);
     const paths: string[] = [];
     const walk = (node: Record<string, unknown>, prefix: string): void => {
       for (const [key, value] of Object.entries(node)) {
@@ -917,6 +925,22 @@ const BAD_VALUES: { name: string; set: Record<string, unknown>; message: RegExp;
     set: { 'transport.url': '' },
     message: /transport\.url or transport\.existingSecret is required/,
     crossCheck: true,
+  },
+  {
+    name: 'the console without a token or a trusted header',
+    set: { 'console.enabled': true },
+    message: /console\.enabled needs console\.token, console\.existingSecret or console\.trustedHeader/,
+    crossCheck: true,
+  },
+  {
+    name: 'a console token shorter than 16 characters',
+    set: { 'console.enabled': true, 'console.token': 'short' },
+    message: /console\.token/,
+  },
+  {
+    name: 'a misspelt console key',
+    set: { 'console.readonly': true },
+    message: /console: Additional property readonly is not allowed/,
   },
   {
     name: 'HPA min above max',

@@ -183,6 +183,14 @@ one line per problem, nothing when all is well; templates/validate.yaml turns th
 {{- if and .Values.otel.enabled (eq .Values.otel.tracesExporter "otlp") (not .Values.otel.endpoint) -}}
 {{- $p = append $p "otel.endpoint is required when otel.enabled is true and otel.tracesExporter is otlp: the collector's OTLP URL (OTEL_EXPORTER_OTLP_ENDPOINT), e.g. http://otel-collector:4318" -}}
 {{- end -}}
+{{- if .Values.console.enabled -}}
+{{- if not (or .Values.console.token .Values.console.existingSecret .Values.console.trustedHeader) -}}
+{{- $p = append $p "console.enabled needs console.token, console.existingSecret or console.trustedHeader: the console listens beyond loopback in its pod and refuses to start without an access token or a trusted header (docs/console.md)" -}}
+{{- end -}}
+{{- if eq (int64 .Values.console.port) (int64 .Values.worker.httpPort) -}}
+{{- $p = append $p (printf "console.port (%d) must differ from worker.httpPort" (int64 .Values.console.port)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.serviceMonitor.enabled (not .Values.service.enabled) -}}
 {{- $p = append $p "serviceMonitor.enabled needs service.enabled: the ServiceMonitor scrapes through the Service" -}}
 {{- end -}}
@@ -258,4 +266,31 @@ autoscaler as one of the fleet.
 {{- define "baton-worker.testSelectorLabels" -}}
 app.kubernetes.io/name: {{ printf "%s-test" (include "baton-worker.name" .) | trunc 63 | trimSuffix "-" }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/*
+The console's objects: their own app.kubernetes.io/name (`<name>-console`), so no selector of the
+worker fleet (Service, PodDisruptionBudget, autoscaler, NetworkPolicy) ever counts a console pod.
+*/}}
+{{- define "baton-worker.consoleName" -}}
+{{- printf "%s-console" (include "baton-worker.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "baton-worker.consoleSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-console" (include "baton-worker.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "baton-worker.consoleLabels" -}}
+helm.sh/chart: {{ include "baton-worker.chart" . }}
+{{ include "baton-worker.consoleSelectorLabels" . }}
+app.kubernetes.io/version: {{ include "baton-worker.imageTag" . | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/component: console
+app.kubernetes.io/part-of: baton
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* The Secret the chart creates for console.token. */}}
+{{- define "baton-worker.consoleSecretName" -}}
+{{- printf "%s-console" (include "baton-worker.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}

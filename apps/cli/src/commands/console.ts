@@ -21,6 +21,7 @@ interface ConsoleFlags {
   host?: string;
   readOnly?: boolean;
   token?: string;
+  metricsUrl?: string[];
 }
 
 function portOf(text: string | undefined): number | undefined {
@@ -60,6 +61,11 @@ export const consoleCommands: CommandGroup = {
         '--token <token>',
         `access token, required beyond loopback (${CONSOLE_ENV.token}; prefer the variable: a flag shows in ps)`,
       )
+      .option(
+        '--metrics-url <url>',
+        `a worker's /metrics URL for the workers page's figures; repeat for each worker (${CONSOLE_ENV.metricsUrls}: comma-separated)`,
+        (url: string, urls: string[] = []) => [...urls, url],
+      )
       .action((flags: ConsoleFlags, command: Command) =>
         context.run(async () => {
           const env = envWithFlags(context.env, context.flags(command));
@@ -68,6 +74,7 @@ export const consoleCommands: CommandGroup = {
             ...(flags.host !== undefined && { host: flags.host }),
             ...(flags.readOnly && { readOnly: true }),
             ...(flags.token !== undefined && { token: flags.token }),
+            ...(flags.metricsUrl !== undefined && { metricsUrls: flags.metricsUrl }),
           };
           // A console that would be unsafe (or a typo) fails here, before any connection is made.
           resolveConsoleOptions(options, env);

@@ -2,9 +2,17 @@
  * Bulk actions on the runs page's current filter: the count first (a dry run, what the
  * confirmation quotes), then the action started as a job (bulk-jobs.ts) whose progress the page
  * polls. Built on client.bulk, which walks the runs with the store's cursor and refuses, with the
- * reason, each run in a state the action does not take.
+ * reason, each run in a state the action does not take. Dead letters the same way: how many a
+ * redrive would take (all, or one code's), then client.bulk.redriveDeadLetters as a job.
  */
-import { BULK_RUN_ACTION_NAMES, type BulkRunActionName, type RunFilter } from '@baton/client';
+import {
+  BULK_RUN_ACTION_NAMES,
+  type BulkRunActionName,
+  type Client,
+  type DeadLetterFilter,
+  type RunFilter,
+} from '@baton/client';
+import { decodeDeadLetter } from '@baton/core/runtime';
 import { runQueryOf } from './api-runs.js';
 import { bodyObject, HttpError, type Route } from './http-kit.js';
 
@@ -23,7 +31,56 @@ function filterOf(params: URLSearchParams): RunFilter {
   return filter;
 }
 
+/** A dead-letter code as the page sends it: absent or empty for every letter. */
+function deadLetterFilterOf(code: unknown): DeadLetterFilter {
+  if (code === undefined || code === null || code === '') return {};
+  if (typeof code !== 'string' || code.length > 200)
+    throw new HttpError(
+      400,
+      `'code' must be a dead-letter code (e.g. unknown-workflow), got ${JSON.stringify(code)}`,
+    );
+  return { code };
+}
+
+/** What a bulk redrive of `filter` would do now: letters it takes, those it refuses, and every code's count. */
+async function countDeadLetters(
+  client: Client,
+  filter: DeadLetterFilter,
+): Promise<{ count: number; unreadable: number; codes: Record<string, number> }> {
+  let count = 0;
+  let unreadable = 0;
+  const codes: Record<string, number> = {};
+  let cursor: string | undefined;
+  do {
+    const page = await client.deadLetters.list({ limit: 200, ...(cursor !== undefined && { cursor }) });
+    for (const letter of page.letters) {
+      codes[letter.code] = (codes[letter.code] ?? 0) + 1;
+      if (filter.code !== undefined && letter.code !== filter.code) continue;
+      // client.bulk.redriveDeadLetters refuses a letter whose message does not decode.
+      if (decodeDeadLetter(letter).readable) count += 1;
+      else unreadable += 1;
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return { count, unreadable, codes };
+}
+
 export const BULK_ROUTES: Route[] = [
+  {
+    method: 'GET',
+    path: /^\/api\/bulk\/dead-letters\/count$/,
+    handle: async ({ client, query }) => {
+      const filter = deadLetterFilterOf(query.get('code'));
+      return { ...filter, ...(await countDeadLetters(client, filter)) };
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/api\/bulk\/dead-letters\/redrive$/,
+    action: true,
+    handle: async ({ client, body, bulk, redact }) =>
+      bulk.startRedrive(client, deadLetterFilterOf(bodyObject(body)['code']), redact),
+  },
   {
     method: 'GET',
     path: /^\/api\/bulk\/count$/,

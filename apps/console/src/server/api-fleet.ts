@@ -1,6 +1,7 @@
 /**
  * The dead letters and workers pages' read API: dead letters a page at a time and one decoded,
- * the live workers and the run queue's backlog.
+ * the live workers, the run queue's backlog, and the workers' throughput and failures per minute
+ * over the last hour (scraped from their /metrics: metrics-history.ts).
  */
 import { HttpError, type Route } from './http-kit.js';
 
@@ -48,5 +49,10 @@ export const FLEET_ROUTES: Route[] = [
     method: 'GET',
     path: /^\/api\/backlog$/,
     handle: ({ client }) => client.fleet.backlog(),
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/metrics$/,
+    handle: ({ metrics }) => Promise.resolve(metrics.snapshot()),
   },
 ];

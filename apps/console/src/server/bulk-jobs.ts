@@ -1,6 +1,7 @@
 /**
  * The bulk actions a console runs as jobs in its process (api-bulk.ts starts and reads them):
- * each is client.bulk.run with progress kept for the page to poll.
+ * each is client.bulk.run (runs) or client.bulk.redriveDeadLetters (dead letters) with progress
+ * kept for the page to poll.
  *
  * Invariants:
  * 1. At most {@link MAX_RUNNING_JOBS} jobs run at once and about {@link KEPT_JOBS} are remembered
@@ -9,7 +10,15 @@
  *    finish, no new one starts.
  */
 import { randomUUID } from 'node:crypto';
-import type { BulkProgress, BulkRunActionName, BulkSummary, Client, RunFilter } from '@baton/client';
+import type {
+  BulkOptions,
+  BulkProgress,
+  BulkRunActionName,
+  BulkSummary,
+  Client,
+  DeadLetterFilter,
+  RunFilter,
+} from '@baton/client';
 import { HttpError } from './http-error.js';
 
 export const MAX_RUNNING_JOBS = 4;
@@ -18,7 +27,8 @@ export const KEPT_JOBS = 50;
 /** What the page polls: the action, its progress, and its summary once done. */
 export interface BulkJobState {
   id: string;
-  action: BulkRunActionName;
+  /** A bulk action on runs, or `redrive` of dead letters. */
+  action: BulkRunActionName | 'redrive';
   progress: Omit<BulkProgress, 'last'>;
   summary?: BulkSummary;
   error?: string;
@@ -34,11 +44,27 @@ export class BulkJobs {
     return this.aborts.size;
   }
 
+  /** client.bulk.run of `action` on the runs `filter` matches. */
   start(
     client: Client,
     action: BulkRunActionName,
     filter: RunFilter,
     redact: (text: string) => string,
+  ): BulkJobState {
+    return this.startJob(action, redact, (options) =>
+      client.bulk.run(action, filter, { ...options, reason: 'cancelled in bulk from the console' }),
+    );
+  }
+
+  /** client.bulk.redriveDeadLetters: every dead letter, or those of one code. */
+  startRedrive(client: Client, filter: DeadLetterFilter, redact: (text: string) => string): BulkJobState {
+    return this.startJob('redrive', redact, (options) => client.bulk.redriveDeadLetters(filter, options));
+  }
+
+  private startJob(
+    action: BulkJobState['action'],
+    redact: (text: string) => string,
+    work: (options: Pick<BulkOptions, 'signal' | 'onProgress'>) => Promise<BulkSummary>,
   ): BulkJobState {
     if (this.running >= MAX_RUNNING_JOBS)
       throw new HttpError(
@@ -58,14 +84,12 @@ export class BulkJobs {
       if (this.jobs.size <= KEPT_JOBS) break;
       if (this.jobs.get(id)!.done) this.jobs.delete(id);
     }
-    client.bulk
-      .run(action, filter, {
-        signal: abort.signal,
-        reason: 'cancelled in bulk from the console',
-        onProgress: ({ done, succeeded, refused, failed }) => {
-          job.progress = { done, succeeded, refused, failed };
-        },
-      })
+    work({
+      signal: abort.signal,
+      onProgress: ({ done, succeeded, refused, failed }) => {
+        job.progress = { done, succeeded, refused, failed };
+      },
+    })
       .then(
         (summary) => {
           job.summary = summary;

@@ -23,6 +23,7 @@ import { RUN_ROUTES } from './api-run.js';
 import { RUNS_ROUTES } from './api-runs.js';
 import { HttpError, parseJsonBody, readBody, sendJson, type Route } from './http-kit.js';
 import { loginPage } from './login-page.js';
+import { MetricsHistory } from './metrics-history.js';
 import { ConsoleSecurity, SECURITY_HEADERS, type Identity } from './security.js';
 import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
 
@@ -42,6 +43,8 @@ export interface ConsoleServerOptions {
   publicDir?: string;
   /** Where the console logs (already redacted lines). @defaultValue stderr */
   log?: (line: string) => void;
+  /** Time between two scrapes of each metrics URL (tests). @defaultValue 10 s */
+  metricsIntervalMs?: number;
 }
 
 /** The statuses of the client's error codes: what the operator asked for cannot be done as is. */
@@ -57,11 +60,16 @@ export class ConsoleServer {
   private readonly security: ConsoleSecurity;
   private readonly log: (line: string) => void;
   private readonly bulk = new BulkJobs();
+  private readonly metrics: MetricsHistory;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly config: ConsoleServerOptions) {
     this.security = new ConsoleSecurity(config.options);
     this.log = config.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.metrics = new MetricsHistory(config.options.metricsUrls, {
+      ...(config.metricsIntervalMs !== undefined && { intervalMs: config.metricsIntervalMs }),
+      log: (line) => this.log(this.security.redact(line)),
+    });
     this.server = createServer((req, res) => {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
       this.answer(req, res).catch((err: unknown) => this.fail(res, err));
@@ -81,6 +89,7 @@ export class ConsoleServer {
         resolve();
       });
     });
+    this.metrics.start();
     return this.url;
   }
 
@@ -93,6 +102,7 @@ export class ConsoleServer {
 
   close(): Promise<void> {
     this.bulk.abortAll();
+    this.metrics.stop();
     this.closing ??= new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -174,6 +184,7 @@ export class ConsoleServer {
       query: url.searchParams,
       body,
       bulk: this.bulk,
+      metrics: this.metrics,
       redact: (text) => this.security.redact(text),
     });
     sendJson(res, 200, answer);

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@baton/client';
 import type { BulkJobs } from './bulk-jobs.js';
+import type { MetricsHistory } from './metrics-history.js';
 import { HttpError } from './http-error.js';
 
 export { HttpError };
@@ -20,6 +21,8 @@ export interface ApiRequest {
   body: unknown;
   /** The console's bulk jobs. */
   bulk: BulkJobs;
+  /** The workers' throughput and failures over the last hour (metrics-history.ts). */
+  metrics: MetricsHistory;
   /** Removes secrets from a message (security.ts). */
   redact: (text: string) => string;
 }

@@ -6,6 +6,7 @@
  */
 import type * as Client from '@baton/client';
 import type * as Web from '../../web/src/types.js';
+import type * as Metrics from './metrics-history.js';
 
 /** Compiles only when `Sent` can be read as `Read`. */
 type Readable<Read, Sent extends Read> = [Read, Sent];
@@ -17,4 +18,5 @@ export type WebTypesMatchTheClient = [
   Readable<Web.RunTimeline, Client.RunTimeline>,
   Readable<Web.FleetWorker, Client.FleetWorker>,
   Readable<Web.FleetBacklog, Client.FleetBacklog>,
+  Readable<Web.MetricsHistorySnapshot, Metrics.MetricsHistorySnapshot>,
 ];

@@ -176,3 +176,19 @@ export interface FleetBacklog {
   total: number;
   parts: { name: string; pending: number; ackPending?: number; partition?: number }[];
 }
+
+/** GET /api/metrics: the workers' counts per minute over the last hour (metrics-history.ts). */
+export interface MinuteSample {
+  start: number;
+  runsCompleted: number;
+  runsFailed: number;
+  activities: number;
+  activitiesFailed: number;
+}
+
+export interface MetricsHistorySnapshot {
+  configured: boolean;
+  intervalMs: number;
+  sources: { url: string; lastScrapeAt?: number; error?: string }[];
+  minutes: MinuteSample[];
+}

@@ -16,7 +16,7 @@ const ACTIONS = {
 } as const;
 type BulkAction = keyof typeof ACTIONS;
 
-interface JobState {
+export interface JobState {
   id: string;
   action: string;
   progress: { done: number; succeeded: number; refused: number; failed: number };

@@ -1,11 +1,13 @@
 /**
  * The dead letters page: the bus's poison messages, newest first, a page at a time; one letter
  * opened and decoded (or why it cannot be); redrive (back on the run queue) and purge, each behind
- * a confirmation. Actions are absent in read-only mode.
+ * a confirmation; redrive in bulk, every letter or one code's (dead-letter-bulk.tsx). Actions are
+ * absent in read-only mode.
  */
 import { useState } from 'preact/hooks';
 import { get, getSession, post, type SessionInfo } from '../api.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { DeadLetterBulk } from '../components/dead-letter-bulk.js';
 import { jsonText, timeText, usePolling } from '../hooks.js';
 import type { DeadLetterRow, ShownDeadLetter } from '../types.js';
 
@@ -122,6 +124,7 @@ export function DeadLettersPage() {
         </tbody>
       </table>
       {page.data && page.data.letters.length === 0 && <p>No dead letter.</p>}
+      {writable && <DeadLetterBulk onDone={() => page.refresh()} />}
       <nav aria-label="Pages" class="button-row">
         <button type="button" disabled={cursor === undefined} onClick={() => setCursor(undefined)}>
           Newest

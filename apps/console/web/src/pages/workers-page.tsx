@@ -1,16 +1,19 @@
 /**
  * The workers page: the live workers as they report themselves (host, Baton version, workflow
  * versions, runs held of their concurrency, last lease renewal, draining) and the run queue's
- * backlog per consumer or partition. Polled.
+ * backlog per consumer or partition; the last hour's throughput and failures from the workers' own
+ * metrics (throughput-chart.tsx). Polled.
  */
 import { get } from '../api.js';
 import { timeText, usePolling } from '../hooks.js';
 import { onLinkClick } from '../router.js';
-import type { FleetBacklog, FleetWorker } from '../types.js';
+import type { FleetBacklog, FleetWorker, MetricsHistorySnapshot } from '../types.js';
+import { ThroughputChart } from './throughput-chart.js';
 
 export function WorkersPage() {
   const workers = usePolling('workers', () => get<FleetWorker[]>('/api/workers'));
   const backlog = usePolling('backlog', () => get<FleetBacklog>('/api/backlog'), 5_000);
+  const metrics = usePolling('metrics', () => get<MetricsHistorySnapshot>('/api/metrics'), 5_000);
   return (
     <main aria-labelledby="workers-title">
       <h1 id="workers-title">Workers</h1>
@@ -87,6 +90,13 @@ export function WorkersPage() {
           </table>
         </>
       )}
+      <h2>Last hour</h2>
+      {metrics.error && (
+        <p role="alert" class="error">
+          {metrics.error}
+        </p>
+      )}
+      {metrics.data && <ThroughputChart snapshot={metrics.data} />}
     </main>
   );
 }
