@@ -10,7 +10,8 @@
  * chart and the table of every step are in the DOM (a layout effect, before paint).
  *
  * Options: `--steps N` (default 1000), `--samples N` (default 5), `--port N` (default: a free
- * one of 8300-8399).
+ * one of 8300-8399). `--runs-page` times the runs page over a seeded store instead
+ * (runs-page-bench.ts).
  */
 import { parseArgs } from 'node:util';
 import { Client } from '@baton/client';
@@ -20,12 +21,14 @@ import { Worker } from '@baton/worker';
 import { launchChromium } from '../browser.spec-helper.js';
 import { freeConsolePort } from '../console-port.spec-helper.js';
 import { startConsole } from '../index.js';
+import { runsPageBench } from './runs-page-bench.js';
 
 const { values } = parseArgs({
   options: {
     steps: { type: 'string', default: '1000' },
     samples: { type: 'string', default: '5' },
     port: { type: 'string' },
+    'runs-page': { type: 'boolean' },
   },
 });
 const steps = Number(values.steps);
@@ -33,6 +36,10 @@ const samples = Number(values.samples);
 if (!Number.isInteger(steps) || steps < 1 || !Number.isInteger(samples) || samples < 1) {
   console.error('--steps and --samples must be whole numbers ≥ 1');
   process.exit(2);
+}
+if (values['runs-page'] === true) {
+  await runsPageBench(samples, values.port !== undefined ? Number(values.port) : undefined);
+  process.exit(0);
 }
 
 const benchStep = defineActivity({ name: 'bench_step', run: async (n: number) => n });
