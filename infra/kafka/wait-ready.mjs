@@ -1,14 +1,18 @@
 // Waits until a Kafka broker answers a real protocol round trip: a kafkajs admin client connects
 // and describeCluster() returns. Used by infra/kafka/start.sh after the TCP port opens.
 //
-//   node infra/kafka/wait-ready.mjs [host:port=127.0.0.1:9092] [timeoutMs=30000]
+//   node infra/kafka/wait-ready.mjs [host:port=127.0.0.1:9092] [timeoutMs=30000] [brokers=1]
+//
+// With `brokers` above 1 (infra/clusters/kafka), it also waits until the cluster's metadata lists
+// that many registered brokers. host:port may be a comma-separated list of bootstrap brokers.
 //
 // Exit codes: 0 the broker answered; 1 it did not within the timeout; 3 kafkajs is not installed
 // (start.sh then falls back to its TCP check). kafkajs resolves from the repository's node_modules.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const [broker = '127.0.0.1:9092', timeoutArg = '30000'] = process.argv.slice(2);
+const [broker = '127.0.0.1:9092', timeoutArg = '30000', brokersArg = '1'] = process.argv.slice(2);
 const timeoutMs = Number(timeoutArg);
+const wantBrokers = Number(brokersArg);
 
 let Kafka;
 let logLevel;
@@ -22,7 +26,7 @@ try {
 
 const kafka = new Kafka({
   clientId: 'baton-kafka-wait-ready',
-  brokers: [broker],
+  brokers: broker.split(','),
   connectionTimeout: 1_000,
   requestTimeout: 5_000,
   retry: { retries: 0 },
@@ -37,6 +41,9 @@ while (Date.now() < deadline) {
     await admin.connect();
     const cluster = await admin.describeCluster();
     const brokers = cluster.brokers.map((b) => `${b.nodeId}@${b.host}:${b.port}`).join(', ');
+    if (cluster.brokers.length < wantBrokers) {
+      throw new Error(`${cluster.brokers.length} of ${wantBrokers} brokers registered (${brokers})`);
+    }
     console.log(
       `[kafka] answers: cluster ${cluster.clusterId}, controller ${cluster.controller}, brokers ${brokers}`,
     );
