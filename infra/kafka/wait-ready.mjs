@@ -24,18 +24,23 @@ try {
   throw error;
 }
 
-const kafka = new Kafka({
-  clientId: 'baton-kafka-wait-ready',
-  brokers: broker.split(','),
-  connectionTimeout: 1_000,
-  requestTimeout: 5_000,
-  retry: { retries: 0 },
-  logLevel: logLevel.NOTHING,
-});
+// With several brokers expected, each bootstrap broker is asked on its own: their metadata
+// caches converge one after the other, and a client may ask any of them.
+const seeds = wantBrokers > 1 ? broker.split(',') : [broker];
+const clients = seeds.map(
+  (seed) =>
+    new Kafka({
+      clientId: 'baton-kafka-wait-ready',
+      brokers: seed.split(','),
+      connectionTimeout: 1_000,
+      requestTimeout: 5_000,
+      retry: { retries: 0 },
+      logLevel: logLevel.NOTHING,
+    }),
+);
 
-const deadline = Date.now() + timeoutMs;
-let lastError;
-while (Date.now() < deadline) {
+/** The cluster as the client's seed broker describes it; throws while too few brokers are registered. */
+async function describe(kafka) {
   const admin = kafka.admin();
   try {
     await admin.connect();
@@ -44,14 +49,22 @@ while (Date.now() < deadline) {
     if (cluster.brokers.length < wantBrokers) {
       throw new Error(`${cluster.brokers.length} of ${wantBrokers} brokers registered (${brokers})`);
     }
-    console.log(
-      `[kafka] answers: cluster ${cluster.clusterId}, controller ${cluster.controller}, brokers ${brokers}`,
-    );
-    await admin.disconnect();
+    return `cluster ${cluster.clusterId}, controller ${cluster.controller}, brokers ${brokers}`;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
+const deadline = Date.now() + timeoutMs;
+let lastError;
+while (Date.now() < deadline) {
+  try {
+    const seen = [];
+    for (const kafka of clients) seen.push(await describe(kafka));
+    console.log(`[kafka] answers: ${seen[0]}`);
     process.exit(0);
   } catch (error) {
     lastError = error;
-    await admin.disconnect().catch(() => {});
     await sleep(250);
   }
 }

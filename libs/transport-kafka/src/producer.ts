@@ -36,11 +36,15 @@ export class BatchingProducer {
   private readonly producer: Producer;
   private queue: Queued[] = [];
   private flushing = false;
+  /** Per `topic/partition`: one past the highest offset this producer was acknowledged. */
+  private readonly acked = new Map<string, number>();
 
   constructor(
     kafka: Kafka,
     /** Most bytes of record values per request (the broker refuses a batch above its limit). */
     private readonly maxBatchBytes: number,
+    /** How long a broker may hold a produce request waiting for the in-sync replicas. */
+    private readonly ackTimeoutMs = 30_000,
   ) {
     this.producer = kafka.producer({
       // Every record names its partition; the partitioner is set only to keep kafkajs quiet.
@@ -59,6 +63,14 @@ export class BatchingProducer {
     return this.producer.disconnect();
   }
 
+  /**
+   * One past the highest offset this producer saw acknowledged on the partition (0 when none): a
+   * record sent from now on lands at or after it.
+   */
+  ackedEnd(topic: string, partition: number): number {
+    return this.acked.get(`${topic}/${partition}`) ?? 0;
+  }
+
   /** Sends one record; resolves with its offset in its partition. */
   send(record: OutgoingRecord): Promise<number> {
     return new Promise<number>((resolve, reject) => {
@@ -75,9 +87,12 @@ export class BatchingProducer {
         try {
           const metadata = await this.producer.sendBatch({
             acks: -1,
+            timeout: this.ackTimeoutMs,
             topicMessages: groupByTopic(batch),
           });
-          settleOffsets(batch, metadata);
+          for (const [key, end] of settleOffsets(batch, metadata)) {
+            if (end > (this.acked.get(key) ?? 0)) this.acked.set(key, end);
+          }
         } catch (err) {
           for (const record of batch) record.reject(err);
         }
@@ -120,7 +135,7 @@ function groupByTopic(batch: Queued[]): TopicMessages[] {
  * The brokers report one base offset per partition; the records of a partition got consecutive
  * offsets from it in the order they were sent.
  */
-function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): void {
+function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): Map<string, number> {
   const next = new Map<string, number>();
   for (const m of metadata) {
     const base = m.baseOffset ?? m.offset;
@@ -136,4 +151,5 @@ function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): void {
     next.set(key, offset + 1);
     record.resolve(offset);
   }
+  return next;
 }

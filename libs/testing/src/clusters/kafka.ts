@@ -11,11 +11,13 @@
  *
  * Invariants: `startKafkaCluster` resolves only once every broker is registered; `stop()` stops
  * every node and deletes the cluster's directory, and is safe to call twice; nothing here touches
- * the shared broker.
+ * the shared broker. Spec files run in parallel and the Kafka cluster specs share one port range:
+ * a lock directory per broker port (holding the owner's pid, taken over when that process is gone)
+ * makes a second cluster wait until the first one stopped.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
@@ -53,10 +55,50 @@ export interface KafkaCluster {
   stop(): Promise<void>;
 }
 
+/** How long a cluster waits for another test's cluster on the same ports to stop. */
+const PORT_LOCK_WAIT_MS = 300_000;
+
+/** Takes the lock of `port` (waiting for its holder to release it or die); returns the release. */
+async function lockPorts(port: number): Promise<() => Promise<void>> {
+  const lock = resolve(REPO_ROOT, `.tmp/clusters/kafka-ports-${port}.lock`);
+  await mkdir(resolve(lock, '..'), { recursive: true });
+  const deadline = Date.now() + PORT_LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      await writeFile(resolve(lock, 'pid'), String(process.pid));
+      return () => rm(lock, { recursive: true, force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(await readFile(resolve(lock, 'pid'), 'utf8').catch(() => ''));
+    if (holder > 0 && !isAlive(holder)) {
+      await rm(lock, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `a Kafka test cluster on port ${port} (lock ${lock}, pid ${holder || 'unknown'}) did not stop within ${PORT_LOCK_WAIT_MS / 1000} s`,
+      );
+    }
+    await new Promise((done) => setTimeout(done, 500));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Starts a cluster in a fresh directory under the repository's `.tmp/clusters/`. */
 export async function startKafkaCluster(options: KafkaClusterOptions = {}): Promise<KafkaCluster> {
   const brokerPort = options.brokerPort ?? 19092;
   const controllerPort = options.controllerPort ?? 19192;
+  const unlock = await lockPorts(brokerPort);
   const dir = resolve(REPO_ROOT, `.tmp/clusters/kafka-test-${randomBytes(4).toString('hex')}`);
   const env = {
     ...process.env,
@@ -84,10 +126,14 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
-      await script('stop.sh', '--purge').catch(async (err: unknown) => {
-        await rm(dir, { recursive: true, force: true });
-        throw err;
-      });
+      try {
+        await script('stop.sh', '--purge').catch(async (err: unknown) => {
+          await rm(dir, { recursive: true, force: true });
+          throw err;
+        });
+      } finally {
+        await unlock();
+      }
     })());
 
   let url: string;
