@@ -87,6 +87,8 @@ export class BatchingProducer {
       await old.disconnect().catch(() => undefined);
       await next.connect();
     })();
+    // Awaited by the next batch, if one comes; a failure with none to come is not unhandled.
+    this.replaced.catch(() => undefined);
   }
 
   /**
