@@ -11,9 +11,10 @@
  * when a request is acknowledged, so after a request whose acknowledgement was lost (but which the
  * brokers stored) the next batch of the same size would reuse its sequence numbers, and the broker
  * would answer it as a duplicate with the stored batch's offsets: a different record acknowledged
- * and never written (the Kafka cluster spec saw this). After any failure the next batch goes out
- * through a new idempotent producer (a new producer id, sequences from 0); the journal decides
- * whether the failed records landed by reading them back (journal.ts).
+ * and never written (the likely cause of a record the Kafka cluster spec once found missing).
+ * After any failure the next batch goes out through a new idempotent producer (a new producer id,
+ * sequences from 0); the journal decides whether the failed records landed by reading them back
+ * (journal.ts).
  */
 import {
   Partitioners,
