@@ -58,7 +58,8 @@ live_pid() {
   fi
 }
 
-sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -d' ' -f1; }
+# shellcheck source=classpath.sh
+source "$HERE/classpath.sh"
 
 # Replaces @KEY@ in a template line by line; the quoted values are taken literally (no sed escaping).
 render() { # template output
@@ -111,34 +112,8 @@ else
     fail "$HOST:$CONTROLLER_PORT (BATON_KAFKA_CONTROLLER_PORT) is taken by another process; choose a free port"
   fi
 
-  # --- tools ------------------------------------------------------------------------------------
-  command -v java >/dev/null 2>&1 ||
-    fail "java not found on PATH. Install a JDK or JRE 11+ (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; macOS: brew install openjdk@17), or use 'docker compose up kafka'."
-  JAVA_MAJOR="$(java -version 2>&1 | awk -F'"' '/version/ && !m { split($2, v, "."); m = (v[1] == "1" ? v[2] : v[1]) } END { print m }' || true)"
-  [[ "${JAVA_MAJOR:-0}" =~ ^[0-9]+$ && "$JAVA_MAJOR" -ge 11 ]] ||
-    fail "Kafka 3.9 needs Java 11 or later; 'java -version' reports ${JAVA_MAJOR:-an unknown version}."
-
-  # --- classpath --------------------------------------------------------------------------------
-  POM_HASH="$(sha256 "$HERE/pom.xml")"
-  if [[ "$(cat "$LIBS/.complete" 2>/dev/null || true)" != "$POM_HASH" ]]; then
-    command -v mvn >/dev/null 2>&1 ||
-      fail "mvn not found on PATH; it resolves the broker's jars once. Install Maven 3.6+ (Debian/Ubuntu: apt-get install maven; macOS: brew install maven)."
-    say "resolving classpath… (Maven, from infra/kafka/pom.xml into $LIBS)"
-    rm -rf "$LIBS.tmp" "$DIR/mvn-work"
-    mkdir -p "$DIR/mvn-work"
-    # Maven runs on a copy of the pom so that nothing (target/) is written into the repository.
-    cp "$HERE/pom.xml" "$DIR/mvn-work/pom.xml"
-    if ! mvn -q -B -f "$DIR/mvn-work/pom.xml" dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$LIBS.tmp" >"$DIR/mvn.log" 2>&1; then
-      tail -n 40 "$DIR/mvn.log" >&2 || true
-      fail "Maven could not resolve the broker's classpath (full output: $DIR/mvn.log)"
-    fi
-    ls "$LIBS.tmp"/kafka_2.13-*.jar >/dev/null 2>&1 || fail "Maven ran but $LIBS.tmp has no kafka_2.13 jar"
-    rm -rf "$LIBS" "$DIR/mvn-work"
-    mv "$LIBS.tmp" "$LIBS"
-    echo "$POM_HASH" >"$LIBS/.complete"
-    say "classpath: $(find "$LIBS" -name '*.jar' | wc -l | tr -d ' ') jars, $(du -sh "$LIBS" | cut -f1)"
-  fi
+  # --- java and the classpath -----------------------------------------------------------------
+  kafka_classpath "$LIBS" "$DIR"
 
   # --- configuration ------------------------------------------------------------------------------
   mkdir -p "$DATA_DIR" "$LOGS_DIR"

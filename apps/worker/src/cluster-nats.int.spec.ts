@@ -18,106 +18,17 @@ import { redisTestUrl } from '@baton/testing/servers';
 import { largePayloadsFromConfig, storeFromConfig } from './adapters.js';
 import { readConfig } from './config.js';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
+import {
+  NO_VIOLATIONS,
+  appendProbe,
+  fleetGapAfter,
+  runsMoved,
+  violationsWhenReadable,
+  warnings,
+} from './cluster-workload.spec-helper.js';
 
 /** Ports of this spec's own cluster (the task's private range; infra's default cluster uses 14222-4). */
 const PORTS = { clientPort: 14225, routePort: 14325, httpPort: 14425 };
-
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
-
-/** Appends to a run of the test's own every `everyMs` and keeps when each append succeeded. */
-function appendProbe(world: CrashWorld, everyMs = 50) {
-  const successes: number[] = [];
-  const failures: string[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = Date.now();
-      try {
-        await world.env.transport.append({ runId: `probe-${world.ns}`, data: new Uint8Array([1]) });
-        successes.push(Date.now());
-      } catch (err) {
-        failures.push((err as Error).message);
-      }
-      await sleep(Math.max(0, everyMs - (Date.now() - started)));
-    }
-  })();
-  return {
-    failures,
-    /** The longest time without a successful append after `since`. */
-    longestGapAfter(since: number): number {
-      let last = since;
-      let longest = 0;
-      for (const at of successes.filter((t) => t >= since)) {
-        longest = Math.max(longest, at - last);
-        last = at;
-      }
-      return longest;
-    },
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
-}
-
-/**
- * The invariants, once the cluster answers reads again: right after a node comes back its streams
- * may still be electing a leader, and reads fail as unavailable (retryable) for a moment.
- */
-async function violationsWhenReadable(world: CrashWorld): Promise<Record<string, string[]>> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await world.violations();
-    } catch (err) {
-      if ((err as { retryable?: boolean }).retryable !== true || attempt >= 60) throw err;
-      await sleep(500);
-    }
-  }
-}
-
-/** Runs whose activities ran on more than one worker process. */
-async function runsMoved(world: CrashWorld): Promise<number> {
-  const pids = new Map<string, Set<number>>();
-  for (const e of await world.ledger.executions()) {
-    const set = pids.get(e.runId) ?? new Set<number>();
-    set.add(e.pid);
-    pids.set(e.runId, set);
-  }
-  return [...pids.values()].filter((s) => s.size > 1).length;
-}
-
-/**
- * The fleet's side of the stall: the longest time after `since` in which no worker started or
- * finished an activity (each step's start follows its predecessor's journal append).
- */
-async function fleetGapAfter(world: CrashWorld, since: number): Promise<number> {
-  const events = (await world.ledger.executions())
-    .flatMap((e) => [e.startedAt, ...(e.finishedAt === null ? [] : [e.finishedAt])])
-    .filter((t) => t >= since)
-    .sort((a, b) => a - b);
-  let last = since;
-  let longest = 0;
-  for (const at of events) {
-    longest = Math.max(longest, at - last);
-    last = at;
-  }
-  return longest;
-}
-
-/** What the workers logged at warn level or above, message -> count. */
-function warnings(world: CrashWorld): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const line of world.fleet.all.flatMap((p) => p.logs)) {
-    if (line.level >= 40) counts[line.msg] = (counts[line.msg] ?? 0) + 1;
-  }
-  return counts;
-}
 
 describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', () => {
   let cluster: NatsCluster | undefined;

@@ -40,7 +40,7 @@ import {
 import { storeDeadLetter } from './dead-letters.js';
 import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
-import { appendJournalRecord, readJournal } from './journal.js';
+import { appendJournalRecord, readJournal, type AppendRetryStats } from './journal.js';
 import { consumerGroupLag, consumerGroupLagByPartition } from './backlog.js';
 import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
@@ -85,6 +85,8 @@ export class KafkaTransport implements Transport {
     closedHint: 'create a new transport instead',
   });
   private readonly layout: KafkaLayout;
+  /** Counters of the journal's lost-ack path (journal.ts). */
+  private readonly appendStats: AppendRetryStats = { retried: 0, foundLanded: 0 };
   private roundRobin = 0;
 
   /** @internal use {@link kafkaTransport} */
@@ -105,7 +107,7 @@ export class KafkaTransport implements Transport {
   private async setUp(): Promise<KafkaContext> {
     const kafka: Kafka = createKafkaClient(this.options, this.log);
     const admin: Admin = kafka.admin();
-    const producer = new BatchingProducer(kafka, this.options.maxMessageBytes);
+    const producer = new BatchingProducer(kafka, this.options.maxMessageBytes, this.options.requestTimeoutMs);
     const reader = new PartitionReader(kafka, [this.layout.journalTopic, this.layout.dlqTopic]);
     try {
       await admin.connect();
@@ -233,7 +235,7 @@ export class KafkaTransport implements Transport {
   }
 
   append(append: JournalAppend): Promise<number> {
-    return this.guard('append', (context) => appendJournalRecord(context, append));
+    return this.guard('append', (context) => appendJournalRecord(context, append, this.appendStats));
   }
 
   read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {

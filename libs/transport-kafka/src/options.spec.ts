@@ -19,6 +19,15 @@ describe('kafka transport options', () => {
     expect(() => resolveKafkaOptions({ journalRetentionMs: -1 })).toThrow(/journalRetentionMs/);
   });
 
+  it('takes min.insync.replicas up to the replication factor, and refuses more', () => {
+    expect(resolveKafkaOptions().minInsyncReplicas).toBeUndefined();
+    expect(resolveKafkaOptions({ replicationFactor: 3, minInsyncReplicas: 2 }).minInsyncReplicas).toBe(2);
+    expect(() => resolveKafkaOptions({ replicationFactor: 2, minInsyncReplicas: 3 })).toThrow(
+      /minInsyncReplicas \(3\) must not exceed replicationFactor \(2\)/,
+    );
+    expect(() => resolveKafkaOptions({ minInsyncReplicas: 0 })).toThrow(/minInsyncReplicas/);
+  });
+
   it('reads several hosts, credentials and parameters from a URL', () => {
     const o = resolveKafkaOptions({
       brokers: 'kafkas://svc:p%40ss@a:9093,b:9093?sasl=scram-sha-512&prefix=acme&partitions=6',

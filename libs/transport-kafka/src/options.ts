@@ -46,9 +46,19 @@ export interface KafkaTransportOptions {
   partitions?: number;
   /**
    * Replication factor of created topics; -1 takes the broker's `default.replication.factor`.
+   * Use 3 on a cluster (with {@link minInsyncReplicas} 2): an acknowledged record is then on at
+   * least two brokers and survives the loss of any one. Creating topics fails with a clear error
+   * when the cluster has fewer brokers than this. Existing topics keep theirs.
    * @defaultValue -1
    */
   replicationFactor?: number;
+  /**
+   * `min.insync.replicas` of created topics: how many replicas must hold a record before the
+   * producer's `acks=all` is answered. At most {@link replicationFactor}; with a factor of 3, 2
+   * lets one broker be down while writes go on. Existing topics keep theirs.
+   * @defaultValue the broker's `min.insync.replicas` (1 unless changed)
+   */
+  minInsyncReplicas?: number;
   /** Client id sent to the brokers (appears in their logs and quotas). @defaultValue 'baton' */
   clientId?: string;
   /**
@@ -120,6 +130,8 @@ export interface ResolvedKafkaOptions {
   prefix: string;
   partitions: number;
   replicationFactor: number;
+  /** undefined: the broker's default. */
+  minInsyncReplicas: number | undefined;
   clientId: string;
   sasl: KafkaSaslOptions | undefined;
   tls: boolean | TlsConnectionOptions;
@@ -273,6 +285,15 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
       `kafka transport: replicationFactor must be a positive integer or -1 (the broker's default), got ${String(replicationFactor)}`,
     );
   }
+  const minInsyncReplicas =
+    options.minInsyncReplicas === undefined
+      ? undefined
+      : positiveInt('minInsyncReplicas', options.minInsyncReplicas, 1, 100);
+  if (minInsyncReplicas !== undefined && replicationFactor !== -1 && minInsyncReplicas > replicationFactor) {
+    throw new ConfigError(
+      `kafka transport: minInsyncReplicas (${minInsyncReplicas}) must not exceed replicationFactor (${replicationFactor}): no write could ever be acknowledged`,
+    );
+  }
   const clientId = options.clientId ?? params.get('clientId') ?? 'baton';
   const brokers = parsed.flatMap((p) => p.brokers);
   return {
@@ -281,6 +302,7 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
     prefix,
     partitions: positiveInt('partitions', options.partitions ?? intParam(params, 'partitions'), 12, 10_000),
     replicationFactor,
+    minInsyncReplicas,
     clientId,
     sasl,
     tls,

@@ -6,6 +6,15 @@
  *
  * Invariant: each record's promise resolves with its own offset, once the brokers acknowledged it
  * with acks=all; records of one partition keep the order in which they were handed in.
+ *
+ * A failed request ends the producer session. kafkajs advances a partition's sequence number only
+ * when a request is acknowledged, so after a request whose acknowledgement was lost (but which the
+ * brokers stored) the next batch of the same size would reuse its sequence numbers, and the broker
+ * would answer it as a duplicate with the stored batch's offsets: a different record acknowledged
+ * and never written (the likely cause of a record the Kafka cluster spec once found missing).
+ * After any failure the next batch goes out through a new idempotent producer (a new producer id,
+ * sequences from 0); the journal decides whether the failed records landed by reading them back
+ * (journal.ts).
  */
 import {
   Partitioners,
@@ -33,16 +42,26 @@ interface Queued extends OutgoingRecord {
 const MAX_BATCH_RECORDS = 1_000;
 
 export class BatchingProducer {
-  private readonly producer: Producer;
+  private producer: Producer;
+  /** The producer to use after a failed request; connected before the next batch is sent. */
+  private replaced: Promise<void> | undefined;
   private queue: Queued[] = [];
   private flushing = false;
+  /** Per `topic/partition`: one past the highest offset this producer was acknowledged. */
+  private readonly acked = new Map<string, number>();
 
   constructor(
-    kafka: Kafka,
+    private readonly kafka: Kafka,
     /** Most bytes of record values per request (the broker refuses a batch above its limit). */
     private readonly maxBatchBytes: number,
+    /** How long a broker may hold a produce request waiting for the in-sync replicas. */
+    private readonly ackTimeoutMs = 30_000,
   ) {
-    this.producer = kafka.producer({
+    this.producer = this.create();
+  }
+
+  private create(): Producer {
+    return this.kafka.producer({
       // Every record names its partition; the partitioner is set only to keep kafkajs quiet.
       createPartitioner: Partitioners.DefaultPartitioner,
       idempotent: true,
@@ -55,8 +74,30 @@ export class BatchingProducer {
     return this.producer.connect();
   }
 
-  disconnect(): Promise<void> {
-    return this.producer.disconnect();
+  async disconnect(): Promise<void> {
+    await this.replaced?.catch(() => undefined);
+    await this.producer.disconnect();
+  }
+
+  /** Ends the session after a failed request: the old producer goes, a new one connects. */
+  private replace(): void {
+    const old = this.producer;
+    this.producer = this.create();
+    const next = this.producer;
+    this.replaced = (async () => {
+      await old.disconnect().catch(() => undefined);
+      await next.connect();
+    })();
+    // Awaited by the next batch, if one comes; a failure with none to come is not unhandled.
+    this.replaced.catch(() => undefined);
+  }
+
+  /**
+   * One past the highest offset this producer saw acknowledged on the partition (0 when none): a
+   * record sent from now on lands at or after it.
+   */
+  ackedEnd(topic: string, partition: number): number {
+    return this.acked.get(`${topic}/${partition}`) ?? 0;
   }
 
   /** Sends one record; resolves with its offset in its partition. */
@@ -73,12 +114,25 @@ export class BatchingProducer {
       while (this.queue.length > 0) {
         const batch = this.takeBatch();
         try {
+          if (this.replaced !== undefined) {
+            const replaced = this.replaced;
+            // A new producer that cannot connect fails this batch; the next one tries again.
+            await replaced.catch((err: unknown) => {
+              this.replace();
+              throw err;
+            });
+            if (this.replaced === replaced) this.replaced = undefined;
+          }
           const metadata = await this.producer.sendBatch({
             acks: -1,
+            timeout: this.ackTimeoutMs,
             topicMessages: groupByTopic(batch),
           });
-          settleOffsets(batch, metadata);
+          for (const [key, end] of settleOffsets(batch, metadata)) {
+            if (end > (this.acked.get(key) ?? 0)) this.acked.set(key, end);
+          }
         } catch (err) {
+          if (this.replaced === undefined) this.replace();
           for (const record of batch) record.reject(err);
         }
       }
@@ -120,7 +174,7 @@ function groupByTopic(batch: Queued[]): TopicMessages[] {
  * The brokers report one base offset per partition; the records of a partition got consecutive
  * offsets from it in the order they were sent.
  */
-function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): void {
+function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): Map<string, number> {
   const next = new Map<string, number>();
   for (const m of metadata) {
     const base = m.baseOffset ?? m.offset;
@@ -136,4 +190,5 @@ function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): void {
     next.set(key, offset + 1);
     record.resolve(offset);
   }
+  return next;
 }

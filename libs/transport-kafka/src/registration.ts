@@ -15,6 +15,8 @@ export interface KafkaSettings {
   saslMechanism?: string;
   prefix?: string;
   partitions?: number;
+  replicationFactor?: number;
+  minInsyncReplicas?: number;
   sessionTimeoutMs?: number;
   journalRetentionMs?: number;
   ackWaitMs?: number;
@@ -39,6 +41,18 @@ const VARIABLES = {
     'partitions of the runs and journal topics when the worker creates them; default 12',
     1,
     /\bpartitions\b/,
+  ),
+  minInsyncReplicas: wholeNumberSetting(
+    'BATON_KAFKA_MIN_INSYNC_REPLICAS',
+    "min.insync.replicas of the topics the worker creates (2 with a factor of 3); default the broker's",
+    1,
+    /\bminInsyncReplicas\b/,
+  ),
+  replicationFactor: wholeNumberSetting(
+    'BATON_KAFKA_REPLICATION_FACTOR',
+    "replication factor of the topics the worker creates (3 on a cluster); default the broker's default.replication.factor",
+    1,
+    /\breplicationFactor\b/,
   ),
   sessionTimeoutMs: wholeNumberSetting(
     'BATON_KAFKA_SESSION_TIMEOUT_MS',
@@ -83,8 +97,17 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
   },
   logComponent: 'kafkajs',
   create: (url, settings, hooks) => {
-    const { prefix, partitions, sessionTimeoutMs, ackWaitMs, saslMechanism, tlsCaFile, journalRetentionMs } =
-      settings;
+    const {
+      prefix,
+      partitions,
+      replicationFactor,
+      minInsyncReplicas,
+      sessionTimeoutMs,
+      ackWaitMs,
+      saslMechanism,
+      tlsCaFile,
+      journalRetentionMs,
+    } = settings;
     // The mechanism goes where the transport reads it: the URL's `sasl` parameter.
     const brokers =
       saslMechanism === undefined
@@ -94,6 +117,8 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       brokers,
       ...(prefix !== undefined && { prefix }),
       ...(partitions !== undefined && { partitions }),
+      ...(replicationFactor !== undefined && { replicationFactor }),
+      ...(minInsyncReplicas !== undefined && { minInsyncReplicas }),
       // A heartbeat a third of the session (at most 1 s), so a short session still sees three.
       ...(sessionTimeoutMs !== undefined && {
         sessionTimeoutMs,

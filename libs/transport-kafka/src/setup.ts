@@ -3,6 +3,7 @@
  * run from many workers at once: a topic another worker created first is simply found.
  */
 import type { Admin } from 'kafkajs';
+import { ConfigError } from '@baton/core';
 import { KafkaTopicConflictError } from './errors.js';
 import type { KafkaLayout } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
@@ -25,6 +26,7 @@ export async function ensureTopics(
   const existing = new Set(await admin.listTopics());
   const missing = wanted.filter((t) => !existing.has(t.topic));
   if (missing.length > 0) {
+    await checkBrokerCount(admin, options);
     await admin.createTopics({
       waitForLeaders: true,
       topics: missing.map((t) => ({
@@ -32,6 +34,9 @@ export async function ensureTopics(
         replicationFactor: options.replicationFactor,
         configEntries: [
           { name: 'cleanup.policy', value: 'delete' },
+          ...(options.minInsyncReplicas !== undefined
+            ? [{ name: 'min.insync.replicas', value: String(options.minInsyncReplicas) }]
+            : []),
           { name: 'max.message.bytes', value: String(Math.max(options.maxMessageBytes + 1024, 1_048_588)) },
           // The journal's only retention: Kafka cannot purge one run's records (docs/retention.md).
           ...(t.topic === layout.journalTopic && options.journalRetentionMs !== undefined
@@ -60,6 +65,20 @@ export async function ensureTopics(
     );
   }
   return layoutFound;
+}
+
+/**
+ * A replication factor above the number of live brokers makes the broker refuse the topic with
+ * INVALID_REPLICATION_FACTOR, which names neither the factor nor the brokers: say both here.
+ */
+async function checkBrokerCount(admin: Admin, options: ResolvedKafkaOptions): Promise<void> {
+  if (options.replicationFactor === -1) return;
+  const { brokers } = await admin.describeCluster();
+  if (brokers.length < options.replicationFactor) {
+    throw new ConfigError(
+      `kafka transport: replicationFactor ${options.replicationFactor} needs at least ${options.replicationFactor} brokers, but the cluster at ${options.displayBrokers} has ${brokers.length} registered (${brokers.map((b) => `${b.nodeId}@${b.host}:${b.port}`).join(', ')}); lower BATON_KAFKA_REPLICATION_FACTOR (replicationFactor) or start the missing brokers`,
+    );
+  }
 }
 
 /** Deletes every topic of a prefix (tests, and `baton` tooling resetting an environment). */

@@ -6,12 +6,15 @@
  * ```ts
  * const cluster = await startNatsCluster({ clientPort: 14225, routePort: 14325, httpPort: 14425 });
  * await cluster.kill((await cluster.streamLeader('BATON_JOURNAL'))!);
+ * const kafka = await startKafkaCluster({ brokerPort: 19092, controllerPort: 19192 });
  * const postgres = await startPostgresCluster();
  * const redis = await startRedisCluster();
  * ```
  */
 export type { NatsCluster, NatsClusterOptions, NatsNode } from './nats.js';
 export { NATS_NODES, startNatsCluster } from './nats.js';
+export type { KafkaCluster, KafkaClusterOptions, KafkaNode } from './kafka.js';
+export { startKafkaCluster } from './kafka.js';
 export type { PostgresCluster, PostgresClusterOptions, PostgresNode } from './postgres.js';
 export { startPostgresCluster } from './postgres.js';
 export type { RedisCluster, RedisClusterOptions, RedisClusterPorts } from './redis.js';
