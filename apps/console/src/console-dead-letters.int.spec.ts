@@ -8,51 +8,21 @@
  * itself when it starts, so this spec cannot use one as the fix). A read-only console shows no
  * bulk redrive and refuses one sent anyway. Screenshots are saved under .tmp/console-screenshots/.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@baton/client';
-import { REPO_ROOT, WorkerFleet } from '@baton/testing/crash';
-import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
 import { launchChromium, screenshot, tabTo, unnamedControls } from './browser.spec-helper.js';
+import { buildConsole, consoleFleet, until } from './console-fleet.spec-helper.js';
 import { freeConsolePort } from './console-port.spec-helper.js';
 import { startConsole, type ConsoleServer } from './index.js';
 
-const WORKFLOWS = resolve(REPO_ROOT, 'apps/console/src/console-workflows.spec-helper.ts');
 const LATE = { name: 'console_late', version: 1 };
 const LETTERS = 3;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const ns = `condl${randomBytes(4).toString('hex')}`;
-const bus = natsTestUrl();
-const storeUrl = redisTestUrl();
-const env: Record<string, string> = {
-  BATON_TRANSPORT_URL: bus,
-  BATON_STORE_URL: storeUrl,
-  ...isolatedEnv('transport', bus, ns),
-  ...isolatedEnv('store', storeUrl, ns),
-};
-const fleet = new WorkerFleet({
-  ...env,
-  BATON_WORKFLOWS: WORKFLOWS,
+const { ns, env, fleet, client, dispose } = consoleFleet('condl', {
   BATON_FETCH_WAIT_MS: '100',
   // A start for a workflow no worker has is dead-lettered at once.
   BATON_MISSING_VERSION_GRACE_MS: '0',
 });
-const adapters = operatorAdapters(readOperatorConfig(env));
-const client = new Client({ transport: adapters.transport, store: adapters.store });
 let browser: Browser | undefined;
 const consoles: ConsoleServer[] = [];
 
@@ -63,19 +33,7 @@ async function openPage(server: ConsoleServer, path: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  await new Promise<void>((done, fail) =>
-    execFile(
-      'npx',
-      ['nx', 'run-many', '-t', 'build', '--projects=@baton/console', '--outputStyle=static'],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, NX_DAEMON: 'false' },
-        maxBuffer: 16 * 1024 * 1024,
-        timeout: 280_000,
-      },
-      (error, stdout, stderr) => (error ? fail(new Error(`build failed:\n${stdout}\n${stderr}`)) : done()),
-    ),
-  );
+  await buildConsole();
   await client.connect();
   await fleet.spawn({ BATON_WORKER_ID: `${ns}-w1` });
   browser = await launchChromium();
@@ -84,10 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await Promise.all(consoles.map((c) => c.close()));
-  await fleet.shutdown();
-  await adapters.close();
-  await removeIsolated('transport', bus, ns);
-  await removeIsolated('store', storeUrl, ns);
+  await dispose();
 }, 60_000);
 
 describe('redriving dead letters in bulk, in a real browser on NATS + Redis', () => {

@@ -7,47 +7,20 @@
  * charts. A third URL where no worker listens is reported as failing, by URL, and counts nothing.
  * A screenshot is saved under .tmp/console-screenshots/.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@baton/client';
-import { REPO_ROOT, WorkerFleet, type WorkerProcess } from '@baton/testing/crash';
-import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
+import type { WorkerProcess } from '@baton/testing/crash';
 import { launchChromium, screenshot, unnamedControls } from './browser.spec-helper.js';
+import { buildConsole, consoleFleet, until } from './console-fleet.spec-helper.js';
 import { freeConsolePort } from './console-port.spec-helper.js';
 import { startConsole, type ConsoleServer, type MetricsHistorySnapshot } from './index.js';
 
-const WORKFLOWS = resolve(REPO_ROOT, 'apps/console/src/console-workflows.spec-helper.ts');
 const STEPS = { name: 'console_steps', version: 1 };
 const FAIL = { name: 'console_fail', version: 1 };
 const COMPLETING = 6;
 const FAILING = 3;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const ns = `conm${randomBytes(4).toString('hex')}`;
-const bus = natsTestUrl();
-const storeUrl = redisTestUrl();
-const env: Record<string, string> = {
-  BATON_TRANSPORT_URL: bus,
-  BATON_STORE_URL: storeUrl,
-  ...isolatedEnv('transport', bus, ns),
-  ...isolatedEnv('store', storeUrl, ns),
-};
-const fleet = new WorkerFleet({ ...env, BATON_WORKFLOWS: WORKFLOWS, BATON_FETCH_WAIT_MS: '100' });
-const adapters = operatorAdapters(readOperatorConfig(env));
-const client = new Client({ transport: adapters.transport, store: adapters.store });
+const { ns, env, fleet, client, dispose } = consoleFleet('conm', { BATON_FETCH_WAIT_MS: '100' });
 let browser: Browser | undefined;
 let server: ConsoleServer | undefined;
 let workers: WorkerProcess[] = [];
@@ -71,19 +44,7 @@ const hourTotal = (
 ) => s.minutes.reduce((n, m) => n + m[key], 0);
 
 beforeAll(async () => {
-  await new Promise<void>((done, fail) =>
-    execFile(
-      'npx',
-      ['nx', 'run-many', '-t', 'build', '--projects=@baton/console', '--outputStyle=static'],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, NX_DAEMON: 'false' },
-        maxBuffer: 16 * 1024 * 1024,
-        timeout: 280_000,
-      },
-      (error, stdout, stderr) => (error ? fail(new Error(`build failed:\n${stdout}\n${stderr}`)) : done()),
-    ),
-  );
+  await buildConsole();
   await client.connect();
   workers = await Promise.all([1, 2].map((n) => fleet.spawn({ BATON_WORKER_ID: `${ns}-w${n}` })));
   // A port of the console's range that nothing listens on: a worker that is down.
@@ -101,10 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  await fleet.shutdown();
-  await adapters.close();
-  await removeIsolated('transport', bus, ns);
-  await removeIsolated('store', storeUrl, ns);
+  await dispose();
 }, 60_000);
 
 describe("the workers page's last hour, from real workers' /metrics", () => {

@@ -24,56 +24,30 @@
  *
  * Each test saves a screenshot under .tmp/console-screenshots/.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@baton/client';
-import { REPO_ROOT, WorkerFleet, type WorkerProcess } from '@baton/testing/crash';
-import { natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
+import { REPO_ROOT, type WorkerProcess } from '@baton/testing/crash';
+import { postgresTestUrl } from '@baton/testing/servers';
 import { launchChromium, screenshot, tabTo, unnamedControls } from './browser.spec-helper.js';
+import { buildConsole, consoleFleet, until } from './console-fleet.spec-helper.js';
 import { freeConsolePort } from './console-port.spec-helper.js';
 import { startConsole, type ConsoleServer } from './index.js';
 
 const CLI_MAIN = resolve(REPO_ROOT, 'apps/cli/dist/main.js');
-const WORKFLOWS = resolve(REPO_ROOT, 'apps/console/src/console-workflows.spec-helper.ts');
 const STEPS = { name: 'console_steps', version: 1 };
 const WAIT = { name: 'console_wait', version: 1 };
 const TOKEN = `e2e-${randomBytes(12).toString('hex')}`;
 
-/** Polls `check` until it returns a value other than undefined; fails naming `what` after `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const ns = `con${randomBytes(4).toString('hex')}`;
-const bus = natsTestUrl();
-const storeUrl = redisTestUrl();
-const env: Record<string, string> = {
-  BATON_TRANSPORT_URL: bus,
-  BATON_STORE_URL: storeUrl,
-  ...isolatedEnv('transport', bus, ns),
-  ...isolatedEnv('store', storeUrl, ns),
-};
-const fleet = new WorkerFleet({
-  ...env,
-  BATON_WORKFLOWS: WORKFLOWS,
+const { ns, env, fleet, client, dispose } = consoleFleet('con', {
   BATON_LEASE_MS: '1500',
   BATON_REAP_INTERVAL_MS: '200',
   BATON_FETCH_WAIT_MS: '100',
   // A start for a workflow no worker has is dead-lettered at once (the dead letters test).
   BATON_MISSING_VERSION_GRACE_MS: '0',
 });
-const adapters = operatorAdapters(readOperatorConfig(env));
-const client = new Client({ transport: adapters.transport, store: adapters.store });
 let browser: Browser;
 let first: WorkerProcess;
 let server: ConsoleServer;
@@ -91,19 +65,7 @@ async function status(runId: string): Promise<string | undefined> {
 
 beforeAll(async () => {
   // The front-end must be built (CI builds everything before the tests; nx caches it).
-  await new Promise<void>((done, fail) =>
-    execFile(
-      'npx',
-      ['nx', 'run-many', '-t', 'build', '--projects=@baton/console,@baton/cli', '--outputStyle=static'],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, NX_DAEMON: 'false' },
-        maxBuffer: 16 * 1024 * 1024,
-        timeout: 280_000,
-      },
-      (error, stdout, stderr) => (error ? fail(new Error(`build failed:\n${stdout}\n${stderr}`)) : done()),
-    ),
-  );
+  await buildConsole(['@baton/cli']);
   await client.connect();
   first = await fleet.spawn({ BATON_WORKER_ID: `${ns}-first` });
   server = await startConsole({ client, options: { port: await freeConsolePort() }, env, log: () => {} });
@@ -114,10 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await Promise.all(consoles.map((c) => c.close()));
-  await fleet.shutdown();
-  await adapters.close();
-  await removeIsolated('transport', bus, ns);
-  await removeIsolated('store', storeUrl, ns);
+  await dispose();
 }, 60_000);
 
 describe('the console in a real browser on NATS + Redis', () => {
@@ -451,17 +410,8 @@ describe('the console in a real browser on NATS + Redis', () => {
 });
 
 describe('the console in a real browser on NATS + PostgreSQL', () => {
-  const pgNs = `conpg${randomBytes(4).toString('hex')}`;
-  const pgUrl = postgresTestUrl();
-  const pgEnv: Record<string, string> = {
-    BATON_TRANSPORT_URL: bus,
-    BATON_STORE_URL: pgUrl,
-    ...isolatedEnv('transport', bus, pgNs),
-    ...isolatedEnv('store', pgUrl, pgNs),
-  };
-  const pgFleet = new WorkerFleet({ ...pgEnv, BATON_WORKFLOWS: WORKFLOWS, BATON_FETCH_WAIT_MS: '100' });
-  const pgAdapters = operatorAdapters(readOperatorConfig(pgEnv));
-  const pgClient = new Client({ transport: pgAdapters.transport, store: pgAdapters.store });
+  const pg = consoleFleet('conpg', { BATON_FETCH_WAIT_MS: '100' }, postgresTestUrl());
+  const { ns: pgNs, env: pgEnv, fleet: pgFleet, client: pgClient } = pg;
   let pgConsole: ConsoleServer;
 
   beforeAll(async () => {
@@ -477,10 +427,7 @@ describe('the console in a real browser on NATS + PostgreSQL', () => {
 
   afterAll(async () => {
     await pgConsole?.close();
-    await pgFleet.shutdown();
-    await pgAdapters.close();
-    await removeIsolated('transport', bus, pgNs);
-    await removeIsolated('store', pgUrl, pgNs);
+    await pg.dispose();
   }, 60_000);
 
   it(
