@@ -173,27 +173,10 @@ start_node() {
   say "node $n started (pid $pid, broker port $(broker_port "$n"), controller port $(controller_port "$n"))"
 }
 
-# Sends signal $2 to node $1 and, for KILL/TERM, waits until it is gone (TERM: up to 30 s, then KILL).
-signal_node() {
-  local n="$1" sig="$2" pid
-  pid="$(node_pid "$n")"
-  if [[ -z "$pid" ]]; then
-    say "node $n is not running"
-    return 0
-  fi
-  kill "-$sig" "$pid"
-  if [[ "$sig" == KILL || "$sig" == TERM ]]; then
-    for _ in $(seq 1 300); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.2
-    fi
-  fi
-  say "node $n (pid $pid): SIG$sig sent"
-}
+# signal_node N SIG: infra/clusters/signal.sh (a TERM waits up to 30 s before KILL).
+SIGNAL_WAIT_S=30
+# shellcheck source=../signal.sh
+source "$CLUSTER_HERE/../signal.sh"
 
 # Waits until the brokers that run are all registered and answer a metadata request (kafkajs),
 # asking through $1 (host:port list; default every broker): node.sh start asks the restarted node

@@ -121,27 +121,10 @@ start_node() {
   say "node $n started (pid $pid, client port $(client_port "$n"))"
 }
 
-# Sends signal $2 to node $1 and, for KILL/TERM, waits until it is gone.
-signal_node() {
-  local n="$1" sig="$2" pid i
-  pid="$(node_pid "$n")"
-  if [[ -z "$pid" ]]; then
-    say "node $n is not running"
-    return 0
-  fi
-  kill "-$sig" "$pid"
-  if [[ "$sig" == KILL || "$sig" == TERM ]]; then
-    for i in $(seq 1 100); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.2
-    fi
-  fi
-  say "node $n (pid $pid): SIG$sig sent"
-}
+# signal_node N SIG: infra/clusters/signal.sh (a TERM waits up to 10 s before KILL).
+SIGNAL_WAIT_S=10
+# shellcheck source=../signal.sh
+source "$CLUSTER_HERE/../signal.sh"
 
 # The meta (JetStream cluster) leader's name as node $1 sees it, or "" when it knows none.
 meta_leader() {

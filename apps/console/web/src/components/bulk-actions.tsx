@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, post } from '../api.js';
 import { ConfirmDialog } from './confirm-dialog.js';
+import { JobReport } from './job-report.js';
 
 const ACTIONS = {
   cancel: 'request cancellation of every pending, running or suspended run',
@@ -105,26 +106,13 @@ export function BulkActions(props: { search: string; onDone: () => void }) {
           {error}
         </p>
       )}
-      <p role="status" class="notice" data-testid="bulk-progress">
-        {job
-          ? `${job.action}: ${job.progress.done} handled (${job.progress.succeeded} done, ${job.progress.refused} refused, ${job.progress.failed} failed)` +
-            (job.done ? (job.error ? `; stopped: ${job.error}` : '; finished') : '…')
-          : ''}
-      </p>
-      {job?.summary && (job.summary.refused.length > 0 || job.summary.failed.length > 0) && (
-        <ul class="bulk-problems" aria-label="Refused or failed runs">
-          {job.summary.refused.map((r) => (
-            <li key={r.id}>
-              <code>{r.id}</code> refused: {r.reason}
-            </li>
-          ))}
-          {job.summary.failed.map((f) => (
-            <li key={f.id} class="error">
-              <code>{f.id}</code> failed: {f.error}
-            </li>
-          ))}
-        </ul>
-      )}
+      <JobReport
+        job={job}
+        action={job?.action ?? action}
+        succeeded="done"
+        items="runs"
+        testId="bulk-progress"
+      />
       {count !== undefined && (
         <ConfirmDialog
           title={`Bulk ${action}: ${count} run(s)`}

@@ -8,6 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post } from '../api.js';
 import type { JobState } from './bulk-actions.js';
 import { ConfirmDialog } from './confirm-dialog.js';
+import { JobReport } from './job-report.js';
 
 interface DeadLetterCount {
   code?: string;
@@ -99,26 +100,13 @@ export function DeadLetterBulk(props: { onDone: () => void }) {
           {error}
         </p>
       )}
-      <p role="status" class="notice" data-testid="dl-bulk-progress">
-        {job
-          ? `redrive: ${job.progress.done} handled (${job.progress.succeeded} redriven, ${job.progress.refused} refused, ${job.progress.failed} failed)` +
-            (job.done ? (job.error ? `; stopped: ${job.error}` : '; finished') : '…')
-          : ''}
-      </p>
-      {job?.summary && (job.summary.refused.length > 0 || job.summary.failed.length > 0) && (
-        <ul class="bulk-problems" aria-label="Refused or failed dead letters">
-          {job.summary.refused.map((r) => (
-            <li key={r.id}>
-              <code>{r.id}</code> refused: {r.reason}
-            </li>
-          ))}
-          {job.summary.failed.map((f) => (
-            <li key={f.id} class="error">
-              <code>{f.id}</code> failed: {f.error}
-            </li>
-          ))}
-        </ul>
-      )}
+      <JobReport
+        job={job}
+        action="redrive"
+        succeeded="redriven"
+        items="dead letters"
+        testId="dl-bulk-progress"
+      />
       {count !== undefined && (
         <ConfirmDialog
           title={`Redrive ${count.count} dead letter(s)?`}
