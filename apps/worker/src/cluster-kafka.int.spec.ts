@@ -36,10 +36,7 @@ function busiestLeader(leaders: Map<number, KafkaNode>, partitions: number[]): K
   return best[0];
 }
 
-// Quarantined (issue 22): on CI (4380f14) connect() to a freshly started cluster failed with the
-// retryable "This server does not host this topic-partition" (topics created, leaders not yet
-// elected) and connect does not retry it. Re-enable once connect waits for the topics' leaders.
-describe.skip('crash suite: a 3-broker Kafka cluster (replication factor 3, min.insync 2) + Redis', () => {
+describe('crash suite: a 3-broker Kafka cluster (replication factor 3, min.insync 2) + Redis', () => {
   let cluster: KafkaCluster | undefined;
   let world: CrashWorld | undefined;
 

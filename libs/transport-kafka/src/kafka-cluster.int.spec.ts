@@ -55,10 +55,7 @@ async function minInsyncOf(topic: string): Promise<string | undefined> {
   }
 }
 
-// Quarantined (issue 22): on CI (4380f14) connect() to a freshly started cluster failed with the
-// retryable "This server does not host this topic-partition" (topics created, leaders not yet
-// elected) and connect does not retry it. Re-enable once connect waits for the topics' leaders.
-describe.skip('kafka transport on a 3-broker cluster', () => {
+describe('kafka transport on a 3-broker cluster', () => {
   it('creates its topics with 3 replicas, all in sync, and min.insync.replicas 2', async () => {
     const t = transport('rf3');
     await t.connect();

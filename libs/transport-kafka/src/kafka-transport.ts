@@ -115,7 +115,11 @@ export class KafkaTransport implements Transport {
         { brokers: this.options.displayBrokers, operation: 'connect: topics' },
         () => ensureTopics(admin, this.options, this.layout),
       );
-      await Promise.all([producer.connect(), reader.connect()]);
+      // Topics just created (a fresh cluster) may still be electing their leaders: the metadata
+      // these connects read answers with a retriable error meanwhile, retried like the topics.
+      await withKafkaRetries({ brokers: this.options.displayBrokers, operation: 'connect: clients' }, () =>
+        Promise.all([producer.connect(), reader.connect()]),
+      );
       const queue = new KafkaRunQueue(
         kafka,
         this.options,
