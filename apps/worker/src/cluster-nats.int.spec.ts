@@ -117,10 +117,11 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
     },
   );
 
-  // Quarantined (issue 22): on CI (4380f14) four runs failed with NonDeterminismError after the
-  // freeze (the journal held step #1's completion where replay expected none): an append retried
-  // across the frozen leader can record a step twice. Re-enable once the append retry is fixed.
-  it.skip(
+  // On CI (4380f14) four runs failed here with NonDeterminismError: a resume read its tail through
+  // a consumer placed on the thawed server, whose copy still lacked the newest records, and ran a
+  // completed step again. Reads now confirm the tail with the leader (journal-reader.ts; the
+  // transport's cluster spec reproduces the stale read on its own).
+  it(
     'loses nothing when the journal stream leader is frozen for 10 s and then continued',
     { timeout: 150_000 },
     async () => {

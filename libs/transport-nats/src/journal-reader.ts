@@ -18,7 +18,8 @@
  * STREAM.MSG.GET (used when the stream has replicas, see stream-reader.ts) costs about what
  * direct get does for one record and more per record. Both methods work on 2.9; 2.11's batched
  * direct get would read a tail in one request but is not used, so one code path serves every
- * supported server.
+ * supported server. On a replicated stream the consumer may read a lagging follower's copy, so the
+ * leader confirms the tail ({@link readOnFromLeader}).
  */
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
@@ -56,7 +57,41 @@ export async function readJournalRange(
   }
   if (upto !== undefined && next > upto) return records;
   records.push(...(await readWithConsumer(context, subject, next, upto)));
+  if (context.streams.journalReplicas > 1) await readOnFromLeader(context, subject, records, next - 1, upto);
   return records;
+}
+
+/**
+ * The records the reading consumer missed because it read a follower's copy. A consumer with one
+ * replica is placed on any server holding the stream, and a follower that fell behind (frozen,
+ * partitioned, restarted) serves its own copy, which lacks the newest records until it has caught
+ * up: a resume that read it would run completed steps again. A follower's copy is a prefix of the
+ * leader's, so only the tail can be missing: the leader is asked for the next record after the
+ * last one read, one by one, until it has none up to `upto`. In the usual case that is one request
+ * answered "none".
+ */
+async function readOnFromLeader(
+  context: TransportContext,
+  subject: string,
+  records: JournalRecord[],
+  readUpTo: number,
+  upto: number | undefined,
+): Promise<void> {
+  let after = records.at(-1)?.position ?? readUpTo;
+  for (;;) {
+    const found = await getStoredMessage(
+      context,
+      context.layout.journalStream,
+      context.streams.journalReplicas,
+      {
+        seq: after + 1,
+        next_by_subj: subject,
+      },
+    );
+    if (found === null || (upto !== undefined && found.seq > upto)) return;
+    records.push({ position: found.seq, data: found.data });
+    after = found.seq;
+  }
 }
 
 /** Streams the records from sequence `from` with one ephemeral, unacknowledged consumer. */

@@ -3,13 +3,14 @@
  * @baton/testing/clusters, ports 14228-14230): `replicas: 3` creates every stream with three
  * copies and the transport works on them (reads of a replicated journal go to the leader);
  * replicas given explicitly scale streams that exist with fewer; replicas the cluster cannot place
- * fail connect() naming the stream and the fix.
+ * fail connect() naming the stream and the fix; a read of a run's journal sees every record even
+ * when its reading consumer is placed on a follower still catching up after a freeze.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { startNatsCluster, type NatsCluster } from '@baton/testing/clusters';
+import { NATS_NODES, startNatsCluster, type NatsCluster } from '@baton/testing/clusters';
 import { natsTransport } from './nats-transport.js';
 import { layoutFor } from './layout.js';
 
@@ -87,4 +88,45 @@ describe('nats transport on a 3-node JetStream cluster', () => {
     expect((err as Error).message).toMatch(/needs 5 replicas, but the cluster cannot place them/);
     expect((err as Error).message).toMatch(/at least 5 servers/);
   });
+
+  // A reading consumer has one replica, and the cluster places it on any server holding the stream:
+  // a follower that was frozen while the run's records were written answers from its own copy,
+  // which lacks the newest records until it has caught up. A resume that read such a tail would
+  // run a completed step again (issue 22: NonDeterminismError after the journal leader froze).
+  it('reads every record of a run even when its reading consumer lands on a follower catching up', async () => {
+    const p = prefix();
+    const setUp = natsTransport({ servers: cluster!.url, prefix: p, replicas: 3 });
+    await setUp.connect();
+    await setUp.close();
+    const leader = await cluster!.streamLeader(layoutFor(p).journalStream);
+    if (leader === undefined) throw new Error('the journal stream has no leader');
+    const follower = NATS_NODES.find((n) => n !== leader)!;
+    // Connected to the leader, so that the frozen follower is never this client's server.
+    const leaderUrl = cluster!.url.split(',')[leader - 1]!;
+    const transport = natsTransport({ servers: leaderUrl, prefix: p, replicas: 3 });
+    await transport.connect();
+    const count = 1_500;
+    let thawed = false;
+    try {
+      await cluster!.freeze(follower);
+      let last = 0;
+      for (let i = 0; i < count; i++) {
+        last = await transport.append({
+          runId: 'lagging',
+          data: new Uint8Array(512),
+          expectedLastPosition: last,
+        });
+      }
+      await cluster!.thaw(follower);
+      thawed = true;
+      // Many readers at once, right after the thaw: about a third of their consumers land on it.
+      const reads = await Promise.all(Array.from({ length: 30 }, () => transport.read('lagging', 0)));
+      const lengths = reads.map((records) => records.length);
+      expect(lengths).toEqual(lengths.map(() => count));
+      expect(reads[0]!.at(-1)!.position).toBe(last);
+    } finally {
+      if (!thawed) await cluster!.thaw(follower);
+      await transport.close();
+    }
+  }, 120_000);
 });
