@@ -12,6 +12,14 @@
 #   BATON_NATS_CLUSTER_FILE_STORE    JetStream max_file_store per node    default 1GB
 #   BATON_NATS_CLUSTER_TIMEOUT_S     how long start waits for a meta leader default 30
 #   BATON_NATS_SERVER_BIN            the nats-server binary   default nats-server on PATH
+#   BATON_NATS_CLUSTER_NETNS         1: every node in a network namespace of its own  default 0
+#
+# With BATON_NATS_CLUSTER_NETNS=1 (root, or CAP_NET_ADMIN and CAP_SYS_ADMIN, and iproute2), node n
+# runs in the namespace baton-nats-<client port>-n<n>, joined to a bridge bbr<client port> on
+# 10.77.<client port % 250>.0/24 (the machine's end .1, node n .1<n>) by a veth pair, and listens
+# on its own address instead of 127.0.0.1. `node.sh cut <n>` takes node n's link down: the node
+# runs on and keeps its sockets, but no packet reaches it or leaves it (a network partition) until
+# `node.sh heal <n>`. stop.sh deletes the namespaces and the bridge.
 set -euo pipefail
 
 CLUSTER_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,6 +33,7 @@ FILE_STORE="${BATON_NATS_CLUSTER_FILE_STORE:-1GB}"
 TIMEOUT_S="${BATON_NATS_CLUSTER_TIMEOUT_S:-30}"
 NATS_SERVER="${BATON_NATS_SERVER_BIN:-nats-server}"
 HOST=127.0.0.1
+NETNS="${BATON_NATS_CLUSTER_NETNS:-0}"
 NODES=(1 2 3)
 
 say() { echo "[nats-cluster] $*"; }
@@ -37,6 +46,59 @@ for spec in "BATON_NATS_CLUSTER_CLIENT_PORT=$CLIENT_PORT" "BATON_NATS_CLUSTER_RO
   "BATON_NATS_CLUSTER_HTTP_PORT=$HTTP_PORT" "BATON_NATS_CLUSTER_TIMEOUT_S=$TIMEOUT_S"; do
   [[ "${spec#*=}" =~ ^[1-9][0-9]*$ ]] || fail "${spec%%=*} must be a positive integer, got '${spec#*=}'"
 done
+
+[[ "$NETNS" == 0 || "$NETNS" == 1 ]] || fail "BATON_NATS_CLUSTER_NETNS must be 0 or 1, got '$NETNS'"
+
+# Network namespaces (BATON_NATS_CLUSTER_NETNS=1): names and addresses, all derived from the
+# client port so that clusters on other ports never share them.
+SUBNET="10.77.$((CLIENT_PORT % 250))"
+BRIDGE="bbr$CLIENT_PORT"
+netns_name() { echo "baton-nats-$CLIENT_PORT-n$1"; }
+veth_name() { echo "bv${CLIENT_PORT}n$1"; }
+# The address node $1 listens on.
+node_host() {
+  if [[ "$NETNS" == 1 ]]; then echo "$SUBNET.1$1"; else echo "$HOST"; fi
+}
+
+# Creates the bridge and node $1's namespace and link unless they exist (idempotent).
+ensure_node_network() {
+  local n="$1" ns veth
+  command -v ip >/dev/null 2>&1 || fail "BATON_NATS_CLUSTER_NETNS=1 needs iproute2's ip command"
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add "$BRIDGE" type bridge forward_delay 0 ||
+      fail "could not create the bridge $BRIDGE (BATON_NATS_CLUSTER_NETNS=1 needs root or CAP_NET_ADMIN)"
+    ip addr add "$SUBNET.1/24" dev "$BRIDGE"
+    ip link set "$BRIDGE" up
+  fi
+  ns="$(netns_name "$n")"
+  veth="$(veth_name "$n")"
+  if ! ip netns list | grep -qx "$ns\( .*\)\?"; then
+    ip netns add "$ns" || fail "could not create the network namespace $ns (needs root or CAP_SYS_ADMIN)"
+  fi
+  if ! ip link show "$veth" >/dev/null 2>&1; then
+    ip link add "$veth" type veth peer name eth0 netns "$ns"
+    ip -n "$ns" addr add "$(node_host "$n")/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    ip link set "$veth" master "$BRIDGE"
+  fi
+  ip link set "$veth" up
+}
+
+# Deletes the namespaces and the bridge (their veth pairs go with them); quiet when absent.
+remove_network() {
+  local n
+  command -v ip >/dev/null 2>&1 || return 0
+  for n in "${NODES[@]}"; do ip netns del "$(netns_name "$n")" 2>/dev/null || true; done
+  ip link del "$BRIDGE" 2>/dev/null || true
+}
+
+# Takes node $1's link down (cut) or up (heal).
+set_link() {
+  [[ "$NETNS" == 1 ]] || fail "cut and heal need a cluster started with BATON_NATS_CLUSTER_NETNS=1"
+  ip link show "$(veth_name "$1")" >/dev/null 2>&1 || fail "node $1 has no network link (is the cluster started?)"
+  ip link set "$(veth_name "$1")" "$2"
+}
 
 client_port() { echo $((CLIENT_PORT + $1 - 1)); }
 route_port() { echo $((ROUTE_PORT + $1 - 1)); }
@@ -51,7 +113,7 @@ check_node() {
 # The URL clients use: every node, comma-separated (what BATON_TRANSPORT_URL takes).
 cluster_url() {
   local urls=() n
-  for n in "${NODES[@]}"; do urls+=("nats://$HOST:$(client_port "$n")"); done
+  for n in "${NODES[@]}"; do urls+=("nats://$(node_host "$n"):$(client_port "$n")"); done
   (IFS=,; echo "${urls[*]}")
 }
 
@@ -72,12 +134,12 @@ write_config() {
   local n="$1" dir routes=() m
   dir="$(node_dir "$n")"
   mkdir -p "$dir"
-  for m in "${NODES[@]}"; do routes+=("nats://$HOST:$(route_port "$m")"); done
+  for m in "${NODES[@]}"; do routes+=("nats://$(node_host "$m"):$(route_port "$m")"); done
   cat >"$dir/nats.conf" <<CONF
 # Written by infra/clusters/nats (lib.sh); rewritten at every start.
 server_name: n$n
-listen: $HOST:$(client_port "$n")
-http: $HOST:$(http_port "$n")
+listen: $(node_host "$n"):$(client_port "$n")
+http: $(node_host "$n"):$(http_port "$n")
 pid_file: "$(pid_file "$n")"
 jetstream {
   store_dir: "$dir"
@@ -86,7 +148,7 @@ jetstream {
 }
 cluster {
   name: baton-test
-  listen: $HOST:$(route_port "$n")
+  listen: $(node_host "$n"):$(route_port "$n")
   routes: [$(IFS=,; echo "${routes[*]}")]
 }
 CONF
@@ -101,16 +163,20 @@ start_node() {
     return 0
   fi
   command -v "$NATS_SERVER" >/dev/null 2>&1 || fail "$NATS_SERVER not found; install nats-server 2.9+ or set BATON_NATS_SERVER_BIN"
-  local port
+  local port launch=(setsid)
+  if [[ "$NETNS" == 1 ]]; then
+    ensure_node_network "$n"
+    launch=(ip netns exec "$(netns_name "$n")" setsid)
+  fi
   for port in "$(client_port "$n")" "$(route_port "$n")" "$(http_port "$n")"; do
-    if (exec 3<>"/dev/tcp/$HOST/$port") 2>/dev/null; then
+    if (exec 3<>"/dev/tcp/$(node_host "$n")/$port") 2>/dev/null; then
       fail "port $port of node $n is taken by a process this cluster did not start (no live pid in $(pid_file "$n")): a cluster left from another directory? stop it, or choose other ports (BATON_NATS_CLUSTER_*_PORT)"
     fi
   done
   write_config "$n"
   dir="$(node_dir "$n")"
   rm -f "$(pid_file "$n")"
-  setsid "$NATS_SERVER" -c "$dir/nats.conf" >>"$dir/nats.log" 2>&1 </dev/null &
+  "${launch[@]}" "$NATS_SERVER" -c "$dir/nats.conf" >>"$dir/nats.log" 2>&1 </dev/null &
   local i
   for i in $(seq 1 100); do
     pid="$(node_pid "$n")"
@@ -118,7 +184,7 @@ start_node() {
     sleep 0.1
   done
   [[ -n "$pid" ]] || fail "node $n did not start; see $dir/nats.log"
-  say "node $n started (pid $pid, client port $(client_port "$n"))"
+  say "node $n started (pid $pid, client $(node_host "$n"):$(client_port "$n"))"
 }
 
 # signal_node N SIG: infra/clusters/signal.sh (a TERM waits up to 10 s before KILL).
@@ -128,7 +194,7 @@ source "$CLUSTER_HERE/../signal.sh"
 
 # The meta (JetStream cluster) leader's name as node $1 sees it, or "" when it knows none.
 meta_leader() {
-  curl -fsS --max-time 2 "http://$HOST:$(http_port "$1")/jsz" 2>/dev/null |
+  curl -fsS --max-time 2 "http://$(node_host "$1"):$(http_port "$1")/jsz" 2>/dev/null |
     tr -d '\n' | sed -n 's/.*"meta_cluster": *{[^}]*"leader": *"\([^"]*\)".*/\1/p'
 }
 

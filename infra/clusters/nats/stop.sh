@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stops the cluster start.sh started (SIGTERM, then SIGKILL after 10 s per node). Idempotent.
+# Stops the cluster start.sh started (SIGTERM, then SIGKILL after 10 s per node), and deletes its
+# network namespaces when it has them (BATON_NATS_CLUSTER_NETNS=1). Idempotent.
 # `--purge` also deletes its data, configs and logs ($BATON_NATS_CLUSTER_DIR).
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=lib.sh
@@ -18,6 +19,8 @@ for n in "${NODES[@]}"; do
   [[ -n "$pid" ]] && kill -CONT "$pid" 2>/dev/null || true
   signal_node "$n" TERM
 done
+# The namespaces and the bridge of a cluster started with BATON_NATS_CLUSTER_NETNS=1.
+[[ "$NETNS" == 1 ]] && remove_network
 if [[ "$PURGE" == 1 ]]; then
   say "purging $DIR"
   rm -rf "$DIR"

@@ -27,6 +27,12 @@ export interface NatsClusterOptions {
   routePort: number;
   /** Monitoring (HTTP) port of node 1. */
   httpPort: number;
+  /**
+   * `namespaces`: every node in a network namespace of its own behind a bridge
+   * (BATON_NATS_CLUSTER_NETNS=1, needs root), so that `cut` can make one unreachable. Default
+   * `loopback`: every node on 127.0.0.1.
+   */
+  network?: 'loopback' | 'namespaces';
 }
 
 /** A node: 1, 2 or 3. */
@@ -44,6 +50,10 @@ export interface NatsCluster {
   freeze(n: NatsNode): Promise<void>;
   /** SIGCONTs node `n`. */
   thaw(n: NatsNode): Promise<void>;
+  /** Takes node `n`'s network link down: it runs on, and no packet reaches it or leaves it. */
+  cut(n: NatsNode): Promise<void>;
+  /** Takes node `n`'s link up again. */
+  heal(n: NatsNode): Promise<void>;
   /** The node leading `stream`, as most answering nodes' monitoring endpoints say; if any. */
   streamLeader(stream: string): Promise<NatsNode | undefined>;
   /** The configured replicas of `stream` (`num_replicas`), as the first answering node says; if it exists. */
@@ -63,6 +73,7 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Nat
     BATON_NATS_CLUSTER_ROUTE_PORT: String(options.routePort),
     BATON_NATS_CLUSTER_HTTP_PORT: String(options.httpPort),
     BATON_NATS_CLUSTER_DIR: dir,
+    BATON_NATS_CLUSTER_NETNS: options.network === 'namespaces' ? '1' : '0',
   };
   const script = async (name: string, ...args: string[]): Promise<string> => {
     try {
@@ -91,23 +102,28 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Nat
   const node = (action: string) => async (n: NatsNode) => {
     await script('node.sh', action, String(n));
   };
+  // Node n's monitoring endpoint: on the address its client URL names (the URL lists the nodes in order).
+  const monitor = (n: NatsNode): string =>
+    `http://${new URL(url.split(',')[n - 1]!).hostname}:${options.httpPort + n - 1}`;
   return {
     url,
     kill: node('kill'),
     start: node('start'),
     freeze: node('freeze'),
     thaw: node('thaw'),
+    cut: node('cut'),
+    heal: node('heal'),
     streamLeader: async (stream) => {
       // Every node at once (a frozen one answers nothing, slowly); the answer most nodes give,
       // since a node that lost touch may still name the old leader.
-      const seen = await Promise.all(NATS_NODES.map((n) => leaderSeenBy(options.httpPort + n - 1, stream)));
+      const seen = await Promise.all(NATS_NODES.map((n) => leaderSeenBy(monitor(n), stream)));
       const votes = new Map<NatsNode, number>();
       for (const leader of seen) if (leader !== undefined) votes.set(leader, (votes.get(leader) ?? 0) + 1);
       return [...votes].sort((a, b) => b[1] - a[1])[0]?.[0];
     },
     streamReplicas: async (stream) => {
       for (const n of NATS_NODES) {
-        const detail = await streamDetail(options.httpPort + n - 1, stream);
+        const detail = await streamDetail(monitor(n), stream);
         if (detail?.config?.num_replicas !== undefined) return detail.config.num_replicas;
       }
       return undefined;
@@ -125,10 +141,10 @@ interface Jsz {
   account_details?: Array<{ stream_detail?: StreamDetail[] }>;
 }
 
-/** What the node with monitoring port `httpPort` reports of `stream`, if it answers. */
-async function streamDetail(httpPort: number, stream: string): Promise<StreamDetail | undefined> {
+/** What the node with monitoring endpoint `monitor` reports of `stream`, if it answers. */
+async function streamDetail(monitor: string, stream: string): Promise<StreamDetail | undefined> {
   try {
-    const response = await fetch(`http://127.0.0.1:${httpPort}/jsz?accounts=true&streams=true&config=true`, {
+    const response = await fetch(`${monitor}/jsz?accounts=true&streams=true&config=true`, {
       signal: AbortSignal.timeout(1_000),
     });
     const jsz = (await response.json()) as Jsz;
@@ -142,8 +158,8 @@ async function streamDetail(httpPort: number, stream: string): Promise<StreamDet
   return undefined;
 }
 
-/** The leader of `stream` as the node with monitoring port `httpPort` reports it. */
-async function leaderSeenBy(httpPort: number, stream: string): Promise<NatsNode | undefined> {
-  const match = /^n([123])$/.exec((await streamDetail(httpPort, stream))?.cluster?.leader ?? '');
+/** The leader of `stream` as the node with monitoring endpoint `monitor` reports it. */
+async function leaderSeenBy(monitor: string, stream: string): Promise<NatsNode | undefined> {
+  const match = /^n([123])$/.exec((await streamDetail(monitor, stream))?.cluster?.leader ?? '');
   return match ? (Number(match[1]) as NatsNode) : undefined;
 }
