@@ -6,6 +6,20 @@
  * stored-checkpoint parsing, run-id checks.
  */
 export type { Adapter } from './contracts/adapter.js';
+export {
+  GROUP_LOG_NAME,
+  GROUP_POSITION_BASE,
+  checkGroupLogName,
+  isGroupPosition,
+} from './contracts/group-journal.js';
+export type {
+  GroupLog,
+  JournalIndex,
+  JournalPointer,
+  PointerAppend,
+  PointerAppendResult,
+  RunPointers,
+} from './contracts/group-journal.js';
 export type {
   AdapterHooks,
   AdapterIsolation,

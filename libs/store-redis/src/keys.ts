@@ -10,6 +10,8 @@ export interface KeyLayout {
   readonly prefix: string;
   /** HASH: epoch, state, owner, exp, wait (see lua/prelude.lua). */
   lease(runId: string): string;
+  /** LIST: the run's pointers into group records, or `!own` (journal-index.ts). */
+  pointers(runId: string): string;
   /** ZSET runId -> expiry of every `held` lease: the reaper's queue. */
   readonly held: string;
   /** SET of run ids whose lease is `held` by this owner: the dead-worker reaper's list. */
@@ -59,6 +61,7 @@ export function keyLayout(prefix: string): KeyLayout {
   return {
     prefix,
     lease: (runId) => `${prefix}lease:${runId}`,
+    pointers: (runId) => `${prefix}jptr:${runId}`,
     held: `${prefix}held`,
     owner: (workerId) => `${prefix}owner:${workerId}`,
     cancel: (runId) => `${prefix}cancel:${runId}`,

@@ -35,6 +35,7 @@ const README_ACL = [
   '+rpush',
   '+lrange',
   '+lindex',
+  '+llen',
   '+zscore',
   '+zcard',
   '+zrevrangebyscore',

@@ -16,6 +16,7 @@
  *    replicas confirmed it (replication.ts).
  */
 import type {
+  JournalIndex,
   AcquireResult,
   CreatedAndLeased,
   NewRunToLease,
@@ -52,6 +53,7 @@ import type { StoreContext } from './context.js';
 import { toStoreError } from './errors.js';
 import { keyLayout, type KeyLayout } from './keys.js';
 import * as fleet from './fleet.js';
+import * as journalIndex from './journal-index.js';
 import * as leases from './leases.js';
 import {
   resolveRedisStoreOptions,
@@ -265,6 +267,15 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   forgetWorker(workerId: string): Promise<void> {
     return this.op('forgetWorker', (ctx) => fleet.forgetWorker(ctx, workerId));
   }
+
+  // JournalIndex (group commit across runs)
+  readonly journalIndex: JournalIndex = {
+    appendPointers: (appends) =>
+      this.op('appendPointers', (ctx) => journalIndex.appendPointers(ctx, appends)),
+    readPointers: (runId, after, upto) =>
+      this.op('readPointers', (ctx) => journalIndex.readPointers(ctx, runId, after, upto)),
+    deletePointers: (runId) => this.op('deletePointers', (ctx) => journalIndex.deletePointers(ctx, runId)),
+  };
 
   // PayloadStore
   putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {

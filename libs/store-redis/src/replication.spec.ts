@@ -61,9 +61,17 @@ describe('the replication guard', () => {
       'suspendRun',
       'deliverSignal',
       'putPayload',
+      'appendPointers',
     ])
       expect(REPLICATED_OPERATIONS.has(op), op).toBe(true);
-    for (const op of ['renewLeases', 'releaseLease', 'claimDueTimers', 'reportWorker', 'getRun'])
+    for (const op of [
+      'renewLeases',
+      'releaseLease',
+      'claimDueTimers',
+      'reportWorker',
+      'getRun',
+      'readPointers',
+    ])
       expect(REPLICATED_OPERATIONS.has(op), op).toBe(false);
   });
 });

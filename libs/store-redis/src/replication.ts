@@ -49,6 +49,8 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   'pauseHeldRun',
   'resumeRun',
   'putPayload',
+  // A step of a grouped run is durable once its pointer is (group commit).
+  'appendPointers',
 ]);
 
 export interface ReplicationGuard {

@@ -30,6 +30,7 @@ export async function deleteRun(ctx: StoreContext, runId: string): Promise<boole
       keys.timers,
       keys.finished,
       keys.payloads(runId),
+      keys.pointers(runId),
     ],
     [keys.prefix, runId],
   )) as [number, unknown?];

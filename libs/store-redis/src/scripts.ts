@@ -14,6 +14,7 @@ import { BatonError } from '@baton/core';
 /** The scripts, by file name without `.lua`. */
 export const SCRIPT_NAMES = [
   'acquire-lease',
+  'append-pointers',
   'check-data-marker',
   'claim-due-timers',
   'claim-new-run',
@@ -31,6 +32,7 @@ export const SCRIPT_NAMES = [
   'pause-held-run',
   'reap-dead-workers',
   'reap-expired-leases',
+  'read-pointers',
   'record-claim-failure',
   'record-worker',
   'release-lease',

@@ -10,6 +10,7 @@
  * ```
  */
 export { describeTransportConformance } from './transport-conformance.js';
+export { describeJournalConformance } from './transport-conformance-journal.js';
 export { describeStoreConformance } from './store-conformance.js';
 export { describePayloadStoreConformance, sha256Of } from './payload-store-conformance.js';
 export type { StoreConformanceOptions } from './store-conformance.js';

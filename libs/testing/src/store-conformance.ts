@@ -9,7 +9,7 @@
  * Waits are real time (lease TTLs of 200 ms, waits under a second) because a real store's clock
  * cannot be faked; no test asserts how fast anything is, only what happens.
  */
-import { describe } from 'vitest';
+import { describe, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
 import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeLeaseConformance } from './store-conformance-leases.js';
@@ -21,6 +21,7 @@ import { describePauseConformance } from './store-conformance-pause.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
 import { describeFleetConformance } from './store-conformance-fleet.js';
+import { describeJournalIndexConformance } from './store-conformance-journal-index.js';
 import {
   describePresenceChoice,
   describePresenceConformance,
@@ -46,6 +47,11 @@ export interface StoreConformanceOptions {
    * damaged-checkpoint section; every adapter's own spec passes one.
    */
   damage?: CheckpointDamager;
+  /**
+   * Why the store has no journal index (group commit across runs), when it has none: the section
+   * is then listed as skipped under that reason instead of run. A store with one passes nothing.
+   */
+  withoutJournalIndex?: string;
 }
 
 /**
@@ -72,6 +78,8 @@ export function describeStoreConformance(
     describeRetentionConformance(store);
     describePayloadStoreConformance(store);
     describeFleetConformance(store);
+    if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
+    else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));
     describePresenceChoice(factory, options.pair);
     if (options.pair) describePresenceConformance(options.pair);
     describeClaimFailureConformance(store);

@@ -11,11 +11,12 @@
  * Waits are real time because a real bus cannot be driven by fake timers; no test asserts how fast
  * anything is, only what happens.
  */
-import { describe } from 'vitest';
+import { describe, it } from 'vitest';
 import type { Transport } from '@baton/core/adapter';
 import { describeLifecycle, useFixture } from './conformance-helpers.js';
 import { describeBacklogConformance } from './transport-conformance-backlog.js';
 import { describeDeadLetterConformance } from './transport-conformance-dead-letters.js';
+import { describeGroupLogConformance } from './transport-conformance-group-log.js';
 import { describeJournalConformance } from './transport-conformance-journal.js';
 import { describeQueueConformance } from './transport-conformance-queue.js';
 
@@ -26,6 +27,11 @@ export interface TransportConformanceOptions {
    * @defaultValue 300
    */
   ackWaitMs?: number;
+  /**
+   * Why the transport has no group log (group commit across runs), when it has none: the section
+   * is then listed as skipped under that reason instead of run. A transport with one passes nothing.
+   */
+  withoutGroupLog?: string;
 }
 
 /**
@@ -46,6 +52,8 @@ export function describeTransportConformance(
 
     describeQueueConformance(transport, ackWaitMs);
     describeJournalConformance(transport);
+    if (options.withoutGroupLog === undefined) describeGroupLogConformance(transport);
+    else describe.skip(`group log: ${options.withoutGroupLog}`, () => it.skip('not implemented'));
     describeDeadLetterConformance(transport);
     describeBacklogConformance(transport, factory);
   });

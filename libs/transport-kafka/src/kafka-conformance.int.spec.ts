@@ -23,5 +23,8 @@ describeTransportConformance(
       ackWaitMs: ACK_WAIT_MS,
       sessionTimeoutMs: 6_000,
     }),
-  { ackWaitMs: ACK_WAIT_MS },
+  {
+    ackWaitMs: ACK_WAIT_MS,
+    withoutGroupLog: 'not built on Kafka yet (issue 23: group commit lands on NATS and Redis first)',
+  },
 );

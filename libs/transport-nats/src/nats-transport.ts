@@ -21,6 +21,7 @@ import {
   type FetchOptions,
 } from '@baton/core/adapter';
 import type {
+  GroupLog,
   JournalAppend,
   JournalRecord,
   RedriveResult,
@@ -34,6 +35,7 @@ import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } f
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
 import { toNatsError } from './errors.js';
 import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
+import { NatsGroupLog } from './group-log.js';
 import { layoutFor, type NatsLayout } from './layout.js';
 import {
   resolveNatsTransportOptions,
@@ -62,6 +64,7 @@ class NatsTransport implements Transport {
   readonly name = 'nats';
   readonly supportsOptimisticAppend = true;
   readonly journalPurge = 'deletes';
+  readonly groupLog: GroupLog = new NatsGroupLog((operation) => this.open(operation));
 
   /** created, connecting, open (streams and consumer in place), closed (final). */
   private readonly lifecycle = new AdapterLifecycle<TransportContext>({

@@ -17,6 +17,7 @@ export type MessageQuery = { seq: number } | { seq: number; next_by_subj: string
 /** A stored message, copied out of the client's buffers. */
 export interface StoredRecord {
   seq: number;
+  subject: string;
   data: Uint8Array;
   header: StoredMsg['header'];
 }
@@ -32,5 +33,10 @@ export async function getStoredMessage(
   const message =
     replicas === 1 ? await jsm.direct.getMessage(stream, query) : await jsm.streams.getMessage(stream, query);
   if (message === null) return null;
-  return { seq: message.seq, data: new Uint8Array(message.data), header: message.header };
+  return {
+    seq: message.seq,
+    subject: message.subject,
+    data: new Uint8Array(message.data),
+    header: message.header,
+  };
 }

@@ -23,6 +23,7 @@
  * Left out on purpose: the journal (it lives on the transport) and delivery of messages (the
  * store tells the caller when a wake is needed; the caller enqueues it).
  */
+import type { JournalIndex } from './group-journal.js';
 import type { Adapter } from './adapter.js';
 import type { SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
@@ -512,6 +513,11 @@ export interface Store
    * every run it held is gone. Stores whose data survives a restart (Postgres) leave it out.
    */
   onDataLoss?(listener: (loss: StoreDataLoss) => void): void;
+  /**
+   * Each run's pointers into group records, for group commit across runs
+   * (contracts/group-journal.ts). Optional: a store without it serves per-run journals only.
+   */
+  readonly journalIndex?: JournalIndex;
 }
 
 /** True when `store` implements worker presence: all four {@link PresenceStore} methods. */

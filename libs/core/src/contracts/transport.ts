@@ -11,6 +11,7 @@
  * notion of leases (those live in the store, on its clock).
  */
 import type { Adapter } from './adapter.js';
+import type { GroupLog } from './group-journal.js';
 
 /** A message as it travels: opaque bytes plus string headers. */
 export interface RawMessage {
@@ -243,4 +244,10 @@ export interface DeadLetterQueue {
  * A bus adapter: NATS JetStream, Kafka, or in-memory. Its lifecycle is every adapter's
  * ({@link Adapter}): `connect()` creates streams, topics and consumers if missing.
  */
-export interface Transport extends Adapter, RunQueue, JournalLog, DeadLetterQueue {}
+export interface Transport extends Adapter, RunQueue, JournalLog, DeadLetterQueue {
+  /**
+   * Logs of group records, for group commit across runs (contracts/group-journal.ts). Optional:
+   * a transport without it journals each run on its own only.
+   */
+  readonly groupLog?: GroupLog;
+}

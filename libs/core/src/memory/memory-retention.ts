@@ -28,6 +28,7 @@ export function deleteRun(state: MemoryState, runId: string): boolean {
   }
   state.runs.delete(runId);
   state.leases.delete(runId);
+  state.pointers.delete(runId);
   state.cancelled.delete(runId);
   state.cancelReasons.delete(runId);
   state.pauseRequested.delete(runId);

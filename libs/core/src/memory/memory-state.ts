@@ -7,11 +7,18 @@
  * Every function here and in the capability files runs to completion without awaiting, so each
  * store operation is atomic exactly as the Lua scripts and SQL transactions of the real stores are.
  */
+import type { JournalPointer } from '../contracts/group-journal.js';
 import type { ReportedWorker } from '../contracts/fleet.js';
 import type { Checkpoint, InboxSignal, RunRecord } from '../contracts/store.js';
 import { summarizeCheckpoint } from '../checkpoint-summary.js';
 import { FencedWriteError } from '../errors.js';
 import type { ClaimFailures, LeaseRecord, StoredCheckpoint } from './memory-records.js';
+
+/** A run's pointers in position order, or the mark that it is journaled on its own. */
+export interface StoredPointers {
+  ownJournal: boolean;
+  pointers: JournalPointer[];
+}
 
 export class MemoryState {
   readonly leases = new Map<string, LeaseRecord>();
@@ -35,6 +42,8 @@ export class MemoryState {
   readonly tombstones = new Map<string, { deletedAt: number; expiresAt: number }>();
   /** The workers' latest reports (memory-fleet.ts), by worker id. */
   readonly workerReports = new Map<string, ReportedWorker>();
+  /** Each run's pointers into group records (memory-journal-index.ts). */
+  readonly pointers = new Map<string, StoredPointers>();
 
   constructor(
     /** The store's clock (ms since epoch). */

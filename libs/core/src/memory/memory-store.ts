@@ -46,9 +46,16 @@ import type {
 } from '../contracts/store.js';
 import type { RunCounts, RunPage, RunQuery } from '../contracts/run-queries.js';
 import type { ReportedWorker, WorkerReport } from '../contracts/fleet.js';
+import type {
+  JournalIndex,
+  PointerAppend,
+  PointerAppendResult,
+  RunPointers,
+} from '../contracts/group-journal.js';
 import { BatonError } from '../errors.js';
 import * as checkpoints from './memory-checkpoints.js';
 import * as fleet from './memory-fleet.js';
+import * as journalIndex from './memory-journal-index.js';
 import * as leases from './memory-leases.js';
 import * as payloads from './memory-payloads.js';
 import * as pause from './memory-pause.js';
@@ -115,6 +122,15 @@ class MemoryStore implements Store {
   async now(): Promise<number> {
     return this.open('now').clock();
   }
+
+  readonly journalIndex: JournalIndex = {
+    appendPointers: async (appends: readonly PointerAppend[]): Promise<PointerAppendResult[]> =>
+      journalIndex.appendPointers(this.open('appendPointers'), appends),
+    readPointers: async (runId: string, afterPosition: number, uptoPosition?: number): Promise<RunPointers> =>
+      journalIndex.readPointers(this.open('readPointers'), runId, afterPosition, uptoPosition),
+    deletePointers: async (runId: string): Promise<void> =>
+      journalIndex.deletePointers(this.open('deletePointers'), runId),
+  };
 
   // LeaseStore
   async acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {

@@ -31,7 +31,9 @@ import type {
   StoredDeadLetter,
   Transport,
 } from '../contracts/transport.js';
+import type { GroupLog } from '../contracts/group-journal.js';
 import { BatonError, ConfigError, JournalConflictError, NotFoundError } from '../errors.js';
+import { MemoryGroupLog } from './memory-group-log.js';
 
 /** Options of {@link memoryTransport}. */
 export interface MemoryTransportOptions {
@@ -122,6 +124,7 @@ class MemoryTransport implements Transport {
   readonly name = 'memory';
   readonly supportsOptimisticAppend = true;
   readonly journalPurge = 'deletes';
+  readonly groupLog: GroupLog = new MemoryGroupLog((operation) => this.assertOpen(operation));
 
   private state: LifecycleState = 'open';
   private closing: Promise<void> | undefined;

@@ -28,7 +28,8 @@ for _, run_id in ipairs(candidates) do
   elseif finished then
     drop_run(prefix, run_id, run[2], { lease_key, run_key, prefix .. 'cancel:' .. run_id,
       prefix .. 'ckpt:' .. run_id, prefix .. 'ckpt-sum:' .. run_id, prefix .. 'inbox:' .. run_id,
-      prefix .. 'signal-ids:' .. run_id, prefix .. 'payload:' .. run_id }, held_key, timers_key, finished_key)
+      prefix .. 'signal-ids:' .. run_id, prefix .. 'payload:' .. run_id, prefix .. 'jptr:' .. run_id }, held_key,
+      timers_key, finished_key)
     redis.call('SET', prefix .. 'deleted:' .. run_id, ms(now), 'PX', ms(tombstone_ms))
     deleted[#deleted + 1] = run_id
   end

@@ -1,0 +1,59 @@
+/**
+ * The in-process store's journal index (contracts/group-journal.ts): each run's pointers into group
+ * records, in position order, or the mark that it is journaled on its own, over `state.pointers`.
+ * Each call runs without awaiting, so every run's append is atomic, as the Redis script and the
+ * SQL statement are.
+ */
+import {
+  GROUP_POSITION_BASE,
+  type PointerAppend,
+  type PointerAppendResult,
+  type RunPointers,
+} from '../contracts/group-journal.js';
+import type { MemoryState } from './memory-state.js';
+
+export function appendPointers(state: MemoryState, appends: readonly PointerAppend[]): PointerAppendResult[] {
+  return appends.map((append) => appendOne(state, append));
+}
+
+function appendOne(state: MemoryState, append: PointerAppend): PointerAppendResult {
+  const { runId, expectedLastPosition: expected, log, record } = append;
+  const stored = state.pointers.get(runId);
+  if (stored === undefined) {
+    // Only a new run's first append starts pointers; a fence marker first marks the run as its own.
+    if (expected === 0) {
+      state.pointers.set(runId, {
+        ownJournal: false,
+        pointers: [{ position: GROUP_POSITION_BASE + 1, log, record }],
+      });
+      return { status: 'appended', position: GROUP_POSITION_BASE + 1 };
+    }
+    if (expected === undefined) state.pointers.set(runId, { ownJournal: true, pointers: [] });
+    return { status: 'not-grouped' };
+  }
+  if (stored.ownJournal) return { status: 'not-grouped' };
+  const last = stored.pointers.at(-1)!.position;
+  if (expected !== undefined && expected !== last) return { status: 'conflict', lastPosition: last };
+  stored.pointers.push({ position: last + 1, log, record });
+  return { status: 'appended', position: last + 1 };
+}
+
+export function readPointers(
+  state: MemoryState,
+  runId: string,
+  afterPosition: number,
+  uptoPosition?: number,
+): RunPointers {
+  const stored = state.pointers.get(runId);
+  if (stored === undefined || stored.ownJournal) return { grouped: false, pointers: [] };
+  return {
+    grouped: true,
+    pointers: stored.pointers
+      .filter((p) => p.position > afterPosition && (uptoPosition === undefined || p.position <= uptoPosition))
+      .map((p) => ({ ...p })),
+  };
+}
+
+export function deletePointers(state: MemoryState, runId: string): void {
+  state.pointers.delete(runId);
+}

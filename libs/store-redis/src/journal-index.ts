@@ -1,0 +1,84 @@
+/**
+ * JournalIndex on Redis (group commit across runs, contracts/group-journal.ts): one list per run,
+ * `<prefix>jptr:<runId>`, whose element i is the pointer at position GROUP_POSITION_BASE + i + 1
+ * (`<record>:<log>`), or the single element `!own` for a run journaled on its own. Appends for
+ * many runs are one script (append-pointers.lua), so one round trip records a whole group record's
+ * pointers, each run decided on its own; delete-run.lua and delete-expired-runs.lua drop the list
+ * with the run.
+ *
+ * Positions travel as offsets from the base (small integers), never as the 2^50-sized position:
+ * Lua numbers are doubles and replies are integers, so nothing here depends on their precision.
+ */
+import {
+  GROUP_POSITION_BASE,
+  isGroupPosition,
+  type JournalPointer,
+  type PointerAppend,
+  type PointerAppendResult,
+  type RunPointers,
+} from '@baton/core/adapter';
+import type { StoreContext } from './context.js';
+
+/** The `expected` argument of append-pointers.lua for an append. */
+function expectedArgument(expected: number | undefined): string {
+  if (expected === undefined) return '';
+  if (expected === 0) return '0';
+  return isGroupPosition(expected) ? String(expected - GROUP_POSITION_BASE) : 'x';
+}
+
+export async function appendPointers(
+  ctx: StoreContext,
+  appends: readonly PointerAppend[],
+): Promise<PointerAppendResult[]> {
+  if (appends.length === 0) return [];
+  const args: (string | number)[] = [];
+  for (const { expectedLastPosition, log, record } of appends) {
+    args.push(expectedArgument(expectedLastPosition), log, record);
+  }
+  const replies = (await ctx.run(
+    'append-pointers',
+    appends.map((a) => ctx.keys.pointers(a.runId)),
+    args,
+  )) as string[];
+  return replies.map((reply): PointerAppendResult => {
+    if (reply === 'n') return { status: 'not-grouped' };
+    const count = Number(reply.slice(1));
+    return reply[0] === 'a'
+      ? { status: 'appended', position: GROUP_POSITION_BASE + count }
+      : { status: 'conflict', lastPosition: GROUP_POSITION_BASE + count };
+  });
+}
+
+export async function readPointers(
+  ctx: StoreContext,
+  runId: string,
+  afterPosition: number,
+  uptoPosition?: number,
+): Promise<RunPointers> {
+  const from = Math.max(0, afterPosition - GROUP_POSITION_BASE);
+  const to = uptoPosition === undefined ? -1 : uptoPosition - GROUP_POSITION_BASE - 1;
+  if (to !== -1 && to < from) {
+    // An empty range still says whether the run is grouped.
+    const [grouped] = (await ctx.run('read-pointers', [ctx.keys.pointers(runId)], [1, 0])) as [number];
+    return { grouped: grouped === 1, pointers: [] };
+  }
+  const [grouped, ...pointers] = (await ctx.run('read-pointers', [ctx.keys.pointers(runId)], [from, to])) as [
+    number,
+    ...string[],
+  ];
+  return {
+    grouped: grouped === 1,
+    pointers: pointers.map((pointer, i): JournalPointer => {
+      const colon = pointer.indexOf(':');
+      return {
+        position: GROUP_POSITION_BASE + from + i + 1,
+        record: Number(pointer.slice(0, colon)),
+        log: pointer.slice(colon + 1),
+      };
+    }),
+  };
+}
+
+export async function deletePointers(ctx: StoreContext, runId: string): Promise<void> {
+  await ctx.redis.del(ctx.keys.pointers(runId));
+}

@@ -1,0 +1,136 @@
+/**
+ * Store conformance, journal index section (group commit across runs, contracts/group-journal.ts):
+ * pointers appended at expected positions, refused when another writer came after, independent
+ * per run within one call, read back by range, forgotten with the run; which runs are grouped.
+ */
+import { describe, expect, it } from 'vitest';
+import { GROUP_POSITION_BASE, type JournalIndex, type Store } from '@baton/core/adapter';
+import { uniqueId } from './conformance-helpers.js';
+
+const BASE = GROUP_POSITION_BASE;
+
+/** Registers the journal index tests; `store()` is the test's fresh store. */
+export function describeJournalIndexConformance(store: () => Store): void {
+  function index(): JournalIndex {
+    const found = store().journalIndex;
+    if (found === undefined) throw new Error(`store ${store().name} has no journalIndex`);
+    return found;
+  }
+
+  describe('journal index', () => {
+    it("appends a new run's pointers after its empty journal, in order, and reads them back", async () => {
+      const runId = uniqueId('run');
+      expect(
+        await index().appendPointers([{ runId, expectedLastPosition: 0, log: 'w1', record: 7 }]),
+      ).toEqual([{ status: 'appended', position: BASE + 1 }]);
+      expect(
+        await index().appendPointers([{ runId, expectedLastPosition: BASE + 1, log: 'w1', record: 9 }]),
+      ).toEqual([{ status: 'appended', position: BASE + 2 }]);
+      expect(await index().readPointers(runId, 0)).toEqual({
+        grouped: true,
+        pointers: [
+          { position: BASE + 1, log: 'w1', record: 7 },
+          { position: BASE + 2, log: 'w1', record: 9 },
+        ],
+      });
+    });
+
+    it('leaves a run journaled on its own when its first append expects a position of that journal', async () => {
+      const runId = uniqueId('run');
+      expect(
+        await index().appendPointers([{ runId, expectedLastPosition: 41, log: 'w1', record: 1 }]),
+      ).toEqual([{ status: 'not-grouped' }]);
+      expect(await index().readPointers(runId, 0)).toEqual({ grouped: false, pointers: [] });
+    });
+
+    it('refuses a pointer whose expected position is not the last, and records nothing for it', async () => {
+      const runId = uniqueId('run');
+      await index().appendPointers([{ runId, expectedLastPosition: 0, log: 'w1', record: 1 }]);
+      await index().appendPointers([{ runId, log: 'w2', record: 5 }]);
+      const stale = await index().appendPointers([
+        { runId, expectedLastPosition: BASE + 1, log: 'w1', record: 2 },
+      ]);
+      expect(stale).toEqual([{ status: 'conflict', lastPosition: BASE + 2 }]);
+      // A writer that believes the run is new, or still journaled per run, is refused too.
+      expect(
+        await index().appendPointers([{ runId, expectedLastPosition: 0, log: 'w1', record: 3 }]),
+      ).toEqual([{ status: 'conflict', lastPosition: BASE + 2 }]);
+      expect((await index().readPointers(runId, 0)).pointers.map((p) => p.record)).toEqual([1, 5]);
+    });
+
+    it('leaves a run on its own journal when its first append expects a pointer position', async () => {
+      const runId = uniqueId('run');
+      const [result] = await index().appendPointers([
+        { runId, expectedLastPosition: BASE + 3, log: 'w1', record: 1 },
+      ]);
+      expect(result).toEqual({ status: 'not-grouped' });
+      expect(await index().readPointers(runId, 0)).toEqual({ grouped: false, pointers: [] });
+    });
+
+    it('appends a fence marker after existing pointers, and marks a run without any as its own for good', async () => {
+      const own = uniqueId('own');
+      const grouped = uniqueId('grouped');
+      await index().appendPointers([{ runId: grouped, expectedLastPosition: 0, log: 'w1', record: 1 }]);
+      expect(
+        await index().appendPointers([
+          { runId: own, log: 'w2', record: 4 },
+          { runId: grouped, log: 'w2', record: 4 },
+        ]),
+      ).toEqual([{ status: 'not-grouped' }, { status: 'appended', position: BASE + 2 }]);
+      // A first owner that wakes up after the marker cannot start pointers behind it.
+      expect(
+        await index().appendPointers([{ runId: own, expectedLastPosition: 0, log: 'w1', record: 5 }]),
+      ).toEqual([{ status: 'not-grouped' }]);
+      expect(await index().readPointers(own, 0)).toEqual({ grouped: false, pointers: [] });
+    });
+
+    it('treats every run of one call on its own, and two appends of one run in order', async () => {
+      const [a, b, c] = [uniqueId('a'), uniqueId('b'), uniqueId('c')];
+      await index().appendPointers([{ runId: b, expectedLastPosition: 0, log: 'w1', record: 1 }]);
+      const results = await index().appendPointers([
+        { runId: a, expectedLastPosition: 0, log: 'w1', record: 2 },
+        { runId: b, expectedLastPosition: 0, log: 'w1', record: 2 },
+        { runId: c, expectedLastPosition: 0, log: 'w1', record: 2 },
+        { runId: c, expectedLastPosition: BASE + 1, log: 'w1', record: 3 },
+      ]);
+      expect(results).toEqual([
+        { status: 'appended', position: BASE + 1 },
+        { status: 'conflict', lastPosition: BASE + 1 },
+        { status: 'appended', position: BASE + 1 },
+        { status: 'appended', position: BASE + 2 },
+      ]);
+      expect((await index().readPointers(c, 0)).pointers.map((p) => p.record)).toEqual([2, 3]);
+    });
+
+    it('reads pointers after a position and up to another', async () => {
+      const runId = uniqueId('run');
+      for (let i = 0; i < 4; i++) {
+        await index().appendPointers([
+          { runId, expectedLastPosition: i === 0 ? 0 : BASE + i, log: 'w1', record: i },
+        ]);
+      }
+      const records = async (after: number, upto?: number) =>
+        (await index().readPointers(runId, after, upto)).pointers.map((p) => p.record);
+      expect(await records(BASE + 1)).toEqual([1, 2, 3]);
+      expect(await records(BASE + 1, BASE + 3)).toEqual([1, 2]);
+      expect(await records(0, BASE + 1)).toEqual([0]);
+      expect(await records(BASE + 4)).toEqual([]);
+      expect(await index().readPointers(runId, BASE + 4)).toEqual({ grouped: true, pointers: [] });
+    });
+
+    it('forgets every pointer of a run, and the mark of a run journaled on its own', async () => {
+      const [grouped, own] = [uniqueId('grouped'), uniqueId('own')];
+      await index().appendPointers([
+        { runId: grouped, expectedLastPosition: 0, log: 'w1', record: 1 },
+        { runId: own, log: 'w1', record: 1 },
+      ]);
+      await index().deletePointers(grouped);
+      await index().deletePointers(own);
+      await index().deletePointers(uniqueId('never'));
+      expect(await index().readPointers(grouped, 0)).toEqual({ grouped: false, pointers: [] });
+      expect(
+        await index().appendPointers([{ runId: own, expectedLastPosition: 0, log: 'w1', record: 2 }]),
+      ).toEqual([{ status: 'appended', position: BASE + 1 }]);
+    });
+  });
+}

@@ -1,0 +1,144 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
+import { GROUP_POSITION_BASE, type Transport } from '@baton/core/adapter';
+import { describeJournalConformance } from '@baton/testing';
+import { GroupRecordMissingError, withGroupJournal, type JournalMode } from './group-journal.js';
+
+const BASE = GROUP_POSITION_BASE;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const bytes = (s: string): Uint8Array => encoder.encode(s);
+const texts = (records: { data: Uint8Array }[]): string[] => records.map((r) => decoder.decode(r.data));
+
+function setUp(mode: JournalMode, log = 'w1') {
+  const bus = memoryTransport();
+  const store = memoryStore();
+  return { bus, store, journal: withGroupJournal(bus, store, { mode, log }) };
+}
+
+for (const mode of ['group', 'per-run'] as const) {
+  describe(`the journal conformance section on a group journal (mode ${mode})`, () => {
+    let current: Transport | undefined;
+    beforeEach(() => {
+      current = setUp(mode).journal;
+    });
+    describeJournalConformance(() => current!);
+  });
+}
+
+describe('group journal', () => {
+  it('puts the appends of runs made while a flush is in flight into one record, and reads each run back', async () => {
+    const { bus, journal } = setUp('group');
+    const appendGroup = vi.spyOn(bus.groupLog!, 'appendGroupRecord');
+    const runs = Array.from({ length: 50 }, (_, i) => `run-${i}`);
+    const first = await Promise.all(
+      runs.map((runId) => journal.append({ runId, data: bytes(`${runId}:1`), expectedLastPosition: 0 })),
+    );
+    expect(first.every((p) => p === BASE + 1)).toBe(true);
+    // The first flush carried the first run alone; every other run's append waited for it and went in the second.
+    expect(appendGroup).toHaveBeenCalledTimes(2);
+    await Promise.all(
+      runs.map((runId) =>
+        journal.append({ runId, data: bytes(`${runId}:2`), expectedLastPosition: BASE + 1 }),
+      ),
+    );
+    for (const runId of runs)
+      expect(texts(await journal.read(runId, 0))).toEqual([`${runId}:1`, `${runId}:2`]);
+  });
+
+  it("keeps a run's second append for the next record (one part per run and record)", async () => {
+    const { journal } = setUp('group');
+    await journal.append({ runId: 'busy', data: bytes('0'), expectedLastPosition: 0 });
+    const [a, b] = await Promise.all([
+      journal.append({ runId: 'busy', data: bytes('a'), expectedLastPosition: BASE + 1 }),
+      journal.append({ runId: 'busy', data: bytes('b') }),
+    ]);
+    expect([a, b]).toEqual([BASE + 2, BASE + 3]);
+    expect(texts(await journal.read('busy', BASE + 1))).toEqual(['a', 'b']);
+  });
+
+  it("refuses a fenced writer's append with JournalConflictError, and never reads its entries back", async () => {
+    const { journal } = setUp('group');
+    await journal.append({ runId: 'r', data: bytes('old owner'), expectedLastPosition: 0 });
+    // A new owner fences the run with its marker; the old one's next append expects what it last saw.
+    await journal.append({ runId: 'r', data: bytes('marker') });
+    const [zombie, other] = await Promise.allSettled([
+      journal.append({ runId: 'r', data: bytes('zombie'), expectedLastPosition: BASE + 1 }),
+      journal.append({ runId: 'other', data: bytes('other'), expectedLastPosition: 0 }),
+    ]);
+    expect(zombie).toMatchObject({
+      status: 'rejected',
+      reason: { code: 'BATON_JOURNAL_CONFLICT', actualLast: BASE + 2 },
+    });
+    expect(other).toEqual({ status: 'fulfilled', value: BASE + 1 });
+    expect(texts(await journal.read('r', 0))).toEqual(['old owner', 'marker']);
+  });
+
+  it('keeps a run journaled on its own there in group mode, markers and appends alike', async () => {
+    const { bus, journal } = setUp('group');
+    const p1 = await bus.append({ runId: 'old', data: bytes('own 1'), expectedLastPosition: 0 });
+    const marker = await journal.append({ runId: 'old', data: bytes('marker') });
+    const next = await journal.append({ runId: 'old', data: bytes('own 2'), expectedLastPosition: marker });
+    expect([p1, marker, next].every((p) => p < BASE)).toBe(true);
+    expect(texts(await bus.read('old', 0))).toEqual(['own 1', 'marker', 'own 2']);
+    expect(texts(await journal.read('old', p1))).toEqual(['marker', 'own 2']);
+  });
+
+  it("sends a late first owner's first append to the run's own journal once a newer owner fenced it there", async () => {
+    const { journal } = setUp('group');
+    // The first owner stalls before its first append; the next owner's marker comes first.
+    const marker = await journal.append({ runId: 'r', data: bytes('marker') });
+    expect(marker).toBeLessThan(BASE);
+    const late = await journal
+      .append({ runId: 'r', data: bytes('late'), expectedLastPosition: 0 })
+      .catch((e: unknown) => e);
+    expect(late).toMatchObject({ code: 'BATON_JOURNAL_CONFLICT', actualLast: marker });
+    expect(texts(await journal.read('r', 0))).toEqual(['marker']);
+  });
+
+  it('in per-run mode, keeps new runs on their own journal and grouped runs in groups', async () => {
+    const grouped = setUp('group');
+    await grouped.journal.append({ runId: 'g', data: bytes('g1'), expectedLastPosition: 0 });
+    const perRun = withGroupJournal(grouped.bus, grouped.store, { mode: 'per-run', log: 'w2' });
+    const own = await perRun.append({ runId: 'p', data: bytes('p1'), expectedLastPosition: 0 });
+    expect(own).toBeLessThan(BASE);
+    expect(texts(await grouped.bus.read('p', 0))).toEqual(['p1']);
+    expect(await perRun.append({ runId: 'g', data: bytes('marker') })).toBe(BASE + 2);
+    expect(await perRun.append({ runId: 'g', data: bytes('g2'), expectedLastPosition: BASE + 2 })).toBe(
+      BASE + 3,
+    );
+    expect(texts(await perRun.read('g', 0))).toEqual(['g1', 'marker', 'g2']);
+    expect(texts(await perRun.read('p', 0))).toEqual(['p1']);
+  });
+
+  it('shares the read of a record between runs read together', async () => {
+    const { bus, store, journal } = setUp('group');
+    const runs = Array.from({ length: 20 }, (_, i) => `run-${i}`);
+    await Promise.all(
+      runs.map((runId) => journal.append({ runId, data: bytes(runId), expectedLastPosition: 0 })),
+    );
+    // Two records: the first run's alone, then the 19 that waited for it.
+    const reader = withGroupJournal(bus, store, { mode: 'group', log: 'w2' });
+    const readGroup = vi.spyOn(bus.groupLog!, 'readGroupRecords');
+    const read = await Promise.all(runs.map((runId) => reader.read(runId, 0)));
+    expect(read.map(texts)).toEqual(runs.map((runId) => [runId]));
+    expect(readGroup).toHaveBeenCalledTimes(2);
+  });
+
+  it('says which record is gone when a pointer names one the bus no longer has', async () => {
+    const { bus, journal } = setUp('group');
+    await journal.append({ runId: 'r', data: bytes('a'), expectedLastPosition: 0 });
+    await bus.groupLog!.trimGroupLog('w1', 100);
+    const err = await journal.read('r', 0).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GroupRecordMissingError);
+    expect((err as Error).message).toMatch(/group record 1 of log w1/);
+  });
+
+  it('purges a run: its pointers and its own journal', async () => {
+    const { journal, store } = setUp('group');
+    await journal.append({ runId: 'r', data: bytes('a'), expectedLastPosition: 0 });
+    await journal.purgeJournal('r');
+    expect(await store.journalIndex!.readPointers('r', 0)).toEqual({ grouped: false, pointers: [] });
+    expect(await journal.read('r', 0)).toEqual([]);
+  });
+});

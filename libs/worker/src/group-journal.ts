@@ -1,0 +1,335 @@
+/**
+ * Group commit across runs: a worker's journal, as its runs see it, over a log of group records on
+ * the bus and each run's pointers in the store (contracts/group-journal.ts). {@link withGroupJournal}
+ * gives the worker a transport whose journal methods are these; everything else is the bus's own.
+ *
+ * Write path. Every run's append goes to one committer per worker. While a flush is in flight,
+ * the appends of every run wait; the next flush takes them all (no timer: a lone run pays nothing
+ * to wait for others): one group record on the worker's own log, then one store call that appends
+ * each run's pointer at the position its writer expected. An append resolves once both are
+ * acknowledged. A pointer refused because the run's last position moved (its lease went to
+ * another worker, who appended its fence marker) is a JournalConflictError for that run alone, and
+ * its part of the record is named by no pointer, so it is never read back.
+ *
+ * Read path. A run's pointers come from the store; the records they name are fetched from the bus,
+ * shared between runs read at about the same time (a dead worker's runs resume together and read
+ * the same records) through a small cache of decoded records.
+ *
+ * Which runs are grouped (contracts/group-journal.ts): a new run whose first append expects an
+ * empty journal, in mode `group`. Every other run (journaled on its own before the fleet used group
+ * commit, or started in mode `per-run`) stays on its own journal for its whole life, so workers of
+ * either mode resume runs of either kind, and a rollout in either direction strands nothing.
+ *
+ * Invariants:
+ * 1. A run has at most one part in a group record: its second append waits for the next flush.
+ * 2. Nothing is retried here: the bus's append retries a lost acknowledgement itself, and a failed
+ *    flush fails every append in it (their runs resume elsewhere; the record, if it landed, is
+ *    named by no pointer).
+ * 3. A record is read back only through a pointer the store accepted.
+ */
+import { BatonError, JournalConflictError } from '@baton/core';
+import {
+  isGroupPosition,
+  type GroupLog,
+  type JournalAppend,
+  type JournalIndex,
+  type JournalPointer,
+  type JournalRecord,
+  type PointerAppendResult,
+  type Store,
+  type Transport,
+} from '@baton/core/adapter';
+import { decodeGroupRecord, encodeGroupRecord, partSize } from './group-records.js';
+
+/** How the worker journals runs that have no pointers yet. */
+export type JournalMode = 'group' | 'per-run';
+
+export interface GroupJournalOptions {
+  /** `group`: new runs, and runs journaled per run, move to pointers at their next append. */
+  mode: JournalMode;
+  /** This worker's group log (letters, digits, `-`, `_`; at most 64). */
+  log: string;
+  /** Bytes at most in one group record, parts' headers included; a larger single part goes alone. */
+  maxRecordBytes?: number;
+  /** Parts at most in one group record (one store call per record appends this many pointers). */
+  maxParts?: number;
+  /** Decoded records kept for reads, in bytes. */
+  cacheBytes?: number;
+}
+
+const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
+const DEFAULT_MAX_PARTS = 500;
+const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** True when both the bus and the store can keep a group journal. */
+export function supportsGroupJournal(
+  transport: Transport,
+  store: Store,
+): transport is Transport & { groupLog: GroupLog } {
+  return transport.groupLog !== undefined && store.journalIndex !== undefined;
+}
+
+/**
+ * `transport` with its journal replaced by a group journal over its group log and `store`'s
+ * journal index. Throws a ConfigError-like BatonError when either lacks the capability.
+ */
+export function withGroupJournal(
+  transport: Transport,
+  store: Store,
+  options: GroupJournalOptions,
+): Transport {
+  const groupLog = transport.groupLog;
+  const index = store.journalIndex;
+  if (groupLog === undefined || index === undefined) {
+    throw new BatonError(
+      'BATON_GROUP_JOURNAL_UNSUPPORTED',
+      `group commit needs a bus with group logs and a store with a journal index; ${transport.name} ` +
+        `${groupLog === undefined ? 'has no group logs' : 'has them'} and ${store.name} ` +
+        `${index === undefined ? 'has no journal index' : 'has one'}: set BATON_JOURNAL=per-run`,
+    );
+  }
+  const journal = new GroupJournal(transport, groupLog, index, options);
+  const overrides: Partial<Transport> = {
+    supportsOptimisticAppend: options.mode === 'group' || transport.supportsOptimisticAppend,
+    scansSharedLog: options.mode === 'group' ? false : transport.scansSharedLog,
+    append: (append) => journal.append(append),
+    read: (runId, after, upto) => journal.read(runId, after, upto),
+    purgeJournal: (runId) => journal.purge(runId),
+  };
+  return new Proxy(transport, {
+    get(target, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof Transport];
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+interface Pending {
+  runId: string;
+  expectedLastPosition: number | undefined;
+  data: Uint8Array;
+  size: number;
+  resolve(result: PointerAppendResult): void;
+  reject(err: unknown): void;
+}
+
+const encoder = new TextEncoder();
+
+/** Puts the appends of every run into group records, one flush at a time. */
+export class GroupCommitter {
+  private pending: Pending[] = [];
+  private flushing = false;
+  /** Flushes so far and the parts they carried (for the bench and tests). */
+  readonly stats = { records: 0, parts: 0 };
+
+  constructor(
+    private readonly groupLog: GroupLog,
+    private readonly index: JournalIndex,
+    private readonly log: string,
+    private readonly maxRecordBytes: number,
+    private readonly maxParts: number,
+  ) {}
+
+  /** Appends `data` for `runId`; resolves with what the store made of its pointer. */
+  submit(
+    runId: string,
+    data: Uint8Array,
+    expectedLastPosition: number | undefined,
+  ): Promise<PointerAppendResult> {
+    return new Promise((resolve, reject) => {
+      const size = partSize(encoder.encode(runId).length, data.length);
+      this.pending.push({ runId, expectedLastPosition, data, size, resolve, reject });
+      if (!this.flushing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.pending.length > 0) await this.flush(this.takeBatch());
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** The oldest pending appends that fit one record, at most one per run (invariant 1). */
+  private takeBatch(): Pending[] {
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    const runs = new Set<string>();
+    let bytes = 6;
+    for (const pending of this.pending) {
+      const fits =
+        batch.length === 0 || (batch.length < this.maxParts && bytes + pending.size <= this.maxRecordBytes);
+      if (fits && !runs.has(pending.runId)) {
+        batch.push(pending);
+        runs.add(pending.runId);
+        bytes += pending.size;
+      } else {
+        rest.push(pending);
+      }
+    }
+    this.pending = rest;
+    return batch;
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    try {
+      const record = await this.groupLog.appendGroupRecord(this.log, encodeGroupRecord(batch));
+      const results = await this.index.appendPointers(
+        batch.map(({ runId, expectedLastPosition }) => ({
+          runId,
+          expectedLastPosition,
+          log: this.log,
+          record,
+        })),
+      );
+      this.stats.records++;
+      this.stats.parts += batch.length;
+      batch.forEach((pending, i) => pending.resolve(results[i]!));
+    } catch (err) {
+      for (const pending of batch) pending.reject(err);
+    }
+  }
+}
+
+/** Decoded group records recently read, shared by concurrent reads, bounded in bytes. */
+class RecordCache {
+  private readonly entries = new Map<string, Promise<Map<string, Uint8Array> | undefined>>();
+  private readonly sizes = new Map<string, number>();
+  private bytes = 0;
+
+  constructor(
+    private readonly groupLog: GroupLog,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** The decoded records of `log` at `positions` (absent when gone), fetching what is not cached in one read. */
+  async get(
+    log: string,
+    positions: readonly number[],
+  ): Promise<Map<number, Map<string, Uint8Array> | undefined>> {
+    const missing = positions.filter((p) => !this.entries.has(key(log, p)));
+    if (missing.length > 0) {
+      const read = this.groupLog.readGroupRecords(log, missing);
+      for (const position of missing) {
+        const k = key(log, position);
+        const decoded = read.then((records) => {
+          const data = records.get(position);
+          if (data === undefined) return undefined;
+          this.account(k, data.length);
+          return decodeGroupRecord(data, `group record ${position} of log ${log}`);
+        });
+        // A failed read is not kept: the next reader asks again.
+        decoded.catch(() => this.forget(k));
+        this.entries.set(k, decoded);
+      }
+    }
+    const out = new Map<number, Map<string, Uint8Array> | undefined>();
+    for (const position of positions) out.set(position, await this.entries.get(key(log, position)));
+    return out;
+  }
+
+  private account(k: string, size: number): void {
+    this.sizes.set(k, size);
+    this.bytes += size;
+    // Oldest first (a Map keeps insertion order), never the entry just added.
+    for (const old of this.entries.keys()) {
+      if (this.bytes <= this.maxBytes || old === k) break;
+      this.forget(old);
+    }
+  }
+
+  private forget(k: string): void {
+    this.entries.delete(k);
+    this.bytes -= this.sizes.get(k) ?? 0;
+    this.sizes.delete(k);
+  }
+}
+
+function key(log: string, position: number): string {
+  return `${log}\u0000${position}`;
+}
+
+/** A group record a pointer names that the bus no longer has: the run's journal has a hole. */
+export class GroupRecordMissingError extends BatonError {
+  constructor(runId: string, pointer: JournalPointer) {
+    super(
+      'BATON_GROUP_RECORD_MISSING',
+      `run ${runId}: its journal entry at position ${pointer.position} is in group record ` +
+        `${pointer.record} of log ${pointer.log}, which the bus no longer has (removed by the bus's ` +
+        `retention or by hand); the run cannot be replayed past its newest checkpoint before it`,
+    );
+  }
+}
+
+class GroupJournal {
+  private readonly committer: GroupCommitter;
+  private readonly cache: RecordCache;
+
+  constructor(
+    private readonly transport: Transport,
+    groupLog: GroupLog,
+    private readonly index: JournalIndex,
+    private readonly options: GroupJournalOptions,
+  ) {
+    this.committer = new GroupCommitter(
+      groupLog,
+      index,
+      options.log,
+      options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
+      options.maxParts ?? DEFAULT_MAX_PARTS,
+    );
+    this.cache = new RecordCache(groupLog, options.cacheBytes ?? DEFAULT_CACHE_BYTES);
+  }
+
+  async append(append: JournalAppend): Promise<number> {
+    const expected = append.expectedLastPosition;
+    // A writer that expects a position of the run's own journal, or a new run in mode per-run, goes
+    // there straight away: such a run is never grouped later (see the module doc).
+    const ownJournal =
+      expected !== undefined &&
+      !isGroupPosition(expected) &&
+      (expected > 0 || this.options.mode === 'per-run');
+    if (ownJournal) return this.transport.append(append);
+    const result = await this.committer.submit(append.runId, append.data, expected);
+    switch (result.status) {
+      case 'appended':
+        return result.position;
+      case 'conflict':
+        throw new JournalConflictError(append.runId, expected ?? 0, result.lastPosition);
+      case 'not-grouped':
+        // The run is journaled on its own: the append goes there, and the bus checks `expected`.
+        return this.transport.append(append);
+    }
+  }
+
+  async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
+    const { grouped, pointers } = await this.index.readPointers(runId, afterPosition, uptoPosition);
+    if (!grouped) return this.transport.read(runId, afterPosition, uptoPosition);
+    return this.resolve(runId, pointers);
+  }
+
+  async purge(runId: string): Promise<void> {
+    await this.index.deletePointers(runId);
+    await this.transport.purgeJournal(runId);
+  }
+
+  /** The records `pointers` name, in their order; one read per log for what is not cached. */
+  private async resolve(runId: string, pointers: readonly JournalPointer[]): Promise<JournalRecord[]> {
+    const byLog = new Map<string, number[]>();
+    for (const p of pointers) byLog.set(p.log, [...(byLog.get(p.log) ?? []), p.record]);
+    const decoded = new Map<string, Map<number, Map<string, Uint8Array> | undefined>>();
+    await Promise.all(
+      [...byLog].map(async ([log, records]) =>
+        decoded.set(log, await this.cache.get(log, [...new Set(records)])),
+      ),
+    );
+    return pointers.map((pointer) => {
+      const data = decoded.get(pointer.log)?.get(pointer.record)?.get(runId);
+      if (data === undefined) throw new GroupRecordMissingError(runId, pointer);
+      return { position: pointer.position, data: new Uint8Array(data) };
+    });
+  }
+}
