@@ -44,6 +44,7 @@ export const ENV = {
   retentionTombstoneMs: 'BATON_RETENTION_TOMBSTONE_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
   pipelineSteps: 'BATON_PIPELINE_STEPS',
+  journal: 'BATON_JOURNAL',
   maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
   maxDeliveries: 'BATON_MAX_DELIVERIES',
   maxResumeFailures: 'BATON_MAX_RESUME_FAILURES',
@@ -94,6 +95,7 @@ export type WorkerTuning = Partial<
     | 'retentionTombstoneMs'
     | 'checkpointEvery'
     | 'pipelineSteps'
+    | 'journal'
     | 'maxMessageBytes'
     | 'maxDeliveries'
     | 'maxResumeFailures'
@@ -167,6 +169,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     retentionTombstoneMs: int(env, ENV.retentionTombstoneMs, 1),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
     pipelineSteps: bool(env, ENV.pipelineSteps),
+    journal: journalMode(env, ENV.journal),
     maxMessageBytes: int(env, ENV.maxMessageBytes, 1),
     maxDeliveries: int(env, ENV.maxDeliveries, 1),
     maxResumeFailures: int(env, ENV.maxResumeFailures, 1),
@@ -274,6 +277,12 @@ function bool(env: Env, name: string): boolean | undefined {
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
   throw new ConfigError(`${name} is '${value}'; use true or false`);
+}
+
+function journalMode(env: Env, name: string): 'group' | 'per-run' | undefined {
+  const value = optional(env, name)?.toLowerCase();
+  if (value === undefined || value === 'group' || value === 'per-run') return value;
+  throw new ConfigError(`${name} is '${value}'; use group or per-run`);
 }
 
 function required(env: Env, name: string, example: string): string {

@@ -50,6 +50,8 @@ import {
   type PositionedEntry,
   type RunDeletion,
   signalName,
+  supportsGroupJournal,
+  withGroupJournal,
 } from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
@@ -200,7 +202,11 @@ export class Client {
   constructor(options: ClientOptions) {
     if (!options?.transport)
       throw new ConfigError('Client needs a transport: pass `transport` (e.g. memoryTransport())');
-    this.transport = options.transport;
+    // Reads see grouped runs too (group commit across runs): their journals are pointers in the store.
+    this.transport =
+      options.store !== undefined && supportsGroupJournal(options.transport, options.store)
+        ? withGroupJournal(options.transport, options.store, { mode: 'per-run', log: 'client' })
+        : options.transport;
     this.store = options.store;
     this.runs = new RunQueriesApi((method) => this.requireStore(method));
     this.deadLetters = new DeadLettersApi(this.transport);

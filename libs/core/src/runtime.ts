@@ -6,6 +6,14 @@
  * needs none of it.
  */
 export { deserializeError, serializeError } from './errors.js';
+export type { GroupJournalOptions, JournalMode } from './runtime/group-journal.js';
+export {
+  GroupCommitter,
+  GroupRecordMissingError,
+  supportsGroupJournal,
+  withGroupJournal,
+} from './runtime/group-journal.js';
+export { GroupRecordError } from './runtime/group-records.js';
 export type {
   ActivityCompletedEntry,
   ActivityFailedEntry,

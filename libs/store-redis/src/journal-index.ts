@@ -49,6 +49,10 @@ export async function appendPointers(
   });
 }
 
+export async function markOwnJournal(ctx: StoreContext, runId: string): Promise<'own' | 'grouped'> {
+  return (await ctx.run('mark-own-journal', [ctx.keys.pointers(runId)], [])) as 'own' | 'grouped';
+}
+
 export async function readPointers(
   ctx: StoreContext,
   runId: string,

@@ -272,6 +272,7 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   readonly journalIndex: JournalIndex = {
     appendPointers: (appends) =>
       this.op('appendPointers', (ctx) => journalIndex.appendPointers(ctx, appends)),
+    markOwnJournal: (runId) => this.op('markOwnJournal', (ctx) => journalIndex.markOwnJournal(ctx, runId)),
     readPointers: (runId, after, upto) =>
       this.op('readPointers', (ctx) => journalIndex.readPointers(ctx, runId, after, upto)),
     deletePointers: (runId) => this.op('deletePointers', (ctx) => journalIndex.deletePointers(ctx, runId)),

@@ -51,6 +51,7 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   'putPayload',
   // A step of a grouped run is durable once its pointer is (group commit).
   'appendPointers',
+  'markOwnJournal',
 ]);
 
 export interface ReplicationGuard {

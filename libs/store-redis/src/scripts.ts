@@ -29,6 +29,7 @@ export const SCRIPT_NAMES = [
   'index-runs',
   'list-runs',
   'list-workers',
+  'mark-own-journal',
   'pause-held-run',
   'reap-dead-workers',
   'reap-expired-leases',

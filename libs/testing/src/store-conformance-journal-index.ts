@@ -84,6 +84,22 @@ export function describeJournalIndexConformance(store: () => Store): void {
       expect(await index().readPointers(own, 0)).toEqual({ grouped: false, pointers: [] });
     });
 
+    it('marks a run without pointers as its own on the cheap path, and leaves a grouped run as it is', async () => {
+      const [fresh, grouped] = [uniqueId('fresh'), uniqueId('grouped')];
+      await index().appendPointers([{ runId: grouped, expectedLastPosition: 0, log: 'w1', record: 1 }]);
+      expect(await index().markOwnJournal(fresh)).toBe('own');
+      expect(await index().markOwnJournal(fresh)).toBe('own');
+      expect(await index().markOwnJournal(grouped)).toBe('grouped');
+      // Marked: a first owner that wakes up late cannot start pointers.
+      expect(
+        await index().appendPointers([{ runId: fresh, expectedLastPosition: 0, log: 'w1', record: 2 }]),
+      ).toEqual([{ status: 'not-grouped' }]);
+      expect(await index().readPointers(grouped, 0)).toMatchObject({
+        grouped: true,
+        pointers: [{ record: 1 }],
+      });
+    });
+
     it('treats every run of one call on its own, and two appends of one run in order', async () => {
       const [a, b, c] = [uniqueId('a'), uniqueId('b'), uniqueId('c')];
       await index().appendPointers([{ runId: b, expectedLastPosition: 0, log: 'w1', record: 1 }]);

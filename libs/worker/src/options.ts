@@ -7,6 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import {
+  supportsGroupJournal,
+  withGroupJournal,
+  type JournalMode,
   resolveClaimCheck,
   resolvePayloadProtection,
   type ClaimCheck,
@@ -74,6 +77,15 @@ export interface WorkerOptions {
    * @defaultValue false
    */
   pipelineSteps?: boolean;
+  /**
+   * How new runs are journaled (docs/performance.md, "Group commit across runs"): `group` puts the
+   * entries of every run appended while the previous flush is in flight into one record of this
+   * worker's own log, and records each run's pointer to it in the store (a bus with group logs and a
+   * store with a journal index: NATS or memory, and Redis or memory); `per-run` gives each run a
+   * journal of its own. Either way, runs of the other kind are resumed as they are.
+   * @defaultValue 'per-run'
+   */
+  journal?: JournalMode;
   /** Messages larger than this are dead-lettered. @defaultValue 1 MiB */
   maxMessageBytes?: number;
   /** A message that failed this many deliveries is dead-lettered. @defaultValue 20 */
@@ -174,8 +186,11 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
         'it caps the wait that starts there',
     );
   }
+  const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const journal = options.journal ?? 'per-run';
   return {
-    transport: options.transport,
+    transport: journalTransport(options.transport, options.store, journal),
+    journal,
     store: options.store,
     workflows,
     concurrency: positiveInt('concurrency', options.concurrency ?? 100),
@@ -200,7 +215,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     drainTimeoutMs: nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? 10_000),
     inProcessWaitMs: nonNegative('inProcessWaitMs', options.inProcessWaitMs ?? 1_000),
     fetchWaitMs: positive('fetchWaitMs', options.fetchWaitMs ?? 1_000),
-    workerId: options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    workerId,
     logger: options.logger ?? silentLogger,
     onEvent: options.onEvent ?? (() => undefined),
     faults: options.faults,
@@ -278,4 +293,28 @@ function distinctWorkflows(
 /** How a workflow version is named in registries and messages: `name@version`. */
 export function workflowKey(name: string, version: number): string {
   return `${name}@${version}`;
+}
+
+/**
+ * The transport the worker journals through: with group logs on the bus and a journal index in the
+ * store, a group journal in `mode` (which also resumes runs of the other kind); else the bus's own
+ * journal, and `group` is refused naming what is missing.
+ */
+function journalTransport(transport: Transport, store: Store, mode: JournalMode): Transport {
+  if (mode !== 'group' && mode !== 'per-run') {
+    throw new ConfigError(`journal must be 'group' or 'per-run', got '${String(mode)}'`);
+  }
+  if (supportsGroupJournal(transport, store)) {
+    // A log of this process's own: a restarted worker never appends to its previous life's log.
+    return withGroupJournal(transport, store, { mode, log: `w${randomBytes(8).toString('hex')}` });
+  }
+  if (mode === 'group') {
+    throw new ConfigError(
+      `journal 'group' needs a bus with group logs and a store with a journal index; ${transport.name} ` +
+        `${transport.groupLog ? 'has them' : 'has no group logs'} and ${store.name} ` +
+        `${store.journalIndex ? 'has one' : 'has no journal index'} (group commit is built for NATS and ` +
+        "Redis so far): use journal 'per-run'",
+    );
+  }
+  return transport;
 }

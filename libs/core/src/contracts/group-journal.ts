@@ -113,6 +113,13 @@ export interface JournalIndex {
    * run in one call are applied in order.
    */
   appendPointers(appends: readonly PointerAppend[]): Promise<PointerAppendResult[]>;
+  /**
+   * A fence marker's cheap path for a worker in mode per-run: marks a run with no pointers as
+   * journaled on its own, as a marker through {@link appendPointers} would, and answers `own`; a
+   * run with pointers is left as it is and answered `grouped` (its marker then goes through
+   * appendPointers). One store call, no group record.
+   */
+  markOwnJournal(runId: string): Promise<'own' | 'grouped'>;
   /** The run's pointers with `afterPosition < position <= uptoPosition` (no upper bound when omitted). */
   readPointers(runId: string, afterPosition: number, uptoPosition?: number): Promise<RunPointers>;
   /** Forgets every pointer of the run, and that it was marked as journaled on its own; a run with none is fine. */

@@ -38,6 +38,12 @@ function appendOne(state: MemoryState, append: PointerAppend): PointerAppendResu
   return { status: 'appended', position: last + 1 };
 }
 
+export function markOwnJournal(state: MemoryState, runId: string): 'own' | 'grouped' {
+  const stored = state.pointers.get(runId);
+  if (stored === undefined) state.pointers.set(runId, { ownJournal: true, pointers: [] });
+  return stored === undefined || stored.ownJournal ? 'own' : 'grouped';
+}
+
 export function readPointers(
   state: MemoryState,
   runId: string,

@@ -126,6 +126,8 @@ class MemoryStore implements Store {
   readonly journalIndex: JournalIndex = {
     appendPointers: async (appends: readonly PointerAppend[]): Promise<PointerAppendResult[]> =>
       journalIndex.appendPointers(this.open('appendPointers'), appends),
+    markOwnJournal: async (runId: string): Promise<'own' | 'grouped'> =>
+      journalIndex.markOwnJournal(this.open('markOwnJournal'), runId),
     readPointers: async (runId: string, afterPosition: number, uptoPosition?: number): Promise<RunPointers> =>
       journalIndex.readPointers(this.open('readPointers'), runId, afterPosition, uptoPosition),
     deletePointers: async (runId: string): Promise<void> =>

@@ -2,6 +2,7 @@
  * One crash-test world: a namespace on the bus and the store, a ledger, a fleet of real worker
  * processes, a producer, and the checks at the end. Scenarios (crash-suite.ts) drive it.
  */
+import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@baton/client';
@@ -64,7 +65,14 @@ export class CrashWorld {
     const ledgerSchema = `ledger_${ns}`;
     const ledger = new Ledger(postgresTestUrl(), ledgerSchema);
     await ledger.create();
-    const env = await factory(ns, options.overrides ?? {});
+    const made = await factory(ns, options.overrides ?? {});
+    // The checks read every run's journal, grouped runs' through their pointers (group commit).
+    const env = supportsGroupJournal(made.transport, made.store)
+      ? {
+          ...made,
+          transport: withGroupJournal(made.transport, made.store, { mode: 'per-run', log: 'checker' }),
+        }
+      : made;
     await env.transport.connect();
     await env.store.connect();
     const fleet = new WorkerFleet({

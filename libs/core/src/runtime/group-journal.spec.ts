@@ -1,7 +1,6 @@
-import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { memoryStore, memoryTransport } from '@baton/core/memory';
-import { GROUP_POSITION_BASE, type Transport } from '@baton/core/adapter';
-import { describeJournalConformance } from '@baton/testing';
+import { describe, expect, it, vi } from 'vitest';
+import { memoryStore, memoryTransport } from '../memory.js';
+import { GROUP_POSITION_BASE } from '../contracts/group-journal.js';
 import { GroupRecordMissingError, withGroupJournal, type JournalMode } from './group-journal.js';
 
 const BASE = GROUP_POSITION_BASE;
@@ -14,16 +13,6 @@ function setUp(mode: JournalMode, log = 'w1') {
   const bus = memoryTransport();
   const store = memoryStore();
   return { bus, store, journal: withGroupJournal(bus, store, { mode, log }) };
-}
-
-for (const mode of ['group', 'per-run'] as const) {
-  describe(`the journal conformance section on a group journal (mode ${mode})`, () => {
-    let current: Transport | undefined;
-    beforeEach(() => {
-      current = setUp(mode).journal;
-    });
-    describeJournalConformance(() => current!);
-  });
 }
 
 describe('group journal', () => {

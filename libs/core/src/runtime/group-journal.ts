@@ -1,5 +1,6 @@
 /**
- * Group commit across runs: a worker's journal, as its runs see it, over a log of group records on
+ * Group commit across runs: a worker's journal, as its runs see it (and the client's, which reads
+ * and forks them), over a log of group records on
  * the bus and each run's pointers in the store (contracts/group-journal.ts). {@link withGroupJournal}
  * gives the worker a transport whose journal methods are these; everything else is the bus's own.
  *
@@ -27,18 +28,16 @@
  *    named by no pointer).
  * 3. A record is read back only through a pointer the store accepted.
  */
-import { BatonError, JournalConflictError } from '@baton/core';
+import { BatonError, JournalConflictError } from '../errors.js';
 import {
   isGroupPosition,
   type GroupLog,
-  type JournalAppend,
   type JournalIndex,
   type JournalPointer,
-  type JournalRecord,
   type PointerAppendResult,
-  type Store,
-  type Transport,
-} from '@baton/core/adapter';
+} from '../contracts/group-journal.js';
+import type { Store } from '../contracts/store.js';
+import type { JournalAppend, JournalRecord, Transport } from '../contracts/transport.js';
 import { decodeGroupRecord, encodeGroupRecord, partSize } from './group-records.js';
 
 /** How the worker journals runs that have no pointers yet. */
@@ -293,6 +292,11 @@ class GroupJournal {
       !isGroupPosition(expected) &&
       (expected > 0 || this.options.mode === 'per-run');
     if (ownJournal) return this.transport.append(append);
+    // A fence marker in mode per-run asks the store first: most such runs are their own, and
+    // their marker then costs one store call instead of a group record and a store call.
+    if (expected === undefined && this.options.mode === 'per-run') {
+      if ((await this.index.markOwnJournal(append.runId)) === 'own') return this.transport.append(append);
+    }
     const result = await this.committer.submit(append.runId, append.data, expected);
     switch (result.status) {
       case 'appended':
