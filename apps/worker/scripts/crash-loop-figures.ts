@@ -7,8 +7,7 @@
  *
  *   npx tsx --conditions=@baton/source apps/worker/scripts/crash-loop-figures.ts redis group 150000
  */
-import { CrashWorld } from '@baton/testing/crash';
-import { crashLoopFigures, formatCrashLoopFigures } from '../../../libs/testing/src/crash/crash-loop-scenario.js';
+import { CrashWorld, crashLoopFigures, formatCrashLoopFigures } from '@baton/testing/crash';
 import { crashEnvironment } from '../src/crash-environment.spec-helper.js';
 
 const [storeArg = 'redis', ownership = 'presence', capArg = '150000'] = process.argv.slice(2);

@@ -25,3 +25,20 @@ describeTransportConformance(
     }),
   { ackWaitMs: ACK_WAIT_MS },
 );
+
+// The same contract with the partitions owned through a membership (what a worker with a
+// presence store hands over) instead of a consumer group: a member alone owns every partition.
+describeTransportConformance(
+  'kafka (partitions owned by presence)',
+  () => {
+    const transport = kafkaTransport({
+      brokers: kafkaTestUrl(),
+      prefix: prefixes.next(),
+      partitions: 3,
+      ackWaitMs: ACK_WAIT_MS,
+    });
+    transport.shareRunQueue({ memberId: 'solo', members: async () => ['solo'] });
+    return transport;
+  },
+  { ackWaitMs: ACK_WAIT_MS },
+);
