@@ -37,6 +37,10 @@ export interface CrashLoopFigures {
   elapsedMs: number;
   /** SIGKILLs of the crash-looping worker. */
   kills: number;
+  /** Starts of the crash-looping worker that failed before it was ready (each one more crash). */
+  failedStarts: number;
+  /** Median time from one SIGKILL of the crash-looping worker to the next (start-up + life). */
+  cycleMs: number;
   /** Activities the two healthy workers started per second while the crash loop went on. */
   healthyActivitiesPerSecond: number;
   /**
@@ -98,13 +102,15 @@ export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOpti
   await sleep(2_000);
 
   const kills: number[] = [];
+  const startErrors: string[] = [];
   let looping = true;
   const loop = (async () => {
     while (looping) {
       let looper: WorkerProcess;
       try {
         looper = await world.fleet.spawn();
-      } catch {
+      } catch (err) {
+        startErrors.push((err as Error).message.split('\n')[0] ?? '');
         continue; // a start that failed is one more crash of the loop
       }
       await sleep(lifeMs);
@@ -149,6 +155,11 @@ export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOpti
     neverStarted: world.runs.filter((r) => !executed.has(r.runId)).length,
     elapsedMs: (finishedAt ?? churnEnd) - startedAt,
     kills: kills.length,
+    failedStarts: startErrors.length,
+    cycleMs: percentile(
+      kills.slice(1).map((at, i) => at - kills[i]!).sort((a, b) => a - b),
+      50,
+    ),
     healthyActivitiesPerSecond: healthyDuringChurn / Math.max(0.001, (churnEnd - startedAt) / 1_000),
     partitionMovesMs: partitionCount > 0 ? partitionMoveTimes(healthy, kills, partitionCount) : [],
   };
@@ -162,7 +173,7 @@ export function formatCrashLoopFigures(name: string, f: CrashLoopFigures): strin
       : `partitions of the dead member moved p50 ${percentile(f.partitionMovesMs, 50)} ms, max ${f.partitionMovesMs.at(-1)} ms (${f.partitionMovesMs.length} kills)`;
   return (
     `[crash loop] ${name}: ${f.finished}/${f.runs} runs finished, ${f.neverStarted} never started, ` +
-    `${(f.elapsedMs / 1_000).toFixed(1)} s, ${f.kills} SIGKILLs of the crash-looping worker, ` +
+    `${(f.elapsedMs / 1_000).toFixed(1)} s, ${f.kills} SIGKILLs of the crash-looping worker (one every ${f.cycleMs} ms, ${f.failedStarts} failed starts), ` +
     `healthy workers ${f.healthyActivitiesPerSecond.toFixed(1)} activities/s during the churn; ${moves}`
   );
 }
