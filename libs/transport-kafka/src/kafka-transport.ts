@@ -130,6 +130,7 @@ export class KafkaTransport implements Transport {
         this.log,
         (r) => producer.send(r),
         admin,
+        reader,
       );
       if (this.membership !== undefined) queue.shareRunQueue(this.membership);
       return {

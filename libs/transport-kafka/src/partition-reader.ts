@@ -181,7 +181,7 @@ export class PartitionReader {
       Object.entries(leaders).map(async ([nodeId, partitions]) => {
         const broker = await this.cluster.findBroker({ nodeId });
         const { responses } = await broker.fetch({
-          maxWaitTime: 0,
+          maxWaitTime: maxWaitMs,
           minBytes: 1,
           maxBytes: FETCH_BYTES,
           isolationLevel: READ_UNCOMMITTED,

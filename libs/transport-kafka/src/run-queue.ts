@@ -128,6 +128,11 @@ export class KafkaRunQueue {
     private readonly send?: (record: OutgoingRecord) => Promise<unknown>,
     /** Reads committed offsets and watermarks where an owned partition starts. */
     private readonly admin?: Admin,
+    /**
+     * Commits owned partitions' positions: a connection without long polls (the journal's
+     * reader), so a commit never waits behind one.
+     */
+    private readonly committer?: PartitionReader,
   ) {}
 
   /**
@@ -645,7 +650,7 @@ export class KafkaRunQueue {
       if (offsets.length === 0) return;
       try {
         if (this.ownedReader !== undefined) {
-          await this.ownedReader.commitOffsets(
+          await (this.committer ?? this.ownedReader).commitOffsets(
             this.layout.groupId,
             this.layout.runsTopic,
             offsets.map((o) => ({ partition: o.partition, offset: Number(o.offset) })),

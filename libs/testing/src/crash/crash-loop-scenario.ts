@@ -167,10 +167,12 @@ export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOpti
 
 /** One line for logs and docs. */
 export function formatCrashLoopFigures(name: string, f: CrashLoopFigures): string {
+  const never = f.kills - f.partitionMovesMs.length;
   const moves =
-    f.partitionMovesMs.length === 0
-      ? 'no partition moves logged'
-      : `partitions of the dead member moved p50 ${percentile(f.partitionMovesMs, 50)} ms, max ${f.partitionMovesMs.at(-1)} ms (${f.partitionMovesMs.length} kills)`;
+    (f.partitionMovesMs.length === 0
+      ? 'the healthy workers never held every partition again after a kill'
+      : `partitions of the dead member moved p50 ${percentile(f.partitionMovesMs, 50)} ms, max ${f.partitionMovesMs.at(-1)} ms (${f.partitionMovesMs.length} kills)`) +
+    (never > 0 && f.partitionMovesMs.length > 0 ? `, never within the churn after ${never} kills` : '');
   return (
     `[crash loop] ${name}: ${f.finished}/${f.runs} runs finished, ${f.neverStarted} never started, ` +
     `${(f.elapsedMs / 1_000).toFixed(1)} s, ${f.kills} SIGKILLs of the crash-looping worker (one every ${f.cycleMs} ms, ${f.failedStarts} failed starts), ` +
