@@ -120,8 +120,11 @@ export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOpti
     }
   })();
 
-  // Runs arrive as a producer's traffic does, while the loop goes on: each one has to be read from
-  // the run queue during the churn, not fetched in one go before it began.
+  // Runs arrive once the loop has gone round once (a join and a death are behind), as a producer's
+  // traffic does: each one has to be read from the run queue during the churn, not fetched in one
+  // go before it began. A loop that never kills (its worker cannot start) fails the spec below.
+  const firstKillBy = Date.now() + 60_000;
+  while (kills.length === 0 && Date.now() < firstKillBy) await sleep(100);
   const startedAt = Date.now();
   for (let sent = 0; sent < runCount; ) {
     const batch = Math.min(runCount - sent, Math.max(1, Math.round(perSecond / 5)));
@@ -156,7 +159,7 @@ export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOpti
     elapsedMs: (finishedAt ?? churnEnd) - startedAt,
     kills: kills.length,
     failedStarts: startErrors.length,
-    cycleMs: percentile(
+    cycleMs: kills.length < 2 ? NaN : percentile(
       kills.slice(1).map((at, i) => at - kills[i]!).sort((a, b) => a - b),
       50,
     ),
@@ -175,7 +178,7 @@ export function formatCrashLoopFigures(name: string, f: CrashLoopFigures): strin
     (never > 0 && f.partitionMovesMs.length > 0 ? `, never within the churn after ${never} kills` : '');
   return (
     `[crash loop] ${name}: ${f.finished}/${f.runs} runs finished, ${f.neverStarted} never started, ` +
-    `${(f.elapsedMs / 1_000).toFixed(1)} s, ${f.kills} SIGKILLs of the crash-looping worker (one every ${f.cycleMs} ms, ${f.failedStarts} failed starts), ` +
+    `${(f.elapsedMs / 1_000).toFixed(1)} s, ${f.kills} SIGKILLs of the crash-looping worker (${Number.isNaN(f.cycleMs) ? 'one cycle' : `one every ${f.cycleMs} ms`}, ${f.failedStarts} failed starts), ` +
     `healthy workers ${f.healthyActivitiesPerSecond.toFixed(1)} activities/s during the churn; ${moves}`
   );
 }
