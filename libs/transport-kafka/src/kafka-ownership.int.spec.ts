@@ -95,15 +95,22 @@ describe('kafka run queue, partitions owned by presence', () => {
       const ackedByA = fromA.slice(0, Math.floor(fromA.length / 2));
       for (const d of ackedByA) await d.ack();
       for (const d of fromB) await d.ack();
-      await expect.poll(() => a.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(fromA.length - ackedByA.length);
+      await expect
+        .poll(() => a.backlog(5_000), { timeout: 15_000, interval: 250 })
+        .toBe(fromA.length - ackedByA.length);
       const moved = Date.now();
       await a.close();
       members.live.delete('w-a');
       const again = await collect(b, fromA.length - ackedByA.length, 10_000);
-      console.log(`[kafka ownership] a dead member's un-acked records reached the survivor after ${Date.now() - moved} ms`);
+      console.log(
+        `[kafka ownership] a dead member's un-acked records reached the survivor after ${Date.now() - moved} ms`,
+      );
       expect(b.queueStats().assignedPartitions).toEqual([0, 1, 2, 3]);
       expect(again.map((d) => text(d.data)).sort()).toEqual(
-        fromA.slice(ackedByA.length).map((d) => text(d.data)).sort(),
+        fromA
+          .slice(ackedByA.length)
+          .map((d) => text(d.data))
+          .sort(),
       );
       for (const d of again) await d.ack();
       await expect.poll(() => b.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
@@ -127,9 +134,7 @@ describe('kafka run queue, partitions owned by presence', () => {
       await collect(c, 1, 500);
       const aOwns = ownedPartitions('w-a', ['w-a', 'w-c'], PARTITIONS);
       await expect.poll(() => a.queueStats().assignedPartitions).toEqual(aOwns);
-      expect(c.queueStats().assignedPartitions).toEqual(
-        ownedPartitions('w-c', ['w-a', 'w-c'], PARTITIONS),
-      );
+      expect(c.queueStats().assignedPartitions).toEqual(ownedPartitions('w-c', ['w-a', 'w-c'], PARTITIONS));
       // Records on a's partitions reach a, the others c; nobody waited for a rebalance.
       for (let i = 0; i < 20; i++) await a.enqueue(bytes(`j${i}`), { key: `join-${i}` });
       const [fromA, fromC] = await Promise.all([collect(a, 20, 3_000), collect(c, 20, 3_000)]);

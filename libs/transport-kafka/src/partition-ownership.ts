@@ -89,9 +89,13 @@ export class PartitionOwnership {
       this.failing = false;
     } catch (err) {
       if (!this.failing) {
-        this.log?.('warn', 'kafka run-queue: reading the live workers failed; partitions stay where they are', {
-          error: String(err),
-        });
+        this.log?.(
+          'warn',
+          'kafka run-queue: reading the live workers failed; partitions stay where they are',
+          {
+            error: String(err),
+          },
+        );
       }
       this.failing = true;
       if (this.lastKey !== '') return;

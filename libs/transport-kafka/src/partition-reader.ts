@@ -240,7 +240,9 @@ export class PartitionReader {
       groupId,
       groupGenerationId: -1,
       memberId: '',
-      topics: [{ topic, partitions: offsets.map((o) => ({ partition: o.partition, offset: String(o.offset) })) }],
+      topics: [
+        { topic, partitions: offsets.map((o) => ({ partition: o.partition, offset: String(o.offset) })) },
+      ],
     });
   }
 

@@ -408,9 +408,13 @@ export class KafkaRunQueue {
         if ((err as Error).name === 'KafkaJSOffsetOutOfRange') {
           // Retention removed records below the committed offset: start again where the log starts.
           const partition = (err as { partition?: number }).partition;
-          this.log?.('warn', 'kafka run-queue: an owned partition\'s offset is out of range; reading from its start', {
-            partition,
-          });
+          this.log?.(
+            'warn',
+            "kafka run-queue: an owned partition's offset is out of range; reading from its start",
+            {
+              partition,
+            },
+          );
           if (partition !== undefined && this.tenure.has(partition)) {
             this.positions.delete(partition);
             this.partitions.delete(partition);

@@ -93,7 +93,10 @@ export function partitionMoveTimes(
 }
 
 /** Runs the scenario in `world` and returns its figures; asserts nothing. */
-export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOptions): Promise<CrashLoopFigures> {
+export async function crashLoopFigures(
+  world: CrashWorld,
+  options: CrashLoopOptions,
+): Promise<CrashLoopFigures> {
   const runCount = options.runs ?? 100;
   const lifeMs = options.lifeMs ?? 1_000;
   const perSecond = options.enqueuePerSecond ?? 5;
@@ -126,7 +129,7 @@ export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOpti
   const firstKillBy = Date.now() + 60_000;
   while (kills.length === 0 && Date.now() < firstKillBy) await sleep(100);
   const startedAt = Date.now();
-  for (let sent = 0; sent < runCount; ) {
+  for (let sent = 0; sent < runCount;) {
     const batch = Math.min(runCount - sent, Math.max(1, Math.round(perSecond / 5)));
     await world.enqueue(batch, { steps: 5, minDelayMs: 200, maxDelayMs: 400 });
     sent += batch;
@@ -159,10 +162,16 @@ export async function crashLoopFigures(world: CrashWorld, options: CrashLoopOpti
     elapsedMs: (finishedAt ?? churnEnd) - startedAt,
     kills: kills.length,
     failedStarts: startErrors.length,
-    cycleMs: kills.length < 2 ? NaN : percentile(
-      kills.slice(1).map((at, i) => at - kills[i]!).sort((a, b) => a - b),
-      50,
-    ),
+    cycleMs:
+      kills.length < 2
+        ? NaN
+        : percentile(
+            kills
+              .slice(1)
+              .map((at, i) => at - kills[i]!)
+              .sort((a, b) => a - b),
+            50,
+          ),
     healthyActivitiesPerSecond: healthyDuringChurn / Math.max(0.001, (churnEnd - startedAt) / 1_000),
     partitionMovesMs: partitionCount > 0 ? partitionMoveTimes(healthy, kills, partitionCount) : [],
   };
