@@ -36,6 +36,7 @@ export { parseWholeNumber, textSetting, wholeNumberSetting } from './settings.js
 export type {
   BacklogDetail,
   BacklogPart,
+  RunQueueMembership,
   DeadLetter,
   DeadLetterPage,
   DeadLetterPurge,

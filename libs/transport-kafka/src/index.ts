@@ -4,6 +4,7 @@ export {
   DEFAULT_KAFKA_BROKERS,
   DEFAULT_KAFKA_PREFIX,
   resolveKafkaOptions,
+  type KafkaPartitionOwnership,
   type KafkaSaslMechanism,
   type KafkaSaslOptions,
   type KafkaTransportOptions,

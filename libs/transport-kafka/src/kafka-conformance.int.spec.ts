@@ -28,3 +28,23 @@ describeTransportConformance(
     withoutGroupLog: 'not built on Kafka yet (issue 23: group commit lands on NATS and Redis first)',
   },
 );
+
+// The same contract with the partitions owned through a membership (what a worker with a
+// presence store hands over) instead of a consumer group: a member alone owns every partition.
+describeTransportConformance(
+  'kafka (partitions owned by presence)',
+  () => {
+    const transport = kafkaTransport({
+      brokers: kafkaTestUrl(),
+      prefix: prefixes.next(),
+      partitions: 3,
+      ackWaitMs: ACK_WAIT_MS,
+    });
+    transport.shareRunQueue({ memberId: 'solo', members: async () => ['solo'] });
+    return transport;
+  },
+  {
+    ackWaitMs: ACK_WAIT_MS,
+    withoutGroupLog: 'not built on Kafka yet (issue 23: group commit lands on NATS and Redis first)',
+  },
+);

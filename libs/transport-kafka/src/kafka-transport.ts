@@ -25,6 +25,7 @@ import {
   type FetchOptions,
   type JournalAppend,
   type JournalRecord,
+  type RunQueueMembership,
   type Transport,
 } from '@baton/core/adapter';
 import type { Admin, Kafka } from 'kafkajs';
@@ -88,6 +89,7 @@ export class KafkaTransport implements Transport {
   /** Counters of the journal's lost-ack path (journal.ts). */
   private readonly appendStats: AppendRetryStats = { retried: 0, foundLanded: 0 };
   private roundRobin = 0;
+  private membership: RunQueueMembership | undefined;
 
   /** @internal use {@link kafkaTransport} */
   constructor(
@@ -127,7 +129,10 @@ export class KafkaTransport implements Transport {
         topics.runsPartitions,
         this.log,
         (r) => producer.send(r),
+        admin,
+        reader,
       );
+      if (this.membership !== undefined) queue.shareRunQueue(this.membership);
       return {
         options: this.options,
         layout: this.layout,
@@ -189,6 +194,16 @@ export class KafkaTransport implements Transport {
         headers,
       });
     });
+  }
+
+  /**
+   * The store's live workers, handed over by the worker before its first fetch: with
+   * `partitionOwnership: 'presence'` (the default) they split the runs topic's partitions, and no
+   * consumer group is joined (run-queue.ts, partition-ownership.ts).
+   */
+  shareRunQueue(membership: RunQueueMembership): void {
+    this.membership = membership;
+    this.lifecycle.peek()?.queue.shareRunQueue(membership);
   }
 
   /** The run queue's state in this process (zeros before connect()). */

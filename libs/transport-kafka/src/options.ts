@@ -85,6 +85,26 @@ export interface KafkaTransportOptions {
   /** Consumer heartbeat interval; at most a third of the session timeout. @defaultValue 1000 */
   heartbeatIntervalMs?: number;
   /**
+   * Who decides which worker reads which partition of the runs topic:
+   * - `presence`: the store's presence, once a worker hands it over (`shareRunQueue`; Redis and
+   *   Postgres stores): each partition goes to one of the live workers by rendezvous hashing, read
+   *   outside any consumer group, its position committed to the group's offsets. A join or a death
+   *   moves only the partitions that change hands, within `ownershipRefreshMs` of the store seeing
+   *   it, and stops nobody else. Without a membership (a producer, a store without presence) the
+   *   transport falls back to `group`.
+   * - `group`: a kafkajs consumer group; every join and every death stops the whole group for a
+   *   rebalance, and a dead member's partitions wait for `sessionTimeoutMs`.
+   * The whole fleet must use one mode: a group member's presence makes the others' commits fail.
+   * @defaultValue 'presence'
+   */
+  partitionOwnership?: KafkaPartitionOwnership;
+  /**
+   * How often, with `partitionOwnership: 'presence'`, a worker asks the store for the live
+   * workers (one `liveWorkers` call) and moves partitions accordingly.
+   * @defaultValue 250
+   */
+  ownershipRefreshMs?: number;
+  /**
    * How long a fetched run message may stay neither acked nor nakked before it is delivered again
    * (as JetStream's ack wait does). Longer than the time a worker needs to take a run's lease.
    * @defaultValue 30000
@@ -123,6 +143,10 @@ export interface KafkaTransportOptions {
   journalRetentionMs?: number;
 }
 
+/** See {@link KafkaTransportOptions.partitionOwnership}. */
+export type KafkaPartitionOwnership = 'presence' | 'group';
+export const KAFKA_PARTITION_OWNERSHIPS: readonly KafkaPartitionOwnership[] = ['presence', 'group'];
+
 export interface ResolvedKafkaOptions {
   brokers: string[];
   /** The bootstrap list as shown in messages: no secrets. */
@@ -137,6 +161,8 @@ export interface ResolvedKafkaOptions {
   tls: boolean | TlsConnectionOptions;
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
+  partitionOwnership: KafkaPartitionOwnership;
+  ownershipRefreshMs: number;
   ackWaitMs: number;
   maxBufferedMessages: number;
   maxMessageBytes: number;
@@ -279,6 +305,12 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
       `kafka transport: heartbeatIntervalMs (${heartbeatIntervalMs}) must be at most a third of sessionTimeoutMs (${sessionTimeoutMs})`,
     );
   }
+  const partitionOwnership = options.partitionOwnership ?? 'presence';
+  if (!KAFKA_PARTITION_OWNERSHIPS.includes(partitionOwnership)) {
+    throw new ConfigError(
+      `kafka transport: partitionOwnership '${String(partitionOwnership)}' must be presence or group`,
+    );
+  }
   const replicationFactor = options.replicationFactor ?? -1;
   if (!Number.isInteger(replicationFactor) || (replicationFactor < 1 && replicationFactor !== -1)) {
     throw new ConfigError(
@@ -308,6 +340,8 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
     tls,
     sessionTimeoutMs,
     heartbeatIntervalMs,
+    partitionOwnership,
+    ownershipRefreshMs: positiveInt('ownershipRefreshMs', options.ownershipRefreshMs, 250),
     ackWaitMs: positiveInt('ackWaitMs', options.ackWaitMs, 30_000),
     maxBufferedMessages: positiveInt('maxBufferedMessages', options.maxBufferedMessages, 256),
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes, 1_000_000),

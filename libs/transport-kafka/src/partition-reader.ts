@@ -3,7 +3,9 @@
  * (its consumer only reads what a group assigns it), so this file, and only this file, uses its
  * internal Cluster, created through the client's own factory so it shares the client's brokers,
  * TLS, SASL and retry settings. kafkajs 2.2.4 is pinned exactly and in maintenance: the internals
- * used here (Cluster.findLeaderForPartitions, findBroker, Broker.fetch) do not move. Replacing
+ * used here (Cluster.findLeaderForPartitions, findBroker, findGroupCoordinator, Broker.fetch,
+ * Broker.offsetCommit) do not move. The run queue reads its owned partitions through it too
+ * (partitionOwnership 'presence', run-queue.ts). Replacing
  * kafkajs means replacing this file with the new client's assign+seek.
  */
 import type { Kafka } from 'kafkajs';
@@ -46,7 +48,17 @@ interface InternalBroker {
   }>;
 }
 
+interface InternalCoordinator {
+  offsetCommit(request: {
+    groupId: string;
+    groupGenerationId: number;
+    memberId: string;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
+  }): Promise<unknown>;
+}
+
 interface InternalCluster {
+  findGroupCoordinator(query: { groupId: string }): Promise<InternalCoordinator>;
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   addMultipleTargetTopics(topics: string[]): Promise<void>;
@@ -148,6 +160,90 @@ export class PartitionReader {
       if (!advanced) break; // nothing more below the end (an empty or compacted range)
     }
     return found;
+  }
+
+  /**
+   * One fetch request per leader broker for `positions` (partition -> next offset) of `topic`,
+   * waiting up to `maxWaitMs` on the broker for a first record: per partition, the records at or
+   * after its offset (control records left out) and the offset to fetch next. Throws kafkajs's
+   * KafkaJSOffsetOutOfRange (naming the partition) when an offset is no longer in its partition.
+   * Long polls hold their broker connection: the run queue gives them a reader of their own.
+   */
+  async pollMany(
+    topic: string,
+    positions: ReadonlyMap<number, number>,
+    maxWaitMs: number,
+  ): Promise<Map<number, { records: FetchedRecord[]; next: number }>> {
+    const found = new Map<number, { records: FetchedRecord[]; next: number }>();
+    if (positions.size === 0) return found;
+    const leaders = this.cluster.findLeaderForPartitions(topic, [...positions.keys()]);
+    await Promise.all(
+      Object.entries(leaders).map(async ([nodeId, partitions]) => {
+        const broker = await this.cluster.findBroker({ nodeId });
+        const { responses } = await broker.fetch({
+          maxWaitTime: maxWaitMs,
+          minBytes: 1,
+          maxBytes: FETCH_BYTES,
+          isolationLevel: READ_UNCOMMITTED,
+          topics: [
+            {
+              topic,
+              partitions: partitions.map((partition) => ({
+                partition,
+                fetchOffset: String(positions.get(partition)),
+                maxBytes: FETCH_BYTES,
+              })),
+            },
+          ],
+        });
+        for (const data of responses.find((r) => r.topicName === topic)?.partitions ?? []) {
+          const from = positions.get(data.partition);
+          if (from === undefined) continue;
+          const records: FetchedRecord[] = [];
+          let next = from;
+          for (const message of data.messages) {
+            const at = Number(message.offset);
+            if (at < next) continue; // a batch may start before the offset asked for
+            next = at + 1;
+            if (message.isControlRecord) continue;
+            records.push({
+              offset: at,
+              key: message.key === null ? null : message.key.toString(),
+              value: message.value ?? Buffer.alloc(0),
+              headers: headersOf(message.headers),
+            });
+          }
+          found.set(data.partition, { records, next });
+        }
+      }),
+    );
+    return found;
+  }
+
+  /** Fresh metadata, after a fetch failed on a moved leader. */
+  refreshMetadata(): Promise<void> {
+    return this.cluster.refreshMetadata();
+  }
+
+  /**
+   * Commits offsets of `topic` for `groupId` as a consumer outside the group does (generation -1,
+   * no member id): the group's coordinator takes them while the group has no members, and refuses
+   * them (an error naming the generation or member) while a consumer-group member is in it.
+   */
+  async commitOffsets(
+    groupId: string,
+    topic: string,
+    offsets: ReadonlyArray<{ partition: number; offset: number }>,
+  ): Promise<void> {
+    const coordinator = await this.cluster.findGroupCoordinator({ groupId });
+    await coordinator.offsetCommit({
+      groupId,
+      groupGenerationId: -1,
+      memberId: '',
+      topics: [
+        { topic, partitions: offsets.map((o) => ({ partition: o.partition, offset: String(o.offset) })) },
+      ],
+    });
   }
 
   private async fetchOnce(

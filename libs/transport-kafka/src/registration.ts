@@ -8,7 +8,7 @@ import { ConfigError } from '@baton/core';
 import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
 import { deleteKafkaTopics } from './admin.js';
 import { kafkaTransport } from './kafka-transport.js';
-import { resolveKafkaOptions } from './options.js';
+import { resolveKafkaOptions, type KafkaPartitionOwnership } from './options.js';
 
 /** The settings the BATON_KAFKA_* variables give. */
 export interface KafkaSettings {
@@ -18,6 +18,7 @@ export interface KafkaSettings {
   replicationFactor?: number;
   minInsyncReplicas?: number;
   sessionTimeoutMs?: number;
+  partitionOwnership?: string;
   journalRetentionMs?: number;
   ackWaitMs?: number;
   /** A path: the file is read when the transport is built. */
@@ -59,6 +60,11 @@ const VARIABLES = {
     "consumer-group session timeout: how long a dead worker's partitions wait before moving; default 10000",
     3,
     /\bsessionTimeoutMs\b/,
+  ),
+  partitionOwnership: textSetting(
+    'BATON_KAFKA_PARTITION_OWNERSHIP',
+    "who splits the runs topic's partitions among the workers: presence (the store's live workers; a join or death stops nobody) or group (a consumer group); default presence",
+    /\bpartitionOwnership\b/,
   ),
   journalRetentionMs: wholeNumberSetting(
     'BATON_KAFKA_JOURNAL_RETENTION_MS',
@@ -103,6 +109,7 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       replicationFactor,
       minInsyncReplicas,
       sessionTimeoutMs,
+      partitionOwnership,
       ackWaitMs,
       saslMechanism,
       tlsCaFile,
@@ -123,6 +130,10 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       ...(sessionTimeoutMs !== undefined && {
         sessionTimeoutMs,
         heartbeatIntervalMs: Math.max(1, Math.min(1_000, Math.floor(sessionTimeoutMs / 3))),
+      }),
+      // Checked by the transport's options (ConfigError naming the allowed values).
+      ...(partitionOwnership !== undefined && {
+        partitionOwnership: partitionOwnership as KafkaPartitionOwnership,
       }),
       ...(ackWaitMs !== undefined && { ackWaitMs }),
       ...(journalRetentionMs !== undefined && { journalRetentionMs }),

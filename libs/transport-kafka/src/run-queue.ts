@@ -24,12 +24,26 @@
  *   it to itself, as nak does.
  * - msgId de-duplication is best effort and per process: a record whose `baton-msg-id` was seen at
  *   another offset within `dedupWindowMs` is acked unseen.
+ *
+ * Who reads which partition (option `partitionOwnership`):
+ * - `group`: the consumer group above. Every join and every death stops the whole group, and a
+ *   dead member's partitions wait for the session timeout: a crash-looping worker keeps the group
+ *   in rebalances (issue 22).
+ * - `presence` (once the worker hands over its store's membership, {@link shareRunQueue}): each
+ *   member computes its partitions from the live workers (partition-ownership.ts) and reads them
+ *   with a partition reader of its own, outside any group, committing positions to the group's
+ *   offsets as a consumer outside the group does (so lag, backlogDetail and KEDA read them as
+ *   before). A change of the member list moves only the partitions that change hands; the others
+ *   never stop. Each partition's tenure starts when this member gains it: deliveries of an older
+ *   tenure commit nothing, like deliveries of an older generation.
  */
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { BatonError } from '@baton/core';
-import type { Delivery, FetchOptions } from '@baton/core/adapter';
+import type { Delivery, FetchOptions, RunQueueMembership } from '@baton/core/adapter';
 import type { KafkaLogHook } from './client.js';
-import { headersOf } from './partition-reader.js';
+import { PartitionOwnership } from './partition-ownership.js';
+import { headersOf, PartitionReader } from './partition-reader.js';
 import type { KafkaLayout } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
 import type { OutgoingRecord } from './producer.js';
@@ -42,6 +56,7 @@ export const DELIVERY_COUNT_HEADER = 'baton-delivery-count';
 interface Entry {
   partition: number;
   offset: number;
+  /** The partition's tenure when the record was taken ({@link KafkaRunQueue.isCurrent}). */
   generation: number;
   data: Uint8Array;
   headers: Record<string, string>;
@@ -65,7 +80,7 @@ export interface KafkaQueueStats {
   pendingOffsets: number;
   /** True while the runs topic is paused because the buffer is full. */
   paused: boolean;
-  /** Group generations joined so far (each rebalance adds one). */
+  /** Partition changes so far: group generations joined, or changes of the owned partitions. */
   generation: number;
   /** Partitions of the runs topic this member holds. */
   assignedPartitions: number[];
@@ -75,6 +90,9 @@ interface Waiter {
   max: number;
   resolve(batch: Delivery[]): void;
 }
+
+/** How long one poll of the owned partitions waits on the broker for a first record. */
+const OWNED_POLL_WAIT_MS = 250;
 
 export class KafkaRunQueue {
   private consumer: Consumer | undefined;
@@ -91,6 +109,14 @@ export class KafkaRunQueue {
   private assigned: number[] = [];
   private commitQueued = false;
   private committing: Promise<void> = Promise.resolve();
+  /** Per partition held, the generation in which this member took it (its tenure). */
+  private readonly tenure = new Map<number, number>();
+  private membership: RunQueueMembership | undefined;
+  /** partitionOwnership 'presence': the member list, the reader and the next offset per partition. */
+  private ownership: PartitionOwnership | undefined;
+  private ownedReader: PartitionReader | undefined;
+  private readonly positions = new Map<number, number>();
+  private reading: Promise<void> | undefined;
 
   constructor(
     private readonly kafka: Kafka,
@@ -100,7 +126,27 @@ export class KafkaRunQueue {
     private readonly log: KafkaLogHook | undefined,
     /** Publishes a record (the transport's producer); passOn needs it. */
     private readonly send?: (record: OutgoingRecord) => Promise<unknown>,
+    /** Reads committed offsets and watermarks where an owned partition starts. */
+    private readonly admin?: Admin,
+    /**
+     * Commits owned partitions' positions: a connection without long polls (the journal's
+     * reader), so a commit never waits behind one.
+     */
+    private readonly committer?: PartitionReader,
   ) {}
+
+  /**
+   * The live workers, from the worker's store; with partitionOwnership 'presence' they, not a
+   * consumer group, split the partitions. Only before the first fetch: later it changes nothing.
+   */
+  shareRunQueue(membership: RunQueueMembership): void {
+    if (this.starting === undefined) this.membership = membership;
+  }
+
+  /** True while the record's partition is held in the tenure it was taken in. */
+  private isCurrent(entry: Entry): boolean {
+    return this.tenure.get(entry.partition) === entry.generation;
+  }
 
   /** What the queue holds right now, for metrics and tests. */
   stats(): KafkaQueueStats {
@@ -149,7 +195,12 @@ export class KafkaRunQueue {
     for (const waiter of [...this.waiters]) waiter.resolve([]);
     this.buffer.length = 0;
     await this.starting?.catch(() => undefined);
+    this.ownership?.stop();
+    await this.reading;
     await this.committing.catch(() => undefined);
+    // A member outside the group leaves nothing to hand over: the others take its partitions once
+    // its presence is gone.
+    await this.ownedReader?.disconnect().catch(() => undefined);
     // Leaving the group hands its partitions to the other members at once; un-acked records are
     // read again by their new owners from the committed offsets.
     await this.consumer?.disconnect().catch(() => undefined);
@@ -159,6 +210,10 @@ export class KafkaRunQueue {
 
   private start(): void {
     if (this.starting !== undefined || this.closed) return;
+    if (this.options.partitionOwnership === 'presence' && this.membership !== undefined) {
+      this.startOwned(this.membership);
+      return;
+    }
     const consumer = this.kafka.consumer({
       groupId: this.layout.groupId,
       sessionTimeout: this.options.sessionTimeoutMs,
@@ -202,6 +257,8 @@ export class KafkaRunQueue {
   private newGeneration(assigned: number[]): void {
     this.generation++;
     this.assigned = [...assigned].sort((a, b) => a - b);
+    this.tenure.clear();
+    for (const partition of this.assigned) this.tenure.set(partition, this.generation);
     this.log?.('info', 'kafka run-queue partitions assigned', {
       generation: this.generation,
       partitions: this.assigned,
@@ -214,6 +271,172 @@ export class KafkaRunQueue {
     }
   }
 
+  // --- partitionOwnership 'presence' ------------------------------------------------------------
+
+  private startOwned(membership: RunQueueMembership): void {
+    // A reader of its own: its long polls hold their broker connection, and journal tails must
+    // not wait behind them.
+    const reader = new PartitionReader(this.kafka, [this.layout.runsTopic]);
+    this.ownedReader = reader;
+    const ownership = new PartitionOwnership(
+      membership,
+      this.partitionCount,
+      this.options.ownershipRefreshMs,
+      (owned, members) => this.ownershipChanged(owned, members),
+      this.log,
+    );
+    this.ownership = ownership;
+    this.starting = (async () => {
+      await reader.connect();
+      await ownership.start();
+      this.reading = this.readOwned(reader);
+    })();
+    this.starting.catch((err: unknown) => {
+      this.log?.('error', 'kafka run-queue reader failed to start', { error: String(err) });
+      // A later fetch tries again.
+      ownership.stop();
+      if (this.ownedReader === reader) {
+        this.ownedReader = undefined;
+        this.ownership = undefined;
+        this.starting = undefined;
+      }
+      void reader.disconnect().catch(() => undefined);
+    });
+  }
+
+  /**
+   * The owned partitions changed: lost ones are dropped at once (their buffered records, their
+   * pending offsets; acks of their deliveries commit nothing), gained ones start a tenure and are
+   * read from the group's committed offset.
+   */
+  private ownershipChanged(owned: number[], members: string[]): void {
+    this.generation++;
+    const generation = this.generation;
+    const gained = owned.filter((p) => !this.tenure.has(p));
+    const lost = [...this.tenure.keys()].filter((p) => !owned.includes(p));
+    for (const partition of lost) {
+      this.tenure.delete(partition);
+      this.partitions.delete(partition);
+      this.positions.delete(partition);
+    }
+    if (lost.length > 0) {
+      const kept = this.buffer.filter((entry) => this.tenure.has(entry.partition));
+      this.buffer.length = 0;
+      this.buffer.push(...kept);
+    }
+    for (const partition of gained) this.tenure.set(partition, generation);
+    this.assigned = [...owned];
+    this.log?.('info', 'kafka run-queue partitions owned', {
+      generation,
+      partitions: this.assigned,
+      gained,
+      lost,
+      members: members.length,
+    });
+    if (gained.length > 0) void this.startPositions(gained, generation);
+  }
+
+  /** Where each gained partition starts: the group's committed offset, else its low watermark. */
+  private async startPositions(gained: number[], generation: number): Promise<void> {
+    for (let attempt = 1; !this.closed; attempt++) {
+      const still = gained.filter((p) => this.tenure.get(p) === generation);
+      if (still.length === 0) return;
+      try {
+        if (this.admin === undefined) throw new Error('no admin client');
+        const [committed, watermarks] = await Promise.all([
+          this.admin.fetchOffsets({ groupId: this.layout.groupId, topics: [this.layout.runsTopic] }),
+          this.admin.fetchTopicOffsets(this.layout.runsTopic),
+        ]);
+        const done = new Map<number, number>();
+        for (const topic of committed)
+          for (const p of topic.partitions) done.set(p.partition, Number(p.offset));
+        for (const { partition, low, high } of watermarks) {
+          if (this.tenure.get(partition) !== generation || !still.includes(partition)) continue;
+          const at = done.get(partition);
+          // A committed offset outside the log (retention passed it, or the topic is new) reads
+          // from the log's start, as the consumer group does with fromBeginning.
+          const inLog = at !== undefined && at >= Number(low) && at <= Number(high);
+          const start = inLog ? at : Number(low);
+          this.partitions.set(partition, { pending: new Set(), next: start, committed: start });
+          this.positions.set(partition, start);
+        }
+        return;
+      } catch (err) {
+        // The partitions stay unread meanwhile; they go on being tried while this member holds them.
+        this.log?.('warn', 'kafka run-queue: reading where gained partitions start failed; trying again', {
+          partitions: still,
+          attempt,
+          error: String(err),
+        });
+        await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
+      }
+    }
+  }
+
+  /**
+   * Reads every owned partition with a known position, one long poll at a time, into the buffer;
+   * waits while the buffer is full. A failed poll is logged and tried again after a pause that
+   * grows to 2 s; the queue's ack wait and the store keep every record safe meanwhile.
+   */
+  private async readOwned(reader: PartitionReader): Promise<void> {
+    let failures = 0;
+    while (!this.closed) {
+      if (this.paused || this.positions.size === 0) {
+        await sleep(Math.min(100, this.options.ownershipRefreshMs));
+        continue;
+      }
+      const asked = new Map(this.positions);
+      try {
+        const fetched = await reader.pollMany(this.layout.runsTopic, asked, OWNED_POLL_WAIT_MS);
+        if (failures > 0) this.log?.('info', 'kafka run-queue reads again', { failures });
+        failures = 0;
+        for (const [partition, { records, next }] of fetched) {
+          // Moved away, or moved away and back, while the poll ran: its new tenure reads it.
+          if (this.closed || this.positions.get(partition) !== asked.get(partition)) continue;
+          let upTo = next;
+          for (const record of records) {
+            if (this.buffer.length >= this.options.maxBufferedMessages) {
+              this.pause();
+              upTo = record.offset; // the rest is read again after resume
+              break;
+            }
+            this.take1(partition, record);
+          }
+          this.positions.set(partition, upTo);
+        }
+      } catch (err) {
+        if ((err as Error).name === 'KafkaJSOffsetOutOfRange') {
+          // Retention removed records below the committed offset: start again where the log starts.
+          const partition = (err as { partition?: number }).partition;
+          this.log?.(
+            'warn',
+            "kafka run-queue: an owned partition's offset is out of range; reading from its start",
+            {
+              partition,
+            },
+          );
+          if (partition !== undefined && this.tenure.has(partition)) {
+            this.positions.delete(partition);
+            this.partitions.delete(partition);
+            const generation = ++this.generation;
+            this.tenure.set(partition, generation);
+            void this.startPositions([partition], generation);
+          }
+          continue;
+        }
+        failures++;
+        if (failures === 1 || failures % 20 === 0) {
+          this.log?.('warn', 'kafka run-queue: reading owned partitions failed; trying again', {
+            failures,
+            error: String(err),
+          });
+        }
+        await reader.refreshMetadata().catch(() => undefined);
+        await sleep(Math.min(2_000, 50 * 2 ** Math.min(failures, 6)));
+      }
+    }
+  }
+
   private async accept(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, isRunning, isStale, heartbeat } = payload;
     const generation = this.generation;
@@ -223,21 +446,28 @@ export class KafkaRunQueue {
         this.pause();
         break; // the rest is fetched again from the last resolved offset after resume
       }
-      this.take1(batch.partition, message, generation);
+      this.take1(batch.partition, {
+        offset: Number(message.offset),
+        headers: headersOf(message.headers as Parameters<typeof headersOf>[0]),
+        value: message.value,
+      });
       resolveOffset(message.offset);
     }
     await heartbeat();
   }
 
-  private take1(partition: number, message: KafkaMessage, generation: number): void {
-    const offset = Number(message.offset);
+  private take1(
+    partition: number,
+    message: { offset: number; headers: Record<string, string>; value: Buffer | null },
+  ): void {
+    const { offset, headers } = message;
+    const generation = this.tenure.get(partition) ?? this.generation;
     let state = this.partitions.get(partition);
     if (state === undefined) {
       state = { pending: new Set(), next: offset, committed: offset };
       this.partitions.set(partition, state);
     }
     state.next = offset + 1;
-    const headers = headersOf(message.headers as Parameters<typeof headersOf>[0]);
     const msgId = headers[MSG_ID_HEADER];
     delete headers[MSG_ID_HEADER];
     const carried = Number(headers[DELIVERY_COUNT_HEADER]);
@@ -351,7 +581,7 @@ export class KafkaRunQueue {
     }
     const send = this.send;
     const publish = async (): Promise<void> => {
-      if (this.closed || entry.generation !== this.generation) return;
+      if (this.closed || !this.isCurrent(entry)) return;
       try {
         await send({
           topic: this.layout.runsTopic,
@@ -382,7 +612,7 @@ export class KafkaRunQueue {
   }
 
   private redeliver(entry: Entry, delayMs: number): void {
-    if (this.closed || entry.generation !== this.generation) return;
+    if (this.closed || !this.isCurrent(entry)) return;
     const again = { ...entry, deliveryCount: entry.deliveryCount + 1 };
     if (delayMs <= 0) {
       this.push(again);
@@ -390,14 +620,14 @@ export class KafkaRunQueue {
     }
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      if (!this.closed && entry.generation === this.generation) this.push(again);
+      if (!this.closed && this.isCurrent(entry)) this.push(again);
     }, delayMs);
     timer.unref();
     this.timers.add(timer);
   }
 
   private async acked(entry: Entry): Promise<void> {
-    if (this.closed || entry.generation !== this.generation) return;
+    if (this.closed || !this.isCurrent(entry)) return;
     this.partitions.get(entry.partition)?.pending.delete(entry.offset);
     await this.scheduleCommit();
   }
@@ -421,9 +651,17 @@ export class KafkaRunQueue {
           state.committed = low;
         }
       }
-      if (offsets.length === 0 || this.consumer === undefined) return;
+      if (offsets.length === 0) return;
       try {
-        await this.consumer.commitOffsets(offsets);
+        if (this.ownedReader !== undefined) {
+          await (this.committer ?? this.ownedReader).commitOffsets(
+            this.layout.groupId,
+            this.layout.runsTopic,
+            offsets.map((o) => ({ partition: o.partition, offset: Number(o.offset) })),
+          );
+        } else if (this.consumer !== undefined) {
+          await this.consumer.commitOffsets(offsets);
+        } else return;
       } catch (err) {
         // Mid-rebalance: the partitions' next owners read from the last commit; what this commit
         // would have covered comes again and is recognised as already claimed.

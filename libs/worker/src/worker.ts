@@ -191,7 +191,16 @@ export class Worker {
     await this.options.store.connect();
     // Registered before the first claim, so every lease this worker takes has a presence behind it.
     // A store without presence (optional in the contract) leaves a crashed worker to lease expiry.
-    if (hasPresence(this.options.store)) await this.options.store.registerWorker(this.workerId);
+    const { store: present } = this.options;
+    if (hasPresence(present)) {
+      await present.registerWorker(this.workerId);
+      // A partitioned bus splits its run queue among the workers presence sees alive: a worker
+      // that dies gives its partitions up as soon as its store connection drops.
+      this.options.transport.shareRunQueue?.({
+        memberId: this.workerId,
+        members: () => present.liveWorkers(),
+      });
+    }
     // Measured before the first claim: the first timer a run sets is on the store's clock already.
     await this.storeClock.start(this.options.logger);
     // The store may outlive this worker (it was passed in): a stopped worker reports nothing.

@@ -92,6 +92,24 @@ export interface RunQueue {
    * what {@link backlog} counts. Optional: a transport without it leaves it out.
    */
   backlogDetail?(timeoutMs: number): Promise<BacklogDetail | undefined>;
+  /**
+   * Optional: the worker hands a partitioned bus the store's view of the live workers, before its
+   * first fetch, so the bus can split its run queue among them without a consumer group of its
+   * own (Kafka: docs/architecture.md). A transport without it shares its queue by its own means;
+   * a store without presence gives none, and the transport keeps those means.
+   */
+  shareRunQueue?(membership: RunQueueMembership): void;
+}
+
+/** The live workers of a fleet as its store sees them ({@link RunQueue.shareRunQueue}). */
+export interface RunQueueMembership {
+  /** This worker's id, as the store's presence knows it. */
+  readonly memberId: string;
+  /**
+   * The ids of the workers whose presence is alive now (one store round trip). A dead worker
+   * leaves this list as soon as its store connection drops.
+   */
+  members(): Promise<string[]>;
 }
 
 /** One part of the run queue's backlog: a consumer (NATS), a partition (Kafka), the queue (memory). */

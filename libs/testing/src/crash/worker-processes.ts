@@ -161,7 +161,7 @@ export class WorkerFleet {
   readonly all: WorkerProcess[] = [];
   private counter = 0;
 
-  constructor(private readonly env: Record<string, string>) {}
+  constructor(readonly env: Record<string, string>) {}
 
   async spawn(extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
     const worker = new WorkerProcess(`worker-${++this.counter}`, { ...this.env, ...extraEnv });
