@@ -437,13 +437,17 @@ export class ReplayExecutor {
   }
 
   /**
-   * A live step settled. The count drops a microtask later, after the workflow's continuation had
-   * its turn: a sequential workflow has then already called its next step, the run's loop sees
-   * work in flight all along, and it is not woken for nothing once per step.
+   * A live step settled. The count drops after the workflow's continuation had its turn: a
+   * sequential workflow has then already called its next step, the run's loop sees work in flight
+   * all along, and it is not woken (and does not wait a turn of the event loop) once per step.
+   * Two microtasks: the workflow's continuation is queued only when the step's promise resolves,
+   * after this callback returns, so one would run before it.
    */
   private liveSettled(): void {
-    queueMicrotask(this.liveDone);
+    queueMicrotask(this.liveDoneNext);
   }
+
+  private readonly liveDoneNext = (): void => queueMicrotask(this.liveDone);
 
   private readonly liveDone = (): void => {
     this.inFlight--;
