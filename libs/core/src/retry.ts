@@ -153,7 +153,26 @@ function runAttempt<T>(
     return Promise.reject(attemptSignal.reason as Error);
   }
   // The user's function may ignore its signal; settling on the abort as well makes the timeout
-  // and the outer abort take effect anyway. One promise and one listener per attempt.
+  // and the outer abort take effect anyway. Without a timeout the attempt waits on the run's own
+  // signal, which every attempt of the run shares: it joins that signal's one watcher instead of
+  // adding and removing an EventTarget listener of its own (which cost more than the rest of
+  // the attempt's bookkeeping together).
+  if (timer === undefined) {
+    return new Promise<T>((resolve, reject) => {
+      const watching = watchAbort(attemptSignal, reject);
+      callAttempt(fn, attempt, attemptSignal).then(
+        (value) => {
+          watching.delete(reject);
+          resolve(value);
+        },
+        (err: unknown) => {
+          watching.delete(reject);
+          reject(err as Error);
+        },
+      );
+    });
+  }
+  // One promise and one listener per attempt that has a timeout (its signal is its own).
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => {
       clearTimeout(timer);
@@ -175,6 +194,30 @@ function runAttempt<T>(
       },
     );
   });
+}
+
+/** The attempts waiting on a signal, each by its reject; one listener per signal rejects them all. */
+const abortWatchers = new WeakMap<AbortSignal, Set<(reason: Error) => void>>();
+
+/** Adds `reject` to the attempts `signal` rejects when it aborts; the caller removes it once settled. */
+function watchAbort(signal: AbortSignal, reject: (reason: Error) => void): Set<(reason: Error) => void> {
+  let watching = abortWatchers.get(signal);
+  if (watching === undefined) {
+    const waiting = new Set<(reason: Error) => void>();
+    signal.addEventListener(
+      'abort',
+      () => {
+        abortWatchers.delete(signal);
+        for (const rejectAttempt of waiting) rejectAttempt(signal.reason as Error);
+        waiting.clear();
+      },
+      { once: true },
+    );
+    abortWatchers.set(signal, waiting);
+    watching = waiting;
+  }
+  watching.add(reject);
+  return watching;
 }
 
 /** Calls the attempt; a synchronous throw becomes a rejection. */

@@ -67,12 +67,30 @@ export interface ActivitySpanInfo {
  * on every step. The attempt still runs in `parent`, so spans the activity's own code starts stay
  * in the run's (unsampled) trace.
  */
-export async function withActivitySpan<T>(
+export function withActivitySpan<T>(
   parent: Context,
   info: ActivitySpanInfo,
   attempt: () => Promise<T>,
 ): Promise<T> {
-  if (trace.getSpan(parent)?.isRecording() !== true) return context.with(parent, attempt);
+  // Not recording: the attempt's own promise, with no async wrapper around it.
+  if (trace.getSpan(parent)?.isRecording() !== true) return attemptIn(parent, attempt);
+  return withRecordingSpan(parent, info, attempt);
+}
+
+/** Runs `attempt` in `parent`; a synchronous throw becomes a rejection, as it would in an async function. */
+function attemptIn<T>(parent: Context, attempt: () => Promise<T>): Promise<T> {
+  try {
+    return context.with(parent, attempt);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+}
+
+async function withRecordingSpan<T>(
+  parent: Context,
+  info: ActivitySpanInfo,
+  attempt: () => Promise<T>,
+): Promise<T> {
   const span = tracer().startSpan(
     SPAN.activity,
     {

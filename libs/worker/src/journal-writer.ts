@@ -81,6 +81,8 @@ function onlyRunFailed(entries: readonly JournalEntry[]): boolean {
 
 export class JournalWriter {
   private chain: Promise<unknown> = Promise.resolve();
+  /** Tasks on `chain` not yet settled (records, checkpoints); at 0 an append is sent at once. */
+  private tasks = 0;
   /** Appends not yet sent; a batch task is queued on `chain` whenever this is non-empty. */
   private waiting: Waiting[] = [];
   private sinceCheckpoint = 0;
@@ -129,19 +131,29 @@ export class JournalWriter {
       entry.epoch = this.epoch;
       entry.at = at;
     }
+    const checkpoint = options?.checkpoint === true;
+    const replaceable = options?.unencodableFailsStep === true;
+    if (this.tasks === 0) {
+      // Nothing queued or on its way (a strict step's append, as a rule): this append is the
+      // next record on its own, sent now, with no batch, queue entry or extra promise around it.
+      this.tasks++;
+      const sent = this.sendOne(stamped, checkpoint, replaceable);
+      this.chain = sent.then(this.taskDone, this.taskDone);
+      return sent;
+    }
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({
-        entries: stamped,
-        checkpoint: options?.checkpoint === true,
-        unencodableFailsStep: options?.unencodableFailsStep === true,
-        resolve,
-        reject,
-      });
+      this.waiting.push({ entries: stamped, checkpoint, unencodableFailsStep: replaceable, resolve, reject });
       if (this.waiting.length > 1) return; // a batch task is queued already and will take these too
+      this.tasks++;
       const done = this.chain.then(() => this.sendWaiting());
-      this.chain = done.catch(() => undefined);
+      this.chain = done.then(this.taskDone, this.taskDone);
     });
   }
+
+  /** A task on the chain settled (its failure is its caller's, never the chain's). */
+  private readonly taskDone = (): void => {
+    this.tasks--;
+  };
 
   /**
    * Sends every append waiting now as one record; when the record is refused for a value in it
@@ -151,7 +163,7 @@ export class JournalWriter {
   private async sendWaiting(): Promise<void> {
     const batch = this.waiting;
     this.waiting = [];
-    if (batch.length === 1) return this.sendOne(batch[0]!);
+    if (batch.length === 1) return this.sendWaiter(batch[0]!);
     try {
       await this.appendNow(
         batch.flatMap((w) => w.entries),
@@ -160,7 +172,7 @@ export class JournalWriter {
     } catch (err) {
       if (refusedForValue(err)) {
         // Each settles on its own; one failing never leaves a later one unsettled.
-        for (const w of batch) await this.sendOne(w).catch(() => undefined);
+        for (const w of batch) await this.sendWaiter(w).catch(() => undefined);
         return;
       }
       this.stop(err);
@@ -170,10 +182,21 @@ export class JournalWriter {
     for (const w of batch) w.resolve();
   }
 
-  /** Sends one append as its own record and settles it. */
-  private async sendOne(w: Waiting): Promise<void> {
+  /** Sends one waiting append as its own record and settles it. */
+  private async sendWaiter(w: Waiting): Promise<void> {
     try {
-      await this.appendNow(w.entries, w.checkpoint);
+      await this.sendOne(w.entries, w.checkpoint, w.unencodableFailsStep);
+    } catch (err) {
+      w.reject(err);
+      throw err;
+    }
+    w.resolve();
+  }
+
+  /** Sends one append as its own record. */
+  private async sendOne(entries: JournalEntry[], checkpoint: boolean, replaceable: boolean): Promise<void> {
+    try {
+      await this.appendNow(entries, checkpoint);
     } catch (err) {
       // A record that failed leaves a gap: nothing after it may land, or the journal would hold
       // later steps without earlier ones. A record refused for its value wrote nothing: see
@@ -181,13 +204,11 @@ export class JournalWriter {
       if (!refusedForValue(err)) this.stop(err);
       // An error that is the block itself was an earlier append's value: nothing new to record.
       else if (err !== this.blockCause) {
-        if (w.unencodableFailsStep && err instanceof UnencodableValueError) this.onUnencodableStep?.(err);
+        if (replaceable && err instanceof UnencodableValueError) this.onUnencodableStep?.(err);
         else this.blockCause ??= err;
       }
-      w.reject(err);
       throw err;
     }
-    w.resolve();
   }
 
   /** Refuses every later append (the lease is lost or the run aborted). */
@@ -202,8 +223,9 @@ export class JournalWriter {
 
   /** Writes a checkpoint of everything appended so far (after pending appends). */
   checkpoint(status: Checkpoint['status']): Promise<void> {
+    this.tasks++;
     const done = this.chain.then(() => this.writeCheckpoint(this.snapshot(status)));
-    this.chain = done.catch(() => undefined);
+    this.chain = done.then(this.taskDone, this.taskDone);
     return done;
   }
 
@@ -260,7 +282,12 @@ export class JournalWriter {
     const faults = this.faults;
     const info = faults && { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };
     if (faults && info) await faults('before-journal-append', info);
-    let { stamped, head, plain } = this.encode(given);
+    // Without the hash chain (the rule) the entries go out as given: no wrapper object per record.
+    let stamped = given;
+    let head: string | undefined;
+    let plain: Uint8Array;
+    if (this.head === undefined) plain = encodeEntries(given);
+    else ({ stamped, head, plain } = this.encode(given));
     // Claim check: only a record above the threshold can hold a value above it, so the common
     // record is encoded once and costs one length comparison here.
     const claimCheck = this.claimCheck;

@@ -25,7 +25,8 @@ export interface ActivityExecution<I, O> {
   /** Aborted on cancel, lease loss or shutdown; an aborted execution journals nothing. */
   signal: AbortSignal;
   append(entries: NewEntry[], options?: AppendOptions): Promise<void>;
-  heartbeat(details: unknown): void;
+  /** The run's host; its `heartbeat`, when it has one, hears the activity's heartbeats. */
+  host: Pick<ExecutionHost, 'heartbeat'>;
   around?: ExecutionHost['aroundActivityAttempt'];
   /** Throws (and stops the run) when no side effect may start now; see ExecutionHost. */
   mayStart?: ExecutionHost['assertMayStartActivity'];
@@ -37,16 +38,18 @@ export function idempotencyKeyOf(runId: string, seq: number): string {
 }
 
 export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Promise<O> {
-  const { def, input, seq, signal } = exec;
-  const refreshMark = exec.refreshed === true ? { refreshed: true } : {};
+  const { def, input, seq, signal, runId } = exec;
+  const idempotencyKey = idempotencyKeyOf(runId, seq);
+  const host = exec.host;
+  const heartbeat = (details: unknown): void => host.heartbeat?.(seq, details);
   const io = (attempt: number, attemptSignal: AbortSignal): ActivityIO => ({
-    idempotencyKey: idempotencyKeyOf(exec.runId, seq),
+    idempotencyKey,
     attempt,
     signal: attemptSignal,
-    runId: exec.runId,
+    runId,
     activity: def.name,
     seq,
-    heartbeat: exec.heartbeat,
+    heartbeat,
   });
 
   if (exec.inDoubt && def.reconcile) {
@@ -73,21 +76,21 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     await exec.append([{ type: 'ActivityStarted', seq, name: def.name }]);
   }
 
+  const around = exec.around;
+  const mayStart = exec.mayStart;
   let outcome: { result: O; attempts: number };
   try {
     outcome = await runWithRetry(
       ({ attempt, signal: attemptSignal }) => {
-        exec.mayStart?.();
-        if (!exec.around) return def.run(input, io(attempt, attemptSignal));
-        const run = async (): Promise<O> => def.run(input, io(attempt, attemptSignal));
-        const info = {
-          runId: exec.runId,
-          name: def.name,
-          seq,
-          attempt,
-          idempotencyKey: idempotencyKeyOf(exec.runId, seq),
-        };
-        return exec.around(info, run);
+        mayStart?.();
+        if (!around) return def.run(input, io(attempt, attemptSignal));
+        return around({ runId, name: def.name, seq, attempt, idempotencyKey }, () => {
+          try {
+            return Promise.resolve(def.run(input, io(attempt, attemptSignal)));
+          } catch (err) {
+            return Promise.reject(err as Error);
+          }
+        });
       },
       {
         policy: def.retry,
@@ -106,7 +109,7 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
         name: def.name,
         error: serializeError(failure.error),
         attempts: failure.attempts,
-        ...refreshMark,
+        ...(exec.refreshed === true ? { refreshed: true } : {}),
       },
     ]);
     throw new ActivityFailedError(def.name, seq, failure.attempts, failure.error);
@@ -118,21 +121,25 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     name: def.name,
     result: outcome.result,
     attempts: outcome.attempts,
-    ...refreshMark,
   };
+  if (exec.refreshed === true) entry.refreshed = true;
   const checkpoint = def.checkpoint === true;
   // Pipelined, the workflow has the result before its entry is durable: a result that cannot be
   // encoded then ends the run (the append is not marked as one the step replaces).
   if (exec.durableLater === true) exec.append([entry], { checkpoint }).catch(() => undefined);
   else {
     try {
-      await exec.append([entry], { checkpoint, unencodableFailsStep: true });
+      await exec.append([entry], checkpoint ? RESULT_CHECKPOINT : RESULT);
     } catch (err) {
       return failUnencodableStep(exec, entry, err);
     }
   }
   return outcome.result;
 }
+
+/** The options of a step's result append, made once rather than per step. */
+const RESULT: AppendOptions = Object.freeze({ checkpoint: false, unencodableFailsStep: true });
+const RESULT_CHECKPOINT: AppendOptions = Object.freeze({ checkpoint: true, unencodableFailsStep: true });
 
 type ResultEntry = Extract<NewEntry, { type: 'ActivityCompleted' }>;
 

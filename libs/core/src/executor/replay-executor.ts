@@ -26,7 +26,7 @@ import { BatonError, CancelledError, NonDeterminismError, UnencodableValueError 
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { signalName } from '../signal.js';
-import { executeActivity } from './activity-execution.js';
+import { executeActivity, type ActivityExecution } from './activity-execution.js';
 import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
 import {
   failedOutcome,
@@ -240,51 +240,76 @@ export class ReplayExecutor {
     }
   }
 
-  private async callActivity<I, O>(
-    def: ActivityDefinition<I, O>,
-    input: I,
-    options?: ActivityOptions,
-  ): Promise<O> {
-    const effective = options ? { ...def, ...options } : def;
-    if (options) checkFreshness(def.name, effective);
-    const begun = this.beginStep(`activity:${def.name}`);
+  /**
+   * ctx.run: one step. A step that history has settled waits for its turn in the delivery order.
+   * A live one starts at once when nothing is waiting to be journaled before it (the common case:
+   * no tick is spent on an empty flush), else after the earlier appends are durable; pipelined,
+   * an idempotent one starts at once either way. Not async: the workflow awaits the one promise
+   * `live` returns, not a wrapper around it.
+   */
+  private callActivity<I, O>(def: ActivityDefinition<I, O>, input: I, options?: ActivityOptions): Promise<O> {
+    let effective = def;
+    let begun: { seq: number; step: StepHistory | undefined } | undefined;
+    try {
+      if (options) {
+        effective = { ...def, ...options };
+        checkFreshness(def.name, effective);
+      }
+      begun = this.beginStep(`activity:${def.name}`);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (!begun) return never();
     const { seq, step } = begun;
     const pipelined =
       this.options.pipelineSteps === true && !journalsStart(effective) && !effective.checkpoint;
-    const execute = (inDoubt: boolean, refreshed: boolean): Promise<O> =>
-      executeActivity({
-        durableLater: pipelined && !refreshed,
-        def: effective,
-        input,
-        seq,
-        runId: this.options.runId,
-        inDoubt,
-        refreshed,
-        signal: this.activityAbort.signal,
-        append: (entries, appendOptions) => this.append(entries, appendOptions),
-        heartbeat: (details) => this.host.heartbeat?.(seq, details),
-        around: this.around,
-        mayStart: this.mayStart,
-      });
     if (step?.completion) {
       if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
+        const stale = effective;
         this.refreshes.register(seq, {
           maxAgeMs: effective.maxAgeMs,
           run: async () => {
             await this.flushAppends();
-            return execute(false, true);
+            return executeActivity(this.execution(stale, input, seq, false, true, false));
           },
         });
       }
       return this.awaitHistory(seq) as Promise<O>;
     }
     const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
-    return this.live(async () => {
-      if (!pipelined) await this.flushAppends();
-      return execute(inDoubt, false);
-    });
+    const execution = this.execution(effective, input, seq, inDoubt, false, pipelined);
+    if (pipelined || this.pendingAppends === 0) return this.live(executeActivity(execution));
+    return this.live(this.flushAppends().then(() => executeActivity(execution)));
   }
+
+  /** What executeActivity needs for one live execution of step `seq`. */
+  private execution<I, O>(
+    def: ActivityDefinition<I, O>,
+    input: I,
+    seq: number,
+    inDoubt: boolean,
+    refreshed: boolean,
+    pipelined: boolean,
+  ): ActivityExecution<I, O> {
+    return {
+      durableLater: pipelined && !refreshed,
+      def,
+      input,
+      seq,
+      runId: this.options.runId,
+      inDoubt,
+      refreshed,
+      signal: this.activityAbort.signal,
+      append: this.appendEntries,
+      host: this.host,
+      around: this.around,
+      mayStart: this.mayStart,
+    };
+  }
+
+  /** `append`, bound once per run (each step's execution is handed it). */
+  private readonly appendEntries = (entries: NewEntry[], options?: AppendOptions): Promise<void> =>
+    this.append(entries, options);
 
   /**
    * ctx.patched / ctx.deprecatePatch: the answer comes from the journal (PatchAnswers); a new
@@ -388,26 +413,70 @@ export class ReplayExecutor {
     settleFromHistory(this.options.runId, entry, settle);
   }
 
-  /** Tracks live work: its result reaches the workflow after history is fully delivered. */
-  private live<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Tracks live work: its result reaches the workflow after history is fully delivered, and never
+   * once the run stopped or froze. One derived promise per step, which is the one the workflow
+   * awaits.
+   */
+  private live<T>(work: Promise<T>): Promise<T> {
     this.inFlight++;
-    return new Promise<T>((resolve, reject) => {
-      work()
-        .then(
-          (value) => this.settleLive(() => resolve(value)),
-          (error) => this.settleLive(() => reject(error)),
-        )
-        .finally(() => {
-          this.inFlight--;
-          this.wake.notify();
+    return work.then(
+      (value) => {
+        this.liveSettled();
+        if (this.state === 'running' && this.replayDone) return value;
+        return this.held(() => value);
+      },
+      (error: unknown) => {
+        this.liveSettled();
+        if (this.state === 'running' && this.replayDone) throw error;
+        return this.held(() => {
+          throw error;
         });
+      },
+    );
+  }
+
+  /**
+   * A live step settled. The count drops after the workflow's continuation had its turn: a
+   * sequential workflow has then already called its next step, the run's loop sees work in flight
+   * all along, and it is not woken (and does not wait a turn of the event loop) once per step.
+   * Two microtasks: the workflow's continuation is queued only when the step's promise resolves,
+   * after this callback returns, so one would run before it.
+   */
+  private liveSettled(): void {
+    queueMicrotask(this.liveDoneNext);
+  }
+
+  private readonly liveDoneNext = (): void => queueMicrotask(this.liveDone);
+
+  private readonly liveDone = (): void => {
+    this.inFlight--;
+    this.notifyIfQuiet();
+  };
+
+  /**
+   * A live result that may not reach the workflow yet: delivered once history has been (deferred),
+   * or never when the run is no longer running.
+   */
+  private held<T>(settle: () => T): Promise<T> {
+    if (this.state !== 'running') return never();
+    return new Promise<T>((resolve, reject) => {
+      this.deferred.push(() => {
+        try {
+          resolve(settle());
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
     });
   }
 
-  private settleLive(settle: () => void): void {
-    if (this.state !== 'running') return;
-    if (this.replayDone) settle();
-    else this.deferred.push(settle);
+  /**
+   * The loop waits on in-flight steps and appends only to act once none is left (finish, hand off,
+   * handle waits, see a blocked workflow); every other change notifies on its own.
+   */
+  private notifyIfQuiet(): void {
+    if (this.inFlight === 0 && this.pendingAppends === 0) this.wake.notify();
   }
 
   private async handleWaits(): Promise<ExecutionOutcome | undefined> {
@@ -415,7 +484,7 @@ export class ReplayExecutor {
     const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
     const ready = this.waits.takeReady(now, inbox);
     for (const { wait, entry, settle } of ready) {
-      void this.live(() => this.append([entry])).then(settle, (error: unknown) => wait.reject(error));
+      void this.live(this.append([entry])).then(settle, (error: unknown) => wait.reject(error));
     }
     if (ready.length > 0) return undefined;
 
@@ -456,7 +525,7 @@ export class ReplayExecutor {
 
   private readonly appendDone = (): void => {
     this.pendingAppends--;
-    this.wake.notify();
+    this.notifyIfQuiet();
   };
 
   private readonly appendFailed = (err: unknown): void => {

@@ -12,10 +12,16 @@ import { acquireLease } from './memory-leases.js';
 import { assertFence, keepCheckpoint, type MemoryState } from './memory-state.js';
 
 export function createRun(state: MemoryState, run: NewRun): { created: boolean; run: RunRecord } {
+  const created = createStoredRun(state, run);
+  return { created: created.created, run: structuredClone(created.run) };
+}
+
+/** createRun, answering with the stored record itself: the caller copies it once, when it returns it. */
+function createStoredRun(state: MemoryState, run: NewRun): { created: boolean; run: RunRecord } {
   const keyedRunId = run.idempotencyKey === null ? undefined : state.runIdsByKey.get(run.idempotencyKey);
   const existing =
     state.runs.get(run.runId) ?? (keyedRunId === undefined ? undefined : state.runs.get(keyedRunId));
-  if (existing !== undefined) return { created: false, run: structuredClone(existing) };
+  if (existing !== undefined) return { created: false, run: existing };
   const now = state.clock();
   const record: RunRecord = {
     runId: run.runId,
@@ -33,7 +39,7 @@ export function createRun(state: MemoryState, run: NewRun): { created: boolean; 
   state.runs.set(run.runId, record);
   if (run.idempotencyKey !== null) state.runIdsByKey.set(run.idempotencyKey, run.runId);
   if (run.checkpoint !== undefined) keepCheckpoint(state, run.checkpoint);
-  return { created: true, run: structuredClone(record) };
+  return { created: true, run: record };
 }
 
 export function createRunAndLease(
@@ -43,10 +49,10 @@ export function createRunAndLease(
   ttlMs: number,
 ): CreatedAndLeased {
   // Both steps run without yielding, so nothing can come between them.
-  const created = createRun(state, run);
-  if (!created.created) return { created: false, run: created.run };
+  const created = createStoredRun(state, run);
+  if (!created.created) return { created: false, run: structuredClone(created.run) };
   const lease = acquireLease(state, run.runId, owner, ttlMs);
-  return { created: true, run: structuredClone(state.runs.get(run.runId)!), lease };
+  return { created: true, run: structuredClone(created.run), lease };
 }
 
 export function reopenRun(state: MemoryState, runId: string, checkpoint: Checkpoint): ReopenResult {

@@ -311,7 +311,9 @@ class MemoryTransport implements Transport {
       throw new JournalConflictError(append.runId, append.expectedLastPosition, actualLast);
     }
     this.lastPosition += 1;
-    records.push({ position: this.lastPosition, data: new Uint8Array(append.data) });
+    // Buffer.from copies like new Uint8Array, from Node's pool for small records (no
+    // ArrayBuffer of its own each); reads hand out Uint8Array copies as before.
+    records.push({ position: this.lastPosition, data: Buffer.from(append.data) });
     this.journals.set(append.runId, records);
     return this.lastPosition;
   }
