@@ -287,4 +287,7 @@ export class PostgresStore implements Store, PresenceStore {
   liveWorkers(): Promise<string[]> {
     return this.run('liveWorkers', (db) => presence.liveWorkers(db));
   }
+  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<boolean> {
+    return this.run('takeScanTurn', (db) => presence.takeScanTurn(db, scan, workerId, turnMs));
+  }
 }

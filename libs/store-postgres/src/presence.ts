@@ -13,6 +13,10 @@
  * 4. For {@link PRESENCE_GRACE_AFTER_FAILOVER_MS} after the server's incarnation changed (a
  *    standby promoted, a restart: advisory locks survive neither), no lease is handed on for a
  *    missing presence lock: every worker's lock is missing until its session reconnects.
+ * 5. The dead-worker scan reads pg_locks (every lock of the server, O(fleet)), so workers take it
+ *    in turns ({@link takeScanTurn}, migration 015): one scan per period for the whole fleet, not
+ *    one per worker, which would grow with the fleet's square. Asking for a turn another worker
+ *    holds writes nothing.
  */
 import { createHash } from 'node:crypto';
 import type { Db } from './db.js';
@@ -129,4 +133,14 @@ export async function reapDeadWorkers(db: Db, limit: number, reclaimAfterMs: num
     [Math.floor(limit), Math.ceil(reclaimAfterMs), PRESENCE_GRACE_AFTER_FAILOVER_MS],
   );
   return rows.map((r) => r.run_id);
+}
+
+/** The turn of a fleet-wide scan (invariant 5). */
+export async function takeScanTurn(db: Db, scan: string, workerId: string, turnMs: number): Promise<boolean> {
+  const rows = await db.query<{ taken: boolean }>('SELECT {{schema}}.take_scan_turn($1, $2, $3) AS taken', [
+    scan,
+    workerId,
+    Math.max(1, Math.ceil(turnMs)),
+  ]);
+  return rows[0]?.taken === true;
 }

@@ -16,6 +16,9 @@
  *    started long ago), a worker recorded on an earlier server instance is not judged yet.
  * 4. A dead worker's held leases are found through its owner set, never by a scan of all leases;
  *    it is forgotten once that set is empty.
+ * 5. The dead-worker scan reads every record and every client (O(fleet)), so workers take it in
+ *    turns ({@link PresenceRegistry.takeScanTurn}: one key, SET with PX): one scan per period for
+ *    the whole fleet instead of one per worker, which would grow with the fleet's square.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
@@ -109,6 +112,16 @@ export class PresenceRegistry {
       ],
     )) as unknown[];
     return reply.map(str);
+  }
+
+  /** The turn of a fleet-wide scan (invariant 5): one round trip, O(1) on the server. */
+  async takeScanTurn(ctx: StoreContext, scan: string, workerId: string, turnMs: number): Promise<boolean> {
+    const held = await ctx.run(
+      'take-scan-turn',
+      [this.keys.scanTurn(scan)],
+      [workerId, Math.max(1, Math.ceil(turnMs))],
+    );
+    return Number(held) === 1;
   }
 
   /** Closes every presence connection: to other workers, these workers are now dead. */

@@ -290,6 +290,9 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   liveWorkers(): Promise<string[]> {
     return this.op('liveWorkers', (ctx) => this.presence.liveWorkers(ctx));
   }
+  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<boolean> {
+    return this.op('takeScanTurn', (ctx) => this.presence.takeScanTurn(ctx, scan, workerId, turnMs));
+  }
 
   // -------------------------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       if (!hasPresence(a) || !hasPresence(b))
         throw new Error(
           `${a.name} store: the presence section was given a pair, but the store lacks presence ` +
-            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers): implement all four, or pass no pair',
+            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers, takeScanTurn): implement all five, or pass no pair',
         );
       await a.connect();
       await b.connect();
@@ -119,6 +119,31 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect(await b.reapDeadWorkers(2, LONG_TTL_MS)).toEqual([]);
     });
 
+    it('gives the turn of a scan to one worker at a time, renews it for its holder, and hands it on once it ran out', async () => {
+      const [a, b] = await pair();
+      const scan = uniqueId('scan');
+      const [first, second] = [uniqueId('w1'), uniqueId('w2')];
+      const turnMs = 400;
+      expect(await a.takeScanTurn(scan, first, turnMs)).toBe(true);
+      expect(await b.takeScanTurn(scan, second, turnMs)).toBe(false);
+      // The holder renews its own turn; another scan's turn is separate.
+      expect(await a.takeScanTurn(scan, first, turnMs)).toBe(true);
+      expect(await b.takeScanTurn(uniqueId('other-scan'), second, turnMs)).toBe(true);
+      expect(await b.takeScanTurn(scan, second, turnMs)).toBe(false);
+      await sleep(turnMs + 100);
+      expect(await b.takeScanTurn(scan, second, turnMs)).toBe(true);
+      expect(await a.takeScanTurn(scan, first, turnMs)).toBe(false);
+    });
+
+    it('gives a free turn to exactly one of many workers asking at once', async () => {
+      const [a, b] = await pair();
+      const scan = uniqueId('scan');
+      const asks = Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? a : b).takeScanTurn(scan, `worker-${i}`, 5_000),
+      );
+      expect((await Promise.all(asks)).filter(Boolean)).toHaveLength(1);
+    });
+
     it('never reaps the leases of a worker that never registered', async () => {
       const [a, b] = await pair();
       const { runId } = await createTestRun(b);
@@ -132,7 +157,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
 }
 
 /**
- * Presence is optional, but all or nothing: a store implements the four PresenceStore methods or
+ * Presence is optional, but all or nothing: a store implements the five PresenceStore methods or
  * none, and one that implements them is given a pair so the presence section proves them.
  */
 export function describePresenceChoice(
@@ -142,7 +167,13 @@ export function describePresenceChoice(
   it('implements worker presence fully or not at all, and proves it when it does', async () => {
     const store = await factory();
     try {
-      const methods = ['registerWorker', 'unregisterWorker', 'reapDeadWorkers', 'liveWorkers'] as const;
+      const methods = [
+        'registerWorker',
+        'unregisterWorker',
+        'reapDeadWorkers',
+        'liveWorkers',
+        'takeScanTurn',
+      ] as const;
       const present = methods.filter((m) => typeof store[m] === 'function');
       expect(
         present.length === 0 || present.length === methods.length,

@@ -3,7 +3,11 @@
  * - the dead-worker scan (every `deadWorkerScanMs`): workers whose presence connection to the
  *   store dropped (SIGKILL, OOM) have their held leases reaped at once, long before they expire.
  *   Only on a store with presence (optional in the contract): without it, the reaper below finds
- *   a dead worker's runs once their leases expire;
+ *   a dead worker's runs once their leases expire. The scan reads the whole fleet's presence, so
+ *   the fleet takes it in turns (`takeScanTurn`, a turn as long as the period): each worker asks
+ *   every period (one O(1) store call), and only the turn's holder scans. A fleet of N workers
+ *   then costs the store one scan per period, not N (N x O(N) would grow with N squared); a
+ *   holder that dies lets its turn run out within a period and the next asker scans;
  * - the reaper (every `reapIntervalMs`): leases that expired (node loss, a partition, a frozen
  *   process, where no connection drops) get a `resume` message;
  * - the timer scan (same period): due timers of suspended runs get a `wake` message;
@@ -18,13 +22,15 @@
  * when it has room: failover then costs no trip through the bus and, on a partitioned bus, never
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
-import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
+import { hasPresence, type PayloadStore, type Store, type Transport } from '@baton/core/adapter';
 import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const BATCH = 100;
+/** The name of the dead-worker scan's turn in the store. */
+export const DEAD_WORKER_SCAN = 'dead-workers';
 /**
  * The retention sweep's bounds. A pass deletes batches (one store round trip each) while expired
  * runs remain, but stops after `passRuns` runs or `passMs`, so it never holds the worker for long;
@@ -37,6 +43,8 @@ export const RETENTION_SWEEP = { batch: 500, passRuns: 20_000, passMs: 1_000, pu
 const PURGES_IN_FLIGHT = 128;
 
 export interface MaintenanceOptions {
+  /** This worker, as it asks for the dead-worker scan's turn. */
+  workerId: string;
   reapIntervalMs: number;
   /** 0 turns the dead-worker scan off. */
   deadWorkerScanMs: number;
@@ -119,7 +127,7 @@ export class Maintenance {
     private readonly options: MaintenanceOptions,
   ) {
     this.loops.push(new Periodic(options.reapIntervalMs, () => this.scanOnce()));
-    if (options.deadWorkerScanMs > 0 && store.reapDeadWorkers !== undefined) {
+    if (options.deadWorkerScanMs > 0 && hasPresence(store)) {
       this.loops.push(new Periodic(options.deadWorkerScanMs, () => this.scanDeadWorkers()));
     }
     if ((options.retentionMs ?? 0) > 0) {
@@ -156,8 +164,11 @@ export class Maintenance {
   async scanDeadWorkers(): Promise<void> {
     const { store } = this;
     // A store without presence has no dead workers to find; lease expiry finds their runs.
-    if (store.reapDeadWorkers === undefined) return;
+    if (!hasPresence(store)) return;
     try {
+      const { workerId, deadWorkerScanMs } = this.options;
+      // Another worker's turn: it scans for the whole fleet this period.
+      if (!(await store.takeScanTurn!(DEAD_WORKER_SCAN, workerId, deadWorkerScanMs))) return;
       await this.reap('dead-worker', (limit) => store.reapDeadWorkers!(limit, this.options.reclaimAfterMs));
     } catch (err) {
       this.options.logger.warn({ err }, 'dead-worker scan failed; retrying next period');

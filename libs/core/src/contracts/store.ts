@@ -379,7 +379,7 @@ export interface SignalInbox {
  * Left out on purpose: anything that needs a dropped connection. A partitioned or frozen worker
  * keeps its connection; for that, lease expiry (and fencing) remains the backstop.
  *
- * Optional in {@link Store}: a store implements all four methods or none ({@link hasPresence}).
+ * Optional in {@link Store}: a store implements all five methods or none ({@link hasPresence}).
  * Without it nothing is lost but speed: a killed worker's runs resume once their leases expire.
  */
 export interface PresenceStore {
@@ -400,6 +400,16 @@ export interface PresenceStore {
   reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]>;
   /** Registered worker ids whose presence connection is alive (for tests and operators). */
   liveWorkers(): Promise<string[]>;
+  /**
+   * Takes the turn of the fleet-wide scan named `scan` (the worker uses `dead-workers`) for
+   * `turnMs` on the store's clock. Resolves true when the turn was free, had run out, or was
+   * already `workerId`'s (which renews it); false while another worker holds it. A scan that
+   * reads the whole fleet (as {@link reapDeadWorkers} does) is run by the turn's holder only, so
+   * its cost per period stays that of one scan instead of growing with the fleet's square.
+   * Deliberately left out: fairness (a holder may keep renewing its turn) and any promise that a
+   * turn is used: a holder that dies lets its turn run out, and another worker takes the next.
+   */
+  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -514,12 +524,13 @@ export interface Store
   onDataLoss?(listener: (loss: StoreDataLoss) => void): void;
 }
 
-/** True when `store` implements worker presence: all four {@link PresenceStore} methods. */
+/** True when `store` implements worker presence: all five {@link PresenceStore} methods. */
 export function hasPresence(store: Store): store is Store & PresenceStore {
   return (
     typeof store.registerWorker === 'function' &&
     typeof store.unregisterWorker === 'function' &&
     typeof store.reapDeadWorkers === 'function' &&
-    typeof store.liveWorkers === 'function'
+    typeof store.liveWorkers === 'function' &&
+    typeof store.takeScanTurn === 'function'
   );
 }
