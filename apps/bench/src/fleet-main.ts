@@ -36,7 +36,12 @@ import {
   type Probe,
   type WindowLoad,
 } from './fleet-probes.js';
-import { measureFleet, type FleetFigures, type FleetPairSetup } from './workloads/fleet.js';
+import {
+  killEveryWorkerNow,
+  measureFleet,
+  type FleetFigures,
+  type FleetPairSetup,
+} from './workloads/fleet.js';
 
 const USAGE = `Usage: npm run bench:fleet -- [options]
 
@@ -46,7 +51,7 @@ const USAGE = `Usage: npm run bench:fleet -- [options]
   --busy-seconds N     length of the busy window (default 20)
   --busy-runs N        unfinished runs kept during the busy window (default 20)
   --kills N            SIGKILLs of a busy worker per size, for the failover time (default 2)
-  --start-batch N      workers started at once while a fleet boots (default 4)
+  --start-batch N      workers started at once while a fleet boots (default 2)
   --help               this text
 
 Servers: private redis-server and nats-server; BATON_TEST_POSTGRES_URL, BATON_TEST_KAFKA_URL.`;
@@ -96,7 +101,7 @@ function parse(argv: string[]): Config | undefined {
     busySeconds: number('--busy-seconds', values['busy-seconds'], 20),
     busyRuns: number('--busy-runs', values['busy-runs'], 20),
     kills: number('--kills', values.kills, 2),
-    startBatch: number('--start-batch', values['start-batch'], 4),
+    startBatch: number('--start-batch', values['start-batch'], 2),
   };
 }
 
@@ -284,11 +289,15 @@ await runCommand(USAGE, parse, async (config) => {
     if (interrupted) process.exit(130);
     interrupted = true;
     console.error(`${signal}: stopping the fleet and the servers (again to quit at once)`);
+    killEveryWorkerNow();
     void servers.stop().finally(() => process.exit(130));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  process.on('exit', () => servers.killNow());
+  process.on('exit', () => {
+    killEveryWorkerNow();
+    servers.killNow();
+  });
   const results: string[] = [];
   try {
     console.log(

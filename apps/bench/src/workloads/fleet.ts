@@ -63,9 +63,19 @@ export interface FleetFigures {
 /** Ten short steps: a light load whose runs are always mid-activity when a worker is killed. */
 const SHAPE = { steps: 10, minDelayMs: 100, maxDelayMs: 300 };
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+/** A worker starting beside 49 others on two cores may take long. */
+const READY_TIMEOUT_MS = 180_000;
+/** The worlds not yet disposed, for {@link killEveryWorkerNow}. */
+const liveWorlds = new Set<CrashWorld>();
+
+/** SIGKILL to every worker this module started and has not stopped yet (process exit). */
+export function killEveryWorkerNow(): void {
+  for (const world of liveWorlds) world.fleet.killAllNow();
+}
 
 export async function measureFleet(setup: FleetPairSetup, opts: FleetRunOptions): Promise<FleetFigures> {
   const world = await createWorld(setup);
+  liveWorlds.add(world);
   const workerPids = (): number[] => world.fleet.alive.map((w) => w.pid);
   const workersProbe = processProbe(workerPids);
   const read = (): Promise<[Reading, Reading, Reading]> =>
@@ -80,7 +90,7 @@ export async function measureFleet(setup: FleetPairSetup, opts: FleetRunOptions)
     const bootStarted = Date.now();
     for (let started = 0; started < opts.workers; started += opts.startBatch) {
       const batch = Math.min(opts.startBatch, opts.workers - started);
-      await Promise.all(Array.from({ length: batch }, () => world.fleet.spawn()));
+      await Promise.all(Array.from({ length: batch }, () => world.fleet.spawn({}, READY_TIMEOUT_MS)));
     }
     opts.log(
       `${label}: ${opts.workers} workers ready in ${((Date.now() - bootStarted) / 1000).toFixed(1)} s`,
@@ -116,7 +126,7 @@ export async function measureFleet(setup: FleetPairSetup, opts: FleetRunOptions)
       interruptions.push({ pid: victim.pid, at: victim.signalledAt ?? Date.now() });
       // A replacement keeps the fleet's size, as an orchestrator would; with one worker it is the
       // one that resumes the runs, so that failover includes a process start.
-      const replacement = world.fleet.spawn();
+      const replacement = world.fleet.spawn({}, READY_TIMEOUT_MS);
       // Only one worker is missing at a time: the next kill waits for this one's runs to move.
       await Promise.all([replacement, sleep(3_000)]);
     }
@@ -139,6 +149,7 @@ export async function measureFleet(setup: FleetPairSetup, opts: FleetRunOptions)
     };
   } finally {
     await world.dispose();
+    liveWorlds.delete(world);
   }
 }
 
