@@ -56,6 +56,7 @@ export type {
   PauseRequestResult,
   PayloadStore,
   PresenceStore,
+  ScanTurn,
   RenewRequest,
   RenewResult,
   ResumeResult,

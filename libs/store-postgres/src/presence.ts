@@ -19,6 +19,7 @@
  *    holds writes nothing.
  */
 import { createHash } from 'node:crypto';
+import type { ScanTurn } from '@baton/core/adapter';
 import type { Db } from './db.js';
 import { clientConfig } from './db.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
@@ -136,11 +137,15 @@ export async function reapDeadWorkers(db: Db, limit: number, reclaimAfterMs: num
 }
 
 /** The turn of a fleet-wide scan (invariant 5). */
-export async function takeScanTurn(db: Db, scan: string, workerId: string, turnMs: number): Promise<boolean> {
-  const rows = await db.query<{ taken: boolean }>('SELECT {{schema}}.take_scan_turn($1, $2, $3) AS taken', [
-    scan,
-    workerId,
-    Math.max(1, Math.ceil(turnMs)),
-  ]);
-  return rows[0]?.taken === true;
+export async function takeScanTurn(
+  db: Db,
+  scan: string,
+  workerId: string,
+  turnMs: number,
+): Promise<ScanTurn> {
+  const rows = await db.query<{ held: boolean; workers: number }>(
+    'SELECT held, workers FROM {{schema}}.take_scan_turn($1, $2, $3)',
+    [scan, workerId, Math.max(1, Math.ceil(turnMs))],
+  );
+  return { held: rows[0]?.held === true, workers: Number(rows[0]?.workers ?? 0) };
 }

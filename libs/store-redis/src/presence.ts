@@ -23,6 +23,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { BatonError } from '@baton/core';
+import type { ScanTurn } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
 import { pipelineResults, str, type StoreContext } from './context.js';
 import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
@@ -115,13 +116,13 @@ export class PresenceRegistry {
   }
 
   /** The turn of a fleet-wide scan (invariant 5): one round trip, O(1) on the server. */
-  async takeScanTurn(ctx: StoreContext, scan: string, workerId: string, turnMs: number): Promise<boolean> {
-    const held = await ctx.run(
+  async takeScanTurn(ctx: StoreContext, scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
+    const [held, workers] = (await ctx.run(
       'take-scan-turn',
-      [this.keys.scanTurn(scan)],
+      [this.keys.scanTurn(scan), this.keys.workers],
       [workerId, Math.max(1, Math.ceil(turnMs))],
-    );
-    return Number(held) === 1;
+    )) as [number, number];
+    return { held: Number(held) === 1, workers: Number(workers) };
   }
 
   /** Closes every presence connection: to other workers, these workers are now dead. */

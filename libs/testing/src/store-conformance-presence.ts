@@ -124,15 +124,17 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       const scan = uniqueId('scan');
       const [first, second] = [uniqueId('w1'), uniqueId('w2')];
       const turnMs = 400;
-      expect(await a.takeScanTurn(scan, first, turnMs)).toBe(true);
-      expect(await b.takeScanTurn(scan, second, turnMs)).toBe(false);
+      const held = async (store: PresenceStore, name: string, worker: string) =>
+        (await store.takeScanTurn(name, worker, turnMs)).held;
+      expect(await held(a, scan, first)).toBe(true);
+      expect(await held(b, scan, second)).toBe(false);
       // The holder renews its own turn; another scan's turn is separate.
-      expect(await a.takeScanTurn(scan, first, turnMs)).toBe(true);
-      expect(await b.takeScanTurn(uniqueId('other-scan'), second, turnMs)).toBe(true);
-      expect(await b.takeScanTurn(scan, second, turnMs)).toBe(false);
+      expect(await held(a, scan, first)).toBe(true);
+      expect(await held(b, uniqueId('other-scan'), second)).toBe(true);
+      expect(await held(b, scan, second)).toBe(false);
       await sleep(turnMs + 100);
-      expect(await b.takeScanTurn(scan, second, turnMs)).toBe(true);
-      expect(await a.takeScanTurn(scan, first, turnMs)).toBe(false);
+      expect(await held(b, scan, second)).toBe(true);
+      expect(await held(a, scan, first)).toBe(false);
     });
 
     it('gives a free turn to exactly one of many workers asking at once', async () => {
@@ -141,7 +143,17 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       const asks = Array.from({ length: 20 }, (_, i) =>
         (i % 2 === 0 ? a : b).takeScanTurn(scan, `worker-${i}`, 5_000),
       );
-      expect((await Promise.all(asks)).filter(Boolean)).toHaveLength(1);
+      expect((await Promise.all(asks)).filter((turn) => turn.held)).toHaveLength(1);
+    });
+
+    it('counts the registered workers with every answer about a turn', async () => {
+      const [a, b] = await pair();
+      const before = (await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers;
+      const workers = [uniqueId('w1'), uniqueId('w2'), uniqueId('w3')];
+      for (const worker of workers) await a.registerWorker(worker);
+      expect((await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers).toBe(before + 3);
+      await a.unregisterWorker(workers[0]!);
+      expect((await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers).toBe(before + 2);
     });
 
     it('never reaps the leases of a worker that never registered', async () => {

@@ -12,7 +12,7 @@ import { Maintenance } from './maintenance.js';
  */
 function storeWithDeadWorker(
   runIds: string[],
-  scan: { turnHolder?: string; asks?: string[]; fail?: boolean } = {},
+  scan: { turnHolder?: string; asks?: string[]; fail?: boolean; workers?: number } = {},
 ): Store {
   const store = memoryStore();
   let pending = [...runIds];
@@ -28,7 +28,7 @@ function storeWithDeadWorker(
     },
     takeScanTurn: async (name: string, workerId: string) => {
       scan.asks?.push(`${name}:${workerId}`);
-      return (scan.turnHolder ?? workerId) === workerId;
+      return { held: (scan.turnHolder ?? workerId) === workerId, workers: scan.workers ?? 1 };
     },
   };
   return new Proxy(store, {
@@ -80,9 +80,13 @@ describe('maintenance: the dead-worker scan', () => {
     await maintenance.stop();
   });
 
-  it("asks for the scan's turn every period and scans only while the turn is its own", async () => {
+  it("scans only while the scan's turn is its own, and asks less often in a larger fleet", async () => {
     const asks: string[] = [];
-    const scan: { turnHolder?: string; asks: string[] } = { turnHolder: 'w2', asks };
+    const scan: { turnHolder?: string; asks: string[]; workers: number } = {
+      turnHolder: 'w2',
+      asks,
+      workers: 16,
+    };
     const transport = memoryTransport();
     const events: WorkerEvent[] = [];
     const maintenance = new Maintenance(storeWithDeadWorker(['run-1'], scan), transport, {
@@ -93,14 +97,37 @@ describe('maintenance: the dead-worker scan', () => {
       logger: silentLogger,
       emit: (e) => events.push(e),
     });
-    await maintenance.scanDeadWorkers();
+    const scanDeadWorkers = (): Promise<void | { againInMs: number }> =>
+      maintenance.inTurn('dead-workers', 250, () => maintenance.scanDeadWorkers());
+
+    // Another worker's turn in a fleet of 16: no scan, and the next ask is two periods away.
+    const refused = await scanDeadWorkers();
     expect(asks).toEqual(['dead-workers:w1']);
+    expect(refused?.againInMs).toBeGreaterThanOrEqual(2 * 250 * 0.75);
+    expect(refused?.againInMs).toBeLessThanOrEqual(2 * 250 * 1.25);
     expect(events).toEqual([]);
     expect(await transport.fetch({ max: 10, expiresMs: 0 })).toEqual([]);
 
     scan.turnHolder = 'w1';
-    await maintenance.scanDeadWorkers();
+    expect(await scanDeadWorkers()).toBeUndefined();
     expect(events).toEqual([{ type: 'leases-reaped', runIds: ['run-1'], cause: 'dead-worker' }]);
+    await maintenance.stop();
+  });
+
+  it('runs every scan on a store without turns (no presence)', async () => {
+    const maintenance = new Maintenance(memoryStore(), memoryTransport(), {
+      workerId: 'w1',
+      reapIntervalMs: 60_000,
+      deadWorkerScanMs: 250,
+      reclaimAfterMs: 5_000,
+      logger: silentLogger,
+      emit: () => undefined,
+    });
+    let passes = 0;
+    await maintenance.inTurn('expired-leases', 1_000, async () => {
+      passes += 1;
+    });
+    expect(passes).toBe(1);
     await maintenance.stop();
   });
 

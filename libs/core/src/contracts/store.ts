@@ -401,15 +401,27 @@ export interface PresenceStore {
   /** Registered worker ids whose presence connection is alive (for tests and operators). */
   liveWorkers(): Promise<string[]>;
   /**
-   * Takes the turn of the fleet-wide scan named `scan` (the worker uses `dead-workers`) for
-   * `turnMs` on the store's clock. Resolves true when the turn was free, had run out, or was
-   * already `workerId`'s (which renews it); false while another worker holds it. A scan that
-   * reads the whole fleet (as {@link reapDeadWorkers} does) is run by the turn's holder only, so
-   * its cost per period stays that of one scan instead of growing with the fleet's square.
-   * Deliberately left out: fairness (a holder may keep renewing its turn) and any promise that a
-   * turn is used: a holder that dies lets its turn run out, and another worker takes the next.
+   * Takes the turn of the fleet-wide scan named `scan` (the worker's: `dead-workers`,
+   * `expired-leases`) for `turnMs` on the store's clock. `held` is true when the turn was free,
+   * had run out, or was already `workerId`'s (which renews it); false while another worker holds
+   * it. A scan that reads the whole fleet (as {@link reapDeadWorkers} does) is run by the turn's
+   * holder only, so its cost per period is that of one scan instead of growing with the fleet's
+   * square. Deliberately left out: fairness (a holder may keep renewing its turn) and any promise
+   * that a turn is used: a holder that dies lets its turn run out, and another worker takes the next.
    */
-  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<boolean>;
+  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn>;
+}
+
+/** The answer of {@link PresenceStore.takeScanTurn}. */
+export interface ScanTurn {
+  /** True when the asker holds the turn now. */
+  held: boolean;
+  /**
+   * Registered workers (alive or not yet reaped), as the store counts them: how many may be asking.
+   * A worker that was refused asks again less often in a larger fleet, so the asks the store serves
+   * per turn stay about the same at any size.
+   */
+  workers: number;
 }
 
 // ---------------------------------------------------------------------------------------------

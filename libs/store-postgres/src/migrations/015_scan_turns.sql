@@ -11,25 +11,25 @@ CREATE TABLE {{schema}}.scan_turns (
   until_ms bigint NOT NULL
 );
 
--- True when p_worker holds the turn of p_scan now (it was free, had run out, or was p_worker's
--- and is renewed), for p_turn_ms. Two callers racing for a free turn: the second's UPDATE waits
--- for the first's row lock, reads the row again and finds the turn taken.
+-- Whether p_worker holds the turn of p_scan now (it was free, had run out, or was p_worker's and
+-- is renewed), for p_turn_ms, and how many workers are registered (the askers' cue to ask less
+-- often in a large fleet). Two callers racing for a free turn: the second's UPDATE waits for the
+-- first's row lock, reads the row again and finds the turn taken.
 CREATE FUNCTION {{schema}}.take_scan_turn(p_scan text, p_worker text, p_turn_ms bigint)
-RETURNS boolean
+RETURNS TABLE (held boolean, workers bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now bigint := {{schema}}.now_ms();
+  v_held boolean;
 BEGIN
   UPDATE {{schema}}.scan_turns t SET holder = p_worker, until_ms = v_now + p_turn_ms
     WHERE t.scan = p_scan AND (t.until_ms <= v_now OR t.holder = p_worker);
-  IF FOUND THEN
-    RETURN true;
+  v_held := FOUND;
+  IF NOT v_held AND NOT EXISTS (SELECT 1 FROM {{schema}}.scan_turns t WHERE t.scan = p_scan) THEN
+    -- The scan's first turn: of two first askers, the one whose insert lands takes it.
+    INSERT INTO {{schema}}.scan_turns (scan, holder, until_ms) VALUES (p_scan, p_worker, v_now + p_turn_ms)
+      ON CONFLICT (scan) DO NOTHING;
+    v_held := FOUND;
   END IF;
-  IF EXISTS (SELECT 1 FROM {{schema}}.scan_turns t WHERE t.scan = p_scan) THEN
-    RETURN false;
-  END IF;
-  -- The scan's first turn: of two first askers, the one whose insert lands takes it.
-  INSERT INTO {{schema}}.scan_turns (scan, holder, until_ms) VALUES (p_scan, p_worker, v_now + p_turn_ms)
-    ON CONFLICT (scan) DO NOTHING;
-  RETURN FOUND;
+  RETURN QUERY SELECT v_held, (SELECT count(*) FROM {{schema}}.workers);
 END $$;

@@ -1,11 +1,12 @@
 -- takeScanTurn: the turn of a fleet-wide scan, held for turnMs (the key's expiry, counted by the
 -- server). Free, run out, or already the caller's (renewed): the caller holds it now.
--- KEYS: scan-turn:<scan> (STRING: the holder's worker id)
+-- KEYS: scan-turn:<scan> (STRING: the holder's worker id), workers (HASH of registered workers)
 -- ARGV: workerId, turnMs
--- Returns 1 when the caller holds the turn, 0 while another worker does.
+-- Returns { 1 when the caller holds the turn else 0, registered workers }.
 local holder = redis.call('GET', KEYS[1])
+local workers = redis.call('HLEN', KEYS[2])
 if holder and holder ~= ARGV[1] then
-  return 0
+  return { 0, workers }
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
+return { 1, workers }
