@@ -7,15 +7,17 @@
  * Servers, so that the figures are the fleet's alone:
  * - Redis and NATS: private servers started here on free ports (redis-server without persistence,
  *   nats-server with JetStream and its monitoring port), stopped at the end;
- * - Postgres: a database of the bench's own on the shared server (BATON_TEST_POSTGRES_URL),
- *   dropped at the end; its backends' CPU and pg_stat_database counters are the store's figures;
+ * - Postgres: a private server too (initdb in a temporary directory, run as the postgres user
+ *   when the bench runs as root), with max_connections 1000: every worker holds a presence
+ *   session and its pool's connections, and 50 workers need more than a default server's 100.
+ *   The store's database is `fleet` (its backends' CPU and pg_stat_database counters are the
+ *   store's figures); the crash ledger lives in the server's `postgres` database, apart;
  * - Kafka: the shared broker (BATON_TEST_KAFKA_URL); its whole process's CPU is read, so other
  *   users of that broker count too (a window with no worker is read first, as the baseline).
  * Worker processes run the built JavaScript (BATON_WORKER_RUNTIME=dist unless set; `npm run
  * build` first), as the image does. Every process started here is stopped on exit, error or Ctrl-C.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import {
   kafkaTestUrl,
   postgresTestUrl,
@@ -24,7 +26,8 @@ import {
   freePort,
   type PrivateServer,
 } from '@baton/testing/servers';
-import { benchEnvironmentFactory, newNamespace } from './environment.js';
+import { benchEnvironmentFactory } from './environment.js';
+import { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 import { parseCommandArgs, runCommand, UsageError, wholeNumber } from './command.js';
 import {
   difference,
@@ -54,7 +57,8 @@ const USAGE = `Usage: npm run bench:fleet -- [options]
   --start-batch N      workers started at once while a fleet boots (default 2)
   --help               this text
 
-Servers: private redis-server and nats-server; BATON_TEST_POSTGRES_URL, BATON_TEST_KAFKA_URL.`;
+Servers: private redis-server, nats-server and PostgreSQL (BATON_PG_BIN, default
+/usr/lib/postgresql/15/bin); the shared Kafka broker (BATON_TEST_KAFKA_URL).`;
 
 const PAIRS = ['nats+redis', 'nats+postgres', 'kafka+postgres', 'kafka+redis'] as const;
 type Pair = (typeof PAIRS)[number];
@@ -109,7 +113,7 @@ function parse(argv: string[]): Config | undefined {
 class Servers {
   redis: PrivateServer | undefined;
   nats: { server: PrivateServer; monitorUrl: string } | undefined;
-  database: string | undefined;
+  postgres: PrivatePostgres | undefined;
 
   async startRedis(): Promise<PrivateServer> {
     // No persistence: the figures are the fleet's commands, not the disk's.
@@ -126,31 +130,22 @@ class Servers {
     return this.nats;
   }
 
-  /** The bench's own database on the shared Postgres; its URL. */
-  async createDatabase(): Promise<string> {
-    if (this.database === undefined) {
-      const name = `fleet_${newNamespace()}`;
-      await adminQuery(`CREATE DATABASE ${name}`);
-      this.database = name;
-    }
-    return databaseUrl(this.database);
+  /** A private Postgres server; the URL of its `fleet` database (the store's). */
+  async startPostgres(): Promise<PrivatePostgres> {
+    this.postgres ??= await startPrivatePostgres();
+    return this.postgres;
   }
 
   async stop(): Promise<void> {
-    const database = this.database;
-    this.database = undefined;
-    await Promise.allSettled([
-      this.redis?.dispose(),
-      this.nats?.server.dispose(),
-      database === undefined ? undefined : adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
-    ]);
+    await Promise.allSettled([this.redis?.dispose(), this.nats?.server.dispose(), this.postgres?.stop()]);
     this.redis = undefined;
     this.nats = undefined;
+    this.postgres = undefined;
   }
 
   /** Synchronous last resort (process exit): the private servers get SIGKILL. */
   killNow(): void {
-    for (const pid of [this.redis?.pid(), this.nats?.server.pid()]) {
+    for (const pid of [this.redis?.pid(), this.nats?.server.pid(), this.postgres?.pid()]) {
       if (pid !== undefined) {
         try {
           process.kill(pid, 'SIGKILL');
@@ -162,33 +157,21 @@ class Servers {
   }
 }
 
-function databaseUrl(database: string): string {
-  const url = new URL(postgresTestUrl());
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresTestUrl() });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 async function setUpPair(pair: Pair, servers: Servers): Promise<FleetPairSetup> {
   const [bus, storeKind] = pair.split('+') as ['nats' | 'kafka', 'redis' | 'postgres'];
   let storeProbe: Probe;
   let storeUrl: string;
+  // The ledger's connections (one pool per worker) stay off the shared server when there is a private one.
+  let ledgerUrl = postgresTestUrl();
   if (storeKind === 'redis') {
     const redis = await servers.startRedis();
     storeUrl = redis.url;
     storeProbe = redisProbe(redis.url, redis.pid()!);
   } else {
-    storeUrl = await servers.createDatabase();
-    storeProbe = postgresProbe(postgresTestUrl(), servers.database!);
+    const postgres = await servers.startPostgres();
+    storeUrl = postgres.storeUrl;
+    storeProbe = postgresProbe(postgres.adminUrl, postgres.storeDatabase);
+    ledgerUrl = postgres.adminUrl;
   }
   let busProbe: Probe;
   let transportUrl: string;
@@ -209,7 +192,7 @@ async function setUpPair(pair: Pair, servers: Servers): Promise<FleetPairSetup> 
     factory: benchEnvironmentFactory(bus, storeKind, urls),
     storeProbe,
     busProbe,
-    ledgerUrl: postgresTestUrl(),
+    ledgerUrl,
     partitioned: bus === 'kafka',
   };
 }
@@ -257,6 +240,7 @@ function tableRows(f: FleetFigures, base: { store: WindowLoad; bus: WindowLoad }
       fixed(pct(w.bus) - pct(base.bus)).padStart(7),
       fixed(total(w.bus), 0).padStart(8),
       fixed(pct(w.workers) / f.workers, 2).padStart(7),
+      fixed(w.store.gauges.backends ?? w.store.gauges.clients ?? NaN, 0).padStart(5),
       window === 'busy'
         ? `${fixed(f.failoverMs.p50, 0)}/${fixed(f.failoverMs.max, 0)}`.padStart(9)
         : ''.padStart(9),
@@ -276,6 +260,7 @@ const HEADER = [
   'bus%'.padStart(7),
   'bus r/s'.padStart(8),
   'cpu%/w'.padStart(7),
+  'conns'.padStart(5),
   'fo p50/mx'.padStart(9),
   '  store requests/s by kind',
 ].join(' ');
@@ -336,7 +321,9 @@ await runCommand(USAGE, parse, async (config) => {
         'store% / bus%: CPU of the store / bus server in % of one core (bus% less the no-worker baseline);',
         'st req/s: requests the store counted per second (Redis commands, Postgres transactions and tuples',
         'are listed by kind; Postgres st req/s counts transactions only); req/s/w: per worker;',
-        'cpu%/w: CPU of one worker process in % of a core; fo: SIGKILL to the next step elsewhere, ms.',
+        'cpu%/w: CPU of one worker process in % of a core; conns: store connections (Redis clients,',
+        "Postgres backends of the store's database) at the window's end; fo: SIGKILL to the next step",
+        'elsewhere, p50/max in ms (one worker: the replacement resumes the runs, so it includes its start).',
         HEADER,
         ...results,
       ].join('\n'),

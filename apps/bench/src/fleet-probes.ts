@@ -30,6 +30,8 @@ export interface Reading {
   at: number;
   cpu: Map<number, number>;
   counters: Record<string, number>;
+  /** Levels, not counters (connections): the window reports the end's. */
+  gauges?: Record<string, number>;
 }
 
 /** The load between two readings. */
@@ -39,6 +41,8 @@ export interface WindowLoad {
   cpuSeconds: number;
   /** Counter increments per second, by name. */
   rates: Record<string, number>;
+  /** Levels at the window's end (connections). */
+  gauges: Record<string, number>;
 }
 
 export function difference(start: Reading, end: Reading): WindowLoad {
@@ -50,7 +54,7 @@ export function difference(start: Reading, end: Reading): WindowLoad {
     const delta = value - (start.counters[name] ?? 0);
     if (delta > 0) rates[name] = delta / windowS;
   }
-  return { seconds: windowS, cpuSeconds: cpu, rates };
+  return { seconds: windowS, cpuSeconds: cpu, rates, gauges: end.gauges ?? {} };
 }
 
 /** Reads one server (or a set of processes) for a window. */
@@ -83,14 +87,19 @@ export function redisProbe(url: string, pid: number): Probe {
   const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
   return {
     read: async () => {
-      const [info, cpu] = await Promise.all([redis.info('commandstats'), cpuOf([pid])]);
+      const [info, clients, cpu] = await Promise.all([
+        redis.info('commandstats'),
+        redis.info('clients'),
+        cpuOf([pid]),
+      ]);
+      const connected = /connected_clients:(\d+)/.exec(clients)?.[1];
       const counters: Record<string, number> = {};
       for (const line of info.split('\n')) {
         const found = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
         // The probe's own INFO calls are left out.
         if (found && found[1] !== 'info') counters[found[1]!] = Number(found[2]);
       }
-      return { at: Date.now(), cpu, counters };
+      return { at: Date.now(), cpu, counters, gauges: { clients: Number(connected ?? NaN) } };
     },
     close: async () => {
       redis.disconnect();
@@ -142,7 +151,12 @@ export function postgresProbe(adminUrl: string, database: string): Probe {
       );
       const counters: Record<string, number> = {};
       for (const [name, value] of Object.entries(stats.rows[0] ?? {})) counters[name] = Number(value);
-      return { at: Date.now(), cpu: await cpuOf(backends.rows.map((r) => r.pid)), counters };
+      return {
+        at: Date.now(),
+        cpu: await cpuOf(backends.rows.map((r) => r.pid)),
+        counters,
+        gauges: { backends: backends.rows.length },
+      };
     },
     close: async () => {
       await connected.catch(() => undefined);
