@@ -119,7 +119,7 @@ export class PresenceRegistry {
   async takeScanTurn(ctx: StoreContext, scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
     const [held, workers] = (await ctx.run(
       'take-scan-turn',
-      [this.keys.scanTurn(scan), this.keys.workers],
+      [this.keys.scanTurn(scan), this.keys.fleetExpiry],
       [workerId, Math.max(1, Math.ceil(turnMs))],
     )) as [number, number];
     return { held: Number(held) === 1, workers: Number(workers) };

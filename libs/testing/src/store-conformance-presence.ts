@@ -10,6 +10,7 @@ import { hasPresence, type PresenceStore, type Store } from '@baton/core/adapter
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uniqueId } from './conformance-helpers.js';
 import { LONG_TTL_MS, acquireOk, createTestRun } from './store-conformance-helpers.js';
+import { report } from './store-conformance-fleet.js';
 
 /** Opens two stores over separate connections on the same data (same key prefix or schema). */
 export type StorePairFactory = () => Promise<[Store, Store]> | [Store, Store];
@@ -146,13 +147,18 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect((await Promise.all(asks)).filter((turn) => turn.held)).toHaveLength(1);
     });
 
-    it('counts the registered workers with every answer about a turn', async () => {
+    it('counts the workers (registered and reporting) with every answer about a turn', async () => {
       const [a, b] = await pair();
       const before = (await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers;
       const workers = [uniqueId('w1'), uniqueId('w2'), uniqueId('w3')];
-      for (const worker of workers) await a.registerWorker(worker);
+      // A worker registers and reports (as the Worker does); a store may count either.
+      for (const worker of workers) {
+        await a.registerWorker(worker);
+        await a.reportWorker(report(worker), LONG_TTL_MS);
+      }
       expect((await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers).toBe(before + 3);
       await a.unregisterWorker(workers[0]!);
+      await a.forgetWorker(workers[0]!);
       expect((await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers).toBe(before + 2);
     });
 

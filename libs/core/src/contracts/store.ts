@@ -417,7 +417,8 @@ export interface ScanTurn {
   /** True when the asker holds the turn now. */
   held: boolean;
   /**
-   * Registered workers (alive or not yet reaped), as the store counts them: how many may be asking.
+   * The workers the store knows of (registered, or with a recent fleet report), as it counts them
+   * cheaply: how many may be asking.
    * A worker that was refused asks again less often in a larger fleet, so the asks the store serves
    * per turn stay about the same at any size.
    */
