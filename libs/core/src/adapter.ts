@@ -71,6 +71,7 @@ export type {
   PauseRequestResult,
   PayloadStore,
   PresenceStore,
+  ScanTurn,
   RenewRequest,
   RenewResult,
   ResumeResult,

@@ -68,6 +68,7 @@ describe('postgres store: migrations', () => {
       'run_counts',
       'run_tombstones',
       'runs',
+      'scan_turns',
       'schema_migrations',
       'server_incarnation',
       'signals',

@@ -36,6 +36,7 @@ import type {
   SuspendRequest,
   SuspendResult,
   WorkerReport,
+  ScanTurn,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import * as checkpoints from './checkpoints.js';
@@ -286,5 +287,8 @@ export class PostgresStore implements Store, PresenceStore {
   }
   liveWorkers(): Promise<string[]> {
     return this.run('liveWorkers', (db) => presence.liveWorkers(db));
+  }
+  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
+    return this.run('takeScanTurn', (db) => presence.takeScanTurn(db, scan, workerId, turnMs));
   }
 }

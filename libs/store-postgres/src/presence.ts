@@ -13,8 +13,13 @@
  * 4. For {@link PRESENCE_GRACE_AFTER_FAILOVER_MS} after the server's incarnation changed (a
  *    standby promoted, a restart: advisory locks survive neither), no lease is handed on for a
  *    missing presence lock: every worker's lock is missing until its session reconnects.
+ * 5. The dead-worker scan reads pg_locks (every lock of the server, O(fleet)), so workers take it
+ *    in turns ({@link takeScanTurn}, migration 015): one scan per period for the whole fleet, not
+ *    one per worker, which would grow with the fleet's square. Asking for a turn another worker
+ *    holds writes nothing.
  */
 import { createHash } from 'node:crypto';
+import type { ScanTurn } from '@baton/core/adapter';
 import type { Db } from './db.js';
 import { clientConfig } from './db.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
@@ -129,4 +134,18 @@ export async function reapDeadWorkers(db: Db, limit: number, reclaimAfterMs: num
     [Math.floor(limit), Math.ceil(reclaimAfterMs), PRESENCE_GRACE_AFTER_FAILOVER_MS],
   );
   return rows.map((r) => r.run_id);
+}
+
+/** The turn of a fleet-wide scan (invariant 5). */
+export async function takeScanTurn(
+  db: Db,
+  scan: string,
+  workerId: string,
+  turnMs: number,
+): Promise<ScanTurn> {
+  const rows = await db.query<{ held: boolean; workers: number }>(
+    'SELECT held, workers FROM {{schema}}.take_scan_turn($1, $2, $3)',
+    [scan, workerId, Math.max(1, Math.ceil(turnMs))],
+  );
+  return { held: rows[0]?.held === true, workers: Number(rows[0]?.workers ?? 0) };
 }

@@ -39,6 +39,8 @@ export interface KeyLayout {
    * first ran there: a failover keeps the promoted node's uptime, so this marks its start.
    */
   readonly presenceInstance: string;
+  /** STRING: the worker holding the turn of a fleet-wide scan, expiring with the turn. */
+  scanTurn(scan: string): string;
   /** ZSET runId -> finish time of finished runs in the index: retention's queue. */
   readonly finished: string;
   /** HASH sha256 -> bytes: the run's large payloads (claim check), deleted with the run. */
@@ -74,6 +76,7 @@ export function keyLayout(prefix: string): KeyLayout {
     signalNames: (runId) => `${prefix}signal-ids:${runId}`,
     workers: `${prefix}workers`,
     presenceInstance: `${prefix}presence-instance`,
+    scanTurn: (scan) => `${prefix}scan-turn:${scan}`,
     finished: `${prefix}finished`,
     payloads: (runId) => `${prefix}payload:${runId}`,
     dataMarker: `${prefix}data-marker`,

@@ -16,10 +16,14 @@
  *    started long ago), a worker recorded on an earlier server instance is not judged yet.
  * 4. A dead worker's held leases are found through its owner set, never by a scan of all leases;
  *    it is forgotten once that set is empty.
+ * 5. The dead-worker scan reads every record and every client (O(fleet)), so workers take it in
+ *    turns ({@link PresenceRegistry.takeScanTurn}: one key, SET with PX): one scan per period for
+ *    the whole fleet instead of one per worker, which would grow with the fleet's square.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { BatonError } from '@baton/core';
+import type { ScanTurn } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
 import { pipelineResults, str, type StoreContext } from './context.js';
 import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
@@ -109,6 +113,16 @@ export class PresenceRegistry {
       ],
     )) as unknown[];
     return reply.map(str);
+  }
+
+  /** The turn of a fleet-wide scan (invariant 5): one round trip, O(1) on the server. */
+  async takeScanTurn(ctx: StoreContext, scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
+    const [held, workers] = (await ctx.run(
+      'take-scan-turn',
+      [this.keys.scanTurn(scan), this.keys.fleetExpiry],
+      [workerId, Math.max(1, Math.ceil(turnMs))],
+    )) as [number, number];
+    return { held: Number(held) === 1, workers: Number(workers) };
   }
 
   /** Closes every presence connection: to other workers, these workers are now dead. */

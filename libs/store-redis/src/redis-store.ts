@@ -45,6 +45,7 @@ import type {
   SuspendRequest,
   SuspendResult,
   WorkerReport,
+  ScanTurn,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
@@ -301,6 +302,9 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   }
   liveWorkers(): Promise<string[]> {
     return this.op('liveWorkers', (ctx) => this.presence.liveWorkers(ctx));
+  }
+  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
+    return this.op('takeScanTurn', (ctx) => this.presence.takeScanTurn(ctx, scan, workerId, turnMs));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ export const SCRIPT_NAMES = [
   'request-pause',
   'resume-run',
   'suspend-run',
+  'take-scan-turn',
   'write-checkpoint',
 ] as const;
 

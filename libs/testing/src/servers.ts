@@ -84,6 +84,8 @@ export interface PrivateServer {
   readonly url: string;
   readonly port: number;
   readonly dataDir: string;
+  /** The server's process id while it runs (benchmarks read its CPU time from /proc). */
+  pid(): number | undefined;
   /** Stops the process (SIGTERM, then SIGKILL after 5 s). */
   stop(): Promise<void>;
   /** Starts it again on the same port and data. */
@@ -127,6 +129,7 @@ async function startPrivateServer(label: string, spec: ServerSpec): Promise<Priv
     url,
     port,
     dataDir,
+    pid: () => child?.pid,
     stop,
     restart: async () => {
       await stop();

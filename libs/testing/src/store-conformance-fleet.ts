@@ -10,7 +10,7 @@ import { uniqueId } from './conformance-helpers.js';
 import { EXPIRY_WAIT_MS, LONG_TTL_MS, SHORT_TTL_MS } from './store-conformance-helpers.js';
 
 /** A report of a worker with two workflows, given in no particular order. */
-function report(workerId: string, overrides: Partial<WorkerReport> = {}): WorkerReport {
+export function report(workerId: string, overrides: Partial<WorkerReport> = {}): WorkerReport {
   return {
     workerId,
     host: 'pod-7f9c',

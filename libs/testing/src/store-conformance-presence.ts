@@ -10,6 +10,7 @@ import { hasPresence, type PresenceStore, type Store } from '@baton/core/adapter
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uniqueId } from './conformance-helpers.js';
 import { LONG_TTL_MS, acquireOk, createTestRun } from './store-conformance-helpers.js';
+import { report } from './store-conformance-fleet.js';
 
 /** Opens two stores over separate connections on the same data (same key prefix or schema). */
 export type StorePairFactory = () => Promise<[Store, Store]> | [Store, Store];
@@ -40,7 +41,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       if (!hasPresence(a) || !hasPresence(b))
         throw new Error(
           `${a.name} store: the presence section was given a pair, but the store lacks presence ` +
-            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers): implement all four, or pass no pair',
+            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers, takeScanTurn): implement all five, or pass no pair',
         );
       await a.connect();
       await b.connect();
@@ -119,6 +120,48 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect(await b.reapDeadWorkers(2, LONG_TTL_MS)).toEqual([]);
     });
 
+    it('gives the turn of a scan to one worker at a time, renews it for its holder, and hands it on once it ran out', async () => {
+      const [a, b] = await pair();
+      const scan = uniqueId('scan');
+      const [first, second] = [uniqueId('w1'), uniqueId('w2')];
+      const turnMs = 400;
+      const held = async (store: PresenceStore, name: string, worker: string) =>
+        (await store.takeScanTurn(name, worker, turnMs)).held;
+      expect(await held(a, scan, first)).toBe(true);
+      expect(await held(b, scan, second)).toBe(false);
+      // The holder renews its own turn; another scan's turn is separate.
+      expect(await held(a, scan, first)).toBe(true);
+      expect(await held(b, uniqueId('other-scan'), second)).toBe(true);
+      expect(await held(b, scan, second)).toBe(false);
+      await sleep(turnMs + 100);
+      expect(await held(b, scan, second)).toBe(true);
+      expect(await held(a, scan, first)).toBe(false);
+    });
+
+    it('gives a free turn to exactly one of many workers asking at once', async () => {
+      const [a, b] = await pair();
+      const scan = uniqueId('scan');
+      const asks = Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? a : b).takeScanTurn(scan, `worker-${i}`, 5_000),
+      );
+      expect((await Promise.all(asks)).filter((turn) => turn.held)).toHaveLength(1);
+    });
+
+    it('counts the workers (registered and reporting) with every answer about a turn', async () => {
+      const [a, b] = await pair();
+      const before = (await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers;
+      const workers = [uniqueId('w1'), uniqueId('w2'), uniqueId('w3')];
+      // A worker registers and reports (as the Worker does); a store may count either.
+      for (const worker of workers) {
+        await a.registerWorker(worker);
+        await a.reportWorker(report(worker), LONG_TTL_MS);
+      }
+      expect((await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers).toBe(before + 3);
+      await a.unregisterWorker(workers[0]!);
+      await a.forgetWorker(workers[0]!);
+      expect((await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers).toBe(before + 2);
+    });
+
     it('never reaps the leases of a worker that never registered', async () => {
       const [a, b] = await pair();
       const { runId } = await createTestRun(b);
@@ -132,7 +175,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
 }
 
 /**
- * Presence is optional, but all or nothing: a store implements the four PresenceStore methods or
+ * Presence is optional, but all or nothing: a store implements the five PresenceStore methods or
  * none, and one that implements them is given a pair so the presence section proves them.
  */
 export function describePresenceChoice(
@@ -142,7 +185,13 @@ export function describePresenceChoice(
   it('implements worker presence fully or not at all, and proves it when it does', async () => {
     const store = await factory();
     try {
-      const methods = ['registerWorker', 'unregisterWorker', 'reapDeadWorkers', 'liveWorkers'] as const;
+      const methods = [
+        'registerWorker',
+        'unregisterWorker',
+        'reapDeadWorkers',
+        'liveWorkers',
+        'takeScanTurn',
+      ] as const;
       const present = methods.filter((m) => typeof store[m] === 'function');
       expect(
         present.length === 0 || present.length === methods.length,

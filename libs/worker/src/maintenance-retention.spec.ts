@@ -23,6 +23,7 @@ function setUp(retentionMs: number, payloads?: PayloadStore) {
   const events: WorkerEvent[] = [];
   let expired = 0;
   const maintenance = new Maintenance(store, transport, {
+    workerId: 'w1',
     reapIntervalMs: HOUR,
     deadWorkerScanMs: 0,
     reclaimAfterMs: 5_000,

@@ -6,7 +6,7 @@
  *   a dead worker's runs once their leases expire;
  * - the reaper (every `reapIntervalMs`): leases that expired (node loss, a partition, a frozen
  *   process, where no connection drops) get a `resume` message;
- * - the timer scan (same period): due timers of suspended runs get a `wake` message;
+ * - the timer scan (same period, same pass): due timers of suspended runs get a `wake` message;
  * - the retention sweep (every `retentionSweepMs`, only when `retentionMs` is set): finished runs
  *   older than `retentionMs` lose their store data, then their journal (docs/retention.md). The
  *   store's delete checks that the run is finished, atomically, so no unfinished run is ever touched.
@@ -14,17 +14,45 @@
  * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
  * a run once, and a message lost on the way is sent again a period later.
  *
+ * Turns (a store with presence): the fleet takes the dead-worker scan and the reaper's pass in
+ * turns ({@link PresenceStore.takeScanTurn}), a turn as long as the scan's period. Only the turn's
+ * holder scans, and renews its turn every period; a worker refused asks again after
+ * `period x max(1, workers / ASKERS_PER_TURN)`. Without turns every worker would scan every
+ * period: N scans per period, and the dead-worker scan reads all N workers' presence, N x O(N).
+ * With them the store serves one scan and about ASKERS_PER_TURN + 1 asks per period at any fleet
+ * size. A holder that dies lets its turn run out within 1.5 periods, and an asker takes the next
+ * within about period / ASKERS_PER_TURN: the failover time does not grow with the fleet.
+ *
  * A run the scan finds is first offered to this worker (`takeLocally`), which claims it at once
  * when it has room: failover then costs no trip through the bus and, on a partitioned bus, never
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
-import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
+import {
+  hasPresence,
+  type PayloadStore,
+  type ScanTurn,
+  type Store,
+  type Transport,
+} from '@baton/core/adapter';
 import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const BATCH = 100;
+/** The names of the scans' turns in the store. */
+export const SCAN_TURNS = { deadWorkers: 'dead-workers', expiredLeases: 'expired-leases' } as const;
+/**
+ * How many of a fleet's workers ask for a turn per period, about: a refused worker waits
+ * `workers / ASKERS_PER_TURN` periods before asking again. More askers find a lapsed turn sooner
+ * (a dead holder's), at the price of more asks the store serves.
+ */
+export const ASKERS_PER_TURN = 8;
+/**
+ * A turn lasts this many periods: the holder's next pass (jittered, at most 1.25 periods later)
+ * renews it before it runs out, so the turn stays with one worker while it lives.
+ */
+const TURN_PERIODS = 1.5;
 /**
  * The retention sweep's bounds. A pass deletes batches (one store round trip each) while expired
  * runs remain, but stops after `passRuns` runs or `passMs`, so it never holds the worker for long;
@@ -37,6 +65,8 @@ export const RETENTION_SWEEP = { batch: 500, passRuns: 20_000, passMs: 1_000, pu
 const PURGES_IN_FLIGHT = 128;
 
 export interface MaintenanceOptions {
+  /** This worker, as it asks for the dead-worker scan's turn. */
+  workerId: string;
   reapIntervalMs: number;
   /** 0 turns the dead-worker scan off. */
   deadWorkerScanMs: number;
@@ -118,9 +148,17 @@ export class Maintenance {
     private readonly transport: Transport,
     private readonly options: MaintenanceOptions,
   ) {
-    this.loops.push(new Periodic(options.reapIntervalMs, () => this.scanOnce()));
-    if (options.deadWorkerScanMs > 0 && store.reapDeadWorkers !== undefined) {
-      this.loops.push(new Periodic(options.deadWorkerScanMs, () => this.scanDeadWorkers()));
+    this.loops.push(
+      new Periodic(options.reapIntervalMs, () =>
+        this.inTurn(SCAN_TURNS.expiredLeases, options.reapIntervalMs, () => this.scanOnce()),
+      ),
+    );
+    if (options.deadWorkerScanMs > 0 && hasPresence(store)) {
+      this.loops.push(
+        new Periodic(options.deadWorkerScanMs, () =>
+          this.inTurn(SCAN_TURNS.deadWorkers, options.deadWorkerScanMs, () => this.scanDeadWorkers()),
+        ),
+      );
     }
     if ((options.retentionMs ?? 0) > 0) {
       this.loops.push(
@@ -142,7 +180,10 @@ export class Maintenance {
     await this.afterStore;
   }
 
-  /** One pass of the reaper and the timer scan; exported for tests that want to drive it. */
+  /**
+   * One pass of the reaper and the timer scan (the caller decides whose turn it is); exported for
+   * tests that want to drive it.
+   */
   async scanOnce(): Promise<void> {
     try {
       await this.reap('expired', (limit) => this.store.reapExpiredLeases(limit, this.options.reclaimAfterMs));
@@ -152,11 +193,37 @@ export class Maintenance {
     }
   }
 
-  /** One pass of the dead-worker scan. */
+  /**
+   * Runs `scan` when this worker holds its turn (or the store has no turns: then every worker
+   * scans every period). Refused, it resolves when to ask again: later in a larger fleet.
+   */
+  async inTurn(
+    scan: string,
+    periodMs: number,
+    pass: () => Promise<void>,
+  ): Promise<void | { againInMs: number }> {
+    const { store } = this;
+    if (!hasPresence(store)) return pass();
+    let turn: ScanTurn;
+    try {
+      turn = await store.takeScanTurn(scan, this.options.workerId, periodMs * TURN_PERIODS);
+    } catch (err) {
+      this.options.logger.warn(
+        { err, scan },
+        'asking for the turn of a scan failed; asking again next period',
+      );
+      return;
+    }
+    if (turn.held) return pass();
+    const periods = Math.max(1, turn.workers / ASKERS_PER_TURN);
+    return { againInMs: periodMs * periods * (0.75 + Math.random() * 0.5) };
+  }
+
+  /** One pass of the dead-worker scan (the caller decides whose turn it is). */
   async scanDeadWorkers(): Promise<void> {
     const { store } = this;
     // A store without presence has no dead workers to find; lease expiry finds their runs.
-    if (store.reapDeadWorkers === undefined) return;
+    if (!hasPresence(store)) return;
     try {
       await this.reap('dead-worker', (limit) => store.reapDeadWorkers!(limit, this.options.reclaimAfterMs));
     } catch (err) {

@@ -31,12 +31,16 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** Interval of the batched lease renewal. Must be below leaseMs / 2. @defaultValue leaseMs / 3 */
   heartbeatMs?: number;
-  /** Interval of the reaper and timer scans. @defaultValue min(1000, leaseMs / 2) */
+  /**
+   * Interval of the reaper and timer scans. On a store with presence the fleet takes them in turns:
+   * one worker scans per interval, whatever the fleet's size. @defaultValue min(1000, leaseMs / 2)
+   */
   reapIntervalMs?: number;
   /**
-   * How often this worker asks the store for workers whose presence connection dropped (killed
-   * processes), whose runs are then resumed without waiting for their leases to run out. 0 turns
-   * it off (lease expiry alone). @defaultValue 250
+   * How often the fleet asks the store for workers whose presence connection dropped (killed
+   * processes), whose runs are then resumed without waiting for their leases to run out. The
+   * workers take this scan in turns: one of them scans per interval (maintenance.ts). 0 turns it
+   * off (lease expiry alone). @defaultValue 250
    */
   deadWorkerScanMs?: number;
   /**

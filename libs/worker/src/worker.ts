@@ -130,6 +130,7 @@ export class Worker {
     this.storeClock = new StoreClock(store, this.options.clock);
     this.dataLoss = new DataLossWatch(logger, this.instruments, this.options.onEvent, this.options.clock);
     this.maintenance = new Maintenance(store, transport, {
+      workerId: this.workerId,
       reapIntervalMs,
       deadWorkerScanMs: this.options.deadWorkerScanMs,
       reclaimAfterMs: leaseMs,

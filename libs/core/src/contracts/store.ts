@@ -380,7 +380,7 @@ export interface SignalInbox {
  * Left out on purpose: anything that needs a dropped connection. A partitioned or frozen worker
  * keeps its connection; for that, lease expiry (and fencing) remains the backstop.
  *
- * Optional in {@link Store}: a store implements all four methods or none ({@link hasPresence}).
+ * Optional in {@link Store}: a store implements all five methods or none ({@link hasPresence}).
  * Without it nothing is lost but speed: a killed worker's runs resume once their leases expire.
  */
 export interface PresenceStore {
@@ -401,6 +401,29 @@ export interface PresenceStore {
   reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]>;
   /** Registered worker ids whose presence connection is alive (for tests and operators). */
   liveWorkers(): Promise<string[]>;
+  /**
+   * Takes the turn of the fleet-wide scan named `scan` (the worker's: `dead-workers`,
+   * `expired-leases`) for `turnMs` on the store's clock. `held` is true when the turn was free,
+   * had run out, or was already `workerId`'s (which renews it); false while another worker holds
+   * it. A scan that reads the whole fleet (as {@link reapDeadWorkers} does) is run by the turn's
+   * holder only, so its cost per period is that of one scan instead of growing with the fleet's
+   * square. Deliberately left out: fairness (a holder may keep renewing its turn) and any promise
+   * that a turn is used: a holder that dies lets its turn run out, and another worker takes the next.
+   */
+  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn>;
+}
+
+/** The answer of {@link PresenceStore.takeScanTurn}. */
+export interface ScanTurn {
+  /** True when the asker holds the turn now. */
+  held: boolean;
+  /**
+   * The workers the store knows of (registered, or with a recent fleet report), as it counts them
+   * cheaply: how many may be asking.
+   * A worker that was refused asks again less often in a larger fleet, so the asks the store serves
+   * per turn stay about the same at any size.
+   */
+  workers: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -520,12 +543,13 @@ export interface Store
   readonly journalIndex?: JournalIndex;
 }
 
-/** True when `store` implements worker presence: all four {@link PresenceStore} methods. */
+/** True when `store` implements worker presence: all five {@link PresenceStore} methods. */
 export function hasPresence(store: Store): store is Store & PresenceStore {
   return (
     typeof store.registerWorker === 'function' &&
     typeof store.unregisterWorker === 'function' &&
     typeof store.reapDeadWorkers === 'function' &&
-    typeof store.liveWorkers === 'function'
+    typeof store.liveWorkers === 'function' &&
+    typeof store.takeScanTurn === 'function'
   );
 }

@@ -123,13 +123,16 @@ export class WorkerProcess {
   async ready(timeoutMs = 30_000): Promise<void> {
     if (this.isReady) return;
     let timer: NodeJS.Timeout | undefined;
+    const exitedFirst = this.exited.then((e) => {
+      if (this.isReady) return;
+      throw new Error(`${this.name} exited (${e.code ?? e.signal}) before it was ready:\n${this.describe()}`);
+    });
+    // When the wait timed out, the process exits later (shutdown): that must not be an
+    // unhandled rejection, which would end the test process before its cleanup.
+    exitedFirst.catch(() => undefined);
     await Promise.race([
       new Promise<void>((r) => this.readyWaiters.push(r)),
-      this.exited.then((e) => {
-        throw new Error(
-          `${this.name} exited (${e.code ?? e.signal}) before it was ready:\n${this.describe()}`,
-        );
-      }),
+      exitedFirst,
       new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(new Error(`${this.name} not ready after ${timeoutMs} ms:\n${this.describe()}`)),
@@ -163,11 +166,17 @@ export class WorkerFleet {
 
   constructor(readonly env: Record<string, string>) {}
 
-  async spawn(extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
+  /** Starts a worker and waits until it is ready (`readyTimeoutMs`, 30 s unless given). */
+  async spawn(extraEnv: Record<string, string> = {}, readyTimeoutMs?: number): Promise<WorkerProcess> {
     const worker = new WorkerProcess(`worker-${++this.counter}`, { ...this.env, ...extraEnv });
     this.all.push(worker);
-    await worker.ready();
+    await worker.ready(readyTimeoutMs);
     return worker;
+  }
+
+  /** SIGKILL to every live worker, synchronously: the last resort of a process that is exiting. */
+  killAllNow(): void {
+    for (const w of this.alive) w.signal('SIGKILL');
   }
 
   get alive(): WorkerProcess[] {
