@@ -139,6 +139,8 @@ class Periodic {
 export class Maintenance {
   private readonly loops: Periodic[] = [];
   private stopped = false;
+  /** Workers in the fleet as the last scan turn counted them (undefined: no turns, in-process store). */
+  private fleetSize: number | undefined;
   /** Journal purges (and the rest) of batches the store already deleted, in order. */
   private afterStore: Promise<void> = Promise.resolve();
   private afterStoreBacklog = 0;
@@ -214,6 +216,7 @@ export class Maintenance {
       );
       return;
     }
+    this.fleetSize = turn.workers;
     if (turn.held) return pass();
     const periods = Math.max(1, turn.workers / ASKERS_PER_TURN);
     return { againInMs: periodMs * periods * (0.75 + Math.random() * 0.5) };
@@ -375,9 +378,13 @@ export class Maintenance {
     for (;;) {
       const runIds = await reapBatch(BATCH);
       if (runIds.length === 0) return;
+      // The scan's holder takes its share of a dead worker's runs, not all of them: with turns
+      // it is the same worker every time, and one worker holding every moved run would be the
+      // next failure's whole cost. The rest go to the queue, for any worker.
+      let share = Math.ceil(runIds.length / Math.max(1, this.fleetSize ?? 1));
       await Promise.all(
         runIds.map((runId) =>
-          this.offer({ kind: 'resume', runId, reason: 'reaped', since: Date.now() })
+          share-- > 0 && this.offer({ kind: 'resume', runId, reason: 'reaped', since: Date.now() })
             ? undefined
             : enqueueResume(this.transport, runId, 'reaped'),
         ),
