@@ -140,7 +140,9 @@ export class KafkaRunQueue {
    * consumer group, split the partitions. Only before the first fetch: later it changes nothing.
    */
   shareRunQueue(membership: RunQueueMembership): void {
-    if (this.starting === undefined) this.membership = membership;
+    // The latest one counts, also once reading: a transport shared by several workers in turn
+    // (one stops, the next starts) reads as the live one, never as a member the store has forgotten.
+    this.membership = membership;
   }
 
   /** True while the record's partition is held in the tenure it was taken in. */
@@ -278,8 +280,16 @@ export class KafkaRunQueue {
     // not wait behind them.
     const reader = new PartitionReader(this.kafka, [this.layout.runsTopic]);
     this.ownedReader = reader;
+    // Asked through the queue, so a later shareRunQueue takes effect at the next refresh.
+    const latest = (): RunQueueMembership => this.membership ?? membership;
+    const current: RunQueueMembership = {
+      get memberId() {
+        return latest().memberId;
+      },
+      members: () => latest().members(),
+    };
     const ownership = new PartitionOwnership(
-      membership,
+      current,
       this.partitionCount,
       this.options.ownershipRefreshMs,
       (owned, members) => this.ownershipChanged(owned, members),
