@@ -6,7 +6,10 @@ import { resolveKafkaOptions, type KafkaTransportOptions } from './options.js';
 import { withKafkaRetries } from './retry.js';
 import { deleteTopics } from './setup.js';
 
-/** Deletes `<prefix>.runs`, `<prefix>.journal`, `<prefix>.dlq` and the group `<prefix>-workers`. */
+/**
+ * Deletes `<prefix>.runs`, `<prefix>.journal`, `<prefix>.journal.groups`, `<prefix>.dlq` and the group
+ * `<prefix>-workers`.
+ */
 export async function deleteKafkaTopics(options: KafkaTransportOptions & { prefix: string }): Promise<void> {
   const resolved = resolveKafkaOptions(options);
   const admin = createKafkaClient(resolved, undefined).admin();

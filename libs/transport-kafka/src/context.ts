@@ -1,5 +1,6 @@
 /** What the parts of an open Kafka transport share. */
 import type { Admin } from 'kafkajs';
+import type { GroupReads } from './group-reads.js';
 import type { KafkaLayout } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
 import type { PartitionReader } from './partition-reader.js';
@@ -17,5 +18,7 @@ export interface KafkaContext {
   reader: PartitionReader;
   /** Journal tail reads, coalesced per partition. */
   tails: TailReads;
+  /** Group record reads by offset, coalesced per partition of the group topic. */
+  groupReads: GroupReads;
   queue: KafkaRunQueue;
 }

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { startKafkaCluster, type KafkaCluster, type KafkaNode } from '@baton/testing/clusters';
 import { kafkaTransport, type KafkaTransport } from './index.js';
-import { APPEND_ID } from './journal.js';
+import { APPEND_ID } from './append-retry.js';
 import { partitionForKey } from './layout.js';
 
 let cluster: KafkaCluster;

@@ -23,10 +23,7 @@ describeTransportConformance(
       ackWaitMs: ACK_WAIT_MS,
       sessionTimeoutMs: 6_000,
     }),
-  {
-    ackWaitMs: ACK_WAIT_MS,
-    withoutGroupLog: 'not built on Kafka yet (issue 23: group commit lands on NATS and Redis first)',
-  },
+  { ackWaitMs: ACK_WAIT_MS },
 );
 
 // The same contract with the partitions owned through a membership (what a worker with a
@@ -43,8 +40,5 @@ describeTransportConformance(
     transport.shareRunQueue({ memberId: 'solo', members: async () => ['solo'] });
     return transport;
   },
-  {
-    ackWaitMs: ACK_WAIT_MS,
-    withoutGroupLog: 'not built on Kafka yet (issue 23: group commit lands on NATS and Redis first)',
-  },
+  { ackWaitMs: ACK_WAIT_MS },
 );

@@ -41,7 +41,10 @@ import {
 import { storeDeadLetter } from './dead-letters.js';
 import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
-import { appendJournalRecord, readJournal, type AppendRetryStats } from './journal.js';
+import type { AppendRetryStats } from './append-retry.js';
+import { KafkaGroupLog } from './group-log.js';
+import { GroupReads, type GroupReadStats } from './group-reads.js';
+import { appendJournalRecord, readJournal } from './journal.js';
 import { consumerGroupLag, consumerGroupLagByPartition } from './backlog.js';
 import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
@@ -65,7 +68,7 @@ export interface KafkaTransportExtras {
  *
  * @example
  * const transport = kafkaTransport({ brokers: 'kafka://kafka:9092', prefix: 'baton' });
- * await transport.connect(); // creates baton.runs, baton.journal and baton.dlq if missing
+ * await transport.connect(); // creates baton.runs, baton.journal, baton.journal.groups and baton.dlq if missing
  */
 export function kafkaTransport(options: KafkaTransportOptions & KafkaTransportExtras = {}): KafkaTransport {
   return new KafkaTransport(resolveKafkaOptions(options), options.log);
@@ -88,6 +91,17 @@ export class KafkaTransport implements Transport {
   private readonly layout: KafkaLayout;
   /** Counters of the journal's lost-ack path (journal.ts). */
   private readonly appendStats: AppendRetryStats = { retried: 0, foundLanded: 0 };
+  /** Counters of the group logs' coalesced reads (group-reads.ts), across connections. */
+  private readonly groupReadStats: GroupReadStats = { reads: 0, ranges: 0, fetchedRecords: 0 };
+  /**
+   * Logs of group records for group commit across runs (group-log.ts): the topic
+   * `<prefix>.journal.groups`, keyed by log name; a position is an offset + 1.
+   */
+  readonly groupLog: KafkaGroupLog = new KafkaGroupLog(
+    (operation, retryReads, work) =>
+      retryReads ? this.guardRead(operation, work) : this.guard(operation, work),
+    this.groupReadStats,
+  );
   private roundRobin = 0;
   private membership: RunQueueMembership | undefined;
 
@@ -110,7 +124,11 @@ export class KafkaTransport implements Transport {
     const kafka: Kafka = createKafkaClient(this.options, this.log);
     const admin: Admin = kafka.admin();
     const producer = new BatchingProducer(kafka, this.options.maxMessageBytes, this.options.requestTimeoutMs);
-    const reader = new PartitionReader(kafka, [this.layout.journalTopic, this.layout.dlqTopic]);
+    const reader = new PartitionReader(kafka, [
+      this.layout.journalTopic,
+      this.layout.groupTopic,
+      this.layout.dlqTopic,
+    ]);
     try {
       await admin.connect();
       const topics = await withKafkaRetries(
@@ -141,6 +159,7 @@ export class KafkaTransport implements Transport {
         producer,
         reader,
         tails: new TailReads(reader, this.layout.journalTopic),
+        groupReads: new GroupReads(reader, admin, this.layout.groupTopic, this.groupReadStats),
         queue,
       };
     } catch (err) {

@@ -9,6 +9,11 @@ export interface KafkaLayout {
   runsTopic: string;
   /** Journal records, keyed by run id. */
   journalTopic: string;
+  /**
+   * Group records (group commit across runs, group-log.ts), keyed by log name. A topic of its own:
+   * log names and run ids share one alphabet, so on one topic a run could read a log's records.
+   */
+  groupTopic: string;
   /** Dead letters: one partition, so they keep their order. */
   dlqTopic: string;
   /** The consumer group every worker of this prefix joins. */
@@ -19,6 +24,7 @@ export function layoutFor(prefix: string): KafkaLayout {
   return {
     runsTopic: `${prefix}.runs`,
     journalTopic: `${prefix}.journal`,
+    groupTopic: `${prefix}.journal.groups`,
     dlqTopic: `${prefix}.dlq`,
     groupId: `${prefix}-workers`,
   };

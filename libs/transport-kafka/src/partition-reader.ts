@@ -91,6 +91,14 @@ export function headersOf(raw: RawMessage['headers']): Record<string, string> {
   return headers;
 }
 
+/**
+ * True for kafkajs's answer to a fetch at an offset outside the partition (below its log start
+ * offset, gone to retention or deleteRecords; or past its end): another attempt cannot help.
+ */
+export function isOffsetOutOfRange(err: unknown): boolean {
+  return (err as { name?: unknown } | null | undefined)?.name === 'KafkaJSOffsetOutOfRange';
+}
+
 export class PartitionReader {
   private readonly cluster: InternalCluster;
 
@@ -160,6 +168,37 @@ export class PartitionReader {
       if (!advanced) break; // nothing more below the end (an empty or compacted range)
     }
     return found;
+  }
+
+  /**
+   * The first offset in `fromOffset`..`toOffset` (exclusive; clamped to the end as it was at the
+   * first fetch) that holds a record not keyed `key`, or the end of what was scanned when every
+   * record there is keyed `key`. Stops fetching at the first such record.
+   */
+  async keyedPrefixEnd(
+    topic: string,
+    partition: number,
+    fromOffset: number,
+    toOffset: number,
+    key: string,
+  ): Promise<number> {
+    let next = fromOffset;
+    let end = toOffset;
+    while (next < end) {
+      const { messages, highWatermark } = await this.fetchOnce(topic, partition, next);
+      end = Math.min(end, highWatermark);
+      let advanced = false;
+      for (const message of messages) {
+        const offset = Number(message.offset);
+        if (offset < next) continue; // a batch may start before the offset asked for
+        if (offset >= end) break;
+        if (message.isControlRecord || message.key === null || message.key.toString() !== key) return offset;
+        next = offset + 1;
+        advanced = true;
+      }
+      if (!advanced) break;
+    }
+    return Math.min(next, end);
   }
 
   /**
@@ -272,7 +311,7 @@ export class PartitionReader {
         return { messages: data?.messages ?? [], highWatermark: Number(data?.highWatermark ?? offset) };
       } catch (err) {
         // A moved leader or stale metadata heals with fresh metadata; anything else is reported.
-        if (attempt >= 3) throw err;
+        if (attempt >= 3 || isOffsetOutOfRange(err)) throw err;
         await this.cluster.refreshMetadata().catch(() => undefined);
       }
     }

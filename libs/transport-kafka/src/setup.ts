@@ -11,6 +11,7 @@ import type { ResolvedKafkaOptions } from './options.js';
 export interface TopicLayout {
   runsPartitions: number;
   journalPartitions: number;
+  groupPartitions: number;
 }
 
 export async function ensureTopics(
@@ -21,6 +22,9 @@ export async function ensureTopics(
   const wanted = [
     { topic: layout.runsTopic, numPartitions: options.partitions },
     { topic: layout.journalTopic, numPartitions: options.partitions },
+    // Created in either journal mode, so a fleet can switch BATON_JOURNAL without new ACLs or a
+    // restart with Create rights; it stays empty while no worker runs in mode group.
+    { topic: layout.groupTopic, numPartitions: options.partitions },
     { topic: layout.dlqTopic, numPartitions: 1 },
   ];
   const existing = new Set(await admin.listTopics());
@@ -39,7 +43,9 @@ export async function ensureTopics(
             : []),
           { name: 'max.message.bytes', value: String(Math.max(options.maxMessageBytes + 1024, 1_048_588)) },
           // The journal's only retention: Kafka cannot purge one run's records (docs/retention.md).
-          ...(t.topic === layout.journalTopic && options.journalRetentionMs !== undefined
+          // Group records hold journal entries too, so they keep the same.
+          ...((t.topic === layout.journalTopic || t.topic === layout.groupTopic) &&
+          options.journalRetentionMs !== undefined
             ? [{ name: 'retention.ms', value: String(options.journalRetentionMs) }]
             : []),
         ],
@@ -51,6 +57,7 @@ export async function ensureTopics(
   const layoutFound = {
     runsPartitions: count(layout.runsTopic),
     journalPartitions: count(layout.journalTopic),
+    groupPartitions: count(layout.groupTopic),
   };
   for (const t of wanted) {
     if (count(t.topic) === 0) {
@@ -84,7 +91,9 @@ async function checkBrokerCount(admin: Admin, options: ResolvedKafkaOptions): Pr
 /** Deletes every topic of a prefix (tests, and `baton` tooling resetting an environment). */
 export async function deleteTopics(admin: Admin, layout: KafkaLayout): Promise<void> {
   const existing = new Set(await admin.listTopics());
-  const topics = [layout.runsTopic, layout.journalTopic, layout.dlqTopic].filter((t) => existing.has(t));
+  const topics = [layout.runsTopic, layout.journalTopic, layout.groupTopic, layout.dlqTopic].filter((t) =>
+    existing.has(t),
+  );
   if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
   await admin.deleteGroups([layout.groupId]).catch(() => undefined);
 }

@@ -1,0 +1,152 @@
+/**
+ * Group logs on Kafka (group commit across runs, contracts/group-journal.ts): every log's records go
+ * to the topic `<prefix>.journal.groups`, keyed by the log's name, so a log's records live on one
+ * partition in order. A record's position is its offset + 1. Logs that hash to one partition share
+ * it, so a log's positions increase but skip the offsets of the others.
+ *
+ * A topic of its own rather than the journal topic: log names and run ids are drawn from the same
+ * alphabet, so on one topic a run whose id is a log's name would read that log's records as its
+ * journal; per-run tail scans (which read every record of a partition since a checkpoint) would
+ * wade through group records of a few hundred KB each; and the group records' retention can be
+ * told apart from the journal's (both take `journalRetentionMs` when the transport creates them).
+ *
+ * Invariants:
+ * 1. An append resolves with the record's position only once the brokers acknowledged it with
+ *    acks=all, through the transport's idempotent producer. An append whose acknowledgement was lost
+ *    is retried for at most three request timeouts (append-retry.ts): before each new attempt the
+ *    log's records are read back from the lowest offset it could have landed at, and an attempt
+ *    found there is answered with its own position, so a retry never fails an append that landed.
+ * 2. A retry may still leave a second copy of a record (its first attempt became visible only after
+ *    the read-back). That copy is harmless: a group record is read only by the position a pointer
+ *    names, and the store accepts pointers only to the position the append resolved with, so the
+ *    other copy is never read.
+ * 3. A read by position answers only records keyed by the log: an offset that holds another log's
+ *    record, or none (retention, past the end), is left out (group-reads.ts).
+ * 4. A trim never removes a record of another log. Kafka cannot delete one key's records, only
+ *    every record of a partition below an offset (deleteRecords), so a trim deletes only the front
+ *    of the partition that holds the log's records alone, checked by reading it first, and no
+ *    further than `beforePosition` or what was acknowledged when it read. Records of the log behind
+ *    another log's record stay until the topic's `retention.ms`, as the per-run journal's do
+ *    (`journalPurge: 'retention'`, docs/retention.md).
+ * 5. A record larger than `maxMessageBytes` is refused before anything is sent.
+ */
+import { PayloadTooLargeError } from '@baton/core';
+import { checkGroupLogName, type GroupLog } from '@baton/core/adapter';
+import { appendWithRetry, type AppendRetryStats } from './append-retry.js';
+import type { KafkaContext } from './context.js';
+import type { GroupReadStats } from './group-reads.js';
+import { partitionForKey } from './layout.js';
+
+/** Counters of a transport's group logs: the append retries and the coalesced reads. */
+export interface KafkaGroupLogStats extends GroupReadStats {
+  /** Appends whose first attempt failed with an outcome worth retrying. */
+  appendsRetried: number;
+  /** Of those, appends found landed by the read-back: answered without writing again. */
+  appendsFoundLanded: number;
+}
+
+/** How the group log reaches an open transport: its guard, with read retries or without. */
+export type GroupLogGuard = <T>(
+  operation: string,
+  retryReads: boolean,
+  work: (context: KafkaContext) => Promise<T>,
+) => Promise<T>;
+
+export class KafkaGroupLog implements GroupLog {
+  private readonly appendStats: AppendRetryStats = { retried: 0, foundLanded: 0 };
+  /**
+   * Per log: one past the offset of its last acknowledged record (its last position). A log is
+   * this process's own (the worker names it afresh at start), so its next record lands after it.
+   */
+  private readonly ends = new Map<string, number>();
+
+  constructor(
+    private readonly guard: GroupLogGuard,
+    /** The transport's read counters, shared with the GroupReads of each connection. */
+    private readonly readStats: GroupReadStats,
+  ) {}
+
+  /** The counters so far (a copy). */
+  stats(): KafkaGroupLogStats {
+    return {
+      ...this.readStats,
+      appendsRetried: this.appendStats.retried,
+      appendsFoundLanded: this.appendStats.foundLanded,
+    };
+  }
+
+  appendGroupRecord(log: string, data: Uint8Array): Promise<number> {
+    return this.guard('appendGroupRecord', false, async (context) => {
+      checkGroupLogName(log);
+      if (data.byteLength > context.options.maxMessageBytes) {
+        throw new PayloadTooLargeError(
+          `group record of log ${log}`,
+          data.byteLength,
+          context.options.maxMessageBytes,
+        );
+      }
+      const topic = context.layout.groupTopic;
+      const partition = partitionForKey(log, context.topics.groupPartitions);
+      const offset = await appendWithRetry(
+        context,
+        {
+          topic,
+          partition,
+          key: log,
+          value: Buffer.from(data),
+          floor: this.ends.get(log) ?? (await partitionEnd(context, partition)),
+        },
+        (from) => context.reader.read(topic, partition, from, undefined, (key) => key === log),
+        this.appendStats,
+      );
+      if (offset + 1 > (this.ends.get(log) ?? 0)) this.ends.set(log, offset + 1);
+      return offset + 1;
+    });
+  }
+
+  readGroupRecords(log: string, positions: readonly number[]): Promise<Map<number, Uint8Array>> {
+    return this.guard('readGroupRecords', true, async (context) => {
+      checkGroupLogName(log);
+      const offsets = [...new Set(positions)]
+        .filter((p) => Number.isSafeInteger(p) && p >= 1)
+        .map((p) => p - 1);
+      const partition = partitionForKey(log, context.topics.groupPartitions);
+      const records = await context.groupReads.read(partition, log, offsets);
+      const found = new Map<number, Uint8Array>();
+      for (const [offset, record] of records) found.set(offset + 1, new Uint8Array(record.value));
+      return found;
+    });
+  }
+
+  trimGroupLog(log: string, beforePosition: number): Promise<void> {
+    return this.guard('trimGroupLog', true, async (context) => {
+      checkGroupLogName(log);
+      const topic = context.layout.groupTopic;
+      const partition = partitionForKey(log, context.topics.groupPartitions);
+      const bounds = (await context.admin.fetchTopicOffsets(topic)).find((o) => o.partition === partition);
+      if (bounds === undefined) return;
+      const low = Number(bounds.low);
+      // Position p is offset p - 1: the records before it are the offsets below p - 1.
+      const upto = Math.min(beforePosition - 1, Number(bounds.high));
+      if (upto <= low) return;
+      const end = await context.reader.keyedPrefixEnd(topic, partition, low, upto, log);
+      if (end <= low) return;
+      await context.admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(end) }] });
+    });
+  }
+}
+
+/**
+ * The partition's high watermark: a log's first record lands at or after it, so a lost
+ * acknowledgement of that record is looked for from there, not from the partition's start (which
+ * may hold days of other logs' records). 0 when it cannot be read: the append goes ahead, and
+ * the producer's acknowledged end still bounds the read-back.
+ */
+async function partitionEnd(context: KafkaContext, partition: number): Promise<number> {
+  try {
+    const offsets = await context.admin.fetchTopicOffsets(context.layout.groupTopic);
+    return Number(offsets.find((o) => o.partition === partition)?.high ?? 0);
+  } catch {
+    return 0;
+  }
+}
