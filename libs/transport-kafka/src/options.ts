@@ -31,16 +31,16 @@ export interface KafkaTransportOptions {
   brokers?: string | string[];
   /**
    * Names everything the transport creates: topics `<prefix>.runs`, `<prefix>.journal`,
-   * `<prefix>.dlq` and the consumer group `<prefix>-workers`. Transports with different prefixes
+   * `<prefix>.journal.groups`, `<prefix>.dlq` and the consumer group `<prefix>-workers`. Transports with different prefixes
    * share nothing.
    * @defaultValue 'baton'
    */
   prefix?: string;
   /**
-   * Partitions of the runs and journal topics when the transport creates them. Existing topics
-   * keep theirs. It bounds how many workers share the run queue: a group member without a
-   * partition idles. Never add partitions to the journal topic later: a run's records are found
-   * by the partition its id hashes to.
+   * Partitions of the runs, journal and group topics when the transport creates them. Existing
+   * topics keep theirs. It bounds how many workers share the run queue: a group member without a
+   * partition idles. Never add partitions to the journal or group topic later: a run's records
+   * (a group log's) are found by the partition its id (its name) hashes to.
    * @defaultValue 12
    */
   partitions?: number;
@@ -134,9 +134,9 @@ export interface KafkaTransportOptions {
   /** Timeout of one request to a broker. @defaultValue 10000 */
   requestTimeoutMs?: number;
   /**
-   * `retention.ms` of the journal topic when the transport creates it: how long the bus keeps a
-   * run's journal records. Kafka cannot delete one run's records, so this is the journal's
-   * retention (docs/retention.md); keep it above the longest a run may live, since a resume reads
+   * `retention.ms` of the journal topic and the group topic when the transport creates them: how
+   * long the bus keeps a run's journal records (and the group records of group commit). Kafka
+   * cannot delete one run's records, so this is the journal's retention (docs/retention.md); keep it above the longest a run may live, since a resume reads
    * the journal after its checkpoint. Existing topics keep their config (`kafka-configs --alter`).
    * @defaultValue the broker's `log.retention.ms` (7 days unless changed)
    */

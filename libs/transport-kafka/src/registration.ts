@@ -34,12 +34,12 @@ const VARIABLES = {
   ),
   prefix: textSetting(
     'BATON_KAFKA_PREFIX',
-    'topic and group prefix (baton.runs, baton.journal, baton.dlq, group baton-workers); one per installation; default baton',
+    'topic and group prefix (baton.runs, baton.journal, baton.journal.groups, baton.dlq, group baton-workers); one per installation; default baton',
     /\bprefix\b/,
   ),
   partitions: wholeNumberSetting(
     'BATON_KAFKA_PARTITIONS',
-    'partitions of the runs and journal topics when the worker creates them; default 12',
+    'partitions of the runs, journal and group topics when the worker creates them; default 12',
     1,
     /\bpartitions\b/,
   ),
@@ -68,7 +68,7 @@ const VARIABLES = {
   ),
   journalRetentionMs: wholeNumberSetting(
     'BATON_KAFKA_JOURNAL_RETENTION_MS',
-    "retention.ms of the journal topic when the worker creates it; default the broker's log.retention.ms",
+    "retention.ms of the journal and group topics when the worker creates them; default the broker's log.retention.ms",
     1,
     /\bjournalRetentionMs\b/,
   ),

@@ -85,7 +85,7 @@ export interface WorkerOptions {
    * How new runs are journaled (docs/performance.md, "Group commit across runs"): `group` puts the
    * entries of every run appended while the previous flush is in flight into one record of this
    * worker's own log, and records each run's pointer to it in the store (a bus with group logs and a
-   * store with a journal index: NATS or memory, and Redis or memory); `per-run` gives each run a
+   * store with a journal index: NATS, Kafka or memory, and Redis or memory); `per-run` gives each run a
    * journal of its own. Either way, runs of the other kind are resumed as they are.
    * @defaultValue 'per-run'
    */
@@ -316,8 +316,8 @@ function journalTransport(transport: Transport, store: Store, mode: JournalMode)
     throw new ConfigError(
       `journal 'group' needs a bus with group logs and a store with a journal index; ${transport.name} ` +
         `${transport.groupLog ? 'has them' : 'has no group logs'} and ${store.name} ` +
-        `${store.journalIndex ? 'has one' : 'has no journal index'} (group commit is built for NATS and ` +
-        "Redis so far): use journal 'per-run'",
+        `${store.journalIndex ? 'has one' : 'has no journal index'} (group logs are built for NATS and Kafka, ` +
+        "journal indexes for Redis, so far): use journal 'per-run'",
     );
   }
   return transport;
