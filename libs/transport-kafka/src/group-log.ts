@@ -38,7 +38,13 @@ import type { GroupReadStats } from './group-reads.js';
 import { partitionForKey } from './layout.js';
 
 /** Counters of a transport's group logs: the append retries and the coalesced reads. */
-export interface KafkaGroupLogStats extends GroupReadStats {
+export interface KafkaGroupLogStats {
+  /** readGroupRecords calls served. */
+  reads: number;
+  /** Ranges fetched: one per run of nearby offsets per scan, however many reads it served. */
+  ranges: number;
+  /** Records fetched in those ranges, other logs' included (read amplification). */
+  fetchedRecords: number;
   /** Appends whose first attempt failed with an outcome worth retrying. */
   appendsRetried: number;
   /** Of those, appends found landed by the read-back: answered without writing again. */
@@ -60,6 +66,7 @@ export class KafkaGroupLog implements GroupLog {
    */
   private readonly ends = new Map<string, number>();
 
+  /** @internal the transport makes it: use `transport.groupLog` */
   constructor(
     private readonly guard: GroupLogGuard,
     /** The transport's read counters, shared with the GroupReads of each connection. */
@@ -69,7 +76,9 @@ export class KafkaGroupLog implements GroupLog {
   /** The counters so far (a copy). */
   stats(): KafkaGroupLogStats {
     return {
-      ...this.readStats,
+      reads: this.readStats.reads,
+      ranges: this.readStats.ranges,
+      fetchedRecords: this.readStats.fetchedRecords,
       appendsRetried: this.appendStats.retried,
       appendsFoundLanded: this.appendStats.foundLanded,
     };
@@ -121,6 +130,7 @@ export class KafkaGroupLog implements GroupLog {
   trimGroupLog(log: string, beforePosition: number): Promise<void> {
     return this.guard('trimGroupLog', true, async (context) => {
       checkGroupLogName(log);
+      if (!Number.isSafeInteger(beforePosition) || beforePosition <= 1) return;
       const topic = context.layout.groupTopic;
       const partition = partitionForKey(log, context.topics.groupPartitions);
       const bounds = (await context.admin.fetchTopicOffsets(topic)).find((o) => o.partition === partition);

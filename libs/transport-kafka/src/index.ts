@@ -1,5 +1,6 @@
 export { kafkaTransport, KafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
 export type { KafkaQueueStats } from './run-queue.js';
+export type { KafkaGroupLog, KafkaGroupLogStats } from './group-log.js';
 export {
   DEFAULT_KAFKA_BROKERS,
   DEFAULT_KAFKA_PREFIX,
