@@ -3,7 +3,8 @@
  * `@baton/testing/clusters`): topics created with the replication factor and min.insync.replicas
  * asked for, a clear error when the cluster has fewer brokers than the factor, and the lost-ack
  * rule: while the leader of the journal partitions is SIGKILLed mid-stream, every append resolves
- * and every run's journal holds each record exactly once, in order.
+ * and every run's journal holds each record exactly once, in order; and the same for group records,
+ * each read back at the position its append resolved with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
@@ -59,7 +60,7 @@ describe('kafka transport on a 3-broker cluster', () => {
   it('creates its topics with 3 replicas, all in sync, and min.insync.replicas 2', async () => {
     const t = transport('rf3');
     await t.connect();
-    for (const topic of ['rf3.runs', 'rf3.journal', 'rf3.dlq']) {
+    for (const topic of ['rf3.runs', 'rf3.journal', 'rf3.journal.groups', 'rf3.dlq']) {
       const isr = await cluster.inSyncReplicas(topic);
       expect(isr.size).toBeGreaterThan(0);
       for (const replicas of isr.values()) expect([...replicas].sort()).toEqual([1, 2, 3]);
@@ -73,6 +74,58 @@ describe('kafka transport on a 3-broker cluster', () => {
       /replicationFactor 4 needs at least 4 brokers, but the cluster at .* has 3 registered.*BATON_KAFKA_REPLICATION_FACTOR/,
     );
   }, 60_000);
+
+  it('answers every group record append, each read back at its position, while the group topic leader is SIGKILLed', async () => {
+    const t = transport('glostack');
+    await t.connect();
+    // One log per writer, each appending one record at a time, as a worker's committer does.
+    const logs = Array.from({ length: 8 }, (_, i) => `w${i}`);
+    const written = new Map<string, Array<{ position: number; data: string }>>(logs.map((l) => [l, []]));
+    let stop = false;
+    const failures: unknown[] = [];
+    const writer = async (log: string): Promise<void> => {
+      for (let k = 0; !stop; k++) {
+        const data = `${log}:${k}`;
+        try {
+          const position = await t.groupLog.appendGroupRecord(log, new TextEncoder().encode(data));
+          written.get(log)!.push({ position, data });
+        } catch (err) {
+          failures.push(err);
+          return;
+        }
+      }
+    };
+    const writers = Promise.all(logs.map(writer));
+    await new Promise((done) => setTimeout(done, 2_000));
+    const victim = (await cluster.partitionLeaders('glostack.journal.groups')).get(0) as KafkaNode;
+    const count = (): number => [...written.values()].reduce((n, w) => n + w.length, 0);
+    const beforeKill = count();
+    await cluster.kill(victim);
+    await new Promise((done) => setTimeout(done, 8_000));
+    const afterKill = count();
+    await cluster.start(victim);
+    await new Promise((done) => setTimeout(done, 3_000));
+    stop = true;
+    await writers;
+    console.log(
+      `[kafka cluster] killed broker ${victim} (leader of group partition 0): ${beforeKill} group appends before, ` +
+        `${afterKill - beforeKill} while it was down, ${count()} in all; ${JSON.stringify(t.groupLog.stats())}`,
+    );
+    expect(failures.map(String)).toEqual([]);
+    expect(afterKill).toBeGreaterThan(beforeKill);
+    for (const log of logs) {
+      const records = written.get(log)!;
+      const positions = records.map((r) => r.position);
+      // Increasing within the log, so distinct: a reused producer sequence would repeat one.
+      expect(positions, log).toEqual([...positions].sort((a, b) => a - b));
+      expect(new Set(positions).size, log).toBe(positions.length);
+      const read = await t.groupLog.readGroupRecords(log, positions);
+      expect(
+        records.map((r) => new TextDecoder().decode(read.get(r.position))),
+        log,
+      ).toEqual(records.map((r) => r.data));
+    }
+  }, 120_000);
 
   it('replays a record a retry wrote twice (same append id) once, at its first position', async () => {
     const t = transport('dup');
