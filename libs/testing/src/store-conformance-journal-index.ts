@@ -153,7 +153,10 @@ export function describeJournalIndexConformance(store: () => Store): void {
     });
 
     describe('retention of group logs', () => {
-      const logName = (): string => uniqueId('w').replace(/[^A-Za-z0-9_-]/g, '').slice(0, 40);
+      const logName = (): string =>
+        uniqueId('w')
+          .replace(/[^A-Za-z0-9_-]/g, '')
+          .slice(0, 40);
       const use = async (log: string): Promise<GroupLogUse | undefined> =>
         (await index().groupLogUse()).find((u) => u.log === log);
 
