@@ -42,6 +42,7 @@ export const ENV = {
   missingVersionGraceMs: 'BATON_MISSING_VERSION_GRACE_MS',
   retentionMs: 'BATON_RETENTION_MS',
   retentionTombstoneMs: 'BATON_RETENTION_TOMBSTONE_MS',
+  groupLogTrimMs: 'BATON_GROUP_LOG_TRIM_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
   pipelineSteps: 'BATON_PIPELINE_STEPS',
   journal: 'BATON_JOURNAL',
@@ -93,6 +94,7 @@ export type WorkerTuning = Partial<
     | 'missingVersionGraceMs'
     | 'retentionMs'
     | 'retentionTombstoneMs'
+    | 'groupLogTrimMs'
     | 'checkpointEvery'
     | 'pipelineSteps'
     | 'journal'
@@ -167,6 +169,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     missingVersionGraceMs: int(env, ENV.missingVersionGraceMs, 0),
     retentionMs: int(env, ENV.retentionMs, 0),
     retentionTombstoneMs: int(env, ENV.retentionTombstoneMs, 1),
+    groupLogTrimMs: int(env, ENV.groupLogTrimMs, 0),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
     pipelineSteps: bool(env, ENV.pipelineSteps),
     journal: journalMode(env, ENV.journal),

@@ -8,12 +8,15 @@
  * - result() of a swept run fails at once with RunDeletedError;
  * - two workers sweeping a backlog delete each run exactly once;
  * - client.delete refuses a run that is not finished, naming its status, and deletes a finished
- *   one at once.
+ *   one at once;
+ * - with group commit (pairs whose bus has group logs and whose store has a journal index), the
+ *   group records of deleted runs are trimmed, and every record a kept run names stays.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@baton/client';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
+import { supportsGroupJournal } from '@baton/core/runtime';
 import { Worker } from '@baton/worker';
 import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
 
@@ -173,5 +176,70 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
 
     await client.signal(parked.runId, 'go', 'ok');
     await expect(parked.result({ timeoutMs: 20_000 })).resolves.toBe('BUSY:ok');
+  }, 60_000);
+
+  it('group journal: trims the group records of deleted runs, and keeps every record a kept run names', async (test) => {
+    if (!supportsGroupJournal(transport, store)) test.skip();
+    const index = store.journalIndex!;
+    const groupLog = transport.groupLog!;
+    const worker = new Worker({
+      transport,
+      store,
+      workflows: [quick, waiting],
+      journal: 'group',
+      leaseMs: 3_000,
+      fetchWaitMs: 200,
+      inProcessWaitMs: 0,
+      checkpointEvery: 1,
+      retentionMs: TTL_MS,
+      retentionSweepMs: 200,
+      retentionTombstoneMs: 60_000,
+      groupLogTrimMs: 200,
+    });
+    await worker.start();
+    workers.push(worker);
+    const pointersOf = async (runId: string) => (await index.readPointers(runId, 0)).pointers;
+
+    // Runs that finish and are swept first, then one that stays (suspended) behind them.
+    const swept = await Promise.all(Array.from({ length: 10 }, (_, i) => client.start(quick, `g${i}`)));
+    for (const [i, handle] of swept.entries()) {
+      await expect(handle.result({ timeoutMs: 20_000 })).resolves.toBe(`G${i}`);
+    }
+    const sweptPointers = (await Promise.all(swept.map((h) => pointersOf(h.runId)))).flat();
+    expect(sweptPointers.length).toBeGreaterThanOrEqual(swept.length);
+    const kept = await client.start(waiting, 'kept');
+    await until(
+      'the kept run is suspended',
+      async () => (await store.getRun(kept.runId))?.status === 'suspended',
+    );
+    const keptPointers = await pointersOf(kept.runId);
+    expect(keptPointers.length).toBeGreaterThan(0);
+    const log = keptPointers[0]!.log;
+    const keptRecords = keptPointers.filter((p) => p.log === log).map((p) => p.record);
+    const floor = Math.min(...keptRecords);
+    const gone = sweptPointers.filter((p) => p.log === log && p.record < floor).map((p) => p.record);
+    expect(gone.length).toBeGreaterThan(0);
+    const keptHistory = await client.history(kept.runId);
+
+    await until('the finished runs are deleted', async () =>
+      (await Promise.all(swept.map((h) => store.getRun(h.runId)))).every((run) => run === undefined),
+    );
+    await until('the log is trimmed to the kept run', async () => {
+      const use = (await index.groupLogUse()).find((u) => u.log === log);
+      return use?.oldestNeeded === floor;
+    });
+    if (transport.journalPurge === 'deletes') {
+      await until(
+        "the deleted runs' records are gone from the bus",
+        async () => (await groupLog.readGroupRecords(log, gone)).size === 0,
+      );
+    }
+    // Nothing the kept run names went: its records, its history, and its resume.
+    expect([...(await groupLog.readGroupRecords(log, keptRecords)).keys()].sort((a, b) => a - b)).toEqual(
+      [...new Set(keptRecords)].sort((a, b) => a - b),
+    );
+    expect(await client.history(kept.runId)).toEqual(keptHistory);
+    await client.signal(kept.runId, 'go', 'later');
+    await expect(kept.result({ timeoutMs: 20_000 })).resolves.toBe('KEPT:later');
   }, 60_000);
 });

@@ -14,6 +14,7 @@ export {
 } from './contracts/group-journal.js';
 export type {
   GroupLog,
+  GroupLogUse,
   JournalIndex,
   JournalPointer,
   PointerAppend,

@@ -14,6 +14,8 @@ export {
   withGroupJournal,
 } from './runtime/group-journal.js';
 export { GroupRecordError } from './runtime/group-records.js';
+export type { GroupLogTrimPass } from './runtime/group-log-trim.js';
+export { GroupLogTrimmer } from './runtime/group-log-trim.js';
 export type {
   ActivityCompletedEntry,
   ActivityFailedEntry,

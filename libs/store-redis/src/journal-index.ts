@@ -4,7 +4,9 @@
  * (`<record>:<log>`), or the single element `!own` for a run journaled on its own. Appends for
  * many runs are one script (append-pointers.lua), so one round trip records a whole group record's
  * pointers, each run decided on its own; delete-run.lua and delete-expired-runs.lua drop the list
- * with the run.
+ * with the run. Retention: `<prefix>glogs` (log -> newest recorded record) and one ZSET per log,
+ * `<prefix>glog:<log>` (run -> the lowest record its pointers name there), kept by the same scripts
+ * (lua/prelude.lua), so the oldest record a kept run needs is one ZRANGEBYSCORE away.
  *
  * Positions travel as offsets from the base (small integers), never as the 2^50-sized position:
  * Lua numbers are doubles and replies are integers, so nothing here depends on their precision.
@@ -12,6 +14,7 @@
 import {
   GROUP_POSITION_BASE,
   isGroupPosition,
+  type GroupLogUse,
   type JournalPointer,
   type PointerAppend,
   type PointerAppendResult,
@@ -31,7 +34,7 @@ export async function appendPointers(
   appends: readonly PointerAppend[],
 ): Promise<PointerAppendResult[]> {
   if (appends.length === 0) return [];
-  const args: (string | number)[] = [];
+  const args: (string | number)[] = [ctx.keys.prefix];
   for (const { expectedLastPosition, log, record } of appends) {
     args.push(expectedArgument(expectedLastPosition), log, record);
   }
@@ -84,5 +87,32 @@ export async function readPointers(
 }
 
 export async function deletePointers(ctx: StoreContext, runId: string): Promise<void> {
-  await ctx.redis.del(ctx.keys.pointers(runId));
+  await ctx.run('delete-pointers', [ctx.keys.pointers(runId)], [ctx.keys.prefix, runId]);
+}
+
+export async function groupLogUse(ctx: StoreContext): Promise<GroupLogUse[]> {
+  const flat = (await ctx.run('group-log-use', [ctx.keys.groupLogs], [ctx.keys.prefix])) as string[];
+  const uses: GroupLogUse[] = [];
+  for (let i = 0; i < flat.length; i += 3) {
+    const [log, newest, oldest] = [flat[i]!, flat[i + 1]!, flat[i + 2]!];
+    uses.push(
+      oldest === ''
+        ? { log, newestRecorded: Number(newest) }
+        : { log, oldestNeeded: Number(oldest), newestRecorded: Number(newest) },
+    );
+  }
+  return uses;
+}
+
+export async function forgetGroupLog(
+  ctx: StoreContext,
+  log: string,
+  newestRecorded: number,
+): Promise<boolean> {
+  const reply = await ctx.run(
+    'forget-group-log',
+    [ctx.keys.groupLogs, ctx.keys.groupLogUse(log)],
+    [log, newestRecorded],
+  );
+  return Number(reply) === 1;
 }

@@ -12,6 +12,10 @@ export interface KeyLayout {
   lease(runId: string): string;
   /** LIST: the run's pointers into group records, or `!own` (journal-index.ts). */
   pointers(runId: string): string;
+  /** HASH log -> the newest record a pointer into that group log was accepted for (journal-index.ts). */
+  readonly groupLogs: string;
+  /** ZSET runId -> the lowest record the run's pointers name in group log `log` (journal-index.ts). */
+  groupLogUse(log: string): string;
   /** ZSET runId -> expiry of every `held` lease: the reaper's queue. */
   readonly held: string;
   /** SET of run ids whose lease is `held` by this owner: the dead-worker reaper's list. */
@@ -64,6 +68,8 @@ export function keyLayout(prefix: string): KeyLayout {
     prefix,
     lease: (runId) => `${prefix}lease:${runId}`,
     pointers: (runId) => `${prefix}jptr:${runId}`,
+    groupLogs: `${prefix}glogs`,
+    groupLogUse: (log) => `${prefix}glog:${log}`,
     held: `${prefix}held`,
     owner: (workerId) => `${prefix}owner:${workerId}`,
     cancel: (runId) => `${prefix}cancel:${runId}`,

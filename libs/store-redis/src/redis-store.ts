@@ -277,6 +277,9 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
     readPointers: (runId, after, upto) =>
       this.op('readPointers', (ctx) => journalIndex.readPointers(ctx, runId, after, upto)),
     deletePointers: (runId) => this.op('deletePointers', (ctx) => journalIndex.deletePointers(ctx, runId)),
+    groupLogUse: () => this.op('groupLogUse', (ctx) => journalIndex.groupLogUse(ctx)),
+    forgetGroupLog: (log, newestRecorded) =>
+      this.op('forgetGroupLog', (ctx) => journalIndex.forgetGroupLog(ctx, log, newestRecorded)),
   };
 
   // PayloadStore

@@ -1,11 +1,14 @@
 /**
  * Store conformance, journal index section (group commit across runs, contracts/group-journal.ts):
  * pointers appended at expected positions, refused when another writer came after, independent
- * per run within one call, read back by range, forgotten with the run; which runs are grouped.
+ * per run within one call, read back by range, forgotten with the run; which runs are grouped;
+ * what each group log's records are still needed for (retention).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { GROUP_POSITION_BASE, type JournalIndex, type Store } from '@baton/core/adapter';
+import { GROUP_POSITION_BASE, type GroupLogUse, type JournalIndex, type Store } from '@baton/core/adapter';
 import { uniqueId } from './conformance-helpers.js';
+import { acquireOk, checkpointOf, createTestRun } from './store-conformance-helpers.js';
 
 const BASE = GROUP_POSITION_BASE;
 
@@ -147,6 +150,92 @@ export function describeJournalIndexConformance(store: () => Store): void {
       expect(
         await index().appendPointers([{ runId: own, expectedLastPosition: 0, log: 'w1', record: 2 }]),
       ).toEqual([{ status: 'appended', position: BASE + 1 }]);
+    });
+
+    describe('retention of group logs', () => {
+      const logName = (): string =>
+        uniqueId('w')
+          .replace(/[^A-Za-z0-9_-]/g, '')
+          .slice(0, 40);
+      const use = async (log: string): Promise<GroupLogUse | undefined> =>
+        (await index().groupLogUse()).find((u) => u.log === log);
+
+      it("knows each log's oldest record a run still needs and its newest recorded one, and releases a run's pointers with it", async () => {
+        const [log, other] = [logName(), logName()];
+        const [a, b] = [uniqueId('a'), uniqueId('b')];
+        await index().appendPointers([{ runId: a, expectedLastPosition: 0, log, record: 3 }]);
+        await index().appendPointers([
+          { runId: b, expectedLastPosition: 0, log, record: 5 },
+          { runId: a, expectedLastPosition: BASE + 1, log, record: 5 },
+        ]);
+        await index().appendPointers([{ runId: a, expectedLastPosition: BASE + 2, log: other, record: 2 }]);
+        await index().appendPointers([{ runId: b, expectedLastPosition: BASE + 1, log, record: 9 }]);
+        expect(await use(log)).toEqual({ log, oldestNeeded: 3, newestRecorded: 9 });
+        expect(await use(other)).toEqual({ log: other, oldestNeeded: 2, newestRecorded: 2 });
+        await index().deletePointers(a);
+        expect(await use(log)).toEqual({ log, oldestNeeded: 5, newestRecorded: 9 });
+        expect(await use(other)).toEqual({ log: other, newestRecorded: 2 });
+        await index().deletePointers(b);
+        expect(await use(log)).toEqual({ log, newestRecorded: 9 });
+      });
+
+      it('counts only accepted pointers: a refused or not-grouped append names nothing', async () => {
+        const log = logName();
+        const [own, grouped] = [uniqueId('own'), uniqueId('grouped')];
+        expect(await index().markOwnJournal(own)).toBe('own');
+        await index().appendPointers([{ runId: grouped, expectedLastPosition: 0, log, record: 4 }]);
+        const results = await index().appendPointers([
+          { runId: own, expectedLastPosition: 0, log, record: 8 },
+          { runId: grouped, expectedLastPosition: 0, log, record: 8 },
+        ]);
+        expect(results.map((r) => r.status)).toEqual(['not-grouped', 'conflict']);
+        expect(await use(log)).toEqual({ log, oldestNeeded: 4, newestRecorded: 4 });
+      });
+
+      it('forgets a log only when nothing names it and nothing was recorded since, and knows it again after', async () => {
+        const log = logName();
+        const runId = uniqueId('run');
+        await index().appendPointers([{ runId, expectedLastPosition: 0, log, record: 6 }]);
+        expect(await index().forgetGroupLog(log, 6)).toBe(false);
+        await index().deletePointers(runId);
+        expect(await index().forgetGroupLog(log, 5)).toBe(false);
+        expect(await use(log)).toEqual({ log, newestRecorded: 6 });
+        expect(await index().forgetGroupLog(log, 6)).toBe(true);
+        expect(await use(log)).toBeUndefined();
+        expect(await index().forgetGroupLog(log, 6)).toBe(false);
+        const later = uniqueId('later');
+        await index().appendPointers([{ runId: later, expectedLastPosition: 0, log, record: 11 }]);
+        expect(await use(log)).toEqual({ log, oldestNeeded: 11, newestRecorded: 11 });
+      });
+
+      it("releases a run's pointers when the store deletes the finished run, by id and in the retention batch", async () => {
+        const log = logName();
+        const finished = async (record: number): Promise<string> => {
+          const { runId } = await createTestRun(store(), 'completed');
+          await index().appendPointers([{ runId, expectedLastPosition: 0, log, record }]);
+          const epoch = await acquireOk(store(), runId, 'worker-a');
+          await store().finishRun(
+            runId,
+            epoch,
+            { status: 'completed', result: null },
+            checkpointOf(runId, epoch, 1, { status: 'completed' }),
+          );
+          return runId;
+        };
+        const byId = await finished(1);
+        const swept = await finished(2);
+        const live = (await createTestRun(store(), 'running')).runId;
+        await index().appendPointers([{ runId: live, expectedLastPosition: 0, log, record: 3 }]);
+        expect(await use(log)).toEqual({ log, oldestNeeded: 1, newestRecorded: 3 });
+        expect(await store().deleteRun(byId)).toBe(true);
+        expect(await use(log)).toEqual({ log, oldestNeeded: 2, newestRecorded: 3 });
+        await sleep(300);
+        expect(await store().deleteExpiredRuns(150, 100, 150)).toContain(swept);
+        expect(await use(log)).toEqual({ log, oldestNeeded: 3, newestRecorded: 3 });
+        expect((await index().readPointers(live, 0)).pointers).toEqual([
+          { position: BASE + 1, log, record: 3 },
+        ]);
+      });
     });
   });
 }

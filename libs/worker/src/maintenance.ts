@@ -11,6 +11,8 @@
  *   older than `retentionMs` lose their store data, then their journal (docs/retention.md). The
  *   store's delete checks that the run is finished, atomically, so no unfinished run is ever touched.
  *   A pass deletes batches while expired runs remain, within {@link RETENTION_SWEEP}'s bounds.
+ * - the group-log trim (every `groupLogTrimMs`, with a group journal): group records no kept run
+ *   names any more (every run in them deleted) are removed from the bus (runtime/group-log-trim.ts).
  * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
  * a run once, and a message lost on the way is sent again a period later.
  *
@@ -34,14 +36,23 @@ import {
   type Store,
   type Transport,
 } from '@baton/core/adapter';
-import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
+import {
+  GroupLogTrimmer,
+  type GroupLogTrimPass,
+  type ResumeMessage,
+  type WakeMessage,
+} from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const BATCH = 100;
 /** The names of the scans' turns in the store. */
-export const SCAN_TURNS = { deadWorkers: 'dead-workers', expiredLeases: 'expired-leases' } as const;
+export const SCAN_TURNS = {
+  deadWorkers: 'dead-workers',
+  expiredLeases: 'expired-leases',
+  groupLogs: 'group-logs',
+} as const;
 /**
  * How many of a fleet's workers ask for a turn per period, about: a refused worker waits
  * `workers / ASKERS_PER_TURN` periods before asking again. More askers find a lapsed turn sooner
@@ -90,6 +101,8 @@ export interface MaintenanceOptions {
   retentionTombstoneMs?: number;
   /** Counts the runs the sweep deletes. */
   runsExpired?: { add(value: number): void };
+  /** Interval of the group-log trim; 0 (or no group journal) turns it off. @defaultValue 0 */
+  groupLogTrimMs?: number;
 }
 
 /** What one pass of the retention sweep did. */
@@ -162,6 +175,19 @@ export class Maintenance {
         ),
       );
     }
+    const { groupLog } = transport;
+    const index = store.journalIndex;
+    if ((options.groupLogTrimMs ?? 0) > 0 && groupLog !== undefined && index !== undefined) {
+      const trimmer = new GroupLogTrimmer(groupLog, index);
+      const periodMs = options.groupLogTrimMs!;
+      this.loops.push(
+        new Periodic(periodMs, () =>
+          this.inTurn(SCAN_TURNS.groupLogs, periodMs, async () => {
+            await this.trimGroupLogs(trimmer);
+          }),
+        ),
+      );
+    }
     if ((options.retentionMs ?? 0) > 0) {
       this.loops.push(
         new Periodic(options.retentionSweepMs ?? 60_000, async () => {
@@ -220,6 +246,20 @@ export class Maintenance {
     if (turn.held) return pass();
     const periods = Math.max(1, turn.workers / ASKERS_PER_TURN);
     return { againInMs: periodMs * periods * (0.75 + Math.random() * 0.5) };
+  }
+
+  /** One pass of the group-log trim (the caller decides whose turn it is); never throws. */
+  async trimGroupLogs(trimmer: GroupLogTrimmer): Promise<GroupLogTrimPass | undefined> {
+    const started = Date.now();
+    try {
+      const pass = await trimmer.pass();
+      const level = pass.trimmed > 0 || pass.forgotten > 0 ? 'info' : 'debug';
+      this.options.logger[level]({ ...pass, elapsedMs: Date.now() - started }, 'group logs trimmed');
+      return pass;
+    } catch (err) {
+      this.options.logger.warn({ err }, 'trimming group logs failed; retrying next period');
+      return undefined;
+    }
   }
 
   /** One pass of the dead-worker scan (the caller decides whose turn it is). */

@@ -69,6 +69,13 @@ export interface WorkerOptions {
    * at once with RunDeletedError meanwhile. @defaultValue retentionMs
    */
   retentionTombstoneMs?: number;
+  /**
+   * How often the fleet trims group logs (group commit): records no kept run's pointer names any
+   * more (every run in them was deleted) are removed from the bus. One worker per period does it,
+   * in turns. 0 turns it off (the records then stay until the bus's own limits). Only with a group
+   * journal. @defaultValue 60_000
+   */
+  groupLogTrimMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
   /**
@@ -212,6 +219,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       'retentionTombstoneMs',
       options.retentionTombstoneMs ?? (options.retentionMs || 60_000),
     ),
+    groupLogTrimMs: nonNegative('groupLogTrimMs', options.groupLogTrimMs ?? 60_000),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
     pipelineSteps: options.pipelineSteps === true,
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),

@@ -137,6 +137,7 @@ export class Worker {
       retentionMs: this.options.retentionMs,
       retentionSweepMs: this.options.retentionSweepMs,
       retentionTombstoneMs: this.options.retentionTombstoneMs,
+      groupLogTrimMs: this.options.groupLogTrimMs,
       runsExpired: this.instruments.runsExpired,
       payloads: this.options.claimCheck.payloads,
       logger,

@@ -26,8 +26,13 @@
  * ignores it as for any run journaled on its own. Runs therefore never move between the two, and
  * both modes of worker can resume both kinds of run.
  *
+ * Retention. A group record may be removed once no run the store still has names it: the store
+ * knows, per log, the lowest record a pointer of a run it keeps names ({@link GroupLogUse}), and
+ * deleting a run (its pointers) releases what it named. A run's journal is kept as long as the run
+ * is, as a journal of its own is: history, fork and retry of a finished run read it.
+ *
  * Left out on purpose: what a group record holds (the writer's format, group-records.ts in the
- * worker) and when a group record may be removed (retention tracks which runs still need it).
+ * worker) and when the trim runs (the worker's maintenance, runtime/group-log-trim.ts).
  */
 
 import { ConfigError } from '../errors.js';
@@ -105,6 +110,15 @@ export interface RunPointers {
   pointers: JournalPointer[];
 }
 
+/** What the store knows of one group log, so that retention can trim it ({@link JournalIndex.groupLogUse}). */
+export interface GroupLogUse {
+  log: string;
+  /** The lowest record that a pointer of a run the store still has names; absent when none does. */
+  oldestNeeded?: number;
+  /** The highest record a pointer into this log was accepted for since the store last forgot the log. */
+  newestRecorded: number;
+}
+
 /** The store's part: each run's pointers, in order, fenced by expected position. */
 export interface JournalIndex {
   /**
@@ -124,4 +138,18 @@ export interface JournalIndex {
   readPointers(runId: string, afterPosition: number, uptoPosition?: number): Promise<RunPointers>;
   /** Forgets every pointer of the run, and that it was marked as journaled on its own; a run with none is fine. */
   deletePointers(runId: string): Promise<void>;
+  /**
+   * Every group log the store has accepted a pointer into and not forgotten since, with the lowest
+   * record a pointer of a run it still has names. Records of a log below `oldestNeeded` (below
+   * `newestRecorded + 1` when none is named) are needed by no run: retention may trim them. Deleting
+   * a run (deletePointers, the store's delete of a finished run, the retention batch) releases what
+   * its pointers named, in the same atomic step as the rest of the run.
+   */
+  groupLogUse(): Promise<GroupLogUse[]>;
+  /**
+   * Forgets `log` when no pointer names a record of it and its newest recorded record is still
+   * `newestRecorded` (no pointer into it was accepted since {@link groupLogUse} read it); answers
+   * whether it forgot it. A pointer accepted later makes the log known again.
+   */
+  forgetGroupLog(log: string, newestRecorded: number): Promise<boolean>;
 }

@@ -6,6 +6,7 @@
  */
 import {
   GROUP_POSITION_BASE,
+  type GroupLogUse,
   type PointerAppend,
   type PointerAppendResult,
   type RunPointers,
@@ -26,6 +27,7 @@ function appendOne(state: MemoryState, append: PointerAppend): PointerAppendResu
         ownJournal: false,
         pointers: [{ position: GROUP_POSITION_BASE + 1, log, record }],
       });
+      recorded(state, log, record);
       return { status: 'appended', position: GROUP_POSITION_BASE + 1 };
     }
     if (expected === undefined) state.pointers.set(runId, { ownJournal: true, pointers: [] });
@@ -35,6 +37,7 @@ function appendOne(state: MemoryState, append: PointerAppend): PointerAppendResu
   const last = stored.pointers.at(-1)!.position;
   if (expected !== undefined && expected !== last) return { status: 'conflict', lastPosition: last };
   stored.pointers.push({ position: last + 1, log, record });
+  recorded(state, log, record);
   return { status: 'appended', position: last + 1 };
 }
 
@@ -62,4 +65,29 @@ export function readPointers(
 
 export function deletePointers(state: MemoryState, runId: string): void {
   state.pointers.delete(runId);
+}
+
+function recorded(state: MemoryState, log: string, record: number): void {
+  state.groupLogs.set(log, Math.max(state.groupLogs.get(log) ?? record, record));
+}
+
+/** A scan of every run's pointers: the in-process store is for tests and the demo. */
+export function groupLogUse(state: MemoryState): GroupLogUse[] {
+  const oldest = new Map<string, number>();
+  for (const { pointers } of state.pointers.values()) {
+    for (const { log, record } of pointers) oldest.set(log, Math.min(oldest.get(log) ?? record, record));
+  }
+  return [...state.groupLogs].map(([log, newestRecorded]) => {
+    const oldestNeeded = oldest.get(log);
+    return oldestNeeded === undefined ? { log, newestRecorded } : { log, oldestNeeded, newestRecorded };
+  });
+}
+
+export function forgetGroupLog(state: MemoryState, log: string, newestRecorded: number): boolean {
+  if (state.groupLogs.get(log) !== newestRecorded) return false;
+  for (const { pointers } of state.pointers.values()) {
+    if (pointers.some((p) => p.log === log)) return false;
+  }
+  state.groupLogs.delete(log);
+  return true;
 }

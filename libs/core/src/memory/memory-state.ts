@@ -44,6 +44,8 @@ export class MemoryState {
   readonly workerReports = new Map<string, ReportedWorker>();
   /** Each run's pointers into group records (memory-journal-index.ts). */
   readonly pointers = new Map<string, StoredPointers>();
+  /** Group logs a pointer was accepted into, with the newest such record (memory-journal-index.ts). */
+  readonly groupLogs = new Map<string, number>();
 
   constructor(
     /** The store's clock (ms since epoch). */

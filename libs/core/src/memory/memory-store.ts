@@ -48,6 +48,7 @@ import type { RunCounts, RunPage, RunQuery } from '../contracts/run-queries.js';
 import type { ReportedWorker, WorkerReport } from '../contracts/fleet.js';
 import type {
   JournalIndex,
+  GroupLogUse,
   PointerAppend,
   PointerAppendResult,
   RunPointers,
@@ -132,6 +133,9 @@ class MemoryStore implements Store {
       journalIndex.readPointers(this.open('readPointers'), runId, afterPosition, uptoPosition),
     deletePointers: async (runId: string): Promise<void> =>
       journalIndex.deletePointers(this.open('deletePointers'), runId),
+    groupLogUse: async (): Promise<GroupLogUse[]> => journalIndex.groupLogUse(this.open('groupLogUse')),
+    forgetGroupLog: async (log: string, newestRecorded: number): Promise<boolean> =>
+      journalIndex.forgetGroupLog(this.open('forgetGroupLog'), log, newestRecorded),
   };
 
   // LeaseStore

@@ -5,18 +5,23 @@
 -- a fence marker (expected '') to a run with no list marks it as its own; a run of its own is never
 -- grouped; otherwise the pointer goes after the last one when the expected position is the last
 -- (or none was given), else it is refused with the last position.
+-- An accepted pointer is counted in the group log's retention indexes (prelude.lua).
 -- KEYS: the pointer list of each append, in order
--- ARGV: for each append, three values: expected ('' for none, else the position's offset from the
---       base, '0' for an empty journal, or 'x' for a position of the run's own journal), log, record
+-- ARGV: prefix, then for each append three values: expected ('' for none, else the position's
+--       offset from the base, '0' for an empty journal, or 'x' for a position of the run's own
+--       journal), log, record
 -- Returns for each append 'a<count>' (appended, the run's count now), 'c<count>' (conflict, the
 -- run's count), or 'n' (not grouped).
+local prefix = ARGV[1]
 local results = {}
 for i, key in ipairs(KEYS) do
-  local expected, log, record = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
+  local expected, log, record = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
+  local run_id = string.sub(key, #prefix + 6)
   local count = redis.call('LLEN', key)
   if count == 0 then
     if expected == '0' then
       redis.call('RPUSH', key, record .. ':' .. log)
+      pointer_accepted(prefix, run_id, log, record)
       results[i] = 'a1'
     else
       if expected == '' then
@@ -30,6 +35,7 @@ for i, key in ipairs(KEYS) do
     results[i] = 'c' .. count
   else
     redis.call('RPUSH', key, record .. ':' .. log)
+    pointer_accepted(prefix, run_id, log, record)
     results[i] = 'a' .. (count + 1)
   end
 end

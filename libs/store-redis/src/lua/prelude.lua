@@ -246,8 +246,31 @@ end
 -- Removes a finished run's keys (`data_keys`), its idempotency key while that still names it, and
 -- its entries in the held, timers, finished and query indexes: the one way delete-run and the
 -- retention sweep's delete-expired-runs drop a run, so neither can leave a key the other removes.
+-- Group logs' retention (journal-index.ts, contracts/group-journal.ts):
+--   <prefix>glogs        HASH log -> the newest record a pointer into that log was accepted for
+--   <prefix>glog:<log>   ZSET runId -> the lowest record the run's pointers name in that log
+-- A log's lowest score is the oldest record a kept run needs. Records only grow within a log.
+local function pointer_accepted(prefix, run_id, log, record)
+  redis.call('ZADD', prefix .. 'glog:' .. log, 'LT', record, run_id)
+  local newest = redis.call('HGET', prefix .. 'glogs', log)
+  if not newest or tonumber(record) > tonumber(newest) then
+    redis.call('HSET', prefix .. 'glogs', log, record)
+  end
+end
+
+-- Releases what a run's pointers name (its list is '<record>:<log>' elements, or '!own').
+local function release_pointers(prefix, run_id)
+  for _, pointer in ipairs(redis.call('LRANGE', prefix .. 'jptr:' .. run_id, 0, -1)) do
+    local colon = string.find(pointer, ':', 1, true)
+    if colon then
+      redis.call('ZREM', prefix .. 'glog:' .. string.sub(pointer, colon + 1), run_id)
+    end
+  end
+end
+
 local function drop_run(prefix, run_id, idempotency_key, data_keys, held_key, timers_key, finished_key)
   unindex_run(prefix, run_id)
+  release_pointers(prefix, run_id)
   if idempotency_key then
     local idem_key = prefix .. 'idem:' .. idempotency_key
     if redis.call('GET', idem_key) == run_id then
