@@ -22,12 +22,15 @@
  *    other copy is never read.
  * 3. A read by position answers only records keyed by the log: an offset that holds another log's
  *    record, or none (retention, past the end), is left out (group-reads.ts).
- * 4. A trim never removes a record of another log. Kafka cannot delete one key's records, only
- *    every record of a partition below an offset (deleteRecords), so a trim deletes only the front
- *    of the partition that holds the log's records alone, checked by reading it first, and no
- *    further than `beforePosition` or what was acknowledged when it read. Records of the log behind
- *    another log's record stay until the topic's `retention.ms`, as the per-run journal's do
- *    (`journalPurge: 'retention'`, docs/retention.md).
+ * 4. A trim removes only records some trim asked for. Kafka cannot delete one key's records, only
+ *    every record of a partition below an offset (deleteRecords), so each trim remembers, per log,
+ *    the position before which its records were asked to go (such a request is final: a group
+ *    log's floor only rises), reads the partition's front, and deletes it up to the first record
+ *    not asked for: another log's record above that log's remembered floor, or one of a log no trim
+ *    named in this process. The worker's trimmer names every log in one pass (GroupLogTrimmer), so
+ *    a partition's front goes as far as every log on it allows; what it cannot reach stays until
+ *    the topic's `retention.ms`, as the per-run journal's records do (`journalPurge: 'retention'`,
+ *    docs/retention.md).
  * 5. A record larger than `maxMessageBytes` is refused before anything is sent.
  */
 import { PayloadTooLargeError } from '@baton/core';
@@ -65,6 +68,11 @@ export class KafkaGroupLog implements GroupLog {
    * this process's own (the worker names it afresh at start), so its next record lands after it.
    */
   private readonly ends = new Map<string, number>();
+  /**
+   * Per log: the highest position a trim asked its records to go before (invariant 4). One entry
+   * per log ever trimmed through this transport: a worker's logs are one per process life.
+   */
+  private readonly trimmedBefore = new Map<string, number>();
 
   /** @internal the transport makes it: use `transport.groupLog` */
   constructor(
@@ -131,15 +139,20 @@ export class KafkaGroupLog implements GroupLog {
     return this.guard('trimGroupLog', true, async (context) => {
       checkGroupLogName(log);
       if (!Number.isSafeInteger(beforePosition) || beforePosition <= 1) return;
+      if (beforePosition > (this.trimmedBefore.get(log) ?? 0)) this.trimmedBefore.set(log, beforePosition);
       const topic = context.layout.groupTopic;
       const partition = partitionForKey(log, context.topics.groupPartitions);
       const bounds = (await context.admin.fetchTopicOffsets(topic)).find((o) => o.partition === partition);
       if (bounds === undefined) return;
       const low = Number(bounds.low);
-      // Position p is offset p - 1: the records before it are the offsets below p - 1.
-      const upto = Math.min(beforePosition - 1, Number(bounds.high));
-      if (upto <= low) return;
-      const end = await context.reader.keyedPrefixEnd(topic, partition, low, upto, log);
+      if (Number(bounds.high) <= low) return;
+      // Position p is offset p - 1: a record may go when its position is below its log's floor.
+      const end = await context.reader.removablePrefixEnd(
+        topic,
+        partition,
+        low,
+        (key, offset) => offset + 1 < (this.trimmedBefore.get(key) ?? 0),
+      );
       if (end <= low) return;
       await context.admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(end) }] });
     });

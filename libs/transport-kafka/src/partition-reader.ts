@@ -171,34 +171,36 @@ export class PartitionReader {
   }
 
   /**
-   * The first offset in `fromOffset`..`toOffset` (exclusive; clamped to the end as it was at the
-   * first fetch) that holds a record not keyed `key`, or the end of what was scanned when every
-   * record there is keyed `key`. Stops fetching at the first such record.
+   * How far the front of `topic`/`partition` from `fromOffset` may go: the first offset below the
+   * end (as it was at the first fetch) whose record `removable` refuses (given its key and offset;
+   * a control record or one without a key is never removable), or that end when it refuses none.
+   * Stops fetching at the first refused record.
    */
-  async keyedPrefixEnd(
+  async removablePrefixEnd(
     topic: string,
     partition: number,
     fromOffset: number,
-    toOffset: number,
-    key: string,
+    removable: (key: string, offset: number) => boolean,
   ): Promise<number> {
     let next = fromOffset;
-    let end = toOffset;
-    while (next < end) {
+    let end: number | undefined;
+    while (end === undefined || next < end) {
       const { messages, highWatermark } = await this.fetchOnce(topic, partition, next);
-      end = Math.min(end, highWatermark);
+      end ??= highWatermark;
       let advanced = false;
       for (const message of messages) {
         const offset = Number(message.offset);
         if (offset < next) continue; // a batch may start before the offset asked for
         if (offset >= end) break;
-        if (message.isControlRecord || message.key === null || message.key.toString() !== key) return offset;
+        if (message.isControlRecord || message.key === null || !removable(message.key.toString(), offset)) {
+          return offset;
+        }
         next = offset + 1;
         advanced = true;
       }
       if (!advanced) break;
     }
-    return Math.min(next, end);
+    return next;
   }
 
   /**
