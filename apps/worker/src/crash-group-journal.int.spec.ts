@@ -147,9 +147,10 @@ describe('group journal on nats+redis: a zombie frozen mid-flush', () => {
         const jsm = await jetstreamManager(nc);
         const unnamed: number[] = [];
         for (let seq = 1; ;) {
-          const message = await jsm.streams
-            .getMessage(layout.journalStream, { seq, next_by_subj: subject })
-            .catch(() => null);
+          // The server's MSG.GET takes next_by_subj; nats.js types it for direct gets only, so the
+          // query goes as a variable (no excess-property check) rather than a literal.
+          const query = { seq, next_by_subj: subject };
+          const message = await jsm.streams.getMessage(layout.journalStream, query).catch(() => null);
           if (message === null) break;
           if (!named.has(message.seq)) unnamed.push(message.seq);
           seq = message.seq + 1;
