@@ -134,7 +134,7 @@ describe('group journal on nats+redis: a zombie frozen mid-flush', () => {
         const jsm = await jetstreamManager(nc);
         const unnamed: number[] = [];
         for (let seq = 1; ;) {
-          const message = await jsm.streams
+          const message = await jsm.direct
             .getMessage(layout.journalStream, { seq, next_by_subj: subject })
             .catch(() => null);
           if (message === null) break;

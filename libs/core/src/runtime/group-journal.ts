@@ -54,6 +54,12 @@ export interface GroupJournalOptions {
   maxParts?: number;
   /** Decoded records kept for reads, in bytes. */
   cacheBytes?: number;
+  /**
+   * In mode `group`, whether a new run is grouped now (the worker's fleet gate: every live worker
+   * reads group journals); a new run it refuses is journaled on its own for good.
+   * @defaultValue always
+   */
+  groupNewRuns?: () => boolean;
 }
 
 const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
@@ -290,7 +296,7 @@ class GroupJournal {
     const ownJournal =
       expected !== undefined &&
       !isGroupPosition(expected) &&
-      (expected > 0 || this.options.mode === 'per-run');
+      (expected > 0 || this.options.mode === 'per-run' || this.options.groupNewRuns?.() === false);
     if (ownJournal) return this.transport.append(append);
     // A fence marker in mode per-run asks the store first: most such runs are their own, and
     // their marker then costs one store call instead of a group record and a store call.
