@@ -1,16 +1,14 @@
 /**
- * The worker crash suite with group commit across runs (BATON_JOURNAL=group), on NATS + Redis and
- * Kafka + Redis: every worker puts the steps of many runs into one record of its own log (a NATS
- * subject; a key of the Kafka group topic) and records each run's pointer in Redis, fenced by
- * expected position. The same scenarios and invariants as every other pair (SIGKILL mid-step,
- * zombies frozen past their lease, bus and store outages): the journal a resume reads is the
- * pointers the store accepted, so a fenced worker's entries are never replayed.
+ * The worker crash suite on NATS + Redis with group commit across runs (BATON_JOURNAL=group): every
+ * worker puts the steps of many runs into one record of its own log and records each run's pointer
+ * in Redis, fenced by expected position. The same scenarios and invariants as every other pair
+ * (SIGKILL mid-step, zombies frozen past their lease, bus and store outages): the journal a resume
+ * reads is the pointers the store accepted, so a fenced worker's entries are never replayed.
  *
- * And the zombie group commit is most exposed to (on NATS + Redis): a worker frozen (SIGSTOP)
- * between a flush's group record, which landed on the bus, and its store call recording the runs'
- * pointers, which is held on its way (a relay in front of the store stops passing its traffic)
- * until other workers took the runs over. Its record stays on the bus named by no pointer, and
- * nothing in it is replayed.
+ * And the zombie group commit is most exposed to: a worker frozen (SIGSTOP) between a flush's
+ * group record, which landed on the bus, and its store call recording the runs' pointers, which is
+ * held on its way (a relay in front of the store stops passing its traffic) until other workers
+ * took the runs over. Its record stays on the bus named by no pointer, and nothing in it is replayed.
  */
 import { createServer, connect as tcpConnect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -18,49 +16,38 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { CrashWorld, describeCrashSuite, type CrashSuiteOptions } from '@baton/testing/crash';
+import { CrashWorld, describeCrashSuite } from '@baton/testing/crash';
 import { layoutFor } from '@baton/transport-nats';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import { NO_VIOLATIONS } from './cluster-workload.spec-helper.js';
 
-const BUSES: Array<{ bus: 'nats' | 'kafka'; outages: CrashSuiteOptions['outages'] }> = [
-  { bus: 'nats', outages: ['nats', 'redis'] },
-  // The suite restarts private NATS and Redis servers only; the Kafka broker is shared.
-  { bus: 'kafka', outages: ['redis'] },
-];
-
-for (const { bus, outages } of BUSES) {
-  const group = crashEnvironment('redis', bus, { BATON_JOURNAL: 'group' });
-
-  describeCrashSuite(`${bus}+redis, group journal`, group, { outages });
-
-  describe(`group journal on ${bus}+redis`, () => {
-    it(
-      'journals every run through pointers in the store, none on a journal of its own',
-      { timeout: 90_000 },
-      async () => {
-        const w = await CrashWorld.create(group);
-        try {
-          await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
-          await w.enqueue(30, { steps: 5, minDelayMs: 10, maxDelayMs: 40 });
-          await w.waitForAll(60_000);
-          expect(await w.violations()).toEqual(NO_VIOLATIONS);
-          const index = w.env.store.journalIndex!;
-          for (const { runId } of w.runs) {
-            const { grouped, pointers } = await index.readPointers(runId, 0);
-            expect({ runId, grouped }).toEqual({ runId, grouped: true });
-            expect(pointers.length).toBeGreaterThan(0);
-          }
-        } finally {
-          await w.dispose();
-        }
-      },
-    );
-  });
-}
-
-/** NATS + Redis in group mode, for the zombie frozen mid-flush (it reads the log's subject). */
 const GROUP = crashEnvironment('redis', 'nats', { BATON_JOURNAL: 'group' });
+
+describeCrashSuite('nats+redis, group journal', GROUP, { outages: ['nats', 'redis'] });
+
+describe('group journal on nats+redis', () => {
+  it(
+    'journals every run through pointers in the store, none on a subject of its own',
+    { timeout: 90_000 },
+    async () => {
+      const w = await CrashWorld.create(GROUP);
+      try {
+        await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
+        await w.enqueue(30, { steps: 5, minDelayMs: 10, maxDelayMs: 40 });
+        await w.waitForAll(60_000);
+        expect(await w.violations()).toEqual(NO_VIOLATIONS);
+        const index = w.env.store.journalIndex!;
+        for (const { runId } of w.runs) {
+          const { grouped, pointers } = await index.readPointers(runId, 0);
+          expect({ runId, grouped }).toEqual({ runId, grouped: true });
+          expect(pointers.length).toBeGreaterThan(0);
+        }
+      } finally {
+        await w.dispose();
+      }
+    },
+  );
+});
 
 /** A TCP relay in front of a server whose traffic can be held (nothing passes, either way) and let go, in order. */
 async function holdableRelay(target: URL) {
@@ -147,10 +134,9 @@ describe('group journal on nats+redis: a zombie frozen mid-flush', () => {
         const jsm = await jetstreamManager(nc);
         const unnamed: number[] = [];
         for (let seq = 1; ;) {
-          // The server's MSG.GET takes next_by_subj; nats.js types it for direct gets only, so the
-          // query goes as a variable (no excess-property check) rather than a literal.
-          const query = { seq, next_by_subj: subject };
-          const message = await jsm.streams.getMessage(layout.journalStream, query).catch(() => null);
+          const message = await jsm.direct
+            .getMessage(layout.journalStream, { seq, next_by_subj: subject })
+            .catch(() => null);
           if (message === null) break;
           if (!named.has(message.seq)) unnamed.push(message.seq);
           seq = message.seq + 1;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Client } from '@baton/client';
 import type { Store, Transport } from '@baton/core/adapter';
+import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import type { Worker } from '@baton/worker';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 
@@ -21,6 +22,11 @@ export interface InProcessNamespace {
   /** Connected in beforeAll. */
   transport: Transport;
   store: Store;
+  /**
+   * Runs' journals as the workers read them, whether a run is journaled on its own or through group
+   * records (the default where bus and store support it): read and append through this.
+   */
+  journal: Transport;
   client: Client;
   /** Workers a test started; each is stopped after the test. */
   readonly workers: Worker[];
@@ -38,6 +44,9 @@ export function inProcessNamespace(
     ns.transport = env.transport;
     ns.store = env.store;
     dispose = env.dispose;
+    ns.journal = supportsGroupJournal(ns.transport, ns.store)
+      ? withGroupJournal(ns.transport, ns.store, { mode: 'per-run', log: 'test-journal' })
+      : ns.transport;
     ns.client = new Client({ transport: ns.transport, store: ns.store });
     await ns.client.connect();
   }, 60_000);

@@ -123,7 +123,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
 
   /** The key ids named by the frames of a run's journal records. */
   async function frameKeyIds(runId: string): Promise<Set<string>> {
-    const records = await transport.read(runId, 0);
+    const records = await ns.journal.read(runId, 0);
     return new Set(
       records.map((r) => {
         expect(r.data[0]).toBe(FRAME_MAGIC);
@@ -148,7 +148,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     const expected = `${MARKER}:${stepKey(runId, REVEAL)}`.length;
     expect(await client.result(runId, { timeoutMs: 20_000 })).toBe(expected);
 
-    const records = await transport.read(runId, 0);
+    const records = await ns.journal.read(runId, 0);
     expect(records.length).toBeGreaterThan(2);
     for (const r of records) expect(Buffer.from(r.data).includes(MARKER)).toBe(false);
     const checkpoint = (await store.loadCheckpoint(runId)) as ProtectedCheckpoint;
@@ -162,7 +162,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     ]);
     expect(stored).not.toContain(MARKER);
     // The check above can see plaintext: with the keys, the history holds the marker.
-    const reader = new Client({ transport, payloadProtection: BEFORE });
+    const reader = new Client({ transport, store, payloadProtection: BEFORE });
     expect(JSON.stringify(await reader.history(runId))).toContain(MARKER);
     expect(executed(stepKey(runId, REVEAL))).toBe(1);
     expect(executed(stepKey(runId, MEASURE))).toBe(1);
@@ -183,10 +183,10 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     const runId = await suspendedRun(BEFORE);
     // An authentic record (the first activity's result), appended again at the end of the journal.
     // (A replayed LeaseAcquired marker would pass: it carries no link and changes nothing on replay.)
-    const history = await new Client({ transport, payloadProtection: BEFORE }).history(runId);
+    const history = await new Client({ transport, store, payloadProtection: BEFORE }).history(runId);
     const completed = history.find((p) => p.entry.type === 'ActivityCompleted')!;
-    const replayed = (await transport.read(runId, 0)).find((r) => r.position === completed.position);
-    await transport.append({ runId, data: replayed!.data });
+    const replayed = (await ns.journal.read(runId, 0)).find((r) => r.position === completed.position);
+    await ns.journal.append({ runId, data: replayed!.data });
     await startWorker(BEFORE);
     await client.signal(runId, 'go');
     await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);

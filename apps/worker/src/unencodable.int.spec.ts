@@ -90,7 +90,7 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
   }
 
   async function journal(runId: string): Promise<JournalEntry[]> {
-    const records = await ns.transport.read(runId, 0);
+    const records = await ns.journal.read(runId, 0);
     return records.flatMap((r) => decodeJournalRecord(r.data, runId, IDENTITY_PAYLOAD_CODEC, r.position));
   }
 

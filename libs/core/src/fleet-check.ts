@@ -61,6 +61,7 @@ export function checkWorkerReport(report: WorkerReport): WorkerReport {
     runsHeld: whole('runsHeld', report.runsHeld, 0),
     concurrency: whole('concurrency', report.concurrency, 1),
     draining: report.draining,
+    ...(report.readsGroupJournal === true && { readsGroupJournal: true }),
   };
 }
 

@@ -18,28 +18,36 @@ export interface Severable<T> {
 
 const hang = (): Promise<never> => new Promise<never>(() => undefined);
 
+/**
+ * Capabilities an adapter keeps in an object of their own (a group log on the bus, a journal index
+ * in the store): cut off with the adapter, so a "dead" worker's group commit reaches nothing either.
+ */
+const NESTED_CAPABILITIES: ReadonlySet<PropertyKey> = new Set(['groupLog', 'journalIndex']);
+
 function severable<T extends object>(target: T, keepAlive: ReadonlySet<PropertyKey>): Severable<T> {
   let severed = false;
-  const adapter = new Proxy(target, {
-    get(obj, prop, receiver) {
-      const value = Reflect.get(obj, prop, receiver) as unknown;
-      if (typeof value !== 'function' || keepAlive.has(prop)) return value;
-      return (...args: unknown[]) => {
-        if (severed) return hang();
-        const result = (value as (...a: unknown[]) => unknown).apply(obj, args);
-        if (result instanceof Promise) {
-          // A reply that arrives after the "crash" is never seen by the dead process.
-          return result.then(
-            (v) => (severed ? hang() : v),
-            (e: unknown) => (severed ? hang() : Promise.reject(e)),
-          );
-        }
-        return result;
-      };
-    },
-  });
+  const cut = <O extends object>(obj: O): O =>
+    new Proxy(obj, {
+      get(inner, prop, receiver) {
+        const value = Reflect.get(inner, prop, receiver) as unknown;
+        if (NESTED_CAPABILITIES.has(prop) && typeof value === 'object' && value !== null) return cut(value);
+        if (typeof value !== 'function' || keepAlive.has(prop)) return value;
+        return (...args: unknown[]) => {
+          if (severed) return hang();
+          const result = (value as (...a: unknown[]) => unknown).apply(inner, args);
+          if (result instanceof Promise) {
+            // A reply that arrives after the "crash" is never seen by the dead process.
+            return result.then(
+              (v) => (severed ? hang() : v),
+              (e: unknown) => (severed ? hang() : Promise.reject(e)),
+            );
+          }
+          return result;
+        };
+      },
+    });
   return {
-    adapter,
+    adapter: cut(target),
     sever: () => {
       severed = true;
     },

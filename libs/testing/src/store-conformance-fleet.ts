@@ -66,13 +66,20 @@ export function describeFleetConformance(store: () => Store): void {
       await s.reportWorker(report(b), LONG_TTL_MS);
       const first = (await s.listWorkers()).find((w) => w.workerId === a)!;
       await s.reportWorker(
-        report(a, { runsHeld: 5, lastRenewalAt: 1_700_000_001_000, draining: true }),
+        report(a, { runsHeld: 5, lastRenewalAt: 1_700_000_001_000, draining: true, readsGroupJournal: true }),
         LONG_TTL_MS,
       );
 
       const listed = await s.listWorkers();
       expect(listed.map((w) => w.workerId)).toEqual([a, b, c]);
-      expect(listed[0]).toMatchObject({ runsHeld: 5, lastRenewalAt: 1_700_000_001_000, draining: true });
+      expect(listed[0]).toMatchObject({
+        runsHeld: 5,
+        lastRenewalAt: 1_700_000_001_000,
+        draining: true,
+        readsGroupJournal: true,
+      });
+      // A report without it (a release from before group commit) is listed without it.
+      expect(listed[1]!.readsGroupJournal).toBeUndefined();
       expect(listed[0]!.lastSeenAt).toBeGreaterThanOrEqual(first.lastSeenAt);
     });
 

@@ -101,6 +101,8 @@ export class FleetReporter {
       workflows: readonly AnyWorkflowDefinition[];
       concurrency: number;
       startedAt: number;
+      /** True when it resumes runs journaled through group records. */
+      readsGroupJournal: boolean;
     },
     private readonly ttlMs: number,
     private readonly state: FleetReportState,
@@ -116,6 +118,7 @@ export class FleetReporter {
       workflows: registeredVersions(identity.workflows),
       startedAt: identity.startedAt,
       concurrency: identity.concurrency,
+      ...(identity.readsGroupJournal && { readsGroupJournal: true }),
     };
   }
 

@@ -2,6 +2,7 @@
 import type { Store, Transport } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
+import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import { severableStore, severableTransport, type Severable } from '@baton/testing/severable';
 import { Worker, type WorkerOptions } from './index.js';
 import type { WorkerEvent } from './events.js';
@@ -18,6 +19,12 @@ export interface FleetWorker {
 export interface Fleet {
   transport: Transport;
   store: Store;
+  /**
+   * Runs' journals as every worker reads them, whether a run is journaled on its own or through
+   * group records (the default with these adapters): read, append (a marker, a tampered copy) and
+   * purge through this, never through `transport`'s own journal.
+   */
+  journal: Transport;
   client: Client;
   workers: FleetWorker[];
   spawn(overrides?: Partial<WorkerOptions>): Promise<FleetWorker>;
@@ -43,6 +50,9 @@ export function fleet(
   return {
     transport,
     store,
+    journal: supportsGroupJournal(transport, store)
+      ? withGroupJournal(transport, store, { mode: 'per-run', log: 'test-journal' })
+      : transport,
     client: new Client({ transport, store }),
     workers,
     async spawn(overrides = {}) {

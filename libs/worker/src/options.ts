@@ -17,6 +17,7 @@ import {
   type PayloadProtection,
   type PayloadProtectionOptions,
 } from '@baton/core/runtime';
+import { FleetJournalGate } from './journal-gate.js';
 import type { FaultHook } from './faults.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { RunEventContext, WorkerEvent } from './events.js';
@@ -92,11 +93,20 @@ export interface WorkerOptions {
    * How new runs are journaled (docs/performance.md, "Group commit across runs"): `group` puts the
    * entries of every run appended while the previous flush is in flight into one record of this
    * worker's own log, and records each run's pointer to it in the store (a bus with group logs and a
-   * store with a journal index: NATS, Kafka or memory, and Redis or memory); `per-run` gives each run a
-   * journal of its own. Either way, runs of the other kind are resumed as they are.
-   * @defaultValue 'per-run'
+   * store with a journal index); `per-run` gives each run a journal of its own, readable on its own
+   * subject or key. Either way, runs of the other kind are resumed as they are, so a fleet may switch
+   * in either direction with a rolling deploy.
+   * @defaultValue 'group' when the bus and the store support it (new runs are grouped once every
+   * live worker reads group journals, see {@link fleetJournalCheckMs}), else 'per-run'
    */
   journal?: JournalMode;
+  /**
+   * With `journal` left to its default: how often a worker looks at the fleet listing until every
+   * live worker reads group journals; until then it journals new runs per run, so a rolling
+   * upgrade from a release without group commit never hands a grouped run to a worker that cannot
+   * read it (docs/versioning.md). @defaultValue 10_000
+   */
+  fleetJournalCheckMs?: number;
   /** Messages larger than this are dead-lettered. @defaultValue 1 MiB */
   maxMessageBytes?: number;
   /** A message that failed this many deliveries is dead-lettered. @defaultValue 20 */
@@ -171,6 +181,13 @@ export interface ResolvedWorkerOptions extends Required<
   payloadProtection: PayloadProtection;
   /** Stores and resolves large values (with the threshold off it only resolves). */
   claimCheck: ClaimCheck;
+  /** True when the worker resumes runs journaled through group records (its fleet report says so). */
+  readsGroupJournal: boolean;
+  /**
+   * With the journal mode left to its default on a bus and store that can group: the gate that
+   * groups new runs only once every live worker reads group journals (journal-gate.ts).
+   */
+  journalGate: FleetJournalGate | undefined;
 }
 
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
@@ -198,10 +215,20 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     );
   }
   const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const journal = options.journal ?? 'per-run';
+  const readsGroupJournal = supportsGroupJournal(options.transport, options.store);
+  const journal = options.journal ?? (readsGroupJournal ? 'group' : 'per-run');
+  const logger = options.logger ?? silentLogger;
+  const fleetJournalCheckMs = positive('fleetJournalCheckMs', options.fleetJournalCheckMs ?? 10_000);
+  const journalGate =
+    options.journal === undefined && readsGroupJournal
+      ? new FleetJournalGate(options.store, fleetJournalCheckMs, logger)
+      : undefined;
   return {
-    transport: journalTransport(options.transport, options.store, journal),
+    transport: journalTransport(options.transport, options.store, journal, journalGate),
     journal,
+    readsGroupJournal,
+    journalGate,
+    fleetJournalCheckMs,
     store: options.store,
     workflows,
     concurrency: positiveInt('concurrency', options.concurrency ?? 100),
@@ -228,7 +255,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     inProcessWaitMs: nonNegative('inProcessWaitMs', options.inProcessWaitMs ?? 1_000),
     fetchWaitMs: positive('fetchWaitMs', options.fetchWaitMs ?? 1_000),
     workerId,
-    logger: options.logger ?? silentLogger,
+    logger,
     onEvent: options.onEvent ?? (() => undefined),
     faults: options.faults,
     payloadProtection,
@@ -312,13 +339,22 @@ export function workflowKey(name: string, version: number): string {
  * store, a group journal in `mode` (which also resumes runs of the other kind); else the bus's own
  * journal, and `group` is refused naming what is missing.
  */
-function journalTransport(transport: Transport, store: Store, mode: JournalMode): Transport {
+function journalTransport(
+  transport: Transport,
+  store: Store,
+  mode: JournalMode,
+  gate: FleetJournalGate | undefined,
+): Transport {
   if (mode !== 'group' && mode !== 'per-run') {
     throw new ConfigError(`journal must be 'group' or 'per-run', got '${String(mode)}'`);
   }
   if (supportsGroupJournal(transport, store)) {
     // A log of this process's own: a restarted worker never appends to its previous life's log.
-    return withGroupJournal(transport, store, { mode, log: `w${randomBytes(8).toString('hex')}` });
+    return withGroupJournal(transport, store, {
+      mode,
+      log: `w${randomBytes(8).toString('hex')}`,
+      ...(gate !== undefined && { groupNewRuns: () => gate.open }),
+    });
   }
   if (mode === 'group') {
     throw new ConfigError(

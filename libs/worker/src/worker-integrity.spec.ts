@@ -65,15 +65,15 @@ describe('payload protection in the worker (memory adapters)', () => {
     await f.spawn({ payloadProtection: p });
     await f.client.signal(run.runId, 'go');
     expect(await run.result({ timeoutMs: 5_000 })).toBe('SECRET-MARKER-42'.length);
-    const records = await f.transport.read(run.runId, 0);
+    const records = await f.journal.read(run.runId, 0);
     expect(records.some((r) => Buffer.from(r.data).includes('SECRET-MARKER'))).toBe(false);
     const checkpoint = await f.store.loadCheckpoint(run.runId);
     expect(JSON.stringify(checkpoint)).not.toContain('SECRET-MARKER');
     expect(checkpoint).toMatchObject({ signature: { keyId: 's1' }, entries: [] });
-    const reader = new Client({ transport: f.transport, payloadProtection: p });
+    const reader = new Client({ transport: f.transport, store: f.store, payloadProtection: p });
     const history = await reader.history(run.runId);
     expect(JSON.stringify(history)).toContain('SECRET-MARKER-42');
-    await expect(new Client({ transport: f.transport }).history(run.runId)).rejects.toThrow(
+    await expect(new Client({ transport: f.transport, store: f.store }).history(run.runId)).rejects.toThrow(
       /encrypted with key k1 but no encryption key is configured/,
     );
   });
@@ -81,9 +81,9 @@ describe('payload protection in the worker (memory adapters)', () => {
   it('fails a run whose journal was tampered with, naming run and entry, and runs nothing more', async () => {
     const p = protection(k1);
     const { ledger, run, f } = await suspendedRun(p);
-    const records = await f.transport.read(run.runId, 0);
+    const records = await f.journal.read(run.runId, 0);
     // Replay the first record (the first activity's result) at the end of the journal.
-    await f.transport.append({ runId: run.runId, data: records[0]!.data });
+    await f.journal.append({ runId: run.runId, data: records[0]!.data });
     const b = await f.spawn({ payloadProtection: p });
     await f.client.signal(run.runId, 'go');
     await expect(run.result({ timeoutMs: 5_000 })).rejects.toThrow(

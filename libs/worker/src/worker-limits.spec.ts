@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow, PayloadTooLargeError } from '@baton/core';
-import type { Store, Transport } from '@baton/core/adapter';
+import type { GroupLog, Store, Transport } from '@baton/core/adapter';
 import { fleet, Ledger, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;
@@ -9,20 +9,30 @@ afterEach(async () => {
   current = undefined;
 });
 
-/** A bus that, like NATS with its max_payload, refuses records above `limit` bytes. */
+/**
+ * A bus that, like NATS with its max_payload, refuses records above `limit` bytes: a run's own
+ * journal records and group records alike.
+ */
 function limitedTransport(limit: number) {
-  return (transport: Transport): Transport =>
-    new Proxy(transport, {
+  const tooLarge = (what: string, data: Uint8Array) =>
+    Promise.reject(new PayloadTooLargeError(what, data.byteLength, limit));
+  return (transport: Transport): Transport => {
+    const groupLog = transport.groupLog!;
+    const limitedGroupLog: GroupLog = {
+      appendGroupRecord: (log, data) =>
+        data.byteLength > limit ? tooLarge('group record', data) : groupLog.appendGroupRecord(log, data),
+      readGroupRecords: (log, positions) => groupLog.readGroupRecords(log, positions),
+      trimGroupLog: (log, before) => groupLog.trimGroupLog(log, before),
+    };
+    return new Proxy(transport, {
       get(target, prop, receiver) {
+        if (prop === 'groupLog') return limitedGroupLog;
         if (prop !== 'append') return Reflect.get(target, prop, receiver);
-        return (append: Parameters<Transport['append']>[0]) => {
-          if (append.data.byteLength > limit) {
-            return Promise.reject(new PayloadTooLargeError('journal record', append.data.byteLength, limit));
-          }
-          return target.append(append);
-        };
+        return (append: Parameters<Transport['append']>[0]) =>
+          append.data.byteLength > limit ? tooLarge('journal record', append.data) : target.append(append);
       },
     });
+  };
 }
 
 describe('worker limits (memory adapters)', () => {

@@ -94,7 +94,7 @@ describe('values with no JSON form (memory adapters)', () => {
     expect((error as Error).message).toMatch(/a BigInt at \$\.amount/);
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
     expect(claims(events, run.runId)).toBe(1);
-    const journal = await journalOf(f.transport, run.runId);
+    const journal = await journalOf(f.journal, run.runId);
     const failed = journal.find((e) => e.type === 'ActivityFailed');
     expect(failed).toMatchObject({
       seq: 0,
@@ -146,7 +146,7 @@ describe('values with no JSON form (memory adapters)', () => {
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
     expect(ledger.count(`${run.runId}:1`)).toBe(1);
     expect(claims(events, run.runId)).toBe(1);
-    const failed = (await journalOf(f.transport, run.runId)).find((e) => e.type === 'ActivityFailed');
+    const failed = (await journalOf(f.journal, run.runId)).find((e) => e.type === 'ActivityFailed');
     expect(failed).toMatchObject({
       error: {
         message: expect.stringContaining('a circular reference at $.customer.self (back to $.customer)'),
@@ -164,7 +164,7 @@ describe('values with no JSON form (memory adapters)', () => {
     await expect(run.result({ timeoutMs: 5_000 })).rejects.toThrow(/a BigInt at \$\[1\]\.id/);
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
     expect(claims(events, run.runId)).toBe(1);
-    const steps = (await journalOf(f.transport, run.runId))
+    const steps = (await journalOf(f.journal, run.runId))
       .filter((e) => e.type.startsWith('Activity'))
       .map((e) => e.type);
     expect(steps).toEqual(['ActivityStarted', 'ActivityFailed']);
@@ -189,7 +189,7 @@ describe('values with no JSON form (memory adapters)', () => {
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
     expect(ledger.count(`${run.runId}:1`)).toBe(1);
     expect(claims(events, run.runId)).toBe(1);
-    const outcomes = (await journalOf(f.transport, run.runId))
+    const outcomes = (await journalOf(f.journal, run.runId))
       .filter((e) => e.type === 'ActivityCompleted' || e.type === 'ActivityFailed')
       .map((e) => `${e.type}#${(e as { seq: number }).seq}`)
       .sort();
@@ -231,7 +231,7 @@ describe('values with no JSON form (memory adapters)', () => {
       status: 'failed',
       error: { name: 'UnencodableValueError', code: 'BATON_UNENCODABLE' },
     });
-    const terminal = (await journalOf(f.transport, run.runId)).filter((e) => e.type.startsWith('Run'));
+    const terminal = (await journalOf(f.journal, run.runId)).filter((e) => e.type.startsWith('Run'));
     expect(terminal.map((e) => e.type)).toEqual(['RunFailed']);
     expect(await f.transport.listDeadLetters()).toEqual([
       expect.objectContaining({ code: 'unencodable', reason: expect.stringContaining(run.runId) }),
@@ -264,7 +264,7 @@ describe('values with no JSON form (memory adapters)', () => {
     );
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
     expect(claims(events, run.runId)).toBe(1);
-    const journal = await journalOf(f.transport, run.runId);
+    const journal = await journalOf(f.journal, run.runId);
     expect(journal.filter((e) => e.type.startsWith('Run')).map((e) => e.type)).toEqual(['RunFailed']);
     expect(await (f.store as Store).getRun(run.runId)).toMatchObject({
       status: 'failed',

@@ -10,7 +10,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '@baton/core';
-import type { Store } from '@baton/core/adapter';
+import type { GroupLog, Store } from '@baton/core/adapter';
 import { damageMemoryCheckpoint, memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { FAST, fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
@@ -115,7 +115,7 @@ describe('a checkpoint the store cannot read (memory adapters)', () => {
   it('fails the run once, naming the run and the checkpoint, when every checkpoint is damaged and the journal is gone', async () => {
     const { ledger, run, f, seqs } = await runAtSecondWait();
     for (const seq of seqs) damageMemoryCheckpoint(f.store, run.runId, seq, 'garbage');
-    await f.transport.purgeJournal(run.runId);
+    await f.journal.purgeJournal(run.runId);
     const worker = await f.spawn();
     await f.client.signal(run.runId, 'two');
     await until(async () => (await f.store.getRun(run.runId))?.status === 'failed', 5_000, 'the failure');
@@ -221,14 +221,26 @@ describe('a resume that fails on every claim (memory adapters)', () => {
     // Every record holding a step's result is refused with an error that is not an outage: the
     // session stops mid-run (the executor's abort path, not the read path).
     let refused = 0;
+    const refuses = (data: Uint8Array): boolean => {
+      if (!new TextDecoder().decode(data).includes('ActivityCompleted')) return false;
+      refused += 1;
+      return true;
+    };
+    const groupLog = transport.groupLog!;
+    const refusingGroupLog: GroupLog = {
+      appendGroupRecord: async (log, data) => {
+        if (refuses(data)) throw new TypeError(`bus refused record #${refused}`);
+        return groupLog.appendGroupRecord(log, data);
+      },
+      readGroupRecords: (log, positions) => groupLog.readGroupRecords(log, positions),
+      trimGroupLog: (log, before) => groupLog.trimGroupLog(log, before),
+    };
     const refusing = new Proxy(transport, {
       get(target, prop, receiver) {
+        if (prop === 'groupLog') return refusingGroupLog;
         if (prop === 'append')
           return async (record: Parameters<typeof transport.append>[0]) => {
-            if (new TextDecoder().decode(record.data).includes('ActivityCompleted')) {
-              refused += 1;
-              throw new TypeError(`bus refused record #${refused}`);
-            }
+            if (refuses(record.data)) throw new TypeError(`bus refused record #${refused}`);
             return target.append(record);
           };
         const value = Reflect.get(target, prop, receiver) as unknown;

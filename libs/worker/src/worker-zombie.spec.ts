@@ -9,11 +9,15 @@ afterEach(async () => {
   current = undefined;
 });
 
-/** The shared transport as one without optimistic append (as Kafka is): zombie writes land. */
+/**
+ * The shared transport as one without optimistic append and without group logs (as Kafka's own
+ * journal is): every run is journaled on its own, and zombie writes land.
+ */
 function withoutOptimisticAppend(transport: Transport): Transport {
   return new Proxy(transport, {
     get(target, prop, receiver) {
       if (prop === 'supportsOptimisticAppend') return false;
+      if (prop === 'groupLog') return undefined;
       if (prop === 'append') {
         return (append: Parameters<Transport['append']>[0]) =>
           target.append({ runId: append.runId, data: append.data });

@@ -213,6 +213,8 @@ export class Worker {
     this.reporter = this.fleetReporter();
     // Awaited (a lease at most), so a worker is listed once start() resolved; a failure is logged.
     await this.reporter.first();
+    // After this worker's own report: a fleet of new workers opens the gate at its first look.
+    await this.options.journalGate?.start(this.options.leaseMs);
     this.keeper.onTick(() => this.reporter?.tick());
     const { transport } = this.options;
     if (transport.backlog !== undefined) {
@@ -272,6 +274,7 @@ export class Worker {
       },
     );
     // After any report in flight, so no late report lists the stopped worker again.
+    this.options.journalGate?.stop();
     await this.reporter?.forget();
     this.stateValue = 'stopped';
     this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
@@ -282,7 +285,13 @@ export class Worker {
     const { store, workflows, concurrency, heartbeatMs, leaseMs, logger } = this.options;
     return new FleetReporter(
       store,
-      { workerId: this.workerId, workflows, concurrency, startedAt: this.storeClock.now() },
+      {
+        workerId: this.workerId,
+        workflows,
+        concurrency,
+        startedAt: this.storeClock.now(),
+        readsGroupJournal: this.options.readsGroupJournal,
+      },
       reportTtlMs(heartbeatMs, leaseMs),
       {
         runsHeld: () => this.sessions.size,

@@ -45,6 +45,12 @@ export interface WorkerReport {
   concurrency: number;
   /** True once it was told to stop (SIGTERM) and is handing its runs off. */
   draining: boolean;
+  /**
+   * True when it resumes runs journaled through group records (group commit across runs). Absent
+   * in the reports of releases from before group commit, which cannot: workers that group new runs
+   * by default wait until no live worker lacks it.
+   */
+  readsGroupJournal?: boolean;
 }
 
 /** A report as {@link FleetStore.listWorkers} returns it. */

@@ -54,6 +54,12 @@ export interface GroupJournalOptions {
   maxParts?: number;
   /** Decoded records kept for reads, in bytes. */
   cacheBytes?: number;
+  /**
+   * In mode `group`, whether a new run is grouped now (the worker's fleet gate: every live worker
+   * reads group journals); a new run it refuses is journaled on its own for good.
+   * @defaultValue always
+   */
+  groupNewRuns?: () => boolean;
 }
 
 const DEFAULT_MAX_RECORD_BYTES = 256 * 1024;
@@ -193,11 +199,23 @@ export class GroupCommitter {
   }
 }
 
-/** Decoded group records recently read, shared by concurrent reads, bounded in bytes. */
+/**
+ * Decoded group records recently read, shared by concurrent reads, bounded in bytes. The positions
+ * that reads of one log miss within one turn of the event loop go to the bus as one read: the
+ * resumes of a dead worker's runs, claimed together, fetch the records they share once, in one
+ * request per log (on Kafka one fetch per contiguous range).
+ */
 class RecordCache {
   private readonly entries = new Map<string, Promise<Map<string, Uint8Array> | undefined>>();
   private readonly sizes = new Map<string, number>();
   private bytes = 0;
+  /** Positions missed per log since the last batch left, read together at the next turn. */
+  private readonly batches = new Map<
+    string,
+    { positions: number[]; read: Promise<Map<number, Uint8Array>> }
+  >();
+  /** What reads fetched from the bus (for the bench and tests). */
+  readonly stats = { reads: 0, records: 0, bytes: 0 };
 
   constructor(
     private readonly groupLog: GroupLog,
@@ -209,25 +227,45 @@ class RecordCache {
     log: string,
     positions: readonly number[],
   ): Promise<Map<number, Map<string, Uint8Array> | undefined>> {
-    const missing = positions.filter((p) => !this.entries.has(key(log, p)));
-    if (missing.length > 0) {
-      const read = this.groupLog.readGroupRecords(log, missing);
-      for (const position of missing) {
-        const k = key(log, position);
-        const decoded = read.then((records) => {
-          const data = records.get(position);
-          if (data === undefined) return undefined;
-          this.account(k, data.length);
-          return decodeGroupRecord(data, `group record ${position} of log ${log}`);
-        });
-        // A failed read is not kept: the next reader asks again.
-        decoded.catch(() => this.forget(k));
-        this.entries.set(k, decoded);
-      }
+    for (const position of positions) {
+      const k = key(log, position);
+      if (this.entries.has(k)) continue;
+      const decoded = this.batchRead(log, position).then((records) => {
+        const data = records.get(position);
+        if (data === undefined) return undefined;
+        this.account(k, data.length);
+        return decodeGroupRecord(data, `group record ${position} of log ${log}`);
+      });
+      // A failed read is not kept: the next reader asks again.
+      decoded.catch(() => this.forget(k));
+      this.entries.set(k, decoded);
     }
     const out = new Map<number, Map<string, Uint8Array> | undefined>();
     for (const position of positions) out.set(position, await this.entries.get(key(log, position)));
     return out;
+  }
+
+  /** The bus's answer for `position`, read with every other position of `log` missed this turn. */
+  private batchRead(log: string, position: number): Promise<Map<number, Uint8Array>> {
+    const open = this.batches.get(log);
+    if (open !== undefined) {
+      open.positions.push(position);
+      return open.read;
+    }
+    const positions = [position];
+    const read = new Promise<Map<number, Uint8Array>>((resolve, reject) => {
+      setImmediate(() => {
+        this.batches.delete(log);
+        this.stats.reads++;
+        this.groupLog.readGroupRecords(log, positions).then((records) => {
+          this.stats.records += records.size;
+          for (const data of records.values()) this.stats.bytes += data.length;
+          resolve(records);
+        }, reject);
+      });
+    });
+    this.batches.set(log, { positions, read });
+    return read;
   }
 
   private account(k: string, size: number): void {
@@ -290,7 +328,7 @@ class GroupJournal {
     const ownJournal =
       expected !== undefined &&
       !isGroupPosition(expected) &&
-      (expected > 0 || this.options.mode === 'per-run');
+      (expected > 0 || this.options.mode === 'per-run' || this.options.groupNewRuns?.() === false);
     if (ownJournal) return this.transport.append(append);
     // A fence marker in mode per-run asks the store first: most such runs are their own, and
     // their marker then costs one store call instead of a group record and a store call.
