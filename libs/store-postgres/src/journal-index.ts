@@ -39,9 +39,13 @@ function expectedCount(expected: number | undefined): number | null {
   return isGroupPosition(expected) ? expected - GROUP_POSITION_BASE : -1;
 }
 
-const APPEND_SQL = 'SELECT {{schema}}.append_pointers($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS results';
+const APPEND_SQL =
+  'SELECT {{schema}}.append_pointers($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS results';
 
-export async function appendPointers(db: Db, appends: readonly PointerAppend[]): Promise<PointerAppendResult[]> {
+export async function appendPointers(
+  db: Db,
+  appends: readonly PointerAppend[],
+): Promise<PointerAppendResult[]> {
   if (appends.length === 0) return [];
   const [row] = await db.query<{ results: string[] }>(APPEND_SQL, [
     appends.map((a) => a.runId),
@@ -87,10 +91,12 @@ export async function readPointers(
 ): Promise<RunPointers> {
   const after = Math.max(0, afterPosition - GROUP_POSITION_BASE);
   const upto = uptoPosition === undefined ? null : uptoPosition - GROUP_POSITION_BASE;
-  const rows = await db.query<{ own_journal: boolean; n: number | null; log: string | null; record: number | null }>(
-    READ_SQL,
-    [runId, after, upto],
-  );
+  const rows = await db.query<{
+    own_journal: boolean;
+    n: number | null;
+    log: string | null;
+    record: number | null;
+  }>(READ_SQL, [runId, after, upto]);
   if (rows.length === 0 || rows[0]!.own_journal) return { grouped: false, pointers: [] };
   return {
     grouped: true,
@@ -114,7 +120,9 @@ FROM {{schema}}.group_logs g
 ORDER BY g.log`;
 
 export async function groupLogUse(db: Db): Promise<GroupLogUse[]> {
-  const rows = await db.query<{ log: string; newest_recorded: number; oldest_needed: number | null }>(USE_SQL);
+  const rows = await db.query<{ log: string; newest_recorded: number; oldest_needed: number | null }>(
+    USE_SQL,
+  );
   return rows.map(({ log, newest_recorded: newestRecorded, oldest_needed: oldestNeeded }) =>
     oldestNeeded === null ? { log, newestRecorded } : { log, oldestNeeded, newestRecorded },
   );
