@@ -23,6 +23,7 @@ import {
 import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
+import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import { METRIC } from '@baton/telemetry';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import type { CrashEnvironment } from '@baton/testing/crash';
@@ -180,9 +181,12 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
   it('fails the run once with CheckpointUnreadableError when every checkpoint is damaged and the journal cannot stand in', async () => {
     const { runId, seqs } = await runAtSecondWait();
     for (const seq of seqs) await damageCheckpoint(env.workerEnv, runId, seq);
-    // NATS: the journal is gone (an operator's purge). Kafka: a read from the shared log's start
-    // is never trusted to hold the whole history, so the journal as it is cannot stand in.
-    if (!kafka) await transport.purgeJournal(runId);
+    // The journal is gone (an operator's purge): a grouped run's pointers (group commit, the default
+    // where bus and store support it), or a run's own subject on NATS. Kafka's own journal: a read
+    // from the shared log's start is never trusted to hold the whole history, so it cannot stand in.
+    if (supportsGroupJournal(transport, store)) {
+      await withGroupJournal(transport, store, { mode: 'per-run', log: 'test-journal' }).purgeJournal(runId);
+    } else if (!kafka) await transport.purgeJournal(runId);
     events = [];
     await startWorker();
     await client.signal(runId, 'two');
