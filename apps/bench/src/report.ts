@@ -52,6 +52,7 @@ export function renderReport(report: BenchReport): string {
           'journal append',
           'checkpoint',
           'cpu s',
+          'cpu µs/step',
           'peak RSS MiB',
         ],
         report.throughput.map((t) => [
@@ -64,6 +65,7 @@ export function renderReport(report: BenchReport): string {
           pct(t.journalAppend),
           pct(t.checkpointWrite),
           t.workers.map((w) => w.cpuSeconds.toFixed(1)).join(','),
+          num(t.workerCpuMicrosPerStep),
           t.workers.map((w) => w.peakRssMiB.toFixed(0)).join(','),
         ]),
       ),
@@ -103,12 +105,14 @@ export function renderReport(report: BenchReport): string {
     out.push('', 'Baselines and floors (same run, same services)');
     out.push(
       table(
-        ['name', 'ops/s', 'p50 ms', 'p99 ms', 'what'],
+        ['name', 'ops/s', 'p50 ms', 'p99 ms', 'worker cpu s', 'cpu µs/step', 'what'],
         others.map((b) => [
           b.name,
           num(b.opsPerSecond),
           ms(b.latency?.p50),
           ms(b.latency?.p99),
+          b.workerCpuSeconds === undefined ? '-' : b.workerCpuSeconds.toFixed(2),
+          b.workerCpuMicrosPerStep === undefined ? '-' : num(b.workerCpuMicrosPerStep),
           b.detail.length > 90 ? `${b.detail.slice(0, 89)}…` : b.detail,
         ]),
       ),
@@ -123,6 +127,14 @@ export function renderReport(report: BenchReport): string {
         `steps/s vs ${b.name}`,
         (chain.stepsPerSecond / b.opsPerSecond).toFixed(2),
         HIGHER_IS_BETTER,
+      ]);
+    }
+    for (const b of report.baselines) {
+      if (b.workerCpuMicrosPerStep === undefined) continue;
+      rows.push([
+        `worker CPU µs/step vs ${b.name}`,
+        (chain.workerCpuMicrosPerStep / b.workerCpuMicrosPerStep).toFixed(2),
+        `${LOWER_IS_BETTER} (1 = as much worker CPU per step as BullMQ)`,
       ]);
     }
     const single = (report.baselines[0] as { singleRun?: Percentiles } | undefined)?.singleRun;

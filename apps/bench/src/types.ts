@@ -74,6 +74,10 @@ export interface ThroughputResult {
   journalAppend: Percentiles | null;
   checkpointWrite: Percentiles | null;
   workers: ProcessUsage[];
+  /** User + system CPU seconds of all worker processes over the throughput phase. */
+  workerCpuSeconds: number;
+  /** workerCpuSeconds per durable step of that phase (runs × stepsPerRun), in microseconds. */
+  workerCpuMicrosPerStep: number;
 }
 
 export interface RecoveryResult {
@@ -99,6 +103,13 @@ export interface BaselineResult {
   opsPerSecond: number;
   latency: Percentiles | null;
   detail: string;
+  /**
+   * A baseline whose worker runs in a process of its own (BullMQ): that process's user + system
+   * CPU seconds over the throughput phase, read from /proc as Baton's worker processes' are.
+   */
+  workerCpuSeconds?: number;
+  /** workerCpuSeconds per step of the throughput phase, in microseconds. */
+  workerCpuMicrosPerStep?: number;
 }
 
 export interface BenchReport {

@@ -1,9 +1,10 @@
 /**
- * The worker crash suite on NATS + Redis with group commit across runs (BATON_JOURNAL=group): every
- * worker puts the steps of many runs into one record of its own log and records each run's pointer
- * in Redis, fenced by expected position. The same scenarios and invariants as every other pair
- * (SIGKILL mid-step, zombies frozen past their lease, bus and store outages): the journal a resume
- * reads is the pointers the store accepted, so a fenced worker's entries are never replayed.
+ * The worker crash suite with group commit across runs (BATON_JOURNAL=group), on NATS + Redis and
+ * NATS + Postgres: every worker puts the steps of many runs into one record of its own log and
+ * records each run's pointer in the store, fenced by expected position. The same scenarios and
+ * invariants as every other pair (SIGKILL mid-step, zombies frozen past their lease, bus and store
+ * outages where the suite can restart the server): the journal a resume reads is the pointers the
+ * store accepted, so a fenced worker's entries are never replayed.
  *
  * And the zombie group commit is most exposed to: a worker frozen (SIGSTOP) between a flush's
  * group record, which landed on the bus, and its store call recording the runs' pointers, which is
@@ -16,38 +17,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { CrashWorld, describeCrashSuite } from '@baton/testing/crash';
+import { CrashWorld, describeCrashSuite, type CrashEnvironmentFactory } from '@baton/testing/crash';
 import { layoutFor } from '@baton/transport-nats';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import { NO_VIOLATIONS } from './cluster-workload.spec-helper.js';
 
-const GROUP = crashEnvironment('redis', 'nats', { BATON_JOURNAL: 'group' });
+const GROUP = { BATON_JOURNAL: 'group' };
 
-describeCrashSuite('nats+redis, group journal', GROUP, { outages: ['nats', 'redis'] });
-
-describe('group journal on nats+redis', () => {
-  it(
-    'journals every run through pointers in the store, none on a subject of its own',
-    { timeout: 90_000 },
-    async () => {
-      const w = await CrashWorld.create(GROUP);
-      try {
-        await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
-        await w.enqueue(30, { steps: 5, minDelayMs: 10, maxDelayMs: 40 });
-        await w.waitForAll(60_000);
-        expect(await w.violations()).toEqual(NO_VIOLATIONS);
-        const index = w.env.store.journalIndex!;
-        for (const { runId } of w.runs) {
-          const { grouped, pointers } = await index.readPointers(runId, 0);
-          expect({ runId, grouped }).toEqual({ runId, grouped: true });
-          expect(pointers.length).toBeGreaterThan(0);
-        }
-      } finally {
-        await w.dispose();
-      }
-    },
-  );
-});
+const pairs: Array<{ name: string; env: CrashEnvironmentFactory; outages: Array<'nats' | 'redis'> }> = [
+  { name: 'nats+redis', env: crashEnvironment('redis', 'nats', GROUP), outages: ['nats', 'redis'] },
+  // The suite restarts private NATS and Redis servers only; Postgres stays up.
+  { name: 'nats+postgres', env: crashEnvironment('postgres', 'nats', GROUP), outages: ['nats'] },
+];
 
 /** A TCP relay in front of a server whose traffic can be held (nothing passes, either way) and let go, in order. */
 async function holdableRelay(target: URL) {
@@ -87,70 +68,98 @@ async function holdableRelay(target: URL) {
   };
 }
 
-describe('group journal on nats+redis: a zombie frozen mid-flush', () => {
-  it(
-    'refuses the pointers of a flush held past the lease and replays none of its record',
-    { timeout: 120_000 },
-    async () => {
-      const w = await CrashWorld.create(GROUP, {
-        workerEnv: { BATON_CONCURRENCY: '20', BATON_LEASE_MS: '1500', BATON_REAP_INTERVAL_MS: '200' },
-      });
-      const relay = await holdableRelay(new URL(w.env.workerEnv.BATON_STORE_URL!));
-      const nc = await connect({ servers: w.env.workerEnv.BATON_TRANSPORT_URL });
-      try {
-        const zombie = await w.fleet.spawn({ BATON_STORE_URL: relay.url });
-        await w.enqueue(10, { steps: 10, minDelayMs: 150, maxDelayMs: 250 });
-        // A few steps of every run are journaled through pointers by then.
-        await w.waitForExecutions(zombie.pid, 30);
-        // The next flush's record goes to the bus; its store call waits in the relay. Then freeze.
-        relay.hold();
-        await sleep(300);
-        zombie.signal('SIGSTOP');
-        const stoppedAt = Date.now();
-        const survivor = await w.fleet.spawn();
-        await w.waitForExecutions(survivor.pid, 5);
-        await sleep(Math.max(0, stoppedAt + 4_000 - Date.now()));
-        // The held calls reach the store now, after the survivor fenced every run; then the zombie wakes.
-        relay.release();
-        await sleep(500);
-        zombie.signal('SIGCONT');
-        await w.waitForAll(60_000);
-        await sleep(1_000);
+for (const { name, env, outages } of pairs) {
+  describeCrashSuite(`${name}, group journal`, env, { outages });
 
-        expect(zombie.alive).toBe(true);
-        expect(await w.violations()).toEqual(NO_VIOLATIONS);
-
-        // The zombie's log (it ran alone at first, so the first run's first pointer is in it) holds
-        // a record no pointer names: the frozen flush's, on the bus and fenced out of every journal.
-        const index = w.env.store.journalIndex!;
-        const pointers = (await Promise.all(w.runs.map((r) => index.readPointers(r.runId, 0)))).flatMap(
-          (p) => p.pointers,
-        );
-        const zombieLog = (await index.readPointers(w.runs[0]!.runId, 0)).pointers[0]!.log;
-        const named = new Set(pointers.filter((p) => p.log === zombieLog).map((p) => p.record));
-        const prefix = w.env.workerEnv.BATON_NATS_PREFIX!;
-        const layout = layoutFor(prefix);
-        const subject = `${layout.journalSubjects.slice(0, -1)}g.${zombieLog}`;
-        const jsm = await jetstreamManager(nc);
-        const unnamed: number[] = [];
-        for (let seq = 1; ;) {
-          const message = await jsm.direct
-            .getMessage(layout.journalStream, { seq, next_by_subj: subject })
-            .catch(() => null);
-          if (message === null) break;
-          if (!named.has(message.seq)) unnamed.push(message.seq);
-          seq = message.seq + 1;
+  describe(`group journal on ${name}`, () => {
+    it(
+      'journals every run through pointers in the store, none on a subject of its own',
+      { timeout: 90_000 },
+      async () => {
+        const w = await CrashWorld.create(env);
+        try {
+          await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
+          await w.enqueue(30, { steps: 5, minDelayMs: 10, maxDelayMs: 40 });
+          await w.waitForAll(60_000);
+          expect(await w.violations()).toEqual(NO_VIOLATIONS);
+          const index = w.env.store.journalIndex!;
+          for (const { runId } of w.runs) {
+            const { grouped, pointers } = await index.readPointers(runId, 0);
+            expect({ runId, grouped }).toEqual({ runId, grouped: true });
+            expect(pointers.length).toBeGreaterThan(0);
+          }
+        } finally {
+          await w.dispose();
         }
-        console.log(
-          `[crash suite] group journal zombie mid-flush: ${named.size} records of its log named, ${unnamed.length} never named`,
-        );
-        expect(named.size).toBeGreaterThan(0);
-        expect(unnamed.length).toBeGreaterThan(0);
-      } finally {
-        await nc.close();
-        await relay.close();
-        await w.dispose();
-      }
-    },
-  );
-});
+      },
+    );
+  });
+
+  describe(`group journal on ${name}: a zombie frozen mid-flush`, () => {
+    it(
+      'refuses the pointers of a flush held past the lease and replays none of its record',
+      { timeout: 120_000 },
+      async () => {
+        const w = await CrashWorld.create(env, {
+          workerEnv: { BATON_CONCURRENCY: '20', BATON_LEASE_MS: '1500', BATON_REAP_INTERVAL_MS: '200' },
+        });
+        const relay = await holdableRelay(new URL(w.env.workerEnv.BATON_STORE_URL!));
+        const nc = await connect({ servers: w.env.workerEnv.BATON_TRANSPORT_URL });
+        try {
+          const zombie = await w.fleet.spawn({ BATON_STORE_URL: relay.url });
+          await w.enqueue(10, { steps: 10, minDelayMs: 150, maxDelayMs: 250 });
+          // A few steps of every run are journaled through pointers by then.
+          await w.waitForExecutions(zombie.pid, 30);
+          // The next flush's record goes to the bus; its store call waits in the relay. Then freeze.
+          relay.hold();
+          await sleep(300);
+          zombie.signal('SIGSTOP');
+          const stoppedAt = Date.now();
+          const survivor = await w.fleet.spawn();
+          await w.waitForExecutions(survivor.pid, 5);
+          await sleep(Math.max(0, stoppedAt + 4_000 - Date.now()));
+          // The held calls reach the store now, after the survivor fenced every run; then the zombie wakes.
+          relay.release();
+          await sleep(500);
+          zombie.signal('SIGCONT');
+          await w.waitForAll(60_000);
+          await sleep(1_000);
+
+          expect(zombie.alive).toBe(true);
+          expect(await w.violations()).toEqual(NO_VIOLATIONS);
+
+          // The zombie's log (it ran alone at first, so the first run's first pointer is in it) holds
+          // a record no pointer names: the frozen flush's, on the bus and fenced out of every journal.
+          const index = w.env.store.journalIndex!;
+          const pointers = (await Promise.all(w.runs.map((r) => index.readPointers(r.runId, 0)))).flatMap(
+            (p) => p.pointers,
+          );
+          const zombieLog = (await index.readPointers(w.runs[0]!.runId, 0)).pointers[0]!.log;
+          const named = new Set(pointers.filter((p) => p.log === zombieLog).map((p) => p.record));
+          const prefix = w.env.workerEnv.BATON_NATS_PREFIX!;
+          const layout = layoutFor(prefix);
+          const subject = `${layout.journalSubjects.slice(0, -1)}g.${zombieLog}`;
+          const jsm = await jetstreamManager(nc);
+          const unnamed: number[] = [];
+          for (let seq = 1; ;) {
+            const message = await jsm.direct
+              .getMessage(layout.journalStream, { seq, next_by_subj: subject })
+              .catch(() => null);
+            if (message === null) break;
+            if (!named.has(message.seq)) unnamed.push(message.seq);
+            seq = message.seq + 1;
+          }
+          console.log(
+            `[crash suite] group journal zombie mid-flush: ${named.size} records of its log named, ${unnamed.length} never named`,
+          );
+          expect(named.size).toBeGreaterThan(0);
+          expect(unnamed.length).toBeGreaterThan(0);
+        } finally {
+          await nc.close();
+          await relay.close();
+          await w.dispose();
+        }
+      },
+    );
+  });
+}

@@ -181,14 +181,12 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
   it('fails the run once with CheckpointUnreadableError when every checkpoint is damaged and the journal cannot stand in', async () => {
     const { runId, seqs } = await runAtSecondWait();
     for (const seq of seqs) await damageCheckpoint(env.workerEnv, runId, seq);
-    // The journal is gone (an operator's purge), through the view the workers read: a grouped run's
-    // pointers, or a run's own subject on NATS. Kafka's own journal stays (a purge is a no-op
-    // there), but a read from the shared log's start is never trusted to hold the whole history,
-    // so it cannot stand in either.
-    const journal = supportsGroupJournal(transport, store)
-      ? withGroupJournal(transport, store, { mode: 'per-run', log: 'test-journal' })
-      : transport;
-    await journal.purgeJournal(runId);
+    // The journal is gone (an operator's purge): a grouped run's pointers (group commit, the default
+    // where bus and store support it), or a run's own subject on NATS. Kafka's own journal: a read
+    // from the shared log's start is never trusted to hold the whole history, so it cannot stand in.
+    if (supportsGroupJournal(transport, store)) {
+      await withGroupJournal(transport, store, { mode: 'per-run', log: 'test-journal' }).purgeJournal(runId);
+    } else if (!kafka) await transport.purgeJournal(runId);
     events = [];
     await startWorker();
     await client.signal(runId, 'two');

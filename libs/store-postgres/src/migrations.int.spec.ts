@@ -62,6 +62,9 @@ describe('postgres store: migrations', () => {
     expect(tables.map((t) => t.table_name)).toEqual([
       'cancel_requests',
       'checkpoints',
+      'group_logs',
+      'journal_pointers',
+      'journal_runs',
       'leases',
       'live_workers',
       'payloads',

@@ -18,7 +18,6 @@ const freshStore = (): Store => {
 };
 
 describeStoreConformance('postgres', freshStore, {
-  withoutJournalIndex: 'not built on Postgres yet (issue 23: group commit lands on NATS and Redis first)',
   damage: (store, runId, seq, damage) => damagePostgresCheckpoint(schemaOf.get(store)!, runId, seq, damage),
   // Two stores, each with its own pool and presence sessions, on one fresh schema.
   pair: () => {

@@ -1,6 +1,6 @@
 /**
  * The Postgres {@link Store}: lifecycle, and one method per contract operation delegating to the
- * capability modules (leases, checkpoints, runs, waits, presence).
+ * capability modules (leases, checkpoints, runs, waits, presence, the journal index).
  *
  * Lifecycle, the one every adapter shares (`AdapterLifecycle`): `created` (no connection yet) →
  * `connecting` (first connection, migrations) → `ready` → `closed` (final; every operation
@@ -15,7 +15,9 @@ import type {
   Checkpoint,
   CheckpointSummary,
   DueTimer,
+  GroupLogUse,
   InboxSignal,
+  JournalIndex,
   LeaseInfo,
   PauseHeldResult,
   PauseRequestResult,
@@ -37,12 +39,16 @@ import type {
   SuspendResult,
   WorkerReport,
   ScanTurn,
+  PointerAppend,
+  PointerAppendResult,
+  RunPointers,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import * as checkpoints from './checkpoints.js';
 import { Db } from './db.js';
 import * as fleet from './fleet.js';
 import { connectError, operationError } from './errors.js';
+import * as journalIndex from './journal-index.js';
 import * as leases from './leases.js';
 import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
@@ -266,6 +272,22 @@ export class PostgresStore implements Store, PresenceStore {
   deletePayloads(runIds: readonly string[]): Promise<void> {
     return this.run('deletePayloads', (db) => payloads.deletePayloads(db, runIds));
   }
+
+  // Journal index (group commit across runs) ---------------------------------------------------
+
+  readonly journalIndex: JournalIndex = {
+    appendPointers: (appends: readonly PointerAppend[]): Promise<PointerAppendResult[]> =>
+      this.run('appendPointers', (db) => journalIndex.appendPointers(db, appends)),
+    markOwnJournal: (runId: string): Promise<'own' | 'grouped'> =>
+      this.run('markOwnJournal', (db) => journalIndex.markOwnJournal(db, runId)),
+    readPointers: (runId: string, afterPosition: number, uptoPosition?: number): Promise<RunPointers> =>
+      this.run('readPointers', (db) => journalIndex.readPointers(db, runId, afterPosition, uptoPosition)),
+    deletePointers: (runId: string): Promise<void> =>
+      this.run('deletePointers', (db) => journalIndex.deletePointers(db, runId)),
+    groupLogUse: (): Promise<GroupLogUse[]> => this.run('groupLogUse', (db) => journalIndex.groupLogUse(db)),
+    forgetGroupLog: (log: string, newestRecorded: number): Promise<boolean> =>
+      this.run('forgetGroupLog', (db) => journalIndex.forgetGroupLog(db, log, newestRecorded)),
+  };
 
   // Presence -------------------------------------------------------------------------------------
 

@@ -71,7 +71,10 @@ describe('Kafka test broker', () => {
       } finally {
         await admin.deleteTopics({ topics: [topic], timeout: 5_000 });
       }
-      expect(await admin.listTopics()).not.toContain(topic);
+      // A deletion reaches the metadata every broker answers with a moment later: bounded wait.
+      await expect
+        .poll(async () => admin.listTopics(), { timeout: 10_000, interval: 100 })
+        .not.toContain(topic);
     });
   });
 });

@@ -360,8 +360,8 @@ function journalTransport(
     throw new ConfigError(
       `journal 'group' needs a bus with group logs and a store with a journal index; ${transport.name} ` +
         `${transport.groupLog ? 'has them' : 'has no group logs'} and ${store.name} ` +
-        `${store.journalIndex ? 'has one' : 'has no journal index'} (group logs are built for NATS and Kafka, ` +
-        "journal indexes for Redis, so far): use journal 'per-run'",
+        `${store.journalIndex ? 'has one' : 'has no journal index'} (group commit is built for NATS or Kafka ` +
+        "with Redis or Postgres so far): use journal 'per-run'",
     );
   }
   return transport;

@@ -55,21 +55,29 @@ async function benchSchemas(): Promise<string[]> {
 }
 
 describe('bullmq baseline', () => {
-  it('runs chain10 as step jobs: every job does its ten steps', async () => {
+  it('runs chain10 as step jobs in a worker process: every job does its ten steps', async () => {
     const keysBefore = await benchKeys();
     const progress = recordingProgress();
+    // Enough steps for the worker process's CPU to span many of /proc's 10 ms ticks.
+    const runs = 300;
     const result = await runBullmqChain10({
       redisUrl: redisTestUrl(),
-      runs: 50,
+      runs,
       concurrency: 4,
       singleRuns: 5,
       progress,
     });
     expectSane(result);
     expect(result.name).toBe('bullmq chain10 c=4');
-    expect(result.runsCompleted).toBe(50);
-    expect(result.stepsExecuted).toBe(50 * CHAIN_STEPS);
-    expect(result.latency!.count).toBe(50);
+    expect(result.runsCompleted).toBe(runs);
+    // Counted by the worker process itself, over the measured phase only (not its warm-up).
+    expect(result.stepsExecuted).toBe(runs * CHAIN_STEPS);
+    expect(result.latency!.count).toBe(runs);
+    // The worker process's CPU over that phase, read from /proc.
+    expect(result.workerCpuSeconds).toBeGreaterThan(0);
+    expect(Number.isFinite(result.workerCpuSeconds)).toBe(true);
+    expect(result.workerCpuMicrosPerStep).toBeCloseTo((result.workerCpuSeconds * 1e6) / (runs * CHAIN_STEPS));
+    expect(result.workerCpuMicrosPerStep).toBeGreaterThan(0);
     expect(result.singleRun.count).toBe(5);
     expect(result.singleRun.p50).toBeGreaterThan(0);
     expect(result.detail).toMatch(/single run p50 \d+\.\d+ ms/);
@@ -78,7 +86,7 @@ describe('bullmq baseline', () => {
     expect(progress.dones).toBe(1);
     // The queue was obliterated: nothing of this run is left in Redis.
     expect(await benchKeys()).toEqual(keysBefore);
-  });
+  }, 60_000);
 
   it('measures one run alone', async () => {
     const result = await runBullmqSingle({ redisUrl: redisTestUrl(), runs: 10 });

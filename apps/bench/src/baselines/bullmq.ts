@@ -5,29 +5,44 @@
  * write per step, the same bargain as Baton's journal append, without Baton's exactly-once
  * bookkeeping (leases, checkpoints, replay).
  *
+ * The throughput phase runs the Worker in a process of its own (bullmq-worker-main.ts), started
+ * the way the bench starts Baton's worker processes, and reads its CPU time from /proc over the
+ * bulk phase as it reads theirs: the bench process keeps only the Queue (adds) and a QueueEvents
+ * reader (completions). Runs executed one at a time use a Worker inside the bench process, whose
+ * `completed` event times them without a hop through the event stream.
+ *
  * Every run of this module uses a queue under a prefix of its own and obliterates it at the end.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { Queue, Worker, type Job } from 'bullmq';
+import { nodeInvocation, REPO_ROOT } from '@baton/testing/crash';
+import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { processUsage } from '../process-usage.js';
 import { percentiles, type BaselineResult, type Percentiles, type Progress } from '../types.js';
+import { CHAIN_STEPS, processStepJob, QUEUE_NAME, type ChainData } from './bullmq-steps.js';
+import type { FromWorker, ToWorker } from './bullmq-worker-main.js';
 
-/** Steps of every chain10 run. */
-export const CHAIN_STEPS = 10;
+export { CHAIN_STEPS } from './bullmq-steps.js';
+
+/** The BullMQ worker process's module (its build under BATON_WORKER_RUNTIME=dist). */
+const WORKER_MAIN = fileURLToPath(new URL('./bullmq-worker-main.ts', import.meta.url));
 /** Jobs per addBulk call. */
 const ADD_CHUNK = 1_000;
 /** Runs of the "one run alone" measurement unless told otherwise. */
 const DEFAULT_SINGLE_RUNS = 50;
 /** Unmeasured single runs first (script loading, connections). */
 const WARM_UP_RUNS = 5;
+/** Unmeasured jobs through the worker process before its throughput phase, as Baton's warm-up. */
+const BULK_WARM_UP_RUNS = 50;
 /** A measurement fails when no job completes for this long. */
 const STALL_MS = 30_000;
-
-interface ChainData {
-  step: number;
-  x: number;
-}
+/** How long the worker process may take to connect, and to close before it is killed. */
+const WORKER_PROCESS_MS = 30_000;
+/** Events a job leaves in the queue's event stream (added, waiting, active, completed), with room. */
+const EVENTS_PER_JOB = 8;
 
 export interface BullmqChainOptions {
   redisUrl: string;
@@ -54,36 +69,58 @@ export interface BullmqChainResult extends BaselineResult {
   stepsExecuted: number;
   /** Latency of one run executed alone (enqueue to completion). */
   singleRun: Percentiles;
+  /** User + system CPU seconds of the worker process over the throughput phase. */
+  workerCpuSeconds: number;
+  /** workerCpuSeconds per step of the throughput phase (runs × 10), in microseconds. */
+  workerCpuMicrosPerStep: number;
 }
 
 /**
- * chain10 on BullMQ: `runs` jobs added in bulk, one worker of `concurrency`; steps/s over the wall
- * time from the first add to the last completion, latency per run from its add to its completion.
- * Also measures one run alone (see {@link runBullmqSingle}) and reports its p50 in `detail`.
+ * chain10 on BullMQ: `runs` jobs added in bulk, one worker process of `concurrency`; steps/s over
+ * the wall time from the first add to the last completion, latency per run from its add to its
+ * completion, the worker process's CPU over that phase. Also measures one run alone (see
+ * {@link runBullmqSingle}) and reports its p50 in `detail`.
  */
 export async function runBullmqChain10(opts: BullmqChainOptions): Promise<BullmqChainResult> {
   const runs = positive('runs', opts.runs);
   const concurrency = positive('concurrency', opts.concurrency);
   const singleRuns = positive('singleRuns', opts.singleRuns ?? DEFAULT_SINGLE_RUNS);
   const name = `bullmq chain10 c=${concurrency}`;
-  const bench = await StepJobBench.open(opts.redisUrl, concurrency);
+  const single = await StepJobBench.open(opts.redisUrl, concurrency);
+  let singleRun: Percentiles;
   try {
-    const singleSamples = await bench.runSequential(singleRuns);
-    const singleRun = percentiles(singleSamples);
+    singleRun = percentiles(await single.runSequential(singleRuns));
+  } finally {
+    await single.close();
+  }
+  const bench = await WorkerProcessBench.open(opts.redisUrl, concurrency, runs + BULK_WARM_UP_RUNS);
+  try {
+    await bench.runBulk(Math.min(BULK_WARM_UP_RUNS, runs));
+    const stepsBefore = await bench.stepsExecuted();
+    const usageBefore = await processUsage(bench.pid);
     const bulk = await bench.runBulk(runs, name, opts.progress);
+    const usageAfter = await processUsage(bench.pid);
+    const steps = (await bench.stepsExecuted()) - stepsBefore;
     const stepsPerSecond = (runs * CHAIN_STEPS) / (bulk.wallMs / 1_000);
-    opts.progress?.done(`${Math.round(stepsPerSecond).toLocaleString('en-US')} steps/s`);
+    const workerCpuSeconds = usageAfter.cpuSeconds - usageBefore.cpuSeconds;
+    const workerCpuMicrosPerStep = (workerCpuSeconds * 1e6) / (runs * CHAIN_STEPS);
+    opts.progress?.done(
+      `${Math.round(stepsPerSecond).toLocaleString('en-US')} steps/s, ` +
+        `${Math.round(workerCpuMicrosPerStep)} µs worker CPU per step`,
+    );
     return {
       name,
       opsPerSecond: stepsPerSecond,
       latency: percentiles(bulk.latencies),
       detail:
-        `${runs} jobs of ${CHAIN_STEPS} steps (job.updateData after each step), added in bulk; one worker, ` +
-        `concurrency ${concurrency}; single run p50 ${singleRun.p50.toFixed(2)} ms ` +
+        `${runs} jobs of ${CHAIN_STEPS} steps (job.updateData after each step), added in bulk; one worker ` +
+        `process, concurrency ${concurrency}; single run p50 ${singleRun.p50.toFixed(2)} ms ` +
         `(${singleRuns} runs one after the other)`,
       runsCompleted: bulk.completed,
-      stepsExecuted: bulk.steps,
+      stepsExecuted: steps,
       singleRun,
+      workerCpuSeconds,
+      workerCpuMicrosPerStep,
     };
   } finally {
     await bench.close();
@@ -115,152 +152,43 @@ export async function runBullmqSingle(opts: BullmqSingleOptions): Promise<Baseli
   }
 }
 
-/** A queue, its one worker and the bookkeeping of completions. */
-class StepJobBench {
-  private stepsExecuted = 0;
+/**
+ * Completions of the jobs a measurement waits for, and its first failure (failed job, wrong
+ * result, dead worker process): a measurement waiting on jobs ends with it.
+ */
+class Completions {
   private readonly waiting = new Map<string, (finishedAt: number) => void>();
-  /** The first failure (failed job, wrong result); a measurement waiting on jobs ends with it. */
   private error: Error | undefined;
   private onError: ((err: Error) => void) | undefined;
-  private seq = 0;
 
-  private readonly queue: Queue<ChainData, number>;
-  private readonly worker: Worker<ChainData, number>;
-
-  private constructor(
-    private readonly connection: Redis,
-    private readonly prefix: string,
-    concurrency: number,
-  ) {
-    const queueName = 'chain10';
-    this.queue = new Queue<ChainData, number>(queueName, { connection, prefix });
-    const worker = new Worker<ChainData, number>(queueName, (job) => this.process(job), {
-      connection,
-      prefix,
-      concurrency,
-      autorun: false,
-    });
-    this.worker = worker;
-    worker.on('completed', (job, result) => {
-      const finishedAt = performance.now();
-      if (result !== CHAIN_STEPS) {
-        this.fail(new Error(`bullmq job ${job.id} finished with x = ${result}, not ${CHAIN_STEPS}`));
-        return;
-      }
-      const resolve = this.waiting.get(job.id ?? '');
-      if (resolve) {
-        this.waiting.delete(job.id ?? '');
-        resolve(finishedAt);
-      }
-    });
-    worker.on('failed', (job, err) => {
-      this.fail(new Error(`bullmq job ${job?.id ?? '?'} failed: ${err.message}`, { cause: err }));
-    });
-    // Errors of the worker's own loop (connection trouble) surface as stalls; keep them quiet here.
-    worker.on('error', () => undefined);
+  /** A job completed (`finishedAt` from performance.now()) with `result`. */
+  completed(jobId: string, result: unknown, finishedAt: number): void {
+    if (result !== CHAIN_STEPS) {
+      this.fail(new Error(`bullmq job ${jobId} finished with x = ${String(result)}, not ${CHAIN_STEPS}`));
+      return;
+    }
+    const resolve = this.waiting.get(jobId);
+    if (resolve) {
+      this.waiting.delete(jobId);
+      resolve(finishedAt);
+    }
   }
 
-  private fail(err: Error): void {
+  fail(err: Error): void {
     this.error ??= err;
     this.onError?.(err);
   }
 
-  static async open(redisUrl: string, concurrency: number): Promise<StepJobBench> {
-    // BullMQ's blocking commands need maxRetriesPerRequest null.
-    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
-    connection.on('error', () => undefined);
-    try {
-      await connection.connect();
-    } catch (err) {
-      connection.disconnect();
-      throw new Error(`bullmq baseline: cannot reach Redis at ${redisUrl}: ${describe(err)}`, { cause: err });
-    }
-    const prefix = `baton-bench-bull-${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
-    const bench = new StepJobBench(connection, prefix, concurrency);
-    void bench.worker.run().catch(() => undefined);
-    await Promise.all([bench.queue.waitUntilReady(), bench.worker.waitUntilReady()]);
-    return bench;
-  }
-
-  /** The step-job processor: resumes at `job.data.step`, saves progress after every step. */
-  private async process(job: Job<ChainData, number>): Promise<number> {
-    let { step, x } = job.data;
-    while (step < CHAIN_STEPS) {
-      x = x + 1;
-      await job.updateData({ ...job.data, step: step + 1, x });
-      step++;
-      this.stepsExecuted++;
-    }
-    return x;
-  }
-
-  /** Runs `runs` jobs one after the other; returns each one's add-to-completion milliseconds. */
-  async runSequential(runs: number, tick?: (done: number) => void): Promise<number[]> {
-    for (let i = 0; i < WARM_UP_RUNS; i++) await this.runOne();
-    const samples: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      samples.push(await this.runOne());
-      tick?.(i + 1);
-    }
-    return samples;
-  }
-
-  private async runOne(): Promise<number> {
-    const jobId = `s${++this.seq}`;
-    const done = this.completion(jobId);
-    const started = performance.now();
-    await this.queue.add('run', { step: 0, x: 0 }, { jobId });
-    const finishedAt = await this.guard(done);
-    return finishedAt - started;
-  }
-
-  /** Adds `runs` jobs in chunks and waits for all; wall time from the first add to the last completion. */
-  async runBulk(
-    runs: number,
-    label: string,
-    progress: Progress | undefined,
-  ): Promise<{ wallMs: number; latencies: number[]; completed: number; steps: number }> {
-    const stepsBefore = this.stepsExecuted;
-    const latencies: number[] = [];
-    const every = Math.max(1, Math.floor(runs / 100));
-    let completed = 0;
-    let lastFinish = 0;
-    progress?.start(label, runs);
-    const all: Promise<void>[] = [];
-    const started = performance.now();
-    for (let first = 0; first < runs; first += ADD_CHUNK) {
-      const size = Math.min(ADD_CHUNK, runs - first);
-      const jobs = Array.from({ length: size }, () => ({
-        name: 'run',
-        data: { step: 0, x: 0 },
-        opts: { jobId: `b${++this.seq}` },
-      }));
-      const addedAt = performance.now();
-      for (const job of jobs) {
-        all.push(
-          this.completion(job.opts.jobId).then((finishedAt) => {
-            latencies.push(finishedAt - addedAt);
-            lastFinish = Math.max(lastFinish, finishedAt);
-            completed++;
-            if (completed % every === 0 || completed === runs) progress?.tick(completed);
-          }),
-        );
-      }
-      await this.queue.addBulk(jobs);
-    }
-    await this.guard(Promise.all(all), () => completed);
-    return { wallMs: lastFinish - started, latencies, completed, steps: this.stepsExecuted - stepsBefore };
-  }
-
-  private completion(jobId: string): Promise<number> {
+  /** When `jobId` completes (performance.now()). */
+  of(jobId: string): Promise<number> {
     return new Promise<number>((resolve) => this.waiting.set(jobId, resolve));
   }
 
   /**
-   * Waits for `work`, failing on the first failed job or when nothing completes for STALL_MS
+   * Waits for `work`, failing on the first failure or when nothing completes for STALL_MS
    * (`progressOf` tells whether something did).
    */
-  private async guard<T>(work: Promise<T>, progressOf: () => number = () => 0): Promise<T> {
+  async guard<T>(work: Promise<T>, progressOf: () => number = () => 0): Promise<T> {
     let timer: ReturnType<typeof setInterval> | undefined;
     const failed = new Promise<never>((_, reject) => {
       if (this.error) reject(this.error);
@@ -284,14 +212,279 @@ class StepJobBench {
       this.onError = undefined;
     }
   }
+}
+
+/** A Redis connection for BullMQ, connected, or an error that names the URL. */
+async function connect(redisUrl: string): Promise<Redis> {
+  // BullMQ's blocking commands need maxRetriesPerRequest null.
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  connection.on('error', () => undefined);
+  try {
+    await connection.connect();
+  } catch (err) {
+    connection.disconnect();
+    throw new Error(`bullmq baseline: cannot reach Redis at ${redisUrl}: ${describe(err)}`, { cause: err });
+  }
+  return connection;
+}
+
+function newPrefix(): string {
+  return `baton-bench-bull-${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
+}
+
+/** Obliterates the queue and deletes whatever else is left under its prefix. */
+async function dispose(queue: Queue, connection: Redis, prefix: string): Promise<void> {
+  await queue.obliterate({ force: true }).catch(() => undefined);
+  await queue.close().catch(() => undefined);
+  // Whatever obliterate left under the prefix (meta, event stream, markers) goes too.
+  await deleteByPrefix(connection, `${prefix}:`).catch(() => undefined);
+  await connection.quit().catch(() => undefined);
+}
+
+/** Runs one after the other: a queue and its one worker, both in the bench process. */
+class StepJobBench {
+  private readonly completions = new Completions();
+  private seq = 0;
+
+  private readonly queue: Queue<ChainData, number>;
+  private readonly worker: Worker<ChainData, number>;
+
+  private constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+    concurrency: number,
+  ) {
+    this.queue = new Queue<ChainData, number>(QUEUE_NAME, { connection, prefix });
+    const worker = new Worker<ChainData, number>(QUEUE_NAME, (job) => processStepJob(job, () => undefined), {
+      connection,
+      prefix,
+      concurrency,
+      autorun: false,
+    });
+    this.worker = worker;
+    worker.on('completed', (job, result) => {
+      this.completions.completed(job.id ?? '', result, performance.now());
+    });
+    worker.on('failed', (job, err) => {
+      this.completions.fail(new Error(`bullmq job ${job?.id ?? '?'} failed: ${err.message}`, { cause: err }));
+    });
+    // Errors of the worker's own loop (connection trouble) surface as stalls; keep them quiet here.
+    worker.on('error', () => undefined);
+  }
+
+  static async open(redisUrl: string, concurrency: number): Promise<StepJobBench> {
+    const connection = await connect(redisUrl);
+    const bench = new StepJobBench(connection, newPrefix(), concurrency);
+    void bench.worker.run().catch(() => undefined);
+    await Promise.all([bench.queue.waitUntilReady(), bench.worker.waitUntilReady()]);
+    return bench;
+  }
+
+  /** Runs `runs` jobs one after the other; returns each one's add-to-completion milliseconds. */
+  async runSequential(runs: number, tick?: (done: number) => void): Promise<number[]> {
+    for (let i = 0; i < WARM_UP_RUNS; i++) await this.runOne();
+    const samples: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      samples.push(await this.runOne());
+      tick?.(i + 1);
+    }
+    return samples;
+  }
+
+  private async runOne(): Promise<number> {
+    const jobId = `s${++this.seq}`;
+    const done = this.completions.of(jobId);
+    const started = performance.now();
+    await this.queue.add('run', { step: 0, x: 0 }, { jobId });
+    const finishedAt = await this.completions.guard(done);
+    return finishedAt - started;
+  }
 
   async close(): Promise<void> {
     await this.worker.close(true).catch(() => undefined);
-    await this.queue.obliterate({ force: true }).catch(() => undefined);
-    await this.queue.close().catch(() => undefined);
-    // Whatever obliterate left under the prefix (meta, event stream, markers) goes too.
-    await deleteByPrefix(this.connection, `${this.prefix}:`).catch(() => undefined);
-    await this.connection.quit().catch(() => undefined);
+    await dispose(this.queue, this.connection, this.prefix);
+  }
+}
+
+/**
+ * The throughput phase: the queue and a QueueEvents reader in the bench process, the one Worker
+ * in a process of its own (bullmq-worker-main.ts). Completions come from the queue's event
+ * stream, which BullMQ's finishing script writes whether or not anyone reads it, so observing
+ * them costs the worker process nothing; reporting them from the worker (IPC, stdout) would add
+ * work per job to the very process whose CPU is measured.
+ */
+class WorkerProcessBench {
+  private readonly completions = new Completions();
+  private seq = 0;
+  private readonly stderr: string[] = [];
+  private readonly exited: Promise<void>;
+  private readonly messages: Array<(message: FromWorker) => void> = [];
+  private closing = false;
+
+  private constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+    private readonly queue: Queue<ChainData, number>,
+    private readonly events: QueueEvents,
+    private readonly child: ChildProcess,
+  ) {
+    events.on('completed', ({ jobId, returnvalue }) => {
+      this.completions.completed(jobId, returnvalue, performance.now());
+    });
+    events.on('failed', ({ jobId, failedReason }) => {
+      this.completions.fail(new Error(`bullmq job ${jobId} failed: ${failedReason}`));
+    });
+    events.on('error', () => undefined);
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr.push(chunk);
+      if (this.stderr.length > 50) this.stderr.shift();
+    });
+    child.on('message', (message: FromWorker) => this.messages.shift()?.(message));
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        if (!this.closing) this.completions.fail(this.exitError(code ?? signal));
+        resolve();
+      });
+    });
+  }
+
+  private exitError(how: number | string | null): Error {
+    return new Error(`the bullmq worker process exited (${String(how)}):\n${this.stderr.join('')}`);
+  }
+
+  /** A fresh queue whose event stream keeps the events of `jobs` jobs, and its worker process. */
+  static async open(redisUrl: string, concurrency: number, jobs: number): Promise<WorkerProcessBench> {
+    const connection = await connect(redisUrl);
+    const prefix = newPrefix();
+    const maxLen = Math.max(10_000, jobs * EVENTS_PER_JOB);
+    const queue = new Queue<ChainData, number>(QUEUE_NAME, {
+      connection,
+      prefix,
+      // BullMQ trims the stream to 10,000 events by default: a reader that fell behind would miss
+      // completions. The Worker's scripts read this length from the queue's meta.
+      streams: { events: { maxLen } },
+    });
+    // Its own connection: QueueEvents blocks on XREAD. From the stream's start ('0'): the prefix is
+    // new, so nothing is missed between this reader starting and the first add.
+    const events = new QueueEvents(QUEUE_NAME, {
+      connection: new Redis(redisUrl, { maxRetriesPerRequest: null }),
+      prefix,
+      lastEventId: '0',
+    });
+    const node = nodeInvocation(WORKER_MAIN);
+    const child = spawn(process.execPath, node.args, {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        ...node.env,
+        BATON_BENCH_BULLMQ_REDIS_URL: redisUrl,
+        BATON_BENCH_BULLMQ_PREFIX: prefix,
+        BATON_BENCH_BULLMQ_CONCURRENCY: String(concurrency),
+      },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    const bench = new WorkerProcessBench(connection, prefix, queue, events, child);
+    try {
+      await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+      await bench.reply('ready');
+    } catch (err) {
+      await bench.close();
+      throw err;
+    }
+    return bench;
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /** The next message of the worker process, which must be of `type`. */
+  private async reply(type: FromWorker['type'], timeoutMs = WORKER_PROCESS_MS): Promise<FromWorker> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const message = await Promise.race([
+        new Promise<FromWorker>((resolve) => this.messages.push(resolve)),
+        this.exited.then(() => {
+          throw this.exitError(this.child.exitCode ?? this.child.signalCode);
+        }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`the bullmq worker process sent no '${type}' in ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+      if (message.type !== type)
+        throw new Error(`the bullmq worker process sent '${message.type}', not '${type}'`);
+      return message;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private send(message: ToWorker): void {
+    if (this.child.connected) this.child.send(message);
+  }
+
+  /** Steps the worker process executed so far. */
+  async stepsExecuted(): Promise<number> {
+    const reply = this.reply('steps');
+    this.send({ type: 'steps' });
+    const message = await reply;
+    return message.type === 'steps' ? message.steps : NaN;
+  }
+
+  /**
+   * Adds `runs` jobs in chunks and waits for all; wall time from the first add to the last
+   * completion. `label` (with `progress`) names a measured phase; without, it is a warm-up.
+   */
+  async runBulk(
+    runs: number,
+    label?: string,
+    progress?: Progress,
+  ): Promise<{ wallMs: number; latencies: number[]; completed: number }> {
+    const latencies: number[] = [];
+    const every = Math.max(1, Math.floor(runs / 100));
+    let completed = 0;
+    let lastFinish = 0;
+    if (label) progress?.start(label, runs);
+    const all: Promise<void>[] = [];
+    const started = performance.now();
+    for (let first = 0; first < runs; first += ADD_CHUNK) {
+      const size = Math.min(ADD_CHUNK, runs - first);
+      const jobs = Array.from({ length: size }, () => ({
+        name: 'run',
+        data: { step: 0, x: 0 },
+        opts: { jobId: `b${++this.seq}` },
+      }));
+      const addedAt = performance.now();
+      for (const job of jobs) {
+        all.push(
+          this.completions.of(job.opts.jobId).then((finishedAt) => {
+            latencies.push(finishedAt - addedAt);
+            lastFinish = Math.max(lastFinish, finishedAt);
+            completed++;
+            if (label && (completed % every === 0 || completed === runs)) progress?.tick(completed);
+          }),
+        );
+      }
+      await this.queue.addBulk(jobs);
+    }
+    await this.completions.guard(Promise.all(all), () => completed);
+    return { wallMs: lastFinish - started, latencies, completed };
+  }
+
+  /** Ends the worker process (closing its Worker; killed if it takes too long), then the queue. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.send({ type: 'close' });
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), WORKER_PROCESS_MS);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    await this.events.close().catch(() => undefined);
+    await dispose(this.queue, this.connection, this.prefix);
   }
 }
 

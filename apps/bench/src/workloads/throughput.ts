@@ -2,7 +2,7 @@
  * Throughput workloads (chain10, fanout, payload) on real worker processes: a warm-up, runs
  * executed one at a time (latency of one run, per-step overhead), then `runs` runs enqueued at
  * once (runs/s, steps/s, latency under load), with the workers' own journal-append and
- * checkpoint-write histograms and their CPU time and peak RSS.
+ * checkpoint-write histograms and their CPU time (also per durable step) and peak RSS.
  *
  * Completion times come from the store's run records (`updatedAt` of the finished run), so the
  * polling that notices completion adds nothing to the measured latencies.
@@ -124,6 +124,12 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
     const wallSeconds = (lastFinish - firstEnqueue) / 1000;
     const enqueuedAt = new Map(started.map((s) => [s.runId, s.enqueuedAt]));
     const singleLatency = percentiles(single);
+    const workerUsage = usageAfter.map((u, i) => ({
+      pid: u.pid,
+      cpuSeconds: u.cpuSeconds - (usageBefore[i]?.cpuSeconds ?? 0),
+      peakRssMiB: u.peakRssMiB,
+    }));
+    const workerCpuSeconds = workerUsage.reduce((sum, u) => sum + u.cpuSeconds, 0);
     const window = (name: string): Histogram =>
       mergeHistograms(
         after.map((text, i) => since(requireHistogram(text, name), histogram(before[i]!, name))),
@@ -142,11 +148,9 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
       perStepOverheadMs: singleLatency.p50 / steps,
       journalAppend: histogramPercentiles(window('baton_journal_append_duration_seconds')),
       checkpointWrite: histogramPercentiles(window('baton_checkpoint_write_duration_seconds')),
-      workers: usageAfter.map((u, i) => ({
-        pid: u.pid,
-        cpuSeconds: u.cpuSeconds - (usageBefore[i]?.cpuSeconds ?? 0),
-        peakRssMiB: u.peakRssMiB,
-      })),
+      workers: workerUsage,
+      workerCpuSeconds,
+      workerCpuMicrosPerStep: (workerCpuSeconds * 1e6) / (options.runs * steps),
     };
   } finally {
     await fleet.shutdown();

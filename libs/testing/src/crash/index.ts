@@ -18,6 +18,7 @@ export type { ChainInput } from './crash-workflow.js';
 export type { LogLine } from './worker-processes.js';
 export {
   CRASH_WORKFLOW_MODULE,
+  nodeInvocation,
   REPO_ROOT,
   WorkerFleet,
   WorkerProcess,

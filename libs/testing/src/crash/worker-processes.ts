@@ -39,6 +39,25 @@ export function builtModule(sourcePath: string): string {
   }
   return built;
 }
+
+/**
+ * How to start node on `sourceModule` (a `.ts` module of this repository) the way worker
+ * processes run: its built counterpart on plain node with the image's NODE_OPTIONS under `dist`,
+ * the source through tsx under `source`; either way with the node flags of
+ * BATON_WORKER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile the workers of a bench
+ * run; node refuses --cpu-prof in NODE_OPTIONS). Used for apps/worker and for the bench's other
+ * measured processes, so they all run alike.
+ */
+export function nodeInvocation(
+  sourceModule: string,
+  runtime: WorkerRuntime = workerRuntime(),
+): { args: string[]; env: Record<string, string> } {
+  const nodeArgs = (process.env.BATON_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
+  return runtime === 'dist'
+    ? { args: [...nodeArgs, builtModule(sourceModule)], env: { NODE_OPTIONS: IMAGE_NODE_OPTIONS } }
+    : { args: [...nodeArgs, '--import', 'tsx', '--conditions=@baton/source', sourceModule], env: {} };
+}
+
 /** The workflow module the crash suite's workers load. */
 export const CRASH_WORKFLOW_MODULE = resolve(REPO_ROOT, 'libs/testing/src/crash/crash-workflow.ts');
 
@@ -66,25 +85,21 @@ export class WorkerProcess {
     readonly name: string,
     env: Record<string, string>,
   ) {
-    // BATON_WORKER_NODE_ARGS adds node flags to every worker (e.g. `--cpu-prof --cpu-prof-dir=DIR`
-    // to profile the workers of a bench run; node refuses --cpu-prof in NODE_OPTIONS).
-    const nodeArgs = (process.env.BATON_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
-    const dist = workerRuntime() === 'dist';
-    const args = dist
-      ? [...nodeArgs, builtModule(WORKER_MAIN)]
-      : [...nodeArgs, '--import', 'tsx', '--conditions=@baton/source', WORKER_MAIN];
+    const runtime = workerRuntime();
+    const dist = runtime === 'dist';
+    const node = nodeInvocation(WORKER_MAIN, runtime);
     const workflows =
       dist && env.BATON_WORKFLOWS?.endsWith('.ts')
         ? { BATON_WORKFLOWS: builtModule(env.BATON_WORKFLOWS) }
         : {};
-    this.child = spawn(process.execPath, args, {
+    this.child = spawn(process.execPath, node.args, {
       cwd: REPO_ROOT,
       // Many workers share this host in tests: each serves its probes on a free port.
       env: {
         ...process.env,
         BATON_LOG_LEVEL: 'info',
         BATON_HTTP_PORT: '0',
-        ...(dist && { NODE_OPTIONS: IMAGE_NODE_OPTIONS }),
+        ...node.env,
         ...env,
         ...workflows,
       },
