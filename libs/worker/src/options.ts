@@ -218,7 +218,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const readsGroupJournal = supportsGroupJournal(options.transport, options.store);
   const journal =
-    options.journal ?? (readsGroupJournal && options.store.journalIndex!.groupsByDefault ? 'group' : 'per-run');
+    options.journal ??
+    (readsGroupJournal && options.store.journalIndex!.groupsByDefault ? 'group' : 'per-run');
   const logger = options.logger ?? silentLogger;
   const fleetJournalCheckMs = positive('fleetJournalCheckMs', options.fleetJournalCheckMs ?? 10_000);
   const journalGate =
