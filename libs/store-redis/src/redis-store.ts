@@ -271,6 +271,7 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
 
   // JournalIndex (group commit across runs)
   readonly journalIndex: JournalIndex = {
+    groupsByDefault: true,
     appendPointers: (appends) =>
       this.op('appendPointers', (ctx) => journalIndex.appendPointers(ctx, appends)),
     markOwnJournal: (runId) => this.op('markOwnJournal', (ctx) => journalIndex.markOwnJournal(ctx, runId)),

@@ -96,8 +96,9 @@ export interface WorkerOptions {
    * store with a journal index); `per-run` gives each run a journal of its own, readable on its own
    * subject or key. Either way, runs of the other kind are resumed as they are, so a fleet may switch
    * in either direction with a rolling deploy.
-   * @defaultValue 'group' when the bus and the store support it (new runs are grouped once every
-   * live worker reads group journals, see {@link fleetJournalCheckMs}), else 'per-run'
+   * @defaultValue 'group' when the bus has group logs and the store's journal index groups by
+   * default (Redis, memory; new runs are grouped once every live worker reads group journals, see
+   * {@link fleetJournalCheckMs}), else 'per-run' (Postgres: docs/performance.md)
    */
   journal?: JournalMode;
   /**
@@ -216,11 +217,13 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   }
   const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const readsGroupJournal = supportsGroupJournal(options.transport, options.store);
-  const journal = options.journal ?? (readsGroupJournal ? 'group' : 'per-run');
+  const journal =
+    options.journal ??
+    (readsGroupJournal && options.store.journalIndex!.groupsByDefault ? 'group' : 'per-run');
   const logger = options.logger ?? silentLogger;
   const fleetJournalCheckMs = positive('fleetJournalCheckMs', options.fleetJournalCheckMs ?? 10_000);
   const journalGate =
-    options.journal === undefined && readsGroupJournal
+    options.journal === undefined && journal === 'group'
       ? new FleetJournalGate(options.store, fleetJournalCheckMs, logger)
       : undefined;
   return {

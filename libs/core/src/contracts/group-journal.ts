@@ -122,6 +122,13 @@ export interface GroupLogUse {
 /** The store's part: each run's pointers, in order, fenced by expected position. */
 export interface JournalIndex {
   /**
+   * Whether a worker left to its default journals new runs through group records with this store:
+   * true where a pointer call costs less than the per-run journal it saves (an in-memory script),
+   * false where it costs more than it saves on one run's latency (a SQL function per flush). Either
+   * way a worker told `journal: 'group'` groups, and every worker reads both kinds.
+   */
+  readonly groupsByDefault: boolean;
+  /**
    * Appends every pointer in one call (one round trip); each run's append is atomic on its own
    * and independent of the others'. Results come in the order of `appends`. Two appends of one
    * run in one call are applied in order.

@@ -125,6 +125,7 @@ class MemoryStore implements Store {
   }
 
   readonly journalIndex: JournalIndex = {
+    groupsByDefault: true,
     appendPointers: async (appends: readonly PointerAppend[]): Promise<PointerAppendResult[]> =>
       journalIndex.appendPointers(this.open('appendPointers'), appends),
     markOwnJournal: async (runId: string): Promise<'own' | 'grouped'> =>
