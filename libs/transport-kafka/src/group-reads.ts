@@ -13,8 +13,13 @@
  *    record is left out, as is one below the partition's log start (retention, deleteRecords) or
  *    at or past its end.
  * 2. Only acknowledged records are read: a fetch returns records up to the high watermark, and an
- *    acks=all append resolves only once the high watermark has passed it.
+ *    acks=all append resolves only once the high watermark has passed it. Right after a leader
+ *    change the new leader's high watermark may lag behind records the old one acknowledged; an
+ *    offset wanted at or above the high watermark is therefore read again a few times (about 1.5 s
+ *    in all) before it is left out. Positions come from pointers to acknowledged records, so that
+ *    wait is only ever paid in a failover (or for a position that never existed).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin } from 'kafkajs';
 import { isOffsetOutOfRange, type FetchedRecord, type PartitionReader } from './partition-reader.js';
 
@@ -24,6 +29,9 @@ import { isOffsetOutOfRange, type FetchedRecord, type PartitionReader } from './
  * gap is small; a wide gap (a run that slept for hours between two steps) gets a fetch of its own.
  */
 export const MAX_RANGE_GAP = 16;
+
+/** Waits before reading again offsets not yet visible (invariant 2): 1.5 s in all. */
+const NOT_VISIBLE_RETRIES_MS = [100, 200, 400, 800];
 
 /** Counters of the group reads, for tests and logs. */
 export interface GroupReadStats {
@@ -82,13 +90,22 @@ export class GroupReads {
     const logs = new Set(batch.map((r) => r.log));
     const fetched = new Map<number, FetchedRecord>();
     try {
-      const wanted = [...new Set(batch.flatMap((r) => r.offsets))].sort((a, b) => a - b);
-      const ranges = rangesOf(wanted, MAX_RANGE_GAP);
-      const read = await Promise.all(ranges.map(([from, to]) => this.readRange(partition, from, to, logs)));
+      let wanted = [...new Set(batch.flatMap((r) => r.offsets))].sort((a, b) => a - b);
       this.stats.reads += batch.length;
-      this.stats.ranges += ranges.length;
-      for (const records of read) {
-        for (const record of records) fetched.set(record.offset, record);
+      for (let attempt = 0; ; attempt++) {
+        const ranges = rangesOf(wanted, MAX_RANGE_GAP);
+        const read = await Promise.all(ranges.map(([from, to]) => this.readRange(partition, from, to, logs)));
+        this.stats.ranges += ranges.length;
+        const unseen: number[] = [];
+        read.forEach(({ records, next }, i) => {
+          for (const record of records) fetched.set(record.offset, record);
+          for (const offset of wanted) if (offset >= next && offset <= ranges[i]![1]) unseen.push(offset);
+        });
+        const wait = NOT_VISIBLE_RETRIES_MS[attempt];
+        if (unseen.length === 0 || wait === undefined) break;
+        await sleep(wait);
+        await this.reader.refreshMetadata().catch(() => undefined);
+        wanted = unseen;
       }
     } catch (err) {
       for (const request of batch) request.reject(err);
@@ -104,28 +121,31 @@ export class GroupReads {
     }
   }
 
-  /** Records of `logs` in `from`..`to` (inclusive), what of it the partition still has. */
+  /**
+   * Records of `logs` in `from`..`to` (inclusive), what of it the partition still has, and `next`:
+   * one past the last offset seen (offsets from it on were not visible).
+   */
   private async readRange(
     partition: number,
     from: number,
     to: number,
     logs: ReadonlySet<string>,
-  ): Promise<FetchedRecord[]> {
+  ): Promise<{ records: FetchedRecord[]; next: number }> {
     let fetchedRecords = 0;
     const accept = (key: string | null): boolean => {
       fetchedRecords++;
       return key !== null && logs.has(key);
     };
     try {
-      return await this.reader.read(this.topic, partition, from, to, accept);
+      return await this.reader.readUpTo(this.topic, partition, from, to, accept);
     } catch (err) {
       if (!isOffsetOutOfRange(err)) throw err;
       // Part of the range is gone (below the log start) or not there (past the end): read what is.
       const { low, high } = await this.bounds(partition);
       const start = Math.max(from, low);
       const end = Math.min(to, high - 1);
-      if (start > end) return [];
-      return await this.reader.read(this.topic, partition, start, end, accept);
+      if (start > end) return { records: [], next: Math.max(start, Math.min(from, high)) };
+      return await this.reader.readUpTo(this.topic, partition, start, end, accept);
     } finally {
       this.stats.fetchedRecords += fetchedRecords;
     }

@@ -141,6 +141,20 @@ export class PartitionReader {
     toOffset: number | undefined,
     accept: (key: string | null) => boolean,
   ): Promise<FetchedRecord[]> {
+    return (await this.readUpTo(topic, partition, fromOffset, toOffset, accept)).records;
+  }
+
+  /**
+   * {@link read}, also answering `next`: one past the last offset it saw, so every offset from
+   * `next` up to `toOffset` was not visible (above the high watermark the leader answered with).
+   */
+  async readUpTo(
+    topic: string,
+    partition: number,
+    fromOffset: number,
+    toOffset: number | undefined,
+    accept: (key: string | null) => boolean,
+  ): Promise<{ records: FetchedRecord[]; next: number }> {
     const found: FetchedRecord[] = [];
     let next = fromOffset;
     let end = toOffset === undefined ? undefined : toOffset + 1; // exclusive
@@ -167,7 +181,7 @@ export class PartitionReader {
       }
       if (!advanced) break; // nothing more below the end (an empty or compacted range)
     }
-    return found;
+    return { records: found, next };
   }
 
   /**
