@@ -34,7 +34,8 @@ const pairs: Array<{
   suite: boolean;
   outages: Array<'nats' | 'redis'>;
 }> = [
-  { name: 'nats+redis', env: crashEnvironment('redis', 'nats', GROUP), suite: false, outages: [] },
+  // Left to the default, which groups with Redis: the checks below show that it does.
+  { name: 'nats+redis', env: crashEnvironment('redis', 'nats'), suite: false, outages: [] },
   // The suite restarts private NATS and Redis servers only; Postgres stays up.
   { name: 'nats+postgres', env: crashEnvironment('postgres', 'nats', GROUP), suite: true, outages: ['nats'] },
 ];

@@ -49,6 +49,13 @@ export function describeGroupLogConformance(transport: () => Transport): void {
       const positions: number[] = [];
       for (const label of ['a', 'b', 'c'])
         positions.push(await groupLog().appendGroupRecord(log, bytes(label)));
+      // Before the first record, and before position 1: nothing goes.
+      await groupLog().trimGroupLog(log, positions[0]!);
+      await groupLog().trimGroupLog(log, 1);
+      await groupLog().trimGroupLog(log, 0);
+      expect([...(await groupLog().readGroupRecords(log, positions)).keys()].sort((a, b) => a - b)).toEqual(
+        positions,
+      );
       await groupLog().trimGroupLog(log, positions[2]!);
       await groupLog().trimGroupLog(logName(), 10);
       const read = await groupLog().readGroupRecords(log, positions);

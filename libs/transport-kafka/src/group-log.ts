@@ -79,7 +79,14 @@ export class KafkaGroupLog implements GroupLog {
     private readonly guard: GroupLogGuard,
     /** The transport's read counters, shared with the GroupReads of each connection. */
     private readonly readStats: GroupReadStats,
+    /** The producer's largest message (`maxMessageBytes`), read when asked. */
+    private readonly maxMessageBytes: () => number,
   ) {}
+
+  maxRecordBytes(): number {
+    // Room for the record's key (a log name), headers and Kafka's record framing.
+    return Math.max(1, this.maxMessageBytes() - 1024);
+  }
 
   /** The counters so far (a copy). */
   stats(): KafkaGroupLogStats {

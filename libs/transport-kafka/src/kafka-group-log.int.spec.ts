@@ -229,7 +229,11 @@ describe('kafka group log append with a lost acknowledgement', () => {
       groupReads: new GroupReads(reader, admin, layout.groupTopic, stats),
       queue: undefined as unknown as KafkaRunQueue,
     } as unknown as KafkaContext;
-    const groupLog = new KafkaGroupLog((_operation, _retryReads, work) => work(context), stats);
+    const groupLog = new KafkaGroupLog(
+      (_operation, _retryReads, work) => work(context),
+      stats,
+      () => options.maxMessageBytes,
+    );
     /** Every record of `log` on its partition, with the append id each carries. */
     const stored = async (log: string) =>
       (

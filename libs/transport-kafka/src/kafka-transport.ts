@@ -101,6 +101,7 @@ export class KafkaTransport implements Transport {
     (operation, retryReads, work) =>
       retryReads ? this.guardRead(operation, work) : this.guard(operation, work),
     this.groupReadStats,
+    () => this.options.maxMessageBytes,
   );
   private roundRobin = 0;
   private membership: RunQueueMembership | undefined;

@@ -15,10 +15,13 @@
  */
 import { checkGroupLogName, type GroupLog } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
-import { assertFits, toNatsHeaders } from './messages.js';
+import { assertFits, maxPayload, toNatsHeaders } from './messages.js';
 import { isApiError } from './setup.js';
 import { getStoredMessage } from './stream-reader.js';
 import { MSG_ID, publishWithRetry } from './append-retry.js';
+
+/** Bytes of max_payload left for a group record's headers (its message id) and framing. */
+const HEADER_ROOM = 1024;
 
 /** JetStream API errors of a get that found no message at that sequence. */
 const NO_MESSAGE_FOUND = [10037, 10043];
@@ -30,6 +33,16 @@ export function groupLogSubject(context: TransportContext, log: string): string 
 
 export class NatsGroupLog implements GroupLog {
   constructor(private readonly open: (operation: string) => TransportContext) {}
+
+  maxRecordBytes(): number | undefined {
+    let limit: number | undefined;
+    try {
+      limit = maxPayload(this.open('maxRecordBytes').session.nc);
+    } catch {
+      return undefined; // not connected: the append will say so
+    }
+    return limit === undefined ? undefined : Math.max(1, limit - HEADER_ROOM);
+  }
 
   async appendGroupRecord(log: string, data: Uint8Array): Promise<number> {
     const context = this.open('appendGroupRecord');
@@ -72,6 +85,9 @@ export class NatsGroupLog implements GroupLog {
   async trimGroupLog(log: string, beforePosition: number): Promise<void> {
     const context = this.open('trimGroupLog');
     checkGroupLogName(log);
+    // Nothing lies below sequence 1, and a purge given a sequence of 1 (or 0) removes the whole
+    // subject on nats-server 2.9: it reads as "no sequence".
+    if (beforePosition <= 1) return;
     try {
       // Purge with a sequence removes the subject's records below it and keeps the rest.
       await context.session.jsm.streams.purge(context.layout.journalStream, {

@@ -67,6 +67,13 @@ export interface GroupLog {
   readGroupRecords(log: string, positions: readonly number[]): Promise<Map<number, Uint8Array>>;
   /** Removes every record of `log` before `position`; a log with no such record is fine. */
   trimGroupLog(log: string, beforePosition: number): Promise<void>;
+  /**
+   * The largest record the bus takes now, room for its headers left aside (a server's
+   * max_payload, a producer's message size); undefined when it sets none or is not connected. The
+   * committer keeps its records within it, so a flush never fails for its size: one part larger
+   * than it goes alone, and only its run's append is refused.
+   */
+  maxRecordBytes?(): number | undefined;
 }
 
 /** One run's pointer to append: its entries are in record `record` of group log `log`. */

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { memoryStore, memoryTransport } from '../memory.js';
-import { GROUP_POSITION_BASE } from '../contracts/group-journal.js';
+import { GROUP_POSITION_BASE, type GroupLog } from '../contracts/group-journal.js';
+import { PayloadTooLargeError } from '../errors.js';
 import { GroupRecordMissingError, withGroupJournal, type JournalMode } from './group-journal.js';
 
 const BASE = GROUP_POSITION_BASE;
@@ -131,5 +132,44 @@ describe('group journal', () => {
     await journal.purgeJournal('r');
     expect(await store.journalIndex!.readPointers('r', 0)).toEqual({ grouped: false, pointers: [] });
     expect(await journal.read('r', 0)).toEqual([]);
+  });
+
+  it("keeps every record within the bus's limit: a flush never fails for its size, and a part too large alone fails only its run", async () => {
+    const bus = memoryTransport();
+    const store = memoryStore();
+    const inner = bus.groupLog!;
+    const limit = 300;
+    const sizes: number[] = [];
+    const limited: GroupLog = {
+      maxRecordBytes: () => limit,
+      appendGroupRecord: async (log, data) => {
+        if (data.byteLength > limit) throw new PayloadTooLargeError('group record', data.byteLength, limit);
+        sizes.push(data.byteLength);
+        return inner.appendGroupRecord(log, data);
+      },
+      readGroupRecords: (log, positions) => inner.readGroupRecords(log, positions),
+      trimGroupLog: (log, before) => inner.trimGroupLog(log, before),
+    };
+    const journal = withGroupJournal(
+      new Proxy(bus, { get: (t, p) => (p === 'groupLog' ? limited : Reflect.get(t, p)) }),
+      store,
+      {
+        mode: 'group',
+        log: 'w1',
+      },
+    );
+    const runs = Array.from({ length: 30 }, (_, i) => `run-${i}`);
+    const results = await Promise.allSettled([
+      ...runs.map((runId) =>
+        journal.append({ runId, data: bytes(`${runId}:${'x'.repeat(40)}`), expectedLastPosition: 0 }),
+      ),
+      journal.append({ runId: 'huge', data: bytes('y'.repeat(limit)), expectedLastPosition: 0 }),
+    ]);
+    expect(results.slice(0, runs.length).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(results.at(-1)).toMatchObject({ status: 'rejected', reason: { code: 'BATON_TOO_LARGE' } });
+    expect(sizes.length).toBeGreaterThan(1);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(limit);
+    for (const runId of runs)
+      expect(texts(await journal.read(runId, 0))).toEqual([`${runId}:${'x'.repeat(40)}`]);
   });
 });

@@ -163,10 +163,10 @@ export class GroupCommitter {
     const batch: Pending[] = [];
     const rest: Pending[] = [];
     const runs = new Set<string>();
+    const maxBytes = Math.min(this.maxRecordBytes, this.groupLog.maxRecordBytes?.() ?? Infinity);
     let bytes = 6;
     for (const pending of this.pending) {
-      const fits =
-        batch.length === 0 || (batch.length < this.maxParts && bytes + pending.size <= this.maxRecordBytes);
+      const fits = batch.length === 0 || (batch.length < this.maxParts && bytes + pending.size <= maxBytes);
       if (fits && !runs.has(pending.runId)) {
         batch.push(pending);
         runs.add(pending.runId);
