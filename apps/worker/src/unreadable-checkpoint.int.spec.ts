@@ -164,19 +164,17 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     expect(events.filter((e) => e.type === 'run-failed')).toEqual([]);
   });
 
-  // Not on Kafka: a worker never resumes from the shared log's start there. What Kafka does
-  // instead (the run fails once, its journal intact) is the next test, which runs on every pair.
-  it.skipIf(kafka)(
-    'resumes from the journal when every checkpoint is damaged and the journal holds the whole history',
-    async () => {
-      const { runId, seqs } = await runAtSecondWait();
-      for (const seq of seqs) await damageCheckpoint(env.workerEnv, runId, seq);
-      await startWorker();
-      await client.signal(runId, 'two');
-      expect(await client.result(runId, { timeoutMs: 20_000 })).toBe(60);
-      expect(executedFor(runId)).toEqual([1, 1, 1]);
-    },
-  );
+  // On every pair here: kafka+redis journals through group records by default, so a run's whole
+  // journal is read from its first pointer, as a NATS subject is read from its first record. (A run
+  // journaled on Kafka's own topic is never read from the shared log's start.)
+  it('resumes from the journal when every checkpoint is damaged and the journal holds the whole history', async () => {
+    const { runId, seqs } = await runAtSecondWait();
+    for (const seq of seqs) await damageCheckpoint(env.workerEnv, runId, seq);
+    await startWorker();
+    await client.signal(runId, 'two');
+    expect(await client.result(runId, { timeoutMs: 20_000 })).toBe(60);
+    expect(executedFor(runId)).toEqual([1, 1, 1]);
+  });
 
   it('fails the run once with CheckpointUnreadableError when every checkpoint is damaged and the journal cannot stand in', async () => {
     const { runId, seqs } = await runAtSecondWait();
