@@ -17,13 +17,22 @@
  * The scripts do the work, so a test exercises exactly what an operator runs.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const SCRIPTS = resolve(REPO_ROOT, 'infra/clusters/postgres');
-/** Where a test's cluster keeps its data: apart from the one an operator may run by hand. */
-const TEST_DIR = resolve(REPO_ROOT, '.tmp/clusters/postgres-test');
+/**
+ * Where a test's cluster keeps its data: apart from the one an operator may run by hand, and
+ * outside the checkout, which the `postgres` user running initdb may not be able to enter (a
+ * clone in a `mktemp -d` directory is root's alone); one per checkout.
+ */
+const TEST_DIR = resolve(
+  tmpdir(),
+  `baton-pg-cluster-test-${createHash('sha256').update(REPO_ROOT).digest('hex').slice(0, 12)}`,
+);
 /** start.sh initdb's, clones and waits for streaming: seconds here, bounded anyway. */
 const SCRIPT_TIMEOUT_MS = 120_000;
 
