@@ -3,7 +3,7 @@ import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { JournalConflictError } from '@baton/core';
 import { ackInfoOf } from './delivery-info.js';
-import { toNatsError } from './errors.js';
+import { isLeaderless, toNatsError } from './errors.js';
 
 const context = { servers: 'nats://app:***@nats:4222', operation: 'enqueue' };
 
@@ -45,6 +45,16 @@ describe('toNatsError', () => {
       retryable: true,
     });
     expect(err.message).toContain('no leader');
+    // connect() waits such an error out (untilElected), through the transport's wrapping too.
+    expect(isLeaderless(leaderless)).toBe(true);
+    expect(isLeaderless(err)).toBe(true);
+    const refused = new JetStreamApiError({
+      code: 400,
+      err_code: 10058,
+      description: 'stream name already in use',
+    });
+    expect(isLeaderless(refused)).toBe(false);
+    expect(isLeaderless(new Error('timeout'))).toBe(false);
   });
 
   it('reports refused credentials as not retryable, with the fix', () => {

@@ -169,6 +169,15 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   return new NatsRequestError(`${where} failed: ${describe(err)}`, { cause: err });
 }
 
+/**
+ * True when `err` (a nats.js error or a transport error caused by one) is a JetStream cluster
+ * between leaders, which passes once one is elected.
+ */
+export function isLeaderless(err: unknown): boolean {
+  const apiError = findCause(err, JetStreamApiError);
+  return apiError !== undefined && LEADERLESS_CODES.has(apiError.code);
+}
+
 /** The first error in the `cause` chain that is an instance of `type`. */
 export function findCause<T extends Error>(
   err: unknown,

@@ -129,4 +129,41 @@ describe('nats transport on a 3-node JetStream cluster', () => {
       await transport.close();
     }
   }, 120_000);
+
+  it('connect() waits for a cluster that has no meta leader to elect one, instead of failing', async () => {
+    const p = prefix();
+    const [survivor, ...down] = NATS_NODES;
+    const survivorUrl = cluster!.url.split(',')[survivor! - 1]!;
+    await Promise.all(down.map((n) => cluster!.kill(n)));
+    const restarted: Promise<void>[] = [];
+    try {
+      // One node of three: no majority, so no meta leader; JetStream answers 10008 to everything.
+      const transport = natsTransport({ servers: survivorUrl, prefix: p, replicas: 3 });
+      let settled: 'connected' | Error | undefined;
+      const connecting = transport.connect().then(
+        () => (settled = 'connected'),
+        (err: unknown) => (settled = err as Error),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(settled).toBeUndefined();
+      restarted.push(cluster!.start(down[0]!));
+      await restarted[0];
+      await connecting;
+      expect(settled).toBe('connected');
+      try {
+        expect(
+          await transport.append({
+            runId: 'after-election',
+            data: new Uint8Array([1]),
+            expectedLastPosition: 0,
+          }),
+        ).toBeGreaterThan(0);
+      } finally {
+        await transport.close();
+      }
+    } finally {
+      await Promise.allSettled(restarted);
+      for (const n of down) await cluster!.start(n).catch(() => undefined);
+    }
+  }, 120_000);
 });

@@ -29,7 +29,7 @@ import type {
   Transport,
 } from '@baton/core/adapter';
 import { MessageIds, type AppendRetryStats } from './message-ids.js';
-import { openSession, type NatsSession } from './connection.js';
+import { openSession, untilElected, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
 import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
@@ -94,7 +94,8 @@ class NatsTransport implements Transport {
     let session: NatsSession | undefined;
     try {
       session = await openSession(this.options);
-      const streams = await ensureStreams(session.jsm, this.options, this.layout);
+      const opened = session;
+      const streams = await untilElected(() => ensureStreams(opened.jsm, this.options, this.layout));
       return this.contextFor(session, streams);
     } catch (err) {
       await session?.nc.close().catch(() => undefined);

@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import { ConfigError, type BatonError } from '@baton/core';
 import { AdapterLifecycle, assertRunId, type PayloadStore } from '@baton/core/adapter';
-import { openSession, type NatsSession } from './connection.js';
+import { openSession, untilElected, type NatsSession } from './connection.js';
 import { toNatsError } from './errors.js';
 import {
   NATS_CONNECTION_OPTIONS,
@@ -189,14 +189,18 @@ export class NatsObjectPayloadStore implements PayloadStore {
     let session: NatsSession | undefined;
     try {
       session = await openSession(this.options);
-      const os = await new Objm(session.js).create(this.bucket, {
-        description: 'Baton large payloads (claim check), one object per <runId>/<sha256>',
-        storage: this.options.storage === 'memory' ? StorageType.Memory : StorageType.File,
-        replicas: this.options.replicas,
+      const js = session.js;
+      const os = await untilElected(async () => {
+        const bucket = await new Objm(js).create(this.bucket, {
+          description: 'Baton large payloads (claim check), one object per <runId>/<sha256>',
+          storage: this.options.storage === 'memory' ? StorageType.Memory : StorageType.File,
+          replicas: this.options.replicas,
+        });
+        // Objm.create does not report every failure to look the bucket up; ask once, so a missing
+        // permission or a bucket that cannot be created fails here rather than on the first put.
+        await bucket.status();
+        return bucket;
       });
-      // Objm.create does not report every failure to look the bucket up; ask once, so a missing
-      // permission or a bucket that cannot be created fails here rather than on the first put.
-      await os.status();
       return { session, os };
     } catch (err) {
       await session?.nc.close().catch(() => undefined);
