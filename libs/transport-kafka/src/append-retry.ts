@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PayloadTooLargeError } from '@baton/core';
 import type { KafkaContext } from './context.js';
-import { KafkaAuthError, KafkaPermissionError, toKafkaError } from './errors.js';
+import { KafkaAuthError, KafkaPermissionError, KafkaRequestError, toKafkaError } from './errors.js';
 import type { FetchedRecord } from './partition-reader.js';
 
 /** Header naming the append a record belongs to: `<process nonce>-<counter>`. */
@@ -67,13 +67,22 @@ export async function appendWithRetry(
   let retried = false;
   for (;;) {
     try {
-      return await producer.send({
+      const offset = await producer.send({
         topic: append.topic,
         partition: append.partition,
         key: append.key,
         value: append.value,
         headers: { [APPEND_ID]: appendId },
       });
+      if (offset >= floor) return offset;
+      // An offset below one known taken is another record's: the broker took the batch for a
+      // duplicate of one it stored under the same producer sequence numbers. Whether this record
+      // was written is unknown, so it goes the lost-ack way, through a new producer session.
+      producer.endSession();
+      throw new KafkaRequestError(
+        `kafka transport append at ${options.displayBrokers}: the brokers answered offset ${offset} of ` +
+          `${append.topic}/${append.partition}, below ${floor}, which is taken; the append is read back and retried`,
+      );
     } catch (err) {
       if (!isOutcomeUnknown(err, options.displayBrokers) || Date.now() + backoff > deadline) throw err;
       if (!retried && stats) stats.retried++;

@@ -79,6 +79,15 @@ export class BatchingProducer {
     await this.producer.disconnect();
   }
 
+  /**
+   * Ends the session: the next batch goes out through a new idempotent producer. For a caller that
+   * was answered an offset its record cannot have (below one it knows is taken): a sign the
+   * session's sequence numbers were reused.
+   */
+  endSession(): void {
+    if (this.replaced === undefined) this.replace();
+  }
+
   /** Ends the session after a failed request: the old producer goes, a new one connects. */
   private replace(): void {
     const old = this.producer;
@@ -128,9 +137,15 @@ export class BatchingProducer {
             timeout: this.ackTimeoutMs,
             topicMessages: groupByTopic(batch),
           });
-          for (const [key, end] of settleOffsets(batch, metadata)) {
+          const { ends, unanswered } = settleOffsets(batch, metadata);
+          for (const [key, end] of ends) {
             if (end > (this.acked.get(key) ?? 0)) this.acked.set(key, end);
           }
+          // A partition the answer left out had its request fail inside kafkajs, which then
+          // rewound that partition's sequence: its batch may be stored all the same. Keeping the
+          // session would send the next batch there under the same sequence numbers, and the
+          // broker would acknowledge it with the stored batch's offsets (see the module doc).
+          if (unanswered && this.replaced === undefined) this.replace();
         } catch (err) {
           if (this.replaced === undefined) this.replace();
           for (const record of batch) record.reject(err);
@@ -172,9 +187,17 @@ function groupByTopic(batch: Queued[]): TopicMessages[] {
 
 /**
  * The brokers report one base offset per partition; the records of a partition got consecutive
- * offsets from it in the order they were sent.
+ * offsets from it in the order they were sent. A record of a partition the answer leaves out is
+ * rejected, and `unanswered` says so: kafkajs (2.2) retries a failed produce request only to the
+ * brokers that have not answered yet, so when a partition's leadership moves to a broker that
+ * already answered for other partitions, that partition is never sent again and the call resolves
+ * without it.
  */
-function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): Map<string, number> {
+function settleOffsets(
+  batch: Queued[],
+  metadata: RecordMetadata[],
+): { ends: Map<string, number>; unanswered: boolean } {
+  let unanswered = false;
   const next = new Map<string, number>();
   for (const m of metadata) {
     const base = m.baseOffset ?? m.offset;
@@ -184,11 +207,12 @@ function settleOffsets(batch: Queued[], metadata: RecordMetadata[]): Map<string,
     const key = `${record.topic}/${record.partition}`;
     const offset = next.get(key);
     if (offset === undefined) {
+      unanswered = true;
       record.reject(new Error(`the brokers returned no offset for ${key}`));
       continue;
     }
     next.set(key, offset + 1);
     record.resolve(offset);
   }
-  return next;
+  return { ends: next, unanswered };
 }
