@@ -26,8 +26,13 @@ const NESTED_CAPABILITIES: ReadonlySet<PropertyKey> = new Set(['groupLog', 'jour
 
 function severable<T extends object>(target: T, keepAlive: ReadonlySet<PropertyKey>): Severable<T> {
   let severed = false;
-  const cut = <O extends object>(obj: O): O =>
-    new Proxy(obj, {
+  // One proxy per nested capability object, so `adapter.groupLog === adapter.groupLog` holds as
+  // it does on the adapter itself, and hot paths do not build a proxy per access.
+  const proxies = new WeakMap<object, object>();
+  const cut = <O extends object>(obj: O): O => {
+    const known = proxies.get(obj);
+    if (known !== undefined) return known as O;
+    const proxy = new Proxy(obj, {
       get(inner, prop, receiver) {
         const value = Reflect.get(inner, prop, receiver) as unknown;
         if (NESTED_CAPABILITIES.has(prop) && typeof value === 'object' && value !== null) return cut(value);
@@ -46,6 +51,9 @@ function severable<T extends object>(target: T, keepAlive: ReadonlySet<PropertyK
         };
       },
     });
+    proxies.set(obj, proxy);
+    return proxy;
+  };
   return {
     adapter: cut(target),
     sever: () => {

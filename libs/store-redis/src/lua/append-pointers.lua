@@ -14,6 +14,7 @@
 -- run's count), or 'n' (not grouped).
 local prefix = ARGV[1]
 local results = {}
+local newest = {}
 for i, key in ipairs(KEYS) do
   local expected, log, record = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
   local run_id = string.sub(key, #prefix + 6)
@@ -21,7 +22,7 @@ for i, key in ipairs(KEYS) do
   if count == 0 then
     if expected == '0' then
       redis.call('RPUSH', key, record .. ':' .. log)
-      pointer_accepted(prefix, run_id, log, record)
+      pointer_accepted(prefix, run_id, log, record, newest)
       results[i] = 'a1'
     else
       if expected == '' then
@@ -35,8 +36,9 @@ for i, key in ipairs(KEYS) do
     results[i] = 'c' .. count
   else
     redis.call('RPUSH', key, record .. ':' .. log)
-    pointer_accepted(prefix, run_id, log, record)
+    pointer_accepted(prefix, run_id, log, record, newest)
     results[i] = 'a' .. (count + 1)
   end
 end
+newest_records_seen(prefix, newest)
 return results

@@ -250,11 +250,22 @@ end
 --   <prefix>glogs        HASH log -> the newest record a pointer into that log was accepted for
 --   <prefix>glog:<log>   ZSET runId -> the lowest record the run's pointers name in that log
 -- A log's lowest score is the oldest record a kept run needs. Records only grow within a log.
-local function pointer_accepted(prefix, run_id, log, record)
+-- `newest` is the call's table of the highest record accepted per log, written to the 'glogs' hash
+-- once per log by newest_records_seen after every pointer of the call (a flush's pointers all
+-- name one record: one HGET and HSET per call, not per run).
+local function pointer_accepted(prefix, run_id, log, record, newest)
   redis.call('ZADD', prefix .. 'glog:' .. log, 'LT', record, run_id)
-  local newest = redis.call('HGET', prefix .. 'glogs', log)
-  if not newest or tonumber(record) > tonumber(newest) then
-    redis.call('HSET', prefix .. 'glogs', log, record)
+  if newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
+    newest[log] = record
+  end
+end
+
+local function newest_records_seen(prefix, newest)
+  for log, record in pairs(newest) do
+    local known = redis.call('HGET', prefix .. 'glogs', log)
+    if not known or tonumber(record) > tonumber(known) then
+      redis.call('HSET', prefix .. 'glogs', log, record)
+    end
   end
 end
 
