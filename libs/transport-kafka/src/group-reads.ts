@@ -21,6 +21,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin } from 'kafkajs';
+import { PartitionBatches } from './partition-batches.js';
 import { isOffsetOutOfRange, type FetchedRecord, type PartitionReader } from './partition-reader.js';
 
 /**
@@ -51,8 +52,9 @@ interface GroupReadRequest {
 }
 
 export class GroupReads {
-  private readonly waiting = new Map<number, GroupReadRequest[]>();
-  private readonly scanning = new Set<number>();
+  private readonly batches = new PartitionBatches<GroupReadRequest>((partition, batch) =>
+    this.scan(partition, batch),
+  );
 
   constructor(
     private readonly reader: PartitionReader,
@@ -65,25 +67,8 @@ export class GroupReads {
   read(partition: number, log: string, offsets: readonly number[]): Promise<Map<number, FetchedRecord>> {
     if (offsets.length === 0) return Promise.resolve(new Map());
     return new Promise((resolve, reject) => {
-      let queue = this.waiting.get(partition);
-      if (queue === undefined) this.waiting.set(partition, (queue = []));
-      queue.push({ log, offsets, resolve, reject });
-      if (!this.scanning.has(partition)) void this.drain(partition);
+      this.batches.add(partition, { log, offsets, resolve, reject });
     });
-  }
-
-  private async drain(partition: number): Promise<void> {
-    this.scanning.add(partition);
-    try {
-      for (;;) {
-        const batch = this.waiting.get(partition);
-        if (batch === undefined || batch.length === 0) return;
-        this.waiting.delete(partition);
-        await this.scan(partition, batch);
-      }
-    } finally {
-      this.scanning.delete(partition);
-    }
   }
 
   private async scan(partition: number, batch: GroupReadRequest[]): Promise<void> {

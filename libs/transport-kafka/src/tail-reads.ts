@@ -5,6 +5,7 @@
  * one partition that arrive while a scan of it is in flight are served together by the next scan:
  * one pass from the lowest start to the highest end, each reader keeping its own key and range.
  */
+import { PartitionBatches } from './partition-batches.js';
 import type { FetchedRecord, PartitionReader } from './partition-reader.js';
 
 interface TailRequest {
@@ -18,8 +19,9 @@ interface TailRequest {
 }
 
 export class TailReads {
-  private readonly waiting = new Map<number, TailRequest[]>();
-  private readonly scanning = new Set<number>();
+  private readonly batches = new PartitionBatches<TailRequest>((partition, batch) =>
+    this.scan(partition, batch),
+  );
 
   constructor(
     private readonly reader: PartitionReader,
@@ -28,25 +30,8 @@ export class TailReads {
 
   read(partition: number, key: string, from: number, to: number | undefined): Promise<FetchedRecord[]> {
     return new Promise<FetchedRecord[]>((resolve, reject) => {
-      let queue = this.waiting.get(partition);
-      if (queue === undefined) this.waiting.set(partition, (queue = []));
-      queue.push({ key, from, to, resolve, reject });
-      if (!this.scanning.has(partition)) void this.drain(partition);
+      this.batches.add(partition, { key, from, to, resolve, reject });
     });
-  }
-
-  private async drain(partition: number): Promise<void> {
-    this.scanning.add(partition);
-    try {
-      for (;;) {
-        const batch = this.waiting.get(partition);
-        if (batch === undefined || batch.length === 0) return;
-        this.waiting.delete(partition);
-        await this.scan(partition, batch);
-      }
-    } finally {
-      this.scanning.delete(partition);
-    }
   }
 
   private async scan(partition: number, batch: TailRequest[]): Promise<void> {
