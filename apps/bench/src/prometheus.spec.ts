@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { histogram, histogramPercentiles, requireHistogram } from './prometheus.js';
+import { counterValue, histogram, histogramPercentiles, requireHistogram } from './prometheus.js';
 
 const PAGE = [
   '# TYPE baton_journal_append_duration_seconds histogram',
@@ -22,6 +22,20 @@ describe("the bench's reading of the workers' histograms", () => {
     expect(histogram(PAGE, 'baton_journal_append_duration').count).toBe(0);
     expect(() => requireHistogram(PAGE, 'baton_journal_append_duration')).toThrow(
       /no histogram baton_journal_append_duration; was it renamed/,
+    );
+  });
+
+  it('sums a counter over its label sets, and fails on a name the page lacks', () => {
+    const page = [
+      '# TYPE baton_runs_resumed_total counter',
+      'baton_runs_resumed_total{baton_reason="failover",otel_scope_name="@baton/worker"} 3',
+      'baton_runs_resumed_total{baton_reason="wake",otel_scope_name="@baton/worker"} 2',
+      '# TYPE baton_journal_read_bytes_total counter',
+    ].join('\n');
+    expect(counterValue(page, 'baton_runs_resumed_total')).toBe(5);
+    expect(counterValue(page, 'baton_journal_read_bytes_total')).toBe(0);
+    expect(() => counterValue(page, 'baton_journal_read_bytes')).toThrow(
+      /no counter baton_journal_read_bytes;/,
     );
   });
 });

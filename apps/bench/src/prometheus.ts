@@ -54,6 +54,29 @@ export function requireHistogram(text: string, name: string): Histogram {
   return histogram(text, name);
 }
 
+/**
+ * The counter `name` (its full Prometheus name, `_total` included) summed over every label set; 0
+ * when the page has no sample of it yet. Throws when the page does not declare it at all (a
+ * renamed metric), as {@link requireHistogram} does.
+ */
+export function counterValue(text: string, name: string): number {
+  let total = 0;
+  let declared = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('# TYPE ') && line.split(' ')[2] === name) declared = true;
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) {
+      declared = true;
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  if (!declared) {
+    throw new Error(
+      `the workers' /metrics has no counter ${name}; was it renamed? (docs/operations.md lists the names)`,
+    );
+  }
+  return total;
+}
+
 export function mergeHistograms(parts: readonly Histogram[]): Histogram {
   const byLe = new Map<number, number>();
   for (const part of parts) for (const b of part.buckets) byLe.set(b.le, (byLe.get(b.le) ?? 0) + b.count);

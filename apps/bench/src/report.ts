@@ -85,6 +85,7 @@ export function renderReport(report: BenchReport): string {
           'samples',
           'hand-off->resume p50',
           'max',
+          'bytes read per resume (kill / term)',
         ],
         report.recovery.map((r) => [
           `${r.transport}+${r.store}`,
@@ -96,6 +97,7 @@ export function renderReport(report: BenchReport): string {
           String(r.termToResume.count),
           ms(r.handoffToResume.p50),
           ms(r.handoffToResume.max),
+          `${r.killResumeReadBytes ?? '-'} / ${r.termResumeReadBytes ?? '-'}`,
         ]),
       ),
     );

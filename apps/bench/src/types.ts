@@ -88,6 +88,13 @@ export interface RecoveryResult {
   /** SIGTERM of a worker to the handed-off run's next step starting elsewhere (includes the drain). */
   termToResume: Percentiles;
   /**
+   * Bytes the resuming workers' journal reads fetched from the bus per run they resumed, after the
+   * SIGKILLs and after the SIGTERMs (`baton_journal_read_bytes_total` over
+   * `baton_runs_resumed_total`); null when nothing was resumed.
+   */
+  killResumeReadBytes: number | null;
+  termResumeReadBytes: number | null;
+  /**
    * From the moment the SIGTERMed worker handed a run off (its in-flight step finished) to the
    * run's next step starting elsewhere: the cost of the hand-off itself.
    */

@@ -47,6 +47,8 @@ export interface WorkerInstruments {
   scheduleToStart: Histogram;
   /** Run messages waiting on the bus to be claimed, read at collection time (observeBacklog). */
   queueBacklog: ObservableGauge;
+  /** Bytes journal reads (resumes) fetched from the bus, other runs' entries of group records included. */
+  journalReadBytes: Counter;
 }
 
 /**
@@ -137,6 +139,10 @@ export function workerInstruments(known?: KnownLabels): WorkerInstruments {
       description: 'Run messages waiting on the bus to be claimed (as the bus counts them)',
       unit: METRIC_UNIT.queueBacklog.unit,
     }),
+    journalReadBytes: counter(
+      'journalReadBytes',
+      "Bytes journal reads fetched from the bus to resume runs (whole group records, other runs' entries included)",
+    ),
   };
   primeCounters(instruments, known);
   return instruments;
@@ -152,6 +158,7 @@ function primeCounters(instruments: WorkerInstruments, known: KnownLabels | unde
     instruments.signalsDropped,
     instruments.storeDataLosses,
     instruments.runsExpired,
+    instruments.journalReadBytes,
   ]) {
     plain.add(0);
   }

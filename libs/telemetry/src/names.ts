@@ -67,6 +67,7 @@ export const METRIC = {
   runsExpired: 'baton.runs.expired',
   scheduleToStart: 'baton.runs.schedule_to_start',
   queueBacklog: 'baton.queue.backlog',
+  journalReadBytes: 'baton.journal.read.bytes',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -97,6 +98,7 @@ export const METRIC_UNIT: Readonly<Record<MetricKey, { unit: string; kind: Prome
   runsExpired: { unit: '{run}', kind: 'counter' },
   scheduleToStart: { unit: 's', kind: 'histogram' },
   queueBacklog: { unit: '{message}', kind: 'gauge' },
+  journalReadBytes: { unit: 'By', kind: 'counter' },
 };
 
 /**

@@ -184,6 +184,8 @@ export interface ResolvedWorkerOptions extends Required<
   claimCheck: ClaimCheck;
   /** True when the worker resumes runs journaled through group records (its fleet report says so). */
   readsGroupJournal: boolean;
+  /** Where the journal reports the bytes each read fetched from the bus (the Worker meters it). */
+  journalReads: JournalReadTap;
   /**
    * With the journal mode left to its default on a bus and store that can group: the gate that
    * groups new runs only once every live worker reads group journals (journal-gate.ts).
@@ -226,8 +228,10 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     options.journal === undefined && journal === 'group'
       ? new FleetJournalGate(options.store, fleetJournalCheckMs, logger)
       : undefined;
+  const journalReads: JournalReadTap = { record: () => undefined };
   return {
-    transport: journalTransport(options.transport, options.store, journal, journalGate),
+    transport: journalTransport(options.transport, options.store, journal, journalGate, journalReads),
+    journalReads,
     journal,
     readsGroupJournal,
     journalGate,
@@ -332,6 +336,11 @@ function distinctWorkflows(
   return workflows.length === seen.size ? workflows : [...seen.values()].map((s) => s.definition);
 }
 
+/** Bytes journal reads fetched from the bus go to `record`, which the Worker points at its metric. */
+export interface JournalReadTap {
+  record: (bytes: number) => void;
+}
+
 /** How a workflow version is named in registries and messages: `name@version`. */
 export function workflowKey(name: string, version: number): string {
   return `${name}@${version}`;
@@ -347,6 +356,7 @@ function journalTransport(
   store: Store,
   mode: JournalMode,
   gate: FleetJournalGate | undefined,
+  reads: JournalReadTap,
 ): Transport {
   if (mode !== 'group' && mode !== 'per-run') {
     throw new ConfigError(`journal must be 'group' or 'per-run', got '${String(mode)}'`);
@@ -356,6 +366,7 @@ function journalTransport(
     return withGroupJournal(transport, store, {
       mode,
       log: `w${randomBytes(8).toString('hex')}`,
+      onBusRead: (bytes) => reads.record(bytes),
       ...(gate !== undefined && { groupNewRuns: () => gate.open }),
     });
   }

@@ -113,6 +113,8 @@ export class Worker {
       deadLetterCodes: DEAD_LETTER_CODES,
       resumeReasons: RESUME_REASONS,
     });
+    const readBytes = this.instruments.journalReadBytes;
+    this.options.journalReads.record = (bytes) => readBytes.add(bytes);
     const holders = new VersionHolders(store, this.options.workerId, logger);
     const putBacks = new PutBack(
       store,

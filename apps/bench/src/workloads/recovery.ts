@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CrashWorld, resumeLatencies, type WorkerProcess } from '@baton/testing/crash';
 import { TEST_POSTGRES_URL_ENV } from '@baton/testing/servers';
 import { benchEnvironmentFactory, type BenchUrls } from '../environment.js';
+import { counterValue, scrape } from '../prometheus.js';
 import { percentiles, type BusKind, type Progress, type RecoveryResult, type StoreKind } from '../types.js';
 
 export interface RecoveryOptions {
@@ -63,6 +64,8 @@ export async function runRecovery(opts: RecoveryOptions): Promise<RecoveryResult
     store: opts.store,
     killToResume: percentiles(kill.latencies),
     termToResume: percentiles(term.latencies),
+    killResumeReadBytes: kill.readBytesPerResume,
+    termResumeReadBytes: term.readBytesPerResume,
     handoffToResume: percentiles(term.afterPivot),
     kills: opts.kills,
     terms,
@@ -78,7 +81,7 @@ async function measurePart(
   signal: Signal,
   count: number,
   opts: RecoveryOptions,
-): Promise<{ latencies: number[]; afterPivot: number[] }> {
+): Promise<{ latencies: number[]; afterPivot: number[]; readBytesPerResume: number | null }> {
   const { progress } = opts;
   const label = `recovery ${opts.transport}+${opts.store} ${signal}`;
   progress?.start(label, count);
@@ -92,6 +95,7 @@ async function measurePart(
     await load.topUp();
 
     const interruptions: Interruption[] = [];
+    const reads = { bytes: 0, resumed: 0 };
     let replacement: Promise<unknown> = Promise.resolve(undefined);
     for (let i = 0; i < count; i++) {
       // Every live worker has started before the next signal: a fleet still booting would fail
@@ -99,6 +103,10 @@ async function measurePart(
       await settled(replacement);
       await load.topUp();
       const victim = await busyVictim(world, load);
+      // The others resume the victim's runs: what their journal reads fetched from the bus
+      // between the signal and the next one, per run they resumed.
+      const resumers = world.fleet.alive.filter((w) => w !== victim && w.started);
+      const before = await readCounters(resumers);
       victim.signal(signal);
       interruptions.push({ pid: victim.pid, at: victim.signalledAt ?? Date.now() });
       if (signal === 'SIGTERM') {
@@ -114,6 +122,13 @@ async function measurePart(
       }
       progress?.tick(i + 1);
       await sleep(1_500 + Math.random() * 500);
+      const after = await readCounters(resumers);
+      for (const [pid, end] of after) {
+        const start = before.get(pid);
+        if (start === undefined) continue;
+        reads.bytes += end.bytes - start.bytes;
+        reads.resumed += end.resumed - start.resumed;
+      }
     }
     await settled(replacement);
     await world.waitForAll(180_000);
@@ -132,10 +147,12 @@ async function measurePart(
     const split = breakdown(signal, interruptions, executions, world.fleet.all);
     progress?.log(split.text);
     const p = percentiles(latencies);
+    const readBytesPerResume = reads.resumed > 0 ? Math.round(reads.bytes / reads.resumed) : null;
     progress?.done(
-      `${latencies.length} interrupted runs, p50 ${fmt(p.p50)} ms, p99 ${fmt(p.p99)} ms, max ${fmt(p.max)} ms`,
+      `${latencies.length} interrupted runs, p50 ${fmt(p.p50)} ms, p99 ${fmt(p.p99)} ms, max ${fmt(p.max)} ms; ` +
+        `${reads.resumed} resumes read ${readBytesPerResume ?? '-'} bytes each from the bus`,
     );
-    return { latencies, afterPivot: split.second };
+    return { latencies, afterPivot: split.second, readBytesPerResume };
   } finally {
     await world.dispose();
   }
@@ -155,6 +172,28 @@ async function createWorld(opts: RecoveryOptions): Promise<CrashWorld> {
     if (previous === undefined) delete process.env[TEST_POSTGRES_URL_ENV];
     else process.env[TEST_POSTGRES_URL_ENV] = previous;
   }
+}
+
+/**
+ * Per live worker (by pid): bytes its journal reads fetched from the bus and runs it resumed, so
+ * far. A worker that cannot be scraped (it died meanwhile) is left out.
+ */
+async function readCounters(
+  workers: readonly WorkerProcess[],
+): Promise<Map<number, { bytes: number; resumed: number }>> {
+  const out = new Map<number, { bytes: number; resumed: number }>();
+  await Promise.all(
+    workers.map(async (w) => {
+      if (!w.alive) return;
+      const page = await scrape(w.httpPort).catch(() => undefined);
+      if (page === undefined) return;
+      out.set(w.pid, {
+        bytes: counterValue(page, 'baton_journal_read_bytes_total'),
+        resumed: counterValue(page, 'baton_runs_resumed_total'),
+      });
+    }),
+  );
+  return out;
 }
 
 /** Keeps `target` runs unfinished: finished ones are replaced before each signal. */

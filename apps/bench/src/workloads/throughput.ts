@@ -73,7 +73,7 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
   try {
     progress.log(`${workload}: starting ${options.workers} worker process(es)`);
     const workers = await Promise.all(Array.from({ length: options.workers }, () => fleet.spawn()));
-    const ports = workers.map(httpPortOf);
+    const ports = workers.map((w) => w.httpPort);
 
     const enqueue = async (i: number): Promise<Started> => {
       const enqueuedAt = Date.now();
@@ -155,14 +155,6 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
   } finally {
     await fleet.shutdown();
   }
-}
-
-function httpPortOf(worker: WorkerProcess): number {
-  const ready = worker.logs.find((l) => l.msg === 'worker ready') as { httpPort?: number } | undefined;
-  if (typeof ready?.httpPort !== 'number') {
-    throw new Error(`worker ${worker.pid} logged no httpPort in 'worker ready':\n${worker.describe(5)}`);
-  }
-  return ready.httpPort;
 }
 
 async function enqueueAll(

@@ -117,6 +117,33 @@ describe('group journal', () => {
     expect([...readGroup.mock.calls[0]![1]].sort()).toEqual([1, 2]);
   });
 
+  it("tells onBusRead the bytes each read fetched: whole group records, or a run's own records", async () => {
+    const { bus, store, journal } = setUp('group');
+    const runs = ['a', 'b', 'c'];
+    await Promise.all(
+      runs.map((runId) => journal.append({ runId, data: bytes(`${runId}-entry`), expectedLastPosition: 0 })),
+    );
+    await bus.append({ runId: 'own', data: bytes('twelve bytes'), expectedLastPosition: 0 });
+    const fetched: number[] = [];
+    const reader = withGroupJournal(bus, store, {
+      mode: 'group',
+      log: 'w2',
+      onBusRead: (n) => fetched.push(n),
+    });
+    const readGroup = vi.spyOn(bus.groupLog!, 'readGroupRecords');
+    await Promise.all(runs.map((runId) => reader.read(runId, 0)));
+    const records = (await readGroup.mock.results[0]!.value) as Map<number, Uint8Array>;
+    const groupBytes = [...records.values()].reduce((n, data) => n + data.byteLength, 0);
+    // One coalesced read of the group records (each carries other runs' entries too).
+    expect(fetched).toEqual([groupBytes]);
+    expect(groupBytes).toBeGreaterThan(runs.length * 'a-entry'.length);
+    expect(texts(await reader.read('own', 0))).toEqual(['twelve bytes']);
+    expect(fetched).toEqual([groupBytes, 12]);
+    // A second read of the same run is served from the cache: nothing fetched.
+    await reader.read('a', 0);
+    expect(fetched).toEqual([groupBytes, 12]);
+  });
+
   it('says which record is gone when a pointer names one the bus no longer has', async () => {
     const { bus, journal } = setUp('group');
     await journal.append({ runId: 'r', data: bytes('a'), expectedLastPosition: 0 });

@@ -55,6 +55,11 @@ export interface GroupJournalOptions {
   /** Decoded records kept for reads, in bytes. */
   cacheBytes?: number;
   /**
+   * Told the bytes each journal read fetched from the bus: a run's own records, or whole group
+   * records (other runs' entries included, which is the cost of a grouped read).
+   */
+  onBusRead?: (bytes: number) => void;
+  /**
    * In mode `group`, whether a new run is grouped now (the worker's fleet gate: every live worker
    * reads group journals); a new run it refuses is journaled on its own for good.
    * @defaultValue always
@@ -220,6 +225,7 @@ class RecordCache {
   constructor(
     private readonly groupLog: GroupLog,
     private readonly maxBytes: number,
+    private readonly onBusRead: ((bytes: number) => void) | undefined,
   ) {}
 
   /** The decoded records of `log` at `positions` (absent when gone), fetching what is not cached in one read. */
@@ -259,7 +265,10 @@ class RecordCache {
         this.stats.reads++;
         this.groupLog.readGroupRecords(log, positions).then((records) => {
           this.stats.records += records.size;
-          for (const data of records.values()) this.stats.bytes += data.length;
+          let bytes = 0;
+          for (const data of records.values()) bytes += data.length;
+          this.stats.bytes += bytes;
+          this.onBusRead?.(bytes);
           resolve(records);
         }, reject);
       });
@@ -318,7 +327,7 @@ class GroupJournal {
       options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
       options.maxParts ?? DEFAULT_MAX_PARTS,
     );
-    this.cache = new RecordCache(groupLog, options.cacheBytes ?? DEFAULT_CACHE_BYTES);
+    this.cache = new RecordCache(groupLog, options.cacheBytes ?? DEFAULT_CACHE_BYTES, options.onBusRead);
   }
 
   async append(append: JournalAppend): Promise<number> {
@@ -349,7 +358,15 @@ class GroupJournal {
 
   async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
     const { grouped, pointers } = await this.index.readPointers(runId, afterPosition, uptoPosition);
-    if (!grouped) return this.transport.read(runId, afterPosition, uptoPosition);
+    if (!grouped) {
+      const records = await this.transport.read(runId, afterPosition, uptoPosition);
+      if (this.options.onBusRead !== undefined) {
+        let bytes = 0;
+        for (const record of records) bytes += record.data.byteLength;
+        this.options.onBusRead(bytes);
+      }
+      return records;
+    }
     return this.resolve(runId, pointers);
   }
 

@@ -116,6 +116,15 @@ export class WorkerProcess {
     return this.child.pid ?? -1;
   }
 
+  /** The port of its probes and `/metrics`, from its 'worker ready' line; throws before that. */
+  get httpPort(): number {
+    const ready = this.logs.find((l) => l.msg === 'worker ready') as { httpPort?: unknown } | undefined;
+    if (typeof ready?.httpPort !== 'number') {
+      throw new Error(`worker ${this.pid} logged no httpPort in 'worker ready':\n${this.describe(5)}`);
+    }
+    return ready.httpPort;
+  }
+
   get alive(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
