@@ -72,6 +72,7 @@ export type {
   PauseRequestResult,
   PayloadStore,
   PresenceStore,
+  PublishedMembership,
   ScanTurn,
   RenewRequest,
   RenewResult,
@@ -91,7 +92,7 @@ export type {
   SuspendResult,
   TimerStore,
 } from './contracts/store.js';
-export { FINISHED_RUN_STATUSES, hasPresence } from './contracts/store.js';
+export { FINISHED_RUN_STATUSES, MEMBERSHIP_TURN, hasPresence } from './contracts/store.js';
 export type {
   ListedRun,
   RunCounts,

@@ -67,6 +67,7 @@ describe('postgres store: migrations', () => {
       'journal_runs',
       'leases',
       'live_workers',
+      'membership',
       'payloads',
       'run_counts',
       'run_tombstones',

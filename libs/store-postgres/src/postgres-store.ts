@@ -38,6 +38,7 @@ import type {
   SuspendRequest,
   SuspendResult,
   WorkerReport,
+  PublishedMembership,
   ScanTurn,
   PointerAppend,
   PointerAppendResult,
@@ -315,5 +316,11 @@ export class PostgresStore implements Store, PresenceStore {
   }
   takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
     return this.run('takeScanTurn', (db) => presence.takeScanTurn(db, scan, workerId, turnMs));
+  }
+  publishMembership(members: readonly string[]): Promise<number> {
+    return this.run('publishMembership', (db) => presence.publishMembership(db, members));
+  }
+  readMembership(knownGeneration: number, turn: string): Promise<PublishedMembership> {
+    return this.run('readMembership', (db) => presence.readMembership(db, knownGeneration, turn));
   }
 }

@@ -17,9 +17,13 @@
  *    in turns ({@link takeScanTurn}, migration 015): one scan per period for the whole fleet, not
  *    one per worker, which would grow with the fleet's square. Asking for a turn another worker
  *    holds writes nothing.
+ * 6. The live workers are listed by the holder of the membership turn only, and published in one
+ *    row (migration 017); every other worker reads that row by its primary key, with the list
+ *    itself only when its generation moved, and whether the turn is still held (scan_turns, also
+ *    by primary key). Publishing an unchanged list writes nothing.
  */
 import { createHash } from 'node:crypto';
-import type { ScanTurn } from '@baton/core/adapter';
+import type { PublishedMembership, ScanTurn } from '@baton/core/adapter';
 import type { Db } from './db.js';
 import { clientConfig } from './db.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
@@ -148,4 +152,40 @@ export async function takeScanTurn(
     [scan, workerId, Math.max(1, Math.ceil(turnMs))],
   );
   return { held: rows[0]?.held === true, workers: Number(rows[0]?.workers ?? 0) };
+}
+
+/** Publishes the member list (invariant 6); returns its generation. */
+export async function publishMembership(db: Db, members: readonly string[]): Promise<number> {
+  const rows = await db.query<{ generation: number }>(
+    'SELECT {{schema}}.publish_membership($1::text[]) AS generation',
+    [[...members]],
+  );
+  return Number(rows[0]?.generation);
+}
+
+/**
+ * The published member list (invariant 6): two primary-key reads in one statement, the list
+ * sent only when the reader's generation is not the published one.
+ */
+export async function readMembership(
+  db: Db,
+  knownGeneration: number,
+  turn: string,
+): Promise<PublishedMembership> {
+  const rows = await db.query<{ generation: number | null; members: string[] | null; turn_free: boolean }>(
+    `SELECT m.generation,
+            CASE WHEN m.generation IS DISTINCT FROM $1::bigint THEN m.members END AS members,
+            NOT EXISTS (
+              SELECT 1 FROM {{schema}}.scan_turns t WHERE t.scan = $2 AND t.until_ms > {{schema}}.now_ms()
+            ) AS turn_free
+       FROM (SELECT 1) AS one LEFT JOIN {{schema}}.membership m ON m.id = 1`,
+    [Math.floor(knownGeneration), turn],
+  );
+  const row = rows[0];
+  const generation = Number(row?.generation ?? 0);
+  return {
+    generation,
+    ...(row?.members != null && generation !== knownGeneration && { members: row.members }),
+    turnFree: row?.turn_free !== false,
+  };
 }

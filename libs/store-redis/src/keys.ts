@@ -45,6 +45,11 @@ export interface KeyLayout {
   readonly presenceInstance: string;
   /** STRING: the worker holding the turn of a fleet-wide scan, expiring with the turn. */
   scanTurn(scan: string): string;
+  /**
+   * HASH generation -> the member list's generation, members -> the list as JSON: the fleet's
+   * live workers as the membership turn's holder last published them (lua/publish-membership.lua).
+   */
+  readonly membership: string;
   /** ZSET runId -> finish time of finished runs in the index: retention's queue. */
   readonly finished: string;
   /** HASH sha256 -> bytes: the run's large payloads (claim check), deleted with the run. */
@@ -83,6 +88,7 @@ export function keyLayout(prefix: string): KeyLayout {
     workers: `${prefix}workers`,
     presenceInstance: `${prefix}presence-instance`,
     scanTurn: (scan) => `${prefix}scan-turn:${scan}`,
+    membership: `${prefix}membership`,
     finished: `${prefix}finished`,
     payloads: (runId) => `${prefix}payload:${runId}`,
     dataMarker: `${prefix}data-marker`,

@@ -19,11 +19,15 @@
  * 5. The dead-worker scan reads every record and every client (O(fleet)), so workers take it in
  *    turns ({@link PresenceRegistry.takeScanTurn}: one key, SET with PX): one scan per period for
  *    the whole fleet instead of one per worker, which would grow with the fleet's square.
+ * 6. So does listing the live workers for the fleet's member list: the membership turn's holder
+ *    lists them and publishes the list in one hash ({@link PresenceRegistry.publishMembership});
+ *    every other worker reads its generation and the turn's key in one script call, and the list
+ *    itself only when the generation moved.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { BatonError } from '@baton/core';
-import type { ScanTurn } from '@baton/core/adapter';
+import type { PublishedMembership, ScanTurn } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
 import { pipelineResults, str, type StoreContext } from './context.js';
 import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
@@ -123,6 +127,32 @@ export class PresenceRegistry {
       [workerId, Math.max(1, Math.ceil(turnMs))],
     )) as [number, number];
     return { held: Number(held) === 1, workers: Number(workers) };
+  }
+
+  /** Publishes the member list (invariant 6), sorted and without repeats; returns its generation. */
+  async publishMembership(ctx: StoreContext, members: readonly string[]): Promise<number> {
+    const list = [...new Set(members)].sort();
+    const generation = await ctx.run('publish-membership', [this.keys.membership], [JSON.stringify(list)]);
+    return Number(str(generation));
+  }
+
+  /** The published member list (invariant 6): one script call, O(1) unless the list changed. */
+  async readMembership(
+    ctx: StoreContext,
+    knownGeneration: number,
+    turn: string,
+  ): Promise<PublishedMembership> {
+    const [generation, list, free] = (await ctx.run(
+      'read-membership',
+      [this.keys.membership, this.keys.scanTurn(turn)],
+      [String(Math.floor(knownGeneration))],
+    )) as [unknown, unknown, number];
+    const published = Number(str(generation));
+    return {
+      generation: published,
+      ...(list !== null && list !== undefined && { members: JSON.parse(str(list)) as string[] }),
+      turnFree: Number(free) === 1,
+    };
   }
 
   /** Closes every presence connection: to other workers, these workers are now dead. */

@@ -45,6 +45,7 @@ import type {
   SuspendRequest,
   SuspendResult,
   WorkerReport,
+  PublishedMembership,
   ScanTurn,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
@@ -309,6 +310,12 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   }
   takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
     return this.op('takeScanTurn', (ctx) => this.presence.takeScanTurn(ctx, scan, workerId, turnMs));
+  }
+  publishMembership(members: readonly string[]): Promise<number> {
+    return this.op('publishMembership', (ctx) => this.presence.publishMembership(ctx, members));
+  }
+  readMembership(knownGeneration: number, turn: string): Promise<PublishedMembership> {
+    return this.op('readMembership', (ctx) => this.presence.readMembership(ctx, knownGeneration, turn));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -41,7 +41,8 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       if (!hasPresence(a) || !hasPresence(b))
         throw new Error(
           `${a.name} store: the presence section was given a pair, but the store lacks presence ` +
-            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers, takeScanTurn): implement all five, or pass no pair',
+            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers, takeScanTurn, publishMembership, ' +
+            'readMembership): implement all seven, or pass no pair',
         );
       await a.connect();
       await b.connect();
@@ -162,6 +163,63 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect((await b.takeScanTurn(uniqueId('scan'), 'asker', 1_000)).workers).toBe(before + 2);
     });
 
+    it('publishes the member list with a generation that moves when the set changes and only then', async () => {
+      const [a, b] = await pair();
+      const turn = uniqueId('membership');
+      // Any text is an id: quotes, commas, braces and spaces must survive the store's encoding.
+      const [w1, w2, w3] = [uniqueId('w1'), uniqueId('w2'), uniqueId('w3 "odd", {ü}')];
+      expect(await b.readMembership(0, turn)).toEqual({ generation: 0, turnFree: true });
+
+      const first = await a.publishMembership([w2, w1, w2]);
+      expect(first).toBeGreaterThan(0);
+      // Sorted, without the repeat, from the other store too; unknown generations get the list.
+      expect(await b.readMembership(0, turn)).toEqual({
+        generation: first,
+        members: [w1, w2].sort(),
+        turnFree: true,
+      });
+      expect(await b.readMembership(first - 1, turn)).toMatchObject({ members: [w1, w2].sort() });
+      // A reader that knows the generation gets no list: a few bytes, whatever the fleet's size.
+      expect(await b.readMembership(first, turn)).toEqual({ generation: first, turnFree: true });
+
+      // The same set in another order (and repeated) is no change.
+      expect(await b.publishMembership([w1, w2])).toBe(first);
+      expect(await a.publishMembership([w2, w1, w1])).toBe(first);
+      expect((await a.readMembership(first, turn)).generation).toBe(first);
+
+      const second = await a.publishMembership([w1, w2, w3]);
+      expect(second).toBeGreaterThan(first);
+      expect(await b.readMembership(first, turn)).toEqual({
+        generation: second,
+        members: [w1, w2, w3].sort(),
+        turnFree: true,
+      });
+      const third = await b.publishMembership([w3]);
+      expect(third).toBeGreaterThan(second);
+      expect((await a.readMembership(second, turn)).members).toEqual([w3]);
+      // Back to an earlier set is a change too: a new generation, never an old one again.
+      const fourth = await a.publishMembership([w1, w2]);
+      expect(fourth).toBeGreaterThan(third);
+      expect((await b.readMembership(first, turn)).members).toEqual([w1, w2].sort());
+      expect(await b.publishMembership([])).toBeGreaterThan(fourth);
+      expect((await a.readMembership(fourth, turn)).members).toEqual([]);
+    });
+
+    it("tells a membership reader whether the publisher's turn is held, and when it ran out", async () => {
+      const [a, b] = await pair();
+      const turn = uniqueId('membership');
+      const turnMs = 400;
+      expect((await b.readMembership(0, turn)).turnFree).toBe(true);
+      expect((await a.takeScanTurn(turn, 'publisher', turnMs)).held).toBe(true);
+      expect((await b.readMembership(0, turn)).turnFree).toBe(false);
+      // Another scan's turn says nothing about this one.
+      expect((await b.readMembership(0, uniqueId('other'))).turnFree).toBe(true);
+      await sleep(turnMs + 100);
+      expect((await b.readMembership(0, turn)).turnFree).toBe(true);
+      expect((await b.takeScanTurn(turn, 'reader', turnMs)).held).toBe(true);
+      expect((await a.readMembership(0, turn)).turnFree).toBe(false);
+    });
+
     it('never reaps the leases of a worker that never registered', async () => {
       const [a, b] = await pair();
       const { runId } = await createTestRun(b);
@@ -175,7 +233,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
 }
 
 /**
- * Presence is optional, but all or nothing: a store implements the five PresenceStore methods or
+ * Presence is optional, but all or nothing: a store implements the seven PresenceStore methods or
  * none, and one that implements them is given a pair so the presence section proves them.
  */
 export function describePresenceChoice(
@@ -191,6 +249,8 @@ export function describePresenceChoice(
         'reapDeadWorkers',
         'liveWorkers',
         'takeScanTurn',
+        'publishMembership',
+        'readMembership',
       ] as const;
       const present = methods.filter((m) => typeof store[m] === 'function');
       expect(

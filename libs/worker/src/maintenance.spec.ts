@@ -26,6 +26,8 @@ function storeWithDeadWorker(
       pending = pending.slice(limit);
       return batch;
     },
+    publishMembership: async () => 1,
+    readMembership: async () => ({ generation: 1, turnFree: false }),
     takeScanTurn: async (name: string, workerId: string) => {
       scan.asks?.push(`${name}:${workerId}`);
       return { held: (scan.turnHolder ?? workerId) === workerId, workers: scan.workers ?? 1 };

@@ -12,7 +12,7 @@
  * - {@link FleetStore} (contracts/fleet.ts): the live workers' reports, for operators;
  * - {@link PresenceStore} (optional): which workers are alive, bound to their store connections,
  *   so a killed worker's runs are resumed when its connection drops instead of when its leases
- *   run out. A store without it (the in-memory one) leaves all four methods out; the worker then
+ *   run out. A store without it (the in-memory one) leaves all of its methods out; the worker then
  *   finds a crashed worker's runs by lease expiry alone, and the conformance suite skips the
  *   presence section for it.
  *
@@ -380,7 +380,7 @@ export interface SignalInbox {
  * Left out on purpose: anything that needs a dropped connection. A partitioned or frozen worker
  * keeps its connection; for that, lease expiry (and fencing) remains the backstop.
  *
- * Optional in {@link Store}: a store implements all five methods or none ({@link hasPresence}).
+ * Optional in {@link Store}: a store implements all seven methods or none ({@link hasPresence}).
  * Without it nothing is lost but speed: a killed worker's runs resume once their leases expire.
  */
 export interface PresenceStore {
@@ -399,8 +399,32 @@ export interface PresenceStore {
    * registered are left to expire.
    */
   reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]>;
-  /** Registered worker ids whose presence connection is alive (for tests and operators). */
+  /**
+   * Registered worker ids whose presence connection is alive. It reads every worker's presence
+   * (O(fleet) on the server), so a fleet does not call it from every worker every period: the
+   * holder of the {@link MEMBERSHIP_TURN} turn lists the workers and publishes the list
+   * ({@link publishMembership}), and the others read that ({@link readMembership}).
+   */
   liveWorkers(): Promise<string[]>;
+  /**
+   * Publishes the fleet's member list for every worker to read cheaply ({@link readMembership}):
+   * called by the holder of the {@link MEMBERSHIP_TURN} turn with what {@link liveWorkers} just
+   * returned. The record's generation moves exactly when `members`, as a set (order and repeats
+   * do not count), differ from the set published last; publishing the same set again changes
+   * nothing and returns the same generation. A generation is never reused, not even after the
+   * record was lost (a Redis restarted empty): each new one is above the last and at least the
+   * store's clock in ms. Returns the generation now published.
+   */
+  publishMembership(members: readonly string[]): Promise<number>;
+  /**
+   * The published member list ({@link publishMembership}) in one cheap read of one key or row,
+   * whatever the fleet's size: its generation (0 when none was ever published), the members
+   * (sorted, no repeats) only when that generation differs from `knownGeneration`, and whether
+   * the turn of the scan named `turn` is free (nobody holds it, or it ran out). A free turn means
+   * the publisher stopped renewing it (died, stopped, or stalled): the reader should take the turn
+   * ({@link takeScanTurn}) and publish itself, so the list keeps following the fleet.
+   */
+  readMembership(knownGeneration: number, turn: string): Promise<PublishedMembership>;
   /**
    * Takes the turn of the fleet-wide scan named `scan` (the worker's: `dead-workers`,
    * `expired-leases`) for `turnMs` on the store's clock. `held` is true when the turn was free,
@@ -411,6 +435,23 @@ export interface PresenceStore {
    * that a turn is used: a holder that dies lets its turn run out, and another worker takes the next.
    */
   takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn>;
+}
+
+/**
+ * The name of the scan turn whose holder lists the live workers and publishes them
+ * ({@link PresenceStore.publishMembership}); every other worker reads the published list
+ * ({@link PresenceStore.readMembership}).
+ */
+export const MEMBERSHIP_TURN = 'membership';
+
+/** The answer of {@link PresenceStore.readMembership}. */
+export interface PublishedMembership {
+  /** The published list's generation; 0 when none was ever published. */
+  generation: number;
+  /** The members, sorted, when `generation` differs from the reader's; otherwise left out. */
+  members?: string[];
+  /** True when nobody holds the turn the reader named (or it ran out): the reader should take it. */
+  turnFree: boolean;
 }
 
 /** The answer of {@link PresenceStore.takeScanTurn}. */
@@ -543,13 +584,15 @@ export interface Store
   readonly journalIndex?: JournalIndex;
 }
 
-/** True when `store` implements worker presence: all five {@link PresenceStore} methods. */
+/** True when `store` implements worker presence: all seven {@link PresenceStore} methods. */
 export function hasPresence(store: Store): store is Store & PresenceStore {
   return (
     typeof store.registerWorker === 'function' &&
     typeof store.unregisterWorker === 'function' &&
     typeof store.reapDeadWorkers === 'function' &&
     typeof store.liveWorkers === 'function' &&
-    typeof store.takeScanTurn === 'function'
+    typeof store.takeScanTurn === 'function' &&
+    typeof store.publishMembership === 'function' &&
+    typeof store.readMembership === 'function'
   );
 }
