@@ -89,8 +89,8 @@ export interface KafkaTransportOptions {
    * - `presence`: the store's presence, once a worker hands it over (`shareRunQueue`; Redis and
    *   Postgres stores): each partition goes to one of the live workers by rendezvous hashing, read
    *   outside any consumer group, its position committed to the group's offsets. A join or a death
-   *   moves only the partitions that change hands, within `ownershipRefreshMs` of the store seeing
-   *   it, and stops nobody else. Without a membership (a producer, a store without presence) the
+   *   moves only the partitions that change hands, within about two `ownershipRefreshMs` of the
+   *   store seeing it, and stops nobody else. Without a membership (a producer, a store without presence) the
    *   transport falls back to `group`.
    * - `group`: a kafkajs consumer group; every join and every death stops the whole group for a
    *   rebalance, and a dead member's partitions wait for `sessionTimeoutMs`.
@@ -99,8 +99,10 @@ export interface KafkaTransportOptions {
    */
   partitionOwnership?: KafkaPartitionOwnership;
   /**
-   * How often, with `partitionOwnership: 'presence'`, a worker asks the store for the live
-   * workers (one `liveWorkers` call) and moves partitions accordingly.
+   * How often, with `partitionOwnership: 'presence'`, a worker reads the fleet's member list
+   * and moves partitions accordingly. One worker at a time lists the live workers each period and
+   * publishes the list in the store; the others read one small record (the list itself only when
+   * it changed), so the store's cost per period grows with the fleet, not with its square.
    * @defaultValue 250
    */
   ownershipRefreshMs?: number;

@@ -84,7 +84,7 @@ export class PartitionOwnership {
   private async refresh(): Promise<void> {
     let members: string[];
     try {
-      members = await this.membership.members();
+      members = await this.membership.members(this.refreshMs);
       if (this.failing) this.log?.('info', 'kafka run-queue: the live workers can be read again', {});
       this.failing = false;
     } catch (err) {

@@ -286,7 +286,7 @@ export class KafkaRunQueue {
       get memberId() {
         return latest().memberId;
       },
-      members: () => latest().members(),
+      members: (refreshMs) => latest().members(refreshMs),
     };
     const ownership = new PartitionOwnership(
       current,

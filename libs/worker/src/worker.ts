@@ -40,6 +40,7 @@ import {
 import { DEAD_LETTER_CODES } from './poison.js';
 import { PutBack } from './put-back.js';
 import type { RunSession } from './run-session.js';
+import { SharedMembership } from './shared-membership.js';
 import { StoreClock } from './store-clock.js';
 import { VersionHolders } from './version-holders.js';
 import { VersionRedrive } from './version-redrive.js';
@@ -199,11 +200,9 @@ export class Worker {
     if (hasPresence(present)) {
       await present.registerWorker(this.workerId);
       // A partitioned bus splits its run queue among the workers presence sees alive: a worker
-      // that dies gives its partitions up as soon as its store connection drops.
-      this.options.transport.shareRunQueue?.({
-        memberId: this.workerId,
-        members: () => present.liveWorkers(),
-      });
+      // that dies gives its partitions up once its store connection drops. One worker at a time
+      // lists them for the fleet; the others read its list (shared-membership.ts).
+      this.options.transport.shareRunQueue?.(new SharedMembership(present, this.workerId));
     }
     // Measured before the first claim: the first timer a run sets is on the store's clock already.
     await this.storeClock.start(this.options.logger);

@@ -106,10 +106,14 @@ export interface RunQueueMembership {
   /** This worker's id, as the store's presence knows it. */
   readonly memberId: string;
   /**
-   * The ids of the workers whose presence is alive now (one store round trip). A dead worker
-   * leaves this list as soon as its store connection drops.
+   * The ids of the workers whose presence is alive, asked every `refreshMs` by the transport. A
+   * dead worker leaves this list within about two periods of its store connection dropping. One
+   * cheap store read per call: one worker of the fleet at a time lists the live workers and
+   * publishes the list, the others read what it published (the worker's membership), so the
+   * fleet's cost per period grows with its size, not with its square. `refreshMs` sizes that
+   * worker's turn; a membership that lists the workers itself may ignore it.
    */
-  members(): Promise<string[]>;
+  members(refreshMs: number): Promise<string[]>;
 }
 
 /** One part of the run queue's backlog: a consumer (NATS), a partition (Kafka), the queue (memory). */
