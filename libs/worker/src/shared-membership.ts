@@ -40,6 +40,7 @@ export class SharedMembership implements RunQueueMembership {
   private generation = 0;
   private list: string[] = [];
   private holding = false;
+  private left = false;
 
   constructor(
     private readonly store: MembershipStore,
@@ -52,11 +53,11 @@ export class SharedMembership implements RunQueueMembership {
   }
 
   async members(refreshMs: number): Promise<string[]> {
-    if (!this.holding) {
+    if (!this.holding || this.left) {
       const published = await this.store.readMembership(this.generation, MEMBERSHIP_TURN);
       if (published.members !== undefined) this.list = published.members;
       this.generation = published.generation;
-      if (!published.turnFree) return this.list;
+      if (!published.turnFree || this.left) return this.list;
     }
     const turn = await this.store.takeScanTurn(MEMBERSHIP_TURN, this.memberId, refreshMs * TURN_PERIODS);
     this.holding = turn.held;
@@ -66,5 +67,20 @@ export class SharedMembership implements RunQueueMembership {
     this.generation = await this.store.publishMembership(live);
     this.list = [...new Set(live)].sort();
     return this.list;
+  }
+
+  /**
+   * A graceful stop (after the worker unregistered): this worker never takes the turn again, and
+   * if it held it, it publishes the fleet without itself and lets the turn go at once, so its
+   * partitions move at the others' next read rather than after the turn ran out.
+   */
+  async leave(): Promise<void> {
+    this.left = true;
+    if (!this.holding) return;
+    this.holding = false;
+    const live = (await this.store.liveWorkers()).filter((id) => id !== this.memberId);
+    this.generation = await this.store.publishMembership(live);
+    // Renewed for a moment only: free again for the first reader that finds it so.
+    await this.store.takeScanTurn(MEMBERSHIP_TURN, this.memberId, 1);
   }
 }

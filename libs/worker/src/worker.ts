@@ -104,6 +104,8 @@ export class Worker {
   private reporter: FleetReporter | undefined;
   /** Redrives unknown-workflow dead letters of the versions this worker registers (version-redrive.ts). */
   private readonly redrive: VersionRedrive;
+  /** On a partitioned bus: the fleet's member list as this worker reads (or publishes) it. */
+  private membership: SharedMembership | undefined;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -202,7 +204,10 @@ export class Worker {
       // A partitioned bus splits its run queue among the workers presence sees alive: a worker
       // that dies gives its partitions up once its store connection drops. One worker at a time
       // lists them for the fleet; the others read its list (shared-membership.ts).
-      this.options.transport.shareRunQueue?.(new SharedMembership(present, this.workerId));
+      if (this.options.transport.shareRunQueue !== undefined) {
+        this.membership = new SharedMembership(present, this.workerId);
+        this.options.transport.shareRunQueue(this.membership);
+      }
     }
     // Measured before the first claim: the first timer a run sets is on the store's clock already.
     await this.storeClock.start(this.options.logger);
@@ -274,6 +279,10 @@ export class Worker {
         this.options.logger.warn({ err }, 'unregistering the worker failed');
       },
     );
+    await this.membership?.leave().catch((err: unknown) => {
+      // The turn then runs out by itself (1.5 ownership periods) and another worker lists.
+      this.options.logger.warn({ err }, 'handing the membership turn on failed');
+    });
     // After any report in flight, so no late report lists the stopped worker again.
     this.options.journalGate?.stop();
     await this.reporter?.forget();
