@@ -3,6 +3,7 @@
  * parses bigint columns (ms timestamps, epochs) as numbers, repeats a statement the server
  * aborted for a deadlock, and never lets an idle connection's error crash the process.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig, PoolConfig, QueryResultRow } from 'pg';
 import { CodecError } from '@baton/core';
@@ -53,10 +54,24 @@ export function clientConfig(options: ResolvedPostgresStoreOptions, applicationN
   };
 }
 
-/** The store's pool with schema rendering and deadlock retries. */
+/**
+ * SQLSTATEs after which a named statement is sent unprepared: 26000, the statement is not on the
+ * connection (a pooler in transaction mode handed the call to another server connection; the
+ * store stops preparing for good), and 0A000, "cached plan must not change result type" (a
+ * migration changed the type of what the statement returns while it was prepared; the text goes
+ * out under a new name from then on, prepared afresh on each connection).
+ */
+const STATEMENT_GONE = '26000';
+const PLAN_CHANGED = '0A000';
+
+/** The store's pool with schema rendering, prepared statements and deadlock retries. */
 export class Db {
   readonly pool: pg.Pool;
   private readonly rendered = new Map<string, string>();
+  /** Rendered statement text → its prepared statement's name. */
+  private readonly names = new Map<string, string>();
+  private prepare: boolean;
+  private renames = 0;
 
   constructor(private readonly options: ResolvedPostgresStoreOptions) {
     // The schema in application_name tells an operator which store a connection belongs to.
@@ -68,20 +83,53 @@ export class Db {
     // An idle connection that dies (server restart, network) emits here; without a listener
     // Node would crash the process. The pool drops it and opens a new one on next use.
     this.pool.on('error', () => undefined);
+    this.prepare = options.preparedStatements;
+  }
+
+  /** True while statements go out prepared (see the `preparedStatements` option). */
+  get preparing(): boolean {
+    return this.prepare;
   }
 
   /** Runs one statement (one round trip) and returns its rows. */
   async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     const sql = this.render(text);
+    let unprepared = false;
     for (let attempt = 1; ; attempt++) {
+      // A statement without parameters goes out as a simple query (it may hold several
+      // commands, which a prepared statement cannot); those with parameters are prepared.
+      const name = this.prepare && !unprepared && values.length > 0 ? this.nameOf(sql) : undefined;
       try {
-        return (await this.pool.query<R>(sql, values)).rows;
+        const result =
+          name === undefined
+            ? await this.pool.query<R>(sql, values)
+            : await this.pool.query<R>({ name, text: sql, values });
+        return result.rows;
       } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (name !== undefined && (code === STATEMENT_GONE || code === PLAN_CHANGED)) {
+          // Nothing ran: the server refused the statement before executing it.
+          if (code === STATEMENT_GONE) this.prepare = false;
+          else this.names.set(sql, `${name.split('-')[0]!}-${++this.renames}`);
+          unprepared = true;
+          attempt--;
+          continue;
+        }
         // Each statement is its own transaction, so an aborted one changed nothing.
         if (attempt < CONFLICT_ATTEMPTS && isTransactionConflict(err)) continue;
         throw err;
       }
     }
+  }
+
+  /** A name per statement text, the same in every process (a hash of the text). */
+  private nameOf(sql: string): string {
+    let name = this.names.get(sql);
+    if (name === undefined) {
+      name = `baton_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+      this.names.set(sql, name);
+    }
+    return name;
   }
 
   private render(text: string): string {

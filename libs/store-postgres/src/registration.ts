@@ -20,6 +20,7 @@ export interface PostgresSettings {
   poolSize?: number;
   synchronousCommit?: SynchronousCommit;
   requireSynchronousStandby?: boolean;
+  preparedStatements?: boolean;
 }
 
 /** `true`/`1` or `false`/`0`, as the worker's own switches are spelled. */
@@ -72,10 +73,15 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
       "1: refuse to start unless the server's commits wait for a synchronous standby; default 0",
       /\brequireSynchronousStandby\b/,
     ),
+    preparedStatements: switchSetting(
+      'BATON_POSTGRES_PREPARED_STATEMENTS',
+      '0: send statements unprepared (behind PgBouncer in transaction mode before 1.21); default 1',
+      /\bpreparedStatements\b/,
+    ),
   },
   messages: { prefix: /^postgresStore: /, url: /\burl\b/ },
   // What postgresStore() does (it lives in index.ts, which exports this file).
-  create: (url, { schema, poolSize, synchronousCommit, requireSynchronousStandby }) =>
+  create: (url, { schema, poolSize, synchronousCommit, requireSynchronousStandby, preparedStatements }) =>
     new PostgresStore(
       resolvePostgresStoreOptions({
         url,
@@ -83,6 +89,7 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
         ...(poolSize !== undefined && { poolSize }),
         ...(synchronousCommit !== undefined && { synchronousCommit }),
         ...(requireSynchronousStandby !== undefined && { requireSynchronousStandby }),
+        ...(preparedStatements !== undefined && { preparedStatements }),
       }),
     ),
   isolation: {
