@@ -49,6 +49,10 @@ export interface WorkerInstruments {
   queueBacklog: ObservableGauge;
   /** Bytes journal reads (resumes) fetched from the bus, other runs' entries of group records included. */
   journalReadBytes: Counter;
+  /** Times the worker started holding back claims because its heap was above its memory budget. */
+  memoryHoldBacks: Counter;
+  /** 1 while the worker holds back claims for its memory budget, else 0. */
+  memoryHolding: UpDownCounter;
 }
 
 /**
@@ -143,6 +147,14 @@ export function workerInstruments(known?: KnownLabels): WorkerInstruments {
       'journalReadBytes',
       "Bytes journal reads fetched from the bus to resume runs (whole group records, other runs' entries included)",
     ),
+    memoryHoldBacks: counter(
+      'memoryHoldBacks',
+      'Times this worker stopped claiming new runs because its heap was above its memory budget',
+    ),
+    memoryHolding: meter.createUpDownCounter(METRIC.memoryHolding, {
+      description: 'Whether this worker holds back claims for its memory budget now (1) or not (0)',
+      unit: METRIC_UNIT.memoryHolding.unit,
+    }),
   };
   primeCounters(instruments, known);
   return instruments;
@@ -159,6 +171,8 @@ function primeCounters(instruments: WorkerInstruments, known: KnownLabels | unde
     instruments.storeDataLosses,
     instruments.runsExpired,
     instruments.journalReadBytes,
+    instruments.memoryHoldBacks,
+    instruments.memoryHolding,
   ]) {
     plain.add(0);
   }

@@ -68,6 +68,8 @@ export const METRIC = {
   scheduleToStart: 'baton.runs.schedule_to_start',
   queueBacklog: 'baton.queue.backlog',
   journalReadBytes: 'baton.journal.read.bytes',
+  memoryHoldBacks: 'baton.memory.hold_backs',
+  memoryHolding: 'baton.memory.holding',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -99,6 +101,8 @@ export const METRIC_UNIT: Readonly<Record<MetricKey, { unit: string; kind: Prome
   scheduleToStart: { unit: 's', kind: 'histogram' },
   queueBacklog: { unit: '{message}', kind: 'gauge' },
   journalReadBytes: { unit: 'By', kind: 'counter' },
+  memoryHoldBacks: { unit: '{hold}', kind: 'counter' },
+  memoryHolding: { unit: '{worker}', kind: 'gauge' },
 };
 
 /**
