@@ -2,6 +2,8 @@
  * Step 2 of a run's path through the worker: the claim loop. Fetches run messages while the worker
  * runs, never more than it has room for (worker invariant 3), and hands each to the dispatcher in
  * a slot of its own. Runs the maintenance scans found are handed in the same way (`takeLocally`).
+ * While the heap is above the memory budget (memory-budget.ts) it fetches nothing and takes no
+ * found run, except one when nothing is in flight, so the worker never stalls.
  *
  * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run-session.ts
  * (recovery in resume-point.ts, then replay) -> journal-writer.ts.
@@ -9,12 +11,15 @@
 import type { Delivery } from '@baton/core/adapter';
 import { encodeMessage, type ResumeMessage, type WakeMessage } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { MemoryBudget } from './memory-budget.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const FETCH_BATCH = 64;
 /** Wait after a failed fetch before the next. */
 const FETCH_RETRY_MS = 500;
+/** While holding back for the memory budget: how often the heap is read again (a run ending also wakes the loop). */
+const MEMORY_POLL_MS = 20;
 
 export class ClaimLoop {
   private slots = 0;
@@ -30,6 +35,8 @@ export class ClaimLoop {
     private readonly handleDelivery: (delivery: Delivery) => Promise<void>,
     /** Whether the worker still takes new work. */
     private readonly running: () => boolean,
+    /** Holds claims back while the heap is above the budget. */
+    private readonly budget: MemoryBudget,
   ) {}
 
   /** Whether the last fetch from the run queue failed. */
@@ -38,6 +45,7 @@ export class ClaimLoop {
   }
 
   start(): void {
+    this.budget.start();
     this.loop = this.run();
   }
 
@@ -46,6 +54,7 @@ export class ClaimLoop {
     this.fetchAbort.abort();
     this.slotFreed?.();
     await this.loop;
+    this.budget.stop();
   }
 
   /** Resolves once every delivery taken so far has been handled. */
@@ -60,6 +69,8 @@ export class ClaimLoop {
    */
   takeLocally(message: ResumeMessage | WakeMessage): boolean {
     if (!this.running() || this.slots >= this.options.concurrency) return false;
+    // Above the budget the scans' runs wait on the bus (requeued by the caller) like any message.
+    if (this.slots > 0 && this.budget.admit(this.slots) === 0) return false;
     const { transport, logger } = this.options;
     const requeue = (): Promise<void> =>
       (message.kind === 'resume'
@@ -93,10 +104,22 @@ export class ClaimLoop {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
         continue;
       }
+      let max = Math.min(room, FETCH_BATCH);
+      const admitted = this.budget.admit(this.slots);
+      if (admitted < max) max = admitted;
+      if (max === 0) {
+        if (this.slots > 0) {
+          // Runs in flight will end and free memory: look again soon, or as soon as one ends.
+          await this.slotFreedOr(MEMORY_POLL_MS);
+          continue;
+        }
+        // Nothing in flight: one run at a time, so a budget below one run's need never stalls.
+        max = 1;
+      }
       let batch: Delivery[];
       try {
         batch = await transport.fetch({
-          max: Math.min(room, FETCH_BATCH),
+          max,
           expiresMs: fetchWaitMs,
           signal: this.fetchAbort.signal,
         });
@@ -116,6 +139,17 @@ export class ClaimLoop {
         this.take(delivery);
       }
     }
+  }
+
+  /** Resolves when a slot frees, the loop is stopped, or after `ms`. */
+  private slotFreedOr(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.slotFreed = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   /** Handles a delivery in a slot of its own; the slot frees when it is handled. */

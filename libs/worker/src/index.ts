@@ -20,3 +20,5 @@ export type { RunEventContext, WorkerEvent } from './events.js';
 export type { FaultHook, FaultInfo, FaultPoint } from './faults.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
+export type { LiveHeapSource } from './memory-budget.js';
+export { defaultMemoryBudgetBytes, PRIOR_BYTES_PER_RUN } from './memory-budget.js';

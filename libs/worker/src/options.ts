@@ -18,6 +18,14 @@ import {
   type PayloadProtectionOptions,
 } from '@baton/core/runtime';
 import { FleetJournalGate } from './journal-gate.js';
+import {
+  DEFAULT_RESUME_SHARE,
+  defaultMemoryBudgetBytes,
+  gcLiveHeap,
+  v8HeapUsed,
+  type LiveHeapSource,
+  type MemoryBudgetSettings,
+} from './memory-budget.js';
 import type { FaultHook } from './faults.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { RunEventContext, WorkerEvent } from './events.js';
@@ -79,6 +87,28 @@ export interface WorkerOptions {
   groupLogTrimMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
+  /**
+   * Memory budget for in-flight runs, in bytes of V8 heap: while the heap is above it, the worker
+   * claims no new run (runs already claimed go on; messages stay on the bus), and it claims again
+   * once the heap is at or below {@link memoryResumeBytes}. With no run in flight it still claims
+   * one at a time, so a budget below one run's need never stalls the worker. 0 turns it off
+   * (memory-budget.ts, docs/performance.md).
+   * @defaultValue a quarter of the smaller of the container's memory limit and V8's heap limit
+   */
+  memoryBudgetBytes?: number;
+  /** Claims resume once the heap is at or below this; below the budget. @defaultValue 80% of the budget */
+  memoryResumeBytes?: number;
+  /**
+   * The used heap in bytes, read at start (the idle worker's heap) and at each full GC (the live
+   * heap). For tests that drive the budget without filling the heap.
+   * @defaultValue V8's used heap size (`v8.getHeapStatistics().used_heap_size`)
+   */
+  heapUsed?: () => number;
+  /**
+   * When the live heap is read (memory-budget.ts). For tests that drive the budget without filling
+   * the heap. @defaultValue after each full GC, from V8's `gc` performance entries
+   */
+  liveHeap?: LiveHeapSource;
   /**
    * Pipelined steps: an idempotent activity's result reaches the workflow before its journal
    * entry is durable, so a run's consecutive idempotent steps share journal records and round
@@ -175,13 +205,25 @@ export interface WorkerOptions {
 }
 
 export interface ResolvedWorkerOptions extends Required<
-  Omit<WorkerOptions, 'onEvent' | 'faults' | 'payloadProtection' | 'largePayloads'>
+  Omit<
+    WorkerOptions,
+    | 'onEvent'
+    | 'faults'
+    | 'payloadProtection'
+    | 'largePayloads'
+    | 'memoryBudgetBytes'
+    | 'memoryResumeBytes'
+    | 'heapUsed'
+    | 'liveHeap'
+  >
 > {
   onEvent: (event: WorkerEvent, run?: RunEventContext) => void;
   faults: FaultHook | undefined;
   payloadProtection: PayloadProtection;
   /** Stores and resolves large values (with the threshold off it only resolves). */
   claimCheck: ClaimCheck;
+  /** The memory budget for in-flight runs, resolved (budgetBytes 0: off). */
+  memoryBudget: MemoryBudgetSettings;
   /** True when the worker resumes runs journaled through group records (its fleet report says so). */
   readsGroupJournal: boolean;
   /** Where the journal reports the bytes each read fetched from the bus (the Worker meters it). */
@@ -255,6 +297,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     ),
     groupLogTrimMs: nonNegative('groupLogTrimMs', options.groupLogTrimMs ?? 60_000),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
+    memoryBudget: resolveMemoryBudget(options),
     pipelineSteps: options.pipelineSteps === true,
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),
     maxDeliveries: positiveInt('maxDeliveries', options.maxDeliveries ?? 20),
@@ -273,6 +316,28 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     resumeBackoffMaxMs,
     clock: resolveClock(options.clock),
   };
+}
+
+function resolveMemoryBudget(options: WorkerOptions): MemoryBudgetSettings {
+  const budgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes();
+  if (!Number.isInteger(budgetBytes) || budgetBytes < 0) {
+    throw new ConfigError(
+      `memoryBudgetBytes must be zero (off) or a positive whole number of bytes, got ${String(budgetBytes)}`,
+    );
+  }
+  const resumeBytes = options.memoryResumeBytes ?? Math.floor(budgetBytes * DEFAULT_RESUME_SHARE);
+  if (budgetBytes > 0 && !(Number.isInteger(resumeBytes) && resumeBytes > 0 && resumeBytes < budgetBytes)) {
+    throw new ConfigError(
+      `memoryResumeBytes must be a positive whole number of bytes below memoryBudgetBytes (${budgetBytes}), ` +
+        `got ${String(resumeBytes)}`,
+    );
+  }
+  const heapUsed = options.heapUsed ?? v8HeapUsed;
+  if (typeof heapUsed !== 'function') {
+    throw new ConfigError(`heapUsed must be a function returning bytes, got ${typeof heapUsed}`);
+  }
+  const liveHeap = options.liveHeap ?? gcLiveHeap(heapUsed);
+  return { budgetBytes, resumeBytes, heapUsed, liveHeap };
 }
 
 function resolveClock(clock: (() => number) | undefined): () => number {

@@ -31,6 +31,7 @@ import { Dispatcher } from './dispatch.js';
 import { FleetReporter, reportTtlMs } from './fleet-report.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
+import { MemoryBudget } from './memory-budget.js';
 import {
   resolveWorkerOptions,
   workflowKey,
@@ -62,6 +63,8 @@ export interface WorkerHealth {
   storeFailing: boolean;
   /** The last fetch from the run queue failed. */
   transportFailing: boolean;
+  /** Claims are held back because the heap is above the memory budget (memory-budget.ts). */
+  memoryHoldingBack?: boolean;
   /** Store clock minus this worker's clock (ms), as last measured; null before start. */
   storeClockOffsetMs?: number | null;
   /** The last time the store was found to have lost its data, and the runs this worker lost; null if never. */
@@ -92,6 +95,8 @@ export class Worker {
   private readonly keeper: LeaseKeeper;
   private readonly maintenance: Maintenance;
   private readonly claimLoop: ClaimLoop;
+  /** Holds claims back while the heap is above the budget (memory-budget.ts). */
+  private readonly memoryBudget: MemoryBudget;
   private stopping: Promise<void> | undefined;
   /** Metric instruments; no-ops unless the process registered an OpenTelemetry MeterProvider. */
   private readonly instruments: WorkerInstruments;
@@ -159,7 +164,8 @@ export class Worker {
       running: () => this.stateValue === 'running',
     };
     const dispatcher = new Dispatcher(claims, this.registry, putBacks);
-    this.claimLoop = new ClaimLoop(this.options, dispatcher.handle, claims.running);
+    this.memoryBudget = new MemoryBudget(this.options.memoryBudget, logger, this.instruments);
+    this.claimLoop = new ClaimLoop(this.options, dispatcher.handle, claims.running, this.memoryBudget);
   }
 
   get state(): WorkerState {
@@ -185,6 +191,7 @@ export class Worker {
       lastRenewalOkAt: this.keeper.lastRenewal,
       storeFailing: this.keeper.failing,
       transportFailing: this.claimLoop.failing,
+      memoryHoldingBack: this.memoryBudget.holding,
       storeClockOffsetMs: this.storeClock.sample?.offsetMs ?? null,
       storeDataLoss: this.dataLoss.last ?? null,
     };
@@ -234,7 +241,11 @@ export class Worker {
     // After the first fleet report: a worker that lacks a redriven start sees this one listed.
     this.redrive.start();
     this.options.logger.info(
-      { workerId: this.workerId, concurrency: this.options.concurrency },
+      {
+        workerId: this.workerId,
+        concurrency: this.options.concurrency,
+        memoryBudgetMiB: Math.round(this.options.memoryBudget.budgetBytes / 1048576),
+      },
       'worker started',
     );
   }
