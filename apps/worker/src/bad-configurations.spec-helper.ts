@@ -98,6 +98,17 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   { variable: 'BATON_DRAIN_TIMEOUT_MS', env: { BATON_DRAIN_TIMEOUT_MS: 'x' }, says: /'x'/ },
   { variable: 'BATON_IN_PROCESS_WAIT_MS', env: { BATON_IN_PROCESS_WAIT_MS: '-5' }, says: /'-5'/ },
   { variable: 'BATON_FETCH_WAIT_MS', env: { BATON_FETCH_WAIT_MS: '0' }, says: /'0'/ },
+  { variable: 'BATON_MEMORY_BUDGET_MIB', env: { BATON_MEMORY_BUDGET_MIB: '-5' }, says: /'-5'/ },
+  {
+    variable: 'BATON_MEMORY_RESUME_MIB',
+    env: { BATON_MEMORY_BUDGET_MIB: '100', BATON_MEMORY_RESUME_MIB: '100' },
+    says: /\(100\) must be below BATON_MEMORY_BUDGET_MIB \(100\)/,
+  },
+  {
+    variable: 'BATON_MEMORY_RESUME_MIB',
+    env: { BATON_MEMORY_RESUME_MIB: '80' },
+    says: /set without BATON_MEMORY_BUDGET_MIB/,
+  },
   {
     variable: 'BATON_SHUTDOWN_TIMEOUT_MS',
     env: { BATON_SHUTDOWN_TIMEOUT_MS: '1000', BATON_DRAIN_TIMEOUT_MS: '5000' },

@@ -44,6 +44,8 @@ export const ENV = {
   retentionTombstoneMs: 'BATON_RETENTION_TOMBSTONE_MS',
   groupLogTrimMs: 'BATON_GROUP_LOG_TRIM_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
+  memoryBudgetMib: 'BATON_MEMORY_BUDGET_MIB',
+  memoryResumeMib: 'BATON_MEMORY_RESUME_MIB',
   pipelineSteps: 'BATON_PIPELINE_STEPS',
   journal: 'BATON_JOURNAL',
   maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
@@ -96,6 +98,8 @@ export type WorkerTuning = Partial<
     | 'retentionTombstoneMs'
     | 'groupLogTrimMs'
     | 'checkpointEvery'
+    | 'memoryBudgetBytes'
+    | 'memoryResumeBytes'
     | 'pipelineSteps'
     | 'journal'
     | 'maxMessageBytes'
@@ -171,6 +175,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     retentionTombstoneMs: int(env, ENV.retentionTombstoneMs, 1),
     groupLogTrimMs: int(env, ENV.groupLogTrimMs, 0),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
+    ...readMemoryBudget(env),
     pipelineSteps: bool(env, ENV.pipelineSteps),
     journal: journalMode(env, ENV.journal),
     maxMessageBytes: int(env, ENV.maxMessageBytes, 1),
@@ -219,6 +224,29 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     },
     payloadProtection,
     largePayloads,
+  };
+}
+
+const MIB = 1024 * 1024;
+
+/** The memory budget from its variables, in MiB (0: off); the resume mark must be below the budget. */
+function readMemoryBudget(env: Env): Pick<WorkerTuning, 'memoryBudgetBytes' | 'memoryResumeBytes'> {
+  const budget = int(env, ENV.memoryBudgetMib, 0);
+  const resume = int(env, ENV.memoryResumeMib, 1);
+  if (resume !== undefined) {
+    if (budget === undefined)
+      throw new ConfigError(
+        `${ENV.memoryResumeMib} (${resume}) is set without ${ENV.memoryBudgetMib}: set the budget it resumes under`,
+      );
+    if (budget > 0 && resume >= budget)
+      throw new ConfigError(
+        `${ENV.memoryResumeMib} (${resume}) must be below ${ENV.memoryBudgetMib} (${budget}): claims stop above ` +
+          'the budget and start again at or below the resume mark',
+      );
+  }
+  return {
+    ...(budget !== undefined && { memoryBudgetBytes: budget * MIB }),
+    ...(resume !== undefined && budget !== 0 && { memoryResumeBytes: resume * MIB }),
   };
 }
 
