@@ -67,6 +67,20 @@ describe('worker process configuration', () => {
     expect(() => readConfig({ ...BASE, [ENV.logLevel]: 'loud' })).toThrow(/BATON_LOG_LEVEL is 'loud'/);
   });
 
+  it('reads the memory budget in MiB (the Worker default when unset, 0 = off) and its resume mark', () => {
+    const unset = readConfig(BASE).tuning;
+    expect(unset.memoryBudgetBytes).toBeUndefined();
+    expect(unset.memoryResumeBytes).toBeUndefined();
+    const set = readConfig({ ...BASE, [ENV.memoryBudgetMib]: '96', [ENV.memoryResumeMib]: '64' }).tuning;
+    expect(set.memoryBudgetBytes).toBe(96 * 1024 * 1024);
+    expect(set.memoryResumeBytes).toBe(64 * 1024 * 1024);
+    const off = readConfig({ ...BASE, [ENV.memoryBudgetMib]: '0' }).tuning;
+    expect(off.memoryBudgetBytes).toBe(0);
+    expect(() => readConfig({ ...BASE, [ENV.memoryBudgetMib]: '64', [ENV.memoryResumeMib]: '80' })).toThrow(
+      /BATON_MEMORY_RESUME_MIB \(80\) must be below BATON_MEMORY_BUDGET_MIB \(64\)/,
+    );
+  });
+
   it('reads pipelined steps and the Postgres pool size, naming a bad value', () => {
     expect(readConfig(BASE).tuning.pipelineSteps).toBeUndefined();
     expect(readConfig({ ...BASE, [ENV.pipelineSteps]: 'true' }).tuning.pipelineSteps).toBe(true);
