@@ -1,25 +1,27 @@
 /**
- * The worker's memory budget for in-flight runs: while the V8 heap is above the budget, the claim
- * loop takes no new run (it stops fetching from the run queue, and turns down the runs the
- * maintenance scans found), and it claims again once the heap is back at or below the resume mark.
+ * The worker's memory budget for in-flight runs: the claim loop admits a new run only while the
+ * live heap projected for the runs in flight leaves room for it within the budget; from the moment
+ * not one more fits it fetches nothing and turns down the runs the maintenance scans found, until
+ * runs ending bring the projection back to the resume mark.
  *
- * A fan-out run holds every parallel step's execution, promises and journal entries until the run
- * ends (about 100 KiB per `fanout` run of the bench, docs/performance.md), so claiming as many runs
- * as `concurrency` allows is what drives a worker's heap, and with it the heap V8 keeps reserved
- * after the peak. The budget bounds that peak by the heap itself rather than by a run count, which
- * cannot know how much a run of a given workflow holds.
+ * Why a projection, not the heap: between full GCs the used heap is mostly garbage (V8 lets the old
+ * generation fill up to its limit before it collects: a fanout bench run showed 50 MiB live against
+ * 180 MiB used), and a run allocates most of its state some time after its claim (a fan-out run
+ * once its first step is durable), so a heap reading says too much and too late. The projection is
+ * the idle worker's live heap plus an estimated size per in-flight run, both measured on the live
+ * heap right after full GCs (`gcLiveHeap`), and counts a claim the moment it is made.
  *
  * Invariants:
  * 1. The budget only ever delays claims: a run already claimed is never paused, aborted or handed
  *    off for it, and a message not fetched stays on the bus for this or another worker. Nothing is
  *    lost or done twice.
- * 2. It never stalls a worker: with no run in flight the claim loop takes one run whatever the heap
- *    (ClaimLoop), so a budget below one run's need still lets runs proceed, one at a time.
- * 3. Hysteresis: holding back starts above `budgetBytes` and ends at or below `resumeBytes`, so a
- *    heap hovering at the budget does not flip claims on and off at every fetch.
- * 4. Every change is seen: a log line when holding back starts and when it ends (with the heap and
- *    the runs in flight), `baton_memory_hold_backs_total` counts the starts and
- *    `baton_memory_holding` is 1 while it lasts.
+ * 2. It never stalls a worker: with no run in flight the claim loop takes one run whatever the
+ *    projection (ClaimLoop), so a budget below one run's need still lets runs proceed, one at a time.
+ * 3. Hysteresis: holding back starts when not one more run fits and ends at or below the resume
+ *    mark, so claims come in batches rather than one per run that ends.
+ * 4. Holding back is seen: `baton_memory_hold_backs_total` counts its starts, `baton_memory_holding`
+ *    is 1 while it lasts, `health().memoryHoldingBack` says so, and a log line (info at most once
+ *    per 10 s, debug otherwise) gives the projection, the last live reading and the runs in flight.
  */
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
