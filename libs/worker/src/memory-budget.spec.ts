@@ -61,8 +61,8 @@ describe('MemoryBudget', () => {
     b.admit(40);
     read(IDLE + 40 * 2 * RUN); // runs hold twice the prior
     expect(b.bytesPerRun).toBeCloseTo(RUN * 1.3, 0);
-    b.admit(4);
-    read(IDLE + 4 * 100 * RUN); // too few runs to tell: no sample
+    b.admit(2);
+    read(IDLE + 2 * 100 * RUN); // too few runs to tell: no sample
     expect(b.bytesPerRun).toBeCloseTo(RUN * 1.3, 0);
   });
 

@@ -72,7 +72,7 @@ const mib = (bytes: number): number => Math.round(bytes / MIB);
 /** Bytes per run assumed before any is measured: a fan-out run of 50 steps holds about 100 KiB. */
 export const PRIOR_BYTES_PER_RUN = 256 * 1024;
 /** Runs in flight needed at a full GC before its reading is taken as a sample of the bytes per run. */
-const MIN_SAMPLE_RUNS = 16;
+const MIN_SAMPLE_RUNS = 4;
 /** Weight of a new sample in the bytes-per-run estimate. */
 const SAMPLE_WEIGHT = 0.3;
 /** At most one info line about holding back per this many ms; the others go at debug level. */
