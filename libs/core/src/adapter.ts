@@ -111,6 +111,27 @@ export {
 } from './dead-letter-check.js';
 export type { CheckedDeadLetterQuery } from './dead-letter-check.js';
 export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
+export type {
+  CatchupPolicy,
+  NewSchedule,
+  OverlapPolicy,
+  ScheduleDefinition,
+  SchedulePage,
+  ScheduleQuery,
+  ScheduleRecord,
+  ScheduleSpec,
+  ScheduleState,
+  ScheduleStore,
+  ScheduleWrite,
+} from './contracts/schedules.js';
+export { DEFAULT_SCHEDULE_PAGE, MAX_SCHEDULE_PAGE } from './contracts/schedules.js';
+export {
+  assertScheduleId,
+  checkDueLimit,
+  checkNewSchedule,
+  checkScheduleQuery,
+  SCHEDULE_ID_PATTERN,
+} from './schedule-times.js';
 export type { FleetStore, ReportedWorker, WorkerReport, WorkflowVersions } from './contracts/fleet.js';
 export { checkReportTtl, checkWorkerReport } from './fleet-check.js';
 export type { CheckedRunQuery, RunPosition } from './run-query-check.js';

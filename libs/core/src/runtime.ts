@@ -75,6 +75,22 @@ export type {
 export { ReplayExecutor } from './executor/replay-executor.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { newRunId, runIdForKey } from './ids.js';
+export type { FiringPlan, PlannedRun, PreviousRun } from './schedule-times.js';
+export {
+  checkCatchupPolicy,
+  checkScheduleSpec,
+  DEFAULT_CATCHUP,
+  fireTimeOf,
+  freshState,
+  isKnownTimeZone,
+  jitterFor,
+  MIN_SCHEDULE_INTERVAL_MS,
+  nextDueAfter,
+  OVERLAP_POLICIES,
+  planFiring,
+  scheduleRunId,
+  scheduleRunKey,
+} from './schedule-times.js';
 export type { RunDeletion } from './retention.js';
 export { deleteFinishedRun } from './retention.js';
 export type { CheckpointMigration, CheckpointMigrations } from './checkpoint-schema.js';

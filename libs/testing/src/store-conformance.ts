@@ -21,6 +21,7 @@ import { describePauseConformance } from './store-conformance-pause.js';
 import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
 import { describeFleetConformance } from './store-conformance-fleet.js';
+import { describeScheduleConformance } from './store-conformance-schedules.js';
 import { describeJournalIndexConformance } from './store-conformance-journal-index.js';
 import {
   describePresenceChoice,
@@ -78,6 +79,7 @@ export function describeStoreConformance(
     describeRetentionConformance(store);
     describePayloadStoreConformance(store);
     describeFleetConformance(store);
+    describeScheduleConformance(store);
     if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
     else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));
     describePresenceChoice(factory, options.pair);

@@ -9,6 +9,7 @@
  */
 import type { JournalPointer } from '../contracts/group-journal.js';
 import type { ReportedWorker } from '../contracts/fleet.js';
+import type { ScheduleRecord } from '../contracts/schedules.js';
 import type { Checkpoint, InboxSignal, RunRecord } from '../contracts/store.js';
 import { summarizeCheckpoint } from '../checkpoint-summary.js';
 import { FencedWriteError } from '../errors.js';
@@ -46,6 +47,8 @@ export class MemoryState {
   readonly pointers = new Map<string, StoredPointers>();
   /** Group logs a pointer was accepted into, with the newest such record (memory-journal-index.ts). */
   readonly groupLogs = new Map<string, number>();
+  /** Schedules by id (memory-schedules.ts). */
+  readonly schedules = new Map<string, ScheduleRecord>();
 
   constructor(
     /** The store's clock (ms since epoch). */

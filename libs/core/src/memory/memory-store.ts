@@ -3,7 +3,8 @@
  * and the Store surface are here; the work is in one file per capability, as in the Redis and
  * Postgres stores: memory-leases.ts, memory-checkpoints.ts, memory-runs.ts, memory-waits.ts
  * (suspension, timers, signals, cancel), memory-pause.ts, memory-retention.ts, memory-payloads.ts,
- * memory-queries.ts (listing and counting runs) and memory-fleet.ts (the workers' reports), over the
+ * memory-queries.ts (listing and counting runs), memory-fleet.ts (the workers' reports) and
+ * memory-schedules.ts (schedules), over the
  * maps of memory-state.ts.
  *
  * It has no worker presence ({@link PresenceStore} is optional in the contract): an in-process
@@ -47,6 +48,13 @@ import type {
 import type { RunCounts, RunPage, RunQuery } from '../contracts/run-queries.js';
 import type { ReportedWorker, WorkerReport } from '../contracts/fleet.js';
 import type {
+  NewSchedule,
+  SchedulePage,
+  ScheduleQuery,
+  ScheduleRecord,
+  ScheduleWrite,
+} from '../contracts/schedules.js';
+import type {
   JournalIndex,
   GroupLogUse,
   PointerAppend,
@@ -63,6 +71,7 @@ import * as pause from './memory-pause.js';
 import * as queries from './memory-queries.js';
 import * as retention from './memory-retention.js';
 import * as runs from './memory-runs.js';
+import * as schedules from './memory-schedules.js';
 import { MemoryState } from './memory-state.js';
 import * as waits from './memory-waits.js';
 
@@ -219,6 +228,30 @@ class MemoryStore implements Store {
   }
   async forgetWorker(workerId: string): Promise<void> {
     fleet.forgetWorker(this.open('forgetWorker'), workerId);
+  }
+
+  // ScheduleStore
+  async createSchedule(schedule: NewSchedule): Promise<{ created: boolean; schedule: ScheduleRecord }> {
+    return schedules.createSchedule(this.open('createSchedule'), schedule);
+  }
+  async getSchedule(scheduleId: string): Promise<ScheduleRecord | undefined> {
+    return schedules.getSchedule(this.open('getSchedule'), scheduleId);
+  }
+  async updateSchedule(
+    scheduleId: string,
+    expectedRevision: number,
+    next: Omit<NewSchedule, 'scheduleId'>,
+  ): Promise<ScheduleWrite> {
+    return schedules.updateSchedule(this.open('updateSchedule'), scheduleId, expectedRevision, next);
+  }
+  async deleteSchedule(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
+    return schedules.deleteSchedule(this.open('deleteSchedule'), scheduleId, expectedRevision);
+  }
+  async listSchedules(query?: ScheduleQuery): Promise<SchedulePage> {
+    return schedules.listSchedules(this.open('listSchedules'), query);
+  }
+  async dueSchedules(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+    return schedules.dueSchedules(this.open('dueSchedules'), limit);
   }
 
   // TimerStore and SignalInbox

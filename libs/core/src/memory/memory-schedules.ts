@@ -1,0 +1,89 @@
+/**
+ * The in-process store's {@link ScheduleStore} part: records by id, each write a compare-and-set
+ * on the revision. The due scan walks every schedule (an in-process store holds few); the real
+ * stores index `nextFireAt` instead.
+ */
+import type {
+  NewSchedule,
+  SchedulePage,
+  ScheduleQuery,
+  ScheduleRecord,
+  ScheduleWrite,
+} from '../contracts/schedules.js';
+import { checkDueLimit, checkNewSchedule, checkScheduleQuery, assertScheduleId } from '../schedule-times.js';
+import type { MemoryState } from './memory-state.js';
+
+export function createSchedule(
+  state: MemoryState,
+  schedule: NewSchedule,
+): { created: boolean; schedule: ScheduleRecord } {
+  const checked = checkNewSchedule(schedule);
+  const known = state.schedules.get(checked.scheduleId);
+  if (known !== undefined) return { created: false, schedule: structuredClone(known) };
+  const now = state.clock();
+  const record: ScheduleRecord = structuredClone({ ...checked, revision: 1, createdAt: now, updatedAt: now });
+  state.schedules.set(record.scheduleId, record);
+  return { created: true, schedule: structuredClone(record) };
+}
+
+export function getSchedule(state: MemoryState, scheduleId: string): ScheduleRecord | undefined {
+  const record = state.schedules.get(scheduleId);
+  return record === undefined ? undefined : structuredClone(record);
+}
+
+export function updateSchedule(
+  state: MemoryState,
+  scheduleId: string,
+  expectedRevision: number,
+  next: Omit<NewSchedule, 'scheduleId'>,
+): ScheduleWrite {
+  const checked = checkNewSchedule({ ...next, scheduleId });
+  const known = state.schedules.get(scheduleId);
+  if (known === undefined) return { ok: false, reason: 'not-found' };
+  if (known.revision !== expectedRevision) return { ok: false, reason: 'conflict', schedule: structuredClone(known) };
+  const record: ScheduleRecord = structuredClone({
+    ...checked,
+    revision: known.revision + 1,
+    createdAt: known.createdAt,
+    updatedAt: state.clock(),
+  });
+  state.schedules.set(scheduleId, record);
+  return { ok: true, schedule: structuredClone(record) };
+}
+
+export function deleteSchedule(state: MemoryState, scheduleId: string, expectedRevision?: number): ScheduleWrite {
+  assertScheduleId(scheduleId);
+  const known = state.schedules.get(scheduleId);
+  if (known === undefined) return { ok: false, reason: 'not-found' };
+  if (expectedRevision !== undefined && known.revision !== expectedRevision) {
+    return { ok: false, reason: 'conflict', schedule: structuredClone(known) };
+  }
+  state.schedules.delete(scheduleId);
+  return { ok: true, schedule: structuredClone(known) };
+}
+
+export function listSchedules(state: MemoryState, query?: ScheduleQuery): SchedulePage {
+  const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
+  const ids = [...state.schedules.keys()].sort();
+  const schedules: ScheduleRecord[] = [];
+  for (const id of ids) {
+    if (cursor !== undefined && id <= cursor) continue;
+    const record = state.schedules.get(id)!;
+    if (workflow !== undefined && record.workflow !== workflow) continue;
+    if (paused !== undefined && record.paused !== paused) continue;
+    if (schedules.length === limit) return { schedules, cursor: schedules.at(-1)!.scheduleId };
+    schedules.push(structuredClone(record));
+  }
+  return { schedules };
+}
+
+export function dueSchedules(state: MemoryState, limit: number): { now: number; schedules: ScheduleRecord[] } {
+  checkDueLimit(limit);
+  const now = state.clock();
+  const due = [...state.schedules.values()]
+    .filter((s) => !s.paused && s.nextFireAt !== null && s.nextFireAt <= now)
+    .sort((a, b) => a.nextFireAt! - b.nextFireAt! || (a.scheduleId < b.scheduleId ? -1 : 1))
+    .slice(0, limit)
+    .map((s) => structuredClone(s));
+  return { now, schedules: due };
+}
