@@ -73,6 +73,7 @@ describe('postgres store: migrations', () => {
       'run_tombstones',
       'runs',
       'scan_turns',
+      'schedules',
       'schema_migrations',
       'server_incarnation',
       'signals',

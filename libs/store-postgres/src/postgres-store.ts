@@ -43,6 +43,11 @@ import type {
   PointerAppend,
   PointerAppendResult,
   RunPointers,
+  NewSchedule,
+  SchedulePage,
+  ScheduleQuery,
+  ScheduleRecord,
+  ScheduleWrite,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import * as checkpoints from './checkpoints.js';
@@ -59,6 +64,7 @@ import * as presence from './presence.js';
 import * as queries from './queries.js';
 import { checkSynchronousStandby } from './replication.js';
 import * as retention from './retention.js';
+import * as schedules from './schedules.js';
 import * as runs from './runs.js';
 import * as waits from './waits.js';
 
@@ -243,6 +249,31 @@ export class PostgresStore implements Store, PresenceStore {
   }
   forgetWorker(workerId: string): Promise<void> {
     return this.run('forgetWorker', (db) => fleet.forgetWorker(db, workerId));
+  }
+
+  // Schedules ------------------------------------------------------------------------------------
+
+  createSchedule(schedule: NewSchedule): Promise<{ created: boolean; schedule: ScheduleRecord }> {
+    return this.run('createSchedule', (db) => schedules.createSchedule(db, schedule));
+  }
+  getSchedule(scheduleId: string): Promise<ScheduleRecord | undefined> {
+    return this.run('getSchedule', (db) => schedules.getSchedule(db, scheduleId));
+  }
+  updateSchedule(
+    scheduleId: string,
+    expectedRevision: number,
+    next: Omit<NewSchedule, 'scheduleId'>,
+  ): Promise<ScheduleWrite> {
+    return this.run('updateSchedule', (db) => schedules.updateSchedule(db, scheduleId, expectedRevision, next));
+  }
+  deleteSchedule(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
+    return this.run('deleteSchedule', (db) => schedules.deleteSchedule(db, scheduleId, expectedRevision));
+  }
+  listSchedules(query?: ScheduleQuery): Promise<SchedulePage> {
+    return this.run('listSchedules', (db) => schedules.listSchedules(db, query));
+  }
+  dueSchedules(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+    return this.run('dueSchedules', (db) => schedules.dueSchedules(db, limit));
   }
 
   // Retention ------------------------------------------------------------------------------------

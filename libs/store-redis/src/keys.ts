@@ -66,6 +66,12 @@ export interface KeyLayout {
   readonly fleetReports: string;
   /** ZSET workerId -> expiry of its report. */
   readonly fleetExpiry: string;
+  /** HASH rev, created, updated, wf, paused, rec (the schedule JSON): one schedule (schedules.ts). */
+  schedule(scheduleId: string): string;
+  /** ZSET of every schedule id, all scored 0: bytewise order, the listing's. */
+  readonly scheduleIds: string;
+  /** ZSET scheduleId -> nextFireAt of every schedule not paused that has one: the due scan's queue. */
+  readonly schedulesDue: string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -97,5 +103,8 @@ export function keyLayout(prefix: string): KeyLayout {
     runCounts: `${prefix}index:counts`,
     fleetReports: `${prefix}fleet-reports`,
     fleetExpiry: `${prefix}fleet-expiry`,
+    schedule: (scheduleId) => `${prefix}sched:${scheduleId}`,
+    scheduleIds: `${prefix}sched-ids`,
+    schedulesDue: `${prefix}sched-due`,
   };
 }

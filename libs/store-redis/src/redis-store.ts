@@ -47,6 +47,11 @@ import type {
   WorkerReport,
   PublishedMembership,
   ScanTurn,
+  NewSchedule,
+  SchedulePage,
+  ScheduleQuery,
+  ScheduleRecord,
+  ScheduleWrite,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
@@ -69,6 +74,7 @@ import * as queries from './queries.js';
 import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
+import * as schedules from './schedules.js';
 import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
 import * as waits from './waits.js';
 
@@ -268,6 +274,30 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   }
   forgetWorker(workerId: string): Promise<void> {
     return this.op('forgetWorker', (ctx) => fleet.forgetWorker(ctx, workerId));
+  }
+
+  // ScheduleStore
+  createSchedule(schedule: NewSchedule): Promise<{ created: boolean; schedule: ScheduleRecord }> {
+    return this.op('createSchedule', (ctx) => schedules.createSchedule(ctx, schedule));
+  }
+  getSchedule(scheduleId: string): Promise<ScheduleRecord | undefined> {
+    return this.op('getSchedule', (ctx) => schedules.getSchedule(ctx, scheduleId));
+  }
+  updateSchedule(
+    scheduleId: string,
+    expectedRevision: number,
+    next: Omit<NewSchedule, 'scheduleId'>,
+  ): Promise<ScheduleWrite> {
+    return this.op('updateSchedule', (ctx) => schedules.updateSchedule(ctx, scheduleId, expectedRevision, next));
+  }
+  deleteSchedule(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
+    return this.op('deleteSchedule', (ctx) => schedules.deleteSchedule(ctx, scheduleId, expectedRevision));
+  }
+  listSchedules(query?: ScheduleQuery): Promise<SchedulePage> {
+    return this.op('listSchedules', (ctx) => schedules.listSchedules(ctx, query));
+  }
+  dueSchedules(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+    return this.op('dueSchedules', (ctx) => schedules.dueSchedules(ctx, limit));
   }
 
   // JournalIndex (group commit across runs)
