@@ -39,6 +39,7 @@ const OPTION_VARIABLES: Record<
       [/\bheartbeatMs\b/, ENV.heartbeatMs],
       [/\breapIntervalMs\b/, ENV.reapIntervalMs],
       [/\bdeadWorkerScanMs\b/, ENV.deadWorkerScanMs],
+      [/\bscheduleScanMs\b/, ENV.scheduleScanMs],
       [/\bmissingVersionGraceMs\b/, ENV.missingVersionGraceMs],
       [/\bretentionMs\b/, ENV.retentionMs],
       [/\bcheckpointEvery\b/, ENV.checkpointEvery],

@@ -43,6 +43,7 @@ export const ENV = {
   retentionMs: 'BATON_RETENTION_MS',
   retentionTombstoneMs: 'BATON_RETENTION_TOMBSTONE_MS',
   groupLogTrimMs: 'BATON_GROUP_LOG_TRIM_MS',
+  scheduleScanMs: 'BATON_SCHEDULE_SCAN_MS',
   checkpointEvery: 'BATON_CHECKPOINT_EVERY',
   memoryBudgetMib: 'BATON_MEMORY_BUDGET_MIB',
   memoryResumeMib: 'BATON_MEMORY_RESUME_MIB',
@@ -97,6 +98,7 @@ export type WorkerTuning = Partial<
     | 'retentionMs'
     | 'retentionTombstoneMs'
     | 'groupLogTrimMs'
+    | 'scheduleScanMs'
     | 'checkpointEvery'
     | 'memoryBudgetBytes'
     | 'memoryResumeBytes'
@@ -174,6 +176,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     retentionMs: int(env, ENV.retentionMs, 0),
     retentionTombstoneMs: int(env, ENV.retentionTombstoneMs, 1),
     groupLogTrimMs: int(env, ENV.groupLogTrimMs, 0),
+    scheduleScanMs: int(env, ENV.scheduleScanMs, 0),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
     ...readMemoryBudget(env),
     pipelineSteps: bool(env, ENV.pipelineSteps),

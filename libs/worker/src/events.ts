@@ -55,6 +55,8 @@ export type WorkerEvent =
   | { type: 'timers-due'; runIds: string[] }
   /** The retention sweep deleted these finished runs (store data and journal). */
   | { type: 'runs-expired'; runIds: string[] }
+  /** A schedule's due times started these runs (and `skipped` due times started none). */
+  | { type: 'schedule-fired'; scheduleId: string; runIds: string[]; dueTimes: number[]; skipped: number }
   /**
    * A message of a run whose workflow version this worker lacks went back to the queue (put-back.ts):
    * `start` when nothing of the run exists yet; `toHolder` when another live worker registers the

@@ -13,6 +13,8 @@
  *   A pass deletes batches while expired runs remain, within {@link RETENTION_SWEEP}'s bounds.
  * - the group-log trim (every `groupLogTrimMs`, with a group journal): group records no kept run
  *   names any more (every run in them deleted) are removed from the bus (runtime/group-log-trim.ts).
+ * - the schedule scan (every `scheduleScanMs`): due schedules start their runs and move on, with
+ *   a compare-and-set per schedule (schedule-firing.ts, docs/schedules.md); in turns like the reaper.
  * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
  * a run once, and a message lost on the way is sent again a period later.
  *
@@ -45,6 +47,7 @@ import {
 import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
+import { ScheduleFiring, type ScheduleFiringPass } from './schedule-firing.js';
 
 const BATCH = 100;
 /** The names of the scans' turns in the store. */
@@ -52,6 +55,7 @@ export const SCAN_TURNS = {
   deadWorkers: 'dead-workers',
   expiredLeases: 'expired-leases',
   groupLogs: 'group-logs',
+  schedules: 'schedules',
 } as const;
 /**
  * How many of a fleet's workers ask for a turn per period, about: a refused worker waits
@@ -103,6 +107,8 @@ export interface MaintenanceOptions {
   runsExpired?: { add(value: number): void };
   /** Interval of the group-log trim; 0 (or no group journal) turns it off. @defaultValue 0 */
   groupLogTrimMs?: number;
+  /** Interval of the schedule scan; 0 turns it off (this worker fires no schedule). @defaultValue 0 */
+  scheduleScanMs?: number;
 }
 
 /** What one pass of the retention sweep did. */
@@ -157,6 +163,7 @@ export class Maintenance {
   /** Journal purges (and the rest) of batches the store already deleted, in order. */
   private afterStore: Promise<void> = Promise.resolve();
   private afterStoreBacklog = 0;
+  private schedules: ScheduleFiring | undefined;
 
   constructor(
     private readonly store: Store,
@@ -184,6 +191,23 @@ export class Maintenance {
         new Periodic(periodMs, () =>
           this.inTurn(SCAN_TURNS.groupLogs, periodMs, async () => {
             await this.trimGroupLogs(trimmer);
+          }),
+        ),
+      );
+    }
+    const scheduleScanMs = options.scheduleScanMs ?? 0;
+    if (scheduleScanMs > 0) {
+      this.schedules = new ScheduleFiring(store, transport, {
+        logger: options.logger,
+        emit: options.emit,
+        recheckMs: scheduleScanMs,
+      });
+      this.loops.push(
+        new Periodic(scheduleScanMs, () =>
+          this.inTurn(SCAN_TURNS.schedules, scheduleScanMs, async () => {
+            const pass = await this.fireDueSchedules();
+            // A full batch: more are due; the holder renews its turn and goes on at once.
+            return pass.more && !this.stopped ? { againInMs: 10 } : undefined;
           }),
         ),
       );
@@ -228,7 +252,7 @@ export class Maintenance {
   async inTurn(
     scan: string,
     periodMs: number,
-    pass: () => Promise<void>,
+    pass: () => Promise<void | { againInMs: number }>,
   ): Promise<void | { againInMs: number }> {
     const { store } = this;
     if (!hasPresence(store)) return pass();
@@ -246,6 +270,15 @@ export class Maintenance {
     if (turn.held) return pass();
     const periods = Math.max(1, turn.workers / ASKERS_PER_TURN);
     return { againInMs: periodMs * periods * (0.75 + Math.random() * 0.5) };
+  }
+
+  /**
+   * One pass of the schedule scan (the caller decides whose turn it is); exported for tests that
+   * want to drive it. Never throws.
+   */
+  async fireDueSchedules(): Promise<ScheduleFiringPass> {
+    if (this.schedules === undefined || this.stopped) return { started: [], more: false };
+    return this.schedules.fireDue();
   }
 
   /** One pass of the group-log trim (the caller decides whose turn it is); never throws. */

@@ -85,6 +85,12 @@ export interface WorkerOptions {
    * journal. @defaultValue 60_000
    */
   groupLogTrimMs?: number;
+  /**
+   * How often the fleet looks for due schedules and starts their runs (docs/schedules.md). One
+   * worker per period scans, in turns; a due time starts late by up to about this much (plus its
+   * jitter). 0: this worker fires no schedule. @defaultValue 1_000
+   */
+  scheduleScanMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
   /**
@@ -296,6 +302,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       options.retentionTombstoneMs ?? (options.retentionMs || 60_000),
     ),
     groupLogTrimMs: nonNegative('groupLogTrimMs', options.groupLogTrimMs ?? 60_000),
+    scheduleScanMs: nonNegative('scheduleScanMs', options.scheduleScanMs ?? 1_000),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
     memoryBudget: resolveMemoryBudget(options),
     pipelineSteps: options.pipelineSteps === true,

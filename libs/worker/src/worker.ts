@@ -148,6 +148,7 @@ export class Worker {
       retentionSweepMs: this.options.retentionSweepMs,
       retentionTombstoneMs: this.options.retentionTombstoneMs,
       groupLogTrimMs: this.options.groupLogTrimMs,
+      scheduleScanMs: this.options.scheduleScanMs,
       runsExpired: this.instruments.runsExpired,
       payloads: this.options.claimCheck.payloads,
       logger,
