@@ -62,6 +62,7 @@ import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './
 import { BulkApi } from './bulk.js';
 import { buildTimeline, type RunTimeline } from './timeline.js';
 import { FleetApi } from './fleet.js';
+import { SchedulesApi } from './schedules.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -192,6 +193,8 @@ export class Client {
   readonly bulk: BulkApi;
   /** The fleet: `workers()` (live workers and what they carry) and `backlog()` (the run queue's). */
   readonly fleet: FleetApi;
+  /** Schedules: `create`, `update`, `pause`, `resume`, `delete`, `get`, `list`, `upcoming` (docs/schedules.md). */
+  readonly schedules: SchedulesApi;
   private readonly pollIntervalMs: number;
   private readonly unknownRunMs: number;
   private readonly codec: PayloadCodec;
@@ -214,6 +217,10 @@ export class Client {
     this.fleet = new FleetApi(
       (method) => this.requireStore(method),
       this.transport,
+      () => this.connect(),
+    );
+    this.schedules = new SchedulesApi(
+      (method) => this.requireStore(method),
       () => this.connect(),
     );
     this.pollIntervalMs = options.pollIntervalMs ?? 5;

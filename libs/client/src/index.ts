@@ -23,6 +23,14 @@ export type {
 } from './client.js';
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
+export {
+  SchedulesApi,
+  type CreateScheduleOptions,
+  type ScheduledWorkflow,
+  type SchedulePolicies,
+  type ScheduleTiming,
+  type ScheduleUpdate,
+} from './schedules.js';
 export { DeadLettersApi, RunQueriesApi, type ShownDeadLetter } from './operations.js';
 export { IN_FLIGHT_STATUSES } from './replay-check.js';
 export type {

@@ -33,10 +33,10 @@ export const MIN_SCHEDULE_INTERVAL_MS = 1_000;
 export const DEFAULT_CATCHUP: CatchupPolicy = { missed: 'skip', limit: 1, graceMs: 60_000 };
 export const OVERLAP_POLICIES: readonly OverlapPolicy[] = ['skip', 'queue-one', 'allow'];
 /**
- * Due times one plan walks at most: past it (a per-second cron after days of downtime) the walk
- * jumps to the due times just before now, which are the only ones a catch-up may run.
+ * Due times one plan walks forward at most: past it (a per-second cron after days of downtime) the
+ * plan takes the due times just before now instead, the only ones a catch-up may still run.
  */
-const MAX_WALK = 10_000;
+const MAX_WALK = 1_000;
 
 function fail(message: string): never {
   throw new ConfigError(message);
@@ -94,6 +94,83 @@ export function checkScheduleSpec(spec: ScheduleSpec): ScheduleSpec {
     return { everyMs: every };
   }
   return fail('schedule spec: give { cron, timeZone? } or { everyMs }');
+}
+
+/** The due times strictly after `after`, in order, one per call; null once there are no more. */
+export function dueTimesAfter(spec: ScheduleSpec, after: number): () => number | null {
+  if ('everyMs' in spec) {
+    let at = after;
+    return () => (at = (Math.floor(at / spec.everyMs) + 1) * spec.everyMs);
+  }
+  let expression: ReturnType<typeof CronExpressionParser.parse> | undefined;
+  try {
+    expression = CronExpressionParser.parse(spec.cron, { tz: spec.timeZone ?? 'UTC', currentDate: new Date(after) });
+  } catch {
+    return () => null;
+  }
+  let last = after;
+  return () => {
+    if (expression === undefined || !expression.hasNext()) return null;
+    const next = expression.next().getTime();
+    if (next <= last) return null;
+    last = next;
+    return next;
+  };
+}
+
+/** Due times at or before `atOrBefore`, latest first, one per call; null once there are no more. */
+function dueTimesBefore(spec: ScheduleSpec, atOrBefore: number): () => number | null {
+  if ('everyMs' in spec) {
+    let at = Math.floor(atOrBefore / spec.everyMs) * spec.everyMs + spec.everyMs;
+    return () => (at -= spec.everyMs);
+  }
+  let expression: ReturnType<typeof CronExpressionParser.parse> | undefined;
+  try {
+    expression = CronExpressionParser.parse(spec.cron, {
+      tz: spec.timeZone ?? 'UTC',
+      currentDate: new Date(atOrBefore + 1),
+    });
+  } catch {
+    return () => null;
+  }
+  return () => (expression !== undefined && expression.hasPrev() ? expression.prev().getTime() : null);
+}
+
+/**
+ * The schedule's due times whose moment (jitter included) has come by `now`, oldest first, and its
+ * first due time after them. Fired in order: a due time whose jitter is not over holds back later
+ * ones. Past {@link MAX_WALK} due times, the middle of a long downtime is left out: only the latest
+ * `catchup.limit` missed due times and those within the grace can still start a run.
+ */
+function dueTimes(schedule: ScheduleRecord, now: number): { due: number[]; nextDueAt: number | null } {
+  const due: number[] = [];
+  let next = schedule.nextDueAt;
+  if (next === null) return { due, nextDueAt: null };
+  let after = dueTimesAfter(schedule.spec, next);
+  let walked = 0;
+  while (next !== null && fireTimeOf(schedule, next) <= now) {
+    due.push(next);
+    walked += 1;
+    if (walked === MAX_WALK) {
+      // Far behind: the latest due times before the last moment every jitter is surely over.
+      const surelyDue = now - schedule.jitterMs;
+      const previous = dueTimesBefore(schedule.spec, surelyDue);
+      const tail: number[] = [];
+      let missed = 0;
+      for (let d = previous(); d !== null && d > next; d = previous()) {
+        tail.push(d);
+        if (now - fireTimeOf(schedule, d) > schedule.catchup.graceMs) missed += 1;
+        if (missed >= schedule.catchup.limit || tail.length >= MAX_WALK) break;
+      }
+      if (tail.length > 0) {
+        due.push(...tail.reverse());
+        next = tail.at(-1)!;
+        after = dueTimesAfter(schedule.spec, next);
+      }
+    }
+    next = after();
+  }
+  return { due, nextDueAt: next };
 }
 
 /** The first due time strictly after `after` (ms), or null when the spec falls due no more. */
@@ -193,25 +270,8 @@ export function planFiring(
     start(queuedDueAt);
     queuedDueAt = null;
   }
-  // The due times whose moment (jitter included) has come.
-  const due: number[] = [];
-  let nextDueAt = schedule.nextDueAt;
-  let walked = 0;
-  while (nextDueAt !== null && fireTimeOf(schedule, nextDueAt) <= now) {
-    due.push(nextDueAt);
-    walked += 1;
-    if (walked >= MAX_WALK) {
-      // Days behind: only the latest due times can still run; jump to those before now.
-      const keep = schedule.catchup.limit + 1;
-      const resume = nextDueAfter(schedule.spec, now - schedule.catchup.graceMs - keep * 86_400_000);
-      if (resume === null || resume <= nextDueAt) break;
-      for (const dueAt of due.splice(0)) skipped.push({ dueAt, reason: 'missed' });
-      walked = 0;
-      nextDueAt = resume;
-      continue;
-    }
-    nextDueAt = nextDueAfter(schedule.spec, nextDueAt);
-  }
+  // The due times whose moment (jitter included) has come, oldest first.
+  const { due, nextDueAt } = dueTimes(schedule, now);
   // On time: found within the grace; missed: later than that.
   const onTime = due.filter((dueAt) => now - fireTimeOf(schedule, dueAt) <= schedule.catchup.graceMs);
   const missed = due.filter((dueAt) => now - fireTimeOf(schedule, dueAt) > schedule.catchup.graceMs);
