@@ -11,7 +11,9 @@ export type FaultPoint =
   /** Entries durable in the journal. */
   | 'after-journal-append'
   /** Outcome journaled, run not yet marked finished in the store. */
-  | 'before-finish';
+  | 'before-finish'
+  /** A schedule's starts sent (`runId`: the first; epoch 0), the schedule not yet moved on. */
+  | 'schedule-starts-sent';
 
 export interface FaultInfo {
   runId: string;

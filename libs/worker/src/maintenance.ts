@@ -45,6 +45,7 @@ import {
   type WakeMessage,
 } from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
+import type { FaultHook } from './faults.js';
 import type { Logger } from './logger.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 import { ScheduleFiring, type ScheduleFiringPass } from './schedule-firing.js';
@@ -107,6 +108,8 @@ export interface MaintenanceOptions {
   runsExpired?: { add(value: number): void };
   /** Interval of the group-log trim; 0 (or no group journal) turns it off. @defaultValue 0 */
   groupLogTrimMs?: number;
+  /** Test hook of the schedule scan (the `schedule-starts-sent` point). */
+  faults?: FaultHook;
   /** Interval of the schedule scan; 0 turns it off (this worker fires no schedule). @defaultValue 0 */
   scheduleScanMs?: number;
 }
@@ -201,6 +204,7 @@ export class Maintenance {
         logger: options.logger,
         emit: options.emit,
         recheckMs: scheduleScanMs,
+        faults: options.faults,
       });
       this.loops.push(
         new Periodic(scheduleScanMs, () =>

@@ -17,6 +17,7 @@
 import type { RunRecord, ScheduleRecord, Store, Transport } from '@baton/core/adapter';
 import { planFiring, sendRunMessage, startMessage, type PreviousRun } from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
+import type { FaultHook } from './faults.js';
 import type { Logger } from './logger.js';
 
 /** Due schedules one pass reads at most; a full batch has the next pass follow at once. */
@@ -34,6 +35,8 @@ export interface ScheduleFiringOptions {
   emit: (event: WorkerEvent) => void;
   /** How soon a due time queued behind a running run is looked at again (the scan period). */
   recheckMs: number;
+  /** Test hook: called between the starts and the compare-and-set. */
+  faults?: FaultHook;
 }
 
 /** What one pass did. */
@@ -89,6 +92,9 @@ export class ScheduleFiring {
           idempotencyKey: run.idempotencyKey,
         }),
       );
+    }
+    if (plan.fire.length > 0) {
+      await this.options.faults?.('schedule-starts-sent', { runId: plan.fire[0]!.runId, epoch: 0 });
     }
     const { scheduleId, revision, createdAt: _c, updatedAt: _u, ...rest } = schedule;
     const write = await this.store.updateSchedule(scheduleId, revision, { ...rest, ...plan.next });

@@ -74,6 +74,38 @@ describe('schedules on workers', () => {
     expect(new Set(fired).size).toBe(fired.length);
   });
 
+  it('a worker that dies between sending a due time\'s start and moving the schedule on neither skips nor doubles it', async () => {
+    const ledger = new Ledger();
+    const workflow = tick(ledger);
+    const f = (current = fleet({ workflows: [workflow], scheduleScanMs: 50 }));
+    let frozenAt: string | undefined;
+    // The first worker freezes forever at the fault point, as a SIGKILL would stop it, and is cut off.
+    const doomed = await f.spawn({
+      faults: async (point, info) => {
+        if (point !== 'schedule-starts-sent') return;
+        frozenAt = info.runId;
+        doomed.crash();
+        await new Promise(() => undefined);
+      },
+    });
+    await f.client.schedules.create(workflow, { label: 'x' }, { scheduleId: 'killed', every: '1s', overlap: 'allow' });
+    await until(() => frozenAt !== undefined, 10_000, 'the doomed worker to fire');
+    const before = await f.store.getSchedule('killed');
+    // Its start went out; the schedule did not move on.
+    expect(before!.lastRunId).toBeNull();
+    await f.spawn();
+    await until(async () => (await scheduledRuns(f.store, 'killed')).length >= 3, 10_000, 'firings after the death');
+    await f.client.schedules.pause('killed');
+    const runs = await scheduledRuns(f.store, 'killed');
+    expectEverySecondOnce(runs);
+    // The frozen firing's due time is the first run, started once by both firings together.
+    expect(runs[0]!.runId).toBe(frozenAt);
+    for (const { runId } of runs) {
+      await until(async () => (await f.store.getRun(runId))?.status === 'completed', 10_000, `run ${runId}`);
+      expect(ledger.count(runId)).toBe(1);
+    }
+  });
+
   it('a paused schedule starts nothing; resumed, it carries on at its next due time', async () => {
     const ledger = new Ledger();
     const workflow = tick(ledger);

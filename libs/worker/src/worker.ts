@@ -149,6 +149,7 @@ export class Worker {
       retentionTombstoneMs: this.options.retentionTombstoneMs,
       groupLogTrimMs: this.options.groupLogTrimMs,
       scheduleScanMs: this.options.scheduleScanMs,
+      faults: this.options.faults,
       runsExpired: this.instruments.runsExpired,
       payloads: this.options.claimCheck.payloads,
       logger,
