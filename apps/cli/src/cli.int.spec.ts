@@ -606,5 +606,106 @@ for (const pair of PAIRS) {
       expect(malformed.code).toBe(2);
       expect(malformed.stderr).toMatch(/give <workflow>@<version>/);
     });
+
+    it(
+      'creates, lists, shows, pauses, resumes and deletes a schedule whose due times the fleet fires',
+      { timeout: 90_000 },
+      async () => {
+        const badCron = await baton('schedules', 'create', 'cli_steps@1', '--cron', '61 * * * *');
+        expect(badCron.code).toBe(2);
+        expect(badCron.stderr).toMatch(/cron expression '61 \* \* \* \*' is invalid/);
+        const badZone = await baton(
+          'schedules',
+          'create',
+          'cli_steps@1',
+          '--cron',
+          '0 2 * * *',
+          '--time-zone',
+          'Mars/Base',
+        );
+        expect(badZone.code).toBe(2);
+        expect(badZone.stderr).toMatch(/time zone 'Mars\/Base' is unknown/);
+        const neither = await baton('schedules', 'create', 'cli_steps@1');
+        expect(neither.code).toBe(2);
+        expect(neither.stderr).toMatch(/give exactly one of --cron/);
+
+        const nightly = await baton(
+          'schedules',
+          'create',
+          'cli_steps@1',
+          '--id',
+          'nightly',
+          '--cron',
+          '30 2 * * *',
+          '--time-zone',
+          'Europe/Paris',
+          '--overlap',
+          'queue-one',
+          '--paused',
+          '--input',
+          '{"steps":1,"delayMs":0}',
+        );
+        expect(nightly.code, nightly.stderr).toBe(0);
+        expect(nightly.stdout).toMatch(/^created schedule nightly; next due - \(paused\)/);
+        const every = await baton(
+          'schedules',
+          'create',
+          'cli_steps@1',
+          '--id',
+          'every-second',
+          '--every',
+          '1s',
+          '--json',
+          '--input',
+          '{"steps":1,"delayMs":0}',
+        );
+        expect(every.code, every.stderr).toBe(0);
+        expect(JSON.parse(every.stdout)).toMatchObject({
+          scheduleId: 'every-second',
+          spec: { everyMs: 1000 },
+          revision: 1,
+        });
+        const again = await baton('schedules', 'create', 'cli_steps@1', '--id', 'nightly', '--every', '1m');
+        expect(again.code).toBe(2);
+        expect(again.stderr).toMatch(/schedule nightly exists already/);
+
+        // The fleet fires it: a run keyed by the schedule and its due time completes.
+        const runId = await until('a run of the schedule', async () => {
+          const page = await client.runs.list({ idempotencyKeyPrefix: 'schedule:every-second:', limit: 1 });
+          return page.runs[0]?.runId;
+        });
+        expect(await finished(runId)).toBe('completed');
+
+        const table = await baton('schedules', 'list');
+        expect(table.code, table.stderr).toBe(0);
+        expect(table.stdout).toMatch(/every-second +cli_steps@1 +every 1000 ms +active/);
+        expect(table.stdout).toMatch(/nightly +cli_steps@1 +cron 30 2 \* \* \* \(Europe\/Paris\) +paused/);
+        const paused = JSON.parse((await baton('schedules', 'list', '--paused', '--json')).stdout) as {
+          schedules: { scheduleId: string }[];
+        };
+        expect(paused.schedules.map((x) => x.scheduleId)).toEqual(['nightly']);
+        const shown = await baton('schedules', 'show', 'nightly', '--next', '2', '--json');
+        const upcoming = (JSON.parse(shown.stdout) as { upcoming: number[] }).upcoming;
+        expect(
+          upcoming.map((t) => new Date(t).toLocaleTimeString('en-GB', { timeZone: 'Europe/Paris' })),
+        ).toEqual(['02:30:00', '02:30:00']);
+
+        const pause = await baton('schedules', 'pause', 'every-second');
+        expect(pause.stdout).toBe('paused schedule every-second\n');
+        expect((await baton('schedules', 'pause', 'every-second')).stdout).toMatch(
+          /was paused already; nothing changed/,
+        );
+        const resume = await baton('schedules', 'resume', 'nightly');
+        expect(resume.stdout).toMatch(/^resumed schedule nightly; next due /);
+        expect((await baton('schedules', 'delete', 'nightly')).stdout).toBe('deleted schedule nightly\n');
+        const gone = await baton('schedules', 'show', 'nightly');
+        expect(gone.code).toBe(1);
+        expect(gone.stderr).toMatch(/no schedule nightly in the store/);
+        const twice = await baton('schedules', 'delete', 'nightly');
+        expect(twice.code).toBe(1);
+        expect(twice.stderr).toMatch(/refused: no schedule nightly in the store; nothing was deleted/);
+        expect((await baton('schedules', 'delete', 'every-second')).code).toBe(0);
+      },
+    );
   });
 }

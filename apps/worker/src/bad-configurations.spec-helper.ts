@@ -81,6 +81,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   },
   { variable: 'BATON_REAP_INTERVAL_MS', env: { BATON_REAP_INTERVAL_MS: '1s' }, says: /'1s'/ },
   { variable: 'BATON_DEAD_WORKER_SCAN_MS', env: { BATON_DEAD_WORKER_SCAN_MS: '-1' }, says: /'-1'/ },
+  { variable: 'BATON_SCHEDULE_SCAN_MS', env: { BATON_SCHEDULE_SCAN_MS: '-1' }, says: /'-1'/ },
   {
     variable: 'BATON_MISSING_VERSION_GRACE_MS',
     env: { BATON_MISSING_VERSION_GRACE_MS: '1m' },

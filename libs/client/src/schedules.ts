@@ -84,7 +84,11 @@ export class SchedulesApi {
    * Creates a schedule; its first due time is the first after now (store clock). A schedule id
    * already in use: ConfigError (nothing changes). Bad cron, time zone or policy: ConfigError.
    */
-  async create(workflow: ScheduledWorkflow, input: unknown, options: CreateScheduleOptions): Promise<ScheduleRecord> {
+  async create(
+    workflow: ScheduledWorkflow,
+    input: unknown,
+    options: CreateScheduleOptions,
+  ): Promise<ScheduleRecord> {
     const store = await this.open('create');
     if (!workflow || typeof workflow.name !== 'string' || !Number.isInteger(workflow.version)) {
       throw new ConfigError('client.schedules.create needs a workflow definition or { name, version }');
@@ -92,7 +96,8 @@ export class SchedulesApi {
     const scheduleId = options.scheduleId ?? `s-${randomUUID()}`;
     assertScheduleId(scheduleId);
     const spec = timing(options, 'client.schedules.create');
-    if (spec === undefined) throw new ConfigError('client.schedules.create: give cron (with timeZone) or every');
+    if (spec === undefined)
+      throw new ConfigError('client.schedules.create: give cron (with timeZone) or every');
     const definition = {
       scheduleId,
       workflow: workflow.name,
@@ -235,13 +240,16 @@ export class SchedulesApi {
 }
 
 function notFound(method: string, scheduleId: string): NotFoundError {
-  return new NotFoundError(`client.schedules.${method}(${scheduleId}): no schedule ${scheduleId} in the store`);
+  return new NotFoundError(
+    `client.schedules.${method}(${scheduleId}): no schedule ${scheduleId} in the store`,
+  );
 }
 
 /** The spec from `cron`/`timeZone`/`every`, checked; undefined when none is given. */
 function timing(options: ScheduleTiming, where: string): ScheduleSpec | undefined {
   const { cron, timeZone, every } = options;
-  if (cron !== undefined && every !== undefined) throw new ConfigError(`${where}: give cron or every, not both`);
+  if (cron !== undefined && every !== undefined)
+    throw new ConfigError(`${where}: give cron or every, not both`);
   if (cron !== undefined) return checkScheduleSpec({ cron, timeZone: timeZone ?? 'UTC' });
   if (timeZone !== undefined) throw new ConfigError(`${where}: timeZone goes with cron`);
   if (every !== undefined) return checkScheduleSpec({ everyMs: toMs(every, 'every') });

@@ -38,11 +38,15 @@ function schedule(overrides: Partial<ScheduleRecord> = {}): ScheduleRecord {
 
 describe('schedule specs', () => {
   it('refuses a bad cron expression, an unknown time zone and a short interval, saying what to give', () => {
-    expect(() => checkScheduleSpec({ cron: '61 * * * *' })).toThrow(/cron expression '61 \* \* \* \*' is invalid/);
+    expect(() => checkScheduleSpec({ cron: '61 * * * *' })).toThrow(
+      /cron expression '61 \* \* \* \*' is invalid/,
+    );
     expect(() => checkScheduleSpec({ cron: '0 * * * *', timeZone: 'Europe/Atlantis' })).toThrow(
       /time zone 'Europe\/Atlantis' is unknown; give an IANA name/,
     );
-    expect(() => checkScheduleSpec({ everyMs: 500 })).toThrow(/everyMs is 500; give a whole number of ms, 1000 or more/);
+    expect(() => checkScheduleSpec({ everyMs: 500 })).toThrow(
+      /everyMs is 500; give a whole number of ms, 1000 or more/,
+    );
     expect(checkScheduleSpec({ cron: ' 0 2 * * * ' })).toEqual({ cron: '0 2 * * *', timeZone: 'UTC' });
   });
 
@@ -59,6 +63,10 @@ describe('schedule specs', () => {
     expect(new Date(before).toISOString()).toBe('2026-03-28T01:30:00.000Z');
     const after = nextDueAfter(spec, Date.UTC(2026, 2, 29, 12))!;
     expect(new Date(after).toISOString()).toBe('2026-03-30T00:30:00.000Z');
+    // On 25 October 2026 02:30 happens twice (clocks go 03:00 -> 02:00): it runs once, the first time.
+    const fallBack = nextDueAfter(spec, Date.UTC(2026, 9, 24, 12))!;
+    expect(new Date(fallBack).toISOString()).toBe('2026-10-25T00:30:00.000Z');
+    expect(new Date(nextDueAfter(spec, fallBack)!).toISOString()).toBe('2026-10-26T01:30:00.000Z');
     // 09:00 in New York is 14:00 UTC in winter and 13:00 UTC in summer.
     const ny = { cron: '0 9 * * *', timeZone: 'America/New_York' };
     expect(new Date(nextDueAfter(ny, Date.UTC(2026, 0, 10))!).toISOString()).toBe('2026-01-10T14:00:00.000Z');
@@ -117,7 +125,10 @@ describe('planFiring', () => {
   });
 
   it('walks a long downtime of a per-second cron without visiting every second', () => {
-    const s = schedule({ spec: { cron: '* * * * * *', timeZone: 'UTC' }, catchup: { missed: 'run', limit: 2, graceMs: 0 } });
+    const s = schedule({
+      spec: { cron: '* * * * * *', timeZone: 'UTC' },
+      catchup: { missed: 'run', limit: 2, graceMs: 0 },
+    });
     const now = T0 + 30 * 86_400_000 + 500;
     const plan = planFiring(s, now, 'none', 1_000);
     expect(plan.fire.map((r) => r.dueAt)).toEqual([now - 1_500, now - 500]);
@@ -147,7 +158,11 @@ describe('planFiring', () => {
   });
 
   it('overlap allow: starts every due time whatever the previous run does', () => {
-    const s = schedule({ overlap: 'allow', lastRunId: 'r-prev', catchup: { missed: 'run', limit: 5, graceMs: 0 } });
+    const s = schedule({
+      overlap: 'allow',
+      lastRunId: 'r-prev',
+      catchup: { missed: 'run', limit: 5, graceMs: 0 },
+    });
     expect(planFiring(s, T0 + 2 * MIN, 'running', 1_000).fire.map((r) => r.dueAt)).toEqual([
       T0,
       T0 + MIN,

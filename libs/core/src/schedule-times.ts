@@ -66,7 +66,8 @@ export function isKnownTimeZone(timeZone: string): boolean {
  * least {@link MIN_SCHEDULE_INTERVAL_MS}. ConfigError otherwise, saying what is wrong.
  */
 export function checkScheduleSpec(spec: ScheduleSpec): ScheduleSpec {
-  if (spec === null || typeof spec !== 'object') fail('schedule spec: give { cron, timeZone? } or { everyMs }');
+  if (spec === null || typeof spec !== 'object')
+    fail('schedule spec: give { cron, timeZone? } or { everyMs }');
   if ('cron' in spec && spec.cron !== undefined) {
     if ('everyMs' in spec) fail('schedule spec: give either cron or everyMs, not both');
     const timeZone = spec.timeZone ?? 'UTC';
@@ -89,7 +90,9 @@ export function checkScheduleSpec(spec: ScheduleSpec): ScheduleSpec {
   if ('everyMs' in spec) {
     const every = spec.everyMs;
     if (!Number.isInteger(every) || every < MIN_SCHEDULE_INTERVAL_MS) {
-      fail(`schedule spec: everyMs is ${String(every)}; give a whole number of ms, ${MIN_SCHEDULE_INTERVAL_MS} or more`);
+      fail(
+        `schedule spec: everyMs is ${String(every)}; give a whole number of ms, ${MIN_SCHEDULE_INTERVAL_MS} or more`,
+      );
     }
     return { everyMs: every };
   }
@@ -104,7 +107,10 @@ export function dueTimesAfter(spec: ScheduleSpec, after: number): () => number |
   }
   let expression: ReturnType<typeof CronExpressionParser.parse> | undefined;
   try {
-    expression = CronExpressionParser.parse(spec.cron, { tz: spec.timeZone ?? 'UTC', currentDate: new Date(after) });
+    expression = CronExpressionParser.parse(spec.cron, {
+      tz: spec.timeZone ?? 'UTC',
+      currentDate: new Date(after),
+    });
   } catch {
     return () => null;
   }
@@ -197,7 +203,10 @@ export function jitterFor(scheduleId: string, dueAt: number, jitterMs: number): 
 }
 
 /** When the run of due time `dueAt` starts: the due time plus its jitter. */
-export function fireTimeOf(schedule: Pick<ScheduleDefinition, 'scheduleId' | 'jitterMs'>, dueAt: number): number {
+export function fireTimeOf(
+  schedule: Pick<ScheduleDefinition, 'scheduleId' | 'jitterMs'>,
+  dueAt: number,
+): number {
   return dueAt + jitterFor(schedule.scheduleId, dueAt, schedule.jitterMs);
 }
 
@@ -207,12 +216,19 @@ export function scheduleRunKey(scheduleId: string, dueAt: number): string {
 }
 
 /** The run id of a due time's run (what `client.start` derives from the same key). */
-export function scheduleRunId(schedule: Pick<ScheduleDefinition, 'scheduleId' | 'workflow'>, dueAt: number): string {
+export function scheduleRunId(
+  schedule: Pick<ScheduleDefinition, 'scheduleId' | 'workflow'>,
+  dueAt: number,
+): string {
   return runIdForKey(schedule.workflow, scheduleRunKey(schedule.scheduleId, dueAt));
 }
 
 /** The state of a schedule that carries on from `now`: its next due time after now, nothing queued. */
-export function freshState(definition: ScheduleDefinition, now: number, last?: Partial<ScheduleState>): ScheduleState {
+export function freshState(
+  definition: ScheduleDefinition,
+  now: number,
+  last?: Partial<ScheduleState>,
+): ScheduleState {
   const nextDueAt = nextDueAfter(definition.spec, now);
   return {
     nextDueAt,
@@ -290,7 +306,8 @@ export function planFiring(
 
 /** Throws ConfigError naming the field unless `policy` is a whole {@link CatchupPolicy}. */
 export function checkCatchupPolicy(policy: CatchupPolicy): CatchupPolicy {
-  if (policy === null || typeof policy !== 'object') fail('schedule catchup: give { missed, limit, graceMs }');
+  if (policy === null || typeof policy !== 'object')
+    fail('schedule catchup: give { missed, limit, graceMs }');
   if (policy.missed !== 'skip' && policy.missed !== 'run') {
     fail(`schedule catchup.missed is '${String(policy.missed)}'; give 'skip' or 'run'`);
   }
@@ -351,18 +368,22 @@ export function checkNewSchedule(schedule: NewSchedule): NewSchedule {
 }
 
 /** A listing's query, checked, with its defaults. */
-export function checkScheduleQuery(query: ScheduleQuery = {}): Required<Pick<ScheduleQuery, 'limit'>> & ScheduleQuery {
+export function checkScheduleQuery(
+  query: ScheduleQuery = {},
+): Required<Pick<ScheduleQuery, 'limit'>> & ScheduleQuery {
   const limit = query.limit ?? DEFAULT_SCHEDULE_PAGE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCHEDULE_PAGE) {
     fail(`schedule query: limit is ${String(limit)}; give a whole number from 1 to ${MAX_SCHEDULE_PAGE}`);
   }
-  if (query.paused !== undefined && typeof query.paused !== 'boolean') fail('schedule query: paused must be true or false');
+  if (query.paused !== undefined && typeof query.paused !== 'boolean')
+    fail('schedule query: paused must be true or false');
   if (query.cursor !== undefined) assertScheduleId(query.cursor);
   return { ...query, limit };
 }
 
 /** Throws ConfigError unless `limit` is a whole number ≥ 1 (dueSchedules). */
 export function checkDueLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1) fail(`dueSchedules: limit is ${String(limit)}; give a whole number, 1 or more`);
+  if (!Number.isInteger(limit) || limit < 1)
+    fail(`dueSchedules: limit is ${String(limit)}; give a whole number, 1 or more`);
   return limit;
 }

@@ -264,7 +264,9 @@ export class PostgresStore implements Store, PresenceStore {
     expectedRevision: number,
     next: Omit<NewSchedule, 'scheduleId'>,
   ): Promise<ScheduleWrite> {
-    return this.run('updateSchedule', (db) => schedules.updateSchedule(db, scheduleId, expectedRevision, next));
+    return this.run('updateSchedule', (db) =>
+      schedules.updateSchedule(db, scheduleId, expectedRevision, next),
+    );
   }
   deleteSchedule(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
     return this.run('deleteSchedule', (db) => schedules.deleteSchedule(db, scheduleId, expectedRevision));

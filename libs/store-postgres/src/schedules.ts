@@ -103,7 +103,9 @@ export async function getSchedule(db: Db, scheduleId: string): Promise<ScheduleR
 /** The answer of a write that matched no row: the schedule is gone, or at another revision. */
 async function refused(db: Db, scheduleId: string): Promise<ScheduleWrite> {
   const known = await getSchedule(db, scheduleId);
-  return known === undefined ? { ok: false, reason: 'not-found' } : { ok: false, reason: 'conflict', schedule: known };
+  return known === undefined
+    ? { ok: false, reason: 'not-found' }
+    : { ok: false, reason: 'conflict', schedule: known };
 }
 
 export async function updateSchedule(
@@ -125,7 +127,11 @@ export async function updateSchedule(
   return row === undefined ? refused(db, scheduleId) : { ok: true, schedule: toRecord(row) };
 }
 
-export async function deleteSchedule(db: Db, scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
+export async function deleteSchedule(
+  db: Db,
+  scheduleId: string,
+  expectedRevision?: number,
+): Promise<ScheduleWrite> {
   assertScheduleId(scheduleId);
   const [row] = await db.query<ScheduleRow>(DELETE_SQL, [scheduleId, expectedRevision ?? null]);
   return row === undefined ? refused(db, scheduleId) : { ok: true, schedule: toRecord(row) };
@@ -133,12 +139,20 @@ export async function deleteSchedule(db: Db, scheduleId: string, expectedRevisio
 
 export async function listSchedules(db: Db, query?: ScheduleQuery): Promise<SchedulePage> {
   const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
-  const rows = await db.query<ScheduleRow>(LIST_SQL, [cursor ?? null, workflow ?? null, paused ?? null, limit + 1]);
+  const rows = await db.query<ScheduleRow>(LIST_SQL, [
+    cursor ?? null,
+    workflow ?? null,
+    paused ?? null,
+    limit + 1,
+  ]);
   const schedules = rows.slice(0, limit).map(toRecord);
   return rows.length > limit ? { schedules, cursor: schedules.at(-1)!.scheduleId } : { schedules };
 }
 
-export async function dueSchedules(db: Db, limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+export async function dueSchedules(
+  db: Db,
+  limit: number,
+): Promise<{ now: number; schedules: ScheduleRecord[] }> {
   const rows = await db.query<ScheduleRow & { now: number }>(DUE_SQL, [checkDueLimit(limit)]);
   const now = rows[0]!.now;
   return { now, schedules: rows.filter((row) => row.schedule_id !== null).map(toRecord) };

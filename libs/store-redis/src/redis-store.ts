@@ -288,7 +288,9 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
     expectedRevision: number,
     next: Omit<NewSchedule, 'scheduleId'>,
   ): Promise<ScheduleWrite> {
-    return this.op('updateSchedule', (ctx) => schedules.updateSchedule(ctx, scheduleId, expectedRevision, next));
+    return this.op('updateSchedule', (ctx) =>
+      schedules.updateSchedule(ctx, scheduleId, expectedRevision, next),
+    );
   }
   deleteSchedule(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
     return this.op('deleteSchedule', (ctx) => schedules.deleteSchedule(ctx, scheduleId, expectedRevision));

@@ -100,7 +100,10 @@ export async function deleteSchedule(
   return writeAnswer(reply, scheduleId);
 }
 
-export async function getSchedule(ctx: StoreContext, scheduleId: string): Promise<ScheduleRecord | undefined> {
+export async function getSchedule(
+  ctx: StoreContext,
+  scheduleId: string,
+): Promise<ScheduleRecord | undefined> {
   assertScheduleId(scheduleId);
   const [rev, created, updated, rec] = await ctx.redis.hmget(
     ctx.keys.schedule(scheduleId),

@@ -77,7 +77,9 @@ export function describeScheduleConformance(store: () => Store): void {
     it('of two firings that read the same revision, the compare-and-set lets exactly one through', async () => {
       const s = store();
       const id = uniqueId('sched');
-      const { schedule } = await s.createSchedule(newSchedule(id, { spec: { everyMs: 60_000 }, jitterMs: 0 }));
+      const { schedule } = await s.createSchedule(
+        newSchedule(id, { spec: { everyMs: 60_000 }, jitterMs: 0 }),
+      );
       const fired = (runId: string) => ({
         ...newSchedule(id, { spec: { everyMs: 60_000 }, jitterMs: 0 }),
         nextDueAt: schedule.nextDueAt! + 60_000,
@@ -92,7 +94,9 @@ export function describeScheduleConformance(store: () => Store): void {
       const winners = answers.filter((a) => a.ok);
       const losers = answers.filter((a) => !a.ok);
       expect(winners).toHaveLength(1);
-      expect(losers).toEqual([{ ok: false, reason: 'conflict', schedule: expect.objectContaining({ revision: 2 }) }]);
+      expect(losers).toEqual([
+        { ok: false, reason: 'conflict', schedule: expect.objectContaining({ revision: 2 }) },
+      ]);
       const stored = await s.getSchedule(id);
       expect(stored?.revision).toBe(2);
       expect(stored?.lastRunId).toBe(winners[0]!.ok ? winners[0]!.schedule.lastRunId : undefined);
@@ -150,7 +154,10 @@ export function describeScheduleConformance(store: () => Store): void {
         nextDueAt: now - 2_000,
         nextFireAt: now - 2_000,
       });
-      expect(moved).toMatchObject({ ok: true, schedule: { spec: { everyMs: 5_000 }, nextFireAt: now - 2_000 } });
+      expect(moved).toMatchObject({
+        ok: true,
+        schedule: { spec: { everyMs: 5_000 }, nextFireAt: now - 2_000 },
+      });
       expect((await s.dueSchedules(10)).schedules.map((x) => [x.scheduleId, x.revision])).toEqual([[id, 2]]);
       // And back into the future: no longer due.
       await s.updateSchedule(id, 2, { ...definition, nextFireAt: now + 600_000 });
@@ -161,9 +168,7 @@ export function describeScheduleConformance(store: () => Store): void {
       const s = store();
       const ids = ['a', 'b', 'c', 'd', 'e'].map((n) => `${n}-${uniqueId('s')}`);
       for (const [i, id] of ids.entries()) {
-        await s.createSchedule(
-          newSchedule(id, { workflow: i % 2 === 0 ? 'even' : 'odd', paused: i === 4 }),
-        );
+        await s.createSchedule(newSchedule(id, { workflow: i % 2 === 0 ? 'even' : 'odd', paused: i === 4 }));
       }
       const first = await s.listSchedules({ limit: 2 });
       expect(first.schedules.map((x) => x.scheduleId)).toEqual(ids.slice(0, 2));
@@ -190,7 +195,11 @@ export function describeScheduleConformance(store: () => Store): void {
       const now = await s.now();
       const id = uniqueId('sched');
       await s.createSchedule(newSchedule(id, { nextFireAt: now - 1_000 }));
-      expect(await s.deleteSchedule(id, 7)).toMatchObject({ ok: false, reason: 'conflict', schedule: { revision: 1 } });
+      expect(await s.deleteSchedule(id, 7)).toMatchObject({
+        ok: false,
+        reason: 'conflict',
+        schedule: { revision: 1 },
+      });
       expect(await s.deleteSchedule(id, 1)).toMatchObject({ ok: true, schedule: { scheduleId: id } });
       expect(await s.getSchedule(id)).toBeUndefined();
       expect((await s.listSchedules()).schedules).toEqual([]);

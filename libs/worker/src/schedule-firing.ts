@@ -120,7 +120,13 @@ export class ScheduleFiring {
         },
         'schedule fired',
       );
-      this.options.emit({ type: 'schedule-fired', scheduleId, runIds, dueTimes, skipped: plan.skipped.length });
+      this.options.emit({
+        type: 'schedule-fired',
+        scheduleId,
+        runIds,
+        dueTimes,
+        skipped: plan.skipped.length,
+      });
     }
     return runIds;
   }

@@ -38,7 +38,10 @@ function tick(ledger: Ledger, delayMs = 0) {
 async function scheduledRuns(store: Store, scheduleId: string): Promise<{ dueAt: number; runId: string }[]> {
   const page = await store.listRuns({ idempotencyKeyPrefix: `schedule:${scheduleId}:`, limit: 1_000 });
   return page.runs
-    .map((r) => ({ dueAt: Date.parse(r.idempotencyKey!.slice(`schedule:${scheduleId}:`.length)), runId: r.runId }))
+    .map((r) => ({
+      dueAt: Date.parse(r.idempotencyKey!.slice(`schedule:${scheduleId}:`.length)),
+      runId: r.runId,
+    }))
     .sort((a, b) => a.dueAt - b.dueAt);
 }
 
@@ -55,13 +58,21 @@ describe('schedules on workers', () => {
     const workflow = tick(ledger);
     const f = (current = fleet({ workflows: [workflow], scheduleScanMs: 50 }));
     await Promise.all([f.spawn(), f.spawn(), f.spawn()]);
-    await f.client.schedules.create(workflow, { label: 'every second' }, { scheduleId: 'each-second', every: '1s' });
+    await f.client.schedules.create(
+      workflow,
+      { label: 'every second' },
+      { scheduleId: 'each-second', every: '1s' },
+    );
 
     await until(async () => (await scheduledRuns(f.store, 'each-second')).length >= 2, 10_000, 'two firings');
     // Cut off the worker that fired last, mid-period: the others go on with the next due times.
     const firer = f.workers.find((w) => w.events.some((e) => e.type === 'schedule-fired'))!;
     firer.crash();
-    await until(async () => (await scheduledRuns(f.store, 'each-second')).length >= 4, 10_000, 'two more firings');
+    await until(
+      async () => (await scheduledRuns(f.store, 'each-second')).length >= 4,
+      10_000,
+      'two more firings',
+    );
     await f.client.schedules.pause('each-second');
     const runs = await scheduledRuns(f.store, 'each-second');
     expectEverySecondOnce(runs);
@@ -70,11 +81,13 @@ describe('schedules on workers', () => {
       expect(ledger.count(runId)).toBe(1);
     }
     // Every worker's firings were different due times: the compare-and-set let one through each.
-    const fired = f.workers.flatMap((w) => w.events.flatMap((e) => (e.type === 'schedule-fired' ? e.dueTimes : [])));
+    const fired = f.workers.flatMap((w) =>
+      w.events.flatMap((e) => (e.type === 'schedule-fired' ? e.dueTimes : [])),
+    );
     expect(new Set(fired).size).toBe(fired.length);
   });
 
-  it('a worker that dies between sending a due time\'s start and moving the schedule on neither skips nor doubles it', async () => {
+  it("a worker that dies between sending a due time's start and moving the schedule on neither skips nor doubles it", async () => {
     const ledger = new Ledger();
     const workflow = tick(ledger);
     const f = (current = fleet({ workflows: [workflow], scheduleScanMs: 50 }));
@@ -88,13 +101,21 @@ describe('schedules on workers', () => {
         await new Promise(() => undefined);
       },
     });
-    await f.client.schedules.create(workflow, { label: 'x' }, { scheduleId: 'killed', every: '1s', overlap: 'allow' });
+    await f.client.schedules.create(
+      workflow,
+      { label: 'x' },
+      { scheduleId: 'killed', every: '1s', overlap: 'allow' },
+    );
     await until(() => frozenAt !== undefined, 10_000, 'the doomed worker to fire');
     const before = await f.store.getSchedule('killed');
     // Its start went out; the schedule did not move on.
     expect(before!.lastRunId).toBeNull();
     await f.spawn();
-    await until(async () => (await scheduledRuns(f.store, 'killed')).length >= 3, 10_000, 'firings after the death');
+    await until(
+      async () => (await scheduledRuns(f.store, 'killed')).length >= 3,
+      10_000,
+      'firings after the death',
+    );
     await f.client.schedules.pause('killed');
     const runs = await scheduledRuns(f.store, 'killed');
     expectEverySecondOnce(runs);
@@ -111,12 +132,20 @@ describe('schedules on workers', () => {
     const workflow = tick(ledger);
     const f = (current = fleet({ workflows: [workflow], scheduleScanMs: 50 }));
     await f.spawn();
-    const created = await f.client.schedules.create(workflow, { label: 'p' }, { scheduleId: 'paused', every: '1s', paused: true });
+    const created = await f.client.schedules.create(
+      workflow,
+      { label: 'p' },
+      { scheduleId: 'paused', every: '1s', paused: true },
+    );
     expect(created).toMatchObject({ paused: true, revision: 1, overlap: 'skip' });
     await sleep(2_200);
     expect(await scheduledRuns(f.store, 'paused')).toEqual([]);
     expect(await f.client.schedules.resume('paused')).toBe(true);
-    await until(async () => (await scheduledRuns(f.store, 'paused')).length >= 1, 5_000, 'a firing after resume');
+    await until(
+      async () => (await scheduledRuns(f.store, 'paused')).length >= 1,
+      5_000,
+      'a firing after resume',
+    );
     const { schedules } = await f.client.schedules.list({ paused: false });
     expect(schedules.map((s) => s.scheduleId)).toEqual(['paused']);
     expect(await f.client.schedules.delete('paused')).toBe(true);
@@ -129,8 +158,16 @@ describe('schedules on workers', () => {
     const workflow = tick(ledger, 2_500);
     const f = (current = fleet({ workflows: [workflow], scheduleScanMs: 50 }));
     await f.spawn();
-    await f.client.schedules.create(workflow, { label: 's' }, { scheduleId: 'skip', every: '1s', overlap: 'skip' });
-    await f.client.schedules.create(workflow, { label: 'q' }, { scheduleId: 'queue', every: '1s', overlap: 'queue-one' });
+    await f.client.schedules.create(
+      workflow,
+      { label: 's' },
+      { scheduleId: 'skip', every: '1s', overlap: 'skip' },
+    );
+    await f.client.schedules.create(
+      workflow,
+      { label: 'q' },
+      { scheduleId: 'queue', every: '1s', overlap: 'queue-one' },
+    );
     await until(async () => (await scheduledRuns(f.store, 'skip')).length >= 2, 15_000, 'two skip firings');
     await until(async () => (await scheduledRuns(f.store, 'queue')).length >= 2, 15_000, 'two queue firings');
     await f.client.schedules.pause('skip');

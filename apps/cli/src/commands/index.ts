@@ -7,12 +7,14 @@ import { dlqCommands } from './dlq.js';
 import { fleetCommands } from './fleet.js';
 import { replayCheckCommands } from './replay-check.js';
 import { runsCommands } from './runs.js';
+import { schedulesCommands } from './schedules.js';
 import { versionsCommands } from './versions.js';
 
 export const COMMAND_GROUPS: readonly CommandGroup[] = [
   runsCommands,
   dlqCommands,
   fleetCommands,
+  schedulesCommands,
   versionsCommands,
   replayCheckCommands,
   consoleCommands,

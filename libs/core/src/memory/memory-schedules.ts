@@ -40,7 +40,8 @@ export function updateSchedule(
   const checked = checkNewSchedule({ ...next, scheduleId });
   const known = state.schedules.get(scheduleId);
   if (known === undefined) return { ok: false, reason: 'not-found' };
-  if (known.revision !== expectedRevision) return { ok: false, reason: 'conflict', schedule: structuredClone(known) };
+  if (known.revision !== expectedRevision)
+    return { ok: false, reason: 'conflict', schedule: structuredClone(known) };
   const record: ScheduleRecord = structuredClone({
     ...checked,
     revision: known.revision + 1,
@@ -51,7 +52,11 @@ export function updateSchedule(
   return { ok: true, schedule: structuredClone(record) };
 }
 
-export function deleteSchedule(state: MemoryState, scheduleId: string, expectedRevision?: number): ScheduleWrite {
+export function deleteSchedule(
+  state: MemoryState,
+  scheduleId: string,
+  expectedRevision?: number,
+): ScheduleWrite {
   assertScheduleId(scheduleId);
   const known = state.schedules.get(scheduleId);
   if (known === undefined) return { ok: false, reason: 'not-found' };
@@ -77,7 +82,10 @@ export function listSchedules(state: MemoryState, query?: ScheduleQuery): Schedu
   return { schedules };
 }
 
-export function dueSchedules(state: MemoryState, limit: number): { now: number; schedules: ScheduleRecord[] } {
+export function dueSchedules(
+  state: MemoryState,
+  limit: number,
+): { now: number; schedules: ScheduleRecord[] } {
   checkDueLimit(limit);
   const now = state.clock();
   const due = [...state.schedules.values()]
