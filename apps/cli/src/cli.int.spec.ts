@@ -679,7 +679,9 @@ for (const pair of PAIRS) {
         const table = await baton('schedules', 'list');
         expect(table.code, table.stderr).toBe(0);
         expect(table.stdout).toMatch(/every-second +│ cli_steps@1 +│ every 1000 ms +│ active/);
-        expect(table.stdout).toMatch(/nightly +│ cli_steps@1 +│ cron 30 2 \* \* \* \(Europe\/Paris\) +│ paused/);
+        expect(table.stdout).toMatch(
+          /nightly +│ cli_steps@1 +│ cron 30 2 \* \* \* \(Europe\/Paris\) +│ paused/,
+        );
         const paused = JSON.parse((await baton('schedules', 'list', '--paused', '--json')).stdout) as {
           schedules: { scheduleId: string }[];
         };
