@@ -1,5 +1,5 @@
 /**
- * ScheduleStore in SQL: the `schedules` table (migration 017), one row per schedule. Each
+ * ScheduleStore in SQL: the `schedules` table (migration 018), one row per schedule. Each
  * operation is one statement, so each is atomic on its own; a write's compare-and-set is its
  * WHERE clause on the revision (a second writer of the same revision waits for the first's row
  * lock, re-reads the row and matches nothing). Stamps and the due scan use the server's clock.

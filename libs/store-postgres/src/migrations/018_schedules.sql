@@ -1,4 +1,4 @@
--- Baton store, version 17: schedules (ScheduleStore; see schedules.ts).
+-- Baton store, version 18: schedules (ScheduleStore; see schedules.ts).
 --
 -- One row per schedule: the schedule as written (json, checked by the store first), its revision
 -- (every write is a compare-and-set on it: UPDATE ... WHERE revision = expected, which a second
