@@ -47,7 +47,9 @@ current_primary() { if [[ -f "$PRIMARY_FILE" ]]; then tr -dc '12' <"$PRIMARY_FIL
 # PostgreSQL refuses to run as root: run its tools as the postgres user then.
 as_pg() {
   if [[ "$(id -u)" == 0 ]]; then
-    runuser -u postgres -- "$@"
+    # From /: the postgres user may not enter the caller's directory (a checkout in a mktemp -d
+    # directory is root's alone), and initdb and pg_ctl fail when they cannot return to it.
+    (cd / && runuser -u postgres -- "$@")
   else
     "$@"
   fi
