@@ -16,6 +16,7 @@ import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
+import { parseJson, workflowRef } from '../arguments.js';
 import { json, runsTable, summaryText, table, time, timelineTable } from '../output.js';
 import { bulkProgress } from './progress.js';
 
@@ -83,7 +84,7 @@ export const runsCommands: CommandGroup = {
       .option('--key <idempotency-key>', 'the same key always yields the same run')
       .action((workflow: string, flags: { input?: string; runId?: string; key?: string }, command: Command) =>
         context.run(async () => {
-          const ref = workflowRef(workflow);
+          const ref = workflowRef(workflow, 0);
           const raw = flags.input === '-' ? await context.stdin() : flags.input;
           const input = raw === undefined ? undefined : parseJson('--input', raw);
           const handle = await (
@@ -328,24 +329,6 @@ function describeText(run: RunDescription): string {
     else if (run.lease.state === 'paused') rows.push(['paused', run.lease.pauseReason ?? 'yes']);
   }
   return `${table(['field', 'value'], rows)}\n`;
-}
-
-function workflowRef(text: string): { name: string; version: number } {
-  const at = text.lastIndexOf('@');
-  const version = at > 0 ? Number(text.slice(at + 1)) : NaN;
-  if (at <= 0 || !Number.isInteger(version) || version < 0)
-    throw new UsageError(`'${text}' is not name@version; give the workflow as e.g. orders@2`);
-  return { name: text.slice(0, at), version };
-}
-
-function parseJson(flag: string, text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new UsageError(
-      `${flag} is not JSON (${(err as Error).message}); quote it, e.g. ${flag} '{"id":7}'`,
-    );
-  }
 }
 
 function whole(flag: string, value: string): number {

@@ -8,6 +8,7 @@ import type { CreateScheduleOptions } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError } from '../errors.js';
+import { parseJson, workflowRef } from '../arguments.js';
 import { json, table, time } from '../output.js';
 
 /** `every 1m`, `cron 0 2 * * * (Europe/Paris)`. */
@@ -57,24 +58,6 @@ function showText(schedule: ScheduleRecord, upcoming: number[]): string {
   ];
   if (schedule.note !== undefined) rows.push(['note', schedule.note]);
   return `${table(['field', 'value'], rows)}\n`;
-}
-
-function workflowRef(text: string): { name: string; version: number } {
-  const at = text.lastIndexOf('@');
-  const version = at > 0 ? Number(text.slice(at + 1)) : NaN;
-  if (at <= 0 || !Number.isInteger(version) || version < 1)
-    throw new UsageError(`'${text}' is not name@version; give the workflow as e.g. orders@2`);
-  return { name: text.slice(0, at), version };
-}
-
-function parseJson(flag: string, text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new UsageError(
-      `${flag} is not JSON (${(err as Error).message}); quote it, e.g. ${flag} '{"id":7}'`,
-    );
-  }
 }
 
 function whole(flag: string, value: string, min = 0): number {
@@ -203,7 +186,7 @@ export const schedulesCommands: CommandGroup = {
       .option('--note <text>', 'free text for operators')
       .action((workflow: string, flags: CreateFlags, command: Command) =>
         context.run(async () => {
-          const ref = workflowRef(workflow);
+          const ref = workflowRef(workflow, 1);
           const options = createOptions(flags);
           const raw = flags.input === '-' ? await context.stdin() : flags.input;
           const input = raw === undefined ? null : parseJson('--input', raw);
