@@ -140,9 +140,23 @@ describe.each([
         expect(result).toBe(`v${s.version}:${s.n}:${ACTIVITY_MS}`);
       }
 
-      const logs: Array<LogLine & { worker: string }> = processes.flatMap((p) =>
-        p.logs.map((l) => ({ ...l, worker: p.name })),
-      );
+      // A worker logs `run-completed` after the store says completed, and its stdout reaches this
+      // process later still: wait for every run's line before reading the logs.
+      const fleetLogs = (): Array<LogLine & { worker: string }> =>
+        processes.flatMap((p) => p.logs.map((l) => ({ ...l, worker: p.name })));
+      await until(
+        'a run-completed line of every run',
+        async () => {
+          const logged = new Set(
+            fleetLogs()
+              .filter((l) => l.msg === 'run-completed')
+              .map((l) => l.runId),
+          );
+          return started.every((s) => logged.has(s.runId)) ? true : undefined;
+        },
+        10_000,
+      ).catch(() => undefined); // the checks below name the run whose line never came
+      const logs = fleetLogs();
       // Dead letters: only the early starts, never one sent while a v2 worker was live.
       const deadLettered = logs.filter((l) => l.msg === 'message dead-lettered').map((l) => l.runId);
       expect(new Set(deadLettered)).toEqual(new Set(early.map((s) => s.runId)));
@@ -226,6 +240,13 @@ describe('a fleet that stays mixed on Kafka (kafka + postgres, worker processes)
       // A passed wakes of runs under way (not only starts) on toward B.
       expect(putBacks.some((l) => l.start === false && l.toHolder === true)).toBe(true);
       expect(putBacks.every((l) => l.toHolder === true)).toBe(true);
+      // B logs `run-completed` after the store says completed; its stdout arrives later still.
+      await until(
+        "B's run-completed line of every run",
+        async () =>
+          b.logs.filter((l) => l.msg === 'run-completed').length >= runs.length ? true : undefined,
+        10_000,
+      ).catch(() => undefined); // the check below says how many came
       expect(b.logs.filter((l) => l.msg === 'run-completed')).toHaveLength(runs.length);
       expect(a.logs.filter((l) => l.msg === 'run-claimed')).toEqual([]);
       // No rebalance happened on the way: each member still holds what it held before the runs.

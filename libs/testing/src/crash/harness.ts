@@ -6,6 +6,7 @@ import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@baton/client';
+import { BatonError } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import { filterFencedEntries, type PositionedEntry } from '@baton/core/runtime';
 import { postgresTestUrl } from '../servers.js';
@@ -115,7 +116,16 @@ export class CrashWorld {
   async waitForAll(timeoutMs: number, whileWaiting?: () => Promise<void>): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const open = await this.unfinished();
+      // A store that answers "unavailable, retry" (a server failing over under the test) means
+      // "cannot tell yet": ask again at the next poll, until the deadline.
+      const open = await this.unfinished().catch((error: unknown) => {
+        if (error instanceof BatonError && error.retryable && Date.now() <= deadline) return undefined;
+        throw error;
+      });
+      if (open === undefined) {
+        await sleep(250);
+        continue;
+      }
       if (open.length === 0) return;
       if (Date.now() > deadline) {
         throw new Error(
