@@ -73,12 +73,7 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
   const ns = inProcessNamespace(factory, 'ue');
 
   async function startWorkers(): Promise<void> {
-    // Kafka splits its partitions among the live workers, and in-process workers share this one
-    // transport, which reads as the last worker handed to it: with two, the other's partitions
-    // would be read by nobody here (a run there never starts). One worker per process, as in
-    // production, on Kafka.
-    const count = ns.transport.name === 'kafka' ? 1 : 2;
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < 2; i++) {
       const worker = new Worker({
         transport: ns.transport,
         store: ns.store,

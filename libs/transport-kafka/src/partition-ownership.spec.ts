@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownedPartitions } from './partition-ownership.js';
+import { ownedPartitions, PartitionOwnership } from './partition-ownership.js';
 
 const split = (members: string[], count: number) =>
   new Map(members.map((m) => [m, ownedPartitions(m, members, count)]));
@@ -25,5 +25,30 @@ describe('ownedPartitions', () => {
   it('counts the member itself even when the list leaves it out', () => {
     expect(ownedPartitions('w-a', [], 6)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(ownedPartitions('w-a', ['w-b'], 6)).toEqual(ownedPartitions('w-a', ['w-a', 'w-b'], 6));
+  });
+});
+
+describe('PartitionOwnership', () => {
+  it('reads the shares of every live worker that handed over the transport, and drops a stopped one', async () => {
+    let live = ['w-a', 'w-b', 'w-c'];
+    const changes: number[][] = [];
+    const ownership = new PartitionOwnership(
+      { memberId: 'w-b', members: () => Promise.resolve(live) },
+      12,
+      5,
+      (owned) => changes.push(owned),
+      undefined,
+      () => ['w-a', 'w-b'],
+    );
+    await ownership.start();
+    const share = (id: string, members: string[]) => ownedPartitions(id, members, 12);
+    const both = [...share('w-a', live), ...share('w-b', live)].sort((a, b) => a - b);
+    expect(share('w-a', live).length).toBeGreaterThan(0);
+    expect(changes).toEqual([both]);
+    // w-a stopped: its presence left the list, so its share goes to whoever wins it now.
+    live = ['w-b', 'w-c'];
+    await new Promise((r) => setTimeout(r, 30));
+    ownership.stop();
+    expect(changes.at(-1)).toEqual(share('w-b', live));
   });
 });

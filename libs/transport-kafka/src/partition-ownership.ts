@@ -13,6 +13,9 @@
  *    briefly both read a partition deliver a record twice; the store refuses the second claim.
  * 4. A failed read of the member list keeps the last one, and is logged: the partitions stay where
  *    they were until the store answers again.
+ * 5. A transport shared by several workers of one process (handed over by each, `others`) reads
+ *    the shares of all of them that the list says are live, besides the latest one's: no live
+ *    worker's partitions are left to nobody, and a stopped one's pass to whoever wins them.
  */
 import { createHash } from 'node:crypto';
 import type { RunQueueMembership } from '@baton/core/adapter';
@@ -55,6 +58,8 @@ export class PartitionOwnership {
     private readonly refreshMs: number,
     private readonly onChange: (owned: number[], members: string[]) => void,
     private readonly log: KafkaLogHook | undefined,
+    /** Other member ids this process reads for, when the list says they are live (invariant 5). */
+    private readonly others: () => readonly string[] = () => [],
   ) {}
 
   /** This member's partitions as of the last refresh. */
@@ -102,11 +107,15 @@ export class PartitionOwnership {
       members = []; // the first refresh: read this member's share alone (invariant 3)
     }
     if (this.stopped) return;
-    const sorted = [...new Set([...members, this.membership.memberId])].sort();
-    const key = sorted.join('\n');
+    const self = this.membership.memberId;
+    const sorted = [...new Set([...members, self])].sort();
+    const local = [self, ...this.others().filter((id) => id !== self && sorted.includes(id))];
+    const key = `${sorted.join('\n')}\n\n${local.join('\n')}`;
     if (key === this.lastKey) return;
     this.lastKey = key;
-    const owned = ownedPartitions(this.membership.memberId, sorted, this.partitionCount);
+    const owned = [...new Set(local.flatMap((id) => ownedPartitions(id, sorted, this.partitionCount)))].sort(
+      (a, b) => a - b,
+    );
     if (owned.join(',') === this.current.join(',')) return;
     this.current = owned;
     this.onChange(owned, sorted);

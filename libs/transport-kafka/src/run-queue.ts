@@ -112,6 +112,8 @@ export class KafkaRunQueue {
   /** Per partition held, the generation in which this member took it (its tenure). */
   private readonly tenure = new Map<number, number>();
   private membership: RunQueueMembership | undefined;
+  /** Every member id handed over, in order (one per worker that shared this transport). */
+  private readonly handedIds: string[] = [];
   /** partitionOwnership 'presence': the member list, the reader and the next offset per partition. */
   private ownership: PartitionOwnership | undefined;
   private ownedReader: PartitionReader | undefined;
@@ -142,7 +144,10 @@ export class KafkaRunQueue {
   shareRunQueue(membership: RunQueueMembership): void {
     // The latest one counts, also once reading: a transport shared by several workers in turn
     // (one stops, the next starts) reads as the live one, never as a member the store has forgotten.
+    // The earlier ones still count while the store lists them live: several workers of one
+    // process on one transport read all their shares (partition-ownership.ts, invariant 5).
     this.membership = membership;
+    if (!this.handedIds.includes(membership.memberId)) this.handedIds.push(membership.memberId);
   }
 
   /** True while the record's partition is held in the tenure it was taken in. */
@@ -294,6 +299,7 @@ export class KafkaRunQueue {
       this.options.ownershipRefreshMs,
       (owned, members) => this.ownershipChanged(owned, members),
       this.log,
+      () => this.handedIds,
     );
     this.ownership = ownership;
     this.starting = (async () => {
