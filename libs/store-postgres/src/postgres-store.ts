@@ -351,7 +351,10 @@ export class PostgresStore implements Store, PresenceStore {
     return this.run('takeScanTurn', (db) => presence.takeScanTurn(db, scan, workerId, turnMs));
   }
   publishMembership(members: readonly string[]): Promise<number> {
-    return this.run('publishMembership', (db) => presence.publishMembership(db, members));
+    return this.run('publishMembership', (db) => this.registry.publishMembership(db, members));
+  }
+  watchMembership(workerId: string, listener: () => void): () => void {
+    return this.registry.watchMembership(workerId, listener);
   }
   readMembership(knownGeneration: number, turn: string): Promise<PublishedMembership> {
     return this.run('readMembership', (db) => presence.readMembership(db, knownGeneration, turn));

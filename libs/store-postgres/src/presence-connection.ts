@@ -14,6 +14,10 @@
  *    before deleting a row never deletes the row of a worker that is back.
  * 4. Nothing here throws into the event loop: every client has an 'error' listener from its
  *    creation, and reconnect failures only schedule the next attempt.
+ * 5. With a `channel`, every session LISTENs on it before it counts as holding, and the watchers
+ *    are called for each notification on it and once per session that starts holding (a change
+ *    published while no session listened would otherwise go unnoticed). A watcher that throws is
+ *    ignored.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -52,6 +56,8 @@ export interface PresenceConnectionOptions {
   config: ClientConfig;
   /** How long the first registration may wait for a lock held by another session. */
   lockWaitMs: number;
+  /** A notification channel the session listens on (invariant 5): an unquoted lower-case name. */
+  channel?: string;
 }
 
 /** A worker's presence session; see the module comment. */
@@ -63,9 +69,28 @@ export class PresenceConnection {
   /** The attempt in progress, so close() can wait for it instead of racing it. */
   private attempt: Promise<boolean> | undefined;
   private readonly holdSql: string;
+  private readonly watchers = new Set<() => void>();
 
   constructor(private readonly options: PresenceConnectionOptions) {
     this.holdSql = inSchema(HOLD_SQL, options.quotedSchema);
+    if (options.channel !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.channel))
+      throw new Error(`presence channel '${options.channel}' is not a plain lower-case name`);
+  }
+
+  /** Calls `watcher` on every notification on the channel, and when a session starts holding. */
+  watch(watcher: () => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private notify(): void {
+    for (const watcher of [...this.watchers]) {
+      try {
+        watcher();
+      } catch {
+        // Invariant 5: a watcher's failure is its own.
+      }
+    }
   }
 
   /** True while a session of this connection holds the lock. */
@@ -122,8 +147,16 @@ export class PresenceConnection {
         await client.end().catch(() => undefined);
         return false;
       }
+      const channel = this.options.channel;
+      if (channel !== undefined) {
+        client.on('notification', (message) => {
+          if (message.channel === channel && this.client === client) this.notify();
+        });
+        await client.query(`LISTEN ${channel}`);
+      }
       this.client = client;
       this.failures = 0;
+      if (channel !== undefined) this.notify();
       return true;
     } catch (err) {
       await client.end().catch(() => undefined);

@@ -21,6 +21,10 @@
  *    row (migration 017); every other worker reads that row by its primary key, with the list
  *    itself only when its generation moved, and whether the turn is still held (scan_turns, also
  *    by primary key). Publishing an unchanged list writes nothing.
+ * 7. A publish that moved the generation (as far as this store knows: its first publish counts as
+ *    moved) is followed by a NOTIFY on the schema's membership channel
+ *    ({@link membershipChannel}), which every presence session LISTENs on: readers read the row
+ *    when told, and otherwise only now and then (PresenceStore.watchMembership).
  */
 import { createHash } from 'node:crypto';
 import type { PublishedMembership, ScanTurn } from '@baton/core/adapter';
@@ -43,6 +47,14 @@ export function presenceLockKeys(schema: string, workerId: string): [number, num
   return [digest.readInt32BE(0) & 0x7fffffff, digest.readInt32BE(4) & 0x7fffffff];
 }
 
+/**
+ * The notification channel of a schema's published member list (invariant 7): a plain
+ * lower-case identifier whatever the schema's name (channels are cut at 63 bytes).
+ */
+export function membershipChannel(schema: string): string {
+  return `baton_membership_${createHash('sha256').update(schema).digest('hex').slice(0, 24)}`;
+}
+
 const DELETE_WORKER_SQL = 'DELETE FROM {{schema}}.workers WHERE worker_id = $1';
 
 const INSERT_WORKER_SQL = `
@@ -53,11 +65,35 @@ ON CONFLICT (worker_id) DO NOTHING`;
 /** The presence sessions of one store, by worker id. */
 export class PresenceRegistry {
   private readonly connections = new Map<string, { connection: PresenceConnection; opened: Promise<void> }>();
+  private readonly channel: string;
+  /** The generation this store published last (invariant 7). */
+  private published: number | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly options: ResolvedPostgresStoreOptions,
-  ) {}
+  ) {
+    this.channel = membershipChannel(options.schema);
+  }
+
+  /** Calls `listener` when the member list may have moved (invariant 7); see watchMembership. */
+  watchMembership(workerId: string, listener: () => void): () => void {
+    const entry = this.connections.get(workerId);
+    if (entry === undefined) {
+      throw new Error(`postgres store: watchMembership for '${workerId}', which is not registered here`);
+    }
+    return entry.connection.watch(listener);
+  }
+
+  /** Publishes the member list and tells the readers when its generation moved (invariant 7). */
+  async publishMembership(db: Db, members: readonly string[]): Promise<number> {
+    const generation = await publishMembership(db, members);
+    if (generation !== this.published) {
+      await db.query('SELECT pg_notify($1, $2)', [this.channel, String(generation)]);
+      this.published = generation;
+    }
+    return generation;
+  }
 
   async register(workerId: string): Promise<void> {
     const existing = this.connections.get(workerId);
@@ -77,6 +113,7 @@ export class PresenceRegistry {
       // application_name lets an operator (or a test) find the session; the server cuts it at 63 bytes.
       config: clientConfig(this.options, `${PRESENCE_APPLICATION_PREFIX}${workerId}`),
       lockWaitMs: this.options.connectTimeoutMs,
+      channel: this.channel,
     });
     const opened = connection.open();
     const entry = { connection, opened };

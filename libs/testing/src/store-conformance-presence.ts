@@ -220,6 +220,38 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect((await a.readMembership(0, turn)).turnFree).toBe(false);
     });
 
+    it('tells a watching worker of a member list another store published, until it stops watching', async (ctx) => {
+      const [a, b] = await pair();
+      if (b.watchMembership === undefined) {
+        ctx.skip(`${b.name} store has no watchMembership (optional): its workers poll every period`);
+        return;
+      }
+      const worker = uniqueId('watcher');
+      await b.registerWorker(worker);
+      let calls = 0;
+      const stop = b.watchMembership(worker, () => {
+        calls += 1;
+      });
+      const told = async (before: number): Promise<boolean> => {
+        const deadline = Date.now() + NOTICE_WITHIN_MS;
+        while (calls === before && Date.now() < deadline) await sleep(20);
+        return calls > before;
+      };
+      let before = calls;
+      await a.publishMembership([worker, uniqueId('other')]);
+      expect(await told(before), 'a new list published by another store').toBe(true);
+      before = calls;
+      await a.publishMembership([worker]);
+      expect(await told(before), 'a second new list').toBe(true);
+      stop();
+      await sleep(200); // a notification already on its way may still land
+      before = calls;
+      await a.publishMembership([worker, uniqueId('third')]);
+      await sleep(500);
+      expect(calls, 'calls after the watch was stopped').toBe(before);
+      await b.unregisterWorker(worker);
+    });
+
     it('never reaps the leases of a worker that never registered', async () => {
       const [a, b] = await pair();
       const { runId } = await createTestRun(b);

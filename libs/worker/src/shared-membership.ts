@@ -20,6 +20,13 @@
  *    logs it), and the next period starts over. A worker still counts itself live whatever the
  *    list says (the caller's rule), so a worker that just joined reads its share at once, and the
  *    others make room for it once the holder's next listing is read.
+ * 5. With a store that tells of new lists ({@link PresenceStore.watchMembership}: Postgres), a
+ *    reader reads the record when told, and otherwise once every {@link pollPeriods} periods, a
+ *    number that grows with the fleet so that the whole fleet still reads about
+ *    {@link POLLS_PER_PERIOD} times per period: a free turn (a dead holder) is still found within
+ *    a fraction of a period, and the store serves about as many reads per period at 500 workers
+ *    as at 10. A change reaches a reader a period after its notification at most, as before; a
+ *    notification missed (the channel reconnecting, which also tells) is made up by the next poll.
  */
 import { MEMBERSHIP_TURN, type PresenceStore, type RunQueueMembership } from '@baton/core/adapter';
 
@@ -30,10 +37,23 @@ import { MEMBERSHIP_TURN, type PresenceStore, type RunQueueMembership } from '@b
  */
 export const TURN_PERIODS = 1.5;
 
+/** With a store that tells of new lists: the fleet's reads per period, all readers together. */
+export const POLLS_PER_PERIOD = 8;
+/** ... and a reader's polls never further apart than this many periods (10 s at 250 ms). */
+export const MAX_POLL_PERIODS = 40;
+
+/**
+ * Periods between a told reader's polls (invariant 5) in a fleet of `fleet`: the fleet polls about
+ * {@link POLLS_PER_PERIOD} times per period, each reader at most every {@link MAX_POLL_PERIODS}.
+ */
+export function pollPeriods(fleet: number): number {
+  return Math.min(MAX_POLL_PERIODS, Math.max(1, Math.ceil(fleet / POLLS_PER_PERIOD)));
+}
+
 /** The store calls this needs: presence's. */
 export type MembershipStore = Pick<
   PresenceStore,
-  'liveWorkers' | 'publishMembership' | 'readMembership' | 'takeScanTurn'
+  'liveWorkers' | 'publishMembership' | 'readMembership' | 'takeScanTurn' | 'watchMembership'
 >;
 
 export class SharedMembership implements RunQueueMembership {
@@ -41,11 +61,33 @@ export class SharedMembership implements RunQueueMembership {
   private list: string[] = [];
   private holding = false;
   private left = false;
+  /** Invariant 5: whether the store tells of new lists, whether it did since the last read, and when to poll. */
+  private readonly told: boolean;
+  private changed = true;
+  private pollAt = 0;
+  private readonly unwatch: (() => void) | undefined;
 
   constructor(
     private readonly store: MembershipStore,
     readonly memberId: string,
-  ) {}
+    private readonly random: () => number = Math.random,
+  ) {
+    this.unwatch = store.watchMembership?.(memberId, () => {
+      this.changed = true;
+    });
+    this.told = this.unwatch !== undefined;
+  }
+
+  /** Stops listening for new lists (the worker stopped). */
+  close(): void {
+    this.unwatch?.();
+  }
+
+  /** A reader's read of the published record is due: told of a change, or its poll is (invariant 5). */
+  private readDue(): boolean {
+    if (!this.told || this.changed) return true;
+    return Date.now() >= this.pollAt;
+  }
 
   /** True while this worker holds the turn: it lists the fleet and publishes the list. */
   get publishing(): boolean {
@@ -54,16 +96,30 @@ export class SharedMembership implements RunQueueMembership {
 
   async members(refreshMs: number): Promise<string[]> {
     if (!this.holding || this.left) {
-      const published = await this.store.readMembership(this.generation, MEMBERSHIP_TURN);
+      if (!this.readDue()) return this.list;
+      // Cleared before the read: a notification during it marks the next one due again.
+      this.changed = false;
+      let published;
+      try {
+        published = await this.store.readMembership(this.generation, MEMBERSHIP_TURN);
+      } catch (err) {
+        this.changed = true; // read again at the next period (invariant 4)
+        throw err;
+      }
       if (published.members !== undefined) this.list = published.members;
       this.generation = published.generation;
+      // Spread over the interval (0.5 to 1.5 of it), so the readers' polls do not bunch up.
+      const interval = refreshMs * pollPeriods(this.list.length);
+      this.pollAt = Date.now() + interval * (0.5 + this.random());
       if (!published.turnFree || this.left) return this.list;
     }
     const turn = await this.store.takeScanTurn(MEMBERSHIP_TURN, this.memberId, refreshMs * TURN_PERIODS);
-    this.holding = turn.held;
+    // A leave() meanwhile wins: a turn taken on the way out runs out by itself (invariant 2).
+    this.holding = turn.held && !this.left;
     // Another reader took the free turn first (invariant 3): its list comes with the next read.
-    if (!turn.held) return this.list;
+    if (!this.holding) return this.list;
     const live = await this.store.liveWorkers();
+    if (this.left) return this.list;
     this.generation = await this.store.publishMembership(live);
     this.list = [...new Set(live)].sort();
     return this.list;

@@ -296,6 +296,7 @@ export class Worker {
       // The turn then runs out by itself (1.5 ownership periods) and another worker lists.
       this.options.logger.warn({ err }, 'handing the membership turn on failed');
     });
+    this.membership?.close();
     // After any report in flight, so no late report lists the stopped worker again.
     this.options.journalGate?.stop();
     await this.reporter?.forget();

@@ -437,6 +437,17 @@ export interface PresenceStore {
    * that a turn is used: a holder that dies lets its turn run out, and another worker takes the next.
    */
   takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn>;
+  /**
+   * Optional: calls `listener` whenever a new member list may have been published
+   * ({@link publishMembership}) since the last call: told by the store (a notification on the
+   * presence session of `workerId`, which must be registered), and once each time that channel
+   * (re)connects, since a change may have been missed while it was down. Calls may be spurious;
+   * none is lost while the channel is up. A worker whose store has it reads the published list
+   * when told, and polls only now and then (to find a free turn: a publisher that died), so the
+   * reads the store serves per period stay about the same at any fleet size. Returns a function
+   * that stops the calls.
+   */
+  watchMembership?(workerId: string, listener: () => void): () => void;
 }
 
 /**
