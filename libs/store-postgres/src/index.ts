@@ -39,7 +39,7 @@ export { PostgresStore } from './postgres-store.js';
 export { POSTGRES_ERROR_CODES, PostgresStoreError } from './errors.js';
 export { PresenceConflictError } from './presence-connection.js';
 export { MIGRATION_LOCK_KEY } from './migrations.js';
-export { PRESENCE_APPLICATION_PREFIX, presenceLockKeys } from './presence.js';
+export { membershipChannel, PRESENCE_APPLICATION_PREFIX, presenceLockKeys } from './presence.js';
 export { STORE_APPLICATION_PREFIX } from './db.js';
 export { dropPostgresSchema } from './purge.js';
 export { postgresRegistration, type PostgresSettings } from './registration.js';
