@@ -18,7 +18,8 @@
  * 6. `versions` and the deploy gate `versions --drained <workflow>@<version>`: exit 1 while a run of
  *    the version waits for a signal, 0 once it completed (with `--wait`), 2 for a malformed one;
  * 7. `schedules create` (a bad cron refused with exit 2), `list`, `show` with the next due times in
- *    the schedule's zone, `pause`, `resume` and `delete`, while the fleet fires the schedule.
+ *    the schedule's zone, `update` (new timing and note; nothing given, or an unknown id, refused),
+ *    `pause`, `resume` and `delete`, while the fleet fires the schedule.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -610,7 +611,7 @@ for (const pair of PAIRS) {
     });
 
     it(
-      'creates, lists, shows, pauses, resumes and deletes a schedule whose due times the fleet fires',
+      'creates, lists, shows, updates, pauses, resumes and deletes a schedule whose due times the fleet fires',
       { timeout: 90_000 },
       async () => {
         const badCron = await baton('schedules', 'create', 'cli_steps@1', '--cron', '61 * * * *');
@@ -670,6 +671,49 @@ for (const pair of PAIRS) {
         expect(
           upcoming.map((t) => new Date(t).toLocaleTimeString('en-GB', { timeZone: 'Europe/Paris' })),
         ).toEqual(['02:30:00', '02:30:00']);
+
+        // Update: a new cron and zone (the next due times follow), nothing given refused, an unknown id refused.
+        const updated = await baton(
+          'schedules',
+          'update',
+          'nightly',
+          '--cron',
+          '15 4 * * 1-5',
+          '--time-zone',
+          'America/New_York',
+          '--note',
+          'weekdays',
+        );
+        expect(updated.code, updated.stderr).toBe(0);
+        expect(updated.stdout).toMatch(/^updated schedule nightly \(revision 2\); next due - \(paused\)/);
+        const reshown = JSON.parse(
+          (await baton('schedules', 'show', 'nightly', '--next', '3', '--json')).stdout,
+        ) as {
+          upcoming: number[];
+          note: string;
+          spec: unknown;
+        };
+        expect(reshown.spec).toEqual({ cron: '15 4 * * 1-5', timeZone: 'America/New_York' });
+        expect(reshown.note).toBe('weekdays');
+        for (const t of reshown.upcoming) {
+          const local = new Date(t).toLocaleString('en-US', {
+            timeZone: 'America/New_York',
+            weekday: 'short',
+            hour: '2-digit',
+            minute: '2-digit',
+            hour12: false,
+          });
+          expect(local).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 04:15$/);
+        }
+        const nothing = await baton('schedules', 'update', 'nightly');
+        expect(nothing.code).toBe(2);
+        expect(nothing.stderr).toMatch(/nothing to update: give at least one of --cron/);
+        const zoneAlone = await baton('schedules', 'update', 'nightly', '--time-zone', 'UTC');
+        expect(zoneAlone.code).toBe(2);
+        expect(zoneAlone.stderr).toMatch(/--time-zone goes with --cron/);
+        const unknown = await baton('schedules', 'update', 'no-such-schedule', '--every', '5m');
+        expect(unknown.code).toBe(1);
+        expect(unknown.stderr).toMatch(/no-such-schedule/);
 
         const pause = await baton('schedules', 'pause', 'every-second');
         expect(pause.stdout).toBe('paused schedule every-second\n');

@@ -1,10 +1,11 @@
 /**
- * `baton schedules list|show|create|pause|resume|delete`: schedules as client.schedules keeps them
- * (docs/schedules.md). `show` adds the next due times; `create` takes the workflow as name@version,
- * the input as JSON, and a cron expression with a time zone or an interval.
+ * `baton schedules list|show|create|update|pause|resume|delete`: schedules as client.schedules
+ * keeps them (docs/schedules.md). `show` adds the next due times; `create` takes the workflow as
+ * name@version, the input as JSON, and a cron expression with a time zone or an interval; `update`
+ * takes the same flags, each one it is given replacing what the schedule has.
  */
 import type { ScheduleRecord } from '@baton/core/adapter';
-import type { CreateScheduleOptions } from '@baton/client';
+import type { CreateScheduleOptions, ScheduleUpdate } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError } from '../errors.js';
@@ -66,8 +67,8 @@ function whole(flag: string, value: string, min = 0): number {
   return Number(value);
 }
 
-interface CreateFlags {
-  id?: string;
+/** The flags `create` and `update` share. */
+interface ScheduleFlags {
   input?: string;
   cron?: string;
   timeZone?: string;
@@ -77,13 +78,49 @@ interface CreateFlags {
   catchupLimit?: string;
   grace?: string;
   jitter?: string;
-  paused?: boolean;
   note?: string;
+}
+
+interface CreateFlags extends ScheduleFlags {
+  id?: string;
+  paused?: boolean;
+}
+
+interface UpdateFlags extends ScheduleFlags {
+  version?: string;
 }
 
 function createOptions(flags: CreateFlags): CreateScheduleOptions {
   if ((flags.cron === undefined) === (flags.every === undefined))
     throw new UsageError("give exactly one of --cron '<expression>' and --every <duration>");
+  return {
+    ...(flags.id !== undefined && { scheduleId: flags.id }),
+    ...scheduleOptions(flags),
+    ...(flags.paused === true && { paused: true }),
+  };
+}
+
+/** What `update` changes: only what its flags name. */
+function updateOptions(flags: UpdateFlags, input: unknown): ScheduleUpdate {
+  if (flags.cron !== undefined && flags.every !== undefined)
+    throw new UsageError("give --cron '<expression>' or --every <duration>, not both");
+  if (flags.timeZone !== undefined && flags.cron === undefined)
+    throw new UsageError('--time-zone goes with --cron: give the expression again with its zone');
+  const update: ScheduleUpdate = {
+    ...scheduleOptions(flags),
+    ...(flags.version !== undefined && { version: whole('--version', flags.version, 1) }),
+    ...(input !== undefined && { input }),
+  };
+  if (Object.keys(update).length === 0)
+    throw new UsageError(
+      'nothing to update: give at least one of --cron, --every, --input, --version, --overlap, --catchup, ' +
+        '--catchup-limit, --grace, --jitter, --note',
+    );
+  return update;
+}
+
+/** The timing and policies given by flags (any of them). */
+function scheduleOptions(flags: ScheduleFlags): CreateScheduleOptions {
   if (flags.overlap !== undefined && !['skip', 'queue-one', 'allow'].includes(flags.overlap))
     throw new UsageError(`--overlap '${flags.overlap}': give skip, queue-one or allow`);
   if (flags.catchup !== undefined && !['skip', 'run'].includes(flags.catchup))
@@ -96,16 +133,38 @@ function createOptions(flags: CreateFlags): CreateScheduleOptions {
   const every =
     flags.every === undefined ? undefined : /^\d+$/.test(flags.every) ? Number(flags.every) : flags.every;
   return {
-    ...(flags.id !== undefined && { scheduleId: flags.id }),
     ...(flags.cron !== undefined && { cron: flags.cron }),
     ...(flags.timeZone !== undefined && { timeZone: flags.timeZone }),
     ...(every !== undefined && { every: every as CreateScheduleOptions['every'] }),
     ...(flags.overlap !== undefined && { overlap: flags.overlap as CreateScheduleOptions['overlap'] }),
     ...(Object.keys(catchup).length > 0 && { catchup }),
     ...(flags.jitter !== undefined && { jitter: whole('--jitter', flags.jitter) }),
-    ...(flags.paused === true && { paused: true }),
     ...(flags.note !== undefined && { note: flags.note }),
   };
+}
+
+/** `--input`: JSON, or '-' for standard input; undefined when not given. */
+async function inputFlag(raw: string | undefined, stdin: () => Promise<string>): Promise<unknown> {
+  const text = raw === '-' ? await stdin() : raw;
+  return text === undefined ? undefined : parseJson('--input', text);
+}
+
+/** The options `create` and `update` share, on a command. */
+function withScheduleOptions(command: Command): Command {
+  return command
+    .option('--input <json>', "the runs' input as JSON; '-' reads it from standard input")
+    .option('--cron <expression>', "a cron expression: 5 fields, or 6 with seconds first, e.g. '0 2 * * *'")
+    .option('--time-zone <zone>', 'the IANA time zone of --cron (default UTC)')
+    .option('--every <duration>', "a fixed interval: ms or e.g. '30s', '15m', '1h' (1 s at least)")
+    .option(
+      '--overlap <policy>',
+      'skip | queue-one | allow, when the previous run is not finished (default skip)',
+    )
+    .option('--catchup <policy>', 'skip | run, for due times missed while no worker ran (default skip)')
+    .option('--catchup-limit <n>', 'how many missed due times `run` starts at most (default 1)')
+    .option('--grace <ms>', 'how late a due time may be found and still be on time (default 60000)')
+    .option('--jitter <ms>', 'start each run up to this much later, fixed per due time (default 0)')
+    .option('--note <text>', 'free text for operators');
 }
 
 export const schedulesCommands: CommandGroup = {
@@ -165,42 +224,50 @@ export const schedulesCommands: CommandGroup = {
         }),
       );
 
-    schedules
-      .command('create')
-      .description('create a schedule of a workflow (name@version)')
-      .argument('<workflow>', 'name@version, e.g. reports@2')
-      .option('--id <schedule-id>', 'the schedule id (default: a new random id)')
-      .option('--input <json>', "the runs' input as JSON; '-' reads it from standard input")
-      .option('--cron <expression>', "a cron expression: 5 fields, or 6 with seconds first, e.g. '0 2 * * *'")
-      .option('--time-zone <zone>', 'the IANA time zone of --cron (default UTC)')
-      .option('--every <duration>', "a fixed interval: ms or e.g. '30s', '15m', '1h' (1 s at least)")
-      .option(
-        '--overlap <policy>',
-        'skip | queue-one | allow, when the previous run is not finished (default skip)',
-      )
-      .option('--catchup <policy>', 'skip | run, for due times missed while no worker ran (default skip)')
-      .option('--catchup-limit <n>', 'how many missed due times `run` starts at most (default 1)')
-      .option('--grace <ms>', 'how late a due time may be found and still be on time (default 60000)')
-      .option('--jitter <ms>', 'start each run up to this much later, fixed per due time (default 0)')
-      .option('--paused', 'create it paused')
-      .option('--note <text>', 'free text for operators')
-      .action((workflow: string, flags: CreateFlags, command: Command) =>
-        context.run(async () => {
-          const ref = workflowRef(workflow, 1);
-          const options = createOptions(flags);
-          const raw = flags.input === '-' ? await context.stdin() : flags.input;
-          const input = raw === undefined ? null : parseJson('--input', raw);
-          const schedule = await (
-            await context.session(command).client()
-          ).schedules.create(ref, input, options);
-          context.io.out(
-            context.flags(command).json
-              ? json(schedule)
-              : `created schedule ${schedule.scheduleId}; next due ${schedule.paused ? '- (paused)' : time(schedule.nextDueAt)}\n`,
-          );
-          return EXIT.done;
-        }),
-      );
+    withScheduleOptions(
+      schedules
+        .command('create')
+        .description('create a schedule of a workflow (name@version)')
+        .argument('<workflow>', 'name@version, e.g. reports@2')
+        .option('--id <schedule-id>', 'the schedule id (default: a new random id)')
+        .option('--paused', 'create it paused'),
+    ).action((workflow: string, flags: CreateFlags, command: Command) =>
+      context.run(async () => {
+        const ref = workflowRef(workflow, 1);
+        const options = createOptions(flags);
+        const input = (await inputFlag(flags.input, () => context.stdin())) ?? null;
+        const schedule = await (
+          await context.session(command).client()
+        ).schedules.create(ref, input, options);
+        context.io.out(
+          context.flags(command).json
+            ? json(schedule)
+            : `created schedule ${schedule.scheduleId}; next due ${schedule.paused ? '- (paused)' : time(schedule.nextDueAt)}\n`,
+        );
+        return EXIT.done;
+      }),
+    );
+
+    withScheduleOptions(
+      schedules
+        .command('update')
+        .description(
+          'change a schedule: each flag given replaces what it has (new timing: due times from now on)',
+        )
+        .argument('<schedule-id>')
+        .option('--version <n>', 'another version of the same workflow for the runs to come'),
+    ).action((scheduleId: string, flags: UpdateFlags, command: Command) =>
+      context.run(async () => {
+        const update = updateOptions(flags, await inputFlag(flags.input, () => context.stdin()));
+        const schedule = await (await context.session(command).client()).schedules.update(scheduleId, update);
+        context.io.out(
+          context.flags(command).json
+            ? json(schedule)
+            : `updated schedule ${schedule.scheduleId} (revision ${schedule.revision}); next due ${schedule.paused ? '- (paused)' : time(schedule.nextDueAt)}\n`,
+        );
+        return EXIT.done;
+      }),
+    );
 
     for (const [name, verb, done, already] of [
       ['pause', 'pause a schedule: it starts nothing until resumed', 'paused', 'was paused already'],
