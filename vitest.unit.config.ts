@@ -7,15 +7,21 @@
  * ("Developing") gives the check: these specs pass with every server URL pointing at a closed port.
  */
 import { configDefaults, defineConfig } from 'vitest/config';
-import base from './vitest.config.js';
 
 export const UNIT_EXCLUDE = ['**/*.int.spec.ts'];
 
 export default defineConfig({
-  ...base,
+  resolve: { conditions: ['@baton/source'] },
+  ssr: { resolve: { conditions: ['@baton/source'] } },
   test: {
-    ...base.test,
+    include: ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts'],
     exclude: [...configDefaults.exclude, ...UNIT_EXCLUDE],
-    globalSetup: [],
+    typecheck: {
+      enabled: true,
+      include: ['libs/*/src/**/*.spec-d.ts'],
+      tsconfig: './tsconfig.type-tests.json',
+    },
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
   },
 });
