@@ -5,6 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  CONTINUED_AS,
+  isContinuedAsNew,
   CancelledError,
   CheckpointIntegrityError,
   ConfigError,
@@ -17,6 +19,7 @@ import {
   type AnyWorkflowDefinition,
   type WorkflowDefinition,
   type WorkflowOutput,
+  type ChainResult,
 } from '@baton/core';
 import {
   assertRunId,
@@ -258,7 +261,7 @@ export class Client {
     workflow: WorkflowDefinition<I, O, StartInput>,
     input: NoInfer<StartInput>,
     options?: StartOptions,
-  ): Promise<RunHandle<O>>;
+  ): Promise<RunHandle<ChainResult<O>>>;
   /** Enqueues a run of a workflow named by `{ name, version }`, typed by the type arguments. */
   start<I = unknown, O = unknown>(
     workflow: UntypedWorkflowRef,
@@ -640,28 +643,39 @@ export class Client {
   /**
    * Waits for the run to finish (polling the store with backoff). A run the retention sweep
    * deleted fails at once with RunDeletedError (its tombstone says so); a run the store does not
-   * know at all fails with NotFoundError once it stayed unknown for `unknownRunMs`.
+   * know at all fails with NotFoundError once it stayed unknown for `unknownRunMs`. A run that
+   * continued as new (`ctx.continueAsNew`) is followed to its successor, and so on: the result is
+   * the chain's last run's, and the timeout counts for the whole chain.
    */
   async result(runId: string, options: ResultOptions = {}): Promise<unknown> {
     const store = this.requireStore('result');
     await this.connect();
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
     const unknownRunMs = options.unknownRunMs ?? this.unknownRunMs;
-    const unknownDeadline = Date.now() + unknownRunMs;
+    let unknownDeadline = Date.now() + unknownRunMs;
     let interval = this.pollIntervalMs;
+    let current = runId;
     for (;;) {
       options.signal?.throwIfAborted();
-      const run = await store.getRun(runId);
-      if (run?.status === 'completed') return run.result;
+      const run = await store.getRun(current);
+      if (run?.status === 'completed') {
+        if (!isContinuedAsNew(run.result)) return run.result;
+        // The run continued as new: wait for its successor (started before this run was recorded
+        // as ended), and so on to the chain's last run.
+        current = run.result[CONTINUED_AS].runId;
+        unknownDeadline = Date.now() + unknownRunMs;
+        interval = this.pollIntervalMs;
+        continue;
+      }
       if (run?.status === 'failed')
-        throw new WorkflowFailedError(runId, run.error ?? { name: 'Error', message: 'unknown' });
-      if (run?.status === 'cancelled') throw new CancelledError(runId, run.error?.message);
+        throw new WorkflowFailedError(current, run.error ?? { name: 'Error', message: 'unknown' });
+      if (run?.status === 'cancelled') throw new CancelledError(current, run.error?.message);
       if (run === undefined) {
-        const tombstone = await store.runTombstone(runId);
-        if (tombstone !== undefined) throw new RunDeletedError(runId, tombstone.deletedAt);
+        const tombstone = await store.runTombstone(current);
+        if (tombstone !== undefined) throw new RunDeletedError(current, tombstone.deletedAt);
         if (Date.now() >= unknownDeadline && unknownDeadline < deadline) {
           throw new NotFoundError(
-            `run ${runId} is not known to the store after ${unknownRunMs} ms: it was never started, ` +
+            `run ${current} is not known to the store after ${unknownRunMs} ms: it was never started, ` +
               'was deleted (client.delete, or retention longer ago than the tombstones live), or its ' +
               'start message still waits in the queue; pass { unknownRunMs } to wait longer',
           );
@@ -669,7 +683,7 @@ export class Client {
       }
       if (Date.now() >= deadline) {
         throw new TimeoutError(
-          `run ${runId} did not finish within ${options.timeoutMs} ms (status: ${run?.status ?? 'not started'})`,
+          `run ${current} did not finish within ${options.timeoutMs} ms (status: ${run?.status ?? 'not started'})`,
         );
       }
       const until = Math.min(deadline, run === undefined ? unknownDeadline : Infinity);

@@ -27,6 +27,16 @@ const loanApproval = defineWorkflow({
 
 declare const client: Client;
 
+/** A loop that continues as new until it is done: its result type leaves ContinueAsNew out. */
+const countdown = defineWorkflow({
+  name: 'countdown',
+  version: 1,
+  run: async (ctx, input: { left: number }) => {
+    if (input.left > 0) return ctx.continueAsNew({ left: input.left - 1 });
+    return 'lift-off' as const;
+  },
+});
+
 describe('client.start with a workflow definition', () => {
   it('takes the workflow input type and returns a handle of its output type', async () => {
     const run = await client.start(loanApproval, { applicantId: 'A-7291' });
@@ -34,6 +44,12 @@ describe('client.start with a workflow definition', () => {
     expectTypeOf(await run.result()).toEqualTypeOf<Decision>();
     expectTypeOf<WorkflowInput<typeof loanApproval>>().toEqualTypeOf<{ applicantId: string }>();
     expectTypeOf<WorkflowOutput<typeof loanApproval>>().toEqualTypeOf<Decision>();
+  });
+
+  it("resolves a workflow that continues as new to its last run's result type", async () => {
+    const run = await client.start(countdown, { left: 3 });
+    expectTypeOf(await run.result()).toEqualTypeOf<'lift-off'>();
+    expectTypeOf<WorkflowOutput<typeof countdown>>().toEqualTypeOf<'lift-off'>();
   });
 
   it('refuses an input of the wrong type', async () => {

@@ -66,6 +66,8 @@ export type {
   WorkflowOutput,
 } from './workflow.js';
 export { defineActivity, defineWorkflow } from './workflow.js';
+export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
+export { ContinueAsNew, CONTINUED_AS, continuationKey, isContinuedAsNew } from './continue-as-new.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
 export type {

@@ -5,6 +5,7 @@ import type { Duration } from './duration.js';
 import { ConfigError } from './errors.js';
 import type { RetryPolicy } from './retry.js';
 import type { SignalDefinition } from './signal.js';
+import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
 import {
   isStandardSchema,
   type StandardSchemaInput,
@@ -114,6 +115,14 @@ export interface WorkflowContext {
    * replay them on the new branch, and does nothing on replay.
    */
   deprecatePatch(changeId: string): void;
+  /**
+   * Ends this run and starts its successor, a run of the same workflow with a fresh history and
+   * `input`: `return ctx.continueAsNew(next)`. Only its returned value counts (calling it and not
+   * returning it does nothing). The successor's run id is derived from this run's, so it starts
+   * once however often this run's end is replayed; `client.result()` on any run of the chain
+   * resolves to the last one's result (docs/continue-as-new.md).
+   */
+  continueAsNew<I>(input: I, options?: ContinueAsNewOptions): ContinueAsNew<I>;
 }
 
 /**
@@ -138,8 +147,12 @@ export interface WorkflowDefinition<I = unknown, O = unknown, StartInput = I> {
 
 /** What `client.start` accepts for a workflow definition. */
 export type WorkflowInput<W> = W extends WorkflowDefinition<infer _I, infer _O, infer S> ? S : unknown;
-/** The result of a workflow definition (what its handle's `result()` resolves to). */
-export type WorkflowOutput<W> = W extends WorkflowDefinition<infer _I, infer O, infer _S> ? O : unknown;
+/**
+ * The result of a workflow definition (what its handle's `result()` resolves to): a run that
+ * continued as new resolves to its last successor's result, so `ContinueAsNew` is left out.
+ */
+export type WorkflowOutput<W> =
+  W extends WorkflowDefinition<infer _I, infer O, infer _S> ? ChainResult<O> : unknown;
 
 /** The fields `defineWorkflow` takes when the input type comes from a schema. */
 export interface SchemaWorkflowSpec<Schema extends StandardSchemaV1, O> {

@@ -11,6 +11,10 @@
  *    message can acquire at once.
  */
 import {
+  CONTINUED_AS,
+  continuationKey,
+  isContinuedAsNew,
+  type ContinuedAsNew,
   CheckpointUnreadableError,
   LeaseLostError,
   FencedWriteError,
@@ -26,7 +30,9 @@ import {
   protectionActive,
   readRunHistory,
   ReplayExecutor,
+  sendRunMessage,
   serializeError,
+  startMessage,
   type ExecutionHost,
   type ExecutionOutcome,
   type HistoryStart,
@@ -435,12 +441,43 @@ export class RunSession {
         return this.failUnjournalable(this.namingWorkflowResult(err, outcome));
       }
     }
+    // Continue-as-new: the successor starts after the end is journaled and before it is recorded,
+    // so a crash in between sends the same start again (core's continue-as-new.ts, invariant 2).
+    if (outcome.status === 'completed' && isContinuedAsNew(outcome.result)) {
+      await this.startSuccessor(outcome.result);
+    }
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     const started = performance.now();
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
     // The final checkpoint is written by finishRun, atomically with the outcome.
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
     return outcome.status;
+  }
+
+  /**
+   * Sends the start of the run this one continued as: its id and idempotency key derived from this
+   * run's, so a repeat is a no-op on the bus and in the store; a large input goes by reference as
+   * the client's would; the trace carries on from this run's.
+   */
+  private async startSuccessor(result: ContinuedAsNew): Promise<void> {
+    const next = result[CONTINUED_AS];
+    const what = `input of run ${next.runId} (${next.workflow}@${next.version}, continued from run ${this.runId})`;
+    const ref = await this.options.claimCheck.offloadValue(next.runId, next.input, what);
+    await sendRunMessage(
+      this.options.transport,
+      startMessage({
+        runId: next.runId,
+        workflow: next.workflow,
+        version: next.version,
+        ...(ref === undefined ? { input: next.input } : { inputRef: ref }),
+        idempotencyKey: continuationKey(this.runId),
+        ...(this.start.run.traceparent !== undefined && { traceparent: this.start.run.traceparent }),
+      }),
+    );
+    this.options.logger.info(
+      { runId: this.runId, successor: next.runId, workflow: next.workflow, version: next.version },
+      'run continued as new',
+    );
   }
 
   /**

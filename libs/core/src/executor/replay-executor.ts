@@ -26,6 +26,7 @@ import { BatonError, CancelledError, NonDeterminismError, UnencodableValueError 
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { signalName } from '../signal.js';
+import { ContinueAsNew, continuedResult, isContinueAsNew } from '../continue-as-new.js';
 import { executeActivity, type ActivityExecution } from './activity-execution.js';
 import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
 import {
@@ -123,7 +124,7 @@ export class ReplayExecutor {
           await this.wake.next();
           continue;
         }
-        return this.finishWith(settledOutcome(this.settled, this.cancelReason));
+        return this.finishWith(this.continued(settledOutcome(this.settled, this.cancelReason)));
       }
       if (this.refreshes.running) {
         await this.wake.next();
@@ -190,6 +191,17 @@ export class ReplayExecutor {
 
   // -------------------------------------------------------------------------------------------
 
+  /** A workflow that returned ctx.continueAsNew completes with its successor as the result. */
+  private continued(outcome: ExecutionOutcome): ExecutionOutcome {
+    if (outcome.kind !== 'completed' || !isContinueAsNew(outcome.result)) return outcome;
+    const { workflow, runId } = this.options;
+    try {
+      return { kind: 'completed', result: continuedResult(runId, workflow, outcome.result) };
+    } catch (err) {
+      return failedOutcome(err as Error);
+    }
+  }
+
   private createContext(): WorkflowContext {
     const { workflow, runId } = this.options;
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -214,6 +226,7 @@ export class ReplayExecutor {
       uuid: () => this.recordValue('uuid', randomUUID) as string,
       patched: (changeId) => this.patched(changeId, false),
       deprecatePatch: (changeId) => void this.patched(changeId, true),
+      continueAsNew: (input, options) => new ContinueAsNew(input, options?.version),
     };
   }
 
