@@ -74,7 +74,10 @@ export async function openSession(options: ResolvedNatsTransportOptions): Promis
     const { permissions, isConnected } = watchStatus(nc);
     // jetstreamManager asks $JS.API.INFO first: this is where "JetStream disabled" and a missing
     // permission for the API show up, before the transport relies on anything.
-    const jsm = await untilElected(() => jetstreamManager(nc, { timeout: options.requestTimeoutMs }));
+    const jsm = await untilElected(
+      () => jetstreamManager(nc, { timeout: options.requestTimeoutMs }),
+      options.leaderWaitMs,
+    );
     const js = jetstream(nc, { timeout: options.requestTimeoutMs });
     const publisher = new JetStreamPublisher(nc, options.requestTimeoutMs);
     return { nc, js, jsm, publisher, serverVersion, permissions, isConnected };
@@ -84,19 +87,18 @@ export async function openSession(options: ResolvedNatsTransportOptions): Promis
   }
 }
 
-/** How long setting up on an open connection waits for a JetStream cluster to elect its leaders. */
-export const LEADER_WAIT_MS = 20_000;
 const LEADER_RETRY_MS = 250;
 
 /**
  * Runs `setUp` (JetStream API requests on a connection that is open) again while the cluster is
- * between leaders, up to {@link LEADER_WAIT_MS}: for seconds after a node restarts or a partition
+ * between leaders, up to `waitMs`: for seconds after a node restarts or a partition
  * heals, the meta layer or a new stream answers "temporarily unavailable" (10008), "not leader"
  * (10009), or nothing within the request timeout. A worker starting then waits for the election
- * instead of failing its start; any other error, and the last one after the wait, is thrown.
+ * instead of failing its start; any other error, and the last one after `waitMs` (the option
+ * `leaderWaitMs`), is thrown.
  */
-export async function untilElected<T>(setUp: () => Promise<T>): Promise<T> {
-  const waitUntil = Date.now() + LEADER_WAIT_MS;
+export async function untilElected<T>(setUp: () => Promise<T>, waitMs: number): Promise<T> {
+  const waitUntil = Date.now() + waitMs;
   for (;;) {
     try {
       return await setUp();

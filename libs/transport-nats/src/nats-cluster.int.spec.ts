@@ -138,7 +138,9 @@ describe('nats transport on a 3-node JetStream cluster', () => {
     const restarted: Promise<void>[] = [];
     try {
       // One node of three: no majority, so no meta leader; JetStream answers 10008 to everything.
-      const transport = natsTransport({ servers: survivorUrl, prefix: p, replicas: 3 });
+      // A generous wait: what is checked is that connect() waits rather than fails; on a loaded
+      // machine the node's restart and the elections take longer than the default 20 s.
+      const transport = natsTransport({ servers: survivorUrl, prefix: p, replicas: 3, leaderWaitMs: 90_000 });
       let settled: 'connected' | Error | undefined;
       const connecting = transport.connect().then(
         () => (settled = 'connected'),

@@ -95,7 +95,10 @@ class NatsTransport implements Transport {
     try {
       session = await openSession(this.options);
       const opened = session;
-      const streams = await untilElected(() => ensureStreams(opened.jsm, this.options, this.layout));
+      const streams = await untilElected(
+        () => ensureStreams(opened.jsm, this.options, this.layout),
+        this.options.leaderWaitMs,
+      );
       return this.contextFor(session, streams);
     } catch (err) {
       await session?.nc.close().catch(() => undefined);

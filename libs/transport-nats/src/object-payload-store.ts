@@ -51,6 +51,7 @@ type ConnectionOptions = Pick<
   | 'tls'
   | 'connectTimeoutMs'
   | 'requestTimeoutMs'
+  | 'leaderWaitMs'
 >;
 
 /** Options of {@link natsObjectPayloadStore}; the connection options are those of the transport. */
@@ -200,7 +201,7 @@ export class NatsObjectPayloadStore implements PayloadStore {
         // permission or a bucket that cannot be created fails here rather than on the first put.
         await bucket.status();
         return bucket;
-      });
+      }, this.options.leaderWaitMs);
       return { session, os };
     } catch (err) {
       await session?.nc.close().catch(() => undefined);

@@ -37,9 +37,17 @@ describe('nats transport options', () => {
       maxAckPending: 10_000,
       connectTimeoutMs: 5_000,
       requestTimeoutMs: 5_000,
+      leaderWaitMs: 20_000,
       name: 'baton-baton',
       explicitSettings: new Set(),
     });
+  });
+
+  it('refuses a leaderWaitMs that is not a positive whole number, naming it', () => {
+    expect(() => resolveNatsTransportOptions({ leaderWaitMs: 0 })).toThrow(
+      /leaderWaitMs is 0; use a positive whole number/,
+    );
+    expect(resolveNatsTransportOptions({ leaderWaitMs: 60_000 }).leaderWaitMs).toBe(60_000);
   });
 
   it('takes user and password out of the URL, decoded, and masks the password for messages', () => {

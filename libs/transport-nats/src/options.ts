@@ -12,6 +12,8 @@ import { resolveCredentials, type NatsCredentials } from './credentials.js';
 export const DEFAULT_NATS_SERVERS = 'nats://127.0.0.1:4222';
 /** The prefix of every stream, subject and consumer name when none is given. */
 export const DEFAULT_NATS_PREFIX = 'baton';
+/** How long connect() waits, per set-up step, for a JetStream cluster to elect its leaders. */
+export const LEADER_WAIT_MS = 20_000;
 
 /**
  * TLS options of the Node client: `ca`/`caFile`, `cert`/`certFile`, `key`/`keyFile` (PEM text or
@@ -112,6 +114,13 @@ export interface NatsTransportOptions {
    */
   requestTimeoutMs?: number;
   /**
+   * How long connect() waits for a JetStream cluster between leaders (a node restarting, a
+   * partition healing: JetStream answers "temporarily unavailable", "not leader" or nothing) before
+   * it fails; each set-up step (JetStream, the streams, the object store) waits up to this.
+   * @defaultValue 20000
+   */
+  leaderWaitMs?: number;
+  /**
    * The connection's name, shown by the server's monitoring (`connz`).
    * @defaultValue 'baton-<prefix>'
    */
@@ -135,6 +144,7 @@ export interface ResolvedNatsTransportOptions {
   maxAckPending: number;
   connectTimeoutMs: number;
   requestTimeoutMs: number;
+  leaderWaitMs: number;
   name: string;
   /**
    * The stream and consumer settings the caller gave explicitly. Only these are applied to
@@ -166,6 +176,7 @@ export const NATS_CONNECTION_OPTIONS = [
   'tls',
   'connectTimeoutMs',
   'requestTimeoutMs',
+  'leaderWaitMs',
 ] as const;
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
@@ -244,6 +255,7 @@ export function resolveNatsTransportOptions(
     maxAckPending: positiveInt('maxAckPending', options.maxAckPending ?? 10_000, 'e.g. 10000'),
     connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? 5_000, 'e.g. 5000'),
     requestTimeoutMs: positiveInt('requestTimeoutMs', options.requestTimeoutMs ?? 5_000, 'e.g. 5000'),
+    leaderWaitMs: positiveInt('leaderWaitMs', options.leaderWaitMs ?? LEADER_WAIT_MS, 'e.g. 20000'),
     name,
     explicitSettings: new Set(STREAM_SETTINGS.filter((setting) => options[setting] !== undefined)),
   };
