@@ -6,10 +6,11 @@ const SPECS = ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts'];
 /**
  * Specs whose faults are timed against servers or fleets of their own: server clusters whose nodes
  * are killed (waiting for promotions and elections), rolling updates, a crash-looping Kafka
- * member, a browser, the benchmarks' workloads. They run one file at a time, after the others
- * (the `serial` project), so no neighbour stretches their waits on this 2-core machine. The worker
- * crash suites (SIGKILL, SIGSTOP) are not among them: their checks are invariants that must hold
- * however the processes are scheduled, so they run two at a time with the rest.
+ * member, a browser, the benchmarks' workloads; and the specs that build and pack the libraries.
+ * They run one file at a time, after the others (the `serial` project), so no neighbour stretches
+ * their waits on this 2-core machine. The worker crash suites (SIGKILL, SIGSTOP) are not among
+ * them: their checks are invariants that must hold however the processes are scheduled, so they
+ * run two at a time with the rest.
  */
 export const SERIAL_SPECS = [
   'apps/worker/src/crash-loop-kafka.int.spec.ts',
@@ -18,6 +19,10 @@ export const SERIAL_SPECS = [
   'apps/worker/src/version-routing.int.spec.ts',
   'apps/worker/src/memory-budget.int.spec.ts',
   'apps/bench/src/**/*.int.spec.ts',
+  // They run `nx run-many -t build`, which may rewrite the libraries' dist folders: nothing that
+  // runs the built code (the `baton` binary, worker processes on dist) may run beside them.
+  'apps/deploy/src/packed-packages.int.spec.ts',
+  'apps/cli/src/packed-cli.int.spec.ts',
   'apps/console/src/*.int.spec.ts',
   'libs/transport-kafka/src/kafka-cluster.int.spec.ts',
   'libs/transport-nats/src/nats-cluster.int.spec.ts',

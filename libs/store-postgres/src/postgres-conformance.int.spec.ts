@@ -6,7 +6,8 @@ import { damagePostgresCheckpoint } from './damage.spec-helper.js';
 import type { Store } from '@baton/core/adapter';
 
 const schemas = new TestSchemas();
-afterAll(() => schemas.dropAll());
+// Dropping the suite's hundred-odd schemas takes a while on a busy server.
+afterAll(() => schemas.dropAll(), 120_000);
 
 /** The schema of each store the suite made, so its damage hook can reach behind it. */
 const schemaOf = new WeakMap<Store, string>();
