@@ -560,55 +560,62 @@ for (const pair of PAIRS) {
       },
     );
 
-    it('gates the removal of a version on its drain: exit 1 while a run needs it, 0 once none does', async () => {
-      // Runs of cli_wait@1 the earlier tests left waiting are cancelled first: one run needs it.
-      const left = await client.runs.list({
-        workflow: 'cli_wait',
-        status: ['pending', 'running', 'suspended', 'paused'],
-        limit: 1_000,
-      });
-      for (const run of left.runs) await client.cancel(run.runId, 'drain test');
-      for (const run of left.runs) expect(await finished(run.runId)).toBe('cancelled');
-      const runId = (
-        await client.start({ name: 'cli_wait', version: 1 }, { sleepMs: 10 }, { idempotencyKey: 'drain-0' })
-      ).runId;
-      await until(`run ${runId} waiting`, async () =>
-        (await client.describe(runId).catch(() => undefined))?.status === 'suspended' ? true : undefined,
-      );
-      const needed = await baton('versions', '--drained', 'cli_wait@1');
-      expect(needed.code, needed.stderr).toBe(1);
-      expect(needed.stdout).toMatch(/^cli_wait@1: not drained: unfinished runs suspended 1, 0 dead-lettered/);
-      const holders = (await client.fleet.workers())
-        .filter((w) => w.workflows.some((wf) => wf.name === 'cli_wait' && wf.versions.includes(1)))
-        .map((w) => w.workerId);
-      expect(holders.length).toBeGreaterThan(0);
-      const listing = JSON.parse((await baton('versions', '--json')).stdout) as {
-        versions: { workflow: string; version: number; drained: boolean; workers: string[] }[];
-        complete: boolean;
-      };
-      expect(listing.complete).toBe(true);
-      expect(listing.versions.find((v) => v.workflow === 'cli_wait')).toMatchObject({
-        version: 1,
-        drained: false,
-        workers: holders,
-      });
-      expect((await baton('workers')).stdout).toMatch(/cli_wait@1 .*in use/);
+    it(
+      'gates the removal of a version on its drain: exit 1 while a run needs it, 0 once none does',
+      // A dozen `baton` processes in a row: 10-15 s on a quiet machine, more beside another spec.
+      { timeout: 60_000 },
+      async () => {
+        // Runs of cli_wait@1 the earlier tests left waiting are cancelled first: one run needs it.
+        const left = await client.runs.list({
+          workflow: 'cli_wait',
+          status: ['pending', 'running', 'suspended', 'paused'],
+          limit: 1_000,
+        });
+        for (const run of left.runs) await client.cancel(run.runId, 'drain test');
+        for (const run of left.runs) expect(await finished(run.runId)).toBe('cancelled');
+        const runId = (
+          await client.start({ name: 'cli_wait', version: 1 }, { sleepMs: 10 }, { idempotencyKey: 'drain-0' })
+        ).runId;
+        await until(`run ${runId} waiting`, async () =>
+          (await client.describe(runId).catch(() => undefined))?.status === 'suspended' ? true : undefined,
+        );
+        const needed = await baton('versions', '--drained', 'cli_wait@1');
+        expect(needed.code, needed.stderr).toBe(1);
+        expect(needed.stdout).toMatch(
+          /^cli_wait@1: not drained: unfinished runs suspended 1, 0 dead-lettered/,
+        );
+        const holders = (await client.fleet.workers())
+          .filter((w) => w.workflows.some((wf) => wf.name === 'cli_wait' && wf.versions.includes(1)))
+          .map((w) => w.workerId);
+        expect(holders.length).toBeGreaterThan(0);
+        const listing = JSON.parse((await baton('versions', '--json')).stdout) as {
+          versions: { workflow: string; version: number; drained: boolean; workers: string[] }[];
+          complete: boolean;
+        };
+        expect(listing.complete).toBe(true);
+        expect(listing.versions.find((v) => v.workflow === 'cli_wait')).toMatchObject({
+          version: 1,
+          drained: false,
+          workers: holders,
+        });
+        expect((await baton('workers')).stdout).toMatch(/cli_wait@1 .*in use/);
 
-      // The pipeline's wait: it keeps asking while the run finishes, then exits 0.
-      const gate = baton('versions', '--drained', 'cli_wait@1', '--wait', '60s', '--interval', '200ms');
-      await client.signal(runId, 'go', { answer: 1 });
-      const drained = await gate;
-      expect(drained.code, drained.stderr).toBe(0);
-      expect(drained.stdout).toMatch(/^cli_wait@1: drained \(no unfinished run, no dead-lettered start\)/);
-      expect((await baton('versions', '--workflow', 'cli_wait')).stdout).toMatch(/cli_wait@1 .*drained/);
+        // The pipeline's wait: it keeps asking while the run finishes, then exits 0.
+        const gate = baton('versions', '--drained', 'cli_wait@1', '--wait', '60s', '--interval', '200ms');
+        await client.signal(runId, 'go', { answer: 1 });
+        const drained = await gate;
+        expect(drained.code, drained.stderr).toBe(0);
+        expect(drained.stdout).toMatch(/^cli_wait@1: drained \(no unfinished run, no dead-lettered start\)/);
+        expect((await baton('versions', '--workflow', 'cli_wait')).stdout).toMatch(/cli_wait@1 .*drained/);
 
-      const unknown = await baton('versions', '--drained', 'cli_gone@4');
-      expect(unknown).toMatchObject({ code: 0 });
-      expect(unknown.stdout).toMatch(/cli_gone@4: drained .*no live worker has it/);
-      const malformed = await baton('versions', '--drained', 'cli_wait');
-      expect(malformed.code).toBe(2);
-      expect(malformed.stderr).toMatch(/give <workflow>@<version>/);
-    });
+        const unknown = await baton('versions', '--drained', 'cli_gone@4');
+        expect(unknown).toMatchObject({ code: 0 });
+        expect(unknown.stdout).toMatch(/cli_gone@4: drained .*no live worker has it/);
+        const malformed = await baton('versions', '--drained', 'cli_wait');
+        expect(malformed.code).toBe(2);
+        expect(malformed.stderr).toMatch(/give <workflow>@<version>/);
+      },
+    );
 
     it(
       'creates, lists, shows, updates, pauses, resumes and deletes a schedule whose due times the fleet fires',
