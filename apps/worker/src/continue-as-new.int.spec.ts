@@ -9,9 +9,8 @@
 import { describe, expect, it } from 'vitest';
 import { CONTINUED_AS, continuationKey, defineActivity, defineWorkflow, isContinuedAsNew } from '@baton/core';
 import { decodeJournalRecord, IDENTITY_PAYLOAD_CODEC } from '@baton/core/runtime';
-import { Worker } from '@baton/worker';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
-import { inProcessNamespace } from './in-process.spec-helper.js';
+import { inProcessNamespace, startInProcessWorkers } from './in-process.spec-helper.js';
 
 const PAIRS = [
   { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
@@ -42,18 +41,7 @@ describe.each(PAIRS)('continue-as-new on $name', ({ factory }) => {
     'runs a chain of five runs to the last result, each with a fresh journal and each step once',
     { timeout: 60_000 },
     async () => {
-      for (let i = 0; i < 2; i++) {
-        const worker = new Worker({
-          transport: ns.transport,
-          store: ns.store,
-          workflows: [loop],
-          leaseMs: 3_000,
-          fetchWaitMs: 200,
-          drainTimeoutMs: 2_000,
-        });
-        await worker.start();
-        ns.workers.push(worker);
-      }
+      await startInProcessWorkers(ns, { workflows: [loop] });
       const run = await ns.client.start(loop, { n: 0, until: 5 });
       expect(await run.result({ timeoutMs: 30_000 })).toEqual({ final: 5 });
 

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Client } from '@baton/client';
 import type { Store, Transport } from '@baton/core/adapter';
 import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
-import type { Worker } from '@baton/worker';
+import { Worker, type WorkerOptions } from '@baton/worker';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 
 /** The pairs the in-process integration specs run on. */
@@ -58,4 +58,30 @@ export function inProcessNamespace(
     await dispose?.();
   }, 60_000);
   return ns;
+}
+
+/**
+ * Starts `count` Workers on the namespace's transport and store (stopped after the test), with
+ * short leases and polls so a spec's runs move quickly; `options` adds to or overrides those.
+ */
+export async function startInProcessWorkers(
+  ns: InProcessNamespace,
+  options: Partial<WorkerOptions> & Pick<WorkerOptions, 'workflows'>,
+  count = 2,
+): Promise<Worker[]> {
+  const started: Worker[] = [];
+  for (let i = 0; i < count; i++) {
+    const worker = new Worker({
+      transport: ns.transport,
+      store: ns.store,
+      leaseMs: 3_000,
+      fetchWaitMs: 200,
+      drainTimeoutMs: 2_000,
+      ...options,
+    });
+    await worker.start();
+    ns.workers.push(worker);
+    started.push(worker);
+  }
+  return started;
 }

@@ -14,9 +14,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import type { Store } from '@baton/core/adapter';
-import { Worker } from '@baton/worker';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
-import { inProcessNamespace } from './in-process.spec-helper.js';
+import { inProcessNamespace, startInProcessWorkers } from './in-process.spec-helper.js';
 
 const PAIRS = [
   { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
@@ -71,21 +70,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30
 describe.each(PAIRS)('schedules on $name, two workers in this process', ({ factory }) => {
   const ns = inProcessNamespace(factory, 'sc');
 
-  async function startWorkers(): Promise<void> {
-    for (let i = 0; i < 2; i++) {
-      const worker = new Worker({
-        transport: ns.transport,
-        store: ns.store,
-        workflows: [tick],
-        leaseMs: 3_000,
-        fetchWaitMs: 200,
-        scheduleScanMs: 100,
-        drainTimeoutMs: 2_000,
-      });
-      await worker.start();
-      ns.workers.push(worker);
-    }
-  }
+  const startWorkers = () => startInProcessWorkers(ns, { workflows: [tick], scheduleScanMs: 100 });
 
   it(
     'skip drops due times during a run, queue-one keeps one and starts it right after, allow overlaps',

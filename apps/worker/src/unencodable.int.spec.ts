@@ -16,9 +16,8 @@ import {
 } from '@baton/core';
 import type { Store } from '@baton/core/adapter';
 import { decodeJournalRecord, IDENTITY_PAYLOAD_CODEC, type JournalEntry } from '@baton/core/runtime';
-import { Worker } from '@baton/worker';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
-import { inProcessNamespace } from './in-process.spec-helper.js';
+import { inProcessNamespace, startInProcessWorkers } from './in-process.spec-helper.js';
 
 const PAIRS = [
   { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
@@ -72,22 +71,8 @@ const WORKFLOWS: AnyWorkflowDefinition[] = [charge, tolerant, loan];
 describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
   const ns = inProcessNamespace(factory, 'ue');
 
-  async function startWorkers(): Promise<void> {
-    for (let i = 0; i < 2; i++) {
-      const worker = new Worker({
-        transport: ns.transport,
-        store: ns.store,
-        workflows: WORKFLOWS,
-        leaseMs: 3_000,
-        reapIntervalMs: 100,
-        fetchWaitMs: 200,
-        inProcessWaitMs: 0,
-        drainTimeoutMs: 2_000,
-      });
-      await worker.start();
-      ns.workers.push(worker);
-    }
-  }
+  const startWorkers = () =>
+    startInProcessWorkers(ns, { workflows: WORKFLOWS, reapIntervalMs: 100, inProcessWaitMs: 0 });
 
   async function journal(runId: string): Promise<JournalEntry[]> {
     const records = await ns.journal.read(runId, 0);

@@ -61,8 +61,7 @@ export class SharedMembership implements RunQueueMembership {
   private list: string[] = [];
   private holding = false;
   private left = false;
-  /** Invariant 5: whether the store tells of new lists, whether it did since the last read, and when to poll. */
-  private readonly told: boolean;
+  /** Invariant 5: whether the store told of a new list since the last read, and when to poll. */
   private changed = true;
   private pollAt = 0;
   private readonly unwatch: (() => void) | undefined;
@@ -72,10 +71,10 @@ export class SharedMembership implements RunQueueMembership {
     readonly memberId: string,
     private readonly random: () => number = Math.random,
   ) {
+    // Set only with a store that tells of new lists (invariant 5).
     this.unwatch = store.watchMembership?.(memberId, () => {
       this.changed = true;
     });
-    this.told = this.unwatch !== undefined;
   }
 
   /** Stops listening for new lists (the worker stopped). */
@@ -85,7 +84,7 @@ export class SharedMembership implements RunQueueMembership {
 
   /** A reader's read of the published record is due: told of a change, or its poll is (invariant 5). */
   private readDue(): boolean {
-    if (!this.told || this.changed) return true;
+    if (this.unwatch === undefined || this.changed) return true;
     return Date.now() >= this.pollAt;
   }
 
