@@ -192,6 +192,7 @@ async function main(argv: string[]): Promise<number> {
         transport: config.transport,
         store: config.store,
         kills: config.kills,
+        replacementDelayMs: config.replacementDelayMs,
         urls: config,
         progress,
       }),

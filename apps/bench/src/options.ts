@@ -17,6 +17,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --workers N                   worker processes for the throughput workloads (default 1)
   --single-runs N               runs executed one at a time for the one-run latency (default 30)
   --kills N                     SIGKILLs, and SIGTERMs, in the recovery workload (default 10)
+  --replacement-delay-ms N      recovery: spawn a SIGKILLed worker's replacement N ms after the
+                                kill (default 0: at once, its start-up sharing the cores with
+                                the failover, as on a crowded node)
   --runtime dist|source         worker processes on the built JavaScript, as deployed (default
                                 dist; the bench runs the cached Nx build first), or on the
                                 TypeScript sources through tsx
@@ -43,6 +46,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     workers: { type: 'string' },
     'single-runs': { type: 'string' },
     kills: { type: 'string' },
+    'replacement-delay-ms': { type: 'string' },
     runtime: { type: 'string' },
     'pipeline-steps': { type: 'boolean' },
     'no-baselines': { type: 'boolean' },
@@ -63,6 +67,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     workers: count('workers', values.workers, 1),
     workloads: workloadList(values.workloads),
     kills: count('kills', values.kills, smoke ? 1 : 10),
+    replacementDelayMs: count('replacement-delay-ms', values['replacement-delay-ms'], 0),
     singleRuns: count('single-runs', values['single-runs'], 30),
     baselines: values['no-baselines'] !== true,
     runtime: oneOf('runtime', values.runtime, ['dist', 'source'] as const, 'dist'),

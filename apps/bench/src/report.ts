@@ -88,7 +88,9 @@ export function renderReport(report: BenchReport): string {
           'bytes read per resume (kill / term)',
         ],
         report.recovery.map((r) => [
-          `${r.transport}+${r.store}`,
+          r.replacementDelayMs > 0
+            ? `${r.transport}+${r.store} (replacement after ${r.replacementDelayMs} ms)`
+            : `${r.transport}+${r.store}`,
           ms(r.killToResume.p50),
           ms(r.killToResume.max),
           String(r.killToResume.count),

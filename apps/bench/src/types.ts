@@ -19,6 +19,8 @@ export interface BenchConfig {
   workloads: WorkloadName[];
   /** Kills (and terms) in the recovery workload. */
   kills: number;
+  /** Recovery: delay before a SIGKILLed worker's replacement is spawned. */
+  replacementDelayMs: number;
   /** Runs executed one at a time for the one-run latency. */
   singleRuns: number;
   /** Run the BullMQ baseline and the floors. */
@@ -101,6 +103,8 @@ export interface RecoveryResult {
   handoffToResume: Percentiles;
   kills: number;
   terms: number;
+  /** Delay before a SIGKILLed worker's replacement was spawned (0: at once). */
+  replacementDelayMs: number;
 }
 
 /** One measured figure of a baseline or a floor. */

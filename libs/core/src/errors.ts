@@ -318,6 +318,25 @@ export class SignalTimeoutError extends BatonError {
   }
 }
 
+/**
+ * A child workflow (`ctx.startChild`, `ctx.executeChild`) ended without a result: it failed, was
+ * cancelled, or continued as new (which a parent does not follow yet). `failure` is what ended it.
+ */
+export class ChildWorkflowError extends BatonError {
+  constructor(
+    readonly childRunId: string,
+    readonly workflow: string,
+    readonly status: 'failed' | 'cancelled' | 'continued',
+    readonly failure: SerializedError,
+  ) {
+    super(
+      'BATON_CHILD_WORKFLOW_FAILED',
+      `child run ${childRunId} (${workflow}) ${status === 'continued' ? 'continued as new' : status}: ${failure.name}: ${failure.message}`,
+      { cause: deserializeError(failure) },
+    );
+  }
+}
+
 /** The workflow itself threw (or rejected); carried in RunFailed and by `result()`. */
 export class WorkflowFailedError extends BatonError {
   constructor(

@@ -31,6 +31,7 @@ export {
   BatonError,
   CancelledError,
   CheckpointIntegrityError,
+  ChildWorkflowError,
   CheckpointSchemaError,
   CheckpointUnreadableError,
   CodecError,
@@ -68,6 +69,8 @@ export type {
 export { defineActivity, defineWorkflow } from './workflow.js';
 export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
 export { ContinueAsNew, CONTINUED_AS, continuationKey, isContinuedAsNew } from './continue-as-new.js';
+export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
+export { childKey, childKeyPrefix, parentOfKey } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
 export type {

@@ -75,6 +75,14 @@ export type {
 export { ReplayExecutor } from './executor/replay-executor.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { newRunId, runIdForKey } from './ids.js';
+export type { ChildEnd, ChildStarted } from './child-workflows.js';
+export {
+  CHILD_START_PREFIX,
+  childEndSignalId,
+  childrenInJournal,
+  childSignalName,
+} from './child-workflows.js';
+export type { ChildStartRequest } from './executor/execution-host.js';
 export type { FiringPlan, PlannedRun, PreviousRun } from './schedule-times.js';
 export {
   checkCatchupPolicy,

@@ -6,6 +6,7 @@ import { ConfigError } from './errors.js';
 import type { RetryPolicy } from './retry.js';
 import type { SignalDefinition } from './signal.js';
 import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
+import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
 import {
   isStandardSchema,
   type StandardSchemaInput,
@@ -123,6 +124,25 @@ export interface WorkflowContext {
    * resolves to the last one's result (docs/continue-as-new.md).
    */
   continueAsNew<I>(input: I, options?: ContinueAsNewOptions): ContinueAsNew<I>;
+  /**
+   * Starts a child workflow run and returns its handle once the start is durable; the child runs
+   * on any worker that registers it. The child's run id derives from this run's id and this step,
+   * so a resumed parent never starts a second child. `handle.result()` waits durably (the parent
+   * suspends and holds no worker) and throws ChildWorkflowError when the child failed or was
+   * cancelled. A child still running when this run ends is cancelled unless started with
+   * `parentClosePolicy: 'abandon'` (docs/child-workflows.md).
+   */
+  startChild<W extends AnyWorkflowDefinition>(
+    workflow: W,
+    input: WorkflowInput<W>,
+    options?: ChildWorkflowOptions,
+  ): Promise<ChildHandle<WorkflowOutput<W>>>;
+  /** `startChild` and then its handle's `result()`: the child's result, or ChildWorkflowError. */
+  executeChild<W extends AnyWorkflowDefinition>(
+    workflow: W,
+    input: WorkflowInput<W>,
+    options?: ChildWorkflowOptions,
+  ): Promise<WorkflowOutput<W>>;
 }
 
 /**

@@ -11,10 +11,7 @@
  *    message can acquire at once.
  */
 import {
-  CONTINUED_AS,
-  continuationKey,
   isContinuedAsNew,
-  type ContinuedAsNew,
   CheckpointUnreadableError,
   LeaseLostError,
   FencedWriteError,
@@ -30,9 +27,7 @@ import {
   protectionActive,
   readRunHistory,
   ReplayExecutor,
-  sendRunMessage,
   serializeError,
-  startMessage,
   type ExecutionHost,
   type ExecutionOutcome,
   type HistoryStart,
@@ -43,6 +38,7 @@ import {
 import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Attributes, Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
+import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
@@ -353,6 +349,7 @@ export class RunSession {
       // ctx.now() records this too, so a workflow's times agree with its timers on every worker.
       clock: this.storeNow,
       readSignals: () => store.readSignals(this.runId),
+      startChild: (child) => startChild(this.options, this.start.run, child),
       // A process frozen past its lease (SIGSTOP, a long pause) wakes with its timers due at
       // once: the step a newer owner may have completed meanwhile must not start here before the
       // keeper's next tick reports the loss.
@@ -441,43 +438,21 @@ export class RunSession {
         return this.failUnjournalable(this.namingWorkflowResult(err, outcome));
       }
     }
-    // Continue-as-new: the successor starts after the end is journaled and before it is recorded,
-    // so a crash in between sends the same start again (core's continue-as-new.ts, invariant 2).
+    // Sent after the end is journaled and before it is recorded, so a crash in between sends the
+    // same messages again (core's continue-as-new.ts invariant 2, child-workflows.ts 3 and 5): the
+    // successor's start, the end to a parent, cancels to the children left running.
+    const run = this.start.run;
     if (outcome.status === 'completed' && isContinuedAsNew(outcome.result)) {
-      await this.startSuccessor(outcome.result);
+      await startSuccessor(this.options, run, outcome.result);
     }
+    await reportEndToParent(this.options, run, outcome);
+    await cancelOpenChildren(this.options, this.runId, writer.entries, outcome);
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     const started = performance.now();
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
     // The final checkpoint is written by finishRun, atomically with the outcome.
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
     return outcome.status;
-  }
-
-  /**
-   * Sends the start of the run this one continued as: its id and idempotency key derived from this
-   * run's, so a repeat is a no-op on the bus and in the store; a large input goes by reference as
-   * the client's would; the trace carries on from this run's.
-   */
-  private async startSuccessor(result: ContinuedAsNew): Promise<void> {
-    const next = result[CONTINUED_AS];
-    const what = `input of run ${next.runId} (${next.workflow}@${next.version}, continued from run ${this.runId})`;
-    const ref = await this.options.claimCheck.offloadValue(next.runId, next.input, what);
-    await sendRunMessage(
-      this.options.transport,
-      startMessage({
-        runId: next.runId,
-        workflow: next.workflow,
-        version: next.version,
-        ...(ref === undefined ? { input: next.input } : { inputRef: ref }),
-        idempotencyKey: continuationKey(this.runId),
-        ...(this.start.run.traceparent !== undefined && { traceparent: this.start.run.traceparent }),
-      }),
-    );
-    this.options.logger.info(
-      { runId: this.runId, successor: next.runId, workflow: next.workflow, version: next.version },
-      'run continued as new',
-    );
   }
 
   /**

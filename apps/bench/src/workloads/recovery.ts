@@ -69,6 +69,7 @@ export async function runRecovery(opts: RecoveryOptions): Promise<RecoveryResult
     handoffToResume: percentiles(term.afterPivot),
     kills: opts.kills,
     terms,
+    replacementDelayMs: opts.replacementDelayMs ?? 0,
   };
 }
 

@@ -31,10 +31,24 @@ export interface ExecutionHost {
    */
   assertMayStartActivity?(): void;
   /**
+   * Sends the start of a child run (`ctx.startChild`): idempotent, since the run id and key derive
+   * from the parent's step. Absent on hosts that start nothing (a replay check): the step fails.
+   */
+  startChild?(request: ChildStartRequest): Promise<void>;
+  /**
    * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
    * result or rethrow its error unchanged.
    */
   aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
+}
+
+/** A child run to start (core's child-workflows.ts, invariant 1). */
+export interface ChildStartRequest {
+  runId: string;
+  workflow: string;
+  version: number;
+  input: unknown;
+  idempotencyKey: string;
 }
 
 /** What an append may say besides its entries. */

@@ -39,6 +39,7 @@ import {
   type NewEntry,
   type Settled,
 } from './execution-host.js';
+import { childWorkflowMethods } from './child-workflows.js';
 import { LoopWake } from './loop-wake.js';
 import { Refreshes } from './freshness.js';
 import { PatchAnswers } from './patch-answers.js';
@@ -227,6 +228,7 @@ export class ReplayExecutor {
       patched: (changeId) => this.patched(changeId, false),
       deprecatePatch: (changeId) => void this.patched(changeId, true),
       continueAsNew: (input, options) => new ContinueAsNew(input, options?.version),
+      ...childWorkflowMethods(() => this.ctx, this.host),
     };
   }
 
