@@ -49,7 +49,7 @@ export interface WorkerOptions {
    * How often the fleet asks the store for workers whose presence connection dropped (killed
    * processes), whose runs are then resumed without waiting for their leases to run out. The
    * workers take this scan in turns: one of them scans per interval (maintenance.ts). 0 turns it
-   * off (lease expiry alone). @defaultValue 250
+   * off (lease expiry alone). @defaultValue 150
    */
   deadWorkerScanMs?: number;
   /**
@@ -290,7 +290,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     leaseMs,
     heartbeatMs,
     reapIntervalMs: positive('reapIntervalMs', options.reapIntervalMs ?? Math.min(1_000, leaseMs / 2)),
-    deadWorkerScanMs: nonNegative('deadWorkerScanMs', options.deadWorkerScanMs ?? 250),
+    deadWorkerScanMs: nonNegative('deadWorkerScanMs', options.deadWorkerScanMs ?? 150),
     missingVersionGraceMs: nonNegative('missingVersionGraceMs', options.missingVersionGraceMs ?? 60_000),
     retentionMs: nonNegative('retentionMs', options.retentionMs ?? 0),
     retentionSweepMs: positive(

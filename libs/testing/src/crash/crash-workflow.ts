@@ -82,3 +82,37 @@ export const crashChain = defineWorkflow({
     return value;
   },
 });
+
+/** A parent of `children` crash chains (the child-workflow crash scenario). */
+export interface ParentInput {
+  seed: number;
+  children: number;
+  /** The shape of each child's chain; its seed comes from the parent's. */
+  child: Omit<ChainInput, 'seed'>;
+}
+
+/** The input of the parent's child number `index`. */
+export function childInput(input: ParentInput, index: number): ChainInput {
+  return { ...input.child, seed: input.seed * 100 + index };
+}
+
+/** The output a parent must end with: the sum of its children's. */
+export function expectedParentOutput(input: ParentInput): number {
+  let sum = 0;
+  for (let i = 0; i < input.children; i++) sum += expectedOutput(childInput(input, i));
+  return sum;
+}
+
+/** Starts every child first (they run in parallel, on any worker), then waits for each. */
+export const crashParent = defineWorkflow({
+  name: 'crash_parent',
+  version: 1,
+  run: async (ctx, input: ParentInput) => {
+    const handles = [];
+    for (let i = 0; i < input.children; i++)
+      handles.push(await ctx.startChild(crashChain, childInput(input, i)));
+    let sum = 0;
+    for (const handle of handles) sum += await handle.result();
+    return sum;
+  },
+});

@@ -7,15 +7,16 @@ export { describeCrashSuite } from './crash-suite.js';
 export { describeUnencodableCrash } from './unencodable-scenario.js';
 export { describePauseCrash } from './pause-scenario.js';
 export { describeScheduleCrash, scheduledRuns } from './schedule-scenario.js';
+export { describeChildCrash } from './child-scenario.js';
 export { crashLoopFigures, describeCrashLoop, formatCrashLoopFigures } from './crash-loop-scenario.js';
 export type { CrashLoopFigures, CrashLoopOptions } from './crash-loop-scenario.js';
 export { describeRollout, MAX_WAIT_MS as ROLLOUT_MAX_WAIT_MS } from './rollout-scenario.js';
 export type { RolloutFigures } from './rollout-scenario.js';
 export type { CrashEnvironment, CrashEnvironmentFactory, ServerOverrides } from './harness.js';
 export { CrashWorld } from './harness.js';
-export { crashChain, expectedOutput } from './crash-workflow.js';
+export { crashChain, crashParent, expectedOutput, expectedParentOutput } from './crash-workflow.js';
 export { resumeLatencies } from './invariants.js';
-export type { ChainInput } from './crash-workflow.js';
+export type { ChainInput, ParentInput } from './crash-workflow.js';
 export type { LogLine } from './worker-processes.js';
 export {
   CRASH_WORKFLOW_MODULE,

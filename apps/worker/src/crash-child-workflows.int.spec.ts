@@ -1,0 +1,13 @@
+/**
+ * Child workflows on real worker processes: parents and children complete, each child started once
+ * and each step applied once, while the worker starting a parent's children and a worker running
+ * children's steps are SIGKILLed, on every bus and store
+ * (libs/testing/src/crash/child-scenario.ts).
+ */
+import { describeChildCrash } from '@baton/testing/crash';
+import { crashEnvironment } from './crash-environment.spec-helper.js';
+
+describeChildCrash('nats+redis', crashEnvironment('redis'));
+describeChildCrash('kafka+postgres', crashEnvironment('postgres', 'kafka'));
+describeChildCrash('nats+postgres', crashEnvironment('postgres'));
+describeChildCrash('kafka+redis', crashEnvironment('redis', 'kafka'));
