@@ -52,3 +52,10 @@ export const cliWait = defineWorkflow({
     return ctx.waitForSignal<{ answer: number }>('go');
   },
 });
+
+/** Starts a `cli_wait` child and returns its result: `runs describe` links the two. */
+export const cliParent = defineWorkflow({
+  name: 'cli_parent',
+  version: 1,
+  run: async (ctx, input: { sleepMs: number }) => ctx.executeChild(cliWait, input),
+});

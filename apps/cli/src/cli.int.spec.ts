@@ -271,6 +271,36 @@ for (const pair of PAIRS) {
     );
 
     it(
+      'describes a parent with its child workflow and the child with its parent',
+      { timeout: 60_000 },
+      async () => {
+        const started = await baton('runs', 'start', 'cli_parent@1', '--input', '{"sleepMs":50}');
+        expect(started.code, started.stderr).toBe(0);
+        const parent = /^started run (\S+)\n$/.exec(started.stdout)![1]!;
+        const child = await until('the child to wait for its signal', async () => {
+          const [first] = await client.children(parent);
+          if (first === undefined) return undefined;
+          const history = await client.history(first.runId).catch(() => []);
+          return history.some((p) => p.entry.type === 'SignalWaitStarted') ? first.runId : undefined;
+        });
+        const text = await baton('runs', 'describe', parent);
+        expect(text.stdout).toMatch(new RegExp(`child +│? *${child} \\(cli_wait, (running|suspended)\\)`));
+        const described = await baton('runs', 'describe', child, '--json');
+        expect(JSON.parse(described.stdout)).toMatchObject({
+          runId: child,
+          parent: { runId: parent, seq: 0 },
+        });
+        expect((await baton('runs', 'signal', child, 'go', '--payload', '{"answer":7}')).code).toBe(0);
+        expect(await finished(parent)).toBe('completed');
+        expect(await client.result(parent)).toEqual({ answer: 7 });
+        const after = JSON.parse((await baton('runs', 'describe', parent, '--json')).stdout) as {
+          children: unknown;
+        };
+        expect(after.children).toEqual([{ runId: child, workflow: 'cli_wait', status: 'completed' }]);
+      },
+    );
+
+    it(
       'starts, describes, signals, cancels, forks and deletes runs, and purges letters, through the binary',
       { timeout: 90_000 },
       async () => {

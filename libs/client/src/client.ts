@@ -20,6 +20,8 @@ import {
   type WorkflowDefinition,
   type WorkflowOutput,
   type ChainResult,
+  childKeyPrefix,
+  parentOfKey,
 } from '@baton/core';
 import {
   assertRunId,
@@ -124,6 +126,8 @@ export type UntypedWorkflowRef = WorkflowRef & { readonly run?: never; readonly 
 
 export interface RunDescription extends RunRecord {
   lease: LeaseInfo | undefined;
+  /** Set for a child workflow (`ctx.startChild`): the parent run and the step that started it. */
+  parent?: { runId: string; seq: number };
 }
 
 /** Options of {@link Client.result}. */
@@ -433,7 +437,24 @@ export class Client {
     const run = await store.getRun(runId);
     if (!run)
       throw new NotFoundError(`run ${runId} is not known to the store (not started, or not yet picked up)`);
-    return { ...run, lease: await store.getLease(runId) };
+    const parent = parentOfKey(run.idempotencyKey);
+    return { ...run, lease: await store.getLease(runId), ...(parent && { parent }) };
+  }
+
+  /**
+   * The child workflows run `runId` started (`ctx.startChild`), oldest first, at most `limit`: the
+   * runs whose idempotency key names it as their parent (core's child-workflows.ts, invariant 6).
+   * A child whose start is still queued is not listed yet.
+   */
+  async children(runId: string, limit = 100): Promise<RunRecord[]> {
+    const store = this.requireStore('children');
+    await this.connect();
+    const page = await store.listRuns({
+      idempotencyKeyPrefix: childKeyPrefix(runId),
+      order: 'oldest',
+      limit,
+    });
+    return page.runs.filter((run) => parentOfKey(run.idempotencyKey)?.runId === runId);
   }
 
   /**

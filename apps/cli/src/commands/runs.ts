@@ -44,12 +44,20 @@ export const runsCommands: CommandGroup = {
 
     runs
       .command('describe')
-      .description('a run record and its lease')
+      .description('a run record and its lease, its parent and the child workflows it started')
       .argument('<run-id>')
       .action((runId: string, _flags: unknown, command: Command) =>
         context.run(async () => {
-          const run = await described(await context.session(command).client(), runId);
-          context.io.out(context.flags(command).json ? json(run) : describeText(run));
+          const client = await context.session(command).client();
+          const run = await described(client, runId);
+          const children = (await client.children(runId, CHILDREN_SHOWN)).map((c) => ({
+            runId: c.runId,
+            workflow: c.workflow,
+            status: c.status,
+          }));
+          context.io.out(
+            context.flags(command).json ? json({ ...run, children }) : describeText(run, children),
+          );
           return EXIT.done;
         }),
       );
@@ -307,7 +315,13 @@ async function described(client: Client, runId: string): Promise<RunDescription>
   }
 }
 
-function describeText(run: RunDescription): string {
+/** Child workflows `runs describe` lists. */
+const CHILDREN_SHOWN = 100;
+
+function describeText(
+  run: RunDescription,
+  children: { runId: string; workflow: string; status: string }[],
+): string {
   const rows: (string | number)[][] = [
     ['run id', run.runId],
     ['workflow', `${run.workflow}@${run.version}`],
@@ -321,6 +335,9 @@ function describeText(run: RunDescription): string {
   if (run.result !== undefined) rows.push(['result', JSON.stringify(run.result)]);
   if (run.error !== undefined) rows.push(['error', `${run.error.name}: ${run.error.message}`]);
   if (run.forkedFrom !== undefined) rows.push(['forked from', JSON.stringify(run.forkedFrom)]);
+  if (run.parent !== undefined) rows.push(['parent', `${run.parent.runId} (step #${run.parent.seq})`]);
+  for (const child of children) rows.push(['child', `${child.runId} (${child.workflow}, ${child.status})`]);
+  if (children.length === CHILDREN_SHOWN) rows.push(['children', `the first ${CHILDREN_SHOWN} shown`]);
   if (run.lease !== undefined) {
     rows.push(['lease', `${run.lease.state}, epoch ${run.lease.epoch}, owner ${run.lease.owner ?? '-'}`]);
     if (run.lease.expiresAt !== null) rows.push(['lease expires', time(run.lease.expiresAt)]);
