@@ -125,6 +125,8 @@ export type {
   ScheduleWrite,
 } from './contracts/schedules.js';
 export { DEFAULT_SCHEDULE_PAGE, MAX_SCHEDULE_PAGE } from './contracts/schedules.js';
+export type { ConcurrencyStore, SlotAnswer, SlotRequest, SlotState } from './contracts/concurrency.js';
+export { checkSlotRequest, MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
 export {
   assertScheduleId,
   checkDueLimit,

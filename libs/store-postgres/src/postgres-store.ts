@@ -40,6 +40,9 @@ import type {
   WorkerReport,
   PublishedMembership,
   ScanTurn,
+  SlotAnswer,
+  SlotRequest,
+  SlotState,
   PointerAppend,
   PointerAppendResult,
   RunPointers,
@@ -61,6 +64,7 @@ import type { ResolvedPostgresStoreOptions } from './options.js';
 import * as pause from './pause.js';
 import * as payloads from './payloads.js';
 import * as presence from './presence.js';
+import * as concurrency from './concurrency.js';
 import * as queries from './queries.js';
 import { checkSynchronousStandby } from './replication.js';
 import * as retention from './retention.js';
@@ -346,6 +350,16 @@ export class PostgresStore implements Store, PresenceStore {
   }
   liveWorkers(): Promise<string[]> {
     return this.run('liveWorkers', (db) => presence.liveWorkers(db));
+  }
+  // ConcurrencyStore
+  acquireSlot(request: SlotRequest): Promise<SlotAnswer> {
+    return this.run('acquireSlot', (db) => concurrency.acquireSlot(db, request));
+  }
+  releaseSlot(request: SlotRequest): Promise<string[]> {
+    return this.run('releaseSlot', (db) => concurrency.releaseSlot(db, request));
+  }
+  slotState(key: string): Promise<SlotState> {
+    return this.run('slotState', (db) => concurrency.slotState(db, key));
   }
   takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
     return this.run('takeScanTurn', (db) => presence.takeScanTurn(db, scan, workerId, turnMs));

@@ -72,6 +72,10 @@ export interface KeyLayout {
   readonly scheduleIds: string;
   /** ZSET scheduleId -> nextFireAt of every schedule not paused that has one: the due scan's queue. */
   readonly schedulesDue: string;
+  /** Concurrency slots per key (lua/prelude.lua): holders, the line, and the arrival counter. */
+  readonly slotHolders: (key: string) => string;
+  readonly slotWaiting: (key: string) => string;
+  readonly slotSeq: string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -106,5 +110,8 @@ export function keyLayout(prefix: string): KeyLayout {
     schedule: (scheduleId) => `${prefix}sched:${scheduleId}`,
     scheduleIds: `${prefix}sched-ids`,
     schedulesDue: `${prefix}sched-due`,
+    slotHolders: (key) => `${prefix}slot:${key}`,
+    slotWaiting: (key) => `${prefix}slot-wait:${key}`,
+    slotSeq: `${prefix}slot-seq`,
   };
 }

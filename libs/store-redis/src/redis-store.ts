@@ -51,6 +51,9 @@ import type {
   SchedulePage,
   ScheduleQuery,
   ScheduleRecord,
+  SlotAnswer,
+  SlotRequest,
+  SlotState,
   ScheduleWrite,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
@@ -75,6 +78,7 @@ import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
 import * as retention from './retention.js';
 import * as runs from './runs.js';
 import * as schedules from './schedules.js';
+import * as concurrency from './concurrency.js';
 import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
 import * as waits from './waits.js';
 
@@ -300,6 +304,17 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   }
   dueSchedules(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
     return this.op('dueSchedules', (ctx) => schedules.dueSchedules(ctx, limit));
+  }
+
+  // ConcurrencyStore
+  acquireSlot(request: SlotRequest): Promise<SlotAnswer> {
+    return this.op('acquireSlot', (ctx) => concurrency.acquireSlot(ctx, request));
+  }
+  releaseSlot(request: SlotRequest): Promise<string[]> {
+    return this.op('releaseSlot', (ctx) => concurrency.releaseSlot(ctx, request));
+  }
+  slotState(key: string): Promise<SlotState> {
+    return this.op('slotState', (ctx) => concurrency.slotState(ctx, key));
   }
 
   // JournalIndex (group commit across runs)

@@ -13,6 +13,7 @@ import { BatonError } from '@baton/core';
 
 /** The scripts, by file name without `.lua`. */
 export const SCRIPT_NAMES = [
+  'acquire-slot',
   'acquire-lease',
   'append-pointers',
   'check-data-marker',
@@ -46,6 +47,7 @@ export const SCRIPT_NAMES = [
   'record-claim-failure',
   'record-worker',
   'release-lease',
+  'release-slot',
   'renew-leases',
   'reopen-run',
   'report-worker',

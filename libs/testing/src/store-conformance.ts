@@ -22,6 +22,7 @@ import { describeRetentionConformance } from './store-conformance-retention.js';
 import { describePayloadStoreConformance } from './payload-store-conformance.js';
 import { describeFleetConformance } from './store-conformance-fleet.js';
 import { describeScheduleConformance } from './store-conformance-schedules.js';
+import { describeConcurrencyConformance } from './store-conformance-concurrency.js';
 import { describeJournalIndexConformance } from './store-conformance-journal-index.js';
 import {
   describePresenceChoice,
@@ -80,6 +81,7 @@ export function describeStoreConformance(
     describePayloadStoreConformance(store);
     describeFleetConformance(store);
     describeScheduleConformance(store);
+    describeConcurrencyConformance(store);
     if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
     else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));
     describePresenceChoice(factory, options.pair);

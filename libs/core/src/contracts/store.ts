@@ -11,6 +11,7 @@
  * - {@link RetentionStore}: finished runs past their time to live, and deleting one;
  * - {@link FleetStore} (contracts/fleet.ts): the live workers' reports, for operators;
  * - {@link ScheduleStore} (contracts/schedules.ts): schedules, fired with compare-and-set;
+ * - {@link ConcurrencyStore} (contracts/concurrency.ts): slots per concurrency key, in arrival order;
  * - {@link PresenceStore} (optional): which workers are alive, bound to their store connections,
  *   so a killed worker's runs are resumed when its connection drops instead of when its leases
  *   run out. A store without it (the in-memory one) leaves all of its methods out; the worker then
@@ -31,6 +32,7 @@ import type { JournalEntry } from '../journal.js';
 import type { FleetStore } from './fleet.js';
 import type { RunQueries } from './run-queries.js';
 import type { ScheduleStore } from './schedules.js';
+import type { ConcurrencyStore } from './concurrency.js';
 import type { RunLineage, RunRecord, RunStatus } from './run-record.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -584,7 +586,8 @@ export interface Store
     PayloadStore,
     RunQueries,
     FleetStore,
-    ScheduleStore {
+    ScheduleStore,
+    ConcurrencyStore {
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:

@@ -10,6 +10,7 @@
 import type { JournalPointer } from '../contracts/group-journal.js';
 import type { ReportedWorker } from '../contracts/fleet.js';
 import type { ScheduleRecord } from '../contracts/schedules.js';
+import type { SlotState } from '../contracts/concurrency.js';
 import type { Checkpoint, InboxSignal, RunRecord } from '../contracts/store.js';
 import { summarizeCheckpoint } from '../checkpoint-summary.js';
 import { FencedWriteError } from '../errors.js';
@@ -49,6 +50,8 @@ export class MemoryState {
   readonly groupLogs = new Map<string, number>();
   /** Schedules by id (memory-schedules.ts). */
   readonly schedules = new Map<string, ScheduleRecord>();
+  /** Concurrency slots by key (memory-concurrency.ts). */
+  readonly slots = new Map<string, SlotState>();
 
   constructor(
     /** The store's clock (ms since epoch). */

@@ -62,7 +62,9 @@ import type {
   RunPointers,
 } from '../contracts/group-journal.js';
 import { BatonError } from '../errors.js';
+import type { SlotAnswer, SlotRequest, SlotState } from '../contracts/concurrency.js';
 import * as checkpoints from './memory-checkpoints.js';
+import * as concurrency from './memory-concurrency.js';
 import * as fleet from './memory-fleet.js';
 import * as journalIndex from './memory-journal-index.js';
 import * as leases from './memory-leases.js';
@@ -252,6 +254,17 @@ class MemoryStore implements Store {
   }
   async dueSchedules(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
     return schedules.dueSchedules(this.open('dueSchedules'), limit);
+  }
+
+  // ConcurrencyStore
+  async acquireSlot(request: SlotRequest): Promise<SlotAnswer> {
+    return concurrency.acquireSlot(this.open('acquireSlot'), request);
+  }
+  async releaseSlot(request: SlotRequest): Promise<string[]> {
+    return concurrency.releaseSlot(this.open('releaseSlot'), request);
+  }
+  async slotState(key: string): Promise<SlotState> {
+    return concurrency.slotState(this.open('slotState'), key);
   }
 
   // TimerStore and SignalInbox

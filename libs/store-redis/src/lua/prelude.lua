@@ -293,3 +293,39 @@ local function drop_run(prefix, run_id, idempotency_key, data_keys, held_key, ti
   redis.call('ZREM', timers_key, run_id)
   redis.call('ZREM', finished_key, run_id)
 end
+
+-- Concurrency slots per key (contracts/concurrency.ts in @baton/core):
+--   <prefix>slot:<key>        ZSET runId -> order taken: the runs holding a slot
+--   <prefix>slot-wait:<key>   ZSET runId -> arrival number: the line, oldest first
+--   <prefix>slot-seq          arrival counter
+-- Forgets holders whose run is finished or gone, then hands free slots to the line's head; a
+-- run handed one gets its timer due now while its lease is suspended (the timers index holds
+-- suspended leases only), so the timer scan wakes it if the caller's wake message is lost.
+-- Returns the runs handed a slot.
+local function settle_slots(prefix, holders_key, waiting_key, timers_key, limit)
+  local function live(run_id)
+    local status = redis.call('HGET', prefix .. 'run:' .. run_id, 'status')
+    return status and status ~= 'completed' and status ~= 'failed' and status ~= 'cancelled'
+  end
+  for _, holder in ipairs(redis.call('ZRANGE', holders_key, 0, -1)) do
+    if not live(holder) then
+      redis.call('ZREM', holders_key, holder)
+    end
+  end
+  local woken = {}
+  local now = now_ms()
+  while redis.call('ZCARD', holders_key) < limit do
+    local head = redis.call('ZRANGE', waiting_key, 0, 0)[1]
+    if not head then break end
+    redis.call('ZREM', waiting_key, head)
+    -- A run that finished while it waited leaves the line instead.
+    if live(head) then
+      redis.call('ZADD', holders_key, now, head)
+      if redis.call('HGET', prefix .. 'lease:' .. head, 'state') == 'suspended' then
+        redis.call('ZADD', timers_key, now, head)
+      end
+      woken[#woken + 1] = head
+    end
+  end
+  return woken
+end

@@ -1,0 +1,37 @@
+/**
+ * ConcurrencyStore on Redis (contracts/concurrency.ts in @baton/core): per key, a sorted set of
+ * holders and one of waiting runs in arrival order, changed by one script per call (lua/prelude.lua,
+ * `settle_slots`). Only commands the README's ACL already lists.
+ */
+import { checkSlotRequest, type SlotAnswer, type SlotRequest, type SlotState } from '@baton/core/adapter';
+import { str, type StoreContext } from './context.js';
+
+export async function acquireSlot(ctx: StoreContext, request: SlotRequest): Promise<SlotAnswer> {
+  checkSlotRequest(request);
+  const { keys } = ctx;
+  const reply = (await ctx.run(
+    'acquire-slot',
+    [keys.slotHolders(request.key), keys.slotWaiting(request.key), keys.slotSeq, keys.timers],
+    [keys.prefix, request.runId, request.limit],
+  )) as unknown[];
+  return { acquired: Number(reply[0]) === 1, wake: reply.slice(1).map(str) };
+}
+
+export async function releaseSlot(ctx: StoreContext, request: SlotRequest): Promise<string[]> {
+  checkSlotRequest(request);
+  const { keys } = ctx;
+  const reply = (await ctx.run(
+    'release-slot',
+    [keys.slotHolders(request.key), keys.slotWaiting(request.key), keys.timers],
+    [keys.prefix, request.runId, request.limit],
+  )) as unknown[];
+  return reply.map(str);
+}
+
+export async function slotState(ctx: StoreContext, key: string): Promise<SlotState> {
+  const [holders, waiting] = await Promise.all([
+    ctx.redis.zrange(ctx.keys.slotHolders(key), 0, -1),
+    ctx.redis.zrange(ctx.keys.slotWaiting(key), 0, -1),
+  ]);
+  return { holders, waiting };
+}
