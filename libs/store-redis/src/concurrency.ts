@@ -30,8 +30,8 @@ export async function releaseSlot(ctx: StoreContext, request: SlotRequest): Prom
 
 export async function slotState(ctx: StoreContext, key: string): Promise<SlotState> {
   const [holders, waiting] = await Promise.all([
-    ctx.redis.zrange(ctx.keys.slotHolders(key), 0, -1),
-    ctx.redis.zrange(ctx.keys.slotWaiting(key), 0, -1),
+    ctx.redis.zrangebyscore(ctx.keys.slotHolders(key), '-inf', '+inf'),
+    ctx.redis.zrangebyscore(ctx.keys.slotWaiting(key), '-inf', '+inf'),
   ]);
   return { holders, waiting };
 }

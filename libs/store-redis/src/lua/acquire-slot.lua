@@ -14,6 +14,6 @@ elseif redis.call('ZCARD', holders_key) < limit and redis.call('ZCARD', waiting_
   redis.call('ZADD', holders_key, now_ms(), run_id)
   reply[1] = 1
 elseif not redis.call('ZSCORE', waiting_key, run_id) then
-  redis.call('ZADD', waiting_key, redis.call('INCR', seq_key), run_id)
+  redis.call('ZADD', waiting_key, redis.call('HINCRBY', seq_key, 'n', 1), run_id)
 end
 return reply

@@ -297,7 +297,7 @@ end
 -- Concurrency slots per key (contracts/concurrency.ts in @baton/core):
 --   <prefix>slot:<key>        ZSET runId -> order taken: the runs holding a slot
 --   <prefix>slot-wait:<key>   ZSET runId -> arrival number: the line, oldest first
---   <prefix>slot-seq          arrival counter
+--   <prefix>slot-seq          HASH, field n: the arrival counter
 -- Forgets holders whose run is finished or gone, then hands free slots to the line's head; a
 -- run handed one gets its timer due now while its lease is suspended (the timers index holds
 -- suspended leases only), so the timer scan wakes it if the caller's wake message is lost.
@@ -307,7 +307,7 @@ local function settle_slots(prefix, holders_key, waiting_key, timers_key, limit)
     local status = redis.call('HGET', prefix .. 'run:' .. run_id, 'status')
     return status and status ~= 'completed' and status ~= 'failed' and status ~= 'cancelled'
   end
-  for _, holder in ipairs(redis.call('ZRANGE', holders_key, 0, -1)) do
+  for _, holder in ipairs(redis.call('ZRANGEBYSCORE', holders_key, '-inf', '+inf')) do
     if not live(holder) then
       redis.call('ZREM', holders_key, holder)
     end
@@ -315,7 +315,7 @@ local function settle_slots(prefix, holders_key, waiting_key, timers_key, limit)
   local woken = {}
   local now = now_ms()
   while redis.call('ZCARD', holders_key) < limit do
-    local head = redis.call('ZRANGE', waiting_key, 0, 0)[1]
+    local head = redis.call('ZRANGEBYSCORE', waiting_key, '-inf', '+inf', 'LIMIT', 0, 1)[1]
     if not head then break end
     redis.call('ZREM', waiting_key, head)
     -- A run that finished while it waited leaves the line instead.
