@@ -58,6 +58,7 @@ export type {
   ActivityDefinition,
   AnyWorkflowDefinition,
   ActivityIO,
+  ConcurrencyOptions,
   ActivityOptions,
   SchemaWorkflowSpec,
   WaitForSignalOptions,

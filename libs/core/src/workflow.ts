@@ -159,10 +159,24 @@ export interface WorkflowDefinition<I = unknown, O = unknown, StartInput = I> {
    */
   readonly input?: StandardSchemaV1<StartInput, I> | undefined;
   /**
+   * At most `limit` runs of this workflow with the same `key(input)` run at once, fleet-wide
+   * (docs/concurrency-keys.md); the others wait in arrival order, suspended, and a run that
+   * suspends (a sleep, a signal wait) gives its slot up until it wakes. @defaultValue no limit
+   */
+  readonly concurrency?: ConcurrencyOptions<I> | undefined;
+  /**
    * The workflow's code. A property rather than a method so its parameter is checked
    * contravariantly: a definition for `{ a: string }` is not usable where `{}` is accepted.
    */
   readonly run: (ctx: WorkflowContext, input: I) => Promise<O>;
+}
+
+/** A workflow's concurrency limit per key ({@link WorkflowDefinition.concurrency}). */
+export interface ConcurrencyOptions<I> {
+  /** The key of a run (a customer id, say): deterministic, 1-256 characters. */
+  readonly key: (input: I) => string;
+  /** Runs with the same key that may run at once: a positive integer. */
+  readonly limit: number;
 }
 
 /** What `client.start` accepts for a workflow definition. */
@@ -180,6 +194,7 @@ export interface SchemaWorkflowSpec<Schema extends StandardSchemaV1, O> {
   readonly version: number;
   /** Validated in `client.start`; the run's input type is the schema's output type. */
   readonly input: Schema;
+  readonly concurrency?: ConcurrencyOptions<StandardSchemaOutput<Schema>>;
   run(ctx: WorkflowContext, input: StandardSchemaOutput<Schema>): Promise<O>;
 }
 
@@ -245,6 +260,15 @@ export function defineWorkflow(spec: Omit<WorkflowDefinition, 'kind'>): Workflow
       `workflow ${spec.name}: input must be a Standard Schema (an object with '~standard'.validate, ` +
         'as zod 3.24+, valibot and arktype schemas are), or left out',
     );
+  }
+  if (spec.concurrency !== undefined) {
+    const { key, limit } = spec.concurrency;
+    if (typeof key !== 'function' || !Number.isInteger(limit) || limit < 1) {
+      throw new ConfigError(
+        `workflow ${spec.name}: concurrency must be { key: (input) => string, limit: a positive integer }, ` +
+          `got limit ${String(limit)} and a key that is ${typeof key === 'function' ? 'a function' : typeof key}`,
+      );
+    }
   }
   return Object.freeze({ ...spec, kind: 'workflow' as const });
 }

@@ -20,7 +20,7 @@ import {
   type SerializedError,
   type AnyWorkflowDefinition,
 } from '@baton/core';
-import type { RunOutcome, RunRecord } from '@baton/core/adapter';
+import type { RunOutcome, RunRecord, SlotRequest } from '@baton/core/adapter';
 import {
   encodeJournalRecord,
   findUnencodable,
@@ -39,6 +39,7 @@ import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry
 import type { Attributes, Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
 import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
+import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate.js';
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
@@ -121,6 +122,8 @@ export class RunSession {
   private pauseRequested = false;
   /** The store paused the run at its suspension point (a pause request met the suspendRun). */
   private pausedAtSuspend = false;
+  /** The run's concurrency slot, once it asked for one (concurrency-gate.ts). */
+  private slot: SlotRequest | undefined;
   private abortCause: unknown;
   /** Why the run failed, when it ended `failed`. */
   failure: string | undefined;
@@ -312,7 +315,10 @@ export class RunSession {
     if (this.abortCause !== undefined)
       return this.afterStop({ kind: 'stopped', reason: 'aborted', cause: this.abortCause });
 
-    const cancelReason = this.start.cancelRequested ? await this.storedCancelReason() : undefined;
+    const gate = await this.concurrencyGate();
+    if (typeof gate === 'string') return gate;
+    const cancelRequested = this.start.cancelRequested || gate !== undefined;
+    const cancelReason = cancelRequested ? await this.storedCancelReason() : undefined;
     this.executor = new ReplayExecutor({
       workflow: this.start.workflow,
       input: this.start.run.input,
@@ -320,13 +326,49 @@ export class RunSession {
       history: resolved,
       host: this.host(),
       inProcessWaitMs: this.options.inProcessWaitMs,
-      cancelRequested: this.start.cancelRequested,
+      cancelRequested,
       cancelReason,
       pipelineSteps: this.options.pipelineSteps,
     });
     if (this.handoffRequested || this.pauseRequested) this.executor.handoff();
     const outcome = await this.executor.run();
     return this.afterStop(outcome);
+  }
+
+  /**
+   * Takes the run's concurrency slot (concurrency-gate.ts), or parks the run in its key's line and
+   * ends the session `suspended`. `{ cancel }` when a pending cancel stopped the parking: the run
+   * goes on without a slot only to end cancelled at its first step. A key function that throws
+   * or returns no usable key fails the run.
+   */
+  private async concurrencyGate(): Promise<SessionEnd | { cancel: true } | undefined> {
+    let slot: SlotRequest | undefined;
+    try {
+      slot = slotFor(this.start.workflow, this.runId, this.start.run.input);
+    } catch (err) {
+      return this.finish({ status: 'failed', error: serializeError(err) });
+    }
+    if (slot === undefined) return undefined;
+    this.slot = slot;
+    if (await takeSlot(this.options, slot)) return undefined;
+    this.keeper.remove(this.runId);
+    const parked = await this.options.store.suspendRun({
+      runId: this.runId,
+      epoch: this.epoch,
+      wakeAt: null,
+      signals: [],
+      consumedSignalIds: [],
+    });
+    if (!parked.ok) {
+      this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
+      return { cancel: true };
+    }
+    if (parked.paused === true) {
+      await releaseSlot(this.options, slot);
+      return this.reportPaused();
+    }
+    await afterParking(this.options, slot);
+    return 'suspended';
   }
 
   /** Where the run resumes from, or the error that says it has no readable history. */
@@ -383,6 +425,7 @@ export class RunSession {
         this.keeper.remove(this.runId);
         const result = await store.suspendRun({ runId: this.runId, epoch: this.epoch, ...request });
         if (!result.ok) this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
+        else await releaseSlot(this.options, this.slot);
         if (result.ok && result.paused === true) this.pausedAtSuspend = true;
         // The executor cancels on this answer; hand it the reason first (the first reason wins).
         if (!result.ok && result.reason === 'cancel-requested') {
@@ -452,6 +495,7 @@ export class RunSession {
     await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
     // The final checkpoint is written by finishRun, atomically with the outcome.
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
+    await releaseSlot(this.options, this.slot);
     return outcome.status;
   }
 
@@ -542,7 +586,10 @@ export class RunSession {
       this.options.logger.warn({ runId: this.runId, epoch: this.epoch }, 'pause refused: the lease moved on');
       return 'aborted';
     }
-    if (result.ok) return this.reportPaused();
+    if (result.ok) {
+      await releaseSlot(this.options, this.slot);
+      return this.reportPaused();
+    }
     const released = await this.options.store.releaseLease(this.runId, this.epoch);
     if (released) await enqueueResume(this.options.transport, this.runId, 'handoff');
     return 'handed-off';
