@@ -116,3 +116,18 @@ export const crashParent = defineWorkflow({
     return sum;
   },
 });
+
+/** A crash chain whose runs of one `customer` run at most two at once (concurrency per key). */
+export interface KeyedInput extends ChainInput {
+  customer: string;
+}
+
+/** How many runs of one customer `crash_keyed` lets run at once. */
+export const KEYED_LIMIT = 2;
+
+export const crashKeyed = defineWorkflow({
+  name: 'crash_keyed',
+  version: 1,
+  concurrency: { key: (input: KeyedInput) => input.customer, limit: KEYED_LIMIT },
+  run: async (ctx, input: KeyedInput) => crashChain.run(ctx, input),
+});
