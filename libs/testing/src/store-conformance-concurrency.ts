@@ -78,6 +78,19 @@ export function describeConcurrencyConformance(store: () => Store): void {
       expect(await store().slotState(key)).toEqual({ holders: [next], waiting: [newcomer] });
     });
 
+    it('skips a waiting run that was paused: it could not use the slot', async () => {
+      const key = uniqueId('key');
+      const holder = (await createTestRun(store())).runId;
+      await store().acquireSlot(request(key, holder, 1));
+      const paused = await suspendedRun(store(), { label: 'paused', wakeAt: null });
+      await store().acquireSlot(request(key, paused.runId, 1));
+      const next = (await createTestRun(store())).runId;
+      await store().acquireSlot(request(key, next, 1));
+      expect(await store().requestPause(paused.runId)).toEqual({ found: true, state: 'paused' });
+      expect(await store().releaseSlot(request(key, holder, 1))).toEqual([next]);
+      expect(await store().slotState(key)).toEqual({ holders: [next], waiting: [] });
+    });
+
     it('sets a due timer for a suspended run it hands a slot, so the timer scan wakes it', async () => {
       const key = uniqueId('key');
       const holder = (await createTestRun(store())).runId;

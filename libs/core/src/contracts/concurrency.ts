@@ -9,7 +9,8 @@
  *    failover and never waits for a timeout.
  * 2. A holder whose run has finished (or is gone) is forgotten by the next call for its key, so a
  *    worker that died between recording a run's end and releasing its slot leaks nothing for
- *    longer than that.
+ *    longer than that. A waiting run that finished or is paused when its turn comes leaves the
+ *    line instead of taking the slot (a paused one asks again when it is resumed).
  * 3. Waiting runs are served in order: a free slot goes to the head of the line before any newcomer,
  *    and a run handed a slot has its timer set due now, so the timer scan wakes it even if the
  *    caller's wake message is lost. Nothing polls for a slot.

@@ -28,8 +28,9 @@ function settle(state: MemoryState, slots: SlotState, limit: number): string[] {
   const wake: string[] = [];
   while (slots.holders.length < limit && slots.waiting.length > 0) {
     const next = slots.waiting.shift()!;
-    // A run that finished while it waited leaves the line instead.
-    if (!live(next)) continue;
+    // A run that finished while it waited leaves the line instead, and so does a paused one (it
+    // joins the line again when resumed): neither could use the slot.
+    if (!live(next) || state.runs.get(next)?.status === 'paused') continue;
     slots.holders.push(next);
     // Timers are kept for suspended leases only (the timer scan's contract).
     if (state.leases.get(next)?.state === 'suspended') state.timers.set(next, state.clock());

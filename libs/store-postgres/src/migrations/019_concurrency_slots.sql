@@ -45,7 +45,9 @@ BEGIN
         AND w.run_id = (SELECT x.run_id FROM {{schema}}.slot_waiting x WHERE x.key = p_key ORDER BY x.seq LIMIT 1)
       RETURNING w.run_id INTO v_head;
     EXIT WHEN v_head IS NULL;
-    CONTINUE WHEN NOT {{schema}}.slot_run_live(v_head);
+    -- A paused run leaves the line too (it joins again when resumed): it could not use the slot.
+    CONTINUE WHEN NOT {{schema}}.slot_run_live(v_head)
+      OR EXISTS (SELECT 1 FROM {{schema}}.runs r WHERE r.run_id = v_head AND r.status = 'paused');
     INSERT INTO {{schema}}.slot_holders (key, run_id) VALUES (p_key, v_head) ON CONFLICT DO NOTHING;
     INSERT INTO {{schema}}.timers (run_id, due_at)
       SELECT v_head, v_now FROM {{schema}}.leases l WHERE l.run_id = v_head AND l.state = 'suspended'

@@ -318,8 +318,9 @@ local function settle_slots(prefix, holders_key, waiting_key, timers_key, limit)
     local head = redis.call('ZRANGEBYSCORE', waiting_key, '-inf', '+inf', 'LIMIT', 0, 1)[1]
     if not head then break end
     redis.call('ZREM', waiting_key, head)
-    -- A run that finished while it waited leaves the line instead.
-    if live(head) then
+    -- A run that finished while it waited leaves the line instead, and so does a paused one (it
+    -- joins the line again when resumed): neither could use the slot.
+    if live(head) and redis.call('HGET', prefix .. 'run:' .. head, 'status') ~= 'paused' then
       redis.call('ZADD', holders_key, now, head)
       if redis.call('HGET', prefix .. 'lease:' .. head, 'state') == 'suspended' then
         redis.call('ZADD', timers_key, now, head)
