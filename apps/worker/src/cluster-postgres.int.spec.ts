@@ -20,16 +20,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '@baton/store-postgres';
 import { startPostgresCluster, type PostgresCluster } from '@baton/testing/clusters';
-import { CrashWorld } from '@baton/testing/crash';
+import { CrashWorld, NO_VIOLATIONS } from '@baton/testing/crash';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 const RUNS = 60;
 /** What a failover manager takes to decide the primary is dead (Patroni's loop is ~10 s; less here). */
 const DETECTION_MS = 1_000;

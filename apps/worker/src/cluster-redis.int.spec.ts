@@ -13,17 +13,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
 import { startRedisCluster, type RedisCluster } from '@baton/testing/clusters';
-import { CrashWorld, type WorkerProcess } from '@baton/testing/crash';
+import { CrashWorld, type WorkerProcess, NO_VIOLATIONS } from '@baton/testing/crash';
 import { redisStore } from '@baton/store-redis';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
-
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 
 const RUNS = 60;
 const SHAPE = { steps: 10, minDelayMs: 200, maxDelayMs: 600 };

@@ -6,13 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CrashWorld } from '@baton/testing/crash';
 
-export const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
+export { NO_VIOLATIONS } from '@baton/testing/crash';
 
 /** Appends to a run of the test's own every `everyMs` and keeps when each append succeeded. */
 export function appendProbe(world: CrashWorld, everyMs = 50) {

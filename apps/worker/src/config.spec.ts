@@ -177,7 +177,11 @@ describe('worker process configuration', () => {
 
   it('loads workflows from a module and names a module that exports none or fails to load', async () => {
     const workflows = await loadWorkflows(['../../../libs/testing/src/crash/crash-workflow.ts'], HERE);
-    expect(workflows.map((w) => `${w.name}@${w.version}`)).toEqual(['crash_chain@1']);
+    expect(workflows.map((w) => `${w.name}@${w.version}`)).toEqual([
+      'crash_chain@1',
+      'crash_parent@1',
+      'crash_keyed@1',
+    ]);
     await expect(loadWorkflows(['./config.ts'], HERE)).rejects.toThrow(
       /module '\.\/config\.ts' exports no workflow/,
     );

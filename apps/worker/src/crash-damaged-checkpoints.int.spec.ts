@@ -7,17 +7,9 @@
  * activity runs twice, nothing is dead-lettered, and every damaged run was resumed by a fallback.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { CrashWorld } from '@baton/testing/crash';
+import { CrashWorld, NO_VIOLATIONS } from '@baton/testing/crash';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import { damageCheckpoint } from './damage.spec-helper.js';
-
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 
 describe.each([
   { name: 'nats+redis', factory: crashEnvironment('redis') },

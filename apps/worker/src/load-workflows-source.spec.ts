@@ -16,7 +16,11 @@ describe('loadWorkflows with a source of its own', () => {
       HERE,
       '--workflows',
     );
-    expect(workflows.map((w) => `${w.name}@${w.version}`)).toEqual(['crash_chain@1']);
+    expect(workflows.map((w) => `${w.name}@${w.version}`)).toEqual([
+      'crash_chain@1',
+      'crash_parent@1',
+      'crash_keyed@1',
+    ]);
     await expect(loadWorkflows(['./config.ts'], HERE, '--workflows')).rejects.toThrow(
       /^--workflows: module '\.\/config\.ts' exports no workflow/,
     );

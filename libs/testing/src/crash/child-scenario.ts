@@ -11,31 +11,15 @@
  * Each adapter pair calls it from its own spec: `describeChildCrash('nats+redis', environment)`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@baton/client';
 import { childKeyPrefix, parentOfKey } from '@baton/core';
-import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS, pollUntil } from './harness.js';
 import { crashParent, expectedParentOutput, type ChainInput, type ParentInput } from './crash-workflow.js';
 import type { WorkerProcess } from './worker-processes.js';
 
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 const PARENTS = 6;
 const CHILDREN = 3;
 const CHILD_SHAPE = { steps: 4, minDelayMs: 150, maxDelayMs: 350 };
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
-    await sleep(50);
-  }
-}
 
 const startedChildren = (p: WorkerProcess): number =>
   p.logs.filter((l) => l.msg === 'child run started').length;
@@ -66,7 +50,7 @@ export function describeChildCrash(name: string, factory: CrashEnvironmentFactor
 
         // A parent killed between the starts of its children.
         let starter: WorkerProcess | undefined;
-        await until(
+        await pollUntil(
           async () => (starter = w.fleet.alive.find((p) => startedChildren(p) > 0)) !== undefined,
           30_000,
           () => `a child start\n${w.fleet.describe()}`,
@@ -77,7 +61,7 @@ export function describeChildCrash(name: string, factory: CrashEnvironmentFactor
 
         // Children killed mid-step, on a worker other than their parents' (those wait, suspended).
         const busy = new Map<number, number>();
-        await until(
+        await pollUntil(
           async () => {
             busy.clear();
             const open = (await w.ledger.executions()).filter((e) => e.finishedAt === null);
@@ -93,7 +77,7 @@ export function describeChildCrash(name: string, factory: CrashEnvironmentFactor
         await Promise.all([replacement, w.fleet.spawn()]);
 
         const results = new Map<string, unknown>();
-        await until(
+        await pollUntil(
           async () => {
             for (const { runId } of parents) {
               if (results.has(runId)) continue;

@@ -13,17 +13,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@baton/client';
-import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
 import { crashKeyed, KEYED_LIMIT, type KeyedInput } from './crash-workflow.js';
 import type { ExecutionRow } from './ledger.js';
 
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 const CUSTOMERS = ['acme', 'zeta'];
 const RUNS_PER_CUSTOMER = 8;
 const SHAPE = { steps: 4, minDelayMs: 150, maxDelayMs: 350 };

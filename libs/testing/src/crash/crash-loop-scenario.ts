@@ -11,7 +11,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, afterEach } from 'vitest';
-import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
 import { percentile } from './invariants.js';
 import type { LogLine, WorkerProcess } from './worker-processes.js';
 
@@ -191,14 +191,6 @@ export function formatCrashLoopFigures(name: string, f: CrashLoopFigures): strin
     `healthy workers ${f.healthyActivitiesPerSecond.toFixed(1)} activities/s during the churn; ${moves}`
   );
 }
-
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 
 /**
  * The scenario as a spec: every run completes, none lost, no duplicate effect, while a third

@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '../servers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
 import { percentile, resumeLatencies } from './invariants.js';
 
 export interface CrashSuiteOptions {
@@ -20,14 +20,6 @@ export interface CrashSuiteOptions {
   /** Private servers to restart mid-run: 'nats' (the bus) and/or 'redis' (the store). */
   outages?: Array<'nats' | 'redis'>;
 }
-
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 
 function report(label: string, latencies: number[]): void {
   const p50 = percentile(latencies, 50);

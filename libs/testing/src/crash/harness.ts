@@ -48,6 +48,28 @@ export interface WorldOptions {
   workerEnv?: Record<string, string>;
 }
 
+/** What {@link CrashWorld.violations} returns for a clean run: every invariant held. */
+export const NO_VIOLATIONS = {
+  outcomes: [],
+  effects: [],
+  reexecutedAfterCompletion: [],
+  fencing: [],
+  deadLetters: [],
+} as const;
+
+/** Polls `check` every 50 ms until it holds; fails naming `what()` after `timeoutMs`. */
+export async function pollUntil(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
+    await sleep(50);
+  }
+}
+
 export class CrashWorld {
   readonly runs: StartedRun[] = [];
   private readonly client: Client;

@@ -14,7 +14,7 @@ export type { CrashLoopFigures, CrashLoopOptions } from './crash-loop-scenario.j
 export { describeRollout, MAX_WAIT_MS as ROLLOUT_MAX_WAIT_MS } from './rollout-scenario.js';
 export type { RolloutFigures } from './rollout-scenario.js';
 export type { CrashEnvironment, CrashEnvironmentFactory, ServerOverrides } from './harness.js';
-export { CrashWorld } from './harness.js';
+export { CrashWorld, NO_VIOLATIONS, pollUntil } from './harness.js';
 export { crashChain, crashParent, expectedOutput, expectedParentOutput } from './crash-workflow.js';
 export { resumeLatencies } from './invariants.js';
 export type { ChainInput, ParentInput } from './crash-workflow.js';

@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@baton/client';
-import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
 import { readJournal } from './invariants.js';
 
 /** Lease of the scenario's workers: short, so "several lease periods" is a few seconds. */
@@ -19,14 +19,6 @@ const LEASE_MS = 2_000;
 const WATCH_MS = 4 * LEASE_MS;
 /** Each step of the run takes this long, so the kill surely lands inside the first one. */
 const STEP_MS = 4_000;
-
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

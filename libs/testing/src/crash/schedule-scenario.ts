@@ -14,28 +14,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@baton/client';
 import type { Store } from '@baton/core/adapter';
-import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS, pollUntil } from './harness.js';
 import { crashChain, type ChainInput } from './crash-workflow.js';
 import type { WorkerProcess } from './worker-processes.js';
 
-const NO_VIOLATIONS = {
-  outcomes: [],
-  effects: [],
-  reexecutedAfterCompletion: [],
-  fencing: [],
-  deadLetters: [],
-};
 const SCHEDULE_ID = 'every-second';
 /** How long the whole fleet stays down: several due times are missed. */
 const FLEET_DOWN_MS = 4_000;
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
-    await sleep(100);
-  }
-}
 
 /** The schedule's runs in the store, by due time (from their idempotency keys), oldest first. */
 export async function scheduledRuns(
@@ -83,7 +68,7 @@ export function describeScheduleCrash(name: string, factory: CrashEnvironmentFac
         for (let kill = 0; kill < 2; kill++) {
           const seen = new Map(w.fleet.alive.map((p) => [p, firings(p)]));
           let firer: WorkerProcess | undefined;
-          await until(
+          await pollUntil(
             async () => {
               firer = w.fleet.alive.find((p) => firings(p) > (seen.get(p) ?? 0));
               return firer !== undefined;
@@ -107,7 +92,7 @@ export function describeScheduleCrash(name: string, factory: CrashEnvironmentFac
         await sleep(FLEET_DOWN_MS);
         const backAt = Date.now();
         await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
-        await until(
+        await pollUntil(
           // The schedule moved on past them (not only their runs started): the firing is complete.
           async () => ((await w.env.store.getSchedule(SCHEDULE_ID))?.lastDueAt ?? 0) >= backAt + 1_000,
           60_000,
