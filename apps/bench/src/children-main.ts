@@ -13,7 +13,7 @@ import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { Worker } from '@baton/worker';
-import { parseCommandArgs, runCommand, UsageError, wholeNumber } from './command.js';
+import { busAndStore, parseCommandArgs, runCommand, wholeNumber } from './command.js';
 import { benchEnvironment } from './environment.js';
 import type { BusKind, StoreKind } from './types.js';
 
@@ -44,17 +44,14 @@ function parse(argv: string[]): ChildrenBenchConfig | undefined {
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return undefined;
-  if (values.transport !== 'nats' && values.transport !== 'kafka')
-    throw new UsageError(`--transport is '${values.transport}'; use nats or kafka`);
-  if (values.store !== 'redis' && values.store !== 'postgres')
-    throw new UsageError(`--store is '${values.store}'; use redis or postgres`);
+  const { transport, store } = busAndStore(values);
   const count = (flag: 'children' | 'parents' | 'workers', fallback: number): number => {
     const raw = values[flag];
     return typeof raw === 'string' ? wholeNumber(`--${flag}`, raw) : fallback;
   };
   return {
-    transport: values.transport as BusKind,
-    store: values.store as StoreKind,
+    transport,
+    store,
     children: count('children', 1000),
     parents: count('parents', 3),
     workers: count('workers', 1),

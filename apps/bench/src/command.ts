@@ -65,3 +65,15 @@ export function wholeNumber(flag: string, value: string | undefined): number {
     throw new UsageError(`${flag} is '${value ?? ''}'; give a whole number of at least 1`);
   return Number(value);
 }
+
+/** The bus and store flags every bench command reads (`--transport nats|kafka`, `--store redis|postgres`). */
+export function busAndStore(values: { transport?: unknown; store?: unknown }): {
+  transport: 'nats' | 'kafka';
+  store: 'redis' | 'postgres';
+} {
+  if (values.transport !== 'nats' && values.transport !== 'kafka')
+    throw new UsageError(`--transport is '${String(values.transport)}'; use nats or kafka`);
+  if (values.store !== 'redis' && values.store !== 'postgres')
+    throw new UsageError(`--store is '${String(values.store)}'; use redis or postgres`);
+  return { transport: values.transport, store: values.store };
+}

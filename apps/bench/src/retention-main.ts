@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@baton/client';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { Worker } from '@baton/worker';
-import { parseCommandArgs, runCommand, UsageError, wholeNumber } from './command.js';
+import { busAndStore, parseCommandArgs, runCommand, wholeNumber } from './command.js';
 import { benchEnvironment } from './environment.js';
 import type { BusKind, StoreKind } from './types.js';
 import { chain10 } from './workflows.js';
@@ -50,17 +50,14 @@ function parse(argv: string[]): RetentionBenchConfig | undefined {
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return undefined;
-  if (values.transport !== 'nats' && values.transport !== 'kafka')
-    throw new UsageError(`--transport is '${values.transport}'; use nats or kafka`);
-  if (values.store !== 'redis' && values.store !== 'postgres')
-    throw new UsageError(`--store is '${values.store}'; use redis or postgres`);
+  const { transport, store } = busAndStore(values);
   const count = (flag: keyof typeof values, fallback: number): number => {
     const raw = values[flag];
     return typeof raw === 'string' ? wholeNumber(`--${flag}`, raw) : fallback;
   };
   return {
-    transport: values.transport as BusKind,
-    store: values.store as StoreKind,
+    transport,
+    store,
     rate: count('rate', 700),
     seconds: count('seconds', 30),
     retentionMs: count('retention-ms', 5_000),

@@ -15,7 +15,7 @@
  *    by the store once the run has finished (or at the run's next release).
  */
 import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
-import type { RunQueue, SlotRequest } from '@baton/core/adapter';
+import { MAX_CONCURRENCY_KEY_LENGTH, type RunQueue, type SlotRequest } from '@baton/core/adapter';
 import { enqueueWake } from './run-messages.js';
 import type { ResolvedWorkerOptions } from './options.js';
 
@@ -38,10 +38,10 @@ export function slotFor(
       { cause: err },
     );
   }
-  if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_CONCURRENCY_KEY_LENGTH) {
     throw new ConfigError(
       `workflow ${workflow.name}@${workflow.version}: concurrency.key returned ${JSON.stringify(key) ?? String(key)} ` +
-        `for run ${runId}; it must return a string of 1-256 characters`,
+        `for run ${runId}; it must return a string of 1-${MAX_CONCURRENCY_KEY_LENGTH} characters`,
     );
   }
   return { key, limit: concurrency.limit, runId };

@@ -5,9 +5,8 @@ import {
   type SlotRequest,
   type SlotState,
 } from '../contracts/concurrency.js';
+import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
 import type { MemoryState } from './memory-state.js';
-
-const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
 function slotsOf(state: MemoryState, key: string): SlotState {
   let slots = state.slots.get(key);
@@ -22,7 +21,7 @@ function slotsOf(state: MemoryState, key: string): SlotState {
 function settle(state: MemoryState, slots: SlotState, limit: number): string[] {
   const live = (runId: string): boolean => {
     const status = state.runs.get(runId)?.status;
-    return status !== undefined && !FINISHED.has(status);
+    return status !== undefined && !FINISHED_RUN_STATUSES.includes(status);
   };
   slots.holders = slots.holders.filter(live);
   const wake: string[] = [];
