@@ -22,6 +22,10 @@
  * 6. The link is the child's idempotency key: `parentOfKey(run.idempotencyKey)` names the parent
  *    and the step in every store, with no new field; the parent's history names each child in the
  *    step that started it.
+ * 7. A child that continues as new reports `continued` naming its successor, whose key carries the
+ *    parent link on (`continue-as-new:<child>|child:<parent>:<seq>`): the successor reports its own
+ *    end to the parent, which waits for it in turn, so `result()` follows the chain to its last run
+ *    and the parent-close policy reaches the chain's current run.
  */
 import type { SerializedError } from './errors.js';
 import type { JournalEntry } from './journal.js';
@@ -79,12 +83,25 @@ export function childKeyPrefix(parentRunId: string): string {
   return `child:${parentRunId}:`;
 }
 
-const CHILD_KEY = /^child:(.+):(\d+)$/s;
+/**
+ * A child's key, or the key of a run its chain continued as: `continue-as-new:<run>|child:<parent>:<seq>`
+ * (invariant 7). The run part holds no `|` (run ids never do).
+ */
+const CHILD_KEY = /^(?:continue-as-new:[^|]*\|)?(child:(.+):(\d+))$/s;
 
-/** The parent a run was started by, read from its idempotency key (invariant 6). */
+/** The parent a run was started by, read from its idempotency key (invariants 6 and 7). */
 export function parentOfKey(key: string | null | undefined): { runId: string; seq: number } | undefined {
   const match = key === null || key === undefined ? null : CHILD_KEY.exec(key);
-  return match ? { runId: match[1]!, seq: Number(match[2]) } : undefined;
+  return match ? { runId: match[2]!, seq: Number(match[3]) } : undefined;
+}
+
+/**
+ * The part of a run's key that links it to a parent (`child:<parent>:<seq>`), which its successor's
+ * key carries on (invariant 7); undefined for a run no parent waits for.
+ */
+export function parentLinkOfKey(key: string | null | undefined): string | undefined {
+  const match = key === null || key === undefined ? null : CHILD_KEY.exec(key);
+  return match ? match[1] : undefined;
 }
 
 /** The signal that carries a child's end to its parent. */
@@ -116,7 +133,9 @@ export function childrenInJournal(
   entries: readonly JournalEntry[],
 ): Array<ChildStarted & { ended: boolean }> {
   const children = new Map<string, ChildStarted & { ended: boolean }>();
-  const ended = new Set<string>();
+  // Ends may be journaled before the start they answer is (signals wait in the inbox), so they are
+  // applied after the starts, in journal order: a `continued` end moves the child to its successor.
+  const ends: Array<{ runId: string; successor: string | undefined }> = [];
   for (const entry of entries) {
     if (
       entry.type === 'ActivityCompleted' &&
@@ -125,12 +144,26 @@ export function childrenInJournal(
     ) {
       children.set(entry.result.runId, { ...entry.result, ended: false });
     } else if (entry.type === 'SignalReceived' && entry.name.startsWith(CHILD_START_PREFIX)) {
-      ended.add(entry.name.slice(CHILD_START_PREFIX.length));
+      ends.push({ runId: entry.name.slice(CHILD_START_PREFIX.length), successor: successorIn(entry.payload) });
     }
   }
-  for (const id of ended) {
-    const child = children.get(id);
-    if (child) child.ended = true;
+  for (const end of ends) {
+    const child = children.get(end.runId);
+    if (child === undefined) continue;
+    if (end.successor === undefined) {
+      child.ended = true;
+    } else {
+      children.delete(end.runId);
+      children.set(end.successor, { ...child, runId: end.successor });
+    }
   }
   return [...children.values()];
+}
+
+/** The successor a `continued` child end names (invariant 7); undefined for any other end. */
+function successorIn(payload: unknown): string | undefined {
+  const end = payload as Partial<{ status: string; successor: unknown }> | null;
+  return typeof end === 'object' && end !== null && end.status === 'continued' && typeof end.successor === 'string'
+    ? end.successor
+    : undefined;
 }

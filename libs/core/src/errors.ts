@@ -319,19 +319,20 @@ export class SignalTimeoutError extends BatonError {
 }
 
 /**
- * A child workflow (`ctx.startChild`, `ctx.executeChild`) ended without a result: it failed, was
- * cancelled, or continued as new (which a parent does not follow yet). `failure` is what ended it.
+ * A child workflow (`ctx.startChild`, `ctx.executeChild`) ended without a result: it failed or was
+ * cancelled. `failure` is what ended it; `childRunId` names the run that ended (the last of the
+ * child's chain when it continued as new).
  */
 export class ChildWorkflowError extends BatonError {
   constructor(
     readonly childRunId: string,
     readonly workflow: string,
-    readonly status: 'failed' | 'cancelled' | 'continued',
+    readonly status: 'failed' | 'cancelled',
     readonly failure: SerializedError,
   ) {
     super(
       'BATON_CHILD_WORKFLOW_FAILED',
-      `child run ${childRunId} (${workflow}) ${status === 'continued' ? 'continued as new' : status}: ${failure.name}: ${failure.message}`,
+      `child run ${childRunId} (${workflow}) ${status}: ${failure.name}: ${failure.message}`,
       { cause: deserializeError(failure) },
     );
   }

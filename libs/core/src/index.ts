@@ -71,7 +71,7 @@ export { defineActivity, defineWorkflow } from './workflow.js';
 export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
 export { ContinueAsNew, CONTINUED_AS, continuationKey, isContinuedAsNew } from './continue-as-new.js';
 export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
-export { childKey, childKeyPrefix, parentOfKey } from './child-workflows.js';
+export { childKey, childKeyPrefix, parentLinkOfKey, parentOfKey } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
 export type {

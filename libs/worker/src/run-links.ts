@@ -8,6 +8,7 @@ import {
   CONTINUED_AS,
   continuationKey,
   isContinuedAsNew,
+  parentLinkOfKey,
   parentOfKey,
   type ContinuedAsNew,
 } from '@baton/core';
@@ -62,7 +63,7 @@ export async function startSuccessor(
       workflow: next.workflow,
       version: next.version,
       input: next.input,
-      idempotencyKey: continuationKey(run.runId),
+      idempotencyKey: successorKey(run),
       ...(run.traceparent !== undefined && { traceparent: run.traceparent }),
     },
     `input of run ${next.runId} (${next.workflow}@${next.version}, continued from run ${run.runId})`,
@@ -71,6 +72,12 @@ export async function startSuccessor(
     { runId: run.runId, successor: next.runId, workflow: next.workflow, version: next.version },
     'run continued as new',
   );
+}
+
+/** The successor's key: its run's continuation key, carrying a child's link to its parent on. */
+function successorKey(run: RunRecord): string {
+  const link = parentLinkOfKey(run.idempotencyKey);
+  return link === undefined ? continuationKey(run.runId) : `${continuationKey(run.runId)}|${link}`;
 }
 
 /** Sends the start of a child of `parent` (`ctx.startChild`); the trace carries on from the parent's. */

@@ -3,7 +3,8 @@
  * a parent starts children and waits for their results durably; a child's failure reaches the
  * parent as ChildWorkflowError; a parent frozen right after starting a child, resumed by another
  * worker, never starts a second one; a child frozen after journaling its end reports it once;
- * cancelling the parent cancels its children unless they were abandoned.
+ * cancelling the parent cancels its children unless they were abandoned; a child that continues as
+ * new is followed to its chain's last run, for its result and for the parent-close policy.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -74,7 +75,23 @@ function workflows(ledger: Ledger) {
     version: 1,
     run: async (ctx, input: { n: number }) => ctx.executeChild(child, { n: input.n, fail: input.n < 0 }),
   });
-  return { child, parent, waiting, direct };
+  const looping = defineWorkflow({
+    name: 'cw_looping',
+    version: 1,
+    run: async (ctx, input: { left: number; total: number; wait?: boolean }) => {
+      const total = input.total + (await ctx.run(work, input.left));
+      if (input.left > 0) return ctx.continueAsNew({ ...input, left: input.left - 1, total });
+      if (input.wait) await ctx.waitForSignal(release);
+      return total;
+    },
+  });
+  const loopParent = defineWorkflow({
+    name: 'cw_loop_parent',
+    version: 1,
+    run: async (ctx, input: { wait: boolean }) =>
+      ctx.executeChild(looping, { left: 2, total: 0, wait: input.wait }),
+  });
+  return { child, parent, waiting, direct, looping, loopParent };
 }
 
 async function childrenOf(f: Fleet, parentRunId: string) {
@@ -205,6 +222,49 @@ describe('child workflows', () => {
       'the child to be cancelled',
     );
     expect((await f.store.getRun(child.runId))?.error?.message).toMatch(/parent run \S+ cancelled/);
+  });
+
+  it('a child that continues as new is followed: the parent gets its last run\'s result', async () => {
+    const ledger = new Ledger();
+    const { loopParent } = workflows(ledger);
+    const f = (current = fleet({ workflows: Object.values(workflows(ledger)) }));
+    await f.spawn();
+    const run = await f.client.start(loopParent, { wait: false });
+    // 20 + 10 + 0 from the chain's three runs.
+    expect(await run.result({ timeoutMs: 10_000 })).toBe(30);
+    const first = (await childrenOf(f, run.runId))[0]!;
+    const chain = (await f.store.listRuns({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 })).runs;
+    expect(chain).toHaveLength(2);
+    for (const successor of chain) {
+      expect(parentOfKey(successor.idempotencyKey)?.runId).toBe(run.runId);
+      expect(successor.status).toBe('completed');
+    }
+    expect(chain.map((r) => r.idempotencyKey)).toContain(`continue-as-new:${first.runId}|${childKey(run.runId, parentOfKey(first.idempotencyKey)!.seq)}`);
+  });
+
+  it('cancelling the parent cancels the run its child continued as', async () => {
+    const ledger = new Ledger();
+    const { loopParent } = workflows(ledger);
+    const f = (current = fleet({ workflows: Object.values(workflows(ledger)) }));
+    await f.spawn();
+    const run = await f.client.start(loopParent, { wait: true });
+    let last: string | undefined;
+    await until(
+      async () => {
+        const chain = (await f.store.listRuns({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 })).runs;
+        last = chain.find((r) => r.status === 'suspended')?.runId;
+        return last !== undefined;
+      },
+      10_000,
+      'the last run of the chain to wait',
+    );
+    await f.client.cancel(run.runId, 'stop the chain');
+    await expect(run.result({ timeoutMs: 10_000 })).rejects.toThrow(/stop the chain/);
+    await until(
+      async () => (await f.store.getRun(last!))?.status === 'cancelled',
+      10_000,
+      'the chain\'s last run to be cancelled',
+    );
   });
 
   it('an abandoned child runs on after its parent is cancelled, and its end reaches nobody', async () => {

@@ -109,18 +109,23 @@ function startActivity(workflow: string, host: ExecutionHost): ActivityDefinitio
   };
 }
 
+/**
+ * The child's end; a child that continued as new is followed to its successor, which reports its
+ * own end (invariant 7), until a run of the chain ends for good. Each wait is a journaled signal, so
+ * a replay follows the same chain.
+ */
 async function waitForEnd(ctx: WorkflowContext, child: ChildStarted): Promise<unknown> {
-  const end = await ctx.waitForSignal<ChildEnd>(childSignalName(child.runId));
-  switch (end.status) {
-    case 'completed':
-      return end.result;
-    case 'failed':
-    case 'cancelled':
-      throw new ChildWorkflowError(child.runId, child.workflow, end.status, end.error);
-    case 'continued':
-      throw new ChildWorkflowError(child.runId, child.workflow, 'continued', {
-        name: 'ContinueAsNew',
-        message: `it continued as run ${end.successor}, which a parent does not follow yet; wait for it with the client`,
-      });
+  let runId = child.runId;
+  for (;;) {
+    const end = await ctx.waitForSignal<ChildEnd>(childSignalName(runId));
+    switch (end.status) {
+      case 'completed':
+        return end.result;
+      case 'failed':
+      case 'cancelled':
+        throw new ChildWorkflowError(runId, child.workflow, end.status, end.error);
+      case 'continued':
+        runId = end.successor;
+    }
   }
 }
