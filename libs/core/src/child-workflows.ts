@@ -144,7 +144,10 @@ export function childrenInJournal(
     ) {
       children.set(entry.result.runId, { ...entry.result, ended: false });
     } else if (entry.type === 'SignalReceived' && entry.name.startsWith(CHILD_START_PREFIX)) {
-      ends.push({ runId: entry.name.slice(CHILD_START_PREFIX.length), successor: successorIn(entry.payload) });
+      ends.push({
+        runId: entry.name.slice(CHILD_START_PREFIX.length),
+        successor: successorIn(entry.payload),
+      });
     }
   }
   for (const end of ends) {
@@ -163,7 +166,10 @@ export function childrenInJournal(
 /** The successor a `continued` child end names (invariant 7); undefined for any other end. */
 function successorIn(payload: unknown): string | undefined {
   const end = payload as Partial<{ status: string; successor: unknown }> | null;
-  return typeof end === 'object' && end !== null && end.status === 'continued' && typeof end.successor === 'string'
+  return typeof end === 'object' &&
+    end !== null &&
+    end.status === 'continued' &&
+    typeof end.successor === 'string'
     ? end.successor
     : undefined;
 }

@@ -224,7 +224,7 @@ describe('child workflows', () => {
     expect((await f.store.getRun(child.runId))?.error?.message).toMatch(/parent run \S+ cancelled/);
   });
 
-  it('a child that continues as new is followed: the parent gets its last run\'s result', async () => {
+  it("a child that continues as new is followed: the parent gets its last run's result", async () => {
     const ledger = new Ledger();
     const { loopParent } = workflows(ledger);
     const f = (current = fleet({ workflows: Object.values(workflows(ledger)) }));
@@ -239,7 +239,9 @@ describe('child workflows', () => {
       expect(parentOfKey(successor.idempotencyKey)?.runId).toBe(run.runId);
       expect(successor.status).toBe('completed');
     }
-    expect(chain.map((r) => r.idempotencyKey)).toContain(`continue-as-new:${first.runId}|${childKey(run.runId, parentOfKey(first.idempotencyKey)!.seq)}`);
+    expect(chain.map((r) => r.idempotencyKey)).toContain(
+      `continue-as-new:${first.runId}|${childKey(run.runId, parentOfKey(first.idempotencyKey)!.seq)}`,
+    );
   });
 
   it('cancelling the parent cancels the run its child continued as', async () => {
@@ -263,7 +265,7 @@ describe('child workflows', () => {
     await until(
       async () => (await f.store.getRun(last!))?.status === 'cancelled',
       10_000,
-      'the chain\'s last run to be cancelled',
+      "the chain's last run to be cancelled",
     );
   });
 
