@@ -1,6 +1,6 @@
 /**
  * Rate limits on memory adapters (real stores: the conformance section): the limit holds across
- * workers, counted per window at the store's grant times; a run waiting for a place holds no
+ * workers, counted per window at the store's grant times, retries included; a run waiting for a place holds no
  * worker slot, whether it waits in process (the slot lent) or suspended; a journaled step asks for
  * no place on replay; a key function that throws fails its run; a cancel ends a waiting run.
  */
@@ -140,6 +140,33 @@ describe('rate limits', () => {
       expect(suspended.length > 0).toBe(mode === 'suspended');
     });
   }
+
+  it('takes a place for every retry, waiting for it as the store says', async () => {
+    const counted = countingStore();
+    const limit = defineRateLimit({ name: 'rl_retry', limit: 1, per: '300ms' });
+    let attempts = 0;
+    const flaky = defineActivity({
+      name: 'rl_flaky',
+      rateLimit: limit,
+      retry: { maxAttempts: 3, initialDelayMs: 1, jitter: false },
+      run: () => {
+        if (++attempts < 3) throw new Error('try again');
+        return attempts;
+      },
+    });
+    const wf = defineWorkflow({
+      name: 'rl_retry_wf',
+      version: 1,
+      run: async (ctx) => ctx.run(flaky, undefined),
+    });
+    const f = (current = fleet({ workflows: [wf] }, undefined, counted.make));
+    await f.spawn();
+    expect(await (await f.client.start(wf, undefined)).result({ timeoutMs: 5_000 })).toBe(3);
+    expect(counted.grants).toHaveLength(3);
+    expect(mostPerWindow(counted.grants, 300)).toBe(1);
+    // Each retry was refused once and asked again after the wait, not in a loop.
+    expect(counted.asks.length).toBeLessThanOrEqual(6);
+  });
 
   it('asks for no place for a step the journal holds when the run replays', async () => {
     const counted = countingStore();
