@@ -405,11 +405,14 @@ function withoutStack(error: SerializedError): SerializedError {
 /**
  * The workflow as the check runs it: every activity it calls through `ctx.run` or `ctx.activity`
  * keeps its name and options (so the step identities and the journaling are the same) but its
- * `run` and `reconcile` only stop the check: no activity code runs, even for a step in doubt.
+ * `run` and `reconcile` only stop the check: no activity code runs, even for a step in doubt. Its
+ * rate limit is dropped: a limit is no step, and a live step ends the check before it could ask.
  */
 function inertActivities(workflow: AnyWorkflowDefinition, stop: () => Error): AnyWorkflowDefinition {
   const inert = <I, O>(def: ActivityDefinition<I, O>): ActivityDefinition<I, O> => ({
     ...def,
+    // The check asks no store for a place: the first live step ends it anyway.
+    rateLimit: undefined,
     run: () => {
       throw stop();
     },

@@ -127,6 +127,13 @@ export type {
 export { DEFAULT_SCHEDULE_PAGE, MAX_SCHEDULE_PAGE } from './contracts/schedules.js';
 export type { ConcurrencyStore, SlotAnswer, SlotRequest, SlotState } from './contracts/concurrency.js';
 export { checkSlotRequest, MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
+export type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from './contracts/rate-limits.js';
+export {
+  checkRateLimitRequest,
+  MAX_RATE_LIMIT,
+  MAX_RATE_LIMIT_KEY_LENGTH,
+  MAX_RATE_WINDOW_MS,
+} from './contracts/rate-limits.js';
 export {
   assertScheduleId,
   checkDueLimit,

@@ -68,6 +68,8 @@ export type {
   WorkflowOutput,
 } from './workflow.js';
 export { defineActivity, defineWorkflow } from './workflow.js';
+export type { ActivityRateLimit, KeyedRateLimit, RateLimitDefinition, RateLimitSpec } from './rate-limit.js';
+export { defineRateLimit } from './rate-limit.js';
 export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
 export { ContinueAsNew, CONTINUED_AS, continuationKey, isContinuedAsNew } from './continue-as-new.js';
 export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';

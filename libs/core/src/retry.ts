@@ -43,6 +43,11 @@ export interface RetryOptions {
   signal?: AbortSignal;
   /** Name used in timeout errors. */
   name: string;
+  /**
+   * Awaited before each retry, outside its timeout (an activity's rate limit). A rejection while
+   * `signal` is aborted ends the loop with the signal's reason; any other fails the attempt.
+   */
+  beforeRetry?: (() => Promise<void>) | undefined;
 }
 
 /** Thrown by runWithRetry when it gives up; `attempts` tells how many were made. */
@@ -86,6 +91,7 @@ export async function runWithRetry<T>(
         attempts = retry + 1;
         outer?.throwIfAborted();
         try {
+          if (options.beforeRetry) await options.beforeRetry();
           return await runAttempt(fn, attempts, options.timeoutMs, options.name, outer);
         } catch (err) {
           if (outer?.aborted) throw new AbortError(asError(outer.reason));

@@ -7,6 +7,7 @@ import type { RetryPolicy } from './retry.js';
 import type { SignalDefinition } from './signal.js';
 import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
 import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
+import { checkActivityRateLimit, type ActivityRateLimit } from './rate-limit.js';
 import {
   isStandardSchema,
   type StandardSchemaInput,
@@ -60,6 +61,12 @@ export interface ActivityOptions {
 export interface ActivityDefinition<I = unknown, O = unknown> extends ActivityOptions {
   readonly kind: 'activity';
   readonly name: string;
+  /**
+   * A limit from `defineRateLimit`, or `{ limit, key: (input) => string }` for one window per key:
+   * every live attempt takes a place under it first, fleet-wide; a refused one waits without
+   * holding the worker's slot (docs/rate-limits.md). A journaled step never asks. @defaultValue none
+   */
+  readonly rateLimit?: ActivityRateLimit<I> | undefined;
   run(input: I, io: ActivityIO): Promise<O> | O;
   /**
    * Called on resume when the journal shows this activity started but never completed. Return the
@@ -215,6 +222,7 @@ export function defineActivity<I, O>(spec: Omit<ActivityDefinition<I, O>, 'kind'
     throw new ConfigError(`activity ${spec.name}: timeoutMs must be a positive number of milliseconds`);
   }
   checkFreshness(spec.name, spec);
+  checkActivityRateLimit(spec.name, spec.rateLimit);
   return Object.freeze({ ...spec, kind: 'activity' as const });
 }
 

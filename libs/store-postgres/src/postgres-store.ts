@@ -40,6 +40,8 @@ import type {
   WorkerReport,
   PublishedMembership,
   ScanTurn,
+  RateLimitAnswer,
+  RateLimitRequest,
   SlotAnswer,
   SlotRequest,
   SlotState,
@@ -65,6 +67,7 @@ import * as pause from './pause.js';
 import * as payloads from './payloads.js';
 import * as presence from './presence.js';
 import * as concurrency from './concurrency.js';
+import * as rateLimits from './rate-limits.js';
 import * as queries from './queries.js';
 import { checkSynchronousStandby } from './replication.js';
 import * as retention from './retention.js';
@@ -360,6 +363,10 @@ export class PostgresStore implements Store, PresenceStore {
   }
   slotState(key: string): Promise<SlotState> {
     return this.run('slotState', (db) => concurrency.slotState(db, key));
+  }
+  // RateLimitStore
+  takeRateToken(request: RateLimitRequest): Promise<RateLimitAnswer> {
+    return this.run('takeRateToken', (db) => rateLimits.takeRateToken(db, request));
   }
   takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
     return this.run('takeScanTurn', (db) => presence.takeScanTurn(db, scan, workerId, turnMs));

@@ -76,6 +76,8 @@ export interface KeyLayout {
   readonly slotHolders: (key: string) => string;
   readonly slotWaiting: (key: string) => string;
   readonly slotSeq: string;
+  /** Rate limit grants per name and key (lua/take-rate-token.lua); '|' never occurs in a name. */
+  readonly rateLog: (name: string, key: string) => string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -113,5 +115,6 @@ export function keyLayout(prefix: string): KeyLayout {
     slotHolders: (key) => `${prefix}slot:${key}`,
     slotWaiting: (key) => `${prefix}slot-wait:${key}`,
     slotSeq: `${prefix}slot-seq`,
+    rateLog: (name, key) => `${prefix}rate:${name}|${key}`,
   };
 }

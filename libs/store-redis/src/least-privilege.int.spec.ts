@@ -41,6 +41,7 @@ const README_ACL = [
   '+zrevrangebyscore',
   '+zrangebylex',
   '+scan',
+  '+pexpire',
   '+client|setname',
   '+client|getname',
   '+client|list',

@@ -51,6 +51,8 @@ import type {
   SchedulePage,
   ScheduleQuery,
   ScheduleRecord,
+  RateLimitAnswer,
+  RateLimitRequest,
   SlotAnswer,
   SlotRequest,
   SlotState,
@@ -79,6 +81,7 @@ import * as retention from './retention.js';
 import * as runs from './runs.js';
 import * as schedules from './schedules.js';
 import * as concurrency from './concurrency.js';
+import * as rateLimits from './rate-limits.js';
 import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
 import * as waits from './waits.js';
 
@@ -315,6 +318,11 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   }
   slotState(key: string): Promise<SlotState> {
     return this.op('slotState', (ctx) => concurrency.slotState(ctx, key));
+  }
+
+  // RateLimitStore
+  takeRateToken(request: RateLimitRequest): Promise<RateLimitAnswer> {
+    return this.op('takeRateToken', (ctx) => rateLimits.takeRateToken(ctx, request));
   }
 
   // JournalIndex (group commit across runs)

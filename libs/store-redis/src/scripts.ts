@@ -55,6 +55,7 @@ export const SCRIPT_NAMES = [
   'request-pause',
   'resume-run',
   'suspend-run',
+  'take-rate-token',
   'take-scan-turn',
   'write-checkpoint',
 ] as const;

@@ -23,6 +23,7 @@ import { describePayloadStoreConformance } from './payload-store-conformance.js'
 import { describeFleetConformance } from './store-conformance-fleet.js';
 import { describeScheduleConformance } from './store-conformance-schedules.js';
 import { describeConcurrencyConformance } from './store-conformance-concurrency.js';
+import { describeRateLimitConformance } from './store-conformance-rate-limits.js';
 import { describeJournalIndexConformance } from './store-conformance-journal-index.js';
 import {
   describePresenceChoice,
@@ -82,6 +83,7 @@ export function describeStoreConformance(
     describeFleetConformance(store);
     describeScheduleConformance(store);
     describeConcurrencyConformance(store);
+    describeRateLimitConformance(store);
     if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
     else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));
     describePresenceChoice(factory, options.pair);

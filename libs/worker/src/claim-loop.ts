@@ -5,6 +5,11 @@
  * While the heap is above the memory budget (memory-budget.ts) it fetches nothing and takes no
  * found run, except one when nothing is in flight, so the worker never stalls.
  *
+ * A run waiting in process for a rate limit lends its slot (`lendSlot`): the loop may claim
+ * another run meanwhile. At most `concurrency` slots are lent at once (so at most twice
+ * `concurrency` runs are in memory), and a run taking its slot back is served before any new
+ * claim: it waits only for a run to end, never behind fetched messages.
+ *
  * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run-session.ts
  * (recovery in resume-point.ts, then replay) -> journal-writer.ts.
  */
@@ -24,6 +29,10 @@ const MEMORY_POLL_MS = 20;
 export class ClaimLoop {
   private slots = 0;
   private slotFreed: (() => void) | undefined;
+  /** Slots lent by runs waiting for a rate limit, not yet taken back. */
+  private lent = 0;
+  /** Runs waiting to take a lent slot back, first come first served. */
+  private readonly takingBack: Array<() => void> = [];
   private readonly fetchAbort = new AbortController();
   private readonly handling = new Set<Promise<void>>();
   private loop: Promise<void> = Promise.resolve();
@@ -52,6 +61,8 @@ export class ClaimLoop {
   /** Stops fetching; resolves once the loop has left (deliveries being handled go on). */
   async stop(): Promise<void> {
     this.fetchAbort.abort();
+    // Runs taking a lent slot back go on at once: they are handing off, and nothing is claimed.
+    for (const give of this.takingBack.splice(0)) give();
     this.slotFreed?.();
     await this.loop;
     this.budget.stop();
@@ -94,6 +105,48 @@ export class ClaimLoop {
       },
     });
     return true;
+  }
+
+  /**
+   * Lends the calling run's slot while it waits for a rate limit; returns the function that takes a
+   * slot back (once; it resolves when the run holds one), or undefined when `concurrency` slots are
+   * lent already (the run suspends instead).
+   */
+  lendSlot(): (() => Promise<void>) | undefined {
+    if (this.lent >= this.options.concurrency) return undefined;
+    this.lent++;
+    this.freeSlot();
+    let back: Promise<void> | undefined;
+    return () => (back ??= this.takeSlotBack());
+  }
+
+  private takeSlotBack(): Promise<void> {
+    const take = (): void => {
+      this.lent--;
+      this.slots++;
+    };
+    if (this.slots < this.options.concurrency || !this.running()) {
+      take();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) =>
+      this.takingBack.push(() => {
+        take();
+        resolve();
+      }),
+    );
+  }
+
+  /** A slot frees: a run taking its lent slot back gets it before the loop may fetch. */
+  private freeSlot(): void {
+    this.slots--;
+    const next = this.takingBack.shift();
+    if (next !== undefined) {
+      next();
+      return;
+    }
+    this.slotFreed?.();
+    this.slotFreed = undefined;
   }
 
   private async run(): Promise<void> {
@@ -156,10 +209,8 @@ export class ClaimLoop {
   private take(delivery: Delivery): void {
     this.slots++;
     const handled = this.handleDelivery(delivery).finally(() => {
-      this.slots--;
       this.handling.delete(handled);
-      this.slotFreed?.();
-      this.slotFreed = undefined;
+      this.freeSlot();
     });
     this.handling.add(handled);
   }

@@ -36,6 +36,8 @@ export interface ClaimContext {
   readonly sessions: Map<string, RunSession>;
   /** Whether the worker still takes new work (else a session hands its run off at once). */
   running(): boolean;
+  /** Lends a run's claim slot while it waits for a rate limit (ClaimLoop.lendSlot). */
+  lendSlot(): (() => Promise<void>) | undefined;
 }
 
 /** The lease `createRunAndLease` took with the run it created, and when it was asked for. */
@@ -107,6 +109,7 @@ export async function claimRun(
     context.keeper,
     instruments,
     context.storeClock,
+    context.lendSlot,
   );
   sessions.set(run.runId, session);
   instruments.runsInFlight.add(1);

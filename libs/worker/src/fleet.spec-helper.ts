@@ -43,9 +43,10 @@ export const FAST: Partial<WorkerOptions> = {
 export function fleet(
   defaults: Partial<WorkerOptions> & Pick<WorkerOptions, 'workflows'>,
   wrapTransport: (t: Transport) => Transport = (t) => t,
+  makeStore: () => Store = () => memoryStore(),
 ): Fleet {
   const transport = wrapTransport(memoryTransport({ ackWaitMs: 1_000 }));
-  const store = memoryStore();
+  const store = makeStore();
   const workers: FleetWorker[] = [];
   return {
     transport,

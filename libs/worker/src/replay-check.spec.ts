@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   defineActivity,
+  defineRateLimit,
   defineWorkflow,
   type AnyWorkflowDefinition,
   type WorkflowContext,
@@ -222,6 +223,20 @@ describe('client.replayCheck (memory adapters)', () => {
         },
       ]);
       expect(executed).toEqual([]);
+      // Code that rate-limits the step under way checks the same: the check asks no store for a
+      // place (its host has none) and stops at the live step instead of failing on the limit.
+      const limit = defineRateLimit({ name: 'rc_limit', limit: 1, per: '1m' });
+      const limitedSlow = defineActivity({ name: 'slow', rateLimit: limit, run: (input: string) => input });
+      const limitedWf = defineWorkflow({
+        name: 'slow_flow',
+        version: 1,
+        run: async (ctx, input: string) => ctx.run(limitedSlow, await ctx.run(a, input)),
+      });
+      const limited = await f.client.replayCheck({
+        workflows: [limitedWf],
+        filter: { workflow: 'slow_flow' },
+      });
+      expect(limited.runs).toEqual(report.runs);
     } finally {
       release!();
     }

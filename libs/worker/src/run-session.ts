@@ -137,6 +137,8 @@ export class RunSession {
     private readonly instruments: WorkerInstruments,
     /** Timer deadlines and journal times are on the store's clock, which compares them. */
     private readonly storeClock: StoreClock,
+    /** Lends the run's claim slot while it waits for a rate limit (claim-loop.ts). */
+    private readonly lendSlot?: () => (() => Promise<void>) | undefined,
   ) {
     this.runId = start.run.runId;
     this.epoch = start.epoch;
@@ -391,6 +393,10 @@ export class RunSession {
       // ctx.now() records this too, so a workflow's times agree with its timers on every worker.
       clock: this.storeNow,
       readSignals: () => store.readSignals(this.runId),
+      // Rate limits are kept on the store's clock: a refusal's wait is a duration, not a time, so
+      // this worker's clock skew never moves it.
+      takeRateToken: (request) => store.takeRateToken(request),
+      lendSlot: this.lendSlot,
       startChild: (child) => startChild(this.options, this.start.run, child),
       // A process frozen past its lease (SIGSTOP, a long pause) wakes with its timers due at
       // once: the step a newer owner may have completed meanwhile must not start here before the

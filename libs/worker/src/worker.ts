@@ -164,6 +164,7 @@ export class Worker {
       dataLoss: this.dataLoss,
       sessions: this.sessions,
       running: () => this.stateValue === 'running',
+      lendSlot: () => this.claimLoop.lendSlot(),
     };
     const dispatcher = new Dispatcher(claims, this.registry, putBacks);
     this.memoryBudget = new MemoryBudget(this.options.memoryBudget, logger, this.instruments);

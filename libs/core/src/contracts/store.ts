@@ -12,6 +12,7 @@
  * - {@link FleetStore} (contracts/fleet.ts): the live workers' reports, for operators;
  * - {@link ScheduleStore} (contracts/schedules.ts): schedules, fired with compare-and-set;
  * - {@link ConcurrencyStore} (contracts/concurrency.ts): slots per concurrency key, in arrival order;
+ * - {@link RateLimitStore} (contracts/rate-limits.ts): grants per named limit and key, in a sliding window;
  * - {@link PresenceStore} (optional): which workers are alive, bound to their store connections,
  *   so a killed worker's runs are resumed when its connection drops instead of when its leases
  *   run out. A store without it (the in-memory one) leaves all of its methods out; the worker then
@@ -33,6 +34,7 @@ import type { FleetStore } from './fleet.js';
 import type { RunQueries } from './run-queries.js';
 import type { ScheduleStore } from './schedules.js';
 import type { ConcurrencyStore } from './concurrency.js';
+import type { RateLimitStore } from './rate-limits.js';
 import type { RunLineage, RunRecord, RunStatus } from './run-record.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -587,7 +589,8 @@ export interface Store
     RunQueries,
     FleetStore,
     ScheduleStore,
-    ConcurrencyStore {
+    ConcurrencyStore,
+    RateLimitStore {
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:

@@ -30,6 +30,8 @@ export interface ActivityExecution<I, O> {
   around?: ExecutionHost['aroundActivityAttempt'];
   /** Throws (and stops the run) when no side effect may start now; see ExecutionHost. */
   mayStart?: ExecutionHost['assertMayStartActivity'];
+  /** Before each retry: waits for a place under the step's rate limit (the first attempt's is taken before). */
+  beforeRetry?: (() => Promise<void>) | undefined;
 }
 
 /** The idempotency key of a step: the same on every attempt, resume and worker. */
@@ -97,6 +99,7 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
         timeoutMs: def.timeoutMs,
         signal,
         name: def.name,
+        beforeRetry: exec.beforeRetry,
       },
     );
   } catch (caught) {

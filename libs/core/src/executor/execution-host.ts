@@ -1,5 +1,6 @@
 /** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
 import type { InboxSignal, SuspendResult } from '../contracts/store.js';
+import type { RateLimitAnswer, RateLimitRequest } from '../contracts/rate-limits.js';
 import { CancelledError, NonDeterminismError, serializeError, type SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
 import type { AnyWorkflowDefinition } from '../workflow.js';
@@ -23,6 +24,19 @@ export interface ExecutionHost {
     consumedSignalIds: string[];
   }): Promise<SuspendResult>;
   heartbeat?(seq: number, details: unknown): void;
+  /**
+   * Asks the store for a place under a rate limit (RateLimitStore.takeRateToken), before every live
+   * attempt of a rate-limited activity. Absent on hosts that run no activity (a replay check): such
+   * a step then fails the run with ConfigError rather than running unlimited.
+   */
+  takeRateToken?(request: RateLimitRequest): Promise<RateLimitAnswer>;
+  /**
+   * Gives the run's worker slot back while the run waits in process for a rate limit, so the
+   * worker may run another run meanwhile. Returns the function that takes a slot back (resolving
+   * once it has one), or undefined when the worker lends no more slots: the run then suspends
+   * instead. Absent: the run waits holding its slot.
+   */
+  lendSlot?(): (() => Promise<void>) | undefined;
   /**
    * Called before an activity attempt starts (the moment a side effect may begin). Throws, after
    * stopping the run, when the run may not start one: its lease is no longer known to be valid, as

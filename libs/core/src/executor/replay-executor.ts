@@ -18,11 +18,24 @@
  * 7. A freshness re-run (maxAgeMs) happens at the stale completion's place in the delivery order,
  *    and no later completion is delivered before its result: the workflow sees the new value
  *    exactly where it saw the old one, which is where every later replay delivers it again.
+ * 8. A rate-limited step asks the store for a place before each live attempt, never for a step
+ *    history settled. A refused step waits (rate-waits.ts) without a journal entry or a sequence
+ *    number of its own, so whether, how long and how often it waited changes nothing a replay
+ *    sees; a crash mid-wait loses nothing (the step is live again on resume and asks again).
  */
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { toMs } from '../duration.js';
-import { BatonError, CancelledError, NonDeterminismError, UnencodableValueError } from '../errors.js';
+import {
+  BatonError,
+  CancelledError,
+  ConfigError,
+  NonDeterminismError,
+  UnencodableValueError,
+} from '../errors.js';
+import type { RateLimitRequest } from '../contracts/rate-limits.js';
+import { rateLimitRequest } from '../rate-limit.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { signalName } from '../signal.js';
@@ -44,6 +57,7 @@ import { LoopWake } from './loop-wake.js';
 import { Refreshes } from './freshness.js';
 import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type Settle } from './pending-waits.js';
+import { RateWaits } from './rate-waits.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
@@ -65,6 +79,8 @@ export class ReplayExecutor {
   private readonly refreshes = new Refreshes();
   private readonly patchAnswers: PatchAnswers;
   private readonly waits: PendingWaits;
+  /** Steps a rate limit refused, until they ask again (invariant 8). */
+  private readonly rateWaits = new RateWaits();
   private readonly deferred: Array<() => void> = [];
   /**
    * One signal for every activity of the run: aborted on cancel, lease loss or finish. (Per-
@@ -144,7 +160,7 @@ export class ReplayExecutor {
         await this.wake.next();
         continue;
       }
-      if (this.waits.size > 0) {
+      if (this.waits.size > 0 || this.rateWaits.size > 0) {
         idleStrikes = 0;
         const outcome = await this.handleWaits();
         if (outcome) return outcome;
@@ -168,6 +184,7 @@ export class ReplayExecutor {
     this.cancelReason ??= reason;
     const error = new CancelledError(this.options.runId, this.cancelReason);
     this.waits.rejectAll(error);
+    this.rateWaits.rejectAll(error);
     this.activityAbort.abort(error);
     this.wake.notify();
   }
@@ -285,16 +302,105 @@ export class ReplayExecutor {
           maxAgeMs: effective.maxAgeMs,
           run: async () => {
             await this.flushAppends();
-            return executeActivity(this.execution(stale, input, seq, false, true, false));
+            const request = this.rateRequest(stale, input);
+            if (request !== undefined) await this.waitForToken(request);
+            return executeActivity(this.execution(stale, input, seq, false, true, false, request));
           },
         });
       }
       return this.awaitHistory(seq) as Promise<O>;
     }
     const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
-    const execution = this.execution(effective, input, seq, inDoubt, false, pipelined);
-    if (pipelined || this.pendingAppends === 0) return this.live(executeActivity(execution));
-    return this.live(this.flushAppends().then(() => executeActivity(execution)));
+    let request: RateLimitRequest | undefined;
+    try {
+      request = this.rateRequest(effective, input);
+    } catch (err) {
+      this.fail(err as Error);
+      return never();
+    }
+    const execution = this.execution(effective, input, seq, inDoubt, false, pipelined, request);
+    const start = (): Promise<O> => {
+      if (pipelined || this.pendingAppends === 0) return this.live(executeActivity(execution));
+      return this.live(this.flushAppends().then(() => executeActivity(execution)));
+    };
+    return request === undefined ? start() : this.rateGated(seq, request, start);
+  }
+
+  /**
+   * The store request of a live call of a rate-limited activity, undefined without a limit. A key
+   * function that fails, or a host that cannot ask a store, is a ConfigError (the run fails): a
+   * declared limit is never skipped.
+   */
+  private rateRequest<I>(def: ActivityDefinition<I, unknown>, input: I): RateLimitRequest | undefined {
+    if (def.rateLimit === undefined) return undefined;
+    if (this.host.takeRateToken === undefined) {
+      throw new ConfigError(
+        `activity ${def.name} has a rate limit, and this host cannot ask a store for a place under it`,
+      );
+    }
+    return rateLimitRequest(def.name, def.rateLimit, input);
+  }
+
+  /**
+   * Starts a rate-limited step's first attempt once the store grants a place (invariant 8). A
+   * refusal parks the step in `rateWaits` until the time the store said; the run's loop asks again
+   * then, waiting in process with its worker slot lent, or suspended (handleWaits). The ask is
+   * work in flight; the wait is not. A store that fails the ask stops the run (it resumes later),
+   * as a failed journal append does.
+   */
+  private rateGated<O>(seq: number, request: RateLimitRequest, start: () => Promise<O>): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      const ask = (): void => {
+        // Frozen or stopped: the step never starts here; a resumed run asks again.
+        if (this.state !== 'running' || this.fatal) return;
+        if (this.cancelReason !== undefined) {
+          reject(new CancelledError(this.options.runId, this.cancelReason));
+          return;
+        }
+        this.inFlight++;
+        this.host.takeRateToken!(request).then(
+          (answer) => {
+            if (this.cancelReason !== undefined) {
+              reject(new CancelledError(this.options.runId, this.cancelReason));
+            } else if (this.state === 'running' && !this.fatal) {
+              // start() counts the step as in flight before the ask stops counting.
+              if (answer.granted) start().then(resolve, reject);
+              else this.rateWaits.add(seq, { askAt: this.host.clock() + answer.waitMs, ask, reject });
+            }
+            this.inFlight--;
+            this.wake.notify();
+          },
+          (err: unknown) => {
+            this.inFlight--;
+            this.abort(err);
+          },
+        );
+      };
+      ask();
+    });
+  }
+
+  /**
+   * Before a retry of a rate-limited step (and a freshness re-run): asks until the store grants a
+   * place, sleeping in process each time for as long as it said (the retry's backoff holds the
+   * run's slot in the same way). Rejects with the run's abort reason when it stops meanwhile.
+   */
+  private async waitForToken(request: RateLimitRequest): Promise<void> {
+    const signal = this.activityAbort.signal;
+    for (;;) {
+      signal.throwIfAborted();
+      let answer;
+      try {
+        answer = await this.host.takeRateToken!(request);
+      } catch (err) {
+        this.abort(err);
+        throw err;
+      }
+      if (answer.granted) return;
+      await sleepFor(answer.waitMs, undefined, { signal, ref: false }).catch(() => {
+        throw signal.reason;
+      });
+    }
   }
 
   /** What executeActivity needs for one live execution of step `seq`. */
@@ -305,8 +411,10 @@ export class ReplayExecutor {
     inDoubt: boolean,
     refreshed: boolean,
     pipelined: boolean,
+    rateLimit?: RateLimitRequest,
   ): ActivityExecution<I, O> {
     return {
+      beforeRetry: rateLimit === undefined ? undefined : () => this.waitForToken(rateLimit),
       durableLater: pipelined && !refreshed,
       def,
       input,
@@ -496,6 +604,9 @@ export class ReplayExecutor {
 
   private async handleWaits(): Promise<ExecutionOutcome | undefined> {
     const now = this.host.clock();
+    const asks = this.rateWaits.takeDue(now);
+    for (const wait of asks) wait.ask();
+    if (asks.length > 0) return undefined;
     const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
     const ready = this.waits.takeReady(now, inbox);
     for (const { wait, entry, settle } of ready) {
@@ -503,10 +614,16 @@ export class ReplayExecutor {
     }
     if (ready.length > 0) return undefined;
 
-    const wakeAt = this.waits.earliestDeadline();
+    const wakeAt = earliestOf(this.waits.earliestDeadline(), this.rateWaits.earliest());
     if (wakeAt !== null && wakeAt - now <= this.inProcessWaitMs) {
-      await this.wake.nextOrAfter(wakeAt - this.host.clock());
-      return undefined;
+      // Waiting for a rate limit, the run lends its worker slot (invariant 8); with none to lend
+      // it suspends instead, below.
+      const takeBack = this.rateWaits.size > 0 ? this.host.lendSlot?.() : undefined;
+      if (takeBack !== undefined || this.rateWaits.size === 0 || this.host.lendSlot === undefined) {
+        await this.wake.nextOrAfter(wakeAt - this.host.clock());
+        await takeBack?.();
+        return undefined;
+      }
     }
     const result = await this.host.suspend({
       wakeAt,
@@ -578,4 +695,11 @@ export class ReplayExecutor {
     if (this.inFlight > 0) this.activityAbort.abort(new Error('run finished'));
     return outcome;
   }
+}
+
+/** The earlier of two optional times. */
+function earliestOf(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
 }

@@ -52,6 +52,8 @@ export class MemoryState {
   readonly schedules = new Map<string, ScheduleRecord>();
   /** Concurrency slots by key (memory-concurrency.ts). */
   readonly slots = new Map<string, SlotState>();
+  /** Rate limit grant times, oldest first, by `<name>|<key>` (memory-rate-limits.ts). */
+  readonly rateGrants = new Map<string, number[]>();
 
   constructor(
     /** The store's clock (ms since epoch). */

@@ -63,8 +63,10 @@ import type {
 } from '../contracts/group-journal.js';
 import { BatonError } from '../errors.js';
 import type { SlotAnswer, SlotRequest, SlotState } from '../contracts/concurrency.js';
+import type { RateLimitAnswer, RateLimitRequest } from '../contracts/rate-limits.js';
 import * as checkpoints from './memory-checkpoints.js';
 import * as concurrency from './memory-concurrency.js';
+import * as rateLimits from './memory-rate-limits.js';
 import * as fleet from './memory-fleet.js';
 import * as journalIndex from './memory-journal-index.js';
 import * as leases from './memory-leases.js';
@@ -265,6 +267,11 @@ class MemoryStore implements Store {
   }
   async slotState(key: string): Promise<SlotState> {
     return concurrency.slotState(this.open('slotState'), key);
+  }
+
+  // RateLimitStore
+  async takeRateToken(request: RateLimitRequest): Promise<RateLimitAnswer> {
+    return rateLimits.takeRateToken(this.open('takeRateToken'), request);
   }
 
   // TimerStore and SignalInbox
