@@ -33,6 +33,7 @@ import {
   type Transport,
 } from '@baton/core/adapter';
 import {
+  checkRunPriority,
   decodeJournalRecord,
   deleteFinishedRun,
   cancelMessage,
@@ -54,6 +55,7 @@ import {
   type PayloadProtectionOptions,
   type PositionedEntry,
   type RunDeletion,
+  type RunPriority,
   signalName,
   supportsGroupJournal,
   withGroupJournal,
@@ -101,6 +103,15 @@ export interface StartOptions {
   idempotencyKey?: string;
   /** W3C traceparent of the caller, carried to every attempt. */
   traceparent?: string;
+  /**
+   * Which lane of the run queue the start waits in: a worker with a choice claims `'high'` runs
+   * first, yet still claims `'normal'` and `'low'` ones (2 and 1 in every 8 claims under a steady
+   * high load; docs/priorities.md). Only the first claim is prioritised: the run's later messages
+   * (wakes, resumes, signals) go in the default lane. Not journaled: it never changes what the run
+   * does. Anything else than the three levels is refused with a ConfigError, nothing sent.
+   * @defaultValue 'normal'
+   */
+  priority?: RunPriority;
 }
 
 /** Options of {@link Client.fork}: exactly one of `fromCheckpoint` and `fromJournalPosition`. */
@@ -280,6 +291,7 @@ export class Client {
     if (!workflow || typeof workflow.name !== 'string' || !Number.isInteger(workflow.version)) {
       throw new ConfigError('client.start needs a workflow definition or { name, version }');
     }
+    const priority = checkRunPriority(options.priority, 'client.start');
     // Before the run id, the connection and the payload store: a refused input leaves no trace.
     const value = await validatedInput(workflow, input);
     const runId =
@@ -309,6 +321,7 @@ export class Client {
         )),
         ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
         ...(traceparent !== undefined ? { traceparent } : {}),
+        ...(priority !== undefined ? { priority } : {}),
       });
       await sendRunMessage(this.transport, message);
     });

@@ -34,6 +34,17 @@ export type {
   AnyAdapterRegistration,
 } from './contracts/registration.js';
 export { parseWholeNumber, textSetting, wholeNumberSetting } from './settings.js';
+export { PriorityLanes } from './priority-lanes.js';
+export type { LaneFetch } from './priority-lanes.js';
+export {
+  DEFAULT_RUN_PRIORITY,
+  PRIORITY_CYCLE,
+  RUN_PRIORITIES,
+  checkRunPriority,
+  planClaims,
+  priorityRank,
+} from './priority.js';
+export type { RunPriority } from './priority.js';
 export type {
   BacklogDetail,
   BacklogPart,

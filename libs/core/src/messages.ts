@@ -3,6 +3,7 @@
  * (hand-off, reaped lease) and `wake` (timer due, signal arrived, cancel of a suspended run).
  */
 import type { PayloadRef } from './journal.js';
+import type { RunPriority } from './priority.js';
 
 interface MessageBase {
   runId: string;
@@ -20,6 +21,12 @@ export interface StartMessage extends MessageBase {
   inputRef?: PayloadRef;
   idempotencyKey?: string;
   enqueuedAt: number;
+  /**
+   * The lane the message was enqueued in, absent for the default `'normal'` (so a start without a
+   * priority encodes as it always did). Informational once delivered: it chose the claim order,
+   * it is not journaled and does not change what the run does (docs/priorities.md).
+   */
+  priority?: RunPriority;
 }
 
 export interface ResumeMessage extends MessageBase {

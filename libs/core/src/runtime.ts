@@ -119,6 +119,8 @@ export { checkJournalFromStart, findHistoryStart } from './runtime/history-start
 export type { ReadRunHistoryOptions, RunHistory } from './runtime/run-history.js';
 export { readRunHistory } from './runtime/run-history.js';
 export type { OutgoingRunMessage, StartMessageFields } from './runtime/run-messages.js';
+export { DEFAULT_RUN_PRIORITY, RUN_PRIORITIES, checkRunPriority } from './priority.js';
+export type { RunPriority } from './priority.js';
 export {
   cancelMessage,
   resumeMessage,

@@ -18,6 +18,7 @@ import { describeBacklogConformance } from './transport-conformance-backlog.js';
 import { describeDeadLetterConformance } from './transport-conformance-dead-letters.js';
 import { describeGroupLogConformance } from './transport-conformance-group-log.js';
 import { describeJournalConformance } from './transport-conformance-journal.js';
+import { describePriorityConformance } from './transport-conformance-priorities.js';
 import { describeQueueConformance } from './transport-conformance-queue.js';
 
 /** Options of {@link describeTransportConformance}. */
@@ -51,6 +52,7 @@ export function describeTransportConformance(
     describeLifecycle(factory);
 
     describeQueueConformance(transport, ackWaitMs);
+    describePriorityConformance(transport);
     describeJournalConformance(transport);
     if (options.withoutGroupLog === undefined) describeGroupLogConformance(transport);
     else describe.skip(`group log: ${options.withoutGroupLog}`, () => it.skip('not implemented'));

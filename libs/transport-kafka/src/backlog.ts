@@ -1,12 +1,18 @@
 /**
- * The run queue's backlog on Kafka: the workers' consumer-group lag on the runs topic, summed over
- * its partitions (each partition's high watermark minus the group's committed offset there, or
+ * The run queue's backlog on Kafka: the workers' consumer-group lag on each priority lane's topic
+ * (the runs topic, `.high`, `.low`), summed over their partitions (each partition's high watermark minus the group's committed offset there, or
  * minus its low watermark while the group has committed nothing, since the group reads from the
  * beginning). The transport commits an offset only once every record before it was acked, so the
  * lag also counts records a worker has fetched but not yet claimed, and a record nakked for later.
  */
-import type { BacklogDetail, BacklogPart } from '@baton/core/adapter';
+import {
+  DEFAULT_RUN_PRIORITY,
+  RUN_PRIORITIES,
+  type BacklogDetail,
+  type BacklogPart,
+} from '@baton/core/adapter';
 import type { KafkaContext } from './context.js';
+import type { RunLane } from './layout.js';
 
 /** Two admin requests (committed offsets, watermarks); undefined if they fail or take longer than `timeoutMs`. */
 export async function consumerGroupLag(
@@ -17,38 +23,25 @@ export async function consumerGroupLag(
 }
 
 /**
- * The same lag partition by partition (`<runs topic>/<partition>`, by partition number), from the
- * same two admin requests; undefined if they fail or take longer than `timeoutMs`.
+ * The same lag partition by partition (`<topic>/<partition>`), from the same two admin requests
+ * per priority lane, made together; undefined if one fails or they take longer than `timeoutMs`.
+ * The `normal` lane's partitions (the runs topic) come first and are always listed, as before
+ * priorities; a `high` or `low` lane's partitions follow only where they hold anything.
  */
 export async function consumerGroupLagByPartition(
   context: KafkaContext,
   timeoutMs: number,
 ): Promise<BacklogDetail | undefined> {
-  const { admin, layout } = context;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), timeoutMs);
   });
-  const lag = Promise.all([
-    admin.fetchOffsets({ groupId: layout.groupId, topics: [layout.runsTopic] }),
-    admin.fetchTopicOffsets(layout.runsTopic),
-  ])
-    .then(([committed, watermarks]): BacklogDetail => {
-      const byPartition = new Map<number, number>();
-      for (const topic of committed) {
-        for (const p of topic.partitions) byPartition.set(p.partition, Number(p.offset));
-      }
-      const parts: BacklogPart[] = watermarks
-        .map(({ partition, high, low }) => {
-          const done = byPartition.get(partition);
-          const from = done !== undefined && done >= 0 ? done : Number(low);
-          return {
-            name: `${layout.runsTopic}/${partition}`,
-            partition,
-            pending: Math.max(0, Number(high) - from),
-          };
-        })
-        .sort((a, b) => a.partition - b.partition);
+  const lanes = [DEFAULT_RUN_PRIORITY, ...RUN_PRIORITIES.filter((p) => p !== DEFAULT_RUN_PRIORITY)];
+  const lag = Promise.all(lanes.map((priority) => laneLag(context, context.layout.runLanes[priority])))
+    .then((found): BacklogDetail => {
+      const parts = found.flatMap((laneParts, i) =>
+        i === 0 ? laneParts : laneParts.filter((p) => p.pending > 0),
+      );
       return { total: parts.reduce((sum, part) => sum + part.pending, 0), parts };
     })
     .catch(() => undefined);
@@ -57,4 +50,30 @@ export async function consumerGroupLagByPartition(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** One lane's lag per partition, by partition number. */
+async function laneLag(context: KafkaContext, lane: RunLane): Promise<BacklogPart[]> {
+  const { admin } = context;
+  return Promise.all([
+    admin.fetchOffsets({ groupId: lane.groupId, topics: [lane.topic] }),
+    admin.fetchTopicOffsets(lane.topic),
+  ]).then(([committed, watermarks]): BacklogPart[] => {
+    const byPartition = new Map<number, number>();
+    for (const topic of committed) {
+      for (const p of topic.partitions) byPartition.set(p.partition, Number(p.offset));
+    }
+    const parts: BacklogPart[] = watermarks
+      .map(({ partition, high, low }) => {
+        const done = byPartition.get(partition);
+        const from = done !== undefined && done >= 0 ? done : Number(low);
+        return {
+          name: `${lane.topic}/${partition}`,
+          partition,
+          pending: Math.max(0, Number(high) - from),
+        };
+      })
+      .sort((a, b) => a.partition - b.partition);
+    return parts;
+  });
 }

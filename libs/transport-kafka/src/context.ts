@@ -1,5 +1,6 @@
 /** What the parts of an open Kafka transport share. */
 import type { Admin } from 'kafkajs';
+import type { RunPriority } from '@baton/core/adapter';
 import type { GroupReads } from './group-reads.js';
 import type { KafkaLayout } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
@@ -20,5 +21,8 @@ export interface KafkaContext {
   tails: TailReads;
   /** Group record reads by offset, coalesced per partition of the group topic. */
   groupReads: GroupReads;
+  /** The `normal` lane's queue: the runs topic as before priorities. */
   queue: KafkaRunQueue;
+  /** The queue of each priority lane (`normal` is {@link queue}). */
+  queues: Record<RunPriority, KafkaRunQueue>;
 }

@@ -12,7 +12,11 @@
 import { BatonError, PayloadTooLargeError } from '@baton/core';
 import {
   AdapterLifecycle,
+  DEFAULT_RUN_PRIORITY,
+  PriorityLanes,
   assertRunId,
+  checkRunPriority,
+  type RunPriority,
   type BacklogDetail,
   type DeadLetter,
   type DeadLetterPage,
@@ -46,7 +50,7 @@ import { KafkaGroupLog } from './group-log.js';
 import { GroupReads, type GroupReadStats } from './group-reads.js';
 import { appendJournalRecord, readJournal } from './journal.js';
 import { consumerGroupLag, consumerGroupLagByPartition } from './backlog.js';
-import { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
+import { laneLayout, layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
 import { PartitionReader } from './partition-reader.js';
 import { BatchingProducer } from './producer.js';
@@ -68,7 +72,7 @@ export interface KafkaTransportExtras {
  *
  * @example
  * const transport = kafkaTransport({ brokers: 'kafka://kafka:9092', prefix: 'baton' });
- * await transport.connect(); // creates baton.runs, baton.journal, baton.journal.groups and baton.dlq if missing
+ * await transport.connect(); // creates baton.runs (.high, .low), baton.journal, baton.journal.groups and baton.dlq if missing
  */
 export function kafkaTransport(options: KafkaTransportOptions & KafkaTransportExtras = {}): KafkaTransport {
   return new KafkaTransport(resolveKafkaOptions(options), options.log);
@@ -105,6 +109,15 @@ export class KafkaTransport implements Transport {
   );
   private roundRobin = 0;
   private membership: RunQueueMembership | undefined;
+  /**
+   * The run queue's priority lanes. Each lane's queue takes from its own in-process buffer, so
+   * asking an empty lane costs nothing and every fetch asks every lane.
+   */
+  private readonly lanes = new PriorityLanes({
+    high: (options) => this.guard('fetch', (context) => context.queues.high.fetch(options)),
+    normal: (options) => this.guard('fetch', (context) => context.queues.normal.fetch(options)),
+    low: (options) => this.guard('fetch', (context) => context.queues.low.fetch(options)),
+  });
 
   /** @internal use {@link kafkaTransport} */
   constructor(
@@ -141,17 +154,22 @@ export class KafkaTransport implements Transport {
       await withKafkaRetries({ brokers: this.options.displayBrokers, operation: 'connect: clients' }, () =>
         Promise.all([producer.connect(), reader.connect()]),
       );
-      const queue = new KafkaRunQueue(
-        kafka,
-        this.options,
-        this.layout,
-        topics.runsPartitions,
-        this.log,
-        (r) => producer.send(r),
-        admin,
-        reader,
-      );
-      if (this.membership !== undefined) queue.shareRunQueue(this.membership);
+      // One queue per priority lane, each reading its own topic (docs/priorities.md).
+      const queueOf = (priority: RunPriority): KafkaRunQueue => {
+        const queue = new KafkaRunQueue(
+          kafka,
+          this.options,
+          laneLayout(this.layout, this.layout.runLanes[priority]),
+          topics.lanePartitions[priority],
+          this.log,
+          (r) => producer.send(r),
+          admin,
+          reader,
+        );
+        if (this.membership !== undefined) queue.shareRunQueue(this.membership);
+        return queue;
+      };
+      const queues = { high: queueOf('high'), normal: queueOf('normal'), low: queueOf('low') };
       return {
         options: this.options,
         layout: this.layout,
@@ -161,7 +179,8 @@ export class KafkaTransport implements Transport {
         reader,
         tails: new TailReads(reader, this.layout.journalTopic),
         groupReads: new GroupReads(reader, admin, this.layout.groupTopic, this.groupReadStats),
-        queue,
+        queue: queues.normal,
+        queues,
       };
     } catch (err) {
       await Promise.allSettled([admin.disconnect(), producer.disconnect(), reader.disconnect()]);
@@ -204,11 +223,12 @@ export class KafkaTransport implements Transport {
       if (data.byteLength > this.options.maxMessageBytes) {
         throw new PayloadTooLargeError('run message', data.byteLength, this.options.maxMessageBytes);
       }
+      const priority = checkRunPriority(options.priority, 'kafka transport: enqueue') ?? DEFAULT_RUN_PRIORITY;
       const headers: Record<string, string> = { ...options.headers };
       if (options.msgId !== undefined) headers[MSG_ID_HEADER] = options.msgId;
       await context.producer.send({
-        topic: this.layout.runsTopic,
-        partition: this.partitionFor(context, options),
+        topic: this.layout.runLanes[priority].topic,
+        partition: this.partitionFor(context, options, priority),
         key: options.key ?? null,
         value: Buffer.from(data),
         headers,
@@ -223,10 +243,11 @@ export class KafkaTransport implements Transport {
    */
   shareRunQueue(membership: RunQueueMembership): void {
     this.membership = membership;
-    this.lifecycle.peek()?.queue.shareRunQueue(membership);
+    const queues = this.lifecycle.peek()?.queues;
+    if (queues !== undefined) for (const queue of Object.values(queues)) queue.shareRunQueue(membership);
   }
 
-  /** The run queue's state in this process (zeros before connect()). */
+  /** The `normal` lane's run queue state in this process (zeros before connect()). */
   queueStats(): KafkaQueueStats {
     return (
       this.lifecycle.peek()?.queue.stats() ?? {
@@ -239,10 +260,10 @@ export class KafkaTransport implements Transport {
     );
   }
 
-  private partitionFor(context: KafkaContext, options: EnqueueOptions): number {
-    const count = context.topics.runsPartitions;
+  private partitionFor(context: KafkaContext, options: EnqueueOptions, priority: RunPriority): number {
+    const count = context.topics.lanePartitions[priority];
     if (options.local) {
-      const mine = context.queue.localPartitions;
+      const mine = context.queues[priority].localPartitions;
       if (mine.length > 0) {
         const keyed = options.key === undefined ? -1 : partitionForKey(options.key, count);
         return mine.includes(keyed) ? keyed : mine[this.roundRobin++ % mine.length]!;
@@ -255,22 +276,24 @@ export class KafkaTransport implements Transport {
     return this.roundRobin++ % count;
   }
 
-  /** The workers' consumer-group lag on the runs topic (backlog.ts says what it counts). */
+  /** The workers' consumer-group lag on the run lanes' topics (backlog.ts says what it counts). */
   async backlog(timeoutMs: number): Promise<number | undefined> {
     const context = this.lifecycle.peek();
     if (context === undefined || this.lifecycle.state === 'closed') return undefined;
     return consumerGroupLag(context, timeoutMs);
   }
 
-  /** The same lag per partition of the runs topic (backlog.ts); no `ackPending` on Kafka. */
+  /** The same lag per partition of the lanes' topics (backlog.ts); no `ackPending` on Kafka. */
   async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
     const context = this.lifecycle.peek();
     if (context === undefined || this.lifecycle.state === 'closed') return undefined;
     return consumerGroupLagByPartition(context, timeoutMs);
   }
 
+  /** Takes from the priority lanes by the claim cycle (priority-lanes.ts). */
   fetch(options: FetchOptions): Promise<Delivery[]> {
-    return this.guard('fetch', (context) => context.queue.fetch(options));
+    this.open('fetch');
+    return this.lanes.fetch(options);
   }
 
   append(append: JournalAppend): Promise<number> {
@@ -324,9 +347,9 @@ export class KafkaTransport implements Transport {
   }
 }
 
-/** Leaves the consumer group, then disconnects the clients. */
+/** Leaves the consumer groups, then disconnects the clients. */
 async function disconnect(context: KafkaContext): Promise<void> {
-  await context.queue.close();
+  await Promise.all(Object.values(context.queues).map((queue) => queue.close()));
   await Promise.allSettled([
     context.producer.disconnect(),
     context.reader.disconnect(),

@@ -3,6 +3,13 @@
  * run's records live on.
  */
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
+import type { RunPriority } from '@baton/core/adapter';
+
+/** Where the run messages of one priority level wait: a topic and the group reading it. */
+export interface RunLane {
+  topic: string;
+  groupId: string;
+}
 
 export interface KafkaLayout {
   /** Run messages (start, resume, wake, signal, cancel), keyed by run id. */
@@ -18,6 +25,18 @@ export interface KafkaLayout {
   dlqTopic: string;
   /** The consumer group every worker of this prefix joins. */
   groupId: string;
+  /**
+   * The lane of each priority level (docs/priorities.md). `normal` is the runs topic and group
+   * above, as before priorities; `high` and `low` are `<prefix>.runs.high` / `<prefix>.runs.low`,
+   * read (and their positions committed) under the groups `<prefix>-workers-high` / `-low`, so a
+   * consumer group never mixes members subscribed to different topics.
+   */
+  runLanes: Record<RunPriority, RunLane>;
+}
+
+/** `layout` as its run queue code sees it for one lane: the lane's topic and group as the runs'. */
+export function laneLayout(layout: KafkaLayout, lane: RunLane): KafkaLayout {
+  return { ...layout, runsTopic: lane.topic, groupId: lane.groupId };
 }
 
 export function layoutFor(prefix: string): KafkaLayout {
@@ -27,6 +46,11 @@ export function layoutFor(prefix: string): KafkaLayout {
     groupTopic: `${prefix}.journal.groups`,
     dlqTopic: `${prefix}.dlq`,
     groupId: `${prefix}-workers`,
+    runLanes: {
+      high: { topic: `${prefix}.runs.high`, groupId: `${prefix}-workers-high` },
+      normal: { topic: `${prefix}.runs`, groupId: `${prefix}-workers` },
+      low: { topic: `${prefix}.runs.low`, groupId: `${prefix}-workers-low` },
+    },
   };
 }
 

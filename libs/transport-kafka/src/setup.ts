@@ -4,12 +4,15 @@
  */
 import type { Admin } from 'kafkajs';
 import { ConfigError } from '@baton/core';
+import type { RunPriority } from '@baton/core/adapter';
 import { KafkaTopicConflictError } from './errors.js';
 import type { KafkaLayout } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
 
 export interface TopicLayout {
   runsPartitions: number;
+  /** The partitions of each priority lane's topic (`normal`: {@link runsPartitions}). */
+  lanePartitions: Record<RunPriority, number>;
   journalPartitions: number;
   groupPartitions: number;
 }
@@ -19,8 +22,12 @@ export async function ensureTopics(
   options: ResolvedKafkaOptions,
   layout: KafkaLayout,
 ): Promise<TopicLayout> {
+  const lanes = layout.runLanes;
   const wanted = [
     { topic: layout.runsTopic, numPartitions: options.partitions },
+    // The priority lanes' topics (docs/priorities.md); the runs topic above is the `normal` lane.
+    { topic: lanes.high.topic, numPartitions: options.partitions },
+    { topic: lanes.low.topic, numPartitions: options.partitions },
     { topic: layout.journalTopic, numPartitions: options.partitions },
     // Created in either journal mode, so a fleet can switch BATON_JOURNAL without new ACLs or a
     // restart with Create rights; it stays empty while no worker runs in mode group.
@@ -56,6 +63,11 @@ export async function ensureTopics(
   const count = (topic: string): number => topics.find((t) => t.name === topic)?.partitions.length ?? 0;
   const layoutFound = {
     runsPartitions: count(layout.runsTopic),
+    lanePartitions: {
+      high: count(lanes.high.topic),
+      normal: count(layout.runsTopic),
+      low: count(lanes.low.topic),
+    },
     journalPartitions: count(layout.journalTopic),
     groupPartitions: count(layout.groupTopic),
   };
@@ -91,9 +103,13 @@ async function checkBrokerCount(admin: Admin, options: ResolvedKafkaOptions): Pr
 /** Deletes every topic of a prefix (tests, and `baton` tooling resetting an environment). */
 export async function deleteTopics(admin: Admin, layout: KafkaLayout): Promise<void> {
   const existing = new Set(await admin.listTopics());
-  const topics = [layout.runsTopic, layout.journalTopic, layout.groupTopic, layout.dlqTopic].filter((t) =>
-    existing.has(t),
-  );
+  const lanes = Object.values(layout.runLanes);
+  const topics = [
+    ...lanes.map((lane) => lane.topic),
+    layout.journalTopic,
+    layout.groupTopic,
+    layout.dlqTopic,
+  ].filter((t) => existing.has(t));
   if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
-  await admin.deleteGroups([layout.groupId]).catch(() => undefined);
+  await admin.deleteGroups(lanes.map((lane) => lane.groupId)).catch(() => undefined);
 }

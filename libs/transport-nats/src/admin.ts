@@ -12,7 +12,7 @@ import { isApiError } from './setup.js';
 const STREAM_NOT_FOUND = 10059;
 
 /**
- * Deletes the prefix's three streams, and with them the workers' consumer and every run message,
+ * Deletes the prefix's streams (the run lanes, journal, dead letters), and with them the consumers and every run message,
  * journal record and dead letter. Streams already gone are fine. Irreversible.
  *
  * @example
@@ -23,7 +23,8 @@ export async function deleteNatsStreams(options: NatsTransportOptions): Promise<
   const layout = layoutFor(resolved.prefix);
   const session = await openSession(resolved);
   try {
-    for (const stream of [layout.runsStream, layout.journalStream, layout.deadLetterStream]) {
+    const runStreams = Object.values(layout.runLanes).map((lane) => lane.stream);
+    for (const stream of [...runStreams, layout.journalStream, layout.deadLetterStream]) {
       try {
         await session.jsm.streams.delete(stream);
       } catch (err) {

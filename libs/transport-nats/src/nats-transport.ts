@@ -11,6 +11,7 @@
  */
 import {
   AdapterLifecycle,
+  PriorityLanes,
   type BacklogDetail,
   type Delivery,
   type DeadLetter,
@@ -45,6 +46,13 @@ import {
 import { consumerBacklog, consumerPending, enqueueRunMessage, fetchRunMessages } from './run-queue.js';
 import { ensureStreams } from './setup.js';
 
+/**
+ * How long a priority lane found empty is left unasked while another lane supplies the fetches: a
+ * run started at a higher level behind a busy lower one waits at most about this much longer to be
+ * claimed than on an idle queue (docs/priorities.md).
+ */
+const EMPTY_LANE_RECHECK_MS = 50;
+
 /** How long close() lets late messages be handed back and the connection drain before it drops it. */
 const DRAIN_TIMEOUT_MS = 2_000;
 
@@ -78,6 +86,19 @@ class NatsTransport implements Transport {
   private readonly appendStats: AppendRetryStats = { retried: 0, landedEarlier: 0 };
   private readonly pending = new Set<Promise<unknown>>();
   private readonly layout: NatsLayout;
+  /**
+   * The run queue's priority lanes. Asking an empty lane costs a round trip, so a lane found empty
+   * is skipped for {@link EMPTY_LANE_RECHECK_MS} while another lane supplies the fetch: a worker
+   * busy with runs of one level pays for the other lanes a few times a second, not on every fetch.
+   */
+  private readonly lanes = new PriorityLanes(
+    {
+      high: (options) => fetchRunMessages(this.open('fetch'), this.layout.runLanes.high, options),
+      normal: (options) => fetchRunMessages(this.open('fetch'), this.layout.runLanes.normal, options),
+      low: (options) => fetchRunMessages(this.open('fetch'), this.layout.runLanes.low, options),
+    },
+    EMPTY_LANE_RECHECK_MS,
+  );
 
   constructor(private readonly options: ResolvedNatsTransportOptions) {
     this.layout = layoutFor(options.prefix);
@@ -165,14 +186,16 @@ class NatsTransport implements Transport {
     return enqueueRunMessage(this.open('enqueue'), data, options);
   }
 
+  /** Takes from the priority lanes by the claim cycle (priority-lanes.ts); see {@link lanes}. */
   async fetch(options: FetchOptions): Promise<Delivery[]> {
-    return fetchRunMessages(this.open('fetch'), options);
+    this.open('fetch');
+    return this.lanes.fetch(options);
   }
 
   /**
-   * The shared consumer's `num_pending`: messages of the runs stream not yet delivered to any
-   * worker. Messages delivered and not yet acked (being claimed, or waiting for their ack wait to
-   * run out) are not counted. One consumer-info request, bounded by `timeoutMs`.
+   * The lane consumers' `num_pending`, summed: messages of the run streams not yet delivered to
+   * any worker. Messages delivered and not yet acked (being claimed, or waiting for their ack wait
+   * to run out) are not counted. One consumer-info request per lane, together bounded by `timeoutMs`.
    */
   async backlog(timeoutMs: number): Promise<number | undefined> {
     const context = this.lifecycle.peek();
@@ -181,8 +204,9 @@ class NatsTransport implements Transport {
   }
 
   /**
-   * One part, the shared consumer: its `num_pending` (what {@link backlog} counts) and its
-   * `num_ack_pending` (delivered to a worker, not yet acked). One consumer-info request.
+   * One part per lane consumer (the `normal` one always, the others when they hold anything): its
+   * `num_pending` (what {@link backlog} counts) and its `num_ack_pending` (delivered to a worker,
+   * not yet acked). One consumer-info request per lane.
    */
   async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
     const context = this.lifecycle.peek();

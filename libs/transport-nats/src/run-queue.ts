@@ -16,13 +16,26 @@
  *    that lands after that is nakked at once (see pull-request.ts), never left to the ack wait.
  * 4. `ack` is a double ack: it resolves when the server confirms it, so "acked" means the server
  *    will not redeliver. Acking or nakking twice sends once.
- * 5. Order: one stream, one consumer; messages are delivered in stream order (redeliveries aside),
- *    which keeps the order of messages with the same key.
+ * 5. Order: per priority lane one stream, one consumer; a lane's messages are delivered in stream
+ *    order (redeliveries aside), which keeps the order of messages with the same key and level.
+ * 6. Priorities: a lane per level (layout.ts); the transport's fetch chooses among them with
+ *    PriorityLanes, and the functions here work on one lane. A message without a priority goes to
+ *    the `normal` lane, the runs stream and subject of every earlier release, unchanged.
  */
 import type { Msg } from '@nats-io/transport-node';
 import { nanos } from '@nats-io/transport-node';
-import type { BacklogDetail, Delivery, EnqueueOptions, FetchOptions } from '@baton/core/adapter';
+import {
+  DEFAULT_RUN_PRIORITY,
+  RUN_PRIORITIES,
+  checkRunPriority,
+  type BacklogDetail,
+  type BacklogPart,
+  type Delivery,
+  type EnqueueOptions,
+  type FetchOptions,
+} from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
+import type { RunLane } from './layout.js';
 import { ackInfoOf } from './delivery-info.js';
 import { assertFits, fromNatsHeaders, toNatsHeaders } from './messages.js';
 import { pullBatch, type PullRequest } from './pull-request.js';
@@ -67,21 +80,24 @@ export async function enqueueRunMessage(
 ): Promise<void> {
   context.assertOpen('enqueue');
   const { session, layout } = context;
+  const priority = checkRunPriority(options.priority, 'nats transport: enqueue') ?? DEFAULT_RUN_PRIORITY;
+  const subject = layout.runLanes[priority].subject;
   const h = toNatsHeaders(
     options.headers,
     options.msgId === undefined ? {} : { 'Nats-Msg-Id': options.msgId },
   );
-  assertFits(session.nc, `run message for ${layout.runsSubject}`, data, h);
+  assertFits(session.nc, `run message for ${subject}`, data, h);
   try {
-    await session.publisher.publish(layout.runsSubject, data, h);
+    await session.publisher.publish(subject, data, h);
   } catch (err) {
     throw context.toError('enqueue', err);
   }
 }
 
-/** Pulls up to `max` run messages; see invariants 2 and 3. */
+/** Pulls up to `max` run messages from one lane; see invariants 2 and 3. */
 export async function fetchRunMessages(
   context: TransportContext,
+  lane: RunLane,
   options: FetchOptions,
 ): Promise<Delivery[]> {
   context.assertOpen('fetch');
@@ -92,14 +108,14 @@ export async function fetchRunMessages(
   if (signal.aborted) return [];
   const noWaitTimeoutMs = Math.min(NO_WAIT_TIMEOUT_MS, context.options.requestTimeoutMs);
   const ready = (batch: number): Promise<Pulled> =>
-    pull(context, { batch, noWait: true, signal, timeoutMs: noWaitTimeoutMs, quietMs: QUIET_MS });
+    pull(context, lane, { batch, noWait: true, signal, timeoutMs: noWaitTimeoutMs, quietMs: QUIET_MS });
   try {
     const now = await ready(max);
     if (now.deliveries.length > 0 || expiresMs <= 0 || signal.aborted) return now.deliveries;
     // Unanswered: max_ack_pending is reached. Only the expiring request below is worth making.
     const blocked = !now.answered;
     const serverWaitMs = expiresMs >= 4 * EXPIRY_MARGIN_MS ? expiresMs - EXPIRY_MARGIN_MS : expiresMs;
-    const first = await pull(context, {
+    const first = await pull(context, lane, {
       batch: 1,
       noWait: false,
       expiresMs: serverWaitMs,
@@ -125,12 +141,13 @@ interface Pulled {
 
 async function pull(
   context: TransportContext,
+  lane: RunLane,
   request: Omit<PullRequest, 'subject' | 'onLate'>,
 ): Promise<Pulled> {
-  const { session, layout } = context;
+  const { session } = context;
   const result = await pullBatch(session.nc, session.permissions, {
     ...request,
-    subject: `$JS.API.CONSUMER.MSG.NEXT.${layout.runsStream}.${layout.workersConsumer}`,
+    subject: `$JS.API.CONSUMER.MSG.NEXT.${lane.stream}.${lane.consumer}`,
     // Handed out to nobody: back to the queue at once.
     onLate: (msg) => {
       try {
@@ -198,8 +215,8 @@ async function confirm(
 }
 
 /**
- * The shared consumer's count of messages not yet delivered (`num_pending`), or undefined when the
- * server does not answer within `timeoutMs` or the request fails: a metric reading that misses is
+ * The lanes' count of messages not yet delivered (`num_pending` summed), or undefined when the
+ * server does not answer within `timeoutMs` or a request fails: a metric reading that misses is
  * left out, never guessed.
  */
 export async function consumerPending(
@@ -210,27 +227,38 @@ export async function consumerPending(
 }
 
 /**
- * The shared consumer's backlog as one part: `num_pending` (not yet delivered) and
- * `num_ack_pending` (delivered, not yet acked), from one consumer-info request bounded by
- * `timeoutMs`; undefined when it fails or is late.
+ * The backlog by lane consumer: `num_pending` (not yet delivered) and `num_ack_pending`
+ * (delivered, not yet acked), from one consumer-info request per lane, made together and bounded
+ * by `timeoutMs`; undefined when one fails or is late. The `normal` lane's part is named by its
+ * consumer and always listed, as before priorities; the `high` and `low` lanes' parts
+ * (`<stream>/<consumer>`) only when they hold anything.
  */
 export async function consumerBacklog(
   context: TransportContext,
   timeoutMs: number,
 ): Promise<BacklogDetail | undefined> {
   const { jsm } = context.session;
-  const name = context.layout.workersConsumer;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), timeoutMs);
   });
   try {
-    const info = jsm.consumers
-      .info(context.layout.runsStream, name)
-      .then((consumer): BacklogDetail => ({
-        total: consumer.num_pending,
-        parts: [{ name, pending: consumer.num_pending, ackPending: consumer.num_ack_pending }],
-      }))
+    const info = Promise.all(
+      RUN_PRIORITIES.map(async (priority): Promise<BacklogPart | undefined> => {
+        const lane = context.layout.runLanes[priority];
+        const consumer = await jsm.consumers.info(lane.stream, lane.consumer);
+        const part = {
+          name: priority === DEFAULT_RUN_PRIORITY ? lane.consumer : `${lane.stream}/${lane.consumer}`,
+          pending: consumer.num_pending,
+          ackPending: consumer.num_ack_pending,
+        };
+        return priority === DEFAULT_RUN_PRIORITY || part.pending + part.ackPending > 0 ? part : undefined;
+      }),
+    )
+      .then((found): BacklogDetail => {
+        const parts = found.filter((part): part is BacklogPart => part !== undefined);
+        return { total: parts.reduce((sum, part) => sum + part.pending, 0), parts };
+      })
       .catch(() => undefined);
     return await Promise.race([info, late]);
   } finally {

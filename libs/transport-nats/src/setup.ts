@@ -27,7 +27,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { NatsStreamConflictError } from './errors.js';
-import type { NatsLayout } from './layout.js';
+import type { NatsLayout, RunLane } from './layout.js';
 import type { ResolvedNatsTransportOptions } from './options.js';
 
 /** JetStream API error codes the setup tells apart. */
@@ -51,20 +51,23 @@ export interface StreamsState {
   deadLetterReplicas: number;
 }
 
-/** Ensures the three streams and the workers' consumer exist as configured. */
+/** Ensures the streams (three run lanes, journal, dead letters) and each lane's consumer exist. */
 export async function ensureStreams(
   jsm: JetStreamManager,
   options: ResolvedNatsTransportOptions,
   layout: NatsLayout,
 ): Promise<StreamsState> {
   const common = { storage: storageOf(options), num_replicas: options.replicas };
-  await ensureStream(jsm, options, {
-    ...common,
-    name: layout.runsStream,
-    subjects: [layout.runsSubject],
-    retention: RetentionPolicy.Workqueue,
-    duplicate_window: nanos(options.duplicateWindowMs),
-  });
+  // One work-queue stream per priority lane; `normal` is the runs stream of every earlier release.
+  for (const lane of Object.values(layout.runLanes)) {
+    await ensureStream(jsm, options, {
+      ...common,
+      name: lane.stream,
+      subjects: [lane.subject],
+      retention: RetentionPolicy.Workqueue,
+      duplicate_window: nanos(options.duplicateWindowMs),
+    });
+  }
   const journal = await ensureStream(jsm, options, {
     ...common,
     name: layout.journalStream,
@@ -80,7 +83,7 @@ export async function ensureStreams(
     retention: RetentionPolicy.Limits,
     allow_direct: true,
   });
-  await ensureWorkersConsumer(jsm, options, layout);
+  for (const lane of Object.values(layout.runLanes)) await ensureWorkersConsumer(jsm, options, lane);
   return {
     journalReplicas: journal.config.num_replicas,
     deadLetterReplicas: deadLetters.config.num_replicas,
@@ -177,10 +180,10 @@ async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamIn
 async function ensureWorkersConsumer(
   jsm: JetStreamManager,
   options: ResolvedNatsTransportOptions,
-  layout: NatsLayout,
+  lane: RunLane,
 ): Promise<void> {
-  const stream = layout.runsStream;
-  const name = layout.workersConsumer;
+  const stream = lane.stream;
+  const name = lane.consumer;
   const desired: Partial<ConsumerConfig> = {
     durable_name: name,
     ack_policy: AckPolicy.Explicit,
@@ -214,7 +217,7 @@ async function ensureWorkersConsumer(
     );
   if (config.deliver_subject) throw conflict('is a push consumer');
   if (config.ack_policy !== AckPolicy.Explicit) throw conflict(`has ack policy ${config.ack_policy}`);
-  if (config.filter_subject && config.filter_subject !== layout.runsSubject) {
+  if (config.filter_subject && config.filter_subject !== lane.subject) {
     throw conflict(`filters on ${config.filter_subject}`);
   }
   const explicit = options.explicitSettings;

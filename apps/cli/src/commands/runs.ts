@@ -10,6 +10,7 @@ import {
   type BulkRunActionName,
   type Client,
   type RunDescription,
+  type RunPriority,
 } from '@baton/client';
 import { NotFoundError } from '@baton/core';
 import type { Command } from 'commander';
@@ -90,22 +91,33 @@ export const runsCommands: CommandGroup = {
       .option('--input <json>', "the input as JSON; '-' reads it from standard input")
       .option('--run-id <id>', 'use this run id')
       .option('--key <idempotency-key>', 'the same key always yields the same run')
-      .action((workflow: string, flags: { input?: string; runId?: string; key?: string }, command: Command) =>
-        context.run(async () => {
-          const ref = workflowRef(workflow, 0);
-          const raw = flags.input === '-' ? await context.stdin() : flags.input;
-          const input = raw === undefined ? undefined : parseJson('--input', raw);
-          const handle = await (
-            await context.session(command).client()
-          ).start(ref, input, {
-            ...(flags.runId !== undefined && { runId: flags.runId }),
-            ...(flags.key !== undefined && { idempotencyKey: flags.key }),
-          });
-          context.io.out(
-            context.flags(command).json ? json({ runId: handle.runId }) : `started run ${handle.runId}\n`,
-          );
-          return EXIT.done;
-        }),
+      .option(
+        '--priority <level>',
+        'high, normal (the default) or low: which runs a worker with a choice claims first (docs/priorities.md)',
+      )
+      .action(
+        (
+          workflow: string,
+          flags: { input?: string; runId?: string; key?: string; priority?: string },
+          command: Command,
+        ) =>
+          context.run(async () => {
+            const ref = workflowRef(workflow, 0);
+            const raw = flags.input === '-' ? await context.stdin() : flags.input;
+            const input = raw === undefined ? undefined : parseJson('--input', raw);
+            const handle = await (
+              await context.session(command).client()
+            ).start(ref, input, {
+              ...(flags.runId !== undefined && { runId: flags.runId }),
+              ...(flags.key !== undefined && { idempotencyKey: flags.key }),
+              // Checked by client.start before anything is sent (a ConfigError naming the levels).
+              ...(flags.priority !== undefined && { priority: flags.priority as RunPriority }),
+            });
+            context.io.out(
+              context.flags(command).json ? json({ runId: handle.runId }) : `started run ${handle.runId}\n`,
+            );
+            return EXIT.done;
+          }),
       );
 
     runs

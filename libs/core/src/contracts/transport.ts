@@ -12,6 +12,7 @@
  */
 import type { Adapter } from './adapter.js';
 import type { GroupLog } from './group-journal.js';
+import type { RunPriority } from '../priority.js';
 
 /** A message as it travels: opaque bytes plus string headers. */
 export interface RawMessage {
@@ -60,6 +61,14 @@ export interface EnqueueOptions {
    * reassigned; ordering by `key` is given up for it. Ignored by transports without partitions.
    */
   local?: boolean;
+  /**
+   * The lane the message waits in (docs/priorities.md). `'normal'` and undefined are the same lane,
+   * the one the run queue had before priorities, so a message without a priority travels exactly
+   * as it always did. {@link RunQueue.fetch} claims from the lanes by the cycle of
+   * `PRIORITY_CYCLE` (priority.ts). A value outside `RUN_PRIORITIES` is refused with a ConfigError.
+   * @defaultValue 'normal'
+   */
+  priority?: RunPriority;
 }
 
 export interface FetchOptions {
@@ -76,11 +85,13 @@ export interface RunQueue {
   enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void>;
   /**
    * Pulls up to `max` messages. A delivered message that is neither acked nor nakked is redelivered
-   * after the transport's ack wait (so a crashed consumer loses nothing).
+   * after the transport's ack wait (so a crashed consumer loses nothing). With messages waiting in
+   * more than one priority lane, the lanes are chosen by the claim cycle (`PriorityLanes`): higher
+   * levels first, the lowest level with work at least once in every eight claims.
    */
   fetch(options: FetchOptions): Promise<Delivery[]>;
   /**
-   * Run messages waiting to be claimed, as the bus counts them: one cheap call to the server that
+   * Run messages waiting to be claimed, in every priority lane, as the bus counts them: one cheap call to the server that
    * gives up after `timeoutMs`, made when metrics are collected. Undefined when the bus cannot say
    * (not connected, or the server did not answer in time). Optional: a transport without such a
    * count leaves it out and no backlog is reported. Each adapter documents what it counts.

@@ -2,10 +2,9 @@
  * The in-process transport: the embedded default for the demo and unit tests. No I/O.
  *
  * Invariants:
- * 1. A message is in exactly one of the states ready / in flight / delayed / acked, and sits in
- *    the ready queue at most once (acked messages are skipped there, not spliced out).
- * 2. Only the current delivery of a message may nak it; a late nak from a delivery that already
- *    timed out would otherwise put a second copy in flight.
+ * 1. The run queue is one lane per priority level (memory-run-lane.ts holds the queue's own
+ *    invariants); fetch chooses among them by the claim cycle (priority-lanes.ts).
+ * 2. msgId de-duplication spans the lanes: a start enqueued twice at different priorities is kept once.
  * 3. Journal positions come from one counter shared by all runs (like a JetStream stream
  *    sequence): strictly increasing per run, never contiguous by promise.
  * 4. Every byte array is copied on the way in and out, so no caller can change stored data.
@@ -18,6 +17,7 @@ import {
 } from '../dead-letter-check.js';
 import type {
   BacklogDetail,
+  BacklogPart,
   DeadLetter,
   DeadLetterPage,
   DeadLetterPurge,
@@ -33,7 +33,10 @@ import type {
 } from '../contracts/transport.js';
 import type { GroupLog } from '../contracts/group-journal.js';
 import { BatonError, ConfigError, JournalConflictError, NotFoundError } from '../errors.js';
+import { DEFAULT_RUN_PRIORITY, RUN_PRIORITIES, checkRunPriority, type RunPriority } from '../priority.js';
+import { PriorityLanes } from '../priority-lanes.js';
 import { MemoryGroupLog } from './memory-group-log.js';
+import { MemoryRunLane } from './memory-run-lane.js';
 
 /** Options of {@link memoryTransport}. */
 export interface MemoryTransportOptions {
@@ -66,22 +69,6 @@ const DEFAULTS: ResolvedMemoryTransportOptions = {
 
 /** The most dead letters `listDeadLetters()` returns when no limit is given. */
 const DEFAULT_DEAD_LETTER_LIMIT = 100;
-
-type MessageState = 'ready' | 'inflight' | 'delayed' | 'acked';
-
-interface StoredMessage {
-  data: Uint8Array;
-  headers: Record<string, string>;
-  deliveries: number;
-  state: MessageState;
-  /** The ack-wait or nak-delay timer, while one runs. */
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
-
-interface Waiter {
-  max: number;
-  finish(batch: Delivery[]): void;
-}
 
 /**
  * Creates an in-process {@link Transport}: a FIFO run queue with competing consumers, ack-wait
@@ -128,10 +115,9 @@ class MemoryTransport implements Transport {
 
   private state: LifecycleState = 'open';
   private closing: Promise<void> | undefined;
-  private readonly ready: StoredMessage[] = [];
-  /** Messages with a running timer, so close() can stop every one. */
-  private readonly timed = new Set<StoredMessage>();
-  private readonly waiters = new Set<Waiter>();
+  /** One lane per priority level; `normal` is the queue as it was before priorities. */
+  private readonly lanes: Record<RunPriority, MemoryRunLane>;
+  private readonly prioritised: PriorityLanes;
   /** msgId -> expiry; insertion order is expiry order because the window is constant. */
   private readonly seenMsgIds = new Map<string, number>();
   private readonly journals = new Map<string, JournalRecord[]>();
@@ -140,7 +126,16 @@ class MemoryTransport implements Transport {
   private deadLetters: { position: number; letter: StoredDeadLetter }[] = [];
   private lastDeadLetter = 0;
 
-  constructor(private readonly options: ResolvedMemoryTransportOptions) {}
+  constructor(private readonly options: ResolvedMemoryTransportOptions) {
+    const lane = (): MemoryRunLane =>
+      new MemoryRunLane(options.ackWaitMs, (operation) => this.assertOpen(operation));
+    this.lanes = { high: lane(), normal: lane(), low: lane() };
+    this.prioritised = new PriorityLanes({
+      high: (o) => this.lanes.high.fetch(o),
+      normal: (o) => this.lanes.normal.fetch(o),
+      low: (o) => this.lanes.low.fetch(o),
+    });
+  }
 
   async connect(): Promise<void> {
     this.assertOpen('connect');
@@ -150,10 +145,7 @@ class MemoryTransport implements Transport {
     if (this.closing === undefined) {
       // Closed synchronously, so nothing slips in between close() and its promise settling.
       this.state = 'closed';
-      for (const message of this.timed) clearTimeout(message.timer);
-      this.timed.clear();
-      // Waiting fetchers get an empty batch rather than hanging until their expiry.
-      for (const waiter of [...this.waiters]) waiter.finish([]);
+      for (const lane of Object.values(this.lanes)) lane.close();
       this.closing = Promise.resolve();
     }
     return this.closing;
@@ -164,39 +156,15 @@ class MemoryTransport implements Transport {
 
   async enqueue(data: Uint8Array, options: EnqueueOptions = {}): Promise<void> {
     this.assertOpen('enqueue');
+    const priority = checkRunPriority(options.priority, 'memory transport: enqueue') ?? DEFAULT_RUN_PRIORITY;
     if (options.msgId !== undefined && this.isDuplicate(options.msgId)) return;
-    const message: StoredMessage = {
-      data: new Uint8Array(data),
-      headers: { ...options.headers },
-      deliveries: 0,
-      state: 'ready',
-      timer: undefined,
-    };
-    this.ready.push(message);
-    this.wakeWaiters();
+    this.lanes[priority].enqueue(data, options.headers);
   }
 
+  /** Takes from the priority lanes by the claim cycle (priority-lanes.ts). */
   async fetch(options: FetchOptions): Promise<Delivery[]> {
     this.assertOpen('fetch');
-    const { max, expiresMs, signal } = options;
-    if (max < 1) return [];
-    const batch = this.take(max);
-    if (batch.length > 0 || expiresMs <= 0 || signal?.aborted) return batch;
-    return new Promise<Delivery[]>((resolve) => {
-      const onAbort = (): void => waiter.finish([]);
-      const waiter: Waiter = {
-        max,
-        finish: (result) => {
-          clearTimeout(expiry);
-          signal?.removeEventListener('abort', onAbort);
-          this.waiters.delete(waiter);
-          resolve(result);
-        },
-      };
-      const expiry = setTimeout(() => waiter.finish([]), expiresMs);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.add(waiter);
-    });
+    return this.prioritised.fetch(options);
   }
 
   private isDuplicate(msgId: string): boolean {
@@ -210,94 +178,28 @@ class MemoryTransport implements Transport {
     return false;
   }
 
-  /** Messages ready for a fetch, and those nakked with a delay that will be: none in flight. */
+  /** Messages ready for a fetch, and those nakked with a delay that will be, in every lane. */
   async backlog(): Promise<number | undefined> {
-    if (this.state === 'closed') return undefined;
-    let waiting = 0;
-    for (const message of this.ready) if (message.state === 'ready') waiting++;
-    for (const message of this.timed) if (message.state === 'delayed') waiting++;
-    return waiting;
+    return (await this.backlogDetail())?.total;
   }
 
-  /** One part, `runs`: what backlog() counts, and the messages delivered and not yet acked. */
+  /**
+   * One part per lane that holds anything: `runs` (the default lane, always listed), `runs.high`,
+   * `runs.low`; each with what backlog() counts and the messages delivered and not yet acked.
+   */
   async backlogDetail(): Promise<BacklogDetail | undefined> {
-    const pending = await this.backlog();
-    if (pending === undefined) return undefined;
-    let ackPending = 0;
-    for (const message of this.timed) if (message.state === 'inflight') ackPending++;
-    return { total: pending, parts: [{ name: 'runs', pending, ackPending }] };
-  }
-
-  /** Hands ready messages to waiting fetchers, oldest fetcher first. */
-  private wakeWaiters(): void {
-    for (const waiter of this.waiters) {
-      const batch = this.take(waiter.max);
-      if (batch.length === 0) return;
-      waiter.finish(batch);
+    if (this.state === 'closed') return undefined;
+    const parts: BacklogPart[] = [];
+    for (const priority of RUN_PRIORITIES) {
+      const { pending, ackPending } = this.lanes[priority].counts();
+      if (priority !== DEFAULT_RUN_PRIORITY && pending + ackPending === 0) continue;
+      parts.push({
+        name: priority === DEFAULT_RUN_PRIORITY ? 'runs' : `runs.${priority}`,
+        pending,
+        ackPending,
+      });
     }
-  }
-
-  private take(max: number): Delivery[] {
-    const batch: Delivery[] = [];
-    while (batch.length < max) {
-      const message = this.ready.shift();
-      if (message === undefined) break;
-      if (message.state !== 'ready') continue;
-      batch.push(this.deliver(message));
-    }
-    return batch;
-  }
-
-  private deliver(message: StoredMessage): Delivery {
-    message.deliveries += 1;
-    message.state = 'inflight';
-    const delivery = message.deliveries;
-    this.startTimer(message, this.options.ackWaitMs);
-    return {
-      data: new Uint8Array(message.data),
-      headers: { ...message.headers },
-      deliveryCount: delivery,
-      ack: async () => {
-        this.assertOpen('ack');
-        // A late ack from a timed-out delivery still counts: the work it confirms was done.
-        this.stopTimer(message);
-        message.state = 'acked';
-      },
-      nak: async (delayMs?: number) => {
-        this.assertOpen('nak');
-        if (message.state !== 'inflight' || message.deliveries !== delivery) return;
-        this.stopTimer(message);
-        if (delayMs !== undefined && delayMs > 0) {
-          message.state = 'delayed';
-          this.startTimer(message, delayMs);
-        } else {
-          this.makeReady(message);
-        }
-      },
-    };
-  }
-
-  private startTimer(message: StoredMessage, delayMs: number): void {
-    // Redelivery timers must not keep a finished process alive.
-    message.timer = setTimeout(() => {
-      this.timed.delete(message);
-      message.timer = undefined;
-      this.makeReady(message);
-    }, delayMs).unref();
-    this.timed.add(message);
-  }
-
-  private stopTimer(message: StoredMessage): void {
-    clearTimeout(message.timer);
-    message.timer = undefined;
-    this.timed.delete(message);
-  }
-
-  private makeReady(message: StoredMessage): void {
-    if (this.state === 'closed' || message.state === 'acked') return;
-    message.state = 'ready';
-    this.ready.push(message);
-    this.wakeWaiters();
+    return { total: parts.reduce((sum, part) => sum + part.pending, 0), parts };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -8,10 +8,12 @@
  * `signal:<runId>:<signalId>` delivers a redelivered signal once; a resume or wake has no id,
  * because a second one must never be dropped (the first may have been taken by a worker that then
  * died). Every message is keyed by its run id, so a partitioning bus keeps one run's messages in
- * order.
+ * order. Only a start carries a priority: resume, wake, signal and cancel messages of any run go in
+ * the default lane (docs/priorities.md says why).
  */
 import { encodeMessage } from '../codec.js';
 import type { EnqueueOptions, RunQueue } from '../contracts/transport.js';
+import { DEFAULT_RUN_PRIORITY, checkRunPriority } from '../priority.js';
 import type { CancelMessage, ResumeMessage, SignalMessage, StartMessage, WakeMessage } from '../messages.js';
 
 /** A run message ready for {@link RunQueue.enqueue}. */
@@ -23,10 +25,24 @@ export interface OutgoingRunMessage {
 /** The fields of a start message; `enqueuedAt` defaults to now. */
 export type StartMessageFields = Omit<StartMessage, 'kind' | 'enqueuedAt'> & { enqueuedAt?: number };
 
-/** Starts a run (client.start, client.fork). Deduplicated by run id. */
+/**
+ * Starts a run (client.start, client.fork). Deduplicated by run id. A priority other than the
+ * default puts it in that lane of the run queue; `'normal'` is left out of the message and the
+ * options, so a default start is byte for byte what it was before priorities.
+ */
 export function startMessage(fields: StartMessageFields): OutgoingRunMessage {
-  const message: StartMessage = { kind: 'start', ...fields, enqueuedAt: fields.enqueuedAt ?? Date.now() };
-  return { data: encodeMessage(message), options: { msgId: `start:${fields.runId}`, key: fields.runId } };
+  const { priority, ...rest } = fields;
+  const checked = checkRunPriority(priority, 'start message');
+  const prioritised = checked !== undefined && checked !== DEFAULT_RUN_PRIORITY ? checked : undefined;
+  const message: StartMessage = {
+    kind: 'start',
+    ...rest,
+    enqueuedAt: fields.enqueuedAt ?? Date.now(),
+    ...(prioritised !== undefined ? { priority: prioritised } : {}),
+  };
+  const options: EnqueueOptions = { msgId: `start:${fields.runId}`, key: fields.runId };
+  if (prioritised !== undefined) options.priority = prioritised;
+  return { data: encodeMessage(message), options };
 }
 
 /** Delivers a signal (client.signal). Deduplicated by its signal id. */

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { decodeMessage, encodeMessage } from './codec.js';
+import type { Delivery, FetchOptions } from './contracts/transport.js';
+import { ConfigError } from './errors.js';
+import { PriorityLanes } from './priority-lanes.js';
+import {
+  PRIORITY_CYCLE,
+  RUN_PRIORITIES,
+  checkRunPriority,
+  planClaims,
+  type RunPriority,
+} from './priority.js';
+import { startMessage } from './runtime/run-messages.js';
+
+describe('checkRunPriority', () => {
+  it('accepts the three levels and undefined', () => {
+    for (const level of RUN_PRIORITIES) expect(checkRunPriority(level, 'test')).toBe(level);
+    expect(checkRunPriority(undefined, 'test')).toBeUndefined();
+  });
+
+  it('refuses anything else with a ConfigError naming the value, the caller and the levels', () => {
+    for (const bad of ['urgent', 'HIGH', '', 1, null, {}]) {
+      expect(() => checkRunPriority(bad, 'client.start')).toThrow(ConfigError);
+    }
+    expect(() => checkRunPriority('urgent', 'client.start')).toThrow(
+      "client.start: priority \"urgent\" is not a run priority; use one of 'high', 'normal', 'low' (default 'normal')",
+    );
+  });
+});
+
+describe('planClaims', () => {
+  it('gives high 5, normal 2 and low 1 of every 8 claims, from any slot', () => {
+    for (let position = 0; position < PRIORITY_CYCLE.length; position++) {
+      expect(planClaims(position, 8)).toEqual({ high: 5, normal: 2, low: 1 });
+    }
+  });
+
+  it('gives the slots of a skipped level to the highest level not skipped', () => {
+    expect(planClaims(0, 8, new Set<RunPriority>(['high']))).toEqual({ high: 0, normal: 7, low: 1 });
+    expect(planClaims(0, 8, new Set<RunPriority>(['low']))).toEqual({ high: 6, normal: 2, low: 0 });
+  });
+});
+
+describe('startMessage', () => {
+  it('encodes a start without a priority, or at normal, exactly as before priorities', () => {
+    const fields = { runId: 'r1', workflow: 'w', version: 1, input: { a: 1 }, enqueuedAt: 5 };
+    const before = encodeMessage({ kind: 'start', ...fields });
+    for (const message of [startMessage(fields), startMessage({ ...fields, priority: 'normal' })]) {
+      expect(message.data).toEqual(before);
+      expect(message.options).toEqual({ msgId: 'start:r1', key: 'r1' });
+    }
+  });
+
+  it('puts a high or low start in its lane and says so in the message', () => {
+    const message = startMessage({ runId: 'r1', workflow: 'w', version: 1, priority: 'low' });
+    expect(message.options.priority).toBe('low');
+    expect(decodeMessage(message.data)).toMatchObject({ kind: 'start', priority: 'low' });
+    expect(() =>
+      startMessage({ runId: 'r1', workflow: 'w', version: 1, priority: 'top' as RunPriority }),
+    ).toThrow(ConfigError);
+  });
+});
+
+/** A lane of ready messages, named `<level>-<n>`, that counts how often it was asked. */
+function lane(
+  level: RunPriority,
+  count: number,
+): { fetch(o: FetchOptions): Promise<Delivery[]>; asked: number } {
+  const waiting = Array.from({ length: count }, (_, i) => `${level}-${i}`);
+  const state = {
+    asked: 0,
+    fetch: async (options: FetchOptions): Promise<Delivery[]> => {
+      state.asked++;
+      return waiting.splice(0, options.max).map((name) => ({
+        data: new TextEncoder().encode(name),
+        headers: {},
+        deliveryCount: 1,
+        ack: async () => {},
+        nak: async () => {},
+      }));
+    },
+  };
+  return state;
+}
+
+const names = (batch: Delivery[]): string[] => batch.map((d) => new TextDecoder().decode(d.data));
+
+describe('PriorityLanes', () => {
+  it('claims one at a time by the cycle: high, high, high, normal, high, high, normal, low', async () => {
+    const lanes = { high: lane('high', 20), normal: lane('normal', 20), low: lane('low', 20) };
+    const fetcher = new PriorityLanes({
+      high: lanes.high.fetch,
+      normal: lanes.normal.fetch,
+      low: lanes.low.fetch,
+    });
+    const order: string[] = [];
+    for (let i = 0; i < 16; i++) order.push(...names(await fetcher.fetch({ max: 1, expiresMs: 0 })));
+    expect(order.map((n) => n.split('-')[0])).toEqual([...PRIORITY_CYCLE, ...PRIORITY_CYCLE]);
+  });
+
+  it('fills a batch by the cycle, highest level first, and the short levels from the others', async () => {
+    const lanes = { high: lane('high', 2), normal: lane('normal', 20), low: lane('low', 20) };
+    const fetcher = new PriorityLanes({
+      high: lanes.high.fetch,
+      normal: lanes.normal.fetch,
+      low: lanes.low.fetch,
+    });
+    const batch = names(await fetcher.fetch({ max: 8, expiresMs: 0 }));
+    expect(batch).toEqual([
+      'high-0',
+      'high-1',
+      'normal-0',
+      'normal-1',
+      'normal-2',
+      'normal-3',
+      'normal-4',
+      'low-0',
+    ]);
+  });
+
+  it('leaves a lane found empty unasked for emptyRecheckMs while another lane supplies the fetches', async () => {
+    const lanes = { high: lane('high', 0), normal: lane('normal', 100), low: lane('low', 0) };
+    const fetcher = new PriorityLanes(
+      { high: lanes.high.fetch, normal: lanes.normal.fetch, low: lanes.low.fetch },
+      60_000,
+    );
+    for (let i = 0; i < 10; i++) expect(await fetcher.fetch({ max: 4, expiresMs: 0 })).toHaveLength(4);
+    expect(lanes.high.asked).toBe(1);
+    expect(lanes.low.asked).toBe(1);
+    // Twice in each of the first two fetches (once for its own slots, once for the slots of the
+    // lane found empty there), once in every later one.
+    expect(lanes.normal.asked).toBe(12);
+  });
+});
