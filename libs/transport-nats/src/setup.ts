@@ -58,8 +58,10 @@ export async function ensureStreams(
   layout: NatsLayout,
 ): Promise<StreamsState> {
   const common = { storage: storageOf(options), num_replicas: options.replicas };
-  // One work-queue stream per priority lane; `normal` is the runs stream of every earlier release.
-  for (const lane of Object.values(layout.runLanes)) {
+  // One work-queue stream per priority lane; `normal` is the runs stream of every earlier release,
+  // set up first as it always was.
+  const lanes = [layout.runLanes.normal, layout.runLanes.high, layout.runLanes.low];
+  for (const lane of lanes) {
     await ensureStream(jsm, options, {
       ...common,
       name: lane.stream,
@@ -83,7 +85,7 @@ export async function ensureStreams(
     retention: RetentionPolicy.Limits,
     allow_direct: true,
   });
-  for (const lane of Object.values(layout.runLanes)) await ensureWorkersConsumer(jsm, options, lane);
+  for (const lane of lanes) await ensureWorkersConsumer(jsm, options, lane);
   return {
     journalReplicas: journal.config.num_replicas,
     deadLetterReplicas: deadLetters.config.num_replicas,
