@@ -5,7 +5,7 @@
 import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
-import { Client } from '@baton/client';
+import { Client, type RunPriority } from '@baton/client';
 import { BatonError } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import { filterFencedEntries, type PositionedEntry } from '@baton/core/runtime';
@@ -110,13 +110,18 @@ export class CrashWorld {
     return new CrashWorld(ns, env, ledger, fleet);
   }
 
-  /** Enqueues `count` chain runs through the bus, as a producer would. */
-  async enqueue(count: number, shape: Omit<ChainInput, 'seed'>): Promise<StartedRun[]> {
+  /** Enqueues `count` chain runs through the bus, as a producer would, at `priority` if given. */
+  async enqueue(
+    count: number,
+    shape: Omit<ChainInput, 'seed'>,
+    priority?: RunPriority,
+  ): Promise<StartedRun[]> {
     const started: StartedRun[] = [];
     for (let i = 0; i < count; i++) {
       const input: ChainInput = { ...shape, seed: this.runs.length + 1 };
       const handle = await this.client.start(crashChain, input, {
         idempotencyKey: `${this.ns}-${input.seed}`,
+        ...(priority !== undefined && { priority }),
       });
       started.push({ runId: handle.runId, input });
       this.runs.push({ runId: handle.runId, input });

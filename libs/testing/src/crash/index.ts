@@ -9,6 +9,7 @@ export { describePauseCrash } from './pause-scenario.js';
 export { describeScheduleCrash, scheduledRuns } from './schedule-scenario.js';
 export { describeChildCrash } from './child-scenario.js';
 export { describeConcurrencyKeyCrash } from './concurrency-key-scenario.js';
+export { describePriorityCrash } from './priority-scenario.js';
 export { crashLoopFigures, describeCrashLoop, formatCrashLoopFigures } from './crash-loop-scenario.js';
 export type { CrashLoopFigures, CrashLoopOptions } from './crash-loop-scenario.js';
 export { describeRollout, MAX_WAIT_MS as ROLLOUT_MAX_WAIT_MS } from './rollout-scenario.js';

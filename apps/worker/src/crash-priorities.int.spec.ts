@@ -1,0 +1,9 @@
+/**
+ * The crash scenario for run priorities (low backlog, high runs behind it, a worker busy with a
+ * high run SIGKILLed), on NATS + Redis and Kafka + Postgres.
+ */
+import { describePriorityCrash } from '@baton/testing/crash';
+import { crashEnvironment } from './crash-environment.spec-helper.js';
+
+describePriorityCrash('nats+redis', crashEnvironment('redis'));
+describePriorityCrash('kafka+postgres', crashEnvironment('postgres', 'kafka'));
