@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from './codec.js';
 import type { Delivery, FetchOptions } from './contracts/transport.js';
 import { ConfigError } from './errors.js';
-import { PriorityLanes } from './priority-lanes.js';
+import { PARKED_WAIT_MS, PriorityLanes } from './priority-lanes.js';
 import {
   PRIORITY_CYCLE,
   RUN_PRIORITIES,
@@ -130,5 +130,115 @@ describe('PriorityLanes', () => {
     // Twice in each of the first two fetches (once for its own slots, once for the slots of the
     // lane found empty there), once in every later one.
     expect(lanes.normal.asked).toBe(12);
+  });
+});
+
+/** A lane fed by the test: `push` makes a message ready; waits resolve when one arrives. */
+function feedLane(level: RunPriority) {
+  const ready: string[] = [];
+  const waits: Array<(batch: Delivery[]) => void> = [];
+  const naked: string[] = [];
+  let waitsStarted = 0;
+  const deliver = (name: string): Delivery => ({
+    data: new TextEncoder().encode(name),
+    headers: {},
+    deliveryCount: 1,
+    ack: async () => {},
+    nak: async () => {
+      naked.push(name);
+    },
+  });
+  const fetch = (options: FetchOptions): Promise<Delivery[]> => {
+    if (ready.length > 0 || options.expiresMs <= 0) {
+      return Promise.resolve(ready.splice(0, options.max).map(deliver));
+    }
+    waitsStarted++;
+    return new Promise((resolve) => {
+      const done = (batch: Delivery[]): void => {
+        clearTimeout(timer);
+        const i = waits.indexOf(done);
+        if (i >= 0) waits.splice(i, 1);
+        resolve(batch);
+      };
+      const timer = setTimeout(() => done([]), options.expiresMs);
+      options.signal?.addEventListener('abort', () => done([]), { once: true });
+      waits.push(done);
+    });
+  };
+  return {
+    fetch,
+    naked,
+    get waitsStarted() {
+      return waitsStarted;
+    },
+    push(n: number) {
+      for (let i = 0; i < n; i++) ready.push(`${level}-${ready.length}-${Date.now()}`);
+      const wait = waits[0];
+      if (wait !== undefined) wait(ready.splice(0, 1).map(deliver));
+    },
+  };
+}
+
+describe('PriorityLanes waiting', () => {
+  const make = () => {
+    const lanes = { high: feedLane('high'), normal: feedLane('normal'), low: feedLane('low') };
+    const fetcher = new PriorityLanes({
+      high: lanes.high.fetch,
+      normal: lanes.normal.fetch,
+      low: lanes.low.fetch,
+    });
+    return { lanes, fetcher };
+  };
+
+  it('waits on every lane and returns what the first lane to deliver brings', async () => {
+    const { lanes, fetcher } = make();
+    const waiting = fetcher.fetch({ max: 5, expiresMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 10));
+    lanes.low.push(1);
+    expect(names(await waiting)).toHaveLength(1);
+    fetcher.close();
+  });
+
+  it('keeps the other lanes waiting for the next fetch instead of starting new waits', async () => {
+    const { lanes, fetcher } = make();
+    for (let i = 0; i < 5; i++) {
+      const waiting = fetcher.fetch({ max: 1, expiresMs: 5_000 });
+      await new Promise((r) => setTimeout(r, 5));
+      lanes.normal.push(1);
+      expect(await waiting).toHaveLength(1);
+    }
+    // One wait each on high and low for all five fetches; normal waited again after each delivery.
+    expect(lanes.high.waitsStarted).toBe(1);
+    expect(lanes.low.waitsStarted).toBe(1);
+    expect(lanes.normal.waitsStarted).toBe(5);
+    fetcher.close();
+  });
+
+  it('holds what a kept wait brings for the next fetch, and naks it when no fetch comes', async () => {
+    const { lanes, fetcher } = make();
+    const waiting = fetcher.fetch({ max: 1, expiresMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 5));
+    lanes.normal.push(1);
+    await waiting;
+    lanes.high.push(1); // taken by the kept wait on high, with no fetch waiting
+    const next = names(await fetcher.fetch({ max: 1, expiresMs: 0 }));
+    expect(next[0]).toMatch(/^high-/);
+
+    const again = fetcher.fetch({ max: 1, expiresMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 5));
+    lanes.normal.push(1);
+    await again;
+    lanes.low.push(1);
+    await new Promise((r) => setTimeout(r, PARKED_WAIT_MS + 50));
+    expect(lanes.low.naked).toHaveLength(1);
+    fetcher.close();
+  });
+
+  it('ends a waiting fetch with an empty batch on close', async () => {
+    const { fetcher } = make();
+    const waiting = fetcher.fetch({ max: 1, expiresMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 5));
+    fetcher.close();
+    expect(await waiting).toEqual([]);
   });
 });

@@ -189,6 +189,8 @@ export class KafkaTransport implements Transport {
   }
 
   close(): Promise<void> {
+    // Waiting fetches end now (invariant 2).
+    this.lanes.close();
     return this.lifecycle.close(async (context) => {
       if (context !== undefined) await disconnect(context);
     });

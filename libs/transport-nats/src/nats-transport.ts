@@ -93,9 +93,12 @@ class NatsTransport implements Transport {
    */
   private readonly lanes = new PriorityLanes(
     {
-      high: (options) => fetchRunMessages(this.open('fetch'), this.layout.runLanes.high, options),
-      normal: (options) => fetchRunMessages(this.open('fetch'), this.layout.runLanes.normal, options),
-      low: (options) => fetchRunMessages(this.open('fetch'), this.layout.runLanes.low, options),
+      high: (options, foundEmpty) =>
+        fetchRunMessages(this.open('fetch'), this.layout.runLanes.high, options, foundEmpty),
+      normal: (options, foundEmpty) =>
+        fetchRunMessages(this.open('fetch'), this.layout.runLanes.normal, options, foundEmpty),
+      low: (options, foundEmpty) =>
+        fetchRunMessages(this.open('fetch'), this.layout.runLanes.low, options, foundEmpty),
     },
     EMPTY_LANE_RECHECK_MS,
   );
@@ -130,6 +133,7 @@ class NatsTransport implements Transport {
   close(): Promise<void> {
     // Waiting fetches end now, before a connect under way is waited for.
     this.closeController.abort();
+    this.lanes.close();
     return this.lifecycle.close((context) => this.shutDown(context));
   }
 

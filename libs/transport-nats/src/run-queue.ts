@@ -94,11 +94,16 @@ export async function enqueueRunMessage(
   }
 }
 
-/** Pulls up to `max` run messages from one lane; see invariants 2 and 3. */
+/**
+ * Pulls up to `max` run messages from one lane; see invariants 2 and 3. `foundEmpty`: the caller
+ * found the lane empty an instant ago, so the first `no_wait` request is left out and the fetch goes
+ * straight to its waiting request (which still returns at once a message that arrived meanwhile).
+ */
 export async function fetchRunMessages(
   context: TransportContext,
   lane: RunLane,
   options: FetchOptions,
+  foundEmpty = false,
 ): Promise<Delivery[]> {
   context.assertOpen('fetch');
   const { max, expiresMs } = options;
@@ -110,7 +115,7 @@ export async function fetchRunMessages(
   const ready = (batch: number): Promise<Pulled> =>
     pull(context, lane, { batch, noWait: true, signal, timeoutMs: noWaitTimeoutMs, quietMs: QUIET_MS });
   try {
-    const now = await ready(max);
+    const now = foundEmpty && expiresMs > 0 ? { deliveries: [], answered: true } : await ready(max);
     if (now.deliveries.length > 0 || expiresMs <= 0 || signal.aborted) return now.deliveries;
     // Unanswered: max_ack_pending is reached. Only the expiring request below is worth making.
     const blocked = !now.answered;

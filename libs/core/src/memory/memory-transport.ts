@@ -145,6 +145,7 @@ class MemoryTransport implements Transport {
     if (this.closing === undefined) {
       // Closed synchronously, so nothing slips in between close() and its promise settling.
       this.state = 'closed';
+      this.prioritised.close();
       for (const lane of Object.values(this.lanes)) lane.close();
       this.closing = Promise.resolve();
     }
