@@ -56,7 +56,9 @@ export const fleetCommands: CommandGroup = {
 
     program
       .command('backlog')
-      .description('the run queue’s backlog: NATS consumer pending and ack-pending, Kafka lag per partition')
+      .description(
+        'the run queue’s backlog, every priority lane: NATS consumer pending and ack-pending, Kafka lag per partition',
+      )
       .option('--timeout <ms>', 'how long to wait for the bus to answer (default 5000)')
       .action((flags: { timeout?: string }, command: Command) =>
         context.run(async () => {
