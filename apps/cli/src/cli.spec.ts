@@ -227,6 +227,9 @@ describe('exit codes', () => {
     const start = await cli(['runs', 'start', 'orders', '--input', '{}']);
     expect(start).toMatchObject({ code: 2 });
     expect(start.err).toMatch(/'orders' is not name@version/);
+    const priority = await cli(['runs', 'start', 'orders@1', '--input', '{}', '--priority', 'urgent']);
+    expect(priority.code).toBe(2);
+    expect(priority.err).toMatch(/--priority 'urgent' is not a run priority; use high, normal, low/);
     const badTime = await cli(['runs', 'list', '--created-after', 'soon']);
     expect(badTime.code).toBe(2);
     expect(badTime.err).toMatch(/--created-after 'soon' is not a time/);

@@ -10,6 +10,7 @@ import {
   type BulkRunActionName,
   type Client,
   type RunDescription,
+  RUN_PRIORITIES,
   type RunPriority,
 } from '@baton/client';
 import { NotFoundError } from '@baton/core';
@@ -103,6 +104,7 @@ export const runsCommands: CommandGroup = {
         ) =>
           context.run(async () => {
             const ref = workflowRef(workflow, 0);
+            const priority = priorityFlag(flags.priority);
             const raw = flags.input === '-' ? await context.stdin() : flags.input;
             const input = raw === undefined ? undefined : parseJson('--input', raw);
             const handle = await (
@@ -110,8 +112,7 @@ export const runsCommands: CommandGroup = {
             ).start(ref, input, {
               ...(flags.runId !== undefined && { runId: flags.runId }),
               ...(flags.key !== undefined && { idempotencyKey: flags.key }),
-              // Checked by client.start before anything is sent (a ConfigError naming the levels).
-              ...(flags.priority !== undefined && { priority: flags.priority as RunPriority }),
+              ...(priority !== undefined && { priority }),
             });
             context.io.out(
               context.flags(command).json ? json({ runId: handle.runId }) : `started run ${handle.runId}\n`,
@@ -363,4 +364,11 @@ function describeText(
 function whole(flag: string, value: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`${flag} '${value}' is not a whole number`);
   return Number(value);
+}
+
+/** `--priority`, checked before any connection (a usage error naming the levels). */
+function priorityFlag(value: string | undefined): RunPriority | undefined {
+  if (value === undefined) return undefined;
+  if ((RUN_PRIORITIES as readonly string[]).includes(value)) return value as RunPriority;
+  throw new UsageError(`--priority '${value}' is not a run priority; use ${RUN_PRIORITIES.join(', ')}`);
 }
