@@ -21,7 +21,8 @@
  * 6. A lane found empty may be skipped, while other lanes supply the fetch, for `emptyRecheckMs`
  *    (a bus where asking an empty lane costs a round trip): a message arriving there meanwhile is
  *    found within that time, or at once when the other lanes run dry (invariant 3). A lane still
- *    waiting when another lane delivered counts as found empty then.
+ *    waiting when another lane delivered counts as found empty then. A lane with a wait under way
+ *    is not asked at all: the wait brings what arrives there.
  */
 import type { Delivery, FetchOptions } from './contracts/transport.js';
 import { PRIORITY_CYCLE, RUN_PRIORITIES, planClaims, priorityRank, type RunPriority } from './priority.js';
@@ -114,8 +115,14 @@ export class PriorityLanes {
   /** Deliveries ready now, per the cycle (invariant 2), without waiting. */
   private async takeReady(max: number): Promise<{ claimed: Claimed[]; foundEmpty: Set<RunPriority> }> {
     const now = Date.now();
-    const skipped = new Set(RUN_PRIORITIES.filter((p) => (this.emptyUntil.get(p) ?? 0) > now));
-    if (skipped.size === RUN_PRIORITIES.length) skipped.clear();
+    // A lane with a wait under way is empty but for what that wait is bringing (into `held`): no
+    // need to ask it. A lane found empty a moment ago is skipped too, unless every lane would be.
+    const waited = RUN_PRIORITIES.filter((p) => this.waiting.has(p));
+    const skipped = new Set(
+      RUN_PRIORITIES.filter((p) => !this.waiting.has(p) && (this.emptyUntil.get(p) ?? 0) > now),
+    );
+    if (skipped.size + waited.length === RUN_PRIORITIES.length) skipped.clear();
+    for (const level of waited) skipped.add(level);
     // Known empty a moment ago: a wait on them need not look first (LaneFetch's `foundEmpty`).
     const foundEmpty = new Set<RunPriority>(skipped);
     const plan = planClaims(this.position, max, skipped);
