@@ -5,5 +5,8 @@
 import { describePriorityCrash } from '@baton/testing/crash';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 
-describePriorityCrash('nats+redis', crashEnvironment('redis'));
-describePriorityCrash('kafka+postgres', crashEnvironment('postgres', 'kafka'));
+describePriorityCrash('nats+redis', crashEnvironment('redis', 'nats', { BATON_NATS_PRIORITY_LANES: 'true' }));
+describePriorityCrash(
+  'kafka+postgres',
+  crashEnvironment('postgres', 'kafka', { BATON_KAFKA_PRIORITY_LANES: 'true' }),
+);

@@ -12,8 +12,11 @@ import { crashEnvironment } from './crash-environment.spec-helper.js';
 import { inProcessNamespace, startInProcessWorkers } from './in-process.spec-helper.js';
 
 const PAIRS = [
-  { name: 'nats+redis', factory: crashEnvironment('redis', 'nats') },
-  { name: 'kafka+postgres', factory: crashEnvironment('postgres', 'kafka') },
+  { name: 'nats+redis', factory: crashEnvironment('redis', 'nats', { BATON_NATS_PRIORITY_LANES: 'true' }) },
+  {
+    name: 'kafka+postgres',
+    factory: crashEnvironment('postgres', 'kafka', { BATON_KAFKA_PRIORITY_LANES: 'true' }),
+  },
 ];
 
 const LOWS = 12;

@@ -33,7 +33,7 @@ export type {
   AdapterVariables,
   AnyAdapterRegistration,
 } from './contracts/registration.js';
-export { parseWholeNumber, textSetting, wholeNumberSetting } from './settings.js';
+export { parseWholeNumber, switchSetting, textSetting, wholeNumberSetting } from './settings.js';
 export { PriorityLanes } from './priority-lanes.js';
 export type { LaneFetch } from './priority-lanes.js';
 export {
@@ -42,6 +42,8 @@ export {
   RUN_PRIORITIES,
   checkRunPriority,
   planClaims,
+  laneFor,
+  laneLevels,
   priorityRank,
 } from './priority.js';
 export type { RunPriority } from './priority.js';

@@ -78,3 +78,29 @@ export function planClaims(
   }
   return plan;
 }
+
+/**
+ * The lanes a bus transport sets up and reads. Its extra lanes are a stream or topic each, which a
+ * restricted bus user must be granted before it may use them, so they are opt-in
+ * (`priorityLanes: true`); without them the run queue is exactly what it was before priorities.
+ */
+export function laneLevels(priorityLanes: boolean): readonly RunPriority[] {
+  return priorityLanes ? [DEFAULT_RUN_PRIORITY, 'high', 'low'] : [DEFAULT_RUN_PRIORITY];
+}
+
+/**
+ * `value` checked as a priority ({@link checkRunPriority}) that this transport can carry: a level
+ * other than `normal` on a transport without its priority lanes is refused, naming the option that
+ * turns them on, rather than quietly claimed at `normal`.
+ */
+export function laneFor(value: unknown, priorityLanes: boolean, where: string, option: string): RunPriority {
+  const priority = checkRunPriority(value, where) ?? DEFAULT_RUN_PRIORITY;
+  if (priority !== DEFAULT_RUN_PRIORITY && !priorityLanes) {
+    throw new ConfigError(
+      `${where}: priority '${priority}' needs the transport's priority lanes, which are off; turn them ` +
+        `on with ${option} on the workers first, then on the producers, once the bus users may use ` +
+        `them (docs/priorities.md, "Rolling it out")`,
+    );
+  }
+  return priority;
+}

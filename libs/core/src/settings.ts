@@ -10,6 +10,21 @@ export function textSetting(name: string, description: string, option?: RegExp):
   return { name, description, parse: (value) => value, ...(option !== undefined && { option }) };
 }
 
+/** A switch: `true` or `1` on, `false` or `0` off (any case); anything else is refused naming the variable. */
+export function switchSetting(name: string, description: string, option?: RegExp): AdapterVariable<boolean> {
+  return {
+    name,
+    description,
+    parse: (value, variable) => {
+      const lower = value.toLowerCase();
+      if (lower === 'true' || lower === '1') return true;
+      if (lower === 'false' || lower === '0') return false;
+      throw new ConfigError(`${variable} is '${value}'; use true or false`);
+    },
+    ...(option !== undefined && { option }),
+  };
+}
+
 /** A whole number of at least `min`; anything else is refused naming the variable. */
 export function wholeNumberSetting(
   name: string,

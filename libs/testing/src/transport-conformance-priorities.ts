@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@baton/core';
 import { RUN_PRIORITIES, type RunPriority, type Transport } from '@baton/core/adapter';
-import { bytes, text, uniqueId } from './conformance-helpers.js';
+import { bytes, text, uniqueId, useFixture } from './conformance-helpers.js';
 import { fetchMessages } from './transport-conformance-queue.js';
 
 /** Long enough for a bus that reads in the background to have every enqueued message in hand. */
@@ -67,8 +67,33 @@ async function enqueueAt(
 const named = (label: string, count: number): string[] =>
   Array.from({ length: count }, (_, i) => `${label}-${i}`);
 
-export function describePriorityConformance(transport: () => Transport): void {
+/**
+ * `withLanes` builds transports with every lane; `withoutLanes`, when the bus's lanes are opt-in, is
+ * the suite's transport without them.
+ */
+export function describePriorityConformance(
+  withLanes: () => Promise<Transport> | Transport,
+  withoutLanes?: () => Transport,
+): void {
   describe('priorities', () => {
+    const transport = useFixture(withLanes);
+
+    if (withoutLanes !== undefined) {
+      it('without its priority lanes, refuses a start at high or low naming the option, and carries normal as before', async () => {
+        const t = withoutLanes();
+        for (const priority of ['high', 'low'] as const) {
+          const refused = t.enqueue(bytes(`refused-${priority}`), { priority, key: uniqueId('run') });
+          await expect(refused).rejects.toThrow(ConfigError);
+          await expect(refused).rejects.toThrow(/priority lanes, which are off.*priorityLanes/);
+        }
+        await t.enqueue(bytes('normal-0'), { priority: 'normal', key: uniqueId('run') });
+        await t.enqueue(bytes('default-0'), { key: uniqueId('run') });
+        const claimed = await claimOneByOne(t, 2);
+        expect(claimed.sort()).toEqual(['default-0', 'normal-0']);
+        expect(await t.fetch({ max: 10, expiresMs: 500 })).toEqual([]);
+      });
+    }
+
     it('claims higher-priority messages first when more than one level has messages waiting', async () => {
       const t = transport();
       await readEveryLane(t);

@@ -33,6 +33,13 @@ export interface TransportConformanceOptions {
    * is then listed as skipped under that reason instead of run. A transport with one passes nothing.
    */
   withoutGroupLog?: string;
+  /**
+   * For a bus whose priority lanes are opt-in (NATS, Kafka: `priorityLanes`): a factory like the
+   * main one with the lanes on. The priorities section then runs on its transports, and the main
+   * factory's (lanes off) must refuse a start at `high` or `low` and carry `normal` as before.
+   * Left out, the main factory's transports have the lanes (memory).
+   */
+  priorityLanes?: () => Promise<Transport> | Transport;
 }
 
 /**
@@ -52,7 +59,7 @@ export function describeTransportConformance(
     describeLifecycle(factory);
 
     describeQueueConformance(transport, ackWaitMs);
-    describePriorityConformance(transport);
+    describePriorityConformance(options.priorityLanes ?? factory, options.priorityLanes && transport);
     describeJournalConformance(transport);
     if (options.withoutGroupLog === undefined) describeGroupLogConformance(transport);
     else describe.skip(`group log: ${options.withoutGroupLog}`, () => it.skip('not implemented'));

@@ -1,16 +1,11 @@
 /**
  * The run queue's backlog on Kafka: the workers' consumer-group lag on each priority lane's topic
- * (the runs topic, `.high`, `.low`), summed over their partitions (each partition's high watermark minus the group's committed offset there, or
+ * (the runs topic, and `.high`, `.low` with `priorityLanes`), summed over their partitions (each partition's high watermark minus the group's committed offset there, or
  * minus its low watermark while the group has committed nothing, since the group reads from the
  * beginning). The transport commits an offset only once every record before it was acked, so the
  * lag also counts records a worker has fetched but not yet claimed, and a record nakked for later.
  */
-import {
-  DEFAULT_RUN_PRIORITY,
-  RUN_PRIORITIES,
-  type BacklogDetail,
-  type BacklogPart,
-} from '@baton/core/adapter';
+import { laneLevels, type BacklogDetail, type BacklogPart } from '@baton/core/adapter';
 import type { KafkaContext } from './context.js';
 import type { RunLane } from './layout.js';
 
@@ -36,7 +31,8 @@ export async function consumerGroupLagByPartition(
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), timeoutMs);
   });
-  const lanes = [DEFAULT_RUN_PRIORITY, ...RUN_PRIORITIES.filter((p) => p !== DEFAULT_RUN_PRIORITY)];
+  // `normal` first (laneLevels lists it first); the others only with `priorityLanes`.
+  const lanes = laneLevels(context.options.priorityLanes);
   const lag = Promise.all(lanes.map((priority) => laneLag(context, context.layout.runLanes[priority])))
     .then((found): BacklogDetail => {
       const parts = found.flatMap((laneParts, i) =>

@@ -23,6 +23,6 @@ export interface KafkaContext {
   groupReads: GroupReads;
   /** The `normal` lane's queue: the runs topic as before priorities. */
   queue: KafkaRunQueue;
-  /** The queue of each priority lane (`normal` is {@link queue}). */
-  queues: Record<RunPriority, KafkaRunQueue>;
+  /** The queue of each priority lane in use (`normal` is {@link queue}; the others with `priorityLanes`). */
+  queues: Partial<Record<RunPriority, KafkaRunQueue>>;
 }

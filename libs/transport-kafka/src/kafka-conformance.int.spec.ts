@@ -13,32 +13,36 @@ const ACK_WAIT_MS = 1_000;
 const prefixes = testPrefixes(kafkaTestUrl());
 afterAll(() => prefixes.cleanUp(), 30_000);
 
-describeTransportConformance(
-  'kafka',
-  () =>
-    kafkaTransport({
-      brokers: kafkaTestUrl(),
-      prefix: prefixes.next(),
-      partitions: 3,
-      ackWaitMs: ACK_WAIT_MS,
-      sessionTimeoutMs: 6_000,
-    }),
-  { ackWaitMs: ACK_WAIT_MS },
-);
+const grouped = (priorityLanes: boolean) =>
+  kafkaTransport({
+    brokers: kafkaTestUrl(),
+    prefix: prefixes.next(),
+    partitions: 3,
+    ackWaitMs: ACK_WAIT_MS,
+    sessionTimeoutMs: 6_000,
+    priorityLanes,
+  });
+
+describeTransportConformance('kafka', () => grouped(false), {
+  ackWaitMs: ACK_WAIT_MS,
+  priorityLanes: () => grouped(true),
+});
 
 // The same contract with the partitions owned through a membership (what a worker with a
 // presence store hands over) instead of a consumer group: a member alone owns every partition.
-describeTransportConformance(
-  'kafka (partitions owned by presence)',
-  () => {
-    const transport = kafkaTransport({
-      brokers: kafkaTestUrl(),
-      prefix: prefixes.next(),
-      partitions: 3,
-      ackWaitMs: ACK_WAIT_MS,
-    });
-    transport.shareRunQueue({ memberId: 'solo', members: async () => ['solo'] });
-    return transport;
-  },
-  { ackWaitMs: ACK_WAIT_MS },
-);
+const owned = (priorityLanes: boolean) => {
+  const transport = kafkaTransport({
+    brokers: kafkaTestUrl(),
+    prefix: prefixes.next(),
+    partitions: 3,
+    ackWaitMs: ACK_WAIT_MS,
+    priorityLanes,
+  });
+  transport.shareRunQueue({ memberId: 'solo', members: async () => ['solo'] });
+  return transport;
+};
+
+describeTransportConformance('kafka (partitions owned by presence)', () => owned(false), {
+  ackWaitMs: ACK_WAIT_MS,
+  priorityLanes: () => owned(true),
+});

@@ -15,7 +15,8 @@ import {
   DEFAULT_RUN_PRIORITY,
   PriorityLanes,
   assertRunId,
-  checkRunPriority,
+  laneFor,
+  laneLevels,
   type RunPriority,
   type BacklogDetail,
   type DeadLetter,
@@ -114,9 +115,9 @@ export class KafkaTransport implements Transport {
    * asking an empty lane costs nothing and every fetch asks every lane.
    */
   private readonly lanes = new PriorityLanes({
-    high: (options) => this.guard('fetch', (context) => context.queues.high.fetch(options)),
-    normal: (options) => this.guard('fetch', (context) => context.queues.normal.fetch(options)),
-    low: (options) => this.guard('fetch', (context) => context.queues.low.fetch(options)),
+    high: (options) => this.guard('fetch', (context) => laneQueue(context, 'high').fetch(options)),
+    normal: (options) => this.guard('fetch', (context) => context.queue.fetch(options)),
+    low: (options) => this.guard('fetch', (context) => laneQueue(context, 'low').fetch(options)),
   });
 
   /** @internal use {@link kafkaTransport} */
@@ -169,7 +170,9 @@ export class KafkaTransport implements Transport {
         if (this.membership !== undefined) queue.shareRunQueue(this.membership);
         return queue;
       };
-      const queues = { high: queueOf('high'), normal: queueOf('normal'), low: queueOf('low') };
+      const queues: KafkaContext['queues'] = {};
+      for (const level of laneLevels(this.options.priorityLanes)) queues[level] = queueOf(level);
+      const normal = queues[DEFAULT_RUN_PRIORITY]!;
       return {
         options: this.options,
         layout: this.layout,
@@ -179,7 +182,7 @@ export class KafkaTransport implements Transport {
         reader,
         tails: new TailReads(reader, this.layout.journalTopic),
         groupReads: new GroupReads(reader, admin, this.layout.groupTopic, this.groupReadStats),
-        queue: queues.normal,
+        queue: normal,
         queues,
       };
     } catch (err) {
@@ -225,7 +228,12 @@ export class KafkaTransport implements Transport {
       if (data.byteLength > this.options.maxMessageBytes) {
         throw new PayloadTooLargeError('run message', data.byteLength, this.options.maxMessageBytes);
       }
-      const priority = checkRunPriority(options.priority, 'kafka transport: enqueue') ?? DEFAULT_RUN_PRIORITY;
+      const priority = laneFor(
+        options.priority,
+        this.options.priorityLanes,
+        'kafka transport: enqueue',
+        'priorityLanes (BATON_KAFKA_PRIORITY_LANES=true)',
+      );
       const headers: Record<string, string> = { ...options.headers };
       if (options.msgId !== undefined) headers[MSG_ID_HEADER] = options.msgId;
       await context.producer.send({
@@ -246,7 +254,7 @@ export class KafkaTransport implements Transport {
   shareRunQueue(membership: RunQueueMembership): void {
     this.membership = membership;
     const queues = this.lifecycle.peek()?.queues;
-    if (queues !== undefined) for (const queue of Object.values(queues)) queue.shareRunQueue(membership);
+    if (queues !== undefined) for (const queue of Object.values(queues)) queue?.shareRunQueue(membership);
   }
 
   /** The `normal` lane's run queue state in this process (zeros before connect()). */
@@ -265,7 +273,7 @@ export class KafkaTransport implements Transport {
   private partitionFor(context: KafkaContext, options: EnqueueOptions, priority: RunPriority): number {
     const count = context.topics.lanePartitions[priority];
     if (options.local) {
-      const mine = context.queues[priority].localPartitions;
+      const mine = laneQueue(context, priority).localPartitions;
       if (mine.length > 0) {
         const keyed = options.key === undefined ? -1 : partitionForKey(options.key, count);
         return mine.includes(keyed) ? keyed : mine[this.roundRobin++ % mine.length]!;
@@ -292,8 +300,12 @@ export class KafkaTransport implements Transport {
     return consumerGroupLagByPartition(context, timeoutMs);
   }
 
-  /** Takes from the priority lanes by the claim cycle (priority-lanes.ts). */
+  /**
+   * Takes from the priority lanes by the claim cycle (priority-lanes.ts), or, without
+   * `priorityLanes`, from the runs topic alone as before priorities.
+   */
   fetch(options: FetchOptions): Promise<Delivery[]> {
+    if (!this.options.priorityLanes) return this.guard('fetch', (context) => context.queue.fetch(options));
     this.open('fetch');
     return this.lanes.fetch(options);
   }
@@ -349,9 +361,16 @@ export class KafkaTransport implements Transport {
   }
 }
 
+/** The queue of a lane in use (enqueue and fetch reach a lane only when `priorityLanes` is on). */
+function laneQueue(context: KafkaContext, level: RunPriority): KafkaRunQueue {
+  const queue = context.queues[level];
+  if (queue === undefined) throw new Error(`kafka transport: the ${level} lane is not in use`);
+  return queue;
+}
+
 /** Leaves the consumer groups, then disconnects the clients. */
 async function disconnect(context: KafkaContext): Promise<void> {
-  await Promise.all(Object.values(context.queues).map((queue) => queue.close()));
+  await Promise.all(Object.values(context.queues).map((queue) => queue?.close()));
   await Promise.allSettled([
     context.producer.disconnect(),
     context.reader.disconnect(),

@@ -99,6 +99,15 @@ export interface KafkaTransportOptions {
    */
   partitionOwnership?: KafkaPartitionOwnership;
   /**
+   * Sets up and reads the run queue's priority lanes, the topics `<prefix>.runs.high` and
+   * `<prefix>.runs.low` with the groups `<prefix>-workers-high` and `-low` (docs/priorities.md).
+   * Off, the run queue is the runs topic alone, exactly as before priorities, and a start at `high`
+   * or `low` is refused with a ConfigError. Opt-in because a principal restricted by ACLs must be
+   * granted the lanes first. Turn it on for the workers, then the producers.
+   * @defaultValue false
+   */
+  priorityLanes?: boolean;
+  /**
    * How often, with `partitionOwnership: 'presence'`, a worker reads the fleet's member list
    * and moves partitions accordingly. One worker at a time lists the live workers each period and
    * publishes the list in the store; the others read one small record (the list itself only when
@@ -164,6 +173,7 @@ export interface ResolvedKafkaOptions {
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
   partitionOwnership: KafkaPartitionOwnership;
+  priorityLanes: boolean;
   ownershipRefreshMs: number;
   ackWaitMs: number;
   maxBufferedMessages: number;
@@ -313,6 +323,12 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
       `kafka transport: partitionOwnership '${String(partitionOwnership)}' must be presence or group`,
     );
   }
+  const priorityLanes = options.priorityLanes ?? false;
+  if (typeof priorityLanes !== 'boolean') {
+    throw new ConfigError(
+      `kafka transport: priorityLanes must be true or false (got ${JSON.stringify(priorityLanes)})`,
+    );
+  }
   const replicationFactor = options.replicationFactor ?? -1;
   if (!Number.isInteger(replicationFactor) || (replicationFactor < 1 && replicationFactor !== -1)) {
     throw new ConfigError(
@@ -343,6 +359,7 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
     sessionTimeoutMs,
     heartbeatIntervalMs,
     partitionOwnership,
+    priorityLanes,
     ownershipRefreshMs: positiveInt('ownershipRefreshMs', options.ownershipRefreshMs, 250),
     ackWaitMs: positiveInt('ackWaitMs', options.ackWaitMs, 30_000),
     maxBufferedMessages: positiveInt('maxBufferedMessages', options.maxBufferedMessages, 256),

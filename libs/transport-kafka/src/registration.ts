@@ -5,7 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '@baton/core';
-import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import {
+  switchSetting,
+  textSetting,
+  wholeNumberSetting,
+  type AdapterRegistration,
+} from '@baton/core/adapter';
 import { deleteKafkaTopics } from './admin.js';
 import { kafkaTransport } from './kafka-transport.js';
 import { resolveKafkaOptions, type KafkaPartitionOwnership } from './options.js';
@@ -21,6 +26,7 @@ export interface KafkaSettings {
   partitionOwnership?: string;
   journalRetentionMs?: number;
   ackWaitMs?: number;
+  priorityLanes?: boolean;
   /** A path: the file is read when the transport is built. */
   tlsCaFile?: string;
 }
@@ -78,6 +84,11 @@ const VARIABLES = {
     1,
     /\backWaitMs\b/,
   ),
+  priorityLanes: switchSetting(
+    'BATON_KAFKA_PRIORITY_LANES',
+    'true: set up and read the run queue priority lanes (topics <prefix>.runs.high and .low, groups <prefix>-workers-high and -low), so runs may start at high or low priority; on the workers first, then the producers; default false',
+    /\bpriorityLanes\b/,
+  ),
   tlsCaFile: textSetting('BATON_KAFKA_TLS_CA_FILE', 'CA certificate to verify the brokers (implies TLS)'),
 } as const;
 
@@ -111,6 +122,7 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       sessionTimeoutMs,
       partitionOwnership,
       ackWaitMs,
+      priorityLanes,
       saslMechanism,
       tlsCaFile,
       journalRetentionMs,
@@ -136,6 +148,7 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
         partitionOwnership: partitionOwnership as KafkaPartitionOwnership,
       }),
       ...(ackWaitMs !== undefined && { ackWaitMs }),
+      ...(priorityLanes !== undefined && { priorityLanes }),
       ...(journalRetentionMs !== undefined && { journalRetentionMs }),
       ...(tlsCaFile !== undefined && { tls: { ca: readVariableFile(VARIABLES.tlsCaFile.name, tlsCaFile) } }),
       ...(hooks.log !== undefined && { log: hooks.log }),

@@ -25,9 +25,13 @@ export async function ensureTopics(
   const lanes = layout.runLanes;
   const wanted = [
     { topic: layout.runsTopic, numPartitions: options.partitions },
-    // The priority lanes' topics (docs/priorities.md); the runs topic above is the `normal` lane.
-    { topic: lanes.high.topic, numPartitions: options.partitions },
-    { topic: lanes.low.topic, numPartitions: options.partitions },
+    // The priority lanes' topics, when on (docs/priorities.md); the runs topic is the `normal` lane.
+    ...(options.priorityLanes
+      ? [
+          { topic: lanes.high.topic, numPartitions: options.partitions },
+          { topic: lanes.low.topic, numPartitions: options.partitions },
+        ]
+      : []),
     { topic: layout.journalTopic, numPartitions: options.partitions },
     // Created in either journal mode, so a fleet can switch BATON_JOURNAL without new ACLs or a
     // restart with Create rights; it stays empty while no worker runs in mode group.

@@ -22,16 +22,10 @@ function producerPublish(prefix: string): string[] {
   return [
     '$JS.API.INFO',
     `$JS.API.STREAM.INFO.${P}_RUNS`,
-    `$JS.API.STREAM.INFO.${P}_RUNS_HIGH`,
-    `$JS.API.STREAM.INFO.${P}_RUNS_LOW`,
     `$JS.API.STREAM.INFO.${P}_JOURNAL`,
     `$JS.API.STREAM.INFO.${P}_DLQ`,
     `$JS.API.CONSUMER.INFO.${P}_RUNS.${prefix}-workers`,
-    `$JS.API.CONSUMER.INFO.${P}_RUNS_HIGH.${prefix}-workers`,
-    `$JS.API.CONSUMER.INFO.${P}_RUNS_LOW.${prefix}-workers`,
     `${prefix}.runs`,
-    `${prefix}.runs.high`,
-    `${prefix}.runs.low`,
     `$JS.API.DIRECT.GET.${P}_JOURNAL`,
     `$JS.API.CONSUMER.CREATE.${P}_JOURNAL`,
     `$JS.API.CONSUMER.MSG.NEXT.${P}_JOURNAL.*`,
@@ -45,24 +39,14 @@ function workerPublish(prefix: string): string[] {
   return [
     ...producerPublish(prefix),
     `$JS.API.STREAM.CREATE.${P}_RUNS`,
-    `$JS.API.STREAM.CREATE.${P}_RUNS_HIGH`,
-    `$JS.API.STREAM.CREATE.${P}_RUNS_LOW`,
     `$JS.API.STREAM.CREATE.${P}_JOURNAL`,
     `$JS.API.STREAM.CREATE.${P}_DLQ`,
     `$JS.API.STREAM.UPDATE.${P}_RUNS`,
-    `$JS.API.STREAM.UPDATE.${P}_RUNS_HIGH`,
-    `$JS.API.STREAM.UPDATE.${P}_RUNS_LOW`,
     `$JS.API.STREAM.UPDATE.${P}_JOURNAL`,
     `$JS.API.STREAM.UPDATE.${P}_DLQ`,
     `$JS.API.CONSUMER.CREATE.${P}_RUNS.${prefix}-workers`,
-    `$JS.API.CONSUMER.CREATE.${P}_RUNS_HIGH.${prefix}-workers`,
-    `$JS.API.CONSUMER.CREATE.${P}_RUNS_LOW.${prefix}-workers`,
     `$JS.API.CONSUMER.MSG.NEXT.${P}_RUNS.${prefix}-workers`,
-    `$JS.API.CONSUMER.MSG.NEXT.${P}_RUNS_HIGH.${prefix}-workers`,
-    `$JS.API.CONSUMER.MSG.NEXT.${P}_RUNS_LOW.${prefix}-workers`,
     `$JS.ACK.${P}_RUNS.${prefix}-workers.>`,
-    `$JS.ACK.${P}_RUNS_HIGH.${prefix}-workers.>`,
-    `$JS.ACK.${P}_RUNS_LOW.${prefix}-workers.>`,
     `${prefix}.journal.>`,
     `${prefix}.dlq`,
     `$JS.API.DIRECT.GET.${P}_DLQ`,
@@ -295,14 +279,9 @@ describe('nats transport: credentials and permissions', () => {
     try {
       await transport.connect();
       const started = Date.now();
-      // The first lane the fetch asks (the run queue or one of its priority lanes) is refused.
-      const upper = prefix.toUpperCase();
-      const lanes = [`${upper}_RUNS`, `${upper}_RUNS_HIGH`, `${upper}_RUNS_LOW`];
       await expect(transport.fetch({ max: 1, expiresMs: 10_000 })).rejects.toMatchObject({
         code: 'BATON_NATS_PERMISSION',
-        subject: expect.toBeOneOf(
-          lanes.map((stream) => `$JS.API.CONSUMER.MSG.NEXT.${stream}.${prefix}-workers`),
-        ),
+        subject: `$JS.API.CONSUMER.MSG.NEXT.${prefix.toUpperCase()}_RUNS.${prefix}-workers`,
       });
       expect(Date.now() - started).toBeLessThan(10_000);
     } finally {

@@ -12,14 +12,16 @@ const ACK_WAIT_MS = 1_000;
 const prefixes = testPrefixes(natsTestUrl());
 afterAll(() => prefixes.cleanUp());
 
-describeTransportConformance(
-  'nats',
-  () =>
-    natsTransport({
-      servers: natsTestUrl(),
-      prefix: prefixes.next(),
-      ackWaitMs: ACK_WAIT_MS,
-      storage: 'memory',
-    }),
-  { ackWaitMs: ACK_WAIT_MS },
-);
+const transport = (priorityLanes: boolean) =>
+  natsTransport({
+    servers: natsTestUrl(),
+    prefix: prefixes.next(),
+    ackWaitMs: ACK_WAIT_MS,
+    storage: 'memory',
+    priorityLanes,
+  });
+
+describeTransportConformance('nats', () => transport(false), {
+  ackWaitMs: ACK_WAIT_MS,
+  priorityLanes: () => transport(true),
+});

@@ -190,9 +190,13 @@ class NatsTransport implements Transport {
     return enqueueRunMessage(this.open('enqueue'), data, options);
   }
 
-  /** Takes from the priority lanes by the claim cycle (priority-lanes.ts); see {@link lanes}. */
+  /**
+   * Takes from the priority lanes by the claim cycle (priority-lanes.ts; see {@link lanes}), or,
+   * without `priorityLanes`, from the runs stream alone as before priorities.
+   */
   async fetch(options: FetchOptions): Promise<Delivery[]> {
-    this.open('fetch');
+    const context = this.open('fetch');
+    if (!this.options.priorityLanes) return fetchRunMessages(context, this.layout.runLanes.normal, options);
     return this.lanes.fetch(options);
   }
 

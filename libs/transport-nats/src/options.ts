@@ -91,6 +91,15 @@ export interface NatsTransportOptions {
    */
   replicas?: number;
   /**
+   * Sets up and reads the run queue's priority lanes, the streams `<PREFIX>_RUNS_HIGH` and
+   * `<PREFIX>_RUNS_LOW` (docs/priorities.md). Off, the run queue is the runs stream alone, exactly
+   * as before priorities, and a start at `high` or `low` is refused with a ConfigError. Opt-in
+   * because a restricted NATS user must be granted the lanes first. Turn it on for the workers,
+   * then the producers.
+   * @defaultValue false
+   */
+  priorityLanes?: boolean;
+  /**
    * How long an enqueue's `msgId` suppresses a second enqueue with the same id (the run
    * stream's duplicate_window).
    * @defaultValue 120000
@@ -140,6 +149,7 @@ export interface ResolvedNatsTransportOptions {
   ackWaitMs: number;
   storage: 'file' | 'memory';
   replicas: number;
+  priorityLanes: boolean;
   duplicateWindowMs: number;
   maxAckPending: number;
   connectTimeoutMs: number;
@@ -185,6 +195,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'ackWaitMs',
   'storage',
   'replicas',
+  'priorityLanes',
   'duplicateWindowMs',
   'maxAckPending',
   'name',
@@ -251,6 +262,7 @@ export function resolveNatsTransportOptions(
     ackWaitMs: positiveInt('ackWaitMs', options.ackWaitMs ?? 30_000, 'e.g. 30000'),
     storage,
     replicas: rangedInt('replicas', options.replicas ?? 1, 1, 5),
+    priorityLanes: flag('priorityLanes', options.priorityLanes),
     duplicateWindowMs: positiveInt('duplicateWindowMs', options.duplicateWindowMs ?? 120_000, 'e.g. 120000'),
     maxAckPending: positiveInt('maxAckPending', options.maxAckPending ?? 10_000, 'e.g. 10000'),
     connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? 5_000, 'e.g. 5000'),
@@ -259,6 +271,14 @@ export function resolveNatsTransportOptions(
     name,
     explicitSettings: new Set(STREAM_SETTINGS.filter((setting) => options[setting] !== undefined)),
   };
+}
+
+function flag(option: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') {
+    throw new ConfigError(`natsTransport: ${option} must be true or false (got ${JSON.stringify(value)})`);
+  }
+  return value;
 }
 
 function positiveInt(option: string, value: unknown, example: string): number {

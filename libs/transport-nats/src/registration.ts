@@ -5,7 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '@baton/core';
-import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import {
+  switchSetting,
+  textSetting,
+  wholeNumberSetting,
+  type AdapterRegistration,
+} from '@baton/core/adapter';
 import { deleteNatsStreams } from './admin.js';
 import { natsTransport } from './nats-transport.js';
 import { resolveNatsTransportOptions } from './options.js';
@@ -15,6 +20,7 @@ export interface NatsSettings {
   prefix?: string;
   ackWaitMs?: number;
   replicas?: number;
+  priorityLanes?: boolean;
   /** A path: the file is read when the transport is built. */
   credsFile?: string;
   /** A path: the file is read when the transport is built. */
@@ -38,6 +44,11 @@ const VARIABLES = {
     'copies of each stream the transport creates: 1 for a single server, 3 for a 3-node cluster; default 1',
     1,
     /\breplicas\b/,
+  ),
+  priorityLanes: switchSetting(
+    'BATON_NATS_PRIORITY_LANES',
+    'true: set up and read the run queue priority lanes (streams <PREFIX>_RUNS_HIGH and _LOW), so runs may start at high or low priority; on the workers first, then the producers; default false',
+    /\bpriorityLanes\b/,
   ),
   credsFile: textSetting(
     'BATON_NATS_CREDS_FILE',
@@ -87,6 +98,7 @@ export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSett
       ...(settings.prefix !== undefined && { prefix: settings.prefix }),
       ...(settings.ackWaitMs !== undefined && { ackWaitMs: settings.ackWaitMs }),
       ...(settings.replicas !== undefined && { replicas: settings.replicas }),
+      ...(settings.priorityLanes !== undefined && { priorityLanes: settings.priorityLanes }),
     }),
   isolation: {
     settings: (id) => ({ prefix: id }),

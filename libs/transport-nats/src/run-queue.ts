@@ -26,8 +26,8 @@ import type { Msg } from '@nats-io/transport-node';
 import { nanos } from '@nats-io/transport-node';
 import {
   DEFAULT_RUN_PRIORITY,
-  RUN_PRIORITIES,
-  checkRunPriority,
+  laneFor,
+  laneLevels,
   type BacklogDetail,
   type BacklogPart,
   type Delivery,
@@ -80,7 +80,12 @@ export async function enqueueRunMessage(
 ): Promise<void> {
   context.assertOpen('enqueue');
   const { session, layout } = context;
-  const priority = checkRunPriority(options.priority, 'nats transport: enqueue') ?? DEFAULT_RUN_PRIORITY;
+  const priority = laneFor(
+    options.priority,
+    context.options.priorityLanes,
+    'nats transport: enqueue',
+    'priorityLanes (BATON_NATS_PRIORITY_LANES=true)',
+  );
   const subject = layout.runLanes[priority].subject;
   const h = toNatsHeaders(
     options.headers,
@@ -249,7 +254,7 @@ export async function consumerBacklog(
   });
   try {
     const info = Promise.all(
-      RUN_PRIORITIES.map(async (priority): Promise<BacklogPart | undefined> => {
+      laneLevels(context.options.priorityLanes).map(async (priority): Promise<BacklogPart | undefined> => {
         const lane = context.layout.runLanes[priority];
         const consumer = await jsm.consumers.info(lane.stream, lane.consumer);
         const part = {

@@ -26,6 +26,7 @@ import {
   type StreamInfo,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { laneLevels } from '@baton/core/adapter';
 import { NatsStreamConflictError } from './errors.js';
 import type { NatsLayout, RunLane } from './layout.js';
 import type { ResolvedNatsTransportOptions } from './options.js';
@@ -51,16 +52,16 @@ export interface StreamsState {
   deadLetterReplicas: number;
 }
 
-/** Ensures the streams (three run lanes, journal, dead letters) and each lane's consumer exist. */
+/** Ensures the streams (the run lanes in use, journal, dead letters) and each lane's consumer exist. */
 export async function ensureStreams(
   jsm: JetStreamManager,
   options: ResolvedNatsTransportOptions,
   layout: NatsLayout,
 ): Promise<StreamsState> {
   const common = { storage: storageOf(options), num_replicas: options.replicas };
-  // One work-queue stream per priority lane; `normal` is the runs stream of every earlier release,
-  // set up first as it always was.
-  const lanes = [layout.runLanes.normal, layout.runLanes.high, layout.runLanes.low];
+  // One work-queue stream per priority lane in use; `normal` is the runs stream of every earlier
+  // release, set up first as it always was, and the only one without `priorityLanes`.
+  const lanes = laneLevels(options.priorityLanes).map((level) => layout.runLanes[level]);
   for (const lane of lanes) {
     await ensureStream(jsm, options, {
       ...common,
