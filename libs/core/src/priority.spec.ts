@@ -7,9 +7,12 @@ import {
   PRIORITY_CYCLE,
   RUN_PRIORITIES,
   checkRunPriority,
+  laneFor,
+  laneLevels,
   planClaims,
   type RunPriority,
 } from './priority.js';
+import { switchSetting } from './settings.js';
 import { startMessage } from './runtime/run-messages.js';
 
 describe('checkRunPriority', () => {
@@ -25,6 +28,35 @@ describe('checkRunPriority', () => {
     expect(() => checkRunPriority('urgent', 'client.start')).toThrow(
       "client.start: priority \"urgent\" is not a run priority; use one of 'high', 'normal', 'low' (default 'normal')",
     );
+  });
+});
+
+describe('opt-in lanes', () => {
+  it('reads the normal lane alone without priorityLanes, and all three with them, normal first', () => {
+    expect(laneLevels(false)).toEqual(['normal']);
+    expect(laneLevels(true)).toEqual(['normal', 'high', 'low']);
+  });
+
+  it('refuses high or low without the lanes, naming the option, and lets normal or none through', () => {
+    expect(laneFor(undefined, false, 'bus: enqueue', 'X_LANES')).toBe('normal');
+    expect(laneFor('normal', false, 'bus: enqueue', 'X_LANES')).toBe('normal');
+    for (const level of ['high', 'low'] as const) {
+      expect(laneFor(level, true, 'bus: enqueue', 'X_LANES')).toBe(level);
+      expect(() => laneFor(level, false, 'bus: enqueue', 'X_LANES')).toThrow(ConfigError);
+      expect(() => laneFor(level, false, 'bus: enqueue', 'X_LANES')).toThrow(
+        new RegExp(
+          `bus: enqueue: priority '${level}' needs the transport's priority lanes, which are off; turn them on with X_LANES`,
+        ),
+      );
+    }
+    expect(() => laneFor('urgent', true, 'bus: enqueue', 'X_LANES')).toThrow(/not a run priority/);
+  });
+
+  it('reads a switch variable as true or false, refusing anything else naming the variable', () => {
+    const setting = switchSetting('BATON_X_LANES', 'test');
+    for (const on of ['true', 'TRUE', '1']) expect(setting.parse(on, 'BATON_X_LANES')).toBe(true);
+    for (const off of ['false', 'False', '0']) expect(setting.parse(off, 'BATON_X_LANES')).toBe(false);
+    expect(() => setting.parse('yes', 'BATON_X_LANES')).toThrow("BATON_X_LANES is 'yes'; use true or false");
   });
 });
 
