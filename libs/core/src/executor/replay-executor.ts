@@ -311,6 +311,10 @@ export class ReplayExecutor {
       return this.awaitHistory(seq) as Promise<O>;
     }
     const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
+    if (effective.rateLimit === undefined) {
+      // The common path: no rate limit, nothing asked and no closure made.
+      return this.startLive(this.execution(effective, input, seq, inDoubt, false, pipelined), pipelined);
+    }
     let request: RateLimitRequest | undefined;
     try {
       request = this.rateRequest(effective, input);
@@ -319,11 +323,14 @@ export class ReplayExecutor {
       return never();
     }
     const execution = this.execution(effective, input, seq, inDoubt, false, pipelined, request);
-    const start = (): Promise<O> => {
-      if (pipelined || this.pendingAppends === 0) return this.live(executeActivity(execution));
-      return this.live(this.flushAppends().then(() => executeActivity(execution)));
-    };
-    return request === undefined ? start() : this.rateGated(seq, request, start);
+    if (request === undefined) return this.startLive(execution, pipelined);
+    return this.rateGated(seq, request, () => this.startLive(execution, pipelined));
+  }
+
+  /** Starts a live execution, after the journal appends in flight unless the step is pipelined. */
+  private startLive<I, O>(execution: ActivityExecution<I, O>, pipelined: boolean): Promise<O> {
+    if (pipelined || this.pendingAppends === 0) return this.live(executeActivity(execution));
+    return this.live(this.flushAppends().then(() => executeActivity(execution)));
   }
 
   /**
