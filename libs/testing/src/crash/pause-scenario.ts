@@ -16,9 +16,12 @@ import { readJournal } from './invariants.js';
 /** Lease of the scenario's workers: short, so "several lease periods" is a few seconds. */
 const LEASE_MS = 2_000;
 /** How long the paused run is watched after it paused: several leases, reaper scans included. */
-const WATCH_MS = 4 * LEASE_MS;
-/** Each step of the run takes this long, so the kill surely lands inside the first one. */
-const STEP_MS = 4_000;
+const WATCH_MS = 3 * LEASE_MS;
+/**
+ * Each step of the run takes this long, so the pause request and the kill, sent as soon as the
+ * first step is seen started, surely land inside it.
+ */
+const STEP_MS = 2_500;
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
