@@ -33,6 +33,7 @@ describe('nats transport options', () => {
       ackWaitMs: 30_000,
       storage: 'file',
       replicas: 1,
+      priorityLanes: false,
       duplicateWindowMs: 120_000,
       maxAckPending: 10_000,
       connectTimeoutMs: 5_000,
