@@ -1,0 +1,32 @@
+/** What the transport's capability files share once it is connected. */
+import type { Redis } from 'ioredis';
+import type { Queue, Worker } from 'bullmq';
+import type { BatonError } from '@baton/core';
+import type { RedisLayout } from './layout.js';
+import type { ResolvedRedisTransportOptions } from './options.js';
+import type { ScriptRunner } from './scripts.js';
+
+export interface TransportContext {
+  /** The command connection (connection.ts, invariant 1). */
+  readonly redis: Redis;
+  readonly scripts: ScriptRunner;
+  /** The BullMQ queue the run messages are added to. */
+  readonly queue: Queue;
+  /** The BullMQ worker, in manual mode: jobs are taken with getNextJob, never by a processor. */
+  readonly worker: Worker;
+  readonly options: ResolvedRedisTransportOptions;
+  readonly layout: RedisLayout;
+  /** Aborted by close(): waiting fetches return what they have. */
+  readonly closing: AbortSignal;
+  /** Throws BATON_CLOSED once the transport is closed. */
+  assertOpen(operation: string): void;
+  /**
+   * Runs one server call under `operation`: bounded by `requestTimeoutMs`, and whatever it throws
+   * becomes the transport's error naming the operation and the server.
+   */
+  call<T>(operation: string, work: () => Promise<T>): Promise<T>;
+  /** The transport's error for what `operation` threw. */
+  toError(operation: string, err: unknown): BatonError;
+  /** Keeps close() waiting for `work` (a late job being handed back). */
+  track(work: Promise<unknown>): void;
+}

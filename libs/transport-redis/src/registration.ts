@@ -1,0 +1,62 @@
+/**
+ * The Redis transport as the worker process knows it (`@baton/core/adapter`'s
+ * AdapterRegistration): `redis://` and `rediss://` URLs in BATON_TRANSPORT_URL, the
+ * BATON_REDIS_BUS_* variables, and the key prefix shown in the `worker ready` line. The Redis
+ * store serves the same schemes in BATON_STORE_URL: the kind of variable picks which.
+ */
+import { ConfigError } from '@baton/core';
+import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import { deleteRedisTransportKeys } from './admin.js';
+import { resolveRedisTransportOptions } from './options.js';
+import { redisTransport } from './redis-transport.js';
+
+/** The settings the BATON_REDIS_BUS_* variables give. */
+export interface RedisBusSettings {
+  prefix?: string;
+  ackWaitMs?: number;
+  pollMs?: number;
+}
+
+export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', RedisBusSettings> = {
+  name: 'redisBus',
+  kind: 'transport',
+  schemes: ['redis', 'rediss'],
+  variables: {
+    prefix: textSetting(
+      'BATON_REDIS_BUS_PREFIX',
+      'first segment of every key of the Redis transport (<prefix>:runs:*, <prefix>:journal:<runId>, <prefix>:dlq); one per installation; default baton-bus',
+      /\bprefix\b/,
+    ),
+    ackWaitMs: wholeNumberSetting(
+      'BATON_REDIS_BUS_ACK_WAIT_MS',
+      "an unacked run message is delivered again after this (the BullMQ job's lock duration); default 30000",
+      100,
+      /\backWaitMs\b/,
+    ),
+    pollMs: wholeNumberSetting(
+      'BATON_REDIS_BUS_POLL_MS',
+      'how often an idle worker asks the empty queue for a job; default 50',
+      1,
+      /\bpollMs\b/,
+    ),
+  },
+  messages: { prefix: /^redisTransport: /, url: /\burl\b/ },
+  create: (url, { prefix, ackWaitMs, pollMs }) =>
+    redisTransport({
+      url,
+      ...(prefix !== undefined && { prefix }),
+      ...(ackWaitMs !== undefined && { ackWaitMs }),
+      ...(pollMs !== undefined && { pollMs }),
+    }),
+  isolation: {
+    settings: (id) => ({ prefix: id }),
+    remove: async (url, { prefix }) => {
+      // Without a prefix this would name the default installation's keys: refuse.
+      if (prefix === undefined) throw new ConfigError('redisBusRegistration.isolation.remove needs a prefix');
+      await deleteRedisTransportKeys({ url, prefix });
+    },
+  },
+  describeNamespace: (url, { prefix }) => ({
+    transportPrefix: resolveRedisTransportOptions({ url, ...(prefix !== undefined && { prefix }) }).prefix,
+  }),
+};
