@@ -87,9 +87,18 @@ describe('adapter registry', () => {
     });
     expect(transportFromConfig(config).name).toBe('kafka');
     expect(storeFromConfig(config).name).toBe('redis');
+    // One Redis as bus and store: the variable, not the scheme, says which adapter a URL is for.
+    const redisOnly = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'redis://h:6379',
+      [ENV.storeUrl]: 'redis://h:6379',
+    });
+    expect(transportFromConfig(redisOnly).name).toBe('redis');
+    expect(storeFromConfig(redisOnly).name).toBe('redis');
+    expect(namespacesInUse(redisOnly)).toEqual({ transportPrefix: 'baton-bus', redisKeyPrefix: 'baton:' });
     const unknown = readConfig({ ...BASE, [ENV.transportUrl]: 'amqp://h', [ENV.storeUrl]: 'memory:' });
     expect(() => transportFromConfig(unknown)).toThrow(
-      "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka:// or kafkas://",
+      "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka://, kafkas://, redis:// or rediss://",
     );
     expect(() => storeFromConfig(unknown)).toThrow('use redis://… or postgres://… here');
   });
@@ -102,6 +111,10 @@ describe('adapter registry', () => {
     const kafka = { [ENV.transportUrl]: 'kafka://h:9092', [ENV.kafkaPrefix]: 'a.b' };
     expect(renameOptions('transport', kafka, "kafka transport: prefix 'a.b' must be 1-100 letters")).toBe(
       "BATON_KAFKA_PREFIX 'a.b' must be 1-100 letters",
+    );
+    const redisBus = { [ENV.transportUrl]: 'redis://h:6379', [ENV.redisBusPrefix]: 'a:b' };
+    expect(renameOptions('transport', redisBus, 'redisTransport: prefix "a:b" is not allowed')).toBe(
+      'BATON_REDIS_BUS_PREFIX "a:b" is not allowed',
     );
     const postgres = { [ENV.storeUrl]: 'postgres://h/db', [ENV.postgresPoolSize]: '0' };
     expect(renameOptions('store', postgres, 'postgresStore: poolSize must be at least 1')).toBe(
