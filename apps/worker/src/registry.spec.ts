@@ -134,6 +134,7 @@ describe('adapter registry', () => {
   it('gives tests and the bench a namespace per adapter as its variables, and refuses an unknown one', async () => {
     expect(isolatedEnv('transport', 'nats://h:4222', 'c1')).toEqual({ BATON_NATS_PREFIX: 'c1' });
     expect(isolatedEnv('transport', 'kafka://h:9092', 'c1')).toEqual({ BATON_KAFKA_PREFIX: 'c1' });
+    expect(isolatedEnv('transport', 'redis://h:6379', 'c1')).toEqual({ BATON_REDIS_BUS_PREFIX: 'c1-bus' });
     expect(isolatedEnv('store', 'redis://h', 'c1')).toEqual({ BATON_REDIS_KEY_PREFIX: 'c1:' });
     expect(isolatedEnv('store', 'postgres://h/db', 'c1')).toEqual({ BATON_POSTGRES_SCHEMA: 'c1' });
     expect(() => isolatedEnv('store', 'mysql://h', 'c1')).toThrow(/no registered store for 'mysql'/);

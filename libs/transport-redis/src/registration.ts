@@ -49,7 +49,9 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
       ...(pollMs !== undefined && { pollMs }),
     }),
   isolation: {
-    settings: (id) => ({ prefix: id }),
+    // `<id>-bus`, not `<id>`: a Redis store isolated as `<id>:` on the same server then shares no
+    // key with it, and removing the store's `<id>:*` leaves the transport's keys alone.
+    settings: (id) => ({ prefix: `${id}-bus` }),
     remove: async (url, { prefix }) => {
       // Without a prefix this would name the default installation's keys: refuse.
       if (prefix === undefined) throw new ConfigError('redisBusRegistration.isolation.remove needs a prefix');
