@@ -20,7 +20,7 @@ const SCAN_COUNT = 1_000;
 export async function deleteRedisTransportKeys(options: RedisTransportOptions): Promise<number> {
   const resolved = resolveRedisTransportOptions(options);
   const pattern = layoutFor(resolved.prefix).everything;
-  const redis = await openCommandConnection(resolved);
+  const { redis } = await openCommandConnection(resolved);
   let deleted = 0;
   try {
     let cursor = '0';

@@ -23,6 +23,12 @@ const OPEN_RETRY_DELAY_MS = 200;
 /** The oldest server with what the transport uses: `XADD key <ms>-*` (7.0) and `(`-exclusive XRANGE (6.2). */
 export const MIN_REDIS_MAJOR = 7;
 
+/** The command connection, and how many times it became ready (replication.ts compares them). */
+export interface CommandConnection {
+  readonly redis: Redis;
+  generation(): number;
+}
+
 /** The server settings a URL gives, for ioredis and for BullMQ alike. */
 export function serverSettings(options: ResolvedRedisTransportOptions): RedisOptions {
   const url = new URL(options.url);
@@ -52,8 +58,11 @@ export function bullConnection(options: ResolvedRedisTransportOptions): RedisOpt
  * Opens the command connection (invariant 1) and checks the server's version. Rejects with the
  * transport's error naming the server and the cause.
  */
-export async function openCommandConnection(options: ResolvedRedisTransportOptions): Promise<Redis> {
+export async function openCommandConnection(
+  options: ResolvedRedisTransportOptions,
+): Promise<CommandConnection> {
   let phase: 'opening' | 'open' = 'opening';
+  let generation = 0;
   let refused = false;
   let lastError: Error | undefined;
   const deadline = Date.now() + options.connectTimeoutMs;
@@ -67,6 +76,9 @@ export async function openCommandConnection(options: ResolvedRedisTransportOptio
       if (refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
       return OPEN_RETRY_DELAY_MS;
     },
+  });
+  redis.on('ready', () => {
+    generation++;
   });
   redis.on('error', (err: Error) => {
     lastError = err;
@@ -85,7 +97,7 @@ export async function openCommandConnection(options: ResolvedRedisTransportOptio
     );
     phase = 'open';
     await checkVersion(redis, options.displayUrl);
-    return redis;
+    return { redis, generation: () => generation };
   } catch (err) {
     redis.disconnect();
     // The version check's own error says more than any socket error; otherwise the last socket

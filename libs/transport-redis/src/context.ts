@@ -5,10 +5,13 @@ import type { BatonError } from '@baton/core';
 import type { RedisLayout } from './layout.js';
 import type { ResolvedRedisTransportOptions } from './options.js';
 import type { ScriptRunner } from './scripts.js';
+import type { CommandConnection } from './connection.js';
 
 export interface TransportContext {
   /** The command connection (connection.ts, invariant 1). */
   readonly redis: Redis;
+  /** The same, with its generation: what {@link writeReplicated} compares. */
+  readonly connection: CommandConnection;
   readonly scripts: ScriptRunner;
   /** The BullMQ queue the run messages are added to. */
   readonly queue: Queue;
@@ -25,6 +28,12 @@ export interface TransportContext {
    * becomes the transport's error naming the operation and the server.
    */
   call<T>(operation: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `write` on the command connection, then waits for the replica guard (replication.ts):
+   * resolves with what `write` resolved once enough replicas have it, or at once when the guard is
+   * off. Bounded and reworded as {@link call}.
+   */
+  writeReplicated<T>(operation: string, write: () => Promise<T>): Promise<T>;
   /** The transport's error for what `operation` threw. */
   toError(operation: string, err: unknown): BatonError;
   /** Keeps close() waiting for `work` (a late job being handed back). */

@@ -29,7 +29,9 @@ export async function storeDeadLetter(context: TransportContext, letter: DeadLet
     'a',
     String(letter.at),
   ];
-  await context.call('deadLetter', () => context.redis.xadd(context.layout.deadLetters, '0-*', ...fields));
+  await context.writeReplicated('deadLetter', () =>
+    context.redis.xadd(context.layout.deadLetters, '0-*', ...fields),
+  );
 }
 
 /** The most recent `limit` dead letters, oldest first. */

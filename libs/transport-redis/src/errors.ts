@@ -26,6 +26,16 @@ export class RedisTransportVersionError extends BatonError {
   }
 }
 
+/**
+ * The primary applied a write but not enough replicas confirmed it in time (replication.ts): a
+ * failover could lose it, so nothing goes on from it. Retryable.
+ */
+export class RedisTransportReplicationError extends BatonError {
+  constructor(message: string, options?: BatonErrorOptions) {
+    super('BATON_REDIS_TRANSPORT_NOT_REPLICATED', message, { retryable: true, ...options });
+  }
+}
+
 /** Redis answered with an error, or with a reply the transport cannot read. */
 export class RedisTransportCommandError extends BatonError {
   constructor(message: string, options?: BatonErrorOptions) {

@@ -31,7 +31,7 @@ export class RedisGroupLog implements GroupLog {
     const bytes = Buffer.from(bufferView(data));
     for (let attempt = 1; ; attempt++) {
       try {
-        const position = await context.call('appendGroupRecord', () =>
+        const position = await context.writeReplicated('appendGroupRecord', () =>
           context.scripts('group-append', [context.layout.groupLog(log)], [bytes, token]),
         );
         if (typeof position !== 'number') {

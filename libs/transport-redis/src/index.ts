@@ -31,6 +31,7 @@ export { FOREIGN_JOB_HEADER } from './run-queue.js';
 export {
   RedisTransportAuthError,
   RedisTransportCommandError,
+  RedisTransportReplicationError,
   RedisTransportUnavailableError,
   RedisTransportVersionError,
 } from './errors.js';

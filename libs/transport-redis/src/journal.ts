@@ -44,14 +44,14 @@ export async function appendJournalRecord(context: TransportContext, append: Jou
   const data = Buffer.from(bufferView(append.data));
   for (let attempt = 1; ; attempt++) {
     try {
-      const reply = await context.call('append', () =>
-        context.scripts(
+      return await context.writeReplicated('append', async () => {
+        const reply = await context.scripts(
           'journal-append',
           [context.layout.journal(append.runId)],
           [data, expected ?? '', token],
-        ),
-      );
-      return positionOrConflict(append.runId, expected, reply);
+        );
+        return positionOrConflict(append.runId, expected, reply);
+      });
     } catch (err) {
       const retryable = err instanceof BatonError && err.retryable && !(err instanceof JournalConflictError);
       if (!retryable || attempt >= APPEND_ATTEMPTS || context.closing.aborted) throw err;

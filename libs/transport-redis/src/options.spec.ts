@@ -15,6 +15,8 @@ describe('redis transport options', () => {
       duplicateWindowMs: 120_000,
       connectTimeoutMs: 5_000,
       requestTimeoutMs: 5_000,
+      waitReplicas: 0,
+      waitTimeoutMs: 1_000,
       stalledIntervalMs: 15_000,
     });
   });

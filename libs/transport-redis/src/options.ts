@@ -51,6 +51,19 @@ export interface RedisTransportOptions {
    */
   duplicateWindowMs?: number;
   /**
+   * Replicas that must confirm each journal append, group record and dead letter (`WAIT`) before
+   * it counts, so that a failover to a replica never loses a step a worker went on from
+   * (replication.ts). 0 turns the guard off: for a single server, or a failover you accept may
+   * repeat the steps journaled since a run's last store write. Set it to the number of replicas.
+   * @defaultValue 0
+   */
+  waitReplicas?: number;
+  /**
+   * How long such a write waits for its replicas before it fails (retryable).
+   * @defaultValue 1000
+   */
+  waitTimeoutMs?: number;
+  /**
    * How long connect() may take to reach the server before it fails naming it.
    * @defaultValue 5000
    */
@@ -74,6 +87,8 @@ export interface ResolvedRedisTransportOptions {
   duplicateWindowMs: number;
   connectTimeoutMs: number;
   requestTimeoutMs: number;
+  waitReplicas: number;
+  waitTimeoutMs: number;
   /** How often BullMQ's stalled-job check runs: half the ack wait (see run-queue.ts). */
   stalledIntervalMs: number;
 }
@@ -100,6 +115,14 @@ export function resolveRedisTransportOptions(
       `${OWNER}: pollMs (${pollMs}) must be below ackWaitMs (${ackWaitMs}): an empty queue is asked again every pollMs, and a fetch that slept through an ack wait would see redeliveries late`,
     );
   }
+  const waitReplicas = wholeNumber('waitReplicas', options.waitReplicas, 0, 0);
+  const waitTimeoutMs = wholeNumber('waitTimeoutMs', options.waitTimeoutMs, 1_000, 1);
+  const requestTimeoutMs = wholeNumber('requestTimeoutMs', options.requestTimeoutMs, 5_000, 1);
+  if (waitReplicas > 0 && waitTimeoutMs >= requestTimeoutMs) {
+    throw new ConfigError(
+      `${OWNER}: waitTimeoutMs (${waitTimeoutMs}) must be below requestTimeoutMs (${requestTimeoutMs}): a write and its replication check are one operation, bounded by requestTimeoutMs`,
+    );
+  }
   return {
     url,
     displayUrl,
@@ -108,7 +131,9 @@ export function resolveRedisTransportOptions(
     pollMs,
     duplicateWindowMs: wholeNumber('duplicateWindowMs', options.duplicateWindowMs, 120_000, 1),
     connectTimeoutMs: wholeNumber('connectTimeoutMs', options.connectTimeoutMs, 5_000, 1),
-    requestTimeoutMs: wholeNumber('requestTimeoutMs', options.requestTimeoutMs, 5_000, 1),
+    requestTimeoutMs,
+    waitReplicas,
+    waitTimeoutMs,
     stalledIntervalMs: Math.max(50, Math.floor(ackWaitMs / 2)),
   };
 }

@@ -29,7 +29,7 @@ import {
   type StoredDeadLetter,
   type Transport,
 } from '@baton/core/adapter';
-import { bullConnection, openCommandConnection, withTimeout } from './connection.js';
+import { bullConnection, openCommandConnection, withTimeout, type CommandConnection } from './connection.js';
 import type { TransportContext } from './context.js';
 import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
@@ -43,6 +43,7 @@ import {
   type ResolvedRedisTransportOptions,
 } from './options.js';
 import { enqueueRunMessage, fetchRunMessages, queueBacklog } from './run-queue.js';
+import { confirmReplicated } from './replication.js';
 import { defineScripts } from './scripts.js';
 
 /** How long close() lets late jobs be handed back, and each connection close, before it drops them. */
@@ -68,6 +69,7 @@ export function redisTransport(options: RedisTransportOptions = {}): Transport {
 interface OpenTransport {
   context: TransportContext;
   redis: Redis;
+  connection: CommandConnection;
   queue: Queue;
   worker: Worker;
 }
@@ -100,11 +102,12 @@ class RedisTransport implements Transport {
   }
 
   private async setUp(): Promise<OpenTransport> {
-    const redis = await openCommandConnection(this.options);
-    const connection = bullConnection(this.options);
-    const queue = new Queue(this.layout.queueName, { connection, prefix: this.layout.prefix });
+    const connection = await openCommandConnection(this.options);
+    const redis = connection.redis;
+    const bull = bullConnection(this.options);
+    const queue = new Queue(this.layout.queueName, { connection: bull, prefix: this.layout.prefix });
     const worker = new Worker(this.layout.queueName, null, {
-      connection,
+      connection: bull,
       prefix: this.layout.prefix,
       autorun: false,
       lockDuration: this.options.ackWaitMs,
@@ -118,7 +121,13 @@ class RedisTransport implements Transport {
     // matter report their own errors.
     queue.on('error', () => undefined);
     worker.on('error', () => undefined);
-    const open: OpenTransport = { context: this.contextFor(redis, queue, worker), redis, queue, worker };
+    const open: OpenTransport = {
+      context: this.contextFor(connection, queue, worker),
+      redis,
+      connection,
+      queue,
+      worker,
+    };
     try {
       await withTimeout(
         Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]),
@@ -157,12 +166,21 @@ class RedisTransport implements Transport {
     open.redis.disconnect();
   }
 
-  private contextFor(redis: Redis, queue: Queue, worker: Worker): TransportContext {
+  private contextFor(connection: CommandConnection, queue: Queue, worker: Worker): TransportContext {
     const options = this.options;
+    const redis = connection.redis;
     const toError = (operation: string, err: unknown) =>
       toRedisTransportError(err, { url: options.displayUrl, operation });
+    const call = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+      try {
+        return await withTimeout(work(), options.requestTimeoutMs, { url: options.displayUrl, operation });
+      } catch (err) {
+        throw toError(operation, err);
+      }
+    };
     return {
       redis,
+      connection,
       scripts: defineScripts(redis),
       queue,
       worker,
@@ -171,13 +189,14 @@ class RedisTransport implements Transport {
       closing: this.closeController.signal,
       assertOpen: (operation) => this.lifecycle.assertNotClosed(operation),
       toError,
-      call: async (operation, work) => {
-        try {
-          return await withTimeout(work(), options.requestTimeoutMs, { url: options.displayUrl, operation });
-        } catch (err) {
-          throw toError(operation, err);
-        }
-      },
+      call,
+      writeReplicated: (operation, write) =>
+        call(operation, async () => {
+          const written = connection.generation();
+          const result = await write();
+          await confirmReplicated(connection, options, operation, written);
+          return result;
+        }),
       track: (work) => {
         this.pending.add(work);
         void work.finally(() => this.pending.delete(work)).catch(() => undefined);

@@ -15,6 +15,8 @@ export interface RedisBusSettings {
   prefix?: string;
   ackWaitMs?: number;
   pollMs?: number;
+  waitReplicas?: number;
+  waitTimeoutMs?: number;
 }
 
 export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', RedisBusSettings> = {
@@ -39,11 +41,25 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
       1,
       /\bpollMs\b/,
     ),
+    waitReplicas: wholeNumberSetting(
+      'BATON_REDIS_BUS_WAIT_REPLICAS',
+      'replicas that must confirm each journal append, group record and dead letter (WAIT) before it counts; the number of replicas when a replica may be promoted; default 0',
+      0,
+      /\bwaitReplicas\b/,
+    ),
+    waitTimeoutMs: wholeNumberSetting(
+      'BATON_REDIS_BUS_WAIT_TIMEOUT_MS',
+      'how long such a write waits for its replicas before it fails (retryable); default 1000',
+      1,
+      /\bwaitTimeoutMs\b/,
+    ),
   },
   messages: { prefix: /^redisTransport: /, url: /\burl\b/ },
-  create: (url, { prefix, ackWaitMs, pollMs }) =>
+  create: (url, { prefix, ackWaitMs, pollMs, waitReplicas, waitTimeoutMs }) =>
     redisTransport({
       url,
+      ...(waitReplicas !== undefined && { waitReplicas }),
+      ...(waitTimeoutMs !== undefined && { waitTimeoutMs }),
       ...(prefix !== undefined && { prefix }),
       ...(ackWaitMs !== undefined && { ackWaitMs }),
       ...(pollMs !== undefined && { pollMs }),
