@@ -96,6 +96,19 @@ describe('adapter registry', () => {
     expect(transportFromConfig(redisOnly).name).toBe('redis');
     expect(storeFromConfig(redisOnly).name).toBe('redis');
     expect(namespacesInUse(redisOnly)).toEqual({ transportPrefix: 'baton-bus', redisKeyPrefix: 'baton:' });
+    // On one server, prefixes whose keys would meet are refused, naming both and a way out.
+    const overlapping = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'redis://H:6379/0',
+      [ENV.storeUrl]: 'redis://h:6379',
+      [ENV.redisBusPrefix]: 'baton',
+    });
+    expect(() => storeFromConfig(overlapping)).toThrow(
+      "BATON_REDIS_BUS_PREFIX 'baton' and BATON_REDIS_KEY_PREFIX 'baton:' overlap on the same Redis (h:6379/0): the bus's keys (baton:*) and the store's (baton:*) would meet; give the bus a prefix of its own, e.g. BATON_REDIS_BUS_PREFIX=baton-bus",
+    );
+    // The same prefixes on another database, or another server, share nothing.
+    expect(storeFromConfig({ ...overlapping, storeUrl: 'redis://h:6379/1' }).name).toBe('redis');
+    expect(storeFromConfig({ ...overlapping, storeUrl: 'redis://other:6379' }).name).toBe('redis');
     const unknown = readConfig({ ...BASE, [ENV.transportUrl]: 'amqp://h', [ENV.storeUrl]: 'memory:' });
     expect(() => transportFromConfig(unknown)).toThrow(
       "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka://, kafkas://, redis:// or rediss://",
