@@ -98,8 +98,11 @@ export async function purgeDeadLetters(context: TransportContext, purge: DeadLet
 }
 
 async function deleteLetters(context: TransportContext, ns: number[], operation: string): Promise<number> {
-  if (ns.length === 0) return 0;
-  return context.call(operation, () =>
-    context.redis.xdel(context.layout.deadLetters, ...ns.map((n) => `0-${n}`)),
-  );
+  let removed = 0;
+  // In chunks: one XDEL of many thousand ids would hold the server for as long.
+  for (let i = 0; i < ns.length; i += PURGE_SCAN_PAGE) {
+    const chunk = ns.slice(i, i + PURGE_SCAN_PAGE).map((n) => `0-${n}`);
+    removed += await context.call(operation, () => context.redis.xdel(context.layout.deadLetters, ...chunk));
+  }
+  return removed;
 }

@@ -25,6 +25,8 @@ import type { TransportContext } from './context.js';
 import { RedisTransportCommandError } from './errors.js';
 import { fieldsOf, positionOfEntryId, type StreamEntry } from './streams.js';
 
+/** Records one XRANGE of a read returns at most. */
+const READ_PAGE = 1_000;
 /** Attempts of one append while Redis is unavailable (invariant 2); each bounded by requestTimeoutMs. */
 const APPEND_ATTEMPTS = 3;
 /** Pause between those attempts: long enough for a dropped connection to come back. */
@@ -80,15 +82,24 @@ export async function readJournal(
   context.assertOpen('read');
   assertRunId(runId);
   if (uptoPosition !== undefined && uptoPosition <= afterPosition) return [];
-  const start = `(0-${Math.max(0, Math.floor(afterPosition))}`;
+  const key = context.layout.journal(runId);
   const end = uptoPosition === undefined ? '+' : `0-${Math.floor(uptoPosition)}`;
-  const entries = (await context.call('read', () =>
-    context.redis.xrangeBuffer(context.layout.journal(runId), start, end),
-  )) as StreamEntry[];
-  return entries.map(([id, fields]) => ({
-    position: positionOfEntryId(id),
-    data: ownedBytes(fieldsOf(fields).get('d') ?? Buffer.alloc(0)),
-  }));
+  const records: JournalRecord[] = [];
+  // A page at a time, so a long tail never becomes one reply of unbounded size.
+  for (let after = Math.max(0, Math.floor(afterPosition)); ;) {
+    const entries = (await context.call('read', () =>
+      context.redis.xrangeBuffer(key, `(0-${after}`, end, 'COUNT', READ_PAGE),
+    )) as StreamEntry[];
+    for (const [id, fields] of entries) {
+      records.push({
+        position: positionOfEntryId(id),
+        data: ownedBytes(fieldsOf(fields).get('d') ?? Buffer.alloc(0)),
+      });
+    }
+    const last = records.at(-1);
+    if (entries.length < READ_PAGE || last === undefined) return records;
+    after = last.position;
+  }
 }
 
 /** Deletes the run's stream: its records are gone when this resolves. */

@@ -138,6 +138,19 @@ describe('redis transport: journal streams', () => {
     });
   });
 
+  it('reads a tail longer than one page whole and in order', async () => {
+    const { transport } = await connected();
+    const appends = Array.from({ length: 2_050 }, (_, i) =>
+      transport.append({ runId: 'run-long', data: Buffer.from(`r${i + 1}`) }),
+    );
+    await Promise.all(appends);
+    const records = await transport.read('run-long', 10, 2_040);
+    expect(records).toHaveLength(2_030);
+    expect(records.map((r) => r.position)).toEqual(Array.from({ length: 2_030 }, (_, i) => i + 11));
+    expect(Buffer.from(records.at(-1)!.data).toString()).toBe('r2040');
+    expect(await transport.read('run-long', 0)).toHaveLength(2_050);
+  });
+
   it('deletes the run stream itself on purge', async () => {
     const { transport, prefix } = await connected();
     await transport.append({ runId: 'run-purged', data: Buffer.from('x') });
