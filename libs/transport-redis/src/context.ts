@@ -6,6 +6,7 @@ import type { RedisLayout } from './layout.js';
 import type { ResolvedRedisTransportOptions } from './options.js';
 import type { ScriptRunner } from './scripts.js';
 import type { CommandConnection } from './connection.js';
+import type { MarkerWatch } from './marker-watch.js';
 
 export interface TransportContext {
   /** The command connection (connection.ts, invariant 1). */
@@ -17,6 +18,8 @@ export interface TransportContext {
   readonly queue: Queue;
   /** The BullMQ worker, in manual mode: jobs are taken with getNextJob, never by a processor. */
   readonly worker: Worker;
+  /** Wakes waiting fetches when BullMQ marks a job available (marker-watch.ts). */
+  readonly markers: MarkerWatch;
   readonly options: ResolvedRedisTransportOptions;
   readonly layout: RedisLayout;
   /** Aborted by close(): waiting fetches return what they have. */

@@ -9,6 +9,8 @@ export interface RedisLayout {
   readonly prefix: string;
   /** BullMQ's prefix (the transport's) and queue name: its keys are `<prefix>:runs:*`. */
   readonly queueName: string;
+  /** BullMQ's ZSET that marks a job available or a delayed job due (marker-watch.ts). */
+  readonly queueMarker: string;
   /** STREAM of one run's journal records, ids `0-<position>`. */
   journal(runId: string): string;
   /** STREAM of one group log's records, ids `0-<position>`. */
@@ -23,6 +25,7 @@ export function layoutFor(prefix: string): RedisLayout {
   return {
     prefix,
     queueName: 'runs',
+    queueMarker: `${prefix}:runs:marker`,
     journal: (runId) => `${prefix}:journal:${runId}`,
     groupLog: (log) => `${prefix}:group:${log}`,
     deadLetters: `${prefix}:dlq`,

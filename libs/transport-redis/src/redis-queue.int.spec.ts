@@ -3,6 +3,7 @@
  * check, locks and delayed set map onto ack wait, redelivery counts and nak (run-queue.ts), a
  * journal append whose reply was lost, jobs that did not come from Baton, and connect failures.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -103,6 +104,24 @@ describe('redis transport: BullMQ under Baton', () => {
     expect(detail?.total).toBe(1);
     expect(detail?.parts).toEqual([{ name: expect.stringMatching(/:runs$/), pending: 1, ackPending: 2 }]);
     await taken.ack();
+  });
+
+  it("wakes a waiting fetch on BullMQ's marker when another producer adds a job, between its polls", async () => {
+    const prefix = prefixes.next();
+    // A poll period longer than the fetch: only the marker can bring the job in time.
+    const consumer = redisTransport({ url: redisTestUrl(), prefix, ackWaitMs: 20_000, pollMs: 15_000 });
+    const producer = redisTransport({ url: redisTestUrl(), prefix });
+    open.push(consumer, producer);
+    await Promise.all([consumer.connect(), producer.connect()]);
+    // Ended by its signal, not by expiresMs: an expiring fetch asks once more, an aborted one does not.
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 4_000).unref();
+    const fetching = consumer.fetch({ max: 1, expiresMs: 10_000, signal: stop.signal });
+    await sleep(300);
+    await producer.enqueue(Buffer.from('from elsewhere'));
+    const batch = await fetching;
+    expect(batch.map(text)).toEqual(['from elsewhere']);
+    await batch[0]?.ack();
   });
 
   it('delivers a job that Baton did not write as its JSON, named in a header, for the dead letters', async () => {

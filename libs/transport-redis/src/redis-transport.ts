@@ -37,6 +37,7 @@ import { toRedisTransportError } from './errors.js';
 import { RedisGroupLog } from './group-log.js';
 import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
 import { layoutFor, type RedisLayout } from './layout.js';
+import { MarkerWatch } from './marker-watch.js';
 import {
   resolveRedisTransportOptions,
   type RedisTransportOptions,
@@ -66,8 +67,12 @@ export function redisTransport(options: RedisTransportOptions = {}): Transport {
   return new RedisTransport(resolveRedisTransportOptions(options));
 }
 
+/** The longest one BZPOPMIN of the marker watch blocks. */
+const MARKER_BLOCK_MS = 1_000;
+
 interface OpenTransport {
   context: TransportContext;
+  markers: MarkerWatch;
   redis: Redis;
   connection: CommandConnection;
   queue: Queue;
@@ -121,8 +126,10 @@ class RedisTransport implements Transport {
     // matter report their own errors.
     queue.on('error', () => undefined);
     worker.on('error', () => undefined);
+    const markers = new MarkerWatch(redis, this.layout.queueMarker, MARKER_BLOCK_MS);
     const open: OpenTransport = {
-      context: this.contextFor(connection, queue, worker),
+      context: this.contextFor(connection, queue, worker, markers),
+      markers,
       redis,
       connection,
       queue,
@@ -159,6 +166,7 @@ class RedisTransport implements Transport {
       withTimeout(work, CLOSE_STEP_TIMEOUT_MS, { url: this.options.displayUrl, operation: 'close' }).catch(
         () => undefined,
       );
+    open.markers.close();
     await bounded(Promise.allSettled([...this.pending]));
     await Promise.all([bounded(open.worker.close(true)), bounded(open.queue.close())]);
     await Promise.all([bounded(open.worker.disconnect()), bounded(open.queue.disconnect())]);
@@ -166,7 +174,12 @@ class RedisTransport implements Transport {
     open.redis.disconnect();
   }
 
-  private contextFor(connection: CommandConnection, queue: Queue, worker: Worker): TransportContext {
+  private contextFor(
+    connection: CommandConnection,
+    queue: Queue,
+    worker: Worker,
+    markers: MarkerWatch,
+  ): TransportContext {
     const options = this.options;
     const redis = connection.redis;
     const toError = (operation: string, err: unknown) =>
@@ -184,6 +197,7 @@ class RedisTransport implements Transport {
       scripts: defineScripts(redis),
       queue,
       worker,
+      markers,
       options,
       layout: this.layout,
       closing: this.closeController.signal,

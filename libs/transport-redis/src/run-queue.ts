@@ -81,7 +81,10 @@ function checkHeaders(headers: Record<string, string>): Record<string, string> {
   return { ...headers };
 }
 
-/** Takes up to `max` jobs, polling an empty queue every `pollMs` until `expiresMs` or an abort. */
+/**
+ * Takes up to `max` jobs. While the queue is empty it waits for BullMQ's marker of a new job, and
+ * asks again every `pollMs` in any case, until `expiresMs` or an abort.
+ */
 export async function fetchRunMessages(
   context: TransportContext,
   options: FetchOptions,
@@ -118,7 +121,11 @@ export async function fetchRunMessages(
     }
     const remaining = deadline - Date.now();
     if (batch.length > 0 || stopped() || remaining <= 0) return batch;
-    await pause(Math.min(context.options.pollMs, remaining), [options.signal, context.closing]);
+    // Whichever comes first: BullMQ's marker (a job was added: marker-watch.ts) or the next poll.
+    await Promise.race([
+      pause(Math.min(context.options.pollMs, remaining), [options.signal, context.closing]),
+      context.markers.next(),
+    ]);
   }
 }
 
