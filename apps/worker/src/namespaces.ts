@@ -9,6 +9,7 @@
  * in use and not a guess. No secret is part of any of them.
  */
 import { ConfigError } from '@baton/core';
+import { isSentinelUrl, parseSentinelUrl } from '@baton/core/adapter';
 import type { WorkerAppConfig } from './config.js';
 import { registrationFor } from './registry.js';
 
@@ -33,7 +34,8 @@ export function namespacesInUse(config: WorkerAppConfig): Namespaces {
  * Refuses a Redis transport and a Redis store on one server whose keys could meet: the bus's keys
  * start with `<BATON_REDIS_BUS_PREFIX>:`, the store's with BATON_REDIS_KEY_PREFIX, and when one
  * starts with the other, the store's clean-up of its prefix (and any SCAN of it) takes the bus's
- * keys too. Servers are compared by host, port and database; a Sentinel URL is not compared.
+ * keys too. Servers are compared by host, port and database (by sentinels, master and database
+ * through Sentinel).
  */
 export function refuseSharedRedisKeys(config: WorkerAppConfig): void {
   const bus = registrationFor('transport', config.transportUrl);
@@ -53,8 +55,20 @@ export function refuseSharedRedisKeys(config: WorkerAppConfig): void {
   );
 }
 
-/** `host:port/db` of a redis:// or rediss:// URL; undefined for anything else. */
+/**
+ * `host:port/db` of a redis:// or rediss:// URL, `sentinel <hosts>/<master>/db` of a Sentinel URL;
+ * undefined for anything else.
+ */
 function redisServer(url: string): string | undefined {
+  if (isSentinelUrl(url)) {
+    try {
+      const { sentinels, masterName, db } = parseSentinelUrl(url, 'BATON_*_URL');
+      const hosts = sentinels.map((s) => `${s.host.toLowerCase()}:${s.port}`).sort();
+      return `sentinel ${hosts.join(',')}/${masterName}/${db}`;
+    } catch {
+      return undefined;
+    }
+  }
   try {
     const parsed = new URL(url);
     if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') return undefined;

@@ -37,6 +37,7 @@ describe('adapter registry', () => {
     expect(registrationFor('transport', 'TLS://h:4222')?.name).toBe('nats');
     expect(registrationFor('transport', 'kafkas://h:9093')?.name).toBe('kafka');
     expect(registrationFor('store', 'rediss://h')?.name).toBe('redis');
+    expect(registrationFor('transport', 'redis+sentinel://s:26379/m')?.name).toBe('redisBus');
     expect(registrationFor('store', 'postgresql://u@h/db')?.name).toBe('postgres');
     expect(registrationFor('store', 'nats://h')).toBeUndefined();
   });
@@ -106,12 +107,21 @@ describe('adapter registry', () => {
     expect(() => storeFromConfig(overlapping)).toThrow(
       "BATON_REDIS_BUS_PREFIX 'baton' and BATON_REDIS_KEY_PREFIX 'baton:' overlap on the same Redis (h:6379/0): the bus's keys (baton:*) and the store's (baton:*) would meet; give the bus a prefix of its own, e.g. BATON_REDIS_BUS_PREFIX=baton-bus",
     );
+    // Through Sentinel: the same sentinels (in any order) and master are the same server.
+    const viaSentinel = {
+      ...overlapping,
+      transportUrl: 'redis+sentinel://s1:26379,s2:26379/orders',
+      storeUrl: 'redis+sentinel://s2:26379,s1:26379/orders',
+    };
+    expect(() => storeFromConfig(viaSentinel)).toThrow(
+      /overlap on the same Redis \(sentinel s1:26379,s2:26379\/orders\/0\)/,
+    );
     // The same prefixes on another database, or another server, share nothing.
     expect(storeFromConfig({ ...overlapping, storeUrl: 'redis://h:6379/1' }).name).toBe('redis');
     expect(storeFromConfig({ ...overlapping, storeUrl: 'redis://other:6379' }).name).toBe('redis');
     const unknown = readConfig({ ...BASE, [ENV.transportUrl]: 'amqp://h', [ENV.storeUrl]: 'memory:' });
     expect(() => transportFromConfig(unknown)).toThrow(
-      "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka://, kafkas://, redis:// or rediss://",
+      "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka://, kafkas://, redis://, rediss://, redis+sentinel:// or rediss+sentinel://",
     );
     expect(() => storeFromConfig(unknown)).toThrow('use redis://… or postgres://… here');
   });

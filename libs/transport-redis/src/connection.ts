@@ -29,29 +29,43 @@ export interface CommandConnection {
   generation(): number;
 }
 
-/** The server settings a URL gives, for ioredis and for BullMQ alike. */
-export function serverSettings(options: ResolvedRedisTransportOptions): RedisOptions {
-  const url = new URL(options.url);
-  const db = url.pathname.replace(/^\//, '');
-  return {
-    host: url.hostname.replace(/^\[|\]$/g, ''),
-    port: url.port === '' ? 6379 : Number(url.port),
-    ...(db !== '' && { db: Number(db) }),
-    ...(url.username !== '' && { username: decodeURIComponent(url.username) }),
-    ...(url.password !== '' && { password: decodeURIComponent(url.password) }),
-    ...(url.protocol === 'rediss:' && { tls: {} }),
+/**
+ * The server settings, for ioredis and for BullMQ alike. Through Sentinel every connect and
+ * reconnect asks the sentinels for the primary, the connection drops as soon as a sentinel
+ * announces a new one (failoverDetector), and a READONLY reply (a demoted primary still
+ * connected) drops it too, without resending: after a failover no command goes to the old primary.
+ */
+export function serverSettings(
+  options: ResolvedRedisTransportOptions,
+  retryStrategy?: (attempt: number) => number | null,
+): RedisOptions {
+  const { server } = options;
+  const common: RedisOptions = {
+    db: server.db,
+    ...(server.username !== undefined && { username: server.username }),
+    ...(server.password !== undefined && { password: server.password }),
+    ...(server.tls && { tls: {} }),
     connectTimeout: options.connectTimeoutMs,
+  };
+  if (server.kind === 'direct') return { ...common, host: server.host, port: server.port };
+  return {
+    ...common,
+    sentinels: server.target.sentinels,
+    name: server.target.masterName,
+    role: 'master',
+    ...(server.sentinelPassword !== undefined && { sentinelPassword: server.sentinelPassword }),
+    ...(server.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
+    ...(retryStrategy !== undefined && { sentinelRetryStrategy: retryStrategy }),
+    failoverDetector: true,
+    reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
   };
 }
 
 /** The settings BullMQ builds its connections from (invariant 2). */
 export function bullConnection(options: ResolvedRedisTransportOptions): RedisOptions {
-  return {
-    ...serverSettings(options),
-    maxRetriesPerRequest: null,
-    retryStrategy: (attempt: number) =>
-      Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS),
-  };
+  const retryStrategy = (attempt: number) =>
+    Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
+  return { ...serverSettings(options, retryStrategy), maxRetriesPerRequest: null, retryStrategy };
 }
 
 /**
@@ -66,16 +80,18 @@ export async function openCommandConnection(
   let refused = false;
   let lastError: Error | undefined;
   const deadline = Date.now() + options.connectTimeoutMs;
+  const retryStrategy = (attempt: number): number | null => {
+    if (phase === 'open') return Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
+    if (refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
+    return OPEN_RETRY_DELAY_MS;
+  };
   const redis = new Redis({
-    ...serverSettings(options),
+    // With Sentinel, the same strategy when no sentinel names a reachable primary.
+    ...serverSettings(options, retryStrategy),
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (attempt: number) => {
-      if (phase === 'open') return Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
-      if (refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
-      return OPEN_RETRY_DELAY_MS;
-    },
+    retryStrategy,
   });
   redis.on('ready', () => {
     generation++;

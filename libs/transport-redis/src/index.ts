@@ -16,7 +16,7 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-export type { RedisTransportOptions, ResolvedRedisTransportOptions } from './options.js';
+export type { RedisServer, RedisTransportOptions, ResolvedRedisTransportOptions } from './options.js';
 export {
   DEFAULT_REDIS_TRANSPORT_PREFIX,
   DEFAULT_REDIS_TRANSPORT_URL,

@@ -9,6 +9,15 @@ describe('redis transport options', () => {
     expect(resolveRedisTransportOptions()).toEqual({
       url: 'redis://127.0.0.1:6379',
       displayUrl: 'redis://127.0.0.1:6379',
+      server: {
+        kind: 'direct',
+        host: '127.0.0.1',
+        port: 6379,
+        db: 0,
+        username: undefined,
+        password: undefined,
+        tls: false,
+      },
       prefix: 'baton-bus',
       ackWaitMs: 30_000,
       pollMs: 50,
@@ -34,12 +43,41 @@ describe('redis transport options', () => {
     });
   });
 
+  it('finds the primary through Sentinel with a redis+sentinel:// URL, guarding appends by default', () => {
+    const resolved = resolveRedisTransportOptions({
+      url: 'rediss+sentinel://app:p%40ss@s1:26379,s2:26380/orders/3',
+      sentinelPassword: 'sentinel-secret',
+    });
+    expect(resolved.displayUrl).toBe('rediss+sentinel://app:***@s1:26379,s2:26380/orders/3');
+    expect(resolved.waitReplicas).toBe(1);
+    expect(serverSettings(resolved)).toMatchObject({
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26380 },
+      ],
+      name: 'orders',
+      role: 'master',
+      db: 3,
+      username: 'app',
+      password: 'p@ss',
+      sentinelPassword: 'sentinel-secret',
+      enableTLSForSentinelMode: true,
+      failoverDetector: true,
+    });
+    expect(
+      resolveRedisTransportOptions({ url: 'redis+sentinel://s1:26379/m', waitReplicas: 0 }).waitReplicas,
+    ).toBe(0);
+    expect(() => redisTransport({ url: 'redis+sentinel://s1/orders' })).toThrow(
+      /redisTransport: url 'redis\+sentinel:\/\/s1\/orders' is not a valid Redis Sentinel URL: sentinel 's1' is not host:port/,
+    );
+    expect(() => redisTransport({ url: 'redis://h:6379', sentinelPassword: 'x' })).toThrow(
+      /sentinelPassword is set but url "redis:\/\/h:6379" is not a redis\+sentinel:\/\/ URL/,
+    );
+  });
+
   it('refuses a URL of another scheme, naming it and the schemes it takes, without the password', () => {
     expect(() => redisTransport({ url: 'nats://u:secret@nats:4222' })).toThrow(
-      /url "nats:\/\/u:\*\*\*@nats:4222" has scheme 'nats:'; the Redis transport takes redis:\/\/ or rediss:\/\//,
-    );
-    expect(() => redisTransport({ url: 'redis+sentinel://s1:26379/mymaster' })).toThrow(
-      /Sentinel is not supported/,
+      /url "nats:\/\/u:\*\*\*@nats:4222" has scheme 'nats:'; the Redis transport takes redis:\/\/, rediss:\/\/, redis\+sentinel:\/\/ or rediss\+sentinel:\/\//,
     );
     expect(() => redisTransport({ url: 'redis://host:6379/zero' })).toThrow(
       /the path is the database number/,

@@ -4,7 +4,7 @@
  * the first failover.
  */
 import { ConfigError } from '@baton/core';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { isSentinelUrl, maskUrlSecret, parseSentinelUrl, type SentinelTarget } from '@baton/core/adapter';
 
 /** The server used when none is given: a Redis on this machine. */
 export const DEFAULT_REDIS_TRANSPORT_URL = 'redis://127.0.0.1:6379';
@@ -20,11 +20,18 @@ export const REDIS_TRANSPORT_PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
 /** Options of {@link redisTransport}. */
 export interface RedisTransportOptions {
   /**
-   * `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. A password in the URL
-   * never appears in messages.
+   * `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS; or
+   * `redis+sentinel://[user:password@]host:port[,host:port…]/<master name>[/<db>]` (or
+   * `rediss+sentinel://`) to find the primary through Redis Sentinel and follow it across a
+   * failover. The user and password are the data nodes'. A password never appears in messages.
    * @defaultValue 'redis://127.0.0.1:6379'
    */
   url?: string;
+  /**
+   * Password of the sentinels themselves, for a `redis+sentinel://` URL.
+   * @defaultValue none
+   */
+  sentinelPassword?: string;
   /**
    * The first segment of every key: the BullMQ queue `<prefix>:runs:*`, the journals
    * `<prefix>:journal:<runId>`, the group logs `<prefix>:group:<log>`, the dead letters
@@ -55,7 +62,7 @@ export interface RedisTransportOptions {
    * it counts, so that a failover to a replica never loses a step a worker went on from
    * (replication.ts). 0 turns the guard off: for a single server, or a failover you accept may
    * repeat the steps journaled since a run's last store write. Set it to the number of replicas.
-   * @defaultValue 0
+   * @defaultValue 1 with a `redis+sentinel://` URL, else 0
    */
   waitReplicas?: number;
   /**
@@ -76,11 +83,23 @@ export interface RedisTransportOptions {
   requestTimeoutMs?: number;
 }
 
+/** Where the transport connects: one server, or the primary Sentinel names. */
+export type RedisServer = {
+  db: number;
+  username: string | undefined;
+  password: string | undefined;
+  tls: boolean;
+} & (
+  | { kind: 'direct'; host: string; port: number }
+  | { kind: 'sentinel'; target: SentinelTarget; sentinelPassword: string | undefined }
+);
+
 /** {@link RedisTransportOptions} with every default applied and every value checked. */
 export interface ResolvedRedisTransportOptions {
   url: string;
   /** The URL with its password masked: what messages show. */
   displayUrl: string;
+  server: RedisServer;
   prefix: string;
   ackWaitMs: number;
   pollMs: number;
@@ -101,7 +120,7 @@ export function resolveRedisTransportOptions(
 ): ResolvedRedisTransportOptions {
   const url = (options.url ?? DEFAULT_REDIS_TRANSPORT_URL).trim();
   const displayUrl = maskUrlSecret(url);
-  checkUrl(url, displayUrl);
+  const server = serverOf(url, displayUrl, options.sentinelPassword);
   const prefix = options.prefix ?? DEFAULT_REDIS_TRANSPORT_PREFIX;
   if (!REDIS_TRANSPORT_PREFIX.test(prefix)) {
     throw new ConfigError(
@@ -115,7 +134,13 @@ export function resolveRedisTransportOptions(
       `${OWNER}: pollMs (${pollMs}) must be below ackWaitMs (${ackWaitMs}): an empty queue is asked again every pollMs, and a fetch that slept through an ack wait would see redeliveries late`,
     );
   }
-  const waitReplicas = wholeNumber('waitReplicas', options.waitReplicas, 0, 0);
+  // Behind Sentinel a replica will be promoted one day: guard by default (replication.ts).
+  const waitReplicas = wholeNumber(
+    'waitReplicas',
+    options.waitReplicas,
+    server.kind === 'sentinel' ? 1 : 0,
+    0,
+  );
   const waitTimeoutMs = wholeNumber('waitTimeoutMs', options.waitTimeoutMs, 1_000, 1);
   const requestTimeoutMs = wholeNumber('requestTimeoutMs', options.requestTimeoutMs, 5_000, 1);
   if (waitReplicas > 0 && waitTimeoutMs >= requestTimeoutMs) {
@@ -126,6 +151,7 @@ export function resolveRedisTransportOptions(
   return {
     url,
     displayUrl,
+    server,
     prefix,
     ackWaitMs,
     pollMs,
@@ -138,21 +164,27 @@ export function resolveRedisTransportOptions(
   };
 }
 
-function checkUrl(url: string, displayUrl: string): void {
+function serverOf(url: string, displayUrl: string, sentinelPassword: string | undefined): RedisServer {
+  if (isSentinelUrl(url)) {
+    const { sentinels, masterName, ...rest } = parseSentinelUrl(url, OWNER);
+    return { kind: 'sentinel', target: { sentinels, masterName }, sentinelPassword, ...rest };
+  }
+  if (sentinelPassword !== undefined) {
+    throw new ConfigError(
+      `${OWNER}: sentinelPassword is set but url ${JSON.stringify(displayUrl)} is not a redis+sentinel:// URL; drop the option or name the sentinels in the url`,
+    );
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw new ConfigError(
-      `${OWNER}: url ${JSON.stringify(displayUrl)} is not a URL; give redis://host:6379 (or rediss:// for TLS)`,
+      `${OWNER}: url ${JSON.stringify(displayUrl)} is not a URL; give redis://host:6379 (rediss:// for TLS, redis+sentinel://host:26379/<master name> through Sentinel)`,
     );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    const sentinel = parsed.protocol.includes('sentinel')
-      ? '; Sentinel is not supported by the Redis transport yet (docs/redis-only.md, "Failover")'
-      : '';
     throw new ConfigError(
-      `${OWNER}: url ${JSON.stringify(displayUrl)} has scheme '${parsed.protocol}'; the Redis transport takes redis:// or rediss://${sentinel}`,
+      `${OWNER}: url ${JSON.stringify(displayUrl)} has scheme '${parsed.protocol}'; the Redis transport takes redis://, rediss://, redis+sentinel:// or rediss+sentinel://`,
     );
   }
   if (parsed.hostname === '') {
@@ -166,6 +198,15 @@ function checkUrl(url: string, displayUrl: string): void {
       `${OWNER}: url ${JSON.stringify(displayUrl)} has path '/${db}'; the path is the database number (redis://host:6379/0)`,
     );
   }
+  return {
+    kind: 'direct',
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    db: db === '' ? 0 : Number(db),
+    username: parsed.username === '' ? undefined : decodeURIComponent(parsed.username),
+    password: parsed.password === '' ? undefined : decodeURIComponent(parsed.password),
+    tls: parsed.protocol === 'rediss:',
+  };
 }
 
 function wholeNumber(name: string, value: number | undefined, fallback: number, min: number): number {

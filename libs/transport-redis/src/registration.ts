@@ -1,6 +1,7 @@
 /**
  * The Redis transport as the worker process knows it (`@baton/core/adapter`'s
- * AdapterRegistration): `redis://` and `rediss://` URLs in BATON_TRANSPORT_URL, the
+ * AdapterRegistration): `redis://`, `rediss://` and `redis(s)+sentinel://` URLs in
+ * BATON_TRANSPORT_URL, the
  * BATON_REDIS_BUS_* variables, and the key prefix shown in the `worker ready` line. The Redis
  * store serves the same schemes in BATON_STORE_URL: the kind of variable picks which.
  */
@@ -17,12 +18,13 @@ export interface RedisBusSettings {
   pollMs?: number;
   waitReplicas?: number;
   waitTimeoutMs?: number;
+  sentinelPassword?: string;
 }
 
 export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', RedisBusSettings> = {
   name: 'redisBus',
   kind: 'transport',
-  schemes: ['redis', 'rediss'],
+  schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'],
   variables: {
     prefix: textSetting(
       'BATON_REDIS_BUS_PREFIX',
@@ -43,7 +45,7 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
     ),
     waitReplicas: wholeNumberSetting(
       'BATON_REDIS_BUS_WAIT_REPLICAS',
-      'replicas that must confirm each journal append, group record and dead letter (WAIT) before it counts; the number of replicas when a replica may be promoted; default 0',
+      'replicas that must confirm each journal append, group record and dead letter (WAIT) before it counts; the number of replicas when a replica may be promoted; default 1 with redis+sentinel://, else 0',
       0,
       /\bwaitReplicas\b/,
     ),
@@ -53,11 +55,17 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
       1,
       /\bwaitTimeoutMs\b/,
     ),
+    sentinelPassword: textSetting(
+      'BATON_REDIS_BUS_SENTINEL_PASSWORD',
+      "the sentinels' own password with a redis+sentinel:// transport URL (the URL's password is the data nodes')",
+      /\bsentinelPassword\b/,
+    ),
   },
   messages: { prefix: /^redisTransport: /, url: /\burl\b/ },
-  create: (url, { prefix, ackWaitMs, pollMs, waitReplicas, waitTimeoutMs }) =>
+  create: (url, { prefix, ackWaitMs, pollMs, waitReplicas, waitTimeoutMs, sentinelPassword }) =>
     redisTransport({
       url,
+      ...(sentinelPassword !== undefined && { sentinelPassword }),
       ...(waitReplicas !== undefined && { waitReplicas }),
       ...(waitTimeoutMs !== undefined && { waitTimeoutMs }),
       ...(prefix !== undefined && { prefix }),
@@ -68,10 +76,14 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
     // `<id>-bus`, not `<id>`: a Redis store isolated as `<id>:` on the same server then shares no
     // key with it, and removing the store's `<id>:*` leaves the transport's keys alone.
     settings: (id) => ({ prefix: `${id}-bus` }),
-    remove: async (url, { prefix }) => {
+    remove: async (url, { prefix, sentinelPassword }) => {
       // Without a prefix this would name the default installation's keys: refuse.
       if (prefix === undefined) throw new ConfigError('redisBusRegistration.isolation.remove needs a prefix');
-      await deleteRedisTransportKeys({ url, prefix });
+      await deleteRedisTransportKeys({
+        url,
+        prefix,
+        ...(sentinelPassword !== undefined && { sentinelPassword }),
+      });
     },
   },
   describeNamespace: (url, { prefix }) => ({
