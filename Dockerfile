@@ -42,6 +42,7 @@ COPY libs/telemetry/package.json libs/telemetry/
 COPY libs/testing/package.json libs/testing/
 COPY libs/transport-kafka/package.json libs/transport-kafka/
 COPY libs/transport-nats/package.json libs/transport-nats/
+COPY libs/transport-redis/package.json libs/transport-redis/
 COPY libs/worker/package.json libs/worker/
 COPY apps/worker/package.json apps/worker/
 COPY apps/cli/package.json apps/cli/
@@ -82,6 +83,7 @@ COPY libs/store-redis/package.json libs/store-redis/
 COPY libs/telemetry/package.json libs/telemetry/
 COPY libs/transport-kafka/package.json libs/transport-kafka/
 COPY libs/transport-nats/package.json libs/transport-nats/
+COPY libs/transport-redis/package.json libs/transport-redis/
 COPY libs/worker/package.json libs/worker/
 COPY apps/worker/package.json apps/worker/
 COPY apps/cli/package.json apps/cli/
@@ -99,6 +101,7 @@ COPY --from=build /src/libs/store-redis/dist libs/store-redis/dist
 COPY --from=build /src/libs/telemetry/dist libs/telemetry/dist
 COPY --from=build /src/libs/transport-kafka/dist libs/transport-kafka/dist
 COPY --from=build /src/libs/transport-nats/dist libs/transport-nats/dist
+COPY --from=build /src/libs/transport-redis/dist libs/transport-redis/dist
 COPY --from=build /src/libs/worker/dist libs/worker/dist
 COPY --from=build /src/apps/worker/dist apps/worker/dist
 COPY --from=build /src/apps/console/dist apps/console/dist

@@ -26,6 +26,7 @@ export const SERIAL_SPECS = [
   'libs/transport-kafka/src/kafka-cluster.int.spec.ts',
   'libs/transport-nats/src/nats-cluster.int.spec.ts',
   'libs/store-redis/src/sentinel.int.spec.ts',
+  'libs/transport-redis/src/redis-sentinel.int.spec.ts',
 ];
 
 /** The rest: unit specs and integration specs on their own namespaces, two files at a time. */

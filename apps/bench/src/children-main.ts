@@ -19,7 +19,7 @@ import type { BusKind, StoreKind } from './types.js';
 
 const USAGE = `Usage: npm run bench:children -- [options]
 
-  --transport nats|kafka   the bus (default nats)
+  --transport nats|kafka|redis   the bus (default nats)
   --store redis|postgres   the store (default redis)
   --children N             children of each parent (default 1000)
   --parents N              parents, one after another (default 3)

@@ -66,13 +66,13 @@ export function wholeNumber(flag: string, value: string | undefined): number {
   return Number(value);
 }
 
-/** The bus and store flags every bench command reads (`--transport nats|kafka`, `--store redis|postgres`). */
+/** The bus and store flags every bench command reads (`--transport nats|kafka|redis`, `--store redis|postgres`). */
 export function busAndStore(values: { transport?: unknown; store?: unknown }): {
-  transport: 'nats' | 'kafka';
+  transport: 'nats' | 'kafka' | 'redis';
   store: 'redis' | 'postgres';
 } {
-  if (values.transport !== 'nats' && values.transport !== 'kafka')
-    throw new UsageError(`--transport is '${String(values.transport)}'; use nats or kafka`);
+  if (values.transport !== 'nats' && values.transport !== 'kafka' && values.transport !== 'redis')
+    throw new UsageError(`--transport is '${String(values.transport)}'; use nats, kafka or redis`);
   if (values.store !== 'redis' && values.store !== 'postgres')
     throw new UsageError(`--store is '${String(values.store)}'; use redis or postgres`);
   return { transport: values.transport, store: values.store };

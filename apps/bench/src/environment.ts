@@ -53,7 +53,9 @@ export function benchEnvironment(options: BenchEnvironmentOptions): BenchEnviron
   const ns = options.ns ?? newNamespace();
   if (!/^[a-z][a-z0-9]{0,40}$/.test(ns))
     throw new Error(`namespace '${ns}' must be lowercase letters and digits`);
-  const transportUrl = options.transportUrl ?? (bus === 'kafka' ? urls.kafkaUrl : urls.natsUrl);
+  const transportUrl =
+    options.transportUrl ??
+    (bus === 'kafka' ? urls.kafkaUrl : bus === 'redis' ? urls.redisUrl : urls.natsUrl);
   const storeUrl = options.storeUrl ?? (storeKind === 'redis' ? urls.redisUrl : urls.postgresUrl);
   // Only what a namespace needs: every tuning variable keeps the worker's default.
   const workerEnv: Record<string, string> = {

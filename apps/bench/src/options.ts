@@ -9,7 +9,7 @@ export const WORKLOADS: readonly WorkloadName[] = ['chain10', 'fanout', 'payload
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --transport nats|kafka        bus of the Baton workers (default nats)
+  --transport nats|kafka|redis  bus of the Baton workers (default nats)
   --store redis|postgres        store of the Baton workers (default redis)
   --workloads a,b,...           of ${WORKLOADS.join(', ')} (default all)
   --runs N                      runs per throughput workload (default 1000)
@@ -60,7 +60,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
   const count = (flag: string, raw: string | undefined, fallback: number): number =>
     raw === undefined ? fallback : wholeNumber(`--${flag}`, raw);
   return {
-    transport: oneOf('transport', values.transport, ['nats', 'kafka'] as const, 'nats') as BusKind,
+    transport: oneOf('transport', values.transport, ['nats', 'kafka', 'redis'] as const, 'nats') as BusKind,
     store: oneOf('store', values.store, ['redis', 'postgres'] as const, 'redis') as StoreKind,
     runs: count('runs', values.runs, smoke ? 20 : 1000),
     concurrency: count('concurrency', values.concurrency, smoke ? 100 : 1000),
@@ -89,7 +89,9 @@ function oneOf<T extends string>(
 ): T {
   if (raw === undefined) return fallback;
   if (!(allowed as readonly string[]).includes(raw)) {
-    throw new UsageError(`--${flag} is '${raw}'; use ${allowed.join(' or ')}`);
+    throw new UsageError(
+      `--${flag} is '${raw}'; use ${[allowed.slice(0, -1).join(', '), allowed.at(-1)].filter(Boolean).join(' or ')}`,
+    );
   }
   return raw as T;
 }

@@ -19,7 +19,7 @@ import { chain10 } from './workflows.js';
 
 const USAGE = `Usage: npm run bench:retention -- [options]
 
-  --transport nats|kafka   the bus (default nats)
+  --transport nats|kafka|redis   the bus (default nats)
   --store redis|postgres   the store (default redis)
   --rate N                 chain10 runs started per second (default 700: the bench's chain10 rate on nats+redis)
   --seconds N              how long runs are started (default 30)

@@ -3,7 +3,7 @@
  * otherwise; rates are per second of wall time.
  */
 
-export type BusKind = 'nats' | 'kafka';
+export type BusKind = 'nats' | 'kafka' | 'redis';
 export type StoreKind = 'redis' | 'postgres';
 
 export interface BenchConfig {

@@ -72,6 +72,8 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 
 const PAIRS: { name: string; bus: string; store: string; extra: Record<string, string> }[] = [
   { name: 'nats+redis', bus: natsTestUrl(), store: redisTestUrl(), extra: {} },
   { name: 'nats+postgres', bus: natsTestUrl(), store: postgresTestUrl(), extra: {} },
+  // Redis alone: the Redis transport and the Redis store on one server, as docs/redis-only.md sets them up.
+  { name: 'redis+redis', bus: redisTestUrl(), store: redisTestUrl(), extra: {} },
   {
     name: 'kafka+postgres',
     bus: kafkaTestUrl(),

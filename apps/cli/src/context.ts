@@ -14,6 +14,7 @@ export interface GlobalFlags {
   storeUrl?: string;
   natsPrefix?: string;
   kafkaPrefix?: string;
+  redisBusPrefix?: string;
   redisKeyPrefix?: string;
   postgresSchema?: string;
   set?: string[];
@@ -26,6 +27,7 @@ export const FLAG_VARIABLES = {
   storeUrl: 'BATON_STORE_URL',
   natsPrefix: 'BATON_NATS_PREFIX',
   kafkaPrefix: 'BATON_KAFKA_PREFIX',
+  redisBusPrefix: 'BATON_REDIS_BUS_PREFIX',
   redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
   postgresSchema: 'BATON_POSTGRES_SCHEMA',
 } as const;
@@ -33,11 +35,12 @@ export const FLAG_VARIABLES = {
 /** Adds the global flags to the program. */
 export function addGlobalFlags(program: Command): Command {
   return program
-    .option('--transport-url <url>', 'the bus (BATON_TRANSPORT_URL): nats://… or kafka://…')
+    .option('--transport-url <url>', 'the bus (BATON_TRANSPORT_URL): nats://…, kafka://… or redis://…')
     .option('--store-url <url>', 'the store (BATON_STORE_URL): redis://… or postgres://…')
     .option('--nats-prefix <prefix>', 'NATS stream prefix (BATON_NATS_PREFIX)')
     .option('--kafka-prefix <prefix>', 'Kafka topic prefix (BATON_KAFKA_PREFIX)')
-    .option('--redis-key-prefix <prefix>', 'Redis key prefix (BATON_REDIS_KEY_PREFIX)')
+    .option('--redis-bus-prefix <prefix>', 'Redis transport key prefix (BATON_REDIS_BUS_PREFIX)')
+    .option('--redis-key-prefix <prefix>', 'Redis store key prefix (BATON_REDIS_KEY_PREFIX)')
     .option('--postgres-schema <schema>', 'Postgres schema (BATON_POSTGRES_SCHEMA)')
     .option(
       '--set <NAME=value>',

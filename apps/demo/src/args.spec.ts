@@ -17,6 +17,8 @@ describe('npm start arguments', () => {
     });
     expect(parseDemoArgs(['--quiet', '--seed=0'])).toEqual({ seed: 0, output: 'silent' });
     expect(parseDemoArgs(['--console'])).toEqual({ output: 'auto', console: true });
+    expect(parseDemoArgs(['--bus', 'redis'])).toEqual({ output: 'auto', bus: 'redis' });
+    expect(parseDemoArgs(['--bus=memory'])).toEqual({ output: 'auto', bus: 'memory' });
   });
 
   it('names a bad argument and shows the usage', () => {
@@ -27,5 +29,8 @@ describe('npm start arguments', () => {
     expect(() => parseDemoArgs(['--runs', '0'])).toThrow("--runs must be a positive integer, got '0'");
     expect(() => parseDemoArgs(['--seed', '-3'])).toThrow(UsageError);
     expect(() => parseDemoArgs(['extra'])).toThrow(UsageError);
+    expect(() => parseDemoArgs(['--bus', 'kafka'])).toThrow(
+      "--bus must be one of memory, redis, got 'kafka'",
+    );
   });
 });

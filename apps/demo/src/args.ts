@@ -2,6 +2,7 @@
  * The demo's command line (`npm start -- [options]`), parsed with `node:util` `parseArgs`.
  */
 import { parseArgs } from 'node:util';
+import { DEMO_BUSES, DEMO_REDIS_URL_ENV, type DemoBus } from './bus.js';
 import { DEFAULT_SEED, type DemoOptions } from './demo.js';
 
 export const USAGE = `Usage: npm start -- [options]
@@ -10,13 +11,16 @@ export const USAGE = `Usage: npm start -- [options]
   --seed N     seed of the scenario (default ${DEFAULT_SEED}): the applicants, the reviewers' answers
                and when they come, which worker crashes and at which point; the same seed plans
                the same crash (its timing in seconds still varies with the machine)
+  --bus B      memory (default: no servers) or redis: the Redis transport (a BullMQ queue and
+               Redis Streams) on the Redis at ${DEMO_REDIS_URL_ENV} (default redis://127.0.0.1:6379),
+               under a prefix of its own that is deleted at the end; the store stays in memory
   --plain      print progress lines instead of redrawing in place
   --quiet      print only the summary
   --console    then keep the fleet running and serve the web console on http://127.0.0.1:8233/
                (BATON_CONSOLE_PORT) until Ctrl-C, to see the runs and the crash in a browser
   --help, -h   this text
 
-Runs three workers on the in-memory bus and store (no servers), crashes one of them mid-run, and
+Runs three workers on the in-memory bus (or --bus redis) and store, crashes one of them mid-run, and
 exits 0 only if every invariant held.`;
 
 /** A bad command line; its message names the argument and ends with the usage. */
@@ -34,6 +38,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs | 'help' {
       options: {
         runs: { type: 'string' },
         seed: { type: 'string' },
+        bus: { type: 'string' },
         plain: { type: 'boolean', default: false },
         quiet: { type: 'boolean', default: false },
         console: { type: 'boolean', default: false },
@@ -49,9 +54,16 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs | 'help' {
   return {
     ...(values.runs !== undefined && { runs: positiveInteger('runs', values.runs) }),
     ...(values.seed !== undefined && { seed: wholeNumber('seed', values.seed) }),
+    ...(values.bus !== undefined && { bus: busOf(values.bus) }),
     output: values.quiet ? 'silent' : values.plain ? 'plain' : 'auto',
     ...(values.console && { console: true as const }),
   };
+}
+
+function busOf(value: string): DemoBus {
+  if (!(DEMO_BUSES as readonly string[]).includes(value))
+    throw new UsageError(`--bus must be one of ${DEMO_BUSES.join(', ')}, got '${value}'`);
+  return value as DemoBus;
 }
 
 function positiveInteger(name: string, value: string): number {

@@ -4,9 +4,10 @@
  *
  * `main.ts` runs it for `npm start`; `demo.spec.ts` runs it silently in-process.
  */
-import { memoryStore, memoryTransport } from '@baton/core/memory';
+import { memoryStore } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { makeApplicants, seededRandom } from './applicants.js';
+import { demoTransport, type DemoBus } from './bus.js';
 import { CrashWatch, planCrash } from './crash-watch.js';
 import { createExternalSystems } from './fake-systems.js';
 import { Fleet } from './fleet.js';
@@ -40,6 +41,11 @@ export interface DemoOptions {
   crashAfterPulledShare?: number;
   /** How long to wait for each run's result before calling it failed. @defaultValue 20_000 */
   resultTimeoutMs?: number;
+  /**
+   * The bus: `memory` needs no server; `redis` runs on the Redis transport (BullMQ and Redis
+   * Streams) at BATON_DEMO_REDIS_URL. @defaultValue 'memory'
+   */
+  bus?: DemoBus;
   /** Where progress goes. @defaultValue 'auto' */
   output?: OutputMode;
   /** Writes the demo's output. @defaultValue process.stdout.write */
@@ -70,9 +76,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const profiles = makeApplicants(runs, seed);
   const scores = new Map(profiles.map((p) => [p.application.applicantId, p.creditScore]));
   const systems = createExternalSystems(scores);
-  // One bus and one store, shared like the real NATS and Redis would be; a short ack wait so
-  // messages a crashed worker fetched but never acked come back within the demo.
-  const transport = memoryTransport({ ackWaitMs: 3_000 });
+  // One bus and one store, shared like the real servers would be.
+  const bus = demoTransport(options.bus ?? 'memory');
+  const transport = bus.transport;
+  // Connected here, so a Redis that is not there fails the demo before any worker starts.
+  await transport.connect().catch(async (err: unknown) => {
+    await bus.dispose().catch(() => undefined);
+    throw err;
+  });
   const store = memoryStore();
   const stats = new FleetStats();
   const requestLog = new RequestLog();
@@ -98,7 +109,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
 
   reporter.log(
     `Baton demo: ${runs} loan applications, ${fleet.members.length} workers ` +
-      `(concurrency ${options.concurrency ?? 20}, leaseMs ${options.leaseMs ?? 2_000}) on memoryTransport + memoryStore; ` +
+      `(concurrency ${options.concurrency ?? 20}, leaseMs ${options.leaseMs ?? 2_000}) on ${bus.label} + memoryStore; ` +
       `seed ${seed}: ${fleet.members[crashPlan.victim]?.id} will crash once credit is pulled for ${crashPlan.afterPulled} applicants`,
   );
   await fleet.start();
@@ -149,7 +160,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     crashWatch.stop();
     scenario?.cancelPendingSignals();
     reporter.stop();
-    await Promise.allSettled([transport.close(), store.close()]);
+    await Promise.allSettled([bus.dispose(), store.close()]);
   }
 }
 

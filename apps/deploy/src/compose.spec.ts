@@ -431,6 +431,30 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('has a redis profile whose workers use one Redis as bus and store, under prefixes of their own', () => {
+    const redisWorkers = workers.filter(([, s]) => s.profiles?.includes('redis'));
+    expect(redisWorkers.length, 'no worker in the redis profile').toBeGreaterThan(0);
+    const defaultStorePrefix = 'baton:';
+    for (const [name, service] of redisWorkers) {
+      const env = envOf(service);
+      expect(env[ENV.transportUrl], `${name}: ${ENV.transportUrl}`).toMatch(/^redis:\/\//);
+      expect(env[ENV.storeUrl], `${name}: ${ENV.storeUrl}`).toBe(env[ENV.transportUrl]);
+      // Apart from the default fleet, whose store keeps `baton:` on the same server.
+      const storePrefix = env[ENV.redisKeyPrefix] ?? defaultStorePrefix;
+      const busKeys = `${env[ENV.redisBusPrefix] ?? 'baton-bus'}:`;
+      expect(storePrefix, `${name}: ${ENV.redisKeyPrefix}`).not.toBe(defaultStorePrefix);
+      for (const [a, b] of [
+        [busKeys, storePrefix],
+        [busKeys, defaultStorePrefix],
+        [storePrefix, defaultStorePrefix],
+      ] as const) {
+        expect(a.startsWith(b) || b.startsWith(a), `${name}: keys ${a}* and ${b}* meet`).toBe(false);
+      }
+    }
+    const producer = envOf(compose.services['redis-producer'] ?? {});
+    expect(producer[ENV.redisBusPrefix]).toBe(envOf(redisWorkers[0]![1])[ENV.redisBusPrefix]);
+  });
+
   describe('otel profile', () => {
     const collector = compose.services['otel-collector'];
     const jaeger = compose.services['jaeger'];

@@ -220,6 +220,7 @@ const CASES: { name: string; input: ChartInput }[] = [
   { name: 'default values', input: {} },
   { name: 'ci/keda-nats-values.yaml', input: { valuesFiles: [ci('keda-nats-values.yaml')] } },
   { name: 'ci/keda-kafka-values.yaml', input: { valuesFiles: [ci('keda-kafka-values.yaml')] } },
+  { name: 'ci/keda-redis-values.yaml', input: { valuesFiles: [ci('keda-redis-values.yaml')] } },
   { name: 'ci/hpa-off-values.yaml', input: { valuesFiles: [ci('hpa-off-values.yaml')] } },
   { name: 'ci/secrets-values.yaml', input: { valuesFiles: [ci('secrets-values.yaml')] } },
   { name: 'ci/networkpolicy-values.yaml', input: { valuesFiles: [ci('networkpolicy-values.yaml')] } },
@@ -459,6 +460,41 @@ describe.concurrent('helm/baton-worker settings', () => {
     const container = workerContainer(objects);
     expect(envValue(container, 'BATON_KAFKA_PREFIX')).toBe('baton');
     expect(envOf(container).has('BATON_NATS_PREFIX')).toBe(false);
+  });
+
+  it('KEDA on Redis: a redis trigger on the BullMQ wait list, and the bus keys apart from the store', async () => {
+    const objects = await render({ valuesFiles: [ci('keda-redis-values.yaml')] });
+    expect(ofKind(objects, 'HorizontalPodAutoscaler')).toEqual([]);
+    const spec = only(objects, 'ScaledObject')['spec'] as {
+      triggers: { type: string; metadata: Record<string, string>; authenticationRef?: unknown }[];
+    };
+    expect(spec.triggers).toEqual([
+      {
+        type: 'redis',
+        metadata: {
+          address: 'redis-master.redis.svc.cluster.local:6379',
+          listName: 'baton-bus:runs:wait',
+          listLength: '100',
+          activationListLength: '0',
+          databaseIndex: '0',
+          enableTLS: 'false',
+        },
+        authenticationRef: { name: 'baton-redis-scaler-auth', kind: 'TriggerAuthentication' },
+      },
+    ]);
+    const container = workerContainer(objects);
+    // `<prefix>-bus`: never meets the store's default `baton:` keys on the same server.
+    expect(envValue(container, 'BATON_REDIS_BUS_PREFIX')).toBe('baton-bus');
+    expect(envOf(container).has('BATON_NATS_PREFIX')).toBe(false);
+    const renamed = await render({
+      valuesFiles: [ci('keda-redis-values.yaml')],
+      set: { 'transport.prefix': 'orders' },
+    });
+    const meta = (
+      only(renamed, 'ScaledObject')['spec'] as { triggers: { metadata: Record<string, string> }[] }
+    ).triggers[0]!.metadata;
+    expect(meta['listName']).toBe('orders-bus:runs:wait');
+    expect(envValue(workerContainer(renamed), 'BATON_REDIS_BUS_PREFIX')).toBe('orders-bus');
   });
 
   it('KEDA names follow transport.prefix', async () => {
@@ -918,6 +954,18 @@ const BAD_VALUES: { name: string; set: Record<string, unknown>; message: RegExp;
     name: 'a Kafka URL with transport.kind nats',
     set: { 'transport.url': 'kafka://kafka:9092' },
     message: /transport\.url is a kafka:\/\/ URL but transport\.kind is nats/,
+    crossCheck: true,
+  },
+  {
+    name: 'a Redis URL with transport.kind nats',
+    set: { 'transport.url': 'redis://redis:6379' },
+    message: /transport\.url is a redis:\/\/ URL but transport\.kind is nats; set transport\.kind to redis/,
+    crossCheck: true,
+  },
+  {
+    name: 'KEDA on Redis without an address',
+    set: { 'transport.kind': 'redis', 'transport.url': 'redis://redis:6379', 'keda.enabled': true },
+    message: /keda\.redis\.address is required for the redis trigger/,
     crossCheck: true,
   },
   {

@@ -18,6 +18,7 @@ import {
   type NatsObjectPayloadStore,
 } from '@baton/transport-nats';
 import { ENV, type WorkerAppConfig } from './config.js';
+import { refuseSharedRedisKeys } from './namespaces.js';
 import { ADAPTERS, registrationFor, registrationsOf, schemeOf } from './registry.js';
 
 /**
@@ -82,7 +83,9 @@ export function transportFromConfig(config: WorkerAppConfig, log?: AdapterLogHoo
   return fromConfig('transport', config.transportUrl, config, log) as Transport;
 }
 
+/** The store; refuses a Redis store whose keys would meet the Redis bus's on one server. */
 export function storeFromConfig(config: WorkerAppConfig): Store {
+  refuseSharedRedisKeys(config);
   return fromConfig('store', config.storeUrl, config, undefined) as Store;
 }
 

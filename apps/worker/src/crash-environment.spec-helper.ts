@@ -10,7 +10,7 @@ import { storeFromConfig, transportFromConfig } from './adapters.js';
 import { isolatedEnv, removeIsolated } from './registry.js';
 
 type StoreKind = 'redis' | 'postgres';
-type BusKind = 'nats' | 'kafka';
+type BusKind = 'nats' | 'kafka' | 'redis';
 
 /**
  * Kafka settings for crash tests: a short session timeout (the infra broker allows 1 s), so a
@@ -32,7 +32,9 @@ export function crashEnvironment(
   extraEnv: Record<string, string> = {},
 ): CrashEnvironmentFactory {
   return async (ns, overrides) => {
-    const transportUrl = overrides.transportUrl ?? (bus === 'kafka' ? kafkaTestUrl() : natsTestUrl());
+    const transportUrl =
+      overrides.transportUrl ??
+      (bus === 'kafka' ? kafkaTestUrl() : bus === 'redis' ? redisTestUrl() : natsTestUrl());
     const storeUrl = overrides.storeUrl ?? (storeKind === 'redis' ? redisTestUrl() : postgresTestUrl());
     const workerEnv: Record<string, string> = {
       BATON_TRANSPORT_URL: transportUrl,

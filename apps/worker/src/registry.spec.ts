@@ -37,6 +37,7 @@ describe('adapter registry', () => {
     expect(registrationFor('transport', 'TLS://h:4222')?.name).toBe('nats');
     expect(registrationFor('transport', 'kafkas://h:9093')?.name).toBe('kafka');
     expect(registrationFor('store', 'rediss://h')?.name).toBe('redis');
+    expect(registrationFor('transport', 'redis+sentinel://s:26379/m')?.name).toBe('redisBus');
     expect(registrationFor('store', 'postgresql://u@h/db')?.name).toBe('postgres');
     expect(registrationFor('store', 'nats://h')).toBeUndefined();
   });
@@ -87,9 +88,40 @@ describe('adapter registry', () => {
     });
     expect(transportFromConfig(config).name).toBe('kafka');
     expect(storeFromConfig(config).name).toBe('redis');
+    // One Redis as bus and store: the variable, not the scheme, says which adapter a URL is for.
+    const redisOnly = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'redis://h:6379',
+      [ENV.storeUrl]: 'redis://h:6379',
+    });
+    expect(transportFromConfig(redisOnly).name).toBe('redis');
+    expect(storeFromConfig(redisOnly).name).toBe('redis');
+    expect(namespacesInUse(redisOnly)).toEqual({ transportPrefix: 'baton-bus', redisKeyPrefix: 'baton:' });
+    // On one server, prefixes whose keys would meet are refused, naming both and a way out.
+    const overlapping = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'redis://H:6379/0',
+      [ENV.storeUrl]: 'redis://h:6379',
+      [ENV.redisBusPrefix]: 'baton',
+    });
+    expect(() => storeFromConfig(overlapping)).toThrow(
+      "BATON_REDIS_BUS_PREFIX 'baton' and BATON_REDIS_KEY_PREFIX 'baton:' overlap on the same Redis (h:6379/0): the bus's keys (baton:*) and the store's (baton:*) would meet; give the bus a prefix of its own, e.g. BATON_REDIS_BUS_PREFIX=baton-bus",
+    );
+    // Through Sentinel: the same sentinels (in any order) and master are the same server.
+    const viaSentinel = {
+      ...overlapping,
+      transportUrl: 'redis+sentinel://s1:26379,s2:26379/orders',
+      storeUrl: 'redis+sentinel://s2:26379,s1:26379/orders',
+    };
+    expect(() => storeFromConfig(viaSentinel)).toThrow(
+      /overlap on the same Redis \(sentinel s1:26379,s2:26379\/orders\/0\)/,
+    );
+    // The same prefixes on another database, or another server, share nothing.
+    expect(storeFromConfig({ ...overlapping, storeUrl: 'redis://h:6379/1' }).name).toBe('redis');
+    expect(storeFromConfig({ ...overlapping, storeUrl: 'redis://other:6379' }).name).toBe('redis');
     const unknown = readConfig({ ...BASE, [ENV.transportUrl]: 'amqp://h', [ENV.storeUrl]: 'memory:' });
     expect(() => transportFromConfig(unknown)).toThrow(
-      "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka:// or kafkas://",
+      "BATON_TRANSPORT_URL 'amqp://h' names an unsupported bus; use nats://, tls://, kafka://, kafkas://, redis://, rediss://, redis+sentinel:// or rediss+sentinel://",
     );
     expect(() => storeFromConfig(unknown)).toThrow('use redis://… or postgres://… here');
   });
@@ -102,6 +134,10 @@ describe('adapter registry', () => {
     const kafka = { [ENV.transportUrl]: 'kafka://h:9092', [ENV.kafkaPrefix]: 'a.b' };
     expect(renameOptions('transport', kafka, "kafka transport: prefix 'a.b' must be 1-100 letters")).toBe(
       "BATON_KAFKA_PREFIX 'a.b' must be 1-100 letters",
+    );
+    const redisBus = { [ENV.transportUrl]: 'redis://h:6379', [ENV.redisBusPrefix]: 'a:b' };
+    expect(renameOptions('transport', redisBus, 'redisTransport: prefix "a:b" is not allowed')).toBe(
+      'BATON_REDIS_BUS_PREFIX "a:b" is not allowed',
     );
     const postgres = { [ENV.storeUrl]: 'postgres://h/db', [ENV.postgresPoolSize]: '0' };
     expect(renameOptions('store', postgres, 'postgresStore: poolSize must be at least 1')).toBe(
@@ -121,6 +157,7 @@ describe('adapter registry', () => {
   it('gives tests and the bench a namespace per adapter as its variables, and refuses an unknown one', async () => {
     expect(isolatedEnv('transport', 'nats://h:4222', 'c1')).toEqual({ BATON_NATS_PREFIX: 'c1' });
     expect(isolatedEnv('transport', 'kafka://h:9092', 'c1')).toEqual({ BATON_KAFKA_PREFIX: 'c1' });
+    expect(isolatedEnv('transport', 'redis://h:6379', 'c1')).toEqual({ BATON_REDIS_BUS_PREFIX: 'c1-bus' });
     expect(isolatedEnv('store', 'redis://h', 'c1')).toEqual({ BATON_REDIS_KEY_PREFIX: 'c1:' });
     expect(isolatedEnv('store', 'postgres://h/db', 'c1')).toEqual({ BATON_POSTGRES_SCHEMA: 'c1' });
     expect(() => isolatedEnv('store', 'mysql://h', 'c1')).toThrow(/no registered store for 'mysql'/);

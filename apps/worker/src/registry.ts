@@ -8,12 +8,14 @@
 import type { AnyAdapterRegistration, AdapterKind } from '@baton/core/adapter';
 import { kafkaRegistration } from '@baton/transport-kafka';
 import { natsRegistration } from '@baton/transport-nats';
+import { redisBusRegistration } from '@baton/transport-redis';
 import { postgresRegistration } from '@baton/store-postgres';
 import { redisRegistration } from '@baton/store-redis';
 
 export const ADAPTERS = [
   natsRegistration,
   kafkaRegistration,
+  redisBusRegistration,
   redisRegistration,
   postgresRegistration,
 ] as const;

@@ -104,10 +104,37 @@ Arguments: list of root context, env var name, the transport/store values, key i
 {{- define "baton-worker.kedaTrigger" -}}
 {{- if .Values.keda.trigger -}}
 {{- .Values.keda.trigger -}}
-{{- else if eq .Values.transport.kind "kafka" -}}
+{{- else -}}
+{{- include "baton-worker.busTrigger" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The KEDA scaler that watches the bus of transport.kind. */}}
+{{- define "baton-worker.busTrigger" -}}
+{{- if eq .Values.transport.kind "kafka" -}}
 kafka
+{{- else if eq .Values.transport.kind "redis" -}}
+redis
 {{- else -}}
 nats-jetstream
+{{- end -}}
+{{- end -}}
+
+{{/*
+The variable transport.prefix goes to, by transport.kind. On Redis the bus's keys are
+`<prefix>-bus:*`, so that a Redis store on the same server keeps its default `baton:` keys apart
+(the worker refuses a pair whose keys would meet: docs/redis-only.md).
+*/}}
+{{- define "baton-worker.prefixEnv" -}}
+{{- if eq .Values.transport.kind "kafka" -}}
+- name: BATON_KAFKA_PREFIX
+  value: {{ .Values.transport.prefix | quote }}
+{{- else if eq .Values.transport.kind "redis" -}}
+- name: BATON_REDIS_BUS_PREFIX
+  value: {{ printf "%s-bus" .Values.transport.prefix | quote }}
+{{- else -}}
+- name: BATON_NATS_PREFIX
+  value: {{ .Values.transport.prefix | quote }}
 {{- end -}}
 {{- end -}}
 
@@ -153,9 +180,11 @@ one line per problem, nothing when all is well; templates/validate.yaml turns th
 {{- end -}}
 {{- if and .Values.transport.url (not .Values.transport.existingSecret) -}}
 {{- $scheme := regexFind "^[a-z]+" .Values.transport.url -}}
-{{- $kafka := or (eq $scheme "kafka") (eq $scheme "kafkas") -}}
-{{- if ne $kafka (eq .Values.transport.kind "kafka") -}}
-{{- $p = append $p (printf "transport.url is a %s:// URL but transport.kind is %s; set transport.kind to %s" $scheme .Values.transport.kind (ternary "kafka" "nats" $kafka)) -}}
+{{- $kind := "nats" -}}
+{{- if or (eq $scheme "kafka") (eq $scheme "kafkas") -}}{{- $kind = "kafka" -}}{{- end -}}
+{{- if or (eq $scheme "redis") (eq $scheme "rediss") -}}{{- $kind = "redis" -}}{{- end -}}
+{{- if ne $kind .Values.transport.kind -}}
+{{- $p = append $p (printf "transport.url is a %s:// URL but transport.kind is %s; set transport.kind to %s" $scheme .Values.transport.kind $kind) -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.autoscaling.enabled (not .Values.keda.enabled) -}}
@@ -171,13 +200,15 @@ one line per problem, nothing when all is well; templates/validate.yaml turns th
 {{- $p = append $p (printf "keda.minReplicaCount (%d) must not be above keda.maxReplicaCount (%d)" (int64 .Values.keda.minReplicaCount) (int64 .Values.keda.maxReplicaCount)) -}}
 {{- end -}}
 {{- $trigger := include "baton-worker.kedaTrigger" . -}}
-{{- $expected := ternary "kafka" "nats-jetstream" (eq .Values.transport.kind "kafka") -}}
+{{- $expected := include "baton-worker.busTrigger" . -}}
 {{- if ne $trigger $expected -}}
 {{- $p = append $p (printf "keda.trigger is %s but transport.kind is %s: the scaler must watch the bus the workers use; set keda.trigger to %s or leave it empty" $trigger .Values.transport.kind $expected) -}}
 {{- else if and (eq $trigger "nats-jetstream") (not .Values.keda.nats.monitoringEndpoint) -}}
 {{- $p = append $p "keda.nats.monitoringEndpoint is required for the nats-jetstream trigger: the NATS monitoring host:port, e.g. nats.nats.svc.cluster.local:8222" -}}
 {{- else if and (eq $trigger "kafka") (not .Values.keda.kafka.bootstrapServers) -}}
 {{- $p = append $p "keda.kafka.bootstrapServers is required for the kafka trigger: comma-separated brokers host:port, e.g. kafka.kafka.svc.cluster.local:9092" -}}
+{{- else if and (eq $trigger "redis") (not .Values.keda.redis.address) -}}
+{{- $p = append $p "keda.redis.address is required for the redis trigger: the Redis host:port of the bus, e.g. redis-master.redis.svc.cluster.local:6379" -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.otel.enabled (eq .Values.otel.tracesExporter "otlp") (not .Values.otel.endpoint) -}}

@@ -168,3 +168,5 @@ export { summarizeCheckpoint } from './checkpoint-summary.js';
 export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
 export { refuseDelete } from './errors.js';
 export { assertRunId, RUN_ID_PATTERN } from './ids.js';
+export type { ParsedSentinelUrl, SentinelTarget } from './sentinel-url.js';
+export { isSentinelUrl, parseSentinelUrl, SENTINEL_SCHEMES } from './sentinel-url.js';

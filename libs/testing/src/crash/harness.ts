@@ -105,6 +105,7 @@ export class CrashWorld {
       [LEDGER_SCHEMA_ENV]: ledgerSchema,
       // A killed worker's fetched-but-unclaimed messages come back after this.
       BATON_NATS_ACK_WAIT_MS: '5000',
+      BATON_REDIS_BUS_ACK_WAIT_MS: '5000',
       ...options.workerEnv,
     });
     return new CrashWorld(ns, env, ledger, fleet);

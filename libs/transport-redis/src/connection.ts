@@ -1,0 +1,151 @@
+/**
+ * The transport's connections to Redis. Two kinds, with different policies:
+ *
+ * 1. The command connection (journal, group logs, dead letters) is the transport's own ioredis
+ *    client. While opening it retries only until `connectTimeoutMs`, and not at all after a
+ *    refused login, so connect() fails naming the server and the cause instead of hanging. Once
+ *    open it reconnects by itself with capped backoff. It never resends a command on its own
+ *    (no automatic resend, no retries per request): a journal append whose reply was lost is
+ *    retried by the journal code, whose script recognises its own earlier landing (journal.ts).
+ * 2. BullMQ's connections (the queue's and the worker's) are made by BullMQ from the same server
+ *    settings. BullMQ requires `maxRetriesPerRequest: null` there (its commands wait for a
+ *    reconnect), so every call the transport makes through BullMQ is bounded by
+ *    {@link withTimeout} instead: no operation waits on Redis for longer than `requestTimeoutMs`.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import type { ResolvedRedisTransportOptions } from './options.js';
+import { RedisTransportVersionError, timedOut, toRedisTransportError, type ErrorContext } from './errors.js';
+
+/** Backoff of reconnect attempts once open: 100 ms doubling up to this. */
+const MAX_RECONNECT_DELAY_MS = 2_000;
+/** Pause between attempts while opening. */
+const OPEN_RETRY_DELAY_MS = 200;
+/** The oldest server with what the transport uses: `XADD key <ms>-*` (7.0) and `(`-exclusive XRANGE (6.2). */
+export const MIN_REDIS_MAJOR = 7;
+
+/** The command connection, and how many times it became ready (replication.ts compares them). */
+export interface CommandConnection {
+  readonly redis: Redis;
+  generation(): number;
+}
+
+/**
+ * The server settings, for ioredis and for BullMQ alike. Through Sentinel every connect and
+ * reconnect asks the sentinels for the primary, the connection drops as soon as a sentinel
+ * announces a new one (failoverDetector), and a READONLY reply (a demoted primary still
+ * connected) drops it too, without resending: after a failover no command goes to the old primary.
+ */
+export function serverSettings(
+  options: ResolvedRedisTransportOptions,
+  retryStrategy?: (attempt: number) => number | null,
+): RedisOptions {
+  const { server } = options;
+  const common: RedisOptions = {
+    db: server.db,
+    ...(server.username !== undefined && { username: server.username }),
+    ...(server.password !== undefined && { password: server.password }),
+    ...(server.tls && { tls: {} }),
+    connectTimeout: options.connectTimeoutMs,
+  };
+  if (server.kind === 'direct') return { ...common, host: server.host, port: server.port };
+  return {
+    ...common,
+    sentinels: server.target.sentinels,
+    name: server.target.masterName,
+    role: 'master',
+    ...(server.sentinelPassword !== undefined && { sentinelPassword: server.sentinelPassword }),
+    ...(server.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
+    ...(retryStrategy !== undefined && { sentinelRetryStrategy: retryStrategy }),
+    failoverDetector: true,
+    reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
+  };
+}
+
+/** The settings BullMQ builds its connections from (invariant 2). */
+export function bullConnection(options: ResolvedRedisTransportOptions): RedisOptions {
+  const retryStrategy = (attempt: number) =>
+    Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
+  return { ...serverSettings(options, retryStrategy), maxRetriesPerRequest: null, retryStrategy };
+}
+
+/**
+ * Opens the command connection (invariant 1) and checks the server's version. Rejects with the
+ * transport's error naming the server and the cause.
+ */
+export async function openCommandConnection(
+  options: ResolvedRedisTransportOptions,
+): Promise<CommandConnection> {
+  let phase: 'opening' | 'open' = 'opening';
+  let generation = 0;
+  let refused = false;
+  let lastError: Error | undefined;
+  const deadline = Date.now() + options.connectTimeoutMs;
+  const retryStrategy = (attempt: number): number | null => {
+    if (phase === 'open') return Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
+    if (refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
+    return OPEN_RETRY_DELAY_MS;
+  };
+  const redis = new Redis({
+    // With Sentinel, the same strategy when no sentinel names a reachable primary.
+    ...serverSettings(options, retryStrategy),
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy,
+  });
+  redis.on('ready', () => {
+    generation++;
+  });
+  redis.on('error', (err: Error) => {
+    lastError = err;
+    if (/WRONGPASS|NOAUTH|NOPERM/.test(err.message)) refused = true;
+  });
+  const context = { url: options.displayUrl, operation: 'connect' };
+  try {
+    await withTimeout(
+      new Promise<void>((resolve, reject) => {
+        redis.once('ready', () => resolve());
+        redis.once('end', () => reject(lastError ?? new Error('the connection ended before it was ready')));
+        redis.connect().catch(() => undefined);
+      }),
+      options.connectTimeoutMs,
+      context,
+    );
+    phase = 'open';
+    await checkVersion(redis, options.displayUrl);
+    return { redis, generation: () => generation };
+  } catch (err) {
+    redis.disconnect();
+    // The version check's own error says more than any socket error; otherwise the last socket
+    // error (ECONNREFUSED, WRONGPASS) says more than "no answer within".
+    throw toRedisTransportError(
+      err instanceof RedisTransportVersionError ? err : (lastError ?? err),
+      context,
+    );
+  }
+}
+
+async function checkVersion(redis: Redis, displayUrl: string): Promise<void> {
+  const info = await redis.info('server');
+  const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+  const major = Number.parseInt(version, 10);
+  if (!(major >= MIN_REDIS_MAJOR)) {
+    throw new RedisTransportVersionError(
+      `redis transport: the server at ${displayUrl} runs Redis ${version}; the transport needs Redis ${MIN_REDIS_MAJOR}.0 or newer (stream ids <ms>-*); upgrade the server or use another transport`,
+    );
+  }
+}
+
+/**
+ * Rejects with a retryable unavailable error when `work` has not settled after `ms`; `work` itself
+ * goes on (a command already sent cannot be called back) and its late outcome is ignored: the
+ * callers are operations whose repetition is harmless or recognised (see each caller).
+ */
+export function withTimeout<T>(work: Promise<T>, ms: number, context: ErrorContext): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut(context, ms)), ms);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, expiry]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,44 @@
+/** What the transport's capability files share once it is connected. */
+import type { Redis } from 'ioredis';
+import type { Queue, Worker } from 'bullmq';
+import type { BatonError } from '@baton/core';
+import type { RedisLayout } from './layout.js';
+import type { ResolvedRedisTransportOptions } from './options.js';
+import type { ScriptRunner } from './scripts.js';
+import type { CommandConnection } from './connection.js';
+import type { MarkerWatch } from './marker-watch.js';
+
+export interface TransportContext {
+  /** The command connection (connection.ts, invariant 1). */
+  readonly redis: Redis;
+  /** The same, with its generation: what {@link writeReplicated} compares. */
+  readonly connection: CommandConnection;
+  readonly scripts: ScriptRunner;
+  /** The BullMQ queue the run messages are added to. */
+  readonly queue: Queue;
+  /** The BullMQ worker, in manual mode: jobs are taken with getNextJob, never by a processor. */
+  readonly worker: Worker;
+  /** Wakes waiting fetches when BullMQ marks a job available (marker-watch.ts). */
+  readonly markers: MarkerWatch;
+  readonly options: ResolvedRedisTransportOptions;
+  readonly layout: RedisLayout;
+  /** Aborted by close(): waiting fetches return what they have. */
+  readonly closing: AbortSignal;
+  /** Throws BATON_CLOSED once the transport is closed. */
+  assertOpen(operation: string): void;
+  /**
+   * Runs one server call under `operation`: bounded by `requestTimeoutMs`, and whatever it throws
+   * becomes the transport's error naming the operation and the server.
+   */
+  call<T>(operation: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `write` on the command connection, then waits for the replica guard (replication.ts):
+   * resolves with what `write` resolved once enough replicas have it, or at once when the guard is
+   * off. Bounded and reworded as {@link call}.
+   */
+  writeReplicated<T>(operation: string, write: () => Promise<T>): Promise<T>;
+  /** The transport's error for what `operation` threw. */
+  toError(operation: string, err: unknown): BatonError;
+  /** Keeps close() waiting for `work` (a late job being handed back). */
+  track(work: Promise<unknown>): void;
+}

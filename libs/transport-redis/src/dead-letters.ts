@@ -1,0 +1,92 @@
+/**
+ * Dead letters on a Redis Stream of their own, `<prefix>:dlq`: one entry per letter, with the
+ * original bytes (`d`) and headers (`h`, JSON) and the letter's own fields (`c` code, `r` reason,
+ * `a` time). Entry ids are `0-<n>`, numbered on by `XADD 0-*` from the stream's last id, which
+ * deleting entries keeps: a letter's id (`n`) is never reused. Redis takes values up to 512 MB,
+ * so a letter is stored whole, never cut to fit.
+ */
+import { bufferView, ownedBytes, type DeadLetter, type StoredDeadLetter } from '@baton/core/adapter';
+import type { TransportContext } from './context.js';
+import { fieldsOf, positionOfEntryId, type StreamEntry } from './streams.js';
+
+/** The most dead letters `listDeadLetters()` returns when no limit is given. */
+export const DEFAULT_DEAD_LETTER_LIMIT = 100;
+/** A reason longer than this is cut: it is a message for an operator, not a payload. */
+const MAX_REASON_CHARS = 4_096;
+
+/** Stores a dead letter; see the module comment. */
+export async function storeDeadLetter(context: TransportContext, letter: DeadLetter): Promise<void> {
+  context.assertOpen('deadLetter');
+  const fields = [
+    'd',
+    Buffer.from(bufferView(letter.data)),
+    'h',
+    JSON.stringify(letter.headers),
+    'c',
+    oneLine(letter.code),
+    'r',
+    oneLine(letter.reason).slice(0, MAX_REASON_CHARS),
+    'a',
+    String(letter.at),
+  ];
+  await context.writeReplicated('deadLetter', () =>
+    context.redis.xadd(context.layout.deadLetters, '0-*', ...fields),
+  );
+}
+
+/** The most recent `limit` dead letters, oldest first. */
+export async function listDeadLetters(
+  context: TransportContext,
+  limit = DEFAULT_DEAD_LETTER_LIMIT,
+): Promise<DeadLetter[]> {
+  context.assertOpen('listDeadLetters');
+  limit = Math.floor(limit);
+  if (!(limit > 0)) return [];
+  const newest = await newestLetters(context, undefined, limit, 'listDeadLetters');
+  return newest.reverse().map(({ id: _id, ...letter }) => letter);
+}
+
+/** Up to `count` letters with an id below `before` (all when undefined), newest first. */
+export async function newestLetters(
+  context: TransportContext,
+  before: number | undefined,
+  count: number,
+  operation: string,
+): Promise<StoredDeadLetter[]> {
+  const top = before === undefined ? '+' : `(0-${before}`;
+  const entries = (await context.call(operation, () =>
+    context.redis.xrevrangeBuffer(context.layout.deadLetters, top, '-', 'COUNT', count),
+  )) as StreamEntry[];
+  return entries.map(toStoredLetter);
+}
+
+/** A stream entry as a letter. */
+export function toStoredLetter([id, raw]: StreamEntry): StoredDeadLetter {
+  const fields = fieldsOf(raw);
+  const at = Number(fields.get('a')?.toString());
+  return {
+    id: String(positionOfEntryId(id)),
+    data: ownedBytes(fields.get('d') ?? Buffer.alloc(0)),
+    headers: parseHeaders(fields.get('h')?.toString()),
+    code: fields.get('c')?.toString() ?? 'unknown',
+    reason: fields.get('r')?.toString() ?? '',
+    at: Number.isFinite(at) ? at : 0,
+  };
+}
+
+function parseHeaders(json: string | undefined): Record<string, string> {
+  if (json === undefined) return {};
+  try {
+    const parsed: unknown = JSON.parse(json);
+    if (parsed === null || typeof parsed !== 'object') return {};
+    return Object.fromEntries(
+      Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
+  } catch {
+    return {};
+  }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ');
+}

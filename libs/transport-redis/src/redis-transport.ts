@@ -1,0 +1,283 @@
+/**
+ * The Redis {@link Transport}: lifecycle, and the seams to the run queue (BullMQ), the journal and
+ * group logs (Redis Streams) and the dead letters, which live in their own files.
+ *
+ * Invariants:
+ * 1. connect() runs once at a time (AdapterLifecycle): the command connection is opened and the
+ *    server checked first, so a wrong URL or password fails there, naming it; then BullMQ's queue
+ *    and worker are made and the worker's stalled-job check started.
+ * 2. close() is idempotent and final: from its first call every operation throws BATON_CLOSED,
+ *    waiting fetches return what they have, jobs taken while closing are handed back, and every
+ *    step of tear-down is bounded, so close() ends while Redis is down too.
+ */
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  AdapterLifecycle,
+  type BacklogDetail,
+  type DeadLetter,
+  type DeadLetterPage,
+  type DeadLetterPurge,
+  type DeadLetterQuery,
+  type Delivery,
+  type EnqueueOptions,
+  type FetchOptions,
+  type GroupLog,
+  type JournalAppend,
+  type JournalRecord,
+  type RedriveResult,
+  type StoredDeadLetter,
+  type Transport,
+} from '@baton/core/adapter';
+import { bullConnection, openCommandConnection, withTimeout, type CommandConnection } from './connection.js';
+import type { TransportContext } from './context.js';
+import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
+import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { toRedisTransportError } from './errors.js';
+import { RedisGroupLog } from './group-log.js';
+import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
+import { layoutFor, type RedisLayout } from './layout.js';
+import { MarkerWatch } from './marker-watch.js';
+import {
+  resolveRedisTransportOptions,
+  type RedisTransportOptions,
+  type ResolvedRedisTransportOptions,
+} from './options.js';
+import { enqueueRunMessage, fetchRunMessages, queueBacklog } from './run-queue.js';
+import { confirmReplicated } from './replication.js';
+import { defineScripts } from './scripts.js';
+
+/** How long close() lets late jobs be handed back, and each connection close, before it drops them. */
+const CLOSE_STEP_TIMEOUT_MS = 2_000;
+/**
+ * BullMQ's maxStalledCount: how often a job may go back from a stall before BullMQ fails it. In
+ * practice never (run-queue.ts, invariant 2); the worker's maxDeliveries is the bound.
+ */
+const UNBOUNDED_STALLS = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Creates a {@link Transport} on Redis. Options are checked now (ConfigError naming the option);
+ * nothing touches the network until connect().
+ *
+ * @example
+ * const transport = redisTransport({ url: 'redis://redis:6379', prefix: 'baton-bus' });
+ * await transport.connect();
+ */
+export function redisTransport(options: RedisTransportOptions = {}): Transport {
+  return new RedisTransport(resolveRedisTransportOptions(options));
+}
+
+/** The longest one BZPOPMIN of the marker watch blocks. */
+const MARKER_BLOCK_MS = 1_000;
+
+interface OpenTransport {
+  context: TransportContext;
+  markers: MarkerWatch;
+  redis: Redis;
+  connection: CommandConnection;
+  queue: Queue;
+  worker: Worker;
+}
+
+class RedisTransport implements Transport {
+  readonly name = 'redis';
+  readonly supportsOptimisticAppend = true;
+  readonly journalPurge = 'deletes';
+  readonly groupLog: GroupLog = new RedisGroupLog((operation) => this.open(operation));
+
+  /** created, connecting, open (connection, queue and worker in place), closed (final). */
+  private readonly lifecycle = new AdapterLifecycle<OpenTransport>({
+    adapter: 'redis transport',
+    connectHint: 'await transport.connect() first',
+    closedHint: 'create a new transport instead',
+  });
+  private readonly closeController = new AbortController();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly layout: RedisLayout;
+
+  constructor(private readonly options: ResolvedRedisTransportOptions) {
+    this.layout = layoutFor(options.prefix);
+  }
+
+  connect(): Promise<void> {
+    return this.lifecycle.connect(
+      () => this.setUp(),
+      (open) => this.tearDown(open),
+    );
+  }
+
+  private async setUp(): Promise<OpenTransport> {
+    const connection = await openCommandConnection(this.options);
+    const redis = connection.redis;
+    const bull = bullConnection(this.options);
+    const queue = new Queue(this.layout.queueName, { connection: bull, prefix: this.layout.prefix });
+    const worker = new Worker(this.layout.queueName, null, {
+      connection: bull,
+      prefix: this.layout.prefix,
+      autorun: false,
+      lockDuration: this.options.ackWaitMs,
+      skipLockRenewal: true,
+      stalledInterval: this.options.stalledIntervalMs,
+      maxStalledCount: UNBOUNDED_STALLS,
+      removeOnComplete: { count: 0 },
+    });
+    // BullMQ emits 'error' for every failed background call (a reconnect, a stalled check while
+    // Redis is down); an EventEmitter without a listener would throw it. The operations that
+    // matter report their own errors.
+    queue.on('error', () => undefined);
+    worker.on('error', () => undefined);
+    const markers = new MarkerWatch(redis, this.layout.queueMarker, MARKER_BLOCK_MS);
+    const open: OpenTransport = {
+      context: this.contextFor(connection, queue, worker, markers),
+      markers,
+      redis,
+      connection,
+      queue,
+      worker,
+    };
+    try {
+      await withTimeout(
+        Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]),
+        this.options.connectTimeoutMs,
+        {
+          url: this.options.displayUrl,
+          operation: 'connect (BullMQ queue and worker)',
+        },
+      );
+      // The stalled check redelivers what a crashed consumer took and never acked (invariant 1
+      // of run-queue.ts); it runs until the worker closes.
+      void worker.startStalledCheckTimer().catch(() => undefined);
+      return open;
+    } catch (err) {
+      await this.tearDown(open);
+      throw toRedisTransportError(err, { url: this.options.displayUrl, operation: 'connect' });
+    }
+  }
+
+  close(): Promise<void> {
+    this.closeController.abort();
+    return this.lifecycle.close(async (open) => {
+      if (open !== undefined) await this.tearDown(open);
+    });
+  }
+
+  private async tearDown(open: OpenTransport): Promise<void> {
+    const bounded = (work: Promise<unknown>) =>
+      withTimeout(work, CLOSE_STEP_TIMEOUT_MS, { url: this.options.displayUrl, operation: 'close' }).catch(
+        () => undefined,
+      );
+    open.markers.close();
+    await bounded(Promise.allSettled([...this.pending]));
+    await Promise.all([bounded(open.worker.close(true)), bounded(open.queue.close())]);
+    await Promise.all([bounded(open.worker.disconnect()), bounded(open.queue.disconnect())]);
+    await bounded(open.redis.quit());
+    open.redis.disconnect();
+  }
+
+  private contextFor(
+    connection: CommandConnection,
+    queue: Queue,
+    worker: Worker,
+    markers: MarkerWatch,
+  ): TransportContext {
+    const options = this.options;
+    const redis = connection.redis;
+    const toError = (operation: string, err: unknown) =>
+      toRedisTransportError(err, { url: options.displayUrl, operation });
+    const call = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+      try {
+        return await withTimeout(work(), options.requestTimeoutMs, { url: options.displayUrl, operation });
+      } catch (err) {
+        throw toError(operation, err);
+      }
+    };
+    return {
+      redis,
+      connection,
+      scripts: defineScripts(redis),
+      queue,
+      worker,
+      markers,
+      options,
+      layout: this.layout,
+      closing: this.closeController.signal,
+      assertOpen: (operation) => this.lifecycle.assertNotClosed(operation),
+      toError,
+      call,
+      writeReplicated: (operation, write) =>
+        call(operation, async () => {
+          const written = connection.generation();
+          const result = await write();
+          await confirmReplicated(connection, options, operation, written);
+          return result;
+        }),
+      track: (work) => {
+        this.pending.add(work);
+        void work.finally(() => this.pending.delete(work)).catch(() => undefined);
+      },
+    };
+  }
+
+  /** The context of an open transport; throws BATON_CLOSED or BATON_NOT_CONNECTED otherwise. */
+  private open(operation: string): TransportContext {
+    return this.lifecycle.open(operation).context;
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  async enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
+    return enqueueRunMessage(this.open('enqueue'), data, options);
+  }
+
+  async fetch(options: FetchOptions): Promise<Delivery[]> {
+    return fetchRunMessages(this.open('fetch'), options);
+  }
+
+  /** BullMQ's waiting and prioritized jobs (run-queue.ts, queueBacklog). */
+  async backlog(timeoutMs: number): Promise<number | undefined> {
+    return (await this.backlogDetail(timeoutMs))?.total;
+  }
+
+  /** One part, the queue: `pending` as {@link backlog}, `ackPending` its active and delayed jobs. */
+  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
+    const open = this.lifecycle.peek();
+    if (open === undefined || this.closeController.signal.aborted) return undefined;
+    return queueBacklog(open.context, timeoutMs);
+  }
+
+  async append(append: JournalAppend): Promise<number> {
+    return appendJournalRecord(this.open('append'), append);
+  }
+
+  async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
+    return readJournal(this.open('read'), runId, afterPosition, uptoPosition);
+  }
+
+  async purgeJournal(runId: string): Promise<void> {
+    return purgeJournal(this.open('purgeJournal'), runId);
+  }
+
+  async deadLetter(letter: DeadLetter): Promise<void> {
+    return storeDeadLetter(this.open('deadLetter'), letter);
+  }
+
+  async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
+    return listDeadLetters(this.open('listDeadLetters'), limit);
+  }
+
+  async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+    return pageDeadLetters(this.open('pageDeadLetters'), query);
+  }
+
+  async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
+    return getDeadLetter(this.open('getDeadLetter'), id);
+  }
+
+  async redriveDeadLetter(id: string): Promise<RedriveResult> {
+    return redriveDeadLetter(this.open('redriveDeadLetter'), id);
+  }
+
+  async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
+    return purgeDeadLetters(this.open('purgeDeadLetters'), purge);
+  }
+}

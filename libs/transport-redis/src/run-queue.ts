@@ -1,0 +1,228 @@
+/**
+ * The run queue on a BullMQ queue (`<prefix>:runs:*`): enqueue adds a job, fetch takes jobs with
+ * BullMQ's own `getNextJob` in manual mode (no processor), ack completes the job (and removes it),
+ * nak moves it back to wait or, with a delay, to BullMQ's delayed set.
+ *
+ * Invariants:
+ * 1. Baton's leases, in the store, decide who runs a run; BullMQ only delivers messages. A job's
+ *    lock is the message's ack wait (`lockDuration = ackWaitMs`), never renewed: the worker acks a
+ *    message as soon as it holds the run's lease. If the lock runs out first, BullMQ's stalled-job
+ *    check moves the job back to wait and another worker receives it; that worker's lease claim
+ *    is refused while the first one holds the run. A stalled check causes a second delivery,
+ *    never a second owner.
+ * 2. BullMQ never fails a job on its own: `maxStalledCount` is unbounded in practice and
+ *    `maxStartedAttempts` unset, and the transport never calls moveToFailed. The bound on
+ *    redeliveries is Baton's: the worker dead-letters a message delivered `maxDeliveries` times,
+ *    with its reason, so a poison message ends in the dead letters, not in BullMQ's failed set.
+ * 3. `deliveryCount` is the job's `attemptsStarted`: BullMQ counts every move to active, whether
+ *    the job came from wait (first delivery, a nak), from delayed (a nak with delay) or back from
+ *    a stall.
+ * 4. nak() moves the job to the head of wait (moveToWait), nak(delay) to delayed until
+ *    now + delay (moveToDelayed, promoted by the next fetch after it is due). An ack or nak whose
+ *    lock had already run out (the job stalled and went back, perhaps to another worker) changes
+ *    nothing and resolves: that next delivery is its receiver's to settle.
+ * 5. Every call through BullMQ is bounded by `requestTimeoutMs` (connection.ts, invariant 2). A job
+ *    that a timed-out fetch still receives later is handed back (nak), so it waits no ack wait.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
+import { ConfigError } from '@baton/core';
+import {
+  bufferView,
+  type BacklogDetail,
+  type Delivery,
+  type EnqueueOptions,
+  type FetchOptions,
+} from '@baton/core/adapter';
+import { withTimeout } from './connection.js';
+import type { TransportContext } from './context.js';
+
+/** A job's data as the transport writes it: the message's bytes (base64) and headers. */
+interface RunJobData {
+  d: string;
+  h: Record<string, string>;
+}
+
+/** The header whose value names the job in BullMQ tools (Bull Board): `start`, `resume`, … */
+const KIND_HEADER = 'baton-kind';
+/** A job that did not come from this transport is delivered with this header naming it. */
+export const FOREIGN_JOB_HEADER = 'baton-bullmq-job';
+/** What BullMQ says when a job's lock is gone or the job is no longer active (invariant 4). */
+const LOCK_LOST =
+  /^(Missing key for job|Missing lock for job|Lock mismatch for job|Job \S+ is not in the active state)/;
+
+/** Adds one job; resolves once Redis has it. A `msgId` suppresses its repeats for the duplicate window. */
+export async function enqueueRunMessage(
+  context: TransportContext,
+  data: Uint8Array,
+  options: EnqueueOptions = {},
+): Promise<void> {
+  context.assertOpen('enqueue');
+  const headers = checkHeaders(options.headers ?? {});
+  const payload: RunJobData = { d: Buffer.from(bufferView(data)).toString('base64'), h: headers };
+  await context.call('enqueue', () =>
+    context.queue.add(headers[KIND_HEADER] ?? 'run', payload, {
+      removeOnComplete: true,
+      ...(options.msgId !== undefined && {
+        deduplication: { id: options.msgId, ttl: context.options.duplicateWindowMs },
+      }),
+    }),
+  );
+}
+
+function checkHeaders(headers: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') {
+      throw new ConfigError(
+        `redis transport: header ${JSON.stringify(name)} has a ${typeof value} value; headers are strings`,
+      );
+    }
+  }
+  return { ...headers };
+}
+
+/**
+ * Takes up to `max` jobs. While the queue is empty it waits for BullMQ's marker of a new job, and
+ * asks again every `pollMs` in any case, until `expiresMs` or an abort.
+ */
+export async function fetchRunMessages(
+  context: TransportContext,
+  options: FetchOptions,
+): Promise<Delivery[]> {
+  context.assertOpen('fetch');
+  const max = Math.max(1, Math.floor(options.max));
+  const deadline = Date.now() + Math.max(0, options.expiresMs);
+  const stopped = () => options.signal?.aborted === true || context.closing.aborted;
+  const batch: Delivery[] = [];
+  for (;;) {
+    while (batch.length < max && !stopped()) {
+      const token = randomUUID();
+      const taking = context.worker.getNextJob(token, { block: false });
+      let job: Job | undefined;
+      try {
+        job = await context.call('fetch', () => taking);
+      } catch (err) {
+        // Invariant 5: whatever the timed-out call still takes goes back at once.
+        void taking
+          .then((late) => {
+            if (late !== undefined) context.track(late.moveToWait(token).catch(() => undefined));
+          })
+          .catch(() => undefined);
+        if (batch.length > 0) return batch;
+        throw err;
+      }
+      if (job === undefined) break;
+      if (context.closing.aborted) {
+        // Taken while closing: hand it back rather than deliver to a caller that is going away.
+        context.track(job.moveToWait(token).catch(() => undefined));
+        return batch;
+      }
+      batch.push(toDelivery(context, job, token));
+    }
+    const remaining = deadline - Date.now();
+    if (batch.length > 0 || stopped() || remaining <= 0) return batch;
+    // Whichever comes first: BullMQ's marker (a job was added: marker-watch.ts) or the next poll.
+    await Promise.race([
+      pause(Math.min(context.options.pollMs, remaining), [options.signal, context.closing]),
+      context.markers.next(),
+    ]);
+  }
+}
+
+function toDelivery(context: TransportContext, job: Job, token: string): Delivery {
+  const { data, headers } = messageOf(job);
+  let settled: Promise<void> | undefined;
+  // One settlement per delivery: a second ack or nak returns the first one's outcome.
+  const settle = (operation: string, move: () => Promise<unknown>): Promise<void> => {
+    settled ??= context.call(operation, async () => {
+      try {
+        await move();
+      } catch (err) {
+        if (!(err instanceof Error && LOCK_LOST.test(err.message))) throw err;
+      }
+    });
+    return settled;
+  };
+  return {
+    data,
+    headers,
+    deliveryCount: Math.max(1, job.attemptsStarted),
+    ack: () => settle('ack', () => job.moveToCompleted(null, token, false)),
+    nak: (delayMs?: number) =>
+      settle('nak', () =>
+        delayMs !== undefined && delayMs > 0
+          ? job.moveToDelayed(Date.now() + Math.ceil(delayMs), token)
+          : job.moveToWait(token),
+      ),
+  };
+}
+
+/**
+ * The message a job carries. A job someone else added to the queue (by hand, a BullMQ tool) is
+ * delivered as its JSON data with a header naming it: the worker cannot parse it, so it goes to
+ * the dead letters with that reason, and the queue moves on.
+ */
+function messageOf(job: Job): { data: Uint8Array; headers: Record<string, string> } {
+  const payload = job.data as Partial<RunJobData> | null;
+  if (
+    payload !== null &&
+    typeof payload === 'object' &&
+    typeof payload.d === 'string' &&
+    payload.h !== null &&
+    typeof payload.h === 'object'
+  ) {
+    return { data: new Uint8Array(Buffer.from(payload.d, 'base64')), headers: { ...payload.h } };
+  }
+  return {
+    data: new Uint8Array(Buffer.from(JSON.stringify(job.data ?? null))),
+    headers: { [FOREIGN_JOB_HEADER]: `${job.name}#${job.id ?? '?'}` },
+  };
+}
+
+/** Resolves after `ms`, or as soon as any of the signals aborts. */
+function pause(ms: number, signals: Array<AbortSignal | undefined>): Promise<void> {
+  return new Promise((resolve) => {
+    const live = signals.filter((s): s is AbortSignal => s !== undefined);
+    const done = (): void => {
+      clearTimeout(timer);
+      for (const signal of live) signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    for (const signal of live) signal.addEventListener('abort', done, { once: true });
+    if (live.some((s) => s.aborted)) done();
+  });
+}
+
+/**
+ * The queue's counts as one part: `pending` is what waits to be taken (BullMQ's wait,
+ * prioritized jobs: what a KEDA BullMQ trigger counts), `ackPending` what was delivered
+ * and not yet acked (active) or nakked with a delay (delayed). Undefined when Redis does not
+ * answer within `timeoutMs`.
+ */
+export async function queueBacklog(
+  context: TransportContext,
+  timeoutMs: number,
+): Promise<BacklogDetail | undefined> {
+  try {
+    const counts = await withTimeout(
+      context.queue.getJobCounts('wait', 'prioritized', 'active', 'delayed'),
+      timeoutMs,
+      { url: context.options.displayUrl, operation: 'backlog' },
+    );
+    const count = (name: string) => counts[name] ?? 0;
+    const pending = count('wait') + count('prioritized');
+    return {
+      total: pending,
+      parts: [
+        {
+          name: `${context.layout.prefix}:${context.layout.queueName}`,
+          pending,
+          ackPending: count('active') + count('delayed'),
+        },
+      ],
+    };
+  } catch {
+    return undefined;
+  }
+}
