@@ -1,5 +1,5 @@
 /**
- * Run priorities on the real adapters (NATS + Redis, Kafka + Postgres), with a real Worker in this
+ * Run priorities on the real adapters (NATS + Redis, Kafka + Postgres, Redis + Redis), with a real Worker in this
  * process: a backlog of low-priority runs is enqueued first, high-priority runs after it, then one
  * worker claiming one run at a time starts. The high runs complete first (by the order the runs'
  * single activity ran, recorded from the outside), and every low run still completes: the claim
@@ -16,6 +16,10 @@ const PAIRS = [
   {
     name: 'kafka+postgres',
     factory: crashEnvironment('postgres', 'kafka', { BATON_KAFKA_PRIORITY_LANES: 'true' }),
+  },
+  {
+    name: 'redis+redis',
+    factory: crashEnvironment('redis', 'redis', { BATON_REDIS_BUS_PRIORITY_LANES: 'true' }),
   },
 ];
 

@@ -2,11 +2,24 @@
 import type { Redis } from 'ioredis';
 import type { Queue, Worker } from 'bullmq';
 import type { BatonError } from '@baton/core';
+import type { RunPriority } from '@baton/core/adapter';
 import type { RedisLayout } from './layout.js';
 import type { ResolvedRedisTransportOptions } from './options.js';
 import type { ScriptRunner } from './scripts.js';
 import type { CommandConnection } from './connection.js';
 import type { MarkerWatch } from './marker-watch.js';
+
+/** One lane of the run queue as the run queue's functions use it (run-queue.ts). */
+export interface RunLane {
+  /** The BullMQ queue the lane's messages are added to. */
+  readonly queue: Queue;
+  /** Its BullMQ worker, in manual mode: jobs are taken with getNextJob, never by a processor. */
+  readonly worker: Worker;
+  /** Wakes the lane's waiting fetches when BullMQ marks a job available (marker-watch.ts). */
+  readonly markers: MarkerWatch;
+  /** `<prefix>:<queue name>`: the lane's part in the backlog. */
+  readonly name: string;
+}
 
 export interface TransportContext {
   /** The command connection (connection.ts, invariant 1). */
@@ -14,12 +27,10 @@ export interface TransportContext {
   /** The same, with its generation: what {@link writeReplicated} compares. */
   readonly connection: CommandConnection;
   readonly scripts: ScriptRunner;
-  /** The BullMQ queue the run messages are added to. */
-  readonly queue: Queue;
-  /** The BullMQ worker, in manual mode: jobs are taken with getNextJob, never by a processor. */
-  readonly worker: Worker;
-  /** Wakes waiting fetches when BullMQ marks a job available (marker-watch.ts). */
-  readonly markers: MarkerWatch;
+  /** The run queue's lanes in use: `normal` always, `high` and `low` with `priorityLanes`. */
+  readonly lanes: Readonly<Partial<Record<RunPriority, RunLane>>>;
+  /** The `normal` lane: the run queue without priorities, where redriven dead letters go. */
+  readonly normal: RunLane;
   readonly options: ResolvedRedisTransportOptions;
   readonly layout: RedisLayout;
   /** Aborted by close(): waiting fetches return what they have. */

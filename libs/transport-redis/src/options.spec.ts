@@ -21,6 +21,7 @@ describe('redis transport options', () => {
       prefix: 'baton-bus',
       ackWaitMs: 30_000,
       pollMs: 50,
+      priorityLanes: false,
       duplicateWindowMs: 120_000,
       connectTimeoutMs: 5_000,
       requestTimeoutMs: 5_000,

@@ -52,6 +52,15 @@ export interface RedisTransportOptions {
    */
   pollMs?: number;
   /**
+   * Keeps the run queue's priority lanes, the BullMQ queues `runs-high` and `runs-low` beside
+   * `runs` (docs/priorities.md), and fetches from them by the claim cycle. Off, the run queue is the
+   * `runs` queue alone and a start at `high` or `low` is refused with a ConfigError. Opt-in like
+   * on NATS and Kafka: an idle worker then waits on three queues. Turn it on for the workers, then
+   * the producers.
+   * @defaultValue false
+   */
+  priorityLanes?: boolean;
+  /**
    * How long an enqueue's `msgId` suppresses a second enqueue with the same id (the BullMQ
    * de-duplication key's time to live).
    * @defaultValue 120000
@@ -103,6 +112,7 @@ export interface ResolvedRedisTransportOptions {
   prefix: string;
   ackWaitMs: number;
   pollMs: number;
+  priorityLanes: boolean;
   duplicateWindowMs: number;
   connectTimeoutMs: number;
   requestTimeoutMs: number;
@@ -155,6 +165,7 @@ export function resolveRedisTransportOptions(
     prefix,
     ackWaitMs,
     pollMs,
+    priorityLanes: onOff('priorityLanes', options.priorityLanes),
     duplicateWindowMs: wholeNumber('duplicateWindowMs', options.duplicateWindowMs, 120_000, 1),
     connectTimeoutMs: wholeNumber('connectTimeoutMs', options.connectTimeoutMs, 5_000, 1),
     requestTimeoutMs,
@@ -207,6 +218,14 @@ function serverOf(url: string, displayUrl: string, sentinelPassword: string | un
     password: parsed.password === '' ? undefined : decodeURIComponent(parsed.password),
     tls: parsed.protocol === 'rediss:',
   };
+}
+
+function onOff(name: string, value: boolean | undefined): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') {
+    throw new ConfigError(`${OWNER}: ${name} must be true or false, got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 function wholeNumber(name: string, value: number | undefined, fallback: number, min: number): number {

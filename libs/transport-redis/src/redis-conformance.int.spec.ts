@@ -13,8 +13,10 @@ const ACK_WAIT_MS = 1_000;
 const prefixes = testPrefixes(redisTestUrl());
 afterAll(() => prefixes.cleanUp());
 
-describeTransportConformance(
-  'redis',
-  () => redisTransport({ url: redisTestUrl(), prefix: prefixes.next(), ackWaitMs: ACK_WAIT_MS }),
-  { ackWaitMs: ACK_WAIT_MS },
-);
+const transport = (priorityLanes: boolean) =>
+  redisTransport({ url: redisTestUrl(), prefix: prefixes.next(), ackWaitMs: ACK_WAIT_MS, priorityLanes });
+
+describeTransportConformance('redis', () => transport(false), {
+  ackWaitMs: ACK_WAIT_MS,
+  priorityLanes: () => transport(true),
+});

@@ -69,46 +69,51 @@ describe('redis transport behind Sentinel', () => {
     }
   });
 
-  it('keeps every confirmed record across a SIGKILL of the primary, and follows the promoted replica', async () => {
-    const c = cluster!;
-    const transport = transportOn(c.url);
-    await transport.connect();
-    const before = await c.primaryNode();
-    try {
-      let last = 0;
-      for (let i = 1; i <= 20; i++) {
-        last = await transport.append({
-          runId: 'run-b',
-          data: Buffer.from(`r${i}`),
-          expectedLastPosition: last,
-        });
+  // A promotion takes Sentinel's down-after plus an election: seconds alone, more beside other suites.
+  it(
+    'keeps every confirmed record across a SIGKILL of the primary, and follows the promoted replica',
+    { timeout: 60_000 },
+    async () => {
+      const c = cluster!;
+      const transport = transportOn(c.url);
+      await transport.connect();
+      const before = await c.primaryNode();
+      try {
+        let last = 0;
+        for (let i = 1; i <= 20; i++) {
+          last = await transport.append({
+            runId: 'run-b',
+            data: Buffer.from(`r${i}`),
+            expectedLastPosition: last,
+          });
+        }
+        await c.kill(before);
+        const after = await c.waitForFailover(before, 60_000);
+        expect(after).not.toBe(before);
+        // Back as the new primary's replica: until then no write can be confirmed (the guard).
+        await c.start(before);
+        // The next append expects position 20: every confirmed record is on the new primary.
+        const next = await whenServed(
+          () => transport.append({ runId: 'run-b', data: Buffer.from('r21'), expectedLastPosition: 20 }),
+          30_000,
+        );
+        expect(next).toBe(21);
+        const records = await transport.read('run-b', 0);
+        expect(records.map((r) => Buffer.from(r.data).toString())).toEqual(
+          Array.from({ length: 21 }, (_, i) => `r${i + 1}`),
+        );
+        // The BullMQ queue moved with it: a message enqueued now is delivered.
+        await whenServed(() => transport.enqueue(Buffer.from('after failover')), 30_000);
+        let delivered: Delivery[] = [];
+        const deadline = Date.now() + 15_000;
+        while (delivered.length === 0 && Date.now() < deadline) {
+          delivered = await transport.fetch({ max: 1, expiresMs: 1_000 }).catch(() => []);
+        }
+        expect(delivered.map((d) => Buffer.from(d.data).toString())).toEqual(['after failover']);
+        await delivered[0]!.ack();
+      } finally {
+        await transport.close();
       }
-      await c.kill(before);
-      const after = await c.waitForFailover(before, 60_000);
-      expect(after).not.toBe(before);
-      // Back as the new primary's replica: until then no write can be confirmed (the guard).
-      await c.start(before);
-      // The next append expects position 20: every confirmed record is on the new primary.
-      const next = await whenServed(
-        () => transport.append({ runId: 'run-b', data: Buffer.from('r21'), expectedLastPosition: 20 }),
-        30_000,
-      );
-      expect(next).toBe(21);
-      const records = await transport.read('run-b', 0);
-      expect(records.map((r) => Buffer.from(r.data).toString())).toEqual(
-        Array.from({ length: 21 }, (_, i) => `r${i + 1}`),
-      );
-      // The BullMQ queue moved with it: a message enqueued now is delivered.
-      await whenServed(() => transport.enqueue(Buffer.from('after failover')), 30_000);
-      let delivered: Delivery[] = [];
-      const deadline = Date.now() + 15_000;
-      while (delivered.length === 0 && Date.now() < deadline) {
-        delivered = await transport.fetch({ max: 1, expiresMs: 1_000 }).catch(() => []);
-      }
-      expect(delivered.map((d) => Buffer.from(d.data).toString())).toEqual(['after failover']);
-      await delivered[0]!.ack();
-    } finally {
-      await transport.close();
-    }
-  });
+    },
+  );
 });

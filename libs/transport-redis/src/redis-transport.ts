@@ -14,6 +14,9 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   AdapterLifecycle,
+  DEFAULT_RUN_PRIORITY,
+  PriorityLanes,
+  laneLevels,
   type BacklogDetail,
   type DeadLetter,
   type DeadLetterPage,
@@ -26,17 +29,18 @@ import {
   type JournalAppend,
   type JournalRecord,
   type RedriveResult,
+  type RunPriority,
   type StoredDeadLetter,
   type Transport,
 } from '@baton/core/adapter';
 import { bullConnection, openCommandConnection, withTimeout, type CommandConnection } from './connection.js';
-import type { TransportContext } from './context.js';
+import type { RunLane, TransportContext } from './context.js';
 import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
 import { toRedisTransportError } from './errors.js';
 import { RedisGroupLog } from './group-log.js';
 import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
-import { layoutFor, type RedisLayout } from './layout.js';
+import { layoutFor, type RedisLayout, type RunLaneLayout } from './layout.js';
 import { MarkerWatch } from './marker-watch.js';
 import {
   resolveRedisTransportOptions,
@@ -72,11 +76,10 @@ const MARKER_BLOCK_MS = 1_000;
 
 interface OpenTransport {
   context: TransportContext;
-  markers: MarkerWatch;
   redis: Redis;
   connection: CommandConnection;
-  queue: Queue;
-  worker: Worker;
+  /** The run queue's lanes in use (context.lanes), each closed on tear-down. */
+  lanes: RunLane[];
 }
 
 class RedisTransport implements Transport {
@@ -94,6 +97,15 @@ class RedisTransport implements Transport {
   private readonly closeController = new AbortController();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly layout: RedisLayout;
+  /**
+   * With `priorityLanes`: the lanes taken by the claim cycle (priority-lanes.ts). Each lane's fetch
+   * waits on its own marker, so an empty lane costs one script call per `pollMs` while it waits.
+   */
+  private readonly priorityLanes = new PriorityLanes({
+    high: (options) => this.fetchLane('high', options),
+    normal: (options) => this.fetchLane('normal', options),
+    low: (options) => this.fetchLane('low', options),
+  });
 
   constructor(private readonly options: ResolvedRedisTransportOptions) {
     this.layout = layoutFor(options.prefix);
@@ -109,9 +121,41 @@ class RedisTransport implements Transport {
   private async setUp(): Promise<OpenTransport> {
     const connection = await openCommandConnection(this.options);
     const redis = connection.redis;
+    const lanes: Partial<Record<RunPriority, RunLane>> = {};
+    for (const level of laneLevels(this.options.priorityLanes)) {
+      lanes[level] = this.laneOn(redis, this.layout.runLanes[level]);
+    }
+    const all = Object.values(lanes);
+    const open: OpenTransport = {
+      context: this.contextFor(connection, lanes),
+      redis,
+      connection,
+      lanes: all,
+    };
+    try {
+      await withTimeout(
+        Promise.all(all.flatMap((lane) => [lane.queue.waitUntilReady(), lane.worker.waitUntilReady()])),
+        this.options.connectTimeoutMs,
+        {
+          url: this.options.displayUrl,
+          operation: 'connect (BullMQ queue and worker)',
+        },
+      );
+      // The stalled check redelivers what a crashed consumer took and never acked (invariant 1
+      // of run-queue.ts); it runs until the worker closes.
+      for (const lane of all) void lane.worker.startStalledCheckTimer().catch(() => undefined);
+      return open;
+    } catch (err) {
+      await this.tearDown(open);
+      throw toRedisTransportError(err, { url: this.options.displayUrl, operation: 'connect' });
+    }
+  }
+
+  /** One lane's BullMQ queue, its manual worker and its marker watch. */
+  private laneOn(redis: Redis, layout: RunLaneLayout): RunLane {
     const bull = bullConnection(this.options);
-    const queue = new Queue(this.layout.queueName, { connection: bull, prefix: this.layout.prefix });
-    const worker = new Worker(this.layout.queueName, null, {
+    const queue = new Queue(layout.queueName, { connection: bull, prefix: this.layout.prefix });
+    const worker = new Worker(layout.queueName, null, {
       connection: bull,
       prefix: this.layout.prefix,
       autorun: false,
@@ -126,35 +170,12 @@ class RedisTransport implements Transport {
     // matter report their own errors.
     queue.on('error', () => undefined);
     worker.on('error', () => undefined);
-    const markers = new MarkerWatch(redis, this.layout.queueMarker, MARKER_BLOCK_MS);
-    const open: OpenTransport = {
-      context: this.contextFor(connection, queue, worker, markers),
-      markers,
-      redis,
-      connection,
-      queue,
-      worker,
-    };
-    try {
-      await withTimeout(
-        Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]),
-        this.options.connectTimeoutMs,
-        {
-          url: this.options.displayUrl,
-          operation: 'connect (BullMQ queue and worker)',
-        },
-      );
-      // The stalled check redelivers what a crashed consumer took and never acked (invariant 1
-      // of run-queue.ts); it runs until the worker closes.
-      void worker.startStalledCheckTimer().catch(() => undefined);
-      return open;
-    } catch (err) {
-      await this.tearDown(open);
-      throw toRedisTransportError(err, { url: this.options.displayUrl, operation: 'connect' });
-    }
+    const markers = new MarkerWatch(redis, layout.queueMarker, MARKER_BLOCK_MS);
+    return { queue, worker, markers, name: `${this.layout.prefix}:${layout.queueName}` };
   }
 
   close(): Promise<void> {
+    this.priorityLanes.close();
     this.closeController.abort();
     return this.lifecycle.close(async (open) => {
       if (open !== undefined) await this.tearDown(open);
@@ -166,19 +187,21 @@ class RedisTransport implements Transport {
       withTimeout(work, CLOSE_STEP_TIMEOUT_MS, { url: this.options.displayUrl, operation: 'close' }).catch(
         () => undefined,
       );
-    open.markers.close();
+    for (const lane of open.lanes) lane.markers.close();
     await bounded(Promise.allSettled([...this.pending]));
-    await Promise.all([bounded(open.worker.close(true)), bounded(open.queue.close())]);
-    await Promise.all([bounded(open.worker.disconnect()), bounded(open.queue.disconnect())]);
+    await Promise.all(
+      open.lanes.flatMap((lane) => [bounded(lane.worker.close(true)), bounded(lane.queue.close())]),
+    );
+    await Promise.all(
+      open.lanes.flatMap((lane) => [bounded(lane.worker.disconnect()), bounded(lane.queue.disconnect())]),
+    );
     await bounded(open.redis.quit());
     open.redis.disconnect();
   }
 
   private contextFor(
     connection: CommandConnection,
-    queue: Queue,
-    worker: Worker,
-    markers: MarkerWatch,
+    lanes: Partial<Record<RunPriority, RunLane>>,
   ): TransportContext {
     const options = this.options;
     const redis = connection.redis;
@@ -195,9 +218,8 @@ class RedisTransport implements Transport {
       redis,
       connection,
       scripts: defineScripts(redis),
-      queue,
-      worker,
-      markers,
+      lanes,
+      normal: lanes[DEFAULT_RUN_PRIORITY]!,
       options,
       layout: this.layout,
       closing: this.closeController.signal,
@@ -229,16 +251,28 @@ class RedisTransport implements Transport {
     return enqueueRunMessage(this.open('enqueue'), data, options);
   }
 
+  /**
+   * Takes from the priority lanes by the claim cycle with `priorityLanes`, or from the `runs`
+   * queue alone as before priorities.
+   */
   async fetch(options: FetchOptions): Promise<Delivery[]> {
-    return fetchRunMessages(this.open('fetch'), options);
+    const context = this.open('fetch');
+    if (!this.options.priorityLanes) return fetchRunMessages(context, context.normal, options);
+    return this.priorityLanes.fetch(options);
   }
 
-  /** BullMQ's waiting and prioritized jobs (run-queue.ts, queueBacklog). */
+  private fetchLane(level: RunPriority, options: FetchOptions): Promise<Delivery[]> {
+    const context = this.open('fetch');
+    const lane = context.lanes[level];
+    return lane === undefined ? Promise.resolve([]) : fetchRunMessages(context, lane, options);
+  }
+
+  /** BullMQ's waiting and prioritized jobs of every lane (run-queue.ts, queueBacklog). */
   async backlog(timeoutMs: number): Promise<number | undefined> {
     return (await this.backlogDetail(timeoutMs))?.total;
   }
 
-  /** One part, the queue: `pending` as {@link backlog}, `ackPending` its active and delayed jobs. */
+  /** One part per lane: `pending` as {@link backlog}, `ackPending` its active and delayed jobs. */
   async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
     const open = this.lifecycle.peek();
     if (open === undefined || this.closeController.signal.aborted) return undefined;

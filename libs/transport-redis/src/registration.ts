@@ -6,7 +6,12 @@
  * store serves the same schemes in BATON_STORE_URL: the kind of variable picks which.
  */
 import { ConfigError } from '@baton/core';
-import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import {
+  switchSetting,
+  textSetting,
+  wholeNumberSetting,
+  type AdapterRegistration,
+} from '@baton/core/adapter';
 import { deleteRedisTransportKeys } from './admin.js';
 import { resolveRedisTransportOptions } from './options.js';
 import { redisTransport } from './redis-transport.js';
@@ -16,6 +21,7 @@ export interface RedisBusSettings {
   prefix?: string;
   ackWaitMs?: number;
   pollMs?: number;
+  priorityLanes?: boolean;
   waitReplicas?: number;
   waitTimeoutMs?: number;
   sentinelPassword?: string;
@@ -43,6 +49,11 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
       1,
       /\bpollMs\b/,
     ),
+    priorityLanes: switchSetting(
+      'BATON_REDIS_BUS_PRIORITY_LANES',
+      'true: keep and read the run queue priority lanes (BullMQ queues runs-high and runs-low), so runs may start at high or low priority; on the workers first, then the producers; default false',
+      /\bpriorityLanes\b/,
+    ),
     waitReplicas: wholeNumberSetting(
       'BATON_REDIS_BUS_WAIT_REPLICAS',
       'replicas that must confirm each journal append, group record and dead letter (WAIT) before it counts; the number of replicas when a replica may be promoted; default 1 with redis+sentinel://, else 0',
@@ -62,9 +73,13 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
     ),
   },
   messages: { prefix: /^redisTransport: /, url: /\burl\b/ },
-  create: (url, { prefix, ackWaitMs, pollMs, waitReplicas, waitTimeoutMs, sentinelPassword }) =>
+  create: (
+    url,
+    { prefix, ackWaitMs, pollMs, priorityLanes, waitReplicas, waitTimeoutMs, sentinelPassword },
+  ) =>
     redisTransport({
       url,
+      ...(priorityLanes !== undefined && { priorityLanes }),
       ...(sentinelPassword !== undefined && { sentinelPassword }),
       ...(waitReplicas !== undefined && { waitReplicas }),
       ...(waitTimeoutMs !== undefined && { waitTimeoutMs }),

@@ -23,19 +23,25 @@
  *    nothing and resolves: that next delivery is its receiver's to settle.
  * 5. Every call through BullMQ is bounded by `requestTimeoutMs` (connection.ts, invariant 2). A job
  *    that a timed-out fetch still receives later is handed back (nak), so it waits no ack wait.
+ * 6. Priorities: with `priorityLanes` each level is a queue of its own (layout.ts); the transport's
+ *    fetch chooses among them with PriorityLanes, and the functions here work on one lane. A
+ *    message without a priority goes to the `normal` lane, the `runs` queue, as before; without
+ *    `priorityLanes` a start at `high` or `low` is refused.
  */
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { ConfigError } from '@baton/core';
 import {
   bufferView,
+  laneFor,
   type BacklogDetail,
+  type BacklogPart,
   type Delivery,
   type EnqueueOptions,
   type FetchOptions,
 } from '@baton/core/adapter';
 import { withTimeout } from './connection.js';
-import type { TransportContext } from './context.js';
+import type { RunLane, TransportContext } from './context.js';
 
 /** A job's data as the transport writes it: the message's bytes (base64) and headers. */
 interface RunJobData {
@@ -58,10 +64,17 @@ export async function enqueueRunMessage(
   options: EnqueueOptions = {},
 ): Promise<void> {
   context.assertOpen('enqueue');
+  const priority = laneFor(
+    options.priority,
+    context.options.priorityLanes,
+    'redis transport: enqueue',
+    'priorityLanes (BATON_REDIS_BUS_PRIORITY_LANES=true)',
+  );
+  const lane = context.lanes[priority] ?? context.normal;
   const headers = checkHeaders(options.headers ?? {});
   const payload: RunJobData = { d: Buffer.from(bufferView(data)).toString('base64'), h: headers };
   await context.call('enqueue', () =>
-    context.queue.add(headers[KIND_HEADER] ?? 'run', payload, {
+    lane.queue.add(headers[KIND_HEADER] ?? 'run', payload, {
       removeOnComplete: true,
       ...(options.msgId !== undefined && {
         deduplication: { id: options.msgId, ttl: context.options.duplicateWindowMs },
@@ -82,11 +95,12 @@ function checkHeaders(headers: Record<string, string>): Record<string, string> {
 }
 
 /**
- * Takes up to `max` jobs. While the queue is empty it waits for BullMQ's marker of a new job, and
- * asks again every `pollMs` in any case, until `expiresMs` or an abort.
+ * Takes up to `max` jobs from one lane. While it is empty it waits for BullMQ's marker of a new job,
+ * and asks again every `pollMs` in any case, until `expiresMs` or an abort.
  */
 export async function fetchRunMessages(
   context: TransportContext,
+  lane: RunLane,
   options: FetchOptions,
 ): Promise<Delivery[]> {
   context.assertOpen('fetch');
@@ -97,7 +111,7 @@ export async function fetchRunMessages(
   for (;;) {
     while (batch.length < max && !stopped()) {
       const token = randomUUID();
-      const taking = context.worker.getNextJob(token, { block: false });
+      const taking = lane.worker.getNextJob(token, { block: false });
       let job: Job | undefined;
       try {
         job = await context.call('fetch', () => taking);
@@ -124,7 +138,7 @@ export async function fetchRunMessages(
     // Whichever comes first: BullMQ's marker (a job was added: marker-watch.ts) or the next poll.
     await Promise.race([
       pause(Math.min(context.options.pollMs, remaining), [options.signal, context.closing]),
-      context.markers.next(),
+      lane.markers.next(),
     ]);
   }
 }
@@ -195,33 +209,35 @@ function pause(ms: number, signals: Array<AbortSignal | undefined>): Promise<voi
 }
 
 /**
- * The queue's counts as one part: `pending` is what waits to be taken (BullMQ's wait,
- * prioritized jobs: what a KEDA BullMQ trigger counts), `ackPending` what was delivered
- * and not yet acked (active) or nakked with a delay (delayed). Undefined when Redis does not
- * answer within `timeoutMs`.
+ * The counts of each lane as one part: `pending` is what waits to be taken (BullMQ's wait,
+ * prioritized jobs: what a KEDA BullMQ trigger counts), `ackPending` what was delivered and not yet
+ * acked (active) or nakked with a delay (delayed). The `normal` lane's part is always listed, a
+ * `high` or `low` lane's only while it holds anything. Undefined when Redis does not answer within
+ * `timeoutMs`.
  */
 export async function queueBacklog(
   context: TransportContext,
   timeoutMs: number,
 ): Promise<BacklogDetail | undefined> {
   try {
-    const counts = await withTimeout(
-      context.queue.getJobCounts('wait', 'prioritized', 'active', 'delayed'),
+    const parts = await withTimeout(
+      Promise.all(
+        Object.values(context.lanes).map(async (lane): Promise<BacklogPart | undefined> => {
+          const counts = await lane.queue.getJobCounts('wait', 'prioritized', 'active', 'delayed');
+          const count = (name: string) => counts[name] ?? 0;
+          const part = {
+            name: lane.name,
+            pending: count('wait') + count('prioritized'),
+            ackPending: count('active') + count('delayed'),
+          };
+          return lane === context.normal || part.pending + part.ackPending > 0 ? part : undefined;
+        }),
+      ),
       timeoutMs,
       { url: context.options.displayUrl, operation: 'backlog' },
     );
-    const count = (name: string) => counts[name] ?? 0;
-    const pending = count('wait') + count('prioritized');
-    return {
-      total: pending,
-      parts: [
-        {
-          name: `${context.layout.prefix}:${context.layout.queueName}`,
-          pending,
-          ackPending: count('active') + count('delayed'),
-        },
-      ],
-    };
+    const listed = parts.filter((part): part is BacklogPart => part !== undefined);
+    return { total: listed.reduce((sum, part) => sum + part.pending, 0), parts: listed };
   } catch {
     return undefined;
   }
