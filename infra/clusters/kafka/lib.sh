@@ -180,10 +180,15 @@ source "$CLUSTER_HERE/../signal.sh"
 
 # Waits until the brokers that run are all registered and answer a metadata request (kafkajs),
 # asking through $1 (host:port list; default every broker): node.sh start asks the restarted node
-# itself, since the controllers may still list it from before its death.
+# itself, since the controllers may still list it from before its death. $2, when given, is how
+# many must register: start.sh wants every node, since a node just launched may not show as
+# running yet (its shell has not become the JVM), and counting only those let a 2-broker cluster
+# pass for a 3-broker one.
 wait_for_brokers() {
-  local via="${1:-$(bootstrap)}" want=0 n
-  for n in "${NODES[@]}"; do [[ -n "$(node_pid "$n")" ]] && want=$((want + 1)); done
+  local via="${1:-$(bootstrap)}" want="${2:-0}" n
+  if ((want == 0)); then
+    for n in "${NODES[@]}"; do [[ -n "$(node_pid "$n")" ]] && want=$((want + 1)); done
+  fi
   ((want > 0)) || fail "no node is running"
   local status=0
   node "$CLUSTER_HERE/../../kafka/wait-ready.mjs" "$via" "$((TIMEOUT_S * 1000))" "$want" || status=$?
