@@ -103,6 +103,8 @@ describe('the console in a real browser on NATS + Redis', () => {
       await page.getByRole('button', { name: 'Apply filters' }).click();
       await page.waitForURL(/workflow=console_steps/);
       await page.locator(`tr[data-run-id="${waiting.runId}"]`).waitFor({ state: 'detached' });
+      // The filtered page is a new document: its rows, not the old page's going away, are read.
+      await page.locator(`tr[data-run-id="${steps[0]!.runId}"]`).waitFor();
       const workflows = await page.locator('table.runs tbody tr td:nth-child(2)').allTextContents();
       expect(workflows.length).toBeGreaterThanOrEqual(2);
       expect(new Set(workflows)).toEqual(new Set(['console_steps@1']));

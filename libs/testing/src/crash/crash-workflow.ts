@@ -5,7 +5,7 @@
  * right answer for every run.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineActivity, defineWorkflow } from '@baton/core';
+import { defineActivity, defineRateLimit, defineWorkflow } from '@baton/core';
 import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
 
 export interface ChainInput {
@@ -57,14 +57,20 @@ const applyStep = defineActivity({
   name: 'apply_step',
   retry: { maxAttempts: 10, initialDelayMs: 50, maxDelayMs: 1_000 },
   timeoutMs: 10_000,
-  run: async (input: { step: number; previous: number; seed: number; delayMs: number }, io) => {
-    const executionId = await sharedLedger().startExecution(io.idempotencyKey, io.runId, input.step);
-    await delay(input.delayMs, io.signal);
-    const value = stepValue(input.previous, input.step, input.seed);
-    await sharedLedger().applyEffect(io.idempotencyKey, io.runId, input.step, value, executionId);
-    return value;
-  },
+  run: runStep,
 });
+
+/** Runs one step of a chain: the effect under the step's key, each execution recorded. */
+async function runStep(
+  input: { step: number; previous: number; seed: number; delayMs: number },
+  io: { idempotencyKey: string; runId: string; signal: AbortSignal },
+): Promise<number> {
+  const executionId = await sharedLedger().startExecution(io.idempotencyKey, io.runId, input.step);
+  await delay(input.delayMs, io.signal);
+  const value = stepValue(input.previous, input.step, input.seed);
+  await sharedLedger().applyEffect(io.idempotencyKey, io.runId, input.step, value, executionId);
+  return value;
+}
 
 export const crashChain = defineWorkflow({
   name: 'crash_chain',
@@ -130,4 +136,34 @@ export const crashKeyed = defineWorkflow({
   version: 1,
   concurrency: { key: (input: KeyedInput) => input.customer, limit: KEYED_LIMIT },
   run: async (ctx, input: KeyedInput) => crashChain.run(ctx, input),
+});
+
+/** The rate limit of `crash_limited`'s steps: at most this many attempts start per window, fleet-wide. */
+export const LIMITED_RATE = { limit: 6, perMs: 1_000 };
+const crashRate = defineRateLimit({ name: 'crash-rate', limit: LIMITED_RATE.limit, per: LIMITED_RATE.perMs });
+
+const applyLimitedStep = defineActivity({
+  name: 'apply_limited_step',
+  retry: { maxAttempts: 10, initialDelayMs: 50, maxDelayMs: 1_000 },
+  timeoutMs: 10_000,
+  rateLimit: crashRate,
+  run: runStep,
+});
+
+/** A crash chain whose every step attempt takes a place under {@link LIMITED_RATE} (rate limits). */
+export const crashLimited = defineWorkflow({
+  name: 'crash_limited',
+  version: 1,
+  run: async (ctx, input: ChainInput) => {
+    let value = 0;
+    for (let step = 0; step < input.steps; step++) {
+      value = await ctx.run(applyLimitedStep, {
+        step,
+        previous: value,
+        seed: input.seed,
+        delayMs: delayOf(input, step),
+      });
+    }
+    return value;
+  },
 });

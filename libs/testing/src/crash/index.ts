@@ -29,3 +29,4 @@ export {
   workerRuntime,
 } from './worker-processes.js';
 export type { WorkerRuntime } from './worker-processes.js';
+export { describeRateLimitCrash, mostStartsInWindow } from './rate-limit-scenario.js';
