@@ -79,21 +79,8 @@ export function describeConcurrencyKeyCrash(name: string, factory: CrashEnvironm
         const killedAt = new Map<number, number>();
         // Twice, while runs remain: a worker with a step of some run in flight (a slot holder).
         for (let kill = 0; kill < 2 && (kill === 0 || (await w.unfinished()).length > 0); kill++) {
-          let victim: number | undefined;
-          const deadline = Date.now() + 30_000;
-          while (victim === undefined) {
-            const open = (await w.ledger.executions()).filter((e) => e.finishedAt === null);
-            victim = w.fleet.alive.find((p) => open.some((e) => e.pid === p.pid))?.pid;
-            if (victim === undefined) {
-              if (Date.now() > deadline) throw new Error(`no step in flight\n${w.fleet.describe()}`);
-              await sleep(50);
-            }
-          }
-          const process = w.fleet.alive.find((p) => p.pid === victim)!;
-          process.signal('SIGKILL');
-          killedAt.set(victim, Date.now());
-          await process.exited;
-          await w.fleet.spawn();
+          const killed = await w.killBusyWorker();
+          killedAt.set(killed.pid, killed.at);
           await sleep(300);
         }
 

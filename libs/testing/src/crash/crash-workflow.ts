@@ -5,7 +5,7 @@
  * right answer for every run.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineActivity, defineRateLimit, defineWorkflow } from '@baton/core';
+import { defineActivity, defineRateLimit, defineWorkflow, type WorkflowContext } from '@baton/core';
 import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
 
 export interface ChainInput {
@@ -72,21 +72,21 @@ async function runStep(
   return value;
 }
 
+/** A chain's body: `input.steps` runs of `step`, each from the previous one's value. */
+function chainOf(step: typeof applyStep) {
+  return async (ctx: WorkflowContext, input: ChainInput): Promise<number> => {
+    let value = 0;
+    for (let n = 0; n < input.steps; n++) {
+      value = await ctx.run(step, { step: n, previous: value, seed: input.seed, delayMs: delayOf(input, n) });
+    }
+    return value;
+  };
+}
+
 export const crashChain = defineWorkflow({
   name: 'crash_chain',
   version: 1,
-  run: async (ctx, input: ChainInput) => {
-    let value = 0;
-    for (let step = 0; step < input.steps; step++) {
-      value = await ctx.run(applyStep, {
-        step,
-        previous: value,
-        seed: input.seed,
-        delayMs: delayOf(input, step),
-      });
-    }
-    return value;
-  },
+  run: chainOf(applyStep),
 });
 
 /** A parent of `children` crash chains (the child-workflow crash scenario). */
@@ -154,16 +154,5 @@ const applyLimitedStep = defineActivity({
 export const crashLimited = defineWorkflow({
   name: 'crash_limited',
   version: 1,
-  run: async (ctx, input: ChainInput) => {
-    let value = 0;
-    for (let step = 0; step < input.steps; step++) {
-      value = await ctx.run(applyLimitedStep, {
-        step,
-        previous: value,
-        seed: input.seed,
-        delayMs: delayOf(input, step),
-      });
-    }
-    return value;
-  },
+  run: chainOf(applyLimitedStep),
 });

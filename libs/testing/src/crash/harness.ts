@@ -130,6 +130,27 @@ export class CrashWorld {
     return started;
   }
 
+  /**
+   * SIGKILLs a live worker with a step in flight (the first found within 30 s), waits for it to
+   * exit and starts a replacement; returns the killed pid and when it was killed.
+   */
+  async killBusyWorker(): Promise<{ pid: number; at: number }> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const open = (await this.ledger.executions()).filter((e) => e.finishedAt === null);
+      const victim = this.fleet.alive.find((p) => open.some((e) => e.pid === p.pid));
+      if (victim !== undefined) {
+        victim.signal('SIGKILL');
+        const at = Date.now();
+        await victim.exited;
+        await this.fleet.spawn();
+        return { pid: victim.pid, at };
+      }
+      if (Date.now() > deadline) throw new Error(`no step in flight\n${this.fleet.describe()}`);
+      await sleep(50);
+    }
+  }
+
   /** Runs not yet finished in the store (completed, failed or cancelled). */
   async unfinished(): Promise<string[]> {
     const open: string[] = [];

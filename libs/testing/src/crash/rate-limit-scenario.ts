@@ -66,20 +66,7 @@ export function describeRateLimitCrash(name: string, factory: CrashEnvironmentFa
 
         // Twice, while runs remain: a worker with a limited step in flight.
         for (let kill = 0; kill < 2 && (kill === 0 || (await w.unfinished()).length > 0); kill++) {
-          let victim: number | undefined;
-          const deadline = Date.now() + 30_000;
-          while (victim === undefined) {
-            const open = (await w.ledger.executions()).filter((e) => e.finishedAt === null);
-            victim = w.fleet.alive.find((p) => open.some((e) => e.pid === p.pid))?.pid;
-            if (victim === undefined) {
-              if (Date.now() > deadline) throw new Error(`no step in flight\n${w.fleet.describe()}`);
-              await sleep(50);
-            }
-          }
-          const process = w.fleet.alive.find((p) => p.pid === victim)!;
-          process.signal('SIGKILL');
-          await process.exited;
-          await w.fleet.spawn();
+          await w.killBusyWorker();
           await sleep(500);
         }
 
