@@ -10,6 +10,7 @@ import type { Store, Transport } from '@baton/core/adapter';
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
 import {
   isolatedEnv,
+  loadAdapterCode,
   readConfig,
   removeIsolated,
   storeFromConfig,
@@ -48,7 +49,7 @@ export function newNamespace(): string {
   return `b${randomBytes(5).toString('hex')}`;
 }
 
-export function benchEnvironment(options: BenchEnvironmentOptions): BenchEnvironment {
+export async function benchEnvironment(options: BenchEnvironmentOptions): Promise<BenchEnvironment> {
   const { transport: bus, store: storeKind, urls } = options;
   const ns = options.ns ?? newNamespace();
   if (!/^[a-z][a-z0-9]{0,40}$/.test(ns))
@@ -67,6 +68,7 @@ export function benchEnvironment(options: BenchEnvironmentOptions): BenchEnviron
   };
   // readConfig insists on a workflow module; the bench process loads none.
   const config = readConfig({ ...workerEnv, BATON_WORKFLOWS: 'none-in-the-bench-process' });
+  await loadAdapterCode(config);
   return {
     ns,
     workerEnv,
@@ -91,14 +93,12 @@ export function benchEnvironmentFactory(
   urls: BenchUrls,
 ): CrashEnvironmentFactory {
   return (ns, overrides) =>
-    Promise.resolve(
-      benchEnvironment({
-        transport,
-        store,
-        urls,
-        ns,
-        ...(overrides.transportUrl !== undefined && { transportUrl: overrides.transportUrl }),
-        ...(overrides.storeUrl !== undefined && { storeUrl: overrides.storeUrl }),
-      }),
-    );
+    benchEnvironment({
+      transport,
+      store,
+      urls,
+      ns,
+      ...(overrides.transportUrl !== undefined && { transportUrl: overrides.transportUrl }),
+      ...(overrides.storeUrl !== undefined && { storeUrl: overrides.storeUrl }),
+    });
 }

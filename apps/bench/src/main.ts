@@ -55,7 +55,7 @@ function versions(): Record<string, string> {
 async function throughputPart(config: BenchConfig, progress: Progress, report: BenchReport): Promise<void> {
   for (const workload of config.workloads) {
     if (workload === 'recovery') continue;
-    const env = benchEnvironment({ transport: config.transport, store: config.store, urls: config });
+    const env = await benchEnvironment({ transport: config.transport, store: config.store, urls: config });
     try {
       await env.transport.connect();
       await env.store.connect();

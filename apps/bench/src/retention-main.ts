@@ -73,7 +73,7 @@ await runCommand(USAGE, parse, async (config) => {
     redisUrl: redisTestUrl(),
     postgresUrl: postgresTestUrl(),
   };
-  const env = benchEnvironment({ transport: config.transport, store: config.store, urls });
+  const env = await benchEnvironment({ transport: config.transport, store: config.store, urls });
   const { transport, store } = env;
   await transport.connect();
   await store.connect();

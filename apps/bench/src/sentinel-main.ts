@@ -24,6 +24,7 @@ import { startRedisCluster, type RedisCluster } from '@baton/testing/clusters';
 import { natsTestUrl } from '@baton/testing/servers';
 import {
   isolatedEnv,
+  loadAdapterCode,
   readConfig,
   removeIsolated,
   storeFromConfig,
@@ -101,6 +102,7 @@ async function measure(
     ...isolatedEnv('transport', natsUrl, ns),
     ...isolatedEnv('store', storeUrl, ns),
   });
+  await loadAdapterCode(config);
   const transport = transportFromConfig(config);
   const store = storeFromConfig(config);
   const client = new Client({ transport, store });

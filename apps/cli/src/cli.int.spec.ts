@@ -30,6 +30,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type RunTimeline } from '@baton/client';
 import { WorkerFleet, REPO_ROOT, type WorkerProcess } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
+// The code of the adapters operatorAdapters builds below (the CLI loads it with loadAdapterCode).
+import '@baton/store-postgres';
+import '@baton/store-redis';
+import '@baton/transport-kafka';
+import '@baton/transport-nats';
 import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
 import type { StepsInput } from './cli-workflows.spec-helper.js';
 

@@ -4,7 +4,13 @@
  * a flag overrides its variable.
  */
 import { Client } from '@baton/client';
-import { OPERATOR_ENV, operatorAdapters, readOperatorConfig, type OperatorAdapters } from '@baton/worker-app';
+import {
+  loadAdapterCode,
+  OPERATOR_ENV,
+  operatorAdapters,
+  readOperatorConfig,
+  type OperatorAdapters,
+} from '@baton/worker-app';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 
@@ -91,6 +97,7 @@ export class Session {
   async client(): Promise<Client> {
     if (this.clientInstance === undefined) {
       const config = readOperatorConfig(envWithFlags(this.env, this.flags));
+      await loadAdapterCode(config);
       this.adapters = operatorAdapters(config);
       this.clientInstance = new Client({
         transport: this.adapters.transport,

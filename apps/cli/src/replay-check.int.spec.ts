@@ -12,6 +12,9 @@ import { Client, type ReplayCheckReport } from '@baton/client';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { Worker } from '@baton/worker';
 import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
+// The code of the adapters operatorAdapters builds below (the CLI loads it with loadAdapterCode).
+import '@baton/store-redis';
+import '@baton/transport-nats';
 import { runCli } from './program.js';
 import { rcOrder } from './replay-check-v1.spec-helper.js';
 

@@ -9,6 +9,10 @@ import { resolve } from 'node:path';
 import { Client } from '@baton/client';
 import { REPO_ROOT, WorkerFleet } from '@baton/testing/crash';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+// The code of the adapters operatorAdapters builds below (the CLI loads it with loadAdapterCode).
+import '@baton/store-postgres';
+import '@baton/store-redis';
+import '@baton/transport-nats';
 import {
   isolatedEnv,
   operatorAdapters,

@@ -1,6 +1,7 @@
 /**
  * Builds the transport and the store from their URLs: the scheme picks the adapter's registration
  * (registry.ts), whose BATON_* variables add what a URL cannot carry well (prefixes, files).
+ * `loadAdapterCode` first: the registrations come without their adapters' code.
  */
 import { ConfigError } from '@baton/core';
 import {
@@ -12,11 +13,8 @@ import {
   type Transport,
 } from '@baton/core/adapter';
 import type { LargePayloadOptions } from '@baton/core/runtime';
-import {
-  natsConnectionFromSettings,
-  natsObjectPayloadStore,
-  type NatsObjectPayloadStore,
-} from '@baton/transport-nats';
+import type { NatsObjectPayloadStore } from '@baton/transport-nats';
+import { natsCode, natsConnectionFromSettings, natsRegistration } from '@baton/transport-nats/registration';
 import { ENV, type WorkerAppConfig } from './config.js';
 import { refuseSharedRedisKeys } from './namespaces.js';
 import { ADAPTERS, registrationFor, registrationsOf, schemeOf } from './registry.js';
@@ -46,13 +44,8 @@ function schemesOf(kind: AdapterKind, which: 'all' | 'first'): string {
   return urls.length < 2 ? urls.join('') : `${urls.slice(0, -1).join(', ')} or ${urls.at(-1)}`;
 }
 
-/** The registered adapter of this kind for the URL, built from its settings. */
-function fromConfig<Kind extends AdapterKind>(
-  kind: Kind,
-  url: string,
-  config: WorkerAppConfig,
-  log: AdapterLogHook | undefined,
-) {
+/** The registration of this kind for the URL; a ConfigError naming the variable when there is none. */
+function registrationOfConfig(kind: AdapterKind, url: string) {
   const { variable, noun } = KINDS[kind];
   const scheme = schemeOf(url);
   if (scheme === undefined) {
@@ -73,6 +66,32 @@ function fromConfig<Kind extends AdapterKind>(
       `${variable} '${maskUrl(url)}' names an unsupported ${noun}; use ${schemesOf(kind, 'all')}`,
     );
   }
+  return registration;
+}
+
+/**
+ * Loads the code of the bus and the store the configuration names (and of the NATS transport when
+ * large payloads go to its object store), and nothing else: a worker that runs on NATS and Redis
+ * never imports kafkajs, pg or BullMQ. Call it before the builders below; a URL no adapter serves
+ * is left for them to report.
+ */
+export async function loadAdapterCode(config: WorkerAppConfig): Promise<void> {
+  const registrations = [
+    registrationFor('transport', config.transportUrl),
+    registrationFor('store', config.storeUrl),
+    config.largePayloads.location === 'nats-object-store' ? natsRegistration : undefined,
+  ];
+  await Promise.all(registrations.map((r) => r?.load?.()));
+}
+
+/** The registered adapter of this kind for the URL, built from its settings. */
+function fromConfig<Kind extends AdapterKind>(
+  kind: Kind,
+  url: string,
+  config: WorkerAppConfig,
+  log: AdapterLogHook | undefined,
+) {
+  const registration = registrationOfConfig(kind, url);
   const settings = (config as unknown as Record<string, object>)[registration.name];
   const hooks = registration.logComponent !== undefined && log !== undefined ? { log } : {};
   return registration.create(url, settings, hooks);
@@ -100,7 +119,7 @@ export function largePayloadsFromConfig(
   const { thresholdBytes, location, bucket } = config.largePayloads;
   const separate =
     location === 'nats-object-store'
-      ? natsObjectPayloadStore({
+      ? natsCode.get().natsObjectPayloadStore({
           ...natsConnectionFromSettings(config.transportUrl, config.nats),
           // Large payloads need the copies the journal that refers to them has.
           ...(config.nats.replicas !== undefined && { replicas: config.nats.replicas }),

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsCluster, type NatsCluster, type NatsNode } from '@baton/testing/clusters';
 import { CrashWorld } from '@baton/testing/crash';
 import { redisTestUrl } from '@baton/testing/servers';
-import { largePayloadsFromConfig, storeFromConfig } from './adapters.js';
+import { largePayloadsFromConfig, loadAdapterCode, storeFromConfig } from './adapters.js';
 import { readConfig } from './config.js';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import {
@@ -215,6 +215,7 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
       BATON_PAYLOAD_REF_LOCATION: 'nats-object-store',
       BATON_PAYLOAD_REF_BUCKET: bucket,
     });
+    await loadAdapterCode(config);
     // The store is only the fallback location here; it is never connected.
     const store = storeFromConfig(config);
     const { separate } = largePayloadsFromConfig(config, store);

@@ -6,7 +6,7 @@
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { readConfig } from './config.js';
-import { storeFromConfig, transportFromConfig } from './adapters.js';
+import { loadAdapterCode, storeFromConfig, transportFromConfig } from './adapters.js';
 import { isolatedEnv, removeIsolated } from './registry.js';
 
 type StoreKind = 'redis' | 'postgres';
@@ -46,6 +46,7 @@ export function crashEnvironment(
       ...extraEnv,
     };
     const config = readConfig({ ...workerEnv, BATON_WORKFLOWS: 'unused-in-the-test-process' });
+    await loadAdapterCode(config);
     return {
       workerEnv,
       transport: transportFromConfig(config),

@@ -10,7 +10,7 @@
  */
 export type { LogLevel, WorkerAppConfig, WorkerTuning } from './config.js';
 export { ENV, readConfig } from './config.js';
-export { maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
+export { loadAdapterCode, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
 export { ADAPTERS, isolatedEnv, removeIsolated } from './registry.js';
 export { loadWorkflows } from './workflows.js';
 export { runWorkerProcess } from './process.js';

@@ -15,8 +15,8 @@ import { docQueries, metricNamesIn, readOperationsDoc } from './operations-doc.s
 import { startTelemetry, type Telemetry } from './telemetry.js';
 
 let telemetry: Telemetry;
-beforeAll(() => {
-  telemetry = startTelemetry({}, 'baton-worker-doc-test');
+beforeAll(async () => {
+  telemetry = await startTelemetry({}, 'baton-worker-doc-test');
 });
 afterAll(() => telemetry.shutdown());
 

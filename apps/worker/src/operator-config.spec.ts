@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadAdapterCode } from './adapters.js';
 import { OPERATOR_ENV, operatorAdapters, readOperatorConfig } from './operator-config.js';
 
 const BASE = { BATON_TRANSPORT_URL: 'nats://127.0.0.1:4222', BATON_STORE_URL: 'redis://127.0.0.1:6379' };
@@ -27,11 +28,13 @@ describe('the operator configuration (the baton CLI)', () => {
     expect(config.tuning.concurrency).toBeUndefined();
   });
 
-  it('reports a bad operator variable as the worker does, naming it', () => {
+  it('reports a bad operator variable as the worker does, naming it', async () => {
     expect(() => readOperatorConfig({ ...BASE, BATON_PAYLOAD_REF_LOCATION: 'disk' })).toThrow(
       /BATON_PAYLOAD_REF_LOCATION is 'disk'; use one of store, nats-object-store/,
     );
-    expect(() => operatorAdapters(readOperatorConfig({ ...BASE, BATON_STORE_URL: 'mysql://x/y' }))).toThrow(
+    const mysql = readOperatorConfig({ ...BASE, BATON_STORE_URL: 'mysql://x/y' });
+    await loadAdapterCode(mysql);
+    expect(() => operatorAdapters(mysql)).toThrow(
       /BATON_STORE_URL 'mysql:\/\/x\/y' names an unsupported store/,
     );
   });

@@ -60,7 +60,10 @@ export function readOperatorConfig(env: Env): WorkerAppConfig {
   return readConfig(picked);
 }
 
-/** Builds (does not connect) the transport, store and payload store the workers would use. */
+/**
+ * Builds (does not connect) the transport, store and payload store the workers would use; their
+ * code must be loaded (`loadAdapterCode(config)`, or their packages imported).
+ */
 export function operatorAdapters(config: WorkerAppConfig): OperatorAdapters {
   const transport = transportFromConfig(config);
   const store = storeFromConfig(config);

@@ -16,7 +16,13 @@ import type { AnyWorkflowDefinition } from '@baton/core';
 import { describePayloadProtection, payloadKeyFingerprints } from '@baton/core/runtime';
 import type { AdapterLogHook } from '@baton/core/adapter';
 import { Worker } from '@baton/worker';
-import { largePayloadsFromConfig, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
+import {
+  largePayloadsFromConfig,
+  loadAdapterCode,
+  maskUrl,
+  storeFromConfig,
+  transportFromConfig,
+} from './adapters.js';
 import { namingVariables } from './config-errors.js';
 import { ENV, readConfig, type WorkerAppConfig } from './config.js';
 import { WorkerHttpServer } from './http-server.js';
@@ -46,8 +52,11 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
   }
   logger.level = config.logLevel;
 
+  // Only the chosen bus's and store's code, read while the rest starts; awaited before they are built.
+  const adapterCode = loadAdapterCode(config);
+  adapterCode.catch(() => undefined); // reported where it is awaited
   // Before any Worker exists: its metric instruments bind to the provider registered here.
-  const telemetry = startTelemetry(env, 'baton-worker');
+  const telemetry = await startTelemetry(env, 'baton-worker');
   // The probes answer from the moment the server listens; the Worker is built after it.
   const probed: { worker?: Worker } = {};
   const http = new WorkerHttpServer({
@@ -76,6 +85,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
   // error too, reported like readConfig's (one fatal line naming the BATON_* variable).
   let built;
   try {
+    await adapterCode;
     built = buildWorker(env, config, workflows, logger, (level, message, extra) =>
       busLogger[level === 'error' ? 'warn' : level](extra, message),
     );

@@ -9,7 +9,7 @@
  * variable that happens to be in the environment is neither read nor validated.
  */
 import type { AdapterLogHook, AdapterVariable, Transport } from '@baton/core/adapter';
-import { transportFromConfig } from './adapters.js';
+import { loadAdapterCode, transportFromConfig } from './adapters.js';
 import { ENV, readConfig, type LogLevel, type WorkerAppConfig } from './config.js';
 import { registrationsOf } from './registry.js';
 
@@ -46,7 +46,14 @@ export function readTransportConfig(env: Env): TransportConfig {
   return { config, logLevel: config.logLevel };
 }
 
-/** Builds (does not connect) the transport the worker process would build from these variables. */
-export function transportFromEnvConfig(config: TransportConfig, busLog?: AdapterLogHook): Transport {
+/**
+ * Loads the bus's code and builds (does not connect) the transport the worker process would build
+ * from these variables.
+ */
+export async function transportFromEnvConfig(
+  config: TransportConfig,
+  busLog?: AdapterLogHook,
+): Promise<Transport> {
+  await loadAdapterCode(config.config);
   return transportFromConfig(config.config, busLog);
 }

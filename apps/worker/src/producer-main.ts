@@ -12,7 +12,7 @@ import { startTelemetry } from './telemetry.js';
 const logger = pino({ name: 'baton-producer', level: 'info' });
 // With OTEL_* set, each enqueue is a `baton.enqueue` span whose context the runs carry, so the
 // workers' spans join the producer's trace (docs/operations.md).
-const telemetry = startTelemetry(process.env, 'baton-producer');
+const telemetry = await startTelemetry(process.env, 'baton-producer');
 runProducer(process.env, logger).then(
   async (code) => {
     await telemetry.shutdown().catch(() => undefined);

@@ -136,7 +136,7 @@ export async function runProducer(
     config = readProducerConfig(env);
     // Inside the check: building the transport reads the credential and CA files the variables name.
     const kafkaLogger = logger.child({ component: 'kafkajs' });
-    transport = transportFromEnvConfig(config.transport, (level, message, extra) =>
+    transport = await transportFromEnvConfig(config.transport, (level, message, extra) =>
       kafkaLogger[level === 'error' ? 'warn' : level](extra, message),
     );
     if (config.heartbeatFile !== undefined) writeHeartbeatNow(config.heartbeatFile);

@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AdapterVariable } from '@baton/core/adapter';
-import { storeFromConfig, transportFromConfig } from './adapters.js';
+import { kafkaRegistration } from '@baton/transport-kafka/registration';
+import { loadAdapterCode, storeFromConfig, transportFromConfig } from './adapters.js';
 import { renameOptions } from './config-errors.js';
 import { ENV, readConfig } from './config.js';
 import { namespacesInUse } from './namespaces.js';
@@ -63,7 +64,32 @@ describe('adapter registry', () => {
     ).toThrow("BATON_KAFKA_SESSION_TIMEOUT_MS is '2'; it must be a whole number of at least 3");
   });
 
-  it("shows the adapters' own namespaces, defaults included", () => {
+  it("comes without the adapters' code: a process loads the code of the bus and store it builds", async () => {
+    const kafkaPostgres = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'kafka://127.0.0.1:9092',
+      [ENV.storeUrl]: 'postgres://u:secret@127.0.0.1/db',
+    });
+    // Nothing in this file imports the Kafka package itself, so its code is not loaded yet.
+    expect(() => transportFromConfig(kafkaPostgres)).toThrow(
+      "the Kafka transport's code is not loaded: await its registration's load() before create()",
+    );
+    const natsRedis = readConfig({
+      ...BASE,
+      [ENV.transportUrl]: 'nats://127.0.0.1:4222',
+      [ENV.storeUrl]: 'redis://127.0.0.1:6379',
+    });
+    await loadAdapterCode(natsRedis);
+    expect(transportFromConfig(natsRedis).name).toBe('nats');
+    expect(storeFromConfig(natsRedis).name).toBe('redis');
+    // Loading NATS and Redis loaded nothing of Kafka's.
+    expect(() => kafkaRegistration.create('kafka://h:9092', {}, {})).toThrow(/code is not loaded/);
+    await loadAdapterCode(kafkaPostgres);
+    expect(transportFromConfig(kafkaPostgres).name).toBe('kafka');
+    expect(storeFromConfig(kafkaPostgres).name).toBe('postgres');
+  });
+
+  it("shows the adapters' own namespaces, defaults included", async () => {
     const kafkaPostgres = readConfig({
       ...BASE,
       [ENV.transportUrl]: 'kafka://127.0.0.1:9092',
@@ -77,15 +103,18 @@ describe('adapter registry', () => {
       [ENV.storeUrl]: 'redis://127.0.0.1:6379',
       [ENV.redisKeyPrefix]: 'orders:',
     });
+    // The NATS prefix is resolved by the transport's own code, as it is when built.
+    await loadAdapterCode(natsRedis);
     expect(namespacesInUse(natsRedis)).toEqual({ transportPrefix: 'baton', redisKeyPrefix: 'orders:' });
   });
 
-  it('builds the adapter the scheme names, and lists the registered schemes when none does', () => {
+  it('builds the adapter the scheme names, and lists the registered schemes when none does', async () => {
     const config = readConfig({
       ...BASE,
       [ENV.transportUrl]: 'kafkas://h:9093',
       [ENV.storeUrl]: 'rediss://h',
     });
+    await loadAdapterCode(config);
     expect(transportFromConfig(config).name).toBe('kafka');
     expect(storeFromConfig(config).name).toBe('redis');
     // One Redis as bus and store: the variable, not the scheme, says which adapter a URL is for.
@@ -94,6 +123,7 @@ describe('adapter registry', () => {
       [ENV.transportUrl]: 'redis://h:6379',
       [ENV.storeUrl]: 'redis://h:6379',
     });
+    await loadAdapterCode(redisOnly);
     expect(transportFromConfig(redisOnly).name).toBe('redis');
     expect(storeFromConfig(redisOnly).name).toBe('redis');
     expect(namespacesInUse(redisOnly)).toEqual({ transportPrefix: 'baton-bus', redisKeyPrefix: 'baton:' });

@@ -4,13 +4,17 @@
  * `worker ready` line, the producer's bus variables) is derived from this list: a new transport or
  * store adds its package's registration here and nothing else (docs/architecture.md, "Adding an
  * adapter"). The `memory:` adapters are not here on purpose: they cannot be shared by a fleet.
+ *
+ * Each registration comes from its package's `/registration` export, without the adapter's code:
+ * a process loads the code of the bus and the store it builds (`loadAdapterCode` in adapters.ts),
+ * not every client library the worker could use.
  */
 import type { AnyAdapterRegistration, AdapterKind } from '@baton/core/adapter';
-import { kafkaRegistration } from '@baton/transport-kafka';
-import { natsRegistration } from '@baton/transport-nats';
-import { redisBusRegistration } from '@baton/transport-redis';
-import { postgresRegistration } from '@baton/store-postgres';
-import { redisRegistration } from '@baton/store-redis';
+import { kafkaRegistration } from '@baton/transport-kafka/registration';
+import { natsRegistration } from '@baton/transport-nats/registration';
+import { redisBusRegistration } from '@baton/transport-redis/registration';
+import { postgresRegistration } from '@baton/store-postgres/registration';
+import { redisRegistration } from '@baton/store-redis/registration';
 
 export const ADAPTERS = [
   natsRegistration,
@@ -61,6 +65,7 @@ export function isolatedEnv(kind: AdapterKind, url: string, id: string): Record<
 
 /** Deletes everything under namespace `id` on the server `url` names. Irreversible. */
 export async function removeIsolated(kind: AdapterKind, url: string, id: string): Promise<void> {
-  const { isolation, settings } = isolationOf(kind, url, id);
+  const { registration, isolation, settings } = isolationOf(kind, url, id);
+  await registration.load?.();
   await isolation.remove(url, settings);
 }

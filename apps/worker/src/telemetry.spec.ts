@@ -26,10 +26,10 @@ import { startTelemetry, tracingRequested, type Telemetry } from './telemetry.js
 const spans = new InMemorySpanExporter();
 let telemetry: Telemetry;
 
-beforeAll(() => {
+beforeAll(async () => {
   // Metrics through the same code the worker process runs; tracing through an in-memory exporter
   // (the process would export by OTLP), with the W3C propagator the SDK registers by default.
-  telemetry = startTelemetry({}, 'baton-worker-test');
+  telemetry = await startTelemetry({}, 'baton-worker-test');
   trace.setGlobalTracerProvider(
     new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] }),
   );

@@ -12,16 +12,15 @@
  *   `@opentelemetry/instrumentation-runtime-node`, next to Baton's own.
  * - `/metrics` names every metric with its unit's word, as a Collector does (prometheus-text.ts).
  * This module is called before any Worker is built: the metrics API has no proxy, so instruments
- * created earlier would stay no-ops.
+ * created earlier would stay no-ops. The tracing SDK and the OTLP exporters are imported only when
+ * the variables ask for them: together they are a large part of the process's start-up.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
-import { NodeSDK } from '@opentelemetry/sdk-node';
 import { metricsHandler } from './prometheus-text.js';
 
 type Env = Record<string, string | undefined>;
@@ -69,7 +68,7 @@ export function tracingRequested(env: Env): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
 
-export function startTelemetry(env: Env, defaultServiceName: string): Telemetry {
+export async function startTelemetry(env: Env, defaultServiceName: string): Promise<Telemetry> {
   const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
   const serviceName = env.OTEL_SERVICE_NAME?.trim() || defaultServiceName;
   // Pulled by our own HTTP server: the exporter's built-in server stays off.
@@ -77,10 +76,12 @@ export function startTelemetry(env: Env, defaultServiceName: string): Telemetry 
   const serveMetrics = metricsHandler(prometheus);
   const readers: IMetricReader[] = [prometheus];
   if (!disabled && list(env, 'OTEL_METRICS_EXPORTER').includes('otlp')) {
+    const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
     readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }));
   }
 
   if (tracingRequested(env)) {
+    const { NodeSDK } = await import('@opentelemetry/sdk-node');
     const sdk = new NodeSDK({
       serviceName,
       metricReaders: readers,

@@ -18,7 +18,7 @@ import { WorkerProcess } from '@baton/testing/crash';
 import { redisTestUrl, startPrivateNats, type PrivateServer } from '@baton/testing/servers';
 import { purgeRedisKeyPrefix } from '@baton/store-redis';
 import { readConfig } from './config.js';
-import { storeFromConfig, transportFromConfig } from './adapters.js';
+import { loadAdapterCode, storeFromConfig, transportFromConfig } from './adapters.js';
 import { inputLength, oversized } from './oversized.spec-helper.js';
 
 const MAX_PAYLOAD = 64 * 1024;
@@ -52,6 +52,7 @@ describe.each([
         BATON_PAYLOAD_REF_THRESHOLD_BYTES: String(threshold),
       };
       const resolved = readConfig(env);
+      await loadAdapterCode(resolved);
       transport = transportFromConfig(resolved);
       store = storeFromConfig(resolved);
       client = new Client({ transport, store, largePayloads: { thresholdBytes: threshold } });

@@ -33,6 +33,7 @@ export type {
   AdapterVariables,
   AnyAdapterRegistration,
 } from './contracts/registration.js';
+export { AdapterCode } from './contracts/registration.js';
 export { parseWholeNumber, switchSetting, textSetting, wholeNumberSetting } from './settings.js';
 export { PriorityLanes } from './priority-lanes.js';
 export type { LaneFetch } from './priority-lanes.js';

@@ -15,6 +15,8 @@
 import type { PresenceStore, Store } from '@baton/core/adapter';
 import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options.js';
 import { PostgresStore } from './postgres-store.js';
+import { dropPostgresSchema } from './purge.js';
+import { postgresCode } from './registration.js';
 
 /**
  * Creates a {@link Store} on PostgreSQL. Options are checked here (a bad URL or schema name
@@ -43,3 +45,6 @@ export { membershipChannel, PRESENCE_APPLICATION_PREFIX, presenceLockKeys } from
 export { STORE_APPLICATION_PREFIX } from './db.js';
 export { dropPostgresSchema } from './purge.js';
 export { postgresRegistration, type PostgresSettings } from './registration.js';
+
+// The registration holds none of the code above; importing the package provides it (AdapterCode).
+postgresCode.provide({ PostgresStore, dropPostgresSchema });

@@ -1,18 +1,29 @@
 /**
  * The Postgres store as the worker process knows it (`@baton/core/adapter`'s
  * AdapterRegistration): `postgres://` and `postgresql://` URLs, the BATON_POSTGRES_* variables,
- * and the schema shown in the `worker ready` line.
+ * and the schema shown in the `worker ready` line. This module (the package's `/registration`
+ * export) imports none of the store's code (pg): `load()` does (AdapterCode).
  */
 import { ConfigError } from '@baton/core';
 import {
+  AdapterCode,
   textSetting,
   wholeNumberSetting,
   type AdapterRegistration,
   type AdapterVariable,
 } from '@baton/core/adapter';
 import { resolvePostgresStoreOptions, SYNCHRONOUS_COMMIT_LEVELS, type SynchronousCommit } from './options.js';
-import { PostgresStore } from './postgres-store.js';
-import { dropPostgresSchema } from './purge.js';
+import type { PostgresStore } from './postgres-store.js';
+import type { dropPostgresSchema } from './purge.js';
+
+/** What the registration needs of the package's code; index.ts provides it. */
+export interface PostgresCode {
+  PostgresStore: typeof PostgresStore;
+  dropPostgresSchema: typeof dropPostgresSchema;
+}
+
+/** The package's code, loaded when a process picks this store. */
+export const postgresCode = new AdapterCode<PostgresCode>('the Postgres store', () => import('./index.js'));
 
 /** The settings the BATON_POSTGRES_* variables give. */
 export interface PostgresSettings {
@@ -80,9 +91,10 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
     ),
   },
   messages: { prefix: /^postgresStore: /, url: /\burl\b/ },
+  load: () => postgresCode.load(),
   // What postgresStore() does (it lives in index.ts, which exports this file).
   create: (url, { schema, poolSize, synchronousCommit, requireSynchronousStandby, preparedStatements }) =>
-    new PostgresStore(
+    new (postgresCode.get().PostgresStore)(
       resolvePostgresStoreOptions({
         url,
         ...(schema !== undefined && { schema }),
@@ -95,7 +107,10 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
   isolation: {
     settings: (id) => ({ schema: id }),
     // dropPostgresSchema refuses an empty schema itself.
-    remove: (url, { schema }) => dropPostgresSchema({ url, schema: schema ?? '' }),
+    remove: async (url, { schema }) => {
+      await postgresCode.load();
+      await postgresCode.get().dropPostgresSchema({ url, schema: schema ?? '' });
+    },
   },
   describeNamespace: (url, { schema }) => ({
     postgresSchema: resolvePostgresStoreOptions({ url, ...(schema !== undefined && { schema }) }).schema,

@@ -13,6 +13,10 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
+import { purgeRedisKeyPrefix } from './purge.js';
+import { redisStore } from './redis-store.js';
+import { redisStoreCode } from './registration.js';
+
 export type { RedisStoreOptions, ResolvedRedisStoreOptions } from './options.js';
 export {
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -34,3 +38,6 @@ export {
 } from './errors.js';
 export { SENTINEL_SCHEMES, type SentinelTarget } from './sentinel-url.js';
 export { redisRegistration, type RedisSettings } from './registration.js';
+
+// The registration holds none of the code above; importing the package provides it (AdapterCode).
+redisStoreCode.provide({ redisStore, purgeRedisKeyPrefix });

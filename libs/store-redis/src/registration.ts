@@ -1,12 +1,22 @@
 /**
  * The Redis store as the worker process knows it (`@baton/core/adapter`'s AdapterRegistration):
  * `redis://`, `rediss://`, `redis+sentinel://` and `rediss+sentinel://` URLs, the BATON_REDIS_*
- * variables, and the key prefix shown in the `worker ready` line.
+ * variables, and the key prefix shown in the `worker ready` line. This module (the package's
+ * `/registration` export) imports none of the store's code (ioredis): `load()` does (AdapterCode).
  */
-import { textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
+import { AdapterCode, textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
 import { resolveRedisStoreOptions } from './options.js';
-import { purgeRedisKeyPrefix } from './purge.js';
-import { redisStore } from './redis-store.js';
+import type { purgeRedisKeyPrefix } from './purge.js';
+import type { redisStore } from './redis-store.js';
+
+/** What the registration needs of the package's code; index.ts provides it. */
+export interface RedisStoreCode {
+  redisStore: typeof redisStore;
+  purgeRedisKeyPrefix: typeof purgeRedisKeyPrefix;
+}
+
+/** The package's code, loaded when a process picks this store. */
+export const redisStoreCode = new AdapterCode<RedisStoreCode>('the Redis store', () => import('./index.js'));
 
 /** The settings the BATON_REDIS_* variables give. */
 export interface RedisSettings {
@@ -45,8 +55,9 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
     ),
   },
   messages: { prefix: /^redisStore: /, url: /\burl\b/ },
+  load: () => redisStoreCode.load(),
   create: (url, { keyPrefix, waitReplicas, waitTimeoutMs, sentinelPassword }) =>
-    redisStore({
+    redisStoreCode.get().redisStore({
       url,
       ...(keyPrefix !== undefined && { keyPrefix }),
       ...(waitReplicas !== undefined && { waitReplicas }),
@@ -57,7 +68,8 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
     settings: (id) => ({ keyPrefix: `${id}:` }),
     // purgeRedisKeyPrefix refuses an empty prefix itself.
     remove: async (url, { keyPrefix, sentinelPassword }) => {
-      await purgeRedisKeyPrefix({
+      await redisStoreCode.load();
+      await redisStoreCode.get().purgeRedisKeyPrefix({
         url,
         keyPrefix: keyPrefix ?? '',
         ...(sentinelPassword !== undefined && { sentinelPassword }),

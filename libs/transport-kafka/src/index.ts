@@ -1,3 +1,7 @@
+import { deleteKafkaTopics } from './admin.js';
+import { kafkaTransport } from './kafka-transport.js';
+import { kafkaCode } from './registration.js';
+
 export { kafkaTransport, KafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
 export type { KafkaQueueStats } from './run-queue.js';
 export type { KafkaGroupLog, KafkaGroupLogStats } from './group-log.js';
@@ -28,3 +32,6 @@ export {
   type KafkaProduceFloorOptions,
 } from './produce-floor.js';
 export { kafkaRegistration, type KafkaSettings } from './registration.js';
+
+// The registration holds none of the code above; importing the package provides it (AdapterCode).
+kafkaCode.provide({ kafkaTransport, deleteKafkaTopics });

@@ -2,18 +2,30 @@
  * The Kafka transport as the worker process knows it (`@baton/core/adapter`'s
  * AdapterRegistration): `kafka://` and `kafkas://` URLs (SASL credentials in the URL's user
  * part), the BATON_KAFKA_* variables, and the topic prefix shown in the `worker ready` line.
+ * This module (the package's `/registration` export) imports none of the transport's code (kafkajs):
+ * `load()` does (AdapterCode).
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '@baton/core';
 import {
+  AdapterCode,
   switchSetting,
   textSetting,
   wholeNumberSetting,
   type AdapterRegistration,
 } from '@baton/core/adapter';
-import { deleteKafkaTopics } from './admin.js';
-import { kafkaTransport } from './kafka-transport.js';
+import type { deleteKafkaTopics } from './admin.js';
+import type { kafkaTransport } from './kafka-transport.js';
 import { resolveKafkaOptions, type KafkaPartitionOwnership } from './options.js';
+
+/** What the registration needs of the package's code; index.ts provides it. */
+export interface KafkaCode {
+  kafkaTransport: typeof kafkaTransport;
+  deleteKafkaTopics: typeof deleteKafkaTopics;
+}
+
+/** The package's code, loaded when a process picks this transport. */
+export const kafkaCode = new AdapterCode<KafkaCode>('the Kafka transport', () => import('./index.js'));
 
 /** The settings the BATON_KAFKA_* variables give. */
 export interface KafkaSettings {
@@ -113,6 +125,7 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
     aboutUrl: /\bURL parameter\b|\bthe URL\b|\bsasl\b/,
   },
   logComponent: 'kafkajs',
+  load: () => kafkaCode.load(),
   create: (url, settings, hooks) => {
     const {
       prefix,
@@ -132,7 +145,7 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       saslMechanism === undefined
         ? url
         : `${url}${url.includes('?') ? '&' : '?'}sasl=${encodeURIComponent(saslMechanism)}`;
-    return kafkaTransport({
+    return kafkaCode.get().kafkaTransport({
       brokers,
       ...(prefix !== undefined && { prefix }),
       ...(partitions !== undefined && { partitions }),
@@ -159,7 +172,8 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
     remove: async (url, { prefix }) => {
       // Without a prefix this would name the default installation's topics: refuse.
       if (prefix === undefined) throw new ConfigError('kafkaRegistration.isolation.remove needs a prefix');
-      await deleteKafkaTopics({ brokers: url, prefix });
+      await kafkaCode.load();
+      await kafkaCode.get().deleteKafkaTopics({ brokers: url, prefix });
     },
   },
   describeNamespace: (url, { prefix }) => ({

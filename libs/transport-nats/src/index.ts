@@ -16,6 +16,12 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
+import { deleteNatsStreams } from './admin.js';
+import { natsTransport } from './nats-transport.js';
+import { natsObjectPayloadStore } from './object-payload-store.js';
+import { resolveNatsTransportOptions } from './options.js';
+import { natsCode } from './registration.js';
+
 export type {
   NatsTlsOptions,
   NatsTransportOptions,
@@ -50,3 +56,6 @@ export {
 /** The transport's pipelined publisher, exported for the bench's group-commit probe. */
 export { JetStreamPublisher } from './publisher.js';
 export { natsConnectionFromSettings, natsRegistration, type NatsSettings } from './registration.js';
+
+// The registration holds none of the code above; importing the package provides it (AdapterCode).
+natsCode.provide({ natsTransport, natsObjectPayloadStore, deleteNatsStreams, resolveNatsTransportOptions });

@@ -1,19 +1,33 @@
 /**
  * The NATS transport as the worker process knows it (`@baton/core/adapter`'s
  * AdapterRegistration): `nats://` and `tls://` URLs, the BATON_NATS_* variables, and the
- * stream prefix shown in the `worker ready` line.
+ * stream prefix shown in the `worker ready` line. This module (the package's `/registration`
+ * export) imports none of the transport's code: `load()` does (AdapterCode).
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '@baton/core';
 import {
+  AdapterCode,
   switchSetting,
   textSetting,
   wholeNumberSetting,
   type AdapterRegistration,
 } from '@baton/core/adapter';
-import { deleteNatsStreams } from './admin.js';
-import { natsTransport } from './nats-transport.js';
-import { resolveNatsTransportOptions } from './options.js';
+import type { deleteNatsStreams } from './admin.js';
+import type { natsTransport } from './nats-transport.js';
+import type { natsObjectPayloadStore } from './object-payload-store.js';
+import type { resolveNatsTransportOptions } from './options.js';
+
+/** What the registration needs of the package's code; index.ts provides it. */
+export interface NatsCode {
+  natsTransport: typeof natsTransport;
+  natsObjectPayloadStore: typeof natsObjectPayloadStore;
+  deleteNatsStreams: typeof deleteNatsStreams;
+  resolveNatsTransportOptions: typeof resolveNatsTransportOptions;
+}
+
+/** The package's code, loaded when a process picks this transport. */
+export const natsCode = new AdapterCode<NatsCode>('the NATS transport', () => import('./index.js'));
 
 /** The settings the BATON_NATS_* variables give. */
 export interface NatsSettings {
@@ -92,8 +106,9 @@ export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSett
     url: /\bservers?( URL)?\b/,
     aboutUrl: /\bURL parameter\b|\bthe URL\b/,
   },
+  load: () => natsCode.load(),
   create: (url, settings) =>
-    natsTransport({
+    natsCode.get().natsTransport({
       ...natsConnectionFromSettings(url, settings),
       ...(settings.prefix !== undefined && { prefix: settings.prefix }),
       ...(settings.ackWaitMs !== undefined && { ackWaitMs: settings.ackWaitMs }),
@@ -106,11 +121,15 @@ export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSett
       // Without a prefix this would name the default installation's streams: refuse.
       if (settings.prefix === undefined)
         throw new ConfigError('natsRegistration.isolation.remove needs a prefix');
-      await deleteNatsStreams({ ...natsConnectionFromSettings(url, settings), prefix: settings.prefix });
+      await natsCode.load();
+      await natsCode
+        .get()
+        .deleteNatsStreams({ ...natsConnectionFromSettings(url, settings), prefix: settings.prefix });
     },
   },
   describeNamespace: (url, { prefix }) => ({
-    transportPrefix: resolveNatsTransportOptions({ servers: url, ...(prefix !== undefined && { prefix }) })
-      .prefix,
+    transportPrefix: natsCode
+      .get()
+      .resolveNatsTransportOptions({ servers: url, ...(prefix !== undefined && { prefix }) }).prefix,
   }),
 };

@@ -16,6 +16,10 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
+import { deleteRedisTransportKeys } from './admin.js';
+import { redisTransport } from './redis-transport.js';
+import { redisBusCode } from './registration.js';
+
 export type { RedisServer, RedisTransportOptions, ResolvedRedisTransportOptions } from './options.js';
 export {
   DEFAULT_REDIS_TRANSPORT_PREFIX,
@@ -37,3 +41,6 @@ export {
 } from './errors.js';
 export { deleteRedisTransportKeys } from './admin.js';
 export { redisBusRegistration, type RedisBusSettings } from './registration.js';
+
+// The registration holds none of the code above; importing the package provides it (AdapterCode).
+redisBusCode.provide({ redisTransport, deleteRedisTransportKeys });

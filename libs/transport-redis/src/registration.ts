@@ -3,18 +3,30 @@
  * AdapterRegistration): `redis://`, `rediss://` and `redis(s)+sentinel://` URLs in
  * BATON_TRANSPORT_URL, the
  * BATON_REDIS_BUS_* variables, and the key prefix shown in the `worker ready` line. The Redis
- * store serves the same schemes in BATON_STORE_URL: the kind of variable picks which.
+ * store serves the same schemes in BATON_STORE_URL: the kind of variable picks which. This module
+ * (the package's `/registration` export) imports none of the transport's code (BullMQ, ioredis):
+ * `load()` does (AdapterCode).
  */
 import { ConfigError } from '@baton/core';
 import {
+  AdapterCode,
   switchSetting,
   textSetting,
   wholeNumberSetting,
   type AdapterRegistration,
 } from '@baton/core/adapter';
-import { deleteRedisTransportKeys } from './admin.js';
+import type { deleteRedisTransportKeys } from './admin.js';
 import { resolveRedisTransportOptions } from './options.js';
-import { redisTransport } from './redis-transport.js';
+import type { redisTransport } from './redis-transport.js';
+
+/** What the registration needs of the package's code; index.ts provides it. */
+export interface RedisBusCode {
+  redisTransport: typeof redisTransport;
+  deleteRedisTransportKeys: typeof deleteRedisTransportKeys;
+}
+
+/** The package's code, loaded when a process picks this transport. */
+export const redisBusCode = new AdapterCode<RedisBusCode>('the Redis transport', () => import('./index.js'));
 
 /** The settings the BATON_REDIS_BUS_* variables give. */
 export interface RedisBusSettings {
@@ -73,11 +85,12 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
     ),
   },
   messages: { prefix: /^redisTransport: /, url: /\burl\b/ },
+  load: () => redisBusCode.load(),
   create: (
     url,
     { prefix, ackWaitMs, pollMs, priorityLanes, waitReplicas, waitTimeoutMs, sentinelPassword },
   ) =>
-    redisTransport({
+    redisBusCode.get().redisTransport({
       url,
       ...(priorityLanes !== undefined && { priorityLanes }),
       ...(sentinelPassword !== undefined && { sentinelPassword }),
@@ -94,7 +107,8 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
     remove: async (url, { prefix, sentinelPassword }) => {
       // Without a prefix this would name the default installation's keys: refuse.
       if (prefix === undefined) throw new ConfigError('redisBusRegistration.isolation.remove needs a prefix');
-      await deleteRedisTransportKeys({
+      await redisBusCode.load();
+      await redisBusCode.get().deleteRedisTransportKeys({
         url,
         prefix,
         ...(sentinelPassword !== undefined && { sentinelPassword }),

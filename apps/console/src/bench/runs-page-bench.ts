@@ -14,7 +14,7 @@
  *   the navigation's start (the page's HTML, script, and its /api/runs and /api/run-counts calls).
  */
 import { Client } from '@baton/client';
-import { operatorAdapters, readOperatorConfig } from '@baton/worker-app';
+import { loadAdapterCode, operatorAdapters, readOperatorConfig } from '@baton/worker-app';
 import { launchChromium } from '../browser.spec-helper.js';
 import { freeConsolePort } from '../console-port.spec-helper.js';
 import { startConsole } from '../index.js';
@@ -65,7 +65,9 @@ export async function runsPageBench(samples: number, port: number | undefined): 
     );
     process.exit(2);
   }
-  const adapters = operatorAdapters(readOperatorConfig(env));
+  const config = readOperatorConfig(env);
+  await loadAdapterCode(config);
+  const adapters = operatorAdapters(config);
   const client = new Client({ transport: adapters.transport, store: adapters.store });
   await client.connect();
   const counts = await client.runs.count();

@@ -84,8 +84,15 @@ export interface AdapterRegistration<
   /** The `component` of its client library's log lines in the worker's log; without it no log hook is given. */
   readonly logComponent?: string;
   /**
+   * Loads the adapter's code (its client library) if it is not loaded yet; `create`,
+   * `describeNamespace` and `isolation.remove` need it. A registration is imported without its
+   * code, so a process that builds one bus and one store loads only theirs ({@link AdapterCode}).
+   * Left out by a registration whose code is always loaded with it.
+   */
+  load?(): Promise<void>;
+  /**
    * Builds the adapter (does not connect). Throws ConfigError for a bad option or a file a
-   * variable names that cannot be read (naming that variable).
+   * variable names that cannot be read (naming that variable). With a `load`, call it first.
    */
   create(url: string, settings: Settings, hooks: AdapterHooks): AdapterOfKind[Kind];
   /**
@@ -96,6 +103,53 @@ export interface AdapterRegistration<
   describeNamespace(url: string, settings: Settings): Record<string, string>;
   /** For tests and benchmarks that share servers: a namespace of their own, and its removal. */
   readonly isolation?: AdapterIsolation<Settings>;
+}
+
+/**
+ * The code behind an adapter's registration, loaded only when a process picks that adapter. A
+ * worker builds one bus and one store, so importing every registration must not import every
+ * client library (kafkajs, pg, BullMQ: about half of a worker's start-up before this). The
+ * package's entry module provides its code when it is imported, so a program that imports the
+ * package can `create` at once; a process holding only the registration (the `/registration`
+ * export) calls `load()`, which imports that entry.
+ *
+ * Invariant: `get()` never imports anything; it returns the provided code or throws, naming the
+ * adapter and the call that was missing.
+ */
+export class AdapterCode<Code> {
+  #code: Code | undefined;
+
+  /**
+   * @param adapter the adapter's name in messages (`the NATS transport`)
+   * @param importEntry imports the package's entry module, which calls {@link provide}
+   */
+  constructor(
+    private readonly adapter: string,
+    private readonly importEntry: () => Promise<unknown>,
+  ) {}
+
+  /** Called once by the package's entry module with what the registration needs. */
+  provide(code: Code): void {
+    this.#code = code;
+  }
+
+  /** Imports the package's entry module unless its code is already provided. */
+  async load(): Promise<void> {
+    if (this.#code !== undefined) return;
+    await this.importEntry();
+    if (this.#code === undefined) throw new Error(`importing ${this.adapter}'s package provided no code`);
+  }
+
+  /** The provided code; throws when nobody loaded it. */
+  get(): Code {
+    if (this.#code === undefined) {
+      throw new Error(
+        `${this.adapter}'s code is not loaded: await its registration's load() before create() ` +
+          `(the worker app's loadAdapterCode does), or import its package`,
+      );
+    }
+    return this.#code;
+  }
 }
 
 /** How to keep a test's or a benchmark's data apart on a shared server, and remove it afterwards. */

@@ -81,9 +81,11 @@ export class WorkerProcess {
   /** Local time the last signal was sent. */
   signalledAt: number | undefined;
 
+  /** `nodeArgs` go to node before the worker's own (e.g. `--import` of a test's preload). */
   constructor(
     readonly name: string,
     env: Record<string, string>,
+    nodeArgs: readonly string[] = [],
   ) {
     const runtime = workerRuntime();
     const dist = runtime === 'dist';
@@ -92,7 +94,7 @@ export class WorkerProcess {
       dist && env.BATON_WORKFLOWS?.endsWith('.ts')
         ? { BATON_WORKFLOWS: builtModule(env.BATON_WORKFLOWS) }
         : {};
-    this.child = spawn(process.execPath, node.args, {
+    this.child = spawn(process.execPath, [...nodeArgs, ...node.args], {
       cwd: REPO_ROOT,
       // Many workers share this host in tests: each serves its probes on a free port.
       env: {
