@@ -3,7 +3,8 @@
  * implements (and the conformance suites in @baton/testing check), their record types, the
  * registration the worker process reads an adapter by, the adapter lifecycle, and the small
  * helpers adapters share: variable parsers, URL masking, connection-failure codes, byte views,
- * stored-checkpoint parsing, run-id checks.
+ * stored-checkpoint parsing, run-id checks, and the Redis adapters' Sentinel URLs, connection
+ * settings and Lua script runners.
  */
 export type { Adapter } from './contracts/adapter.js';
 export {
@@ -171,3 +172,12 @@ export { refuseDelete } from './errors.js';
 export { assertRunId, RUN_ID_PATTERN } from './ids.js';
 export type { ParsedSentinelUrl, SentinelTarget } from './sentinel-url.js';
 export { isSentinelUrl, parseSentinelUrl, SENTINEL_SCHEMES } from './sentinel-url.js';
+export type { RedisConnectionEvents, SentinelSettings } from './redis-connection.js';
+export {
+  redisReconnectDelay,
+  redisRetryDelay,
+  sentinelSettings,
+  watchRedisConnection,
+} from './redis-connection.js';
+export type { LuaCommandHost, LuaScriptRunner } from './redis-scripts.js';
+export { defineLuaScripts } from './redis-scripts.js';

@@ -18,13 +18,10 @@
  */
 import { Redis } from 'ioredis';
 import type { BatonError } from '@baton/core';
+import { redisRetryDelay, sentinelSettings, watchRedisConnection } from '@baton/core/adapter';
 import { RedisAuthError, RedisPermissionError, RedisUnavailableError, refusedCommand } from './errors.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
 
-/** Backoff of reconnect attempts once open: 100 ms doubling up to this. */
-const MAX_RECONNECT_DELAY_MS = 2_000;
-/** Pause between attempts while opening; short, because open() has a deadline of its own. */
-const OPEN_RETRY_DELAY_MS = 200;
 /** How long close() waits for QUIT before it drops the socket. */
 const QUIT_TIMEOUT_MS = 1_000;
 
@@ -47,31 +44,16 @@ export function createConnection(
 ): StoreConnection {
   let phase: Phase = 'idle';
   let deadline = 0;
-  let lastError: Error | undefined;
-  let refused = false;
-  let generation = 0;
 
-  const retryStrategy = (attempt: number): number | null => {
-    if (phase === 'open') return Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
-    if (phase !== 'opening' || refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
-    return OPEN_RETRY_DELAY_MS;
-  };
+  // Invariants 1 and 2, and 4 below: the Redis transport's command connection has them too
+  // (@baton/core/adapter).
+  const retryStrategy = (attempt: number): number | null =>
+    redisRetryDelay(attempt, phase, events.refused, deadline);
   const sentinel = options.sentinel;
   const redis = new Redis({
     ...(sentinel === undefined
       ? { host: options.host, port: options.port }
-      : {
-          sentinels: sentinel.sentinels,
-          name: sentinel.masterName,
-          role: 'master' as const,
-          ...(sentinel.password !== undefined && { sentinelPassword: sentinel.password }),
-          ...(options.tls !== undefined && { enableTLSForSentinelMode: true, sentinelTLS: options.tls }),
-          // Asked when no sentinel names a reachable primary (all down, or mid-failover).
-          sentinelRetryStrategy: retryStrategy,
-          failoverDetector: true,
-          // A demoted primary refuses writes with READONLY: reconnect (1), never resend (2).
-          reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
-        }),
+      : sentinelSettings(sentinel, sentinel.password, options.tls, retryStrategy)),
     db: options.db,
     ...(options.username !== undefined && { username: options.username }),
     ...(options.password !== undefined && { password: options.password }),
@@ -83,20 +65,14 @@ export function createConnection(
     autoResendUnfulfilledCommands: false,
     retryStrategy,
   });
-  redis.on('ready', () => {
-    generation++;
-  });
   // Always listened to: ioredis prints unhandled 'error' events, and open() reports the last one.
-  redis.on('error', (err: Error) => {
-    lastError = err;
-    if (/WRONGPASS|NOAUTH|NOPERM/.test(err.message)) refused = true;
-  });
+  const events = watchRedisConnection(redis);
 
   const open = (): Promise<void> => {
     phase = 'opening';
     deadline = Date.now() + options.connectTimeoutMs;
-    lastError = undefined;
-    refused = false;
+    events.lastError = undefined;
+    events.refused = false;
     return new Promise<void>((resolve, reject) => {
       const cleanup = (): void => {
         clearTimeout(timer);
@@ -111,13 +87,13 @@ export function createConnection(
       const onEnd = (): void => {
         cleanup();
         phase = 'idle';
-        reject(openFailure(options, lastError));
+        reject(openFailure(options, events.lastError));
       };
       const timer = setTimeout(() => {
         cleanup();
         phase = 'idle';
         redis.disconnect();
-        reject(openFailure(options, lastError));
+        reject(openFailure(options, events.lastError));
       }, options.connectTimeoutMs);
       redis.once('ready', onReady);
       redis.once('end', onEnd);
@@ -148,7 +124,7 @@ export function createConnection(
     return closing;
   };
 
-  return { redis, generation: () => generation, open, close };
+  return { redis, generation: () => events.generation, open, close };
 }
 
 /** The error open() rejects with: which server, what went wrong, what to do. */

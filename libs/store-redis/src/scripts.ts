@@ -3,13 +3,14 @@
  * `dist`) and registers them on a connection with ioredis `defineCommand`, which runs each with
  * EVALSHA once the connection has sent it, and with EVAL when the server does not know it (a
  * restart or SCRIPT FLUSH emptied its script cache). The ACL user therefore needs only EVAL and
- * EVALSHA.
+ * EVALSHA. The registering is the Redis transport's too (`@baton/core/adapter`).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { BatonError } from '@baton/core';
+import { defineLuaScripts, type LuaScriptRunner } from '@baton/core/adapter';
 
 /** The scripts, by file name without `.lua`. */
 export const SCRIPT_NAMES = [
@@ -97,37 +98,19 @@ function readScript(dir: URL, name: string): string {
   }
 }
 
-/** Runs a script by name; `keys` and `args` become KEYS and ARGV. */
-export type ScriptRunner = (
-  name: ScriptName,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-) => Promise<unknown>;
-
-/** The method a script becomes on a connection: prefixed, so no script can shadow a Redis command. */
-const commandName = (name: ScriptName) => `baton:${name}` as const;
-
 /**
- * What `defineCommand` adds to a connection for each script: with no fixed `numberOfKeys` in the
- * definition, the key count is the first argument (the scripts that renew or reap many leases
- * take a varying number of keys).
+ * Runs a script by name; `keys` and `args` become KEYS and ARGV. The key count goes with each call
+ * (the scripts that renew or reap many leases take a varying number of keys).
  */
-type ScriptCommands = Record<
-  ReturnType<typeof commandName>,
-  (numberOfKeys: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>
->;
+export type ScriptRunner = LuaScriptRunner<ScriptName, string | number>;
 
 /**
- * Registers every script on this connection with ioredis `defineCommand` and returns the typed
- * runner over them. ioredis sends a script's first call on a connection (a new one after every
- * reconnect) as EVAL and the later ones as EVALSHA, and resends one refused with NOSCRIPT (a
- * server whose script cache was emptied) as EVAL, which caches it again.
+ * Registers every script on this connection as `baton:<name>` (prefixed, so no script can shadow
+ * a Redis command) and returns the typed runner over them.
  */
 export function defineScripts(redis: Redis): ScriptRunner {
-  const scripts = loadScripts();
-  for (const [name, { source }] of scripts) redis.defineCommand(commandName(name), { lua: source });
-  const commands = redis as unknown as ScriptCommands;
-  return (name, keys, args) => commands[commandName(name)](keys.length, ...keys, ...args);
+  const sources = [...loadScripts()].map(([name, { source }]) => [name, source] as const);
+  return defineLuaScripts(redis, sources, 'baton');
 }
 
 /**

@@ -13,13 +13,15 @@
  *    {@link withTimeout} instead: no operation waits on Redis for longer than `requestTimeoutMs`.
  */
 import { Redis, type RedisOptions } from 'ioredis';
+import {
+  redisReconnectDelay,
+  redisRetryDelay,
+  sentinelSettings,
+  watchRedisConnection,
+} from '@baton/core/adapter';
 import type { ResolvedRedisTransportOptions } from './options.js';
 import { RedisTransportVersionError, timedOut, toRedisTransportError, type ErrorContext } from './errors.js';
 
-/** Backoff of reconnect attempts once open: 100 ms doubling up to this. */
-const MAX_RECONNECT_DELAY_MS = 2_000;
-/** Pause between attempts while opening. */
-const OPEN_RETRY_DELAY_MS = 200;
 /** The oldest server with what the transport uses: `XADD key <ms>-*` (7.0) and `(`-exclusive XRANGE (6.2). */
 export const MIN_REDIS_MAJOR = 7;
 
@@ -33,7 +35,8 @@ export interface CommandConnection {
  * The server settings, for ioredis and for BullMQ alike. Through Sentinel every connect and
  * reconnect asks the sentinels for the primary, the connection drops as soon as a sentinel
  * announces a new one (failoverDetector), and a READONLY reply (a demoted primary still
- * connected) drops it too, without resending: after a failover no command goes to the old primary.
+ * connected) drops it too, without resending: after a failover no command goes to the old primary
+ * (the Redis store's settings too, from `@baton/core/adapter`).
  */
 export function serverSettings(
   options: ResolvedRedisTransportOptions,
@@ -50,21 +53,13 @@ export function serverSettings(
   if (server.kind === 'direct') return { ...common, host: server.host, port: server.port };
   return {
     ...common,
-    sentinels: server.target.sentinels,
-    name: server.target.masterName,
-    role: 'master',
-    ...(server.sentinelPassword !== undefined && { sentinelPassword: server.sentinelPassword }),
-    ...(server.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
-    ...(retryStrategy !== undefined && { sentinelRetryStrategy: retryStrategy }),
-    failoverDetector: true,
-    reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
+    ...sentinelSettings(server.target, server.sentinelPassword, server.tls ? {} : undefined, retryStrategy),
   };
 }
 
 /** The settings BullMQ builds its connections from (invariant 2). */
 export function bullConnection(options: ResolvedRedisTransportOptions): RedisOptions {
-  const retryStrategy = (attempt: number) =>
-    Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
+  const retryStrategy = redisReconnectDelay;
   return { ...serverSettings(options, retryStrategy), maxRetriesPerRequest: null, retryStrategy };
 }
 
@@ -76,15 +71,9 @@ export async function openCommandConnection(
   options: ResolvedRedisTransportOptions,
 ): Promise<CommandConnection> {
   let phase: 'opening' | 'open' = 'opening';
-  let generation = 0;
-  let refused = false;
-  let lastError: Error | undefined;
   const deadline = Date.now() + options.connectTimeoutMs;
-  const retryStrategy = (attempt: number): number | null => {
-    if (phase === 'open') return Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS);
-    if (refused || Date.now() + OPEN_RETRY_DELAY_MS >= deadline) return null;
-    return OPEN_RETRY_DELAY_MS;
-  };
+  const retryStrategy = (attempt: number): number | null =>
+    redisRetryDelay(attempt, phase, events.refused, deadline);
   const redis = new Redis({
     // With Sentinel, the same strategy when no sentinel names a reachable primary.
     ...serverSettings(options, retryStrategy),
@@ -93,19 +82,15 @@ export async function openCommandConnection(
     autoResendUnfulfilledCommands: false,
     retryStrategy,
   });
-  redis.on('ready', () => {
-    generation++;
-  });
-  redis.on('error', (err: Error) => {
-    lastError = err;
-    if (/WRONGPASS|NOAUTH|NOPERM/.test(err.message)) refused = true;
-  });
+  const events = watchRedisConnection(redis);
   const context = { url: options.displayUrl, operation: 'connect' };
   try {
     await withTimeout(
       new Promise<void>((resolve, reject) => {
         redis.once('ready', () => resolve());
-        redis.once('end', () => reject(lastError ?? new Error('the connection ended before it was ready')));
+        redis.once('end', () =>
+          reject(events.lastError ?? new Error('the connection ended before it was ready')),
+        );
         redis.connect().catch(() => undefined);
       }),
       options.connectTimeoutMs,
@@ -113,13 +98,13 @@ export async function openCommandConnection(
     );
     phase = 'open';
     await checkVersion(redis, options.displayUrl);
-    return { redis, generation: () => generation };
+    return { redis, generation: () => events.generation };
   } catch (err) {
     redis.disconnect();
     // The version check's own error says more than any socket error; otherwise the last socket
     // error (ECONNREFUSED, WRONGPASS) says more than "no answer within".
     throw toRedisTransportError(
-      err instanceof RedisTransportVersionError ? err : (lastError ?? err),
+      err instanceof RedisTransportVersionError ? err : (events.lastError ?? err),
       context,
     );
   }

@@ -1,23 +1,21 @@
 /**
  * Loads the Lua scripts in `./lua` (next to this module in `src` and, copied by the build, in
  * `dist`) and registers them on the command connection with ioredis `defineCommand`: EVALSHA once
- * the connection has sent a script, EVAL when the server does not know it (after a restart).
+ * the connection has sent a script, EVAL when the server does not know it (after a restart). The
+ * registering is the Redis store's too (`@baton/core/adapter`).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { BatonError } from '@baton/core';
+import { defineLuaScripts, type LuaScriptRunner } from '@baton/core/adapter';
 
 /** The scripts, by file name without `.lua`. */
 export const SCRIPT_NAMES = ['journal-append', 'group-append'] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 /** Runs a script by name; `keys` and `args` become KEYS and ARGV. */
-export type ScriptRunner = (
-  name: ScriptName,
-  keys: readonly string[],
-  args: readonly (string | Buffer | number)[],
-) => Promise<unknown>;
+export type ScriptRunner = LuaScriptRunner<ScriptName, string | Buffer | number>;
 
 let sources: ReadonlyMap<ScriptName, string> | undefined;
 
@@ -42,17 +40,10 @@ function readScript(dir: URL, name: string): string {
   }
 }
 
-/** The method a script becomes on a connection: prefixed, so no script shadows a Redis command. */
-const commandName = (name: ScriptName) => `batonBus:${name}` as const;
-
-type ScriptCommands = Record<
-  ReturnType<typeof commandName>,
-  (numberOfKeys: number, ...keysAndArgs: (string | Buffer | number)[]) => Promise<unknown>
->;
-
-/** Registers every script on `redis` and returns the runner over them. */
+/**
+ * Registers every script on `redis` as `batonBus:<name>` (prefixed, so no script shadows a Redis
+ * command) and returns the runner over them.
+ */
 export function defineScripts(redis: Redis): ScriptRunner {
-  for (const [name, lua] of loadSources()) redis.defineCommand(commandName(name), { lua });
-  const commands = redis as unknown as ScriptCommands;
-  return (name, keys, args) => commands[commandName(name)](keys.length, ...keys, ...args);
+  return defineLuaScripts(redis, loadSources(), 'batonBus');
 }

@@ -24,18 +24,10 @@
  *    sees; a crash mid-wait loses nothing (the step is live again on resume and asks again).
  */
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleepFor } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { toMs } from '../duration.js';
-import {
-  BatonError,
-  CancelledError,
-  ConfigError,
-  NonDeterminismError,
-  UnencodableValueError,
-} from '../errors.js';
+import { BatonError, CancelledError, NonDeterminismError, UnencodableValueError } from '../errors.js';
 import type { RateLimitRequest } from '../contracts/rate-limits.js';
-import { rateLimitRequest } from '../rate-limit.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { signalName } from '../signal.js';
@@ -79,8 +71,8 @@ export class ReplayExecutor {
   private readonly refreshes = new Refreshes();
   private readonly patchAnswers: PatchAnswers;
   private readonly waits: PendingWaits;
-  /** Steps a rate limit refused, until they ask again (invariant 8). */
-  private readonly rateWaits = new RateWaits();
+  /** Rate-limited steps: their asks, and the waits of those the store refused (invariant 8). */
+  private readonly rateWaits: RateWaits;
   private readonly deferred: Array<() => void> = [];
   /**
    * One signal for every activity of the run: aborted on cancel, lease loss or finish. (Per-
@@ -116,6 +108,18 @@ export class ReplayExecutor {
     this.patchAnswers = new PatchAnswers(history);
     this.waits = new PendingWaits(options.runId, new Set(history?.consumedSignalIds));
     if (options.cancelRequested) this.cancelReason = options.cancelReason ?? 'cancel requested';
+    this.rateWaits = new RateWaits({
+      runId: options.runId,
+      host: this.host,
+      signal: this.activityAbort.signal,
+      wake: this.wake,
+      isRunning: () => this.state === 'running' && !this.fatal,
+      cancelReason: () => this.cancelReason,
+      countInFlight: (delta) => {
+        this.inFlight += delta;
+      },
+      abort: (cause) => this.abort(cause),
+    });
     this.ctx = this.createContext();
   }
 
@@ -302,8 +306,8 @@ export class ReplayExecutor {
           maxAgeMs: effective.maxAgeMs,
           run: async () => {
             await this.flushAppends();
-            const request = this.rateRequest(stale, input);
-            if (request !== undefined) await this.waitForToken(request);
+            const request = this.rateWaits.request(stale, input);
+            if (request !== undefined) await this.rateWaits.waitForPlace(request);
             return executeActivity(this.execution(stale, input, seq, false, true, false, request));
           },
         });
@@ -317,97 +321,20 @@ export class ReplayExecutor {
     }
     let request: RateLimitRequest | undefined;
     try {
-      request = this.rateRequest(effective, input);
+      request = this.rateWaits.request(effective, input);
     } catch (err) {
       this.fail(err as Error);
       return never();
     }
     const execution = this.execution(effective, input, seq, inDoubt, false, pipelined, request);
     if (request === undefined) return this.startLive(execution, pipelined);
-    return this.rateGated(seq, request, () => this.startLive(execution, pipelined));
+    return this.rateWaits.gate(seq, request, () => this.startLive(execution, pipelined));
   }
 
   /** Starts a live execution, after the journal appends in flight unless the step is pipelined. */
   private startLive<I, O>(execution: ActivityExecution<I, O>, pipelined: boolean): Promise<O> {
     if (pipelined || this.pendingAppends === 0) return this.live(executeActivity(execution));
     return this.live(this.flushAppends().then(() => executeActivity(execution)));
-  }
-
-  /**
-   * The store request of a live call of a rate-limited activity, undefined without a limit. A key
-   * function that fails, or a host that cannot ask a store, is a ConfigError (the run fails): a
-   * declared limit is never skipped.
-   */
-  private rateRequest<I>(def: ActivityDefinition<I, unknown>, input: I): RateLimitRequest | undefined {
-    if (def.rateLimit === undefined) return undefined;
-    if (this.host.takeRateToken === undefined) {
-      throw new ConfigError(
-        `activity ${def.name} has a rate limit, and this host cannot ask a store for a place under it`,
-      );
-    }
-    return rateLimitRequest(def.name, def.rateLimit, input);
-  }
-
-  /**
-   * Starts a rate-limited step's first attempt once the store grants a place (invariant 8). A
-   * refusal parks the step in `rateWaits` until the time the store said; the run's loop asks again
-   * then, waiting in process with its worker slot lent, or suspended (handleWaits). The ask is
-   * work in flight; the wait is not. A store that fails the ask stops the run (it resumes later),
-   * as a failed journal append does.
-   */
-  private rateGated<O>(seq: number, request: RateLimitRequest, start: () => Promise<O>): Promise<O> {
-    return new Promise<O>((resolve, reject) => {
-      const ask = (): void => {
-        // Frozen or stopped: the step never starts here; a resumed run asks again.
-        if (this.state !== 'running' || this.fatal) return;
-        if (this.cancelReason !== undefined) {
-          reject(new CancelledError(this.options.runId, this.cancelReason));
-          return;
-        }
-        this.inFlight++;
-        this.host.takeRateToken!(request).then(
-          (answer) => {
-            if (this.cancelReason !== undefined) {
-              reject(new CancelledError(this.options.runId, this.cancelReason));
-            } else if (this.state === 'running' && !this.fatal) {
-              // start() counts the step as in flight before the ask stops counting.
-              if (answer.granted) start().then(resolve, reject);
-              else this.rateWaits.add(seq, { askAt: this.host.clock() + answer.waitMs, ask, reject });
-            }
-            this.inFlight--;
-            this.wake.notify();
-          },
-          (err: unknown) => {
-            this.inFlight--;
-            this.abort(err);
-          },
-        );
-      };
-      ask();
-    });
-  }
-
-  /**
-   * Before a retry of a rate-limited step (and a freshness re-run): asks until the store grants a
-   * place, sleeping in process each time for as long as it said (the retry's backoff holds the
-   * run's slot in the same way). Rejects with the run's abort reason when it stops meanwhile.
-   */
-  private async waitForToken(request: RateLimitRequest): Promise<void> {
-    const signal = this.activityAbort.signal;
-    for (;;) {
-      signal.throwIfAborted();
-      let answer;
-      try {
-        answer = await this.host.takeRateToken!(request);
-      } catch (err) {
-        this.abort(err);
-        throw err;
-      }
-      if (answer.granted) return;
-      await sleepFor(answer.waitMs, undefined, { signal, ref: false }).catch(() => {
-        throw signal.reason;
-      });
-    }
   }
 
   /** What executeActivity needs for one live execution of step `seq`. */
@@ -421,7 +348,7 @@ export class ReplayExecutor {
     rateLimit?: RateLimitRequest,
   ): ActivityExecution<I, O> {
     return {
-      beforeRetry: rateLimit === undefined ? undefined : () => this.waitForToken(rateLimit),
+      beforeRetry: rateLimit === undefined ? undefined : () => this.rateWaits.waitForPlace(rateLimit),
       durableLater: pipelined && !refreshed,
       def,
       input,
@@ -611,9 +538,7 @@ export class ReplayExecutor {
 
   private async handleWaits(): Promise<ExecutionOutcome | undefined> {
     const now = this.host.clock();
-    const asks = this.rateWaits.takeDue(now);
-    for (const wait of asks) wait.ask();
-    if (asks.length > 0) return undefined;
+    if (this.rateWaits.askDue(now)) return undefined;
     const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
     const ready = this.waits.takeReady(now, inbox);
     for (const { wait, entry, settle } of ready) {
@@ -622,15 +547,14 @@ export class ReplayExecutor {
     if (ready.length > 0) return undefined;
 
     const wakeAt = earliestOf(this.waits.earliestDeadline(), this.rateWaits.earliest());
-    if (wakeAt !== null && wakeAt - now <= this.inProcessWaitMs) {
-      // Waiting for a rate limit, the run lends its worker slot (invariant 8); with none to lend
-      // it suspends instead, below.
-      const takeBack = this.rateWaits.size > 0 ? this.host.lendSlot?.() : undefined;
-      if (takeBack !== undefined || this.rateWaits.size === 0 || this.host.lendSlot === undefined) {
-        await this.wake.nextOrAfter(wakeAt - this.host.clock());
-        await takeBack?.();
-        return undefined;
-      }
+    // A short wait is slept in process, the run's worker slot lent while a rate-limited step waits
+    // (invariant 8); a longer one, or one with no slot to lend, suspends the run, below.
+    if (
+      wakeAt !== null &&
+      wakeAt - now <= this.inProcessWaitMs &&
+      (await this.rateWaits.waitInProcess(() => this.wake.nextOrAfter(wakeAt - this.host.clock())))
+    ) {
+      return undefined;
     }
     const result = await this.host.suspend({
       wakeAt,
