@@ -106,11 +106,19 @@ export function withGroupJournal(
     read: (runId, after, upto) => journal.read(runId, after, upto),
     purgeJournal: (runId) => journal.purge(runId),
   };
+  // Each method bound once, not at every call: the worker calls the transport for every claim,
+  // ack and append (a bind per access was a closure per call on the hot path).
+  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
   return new Proxy(transport, {
     get(target, property) {
       if (Object.hasOwn(overrides, property)) return overrides[property as keyof Transport];
       const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      const known = bound.get(property);
+      if (known?.method === value) return known.bound;
+      const fresh = (value as (...args: unknown[]) => unknown).bind(target);
+      bound.set(property, { method: value, bound: fresh });
+      return fresh;
     },
   });
 }
