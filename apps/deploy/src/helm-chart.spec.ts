@@ -221,6 +221,10 @@ const CASES: { name: string; input: ChartInput }[] = [
   { name: 'ci/keda-nats-values.yaml', input: { valuesFiles: [ci('keda-nats-values.yaml')] } },
   { name: 'ci/keda-kafka-values.yaml', input: { valuesFiles: [ci('keda-kafka-values.yaml')] } },
   { name: 'ci/keda-redis-values.yaml', input: { valuesFiles: [ci('keda-redis-values.yaml')] } },
+  {
+    name: 'ci/keda-redis-sentinel-values.yaml',
+    input: { valuesFiles: [ci('keda-redis-sentinel-values.yaml')] },
+  },
   { name: 'ci/hpa-off-values.yaml', input: { valuesFiles: [ci('hpa-off-values.yaml')] } },
   { name: 'ci/secrets-values.yaml', input: { valuesFiles: [ci('secrets-values.yaml')] } },
   { name: 'ci/networkpolicy-values.yaml', input: { valuesFiles: [ci('networkpolicy-values.yaml')] } },
@@ -495,6 +499,29 @@ describe.concurrent('helm/baton-worker settings', () => {
     ).triggers[0]!.metadata;
     expect(meta['listName']).toBe('orders-bus:runs:wait');
     expect(envValue(workerContainer(renamed), 'BATON_REDIS_BUS_PREFIX')).toBe('orders-bus');
+  });
+
+  it('KEDA on Redis behind Sentinel: the redis-sentinel trigger asks the sentinels for the primary', async () => {
+    const objects = await render({ valuesFiles: [ci('keda-redis-sentinel-values.yaml')] });
+    const spec = only(objects, 'ScaledObject')['spec'] as {
+      triggers: { type: string; metadata: Record<string, string>; authenticationRef?: unknown }[];
+    };
+    expect(spec.triggers).toEqual([
+      {
+        type: 'redis-sentinel',
+        metadata: {
+          addresses: 'sentinel-a:26379,sentinel-b:26379,sentinel-c:26379',
+          sentinelMaster: 'baton',
+          listName: 'baton-bus:runs:wait',
+          listLength: '50',
+          activationListLength: '0',
+          databaseIndex: '0',
+          enableTLS: 'false',
+        },
+        authenticationRef: { name: 'baton-redis-scaler-auth', kind: 'TriggerAuthentication' },
+      },
+    ]);
+    expect(envValue(workerContainer(objects), 'BATON_REDIS_BUS_PREFIX')).toBe('baton-bus');
   });
 
   it('KEDA names follow transport.prefix', async () => {
@@ -966,6 +993,17 @@ const BAD_VALUES: { name: string; set: Record<string, unknown>; message: RegExp;
     name: 'KEDA on Redis without an address',
     set: { 'transport.kind': 'redis', 'transport.url': 'redis://redis:6379', 'keda.enabled': true },
     message: /keda\.redis\.address is required for the redis trigger/,
+    crossCheck: true,
+  },
+  {
+    name: 'KEDA on Redis behind Sentinel without the master name',
+    set: {
+      'transport.kind': 'redis',
+      'transport.url': 'redis+sentinel://s1:26379,s2:26379/baton',
+      'keda.enabled': true,
+      'keda.redis.sentinelAddresses': 's1:26379,s2:26379',
+    },
+    message: /keda\.redis\.sentinelMaster is required with keda\.redis\.sentinelAddresses/,
     crossCheck: true,
   },
   {

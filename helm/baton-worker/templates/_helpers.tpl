@@ -113,6 +113,8 @@ Arguments: list of root context, env var name, the transport/store values, key i
 {{- define "baton-worker.busTrigger" -}}
 {{- if eq .Values.transport.kind "kafka" -}}
 kafka
+{{- else if and (eq .Values.transport.kind "redis") .Values.keda.redis.sentinelAddresses -}}
+redis-sentinel
 {{- else if eq .Values.transport.kind "redis" -}}
 redis
 {{- else -}}
@@ -208,7 +210,9 @@ one line per problem, nothing when all is well; templates/validate.yaml turns th
 {{- else if and (eq $trigger "kafka") (not .Values.keda.kafka.bootstrapServers) -}}
 {{- $p = append $p "keda.kafka.bootstrapServers is required for the kafka trigger: comma-separated brokers host:port, e.g. kafka.kafka.svc.cluster.local:9092" -}}
 {{- else if and (eq $trigger "redis") (not .Values.keda.redis.address) -}}
-{{- $p = append $p "keda.redis.address is required for the redis trigger: the Redis host:port of the bus, e.g. redis-master.redis.svc.cluster.local:6379" -}}
+{{- $p = append $p "keda.redis.address is required for the redis trigger: the Redis host:port of the bus, e.g. redis-master.redis.svc.cluster.local:6379 (behind Sentinel, set keda.redis.sentinelAddresses and keda.redis.sentinelMaster instead)" -}}
+{{- else if and (eq $trigger "redis-sentinel") (not .Values.keda.redis.sentinelMaster) -}}
+{{- $p = append $p "keda.redis.sentinelMaster is required with keda.redis.sentinelAddresses: the master name of the bus's redis+sentinel:// URL (its path), e.g. baton" -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.otel.enabled (eq .Values.otel.tracesExporter "otlp") (not .Values.otel.endpoint) -}}
