@@ -30,12 +30,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type RunTimeline } from '@baton/client';
 import { WorkerFleet, REPO_ROOT, type WorkerProcess } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-// The code of the adapters operatorAdapters builds below (the CLI loads it with loadAdapterCode).
-import '@baton/store-postgres';
-import '@baton/store-redis';
-import '@baton/transport-kafka';
-import '@baton/transport-nats';
-import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
+import {
+  isolatedEnv,
+  loadAdapterCode,
+  operatorAdapters,
+  readOperatorConfig,
+  removeIsolated,
+} from '@baton/worker-app';
 import type { StepsInput } from './cli-workflows.spec-helper.js';
 
 const CLI_MAIN = resolve(REPO_ROOT, 'apps/cli/dist/main.js');
@@ -87,6 +88,11 @@ const PAIRS: { name: string; bus: string; store: string; extra: Record<string, s
     extra: { BATON_KAFKA_PARTITIONS: '3', BATON_KAFKA_SESSION_TIMEOUT_MS: '3000' },
   },
 ];
+
+// The code of every pair's adapters, which operatorAdapters builds below (as the CLI loads it).
+for (const pair of PAIRS) {
+  await loadAdapterCode(readOperatorConfig({ BATON_TRANSPORT_URL: pair.bus, BATON_STORE_URL: pair.store }));
+}
 
 beforeAll(async () => {
   const build = await exec(
