@@ -133,6 +133,7 @@ export class RateWaits {
 
   /** Asks again for the parked steps due at `now`, in step order; false when none was due. */
   askDue(now: number): boolean {
+    if (this.waits.size === 0) return false;
     const due: RateWait[] = [];
     for (const [seq, wait] of [...this.waits].sort((a, b) => a[0] - b[0])) {
       if (wait.askAt > now) continue;
