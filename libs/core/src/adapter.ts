@@ -172,10 +172,11 @@ export { refuseDelete } from './errors.js';
 export { assertRunId, RUN_ID_PATTERN } from './ids.js';
 export type { ParsedSentinelUrl, SentinelTarget } from './sentinel-url.js';
 export { isSentinelUrl, parseSentinelUrl, SENTINEL_SCHEMES } from './sentinel-url.js';
-export type { RedisConnectionEvents, SentinelSettings } from './redis-connection.js';
+export type { RedisConnectionEvents, RevivableRedis, SentinelSettings } from './redis-connection.js';
 export {
   redisReconnectDelay,
   redisRetryDelay,
+  reviveEndedRedis,
   sentinelSettings,
   watchRedisConnection,
 } from './redis-connection.js';

@@ -9,6 +9,8 @@
  *    the sentinels for the primary, the connection drops as soon as a sentinel announces a new
  *    primary (failoverDetector), and a READONLY reply (a demoted primary still connected) drops it
  *    too, without resending: after a failover, no command goes on to the old primary.
+ * 3. A connection its owner holds open never stays ended: ioredis can end one by itself (below,
+ *    reviveEndedRedis), and it is connected again with the same backoff as a reconnect.
  */
 import type { ConnectionOptions } from 'node:tls';
 import type { SentinelTarget } from './sentinel-url.js';
@@ -103,4 +105,38 @@ export function sentinelSettings(
     // A demoted primary refuses writes with READONLY: reconnect (1), never resend (2).
     reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
   };
+}
+
+/** The part of an ioredis client that reviveEndedRedis uses. */
+export interface RevivableRedis {
+  readonly status: string;
+  on(event: 'ready' | 'end', listener: () => void): unknown;
+  connect(): Promise<void>;
+}
+
+/**
+ * Invariant 3: connects `redis` again, after the reconnect backoff, whenever it ends while
+ * `held()` says its owner still holds it open. Ending is meant to happen only when the owner
+ * closes it (or gives up opening it), yet ioredis 5 ends a Sentinel connection for good in one
+ * race: when the primary dies, the previous connection's failover detector stays subscribed, and
+ * if a sentinel announces the promotion while the reconnect is asking the sentinels for the
+ * primary, that detector disconnects the connector mid-connect. The connect then fails with
+ * "Connection is closed." and no retry follows, so every later command failed the same way, for
+ * good (seen in CI after a SIGKILLed primary). `held()` is asked again before each attempt, so
+ * a close in the meantime stops it; the timer does not keep a process alive.
+ */
+export function reviveEndedRedis(redis: RevivableRedis, held: () => boolean): void {
+  let attempt = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  redis.on('ready', () => {
+    attempt = 0;
+  });
+  redis.on('end', () => {
+    if (timer !== undefined || !held()) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (held() && redis.status === 'end') redis.connect().catch(() => undefined);
+    }, redisReconnectDelay(++attempt));
+    timer.unref();
+  });
 }

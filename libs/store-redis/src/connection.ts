@@ -4,7 +4,8 @@
  * 1. While opening, it retries a refused or dropped connection only until `connectTimeoutMs`
  *    has passed, and not at all after a refused login or permission: open() then fails with an
  *    error naming the server (password masked), the cause and the fix, instead of hanging.
- * 2. Once open, it reconnects by itself, forever, with capped backoff.
+ * 2. Once open, it reconnects by itself, forever, with capped backoff, including when ioredis
+ *    itself ended it (a race of its Sentinel failover detector, reviveEndedRedis).
  * 3. A command is never sent twice: a command in flight when the connection drops, or issued
  *    while it is down, fails at the next failed reconnect attempt (maxRetriesPerRequest 0,
  *    no automatic resend). Resending a script whose reply was lost could run it twice (a second
@@ -18,7 +19,12 @@
  */
 import { Redis } from 'ioredis';
 import type { BatonError } from '@baton/core';
-import { redisRetryDelay, sentinelSettings, watchRedisConnection } from '@baton/core/adapter';
+import {
+  redisRetryDelay,
+  reviveEndedRedis,
+  sentinelSettings,
+  watchRedisConnection,
+} from '@baton/core/adapter';
 import { RedisAuthError, RedisPermissionError, RedisUnavailableError, refusedCommand } from './errors.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
 
@@ -67,6 +73,8 @@ export function createConnection(
   });
   // Always listened to: ioredis prints unhandled 'error' events, and open() reports the last one.
   const events = watchRedisConnection(redis);
+  // Invariant 2 against ioredis itself ending a Sentinel connection (@baton/core/adapter).
+  reviveEndedRedis(redis, () => phase === 'open');
 
   const open = (): Promise<void> => {
     phase = 'opening';

@@ -8,10 +8,17 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStoreConformance } from '@baton/testing';
-import { startRedisCluster, type RedisCluster, type RedisClusterPorts } from '@baton/testing/clusters';
+import {
+  endThroughSentinelRace,
+  startRedisCluster,
+  type RedisCluster,
+  type RedisClusterPorts,
+} from '@baton/testing/clusters';
 import type { Store } from '@baton/core/adapter';
 import { redisStore, type RedisStoreOptions } from './index.js';
 import { damageRedisCheckpoint } from './damage.spec-helper.js';
+import { createConnection } from './connection.js';
+import { resolveRedisStoreOptions } from './options.js';
 
 /** Apart from the worker's cluster spec, which may run at the same time. */
 const PORTS: RedisClusterPorts = { data: [16384, 16385], sentinels: [26386, 26387, 26388] };
@@ -103,4 +110,31 @@ describe('redis store: the replication guard behind Sentinel', () => {
       await Promise.allSettled([first.close(), second.close()]);
     }
   }, 90_000);
+});
+
+describe('redis store: a connection ioredis ends by itself', () => {
+  it('is connected again when a failover announcement ends it mid-reconnect, and stays closed once closed', async () => {
+    const connection = createConnection(resolveRedisStoreOptions({ url: URL }));
+    await connection.open();
+    let closed = false;
+    try {
+      await endThroughSentinelRace(connection.redis);
+      // Before the revival, commands fail as ioredis leaves them: at once, retryable by the caller.
+      await expect(connection.redis.ping()).rejects.toThrow('Connection is closed');
+      const deadline = Date.now() + 10_000;
+      let answer: string | undefined;
+      while (answer === undefined && Date.now() < deadline) {
+        answer = await connection.redis.ping().catch(() => undefined);
+        if (answer === undefined) await sleep(50);
+      }
+      expect(answer).toBe('PONG');
+      await connection.close();
+      closed = true;
+      // Closing ends it for good: nothing connects it again after the revival's delay.
+      await sleep(500);
+      expect(connection.redis.status).toBe('end');
+    } finally {
+      if (!closed) await connection.close();
+    }
+  });
 });

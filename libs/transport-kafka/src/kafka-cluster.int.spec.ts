@@ -58,6 +58,8 @@ async function minInsyncOf(topic: string): Promise<string | undefined> {
 
 describe('kafka transport on a 3-broker cluster', () => {
   it('creates its topics with 3 replicas, all in sync, and min.insync.replicas 2', async () => {
+    // Three replicas need three live brokers: seen in CI, one fenced for a moment on a loaded machine.
+    await cluster.waitForBrokers();
     const t = transport('rf3');
     await t.connect();
     for (const topic of ['rf3.runs', 'rf3.journal', 'rf3.journal.groups', 'rf3.dlq']) {

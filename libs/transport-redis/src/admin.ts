@@ -9,6 +9,8 @@ import { resolveRedisTransportOptions, type RedisTransportOptions } from './opti
 
 /** How many keys one SCAN step asks for. */
 const SCAN_COUNT = 1_000;
+/** How long closing waits for QUIT before it drops the socket. */
+const CLOSE_TIMEOUT_MS = 1_000;
 
 /**
  * Deletes every key of the prefix (`<prefix>:*`): the BullMQ queue with every run message, every
@@ -20,7 +22,8 @@ const SCAN_COUNT = 1_000;
 export async function deleteRedisTransportKeys(options: RedisTransportOptions): Promise<number> {
   const resolved = resolveRedisTransportOptions(options);
   const pattern = layoutFor(resolved.prefix).everything;
-  const { redis } = await openCommandConnection(resolved);
+  const connection = await openCommandConnection(resolved);
+  const { redis } = connection;
   let deleted = 0;
   try {
     let cursor = '0';
@@ -33,6 +36,6 @@ export async function deleteRedisTransportKeys(options: RedisTransportOptions): 
   } catch (err) {
     throw toRedisTransportError(err, { url: resolved.displayUrl, operation: `delete keys ${pattern}` });
   } finally {
-    await redis.quit().catch(() => redis.disconnect());
+    await connection.close(CLOSE_TIMEOUT_MS);
   }
 }

@@ -4,7 +4,8 @@
  * 1. The command connection (journal, group logs, dead letters) is the transport's own ioredis
  *    client. While opening it retries only until `connectTimeoutMs`, and not at all after a
  *    refused login, so connect() fails naming the server and the cause instead of hanging. Once
- *    open it reconnects by itself with capped backoff. It never resends a command on its own
+ *    open it reconnects by itself with capped backoff, until close(), even when ioredis itself
+ *    ended it (a race of its Sentinel failover detector: reviveEndedRedis). It never resends a command on its own
  *    (no automatic resend, no retries per request): a journal append whose reply was lost is
  *    retried by the journal code, whose script recognises its own earlier landing (journal.ts).
  * 2. BullMQ's connections (the queue's and the worker's) are made by BullMQ from the same server
@@ -16,6 +17,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import {
   redisReconnectDelay,
   redisRetryDelay,
+  reviveEndedRedis,
   sentinelSettings,
   watchRedisConnection,
 } from '@baton/core/adapter';
@@ -29,6 +31,8 @@ export const MIN_REDIS_MAJOR = 7;
 export interface CommandConnection {
   readonly redis: Redis;
   generation(): number;
+  /** Quits (or drops the socket after `timeoutMs`) and stops reconnecting. */
+  close(timeoutMs: number): Promise<void>;
 }
 
 /**
@@ -70,7 +74,7 @@ export function bullConnection(options: ResolvedRedisTransportOptions): RedisOpt
 export async function openCommandConnection(
   options: ResolvedRedisTransportOptions,
 ): Promise<CommandConnection> {
-  let phase: 'opening' | 'open' = 'opening';
+  let phase: 'opening' | 'open' | 'closed' = 'opening';
   const deadline = Date.now() + options.connectTimeoutMs;
   const retryStrategy = (attempt: number): number | null =>
     redisRetryDelay(attempt, phase, events.refused, deadline);
@@ -83,6 +87,7 @@ export async function openCommandConnection(
     retryStrategy,
   });
   const events = watchRedisConnection(redis);
+  reviveEndedRedis(redis, () => phase === 'open');
   const context = { url: options.displayUrl, operation: 'connect' };
   try {
     await withTimeout(
@@ -98,8 +103,17 @@ export async function openCommandConnection(
     );
     phase = 'open';
     await checkVersion(redis, options.displayUrl);
-    return { redis, generation: () => events.generation };
+    const close = async (timeoutMs: number): Promise<void> => {
+      phase = 'closed';
+      await withTimeout(redis.quit(), timeoutMs, { url: options.displayUrl, operation: 'close' }).catch(
+        () => undefined,
+      );
+      // Also closes the failover detector's sentinel connections, which quit() leaves open.
+      redis.disconnect();
+    };
+    return { redis, generation: () => events.generation, close };
   } catch (err) {
+    phase = 'closed';
     redis.disconnect();
     // The version check's own error says more than any socket error; otherwise the last socket
     // error (ECONNREFUSED, WRONGPASS) says more than "no answer within".

@@ -40,6 +40,12 @@ export class MarkerWatch {
 
   private async pop(): Promise<void> {
     try {
+      // A connection ioredis ended by itself (a race of its Sentinel failover detector, see
+      // reviveEndedRedis in @baton/core/adapter) is replaced, or every later pop would fail.
+      if (this.blocking?.status === 'end') {
+        this.blocking.disconnect();
+        this.blocking = undefined;
+      }
       // A connection of its own: a blocked command holds its connection (invariant 2).
       this.blocking ??= this.source.duplicate();
       const reply = await this.blocking.bzpopmin(this.markerKey, this.maxBlockMs / 1_000);

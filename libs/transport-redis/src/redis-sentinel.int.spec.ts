@@ -9,8 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery, Transport } from '@baton/core/adapter';
-import { startRedisCluster, type RedisCluster, type RedisClusterPorts } from '@baton/testing/clusters';
+import {
+  endThroughSentinelRace,
+  startRedisCluster,
+  type RedisCluster,
+  type RedisClusterPorts,
+} from '@baton/testing/clusters';
 import { redisTransport } from './index.js';
+import { openCommandConnection } from './connection.js';
+import { resolveRedisTransportOptions } from './options.js';
 
 /** Apart from the store's and the worker's cluster specs, and from start.sh's defaults. */
 const PORTS: RedisClusterPorts = { data: [16386, 16387], sentinels: [26389, 26390, 26391] };
@@ -116,4 +123,26 @@ describe('redis transport behind Sentinel', () => {
       }
     },
   );
+
+  it('connects the command connection again when a failover announcement ends it mid-reconnect, and not once closed', async () => {
+    const connection = await openCommandConnection(resolveRedisTransportOptions({ url: cluster!.url }));
+    let closed = false;
+    try {
+      await endThroughSentinelRace(connection.redis);
+      await expect(connection.redis.ping()).rejects.toThrow('Connection is closed');
+      const deadline = Date.now() + 10_000;
+      let answer: string | undefined;
+      while (answer === undefined && Date.now() < deadline) {
+        answer = await connection.redis.ping().catch(() => undefined);
+        if (answer === undefined) await sleep(50);
+      }
+      expect(answer).toBe('PONG');
+      await connection.close(1_000);
+      closed = true;
+      await sleep(500);
+      expect(connection.redis.status).toBe('end');
+    } finally {
+      if (!closed) await connection.close(1_000);
+    }
+  });
 });

@@ -195,8 +195,7 @@ class RedisTransport implements Transport {
     await Promise.all(
       open.lanes.flatMap((lane) => [bounded(lane.worker.disconnect()), bounded(lane.queue.disconnect())]),
     );
-    await bounded(open.redis.quit());
-    open.redis.disconnect();
+    await open.connection.close(CLOSE_STEP_TIMEOUT_MS);
   }
 
   private contextFor(

@@ -47,6 +47,12 @@ export interface KafkaCluster {
   kill(n: KafkaNode): Promise<void>;
   /** Starts node `n` again on its ports and data, and waits until it answers and is registered. */
   start(n: KafkaNode): Promise<void>;
+  /**
+   * Waits until every node is registered and unfenced again, up to `timeoutMs`; rejects naming the
+   * missing ones. A node that missed heartbeats for the session timeout (4 s here, for quick
+   * failovers) is fenced until its next one, which a loaded machine can cause with no kill at all.
+   */
+  waitForBrokers(timeoutMs?: number): Promise<void>;
   /** The leader of each partition of `topic`, from the cluster's metadata (partition → node). */
   partitionLeaders(topic: string): Promise<Map<number, KafkaNode>>;
   /** The in-sync replicas of each partition of `topic` (partition → nodes). */
@@ -164,6 +170,33 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
       await admin.disconnect().catch(() => undefined);
     }
   };
+  const waitForBrokers = async (timeoutMs = 30_000): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    let seen = '';
+    for (let waited = false; ; waited = true) {
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const { brokers: registered } = await admin.describeCluster();
+        seen = registered.map((b) => b.nodeId).join(', ');
+        if (registered.length >= brokers.length) {
+          if (waited) console.log(`[kafka cluster] all ${brokers.length} brokers registered again`);
+          return;
+        }
+      } catch (err) {
+        seen = `no answer (${(err as Error).message})`;
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+      if (!waited) console.log(`[kafka cluster] waiting for every broker to be registered: ${seen}`);
+      if (Date.now() > deadline) {
+        throw new Error(
+          `kafka cluster: ${brokers.length} brokers not registered within ${timeoutMs} ms (registered: ${seen})`,
+        );
+      }
+      await new Promise((done) => setTimeout(done, 250));
+    }
+  };
   const node = (action: string) => async (n: KafkaNode) => {
     await script('node.sh', action, String(n));
   };
@@ -172,6 +205,7 @@ export async function startKafkaCluster(options: KafkaClusterOptions = {}): Prom
     brokers,
     kill: node('kill'),
     start: node('start'),
+    waitForBrokers,
     partitionLeaders: async (topic) =>
       new Map((await partitions(topic)).map((p) => [p.partitionId, p.leader as KafkaNode])),
     inSyncReplicas: async (topic) =>

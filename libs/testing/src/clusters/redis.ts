@@ -154,3 +154,50 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     stop,
   };
 }
+
+/** The parts of an ioredis client (and its Sentinel connector) that the race below uses. */
+interface SentinelClient {
+  readonly status: string;
+  stream?: { destroy(): void };
+  once(event: 'connecting' | 'end', listener: () => void): unknown;
+  connector?: {
+    failoverDetector?: { sentinels: Array<{ client: { emit(...args: unknown[]): boolean } }> } | null;
+  };
+}
+
+/**
+ * Puts `client`, an ioredis connection open through Sentinel, through the race in which ioredis 5
+ * ends it for good (`reviveEndedRedis` in `@baton/core/adapter`): its socket drops as when the
+ * primary dies, and the moment its reconnect starts asking the sentinels for the primary, the
+ * previous connection's failover detector hears `+switch-master` as when a sentinel announces the
+ * promotion. Resolves when ioredis has ended the connection (status `end`), proving the race was
+ * run; rejects when it did not end within `withinMs`. The announcement is injected on the
+ * detector's own sentinel subscription, since no client can publish on a sentinel's channels.
+ */
+export async function endThroughSentinelRace(client: unknown, withinMs = 5_000): Promise<void> {
+  const redis = client as SentinelClient;
+  const deadline = Date.now() + withinMs;
+  // The detector subscribes just after the connection is made.
+  let detector = redis.connector?.failoverDetector;
+  while (!detector && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    detector = redis.connector?.failoverDetector;
+  }
+  if (!detector || redis.status !== 'ready') {
+    throw new Error(`endThroughSentinelRace: the connection is ${redis.status}, with no failover detector`);
+  }
+  const subscription = detector.sentinels[0]!.client;
+  redis.once('connecting', () => {
+    subscription.emit('message', '+switch-master', 'baton 127.0.0.1 1 127.0.0.1 2');
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ended = new Promise<void>((resolve, reject) => {
+    redis.once('end', resolve);
+    timer = setTimeout(
+      () => reject(new Error(`endThroughSentinelRace: the connection did not end (status ${redis.status})`)),
+      Math.max(deadline - Date.now(), 0),
+    );
+  });
+  redis.stream!.destroy();
+  await ended.finally(() => clearTimeout(timer));
+}
