@@ -108,8 +108,7 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
     settings: (id) => ({ schema: id }),
     // dropPostgresSchema refuses an empty schema itself.
     remove: async (url, { schema }) => {
-      await postgresCode.load();
-      await postgresCode.get().dropPostgresSchema({ url, schema: schema ?? '' });
+      await (await postgresCode.load()).dropPostgresSchema({ url, schema: schema ?? '' });
     },
   },
   describeNamespace: (url, { schema }) => ({

@@ -68,8 +68,9 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
     settings: (id) => ({ keyPrefix: `${id}:` }),
     // purgeRedisKeyPrefix refuses an empty prefix itself.
     remove: async (url, { keyPrefix, sentinelPassword }) => {
-      await redisStoreCode.load();
-      await redisStoreCode.get().purgeRedisKeyPrefix({
+      await (
+        await redisStoreCode.load()
+      ).purgeRedisKeyPrefix({
         url,
         keyPrefix: keyPrefix ?? '',
         ...(sentinelPassword !== undefined && { sentinelPassword }),

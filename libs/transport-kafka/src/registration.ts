@@ -172,8 +172,7 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
     remove: async (url, { prefix }) => {
       // Without a prefix this would name the default installation's topics: refuse.
       if (prefix === undefined) throw new ConfigError('kafkaRegistration.isolation.remove needs a prefix');
-      await kafkaCode.load();
-      await kafkaCode.get().deleteKafkaTopics({ brokers: url, prefix });
+      await (await kafkaCode.load()).deleteKafkaTopics({ brokers: url, prefix });
     },
   },
   describeNamespace: (url, { prefix }) => ({

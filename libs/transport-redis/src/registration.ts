@@ -107,8 +107,9 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
     remove: async (url, { prefix, sentinelPassword }) => {
       // Without a prefix this would name the default installation's keys: refuse.
       if (prefix === undefined) throw new ConfigError('redisBusRegistration.isolation.remove needs a prefix');
-      await redisBusCode.load();
-      await redisBusCode.get().deleteRedisTransportKeys({
+      await (
+        await redisBusCode.load()
+      ).deleteRedisTransportKeys({
         url,
         prefix,
         ...(sentinelPassword !== undefined && { sentinelPassword }),

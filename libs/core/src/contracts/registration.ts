@@ -89,7 +89,7 @@ export interface AdapterRegistration<
    * code, so a process that builds one bus and one store loads only theirs ({@link AdapterCode}).
    * Left out by a registration whose code is always loaded with it.
    */
-  load?(): Promise<void>;
+  load?(): Promise<unknown>;
   /**
    * Builds the adapter (does not connect). Throws ConfigError for a bad option or a file a
    * variable names that cannot be read (naming that variable). With a `load`, call it first.
@@ -133,11 +133,11 @@ export class AdapterCode<Code> {
     this.#code = code;
   }
 
-  /** Imports the package's entry module unless its code is already provided. */
-  async load(): Promise<void> {
-    if (this.#code !== undefined) return;
-    await this.importEntry();
+  /** Imports the package's entry module unless its code is already provided; returns the code. */
+  async load(): Promise<Code> {
+    if (this.#code === undefined) await this.importEntry();
     if (this.#code === undefined) throw new Error(`importing ${this.adapter}'s package provided no code`);
+    return this.#code;
   }
 
   /** The provided code; throws when nobody loaded it. */
