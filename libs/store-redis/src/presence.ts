@@ -18,7 +18,12 @@
  *    it is forgotten once that set is empty.
  * 5. The dead-worker scan reads every record and every client (O(fleet)), so workers take it in
  *    turns ({@link PresenceRegistry.takeScanTurn}: one key, SET with PX): one scan per period for
- *    the whole fleet instead of one per worker, which would grow with the fleet's square.
+ *    the whole fleet instead of one per worker, which would grow with the fleet's square. A turn
+ *    is tied to its holder's presence connection: the key names that connection's client id, and
+ *    an asker refused by the same holder as last time asks `CLIENT LIST ID` about it in the same
+ *    round trip (O(1)); a holder whose connection is gone loses the turn at once instead of when
+ *    it runs out (up to 1.5 scan periods, the larger part of a failover when the victim held it).
+ *    A wrong verdict (a client id reused after a restart) costs one scan run twice, which is safe.
  * 6. So does listing the live workers for the fleet's member list: the membership turn's holder
  *    lists them and publishes the list in one hash ({@link PresenceRegistry.publishMembership});
  *    every other worker reads its generation and the turn's key in one script call, and the list
@@ -47,6 +52,8 @@ interface Registration {
   readonly run: ScriptRunner;
   /** False once unregistered or closed: a reconnect must not write the record back. */
   active: boolean;
+  /** The presence connection's client id on the server (CLIENT LIST), read at every record(). */
+  clientId: string | undefined;
 }
 
 /** The client name of a worker's presence connection: stable, unique per prefix and worker id. */
@@ -64,6 +71,8 @@ function shortHash(text: string): string {
 
 export class PresenceRegistry {
   private readonly registrations = new Map<string, Promise<Registration>>();
+  /** Per scan, the holder's turn value the last refused ask found: the next ask probes it. */
+  private readonly refusedBy = new Map<string, string>();
 
   constructor(
     private readonly options: ResolvedRedisStoreOptions,
@@ -119,14 +128,46 @@ export class PresenceRegistry {
     return reply.map(str);
   }
 
-  /** The turn of a fleet-wide scan (invariant 5): one round trip, O(1) on the server. */
+  /**
+   * The turn of a fleet-wide scan (invariant 5): one round trip, O(1) on the server, and a second
+   * only to take the turn over from a holder found dead.
+   */
   async takeScanTurn(ctx: StoreContext, scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
-    const [held, workers] = (await ctx.run(
-      'take-scan-turn',
-      [this.keys.scanTurn(scan), this.keys.fleetExpiry],
-      [workerId, Math.max(1, Math.ceil(turnMs))],
-    )) as [number, number];
+    const keys = [this.keys.scanTurn(scan), this.keys.fleetExpiry];
+    const args = [await this.turnValue(workerId), Math.max(1, Math.ceil(turnMs))];
+    const seen = this.refusedBy.get(scan);
+    const probed = seen === undefined ? undefined : parseTurnValue(seen);
+    const [reply, clients] = await Promise.all([
+      ctx.run('take-scan-turn', keys, [...args, '']) as Promise<unknown[]>,
+      probed?.clientId === undefined
+        ? undefined
+        : ctx.redis.call('CLIENT', 'LIST', 'ID', probed.clientId).then(
+            (list) => String(list),
+            () => undefined,
+          ),
+    ]);
+    let [held, workers, holder] = reply;
+    if (
+      Number(held) !== 1 &&
+      seen !== undefined &&
+      probed !== undefined &&
+      str(holder) === seen &&
+      clients !== undefined &&
+      !listsClient(clients, presenceClientName(this.options.keyPrefix, probed.workerId))
+    ) {
+      // The same holder as last time, and its presence connection is gone: take the turn from it.
+      [held, workers, holder] = (await ctx.run('take-scan-turn', keys, [...args, seen])) as unknown[];
+    }
+    if (Number(held) === 1) this.refusedBy.delete(scan);
+    else if (holder !== null && holder !== undefined) this.refusedBy.set(scan, str(holder));
     return { held: Number(held) === 1, workers: Number(workers) };
+  }
+
+  /** What a turn's key holds for `workerId`: its presence connection's client id when it has one. */
+  private async turnValue(workerId: string): Promise<string> {
+    const registration = await this.registrations.get(workerId)?.catch(() => undefined);
+    const clientId = registration?.active === true ? registration.clientId : undefined;
+    return clientId === undefined ? workerId : `@${clientId} ${workerId}`;
   }
 
   /** Publishes the member list (invariant 6), sorted and without repeats; returns its generation. */
@@ -183,6 +224,7 @@ export class PresenceRegistry {
       connection,
       run: defineScripts(connection.redis),
       active: true,
+      clientId: undefined,
     };
     // 'ready' fires again after every reconnect (the first one has passed already).
     connection.redis.on('ready', () => void this.reregister(registration));
@@ -204,16 +246,24 @@ export class PresenceRegistry {
 
   /**
    * Writes the record over the presence connection itself and checks that the server took the
-   * client name (ioredis ignores a refused CLIENT SETNAME); both commands are sent at once.
+   * client name (ioredis ignores a refused CLIENT SETNAME); the commands are sent at once.
    */
-  private async record({ workerId, clientName, connection, run }: Registration): Promise<void> {
+  private async record(registration: Registration): Promise<void> {
+    const { workerId, clientName, connection, run } = registration;
     const context = { url: this.options.displayUrl, operation: 'registerWorker' };
     // Settled, not Promise.all: the record may only be removed after its write has finished.
-    const [name, recorded] = await Promise.allSettled([
+    const [name, recorded, listed] = await Promise.allSettled([
       connection.redis.client('GETNAME'),
       run('record-worker', [this.keys.workers], [workerId, clientName, randomUUID()]),
+      // This connection's client id, for the scan turns (invariant 5); CLIENT ID would need one
+      // more ACL grant. Once per (re)connection, so its O(clients) cost does not recur.
+      connection.redis.call('CLIENT', 'LIST', 'TYPE', 'normal'),
     ]);
-    if (name.status === 'fulfilled' && recorded.status === 'fulfilled' && name.value === clientName) return;
+    if (name.status === 'fulfilled' && recorded.status === 'fulfilled' && name.value === clientName) {
+      registration.clientId =
+        listed.status === 'fulfilled' ? clientIdOf(String(listed.value), clientName) : undefined;
+      return;
+    }
     await connection.redis.hdel(this.keys.workers, workerId).catch(() => undefined);
     if (name.status === 'rejected') throw presenceError(name.reason, context);
     if (recorded.status === 'rejected') throw presenceError(recorded.reason, context);
@@ -251,6 +301,26 @@ export class PresenceRegistry {
 
 function clientNameOf(record: string): string {
   return record.split(' ', 1)[0] ?? record;
+}
+
+/** The worker and presence client id a turn value names (take-scan-turn.lua); no id when bare. */
+function parseTurnValue(value: string): { workerId: string; clientId?: string } {
+  const match = /^@(\d+) ([\s\S]*)$/.exec(value);
+  return match === null ? { workerId: value } : { workerId: match[2]!, clientId: match[1]! };
+}
+
+/** The id of the client named `name` in a CLIENT LIST reply; undefined unless exactly one. */
+function clientIdOf(list: string, name: string): string | undefined {
+  const ids = list
+    .split('\n')
+    .filter((line) => line.includes(` name=${name} `))
+    .map((line) => /(?:^|\s)id=(\d+)/.exec(line)?.[1]);
+  return ids.length === 1 ? ids[0] : undefined;
+}
+
+/** Whether a CLIENT LIST reply lists a client named `name`. */
+function listsClient(list: string, name: string): boolean {
+  return list.split('\n').some((line) => line.includes(` name=${name} `));
 }
 
 /** Like toStoreError, but says why presence needs the CLIENT command when it is refused. */

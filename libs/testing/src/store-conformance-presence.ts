@@ -139,6 +139,30 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect(await held(a, scan, first)).toBe(false);
     });
 
+    it("hands a scan's turn on as soon as its holder's presence is gone, not when the turn runs out", async () => {
+      const [a, b] = await pair();
+      const scan = uniqueId('scan');
+      const [holder, asker] = [uniqueId('holder'), uniqueId('asker')];
+      const turnMs = 60_000;
+      await a.registerWorker(holder);
+      await b.registerWorker(asker);
+      expect((await a.takeScanTurn(scan, holder, turnMs)).held).toBe(true);
+      // A live holder keeps it, however often others ask.
+      for (let i = 0; i < 3; i++) expect((await b.takeScanTurn(scan, asker, turnMs)).held).toBe(false);
+      expect((await a.takeScanTurn(scan, holder, turnMs)).held).toBe(true);
+
+      await a.close(); // as when the holder's process dies: its connections close
+      const deadline = Date.now() + NOTICE_WITHIN_MS;
+      let held = false;
+      while (!held && Date.now() < deadline) {
+        held = (await b.takeScanTurn(scan, asker, turnMs)).held;
+        if (!held) await sleep(50);
+      }
+      // Within the time a server takes to notice a closed connection, a minute before it runs out.
+      expect(held).toBe(true);
+      expect((await b.takeScanTurn(scan, asker, turnMs)).held).toBe(true);
+    });
+
     it('gives a free turn to exactly one of many workers asking at once', async () => {
       const [a, b] = await pair();
       const scan = uniqueId('scan');

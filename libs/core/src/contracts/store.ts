@@ -437,8 +437,14 @@ export interface PresenceStore {
    * had run out, or was already `workerId`'s (which renews it); false while another worker holds
    * it. A scan that reads the whole fleet (as {@link reapDeadWorkers} does) is run by the turn's
    * holder only, so its cost per period is that of one scan instead of growing with the fleet's
-   * square. Deliberately left out: fairness (a holder may keep renewing its turn) and any promise
-   * that a turn is used: a holder that dies lets its turn run out, and another worker takes the next.
+   * square. A holder registered with {@link registerWorker} holds its turn only while its presence
+   * lasts: once that is gone (the process died), the next ask takes the turn at once instead of
+   * when it runs out, which would add up to `turnMs` to finding the dead worker when the victim
+   * held the dead-worker scan. The check must be O(1) on the store, since it comes with refused
+   * asks; a wrong "gone" costs one scan run twice, which scans allow. Deliberately left out:
+   * fairness (a holder may keep renewing its turn) and any promise that a turn is used: a holder
+   * that stalls, or one that never registered, lets its turn run out, and another worker takes
+   * the next.
    */
   takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn>;
   /**
