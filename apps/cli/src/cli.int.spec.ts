@@ -1,7 +1,8 @@
 /**
  * The real `baton` binary (`node apps/cli/dist/main.js`, built first) run as a process against a
  * real fleet: worker processes on the real servers, one fleet per bus + store pair (NATS + Redis,
- * NATS + PostgreSQL, Kafka + PostgreSQL), each in its own namespace. Per pair, in order:
+ * NATS + PostgreSQL, Redis + Redis, Kafka + PostgreSQL), each in its own namespace. Per pair, in
+ * order (1, 6 and 7, and the parent and child, only on one pair per store: PAIRS):
  *
  * 1. `runs list` with filters, as a table and as JSON, paged with the `cursor` round trip;
  * 2. the bad-input cases: unknown run id, malformed cursor, invalid filter, an action on a run in
@@ -75,15 +76,29 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 
   }
 }
 
-const PAIRS: { name: string; bus: string; store: string; extra: Record<string, string> }[] = [
-  { name: 'nats+redis', bus: natsTestUrl(), store: redisTestUrl(), extra: {} },
-  { name: 'nats+postgres', bus: natsTestUrl(), store: postgresTestUrl(), extra: {} },
+/**
+ * The pairs. `storeChecks` marks the one pair per store that also runs the tests of commands that
+ * only read or write the store (run listings, parent and child, a version's drain, schedules):
+ * on the other pairs they would repeat the same store calls through the same binary (CI time).
+ * Everything that touches the bus (start, signal, dead letters, backlog, workers, SIGKILLs) runs
+ * on every pair.
+ */
+const PAIRS: {
+  name: string;
+  bus: string;
+  store: string;
+  storeChecks: boolean;
+  extra: Record<string, string>;
+}[] = [
+  { name: 'nats+redis', bus: natsTestUrl(), store: redisTestUrl(), storeChecks: true, extra: {} },
+  { name: 'nats+postgres', bus: natsTestUrl(), store: postgresTestUrl(), storeChecks: true, extra: {} },
   // Redis alone: the Redis transport and the Redis store on one server, as docs/redis-only.md sets them up.
-  { name: 'redis+redis', bus: redisTestUrl(), store: redisTestUrl(), extra: {} },
+  { name: 'redis+redis', bus: redisTestUrl(), store: redisTestUrl(), storeChecks: false, extra: {} },
   {
     name: 'kafka+postgres',
     bus: kafkaTestUrl(),
     store: postgresTestUrl(),
+    storeChecks: false,
     // As the crash suite: a short session timeout, so a SIGKILLed member's partitions move soon.
     extra: { BATON_KAFKA_PARTITIONS: '3', BATON_KAFKA_SESSION_TIMEOUT_MS: '3000' },
   },
@@ -157,7 +172,7 @@ for (const pair of PAIRS) {
       await rm(dir, { recursive: true, force: true });
     }, 60_000);
 
-    it(
+    it.runIf(pair.storeChecks)(
       'lists runs by filter, as a table and as JSON pages joined by their cursor',
       { timeout: 90_000 },
       async () => {
@@ -283,7 +298,7 @@ for (const pair of PAIRS) {
       },
     );
 
-    it(
+    it.runIf(pair.storeChecks)(
       'describes a parent with its child workflow and the child with its parent',
       { timeout: 60_000 },
       async () => {
@@ -507,7 +522,8 @@ for (const pair of PAIRS) {
 
         // Pause a running run, then SIGKILL its owner: the survivor reaps the lease, and its claim
         // finds the pause and leaves the run paused.
-        const runId = await start({ steps: 8, delayMs: 400 }, 'paused-0');
+        // Steps long enough for the pause to land mid-run on a loaded machine (CI saw 8 x 400 ms end first).
+        const runId = await start({ steps: 8, delayMs: 1_000 }, 'paused-0');
         const owner = await until('a step done', async () => {
           const run = await client.describe(runId).catch(() => undefined);
           const done = (await client.history(runId)).some((p) => p.entry.type === 'ActivityCompleted');
@@ -603,7 +619,7 @@ for (const pair of PAIRS) {
       },
     );
 
-    it(
+    it.runIf(pair.storeChecks)(
       'gates the removal of a version on its drain: exit 1 while a run needs it, 0 once none does',
       // A dozen `baton` processes in a row: 10-15 s on a quiet machine, more beside another spec.
       { timeout: 60_000 },
@@ -660,7 +676,7 @@ for (const pair of PAIRS) {
       },
     );
 
-    it(
+    it.runIf(pair.storeChecks)(
       'creates, lists, shows, updates, pauses, resumes and deletes a schedule whose due times the fleet fires',
       { timeout: 90_000 },
       async () => {

@@ -17,6 +17,7 @@ import {
   describe,
   findCause,
   isLeaderless,
+  isPlacementRefusal,
   NatsServerVersionError,
   NatsUnavailableError,
   toNatsError,
@@ -93,9 +94,11 @@ const LEADER_RETRY_MS = 250;
  * Runs `setUp` (JetStream API requests on a connection that is open) again while the cluster is
  * between leaders, up to `waitMs`: for seconds after a node restarts or a partition
  * heals, the meta layer or a new stream answers "temporarily unavailable" (10008), "not leader"
- * (10009), or nothing within the request timeout. A worker starting then waits for the election
- * instead of failing its start; any other error, and the last one after `waitMs` (the option
- * `leaderWaitMs`), is thrown.
+ * (10009), or nothing within the request timeout, and a new stream may be refused placement
+ * (10005, 10023) until the meta leader counts the nodes that are back (seen in CI right after an
+ * election). A worker starting then waits instead of failing its start; any other error, and the
+ * last one after `waitMs` (the option `leaderWaitMs`), is thrown: a cluster too small for the
+ * replicas asked is told so after that wait.
  */
 export async function untilElected<T>(setUp: () => Promise<T>, waitMs: number): Promise<T> {
   const waitUntil = Date.now() + waitMs;
@@ -103,7 +106,8 @@ export async function untilElected<T>(setUp: () => Promise<T>, waitMs: number): 
     try {
       return await setUp();
     } catch (err) {
-      const electing = isLeaderless(err) || findCause(err, natsErrors.TimeoutError) !== undefined;
+      const electing =
+        isLeaderless(err) || isPlacementRefusal(err) || findCause(err, natsErrors.TimeoutError) !== undefined;
       if (!electing || Date.now() + LEADER_RETRY_MS > waitUntil) throw err;
       await new Promise((resolve) => setTimeout(resolve, LEADER_RETRY_MS));
     }

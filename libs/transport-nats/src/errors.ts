@@ -173,6 +173,21 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
  * True when `err` (a nats.js error or a transport error caused by one) is a JetStream cluster
  * between leaders, which passes once one is elected.
  */
+/**
+ * JetStream API error codes of a stream a cluster cannot place right now: "no suitable peers for
+ * placement" (10005), "insufficient resources" (10023). Right after nodes restart, the meta
+ * leader may not count a node that is back (or one still down) among the peers, so a stream
+ * created then is refused for a moment; a cluster too small for the replicas asked is refused
+ * the same way for good.
+ */
+const PLACEMENT_CODES: ReadonlySet<number> = new Set([10005, 10023]);
+
+/** Whether `err` (or its causes) is a cluster's refusal to place a stream (PLACEMENT_CODES). */
+export function isPlacementRefusal(err: unknown): boolean {
+  const apiError = findCause(err, JetStreamApiError);
+  return apiError !== undefined && PLACEMENT_CODES.has(apiError.code);
+}
+
 export function isLeaderless(err: unknown): boolean {
   const apiError = findCause(err, JetStreamApiError);
   return apiError !== undefined && LEADERLESS_CODES.has(apiError.code);

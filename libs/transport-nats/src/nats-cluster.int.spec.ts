@@ -81,8 +81,17 @@ describe('nats transport on a 3-node JetStream cluster', () => {
   });
 
   it('fails connect() naming the stream and the fix when the cluster cannot place 5 replicas', async () => {
-    const transport = natsTransport({ servers: cluster!.url, prefix: prefix(), replicas: 5 });
+    // Refused placement is waited out for leaderWaitMs (a node just back may not count yet); a
+    // cluster too small stays refused, and connect() says so when the wait is over.
+    const transport = natsTransport({
+      servers: cluster!.url,
+      prefix: prefix(),
+      replicas: 5,
+      leaderWaitMs: 2_000,
+    });
+    const started = Date.now();
     const err = await transport.connect().catch((e: unknown) => e);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
     await transport.close();
     expect(err).toMatchObject({ code: 'BATON_NATS_STREAM_CONFLICT' });
     expect((err as Error).message).toMatch(/needs 5 replicas, but the cluster cannot place them/);
@@ -148,8 +157,12 @@ describe('nats transport on a 3-node JetStream cluster', () => {
       );
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(settled).toBeUndefined();
+      // Both back: 3 replicas need three peers, and a stream created while the meta leader does
+      // not count one yet is refused placement for a moment, which connect() also waits out.
       restarted.push(cluster!.start(down[0]!));
       await restarted[0];
+      restarted.push(cluster!.start(down[1]!));
+      await restarted[1];
       await connecting;
       expect(settled).toBe('connected');
       try {
