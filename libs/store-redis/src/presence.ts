@@ -153,7 +153,7 @@ export class PresenceRegistry {
       probed !== undefined &&
       str(holder) === seen &&
       clients !== undefined &&
-      !listsClient(clients, presenceClientName(this.options.keyPrefix, probed.workerId))
+      clientIdOf(clients, presenceClientName(this.options.keyPrefix, probed.workerId)) === undefined
     ) {
       // The same holder as last time, and its presence connection is gone: take the turn from it.
       [held, workers, holder] = (await ctx.run('take-scan-turn', keys, [...args, seen])) as unknown[];
@@ -316,11 +316,6 @@ function clientIdOf(list: string, name: string): string | undefined {
     .filter((line) => line.includes(` name=${name} `))
     .map((line) => /(?:^|\s)id=(\d+)/.exec(line)?.[1]);
   return ids.length === 1 ? ids[0] : undefined;
-}
-
-/** Whether a CLIENT LIST reply lists a client named `name`. */
-function listsClient(list: string, name: string): boolean {
-  return list.split('\n').some((line) => line.includes(` name=${name} `));
 }
 
 /** Like toStoreError, but says why presence needs the CLIENT command when it is refused. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStoreConformance } from '@baton/testing';
 import {
   endThroughSentinelRace,
+  pingWithin,
   startRedisCluster,
   type RedisCluster,
   type RedisClusterPorts,
@@ -121,13 +122,7 @@ describe('redis store: a connection ioredis ends by itself', () => {
       await endThroughSentinelRace(connection.redis);
       // Before the revival, commands fail as ioredis leaves them: at once, retryable by the caller.
       await expect(connection.redis.ping()).rejects.toThrow('Connection is closed');
-      const deadline = Date.now() + 10_000;
-      let answer: string | undefined;
-      while (answer === undefined && Date.now() < deadline) {
-        answer = await connection.redis.ping().catch(() => undefined);
-        if (answer === undefined) await sleep(50);
-      }
-      expect(answer).toBe('PONG');
+      expect(await pingWithin(connection.redis, 10_000)).toBe('PONG');
       await connection.close();
       closed = true;
       // Closing ends it for good: nothing connects it again after the revival's delay.

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery, Transport } from '@baton/core/adapter';
 import {
   endThroughSentinelRace,
+  pingWithin,
   startRedisCluster,
   type RedisCluster,
   type RedisClusterPorts,
@@ -130,13 +131,7 @@ describe('redis transport behind Sentinel', () => {
     try {
       await endThroughSentinelRace(connection.redis);
       await expect(connection.redis.ping()).rejects.toThrow('Connection is closed');
-      const deadline = Date.now() + 10_000;
-      let answer: string | undefined;
-      while (answer === undefined && Date.now() < deadline) {
-        answer = await connection.redis.ping().catch(() => undefined);
-        if (answer === undefined) await sleep(50);
-      }
-      expect(answer).toBe('PONG');
+      expect(await pingWithin(connection.redis, 10_000)).toBe('PONG');
       await connection.close(1_000);
       closed = true;
       await sleep(500);

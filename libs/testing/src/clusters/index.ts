@@ -18,4 +18,4 @@ export { startKafkaCluster } from './kafka.js';
 export type { PostgresCluster, PostgresClusterOptions, PostgresNode } from './postgres.js';
 export { startPostgresCluster } from './postgres.js';
 export type { RedisCluster, RedisClusterOptions, RedisClusterPorts } from './redis.js';
-export { endThroughSentinelRace, startRedisCluster, TEST_REDIS_CLUSTER_PORTS } from './redis.js';
+export { endThroughSentinelRace, pingWithin, startRedisCluster, TEST_REDIS_CLUSTER_PORTS } from './redis.js';

@@ -160,6 +160,7 @@ interface SentinelClient {
   readonly status: string;
   stream?: { destroy(): void };
   once(event: 'connecting' | 'end', listener: () => void): unknown;
+  ping(): Promise<string>;
   connector?: {
     failoverDetector?: { sentinels: Array<{ client: { emit(...args: unknown[]): boolean } }> } | null;
   };
@@ -200,4 +201,19 @@ export async function endThroughSentinelRace(client: unknown, withinMs = 5_000):
   });
   redis.stream!.destroy();
   await ended.finally(() => clearTimeout(timer));
+}
+
+/**
+ * PINGs `client` (an ioredis connection) every 50 ms until it answers; returns the answer, or
+ * undefined when it did not answer within `withinMs`. For a connection that should come back by
+ * itself, such as one {@link endThroughSentinelRace} ended.
+ */
+export async function pingWithin(client: unknown, withinMs = 10_000): Promise<string | undefined> {
+  const redis = client as SentinelClient;
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const answer = await redis.ping().catch(() => undefined);
+    if (answer !== undefined || Date.now() > deadline) return answer;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
