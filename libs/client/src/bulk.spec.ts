@@ -16,12 +16,15 @@ async function run(store: Store, runId: string, end: 'completed' | 'failed' | 'r
 }
 
 /** Five failed runs, two completed and two running, in a fresh memory store. */
-async function fleet(transport: Transport = memoryTransport()): Promise<{ client: Client; store: Store }> {
+async function fleet(
+  transport: Transport = memoryTransport(),
+  wrap: (store: Store) => Store = (store) => store,
+): Promise<{ client: Client; store: Store }> {
   const store = memoryStore();
   for (let n = 0; n < 5; n++) await run(store, `f${n}`, 'failed');
   for (let n = 0; n < 2; n++) await run(store, `c${n}`, 'completed');
   for (let n = 0; n < 2; n++) await run(store, `r${n}`, 'running');
-  return { client: new Client({ transport, store }), store };
+  return { client: new Client({ transport, store: wrap(store) }), store };
 }
 
 async function statuses(store: Store, ids: string[]): Promise<string[]> {
@@ -166,20 +169,21 @@ describe('client.bulk', () => {
   });
 
   it('counts an error that is not a refusal as failed, names it, and goes on', async () => {
-    const inner = memoryTransport();
-    const flaky = new Proxy(inner, {
-      get(target, property, receiver) {
-        if (property !== 'enqueue') return Reflect.get(target, property, receiver) as unknown;
-        return async (data: Uint8Array, options?: unknown) => {
-          if (decodeMessage(data).runId === 'r0') throw new Error('bus unreachable (test)');
-          return target.enqueue(data, options as never);
-        };
-      },
-    });
-    const { client } = await fleet(flaky);
+    // A client with a store records a cancel there (client.cancel), so the store fails it here.
+    const flaky = (store: Store): Store =>
+      new Proxy(store, {
+        get(target, property, receiver) {
+          if (property !== 'requestCancel') return Reflect.get(target, property, receiver) as unknown;
+          return async (runId: string, reason?: string) => {
+            if (runId === 'r0') throw new Error('store unreachable (test)');
+            return target.requestCancel(runId, reason);
+          };
+        },
+      });
+    const { client } = await fleet(memoryTransport(), flaky);
     const summary = await client.bulk.run('cancel', {});
     expect(summary.succeeded).toEqual(['r1']);
-    expect(summary.failed).toEqual([{ id: 'r0', error: 'bus unreachable (test)' }]);
+    expect(summary.failed).toEqual([{ id: 'r0', error: 'store unreachable (test)' }]);
   });
 
   it('refuses bad options and an invalid filter before doing anything', async () => {

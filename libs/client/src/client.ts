@@ -20,6 +20,7 @@ import {
   type WorkflowDefinition,
   type WorkflowOutput,
   type ChainResult,
+  CHILD_START_DEAD_LETTERED,
   childKeyPrefix,
   parentOfKey,
 } from '@baton/core';
@@ -372,10 +373,34 @@ export class Client {
     await sendRunMessage(this.transport, signalMessage({ runId, name, ...value, signalId }));
   }
 
-  /** Requests cancellation: the run stops at its next ctx call and ends `cancelled`. */
+  /**
+   * Requests cancellation: the run stops at its next ctx call (an activity in flight sees its
+   * `signal` abort) and ends `cancelled`.
+   *
+   * When is it too late (docs/operations.md, "When a cancel is accepted")? A cancel is *accepted*
+   * once the store has recorded it; an accepted cancel always ends the run `cancelled`, even when
+   * its last step is finishing, unless its workflow code catches the CancelledError and chooses
+   * its own end. One that reaches the store after the run's owner began to record its end
+   * changes nothing. With a store, this call records the cancel itself and resolves once it is
+   * accepted (or found too late); its owner hears of it at once. Without one (a producer with only
+   * the bus), or for a run the store does not know yet (its start still on the bus), it resolves
+   * once the bus holds the cancel message, and the cancel is accepted when a worker takes it. A
+   * cancel of a run that continued as new goes on to the run it continued as.
+   */
   async cancel(runId: string, reason = 'cancelled by client'): Promise<void> {
     assertRunId(runId);
     await this.connect();
+    if (this.store !== undefined) {
+      const answer = await this.store.requestCancel(runId, reason);
+      if (answer.found && answer.tooLate !== true) {
+        // A suspended or paused run is acquirable now: wake it, as a worker would.
+        if (answer.wake) await sendRunMessage(this.transport, wakeMessage(runId, 'cancel'));
+        return;
+      }
+      // Unknown yet (its start is still on the bus), or too late: the message below goes to a
+      // worker, which retries the first and passes the second on to the run a continued run went
+      // on as (so a cancel that crossed a continue-as-new reaches the chain's current run).
+    }
     await sendRunMessage(this.transport, cancelMessage(runId, reason));
   }
 
@@ -611,6 +636,16 @@ export class Client {
           (status === 'pending' || status === 'running' ? ' (already retried, or still under way)' : ''),
       );
     if (run.status !== 'failed') throw notFailed(run.status);
+    if (run.error?.code === CHILD_START_DEAD_LETTERED) {
+      // Reopened, it would run with whatever input its record kept (none, for an unreadable
+      // start), for a parent that has already taken its failure.
+      throw new RunStateError(
+        runId,
+        run.status,
+        `client.retry(${runId}): this child never ran: ${run.error.message}. It has no history to ` +
+          'retry and its parent was told it failed; after the fix, start the parent anew for a new child',
+      );
+    }
     const lease = await store.getLease(runId);
     const history = await readHistoryAt(store, this.transport, runId, 'end', this.protection);
     const checkpoint = sealCheckpoint(

@@ -72,6 +72,7 @@ export type {
 } from './contracts/transport.js';
 export type {
   AcquireResult,
+  CancelRequestResult,
   CreatedAndLeased,
   NewRunToLease,
   Checkpoint,

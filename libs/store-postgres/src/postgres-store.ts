@@ -10,6 +10,7 @@
  */
 import type {
   AcquireResult,
+  CancelRequestResult,
   CreatedAndLeased,
   NewRunToLease,
   Checkpoint,
@@ -185,8 +186,15 @@ export class PostgresStore implements Store, PresenceStore {
   suspendRun(request: SuspendRequest): Promise<SuspendResult> {
     return this.run('suspendRun', (db) => waits.suspendRun(db, request));
   }
-  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
-    return this.run('requestCancel', (db) => waits.requestCancel(db, runId, reason));
+  requestCancel(runId: string, reason?: string): Promise<CancelRequestResult> {
+    const channel = presence.cancelsChannel(this.options.schema);
+    return this.run('requestCancel', (db) => waits.requestCancel(db, runId, reason, channel));
+  }
+  closeCancels(runId: string, epoch: number): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
+    return this.run('closeCancels', (db) => waits.closeCancels(db, runId, epoch));
+  }
+  watchCancels(workerId: string, listener: (runId: string) => void): () => void {
+    return this.registry.watchCancels(workerId, listener);
   }
   requestPause(runId: string, reason?: string): Promise<PauseRequestResult> {
     return this.run('requestPause', (db) => pause.requestPause(db, runId, reason));

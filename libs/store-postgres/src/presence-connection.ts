@@ -18,6 +18,9 @@
  *    are called for each notification on it and once per session that starts holding (a change
  *    published while no session listened would otherwise go unnoticed). A watcher that throws is
  *    ignored.
+ * 6. With a `cancelsChannel`, every session LISTENs on it too, and the cancel watchers are called
+ *    with the run id of each notification that names this worker as the run's owner (payload
+ *    json [owner, runId], migration 022). A malformed payload or a watcher that throws is ignored.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -58,6 +61,8 @@ export interface PresenceConnectionOptions {
   lockWaitMs: number;
   /** A notification channel the session listens on (invariant 5): an unquoted lower-case name. */
   channel?: string;
+  /** The schema's cancels channel (invariant 6): an unquoted lower-case name. */
+  cancelsChannel?: string;
 }
 
 /** A worker's presence session; see the module comment. */
@@ -70,11 +75,39 @@ export class PresenceConnection {
   private attempt: Promise<boolean> | undefined;
   private readonly holdSql: string;
   private readonly watchers = new Set<() => void>();
+  private readonly cancelWatchers = new Set<(runId: string) => void>();
 
   constructor(private readonly options: PresenceConnectionOptions) {
     this.holdSql = inSchema(HOLD_SQL, options.quotedSchema);
-    if (options.channel !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.channel))
-      throw new Error(`presence channel '${options.channel}' is not a plain lower-case name`);
+    for (const channel of [options.channel, options.cancelsChannel]) {
+      if (channel !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(channel))
+        throw new Error(`presence channel '${channel}' is not a plain lower-case name`);
+    }
+  }
+
+  /** Calls `watcher` with the run id of each cancel accepted for a run this worker holds (invariant 6). */
+  watchCancels(watcher: (runId: string) => void): () => void {
+    this.cancelWatchers.add(watcher);
+    return () => this.cancelWatchers.delete(watcher);
+  }
+
+  private notifyCancel(payload: string | undefined): void {
+    let runId: unknown;
+    try {
+      const [owner, id] = JSON.parse(payload ?? '') as unknown[];
+      if (owner !== this.options.workerId) return;
+      runId = id;
+    } catch {
+      return; // Invariant 6: not ours to read.
+    }
+    if (typeof runId !== 'string') return;
+    for (const watcher of [...this.cancelWatchers]) {
+      try {
+        watcher(runId);
+      } catch {
+        // Invariant 6: a watcher's failure is its own.
+      }
+    }
   }
 
   /** Calls `watcher` on every notification on the channel, and when a session starts holding. */
@@ -147,13 +180,16 @@ export class PresenceConnection {
         await client.end().catch(() => undefined);
         return false;
       }
-      const channel = this.options.channel;
-      if (channel !== undefined) {
+      const { channel, cancelsChannel } = this.options;
+      if (channel !== undefined || cancelsChannel !== undefined) {
         client.on('notification', (message) => {
-          if (message.channel === channel && this.client === client) this.notify();
+          if (this.client !== client) return;
+          if (message.channel === channel) this.notify();
+          else if (message.channel === cancelsChannel) this.notifyCancel(message.payload);
         });
-        await client.query(`LISTEN ${channel}`);
       }
+      if (channel !== undefined) await client.query(`LISTEN ${channel}`);
+      if (cancelsChannel !== undefined) await client.query(`LISTEN ${cancelsChannel}`);
       this.client = client;
       this.failures = 0;
       if (channel !== undefined) this.notify();

@@ -34,6 +34,14 @@ import type { ResolvedPostgresStoreOptions } from './options.js';
 import { PresenceConnection } from './presence-connection.js';
 import { inSchema } from './sql.js';
 
+/**
+ * The notification channel of a schema's accepted cancels of held runs (migration 022): every
+ * presence session listens, and each picks out the notifications that name its worker as owner.
+ */
+export function cancelsChannel(schema: string): string {
+  return `baton_cancels_${createHash('sha256').update(schema).digest('hex').slice(0, 24)}`;
+}
+
 /** Prefix of the application_name of presence sessions (`baton-presence:<workerId>`). */
 export const PRESENCE_APPLICATION_PREFIX = 'baton-presence:';
 
@@ -85,6 +93,15 @@ export class PresenceRegistry {
     return entry.connection.watch(listener);
   }
 
+  /** Calls `listener` with each cancel accepted for a run `workerId` holds; see watchCancels. */
+  watchCancels(workerId: string, listener: (runId: string) => void): () => void {
+    const entry = this.connections.get(workerId);
+    if (entry === undefined) {
+      throw new Error(`postgres store: watchCancels for '${workerId}', which is not registered here`);
+    }
+    return entry.connection.watchCancels(listener);
+  }
+
   /** Publishes the member list and tells the readers when its generation moved (invariant 7). */
   async publishMembership(db: Db, members: readonly string[]): Promise<number> {
     const generation = await publishMembership(db, members);
@@ -114,6 +131,7 @@ export class PresenceRegistry {
       config: clientConfig(this.options, `${PRESENCE_APPLICATION_PREFIX}${workerId}`),
       lockWaitMs: this.options.connectTimeoutMs,
       channel: this.channel,
+      cancelsChannel: cancelsChannel(this.options.schema),
     });
     const opened = connection.open();
     const entry = { connection, opened };

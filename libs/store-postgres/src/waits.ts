@@ -11,7 +11,13 @@
  *    `redeliverAfterMs` on before committing, so concurrent scanners never return one twice.
  */
 import { FencedWriteError } from '@baton/core';
-import type { DueTimer, InboxSignal, SuspendRequest, SuspendResult } from '@baton/core/adapter';
+import type {
+  CancelRequestResult,
+  DueTimer,
+  InboxSignal,
+  SuspendRequest,
+  SuspendResult,
+} from '@baton/core/adapter';
 import { fromJson, toJson, type Db } from './db.js';
 
 export async function suspendRun(db: Db, request: SuspendRequest): Promise<SuspendResult> {
@@ -41,13 +47,32 @@ export async function suspendRun(db: Db, request: SuspendRequest): Promise<Suspe
 export async function requestCancel(
   db: Db,
   runId: string,
-  reason?: string,
-): Promise<{ found: boolean; wake: boolean }> {
-  const [row] = await db.query<{ run_found: boolean; wake_run: boolean }>(
-    'SELECT * FROM {{schema}}.request_cancel($1, $2::text)',
-    [runId, reason ?? null],
+  reason: string | undefined,
+  channel: string,
+): Promise<CancelRequestResult> {
+  const [row] = await db.query<{ run_found: boolean; wake_run: boolean; too_late: boolean }>(
+    'SELECT * FROM {{schema}}.request_cancel($1, $2::text, $3::text)',
+    [runId, reason ?? null, channel],
   );
-  return { found: row?.run_found ?? false, wake: row?.wake_run ?? false };
+  return {
+    found: row?.run_found ?? false,
+    wake: row?.wake_run ?? false,
+    ...(row?.too_late === true && { tooLate: true }),
+  };
+}
+
+export async function closeCancels(
+  db: Db,
+  runId: string,
+  epoch: number,
+): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
+  const [row] = await db.query<{ outcome: string; cancel_reason: string | null }>(
+    'SELECT * FROM {{schema}}.close_cancels($1, $2)',
+    [runId, epoch],
+  );
+  if (row?.outcome === 'closed') return { cancelRequested: false };
+  if (row?.outcome !== 'cancel-requested') throw new FencedWriteError(runId, epoch, 'close cancels');
+  return { cancelRequested: true, ...(row.cancel_reason !== null && { cancelReason: row.cancel_reason }) };
 }
 
 export async function deliverSignal(

@@ -14,6 +14,9 @@ const README_ACL = [
   '+eval',
   '+evalsha',
   '+time',
+  '+publish',
+  '+subscribe',
+  '+unsubscribe',
   '+exists',
   '+get',
   '+set',
@@ -55,7 +58,7 @@ let server: PrivateServer;
 beforeAll(async () => {
   server = await startPrivateRedis();
   const admin = new Redis(server.port, '127.0.0.1');
-  await admin.acl('SETUSER', 'baton', 'on', '>baton-pw', '~baton-*', ...README_ACL);
+  await admin.acl('SETUSER', 'baton', 'on', '>baton-pw', '~baton-*', '&baton-*', ...README_ACL);
   admin.disconnect();
 });
 afterAll(() => server?.dispose());

@@ -18,6 +18,7 @@
 import type {
   JournalIndex,
   AcquireResult,
+  CancelRequestResult,
   CreatedAndLeased,
   NewRunToLease,
   Checkpoint,
@@ -59,6 +60,7 @@ import type {
   ScheduleWrite,
 } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
+import { CancelWatch } from './cancel-watch.js';
 import { createConnection, type StoreConnection } from './connection.js';
 import { DataMarker } from './data-marker.js';
 import type { StoreContext } from './context.js';
@@ -136,12 +138,14 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   private opening: StoreConnection | undefined;
   private readonly keys: KeyLayout;
   private readonly presence: PresenceRegistry;
+  private readonly cancels: CancelWatch;
   /** Tells a Redis that lost the data from one that only restarted or failed over (data-marker.ts). */
   private readonly marker = new DataMarker();
 
   constructor(private readonly options: ResolvedRedisStoreOptions) {
     this.keys = keyLayout(options.keyPrefix);
     this.presence = new PresenceRegistry(options, this.keys);
+    this.cancels = new CancelWatch(options, this.keys);
   }
 
   connect(): Promise<void> {
@@ -155,7 +159,12 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
     const cutShort = this.opening?.close();
     return this.lifecycle.close(async (opened) => {
       // All run even when one fails; a close that fails still leaves the store closed.
-      await Promise.allSettled([cutShort, this.presence.close(), opened?.connection.close()]);
+      await Promise.allSettled([
+        cutShort,
+        this.presence.close(),
+        this.cancels.close(),
+        opened?.connection.close(),
+      ]);
     });
   }
 
@@ -179,8 +188,14 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]> {
     return this.op('reapExpiredLeases', (ctx) => leases.reapExpiredLeases(ctx, limit, reclaimAfterMs));
   }
-  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
+  requestCancel(runId: string, reason?: string): Promise<CancelRequestResult> {
     return this.op('requestCancel', (ctx) => waits.requestCancel(ctx, runId, reason));
+  }
+  closeCancels(runId: string, epoch: number): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
+    return this.op('closeCancels', (ctx) => waits.closeCancels(ctx, runId, epoch));
+  }
+  watchCancels(workerId: string, listener: (runId: string) => void): () => void {
+    return this.cancels.watch(workerId, listener);
   }
   requestPause(runId: string, reason?: string): Promise<PauseRequestResult> {
     return this.op('requestPause', (ctx) => pause.requestPause(ctx, runId, reason));

@@ -45,6 +45,7 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   'suspendRun',
   'deliverSignal',
   'requestCancel',
+  'closeCancels',
   'requestPause',
   'pauseHeldRun',
   'resumeRun',

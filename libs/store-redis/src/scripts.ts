@@ -21,6 +21,7 @@ export const SCRIPT_NAMES = [
   'claim-due-timers',
   'claim-new-run',
   'clock',
+  'close-cancels',
   'create-run',
   'delete-expired-runs',
   'delete-pointers',

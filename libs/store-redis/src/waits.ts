@@ -3,7 +3,13 @@
  * operation that changes state is one script call, one round trip.
  */
 import { FencedWriteError } from '@baton/core';
-import type { DueTimer, InboxSignal, SuspendRequest, SuspendResult } from '@baton/core/adapter';
+import type {
+  CancelRequestResult,
+  DueTimer,
+  InboxSignal,
+  SuspendRequest,
+  SuspendResult,
+} from '@baton/core/adapter';
 import { decodeInboxEntry, encodeInboxEntry } from './codec.js';
 import { str, type StoreContext } from './context.js';
 
@@ -41,14 +47,31 @@ export async function requestCancel(
   ctx: StoreContext,
   runId: string,
   reason?: string,
-): Promise<{ found: boolean; wake: boolean }> {
+): Promise<CancelRequestResult> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'request-cancel',
     [keys.lease(runId), keys.run(runId), keys.cancel(runId), keys.held, keys.timers],
     [keys.prefix, runId, reason ?? ''],
   )) as number[];
-  return { found: reply[0] === 1, wake: reply[1] === 1 };
+  return { found: reply[0] === 1, wake: reply[1] === 1, ...(reply[2] === 1 && { tooLate: true }) };
+}
+
+export async function closeCancels(
+  ctx: StoreContext,
+  runId: string,
+  epoch: number,
+): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
+  const { keys } = ctx;
+  const reply = (await ctx.run('close-cancels', [keys.lease(runId), keys.cancel(runId)], [epoch])) as [
+    string,
+    string?,
+  ];
+  if (reply[0] === 'closed') return { cancelRequested: false };
+  if (reply[0] !== 'cancel-requested') throw new FencedWriteError(runId, epoch, 'close cancels');
+  // The flag is '1' or '1|<reason>' (request-cancel.lua).
+  const flag = reply[1] ?? '1';
+  return { cancelRequested: true, ...(flag.startsWith('1|') && { cancelReason: flag.slice(2) }) };
 }
 
 export async function deliverSignal(

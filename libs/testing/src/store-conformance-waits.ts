@@ -2,7 +2,7 @@
  * Store conformance, waiting runs: suspendRun, the SignalInbox, requestCancel and the TimerStore.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '@baton/core/adapter';
+import { hasPresence, type Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uniqueId } from './conformance-helpers.js';
 import {
@@ -221,6 +221,109 @@ export function describeWaitConformance(store: () => Store): void {
 
     it('reports an unknown run as not found', async () => {
       expect(await store().requestCancel(uniqueId('unknown'))).toEqual({ found: false, wake: false });
+    });
+
+    it('answers a cancel of a finished run as too late and keeps no flag', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      await store().finishRun(runId, epoch, { status: 'completed', result: 1 });
+      expect(await store().requestCancel(runId, 'late')).toEqual({ found: true, wake: false, tooLate: true });
+      expect(await store().getLease(runId)).toMatchObject({ state: 'finished', cancelRequested: false });
+    });
+  });
+
+  describe('the cancel window before a run ends (closeCancels)', () => {
+    it('closes cancels for the epoch: a later request is too late and sets nothing', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      expect(await store().closeCancels(runId, epoch)).toEqual({ cancelRequested: false });
+      expect(await store().requestCancel(runId, 'too late')).toEqual({
+        found: true,
+        wake: false,
+        tooLate: true,
+      });
+      expect(await store().getLease(runId)).toMatchObject({ cancelRequested: false });
+      expect(await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS)).toEqual([
+        { runId, ok: true, cancelRequested: false },
+      ]);
+    });
+
+    it('answers a cancel requested before the close, with its reason, and closes nothing', async () => {
+      const { runId } = await createTestRun(store());
+      const epoch = await acquireOk(store(), runId, 'worker-a');
+      await store().requestCancel(runId, 'customer withdrew');
+      const answer = { cancelRequested: true, cancelReason: 'customer withdrew' };
+      expect(await store().closeCancels(runId, epoch)).toEqual(answer);
+      expect(await store().closeCancels(runId, epoch)).toEqual(answer);
+      const silent = await createTestRun(store(), 'silent');
+      const silentEpoch = await acquireOk(store(), silent.runId, 'worker-a');
+      await store().requestCancel(silent.runId);
+      expect(await store().closeCancels(silent.runId, silentEpoch)).toEqual({ cancelRequested: true });
+    });
+
+    it('lasts for its epoch only: the next owner accepts cancels again', async () => {
+      const { runId } = await createTestRun(store());
+      const first = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
+      expect(await store().closeCancels(runId, first)).toEqual({ cancelRequested: false });
+      await sleep(EXPIRY_WAIT_MS);
+      const second = await acquireOk(store(), runId, 'worker-b');
+      expect(second).toBe(first + 1);
+      expect(await store().requestCancel(runId, 'after the failover')).toEqual({ found: true, wake: false });
+      expect(await store().closeCancels(runId, second)).toEqual({
+        cancelRequested: true,
+        cancelReason: 'after the failover',
+      });
+    });
+
+    it('is fenced under a stale epoch, for a lease not held, and for an unknown run', async () => {
+      const { runId } = await createTestRun(store());
+      const first = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
+      await sleep(EXPIRY_WAIT_MS);
+      const second = await acquireOk(store(), runId, 'worker-b');
+      await expect(store().closeCancels(runId, first)).rejects.toMatchObject(FENCED);
+      const { runId: waiting, epoch } = await suspendedRun(store(), { signals: ['approve'] });
+      await expect(store().closeCancels(waiting, epoch)).rejects.toMatchObject(FENCED);
+      await expect(store().closeCancels(uniqueId('unknown'), 1)).rejects.toMatchObject(FENCED);
+      expect(await store().closeCancels(runId, second)).toEqual({ cancelRequested: false });
+    });
+  });
+
+  describe('telling the owner of an accepted cancel (watchCancels, optional)', () => {
+    it('tells the owner the run id at once, and no other worker', async (ctx) => {
+      const s = store();
+      if (s.watchCancels === undefined) {
+        ctx.skip(`${s.name} store has no watchCancels (optional): owners see cancels at their renewal`);
+        return;
+      }
+      const owner = uniqueId('owner');
+      const other = uniqueId('other');
+      if (hasPresence(s)) for (const worker of [owner, other]) await s.registerWorker(worker);
+      const toOwner: string[] = [];
+      const toOther: string[] = [];
+      const stops = [
+        s.watchCancels(owner, (id) => toOwner.push(id)),
+        s.watchCancels(other, (id) => toOther.push(id)),
+      ];
+      try {
+        const held = await createTestRun(s, 'held');
+        await acquireOk(s, held.runId, owner);
+        const elsewhere = await createTestRun(s, 'elsewhere');
+        await acquireOk(s, elsewhere.runId, uniqueId('third'));
+        // A subscription is set up in the background: ask again until the owner is told (each
+        // accepted request of a held run tells its owner), within a bound.
+        const deadline = Date.now() + 10_000;
+        while (!toOwner.includes(held.runId) && Date.now() < deadline) {
+          expect(await s.requestCancel(held.runId)).toEqual({ found: true, wake: false });
+          await s.requestCancel(elsewhere.runId);
+          await sleep(100);
+        }
+        expect(toOwner).toContain(held.runId);
+        expect(toOwner).not.toContain(elsewhere.runId);
+        expect(toOther).toEqual([]);
+      } finally {
+        for (const stop of stops) stop();
+        if (hasPresence(s)) for (const worker of [owner, other]) await s.unregisterWorker(worker);
+      }
     });
   });
 

@@ -7,9 +7,9 @@
  * failed for a reason that may pass is redelivered with backoff, and dead-lettered after
  * `maxDeliveries`.
  */
-import type { AnyWorkflowDefinition } from '@baton/core';
+import { CONTINUED_AS, isContinuedAsNew, type AnyWorkflowDefinition } from '@baton/core';
 import type { Delivery, RunRecord } from '@baton/core/adapter';
-import type { RunMessage } from '@baton/core/runtime';
+import { cancelMessage, sendRunMessage, type CancelMessage, type RunMessage } from '@baton/core/runtime';
 import { claimRun, type ClaimContext } from './claim.js';
 import { workflowKey } from './options.js';
 import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage, runIdOf } from './poison.js';
@@ -132,13 +132,37 @@ export class Dispatcher {
         return delivery.ack();
       }
       case 'cancel': {
-        const { found, wake } = await store.requestCancel(message.runId, message.reason);
+        const { found, wake, tooLate } = await store.requestCancel(message.runId, message.reason);
         if (!found) return this.unknownRunYet(message, delivery);
+        if (tooLate === true) return this.cancelTooLate(message, delivery);
+        // The owner, when another worker, is told by the store (LeaseStore.watchCancels).
         sessions.get(message.runId)?.cancel(message.reason);
         if (wake) await enqueueWake(transport, message.runId, 'cancel');
         return delivery.ack();
       }
     }
+  }
+
+  /**
+   * A cancel that came after its run ended, or while its owner journals the end, changes nothing,
+   * except for a run that continued as new: the cancel goes on to its successor, so a cancel that
+   * crossed the continuation (a parent's cancel of its child, say) reaches the chain's current run.
+   * The chain ends, so this ends.
+   */
+  private async cancelTooLate(message: CancelMessage, delivery: Delivery): Promise<void> {
+    const { store, transport, logger } = this.context.options;
+    const run = await store.getRun(message.runId);
+    if (run?.status === 'completed' && isContinuedAsNew(run.result)) {
+      const successor = run.result[CONTINUED_AS].runId;
+      await sendRunMessage(transport, cancelMessage(successor, message.reason));
+      logger.debug(
+        { runId: message.runId, successor },
+        'cancel of a continued run passed on to its successor',
+      );
+    } else {
+      logger.debug({ runId: message.runId }, 'cancel too late: its run has ended or is ending');
+    }
+    return delivery.ack();
   }
 
   /** Claims a run the store knows, if this worker registers its workflow version. */

@@ -472,8 +472,9 @@ export class RunSession {
    * Records the outcome: journaled first (unless the journal already has it), then in the store,
    * atomically with the final checkpoint and the lease's end.
    */
-  private async finish(outcome: RunOutcome, journaled = false): Promise<SessionEnd> {
+  private async finish(ending: RunOutcome, journaled = false): Promise<SessionEnd> {
     const writer = this.writer!;
+    const outcome = journaled ? ending : await this.unlessCancelled(ending);
     if (outcome.status === 'failed') this.failure = `${outcome.error.name}: ${outcome.error.message}`;
     if (!journaled) {
       try {
@@ -503,6 +504,20 @@ export class RunSession {
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
     await releaseSlot(this.options, this.slot);
     return outcome.status;
+  }
+
+  /**
+   * A cancel accepted before the run journals its end wins over that end (docs/operations.md, "When
+   * a cancel is accepted"): the owner closes the run's cancels in the store (one fenced call) just
+   * before it journals a completed or failed end, and ends the run cancelled instead when a cancel
+   * was requested before that. A run whose workflow already saw the cancel keeps the end its code
+   * chose (it may catch CancelledError, clean up and return).
+   */
+  private async unlessCancelled(outcome: RunOutcome): Promise<RunOutcome> {
+    if (outcome.status === 'cancelled' || this.executor?.cancelling === true) return outcome;
+    const answer = await this.options.store.closeCancels(this.runId, this.epoch);
+    if (!answer.cancelRequested) return outcome;
+    return { status: 'cancelled', error: cancelledError(answer.cancelReason ?? 'cancel requested') };
   }
 
   /**

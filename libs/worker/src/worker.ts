@@ -92,6 +92,8 @@ export class Worker {
   private stateValue: WorkerState = 'created';
   private readonly registry = new Map<string, AnyWorkflowDefinition>();
   private readonly sessions = new Map<string, RunSession>();
+  /** Stops the store's calls of accepted cancels (LeaseStore.watchCancels), when it has them. */
+  private unwatchCancels: (() => void) | undefined;
   private readonly keeper: LeaseKeeper;
   private readonly maintenance: Maintenance;
   private readonly claimLoop: ClaimLoop;
@@ -219,6 +221,11 @@ export class Worker {
         this.options.transport.shareRunQueue(this.membership);
       }
     }
+    // A cancel another worker or a client records in the store reaches the run here at once,
+    // instead of at the next lease renewal (the renewal still reports it, should a call be missed).
+    this.unwatchCancels = this.options.store.watchCancels?.(this.workerId, (runId) =>
+      this.sessions.get(runId)?.cancel(),
+    );
     // Measured before the first claim: the first timer a run sets is on the store's clock already.
     await this.storeClock.start(this.options.logger);
     // The store may outlive this worker (it was passed in): a stopped worker reports nothing.
@@ -283,6 +290,7 @@ export class Worker {
     clearTimeout(deadline);
     this.keeper.stop();
     this.storeClock.stop();
+    this.unwatchCancels?.();
     this.stopBacklog?.();
     await this.maintenance.stop();
     await this.redrive.stop();

@@ -78,6 +78,16 @@ export type AcquireResult =
   /** Paused: nobody may run it until it is resumed. Drop the message. */
   | { ok: false; reason: 'paused' };
 
+/** The answer of {@link LeaseStore.requestCancel}. */
+export interface CancelRequestResult {
+  /** False for a run the store does not know (not started yet, or deleted). */
+  found: boolean;
+  /** True when the run was suspended or paused and is now acquirable: enqueue a wake message. */
+  wake: boolean;
+  /** True when the run has finished or its owner is journaling its end: the cancel changed nothing. */
+  tooLate?: boolean;
+}
+
 export interface RenewRequest {
   runId: string;
   epoch: number;
@@ -175,8 +185,33 @@ export interface LeaseStore {
    * (held, expired) and the caller should enqueue a wake message. `found` is false for an unknown run.
    * `reason` is kept with the flag (the first request's reason wins) and read back by
    * {@link getLease} as `cancelReason`, so the run ends cancelled with the caller's words.
+   *
+   * The request is **accepted** when this call sets the flag: the run will end `cancelled`. It is
+   * `tooLate` (nothing changes, the flag is not set) when the run has finished, or when its owner
+   * has closed the run's cancels ({@link closeCancels}) under the lease's current epoch because it
+   * is about to journal the run's end. While the run is held, an accepted request tells the owner
+   * at once through {@link watchCancels} (stores that have it), so it does not wait for its next
+   * renewal to stop the run.
    */
-  requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }>;
+  requestCancel(runId: string, reason?: string): Promise<CancelRequestResult>;
+  /**
+   * The owner's fenced step before it journals a run's completed or failed end: atomically, when a
+   * cancel was accepted, answers it (`cancelRequested: true`, with the kept reason) and changes
+   * nothing, and the owner ends the run `cancelled` instead; otherwise closes the run's cancels for
+   * `epoch`, so a later {@link requestCancel} is `tooLate`. The close lasts only for `epoch`: should
+   * the owner die before its end is recorded, the next owner's epoch accepts cancels again until it
+   * closes them itself. FencedWriteError when `epoch` is not the epoch of the run's held lease.
+   */
+  closeCancels(runId: string, epoch: number): Promise<{ cancelRequested: boolean; cancelReason?: string }>;
+  /**
+   * Optional: calls `listener(runId)` when a cancel is accepted ({@link requestCancel}) for a run
+   * whose held lease `workerId` owns, as told by the store (a notification channel of the
+   * worker's; on Postgres its presence session, which must be registered). Best effort: a call
+   * missed while the channel is down is made up by the lease renewal, which reports the flag too
+   * ({@link RenewResult.cancelRequested}). Calls may be spurious (a run the worker no longer holds).
+   * Returns a function that stops the calls.
+   */
+  watchCancels?(workerId: string, listener: (runId: string) => void): () => void;
   /**
    * Pauses the run, or asks its owner to: see {@link PauseRequestResult}. A run that holds no live
    * lease becomes `paused` at once (its timer dropped: the worker registers it again from the

@@ -182,6 +182,11 @@ export class ReplayExecutor {
     }
   }
 
+  /** True once a cancel reached the run (at its start or since): its workflow code sees it. */
+  get cancelling(): boolean {
+    return this.cancelReason !== undefined;
+  }
+
   /** Cancel: pending waits and live activities reject with CancelledError, as do later ctx calls. */
   requestCancel(reason = 'cancel requested'): void {
     if (this.cancelReason !== undefined && this.activityAbort.signal.aborted) return;

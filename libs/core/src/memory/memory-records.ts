@@ -12,6 +12,8 @@ export interface LeaseRecord {
   expiresAt: number | null;
   /** Signal names the suspended run waits for; a signal with one of them wakes it. */
   waitingFor: string[];
+  /** The epoch whose owner closed the run's cancels before journaling its end (closeCancels). */
+  cancelsClosedAt?: number;
 }
 
 export interface StoredCheckpoint {

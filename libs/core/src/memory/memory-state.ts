@@ -54,6 +54,8 @@ export class MemoryState {
   readonly slots = new Map<string, SlotState>();
   /** Rate limit grant times, oldest first, by `<name>|<key>` (memory-rate-limits.ts). */
   readonly rateGrants = new Map<string, number[]>();
+  /** Who is told of an accepted cancel of a run a worker holds, by worker id (watchCancels). */
+  readonly cancelWatchers = new Map<string, Set<(runId: string) => void>>();
 
   constructor(
     /** The store's clock (ms since epoch). */

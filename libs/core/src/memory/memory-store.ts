@@ -24,6 +24,7 @@
  */
 import type {
   AcquireResult,
+  CancelRequestResult,
   Checkpoint,
   CheckpointSummary,
   CreatedAndLeased,
@@ -168,8 +169,17 @@ class MemoryStore implements Store {
   async reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]> {
     return leases.reapExpiredLeases(this.open('reapExpiredLeases'), limit, reclaimAfterMs);
   }
-  async requestCancel(runId: string, reason?: string): Promise<{ found: boolean; wake: boolean }> {
+  async requestCancel(runId: string, reason?: string): Promise<CancelRequestResult> {
     return waits.requestCancel(this.open('requestCancel'), runId, reason);
+  }
+  async closeCancels(
+    runId: string,
+    epoch: number,
+  ): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
+    return waits.closeCancels(this.open('closeCancels'), runId, epoch);
+  }
+  watchCancels(workerId: string, listener: (runId: string) => void): () => void {
+    return waits.watchCancels(this.state, workerId, listener);
   }
   async requestPause(runId: string, reason?: string): Promise<PauseRequestResult> {
     return pause.requestPause(this.open('requestPause'), runId, reason);

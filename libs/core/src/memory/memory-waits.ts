@@ -2,7 +2,14 @@
  * The in-process store's waiting runs: suspension, cancel requests, the {@link TimerStore} and the
  * {@link SignalInbox} (what wakes a suspended run).
  */
-import type { DueTimer, InboxSignal, SuspendRequest, SuspendResult } from '../contracts/store.js';
+import type {
+  CancelRequestResult,
+  DueTimer,
+  InboxSignal,
+  SuspendRequest,
+  SuspendResult,
+} from '../contracts/store.js';
+import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
 import { FencedWriteError } from '../errors.js';
 import { isKnown, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';
 
@@ -33,22 +40,66 @@ export function suspendRun(state: MemoryState, request: SuspendRequest): Suspend
   return { ok: true };
 }
 
-export function requestCancel(
-  state: MemoryState,
-  runId: string,
-  reason?: string,
-): { found: boolean; wake: boolean } {
+export function requestCancel(state: MemoryState, runId: string, reason?: string): CancelRequestResult {
   if (!isKnown(state, runId)) return { found: false, wake: false };
+  const lease = state.leases.get(runId);
+  const closed = lease?.state === 'held' && lease.cancelsClosedAt === lease.epoch;
+  const status = state.runs.get(runId)?.status;
+  const finished =
+    lease?.state === 'finished' || (status !== undefined && FINISHED_RUN_STATUSES.includes(status));
+  if (finished || closed) return { found: true, wake: false, tooLate: true };
   if (!state.cancelled.has(runId) && reason !== undefined) state.cancelReasons.set(runId, reason);
   state.cancelled.add(runId);
   // A cancel wins over a pause: the run must run (to its end, cancelled).
   state.pauseRequested.delete(runId);
   state.pauseReasons.delete(runId);
-  const lease = state.leases.get(runId);
+  if (lease?.state === 'held' && lease.owner !== null) tellOwner(state, lease.owner, runId);
   if (lease?.state !== 'suspended' && lease?.state !== 'paused') return { found: true, wake: false };
   if (lease.state === 'paused') setRunStatus(state, runId, 'pending');
   makeAcquirable(state, runId, lease);
   return { found: true, wake: true };
+}
+
+/** Tells the owner's watchers after the current operation (a store call never runs their code). */
+function tellOwner(state: MemoryState, owner: string, runId: string): void {
+  const watchers = state.cancelWatchers.get(owner);
+  if (watchers === undefined) return;
+  queueMicrotask(() => {
+    for (const listener of watchers) listener(runId);
+  });
+}
+
+export function closeCancels(
+  state: MemoryState,
+  runId: string,
+  epoch: number,
+): { cancelRequested: boolean; cancelReason?: string } {
+  const lease = state.leases.get(runId);
+  if (lease === undefined || lease.state !== 'held' || lease.epoch !== epoch) {
+    throw new FencedWriteError(runId, epoch, 'close cancels');
+  }
+  if (state.cancelled.has(runId)) {
+    const cancelReason = state.cancelReasons.get(runId);
+    return { cancelRequested: true, ...(cancelReason !== undefined && { cancelReason }) };
+  }
+  lease.cancelsClosedAt = epoch;
+  return { cancelRequested: false };
+}
+
+export function watchCancels(
+  state: MemoryState,
+  workerId: string,
+  listener: (runId: string) => void,
+): () => void {
+  let watchers = state.cancelWatchers.get(workerId);
+  if (watchers === undefined) state.cancelWatchers.set(workerId, (watchers = new Set()));
+  const own = (runId: string): void => listener(runId);
+  watchers.add(own);
+  return () => {
+    watchers.delete(own);
+    if (watchers.size === 0 && state.cancelWatchers.get(workerId) === watchers)
+      state.cancelWatchers.delete(workerId);
+  };
 }
 
 export function claimDueTimers(state: MemoryState, limit: number, redeliverAfterMs: number): DueTimer[] {
