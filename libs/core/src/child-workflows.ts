@@ -26,6 +26,11 @@
  *    parent link on (`continue-as-new:<child>|child:<parent>:<seq>`): the successor reports its own
  *    end to the parent, which waits for it in turn, so `result()` follows the chain to its last run
  *    and the parent-close policy reaches the chain's current run.
+ * 8. A child whose start is dead-lettered (it could never run) is settled by the worker that
+ *    dead-letters it: recorded as a failed run whose error has the code
+ *    {@link CHILD_START_DEAD_LETTERED}, and its end sent to the parent as in invariant 3, so the
+ *    parent's `result()` throws instead of waiting for ever; a later start of that child (a redrive
+ *    of its letter) finds it finished and starts nothing (libs/worker's child-dead-letters.ts).
  */
 import type { SerializedError } from './errors.js';
 import type { JournalEntry } from './journal.js';
@@ -72,6 +77,14 @@ export type ChildEnd =
   | { status: 'completed'; result: unknown }
   | { status: 'failed' | 'cancelled'; error: SerializedError }
   | { status: 'continued'; successor: string };
+
+/**
+ * The `failure.code` of a child whose start was dead-lettered (no worker registers its workflow
+ * version; its message was unparseable, too large or its input unreadable): it never ran, and the
+ * worker that dead-lettered its start recorded it as a failed run with this code and told its
+ * parent, whose `result()` throws ChildWorkflowError (docs/child-workflows.md).
+ */
+export const CHILD_START_DEAD_LETTERED = 'BATON_START_DEAD_LETTERED';
 
 /** The idempotency key of the child started by step `seq` of run `parentRunId` (invariant 1). */
 export function childKey(parentRunId: string, seq: number): string {

@@ -73,7 +73,13 @@ export { defineRateLimit } from './rate-limit.js';
 export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
 export { ContinueAsNew, CONTINUED_AS, continuationKey, isContinuedAsNew } from './continue-as-new.js';
 export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
-export { childKey, childKeyPrefix, parentLinkOfKey, parentOfKey } from './child-workflows.js';
+export {
+  CHILD_START_DEAD_LETTERED,
+  childKey,
+  childKeyPrefix,
+  parentLinkOfKey,
+  parentOfKey,
+} from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
 export type {

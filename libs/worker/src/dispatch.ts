@@ -10,6 +10,13 @@
 import { CONTINUED_AS, isContinuedAsNew, type AnyWorkflowDefinition } from '@baton/core';
 import type { Delivery, RunRecord } from '@baton/core/adapter';
 import { cancelMessage, sendRunMessage, type CancelMessage, type RunMessage } from '@baton/core/runtime';
+import {
+  childStartOf,
+  isSettledChild,
+  retellParent,
+  settleDeadLetteredChild,
+  unfinishedTombstoneEpoch,
+} from './child-dead-letters.js';
 import { claimRun, type ClaimContext } from './claim.js';
 import { workflowKey } from './options.js';
 import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage, runIdOf } from './poison.js';
@@ -53,14 +60,32 @@ export class Dispatcher {
     }
   };
 
-  /** Dead-letters a delivery, with the run id when the message (or its raw bytes) has one. */
-  private deadLetter(
+  /**
+   * Dead-letters a delivery, with the run id when the message (or its raw bytes) has one. The
+   * start of a child settles the child first and tells its parent (child-dead-letters.ts); if that
+   * fails, the message is redelivered and dead-lettered only once it succeeds.
+   */
+  private async deadLetter(
     delivery: Delivery,
     message: RunMessage | undefined,
     code: string,
     reason: string,
   ): Promise<void> {
     const { options, instruments } = this.context;
+    const child = childStartOf(delivery, message);
+    if (child !== undefined) {
+      try {
+        await settleDeadLetteredChild(options, child, { code, reason });
+      } catch (err) {
+        options.logger.warn(
+          { err, runId: child.runId, parent: child.parentRunId, code },
+          'settling a child whose start is dead-lettered failed; the start will be redelivered',
+        );
+        const delayMs = redeliveryDelayMs(delivery.deliveryCount, REDELIVERY_BASE_MS, 30_000);
+        await delivery.nak(delayMs).catch(() => undefined);
+        return;
+      }
+    }
     const letter = { code, reason, runId: runIdOf(delivery, message) };
     return deadLetterDelivery(delivery, letter, options, instruments, REDELIVERY_BASE_MS);
   }
@@ -76,8 +101,12 @@ export class Dispatcher {
           // ack. Then the run has begun and is put back like any other; else nothing has begun,
           // and the message is put back for a live worker that has the version, or dead-lettered
           // (unknown-workflow) once none has had it for the grace period (put-back.ts).
+          // A child whose start was being dead-lettered when its worker died is not a run under
+          // way: its start goes on toward the dead letter that settles it (child-dead-letters.ts).
           const existing = await store.getRun(message.runId);
-          if (existing) return this.claimKnownRun(existing, message, delivery);
+          if (existing && (await unfinishedTombstoneEpoch(options, existing)) === undefined) {
+            return this.claimKnownRun(existing, message, delivery);
+          }
           return this.putBacks.putBackStart(message, delivery);
         }
         const acquiredAt = Date.now();
@@ -96,7 +125,13 @@ export class Dispatcher {
           leaseMs,
         );
         // An existing run (same id or idempotency key) is claimed like any known run, as it was created.
-        if (!taken.created) return this.claimKnownRun(taken.run, message, delivery);
+        if (!taken.created) {
+          // A child whose start was dead-lettered never runs; one whose settling a crash cut
+          // short runs after all, once, its parent never having been told (child-dead-letters.ts).
+          const settling = await unfinishedTombstoneEpoch(options, taken.run);
+          if (settling !== undefined) await store.releaseLease(taken.run.runId, settling);
+          return this.claimKnownRun(taken.run, message, delivery);
+        }
         return claimRun(this.context, taken.run, workflow, message, delivery, {
           lease: taken.lease,
           acquiredAt,
@@ -165,8 +200,16 @@ export class Dispatcher {
     return delivery.ack();
   }
 
-  /** Claims a run the store knows, if this worker registers its workflow version. */
+  /**
+   * Claims a run the store knows, if this worker registers its workflow version. The start of a
+   * child settled when its start was dead-lettered (a redrive, a duplicate) is dropped, its
+   * parent sent the child's end again (child-dead-letters.ts invariant 3).
+   */
   private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
+    if (message.kind === 'start' && isSettledChild(run)) {
+      await retellParent(this.context.options, run);
+      return delivery.ack();
+    }
     const workflow = this.registry.get(workflowKey(run.workflow, run.version));
     if (workflow) return claimRun(this.context, run, workflow, message, delivery);
     return this.putBacks.putBack(run, delivery);

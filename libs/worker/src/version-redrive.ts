@@ -11,6 +11,9 @@
  *    into the worker; a failed pass is logged and the next one tries again.
  * 3. Two workers redriving one letter at once at worst enqueue its start twice: the store creates
  *    a run once per run id, so the second start finds the run and is dropped or put back.
+ * 4. The letter of a child's start is redriven like any other, and its start dropped: the child
+ *    was settled as failed when its start was dead-lettered (child-dead-letters.ts). A letter
+ *    written before that existed finds no such run, and its child runs for the waiting parent.
  */
 import { NotFoundError } from '@baton/core';
 import type { DeadLetterQueue, RunQueue } from '@baton/core/adapter';
