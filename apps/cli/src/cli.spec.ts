@@ -10,6 +10,7 @@ import { EXIT, RefusedError, UsageError, describeError, exitCodeOf } from './err
 import { filterFromFlags, hasFilter, parseTime, queryFromFlags } from './filters.js';
 import { duration, json, runsTable, summaryText, timelineTable } from './output.js';
 import { runCli } from './program.js';
+import { bulkExit } from './commands/progress.js';
 
 const NOW = Date.parse('2026-11-25T12:00:00.000Z');
 
@@ -194,13 +195,39 @@ describe('exit codes', () => {
     expect(describeError(new RefusedError('run r is completed'))).toBe('refused: run r is completed');
   });
 
-  it('2 for an unknown command or flag, with commander’s message', async () => {
+  it('2 for an unknown command or flag: commander’s one line and where the help is, not the help', async () => {
     const unknown = await cli(['runs', 'frobnicate']);
     expect(unknown.code).toBe(2);
-    expect(unknown.err).toMatch(/unknown command 'frobnicate'/);
-    const flag = await cli(['runs', 'list', '--colour']);
+    expect(unknown.err).toBe("error: unknown command 'frobnicate'\n(see 'baton runs --help')\n");
+    const flag = await cli(['--json', 'runs', 'list', '--colour']);
     expect(flag.code).toBe(2);
-    expect(flag.err).toMatch(/unknown option '--colour'/);
+    expect(flag.err).toBe("error: unknown option '--colour'\n(see 'baton runs list --help')\n");
+    const missing = await cli(['dlq', 'show']);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toBe("error: missing required argument 'id'\n(see 'baton dlq show --help')\n");
+    expect(missing.out).toBe('');
+  });
+
+  it('130 for an interrupted bulk action, saying how many remain; else 1 for any refused or failed, else 0', () => {
+    const summary = {
+      action: 'pause',
+      matched: 40,
+      succeeded: [],
+      refused: [],
+      failed: [],
+      interrupted: true,
+    };
+    let err = '';
+    const io = { out: () => undefined, err: (t: string) => (err += t) };
+    expect(bulkExit(io, summary, 120, 'run')).toBe(EXIT.interrupted);
+    expect(err).toBe(
+      'interrupted: 40 of 120 run(s) handled, 80 remain; run the same command again to finish ' +
+        '(every action is safe to repeat)\n',
+    );
+    const refused = [{ id: 'r', reason: 'x' }];
+    expect(bulkExit(io, { ...summary, interrupted: false, refused }, 40, 'run')).toBe(EXIT.refused);
+    expect(bulkExit(io, { ...summary, interrupted: false }, 40, 'run')).toBe(EXIT.done);
+    expect(EXIT.interrupted).toBe(130);
   });
 
   it('0 for --help', async () => {

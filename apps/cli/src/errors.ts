@@ -1,11 +1,13 @@
 /**
  * Exit codes and how errors map to them: 0 done, 1 refused or failed (an unknown run, a run in
  * the wrong state, an unreadable dead letter, a server that did not answer), 2 usage (a bad flag,
- * an invalid filter, a malformed cursor, a missing or invalid BATON_* variable).
+ * an invalid filter, a malformed cursor, a missing or invalid BATON_* variable), 130 interrupted
+ * (Ctrl-C stopped a bulk action or a replay check before it reached every item: 128 + SIGINT, as
+ * a shell reports a command SIGINT ended, so a script never takes a half-done walk for a whole one).
  */
 import { BatonError, ConfigError } from '@baton/core';
 
-export const EXIT = { done: 0, refused: 1, usage: 2 } as const;
+export const EXIT = { done: 0, refused: 1, usage: 2, interrupted: 130 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** The command line itself is wrong: a flag, an argument or a combination of them. */

@@ -22,7 +22,6 @@ export interface CliEnvironment {
 export function buildProgram(context: CommandContext): Command {
   const program = new Command('baton')
     .description('Find, inspect and steer Baton runs and dead letters (configured like the worker: BATON_*)')
-    .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => context.io.out(s), writeErr: (s) => context.io.err(s) });
   addGlobalFlags(program);
@@ -50,8 +49,15 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     await program.parseAsync([...argv], { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Commander printed the message (and the help) already.
+      // Commander printed its one-line message; a usage mistake gets a pointer to the help, not
+      // the whole help (which buries the message above a screenful of flags).
       code = err.exitCode === 0 ? EXIT.done : EXIT.usage;
+      if (code === EXIT.usage && err.code !== 'commander.help')
+        environment.io.err(`${helpHint(program, argv)}\n`);
+    } else if (environment.interrupt?.aborted === true && err === environment.interrupt.reason) {
+      // A command that rejects with the interrupt's reason (replay-check) stopped part way.
+      environment.io.err('interrupted: stopped before every item was reached; run the same command again\n');
+      code = EXIT.interrupted;
     } else {
       environment.io.err(`${describeError(err)}\n`);
       code = exitCodeOf(err);
@@ -60,6 +66,23 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     if (session !== undefined) await closeBounded(session, environment.io);
   }
   return code;
+}
+
+/**
+ * `(see 'baton runs list --help')`: the help of the deepest command `argv` names, found by
+ * walking its words that are subcommand names (a flag's value that happens to be one is taken
+ * for a command too; the hint then names a parent's help, which still lists the way down).
+ */
+export function helpHint(program: Command, argv: readonly string[]): string {
+  let command = program;
+  for (const word of argv) {
+    if (word === '--') break;
+    const sub = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (sub !== undefined) command = sub;
+  }
+  const path: string[] = [];
+  for (let c: Command | null = command; c !== null; c = c.parent) path.unshift(c.name());
+  return `(see '${path.join(' ')} --help')`;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError } from '../errors.js';
 import { parseTime } from '../filters.js';
 import { json, letterJson, lettersTable, summaryText, table, time } from '../output.js';
-import { bulkProgress } from './progress.js';
+import { bulkExit, bulkProgress } from './progress.js';
 
 export const dlqCommands: CommandGroup = {
   register(program, context) {
@@ -99,7 +99,7 @@ export const dlqCommands: CommandGroup = {
               { onProgress: bulkProgress(context.io, 'redrive', matched), signal: context.interrupt },
             );
             context.io.out(asJson ? json(summary) : summaryText(summary));
-            return summary.refused.length + summary.failed.length === 0 ? EXIT.done : EXIT.refused;
+            return bulkExit(context.io, summary, matched, 'letter');
           }),
       );
 

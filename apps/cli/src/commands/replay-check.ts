@@ -5,7 +5,8 @@
  * "Check before you roll out"). Nothing is written and no activity runs.
  *
  * Exit code: 0 when every run checked is ok or skipped, 1 when any is nondeterministic, fails
- * during the replay or could not be checked, 2 for a usage mistake (a module that does not load).
+ * during the replay or could not be checked, 2 for a usage mistake (a module that does not load),
+ * 130 when Ctrl-C stopped the check (the check rejects with the abort; runCli reports it).
  */
 import { IN_FLIGHT_STATUSES, type ReplayCheckReport, type ReplayCheckRun } from '@baton/client';
 import { loadWorkflows } from '@baton/worker-app';

@@ -20,7 +20,7 @@ import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
 import { parseJson, workflowRef } from '../arguments.js';
 import { json, runsTable, summaryText, table, time, timelineTable } from '../output.js';
-import { bulkProgress } from './progress.js';
+import { bulkExit, bulkProgress } from './progress.js';
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -311,7 +311,7 @@ async function bulk(
     ...(flags.reason !== undefined && { reason: flags.reason }),
   });
   context.io.out(asJson ? json(summary) : summaryText(summary));
-  return summary.refused.length + summary.failed.length === 0 ? EXIT.done : EXIT.refused;
+  return bulkExit(context.io, summary, matched, 'run');
 }
 
 /** The run, or a refusal naming the id and what to do. */
