@@ -4,6 +4,7 @@
  * a flag overrides its variable.
  */
 import { Client } from '@baton/client';
+import type { Store } from '@baton/core/adapter';
 import {
   loadAdapterCode,
   OPERATOR_ENV,
@@ -92,16 +93,17 @@ export class Session {
 
   /**
    * The client, built on first use from the variables and flags (ConfigError names a bad one)
-   * and connected.
+   * and connected. `wrapStore` (first use only) wraps the store the client uses, e.g. to bound
+   * every call (`baton console`).
    */
-  async client(): Promise<Client> {
+  async client(wrapStore?: (store: Store) => Store): Promise<Client> {
     if (this.clientInstance === undefined) {
       const config = readOperatorConfig(envWithFlags(this.env, this.flags));
       await loadAdapterCode(config);
       this.adapters = operatorAdapters(config);
       this.clientInstance = new Client({
         transport: this.adapters.transport,
-        store: this.adapters.store,
+        store: wrapStore === undefined ? this.adapters.store : wrapStore(this.adapters.store),
         payloadProtection: this.adapters.payloadProtection,
         largePayloads: this.adapters.largePayloads,
       });

@@ -13,7 +13,21 @@ describe('resolveConsoleOptions', () => {
       trustedHeader: undefined,
       loopback: true,
       metricsUrls: [],
+      storeTimeoutMs: 5_000,
     });
+  });
+
+  it('reads the bound on store calls from the option or the variable, and refuses one out of range', () => {
+    expect(resolveConsoleOptions({}, { [CONSOLE_ENV.storeTimeoutMs]: '1500' }).storeTimeoutMs).toBe(1_500);
+    expect(
+      resolveConsoleOptions({ storeTimeoutMs: 250 }, { [CONSOLE_ENV.storeTimeoutMs]: '1500' }).storeTimeoutMs,
+    ).toBe(250);
+    for (const bad of ['0', '2.5', '5s', '300001'])
+      expect(() => resolveConsoleOptions({}, { [CONSOLE_ENV.storeTimeoutMs]: bad })).toThrow(
+        new RegExp(
+          `BATON_CONSOLE_STORE_TIMEOUT_MS must be a whole number of milliseconds from 1 to 300000, got '${bad.replace('.', '\\.')}'`,
+        ),
+      );
   });
 
   it('reads the metrics URLs from the flag or the comma-separated variable, and refuses a non-http one', () => {

@@ -18,6 +18,7 @@ export const CONSOLE_ENV = {
   readOnly: 'BATON_CONSOLE_READ_ONLY',
   trustedHeader: 'BATON_CONSOLE_TRUSTED_HEADER',
   metricsUrls: 'BATON_CONSOLE_METRICS_URLS',
+  storeTimeoutMs: 'BATON_CONSOLE_STORE_TIMEOUT_MS',
 } as const;
 
 /** The default port (`baton console` with no `--port`). */
@@ -26,6 +27,13 @@ export const DEFAULT_CONSOLE_PORT = 8233;
 export const DEFAULT_CONSOLE_HOST = '127.0.0.1';
 /** Shorter tokens are refused: guessable by anyone the console is exposed to. */
 export const MIN_TOKEN_LENGTH = 16;
+/**
+ * The default bound on one store call (server/bounded-store.ts): a healthy store answers in
+ * milliseconds, and a person looking at the page should learn within seconds that it does not.
+ */
+export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
+/** The longest bound accepted: beyond it a request would outlast any proxy's and browser's patience. */
+export const MAX_STORE_TIMEOUT_MS = 300_000;
 
 export interface ConsoleOptions {
   /** @defaultValue {@link DEFAULT_CONSOLE_HOST} */
@@ -46,6 +54,12 @@ export interface ConsoleOptions {
    * throughput and failure figures are scraped from; none: the page shows no figures.
    */
   metricsUrls?: string[];
+  /**
+   * How long one store call may take before the request that needs it is answered 503 with
+   * `Retry-After` (a frozen or unreachable store), in ms.
+   * @defaultValue {@link DEFAULT_STORE_TIMEOUT_MS}
+   */
+  storeTimeoutMs?: number;
 }
 
 export interface ResolvedConsoleOptions {
@@ -59,6 +73,8 @@ export interface ResolvedConsoleOptions {
   loopback: boolean;
   /** http(s) URLs of the workers' /metrics, in the order given. */
   metricsUrls: string[];
+  /** The bound on one store call, in ms. */
+  storeTimeoutMs: number;
 }
 
 /** The metrics URLs: the option, else the variable's comma-separated list; each must be http(s). */
@@ -139,5 +155,16 @@ export function resolveConsoleOptions(
     );
   }
   const metricsUrls = resolveMetricsUrls(options.metricsUrls, env[CONSOLE_ENV.metricsUrls]);
-  return { host, port, token, readOnly, trustedHeader, loopback, metricsUrls };
+  const timeoutText = env[CONSOLE_ENV.storeTimeoutMs];
+  const storeTimeoutMs =
+    options.storeTimeoutMs ??
+    (timeoutText === undefined || timeoutText.trim() === '' ? DEFAULT_STORE_TIMEOUT_MS : Number(timeoutText));
+  if (!Number.isInteger(storeTimeoutMs) || storeTimeoutMs < 1 || storeTimeoutMs > MAX_STORE_TIMEOUT_MS) {
+    throw new ConfigError(
+      `--store-timeout / ${CONSOLE_ENV.storeTimeoutMs} must be a whole number of milliseconds from 1 to ` +
+        `${MAX_STORE_TIMEOUT_MS}, got '${String(options.storeTimeoutMs ?? timeoutText)}' ` +
+        `(default ${DEFAULT_STORE_TIMEOUT_MS})`,
+    );
+  }
+  return { host, port, token, readOnly, trustedHeader, loopback, metricsUrls, storeTimeoutMs };
 }

@@ -5,8 +5,10 @@
  *
  * @example
  * ```ts
- * import { startConsole } from '@baton/console';
+ * import { boundedStore, DEFAULT_STORE_TIMEOUT_MS, startConsole } from '@baton/console';
  *
+ * // Bound every store call, so a frozen store gives 503s instead of hung pages.
+ * const client = new Client({ transport, store: boundedStore(store, DEFAULT_STORE_TIMEOUT_MS) });
  * const console = await startConsole({ client, options: { port: 8233 }, env: process.env });
  * // … later
  * await console.close();
@@ -20,6 +22,8 @@ export {
   CONSOLE_ENV,
   DEFAULT_CONSOLE_HOST,
   DEFAULT_CONSOLE_PORT,
+  DEFAULT_STORE_TIMEOUT_MS,
+  MAX_STORE_TIMEOUT_MS,
   MIN_TOKEN_LENGTH,
   isLoopbackHost,
   resolveConsoleOptions,
@@ -27,6 +31,9 @@ export {
 export type { ConsoleOptions, ResolvedConsoleOptions } from './config.js';
 export { ConsoleServer } from './server/console-server.js';
 export type { ConsoleServerOptions, FleetDescription } from './server/console-server.js';
+export { StoreTimeoutError, boundedStore } from './server/bounded-store.js';
+export { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, addressKey } from './server/sign-in-limiter.js';
+export type { SignInLimits } from './server/sign-in-limiter.js';
 export { HISTORY_MINUTES, MetricsHistory, readTotals } from './server/metrics-history.js';
 export type { MetricsHistorySnapshot, MinuteSample } from './server/metrics-history.js';
 

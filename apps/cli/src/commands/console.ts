@@ -4,9 +4,11 @@
  * their BATON_CONSOLE_* variables; docs/console.md describes them and the security model.
  */
 import {
+  boundedStore,
   CONSOLE_ENV,
   DEFAULT_CONSOLE_HOST,
   DEFAULT_CONSOLE_PORT,
+  DEFAULT_STORE_TIMEOUT_MS,
   resolveConsoleOptions,
   startConsole,
   type ConsoleOptions,
@@ -22,6 +24,14 @@ interface ConsoleFlags {
   readOnly?: boolean;
   token?: string;
   metricsUrl?: string[];
+  storeTimeout?: string;
+}
+
+function storeTimeoutOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text.trim()))
+    throw new UsageError(`--store-timeout must be a whole number of milliseconds, got '${text}'`);
+  return Number(text.trim());
 }
 
 function portOf(text: string | undefined): number | undefined {
@@ -66,6 +76,10 @@ export const consoleCommands: CommandGroup = {
         `a worker's /metrics URL for the workers page's figures; repeat for each worker (${CONSOLE_ENV.metricsUrls}: comma-separated)`,
         (url: string, urls: string[] = []) => [...urls, url],
       )
+      .option(
+        '--store-timeout <ms>',
+        `how long one store call may take before the page gets a 503 to retry (${CONSOLE_ENV.storeTimeoutMs}; default ${DEFAULT_STORE_TIMEOUT_MS})`,
+      )
       .action((flags: ConsoleFlags, command: Command) =>
         context.run(async () => {
           const env = envWithFlags(context.env, context.flags(command));
@@ -75,10 +89,14 @@ export const consoleCommands: CommandGroup = {
             ...(flags.readOnly && { readOnly: true }),
             ...(flags.token !== undefined && { token: flags.token }),
             ...(flags.metricsUrl !== undefined && { metricsUrls: flags.metricsUrl }),
+            ...(flags.storeTimeout !== undefined && { storeTimeoutMs: storeTimeoutOf(flags.storeTimeout) }),
           };
           // A console that would be unsafe (or a typo) fails here, before any connection is made.
-          resolveConsoleOptions(options, env);
-          const client = await context.session(command).client();
+          const { storeTimeoutMs } = resolveConsoleOptions(options, env);
+          // Every store call bounded: a frozen store gives the page 503s to retry, not hung requests.
+          const client = await context
+            .session(command)
+            .client((store) => boundedStore(store, storeTimeoutMs));
           const server = await startConsole({
             client,
             env,

@@ -11,8 +11,10 @@ import { Client } from '@baton/client';
 import type { Store } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { freeConsolePort } from '../console-port.spec-helper.js';
+import { resolveConsoleOptions } from '../config.js';
 import { startConsole } from '../index.js';
-import type { ConsoleServer } from './console-server.js';
+import { boundedStore } from './bounded-store.js';
+import { ConsoleServer } from './console-server.js';
 
 const TOKEN = 'unit-console-token-7f3a9c1e';
 
@@ -178,5 +180,107 @@ describe('the console server', () => {
     expect(state.summary?.succeeded.sort()).toEqual(['run-c1', 'run-c2']);
     expect((await store.getRun('run-c1'))?.status).toBe('paused');
     expect((await fetch(`${url}api/bulk/jobs/nope`)).status).toBe(404);
+  });
+
+  it('answers 400, not 500, for a malformed percent-escape in an API path', async () => {
+    const url = await consoleWith({});
+    for (const path of ['api/runs/%E0%A4%A', 'api/runs/100%/timeline', 'api/dead-letters/%zz']) {
+      const res = await fetch(`${url}${path}`);
+      expect(res.status, path).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/malformed percent-encoding.*%25/);
+    }
+    expect((await fetch(`${url}api/runs/run%2Da1`)).status).toBe(200);
+  });
+
+  it('answers 503 with Retry-After when a store call outlasts its bound, and says an action may still land', async () => {
+    const hung = new Proxy(store, {
+      get(target, property) {
+        if (property === 'listRuns' || property === 'requestPause') return () => new Promise(() => undefined);
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const frozenClient = new Client({ transport: memoryTransport(), store: boundedStore(hung, 100) });
+    const server = new ConsoleServer({
+      client: frozenClient,
+      options: resolveConsoleOptions({ port: await freeConsolePort() }, {}),
+      fleet: { transport: 'memory', store: 'memory' },
+      publicDir,
+      log: (line) => logged.push(line),
+    });
+    servers.push(server);
+    const url = await server.listen();
+    const res = await fetch(`${url}api/runs`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({
+      code: 'BATON_STORE_TIMEOUT',
+      error: expect.stringMatching(/listRuns\(\) within 100 ms/),
+    });
+    expect((await fetch(`${url}api/runs/run-a1`)).status).toBe(200);
+    const { csrfToken } = await session(url);
+    const pause = await fetch(`${url}api/runs/run-a1/pause`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+      body: '{}',
+    });
+    expect(pause.status).toBe(503);
+    expect(((await pause.json()) as { error: string }).error).toMatch(
+      /may still take effect .* reload before trying it again/,
+    );
+  });
+
+  it('rate-limits wrong tokens per address, on the sign-in form and the bearer header alike (429, Retry-After)', async () => {
+    let now = 1_000_000;
+    const lines: string[] = [];
+    const server = new ConsoleServer({
+      client,
+      options: resolveConsoleOptions({ port: await freeConsolePort(), token: TOKEN }, {}),
+      fleet: { transport: 'memory', store: 'memory' },
+      publicDir,
+      log: (line) => lines.push(line),
+      signInLimits: {
+        freeFailures: 3,
+        baseDelayMs: 4_000,
+        maxDelayMs: 8_000,
+        forgetAfterMs: 60_000,
+        maxAddresses: 100,
+      },
+      now: () => now,
+    });
+    servers.push(server);
+    const url = await server.listen();
+    const signIn = (token: string): Promise<Response> =>
+      fetch(`${url}login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${token}`,
+        redirect: 'manual',
+      });
+    const bearer = (token: string): Promise<Response> =>
+      fetch(`${url}api/session`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await signIn('wrong-1')).status).toBe(401);
+    expect((await bearer('wrong-2')).status).toBe(401);
+    // The last free try: refused (401), and the address now waits 4 s before the next.
+    expect((await signIn('wrong-3')).status).toBe(401);
+    const limited = await signIn(TOKEN);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('4');
+    expect(await limited.text()).toMatch(/Too many wrong tokens from your address: try again in 4 s/);
+    const limitedBearer = await bearer(TOKEN);
+    expect(limitedBearer.status).toBe(429);
+    expect(await limitedBearer.json()).toMatchObject({ code: 'BATON_CONSOLE_SIGN_IN_LIMITED' });
+    // A signed-in browser's cookie is not a guess: it keeps working while the address waits.
+    now += 4_000;
+    const cookie = (await signIn(TOKEN)).headers.get('set-cookie')!.split(';')[0]!;
+    expect((await bearer(TOKEN)).status).toBe(200);
+    // Another wrong token doubles the wait; the correct token is let in again once it is over.
+    expect((await bearer('wrong-4')).status).toBe(401);
+    expect((await bearer(TOKEN)).headers.get('retry-after')).toBe('8');
+    expect((await fetch(`${url}api/session`, { headers: { cookie } })).status).toBe(200);
+    now += 8_000;
+    expect((await bearer(TOKEN)).status).toBe(200);
+    expect(lines.filter((l) => l.includes('wrong access token'))).toHaveLength(1);
+    expect(lines.join('\n')).not.toContain(TOKEN);
   });
 });

@@ -8,6 +8,12 @@
  * 2. No action runs in read-only mode, nor without a valid CSRF token.
  * 3. Every error message is redacted before it reaches the browser or the log.
  * 4. close() is safe to call twice; it closes the server, not the client (the caller owns it).
+ * 5. A token is checked only for an address the sign-in limiter lets try (sign-in-limiter.ts);
+ *    otherwise the answer is 429 with Retry-After and the token is not looked at.
+ * 6. A store call that outlasts its bound is a 503 with Retry-After, never a hung request. The
+ *    bound is the client's store's: wrap it with boundedStore (bounded-store.ts) when building the
+ *    client, as `baton console` does.
+ * 7. A malformed request (a bad percent-escape in the path, a body that is not JSON) is a 400.
  */
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -25,6 +31,8 @@ import { HttpError, parseJsonBody, readBody, sendJson, type Route } from './http
 import { loginPage } from './login-page.js';
 import { MetricsHistory } from './metrics-history.js';
 import { ConsoleSecurity, SECURITY_HEADERS, type Identity } from './security.js';
+import { SignInLimiter, type SignInLimits } from './sign-in-limiter.js';
+import { StoreTimeoutError } from './bounded-store.js';
 import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
 
 const ROUTES: Route[] = [...RUNS_ROUTES, ...RUN_ROUTES, ...FLEET_ROUTES, ...ACTION_ROUTES, ...BULK_ROUTES];
@@ -45,6 +53,10 @@ export interface ConsoleServerOptions {
   log?: (line: string) => void;
   /** Time between two scrapes of each metrics URL (tests). @defaultValue 10 s */
   metricsIntervalMs?: number;
+  /** The sign-in limiter's settings (tests). @defaultValue DEFAULT_SIGN_IN_LIMITS */
+  signInLimits?: SignInLimits;
+  /** The limiter's clock (tests). @defaultValue Date.now */
+  now?: () => number;
 }
 
 /** The statuses of the client's error codes: what the operator asked for cannot be done as is. */
@@ -55,24 +67,44 @@ const STATUS_OF_CODE: Record<string, number> = {
   BATON_VALIDATION: 400,
 };
 
+/**
+ * A path capture, percent-decoded; a malformed escape (`%` not followed by two hex digits, or
+ * bytes that are not UTF-8) is the caller's mistake, a 400, not a server error.
+ */
+function decodePathPart(part: string, path: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpError(
+      400,
+      `the path ${path} has a malformed percent-encoding: a '%' must start an escape of two hex ` +
+        "digits of UTF-8 (write a '%' itself as %25)",
+    );
+  }
+}
+
 export class ConsoleServer {
   private readonly server: Server;
   private readonly security: ConsoleSecurity;
   private readonly log: (line: string) => void;
   private readonly bulk = new BulkJobs();
   private readonly metrics: MetricsHistory;
+  private readonly signIns: SignInLimiter;
+  private readonly now: () => number;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly config: ConsoleServerOptions) {
     this.security = new ConsoleSecurity(config.options);
     this.log = config.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.signIns = new SignInLimiter(config.signInLimits, (line) => this.log(line));
+    this.now = config.now ?? Date.now;
     this.metrics = new MetricsHistory(config.options.metricsUrls, {
       ...(config.metricsIntervalMs !== undefined && { intervalMs: config.metricsIntervalMs }),
       log: (line) => this.log(this.security.redact(line)),
     });
     this.server = createServer((req, res) => {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-      this.answer(req, res).catch((err: unknown) => this.fail(res, err));
+      this.answer(req, res).catch((err: unknown) => this.fail(res, err, req.method));
     });
   }
 
@@ -113,10 +145,28 @@ export class ConsoleServer {
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://console.invalid');
     const method = req.method ?? 'GET';
-    if (url.pathname === '/login') return this.login(req, res, method);
+    const address = req.socket.remoteAddress ?? '';
+    if (url.pathname === '/login') return this.login(req, res, method, address);
+    const presentsToken = this.security.presentsToken(req.headers);
+    if (presentsToken) {
+      const waitMs = this.signIns.waitOf(address, this.now());
+      if (waitMs !== undefined) {
+        const seconds = Math.ceil(waitMs / 1000);
+        return sendJson(
+          res,
+          429,
+          {
+            error: `too many wrong access tokens from this address: try again in ${seconds} s`,
+            code: 'BATON_CONSOLE_SIGN_IN_LIMITED',
+          },
+          { 'Retry-After': String(seconds) },
+        );
+      }
+    }
     const admission = this.security.admit(req.headers);
     if (!admission.ok) {
-      const { status, message } = admission.refusal;
+      const { status, message, wrongToken } = admission.refusal;
+      if (presentsToken && wrongToken === true) this.signIns.failed(address, this.now());
       if (!url.pathname.startsWith('/api/') && method === 'GET' && this.security.needsLogin) {
         res.writeHead(303, { Location: '/login' }).end();
         return;
@@ -159,7 +209,7 @@ export class ConsoleServer {
     const route = ROUTES.find((r) => {
       if (r.method !== method) return false;
       const match = r.path.exec(url.pathname);
-      if (match) params = match.slice(1).map((p) => decodeURIComponent(p));
+      if (match) params = match.slice(1).map((p) => decodePathPart(p, url.pathname));
       return match !== null;
     });
     if (route === undefined || params === undefined)
@@ -190,7 +240,12 @@ export class ConsoleServer {
     sendJson(res, 200, answer);
   }
 
-  private async login(req: IncomingMessage, res: ServerResponse, method: string): Promise<void> {
+  private async login(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    address: string,
+  ): Promise<void> {
     if (!this.security.needsLogin) {
       res.writeHead(303, { Location: '/' }).end();
       return;
@@ -201,9 +256,21 @@ export class ConsoleServer {
       return;
     }
     if (method !== 'POST') return sendJson(res, 405, { error: 'GET or POST /login' });
+    const waitMs = this.signIns.waitOf(address, this.now());
+    if (waitMs !== undefined) {
+      // The token is not even read: checking it while the address waits would tell a guesser when it hit.
+      const seconds = Math.ceil(waitMs / 1000);
+      res.writeHead(429, {
+        'Content-Type': 'text/html; charset=utf-8',
+        'Cache-Control': 'no-store',
+        'Retry-After': String(seconds),
+      });
+      res.end(loginPage(false, seconds));
+      return;
+    }
     const token = new URLSearchParams(await readBody(req)).get('token') ?? '';
     if (!this.security.checkToken(token)) {
-      this.log('console: a sign-in with a wrong token was refused');
+      this.signIns.failed(address, this.now());
       res.writeHead(401, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
       res.end(loginPage(true));
       return;
@@ -212,8 +279,27 @@ export class ConsoleServer {
     res.writeHead(303, { Location: '/', 'Set-Cookie': this.security.sessionCookie(secure) }).end();
   }
 
-  private fail(res: ServerResponse, err: unknown): void {
+  private fail(res: ServerResponse, err: unknown, method = 'GET'): void {
     const code = (err as { code?: unknown } | null)?.code;
+    if (err instanceof StoreTimeoutError) {
+      // Logged (once per request) like any 5xx, so a frozen store shows in the console's log too.
+      const action =
+        method === 'POST'
+          ? '; the action may still take effect when the store answers: reload before trying it again'
+          : '';
+      this.log(`console: ${this.security.redact(err.message)}`);
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      sendJson(
+        res,
+        503,
+        { error: this.security.redact(`${err.message}${action}`), code: err.code },
+        { 'Retry-After': String(Math.max(1, Math.ceil(err.timeoutMs / 1000))) },
+      );
+      return;
+    }
     const status =
       err instanceof HttpError ? err.status : (typeof code === 'string' && STATUS_OF_CODE[code]) || 500;
     const message = this.security.redact(err instanceof Error ? err.message : String(err));

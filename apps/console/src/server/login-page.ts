@@ -3,7 +3,13 @@
  * Content-Security-Policy holds) that posts the token once; the server answers with the session
  * cookie and never puts the token in a URL or a page.
  */
-export function loginPage(failed: boolean): string {
+export function loginPage(failed: boolean, retryAfterS?: number): string {
+  const notice =
+    retryAfterS !== undefined
+      ? `<p role="alert">Too many wrong tokens from your address: try again in ${retryAfterS} s.</p>`
+      : failed
+        ? '<p role="alert">That token is not this console\'s access token.</p>'
+        : '';
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Sign in: Baton console</title>
@@ -14,7 +20,7 @@ export function loginPage(failed: boolean): string {
 <form method="post" action="/login">
 <p><label for="token">Access token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus></p>
-${failed ? '<p role="alert">That token is not this console\'s access token.</p>' : ''}
+${notice}
 <p><button type="submit">Sign in</button></p>
 </form>
 </main>

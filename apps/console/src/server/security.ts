@@ -38,6 +38,8 @@ export interface Identity {
 export interface Refusal {
   status: 401 | 403;
   message: string;
+  /** True when the request presented a token and it was wrong (counted by the sign-in limiter). */
+  wrongToken?: boolean;
 }
 
 export type Admission = { ok: true; identity: Identity } | { ok: false; refusal: Refusal };
@@ -113,7 +115,14 @@ export class ConsoleSecurity {
       const bearer = /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim();
       if (bearer !== undefined) {
         if (safeEqual(bearer, token)) return { ok: true, identity: { via: 'bearer', name: 'token' } };
-        return refuse(401, 'the access token in the Authorization header is wrong');
+        return {
+          ok: false,
+          refusal: {
+            status: 401,
+            message: 'the access token in the Authorization header is wrong',
+            wrongToken: true,
+          },
+        };
       }
       const cookie = readCookie(headers, SESSION_COOKIE);
       if (cookie !== undefined && safeEqual(cookie, this.sessionValue()))
@@ -139,6 +148,16 @@ export class ConsoleSecurity {
       );
     }
     return { ok: true, identity: { via: 'loopback', name: 'local' } };
+  }
+
+  /**
+   * True when the request presents a token this console checks (`Authorization: Bearer`, with a
+   * token configured): the sign-in limiter applies to it. A session cookie is not a guessable
+   * token (an HMAC under a 256-bit secret) and is not limited.
+   */
+  presentsToken(headers: IncomingHttpHeaders): boolean {
+    if (this.options.token === undefined) return false;
+    return /^Bearer\s+\S/i.test(header(headers, 'authorization') ?? '');
   }
 
   /** True when `candidate` is the console's access token (the login form). */

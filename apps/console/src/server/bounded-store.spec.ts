@@ -1,0 +1,68 @@
+/**
+ * boundedStore over a store whose calls can be made to hang: a hung call fails with
+ * StoreTimeoutError naming the method and the bound; everything else passes through unchanged.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Store } from '@baton/core/adapter';
+import { memoryStore } from '@baton/core/memory';
+import { StoreTimeoutError, boundedStore } from './bounded-store.js';
+
+/** The memory store with `listRuns` and `journalIndex.*` hanging forever (a frozen server). */
+function frozenWhere(store: Store, hang: Set<string>): Store {
+  const never = (): Promise<never> => new Promise(() => undefined);
+  return new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (hang.has(String(property))) return never;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('boundedStore', () => {
+  it('fails a call that does not settle in time with StoreTimeoutError, naming the method and the bound', async () => {
+    const store = boundedStore(frozenWhere(memoryStore(), new Set(['listRuns'])), 50);
+    const err = await store.listRuns({}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreTimeoutError);
+    expect(err).toMatchObject({
+      code: 'BATON_STORE_TIMEOUT',
+      method: 'listRuns',
+      timeoutMs: 50,
+      retryable: true,
+    });
+    expect((err as Error).message).toMatch(
+      /did not answer listRuns\(\) within 50 ms \(BATON_CONSOLE_STORE_TIMEOUT_MS\)/,
+    );
+  });
+
+  it('passes results, errors and synchronous members through, on the store itself', async () => {
+    const inner = memoryStore();
+    const store = boundedStore(inner, 1_000);
+    await store.connect();
+    await store.createRun({ runId: 'r1', workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
+    expect((await store.getRun('r1'))?.input).toEqual({ n: 1 });
+    expect(store.listRuns).toBe(store.listRuns);
+    const refused = await store
+      .createRun({ runId: '', workflow: 'w', version: 1, input: {}, idempotencyKey: null })
+      .then(
+        () => 'created',
+        (e: unknown) => e,
+      );
+    expect(refused).not.toBeInstanceOf(StoreTimeoutError);
+    expect(Object.getPrototypeOf(store)).toBe(Object.getPrototypeOf(inner));
+    await store.close();
+  });
+
+  it('bounds the journalIndex capability too', async () => {
+    const hung = { journalIndex: { readPointers: (): Promise<never> => new Promise(() => undefined) } };
+    const store = boundedStore(hung as unknown as Store, 50);
+    await expect(store.journalIndex!.readPointers('r1', 0)).rejects.toMatchObject({
+      code: 'BATON_STORE_TIMEOUT',
+      method: 'journalIndex.readPointers',
+    });
+  });
+
+  it('refuses a bound that is not a whole number of ms', () => {
+    expect(() => boundedStore(memoryStore(), 0)).toThrow(/timeoutMs must be a whole number of ms ≥ 1, got 0/);
+  });
+});
