@@ -11,7 +11,8 @@
  *    records nothing and leaves the run to its new owner.
  * 3. After `maxResumeFailures` in a row the run is failed once, with ResumeFailedError carrying the
  *    last error; before that it is suspended with a timer `min(cap, base * 2^(n-1))` ahead, so the
- *    next claim waits instead of coming round at lease speed.
+ *    next claim waits instead of coming round at lease speed. A child's end (failed, or cancelled
+ *    when a cancel was pending) is sent to its parent before it is recorded, as a session's is.
  * 4. Errors that are not the run's fault are not counted and take the old path (the lease runs
  *    out, the reaper hands the run on): a lost lease or a fenced write (someone else owns the run),
  *    a journal conflict (another writer appended), the worker's own shutdown, and an unavailable
@@ -25,9 +26,11 @@ import {
   LeaseLostError,
   ResumeFailedError,
 } from '@baton/core';
+import type { RunOutcome } from '@baton/core/adapter';
 import { serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
+import { reportEndToParentOf } from './run-links.js';
 
 /** What became of a claim whose session threw. */
 export type ClaimFailureEnd = 'not-counted' | 'backoff' | 'failed' | 'cancelled';
@@ -76,7 +79,9 @@ export async function handleClaimFailure(
       `run ${runId} failed: its resume failed on ${failures} claims in a row; it is not tried again`,
     );
     options.onEvent({ type: 'resume-failed', runId, epoch, failures, final: true, reason });
-    await store.finishRun(runId, epoch, { status: 'failed', error: serializeError(error) });
+    const outcome: RunOutcome = { status: 'failed', error: serializeError(error) };
+    await reportEndToParentOf(options, runId, outcome);
+    await store.finishRun(runId, epoch, outcome);
     return 'failed';
   }
   instruments.resumeFailures.add(1, { [ATTR.outcome]: 'backoff' });
@@ -90,9 +95,11 @@ export async function handleClaimFailure(
   const suspended = await store.suspendRun({ runId, epoch, wakeAt, signals: [], consumedSignalIds: [] });
   if (suspended.ok) return 'backoff';
   // A cancel is pending: honour it rather than resume a run that keeps failing.
-  await store.finishRun(runId, epoch, {
+  const cancelled: RunOutcome = {
     status: 'cancelled',
     error: { name: 'CancelledError', message: 'cancelled while its resume was failing' },
-  });
+  };
+  await reportEndToParentOf(options, runId, cancelled);
+  await store.finishRun(runId, epoch, cancelled);
   return 'cancelled';
 }

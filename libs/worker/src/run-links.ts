@@ -131,6 +131,21 @@ export async function reportEndToParent(
   );
 }
 
+/**
+ * {@link reportEndToParent} for a run ended outside its session's finish (its resume kept failing,
+ * its data failed verification), by a caller that holds only its id: the record is read for the
+ * link. Sent before the end is recorded, as the session's finish sends it, so a crash in between
+ * sends it again.
+ */
+export async function reportEndToParentOf(
+  options: LinkOptions & Pick<ResolvedWorkerOptions, 'store'>,
+  runId: string,
+  outcome: RunOutcome,
+): Promise<void> {
+  const run = await options.store.getRun(runId);
+  if (run !== undefined) await reportEndToParent(options, run, outcome);
+}
+
 /** Cancels the children `runId` started with policy `cancel` whose end its journal has not received. */
 export async function cancelOpenChildren(
   options: LinkOptions,

@@ -16,6 +16,9 @@
  *   journal that still holds the run's history: it fails the run like the case above, with the
  *   dead letter code `unreadable-checkpoint`.
  *
+ * A run that ends here (failed, or cancelled while held) sends a parent waiting for it its end
+ * first, as a session's finish does (core's child-workflows.ts invariant 3).
+ *
  * Anything else (a store or bus failure) is rethrown: the run resumes elsewhere as after any error.
  */
 import {
@@ -25,9 +28,11 @@ import {
   CodecError,
   MissingKeyError,
 } from '@baton/core';
+import type { RunOutcome } from '@baton/core/adapter';
 import { serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
+import { reportEndToParentOf } from './run-links.js';
 
 export interface UnreadableRunContext {
   runId: string;
@@ -80,8 +85,10 @@ async function failRun(
     .catch((dlqErr: unknown) => logger.warn({ err: dlqErr, runId }, 'dead-lettering failed'));
   instruments.deadLetters.add(1, { [ATTR.code]: code });
   options.onEvent({ type: 'dead-lettered', code, reason, runId });
+  const outcome: RunOutcome = { status: 'failed', error: serializeError(err) };
+  await reportEndToParentOf(options, runId, outcome);
   ctx.releaseLease();
-  await store.finishRun(runId, epoch, { status: 'failed', error: serializeError(err) });
+  await store.finishRun(runId, epoch, outcome);
   return 'failed';
 }
 
@@ -113,9 +120,11 @@ async function holdRun(
     return 'held';
   }
   // A cancel is pending: honouring it needs none of the unreadable data.
-  await store.finishRun(runId, epoch, {
+  const cancelled: RunOutcome = {
     status: 'cancelled',
     error: { name: 'CancelledError', message: 'cancelled while its data could not be read' },
-  });
+  };
+  await reportEndToParentOf(options, runId, cancelled);
+  await store.finishRun(runId, epoch, cancelled);
   return 'cancelled';
 }

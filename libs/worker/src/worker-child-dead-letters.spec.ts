@@ -3,8 +3,11 @@
  * stores: apps/worker/src/child-dead-letters.int.spec.ts): the parent's wait throws
  * ChildWorkflowError naming the child, its workflow@version and the dead-letter code, for every
  * reason a start is dead-lettered; a redrive of the letter after the fix makes no second child; a
- * tombstone a crash left unfinished is finished by the start's next delivery.
+ * tombstone a crash left unfinished is finished by the start's next delivery. A child that ends
+ * outside its session (its resume kept failing, its journal failed verification) tells its parent
+ * too.
  */
+import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CHILD_START_DEAD_LETTERED,
@@ -15,9 +18,15 @@ import {
 } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import { memoryStore } from '@baton/core/memory';
-import { decodeEntries, decodeMessage, type JournalEntry } from '@baton/core/runtime';
+import {
+  decodeEntries,
+  decodeMessage,
+  resolvePayloadProtection,
+  type JournalEntry,
+} from '@baton/core/runtime';
 import { SETTLING_LEASE_MS, SETTLING_OWNER } from './child-dead-letters.js';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
+import type { WorkerOptions } from './index.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {
@@ -289,5 +298,97 @@ describe('a child whose start is dead-lettered', () => {
     expect(ran).toMatchObject({ status: 'completed', result: 70 });
     expect(ledger.executions.size).toBe(1);
     expect(await f.transport.listDeadLetters()).toEqual([]);
+  });
+});
+
+describe('a child that ends outside its session', () => {
+  function waitingChild(ledger: Ledger) {
+    const work = defineActivity({
+      name: 'ws_work',
+      run: async (n: number, io) => (ledger.record(io.idempotencyKey), n * 10),
+    });
+    const child = defineWorkflow({
+      name: 'ws_child',
+      version: 1,
+      run: async (ctx, n: number) => {
+        const value = await ctx.run(work, n);
+        await ctx.waitForSignal('go');
+        return value;
+      },
+    });
+    const parent = defineWorkflow({
+      name: 'ws_parent',
+      version: 1,
+      run: async (ctx, n: number) => {
+        try {
+          return { result: await ctx.executeChild(child, n) };
+        } catch (err) {
+          if (!(err instanceof ChildWorkflowError)) throw err;
+          return { childRunId: err.childRunId, code: err.failure.code, message: err.message };
+        }
+      },
+    });
+    return { child, parent };
+  }
+
+  /**
+   * A fleet whose first worker ran the parent to its wait and the child to its signal, then
+   * stopped. Its store throws, as a bug in a codec or a driver might, on every load of the
+   * checkpoint of the run `broken.runId` names, once set.
+   */
+  async function childWaiting(overrides: Partial<WorkerOptions> = {}) {
+    const ledger = new Ledger();
+    const { child, parent } = waitingChild(ledger);
+    const store = memoryStore();
+    const broken: { runId?: string } = {};
+    const faulty = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'loadCheckpoint')
+          return async (runId: string, seq?: number) => {
+            if (runId === broken.runId) throw new TypeError('driver bug');
+            return target.loadCheckpoint(runId, seq);
+          };
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const f = (current = fleet({ workflows: [parent, child], ...overrides }, undefined, () => faulty));
+    const first = await f.spawn();
+    const run = await f.client.start(parent, 3);
+    await until(async () => (await childrenOf(f, run.runId))[0]?.status === 'suspended', 5_000, 'the child');
+    const childId = (await childrenOf(f, run.runId))[0]!.runId;
+    await until(async () => (await f.store.getRun(run.runId))?.status === 'suspended', 5_000, 'the parent');
+    await first.worker.stop();
+    return { f, run, childId, broken };
+  }
+
+  it('whose resume keeps failing: its parent gets ChildWorkflowError with ResumeFailedError', async () => {
+    const { f, run, childId, broken } = await childWaiting({
+      maxResumeFailures: 2,
+      resumeBackoffMs: 20,
+      resumeBackoffMaxMs: 40,
+    });
+    broken.runId = childId;
+    await f.spawn();
+    await f.client.signal(childId, 'go');
+    const out = (await run.result({ timeoutMs: 10_000 })) as Outcome;
+    expect(out).toMatchObject({ childRunId: childId, code: 'BATON_RESUME_FAILED' });
+    expect(out.message).toContain(`child run ${childId} (ws_child) failed: ResumeFailedError`);
+    expect(await f.store.getRun(childId)).toMatchObject({ status: 'failed' });
+  });
+
+  it('whose journal fails verification: its parent gets ChildWorkflowError with the integrity error', async () => {
+    const protection = resolvePayloadProtection({
+      signingKeys: `s1:${randomBytes(32).toString('base64')}`,
+    });
+    const { f, run, childId } = await childWaiting({ payloadProtection: protection });
+    // Replay the child's first record (its activity's result) at the end of its journal.
+    const records = await f.journal.read(childId, 0);
+    await f.journal.append({ runId: childId, data: records[0]!.data });
+    await f.spawn({ payloadProtection: protection });
+    await f.client.signal(childId, 'go');
+    const out = (await run.result({ timeoutMs: 10_000 })) as Outcome;
+    expect(out).toMatchObject({ childRunId: childId, code: 'BATON_INTEGRITY' });
+    expect(out.message).toContain(`child run ${childId} (ws_child) failed: CheckpointIntegrityError`);
   });
 });
