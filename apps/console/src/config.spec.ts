@@ -14,6 +14,7 @@ describe('resolveConsoleOptions', () => {
       loopback: true,
       metricsUrls: [],
       storeTimeoutMs: 5_000,
+      clientAddressHeader: undefined,
     });
   });
 
@@ -79,6 +80,12 @@ describe('resolveConsoleOptions', () => {
       /BATON_CONSOLE_READ_ONLY must be true or false/,
     );
     expect(() => resolveConsoleOptions({}, { [CONSOLE_ENV.trustedHeader]: 'X User' })).toThrow(/header name/);
+    expect(() =>
+      resolveConsoleOptions({}, { [CONSOLE_ENV.clientAddressHeader]: 'X-Forwarded-For:' }),
+    ).toThrow(/BATON_CONSOLE_CLIENT_ADDRESS_HEADER must be a header name/);
+    expect(
+      resolveConsoleOptions({}, { [CONSOLE_ENV.clientAddressHeader]: 'X-Forwarded-For' }).clientAddressHeader,
+    ).toBe('x-forwarded-for');
   });
 
   it('tells loopback names from the rest', () => {

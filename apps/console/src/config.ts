@@ -19,6 +19,7 @@ export const CONSOLE_ENV = {
   trustedHeader: 'BATON_CONSOLE_TRUSTED_HEADER',
   metricsUrls: 'BATON_CONSOLE_METRICS_URLS',
   storeTimeoutMs: 'BATON_CONSOLE_STORE_TIMEOUT_MS',
+  clientAddressHeader: 'BATON_CONSOLE_CLIENT_ADDRESS_HEADER',
 } as const;
 
 /** The default port (`baton console` with no `--port`). */
@@ -60,6 +61,14 @@ export interface ConsoleOptions {
    * @defaultValue {@link DEFAULT_STORE_TIMEOUT_MS}
    */
   storeTimeoutMs?: number;
+  /**
+   * A request header a reverse proxy sets to the client's address (`X-Forwarded-For`,
+   * `X-Real-IP`): the sign-in limiter counts wrong tokens by its last entry (the address the
+   * proxy saw) instead of the connection's address, which behind a proxy is the proxy's. Only
+   * safe when the console is reachable only through that proxy: a client reaching it directly
+   * could name any address. @defaultValue none: the connection's address
+   */
+  clientAddressHeader?: string;
 }
 
 export interface ResolvedConsoleOptions {
@@ -75,6 +84,8 @@ export interface ResolvedConsoleOptions {
   metricsUrls: string[];
   /** The bound on one store call, in ms. */
   storeTimeoutMs: number;
+  /** Lower-cased; undefined: the limiter uses the connection's address. */
+  clientAddressHeader: string | undefined;
 }
 
 /** The metrics URLs: the option, else the variable's comma-separated list; each must be http(s). */
@@ -114,6 +125,14 @@ function parseBoolean(name: string, value: string): boolean {
   throw new ConfigError(`${name} must be true or false (1/0, yes/no), got '${value}'`);
 }
 
+/** A header name as node:http gives it (lower-cased), or ConfigError naming the variable. */
+function headerName(variable: string, text: string | undefined): string | undefined {
+  if (text !== undefined && !/^[A-Za-z0-9-]+$/.test(text)) {
+    throw new ConfigError(`${variable} must be a header name (letters, digits, '-'), got '${text}'`);
+  }
+  return text?.toLowerCase();
+}
+
 /** Options over variables over defaults; ConfigError names the setting that is wrong and the fix. */
 export function resolveConsoleOptions(
   options: ConsoleOptions,
@@ -139,13 +158,14 @@ export function resolveConsoleOptions(
   const readOnly =
     options.readOnly ??
     (readOnlyText === undefined ? false : parseBoolean(CONSOLE_ENV.readOnly, readOnlyText));
-  const headerText = options.trustedHeader ?? (env[CONSOLE_ENV.trustedHeader] || undefined);
-  if (headerText !== undefined && !/^[A-Za-z0-9-]+$/.test(headerText)) {
-    throw new ConfigError(
-      `${CONSOLE_ENV.trustedHeader} must be a header name (letters, digits, '-'), got '${headerText}'`,
-    );
-  }
-  const trustedHeader = headerText?.toLowerCase();
+  const trustedHeader = headerName(
+    CONSOLE_ENV.trustedHeader,
+    options.trustedHeader ?? (env[CONSOLE_ENV.trustedHeader] || undefined),
+  );
+  const clientAddressHeader = headerName(
+    CONSOLE_ENV.clientAddressHeader,
+    options.clientAddressHeader ?? (env[CONSOLE_ENV.clientAddressHeader] || undefined),
+  );
   const loopback = isLoopbackHost(host);
   if (!loopback && token === undefined && trustedHeader === undefined) {
     throw new ConfigError(
@@ -166,5 +186,15 @@ export function resolveConsoleOptions(
         `(default ${DEFAULT_STORE_TIMEOUT_MS})`,
     );
   }
-  return { host, port, token, readOnly, trustedHeader, loopback, metricsUrls, storeTimeoutMs };
+  return {
+    host,
+    port,
+    token,
+    readOnly,
+    trustedHeader,
+    loopback,
+    metricsUrls,
+    storeTimeoutMs,
+    clientAddressHeader,
+  };
 }

@@ -283,4 +283,39 @@ describe('the console server', () => {
     expect(lines.filter((l) => l.includes('wrong access token'))).toHaveLength(1);
     expect(lines.join('\n')).not.toContain(TOKEN);
   });
+
+  it('behind a proxy, counts wrong tokens by the last entry of the client-address header, only when told to', async () => {
+    const limits = {
+      freeFailures: 1,
+      baseDelayMs: 60_000,
+      maxDelayMs: 60_000,
+      forgetAfterMs: 60_000,
+      maxAddresses: 100,
+    };
+    const consoleBehindProxy = async (env: Record<string, string>): Promise<string> => {
+      const server = new ConsoleServer({
+        client,
+        options: resolveConsoleOptions({ port: await freeConsolePort(), token: TOKEN }, env),
+        fleet: { transport: 'memory', store: 'memory' },
+        publicDir,
+        log: (line) => logged.push(line),
+        signInLimits: limits,
+      });
+      servers.push(server);
+      return server.listen();
+    };
+    const bearer = (url: string, token: string, forwardedFor: string): Promise<Response> =>
+      fetch(`${url}api/session`, {
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': forwardedFor },
+      });
+    const told = await consoleBehindProxy({ BATON_CONSOLE_CLIENT_ADDRESS_HEADER: 'X-Forwarded-For' });
+    // The client wrote the first entry itself; the proxy appended the address it saw.
+    expect((await bearer(told, 'wrong', '203.0.113.1, 198.51.100.7')).status).toBe(401);
+    expect((await bearer(told, TOKEN, '203.0.113.2, 198.51.100.7')).status).toBe(429);
+    expect((await bearer(told, TOKEN, '198.51.100.8')).status).toBe(200);
+    const notTold = await consoleBehindProxy({});
+    expect((await bearer(notTold, 'wrong', '198.51.100.7')).status).toBe(401);
+    // Without the setting the header is the client's word: the connection's address (loopback) waits.
+    expect((await bearer(notTold, TOKEN, '198.51.100.9')).status).toBe(429);
+  });
 });

@@ -145,7 +145,7 @@ export class ConsoleServer {
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://console.invalid');
     const method = req.method ?? 'GET';
-    const address = req.socket.remoteAddress ?? '';
+    const address = this.clientAddress(req);
     if (url.pathname === '/login') return this.login(req, res, method, address);
     const presentsToken = this.security.presentsToken(req.headers);
     if (presentsToken) {
@@ -238,6 +238,19 @@ export class ConsoleServer {
       redact: (text) => this.security.redact(text),
     });
     sendJson(res, 200, answer);
+  }
+
+  /**
+   * The address the sign-in limiter counts a request under: the last entry of the configured
+   * client-address header (the address the proxy in front of the console saw; entries before it
+   * were written by the client and prove nothing), else the connection's own address.
+   */
+  private clientAddress(req: IncomingMessage): string {
+    const header = this.config.options.clientAddressHeader;
+    const value = header === undefined ? undefined : req.headers[header];
+    const text = Array.isArray(value) ? value.at(-1) : value;
+    const last = text?.split(',').at(-1)?.trim();
+    return last !== undefined && last !== '' ? last : (req.socket.remoteAddress ?? '');
   }
 
   private async login(
