@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ScheduleRecord } from './contracts/schedules.js';
+import type { ScheduleRecord, ScheduleSpec } from './contracts/schedules.js';
 import {
   checkScheduleSpec,
   fireTimeOf,
+  freshState,
   jitterFor,
   nextDueAfter,
   planFiring,
@@ -61,8 +62,10 @@ describe('schedule specs', () => {
     const spec = { cron: '30 2 * * *', timeZone: 'Europe/Paris' };
     const before = nextDueAfter(spec, Date.UTC(2026, 2, 27, 12))!;
     expect(new Date(before).toISOString()).toBe('2026-03-28T01:30:00.000Z');
-    const after = nextDueAfter(spec, Date.UTC(2026, 2, 29, 12))!;
-    expect(new Date(after).toISOString()).toBe('2026-03-30T00:30:00.000Z');
+    // That night it runs once, at the change (03:00 CEST), as cron does (cron-due-times.ts).
+    const gap = nextDueAfter(spec, before)!;
+    expect(new Date(gap).toISOString()).toBe('2026-03-29T01:00:00.000Z');
+    expect(new Date(nextDueAfter(spec, gap)!).toISOString()).toBe('2026-03-30T00:30:00.000Z');
     // On 25 October 2026 02:30 happens twice (clocks go 03:00 -> 02:00): it runs once, the first time.
     const fallBack = nextDueAfter(spec, Date.UTC(2026, 9, 24, 12))!;
     expect(new Date(fallBack).toISOString()).toBe('2026-10-25T00:30:00.000Z');
@@ -168,5 +171,76 @@ describe('planFiring', () => {
       T0 + MIN,
       T0 + 2 * MIN,
     ]);
+  });
+});
+
+describe('firing across daylight-saving changes', () => {
+  const iso = (at: number): string => new Date(at).toISOString();
+  /**
+   * A worker scanning every minute from `from` to `to`, fired from the state the store holds; every
+   * other firing that starts runs dies before its write (the store keeps the old state), so each
+   * due time is sent twice: once by the firing that died, once by the next scan.
+   */
+  function fireNights(spec: ScheduleSpec, from: string, to: string): { sent: string[]; runs: string[] } {
+    const record = schedule({ spec, catchup: { missed: 'skip', limit: 1, graceMs: 60_000 } });
+    let state = freshState(record, Date.parse(from));
+    const sent: string[] = [];
+    let firings = 0;
+    for (let now = Date.parse(from); now < Date.parse(to); now += MIN) {
+      if (state.nextFireAt === null || state.nextFireAt > now) continue; // what dueSchedules reads
+      const plan = planFiring({ ...record, ...state }, now, 'none', 1_000);
+      sent.push(...plan.fire.map((run) => iso(run.dueAt)));
+      if (plan.fire.length > 0 && ++firings % 2 === 1) continue; // SIGKILL before the write
+      state = plan.next;
+    }
+    return { sent, runs: [...new Set(sent)] };
+  }
+
+  it('starts each due time of the nights the clocks change exactly once, through crashes', () => {
+    // Paris: 02:30 that does not exist runs at the change (03:00 CEST); 02:30 twice runs once.
+    const paris = fireNights(
+      { cron: '30 2 * * *', timeZone: 'Europe/Paris' },
+      '2026-03-28T12:00Z',
+      '2026-03-30T12:00Z',
+    );
+    expect(paris.runs).toEqual(['2026-03-29T01:00:00.000Z', '2026-03-30T00:30:00.000Z']);
+    expect(paris.sent).toEqual(paris.runs.flatMap((run) => [run, run]));
+    const autumn = fireNights(
+      { cron: '30 2 * * *', timeZone: 'Europe/Paris' },
+      '2026-10-24T12:00Z',
+      '2026-10-26T12:00Z',
+    );
+    expect(autumn.runs).toEqual(['2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z']);
+    // New York, every 20 minutes: on real time through both passes of 01:00-02:00.
+    const ny = fireNights(
+      { cron: '*/20 * * * *', timeZone: 'America/New_York' },
+      '2026-11-01T04:50Z',
+      '2026-11-01T07:10Z',
+    );
+    expect(ny.runs).toEqual(
+      Array.from({ length: 7 }, (_, i) => iso(Date.parse('2026-11-01T05:00Z') + i * 20 * MIN)),
+    );
+    // Sydney, a named hour: 02:xx on the night it does not exist runs once, at 03:00 AEDT.
+    const sydney = fireNights(
+      { cron: '*/30 2 * * *', timeZone: 'Australia/Sydney' },
+      '2026-10-03T12:00Z',
+      '2026-10-04T18:00Z',
+    );
+    expect(sydney.runs).toEqual([
+      '2026-10-03T16:00:00.000Z',
+      '2026-10-04T15:00:00.000Z',
+      '2026-10-04T15:30:00.000Z',
+    ]);
+  });
+
+  it('a schedule created or resumed in the second pass of a repeated hour does not run its time again', () => {
+    const spec = { cron: '30 1 * * *', timeZone: 'America/New_York' };
+    // 01:10 EST (06:10Z): 01:30 EDT has run already; the next is tomorrow, not 01:30 EST today.
+    expect(iso(freshState(schedule({ spec }), Date.parse('2026-11-01T06:10Z')).nextDueAt!)).toBe(
+      '2026-11-02T06:30:00.000Z',
+    );
+    expect(iso(freshState(schedule({ spec }), Date.parse('2026-11-01T05:10Z')).nextDueAt!)).toBe(
+      '2026-11-01T05:30:00.000Z',
+    );
   });
 });

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CronExpressionParser } from 'cron-parser';
+import { cronDueTimes } from './cron-due-times.js';
 import { ConfigError } from './errors.js';
 import { runIdForKey } from './ids.js';
 import type {
@@ -99,29 +100,20 @@ export function checkScheduleSpec(spec: ScheduleSpec): ScheduleSpec {
   return fail('schedule spec: give { cron, timeZone? } or { everyMs }');
 }
 
-/** The due times strictly after `after`, in order, one per call; null once there are no more. */
+/**
+ * The due times strictly after `after`, in order, one per call; null once there are no more.
+ * A cron's are read in its zone by cronDueTimes (its module states the daylight-saving rule).
+ */
 export function dueTimesAfter(spec: ScheduleSpec, after: number): () => number | null {
   if ('everyMs' in spec) {
     let at = after;
     return () => (at = (Math.floor(at / spec.everyMs) + 1) * spec.everyMs);
   }
-  let expression: ReturnType<typeof CronExpressionParser.parse> | undefined;
   try {
-    expression = CronExpressionParser.parse(spec.cron, {
-      tz: spec.timeZone ?? 'UTC',
-      currentDate: new Date(after),
-    });
+    return cronDueTimes(spec.cron, spec.timeZone ?? 'UTC', after, 'forward');
   } catch {
     return () => null;
   }
-  let last = after;
-  return () => {
-    if (expression === undefined || !expression.hasNext()) return null;
-    const next = expression.next().getTime();
-    if (next <= last) return null;
-    last = next;
-    return next;
-  };
 }
 
 /** Due times at or before `atOrBefore`, latest first, one per call; null once there are no more. */
@@ -130,16 +122,11 @@ function dueTimesBefore(spec: ScheduleSpec, atOrBefore: number): () => number | 
     let at = Math.floor(atOrBefore / spec.everyMs) * spec.everyMs + spec.everyMs;
     return () => (at -= spec.everyMs);
   }
-  let expression: ReturnType<typeof CronExpressionParser.parse> | undefined;
   try {
-    expression = CronExpressionParser.parse(spec.cron, {
-      tz: spec.timeZone ?? 'UTC',
-      currentDate: new Date(atOrBefore + 1),
-    });
+    return cronDueTimes(spec.cron, spec.timeZone ?? 'UTC', atOrBefore, 'backward');
   } catch {
     return () => null;
   }
-  return () => (expression !== undefined && expression.hasPrev() ? expression.prev().getTime() : null);
 }
 
 /**
@@ -181,18 +168,7 @@ function dueTimes(schedule: ScheduleRecord, now: number): { due: number[]; nextD
 
 /** The first due time strictly after `after` (ms), or null when the spec falls due no more. */
 export function nextDueAfter(spec: ScheduleSpec, after: number): number | null {
-  if ('everyMs' in spec) return (Math.floor(after / spec.everyMs) + 1) * spec.everyMs;
-  try {
-    const expression = CronExpressionParser.parse(spec.cron, {
-      tz: spec.timeZone ?? 'UTC',
-      currentDate: new Date(after),
-    });
-    if (!expression.hasNext()) return null;
-    const next = expression.next().getTime();
-    return next > after ? next : null;
-  } catch {
-    return null;
-  }
+  return dueTimesAfter(spec, after)();
 }
 
 /** The due time's jitter (ms, 0 to `jitterMs`), fixed per schedule and due time. */
