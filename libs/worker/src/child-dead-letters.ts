@@ -192,7 +192,8 @@ export async function settleDeadLetteredChild(
   );
   const run = taken.run;
   if (taken.created) {
-    if (!taken.lease.ok) return 'alive'; // a new run's first lease is never refused
+    // A new run's first lease is never refused; were it, the run is left to whoever claims it.
+    if (!taken.lease.ok) return 'alive';
     await store.finishRun(run.runId, taken.lease.epoch, outcome);
   } else if (run.runId !== start.runId) {
     return 'alive'; // its key names another run: nothing of this one to settle
@@ -225,6 +226,6 @@ export async function retellParent(
   options.logger.info(
     { runId: run.runId, workflow: `${run.workflow}@${run.version}` },
     `start of child run ${run.runId} dropped: its start was dead-lettered and the child settled as failed; ` +
-      'start the parent again (or retry it) to start a new child',
+      'start the parent anew to start a new child (a retry of the parent replays the same failure)',
   );
 }
