@@ -3,7 +3,10 @@
  * private redis-server (never the shared one), with NATS as the bus and a real Worker holding ten
  * runs in flight:
  * - without persistence, the restart is reported once, as an error naming the ten runs and what to
- *   do, a `store-data-lost` event and the worker's health;
+ *   do, a `store-data-lost` event and the worker's health; and a client tells the truth about the
+ *   lost runs (RunLostError, never a wait without end): a result() that saw the run running, a
+ *   handle whose start was sent before the recorded loss, a second client that was not connected
+ *   (describe() with the journal on the bus as the evidence);
  * - with the append-only file (appendonly yes, its own directory), the same restart loses nothing,
  *   raises no such error, and the ten runs complete.
  */
@@ -44,7 +47,11 @@ function holdingWorkflow() {
   const workflow = defineWorkflow({
     name: 'data_loss_hold',
     version: 1,
-    run: async (ctx, n: number) => ctx.run(hold, n),
+    run: async (ctx, n: number) => {
+      // A first step, so each run's journal on the bus holds a record before the loss.
+      await ctx.activity('begin', async () => n);
+      return ctx.run(hold, n);
+    },
   });
   return { workflow, release: () => release() };
 }
@@ -63,7 +70,8 @@ describe('a Redis store that restarts', () => {
       () => env.store.close(),
       () => env.transport.close(),
     );
-    const client = new Client({ transport: env.transport, store: env.store });
+    // unknownRunMs: how long a handle waits for a run that is unknown after a recorded loss.
+    const client = new Client({ transport: env.transport, store: env.store, unknownRunMs: 1_000 });
     await client.connect();
     const { workflow, release } = holdingWorkflow();
     const events: WorkerEvent[] = [];
@@ -78,6 +86,9 @@ describe('a Redis store that restarts', () => {
       transport: env.transport,
       store: env.store,
       workflows: [workflow],
+      // Each run's journal on its own subject, so a client can find it there after the loss (group
+      // records are found through the store's pointers, which go with the data).
+      journal: 'per-run',
       leaseMs: 3_000,
       reapIntervalMs: 100,
       fetchWaitMs: 200,
@@ -89,16 +100,39 @@ describe('a Redis store that restarts', () => {
     cleanup.push(() => worker.stop());
     const runs = await Promise.all(Array.from({ length: RUNS }, (_, n) => client.start(workflow, n)));
     await until(`the worker holds all ${RUNS} runs`, () => worker.ownedRuns.length === RUNS);
-    return { worker, runs, release, events, errors };
+    return { worker, runs, release, events, errors, env, client };
   }
 
   it('without persistence: reports the loss once, naming every run the worker held', async () => {
     const server = await startPrivateRedis(['--appendonly', 'no']);
     cleanup.push(() => server.dispose());
-    const { worker, runs, events, errors } = await setUp(server);
+    const { worker, runs, events, errors, env, client } = await setUp(server);
 
+    // Waiting without a timeout while the loss happens: it saw the run running, then gone.
+    const waiting = runs[0]!.result();
+    waiting.catch(() => undefined);
+    await until(
+      'the first run is seen running',
+      async () => (await client.describe(runs[0]!.runId)).status === 'running',
+    );
     await server.restart();
     await until('the loss is reported', () => events.some((e) => e.type === 'store-data-lost'));
+    await expect(waiting).rejects.toMatchObject({ name: 'RunLostError', code: 'BATON_NOT_FOUND' });
+    await expect(waiting).rejects.toThrow(/was running when last read.*lost its data at .*idempotency key/s);
+    // A handle whose start was sent before the loss the store recorded: no wait without end.
+    await until(
+      'the loss is recorded in the store',
+      async () => (await env.store.lastDataLoss?.()) !== undefined,
+    );
+    await expect(runs[1]!.result()).rejects.toThrow(/start was sent at .*before the loss/);
+    // A client that was never connected during the loss: the run's journal on the bus shows it ran.
+    const later = new Client({ transport: env.transport, store: env.store });
+    await expect(later.describe(runs[2]!.runId)).rejects.toMatchObject({ name: 'RunLostError' });
+    await expect(later.describe(runs[2]!.runId)).rejects.toThrow(/journal on the bus holds \d+ record/);
+    // A run that never existed stays plainly not found, naming the loss as a possibility.
+    await expect(later.describe('never-started-run')).rejects.toThrow(
+      /not known to the store.*lost its data at/s,
+    );
 
     const lost = events.filter((e) => e.type === 'store-data-lost');
     expect(lost).toHaveLength(1);

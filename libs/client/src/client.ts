@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  BatonError,
   CONTINUED_AS,
   isContinuedAsNew,
   CancelledError,
@@ -12,6 +13,7 @@ import {
   ConfigError,
   NotFoundError,
   RunDeletedError,
+  RunLostError,
   RunStateError,
   TimeoutError,
   WorkflowFailedError,
@@ -29,6 +31,7 @@ import {
   type CheckpointSummary,
   type PayloadStore,
   type LeaseInfo,
+  type RecordedDataLoss,
   type RunRecord,
   type Store,
   type Transport,
@@ -155,7 +158,17 @@ export interface ResultOptions {
    * the handle `start()` returned
    */
   unknownRunMs?: number;
+  /**
+   * When the run's start was sent (ms since the epoch). A data loss the store recorded after it
+   * (Store.lastDataLoss) means the run most likely went with the data: an unknown run is then
+   * waited for no longer than the client's `unknownRunMs` (its start may still be queued), and
+   * fails with RunLostError. The handle `start()` returned sets it.
+   */
+  startedAt?: number;
 }
+
+/** How long result() keeps polling through a store that fails with retryable errors. */
+const STORE_OUTAGE_MS = 30_000;
 
 /** How long client.result(runId) waits for a run the store does not know. */
 const UNKNOWN_RUN_MS = 30_000;
@@ -165,15 +178,22 @@ export class RunHandle<O = unknown> {
   constructor(
     private readonly client: Client,
     readonly runId: string,
+    /** When this client sent the run's start (ms since the epoch), when it did. */
+    readonly startedAt?: number,
   ) {}
 
   /**
    * Waits for the outcome: the result, or WorkflowFailedError / CancelledError / TimeoutError /
-   * RunDeletedError. This client sent the run's start, so a run the store does not know yet is
-   * waited for until the timeout (its start message may sit in a long queue).
+   * RunDeletedError / RunLostError. This client sent the run's start, so a run the store does not
+   * know yet is waited for until the timeout (its start message may sit in a long queue), unless
+   * the store lost it: it was seen and is gone, or the store recorded a data loss after the start.
    */
   result(options?: ResultOptions): Promise<O> {
-    return this.client.result(this.runId, { unknownRunMs: Infinity, ...options }) as Promise<O>;
+    return this.client.result(this.runId, {
+      unknownRunMs: Infinity,
+      ...(this.startedAt !== undefined && { startedAt: this.startedAt }),
+      ...options,
+    }) as Promise<O>;
   }
 
   describe(): Promise<RunDescription> {
@@ -302,6 +322,7 @@ export class Client {
         : newRunId());
     assertRunId(runId);
     await this.connect();
+    const startedAt = Date.now();
     const attributes = {
       [ATTR.workflow]: workflow.name,
       [ATTR.workflowVersion]: workflow.version,
@@ -326,7 +347,7 @@ export class Client {
       });
       await sendRunMessage(this.transport, message);
     });
-    return new RunHandle(this, runId);
+    return new RunHandle(this, runId, startedAt);
   }
 
   /**
@@ -473,8 +494,7 @@ export class Client {
     const store = this.requireStore('describe');
     await this.connect();
     const run = await store.getRun(runId);
-    if (!run)
-      throw new NotFoundError(`run ${runId} is not known to the store (not started, or not yet picked up)`);
+    if (!run) throw await this.notKnown(store, runId, '');
     const parent = parentOfKey(run.idempotencyKey);
     return { ...run, lease: await store.getLease(runId), ...(parent && { parent }) };
   }
@@ -724,9 +744,27 @@ export class Client {
     let unknownDeadline = Date.now() + unknownRunMs;
     let interval = this.pollIntervalMs;
     let current = runId;
+    /** The status the current run was last seen with: a run seen and then gone was lost. */
+    let seen: string | undefined;
+    /** Whether a recorded data loss was looked for, for the current run; the loss after its start. */
+    let lossRead = false;
+    let lostWith: RecordedDataLoss | undefined;
+    /** Since when the store's reads fail with a retryable error (undefined while they work). */
+    let failingSince: number | undefined;
     for (;;) {
       options.signal?.throwIfAborted();
-      const run = await store.getRun(current);
+      let run: RunRecord | undefined;
+      try {
+        run = await store.getRun(current);
+        failingSince = undefined;
+      } catch (err) {
+        // A store that is briefly away (a restart, a failover) is waited out, for a bound.
+        if (!(err instanceof BatonError && err.retryable)) throw err;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince >= STORE_OUTAGE_MS || Date.now() >= deadline) throw err;
+        await sleep(Math.min(250, Math.max(0, deadline - Date.now())));
+        continue;
+      }
       if (run?.status === 'completed') {
         if (!isContinuedAsNew(run.result)) return run.result;
         // The run continued as new: wait for its successor (started before this run was recorded
@@ -734,14 +772,38 @@ export class Client {
         current = run.result[CONTINUED_AS].runId;
         unknownDeadline = Date.now() + unknownRunMs;
         interval = this.pollIntervalMs;
+        seen = undefined;
+        lossRead = false;
         continue;
       }
+      if (run !== undefined) seen = run.status;
       if (run?.status === 'failed')
         throw new WorkflowFailedError(current, run.error ?? { name: 'Error', message: 'unknown' });
       if (run?.status === 'cancelled') throw new CancelledError(current, run.error?.message);
       if (run === undefined) {
         const tombstone = await store.runTombstone(current);
         if (tombstone !== undefined) throw new RunDeletedError(current, tombstone.deletedAt);
+        if (seen !== undefined) {
+          throw await this.notKnown(store, current, '', `it was ${seen} when last read, and then gone`);
+        }
+        if (!lossRead && current === runId && options.startedAt !== undefined) {
+          // A loss after the start was sent: the run most likely went with it, unless its start
+          // still waits in the queue. Wait the client's unknownRunMs for that, not for ever.
+          lossRead = true;
+          const loss = await store.lastDataLoss?.().catch(() => undefined);
+          if (loss !== undefined && loss.at >= options.startedAt) {
+            lostWith = loss;
+            unknownDeadline = Math.min(unknownDeadline, Date.now() + this.unknownRunMs);
+          }
+        }
+        if (lostWith !== undefined && Date.now() >= unknownDeadline) {
+          const sent = new Date(options.startedAt!).toISOString();
+          throw new RunLostError(
+            current,
+            `its start was sent at ${sent}, before the loss, and no worker recorded it in the ${this.unknownRunMs} ms since`,
+            lostWith,
+          );
+        }
         if (Date.now() >= unknownDeadline && unknownDeadline < deadline) {
           throw new NotFoundError(
             `run ${current} is not known to the store after ${unknownRunMs} ms: it was never started, ` +
@@ -800,11 +862,48 @@ export class Client {
   private async requireRun(store: Store, runId: string, method: string): Promise<RunRecord> {
     assertRunId(runId);
     const run = await store.getRun(runId);
-    if (!run)
-      throw new NotFoundError(
-        `client.${method}(${runId}): run ${runId} is not known to the store (not started, or not yet picked up)`,
-      );
+    if (!run) throw await this.notKnown(store, runId, `client.${method}(${runId}): `);
     return run;
+  }
+
+  /**
+   * The error for a run the store does not know: RunLostError when something shows it existed
+   * (`evidence` from the caller, or its journal on a bus whose per-run read is cheap), else
+   * NotFoundError, which names a data loss the store recorded since a run started before it is
+   * gone too. A run the retention sweep deleted (its tombstone lives) is plainly not found.
+   */
+  private async notKnown(
+    store: Store,
+    runId: string,
+    context: string,
+    evidence?: string,
+  ): Promise<NotFoundError> {
+    const plain = `${context}run ${runId} is not known to the store (not started, or not yet picked up)`;
+    if ((await store.runTombstone(runId)) !== undefined) return new NotFoundError(`${plain}: it was deleted`);
+    const loss = await store.lastDataLoss?.().catch(() => undefined);
+    if (evidence !== undefined) return new RunLostError(runId, evidence, loss);
+    const records = await this.journalRecords(runId);
+    if (records > 0)
+      return new RunLostError(runId, `its journal on the bus holds ${records} record(s)`, loss);
+    if (loss === undefined) return new NotFoundError(plain);
+    return new NotFoundError(
+      `${plain}; note that the store lost its data at ${new Date(loss.at).toISOString()} (${loss.reason}): ` +
+        'a run started before then is gone from it; start it again from its producer with the same idempotency key',
+    );
+  }
+
+  /**
+   * How many journal records the bus holds for the run on its own subject or stream; 0 on a bus
+   * where that read scans a log every run shares (Kafka), and when the read fails (this is only
+   * evidence for an error message). Runs journaled through group records have none of their own.
+   */
+  private async journalRecords(runId: string): Promise<number> {
+    if (this.transport.scansSharedLog === true) return 0;
+    try {
+      return (await this.transport.read(runId, 0)).length;
+    } catch {
+      return 0;
+    }
   }
 
   private requireStore(method: string): Store {

@@ -104,6 +104,7 @@ export type {
   SignalInbox,
   Store,
   StoreDataLoss,
+  RecordedDataLoss,
   SuspendRequest,
   SuspendResult,
   TimerStore,

@@ -355,6 +355,31 @@ export class NotFoundError extends BatonError {
   }
 }
 
+/**
+ * The store no longer knows a run that existed: it lost its data (a Redis without persistence
+ * restarted empty, say), or the run's records were removed by hand. A NotFoundError, so code that
+ * handles "not found" still does; its message says what was found and what to do.
+ */
+export class RunLostError extends NotFoundError {
+  constructor(
+    readonly runId: string,
+    /** Why the run is known to have existed (it was seen running, a loss was recorded after its start). */
+    readonly evidence: string,
+    /** The loss the store recorded, when it recorded one. */
+    readonly loss?: { at: number; reason: string },
+  ) {
+    super(
+      `run ${runId} is gone from the store: ${evidence}` +
+        (loss === undefined
+          ? ''
+          : `; the store lost its data at ${new Date(loss.at).toISOString()} (${loss.reason})`) +
+        '. Its outcome cannot be read. Start it again from its producer with the same idempotency key ' +
+        '(a run some producer already started again is then not started twice), and give the store ' +
+        'durable storage (docs/operations.md, "Redis lost its data")',
+    );
+  }
+}
+
 /** An operation needs the run in another state (a retry of a run that did not fail, say). */
 export class RunStateError extends BatonError {
   constructor(

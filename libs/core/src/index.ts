@@ -47,6 +47,7 @@ export {
   NotFoundError,
   RunStateError,
   RunDeletedError,
+  RunLostError,
   PayloadTooLargeError,
   ResumeFailedError,
   SignalTimeoutError,

@@ -16,7 +16,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
-import type { StoreDataLoss } from '@baton/core/adapter';
+import type { RecordedDataLoss, StoreDataLoss } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
 
 /** How often a check after a reconnect is tried before waiting for the next reconnect. */
@@ -54,12 +54,30 @@ export class DataMarker {
         ? `the server did not restart (run_id ${now.instance}): the keys were deleted (FLUSHALL, FLUSHDB or DEL)`
         : `the server restarted or failed over without the data (run_id ${before.instance} -> ${now.instance})`;
     const loss: StoreDataLoss = { store: 'redis', reason: `${what}; ${server}` };
+    // Kept for clients that were not connected (Store.lastDataLoss): every finder records it (the
+    // first one to write a new marker may have had nothing to compare with), a later finder's time
+    // a little after the first's. Best effort: the listeners hear of the loss either way.
+    const recorded: RecordedDataLoss = { ...loss, at: Date.now() };
+    await ctx.redis.set(ctx.keys.dataLost, JSON.stringify(recorded)).catch(() => undefined);
     for (const listener of this.listeners) {
       try {
         listener(loss);
       } catch {
         // A listener's failure is its own; the others still hear of the loss.
       }
+    }
+  }
+
+  /** The last loss recorded in the store (Store.lastDataLoss); undefined when none, or unreadable. */
+  async last(ctx: StoreContext): Promise<RecordedDataLoss | undefined> {
+    const raw = await ctx.redis.get(ctx.keys.dataLost);
+    if (raw === null) return undefined;
+    try {
+      const parsed = JSON.parse(raw) as Partial<RecordedDataLoss>;
+      if (typeof parsed.at !== 'number' || typeof parsed.reason !== 'string') return undefined;
+      return { store: 'redis', reason: parsed.reason, at: parsed.at };
+    } catch {
+      return undefined; // Not ours to read: as if none was recorded.
     }
   }
 

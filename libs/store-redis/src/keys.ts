@@ -56,6 +56,8 @@ export interface KeyLayout {
   payloads(runId: string): string;
   /** STRING: a random value written once per data set; gone after a data loss (data-marker.ts). */
   readonly dataMarker: string;
+  /** STRING: JSON of the last data loss found (data-marker.ts), {store, reason, at}. */
+  readonly dataLost: string;
   /** STRING: when the retention sweep deleted the run; expires after the tombstone's life. */
   tombstone(runId: string): string;
   /** STRING: the version of the query indexes this data set was indexed to (queries.ts). */
@@ -104,6 +106,7 @@ export function keyLayout(prefix: string): KeyLayout {
     finished: `${prefix}finished`,
     payloads: (runId) => `${prefix}payload:${runId}`,
     dataMarker: `${prefix}data-marker`,
+    dataLost: `${prefix}data-lost`,
     tombstone: (runId) => `${prefix}deleted:${runId}`,
     indexVersion: `${prefix}index-version`,
     runCounts: `${prefix}index:counts`,

@@ -43,6 +43,7 @@ import type {
   PresenceStore,
   Store,
   StoreDataLoss,
+  RecordedDataLoss,
   SuspendRequest,
   SuspendResult,
   WorkerReport,
@@ -170,6 +171,10 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
 
   onDataLoss(listener: (loss: StoreDataLoss) => void): void {
     this.marker.onLoss(listener);
+  }
+
+  lastDataLoss(): Promise<RecordedDataLoss | undefined> {
+    return this.op('lastDataLoss', (ctx) => this.marker.last(ctx));
   }
 
   // LeaseStore

@@ -615,6 +615,12 @@ export interface StoreDataLoss {
   reason: string;
 }
 
+/** A data loss the store recorded when it found it ({@link Store.lastDataLoss}). */
+export interface RecordedDataLoss extends StoreDataLoss {
+  /** When it was found, on the finder's clock (ms since the epoch). */
+  at: number;
+}
+
 /** A store adapter: Redis, Postgres, or in-memory. Presence is optional ({@link PresenceStore}). */
 export interface Store
   extends
@@ -638,6 +644,13 @@ export interface Store
    * every run it held is gone. Stores whose data survives a restart (Postgres) leave it out.
    */
   onDataLoss?(listener: (loss: StoreDataLoss) => void): void;
+  /**
+   * Optional, with {@link onDataLoss}: the last data loss any process found, recorded in the data
+   * kept since, so a client that was not connected then can tell a run the store lost from one
+   * that never existed. Undefined when none was found (a loss while no process was connected is
+   * found by nobody).
+   */
+  lastDataLoss?(): Promise<RecordedDataLoss | undefined>;
   /**
    * Each run's pointers into group records, for group commit across runs
    * (contracts/group-journal.ts). Optional: a store without it serves per-run journals only.
