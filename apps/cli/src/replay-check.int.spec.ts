@@ -36,12 +36,17 @@ describe('baton replay-check on nats+redis', () => {
   const client = new Client({ transport: adapters.transport, store: adapters.store });
   let worker: Worker;
 
-  const baton = async (...argv: string[]): Promise<{ code: number; out: string; err: string }> => {
+  const batonWith = async (
+    interrupt: AbortSignal | undefined,
+    ...argv: string[]
+  ): Promise<{ code: number; out: string; err: string }> => {
     let out = '';
     let err = '';
-    const code = await runCli(argv, { env, io: { out: (t) => (out += t), err: (t) => (err += t) } });
+    const io = { out: (t: string) => (out += t), err: (t: string) => (err += t) };
+    const code = await runCli(argv, { env, io, ...(interrupt !== undefined && { interrupt }) });
     return { code, out, err };
   };
+  const baton = (...argv: string[]): ReturnType<typeof batonWith> => batonWith(undefined, ...argv);
 
   beforeAll(async () => {
     await client.connect();
@@ -108,6 +113,14 @@ describe('baton replay-check on nats+redis', () => {
     const none = await baton('replay-check');
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/replay-check needs --workflows <module>/);
+    // Ctrl-C (main.ts aborts the interrupt signal): the check stops, and the exit code says so.
+    const ctrlC = new AbortController();
+    ctrlC.abort();
+    const interrupted = await batonWith(ctrlC.signal, 'replay-check', '--workflows', V1);
+    expect(interrupted).toMatchObject({ code: 130, out: '' });
+    expect(interrupted.err).toBe(
+      'interrupted: stopped before every item was reached; run the same command again\n',
+    );
 
     expect(await Promise.all(runs.map((r) => client.history(r.runId)))).toEqual(historyBefore);
     for (const run of runs) await client.signal(run.runId, 'go', null);

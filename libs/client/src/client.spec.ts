@@ -52,7 +52,7 @@ describe('Client', () => {
   it('refuses invalid run ids and calls that need a store, naming the fix', async () => {
     const client = new Client({ transport: memoryTransport() });
     await expect(client.start(wf, null, { runId: 'has spaces' })).rejects.toThrow(
-      /run id 'has spaces' is invalid/,
+      /runId must be 1-128 characters from letters, digits, '_' and '-' .*; found "has spaces"/,
     );
     await expect(client.result('r1')).rejects.toThrow(ConfigError);
     await expect(client.describe('r1')).rejects.toThrow(/create the Client with \{ transport, store \}/);

@@ -67,7 +67,7 @@ import {
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
-import { validatedInput } from './validate-input.js';
+import { checkStartFields, validatedInput } from './validate-input.js';
 import { DeadLettersApi, RunQueriesApi } from './operations.js';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { BulkApi } from './bulk.js';
@@ -312,6 +312,7 @@ export class Client {
     if (!workflow || typeof workflow.name !== 'string' || !Number.isInteger(workflow.version)) {
       throw new ConfigError('client.start needs a workflow definition or { name, version }');
     }
+    checkStartFields(workflow, options);
     const priority = checkRunPriority(options.priority, 'client.start');
     // Before the run id, the connection and the payload store: a refused input leaves no trace.
     const value = await validatedInput(workflow, input);

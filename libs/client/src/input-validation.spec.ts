@@ -96,6 +96,64 @@ describe('client.start with an input schema (zod, through Standard Schema)', () 
   });
 });
 
+describe("client.start refuses what a worker would refuse (the decoder's own check)", () => {
+  const cases: Array<[string, { name: unknown; version: unknown }, Record<string, unknown>, string, RegExp]> =
+    [
+      [
+        'version 0',
+        { name: 'order', version: 0 },
+        {},
+        'version',
+        /order@0\): version must be a positive integer/,
+      ],
+      [
+        'a name defineWorkflow refuses',
+        { name: 'has spaces', version: 1 },
+        {},
+        'workflow',
+        /the workflow name must be 1-128 characters .*; found "has spaces"/,
+      ],
+      ['an empty key', { name: 'order', version: 1 }, { idempotencyKey: '' }, 'idempotencyKey', /found ""/],
+      ['a numeric key', { name: 'order', version: 1 }, { idempotencyKey: 42 }, 'idempotencyKey', /found 42/],
+      [
+        'an object key',
+        { name: 'order', version: 1 },
+        { idempotencyKey: {} },
+        'idempotencyKey',
+        /found an object/,
+      ],
+      [
+        'a bad run id',
+        { name: 'order', version: 1 },
+        { runId: 'a/b' },
+        'runId',
+        /runId must be .*found "a\/b"/,
+      ],
+    ];
+  it.each(cases)(
+    'refuses %s with InvalidInputError naming the field; nothing is sent',
+    async (_what, ref, options, field, message) => {
+      const transport = memoryTransport();
+      const client = new Client({ transport });
+      const error = await client.start(ref as never, null, options as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect(error).toMatchObject({ code: 'BATON_INVALID_INPUT', field });
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).toContain('A worker would refuse this start, so nothing was sent');
+      expect(await messages(transport)).toEqual([]);
+    },
+  );
+
+  it('sends what the worker accepts: every start the client sends decodes', async () => {
+    const transport = memoryTransport();
+    const client = new Client({ transport });
+    await client.start({ name: 'a.b:c-d_e', version: 1 }, null, { idempotencyKey: ' ' });
+    expect(await messages(transport)).toEqual([
+      expect.objectContaining({ workflow: 'a.b:c-d_e', version: 1, idempotencyKey: ' ' }),
+    ]);
+  });
+});
+
 describe('definitions', () => {
   it('defineWorkflow refuses an input that is not a Standard Schema', () => {
     expect(() =>

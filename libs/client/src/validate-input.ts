@@ -1,10 +1,39 @@
 /**
- * Validation of a run's input against the workflow's input schema (`defineWorkflow({ input })`),
- * in `client.start`, before anything is stored or sent: a producer learns at once that its input
- * is wrong, instead of a run failing on a worker later.
+ * Validation in `client.start` and `client.signal`, before anything is stored or sent: a run's
+ * start fields with the worker's own checks (startFieldProblem, which its run-message decoder
+ * applies too), its input against the workflow's input schema (`defineWorkflow({ input })`), a
+ * signal's payload against the signal's schema (`defineSignal(name, { schema })`). A producer
+ * learns at once that what it sent is wrong, instead of a run failing, or a message being
+ * dead-lettered, on a worker later.
  */
 import { ConfigError, InvalidInputError } from '@baton/core';
-import { formatIssuePath, isStandardSchema } from '@baton/core/runtime';
+import { formatIssuePath, isStandardSchema, startFieldProblem } from '@baton/core/runtime';
+
+/**
+ * Refuses, with InvalidInputError naming the field, a start a worker would refuse: a workflow
+ * name defineWorkflow would not accept (no worker can register it), a version below 1, an empty
+ * or non-string idempotency key, a run id that cannot be one.
+ */
+export function checkStartFields(
+  workflow: { name: unknown; version: unknown },
+  options: { idempotencyKey?: unknown; runId?: unknown },
+): void {
+  const refused = startFieldProblem({
+    workflow: workflow.name,
+    version: workflow.version,
+    idempotencyKey: options.idempotencyKey,
+    runId: options.runId,
+  });
+  if (refused === undefined) return;
+  const key = `${String(workflow.name)}@${String(workflow.version)}`;
+  const subject = refused.field === 'workflow' ? 'the workflow name' : refused.field;
+  throw new InvalidInputError(key, [`${refused.field} ${refused.problem}`], {
+    field: refused.field,
+    message:
+      `client.start(${key}): ${subject} ${refused.problem}. ` +
+      'A worker would refuse this start, so nothing was sent',
+  });
+}
 
 /**
  * The value to send: the schema's output (a validator may coerce, default or transform), or

@@ -8,6 +8,7 @@ import {
   MAX_MESSAGE_DEPTH,
 } from './codec.js';
 import { toMs } from './duration.js';
+import { defineWorkflow } from './workflow.js';
 import {
   CodecError,
   ConfigError,
@@ -192,6 +193,30 @@ describe('message codec: optional fields and depth', () => {
     expect(() => decode({ ...start, traceparent: ['x'] })).toThrow(/'traceparent'.*found an array/);
     expect(() => decode({ v: 1, kind: 'wake', runId: 'r', reason: 'timer', traceparent: true })).toThrow(
       /wake message field 'traceparent'/,
+    );
+  });
+
+  it('refuses the start fields the client refuses, with the same check (start-fields.ts), naming the field', () => {
+    expect(() => decode({ ...start, version: 0 })).toThrow(
+      /^start message field 'version' must be a positive integer .*; found 0$/,
+    );
+    expect(() => decode({ ...start, version: 2.5 })).toThrow(/'version'.*found 2\.5/);
+    expect(() => decode({ ...start, workflow: 'has spaces' })).toThrow(
+      /^start message field 'workflow' must be 1-128 characters .*; found "has spaces"$/,
+    );
+    expect(() => decode({ ...start, workflow: 'x'.repeat(129) })).toThrow(/'workflow'/);
+    expect(() => decode({ ...start, idempotencyKey: '' })).toThrow(
+      /^start message field 'idempotencyKey' must be a non-empty string when given; found ""$/,
+    );
+    // What defineWorkflow accepts, the decoder accepts.
+    const edge = { ...start, workflow: 'a.b:c-d_e', version: 1, idempotencyKey: 'k' };
+    expect(decode(edge)).toMatchObject({ workflow: 'a.b:c-d_e', idempotencyKey: 'k' });
+    expect(defineWorkflow({ name: 'a.b:c-d_e', version: 1, run: async () => null }).name).toBe('a.b:c-d_e');
+    expect(() => defineWorkflow({ name: 'has spaces', version: 1, run: async () => null })).toThrow(
+      /workflow name 'has spaces' is invalid/,
+    );
+    expect(() => defineWorkflow({ name: 'w', version: 0, run: async () => null })).toThrow(
+      /version must be a positive integer, got 0/,
     );
   });
 

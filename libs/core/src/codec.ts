@@ -6,6 +6,7 @@
 import { CodecError } from './errors.js';
 import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from './journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
+import { startFieldProblem } from './start-fields.js';
 import { unencodableEntries, unencodableMessage, unencodableValue } from './unencodable.js';
 
 /**
@@ -148,10 +149,10 @@ export function decodeMessage(bytes: Uint8Array): RunMessage {
   optionalString(obj, 'traceparent', kind, true);
   switch (kind) {
     case 'start':
-      requireString(obj, 'workflow', kind);
-      if (!Number.isInteger(obj.version))
-        throw new CodecError(`start message field 'version' must be an integer`);
       optionalString(obj, 'idempotencyKey', kind, true);
+      // The client's own checks (start-fields.ts): a name or version no worker can register, or
+      // an empty key (one store keeps it as "no key", another as a key), is poison at once.
+      checkStartFields(obj);
       optionalRef(obj, 'inputRef', kind);
       optionalFinite(obj, 'enqueuedAt', kind);
       break;
@@ -174,6 +175,17 @@ export function decodeMessage(bytes: Uint8Array): RunMessage {
   }
   delete obj.v;
   return obj as unknown as RunMessage;
+}
+
+function checkStartFields(obj: Record<string, unknown>): void {
+  const refused = startFieldProblem({
+    workflow: obj.workflow,
+    version: obj.version,
+    idempotencyKey: obj.idempotencyKey,
+  });
+  if (refused !== undefined) {
+    throw new CodecError(`start message field '${refused.field}' ${refused.problem}`);
+  }
 }
 
 function requireString(obj: Record<string, unknown>, field: string, kind: string): void {

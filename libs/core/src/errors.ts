@@ -239,22 +239,41 @@ export class UnencodableValueError extends BatonError {
 
 /**
  * `client.start` refused an input that the workflow's input schema (`defineWorkflow({ input })`)
- * rejected; nothing was sent. Terminal: the same input fails the same way again.
+ * rejected, or a start field no worker would accept (`field` names it: the checks of
+ * start-fields.ts, the worker's own); or `client.signal` refused a payload its signal's schema
+ * (`defineSignal(name, { schema })`) rejected. Nothing was sent. Terminal: the same call fails the
+ * same way again.
  */
 export class InvalidInputError extends BatonError {
+  /**
+   * What was refused: `'input'` (the input schema's issues, the constructor's default), a start
+   * field (`'workflow'`, `'version'`, `'idempotencyKey'`, `'runId'`) or a signal's `'payload'`.
+   */
+  readonly field: InvalidInputField;
+  /** The signal, for a refused signal payload; absent otherwise. */
+  readonly signal: string | undefined;
+
   constructor(
-    /** The workflow as `name@version`. */
+    /** The workflow as `name@version` (as given, for a start refused on its name or version); '' for a signal. */
     readonly workflow: string,
-    /** Each problem as `$.path: message`, in the validator's order. */
+    /** Each problem as `$.path: message`, in the validator's order (a start field: one, its problem). */
     readonly issues: readonly string[],
+    /** For anything but an input that fails its schema: the field and the whole message. */
+    refused?: { field: Exclude<InvalidInputField, 'input'>; message: string; signal?: string },
   ) {
     super(
       'BATON_INVALID_INPUT',
-      `input of workflow ${workflow} does not match its input schema: ${issues.join('; ')}. ` +
-        'Fix the input (nothing was enqueued), or change the schema in defineWorkflow({ input })',
+      refused?.message ??
+        `input of workflow ${workflow} does not match its input schema: ${issues.join('; ')}. ` +
+          'Fix the input (nothing was enqueued), or change the schema in defineWorkflow({ input })',
     );
+    this.field = refused?.field ?? 'input';
+    this.signal = refused?.signal;
   }
 }
+
+/** The part of a start or signal that {@link InvalidInputError} refused. */
+export type InvalidInputField = 'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload';
 
 /** Bytes that are not a message or entry this version understands. */
 export class CodecError extends BatonError {

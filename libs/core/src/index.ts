@@ -24,7 +24,7 @@
  */
 export type { Duration } from './duration.js';
 export { toMs } from './duration.js';
-export type { BatonErrorOptions, SerializedError } from './errors.js';
+export type { BatonErrorOptions, InvalidInputField, SerializedError } from './errors.js';
 export {
   ActivityFailedError,
   ActivityTimeoutError,

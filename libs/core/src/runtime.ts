@@ -75,6 +75,8 @@ export type {
 export { ReplayExecutor } from './executor/replay-executor.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { newRunId, runIdForKey } from './ids.js';
+export type { StartField, StartFieldProblem } from './start-fields.js';
+export { startFieldProblem, WORKFLOW_NAME_PATTERN } from './start-fields.js';
 export type { ChildEnd, ChildStarted } from './child-workflows.js';
 export {
   CHILD_START_PREFIX,

@@ -5,6 +5,7 @@ import type { Duration } from './duration.js';
 import { ConfigError } from './errors.js';
 import type { RetryPolicy } from './retry.js';
 import type { SignalDefinition } from './signal.js';
+import { workflowNameProblem, workflowVersionProblem } from './start-fields.js';
 import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
 import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
 import { checkActivityRateLimit, type ActivityRateLimit } from './rate-limit.js';
@@ -205,10 +206,9 @@ export interface SchemaWorkflowSpec<Schema extends StandardSchemaV1, O> {
   run(ctx: WorkflowContext, input: StandardSchemaOutput<Schema>): Promise<O>;
 }
 
-const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-
+/** The pattern, and the version rule below, are the ones the client and worker check (start-fields.ts). */
 function checkName(what: string, name: string): void {
-  if (!NAME_PATTERN.test(name)) {
+  if (workflowNameProblem(name) !== undefined) {
     throw new ConfigError(
       `${what} name '${name}' is invalid: use 1-128 characters from letters, digits, '_', '.', ':' and '-'`,
     );
@@ -260,7 +260,7 @@ export function defineWorkflow<I, O>(
 ): WorkflowDefinition<I, O>;
 export function defineWorkflow(spec: Omit<WorkflowDefinition, 'kind'>): WorkflowDefinition {
   checkName('workflow', spec.name);
-  if (!Number.isInteger(spec.version) || spec.version < 1) {
+  if (workflowVersionProblem(spec.version) !== undefined) {
     throw new ConfigError(`workflow ${spec.name}: version must be a positive integer, got ${spec.version}`);
   }
   if (spec.input !== undefined && !isStandardSchema(spec.input)) {

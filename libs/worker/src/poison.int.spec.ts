@@ -12,10 +12,12 @@ import { encodeJson, MAX_MESSAGE_DEPTH } from '@baton/core/runtime';
 import { memoryTransport } from '@baton/core/memory';
 import { purgeRedisKeyPrefix, redisStore } from '@baton/store-redis';
 import { redisTestUrl } from '@baton/testing/servers';
+import { deleteRedisTransportKeys, redisTransport } from '@baton/transport-redis';
 import { Worker } from './index.js';
 import { FAST, until } from './fleet.spec-helper.js';
 
 const keyPrefix = `poison-${randomUUID()}:`;
+const busPrefix = `poison${randomUUID().slice(0, 8)}`;
 const stores: Store[] = [];
 const workers: Worker[] = [];
 
@@ -25,6 +27,7 @@ afterEach(async () => {
 afterAll(async () => {
   await Promise.allSettled(stores.map((s) => s.close()));
   await purgeRedisKeyPrefix({ url: redisTestUrl(), keyPrefix });
+  await deleteRedisTransportKeys({ url: redisTestUrl(), prefix: busPrefix });
 });
 
 describe('poison at decode (redis store)', () => {
@@ -72,5 +75,57 @@ describe('poison at decode (redis store)', () => {
     // Refused before any store call: neither run exists.
     expect(await store.getRun(deepId)).toBeUndefined();
     expect(await store.getRun(keyedId)).toBeUndefined();
+  });
+});
+
+describe('start fields the client refuses (redis bus and store)', () => {
+  it('dead-letters a hand-made start with version 0, an empty idempotency key or a name no worker can register, naming the field, and keeps working', async () => {
+    const transport = redisTransport({
+      url: redisTestUrl(),
+      prefix: busPrefix,
+      ackWaitMs: 2_000,
+      pollMs: 20,
+    });
+    const store = redisStore({ url: redisTestUrl(), keyPrefix });
+    stores.push(store);
+    const wf = defineWorkflow({ name: 'ok', version: 1, run: async () => 'fine' });
+    const worker = new Worker({ ...FAST, transport, store, workflows: [wf], maxDeliveries: 5 });
+    workers.push(worker);
+    await worker.start();
+    try {
+      const start = { v: 1, kind: 'start', workflow: 'ok', version: 1, enqueuedAt: 0, input: null };
+      const ids = [`v0-${randomUUID()}`, `empty-${randomUUID()}`, `name-${randomUUID()}`];
+      // Sent with the raw transport, as a producer that is not Baton's client would.
+      await transport.enqueue(encodeJson({ ...start, runId: ids[0], version: 0 }));
+      await transport.enqueue(encodeJson({ ...start, runId: ids[1], idempotencyKey: '' }));
+      await transport.enqueue(encodeJson({ ...start, runId: ids[2], workflow: 'ok@1' }));
+      const client = new Client({ transport, store });
+      expect(await (await client.start(wf, null)).result({ timeoutMs: 10_000 })).toBe('fine');
+
+      await until(async () => (await transport.listDeadLetters()).length === 3, 10_000, 'three dead letters');
+      const letters = await transport.listDeadLetters();
+      // At once (the first delivery), not after the unknown-workflow grace or maxDeliveries.
+      expect(letters.map((l) => l.code)).toEqual(['unparseable', 'unparseable', 'unparseable']);
+      expect(letters.map((l) => l.reason).sort()).toEqual([
+        `start message field 'idempotencyKey' must be a non-empty string when given; found ""`,
+        `start message field 'version' must be a positive integer (what defineWorkflow accepts); found 0`,
+        `start message field 'workflow' must be 1-128 characters from letters, digits, '_', '.', ':' and '-' ` +
+          `(what defineWorkflow accepts); found "ok@1"`,
+      ]);
+      for (const id of ids) expect(await store.getRun(id)).toBeUndefined();
+      // The client refuses each of them before sending.
+      await expect(client.start({ name: 'ok', version: 0 }, null)).rejects.toMatchObject({
+        field: 'version',
+      });
+      await expect(client.start(wf, null, { idempotencyKey: '' })).rejects.toMatchObject({
+        field: 'idempotencyKey',
+      });
+      await expect(client.start({ name: 'ok@1', version: 1 }, null)).rejects.toMatchObject({
+        field: 'workflow',
+      });
+    } finally {
+      await worker.stop();
+      await transport.close();
+    }
   });
 });
