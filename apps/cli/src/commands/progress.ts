@@ -32,8 +32,8 @@ export function bulkProgress(
  */
 export function bulkExit(io: Io, summary: BulkSummary, counted: number, noun: string): ExitCode {
   if (summary.interrupted) {
-    // `counted` was taken before the walk: items created since may make the walk longer, never
-    // shorter than what is left of it, so this is the least that remains.
+    // `counted` was taken before the walk; items that started or stopped matching since make the
+    // true rest differ a little, so the line names the count it is measured against.
     const remaining = Math.max(0, counted - summary.matched);
     io.err(
       `interrupted: ${summary.matched} of ${counted} ${noun}(s) handled, ${remaining} remain; ` +
