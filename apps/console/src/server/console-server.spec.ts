@@ -4,6 +4,7 @@
  * secret leaves the server.
  */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +41,18 @@ async function session(url: string, headers: Record<string, string> = {}): Promi
   const res = await fetch(`${url}api/session`, { headers });
   expect(res.status).toBe(200);
   return (await res.json()) as { csrfToken: string };
+}
+
+/** Sends `text` as is on a new connection (fetch normalises paths) and resolves the whole answer. */
+function rawRequest(url: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(text));
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+    socket.once('end', () => resolve(answer));
+    socket.once('error', reject);
+  });
 }
 
 beforeAll(async () => {
@@ -190,6 +203,13 @@ describe('the console server', () => {
       expect(((await res.json()) as { error: string }).error).toMatch(/malformed percent-encoding.*%25/);
     }
     expect((await fetch(`${url}api/runs/run%2Da1`)).status).toBe(200);
+    // A path URL parsing would read as a host (`//x:y`) is still a path (the app's page), and a
+    // target that parses as neither is a 400: no 500 for either.
+    const raw = (target: string): Promise<string> =>
+      rawRequest(url, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(await raw('//api:runs')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await raw('//[')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await raw('http://[bad/')).toMatch(/^HTTP\/1\.1 400 [^]*not a path or a URL/);
   });
 
   it('answers 503 with Retry-After when a store call outlasts its bound, and says an action may still land', async () => {
@@ -200,7 +220,12 @@ describe('the console server', () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const frozenClient = new Client({ transport: memoryTransport(), store: boundedStore(hung, 100) });
+    // As `baton console` builds it: store calls bounded, and not retried by the client itself.
+    const frozenClient = new Client({
+      transport: memoryTransport(),
+      store: boundedStore(hung, 100),
+      retryUnavailableMs: 0,
+    });
     const server = new ConsoleServer({
       client: frozenClient,
       options: resolveConsoleOptions({ port: await freeConsolePort() }, {}),

@@ -83,6 +83,19 @@ function decodePathPart(part: string, path: string): string {
   }
 }
 
+/**
+ * The request's URL. A path is taken as a path even when it starts with `//` (which URL parsing
+ * would read as a host: `//x:y` is not a valid URL); an absolute URL is parsed as one; anything
+ * that does not parse is the client's mistake, a 400.
+ */
+function requestUrl(target: string): URL {
+  try {
+    return target.startsWith('/') ? new URL(`http://console.invalid${target}`) : new URL(target);
+  } catch {
+    throw new HttpError(400, `the request target is not a path or a URL: ${JSON.stringify(target)}`);
+  }
+}
+
 export class ConsoleServer {
   private readonly server: Server;
   private readonly security: ConsoleSecurity;
@@ -143,7 +156,7 @@ export class ConsoleServer {
   }
 
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://console.invalid');
+    const url = requestUrl(req.url ?? '/');
     const method = req.method ?? 'GET';
     const address = this.clientAddress(req);
     if (url.pathname === '/login') return this.login(req, res, method, address);
