@@ -94,9 +94,12 @@ export class Session {
   /**
    * The client, built on first use from the variables and flags (ConfigError names a bad one)
    * and connected. `wrapStore` (first use only) wraps the store the client uses, e.g. to bound
-   * every call (`baton console`).
+   * every call (`baton console`); `retryUnavailableMs` (first use only) is the client's option.
    */
-  async client(wrapStore?: (store: Store) => Store): Promise<Client> {
+  async client(
+    wrapStore?: (store: Store) => Store,
+    options: { retryUnavailableMs?: number } = {},
+  ): Promise<Client> {
     if (this.clientInstance === undefined) {
       const config = readOperatorConfig(envWithFlags(this.env, this.flags));
       await loadAdapterCode(config);
@@ -106,6 +109,7 @@ export class Session {
         store: wrapStore === undefined ? this.adapters.store : wrapStore(this.adapters.store),
         payloadProtection: this.adapters.payloadProtection,
         largePayloads: this.adapters.largePayloads,
+        ...options,
       });
     }
     await this.clientInstance.connect();

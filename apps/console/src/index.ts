@@ -7,8 +7,13 @@
  * ```ts
  * import { boundedStore, DEFAULT_STORE_TIMEOUT_MS, startConsole } from '@baton/console';
  *
- * // Bound every store call, so a frozen store gives 503s instead of hung pages.
- * const client = new Client({ transport, store: boundedStore(store, DEFAULT_STORE_TIMEOUT_MS) });
+ * // Bound every store call, so a frozen store gives 503s instead of hung pages, and retry none
+ * // in the client (the page retries after the 503's Retry-After).
+ * const client = new Client({
+ *   transport,
+ *   store: boundedStore(store, DEFAULT_STORE_TIMEOUT_MS),
+ *   retryUnavailableMs: 0,
+ * });
  * const console = await startConsole({ client, options: { port: 8233 }, env: process.env });
  * // … later
  * await console.close();

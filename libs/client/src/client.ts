@@ -53,6 +53,7 @@ import {
   type ClaimCheck,
   type JournalEntry,
   type LargePayloadOptions,
+  type OutgoingRunMessage,
   type PayloadRef,
   type PayloadCodec,
   type PayloadProtection,
@@ -74,6 +75,7 @@ import { BulkApi } from './bulk.js';
 import { buildTimeline, type RunTimeline } from './timeline.js';
 import { FleetApi } from './fleet.js';
 import { SchedulesApi } from './schedules.js';
+import { DEFAULT_RETRY_UNAVAILABLE_MS, retryUnavailable } from './retry-unavailable.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -98,6 +100,15 @@ export interface ClientOptions {
    * @defaultValue `{ thresholdBytes: 65536, payloads: store }`
    */
   largePayloads?: LargePayloadOptions;
+  /**
+   * How long start, signal, cancel, pause and resume try again, with backoff and jitter, when the
+   * bus or the store answers with a retryable error (a NATS or Kafka leader election, a Redis
+   * failover, a reconnect): each attempt sends the same message, so a retry never starts a run
+   * twice. Past it: RetriesExhaustedError, naming the call, the attempts and the last error. 0
+   * makes one attempt and throws its error as it is.
+   * @defaultValue 30_000
+   */
+  retryUnavailableMs?: number;
 }
 
 export interface StartOptions {
@@ -236,6 +247,7 @@ export class Client {
   readonly schedules: SchedulesApi;
   private readonly pollIntervalMs: number;
   private readonly unknownRunMs: number;
+  private readonly retryUnavailableMs: number;
   private readonly codec: PayloadCodec;
   private readonly protection: PayloadProtection;
   private readonly claimCheck: ClaimCheck | undefined;
@@ -266,6 +278,11 @@ export class Client {
     this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
     if (!(this.unknownRunMs >= 0))
       throw new ConfigError(`Client option unknownRunMs is ${this.unknownRunMs}; it must be 0 or more ms`);
+    this.retryUnavailableMs = options.retryUnavailableMs ?? DEFAULT_RETRY_UNAVAILABLE_MS;
+    if (!(this.retryUnavailableMs >= 0))
+      throw new ConfigError(
+        `Client option retryUnavailableMs is ${this.retryUnavailableMs}; it must be 0 or more ms`,
+      );
     const protection = options.payloadProtection;
     this.protection =
       protection !== undefined && 'codec' in protection
@@ -346,7 +363,7 @@ export class Client {
         ...(traceparent !== undefined ? { traceparent } : {}),
         ...(priority !== undefined ? { priority } : {}),
       });
-      await sendRunMessage(this.transport, message);
+      await this.send(`client.start(run ${runId})`, message);
     });
     return new RunHandle(this, runId, startedAt);
   }
@@ -392,7 +409,10 @@ export class Client {
       'payload',
       `payload of signal '${name}' to run ${runId}`,
     );
-    await sendRunMessage(this.transport, signalMessage({ runId, name, ...value, signalId }));
+    await this.send(
+      `client.signal(run ${runId}, '${name}')`,
+      signalMessage({ runId, name, ...value, signalId }),
+    );
   }
 
   /**
@@ -413,17 +433,20 @@ export class Client {
     assertRunId(runId);
     await this.connect();
     if (this.store !== undefined) {
-      const answer = await this.store.requestCancel(runId, reason);
+      const store = this.store;
+      const answer = await this.retrying(`client.cancel(run ${runId})`, () =>
+        store.requestCancel(runId, reason),
+      );
       if (answer.found && answer.tooLate !== true) {
         // A suspended or paused run is acquirable now: wake it, as a worker would.
-        if (answer.wake) await sendRunMessage(this.transport, wakeMessage(runId, 'cancel'));
+        if (answer.wake) await this.send(`client.cancel(run ${runId})`, wakeMessage(runId, 'cancel'));
         return;
       }
       // Unknown yet (its start is still on the bus), or too late: the message below goes to a
       // worker, which retries the first and passes the second on to the run a continued run went
       // on as (so a cancel that crossed a continue-as-new reaches the chain's current run).
     }
-    await sendRunMessage(this.transport, cancelMessage(runId, reason));
+    await this.send(`client.cancel(run ${runId})`, cancelMessage(runId, reason));
   }
 
   /**
@@ -442,7 +465,7 @@ export class Client {
     const store = this.requireStore('pause');
     assertRunId(runId);
     await this.connect();
-    const answer = await store.requestPause(runId, reason);
+    const answer = await this.retrying(`client.pause(run ${runId})`, () => store.requestPause(runId, reason));
     if (!answer.found)
       throw new NotFoundError(
         `client.pause(${runId}): run ${runId} is not known to the store (not started yet?)`,
@@ -471,11 +494,11 @@ export class Client {
     const store = this.requireStore('resume');
     assertRunId(runId);
     await this.connect();
-    const answer = await store.resumeRun(runId);
+    const answer = await this.retrying(`client.resume(run ${runId})`, () => store.resumeRun(runId));
     if (!answer.found)
       throw new NotFoundError(`client.resume(${runId}): run ${runId} is not known to the store`);
     // Lost, the wake is replaced by the reaper's: the resumed lease is in its queue.
-    if (answer.wake) await sendRunMessage(this.transport, wakeMessage(runId, 'resume'));
+    if (answer.wake) await this.send(`client.resume(run ${runId})`, wakeMessage(runId, 'resume'));
     if (answer.resumed) return true;
     const lease = await store.getLease(runId);
     if (lease?.state === 'finished') {
@@ -829,6 +852,16 @@ export class Client {
    * read them. A run deleted from the store (retention, delete) whose journal the bus still keeps
    * (Kafka until `retention.ms`) has no payloads left: its entries keep their references.
    */
+  /** `attempt`, tried again through a briefly unavailable bus or store (retry-unavailable.ts). */
+  private retrying<T>(operation: string, attempt: () => Promise<T>): Promise<T> {
+    return retryUnavailable(operation, this.retryUnavailableMs, attempt);
+  }
+
+  /** Sends `message`, built once, so every attempt is the same message (retry-unavailable.ts, 2). */
+  private send(operation: string, message: OutgoingRunMessage): Promise<void> {
+    return this.retrying(operation, () => sendRunMessage(this.transport, message));
+  }
+
   private async resolved(runId: string, entries: JournalEntry[]): Promise<JournalEntry[]> {
     if (this.claimCheck === undefined) return entries;
     try {

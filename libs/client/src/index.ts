@@ -23,6 +23,7 @@ export type {
 } from './client.js';
 export type { ForkPoint } from './time-travel.js';
 export { Client, RunHandle } from './client.js';
+export { DEFAULT_RETRY_UNAVAILABLE_MS, RetriesExhaustedError } from './retry-unavailable.js';
 export { DEFAULT_RUN_PRIORITY, RUN_PRIORITIES, type RunPriority } from '@baton/core/runtime';
 export {
   SchedulesApi,

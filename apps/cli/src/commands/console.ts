@@ -93,10 +93,11 @@ export const consoleCommands: CommandGroup = {
           };
           // A console that would be unsafe (or a typo) fails here, before any connection is made.
           const { storeTimeoutMs } = resolveConsoleOptions(options, env);
-          // Every store call bounded: a frozen store gives the page 503s to retry, not hung requests.
+          // Every store call bounded: a frozen store gives the page 503s to retry, not hung requests;
+          // so the client does not retry them itself either (its 30 s would hold the request).
           const client = await context
             .session(command)
-            .client((store) => boundedStore(store, storeTimeoutMs));
+            .client((store) => boundedStore(store, storeTimeoutMs), { retryUnavailableMs: 0 });
           const server = await startConsole({
             client,
             env,
