@@ -68,7 +68,7 @@ import {
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
-import { checkStartFields, validatedInput } from './validate-input.js';
+import { checkStartFields, validatedInput, validatedSignalPayload } from './validate-input.js';
 import { DeadLettersApi, RunQueriesApi } from './operations.js';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { BulkApi } from './bulk.js';
@@ -382,30 +382,34 @@ export class Client {
   /**
    * Delivers a signal; a run waiting in `ctx.waitForSignal(signal)` receives `payload`. Given a
    * definition (`defineSignal<T>(name)`, recommended), `payload` must be a `T`; a plain name
-   * takes any payload. A signal for a run that has already finished (completed, failed or
+   * takes any payload. A definition with a schema (`defineSignal(name, { schema })`) validates
+   * `payload` first (InvalidInputError naming the signal and each issue, nothing sent) and sends
+   * the schema's output. A signal for a run that has already finished (completed, failed or
    * cancelled) is dropped by the worker that takes it: not kept, counted in
    * `baton_signals_dropped_total`, logged at debug level.
    */
-  signal<T>(
+  signal<T, In = T>(
     runId: string,
-    signal: SignalDefinition<T>,
-    payload: NoInfer<T>,
+    signal: SignalDefinition<T, In>,
+    payload: NoInfer<In>,
     options?: { signalId?: string },
   ): Promise<void>;
   signal(runId: string, name: string, payload?: unknown, options?: { signalId?: string }): Promise<void>;
   async signal(
     runId: string,
-    signal: string | SignalDefinition<unknown>,
+    signal: string | SignalDefinition<unknown, unknown>,
     payload?: unknown,
     options: { signalId?: string } = {},
   ): Promise<void> {
     const name = signalName(signal);
     assertRunId(runId);
+    // Before the connection and the payload store: a refused payload leaves no trace.
+    const checked = await validatedSignalPayload(signal, runId, payload);
     await this.connect();
     const signalId = options.signalId ?? randomUUID();
     const value = await this.inlineOrRef(
       runId,
-      payload,
+      checked,
       'payload',
       `payload of signal '${name}' to run ${runId}`,
     );

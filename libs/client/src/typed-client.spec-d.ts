@@ -138,6 +138,24 @@ describe('client.signal', () => {
   });
 });
 
+describe('a signal with a schema', () => {
+  const approval = defineSignal('approval', {
+    schema: z.object({ approved: z.boolean(), at: z.string().transform((t) => new Date(t)) }),
+  });
+  it('is sent as the schema input and received as its output', async () => {
+    await client.signal('r1', approval, { approved: true, at: '2026-01-01' });
+    // @ts-expect-error approved is a boolean
+    await client.signal('r1', approval, { approved: 'no', at: '2026-01-01' });
+    defineWorkflow({
+      name: 'approves',
+      version: 1,
+      run: async (ctx) => {
+        expectTypeOf(await ctx.waitForSignal(approval)).toEqualTypeOf<{ approved: boolean; at: Date }>();
+      },
+    });
+  });
+});
+
 describe('ctx.waitForSignal', () => {
   it('resolves to the signal payload type, and unknown for a plain name', () => {
     defineWorkflow({

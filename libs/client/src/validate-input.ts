@@ -61,3 +61,33 @@ export async function validatedInput(
   }
   return result.value;
 }
+
+/**
+ * The payload to send for a signal: the schema's output when the signal was defined with
+ * `defineSignal(name, { schema })`, else `payload` unchanged (a plain name, or no schema).
+ * InvalidInputError (`field: 'payload'`) lists every issue's path.
+ */
+export async function validatedSignalPayload(
+  signal: string | { name: string; schema?: unknown },
+  runId: string,
+  payload: unknown,
+): Promise<unknown> {
+  if (typeof signal === 'string' || signal.schema === undefined) return payload;
+  const { name, schema } = signal;
+  if (!isStandardSchema(schema)) {
+    throw new ConfigError(
+      `signal '${name}': its schema field is not a Standard Schema (no '~standard'.validate); ` +
+        'define the signal with defineSignal(name, { schema }) or leave schema out',
+    );
+  }
+  const result = await schema['~standard'].validate(payload);
+  if (result.issues === undefined) return result.value;
+  const issues = result.issues.map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`);
+  throw new InvalidInputError('', issues, {
+    field: 'payload',
+    signal: name,
+    message:
+      `payload of signal '${name}' to run ${runId} does not match its schema: ${issues.join('; ')}. ` +
+      'Fix the payload (nothing was sent), or change the schema in defineSignal(name, { schema })',
+  });
+}

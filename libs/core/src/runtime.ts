@@ -73,6 +73,7 @@ export type {
   NewEntry,
 } from './executor/execution-host.js';
 export { ReplayExecutor } from './executor/replay-executor.js';
+export type { RefusedSignal } from './executor/pending-waits.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { newRunId, runIdForKey } from './ids.js';
 export type { StartField, StartFieldProblem } from './start-fields.js';

@@ -68,6 +68,15 @@ describe('defineSignal', () => {
     expectTypeOf<SignalPayload<ReturnType<typeof defineSignal>>>().toEqualTypeOf<unknown>();
   });
 
+  it('takes its payload type from a schema: the output for the workflow, the input for the sender', () => {
+    const schema = {} as StandardSchemaV1<string, number>;
+    const parsed = defineSignal('parsed', { schema });
+    expectTypeOf(parsed).toEqualTypeOf<SignalDefinition<number, string>>();
+    expectTypeOf<SignalPayload<typeof parsed>>().toEqualTypeOf<number>();
+    const typed = defineSignal<number>('typed', { schema: {} as StandardSchemaV1<unknown, number> });
+    expectTypeOf(typed).toEqualTypeOf<SignalDefinition<number>>();
+  });
+
   it('is not interchangeable with a signal of another payload type', () => {
     const review = defineSignal<boolean>('review');
     // @ts-expect-error a boolean signal is not a string signal

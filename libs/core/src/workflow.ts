@@ -98,10 +98,13 @@ export interface WorkflowContext {
   /**
    * Waits for a signal sent with `client.signal(runId, signal, payload)`; durable like sleep.
    * Given a {@link SignalDefinition} (recommended, see `defineSignal`) it resolves to the
-   * definition's payload type; given a plain name, to `unknown` or the type argument.
+   * definition's payload type; given a plain name, to `unknown` or the type argument. A definition
+   * with a schema checks each payload it receives: one that fails is skipped (a warning names the
+   * signal, the run and the issues; the signal stays unread) and the wait goes on, so the workflow
+   * only ever sees the schema's output. A payload journaled before is replayed as it was.
    */
   waitForSignal<T = unknown>(
-    signal: SignalDefinition<T> | string,
+    signal: SignalDefinition<T, unknown> | string,
     options?: WaitForSignalOptions,
   ): Promise<T>;
   /** Journaled wall-clock time (ms): the same value on every replay. */

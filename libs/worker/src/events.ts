@@ -75,6 +75,11 @@ export type WorkerEvent =
   | { type: 'dead-letters-redriven'; ids: string[]; runIds: string[] }
   /** `runId` when the message named one (an unparseable message may not). */
   | { type: 'dead-lettered'; code: string; reason: string; runId?: string }
+  /**
+   * A payload a `ctx.waitForSignal(definition)` wait's schema refused: the wait skipped it and goes
+   * on (once per execution of the run; a resume decides the same again and reports it again).
+   */
+  | { type: 'signal-refused'; runId: string; signal: string; signalId: string; issues: string[] }
   /** The store lost its data (a Redis restarted without persistence); these runs held here are gone. */
   | { type: 'store-data-lost'; store: string; reason: string; runIds: string[] };
 

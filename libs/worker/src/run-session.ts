@@ -409,6 +409,14 @@ export class RunSession {
       },
       heartbeat: (seq, details) =>
         this.options.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
+      signalRefused: ({ name, signalId, seq, issues }) => {
+        this.options.logger.warn(
+          { runId: this.runId, signal: name, signalId, seq, issues },
+          `signal '${name}' to run ${this.runId} does not match the schema of its wait (step #${seq}): ` +
+            `${issues.join('; ')}. It was skipped and the wait goes on; send a valid payload`,
+        );
+        this.options.onEvent({ type: 'signal-refused', runId: this.runId, signal: name, signalId, issues });
+      },
       // Timed around the attempt's own promise (no wrapper function or promise per step), with
       // the attribute objects of an activity made once per worker, not once per attempt.
       aroundActivityAttempt: (info, attempt) => {

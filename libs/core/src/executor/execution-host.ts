@@ -1,5 +1,6 @@
 /** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
 import type { InboxSignal, SuspendResult } from '../contracts/store.js';
+import type { RefusedSignal } from './pending-waits.js';
 import type { RateLimitAnswer, RateLimitRequest } from '../contracts/rate-limits.js';
 import { CancelledError, NonDeterminismError, serializeError, type SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
@@ -24,6 +25,12 @@ export interface ExecutionHost {
     consumedSignalIds: string[];
   }): Promise<SuspendResult>;
   heartbeat?(seq: number, details: unknown): void;
+  /**
+   * A payload a signal wait's schema refused (pending-waits.ts): the wait skips it and goes on.
+   * Called once per execution per signal; the host warns, naming the signal, the run and the
+   * issues. Absent: refused silently (still skipped).
+   */
+  signalRefused?(refusal: RefusedSignal): void;
   /**
    * Asks the store for a place under a rate limit (RateLimitStore.takeRateToken), before every live
    * attempt of a rate-limited activity. Absent on hosts that run no activity (a replay check): such

@@ -22,6 +22,10 @@
  *    history settled. A refused step waits (rate-waits.ts) without a journal entry or a sequence
  *    number of its own, so whether, how long and how often it waited changes nothing a replay
  *    sees; a crash mid-wait loses nothing (the step is live again on resume and asks again).
+ * 9. A signal wait with a schema never hands the workflow a payload the schema refuses; it skips it
+ *    and goes on waiting. The skip is not journaled: it follows from the payload and the schema,
+ *    so every resume skips it again, and a completed wait replays its journaled value unchecked
+ *    (pending-waits.ts).
  */
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
@@ -31,6 +35,7 @@ import type { RateLimitRequest } from '../contracts/rate-limits.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../workflow.js';
 import { signalName } from '../signal.js';
+import type { StandardSchemaV1 } from '../standard-schema.js';
 import { ContinueAsNew, continuedResult, isContinueAsNew } from '../continue-as-new.js';
 import { executeActivity, type ActivityExecution } from './activity-execution.js';
 import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
@@ -48,7 +53,7 @@ import { childWorkflowMethods } from './child-workflows.js';
 import { LoopWake } from './loop-wake.js';
 import { Refreshes } from './freshness.js';
 import { PatchAnswers } from './patch-answers.js';
-import { PendingWaits, type Settle } from './pending-waits.js';
+import { PendingWaits, type RefusedSignal, type Settle } from './pending-waits.js';
 import { RateWaits } from './rate-waits.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
@@ -247,7 +252,12 @@ export class ReplayExecutor {
           undefined,
         ),
       sleep: (duration) => this.sleep(duration),
-      waitForSignal: (signal, options) => this.waitForSignal(signalName(signal), options?.timeout) as never,
+      waitForSignal: (signal, options) =>
+        this.waitForSignal(
+          signalName(signal),
+          options?.timeout,
+          typeof signal === 'string' ? undefined : signal.schema,
+        ) as never,
       now: () => this.recordValue('now', () => this.host.clock()) as number,
       random: () => this.recordValue('random', Math.random) as number,
       uuid: () => this.recordValue('uuid', randomUUID) as string,
@@ -404,6 +414,7 @@ export class ReplayExecutor {
   private async waitForSignal(
     name: string,
     timeout: Parameters<WorkflowContext['sleep']>[0] | undefined,
+    schema: StandardSchemaV1 | undefined,
   ): Promise<unknown> {
     const timeoutMs = timeout === undefined ? undefined : toMs(timeout, 'waitForSignal timeout');
     const begun = this.beginStep(`signal:${name}`);
@@ -417,7 +428,7 @@ export class ReplayExecutor {
     }
     const deadline = timeoutAt;
     return new Promise((resolve, reject) =>
-      this.waits.add(seq, { kind: 'signal', name, timeoutAt: deadline, resolve, reject }),
+      this.waits.add(seq, { kind: 'signal', name, timeoutAt: deadline, schema, resolve, reject }),
     );
   }
 
@@ -545,6 +556,7 @@ export class ReplayExecutor {
     const now = this.host.clock();
     if (this.rateWaits.askDue(now)) return undefined;
     const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
+    await this.waits.checkSignals(inbox, this.signalRefused);
     const ready = this.waits.takeReady(now, inbox);
     for (const { wait, entry, settle } of ready) {
       void this.live(this.append([entry])).then(settle, (error: unknown) => wait.reject(error));
@@ -564,7 +576,7 @@ export class ReplayExecutor {
     const result = await this.host.suspend({
       wakeAt,
       signals: this.waits.signalNames(),
-      consumedSignalIds: [...this.waits.consumed],
+      consumedSignalIds: this.waits.settledSignalIds,
     });
     if (result.ok) {
       this.state = 'stopped';
@@ -573,6 +585,11 @@ export class ReplayExecutor {
     if (result.reason === 'cancel-requested') this.requestCancel();
     return undefined;
   }
+
+  /** A payload a wait's schema refused: the host reports it (a warning, an event); not journaled. */
+  private readonly signalRefused = (refusal: RefusedSignal): void => {
+    this.host.signalRefused?.(refusal);
+  };
 
   // -------------------------------------------------------------------------------------------
   // Journal
