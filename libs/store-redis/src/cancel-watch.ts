@@ -9,7 +9,8 @@
  *    grant, a Redis that is down) is swallowed, since the lease renewal reports the cancel flag
  *    anyway; the channel is subscribed again on every reconnect (ioredis re-subscribes).
  * 2. After close() no connection is opened and none stays open.
- * 3. A listener is called for messages on its own worker's channel only.
+ * 3. A listener is called for messages on its own worker's channel only; one that throws is
+ *    ignored.
  */
 import type { KeyLayout } from './keys.js';
 import { createConnection, type StoreConnection } from './connection.js';
@@ -69,7 +70,13 @@ export class CancelWatch {
       if (this.closed) return undefined;
       const connection = createConnection(this.options);
       connection.redis.on('message', (channel: string, runId: string) => {
-        for (const listener of this.listeners.get(channel) ?? []) listener(runId);
+        for (const listener of [...(this.listeners.get(channel) ?? [])]) {
+          try {
+            listener(runId);
+          } catch {
+            // A listener's failure is its own: the others still hear, and the connection goes on.
+          }
+        }
       });
       try {
         await connection.open();

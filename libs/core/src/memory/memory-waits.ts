@@ -65,7 +65,13 @@ function tellOwner(state: MemoryState, owner: string, runId: string): void {
   const watchers = state.cancelWatchers.get(owner);
   if (watchers === undefined) return;
   queueMicrotask(() => {
-    for (const listener of watchers) listener(runId);
+    for (const listener of [...watchers]) {
+      try {
+        listener(runId);
+      } catch {
+        // A listener's failure is its own: the others still hear, and the store goes on.
+      }
+    }
   });
 }
 
