@@ -3,7 +3,8 @@ import { UsageError } from './errors.js';
 
 /**
  * `name@version` → its parts. `minVersion` is the lowest version the command accepts (a run's
- * start takes 0; a schedule names a registered version, from 1).
+ * start takes 0, so that start-checks.ts refuses it naming the rule the workers apply; a schedule
+ * names a registered version, from 1).
  */
 export function workflowRef(text: string, minVersion: number): { name: string; version: number } {
   const at = text.lastIndexOf('@');

@@ -794,3 +794,91 @@ for (const pair of PAIRS) {
     );
   });
 }
+
+/**
+ * `baton runs start` and the fleet (issue 33 item 4), on one pair only (CI time; the check reads
+ * the store's fleet reports, the same call on every pair): a workflow@version no live worker
+ * registers is refused with exit 1 naming the live versions, nothing sent; --allow-unregistered
+ * sends it. A private namespace and one worker of its own, so no other test's letters mix in.
+ */
+describe('baton runs start checks the live fleet (nats+redis)', () => {
+  const pair = PAIRS[0]!;
+  const ns = `clistart${randomBytes(4).toString('hex')}`;
+  const env: Record<string, string> = {
+    BATON_TRANSPORT_URL: pair.bus,
+    BATON_STORE_URL: pair.store,
+    ...isolatedEnv('transport', pair.bus, ns),
+    ...isolatedEnv('store', pair.store, ns),
+  };
+  // No grace: a start for a version no worker has is dead-lettered at once, so a sent one shows.
+  const fleet = new WorkerFleet({ ...env, BATON_WORKFLOWS: WORKFLOWS, BATON_MISSING_VERSION_GRACE_MS: '0' });
+  const adapters = operatorAdapters(readOperatorConfig(env));
+  const client = new Client({ transport: adapters.transport, store: adapters.store });
+  const baton = (...args: string[]): Promise<Result> =>
+    exec(process.execPath, [CLI_MAIN, ...args], { PATH: process.env.PATH, ...env }, 60_000);
+  const letterRunIds = async (): Promise<string[]> =>
+    (await client.deadLetters.list()).letters.map(
+      (l) => (JSON.parse(new TextDecoder().decode(l.data)) as { runId: string }).runId,
+    );
+
+  beforeAll(async () => {
+    await client.connect();
+    await fleet.spawn({ BATON_WORKER_ID: `${ns}-w` });
+    await until('the worker to report', async () =>
+      (await client.fleet.workers()).length > 0 ? true : undefined,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await fleet.shutdown();
+    await adapters.close();
+    await removeIsolated('transport', pair.bus, ns);
+    await removeIsolated('store', pair.store, ns);
+  }, 60_000);
+
+  it('exits 1 naming the live versions for a workflow@version no live worker registers; --allow-unregistered starts it', async () => {
+    const input = JSON.stringify({ steps: 1, delayMs: 1 });
+    const refused = await baton('runs', 'start', 'cli_steps@2', '--input', input, '--run-id', 'refused-v2');
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(
+      /^refused: no live worker registers cli_steps@2 \(the live workers register cli_steps@1\), so nothing was sent; .*--allow-unregistered.*\n$/,
+    );
+    const unknown = await baton('runs', 'start', 'cli_nothing@1', '--run-id', 'refused-name');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(
+      /no live worker registers cli_nothing@1 \(none of the 1 live worker\(s\) registers workflow cli_nothing at any version\)/,
+    );
+    const malformed = await baton('runs', 'start', 'cli_steps@0');
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/^usage: <workflow> version must be a positive integer/);
+
+    const allowed = await baton(
+      'runs',
+      'start',
+      'cli_steps@2',
+      '--input',
+      input,
+      '--run-id',
+      'allowed-v2',
+      '--allow-unregistered',
+    );
+    expect(allowed).toMatchObject({ code: 0, stdout: 'started run allowed-v2\n' });
+    // Sent: the worker dead-letters it (no grace); the refused ones were never sent.
+    await until('the allowed start dead-lettered', async () =>
+      (await letterRunIds()).includes('allowed-v2') ? true : undefined,
+    );
+    expect(await letterRunIds()).toEqual(['allowed-v2']);
+
+    const registered = await baton(
+      'runs',
+      'start',
+      'cli_steps@1',
+      '--input',
+      input,
+      '--run-id',
+      'registered-v1',
+    );
+    expect(registered).toMatchObject({ code: 0, stdout: 'started run registered-v1\n' });
+    expect(await client.result('registered-v1', { timeoutMs: 30_000 })).toBe(0);
+  }, 90_000);
+});

@@ -263,6 +263,24 @@ describe('exit codes', () => {
   });
 });
 
+describe('baton runs start: what a worker would refuse is a usage error, before any connection', () => {
+  // No reachable servers: a refusal here comes before the CLI connects to anything.
+  const env = { BATON_TRANSPORT_URL: 'nats://127.0.0.1:1', BATON_STORE_URL: 'redis://127.0.0.1:1' };
+  it.each([
+    [
+      ['orders@0'],
+      /^usage: <workflow> version must be a positive integer .*; found 0; a worker would refuse this start\n$/,
+    ],
+    [['has space@1'], /^usage: <workflow> name must be 1-128 characters .*; found "has space"/],
+    [['orders@1', '--key', ''], /^usage: --key must be a non-empty string when given; found ""/],
+    [['orders@1', '--run-id', 'a/b'], /^usage: --run-id must be 1-128 characters .*; found "a\/b"/],
+  ])('runs start %j exits 2 naming the argument or flag', async (args, message) => {
+    const result = await cli(['runs', 'start', ...args], env);
+    expect(result).toMatchObject({ code: 2, out: '' });
+    expect(result.err).toMatch(message);
+  });
+});
+
 describe('configuration', () => {
   it('takes the BATON_* variables, each flag overriding its own', () => {
     const env = { BATON_TRANSPORT_URL: 'nats://a:4222', BATON_STORE_URL: 'redis://b:6379', OTHER: 'x' };

@@ -21,6 +21,7 @@ import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type Filter
 import { parseJson, workflowRef } from '../arguments.js';
 import { json, runsTable, summaryText, table, time, timelineTable } from '../output.js';
 import { bulkExit, bulkProgress } from './progress.js';
+import { checkRegistered, checkStartArguments } from './start-checks.js';
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -96,20 +97,31 @@ export const runsCommands: CommandGroup = {
         '--priority <level>',
         'high, normal (the default) or low: which runs a worker with a choice claims first (docs/priorities.md)',
       )
+      .option(
+        '--allow-unregistered',
+        'start it even when no live worker registers the workflow@version (a fleet that is not up yet)',
+      )
       .action(
         (
           workflow: string,
-          flags: { input?: string; runId?: string; key?: string; priority?: string },
+          flags: {
+            input?: string;
+            runId?: string;
+            key?: string;
+            priority?: string;
+            allowUnregistered?: boolean;
+          },
           command: Command,
         ) =>
           context.run(async () => {
             const ref = workflowRef(workflow, 0);
+            checkStartArguments(ref, flags);
             const priority = priorityFlag(flags.priority);
             const raw = flags.input === '-' ? await context.stdin() : flags.input;
             const input = raw === undefined ? undefined : parseJson('--input', raw);
-            const handle = await (
-              await context.session(command).client()
-            ).start(ref, input, {
+            const client = await context.session(command).client();
+            if (flags.allowUnregistered !== true) await checkRegistered(client, ref);
+            const handle = await client.start(ref, input, {
               ...(flags.runId !== undefined && { runId: flags.runId }),
               ...(flags.key !== undefined && { idempotencyKey: flags.key }),
               ...(priority !== undefined && { priority }),
