@@ -4,7 +4,7 @@
  * resume, and a write that loses its compare-and-set to a firing and tries again.
  */
 import { describe, expect, it } from 'vitest';
-import { defineWorkflow } from '@baton/core';
+import { defineWorkflow, InvalidInputError } from '@baton/core';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import type { Store } from '@baton/core/adapter';
 import { Client } from './client.js';
@@ -21,6 +21,24 @@ function setup(clock: () => number = Date.now): { client: Client; store: Store }
 }
 
 describe('client.schedules', () => {
+  it("refuses a workflow every fired start of which the workers would refuse, with client.start's check; nothing stored", async () => {
+    const { client, store } = setup();
+    for (const [workflow, field] of [
+      [{ name: 'report', version: 0 }, 'version'],
+      [{ name: 'report@3', version: 3 }, 'workflow'],
+    ] as const) {
+      const error = await client.schedules
+        .create(workflow, null, { scheduleId: 'bad', every: '1m' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect(error).toMatchObject({ field });
+      expect((error as Error).message).toMatch(
+        /^client\.schedules\.create\(report.*A worker would refuse its starts/,
+      );
+    }
+    expect(await store.getSchedule('bad')).toBeUndefined();
+  });
+
   it('creates a schedule due at the first due time after now, with the default policies', async () => {
     const now = Date.UTC(2026, 5, 1, 10, 0, 30);
     const { client } = setup(() => now);

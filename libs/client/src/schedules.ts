@@ -24,7 +24,7 @@ import {
 } from '@baton/core/adapter';
 import { checkScheduleSpec, DEFAULT_CATCHUP, freshState, nextDueAfter } from '@baton/core/runtime';
 import { randomUUID } from 'node:crypto';
-import { validatedInput } from './validate-input.js';
+import { checkStartFields, validatedInput } from './validate-input.js';
 
 /** When a schedule falls due: exactly one of `cron` (with `timeZone`) and `every`. */
 export interface ScheduleTiming {
@@ -93,6 +93,8 @@ export class SchedulesApi {
     if (!workflow || typeof workflow.name !== 'string' || !Number.isInteger(workflow.version)) {
       throw new ConfigError('client.schedules.create needs a workflow definition or { name, version }');
     }
+    // The check of client.start: every run the schedule fires would be refused by the workers.
+    checkStartFields(workflow, {}, 'client.schedules.create');
     const scheduleId = options.scheduleId ?? `s-${randomUUID()}`;
     assertScheduleId(scheduleId);
     const spec = timing(options, 'client.schedules.create');

@@ -17,6 +17,7 @@ import { formatIssuePath, isStandardSchema, startFieldProblem } from '@baton/cor
 export function checkStartFields(
   workflow: { name: unknown; version: unknown },
   options: { idempotencyKey?: unknown; runId?: unknown },
+  call = 'client.start',
 ): void {
   const refused = startFieldProblem({
     workflow: workflow.name,
@@ -30,8 +31,8 @@ export function checkStartFields(
   throw new InvalidInputError(key, [`${refused.field} ${refused.problem}`], {
     field: refused.field,
     message:
-      `client.start(${key}): ${subject} ${refused.problem}. ` +
-      'A worker would refuse this start, so nothing was sent',
+      `${call}(${key}): ${subject} ${refused.problem}. ` +
+      `A worker would refuse ${call === 'client.start' ? 'this start' : 'its starts'}, so nothing was sent`,
   });
 }
 
