@@ -1,6 +1,5 @@
 /** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
 import type { InboxSignal, SuspendResult } from '../contracts/store.js';
-import type { RefusedSignal } from './pending-waits.js';
 import type { RateLimitAnswer, RateLimitRequest } from '../contracts/rate-limits.js';
 import { CancelledError, NonDeterminismError, serializeError, type SerializedError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
@@ -9,6 +8,16 @@ import type { AnyWorkflowDefinition } from '../workflow.js';
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as the executor builds it; the host stamps `epoch` and `at`. */
 export type NewEntry = DistributiveOmit<JournalEntry, 'epoch' | 'at'>;
+
+/** A signal a wait's schema refused (pending-waits.ts): reported once per execution. */
+export interface RefusedSignal {
+  name: string;
+  signalId: string;
+  /** The wait's step. */
+  seq: number;
+  /** Each problem as `$.path: message`. */
+  issues: string[];
+}
 
 /** What the executor needs from the worker: durable appends, the inbox, suspension, a clock. */
 export interface ExecutionHost {

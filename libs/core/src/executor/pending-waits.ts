@@ -15,7 +15,9 @@
 import type { InboxSignal } from '../contracts/store.js';
 import { SignalTimeoutError } from '../errors.js';
 import { formatIssuePath, type StandardSchemaV1 } from '../standard-schema.js';
-import type { NewEntry } from './execution-host.js';
+import type { NewEntry, RefusedSignal } from './execution-host.js';
+
+export type { RefusedSignal } from './execution-host.js';
 
 export type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
 export type Wait = Settle &
@@ -23,16 +25,6 @@ export type Wait = Settle &
     | { kind: 'timer'; wakeAt: number }
     | { kind: 'signal'; name: string; timeoutAt: number | null; schema?: StandardSchemaV1 | undefined }
   );
-
-/** A signal a wait's schema refused: reported once per execution. */
-export interface RefusedSignal {
-  name: string;
-  signalId: string;
-  /** The wait's step. */
-  seq: number;
-  /** Each problem as `$.path: message`. */
-  issues: string[];
-}
 
 type Verdict = { ok: true; value: unknown } | { ok: false };
 
