@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow } from '@baton/core';
+import { until } from '../../../libs/worker/src/fleet.spec-helper.js';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import { inProcessNamespace, startInProcessWorkers } from './in-process.spec-helper.js';
 
@@ -79,14 +80,6 @@ const lastStep = defineWorkflow({
 
 const WORKFLOWS = [holding, lastStep];
 
-async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -108,11 +101,12 @@ for (const pair of PAIRS) {
           const client = via === 'bus' ? busOnly : ns.client;
           const label = `${pair.name}-${via}-${i}-${Date.now()}`;
           const run = await ns.client.start(holding, label);
-          await until(() => seen.has(label), `run ${run.runId}'s activity to start`);
+          await until(() => seen.has(label), 10_000, `run ${run.runId}'s activity to start`);
           const sentAt = performance.now();
           await client.cancel(run.runId, `cancel ${i}`);
           await until(
             () => seen.get(label)?.abortedAt !== undefined,
+            10_000,
             `the activity of run ${run.runId} to be aborted`,
           );
           latencies[via].push(seen.get(label)!.abortedAt! - sentAt);
@@ -146,7 +140,7 @@ for (const pair of PAIRS) {
         );
         await Promise.all(
           runs.map(async ({ label, run }) => {
-            await until(() => seen.has(label), `run ${run.runId}'s last step to start`);
+            await until(() => seen.has(label), 10_000, `run ${run.runId}'s last step to start`);
             await busOnly.cancel(run.runId, 'changed my mind');
           }),
         );
