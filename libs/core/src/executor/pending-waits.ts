@@ -63,6 +63,8 @@ export class PendingWaits {
     inbox: readonly InboxSignal[],
     onRefused: (refusal: RefusedSignal) => void,
   ): Promise<void> {
+    // Nothing to judge: no copy and sort of the waits (the common case, a wait for a sleep).
+    if (inbox.length === 0) return;
     for (const [seq, wait] of [...this.waits].sort((a, b) => a[0] - b[0])) {
       if (wait.kind !== 'signal' || wait.schema === undefined) continue;
       const schema = wait.schema;
