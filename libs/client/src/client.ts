@@ -178,9 +178,6 @@ export interface ResultOptions {
   startedAt?: number;
 }
 
-/** How long result() keeps polling through a store that fails with retryable errors. */
-const STORE_OUTAGE_MS = 30_000;
-
 /** How long client.result(runId) waits for a run the store does not know. */
 const UNKNOWN_RUN_MS = 30_000;
 
@@ -786,10 +783,12 @@ export class Client {
         run = await store.getRun(current);
         failingSince = undefined;
       } catch (err) {
-        // A store that is briefly away (a restart, a failover) is waited out, for a bound.
+        // A store that is briefly away (a restart, a failover) is waited out for as long as the
+        // client retries its other calls (retryUnavailableMs).
         if (!(err instanceof BatonError && err.retryable)) throw err;
         failingSince ??= Date.now();
-        if (Date.now() - failingSince >= STORE_OUTAGE_MS || Date.now() >= deadline) throw err;
+        const outage = Date.now() - failingSince;
+        if (outage >= this.retryUnavailableMs || Date.now() >= deadline) throw err;
         await sleep(Math.min(250, Math.max(0, deadline - Date.now())));
         continue;
       }
