@@ -8,10 +8,14 @@
  *    ended it (a race of its Sentinel failover detector: reviveEndedRedis). It never resends a command on its own
  *    (no automatic resend, no retries per request): a journal append whose reply was lost is
  *    retried by the journal code, whose script recognises its own earlier landing (journal.ts).
- * 2. BullMQ's connections (the queue's and the worker's) are made by BullMQ from the same server
- *    settings. BullMQ requires `maxRetriesPerRequest: null` there (its commands wait for a
- *    reconnect), so every call the transport makes through BullMQ is bounded by
- *    {@link withTimeout} instead: no operation waits on Redis for longer than `requestTimeoutMs`.
+ * 2. BullMQ's connections (each lane's queue and worker) are made here from the same server
+ *    settings and handed to BullMQ (openBullConnection), so the same revival applies to them: a
+ *    queue connection that the Sentinel race ended refused every enqueue with "Connection is
+ *    closed." for good (seen in CI after a SIGKILLed primary). BullMQ requires
+ *    `maxRetriesPerRequest: null` there (its commands wait for a reconnect), so every call the
+ *    transport makes through BullMQ is bounded by {@link withTimeout} instead: no operation waits
+ *    on Redis for longer than `requestTimeoutMs`. BullMQ does not close a connection it was
+ *    handed; the transport's tear-down does.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import {
@@ -61,10 +65,22 @@ export function serverSettings(
   };
 }
 
-/** The settings BullMQ builds its connections from (invariant 2). */
+/** The settings BullMQ's connections are built from (invariant 2). */
 export function bullConnection(options: ResolvedRedisTransportOptions): RedisOptions {
   const retryStrategy = redisReconnectDelay;
   return { ...serverSettings(options, retryStrategy), maxRetriesPerRequest: null, retryStrategy };
+}
+
+/**
+ * A connection for BullMQ (invariant 2), connected again whenever it ends while `held()`; the
+ * caller closes it after BullMQ's queue or worker (closeBullConnection).
+ */
+export function openBullConnection(options: ResolvedRedisTransportOptions, held: () => boolean): Redis {
+  const redis = new Redis(bullConnection(options));
+  // BullMQ reports its connection's errors through the queue's and worker's 'error' events.
+  redis.on('error', () => undefined);
+  reviveEndedRedis(redis, held);
+  return redis;
 }
 
 /**

@@ -17,6 +17,8 @@ export interface RunLane {
   readonly worker: Worker;
   /** Wakes the lane's waiting fetches when BullMQ marks a job available (marker-watch.ts). */
   readonly markers: MarkerWatch;
+  /** The queue's and the worker's connections, which BullMQ was handed and the transport closes. */
+  readonly connections: readonly Redis[];
   /** `<prefix>:<queue name>`: the lane's part in the backlog. */
   readonly name: string;
 }

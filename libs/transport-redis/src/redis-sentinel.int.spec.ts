@@ -17,7 +17,7 @@ import {
   type RedisClusterPorts,
 } from '@baton/testing/clusters';
 import { redisTransport } from './index.js';
-import { openCommandConnection } from './connection.js';
+import { openBullConnection, openCommandConnection } from './connection.js';
 import { resolveRedisTransportOptions } from './options.js';
 
 /** Apart from the store's and the worker's cluster specs, and from start.sh's defaults. */
@@ -138,6 +138,25 @@ describe('redis transport behind Sentinel', () => {
       expect(connection.redis.status).toBe('end');
     } finally {
       if (!closed) await connection.close(1_000);
+    }
+  });
+
+  it('connects a BullMQ connection again when a failover announcement ends it mid-reconnect, and not once released', async () => {
+    let held = true;
+    const redis = openBullConnection(resolveRedisTransportOptions({ url: cluster!.url }), () => held);
+    try {
+      expect(await pingWithin(redis, 10_000)).toBe('PONG');
+      await endThroughSentinelRace(redis);
+      await expect(redis.ping()).rejects.toThrow('Connection is closed');
+      // Before the revival, the run queue's enqueues failed like this ping, for good.
+      expect(await pingWithin(redis, 10_000)).toBe('PONG');
+      held = false;
+      redis.disconnect();
+      await sleep(500);
+      expect(redis.status).toBe('end');
+    } finally {
+      held = false;
+      redis.disconnect();
     }
   });
 });

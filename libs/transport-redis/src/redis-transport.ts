@@ -33,7 +33,7 @@ import {
   type StoredDeadLetter,
   type Transport,
 } from '@baton/core/adapter';
-import { bullConnection, openCommandConnection, withTimeout, type CommandConnection } from './connection.js';
+import { openBullConnection, openCommandConnection, withTimeout, type CommandConnection } from './connection.js';
 import type { RunLane, TransportContext } from './context.js';
 import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
@@ -80,6 +80,8 @@ interface OpenTransport {
   connection: CommandConnection;
   /** The run queue's lanes in use (context.lanes), each closed on tear-down. */
   lanes: RunLane[];
+  /** `held` until tear-down: while it is, a BullMQ connection that ends is connected again. */
+  state: { held: boolean };
 }
 
 class RedisTransport implements Transport {
@@ -122,8 +124,9 @@ class RedisTransport implements Transport {
     const connection = await openCommandConnection(this.options);
     const redis = connection.redis;
     const lanes: Partial<Record<RunPriority, RunLane>> = {};
+    const state = { held: true };
     for (const level of laneLevels(this.options.priorityLanes)) {
-      lanes[level] = this.laneOn(redis, this.layout.runLanes[level]);
+      lanes[level] = this.laneOn(redis, this.layout.runLanes[level], () => state.held);
     }
     const all = Object.values(lanes);
     const open: OpenTransport = {
@@ -131,6 +134,7 @@ class RedisTransport implements Transport {
       redis,
       connection,
       lanes: all,
+      state,
     };
     try {
       await withTimeout(
@@ -152,11 +156,11 @@ class RedisTransport implements Transport {
   }
 
   /** One lane's BullMQ queue, its manual worker and its marker watch. */
-  private laneOn(redis: Redis, layout: RunLaneLayout): RunLane {
-    const bull = bullConnection(this.options);
-    const queue = new Queue(layout.queueName, { connection: bull, prefix: this.layout.prefix });
+  private laneOn(redis: Redis, layout: RunLaneLayout, held: () => boolean): RunLane {
+    const connections = [openBullConnection(this.options, held), openBullConnection(this.options, held)];
+    const queue = new Queue(layout.queueName, { connection: connections[0]!, prefix: this.layout.prefix });
     const worker = new Worker(layout.queueName, null, {
-      connection: bull,
+      connection: connections[1]!,
       prefix: this.layout.prefix,
       autorun: false,
       lockDuration: this.options.ackWaitMs,
@@ -171,7 +175,7 @@ class RedisTransport implements Transport {
     queue.on('error', () => undefined);
     worker.on('error', () => undefined);
     const markers = new MarkerWatch(redis, layout.queueMarker, MARKER_BLOCK_MS);
-    return { queue, worker, markers, name: `${this.layout.prefix}:${layout.queueName}` };
+    return { queue, worker, markers, connections, name: `${this.layout.prefix}:${layout.queueName}` };
   }
 
   close(): Promise<void> {
@@ -187,6 +191,7 @@ class RedisTransport implements Transport {
       withTimeout(work, CLOSE_STEP_TIMEOUT_MS, { url: this.options.displayUrl, operation: 'close' }).catch(
         () => undefined,
       );
+    open.state.held = false;
     for (const lane of open.lanes) lane.markers.close();
     await bounded(Promise.allSettled([...this.pending]));
     await Promise.all(
@@ -195,6 +200,9 @@ class RedisTransport implements Transport {
     await Promise.all(
       open.lanes.flatMap((lane) => [bounded(lane.worker.disconnect()), bounded(lane.queue.disconnect())]),
     );
+    // BullMQ leaves the connections it was handed open (connection.ts, invariant 2).
+    await Promise.all(open.lanes.flatMap((lane) => lane.connections.map((redis) => bounded(redis.quit()))));
+    for (const redis of open.lanes.flatMap((lane) => lane.connections)) redis.disconnect();
     await open.connection.close(CLOSE_STEP_TIMEOUT_MS);
   }
 
