@@ -73,7 +73,10 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
   let client: Client;
   let events: WorkerEvent[] = [];
   beforeAll(() => {
-    ({ transport, store, client } = ns);
+    ({ transport, store } = ns);
+    // A producer of this fleet holds its keys: results and errors are sealed in the store, and a
+    // keyless client is refused (sealed-values.int.spec.ts).
+    client = new Client({ transport, store, payloadProtection: ROTATED });
   });
   afterEach(() => {
     events = [];
@@ -190,7 +193,13 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     await startWorker(BEFORE);
     await client.signal(runId, 'go');
     await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);
-    const run = await store.getRun(runId);
+    // The store keeps the error sealed, its name and code in the clear; the client opens it.
+    expect((await store.getRun(runId))?.error).toMatchObject({
+      name: 'CheckpointIntegrityError',
+      code: 'BATON_INTEGRITY',
+      message: 'protected (key k1)',
+    });
+    const run = await client.describe(runId);
     expect(run?.error).toMatchObject({ name: 'CheckpointIntegrityError', code: 'BATON_INTEGRITY' });
     expect(run?.error?.message).toMatch(
       new RegExp(
@@ -216,7 +225,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     await startWorker(BEFORE);
     await client.signal(runId, 'go');
     await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);
-    const run = await store.getRun(runId);
+    const run = await client.describe(runId);
     expect(run?.error).toMatchObject({ name: 'CheckpointIntegrityError' });
     expect(run?.error?.message).toContain(
       `run ${runId}: checkpoint ${edited.seq} failed verification: its HMAC-SHA256 signature (key s1) does not match its content`,

@@ -42,9 +42,12 @@ import {
   deleteFinishedRun,
   cancelMessage,
   newRunId,
+  openResult,
+  openValue,
   resolvePayloadProtection,
   resumeMessage,
   runIdForKey,
+  sealValue,
   sendRunMessage,
   signalMessage,
   startMessage,
@@ -67,6 +70,7 @@ import {
 } from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
+import { openedRecord } from './sealed-records.js';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
 import { checkStartFields, validatedInput, validatedSignalPayload } from './validate-input.js';
 import { DeadLettersApi, RunQueriesApi } from './operations.js';
@@ -521,7 +525,8 @@ export class Client {
     const run = await store.getRun(runId);
     if (!run) throw await this.notKnown(store, runId, '');
     const parent = parentOfKey(run.idempotencyKey);
-    return { ...run, lease: await store.getLease(runId), ...(parent && { parent }) };
+    const opened = openedRecord(run, this.protection);
+    return { ...opened, lease: await store.getLease(runId), ...(parent && { parent }) };
   }
 
   /**
@@ -629,11 +634,14 @@ export class Client {
       },
       this.protection,
     );
+    // The input is sealed for the original run: opened (MissingKeyError naming the key when this
+    // client lacks it) and sealed again for the fork.
+    const input = openValue(original.input, runId, 'run input', this.protection);
     const { created } = await store.createRun({
       runId: newId,
       workflow: original.workflow,
       version: original.version,
-      input: original.input,
+      input: sealValue(input, newId, 'run input', this.protection),
       idempotencyKey: null,
       checkpoint,
       forkedFrom: {
@@ -652,12 +660,7 @@ export class Client {
         runId: newId,
         workflow: original.workflow,
         version: original.version,
-        ...(await this.inlineOrRef(
-          newId,
-          original.input,
-          'input',
-          `input of run ${newId} (fork of ${runId})`,
-        )),
+        ...(await this.inlineOrRef(newId, input, 'input', `input of run ${newId} (fork of ${runId})`)),
       }),
     );
     return new RunHandle<O>(this, newId);
@@ -793,7 +796,8 @@ export class Client {
         continue;
       }
       if (run?.status === 'completed') {
-        if (!isContinuedAsNew(run.result)) return run.result;
+        // A sealed result opens with the client's keys; without the key it names, MissingKeyError.
+        if (!isContinuedAsNew(run.result)) return openResult(run.result, current, this.protection);
         // The run continued as new: wait for its successor (started before this run was recorded
         // as ended), and so on to the chain's last run.
         current = run.result[CONTINUED_AS].runId;
@@ -804,9 +808,11 @@ export class Client {
         continue;
       }
       if (run !== undefined) seen = run.status;
+      // Without the key a sealed error keeps its name and code, and says "protected (key k1)".
+      const error = run?.error === undefined ? undefined : openedRecord(run, this.protection).error;
       if (run?.status === 'failed')
-        throw new WorkflowFailedError(current, run.error ?? { name: 'Error', message: 'unknown' });
-      if (run?.status === 'cancelled') throw new CancelledError(current, run.error?.message);
+        throw new WorkflowFailedError(current, error ?? { name: 'Error', message: 'unknown' });
+      if (run?.status === 'cancelled') throw new CancelledError(current, error?.message);
       if (run === undefined) {
         const tombstone = await store.runTombstone(current);
         if (tombstone !== undefined) throw new RunDeletedError(current, tombstone.deletedAt);
@@ -891,7 +897,11 @@ export class Client {
     what: string,
   ): Promise<{ [K in F]?: unknown } & { [K in `${F}Ref`]?: PayloadRef }> {
     const ref = await this.claimCheck?.offloadValue(runId, value, what);
-    return (ref === undefined ? { [field]: value } : { [`${field}Ref`]: ref }) as {
+    // Inline values are sealed when the client encrypts (docs/integrity.md); a reference's bytes
+    // already went through the codec.
+    const purpose = field === 'input' ? 'run input' : 'signal payload';
+    const inline = () => sealValue(value, runId, purpose, this.protection, what);
+    return (ref === undefined ? { [field]: inline() } : { [`${field}Ref`]: ref }) as {
       [K in F]?: unknown;
     } & { [K in `${F}Ref`]?: PayloadRef };
   }

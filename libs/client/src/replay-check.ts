@@ -21,6 +21,7 @@ import { ConfigError, type AnyWorkflowDefinition, type ActivityDefinition } from
 import type { ListedRun, RunFilter, Store, Transport, RunStatus } from '@baton/core/adapter';
 import {
   isStepEntry,
+  openValue,
   readRunHistory,
   ReplayExecutor,
   type ClaimCheck,
@@ -271,7 +272,10 @@ async function checkRun(
     return { ...base, result: 'skipped', reason };
   }
   let entries: JournalEntry[];
+  let input: unknown;
   try {
+    // The input is sealed in the record when the fleet seals values (docs/integrity.md).
+    input = openValue(run.input, run.runId, 'run input', deps.protection);
     const history = await readRunHistory({
       store: deps.store,
       journal: deps.transport,
@@ -284,7 +288,7 @@ async function checkRun(
   } catch (err) {
     return { ...base, result: 'error', error: errorOf(err) };
   }
-  return { ...base, ...(await replay(workflow, run, entries, timeoutMs)) };
+  return { ...base, ...(await replay(workflow, { ...run, input }, entries, timeoutMs)) };
 }
 
 /** Replays `entries` with `workflow` on a host that writes nothing and runs no activity. */

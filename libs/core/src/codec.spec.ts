@@ -21,6 +21,7 @@ import {
 } from './errors.js';
 import { runIdForKey } from './ids.js';
 import { filterFencedEntries, type JournalEntry } from './journal.js';
+import { SEALED_VALUE_FIELD } from './payload/sealed-shape.js';
 
 describe('journal codec', () => {
   it('round-trips a batch of entries', () => {
@@ -60,8 +61,15 @@ describe('journal codec', () => {
     expect(version(encodeMessage({ ...start, input: 1 }))).toBe(1);
     expect(version(encodeMessage({ ...start, inputRef: ref }))).toBe(2);
     expect(decodeMessage(encodeMessage({ ...start, inputRef: ref }))).toEqual({ ...start, inputRef: ref });
-    expect(() => decodeMessage(encodeJson({ ...start, v: 3 }))).toThrow(
-      /run message has codec version 3; this worker reads versions 1 to 2/,
+    // A sealed input (docs/integrity.md) is version 3, which a version-2 reader refuses.
+    const sealed = { [SEALED_VALUE_FIELD]: 1, key: 'k1', frame: 'AAAA' } as const;
+    expect(version(encodeMessage({ ...start, input: sealed }))).toBe(3);
+    expect(decodeMessage(encodeMessage({ ...start, input: sealed }))).toEqual({ ...start, input: sealed });
+    expect(() => decodeMessage(encodeJson({ ...start, input: { [SEALED_VALUE_FIELD]: 1 }, v: 3 }))).toThrow(
+      /start message field 'input' has the '\$baton.sealed' marker but not the sealed form/,
+    );
+    expect(() => decodeMessage(encodeJson({ ...start, v: 4 }))).toThrow(
+      /run message has codec version 4; this worker reads versions 1 to 3/,
     );
   });
 

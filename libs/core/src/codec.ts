@@ -6,6 +6,7 @@
 import { CodecError } from './errors.js';
 import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from './journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
+import { isSealedValue, SEALED_VALUE_FIELD } from './payload/sealed-shape.js';
 import { startFieldProblem } from './start-fields.js';
 import { unencodableEntries, unencodableMessage, unencodableValue } from './unencodable.js';
 
@@ -16,8 +17,15 @@ import { unencodableEntries, unencodableMessage, unencodableValue } from './unen
  * misreads) one that has a reference.
  */
 export const JOURNAL_CODEC_VERSION = 2;
-/** Newest wire version of run-queue messages; as for records, 2 only when a reference is inside. */
-export const MESSAGE_CODEC_VERSION = 2;
+/**
+ * Newest wire version of run-queue messages. As for records, a message is written with the lowest
+ * version that holds it: 2 when a payload reference is inside, 3 when its input or payload is
+ * sealed (docs/integrity.md), so an older worker refuses such a message (dead-lettered, redriven
+ * after the upgrade) and never runs a workflow with the sealed form as its input.
+ */
+export const MESSAGE_CODEC_VERSION = 3;
+/** The version of messages with a payload reference and no sealed value. */
+const REF_VERSION = 2;
 /** The version without payload references. */
 const BASE_VERSION = 1;
 
@@ -114,9 +122,13 @@ function readable(v: unknown, newest: number): boolean {
 
 /** Encodes a run message; an input or payload with no JSON form raises UnencodableValueError naming it. */
 export function encodeMessage(message: RunMessage): Uint8Array {
-  const fields = message as { inputRef?: unknown; payloadRef?: unknown };
+  const fields = message as { inputRef?: unknown; payloadRef?: unknown; input?: unknown; payload?: unknown };
   const v =
-    fields.inputRef !== undefined || fields.payloadRef !== undefined ? MESSAGE_CODEC_VERSION : BASE_VERSION;
+    isSealedValue(fields.input) || isSealedValue(fields.payload)
+      ? MESSAGE_CODEC_VERSION
+      : fields.inputRef !== undefined || fields.payloadRef !== undefined
+        ? REF_VERSION
+        : BASE_VERSION;
   try {
     return encoder.encode(JSON.stringify({ v, ...message }));
   } catch (cause) {
@@ -154,6 +166,7 @@ export function decodeMessage(bytes: Uint8Array): RunMessage {
       // an empty key (one store keeps it as "no key", another as a key), is poison at once.
       checkStartFields(obj);
       optionalRef(obj, 'inputRef', kind);
+      optionalSealed(obj, 'input', kind);
       optionalFinite(obj, 'enqueuedAt', kind);
       break;
     case 'resume':
@@ -168,6 +181,7 @@ export function decodeMessage(bytes: Uint8Array): RunMessage {
       requireString(obj, 'name', kind);
       requireString(obj, 'signalId', kind);
       optionalRef(obj, 'payloadRef', kind);
+      optionalSealed(obj, 'payload', kind);
       break;
     case 'cancel':
       optionalString(obj, 'reason', kind, false);
@@ -244,6 +258,20 @@ function optionalRef(obj: Record<string, unknown>, field: string, kind: string):
     return;
   throw new CodecError(
     `${kind} message field '${field}' must be a payload reference { sha256: 64 hex digits, size: integer, run: string }; found ${found(ref)}`,
+  );
+}
+
+/**
+ * A value that claims to be sealed (it has the marker field) must have the whole shape: a half
+ * sealed value would otherwise run as the workflow's input.
+ */
+function optionalSealed(obj: Record<string, unknown>, field: string, kind: string): void {
+  const value = obj[field];
+  if (typeof value !== 'object' || value === null || !(SEALED_VALUE_FIELD in value) || isSealedValue(value))
+    return;
+  throw new CodecError(
+    `${kind} message field '${field}' has the '${SEALED_VALUE_FIELD}' marker but not the sealed form ` +
+      `{ "${SEALED_VALUE_FIELD}": 1, key: string, frame: base64 string }`,
   );
 }
 

@@ -173,6 +173,14 @@ export class MissingKeyError extends CheckpointIntegrityError {
 }
 
 /**
+ * Data arrived in the clear where encryption is configured and plaintext is not allowed: written
+ * before encryption was turned on, by a producer without the keys, or around Baton. A subclass, so
+ * code that handles every integrity failure still catches it; the worker dead-letters a run
+ * message refused this way with the code `unprotected-payload`.
+ */
+export class PlaintextRefusedError extends CheckpointIntegrityError {}
+
+/**
  * A checkpoint was written with a schema version this worker cannot read: newer than it knows
  * (a newer Baton wrote it; upgrade this worker), or older with no registered migration. The data
  * is left intact for a worker that can read it.

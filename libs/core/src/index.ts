@@ -49,6 +49,7 @@ export {
   RunDeletedError,
   RunLostError,
   PayloadTooLargeError,
+  PlaintextRefusedError,
   ResumeFailedError,
   SignalTimeoutError,
   TimeoutError,

@@ -33,7 +33,12 @@ import {
   type StoredDeadLetter,
   type Transport,
 } from '@baton/core/adapter';
-import { openBullConnection, openCommandConnection, withTimeout, type CommandConnection } from './connection.js';
+import {
+  openBullConnection,
+  openCommandConnection,
+  withTimeout,
+  type CommandConnection,
+} from './connection.js';
 import type { RunLane, TransportContext } from './context.js';
 import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
 import { listDeadLetters, storeDeadLetter } from './dead-letters.js';

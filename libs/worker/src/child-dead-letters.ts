@@ -32,7 +32,15 @@
  */
 import { BatonError, CHILD_START_DEAD_LETTERED, parentOfKey } from '@baton/core';
 import { RUN_ID_PATTERN, type Delivery, type RunOutcome, type RunRecord } from '@baton/core/adapter';
-import { runIdForKey, serializeError, type RunMessage, type StartMessage } from '@baton/core/runtime';
+import {
+  openError,
+  runIdForKey,
+  sealOutcome,
+  sealValue,
+  serializeError,
+  type RunMessage,
+  type StartMessage,
+} from '@baton/core/runtime';
 import type { ResolvedWorkerOptions } from './options.js';
 import { reportEndToParent } from './run-links.js';
 
@@ -164,7 +172,7 @@ export async function unfinishedTombstoneEpoch(
  * copy of its start created it), which reports its own end.
  */
 export async function settleDeadLetteredChild(
-  options: Pick<ResolvedWorkerOptions, 'store' | 'transport' | 'claimCheck' | 'logger'>,
+  options: Pick<ResolvedWorkerOptions, 'store' | 'transport' | 'claimCheck' | 'logger' | 'payloadProtection'>,
   start: ChildStart,
   letter: { code: string; reason: string },
 ): Promise<'told' | 'alive'> {
@@ -183,7 +191,7 @@ export async function settleDeadLetteredChild(
       runId: start.runId,
       workflow: start.workflow,
       version: start.version,
-      input: start.input,
+      input: sealValue(start.input, start.runId, 'run input', options.payloadProtection),
       idempotencyKey: start.idempotencyKey,
       traceparent: start.traceparent ?? null,
     },
@@ -194,15 +202,19 @@ export async function settleDeadLetteredChild(
   if (taken.created) {
     // A new run's first lease is never refused; were it, the run is left to whoever claims it.
     if (!taken.lease.ok) return 'alive';
-    await store.finishRun(run.runId, taken.lease.epoch, outcome);
+    await store.finishRun(
+      run.runId,
+      taken.lease.epoch,
+      sealOutcome(outcome, run.runId, options.payloadProtection),
+    );
   } else if (run.runId !== start.runId) {
     return 'alive'; // its key names another run: nothing of this one to settle
   } else if (isSettledChild(run)) {
-    outcome = { status: 'failed', error: run.error! };
+    outcome = { status: 'failed', error: openError(run.error, run.runId, options.payloadProtection)! };
   } else {
     const lease = await store.getLease(run.runId);
     if (lease?.state !== 'held' || lease.owner !== SETTLING_OWNER) return 'alive';
-    await store.finishRun(run.runId, lease.epoch, outcome);
+    await store.finishRun(run.runId, lease.epoch, sealOutcome(outcome, run.runId, options.payloadProtection));
   }
   await reportEndToParent(options, { ...run, status: 'failed', error: outcome.error }, outcome);
   logger.warn(
@@ -219,7 +231,7 @@ export async function settleDeadLetteredChild(
 
 /** Sends a settled child's end to its parent again (invariant 3): the parent's inbox ignores a repeat. */
 export async function retellParent(
-  options: Pick<ResolvedWorkerOptions, 'transport' | 'claimCheck' | 'logger'>,
+  options: Pick<ResolvedWorkerOptions, 'transport' | 'claimCheck' | 'logger' | 'payloadProtection'>,
   run: RunRecord,
 ): Promise<void> {
   await reportEndToParent(options, run, { status: 'failed', error: run.error! });

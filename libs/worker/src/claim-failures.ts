@@ -27,7 +27,7 @@ import {
   ResumeFailedError,
 } from '@baton/core';
 import type { RunOutcome } from '@baton/core/adapter';
-import { serializeError } from '@baton/core/runtime';
+import { sealOutcome, serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
 import { reportEndToParentOf } from './run-links.js';
@@ -81,7 +81,7 @@ export async function handleClaimFailure(
     options.onEvent({ type: 'resume-failed', runId, epoch, failures, final: true, reason });
     const outcome: RunOutcome = { status: 'failed', error: serializeError(error) };
     await reportEndToParentOf(options, runId, outcome);
-    await store.finishRun(runId, epoch, outcome);
+    await store.finishRun(runId, epoch, sealOutcome(outcome, runId, options.payloadProtection));
     return 'failed';
   }
   instruments.resumeFailures.add(1, { [ATTR.outcome]: 'backoff' });
@@ -100,6 +100,6 @@ export async function handleClaimFailure(
     error: { name: 'CancelledError', message: 'cancelled while its resume was failing' },
   };
   await reportEndToParentOf(options, runId, cancelled);
-  await store.finishRun(runId, epoch, cancelled);
+  await store.finishRun(runId, epoch, sealOutcome(cancelled, runId, options.payloadProtection));
   return 'cancelled';
 }

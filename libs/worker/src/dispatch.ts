@@ -92,7 +92,7 @@ export class Dispatcher {
 
   private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
     const { options, instruments, sessions } = this.context;
-    const { store, transport, claimCheck } = options;
+    const { store, transport } = options;
     switch (message.kind) {
       case 'start': {
         const workflow = this.registry.get(workflowKey(message.workflow, message.version));
@@ -117,7 +117,7 @@ export class Dispatcher {
             runId: message.runId,
             workflow: message.workflow,
             version: message.version,
-            input: await messageValue(claimCheck, message),
+            input: await messageValue(options, message),
             idempotencyKey: message.idempotencyKey ?? null,
             traceparent: message.traceparent ?? null,
           },
@@ -151,7 +151,7 @@ export class Dispatcher {
         const { found, wake, dropped } = await store.deliverSignal(message.runId, {
           signalId: message.signalId,
           name: message.name,
-          payload: await messageValue(claimCheck, message),
+          payload: await messageValue(options, message),
         });
         if (!found) return this.unknownRunYet(message, delivery);
         if (dropped === true) {

@@ -54,7 +54,12 @@ export function fleet(
     journal: supportsGroupJournal(transport, store)
       ? withGroupJournal(transport, store, { mode: 'per-run', log: 'test-journal' })
       : transport,
-    client: new Client({ transport, store }),
+    // The client seals and opens values with the fleet's default keys, as a producer of the fleet would.
+    client: new Client({
+      transport,
+      store,
+      ...(defaults.payloadProtection !== undefined && { payloadProtection: defaults.payloadProtection }),
+    }),
     workers,
     async spawn(overrides = {}) {
       const t = severableTransport(transport);

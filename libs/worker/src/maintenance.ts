@@ -43,6 +43,7 @@ import {
   type GroupLogTrimPass,
   type ResumeMessage,
   type WakeMessage,
+  type PayloadProtection,
 } from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
 import type { FaultHook } from './faults.js';
@@ -112,6 +113,8 @@ export interface MaintenanceOptions {
   faults?: FaultHook;
   /** Interval of the schedule scan; 0 turns it off (this worker fires no schedule). @defaultValue 0 */
   scheduleScanMs?: number;
+  /** Seals the input of each run a schedule starts (docs/integrity.md). */
+  payloadProtection?: PayloadProtection;
 }
 
 /** What one pass of the retention sweep did. */
@@ -205,6 +208,7 @@ export class Maintenance {
         emit: options.emit,
         recheckMs: scheduleScanMs,
         faults: options.faults,
+        payloadProtection: options.payloadProtection,
       });
       this.loops.push(
         new Periodic(scheduleScanMs, () =>

@@ -2,11 +2,15 @@
  * Poison messages: input that will never succeed is refused with a PoisonMessage naming why, and
  * dead-lettered with that reason, then acked; it never stops the claim loop (worker invariant 2).
  */
-import { BatonError, CheckpointIntegrityError, MissingKeyError } from '@baton/core';
+import { BatonError, CheckpointIntegrityError, MissingKeyError, PlaintextRefusedError } from '@baton/core';
 import { assertRunId, RUN_ID_PATTERN, type Delivery } from '@baton/core/adapter';
 import {
   decodeMessage,
-  type ClaimCheck,
+  isSealedValue,
+  openValue,
+  PAYLOAD_ENV,
+  sealsValues,
+  sealValue,
   type RunMessage,
   type SignalMessage,
   type StartMessage,
@@ -24,6 +28,7 @@ export const DEAD_LETTER_CODES = [
   'unknown-workflow',
   'unknown-run',
   'unreadable-payload',
+  'unprotected-payload',
   'repeated-failure',
   'unencodable',
   'unreadable-checkpoint',
@@ -60,23 +65,44 @@ export function parseRunMessage(delivery: Delivery, maxMessageBytes: number): Ru
 }
 
 /**
- * A start message's input or a signal message's payload: inline, or read back from the payload
- * store when the producer stored it by reference. Bytes that are missing or do not match their
- * hash make the message poison (`unreadable-payload`); a missing key or a store error is retried
- * by redelivery.
+ * A start message's input or a signal message's payload, in the form the store keeps: sealed when
+ * this worker seals values (docs/integrity.md), else plain. Inline, sealed inline, or read back
+ * from the payload store when the producer stored it by reference. The message is poison when its
+ * value cannot be read: `unreadable-payload` when the bytes are missing, altered or do not verify,
+ * `unprotected-payload` when it came in the clear to a worker that requires encryption (and does
+ * not allow plaintext). A missing key or a store error is retried by redelivery.
  */
 export async function messageValue(
-  claimCheck: ClaimCheck,
+  options: Pick<ResolvedWorkerOptions, 'claimCheck' | 'payloadProtection'>,
   message: StartMessage | SignalMessage,
 ): Promise<unknown> {
-  const [inline, ref, label] =
+  const [inline, ref, label, purpose] =
     message.kind === 'start'
-      ? [message.input, message.inputRef, 'start message input']
-      : [message.payload, message.payloadRef, 'signal message payload'];
-  if (ref === undefined) return inline;
+      ? [message.input, message.inputRef, 'start message input', 'run input' as const]
+      : [message.payload, message.payloadRef, 'signal message payload', 'signal payload' as const];
+  const protection = options.payloadProtection;
   try {
-    return await claimCheck.resolve(message.runId, ref, label);
+    if (ref !== undefined) {
+      const value = await options.claimCheck.resolve(message.runId, ref, label);
+      return sealValue(value, message.runId, purpose, protection, label);
+    }
+    if (isSealedValue(inline)) {
+      // Verified now, kept sealed as it came: the store's copy is bound to the same run and purpose.
+      openValue(inline, message.runId, purpose, protection, `${label} of run ${message.runId}`);
+      return inline;
+    }
+    if (inline !== undefined && inline !== null && sealsValues(protection) && !protection.allowPlaintext) {
+      throw new PlaintextRefusedError(
+        message.runId,
+        label,
+        `it came in the clear, but this worker requires encryption (key ${protection.encryption!.active.id}): ` +
+          `its producer has no ${PAYLOAD_ENV.encryptionKeys}. Give the producer the fleet's keys and send it again ` +
+          `(docs/integrity.md), or set ${PAYLOAD_ENV.allowPlaintext}=true on the workers while producers migrate`,
+      );
+    }
+    return sealValue(inline, message.runId, purpose, protection, label);
   } catch (err) {
+    if (err instanceof PlaintextRefusedError) throw new PoisonMessage('unprotected-payload', err.message);
     if (err instanceof CheckpointIntegrityError && !(err instanceof MissingKeyError)) {
       throw new PoisonMessage('unreadable-payload', err.message);
     }

@@ -254,7 +254,8 @@ describe('client.replayCheck (memory adapters)', () => {
       await until(async () => (await f.store.getRun(run.runId))?.status === 'suspended', 5_000, 'suspended');
 
     const progress: number[] = [];
-    const report = await f.client.replayCheck({
+    const keyless = new Client({ transport: f.transport, store: f.store });
+    const report = await keyless.replayCheck({
       workflows: [v1],
       onProgress: (p) => progress.push(p.counts.checked),
     });

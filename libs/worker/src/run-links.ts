@@ -18,6 +18,7 @@ import {
   childEndSignalId,
   childrenInJournal,
   childSignalName,
+  sealValue,
   sendRunMessage,
   signalMessage,
   startMessage,
@@ -27,7 +28,7 @@ import {
 } from '@baton/core/runtime';
 import type { ResolvedWorkerOptions } from './options.js';
 
-type LinkOptions = Pick<ResolvedWorkerOptions, 'transport' | 'claimCheck' | 'logger'>;
+type LinkOptions = Pick<ResolvedWorkerOptions, 'transport' | 'claimCheck' | 'logger' | 'payloadProtection'>;
 
 /** A run start sent by a run: its input inline or, when large, by reference, as a client's would be. */
 async function sendStart(
@@ -42,7 +43,9 @@ async function sendStart(
       runId: start.runId,
       workflow: start.workflow,
       version: start.version,
-      ...(ref === undefined ? { input: start.input } : { inputRef: ref }),
+      ...(ref === undefined
+        ? { input: sealValue(start.input, start.runId, 'run input', options.payloadProtection, what) }
+        : { inputRef: ref }),
       idempotencyKey: start.idempotencyKey,
       ...(start.traceparent !== undefined && { traceparent: start.traceparent }),
     }),
@@ -115,17 +118,16 @@ export async function reportEndToParent(
         : { status: 'completed', result: outcome.result }
       : { status: outcome.status, error: outcome.error };
   const name = childSignalName(run.runId);
-  const ref = await options.claimCheck.offloadValue(
-    parent.runId,
-    end,
-    `end of child run ${run.runId} (${run.workflow}) for its parent ${parent.runId}`,
-  );
+  const what = `end of child run ${run.runId} (${run.workflow}) for its parent ${parent.runId}`;
+  const ref = await options.claimCheck.offloadValue(parent.runId, end, what);
   await sendRunMessage(
     options.transport,
     signalMessage({
       runId: parent.runId,
       name,
-      ...(ref === undefined ? { payload: end } : { payloadRef: ref }),
+      ...(ref === undefined
+        ? { payload: sealValue(end, parent.runId, 'signal payload', options.payloadProtection, what) }
+        : { payloadRef: ref }),
       signalId: childEndSignalId(run.runId),
     }),
   );

@@ -24,9 +24,12 @@ import type { RunOutcome, RunRecord, SlotRequest } from '@baton/core/adapter';
 import {
   encodeJournalRecord,
   findUnencodable,
+  isSealedValue,
+  openValue,
   protectionActive,
   readRunHistory,
   ReplayExecutor,
+  sealOutcome,
   serializeError,
   type ExecutionHost,
   type ExecutionOutcome,
@@ -124,6 +127,8 @@ export class RunSession {
   private pausedAtSuspend = false;
   /** The run's concurrency slot, once it asked for one (concurrency-gate.ts). */
   private slot: SlotRequest | undefined;
+  /** The run's input, opened from the run record once its history has verified. */
+  private input: unknown;
   private abortCause: unknown;
   /** Why the run failed, when it ended `failed`. */
   failure: string | undefined;
@@ -303,6 +308,8 @@ export class RunSession {
         tail: knownTail,
         claimCheck: this.options.claimCheck,
       });
+      // The run's input, sealed in the run record when the fleet seals values (docs/integrity.md).
+      this.input = openValue(this.start.run.input, runId, 'run input', payloadProtection);
     } catch (err) {
       return this.unreadable(err);
     }
@@ -323,7 +330,7 @@ export class RunSession {
     const cancelReason = cancelRequested ? await this.storedCancelReason() : undefined;
     this.executor = new ReplayExecutor({
       workflow: this.start.workflow,
-      input: this.start.run.input,
+      input: this.input,
       runId,
       history: resolved,
       host: this.host(),
@@ -346,7 +353,7 @@ export class RunSession {
   private async concurrencyGate(): Promise<SessionEnd | { cancel: true } | undefined> {
     let slot: SlotRequest | undefined;
     try {
-      slot = slotFor(this.start.workflow, this.runId, this.start.run.input);
+      slot = slotFor(this.start.workflow, this.runId, this.input);
     } catch (err) {
       return this.finish({ status: 'failed', error: serializeError(err) });
     }
@@ -392,7 +399,16 @@ export class RunSession {
       // The store's clock, not this machine's: wakeAt and timeoutAt are compared by the store, and
       // ctx.now() records this too, so a workflow's times agree with its timers on every worker.
       clock: this.storeNow,
-      readSignals: () => store.readSignals(this.runId),
+      // Payloads sealed in the inbox (docs/integrity.md) are opened here, before any wait sees them.
+      readSignals: async () => {
+        const inbox = await store.readSignals(this.runId);
+        const protection = this.options.payloadProtection;
+        return inbox.map((signal) =>
+          isSealedValue(signal.payload)
+            ? { ...signal, payload: openValue(signal.payload, this.runId, 'signal payload', protection) }
+            : signal,
+        );
+      },
       // Rate limits are kept on the store's clock: a refusal's wait is a duration, not a time, so
       // this worker's clock skew never moves it.
       takeRateToken: (request) => store.takeRateToken(request),
@@ -507,7 +523,12 @@ export class RunSession {
     await cancelOpenChildren(this.options, this.runId, writer.entries, outcome);
     await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     const started = performance.now();
-    await this.options.store.finishRun(this.runId, this.epoch, outcome, writer.snapshot(outcome.status));
+    await this.options.store.finishRun(
+      this.runId,
+      this.epoch,
+      sealOutcome(outcome, this.runId, this.options.payloadProtection),
+      writer.snapshot(outcome.status),
+    );
     // The final checkpoint is written by finishRun, atomically with the outcome.
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
     await releaseSlot(this.options, this.slot);

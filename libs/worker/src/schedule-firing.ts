@@ -15,7 +15,14 @@
  *    compare-and-set succeeds; the other's starts were the same runs (1).
  */
 import type { RunRecord, ScheduleRecord, Store, Transport } from '@baton/core/adapter';
-import { planFiring, sendRunMessage, startMessage, type PreviousRun } from '@baton/core/runtime';
+import {
+  planFiring,
+  sealValue,
+  sendRunMessage,
+  startMessage,
+  type PayloadProtection,
+  type PreviousRun,
+} from '@baton/core/runtime';
 import type { WorkerEvent } from './events.js';
 import type { FaultHook } from './faults.js';
 import type { Logger } from './logger.js';
@@ -37,6 +44,8 @@ export interface ScheduleFiringOptions {
   recheckMs: number;
   /** Test hook: called between the starts and the compare-and-set. */
   faults?: FaultHook;
+  /** Seals each started run's input (docs/integrity.md). */
+  payloadProtection?: PayloadProtection;
 }
 
 /** What one pass did. */
@@ -88,7 +97,7 @@ export class ScheduleFiring {
           runId: run.runId,
           workflow: schedule.workflow,
           version: schedule.version,
-          input: schedule.input,
+          input: sealValue(schedule.input, run.runId, 'run input', this.options.payloadProtection),
           idempotencyKey: run.idempotencyKey,
         }),
       );

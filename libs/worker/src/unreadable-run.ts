@@ -29,7 +29,7 @@ import {
   MissingKeyError,
 } from '@baton/core';
 import type { RunOutcome } from '@baton/core/adapter';
-import { serializeError } from '@baton/core/runtime';
+import { sealOutcome, serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';
 import { reportEndToParentOf } from './run-links.js';
@@ -88,7 +88,7 @@ async function failRun(
   const outcome: RunOutcome = { status: 'failed', error: serializeError(err) };
   await reportEndToParentOf(options, runId, outcome);
   ctx.releaseLease();
-  await store.finishRun(runId, epoch, outcome);
+  await store.finishRun(runId, epoch, sealOutcome(outcome, runId, options.payloadProtection));
   return 'failed';
 }
 
@@ -125,6 +125,6 @@ async function holdRun(
     error: { name: 'CancelledError', message: 'cancelled while its data could not be read' },
   };
   await reportEndToParentOf(options, runId, cancelled);
-  await store.finishRun(runId, epoch, cancelled);
+  await store.finishRun(runId, epoch, sealOutcome(cancelled, runId, options.payloadProtection));
   return 'cancelled';
 }

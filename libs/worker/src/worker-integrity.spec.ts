@@ -50,7 +50,8 @@ function secretWorkflow(ledger: Ledger) {
 async function suspendedRun(with1: PayloadProtection) {
   const ledger = new Ledger();
   const workflow = secretWorkflow(ledger);
-  current = fleet({ workflows: [workflow], unreadableRetryMs: 200 });
+  // The fleet's client has the keys too: a keyless one is refused (sealed-values.int.spec.ts).
+  current = fleet({ workflows: [workflow], unreadableRetryMs: 200, payloadProtection: with1 });
   const first = await current.spawn({ payloadProtection: with1 });
   const run = await current.client.start(workflow, null);
   await until(async () => (await current!.store.getRun(run.runId))?.status === 'suspended');
@@ -132,7 +133,13 @@ describe('payload protection in the worker (memory adapters)', () => {
     expect(await f.store.getRun(run.runId)).toMatchObject({ status: 'suspended' });
     await lacking.worker.stop();
     await f.spawn({ payloadProtection: protection(`${k2},${k1}`) });
-    expect(await run.result({ timeoutMs: 5_000 })).toBe(16);
+    // The result is sealed with k2 now, so it is read by a client that holds k2.
+    const reader = new Client({
+      transport: f.transport,
+      store: f.store,
+      payloadProtection: protection(`${k2},${k1}`),
+    });
+    expect(await reader.result(run.runId, { timeoutMs: 5_000 })).toBe(16);
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
   });
 

@@ -152,6 +152,7 @@ export class Worker {
       groupLogTrimMs: this.options.groupLogTrimMs,
       scheduleScanMs: this.options.scheduleScanMs,
       faults: this.options.faults,
+      payloadProtection: this.options.payloadProtection,
       runsExpired: this.instruments.runsExpired,
       payloads: this.options.claimCheck.payloads,
       logger,

@@ -64,6 +64,20 @@ export type {
 export { checkpointLabel, signCheckpoint, verifyCheckpoint } from './checkpoint-signing.js';
 export type { OpenedCheckpoint } from './checkpoint-protection.js';
 export { openCheckpoint, protectCheckpoint, verifyJournalTail } from './checkpoint-protection.js';
+export type { SealedError, SealedPurpose, SealedValue } from './sealed-values.js';
+export {
+  isSealedError,
+  isSealedValue,
+  openError,
+  openResult,
+  openValue,
+  protectedLabel,
+  SEALED_VALUE_FIELD,
+  sealError,
+  sealOutcome,
+  sealsValues,
+  sealValue,
+} from './sealed-values.js';
 export type { ClaimCheckOptions, LargePayloadOptions } from './claim-check.js';
 export {
   ClaimCheck,

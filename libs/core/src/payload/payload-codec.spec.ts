@@ -193,7 +193,9 @@ describe('encryption', () => {
       codec.decode(smallRecord, { ...ctx, label: 'journal record at position 17' }),
     );
     expect(err.code).toBe('BATON_INTEGRITY');
-    expect(err.name).toBe('CheckpointIntegrityError');
+    // Plaintext under encryption has its own class, still an integrity failure.
+    expect(err.name).toBe('PlaintextRefusedError');
+    expect(err).toBeInstanceOf(CheckpointIntegrityError);
     expect(err.runId).toBe('run-1');
     expect(err.entry).toBe('journal record at position 17');
     expect(err.retryable).toBe(false);

@@ -26,7 +26,7 @@
  */
 import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 import { deflateSync, inflateSync } from 'node:zlib';
-import { CheckpointIntegrityError, MissingKeyError } from '../errors.js';
+import { CheckpointIntegrityError, MissingKeyError, PlaintextRefusedError } from '../errors.js';
 import { KEY_ID_PATTERN, keyObjectOf, PAYLOAD_ENV, type Keyring } from './keyring.js';
 
 /** First byte of every frame. */
@@ -150,13 +150,18 @@ class FramingCodec implements PayloadCodec {
     if (bytes.length === 0 || bytes[0] !== FRAME_MAGIC) {
       if (this.keys === undefined) return bytes;
       if (this.allowPlaintext && bytes[0] === JSON_OPEN_BRACE) return bytes;
-      throw fail(
-        ctx,
-        this.allowPlaintext
-          ? `it is neither an encrypted frame nor a plain JSON record (${describeStart(bytes)}); it was damaged or not written by Baton`
-          : `it is not encrypted (${describeStart(bytes)}) but encryption is configured. If it was written before ` +
-              `encryption was turned on, set ${PAYLOAD_ENV.allowPlaintext}=true until that data is gone; otherwise ` +
-              'someone wrote it around Baton: do not resume from it',
+      if (this.allowPlaintext) {
+        throw fail(
+          ctx,
+          `it is neither an encrypted frame nor a plain JSON record (${describeStart(bytes)}); it was damaged or not written by Baton`,
+        );
+      }
+      throw new PlaintextRefusedError(
+        ctx.runId,
+        ctx.label ?? ctx.what,
+        `it is not encrypted (${describeStart(bytes)}) but encryption is configured. If it was written before ` +
+          `encryption was turned on, set ${PAYLOAD_ENV.allowPlaintext}=true until that data is gone; otherwise ` +
+          'someone wrote it around Baton: do not resume from it',
       );
     }
     if (bytes.length < FIXED_HEADER_BYTES) throw fail(ctx, truncated(bytes.length, FIXED_HEADER_BYTES));
