@@ -4,6 +4,7 @@
  * variable ends it at start with one fatal line naming the variable.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -11,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeMessage, type StartMessage } from '@baton/core/runtime';
+import { decodeMessage, openValue, resolvePayloadProtection, type StartMessage } from '@baton/core/runtime';
 import { deleteNatsStreams, natsTransport } from '@baton/transport-nats';
 import { natsTestUrl } from '@baton/testing/servers';
 import { orderFulfilment, type OrderInput } from './examples/orders.js';
@@ -100,6 +101,36 @@ describe('producer on NATS', () => {
     }
     expect(new Set(messages.map((m) => (m.input as OrderInput).orderId)).size).toBe(5);
   });
+
+  it(
+    'seals each input with the fleet keys it is given (BATON_ENCRYPTION_KEYS)',
+    { timeout: 30_000 },
+    async () => {
+      const { logger } = capturingLogger();
+      const prefix = `${PREFIX}k`;
+      const keys = `k1:${randomBytes(32).toString('base64')}`;
+      const code = await runProducer(
+        {
+          BATON_TRANSPORT_URL: natsTestUrl(),
+          BATON_NATS_PREFIX: prefix,
+          [PRODUCER_ENV.rate]: '20',
+          [PRODUCER_ENV.runs]: '2',
+          BATON_ENCRYPTION_KEYS: keys,
+        },
+        logger,
+      );
+      expect(code).toBe(0);
+      const messages = await drainRunQueue(prefix, 2);
+      await deleteNatsStreams({ servers: natsTestUrl(), prefix });
+      expect(messages).toHaveLength(2);
+      const protection = resolvePayloadProtection({ encryptionKeys: keys }, {});
+      for (const message of messages) {
+        expect(message.input).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
+        const input = openValue(message.input, message.runId, 'run input', protection) as OrderInput;
+        expect(message.idempotencyKey).toBe(`order-${input.orderId}`);
+      }
+    },
+  );
 
   it('stops when asked, with exit code 0 and the count so far', { timeout: 30_000 }, async () => {
     const { logger, lines } = capturingLogger();

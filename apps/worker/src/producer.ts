@@ -7,7 +7,10 @@
  *   validated by the worker's own code (`producer-config.ts`), and BATON_LOG_LEVEL;
  * - BATON_PRODUCER_RATE runs per second (default 2), BATON_PRODUCER_RUNS in total (default 0 =
  *   until stopped), BATON_PRODUCER_HEARTBEAT_FILE (optional: a file rewritten every few seconds
- *   while enqueues succeed, for a container healthcheck).
+ *   while enqueues succeed, for a container healthcheck);
+ * - the workers' payload protection (BATON_ENCRYPTION_KEYS and the rest): with keys, each input is
+ *   sealed before it is sent (docs/integrity.md). Without them, a fleet that requires encryption
+ *   dead-letters every start (`unprotected-payload`): the producer has no store to read that from.
  *
  * Lifecycle: validate everything -> connect -> enqueue until the total is reached or SIGTERM/SIGINT
  * -> close -> exit 0. An invalid variable or an unreachable bus ends it with exit code 1 and one
@@ -22,6 +25,7 @@ import type { Logger } from 'pino';
 import { Client } from '@baton/client';
 import { ConfigError } from '@baton/core';
 import type { Transport } from '@baton/core/adapter';
+import { PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
 import { maskUrl } from './adapters.js';
 import { ENV } from './config.js';
 import { demoOrder, orderFulfilment } from './examples/orders.js';
@@ -40,6 +44,7 @@ export const PRODUCER_READS: readonly string[] = [
   ...TRANSPORT_ENV,
   ENV.logLevel,
   ...Object.values(PRODUCER_ENV),
+  ...Object.values(PAYLOAD_ENV),
 ];
 
 export const PRODUCER_DEFAULTS = { rate: 2, runs: 0 } as const;
@@ -63,6 +68,8 @@ export interface ProducerConfig {
   runs: number;
   heartbeatFile: string | undefined;
   transport: ReturnType<typeof readTransportConfig>;
+  /** The workers' keys, to seal each input with (docs/integrity.md). */
+  payloadProtection: PayloadProtection;
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -91,7 +98,13 @@ export function readProducerConfig(env: Env): ProducerConfig {
     );
   }
 
-  return { rate, runs, heartbeatFile: optional(env, PRODUCER_ENV.heartbeatFile), transport };
+  return {
+    rate,
+    runs,
+    heartbeatFile: optional(env, PRODUCER_ENV.heartbeatFile),
+    transport,
+    payloadProtection: resolvePayloadProtection({}, env),
+  };
 }
 
 function writeHeartbeatNow(path: string): void {
@@ -169,7 +182,7 @@ export async function runProducer(
   let progressTimer: NodeJS.Timeout | undefined;
   let heartbeatTimer: NodeJS.Timeout | undefined;
   try {
-    const client = new Client({ transport });
+    const client = new Client({ transport, payloadProtection: config.payloadProtection });
     try {
       const connected = withTimeout(`bus ${busUrl}`, client.connect(), CONNECT_TIMEOUT_MS);
       connected.catch(() => undefined); // observed below, or abandoned by a stop

@@ -70,6 +70,7 @@ import {
 } from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
+import { FleetProtectionCheck } from './fleet-protection.js';
 import { openedRecord } from './sealed-records.js';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
 import { checkStartFields, validatedInput, validatedSignalPayload } from './validate-input.js';
@@ -252,6 +253,8 @@ export class Client {
   private readonly codec: PayloadCodec;
   private readonly protection: PayloadProtection;
   private readonly claimCheck: ClaimCheck | undefined;
+  /** Refuses a start or signal the live workers could not read (fleet-protection.ts). */
+  private readonly fleetProtection: FleetProtectionCheck;
   private connecting: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
@@ -291,6 +294,7 @@ export class Client {
         : resolvePayloadProtection(protection ?? {}, {});
     this.codec = this.protection.codec;
     this.claimCheck = resolveClaimCheck(options.largePayloads, options.store, this.codec);
+    this.fleetProtection = new FleetProtectionCheck(options.store, this.protection);
   }
 
   /** Connects the adapters; called by every method, so calling it yourself is optional. */
@@ -341,6 +345,7 @@ export class Client {
         : newRunId());
     assertRunId(runId);
     await this.connect();
+    await this.fleetProtection.check(`client.start(${workflow.name}@${workflow.version})`);
     const startedAt = Date.now();
     const attributes = {
       [ATTR.workflow]: workflow.name,
@@ -407,6 +412,7 @@ export class Client {
     // Before the connection and the payload store: a refused payload leaves no trace.
     const checked = await validatedSignalPayload(signal, runId, payload);
     await this.connect();
+    await this.fleetProtection.check(`client.signal(run ${runId}, '${name}')`);
     const signalId = options.signalId ?? randomUUID();
     const value = await this.inlineOrRef(
       runId,
@@ -609,6 +615,7 @@ export class Client {
     assertRunId(newId);
     if (newId === runId) throw new ConfigError(`client.fork(${runId}): the fork needs a run id of its own`);
     await this.connect();
+    await this.fleetProtection.check(`client.fork(${runId})`);
     const original = await this.requireRun(store, runId, 'fork');
     const history = await readHistoryAt(
       store,

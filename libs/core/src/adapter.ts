@@ -158,7 +158,13 @@ export {
   checkScheduleQuery,
   SCHEDULE_ID_PATTERN,
 } from './schedule-times.js';
-export type { FleetStore, ReportedWorker, WorkerReport, WorkflowVersions } from './contracts/fleet.js';
+export type {
+  FleetStore,
+  ReportedEncryption,
+  ReportedWorker,
+  WorkerReport,
+  WorkflowVersions,
+} from './contracts/fleet.js';
 export { checkReportTtl, checkWorkerReport } from './fleet-check.js';
 export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
 export { checkRunQuery, isAfter, issueRunCursor, RUN_STATUSES } from './run-query-check.js';

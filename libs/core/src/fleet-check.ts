@@ -3,7 +3,7 @@
  * field, before anything is written) and bring it to its one stored form (workflows by name,
  * versions ascending and each once), so every store lists exactly the same thing.
  */
-import type { WorkerReport, WorkflowVersions } from './contracts/fleet.js';
+import type { ReportedEncryption, WorkerReport, WorkflowVersions } from './contracts/fleet.js';
 import { ConfigError } from './errors.js';
 
 function fail(field: string, problem: string): never {
@@ -62,6 +62,21 @@ export function checkWorkerReport(report: WorkerReport): WorkerReport {
     concurrency: whole('concurrency', report.concurrency, 1),
     draining: report.draining,
     ...(report.readsGroupJournal === true && { readsGroupJournal: true }),
+    ...(report.encryption !== undefined && { encryption: checkEncryption(report.encryption) }),
+  };
+}
+
+function checkEncryption(encryption: ReportedEncryption): ReportedEncryption {
+  if (typeof encryption !== 'object' || encryption === null)
+    fail('encryption', `is ${describe(encryption)}; give an object or leave it out`);
+  if (!Array.isArray(encryption.keys) || encryption.keys.length === 0)
+    fail('encryption.keys', `is ${describe(encryption.keys)}; give at least one key id`);
+  if (typeof encryption.allowsPlaintext !== 'boolean')
+    fail('encryption.allowsPlaintext', `is ${describe(encryption.allowsPlaintext)}; give true or false`);
+  return {
+    activeKey: text('encryption.activeKey', encryption.activeKey),
+    keys: encryption.keys.map((id, i) => text(`encryption.keys[${i}]`, id)),
+    allowsPlaintext: encryption.allowsPlaintext,
   };
 }
 

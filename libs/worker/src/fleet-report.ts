@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { AnyWorkflowDefinition } from '@baton/core';
-import type { FleetStore, WorkerReport, WorkflowVersions } from '@baton/core/adapter';
+import type { FleetStore, ReportedEncryption, WorkerReport, WorkflowVersions } from '@baton/core/adapter';
 import type { Logger } from './logger.js';
 
 /** Ticks a report outlives its write: a live worker stays listed through two missed writes. */
@@ -103,6 +103,8 @@ export class FleetReporter {
       startedAt: number;
       /** True when it resumes runs journaled through group records. */
       readsGroupJournal: boolean;
+      /** Its encryption (key ids), when it encrypts. */
+      encryption?: ReportedEncryption;
     },
     private readonly ttlMs: number,
     private readonly state: FleetReportState,
@@ -119,6 +121,7 @@ export class FleetReporter {
       startedAt: identity.startedAt,
       concurrency: identity.concurrency,
       ...(identity.readsGroupJournal && { readsGroupJournal: true }),
+      ...(identity.encryption !== undefined && { encryption: identity.encryption }),
     };
   }
 

@@ -11,6 +11,7 @@ import {
   PAYLOAD_ENV,
   sealsValues,
   sealValue,
+  type PayloadProtection,
   type RunMessage,
   type SignalMessage,
   type StartMessage,
@@ -83,7 +84,10 @@ export async function messageValue(
   const protection = options.payloadProtection;
   try {
     if (ref !== undefined) {
-      const value = await options.claimCheck.resolve(message.runId, ref, label);
+      const value = await options.claimCheck.resolve(message.runId, ref, label).catch((err: unknown) => {
+        // Stored in the clear by a producer without the keys: the same refusal as inline.
+        throw err instanceof PlaintextRefusedError ? sentInTheClear(message.runId, label, protection) : err;
+      });
       return sealValue(value, message.runId, purpose, protection, label);
     }
     if (isSealedValue(inline)) {
@@ -92,13 +96,7 @@ export async function messageValue(
       return inline;
     }
     if (inline !== undefined && inline !== null && sealsValues(protection) && !protection.allowPlaintext) {
-      throw new PlaintextRefusedError(
-        message.runId,
-        label,
-        `it came in the clear, but this worker requires encryption (key ${protection.encryption!.active.id}): ` +
-          `its producer has no ${PAYLOAD_ENV.encryptionKeys}. Give the producer the fleet's keys and send it again ` +
-          `(docs/integrity.md), or set ${PAYLOAD_ENV.allowPlaintext}=true on the workers while producers migrate`,
-      );
+      throw sentInTheClear(message.runId, label, protection);
     }
     return sealValue(inline, message.runId, purpose, protection, label);
   } catch (err) {
@@ -108,6 +106,17 @@ export async function messageValue(
     }
     throw err;
   }
+}
+
+/** A value its producer sent in the clear to a worker that requires encryption. */
+function sentInTheClear(runId: string, label: string, protection: PayloadProtection): PlaintextRefusedError {
+  return new PlaintextRefusedError(
+    runId,
+    label,
+    `it came in the clear, but this worker requires encryption (key ${protection.encryption!.active.id}): ` +
+      `its producer has no ${PAYLOAD_ENV.encryptionKeys}. Give the producer the fleet's keys and send it again ` +
+      `(docs/integrity.md), or set ${PAYLOAD_ENV.allowPlaintext}=true on the workers while producers migrate`,
+  );
 }
 
 /**

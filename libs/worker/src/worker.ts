@@ -317,6 +317,7 @@ export class Worker {
   /** The fleet report's state, read from this worker at each report. */
   private fleetReporter(): FleetReporter {
     const { store, workflows, concurrency, heartbeatMs, leaseMs, logger } = this.options;
+    const encryption = this.options.payloadProtection.encryption;
     return new FleetReporter(
       store,
       {
@@ -325,6 +326,13 @@ export class Worker {
         concurrency,
         startedAt: this.storeClock.now(),
         readsGroupJournal: this.options.readsGroupJournal,
+        ...(encryption !== undefined && {
+          encryption: {
+            activeKey: encryption.activeId,
+            keys: encryption.ids,
+            allowsPlaintext: this.options.payloadProtection.allowPlaintext,
+          },
+        }),
       },
       reportTtlMs(heartbeatMs, leaseMs),
       {

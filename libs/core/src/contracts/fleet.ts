@@ -51,6 +51,23 @@ export interface WorkerReport {
    * by default wait until no live worker lacks it.
    */
   readsGroupJournal?: boolean;
+  /**
+   * How it protects values (docs/integrity.md): the id of the encryption key it writes with, the
+   * ids it reads, and whether it accepts values sent in the clear. Absent when it encrypts nothing
+   * (and in the reports of releases from before sealed values). A client with a store reads it
+   * to refuse a start or signal the fleet could not read, before anything is sent.
+   */
+  encryption?: ReportedEncryption;
+}
+
+/** A worker's encryption as its report carries it: key ids only, never key material. */
+export interface ReportedEncryption {
+  /** The id of the key new data is encrypted with. */
+  activeKey: string;
+  /** Every key id it decrypts with. */
+  keys: string[];
+  /** True when it accepts values in the clear (`BATON_ALLOW_PLAINTEXT=true`, a migration). */
+  allowsPlaintext: boolean;
 }
 
 /** A report as {@link FleetStore.listWorkers} returns it. */
