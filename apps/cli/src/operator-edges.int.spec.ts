@@ -6,13 +6,18 @@
  * 1. Ctrl-C (SIGINT) during a bulk pause: exit 130, the line saying how many runs remain, and the
  *    store agreeing run for run; the same command again finishes the rest and exits 0.
  * 2. An unknown flag: one line and where the help is, exit 2, not the whole help.
- * 3. `baton console --store-timeout 1000` over the store frozen by SIGSTOP: a request is answered
+ * 3. A run whose values the workers sealed: `runs describe` shows "protected (key k1)" without the
+ *    key and the value with `--set BATON_ENCRYPTION_KEYS=…`; `runs start` without the key, to a
+ *    fleet that requires encryption, is refused naming the key (exit 2), and goes through with it.
+ * 4. `baton console --store-timeout 1000` over the store frozen by SIGSTOP: a request is answered
  *    503 with Retry-After instead of hanging, and 200 again once the store is thawed.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
+import { resolvePayloadProtection, sealValue } from '@baton/core/runtime';
 import { REPO_ROOT } from '@baton/testing/crash';
 import { freePort, startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
 import {
@@ -155,6 +160,56 @@ describe('operator surfaces fail cleanly', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe("error: unknown option '--colour'\n(see 'baton runs list --help')\n");
     expect(result.stdout).toBe('');
+  });
+
+  it('shows sealed values as protected without the key and opens them with --set; refuses a keyless start', async () => {
+    const keys = `k1:${randomBytes(32).toString('base64')}`;
+    const protection = resolvePayloadProtection({ encryptionKeys: keys }, {});
+    const secret = `sealed-${randomBytes(4).toString('hex')}`;
+    const runId = `edge-sealed-${randomBytes(4).toString('hex')}`;
+    // As a worker that encrypts leaves a finished run, and reports itself.
+    await adapters.store.createRun({
+      runId,
+      workflow: 'edges',
+      version: 1,
+      input: sealValue({ secret }, runId, 'run input', protection),
+      idempotencyKey: null,
+    });
+    await adapters.store.reportWorker(
+      {
+        workerId: 'edge-sealer',
+        host: 'here',
+        pid: 1,
+        batonVersion: '0.1.0',
+        workflows: [{ name: 'edges', versions: [1] }],
+        startedAt: Date.now(),
+        lastRenewalAt: null,
+        runsHeld: 0,
+        concurrency: 1,
+        draining: false,
+        encryption: { activeKey: 'k1', keys: ['k1'], allowsPlaintext: false },
+      },
+      60_000,
+    );
+    try {
+      const blind = await exec(process.execPath, [CLI_MAIN, 'runs', 'describe', runId], env, 30_000);
+      expect(blind.code, blind.stderr).toBe(0);
+      expect(blind.stdout).toMatch(/input\s+│\s+protected \(key k1\)/);
+      expect(blind.stdout).not.toContain(secret);
+      const keyed = ['--set', `BATON_ENCRYPTION_KEYS=${keys}`];
+      const seen = await exec(process.execPath, [CLI_MAIN, 'runs', 'describe', runId, ...keyed], env, 30_000);
+      expect(seen.code, seen.stderr).toBe(0);
+      expect(seen.stdout).toContain(`{"secret":"${secret}"}`);
+
+      const start = ['runs', 'start', 'edges@1', '--input', '{"n":1}', '--allow-unregistered'];
+      const refused = await exec(process.execPath, [CLI_MAIN, ...start], env, 30_000);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toMatch(/the fleet requires encryption with key k1 .*Nothing was sent/);
+      const started = await exec(process.execPath, [CLI_MAIN, ...start, ...keyed], env, 30_000);
+      expect(started.code, started.stderr).toBe(0);
+    } finally {
+      await adapters.store.forgetWorker('edge-sealer');
+    }
   });
 
   it(

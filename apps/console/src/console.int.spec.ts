@@ -10,7 +10,8 @@
  * 3. the workers page lists the live worker with its workflow versions, and the backlog;
  * 4. a waiting run is cancelled from its page, reached by keyboard, through the confirmation;
  *    the page shows it cancelled without a reload;
- * 5. a read-only console shows no action and refuses one sent anyway (HTTP 403);
+ * 5. a read-only console shows no action and refuses one sent anyway (HTTP 403); a run input the
+ *    workers sealed reads "protected (key k1)" to a console without the key;
  * 6. `baton console` bound beyond loopback (0.0.0.0) with a token refuses a request without it,
  *    sends a browser to its sign-in form, and lets it in with the token; SIGTERM stops it;
  * 7. pause and resume a waiting run, then a signal whose JSON payload the dialog refuses until it
@@ -30,6 +31,7 @@ import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, type WorkerProcess } from '@baton/testing/crash';
+import { resolvePayloadProtection, sealValue } from '@baton/core/runtime';
 import { postgresTestUrl } from '@baton/testing/servers';
 import { launchChromium, screenshot, tabTo, unnamedControls } from './browser.spec-helper.js';
 import { buildConsole, consoleFleet, until } from './console-fleet.spec-helper.js';
@@ -41,7 +43,7 @@ const STEPS = { name: 'console_steps', version: 1 };
 const WAIT = { name: 'console_wait', version: 1 };
 const TOKEN = `e2e-${randomBytes(12).toString('hex')}`;
 
-const { ns, env, fleet, client, dispose } = consoleFleet('con', {
+const { ns, env, fleet, client, adapters, dispose } = consoleFleet('con', {
   BATON_LEASE_MS: '1500',
   BATON_REAP_INTERVAL_MS: '200',
   BATON_FETCH_WAIT_MS: '100',
@@ -233,6 +235,26 @@ describe('the console in a real browser on NATS + Redis', () => {
     await client.cancel(runId, 'cleanup');
   });
 
+  it('shows a value the workers sealed as "protected (key k1)", never its ciphertext or content', async () => {
+    const keys = resolvePayloadProtection({ encryptionKeys: `k1:${randomBytes(32).toString('base64')}` }, {});
+    const secret = `sealed-${randomBytes(4).toString('hex')}`;
+    const runId = `con-sealed-${randomBytes(4).toString('hex')}`;
+    // As a worker that encrypts (docs/integrity.md) keeps a run this console's client has no key for.
+    await adapters.store.createRun({
+      runId,
+      workflow: WAIT.name,
+      version: WAIT.version,
+      input: sealValue({ note: secret }, runId, 'run input', keys),
+      idempotencyKey: null,
+    });
+    const page = await openPage(`/runs/${runId}`);
+    await page.getByText('protected (key k1)').waitFor();
+    const text = await page.locator('main').innerText();
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain('$baton.sealed');
+    await screenshot(page, 'run-sealed-input');
+    await page.close();
+  });
   it(
     'bound beyond loopback, refuses requests without the token and signs a browser in with it',
     { timeout: 60_000 },

@@ -14,6 +14,7 @@ import {
   type RunPriority,
 } from '@baton/client';
 import { NotFoundError } from '@baton/core';
+import { isSealedValue, protectedLabel } from '@baton/core/runtime';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
@@ -340,6 +341,14 @@ async function described(client: Client, runId: string): Promise<RunDescription>
   }
 }
 
+/**
+ * A run's value as one line: its JSON, or `protected (key k1)` for a value the workers sealed and
+ * this CLI has no key for (give it the workers' BATON_ENCRYPTION_KEYS; docs/integrity.md).
+ */
+function valueText(value: unknown): string {
+  return isSealedValue(value) ? protectedLabel(value) : (JSON.stringify(value) ?? '-');
+}
+
 /** Child workflows `runs describe` lists. */
 const CHILDREN_SHOWN = 100;
 
@@ -355,9 +364,9 @@ function describeText(
     ['updated', time(run.updatedAt)],
     ['claims', run.attempts],
     ['idempotency key', run.idempotencyKey ?? '-'],
-    ['input', JSON.stringify(run.input) ?? '-'],
+    ['input', valueText(run.input)],
   ];
-  if (run.result !== undefined) rows.push(['result', JSON.stringify(run.result)]);
+  if (run.result !== undefined) rows.push(['result', valueText(run.result)]);
   if (run.error !== undefined) rows.push(['error', `${run.error.name}: ${run.error.message}`]);
   if (run.forkedFrom !== undefined) rows.push(['forked from', JSON.stringify(run.forkedFrom)]);
   if (run.parent !== undefined) rows.push(['parent', `${run.parent.runId} (step #${run.parent.seq})`]);

@@ -52,8 +52,20 @@ export function timeText(ms: number | null | undefined): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-/** A value as indented JSON for a <pre>. */
+/**
+ * A value as indented JSON for a <pre>; a value the workers sealed and the console's client could
+ * not open (docs/integrity.md) as `protected (key k1)`, never as its ciphertext.
+ */
 export function jsonText(value: unknown): string {
   if (value === undefined) return '-';
+  const sealed = sealedKey(value);
+  if (sealed !== undefined) return `protected (key ${sealed})`;
   return JSON.stringify(value, null, 2);
+}
+
+/** The key id of a sealed value (`{ "$baton.sealed": 1, key, frame }`), else undefined. */
+function sealedKey(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const fields = value as Record<string, unknown>;
+  return fields['$baton.sealed'] === 1 && typeof fields.key === 'string' ? fields.key : undefined;
 }
