@@ -4,6 +4,7 @@
  * write it.
  */
 import type { BulkSummary, ListedRun, RunTimeline, StoredDeadLetter, TimelineItem } from '@baton/client';
+import { isSealedValue, protectedLabel } from '@baton/core/runtime';
 import Table from 'cli-table3';
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */
@@ -175,4 +176,12 @@ export function summaryText(summary: BulkSummary): string {
   for (const r of summary.refused) lines.push(`  refused ${r.id}: ${r.reason}`);
   for (const f of summary.failed) lines.push(`  failed  ${f.id}: ${f.error}`);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A run's or schedule's value as one line: its JSON, or `protected (key k1)` for a value the
+ * workers sealed and this CLI has no key for (give it their BATON_ENCRYPTION_KEYS; docs/integrity.md).
+ */
+export function valueText(value: unknown): string {
+  return isSealedValue(value) ? protectedLabel(value) : (JSON.stringify(value) ?? '-');
 }

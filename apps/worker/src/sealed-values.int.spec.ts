@@ -9,13 +9,14 @@
  *   start() and signal(), naming the key, before anything is sent;
  * - a producer that only has the bus (no store to read the fleet from) and no key gets the same
  *   outcome whatever the size of its input: the start is dead-lettered `unprotected-payload`;
+ * - a schedule's input is sealed in the store, and each run it fires gets it sealed for itself;
  * - a run whose record holds its input in the clear (written before sealing existed) still runs.
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow, MissingKeyError, WorkflowFailedError } from '@baton/core';
-import type { Store, Transport } from '@baton/core/adapter';
+import type { RunRecord, Store, Transport } from '@baton/core/adapter';
 import {
   resolvePayloadProtection,
   resumeMessage,
@@ -77,6 +78,7 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
       fetchWaitMs: 200,
       inProcessWaitMs: 0,
       drainTimeoutMs: 2_000,
+      scheduleScanMs: 100,
       payloadProtection: FLEET,
     });
     await worker.start();
@@ -195,6 +197,29 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
     }
     expect(await store.getRun(tiny.runId)).toBeUndefined();
     expect(await store.getRun(big.runId)).toBeUndefined();
+  });
+
+  it('seals a schedule input in the store, and each run it fires gets it sealed for itself', async () => {
+    const scheduleId = `sv-${randomBytes(4).toString('hex')}`;
+    await keyed.schedules.create(checkout, { card: `${MARKER}:sched` }, { scheduleId, every: '1s' });
+    const stored = await store.getSchedule(scheduleId);
+    expect(stored!.input).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
+    expect(JSON.stringify(stored)).not.toContain(MARKER);
+    expect((await keyed.schedules.get(scheduleId)).input).toEqual({ card: `${MARKER}:sched` });
+    expect((await keyless.schedules.get(scheduleId)).input).toMatchObject({ key: 'k1' });
+    await startWorker();
+    let fired: RunRecord | undefined;
+    await until(async () => {
+      const page = await store.listRuns({ idempotencyKeyPrefix: `schedule:${scheduleId}:`, limit: 1 });
+      fired = page.runs[0];
+      return fired !== undefined;
+    }, 'the schedule to fire');
+    await keyed.schedules.delete(scheduleId);
+    const runId = fired!.runId;
+    await until(suspended(runId), 'the fired run to wait');
+    expect((await store.getRun(runId))!.input).toMatchObject({ '$baton.sealed': 1 });
+    await keyed.signal(runId, 'approve', { by: 'ops' });
+    expect(await keyed.result(runId, { timeoutMs: 20_000 })).toMatchObject({ card: `${MARKER}:sched` });
   });
 
   it('runs a run whose record holds its input in the clear, as one written before sealing existed', async () => {

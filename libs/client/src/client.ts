@@ -277,6 +277,7 @@ export class Client {
     this.schedules = new SchedulesApi(
       (method) => this.requireStore(method),
       () => this.connect(),
+      () => this.protection,
     );
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
     this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;

@@ -10,7 +10,7 @@
  *   scheduleId: 'nightly-eu', cron: '0 2 * * *', timeZone: 'Europe/Paris', overlap: 'skip',
  * });
  */
-import { ConfigError, NotFoundError, toMs, type Duration } from '@baton/core';
+import { ConfigError, MissingKeyError, NotFoundError, toMs, type Duration } from '@baton/core';
 import {
   assertScheduleId,
   type CatchupPolicy,
@@ -22,7 +22,17 @@ import {
   type ScheduleSpec,
   type Store,
 } from '@baton/core/adapter';
-import { checkScheduleSpec, DEFAULT_CATCHUP, freshState, nextDueAfter } from '@baton/core/runtime';
+import {
+  checkScheduleSpec,
+  DEFAULT_CATCHUP,
+  freshState,
+  isSealedValue,
+  nextDueAfter,
+  openValue,
+  scheduleSealId,
+  sealValue,
+  type PayloadProtection,
+} from '@baton/core/runtime';
 import { randomUUID } from 'node:crypto';
 import { checkStartFields, validatedInput } from './validate-input.js';
 
@@ -78,6 +88,8 @@ export class SchedulesApi {
   constructor(
     private readonly requireStore: (method: string) => Store,
     private readonly connect: () => Promise<void>,
+    /** Seals a schedule's input for the store, and opens it where the key is held (docs/integrity.md). */
+    private readonly protection: () => PayloadProtection,
   ) {}
 
   /**
@@ -104,7 +116,7 @@ export class SchedulesApi {
       scheduleId,
       workflow: workflow.name,
       version: workflow.version,
-      input: encodable(await validatedInput(workflow, input), scheduleId),
+      input: this.sealed(encodable(await validatedInput(workflow, input), scheduleId), scheduleId),
       spec,
       catchup: { ...DEFAULT_CATCHUP, ...options.catchup },
       overlap: options.overlap ?? 'skip',
@@ -120,7 +132,7 @@ export class SchedulesApi {
           'update it, or delete it first',
       );
     }
-    return created.schedule;
+    return this.opened(created.schedule);
   }
 
   /** The schedule; NotFoundError when the store does not know it. */
@@ -129,12 +141,30 @@ export class SchedulesApi {
     assertScheduleId(scheduleId);
     const schedule = await store.getSchedule(scheduleId);
     if (schedule === undefined) throw notFound('get', scheduleId);
-    return schedule;
+    return this.opened(schedule);
   }
 
   /** Schedules by id, in pages (`cursor`), filtered by workflow and paused. */
   async list(query: ScheduleQuery = {}): Promise<SchedulePage> {
-    return (await this.open('list')).listSchedules(query);
+    const page = await (await this.open('list')).listSchedules(query);
+    return { ...page, schedules: page.schedules.map((schedule) => this.opened(schedule)) };
+  }
+
+  /** `input` sealed for schedule `scheduleId` when the client encrypts. */
+  private sealed(input: unknown, scheduleId: string): unknown {
+    return sealValue(input, scheduleSealId(scheduleId), 'schedule input', this.protection());
+  }
+
+  /** The schedule with its input opened, or left sealed when this client lacks the key it names. */
+  private opened(schedule: ScheduleRecord): ScheduleRecord {
+    if (!isSealedValue(schedule.input)) return schedule;
+    try {
+      const id = scheduleSealId(schedule.scheduleId);
+      return { ...schedule, input: openValue(schedule.input, id, 'schedule input', this.protection()) };
+    } catch (err) {
+      if (err instanceof MissingKeyError) return schedule;
+      throw err;
+    }
   }
 
   /**
@@ -149,7 +179,10 @@ export class SchedulesApi {
       const input =
         update.input === undefined
           ? current.input
-          : encodable(await validatedInput({ name: current.workflow, version }, update.input), scheduleId);
+          : this.sealed(
+              encodable(await validatedInput({ name: current.workflow, version }, update.input), scheduleId),
+              scheduleId,
+            );
       const next: NewSchedule = {
         ...current,
         version,
@@ -230,7 +263,7 @@ export class SchedulesApi {
       const next = await modify(fields, await store.now());
       const { scheduleId: _id, ...rest } = next;
       const write = await store.updateSchedule(scheduleId, revision, rest);
-      if (write.ok) return write.schedule;
+      if (write.ok) return this.opened(write.schedule);
       if (write.reason === 'not-found') throw notFound(method, scheduleId);
       if (attempt >= CAS_ATTEMPTS) {
         throw new ConfigError(

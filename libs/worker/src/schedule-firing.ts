@@ -16,7 +16,9 @@
  */
 import type { RunRecord, ScheduleRecord, Store, Transport } from '@baton/core/adapter';
 import {
+  openValue,
   planFiring,
+  scheduleSealId,
   sealValue,
   sendRunMessage,
   startMessage,
@@ -90,6 +92,12 @@ export class ScheduleFiring {
   private async fire(schedule: ScheduleRecord, now: number): Promise<string[]> {
     const previous = await this.previousRun(schedule, now);
     const plan = planFiring(schedule, now, previous, this.options.recheckMs);
+    const protection = this.options.payloadProtection;
+    // Sealed for the schedule when a client with keys wrote it; each run gets it sealed for itself.
+    const input =
+      plan.fire.length === 0
+        ? undefined
+        : openValue(schedule.input, scheduleSealId(schedule.scheduleId), 'schedule input', protection);
     for (const run of plan.fire) {
       await sendRunMessage(
         this.transport,
@@ -97,7 +105,7 @@ export class ScheduleFiring {
           runId: run.runId,
           workflow: schedule.workflow,
           version: schedule.version,
-          input: sealValue(schedule.input, run.runId, 'run input', this.options.payloadProtection),
+          input: sealValue(input, run.runId, 'run input', protection),
           idempotencyKey: run.idempotencyKey,
         }),
       );

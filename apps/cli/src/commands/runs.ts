@@ -14,13 +14,12 @@ import {
   type RunPriority,
 } from '@baton/client';
 import { NotFoundError } from '@baton/core';
-import { isSealedValue, protectedLabel } from '@baton/core/runtime';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
 import { parseJson, workflowRef } from '../arguments.js';
-import { json, runsTable, summaryText, table, time, timelineTable } from '../output.js';
+import { json, runsTable, summaryText, table, time, timelineTable, valueText } from '../output.js';
 import { bulkExit, bulkProgress } from './progress.js';
 import { checkRegistered, checkStartArguments } from './start-checks.js';
 
@@ -339,14 +338,6 @@ async function described(client: Client, runId: string): Promise<RunDescription>
       );
     throw err;
   }
-}
-
-/**
- * A run's value as one line: its JSON, or `protected (key k1)` for a value the workers sealed and
- * this CLI has no key for (give it the workers' BATON_ENCRYPTION_KEYS; docs/integrity.md).
- */
-function valueText(value: unknown): string {
-  return isSealedValue(value) ? protectedLabel(value) : (JSON.stringify(value) ?? '-');
 }
 
 /** Child workflows `runs describe` lists. */

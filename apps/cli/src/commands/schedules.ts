@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError } from '../errors.js';
 import { parseJson, workflowRef } from '../arguments.js';
-import { json, table, time } from '../output.js';
+import { json, table, time, valueText } from '../output.js';
 
 /** `every 1m`, `cron 0 2 * * * (Europe/Paris)`. */
 function specText(schedule: ScheduleRecord): string {
@@ -52,7 +52,7 @@ function showText(schedule: ScheduleRecord, upcoming: number[]): string {
     ['queued due time', time(schedule.queuedDueAt)],
     ['last due time', time(schedule.lastDueAt)],
     ['last run', schedule.lastRunId ?? '-'],
-    ['input', JSON.stringify(schedule.input)],
+    ['input', valueText(schedule.input)],
     ['revision', schedule.revision],
     ['created', time(schedule.createdAt)],
     ['updated', time(schedule.updatedAt)],

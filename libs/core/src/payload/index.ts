@@ -72,6 +72,7 @@ export {
   openResult,
   openValue,
   protectedLabel,
+  scheduleSealId,
   SEALED_VALUE_FIELD,
   sealError,
   sealOutcome,

@@ -31,7 +31,15 @@ import { isSealedValue, SEALED_VALUE_FIELD, type SealedValue } from './sealed-sh
 export { isSealedValue, SEALED_VALUE_FIELD, type SealedValue } from './sealed-shape.js';
 
 /** The purposes a value is sealed for (bound into its frame). */
-export type SealedPurpose = 'run input' | 'run result' | 'run error' | 'signal payload';
+export type SealedPurpose = 'run input' | 'run result' | 'run error' | 'signal payload' | 'schedule input';
+
+/**
+ * What a schedule's input is bound to in place of a run id (a schedule is not a run): sealed for
+ * `schedule:<id>`, it cannot pass for a run's input, nor for another schedule's.
+ */
+export function scheduleSealId(scheduleId: string): string {
+  return `schedule:${scheduleId}`;
+}
 
 /** A run error whose details are sealed: name, code and retryable stay readable. */
 export interface SealedError extends SerializedError {
@@ -56,7 +64,11 @@ export function sealsValues(protection: PayloadProtection | undefined): boolean 
 }
 
 function contextOf(runId: string, purpose: SealedPurpose, label?: string): PayloadContext {
-  return { runId, what: purpose, label: label ?? `${purpose} of run ${runId}` };
+  return {
+    runId,
+    what: purpose,
+    label: label ?? `${purpose} of ${runId.startsWith('schedule:') ? '' : 'run '}${runId}`,
+  };
 }
 
 /**
