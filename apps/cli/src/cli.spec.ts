@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { envWithFlags } from './context.js';
 import { EXIT, RefusedError, UsageError, describeError, exitCodeOf } from './errors.js';
 import { filterFromFlags, hasFilter, parseTime, queryFromFlags } from './filters.js';
-import { duration, json, runsTable, summaryText, timelineTable } from './output.js';
+import { duration, json, runsTable, summaryText, timelineTable, valueText } from './output.js';
 import { runCli } from './program.js';
 import { bulkExit } from './commands/progress.js';
 
@@ -99,6 +99,16 @@ const RUN: ListedRun = {
 };
 
 describe('printers', () => {
+  it('prints a sealed value, whole or inside another, as "protected (key k1)" and never its frame', () => {
+    const sealed = { '$baton.sealed': 1, key: 'k1', frame: 'QUJD' };
+    expect(valueText(sealed)).toBe('protected (key k1)');
+    expect(valueText({ kind: 'start', input: sealed })).toBe('{"kind":"start","input":"protected (key k1)"}');
+    expect(valueText({ card: 'x' })).toBe('{"card":"x"}');
+    expect(valueText(undefined)).toBe('-');
+    // Not the sealed form (no frame): printed as it is.
+    expect(valueText({ '$baton.sealed': 1, key: 'k1' })).toContain('"key":"k1"');
+  });
+
   it('print a runs page as a table with the cursor for the next page', () => {
     const text = runsTable([RUN, { ...RUN, runId: 'run-a2', status: 'running', owner: 'w-9' }], 'CUR');
     expect(text).toContain('run-a1');

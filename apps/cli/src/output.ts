@@ -179,9 +179,11 @@ export function summaryText(summary: BulkSummary): string {
 }
 
 /**
- * A run's or schedule's value as one line: its JSON, or `protected (key k1)` for a value the
+ * A value as one line of JSON, with `protected (key k1)` in the place of every value inside it the
  * workers sealed and this CLI has no key for (give it their BATON_ENCRYPTION_KEYS; docs/integrity.md).
  */
 export function valueText(value: unknown): string {
-  return isSealedValue(value) ? protectedLabel(value) : (JSON.stringify(value) ?? '-');
+  const shown = (inner: unknown): unknown => (isSealedValue(inner) ? protectedLabel(inner) : inner);
+  if (isSealedValue(value)) return protectedLabel(value);
+  return JSON.stringify(value, (_key, inner: unknown) => shown(inner)) ?? '-';
 }

@@ -12,6 +12,7 @@
  */
 import {
   isContinuedAsNew,
+  CheckpointIntegrityError,
   CheckpointUnreadableError,
   LeaseLostError,
   FencedWriteError,
@@ -340,7 +341,15 @@ export class RunSession {
       pipelineSteps: this.options.pipelineSteps,
     });
     if (this.handoffRequested || this.pauseRequested) this.executor.handoff();
-    const outcome = await this.executor.run();
+    let outcome: ExecutionOutcome;
+    try {
+      outcome = await this.executor.run();
+    } catch (err) {
+      // A sealed signal payload read from the inbox that does not verify fails the run; one whose
+      // key this worker lacks leaves it intact: as the same failures of its history do.
+      if (err instanceof CheckpointIntegrityError) return this.unreadable(err);
+      throw err;
+    }
     return this.afterStop(outcome);
   }
 

@@ -9,6 +9,9 @@ import { defineActivity, defineWorkflow } from '@baton/core';
 import {
   CHECKPOINT_SCHEMA_VERSION,
   resolvePayloadProtection,
+  sealValue,
+  sendRunMessage,
+  wakeMessage,
   type PayloadProtection,
 } from '@baton/core/runtime';
 import { Client } from '@baton/client';
@@ -141,6 +144,33 @@ describe('payload protection in the worker (memory adapters)', () => {
     });
     expect(await reader.result(run.runId, { timeoutMs: 5_000 })).toBe(16);
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
+  });
+
+  it('leaves a run intact when a signal payload in its inbox names a key it lacks, and completes it once the key is there', async () => {
+    const p = protection(k1);
+    const k2 = key('k2');
+    const { ledger, run, f } = await suspendedRun(p);
+    const worker = await f.spawn({ payloadProtection: p });
+    // A payload sealed with k2, which this worker lacks, put in the inbox as a worker with k2 would.
+    const sealed = sealValue({ ok: true }, run.runId, 'signal payload', protection(k2));
+    const delivered = await f.store.deliverSignal(run.runId, { signalId: 'g1', name: 'go', payload: sealed });
+    expect(delivered.found).toBe(true);
+    await sendRunMessage(f.transport, wakeMessage(run.runId, 'signal'));
+    await until(() => worker.events.some((e) => e.type === 'run-held'), 5_000, 'the run to be held');
+    expect(worker.events.find((e) => e.type === 'run-held')).toMatchObject({
+      code: 'BATON_MISSING_KEY',
+      reason: expect.stringMatching(/signal payload of run .* encrypted with key k2/),
+    });
+    expect(await f.store.getRun(run.runId)).toMatchObject({ status: 'suspended' });
+    expect(ledger.count(`${run.runId}:2`)).toBe(0);
+    await worker.worker.stop();
+
+    // With k2 as well it completes, once.
+    const both = protection(`${k1},${k2}`);
+    await f.spawn({ payloadProtection: both });
+    const reader = new Client({ transport: f.transport, store: f.store, payloadProtection: both });
+    expect(await reader.result(run.runId, { timeoutMs: 5_000 })).toBe(16);
+    expect(ledger.count(`${run.runId}:2`)).toBe(1);
   });
 
   it('leaves a run intact when its checkpoint has a newer schema version', async () => {

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError } from '../errors.js';
 import { parseTime } from '../filters.js';
-import { json, letterJson, lettersTable, summaryText, table, time } from '../output.js';
+import { json, letterJson, lettersTable, summaryText, table, time, valueText } from '../output.js';
 import { bulkExit, bulkProgress } from './progress.js';
 
 export const dlqCommands: CommandGroup = {
@@ -193,7 +193,7 @@ function showText(letter: ShownDeadLetter): string {
     ['bytes', String(letter.data.byteLength)],
     ['headers', JSON.stringify(letter.headers)],
   ];
-  if (letter.message.readable) rows.push(['message', JSON.stringify(letter.message.message)]);
+  if (letter.message.readable) rows.push(['message', valueText(letter.message.message)]);
   else rows.push(['message', `unreadable: ${letter.message.problem}`]);
   return `${table(['field', 'value'], rows)}\n`;
 }

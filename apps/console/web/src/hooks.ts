@@ -54,13 +54,20 @@ export function timeText(ms: number | null | undefined): string {
 
 /**
  * A value as indented JSON for a <pre>; a value the workers sealed and the console's client could
- * not open (docs/integrity.md) as `protected (key k1)`, never as its ciphertext.
+ * not open (docs/integrity.md), whole or inside it, as `protected (key k1)`, never as ciphertext.
  */
 export function jsonText(value: unknown): string {
   if (value === undefined) return '-';
   const sealed = sealedKey(value);
   if (sealed !== undefined) return `protected (key ${sealed})`;
-  return JSON.stringify(value, null, 2);
+  return JSON.stringify(
+    value,
+    (_key, inner: unknown) => {
+      const key = sealedKey(inner);
+      return key === undefined ? inner : `protected (key ${key})`;
+    },
+    2,
+  );
 }
 
 /** The key id of a sealed value (`{ "$baton.sealed": 1, key, frame }`), else undefined. */
