@@ -5,6 +5,7 @@
  * but it refuses to report figures from a run that lost or failed work.
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -166,6 +167,8 @@ async function main(argv: string[]): Promise<number> {
   process.env.BATON_WORKER_RUNTIME = config.runtime;
   // Worker processes inherit the bench's environment, and with it this setting.
   if (config.pipelineSteps) process.env.BATON_PIPELINE_STEPS = 'true';
+  // A key of this run's own; the throughput client reads it from here too.
+  if (config.encrypt) process.env.BATON_ENCRYPTION_KEYS = `bench:${randomBytes(32).toString('base64')}`;
   if (config.runtime === 'dist') buildWorkers(progress);
   const cpuList = cpus();
   const report: BenchReport = {

@@ -23,6 +23,7 @@ describe('bench options (node:util parseArgs)', () => {
       baselines: true,
       runtime: 'dist',
       pipelineSteps: false,
+      encrypt: false,
       smoke: false,
       out: '.tmp/bench/bench-2026-01-02T03-04-05-678Z.json',
     });
@@ -51,6 +52,7 @@ describe('bench options (node:util parseArgs)', () => {
         '--runtime',
         'source',
         '--pipeline-steps',
+        '--encrypt',
         '--no-baselines',
         '--out',
         'x.json',
@@ -67,6 +69,7 @@ describe('bench options (node:util parseArgs)', () => {
       replacementDelayMs: 1500,
       runtime: 'source',
       pipelineSteps: true,
+      encrypt: true,
       baselines: false,
       out: 'x.json',
     });

@@ -24,6 +24,8 @@ export const USAGE = `Usage: npm run bench -- [options]
                                 dist; the bench runs the cached Nx build first), or on the
                                 TypeScript sources through tsx
   --pipeline-steps              workers with BATON_PIPELINE_STEPS=true (opt-in pipelined steps)
+  --encrypt                     workers and the client with a fresh BATON_ENCRYPTION_KEYS: journal,
+                                checkpoints, inputs, results and signals encrypted (docs/integrity.md)
   --no-baselines                skip BullMQ and the service floors
   --out FILE                    JSON report (default .tmp/bench/bench-<time>.json)
   --smoke                       tiny sizes, to prove the bench works (CI): 20 runs, concurrency
@@ -49,6 +51,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     'replacement-delay-ms': { type: 'string' },
     runtime: { type: 'string' },
     'pipeline-steps': { type: 'boolean' },
+    encrypt: { type: 'boolean' },
     'no-baselines': { type: 'boolean' },
     out: { type: 'string' },
     smoke: { type: 'boolean' },
@@ -72,6 +75,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     baselines: values['no-baselines'] !== true,
     runtime: oneOf('runtime', values.runtime, ['dist', 'source'] as const, 'dist'),
     pipelineSteps: values['pipeline-steps'] === true,
+    encrypt: values.encrypt === true,
     smoke,
     out: values.out ?? `.tmp/bench/bench-${now.toISOString().replace(/[:.]/g, '-')}.json`,
     natsUrl: natsTestUrl(),

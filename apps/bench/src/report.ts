@@ -35,7 +35,7 @@ export function renderReport(report: BenchReport): string {
   const c = report.config;
   out.push(
     `Baton bench  ${report.startedAt}  ${c.transport}+${c.store}  runs=${c.runs} concurrency=${c.concurrency} ` +
-      `workers=${c.workers} runtime=${c.runtime}${c.pipelineSteps ? ' pipelined-steps' : ''}  node ${report.machine.node}, ${report.machine.cpus} cpus (${report.machine.cpuModel})`,
+      `workers=${c.workers} runtime=${c.runtime}${c.pipelineSteps ? ' pipelined-steps' : ''}${c.encrypt ? ' encrypted' : ''}  node ${report.machine.node}, ${report.machine.cpus} cpus (${report.machine.cpuModel})`,
   );
   if (c.smoke === true) out.push('', SMOKE_WARNING);
   if (report.throughput.length > 0) {

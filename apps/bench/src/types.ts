@@ -29,6 +29,8 @@ export interface BenchConfig {
   runtime: 'dist' | 'source';
   /** Workers run with BATON_PIPELINE_STEPS=true. */
   pipelineSteps: boolean;
+  /** Workers and the client encrypt with a fresh key (BATON_ENCRYPTION_KEYS). */
+  encrypt: boolean;
   /** --smoke: tiny sizes that prove the bench works; its figures mean nothing. */
   smoke: boolean;
   /** Where the JSON report goes. */

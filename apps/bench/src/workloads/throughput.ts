@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@baton/client';
 import type { AnyWorkflowDefinition } from '@baton/core';
 import type { RunRecord, Store } from '@baton/core/adapter';
+import { resolvePayloadProtection } from '@baton/core/runtime';
 import { WorkerFleet, type CrashEnvironment, type WorkerProcess } from '@baton/testing/crash';
 import { processUsage } from '../process-usage.js';
 import {
@@ -63,7 +64,9 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
   const { workload, env, progress } = options;
   const workflow = WORKFLOWS[workload];
   const steps = STEPS_PER_RUN[workload];
-  const client = new Client({ transport: env.transport, store: env.store });
+  // With --encrypt, the key main.ts put in the environment the worker processes inherit.
+  const payloadProtection = resolvePayloadProtection({}, process.env);
+  const client = new Client({ transport: env.transport, store: env.store, payloadProtection });
   const fleet = new WorkerFleet({
     ...env.workerEnv,
     BATON_WORKFLOWS: WORKFLOWS_MODULE,
