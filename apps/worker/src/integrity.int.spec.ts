@@ -76,7 +76,8 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     ({ transport, store } = ns);
     // A producer of this fleet holds its keys: results and errors are sealed in the store, and a
     // keyless client is refused (sealed-values.int.spec.ts).
-    client = new Client({ transport, store, payloadProtection: ROTATED });
+    // It writes with k1, which every worker here holds, and reads k2 too.
+    client = new Client({ transport, store, payloadProtection: protect(`${K1},${K2}`, `${S1},${S2}`) });
   });
   afterEach(() => {
     events = [];
