@@ -12,13 +12,15 @@
  *    does not pay for the base64 and the shape change); `null` and `undefined` carry nothing and
  *    are never sealed.
  * 2. A frame is bound to its run and its purpose (`run input`, `run result`, `run error`,
- *    `signal payload`): moved to another run or field, it fails authentication.
+ *    `signal payload`; a schedule's input to `schedule:<id>` and `schedule input`): moved to
+ *    another run or field, it fails authentication.
  * 3. Reading never guesses: a sealed value opens with the key it names (MissingKeyError naming it
  *    when this process lacks it) or fails verification; a plain value is returned as it is, and
  *    the caller decides whether plaintext is acceptable there (a run record written before
  *    sealing existed is; a run message to a fleet that requires encryption is not).
- * 4. A continue-as-new result (only the successor's run id) and an error's name, code and
- *    retryable flag stay in the clear: the store and operators read them as summary fields.
+ * 4. A continue-as-new result's successor (its id, workflow and version; its input is sealed for
+ *    the successor) and an error's name, code and retryable flag stay in the clear: the worker, the
+ *    client and operators read them as summary fields.
  */
 import { encodeJson } from '../codec.js';
 import { CONTINUED_AS, isContinuedAsNew } from '../continue-as-new.js';
