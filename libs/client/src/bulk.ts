@@ -10,7 +10,13 @@
  * it again with the same filter.
  */
 import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
-import type { ListedRun, RunFilter, RunQuery, RunStatus } from '@baton/core/adapter';
+import {
+  FINISHED_RUN_STATUSES,
+  type ListedRun,
+  type RunFilter,
+  type RunQuery,
+  type RunStatus,
+} from '@baton/core/adapter';
 import { decodeDeadLetter } from '@baton/core/runtime';
 import type { DeadLettersApi, RunQueriesApi } from './operations.js';
 
@@ -29,7 +35,6 @@ export interface BulkClient {
 }
 
 /** The statuses of a run that has ended; no worker will touch it again. */
-const FINISHED: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 /** One action of the table {@link BULK_RUN_ACTIONS}. */
 export interface BulkRunAction {
@@ -75,7 +80,7 @@ export const BULK_RUN_ACTIONS: Readonly<Record<BulkRunActionName, BulkRunAction>
   delete: {
     description: 'delete a finished run for good (client.delete)',
     done: 'deleted',
-    statuses: FINISHED,
+    statuses: FINISHED_RUN_STATUSES,
     act: async (client, run) => {
       await client.delete(run.runId);
     },

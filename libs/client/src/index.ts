@@ -106,4 +106,5 @@ export type {
   WorkerReport,
   WorkflowVersions,
 } from '@baton/core/adapter';
+export { FINISHED_RUN_STATUSES, isFinishedRun, RUN_STATUSES } from '@baton/core/adapter';
 export type { DecodedDeadLetter, JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';

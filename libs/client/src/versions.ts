@@ -18,11 +18,17 @@
  *    refuse to answer (an error) rather than guess.
  */
 import { ConfigError } from '@baton/core';
-import type { ReportedWorker, RunStatus, Store, Transport } from '@baton/core/adapter';
+import {
+  UNFINISHED_RUN_STATUSES,
+  type ReportedWorker,
+  type RunStatus,
+  type Store,
+  type Transport,
+} from '@baton/core/adapter';
 import { decodeDeadLetter } from '@baton/core/runtime';
 
-/** The statuses of a run that still needs its workflow version. */
-export const UNFINISHED_RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'suspended', 'paused'];
+/** The statuses of a run that still needs its workflow version (one list, in core's run-record.ts). */
+export { UNFINISHED_RUN_STATUSES };
 
 const PAGE = 1_000;
 const DEFAULT_SCAN_LIMIT = 100_000;

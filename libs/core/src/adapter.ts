@@ -109,7 +109,13 @@ export type {
   SuspendResult,
   TimerStore,
 } from './contracts/store.js';
-export { FINISHED_RUN_STATUSES, MEMBERSHIP_TURN, hasPresence } from './contracts/store.js';
+export { MEMBERSHIP_TURN, hasPresence } from './contracts/store.js';
+export {
+  FINISHED_RUN_STATUSES,
+  isFinishedRun,
+  RUN_STATUSES,
+  UNFINISHED_RUN_STATUSES,
+} from './contracts/run-record.js';
 export type {
   ListedRun,
   RunCounts,
@@ -167,7 +173,7 @@ export type {
 } from './contracts/fleet.js';
 export { checkReportTtl, checkWorkerReport } from './fleet-check.js';
 export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
-export { checkRunQuery, isAfter, issueRunCursor, RUN_STATUSES } from './run-query-check.js';
+export { checkRunQuery, isAfter, issueRunCursor } from './run-query-check.js';
 export { AdapterLifecycle } from './lifecycle.js';
 export type { LifecycleNames, LifecycleState } from './lifecycle.js';
 export type { MaskUrlOptions } from './urls.js';

@@ -7,17 +7,7 @@
 import { createHash } from 'node:crypto';
 import { ConfigError } from './errors.js';
 import { DEFAULT_RUN_PAGE, MAX_RUN_PAGE, type RunFilter, type RunQuery } from './contracts/run-queries.js';
-import type { RunStatus } from './contracts/store.js';
-
-export const RUN_STATUSES: readonly RunStatus[] = [
-  'pending',
-  'running',
-  'suspended',
-  'paused',
-  'completed',
-  'failed',
-  'cancelled',
-];
+import { RUN_STATUSES, type RunStatus } from './contracts/run-record.js';
 
 /** A query as a store runs it: checked, statuses as a set, defaults filled in. */
 export interface CheckedRunQuery {

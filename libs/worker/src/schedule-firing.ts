@@ -14,7 +14,7 @@
  * 3. Of two workers firing the same revision (turns overlap when a holder stalls), exactly one
  *    compare-and-set succeeds; the other's starts were the same runs (1).
  */
-import type { RunRecord, ScheduleRecord, Store, Transport } from '@baton/core/adapter';
+import { isFinishedRun, type ScheduleRecord, type Store, type Transport } from '@baton/core/adapter';
 import {
   openValue,
   planFiring,
@@ -37,7 +37,6 @@ export const SCHEDULE_BATCH = 100;
  * a run that is gone.
  */
 export const UNKNOWN_RUN_RUNNING_MS = 600_000;
-const FINISHED: ReadonlySet<RunRecord['status']> = new Set(['completed', 'failed', 'cancelled']);
 
 export interface ScheduleFiringOptions {
   logger: Logger;
@@ -152,7 +151,7 @@ export class ScheduleFiring {
   private async previousRun(schedule: ScheduleRecord, now: number): Promise<PreviousRun> {
     if (schedule.overlap === 'allow' || schedule.lastRunId === null) return 'none';
     const run = await this.store.getRun(schedule.lastRunId);
-    if (run !== undefined) return FINISHED.has(run.status) ? 'finished' : 'running';
+    if (run !== undefined) return isFinishedRun(run.status) ? 'finished' : 'running';
     const firedAt = schedule.lastDueAt ?? 0;
     return now - firedAt < UNKNOWN_RUN_RUNNING_MS ? 'running' : 'finished';
   }

@@ -14,6 +14,7 @@
  *    or duplicated work are refused, not reported.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isFinishedRun } from '@baton/client';
 import { CrashWorld, resumeLatencies, type WorkerProcess } from '@baton/testing/crash';
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
 import { TEST_POSTGRES_URL_ENV } from '@baton/testing/servers';
@@ -62,7 +63,6 @@ export interface FleetFigures {
 
 /** Ten short steps: a light load whose runs are always mid-activity when a worker is killed. */
 const SHAPE = { steps: 10, minDelayMs: 100, maxDelayMs: 300 };
-const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 /** A worker starting beside 49 others on two cores may take long. */
 const READY_TIMEOUT_MS = 180_000;
 /** The worlds not yet disposed, for {@link killEveryWorkerNow}. */
@@ -180,7 +180,7 @@ class SteadyLoad {
 
   async topUp(): Promise<void> {
     const records = await Promise.all(this.open.map((runId) => this.world.env.store.getRun(runId)));
-    this.open = this.open.filter((_, i) => !FINISHED.has(records[i]?.status ?? ''));
+    this.open = this.open.filter((_, i) => !isFinishedRun(records[i]?.status));
     const missing = this.target - this.open.length;
     if (missing > 0) this.open.push(...(await this.world.enqueue(missing, SHAPE)).map((r) => r.runId));
   }

@@ -12,6 +12,7 @@
  * of each part: numbers from a run that lost or duplicated work are refused, not reported.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isFinishedRun } from '@baton/client';
 import { CrashWorld, resumeLatencies, type WorkerProcess } from '@baton/testing/crash';
 import { TEST_POSTGRES_URL_ENV } from '@baton/testing/servers';
 import { benchEnvironmentFactory, type BenchUrls } from '../environment.js';
@@ -53,7 +54,6 @@ const SHAPE = { steps: 10, minDelayMs: 200, maxDelayMs: 400 };
  * empty value restores the default. Kafka keeps its defaults too (12 partitions, 10 s session).
  */
 const WORKER_ENV = { BATON_CONCURRENCY: '200', BATON_NATS_ACK_WAIT_MS: '' };
-const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
 export async function runRecovery(opts: RecoveryOptions): Promise<RecoveryResult> {
   const terms = opts.terms ?? opts.kills;
@@ -208,7 +208,7 @@ class SteadyLoad {
 
   async topUp(): Promise<void> {
     const records = await Promise.all(this.open.map((runId) => this.world.env.store.getRun(runId)));
-    this.open = this.open.filter((_, i) => !FINISHED.has(records[i]?.status ?? ''));
+    this.open = this.open.filter((_, i) => !isFinishedRun(records[i]?.status));
     const missing = this.target - this.open.length;
     if (missing > 0) this.open.push(...(await this.world.enqueue(missing, SHAPE)).map((r) => r.runId));
   }

@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@baton/client';
+import { Client, isFinishedRun } from '@baton/client';
 import type { AnyWorkflowDefinition } from '@baton/core';
 import type { RunRecord, Store } from '@baton/core/adapter';
 import { resolvePayloadProtection } from '@baton/core/runtime';
@@ -38,7 +38,6 @@ const INPUTS: Record<ThroughputWorkload, (i: number) => unknown> = {
   fanout: (i) => i,
   payload: () => null,
 };
-const FINISHED = new Set<RunRecord['status']>(['completed', 'failed', 'cancelled']);
 /** Enqueues outstanding at once while a batch goes out. */
 const ENQUEUE_IN_FLIGHT = 256;
 
@@ -187,7 +186,7 @@ async function pollUntilFinished(store: Store, runId: string, timeoutMs = 60_000
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const record = await store.getRun(runId);
-    if (record && FINISHED.has(record.status)) return record;
+    if (record && isFinishedRun(record.status)) return record;
     if (Date.now() > deadline) throw new Error(`run ${runId} did not finish within ${timeoutMs} ms`);
     await sleep(1);
   }
@@ -217,12 +216,12 @@ async function waitFinished(
     while (cursor < started.length && records.has(started[cursor]!.runId)) cursor++;
     if (cursor >= started.length) break;
     const head = await store.getRun(started[cursor]!.runId);
-    if (head && FINISHED.has(head.status)) {
+    if (head && isFinishedRun(head.status)) {
       records.set(head.runId, head);
       const window = started.slice(cursor + 1, cursor + 201).filter((s) => !records.has(s.runId));
       const found = await Promise.all(window.map((s) => store.getRun(s.runId)));
       for (const record of found)
-        if (record && FINISHED.has(record.status)) records.set(record.runId, record);
+        if (record && isFinishedRun(record.status)) records.set(record.runId, record);
       progress.tick(records.size);
       continue;
     }

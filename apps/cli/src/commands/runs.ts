@@ -6,6 +6,7 @@
 import {
   BULK_RUN_ACTION_NAMES,
   BULK_RUN_ACTIONS,
+  isFinishedRun,
   type BulkRunAction,
   type BulkRunActionName,
   type Client,
@@ -22,8 +23,6 @@ import { parseJson, workflowRef } from '../arguments.js';
 import { json, runsTable, summaryText, table, time, timelineTable, valueText } from '../output.js';
 import { bulkExit, bulkProgress } from './progress.js';
 import { checkRegistered, checkStartArguments } from './start-checks.js';
-
-const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
 export const runsCommands: CommandGroup = {
   register(program, context) {
@@ -146,7 +145,7 @@ export const runsCommands: CommandGroup = {
             const payload = flags.payload === undefined ? undefined : parseJson('--payload', flags.payload);
             const client = await context.session(command).client();
             const run = await described(client, runId);
-            if (FINISHED.has(run.status))
+            if (isFinishedRun(run.status))
               throw new RefusedError(
                 `run ${runId} is ${run.status}; a signal to a finished run is dropped, so none was sent`,
               );

@@ -528,8 +528,8 @@ export interface ScanTurn {
 // ---------------------------------------------------------------------------------------------
 // Retention
 
-/** The statuses of a finished run: the only ones retention may ever delete. */
-export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+/** The statuses of a finished run: the only ones retention may ever delete (run-record.ts). */
+export { FINISHED_RUN_STATUSES } from './run-record.js';
 
 /**
  * Retention of finished runs (docs/retention.md). A run is finished when its record's status is

@@ -5,13 +5,8 @@
  */
 import type { ListedRun, RunCounts, RunFilter, RunPage, RunQuery } from '../contracts/run-queries.js';
 import type { RunRecord, RunStatus } from '../contracts/store.js';
-import {
-  checkRunQuery,
-  isAfter,
-  issueRunCursor,
-  RUN_STATUSES,
-  type CheckedRunQuery,
-} from '../run-query-check.js';
+import { RUN_STATUSES } from '../contracts/run-record.js';
+import { checkRunQuery, isAfter, issueRunCursor, type CheckedRunQuery } from '../run-query-check.js';
 import type { MemoryState } from './memory-state.js';
 
 export function listRuns(state: MemoryState, query?: RunQuery): RunPage {

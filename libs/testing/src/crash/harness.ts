@@ -5,7 +5,7 @@
 import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
-import { Client, type RunPriority } from '@baton/client';
+import { Client, isFinishedRun, type RunPriority } from '@baton/client';
 import { BatonError } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import { filterFencedEntries, type PositionedEntry } from '@baton/core/runtime';
@@ -156,7 +156,7 @@ export class CrashWorld {
     const open: string[] = [];
     for (const { runId } of this.runs) {
       const record = await this.env.store.getRun(runId);
-      if (!record || !['completed', 'failed', 'cancelled'].includes(record.status)) open.push(runId);
+      if (!record || !isFinishedRun(record.status)) open.push(runId);
     }
     return open;
   }

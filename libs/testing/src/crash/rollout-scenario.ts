@@ -27,7 +27,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
-import { Client } from '@baton/client';
+import { Client, isFinishedRun } from '@baton/client';
 import type { RunStatus } from '@baton/core/adapter';
 import { CrashWorld, type CrashEnvironmentFactory } from './harness.js';
 import { percentile } from './invariants.js';
@@ -371,9 +371,7 @@ class RolloutScenario {
     const deadline = Date.now() + FINAL_TIMEOUT_MS;
     for (;;) {
       const statuses = await this.statuses(this.runs);
-      const open = this.runs.filter(
-        (_, i) => !['completed', 'failed', 'cancelled'].includes(statuses[i] ?? ''),
-      );
+      const open = this.runs.filter((_, i) => !isFinishedRun(statuses[i]));
       if (open.length === 0 || Date.now() > deadline) return;
       const lost = await deadLettered();
       if (open.every((r) => lost.has(r.runId) && statuses[this.runs.indexOf(r)] === undefined)) return;
