@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import { Client, isFinishedRun } from '@baton/client';
 import type { AnyWorkflowDefinition } from '@baton/core';
 import type { RunRecord, Store } from '@baton/core/adapter';
-import { resolvePayloadProtection } from '@baton/core/runtime';
 import { WorkerFleet, type CrashEnvironment, type WorkerProcess } from '@baton/testing/crash';
 import { processUsage } from '../process-usage.js';
 import {
@@ -64,8 +63,12 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
   const workflow = WORKFLOWS[workload];
   const steps = STEPS_PER_RUN[workload];
   // With --encrypt, the key main.ts put in the environment the worker processes inherit.
-  const payloadProtection = resolvePayloadProtection({}, process.env);
-  const client = new Client({ transport: env.transport, store: env.store, payloadProtection });
+  const encryptionKeys = process.env.BATON_ENCRYPTION_KEYS;
+  const client = new Client({
+    transport: env.transport,
+    store: env.store,
+    ...(encryptionKeys !== undefined && { payloadProtection: { encryptionKeys } }),
+  });
   const fleet = new WorkerFleet({
     ...env.workerEnv,
     BATON_WORKFLOWS: WORKFLOWS_MODULE,
