@@ -8,7 +8,7 @@ import { PayloadTooLargeError, type UnencodableValueError } from '@baton/core';
 import type { JournalAppend, Transport } from '@baton/core/adapter';
 import { decodeEntries, type JournalEntry } from '@baton/core/runtime';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
-import { JournalWriter } from './journal-writer.js';
+import { JournalWriter, type JournalWriterOptions } from './journal-writer.js';
 
 /** A transport whose appends wait until released, recording what each record held. */
 function gatedTransport(options: { maxEntriesPerRecord?: number } = {}) {
@@ -39,8 +39,22 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }
 
+/** A new run's writer: epoch 1, nothing journaled yet, a checkpoint every 100 entries. */
+function writerOptions(transport: Transport): JournalWriterOptions {
+  return {
+    transport,
+    store: memoryStore(),
+    runId: 'run-1',
+    epoch: 1,
+    entries: [],
+    position: 0,
+    checkpointSeq: 0,
+    checkpointEvery: 100,
+  };
+}
+
 function writerOn(transport: Transport): JournalWriter {
-  return new JournalWriter(transport, memoryStore(), 'run-1', 1, [], 0, 0, 100, undefined);
+  return new JournalWriter(writerOptions(transport));
 }
 
 const step = (seq: number) => ({
@@ -148,22 +162,10 @@ describe('JournalWriter and values with no JSON form', () => {
     const { transport, records, releaseNext } = gatedTransport();
     await transport.connect();
     const reported: string[] = [];
-    const writer = new JournalWriter(
-      transport,
-      memoryStore(),
-      'run-1',
-      1,
-      [],
-      0,
-      0,
-      100,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      (err) => reported.push(err.what),
-    );
+    const writer = new JournalWriter({
+      ...writerOptions(transport),
+      onUnencodableStep: (err) => reported.push(err.what),
+    });
     const first = writer.append([step(0)]);
     await settle(); // the next three wait for the first record and go out as one batch
     const batch = [

@@ -69,6 +69,34 @@ export interface AppendOptions {
   unencodableFailsStep?: boolean;
 }
 
+/** What a writer is made of: one run's journal under one epoch, from where its history ends. */
+export interface JournalWriterOptions {
+  transport: Transport;
+  store: Store;
+  runId: string;
+  epoch: number;
+  /** The effective entries so far (checkpoint + tail); the writer appends to this array. */
+  entries: JournalEntry[];
+  /** The journal position of the last record read or written. */
+  position: number;
+  /** The seq of the newest checkpoint; the next one gets the seq after it. */
+  checkpointSeq: number;
+  /** Checkpoint every this many entries. */
+  checkpointEvery: number;
+  faults?: FaultHook | undefined;
+  instruments?: WorkerInstruments | undefined;
+  /** Payload protection when it is on; undefined keeps the identity path. */
+  protection?: PayloadProtection | undefined;
+  /** The chain head after `entries` when the hash chain is on. */
+  head?: string | undefined;
+  /** Stores large values by reference; undefined journals every value inline. */
+  claimCheck?: ClaimCheck | undefined;
+  /** Told when a step's result could not be encoded (the step fails in its place). */
+  onUnencodableStep?: ((err: UnencodableValueError) => void) | undefined;
+  /** Stamps entries and checkpoints: the store's clock as the worker estimates it (store-clock.ts). @defaultValue Date.now */
+  clock?: () => number;
+}
+
 /** A record the bus or the codec refused for what it holds: it wrote nothing. */
 function refusedForValue(err: unknown): err is PayloadTooLargeError | UnencodableValueError {
   return err instanceof PayloadTooLargeError || err instanceof UnencodableValueError;
@@ -90,29 +118,40 @@ export class JournalWriter {
   /** An append refused for its value that nobody replaces (invariant 4): only RunFailed goes after it. */
   private blockCause: PayloadTooLargeError | UnencodableValueError | undefined;
 
-  constructor(
-    private readonly transport: Transport,
-    private readonly store: Store,
-    readonly runId: string,
-    readonly epoch: number,
-    /** The effective entries so far (checkpoint + tail + what this writer appended). */
-    readonly entries: JournalEntry[],
-    private lastPosition: number,
-    private checkpointSeq: number,
-    private readonly checkpointEvery: number,
-    private readonly faults: FaultHook | undefined,
-    private readonly instruments?: WorkerInstruments,
-    /** Payload protection when it is on; undefined keeps the identity path. */
-    private readonly protection?: PayloadProtection,
-    /** The chain head after `entries` when the hash chain is on. */
-    private head?: string,
-    /** Stores large values by reference; undefined journals every value inline. */
-    private readonly claimCheck?: ClaimCheck,
-    /** Told when a step's result could not be encoded (the step fails in its place). */
-    private readonly onUnencodableStep?: (err: UnencodableValueError) => void,
-    /** Stamps entries and checkpoints: the store's clock as the worker estimates it (store-clock.ts). */
-    private readonly clock: () => number = Date.now,
-  ) {}
+  private readonly transport: Transport;
+  private readonly store: Store;
+  readonly runId: string;
+  readonly epoch: number;
+  /** The effective entries so far (checkpoint + tail + what this writer appended). */
+  readonly entries: JournalEntry[];
+  private lastPosition: number;
+  private checkpointSeq: number;
+  private readonly checkpointEvery: number;
+  private readonly faults: FaultHook | undefined;
+  private readonly instruments: WorkerInstruments | undefined;
+  private readonly protection: PayloadProtection | undefined;
+  private head: string | undefined;
+  private readonly claimCheck: ClaimCheck | undefined;
+  private readonly onUnencodableStep: ((err: UnencodableValueError) => void) | undefined;
+  private readonly clock: () => number;
+
+  constructor(options: JournalWriterOptions) {
+    this.transport = options.transport;
+    this.store = options.store;
+    this.runId = options.runId;
+    this.epoch = options.epoch;
+    this.entries = options.entries;
+    this.lastPosition = options.position;
+    this.checkpointSeq = options.checkpointSeq;
+    this.checkpointEvery = options.checkpointEvery;
+    this.faults = options.faults;
+    this.instruments = options.instruments;
+    this.protection = options.protection;
+    this.head = options.head;
+    this.claimCheck = options.claimCheck;
+    this.onUnencodableStep = options.onUnencodableStep;
+    this.clock = options.clock ?? Date.now;
+  }
 
   get position(): number {
     return this.lastPosition;

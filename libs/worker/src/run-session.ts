@@ -277,23 +277,23 @@ export class RunSession {
         ? [{ position: markerPosition, data: markerData }]
         : undefined;
     const newWriter = (entries: JournalEntry[], checkpointSeq: number, head?: string): JournalWriter =>
-      new JournalWriter(
+      new JournalWriter({
         transport,
         store,
         runId,
         epoch,
         entries,
-        markerPosition,
+        position: markerPosition,
         checkpointSeq,
-        this.options.checkpointEvery,
-        this.options.faults,
-        this.instruments,
+        checkpointEvery: this.options.checkpointEvery,
+        faults: this.options.faults,
+        instruments: this.instruments,
         protection,
         head,
-        this.options.claimCheck,
-        this.reportUnencodableStep,
-        this.storeNow,
-      );
+        claimCheck: this.options.claimCheck,
+        onUnencodableStep: this.reportUnencodableStep,
+        clock: this.storeNow,
+      });
     let history: RunHistory;
     try {
       // Verified before anything is replayed (run-history.ts in @baton/core): a tampered,
