@@ -21,7 +21,7 @@ import {
   type ProtectedCheckpoint,
 } from '@baton/core/runtime';
 import { Worker, type WorkerEvent } from '@baton/worker';
-import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
+import { inProcessNamespace, IN_PROCESS_PAIRS, until } from './in-process.spec-helper.js';
 
 /** What the first activity returns: must never appear in the clear on the bus or in the store. */
 const MARKER = `plaintext-marker-${randomBytes(6).toString('hex')}`;
@@ -104,14 +104,6 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
 
   async function stopWorkers(): Promise<void> {
     await Promise.all(workers.splice(0).map((w) => w.stop()));
-  }
-
-  async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
   }
 
   /** Starts a run on a worker with `protection` and returns once it is suspended after `reveal`. */

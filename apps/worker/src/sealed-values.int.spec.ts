@@ -24,7 +24,7 @@ import {
   type PayloadProtection,
 } from '@baton/core/runtime';
 import { Worker } from '@baton/worker';
-import { inProcessNamespace, IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
+import { inProcessNamespace, IN_PROCESS_PAIRS, until } from './in-process.spec-helper.js';
 
 /** Must never appear in the clear on the bus or in the store. */
 const MARKER = `sealed-marker-${randomBytes(6).toString('hex')}`;
@@ -84,14 +84,6 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
     await worker.start();
     ns.workers.push(worker);
     return worker;
-  }
-
-  async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
   }
 
   const suspended = (runId: string) => async () => (await store.getRun(runId))?.status === 'suspended';

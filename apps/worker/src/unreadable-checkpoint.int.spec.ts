@@ -27,7 +27,7 @@ import { supportsGroupJournal, withGroupJournal } from '@baton/core/runtime';
 import { METRIC } from '@baton/telemetry';
 import { Worker, type WorkerEvent } from '@baton/worker';
 import type { CrashEnvironment } from '@baton/testing/crash';
-import { IN_PROCESS_PAIRS } from './in-process.spec-helper.js';
+import { IN_PROCESS_PAIRS, until } from './in-process.spec-helper.js';
 import { damageCheckpoint } from './damage.spec-helper.js';
 
 const reader = new PeriodicExportingMetricReader({
@@ -125,14 +125,6 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     await worker.start();
     workers.push(worker);
     return worker;
-  }
-
-  async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
   }
 
   const suspendedWith = async (runId: string, done: number): Promise<boolean> =>

@@ -3,18 +3,9 @@
  * status. The query string uses the store's own filter names (RunFilter), so the URL a person
  * shares is the query the store answers.
  */
-import type { RunQuery, RunStatus } from '@baton/client';
+import { RUN_STATUSES, type RunQuery, type RunStatus } from '@baton/client';
 import { HttpError, type Route } from './http-kit.js';
 
-const STATUSES: readonly RunStatus[] = [
-  'pending',
-  'running',
-  'suspended',
-  'paused',
-  'completed',
-  'failed',
-  'cancelled',
-];
 const TIME_FIELDS = ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const;
 const TEXT_FIELDS = ['workflow', 'runIdPrefix', 'idempotencyKeyPrefix', 'worker', 'cursor'] as const;
 
@@ -32,8 +23,8 @@ export function runQueryOf(params: URLSearchParams): RunQuery {
   if (status) {
     const list = status.split(',').filter((s) => s !== '');
     for (const s of list) {
-      if (!STATUSES.includes(s as RunStatus))
-        throw new HttpError(400, `'status' ${s} is not a run status (${STATUSES.join(', ')})`);
+      if (!RUN_STATUSES.includes(s as RunStatus))
+        throw new HttpError(400, `'status' ${s} is not a run status (${RUN_STATUSES.join(', ')})`);
     }
     query.status = list as RunStatus[];
   }
