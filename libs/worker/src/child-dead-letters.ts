@@ -234,7 +234,9 @@ export async function retellParent(
   options: Pick<ResolvedWorkerOptions, 'transport' | 'claimCheck' | 'logger' | 'payloadProtection'>,
   run: RunRecord,
 ): Promise<void> {
-  await reportEndToParent(options, run, { status: 'failed', error: run.error! });
+  // The record's error is sealed where the fleet encrypts: the parent is sent it opened, sealed anew for it.
+  const error = openError(run.error, run.runId, options.payloadProtection)!;
+  await reportEndToParent(options, run, { status: 'failed', error });
   options.logger.info(
     { runId: run.runId, workflow: `${run.workflow}@${run.version}` },
     `start of child run ${run.runId} dropped: its start was dead-lettered and the child settled as failed; ` +
