@@ -47,11 +47,16 @@ beforeAll(async () => {
   await buildConsole();
   await client.connect();
   workers = await Promise.all([1, 2].map((n) => fleet.spawn({ BATON_WORKER_ID: `${ns}-w${n}` })));
-  // A port of the console's range that nothing listens on: a worker that is down.
-  deadUrl = `http://127.0.0.1:${await freeConsolePort()}/metrics`;
+  // A port of the console's range that nothing listens on: a worker that is down. Not the
+  // console's own port: both are free when chosen, so the second pick could name the first (seen
+  // in CI: the "dead" source was scraped without an error).
+  const consolePort = await freeConsolePort();
+  let deadPort = await freeConsolePort();
+  while (deadPort === consolePort) deadPort = await freeConsolePort();
+  deadUrl = `http://127.0.0.1:${deadPort}/metrics`;
   server = await startConsole({
     client,
-    options: { port: await freeConsolePort(), metricsUrls: [...workers.map(metricsUrl), deadUrl] },
+    options: { port: consolePort, metricsUrls: [...workers.map(metricsUrl), deadUrl] },
     env,
     log: () => {},
     metricsIntervalMs: 250,

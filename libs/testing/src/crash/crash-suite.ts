@@ -149,14 +149,15 @@ export function describeCrashSuite(
         const [leaving, staying] = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
         if (!leaving || !staying) throw new Error('fleet did not start');
         // Runs go out in waves until the leaving worker executes some: on a partitioned bus the
-        // first member to join may claim a whole wave before the other holds any partition.
+        // first member to join may claim a whole wave before the other holds any partition (seen
+        // in CI on Kafka for more than five waves of 4 s: the group's rebalance came late).
         for (let wave = 1; ; wave++) {
           await w.enqueue(15, { steps: 10, minDelayMs: 150, maxDelayMs: 300 });
           try {
             await w.waitForExecutions(leaving.pid, 3, 4_000);
             break;
           } catch (err) {
-            if (wave >= 5) throw err;
+            if (wave >= 8) throw err;
           }
         }
 
