@@ -71,7 +71,7 @@ import {
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
 import { FleetProtectionCheck } from './fleet-protection.js';
-import { openedRecord } from './sealed-records.js';
+import { openedError, openedRecord } from './sealed-records.js';
 import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
 import { checkStartFields, validatedInput, validatedSignalPayload } from './validate-input.js';
 import { DeadLettersApi, RunQueriesApi } from './operations.js';
@@ -817,7 +817,7 @@ export class Client {
       }
       if (run !== undefined) seen = run.status;
       // Without the key a sealed error keeps its name and code, and says "protected (key k1)".
-      const error = run?.error === undefined ? undefined : openedRecord(run, this.protection).error;
+      const error = run === undefined ? undefined : openedError(run, this.protection);
       if (run?.status === 'failed')
         throw new WorkflowFailedError(current, error ?? { name: 'Error', message: 'unknown' });
       if (run?.status === 'cancelled') throw new CancelledError(current, error?.message);

@@ -10,7 +10,7 @@
  *   scheduleId: 'nightly-eu', cron: '0 2 * * *', timeZone: 'Europe/Paris', overlap: 'skip',
  * });
  */
-import { ConfigError, MissingKeyError, NotFoundError, toMs, type Duration } from '@baton/core';
+import { ConfigError, NotFoundError, toMs, type Duration } from '@baton/core';
 import {
   assertScheduleId,
   type CatchupPolicy,
@@ -34,6 +34,7 @@ import {
   type PayloadProtection,
 } from '@baton/core/runtime';
 import { randomUUID } from 'node:crypto';
+import { unlessKeyMissing } from './sealed-records.js';
 import { checkStartFields, validatedInput } from './validate-input.js';
 
 /** When a schedule falls due: exactly one of `cron` (with `timeZone`) and `every`. */
@@ -158,13 +159,9 @@ export class SchedulesApi {
   /** The schedule with its input opened, or left sealed when this client lacks the key it names. */
   private opened(schedule: ScheduleRecord): ScheduleRecord {
     if (!isSealedValue(schedule.input)) return schedule;
-    try {
-      const id = scheduleSealId(schedule.scheduleId);
-      return { ...schedule, input: openValue(schedule.input, id, 'schedule input', this.protection()) };
-    } catch (err) {
-      if (err instanceof MissingKeyError) return schedule;
-      throw err;
-    }
+    const id = scheduleSealId(schedule.scheduleId);
+    const open = () => openValue(schedule.input, id, 'schedule input', this.protection());
+    return { ...schedule, input: unlessKeyMissing(open, schedule.input) };
   }
 
   /**

@@ -8,7 +8,8 @@ import { MissingKeyError, type SerializedError } from '@baton/core';
 import type { RunRecord } from '@baton/core/adapter';
 import { openError, openResult, openValue, type PayloadProtection } from '@baton/core/runtime';
 
-function unlessKeyMissing<T>(open: () => T, sealed: T): T {
+/** What `open` returns, or `sealed` as it is when this client lacks the key it names. */
+export function unlessKeyMissing<T>(open: () => T, sealed: T): T {
   try {
     return open();
   } catch (err) {
@@ -27,8 +28,11 @@ export function openedRecord<R extends RunRecord>(run: R, protection: PayloadPro
   if (run.result !== undefined) {
     out.result = unlessKeyMissing(() => openResult(run.result, runId, protection), run.result);
   }
-  if (run.error !== undefined) {
-    out.error = unlessKeyMissing(() => openError(run.error, runId, protection), run.error) as SerializedError;
-  }
+  if (run.error !== undefined) out.error = openedError(run, protection);
   return out;
+}
+
+/** `run`'s error opened where `protection` holds its key, else as stored (`protected (key k1)`). */
+export function openedError(run: RunRecord, protection: PayloadProtection): SerializedError | undefined {
+  return unlessKeyMissing(() => openError(run.error, run.runId, protection), run.error);
 }
