@@ -36,6 +36,7 @@ ENV NX_DAEMON=false \
 COPY package.json package-lock.json .npmrc ./
 COPY libs/client/package.json libs/client/
 COPY libs/core/package.json libs/core/
+COPY libs/host/package.json libs/host/
 COPY libs/store-postgres/package.json libs/store-postgres/
 COPY libs/store-redis/package.json libs/store-redis/
 COPY libs/telemetry/package.json libs/telemetry/
@@ -78,6 +79,7 @@ RUN groupadd --gid 10001 baton \
 COPY package.json package-lock.json .npmrc ./
 COPY libs/client/package.json libs/client/
 COPY libs/core/package.json libs/core/
+COPY libs/host/package.json libs/host/
 COPY libs/store-postgres/package.json libs/store-postgres/
 COPY libs/store-redis/package.json libs/store-redis/
 COPY libs/telemetry/package.json libs/telemetry/
@@ -96,6 +98,7 @@ RUN npm ci --omit=dev --workspace @baton/worker-app --workspace @baton/cli --wor
  && npm cache clean --force
 COPY --from=build /src/libs/client/dist libs/client/dist
 COPY --from=build /src/libs/core/dist libs/core/dist
+COPY --from=build /src/libs/host/dist libs/host/dist
 COPY --from=build /src/libs/store-postgres/dist libs/store-postgres/dist
 COPY --from=build /src/libs/store-redis/dist libs/store-redis/dist
 COPY --from=build /src/libs/telemetry/dist libs/telemetry/dist

@@ -5,20 +5,41 @@ import tseslint from 'typescript-eslint';
 /** Never import a package's build output; plus, per file group, the @baton/core doors it may not use. */
 const DIST = { group: ['**/dist/*'], message: 'Import the package, not its build output.' };
 
+/** The import patterns `files` may not use: always a build output, plus the groups given. */
+function restrict(...patterns) {
+  return { 'no-restricted-imports': ['error', { patterns: [DIST, ...patterns] }] };
+}
+
 /**
  * The doors of @baton/core, by audience (libs/core/README.md): the root for workflow authors,
  * `/adapter` for transport and store authors, `/runtime` for the worker, the client and the test
  * kit, `/memory` for the demo, the bench and tests.
  */
 function doorsClosed(doors, why) {
-  return {
-    'no-restricted-imports': [
-      'error',
-      { patterns: [DIST, { group: doors.map((d) => `@baton/core/${d}`), message: why }] },
-    ],
-  };
+  return { group: doors.map((d) => `@baton/core/${d}`), message: why };
 }
 const TESTS = ['**/*.spec.ts', '**/*.spec-helper.ts', '**/*.spec-d.ts'];
+
+/**
+ * No app imports another app: what processes share (adapter registry, BATON_* configuration,
+ * workflow loading) is `@baton/host`, so each app can be shipped alone. The deployment checks
+ * (apps/deploy) are the exception: they compare the chart, the compose file and the image with
+ * the worker's own code.
+ */
+const APPS = ['worker-app', 'cli', 'bench', 'demo', 'deploy-checks'];
+const APP_FOLDERS = ['worker', 'cli', 'bench', 'demo', 'deploy'];
+const NO_OTHER_APP = {
+  group: [
+    ...APPS.map((a) => `@baton/${a}`),
+    ...APP_FOLDERS.flatMap((f) => [`../../${f}/src/**`, `../../../${f}/src/**`]),
+  ],
+  message: 'An app never imports another app; shared code belongs in a library (@baton/host).',
+};
+const RUNTIME_CLOSED = doorsClosed(
+  ['runtime'],
+  '@baton/core/runtime is for the worker, the client and the test kit.',
+);
+const MEMORY_CLOSED = doorsClosed(['memory'], 'The embedded adapters are for the demo, the bench and tests.');
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', 'coverage/**'] },
@@ -33,29 +54,50 @@ export default tseslint.config(
     },
   },
   {
+    // A later block's no-restricted-imports replaces this one, so each app block repeats it.
+    files: ['apps/*/src/**/*.ts'],
+    ignores: ['apps/deploy/**'],
+    rules: restrict(NO_OTHER_APP),
+  },
+  {
     // An adapter implements the contracts; the runtime and the embedded adapters are not its concern.
     files: ['libs/transport-*/src/**/*.ts', 'libs/store-*/src/**/*.ts'],
     ignores: TESTS,
-    rules: doorsClosed(['runtime', 'memory'], 'An adapter imports @baton/core and @baton/core/adapter only.'),
+    rules: restrict(
+      doorsClosed(['runtime', 'memory'], 'An adapter imports @baton/core and @baton/core/adapter only.'),
+    ),
   },
   {
     // The runtime is for the worker, the client and the test kit; the embedded adapters for the
     // demo, the bench, the test kit and tests.
-    files: ['libs/telemetry/src/**/*.ts', 'apps/demo/src/**/*.ts', 'apps/bench/src/**/*.ts'],
+    files: ['libs/telemetry/src/**/*.ts'],
     ignores: TESTS,
-    rules: doorsClosed(['runtime'], '@baton/core/runtime is for the worker, the client and the test kit.'),
+    rules: restrict(RUNTIME_CLOSED),
   },
   {
-    files: ['libs/worker/src/**/*.ts', 'libs/client/src/**/*.ts', 'apps/worker/src/**/*.ts'],
+    files: ['apps/demo/src/**/*.ts', 'apps/bench/src/**/*.ts'],
+    ignores: TESTS,
+    rules: restrict(NO_OTHER_APP, RUNTIME_CLOSED),
+  },
+  {
+    files: ['libs/worker/src/**/*.ts', 'libs/client/src/**/*.ts', 'libs/host/src/**/*.ts'],
+    ignores: TESTS,
+    rules: restrict(MEMORY_CLOSED),
+  },
+  {
+    files: ['apps/worker/src/**/*.ts'],
     ignores: [...TESTS, 'apps/worker/src/examples/**'],
-    rules: doorsClosed(['memory'], 'The embedded adapters are for the demo, the bench and tests.'),
+    rules: restrict(NO_OTHER_APP, MEMORY_CLOSED),
   },
   {
     // Workflow code (the examples users copy) is written against the authors' door alone.
     files: ['apps/worker/src/examples/**/*.ts', 'apps/demo/src/loan-workflow.ts'],
-    rules: doorsClosed(
-      ['adapter', 'runtime', 'memory'],
-      'Workflow code imports @baton/core (and @baton/client) only.',
+    rules: restrict(
+      NO_OTHER_APP,
+      doorsClosed(
+        ['adapter', 'runtime', 'memory'],
+        'Workflow code imports @baton/core (and @baton/client) only.',
+      ),
     ),
   },
   {

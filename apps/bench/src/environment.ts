@@ -8,14 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Store, Transport } from '@baton/core/adapter';
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
-import {
-  isolatedEnv,
-  loadAdapterCode,
-  readConfig,
-  removeIsolated,
-  storeFromConfig,
-  transportFromConfig,
-} from '@baton/worker-app';
+import { loadAdapterCode, readConfig, storeFromConfig, transportFromConfig } from '@baton/host';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 import type { BenchConfig, BusKind, StoreKind } from './types.js';
 
 /** The servers the bench talks to (a {@link BenchConfig} fits). */

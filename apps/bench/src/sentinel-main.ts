@@ -22,17 +22,11 @@ import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow, type WorkflowDefinition } from '@baton/core';
 import { startRedisCluster, type RedisCluster } from '@baton/testing/clusters';
 import { natsTestUrl } from '@baton/testing/servers';
-import {
-  isolatedEnv,
-  loadAdapterCode,
-  readConfig,
-  removeIsolated,
-  storeFromConfig,
-  transportFromConfig,
-} from '@baton/worker-app';
+import { loadAdapterCode, readConfig, storeFromConfig, transportFromConfig } from '@baton/host';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
+import { chain10 } from './workflows.js';
 import { Worker } from '@baton/worker';
 import { parseCommandArgs, runCommand, wholeNumber } from './command.js';
-import { chain10 } from './workflows.js';
 
 const USAGE = `Usage: npm run bench:sentinel -- [--runs N] [--repeat N] [--url URL]
 

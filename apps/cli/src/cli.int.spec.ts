@@ -31,13 +31,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type RunTimeline } from '@baton/client';
 import { WorkerFleet, REPO_ROOT, type WorkerProcess } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import {
-  isolatedEnv,
-  loadAdapterCode,
-  operatorAdapters,
-  readOperatorConfig,
-  removeIsolated,
-} from '@baton/worker-app';
+import { loadAdapterCode, operatorAdapters, readOperatorConfig } from '@baton/host';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 import type { StepsInput } from './cli-workflows.spec-helper.js';
 
 const CLI_MAIN = resolve(REPO_ROOT, 'apps/cli/dist/main.js');

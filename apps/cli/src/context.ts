@@ -1,6 +1,6 @@
 /**
  * The connection flags and the Client a command uses. Configuration comes from the same BATON_*
- * variables as the worker (read by the worker's own code, apps/worker/src/operator-config.ts);
+ * variables as the worker (read by `@baton/host`, libs/host/src/operator-config.ts, as the worker reads them);
  * a flag overrides its variable.
  */
 import { Client } from '@baton/client';
@@ -8,10 +8,10 @@ import type { Store } from '@baton/core/adapter';
 import {
   loadAdapterCode,
   OPERATOR_ENV,
+  type OperatorAdapters,
   operatorAdapters,
   readOperatorConfig,
-  type OperatorAdapters,
-} from '@baton/worker-app';
+} from '@baton/host';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 

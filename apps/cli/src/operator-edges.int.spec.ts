@@ -20,12 +20,7 @@ import { Client } from '@baton/client';
 import { resolvePayloadProtection, sealValue } from '@baton/core/runtime';
 import { REPO_ROOT } from '@baton/testing/crash';
 import { freePort, startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
-import {
-  loadAdapterCode,
-  operatorAdapters,
-  readOperatorConfig,
-  type OperatorAdapters,
-} from '@baton/worker-app';
+import { loadAdapterCode, type OperatorAdapters, operatorAdapters, readOperatorConfig } from '@baton/host';
 
 const CLI_MAIN = resolve(REPO_ROOT, 'apps/cli/dist/main.js');
 /** Enough runs that a bulk pause one at a time is still walking when the SIGINT lands. */

@@ -1,13 +1,14 @@
 /**
- * The CLI as npm would ship it: `@baton/cli` and the workspace packages it depends on (worker-app
+ * The CLI as npm would ship it: `@baton/cli` and the workspace packages it depends on (`@baton/host`
  * for the configuration code it shares with the worker, and the libs under it) are built, packed
  * with `npm pack`, and installed from their tarballs into an empty project outside the repository,
  * every other dependency coming from the npm registry. There the installed `baton` bin runs with
  * plain node (no workspace links, no source condition) against the real NATS + Redis.
  *
- * @baton/worker-app is private (not published), so `npm i @baton/cli` from the registry does not
- * work yet: this checks the packages themselves (files, bin, dependencies), as apps/deploy's
- * packed-packages spec does for the public libs.
+ * No app is in its closure (the worker process is not needed to run the CLI). The CLI and the
+ * console are not published yet, so `npm i @baton/cli` from the registry does not work: this checks
+ * the packages themselves (files, bin, dependencies), as apps/deploy's packed-packages spec does
+ * for the public libs.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@baton/testing/crash';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { isolatedEnv, removeIsolated } from '@baton/worker-app';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
 interface Result {
   code: number;
@@ -90,7 +91,8 @@ let bin = '';
 describe('the packed CLI in an empty project', () => {
   beforeAll(async () => {
     const names = await runtimeClosure();
-    expect(names).toContain('@baton/worker-app');
+    expect(names).toContain('@baton/host');
+    expect(names).not.toContain('@baton/worker-app');
     const build = await exec(
       'npx',
       ['nx', 'run-many', '-t', 'build', `--projects=${names.join(',')}`, '--outputStyle=static'],

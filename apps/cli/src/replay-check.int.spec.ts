@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type ReplayCheckReport } from '@baton/client';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { Worker } from '@baton/worker';
-import { isolatedEnv, operatorAdapters, readOperatorConfig, removeIsolated } from '@baton/worker-app';
+import { operatorAdapters, readOperatorConfig } from '@baton/host';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 // The code of the adapters operatorAdapters builds below (the CLI loads it with loadAdapterCode).
 import '@baton/store-redis';
 import '@baton/transport-nats';

@@ -13,13 +13,8 @@ import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
 import '@baton/store-postgres';
 import '@baton/store-redis';
 import '@baton/transport-nats';
-import {
-  isolatedEnv,
-  operatorAdapters,
-  readOperatorConfig,
-  removeIsolated,
-  type OperatorAdapters,
-} from '@baton/worker-app';
+import { type OperatorAdapters, operatorAdapters, readOperatorConfig } from '@baton/host';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
 export const CONSOLE_WORKFLOWS = resolve(REPO_ROOT, 'apps/console/src/console-workflows.spec-helper.ts');
 

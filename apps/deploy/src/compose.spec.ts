@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseDocument } from 'yaml';
-import { ENV } from '../../worker/src/config.js';
+import { ENV } from '@baton/host';
 import { PRODUCER_READS } from '../../worker/src/producer.js';
 import { OTEL_ENV } from '../../worker/src/telemetry.js';
 

@@ -24,7 +24,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
-import { ENV } from '../../worker/src/config.js';
+import { ENV } from '@baton/host';
 import { OTEL_ENV } from '../../worker/src/telemetry.js';
 import { alertRulesBlock, readOperationsDoc } from '../../worker/src/operations-doc.spec-helper.js';
 import { CHART_DIR, type ChartInput, helmLint, helmTemplate } from './helm.js';

@@ -16,8 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsCluster, type NatsCluster, type NatsNode } from '@baton/testing/clusters';
 import { CrashWorld } from '@baton/testing/crash';
 import { redisTestUrl } from '@baton/testing/servers';
-import { largePayloadsFromConfig, loadAdapterCode, storeFromConfig } from './adapters.js';
-import { readConfig } from './config.js';
+import { largePayloadsFromConfig, loadAdapterCode, readConfig, storeFromConfig } from '@baton/host';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import {
   NO_VIOLATIONS,

@@ -5,9 +5,8 @@
  */
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { readConfig } from './config.js';
-import { loadAdapterCode, storeFromConfig, transportFromConfig } from './adapters.js';
-import { isolatedEnv, removeIsolated } from './registry.js';
+import { loadAdapterCode, readConfig, storeFromConfig, transportFromConfig } from '@baton/host';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
 type StoreKind = 'redis' | 'postgres';
 type BusKind = 'nats' | 'kafka' | 'redis';

@@ -1,6 +1,8 @@
 /**
  * The worker process (`baton-worker`): configuration from the environment, adapters from URLs,
- * workflow modules loaded at start. Exported for tests and for embedding the same start-up logic.
+ * workflow modules loaded at start. Exported for embedding the same start-up logic; the
+ * configuration, adapter and workflow-loading code it shares with the producer, the CLI and the
+ * console is `@baton/host`.
  *
  * @example
  * ```sh
@@ -8,15 +10,4 @@
  * BATON_WORKFLOWS=./dist/workflows.js node apps/worker/dist/main.js
  * ```
  */
-export type { LogLevel, WorkerAppConfig, WorkerTuning } from './config.js';
-export { ENV, readConfig } from './config.js';
-export { loadAdapterCode, maskUrl, storeFromConfig, transportFromConfig } from './adapters.js';
-export { ADAPTERS, isolatedEnv, removeIsolated } from './registry.js';
-export { loadWorkflows } from './workflows.js';
 export { runWorkerProcess } from './process.js';
-export {
-  OPERATOR_ENV,
-  operatorAdapters,
-  readOperatorConfig,
-  type OperatorAdapters,
-} from './operator-config.js';

@@ -17,20 +17,22 @@ import { describePayloadProtection, payloadKeyFingerprints } from '@baton/core/r
 import type { AdapterLogHook } from '@baton/core/adapter';
 import { Worker } from '@baton/worker';
 import {
+  ENV,
   largePayloadsFromConfig,
   loadAdapterCode,
+  loadWorkflows,
   maskUrl,
+  namespacesInUse,
+  namingVariables,
+  readConfig,
+  registrationFor,
   storeFromConfig,
   transportFromConfig,
-} from './adapters.js';
-import { namingVariables } from './config-errors.js';
-import { ENV, readConfig, type WorkerAppConfig } from './config.js';
+  type WorkerAppConfig,
+} from '@baton/host';
 import { WorkerHttpServer } from './http-server.js';
 import { startTelemetry } from './telemetry.js';
 import { logEvent } from './event-log.js';
-import { namespacesInUse } from './namespaces.js';
-import { registrationFor } from './registry.js';
-import { loadWorkflows } from './workflows.js';
 import { withTimeout } from './timeout.js';
 
 /** How long connect() of the bus or the store may take before start-up fails. */

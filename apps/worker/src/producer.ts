@@ -26,10 +26,8 @@ import { Client } from '@baton/client';
 import { ConfigError } from '@baton/core';
 import type { Transport } from '@baton/core/adapter';
 import { PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
-import { maskUrl } from './adapters.js';
-import { ENV } from './config.js';
+import { ENV, maskUrl, readTransportConfig, TRANSPORT_ENV, transportFromEnvConfig } from '@baton/host';
 import { demoOrder, orderFulfilment } from './examples/orders.js';
-import { readTransportConfig, TRANSPORT_ENV, transportFromEnvConfig } from './producer-config.js';
 import { withTimeout } from './timeout.js';
 
 /** The producer's own environment variables. */

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, WorkerProcess } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { isolatedEnv, removeIsolated } from './registry.js';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
 const RECORDER = resolve(REPO_ROOT, 'apps/worker/src/loaded-packages.spec-helper.mjs');
 /** Workflows that import only @baton/core (the crash suite's write to a Postgres ledger). */

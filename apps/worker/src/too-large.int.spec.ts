@@ -17,8 +17,7 @@ import type { Store, Transport } from '@baton/core/adapter';
 import { WorkerProcess } from '@baton/testing/crash';
 import { redisTestUrl, startPrivateNats, type PrivateServer } from '@baton/testing/servers';
 import { purgeRedisKeyPrefix } from '@baton/store-redis';
-import { readConfig } from './config.js';
-import { loadAdapterCode, storeFromConfig, transportFromConfig } from './adapters.js';
+import { loadAdapterCode, readConfig, storeFromConfig, transportFromConfig } from '@baton/host';
 import { inputLength, oversized } from './oversized.spec-helper.js';
 
 const MAX_PAYLOAD = 64 * 1024;

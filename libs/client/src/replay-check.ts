@@ -39,7 +39,7 @@ export const IN_FLIGHT_STATUSES: readonly RunStatus[] = ['pending', 'running', '
 export interface ReplayCheckOptions {
   /**
    * The NEW workflow code: every definition a new worker would register (one per name@version);
-   * see `loadWorkflows` in `@baton/worker-app` to load them from workflow modules.
+   * see `loadWorkflows` in `@baton/host` to load them from workflow modules.
    */
   workflows: readonly AnyWorkflowDefinition[];
   /**

@@ -9,7 +9,7 @@
  * 130 when Ctrl-C stopped the check (the check rejects with the abort; runCli reports it).
  */
 import { IN_FLIGHT_STATUSES, type ReplayCheckReport, type ReplayCheckRun } from '@baton/client';
-import { loadWorkflows } from '@baton/worker-app';
+import { loadWorkflows } from '@baton/host';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';

@@ -14,7 +14,7 @@
  *   the navigation's start (the page's HTML, script, and its /api/runs and /api/run-counts calls).
  */
 import { Client } from '@baton/client';
-import { loadAdapterCode, operatorAdapters, readOperatorConfig } from '@baton/worker-app';
+import { loadAdapterCode, operatorAdapters, readOperatorConfig } from '@baton/host';
 import { launchChromium } from '../browser.spec-helper.js';
 import { freeConsolePort } from '../console-port.spec-helper.js';
 import { startConsole } from '../index.js';

@@ -12,7 +12,8 @@ import { renameOptions } from './config-errors.js';
 import { ENV, readConfig } from './config.js';
 import { namespacesInUse } from './namespaces.js';
 import { TRANSPORT_ENV } from './producer-config.js';
-import { ADAPTERS, isolatedEnv, registrationFor, removeIsolated } from './registry.js';
+import { ADAPTERS, registrationFor } from './registry.js';
+import { isolatedEnv, removeIsolated } from './testing.js';
 
 const BASE = { [ENV.workflows]: './workflows.js' };
 const variablesOf = (r: (typeof ADAPTERS)[number]) =>

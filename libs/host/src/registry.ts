@@ -1,7 +1,8 @@
 /**
- * The adapters the worker process can build, by URL scheme. Everything adapter-specific in the
- * worker app (its variables and their validation, adapter construction, error messages, the
- * `worker ready` line, the producer's bus variables) is derived from this list: a new transport or
+ * The adapters a Baton process (the worker, the producer, the CLI, the console, the bench) can
+ * build, by URL scheme. Everything adapter-specific in those processes (their variables and their
+ * validation, adapter construction, error messages, the worker's `ready` line, the producer's bus
+ * variables) is derived from this list: a new transport or
  * store adds its package's registration here and nothing else (docs/architecture.md, "Adding an
  * adapter"). The `memory:` adapters are not here on purpose: they cannot be shared by a fleet.
  *
@@ -40,32 +41,4 @@ export function registrationFor(kind: AdapterKind, url: string): AnyAdapterRegis
 /** The registrations of one kind. */
 export function registrationsOf(kind: AdapterKind): AnyAdapterRegistration[] {
   return ADAPTERS.filter((r) => r.kind === kind);
-}
-
-/** The isolation of the registration `url` picks, and its settings for namespace `id`. */
-function isolationOf(kind: AdapterKind, url: string, id: string) {
-  const registration = registrationFor(kind, url);
-  const isolation = registration?.isolation;
-  if (registration === undefined || isolation === undefined) {
-    throw new Error(`no registered ${kind} for '${schemeOf(url) ?? url}' can isolate a namespace`);
-  }
-  const settings: Record<string, string> = isolation.settings(id);
-  return { registration, isolation, settings };
-}
-
-/**
- * For tests and benchmarks: the variables that put the adapter `url` picks under namespace `id`
- * (`{ BATON_NATS_PREFIX: id }`, `{ BATON_REDIS_KEY_PREFIX: 'id:' }`).
- */
-export function isolatedEnv(kind: AdapterKind, url: string, id: string): Record<string, string> {
-  const { registration, settings } = isolationOf(kind, url, id);
-  const variables = registration.variables as Record<string, { name: string }>;
-  return Object.fromEntries(Object.entries(settings).map(([key, value]) => [variables[key]!.name, value]));
-}
-
-/** Deletes everything under namespace `id` on the server `url` names. Irreversible. */
-export async function removeIsolated(kind: AdapterKind, url: string, id: string): Promise<void> {
-  const { registration, isolation, settings } = isolationOf(kind, url, id);
-  await registration.load?.();
-  await isolation.remove(url, settings);
 }
