@@ -47,17 +47,17 @@ COPY libs/transport-redis/package.json libs/transport-redis/
 COPY libs/worker/package.json libs/worker/
 COPY apps/worker/package.json apps/worker/
 COPY apps/cli/package.json apps/cli/
-COPY apps/console/package.json apps/console/
+COPY libs/console/package.json libs/console/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.base.json nx.json ./
 COPY libs/ libs/
 COPY apps/worker/ apps/worker/
 COPY apps/cli/ apps/cli/
-COPY apps/console/ apps/console/
+COPY libs/console/ libs/console/
 # The worker app's build target depends on every dependency's build (`dependsOn: ["^build"]` in
 # nx.json), so this compiles each lib to <lib>/dist (tsc -p tsconfig.build.json, plus the SQL
 # migrations and Lua scripts the stores load at run time), then apps/worker/dist. The CLI's build
-# adds apps/console/dist (its server, and the front-end in dist/public) and apps/cli/dist.
+# adds libs/console/dist (its server, and the front-end in dist/public) and apps/cli/dist.
 RUN npx nx run-many -t build --projects=@baton/worker-app,@baton/cli --outputStyle=static
 
 # ---------------------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ COPY libs/transport-redis/package.json libs/transport-redis/
 COPY libs/worker/package.json libs/worker/
 COPY apps/worker/package.json apps/worker/
 COPY apps/cli/package.json apps/cli/
-COPY apps/console/package.json apps/console/
+COPY libs/console/package.json libs/console/
 # Only what @baton/worker-app and @baton/cli (with @baton/console) need to run. No install scripts:
 # nothing in this tree compiles native code, and an image build should not run third-party code it
 # does not need. The front-end is built files (dist/public): Preact and Vite are not installed.
@@ -107,7 +107,7 @@ COPY --from=build /src/libs/transport-nats/dist libs/transport-nats/dist
 COPY --from=build /src/libs/transport-redis/dist libs/transport-redis/dist
 COPY --from=build /src/libs/worker/dist libs/worker/dist
 COPY --from=build /src/apps/worker/dist apps/worker/dist
-COPY --from=build /src/apps/console/dist apps/console/dist
+COPY --from=build /src/libs/console/dist libs/console/dist
 COPY --from=build /src/apps/cli/dist apps/cli/dist
 # `baton` on the PATH (the CLI's bin; its build makes main.js executable), e.g. a Kubernetes
 # container's command ["baton", "console", "--host", "0.0.0.0"] (helm/baton-worker: console.enabled).

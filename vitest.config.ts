@@ -25,7 +25,7 @@ export const SERIAL_SPECS = [
   // It builds the CLI too (nx restores the cached dist, rewriting it) while cli.int.spec.ts, in the
   // parallel phase, runs the built binary: seen in CI as ENOENT on a dist file the build rewrote.
   'apps/cli/src/operator-edges.int.spec.ts',
-  'apps/console/src/*.int.spec.ts',
+  'libs/console/src/*.int.spec.ts',
   'libs/transport-kafka/src/kafka-cluster.int.spec.ts',
   'libs/transport-nats/src/nats-cluster.int.spec.ts',
   'libs/store-redis/src/sentinel.int.spec.ts',

@@ -14,7 +14,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const WORKER_APP = 'apps/worker';
 /** The `baton` CLI, whose `baton console` serves the web console from the same image. */
 const CLI_APP = 'apps/cli';
-const CONSOLE_APP = 'apps/console';
+const CONSOLE_APP = 'libs/console';
 
 interface Instruction {
   keyword: string;
@@ -334,7 +334,7 @@ describe('Dockerfile', () => {
       'the build stage does not build @baton/cli',
     ).toBe(true);
     // The console's front-end is built by its package's build script into dist/public, which the
-    // runtime gets with the rest of apps/console/dist.
+    // runtime gets with the rest of libs/console/dist.
     const consolePkg = workspaces().get('@baton/console')!.pkg;
     expect(consolePkg.scripts?.build, 'the console build does not run vite').toMatch(/\bvite build\b/);
     expect(readFileSync(join(REPO, CONSOLE_APP, 'vite.config.ts'), 'utf8')).toMatch(

@@ -47,7 +47,7 @@ export interface ConsoleServerOptions {
   client: Client;
   options: ResolvedConsoleOptions;
   fleet: FleetDescription;
-  /** Where the built front-end is. @defaultValue apps/console/dist/public */
+  /** Where the built front-end is. @defaultValue libs/console/dist/public */
   publicDir?: string;
   /** Where the console logs (already redacted lines). @defaultValue stderr */
   log?: (line: string) => void;

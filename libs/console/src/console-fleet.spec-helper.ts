@@ -16,7 +16,7 @@ import '@baton/transport-nats';
 import { type OperatorAdapters, operatorAdapters, readOperatorConfig } from '@baton/host';
 import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
-export const CONSOLE_WORKFLOWS = resolve(REPO_ROOT, 'apps/console/src/console-workflows.spec-helper.ts');
+export const CONSOLE_WORKFLOWS = resolve(REPO_ROOT, 'libs/console/src/console-workflows.spec-helper.ts');
 
 /** Polls `check` until it returns a value other than undefined; fails naming `what` after `ms`. */
 export async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
