@@ -1,36 +1,20 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /** Every spec file of the repository. */
-const SPECS = ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts'];
+const SPECS = ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts', 'tests/*/src/**/*.spec.ts'];
 
 /**
- * Specs whose faults are timed against servers or fleets of their own: the worker crash suites
- * (a SIGTERMed worker must stop starting work within 500 ms, and exit within its grace), server
- * clusters whose nodes are killed (waiting for promotions and elections), rolling updates, a
- * browser, the benchmarks' workloads; and the specs that build and pack the libraries. They run
- * one file at a time, after the others (the `serial` project), so no neighbour stretches their
- * waits on this 2-core machine (beside other specs, a crash suite's SIGTERM check failed).
+ * The serial set is a naming rule: a `*.serial.int.spec.ts` file runs alone, after the others (the
+ * `serial` project). Name a spec so when its faults are timed against servers or fleets of its
+ * own: the worker crash suites (a SIGTERMed worker must stop starting work within 500 ms, and exit
+ * within its grace), server clusters whose nodes are killed (waiting for promotions and
+ * elections), rolling updates, a browser, the benchmarks' workloads; or when it runs
+ * `nx run-many -t build`, which may rewrite the libraries' dist folders while another spec runs
+ * the built code (the `baton` binary, worker processes on dist; seen in CI as ENOENT on a dist
+ * file the build rewrote). On this 2-core machine a neighbour stretched such waits until a crash
+ * suite's SIGTERM check failed.
  */
-export const SERIAL_SPECS = [
-  'apps/worker/src/crash-*.int.spec.ts',
-  'apps/worker/src/cluster-*.int.spec.ts',
-  'apps/worker/src/rollout-*.int.spec.ts',
-  'apps/worker/src/version-routing.int.spec.ts',
-  'apps/worker/src/memory-budget.int.spec.ts',
-  'apps/bench/src/**/*.int.spec.ts',
-  // They run `nx run-many -t build`, which may rewrite the libraries' dist folders: nothing that
-  // runs the built code (the `baton` binary, worker processes on dist) may run beside them.
-  'apps/deploy/src/packed-packages.int.spec.ts',
-  'apps/cli/src/packed-cli.int.spec.ts',
-  // It builds the CLI too (nx restores the cached dist, rewriting it) while cli.int.spec.ts, in the
-  // parallel phase, runs the built binary: seen in CI as ENOENT on a dist file the build rewrote.
-  'apps/cli/src/operator-edges.int.spec.ts',
-  'libs/console/src/*.int.spec.ts',
-  'libs/transport-kafka/src/kafka-cluster.int.spec.ts',
-  'libs/transport-nats/src/nats-cluster.int.spec.ts',
-  'libs/store-redis/src/sentinel.int.spec.ts',
-  'libs/transport-redis/src/redis-sentinel.int.spec.ts',
-];
+export const SERIAL_SPECS = SPECS.map((glob) => glob.replace(/\*\.spec\.ts$/, '*.serial.int.spec.ts'));
 
 /** The rest: unit specs and integration specs on their own namespaces, two files at a time. */
 const PARALLEL_WORKERS = 2;

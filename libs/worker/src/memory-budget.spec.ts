@@ -1,7 +1,7 @@
 /**
  * The memory budget's arithmetic: admission against the projected live heap, the hold-back and
  * its resume mark, what full-GC readings teach it, and the default budget. The claim loop's use of
- * it on a real bus and store is apps/worker/src/memory-budget.int.spec.ts.
+ * it on a real bus and store is tests/system/src/memory-budget.serial.int.spec.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@baton/core';

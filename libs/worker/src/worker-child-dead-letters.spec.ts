@@ -1,6 +1,6 @@
 /**
  * A child whose start is dead-lettered, on memory adapters (worker processes on the real buses and
- * stores: apps/worker/src/child-dead-letters.int.spec.ts): the parent's wait throws
+ * stores: tests/system/src/child-dead-letters.int.spec.ts): the parent's wait throws
  * ChildWorkflowError naming the child, its workflow@version and the dead-letter code, for every
  * reason a start is dead-lettered; a redrive of the letter after the fix makes no second child; a
  * tombstone a crash left unfinished is finished by the start's next delivery. A child that ends

@@ -1,6 +1,6 @@
 /**
  * A worker whose clock is 30 s off the store's (memory adapters; the real stores are in
- * apps/worker/src/clock-skew.int.spec.ts): the timers it journals are on the store's clock, so a
+ * tests/system/src/clock-skew.int.spec.ts): the timers it journals are on the store's clock, so a
  * sleep or a signal timeout ends when the store's clock passes its due time, once, with one
  * suspension and one wake, and ctx.now() records the store's time.
  */

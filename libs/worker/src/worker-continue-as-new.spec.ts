@@ -1,5 +1,5 @@
 /**
- * Continue-as-new on memory adapters (the real adapters: apps/worker/src/continue-as-new.int.spec.ts):
+ * Continue-as-new on memory adapters (the real adapters: tests/system/src/continue-as-new.int.spec.ts):
  * a run that returns `ctx.continueAsNew(input)` ends and its successor starts with a fresh history;
  * `result()` of the first run follows the chain to the last; a worker that dies after journaling
  * the end and sending the successor's start, before recording the end, leaves one successor, not

@@ -1,6 +1,6 @@
 /**
  * The worker's side of payload protection, on memory adapters (the logic; the real adapters are
- * covered by apps/worker/src/integrity.int.spec.ts): protected runs complete, tampered data fails
+ * covered by tests/system/src/integrity.int.spec.ts): protected runs complete, tampered data fails
  * the run, a missing key or a newer checkpoint schema leaves it intact.
  */
 import { randomBytes } from 'node:crypto';

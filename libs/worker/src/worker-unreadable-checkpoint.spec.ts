@@ -1,6 +1,6 @@
 /**
  * A checkpoint the store cannot read, and a resume that keeps failing, on the memory adapters (the
- * logic; real Redis, Postgres, NATS and Kafka are in apps/worker/src/unreadable-checkpoint.int.spec.ts):
+ * logic; real Redis, Postgres, NATS and Kafka are in tests/system/src/unreadable-checkpoint.int.spec.ts):
  * - the newest checkpoint damaged: the run resumes from the one before and completes;
  * - every checkpoint damaged, journal intact: it resumes from the journal's start;
  * - every checkpoint damaged, journal gone: it fails once with CheckpointUnreadableError;

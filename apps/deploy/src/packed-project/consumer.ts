@@ -1,6 +1,6 @@
 /**
  * Type-checked inside the empty project that installed the packed tarballs (see
- * packed-packages.int.spec.ts): a TypeScript user's view of the packages' declarations, resolved
+ * packed-packages.serial.int.spec.ts): a TypeScript user's view of the packages' declarations, resolved
  * through their `exports` `types` conditions. Never run.
  */
 import { defineActivity, defineWorkflow } from '@baton/core';

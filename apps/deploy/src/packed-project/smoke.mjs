@@ -1,5 +1,5 @@
 // Runs in an empty project that installed Baton's packed tarballs (apps/deploy/src/
-// packed-packages.int.spec.ts copies it there). Plain `node`, no custom conditions: every import
+// packed-packages.serial.int.spec.ts copies it there). Plain `node`, no custom conditions: every import
 // below resolves through the installed packages' `exports` to their dist, as in a user's project.
 //
 // It runs one workflow to completion on NATS + Redis and one on NATS + Postgres, then prints one

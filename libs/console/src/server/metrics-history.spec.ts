@@ -3,7 +3,7 @@
  * scrapes added to the later scrape's minute, a reset counter counted from zero, the first scrape
  * a baseline only, an hour kept and no more, and a failed scrape reported without credentials
  * (against a real HTTP server on a free port). The end-to-end figures from real worker processes
- * are in console.int.spec.ts.
+ * are in console.serial.int.spec.ts.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
