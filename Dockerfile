@@ -37,6 +37,7 @@ COPY package.json package-lock.json .npmrc ./
 COPY libs/client/package.json libs/client/
 COPY libs/core/package.json libs/core/
 COPY libs/host/package.json libs/host/
+COPY libs/redis-kit/package.json libs/redis-kit/
 COPY libs/store-postgres/package.json libs/store-postgres/
 COPY libs/store-redis/package.json libs/store-redis/
 COPY libs/telemetry/package.json libs/telemetry/
@@ -80,6 +81,7 @@ COPY package.json package-lock.json .npmrc ./
 COPY libs/client/package.json libs/client/
 COPY libs/core/package.json libs/core/
 COPY libs/host/package.json libs/host/
+COPY libs/redis-kit/package.json libs/redis-kit/
 COPY libs/store-postgres/package.json libs/store-postgres/
 COPY libs/store-redis/package.json libs/store-redis/
 COPY libs/telemetry/package.json libs/telemetry/
@@ -99,6 +101,7 @@ RUN npm ci --omit=dev --workspace @baton/worker-app --workspace @baton/cli --wor
 COPY --from=build /src/libs/client/dist libs/client/dist
 COPY --from=build /src/libs/core/dist libs/core/dist
 COPY --from=build /src/libs/host/dist libs/host/dist
+COPY --from=build /src/libs/redis-kit/dist libs/redis-kit/dist
 COPY --from=build /src/libs/store-postgres/dist libs/store-postgres/dist
 COPY --from=build /src/libs/store-redis/dist libs/store-redis/dist
 COPY --from=build /src/libs/telemetry/dist libs/telemetry/dist

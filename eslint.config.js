@@ -62,7 +62,7 @@ export default tseslint.config(
   },
   {
     // An adapter implements the contracts; the runtime and the embedded adapters are not its concern.
-    files: ['libs/transport-*/src/**/*.ts', 'libs/store-*/src/**/*.ts'],
+    files: ['libs/transport-*/src/**/*.ts', 'libs/store-*/src/**/*.ts', 'libs/redis-kit/src/**/*.ts'],
     ignores: TESTS,
     rules: restrict(
       doorsClosed(['runtime', 'memory'], 'An adapter imports @baton/core and @baton/core/adapter only.'),

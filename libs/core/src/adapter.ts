@@ -3,8 +3,8 @@
  * implements (and the conformance suites in @baton/testing check), their record types, the
  * registration the worker process reads an adapter by, the adapter lifecycle, and the small
  * helpers adapters share: variable parsers, URL masking, connection-failure codes, byte views,
- * stored-checkpoint parsing, run-id checks, and the Redis adapters' Sentinel URLs, connection
- * settings and Lua script runners.
+ * stored-checkpoint parsing and run-id checks. (What only the two Redis adapters share, Sentinel
+ * URLs, connection settings and Lua script runners, is `@baton/redis-kit`.)
  */
 export type { Adapter } from './contracts/adapter.js';
 export {
@@ -184,15 +184,3 @@ export { summarizeCheckpoint } from './checkpoint-summary.js';
 export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
 export { refuseDelete } from './errors.js';
 export { assertRunId, RUN_ID_PATTERN } from './ids.js';
-export type { ParsedSentinelUrl, SentinelTarget } from './sentinel-url.js';
-export { isSentinelUrl, parseSentinelUrl, SENTINEL_SCHEMES } from './sentinel-url.js';
-export type { RedisConnectionEvents, RevivableRedis, SentinelSettings } from './redis-connection.js';
-export {
-  redisReconnectDelay,
-  redisRetryDelay,
-  reviveEndedRedis,
-  sentinelSettings,
-  watchRedisConnection,
-} from './redis-connection.js';
-export type { LuaCommandHost, LuaScriptRunner } from './redis-scripts.js';
-export { defineLuaScripts } from './redis-scripts.js';

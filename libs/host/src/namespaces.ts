@@ -9,7 +9,7 @@
  * in use and not a guess. No secret is part of any of them.
  */
 import { ConfigError } from '@baton/core';
-import { isSentinelUrl, parseSentinelUrl } from '@baton/core/adapter';
+import { isSentinelUrl, parseSentinelUrl } from '@baton/redis-kit';
 import type { WorkerAppConfig } from './config.js';
 import { registrationFor } from './registry.js';
 

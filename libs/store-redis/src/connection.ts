@@ -19,12 +19,7 @@
  */
 import { Redis } from 'ioredis';
 import type { BatonError } from '@baton/core';
-import {
-  redisRetryDelay,
-  reviveEndedRedis,
-  sentinelSettings,
-  watchRedisConnection,
-} from '@baton/core/adapter';
+import { redisRetryDelay, reviveEndedRedis, sentinelSettings, watchRedisConnection } from '@baton/redis-kit';
 import { RedisAuthError, RedisPermissionError, RedisUnavailableError, refusedCommand } from './errors.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
 
@@ -52,7 +47,7 @@ export function createConnection(
   let deadline = 0;
 
   // Invariants 1 and 2, and 4 below: the Redis transport's command connection has them too
-  // (@baton/core/adapter).
+  // (@baton/redis-kit).
   const retryStrategy = (attempt: number): number | null =>
     redisRetryDelay(attempt, phase, events.refused, deadline);
   const sentinel = options.sentinel;
@@ -73,7 +68,7 @@ export function createConnection(
   });
   // Always listened to: ioredis prints unhandled 'error' events, and open() reports the last one.
   const events = watchRedisConnection(redis);
-  // Invariant 2 against ioredis itself ending a Sentinel connection (@baton/core/adapter).
+  // Invariant 2 against ioredis itself ending a Sentinel connection (@baton/redis-kit).
   reviveEndedRedis(redis, () => phase === 'open');
 
   const open = (): Promise<void> => {

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { BatonError } from '@baton/core';
-import { defineLuaScripts, type LuaScriptRunner } from '@baton/core/adapter';
+import { defineLuaScripts, type LuaScriptRunner } from '@baton/redis-kit';
 
 /** The scripts, by file name without `.lua`. */
 export const SCRIPT_NAMES = [

@@ -24,7 +24,7 @@ import {
   reviveEndedRedis,
   sentinelSettings,
   watchRedisConnection,
-} from '@baton/core/adapter';
+} from '@baton/redis-kit';
 import type { ResolvedRedisTransportOptions } from './options.js';
 import { RedisTransportVersionError, timedOut, toRedisTransportError, type ErrorContext } from './errors.js';
 
@@ -44,7 +44,7 @@ export interface CommandConnection {
  * reconnect asks the sentinels for the primary, the connection drops as soon as a sentinel
  * announces a new one (failoverDetector), and a READONLY reply (a demoted primary still
  * connected) drops it too, without resending: after a failover no command goes to the old primary
- * (the Redis store's settings too, from `@baton/core/adapter`).
+ * (the Redis store's settings too, from `@baton/redis-kit`).
  */
 export function serverSettings(
   options: ResolvedRedisTransportOptions,

@@ -41,7 +41,7 @@ export class MarkerWatch {
   private async pop(): Promise<void> {
     try {
       // A connection ioredis ended by itself (a race of its Sentinel failover detector, see
-      // reviveEndedRedis in @baton/core/adapter) is replaced, or every later pop would fail.
+      // reviveEndedRedis in @baton/redis-kit) is replaced, or every later pop would fail.
       if (this.blocking?.status === 'end') {
         this.blocking.disconnect();
         this.blocking = undefined;

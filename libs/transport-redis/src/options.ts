@@ -4,7 +4,8 @@
  * the first failover.
  */
 import { ConfigError } from '@baton/core';
-import { isSentinelUrl, maskUrlSecret, parseSentinelUrl, type SentinelTarget } from '@baton/core/adapter';
+import { maskUrlSecret } from '@baton/core/adapter';
+import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from '@baton/redis-kit';
 
 /** The server used when none is given: a Redis on this machine. */
 export const DEFAULT_REDIS_TRANSPORT_URL = 'redis://127.0.0.1:6379';

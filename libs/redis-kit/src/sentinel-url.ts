@@ -10,8 +10,8 @@
  * they have one, is the adapter's `sentinelPassword` option. WHATWG URL parsing cannot read a host
  * list, so this parser is a small one of its own.
  */
-import { ConfigError } from './errors.js';
-import { maskUrlSecret } from './urls.js';
+import { ConfigError } from '@baton/core';
+import { maskUrlSecret } from '@baton/core/adapter';
 
 /** The schemes that name a primary through Sentinel. */
 export const SENTINEL_SCHEMES = ['redis+sentinel', 'rediss+sentinel'] as const;
