@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { API_BUDGETS } from './api-budgets.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -96,12 +97,26 @@ export function apiReport(pkg: PublicPackage): string {
     if (!module) throw new Error(`${pkg.name}: ${file} is not a module`);
     const exports = checker.getExportsOfModule(module).sort((a, b) => a.name.localeCompare(b.name));
     const doorName = door === '.' ? pkg.name : `${pkg.name}${door.slice(1)}`;
-    lines.push(`## ${doorName} (${exports.length} exports)`, '', '```ts');
+    const budget = API_BUDGETS[doorName];
+    const limit =
+      budget === undefined
+        ? 'no budget'
+        : `budget ${budget.max}${budget.target === undefined ? '' : `, target ${budget.target}`}`;
+    lines.push(`## ${doorName} (${exports.length} exports; ${limit})`, '', '```ts');
     for (const symbol of exports) lines.push(describeExport(checker, symbol), '');
     if (exports.length > 0) lines.pop();
     lines.push('```', '');
   }
   return lines.join('\n');
+}
+
+/** Each door in a package's report (apiReport) and how many names it exports. */
+export function doorSizes(report: string): Map<string, number> {
+  const sizes = new Map<string, number>();
+  for (const match of report.matchAll(/^## (\S+) \((\d+) exports/gm)) {
+    sizes.set(match[1]!, Number(match[2]));
+  }
+  return sizes;
 }
 
 /** Where a package's report is kept. */

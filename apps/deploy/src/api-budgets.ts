@@ -1,0 +1,42 @@
+/**
+ * How many names each public door may export. A door is an audience's contract: every name on it
+ * is one its readers must learn and one we must keep. A door that grows past its budget fails
+ * api-report.spec.ts, so widening a door is a decision made in review (raise the budget here, and
+ * say why in the commit), never a side effect of an export. A new door needs a budget too.
+ *
+ * `target` is where a door is heading (issue 34: each of @baton/core's folders its own door, the
+ * authors' door holding only what a workflow author writes or catches); the budget is lowered as
+ * names move, never raised to make room.
+ */
+export interface DoorBudget {
+  max: number;
+  target?: number;
+}
+
+export const API_BUDGETS: Record<string, DoorBudget> = {
+  '@baton/client': { max: 94 },
+  '@baton/core': { max: 79, target: 55 },
+  '@baton/core/adapter': { max: 174, target: 90 },
+  '@baton/core/runtime': { max: 201, target: 110 },
+  '@baton/core/memory': { max: 5 },
+  '@baton/host': { max: 30 },
+  '@baton/host/testing': { max: 2 },
+  '@baton/redis-kit': { max: 16 },
+  '@baton/store-postgres': { max: 23 },
+  '@baton/store-postgres/registration': { max: 4 },
+  '@baton/store-redis': { max: 21 },
+  '@baton/store-redis/registration': { max: 4 },
+  '@baton/telemetry': { max: 23 },
+  '@baton/testing': { max: 9 },
+  '@baton/testing/severable': { max: 3 },
+  '@baton/testing/servers': { max: 18 },
+  '@baton/testing/crash': { max: 40 },
+  '@baton/testing/clusters': { max: 20 },
+  '@baton/transport-kafka': { max: 30 },
+  '@baton/transport-kafka/registration': { max: 4 },
+  '@baton/transport-nats': { max: 31 },
+  '@baton/transport-nats/registration': { max: 5 },
+  '@baton/transport-redis': { max: 20 },
+  '@baton/transport-redis/registration': { max: 4 },
+  '@baton/worker': { max: 16 },
+};
