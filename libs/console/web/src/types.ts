@@ -1,11 +1,35 @@
 /**
- * The shapes the API answers with, as the page reads them. Written here rather than imported
- * from @baton/client so the browser bundle pulls in no server code; the server sends exactly
- * the client's types (RunPage, RunCounts, RunTimeline, …) as JSON.
+ * The shapes the API answers with, as the page reads them. The server sends exactly the client's
+ * types (RunPage, RunCounts, RunTimeline, ...) as JSON, so the page imports them from
+ * @baton/client as types only: nothing of the client enters the browser bundle (a type import is
+ * erased), and a field renamed or retyped in the client fails the page's typecheck. The shapes
+ * only the console's server makes (dead-letter rows, the metrics history, the timeline answer)
+ * are written here.
  */
-export type RunStatus = 'pending' | 'running' | 'suspended' | 'paused' | 'completed' | 'failed' | 'cancelled';
+import type { RunStatus } from '@baton/client';
 
-export const RUN_STATUSES: readonly RunStatus[] = [
+export type {
+  ActivityItem,
+  FleetBacklog,
+  FleetWorker,
+  LeaseInfo,
+  ListedRun,
+  RunCounts,
+  RunDescription,
+  RunPage,
+  RunStatus,
+  RunTimeline,
+  TimelineItem,
+  TimelineOwner as Owner,
+} from '@baton/client';
+import type { RunTimeline } from '@baton/client';
+
+/**
+ * Every run status, in the order the runs page shows them. A value the page needs at run time, so
+ * not imported (that would bundle the client); the check below fails the typecheck when the
+ * client gains or loses a status.
+ */
+export const RUN_STATUSES = [
   'pending',
   'running',
   'suspended',
@@ -13,121 +37,9 @@ export const RUN_STATUSES: readonly RunStatus[] = [
   'completed',
   'failed',
   'cancelled',
-];
-
-export interface ListedRun {
-  runId: string;
-  workflow: string;
-  version: number;
-  input: unknown;
-  idempotencyKey: string | null;
-  status: RunStatus;
-  createdAt: number;
-  updatedAt: number;
-  result?: unknown;
-  error?: { name: string; message: string };
-  attempts: number;
-  owner: string | null;
-  epoch: number;
-  forkedFrom?: { runId: string; checkpoint?: number; journalPosition?: number };
-}
-
-export interface RunPage {
-  runs: ListedRun[];
-  cursor?: string;
-}
-
-export interface RunCounts {
-  total: number;
-  byStatus: Record<RunStatus, number>;
-  byWorkflow: Record<string, Partial<Record<RunStatus, number>>>;
-}
-
-export interface LeaseInfo {
-  epoch: number;
-  owner: string | null;
-  state: string;
-  expiresAt: number | null;
-  cancelRequested: boolean;
-  pauseRequested?: boolean;
-  pauseReason?: string;
-}
-
-export type RunDescription = Omit<ListedRun, 'owner' | 'epoch'> & { lease: LeaseInfo | undefined };
-
-export interface Owner {
-  epoch: number;
-  workerId: string | null;
-}
-
-interface Base {
-  position: number;
-  at: number;
-}
-
-export interface ActivityItem extends Base, Owner {
-  kind: 'activity';
-  seq: number;
-  name: string;
-  idempotencyKey: string;
-  attempts: number | undefined;
-  startedAt: number;
-  startKnown: 'journaled' | 'estimated';
-  endedAt: number | undefined;
-  durationMs: number | undefined;
-  outcome: 'completed' | 'failed' | 'in-flight';
-  error?: { name: string; message: string };
-  reconciled?: boolean;
-  refreshed?: boolean;
-}
-export interface SignalItem extends Base, Owner {
-  kind: 'signal';
-  seq: number;
-  name: string;
-  outcome: 'received' | 'timed-out' | 'waiting';
-  endedAt: number | undefined;
-}
-export interface TimerItem extends Base, Owner {
-  kind: 'timer';
-  seq: number;
-  wakeAt: number;
-  outcome: 'fired' | 'pending';
-  firedAt: number | undefined;
-}
-export interface CheckpointItem extends Base {
-  kind: 'checkpoint';
-  seq: number;
-  epoch: number;
-  status: string;
-  sizeBytes: number;
-}
-export interface LeaseItem extends Base {
-  kind: 'lease';
-  epoch: number;
-  workerId: string | null;
-  unmarked?: true;
-  previous: Owner | undefined;
-  reason: 'first' | 'after-wait' | 'after-retry' | 'takeover';
-}
-export interface EndItem extends Base, Owner {
-  kind: 'end';
-  outcome: 'completed' | 'failed' | 'cancelled';
-  error?: { name: string; message: string };
-}
-export interface FencedWriteItem extends Base, Owner {
-  kind: 'fenced-write';
-  entryType: string;
-  seq?: number;
-}
-export type TimelineItem =
-  ActivityItem | SignalItem | TimerItem | CheckpointItem | LeaseItem | EndItem | FencedWriteItem;
-
-export interface RunTimeline {
-  runId: string;
-  items: TimelineItem[];
-  epochs: Owner[];
-  failovers: number;
-}
+] as const satisfies readonly RunStatus[];
+type Missing = Exclude<RunStatus, (typeof RUN_STATUSES)[number]>;
+export const EVERY_STATUS_LISTED: [Missing] extends [never] ? true : Missing = true;
 
 export interface StepOutcome {
   seq: number;
@@ -154,27 +66,6 @@ export interface DeadLetterRow {
 
 export interface ShownDeadLetter extends DeadLetterRow {
   message: { readable: true; message: Record<string, unknown> } | { readable: false; problem: string };
-}
-
-export interface FleetWorker {
-  workerId: string;
-  host: string;
-  pid: number;
-  batonVersion: string;
-  workflows: { name: string; versions: number[] }[];
-  startedAt: number;
-  lastRenewalAt: number | null;
-  runsHeld: number;
-  concurrency: number;
-  draining: boolean;
-  lastSeenAt: number;
-  connected?: boolean;
-}
-
-export interface FleetBacklog {
-  transport: string;
-  total: number;
-  parts: { name: string; pending: number; ackPending?: number; partition?: number }[];
 }
 
 /** GET /api/metrics: the workers' counts per minute over the last hour (metrics-history.ts). */
