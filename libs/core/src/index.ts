@@ -24,7 +24,13 @@
  */
 export type { Duration } from './duration.js';
 export { toMs } from './duration.js';
-export type { BatonErrorOptions, InvalidInputField, SerializedError } from './errors.js';
+export type {
+  BatonErrorOptions,
+  ConfigErrorFields,
+  ConfigErrorOptions,
+  InvalidInputField,
+  SerializedError,
+} from './errors.js';
 export {
   ActivityFailedError,
   ActivityTimeoutError,
@@ -38,6 +44,7 @@ export {
   ConfigError,
   FencedWriteError,
   InvalidInputError,
+  invalidOption,
   isNonRetryable,
   JournalConflictError,
   LeaseLostError,
