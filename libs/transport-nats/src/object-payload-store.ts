@@ -131,7 +131,7 @@ function resolveOptions(options: NatsObjectPayloadStoreOptions): ResolvedOptions
     return { bucket, connection: resolveNatsTransportOptions(connectionOptions) };
   } catch (err) {
     // The same error under this store's name: its fields say which connection option it is about.
-    if (err instanceof ConfigError && err.component !== undefined) {
+    if (err instanceof ConfigError && err.component !== undefined && err.message.startsWith(err.component)) {
       const { option, value, expected, related } = err;
       throw new ConfigError(`${COMPONENT}${err.message.slice(err.component.length)}`, {
         cause: err.cause,
