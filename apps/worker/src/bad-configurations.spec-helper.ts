@@ -20,6 +20,10 @@ const KAFKA = { BATON_TRANSPORT_URL: 'kafka://127.0.0.1:9092' };
 const POSTGRES = { BATON_STORE_URL: 'postgres://baton:s3cret-pw@127.0.0.1:5432/test' };
 const SECRET_KEY = 'k1:c2hvcnQtc2VjcmV0LWtleQ==';
 
+/**
+ * A variable whose value an adapter or the Worker refuses reads `BATON_X is '<value>': <expected>`
+ * (libs/host/src/config-errors.ts): the value in single quotes, what is expected after the colon.
+ */
 export interface BadConfiguration {
   /** The variable the fatal line must name. */
   variable: string;
@@ -77,7 +81,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   {
     variable: 'BATON_HEARTBEAT_MS',
     env: { BATON_LEASE_MS: '1000', BATON_HEARTBEAT_MS: '600' },
-    says: /BATON_HEARTBEAT_MS \(600\) must be below BATON_LEASE_MS\/2 \(500\)/,
+    says: /BATON_HEARTBEAT_MS is '600': it must be below BATON_LEASE_MS\/2 \(500\)/,
   },
   { variable: 'BATON_REAP_INTERVAL_MS', env: { BATON_REAP_INTERVAL_MS: '1s' }, says: /'1s'/ },
   { variable: 'BATON_DEAD_WORKER_SCAN_MS', env: { BATON_DEAD_WORKER_SCAN_MS: '-1' }, says: /'-1'/ },
@@ -119,7 +123,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   {
     variable: 'BATON_NATS_PREFIX',
     env: { BATON_NATS_PREFIX: 'A.B' },
-    says: /"A\.B" is not a safe name; use 1-48/,
+    says: /'A\.B': it is not a safe name; use 1-48/,
   },
   { variable: 'BATON_NATS_ACK_WAIT_MS', env: { BATON_NATS_ACK_WAIT_MS: 'soon' }, says: /'soon'/ },
   { variable: 'BATON_NATS_REPLICAS', env: { BATON_NATS_REPLICAS: 'three' }, says: /'three'/ },
@@ -137,7 +141,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   {
     variable: 'BATON_KAFKA_PREFIX',
     env: { ...KAFKA, BATON_KAFKA_PREFIX: 'a.b' },
-    says: /'a\.b' must be 1-100 letters/,
+    says: /'a\.b': it must be 1-100 letters/,
   },
   { variable: 'BATON_KAFKA_PARTITIONS', env: { ...KAFKA, BATON_KAFKA_PARTITIONS: '0' }, says: /'0'/ },
   {
@@ -149,7 +153,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   {
     variable: 'BATON_KAFKA_SASL_MECHANISM',
     env: { BATON_TRANSPORT_URL: 'kafka://u:s3cret-pw@127.0.0.1:9092', BATON_KAFKA_SASL_MECHANISM: 'md5' },
-    says: /'md5' is not supported; use one of/,
+    says: /'md5': it is not supported; use one of/,
     hides: 's3cret-pw',
   },
   {
@@ -181,7 +185,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   {
     variable: 'BATON_POSTGRES_SCHEMA',
     env: { ...POSTGRES, BATON_POSTGRES_SCHEMA: 'Bad-Schema' },
-    says: /'Bad-Schema' is not a usable schema name/,
+    says: /'Bad-Schema': it is not a usable schema name/,
     hides: 's3cret-pw',
   },
   {
@@ -251,7 +255,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
   {
     variable: 'BATON_PAYLOAD_REF_BUCKET',
     env: { BATON_PAYLOAD_REF_LOCATION: 'nats-object-store', BATON_PAYLOAD_REF_BUCKET: 'bad bucket!' },
-    says: /"bad bucket!" is not a valid object store name/,
+    says: /'bad bucket!': it is not a valid object store name/,
   },
 ];
 

@@ -27,8 +27,8 @@ export type {
   AdapterIsolation,
   AdapterKind,
   AdapterLogHook,
-  AdapterMessages,
   AdapterOfKind,
+  AdapterOption,
   AdapterRegistration,
   AdapterVariable,
   AdapterVariables,
@@ -182,5 +182,5 @@ export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export { bufferView, ownedBytes } from './bytes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
 export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
-export { refuseDelete } from './errors.js';
+export { invalidOption, refuseDelete, type ConfigErrorFields } from './errors.js';
 export { assertRunId, RUN_ID_PATTERN } from './ids.js';

@@ -27,11 +27,69 @@ export class BatonError extends Error {
   }
 }
 
-/** Configuration is invalid; raised at start-up, naming the option or variable and the fix. */
+/**
+ * What a {@link ConfigError} says about one option, beside its message: a program that set the
+ * option by another name (the worker process, from a BATON_* variable) names it its own way from
+ * these, never by rewording the message.
+ */
+export interface ConfigErrorFields {
+  /** The builder whose option it is, as its messages name it (`natsTransport`); absent for the Worker. */
+  component?: string;
+  /** The option as code names it (`prefix`, `poolSize`, `heartbeatMs`). */
+  option?: string;
+  /** What was given, safe to show: a URL with its secret masked, a password as `***`, never a key. */
+  value?: string;
+  /**
+   * What would be accepted, as words that read after the value (`use a whole number from 1 to 5`);
+   * when the value alone does not show why it is refused, that comes first (`it names no host; …`).
+   */
+  expected?: string;
+  /**
+   * Other options `expected` names by their code names (`leaseMs` in "must be below leaseMs/2"),
+   * for a program that names options otherwise to name them in its own words too.
+   */
+  related?: readonly string[];
+}
+
+export interface ConfigErrorOptions extends BatonErrorOptions, ConfigErrorFields {}
+
+/**
+ * Configuration is invalid; raised at start-up, naming the option or variable and the fix. An
+ * error about one option's value also carries it as fields ({@link ConfigErrorFields}; build it
+ * with {@link invalidOption}).
+ */
 export class ConfigError extends BatonError {
-  constructor(message: string, options?: BatonErrorOptions) {
+  readonly component: string | undefined;
+  readonly option: string | undefined;
+  readonly value: string | undefined;
+  readonly expected: string | undefined;
+  readonly related: readonly string[] | undefined;
+
+  constructor(message: string, options: ConfigErrorOptions = {}) {
     super('BATON_CONFIG', message, options);
+    this.component = options.component;
+    this.option = options.option;
+    this.value = options.value;
+    this.expected = options.expected;
+    this.related = options.related;
   }
+}
+
+/**
+ * The ConfigError for one option's bad value: its message is `<component>: <text>`, the text being
+ * `message` (the builder's own wording) or else `<option> is <value>; <expected>`.
+ *
+ * @example
+ * throw invalidOption({ component: 'natsTransport', option: 'replicas', value: '7', expected: 'use 1 to 5' });
+ */
+export function invalidOption(
+  fields: ConfigErrorFields & { option: string; value: string; expected: string },
+  message?: string,
+  options?: BatonErrorOptions,
+): ConfigError {
+  const text = message ?? `${fields.option} is ${fields.value}; ${fields.expected}`;
+  const full = fields.component === undefined ? text : `${fields.component}: ${text}`;
+  return new ConfigError(full, { ...options, ...fields });
 }
 
 /**

@@ -2,16 +2,24 @@
  * Parsers for adapter variables (contracts/registration.ts), so every adapter words a bad value
  * the way the worker process words its own variables: the variable, what was found, what to use.
  */
-import type { AdapterVariable } from './contracts/registration.js';
+import type { AdapterOption, AdapterVariable } from './contracts/registration.js';
 import { ConfigError } from './errors.js';
 
 /** A variable taken as it is (a prefix, a file path, a name the adapter checks itself). */
-export function textSetting(name: string, description: string, option?: RegExp): AdapterVariable<string> {
+export function textSetting(
+  name: string,
+  description: string,
+  option?: AdapterOption,
+): AdapterVariable<string> {
   return { name, description, parse: (value) => value, ...(option !== undefined && { option }) };
 }
 
 /** A switch: `true` or `1` on, `false` or `0` off (any case); anything else is refused naming the variable. */
-export function switchSetting(name: string, description: string, option?: RegExp): AdapterVariable<boolean> {
+export function switchSetting(
+  name: string,
+  description: string,
+  option?: AdapterOption,
+): AdapterVariable<boolean> {
   return {
     name,
     description,
@@ -30,7 +38,7 @@ export function wholeNumberSetting(
   name: string,
   description: string,
   min: number,
-  option?: RegExp,
+  option?: AdapterOption,
 ): AdapterVariable<number> {
   return {
     name,

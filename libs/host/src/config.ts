@@ -116,6 +116,42 @@ export type WorkerTuning = Partial<
   >
 >;
 
+/**
+ * The variable behind each Worker option the environment sets: a Worker's ConfigError names the
+ * option (`heartbeatMs`), the worker process reports the variable. Keyed by {@link WorkerTuning},
+ * so an option added there without a variable here does not compile.
+ */
+export const WORKER_OPTION_VARIABLES: { readonly [Option in keyof WorkerTuning]-?: string } & {
+  readonly 'largePayloads.thresholdBytes': string;
+} = {
+  concurrency: ENV.concurrency,
+  leaseMs: ENV.leaseMs,
+  heartbeatMs: ENV.heartbeatMs,
+  reapIntervalMs: ENV.reapIntervalMs,
+  deadWorkerScanMs: ENV.deadWorkerScanMs,
+  missingVersionGraceMs: ENV.missingVersionGraceMs,
+  retentionMs: ENV.retentionMs,
+  retentionTombstoneMs: ENV.retentionTombstoneMs,
+  groupLogTrimMs: ENV.groupLogTrimMs,
+  scheduleScanMs: ENV.scheduleScanMs,
+  checkpointEvery: ENV.checkpointEvery,
+  // Set in MiB; readConfig checks them before the Worker sees bytes.
+  memoryBudgetBytes: ENV.memoryBudgetMib,
+  memoryResumeBytes: ENV.memoryResumeMib,
+  pipelineSteps: ENV.pipelineSteps,
+  journal: ENV.journal,
+  maxMessageBytes: ENV.maxMessageBytes,
+  maxDeliveries: ENV.maxDeliveries,
+  maxResumeFailures: ENV.maxResumeFailures,
+  resumeBackoffMs: ENV.resumeBackoffMs,
+  resumeBackoffMaxMs: ENV.resumeBackoffMaxMs,
+  drainTimeoutMs: ENV.drainTimeoutMs,
+  inProcessWaitMs: ENV.inProcessWaitMs,
+  fetchWaitMs: ENV.fetchWaitMs,
+  workerId: ENV.workerId,
+  'largePayloads.thresholdBytes': ENV.payloadRefThresholdBytes,
+};
+
 /** The worker process's configuration; each adapter's settings are under its name (`config.nats`). */
 export type WorkerAppConfig = WorkerProcessConfig & AdapterSettings;
 

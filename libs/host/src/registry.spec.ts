@@ -1,14 +1,15 @@
 /**
  * The worker app takes everything adapter-specific from registry.ts: these check that what it
- * derives (variables, adapter choice, namespaces, error rewording, the producer's variables) comes
+ * derives (variables, adapter choice, namespaces, the variable an option error names, the producer's variables) comes
  * from the registrations and stays consistent with them.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { AdapterVariable } from '@baton/core/adapter';
+import { ConfigError } from '@baton/core';
+import type { AdapterOption, AdapterVariable } from '@baton/core/adapter';
 import { kafkaRegistration } from '@baton/transport-kafka/registration';
 import { loadAdapterCode, storeFromConfig, transportFromConfig } from './adapters.js';
-import { renameOptions } from './config-errors.js';
+import { namingVariable, namingVariables, optionVariables } from './config-errors.js';
 import { ENV, readConfig } from './config.js';
 import { namespacesInUse } from './namespaces.js';
 import { TRANSPORT_ENV } from './producer-config.js';
@@ -18,6 +19,8 @@ import { isolatedEnv, removeIsolated } from './testing.js';
 const BASE = { [ENV.workflows]: './workflows.js' };
 const variablesOf = (r: (typeof ADAPTERS)[number]) =>
   Object.values(r.variables) as AdapterVariable<unknown>[];
+const optionsOf = (option: AdapterOption | undefined): readonly string[] =>
+  option === undefined ? [] : typeof option === 'string' ? [option] : option;
 
 describe('adapter registry', () => {
   it('puts every registered variable in ENV, each name once', () => {
@@ -157,23 +160,43 @@ describe('adapter registry', () => {
     expect(() => storeFromConfig(unknown)).toThrow('use redis://… or postgres://… here');
   });
 
-  it("rewords an adapter's option error with the variable of the adapter the URL picks", () => {
-    const nats = { [ENV.transportUrl]: 'nats://h:4222', [ENV.natsPrefix]: 'A.B' };
-    expect(renameOptions('transport', nats, 'natsTransport: prefix "A.B" is not a safe name')).toBe(
-      'BATON_NATS_PREFIX "A.B" is not a safe name',
-    );
-    const kafka = { [ENV.transportUrl]: 'kafka://h:9092', [ENV.kafkaPrefix]: 'a.b' };
-    expect(renameOptions('transport', kafka, "kafka transport: prefix 'a.b' must be 1-100 letters")).toBe(
-      "BATON_KAFKA_PREFIX 'a.b' must be 1-100 letters",
-    );
-    const redisBus = { [ENV.transportUrl]: 'redis://h:6379', [ENV.redisBusPrefix]: 'a:b' };
-    expect(renameOptions('transport', redisBus, 'redisTransport: prefix "a:b" is not allowed')).toBe(
-      'BATON_REDIS_BUS_PREFIX "a:b" is not allowed',
-    );
-    const postgres = { [ENV.storeUrl]: 'postgres://h/db', [ENV.postgresPoolSize]: '0' };
-    expect(renameOptions('store', postgres, 'postgresStore: poolSize must be at least 1')).toBe(
-      "BATON_POSTGRES_POOL_SIZE is '0': BATON_POSTGRES_POOL_SIZE must be at least 1",
-    );
+  it("names the variable of the adapter the URL picks for each of its options, the URL's included", () => {
+    for (const r of ADAPTERS) {
+      const urlVariable = r.kind === 'transport' ? ENV.transportUrl : ENV.storeUrl;
+      const env = { [urlVariable]: `${r.schemes[0]}://h` };
+      const variables = optionVariables(r.kind, env);
+      const options = [
+        ...variablesOf(r).flatMap((v) => optionsOf(v.option).map((option) => [option, v.name] as const)),
+        ...optionsOf(r.urlOption).map((option) => [option, urlVariable] as const),
+      ];
+      for (const [option, variable] of options) {
+        const err = new ConfigError(`${r.name}: ${option} is bad`, { option, value: 'v', expected: 'use w' });
+        const named = namingVariable(err, variables, {});
+        expect(named.message, `${r.name} ${option}`).toBe(`${variable} is 'v': use w`);
+        expect(named.cause).toBe(err);
+      }
+    }
+  });
+
+  it('leaves a ConfigError that names no option, or one without a variable, as it is', () => {
+    const env = { [ENV.transportUrl]: 'nats://h:4222' };
+    const variables = optionVariables('transport', env);
+    const plain = new ConfigError('BATON_NATS_CREDS_FILE names /x, which cannot be read');
+    expect(namingVariable(plain, variables, env)).toBe(plain);
+    const unmapped = new ConfigError('natsTransport: storage is "disk"', {
+      option: 'storage',
+      value: '"disk"',
+      expected: "use 'file' or 'memory'",
+    });
+    expect(namingVariable(unmapped, variables, env)).toBe(unmapped);
+    // No registered adapter for the URL: nothing is named (that error names the URL variable).
+    expect(optionVariables('store', { [ENV.storeUrl]: 'mysql://h' }).size).toBe(0);
+    const other = new Error('not a configuration error');
+    expect(() =>
+      namingVariables('worker', {}, () => {
+        throw other;
+      }),
+    ).toThrow(other);
   });
 
   it("gives the producer every transport's variables and no store's", () => {

@@ -10,8 +10,7 @@
  * they have one, is the adapter's `sentinelPassword` option. WHATWG URL parsing cannot read a host
  * list, so this parser is a small one of its own.
  */
-import { ConfigError } from '@baton/core';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { maskUrlSecret, invalidOption } from '@baton/core/adapter';
 
 /** The schemes that name a primary through Sentinel. */
 export const SENTINEL_SCHEMES = ['redis+sentinel', 'rediss+sentinel'] as const;
@@ -43,9 +42,17 @@ export function isSentinelUrl(url: string): boolean {
  * after `owner` (the adapter's builder, `redisStore`, `redisTransport`).
  */
 export function parseSentinelUrl(url: string, owner: string): ParsedSentinelUrl {
-  const invalid = (reason: string): ConfigError =>
-    new ConfigError(
-      `${owner}: url '${maskUrlSecret(url)}' is not a valid Redis Sentinel URL: ${reason}; ${SENTINEL_FORM}`,
+  const shown = maskUrlSecret(url);
+  const invalid = (reason: string, cause?: unknown) =>
+    invalidOption(
+      {
+        component: owner,
+        option: 'url',
+        value: shown,
+        expected: `it is not a valid Redis Sentinel URL: ${reason}; ${SENTINEL_FORM}`,
+      },
+      `url '${shown}' is not a valid Redis Sentinel URL: ${reason}; ${SENTINEL_FORM}`,
+      cause === undefined ? undefined : { cause },
     );
   const match = /^(rediss?)\+sentinel:\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?([?#].*)?$/i.exec(url);
   if (!match) throw invalid('it does not start with redis+sentinel:// or rediss+sentinel://');
@@ -69,8 +76,14 @@ export function parseSentinelUrl(url: string, owner: string): ParsedSentinelUrl 
       username = user === '' ? undefined : decodeURIComponent(user);
       password = secret === '' ? undefined : decodeURIComponent(secret);
     } catch (err) {
-      throw new ConfigError(
-        `${owner}: url '${maskUrlSecret(url)}' has a malformed percent-escape in its user or password; ${SENTINEL_FORM}`,
+      throw invalidOption(
+        {
+          component: owner,
+          option: 'url',
+          value: shown,
+          expected: `it has a malformed percent-escape in its user or password; ${SENTINEL_FORM}`,
+        },
+        `url '${shown}' has a malformed percent-escape in its user or password; ${SENTINEL_FORM}`,
         { cause: err },
       );
     }
@@ -85,10 +98,7 @@ export function parseSentinelUrl(url: string, owner: string): ParsedSentinelUrl 
   };
 }
 
-function parseHostPort(
-  entry: string,
-  invalid: (reason: string) => ConfigError,
-): { host: string; port: number } {
+function parseHostPort(entry: string, invalid: (reason: string) => Error): { host: string; port: number } {
   // host:port, or [v6]:port; a sentinel has no default port worth guessing, so it is required.
   const match = /^(\[[0-9a-f:.]+\]|[^:[\]]+):(\d{1,5})$/i.exec(entry);
   if (!match) throw invalid(`sentinel '${entry}' is not host:port`);

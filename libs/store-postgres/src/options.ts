@@ -4,8 +4,8 @@
  * failover.
  */
 import type { ConnectionOptions } from 'node:tls';
-import { ConfigError } from '@baton/core';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { type ConfigError } from '@baton/core';
+import { maskUrlSecret, invalidOption, type ConfigErrorFields } from '@baton/core/adapter';
 import { quoteIdent } from './sql.js';
 
 /** The server a store talks to when no `url` is given. */
@@ -107,6 +107,16 @@ export interface ResolvedPostgresStoreOptions {
 }
 
 const EXPECTED_URL = 'postgres://user:password@host:5432/database';
+/** What the store's ConfigErrors name as their component. */
+const COMPONENT = 'postgresStore';
+
+/** The ConfigError for one option: `postgresStore: <message>`, with the option's fields. */
+function refuse(
+  fields: Omit<ConfigErrorFields, 'component'> & { option: string; value: string; expected: string },
+  message: string,
+): ConfigError {
+  return invalidOption({ component: COMPONENT, ...fields }, message);
+}
 /** Unquoted-identifier shape; 63 bytes is PostgreSQL's NAMEDATALEN - 1. */
 const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
@@ -117,8 +127,10 @@ export function resolvePostgresStoreOptions(
   const parsed = parseUrl(url);
   const schema = resolveSchema(options.schema ?? DEFAULT_SCHEMA);
   if (options.ssl !== undefined && typeof options.ssl !== 'boolean' && typeof options.ssl !== 'object') {
-    throw new ConfigError(
-      `postgresStore: ssl must be true, false or node:tls options such as { ca, rejectUnauthorized }, got ${typeof options.ssl}`,
+    const expected = 'true, false or node:tls options such as { ca, rejectUnauthorized }';
+    throw refuse(
+      { option: 'ssl', value: typeof options.ssl, expected: `it must be ${expected}` },
+      `ssl must be ${expected}, got ${typeof options.ssl}`,
     );
   }
   const statementTimeoutMs =
@@ -127,28 +139,41 @@ export function resolvePostgresStoreOptions(
       : positiveInt('statementTimeoutMs', options.statementTimeoutMs, 'milliseconds, e.g. 30000');
   const synchronousCommit = options.synchronousCommit;
   if (synchronousCommit !== undefined && !SYNCHRONOUS_COMMIT_LEVELS.includes(synchronousCommit)) {
-    throw new ConfigError(
-      `postgresStore: synchronousCommit must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(', ')}, got '${String(synchronousCommit)}'`,
+    const expected = `must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(', ')}`;
+    throw refuse(
+      { option: 'synchronousCommit', value: String(synchronousCommit), expected: `it ${expected}` },
+      `synchronousCommit ${expected}, got '${String(synchronousCommit)}'`,
     );
   }
   if (
     options.requireSynchronousStandby !== undefined &&
     typeof options.requireSynchronousStandby !== 'boolean'
   ) {
-    throw new ConfigError(
-      `postgresStore: requireSynchronousStandby must be true or false, got ${String(options.requireSynchronousStandby)}`,
+    const shown = String(options.requireSynchronousStandby);
+    throw refuse(
+      { option: 'requireSynchronousStandby', value: shown, expected: 'it must be true or false' },
+      `requireSynchronousStandby must be true or false, got ${shown}`,
     );
   }
   const requireSynchronousStandby = options.requireSynchronousStandby ?? false;
   if (options.preparedStatements !== undefined && typeof options.preparedStatements !== 'boolean') {
-    throw new ConfigError(
-      `postgresStore: preparedStatements must be true or false, got ${String(options.preparedStatements)}`,
+    const shown = String(options.preparedStatements);
+    throw refuse(
+      { option: 'preparedStatements', value: shown, expected: 'it must be true or false' },
+      `preparedStatements must be true or false, got ${shown}`,
     );
   }
   if (requireSynchronousStandby && (synchronousCommit === 'local' || synchronousCommit === 'off')) {
-    throw new ConfigError(
-      `postgresStore: requireSynchronousStandby asks for commits that wait for a standby, but synchronousCommit is '${synchronousCommit}', ` +
-        `which never waits; use remote_write, on or remote_apply (or leave synchronousCommit unset)`,
+    const fix = 'use remote_write, on or remote_apply (or leave synchronousCommit unset)';
+    throw refuse(
+      {
+        option: 'synchronousCommit',
+        value: synchronousCommit,
+        expected: `it never waits for a standby, which requireSynchronousStandby asks for; ${fix}`,
+        related: ['requireSynchronousStandby'],
+      },
+      `requireSynchronousStandby asks for commits that wait for a standby, but synchronousCommit is '${synchronousCommit}', ` +
+        `which never waits; ${fix}`,
     );
   }
   return {
@@ -180,9 +205,9 @@ export function maskPassword(url: string): string {
 
 function parseUrl(url: string): URL {
   const fail = (problem: string): never => {
-    throw new ConfigError(
-      `postgresStore: url '${maskPassword(url)}' ${problem}; expected ${EXPECTED_URL} (or postgresql://…)`,
-    );
+    const shown = typeof url === 'string' ? maskPassword(url) : typeof url;
+    const expected = `${problem}; expected ${EXPECTED_URL} (or postgresql://…)`;
+    throw refuse({ option: 'url', value: shown, expected: `it ${expected}` }, `url '${shown}' ${expected}`);
   };
   if (typeof url !== 'string' || url.trim() === '') return fail('is empty');
   let parsed: URL;
@@ -200,14 +225,19 @@ function parseUrl(url: string): URL {
 
 function resolveSchema(schema: string): string {
   if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
-    throw new ConfigError(
-      `postgresStore: schema '${String(schema)}' is not a usable schema name; use letters, digits and _, ` +
-        `starting with a letter or _, at most 63 characters (e.g. 'baton' or 'baton_staging')`,
+    const expected =
+      "use letters, digits and _, starting with a letter or _, at most 63 characters (e.g. 'baton' or 'baton_staging')";
+    throw refuse(
+      { option: 'schema', value: String(schema), expected: `it is not a usable schema name; ${expected}` },
+      `schema '${String(schema)}' is not a usable schema name; ${expected}`,
     );
   }
   if (schema.toLowerCase().startsWith('pg_')) {
-    throw new ConfigError(
-      `postgresStore: schema '${schema}' starts with pg_, which PostgreSQL reserves for system schemas; pick another name (e.g. 'baton')`,
+    const expected =
+      "starts with pg_, which PostgreSQL reserves for system schemas; pick another name (e.g. 'baton')";
+    throw refuse(
+      { option: 'schema', value: schema, expected: `it ${expected}` },
+      `schema '${schema}' ${expected}`,
     );
   }
   return schema;
@@ -215,8 +245,10 @@ function resolveSchema(schema: string): string {
 
 function positiveInt(name: string, value: number, unit: string): number {
   if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigError(
-      `postgresStore: ${name} must be a positive integer of ${unit}, got ${String(value)}`,
+    const expected = `must be a positive integer of ${unit}`;
+    throw refuse(
+      { option: name, value: String(value), expected: `it ${expected}` },
+      `${name} ${expected}, got ${String(value)}`,
     );
   }
   return value;

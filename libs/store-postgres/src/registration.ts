@@ -35,7 +35,7 @@ export interface PostgresSettings {
 }
 
 /** `true`/`1` or `false`/`0`, as the worker's own switches are spelled. */
-function switchSetting(name: string, description: string, option: RegExp): AdapterVariable<boolean> {
+function switchSetting(name: string, description: string, option: string): AdapterVariable<boolean> {
   return {
     name,
     description,
@@ -56,19 +56,19 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
     schema: textSetting(
       'BATON_POSTGRES_SCHEMA',
       'the Postgres schema (created and migrated at start, under an advisory lock); default baton',
-      /\bschema\b/,
+      'schema',
     ),
     poolSize: wholeNumberSetting(
       'BATON_POSTGRES_POOL_SIZE',
       "connections in the store's pool (each worker holds one more for its presence lock); default 10",
       1,
-      /\bpoolSize\b/,
+      'poolSize',
     ),
     synchronousCommit: {
       name: 'BATON_POSTGRES_SYNCHRONOUS_COMMIT',
       description:
         "synchronous_commit for the store's sessions (remote_apply, on, remote_write, local, off); default the server's",
-      option: /\bsynchronousCommit\b/,
+      option: 'synchronousCommit',
       parse: (value, variable) => {
         const level = SYNCHRONOUS_COMMIT_LEVELS.find((l) => l === value);
         if (level === undefined) {
@@ -82,15 +82,15 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
     requireSynchronousStandby: switchSetting(
       'BATON_POSTGRES_REQUIRE_SYNC',
       "1: refuse to start unless the server's commits wait for a synchronous standby; default 0",
-      /\brequireSynchronousStandby\b/,
+      'requireSynchronousStandby',
     ),
     preparedStatements: switchSetting(
       'BATON_POSTGRES_PREPARED_STATEMENTS',
       '0: send statements unprepared (behind PgBouncer in transaction mode before 1.21); default 1',
-      /\bpreparedStatements\b/,
+      'preparedStatements',
     ),
   },
-  messages: { prefix: /^postgresStore: /, url: /\burl\b/ },
+  urlOption: 'url',
   load: () => postgresCode.load(),
   // What postgresStore() does (it lives in index.ts, which exports this file).
   create: (url, { schema, poolSize, synchronousCommit, requireSynchronousStandby, preparedStatements }) =>

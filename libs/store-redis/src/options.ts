@@ -4,7 +4,7 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import { ConfigError } from '@baton/core';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { maskUrlSecret, invalidOption, type ConfigErrorFields } from '@baton/core/adapter';
 import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from './sentinel-url.js';
 
 /** The URL used when none is given: a Redis on this machine. */
@@ -123,6 +123,22 @@ const KNOWN_OPTIONS = new Set([
   'waitReplicas',
   'waitTimeoutMs',
 ]);
+/** What the store's ConfigErrors name as their component. */
+const COMPONENT = 'redisStore';
+
+/** The ConfigError for one option: `redisStore: <message>`, with the option's fields. */
+function refuse(
+  fields: Omit<ConfigErrorFields, 'component'> & { option: string; value: string; expected: string },
+  message: string,
+  cause?: unknown,
+): ConfigError {
+  return invalidOption(
+    { component: COMPONENT, ...fields },
+    message,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
 const EXPECTED_FORM =
   'expected redis://[user:password@]host[:port][/db], rediss://… for TLS, or redis+sentinel://host:port[,host:port…]/<master name>';
 
@@ -130,9 +146,12 @@ const EXPECTED_FORM =
 export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): ResolvedRedisStoreOptions {
   for (const name of Object.keys(options)) {
     if (!KNOWN_OPTIONS.has(name)) {
-      throw new ConfigError(
-        `redisStore: unknown option '${name}'; the options are ${[...KNOWN_OPTIONS].join(', ')}`,
-      );
+      const expected = `the options are ${[...KNOWN_OPTIONS].join(', ')}`;
+      throw new ConfigError(`${COMPONENT}: unknown option '${name}'; ${expected}`, {
+        component: COMPONENT,
+        option: name,
+        expected,
+      });
     }
   }
   const url = optionalString(options, 'url') ?? DEFAULT_REDIS_URL;
@@ -140,9 +159,8 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): Resol
   const parsed = sentinelMode ? sentinelParsed(url) : parseRedisUrl(url);
   const keyPrefix = optionalString(options, 'keyPrefix') ?? DEFAULT_KEY_PREFIX;
   if (keyPrefix === '') {
-    throw new ConfigError(
-      "redisStore: keyPrefix is empty; use a prefix such as 'baton:' so Baton's keys stay apart from other data",
-    );
+    const expected = "use a prefix such as 'baton:' so Baton's keys stay apart from other data";
+    throw refuse({ option: 'keyPrefix', value: '', expected }, `keyPrefix is empty; ${expected}`);
   }
   const connectTimeoutMs = wholeMs(options, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS, 1);
   const presenceGraceMs = wholeMs(options, 'presenceGraceMs', DEFAULT_PRESENCE_GRACE_MS, 0);
@@ -150,13 +168,23 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions = {}): Resol
   const waitReplicas = wholeNumber(options, 'waitReplicas', sentinelMode ? 1 : 0);
   const sentinelPassword = optionalString(options, 'sentinelPassword');
   if (sentinelPassword !== undefined && !sentinelMode) {
-    throw new ConfigError(
-      'redisStore: sentinelPassword is set but the url is not a redis+sentinel:// URL; drop the option or name the sentinels in the url',
+    throw refuse(
+      {
+        option: 'sentinelPassword',
+        value: '***',
+        expected:
+          'it is set but the url is not a redis+sentinel:// URL; drop it or name the sentinels in the url',
+        related: ['url'],
+      },
+      'sentinelPassword is set but the url is not a redis+sentinel:// URL; drop the option or name the sentinels in the url',
     );
   }
   if (options.tls !== undefined && (typeof options.tls !== 'object' || options.tls === null)) {
-    throw new ConfigError(
-      'redisStore: tls must be an object of Node TLS options (e.g. { ca }), or left out; a rediss:// URL turns TLS on by itself',
+    const expected =
+      'an object of Node TLS options (e.g. { ca }), or left out; a rediss:// URL turns TLS on by itself';
+    throw refuse(
+      { option: 'tls', value: typeof options.tls, expected: `it must be ${expected}` },
+      `tls must be ${expected}`,
     );
   }
   return {
@@ -186,8 +214,13 @@ function sentinelParsed(url: string): ParsedUrl {
 function wholeNumber(options: RedisStoreOptions, name: 'waitReplicas', fallback: number): number {
   const value: unknown = options[name] ?? fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new ConfigError(
-      `redisStore: ${name} is ${String(value)}; use a whole number of replicas (0 turns the guard off), e.g. 1`,
+    throw refuse(
+      {
+        option: name,
+        value: String(value),
+        expected: 'use a whole number of replicas (0 turns the guard off), e.g. 1',
+      },
+      `${name} is ${String(value)}; use a whole number of replicas (0 turns the guard off), e.g. 1`,
     );
   }
   return value;
@@ -202,8 +235,10 @@ function wholeMs(
   const value: unknown = options[name] ?? fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     const kind = min > 0 ? 'a positive' : 'a non-negative';
-    throw new ConfigError(
-      `redisStore: ${name} is ${String(value)}; use ${kind} whole number of milliseconds, e.g. ${fallback}`,
+    const expected = `use ${kind} whole number of milliseconds, e.g. ${fallback}`;
+    throw refuse(
+      { option: name, value: String(value), expected },
+      `${name} is ${String(value)}; ${expected}`,
     );
   }
   return value;
@@ -220,17 +255,25 @@ interface ParsedUrl {
 }
 
 function parseRedisUrl(url: string): ParsedUrl {
+  const shown = maskUrl(url);
   const invalid = (reason: string): ConfigError =>
-    new ConfigError(
-      `redisStore: url '${maskUrl(url)}' is not a valid Redis URL: ${reason}; ${EXPECTED_FORM}`,
+    refuse(
+      {
+        option: 'url',
+        value: shown,
+        expected: `it is not a valid Redis URL: ${reason}; ${EXPECTED_FORM}`,
+      },
+      `url '${shown}' is not a valid Redis URL: ${reason}; ${EXPECTED_FORM}`,
     );
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch (err) {
-    throw new ConfigError(`redisStore: url '${maskUrl(url)}' cannot be parsed; ${EXPECTED_FORM}`, {
-      cause: err,
-    });
+    throw refuse(
+      { option: 'url', value: shown, expected: `it cannot be parsed; ${EXPECTED_FORM}` },
+      `url '${shown}' cannot be parsed; ${EXPECTED_FORM}`,
+      err,
+    );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw invalid(`the scheme is '${parsed.protocol.replace(/:$/, '')}'`);
@@ -267,7 +310,10 @@ function optionalString(
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
     const shown = name === 'password' || name === 'sentinelPassword' ? typeof value : JSON.stringify(value);
-    throw new ConfigError(`redisStore: ${name} must be a string, got ${shown}`);
+    throw refuse(
+      { option: name, value: shown, expected: 'it must be a string' },
+      `${name} must be a string, got ${shown}`,
+    );
   }
   return value;
 }

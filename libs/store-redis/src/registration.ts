@@ -34,27 +34,27 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
     keyPrefix: textSetting(
       'BATON_REDIS_KEY_PREFIX',
       'prefix of every Redis key; default baton:',
-      /\bkeyPrefix\b/,
+      'keyPrefix',
     ),
     waitReplicas: wholeNumberSetting(
       'BATON_REDIS_WAIT_REPLICAS',
       'replicas that must confirm a lease claim, checkpoint or finish (WAIT) before it counts; default 1 with redis+sentinel://, else 0',
       0,
-      /\bwaitReplicas\b/,
+      'waitReplicas',
     ),
     waitTimeoutMs: wholeNumberSetting(
       'BATON_REDIS_WAIT_TIMEOUT_MS',
       'how long such a write waits for its replicas before it fails (retryable); default 1000',
       1,
-      /\bwaitTimeoutMs\b/,
+      'waitTimeoutMs',
     ),
     sentinelPassword: textSetting(
       'BATON_REDIS_SENTINEL_PASSWORD',
       "the sentinels' own password with a redis+sentinel:// URL (the URL's password is the data nodes')",
-      /\bsentinelPassword\b/,
+      'sentinelPassword',
     ),
   },
-  messages: { prefix: /^redisStore: /, url: /\burl\b/ },
+  urlOption: 'url',
   load: () => redisStoreCode.load(),
   create: (url, { keyPrefix, waitReplicas, waitTimeoutMs, sentinelPassword }) =>
     redisStoreCode.get().redisStore({

@@ -3,8 +3,8 @@
  * a typo fails when the transport is created, never on the first failover.
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
-import { ConfigError } from '@baton/core';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { type ConfigError } from '@baton/core';
+import { maskUrlSecret, invalidOption, type ConfigErrorFields } from '@baton/core/adapter';
 
 export const DEFAULT_KAFKA_BROKERS = 'kafka://127.0.0.1:9092';
 export const DEFAULT_KAFKA_PREFIX = 'baton';
@@ -186,6 +186,16 @@ export interface ResolvedKafkaOptions {
 }
 
 const PREFIX_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,99}$/;
+/** What the transport's ConfigErrors name as their component. */
+const COMPONENT = 'kafka transport';
+
+/** The ConfigError for one option: `<component>: <message>`, with the option's fields. */
+function refuse(
+  fields: Omit<ConfigErrorFields, 'component'> & { option: string; value: string; expected: string },
+  message: string,
+): ConfigError {
+  return invalidOption({ component: COMPONENT, ...fields }, message);
+}
 const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[a-zA-Z0-9._-]+):(\d{1,5})$/;
 
 interface ParsedUrl {
@@ -198,10 +208,13 @@ interface ParsedUrl {
 /** Splits `kafka://[user:password@]h1:p1,h2:p2[?query]` (or a bare `host:port`) into parts. */
 function parseBrokerUrl(raw: string): ParsedUrl {
   const shown = maskUrlSecret(raw.trim());
-  const bad = (why: string): ConfigError =>
-    new ConfigError(
-      `kafka transport: broker '${shown}' ${why}; expected kafka://host:9092, kafkas://host:9093 or host:port`,
+  const bad = (why: string): ConfigError => {
+    const expected = `${why}; expected kafka://host:9092, kafkas://host:9093 or host:port`;
+    return refuse(
+      { option: 'brokers', value: shown, expected: `it ${expected}` },
+      `broker '${shown}' ${expected}`,
     );
+  };
   let rest = raw.trim();
   let tls = false;
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(rest);
@@ -243,7 +256,11 @@ function parseBrokerUrl(raw: string): ParsedUrl {
 function positiveInt(name: string, value: number | undefined, fallback: number, max = 2 ** 31 - 1): number {
   const v = value ?? fallback;
   if (!Number.isInteger(v) || v < 1 || v > max) {
-    throw new ConfigError(`kafka transport: ${name} must be an integer from 1 to ${max}, got ${String(v)}`);
+    const expected = `it must be an integer from 1 to ${max}`;
+    throw refuse(
+      { option: name, value: String(v), expected },
+      `${name} must be an integer from 1 to ${max}, got ${String(v)}`,
+    );
   }
   return v;
 }
@@ -253,7 +270,14 @@ function intParam(params: URLSearchParams, name: string): number | undefined {
   if (raw === null) return undefined;
   const n = Number(raw);
   if (!Number.isInteger(n)) {
-    throw new ConfigError(`kafka transport: URL parameter ${name}=${raw} is not an integer`);
+    throw refuse(
+      {
+        option: 'brokers',
+        value: `${name}=${raw}`,
+        expected: `its parameter ${name}=${raw} is not an integer`,
+      },
+      `URL parameter ${name}=${raw} is not an integer`,
+    );
   }
   return n;
 }
@@ -261,8 +285,10 @@ function intParam(params: URLSearchParams, name: string): number | undefined {
 function saslMechanism(raw: string | null | undefined): KafkaSaslMechanism {
   const value = (raw ?? 'plain').toLowerCase();
   if (!(SASL_MECHANISMS as readonly string[]).includes(value)) {
-    throw new ConfigError(
-      `kafka transport: SASL mechanism '${value}' is not supported; use one of ${SASL_MECHANISMS.join(', ')}`,
+    const expected = `use one of ${SASL_MECHANISMS.join(', ')}`;
+    throw refuse(
+      { option: 'sasl.mechanism', value, expected: `it is not supported; ${expected}` },
+      `SASL mechanism '${value}' is not supported; ${expected}`,
     );
   }
   return value as KafkaSaslMechanism;
@@ -271,17 +297,21 @@ function saslMechanism(raw: string | null | undefined): KafkaSaslMechanism {
 export function resolveKafkaOptions(options: KafkaTransportOptions = {}): ResolvedKafkaOptions {
   const inputs = options.brokers ?? DEFAULT_KAFKA_BROKERS;
   const list = (Array.isArray(inputs) ? inputs : [inputs]).filter((s) => s.trim() !== '');
-  if (list.length === 0)
-    throw new ConfigError('kafka transport: brokers is empty; name at least one host:port');
+  const shownBrokers = list.map((broker) => maskUrlSecret(broker.trim())).join(',');
+  if (list.length === 0) {
+    throw refuse(
+      { option: 'brokers', value: '', expected: 'name at least one host:port' },
+      'brokers is empty; name at least one host:port',
+    );
+  }
   const parsed = list.map(parseBrokerUrl);
   const params = new URLSearchParams();
   for (const p of parsed) for (const [k, v] of p.params) params.set(k, v);
   const known = new Set(['sasl', 'tls', 'prefix', 'partitions', 'clientId']);
   for (const key of params.keys()) {
     if (!known.has(key)) {
-      throw new ConfigError(
-        `kafka transport: unknown URL parameter '${key}'; known: ${[...known].join(', ')}`,
-      );
+      const expected = `unknown URL parameter '${key}'; known: ${[...known].join(', ')}`;
+      throw refuse({ option: 'brokers', value: shownBrokers, expected: `it has an ${expected}` }, expected);
     }
   }
   const urlSasl = parsed.find((p) => p.sasl)?.sasl;
@@ -291,48 +321,84 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
   } else if (sasl !== undefined) {
     sasl = { ...sasl, mechanism: saslMechanism(sasl.mechanism) };
     if (!sasl.username || typeof sasl.password !== 'string') {
-      throw new ConfigError('kafka transport: sasl needs a username and a password');
+      throw refuse(
+        { option: 'sasl', value: '***', expected: 'it needs a username and a password' },
+        'sasl needs a username and a password',
+      );
     }
   } else if (params.get('sasl') !== null) {
-    throw new ConfigError(
-      'kafka transport: the URL names a SASL mechanism but no credentials; use kafka://user:password@host:9092?sasl=…',
+    const expected = 'use kafka://user:password@host:9092?sasl=…';
+    throw refuse(
+      {
+        option: 'brokers',
+        value: shownBrokers,
+        expected: `it names a SASL mechanism but no credentials; ${expected}`,
+      },
+      `the URL names a SASL mechanism but no credentials; ${expected}`,
     );
   }
   const tlsParam = params.get('tls');
   if (tlsParam !== null && tlsParam !== 'true' && tlsParam !== 'false') {
-    throw new ConfigError(`kafka transport: URL parameter tls=${tlsParam} must be true or false`);
+    throw refuse(
+      {
+        option: 'brokers',
+        value: shownBrokers,
+        expected: `its parameter tls=${tlsParam} must be true or false`,
+      },
+      `URL parameter tls=${tlsParam} must be true or false`,
+    );
   }
   const tls = options.tls ?? (parsed.some((p) => p.tls) || tlsParam === 'true');
 
   const prefix = options.prefix ?? params.get('prefix') ?? DEFAULT_KAFKA_PREFIX;
   if (!PREFIX_PATTERN.test(prefix)) {
-    throw new ConfigError(
-      `kafka transport: prefix '${prefix}' must be 1-100 letters, digits, '_' or '-', starting with a letter or digit`,
+    const expected = "must be 1-100 letters, digits, '_' or '-', starting with a letter or digit";
+    // A prefix from the URL's parameter is the URL's fault.
+    const option = options.prefix === undefined ? 'brokers' : 'prefix';
+    throw refuse(
+      { option, value: option === 'prefix' ? prefix : shownBrokers, expected: `it ${expected}` },
+      `prefix '${prefix}' ${expected}`,
     );
   }
   const sessionTimeoutMs = positiveInt('sessionTimeoutMs', options.sessionTimeoutMs, 10_000);
   const heartbeatIntervalMs = positiveInt('heartbeatIntervalMs', options.heartbeatIntervalMs, 1_000);
   if (heartbeatIntervalMs * 3 > sessionTimeoutMs) {
-    throw new ConfigError(
-      `kafka transport: heartbeatIntervalMs (${heartbeatIntervalMs}) must be at most a third of sessionTimeoutMs (${sessionTimeoutMs})`,
+    const expected = `must be at most a third of sessionTimeoutMs (${sessionTimeoutMs})`;
+    throw refuse(
+      {
+        option: 'heartbeatIntervalMs',
+        value: String(heartbeatIntervalMs),
+        expected: `it ${expected}`,
+        related: ['sessionTimeoutMs'],
+      },
+      `heartbeatIntervalMs (${heartbeatIntervalMs}) ${expected}`,
     );
   }
   const partitionOwnership = options.partitionOwnership ?? 'presence';
   if (!KAFKA_PARTITION_OWNERSHIPS.includes(partitionOwnership)) {
-    throw new ConfigError(
-      `kafka transport: partitionOwnership '${String(partitionOwnership)}' must be presence or group`,
+    throw refuse(
+      {
+        option: 'partitionOwnership',
+        value: String(partitionOwnership),
+        expected: 'it must be presence or group',
+      },
+      `partitionOwnership '${String(partitionOwnership)}' must be presence or group`,
     );
   }
   const priorityLanes = options.priorityLanes ?? false;
   if (typeof priorityLanes !== 'boolean') {
-    throw new ConfigError(
-      `kafka transport: priorityLanes must be true or false (got ${JSON.stringify(priorityLanes)})`,
+    const shown = JSON.stringify(priorityLanes);
+    throw refuse(
+      { option: 'priorityLanes', value: shown, expected: 'it must be true or false' },
+      `priorityLanes must be true or false (got ${shown})`,
     );
   }
   const replicationFactor = options.replicationFactor ?? -1;
   if (!Number.isInteger(replicationFactor) || (replicationFactor < 1 && replicationFactor !== -1)) {
-    throw new ConfigError(
-      `kafka transport: replicationFactor must be a positive integer or -1 (the broker's default), got ${String(replicationFactor)}`,
+    const expected = "it must be a positive integer or -1 (the broker's default)";
+    throw refuse(
+      { option: 'replicationFactor', value: String(replicationFactor), expected },
+      `replicationFactor must be a positive integer or -1 (the broker's default), got ${String(replicationFactor)}`,
     );
   }
   const minInsyncReplicas =
@@ -340,8 +406,15 @@ export function resolveKafkaOptions(options: KafkaTransportOptions = {}): Resolv
       ? undefined
       : positiveInt('minInsyncReplicas', options.minInsyncReplicas, 1, 100);
   if (minInsyncReplicas !== undefined && replicationFactor !== -1 && minInsyncReplicas > replicationFactor) {
-    throw new ConfigError(
-      `kafka transport: minInsyncReplicas (${minInsyncReplicas}) must not exceed replicationFactor (${replicationFactor}): no write could ever be acknowledged`,
+    const expected = `must not exceed replicationFactor (${replicationFactor}): no write could ever be acknowledged`;
+    throw refuse(
+      {
+        option: 'minInsyncReplicas',
+        value: String(minInsyncReplicas),
+        expected: `it ${expected}`,
+        related: ['replicationFactor'],
+      },
+      `minInsyncReplicas (${minInsyncReplicas}) ${expected}`,
     );
   }
   const clientId = options.clientId ?? params.get('clientId') ?? 'baton';

@@ -43,73 +43,82 @@ export interface KafkaSettings {
   tlsCaFile?: string;
 }
 
-// In the order the transport's messages are matched against (docs/architecture.md).
 const VARIABLES = {
   saslMechanism: textSetting(
     'BATON_KAFKA_SASL_MECHANISM',
     "SASL mechanism for the URL's credentials: plain (default), scram-sha-256 or scram-sha-512",
-    /\bSASL mechanism\b/,
+    'sasl.mechanism',
   ),
   prefix: textSetting(
     'BATON_KAFKA_PREFIX',
     'topic and group prefix (baton.runs, baton.journal, baton.journal.groups, baton.dlq, group baton-workers); one per installation; default baton',
-    /\bprefix\b/,
+    'prefix',
   ),
   partitions: wholeNumberSetting(
     'BATON_KAFKA_PARTITIONS',
     'partitions of the runs, journal and group topics when the worker creates them; default 12',
     1,
-    /\bpartitions\b/,
+    'partitions',
   ),
   minInsyncReplicas: wholeNumberSetting(
     'BATON_KAFKA_MIN_INSYNC_REPLICAS',
     "min.insync.replicas of the topics the worker creates (2 with a factor of 3); default the broker's",
     1,
-    /\bminInsyncReplicas\b/,
+    'minInsyncReplicas',
   ),
   replicationFactor: wholeNumberSetting(
     'BATON_KAFKA_REPLICATION_FACTOR',
     "replication factor of the topics the worker creates (3 on a cluster); default the broker's default.replication.factor",
     1,
-    /\breplicationFactor\b/,
+    'replicationFactor',
   ),
   sessionTimeoutMs: wholeNumberSetting(
     'BATON_KAFKA_SESSION_TIMEOUT_MS',
     "consumer-group session timeout: how long a dead worker's partitions wait before moving; default 10000",
     3,
-    /\bsessionTimeoutMs\b/,
+    // The heartbeat is derived from it (create below).
+    ['sessionTimeoutMs', 'heartbeatIntervalMs'],
   ),
   partitionOwnership: textSetting(
     'BATON_KAFKA_PARTITION_OWNERSHIP',
     "who splits the runs topic's partitions among the workers: presence (the store's live workers; a join or death stops nobody) or group (a consumer group); default presence",
-    /\bpartitionOwnership\b/,
+    'partitionOwnership',
   ),
   journalRetentionMs: wholeNumberSetting(
     'BATON_KAFKA_JOURNAL_RETENTION_MS',
     "retention.ms of the journal and group topics when the worker creates them; default the broker's log.retention.ms",
     1,
-    /\bjournalRetentionMs\b/,
+    'journalRetentionMs',
   ),
   ackWaitMs: wholeNumberSetting(
     'BATON_KAFKA_ACK_WAIT_MS',
     'a run message neither acked nor nakked is delivered again after this; default 30000',
     1,
-    /\backWaitMs\b/,
+    'ackWaitMs',
   ),
   priorityLanes: switchSetting(
     'BATON_KAFKA_PRIORITY_LANES',
     'true: set up and read the run queue priority lanes (topics <prefix>.runs.high and .low, groups <prefix>-workers-high and -low), so runs may start at high or low priority; on the workers first, then the producers; default false',
-    /\bpriorityLanes\b/,
+    'priorityLanes',
   ),
-  tlsCaFile: textSetting('BATON_KAFKA_TLS_CA_FILE', 'CA certificate to verify the brokers (implies TLS)'),
+  tlsCaFile: textSetting(
+    'BATON_KAFKA_TLS_CA_FILE',
+    'CA certificate to verify the brokers (implies TLS)',
+    'tls.ca',
+  ),
 } as const;
 
-function readVariableFile(variable: string, path: string): string {
+/** The file a variable names; a ConfigError naming the variable, and carrying `option`, when it cannot be read. */
+function readVariableFile(option: string, variable: string, path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${variable} names ${path}, which cannot be read: ${(err as Error).message}`, {
+    const problem = `cannot be read: ${(err as Error).message}`;
+    throw new ConfigError(`${variable} names ${path}, which ${problem}`, {
       cause: err,
+      option,
+      value: path,
+      expected: `it ${problem}`,
     });
   }
 }
@@ -119,11 +128,7 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
   kind: 'transport',
   schemes: ['kafka', 'kafkas'],
   variables: VARIABLES,
-  messages: {
-    prefix: /^kafka transport: /,
-    url: /\bbrokers?\b/,
-    aboutUrl: /\bURL parameter\b|\bthe URL\b|\bsasl\b/,
-  },
+  urlOption: 'brokers',
   logComponent: 'kafkajs',
   load: () => kafkaCode.load(),
   create: (url, settings, hooks) => {
@@ -163,7 +168,9 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       ...(ackWaitMs !== undefined && { ackWaitMs }),
       ...(priorityLanes !== undefined && { priorityLanes }),
       ...(journalRetentionMs !== undefined && { journalRetentionMs }),
-      ...(tlsCaFile !== undefined && { tls: { ca: readVariableFile(VARIABLES.tlsCaFile.name, tlsCaFile) } }),
+      ...(tlsCaFile !== undefined && {
+        tls: { ca: readVariableFile('tls.ca', VARIABLES.tlsCaFile.name, tlsCaFile) },
+      }),
       ...(hooks.log !== undefined && { log: hooks.log }),
     });
   },

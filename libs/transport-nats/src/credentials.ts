@@ -11,7 +11,7 @@ import {
   usernamePasswordAuthenticator,
   type Authenticator,
 } from '@nats-io/transport-node';
-import { ConfigError } from '@baton/core';
+import { invalidOption } from '@baton/core/adapter';
 import type { UrlCredentials } from './server-urls.js';
 
 /** How the transport authenticates. */
@@ -22,6 +22,9 @@ export type NatsCredentials =
   | { kind: 'credsFile'; path: string }
   | { kind: 'creds'; content: string }
   | { kind: 'nkey'; seed: string };
+
+/** Credentials of some kind. */
+type GivenCredentials = Exclude<NatsCredentials, { kind: 'none' }>;
 
 /** The credential options of {@link NatsTransportOptions}. */
 interface CredentialOptions {
@@ -34,19 +37,43 @@ interface CredentialOptions {
 }
 
 const EXCLUSIVE = 'set only one of user/pass, token, credsFile, creds and nkeySeed';
+const COMPONENT = 'natsTransport';
+/** The option that gives each kind of credential, for the errors that name it. */
+const OPTION_OF: Record<GivenCredentials['kind'], string> = {
+  userPass: 'user',
+  token: 'token',
+  credsFile: 'credsFile',
+  creds: 'creds',
+  nkey: 'nkeySeed',
+};
 
 /** Picks the one credential the options (or else the URL) give; throws ConfigError on conflicts. */
 export function resolveCredentials(options: CredentialOptions, fromUrl: UrlCredentials): NatsCredentials {
   for (const name of ['user', 'pass', 'token', 'credsFile', 'creds', 'nkeySeed'] as const) {
     const value: unknown = options[name];
     if (value !== undefined && (typeof value !== 'string' || value === '')) {
-      throw new ConfigError(`natsTransport: ${name} must be a non-empty string, or left out`);
+      // Only a user name or a path may be shown; the others are secrets.
+      const shown = name === 'user' || name === 'credsFile' ? JSON.stringify(value) : typeof value;
+      throw invalidOption(
+        { component: COMPONENT, option: name, value: shown, expected: 'a non-empty string, or left out' },
+        `${name} must be a non-empty string, or left out`,
+      );
     }
   }
-  const given: NatsCredentials[] = [];
+  const given: GivenCredentials[] = [];
   if (options.user !== undefined || options.pass !== undefined) {
     if (options.user === undefined || options.pass === undefined) {
-      throw new ConfigError('natsTransport: user and pass go together; set both, or neither');
+      const [given, missing] = options.user === undefined ? ['pass', 'user'] : ['user', 'pass'];
+      throw invalidOption(
+        {
+          component: COMPONENT,
+          option: given,
+          value: given === 'user' ? JSON.stringify(options.user) : '***',
+          expected: `it goes with ${missing}; set both, or neither`,
+          related: [missing],
+        },
+        'user and pass go together; set both, or neither',
+      );
     }
     given.push({ kind: 'userPass', user: options.user, pass: options.pass });
   }
@@ -55,8 +82,16 @@ export function resolveCredentials(options: CredentialOptions, fromUrl: UrlCrede
   if (options.creds !== undefined) given.push({ kind: 'creds', content: checkCredsContent(options.creds) });
   if (options.nkeySeed !== undefined) given.push({ kind: 'nkey', seed: checkNkeySeed(options.nkeySeed) });
   if (given.length > 1) {
-    throw new ConfigError(
-      `natsTransport: several credentials are set (${given.map((c) => c.kind).join(', ')}); ${EXCLUSIVE}`,
+    const [first, ...others] = given.map((c) => OPTION_OF[c.kind]);
+    throw invalidOption(
+      {
+        component: COMPONENT,
+        option: first!,
+        value: 'set',
+        expected: `it is set beside ${others.join(', ')}; ${EXCLUSIVE}`,
+        related: others,
+      },
+      `several credentials are set (${given.map((c) => c.kind).join(', ')}); ${EXCLUSIVE}`,
     );
   }
   // Options win over the URL, as for every other adapter: a secret store can override a URL.
@@ -65,9 +100,12 @@ export function resolveCredentials(options: CredentialOptions, fromUrl: UrlCrede
 
 function checkCredsContent(content: string): string {
   if (!content.includes('NATS USER JWT') || !content.includes('USER NKEY SEED')) {
-    throw new ConfigError(
-      'natsTransport: creds is not the content of a .creds file (it must hold a NATS USER JWT and a USER NKEY SEED ' +
-        'block, as `nsc generate creds` writes); to pass a path, use credsFile',
+    const expected =
+      'the content of a .creds file (it must hold a NATS USER JWT and a USER NKEY SEED block, as ' +
+      '`nsc generate creds` writes); to pass a path, use credsFile';
+    throw invalidOption(
+      { component: COMPONENT, option: 'creds', value: '***', expected: `use ${expected}` },
+      `creds is not ${expected}`,
     );
   }
   return content;
@@ -75,9 +113,15 @@ function checkCredsContent(content: string): string {
 
 function checkNkeySeed(seed: string): string {
   if (!/^SU[A-Z2-7]{50,}$/.test(seed.trim())) {
-    throw new ConfigError(
-      "natsTransport: nkeySeed is not an NKey user seed; it starts with 'SU' (as `nk -gen user` prints it), " +
-        'and is not the public key (U…)',
+    const expected = "it starts with 'SU' (as `nk -gen user` prints it), and is not the public key (U…)";
+    throw invalidOption(
+      {
+        component: COMPONENT,
+        option: 'nkeySeed',
+        value: '***',
+        expected: `use an NKey user seed: ${expected}`,
+      },
+      `nkeySeed is not an NKey user seed; ${expected}`,
     );
   }
   return seed.trim();
@@ -102,9 +146,16 @@ export async function authenticatorFor(credentials: NatsCredentials): Promise<Au
       try {
         content = await readFile(credentials.path, 'utf8');
       } catch (err) {
-        throw new ConfigError(
-          `natsTransport: credsFile ${credentials.path} cannot be read (${(err as Error).message}); ` +
-            'check the path and that the worker may read it',
+        const problem = `it cannot be read (${(err as Error).message})`;
+        const fix = 'check the path and that the worker may read it';
+        throw invalidOption(
+          {
+            component: COMPONENT,
+            option: 'credsFile',
+            value: credentials.path,
+            expected: `${problem}; ${fix}`,
+          },
+          `credsFile ${credentials.path} cannot be read (${(err as Error).message}); ${fix}`,
           { cause: err },
         );
       }

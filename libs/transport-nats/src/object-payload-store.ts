@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import { ConfigError, type BatonError } from '@baton/core';
-import { AdapterLifecycle, assertRunId, type PayloadStore } from '@baton/core/adapter';
+import { AdapterLifecycle, assertRunId, type PayloadStore, invalidOption } from '@baton/core/adapter';
 import { openSession, untilElected, type NatsSession } from './connection.js';
 import { toNatsError } from './errors.js';
 import {
@@ -89,6 +89,9 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'name',
 ]);
 
+/** What the store's ConfigErrors name as their component. */
+const COMPONENT = 'natsObjectPayloadStore';
+
 /** {@link NatsObjectPayloadStoreOptions} after defaults and validation. */
 interface ResolvedOptions {
   bucket: string;
@@ -98,17 +101,22 @@ interface ResolvedOptions {
 function resolveOptions(options: NatsObjectPayloadStoreOptions): ResolvedOptions {
   for (const name of Object.keys(options)) {
     if (!KNOWN_OPTIONS.has(name)) {
-      throw new ConfigError(
-        `natsObjectPayloadStore: unknown option '${name}'; the options are ${[...KNOWN_OPTIONS].join(', ')}`,
-      );
+      const expected = `the options are ${[...KNOWN_OPTIONS].join(', ')}`;
+      throw new ConfigError(`${COMPONENT}: unknown option '${name}'; ${expected}`, {
+        component: COMPONENT,
+        option: name,
+        expected,
+      });
     }
   }
   const bucket = options.bucket ?? DEFAULT_PAYLOAD_BUCKET;
   if (typeof bucket !== 'string' || !BUCKET_PATTERN.test(bucket)) {
-    throw new ConfigError(
-      `natsObjectPayloadStore: bucket ${JSON.stringify(bucket)} is not a valid object store name; use ` +
-        `1-251 letters, digits, '_' and '-' (e.g. '${DEFAULT_PAYLOAD_BUCKET}'): it becomes a subject token ` +
-        'and part of a stream name',
+    const expected =
+      `is not a valid object store name; use 1-251 letters, digits, '_' and '-' (e.g. ` +
+      `'${DEFAULT_PAYLOAD_BUCKET}'): it becomes a subject token and part of a stream name`;
+    throw invalidOption(
+      { component: COMPONENT, option: 'bucket', value: String(bucket), expected: `it ${expected}` },
+      `bucket ${JSON.stringify(bucket)} ${expected}`,
     );
   }
   const connectionOptions: NatsTransportOptions = { name: options.name ?? 'baton-payloads' };
@@ -122,9 +130,16 @@ function resolveOptions(options: NatsObjectPayloadStoreOptions): ResolvedOptions
     // replicas; its messages name natsTransport, ours name this store.
     return { bucket, connection: resolveNatsTransportOptions(connectionOptions) };
   } catch (err) {
-    if (err instanceof ConfigError) {
-      throw new ConfigError(err.message.replace(/^natsTransport:/, 'natsObjectPayloadStore:'), {
+    // The same error under this store's name: its fields say which connection option it is about.
+    if (err instanceof ConfigError && err.component !== undefined && err.message.startsWith(err.component)) {
+      const { option, value, expected, related } = err;
+      throw new ConfigError(`${COMPONENT}${err.message.slice(err.component.length)}`, {
         cause: err.cause,
+        component: COMPONENT,
+        ...(option !== undefined && { option }),
+        ...(value !== undefined && { value }),
+        ...(expected !== undefined && { expected }),
+        ...(related !== undefined && { related }),
       });
     }
     throw err;

@@ -5,6 +5,7 @@
  */
 import type { NodeConnectionOptions } from '@nats-io/transport-node';
 import { ConfigError } from '@baton/core';
+import { invalidOption } from '@baton/core/adapter';
 import { parseServers } from './server-urls.js';
 import { resolveCredentials, type NatsCredentials } from './credentials.js';
 
@@ -207,15 +208,21 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
  */
 const PREFIX_PATTERN = /^[a-z][a-z0-9_-]{0,47}$/;
 
+/** What the transport's ConfigErrors name as their component. */
+const COMPONENT = 'natsTransport';
+
 /** Validates `options` and fills in defaults; throws ConfigError naming the option and the fix. */
 export function resolveNatsTransportOptions(
   options: NatsTransportOptions = {},
 ): ResolvedNatsTransportOptions {
   for (const name of Object.keys(options)) {
     if (!KNOWN_OPTIONS.has(name)) {
-      throw new ConfigError(
-        `natsTransport: unknown option '${name}'; the options are ${[...KNOWN_OPTIONS].join(', ')}`,
-      );
+      const expected = `the options are ${[...KNOWN_OPTIONS].join(', ')}`;
+      throw new ConfigError(`natsTransport: unknown option '${name}'; ${expected}`, {
+        component: COMPONENT,
+        option: name,
+        expected,
+      });
     }
   }
   const servers = options.servers ?? DEFAULT_NATS_SERVERS;
@@ -223,34 +230,46 @@ export function resolveNatsTransportOptions(
     typeof servers !== 'string' &&
     !(Array.isArray(servers) && servers.every((s) => typeof s === 'string'))
   ) {
-    throw new ConfigError(
-      `natsTransport: servers must be a URL string or an array of them, e.g. '${DEFAULT_NATS_SERVERS}'`,
+    const expected = `a URL string or an array of them, e.g. '${DEFAULT_NATS_SERVERS}'`;
+    throw invalidOption(
+      { component: COMPONENT, option: 'servers', value: typeof servers, expected },
+      `servers must be ${expected}`,
     );
   }
   const parsed = parseServers(servers);
   const prefix = options.prefix ?? DEFAULT_NATS_PREFIX;
   if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
-    throw new ConfigError(
-      `natsTransport: prefix ${JSON.stringify(prefix)} is not a safe name; use 1-48 lower-case letters, ` +
-        `digits, '-' and '_', starting with a letter (e.g. 'baton'): it becomes a subject token and, ` +
-        'upper-cased, part of the stream names',
+    const expected =
+      "is not a safe name; use 1-48 lower-case letters, digits, '-' and '_', starting with a letter " +
+      "(e.g. 'baton'): it becomes a subject token and, upper-cased, part of the stream names";
+    throw invalidOption(
+      { component: COMPONENT, option: 'prefix', value: String(prefix), expected: `it ${expected}` },
+      `prefix ${JSON.stringify(prefix)} ${expected}`,
     );
   }
   if (options.tls !== undefined && (typeof options.tls !== 'object' || options.tls === null)) {
-    throw new ConfigError(
-      'natsTransport: tls must be an object of TLS options (e.g. { caFile }), or left out; a tls:// URL requires TLS by itself',
+    const expected =
+      'an object of TLS options (e.g. { caFile }), or left out; a tls:// URL requires TLS by itself';
+    throw invalidOption(
+      { component: COMPONENT, option: 'tls', value: typeof options.tls, expected },
+      `tls must be ${expected}`,
     );
   }
   const storage = options.storage ?? 'file';
   if (storage !== 'file' && storage !== 'memory') {
-    throw new ConfigError(
-      `natsTransport: storage is ${JSON.stringify(storage)}; use 'file' (durable) or 'memory' (tests)`,
-    );
+    throw invalidOption({
+      component: COMPONENT,
+      option: 'storage',
+      value: JSON.stringify(storage),
+      expected: "use 'file' (durable) or 'memory' (tests)",
+    });
   }
   const name = options.name ?? `baton-${prefix}`;
   if (typeof name !== 'string' || name.trim() === '') {
-    throw new ConfigError(
-      "natsTransport: name must be a non-empty string (the connection's name), or left out",
+    const expected = "a non-empty string (the connection's name), or left out";
+    throw invalidOption(
+      { component: COMPONENT, option: 'name', value: JSON.stringify(name), expected },
+      `name must be ${expected}`,
     );
   }
   return {
@@ -276,25 +295,35 @@ export function resolveNatsTransportOptions(
 function flag(option: string, value: unknown): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') {
-    throw new ConfigError(`natsTransport: ${option} must be true or false (got ${JSON.stringify(value)})`);
+    const shown = JSON.stringify(value);
+    throw invalidOption(
+      { component: COMPONENT, option, value: shown, expected: 'use true or false' },
+      `${option} must be true or false (got ${shown})`,
+    );
   }
   return value;
 }
 
 function positiveInt(option: string, value: unknown, example: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new ConfigError(
-      `natsTransport: ${option} is ${String(value)}; use a positive whole number (${example})`,
-    );
+    throw invalidOption({
+      component: COMPONENT,
+      option,
+      value: String(value),
+      expected: `use a positive whole number (${example})`,
+    });
   }
   return value;
 }
 
 function rangedInt(option: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(
-      `natsTransport: ${option} is ${String(value)}; use a whole number from ${min} to ${max} (1 for a single server, 3 for a cluster)`,
-    );
+    throw invalidOption({
+      component: COMPONENT,
+      option,
+      value: String(value),
+      expected: `use a whole number from ${min} to ${max} (1 for a single server, 3 for a cluster)`,
+    });
   }
   return value;
 }

@@ -45,31 +45,32 @@ const VARIABLES = {
   prefix: textSetting(
     'BATON_NATS_PREFIX',
     'stream and subject prefix (BATON_RUNS, baton.journal.<runId>, ...); one per installation; default baton',
-    /\bprefix\b/,
+    'prefix',
   ),
   ackWaitMs: wholeNumberSetting(
     'BATON_NATS_ACK_WAIT_MS',
     "an unacked run message is redelivered after this; default the transport's",
     1,
-    /\backWaitMs\b/,
+    'ackWaitMs',
   ),
   replicas: wholeNumberSetting(
     'BATON_NATS_REPLICAS',
     'copies of each stream the transport creates: 1 for a single server, 3 for a 3-node cluster; default 1',
     1,
-    /\breplicas\b/,
+    'replicas',
   ),
   priorityLanes: switchSetting(
     'BATON_NATS_PRIORITY_LANES',
     'true: set up and read the run queue priority lanes (streams <PREFIX>_RUNS_HIGH and _LOW), so runs may start at high or low priority; on the workers first, then the producers; default false',
-    /\bpriorityLanes\b/,
+    'priorityLanes',
   ),
   credsFile: textSetting(
     'BATON_NATS_CREDS_FILE',
     'a NATS .creds file (JWT + NKey)',
-    /\bcredsFile\b|\bcreds\b/,
+    // The variable names a file; the transport is given its content.
+    ['credsFile', 'creds'],
   ),
-  tlsCaFile: textSetting('BATON_NATS_TLS_CA_FILE', 'CA certificate to verify the NATS server'),
+  tlsCaFile: textSetting('BATON_NATS_TLS_CA_FILE', 'CA certificate to verify the NATS server', 'tls.ca'),
 } as const;
 
 /**
@@ -80,17 +81,24 @@ export function natsConnectionFromSettings(url: string, settings: NatsSettings) 
   const { credsFile, tlsCaFile } = settings;
   return {
     servers: url,
-    ...(credsFile !== undefined && { creds: readVariableFile(VARIABLES.credsFile.name, credsFile) }),
-    ...(tlsCaFile !== undefined && { tls: { ca: readVariableFile(VARIABLES.tlsCaFile.name, tlsCaFile) } }),
+    ...(credsFile !== undefined && { creds: readVariableFile('creds', VARIABLES.credsFile.name, credsFile) }),
+    ...(tlsCaFile !== undefined && {
+      tls: { ca: readVariableFile('tls.ca', VARIABLES.tlsCaFile.name, tlsCaFile) },
+    }),
   };
 }
 
-function readVariableFile(variable: string, path: string): string {
+/** The file a variable names; a ConfigError naming the variable, and carrying `option`, when it cannot be read. */
+function readVariableFile(option: string, variable: string, path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${variable} names ${path}, which cannot be read: ${(err as Error).message}`, {
+    const problem = `cannot be read: ${(err as Error).message}`;
+    throw new ConfigError(`${variable} names ${path}, which ${problem}`, {
       cause: err,
+      option,
+      value: path,
+      expected: `it ${problem}`,
     });
   }
 }
@@ -101,11 +109,7 @@ export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSett
   schemes: ['nats', 'tls'],
   urlUserIsSecret: true,
   variables: VARIABLES,
-  messages: {
-    prefix: /^natsTransport: /,
-    url: /\bservers?( URL)?\b/,
-    aboutUrl: /\bURL parameter\b|\bthe URL\b/,
-  },
+  urlOption: 'servers',
   load: () => natsCode.load(),
   create: (url, settings) =>
     natsCode.get().natsTransport({

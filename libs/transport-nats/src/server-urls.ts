@@ -3,8 +3,8 @@
  * or given as an array. nats.js ignores credentials inside a URL, so they are taken out here and
  * handed to it as options; the URLs it receives carry host and port only.
  */
-import { ConfigError } from '@baton/core';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { type ConfigError } from '@baton/core';
+import { maskUrlSecret, invalidOption } from '@baton/core/adapter';
 
 /** The form every server URL must have; quoted in messages. */
 export const EXPECTED_SERVER_FORM =
@@ -27,15 +27,23 @@ export interface ParsedServers {
 }
 
 const DEFAULT_PORT = 4222;
+const COMPONENT = 'natsTransport';
 
 /** Splits and parses the servers option; throws ConfigError naming the URL (masked) and the form. */
 export function parseServers(servers: string | string[]): ParsedServers {
   const list = (Array.isArray(servers) ? servers : [servers])
     .flatMap((entry) => entry.split(','))
     .map((entry) => entry.trim());
+  const shown = list.map(maskServerUrl).join(',');
   if (list.length === 0 || list.some((entry) => entry === '')) {
-    throw new ConfigError(
-      `natsTransport: servers '${list.map(maskServerUrl).join(',')}' contains an empty entry; ${EXPECTED_SERVER_FORM}`,
+    throw invalidOption(
+      {
+        component: COMPONENT,
+        option: 'servers',
+        value: shown,
+        expected: `it contains an empty entry; ${EXPECTED_SERVER_FORM}`,
+      },
+      `servers '${shown}' contains an empty entry; ${EXPECTED_SERVER_FORM}`,
     );
   }
   const parsed = list.map(parseServerUrl);
@@ -44,16 +52,23 @@ export function parseServers(servers: string | string[]): ParsedServers {
     if (server.credentials.kind === 'none') continue;
     if (credentials.kind !== 'none' && !sameCredentials(credentials, server.credentials)) {
       // nats.js has one set of credentials per connection, so the URLs must agree.
-      throw new ConfigError(
-        `natsTransport: servers '${list.map(maskServerUrl).join(',')}' carry different credentials; ` +
-          'put the same user:password (or token) in every URL, or pass them as the user/pass/token options',
+      const expected =
+        'put the same user:password (or token) in every URL, or pass them as the user/pass/token options';
+      throw invalidOption(
+        {
+          component: COMPONENT,
+          option: 'servers',
+          value: shown,
+          expected: `they carry different credentials; ${expected}`,
+        },
+        `servers '${shown}' carry different credentials; ${expected}`,
       );
     }
     credentials = server.credentials;
   }
   return {
     urls: parsed.map((server) => server.url),
-    display: list.map(maskServerUrl).join(','),
+    display: shown,
     tls: parsed.some((server) => server.tls),
     credentials,
   };
@@ -66,9 +81,16 @@ interface ParsedServer {
 }
 
 function parseServerUrl(raw: string): ParsedServer {
+  const shown = maskServerUrl(raw);
   const invalid = (reason: string, cause?: unknown): ConfigError =>
-    new ConfigError(
-      `natsTransport: server URL '${maskServerUrl(raw)}' is not valid: ${reason}; ${EXPECTED_SERVER_FORM}`,
+    invalidOption(
+      {
+        component: COMPONENT,
+        option: 'servers',
+        value: shown,
+        expected: `it is not valid: ${reason}; ${EXPECTED_SERVER_FORM}`,
+      },
+      `server URL '${shown}' is not valid: ${reason}; ${EXPECTED_SERVER_FORM}`,
       cause === undefined ? undefined : { cause },
     );
   // nats.js accepts a bare host:port; so do we, as nats://.

@@ -3,8 +3,8 @@
  * {@link ResolvedRedisTransportOptions}, so a typo fails when the transport is created, never on
  * the first failover.
  */
-import { ConfigError } from '@baton/core';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { type ConfigError } from '@baton/core';
+import { maskUrlSecret, invalidOption, type ConfigErrorFields } from '@baton/core/adapter';
 import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from '@baton/redis-kit';
 
 /** The server used when none is given: a Redis on this machine. */
@@ -125,6 +125,14 @@ export interface ResolvedRedisTransportOptions {
 
 const OWNER = 'redisTransport';
 
+/** The ConfigError for one option: `redisTransport: <message>`, with the option's fields. */
+function refuse(
+  fields: Omit<ConfigErrorFields, 'component'> & { option: string; value: string; expected: string },
+  message: string,
+): ConfigError {
+  return invalidOption({ component: OWNER, ...fields }, message);
+}
+
 /** Applies defaults and checks every option; throws ConfigError naming the option and the fix. */
 export function resolveRedisTransportOptions(
   options: RedisTransportOptions = {},
@@ -134,15 +142,20 @@ export function resolveRedisTransportOptions(
   const server = serverOf(url, displayUrl, options.sentinelPassword);
   const prefix = options.prefix ?? DEFAULT_REDIS_TRANSPORT_PREFIX;
   if (!REDIS_TRANSPORT_PREFIX.test(prefix)) {
-    throw new ConfigError(
-      `${OWNER}: prefix ${JSON.stringify(prefix)} is not allowed; use 1 to 64 letters, digits, '-' or '_' (it starts every key, and ':' separates the segments after it)`,
+    const expected =
+      "use 1 to 64 letters, digits, '-' or '_' (it starts every key, and ':' separates the segments after it)";
+    throw refuse(
+      { option: 'prefix', value: String(prefix), expected },
+      `prefix ${JSON.stringify(prefix)} is not allowed; ${expected}`,
     );
   }
   const ackWaitMs = wholeNumber('ackWaitMs', options.ackWaitMs, 30_000, 100);
   const pollMs = wholeNumber('pollMs', options.pollMs, 50, 1);
   if (pollMs >= ackWaitMs) {
-    throw new ConfigError(
-      `${OWNER}: pollMs (${pollMs}) must be below ackWaitMs (${ackWaitMs}): an empty queue is asked again every pollMs, and a fetch that slept through an ack wait would see redeliveries late`,
+    const expected = `must be below ackWaitMs (${ackWaitMs}): an empty queue is asked again every pollMs, and a fetch that slept through an ack wait would see redeliveries late`;
+    throw refuse(
+      { option: 'pollMs', value: String(pollMs), expected: `it ${expected}`, related: ['ackWaitMs'] },
+      `pollMs (${pollMs}) ${expected}`,
     );
   }
   // Behind Sentinel a replica will be promoted one day: guard by default (replication.ts).
@@ -155,8 +168,15 @@ export function resolveRedisTransportOptions(
   const waitTimeoutMs = wholeNumber('waitTimeoutMs', options.waitTimeoutMs, 1_000, 1);
   const requestTimeoutMs = wholeNumber('requestTimeoutMs', options.requestTimeoutMs, 5_000, 1);
   if (waitReplicas > 0 && waitTimeoutMs >= requestTimeoutMs) {
-    throw new ConfigError(
-      `${OWNER}: waitTimeoutMs (${waitTimeoutMs}) must be below requestTimeoutMs (${requestTimeoutMs}): a write and its replication check are one operation, bounded by requestTimeoutMs`,
+    const expected = `must be below requestTimeoutMs (${requestTimeoutMs}): a write and its replication check are one operation, bounded by requestTimeoutMs`;
+    throw refuse(
+      {
+        option: 'waitTimeoutMs',
+        value: String(waitTimeoutMs),
+        expected: `it ${expected}`,
+        related: ['requestTimeoutMs'],
+      },
+      `waitTimeoutMs (${waitTimeoutMs}) ${expected}`,
     );
   }
   return {
@@ -182,33 +202,40 @@ function serverOf(url: string, displayUrl: string, sentinelPassword: string | un
     return { kind: 'sentinel', target: { sentinels, masterName }, sentinelPassword, ...rest };
   }
   if (sentinelPassword !== undefined) {
-    throw new ConfigError(
-      `${OWNER}: sentinelPassword is set but url ${JSON.stringify(displayUrl)} is not a redis+sentinel:// URL; drop the option or name the sentinels in the url`,
+    throw refuse(
+      {
+        option: 'sentinelPassword',
+        value: '***',
+        expected: `it is set but url ${JSON.stringify(displayUrl)} is not a redis+sentinel:// URL; drop it or name the sentinels in the url`,
+        related: ['url'],
+      },
+      `sentinelPassword is set but url ${JSON.stringify(displayUrl)} is not a redis+sentinel:// URL; drop the option or name the sentinels in the url`,
     );
   }
+  const badUrl = (problem: string): ConfigError =>
+    refuse(
+      { option: 'url', value: displayUrl, expected: `it ${problem}` },
+      `url ${JSON.stringify(displayUrl)} ${problem}`,
+    );
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new ConfigError(
-      `${OWNER}: url ${JSON.stringify(displayUrl)} is not a URL; give redis://host:6379 (rediss:// for TLS, redis+sentinel://host:26379/<master name> through Sentinel)`,
+    throw badUrl(
+      'is not a URL; give redis://host:6379 (rediss:// for TLS, redis+sentinel://host:26379/<master name> through Sentinel)',
     );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new ConfigError(
-      `${OWNER}: url ${JSON.stringify(displayUrl)} has scheme '${parsed.protocol}'; the Redis transport takes redis://, rediss://, redis+sentinel:// or rediss+sentinel://`,
+    throw badUrl(
+      `has scheme '${parsed.protocol}'; the Redis transport takes redis://, rediss://, redis+sentinel:// or rediss+sentinel://`,
     );
   }
   if (parsed.hostname === '') {
-    throw new ConfigError(
-      `${OWNER}: url ${JSON.stringify(displayUrl)} names no host; give redis://host:6379`,
-    );
+    throw badUrl('names no host; give redis://host:6379');
   }
   const db = parsed.pathname.replace(/^\//, '');
   if (db !== '' && !/^\d+$/.test(db)) {
-    throw new ConfigError(
-      `${OWNER}: url ${JSON.stringify(displayUrl)} has path '/${db}'; the path is the database number (redis://host:6379/0)`,
-    );
+    throw badUrl(`has path '/${db}'; the path is the database number (redis://host:6379/0)`);
   }
   return {
     kind: 'direct',
@@ -224,7 +251,11 @@ function serverOf(url: string, displayUrl: string, sentinelPassword: string | un
 function onOff(name: string, value: boolean | undefined): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') {
-    throw new ConfigError(`${OWNER}: ${name} must be true or false, got ${JSON.stringify(value)}`);
+    const shown = JSON.stringify(value);
+    throw refuse(
+      { option: name, value: shown, expected: 'it must be true or false' },
+      `${name} must be true or false, got ${shown}`,
+    );
   }
   return value;
 }
@@ -232,8 +263,10 @@ function onOff(name: string, value: boolean | undefined): boolean {
 function wholeNumber(name: string, value: number | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new ConfigError(
-      `${OWNER}: ${name} must be a whole number of at least ${min}, got ${String(value)}`,
+    const expected = `must be a whole number of at least ${min}`;
+    throw refuse(
+      { option: name, value: String(value), expected: `it ${expected}` },
+      `${name} ${expected}, got ${String(value)}`,
     );
   }
   return value;

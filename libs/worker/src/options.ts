@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
+import { invalidOption } from '@baton/core/adapter';
 import type { Store, Transport } from '@baton/core/adapter';
 import {
   supportsGroupJournal,
@@ -252,17 +253,25 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const leaseMs = positive('leaseMs', options.leaseMs ?? 5_000);
   const heartbeatMs = positive('heartbeatMs', options.heartbeatMs ?? Math.floor(leaseMs / 3));
   if (heartbeatMs >= leaseMs / 2) {
-    throw new ConfigError(
-      `heartbeatMs (${heartbeatMs}) must be below leaseMs/2 (${leaseMs / 2}) so a renewal lands before the lease expires`,
+    const expected = `must be below leaseMs/2 (${leaseMs / 2}) so a renewal lands before the lease expires`;
+    throw invalidOption(
+      { option: 'heartbeatMs', value: String(heartbeatMs), expected: `it ${expected}`, related: ['leaseMs'] },
+      `heartbeatMs (${heartbeatMs}) ${expected}`,
     );
   }
   const payloadProtection = resolveProtection(options.payloadProtection);
   const resumeBackoffMs = positive('resumeBackoffMs', options.resumeBackoffMs ?? 1_000);
   const resumeBackoffMaxMs = positive('resumeBackoffMaxMs', options.resumeBackoffMaxMs ?? 60_000);
   if (resumeBackoffMaxMs < resumeBackoffMs) {
-    throw new ConfigError(
-      `resumeBackoffMaxMs (${resumeBackoffMaxMs}) must be at least resumeBackoffMs (${resumeBackoffMs}): ` +
-        'it caps the wait that starts there',
+    const expected = `must be at least resumeBackoffMs (${resumeBackoffMs}): it caps the wait that starts there`;
+    throw invalidOption(
+      {
+        option: 'resumeBackoffMaxMs',
+        value: String(resumeBackoffMaxMs),
+        expected: `it ${expected}`,
+        related: ['resumeBackoffMs'],
+      },
+      `resumeBackoffMaxMs (${resumeBackoffMaxMs}) ${expected}`,
     );
   }
   const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -328,20 +337,31 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
 function resolveMemoryBudget(options: WorkerOptions): MemoryBudgetSettings {
   const budgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes();
   if (!Number.isInteger(budgetBytes) || budgetBytes < 0) {
-    throw new ConfigError(
-      `memoryBudgetBytes must be zero (off) or a positive whole number of bytes, got ${String(budgetBytes)}`,
+    const expected = 'must be zero (off) or a positive whole number of bytes';
+    throw invalidOption(
+      { option: 'memoryBudgetBytes', value: String(budgetBytes), expected: `it ${expected}` },
+      `memoryBudgetBytes ${expected}, got ${String(budgetBytes)}`,
     );
   }
   const resumeBytes = options.memoryResumeBytes ?? Math.floor(budgetBytes * DEFAULT_RESUME_SHARE);
   if (budgetBytes > 0 && !(Number.isInteger(resumeBytes) && resumeBytes > 0 && resumeBytes < budgetBytes)) {
-    throw new ConfigError(
-      `memoryResumeBytes must be a positive whole number of bytes below memoryBudgetBytes (${budgetBytes}), ` +
-        `got ${String(resumeBytes)}`,
+    const expected = `must be a positive whole number of bytes below memoryBudgetBytes (${budgetBytes})`;
+    throw invalidOption(
+      {
+        option: 'memoryResumeBytes',
+        value: String(resumeBytes),
+        expected: `it ${expected}`,
+        related: ['memoryBudgetBytes'],
+      },
+      `memoryResumeBytes ${expected}, got ${String(resumeBytes)}`,
     );
   }
   const heapUsed = options.heapUsed ?? v8HeapUsed;
   if (typeof heapUsed !== 'function') {
-    throw new ConfigError(`heapUsed must be a function returning bytes, got ${typeof heapUsed}`);
+    throw invalidOption(
+      { option: 'heapUsed', value: typeof heapUsed, expected: 'it must be a function returning bytes' },
+      `heapUsed must be a function returning bytes, got ${typeof heapUsed}`,
+    );
   }
   const liveHeap = options.liveHeap ?? gcLiveHeap(heapUsed);
   return { budgetBytes, resumeBytes, heapUsed, liveHeap };
@@ -350,7 +370,14 @@ function resolveMemoryBudget(options: WorkerOptions): MemoryBudgetSettings {
 function resolveClock(clock: (() => number) | undefined): () => number {
   if (clock === undefined) return Date.now;
   if (typeof clock !== 'function') {
-    throw new ConfigError(`clock must be a function returning ms since the epoch, got ${typeof clock}`);
+    throw invalidOption(
+      {
+        option: 'clock',
+        value: typeof clock,
+        expected: 'it must be a function returning ms since the epoch',
+      },
+      `clock must be a function returning ms since the epoch, got ${typeof clock}`,
+    );
   }
   return clock;
 }
@@ -365,21 +392,33 @@ function resolveProtection(
 
 function positive(name: string, value: number): number {
   if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-    throw new ConfigError(`${name} must be a positive number of milliseconds, got ${String(value)}`);
+    const expected = 'must be a positive number of milliseconds';
+    throw invalidOption(
+      { option: name, value: String(value), expected: `it ${expected}` },
+      `${name} ${expected}, got ${String(value)}`,
+    );
   }
   return value;
 }
 
 function nonNegative(name: string, value: number): number {
   if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-    throw new ConfigError(`${name} must be zero or a positive number, got ${String(value)}`);
+    const expected = 'must be zero or a positive number';
+    throw invalidOption(
+      { option: name, value: String(value), expected: `it ${expected}` },
+      `${name} ${expected}, got ${String(value)}`,
+    );
   }
   return value;
 }
 
 function positiveInt(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1)
-    throw new ConfigError(`${name} must be a positive integer, got ${String(value)}`);
+  if (!Number.isInteger(value) || value < 1) {
+    throw invalidOption(
+      { option: name, value: String(value), expected: 'it must be a positive integer' },
+      `${name} must be a positive integer, got ${String(value)}`,
+    );
+  }
   return value;
 }
 
@@ -431,7 +470,10 @@ function journalTransport(
   reads: JournalReadTap,
 ): Transport {
   if (mode !== 'group' && mode !== 'per-run') {
-    throw new ConfigError(`journal must be 'group' or 'per-run', got '${String(mode)}'`);
+    throw invalidOption(
+      { option: 'journal', value: String(mode), expected: "it must be 'group' or 'per-run'" },
+      `journal must be 'group' or 'per-run', got '${String(mode)}'`,
+    );
   }
   if (supportsGroupJournal(transport, store)) {
     // A log of this process's own: a restarted worker never appends to its previous life's log.
@@ -443,11 +485,14 @@ function journalTransport(
     });
   }
   if (mode === 'group') {
-    throw new ConfigError(
-      `journal 'group' needs a bus with group logs and a store with a journal index; ${transport.name} ` +
-        `${transport.groupLog ? 'has them' : 'has no group logs'} and ${store.name} ` +
-        `${store.journalIndex ? 'has one' : 'has no journal index'} (group commit is built for NATS or Kafka ` +
-        "with Redis or Postgres so far): use journal 'per-run'",
+    const expected =
+      `it needs a bus with group logs and a store with a journal index; ${transport.name} ` +
+      `${transport.groupLog ? 'has them' : 'has no group logs'} and ${store.name} ` +
+      `${store.journalIndex ? 'has one' : 'has no journal index'} (group commit is built for NATS or Kafka ` +
+      "with Redis or Postgres so far): use journal 'per-run'";
+    throw invalidOption(
+      { option: 'journal', value: 'group', expected },
+      `journal 'group' ${expected.slice('it '.length)}`,
     );
   }
   return transport;

@@ -29,11 +29,14 @@ export interface AdapterVariable<T> {
    */
   parse(value: string, name: string): T;
   /**
-   * The words the adapter's own option checks use for this setting (`prefix`, `poolSize`): a
-   * ConfigError from `create` that says them is reworded to name the variable instead.
+   * The option (or options) of the adapter this setting becomes, as its ConfigErrors name them in
+   * `option` (`prefix`, `poolSize`): such an error from `create` is reported naming this variable.
    */
-  readonly option?: RegExp;
+  readonly option?: AdapterOption;
 }
+
+/** An adapter option's name as its ConfigErrors carry it (`prefix`), or several for one setting. */
+export type AdapterOption = string | readonly string[];
 
 /** One variable per setting; every setting is optional (unset = the adapter's default). */
 export type AdapterVariables<Settings> = {
@@ -53,16 +56,6 @@ export interface AdapterHooks {
   log?: AdapterLogHook;
 }
 
-/** How the adapter's own ConfigError messages read, so the worker can name variables instead. */
-export interface AdapterMessages {
-  /** The builder's name in front of its messages (`natsTransport: `); removed. */
-  readonly prefix: RegExp;
-  /** Words naming the URL (`servers`, `url`): replaced by the URL variable. */
-  readonly url: RegExp;
-  /** Words about the URL's contents that read as prose (`URL parameter`): kept, the URL variable named in front. */
-  readonly aboutUrl?: RegExp;
-}
-
 /**
  * A transport or a store as the worker process knows it. `Name` is the adapter's short name
  * (`nats`, `postgres`): the worker's configuration holds its settings under it, and the variable
@@ -80,7 +73,11 @@ export interface AdapterRegistration<
   /** A URL's lone user part is a secret (a NATS token): masked in messages and logs. */
   readonly urlUserIsSecret?: boolean;
   readonly variables: AdapterVariables<Settings>;
-  readonly messages: AdapterMessages;
+  /**
+   * The option the URL becomes (`servers`, `brokers`, `url`), as its ConfigErrors name it in
+   * `option`: such an error is reported naming the URL variable (BATON_TRANSPORT_URL, BATON_STORE_URL).
+   */
+  readonly urlOption: AdapterOption;
   /** The `component` of its client library's log lines in the worker's log; without it no log hook is given. */
   readonly logComponent?: string;
   /**

@@ -21,7 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { PayloadStore } from '../contracts/store.js';
-import { CheckpointIntegrityError, ConfigError } from '../errors.js';
+import { CheckpointIntegrityError, invalidOption } from '../errors.js';
 import type { JournalEntry, PayloadRef } from '../journal.js';
 import { unencodableValue } from '../unencodable.js';
 import {
@@ -76,8 +76,10 @@ export function resolveClaimCheck(
 ): ClaimCheck | undefined {
   const threshold = given?.thresholdBytes ?? DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES;
   if (threshold !== 'off' && (!Number.isInteger(threshold) || threshold < 1)) {
-    throw new ConfigError(
-      `largePayloads.thresholdBytes must be a positive integer or 'off', got ${String(threshold)}`,
+    const expected = "must be a positive integer or 'off'";
+    throw invalidOption(
+      { option: 'largePayloads.thresholdBytes', value: String(threshold), expected: `it ${expected}` },
+      `largePayloads.thresholdBytes ${expected}, got ${String(threshold)}`,
     );
   }
   const payloads = given?.payloads ?? store;
