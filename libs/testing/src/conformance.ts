@@ -2,8 +2,8 @@
  * The conformance suites, for adapters' specs: `describeStoreConformance` and
  * `describeTransportConformance`.
  */
-export { describeStoreConformance } from './store-conformance.js';
-export type { StoreConformanceOptions } from './store-conformance.js';
-export type { StorePairFactory } from './store-conformance-presence.js';
-export { describeTransportConformance } from './transport-conformance.js';
-export type { TransportConformanceOptions } from './transport-conformance.js';
+export { describeStoreConformance } from './store/index.js';
+export type { StoreConformanceOptions } from './store/index.js';
+export type { StorePairFactory } from './store/presence.js';
+export { describeTransportConformance } from './transport/index.js';
+export type { TransportConformanceOptions } from './transport/index.js';

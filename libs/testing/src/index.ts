@@ -9,12 +9,12 @@
  * describeStoreConformance('redis', () => redisStore({ url, keyPrefix: `t-${randomUUID()}:` }));
  * ```
  */
-export { describeTransportConformance } from './transport-conformance.js';
-export { describeJournalConformance } from './transport-conformance-journal.js';
-export { describeStoreConformance } from './store-conformance.js';
-export { describePayloadStoreConformance, sha256Of } from './payload-store-conformance.js';
-export type { StoreConformanceOptions } from './store-conformance.js';
-export type { CheckpointDamage, CheckpointDamager } from './store-conformance-damage.js';
-export type { StorePairFactory } from './store-conformance-presence.js';
+export { describeTransportConformance } from './transport/index.js';
+export { describeJournalConformance } from './transport/journal.js';
+export { describeStoreConformance } from './store/index.js';
+export { describePayloadStoreConformance, sha256Of } from './payload-store/index.js';
+export type { StoreConformanceOptions } from './store/index.js';
+export type { CheckpointDamage, CheckpointDamager } from './store/damage.js';
+export type { StorePairFactory } from './store/presence.js';
 // Crash helpers live at '@baton/testing/severable' so code outside a test runner can use them
 // without loading vitest.

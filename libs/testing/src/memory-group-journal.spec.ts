@@ -7,7 +7,7 @@ import { beforeEach, describe } from 'vitest';
 import type { Transport } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { withGroupJournal } from '@baton/core/runtime';
-import { describeJournalConformance } from './transport-conformance-journal.js';
+import { describeJournalConformance } from './transport/journal.js';
 
 for (const mode of ['group', 'per-run'] as const) {
   describe(`the journal conformance section on a group journal (mode ${mode})`, () => {

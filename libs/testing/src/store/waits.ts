@@ -4,15 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { hasPresence, type Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueId } from './conformance-helpers.js';
-import {
-  EXPIRY_WAIT_MS,
-  FENCED,
-  SHORT_TTL_MS,
-  acquireOk,
-  createTestRun,
-  suspendedRun,
-} from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { EXPIRY_WAIT_MS, FENCED, SHORT_TTL_MS, acquireOk, createTestRun, suspendedRun } from './helpers.js';
 
 /** Registers the suspension, signal, cancel and timer tests; `store()` is the test's fresh store. */
 export function describeWaitConformance(store: () => Store): void {

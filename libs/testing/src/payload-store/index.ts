@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PayloadStore } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
 
 /** The key a writer would give these bytes. */
 export function sha256Of(data: Uint8Array): string {

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
-import { acquireOk, createTestRun, suspendedRun } from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { acquireOk, createTestRun, suspendedRun } from './helpers.js';
 
 /** Registers the concurrency tests; `store()` is the test's fresh store. */
 export function describeConcurrencyConformance(store: () => Store): void {

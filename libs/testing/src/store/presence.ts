@@ -8,9 +8,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { hasPresence, type PresenceStore, type Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueId } from './conformance-helpers.js';
-import { LONG_TTL_MS, acquireOk, createTestRun } from './store-conformance-helpers.js';
-import { report } from './store-conformance-fleet.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { LONG_TTL_MS, acquireOk, createTestRun } from './helpers.js';
+import { report } from './fleet.js';
 
 /** Opens two stores over separate connections on the same data (same key prefix or schema). */
 export type StorePairFactory = () => Promise<[Store, Store]> | [Store, Store];

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GroupLog, Transport } from '@baton/core/adapter';
-import { bytes, text, uniqueId } from './conformance-helpers.js';
+import { bytes, text, uniqueId } from '../conformance-helpers.js';
 
 /** Registers the group log tests; `transport()` is the test's fresh transport. */
 export function describeGroupLogConformance(transport: () => Transport): void {

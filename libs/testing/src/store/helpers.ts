@@ -3,7 +3,7 @@
  */
 import { expect } from 'vitest';
 import type { Checkpoint, Store } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
 
 /** Lease TTL for tests that wait for expiry: short, yet far above a real store's round trip. */
 export const SHORT_TTL_MS = 200;

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter, Transport } from '@baton/core/adapter';
-import { bytes, text, uniqueId } from './conformance-helpers.js';
-import { fetchMessages } from './transport-conformance-queue.js';
+import { bytes, text, uniqueId } from '../conformance-helpers.js';
+import { fetchMessages } from './queue.js';
 
 /** The shapes of the errors the contract names, whichever copy of `@baton/core` raised them. */
 const NOT_FOUND = { code: 'BATON_NOT_FOUND' } as const;

@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Transport } from '@baton/core/adapter';
-import { bytes, text, uniqueId } from './conformance-helpers.js';
+import { bytes, text, uniqueId } from '../conformance-helpers.js';
 
 /** The shape a JournalConflictError must have, whichever copy of `@baton/core` raised it. */
 const CONFLICT = { name: 'JournalConflictError', code: 'BATON_JOURNAL_CONFLICT' } as const;

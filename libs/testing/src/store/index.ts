@@ -11,30 +11,26 @@
  */
 import { describe, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
-import { describeLifecycle, useFixture } from './conformance-helpers.js';
-import { describeLeaseConformance } from './store-conformance-leases.js';
-import { describeRunConformance } from './store-conformance-runs.js';
-import { describeRunQueryConformance } from './store-conformance-queries.js';
-import { describeHistoryConformance } from './store-conformance-history.js';
-import { describeWaitConformance } from './store-conformance-waits.js';
-import { describePauseConformance } from './store-conformance-pause.js';
-import { describeRetentionConformance } from './store-conformance-retention.js';
-import { describePayloadStoreConformance } from './payload-store-conformance.js';
-import { describeFleetConformance } from './store-conformance-fleet.js';
-import { describeScheduleConformance } from './store-conformance-schedules.js';
-import { describeConcurrencyConformance } from './store-conformance-concurrency.js';
-import { describeRateLimitConformance } from './store-conformance-rate-limits.js';
-import { describeJournalIndexConformance } from './store-conformance-journal-index.js';
-import {
-  describePresenceChoice,
-  describePresenceConformance,
-  type StorePairFactory,
-} from './store-conformance-presence.js';
+import { describeLifecycle, useFixture } from '../conformance-helpers.js';
+import { describeLeaseConformance } from './leases.js';
+import { describeRunConformance } from './runs.js';
+import { describeRunQueryConformance } from './queries.js';
+import { describeHistoryConformance } from './history.js';
+import { describeWaitConformance } from './waits.js';
+import { describePauseConformance } from './pause.js';
+import { describeRetentionConformance } from './retention.js';
+import { describePayloadStoreConformance } from '../payload-store/index.js';
+import { describeFleetConformance } from './fleet.js';
+import { describeScheduleConformance } from './schedules.js';
+import { describeConcurrencyConformance } from './concurrency.js';
+import { describeRateLimitConformance } from './rate-limits.js';
+import { describeJournalIndexConformance } from './journal-index.js';
+import { describePresenceChoice, describePresenceConformance, type StorePairFactory } from './presence.js';
 import {
   describeClaimFailureConformance,
   describeDamagedCheckpointConformance,
   type CheckpointDamager,
-} from './store-conformance-damage.js';
+} from './damage.js';
 
 /** Options of {@link describeStoreConformance}. */
 export interface StoreConformanceOptions {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RunOutcome, Store } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
-import { acquireOk, checkpointOf, createTestRun, SHORT_TTL_MS } from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { acquireOk, checkpointOf, createTestRun, SHORT_TTL_MS } from './helpers.js';
 
 const ERROR = { name: 'Error', message: 'bureau down' };
 const FAILED: RunOutcome = { status: 'failed', error: ERROR };

@@ -4,14 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueId } from './conformance-helpers.js';
-import {
-  EXPIRY_WAIT_MS,
-  LONG_TTL_MS,
-  SHORT_TTL_MS,
-  acquireOk,
-  createTestRun,
-} from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { EXPIRY_WAIT_MS, LONG_TTL_MS, SHORT_TTL_MS, acquireOk, createTestRun } from './helpers.js';
 
 /** Registers the lease tests; `store()` is the current test's fresh store. */
 export function describeLeaseConformance(store: () => Store): void {

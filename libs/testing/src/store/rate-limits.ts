@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { RateLimitRequest, Store } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
 
 /** Registers the rate limit tests; `store()` is the test's fresh store. */
 export function describeRateLimitConformance(store: () => Store): void {

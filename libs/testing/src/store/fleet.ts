@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Store, WorkerReport } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
-import { EXPIRY_WAIT_MS, LONG_TTL_MS, SHORT_TTL_MS } from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { EXPIRY_WAIT_MS, LONG_TTL_MS, SHORT_TTL_MS } from './helpers.js';
 
 /** A report of a worker with two workflows, given in no particular order. */
 export function report(workerId: string, overrides: Partial<WorkerReport> = {}): WorkerReport {

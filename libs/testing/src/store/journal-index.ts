@@ -7,8 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { GROUP_POSITION_BASE, type GroupLogUse, type JournalIndex, type Store } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
-import { acquireOk, checkpointOf, createTestRun } from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { acquireOk, checkpointOf, createTestRun } from './helpers.js';
 
 const BASE = GROUP_POSITION_BASE;
 

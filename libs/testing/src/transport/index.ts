@@ -13,13 +13,13 @@
  */
 import { describe, it } from 'vitest';
 import type { Transport } from '@baton/core/adapter';
-import { describeLifecycle, useFixture } from './conformance-helpers.js';
-import { describeBacklogConformance } from './transport-conformance-backlog.js';
-import { describeDeadLetterConformance } from './transport-conformance-dead-letters.js';
-import { describeGroupLogConformance } from './transport-conformance-group-log.js';
-import { describeJournalConformance } from './transport-conformance-journal.js';
-import { describePriorityConformance } from './transport-conformance-priorities.js';
-import { describeQueueConformance } from './transport-conformance-queue.js';
+import { describeLifecycle, useFixture } from '../conformance-helpers.js';
+import { describeBacklogConformance } from './backlog.js';
+import { describeDeadLetterConformance } from './dead-letters.js';
+import { describeGroupLogConformance } from './group-log.js';
+import { describeJournalConformance } from './journal.js';
+import { describePriorityConformance } from './priorities.js';
+import { describeQueueConformance } from './queue.js';
 
 /** Options of {@link describeTransportConformance}. */
 export interface TransportConformanceOptions {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { NewSchedule, Store } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
 
 /** A schedule every minute whose next firing is `nextFireAt`. */
 export function newSchedule(scheduleId: string, overrides: Partial<NewSchedule> = {}): NewSchedule {

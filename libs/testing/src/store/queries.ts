@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ListedRun, RunOutcome, RunQuery, RunStatus, Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueId } from './conformance-helpers.js';
-import { acquireOk } from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { acquireOk } from './helpers.js';
 
 const COMPLETED: RunOutcome = { status: 'completed', result: { ok: true } };
 const FAILED: RunOutcome = { status: 'failed', error: { name: 'Error', message: 'boom' } };

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
-import { acquireOk, checkpointOf, createTestRun, FENCED } from './store-conformance-helpers.js';
+import { acquireOk, checkpointOf, createTestRun, FENCED } from './helpers.js';
 
 /**
  * How a store's spec damages a stored checkpoint behind the store's back (a second connection):

@@ -15,15 +15,8 @@ import {
   type ProtectedCheckpoint,
 } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueId } from './conformance-helpers.js';
-import {
-  EXPIRY_WAIT_MS,
-  FENCED,
-  SHORT_TTL_MS,
-  acquireOk,
-  checkpointOf,
-  createTestRun,
-} from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { EXPIRY_WAIT_MS, FENCED, SHORT_TTL_MS, acquireOk, checkpointOf, createTestRun } from './helpers.js';
 
 const RESULT = { approved: true, score: 712 };
 const COMPLETED: RunOutcome = { status: 'completed', result: RESULT };

@@ -6,9 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { RunOutcome, Store } from '@baton/core/adapter';
-import { uniqueId } from './conformance-helpers.js';
-import { sha256Of } from './payload-store-conformance.js';
-import { acquireOk, checkpointOf, createTestRun, suspendedRun } from './store-conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
+import { sha256Of } from '../payload-store/index.js';
+import { acquireOk, checkpointOf, createTestRun, suspendedRun } from './helpers.js';
 
 const COMPLETED: RunOutcome = { status: 'completed', result: { ok: true } };
 const FAILED: RunOutcome = { status: 'failed', error: { name: 'Error', message: 'bureau down' } };

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery, Transport } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bytes, text, uniqueId } from './conformance-helpers.js';
+import { bytes, text, uniqueId } from '../conformance-helpers.js';
 
 /**
  * Fetches until `count` messages arrived or `withinMs` passed, acking each unless told not to.

@@ -14,8 +14,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@baton/core';
 import { RUN_PRIORITIES, type RunPriority, type Transport } from '@baton/core/adapter';
-import { bytes, text, uniqueId, useFixture } from './conformance-helpers.js';
-import { fetchMessages } from './transport-conformance-queue.js';
+import { bytes, text, uniqueId, useFixture } from '../conformance-helpers.js';
+import { fetchMessages } from './queue.js';
 
 /** Long enough for a bus that reads in the background to have every enqueued message in hand. */
 const SETTLE_MS = 1_500;

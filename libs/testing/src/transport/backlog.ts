@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Transport } from '@baton/core/adapter';
-import { bytes } from './conformance-helpers.js';
+import { bytes } from '../conformance-helpers.js';
 
 export function describeBacklogConformance(
   transport: () => Transport,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueId } from './conformance-helpers.js';
+import { uniqueId } from '../conformance-helpers.js';
 import {
   EXPIRY_WAIT_MS,
   FENCED,
@@ -15,7 +15,7 @@ import {
   checkpointOf,
   createTestRun,
   suspendedRun,
-} from './store-conformance-helpers.js';
+} from './helpers.js';
 
 /** Registers the pause tests; `store()` is the test's fresh store. */
 export function describePauseConformance(store: () => Store): void {
