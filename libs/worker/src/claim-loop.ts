@@ -11,7 +11,7 @@
  * claim: it waits only for a run to end, never behind fetched messages.
  *
  * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run-session.ts
- * (recovery in resume-point.ts, then replay) -> journal-writer.ts.
+ * (recovery in recovery.ts, then replay) -> journal-writer.ts.
  */
 import type { Delivery } from '@baton/core/adapter';
 import { encodeMessage, type ResumeMessage, type WakeMessage } from '@baton/core/runtime';

@@ -1,11 +1,12 @@
 /**
  * One claimed run on one worker, from lease to finish:
- * fence marker -> latest checkpoint + journal tail -> replay/execute -> finish, suspend or hand off.
+ * recovery (recovery.ts: fence marker -> latest checkpoint + journal tail -> verified history)
+ * -> replay/execute -> finish, suspend or hand off.
  *
  * Invariants:
  * 1. The LeaseAcquired marker is appended before anything is read, so every entry of an older
- *    owner that lands after it is recognisably stale. The first owner (epoch 1, no checkpoint)
- *    writes none on a bus with optimistic append: there is no older owner to fence off.
+ *    owner that lands after it is recognisably stale (recovery.ts). The first owner (epoch 1, no
+ *    checkpoint) writes none on a bus with optimistic append: there is no older owner to fence off.
  * 2. The session writes nothing after its lease is lost; every store write carries its epoch.
  * 3. A hand-off releases the lease before it enqueues the resume message, so whoever receives the
  *    message can acquire at once.
@@ -13,7 +14,6 @@
 import {
   isContinuedAsNew,
   CheckpointIntegrityError,
-  CheckpointUnreadableError,
   LeaseLostError,
   FencedWriteError,
   PayloadTooLargeError,
@@ -23,21 +23,17 @@ import {
 } from '@baton/core';
 import type { RunOutcome, RunRecord, SlotRequest } from '@baton/core/adapter';
 import {
-  encodeJournalRecord,
   findUnencodable,
   isSealedValue,
   openValue,
   protectionActive,
-  readRunHistory,
   ReplayExecutor,
   sealOutcome,
   serializeError,
   type ExecutionHost,
   type ExecutionOutcome,
-  type HistoryStart,
   type JournalEntry,
   type NewEntry,
-  type RunHistory,
 } from '@baton/core/runtime';
 import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Attributes, Context } from '@opentelemetry/api';
@@ -47,7 +43,7 @@ import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate
 import { enqueueResume } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
-import { loadResumePoint } from './resume-point.js';
+import { recoverRun } from './recovery.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 import { countsAsResumeFailure } from './claim-failures.js';
 import type { StoreClock } from './store-clock.js';
@@ -230,94 +226,21 @@ export class RunSession {
   };
 
   private async execute(): Promise<SessionEnd> {
-    const { transport, store, payloadProtection } = this.options;
-    const { codec } = payloadProtection;
-    const protection = protectionActive(payloadProtection) ? payloadProtection : undefined;
     const { runId, epoch } = this;
-    // The newest checkpoint, or an older one or the journal when it cannot be read (resume-point.ts).
-    const firstPoint = epoch === 1 && this.start.fresh !== true ? await this.resumePoint() : undefined;
-    if (firstPoint instanceof CheckpointUnreadableError) return this.unreadable(firstPoint);
-    const checkpointFirst = firstPoint?.stored;
-    // The first owner of a run without a checkpoint needs no fence marker and no read: no epoch
-    // came before it, so its journal is empty and nothing can be stale. Its first append expects
-    // an empty journal (position 0), which fences it off from any later owner's marker just the
-    // same. That saves an append and a read per new run. On a shared log the marker stays: its
-    // position anchors the run's first checkpoint, so a later tail read starts near its entries.
-    // With the hash chain on, such a first owner starts from the chain's genesis hash.
-    const firstOwner =
-      epoch === 1 &&
-      checkpointFirst === undefined &&
-      firstPoint?.journalCheck === undefined &&
-      transport.supportsOptimisticAppend &&
-      !transport.scansSharedLog;
-    let markerPosition = 0;
-    let markerData: Uint8Array | undefined;
-    if (!firstOwner) {
-      const marker: JournalEntry = {
-        type: 'LeaseAcquired',
-        epoch,
-        at: this.storeClock.now(),
-        workerId: this.options.workerId,
-      };
-      // Unlinked: the marker is written before the read, so it cannot know the chain head. It is
-      // hashed into the chain all the same, and the next entry this owner appends links to it.
-      markerData = encodeJournalRecord([marker], runId, codec);
-      const appendStarted = performance.now();
-      markerPosition = await transport.append({ runId, data: markerData });
-      this.instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
-    }
-    const point = epoch === 1 ? firstPoint : await this.resumePoint();
-    if (point instanceof CheckpointUnreadableError) return this.unreadable(point);
-    const stored = point?.stored;
-    // What this session already knows of the journal after its start: nothing for a first owner,
-    // and only its own marker for an epoch-1 owner that had to write one; else it is read.
-    const knownTail = firstOwner
-      ? []
-      : epoch === 1 && !stored && markerData !== undefined && point?.journalCheck === undefined
-        ? [{ position: markerPosition, data: markerData }]
-        : undefined;
-    const newWriter = (entries: JournalEntry[], checkpointSeq: number, head?: string): JournalWriter =>
-      new JournalWriter({
-        transport,
-        store,
-        runId,
-        epoch,
-        entries,
-        position: markerPosition,
-        checkpointSeq,
-        checkpointEvery: this.options.checkpointEvery,
-        faults: this.options.faults,
-        instruments: this.instruments,
-        protection,
-        head,
-        claimCheck: this.options.claimCheck,
-        onUnencodableStep: this.reportUnencodableStep,
-        clock: this.storeNow,
-      });
-    let history: RunHistory;
-    try {
-      // Verified before anything is replayed (run-history.ts in @baton/core): a tampered,
-      // truncated or undecryptable checkpoint or record raises here, and the run never executes
-      // from it; a store or bus failure is rethrown by unreadable().
-      history = await readRunHistory({
-        store,
-        runId,
-        journal: transport,
-        protection: payloadProtection,
-        start: point ?? { stored: undefined, lastSeq: 0 },
-        upto: markerPosition,
-        tail: knownTail,
-        claimCheck: this.options.claimCheck,
-      });
-      // The run's input, sealed in the run record when the fleet seals values (docs/integrity.md).
-      this.input = openValue(this.start.run.input, runId, 'run input', payloadProtection);
-    } catch (err) {
-      return this.unreadable(err);
-    }
+    // Resume point, fence marker, journal tail and verified history (recovery.ts).
+    const recovered = await recoverRun(
+      this.options,
+      { run: this.start.run, epoch, fresh: this.start.fresh === true },
+      this.storeNow,
+      this.instruments,
+    );
+    if ('unreadable' in recovered) return this.unreadable(recovered.unreadable);
+    const { history, markerPosition } = recovered;
+    this.input = recovered.input;
     const { checkpoint, entries: effective, resolved, head } = history;
-    this.writer = newWriter(effective, history.lastSeq, head);
+    this.writer = this.newWriter(effective, history.lastSeq, markerPosition, head);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
-    if (transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
+    if (this.options.transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
     const terminal = resolved.find((e) => TERMINAL.has(e.type));
     // The last owner journaled the outcome but died before recording it in the store.
@@ -351,6 +274,33 @@ export class RunSession {
       throw err;
     }
     return this.afterStop(outcome);
+  }
+
+  /** The journal writer of this session, after `entries` (the replayed history). */
+  private newWriter(
+    entries: JournalEntry[],
+    checkpointSeq: number,
+    position: number,
+    head: string | undefined,
+  ): JournalWriter {
+    const { transport, store, payloadProtection } = this.options;
+    return new JournalWriter({
+      transport,
+      store,
+      runId: this.runId,
+      epoch: this.epoch,
+      entries,
+      position,
+      checkpointSeq,
+      checkpointEvery: this.options.checkpointEvery,
+      faults: this.options.faults,
+      instruments: this.instruments,
+      protection: protectionActive(payloadProtection) ? payloadProtection : undefined,
+      head,
+      claimCheck: this.options.claimCheck,
+      onUnencodableStep: this.reportUnencodableStep,
+      clock: this.storeNow,
+    });
   }
 
   /**
@@ -387,16 +337,6 @@ export class RunSession {
     }
     await afterParking(this.options, slot);
     return 'suspended';
-  }
-
-  /** Where the run resumes from, or the error that says it has no readable history. */
-  private async resumePoint(): Promise<HistoryStart | CheckpointUnreadableError> {
-    try {
-      return await loadResumePoint(this.start.run, this.options);
-    } catch (err) {
-      if (err instanceof CheckpointUnreadableError) return err;
-      throw err;
-    }
   }
 
   private host(): ExecutionHost {

@@ -12,7 +12,7 @@
  *   which names the run and the entry. No new checkpoint is written (the last one stays, as
  *   evidence), and a dead letter names the run.
  * - a checkpoint the store cannot read at all (CheckpointUnreadableError: not JSON, or the wrong
- *   shape) reaches this only after resume-point.ts found no older checkpoint that reads and no
+ *   shape) reaches this only after recovery.ts found no older checkpoint that reads and no
  *   journal that still holds the run's history: it fails the run like the case above, with the
  *   dead letter code `unreadable-checkpoint`.
  *

@@ -2,7 +2,7 @@
  * The Worker: claims runs from the transport's run queue and executes them (DESIGN §3). This file
  * is step 1 of a run's path through the worker, the lifecycle: it builds the rooms, starts them and
  * stops them. Read on in order: claim-loop.ts (fetch), dispatch.ts (by message kind), claim.ts
- * (lease, ack, session), run-session.ts (recovery from checkpoint and journal via resume-point.ts,
+ * (lease, ack, session), run-session.ts (recovery from checkpoint and journal in recovery.ts,
  * then replay and execution), journal-writer.ts (appends and checkpoints).
  *
  * Lifecycle states:
