@@ -14,10 +14,11 @@
  * (recovery in recovery.ts, then replay) -> journal-writer.ts.
  */
 import type { Delivery } from '@baton/core/adapter';
-import { encodeMessage, type ResumeMessage, type WakeMessage } from '@baton/core/runtime';
+import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MemoryBudget } from './memory-budget.js';
 import type { ResolvedWorkerOptions } from './options.js';
+import { localDelivery } from './poison.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 
 const FETCH_BATCH = 64;
@@ -93,17 +94,18 @@ export class ClaimLoop {
           'requeueing a found run failed; the scans report it again',
         );
       });
-    this.take({
-      data: encodeMessage(message),
-      headers: {},
-      deliveryCount: 1,
-      ack: () => Promise.resolve(),
-      nak: (delayMs) => {
-        if (!delayMs) return requeue();
-        setTimeout(() => void requeue(), delayMs).unref();
-        return Promise.resolve();
-      },
-    });
+    // The decoded message is handed on (poison.ts, localDelivery): no encode-to-decode round trip.
+    this.take(
+      localDelivery(message, {
+        deliveryCount: 1,
+        ack: () => Promise.resolve(),
+        nak: (delayMs) => {
+          if (!delayMs) return requeue();
+          setTimeout(() => void requeue(), delayMs).unref();
+          return Promise.resolve();
+        },
+      }),
+    );
     return true;
   }
 

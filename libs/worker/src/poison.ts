@@ -6,6 +6,7 @@ import { BatonError, CheckpointIntegrityError, MissingKeyError, PlaintextRefused
 import { assertRunId, RUN_ID_PATTERN, type Delivery } from '@baton/core/adapter';
 import {
   decodeMessage,
+  encodeMessage,
   isSealedValue,
   openValue,
   PAYLOAD_ENV,
@@ -47,8 +48,36 @@ export class PoisonMessage extends BatonError {
   }
 }
 
+/**
+ * Run messages this worker made itself and handed to its own claim loop (a resume or wake the
+ * maintenance scans found, claim-loop.ts `takeLocally`), by their delivery: the message object is
+ * handed on as it is, with no encode-to-decode round trip. Weakly held: the entry goes with the
+ * delivery.
+ */
+const LOCAL_MESSAGES = new WeakMap<Delivery, RunMessage>();
+
+/**
+ * A delivery for `message` taken locally (nothing came from the bus): `parseRunMessage` returns
+ * the message itself, and its bytes are encoded only if something reads `data` (a dead letter).
+ */
+export function localDelivery(message: RunMessage, handling: Omit<Delivery, 'data' | 'headers'>): Delivery {
+  let data: Uint8Array | undefined;
+  const delivery: Delivery = {
+    ...handling,
+    headers: {},
+    get data() {
+      return (data ??= encodeMessage(message));
+    },
+  };
+  LOCAL_MESSAGES.set(delivery, message);
+  return delivery;
+}
+
 /** Decodes a run message; PoisonMessage when it is too large or not a valid run message. */
 export function parseRunMessage(delivery: Delivery, maxMessageBytes: number): RunMessage {
+  // Made by this worker from a run record it read: valid and small, as every message it enqueues.
+  const local = LOCAL_MESSAGES.get(delivery);
+  if (local !== undefined) return local;
   if (delivery.data.byteLength > maxMessageBytes) {
     throw new PoisonMessage(
       'too-large',
