@@ -96,6 +96,18 @@ export default tseslint.config(
     rules: restrict(MEMORY_CLOSED),
   },
   {
+    // The operator tools are the client's users: what they need of @baton/core beyond the
+    // authors' door comes through @baton/client, so they ship with the client's contract only.
+    files: ['apps/cli/src/**/*.ts', 'libs/console/src/**/*.ts'],
+    ignores: [...TESTS, 'libs/console/src/bench/**'],
+    rules: restrict(
+      doorsClosed(
+        ['adapter', 'runtime', 'memory'],
+        'The CLI and the console use @baton/client and @baton/core only.',
+      ),
+    ),
+  },
+  {
     // Workflow code (the examples users copy) is written against the authors' door alone.
     files: ['apps/worker/src/examples/**/*.ts', 'apps/demo/src/loan-workflow.ts'],
     rules: restrict(

@@ -3,8 +3,7 @@
  * variables as the worker (read by `@baton/host`, libs/host/src/operator-config.ts, as the worker reads them);
  * a flag overrides its variable.
  */
-import { Client } from '@baton/client';
-import type { Store } from '@baton/core/adapter';
+import { Client, type Store } from '@baton/client';
 import {
   loadAdapterCode,
   OPERATOR_ENV,

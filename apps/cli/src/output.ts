@@ -4,7 +4,7 @@
  * write it.
  */
 import type { BulkSummary, ListedRun, RunTimeline, StoredDeadLetter, TimelineItem } from '@baton/client';
-import { isSealedValue, protectedLabel } from '@baton/core/runtime';
+import { isSealedValue, protectedLabel } from '@baton/client';
 import Table from 'cli-table3';
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */

@@ -100,6 +100,7 @@ export type {
   RunQuery,
   RunRecord,
   RunStatus,
+  ScheduleRecord,
   Store,
   StoredDeadLetter,
   Transport,
@@ -108,3 +109,8 @@ export type {
 } from '@baton/core/adapter';
 export { FINISHED_RUN_STATUSES, isFinishedRun, RUN_STATUSES } from '@baton/core/adapter';
 export type { DecodedDeadLetter, JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';
+// What an operator tool shows and checks as the client does, so the CLI and the console need no
+// door of @baton/core but the authors': a dead letter's message decoded, a sealed value's label, a
+// start's fields checked as every worker checks them, a URL's secret masked.
+export { maskUrlSecret } from '@baton/core/adapter';
+export { decodeDeadLetter, isSealedValue, protectedLabel, startFieldProblem } from '@baton/core/runtime';

@@ -4,7 +4,7 @@
  * name@version, the input as JSON, and a cron expression with a time zone or an interval; `update`
  * takes the same flags, each one it is given replacing what the schedule has.
  */
-import type { ScheduleRecord } from '@baton/core/adapter';
+import type { ScheduleRecord } from '@baton/client';
 import type { CreateScheduleOptions, ScheduleUpdate } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';

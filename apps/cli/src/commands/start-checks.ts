@@ -9,8 +9,7 @@
  * (the missing-version grace); an operator typing a workflow@version by hand wants to hear at once
  * that nothing live can run it (a typo, a version not deployed yet).
  */
-import type { Client, FleetWorker } from '@baton/client';
-import { startFieldProblem } from '@baton/core/runtime';
+import { startFieldProblem, type Client, type FleetWorker } from '@baton/client';
 import { RefusedError, UsageError } from '../errors.js';
 
 /** Where each start field comes from on the command line. */

@@ -11,8 +11,8 @@ import {
   type Client,
   type DeadLetterFilter,
   type RunFilter,
+  decodeDeadLetter,
 } from '@baton/client';
-import { decodeDeadLetter } from '@baton/core/runtime';
 import { runQueryOf } from './api-runs.js';
 import { bodyObject, HttpError, type Route } from './http-kit.js';
 

@@ -16,7 +16,7 @@
  *    capabilities, and the `journalIndex` capability, whose calls are bounded the same way.
  */
 import { BatonError } from '@baton/core';
-import type { Store } from '@baton/core/adapter';
+import type { Store } from '@baton/client';
 import { DEFAULT_STORE_TIMEOUT_MS } from '../config.js';
 
 /** A store call did not settle within the console's bound; the store may be frozen or unreachable. */

@@ -18,7 +18,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { maskUrlSecret } from '@baton/core/adapter';
+import { maskUrlSecret } from '@baton/client';
 import { CONSOLE_ENV, isLoopbackHost, type ResolvedConsoleOptions } from '../config.js';
 
 /** The name of the session cookie the login form sets. */
