@@ -108,6 +108,9 @@ export type {
   WorkflowVersions,
 } from '@baton/core/adapter';
 export { FINISHED_RUN_STATUSES, isFinishedRun, RUN_STATUSES } from '@baton/core/adapter';
+// The backend failures a producer handles itself (wait and retry, fix credentials, grant an
+// ACL), whichever bus or store it uses; `backend` and `code` say which server refused.
+export { BackendAuthError, BackendPermissionError, BackendUnavailableError } from '@baton/core/adapter';
 export type { DecodedDeadLetter, JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';
 // What an operator tool shows and checks as the client does, so the CLI and the console need no
 // door of @baton/core but the authors': a dead letter's message decoded, a sealed value's label, a

@@ -1,21 +1,23 @@
 /**
  * The client's retries through a briefly unavailable bus or store (retry-unavailable.ts): start,
  * signal, cancel, pause and resume against in-memory adapters that fail a few times with the
- * retryable error a NATS or Kafka leader election gives (BATON_NATS_UNAVAILABLE and
- * BATON_KAFKA_UNAVAILABLE are BatonErrors with `retryable: true`; the transport packages are not
- * imported here, they depend on this one through @baton/testing).
+ * retryable error a NATS or Kafka leader election gives (a BackendUnavailableError, code
+ * BATON_NATS_UNAVAILABLE or BATON_KAFKA_UNAVAILABLE; the transport packages are not imported here,
+ * they depend on this one through @baton/testing).
  */
 import { describe, expect, it } from 'vitest';
 import { BatonError, ConfigError } from '@baton/core';
 import type { Delivery, EnqueueOptions } from '@baton/core/adapter';
 import { decodeMessage } from '@baton/core/runtime';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
-import { Client, RetriesExhaustedError } from './index.js';
+import { BackendPermissionError, BackendUnavailableError, Client, RetriesExhaustedError } from './index.js';
 
 /** What a JetStream stream without a leader makes the NATS transport throw. */
 function electionError(): BatonError {
-  return new BatonError('BATON_NATS_UNAVAILABLE', 'NATS stream BATON_RUNS has no leader (503)', {
-    retryable: true,
+  return new BackendUnavailableError('NATS stream BATON_RUNS has no leader (503)', {
+    backend: 'nats',
+    code: 'BATON_NATS_UNAVAILABLE',
+    name: 'NatsUnavailableError',
   });
 }
 
@@ -112,12 +114,17 @@ describe('client retries through a leader election', () => {
   });
 
   it('an error that is not retryable fails at once, unchanged', async () => {
-    const refused = new BatonError('BATON_NATS_PERMISSION', 'publish to BATON_RUNS refused', {
-      retryable: false,
+    const refused = new BackendPermissionError('publish to BATON_RUNS refused', {
+      backend: 'nats',
+      code: 'BATON_NATS_PERMISSION',
+      resource: 'baton.runs',
     });
     const bus = flakyBus(5, () => refused);
     const client = new Client({ transport: bus.transport });
-    await expect(client.start({ name: 'orders', version: 1 }, null)).rejects.toBe(refused);
+    // A producer catches the category from the client, whichever bus refused.
+    const caught = await client.start({ name: 'orders', version: 1 }, null).catch((err: unknown) => err);
+    expect(caught).toBe(refused);
+    expect(caught).toBeInstanceOf(BackendPermissionError);
     expect(bus.attempts).toHaveLength(1);
   });
 

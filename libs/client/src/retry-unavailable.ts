@@ -5,8 +5,8 @@
  * of handing the producer an error it would have to retry itself.
  *
  * Invariants:
- * 1. Only an error that says it is retryable (`retryable: true`: NatsUnavailableError,
- *    KafkaUnavailableError, the stores' unavailable errors) is tried again. Any other (refused
+ * 1. Only an error that says it is retryable (`retryable: true`: a BackendUnavailableError of any
+ *    bus or store, a replication not yet confirmed) is tried again. Any other (refused
  *    credentials, a payload too large, a run not found) fails the call at once, unchanged.
  * 2. Every attempt sends the same message: it is built once, before the first, so its run id,
  *    de-duplication id (`start:<runId>`, `signal:<runId>:<signalId>`) and bytes never change. An

@@ -1,10 +1,11 @@
 /**
  * @baton/core/adapter: for authors of a transport or a store. The contracts every adapter
  * implements (and the conformance suites in @baton/testing check), their record types, the
- * registration the worker process reads an adapter by, the adapter lifecycle, and the small
- * helpers adapters share: variable parsers, URL masking, connection-failure codes, byte views,
- * stored-checkpoint parsing and run-id checks. (What only the two Redis adapters share, Sentinel
- * URLs, connection settings and Lua script runners, is `@baton/redis-kit`.)
+ * registration the worker process reads an adapter by, the adapter lifecycle, the categories of
+ * backend failure their errors map to, and the small helpers adapters share: variable parsers, URL
+ * masking, connection-failure codes, byte views, stored-checkpoint parsing and run-id checks.
+ * (What only the two Redis adapters share, Sentinel URLs, connection settings and Lua script
+ * runners, is `@baton/redis-kit`.)
  */
 export type { Adapter } from './contracts/adapter.js';
 export {
@@ -183,4 +184,15 @@ export { bufferView, ownedBytes } from './bytes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
 export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
 export { invalidOption, refuseDelete, type ConfigErrorFields } from './errors.js';
+export {
+  BackendAuthError,
+  BackendConflictError,
+  BackendError,
+  BackendNotDurableError,
+  BackendPermissionError,
+  BackendRequestError,
+  BackendUnavailableError,
+  BackendUnsupportedError,
+  type BackendErrorOptions,
+} from './backend-errors.js';
 export { assertRunId, RUN_ID_PATTERN } from './ids.js';

@@ -1,13 +1,25 @@
 /**
- * Errors of the Postgres store. Each names what went wrong, with which server, schema or role,
- * and what fixes it; none ever contains a password (URLs are shown masked, and pg's own
- * messages carry none). Every one is a BatonError with a stable code and its pg error as cause.
+ * The Postgres store's side of the backend error categories (@baton/core/adapter): connectError
+ * and operationError map what pg throws to one of them. Each names what went wrong, with which
+ * server, schema or role, and what fixes it; none ever contains a password (URLs are shown
+ * masked, and pg's own messages carry none). Every one keeps its stable code, its pg error as
+ * cause, and the name the store's errors had as a class, `PostgresStoreError` (stored run records
+ * and alerts carry it).
  */
-import { BatonError } from '@baton/core';
-import { CONNECTION_FAILURE_CODES } from '@baton/core/adapter';
+import { BatonError, type BatonErrorOptions } from '@baton/core';
+import {
+  BackendAuthError,
+  BackendConflictError,
+  BackendNotDurableError,
+  BackendPermissionError,
+  BackendRequestError,
+  BackendUnavailableError,
+  type BackendError,
+  CONNECTION_FAILURE_CODES,
+} from '@baton/core/adapter';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 
-/** Stable codes of {@link PostgresStoreError}. */
+/** Stable codes of the store's errors, each under the category {@link pgError} gives it. */
 export const POSTGRES_ERROR_CODES = {
   /** Nothing answered at host:port within connectTimeoutMs (or the server refused). Retryable. */
   unreachable: 'BATON_PG_UNREACHABLE',
@@ -34,8 +46,44 @@ export const POSTGRES_ERROR_CODES = {
   query: 'BATON_PG_QUERY',
 } as const;
 
-/** A failure of the Postgres store; see {@link POSTGRES_ERROR_CODES} for the codes. */
-export class PostgresStoreError extends BatonError {}
+type PostgresErrorKey = keyof typeof POSTGRES_ERROR_CODES;
+
+/** The category of each code, by what the operator does next. */
+const CATEGORIES = {
+  unreachable: BackendUnavailableError,
+  // Postgres refuses the login of a role that does not exist (28000) as it does a wrong password.
+  unknownRole: BackendAuthError,
+  authentication: BackendAuthError,
+  privileges: BackendPermissionError,
+  presenceConflict: BackendConflictError,
+  notSynchronous: BackendNotDurableError,
+  unknownDatabase: BackendRequestError,
+  tls: BackendRequestError,
+  connect: BackendRequestError,
+  query: BackendRequestError,
+} satisfies Record<PostgresErrorKey, new (message: string, options: never) => BackendError>;
+
+/**
+ * The store's error for `key`, in its category (a query that lost its connection is unavailable,
+ * whatever its code), named as the store's errors always were.
+ */
+export function pgError(
+  key: PostgresErrorKey,
+  message: string,
+  options: BatonErrorOptions & { name?: string; connectionLost?: boolean } = {},
+): BackendError {
+  const { name = 'PostgresStoreError', connectionLost = false, ...rest } = options;
+  const category = connectionLost ? BackendUnavailableError : CATEGORIES[key];
+  // The store's errors were retryable only when it said so; some categories default otherwise.
+  const retryable = rest.retryable ?? false;
+  return new category(message, {
+    ...rest,
+    retryable,
+    backend: 'postgres',
+    code: POSTGRES_ERROR_CODES[key],
+    name,
+  });
+}
 
 /** The parts of a pg (or socket) error this module reads. */
 interface PgErrorLike {
@@ -81,8 +129,8 @@ export function connectError(err: unknown, options: ResolvedPostgresStoreOptions
   const code = sqlState(err);
   const detail = messageOf(err);
   const where = `postgres store at ${options.displayUrl}`;
-  const make = (key: keyof typeof POSTGRES_ERROR_CODES, message: string, retryable = false) =>
-    new PostgresStoreError(POSTGRES_ERROR_CODES[key], message, { cause: err, retryable });
+  const make = (key: PostgresErrorKey, message: string, retryable = false) =>
+    pgError(key, message, { cause: err, retryable });
   if (code === '3D000') {
     return make(
       'unknownDatabase',
@@ -141,18 +189,19 @@ export function operationError(
   if (err instanceof BatonError) return err;
   const code = sqlState(err);
   if (code === '42501') {
-    return new PostgresStoreError(
-      POSTGRES_ERROR_CODES.privileges,
+    return pgError(
+      'privileges',
       `postgres store: ${operation} in schema "${options.schema}" was refused: ${messageOf(err)}. ` +
         `Run as an administrator: ${usageGrants(options.quotedSchema, "<the store's role>")}`,
       { cause: err },
     );
   }
-  const retryable = isConnectionFailure(err) || isTransactionConflict(err) || code === '57014';
-  return new PostgresStoreError(
-    POSTGRES_ERROR_CODES.query,
+  const connectionLost = isConnectionFailure(err);
+  const retryable = connectionLost || isTransactionConflict(err) || code === '57014';
+  return pgError(
+    'query',
     `postgres store: ${operation} failed: ${messageOf(err)}${code === undefined ? '' : ` (SQLSTATE ${code})`}`,
-    { cause: err, retryable },
+    { cause: err, retryable, connectionLost },
   );
 }
 

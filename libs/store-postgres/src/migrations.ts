@@ -13,7 +13,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { PoolClient } from 'pg';
-import { POSTGRES_ERROR_CODES, PostgresStoreError, usageGrants } from './errors.js';
+import type { BackendError } from '@baton/core/adapter';
+import { pgError, usageGrants } from './errors.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 import { inSchema, quoteIdent } from './sql.js';
 
@@ -129,7 +130,7 @@ function privilegeError(
   options: ResolvedPostgresStoreOptions,
   role: string,
   database: string,
-): PostgresStoreError {
+): BackendError {
   const detail = (err as Error).message;
   const schema = options.quotedSchema;
   const fix = /for database/i.test(detail)
@@ -138,8 +139,8 @@ function privilegeError(
     : /for schema/i.test(detail)
       ? `GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${quoteIdent(role)}, or let the schema's owner connect once to migrate it`
       : `Run as an administrator: ${usageGrants(schema, quoteIdent(role))}`;
-  return new PostgresStoreError(
-    POSTGRES_ERROR_CODES.privileges,
+  return pgError(
+    'privileges',
     `postgres store: role "${role}" cannot prepare schema "${options.schema}" in database "${database}" ` +
       `(${detail}). ${fix}`,
     { cause: err },

@@ -25,7 +25,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ClientConfig } from 'pg';
-import { POSTGRES_ERROR_CODES, PostgresStoreError } from './errors.js';
+import { BatonError } from '@baton/core';
+import type { BackendError } from '@baton/core/adapter';
+import { pgError } from './errors.js';
 import { inSchema } from './sql.js';
 
 /** First retry after a lost connection; doubles per failed attempt up to the maximum. */
@@ -142,7 +144,7 @@ export class PresenceConnection {
       if (await this.track(this.hold())) return;
       if (this.closed) throw new PresenceClosedError(this.options.workerId);
       if (Date.now() >= deadline) {
-        throw new PresenceConflictError(this.options.workerId, this.options.lockWaitMs);
+        throw presenceConflict(this.options.workerId, this.options.lockWaitMs);
       }
       await sleep(backoff(tries));
     }
@@ -236,21 +238,22 @@ function backoff(failures: number): number {
   return Math.round(base / 2 + Math.random() * (base / 2));
 }
 
-/** Another live session holds this worker id's presence lock. */
-export class PresenceConflictError extends PostgresStoreError {
-  constructor(workerId: string, waitedMs: number) {
-    super(
-      POSTGRES_ERROR_CODES.presenceConflict,
-      `postgres store: worker id '${workerId}' is registered by another live connection (waited ${waitedMs} ms ` +
-        `for its presence lock). Give every worker process its own id, or wait until the server drops the old ` +
-        `connection`,
-      { retryable: true },
-    );
-  }
+/**
+ * Another live session holds this worker id's presence lock. Retryable: the server drops a dead
+ * session's lock. Named as its class was (PresenceConflictError).
+ */
+export function presenceConflict(workerId: string, waitedMs: number): BackendError {
+  return pgError(
+    'presenceConflict',
+    `postgres store: worker id '${workerId}' is registered by another live connection (waited ${waitedMs} ms ` +
+      `for its presence lock). Give every worker process its own id, or wait until the server drops the old ` +
+      `connection`,
+    { retryable: true, name: 'PresenceConflictError' },
+  );
 }
 
-/** The store was closed while the registration was being made. */
-class PresenceClosedError extends PostgresStoreError {
+/** The store was closed while the registration was being made (not the server's failure). */
+class PresenceClosedError extends BatonError {
   constructor(workerId: string) {
     super('BATON_CLOSED', `postgres store: closed while registering worker '${workerId}'`);
   }

@@ -12,7 +12,7 @@
  * whose commits for the store's sessions would not wait (docs/production.md, "PostgreSQL").
  */
 import type pg from 'pg';
-import { POSTGRES_ERROR_CODES, PostgresStoreError } from './errors.js';
+import { pgError } from './errors.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 
 /** What the server says about how its commits for this session are replicated. */
@@ -88,8 +88,8 @@ export async function checkSynchronousStandby(
     settings.synchronousStandbys === null
       ? ''
       : ` (${settings.synchronousStandbys} synchronous standbys connected)`;
-  throw new PostgresStoreError(
-    POSTGRES_ERROR_CODES.notSynchronous,
+  throw pgError(
+    'notSynchronous',
     `postgres store at ${options.displayUrl}: requireSynchronousStandby (BATON_POSTGRES_REQUIRE_SYNC) is set but ${reason}${connected}. ` +
       'Without it, a write acknowledged just before a failover may be missing on the promoted standby',
   );

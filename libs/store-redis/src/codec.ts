@@ -5,7 +5,7 @@
  */
 import type { Checkpoint, InboxSignal, RunRecord, RunStatus } from '@baton/core/adapter';
 import { summarizeCheckpoint } from '@baton/core/adapter';
-import { RedisCommandError } from './errors.js';
+import { redisCommandFailed } from './errors.js';
 
 /** JSON never produces an empty string, so it stands for `undefined`. */
 const UNDEFINED = '';
@@ -46,7 +46,7 @@ export function decodeRunRecord(hash: Record<string, string> | readonly unknown[
   const fields = Array.isArray(hash) ? pairsToObject(hash) : (hash as Record<string, string>);
   const field = (name: string): string => {
     const value = fields[name];
-    if (value === undefined) throw new RedisCommandError(`run record without '${name}': ${fields.runId}`);
+    if (value === undefined) throw redisCommandFailed(`run record without '${name}': ${fields.runId}`);
     return value;
   };
   const record: RunRecord = {

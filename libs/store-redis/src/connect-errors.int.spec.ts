@@ -130,7 +130,7 @@ describe('redis store: credentials and permissions', () => {
     expect(err).toMatchObject({
       name: 'RedisPermissionError',
       code: 'BATON_REDIS_PERMISSION',
-      command: 'evalsha',
+      resource: 'evalsha',
     });
     expect(err.message).toContain('+evalsha');
   });
@@ -140,7 +140,7 @@ describe('redis store: credentials and permissions', () => {
     await store.connect();
     await expect(store.liveWorkers()).rejects.toMatchObject({
       code: 'BATON_REDIS_PERMISSION',
-      command: 'client|list',
+      resource: 'client|list',
       message: expect.stringContaining("grant the store's ACL user +client|list"),
     });
     await expect(store.registerWorker('w1')).rejects.toMatchObject({ code: 'BATON_REDIS_PERMISSION' });

@@ -20,7 +20,7 @@
 import { Redis } from 'ioredis';
 import type { BatonError } from '@baton/core';
 import { redisRetryDelay, reviveEndedRedis, sentinelSettings, watchRedisConnection } from '@baton/redis-kit';
-import { RedisAuthError, RedisPermissionError, RedisUnavailableError, refusedCommand } from './errors.js';
+import { redisCommandRefused, redisLoginRefused, redisUnavailable, refusedCommand } from './errors.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
 
 /** How long close() waits for QUIT before it drops the socket. */
@@ -33,7 +33,7 @@ export interface StoreConnection {
   readonly redis: Redis;
   /** How many times the connection became ready (invariant 5). */
   readonly generation: () => number;
-  /** Connects; rejects with a RedisUnavailableError, RedisAuthError or RedisPermissionError. */
+  /** Connects; rejects with a BackendUnavailableError, BackendAuthError or BackendPermissionError. */
   open(): Promise<void>;
   /** Quits (or drops the socket) and stops reconnecting. Safe to call twice. */
   close(): Promise<void>;
@@ -135,7 +135,7 @@ function openFailure(options: ResolvedRedisStoreOptions, cause: Error | undefine
   const url = options.displayUrl;
   const message = cause?.message.replace(/^Ready check failed: /, '').replace(/\.$/, '') ?? '';
   if (/WRONGPASS|NOAUTH/.test(message)) {
-    return new RedisAuthError(
+    return redisLoginRefused(
       `cannot log in to Redis at ${url}: ${message}; check the user and password in BATON_STORE_URL ` +
         '(or the username/password options)',
       { cause },
@@ -143,7 +143,7 @@ function openFailure(options: ResolvedRedisStoreOptions, cause: Error | undefine
   }
   if (message.includes('NOPERM')) {
     const command = refusedCommand(message);
-    return new RedisPermissionError(
+    return redisCommandRefused(
       command,
       `Redis at ${url} refused '${command ?? 'a command'}' while connecting (${message}); ` +
         `grant the store's ACL user +${command ?? '<command>'} (the README lists every command it needs)`,
@@ -152,7 +152,7 @@ function openFailure(options: ResolvedRedisStoreOptions, cause: Error | undefine
   }
   const code = (cause as { code?: unknown } | undefined)?.code;
   const reason = typeof code === 'string' ? code : message || 'no answer';
-  return new RedisUnavailableError(
+  return redisUnavailable(
     `cannot reach Redis at ${url} within ${options.connectTimeoutMs} ms: ${reason}; ` +
       'check BATON_STORE_URL (or the url option) and that Redis runs and accepts connections',
     { cause },

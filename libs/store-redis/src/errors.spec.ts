@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { BatonError, FencedWriteError } from '@baton/core';
+import {
+  type BackendError,
+  BackendAuthError,
+  BackendPermissionError,
+  BackendRequestError,
+  BackendUnavailableError,
+} from '@baton/core/adapter';
 import { refusedCommand, toStoreError } from './errors.js';
 
 const where = { url: 'redis://u:***@127.0.0.1:6379', operation: 'acquireLease' };
@@ -20,8 +27,10 @@ describe('redis store errors', () => {
     expect(err).toMatchObject({
       name: 'RedisPermissionError',
       code: 'BATON_REDIS_PERMISSION',
-      command: 'evalsha',
+      backend: 'redis',
+      resource: 'evalsha',
     });
+    expect(err).toBeInstanceOf(BackendPermissionError);
     expect(err.message).toContain('+evalsha');
     expect(err.cause).toBe(cause);
     expect(refusedCommand("NOPERM this user has no permissions to run the 'client|list' command")).toBe(
@@ -58,6 +67,54 @@ describe('redis store errors', () => {
         code: 'BATON_REDIS_UNAVAILABLE',
         retryable: true,
       });
+    }
+  });
+
+  it('maps every error it is given to a category, under the name and code the store always used', () => {
+    const fixtures: [unknown, abstract new (...args: never[]) => BackendError, string, string][] = [
+      [
+        replyError('WRONGPASS invalid username-password pair'),
+        BackendAuthError,
+        'RedisAuthError',
+        'BATON_REDIS_AUTH',
+      ],
+      [replyError('NOAUTH Authentication required.'), BackendAuthError, 'RedisAuthError', 'BATON_REDIS_AUTH'],
+      [
+        replyError("NOPERM this user has no permissions to run the 'evalsha' command"),
+        BackendPermissionError,
+        'RedisPermissionError',
+        'BATON_REDIS_PERMISSION',
+      ],
+      [
+        replyError("ERR The user executing the script can't run this command or subcommand script: abc"),
+        BackendPermissionError,
+        'RedisPermissionError',
+        'BATON_REDIS_PERMISSION',
+      ],
+      [
+        replyError('connect ECONNREFUSED 127.0.0.1:1', 'ECONNREFUSED'),
+        BackendUnavailableError,
+        'RedisUnavailableError',
+        'BATON_REDIS_UNAVAILABLE',
+      ],
+      [
+        replyError('LOADING Redis is loading the dataset in memory'),
+        BackendUnavailableError,
+        'RedisUnavailableError',
+        'BATON_REDIS_UNAVAILABLE',
+      ],
+      [
+        replyError('WRONGTYPE Operation against a key'),
+        BackendRequestError,
+        'RedisCommandError',
+        'BATON_REDIS_COMMAND',
+      ],
+      ['a thrown string', BackendRequestError, 'RedisCommandError', 'BATON_REDIS_COMMAND'],
+    ];
+    for (const [thrown, category, name, code] of fixtures) {
+      const err = toStoreError(thrown, where);
+      expect(err, String(thrown)).toBeInstanceOf(category);
+      expect(err).toMatchObject({ name, code, backend: 'redis' });
     }
   });
 

@@ -29,13 +29,6 @@ export {
 } from './options.js';
 export { redisStore, type RunReindexing } from './redis-store.js';
 export { purgeRedisKeyPrefix } from './purge.js';
-export {
-  RedisAuthError,
-  RedisCommandError,
-  RedisPermissionError,
-  RedisReplicationError,
-  RedisUnavailableError,
-} from './errors.js';
 export { SENTINEL_SCHEMES, type SentinelTarget } from './sentinel-url.js';
 export { redisRegistration, type RedisSettings } from './registration.js';
 

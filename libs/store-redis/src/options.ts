@@ -86,7 +86,7 @@ export interface RedisStoreOptions {
   waitReplicas?: number;
   /**
    * How long a guarded write waits for its `waitReplicas` acknowledgements before it fails with
-   * a retryable RedisReplicationError.
+   * a retryable BackendNotDurableError (BATON_REDIS_NOT_REPLICATED).
    * @defaultValue 1000
    */
   waitTimeoutMs?: number;

@@ -35,7 +35,7 @@ import type { BatonError } from '@baton/core';
 import type { PublishedMembership, ScanTurn } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
 import { pipelineResults, str, type StoreContext } from './context.js';
-import { RedisPermissionError, refusedCommand, toStoreError } from './errors.js';
+import { redisCommandRefused, refusedCommand, toStoreError } from './errors.js';
 import type { KeyLayout } from './keys.js';
 import type { ResolvedRedisStoreOptions } from './options.js';
 import { defineScripts, type ScriptRunner } from './scripts.js';
@@ -267,7 +267,7 @@ export class PresenceRegistry {
     await connection.redis.hdel(this.keys.workers, workerId).catch(() => undefined);
     if (name.status === 'rejected') throw presenceError(name.reason, context);
     if (recorded.status === 'rejected') throw presenceError(recorded.reason, context);
-    throw new RedisPermissionError(
+    throw redisCommandRefused(
       'client|setname',
       `redis store registerWorker at ${context.url}: the server did not take the presence connection's ` +
         `client name (CLIENT SETNAME); grant the store's ACL user +client|setname (or +client)`,
@@ -323,7 +323,7 @@ function presenceError(err: unknown, context: { url: string; operation: string }
   const message = err instanceof Error ? err.message : String(err);
   if (!message.includes('NOPERM')) return toStoreError(err, context);
   const command = refusedCommand(message) ?? 'client';
-  return new RedisPermissionError(
+  return redisCommandRefused(
     command,
     `redis store ${context.operation} at ${context.url}: the Redis user may not run ${command.replace('|', ' ').toUpperCase()}, ` +
       `which presence needs to tell live workers from dead ones; grant the store's ACL user +${command} (or +client)`,

@@ -6,7 +6,7 @@
  * 1. Every state change is one Lua script, so it is atomic on the server, and every time
  *    comparison inside it uses the server's TIME, never a worker's clock.
  * 2. No command is resent after a dropped connection (connection.ts): an operation either
- *    reports its outcome or fails with a RedisUnavailableError; it never runs twice silently.
+ *    reports its outcome or fails with a BackendUnavailableError; it never runs twice silently.
  * 3. After close() every operation fails with BATON_CLOSED, including those in flight.
  * 4. close() does not wait for a connect under way: it closes that connection at once, so the
  *    connect fails with BATON_CLOSED instead of running on to its timeout.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { BackendNotDurableError } from '@baton/core/adapter';
 import type { StoreConnection } from './connection.js';
 import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
 
@@ -39,7 +40,9 @@ describe('the replication guard', () => {
       name: 'RedisReplicationError',
       code: 'BATON_REDIS_NOT_REPLICATED',
       retryable: true,
+      backend: 'redis',
     });
+    expect(err).toBeInstanceOf(BackendNotDurableError);
     expect((err as Error).message).toContain('finishRun at redis+sentinel://h:26379/baton');
     expect((err as Error).message).toContain('only 0 of the required 1 replicas confirmed it within 250 ms');
     expect((err as Error).message).toContain('BATON_REDIS_WAIT_REPLICAS');

@@ -26,12 +26,12 @@
  * moving), worker reports and presence.
  *
  * When the replicas do not confirm in time, the operation fails with a retryable
- * RedisReplicationError: its caller does not act on it (a claim does not ack its message, a
+ * BackendNotDurableError (BATON_REDIS_NOT_REPLICATED): its caller does not act on it (a claim does not ack its message, a
  * finish is retried by whoever resumes the run), and the run is picked up again once the lease
  * expires. A write that Redis applied and WAIT did not confirm may survive or not; either way
  * nobody acted on it.
  */
-import { RedisReplicationError } from './errors.js';
+import { notReplicated } from './errors.js';
 import type { StoreConnection } from './connection.js';
 
 /** The store operations followed by WAIT (see above for why these and not the others). */
@@ -74,13 +74,13 @@ export async function confirmReplicated(
 ): Promise<void> {
   const acknowledged = Number(await connection.redis.call('WAIT', guard.waitReplicas, guard.waitTimeoutMs));
   if (connection.generation() !== written) {
-    throw new RedisReplicationError(
+    throw notReplicated(
       `redis store ${operation} at ${guard.displayUrl}: the connection was re-established (a failover?) ` +
         'between the write and its replication check, so the write may be lost; retry the operation',
     );
   }
   if (acknowledged < guard.waitReplicas) {
-    throw new RedisReplicationError(
+    throw notReplicated(
       `redis store ${operation} at ${guard.displayUrl}: the primary applied the write but only ${acknowledged} ` +
         `of the required ${guard.waitReplicas} replicas confirmed it within ${guard.waitTimeoutMs} ms, so a ` +
         'failover now could lose it; check the replicas (INFO replication on the primary), or lower ' +

@@ -12,7 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PayloadTooLargeError } from '@baton/core';
 import type { KafkaContext } from './context.js';
-import { KafkaAuthError, KafkaPermissionError, KafkaRequestError, toKafkaError } from './errors.js';
+import { BackendAuthError, BackendPermissionError } from '@baton/core/adapter';
+import { kafkaRequestFailed, toKafkaError } from './errors.js';
 import type { FetchedRecord } from './partition-reader.js';
 
 /** Header naming the append a record belongs to: `<process nonce>-<counter>`. */
@@ -79,7 +80,7 @@ export async function appendWithRetry(
       // duplicate of one it stored under the same producer sequence numbers. Whether this record
       // was written is unknown, so it goes the lost-ack way, through a new producer session.
       producer.endSession();
-      throw new KafkaRequestError(
+      throw kafkaRequestFailed(
         `kafka transport append at ${options.displayBrokers}: the brokers answered offset ${offset} of ` +
           `${append.topic}/${append.partition}, below ${floor}, which is taken; the append is read back and retried`,
       );
@@ -113,7 +114,7 @@ const REFUSALS =
 function isOutcomeUnknown(err: unknown, brokers: string): boolean {
   if (err instanceof PayloadTooLargeError) return false;
   const mapped = toKafkaError(err, { brokers, operation: 'append' });
-  if (mapped instanceof KafkaAuthError || mapped instanceof KafkaPermissionError) return false;
+  if (mapped instanceof BackendAuthError || mapped instanceof BackendPermissionError) return false;
   if (mapped.code === 'BATON_CONFIG') return false;
   return !REFUSALS.test(`${mapped.message} ${errorTypes(err)}`);
 }

@@ -20,13 +20,6 @@ export type { KafkaLogHook } from './client.js';
 export { deleteKafkaTopics } from './admin.js';
 export { DEAD_LETTER_HEADERS } from './dead-letters.js';
 export {
-  KafkaAuthError,
-  KafkaPermissionError,
-  KafkaRequestError,
-  KafkaTopicConflictError,
-  KafkaUnavailableError,
-} from './errors.js';
-export {
   measureKafkaProduceFloor,
   type KafkaProduceFloor,
   type KafkaProduceFloorOptions,

@@ -48,7 +48,7 @@ const PROGRESS_EVERY = 200;
 
 /**
  * Measures sequential send latency and pipelined throughput on a temporary topic. Throws a
- * KafkaUnavailableError naming the brokers when none answers.
+ * BackendUnavailableError naming the brokers when none answers.
  */
 export async function measureKafkaProduceFloor(
   options: KafkaProduceFloorOptions,

@@ -9,7 +9,7 @@
  * (a resent produce could write a record twice).
  */
 import * as timers from 'node:timers/promises';
-import { KafkaRequestError, toKafkaError } from './errors.js';
+import { kafkaRequestFailed, toKafkaError } from './errors.js';
 
 export interface RetryPolicy {
   /** Time after the first attempt past which no new attempt starts. */
@@ -66,7 +66,7 @@ export interface RetryContext {
 /**
  * Runs `work`, again after a retriable error with doubling delays while the budget lasts. A
  * non-retriable error is thrown at once, unchanged; a retriable one that outlasts the budget
- * becomes a KafkaRequestError naming the operation, the attempts and the time spent.
+ * becomes a BackendRequestError (code BATON_KAFKA_REQUEST) naming the operation, the attempts and the time spent.
  */
 export async function withKafkaRetries<T>(context: RetryContext, work: () => Promise<T>): Promise<T> {
   const policy = context.policy ?? KAFKA_READ_RETRY;
@@ -82,7 +82,7 @@ export async function withKafkaRetries<T>(context: RetryContext, work: () => Pro
       const elapsed = now() - started;
       if (elapsed + delay > policy.budgetMs) {
         const last = toKafkaError(err, { brokers: context.brokers, operation: context.operation });
-        throw new KafkaRequestError(
+        throw kafkaRequestFailed(
           `${last.message} (still failing after ${attempt} attempts over ${elapsed} ms; the broker ` +
             "kept answering with a retriable error: check that the topic's partitions have leaders " +
             '(kafka-topics --describe) and the brokers are healthy, then try again)',

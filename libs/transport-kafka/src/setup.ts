@@ -5,7 +5,7 @@
 import type { Admin } from 'kafkajs';
 import { ConfigError } from '@baton/core';
 import type { RunPriority } from '@baton/core/adapter';
-import { KafkaTopicConflictError } from './errors.js';
+import { kafkaTopicConflict } from './errors.js';
 import type { KafkaLayout } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
 
@@ -77,13 +77,13 @@ export async function ensureTopics(
   };
   for (const t of wanted) {
     if (count(t.topic) === 0) {
-      throw new KafkaTopicConflictError(
+      throw kafkaTopicConflict(
         `kafka transport: topic ${t.topic} has no partitions after creation; check the broker's logs`,
       );
     }
   }
   if (count(layout.dlqTopic) !== 1) {
-    throw new KafkaTopicConflictError(
+    throw kafkaTopicConflict(
       `kafka transport: topic ${layout.dlqTopic} has ${count(layout.dlqTopic)} partitions; dead letters need exactly 1 to keep their order. Delete the topic (or choose another prefix) and let the transport create it`,
     );
   }

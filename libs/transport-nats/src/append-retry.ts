@@ -20,7 +20,7 @@
  *    timeout when shorter: a publish sent to a leader that died or hangs is never answered, and
  *    a new leader is elected within seconds), each read-back as long; retries stop after
  *    {@link retryBudgetMs} (three request timeouts) from the first attempt, or at close(). The last
- *    error is thrown, mapped as any other (NatsUnavailableError).
+ *    error is thrown, mapped as any other (BackendUnavailableError).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors as natsErrors, type MsgHdrs } from '@nats-io/transport-node';

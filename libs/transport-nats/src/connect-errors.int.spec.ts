@@ -198,7 +198,7 @@ describe('nats transport: credentials and permissions', () => {
     expect(err).toMatchObject({
       name: 'NatsPermissionError',
       code: 'BATON_NATS_PERMISSION',
-      subject: `$JS.API.STREAM.INFO.${prefix.toUpperCase()}_RUNS`,
+      resource: `$JS.API.STREAM.INFO.${prefix.toUpperCase()}_RUNS`,
     });
     expect(err.message).toContain(
       `permission to publish to '$JS.API.STREAM.INFO.${prefix.toUpperCase()}_RUNS'`,
@@ -263,7 +263,7 @@ describe('nats transport: credentials and permissions', () => {
       expect(await operator.purgeDeadLetters({ ids: [b!.id] })).toBe(1);
       await expect(producer.purgeDeadLetters({ all: true })).rejects.toMatchObject({
         code: 'BATON_NATS_PERMISSION',
-        subject: `$JS.API.STREAM.PURGE.${CREW.toUpperCase()}_DLQ`,
+        resource: `$JS.API.STREAM.PURGE.${CREW.toUpperCase()}_DLQ`,
       });
       expect(await operator.purgeDeadLetters({ all: true })).toBeGreaterThanOrEqual(1);
       expect((await operator.pageDeadLetters()).letters).toEqual([]);
@@ -281,7 +281,7 @@ describe('nats transport: credentials and permissions', () => {
       const started = Date.now();
       await expect(transport.fetch({ max: 1, expiresMs: 10_000 })).rejects.toMatchObject({
         code: 'BATON_NATS_PERMISSION',
-        subject: `$JS.API.CONSUMER.MSG.NEXT.${prefix.toUpperCase()}_RUNS.${prefix}-workers`,
+        resource: `$JS.API.CONSUMER.MSG.NEXT.${prefix.toUpperCase()}_RUNS.${prefix}-workers`,
       });
       expect(Date.now() - started).toBeLessThan(10_000);
     } finally {

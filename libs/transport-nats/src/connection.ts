@@ -5,21 +5,22 @@
  *    the cause and the fix: unreachable, refused credentials, a server older than 2.9, JetStream
  *    disabled, a missing permission. It never hangs, and never leaves a connection behind.
  * 2. Once open, the client reconnects by itself, forever (`maxReconnectAttempts: -1`); operations
- *    during an outage fail (NatsUnavailableError) and later ones succeed.
+ *    during an outage fail (BackendUnavailableError) and later ones succeed.
  * 3. Permission violations arrive asynchronously (the server answers a refused publish with -ERR,
  *    not on the request's inbox); {@link PermissionWatch} routes them to the operation waiting on
  *    that subject, so a refused pull request fails at once instead of waiting out its expiry.
  */
 import { connect, errors as natsErrors, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { BackendUnavailableError } from '@baton/core/adapter';
 import { authenticatorFor } from './credentials.js';
 import {
   describe,
   findCause,
   isLeaderless,
   isPlacementRefusal,
-  NatsServerVersionError,
-  NatsUnavailableError,
+  natsServerTooOld,
+  natsUnavailable,
   toNatsError,
 } from './errors.js';
 import type { ResolvedNatsTransportOptions } from './options.js';
@@ -148,8 +149,8 @@ async function connectWithin(
     return await Promise.race([connecting, deadline]);
   } catch (err) {
     const mapped = toNatsError(err, { servers: options.displayServers, operation: 'connect' });
-    if (!(mapped instanceof NatsUnavailableError)) throw mapped;
-    throw new NatsUnavailableError(
+    if (!(mapped instanceof BackendUnavailableError)) throw mapped;
+    throw natsUnavailable(
       `nats transport connect: cannot reach NATS at ${options.displayServers} within ` +
         `${options.connectTimeoutMs} ms (${describe(err)}); check that the server runs and that the ` +
         'URL names its host and client port (4222 by default)',
@@ -169,7 +170,7 @@ function checkServerVersion(version: string, servers: string): void {
     if (have > need) return;
     if (i === MIN_SERVER_VERSION.length - 1) return;
   }
-  throw new NatsServerVersionError(
+  throw natsServerTooOld(
     version,
     `nats transport connect at ${servers}: the server is NATS ${version}, older than ` +
       `${MIN_SERVER_VERSION.join('.')}, which the transport needs (direct get, the consumer create API); ` +

@@ -2,6 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { JournalConflictError } from '@baton/core';
+import {
+  BackendAuthError,
+  type BackendError,
+  BackendPermissionError,
+  BackendRequestError,
+  BackendUnavailableError,
+  BackendUnsupportedError,
+} from '@baton/core/adapter';
 import { ackInfoOf } from './delivery-info.js';
 import { isLeaderless, toNatsError } from './errors.js';
 
@@ -23,10 +31,12 @@ describe('toNatsError', () => {
     expect(err).toMatchObject({
       name: 'NatsPermissionError',
       code: 'BATON_NATS_PERMISSION',
-      subject: '$JS.API.STREAM.INFO.BATON_RUNS',
-      operation: 'publish',
+      backend: 'nats',
+      resource: '$JS.API.STREAM.INFO.BATON_RUNS',
+      action: 'publish',
       retryable: false,
     });
+    expect(err).toBeInstanceOf(BackendPermissionError);
     expect(err.message).toContain("permission to publish to '$JS.API.STREAM.INFO.BATON_RUNS'");
     expect(err.message).toContain('nats://app:***@nats:4222');
     expect(err.cause).toBeInstanceOf(natsErrors.RequestError);
@@ -94,6 +104,71 @@ describe('toNatsError', () => {
     expect(toNatsError(noResponders, { ...context, operation: 'connect' })).toMatchObject({
       code: 'BATON_NATS_JETSTREAM_DISABLED',
     });
+  });
+
+  it('maps every error it is given to a category, under the name and code the transport always used', () => {
+    const fixtures: [unknown, abstract new (...args: never[]) => BackendError, string, string][] = [
+      [
+        new natsErrors.RequestError('refused', {
+          cause: new natsErrors.PermissionViolationError('Permissions Violation', 'subscription', 'baton.x'),
+        }),
+        BackendPermissionError,
+        'NatsPermissionError',
+        'BATON_NATS_PERMISSION',
+      ],
+      [
+        new natsErrors.AuthorizationError('Authorization Violation'),
+        BackendAuthError,
+        'NatsAuthError',
+        'BATON_NATS_AUTH',
+      ],
+      [
+        new JetStreamApiError({ code: 503, err_code: 10009, description: 'not leader' }),
+        BackendUnavailableError,
+        'NatsUnavailableError',
+        'BATON_NATS_UNAVAILABLE',
+      ],
+      [
+        new JetStreamApiError({
+          code: 503,
+          err_code: 10039,
+          description: 'jetstream not enabled for account',
+        }),
+        BackendUnsupportedError,
+        'NatsJetStreamDisabledError',
+        'BATON_NATS_JETSTREAM_DISABLED',
+      ],
+      [
+        Object.assign(new Error('getaddrinfo ENOTFOUND nats'), { code: 'ENOTFOUND' }),
+        BackendUnavailableError,
+        'NatsUnavailableError',
+        'BATON_NATS_UNAVAILABLE',
+      ],
+      [
+        new natsErrors.ConnectionError('connection refused'),
+        BackendUnavailableError,
+        'NatsUnavailableError',
+        'BATON_NATS_UNAVAILABLE',
+      ],
+      [
+        new natsErrors.TimeoutError(),
+        BackendUnavailableError,
+        'NatsUnavailableError',
+        'BATON_NATS_UNAVAILABLE',
+      ],
+      [
+        new Error('maximum consumers limit reached'),
+        BackendRequestError,
+        'NatsRequestError',
+        'BATON_NATS_REQUEST',
+      ],
+      ['a thrown string', BackendRequestError, 'NatsRequestError', 'BATON_NATS_REQUEST'],
+    ];
+    for (const [thrown, category, name, code] of fixtures) {
+      const err = toNatsError(thrown, context);
+      expect(err, name).toBeInstanceOf(category);
+      expect(err).toMatchObject({ name, code, backend: 'nats' });
+    }
   });
 
   it('keeps the server words of anything else', () => {

@@ -1,70 +1,65 @@
 /**
- * Errors of the NATS transport: one class per condition, each a BatonError with a stable code and
- * the nats.js error as `cause`. Messages name the servers with secrets masked, what failed, and
- * what to do about it.
+ * The NATS transport's side of the backend error categories (@baton/core/adapter): toNatsError
+ * maps what nats.js throws to one of them, and the functions below make the ones the transport
+ * raises itself. Each keeps the code and the name the transport's own error classes had (stored
+ * run records and alerts carry them) and the nats.js error as `cause`. Messages name the servers
+ * with secrets masked, what failed, and what to do about it.
  */
 import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { BatonError, type BatonErrorOptions } from '@baton/core';
-import { CONNECTION_FAILURE_CODES } from '@baton/core/adapter';
+import {
+  BackendAuthError,
+  BackendConflictError,
+  BackendNotDurableError,
+  BackendPermissionError,
+  BackendRequestError,
+  BackendUnavailableError,
+  BackendUnsupportedError,
+  CONNECTION_FAILURE_CODES,
+} from '@baton/core/adapter';
+
+/** Each condition's code and name, as the transport's classes had them. */
+const KINDS = {
+  unavailable: { code: 'BATON_NATS_UNAVAILABLE', name: 'NatsUnavailableError' },
+  auth: { code: 'BATON_NATS_AUTH', name: 'NatsAuthError' },
+  permission: { code: 'BATON_NATS_PERMISSION', name: 'NatsPermissionError' },
+  jetStreamDisabled: { code: 'BATON_NATS_JETSTREAM_DISABLED', name: 'NatsJetStreamDisabledError' },
+  version: { code: 'BATON_NATS_VERSION', name: 'NatsServerVersionError' },
+  streamConflict: { code: 'BATON_NATS_STREAM_CONFLICT', name: 'NatsStreamConflictError' },
+  request: { code: 'BATON_NATS_REQUEST', name: 'NatsRequestError' },
+} as const;
+
+function kind(key: keyof typeof KINDS, options?: BatonErrorOptions) {
+  return { ...options, ...KINDS[key], backend: 'nats' };
+}
 
 /** The server could not be reached, or did not answer in time. Retryable: the client reconnects. */
-export class NatsUnavailableError extends BatonError {
-  constructor(message: string, options?: BatonErrorOptions) {
-    super('BATON_NATS_UNAVAILABLE', message, { retryable: true, ...options });
-  }
+export function natsUnavailable(message: string, options?: BatonErrorOptions): BackendUnavailableError {
+  return new BackendUnavailableError(message, kind('unavailable', options));
 }
 
-/** The server refused the credentials (authorization violation). Not retryable. */
-export class NatsAuthError extends BatonError {
-  constructor(message: string, options?: BatonErrorOptions) {
-    super('BATON_NATS_AUTH', message, { ...options, retryable: false });
-  }
-}
-
-/** The user may not publish to or subscribe to a subject the transport needs. Not retryable. */
-export class NatsPermissionError extends BatonError {
-  constructor(
-    /** The refused subject, e.g. `$JS.API.STREAM.INFO.BATON_RUNS`. */
-    readonly subject: string,
-    /** What was refused. */
-    readonly operation: 'publish' | 'subscription',
-    message: string,
-    options?: BatonErrorOptions,
-  ) {
-    super('BATON_NATS_PERMISSION', message, { ...options, retryable: false });
-  }
-}
-
-/** JetStream is not enabled on the server or for the account. Not retryable. */
-export class NatsJetStreamDisabledError extends BatonError {
-  constructor(message: string, options?: BatonErrorOptions) {
-    super('BATON_NATS_JETSTREAM_DISABLED', message, { ...options, retryable: false });
-  }
-}
-
-/** The server is older than the oldest version the transport supports. Not retryable. */
-export class NatsServerVersionError extends BatonError {
-  constructor(
-    readonly version: string,
-    message: string,
-  ) {
-    super('BATON_NATS_VERSION', message, { retryable: false });
-  }
+/** The server is older than the oldest version the transport supports. */
+export function natsServerTooOld(version: string, message: string): BackendUnsupportedError {
+  return new BackendUnsupportedError(message, { ...kind('version'), serverVersion: version });
 }
 
 /** A stream or consumer with the transport's name exists with a configuration it cannot use. */
-export class NatsStreamConflictError extends BatonError {
-  constructor(message: string, options?: BatonErrorOptions) {
-    super('BATON_NATS_STREAM_CONFLICT', message, { ...options, retryable: false });
-  }
+export function natsStreamConflict(message: string, options?: BatonErrorOptions): BackendConflictError {
+  return new BackendConflictError(message, kind('streamConflict', options));
+}
+
+/**
+ * The servers cannot hold the stream's replicas (a single server, a cluster too small or full).
+ * Not retryable: the cluster or the replicas option must change.
+ */
+export function natsReplicasRefused(message: string, options?: BatonErrorOptions): BackendNotDurableError {
+  return new BackendNotDurableError(message, { ...kind('streamConflict', options), retryable: false });
 }
 
 /** A JetStream request failed for another reason; the message carries the server's words. */
-export class NatsRequestError extends BatonError {
-  constructor(message: string, options?: BatonErrorOptions) {
-    super('BATON_NATS_REQUEST', message, options);
-  }
+export function natsRequestFailed(message: string, options?: BatonErrorOptions): BackendRequestError {
+  return new BackendRequestError(message, kind('request', options));
 }
 
 /** What the transport's messages say about where an error happened. */
@@ -87,8 +82,9 @@ const JS_NOT_ENABLED_FOR_ACCOUNT = 10039;
 const LEADERLESS_CODES: ReadonlySet<number> = new Set([10008, 10009]);
 
 /**
- * Turns anything nats.js throws into the transport's error for that condition. BatonErrors pass
- * through unchanged (a JournalConflictError stays one).
+ * Turns anything nats.js throws into the backend error category for that condition (a
+ * BackendRequestError when none fits). BatonErrors pass through unchanged (a JournalConflictError
+ * stays one).
  */
 export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   if (err instanceof BatonError) return err;
@@ -96,22 +92,20 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   const permission = findCause(err, natsErrors.PermissionViolationError);
   if (permission !== undefined) {
     const verb = permission.operation === 'publish' ? 'publish to' : 'subscribe to';
-    return new NatsPermissionError(
-      permission.subject,
-      permission.operation,
+    return new BackendPermissionError(
       `${where}: the server refused permission to ${verb} '${permission.subject}'; grant it to the ` +
         "transport's user (the transport-nats README lists the subjects a worker and a producer need)",
-      { cause: err },
+      { ...kind('permission', { cause: err }), resource: permission.subject, action: permission.operation },
     );
   }
   if (
     findCause(err, natsErrors.AuthorizationError) ||
     findCause(err, natsErrors.UserAuthenticationExpiredError)
   ) {
-    return new NatsAuthError(
+    return new BackendAuthError(
       `${where}: the server refused the credentials (${describe(err)}); check the user/password, token, ` +
         'creds or NKey seed given to the transport (or in the server URL)',
-      { cause: err },
+      kind('auth', { cause: err }),
     );
   }
   const apiError = findCause(err, JetStreamApiError);
@@ -122,7 +116,7 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
   ) {
     // JetStream answered at connect, where the streams were made: nothing answering a publish
     // now is a stream without a leader (a cluster's election), or a stream deleted since.
-    return new NatsUnavailableError(
+    return natsUnavailable(
       `${where} failed: no JetStream stream answered (${describe(err)}); in a cluster the stream has no ` +
         'leader for the moment (an election takes seconds), retry the operation; if it lasts, check that the ' +
         "transport's streams still exist (a worker creates them when it starts)",
@@ -133,21 +127,21 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
     hasCauseNamed(err, 'JetStreamNotEnabled') ||
     (apiError !== undefined && apiError.code === JS_NOT_ENABLED_FOR_ACCOUNT)
   ) {
-    return new NatsJetStreamDisabledError(
+    return new BackendUnsupportedError(
       `${where}: JetStream is not enabled (${describe(err)}); start nats-server with -js (or a jetstream {} ` +
         "block in its configuration) and enable it for the user's account",
-      { cause: err },
+      kind('jetStreamDisabled', { cause: err }),
     );
   }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && LOOKUP_CODES.has(code)) {
-    return new NatsUnavailableError(
+    return natsUnavailable(
       `${where}: the host name does not resolve (${describe(err)}); check the server URL`,
       { cause: err },
     );
   }
   if (apiError !== undefined && LEADERLESS_CODES.has(apiError.code)) {
-    return new NatsUnavailableError(
+    return natsUnavailable(
       `${where} failed: the JetStream cluster has no leader for it right now (${describe(err)}); ` +
         'it elects one within seconds while a majority of its servers is up, retry the operation',
       { cause: err },
@@ -160,13 +154,13 @@ export function toNatsError(err: unknown, context: ErrorContext): BatonError {
     findCause(err, natsErrors.ClosedConnectionError) ||
     findCause(err, natsErrors.DrainingConnectionError)
   ) {
-    return new NatsUnavailableError(
+    return natsUnavailable(
       `${where} failed: NATS did not answer (${describe(err)}); the connection reconnects by itself, ` +
         'retry the operation',
       { cause: err },
     );
   }
-  return new NatsRequestError(`${where} failed: ${describe(err)}`, { cause: err });
+  return natsRequestFailed(`${where} failed: ${describe(err)}`, { cause: err });
 }
 
 /**

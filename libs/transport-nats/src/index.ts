@@ -36,15 +36,6 @@ export { maskServerUrl } from './server-urls.js';
 export { natsTransport } from './nats-transport.js';
 export { MIN_SERVER_VERSION } from './connection.js';
 export { DEAD_LETTER_HEADERS } from './dead-letters.js';
-export {
-  NatsAuthError,
-  NatsJetStreamDisabledError,
-  NatsPermissionError,
-  NatsRequestError,
-  NatsServerVersionError,
-  NatsStreamConflictError,
-  NatsUnavailableError,
-} from './errors.js';
 export { InvalidHeaderError } from './messages.js';
 export { deleteNatsStreams } from './admin.js';
 export type { NatsObjectPayloadStoreOptions } from './object-payload-store.js';

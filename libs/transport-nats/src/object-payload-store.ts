@@ -170,8 +170,9 @@ export function natsObjectPayloadStore(options: NatsObjectPayloadStoreOptions = 
  *   are fine). An object store cannot delete by prefix, so **each call lists the whole bucket
  *   once** (one read of every object's metadata) and deletes the objects of the given runs:
  *   callers should batch runs into one call rather than call it run by run.
- * - Errors are BatonErrors (NatsUnavailableError, NatsPermissionError, … from this package, or
- *   BATON_CLOSED / BATON_NOT_CONNECTED) whose message names the operation and the bucket.
+ * - Errors are BatonErrors (the backend categories of @baton/core/adapter, BackendUnavailableError,
+ *   BackendPermissionError, …, with this package's BATON_NATS_* codes, or BATON_CLOSED /
+ *   BATON_NOT_CONNECTED) whose message names the operation and the bucket.
  */
 export class NatsObjectPayloadStore implements PayloadStore {
   readonly payloadLocation = 'nats-object-store';

@@ -18,7 +18,7 @@
  */
 import { createInbox, nanos, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { PermissionWatch } from './connection.js';
-import { NatsRequestError, NatsUnavailableError } from './errors.js';
+import { natsRequestFailed, natsUnavailable } from './errors.js';
 
 /** What to ask the consumer for. */
 export interface PullRequest {
@@ -130,9 +130,9 @@ export function pullBatch(
 function conflictError(subject: string, description: string): Error {
   const message = `pull request on ${subject} ended: 409 ${description}`;
   if (/shutdown|leadership/i.test(description)) {
-    return new NatsUnavailableError(`${message}; the client reconnects by itself, retry the fetch`);
+    return natsUnavailable(`${message}; the client reconnects by itself, retry the fetch`);
   }
-  return new NatsRequestError(message);
+  return natsRequestFailed(message);
 }
 
 /** The status code of a pull response, 0 for a message. */

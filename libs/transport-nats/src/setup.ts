@@ -11,7 +11,7 @@
  *    cannot reset the ack wait the workers were configured with.
  * 3. Present with a configuration the transport cannot work with and the server cannot change
  *    (another retention, other subjects, a push consumer, another ack policy, or another storage
- *    when storage was given explicitly): a NatsStreamConflictError naming the field and the fix.
+ *    when storage was given explicitly): a BackendConflictError naming the field and the fix.
  *    Nothing is ever deleted.
  */
 import {
@@ -27,7 +27,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { laneLevels } from '@baton/core/adapter';
-import { NatsStreamConflictError } from './errors.js';
+import { natsReplicasRefused, natsStreamConflict } from './errors.js';
 import type { NatsLayout, RunLane } from './layout.js';
 import type { ResolvedNatsTransportOptions } from './options.js';
 
@@ -119,8 +119,8 @@ async function ensureStream(
   }
   const config = info.config;
   const explicit = options.explicitSettings;
-  const conflict = (field: string, found: unknown, expected: unknown): NatsStreamConflictError =>
-    new NatsStreamConflictError(
+  const conflict = (field: string, found: unknown, expected: unknown): Error =>
+    natsStreamConflict(
       `stream ${desired.name} exists with ${field} ${JSON.stringify(found)}, but the transport needs ` +
         `${JSON.stringify(expected)}; the server cannot change it in place: delete the stream ` +
         `(nats stream rm ${desired.name}, losing its messages) or choose another prefix`,
@@ -160,7 +160,7 @@ function throwIfUnplaceable(err: unknown, desired: DesiredStream): void {
   const replicas = desired.num_replicas;
   const single = isApiError(err, API.replicasNotSupported);
   if (!single && !isApiError(err, API.noSuitablePeers) && !isApiError(err, API.insufficientResources)) return;
-  throw new NatsStreamConflictError(
+  throw natsReplicasRefused(
     `stream ${desired.name} needs ${replicas} replicas, but ` +
       (single
         ? 'the server is a single server, not a JetStream cluster'
@@ -213,8 +213,8 @@ async function ensureWorkersConsumer(
     }
   }
   const config = info.config;
-  const conflict = (what: string): NatsStreamConflictError =>
-    new NatsStreamConflictError(
+  const conflict = (what: string): Error =>
+    natsStreamConflict(
       `consumer ${name} on stream ${stream} exists but ${what}; the transport needs a durable pull consumer ` +
         `with explicit acks and no filter: delete it (nats consumer rm ${stream} ${name}) or choose another prefix`,
     );

@@ -25,8 +25,9 @@ import {
   sentinelSettings,
   watchRedisConnection,
 } from '@baton/redis-kit';
+import { BackendUnsupportedError } from '@baton/core/adapter';
 import type { ResolvedRedisTransportOptions } from './options.js';
-import { RedisTransportVersionError, timedOut, toRedisTransportError, type ErrorContext } from './errors.js';
+import { redisTooOld, timedOut, toRedisTransportError, type ErrorContext } from './errors.js';
 
 /** The oldest server with what the transport uses: `XADD key <ms>-*` (7.0) and `(`-exclusive XRANGE (6.2). */
 export const MIN_REDIS_MAJOR = 7;
@@ -134,7 +135,7 @@ export async function openCommandConnection(
     // The version check's own error says more than any socket error; otherwise the last socket
     // error (ECONNREFUSED, WRONGPASS) says more than "no answer within".
     throw toRedisTransportError(
-      err instanceof RedisTransportVersionError ? err : (events.lastError ?? err),
+      err instanceof BackendUnsupportedError ? err : (events.lastError ?? err),
       context,
     );
   }
@@ -145,7 +146,8 @@ async function checkVersion(redis: Redis, displayUrl: string): Promise<void> {
   const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
   const major = Number.parseInt(version, 10);
   if (!(major >= MIN_REDIS_MAJOR)) {
-    throw new RedisTransportVersionError(
+    throw redisTooOld(
+      version,
       `redis transport: the server at ${displayUrl} runs Redis ${version}; the transport needs Redis ${MIN_REDIS_MAJOR}.0 or newer (stream ids <ms>-*); upgrade the server or use another transport`,
     );
   }

@@ -14,7 +14,7 @@ import { BatonError } from '@baton/core';
 import { bufferView, checkGroupLogName, ownedBytes, type GroupLog } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TransportContext } from './context.js';
-import { RedisTransportCommandError } from './errors.js';
+import { redisCommandFailed } from './errors.js';
 import { fieldsOf, positionOfEntryId, type StreamEntry } from './streams.js';
 
 /** Attempts of one append while Redis is unavailable (invariant 2), as for journal appends. */
@@ -35,7 +35,7 @@ export class RedisGroupLog implements GroupLog {
           context.scripts('group-append', [context.layout.groupLog(log)], [bytes, token]),
         );
         if (typeof position !== 'number') {
-          throw new RedisTransportCommandError(
+          throw redisCommandFailed(
             `redis transport: the group append script answered ${JSON.stringify(position)} for log ${log}; expected a position`,
           );
         }

@@ -32,13 +32,6 @@ export { layoutFor } from './layout.js';
 export { redisTransport } from './redis-transport.js';
 export { MIN_REDIS_MAJOR } from './connection.js';
 export { FOREIGN_JOB_HEADER } from './run-queue.js';
-export {
-  RedisTransportAuthError,
-  RedisTransportCommandError,
-  RedisTransportReplicationError,
-  RedisTransportUnavailableError,
-  RedisTransportVersionError,
-} from './errors.js';
 export { deleteRedisTransportKeys } from './admin.js';
 export { redisBusRegistration, type RedisBusSettings } from './registration.js';
 

@@ -22,7 +22,7 @@ import {
 } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TransportContext } from './context.js';
-import { RedisTransportCommandError } from './errors.js';
+import { redisCommandFailed } from './errors.js';
 import { fieldsOf, positionOfEntryId, type StreamEntry } from './streams.js';
 
 /** Records one XRANGE of a read returns at most. */
@@ -38,7 +38,7 @@ export async function appendJournalRecord(context: TransportContext, append: Jou
   assertRunId(append.runId);
   const expected = append.expectedLastPosition;
   if (expected !== undefined && !(Number.isSafeInteger(expected) && expected >= 0)) {
-    throw new RedisTransportCommandError(
+    throw redisCommandFailed(
       `redis transport: append to run ${append.runId} expects last position ${String(expected)}; give a whole number of at least 0, or none`,
     );
   }
@@ -67,7 +67,7 @@ function positionOrConflict(runId: string, expected: number | undefined, reply: 
     if (reply[0] === 'ok') return reply[1];
     if (reply[0] === 'conflict') throw new JournalConflictError(runId, expected ?? 0, reply[1]);
   }
-  throw new RedisTransportCommandError(
+  throw redisCommandFailed(
     `redis transport: the journal append script answered ${JSON.stringify(reply)} for run ${runId}; expected ['ok', position] or ['conflict', last]`,
   );
 }

@@ -11,7 +11,7 @@
  * JetStream R3 stream or Kafka with `acks=all` give.
  *
  * When the replicas do not confirm in time the operation fails with a retryable
- * RedisTransportReplicationError and its caller does not go on: a journal append is retried with
+ * BackendNotDurableError (BATON_REDIS_TRANSPORT_NOT_REPLICATED) and its caller does not go on: a journal append is retried with
  * its token (the script answers the record already written, journal.ts) and the WAIT asked again;
  * after its attempts the run stops on this worker and resumes once its lease expires.
  *
@@ -19,7 +19,7 @@
  * lost start message is started again with the same idempotency key by its producer, which
  * starts nothing twice).
  */
-import { RedisTransportReplicationError } from './errors.js';
+import { notReplicated } from './errors.js';
 import type { CommandConnection } from './connection.js';
 
 export interface ReplicationGuard {
@@ -42,12 +42,12 @@ export async function confirmReplicated(
   if (guard.waitReplicas === 0) return;
   const acknowledged = Number(await connection.redis.call('WAIT', guard.waitReplicas, guard.waitTimeoutMs));
   if (connection.generation() !== written) {
-    throw new RedisTransportReplicationError(
+    throw notReplicated(
       `redis transport: ${operation} on ${guard.displayUrl}: the connection was re-established (a failover?) between the write and its replication check, so the write may be lost; it is retried`,
     );
   }
   if (acknowledged < guard.waitReplicas) {
-    throw new RedisTransportReplicationError(
+    throw notReplicated(
       `redis transport: ${operation} on ${guard.displayUrl}: the primary applied the write but only ${acknowledged} of the required ${guard.waitReplicas} replicas confirmed it within ${guard.waitTimeoutMs} ms, so a failover now could lose it; check the replicas (INFO replication on the primary), or lower BATON_REDIS_BUS_WAIT_REPLICAS / raise BATON_REDIS_BUS_WAIT_TIMEOUT_MS`,
     );
   }

@@ -1,5 +1,5 @@
 /** Reading the transport's streams, whose entry ids are all `0-<n>`. */
-import { RedisTransportCommandError } from './errors.js';
+import { redisCommandFailed } from './errors.js';
 
 /** One entry as ioredis's `…Buffer` stream commands return it: id and flat field/value pairs. */
 export type StreamEntry = [id: Buffer, fields: Buffer[]];
@@ -10,7 +10,7 @@ export function positionOfEntryId(id: Buffer | string): number {
   const match = /^0-(\d+)$/.exec(text);
   const position = match === null ? NaN : Number(match[1]);
   if (!Number.isSafeInteger(position)) {
-    throw new RedisTransportCommandError(
+    throw redisCommandFailed(
       `redis transport: stream entry id '${text}' is not of the form 0-<n>; something other than the transport wrote to its keys`,
     );
   }
