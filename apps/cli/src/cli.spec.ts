@@ -5,7 +5,8 @@
 import type { ListedRun, RunTimeline } from '@baton/client';
 import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
 import { describe, expect, it } from 'vitest';
-import { envWithFlags } from './context.js';
+import { VARIABLES } from '@baton/host';
+import { envWithFlags, FLAG_VARIABLES } from './context.js';
 import { EXIT, RefusedError, UsageError, describeError, exitCodeOf } from './errors.js';
 import { filterFromFlags, hasFilter, parseTime, queryFromFlags } from './filters.js';
 import { duration, json, runsTable, summaryText, timelineTable, valueText } from './output.js';
@@ -309,6 +310,25 @@ describe('configuration', () => {
     expect(() => envWithFlags({}, { set: ['BATON_CONCURRENCY=4'] })).toThrow(
       /--set 'BATON_CONCURRENCY' is not NAME=value with a variable the CLI reads/,
     );
+  });
+});
+
+describe('baton --help', () => {
+  it('lists each connection flag of VARIABLES with the variable it overrides', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    const flagged = VARIABLES.filter((v) => v.flag !== undefined && v.readBy.includes('operator'));
+    expect(flagged.map((v) => v.name)).toEqual(
+      expect.arrayContaining(['BATON_TRANSPORT_URL', 'BATON_STORE_URL']),
+    );
+    expect(Object.values(FLAG_VARIABLES)).toEqual(flagged.map((v) => v.name));
+    // Each option's entry runs from its flag to the next option (commander wraps long lines).
+    const entries = help.out.split(/\n(?=\s+--)/).map((e) => e.replace(/\s+/g, ' ').trim());
+    for (const v of flagged) {
+      const entry = entries.find((e) => e.startsWith(`${v.flag!.name} `));
+      expect(entry, v.flag!.name).toBeDefined();
+      expect(entry, v.name).toContain(`(${v.name})`);
+    }
   });
 });
 

@@ -10,44 +10,46 @@ import {
   type OperatorAdapters,
   operatorAdapters,
   readOperatorConfig,
+  VARIABLES,
 } from '@baton/host';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 
-/** The global flags as commander gives them. */
+/**
+ * The connection flags: the variables the operator tools read that have a flag in `@baton/host`'s
+ * VARIABLES (the bus and store URLs, each adapter's namespace). Their names, `--help` lines and
+ * the variable each overrides all come from there, as the README's tables do.
+ */
+const CONNECTION_FLAGS = VARIABLES.flatMap((v) =>
+  v.flag !== undefined && v.readBy.includes('operator') ? [{ variable: v.name, flag: v.flag }] : [],
+);
+
+/** commander's name of a flag's value: `--redis-bus-prefix` -> `redisBusPrefix`. */
+function attributeOf(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** Each connection flag (as commander names its value, `transportUrl`) and the variable it overrides. */
+export const FLAG_VARIABLES: Readonly<Record<string, string>> = Object.fromEntries(
+  CONNECTION_FLAGS.map(({ variable, flag }) => [attributeOf(flag.name), variable]),
+);
+
+/** The global flags as commander gives them: a connection flag's value under its attribute name. */
 export interface GlobalFlags {
-  transportUrl?: string;
-  storeUrl?: string;
-  natsPrefix?: string;
-  kafkaPrefix?: string;
-  redisBusPrefix?: string;
-  redisKeyPrefix?: string;
-  postgresSchema?: string;
+  readonly [connectionFlag: string]: string | string[] | boolean | undefined;
   set?: string[];
   json?: boolean;
 }
 
-/** Each connection flag and the variable it overrides. */
-export const FLAG_VARIABLES = {
-  transportUrl: 'BATON_TRANSPORT_URL',
-  storeUrl: 'BATON_STORE_URL',
-  natsPrefix: 'BATON_NATS_PREFIX',
-  kafkaPrefix: 'BATON_KAFKA_PREFIX',
-  redisBusPrefix: 'BATON_REDIS_BUS_PREFIX',
-  redisKeyPrefix: 'BATON_REDIS_KEY_PREFIX',
-  postgresSchema: 'BATON_POSTGRES_SCHEMA',
-} as const;
-
 /** Adds the global flags to the program. */
 export function addGlobalFlags(program: Command): Command {
+  for (const { variable, flag } of CONNECTION_FLAGS) {
+    program.option(
+      `${flag.name}${flag.argument === undefined ? '' : ` <${flag.argument}>`}`,
+      `${flag.help} (${variable})`,
+    );
+  }
   return program
-    .option('--transport-url <url>', 'the bus (BATON_TRANSPORT_URL): nats://…, kafka://… or redis://…')
-    .option('--store-url <url>', 'the store (BATON_STORE_URL): redis://… or postgres://…')
-    .option('--nats-prefix <prefix>', 'NATS stream prefix (BATON_NATS_PREFIX)')
-    .option('--kafka-prefix <prefix>', 'Kafka topic prefix (BATON_KAFKA_PREFIX)')
-    .option('--redis-bus-prefix <prefix>', 'Redis transport key prefix (BATON_REDIS_BUS_PREFIX)')
-    .option('--redis-key-prefix <prefix>', 'Redis store key prefix (BATON_REDIS_KEY_PREFIX)')
-    .option('--postgres-schema <schema>', 'Postgres schema (BATON_POSTGRES_SCHEMA)')
     .option(
       '--set <NAME=value>',
       'any other worker variable the CLI reads (keys, TLS files), repeatable',
@@ -63,8 +65,8 @@ export function envWithFlags(
 ): Record<string, string | undefined> {
   const merged = { ...env };
   for (const [flag, variable] of Object.entries(FLAG_VARIABLES)) {
-    const value = flags[flag as keyof typeof FLAG_VARIABLES];
-    if (value !== undefined) merged[variable] = value;
+    const value = flags[flag];
+    if (typeof value === 'string') merged[variable] = value;
   }
   for (const pair of flags.set ?? []) {
     const at = pair.indexOf('=');

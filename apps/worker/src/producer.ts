@@ -25,25 +25,18 @@ import type { Logger } from 'pino';
 import { Client } from '@baton/client';
 import { ConfigError } from '@baton/core';
 import type { Transport } from '@baton/core/adapter';
-import { PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
-import { ENV, maskUrl, readTransportConfig, TRANSPORT_ENV, transportFromEnvConfig } from '@baton/host';
+import { resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
+import { maskUrl, PRODUCER_ENV, readTransportConfig, transportFromEnvConfig, VARIABLES } from '@baton/host';
 import { demoOrder, orderFulfilment } from './examples/orders.js';
 import { withTimeout } from './timeout.js';
 
-/** The producer's own environment variables. */
-export const PRODUCER_ENV = {
-  rate: 'BATON_PRODUCER_RATE',
-  runs: 'BATON_PRODUCER_RUNS',
-  heartbeatFile: 'BATON_PRODUCER_HEARTBEAT_FILE',
-} as const;
+/** The producer's own environment variables (declared with every other in `@baton/host`'s VARIABLES). */
+export { PRODUCER_ENV };
 
-/** Every environment variable the producer reads. */
-export const PRODUCER_READS: readonly string[] = [
-  ...TRANSPORT_ENV,
-  ENV.logLevel,
-  ...Object.values(PRODUCER_ENV),
-  ...Object.values(PAYLOAD_ENV),
-];
+/** Every environment variable the producer reads: the VARIABLES rows read by `producer`. */
+export const PRODUCER_READS: readonly string[] = VARIABLES.filter((v) => v.readBy.includes('producer')).map(
+  (v) => v.name,
+);
 
 export const PRODUCER_DEFAULTS = { rate: 2, runs: 0 } as const;
 /** Highest accepted rate: beyond it timers are too coarse for a steady pace. */

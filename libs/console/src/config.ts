@@ -9,18 +9,10 @@
  * 2. The token is never part of what the browser or the logs receive (see describeConsole).
  */
 import { ConfigError } from '@baton/core';
+import { CONSOLE_ENV } from '@baton/host';
 
-/** The variables the console reads, besides the fleet's BATON_* connection variables. */
-export const CONSOLE_ENV = {
-  host: 'BATON_CONSOLE_HOST',
-  port: 'BATON_CONSOLE_PORT',
-  token: 'BATON_CONSOLE_TOKEN',
-  readOnly: 'BATON_CONSOLE_READ_ONLY',
-  trustedHeader: 'BATON_CONSOLE_TRUSTED_HEADER',
-  metricsUrls: 'BATON_CONSOLE_METRICS_URLS',
-  storeTimeoutMs: 'BATON_CONSOLE_STORE_TIMEOUT_MS',
-  clientAddressHeader: 'BATON_CONSOLE_CLIENT_ADDRESS_HEADER',
-} as const;
+/** The variables the console reads, besides the fleet's; declared in `@baton/host`'s VARIABLES. */
+export { CONSOLE_ENV };
 
 /** The default port (`baton console` with no `--port`). */
 export const DEFAULT_CONSOLE_PORT = 8233;

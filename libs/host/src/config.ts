@@ -4,79 +4,18 @@
  */
 import { ConfigError } from '@baton/core';
 import { parseWholeNumber, type AdapterRegistration, type AdapterVariable } from '@baton/core/adapter';
-import { PAYLOAD_ENV, resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
+import { resolvePayloadProtection, type PayloadProtection } from '@baton/core/runtime';
 import type { WorkerOptions } from '@baton/worker';
 import { ADAPTERS, type RegisteredAdapter } from './registry.js';
+import { ENV } from './variables.js';
 
 type SettingsOf<R> = R extends AdapterRegistration<string, 'transport' | 'store', infer S> ? S : never;
-/** `nats` + `prefix` -> `natsPrefix`: an adapter variable's key in {@link ENV}. */
-type AdapterEnvKey<R> =
-  R extends AdapterRegistration<infer Name, 'transport' | 'store', infer S>
-    ? `${Name}${Capitalize<keyof S & string>}`
-    : never;
 
 /** Each registered adapter's settings under its name (`config.kafka.partitions`). */
 export type AdapterSettings = { [R in RegisteredAdapter as R['name']]: SettingsOf<R> };
 
-/** The registered adapters' variables as `ENV.<adapter><Setting>` (`ENV.natsPrefix`). */
-function adapterVariableNames(): { readonly [Key in AdapterEnvKey<RegisteredAdapter>]: string } {
-  const names: Record<string, string> = {};
-  for (const registration of ADAPTERS) {
-    for (const [setting, variable] of Object.entries(registration.variables)) {
-      names[`${registration.name}${setting.charAt(0).toUpperCase()}${setting.slice(1)}`] = variable.name;
-    }
-  }
-  return names as { readonly [Key in AdapterEnvKey<RegisteredAdapter>]: string };
-}
-
-/** Names of the environment variables the worker process reads (the adapters' from registry.ts). */
-export const ENV = {
-  transportUrl: 'BATON_TRANSPORT_URL',
-  storeUrl: 'BATON_STORE_URL',
-  workflows: 'BATON_WORKFLOWS',
-  concurrency: 'BATON_CONCURRENCY',
-  leaseMs: 'BATON_LEASE_MS',
-  heartbeatMs: 'BATON_HEARTBEAT_MS',
-  reapIntervalMs: 'BATON_REAP_INTERVAL_MS',
-  deadWorkerScanMs: 'BATON_DEAD_WORKER_SCAN_MS',
-  missingVersionGraceMs: 'BATON_MISSING_VERSION_GRACE_MS',
-  retentionMs: 'BATON_RETENTION_MS',
-  retentionTombstoneMs: 'BATON_RETENTION_TOMBSTONE_MS',
-  groupLogTrimMs: 'BATON_GROUP_LOG_TRIM_MS',
-  scheduleScanMs: 'BATON_SCHEDULE_SCAN_MS',
-  checkpointEvery: 'BATON_CHECKPOINT_EVERY',
-  memoryBudgetMib: 'BATON_MEMORY_BUDGET_MIB',
-  memoryResumeMib: 'BATON_MEMORY_RESUME_MIB',
-  pipelineSteps: 'BATON_PIPELINE_STEPS',
-  journal: 'BATON_JOURNAL',
-  maxMessageBytes: 'BATON_MAX_MESSAGE_BYTES',
-  maxDeliveries: 'BATON_MAX_DELIVERIES',
-  maxResumeFailures: 'BATON_MAX_RESUME_FAILURES',
-  resumeBackoffMs: 'BATON_RESUME_BACKOFF_MS',
-  resumeBackoffMaxMs: 'BATON_RESUME_BACKOFF_MAX_MS',
-  drainTimeoutMs: 'BATON_DRAIN_TIMEOUT_MS',
-  inProcessWaitMs: 'BATON_IN_PROCESS_WAIT_MS',
-  fetchWaitMs: 'BATON_FETCH_WAIT_MS',
-  shutdownTimeoutMs: 'BATON_SHUTDOWN_TIMEOUT_MS',
-  workerId: 'BATON_WORKER_ID',
-  logLevel: 'BATON_LOG_LEVEL',
-  httpPort: 'BATON_HTTP_PORT',
-  httpHost: 'BATON_HTTP_HOST',
-  livenessStallMs: 'BATON_LIVENESS_STALL_MS',
-  // Payload protection (docs/integrity.md); the names are @baton/core's PAYLOAD_ENV.
-  encryptionKeys: PAYLOAD_ENV.encryptionKeys,
-  encryptionKeyId: PAYLOAD_ENV.encryptionKeyId,
-  signingKeys: PAYLOAD_ENV.signingKeys,
-  signingKeyId: PAYLOAD_ENV.signingKeyId,
-  compressThresholdBytes: PAYLOAD_ENV.compressThresholdBytes,
-  allowPlaintext: PAYLOAD_ENV.allowPlaintext,
-  // Large payloads by reference (docs/large-payloads.md).
-  payloadRefThresholdBytes: 'BATON_PAYLOAD_REF_THRESHOLD_BYTES',
-  payloadRefLocation: 'BATON_PAYLOAD_REF_LOCATION',
-  payloadRefBucket: 'BATON_PAYLOAD_REF_BUCKET',
-  // BATON_NATS_*, BATON_KAFKA_*, BATON_REDIS_*, BATON_POSTGRES_*: each adapter's registration.
-  ...adapterVariableNames(),
-} as const;
+// The names are declared with everything else about each variable in variables.ts.
+export { ENV };
 
 /** Where large payloads are kept: in the store (default), or in a JetStream object store (NATS only). */
 export const PAYLOAD_REF_LOCATIONS = ['store', 'nats-object-store'] as const;

@@ -5,7 +5,8 @@
  * - know the adapters a fleet can run on (the registry, by URL scheme) and load only the code of
  *   the two a process builds;
  * - read BATON_* configuration (the worker's, and the operator tools' subset of it) and build the
- *   transport and the store it names, with errors that name the variable;
+ *   transport and the store it names, with errors that name the variable; every variable any of
+ *   them reads is declared once, in VARIABLES (the README's tables and the CLI's flags come from it);
  * - refuse two adapters sharing one namespace, and mask a URL's secrets for logs;
  * - load workflow modules.
  *
@@ -49,4 +50,12 @@ export {
   transportFromEnvConfig,
   type TransportConfig,
 } from './producer-config.js';
+export {
+  CONSOLE_ENV,
+  PRODUCER_ENV,
+  VARIABLES,
+  type BatonVariable,
+  type VariableFlag,
+  type VariableReader,
+} from './variables.js';
 export { loadWorkflows } from './workflows.js';

@@ -8,35 +8,19 @@
  * BATON_WORKFLOWS, which nothing here reads): a mistake in one of them is reported exactly as the
  * worker reports it, and a worker-only variable in the environment is neither read nor validated.
  */
-import type { AdapterVariable, PayloadStore, Store, Transport } from '@baton/core/adapter';
+import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
 import type { LargePayloadOptions, PayloadProtection } from '@baton/core/runtime';
 import { largePayloadsFromConfig, storeFromConfig, transportFromConfig } from './adapters.js';
 import { ENV, readConfig, type WorkerAppConfig } from './config.js';
-import { registrationsOf } from './registry.js';
+import { variablesReadBy } from './variables.js';
 
 /**
  * The worker's variables an operator's process reads: both URLs, every registered adapter's
  * variables (prefixes, schema, TLS files), the payload protection keys and the large-payload
- * settings, so it finds the same data and decodes it as the workers wrote it.
+ * settings, so it finds the same data and decodes it as the workers wrote it (those VARIABLES
+ * rows read by `operator`).
  */
-export const OPERATOR_ENV: readonly string[] = [
-  ENV.transportUrl,
-  ENV.storeUrl,
-  ...(['transport', 'store'] as const).flatMap((kind) =>
-    registrationsOf(kind).flatMap((r) =>
-      (Object.values(r.variables) as AdapterVariable<unknown>[]).map((v) => v.name),
-    ),
-  ),
-  ENV.encryptionKeys,
-  ENV.encryptionKeyId,
-  ENV.signingKeys,
-  ENV.signingKeyId,
-  ENV.compressThresholdBytes,
-  ENV.allowPlaintext,
-  ENV.payloadRefThresholdBytes,
-  ENV.payloadRefLocation,
-  ENV.payloadRefBucket,
-];
+export const OPERATOR_ENV: readonly string[] = variablesReadBy('operator');
 
 type Env = Record<string, string | undefined>;
 

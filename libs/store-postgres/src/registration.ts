@@ -53,21 +53,28 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
   kind: 'store',
   schemes: ['postgres', 'postgresql'],
   variables: {
-    schema: textSetting(
-      'BATON_POSTGRES_SCHEMA',
-      'the Postgres schema (created and migrated at start, under an advisory lock); default baton',
-      'schema',
-    ),
-    poolSize: wholeNumberSetting(
-      'BATON_POSTGRES_POOL_SIZE',
-      "connections in the store's pool (each worker holds one more for its presence lock); default 10",
-      1,
-      'poolSize',
-    ),
+    schema: {
+      ...textSetting(
+        'BATON_POSTGRES_SCHEMA',
+        'the Postgres schema (created and migrated at start, under an advisory lock)',
+        'schema',
+      ),
+      default: '`baton`',
+    },
+    poolSize: {
+      ...wholeNumberSetting(
+        'BATON_POSTGRES_POOL_SIZE',
+        "connections in the Postgres store's pool (each worker holds one more for its presence lock); more helps a worker with many runs in flight, within the server's `max_connections`",
+        1,
+        'poolSize',
+      ),
+      default: '`10`',
+    },
     synchronousCommit: {
       name: 'BATON_POSTGRES_SYNCHRONOUS_COMMIT',
+      default: "the server's",
       description:
-        "synchronous_commit for the store's sessions (remote_apply, on, remote_write, local, off); default the server's",
+        "`synchronous_commit` of the store's sessions (`remote_apply`, `on`, `remote_write`, `local`, `off`); see [docs/production.md](docs/production.md)",
       option: 'synchronousCommit',
       parse: (value, variable) => {
         const level = SYNCHRONOUS_COMMIT_LEVELS.find((l) => l === value);
@@ -79,16 +86,22 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
         return level;
       },
     },
-    requireSynchronousStandby: switchSetting(
-      'BATON_POSTGRES_REQUIRE_SYNC',
-      "1: refuse to start unless the server's commits wait for a synchronous standby; default 0",
-      'requireSynchronousStandby',
-    ),
-    preparedStatements: switchSetting(
-      'BATON_POSTGRES_PREPARED_STATEMENTS',
-      '0: send statements unprepared (behind PgBouncer in transaction mode before 1.21); default 1',
-      'preparedStatements',
-    ),
+    requireSynchronousStandby: {
+      ...switchSetting(
+        'BATON_POSTGRES_REQUIRE_SYNC',
+        "`1`: refuse to start unless the server's commits wait for a synchronous standby ([docs/production.md](docs/production.md))",
+        'requireSynchronousStandby',
+      ),
+      default: '`0`',
+    },
+    preparedStatements: {
+      ...switchSetting(
+        'BATON_POSTGRES_PREPARED_STATEMENTS',
+        "`0` sends the store's statements unprepared; by default each is prepared once per connection (a fifth to a half of the server's CPU per call, [docs/performance.md](docs/performance.md)). Set `0` behind PgBouncer in transaction mode older than 1.21 (the store also stops preparing by itself when the server says a statement is gone)",
+        'preparedStatements',
+      ),
+      default: '`1`',
+    },
   },
   urlOption: 'url',
   load: () => postgresCode.load(),

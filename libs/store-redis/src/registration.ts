@@ -31,28 +31,36 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
   kind: 'store',
   schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'],
   variables: {
-    keyPrefix: textSetting(
-      'BATON_REDIS_KEY_PREFIX',
-      'prefix of every Redis key; default baton:',
-      'keyPrefix',
-    ),
-    waitReplicas: wholeNumberSetting(
-      'BATON_REDIS_WAIT_REPLICAS',
-      'replicas that must confirm a lease claim, checkpoint or finish (WAIT) before it counts; default 1 with redis+sentinel://, else 0',
-      0,
-      'waitReplicas',
-    ),
-    waitTimeoutMs: wholeNumberSetting(
-      'BATON_REDIS_WAIT_TIMEOUT_MS',
-      'how long such a write waits for its replicas before it fails (retryable); default 1000',
-      1,
-      'waitTimeoutMs',
-    ),
-    sentinelPassword: textSetting(
-      'BATON_REDIS_SENTINEL_PASSWORD',
-      "the sentinels' own password with a redis+sentinel:// URL (the URL's password is the data nodes')",
-      'sentinelPassword',
-    ),
+    keyPrefix: {
+      ...textSetting('BATON_REDIS_KEY_PREFIX', 'prefix of every Redis key', 'keyPrefix'),
+      default: '`baton:`',
+    },
+    waitReplicas: {
+      ...wholeNumberSetting(
+        'BATON_REDIS_WAIT_REPLICAS',
+        'replicas that must confirm every write that moves a run (lease claims, checkpoints, finishes, suspends, signals, payloads) before it counts (`WAIT`); `0` turns the guard off ([docs/production.md](docs/production.md#redis))',
+        0,
+        'waitReplicas',
+      ),
+      default: '`1` with `redis+sentinel://`, else `0`',
+    },
+    waitTimeoutMs: {
+      ...wholeNumberSetting(
+        'BATON_REDIS_WAIT_TIMEOUT_MS',
+        'how long such a write waits for its replicas; then it fails (retryable) and nothing acts on it',
+        1,
+        'waitTimeoutMs',
+      ),
+      default: '`1000`',
+    },
+    sentinelPassword: {
+      ...textSetting(
+        'BATON_REDIS_SENTINEL_PASSWORD',
+        "the sentinels' own password with a `redis+sentinel://` URL (the URL's password is the data nodes')",
+        'sentinelPassword',
+      ),
+      secret: true,
+    },
   },
   urlOption: 'url',
   load: () => redisStoreCode.load(),

@@ -44,63 +44,93 @@ export interface KafkaSettings {
 }
 
 const VARIABLES = {
-  saslMechanism: textSetting(
-    'BATON_KAFKA_SASL_MECHANISM',
-    "SASL mechanism for the URL's credentials: plain (default), scram-sha-256 or scram-sha-512",
-    'sasl.mechanism',
-  ),
-  prefix: textSetting(
-    'BATON_KAFKA_PREFIX',
-    'topic and group prefix (baton.runs, baton.journal, baton.journal.groups, baton.dlq, group baton-workers); one per installation; default baton',
-    'prefix',
-  ),
-  partitions: wholeNumberSetting(
-    'BATON_KAFKA_PARTITIONS',
-    'partitions of the runs, journal and group topics when the worker creates them; default 12',
-    1,
-    'partitions',
-  ),
-  minInsyncReplicas: wholeNumberSetting(
-    'BATON_KAFKA_MIN_INSYNC_REPLICAS',
-    "min.insync.replicas of the topics the worker creates (2 with a factor of 3); default the broker's",
-    1,
-    'minInsyncReplicas',
-  ),
-  replicationFactor: wholeNumberSetting(
-    'BATON_KAFKA_REPLICATION_FACTOR',
-    "replication factor of the topics the worker creates (3 on a cluster); default the broker's default.replication.factor",
-    1,
-    'replicationFactor',
-  ),
-  sessionTimeoutMs: wholeNumberSetting(
-    'BATON_KAFKA_SESSION_TIMEOUT_MS',
-    "consumer-group session timeout: how long a dead worker's partitions wait before moving; default 10000",
-    3,
-    // The heartbeat is derived from it (create below).
-    ['sessionTimeoutMs', 'heartbeatIntervalMs'],
-  ),
-  partitionOwnership: textSetting(
-    'BATON_KAFKA_PARTITION_OWNERSHIP',
-    "who splits the runs topic's partitions among the workers: presence (the store's live workers; a join or death stops nobody) or group (a consumer group); default presence",
-    'partitionOwnership',
-  ),
-  journalRetentionMs: wholeNumberSetting(
-    'BATON_KAFKA_JOURNAL_RETENTION_MS',
-    "retention.ms of the journal and group topics when the worker creates them; default the broker's log.retention.ms",
-    1,
-    'journalRetentionMs',
-  ),
-  ackWaitMs: wholeNumberSetting(
-    'BATON_KAFKA_ACK_WAIT_MS',
-    'a run message neither acked nor nakked is delivered again after this; default 30000',
-    1,
-    'ackWaitMs',
-  ),
-  priorityLanes: switchSetting(
-    'BATON_KAFKA_PRIORITY_LANES',
-    'true: set up and read the run queue priority lanes (topics <prefix>.runs.high and .low, groups <prefix>-workers-high and -low), so runs may start at high or low priority; on the workers first, then the producers; default false',
-    'priorityLanes',
-  ),
+  saslMechanism: {
+    ...textSetting(
+      'BATON_KAFKA_SASL_MECHANISM',
+      "SASL mechanism for the URL's credentials: `plain`, `scram-sha-256` or `scram-sha-512`",
+      'sasl.mechanism',
+    ),
+    default: '`plain`',
+  },
+  prefix: {
+    ...textSetting(
+      'BATON_KAFKA_PREFIX',
+      'topic and group prefix (`baton.runs`, `baton.journal`, `baton.journal.groups`, `baton.dlq`, group `baton-workers`); one per installation',
+      'prefix',
+    ),
+    default: '`baton`',
+  },
+  partitions: {
+    ...wholeNumberSetting(
+      'BATON_KAFKA_PARTITIONS',
+      'partitions of the runs, journal and group topics when the worker creates them (at most this many workers share the queue)',
+      1,
+      'partitions',
+    ),
+    default: '`12`',
+  },
+  minInsyncReplicas: {
+    ...wholeNumberSetting(
+      'BATON_KAFKA_MIN_INSYNC_REPLICAS',
+      '`min.insync.replicas` of the topics the worker creates: 2 with a factor of 3 (an acknowledged record is on two brokers); at most the factor',
+      1,
+      'minInsyncReplicas',
+    ),
+    default: 'broker default',
+  },
+  replicationFactor: {
+    ...wholeNumberSetting(
+      'BATON_KAFKA_REPLICATION_FACTOR',
+      'replication factor of the topics the worker creates: 3 on a cluster; creating fails with a clear error when fewer brokers are registered ([docs/production.md](docs/production.md#kafka))',
+      1,
+      'replicationFactor',
+    ),
+    default: 'broker default',
+  },
+  sessionTimeoutMs: {
+    ...wholeNumberSetting(
+      'BATON_KAFKA_SESSION_TIMEOUT_MS',
+      "consumer-group session timeout (`BATON_KAFKA_PARTITION_OWNERSHIP=group` only): how long a dead worker's partitions wait before moving (within the broker's `group.min/max.session.timeout.ms`)",
+      3,
+      // The heartbeat is derived from it (create below).
+      ['sessionTimeoutMs', 'heartbeatIntervalMs'],
+    ),
+    default: '`10000`',
+  },
+  partitionOwnership: {
+    ...textSetting(
+      'BATON_KAFKA_PARTITION_OWNERSHIP',
+      "who splits the runs topic's partitions among the workers: `presence` (the store's live workers, by rendezvous hashing; read outside any consumer group, positions committed to the group's offsets; a join or a death stops nobody and a dead worker's partitions move within about a second) or `group` (a kafkajs consumer group)",
+      'partitionOwnership',
+    ),
+    default: '`presence`',
+  },
+  journalRetentionMs: {
+    ...wholeNumberSetting(
+      'BATON_KAFKA_JOURNAL_RETENTION_MS',
+      "`retention.ms` of the journal and group topics when the worker creates them: Kafka keeps journal records (and group records) this long, as it cannot purge one run's ([docs/retention.md](docs/retention.md))",
+      1,
+      'journalRetentionMs',
+    ),
+    default: "the broker's `log.retention.ms`",
+  },
+  ackWaitMs: {
+    ...wholeNumberSetting(
+      'BATON_KAFKA_ACK_WAIT_MS',
+      'a run message neither acked nor nakked is delivered again after this',
+      1,
+      'ackWaitMs',
+    ),
+    default: '`30000`',
+  },
+  priorityLanes: {
+    ...switchSetting(
+      'BATON_KAFKA_PRIORITY_LANES',
+      "`true`: the worker sets up and reads the run queue's priority lanes (topics `<prefix>.runs.high`, `.low`; groups `<prefix>-workers-high`, `-low`), and a producer may start runs at `high` or `low`; off, such a start is refused with a `ConfigError`. Turn it on for the workers, then the producers, once their principals may use the lanes ([docs/priorities.md](docs/priorities.md))",
+      'priorityLanes',
+    ),
+    default: '`false`',
+  },
   tlsCaFile: textSetting(
     'BATON_KAFKA_TLS_CA_FILE',
     'CA certificate to verify the brokers (implies TLS)',

@@ -42,31 +42,43 @@ export interface NatsSettings {
 }
 
 const VARIABLES = {
-  prefix: textSetting(
-    'BATON_NATS_PREFIX',
-    'stream and subject prefix (BATON_RUNS, baton.journal.<runId>, ...); one per installation; default baton',
-    'prefix',
-  ),
-  ackWaitMs: wholeNumberSetting(
-    'BATON_NATS_ACK_WAIT_MS',
-    "an unacked run message is redelivered after this; default the transport's",
-    1,
-    'ackWaitMs',
-  ),
-  replicas: wholeNumberSetting(
-    'BATON_NATS_REPLICAS',
-    'copies of each stream the transport creates: 1 for a single server, 3 for a 3-node cluster; default 1',
-    1,
-    'replicas',
-  ),
-  priorityLanes: switchSetting(
-    'BATON_NATS_PRIORITY_LANES',
-    'true: set up and read the run queue priority lanes (streams <PREFIX>_RUNS_HIGH and _LOW), so runs may start at high or low priority; on the workers first, then the producers; default false',
-    'priorityLanes',
-  ),
+  prefix: {
+    ...textSetting(
+      'BATON_NATS_PREFIX',
+      'stream and subject prefix (`BATON_RUNS`, `baton.journal.<runId>`, …); one per installation',
+      'prefix',
+    ),
+    default: '`baton`',
+  },
+  ackWaitMs: {
+    ...wholeNumberSetting(
+      'BATON_NATS_ACK_WAIT_MS',
+      'an unacked run message is redelivered after this',
+      1,
+      'ackWaitMs',
+    ),
+    default: "the transport's default",
+  },
+  replicas: {
+    ...wholeNumberSetting(
+      'BATON_NATS_REPLICAS',
+      'copies of each stream the worker creates or is told to change (and of the object store bucket it creates with `BATON_PAYLOAD_REF_LOCATION=nats-object-store`): `1` for a single server, `3` for a 3-node JetStream cluster (1-5); a count the servers cannot place stops the worker naming it ([docs/production.md](docs/production.md))',
+      1,
+      'replicas',
+    ),
+    default: '`1`',
+  },
+  priorityLanes: {
+    ...switchSetting(
+      'BATON_NATS_PRIORITY_LANES',
+      "`true`: the worker sets up and reads the run queue's priority lanes (streams `<PREFIX>_RUNS_HIGH`, `_LOW`), and a producer may start runs at `high` or `low`; off, such a start is refused with a `ConfigError`. Turn it on for the workers, then the producers, once their NATS users may use the lanes ([docs/priorities.md](docs/priorities.md))",
+      'priorityLanes',
+    ),
+    default: '`false`',
+  },
   credsFile: textSetting(
     'BATON_NATS_CREDS_FILE',
-    'a NATS .creds file (JWT + NKey)',
+    'a NATS `.creds` file (JWT + NKey)',
     // The variable names a file; the transport is given its content.
     ['credsFile', 'creds'],
   ),

@@ -44,45 +44,66 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
   kind: 'transport',
   schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'],
   variables: {
-    prefix: textSetting(
-      'BATON_REDIS_BUS_PREFIX',
-      'first segment of every key of the Redis transport (<prefix>:runs:*, <prefix>:journal:<runId>, <prefix>:dlq); one per installation; default baton-bus',
-      'prefix',
-    ),
-    ackWaitMs: wholeNumberSetting(
-      'BATON_REDIS_BUS_ACK_WAIT_MS',
-      "an unacked run message is delivered again after this (the BullMQ job's lock duration); default 30000",
-      100,
-      'ackWaitMs',
-    ),
-    pollMs: wholeNumberSetting(
-      'BATON_REDIS_BUS_POLL_MS',
-      'how often an idle worker asks the empty queue for a job; default 50',
-      1,
-      'pollMs',
-    ),
-    priorityLanes: switchSetting(
-      'BATON_REDIS_BUS_PRIORITY_LANES',
-      'true: keep and read the run queue priority lanes (BullMQ queues runs-high and runs-low), so runs may start at high or low priority; on the workers first, then the producers; default false',
-      'priorityLanes',
-    ),
-    waitReplicas: wholeNumberSetting(
-      'BATON_REDIS_BUS_WAIT_REPLICAS',
-      'replicas that must confirm each journal append, group record and dead letter (WAIT) before it counts; the number of replicas when a replica may be promoted; default 1 with redis+sentinel://, else 0',
-      0,
-      'waitReplicas',
-    ),
-    waitTimeoutMs: wholeNumberSetting(
-      'BATON_REDIS_BUS_WAIT_TIMEOUT_MS',
-      'how long such a write waits for its replicas before it fails (retryable); default 1000',
-      1,
-      'waitTimeoutMs',
-    ),
-    sentinelPassword: textSetting(
-      'BATON_REDIS_BUS_SENTINEL_PASSWORD',
-      "the sentinels' own password with a redis+sentinel:// transport URL (the URL's password is the data nodes')",
-      'sentinelPassword',
-    ),
+    prefix: {
+      ...textSetting(
+        'BATON_REDIS_BUS_PREFIX',
+        "with `BATON_TRANSPORT_URL=redis://…`: first segment of every key of the Redis transport (`<prefix>:runs:*` the BullMQ queue, `<prefix>:journal:<runId>`, `<prefix>:dlq`); one per installation; never the same as the store's `BATON_REDIS_KEY_PREFIX` ([docs/redis-only.md](docs/redis-only.md))",
+        'prefix',
+      ),
+      default: '`baton-bus`',
+    },
+    ackWaitMs: {
+      ...wholeNumberSetting(
+        'BATON_REDIS_BUS_ACK_WAIT_MS',
+        "a fetched run message neither acked nor nakked is delivered again after this (the BullMQ job's lock duration; BullMQ's stalled-job check redelivers it)",
+        100,
+        'ackWaitMs',
+      ),
+      default: '`30000`',
+    },
+    pollMs: {
+      ...wholeNumberSetting(
+        'BATON_REDIS_BUS_POLL_MS',
+        'how often an idle worker asks the empty BullMQ queue for a job (one script call per period)',
+        1,
+        'pollMs',
+      ),
+      default: '`50`',
+    },
+    priorityLanes: {
+      ...switchSetting(
+        'BATON_REDIS_BUS_PRIORITY_LANES',
+        "`true`: the worker keeps and reads the run queue's priority lanes (BullMQ queues `runs-high`, `runs-low` beside `runs`), and a producer may start runs at `high` or `low`; off, such a start is refused with a `ConfigError`. Turn it on for the workers, then the producers ([docs/priorities.md](docs/priorities.md))",
+        'priorityLanes',
+      ),
+      default: '`false`',
+    },
+    waitReplicas: {
+      ...wholeNumberSetting(
+        'BATON_REDIS_BUS_WAIT_REPLICAS',
+        'replicas that must confirm each journal append, group record and dead letter of the Redis transport (`WAIT`) before it counts: the number of replicas when a replica may be promoted, so a failover never loses a step a worker went on from ([docs/redis-only.md](docs/redis-only.md))',
+        0,
+        'waitReplicas',
+      ),
+      default: '`1` with `redis+sentinel://`, else `0`',
+    },
+    waitTimeoutMs: {
+      ...wholeNumberSetting(
+        'BATON_REDIS_BUS_WAIT_TIMEOUT_MS',
+        "how long such a write waits for its replicas before it fails (retryable); below the transport's request timeout (5000)",
+        1,
+        'waitTimeoutMs',
+      ),
+      default: '`1000`',
+    },
+    sentinelPassword: {
+      ...textSetting(
+        'BATON_REDIS_BUS_SENTINEL_PASSWORD',
+        "the sentinels' own password with a `redis+sentinel://` transport URL (the URL's password is the data nodes')",
+        'sentinelPassword',
+      ),
+      secret: true,
+    },
   },
   urlOption: 'url',
   load: () => redisBusCode.load(),

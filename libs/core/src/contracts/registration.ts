@@ -21,8 +21,15 @@ export interface AdapterOfKind {
 export interface AdapterVariable<T> {
   /** The environment variable, e.g. `BATON_NATS_PREFIX`. */
   readonly name: string;
-  /** One line for operators: what it sets and what happens when it is unset. */
+  /**
+   * One line for operators (Markdown: the README's table of variables is generated from it, via
+   * `@baton/host`'s VARIABLES): what it sets and what happens when it is unset.
+   */
   readonly description: string;
+  /** The default as operators read it (Markdown: `` `baton` ``, `the server's`); none when left out. */
+  readonly default?: string;
+  /** Its value is a secret (a password): never shown, in messages, logs or help. */
+  readonly secret?: boolean;
   /**
    * The trimmed, non-empty value as the setting; a bad value throws ConfigError naming the
    * variable (`name`), what was found and what is expected.
