@@ -20,7 +20,7 @@ import {
   type StartedRun,
 } from './invariants.js';
 import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV, type ExecutionRow } from './ledger.js';
-import { CRASH_WORKFLOW_MODULE, WorkerFleet } from './worker-processes.js';
+import { CRASH_WORKFLOW_MODULE, WorkerFleet, type WorkerProcess } from './worker-processes.js';
 
 /** What an adapter pair provides for one namespace. */
 export interface CrashEnvironment {
@@ -68,6 +68,40 @@ export async function pollUntil(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
     await sleep(50);
   }
+}
+
+/** The run-queue partitions `worker` last logged as its own (Kafka), or undefined before any. */
+export function latestPartitions(worker: WorkerProcess): number[] | undefined {
+  const line = worker.logs.findLast(
+    (l) => l.msg === 'kafka run-queue partitions assigned' || l.msg === 'kafka run-queue partitions owned',
+  );
+  return Array.isArray(line?.partitions) ? (line.partitions as number[]) : undefined;
+}
+
+/**
+ * Waits until each of `workers` reads some of the run queue's partitions and together they read
+ * all of them, from their logs: on a partitioned bus (Kafka, BATON_KAFKA_PARTITIONS set) the first
+ * member to join would otherwise claim every run before the others hold a partition. Returns at
+ * once on a bus without partitions, where every worker fetches from the one queue as soon as it is
+ * ready. (This replaces a fixed two-second sleep: it waits for the event itself, however long the
+ * group takes.)
+ */
+export async function untilPartitionsSpread(
+  world: CrashWorld,
+  workers: readonly WorkerProcess[],
+  timeoutMs = 30_000,
+): Promise<void> {
+  const count = Number(world.fleet.env.BATON_KAFKA_PARTITIONS ?? 0);
+  if (count === 0) return;
+  await pollUntil(
+    async () => {
+      const held = workers.map(latestPartitions);
+      return held.every((p) => p !== undefined && p.length > 0) && new Set(held.flat()).size >= count;
+    },
+    timeoutMs,
+    () =>
+      `the run queue's ${count} partitions to be spread over ${workers.length} workers\n${world.fleet.describe()}`,
+  );
 }
 
 export class CrashWorld {
