@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '../servers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS, untilPartitionsSpread } from './harness.js';
 import { percentile, resumeLatencies } from './invariants.js';
 
 export interface CrashSuiteOptions {
@@ -79,10 +79,10 @@ export function describeCrashSuite(
         // start messages, so the printed latency is failover, not backlog.
         world = await CrashWorld.create(factory, { workerEnv: { BATON_CONCURRENCY: String(runCount) } });
         const w = world;
-        await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
+        const fleet = await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
         // On a partitioned bus the first member to join the group would otherwise claim every run
         // before the others hold a partition, and most kills would hit idle workers.
-        await sleep(2_000);
+        await untilPartitionsSpread(w, fleet);
         await w.enqueue(runCount, { steps: 10, minDelayMs: 600, maxDelayMs: 1_200 });
 
         const kills: Array<{ pid: number; at: number; busy: boolean }> = [];
