@@ -148,9 +148,11 @@ export function describeCrashSuite(
         const w = world;
         const [leaving, staying] = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
         if (!leaving || !staying) throw new Error('fleet did not start');
-        // Runs go out in waves until the leaving worker executes some: on a partitioned bus the
-        // first member to join may claim a whole wave before the other holds any partition (seen
-        // in CI on Kafka for more than five waves of 4 s: the group's rebalance came late).
+        // On a partitioned bus the first member to join may claim a whole wave before the other
+        // holds any partition (seen in CI on Kafka for more than eight waves of 4 s: the group's
+        // rebalance came late): the first wave goes out once both hold some. Runs still go out in
+        // waves until the leaving worker executes some.
+        await untilPartitionsSpread(w, [leaving, staying]);
         for (let wave = 1; ; wave++) {
           await w.enqueue(15, { steps: 10, minDelayMs: 150, maxDelayMs: 300 });
           try {
