@@ -16,6 +16,8 @@ import {
   checkFencing,
   checkNoReexecution,
   checkOutcomes,
+  mapLimited,
+  READ_CONCURRENCY,
   readJournal,
   type StartedRun,
 } from './invariants.js';
@@ -231,9 +233,10 @@ export class CrashWorld {
   }
 
   async journals(): Promise<Map<string, PositionedEntry[]>> {
-    const journals = new Map<string, PositionedEntry[]>();
-    for (const { runId } of this.runs) journals.set(runId, await readJournal(this.env.transport, runId));
-    return journals;
+    const read = await mapLimited(this.runs, READ_CONCURRENCY, async ({ runId }) =>
+      readJournal(this.env.transport, runId),
+    );
+    return new Map(this.runs.map(({ runId }, i) => [runId, read[i]!]));
   }
 
   /** Every invariant, as a list of violations per invariant (all empty when the run was clean). */
