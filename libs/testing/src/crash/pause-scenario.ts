@@ -67,8 +67,23 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
   }
 }
 
-export function describePauseCrash(name: string, factory: CrashEnvironmentFactory): void {
-  describe(`pause on worker processes: ${name}`, () => {
+export interface PauseCrashOptions {
+  /**
+   * Runs this pair's two tests (still one after the other) beside the other pairs of the file that
+   * pass it too. Each pair has its own namespace, ledger and workers, and the scenario keeps the
+   * machine nearly idle (one run, one or two workers mostly waiting), so the pairs do not stretch
+   * each other's timings; most of the scenario is waiting for a 2.5 s step and the watch window.
+   * @defaultValue false
+   */
+  besideOtherPairs?: boolean;
+}
+
+export function describePauseCrash(
+  name: string,
+  factory: CrashEnvironmentFactory,
+  options: PauseCrashOptions = {},
+): void {
+  describe(`pause on worker processes: ${name}`, { concurrent: options.besideOtherPairs === true }, () => {
     let world: CrashWorld | undefined;
     let client: Client | undefined;
     afterEach(async () => {
@@ -79,7 +94,7 @@ export function describePauseCrash(name: string, factory: CrashEnvironmentFactor
 
     it(
       'pauses a run mid-activity after that activity is journaled, starts no further step, and completes on resume',
-      { timeout: 180_000 },
+      { timeout: 180_000, concurrent: false },
       async () => {
         world = await CrashWorld.create(factory, {
           workerEnv: {
@@ -124,7 +139,7 @@ export function describePauseCrash(name: string, factory: CrashEnvironmentFactor
 
     it(
       'keeps a run paused after its owner is SIGKILLed mid-activity; resumed, it completes elsewhere with no effect twice',
-      { timeout: 180_000 },
+      { timeout: 180_000, concurrent: false },
       async () => {
         world = await CrashWorld.create(factory, {
           workerEnv: {
