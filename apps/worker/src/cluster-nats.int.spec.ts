@@ -12,9 +12,9 @@
  * more than one worker, or resumed after a failed append on the same one).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsCluster, type NatsCluster, type NatsNode } from '@baton/testing/clusters';
-import { CrashWorld, pollUntil } from '@baton/testing/crash';
+import { CrashWorld } from '@baton/testing/crash';
 import { redisTestUrl } from '@baton/testing/servers';
 import { largePayloadsFromConfig, loadAdapterCode, storeFromConfig } from './adapters.js';
 import { readConfig } from './config.js';
@@ -33,18 +33,16 @@ const PORTS = { clientPort: 14225, routePort: 14325, httpPort: 14425 };
 
 describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', () => {
   let cluster: NatsCluster | undefined;
-  /**
-   * One world and fleet of three workers for the file's fault tests: each test enqueues runs of its
-   * own into it and checks the invariants over every run the world holds (its own and those of the
-   * tests before). Workers that lived through an earlier fault are no easier on the next one.
-   */
   let world: CrashWorld | undefined;
 
   beforeAll(async () => {
     cluster = await startNatsCluster({ ...PORTS, network: 'namespaces' });
   }, 90_000);
-  afterAll(async () => {
+  afterEach(async () => {
     await world?.dispose();
+    world = undefined;
+  });
+  afterAll(async () => {
     await cluster?.stop();
   }, 60_000);
 
@@ -53,44 +51,21 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
     prefix: string;
     journal: string;
     leader: NatsNode;
-    /** Runs the world held before this test's. */
-    runsBefore: number;
   }> {
     const c = cluster!;
-    // A test that failed may have left runs unfinished or workers dead: the next one starts afresh.
-    if (
-      world !== undefined &&
-      (world.fleet.alive.length < 3 || (await world.unfinished().catch(() => ['?'])).length > 0)
-    ) {
-      await world.dispose();
-      world = undefined;
-    }
-    if (world === undefined) {
-      world = await CrashWorld.create(crashEnvironment('redis', 'nats', { BATON_NATS_REPLICAS: '3' }), {
-        overrides: { transportUrl: c.url },
-        workerEnv: { BATON_CONCURRENCY: '100' },
-      });
-      await Promise.all([world.fleet.spawn(), world.fleet.spawn(), world.fleet.spawn()]);
-    }
-    const w = world;
-    const runsBefore = w.runs.length;
+    const w = await CrashWorld.create(crashEnvironment('redis', 'nats', { BATON_NATS_REPLICAS: '3' }), {
+      overrides: { transportUrl: c.url },
+      workerEnv: { BATON_CONCURRENCY: '100' },
+    });
+    world = w;
     const prefix = w.env.workerEnv.BATON_NATS_PREFIX!;
     const journal = `${prefix.toUpperCase()}_JOURNAL`;
-    const started = new Set(
-      (await w.enqueue(60, { steps: 10, minDelayMs: 200, maxDelayMs: 400 })).map((r) => r.runId),
-    );
-    // The fleet is executing this test's runs (three activities of them) before the fault. Any
-    // worker: which of the three the bus hands the new runs to is not the test's concern (the
-    // first one to start took the first test's, but a worker back from a fault may fetch later).
-    await pollUntil(
-      async () => (await w.ledger.executions()).filter((e) => started.has(e.runId)).length >= 3,
-      30_000,
-      () =>
-        `the fleet to execute this test's runs (${w.runs.length} runs in the world)\n${w.fleet.describe()}`,
-    );
+    const workers = await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
+    await w.enqueue(60, { steps: 10, minDelayMs: 200, maxDelayMs: 400 });
+    await w.waitForExecutions(workers[0]!.pid, 3);
     const leader = await c.streamLeader(journal);
     if (leader === undefined) throw new Error(`no leader found for stream ${journal}`);
-    return { w, prefix, journal, leader, runsBefore };
+    return { w, prefix, journal, leader };
   }
 
   /** Waits until most nodes name a leader of `stream` other than `old`; how long after `since`. */
@@ -189,7 +164,7 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
     'loses nothing when the run queue stream leader is SIGKILLed while a producer starts more runs',
     { timeout: 150_000 },
     async () => {
-      const { w, prefix, runsBefore } = await loadedWorld();
+      const { w, prefix } = await loadedWorld();
       const queue = `${prefix.toUpperCase()}_RUNS`;
       const leader = await cluster!.streamLeader(queue);
       if (leader === undefined) throw new Error(`no leader found for stream ${queue}`);
@@ -209,7 +184,7 @@ describe('crash suite: a 3-node NATS JetStream cluster (replicas 3) + Redis', ()
       await cluster!.start(leader);
       await w.waitForAll(90_000);
       expect(await violationsWhenReadable(w)).toEqual(NO_VIOLATIONS);
-      expect(w.runs).toHaveLength(runsBefore + 80);
+      expect(w.runs).toHaveLength(80);
       expect(w.fleet.alive).toHaveLength(3);
       console.log(
         `[cluster nats] SIGKILL of run queue leader n${leader} (n${elected.leader} leads after ${elected.ms} ms): ` +
