@@ -78,13 +78,14 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 
  * Everything that touches the bus (start, signal, dead letters, backlog, workers, SIGKILLs) runs
  * on every pair.
  */
-const PAIRS: {
+interface Pair {
   name: string;
   bus: string;
   store: string;
   storeChecks: boolean;
   extra: Record<string, string>;
-}[] = [
+}
+const PAIRS: Pair[] = [
   { name: 'nats+redis', bus: natsTestUrl(), store: redisTestUrl(), storeChecks: true, extra: {} },
   { name: 'nats+postgres', bus: natsTestUrl(), store: postgresTestUrl(), storeChecks: true, extra: {} },
   // Redis alone: the Redis transport and the Redis store on one server, as docs/redis-only.md sets them up.
@@ -114,8 +115,12 @@ beforeAll(async () => {
   expect(build.code, `${build.stdout}\n${build.stderr}`).toBe(0);
 }, 300_000);
 
-for (const pair of PAIRS) {
-  describe(`the baton CLI on ${pair.name}`, () => {
+/**
+ * One pair's tests, in order (each builds on the fleet the previous ones left). `concurrent: false`
+ * keeps them in order inside a lane that runs beside another (LANES).
+ */
+function describePair(pair: Pair): void {
+  describe(`the baton CLI on ${pair.name}`, { concurrent: false }, () => {
     const ns = `cli${randomBytes(4).toString('hex')}`;
     /** What the CLI and the workers read: the URLs and the namespace, as operators set them. */
     const env: Record<string, string> = {
@@ -796,84 +801,109 @@ for (const pair of PAIRS) {
  * registers is refused with exit 1 naming the live versions, nothing sent; --allow-unregistered
  * sends it. A private namespace and one worker of its own, so no other test's letters mix in.
  */
-describe('baton runs start checks the live fleet (nats+redis)', () => {
-  const pair = PAIRS[0]!;
-  const ns = `clistart${randomBytes(4).toString('hex')}`;
-  const env: Record<string, string> = {
-    BATON_TRANSPORT_URL: pair.bus,
-    BATON_STORE_URL: pair.store,
-    ...isolatedEnv('transport', pair.bus, ns),
-    ...isolatedEnv('store', pair.store, ns),
-  };
-  // No grace: a start for a version no worker has is dead-lettered at once, so a sent one shows.
-  const fleet = new WorkerFleet({ ...env, BATON_WORKFLOWS: WORKFLOWS, BATON_MISSING_VERSION_GRACE_MS: '0' });
-  const adapters = operatorAdapters(readOperatorConfig(env));
-  const client = new Client({ transport: adapters.transport, store: adapters.store });
-  const baton = (...args: string[]): Promise<Result> =>
-    exec(process.execPath, [CLI_MAIN, ...args], { PATH: process.env.PATH, ...env }, 60_000);
-  const letterRunIds = async (): Promise<string[]> =>
-    (await client.deadLetters.list()).letters.map(
-      (l) => (JSON.parse(new TextDecoder().decode(l.data)) as { runId: string }).runId,
-    );
+function describeFleetCheck(): void {
+  describe('baton runs start checks the live fleet (nats+redis)', { concurrent: false }, () => {
+    const pair = PAIRS[0]!;
+    const ns = `clistart${randomBytes(4).toString('hex')}`;
+    const env: Record<string, string> = {
+      BATON_TRANSPORT_URL: pair.bus,
+      BATON_STORE_URL: pair.store,
+      ...isolatedEnv('transport', pair.bus, ns),
+      ...isolatedEnv('store', pair.store, ns),
+    };
+    // No grace: a start for a version no worker has is dead-lettered at once, so a sent one shows.
+    const fleet = new WorkerFleet({
+      ...env,
+      BATON_WORKFLOWS: WORKFLOWS,
+      BATON_MISSING_VERSION_GRACE_MS: '0',
+    });
+    const adapters = operatorAdapters(readOperatorConfig(env));
+    const client = new Client({ transport: adapters.transport, store: adapters.store });
+    const baton = (...args: string[]): Promise<Result> =>
+      exec(process.execPath, [CLI_MAIN, ...args], { PATH: process.env.PATH, ...env }, 60_000);
+    const letterRunIds = async (): Promise<string[]> =>
+      (await client.deadLetters.list()).letters.map(
+        (l) => (JSON.parse(new TextDecoder().decode(l.data)) as { runId: string }).runId,
+      );
 
-  beforeAll(async () => {
-    await client.connect();
-    await fleet.spawn({ BATON_WORKER_ID: `${ns}-w` });
-    await until('the worker to report', async () =>
-      (await client.fleet.workers()).length > 0 ? true : undefined,
-    );
-  }, 60_000);
+    beforeAll(async () => {
+      await client.connect();
+      await fleet.spawn({ BATON_WORKER_ID: `${ns}-w` });
+      await until('the worker to report', async () =>
+        (await client.fleet.workers()).length > 0 ? true : undefined,
+      );
+    }, 60_000);
 
-  afterAll(async () => {
-    await fleet.shutdown();
-    await adapters.close();
-    await removeIsolated('transport', pair.bus, ns);
-    await removeIsolated('store', pair.store, ns);
-  }, 60_000);
+    afterAll(async () => {
+      await fleet.shutdown();
+      await adapters.close();
+      await removeIsolated('transport', pair.bus, ns);
+      await removeIsolated('store', pair.store, ns);
+    }, 60_000);
 
-  it('exits 1 naming the live versions for a workflow@version no live worker registers; --allow-unregistered starts it', async () => {
-    const input = JSON.stringify({ steps: 1, delayMs: 1 });
-    const refused = await baton('runs', 'start', 'cli_steps@2', '--input', input, '--run-id', 'refused-v2');
-    expect(refused).toMatchObject({ code: 1, stdout: '' });
-    expect(refused.stderr).toMatch(
-      /^refused: no live worker registers cli_steps@2 \(the live workers register cli_steps@1\), so nothing was sent; .*--allow-unregistered.*\n$/,
-    );
-    const unknown = await baton('runs', 'start', 'cli_nothing@1', '--run-id', 'refused-name');
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(
-      /no live worker registers cli_nothing@1 \(none of the 1 live worker\(s\) registers workflow cli_nothing at any version\)/,
-    );
-    const malformed = await baton('runs', 'start', 'cli_steps@0');
-    expect(malformed.code).toBe(2);
-    expect(malformed.stderr).toMatch(/^usage: <workflow> version must be a positive integer/);
+    it('exits 1 naming the live versions for a workflow@version no live worker registers; --allow-unregistered starts it', async () => {
+      const input = JSON.stringify({ steps: 1, delayMs: 1 });
+      const refused = await baton('runs', 'start', 'cli_steps@2', '--input', input, '--run-id', 'refused-v2');
+      expect(refused).toMatchObject({ code: 1, stdout: '' });
+      expect(refused.stderr).toMatch(
+        /^refused: no live worker registers cli_steps@2 \(the live workers register cli_steps@1\), so nothing was sent; .*--allow-unregistered.*\n$/,
+      );
+      const unknown = await baton('runs', 'start', 'cli_nothing@1', '--run-id', 'refused-name');
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(
+        /no live worker registers cli_nothing@1 \(none of the 1 live worker\(s\) registers workflow cli_nothing at any version\)/,
+      );
+      const malformed = await baton('runs', 'start', 'cli_steps@0');
+      expect(malformed.code).toBe(2);
+      expect(malformed.stderr).toMatch(/^usage: <workflow> version must be a positive integer/);
 
-    const allowed = await baton(
-      'runs',
-      'start',
-      'cli_steps@2',
-      '--input',
-      input,
-      '--run-id',
-      'allowed-v2',
-      '--allow-unregistered',
-    );
-    expect(allowed).toMatchObject({ code: 0, stdout: 'started run allowed-v2\n' });
-    // Sent: the worker dead-letters it (no grace); the refused ones were never sent.
-    await until('the allowed start dead-lettered', async () =>
-      (await letterRunIds()).includes('allowed-v2') ? true : undefined,
-    );
-    expect(await letterRunIds()).toEqual(['allowed-v2']);
+      const allowed = await baton(
+        'runs',
+        'start',
+        'cli_steps@2',
+        '--input',
+        input,
+        '--run-id',
+        'allowed-v2',
+        '--allow-unregistered',
+      );
+      expect(allowed).toMatchObject({ code: 0, stdout: 'started run allowed-v2\n' });
+      // Sent: the worker dead-letters it (no grace); the refused ones were never sent.
+      await until('the allowed start dead-lettered', async () =>
+        (await letterRunIds()).includes('allowed-v2') ? true : undefined,
+      );
+      expect(await letterRunIds()).toEqual(['allowed-v2']);
 
-    const registered = await baton(
-      'runs',
-      'start',
-      'cli_steps@1',
-      '--input',
-      input,
-      '--run-id',
-      'registered-v1',
-    );
-    expect(registered).toMatchObject({ code: 0, stdout: 'started run registered-v1\n' });
-    expect(await client.result('registered-v1', { timeoutMs: 30_000 })).toBe(0);
-  }, 90_000);
-});
+      const registered = await baton(
+        'runs',
+        'start',
+        'cli_steps@1',
+        '--input',
+        input,
+        '--run-id',
+        'registered-v1',
+      );
+      expect(registered).toMatchObject({ code: 0, stdout: 'started run registered-v1\n' });
+      expect(await client.result('registered-v1', { timeoutMs: 30_000 })).toBe(0);
+    }, 90_000);
+  });
+}
+
+/**
+ * The pairs run in two lanes at once, each lane one pair after another: every pair has a namespace
+ * and a fleet of its own on the shared servers, and no test reads another's, so a lane changes
+ * nothing a test checks; most of a pair's time is waits on its workers and on `baton` processes
+ * (node starting up), which the other lane fills. Two lanes, not four: the parallel phase already
+ * runs two spec files at once on this 2-core machine, and each lane's workers must still renew
+ * their 1.5 s leases in time (a lease lost under load would move a run and change the epochs and
+ * failovers that test 4 counts). The lanes hold about equal work.
+ */
+const LANES: Array<Array<() => void>> = [
+  [() => describePair(PAIRS[0]!), () => describePair(PAIRS[3]!), describeFleetCheck],
+  [() => describePair(PAIRS[1]!), () => describePair(PAIRS[2]!)],
+];
+for (const [index, lane] of LANES.entries()) {
+  describe(`lane ${index + 1} of ${LANES.length}`, { concurrent: true }, () => {
+    for (const describeOne of lane) describeOne();
+  });
+}

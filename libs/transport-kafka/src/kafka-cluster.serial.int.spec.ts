@@ -56,6 +56,25 @@ async function minInsyncOf(topic: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * Waits until every writer had `atLeast` appends acknowledged (or one failed): the writes flow on
+ * every log before the leader is killed. (Not a fixed two seconds: on a quiet machine that is
+ * hundreds of appends, on a loaded one it could be none.)
+ */
+async function everyWriterAcknowledged(
+  counts: () => number[],
+  failures: unknown[],
+  atLeast = 5,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (failures.length === 0 && counts().some((n) => n < atLeast)) {
+    if (Date.now() > deadline)
+      throw new Error(`writers acknowledged ${counts().join(',')} within ${timeoutMs} ms`);
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
 describe('kafka transport on a 3-broker cluster', () => {
   it('creates its topics with 3 replicas, all in sync, and min.insync.replicas 2', async () => {
     // Three replicas need three live brokers: seen in CI, one fenced for a moment on a loaded machine.
@@ -98,7 +117,7 @@ describe('kafka transport on a 3-broker cluster', () => {
       }
     };
     const writers = Promise.all(logs.map(writer));
-    await new Promise((done) => setTimeout(done, 2_000));
+    await everyWriterAcknowledged(() => [...written.values()].map((w) => w.length), failures);
     const victim = (await cluster.partitionLeaders('glostack.journal.groups')).get(0) as KafkaNode;
     const count = (): number => [...written.values()].reduce((n, w) => n + w.length, 0);
     const beforeKill = count();
@@ -184,7 +203,7 @@ describe('kafka transport on a 3-broker cluster', () => {
       }
     };
     const writers = Promise.all(runs.map(writer));
-    await new Promise((done) => setTimeout(done, 2_000));
+    await everyWriterAcknowledged(() => [...written.values()].map((w) => w.length), failures);
     const leaders = await cluster.partitionLeaders('lostack.journal');
     const victim = leaders.get(0) as KafkaNode;
     const beforeKill = [...written.values()].reduce((n, w) => n + w.length, 0);

@@ -10,7 +10,7 @@
  * logged are printed, never asserted.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
 import { startRedisCluster, type RedisCluster } from '@baton/testing/clusters';
 import { CrashWorld, type WorkerProcess, NO_VIOLATIONS } from '@baton/testing/crash';
@@ -67,9 +67,11 @@ class WriteProbe {
   }
 }
 
+let probes = 0;
 async function startProbe(world: CrashWorld, url: string): Promise<WriteProbe> {
-  // Under the world's key prefix, so disposing of the world removes the probe's keys too.
-  const store = redisStore({ url, keyPrefix: `${world.ns}:probe:` });
+  // Under the world's key prefix, so disposing of the world removes the probe's keys too; each
+  // probe under its own, since the tests share a world and a probe's leases outlive its test.
+  const store = redisStore({ url, keyPrefix: `${world.ns}:probe${++probes}:` });
   await store.connect();
   return new WriteProbe(store);
 }
@@ -99,33 +101,45 @@ function warnings(workers: readonly WorkerProcess[]): string {
 
 describe('cluster crash: nats + redis behind Sentinel', () => {
   let cluster: RedisCluster | undefined;
+  /**
+   * One world and fleet of three workers for both fault tests: each enqueues runs of its own into
+   * it and checks the invariants over every run the world holds (its own and the first test's).
+   */
   let world: CrashWorld | undefined;
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
   }, 120_000);
-  afterEach(async () => {
-    await world?.dispose();
-    world = undefined;
-  });
   afterAll(async () => {
+    await world?.dispose();
     await cluster?.stop();
   }, 60_000);
 
+  /** The file's world, started with the first test; afresh after a test that left it broken. */
   async function startWorld(c: RedisCluster): Promise<CrashWorld> {
-    world = await CrashWorld.create(crashEnvironment('redis'), {
-      overrides: { storeUrl: c.url },
-      workerEnv: { BATON_CONCURRENCY: String(RUNS) },
-    });
-    await Promise.all([world.fleet.spawn(), world.fleet.spawn(), world.fleet.spawn()]);
+    const broken =
+      world !== undefined &&
+      (world.fleet.alive.length < 3 || (await world.unfinished().catch(() => ['?'])).length > 0);
+    if (broken) {
+      await world!.dispose();
+      world = undefined;
+    }
+    if (world === undefined) {
+      world = await CrashWorld.create(crashEnvironment('redis'), {
+        overrides: { storeUrl: c.url },
+        workerEnv: { BATON_CONCURRENCY: String(RUNS) },
+      });
+      await Promise.all([world.fleet.spawn(), world.fleet.spawn(), world.fleet.spawn()]);
+    }
     return world;
   }
 
-  /** Waits until `count` activities ran, so the fault lands mid-run. */
-  async function waitForProgress(w: CrashWorld, count: number): Promise<void> {
+  /** Enqueues this test's runs and waits until `RUNS` activities of them ran, so the fault lands mid-run. */
+  async function enqueueAndProgress(w: CrashWorld): Promise<void> {
+    const mine = new Set((await w.enqueue(RUNS, SHAPE)).map((r) => r.runId));
     const deadline = Date.now() + 60_000;
-    while ((await w.ledger.executions()).length < count) {
-      if (Date.now() > deadline) throw new Error(`fewer than ${count} activities ran within 60 s`);
+    while ((await w.ledger.executions()).filter((e) => mine.has(e.runId)).length < RUNS) {
+      if (Date.now() > deadline) throw new Error(`fewer than ${RUNS} activities ran within 60 s`);
       await sleep(100);
     }
   }
@@ -136,8 +150,7 @@ describe('cluster crash: nats + redis behind Sentinel', () => {
     async () => {
       const c = cluster!;
       const w = await startWorld(c);
-      await w.enqueue(RUNS, SHAPE);
-      await waitForProgress(w, RUNS);
+      await enqueueAndProgress(w);
       const probe = await startProbe(w, c.url);
       await sleep(500);
 
@@ -181,8 +194,7 @@ describe('cluster crash: nats + redis behind Sentinel', () => {
     async () => {
       const c = cluster!;
       const w = await startWorld(c);
-      await w.enqueue(RUNS, SHAPE);
-      await waitForProgress(w, RUNS);
+      await enqueueAndProgress(w);
       const probe = await startProbe(w, c.url);
       await sleep(500);
 

@@ -7,5 +7,6 @@
 import { describePauseCrash } from '@baton/testing/crash';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 
-describePauseCrash('nats+redis', crashEnvironment('redis'));
-describePauseCrash('kafka+postgres', crashEnvironment('postgres', 'kafka'));
+// The two pairs at once (each pair's tests in order): see PauseCrashOptions.besideOtherPairs.
+describePauseCrash('nats+redis', crashEnvironment('redis'), { besideOtherPairs: true });
+describePauseCrash('kafka+postgres', crashEnvironment('postgres', 'kafka'), { besideOtherPairs: true });

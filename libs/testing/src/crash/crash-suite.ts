@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '../servers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS, untilPartitionsSpread } from './harness.js';
 import { percentile, resumeLatencies } from './invariants.js';
 
 export interface CrashSuiteOptions {
@@ -79,10 +79,10 @@ export function describeCrashSuite(
         // start messages, so the printed latency is failover, not backlog.
         world = await CrashWorld.create(factory, { workerEnv: { BATON_CONCURRENCY: String(runCount) } });
         const w = world;
-        await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
+        const fleet = await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
         // On a partitioned bus the first member to join the group would otherwise claim every run
         // before the others hold a partition, and most kills would hit idle workers.
-        await sleep(2_000);
+        await untilPartitionsSpread(w, fleet);
         await w.enqueue(runCount, { steps: 10, minDelayMs: 600, maxDelayMs: 1_200 });
 
         const kills: Array<{ pid: number; at: number; busy: boolean }> = [];
@@ -148,9 +148,11 @@ export function describeCrashSuite(
         const w = world;
         const [leaving, staying] = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
         if (!leaving || !staying) throw new Error('fleet did not start');
-        // Runs go out in waves until the leaving worker executes some: on a partitioned bus the
-        // first member to join may claim a whole wave before the other holds any partition (seen
-        // in CI on Kafka for more than five waves of 4 s: the group's rebalance came late).
+        // On a partitioned bus the first member to join may claim a whole wave before the other
+        // holds any partition (seen in CI on Kafka for more than eight waves of 4 s: the group's
+        // rebalance came late): the first wave goes out once both hold some. Runs still go out in
+        // waves until the leaving worker executes some.
+        await untilPartitionsSpread(w, [leaving, staying]);
         for (let wave = 1; ; wave++) {
           await w.enqueue(15, { steps: 10, minDelayMs: 150, maxDelayMs: 300 });
           try {

@@ -15,6 +15,11 @@ export interface ChainInput {
   /** Each activity takes a random time in [minDelayMs, maxDelayMs). */
   minDelayMs: number;
   maxDelayMs: number;
+  /**
+   * Step `n` takes `delaysMs[n]` instead, where given: a scenario that needs one step long (a
+   * fault must land inside it) spends no time on the others.
+   */
+  delaysMs?: number[];
 }
 
 /** The value step `step` produces from the previous step's value. */
@@ -31,6 +36,8 @@ export function expectedOutput(input: ChainInput): number {
 
 /** A spread of activity durations that is the same on every replay (no journaled randomness needed). */
 function delayOf(input: ChainInput, step: number): number {
+  const given = input.delaysMs?.[step];
+  if (given !== undefined) return given;
   const span = Math.max(1, input.maxDelayMs - input.minDelayMs);
   return input.minDelayMs + ((input.seed * 7_919 + step * 104_729) % span);
 }

@@ -36,20 +36,43 @@ export async function readJournal(
   );
 }
 
+/**
+ * `fn` over `items`, at most `limit` calls at once, the results in the items' order: the checks
+ * read hundreds of runs' records one call each, and a call's round trip, not the work, is the cost.
+ */
+export async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/** How many runs the checks read at once. */
+export const READ_CONCURRENCY = 8;
+
 /** Every run completed with the output its input dictates. */
 export async function checkOutcomes(store: Store, runs: readonly StartedRun[]): Promise<string[]> {
-  const violations: string[] = [];
-  for (const { runId, input } of runs) {
+  const perRun = await mapLimited(runs, READ_CONCURRENCY, async ({ runId, input }): Promise<string[]> => {
     const record = await store.getRun(runId);
     if (record?.status !== 'completed') {
-      violations.push(
-        `${runId}: status ${record?.status ?? 'unknown'} (${JSON.stringify(record?.error ?? null)})`,
-      );
-    } else if (record.result !== expectedOutput(input)) {
-      violations.push(`${runId}: result ${String(record.result)}, expected ${expectedOutput(input)}`);
+      return [`${runId}: status ${record?.status ?? 'unknown'} (${JSON.stringify(record?.error ?? null)})`];
     }
-  }
-  return violations;
+    if (record.result !== expectedOutput(input)) {
+      return [`${runId}: result ${String(record.result)}, expected ${expectedOutput(input)}`];
+    }
+    return [];
+  });
+  return perRun.flat();
 }
 
 /** Exactly one effect per (run, step), each with the right value. */
@@ -122,8 +145,8 @@ export async function checkFencing(
   journals: ReadonlyMap<string, PositionedEntry[]>,
   options: { busEnforces: boolean },
 ): Promise<string[]> {
-  const violations: string[] = [];
-  for (const [runId, journal] of journals) {
+  const perRun = await mapLimited([...journals], READ_CONCURRENCY, async ([runId, journal]) => {
+    const violations: string[] = [];
     if (options.busEnforces) {
       violations.push(...staleAfterFence(runId, journal));
     } else {
@@ -146,8 +169,9 @@ export async function checkFencing(
         );
       }
     }
-  }
-  return violations;
+    return violations;
+  });
+  return perRun.flat();
 }
 
 function describeEntry(entry: JournalEntry): string {
