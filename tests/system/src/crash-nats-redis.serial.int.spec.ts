@@ -1,0 +1,4 @@
+import { describeCrashSuite } from '@baton/testing/crash';
+import { crashEnvironment } from './crash-environment.spec-helper.js';
+
+describeCrashSuite('nats+redis', crashEnvironment('redis'), { outages: ['nats', 'redis'] });
