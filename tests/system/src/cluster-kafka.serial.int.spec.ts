@@ -67,6 +67,9 @@ describe('crash suite: a 3-broker Kafka cluster (replication factor 3, min.insyn
       const prefix = w.env.workerEnv.BATON_KAFKA_PREFIX!;
       const journal = `${prefix}.journal`;
       const workers = await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
+      // The first member to join may claim every run before the others hold a partition, and
+      // worker 0 would then execute nothing (seen in CI): spread the partitions first.
+      await w.untilPartitionsSpread(workers);
       await w.enqueue(60, { steps: 10, minDelayMs: 200, maxDelayMs: 400 });
       await w.waitForExecutions(workers[0]!.pid, 3);
 

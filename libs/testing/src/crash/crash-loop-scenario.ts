@@ -11,7 +11,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, afterEach } from 'vitest';
-import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS, untilPartitionsSpread } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
 import { percentile } from './invariants.js';
 import type { LogLine, WorkerProcess } from './worker-processes.js';
 
@@ -102,7 +102,7 @@ export async function crashLoopFigures(
   const perSecond = options.enqueuePerSecond ?? 5;
   const healthy = await Promise.all([world.fleet.spawn(), world.fleet.spawn()]);
   // Both healthy members hold partitions before the crash loop begins.
-  await untilPartitionsSpread(world, healthy);
+  await world.untilPartitionsSpread(healthy);
 
   const kills: number[] = [];
   const startErrors: string[] = [];

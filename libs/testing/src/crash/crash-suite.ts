@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '../servers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS, untilPartitionsSpread } from './harness.js';
+import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS } from './harness.js';
 import { percentile, resumeLatencies } from './invariants.js';
 
 export interface CrashSuiteOptions {
@@ -82,7 +82,7 @@ export function describeCrashSuite(
         const fleet = await Promise.all([w.fleet.spawn(), w.fleet.spawn(), w.fleet.spawn()]);
         // On a partitioned bus the first member to join the group would otherwise claim every run
         // before the others hold a partition, and most kills would hit idle workers.
-        await untilPartitionsSpread(w, fleet);
+        await w.untilPartitionsSpread(fleet);
         await w.enqueue(runCount, { steps: 10, minDelayMs: 600, maxDelayMs: 1_200 });
 
         const kills: Array<{ pid: number; at: number; busy: boolean }> = [];
@@ -152,7 +152,7 @@ export function describeCrashSuite(
         // holds any partition (seen in CI on Kafka for more than eight waves of 4 s: the group's
         // rebalance came late): the first wave goes out once both hold some. Runs still go out in
         // waves until the leaving worker executes some.
-        await untilPartitionsSpread(w, [leaving, staying]);
+        await w.untilPartitionsSpread([leaving, staying]);
         for (let wave = 1; ; wave++) {
           await w.enqueue(15, { steps: 10, minDelayMs: 150, maxDelayMs: 300 });
           try {
@@ -237,6 +237,9 @@ export function describeCrashSuite(
           world = await CrashWorld.create(factory, { overrides, workerEnv: { BATON_CONCURRENCY: '20' } });
           const w = world;
           const workers = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
+          // On a partitioned bus the first member to join may claim all 40 runs before the other
+          // holds a partition, and the first worker would then execute nothing (seen in CI).
+          await w.untilPartitionsSpread(workers);
           await w.enqueue(40, { steps: 10, minDelayMs: 50, maxDelayMs: 150 });
           await w.waitForExecutions(workers[0]!.pid, 3);
           await server.stop();

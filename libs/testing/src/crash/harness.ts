@@ -78,41 +78,6 @@ export function latestPartitions(worker: WorkerProcess): number[] | undefined {
   return Array.isArray(line?.partitions) ? (line.partitions as number[]) : undefined;
 }
 
-/**
- * Waits until each of `workers` reads some of the run queue's partitions and together they read
- * all of them, from their logs: on a partitioned bus (Kafka, BATON_KAFKA_PARTITIONS set) the first
- * member to join would otherwise claim every run before the others hold a partition. Returns at
- * once on a bus without partitions, where every worker fetches from the one queue as soon as it is
- * ready. It waits for the event rather than a fixed time, but at most `timeoutMs`: the scenarios
- * only want their runs spread (as their fixed two seconds did), and go on as before when a member
- * is slow to take partitions (seen once under heavy load: a ready worker held none after 30 s);
- * it returns whether they were spread, and prints when they were not.
- */
-export async function untilPartitionsSpread(
-  world: CrashWorld,
-  workers: readonly WorkerProcess[],
-  timeoutMs = 10_000,
-): Promise<boolean> {
-  const count = Number(world.fleet.env.BATON_KAFKA_PARTITIONS ?? 0);
-  if (count === 0) return true;
-  const spread = (): boolean => {
-    const held = workers.map(latestPartitions);
-    return held.every((p) => p !== undefined && p.length > 0) && new Set(held.flat()).size >= count;
-  };
-  const deadline = Date.now() + timeoutMs;
-  while (!spread()) {
-    if (Date.now() > deadline) {
-      const held = workers.map((w) => `pid ${w.pid}: [${(latestPartitions(w) ?? []).join(',')}]`);
-      console.log(
-        `[crash] the run queue's ${count} partitions not spread after ${timeoutMs} ms (${held.join('; ')}): going on`,
-      );
-      return false;
-    }
-    await sleep(50);
-  }
-  return true;
-}
-
 export class CrashWorld {
   readonly runs: StartedRun[] = [];
   private readonly client: Client;
@@ -226,6 +191,37 @@ export class CrashWorld {
       }
       await (whileWaiting?.() ?? sleep(250));
     }
+  }
+
+  /**
+   * Waits until each of `workers` reads some of the run queue's partitions and together they read
+   * all of them, from their logs: on a partitioned bus (Kafka, BATON_KAFKA_PARTITIONS set) the first
+   * member to join would otherwise claim every run before the others hold a partition. Returns at
+   * once on a bus without partitions, where every worker fetches from the one queue as soon as it is
+   * ready. It waits for the event rather than a fixed time, but at most `timeoutMs`: the scenarios
+   * only want their runs spread (as their fixed two seconds did), and go on as before when a member
+   * is slow to take partitions (seen once under heavy load: a ready worker held none after 30 s);
+   * it returns whether they were spread, and prints when they were not.
+   */
+  async untilPartitionsSpread(workers: readonly WorkerProcess[], timeoutMs = 10_000): Promise<boolean> {
+    const count = Number(this.fleet.env.BATON_KAFKA_PARTITIONS ?? 0);
+    if (count === 0) return true;
+    const spread = (): boolean => {
+      const held = workers.map(latestPartitions);
+      return held.every((p) => p !== undefined && p.length > 0) && new Set(held.flat()).size >= count;
+    };
+    const deadline = Date.now() + timeoutMs;
+    while (!spread()) {
+      if (Date.now() > deadline) {
+        const held = workers.map((w) => `pid ${w.pid}: [${(latestPartitions(w) ?? []).join(',')}]`);
+        console.log(
+          `[crash] the run queue's ${count} partitions not spread after ${timeoutMs} ms (${held.join('; ')}): going on`,
+        );
+        return false;
+      }
+      await sleep(50);
+    }
+    return true;
   }
 
   /** Waits until some process has an activity of this world in flight; returns those executions. */
