@@ -8,8 +8,8 @@ import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton
 import { loadAdapterCode, readConfig, storeFromConfig, transportFromConfig } from '@baton/host';
 import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
-type StoreKind = 'redis' | 'postgres';
-type BusKind = 'nats' | 'kafka' | 'redis';
+export type StoreKind = 'redis' | 'postgres';
+export type BusKind = 'nats' | 'kafka' | 'redis';
 
 /**
  * Kafka settings for crash tests: a short session timeout (the infra broker allows 1 s), so a

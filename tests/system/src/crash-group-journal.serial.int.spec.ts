@@ -27,7 +27,7 @@ const GROUP = { BATON_JOURNAL: 'group' };
 
 /**
  * `suite`: run the whole crash suite here. With Redis group commit is the default, so
- * crash-nats-redis and crash-kafka-redis run it in group mode already; Postgres defaults to per run.
+ * The crash matrix's nats+redis and kafka+redis pairs run it in group mode already; Postgres defaults to per run.
  * `midFlush`: the mid-flush zombie, which reads the NATS stream to find its record.
  */
 const pairs: Array<{

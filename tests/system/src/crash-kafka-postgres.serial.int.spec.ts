@@ -1,6 +1,0 @@
-import { describeCrashSuite } from '@baton/testing/crash';
-import { crashEnvironment } from './crash-environment.spec-helper.js';
-
-// Every SIGKILL and every replacement changes the consumer group: the suite runs through a
-// rebalance per kill, with runs in flight on the partitions that move.
-describeCrashSuite('kafka+postgres', crashEnvironment('postgres', 'kafka'));

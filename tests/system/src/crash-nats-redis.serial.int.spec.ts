@@ -1,4 +1,0 @@
-import { describeCrashSuite } from '@baton/testing/crash';
-import { crashEnvironment } from './crash-environment.spec-helper.js';
-
-describeCrashSuite('nats+redis', crashEnvironment('redis'), { outages: ['nats', 'redis'] });
