@@ -1,8 +1,9 @@
 /**
- * No import cycle among the modules of any package, type-only imports included: a package reads
- * in one direction, so every file can be understood from the ones it imports. Relative imports
- * within each package's src/ are followed (specs and spec helpers are leaves and left out);
- * imports of other packages are not (the package graph is kept acyclic by nx and the doors).
+ * No import cycle among the modules of any package, type-only and dynamic (`import('./x.js')`)
+ * imports included: a package reads in one direction, so every file can be understood from the
+ * ones it imports, and a lazy import is still a dependency (it only moves when the module loads).
+ * Relative imports within each package's src/ are followed (specs and spec helpers are leaves and
+ * left out); imports of other packages are not (the package graph is kept acyclic by nx and the doors).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -21,17 +22,38 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Each file's relative imports and re-exports (type-only ones too), resolved to files. */
+/** The module specifiers `source` names: imports and re-exports (type-only too) and `import()` calls. */
+export function specifiersOf(source: ts.SourceFile): string[] {
+  const found: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+    const specifier = statement.moduleSpecifier;
+    if (specifier && ts.isStringLiteral(specifier)) found.push(specifier.text);
+  }
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] !== undefined &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
+      found.push(node.arguments[0].text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** Each file's relative imports, re-exports and dynamic imports, resolved to files. */
 function importGraph(files: readonly string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
     const targets: string[] = [];
-    for (const statement of source.statements) {
-      if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
-      const specifier = statement.moduleSpecifier;
-      if (!specifier || !ts.isStringLiteral(specifier) || !specifier.text.startsWith('.')) continue;
-      const base = resolve(dirname(file), specifier.text.replace(/\.js$/, ''));
+    for (const specifier of specifiersOf(source)) {
+      if (!specifier.startsWith('.')) continue;
+      const base = resolve(dirname(file), specifier.replace(/\.js$/, ''));
       const target = [`${base}.ts`, join(base, 'index.ts')].find((candidate) => existsSync(candidate));
       if (target !== undefined) targets.push(target);
     }
@@ -97,6 +119,21 @@ describe('import cycles', () => {
         ]),
       ),
     ).toEqual([]);
+  });
+
+  it('reads static, type-only, re-exported and dynamic imports', () => {
+    const source = ts.createSourceFile(
+      'x.ts',
+      [
+        "import { a } from './a.js';",
+        "import type { B } from './b.js';",
+        "export { c } from './c.js';",
+        "export async function load() { return (await import('./d.js')).d; }",
+        'const e = () => import(`./e.js`);',
+      ].join('\n'),
+      ts.ScriptTarget.Latest,
+    );
+    expect(specifiersOf(source)).toEqual(['./a.js', './b.js', './c.js', './d.js', './e.js']);
   });
 
   for (const pkg of packages) {

@@ -15,7 +15,7 @@
 import type { PresenceStore, Store } from '@baton/core/adapter';
 import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options.js';
 import { PostgresStore } from './postgres-store.js';
-import { dropPostgresSchema } from './purge.js';
+import { postgresAdapterCode } from './code.js';
 import { postgresCode } from './registration.js';
 
 /**
@@ -46,4 +46,4 @@ export { dropPostgresSchema } from './purge.js';
 export { postgresRegistration, type PostgresSettings } from './registration.js';
 
 // The registration holds none of the code above; importing the package provides it (AdapterCode).
-postgresCode.provide({ PostgresStore, dropPostgresSchema });
+postgresCode.provide(postgresAdapterCode);

@@ -13,17 +13,15 @@ import {
   type AdapterVariable,
 } from '@baton/core/adapter';
 import { resolvePostgresStoreOptions, SYNCHRONOUS_COMMIT_LEVELS, type SynchronousCommit } from './options.js';
-import type { PostgresStore } from './postgres-store.js';
-import type { dropPostgresSchema } from './purge.js';
+import type { PostgresCode } from './code.js';
 
-/** What the registration needs of the package's code; index.ts provides it. */
-export interface PostgresCode {
-  PostgresStore: typeof PostgresStore;
-  dropPostgresSchema: typeof dropPostgresSchema;
-}
+export type { PostgresCode } from './code.js';
 
 /** The package's code, loaded when a process picks this store. */
-export const postgresCode = new AdapterCode<PostgresCode>('the Postgres store', () => import('./index.js'));
+export const postgresCode = new AdapterCode<PostgresCode>(
+  'the Postgres store',
+  async () => (await import('./code.js')).postgresAdapterCode,
+);
 
 /** The settings the BATON_POSTGRES_* variables give. */
 export interface PostgresSettings {

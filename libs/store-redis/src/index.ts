@@ -13,8 +13,7 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-import { purgeRedisKeyPrefix } from './purge.js';
-import { redisStore } from './redis-store.js';
+import { redisStoreAdapterCode } from './code.js';
 import { redisStoreCode } from './registration.js';
 
 export type { RedisStoreOptions, ResolvedRedisStoreOptions } from './options.js';
@@ -33,4 +32,4 @@ export { SENTINEL_SCHEMES, type SentinelTarget } from './sentinel-url.js';
 export { redisRegistration, type RedisSettings } from './registration.js';
 
 // The registration holds none of the code above; importing the package provides it (AdapterCode).
-redisStoreCode.provide({ redisStore, purgeRedisKeyPrefix });
+redisStoreCode.provide(redisStoreAdapterCode);

@@ -6,17 +6,15 @@
  */
 import { AdapterCode, textSetting, wholeNumberSetting, type AdapterRegistration } from '@baton/core/adapter';
 import { resolveRedisStoreOptions } from './options.js';
-import type { purgeRedisKeyPrefix } from './purge.js';
-import type { redisStore } from './redis-store.js';
+import type { RedisStoreCode } from './code.js';
 
-/** What the registration needs of the package's code; index.ts provides it. */
-export interface RedisStoreCode {
-  redisStore: typeof redisStore;
-  purgeRedisKeyPrefix: typeof purgeRedisKeyPrefix;
-}
+export type { RedisStoreCode } from './code.js';
 
 /** The package's code, loaded when a process picks this store. */
-export const redisStoreCode = new AdapterCode<RedisStoreCode>('the Redis store', () => import('./index.js'));
+export const redisStoreCode = new AdapterCode<RedisStoreCode>(
+  'the Redis store',
+  async () => (await import('./code.js')).redisStoreAdapterCode,
+);
 
 /** The settings the BATON_REDIS_* variables give. */
 export interface RedisSettings {

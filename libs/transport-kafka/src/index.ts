@@ -1,5 +1,4 @@
-import { deleteKafkaTopics } from './admin.js';
-import { kafkaTransport } from './kafka-transport.js';
+import { kafkaAdapterCode } from './code.js';
 import { kafkaCode } from './registration.js';
 
 export { kafkaTransport, KafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
@@ -27,4 +26,4 @@ export {
 export { kafkaRegistration, type KafkaSettings } from './registration.js';
 
 // The registration holds none of the code above; importing the package provides it (AdapterCode).
-kafkaCode.provide({ kafkaTransport, deleteKafkaTopics });
+kafkaCode.provide(kafkaAdapterCode);

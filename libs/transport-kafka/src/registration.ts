@@ -14,18 +14,16 @@ import {
   wholeNumberSetting,
   type AdapterRegistration,
 } from '@baton/core/adapter';
-import type { deleteKafkaTopics } from './admin.js';
-import type { kafkaTransport } from './kafka-transport.js';
 import { resolveKafkaOptions, type KafkaPartitionOwnership } from './options.js';
+import type { KafkaCode } from './code.js';
 
-/** What the registration needs of the package's code; index.ts provides it. */
-export interface KafkaCode {
-  kafkaTransport: typeof kafkaTransport;
-  deleteKafkaTopics: typeof deleteKafkaTopics;
-}
+export type { KafkaCode } from './code.js';
 
 /** The package's code, loaded when a process picks this transport. */
-export const kafkaCode = new AdapterCode<KafkaCode>('the Kafka transport', () => import('./index.js'));
+export const kafkaCode = new AdapterCode<KafkaCode>(
+  'the Kafka transport',
+  async () => (await import('./code.js')).kafkaAdapterCode,
+);
 
 /** The settings the BATON_KAFKA_* variables give. */
 export interface KafkaSettings {

@@ -16,10 +16,7 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-import { deleteNatsStreams } from './admin.js';
-import { natsTransport } from './nats-transport.js';
-import { natsObjectPayloadStore } from './object-payload-store.js';
-import { resolveNatsTransportOptions } from './options.js';
+import { natsAdapterCode } from './code.js';
 import { natsCode } from './registration.js';
 
 export type {
@@ -49,4 +46,4 @@ export { JetStreamPublisher } from './publisher.js';
 export { natsConnectionFromSettings, natsRegistration, type NatsSettings } from './registration.js';
 
 // The registration holds none of the code above; importing the package provides it (AdapterCode).
-natsCode.provide({ natsTransport, natsObjectPayloadStore, deleteNatsStreams, resolveNatsTransportOptions });
+natsCode.provide(natsAdapterCode);

@@ -13,21 +13,15 @@ import {
   wholeNumberSetting,
   type AdapterRegistration,
 } from '@baton/core/adapter';
-import type { deleteNatsStreams } from './admin.js';
-import type { natsTransport } from './nats-transport.js';
-import type { natsObjectPayloadStore } from './object-payload-store.js';
-import type { resolveNatsTransportOptions } from './options.js';
+import type { NatsCode } from './code.js';
 
-/** What the registration needs of the package's code; index.ts provides it. */
-export interface NatsCode {
-  natsTransport: typeof natsTransport;
-  natsObjectPayloadStore: typeof natsObjectPayloadStore;
-  deleteNatsStreams: typeof deleteNatsStreams;
-  resolveNatsTransportOptions: typeof resolveNatsTransportOptions;
-}
+export type { NatsCode } from './code.js';
 
 /** The package's code, loaded when a process picks this transport. */
-export const natsCode = new AdapterCode<NatsCode>('the NATS transport', () => import('./index.js'));
+export const natsCode = new AdapterCode<NatsCode>(
+  'the NATS transport',
+  async () => (await import('./code.js')).natsAdapterCode,
+);
 
 /** The settings the BATON_NATS_* variables give. */
 export interface NatsSettings {

@@ -16,8 +16,7 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-import { deleteRedisTransportKeys } from './admin.js';
-import { redisTransport } from './redis-transport.js';
+import { redisBusAdapterCode } from './code.js';
 import { redisBusCode } from './registration.js';
 
 export type { RedisServer, RedisTransportOptions, ResolvedRedisTransportOptions } from './options.js';
@@ -36,4 +35,4 @@ export { deleteRedisTransportKeys } from './admin.js';
 export { redisBusRegistration, type RedisBusSettings } from './registration.js';
 
 // The registration holds none of the code above; importing the package provides it (AdapterCode).
-redisBusCode.provide({ redisTransport, deleteRedisTransportKeys });
+redisBusCode.provide(redisBusAdapterCode);

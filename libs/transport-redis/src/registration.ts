@@ -15,18 +15,16 @@ import {
   wholeNumberSetting,
   type AdapterRegistration,
 } from '@baton/core/adapter';
-import type { deleteRedisTransportKeys } from './admin.js';
 import { resolveRedisTransportOptions } from './options.js';
-import type { redisTransport } from './redis-transport.js';
+import type { RedisBusCode } from './code.js';
 
-/** What the registration needs of the package's code; index.ts provides it. */
-export interface RedisBusCode {
-  redisTransport: typeof redisTransport;
-  deleteRedisTransportKeys: typeof deleteRedisTransportKeys;
-}
+export type { RedisBusCode } from './code.js';
 
 /** The package's code, loaded when a process picks this transport. */
-export const redisBusCode = new AdapterCode<RedisBusCode>('the Redis transport', () => import('./index.js'));
+export const redisBusCode = new AdapterCode<RedisBusCode>(
+  'the Redis transport',
+  async () => (await import('./code.js')).redisBusAdapterCode,
+);
 
 /** The settings the BATON_REDIS_BUS_* variables give. */
 export interface RedisBusSettings {

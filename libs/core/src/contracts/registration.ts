@@ -115,7 +115,8 @@ export interface AdapterRegistration<
  * client library (kafkajs, pg, BullMQ: about half of a worker's start-up before this). The
  * package's entry module provides its code when it is imported, so a program that imports the
  * package can `create` at once; a process holding only the registration (the `/registration`
- * export) calls `load()`, which imports that entry.
+ * export) calls `load()`, which imports the package's code module (not its entry, which imports
+ * the registration: the two would import each other) and keeps what it exports.
  *
  * Invariant: `get()` never imports anything; it returns the provided code or throws, naming the
  * adapter and the call that was missing.
@@ -125,11 +126,11 @@ export class AdapterCode<Code> {
 
   /**
    * @param adapter the adapter's name in messages (`the NATS transport`)
-   * @param importEntry imports the package's entry module, which calls {@link provide}
+   * @param importCode imports the package's code module and resolves with the code it exports
    */
   constructor(
     private readonly adapter: string,
-    private readonly importEntry: () => Promise<unknown>,
+    private readonly importCode: () => Promise<Code>,
   ) {}
 
   /** Called once by the package's entry module with what the registration needs. */
@@ -137,9 +138,9 @@ export class AdapterCode<Code> {
     this.#code = code;
   }
 
-  /** Imports the package's entry module unless its code is already provided; returns the code. */
+  /** Imports the package's code unless it is already provided; returns the code. */
   async load(): Promise<Code> {
-    if (this.#code === undefined) await this.importEntry();
+    if (this.#code === undefined) this.#code = await this.importCode();
     if (this.#code === undefined) throw new Error(`importing ${this.adapter}'s package provided no code`);
     return this.#code;
   }

@@ -209,7 +209,10 @@ export function describeCrashSuite(
         await sleep(1_000);
 
         expect(zombie.alive).toBe(true);
-        expect(await w.violations()).toEqual(NO_VIOLATIONS);
+        // The roles by pid, so a violation (which names pids) says which worker did it.
+        expect(await w.violations(), `zombie pid ${zombie.pid}, survivor pid ${survivor.pid}`).toEqual(
+          NO_VIOLATIONS,
+        );
         // A frozen process keeps its connections: only lease expiry could hand its runs on.
         expect(reapCauses(w)).toContain('expired');
         // The zombie noticed, on waking, that it had lost every lease it held, and stopped there.

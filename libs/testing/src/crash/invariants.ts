@@ -104,19 +104,35 @@ export function checkNoReexecution(
   const byKey = groupBy(executions, (e) => e.key);
   const violations: string[] = [];
   for (const [runId, journal] of journals) {
-    for (const { entry } of filterFencedEntries(journal, 0)) {
+    for (const { position, entry } of filterFencedEntries(journal, 0)) {
       if (entry.type !== 'ActivityCompleted') continue;
       const key = idempotencyKeyOf(runId, entry.seq);
       for (const execution of byKey.get(key) ?? []) {
         if (execution.startedAt > entry.at) {
+          // Everything needed to tell a zombie's late start from a resume that missed the entry:
+          // who wrote the completion, where, and every owner's fence marker.
           violations.push(
-            `${key}: executed by pid ${execution.pid} at ${execution.startedAt}, after its completion was journaled at ${entry.at}`,
+            `${key}: executed by pid ${execution.pid} at ${execution.startedAt} (finished ${execution.finishedAt ?? 'never'}), ` +
+              `after its completion was journaled at ${entry.at} (epoch ${entry.epoch}, position ${position}); ` +
+              `fence markers: ${describeMarkers(journal)}; executions of the key: ${describeExecutions(byKey.get(key)!)}`,
           );
         }
       }
     }
   }
   return violations;
+}
+
+/** A journal's LeaseAcquired markers, as `epoch@position by worker at time` (for violation messages). */
+function describeMarkers(journal: readonly PositionedEntry[]): string {
+  const markers = journal.flatMap(({ position, entry }) =>
+    entry.type === 'LeaseAcquired' ? [`${entry.epoch}@${position} by ${entry.workerId} at ${entry.at}`] : [],
+  );
+  return markers.length === 0 ? 'none' : markers.join(', ');
+}
+
+function describeExecutions(executions: readonly ExecutionRow[]): string {
+  return executions.map((e) => `pid ${e.pid} ${e.startedAt}..${e.finishedAt ?? 'never'}`).join(', ');
 }
 
 /** The entries a stale epoch wrote after a newer LeaseAcquired marker, as violations. */
