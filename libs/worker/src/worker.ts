@@ -24,10 +24,9 @@ import { BatonError, type AnyWorkflowDefinition } from '@baton/core';
 import { hasPresence } from '@baton/core/adapter';
 import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
 import { observeBacklog, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
-import type { ClaimContext } from './claim.js';
 import { ClaimLoop } from './claim-loop.js';
 import { DataLossWatch, type DataLossReport } from './data-loss.js';
-import { Dispatcher } from './dispatch.js';
+import { Dispatcher, type DispatchDeps } from './dispatch.js';
 import { FleetReporter, reportTtlMs } from './fleet-report.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
@@ -159,19 +158,45 @@ export class Worker {
       emit: this.options.onEvent,
       takeLocally: (message) => this.claimLoop.takeLocally(message),
     });
-    const claims: ClaimContext = {
-      options: this.options,
+    const running = (): boolean => this.stateValue === 'running';
+    const claims: DispatchDeps = {
+      transport,
+      store,
+      logger,
+      onEvent: this.options.onEvent,
+      faults: this.options.faults,
+      payloadProtection: this.options.payloadProtection,
+      claimCheck: this.options.claimCheck,
+      workerId: this.options.workerId,
+      checkpointEvery: this.options.checkpointEvery,
+      inProcessWaitMs: this.options.inProcessWaitMs,
+      pipelineSteps: this.options.pipelineSteps,
+      unreadableRetryMs: this.options.unreadableRetryMs,
+      leaseMs,
+      maxResumeFailures: this.options.maxResumeFailures,
+      resumeBackoffMs: this.options.resumeBackoffMs,
+      resumeBackoffMaxMs: this.options.resumeBackoffMaxMs,
+      maxMessageBytes: this.options.maxMessageBytes,
+      maxDeliveries: this.options.maxDeliveries,
       keeper: this.keeper,
       instruments: this.instruments,
-      storeClock: this.storeClock,
+      storeNow: () => this.storeClock.now(),
       dataLoss: this.dataLoss,
       sessions: this.sessions,
-      running: () => this.stateValue === 'running',
+      running,
       lendSlot: () => this.claimLoop.lendSlot(),
     };
     const dispatcher = new Dispatcher(claims, this.registry, putBacks);
     this.memoryBudget = new MemoryBudget(this.options.memoryBudget, logger, this.instruments);
-    this.claimLoop = new ClaimLoop(this.options, dispatcher.handle, claims.running, this.memoryBudget);
+    this.claimLoop = new ClaimLoop({
+      transport,
+      concurrency: this.options.concurrency,
+      fetchWaitMs: this.options.fetchWaitMs,
+      logger,
+      handleDelivery: dispatcher.handle,
+      running,
+      budget: this.memoryBudget,
+    });
   }
 
   get state(): WorkerState {
