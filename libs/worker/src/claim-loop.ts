@@ -10,8 +10,8 @@
  * `concurrency` runs are in memory), and a run taking its slot back is served before any new
  * claim: it waits only for a run to end, never behind fetched messages.
  *
- * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run-session.ts
- * (recovery in recovery.ts, then replay) -> journal-writer.ts.
+ * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run/run-session.ts
+ * (recovery in run/recovery.ts, then replay) -> run/journal-writer.ts.
  */
 import type { Delivery } from '@baton/core/adapter';
 import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { MemoryBudget } from './memory-budget.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { localDelivery } from './poison.js';
-import { enqueueResume, enqueueWake } from './run-messages.js';
+import { enqueueResume, enqueueWake } from './run/run-messages.js';
 
 const FETCH_BATCH = 64;
 /** Wait after a failed fetch before the next. */

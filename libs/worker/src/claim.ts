@@ -9,7 +9,7 @@ import type { AcquireResult, Delivery, RunRecord } from '@baton/core/adapter';
 import type { RunMessage } from '@baton/core/runtime';
 import { ATTR, recordError, type WorkerInstruments } from '@baton/telemetry';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { handleClaimFailure } from './claim-failures.js';
+import { handleClaimFailure } from './run/claim-failures.js';
 import type { DataLossWatch } from './data-loss.js';
 import {
   announceClaim,
@@ -21,7 +21,7 @@ import {
 } from './events.js';
 import { bindLogger } from './logger.js';
 import type { ResolvedWorkerOptions } from './options.js';
-import { RunSession, type SessionDeps } from './run-session.js';
+import { RunSession, type SessionDeps } from './run/run-session.js';
 
 /**
  * What claiming a run uses of the worker: what each session gets (its logger and events bound to

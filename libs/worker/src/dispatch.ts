@@ -16,12 +16,12 @@ import {
   retellParent,
   settleDeadLetteredChild,
   unfinishedTombstoneEpoch,
-} from './child-dead-letters.js';
+} from './run/child-dead-letters.js';
 import { claimRun, type ClaimDeps } from './claim.js';
 import { workflowKey, type ResolvedWorkerOptions } from './options.js';
 import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage, runIdOf } from './poison.js';
 import type { PutBack } from './put-back.js';
-import { enqueueWake, redeliveryDelayMs } from './run-messages.js';
+import { enqueueWake, redeliveryDelayMs } from './run/run-messages.js';
 
 /** Base of the redelivery backoff of a message that failed for a reason that may pass. */
 const REDELIVERY_BASE_MS = 500;

@@ -2,8 +2,9 @@
  * The Worker: claims runs from the transport's run queue and executes them (DESIGN §3). This file
  * is step 1 of a run's path through the worker, the lifecycle: it builds the rooms, starts them and
  * stops them. Read on in order: claim-loop.ts (fetch), dispatch.ts (by message kind), claim.ts
- * (lease, ack, session), run-session.ts (recovery from checkpoint and journal in recovery.ts,
- * then replay and execution), journal-writer.ts (appends and checkpoints).
+ * (lease, ack, session), run/run-session.ts (recovery from checkpoint and journal in
+ * run/recovery.ts, then replay and execution), run/journal-writer.ts (appends and checkpoints).
+ * The parts the worker keeps with its peers are in fleet/ (index.ts says what goes where).
  *
  * Lifecycle states:
  * - `created`: constructed, options validated, nothing running;
@@ -27,9 +28,9 @@ import { observeBacklog, workerInstruments, type WorkerInstruments } from '@bato
 import { ClaimLoop } from './claim-loop.js';
 import { DataLossWatch, type DataLossReport } from './data-loss.js';
 import { Dispatcher, type DispatchDeps } from './dispatch.js';
-import { FleetReporter, reportTtlMs } from './fleet-report.js';
+import { FleetReporter, reportTtlMs } from './fleet/fleet-report.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { Maintenance } from './maintenance.js';
+import { Maintenance } from './fleet/maintenance.js';
 import { MemoryBudget } from './memory-budget.js';
 import {
   resolveWorkerOptions,
@@ -39,11 +40,11 @@ import {
 } from './options.js';
 import { DEAD_LETTER_CODES } from './poison.js';
 import { PutBack } from './put-back.js';
-import type { RunSession } from './run-session.js';
-import { SharedMembership } from './shared-membership.js';
-import { StoreClock } from './store-clock.js';
-import { VersionHolders } from './version-holders.js';
-import { VersionRedrive } from './version-redrive.js';
+import type { RunSession } from './run/run-session.js';
+import { SharedMembership } from './fleet/shared-membership.js';
+import { StoreClock } from './fleet/store-clock.js';
+import { VersionHolders } from './fleet/version-holders.js';
+import { VersionRedrive } from './fleet/version-redrive.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
 

@@ -31,7 +31,7 @@ import {
 import type { RunOutcome } from '@baton/core/adapter';
 import { sealOutcome, serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 import { reportEndToParentOf } from './run-links.js';
 
 /** What failing or holding an unreadable run uses of the worker's options. */

@@ -41,12 +41,12 @@ import { JournalWriter } from './journal-writer.js';
 import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
 import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate.js';
 import { enqueueResume } from './run-messages.js';
-import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { LeaseHandlers, LeaseKeeper } from '../lease-keeper.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 import { recoverRun } from './recovery.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 import { countsAsResumeFailure } from './claim-failures.js';
-import type { SessionEnd } from './events.js';
+import type { SessionEnd } from '../events.js';
 
 /**
  * What a session uses of its worker: the options it reads and the worker's parts it calls. Built
