@@ -10,8 +10,8 @@
  * `concurrency` runs are in memory), and a run taking its slot back is served before any new
  * claim: it waits only for a run to end, never behind fetched messages.
  *
- * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run-session.ts
- * (recovery in recovery.ts, then replay) -> journal-writer.ts.
+ * Path: worker.ts (lifecycle) -> claim-loop.ts -> dispatch.ts -> claim.ts -> run/run-session.ts
+ * (recovery in run/recovery.ts, then replay) -> run/journal-writer.ts.
  */
 import type { Delivery } from '@baton/core/adapter';
 import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
@@ -19,13 +19,26 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { MemoryBudget } from './memory-budget.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { localDelivery } from './poison.js';
-import { enqueueResume, enqueueWake } from './run-messages.js';
+import { enqueueResume, enqueueWake } from './run/run-messages.js';
 
 const FETCH_BATCH = 64;
 /** Wait after a failed fetch before the next. */
 const FETCH_RETRY_MS = 500;
 /** While holding back for the memory budget: how often the heap is read again (a run ending also wakes the loop). */
 const MEMORY_POLL_MS = 20;
+
+/** What the claim loop uses of the worker. Built once in worker.ts. */
+export interface ClaimLoopDeps extends Pick<
+  ResolvedWorkerOptions,
+  'transport' | 'concurrency' | 'fetchWaitMs' | 'logger'
+> {
+  /** Handles one delivery to its end; never rejects (dispatch.ts). */
+  readonly handleDelivery: (delivery: Delivery) => Promise<void>;
+  /** Whether the worker still takes new work. */
+  readonly running: () => boolean;
+  /** Holds claims back while the heap is above the budget. */
+  readonly budget: Pick<MemoryBudget, 'start' | 'stop' | 'admit'>;
+}
 
 export class ClaimLoop {
   private slots = 0;
@@ -39,15 +52,13 @@ export class ClaimLoop {
   private loop: Promise<void> = Promise.resolve();
   private fetchFailing = false;
 
-  constructor(
-    private readonly options: ResolvedWorkerOptions,
-    /** Handles one delivery to its end; never rejects (dispatch.ts). */
-    private readonly handleDelivery: (delivery: Delivery) => Promise<void>,
-    /** Whether the worker still takes new work. */
-    private readonly running: () => boolean,
-    /** Holds claims back while the heap is above the budget. */
-    private readonly budget: MemoryBudget,
-  ) {}
+  private readonly running: () => boolean;
+  private readonly budget: ClaimLoopDeps['budget'];
+
+  constructor(private readonly deps: ClaimLoopDeps) {
+    this.running = deps.running;
+    this.budget = deps.budget;
+  }
 
   /** Whether the last fetch from the run queue failed. */
   get failing(): boolean {
@@ -80,10 +91,10 @@ export class ClaimLoop {
    * and the scans report it again a lease period later. A nak sends it through the queue instead.
    */
   takeLocally(message: ResumeMessage | WakeMessage): boolean {
-    if (!this.running() || this.slots >= this.options.concurrency) return false;
+    if (!this.running() || this.slots >= this.deps.concurrency) return false;
     // Above the budget the scans' runs wait on the bus (requeued by the caller) like any message.
     if (this.slots > 0 && this.budget.admit(this.slots) === 0) return false;
-    const { transport, logger } = this.options;
+    const { transport, logger } = this.deps;
     const requeue = (): Promise<void> =>
       (message.kind === 'resume'
         ? enqueueResume(transport, message.runId, message.reason)
@@ -115,7 +126,7 @@ export class ClaimLoop {
    * lent already (the run suspends instead).
    */
   lendSlot(): (() => Promise<void>) | undefined {
-    if (this.lent >= this.options.concurrency) return undefined;
+    if (this.lent >= this.deps.concurrency) return undefined;
     this.lent++;
     this.freeSlot();
     let back: Promise<void> | undefined;
@@ -127,7 +138,7 @@ export class ClaimLoop {
       this.lent--;
       this.slots++;
     };
-    if (this.slots < this.options.concurrency || !this.running()) {
+    if (this.slots < this.deps.concurrency || !this.running()) {
       take();
       return Promise.resolve();
     }
@@ -152,7 +163,7 @@ export class ClaimLoop {
   }
 
   private async run(): Promise<void> {
-    const { transport, concurrency, fetchWaitMs, logger } = this.options;
+    const { transport, concurrency, fetchWaitMs, logger } = this.deps;
     while (this.running()) {
       const room = concurrency - this.slots;
       if (room <= 0) {
@@ -210,7 +221,7 @@ export class ClaimLoop {
   /** Handles a delivery in a slot of its own; the slot frees when it is handled. */
   private take(delivery: Delivery): void {
     this.slots++;
-    const handled = this.handleDelivery(delivery).finally(() => {
+    const handled = this.deps.handleDelivery(delivery).finally(() => {
       this.handling.delete(handled);
       this.freeSlot();
     });

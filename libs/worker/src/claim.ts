@@ -9,7 +9,7 @@ import type { AcquireResult, Delivery, RunRecord } from '@baton/core/adapter';
 import type { RunMessage } from '@baton/core/runtime';
 import { ATTR, recordError, type WorkerInstruments } from '@baton/telemetry';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { handleClaimFailure } from './claim-failures.js';
+import { handleClaimFailure } from './run/claim-failures.js';
 import type { DataLossWatch } from './data-loss.js';
 import {
   announceClaim,
@@ -20,24 +20,22 @@ import {
   type WorkerEvent,
 } from './events.js';
 import { bindLogger } from './logger.js';
-import type { LeaseKeeper } from './lease-keeper.js';
 import type { ResolvedWorkerOptions } from './options.js';
-import { RunSession } from './run-session.js';
-import type { StoreClock } from './store-clock.js';
+import { RunSession, type SessionDeps } from './run/run-session.js';
 
-/** What claiming a run needs from the worker that does it. */
-export interface ClaimContext {
-  readonly options: ResolvedWorkerOptions;
-  readonly keeper: LeaseKeeper;
-  readonly instruments: WorkerInstruments;
-  readonly storeClock: StoreClock;
-  readonly dataLoss: DataLossWatch;
+/**
+ * What claiming a run uses of the worker: what each session gets (its logger and events bound to
+ * the run here), and what the claim itself reads and calls. Built once in worker.ts.
+ */
+export interface ClaimDeps
+  extends
+    SessionDeps,
+    Pick<ResolvedWorkerOptions, 'leaseMs' | 'maxResumeFailures' | 'resumeBackoffMs' | 'resumeBackoffMaxMs'> {
+  readonly dataLoss: Pick<DataLossWatch, 'noteAborted'>;
   /** The sessions running on this worker, by run id. */
   readonly sessions: Map<string, RunSession>;
   /** Whether the worker still takes new work (else a session hands its run off at once). */
   running(): boolean;
-  /** Lends a run's claim slot while it waits for a rate limit (ClaimLoop.lendSlot). */
-  lendSlot(): (() => Promise<void>) | undefined;
 }
 
 /** The lease `createRunAndLease` took with the run it created, and when it was asked for. */
@@ -47,15 +45,14 @@ export interface TakenLease {
 }
 
 export async function claimRun(
-  context: ClaimContext,
+  deps: ClaimDeps,
   run: RunRecord,
   workflow: AnyWorkflowDefinition,
   message: RunMessage,
   delivery: Delivery,
   taken?: TakenLease,
 ): Promise<void> {
-  const { options, instruments, sessions } = context;
-  const { store, leaseMs, workerId, logger } = options;
+  const { store, leaseMs, workerId, logger, instruments, sessions } = deps;
   const acquiredAt = taken?.acquiredAt ?? Date.now();
   const lease = taken?.lease ?? (await store.acquireLease(run.runId, workerId, leaseMs));
   if (!lease.ok) {
@@ -63,7 +60,7 @@ export async function claimRun(
     await delivery.ack();
     return;
   }
-  await options.faults?.('lease-acquired', { runId: run.runId, epoch: lease.epoch });
+  await deps.faults?.('lease-acquired', { runId: run.runId, epoch: lease.epoch });
   // The claim is durable (the lease), so the run does not wait for the ack's confirmation: a
   // lost ack only redelivers the message, and whoever gets it finds the lease taken or the run
   // finished, and acks it then.
@@ -83,16 +80,16 @@ export async function claimRun(
     lease.epoch,
     workerId,
     instruments,
-    options.onEvent,
+    deps.onEvent,
   );
 
   // Every line and event about this run, from here and from its session, names it and its trace.
   const runContext = runEventContext(run, span);
   const runLogger = bindLogger(logger, runLogBindings(runContext, run.runId));
-  const runOptions: ResolvedWorkerOptions = {
-    ...options,
+  const runDeps: ClaimDeps = {
+    ...deps,
     logger: runLogger,
-    onEvent: (event) => options.onEvent(event, runContext),
+    onEvent: (event) => deps.onEvent(event, runContext),
   };
   const session = new RunSession(
     {
@@ -105,40 +102,41 @@ export async function claimRun(
       cancelRequested: lease.cancelRequested,
       traceContext,
     },
-    runOptions,
-    context.keeper,
-    instruments,
-    context.storeClock,
-    context.lendSlot,
+    runDeps,
   );
   sessions.set(run.runId, session);
   instruments.runsInFlight.add(1);
-  if (!context.running()) session.handoff();
+  if (!deps.running()) session.handoff();
   try {
     const end = await session.run();
     span.setAttribute(ATTR.end, end);
     if (end === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: session.failure });
-    if (end === 'aborted') context.dataLoss.noteAborted(run.runId);
-    reportEnd(instruments, runOptions.onEvent, end, run.runId, lease.epoch, session.failure);
+    if (end === 'aborted') deps.dataLoss.noteAborted(run.runId);
+    reportEnd(instruments, runDeps.onEvent, end, run.runId, lease.epoch, session.failure);
   } catch (err) {
     span.setAttribute(ATTR.end, 'aborted');
     recordError(span, err);
-    context.dataLoss.noteAborted(run.runId);
+    deps.dataLoss.noteAborted(run.runId);
     // Counted on the run, and failed after too many in a row, unless it is not the run's fault.
-    const counted = await handleClaimFailure(err, run.runId, lease.epoch, runOptions, instruments, () =>
-      context.storeClock.now(),
+    const counted = await handleClaimFailure(
+      err,
+      run.runId,
+      lease.epoch,
+      runDeps,
+      instruments,
+      deps.storeNow,
     ).catch((recordErr: unknown) => {
       runLogger.warn({ err: recordErr, runId: run.runId }, 'recording a failed resume failed');
       return 'not-counted' as const;
     });
     if (counted === 'failed')
-      reportEnd(instruments, runOptions.onEvent, 'failed', run.runId, lease.epoch, (err as Error)?.message);
+      reportEnd(instruments, runDeps.onEvent, 'failed', run.runId, lease.epoch, (err as Error)?.message);
     if (counted !== 'not-counted') return;
     runLogger.warn(
       { err, runId: run.runId, epoch: lease.epoch },
       'run stopped by an error; it resumes elsewhere',
     );
-    runOptions.onEvent({
+    runDeps.onEvent({
       type: 'run-aborted',
       runId: run.runId,
       epoch: lease.epoch,

@@ -16,19 +16,23 @@ import {
   retellParent,
   settleDeadLetteredChild,
   unfinishedTombstoneEpoch,
-} from './child-dead-letters.js';
-import { claimRun, type ClaimContext } from './claim.js';
-import { workflowKey } from './options.js';
+} from './run/child-dead-letters.js';
+import { claimRun, type ClaimDeps } from './claim.js';
+import { workflowKey, type ResolvedWorkerOptions } from './options.js';
 import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage, runIdOf } from './poison.js';
 import type { PutBack } from './put-back.js';
-import { enqueueWake, redeliveryDelayMs } from './run-messages.js';
+import { enqueueWake, redeliveryDelayMs } from './run/run-messages.js';
 
 /** Base of the redelivery backoff of a message that failed for a reason that may pass. */
 const REDELIVERY_BASE_MS = 500;
 
+/** What dispatching uses of the worker: what claims use, and the limits on a delivery. */
+export interface DispatchDeps
+  extends ClaimDeps, Pick<ResolvedWorkerOptions, 'maxMessageBytes' | 'maxDeliveries'> {}
+
 export class Dispatcher {
   constructor(
-    private readonly context: ClaimContext,
+    private readonly deps: DispatchDeps,
     /** The workflows this worker registers, by workflowKey(name, version). */
     private readonly registry: ReadonlyMap<string, AnyWorkflowDefinition>,
     private readonly putBacks: PutBack,
@@ -36,22 +40,22 @@ export class Dispatcher {
 
   /** Handles one delivery to its end: claimed, recorded, put back, redelivered or dead-lettered. */
   readonly handle = async (delivery: Delivery): Promise<void> => {
-    const { options } = this.context;
+    const { deps } = this;
     let message: RunMessage | undefined;
     try {
-      message = parseRunMessage(delivery, options.maxMessageBytes);
+      message = parseRunMessage(delivery, deps.maxMessageBytes);
       await this.dispatch(message, delivery);
     } catch (err) {
       if (err instanceof PoisonMessage) {
         await this.deadLetter(delivery, message, err.letterCode, err.message);
         return;
       }
-      if (delivery.deliveryCount >= options.maxDeliveries) {
+      if (delivery.deliveryCount >= deps.maxDeliveries) {
         const reason = `failed ${delivery.deliveryCount} deliveries; last error: ${(err as Error)?.message ?? String(err)}`;
         await this.deadLetter(delivery, message, 'repeated-failure', reason);
         return;
       }
-      options.logger.warn(
+      deps.logger.warn(
         { err, deliveryCount: delivery.deliveryCount, runId: message?.runId },
         'run message failed; it will be redelivered',
       );
@@ -71,13 +75,14 @@ export class Dispatcher {
     code: string,
     reason: string,
   ): Promise<void> {
-    const { options, instruments } = this.context;
+    const { deps } = this;
+    const { instruments } = deps;
     const child = childStartOf(delivery, message);
     if (child !== undefined) {
       try {
-        await settleDeadLetteredChild(options, child, { code, reason });
+        await settleDeadLetteredChild(deps, child, { code, reason });
       } catch (err) {
-        options.logger.warn(
+        deps.logger.warn(
           { err, runId: child.runId, parent: child.parentRunId, code },
           'settling a child whose start is dead-lettered failed; the start will be redelivered',
         );
@@ -87,12 +92,12 @@ export class Dispatcher {
       }
     }
     const letter = { code, reason, runId: runIdOf(delivery, message) };
-    return deadLetterDelivery(delivery, letter, options, instruments, REDELIVERY_BASE_MS);
+    return deadLetterDelivery(delivery, letter, deps, instruments, REDELIVERY_BASE_MS);
   }
 
   private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
-    const { options, instruments, sessions } = this.context;
-    const { store, transport } = options;
+    const { deps } = this;
+    const { instruments, sessions, store, transport } = deps;
     switch (message.kind) {
       case 'start': {
         const workflow = this.registry.get(workflowKey(message.workflow, message.version));
@@ -104,20 +109,20 @@ export class Dispatcher {
           // A child whose start was being dead-lettered when its worker died is not a run under
           // way: its start goes on toward the dead letter that settles it (child-dead-letters.ts).
           const existing = await store.getRun(message.runId);
-          if (existing && (await unfinishedTombstoneEpoch(options, existing)) === undefined) {
+          if (existing && (await unfinishedTombstoneEpoch(deps, existing)) === undefined) {
             return this.claimKnownRun(existing, message, delivery);
           }
           return this.putBacks.putBackStart(message, delivery);
         }
         const acquiredAt = Date.now();
-        const { leaseMs, workerId } = options;
+        const { leaseMs, workerId } = deps;
         // Create and lease in one store call.
         const taken = await store.createRunAndLease(
           {
             runId: message.runId,
             workflow: message.workflow,
             version: message.version,
-            input: await messageValue(options, message),
+            input: await messageValue(deps, message),
             idempotencyKey: message.idempotencyKey ?? null,
             traceparent: message.traceparent ?? null,
           },
@@ -128,11 +133,11 @@ export class Dispatcher {
         if (!taken.created) {
           // A child whose start was dead-lettered never runs; one whose settling a crash cut
           // short runs after all, once, its parent never having been told (child-dead-letters.ts).
-          const settling = await unfinishedTombstoneEpoch(options, taken.run);
+          const settling = await unfinishedTombstoneEpoch(deps, taken.run);
           if (settling !== undefined) await store.releaseLease(taken.run.runId, settling);
           return this.claimKnownRun(taken.run, message, delivery);
         }
-        return claimRun(this.context, taken.run, workflow, message, delivery, {
+        return claimRun(this.deps, taken.run, workflow, message, delivery, {
           lease: taken.lease,
           acquiredAt,
         });
@@ -151,13 +156,13 @@ export class Dispatcher {
         const { found, wake, dropped } = await store.deliverSignal(message.runId, {
           signalId: message.signalId,
           name: message.name,
-          payload: await messageValue(options, message),
+          payload: await messageValue(deps, message),
         });
         if (!found) return this.unknownRunYet(message, delivery);
         if (dropped === true) {
           // The run finished: nothing will read the signal, and redelivering it would change nothing.
           instruments.signalsDropped.add(1);
-          options.logger.debug(
+          deps.logger.debug(
             { runId: message.runId, signal: message.name, signalId: message.signalId },
             'signal dropped: its run has already finished',
           );
@@ -185,7 +190,7 @@ export class Dispatcher {
    * The chain ends, so this ends.
    */
   private async cancelTooLate(message: CancelMessage, delivery: Delivery): Promise<void> {
-    const { store, transport, logger } = this.context.options;
+    const { store, transport, logger } = this.deps;
     const run = await store.getRun(message.runId);
     if (run?.status === 'completed' && isContinuedAsNew(run.result)) {
       const successor = run.result[CONTINUED_AS].runId;
@@ -207,17 +212,17 @@ export class Dispatcher {
    */
   private async claimKnownRun(run: RunRecord, message: RunMessage, delivery: Delivery): Promise<void> {
     if (message.kind === 'start' && isSettledChild(run)) {
-      await retellParent(this.context.options, run);
+      await retellParent(this.deps, run);
       return delivery.ack();
     }
     const workflow = this.registry.get(workflowKey(run.workflow, run.version));
-    if (workflow) return claimRun(this.context, run, workflow, message, delivery);
+    if (workflow) return claimRun(this.deps, run, workflow, message, delivery);
     return this.putBacks.putBack(run, delivery);
   }
 
   /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
   private async unknownRunYet(message: RunMessage, delivery: Delivery): Promise<void> {
-    if (delivery.deliveryCount >= this.context.options.maxDeliveries) {
+    if (delivery.deliveryCount >= this.deps.maxDeliveries) {
       throw new PoisonMessage(
         'unknown-run',
         `${message.kind} message for run ${message.runId}, which never started`,

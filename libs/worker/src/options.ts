@@ -18,7 +18,7 @@ import {
   type PayloadProtection,
   type PayloadProtectionOptions,
 } from '@baton/core/runtime';
-import { FleetJournalGate } from './journal-gate.js';
+import { FleetJournalGate } from './fleet/journal-gate.js';
 import {
   DEFAULT_RESUME_SHARE,
   defaultMemoryBudgetBytes,

@@ -19,8 +19,8 @@ import type { WorkerEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { workflowKey } from './options.js';
 import { PoisonMessage } from './poison.js';
-import { redeliveryDelayMs } from './run-messages.js';
-import type { VersionHolders } from './version-holders.js';
+import { redeliveryDelayMs } from './run/run-messages.js';
+import type { VersionHolders } from './fleet/version-holders.js';
 
 /**
  * No holder: the first redelivery after 2 x BASE_MS, doubling up to CAP_MS, so a version no worker

@@ -24,7 +24,7 @@ import {
   resolvePayloadProtection,
   type JournalEntry,
 } from '@baton/core/runtime';
-import { SETTLING_LEASE_MS, SETTLING_OWNER } from './child-dead-letters.js';
+import { SETTLING_LEASE_MS, SETTLING_OWNER } from './run/child-dead-letters.js';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 import type { WorkerOptions } from './index.js';
 

@@ -6,7 +6,7 @@ import type { Store } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { Worker } from './index.js';
-import { reportedHost, reportTtlMs } from './fleet-report.js';
+import { reportedHost, reportTtlMs } from './fleet/fleet-report.js';
 import type { Logger } from './logger.js';
 import { FAST, fleet, until, type Fleet } from './fleet.spec-helper.js';
 

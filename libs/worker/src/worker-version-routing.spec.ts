@@ -9,7 +9,7 @@ import { defineWorkflow } from '@baton/core';
 import type { FleetStore, ReportedWorker } from '@baton/core/adapter';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 import { silentLogger } from './logger.js';
-import { VersionHolders } from './version-holders.js';
+import { VersionHolders } from './fleet/version-holders.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {

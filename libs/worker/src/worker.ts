@@ -2,8 +2,9 @@
  * The Worker: claims runs from the transport's run queue and executes them (DESIGN §3). This file
  * is step 1 of a run's path through the worker, the lifecycle: it builds the rooms, starts them and
  * stops them. Read on in order: claim-loop.ts (fetch), dispatch.ts (by message kind), claim.ts
- * (lease, ack, session), run-session.ts (recovery from checkpoint and journal in recovery.ts,
- * then replay and execution), journal-writer.ts (appends and checkpoints).
+ * (lease, ack, session), run/run-session.ts (recovery from checkpoint and journal in
+ * run/recovery.ts, then replay and execution), run/journal-writer.ts (appends and checkpoints).
+ * The parts the worker keeps with its peers are in fleet/ (index.ts says what goes where).
  *
  * Lifecycle states:
  * - `created`: constructed, options validated, nothing running;
@@ -24,13 +25,12 @@ import { BatonError, type AnyWorkflowDefinition } from '@baton/core';
 import { hasPresence } from '@baton/core/adapter';
 import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
 import { observeBacklog, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
-import type { ClaimContext } from './claim.js';
 import { ClaimLoop } from './claim-loop.js';
 import { DataLossWatch, type DataLossReport } from './data-loss.js';
-import { Dispatcher } from './dispatch.js';
-import { FleetReporter, reportTtlMs } from './fleet-report.js';
+import { Dispatcher, type DispatchDeps } from './dispatch.js';
+import { FleetReporter, reportTtlMs } from './fleet/fleet-report.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { Maintenance } from './maintenance.js';
+import { Maintenance } from './fleet/maintenance.js';
 import { MemoryBudget } from './memory-budget.js';
 import {
   resolveWorkerOptions,
@@ -40,11 +40,11 @@ import {
 } from './options.js';
 import { DEAD_LETTER_CODES } from './poison.js';
 import { PutBack } from './put-back.js';
-import type { RunSession } from './run-session.js';
-import { SharedMembership } from './shared-membership.js';
-import { StoreClock } from './store-clock.js';
-import { VersionHolders } from './version-holders.js';
-import { VersionRedrive } from './version-redrive.js';
+import type { RunSession } from './run/run-session.js';
+import { SharedMembership } from './fleet/shared-membership.js';
+import { StoreClock } from './fleet/store-clock.js';
+import { VersionHolders } from './fleet/version-holders.js';
+import { VersionRedrive } from './fleet/version-redrive.js';
 
 export type WorkerState = 'created' | 'running' | 'draining' | 'stopped';
 
@@ -159,19 +159,45 @@ export class Worker {
       emit: this.options.onEvent,
       takeLocally: (message) => this.claimLoop.takeLocally(message),
     });
-    const claims: ClaimContext = {
-      options: this.options,
+    const running = (): boolean => this.stateValue === 'running';
+    const claims: DispatchDeps = {
+      transport,
+      store,
+      logger,
+      onEvent: this.options.onEvent,
+      faults: this.options.faults,
+      payloadProtection: this.options.payloadProtection,
+      claimCheck: this.options.claimCheck,
+      workerId: this.options.workerId,
+      checkpointEvery: this.options.checkpointEvery,
+      inProcessWaitMs: this.options.inProcessWaitMs,
+      pipelineSteps: this.options.pipelineSteps,
+      unreadableRetryMs: this.options.unreadableRetryMs,
+      leaseMs,
+      maxResumeFailures: this.options.maxResumeFailures,
+      resumeBackoffMs: this.options.resumeBackoffMs,
+      resumeBackoffMaxMs: this.options.resumeBackoffMaxMs,
+      maxMessageBytes: this.options.maxMessageBytes,
+      maxDeliveries: this.options.maxDeliveries,
       keeper: this.keeper,
       instruments: this.instruments,
-      storeClock: this.storeClock,
+      storeNow: () => this.storeClock.now(),
       dataLoss: this.dataLoss,
       sessions: this.sessions,
-      running: () => this.stateValue === 'running',
+      running,
       lendSlot: () => this.claimLoop.lendSlot(),
     };
     const dispatcher = new Dispatcher(claims, this.registry, putBacks);
     this.memoryBudget = new MemoryBudget(this.options.memoryBudget, logger, this.instruments);
-    this.claimLoop = new ClaimLoop(this.options, dispatcher.handle, claims.running, this.memoryBudget);
+    this.claimLoop = new ClaimLoop({
+      transport,
+      concurrency: this.options.concurrency,
+      fetchWaitMs: this.options.fetchWaitMs,
+      logger,
+      handleDelivery: dispatcher.handle,
+      running,
+      budget: this.memoryBudget,
+    });
   }
 
   get state(): WorkerState {

@@ -29,8 +29,22 @@ import {
 import type { RunOutcome } from '@baton/core/adapter';
 import { sealOutcome, serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 import { reportEndToParentOf } from './run-links.js';
+
+/** What recording a failed claim uses of the worker's options. */
+export type ClaimFailureOptions = Pick<
+  ResolvedWorkerOptions,
+  | 'store'
+  | 'transport'
+  | 'logger'
+  | 'onEvent'
+  | 'payloadProtection'
+  | 'claimCheck'
+  | 'maxResumeFailures'
+  | 'resumeBackoffMs'
+  | 'resumeBackoffMaxMs'
+>;
 
 /** What became of a claim whose session threw. */
 export type ClaimFailureEnd = 'not-counted' | 'backoff' | 'failed' | 'cancelled';
@@ -56,7 +70,7 @@ export async function handleClaimFailure(
   err: unknown,
   runId: string,
   epoch: number,
-  options: ResolvedWorkerOptions,
+  options: ClaimFailureOptions,
   instruments: WorkerInstruments,
   /** The store's time as this worker estimates it (store-clock.ts): the timer is compared with it. */
   storeNow: () => number,

@@ -44,7 +44,7 @@ import {
   type PayloadProtection,
 } from '@baton/core/runtime';
 import type { WorkerInstruments } from '@baton/telemetry';
-import type { FaultHook } from './faults.js';
+import type { FaultHook } from '../faults.js';
 
 const IDENTITY = { codec: IDENTITY_PAYLOAD_CODEC };
 

@@ -8,7 +8,7 @@ import {
 } from '@baton/core';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { countsAsResumeFailure, resumeBackoffMs } from './claim-failures.js';
-import { resolveWorkerOptions } from './options.js';
+import { resolveWorkerOptions } from '../options.js';
 
 describe('which errors count as a failed resume', () => {
   it('counts errors of the run, not a lost lease, a fenced write, a conflict, a shutdown or an outage', () => {

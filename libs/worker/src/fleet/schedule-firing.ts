@@ -25,9 +25,9 @@ import {
   type PayloadProtection,
   type PreviousRun,
 } from '@baton/core/runtime';
-import type { WorkerEvent } from './events.js';
-import type { FaultHook } from './faults.js';
-import type { Logger } from './logger.js';
+import type { WorkerEvent } from '../events.js';
+import type { FaultHook } from '../faults.js';
+import type { Logger } from '../logger.js';
 
 /** Due schedules one pass reads at most; a full batch has the next pass follow at once. */
 export const SCHEDULE_BATCH = 100;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FleetStore, ReportedWorker } from '@baton/core/adapter';
-import { silentLogger } from './logger.js';
+import { silentLogger } from '../logger.js';
 import { VersionHolders } from './version-holders.js';
 
 function worker(workerId: string, versions: number[]): ReportedWorker {

@@ -17,7 +17,7 @@
 import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
 import { MAX_CONCURRENCY_KEY_LENGTH, type RunQueue, type SlotRequest } from '@baton/core/adapter';
 import { enqueueWake } from './run-messages.js';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 
 type GateOptions = Pick<ResolvedWorkerOptions, 'store' | 'transport' | 'logger'>;
 

@@ -31,13 +31,19 @@ import {
 import type { RunOutcome } from '@baton/core/adapter';
 import { sealOutcome, serializeError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 import { reportEndToParentOf } from './run-links.js';
+
+/** What failing or holding an unreadable run uses of the worker's options. */
+export type UnreadableRunOptions = Pick<
+  ResolvedWorkerOptions,
+  'store' | 'transport' | 'logger' | 'onEvent' | 'payloadProtection' | 'claimCheck' | 'unreadableRetryMs'
+>;
 
 export interface UnreadableRunContext {
   runId: string;
   epoch: number;
-  options: ResolvedWorkerOptions;
+  options: UnreadableRunOptions;
   instruments: WorkerInstruments;
   /** Stops renewing the lease (the store releases it when the run is suspended or finished). */
   releaseLease(): void;

@@ -18,7 +18,7 @@
  *    keeps running, so a store outage delays a dead letter at most by the grace, never forever.
  */
 import type { FleetStore, ReportedWorker } from '@baton/core/adapter';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /** How long one listing answers for. */
 export const LISTING_TTL_MS = 1_000;

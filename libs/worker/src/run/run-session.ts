@@ -41,13 +41,42 @@ import { JournalWriter } from './journal-writer.js';
 import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
 import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate.js';
 import { enqueueResume } from './run-messages.js';
-import type { LeaseHandlers, LeaseKeeper } from './lease-keeper.js';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { LeaseHandlers, LeaseKeeper } from '../lease-keeper.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 import { recoverRun } from './recovery.js';
 import { handleUnreadableRun } from './unreadable-run.js';
 import { countsAsResumeFailure } from './claim-failures.js';
-import type { StoreClock } from './store-clock.js';
-import type { SessionEnd } from './events.js';
+import type { SessionEnd } from '../events.js';
+
+/**
+ * What a session uses of its worker: the options it reads and the worker's parts it calls. Built
+ * once in worker.ts; claim.ts binds `logger` and `onEvent` to each run before handing them on.
+ */
+export interface SessionDeps extends Pick<
+  ResolvedWorkerOptions,
+  | 'transport'
+  | 'store'
+  | 'logger'
+  | 'onEvent'
+  | 'faults'
+  | 'payloadProtection'
+  | 'claimCheck'
+  | 'workerId'
+  | 'checkpointEvery'
+  | 'inProcessWaitMs'
+  | 'pipelineSteps'
+  | 'unreadableRetryMs'
+> {
+  readonly keeper: Pick<LeaseKeeper, 'add' | 'remove' | 'confirm'>;
+  readonly instruments: WorkerInstruments;
+  /**
+   * The store's time as this worker estimates it (store-clock.ts): timer deadlines and journal
+   * times are on the store's clock, which compares them.
+   */
+  readonly storeNow: () => number;
+  /** Lends the run's claim slot while it waits for a rate limit (claim-loop.ts). */
+  readonly lendSlot?: () => (() => Promise<void>) | undefined;
+}
 
 export interface SessionStart {
   run: RunRecord;
@@ -132,22 +161,21 @@ export class RunSession {
   readonly runId: string;
   readonly epoch: number;
 
+  private readonly keeper: SessionDeps['keeper'];
+  private readonly instruments: WorkerInstruments;
+  /** The store's time as this worker estimates it. */
+  private readonly storeNow: () => number;
+
   constructor(
     private readonly start: SessionStart,
-    private readonly options: ResolvedWorkerOptions,
-    private readonly keeper: LeaseKeeper,
-    private readonly instruments: WorkerInstruments,
-    /** Timer deadlines and journal times are on the store's clock, which compares them. */
-    private readonly storeClock: StoreClock,
-    /** Lends the run's claim slot while it waits for a rate limit (claim-loop.ts). */
-    private readonly lendSlot?: () => (() => Promise<void>) | undefined,
+    private readonly deps: SessionDeps,
   ) {
     this.runId = start.run.runId;
     this.epoch = start.epoch;
+    this.keeper = deps.keeper;
+    this.instruments = deps.instruments;
+    this.storeNow = deps.storeNow;
   }
-
-  /** The store's time as this worker estimates it. */
-  private readonly storeNow = (): number => this.storeClock.now();
 
   /** Asks the run to stop at its next step and hand itself to another worker. */
   handoff(): void {
@@ -163,7 +191,7 @@ export class RunSession {
   pause(): void {
     if (this.pauseRequested) return;
     this.pauseRequested = true;
-    this.options.logger.info(
+    this.deps.logger.info(
       { runId: this.runId, epoch: this.epoch },
       'pause requested; stopping at the next step',
     );
@@ -193,10 +221,10 @@ export class RunSession {
   /** The reason kept with the run's cancel flag; undefined when none was given or it cannot be read. */
   private async storedCancelReason(): Promise<string | undefined> {
     try {
-      return (await this.options.store.getLease(this.runId))?.cancelReason;
+      return (await this.deps.store.getLease(this.runId))?.cancelReason;
     } catch (err) {
       // The cancel still happens; only its words are lost (the executor's default reason).
-      this.options.logger.warn({ err, runId: this.runId }, 'the cancel reason could not be read');
+      this.deps.logger.warn({ err, runId: this.runId }, 'the cancel reason could not be read');
       return undefined;
     }
   }
@@ -205,7 +233,7 @@ export class RunSession {
     const { runId, epoch } = this;
     this.keeper.add(runId, epoch, this.start.acquiredAt, {
       ...this.leaseHandlers,
-      logger: this.options.logger,
+      logger: this.deps.logger,
     });
     try {
       return await this.execute();
@@ -218,7 +246,7 @@ export class RunSession {
   private readonly leaseHandlers: LeaseHandlers = {
     onLost: (error) => {
       this.instruments.leaseLosses.add(1);
-      this.options.onEvent({ type: 'lease-lost', runId: this.runId, epoch: this.epoch });
+      this.deps.onEvent({ type: 'lease-lost', runId: this.runId, epoch: this.epoch });
       this.abort(error);
     },
     onCancelRequested: () => this.cancel(),
@@ -229,7 +257,7 @@ export class RunSession {
     const { runId, epoch } = this;
     // Resume point, fence marker, journal tail and verified history (recovery.ts).
     const recovered = await recoverRun(
-      this.options,
+      this.deps,
       { run: this.start.run, epoch, fresh: this.start.fresh === true },
       this.storeNow,
       this.instruments,
@@ -240,7 +268,7 @@ export class RunSession {
     const { checkpoint, entries: effective, resolved, head } = history;
     this.writer = this.newWriter(effective, history.lastSeq, markerPosition, head);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
-    if (this.options.transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
+    if (this.deps.transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
     const terminal = resolved.find((e) => TERMINAL.has(e.type));
     // The last owner journaled the outcome but died before recording it in the store.
@@ -258,10 +286,10 @@ export class RunSession {
       runId,
       history: resolved,
       host: this.host(),
-      inProcessWaitMs: this.options.inProcessWaitMs,
+      inProcessWaitMs: this.deps.inProcessWaitMs,
       cancelRequested,
       cancelReason,
-      pipelineSteps: this.options.pipelineSteps,
+      pipelineSteps: this.deps.pipelineSteps,
     });
     if (this.handoffRequested || this.pauseRequested) this.executor.handoff();
     let outcome: ExecutionOutcome;
@@ -283,7 +311,7 @@ export class RunSession {
     position: number,
     head: string | undefined,
   ): JournalWriter {
-    const { transport, store, payloadProtection } = this.options;
+    const { transport, store, payloadProtection } = this.deps;
     return new JournalWriter({
       transport,
       store,
@@ -292,12 +320,12 @@ export class RunSession {
       entries,
       position,
       checkpointSeq,
-      checkpointEvery: this.options.checkpointEvery,
-      faults: this.options.faults,
+      checkpointEvery: this.deps.checkpointEvery,
+      faults: this.deps.faults,
       instruments: this.instruments,
       protection: protectionActive(payloadProtection) ? payloadProtection : undefined,
       head,
-      claimCheck: this.options.claimCheck,
+      claimCheck: this.deps.claimCheck,
       onUnencodableStep: this.reportUnencodableStep,
       clock: this.storeNow,
     });
@@ -318,9 +346,9 @@ export class RunSession {
     }
     if (slot === undefined) return undefined;
     this.slot = slot;
-    if (await takeSlot(this.options, slot)) return undefined;
+    if (await takeSlot(this.deps, slot)) return undefined;
     this.keeper.remove(this.runId);
-    const parked = await this.options.store.suspendRun({
+    const parked = await this.deps.store.suspendRun({
       runId: this.runId,
       epoch: this.epoch,
       wakeAt: null,
@@ -332,16 +360,16 @@ export class RunSession {
       return { cancel: true };
     }
     if (parked.paused === true) {
-      await releaseSlot(this.options, slot);
+      await releaseSlot(this.deps, slot);
       return this.reportPaused();
     }
-    await afterParking(this.options, slot);
+    await afterParking(this.deps, slot);
     return 'suspended';
   }
 
   private host(): ExecutionHost {
     const writer = this.writer!;
-    const { store } = this.options;
+    const { store } = this.deps;
     return {
       runId: this.runId,
       append: (entries, options) => writer.append(entries, options),
@@ -351,7 +379,7 @@ export class RunSession {
       // Payloads sealed in the inbox (docs/integrity.md) are opened here, before any wait sees them.
       readSignals: async () => {
         const inbox = await store.readSignals(this.runId);
-        const protection = this.options.payloadProtection;
+        const protection = this.deps.payloadProtection;
         return inbox.map((signal) =>
           isSealedValue(signal.payload)
             ? { ...signal, payload: openValue(signal.payload, this.runId, 'signal payload', protection) }
@@ -361,8 +389,8 @@ export class RunSession {
       // Rate limits are kept on the store's clock: a refusal's wait is a duration, not a time, so
       // this worker's clock skew never moves it.
       takeRateToken: (request) => store.takeRateToken(request),
-      lendSlot: this.lendSlot,
-      startChild: (child) => startChild(this.options, this.start.run, child),
+      lendSlot: this.deps.lendSlot,
+      startChild: (child) => startChild(this.deps, this.start.run, child),
       // A process frozen past its lease (SIGSTOP, a long pause) wakes with its timers due at
       // once: the step a newer owner may have completed meanwhile must not start here before the
       // keeper's next tick reports the loss.
@@ -373,14 +401,14 @@ export class RunSession {
         throw lost;
       },
       heartbeat: (seq, details) =>
-        this.options.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
+        this.deps.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
       signalRefused: ({ name, signalId, seq, issues }) => {
-        this.options.logger.warn(
+        this.deps.logger.warn(
           { runId: this.runId, signal: name, signalId, seq, issues },
           `signal '${name}' to run ${this.runId} does not match the schema of its wait (step #${seq}): ` +
             `${issues.join('; ')}. It was skipped and the wait goes on; send a valid payload`,
         );
-        this.options.onEvent({ type: 'signal-refused', runId: this.runId, signal: name, signalId, issues });
+        this.deps.onEvent({ type: 'signal-refused', runId: this.runId, signal: name, signalId, issues });
       },
       // Timed around the attempt's own promise (no wrapper function or promise per step), with
       // the attribute objects of an activity made once per worker, not once per attempt.
@@ -404,7 +432,7 @@ export class RunSession {
         this.keeper.remove(this.runId);
         const result = await store.suspendRun({ runId: this.runId, epoch: this.epoch, ...request });
         if (!result.ok) this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
-        else await releaseSlot(this.options, this.slot);
+        else await releaseSlot(this.deps, this.slot);
         if (result.ok && result.paused === true) this.pausedAtSuspend = true;
         // The executor cancels on this answer; hand it the reason first (the first reason wins).
         if (!result.ok && result.reason === 'cancel-requested') {
@@ -466,21 +494,21 @@ export class RunSession {
     // successor's start, the end to a parent, cancels to the children left running.
     const run = this.start.run;
     if (outcome.status === 'completed' && isContinuedAsNew(outcome.result)) {
-      await startSuccessor(this.options, run, outcome.result);
+      await startSuccessor(this.deps, run, outcome.result);
     }
-    await reportEndToParent(this.options, run, outcome);
-    await cancelOpenChildren(this.options, this.runId, writer.entries, outcome);
-    await this.options.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
+    await reportEndToParent(this.deps, run, outcome);
+    await cancelOpenChildren(this.deps, this.runId, writer.entries, outcome);
+    await this.deps.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     const started = performance.now();
-    await this.options.store.finishRun(
+    await this.deps.store.finishRun(
       this.runId,
       this.epoch,
-      sealOutcome(outcome, this.runId, this.options.payloadProtection),
+      sealOutcome(outcome, this.runId, this.deps.payloadProtection),
       writer.snapshot(outcome.status),
     );
     // The final checkpoint is written by finishRun, atomically with the outcome.
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
-    await releaseSlot(this.options, this.slot);
+    await releaseSlot(this.deps, this.slot);
     return outcome.status;
   }
 
@@ -493,7 +521,7 @@ export class RunSession {
    */
   private async unlessCancelled(outcome: RunOutcome): Promise<RunOutcome> {
     if (outcome.status === 'cancelled' || this.executor?.cancelling === true) return outcome;
-    const answer = await this.options.store.closeCancels(this.runId, this.epoch);
+    const answer = await this.deps.store.closeCancels(this.runId, this.epoch);
     if (!answer.cancelRequested) return outcome;
     return { status: 'cancelled', error: cancelledError(answer.cancelReason ?? 'cancel requested') };
   }
@@ -510,13 +538,13 @@ export class RunSession {
     const tooLarge = cause instanceof PayloadTooLargeError;
     const code = tooLarge ? 'too-large' : 'unencodable';
     const details = tooLarge ? { size: cause.size } : { problem: cause.problem };
-    this.options.logger.warn(
+    this.deps.logger.warn(
       { runId: this.runId, epoch: this.epoch, code: cause.code, what: cause.what, ...details },
       tooLarge
         ? 'run failed: an entry is larger than the bus accepts'
         : 'run failed: a value it must journal cannot be encoded',
     );
-    await this.options.transport
+    await this.deps.transport
       .deadLetter({
         data: new TextEncoder().encode(JSON.stringify({ runId: this.runId, what: cause.what, ...details })),
         headers: { 'baton-run-id': this.runId },
@@ -524,9 +552,9 @@ export class RunSession {
         reason,
         at: Date.now(),
       })
-      .catch((err: unknown) => this.options.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
+      .catch((err: unknown) => this.deps.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
     this.instruments.deadLetters.add(1, { [ATTR.code]: code });
-    this.options.onEvent({ type: 'dead-lettered', code, reason, runId: this.runId });
+    this.deps.onEvent({ type: 'dead-lettered', code, reason, runId: this.runId });
     return this.finish({ status: 'failed', error: serializeError(cause) });
   }
 
@@ -540,7 +568,7 @@ export class RunSession {
 
   /** A step's result had no JSON form; the step journals ActivityFailed (never run again). */
   private readonly reportUnencodableStep = (err: UnencodableValueError): void => {
-    this.options.logger.warn(
+    this.deps.logger.warn(
       { runId: this.runId, epoch: this.epoch, code: err.code, what: err.what, problem: err.problem },
       'activity result cannot be encoded: the step fails and the activity does not run again',
     );
@@ -551,7 +579,7 @@ export class RunSession {
     const end = await handleUnreadableRun(err, {
       runId: this.runId,
       epoch: this.epoch,
-      options: this.options,
+      options: this.deps,
       instruments: this.instruments,
       releaseLease: () => this.keeper.remove(this.runId),
       storeNow: this.storeNow,
@@ -562,7 +590,7 @@ export class RunSession {
 
   /** Logs the pause and says how the session ended. */
   private reportPaused(): SessionEnd {
-    this.options.logger.info({ runId: this.runId, epoch: this.epoch }, 'run paused');
+    this.deps.logger.info({ runId: this.runId, epoch: this.epoch }, 'run paused');
     return 'paused';
   }
 
@@ -579,23 +607,23 @@ export class RunSession {
     this.keeper.remove(this.runId);
     let result;
     try {
-      result = await this.options.store.pauseHeldRun(this.runId, this.epoch);
+      result = await this.deps.store.pauseHeldRun(this.runId, this.epoch);
     } catch (err) {
       if (!(err instanceof FencedWriteError)) throw err;
-      this.options.logger.warn({ runId: this.runId, epoch: this.epoch }, 'pause refused: the lease moved on');
+      this.deps.logger.warn({ runId: this.runId, epoch: this.epoch }, 'pause refused: the lease moved on');
       return 'aborted';
     }
     if (result.ok) {
-      await releaseSlot(this.options, this.slot);
+      await releaseSlot(this.deps, this.slot);
       return this.reportPaused();
     }
-    const released = await this.options.store.releaseLease(this.runId, this.epoch);
-    if (released) await enqueueResume(this.options.transport, this.runId, 'handoff');
+    const released = await this.deps.store.releaseLease(this.runId, this.epoch);
+    if (released) await enqueueResume(this.deps.transport, this.runId, 'handoff');
     return 'handed-off';
   }
 
   private async handOff(): Promise<void> {
-    const { store, transport } = this.options;
+    const { store, transport } = this.deps;
     await this.writer!.checkpoint('running').catch(() => undefined);
     // Renewals stop before the release: one that landed after it would find the lease ownerless
     // and report a loss that is this session's own hand-off.
@@ -619,7 +647,7 @@ export class RunSession {
     try {
       await this.handOff();
     } catch (err) {
-      this.options.logger.warn(
+      this.deps.logger.warn(
         { err, runId: this.runId },
         'hand-off after abort failed; the reaper will resume the run',
       );

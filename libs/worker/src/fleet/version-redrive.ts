@@ -18,9 +18,9 @@
 import { NotFoundError } from '@baton/core';
 import type { DeadLetterQueue, RunQueue } from '@baton/core/adapter';
 import { decodeMessage } from '@baton/core/runtime';
-import type { WorkerEvent } from './events.js';
-import type { Logger } from './logger.js';
-import { workflowKey } from './options.js';
+import type { WorkerEvent } from '../events.js';
+import type { Logger } from '../logger.js';
+import { workflowKey } from '../options.js';
 
 /** Interval of the redrive pass after the first one at start. */
 export const REDRIVE_SCAN_MS = 60_000;

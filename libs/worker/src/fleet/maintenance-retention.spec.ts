@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
-import type { WorkerEvent } from './events.js';
-import { silentLogger } from './logger.js';
+import type { WorkerEvent } from '../events.js';
+import { silentLogger } from '../logger.js';
 import { Maintenance, RETENTION_SWEEP } from './maintenance.js';
 
 const HOUR = 3_600_000;

@@ -41,7 +41,7 @@ import {
   type RunHistory,
 } from '@baton/core/runtime';
 import type { WorkerInstruments } from '@baton/telemetry';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 
 /** What recovery uses of the worker's options. */
 export type RecoveryOptions = Pick<

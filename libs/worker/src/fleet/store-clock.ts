@@ -18,7 +18,7 @@
  * 3. Reading the clock never calls the store: `now()` is local arithmetic, so no step pays for it.
  */
 import type { LeaseStore } from '@baton/core/adapter';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /** How fast an estimate is assumed to go stale: 1 ms per second is generous for clock drift. */
 const DRIFT_PER_MS = 0.001;

@@ -45,10 +45,10 @@ import {
   type WakeMessage,
   type PayloadProtection,
 } from '@baton/core/runtime';
-import type { WorkerEvent } from './events.js';
-import type { FaultHook } from './faults.js';
-import type { Logger } from './logger.js';
-import { enqueueResume, enqueueWake } from './run-messages.js';
+import type { WorkerEvent } from '../events.js';
+import type { FaultHook } from '../faults.js';
+import type { Logger } from '../logger.js';
+import { enqueueResume, enqueueWake } from '../run/run-messages.js';
 import { ScheduleFiring, type ScheduleFiringPass } from './schedule-firing.js';
 
 const BATCH = 100;

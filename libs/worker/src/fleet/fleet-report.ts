@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { AnyWorkflowDefinition } from '@baton/core';
 import type { FleetStore, ReportedEncryption, WorkerReport, WorkflowVersions } from '@baton/core/adapter';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /** Ticks a report outlives its write: a live worker stays listed through two missed writes. */
 const TICKS_PER_TTL = 3;
@@ -41,13 +41,14 @@ export function reportedHost(env: NodeJS.ProcessEnv = process.env): string {
 let packageVersion: string | undefined;
 
 /**
- * The version of this package, read once from its package.json (next to `src` and `dist` alike);
+ * The version of this package, read once from its package.json (two folders up from `src/fleet`
+ * and `dist/fleet` alike);
  * `unknown` when the file cannot be read (an unusual install), which the report then shows.
  */
 export function batonVersion(): string {
   if (packageVersion !== undefined) return packageVersion;
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       version?: unknown;
     };
     packageVersion = typeof pkg.version === 'string' && pkg.version !== '' ? pkg.version : 'unknown';

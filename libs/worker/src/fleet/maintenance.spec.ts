@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { hasPresence, type Store } from '@baton/core/adapter';
 import { decodeMessage } from '@baton/core/runtime';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
-import type { WorkerEvent } from './events.js';
-import { silentLogger } from './logger.js';
+import type { WorkerEvent } from '../events.js';
+import { silentLogger } from '../logger.js';
 import { Maintenance } from './maintenance.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '@baton/core';
 import type { Store, WorkerReport } from '@baton/core/adapter';
-import { fleet, until, type Fleet } from './fleet.spec-helper.js';
+import { fleet, until, type Fleet } from '../fleet.spec-helper.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {

@@ -17,7 +17,7 @@
  * 2. A listing is judged by the reports it holds: a live worker without `readsGroupJournal` closes it.
  */
 import type { FleetStore } from '@baton/core/adapter';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 export class FleetJournalGate {
   private isOpen = false;

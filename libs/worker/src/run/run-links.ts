@@ -26,7 +26,7 @@ import {
   type ChildStartRequest,
   type JournalEntry,
 } from '@baton/core/runtime';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 
 type LinkOptions = Pick<ResolvedWorkerOptions, 'transport' | 'claimCheck' | 'logger' | 'payloadProtection'>;
 

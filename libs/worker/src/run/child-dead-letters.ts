@@ -41,7 +41,7 @@ import {
   type RunMessage,
   type StartMessage,
 } from '@baton/core/runtime';
-import type { ResolvedWorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions } from '../options.js';
 import { reportEndToParent } from './run-links.js';
 
 /**
