@@ -327,7 +327,31 @@ describe('baton --help', () => {
     for (const v of flagged) {
       const entry = entries.find((e) => e.startsWith(`${v.flag!.name} `));
       expect(entry, v.flag!.name).toBeDefined();
-      expect(entry, v.name).toContain(`(${v.name})`);
+      expect(entry, v.name).toContain(`(${v.name}`);
+    }
+  });
+
+  it("lists the console's flags from its variables' rows, each naming its variable and default", async () => {
+    const help = await cli(['console', '--help']);
+    expect(help.code).toBe(0);
+    const flagged = VARIABLES.filter((v) => v.flag !== undefined && v.readBy.includes('console'));
+    expect(flagged.map((v) => v.flag!.name)).toEqual(
+      expect.arrayContaining([
+        '--port',
+        '--host',
+        '--token',
+        '--read-only',
+        '--metrics-url',
+        '--store-timeout',
+      ]),
+    );
+    const entries = help.out.split(/\n(?=\s+--)/).map((e) => e.replace(/\s+/g, ' ').trim());
+    for (const v of flagged) {
+      const entry = entries.find((e) => e.startsWith(`${v.flag!.name} `));
+      expect(entry, v.flag!.name).toBeDefined();
+      expect(entry, v.name).toContain(`(${v.name}`);
+      if (v.default.startsWith('`'))
+        expect(entry, v.name).toContain(`default ${v.default.replaceAll('`', '')}`);
     }
   });
 });

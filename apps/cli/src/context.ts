@@ -11,6 +11,7 @@ import {
   operatorAdapters,
   readOperatorConfig,
   VARIABLES,
+  type BatonVariable,
 } from '@baton/host';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
@@ -23,6 +24,12 @@ import { UsageError } from './errors.js';
 const CONNECTION_FLAGS = VARIABLES.flatMap((v) =>
   v.flag !== undefined && v.readBy.includes('operator') ? [{ variable: v.name, flag: v.flag }] : [],
 );
+
+function variableNamed(name: string): BatonVariable {
+  const found = VARIABLES.find((v) => v.name === name);
+  if (found === undefined) throw new Error(`${name} is not in @baton/host's VARIABLES`);
+  return found;
+}
 
 /** commander's name of a flag's value: `--redis-bus-prefix` -> `redisBusPrefix`. */
 function attributeOf(flag: string): string {
@@ -41,14 +48,28 @@ export interface GlobalFlags {
   json?: boolean;
 }
 
+/**
+ * Adds the flag `variable` declares (VARIABLES in `@baton/host`) to `command`: its name, value and
+ * `--help` line, which names the variable and, when it has one, its default. A repeatable flag
+ * collects its values in a list.
+ */
+export function addVariableFlag(command: Command, variable: BatonVariable): Command {
+  const { flag } = variable;
+  if (flag === undefined) throw new Error(`${variable.name} declares no flag`);
+  const spec = `${flag.name}${flag.argument === undefined ? '' : ` <${flag.argument}>`}`;
+  const shownDefault =
+    variable.default === 'none' || variable.default === 'required'
+      ? ''
+      : `; default ${variable.default.replaceAll('`', '')}`;
+  const help = `${flag.help} (${variable.name}${flag.repeatable === true ? ': comma-separated' : ''}${shownDefault})`;
+  return flag.repeatable === true
+    ? command.option(spec, help, (value: string, previous: string[] = []) => [...previous, value])
+    : command.option(spec, help);
+}
+
 /** Adds the global flags to the program. */
 export function addGlobalFlags(program: Command): Command {
-  for (const { variable, flag } of CONNECTION_FLAGS) {
-    program.option(
-      `${flag.name}${flag.argument === undefined ? '' : ` <${flag.argument}>`}`,
-      `${flag.help} (${variable})`,
-    );
-  }
+  for (const { variable } of CONNECTION_FLAGS) addVariableFlag(program, variableNamed(variable));
   return program
     .option(
       '--set <NAME=value>',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { VARIABLES } from '@baton/host';
 import { CONSOLE_ENV, isLoopbackHost, resolveConsoleOptions } from './config.js';
 
 const TOKEN = 'a-long-enough-console-token';
@@ -16,6 +17,17 @@ describe('resolveConsoleOptions', () => {
       storeTimeoutMs: 5_000,
       clientAddressHeader: undefined,
     });
+  });
+
+  it("applies the defaults the table of variables shows (the README's and `baton console --help`'s)", () => {
+    const resolved = resolveConsoleOptions({}, {});
+    const shown = (name: string) => VARIABLES.find((v) => v.name === name)?.default;
+    expect(shown(CONSOLE_ENV.host)).toBe(`\`${resolved.host}\``);
+    expect(shown(CONSOLE_ENV.port)).toBe(`\`${resolved.port}\``);
+    expect(shown(CONSOLE_ENV.readOnly)).toBe(`\`${resolved.readOnly}\``);
+    expect(shown(CONSOLE_ENV.storeTimeoutMs)).toBe(`\`${resolved.storeTimeoutMs}\``);
+    expect(shown(CONSOLE_ENV.token)).toBe('none');
+    expect(resolved.token).toBeUndefined();
   });
 
   it('reads the bound on store calls from the option or the variable, and refuses one out of range', () => {

@@ -28,6 +28,8 @@ export interface VariableFlag {
   readonly argument?: string;
   /** Its `--help` line, which adds the variable's name: short, plain text. */
   readonly help: string;
+  /** The flag may be given again for each value of a comma-separated variable (`--metrics-url`). */
+  readonly repeatable?: boolean;
 }
 
 /** One BATON_* variable, as operators read about it. */
@@ -380,7 +382,7 @@ const CONSOLE_VARIABLES = {
     readBy: CONSOLE,
     default: '`127.0.0.1`',
     description: 'address to bind; anything but loopback needs a token or a trusted header',
-    flag: { name: '--host', argument: 'host', help: 'address to bind; default 127.0.0.1, loopback' },
+    flag: { name: '--host', argument: 'host', help: 'address to bind (loopback by default)' },
   },
   port: {
     name: 'BATON_CONSOLE_PORT',
@@ -426,6 +428,7 @@ const CONSOLE_VARIABLES = {
       name: '--metrics-url',
       argument: 'url',
       help: "a worker's /metrics URL for the workers page's figures; repeat for each worker",
+      repeatable: true,
     },
   },
   storeTimeoutMs: {
