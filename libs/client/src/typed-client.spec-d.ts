@@ -82,8 +82,10 @@ describe('client.start with a workflow definition', () => {
     const run = await client.start(loanApproval, { applicantId: 'A-7291' });
     expectTypeOf(await run.fork({ fromCheckpoint: 1 })).toEqualTypeOf<RunHandle<Decision>>();
     expectTypeOf(await run.retry()).toEqualTypeOf<RunHandle<Decision>>();
-    expectTypeOf(await client.fork('r1', { fromCheckpoint: 1 })).toEqualTypeOf<RunHandle<unknown>>();
-    expectTypeOf(await client.retry<Decision>('r1')).toEqualTypeOf<RunHandle<Decision>>();
+    expectTypeOf(await client.timeTravel.fork('r1', { fromCheckpoint: 1 })).toEqualTypeOf<
+      RunHandle<unknown>
+    >();
+    expectTypeOf(await client.timeTravel.retry<Decision>('r1')).toEqualTypeOf<RunHandle<Decision>>();
   });
 });
 
