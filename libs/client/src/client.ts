@@ -67,7 +67,13 @@ import { RunsApi } from './runs.js';
 import { SchedulesApi } from './schedules.js';
 import { openedError, openedRecord } from './sealed-records.js';
 import { TimeTravelApi } from './time-travel.js';
-import { checkStartFields, validatedInput, validatedSignalPayload } from './validate-input.js';
+import {
+  checkStartFields,
+  validatedInput,
+  validatedSignalPayload,
+  type UntypedWorkflowRef,
+  type WorkflowRef,
+} from './validate-input.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -120,21 +126,6 @@ export interface StartOptions {
    */
   priority?: RunPriority;
 }
-
-/**
- * A workflow named without its code, for producers that do not import it: input and result are
- * `unknown` unless given as type arguments (`client.start<Input, Output>(ref, input)`).
- */
-export interface WorkflowRef {
-  name: string;
-  version: number;
-}
-
-/**
- * A {@link WorkflowRef} that is not a definition: a definition passed here would skip the check
- * of its input type, so definitions only match `start`'s typed overload.
- */
-export type UntypedWorkflowRef = WorkflowRef & { readonly run?: never; readonly kind?: never };
 
 /** How long client.result(runId) waits for a run the store does not know. */
 const UNKNOWN_RUN_MS = 30_000;

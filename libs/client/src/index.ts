@@ -16,7 +16,8 @@
  * await client.runs.pause(run.runId, 'looking into it');
  * ```
  */
-export type { ClientOptions, StartOptions, UntypedWorkflowRef, WorkflowRef } from './client.js';
+export type { ClientOptions, StartOptions } from './client.js';
+export type { UntypedWorkflowRef, WorkflowRef } from './validate-input.js';
 export type { ForkOptions, ForkPoint, ResultOptions, RunDescription } from './run-handle.js';
 export { Client } from './client.js';
 export { RunHandle } from './run-handle.js';
