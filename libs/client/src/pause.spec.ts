@@ -1,6 +1,6 @@
 /**
- * client.runs.pause and client.runs.resume against the in-memory store and bus, with no worker: what each
- * answers for each state of a run, which message a resume sends, and the errors it raises.
+ * client.runs.pause and client.runs.resume against the in-memory store and bus, with no worker:
+ * what each answers for each state of a run, which message a resume sends, and the errors it raises.
  */
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '@baton/core/adapter';
