@@ -306,7 +306,7 @@ function describePair(pair: Pair): void {
         expect(started.code, started.stderr).toBe(0);
         const parent = /^started run (\S+)\n$/.exec(started.stdout)![1]!;
         const child = await until('the child to wait for its signal', async () => {
-          const [first] = await client.children(parent);
+          const [first] = await client.runs.children(parent);
           if (first === undefined) return undefined;
           const history = await client.history(first.runId).catch(() => []);
           return history.some((p) => p.entry.type === 'SignalWaitStarted') ? first.runId : undefined;
@@ -563,7 +563,7 @@ function describePair(pair: Pair): void {
           .filter((e) => e.type === 'ActivityCompleted')
           .map((e) => (e as { seq: number }).seq);
         expect(seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-        const ends = (await client.timeline(runId)).items.filter((i) => i.kind === 'end');
+        const ends = (await client.runs.timeline(runId)).items.filter((i) => i.kind === 'end');
         expect(ends).toEqual([expect.objectContaining({ outcome: 'completed', workerId: survivor })]);
         const again = await baton('runs', 'resume', runId);
         expect(again.code).toBe(1);

@@ -77,13 +77,13 @@ describe('client.bulk', () => {
     expect((await store.getLease('r0'))?.pauseRequested).toBe(true);
     expect((await store.getLease('p0'))?.pauseReason).toBe('maintenance');
     // Bulk resume takes paused runs: a held run with a pause requested is still `running`, and is
-    // refused like a finished one (`client.resume(id)` withdraws its request one run at a time).
+    // refused like a finished one (`client.runs.resume(id)` withdraws its request one run at a time).
     const resumed = await client.bulk.run('resume', { status: ['paused', 'running', 'completed'] });
     expect(resumed.succeeded).toEqual(['p0']);
     expect(resumed.refused.map((r) => r.id).sort()).toEqual(['c0', 'c1', 'r0', 'r1']);
     expect(resumed.refused.find((r) => r.id === 'r0')?.reason).toMatch(/running/);
     expect((await store.getLease('p0'))?.state).toBe('held');
-    expect(await client.resume('r0')).toBe(true);
+    expect(await client.runs.resume('r0')).toBe(true);
     expect((await store.getLease('r0'))?.pauseRequested).toBeUndefined();
     expect(await client.bulk.count({}, 'resume')).toBe(0);
   });

@@ -18,20 +18,20 @@ import {
   type RunStatus,
 } from '@baton/core/adapter';
 import { decodeDeadLetter } from '@baton/core/runtime';
-import type { DeadLettersApi, RunQueriesApi } from './operations.js';
+import type { DeadLettersApi } from './dead-letters.js';
+import type { RunsApi } from './runs.js';
+import type { TimeTravelApi } from './time-travel.js';
 
 /**
- * What bulk actions use of the client (a `Client` is one). Its own type, so this module does not
- * import client.ts, which creates `client.bulk` from it.
+ * What bulk actions use of the client (a `Client` is one): the sub-clients that act on one run,
+ * and the root's cancel. Its own type, so this module does not import client.ts, which creates
+ * `client.bulk` from it.
  */
 export interface BulkClient {
-  readonly runs: RunQueriesApi;
-  readonly deadLetters: DeadLettersApi;
+  readonly runs: Pick<RunsApi, 'list' | 'count' | 'pause' | 'resume' | 'delete'>;
+  readonly deadLetters: Pick<DeadLettersApi, 'list' | 'redrive'>;
+  readonly timeTravel: Pick<TimeTravelApi, 'retry'>;
   cancel(runId: string, reason?: string): Promise<void>;
-  retry(runId: string): Promise<unknown>;
-  delete(runId: string): Promise<unknown>;
-  pause(runId: string, reason?: string): Promise<unknown>;
-  resume(runId: string): Promise<boolean>;
 }
 
 /** The statuses of a run that has ended; no worker will touch it again. */
@@ -70,36 +70,36 @@ export const BULK_RUN_ACTIONS: Readonly<Record<BulkRunActionName, BulkRunAction>
     act: (client, run, options) => client.cancel(run.runId, options.reason ?? 'cancelled in bulk'),
   },
   retry: {
-    description: 'retry a failed run from its last checkpoint (client.retry)',
+    description: 'retry a failed run from its last checkpoint (client.timeTravel.retry)',
     done: 'retry started',
     statuses: ['failed'],
     act: async (client, run) => {
-      await client.retry(run.runId);
+      await client.timeTravel.retry(run.runId);
     },
   },
   delete: {
-    description: 'delete a finished run for good (client.delete)',
+    description: 'delete a finished run for good (client.runs.delete)',
     done: 'deleted',
     statuses: FINISHED_RUN_STATUSES,
     act: async (client, run) => {
-      await client.delete(run.runId);
+      await client.runs.delete(run.runId);
     },
   },
   pause: {
     description:
-      'pause a run (client.pause: a running one stops after the activities in flight; none resumes it until resumed)',
+      'pause a run (client.runs.pause: a running one stops after the activities in flight; none resumes it until resumed)',
     done: 'paused or pause requested',
     statuses: ['pending', 'running', 'suspended'],
     act: async (client, run, options) => {
-      await client.pause(run.runId, options.reason);
+      await client.runs.pause(run.runId, options.reason);
     },
   },
   resume: {
-    description: 'resume a paused run, or withdraw a pause not reached yet (client.resume)',
+    description: 'resume a paused run, or withdraw a pause not reached yet (client.runs.resume)',
     done: 'resumed',
     statuses: ['paused'],
     act: async (client, run) => {
-      if (!(await client.resume(run.runId)))
+      if (!(await client.runs.resume(run.runId)))
         throw new RunStateError(run.runId, run.status, `run ${run.runId} is ${run.status}, not paused`);
     },
   },

@@ -1,7 +1,8 @@
 /**
- * The client: what producers and operators use. Starting, signalling and cancelling need only the
- * transport (they are messages on the run queue, applied by workers); reading a run's state, and
- * pausing and resuming it, need the store, its history the transport's journal.
+ * The client: a root with a producer's calls, over sub-clients with an operator's. Starting,
+ * signalling and cancelling need only the transport (they are messages on the run queue, applied
+ * by workers); waiting for a result and describing a run need the store, its history the
+ * transport's journal. Each sub-client is built here with what it uses, never the client itself.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -9,12 +10,10 @@ import {
   CONTINUED_AS,
   isContinuedAsNew,
   CancelledError,
-  CheckpointIntegrityError,
   ConfigError,
   NotFoundError,
   RunDeletedError,
   RunLostError,
-  RunStateError,
   TimeoutError,
   WorkflowFailedError,
   type SignalDefinition,
@@ -22,15 +21,11 @@ import {
   type WorkflowDefinition,
   type WorkflowOutput,
   type ChainResult,
-  CHILD_START_DEAD_LETTERED,
-  childKeyPrefix,
   parentOfKey,
 } from '@baton/core';
 import {
   assertRunId,
-  type CheckpointSummary,
   type PayloadStore,
-  type LeaseInfo,
   type RecordedDataLoss,
   type RunRecord,
   type Store,
@@ -38,31 +33,20 @@ import {
 } from '@baton/core/adapter';
 import {
   checkRunPriority,
-  decodeJournalRecord,
-  deleteFinishedRun,
   cancelMessage,
   newRunId,
   openResult,
-  openValue,
   resolvePayloadProtection,
-  resumeMessage,
   runIdForKey,
-  sealValue,
-  sendRunMessage,
   signalMessage,
   startMessage,
   wakeMessage,
   resolveClaimCheck,
   type ClaimCheck,
-  type JournalEntry,
   type LargePayloadOptions,
-  type OutgoingRunMessage,
-  type PayloadRef,
-  type PayloadCodec,
   type PayloadProtection,
   type PayloadProtectionOptions,
   type PositionedEntry,
-  type RunDeletion,
   type RunPriority,
   signalName,
   supportsGroupJournal,
@@ -70,17 +54,26 @@ import {
 } from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';
-import { FleetProtectionCheck } from './fleet-protection.js';
-import { openedError, openedRecord } from './sealed-records.js';
-import { forkEntries, readHistoryAt, retryEntries, sealCheckpoint, type ForkPoint } from './time-travel.js';
-import { checkStartFields, validatedInput, validatedSignalPayload } from './validate-input.js';
-import { DeadLettersApi, RunQueriesApi } from './operations.js';
-import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { BulkApi } from './bulk.js';
-import { buildTimeline, type RunTimeline } from './timeline.js';
+import { DeadLettersApi } from './dead-letters.js';
 import { FleetApi } from './fleet.js';
+import { FleetProtectionCheck } from './fleet-protection.js';
+import { HistoryReader } from './history.js';
+import { Outbox } from './outbox.js';
+import { DEFAULT_RETRY_UNAVAILABLE_MS } from './retry-unavailable.js';
+import { RunHandle, type ResultOptions, type RunDescription } from './run-handle.js';
+import { notKnownError } from './run-lookup.js';
+import { RunsApi } from './runs.js';
 import { SchedulesApi } from './schedules.js';
-import { DEFAULT_RETRY_UNAVAILABLE_MS, retryUnavailable } from './retry-unavailable.js';
+import { openedError, openedRecord } from './sealed-records.js';
+import { TimeTravelApi } from './time-travel.js';
+import {
+  checkStartFields,
+  validatedInput,
+  validatedSignalPayload,
+  type UntypedWorkflowRef,
+  type WorkflowRef,
+} from './validate-input.js';
 
 export interface ClientOptions {
   transport: Transport;
@@ -134,125 +127,42 @@ export interface StartOptions {
   priority?: RunPriority;
 }
 
-/** Options of {@link Client.fork}: exactly one of `fromCheckpoint` and `fromJournalPosition`. */
-export interface ForkOptions extends ForkPoint {
-  /** The new run's id. @defaultValue a new random id */
-  runId?: string;
-}
-
-/**
- * A workflow named without its code, for producers that do not import it: input and result are
- * `unknown` unless given as type arguments (`client.start<Input, Output>(ref, input)`).
- */
-export interface WorkflowRef {
-  name: string;
-  version: number;
-}
-
-/**
- * A {@link WorkflowRef} that is not a definition: a definition passed here would skip the check
- * of its input type, so definitions only match `start`'s typed overload.
- */
-export type UntypedWorkflowRef = WorkflowRef & { readonly run?: never; readonly kind?: never };
-
-export interface RunDescription extends RunRecord {
-  lease: LeaseInfo | undefined;
-  /** Set for a child workflow (`ctx.startChild`): the parent run and the step that started it. */
-  parent?: { runId: string; seq: number };
-}
-
-/** Options of {@link Client.result}. */
-export interface ResultOptions {
-  /** Give up with TimeoutError after this long. @defaultValue no limit */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  /**
-   * How long a run the store does not know (no record, no tombstone) is waited for before
-   * NotFoundError: its start message may still be queued, or it was never started. A run the
-   * retention sweep deleted fails at once with RunDeletedError instead, while its tombstone lives.
-   * @defaultValue the client's `unknownRunMs` (30 s) for `client.result(runId)`; the timeout for
-   * the handle `start()` returned
-   */
-  unknownRunMs?: number;
-  /**
-   * When the run's start was sent (ms since the epoch). A data loss the store recorded after it
-   * (Store.lastDataLoss) means the run most likely went with the data: an unknown run is then
-   * waited for no longer than the client's `unknownRunMs` (its start may still be queued), and
-   * fails with RunLostError. The handle `start()` returned sets it.
-   */
-  startedAt?: number;
-}
-
 /** How long client.result(runId) waits for a run the store does not know. */
 const UNKNOWN_RUN_MS = 30_000;
 
-/** A handle on one run; `O` is its workflow's result type. */
-export class RunHandle<O = unknown> {
-  constructor(
-    private readonly client: Client,
-    readonly runId: string,
-    /** When this client sent the run's start (ms since the epoch), when it did. */
-    readonly startedAt?: number,
-  ) {}
-
-  /**
-   * Waits for the outcome: the result, or WorkflowFailedError / CancelledError / TimeoutError /
-   * RunDeletedError / RunLostError. This client sent the run's start, so a run the store does not
-   * know yet is waited for until the timeout (its start message may sit in a long queue), unless
-   * the store lost it: it was seen and is gone, or the store recorded a data loss after the start.
-   */
-  result(options?: ResultOptions): Promise<O> {
-    return this.client.result(this.runId, {
-      unknownRunMs: Infinity,
-      ...(this.startedAt !== undefined && { startedAt: this.startedAt }),
-      ...options,
-    }) as Promise<O>;
-  }
-
-  describe(): Promise<RunDescription> {
-    return this.client.describe(this.runId);
-  }
-
-  /** {@link Client.pause} of this run. */
-  pause(reason?: string): Promise<'paused' | 'pause-requested'> {
-    return this.client.pause(this.runId, reason);
-  }
-
-  /** {@link Client.resume} of this run. */
-  resume(): Promise<boolean> {
-    return this.client.resume(this.runId);
-  }
-
-  /** {@link Client.fork} of this run: a run of the same workflow, so a handle of the same type. */
-  fork(options: ForkOptions): Promise<RunHandle<O>> {
-    return this.client.fork<O>(this.runId, options);
-  }
-
-  /** {@link Client.retry} of this run. */
-  retry(): Promise<RunHandle<O>> {
-    return this.client.retry<O>(this.runId);
-  }
-}
-
+/**
+ * The client. Its own calls are a producer's: start a run and wait for its result, name a run
+ * started elsewhere, signal or cancel it, describe it and read its history. What an operator does
+ * is grouped in sub-clients: `runs`, `timeTravel`, `deadLetters`, `bulk`, `fleet`, `schedules`.
+ */
 export class Client {
   private readonly transport: Transport;
   private readonly store: Store | undefined;
-  /** Runs as an operator finds them: `list(query)` by filter in pages, `count()` by status. */
-  readonly runs: RunQueriesApi;
+  /**
+   * Runs as an operator finds and steers them: `list`, `all`, `count`, `children`, `timeline`,
+   * `pause`, `resume`, `delete`.
+   */
+  readonly runs: RunsApi;
+  /** A run's past: `checkpoints`, and a run started again from it, `fork` and `retry` (docs/time-travel.md). */
+  readonly timeTravel: TimeTravelApi;
   /** The transport's dead letters: `list`, `show`, `redrive`, `purge`. */
   readonly deadLetters: DeadLettersApi;
   /** Bulk actions by run filter (`count`, `run`) and dead-letter redrive (`redriveDeadLetters`). */
   readonly bulk: BulkApi;
-  /** The fleet: `workers()` (live workers and what they carry) and `backlog()` (the run queue's). */
+  /**
+   * The fleet: `workers()` and `backlog()`, and a rollout's questions: `versions()`, `drained()`,
+   * `replayCheck()` (docs/versioning.md).
+   */
   readonly fleet: FleetApi;
   /** Schedules: `create`, `update`, `pause`, `resume`, `delete`, `get`, `list`, `upcoming` (docs/schedules.md). */
   readonly schedules: SchedulesApi;
   private readonly pollIntervalMs: number;
   private readonly unknownRunMs: number;
   private readonly retryUnavailableMs: number;
-  private readonly codec: PayloadCodec;
   private readonly protection: PayloadProtection;
   private readonly claimCheck: ClaimCheck | undefined;
+  private readonly outbox: Outbox;
+  private readonly journal: HistoryReader;
   /** Refuses a start or signal the live workers could not read (fleet-protection.ts). */
   private readonly fleetProtection: FleetProtectionCheck;
   private connecting: Promise<void> | undefined;
@@ -261,24 +171,11 @@ export class Client {
     if (!options?.transport)
       throw new ConfigError('Client needs a transport: pass `transport` (e.g. memoryTransport())');
     // Reads see grouped runs too (group commit across runs): their journals are pointers in the store.
-    this.transport =
+    const transport = (this.transport =
       options.store !== undefined && supportsGroupJournal(options.transport, options.store)
         ? withGroupJournal(options.transport, options.store, { mode: 'per-run', log: 'client' })
-        : options.transport;
+        : options.transport);
     this.store = options.store;
-    this.runs = new RunQueriesApi((method) => this.requireStore(method));
-    this.deadLetters = new DeadLettersApi(this.transport);
-    this.bulk = new BulkApi(this);
-    this.fleet = new FleetApi(
-      (method) => this.requireStore(method),
-      this.transport,
-      () => this.connect(),
-    );
-    this.schedules = new SchedulesApi(
-      (method) => this.requireStore(method),
-      () => this.connect(),
-      () => this.protection,
-    );
     this.pollIntervalMs = options.pollIntervalMs ?? 5;
     this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
     if (!(this.unknownRunMs >= 0))
@@ -288,14 +185,42 @@ export class Client {
       throw new ConfigError(
         `Client option retryUnavailableMs is ${this.retryUnavailableMs}; it must be 0 or more ms`,
       );
-    const protection = options.payloadProtection;
-    this.protection =
-      protection !== undefined && 'codec' in protection
-        ? protection
-        : resolvePayloadProtection(protection ?? {}, {});
-    this.codec = this.protection.codec;
-    this.claimCheck = resolveClaimCheck(options.largePayloads, options.store, this.codec);
-    this.fleetProtection = new FleetProtectionCheck(options.store, this.protection);
+    const given = options.payloadProtection;
+    const protection = (this.protection =
+      given !== undefined && 'codec' in given ? given : resolvePayloadProtection(given ?? {}, {}));
+    const claimCheck = (this.claimCheck = resolveClaimCheck(
+      options.largePayloads,
+      options.store,
+      protection.codec,
+    ));
+    this.fleetProtection = new FleetProtectionCheck(options.store, protection);
+    this.outbox = new Outbox(transport, protection, claimCheck, this.retryUnavailableMs);
+    this.journal = new HistoryReader(transport, protection.codec, claimCheck, options.store);
+
+    // Each sub-client gets what it uses: the store (a ConfigError naming the call without one),
+    // the transport, the shared connection, and the client's payload settings.
+    const store = (method: string) => this.requireStore(method);
+    const connect = () => this.connect();
+    this.runs = new RunsApi(store, transport, connect, this.outbox, this.journal, claimCheck?.payloads);
+    this.timeTravel = new TimeTravelApi(
+      store,
+      transport,
+      connect,
+      protection,
+      claimCheck,
+      this.outbox,
+      this.fleetProtection,
+      (runId) => new RunHandle(this, runId),
+    );
+    this.deadLetters = new DeadLettersApi(transport);
+    this.bulk = new BulkApi({
+      runs: this.runs,
+      deadLetters: this.deadLetters,
+      timeTravel: this.timeTravel,
+      cancel: (runId, reason) => this.cancel(runId, reason),
+    });
+    this.fleet = new FleetApi(store, transport, connect, protection, claimCheck);
+    this.schedules = new SchedulesApi(store, connect, () => protection);
   }
 
   /** Connects the adapters; called by every method, so calling it yourself is optional. */
@@ -360,7 +285,7 @@ export class Client {
         runId,
         workflow: workflow.name,
         version: workflow.version,
-        ...(await this.inlineOrRef(
+        ...(await this.outbox.inlineOrRef(
           runId,
           value,
           'input',
@@ -370,7 +295,7 @@ export class Client {
         ...(traceparent !== undefined ? { traceparent } : {}),
         ...(priority !== undefined ? { priority } : {}),
       });
-      await this.send(`client.start(run ${runId})`, message);
+      await this.outbox.send(`client.start(run ${runId})`, message);
     });
     return new RunHandle(this, runId, startedAt);
   }
@@ -415,13 +340,13 @@ export class Client {
     await this.connect();
     await this.fleetProtection.check(`client.signal(run ${runId}, '${name}')`);
     const signalId = options.signalId ?? randomUUID();
-    const value = await this.inlineOrRef(
+    const value = await this.outbox.inlineOrRef(
       runId,
       checked,
       'payload',
       `payload of signal '${name}' to run ${runId}`,
     );
-    await this.send(
+    await this.outbox.send(
       `client.signal(run ${runId}, '${name}')`,
       signalMessage({ runId, name, ...value, signalId }),
     );
@@ -446,83 +371,19 @@ export class Client {
     await this.connect();
     if (this.store !== undefined) {
       const store = this.store;
-      const answer = await this.retrying(`client.cancel(run ${runId})`, () =>
+      const answer = await this.outbox.retrying(`client.cancel(run ${runId})`, () =>
         store.requestCancel(runId, reason),
       );
       if (answer.found && answer.tooLate !== true) {
         // A suspended or paused run is acquirable now: wake it, as a worker would.
-        if (answer.wake) await this.send(`client.cancel(run ${runId})`, wakeMessage(runId, 'cancel'));
+        if (answer.wake) await this.outbox.send(`client.cancel(run ${runId})`, wakeMessage(runId, 'cancel'));
         return;
       }
       // Unknown yet (its start is still on the bus), or too late: the message below goes to a
       // worker, which retries the first and passes the second on to the run a continued run went
       // on as (so a cancel that crossed a continue-as-new reaches the chain's current run).
     }
-    await this.send(`client.cancel(run ${runId})`, cancelMessage(runId, reason));
-  }
-
-  /**
-   * Pauses a run (docs/operations.md, "Pausing and resuming a run"). A run no worker is running
-   * (pending, suspended, between owners) is `paused` at once: `'paused'`. A run a worker is
-   * running is asked to stop: it finishes the activities in flight, journals their results, starts
-   * nothing new, and pauses at its next step (within a lease heartbeat): `'pause-requested'`
-   * (`describe()` shows `lease.pauseRequested` until then). Should that worker die first, the run
-   * is paused instead of resumed elsewhere. A paused run is run by no worker, reaper or timer
-   * until {@link resume}; signals sent to it are kept. Pausing a paused run changes nothing.
-   *
-   * Needs the store. NotFoundError for a run the store does not know; RunStateError (naming the
-   * status) for a finished run, and for a run whose cancel is pending (a cancel wins).
-   */
-  async pause(runId: string, reason?: string): Promise<'paused' | 'pause-requested'> {
-    const store = this.requireStore('pause');
-    assertRunId(runId);
-    await this.connect();
-    const answer = await this.retrying(`client.pause(run ${runId})`, () => store.requestPause(runId, reason));
-    if (!answer.found)
-      throw new NotFoundError(
-        `client.pause(${runId}): run ${runId} is not known to the store (not started yet?)`,
-      );
-    if (answer.state === 'paused' || answer.state === 'pause-requested') return answer.state;
-    const status = (await store.getRun(runId))?.status ?? answer.state;
-    throw new RunStateError(
-      runId,
-      status,
-      answer.state === 'finished'
-        ? `client.pause(${runId}): run ${runId} is ${status}: a finished run cannot be paused`
-        : `client.pause(${runId}): run ${runId} has a cancel pending, and a cancel wins over a pause; ` +
-            'it ends cancelled',
-    );
-  }
-
-  /**
-   * Resumes a paused run: any worker claims it at once and it goes on from its last journaled
-   * step (a sleep that came due while paused wakes it at once). For a run whose pause was requested
-   * but not reached yet, withdraws the request. Resolves true when it did either, false when the
-   * run was neither paused nor asked to pause (nothing changed).
-   *
-   * Needs the store. NotFoundError for a run the store does not know; RunStateError for a finished run.
-   */
-  async resume(runId: string): Promise<boolean> {
-    const store = this.requireStore('resume');
-    assertRunId(runId);
-    await this.connect();
-    const answer = await this.retrying(`client.resume(run ${runId})`, () => store.resumeRun(runId));
-    if (!answer.found)
-      throw new NotFoundError(`client.resume(${runId}): run ${runId} is not known to the store`);
-    // Lost, the wake is replaced by the reaper's: the resumed lease is in its queue.
-    if (answer.wake) await this.send(`client.resume(run ${runId})`, wakeMessage(runId, 'resume'));
-    if (answer.resumed) return true;
-    const lease = await store.getLease(runId);
-    if (lease?.state === 'finished') {
-      const status = (await store.getRun(runId))?.status ?? 'finished';
-      throw new RunStateError(
-        runId,
-        status,
-        `client.resume(${runId}): run ${runId} is ${status}: a finished run cannot be resumed ` +
-          '(client.retry redrives a failed one)',
-      );
-    }
-    return false;
+    await this.outbox.send(`client.cancel(run ${runId})`, cancelMessage(runId, reason));
   }
 
   /** The run record and its lease. NotFoundError while no worker has taken its start message. */
@@ -530,26 +391,10 @@ export class Client {
     const store = this.requireStore('describe');
     await this.connect();
     const run = await store.getRun(runId);
-    if (!run) throw await this.notKnown(store, runId, '');
+    if (!run) throw await notKnownError(store, this.transport, runId, '');
     const parent = parentOfKey(run.idempotencyKey);
     const opened = openedRecord(run, this.protection);
     return { ...opened, lease: await store.getLease(runId), ...(parent && { parent }) };
-  }
-
-  /**
-   * The child workflows run `runId` started (`ctx.startChild`), oldest first, at most `limit`: the
-   * runs whose idempotency key names it as their parent (core's child-workflows.ts, invariant 6).
-   * A child whose start is still queued is not listed yet.
-   */
-  async children(runId: string, limit = 100): Promise<RunRecord[]> {
-    const store = this.requireStore('children');
-    await this.connect();
-    const page = await store.listRuns({
-      idempotencyKeyPrefix: childKeyPrefix(runId),
-      order: 'oldest',
-      limit,
-    });
-    return page.runs.filter((run) => parentOfKey(run.idempotencyKey)?.runId === runId);
   }
 
   /**
@@ -559,210 +404,7 @@ export class Client {
    */
   async history(runId: string): Promise<PositionedEntry[]> {
     await this.connect();
-    const records = await this.transport.read(runId, 0);
-    const positioned: PositionedEntry[] = [];
-    for (const r of records) {
-      const decoded = decodeJournalRecord(r.data, runId, this.codec, r.position);
-      for (const entry of await this.resolved(runId, decoded))
-        positioned.push({ position: r.position, entry });
-    }
-    return positioned;
-  }
-
-  /**
-   * Every kept checkpoint of the run, oldest first: seq, epoch, journal position, status, schema
-   * version, time and encoded size. NotFoundError when the store does not know the run.
-   */
-  async checkpoints(runId: string): Promise<CheckpointSummary[]> {
-    const store = this.requireStore('checkpoints');
-    await this.connect();
-    await this.requireRun(store, runId, 'checkpoints');
-    return store.listCheckpoints(runId);
-  }
-
-  /**
-   * The run's timeline (see {@link RunTimeline}): its activities with attempts, durations,
-   * idempotency keys, worker and epoch; its signals, timers, checkpoints, lease changes and
-   * failovers, in journal order. NotFoundError when the store does not know the run.
-   */
-  async timeline(runId: string): Promise<RunTimeline> {
-    const checkpoints = await this.checkpoints(runId);
-    return buildTimeline(runId, await this.history(runId), checkpoints);
-  }
-
-  /**
-   * Starts a new run of the same workflow version and input whose history is this run's up to a
-   * kept checkpoint or a journal position: the steps before that point replay from it and are not
-   * executed again, the steps after it execute. The original run is only read. The new run's
-   * first checkpoint (seq 1, epoch 0) holds the prefix (docs/time-travel.md).
-   */
-  async fork<O = unknown>(runId: string, options: ForkOptions): Promise<RunHandle<O>> {
-    const store = this.requireStore('fork');
-    const { fromCheckpoint, fromJournalPosition } = options ?? {};
-    if ((fromCheckpoint === undefined) === (fromJournalPosition === undefined)) {
-      throw new ConfigError(
-        `client.fork(${runId}) needs exactly one of fromCheckpoint (a checkpoint seq, see client.checkpoints) ` +
-          'and fromJournalPosition (a journal position, see client.history)',
-      );
-    }
-    const point = fromCheckpoint ?? fromJournalPosition!;
-    if (!Number.isSafeInteger(point) || point < 0) {
-      const name = fromCheckpoint !== undefined ? 'fromCheckpoint' : 'fromJournalPosition';
-      throw new ConfigError(
-        `client.fork(${runId}): ${name} must be a whole number ≥ 0, got ${String(point)}`,
-      );
-    }
-    const newId = options.runId ?? newRunId();
-    assertRunId(newId);
-    if (newId === runId) throw new ConfigError(`client.fork(${runId}): the fork needs a run id of its own`);
-    await this.connect();
-    await this.fleetProtection.check(`client.fork(${runId})`);
-    const original = await this.requireRun(store, runId, 'fork');
-    const history = await readHistoryAt(
-      store,
-      this.transport,
-      runId,
-      { fromCheckpoint, fromJournalPosition },
-      this.protection,
-    );
-    const prefix = forkEntries(history.entries);
-    // The fork keeps the original's references and gets its own copies of the bytes: retention
-    // deletes payloads with their run. Copied before the run exists, so no worker misses one.
-    await this.claimCheck?.copyPayloads(runId, newId, prefix);
-    const checkpoint = sealCheckpoint(
-      {
-        runId: newId,
-        seq: 1,
-        // Below the first owner's epoch (1): the seed is never fenced and never confused with its writes.
-        epoch: 0,
-        // The new run's own journal is empty; its first owner reads all of it.
-        journalPosition: 0,
-        entries: prefix,
-        status: 'running',
-      },
-      this.protection,
-    );
-    // The input is sealed for the original run: opened (MissingKeyError naming the key when this
-    // client lacks it) and sealed again for the fork.
-    const input = openValue(original.input, runId, 'run input', this.protection);
-    const { created } = await store.createRun({
-      runId: newId,
-      workflow: original.workflow,
-      version: original.version,
-      input: sealValue(input, newId, 'run input', this.protection),
-      idempotencyKey: null,
-      checkpoint,
-      forkedFrom: {
-        runId,
-        ...(fromCheckpoint !== undefined
-          ? { checkpoint: fromCheckpoint }
-          : { journalPosition: fromJournalPosition }),
-      },
-    });
-    if (!created)
-      throw new ConfigError(`client.fork(${runId}): run ${newId} already exists; pick another runId`);
-    // The record exists, so the worker that takes this message finds it (not fresh) and replays the seed.
-    await sendRunMessage(
-      this.transport,
-      startMessage({
-        runId: newId,
-        workflow: original.workflow,
-        version: original.version,
-        ...(await this.inlineOrRef(newId, input, 'input', `input of run ${newId} (fork of ${runId})`)),
-      }),
-    );
-    return new RunHandle<O>(this, newId);
-  }
-
-  /**
-   * Redrives a failed run from its last checkpoint and journal: its outcome and the activity
-   * failures it ended on are dropped, so those steps run again; every step that succeeded is
-   * replayed, not executed. RunStateError unless the run is `failed`; of concurrent retries one
-   * resumes the run and the others get RunStateError (status `pending` or `running`).
-   */
-  async retry<O = unknown>(runId: string): Promise<RunHandle<O>> {
-    const store = this.requireStore('retry');
-    await this.connect();
-    const run = await this.requireRun(store, runId, 'retry');
-    const notFailed = (status: string): RunStateError =>
-      new RunStateError(
-        runId,
-        status,
-        `client.retry(${runId}): only a failed run can be retried, and this one is ${status}` +
-          (status === 'pending' || status === 'running' ? ' (already retried, or still under way)' : ''),
-      );
-    if (run.status !== 'failed') throw notFailed(run.status);
-    if (run.error?.code === CHILD_START_DEAD_LETTERED) {
-      // Reopened, it would run with whatever input its record kept (none, for an unreadable
-      // start), for a parent that has already taken its failure.
-      throw new RunStateError(
-        runId,
-        run.status,
-        `client.retry(${runId}): this child never ran: ${run.error.message}. It has no history to ` +
-          'retry and its parent was told it failed; after the fix, start the parent anew for a new child',
-      );
-    }
-    const lease = await store.getLease(runId);
-    const history = await readHistoryAt(store, this.transport, runId, 'end', this.protection);
-    const checkpoint = sealCheckpoint(
-      {
-        runId,
-        // Above every seq the run has, even one that no longer reads (the base may be older then).
-        seq: Math.max(history.checkpointSeq ?? 0, history.lastSeq) + 1,
-        // The finished lease's epoch: reopenRun accepts it only while the lease is still there.
-        epoch: lease?.epoch ?? 0,
-        journalPosition: history.journalPosition,
-        entries: retryEntries(history.entries),
-        status: 'running',
-      },
-      this.protection,
-    );
-    const reopened = await store.reopenRun(runId, checkpoint);
-    if (!reopened.reopened) {
-      const now = await store.getRun(runId);
-      throw notFailed(now?.status ?? reopened.status ?? 'unknown');
-    }
-    // Lost, the message is replaced by the reaper's: the reopened lease is in its queue.
-    await sendRunMessage(this.transport, resumeMessage(runId, 'retry'));
-    return new RunHandle<O>(this, runId);
-  }
-
-  /**
-   * Deletes a finished run for good: its store data (record, checkpoints, lease, signals, and its
-   * idempotency key, so a later start with that key creates a new run), then its journal: purged
-   * on NATS and in memory; on Kafka kept until the journal topic's `retention.ms`
-   * (`journal: 'retention'`, docs/retention.md). RunStateError naming the status unless the run
-   * is completed, failed or cancelled; NotFoundError when the store does not know it.
-   */
-  async delete(runId: string): Promise<RunDeletion> {
-    const store = this.requireStore('delete');
-    assertRunId(runId);
-    await this.connect();
-    const deleted = await deleteFinishedRun(store, this.transport, runId, this.claimCheck?.payloads);
-    if (deleted === undefined)
-      throw new NotFoundError(`client.delete(${runId}): run ${runId} is not known to the store`);
-    return deleted;
-  }
-
-  /**
-   * Replays the journals of the runs `options.filter` selects (by default every run in flight:
-   * pending, running, suspended) against `options.workflows`, the NEW workflow code, and says per
-   * run whether a worker on that code could resume it: `ok` (and where the replay ended),
-   * `nondeterministic` (the step, what the journal recorded and what the code asked for; a worker
-   * would fail the run with NonDeterminismError there), `failed` (the new code throws during the
-   * replay), `skipped` (its workflow name@version is not in the new code) or `error` (its history
-   * could not be read: unreadable checkpoint, missing key, failed read). Runs are read and
-   * replayed as a worker resumes them, with this client's payload protection; nothing is written
-   * anywhere and no activity code runs (docs/versioning.md, "Check before you roll out").
-   * ConfigError for two different definitions of one name@version or a bad `maxRuns`.
-   */
-  async replayCheck(options: ReplayCheckOptions): Promise<ReplayCheckReport> {
-    const store = this.requireStore('replayCheck');
-    await this.connect();
-    return replayCheck(
-      { store, transport: this.transport, protection: this.protection, claimCheck: this.claimCheck },
-      options,
-    );
+    return this.journal.read(runId);
   }
 
   /**
@@ -825,7 +467,13 @@ export class Client {
         const tombstone = await store.runTombstone(current);
         if (tombstone !== undefined) throw new RunDeletedError(current, tombstone.deletedAt);
         if (seen !== undefined) {
-          throw await this.notKnown(store, current, '', `it was ${seen} when last read, and then gone`);
+          throw await notKnownError(
+            store,
+            this.transport,
+            current,
+            '',
+            `it was ${seen} when last read, and then gone`,
+          );
         }
         if (!lossRead && current === runId && options.startedAt !== undefined) {
           // A loss after the start was sent: the run most likely went with it, unless its start
@@ -848,7 +496,7 @@ export class Client {
         if (Date.now() >= unknownDeadline && unknownDeadline < deadline) {
           throw new NotFoundError(
             `run ${current} is not known to the store after ${unknownRunMs} ms: it was never started, ` +
-              'was deleted (client.delete, or retention longer ago than the tombstones live), or its ' +
+              'was deleted (client.runs.delete, or retention longer ago than the tombstones live), or its ' +
               'start message still waits in the queue; pass { unknownRunMs } to wait longer',
           );
         }
@@ -861,103 +509,6 @@ export class Client {
       const until = Math.min(deadline, run === undefined ? unknownDeadline : Infinity);
       await sleep(Math.min(interval, Math.max(0, until - Date.now())));
       interval = Math.min(interval * 2, 250);
-    }
-  }
-
-  /**
-   * Entries with their large values read back from the payload store, verified, as the workers
-   * read them. A run deleted from the store (retention, delete) whose journal the bus still keeps
-   * (Kafka until `retention.ms`) has no payloads left: its entries keep their references.
-   */
-  /** `attempt`, tried again through a briefly unavailable bus or store (retry-unavailable.ts). */
-  private retrying<T>(operation: string, attempt: () => Promise<T>): Promise<T> {
-    return retryUnavailable(operation, this.retryUnavailableMs, attempt);
-  }
-
-  /** Sends `message`, built once, so every attempt is the same message (retry-unavailable.ts, 2). */
-  private send(operation: string, message: OutgoingRunMessage): Promise<void> {
-    return this.retrying(operation, () => sendRunMessage(this.transport, message));
-  }
-
-  private async resolved(runId: string, entries: JournalEntry[]): Promise<JournalEntry[]> {
-    if (this.claimCheck === undefined) return entries;
-    try {
-      return await this.claimCheck.resolveEntries(runId, entries);
-    } catch (err) {
-      const deleted =
-        err instanceof CheckpointIntegrityError &&
-        this.store !== undefined &&
-        !(await this.store.getRun(runId));
-      if (deleted) return entries;
-      throw err;
-    }
-  }
-
-  /**
-   * `{ [field]: value }`, or `{ [field]Ref: reference }` once a large value is stored. A value with
-   * no JSON form raises UnencodableValueError naming `what` (here, or in encodeMessage without a
-   * claim check), before anything is stored or sent.
-   */
-  private async inlineOrRef<F extends 'input' | 'payload'>(
-    runId: string,
-    value: unknown,
-    field: F,
-    what: string,
-  ): Promise<{ [K in F]?: unknown } & { [K in `${F}Ref`]?: PayloadRef }> {
-    const ref = await this.claimCheck?.offloadValue(runId, value, what);
-    // Inline values are sealed when the client encrypts (docs/integrity.md); a reference's bytes
-    // already went through the codec.
-    const purpose = field === 'input' ? 'run input' : 'signal payload';
-    const inline = () => sealValue(value, runId, purpose, this.protection, what);
-    return (ref === undefined ? { [field]: inline() } : { [`${field}Ref`]: ref }) as {
-      [K in F]?: unknown;
-    } & { [K in `${F}Ref`]?: PayloadRef };
-  }
-
-  private async requireRun(store: Store, runId: string, method: string): Promise<RunRecord> {
-    assertRunId(runId);
-    const run = await store.getRun(runId);
-    if (!run) throw await this.notKnown(store, runId, `client.${method}(${runId}): `);
-    return run;
-  }
-
-  /**
-   * The error for a run the store does not know: RunLostError when something shows it existed
-   * (`evidence` from the caller, or its journal on a bus whose per-run read is cheap), else
-   * NotFoundError, which names a data loss the store recorded since a run started before it is
-   * gone too. A run the retention sweep deleted (its tombstone lives) is plainly not found.
-   */
-  private async notKnown(
-    store: Store,
-    runId: string,
-    context: string,
-    evidence?: string,
-  ): Promise<NotFoundError> {
-    const plain = `${context}run ${runId} is not known to the store (not started, or not yet picked up)`;
-    if ((await store.runTombstone(runId)) !== undefined) return new NotFoundError(`${plain}: it was deleted`);
-    const loss = await store.lastDataLoss?.().catch(() => undefined);
-    if (evidence !== undefined) return new RunLostError(runId, evidence, loss);
-    const records = await this.journalRecords(runId);
-    if (records > 0)
-      return new RunLostError(runId, `its journal on the bus holds ${records} record(s)`, loss);
-    if (loss === undefined) return new NotFoundError(plain);
-    return new NotFoundError(
-      `${plain}; note that the store lost its data at ${new Date(loss.at).toISOString()} (${loss.reason}): ` +
-        'a run started before then is gone from it; start it again from its producer with the same idempotency key',
-    );
-  }
-
-  /**
-   * How many journal records the bus holds for the run on its own subject or stream; 0 on a bus
-   * where that read scans a log every run shares (Kafka), and when the read fails (this is only
-   * evidence for an error message). Runs journaled through group records have none of their own.
-   */
-  private async journalRecords(runId: string): Promise<number> {
-    if (this.transport.scansSharedLog === true) return 0;
-    try {
-      return (await this.transport.read(runId, 0)).length;
-    } catch {
-      return 0;
     }
   }
 

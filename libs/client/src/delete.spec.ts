@@ -11,7 +11,7 @@ async function claimedRun(store: Store, transport: Transport, runId: string): Pr
   return lease.epoch;
 }
 
-describe('client.delete', () => {
+describe('client.runs.delete', () => {
   it('deletes a finished run from the store and purges its journal', async () => {
     const store = memoryStore();
     const transport = memoryTransport();
@@ -19,10 +19,10 @@ describe('client.delete', () => {
     await store.finishRun('done', epoch, { status: 'completed', result: 1 });
     const client = new Client({ transport, store });
 
-    expect(await client.delete('done')).toEqual({ runId: 'done', journal: 'purged' });
+    expect(await client.runs.delete('done')).toEqual({ runId: 'done', journal: 'purged' });
     expect(await store.getRun('done')).toBeUndefined();
     expect(await transport.read('done', 0)).toEqual([]);
-    await expect(client.delete('done')).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
+    await expect(client.runs.delete('done')).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
   });
 
   it('refuses a run that is still going, naming its status, and keeps its journal', async () => {
@@ -31,7 +31,7 @@ describe('client.delete', () => {
     await claimedRun(store, transport, 'busy');
     const client = new Client({ transport, store });
 
-    await expect(client.delete('busy')).rejects.toMatchObject({
+    await expect(client.runs.delete('busy')).rejects.toMatchObject({
       code: 'BATON_RUN_STATE',
       status: 'running',
       message: expect.stringContaining('run busy is running'),
@@ -41,7 +41,7 @@ describe('client.delete', () => {
   });
 
   it('needs the store', async () => {
-    await expect(new Client({ transport: memoryTransport() }).delete('x')).rejects.toMatchObject({
+    await expect(new Client({ transport: memoryTransport() }).runs.delete('x')).rejects.toMatchObject({
       code: 'BATON_CONFIG',
     });
   });

@@ -1,8 +1,9 @@
 /**
  * The fleet as an operator sees it (`client.fleet`): the live workers, read from the store's
- * fleet reports; the run queue's backlog, read from the bus; and per workflow version the work
- * that still needs it (versions.ts). One typed API for the CLI (`baton workers`, `baton backlog`,
- * `baton versions`), the console and applications.
+ * fleet reports; the run queue's backlog, read from the bus; and what a rollout asks of it: per
+ * workflow version the work that still needs it (versions.ts), and whether new workflow code can
+ * resume the runs in flight (replay-check.ts). One typed API for the CLI (`baton workers`,
+ * `baton backlog`, `baton versions`, `baton replay-check`), the console and applications.
  */
 import { ConfigError, TimeoutError } from '@baton/core';
 import {
@@ -12,6 +13,8 @@ import {
   type Store,
   type Transport,
 } from '@baton/core/adapter';
+import type { ClaimCheck, PayloadProtection } from '@baton/core/runtime';
+import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { VersionDrains, type VersionDrain, type VersionsListing, type VersionsOptions } from './versions.js';
 
 /** A live worker: its latest report, and whether its presence connection is up. */
@@ -45,6 +48,9 @@ export class FleetApi {
     private readonly store: (method: string) => Store,
     private readonly transport: Transport,
     private readonly connect: () => Promise<void>,
+    /** The workers' payload protection and large payloads, for reading runs as they do. */
+    private readonly protection: PayloadProtection,
+    private readonly claimCheck: ClaimCheck | undefined,
   ) {
     this.drains = new VersionDrains(store, transport, () => this.store('fleet.versions').listWorkers());
   }
@@ -120,5 +126,26 @@ export class FleetApi {
       );
     }
     return { transport: transport.name, ...detail };
+  }
+
+  /**
+   * Replays the journals of the runs `options.filter` selects (by default every run in flight:
+   * pending, running, suspended) against `options.workflows`, the NEW workflow code, and says per
+   * run whether a worker on that code could resume it: `ok` (and where the replay ended),
+   * `nondeterministic` (the step, what the journal recorded and what the code asked for; a worker
+   * would fail the run with NonDeterminismError there), `failed` (the new code throws during the
+   * replay), `skipped` (its workflow name@version is not in the new code) or `error` (its history
+   * could not be read: unreadable checkpoint, missing key, failed read). Runs are read and
+   * replayed as a worker resumes them, with this client's payload protection; nothing is written
+   * anywhere and no activity code runs (docs/versioning.md, "Check before you roll out").
+   * ConfigError for two different definitions of one name@version or a bad `maxRuns`.
+   */
+  async replayCheck(options: ReplayCheckOptions): Promise<ReplayCheckReport> {
+    const store = this.store('fleet.replayCheck');
+    await this.connect();
+    return replayCheck(
+      { store, transport: this.transport, protection: this.protection, claimCheck: this.claimCheck },
+      options,
+    );
   }
 }

@@ -1,5 +1,6 @@
 /**
- * @baton/client: start runs, signal and cancel them, wait for results, read their history.
+ * @baton/client: start runs, signal and cancel them, wait for results, read their history; and an
+ * operator's sub-clients over runs, time travel, dead letters, bulk actions, the fleet and schedules.
  *
  * @example
  * ```ts
@@ -10,30 +11,31 @@
  * const run = await client.start(loanApproval, { applicantId: 'A-7291' }, { idempotencyKey: 'loan-A-7291' });
  * await client.signal(run.runId, humanReview, true); // humanReview = defineSignal<boolean>('human_review')
  * const decision = await run.result({ timeoutMs: 60_000 });
+ * // An operator's calls are grouped: client.runs, client.timeTravel, client.deadLetters,
+ * // client.bulk, client.fleet, client.schedules.
+ * await client.runs.pause(run.runId, 'looking into it');
  * ```
  */
-export type {
-  ClientOptions,
-  ForkOptions,
-  ResultOptions,
-  RunDescription,
-  StartOptions,
-  UntypedWorkflowRef,
-  WorkflowRef,
-} from './client.js';
-export type { ForkPoint } from './time-travel.js';
-export { Client, RunHandle } from './client.js';
+export type { ClientOptions, StartOptions } from './client.js';
+export type { UntypedWorkflowRef, WorkflowRef } from './validate-input.js';
+export type { ForkOptions, ForkPoint, ResultOptions, RunDescription } from './run-handle.js';
+export { Client } from './client.js';
+export { RunHandle } from './run-handle.js';
+// The sub-clients are reached as the client's properties (`client.runs`, …) and never built
+// apart from it: their classes are types here.
+export type { RunsApi } from './runs.js';
+export type { TimeTravelApi } from './time-travel.js';
 export { DEFAULT_RETRY_UNAVAILABLE_MS, RetriesExhaustedError } from './retry-unavailable.js';
 export { DEFAULT_RUN_PRIORITY, RUN_PRIORITIES, type RunPriority } from '@baton/core/runtime';
-export {
+export type {
   SchedulesApi,
-  type CreateScheduleOptions,
-  type ScheduledWorkflow,
-  type SchedulePolicies,
-  type ScheduleTiming,
-  type ScheduleUpdate,
+  CreateScheduleOptions,
+  ScheduledWorkflow,
+  SchedulePolicies,
+  ScheduleTiming,
+  ScheduleUpdate,
 } from './schedules.js';
-export { DeadLettersApi, RunQueriesApi, type ShownDeadLetter } from './operations.js';
+export type { DeadLettersApi, ShownDeadLetter } from './dead-letters.js';
 export { IN_FLIGHT_STATUSES } from './replay-check.js';
 export type {
   ReplayCheckCounts,
@@ -49,8 +51,7 @@ export type {
 export {
   BULK_RUN_ACTION_NAMES,
   BULK_RUN_ACTIONS,
-  BulkApi,
-  type BulkClient,
+  type BulkApi,
   type BulkFailure,
   type BulkOptions,
   type BulkProgress,
@@ -74,7 +75,7 @@ export {
   type TimelineOwner,
   type TimerItem,
 } from './timeline.js';
-export { FleetApi, type BacklogOptions, type FleetBacklog, type FleetWorker } from './fleet.js';
+export type { FleetApi, BacklogOptions, FleetBacklog, FleetWorker } from './fleet.js';
 export {
   UNFINISHED_RUN_STATUSES,
   type VersionDrain,

@@ -1,6 +1,6 @@
 /**
- * client.pause and client.resume against the in-memory store and bus, with no worker: what each
- * answers for each state of a run, which message a resume sends, and the errors it raises.
+ * client.runs.pause and client.runs.resume against the in-memory store and bus, with no worker:
+ * what each answers for each state of a run, which message a resume sends, and the errors it raises.
  */
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '@baton/core/adapter';
@@ -24,11 +24,11 @@ async function knownRun(store: ReturnType<typeof memoryStore>, runId: string): P
   await store.createRun({ runId, workflow: 'orders', version: 1, input: null, idempotencyKey: null });
 }
 
-describe('client.pause and client.resume', () => {
+describe('client.runs.pause and client.runs.resume', () => {
   it('pauses a run nobody runs at once and sends nothing; resume sends one wake (reason resume)', async () => {
     const { transport, store, client } = world();
     await knownRun(store, 'run-1');
-    expect(await client.pause('run-1', 'audit')).toBe('paused');
+    expect(await client.runs.pause('run-1', 'audit')).toBe('paused');
     const described = await client.describe('run-1');
     expect(described.status).toBe('paused');
     expect(described.lease).toMatchObject({ state: 'paused', pauseReason: 'audit' });
@@ -36,13 +36,13 @@ describe('client.pause and client.resume', () => {
     // Pausing again changes nothing.
     expect(await client.handle('run-1').pause()).toBe('paused');
 
-    expect(await client.resume('run-1')).toBe(true);
+    expect(await client.runs.resume('run-1')).toBe(true);
     expect((await drain(transport)).map((d) => decodeMessage(d.data))).toEqual([
       { kind: 'wake', runId: 'run-1', reason: 'resume' },
     ]);
     expect((await client.describe('run-1')).status).toBe('pending');
     // Nothing left to resume: false, and no message.
-    expect(await client.resume('run-1')).toBe(false);
+    expect(await client.runs.resume('run-1')).toBe(false);
     expect(await drain(transport)).toEqual([]);
   });
 
@@ -50,9 +50,9 @@ describe('client.pause and client.resume', () => {
     const { transport, store, client } = world();
     await knownRun(store, 'run-2');
     await store.acquireLease('run-2', 'worker-a', 60_000);
-    expect(await client.pause('run-2')).toBe('pause-requested');
+    expect(await client.runs.pause('run-2')).toBe('pause-requested');
     expect((await client.describe('run-2')).lease).toMatchObject({ state: 'held', pauseRequested: true });
-    expect(await client.resume('run-2')).toBe(true);
+    expect(await client.runs.resume('run-2')).toBe(true);
     expect((await client.describe('run-2')).lease?.pauseRequested).toBeUndefined();
     expect(await drain(transport)).toEqual([]);
   });
@@ -63,14 +63,14 @@ describe('client.pause and client.resume', () => {
     const lease = await store.acquireLease('run-3', 'worker-a', 60_000);
     if (!lease.ok) throw new Error('not acquired');
     await store.finishRun('run-3', lease.epoch, { status: 'completed', result: 1 });
-    await expect(client.pause('run-3')).rejects.toMatchObject({
+    await expect(client.runs.pause('run-3')).rejects.toMatchObject({
       name: 'RunStateError',
       code: 'BATON_RUN_STATE',
       runId: 'run-3',
       status: 'completed',
       message: expect.stringContaining('run run-3 is completed: a finished run cannot be paused'),
     });
-    await expect(client.resume('run-3')).rejects.toMatchObject({
+    await expect(client.runs.resume('run-3')).rejects.toMatchObject({
       name: 'RunStateError',
       status: 'completed',
       message: expect.stringContaining('a finished run cannot be resumed'),
@@ -78,7 +78,7 @@ describe('client.pause and client.resume', () => {
 
     await knownRun(store, 'run-4');
     await store.requestCancel('run-4', 'stop');
-    await expect(client.pause('run-4')).rejects.toMatchObject({
+    await expect(client.runs.pause('run-4')).rejects.toMatchObject({
       name: 'RunStateError',
       runId: 'run-4',
       message: expect.stringContaining('a cancel wins over a pause'),
@@ -88,13 +88,13 @@ describe('client.pause and client.resume', () => {
 
   it('raises NotFoundError for an unknown run and ConfigError without a store', async () => {
     const { client, transport } = world();
-    await expect(client.pause('nobody')).rejects.toMatchObject({ name: 'NotFoundError' });
-    await expect(client.resume('nobody')).rejects.toMatchObject({ name: 'NotFoundError' });
+    await expect(client.runs.pause('nobody')).rejects.toMatchObject({ name: 'NotFoundError' });
+    await expect(client.runs.resume('nobody')).rejects.toMatchObject({ name: 'NotFoundError' });
     const producer = new Client({ transport });
-    await expect(producer.pause('run-1')).rejects.toMatchObject({
+    await expect(producer.runs.pause('run-1')).rejects.toMatchObject({
       name: 'ConfigError',
-      message: expect.stringContaining('client.pause() reads the store'),
+      message: expect.stringContaining('client.runs.pause() reads the store'),
     });
-    await expect(producer.resume('run-1')).rejects.toMatchObject({ name: 'ConfigError' });
+    await expect(producer.runs.resume('run-1')).rejects.toMatchObject({ name: 'ConfigError' });
   });
 });

@@ -35,7 +35,7 @@ import type { SerializedError, WorkflowContext } from '@baton/core';
 /** The statuses of a run still in flight: what a rollout's new workers would resume. */
 export const IN_FLIGHT_STATUSES: readonly RunStatus[] = ['pending', 'running', 'suspended'];
 
-/** Options of {@link Client.replayCheck}. */
+/** Options of {@link FleetApi.replayCheck}. */
 export interface ReplayCheckOptions {
   /**
    * The NEW workflow code: every definition a new worker would register (one per name@version);

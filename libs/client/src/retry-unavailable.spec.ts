@@ -100,9 +100,9 @@ describe('client retries through a leader election', () => {
       idempotencyKey: null,
     });
     failing = 2;
-    expect(await client.pause('run-1', 'audit')).toBe('paused');
+    expect(await client.runs.pause('run-1', 'audit')).toBe('paused');
     failing = 2;
-    expect(await client.resume('run-1')).toBe(true);
+    expect(await client.runs.resume('run-1')).toBe(true);
     failing = 1;
     await client.cancel('run-1');
     expect((await store.getLease('run-1'))?.cancelRequested).toBeTruthy();

@@ -10,7 +10,7 @@
  *   scheduleId: 'nightly-eu', cron: '0 2 * * *', timeZone: 'Europe/Paris', overlap: 'skip',
  * });
  */
-import { ConfigError, NotFoundError, toMs, type Duration } from '@baton/core';
+import { ConfigError, NotFoundError, toMs, type Duration, type WorkflowDefinition } from '@baton/core';
 import {
   assertScheduleId,
   type CatchupPolicy,
@@ -35,7 +35,7 @@ import {
 } from '@baton/core/runtime';
 import { randomUUID } from 'node:crypto';
 import { unlessKeyMissing } from './sealed-records.js';
-import { checkStartFields, validatedInput } from './validate-input.js';
+import { checkStartFields, validatedInput, type UntypedWorkflowRef } from './validate-input.js';
 
 /** When a schedule falls due: exactly one of `cron` (with `timeZone`) and `every`. */
 export interface ScheduleTiming {
@@ -96,7 +96,19 @@ export class SchedulesApi {
   /**
    * Creates a schedule; its first due time is the first after now (store clock). A schedule id
    * already in use: ConfigError (nothing changes). Bad cron, time zone or policy: ConfigError.
+   * Given a definition, `input` must have the workflow's input type, as in `client.start`.
    */
+  create<I, O, StartInput = I>(
+    workflow: WorkflowDefinition<I, O, StartInput>,
+    input: NoInfer<StartInput>,
+    options: CreateScheduleOptions,
+  ): Promise<ScheduleRecord>;
+  /** Creates a schedule of a workflow named by `{ name, version }`, its input typed by the type argument. */
+  create<I = unknown>(
+    workflow: UntypedWorkflowRef,
+    input: I,
+    options: CreateScheduleOptions,
+  ): Promise<ScheduleRecord>;
   async create(
     workflow: ScheduledWorkflow,
     input: unknown,

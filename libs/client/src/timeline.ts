@@ -93,7 +93,7 @@ export interface CheckpointItem extends TimelineItemBase {
 
 /**
  * A new owner took the run's lease. `first` for the first claim; `after-wait` after the run
- * suspended on a timer or signal; `after-retry` after it had failed (client.retry); `takeover`
+ * suspended on a timer or signal; `after-retry` after it had failed (client.timeTravel.retry); `takeover`
  * when the previous owner stopped mid-run (a crash, a lost lease or a hand-off): a failover.
  */
 export interface LeaseItem extends TimelineItemBase {
@@ -142,7 +142,7 @@ const WAITS = new Set<JournalEntry['type']>(['TimerScheduled', 'SignalWaitStarte
 
 /**
  * Builds the timeline of `runId` from its journal as `client.history` returns it and its
- * checkpoints as `client.checkpoints` does. Pure: the same input gives the same timeline.
+ * checkpoints as `client.timeTravel.checkpoints` does. Pure: the same input gives the same timeline.
  */
 export function buildTimeline(
   runId: string,

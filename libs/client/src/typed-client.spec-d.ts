@@ -6,7 +6,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { defineSignal, defineWorkflow, type WorkflowInput, type WorkflowOutput } from '@baton/core';
-import type { Client, RunHandle } from './index.js';
+import type { Client, ReplayCheckReport, RunDeletion, RunHandle } from './index.js';
 
 interface Decision {
   approved: boolean;
@@ -82,8 +82,10 @@ describe('client.start with a workflow definition', () => {
     const run = await client.start(loanApproval, { applicantId: 'A-7291' });
     expectTypeOf(await run.fork({ fromCheckpoint: 1 })).toEqualTypeOf<RunHandle<Decision>>();
     expectTypeOf(await run.retry()).toEqualTypeOf<RunHandle<Decision>>();
-    expectTypeOf(await client.fork('r1', { fromCheckpoint: 1 })).toEqualTypeOf<RunHandle<unknown>>();
-    expectTypeOf(await client.retry<Decision>('r1')).toEqualTypeOf<RunHandle<Decision>>();
+    expectTypeOf(await client.timeTravel.fork('r1', { fromCheckpoint: 1 })).toEqualTypeOf<
+      RunHandle<unknown>
+    >();
+    expectTypeOf(await client.timeTravel.retry<Decision>('r1')).toEqualTypeOf<RunHandle<Decision>>();
   });
 });
 
@@ -195,5 +197,59 @@ describe('a workflow with an input schema', () => {
     await client.start(order, { sku: 1 });
     // @ts-expect-error sku is required
     await client.start(order, { quantity: 2 });
+  });
+});
+
+describe('the sub-clients', () => {
+  const nightly = { scheduleId: 'nightly', cron: '0 2 * * *', timeZone: 'Europe/Paris' };
+
+  it("type a schedule's input by its workflow definition, as client.start does", async () => {
+    await client.schedules.create(loanApproval, { applicantId: 'A-7291' }, nightly);
+    // @ts-expect-error applicantId must be a string
+    await client.schedules.create(loanApproval, { applicantId: 7291 }, nightly);
+    // @ts-expect-error a required field is missing
+    await client.schedules.create(loanApproval, {}, nightly);
+    // @ts-expect-error explicit arguments do not override the definition's own input type
+    await client.schedules.create<{ other: number }>(loanApproval, { other: 1 }, nightly);
+  });
+
+  it('take any schedule input by { name, version }, unless a type argument says otherwise', async () => {
+    const ref = { name: 'loan_approval', version: 1 };
+    await client.schedules.create(ref, { anything: 1 }, nightly);
+    await client.schedules.create<{ applicantId: string }>(ref, { applicantId: 'A' }, nightly);
+    // @ts-expect-error applicantId must be a string
+    await client.schedules.create<{ applicantId: string }>(ref, { applicantId: 1 }, nightly);
+  });
+
+  it('give what an operator acts on its own type', async () => {
+    expectTypeOf(await client.runs.pause('r1')).toEqualTypeOf<'paused' | 'pause-requested'>();
+    expectTypeOf(await client.runs.resume('r1')).toEqualTypeOf<boolean>();
+    expectTypeOf(await client.runs.delete('r1')).toEqualTypeOf<RunDeletion>();
+    expectTypeOf(
+      await client.fleet.replayCheck({ workflows: [loanApproval] }),
+    ).toEqualTypeOf<ReplayCheckReport>();
+    const run = await client.start(loanApproval, { applicantId: 'A-7291' });
+    expectTypeOf(await run.pause()).toEqualTypeOf<'paused' | 'pause-requested'>();
+  });
+
+  it("are the only way to an operator's calls: the root forwards none of them", () => {
+    // @ts-expect-error client.runs.pause
+    void client.pause;
+    // @ts-expect-error client.runs.resume
+    void client.resume;
+    // @ts-expect-error client.runs.delete
+    void client.delete;
+    // @ts-expect-error client.runs.children
+    void client.children;
+    // @ts-expect-error client.runs.timeline
+    void client.timeline;
+    // @ts-expect-error client.timeTravel.checkpoints
+    void client.checkpoints;
+    // @ts-expect-error client.timeTravel.fork
+    void client.fork;
+    // @ts-expect-error client.timeTravel.retry
+    void client.retry;
+    // @ts-expect-error client.fleet.replayCheck
+    void client.replayCheck;
   });
 });

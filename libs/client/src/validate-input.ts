@@ -10,6 +10,21 @@ import { ConfigError, InvalidInputError } from '@baton/core';
 import { formatIssuePath, isStandardSchema, startFieldProblem } from '@baton/core/runtime';
 
 /**
+ * A workflow named without its code, for producers that do not import it: input and result are
+ * `unknown` unless given as type arguments (`client.start<Input, Output>(ref, input)`).
+ */
+export interface WorkflowRef {
+  name: string;
+  version: number;
+}
+
+/**
+ * A {@link WorkflowRef} that is not a definition: a definition passed here would skip the check
+ * of its input type, so definitions only match the typed overload of `start` and `schedules.create`.
+ */
+export type UntypedWorkflowRef = WorkflowRef & { readonly run?: never; readonly kind?: never };
+
+/**
  * Refuses, with InvalidInputError naming the field, a start a worker would refuse: a workflow
  * name defineWorkflow would not accept (no worker can register it), a version below 1, an empty
  * or non-string idempotency key, a run id that cannot be one.

@@ -182,7 +182,7 @@ export class CheckpointUnreadableError extends CheckpointIntegrityError {
     super(
       runId,
       seq === undefined ? 'a checkpoint' : `checkpoint ${seq}`,
-      `${detail}; resume from an older checkpoint (client.checkpoints, client.fork) or restore the store's data`,
+      `${detail}; resume from an older checkpoint (client.timeTravel.checkpoints, client.timeTravel.fork) or restore the store's data`,
       options,
       'BATON_CHECKPOINT_UNREADABLE',
     );
@@ -192,7 +192,7 @@ export class CheckpointUnreadableError extends CheckpointIntegrityError {
 /**
  * A run's resume failed on this many claims in a row (each claim's epoch one above the last
  * failed one), so the worker stopped trying: the run is failed with the last error as `cause`
- * (docs/operations.md, "A run failed after repeated resume failures"). `client.retry` runs it again.
+ * (docs/operations.md, "A run failed after repeated resume failures"). `client.timeTravel.retry` runs it again.
  */
 export class ResumeFailedError extends BatonError {
   constructor(
@@ -204,7 +204,7 @@ export class ResumeFailedError extends BatonError {
     super(
       'BATON_RESUME_FAILED',
       `run ${runId}: its resume failed on ${failures} claims in a row (the limit, BATON_MAX_RESUME_FAILURES); ` +
-        `last error: ${lastError}. Fix the cause, then call client.retry(runId)`,
+        `last error: ${lastError}. Fix the cause, then call client.timeTravel.retry(runId)`,
       options,
     );
   }

@@ -39,7 +39,7 @@ export interface ResumeMessage extends MessageBase {
 export interface WakeMessage extends MessageBase {
   kind: 'wake';
   /**
-   * `resume`: an operator resumed the paused run (`client.resume`); `slot`: a concurrency slot
+   * `resume`: an operator resumed the paused run (`client.runs.resume`); `slot`: a concurrency slot
    * was handed to the run, which waited for it.
    */
   reason: 'timer' | 'signal' | 'cancel' | 'resume' | 'slot';

@@ -1,7 +1,7 @@
 /**
  * Deleting a finished run from the places it lives: the store (record, checkpoints, lease,
  * signals, idempotency key, large payloads), a payload store apart from it (the NATS object
- * store), and the bus (its journal). Shared by `client.delete` and the worker's
+ * store), and the bus (its journal). Shared by `client.runs.delete` and the worker's
  * retention sweep (docs/retention.md).
  *
  * Invariant: the store's delete comes first and is the only gate. It checks, atomically, that the

@@ -12,7 +12,7 @@ import { isSpanContextValid, type Context, type Span } from '@opentelemetry/api'
 /**
  * How a run session ended. `held`: the run's data cannot be read by this worker yet (a key it
  * lacks, a checkpoint schema newer than it knows); the run is left intact, suspended with a retry
- * timer. `paused`: the run stopped for a pause request (`client.pause`) and holds no lease until it
+ * timer. `paused`: the run stopped for a pause request (`client.runs.pause`) and holds no lease until it
  * is resumed. Defined here, with the events a session's end emits, so that the options (which name the
  * event sink) never import the session.
  */
@@ -38,7 +38,7 @@ export type WorkerEvent =
   | { type: 'run-failed'; runId: string; epoch: number; error: string }
   | { type: 'run-cancelled'; runId: string; epoch: number }
   | { type: 'run-suspended'; runId: string; epoch: number }
-  /** The run stopped for a pause request; nobody runs it until `client.resume`. */
+  /** The run stopped for a pause request; nobody runs it until `client.runs.resume`. */
   | { type: 'run-paused'; runId: string; epoch: number }
   | { type: 'run-handed-off'; runId: string; epoch: number }
   | { type: 'run-aborted'; runId: string; epoch: number; reason: string }

@@ -1,5 +1,5 @@
 /**
- * client.replayCheck on the memory adapters: runs journaled by a real Worker on v1 code, still in
+ * client.fleet.replayCheck on the memory adapters: runs journaled by a real Worker on v1 code, still in
  * flight (suspended on a signal, or running with a step under way), checked against changed code.
  * - unchanged code, a step added after the wait, a `ctx.patched` change: ok;
  * - steps reordered, an activity renamed, a step inserted before the wait: nondeterministic at
@@ -55,17 +55,17 @@ async function suspendedRun(): Promise<{ f: Fleet; runId: string }> {
 }
 
 async function checkOne(client: Client, workflows: AnyWorkflowDefinition[]): Promise<ReplayCheckRun> {
-  const report = await client.replayCheck({ workflows });
+  const report = await client.fleet.replayCheck({ workflows });
   expect(report.runs).toHaveLength(1);
   expect(report.truncated).toBe(false);
   return report.runs[0]!;
 }
 
-describe('client.replayCheck (memory adapters)', () => {
+describe('client.fleet.replayCheck (memory adapters)', () => {
   it('passes unchanged code, a step added after the wait, and a ctx.patched change; writes nothing, runs nothing', async () => {
     const { f, runId } = await suspendedRun();
     const historyBefore = await f.client.history(runId);
-    const checkpointsBefore = await f.client.checkpoints(runId);
+    const checkpointsBefore = await f.client.timeTravel.checkpoints(runId);
     const recordBefore = await f.store.getRun(runId);
     executed.length = 0;
 
@@ -98,7 +98,7 @@ describe('client.replayCheck (memory adapters)', () => {
 
     expect(executed).toEqual([]);
     expect(await f.client.history(runId)).toEqual(historyBefore);
-    expect(await f.client.checkpoints(runId)).toEqual(checkpointsBefore);
+    expect(await f.client.timeTravel.checkpoints(runId)).toEqual(checkpointsBefore);
     expect(await f.store.getRun(runId)).toEqual(recordBefore);
   });
 
@@ -209,7 +209,7 @@ describe('client.replayCheck (memory adapters)', () => {
     await until(() => executed.includes('slow'), 5_000, 'slow started');
     executed.length = 0;
     try {
-      const report = await f.client.replayCheck({ workflows: [wf], filter: { workflow: 'slow_flow' } });
+      const report = await f.client.fleet.replayCheck({ workflows: [wf], filter: { workflow: 'slow_flow' } });
       expect(report.runs).toEqual([
         {
           runId: handle.runId,
@@ -232,7 +232,7 @@ describe('client.replayCheck (memory adapters)', () => {
         version: 1,
         run: async (ctx, input: string) => ctx.run(limitedSlow, await ctx.run(a, input)),
       });
-      const limited = await f.client.replayCheck({
+      const limited = await f.client.fleet.replayCheck({
         workflows: [limitedWf],
         filter: { workflow: 'slow_flow' },
       });
@@ -255,7 +255,7 @@ describe('client.replayCheck (memory adapters)', () => {
 
     const progress: number[] = [];
     const keyless = new Client({ transport: f.transport, store: f.store });
-    const report = await keyless.replayCheck({
+    const report = await keyless.fleet.replayCheck({
       workflows: [v1],
       onProgress: (p) => progress.push(p.counts.checked),
     });
@@ -274,23 +274,23 @@ describe('client.replayCheck (memory adapters)', () => {
     expect(progress).toEqual([1, 2]);
 
     const withKeys = new Client({ transport: f.transport, store: f.store, payloadProtection: protection });
-    const checked = await withKeys.replayCheck({ workflows: [v1] });
+    const checked = await withKeys.fleet.replayCheck({ workflows: [v1] });
     expect(checked.counts).toMatchObject({ checked: 2, ok: 2 });
-    const one = await withKeys.replayCheck({ workflows: [v1], maxRuns: 1 });
+    const one = await withKeys.fleet.replayCheck({ workflows: [v1], maxRuns: 1 });
     expect(one).toMatchObject({ truncated: true, counts: { checked: 1, ok: 1 } });
-    const both = await withKeys.replayCheck({ workflows: [v1], maxRuns: 2, concurrency: 1 });
+    const both = await withKeys.fleet.replayCheck({ workflows: [v1], maxRuns: 2, concurrency: 1 });
     expect(both).toMatchObject({ truncated: false, counts: { checked: 2, ok: 2 } });
     expect(both.runs.map((r) => r.runId)).toEqual(checked.runs.map((r) => r.runId));
-    await expect(withKeys.replayCheck({ workflows: [v1], concurrency: 0 })).rejects.toThrow(
+    await expect(withKeys.fleet.replayCheck({ workflows: [v1], concurrency: 0 })).rejects.toThrow(
       /concurrency is 0; give a whole number from 1 to 64/,
     );
 
-    await expect(withKeys.replayCheck({ workflows: [v1], maxRuns: 0 })).rejects.toThrow(/maxRuns is 0/);
-    await expect(withKeys.replayCheck({ workflows: [v1, order(v1Run)] })).rejects.toThrow(
+    await expect(withKeys.fleet.replayCheck({ workflows: [v1], maxRuns: 0 })).rejects.toThrow(/maxRuns is 0/);
+    await expect(withKeys.fleet.replayCheck({ workflows: [v1, order(v1Run)] })).rejects.toThrow(
       /order@1 is given twice/,
     );
-    await expect(new Client({ transport: f.transport }).replayCheck({ workflows: [v1] })).rejects.toThrow(
-      /replayCheck\(\) reads the store/,
-    );
+    await expect(
+      new Client({ transport: f.transport }).fleet.replayCheck({ workflows: [v1] }),
+    ).rejects.toThrow(/replayCheck\(\) reads the store/);
   });
 });

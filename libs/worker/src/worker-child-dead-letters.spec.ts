@@ -128,7 +128,7 @@ describe('a child whose start is dead-lettered', () => {
     expect(decodeMessage(letter!.data).runId).toBe(tombstone!.runId);
 
     // A retry has nothing to run: the child has no history, and its parent took its failure.
-    await expect(f.client.retry(tombstone!.runId)).rejects.toThrow(
+    await expect(f.client.timeTravel.retry(tombstone!.runId)).rejects.toThrow(
       /this child never ran: the start of child run \S+ \(dl_child@2\) was dead-lettered/,
     );
 

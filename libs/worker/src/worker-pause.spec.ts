@@ -125,14 +125,14 @@ describe('pause and resume (memory adapters)', () => {
     await current.spawn();
     const run = await current.client.start(workflow, null);
     await until(async () => (await statusOf(current!, run.runId)) === 'suspended', 5_000, 'the run to sleep');
-    expect(await current.client.pause(run.runId)).toBe('paused');
+    expect(await current.client.runs.pause(run.runId)).toBe('paused');
     expect((await current.client.describe(run.runId)).lease).toMatchObject({ state: 'paused', owner: null });
 
     await sleep(SEVERAL_LEASES_MS); // the sleep's 300 ms are long past
     expect(await statusOf(current, run.runId)).toBe('paused');
     expect(ledger.executions.size).toBe(0);
 
-    expect(await current.client.resume(run.runId)).toBe(true);
+    expect(await current.client.runs.resume(run.runId)).toBe(true);
     expect(await run.result({ timeoutMs: 5_000 })).toBe('woke');
     expect([...ledger.executions.values()]).toEqual([1]);
   });
@@ -230,7 +230,7 @@ describe('pause and resume (memory adapters)', () => {
       message: expect.stringContaining('a finished run cannot be paused'),
     });
     await expect(run.resume()).rejects.toMatchObject({ name: 'RunStateError', status: 'completed' });
-    await expect(current.client.pause('no-such-run')).rejects.toMatchObject({ name: 'NotFoundError' });
-    await expect(current.client.resume('no-such-run')).rejects.toMatchObject({ name: 'NotFoundError' });
+    await expect(current.client.runs.pause('no-such-run')).rejects.toMatchObject({ name: 'NotFoundError' });
+    await expect(current.client.runs.resume('no-such-run')).rejects.toMatchObject({ name: 'NotFoundError' });
   });
 });

@@ -96,11 +96,13 @@ describe('a checkpoint the store cannot read (memory adapters)', () => {
     const after = (await f.store.listCheckpoints(run.runId)).map((s) => s.seq);
     expect(Math.max(...after)).toBeGreaterThan(seqs.at(-1)!);
     // The client lists the damaged checkpoint, and refuses to fork from it, naming it.
-    expect((await f.client.checkpoints(run.runId)).map((c) => c.seq)).toContain(seqs.at(-1));
-    await expect(f.client.fork(run.runId, { fromCheckpoint: seqs.at(-1)! })).rejects.toMatchObject({
-      name: 'CheckpointUnreadableError',
-      seq: seqs.at(-1),
-    });
+    expect((await f.client.timeTravel.checkpoints(run.runId)).map((c) => c.seq)).toContain(seqs.at(-1));
+    await expect(f.client.timeTravel.fork(run.runId, { fromCheckpoint: seqs.at(-1)! })).rejects.toMatchObject(
+      {
+        name: 'CheckpointUnreadableError',
+        seq: seqs.at(-1),
+      },
+    );
   });
 
   it('resumes from the journal when every checkpoint is damaged and the journal holds the whole history', async () => {
@@ -195,10 +197,10 @@ describe('a resume that fails on every claim (memory adapters)', () => {
     expect(record.lease?.state).toBe('finished');
     expect(stepsRun(ledger)).toEqual([1]);
 
-    // Once the cause is fixed, client.retry runs it again with a fresh count, to the end.
+    // Once the cause is fixed, client.timeTravel.retry runs it again with a fresh count, to the end.
     await Promise.all(extraWorkers.splice(0).map((w) => w.stop()));
     await start(store, []);
-    await client.retry(run.runId);
+    await client.timeTravel.retry(run.runId);
     await until(() => isSuspended(store, run.runId, 2), 5_000, 'the retried run to reach its second wait');
     await client.signal(run.runId, 'two');
     expect(await client.result(run.runId, { timeoutMs: 5_000 })).toBe(60);

@@ -96,8 +96,8 @@ describe.each([
           `and ${failures[1]!.afterMs} ms (too-large) after its start`,
       );
 
-      const [unknownChild] = await client.children(unknown.runId);
-      const [bigChild] = await client.children(big.runId);
+      const [unknownChild] = await client.runs.children(unknown.runId);
+      const [bigChild] = await client.runs.children(big.runId);
       for (const [failure, child, code] of [
         [failures[0]!, unknownChild, 'unknown-workflow'],
         [failures[1]!, bigChild, 'too-large'],
@@ -134,7 +134,7 @@ describe.each([
         [unknown, unknownChild!],
         [big, bigChild!],
       ] as const) {
-        expect(await client.children(parent.runId)).toEqual([child]);
+        expect(await client.runs.children(parent.runId)).toEqual([child]);
         expect(fixed.logs.filter((l) => l.runId === child.runId && /claim/.test(l.msg))).toEqual([]);
       }
     },

@@ -8,7 +8,7 @@
  * - a payload gone from the store fails the run on resume with CheckpointIntegrityError naming
  *   the run and the step, and nothing is executed again from it;
  * - with a JetStream object store as the location (NATS + Redis), the bytes are there and not in
- *   the store, and client.delete removes them with the run.
+ *   the store, and client.runs.delete removes them with the run.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,9 +184,9 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
     await startWorker();
     await client.signal(runId, 'more', 'x');
     await client.result(runId, { timeoutMs: 20_000 });
-    const afterBig = (await client.checkpoints(runId)).find((c) => c.status === 'suspended')!;
-    const fork = await client.fork(runId, { fromCheckpoint: afterBig.seq });
-    await client.delete(runId);
+    const afterBig = (await client.timeTravel.checkpoints(runId)).find((c) => c.status === 'suspended')!;
+    const fork = await client.timeTravel.fork(runId, { fromCheckpoint: afterBig.seq });
+    await client.runs.delete(runId);
     expect(await store.getRun(runId)).toBeUndefined();
     await client.signal(fork.runId, 'more', 'y');
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toMatchObject({ length: BIG + 1 });
@@ -244,7 +244,7 @@ describe('large payloads in a JetStream object store on nats+redis', () => {
     }
   });
 
-  it('keeps the bytes in the object store, not the store, and client.delete removes them', async () => {
+  it('keeps the bytes in the object store, not the store, and client.runs.delete removes them', async () => {
     const worker = new Worker({
       transport: ns.transport,
       store: ns.store,
@@ -275,7 +275,7 @@ describe('large payloads in a JetStream object store on nats+redis', () => {
       expect(sha256Of((await objects.getPayload(runId, ref.sha256))!)).toBe(ref.sha256);
       expect(await ns.store.getPayload(runId, ref.sha256)).toBeUndefined();
     }
-    expect(await client.delete(runId)).toMatchObject({ runId, journal: 'purged' });
+    expect(await client.runs.delete(runId)).toMatchObject({ runId, journal: 'purged' });
     for (const ref of refs) expect(await objects.getPayload(runId, ref.sha256)).toBeUndefined();
   }, 60_000);
 });

@@ -1,5 +1,5 @@
 /**
- * client.replayCheck on the real adapters (NATS + Redis, NATS + Postgres): runs journaled and
+ * client.fleet.replayCheck on the real adapters (NATS + Redis, NATS + Postgres): runs journaled and
  * checkpointed by a real Worker on v1 code, suspended on a signal, checked against new code:
  * - the same code and a `ctx.patched` change pass (the whole journal replays, the run waits);
  * - a renamed activity is reported at its step, with what the journal recorded and what the code
@@ -42,7 +42,7 @@ const patched = newCode(async (ctx, input) => {
 });
 const unrelated = defineWorkflow({ name: 'rc_other', version: 1, run: async () => 'x' });
 
-describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.replayCheck on $name', ({ factory }) => {
+describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.fleet.replayCheck on $name', ({ factory }) => {
   const ns = inProcessNamespace(factory, 'rc');
 
   async function startWorker(): Promise<Worker> {
@@ -77,7 +77,7 @@ describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.replayCheck on $name', ({ fa
     const before = await Promise.all(
       runs.map(async (r) => ({
         history: await client.history(r.runId),
-        checkpoints: await client.checkpoints(r.runId),
+        checkpoints: await client.timeTravel.checkpoints(r.runId),
       })),
     );
     expect(before[0]!.checkpoints.length).toBeGreaterThan(0);
@@ -85,16 +85,16 @@ describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.replayCheck on $name', ({ fa
     const ids = new Set(runs.map((r) => r.runId));
     const mine = <T extends { runId: string }>(list: T[]): T[] => list.filter((r) => ids.has(r.runId));
 
-    const same = await client.replayCheck({ workflows: [v1] });
+    const same = await client.fleet.replayCheck({ workflows: [v1] });
     expect(mine(same.runs)).toHaveLength(2);
     for (const run of mine(same.runs))
       expect(run).toMatchObject({ result: 'ok', reached: 'waiting', journalSteps: 3, status: 'suspended' });
 
-    const withPatch = await client.replayCheck({ workflows: [patched] });
+    const withPatch = await client.fleet.replayCheck({ workflows: [patched] });
     for (const run of mine(withPatch.runs)) expect(run).toMatchObject({ result: 'ok', reached: 'waiting' });
 
     const progress: string[] = [];
-    const broken = await client.replayCheck({
+    const broken = await client.fleet.replayCheck({
       workflows: [renamed],
       filter: { workflow: 'rc_order', status: 'suspended' },
       onProgress: ({ run }) => progress.push(run.runId),
@@ -110,7 +110,7 @@ describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.replayCheck on $name', ({ fa
     }
     expect(progress).toEqual(broken.runs.map((r) => r.runId));
 
-    const missing = await client.replayCheck({ workflows: [unrelated] });
+    const missing = await client.fleet.replayCheck({ workflows: [unrelated] });
     for (const run of mine(missing.runs))
       expect(run).toMatchObject({
         result: 'skipped',
@@ -121,7 +121,7 @@ describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.replayCheck on $name', ({ fa
     const after = await Promise.all(
       runs.map(async (r) => ({
         history: await client.history(r.runId),
-        checkpoints: await client.checkpoints(r.runId),
+        checkpoints: await client.timeTravel.checkpoints(r.runId),
       })),
     );
     expect(after).toEqual(before);

@@ -8,7 +8,7 @@
  *   checkpoints and journal stay, and a signal still completes it;
  * - result() of a swept run fails at once with RunDeletedError;
  * - two workers sweeping a backlog delete each run exactly once;
- * - client.delete refuses a run that is not finished, naming its status, and deletes a finished
+ * - client.runs.delete refuses a run that is not finished, naming its status, and deletes a finished
  *   one at once;
  * - with group commit (pairs whose bus has group logs and whose store has a journal index: NATS or
  *   Kafka, with Redis), the group records of deleted runs are trimmed, and every record a kept run
@@ -154,14 +154,14 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     for (const runId of runIds) expect(await store.runTombstone(runId)).toMatchObject({ runId });
   }, 60_000);
 
-  it('client.delete refuses an unfinished run, naming its status, and deletes a finished one', async () => {
+  it('client.runs.delete refuses an unfinished run, naming its status, and deletes a finished one', async () => {
     await startWorker(0);
     const parked = await client.start(waiting, 'busy');
     await until(
       'the waiting run is suspended',
       async () => (await store.getRun(parked.runId))?.status === 'suspended',
     );
-    await expect(client.delete(parked.runId)).rejects.toMatchObject({
+    await expect(client.runs.delete(parked.runId)).rejects.toMatchObject({
       code: 'BATON_RUN_STATE',
       status: 'suspended',
       message: expect.stringContaining(`run ${parked.runId} is suspended`),
@@ -171,13 +171,13 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
 
     const done = await client.start(quick, 'gone');
     await expect(done.result({ timeoutMs: 20_000 })).resolves.toBe('GONE');
-    expect(await client.delete(done.runId)).toEqual({
+    expect(await client.runs.delete(done.runId)).toEqual({
       runId: done.runId,
       journal: transport.journalPurge === 'deletes' ? 'purged' : 'retention',
     });
     expect(await store.getRun(done.runId)).toBeUndefined();
     if (transport.journalPurge === 'deletes') expect(await client.history(done.runId)).toEqual([]);
-    await expect(client.delete(done.runId)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
+    await expect(client.runs.delete(done.runId)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
 
     await client.signal(parked.runId, 'go', 'ok');
     await expect(parked.result({ timeoutMs: 20_000 })).resolves.toBe('BUSY:ok');

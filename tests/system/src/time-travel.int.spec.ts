@@ -103,7 +103,7 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
 
   /** The seq of the checkpoint holding exactly `steps` completed activities. */
   async function checkpointAfter(runId: string, steps: number): Promise<number> {
-    for (const summary of await client.checkpoints(runId)) {
+    for (const summary of await client.timeTravel.checkpoints(runId)) {
       const checkpoint = await store.loadCheckpoint(runId, summary.seq);
       const done = checkpoint?.entries.filter((e) => e.type === 'ActivityCompleted').length;
       if (done === steps && summary.status === 'running') return summary.seq;
@@ -114,7 +114,7 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
   it('lists every checkpoint of a run, oldest first, with seq, time, position, size and schema', async () => {
     await startWorker();
     const runId = await completedRun('h');
-    const summaries = await client.checkpoints(runId);
+    const summaries = await client.timeTravel.checkpoints(runId);
     expect(summaries.length).toBeGreaterThanOrEqual(4);
     const seqs = summaries.map((s) => s.seq);
     expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
@@ -132,9 +132,12 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
   it('forks from a checkpoint: the steps before it are replayed, not executed; the rest run; the original is untouched', async () => {
     await startWorker();
     const runId = await completedRun('f');
-    const before = { checkpoints: await client.checkpoints(runId), history: await client.history(runId) };
+    const before = {
+      checkpoints: await client.timeTravel.checkpoints(runId),
+      history: await client.history(runId),
+    };
     const seq = await checkpointAfter(runId, 2);
-    const fork = await client.fork<string>(runId, { fromCheckpoint: seq });
+    const fork = await client.timeTravel.fork<string>(runId, { fromCheckpoint: seq });
     expect(fork.runId).not.toBe(runId);
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toBe('f>a>b>c>d');
     expect([executed('a'), executed('b'), executed('c'), executed('d')]).toEqual([0, 0, 1, 1]);
@@ -147,8 +150,8 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
       forkedFrom: { runId, checkpoint: seq },
     });
     expect((await client.describe(runId)).forkedFrom).toBeUndefined();
-    expect((await client.checkpoints(fork.runId))[0]).toMatchObject({ seq: 1, epoch: 0 });
-    expect(await client.checkpoints(runId)).toEqual(before.checkpoints);
+    expect((await client.timeTravel.checkpoints(fork.runId))[0]).toMatchObject({ seq: 1, epoch: 0 });
+    expect(await client.timeTravel.checkpoints(runId)).toEqual(before.checkpoints);
     expect(await client.history(runId)).toEqual(before.history);
     expect((await client.describe(runId)).status).toBe('completed');
   });
@@ -161,7 +164,7 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
       (p) => p.entry.type === 'ActivityCompleted' && p.entry.name === 'a',
     )!.position;
     const forkId = `fork-${randomBytes(4).toString('hex')}`;
-    const fork = await client.fork<string>(runId, { fromJournalPosition: afterA, runId: forkId });
+    const fork = await client.timeTravel.fork<string>(runId, { fromJournalPosition: afterA, runId: forkId });
     expect(fork.runId).toBe(forkId);
     expect((await client.describe(forkId)).forkedFrom).toEqual({ runId, journalPosition: afterA });
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toBe('p>a>b>c>d');
@@ -180,12 +183,12 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
       name: 'WorkflowFailedError',
     });
     expect([executed('a'), executed('flaky'), executed('b')]).toEqual([1, 1, 0]);
-    const failedCheckpoints = await client.checkpoints(run.runId);
+    const failedCheckpoints = await client.timeTravel.checkpoints(run.runId);
     flakyFails = false;
-    await client.retry(run.runId);
+    await client.timeTravel.retry(run.runId);
     await expect(run.result({ timeoutMs: 20_000 })).resolves.toBe('r>a>flaky>b');
     expect([executed('a'), executed('flaky'), executed('b')]).toEqual([1, 2, 1]);
-    const after = await client.checkpoints(run.runId);
+    const after = await client.timeTravel.checkpoints(run.runId);
     // The failed run's checkpoints stay in the history; the retry's start and the new ones follow.
     expect(after.slice(0, failedCheckpoints.length)).toEqual(failedCheckpoints);
     expect(after.at(-1)?.status).toBe('completed');
@@ -200,7 +203,10 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
     await expect(run.result({ timeoutMs: 20_000 })).rejects.toMatchObject({ name: 'WorkflowFailedError' });
     flakyFails = false;
     executions.clear();
-    const outcomes = await Promise.allSettled([client.retry(run.runId), client.retry(run.runId)]);
+    const outcomes = await Promise.allSettled([
+      client.timeTravel.retry(run.runId),
+      client.timeTravel.retry(run.runId),
+    ]);
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     const rejected = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
     expect(rejected.reason).toMatchObject({ name: 'RunStateError', code: 'BATON_RUN_STATE' });
@@ -213,9 +219,11 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
     const keyed = new Client({ transport, store, payloadProtection: PROTECTED });
     const runId = await completedRun('s', keyed);
     // Sealed entries cannot be counted from outside: fork from the newest checkpoint still running.
-    const fromCheckpoint = (await keyed.checkpoints(runId)).filter((c) => c.status === 'running').at(-1)!.seq;
-    await expect(client.fork(runId, { fromCheckpoint })).rejects.toThrow(/signed|key/);
-    const fork = await keyed.fork<string>(runId, { fromCheckpoint });
+    const fromCheckpoint = (await keyed.timeTravel.checkpoints(runId))
+      .filter((c) => c.status === 'running')
+      .at(-1)!.seq;
+    await expect(client.timeTravel.fork(runId, { fromCheckpoint })).rejects.toThrow(/signed|key/);
+    const fork = await keyed.timeTravel.fork<string>(runId, { fromCheckpoint });
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toBe('s>a>b>c>d');
     expect(executed('a') + executed('b') + executed('c') + executed('d')).toBeLessThan(4);
   });
@@ -228,9 +236,9 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
     await expect(run.result({ timeoutMs: 20_000 })).rejects.toMatchObject({ name: 'WorkflowFailedError' });
     flakyFails = false;
     executions.clear();
-    await expect(client.retry(run.runId)).rejects.toThrow(/signed|key/);
+    await expect(client.timeTravel.retry(run.runId)).rejects.toThrow(/signed|key/);
     expect((await client.describe(run.runId)).status).toBe('failed');
-    await keyed.retry(run.runId);
+    await keyed.timeTravel.retry(run.runId);
     await expect(run.result({ timeoutMs: 20_000 })).resolves.toBe('sr>a>flaky>b');
     expect([executed('a'), executed('flaky'), executed('b')]).toEqual([0, 1, 1]);
   });
@@ -238,34 +246,36 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
   it('names the unknown run, checkpoint or position, and a retry of a completed run, changing nothing', async () => {
     await startWorker();
     const runId = await completedRun('bad');
-    const before = await client.checkpoints(runId);
+    const before = await client.timeTravel.checkpoints(runId);
     const unknown = `missing-${randomBytes(4).toString('hex')}`;
-    await expect(client.checkpoints(unknown)).rejects.toMatchObject({
+    await expect(client.timeTravel.checkpoints(unknown)).rejects.toMatchObject({
       name: 'NotFoundError',
       message: expect.stringContaining(unknown),
     });
-    await expect(client.fork(unknown, { fromCheckpoint: 1 })).rejects.toMatchObject({
+    await expect(client.timeTravel.fork(unknown, { fromCheckpoint: 1 })).rejects.toMatchObject({
       name: 'NotFoundError',
       message: expect.stringContaining(unknown),
     });
-    await expect(client.retry(unknown)).rejects.toMatchObject({ name: 'NotFoundError' });
-    await expect(client.fork(runId, { fromCheckpoint: 999 })).rejects.toMatchObject({
+    await expect(client.timeTravel.retry(unknown)).rejects.toMatchObject({ name: 'NotFoundError' });
+    await expect(client.timeTravel.fork(runId, { fromCheckpoint: 999 })).rejects.toMatchObject({
       name: 'NotFoundError',
       message: expect.stringMatching(/no checkpoint 999 \(it has 1, /),
     });
-    await expect(client.fork(runId, { fromJournalPosition: 99_999_999 })).rejects.toMatchObject({
+    await expect(client.timeTravel.fork(runId, { fromJournalPosition: 99_999_999 })).rejects.toMatchObject({
       name: 'NotFoundError',
       message: expect.stringContaining('position 99999999'),
     });
-    await expect(client.fork(runId, {})).rejects.toMatchObject({ name: 'ConfigError' });
-    await expect(client.fork(runId, { fromCheckpoint: 1, fromJournalPosition: 1 })).rejects.toMatchObject({
+    await expect(client.timeTravel.fork(runId, {})).rejects.toMatchObject({ name: 'ConfigError' });
+    await expect(
+      client.timeTravel.fork(runId, { fromCheckpoint: 1, fromJournalPosition: 1 }),
+    ).rejects.toMatchObject({
       name: 'ConfigError',
     });
-    await expect(client.retry(runId)).rejects.toMatchObject({
+    await expect(client.timeTravel.retry(runId)).rejects.toMatchObject({
       name: 'RunStateError',
       message: expect.stringContaining('is completed'),
     });
-    expect(await client.checkpoints(runId)).toEqual(before);
+    expect(await client.timeTravel.checkpoints(runId)).toEqual(before);
     expect(await client.describe(runId)).toMatchObject({ status: 'completed', result: 'bad>a>b>c>d' });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * `baton replay-check --workflows <module> [filters]`: before a rollout, replays the journals of the
  * runs in flight (or those the filters select) against the workflow modules of the NEW code and
- * lists every run a worker on that code could not resume (client.replayCheck, docs/versioning.md,
+ * lists every run a worker on that code could not resume (client.fleet.replayCheck, docs/versioning.md,
  * "Check before you roll out"). Nothing is written and no activity runs.
  *
  * Exit code: 0 when every run checked is ok or skipped, 1 when any is nondeterministic, fails
@@ -85,7 +85,7 @@ export const replayCheckCommands: CommandGroup = {
         const filter = { status: IN_FLIGHT_STATUSES, ...filterFromFlags(flags) };
         const client = await context.session(command).client();
         const asJson = context.flags(command).json === true;
-        const report = await client.replayCheck({
+        const report = await client.fleet.replayCheck({
           workflows,
           filter,
           ...(flags.maxRuns !== undefined && { maxRuns: whole('--max-runs', flags.maxRuns) }),

@@ -52,7 +52,7 @@ export const runsCommands: CommandGroup = {
         context.run(async () => {
           const client = await context.session(command).client();
           const run = await described(client, runId);
-          const children = (await client.children(runId, CHILDREN_SHOWN)).map((c) => ({
+          const children = (await client.runs.children(runId, CHILDREN_SHOWN)).map((c) => ({
             runId: c.runId,
             workflow: c.workflow,
             status: c.status,
@@ -79,7 +79,7 @@ export const runsCommands: CommandGroup = {
             context.io.out(json(await client.history(runId)));
             return EXIT.done;
           }
-          const timeline = await client.timeline(runId);
+          const timeline = await client.runs.timeline(runId);
           context.io.out(context.flags(command).json ? json(timeline) : timelineTable(timeline));
           return EXIT.done;
         }),
@@ -183,7 +183,7 @@ export const runsCommands: CommandGroup = {
                 : { fromJournalPosition: whole('--from-position', flags.fromPosition!) };
             const handle = await (
               await context.session(command).client()
-            ).fork(runId, { ...point, ...(flags.runId !== undefined && { runId: flags.runId }) });
+            ).timeTravel.fork(runId, { ...point, ...(flags.runId !== undefined && { runId: flags.runId }) });
             context.io.out(
               context.flags(command).json
                 ? json({ runId: handle.runId, forkedFrom: runId })
@@ -277,14 +277,14 @@ async function pauseOrResume(
   const { runId } = run;
   let outcome: string;
   if (action === 'pause') {
-    const state = await client.pause(runId, reason);
+    const state = await client.runs.pause(runId, reason);
     outcome =
       state === 'paused'
         ? 'paused'
         : 'pause requested: its worker stops after the activities in flight, then it is paused';
   } else {
     const wasRequested = run.status !== 'paused' && run.lease?.pauseRequested === true;
-    if (!(await client.resume(runId)))
+    if (!(await client.runs.resume(runId)))
       throw new RefusedError(
         `runs resume ${runId}: the run is ${run.status} and neither paused nor asked to pause; nothing was changed`,
       );

@@ -37,23 +37,23 @@ export const ACTION_ROUTES: Route[] = [
     return { done: `signal '${name}' sent` };
   }),
   route('pause', async ({ client, params, body }) => {
-    const state = await client.pause(params[0]!, optionalString(bodyObject(body), 'reason'));
+    const state = await client.runs.pause(params[0]!, optionalString(bodyObject(body), 'reason'));
     return { done: state === 'paused' ? 'paused' : 'pause requested: the run pauses at its next step' };
   }),
   route('resume', async ({ client, params }) => {
-    const resumed = await client.resume(params[0]!);
+    const resumed = await client.runs.resume(params[0]!);
     return { done: resumed ? 'resumed' : 'nothing to resume: the run was not paused' };
   }),
   route('retry', async ({ client, params }) => {
-    await client.retry(params[0]!);
+    await client.timeTravel.retry(params[0]!);
     return { done: 'retried: the run resumes from its last checkpoint' };
   }),
   route('fork', async ({ client, params, body }) => {
-    const fork = await client.fork(params[0]!, forkPoint(bodyObject(body)));
+    const fork = await client.timeTravel.fork(params[0]!, forkPoint(bodyObject(body)));
     return { done: `forked as run ${fork.runId}`, runId: fork.runId };
   }),
   route('delete', async ({ client, params }) => {
-    await client.delete(params[0]!);
+    await client.runs.delete(params[0]!);
     return { done: 'deleted' };
   }),
   {

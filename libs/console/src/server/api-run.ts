@@ -54,7 +54,7 @@ export const RUN_ROUTES: Route[] = [
     handle: async ({ client, params }) => {
       const runId = params[0]!;
       try {
-        const checkpoints = await client.checkpoints(runId);
+        const checkpoints = await client.timeTravel.checkpoints(runId);
         const history = await client.history(runId);
         return {
           timeline: buildTimeline(runId, history, checkpoints),

@@ -596,7 +596,7 @@ export interface PayloadStore {
   /** The payload, or undefined when the run has none under that hash (deleted, or never written). */
   getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined>;
   /**
-   * Deletes every payload of these runs (retention and `client.delete`, after the run is gone).
+   * Deletes every payload of these runs (retention and `client.runs.delete`, after the run is gone).
    * A store's own {@link RetentionStore.deleteRun} deletes its payloads atomically with the run;
    * this is for payload stores apart from the store, and for payloads written before a run was
    * created (the input of a start message no worker took).

@@ -2,7 +2,7 @@
  * Retention of group logs (group commit across runs, contracts/group-journal.ts): removes the
  * group records no run the store still keeps needs. A run's journal lives as long as the run (its
  * history, fork and retry read it after it finished), so a record goes once every run that points
- * into it was deleted (`client.delete`, the retention sweep).
+ * into it was deleted (`client.runs.delete`, the retention sweep).
  *
  * One pass asks the store, for every group log it knows, the oldest record a kept run's pointer
  * names, and trims the log before it; a log nothing names any more is trimmed up to its newest

@@ -26,7 +26,7 @@ export interface OutgoingRunMessage {
 export type StartMessageFields = Omit<StartMessage, 'kind' | 'enqueuedAt'> & { enqueuedAt?: number };
 
 /**
- * Starts a run (client.start, client.fork). Deduplicated by run id. A priority other than the
+ * Starts a run (client.start, client.timeTravel.fork). Deduplicated by run id. A priority other than the
  * default puts it in that lane of the run queue; `'normal'` is left out of the message and the
  * options, so a default start is byte for byte what it was before priorities.
  */

@@ -110,7 +110,7 @@ export function describePauseCrash(
         const runId = started!.runId;
         await until(async () => (await w.ledger.busyPids()).size > 0, 30_000, 'the first step to start');
 
-        expect(await client.pause(runId)).toBe('pause-requested');
+        expect(await client.runs.pause(runId)).toBe('pause-requested');
         const sentBy = Date.now();
         await until(
           async () => (await w.env.store.getRun(runId))?.status === 'paused',
@@ -129,7 +129,7 @@ export function describePauseCrash(
         expect((await w.env.store.getRun(runId))?.status).toBe('paused');
         expect((await w.ledger.executions()).length).toBe(1);
 
-        expect(await client.resume(runId)).toBe(true);
+        expect(await client.runs.resume(runId)).toBe(true);
         await w.waitForAll(90_000);
         expect(await w.violations()).toEqual(NO_VIOLATIONS);
         // Every step ran exactly once: the pause cost no re-execution.
@@ -163,7 +163,7 @@ export function describePauseCrash(
         const partitions = w.fleet.env.BATON_KAFKA_PARTITIONS;
         const kafkaPartitions = partitions === undefined ? undefined : Number(partitions);
 
-        expect(await client.pause(runId, 'crash-suite pause')).toBe('pause-requested');
+        expect(await client.runs.pause(runId, 'crash-suite pause')).toBe('pause-requested');
         const sentBy = Date.now();
         owner.signal('SIGKILL');
         const killedAt = owner.signalledAt ?? Date.now();
@@ -211,7 +211,7 @@ export function describePauseCrash(
         expect((await w.ledger.executions()).length).toBe(executionsWhenPaused);
         expect(survivor.logs.some((l) => l.msg === 'reaped leases')).toBe(true);
 
-        expect(await client.resume(runId)).toBe(true);
+        expect(await client.runs.resume(runId)).toBe(true);
         await w.waitForAll(90_000);
         expect(await w.violations()).toEqual(NO_VIOLATIONS);
         const executions = await w.ledger.executions();

@@ -40,7 +40,7 @@ describe('which errors count as a failed resume', () => {
     });
     expect(err.message).toBe(
       'run r1: its resume failed on 5 claims in a row (the limit, BATON_MAX_RESUME_FAILURES); last error: ' +
-        'TypeError: bad value. Fix the cause, then call client.retry(runId)',
+        'TypeError: bad value. Fix the cause, then call client.timeTravel.retry(runId)',
     );
     expect(err.cause).toBeInstanceOf(TypeError);
   });

@@ -597,7 +597,7 @@ export class RunSession {
   /**
    * The run froze for a pause: every in-flight result is journaled; checkpoint, stop renewing, and
    * pause the lease under this epoch. A cancel that arrived meanwhile wins, and a request withdrawn
-   * meanwhile (`client.resume`) stands: the run is handed off (its next owner ends it cancelled, or
+   * meanwhile (`client.runs.resume`) stands: the run is handed off (its next owner ends it cancelled, or
    * runs on). A fenced pause means the lease moved on: nothing to do.
    */
   private async pauseHere(): Promise<SessionEnd> {

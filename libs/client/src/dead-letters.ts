@@ -1,53 +1,18 @@
 /**
- * What an operator does with a fleet through the client: find runs (`client.runs`) and look at,
- * redrive or purge dead letters (`client.deadLetters`). Thin and typed over the store's run
- * queries and the transport's dead-letter queue, so the CLI, the console and applications share
- * one API and its errors.
+ * The transport's dead letters as an operator handles them (`client.deadLetters`): list them,
+ * look at one decoded, redrive or purge them. Thin and typed over the transport's dead-letter
+ * queue, so the CLI, the console and applications share one API and its errors.
  */
 import { NotFoundError } from '@baton/core';
 import type {
   DeadLetterPage,
   DeadLetterPurge,
   DeadLetterQuery,
-  ListedRun,
   RedriveResult,
-  RunCounts,
-  RunPage,
-  RunQuery,
-  Store,
   StoredDeadLetter,
   Transport,
 } from '@baton/core/adapter';
 import { decodeDeadLetter, type DecodedDeadLetter } from '@baton/core/runtime';
-
-/** Runs as an operator finds them; reads the store. */
-export class RunQueriesApi {
-  constructor(private readonly store: (method: string) => Store) {}
-
-  /**
-   * One page of the runs the query matches, newest first unless `order: 'oldest'`; pass the page's
-   * `cursor` (with the same filter and order) for the next. ConfigError names an invalid filter or
-   * a cursor from another query.
-   */
-  list(query: RunQuery = {}): Promise<RunPage> {
-    return this.store('runs.list').listRuns(query);
-  }
-
-  /** Every run the query matches, page after page (`limit` runs a page). */
-  async *all(query: Omit<RunQuery, 'cursor'> = {}): AsyncGenerator<ListedRun> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.list({ ...query, ...(cursor !== undefined && { cursor }) });
-      yield* page.runs;
-      cursor = page.cursor;
-    } while (cursor !== undefined);
-  }
-
-  /** How many runs there are, by status and by workflow and status. */
-  count(): Promise<RunCounts> {
-    return this.store('runs.count').countRuns();
-  }
-}
 
 /** A dead letter with its original run message decoded, or why it cannot be. */
 export interface ShownDeadLetter extends StoredDeadLetter {
