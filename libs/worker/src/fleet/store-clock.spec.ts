@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { StoreClock } from './store-clock.js';
+import { silentLogger } from '../logger.js';
+import { PRECISE_START_MS, START_SAMPLES, StoreClock } from './store-clock.js';
 
 /** A store whose `now()` answers `storeNow` after the local clock moved by `tripMs`. */
 function setup(storeAheadMs: number) {
@@ -41,6 +42,44 @@ describe('StoreClock', () => {
     expect(behind.clock.sample).toMatchObject({ offsetMs: -30_000, uncertaintyMs: 20 });
     behind.advance(5_000);
     expect(behind.clock.now()).toBe(behind.local() - 30_000);
+  });
+
+  it('measures again at start while the answer is too uncertain, keeping the most certain', async () => {
+    // The first answer is read by the store at once but reaches the worker 4 s later (a start-up
+    // stall): alone it would put the store's clock 2 s behind. The next trips are quick.
+    let local = 1_000_000;
+    let calls = 0;
+    const store = {
+      now: async (): Promise<number> => {
+        calls++;
+        const answer = local;
+        local += calls === 1 ? 4_000 : 2;
+        return answer;
+      },
+    };
+    const clock = new StoreClock(store, () => local);
+    await clock.start(silentLogger);
+    clock.stop();
+    expect(calls).toBe(2);
+    expect(clock.sample!.uncertaintyMs).toBeLessThanOrEqual(PRECISE_START_MS);
+    expect(Math.abs(clock.now() - local)).toBeLessThanOrEqual(1);
+  });
+
+  it('gives up measuring again after a bounded number of slow answers', async () => {
+    let local = 0;
+    let calls = 0;
+    const slow = {
+      now: async (): Promise<number> => {
+        calls++;
+        local += 500;
+        return local;
+      },
+    };
+    const clock = new StoreClock(slow, () => local);
+    await clock.start(silentLogger);
+    clock.stop();
+    expect(calls).toBe(START_SAMPLES);
+    expect(clock.sample!.uncertaintyMs).toBe(250);
   });
 
   it('reads whole milliseconds, as the stores keep them, when the offset has a fraction', () => {

@@ -29,6 +29,15 @@ export const CLOCK_SKEW_WARN_MS = 1_000;
  * stepped clock (NTP, a resumed VM) is corrected within it.
  */
 const CLOCK_REFRESH_MS = 5_000;
+/**
+ * At start, a sample less certain than this is measured again at once (up to
+ * {@link START_SAMPLES} round trips in all), keeping the most certain. A first round trip slowed
+ * by a busy start-up (connections still opening, modules loading, a loaded machine) is off by up
+ * to half its length: 2 s off for a 4 s trip, which would stamp the first runs' journal entries
+ * and timers 2 s wrong until the next refresh.
+ */
+export const PRECISE_START_MS = 50;
+export const START_SAMPLES = 5;
 
 /** One measurement of the store's clock against the local one. */
 export interface ClockSample {
@@ -79,12 +88,15 @@ export class StoreClock {
   }
 
   /**
-   * Measures the store's clock once (the worker calls this before its first claim), warns when the
-   * local clock is far off, then keeps the estimate fresh every {@link CLOCK_REFRESH_MS}, warning
+   * Measures the store's clock (the worker calls this before its first claim), again while the
+   * answer is too uncertain ({@link PRECISE_START_MS}), warns when the local clock is far off, then keeps the estimate fresh every {@link CLOCK_REFRESH_MS}, warning
    * when the offset jumps (a stepped clock).
    */
   async start(logger: Logger): Promise<void> {
-    const first = await this.measure();
+    let first = await this.measure();
+    for (let taken = 1; taken < START_SAMPLES && first.uncertaintyMs > PRECISE_START_MS; taken++) {
+      first = await this.measure();
+    }
     if (Math.abs(first.offsetMs) > CLOCK_SKEW_WARN_MS) {
       logger.warn(
         { storeClockOffsetMs: Math.round(first.offsetMs), uncertaintyMs: Math.round(first.uncertaintyMs) },
