@@ -49,12 +49,12 @@ const CORE_IO = {
 
 /**
  * The config block keeping `libs/core/src/<folder>` (its code, not its specs) out of the sibling
- * folders in `closed`, imported by relative path. A `!folder/sub` entry lets that sub-folder in.
+ * folders in `closed`, imported by relative path. A `!folder/sub` entry lets that sub-folder (or file) in.
  */
-function coreFolder(folder, closed, why) {
+function coreFolder(folder, closed, why, files = '**/*.ts') {
   const group = closed.map((f) => (f.startsWith('!') ? `!**/${f.slice(1)}` : `**/${f}/*`));
   return {
-    files: [`libs/core/src/${folder}/**/*.ts`],
+    files: [`libs/core/src/${folder}/${files}`],
     ignores: TESTS,
     rules: { 'no-restricted-imports': ['error', { patterns: [CORE_IO, { group, message: why }] }] },
   };
@@ -155,6 +155,14 @@ export default tseslint.config(
     'author',
     ['runtime', 'memory', 'adapter', '!adapter/contracts'],
     "The authors' door holds no runtime; of the adapter's, only its contracts.",
+  ),
+  // The root door itself still re-exports the errors a user may catch from a client call
+  // (CheckpointIntegrityError, CodecError, MissingKeyError...), defined where they are raised.
+  coreFolder(
+    'author',
+    ['runtime', 'memory', 'adapter', '!adapter/contracts', '!adapter/errors.js', '!runtime/errors.js'],
+    "The authors' door holds no runtime: of the other folders, only their errors and contracts.",
+    'index.ts',
   ),
   coreFolder('memory', ['author', 'runtime'], 'The embedded adapters build on the adapter door alone.'),
   coreFolder('runtime', ['memory'], 'The runtime runs over any adapter, never the embedded ones.'),

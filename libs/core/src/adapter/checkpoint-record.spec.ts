@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
-import { CheckpointIntegrityError, CheckpointUnreadableError } from '../shared/errors.js';
+import { CheckpointIntegrityError, CheckpointUnreadableError } from './errors.js';
 
 const GOOD = {
   runId: 'r1',

@@ -11,7 +11,7 @@
  * entries) is openCheckpoint's job, after this.
  */
 import type { Checkpoint, CheckpointSummary } from './contracts/store.js';
-import { CheckpointUnreadableError } from '../shared/errors.js';
+import { CheckpointUnreadableError } from './errors.js';
 
 const STATUSES: ReadonlySet<string> = new Set(['running', 'suspended', 'completed', 'failed', 'cancelled']);
 

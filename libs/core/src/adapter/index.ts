@@ -183,7 +183,8 @@ export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export { bufferView, ownedBytes } from './bytes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
 export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
-export { invalidOption, refuseDelete, type ConfigErrorFields } from '../shared/errors.js';
+export { invalidOption, type ConfigErrorFields } from '../shared/errors.js';
+export { refuseDelete } from './errors.js';
 export {
   BackendAuthError,
   BackendConflictError,

@@ -24,38 +24,40 @@
  */
 export type { Duration } from './duration.js';
 export { toMs } from './duration.js';
-export type { BatonErrorOptions, InvalidInputField, SerializedError } from '../shared/errors.js';
+export type { BatonErrorOptions, SerializedError } from '../shared/errors.js';
+export type { InvalidInputField } from './errors.js';
+export { BatonError, ConfigError, NotFoundError, RunStateError } from '../shared/errors.js';
 export {
   ActivityFailedError,
   ActivityTimeoutError,
-  BatonError,
   CancelledError,
-  CheckpointIntegrityError,
   ChildWorkflowError,
-  CheckpointSchemaError,
-  CheckpointUnreadableError,
-  CodecError,
-  ConfigError,
-  FencedWriteError,
   InvalidInputError,
   isNonRetryable,
-  JournalConflictError,
-  LeaseLostError,
-  MissingKeyError,
-  NonDeterminismError,
   NonRetryableError,
-  NotFoundError,
-  RunStateError,
   RunDeletedError,
   RunLostError,
-  PayloadTooLargeError,
-  PlaintextRefusedError,
-  ResumeFailedError,
   SignalTimeoutError,
   TimeoutError,
   UnencodableValueError,
   WorkflowFailedError,
-} from '../shared/errors.js';
+} from './errors.js';
+export {
+  CheckpointIntegrityError,
+  CheckpointUnreadableError,
+  CodecError,
+  FencedWriteError,
+  JournalConflictError,
+  PayloadTooLargeError,
+} from '../adapter/errors.js';
+export {
+  CheckpointSchemaError,
+  LeaseLostError,
+  MissingKeyError,
+  NonDeterminismError,
+  PlaintextRefusedError,
+  ResumeFailedError,
+} from '../runtime/errors.js';
 export type {
   ActivityDefinition,
   AnyWorkflowDefinition,

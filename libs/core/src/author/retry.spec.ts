@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ActivityTimeoutError, NonRetryableError } from '../shared/errors.js';
+import { ActivityTimeoutError, NonRetryableError } from './errors.js';
 import { runWithRetry, type RetryFailure } from './retry.js';
 
 describe('runWithRetry', () => {

@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
-import { ActivityTimeoutError, isNonRetryable } from '../shared/errors.js';
+import { ActivityTimeoutError, isNonRetryable } from './errors.js';
 
 export interface RetryPolicy {
   /** Attempts in total, including the first. @defaultValue 3 */

@@ -3,7 +3,7 @@
  * a paused lease has no owner, no expiry and no timer, and nothing acquires it until resumeRun.
  */
 import type { PauseHeldResult, PauseRequestResult, ResumeResult } from '../adapter/contracts/store.js';
-import { FencedWriteError } from '../shared/errors.js';
+import { FencedWriteError } from '../adapter/errors.js';
 import { isKnown, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';
 
 /** A live owner holds the lease: it has one and its expiry has not passed. */

@@ -13,7 +13,7 @@ import type { ScheduleRecord } from '../adapter/contracts/schedules.js';
 import type { SlotState } from '../adapter/contracts/concurrency.js';
 import type { Checkpoint, InboxSignal, RunRecord } from '../adapter/contracts/store.js';
 import { summarizeCheckpoint } from '../adapter/checkpoint-summary.js';
-import { FencedWriteError } from '../shared/errors.js';
+import { FencedWriteError } from '../adapter/errors.js';
 import type { ClaimFailures, LeaseRecord, StoredCheckpoint } from './memory-records.js';
 
 /** A run's pointers in position order, or the mark that it is journaled on its own. */

@@ -32,7 +32,8 @@ import type {
   Transport,
 } from '../adapter/contracts/transport.js';
 import type { GroupLog } from '../adapter/contracts/group-journal.js';
-import { BatonError, ConfigError, JournalConflictError, NotFoundError } from '../shared/errors.js';
+import { BatonError, ConfigError, NotFoundError } from '../shared/errors.js';
+import { JournalConflictError } from '../adapter/errors.js';
 import {
   DEFAULT_RUN_PRIORITY,
   RUN_PRIORITIES,

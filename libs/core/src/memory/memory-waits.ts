@@ -10,7 +10,7 @@ import type {
   SuspendResult,
 } from '../adapter/contracts/store.js';
 import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
-import { FencedWriteError } from '../shared/errors.js';
+import { FencedWriteError } from '../adapter/errors.js';
 import { isKnown, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';
 
 export function suspendRun(state: MemoryState, request: SuspendRequest): SuspendResult {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Checkpoint } from '../adapter/contracts/store.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkpointSchemaFor, migrateCheckpoint } from './checkpoint-schema.js';
 import type { JournalEntry } from '../shared/journal.js';
-import { CheckpointSchemaError } from '../shared/errors.js';
+import { CheckpointSchemaError } from './errors.js';
 
 const base: Checkpoint = {
   runId: 'run-1',

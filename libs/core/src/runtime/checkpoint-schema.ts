@@ -11,7 +11,7 @@
  * 3. With the current version, the checkpoint is returned as it is (no copy).
  */
 import type { Checkpoint } from '../adapter/contracts/store.js';
-import { CheckpointSchemaError } from '../shared/errors.js';
+import { CheckpointSchemaError } from './errors.js';
 import type { JournalEntry } from '../shared/journal.js';
 
 /**

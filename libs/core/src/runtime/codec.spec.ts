@@ -9,16 +9,10 @@ import {
 } from './codec.js';
 import { toMs } from '../author/duration.js';
 import { defineWorkflow } from '../author/workflow.js';
-import {
-  CodecError,
-  ConfigError,
-  deserializeError,
-  FencedWriteError,
-  isNonRetryable,
-  NonDeterminismError,
-  NonRetryableError,
-  serializeError,
-} from '../shared/errors.js';
+import { ConfigError, deserializeError, serializeError } from '../shared/errors.js';
+import { isNonRetryable, NonRetryableError } from '../author/errors.js';
+import { CodecError, FencedWriteError } from '../adapter/errors.js';
+import { NonDeterminismError } from './errors.js';
 import { runIdForKey } from '../shared/ids.js';
 import { filterFencedEntries, type JournalEntry } from '../shared/journal.js';
 import { SEALED_VALUE_FIELD } from './payload/sealed-shape.js';

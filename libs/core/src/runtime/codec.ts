@@ -3,7 +3,7 @@
  * leading version field `v`; a decoder refuses versions it does not know with a CodecError that
  * says which version it found, so an old worker never misreads a newer writer's bytes.
  */
-import { CodecError } from '../shared/errors.js';
+import { CodecError } from '../adapter/errors.js';
 import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from '../shared/journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
 import { isSealedValue, SEALED_VALUE_FIELD } from './payload/sealed-shape.js';

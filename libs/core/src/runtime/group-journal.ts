@@ -28,7 +28,8 @@
  *    named by no pointer).
  * 3. A record is read back only through a pointer the store accepted.
  */
-import { BatonError, JournalConflictError } from '../shared/errors.js';
+import { BatonError } from '../shared/errors.js';
+import { JournalConflictError } from '../adapter/errors.js';
 import {
   isGroupPosition,
   type GroupLog,

@@ -16,7 +16,8 @@
  * Invariant: nothing here writes. A fallback is decided from reads only, so a reader that dies in
  * the middle leaves the run as it found it.
  */
-import { CheckpointUnreadableError, NotFoundError } from '../shared/errors.js';
+import { NotFoundError } from '../shared/errors.js';
+import { CheckpointUnreadableError } from '../adapter/errors.js';
 import type { Checkpoint, CheckpointStore, CheckpointSummary } from '../adapter/contracts/store.js';
 import type { PositionedEntry } from '../shared/journal.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeEntries, encodeJson, encodeMessage } from './codec.js';
-import { UnencodableValueError } from '../shared/errors.js';
+import { UnencodableValueError } from '../author/errors.js';
 import type { JournalEntry } from '../shared/journal.js';
 import { findUnencodable } from './unencodable.js';
 

@@ -8,7 +8,7 @@
  * enumerable string keys), so it names the problem stringify met first. It keeps its own stack
  * instead of recursing: a value nested too deeply for stringify must not overflow the walk too.
  */
-import { UnencodableValueError } from '../shared/errors.js';
+import { UnencodableValueError } from '../author/errors.js';
 import type { JournalEntry } from '../shared/journal.js';
 import type { RunMessage } from './messages.js';
 

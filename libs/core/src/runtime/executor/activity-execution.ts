@@ -2,7 +2,8 @@
  * One live execution of an activity step: reconcile an in-doubt step, journal the start of a
  * non-idempotent one, run with retries, and journal the outcome before anyone sees it.
  */
-import { ActivityFailedError, serializeError, UnencodableValueError } from '../../shared/errors.js';
+import { serializeError } from '../../shared/errors.js';
+import { ActivityFailedError, UnencodableValueError } from '../../author/errors.js';
 import { runWithRetry, type RetryFailure } from '../../author/retry.js';
 import type { ActivityDefinition, ActivityIO } from '../../author/workflow.js';
 import { journalsStart } from '../../author/workflow.js';

@@ -13,7 +13,8 @@ import {
   type ChildStarted,
   type ChildWorkflowOptions,
 } from '../../author/child-workflows.js';
-import { ChildWorkflowError, ConfigError } from '../../shared/errors.js';
+import { ConfigError } from '../../shared/errors.js';
+import { ChildWorkflowError } from '../../author/errors.js';
 import { runIdForKey } from '../../shared/ids.js';
 import type { ActivityDefinition, AnyWorkflowDefinition, WorkflowContext } from '../../author/workflow.js';
 import type { ChildStartRequest, ExecutionHost } from './execution-host.js';

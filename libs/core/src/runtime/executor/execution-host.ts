@@ -1,12 +1,9 @@
 /** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
 import type { InboxSignal, SuspendResult } from '../../adapter/contracts/store.js';
 import type { RateLimitAnswer, RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
-import {
-  CancelledError,
-  NonDeterminismError,
-  serializeError,
-  type SerializedError,
-} from '../../shared/errors.js';
+import { serializeError, type SerializedError } from '../../shared/errors.js';
+import { CancelledError } from '../../author/errors.js';
+import { NonDeterminismError } from '../errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import type { AnyWorkflowDefinition } from '../../author/workflow.js';
 

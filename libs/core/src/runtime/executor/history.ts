@@ -3,12 +3,9 @@
  * completed. Completions are delivered to the workflow in journal order, one at a time, so a
  * replay takes the same path as the original execution whatever order parallel branches finished.
  */
-import {
-  ActivityFailedError,
-  deserializeError,
-  NonDeterminismError,
-  SignalTimeoutError,
-} from '../../shared/errors.js';
+import { deserializeError } from '../../shared/errors.js';
+import { ActivityFailedError, SignalTimeoutError } from '../../author/errors.js';
+import { NonDeterminismError } from '../errors.js';
 import type { Settle } from './pending-waits.js';
 import type { JournalEntry, StepEntry } from '../../shared/journal.js';
 import { isStepEntry } from '../../shared/journal.js';

@@ -13,7 +13,7 @@
  *    consumed ids), so a refused payload never keeps a run from suspending.
  */
 import type { InboxSignal } from '../../adapter/contracts/store.js';
-import { SignalTimeoutError } from '../../shared/errors.js';
+import { SignalTimeoutError } from '../../author/errors.js';
 import { formatIssuePath, type StandardSchemaV1 } from '../../author/standard-schema.js';
 import type { NewEntry, RefusedSignal } from './execution-host.js';
 

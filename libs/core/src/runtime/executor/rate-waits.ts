@@ -15,7 +15,8 @@
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
-import { CancelledError, ConfigError } from '../../shared/errors.js';
+import { ConfigError } from '../../shared/errors.js';
+import { CancelledError } from '../../author/errors.js';
 import { rateLimitRequest } from '../../author/rate-limit.js';
 import type { ActivityDefinition } from '../../author/workflow.js';
 import type { ExecutionHost } from './execution-host.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NonDeterminismError, NonRetryableError } from '../../shared/errors.js';
+import { NonRetryableError } from '../../author/errors.js';
+import { NonDeterminismError } from '../errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import { defineActivity, defineWorkflow, type ActivityIO } from '../../author/workflow.js';
 import { execute, testHost } from './test-host.spec-helper.js';

@@ -30,12 +30,9 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { toMs } from '../../author/duration.js';
-import {
-  BatonError,
-  CancelledError,
-  NonDeterminismError,
-  UnencodableValueError,
-} from '../../shared/errors.js';
+import { BatonError } from '../../shared/errors.js';
+import { CancelledError, UnencodableValueError } from '../../author/errors.js';
+import { NonDeterminismError } from '../errors.js';
 import type { RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../../author/workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../../author/workflow.js';

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeEntries } from '../codec.js';
-import type { ActivityFailedError } from '../../shared/errors.js';
-import { UnencodableValueError } from '../../shared/errors.js';
+import type { ActivityFailedError } from '../../author/errors.js';
+import { UnencodableValueError } from '../../author/errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import { defineActivity, defineWorkflow } from '../../author/workflow.js';
 import { ReplayExecutor } from './replay-executor.js';

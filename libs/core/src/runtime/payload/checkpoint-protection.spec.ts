@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Checkpoint } from '../../adapter/contracts/store.js';
-import { CheckpointIntegrityError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import { filterFencedEntries } from '../../shared/journal.js';
 import { openCheckpoint, protectCheckpoint, verifyJournalTail } from './checkpoint-protection.js';

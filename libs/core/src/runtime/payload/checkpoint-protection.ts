@@ -13,7 +13,7 @@
  */
 import { encodeJson } from '../codec.js';
 import type { Checkpoint } from '../../adapter/contracts/store.js';
-import { CheckpointIntegrityError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import type { JournalEntry, PositionedEntry } from '../../shared/journal.js';
 import {
   checkpointLabel,

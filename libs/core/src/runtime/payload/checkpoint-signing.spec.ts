@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Checkpoint } from '../../adapter/contracts/store.js';
-import { CheckpointIntegrityError, MissingKeyError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
+import { MissingKeyError } from '../errors.js';
 import { parseKeyring } from './keyring.js';
 import { signCheckpoint, verifyCheckpoint, type ProtectedCheckpoint } from './checkpoint-signing.js';
 import { expectNoLeak, testKeyring, testKeys } from './test-keys.spec-helper.js';

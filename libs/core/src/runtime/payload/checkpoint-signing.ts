@@ -7,7 +7,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Checkpoint } from '../../adapter/contracts/store.js';
-import { CheckpointIntegrityError, MissingKeyError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
+import { MissingKeyError } from '../errors.js';
 import { canonicalJson } from './canonical-json.js';
 import { KEY_ID_PATTERN, keyObjectOf, PAYLOAD_ENV, type Keyring, type SecretKey } from './keyring.js';
 

@@ -21,7 +21,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { PayloadStore } from '../../adapter/contracts/store.js';
-import { CheckpointIntegrityError, invalidOption } from '../../shared/errors.js';
+import { invalidOption } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import type { JournalEntry, PayloadRef } from '../../shared/journal.js';
 import { unencodableValue } from '../unencodable.js';
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEntries, encodeEntries } from '../codec.js';
-import { CheckpointIntegrityError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import { filterFencedEntries, type JournalEntry, type PositionedEntry } from '../../shared/journal.js';
 import {
   chainGenesis,

@@ -20,7 +20,7 @@
  * the head). docs/integrity.md lists what is and is not detected.
  */
 import { createHash } from 'node:crypto';
-import { CheckpointIntegrityError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import type { JournalEntry, PositionedEntry } from '../../shared/journal.js';
 import { canonicalJson } from './canonical-json.js';
 import { PAYLOAD_ENV } from './keyring.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeEntries } from '../codec.js';
-import { CheckpointIntegrityError, CodecError } from '../../shared/errors.js';
+import { CheckpointIntegrityError, CodecError } from '../../adapter/errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import { decodeJournalRecord, encodeJournalRecord } from './journal-records.js';
 import { IDENTITY_PAYLOAD_CODEC, isPayloadFrame } from './payload-codec.js';

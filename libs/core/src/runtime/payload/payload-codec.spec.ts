@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { encodeEntries } from '../codec.js';
-import { CheckpointIntegrityError, MissingKeyError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
+import { MissingKeyError } from '../errors.js';
 import { parseKeyring } from './keyring.js';
 import {
   createPayloadCodec,

@@ -26,7 +26,8 @@
  */
 import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 import { deflateSync, inflateSync } from 'node:zlib';
-import { CheckpointIntegrityError, MissingKeyError, PlaintextRefusedError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
+import { MissingKeyError, PlaintextRefusedError } from '../errors.js';
 import { KEY_ID_PATTERN, keyObjectOf, PAYLOAD_ENV, type Keyring } from './keyring.js';
 
 /** First byte of every frame. */

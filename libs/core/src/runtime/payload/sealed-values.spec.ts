@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONTINUED_AS } from '../../author/continue-as-new.js';
-import { CheckpointIntegrityError, MissingKeyError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
+import { MissingKeyError } from '../errors.js';
 import { resolvePayloadProtection } from './payload-config.js';
 import {
   isSealedError,

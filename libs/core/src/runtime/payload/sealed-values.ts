@@ -25,7 +25,8 @@
 import { encodeJson } from '../codec.js';
 import { CONTINUED_AS, isContinuedAsNew } from '../../author/continue-as-new.js';
 import type { RunOutcome } from '../../adapter/contracts/store.js';
-import { CheckpointIntegrityError, type SerializedError } from '../../shared/errors.js';
+import { type SerializedError } from '../../shared/errors.js';
+import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import { IDENTITY_PAYLOAD_CODEC, type PayloadContext } from './payload-codec.js';
 import type { PayloadProtection } from './payload-config.js';
 import { isSealedValue, SEALED_VALUE_FIELD, type SealedValue } from './sealed-shape.js';
