@@ -184,7 +184,7 @@ export { bufferView, ownedBytes } from './bytes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
 export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
 export { invalidOption, type ConfigErrorFields } from '../shared/errors.js';
-export { refuseDelete } from './errors.js';
+export { FencedWriteError, JournalConflictError, refuseDelete } from './errors.js';
 export {
   BackendAuthError,
   BackendConflictError,

@@ -46,18 +46,9 @@ export {
   CheckpointIntegrityError,
   CheckpointUnreadableError,
   CodecError,
-  FencedWriteError,
-  JournalConflictError,
   PayloadTooLargeError,
 } from '../adapter/errors.js';
-export {
-  CheckpointSchemaError,
-  LeaseLostError,
-  MissingKeyError,
-  NonDeterminismError,
-  PlaintextRefusedError,
-  ResumeFailedError,
-} from '../runtime/errors.js';
+export { CheckpointSchemaError, MissingKeyError, PlaintextRefusedError } from '../runtime/errors.js';
 export type {
   ActivityDefinition,
   AnyWorkflowDefinition,

@@ -6,6 +6,7 @@
  * needs none of it.
  */
 export { deserializeError, serializeError } from '../shared/errors.js';
+export { LeaseLostError, NonDeterminismError, ResumeFailedError } from './errors.js';
 export type { GroupJournalOptions, JournalMode } from './group-journal.js';
 export {
   GroupCommitter,
