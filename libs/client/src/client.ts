@@ -23,8 +23,6 @@ import {
   type WorkflowOutput,
   type ChainResult,
   CHILD_START_DEAD_LETTERED,
-  childKeyPrefix,
-  parentOfKey,
 } from '@baton/core';
 import {
   assertRunId,
@@ -67,6 +65,8 @@ import {
   signalName,
   supportsGroupJournal,
   withGroupJournal,
+  childKeyPrefix,
+  parentOfKey,
 } from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';

@@ -86,37 +86,6 @@ export type ChildEnd =
  */
 export const CHILD_START_DEAD_LETTERED = 'BATON_START_DEAD_LETTERED';
 
-/** The idempotency key of the child started by step `seq` of run `parentRunId` (invariant 1). */
-export function childKey(parentRunId: string, seq: number): string {
-  return `${childKeyPrefix(parentRunId)}${seq}`;
-}
-
-/** What the keys of a run's children start with: `listRuns({ idempotencyKeyPrefix })` finds them. */
-export function childKeyPrefix(parentRunId: string): string {
-  return `child:${parentRunId}:`;
-}
-
-/**
- * A child's key, or the key of a run its chain continued as: `continue-as-new:<run>|child:<parent>:<seq>`
- * (invariant 7). The run part holds no `|` (run ids never do).
- */
-const CHILD_KEY = /^(?:continue-as-new:[^|]*\|)?(child:(.+):(\d+))$/s;
-
-/** The parent a run was started by, read from its idempotency key (invariants 6 and 7). */
-export function parentOfKey(key: string | null | undefined): { runId: string; seq: number } | undefined {
-  const match = key === null || key === undefined ? null : CHILD_KEY.exec(key);
-  return match ? { runId: match[2]!, seq: Number(match[3]) } : undefined;
-}
-
-/**
- * The part of a run's key that links it to a parent (`child:<parent>:<seq>`), which its successor's
- * key carries on (invariant 7); undefined for a run no parent waits for.
- */
-export function parentLinkOfKey(key: string | null | undefined): string | undefined {
-  const match = key === null || key === undefined ? null : CHILD_KEY.exec(key);
-  return match ? match[1] : undefined;
-}
-
 /** The signal that carries a child's end to its parent. */
 export function childSignalName(childRunId: string): string {
   return `baton.child:${childRunId}`;

@@ -14,8 +14,6 @@
  * 3. `client.result()` follows the chain to its last run's result; the parent's stored result names
  *    its successor, and the successor's idempotency key names its parent.
  */
-import { ConfigError } from '../shared/errors.js';
-import { runIdForKey } from '../shared/ids.js';
 
 const CONTINUE = Symbol.for('baton.continueAsNew');
 
@@ -64,31 +62,4 @@ export function isContinuedAsNew(value: unknown): value is ContinuedAsNew {
   if (typeof value !== 'object' || value === null || !(CONTINUED_AS in value)) return false;
   const next = (value as Record<string, unknown>)[CONTINUED_AS];
   return typeof next === 'object' && next !== null && typeof (next as { runId?: unknown }).runId === 'string';
-}
-
-/** The idempotency key of a run's successor (invariant 1). */
-export function continuationKey(runId: string): string {
-  return `continue-as-new:${runId}`;
-}
-
-/** The recorded result of a run that returned `next` (invariant 1 names the successor). */
-export function continuedResult(
-  runId: string,
-  workflow: { name: string; version: number },
-  next: ContinueAsNew,
-): ContinuedAsNew {
-  const version = next.version ?? workflow.version;
-  if (!Number.isInteger(version) || version < 1) {
-    throw new ConfigError(
-      `ctx.continueAsNew in ${workflow.name}@${workflow.version}: version ${String(version)} is not a positive integer`,
-    );
-  }
-  return {
-    [CONTINUED_AS]: {
-      runId: runIdForKey(workflow.name, continuationKey(runId)),
-      workflow: workflow.name,
-      version,
-      input: next.input,
-    },
-  };
 }

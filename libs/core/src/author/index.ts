@@ -66,15 +66,9 @@ export { defineActivity, defineWorkflow } from './workflow.js';
 export type { ActivityRateLimit, KeyedRateLimit, RateLimitDefinition, RateLimitSpec } from './rate-limit.js';
 export { defineRateLimit } from './rate-limit.js';
 export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
-export { ContinueAsNew, CONTINUED_AS, continuationKey, isContinuedAsNew } from './continue-as-new.js';
+export { ContinueAsNew, CONTINUED_AS, isContinuedAsNew } from './continue-as-new.js';
 export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
-export {
-  CHILD_START_DEAD_LETTERED,
-  childKey,
-  childKeyPrefix,
-  parentLinkOfKey,
-  parentOfKey,
-} from './child-workflows.js';
+export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
 export type {

@@ -79,6 +79,7 @@ export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { newRunId, runIdForKey } from '../shared/ids.js';
 export type { StartField, StartFieldProblem } from '../author/start-fields.js';
 export { startFieldProblem, WORKFLOW_NAME_PATTERN } from '../author/start-fields.js';
+export { childKey, childKeyPrefix, continuationKey, parentLinkOfKey, parentOfKey } from './run-keys.js';
 export type { ChildEnd, ChildStarted } from '../author/child-workflows.js';
 export {
   CHILD_START_PREFIX,

@@ -6,13 +6,13 @@
  */
 import {
   CHILD_START_PREFIX,
-  childKey,
   childSignalName,
   type ChildEnd,
   type ChildHandle,
   type ChildStarted,
   type ChildWorkflowOptions,
 } from '../../author/child-workflows.js';
+import { childKey } from '../run-keys.js';
 import { ConfigError } from '../../shared/errors.js';
 import { ChildWorkflowError } from '../../author/errors.js';
 import { runIdForKey } from '../../shared/ids.js';

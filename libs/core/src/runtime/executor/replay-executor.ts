@@ -38,7 +38,8 @@ import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../..
 import { checkFreshness, defineActivity, journalsStart } from '../../author/workflow.js';
 import { signalName } from '../../author/signal.js';
 import type { StandardSchemaV1 } from '../../author/standard-schema.js';
-import { ContinueAsNew, continuedResult, isContinueAsNew } from '../../author/continue-as-new.js';
+import { ContinueAsNew, isContinueAsNew } from '../../author/continue-as-new.js';
+import { continuedResult } from '../run-keys.js';
 import { executeActivity, type ActivityExecution } from './activity-execution.js';
 import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
 import {
