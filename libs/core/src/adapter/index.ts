@@ -2,10 +2,11 @@
  * @baton/core/adapter: for authors of a transport or a store. The contracts every adapter
  * implements (and the conformance suites in @baton/testing check), their record types, the
  * registration the worker process reads an adapter by, the adapter lifecycle, the categories of
- * backend failure their errors map to, and the small helpers adapters share: variable parsers, URL
- * masking, connection-failure codes, byte views, stored-checkpoint parsing and run-id checks.
- * (What only the two Redis adapters share, Sentinel URLs, connection settings and Lua script
- * runners, is `@baton/redis-kit`.)
+ * backend failure their errors map to, the errors of a write under a stale epoch and of a lost
+ * journal race (FencedWriteError, JournalConflictError), and the small helpers adapters share:
+ * variable parsers, URL masking, connection-failure codes, byte views, stored-checkpoint parsing
+ * and run-id checks. (What only the two Redis adapters share, Sentinel URLs, connection settings
+ * and Lua script runners, is `@baton/redis-kit`.)
  */
 export type { Adapter } from './contracts/adapter.js';
 export {

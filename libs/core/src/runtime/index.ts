@@ -1,9 +1,10 @@
 /**
  * @baton/core/runtime: the machinery behind a run, for the worker, the client and the test kit
  * only: journal entries and their codec, run messages, the replay executor, retries, checkpoint
- * schema and migrations, retention, and payload protection (compression, encryption, signatures,
- * the hash chain, claim checks). Nothing here is a workflow author's concern, and an adapter
- * needs none of it.
+ * schema and migrations, retention, payload protection (compression, encryption, signatures, the
+ * hash chain, claim checks), the idempotency keys of child and successor runs, and the errors of
+ * the run machinery (a lost lease, non-determinism, repeated resume failures). Nothing here is a
+ * workflow author's concern, and an adapter needs none of it.
  */
 export { deserializeError, serializeError } from '../shared/errors.js';
 export { LeaseLostError, NonDeterminismError, ResumeFailedError } from './errors.js';
