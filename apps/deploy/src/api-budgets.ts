@@ -19,13 +19,20 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // ScheduleRecord); BackendUnavailableError, BackendAuthError and BackendPermissionError, the
   // backend failures a producer catches without importing an adapter (issue 34 item 3).
   '@baton/client': { max: 103 },
-  '@baton/core': { max: 79, target: 55 },
+  // 74: FencedWriteError and JournalConflictError went to the adapter door, LeaseLostError,
+  // NonDeterminismError and ResumeFailedError to the runtime's: no author or client caller catches them.
+  // 69: the key derivations (childKey, childKeyPrefix, parentOfKey, parentLinkOfKey,
+  // continuationKey) went to the runtime door: the worker and the client derive keys, authors never.
+  '@baton/core': { max: 69, target: 55 },
   // 176: invalidOption and ConfigErrorFields came with structured option errors (issue 34 item
   // 3), replacing each registration's message regexes.
   // 185: the backend error categories (BackendError, its seven categories and their options) that
   // replace the adapters' 23 error classes, one vocabulary for backend failure (issue 34 item 3).
-  '@baton/core/adapter': { max: 185, target: 90 },
-  '@baton/core/runtime': { max: 201, target: 110 },
+  // 187: FencedWriteError and JournalConflictError, from the root door (issue 34 item 1).
+  '@baton/core/adapter': { max: 187, target: 90 },
+  // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
+  // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
+  '@baton/core/runtime': { max: 209, target: 110 },
   '@baton/core/memory': { max: 5 },
   // 36: VARIABLES (every BATON_* variable, declared once; issue 34 item 3) with its three types,
   // and the producer's and console's names derived from it.

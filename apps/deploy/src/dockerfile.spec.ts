@@ -381,7 +381,7 @@ describe('.dockerignore', () => {
     for (const path of [
       'package.json',
       'package-lock.json',
-      'libs/core/src/index.ts',
+      'libs/core/src/author/index.ts',
       `${WORKER_APP}/src/main.ts`,
     ]) {
       expect(excludedBy(path, ignore), `.dockerignore excludes ${path}`).toBeUndefined();

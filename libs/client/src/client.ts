@@ -21,7 +21,6 @@ import {
   type WorkflowDefinition,
   type WorkflowOutput,
   type ChainResult,
-  parentOfKey,
 } from '@baton/core';
 import {
   assertRunId,
@@ -51,6 +50,8 @@ import {
   signalName,
   supportsGroupJournal,
   withGroupJournal,
+  childKeyPrefix,
+  parentOfKey,
 } from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
 import { randomUUID } from 'node:crypto';

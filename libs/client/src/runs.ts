@@ -4,7 +4,7 @@
  * `baton runs …`, the console and applications share this one API and its errors. Starting,
  * signalling, cancelling, describing and waiting are the producer's calls, on the client itself.
  */
-import { childKeyPrefix, NotFoundError, parentOfKey, RunStateError } from '@baton/core';
+import { NotFoundError, RunStateError } from '@baton/core';
 import {
   assertRunId,
   type ListedRun,
@@ -16,7 +16,13 @@ import {
   type Store,
   type Transport,
 } from '@baton/core/adapter';
-import { deleteFinishedRun, wakeMessage, type RunDeletion } from '@baton/core/runtime';
+import {
+  childKeyPrefix,
+  deleteFinishedRun,
+  parentOfKey,
+  type RunDeletion,
+  wakeMessage,
+} from '@baton/core/runtime';
 import type { HistoryReader } from './history.js';
 import type { Outbox } from './outbox.js';
 import { requireRun } from './run-lookup.js';

@@ -9,8 +9,13 @@
  * 2. History is kept in write order (`id`); the newest is the last written.
  * 3. The body is stored as the JSON text the writer encoded, so its size is the size stored.
  */
-import { FencedWriteError } from '@baton/core';
-import { parseStoredCheckpoint, type Checkpoint, type CheckpointSummary } from '@baton/core/adapter';
+
+import {
+  parseStoredCheckpoint,
+  type Checkpoint,
+  type CheckpointSummary,
+  FencedWriteError,
+} from '@baton/core/adapter';
 import { toJson, type Db } from './db.js';
 
 /** A checkpoint encoded for storage: the parameters of an insert, in the functions' order. */

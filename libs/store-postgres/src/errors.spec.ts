@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FencedWriteError } from '@baton/core';
+
 import {
   type BackendError,
   BackendAuthError,
@@ -7,6 +7,7 @@ import {
   BackendPermissionError,
   BackendRequestError,
   BackendUnavailableError,
+  FencedWriteError,
 } from '@baton/core/adapter';
 import { connectError, operationError, pgError } from './errors.js';
 import { resolvePostgresStoreOptions } from './options.js';

@@ -10,7 +10,8 @@
  * 4. Reapers lock the rows they reap with FOR UPDATE SKIP LOCKED and move their expiry on before
  *    committing, so reapers on several workers never report the same run in one period.
  */
-import { FencedWriteError } from '@baton/core';
+
+import { FencedWriteError } from '@baton/core/adapter';
 import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core/adapter';
 import type { Db } from './db.js';
 

@@ -2,7 +2,8 @@
  * Pause and resume in SQL (LeaseStore.requestPause, pauseHeldRun, resumeRun): one function call
  * each (migration 012), which locks the lease row first as every other lease change does.
  */
-import { FencedWriteError } from '@baton/core';
+
+import { FencedWriteError } from '@baton/core/adapter';
 import type { PauseHeldResult, PauseRequestResult, ResumeResult } from '@baton/core/adapter';
 import type { Db } from './db.js';
 

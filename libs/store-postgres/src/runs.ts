@@ -7,7 +7,8 @@
  * 2. finishRun is one call of finish_run(): outcome, final checkpoint, lease `finished` and timer
  *    removal commit together, and only under the lease's current, unfinished epoch.
  */
-import { FencedWriteError } from '@baton/core';
+
+import { FencedWriteError } from '@baton/core/adapter';
 import type {
   Checkpoint,
   CreatedAndLeased,

@@ -10,7 +10,8 @@
  * 3. claimDueTimers locks the timers it returns (FOR UPDATE SKIP LOCKED) and pushes them
  *    `redeliverAfterMs` on before committing, so concurrent scanners never return one twice.
  */
-import { FencedWriteError } from '@baton/core';
+
+import { FencedWriteError } from '@baton/core/adapter';
 import type {
   CancelRequestResult,
   DueTimer,

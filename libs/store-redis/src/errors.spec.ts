@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { BatonError, FencedWriteError } from '@baton/core';
+import { BatonError } from '@baton/core';
 import {
   type BackendError,
   BackendAuthError,
   BackendPermissionError,
   BackendRequestError,
   BackendUnavailableError,
+  FencedWriteError,
 } from '@baton/core/adapter';
 import { refusedCommand, toStoreError } from './errors.js';
 

@@ -3,7 +3,8 @@
  * Each operation is one round trip (one EVALSHA; EVAL for a script's first call on a connection,
  * and once more after the server lost its script cache).
  */
-import { FencedWriteError } from '@baton/core';
+
+import { FencedWriteError } from '@baton/core/adapter';
 import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core/adapter';
 import { pipelineResults, str, type StoreContext } from './context.js';
 

@@ -2,7 +2,8 @@
  * Pause and resume on Redis (LeaseStore.requestPause, pauseHeldRun, resumeRun): one script call
  * each. The pause request and its reason are fields of the lease hash (lua/prelude.lua).
  */
-import { FencedWriteError } from '@baton/core';
+
+import { FencedWriteError } from '@baton/core/adapter';
 import type { PauseHeldResult, PauseRequestResult, ResumeResult } from '@baton/core/adapter';
 import type { StoreContext } from './context.js';
 

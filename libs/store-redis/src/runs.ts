@@ -19,7 +19,7 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
  * with history, and the atomic finish. Writes are one script call each (one round trip); reads
  * are one command.
  */
-import { CheckpointUnreadableError, FencedWriteError } from '@baton/core';
+import { CheckpointUnreadableError } from '@baton/core';
 import {
   parseStoredCheckpoint,
   parseStoredSummary,
@@ -32,6 +32,7 @@ import {
   type RunStatus,
   type RunOutcome,
   type RunRecord,
+  FencedWriteError,
 } from '@baton/core/adapter';
 import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
 import type { StoreContext } from './context.js';

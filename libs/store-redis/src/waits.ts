@@ -2,7 +2,8 @@
  * Waiting runs on Redis: suspendRun, the signal inbox, cancel requests and timers. Every
  * operation that changes state is one script call, one round trip.
  */
-import { FencedWriteError } from '@baton/core';
+
+import { FencedWriteError } from '@baton/core/adapter';
 import type {
   CancelRequestResult,
   DueTimer,

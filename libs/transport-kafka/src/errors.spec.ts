@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JournalConflictError } from '@baton/core';
+
 import {
   type BackendError,
   BackendAuthError,
@@ -7,6 +7,7 @@ import {
   BackendPermissionError,
   BackendRequestError,
   BackendUnavailableError,
+  JournalConflictError,
 } from '@baton/core/adapter';
 import { toKafkaError } from './errors.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { JournalConflictError } from '@baton/core';
+
 import {
   BackendAuthError,
   type BackendError,
@@ -9,6 +9,7 @@ import {
   BackendRequestError,
   BackendUnavailableError,
   BackendUnsupportedError,
+  JournalConflictError,
 } from '@baton/core/adapter';
 import { ackInfoOf } from './delivery-info.js';
 import { isLeaderless, toNatsError } from './errors.js';

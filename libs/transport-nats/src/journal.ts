@@ -14,8 +14,13 @@
  *    bounded budget and lands at most once: a retry finds the first attempt by its message id
  *    (append-retry.ts), and a conflict with its own earlier attempt is no conflict.
  */
-import { JournalConflictError } from '@baton/core';
-import { assertRunId, type JournalAppend, type JournalRecord } from '@baton/core/adapter';
+
+import {
+  assertRunId,
+  type JournalAppend,
+  type JournalRecord,
+  JournalConflictError,
+} from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import { readJournalRange } from './journal-reader.js';
 import { assertFits, toNatsHeaders } from './messages.js';

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { JournalConflictError } from '@baton/core';
+
 import {
   type BackendError,
   BackendAuthError,
   BackendPermissionError,
   BackendRequestError,
   BackendUnavailableError,
+  JournalConflictError,
 } from '@baton/core/adapter';
 import { timedOut, toRedisTransportError } from './errors.js';
 

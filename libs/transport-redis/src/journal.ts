@@ -12,13 +12,14 @@
  *    position, so a retry never writes a record twice nor reports its own landing as a conflict.
  */
 import { randomBytes } from 'node:crypto';
-import { BatonError, JournalConflictError } from '@baton/core';
+import { BatonError } from '@baton/core';
 import {
   assertRunId,
   bufferView,
   ownedBytes,
   type JournalAppend,
   type JournalRecord,
+  JournalConflictError,
 } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TransportContext } from './context.js';

@@ -1,5 +1,6 @@
+import type { LeaseLostError } from '@baton/core/runtime';
 import { describe, expect, it } from 'vitest';
-import type { LeaseLostError } from '@baton/core';
+
 import type { LeaseStore, RenewResult } from '@baton/core/adapter';
 import { memoryStore } from '@baton/core/memory';
 import { LeaseKeeper } from './lease-keeper.js';

@@ -12,7 +12,8 @@
  * 4. A renewal's answer applies only to the epoch it was sent for: a later claim of the same run
  *    on this worker is never stopped by an answer meant for the one before.
  */
-import { LeaseLostError } from '@baton/core';
+
+import { LeaseLostError } from '@baton/core/runtime';
 import type { LeaseInfo, LeaseStore } from '@baton/core/adapter';
 import type { WorkerInstruments } from '@baton/telemetry';
 import type { Logger } from './logger.js';

@@ -3,9 +3,10 @@
  * that only a lease that really left the session is reported lost (issue 17, item 7a). Called by
  * the memory spec and by a real store's integration spec.
  */
+import type { LeaseLostError } from '@baton/core/runtime';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LeaseLostError } from '@baton/core';
+
 import type { Store } from '@baton/core/adapter';
 import { LeaseKeeper } from './lease-keeper.js';
 import { silentLogger, type Logger } from './logger.js';

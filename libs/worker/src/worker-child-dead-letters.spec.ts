@@ -9,13 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  CHILD_START_DEAD_LETTERED,
-  ChildWorkflowError,
-  childKeyPrefix,
-  defineActivity,
-  defineWorkflow,
-} from '@baton/core';
+import { CHILD_START_DEAD_LETTERED, ChildWorkflowError, defineActivity, defineWorkflow } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import { memoryStore } from '@baton/core/memory';
 import {
@@ -23,6 +17,7 @@ import {
   decodeMessage,
   resolvePayloadProtection,
   type JournalEntry,
+  childKeyPrefix,
 } from '@baton/core/runtime';
 import { SETTLING_LEASE_MS, SETTLING_OWNER } from './run/child-dead-letters.js';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';

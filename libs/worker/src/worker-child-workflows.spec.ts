@@ -7,16 +7,8 @@
  * new is followed to its chain's last run, for its result and for the parent-close policy.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ChildWorkflowError,
-  childKey,
-  childKeyPrefix,
-  defineActivity,
-  defineSignal,
-  defineWorkflow,
-  parentOfKey,
-} from '@baton/core';
-import { decodeEntries, type JournalEntry } from '@baton/core/runtime';
+import { ChildWorkflowError, defineActivity, defineSignal, defineWorkflow } from '@baton/core';
+import { decodeEntries, type JournalEntry, childKey, childKeyPrefix, parentOfKey } from '@baton/core/runtime';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;

@@ -1,6 +1,6 @@
 /** The in-process store's {@link CheckpointStore} part: fenced snapshots with their history. */
-import type { Checkpoint, CheckpointSummary } from '../contracts/store.js';
-import { checkStoredCheckpoint } from '../checkpoint-record.js';
+import type { Checkpoint, CheckpointSummary } from '../adapter/contracts/store.js';
+import { checkStoredCheckpoint } from '../adapter/checkpoint-record.js';
 import { assertFence, keepCheckpoint, type MemoryState } from './memory-state.js';
 
 export function writeCheckpoint(state: MemoryState, checkpoint: Checkpoint): void {

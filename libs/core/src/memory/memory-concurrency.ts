@@ -4,8 +4,8 @@ import {
   type SlotAnswer,
   type SlotRequest,
   type SlotState,
-} from '../contracts/concurrency.js';
-import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
+} from '../adapter/contracts/concurrency.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
 import type { MemoryState } from './memory-state.js';
 
 function slotsOf(state: MemoryState, key: string): SlotState {

@@ -3,8 +3,8 @@
  * store's clock, listed while its time to live lasts and removed the first time a listing finds it
  * past that.
  */
-import type { ReportedWorker, WorkerReport } from '../contracts/fleet.js';
-import { checkReportTtl, checkWorkerReport } from '../fleet-check.js';
+import type { ReportedWorker, WorkerReport } from '../adapter/contracts/fleet.js';
+import { checkReportTtl, checkWorkerReport } from '../adapter/fleet-check.js';
 import type { MemoryState } from './memory-state.js';
 
 export function reportWorker(state: MemoryState, report: WorkerReport, ttlMs: number): void {

@@ -2,7 +2,7 @@
  * The in-process transport's group logs (contracts/group-journal.ts): one array of records per
  * log, positions counted per log from 1. Bytes are copied on the way in and out.
  */
-import { checkGroupLogName, type GroupLog } from '../contracts/group-journal.js';
+import { checkGroupLogName, type GroupLog } from '../adapter/contracts/group-journal.js';
 
 interface StoredGroupRecord {
   position: number;

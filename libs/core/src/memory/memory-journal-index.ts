@@ -10,7 +10,7 @@ import {
   type PointerAppend,
   type PointerAppendResult,
   type RunPointers,
-} from '../contracts/group-journal.js';
+} from '../adapter/contracts/group-journal.js';
 import type { MemoryState } from './memory-state.js';
 
 export function appendPointers(state: MemoryState, appends: readonly PointerAppend[]): PointerAppendResult[] {

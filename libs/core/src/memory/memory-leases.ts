@@ -1,5 +1,5 @@
 /** The in-process store's {@link LeaseStore} part: leases with fencing epochs, reaping, claim failures. */
-import type { AcquireResult, LeaseInfo, RenewRequest, RenewResult } from '../contracts/store.js';
+import type { AcquireResult, LeaseInfo, RenewRequest, RenewResult } from '../adapter/contracts/store.js';
 import type { LeaseRecord } from './memory-records.js';
 import { assertFence, makeAcquirable, pauseLease, type MemoryState } from './memory-state.js';
 

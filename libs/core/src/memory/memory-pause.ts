@@ -2,8 +2,8 @@
  * The in-process store's pause and resume (LeaseStore.requestPause, pauseHeldRun, resumeRun):
  * a paused lease has no owner, no expiry and no timer, and nothing acquires it until resumeRun.
  */
-import type { PauseHeldResult, PauseRequestResult, ResumeResult } from '../contracts/store.js';
-import { FencedWriteError } from '../errors.js';
+import type { PauseHeldResult, PauseRequestResult, ResumeResult } from '../adapter/contracts/store.js';
+import { FencedWriteError } from '../adapter/errors.js';
 import { isKnown, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';
 
 /** A live owner holds the lease: it has one and its expiry has not passed. */

@@ -3,10 +3,10 @@
  * memory-state.ts. The real stores keep indexes and counts as runs change; this store is for the
  * demo and unit tests, so it scans its runs on each call, which is always current and cannot drift.
  */
-import type { ListedRun, RunCounts, RunFilter, RunPage, RunQuery } from '../contracts/run-queries.js';
-import type { RunRecord, RunStatus } from '../contracts/store.js';
-import { RUN_STATUSES } from '../contracts/run-record.js';
-import { checkRunQuery, isAfter, issueRunCursor, type CheckedRunQuery } from '../run-query-check.js';
+import type { ListedRun, RunCounts, RunFilter, RunPage, RunQuery } from '../adapter/contracts/run-queries.js';
+import type { RunRecord, RunStatus } from '../adapter/contracts/store.js';
+import { RUN_STATUSES } from '../adapter/contracts/run-record.js';
+import { checkRunQuery, isAfter, issueRunCursor, type CheckedRunQuery } from '../adapter/run-query-check.js';
 import type { MemoryState } from './memory-state.js';
 
 export function listRuns(state: MemoryState, query?: RunQuery): RunPage {

@@ -3,7 +3,7 @@ import {
   checkRateLimitRequest,
   type RateLimitAnswer,
   type RateLimitRequest,
-} from '../contracts/rate-limits.js';
+} from '../adapter/contracts/rate-limits.js';
 import type { MemoryState } from './memory-state.js';
 
 export function takeRateToken(state: MemoryState, request: RateLimitRequest): RateLimitAnswer {

@@ -2,8 +2,8 @@
  * What the in-process store keeps per run beyond the contract's own records, and what follows
  * from them.
  */
-import type { Checkpoint, CheckpointSummary, LeaseState, RunRecord } from '../contracts/store.js';
-import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
+import type { Checkpoint, CheckpointSummary, LeaseState, RunRecord } from '../adapter/contracts/store.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
 
 export interface LeaseRecord {
   epoch: number;

@@ -1,6 +1,6 @@
 /** The in-process store's {@link RetentionStore} part: finished runs past their time, and deleting one. */
-import { FINISHED_RUN_STATUSES, type RunTombstone } from '../contracts/store.js';
-import { refuseDelete } from '../errors.js';
+import { FINISHED_RUN_STATUSES, type RunTombstone } from '../adapter/contracts/store.js';
+import { refuseDelete } from '../adapter/errors.js';
 import { unfinishedStatus } from './memory-records.js';
 import type { MemoryState } from './memory-state.js';
 

@@ -9,7 +9,7 @@
  *    timed out would otherwise put a second copy in flight.
  * 3. Every byte array is copied on the way in and out, so no caller can change stored data.
  */
-import type { Delivery, FetchOptions } from '../contracts/transport.js';
+import type { Delivery, FetchOptions } from '../adapter/contracts/transport.js';
 
 type MessageState = 'ready' | 'inflight' | 'delayed' | 'acked';
 

@@ -7,7 +7,7 @@ import type {
   ReopenResult,
   RunOutcome,
   RunRecord,
-} from '../contracts/store.js';
+} from '../adapter/contracts/store.js';
 import { acquireLease } from './memory-leases.js';
 import { assertFence, keepCheckpoint, type MemoryState } from './memory-state.js';
 

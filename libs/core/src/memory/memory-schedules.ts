@@ -9,8 +9,13 @@ import type {
   ScheduleQuery,
   ScheduleRecord,
   ScheduleWrite,
-} from '../contracts/schedules.js';
-import { checkDueLimit, checkNewSchedule, checkScheduleQuery, assertScheduleId } from '../schedule-times.js';
+} from '../adapter/contracts/schedules.js';
+import {
+  checkDueLimit,
+  checkNewSchedule,
+  checkScheduleQuery,
+  assertScheduleId,
+} from '../adapter/schedule-times.js';
 import type { MemoryState } from './memory-state.js';
 
 export function createSchedule(

@@ -7,13 +7,13 @@
  * Every function here and in the capability files runs to completion without awaiting, so each
  * store operation is atomic exactly as the Lua scripts and SQL transactions of the real stores are.
  */
-import type { JournalPointer } from '../contracts/group-journal.js';
-import type { ReportedWorker } from '../contracts/fleet.js';
-import type { ScheduleRecord } from '../contracts/schedules.js';
-import type { SlotState } from '../contracts/concurrency.js';
-import type { Checkpoint, InboxSignal, RunRecord } from '../contracts/store.js';
-import { summarizeCheckpoint } from '../checkpoint-summary.js';
-import { FencedWriteError } from '../errors.js';
+import type { JournalPointer } from '../adapter/contracts/group-journal.js';
+import type { ReportedWorker } from '../adapter/contracts/fleet.js';
+import type { ScheduleRecord } from '../adapter/contracts/schedules.js';
+import type { SlotState } from '../adapter/contracts/concurrency.js';
+import type { Checkpoint, InboxSignal, RunRecord } from '../adapter/contracts/store.js';
+import { summarizeCheckpoint } from '../adapter/checkpoint-summary.js';
+import { FencedWriteError } from '../adapter/errors.js';
 import type { ClaimFailures, LeaseRecord, StoredCheckpoint } from './memory-records.js';
 
 /** A run's pointers in position order, or the mark that it is journaled on its own. */

@@ -45,26 +45,26 @@ import type {
   Store,
   SuspendRequest,
   SuspendResult,
-} from '../contracts/store.js';
-import type { RunCounts, RunPage, RunQuery } from '../contracts/run-queries.js';
-import type { ReportedWorker, WorkerReport } from '../contracts/fleet.js';
+} from '../adapter/contracts/store.js';
+import type { RunCounts, RunPage, RunQuery } from '../adapter/contracts/run-queries.js';
+import type { ReportedWorker, WorkerReport } from '../adapter/contracts/fleet.js';
 import type {
   NewSchedule,
   SchedulePage,
   ScheduleQuery,
   ScheduleRecord,
   ScheduleWrite,
-} from '../contracts/schedules.js';
+} from '../adapter/contracts/schedules.js';
 import type {
   JournalIndex,
   GroupLogUse,
   PointerAppend,
   PointerAppendResult,
   RunPointers,
-} from '../contracts/group-journal.js';
-import { BatonError } from '../errors.js';
-import type { SlotAnswer, SlotRequest, SlotState } from '../contracts/concurrency.js';
-import type { RateLimitAnswer, RateLimitRequest } from '../contracts/rate-limits.js';
+} from '../adapter/contracts/group-journal.js';
+import { BatonError } from '../shared/errors.js';
+import type { SlotAnswer, SlotRequest, SlotState } from '../adapter/contracts/concurrency.js';
+import type { RateLimitAnswer, RateLimitRequest } from '../adapter/contracts/rate-limits.js';
 import * as checkpoints from './memory-checkpoints.js';
 import * as concurrency from './memory-concurrency.js';
 import * as rateLimits from './memory-rate-limits.js';

@@ -14,7 +14,7 @@ import {
   checkDeadLetterQuery,
   pageOfDeadLetters,
   positionOfId,
-} from '../dead-letter-check.js';
+} from '../adapter/dead-letter-check.js';
 import type {
   BacklogDetail,
   BacklogPart,
@@ -30,11 +30,17 @@ import type {
   RedriveResult,
   StoredDeadLetter,
   Transport,
-} from '../contracts/transport.js';
-import type { GroupLog } from '../contracts/group-journal.js';
-import { BatonError, ConfigError, JournalConflictError, NotFoundError } from '../errors.js';
-import { DEFAULT_RUN_PRIORITY, RUN_PRIORITIES, checkRunPriority, type RunPriority } from '../priority.js';
-import { PriorityLanes } from '../priority-lanes.js';
+} from '../adapter/contracts/transport.js';
+import type { GroupLog } from '../adapter/contracts/group-journal.js';
+import { BatonError, ConfigError, NotFoundError } from '../shared/errors.js';
+import { JournalConflictError } from '../adapter/errors.js';
+import {
+  DEFAULT_RUN_PRIORITY,
+  RUN_PRIORITIES,
+  checkRunPriority,
+  type RunPriority,
+} from '../adapter/priority.js';
+import { PriorityLanes } from '../adapter/priority-lanes.js';
 import { MemoryGroupLog } from './memory-group-log.js';
 import { MemoryRunLane } from './memory-run-lane.js';
 

@@ -8,9 +8,9 @@ import type {
   InboxSignal,
   SuspendRequest,
   SuspendResult,
-} from '../contracts/store.js';
-import { FINISHED_RUN_STATUSES } from '../contracts/store.js';
-import { FencedWriteError } from '../errors.js';
+} from '../adapter/contracts/store.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
+import { FencedWriteError } from '../adapter/errors.js';
 import { isKnown, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';
 
 export function suspendRun(state: MemoryState, request: SuspendRequest): SuspendResult {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeMessage } from '../codec.js';
+import { encodeMessage } from './codec.js';
 import { decodeDeadLetter } from './dead-letter-message.js';
 import { cancelMessage } from './run-messages.js';
 

@@ -4,9 +4,9 @@
  * the client and the CLI. It never throws: an unreadable letter is the common case, and the
  * operator needs to be told why rather than get an exception from the tool meant to inspect it.
  */
-import { decodeMessage } from '../codec.js';
-import type { RawMessage } from '../contracts/transport.js';
-import type { RunMessage } from '../messages.js';
+import { decodeMessage } from './codec.js';
+import type { RawMessage } from '../adapter/contracts/transport.js';
+import type { RunMessage } from './messages.js';
 
 /** Headers the transports set when a letter's data is not the whole original message. */
 const CUT_HEADERS = {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { memoryStore, memoryTransport } from '../memory.js';
-import { GROUP_POSITION_BASE, type GroupLog } from '../contracts/group-journal.js';
-import { PayloadTooLargeError } from '../errors.js';
+import { memoryStore, memoryTransport } from '../memory/index.js';
+import { GROUP_POSITION_BASE, type GroupLog } from '../adapter/contracts/group-journal.js';
+import { PayloadTooLargeError } from '../adapter/errors.js';
 import { GroupRecordMissingError, withGroupJournal, type JournalMode } from './group-journal.js';
 
 const BASE = GROUP_POSITION_BASE;

@@ -28,16 +28,17 @@
  *    named by no pointer).
  * 3. A record is read back only through a pointer the store accepted.
  */
-import { BatonError, JournalConflictError } from '../errors.js';
+import { BatonError } from '../shared/errors.js';
+import { JournalConflictError } from '../adapter/errors.js';
 import {
   isGroupPosition,
   type GroupLog,
   type JournalIndex,
   type JournalPointer,
   type PointerAppendResult,
-} from '../contracts/group-journal.js';
-import type { Store } from '../contracts/store.js';
-import type { JournalAppend, JournalRecord, Transport } from '../contracts/transport.js';
+} from '../adapter/contracts/group-journal.js';
+import type { Store } from '../adapter/contracts/store.js';
+import type { JournalAppend, JournalRecord, Transport } from '../adapter/contracts/transport.js';
 import { decodeGroupRecord, encodeGroupRecord, partSize } from './group-records.js';
 
 /** How the worker journals runs that have no pointers yet. */

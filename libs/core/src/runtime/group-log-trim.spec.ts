@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { memoryStore, memoryTransport } from '../memory.js';
-import { GROUP_POSITION_BASE } from '../contracts/group-journal.js';
+import { memoryStore, memoryTransport } from '../memory/index.js';
+import { GROUP_POSITION_BASE } from '../adapter/contracts/group-journal.js';
 import { withGroupJournal } from './group-journal.js';
 import { GroupLogTrimmer } from './group-log-trim.js';
 

@@ -9,7 +9,7 @@
  * most one part in a record (the committer keeps a run's second append for the next record), so a
  * pointer names a record and the run finds its part by its id.
  */
-import { BatonError } from '../errors.js';
+import { BatonError } from '../shared/errors.js';
 
 const MAGIC = 0x47;
 const VERSION = 1;

@@ -16,9 +16,10 @@
  * Invariant: nothing here writes. A fallback is decided from reads only, so a reader that dies in
  * the middle leaves the run as it found it.
  */
-import { CheckpointUnreadableError, NotFoundError } from '../errors.js';
-import type { Checkpoint, CheckpointStore, CheckpointSummary } from '../contracts/store.js';
-import type { PositionedEntry } from '../journal.js';
+import { NotFoundError } from '../shared/errors.js';
+import { CheckpointUnreadableError } from '../adapter/errors.js';
+import type { Checkpoint, CheckpointStore, CheckpointSummary } from '../adapter/contracts/store.js';
+import type { PositionedEntry } from '../shared/journal.js';
 
 /** Which checkpoint a history is read from. */
 export type HistoryPoint =

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_SCHEMA_VERSION } from '../checkpoint-schema.js';
-import type { Checkpoint } from '../contracts/store.js';
-import type { JournalEntry } from '../journal.js';
+import { CHECKPOINT_SCHEMA_VERSION } from './checkpoint-schema.js';
+import type { Checkpoint } from '../adapter/contracts/store.js';
+import type { JournalEntry } from '../shared/journal.js';
 import { damageMemoryCheckpoint, memoryStore } from '../memory/memory-store.js';
 import { memoryTransport } from '../memory/memory-transport.js';
-import { encodeJournalRecord } from '../payload/journal-records.js';
-import { resolvePayloadProtection } from '../payload/payload-config.js';
+import { encodeJournalRecord } from './payload/journal-records.js';
+import { resolvePayloadProtection } from './payload/payload-config.js';
 import { findHistoryStart, type HistoryFallback } from './history-start.js';
 import { readRunHistory } from './run-history.js';
 

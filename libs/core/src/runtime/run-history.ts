@@ -13,16 +13,16 @@
  * 3. Entries a stale owner wrote after a newer owner's fence marker are dropped
  *    ({@link filterFencedEntries}), so a replay never sees a zombie's writes.
  */
-import type { Checkpoint } from '../contracts/store.js';
-import type { JournalLog, JournalRecord } from '../contracts/transport.js';
-import { filterFencedEntries, type JournalEntry, type PositionedEntry } from '../journal.js';
-import type { ClaimCheck } from '../payload/claim-check.js';
-import type { ProtectedCheckpoint } from '../payload/checkpoint-signing.js';
-import { verifyJournalTail } from '../payload/checkpoint-protection.js';
-import { chainGenesis, linkEntries } from '../payload/hash-chain.js';
-import { decodeJournalRecord } from '../payload/journal-records.js';
-import type { PayloadProtection } from '../payload/payload-config.js';
-import { openStoredCheckpoint } from '../payload/stored-checkpoint.js';
+import type { Checkpoint } from '../adapter/contracts/store.js';
+import type { JournalLog, JournalRecord } from '../adapter/contracts/transport.js';
+import { filterFencedEntries, type JournalEntry, type PositionedEntry } from '../shared/journal.js';
+import type { ClaimCheck } from './payload/claim-check.js';
+import type { ProtectedCheckpoint } from './payload/checkpoint-signing.js';
+import { verifyJournalTail } from './payload/checkpoint-protection.js';
+import { chainGenesis, linkEntries } from './payload/hash-chain.js';
+import { decodeJournalRecord } from './payload/journal-records.js';
+import type { PayloadProtection } from './payload/payload-config.js';
+import { openStoredCheckpoint } from './payload/stored-checkpoint.js';
 import { findHistoryStart, type HistoryStart, type HistoryStartOptions } from './history-start.js';
 
 export interface ReadRunHistoryOptions extends HistoryStartOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMessage } from '../codec.js';
+import { decodeMessage } from './codec.js';
 import {
   cancelMessage,
   resumeMessage,

@@ -11,10 +11,10 @@
  * order. Only a start carries a priority: resume, wake, signal and cancel messages of any run go in
  * the default lane (docs/priorities.md says why).
  */
-import { encodeMessage } from '../codec.js';
-import type { EnqueueOptions, RunQueue } from '../contracts/transport.js';
-import { DEFAULT_RUN_PRIORITY, checkRunPriority } from '../priority.js';
-import type { CancelMessage, ResumeMessage, SignalMessage, StartMessage, WakeMessage } from '../messages.js';
+import { encodeMessage } from './codec.js';
+import type { EnqueueOptions, RunQueue } from '../adapter/contracts/transport.js';
+import { DEFAULT_RUN_PRIORITY, checkRunPriority } from '../adapter/priority.js';
+import type { CancelMessage, ResumeMessage, SignalMessage, StartMessage, WakeMessage } from './messages.js';
 
 /** A run message ready for {@link RunQueue.enqueue}. */
 export interface OutgoingRunMessage {

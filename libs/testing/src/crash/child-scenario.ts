@@ -10,9 +10,10 @@
  *
  * Each adapter pair calls it from its own spec: `describeChildCrash('nats+redis', environment)`.
  */
+import { childKeyPrefix, parentOfKey } from '@baton/core/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
-import { childKeyPrefix, parentOfKey } from '@baton/core';
+
 import { CrashWorld, type CrashEnvironmentFactory, NO_VIOLATIONS, pollUntil } from './harness.js';
 import { crashParent, expectedParentOutput, type ChainInput, type ParentInput } from './crash-workflow.js';
 import type { WorkerProcess } from './worker-processes.js';

@@ -30,7 +30,7 @@
  *    releases the lease and runs the child once with the input the tombstone kept (the message's
  *    own, when inline): the parent was never told anything, so the child's real end reaches it.
  */
-import { BatonError, CHILD_START_DEAD_LETTERED, parentOfKey } from '@baton/core';
+import { BatonError, CHILD_START_DEAD_LETTERED } from '@baton/core';
 import { RUN_ID_PATTERN, type Delivery, type RunOutcome, type RunRecord } from '@baton/core/adapter';
 import {
   openError,
@@ -40,6 +40,7 @@ import {
   serializeError,
   type RunMessage,
   type StartMessage,
+  parentOfKey,
 } from '@baton/core/runtime';
 import type { ResolvedWorkerOptions } from '../options.js';
 import { reportEndToParent } from './run-links.js';

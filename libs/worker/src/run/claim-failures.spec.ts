@@ -1,11 +1,7 @@
+import { LeaseLostError, ResumeFailedError } from '@baton/core/runtime';
+import { FencedWriteError, JournalConflictError } from '@baton/core/adapter';
 import { describe, expect, it } from 'vitest';
-import {
-  BatonError,
-  FencedWriteError,
-  JournalConflictError,
-  LeaseLostError,
-  ResumeFailedError,
-} from '@baton/core';
+import { BatonError } from '@baton/core';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { countsAsResumeFailure, resumeBackoffMs } from './claim-failures.js';
 import { resolveWorkerOptions } from '../options.js';

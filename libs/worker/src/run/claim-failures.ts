@@ -19,15 +19,10 @@
  *    server (a retryable error: the store may not be reachable to record anything, and a bus
  *    outage must not fail runs that are fine).
  */
-import {
-  BatonError,
-  FencedWriteError,
-  JournalConflictError,
-  LeaseLostError,
-  ResumeFailedError,
-} from '@baton/core';
+import { FencedWriteError, JournalConflictError } from '@baton/core/adapter';
+import { BatonError } from '@baton/core';
 import type { RunOutcome } from '@baton/core/adapter';
-import { sealOutcome, serializeError } from '@baton/core/runtime';
+import { sealOutcome, serializeError, LeaseLostError, ResumeFailedError } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from '../options.js';
 import { reportEndToParentOf } from './run-links.js';

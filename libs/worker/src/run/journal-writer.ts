@@ -23,12 +23,8 @@
  *    blocks every later append but the run's RunFailed: no later step and no RunCompleted may be
  *    journaled without it (with pipelined steps the workflow may have seen the value already).
  */
-import {
-  JournalConflictError,
-  PayloadTooLargeError,
-  LeaseLostError,
-  UnencodableValueError,
-} from '@baton/core';
+import { JournalConflictError } from '@baton/core/adapter';
+import { PayloadTooLargeError, UnencodableValueError } from '@baton/core';
 import type { Checkpoint, Store, Transport } from '@baton/core/adapter';
 import {
   checkpointSchemaFor,
@@ -42,6 +38,7 @@ import {
   type JournalEntry,
   type NewEntry,
   type PayloadProtection,
+  LeaseLostError,
 } from '@baton/core/runtime';
 import type { WorkerInstruments } from '@baton/telemetry';
 import type { FaultHook } from '../faults.js';

@@ -4,14 +4,7 @@
  * end (or the step) is journaled and are idempotent, so a crash that replays them sends the same
  * messages again and changes nothing (core's continue-as-new.ts and child-workflows.ts).
  */
-import {
-  CONTINUED_AS,
-  continuationKey,
-  isContinuedAsNew,
-  parentLinkOfKey,
-  parentOfKey,
-  type ContinuedAsNew,
-} from '@baton/core';
+import { CONTINUED_AS, isContinuedAsNew, type ContinuedAsNew } from '@baton/core';
 import type { RunOutcome, RunRecord } from '@baton/core/adapter';
 import {
   cancelMessage,
@@ -25,6 +18,9 @@ import {
   type ChildEnd,
   type ChildStartRequest,
   type JournalEntry,
+  continuationKey,
+  parentLinkOfKey,
+  parentOfKey,
 } from '@baton/core/runtime';
 import type { ResolvedWorkerOptions } from '../options.js';
 

@@ -11,11 +11,10 @@
  * 3. A hand-off releases the lease before it enqueues the resume message, so whoever receives the
  *    message can acquire at once.
  */
+import { FencedWriteError } from '@baton/core/adapter';
 import {
   isContinuedAsNew,
   CheckpointIntegrityError,
-  LeaseLostError,
-  FencedWriteError,
   PayloadTooLargeError,
   UnencodableValueError,
   type SerializedError,
@@ -34,6 +33,7 @@ import {
   type ExecutionOutcome,
   type JournalEntry,
   type NewEntry,
+  LeaseLostError,
 } from '@baton/core/runtime';
 import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Attributes, Context } from '@opentelemetry/api';

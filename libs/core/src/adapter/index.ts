@@ -1,0 +1,200 @@
+/**
+ * @baton/core/adapter: for authors of a transport or a store. The contracts every adapter
+ * implements (and the conformance suites in @baton/testing check), their record types, the
+ * registration the worker process reads an adapter by, the adapter lifecycle, the categories of
+ * backend failure their errors map to, the errors of a write under a stale epoch and of a lost
+ * journal race (FencedWriteError, JournalConflictError), and the small helpers adapters share:
+ * variable parsers, URL masking, connection-failure codes, byte views, stored-checkpoint parsing
+ * and run-id checks. (What only the two Redis adapters share, Sentinel URLs, connection settings
+ * and Lua script runners, is `@baton/redis-kit`.)
+ */
+export type { Adapter } from './contracts/adapter.js';
+export {
+  GROUP_LOG_NAME,
+  GROUP_POSITION_BASE,
+  checkGroupLogName,
+  isGroupPosition,
+} from './contracts/group-journal.js';
+export type {
+  GroupLog,
+  GroupLogUse,
+  JournalIndex,
+  JournalPointer,
+  PointerAppend,
+  PointerAppendResult,
+  RunPointers,
+} from './contracts/group-journal.js';
+export type {
+  AdapterHooks,
+  AdapterIsolation,
+  AdapterKind,
+  AdapterLogHook,
+  AdapterOfKind,
+  AdapterOption,
+  AdapterRegistration,
+  AdapterVariable,
+  AdapterVariables,
+  AnyAdapterRegistration,
+} from './contracts/registration.js';
+export { AdapterCode } from './contracts/registration.js';
+export { parseWholeNumber, switchSetting, textSetting, wholeNumberSetting } from './settings.js';
+export { PriorityLanes } from './priority-lanes.js';
+export type { LaneFetch } from './priority-lanes.js';
+export {
+  DEFAULT_RUN_PRIORITY,
+  PRIORITY_CYCLE,
+  RUN_PRIORITIES,
+  checkRunPriority,
+  planClaims,
+  laneFor,
+  laneLevels,
+  priorityRank,
+} from './priority.js';
+export type { RunPriority } from './priority.js';
+export type {
+  BacklogDetail,
+  BacklogPart,
+  RunQueueMembership,
+  DeadLetter,
+  DeadLetterPage,
+  DeadLetterPurge,
+  DeadLetterQuery,
+  DeadLetterQueue,
+  RedriveResult,
+  StoredDeadLetter,
+  Delivery,
+  EnqueueOptions,
+  FetchOptions,
+  JournalAppend,
+  JournalLog,
+  JournalRecord,
+  RawMessage,
+  RunQueue,
+  Transport,
+} from './contracts/transport.js';
+export type {
+  AcquireResult,
+  CancelRequestResult,
+  CreatedAndLeased,
+  NewRunToLease,
+  Checkpoint,
+  CheckpointStore,
+  CheckpointSummary,
+  DueTimer,
+  InboxSignal,
+  LeaseInfo,
+  LeaseState,
+  LeaseStore,
+  NewRun,
+  PauseHeldResult,
+  PauseRequestResult,
+  PayloadStore,
+  PresenceStore,
+  PublishedMembership,
+  ScanTurn,
+  RenewRequest,
+  RenewResult,
+  ResumeResult,
+  RunIndex,
+  RunLineage,
+  ReopenResult,
+  RetentionStore,
+  RunOutcome,
+  RunRecord,
+  RunStatus,
+  RunTombstone,
+  SignalInbox,
+  Store,
+  StoreDataLoss,
+  RecordedDataLoss,
+  SuspendRequest,
+  SuspendResult,
+  TimerStore,
+} from './contracts/store.js';
+export { MEMBERSHIP_TURN, hasPresence } from './contracts/store.js';
+export {
+  FINISHED_RUN_STATUSES,
+  isFinishedRun,
+  RUN_STATUSES,
+  UNFINISHED_RUN_STATUSES,
+} from './contracts/run-record.js';
+export type {
+  ListedRun,
+  RunCounts,
+  RunFilter,
+  RunPage,
+  RunQueries,
+  RunQuery,
+} from './contracts/run-queries.js';
+export { DEFAULT_DEAD_LETTER_PAGE, MAX_DEAD_LETTER_PAGE } from './contracts/transport.js';
+export {
+  checkDeadLetterPurge,
+  checkDeadLetterQuery,
+  deadLetterCursor,
+  pageOfDeadLetters,
+  positionOfId,
+} from './dead-letter-check.js';
+export type { CheckedDeadLetterQuery } from './dead-letter-check.js';
+export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
+export type {
+  CatchupPolicy,
+  NewSchedule,
+  OverlapPolicy,
+  ScheduleDefinition,
+  SchedulePage,
+  ScheduleQuery,
+  ScheduleRecord,
+  ScheduleSpec,
+  ScheduleState,
+  ScheduleStore,
+  ScheduleWrite,
+} from './contracts/schedules.js';
+export { DEFAULT_SCHEDULE_PAGE, MAX_SCHEDULE_PAGE } from './contracts/schedules.js';
+export type { ConcurrencyStore, SlotAnswer, SlotRequest, SlotState } from './contracts/concurrency.js';
+export { checkSlotRequest, MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
+export type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from './contracts/rate-limits.js';
+export {
+  checkRateLimitRequest,
+  MAX_RATE_LIMIT,
+  MAX_RATE_LIMIT_KEY_LENGTH,
+  MAX_RATE_WINDOW_MS,
+} from './contracts/rate-limits.js';
+export {
+  assertScheduleId,
+  checkDueLimit,
+  checkNewSchedule,
+  checkScheduleQuery,
+  SCHEDULE_ID_PATTERN,
+} from './schedule-times.js';
+export type {
+  FleetStore,
+  ReportedEncryption,
+  ReportedWorker,
+  WorkerReport,
+  WorkflowVersions,
+} from './contracts/fleet.js';
+export { checkReportTtl, checkWorkerReport } from './fleet-check.js';
+export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
+export { checkRunQuery, isAfter, issueRunCursor } from './run-query-check.js';
+export { AdapterLifecycle } from './lifecycle.js';
+export type { LifecycleNames, LifecycleState } from './lifecycle.js';
+export type { MaskUrlOptions } from './urls.js';
+export { maskUrlSecret } from './urls.js';
+export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
+export { bufferView, ownedBytes } from './bytes.js';
+export { summarizeCheckpoint } from './checkpoint-summary.js';
+export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
+export { invalidOption, type ConfigErrorFields } from '../shared/errors.js';
+export { FencedWriteError, JournalConflictError, refuseDelete } from './errors.js';
+export {
+  BackendAuthError,
+  BackendConflictError,
+  BackendError,
+  BackendNotDurableError,
+  BackendPermissionError,
+  BackendRequestError,
+  BackendUnavailableError,
+  BackendUnsupportedError,
+  type BackendErrorOptions,
+} from './backend-errors.js';
+export { assertRunId, RUN_ID_PATTERN } from '../shared/ids.js';

@@ -1,0 +1,138 @@
+/**
+ * The connect/close lifecycle every network adapter shares (NATS and Kafka transports, the NATS
+ * object payload store, the Redis and Postgres stores), around what an open adapter holds (`T`:
+ * its connection and what it set up).
+ *
+ * Invariants:
+ * 1. `connect()` sets up once: concurrent calls share one attempt; a failed attempt leaves the
+ *    adapter as created, so connect() may be called again; a connected adapter answers at once.
+ * 2. `close()` is final and idempotent: the state is `closed` from the call on (synchronously, so
+ *    nothing slips in before its promise settles), a connect under way is waited for, and what it
+ *    opened is torn down. A connect that finishes after close() releases what it made and fails
+ *    with BATON_CLOSED.
+ * 3. `open(operation)` hands out the open state, or throws BATON_CLOSED after close() and
+ *    BATON_NOT_CONNECTED before connect() succeeded, naming the adapter, the operation and what
+ *    to do.
+ * 4. `openOrConnect(operation, connect)`, for adapters whose operations connect on first use (the
+ *    stores), refuses after close() like open(), otherwise connects first when not open yet. An
+ *    operation whose connect is overtaken by close() fails with BATON_CLOSED naming the
+ *    operation, with what the connect failed with as its cause.
+ */
+import { BatonError } from '../shared/errors.js';
+
+export type LifecycleState = 'created' | 'connecting' | 'open' | 'closed';
+
+export interface LifecycleNames {
+  /** Names the adapter in errors, e.g. `nats transport`. */
+  adapter: string;
+  /** What a caller that forgot to connect should do, e.g. `await transport.connect() first`. */
+  connectHint: string;
+  /** What a caller of a closed adapter should do, e.g. `create a new transport instead`. */
+  closedHint: string;
+}
+
+export class AdapterLifecycle<T> {
+  private current: LifecycleState = 'created';
+  private connecting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private value: T | undefined;
+
+  constructor(private readonly names: LifecycleNames) {}
+
+  get state(): LifecycleState {
+    return this.current;
+  }
+
+  /**
+   * Runs `setUp` unless connected or connecting (invariant 1). `setUp` releases what it made when
+   * it fails; `release` is for what it made when close() came meanwhile.
+   */
+  connect(setUp: () => Promise<T>, release: (value: T) => Promise<void>): Promise<void> {
+    if (this.current === 'closed') return Promise.reject(this.closedError('connect'));
+    if (this.current === 'open') return Promise.resolve();
+    this.connecting ??= this.setUp(setUp, release).finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async setUp(setUp: () => Promise<T>, release: (value: T) => Promise<void>): Promise<void> {
+    this.current = 'connecting';
+    let value: T;
+    try {
+      value = await setUp();
+    } catch (err) {
+      if (this.current === 'connecting') this.current = 'created';
+      throw err;
+    }
+    if (this.current !== 'connecting') {
+      await release(value).catch(() => undefined);
+      throw this.closedError('connect');
+    }
+    this.value = value;
+    this.current = 'open';
+  }
+
+  /** Closes for good (invariant 2); `tearDown` gets the open state, or undefined if it never opened. */
+  close(tearDown: (value: T | undefined) => Promise<void>): Promise<void> {
+    this.current = 'closed';
+    this.closing ??= (async () => {
+      await this.connecting?.catch(() => undefined);
+      await tearDown(this.value);
+    })();
+    return this.closing;
+  }
+
+  /** The open state; see invariant 3. */
+  open(operation: string): T {
+    if (this.current === 'closed') throw this.closedError(operation);
+    if (this.value === undefined) {
+      throw new BatonError(
+        'BATON_NOT_CONNECTED',
+        `${this.names.adapter}: ${operation} called before connect() succeeded; ${this.names.connectHint}`,
+      );
+    }
+    return this.value;
+  }
+
+  /**
+   * The open state, connecting first when not open yet (invariant 4). `connect` is the adapter's
+   * own connect(), so that an operation and an explicit connect() share one attempt.
+   */
+  async openOrConnect(operation: string, connect: () => Promise<void>): Promise<T> {
+    if (this.current !== 'open') {
+      this.assertNotClosed(operation);
+      try {
+        await connect();
+      } catch (err) {
+        // A method call, not the field: close() may have come while connect() was awaited.
+        if (this.isClosed()) throw this.closedError(operation, err);
+        throw err;
+      }
+    }
+    return this.open(operation);
+  }
+
+  /** What connect() set up, if it succeeded (also after close()); for status reads that never throw. */
+  peek(): T | undefined {
+    return this.value;
+  }
+
+  /** Throws BATON_CLOSED once close() was called. */
+  assertNotClosed(operation: string): void {
+    if (this.current === 'closed') throw this.closedError(operation);
+  }
+
+  /** The BATON_CLOSED error for `operation`; `cause` is what the operation failed with, if it ran. */
+  closedError(operation: string, cause?: unknown): BatonError {
+    return new BatonError(
+      'BATON_CLOSED',
+      `${this.names.adapter}: ${operation} called after close(); ${this.names.closedHint}`,
+      cause === undefined ? {} : { cause },
+    );
+  }
+
+  private isClosed(): boolean {
+    return this.current === 'closed';
+  }
+}

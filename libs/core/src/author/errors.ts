@@ -1,0 +1,221 @@
+/**
+ * The errors a workflow author throws or catches: an activity's failure or timeout, a cancel, a
+ * signal that timed out, a child that failed, the run's own failure, and what a client call refuses
+ * or cannot wait for. Their base classes and the serialized form are in shared/errors.ts.
+ */
+import {
+  BatonError,
+  type BatonErrorOptions,
+  deserializeError,
+  NotFoundError,
+  safeStringify,
+  type SerializedError,
+} from '../shared/errors.js';
+
+/**
+ * A value Baton must journal or send (an activity's or workflow's result, a run's input, a signal's
+ * payload) has no JSON form: a BigInt, a circular reference, a toJSON that throws. Never
+ * retryable: the same value fails the same way every time. An activity result fails its step
+ * (the activity is not run again), a workflow result fails its run, and the client refuses an
+ * input or payload before anything is sent.
+ */
+export class UnencodableValueError extends BatonError {
+  constructor(
+    /** What held the value, e.g. `result of activity charge_card (step #3)`. */
+    readonly what: string,
+    /** What in it has no JSON form, e.g. `a BigInt at $.amount`. */
+    readonly problem: string,
+    options?: Omit<BatonErrorOptions, 'retryable'>,
+  ) {
+    super(
+      'BATON_UNENCODABLE',
+      `${what} cannot be encoded as JSON: ${problem}. Return plain JSON data (strings, finite numbers, ` +
+        'booleans, null, arrays and plain objects): convert a BigInt to a string or number, break ' +
+        'circular references, and make toJSON return such data',
+      { ...options, retryable: false },
+    );
+  }
+}
+
+/**
+ * `client.start` refused an input that the workflow's input schema (`defineWorkflow({ input })`)
+ * rejected, or a start field no worker would accept (`field` names it: the checks of
+ * start-fields.ts, the worker's own); or `client.signal` refused a payload its signal's schema
+ * (`defineSignal(name, { schema })`) rejected. Nothing was sent. Terminal: the same call fails the
+ * same way again.
+ */
+export class InvalidInputError extends BatonError {
+  /**
+   * What was refused: `'input'` (the input schema's issues, the constructor's default), a start
+   * field (`'workflow'`, `'version'`, `'idempotencyKey'`, `'runId'`) or a signal's `'payload'`.
+   */
+  readonly field: InvalidInputField;
+  /** The signal, for a refused signal payload; absent otherwise. */
+  readonly signal: string | undefined;
+
+  constructor(
+    /** The workflow as `name@version` (as given, for a start refused on its name or version); '' for a signal. */
+    readonly workflow: string,
+    /** Each problem as `$.path: message`, in the validator's order (a start field: one, its problem). */
+    readonly issues: readonly string[],
+    /** For anything but an input that fails its schema: the field and the whole message. */
+    refused?: { field: Exclude<InvalidInputField, 'input'>; message: string; signal?: string },
+  ) {
+    super(
+      'BATON_INVALID_INPUT',
+      refused?.message ??
+        `input of workflow ${workflow} does not match its input schema: ${issues.join('; ')}. ` +
+          'Fix the input (nothing was enqueued), or change the schema in defineWorkflow({ input })',
+    );
+    this.field = refused?.field ?? 'input';
+    this.signal = refused?.signal;
+  }
+}
+
+/** The part of a start or signal that {@link InvalidInputError} refused. */
+export type InvalidInputField = 'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload';
+
+/** The run was cancelled; raised by the next ctx call after a cancel request. */
+export class CancelledError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly reason = 'cancel requested',
+  ) {
+    super('BATON_CANCELLED', `run ${runId} was cancelled: ${reason}`);
+  }
+}
+
+/** An activity attempt exceeded its `timeoutMs`. Retryable. */
+export class ActivityTimeoutError extends BatonError {
+  constructor(
+    readonly activity: string,
+    readonly timeoutMs: number,
+  ) {
+    super('BATON_ACTIVITY_TIMEOUT', `activity ${activity} did not finish within ${timeoutMs} ms`, {
+      retryable: true,
+    });
+  }
+}
+
+/** An activity failed for good (retries exhausted or a non-retryable error); `cause` is the last error. */
+export class ActivityFailedError extends BatonError {
+  constructor(
+    readonly activity: string,
+    readonly seq: number,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(
+      'BATON_ACTIVITY_FAILED',
+      `activity ${activity} (step #${seq}) failed after ${attempts} attempt(s): ${describeCause(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/** Throw from an activity to stop retrying at once. */
+export class NonRetryableError extends BatonError {
+  constructor(message: string, options?: Omit<BatonErrorOptions, 'retryable'>) {
+    super('BATON_NON_RETRYABLE', message, { ...options, retryable: false });
+  }
+}
+
+/** A `waitForSignal` with a timeout ran out before the signal arrived. */
+export class SignalTimeoutError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly signalName: string,
+  ) {
+    super('BATON_SIGNAL_TIMEOUT', `run ${runId}: signal '${signalName}' did not arrive before its timeout`);
+  }
+}
+
+/**
+ * A child workflow (`ctx.startChild`, `ctx.executeChild`) ended without a result: it failed or was
+ * cancelled. `failure` is what ended it; `childRunId` names the run that ended (the last of the
+ * child's chain when it continued as new).
+ */
+export class ChildWorkflowError extends BatonError {
+  constructor(
+    readonly childRunId: string,
+    readonly workflow: string,
+    readonly status: 'failed' | 'cancelled',
+    readonly failure: SerializedError,
+  ) {
+    super(
+      'BATON_CHILD_WORKFLOW_FAILED',
+      `child run ${childRunId} (${workflow}) ${status}: ${failure.name}: ${failure.message}`,
+      { cause: deserializeError(failure) },
+    );
+  }
+}
+
+/** The workflow itself threw (or rejected); carried in RunFailed and by `result()`. */
+export class WorkflowFailedError extends BatonError {
+  constructor(
+    readonly runId: string,
+    readonly failure: SerializedError,
+  ) {
+    super('BATON_WORKFLOW_FAILED', `run ${runId} failed: ${failure.name}: ${failure.message}`);
+  }
+}
+
+/**
+ * The store no longer knows a run that existed: it lost its data (a Redis without persistence
+ * restarted empty, say), or the run's records were removed by hand. A NotFoundError, so code that
+ * handles "not found" still does; its message says what was found and what to do.
+ */
+export class RunLostError extends NotFoundError {
+  constructor(
+    readonly runId: string,
+    /** Why the run is known to have existed (it was seen running, a loss was recorded after its start). */
+    readonly evidence: string,
+    /** The loss the store recorded, when it recorded one. */
+    readonly loss?: { at: number; reason: string },
+  ) {
+    super(
+      `run ${runId} is gone from the store: ${evidence}` +
+        (loss === undefined
+          ? ''
+          : `; the store lost its data at ${new Date(loss.at).toISOString()} (${loss.reason})`) +
+        '. Its outcome cannot be read. Start it again from its producer with the same idempotency key ' +
+        '(a run some producer already started again is then not started twice), and give the store ' +
+        'durable storage (docs/operations.md, "Redis lost its data")',
+    );
+  }
+}
+
+/**
+ * The run is gone: the retention sweep deleted it (its tombstone says when). Its outcome can no
+ * longer be read; nothing waits for it. Raised by `client.result()` at once instead of waiting.
+ */
+export class RunDeletedError extends BatonError {
+  constructor(
+    readonly runId: string,
+    /** When the sweep deleted it, on the store's clock (ms since the epoch). */
+    readonly deletedAt: number,
+  ) {
+    super(
+      'BATON_RUN_DELETED',
+      `run ${runId} was deleted by the retention sweep at ${new Date(deletedAt).toISOString()} ` +
+        "(finished runs older than the workers' BATON_RETENTION_MS are deleted), so its outcome is gone: " +
+        'read outcomes sooner, or raise BATON_RETENTION_MS',
+    );
+  }
+}
+
+/** Waiting for something exceeded the caller's timeout. */
+export class TimeoutError extends BatonError {
+  constructor(message: string) {
+    super('BATON_TIMEOUT', message, { retryable: true });
+  }
+}
+
+/** True when the error says retrying cannot help. */
+export function isNonRetryable(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === false;
+}
+
+function describeCause(cause: unknown): string {
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : safeStringify(cause);
+}

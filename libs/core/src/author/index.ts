@@ -1,0 +1,84 @@
+/**
+ * @baton/core: what a workflow author writes against — `defineWorkflow`, `defineActivity`, the
+ * workflow context, durations, retry policies and the typed errors a run can end with. No I/O.
+ *
+ * The other doors serve other readers: `@baton/core/adapter` (transport and store authors),
+ * `@baton/core/runtime` (the worker, the client and the test kit) and `@baton/core/memory` (the
+ * embedded adapters for the demo and unit tests). A lint rule keeps each package to its doors.
+ *
+ * @example
+ * ```ts
+ * import { defineActivity, defineWorkflow } from '@baton/core';
+ *
+ * const charge = defineActivity({
+ *   name: 'charge',
+ *   idempotent: false,
+ *   run: async (input: { cents: number }, io) => payments.charge(input.cents, { key: io.idempotencyKey }),
+ * });
+ * export const checkout = defineWorkflow({
+ *   name: 'checkout',
+ *   version: 1,
+ *   run: async (ctx, input: { cents: number }) => ctx.run(charge, input),
+ * });
+ * ```
+ */
+export type { Duration } from './duration.js';
+export { toMs } from './duration.js';
+export type { BatonErrorOptions, SerializedError } from '../shared/errors.js';
+export type { InvalidInputField } from './errors.js';
+export { BatonError, ConfigError, NotFoundError, RunStateError } from '../shared/errors.js';
+export {
+  ActivityFailedError,
+  ActivityTimeoutError,
+  CancelledError,
+  ChildWorkflowError,
+  InvalidInputError,
+  isNonRetryable,
+  NonRetryableError,
+  RunDeletedError,
+  RunLostError,
+  SignalTimeoutError,
+  TimeoutError,
+  UnencodableValueError,
+  WorkflowFailedError,
+} from './errors.js';
+export {
+  CheckpointIntegrityError,
+  CheckpointUnreadableError,
+  CodecError,
+  PayloadTooLargeError,
+} from '../adapter/errors.js';
+export { CheckpointSchemaError, MissingKeyError, PlaintextRefusedError } from '../runtime/errors.js';
+export type {
+  ActivityDefinition,
+  AnyWorkflowDefinition,
+  ActivityIO,
+  ConcurrencyOptions,
+  ActivityOptions,
+  SchemaWorkflowSpec,
+  WaitForSignalOptions,
+  WorkflowContext,
+  WorkflowDefinition,
+  WorkflowInput,
+  WorkflowOutput,
+} from './workflow.js';
+export { defineActivity, defineWorkflow } from './workflow.js';
+export type { ActivityRateLimit, KeyedRateLimit, RateLimitDefinition, RateLimitSpec } from './rate-limit.js';
+export { defineRateLimit } from './rate-limit.js';
+export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
+export { ContinueAsNew, CONTINUED_AS, isContinuedAsNew } from './continue-as-new.js';
+export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
+export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
+export type { SignalDefinition, SignalPayload } from './signal.js';
+export { defineSignal } from './signal.js';
+export type {
+  StandardSchemaInput,
+  StandardSchemaOutput,
+  StandardSchemaV1,
+  StandardSchemaV1Issue,
+  StandardSchemaV1Props,
+  StandardSchemaV1Result,
+  StandardSchemaV1Types,
+} from './standard-schema.js';
+export type { RetryPolicy } from './retry.js';
+export { DEFAULT_RETRY_POLICY } from './retry.js';

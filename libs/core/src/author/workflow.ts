@@ -1,0 +1,294 @@
+/**
+ * Workflow and activity definitions: the public API users write against (DESIGN §2).
+ */
+import type { Duration } from './duration.js';
+import { ConfigError } from '../shared/errors.js';
+import type { RetryPolicy } from './retry.js';
+import type { SignalDefinition } from './signal.js';
+import { workflowNameProblem, workflowVersionProblem } from './start-fields.js';
+import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
+import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
+import { checkActivityRateLimit, type ActivityRateLimit } from './rate-limit.js';
+import {
+  isStandardSchema,
+  type StandardSchemaInput,
+  type StandardSchemaOutput,
+  type StandardSchemaV1,
+} from './standard-schema.js';
+
+/** What an activity receives beside its input. */
+export interface ActivityIO {
+  /** Stable across retries, crashes and resumes: `<runId>:<seq>`. Pass it to every external system. */
+  readonly idempotencyKey: string;
+  /** 1 on the first attempt of this execution; counts up with retries. */
+  readonly attempt: number;
+  /** Aborted when the lease is lost, the attempt times out, the run is cancelled or the worker stops. */
+  readonly signal: AbortSignal;
+  readonly runId: string;
+  readonly activity: string;
+  /** The step's sequence number within the run. */
+  readonly seq: number;
+  /**
+   * Reports progress of a long activity to the worker's observers (`onEvent`). It does not extend
+   * the lease: the worker renews the leases of all its runs on its own.
+   */
+  heartbeat(details?: unknown): void;
+}
+
+export interface ActivityOptions {
+  /** Retry policy for failed attempts. @defaultValue `{ maxAttempts: 3, initialDelayMs: 100, maxDelayMs: 10_000 }` */
+  retry?: RetryPolicy;
+  /** Per-attempt timeout; the attempt's `signal` is aborted and the attempt fails (retryable). @defaultValue none */
+  timeoutMs?: number;
+  /** Write a checkpoint right after this activity completes. @defaultValue false */
+  checkpoint?: boolean;
+  /**
+   * Whether running twice with the same idempotency key is harmless. When false, `ActivityStarted`
+   * is journaled before each execution so a resume can tell "never started" from "in doubt", and
+   * `reconcile` is consulted for an in-doubt step. @defaultValue true, or false when `reconcile` is set
+   */
+  idempotent?: boolean;
+  /**
+   * Freshness: when a resume replays this step and its journaled result is older than this
+   * (by the journal entry's `at` against the worker's clock), the activity runs again with the
+   * same idempotency key and the new result replaces the old one, in the old one's place. Steps
+   * journaled after it keep their results. Only for idempotent activities: defineActivity (and
+   * ctx.run with these options) refuses it on a non-idempotent one, since re-running those is
+   * exactly what their journaling prevents. @defaultValue none (a journaled result never ages)
+   */
+  maxAgeMs?: number;
+}
+
+export interface ActivityDefinition<I = unknown, O = unknown> extends ActivityOptions {
+  readonly kind: 'activity';
+  readonly name: string;
+  /**
+   * A limit from `defineRateLimit`, or `{ limit, key: (input) => string }` for one window per key:
+   * every live attempt takes a place under it first, fleet-wide; a refused one waits without
+   * holding the worker's slot (docs/rate-limits.md). A journaled step never asks. @defaultValue none
+   */
+  readonly rateLimit?: ActivityRateLimit<I> | undefined;
+  run(input: I, io: ActivityIO): Promise<O> | O;
+  /**
+   * Called on resume when the journal shows this activity started but never completed. Return the
+   * result if the external system shows the effect happened, or undefined to run it again (with
+   * the same idempotency key).
+   */
+  reconcile?(input: I, io: ActivityIO): Promise<O | undefined> | O | undefined;
+}
+
+export interface WaitForSignalOptions {
+  /** Give up after this long with SignalTimeoutError. @defaultValue wait forever */
+  timeout?: Duration;
+}
+
+/** The workflow's handle on the durable world. Every non-deterministic thing goes through it. */
+export interface WorkflowContext {
+  readonly runId: string;
+  readonly workflow: string;
+  readonly version: number;
+  /** True while the executor is still returning journaled results (no live step has run yet). */
+  readonly isReplaying: boolean;
+  /** Runs a defined activity; its result is journaled before the workflow continues. */
+  run<I, O>(activity: ActivityDefinition<I, O>, input: I, options?: ActivityOptions): Promise<O>;
+  /** Runs an inline activity. */
+  activity<O>(name: string, fn: (io: ActivityIO) => Promise<O> | O, options?: ActivityOptions): Promise<O>;
+  /** A durable timer: survives crashes; the run is suspended (no worker held) while it waits. */
+  sleep(duration: Duration): Promise<void>;
+  /**
+   * Waits for a signal sent with `client.signal(runId, signal, payload)`; durable like sleep.
+   * Given a {@link SignalDefinition} (recommended, see `defineSignal`) it resolves to the
+   * definition's payload type; given a plain name, to `unknown` or the type argument. A definition
+   * with a schema checks each payload it receives: one that fails is skipped (a warning names the
+   * signal, the run and the issues; the signal stays unread) and the wait goes on, so the workflow
+   * only ever sees the schema's output. A payload journaled before is replayed as it was.
+   */
+  waitForSignal<T = unknown>(
+    signal: SignalDefinition<T, unknown> | string,
+    options?: WaitForSignalOptions,
+  ): Promise<T>;
+  /** Journaled wall-clock time (ms): the same value on every replay. */
+  now(): number;
+  /** Journaled random number in [0, 1). */
+  random(): number;
+  /** Journaled random UUID v4. */
+  uuid(): string;
+  /**
+   * Changes a workflow in place: `if (ctx.patched('fix-42')) newCode() else oldCode()`. True for
+   * runs that reach this call live (a PatchMarker is journaled) and on every replay of them; false
+   * for runs whose journal was recorded by the old code past this point, so they replay the old
+   * branch. Not a step: it takes no sequence number, so adding it shifts no recorded step. The
+   * first answer for a `changeId` holds for the rest of the execution.
+   */
+  patched(changeId: string): boolean;
+  /**
+   * Marks a patch whose old branch is gone from the code (every run that could take it has
+   * finished): journals the marker for live runs, so workers still running `patched(changeId)`
+   * replay them on the new branch, and does nothing on replay.
+   */
+  deprecatePatch(changeId: string): void;
+  /**
+   * Ends this run and starts its successor, a run of the same workflow with a fresh history and
+   * `input`: `return ctx.continueAsNew(next)`. Only its returned value counts (calling it and not
+   * returning it does nothing). The successor's run id is derived from this run's, so it starts
+   * once however often this run's end is replayed; `client.result()` on any run of the chain
+   * resolves to the last one's result (docs/continue-as-new.md).
+   */
+  continueAsNew<I>(input: I, options?: ContinueAsNewOptions): ContinueAsNew<I>;
+  /**
+   * Starts a child workflow run and returns its handle once the start is durable; the child runs
+   * on any worker that registers it. The child's run id derives from this run's id and this step,
+   * so a resumed parent never starts a second child. `handle.result()` waits durably (the parent
+   * suspends and holds no worker) and throws ChildWorkflowError when the child failed or was
+   * cancelled. A child still running when this run ends is cancelled unless started with
+   * `parentClosePolicy: 'abandon'` (docs/child-workflows.md).
+   */
+  startChild<W extends AnyWorkflowDefinition>(
+    workflow: W,
+    input: WorkflowInput<W>,
+    options?: ChildWorkflowOptions,
+  ): Promise<ChildHandle<WorkflowOutput<W>>>;
+  /** `startChild` and then its handle's `result()`: the child's result, or ChildWorkflowError. */
+  executeChild<W extends AnyWorkflowDefinition>(
+    workflow: W,
+    input: WorkflowInput<W>,
+    options?: ChildWorkflowOptions,
+  ): Promise<WorkflowOutput<W>>;
+}
+
+/**
+ * A workflow: `I` is the input its code receives, `O` its result, and `StartInput` what
+ * `client.start` accepts (the same as `I` unless an input schema transforms the value).
+ */
+export interface WorkflowDefinition<I = unknown, O = unknown, StartInput = I> {
+  readonly kind: 'workflow';
+  readonly name: string;
+  readonly version: number;
+  /**
+   * A Standard Schema (zod, valibot, ...) that `client.start` validates the input with before
+   * anything is sent; the run receives the schema's output value. @defaultValue none: not checked
+   */
+  readonly input?: StandardSchemaV1<StartInput, I> | undefined;
+  /**
+   * At most `limit` runs of this workflow with the same `key(input)` run at once, fleet-wide
+   * (docs/concurrency-keys.md); the others wait in arrival order, suspended, and a run that
+   * suspends (a sleep, a signal wait) gives its slot up until it wakes. @defaultValue no limit
+   */
+  readonly concurrency?: ConcurrencyOptions<I> | undefined;
+  /**
+   * The workflow's code. A property rather than a method so its parameter is checked
+   * contravariantly: a definition for `{ a: string }` is not usable where `{}` is accepted.
+   */
+  readonly run: (ctx: WorkflowContext, input: I) => Promise<O>;
+}
+
+/** A workflow's concurrency limit per key ({@link WorkflowDefinition.concurrency}). */
+export interface ConcurrencyOptions<I> {
+  /** The key of a run (a customer id, say): deterministic, 1-256 characters. */
+  readonly key: (input: I) => string;
+  /** Runs with the same key that may run at once: a positive integer. */
+  readonly limit: number;
+}
+
+/** What `client.start` accepts for a workflow definition. */
+export type WorkflowInput<W> = W extends WorkflowDefinition<infer _I, infer _O, infer S> ? S : unknown;
+/**
+ * The result of a workflow definition (what its handle's `result()` resolves to): a run that
+ * continued as new resolves to its last successor's result, so `ContinueAsNew` is left out.
+ */
+export type WorkflowOutput<W> =
+  W extends WorkflowDefinition<infer _I, infer O, infer _S> ? ChainResult<O> : unknown;
+
+/** The fields `defineWorkflow` takes when the input type comes from a schema. */
+export interface SchemaWorkflowSpec<Schema extends StandardSchemaV1, O> {
+  readonly name: string;
+  readonly version: number;
+  /** Validated in `client.start`; the run's input type is the schema's output type. */
+  readonly input: Schema;
+  readonly concurrency?: ConcurrencyOptions<StandardSchemaOutput<Schema>>;
+  run(ctx: WorkflowContext, input: StandardSchemaOutput<Schema>): Promise<O>;
+}
+
+/** The pattern, and the version rule below, are the ones the client and worker check (start-fields.ts). */
+function checkName(what: string, name: string): void {
+  if (workflowNameProblem(name) !== undefined) {
+    throw new ConfigError(
+      `${what} name '${name}' is invalid: use 1-128 characters from letters, digits, '_', '.', ':' and '-'`,
+    );
+  }
+}
+
+/** Defines an activity. See {@link ActivityDefinition}. */
+export function defineActivity<I, O>(spec: Omit<ActivityDefinition<I, O>, 'kind'>): ActivityDefinition<I, O> {
+  checkName('activity', spec.name);
+  if (spec.timeoutMs !== undefined && !(spec.timeoutMs > 0)) {
+    throw new ConfigError(`activity ${spec.name}: timeoutMs must be a positive number of milliseconds`);
+  }
+  checkFreshness(spec.name, spec);
+  checkActivityRateLimit(spec.name, spec.rateLimit);
+  return Object.freeze({ ...spec, kind: 'activity' as const });
+}
+
+/**
+ * Rejects `maxAgeMs` where it cannot apply: on a non-idempotent activity a freshness re-run would
+ * repeat the side effect the ActivityStarted journaling exists to protect, so it is refused rather
+ * than silently ignored. Called for definitions and for ctx.run's per-call options.
+ */
+export function checkFreshness(name: string, options: ActivityOptions & { reconcile?: unknown }): void {
+  if (options.maxAgeMs === undefined) return;
+  if (!(typeof options.maxAgeMs === 'number' && options.maxAgeMs > 0)) {
+    throw new ConfigError(
+      `activity ${name}: maxAgeMs must be a positive number of milliseconds, got ${String(options.maxAgeMs)}`,
+    );
+  }
+  if (journalsStart(options)) {
+    throw new ConfigError(
+      `activity ${name}: maxAgeMs is set but the activity is not idempotent ` +
+        `(${options.idempotent === false ? 'idempotent: false' : 'it has a reconcile hook'}); ` +
+        're-running it to refresh a result could repeat its side effect. Make it idempotent or drop maxAgeMs',
+    );
+  }
+}
+
+/**
+ * Defines a workflow. `version` is a positive integer; bump it when the step order changes.
+ * With `input: schema` (any Standard Schema), `client.start` validates the input and the input
+ * type is the schema's; without it, the type of `run`'s `input` parameter is the input type.
+ */
+export function defineWorkflow<Schema extends StandardSchemaV1, O>(
+  spec: SchemaWorkflowSpec<Schema, O>,
+): WorkflowDefinition<StandardSchemaOutput<Schema>, O, StandardSchemaInput<Schema>>;
+export function defineWorkflow<I, O>(
+  spec: Omit<WorkflowDefinition<I, O>, 'kind' | 'input'>,
+): WorkflowDefinition<I, O>;
+export function defineWorkflow(spec: Omit<WorkflowDefinition, 'kind'>): WorkflowDefinition {
+  checkName('workflow', spec.name);
+  if (workflowVersionProblem(spec.version) !== undefined) {
+    throw new ConfigError(`workflow ${spec.name}: version must be a positive integer, got ${spec.version}`);
+  }
+  if (spec.input !== undefined && !isStandardSchema(spec.input)) {
+    throw new ConfigError(
+      `workflow ${spec.name}: input must be a Standard Schema (an object with '~standard'.validate, ` +
+        'as zod 3.24+, valibot and arktype schemas are), or left out',
+    );
+  }
+  if (spec.concurrency !== undefined) {
+    const { key, limit } = spec.concurrency;
+    if (typeof key !== 'function' || !Number.isInteger(limit) || limit < 1) {
+      throw new ConfigError(
+        `workflow ${spec.name}: concurrency must be { key: (input) => string, limit: a positive integer }, ` +
+          `got limit ${String(limit)} and a key that is ${typeof key === 'function' ? 'a function' : typeof key}`,
+      );
+    }
+  }
+  return Object.freeze({ ...spec, kind: 'workflow' as const });
+}
+
+/** Whether ActivityStarted is journaled before each execution of this activity. */
+export function journalsStart(def: ActivityOptions & { reconcile?: unknown }): boolean {
+  return def.idempotent === undefined ? def.reconcile !== undefined : !def.idempotent;
+}
+
+/** A workflow of any input and output type, as registries hold them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyWorkflowDefinition = WorkflowDefinition<any, any, any>;

@@ -1,0 +1,161 @@
+/** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
+import type { InboxSignal, SuspendResult } from '../../adapter/contracts/store.js';
+import type { RateLimitAnswer, RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
+import { serializeError, type SerializedError } from '../../shared/errors.js';
+import { CancelledError } from '../../author/errors.js';
+import { NonDeterminismError } from '../errors.js';
+import type { JournalEntry } from '../../shared/journal.js';
+import type { AnyWorkflowDefinition } from '../../author/workflow.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An entry as the executor builds it; the host stamps `epoch` and `at`. */
+export type NewEntry = DistributiveOmit<JournalEntry, 'epoch' | 'at'>;
+
+/** A signal a wait's schema refused (pending-waits.ts): reported once per execution. */
+export interface RefusedSignal {
+  name: string;
+  signalId: string;
+  /** The wait's step. */
+  seq: number;
+  /** Each problem as `$.path: message`. */
+  issues: string[];
+}
+
+/** What the executor needs from the worker: durable appends, the inbox, suspension, a clock. */
+export interface ExecutionHost {
+  readonly runId: string;
+  /** Appends durably, in call order; rejects when fenced or the transport fails. */
+  append(entries: NewEntry[], options?: AppendOptions): Promise<void>;
+  /** Wall clock for live values and timer deadlines. */
+  clock(): number;
+  readSignals(): Promise<InboxSignal[]>;
+  /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspendRun). */
+  suspend(request: {
+    wakeAt: number | null;
+    signals: string[];
+    consumedSignalIds: string[];
+  }): Promise<SuspendResult>;
+  heartbeat?(seq: number, details: unknown): void;
+  /**
+   * A payload a signal wait's schema refused (pending-waits.ts): the wait skips it and goes on.
+   * Called once per execution per signal; the host warns, naming the signal, the run and the
+   * issues. Absent: refused silently (still skipped).
+   */
+  signalRefused?(refusal: RefusedSignal): void;
+  /**
+   * Asks the store for a place under a rate limit (RateLimitStore.takeRateToken), before every live
+   * attempt of a rate-limited activity. Absent on hosts that run no activity (a replay check): such
+   * a step then fails the run with ConfigError rather than running unlimited.
+   */
+  takeRateToken?(request: RateLimitRequest): Promise<RateLimitAnswer>;
+  /**
+   * Gives the run's worker slot back while the run waits in process for a rate limit, so the
+   * worker may run another run meanwhile. Returns the function that takes a slot back (resolving
+   * once it has one), or undefined when the worker lends no more slots: the run then suspends
+   * instead. Absent: the run waits holding its slot.
+   */
+  lendSlot?(): (() => Promise<void>) | undefined;
+  /**
+   * Called before an activity attempt starts (the moment a side effect may begin). Throws, after
+   * stopping the run, when the run may not start one: its lease is no longer known to be valid, as
+   * after the process was frozen past its lease. A step a newer owner may already have completed is
+   * then never run again by this one.
+   */
+  assertMayStartActivity?(): void;
+  /**
+   * Sends the start of a child run (`ctx.startChild`): idempotent, since the run id and key derive
+   * from the parent's step. Absent on hosts that start nothing (a replay check): the step fails.
+   */
+  startChild?(request: ChildStartRequest): Promise<void>;
+  /**
+   * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
+   * result or rethrow its error unchanged.
+   */
+  aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
+}
+
+/** A child run to start (core's child-workflows.ts, invariant 1). */
+export interface ChildStartRequest {
+  runId: string;
+  workflow: string;
+  version: number;
+  input: unknown;
+  idempotencyKey: string;
+}
+
+/** What an append may say besides its entries. */
+export interface AppendOptions {
+  /** Checkpoint once these entries are durable. */
+  checkpoint?: boolean;
+  /**
+   * The entries hold an activity's outcome whose step journals ActivityFailed in their place if
+   * a value in them cannot be encoded: an UnencodableValueError rejects this append alone and
+   * the run goes on. Without it, such an append ends the run (the host refuses every later entry
+   * but RunFailed).
+   */
+  unencodableFailsStep?: boolean;
+}
+
+/** What `aroundActivityAttempt` learns of an attempt. */
+export interface ActivityAttemptInfo {
+  runId: string;
+  name: string;
+  seq: number;
+  /** 1 for the first try; retries count up. */
+  attempt: number;
+  idempotencyKey: string;
+}
+
+export type ExecutionOutcome =
+  | { kind: 'completed'; result: unknown }
+  | { kind: 'failed'; error: SerializedError; nonDeterminism: boolean }
+  | { kind: 'cancelled'; reason: string }
+  | { kind: 'suspended' }
+  | { kind: 'stopped'; reason: 'handoff' | 'aborted'; cause?: unknown };
+
+export interface ExecutorOptions {
+  workflow: AnyWorkflowDefinition;
+  input: unknown;
+  runId: string;
+  /** The run's effective journal (fenced entries already dropped). */
+  history: readonly JournalEntry[];
+  host: ExecutionHost;
+  /** Waits shorter than this are slept in process instead of suspending. @defaultValue 1000 */
+  inProcessWaitMs?: number;
+  /** The lease said a cancel is pending. */
+  cancelRequested?: boolean;
+  /** The pending cancel's reason (`client.cancel(id, reason)`), when the store kept one. */
+  cancelReason?: string;
+  /**
+   * Pipelined steps (opt-in): an idempotent activity's result reaches the workflow before its
+   * ActivityCompleted entry is durable, and the next idempotent activity starts without waiting
+   * for earlier entries. The run still ends (and hands off, and suspends) only once every entry
+   * is durable, a non-idempotent activity still starts only after everything before it is
+   * durable, and a failed append still stops the run. `run()` may resolve with the outcome while
+   * entries are still on their way: the host must journal the outcome after them, in order. What
+   * it gives up: after a crash, steps whose entries were not yet durable run again, possibly with
+   * inputs computed differently the second time. @defaultValue false
+   */
+  pipelineSteps?: boolean;
+}
+
+/** How the workflow function ended: its value or what it threw. */
+export type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** The outcome of a run stopped by `error` (a non-determinism or another fatal error). */
+export function failedOutcome(error: Error): ExecutionOutcome {
+  return {
+    kind: 'failed',
+    error: serializeError(error),
+    nonDeterminism: error instanceof NonDeterminismError,
+  };
+}
+
+/** The outcome of a workflow function that settled; a CancelledError after a cancel request is `cancelled`. */
+export function settledOutcome(settled: Settled, cancelReason: string | undefined): ExecutionOutcome {
+  if (settled.ok) return { kind: 'completed', result: settled.value };
+  if (settled.error instanceof CancelledError && cancelReason !== undefined) {
+    return { kind: 'cancelled', reason: cancelReason };
+  }
+  return { kind: 'failed', error: serializeError(settled.error), nonDeterminism: false };
+}

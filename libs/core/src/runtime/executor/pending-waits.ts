@@ -1,0 +1,179 @@
+/**
+ * The durable waits a workflow has open: timers (ctx.sleep) and signal waits
+ * (ctx.waitForSignal). Decides which can complete now and when the run must next wake.
+ *
+ * Signal schemas (`defineSignal(name, { schema })`):
+ * 1. A wait with a schema completes only with an inbox signal whose payload passes it, and
+ *    receives (and journals, in SignalReceived) the schema's output. A payload that fails is
+ *    skipped: not consumed, nothing journaled, reported once per execution (host.signalRefused).
+ * 2. A skip is decided from the payload and the code's schema alone, so a resume decides it again
+ *    the same way: no journal entry is needed for replay, and a wait that completed replays its
+ *    journaled value without asking the schema again.
+ * 3. A skipped signal does not count as pending when the run suspends (it is passed with the
+ *    consumed ids), so a refused payload never keeps a run from suspending.
+ */
+import type { InboxSignal } from '../../adapter/contracts/store.js';
+import { SignalTimeoutError } from '../../author/errors.js';
+import { formatIssuePath, type StandardSchemaV1 } from '../../author/standard-schema.js';
+import type { NewEntry, RefusedSignal } from './execution-host.js';
+
+export type { RefusedSignal } from './execution-host.js';
+
+export type Settle = { resolve(value: unknown): void; reject(error: unknown): void };
+export type Wait = Settle &
+  (
+    | { kind: 'timer'; wakeAt: number }
+    | { kind: 'signal'; name: string; timeoutAt: number | null; schema?: StandardSchemaV1 | undefined }
+  );
+
+type Verdict = { ok: true; value: unknown } | { ok: false };
+
+/** A wait that can complete: journal `entry`, then call `settle`. */
+export interface ReadyWait {
+  seq: number;
+  wait: Wait;
+  entry: NewEntry;
+  settle(): void;
+}
+
+export class PendingWaits {
+  private readonly waits = new Map<number, Wait>();
+  /** Each schema's verdict on the inbox signals it has checked, by signal id (invariant 1). */
+  private readonly verdicts = new Map<StandardSchemaV1, Map<string, Verdict>>();
+  /** Signals some schema refused: left out of the pending ones at suspension (invariant 3). */
+  private readonly refused = new Set<string>();
+
+  constructor(
+    private readonly runId: string,
+    /** Signal ids consumed by earlier waits; each inbox signal completes one wait only. */
+    readonly consumed: Set<string>,
+  ) {}
+
+  /** What suspension must not count as pending: consumed signals and refused ones. */
+  get settledSignalIds(): string[] {
+    return [...new Set([...this.consumed, ...this.refused])];
+  }
+
+  /**
+   * Checks, once each, the unconsumed inbox signals an open wait with a schema could take; calls
+   * `onRefused` for each payload a schema refuses. Before {@link takeReady}: a Standard Schema
+   * may answer asynchronously, and takeReady decides synchronously.
+   */
+  async checkSignals(
+    inbox: readonly InboxSignal[],
+    onRefused: (refusal: RefusedSignal) => void,
+  ): Promise<void> {
+    // Nothing to judge: no copy and sort of the waits (the common case, a wait for a sleep).
+    if (inbox.length === 0) return;
+    for (const [seq, wait] of [...this.waits].sort((a, b) => a[0] - b[0])) {
+      if (wait.kind !== 'signal' || wait.schema === undefined) continue;
+      const schema = wait.schema;
+      let verdicts = this.verdicts.get(schema);
+      if (verdicts === undefined) this.verdicts.set(schema, (verdicts = new Map()));
+      for (const signal of inbox) {
+        if (signal.name !== wait.name || this.consumed.has(signal.signalId) || verdicts.has(signal.signalId))
+          continue;
+        let issues: string[];
+        try {
+          const result = await schema['~standard'].validate(signal.payload);
+          if (result.issues === undefined) {
+            verdicts.set(signal.signalId, { ok: true, value: result.value });
+            continue;
+          }
+          issues = result.issues.map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`);
+        } catch (err) {
+          issues = [`the schema's validate threw: ${err instanceof Error ? err.message : String(err)}`];
+        }
+        verdicts.set(signal.signalId, { ok: false });
+        this.refused.add(signal.signalId);
+        onRefused({ name: signal.name, signalId: signal.signalId, seq, issues });
+      }
+    }
+  }
+
+  get size(): number {
+    return this.waits.size;
+  }
+
+  add(seq: number, wait: Wait): void {
+    this.waits.set(seq, wait);
+  }
+
+  delete(seq: number): void {
+    this.waits.delete(seq);
+  }
+
+  /** Rejects and forgets every wait (cancellation). */
+  rejectAll(error: unknown): void {
+    for (const wait of this.waits.values()) wait.reject(error);
+    this.waits.clear();
+  }
+
+  get needsInbox(): boolean {
+    return [...this.waits.values()].some((w) => w.kind === 'signal');
+  }
+
+  /**
+   * The waits that complete at `now` given the inbox, in step order: due timers, signal waits
+   * with an unconsumed matching signal (consumed here), and signal waits past their timeout.
+   */
+  takeReady(now: number, inbox: readonly InboxSignal[]): ReadyWait[] {
+    const ready: ReadyWait[] = [];
+    for (const [seq, wait] of [...this.waits].sort((a, b) => a[0] - b[0])) {
+      if (wait.kind === 'timer') {
+        if (wait.wakeAt <= now) {
+          ready.push({
+            seq,
+            wait,
+            entry: { type: 'TimerFired', seq },
+            settle: () => wait.resolve(undefined),
+          });
+        }
+        continue;
+      }
+      const verdicts = wait.schema === undefined ? undefined : this.verdicts.get(wait.schema);
+      let payload: unknown;
+      const signal = inbox.find((s) => {
+        if (s.name !== wait.name || this.consumed.has(s.signalId)) return false;
+        if (verdicts === undefined) {
+          payload = s.payload;
+          return wait.schema === undefined;
+        }
+        const verdict = verdicts.get(s.signalId);
+        if (verdict?.ok !== true) return false; // refused, or not checked (checkSignals first)
+        payload = verdict.value;
+        return true;
+      });
+      if (signal) {
+        this.consumed.add(signal.signalId);
+        const { signalId } = signal;
+        const entry: NewEntry = { type: 'SignalReceived', seq, name: wait.name, signalId, payload };
+        ready.push({ seq, wait, entry, settle: () => wait.resolve(payload) });
+      } else if (wait.timeoutAt !== null && wait.timeoutAt <= now) {
+        const error = new SignalTimeoutError(this.runId, wait.name);
+        ready.push({
+          seq,
+          wait,
+          entry: { type: 'SignalTimedOut', seq, name: wait.name },
+          settle: () => wait.reject(error),
+        });
+      }
+    }
+    for (const { seq } of ready) this.waits.delete(seq);
+    return ready;
+  }
+
+  /** The earliest timer or signal deadline, or null when only open-ended signal waits remain. */
+  earliestDeadline(): number | null {
+    let earliest: number | null = null;
+    for (const w of this.waits.values()) {
+      const at = w.kind === 'timer' ? w.wakeAt : w.timeoutAt;
+      if (at !== null && (earliest === null || at < earliest)) earliest = at;
+    }
+    return earliest;
+  }
+
+  signalNames(): string[] {
+    return [...new Set([...this.waits.values()].flatMap((w) => (w.kind === 'signal' ? [w.name] : [])))];
+  }
+}

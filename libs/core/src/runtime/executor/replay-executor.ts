@@ -1,0 +1,661 @@
+/**
+ * The replay executor: runs a workflow function against its journal.
+ *
+ * Invariants:
+ * 1. Every ctx call takes the next sequence number synchronously, at call time, so numbering
+ *    follows the code's call order, never completion order.
+ * 2. Journaled completions are delivered one at a time, in journal order, each after the
+ *    workflow has gone idle; so a replay takes exactly the path the original execution took.
+ * 3. A live result reaches the workflow only after its journal append is durable (with
+ *    `pipelineSteps`, an idempotent activity's result may come first; see ExecutorOptions), and
+ *    not before every journaled completion has been delivered.
+ * 4. A step whose code and history disagree stops the run with NonDeterminismError; user code
+ *    cannot catch it and carry on.
+ * 5. Once stopped (lease lost, hand-off, finish), nothing more is appended.
+ * 6. ctx.patched() takes no sequence number: a patch check added to the code leaves the numbering
+ *    of every step, recorded or not, as it was. Its answer depends only on the journal (a marker
+ *    for the change, or steps recorded at or after the current one), so every replay repeats it.
+ * 7. A freshness re-run (maxAgeMs) happens at the stale completion's place in the delivery order,
+ *    and no later completion is delivered before its result: the workflow sees the new value
+ *    exactly where it saw the old one, which is where every later replay delivers it again.
+ * 8. A rate-limited step asks the store for a place before each live attempt, never for a step
+ *    history settled. A refused step waits (rate-waits.ts) without a journal entry or a sequence
+ *    number of its own, so whether, how long and how often it waited changes nothing a replay
+ *    sees; a crash mid-wait loses nothing (the step is live again on resume and asks again).
+ * 9. A signal wait with a schema never hands the workflow a payload the schema refuses; it skips it
+ *    and goes on waiting. The skip is not journaled: it follows from the payload and the schema,
+ *    so every resume skips it again, and a completed wait replays its journaled value unchecked
+ *    (pending-waits.ts).
+ */
+import { setMaxListeners } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import { toMs } from '../../author/duration.js';
+import { BatonError } from '../../shared/errors.js';
+import { CancelledError, UnencodableValueError } from '../../author/errors.js';
+import { NonDeterminismError } from '../errors.js';
+import type { RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
+import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../../author/workflow.js';
+import { checkFreshness, defineActivity, journalsStart } from '../../author/workflow.js';
+import { signalName } from '../../author/signal.js';
+import type { StandardSchemaV1 } from '../../author/standard-schema.js';
+import { ContinueAsNew, isContinueAsNew } from '../../author/continue-as-new.js';
+import { continuedResult } from '../run-keys.js';
+import { executeActivity, type ActivityExecution } from './activity-execution.js';
+import { ReplayHistory, settleFromHistory, type StepHistory } from './history.js';
+import {
+  failedOutcome,
+  settledOutcome,
+  type AppendOptions,
+  type ExecutionHost,
+  type ExecutionOutcome,
+  type ExecutorOptions,
+  type NewEntry,
+  type Settled,
+} from './execution-host.js';
+import { childWorkflowMethods } from './child-workflows.js';
+import { LoopWake } from './loop-wake.js';
+import { Refreshes } from './freshness.js';
+import { PatchAnswers } from './patch-answers.js';
+import { PendingWaits, type RefusedSignal, type Settle } from './pending-waits.js';
+import { RateWaits } from './rate-waits.js';
+
+const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+const idle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export class ReplayExecutor {
+  private readonly history: ReplayHistory | undefined;
+  private readonly host: ExecutionHost;
+  /** The host's attempt wrapper, bound once per run rather than once per step. */
+  private readonly around: ExecutionHost['aroundActivityAttempt'];
+  /** The host's lease check before a side effect, bound once per run. */
+  private readonly mayStart: ExecutionHost['assertMayStartActivity'];
+  private readonly inProcessWaitMs: number;
+  private nextSeq = 0;
+  private state: 'running' | 'freezing' | 'stopped' = 'running';
+  private replayDone = false;
+  private readonly pending = new Map<number, Settle>();
+  /** Replayed steps that may need a freshness re-run, by seq; decided when their turn comes. */
+  private readonly refreshes = new Refreshes();
+  private readonly patchAnswers: PatchAnswers;
+  private readonly waits: PendingWaits;
+  /** Rate-limited steps: their asks, and the waits of those the store refused (invariant 8). */
+  private readonly rateWaits: RateWaits;
+  private readonly deferred: Array<() => void> = [];
+  /**
+   * One signal for every activity of the run: aborted on cancel, lease loss or finish. (Per-
+   * activity controllers cost an allocation per step for nothing: all of them abort together.)
+   */
+  private readonly activityAbort = new AbortController();
+  private inFlight = 0;
+  private pendingAppends = 0;
+  private fatal: Error | undefined;
+  private stopCause: unknown;
+  private cancelReason: string | undefined;
+  private settled: Settled | undefined;
+  /** Wakes the loop in run() whenever anything it looks at changes. */
+  private readonly wake = new LoopWake();
+  readonly ctx: WorkflowContext;
+
+  constructor(private readonly options: ExecutorOptions) {
+    // Every activity attempt listens on the run's one signal: a fan-out of more than ten would
+    // trip Node's "possible EventTarget memory leak" warning, though the listeners are bounded by
+    // the run's parallelism and removed as attempts end.
+    setMaxListeners(0, this.activityAbort.signal);
+    this.host = options.host;
+    this.around = this.host.aroundActivityAttempt?.bind(this.host);
+    this.mayStart = this.host.assertMayStartActivity?.bind(this.host);
+    this.inProcessWaitMs = options.inProcessWaitMs ?? 1000;
+    let history: ReplayHistory | undefined;
+    try {
+      history = new ReplayHistory(options.runId, options.history);
+    } catch (err) {
+      this.fatal = err as Error;
+    }
+    this.history = history;
+    this.patchAnswers = new PatchAnswers(history);
+    this.waits = new PendingWaits(options.runId, new Set(history?.consumedSignalIds));
+    if (options.cancelRequested) this.cancelReason = options.cancelReason ?? 'cancel requested';
+    this.rateWaits = new RateWaits({
+      runId: options.runId,
+      host: this.host,
+      signal: this.activityAbort.signal,
+      wake: this.wake,
+      isRunning: () => this.state === 'running' && !this.fatal,
+      cancelReason: () => this.cancelReason,
+      countInFlight: (delta) => {
+        this.inFlight += delta;
+      },
+      abort: (cause) => this.abort(cause),
+    });
+    this.ctx = this.createContext();
+  }
+
+  /** Runs the workflow until it finishes, suspends or is stopped. Call once. */
+  async run(): Promise<ExecutionOutcome> {
+    if (!this.fatal) this.startWorkflow();
+    let idleStrikes = 0;
+    for (;;) {
+      await idle();
+      if (this.fatal) return this.finishWith(failedOutcome(this.fatal));
+      if (this.state === 'stopped') return { kind: 'stopped', reason: 'aborted', cause: this.stopCause };
+      if (this.state === 'freezing') {
+        if (this.inFlight === 0 && this.pendingAppends === 0)
+          return this.finishWith({ kind: 'stopped', reason: 'handoff' });
+        await this.wake.next();
+        continue;
+      }
+      if (this.settled) {
+        // Pipelined: the outcome goes to the host at once; the host journals the terminal entry
+        // after every pending one (the worker's journal writer keeps call order and refuses
+        // anything after a failed record), so the run still ends only with everything durable.
+        if (this.pendingAppends > 0 && this.options.pipelineSteps !== true) {
+          await this.wake.next();
+          continue;
+        }
+        return this.finishWith(this.continued(settledOutcome(this.settled, this.cancelReason)));
+      }
+      if (this.refreshes.running) {
+        await this.wake.next();
+        continue;
+      }
+      if (this.history?.hasUndelivered) {
+        this.deliverNextCompletion();
+        continue;
+      }
+      if (!this.replayDone) {
+        this.replayDone = true;
+        for (const settle of this.deferred.splice(0)) settle();
+        continue;
+      }
+      if (this.inFlight > 0 || this.pendingAppends > 0) {
+        await this.wake.next();
+        continue;
+      }
+      if (this.waits.size > 0 || this.rateWaits.size > 0) {
+        idleStrikes = 0;
+        const outcome = await this.handleWaits();
+        if (outcome) return outcome;
+        continue;
+      }
+      // Nothing Baton knows of is pending, yet the workflow has not settled: it awaits a promise
+      // that no ctx call made (a raw setTimeout, fetch, ...). Give it a couple of turns, then fail.
+      if (++idleStrikes > 3) {
+        this.fatal = new BatonError(
+          'BATON_WORKFLOW_BLOCKED',
+          `run ${this.options.runId}: the workflow is waiting on something that is not a ctx call; ` +
+            'do I/O and timers only through ctx.run/ctx.activity/ctx.sleep',
+        );
+      }
+    }
+  }
+
+  /** True once a cancel reached the run (at its start or since): its workflow code sees it. */
+  get cancelling(): boolean {
+    return this.cancelReason !== undefined;
+  }
+
+  /** Cancel: pending waits and live activities reject with CancelledError, as do later ctx calls. */
+  requestCancel(reason = 'cancel requested'): void {
+    if (this.cancelReason !== undefined && this.activityAbort.signal.aborted) return;
+    this.cancelReason ??= reason;
+    const error = new CancelledError(this.options.runId, this.cancelReason);
+    this.waits.rejectAll(error);
+    this.rateWaits.rejectAll(error);
+    this.activityAbort.abort(error);
+    this.wake.notify();
+  }
+
+  /** Stops at once (lease lost, worker crash): activities are aborted, nothing more is journaled. */
+  abort(cause: unknown): void {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.stopCause = cause;
+    this.activityAbort.abort(cause);
+    this.wake.notify();
+  }
+
+  /**
+   * Hand-off: freezes the workflow (no new steps start, no result reaches it) and lets in-flight
+   * activities finish and journal; `run()` then resolves `{ kind: 'stopped', reason: 'handoff' }`.
+   */
+  handoff(): void {
+    if (this.state === 'running') this.state = 'freezing';
+    this.wake.notify();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** A workflow that returned ctx.continueAsNew completes with its successor as the result. */
+  private continued(outcome: ExecutionOutcome): ExecutionOutcome {
+    if (outcome.kind !== 'completed' || !isContinueAsNew(outcome.result)) return outcome;
+    const { workflow, runId } = this.options;
+    try {
+      return { kind: 'completed', result: continuedResult(runId, workflow, outcome.result) };
+    } catch (err) {
+      return failedOutcome(err as Error);
+    }
+  }
+
+  private createContext(): WorkflowContext {
+    const { workflow, runId } = this.options;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    return {
+      runId,
+      workflow: workflow.name,
+      version: workflow.version,
+      get isReplaying() {
+        return !self.replayDone;
+      },
+      run: (activity, input, options) => this.callActivity(activity, input, options),
+      activity: (name, fn, options) =>
+        this.callActivity(
+          defineActivity({ name, run: (_input: unknown, io) => fn(io), ...options }),
+          undefined,
+        ),
+      sleep: (duration) => this.sleep(duration),
+      waitForSignal: (signal, options) =>
+        this.waitForSignal(
+          signalName(signal),
+          options?.timeout,
+          typeof signal === 'string' ? undefined : signal.schema,
+        ) as never,
+      now: () => this.recordValue('now', () => this.host.clock()) as number,
+      random: () => this.recordValue('random', Math.random) as number,
+      uuid: () => this.recordValue('uuid', randomUUID) as string,
+      patched: (changeId) => this.patched(changeId, false),
+      deprecatePatch: (changeId) => void this.patched(changeId, true),
+      continueAsNew: (input, options) => new ContinueAsNew(input, options?.version),
+      ...childWorkflowMethods(() => this.ctx, this.host),
+    };
+  }
+
+  private startWorkflow(): void {
+    Promise.resolve()
+      .then(() => this.options.workflow.run(this.ctx, this.options.input))
+      .then(
+        (value) => (this.settled = { ok: true, value }),
+        (error) => (this.settled = { ok: false, error }),
+      )
+      .finally(() => this.wake.notify());
+  }
+
+  /** Takes the next sequence number and checks it against history. */
+  private beginStep(identity: string): { seq: number; step: StepHistory | undefined } | undefined {
+    if (this.state !== 'running' || this.fatal) return undefined;
+    const seq = this.nextSeq++;
+    if (this.cancelReason !== undefined) throw new CancelledError(this.options.runId, this.cancelReason);
+    try {
+      return { seq, step: this.history?.step(seq, identity) };
+    } catch (err) {
+      this.fail(err as Error);
+      return undefined;
+    }
+  }
+
+  /**
+   * ctx.run: one step. A step that history has settled waits for its turn in the delivery order.
+   * A live one starts at once when nothing is waiting to be journaled before it (the common case:
+   * no tick is spent on an empty flush), else after the earlier appends are durable; pipelined,
+   * an idempotent one starts at once either way. Not async: the workflow awaits the one promise
+   * `live` returns, not a wrapper around it.
+   */
+  private callActivity<I, O>(def: ActivityDefinition<I, O>, input: I, options?: ActivityOptions): Promise<O> {
+    let effective = def;
+    let begun: { seq: number; step: StepHistory | undefined } | undefined;
+    try {
+      if (options) {
+        effective = { ...def, ...options };
+        checkFreshness(def.name, effective);
+      }
+      begun = this.beginStep(`activity:${def.name}`);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (!begun) return never();
+    const { seq, step } = begun;
+    const pipelined =
+      this.options.pipelineSteps === true && !journalsStart(effective) && !effective.checkpoint;
+    if (step?.completion) {
+      if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
+        const stale = effective;
+        this.refreshes.register(seq, {
+          maxAgeMs: effective.maxAgeMs,
+          run: async () => {
+            await this.flushAppends();
+            const request = this.rateWaits.request(stale, input);
+            if (request !== undefined) await this.rateWaits.waitForPlace(request);
+            return executeActivity(this.execution(stale, input, seq, false, true, false, request));
+          },
+        });
+      }
+      return this.awaitHistory(seq) as Promise<O>;
+    }
+    const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
+    if (effective.rateLimit === undefined) {
+      // The common path: no rate limit, nothing asked and no closure made.
+      return this.startLive(this.execution(effective, input, seq, inDoubt, false, pipelined), pipelined);
+    }
+    let request: RateLimitRequest | undefined;
+    try {
+      request = this.rateWaits.request(effective, input);
+    } catch (err) {
+      this.fail(err as Error);
+      return never();
+    }
+    const execution = this.execution(effective, input, seq, inDoubt, false, pipelined, request);
+    if (request === undefined) return this.startLive(execution, pipelined);
+    return this.rateWaits.gate(seq, request, () => this.startLive(execution, pipelined));
+  }
+
+  /** Starts a live execution, after the journal appends in flight unless the step is pipelined. */
+  private startLive<I, O>(execution: ActivityExecution<I, O>, pipelined: boolean): Promise<O> {
+    if (pipelined || this.pendingAppends === 0) return this.live(executeActivity(execution));
+    return this.live(this.flushAppends().then(() => executeActivity(execution)));
+  }
+
+  /** What executeActivity needs for one live execution of step `seq`. */
+  private execution<I, O>(
+    def: ActivityDefinition<I, O>,
+    input: I,
+    seq: number,
+    inDoubt: boolean,
+    refreshed: boolean,
+    pipelined: boolean,
+    rateLimit?: RateLimitRequest,
+  ): ActivityExecution<I, O> {
+    return {
+      beforeRetry: rateLimit === undefined ? undefined : () => this.rateWaits.waitForPlace(rateLimit),
+      durableLater: pipelined && !refreshed,
+      def,
+      input,
+      seq,
+      runId: this.options.runId,
+      inDoubt,
+      refreshed,
+      signal: this.activityAbort.signal,
+      append: this.appendEntries,
+      host: this.host,
+      around: this.around,
+      mayStart: this.mayStart,
+    };
+  }
+
+  /** `append`, bound once per run (each step's execution is handed it). */
+  private readonly appendEntries = (entries: NewEntry[], options?: AppendOptions): Promise<void> =>
+    this.append(entries, options);
+
+  /**
+   * ctx.patched / ctx.deprecatePatch: the answer comes from the journal (PatchAnswers); a new
+   * marker is appended in call order, so no step after it can be durable without it. No sequence
+   * number is taken (invariant 6).
+   */
+  private patched(changeId: string, deprecated: boolean): boolean {
+    const { answer, marker } = this.patchAnswers.decide(changeId, deprecated, this.nextSeq);
+    if (marker && this.state === 'running' && !this.fatal) this.appendInBackground([marker]);
+    return answer;
+  }
+
+  private async sleep(duration: Parameters<WorkflowContext['sleep']>[0]): Promise<void> {
+    const ms = toMs(duration, 'ctx.sleep duration');
+    const begun = this.beginStep('sleep');
+    if (!begun) return never();
+    const { seq, step } = begun;
+    if (step?.completion) return this.awaitHistory(seq) as Promise<void>;
+    let wakeAt = this.history?.find(step, 'TimerScheduled')?.wakeAt;
+    if (wakeAt === undefined) {
+      wakeAt = this.host.clock() + ms;
+      this.appendInBackground([{ type: 'TimerScheduled', seq, wakeAt }]);
+    }
+    const at = wakeAt;
+    return new Promise<void>((resolve, reject) =>
+      this.waits.add(seq, { kind: 'timer', wakeAt: at, resolve: resolve as Settle['resolve'], reject }),
+    );
+  }
+
+  private async waitForSignal(
+    name: string,
+    timeout: Parameters<WorkflowContext['sleep']>[0] | undefined,
+    schema: StandardSchemaV1 | undefined,
+  ): Promise<unknown> {
+    const timeoutMs = timeout === undefined ? undefined : toMs(timeout, 'waitForSignal timeout');
+    const begun = this.beginStep(`signal:${name}`);
+    if (!begun) return never();
+    const { seq, step } = begun;
+    if (step?.completion) return this.awaitHistory(seq);
+    let timeoutAt = this.history?.find(step, 'SignalWaitStarted')?.timeoutAt;
+    if (timeoutAt === undefined) {
+      timeoutAt = timeoutMs === undefined ? null : this.host.clock() + timeoutMs;
+      this.appendInBackground([{ type: 'SignalWaitStarted', seq, name, timeoutAt }]);
+    }
+    const deadline = timeoutAt;
+    return new Promise((resolve, reject) =>
+      this.waits.add(seq, { kind: 'signal', name, timeoutAt: deadline, schema, resolve, reject }),
+    );
+  }
+
+  private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
+    const begun = this.beginStep(`value:${name}`);
+    if (!begun) {
+      if (this.fatal) throw this.fatal;
+      return make(); // frozen or stopped: nothing is journaled and the workflow never resumes
+    }
+    const recorded = this.history?.find(begun.step, 'ValueRecorded');
+    if (recorded) return recorded.value;
+    const value = make();
+    this.appendInBackground([{ type: 'ValueRecorded', seq: begun.seq, name, value }]);
+    return value;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Completions
+
+  private awaitHistory(seq: number): Promise<unknown> {
+    return new Promise((resolve, reject) => this.pending.set(seq, { resolve, reject }));
+  }
+
+  private deliverNextCompletion(): void {
+    const entry = this.history!.nextCompletion()!;
+    const settle = this.pending.get(entry.seq);
+    if (!settle) {
+      const recorded = `${entry.type} of step #${entry.seq}`;
+      this.fail(
+        new NonDeterminismError(
+          this.options.runId,
+          entry.seq,
+          recorded,
+          'no matching ctx call at this point',
+        ),
+      );
+      return;
+    }
+    this.pending.delete(entry.seq);
+    const refresh = this.refreshes.take(entry, this.host.clock());
+    if (refresh) {
+      // Re-run the stale step now; it settles with the new outcome before any later completion.
+      this.inFlight++;
+      this.refreshes.runAt(
+        refresh,
+        settle,
+        () => this.state === 'running',
+        () => {
+          this.inFlight--;
+          this.wake.notify();
+        },
+      );
+      return;
+    }
+    settleFromHistory(this.options.runId, entry, settle);
+  }
+
+  /**
+   * Tracks live work: its result reaches the workflow after history is fully delivered, and never
+   * once the run stopped or froze. One derived promise per step, which is the one the workflow
+   * awaits.
+   */
+  private live<T>(work: Promise<T>): Promise<T> {
+    this.inFlight++;
+    return work.then(
+      (value) => {
+        this.liveSettled();
+        if (this.state === 'running' && this.replayDone) return value;
+        return this.held(() => value);
+      },
+      (error: unknown) => {
+        this.liveSettled();
+        if (this.state === 'running' && this.replayDone) throw error;
+        return this.held(() => {
+          throw error;
+        });
+      },
+    );
+  }
+
+  /**
+   * A live step settled. The count drops after the workflow's continuation had its turn: a
+   * sequential workflow has then already called its next step, the run's loop sees work in flight
+   * all along, and it is not woken (and does not wait a turn of the event loop) once per step.
+   * Two microtasks: the workflow's continuation is queued only when the step's promise resolves,
+   * after this callback returns, so one would run before it.
+   */
+  private liveSettled(): void {
+    queueMicrotask(this.liveDoneNext);
+  }
+
+  private readonly liveDoneNext = (): void => queueMicrotask(this.liveDone);
+
+  private readonly liveDone = (): void => {
+    this.inFlight--;
+    this.notifyIfQuiet();
+  };
+
+  /**
+   * A live result that may not reach the workflow yet: delivered once history has been (deferred),
+   * or never when the run is no longer running.
+   */
+  private held<T>(settle: () => T): Promise<T> {
+    if (this.state !== 'running') return never();
+    return new Promise<T>((resolve, reject) => {
+      this.deferred.push(() => {
+        try {
+          resolve(settle());
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
+    });
+  }
+
+  /**
+   * The loop waits on in-flight steps and appends only to act once none is left (finish, hand off,
+   * handle waits, see a blocked workflow); every other change notifies on its own.
+   */
+  private notifyIfQuiet(): void {
+    if (this.inFlight === 0 && this.pendingAppends === 0) this.wake.notify();
+  }
+
+  private async handleWaits(): Promise<ExecutionOutcome | undefined> {
+    const now = this.host.clock();
+    if (this.rateWaits.askDue(now)) return undefined;
+    const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
+    await this.waits.checkSignals(inbox, this.signalRefused);
+    const ready = this.waits.takeReady(now, inbox);
+    for (const { wait, entry, settle } of ready) {
+      void this.live(this.append([entry])).then(settle, (error: unknown) => wait.reject(error));
+    }
+    if (ready.length > 0) return undefined;
+
+    const wakeAt = earliestOf(this.waits.earliestDeadline(), this.rateWaits.earliest());
+    // A short wait is slept in process, the run's worker slot lent while a rate-limited step waits
+    // (invariant 8); a longer one, or one with no slot to lend, suspends the run, below.
+    if (
+      wakeAt !== null &&
+      wakeAt - now <= this.inProcessWaitMs &&
+      (await this.rateWaits.waitInProcess(() => this.wake.nextOrAfter(wakeAt - this.host.clock())))
+    ) {
+      return undefined;
+    }
+    const result = await this.host.suspend({
+      wakeAt,
+      signals: this.waits.signalNames(),
+      consumedSignalIds: this.waits.settledSignalIds,
+    });
+    if (result.ok) {
+      this.state = 'stopped';
+      return { kind: 'suspended' };
+    }
+    if (result.reason === 'cancel-requested') this.requestCancel();
+    return undefined;
+  }
+
+  /** A payload a wait's schema refused: the host reports it (a warning, an event); not journaled. */
+  private readonly signalRefused = (refusal: RefusedSignal): void => {
+    this.host.signalRefused?.(refusal);
+  };
+
+  // -------------------------------------------------------------------------------------------
+  // Journal
+
+  private append(entries: NewEntry[], options?: AppendOptions): Promise<void> {
+    if (this.state === 'stopped') return Promise.reject(this.stopCause ?? new Error('execution stopped'));
+    this.pendingAppends++;
+    const appended = this.host.append(entries, options);
+    // One derived promise does the bookkeeping and is the tail flushAppends waits for (it never
+    // rejects): the append's failure stops the run, as any failed append does, except a result
+    // that cannot be encoded when its step journals the failure instead.
+    this.appendTail = appended.then(
+      this.appendDone,
+      options?.unencodableFailsStep === true ? this.resultAppendFailed : this.appendFailed,
+    );
+    return appended;
+  }
+
+  private readonly appendDone = (): void => {
+    this.pendingAppends--;
+    this.notifyIfQuiet();
+  };
+
+  private readonly appendFailed = (err: unknown): void => {
+    this.abort(err);
+    this.pendingAppends--;
+    this.wake.notify();
+  };
+
+  /** A step's result append failed: a value with no JSON form fails only the step (its caller journals that). */
+  private readonly resultAppendFailed = (err: unknown): void => {
+    if (err instanceof UnencodableValueError) this.appendDone();
+    else this.appendFailed(err);
+  };
+
+  private appendTail: Promise<void> = Promise.resolve();
+
+  private appendInBackground(entries: NewEntry[]): void {
+    this.append(entries).catch(() => undefined);
+  }
+
+  /** Waits until every append issued so far is durable (a live step must not run ahead of them). */
+  private flushAppends(): Promise<void> {
+    return this.appendTail;
+  }
+
+  private fail(error: Error): void {
+    this.fatal ??= error;
+    this.wake.notify();
+  }
+
+  private finishWith(outcome: ExecutionOutcome): ExecutionOutcome {
+    this.state = 'stopped';
+    // Activities the workflow left running (started, never awaited) stop; with none, there is
+    // nothing to tell, and a run saves an Error and an abort event.
+    if (this.inFlight > 0) this.activityAbort.abort(new Error('run finished'));
+    return outcome;
+  }
+}
+
+/** The earlier of two optional times. */
+function earliestOf(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
+}
