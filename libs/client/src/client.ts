@@ -50,7 +50,6 @@ import {
   signalName,
   supportsGroupJournal,
   withGroupJournal,
-  childKeyPrefix,
   parentOfKey,
 } from '@baton/core/runtime';
 import { ATTR, withEnqueueSpan } from '@baton/telemetry';
