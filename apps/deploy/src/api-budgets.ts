@@ -24,7 +24,7 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // 3), replacing each registration's message regexes.
   // 185: the backend error categories (BackendError, its seven categories and their options) that
   // replace the adapters' 23 error classes, one vocabulary for backend failure (issue 34 item 3).
-  '@baton/core/adapter': { max: 185, target: 90 },
+  '@baton/core/adapter': { max: 182, target: 90 },
   '@baton/core/runtime': { max: 201, target: 110 },
   '@baton/core/memory': { max: 5 },
   // 36: VARIABLES (every BATON_* variable, declared once; issue 34 item 3) with its three types,

@@ -15,6 +15,7 @@ import {
   DEFAULT_RUN_PRIORITY,
   PriorityLanes,
   assertRunId,
+  deadLetterQueue,
   laneFor,
   laneLevels,
   type RunPriority,
@@ -36,14 +37,7 @@ import {
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafkaClient, type KafkaLogHook } from './client.js';
 import type { KafkaContext } from './context.js';
-import {
-  getDeadLetter,
-  letterToRedrive,
-  listDeadLetters,
-  pageDeadLetters,
-  purgeDeadLetters,
-} from './dead-letter-admin.js';
-import { storeDeadLetter } from './dead-letters.js';
+import { KafkaDeadLetters } from './dead-letter-admin.js';
 import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
 import type { AppendRetryStats } from './append-retry.js';
@@ -107,6 +101,13 @@ export class KafkaTransport implements Transport {
       retryReads ? this.guardRead(operation, work) : this.guard(operation, work),
     this.groupReadStats,
     () => this.options.maxMessageBytes,
+  );
+  /** The dead-letter queue: core's administration over the DLQ topic (dead-letter-admin.ts). */
+  private readonly deadLetters = deadLetterQueue(
+    new KafkaDeadLetters((operation, retryReads, work) =>
+      retryReads ? this.guardRead(operation, work) : this.guard(operation, work),
+    ),
+    (data, options) => this.enqueue(data, options),
   );
   private roundRobin = 0;
   private membership: RunQueueMembership | undefined;
@@ -330,34 +331,37 @@ export class KafkaTransport implements Transport {
   }
 
   deadLetter(letter: DeadLetter): Promise<void> {
-    return this.guard('deadLetter', (context) => storeDeadLetter(context, letter));
+    return this.deadLetters.deadLetter(letter);
   }
 
   listDeadLetters(limit?: number): Promise<DeadLetter[]> {
-    return this.guardRead('listDeadLetters', (context) => listDeadLetters(context, limit));
+    return this.opened('listDeadLetters', () => this.deadLetters.listDeadLetters(limit));
   }
 
   pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-    return this.guardRead('pageDeadLetters', (context) => pageDeadLetters(context, query));
+    return this.opened('pageDeadLetters', () => this.deadLetters.pageDeadLetters(query));
   }
 
   getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
-    return this.guardRead('getDeadLetter', (context) => getDeadLetter(context, id));
+    return this.opened('getDeadLetter', () => this.deadLetters.getDeadLetter(id));
   }
 
   /**
    * Re-enqueues the letter's original data and headers without a key (the letter does not keep
    * the original's), so the message lands on any partition; then appends the removal marker.
    */
-  async redriveDeadLetter(id: string): Promise<RedriveResult> {
-    const letter = await this.guardRead('redriveDeadLetter', (context) => letterToRedrive(context, id));
-    await this.enqueue(letter.data, { headers: letter.headers });
-    await this.guard('redriveDeadLetter', (context) => purgeDeadLetters(context, { ids: [id] }));
-    return { id, bytes: letter.data.byteLength };
+  redriveDeadLetter(id: string): Promise<RedriveResult> {
+    return this.opened('redriveDeadLetter', () => this.deadLetters.redriveDeadLetter(id));
   }
 
   purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
-    return this.guard('purgeDeadLetters', (context) => purgeDeadLetters(context, purge));
+    return this.opened('purgeDeadLetters', () => this.deadLetters.purgeDeadLetters(purge));
+  }
+
+  /** `work`, once the transport is open: BATON_CLOSED / BATON_NOT_CONNECTED come first. */
+  private async opened<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    this.open(operation);
+    return work();
   }
 }
 

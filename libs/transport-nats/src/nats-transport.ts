@@ -12,6 +12,7 @@
 import {
   AdapterLifecycle,
   PriorityLanes,
+  deadLetterQueue,
   type BacklogDetail,
   type Delivery,
   type DeadLetter,
@@ -32,8 +33,7 @@ import type {
 import { MessageIds, type AppendRetryStats } from './message-ids.js';
 import { openSession, untilElected, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
-import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
-import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { NatsDeadLetters } from './dead-letter-admin.js';
 import { toNatsError } from './errors.js';
 import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
 import { NatsGroupLog } from './group-log.js';
@@ -73,6 +73,11 @@ class NatsTransport implements Transport {
   readonly supportsOptimisticAppend = true;
   readonly journalPurge = 'deletes';
   readonly groupLog: GroupLog = new NatsGroupLog((operation) => this.open(operation));
+  /** The dead-letter queue: core's administration over the DLQ stream (dead-letter-admin.ts). */
+  private readonly deadLetters = deadLetterQueue(
+    new NatsDeadLetters((operation) => this.open(operation)),
+    (data, options) => this.enqueue(data, options),
+  );
 
   /** created, connecting, open (streams and consumer in place), closed (final). */
   private readonly lifecycle = new AdapterLifecycle<TransportContext>({
@@ -235,26 +240,31 @@ class NatsTransport implements Transport {
   }
 
   async deadLetter(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetter'), letter);
+    return this.deadLetters.deadLetter(letter);
   }
 
   async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
-    return listDeadLetters(this.open('listDeadLetters'), limit);
+    this.open('listDeadLetters');
+    return this.deadLetters.listDeadLetters(limit);
   }
 
   async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-    return pageDeadLetters(this.open('pageDeadLetters'), query);
+    this.open('pageDeadLetters');
+    return this.deadLetters.pageDeadLetters(query);
   }
 
   async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
-    return getDeadLetter(this.open('getDeadLetter'), id);
+    this.open('getDeadLetter');
+    return this.deadLetters.getDeadLetter(id);
   }
 
   async redriveDeadLetter(id: string): Promise<RedriveResult> {
-    return redriveDeadLetter(this.open('redriveDeadLetter'), id);
+    this.open('redriveDeadLetter');
+    return this.deadLetters.redriveDeadLetter(id);
   }
 
   async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
-    return purgeDeadLetters(this.open('purgeDeadLetters'), purge);
+    this.open('purgeDeadLetters');
+    return this.deadLetters.purgeDeadLetters(purge);
   }
 }

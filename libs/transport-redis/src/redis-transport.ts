@@ -16,6 +16,7 @@ import {
   AdapterLifecycle,
   DEFAULT_RUN_PRIORITY,
   PriorityLanes,
+  deadLetterQueue,
   laneLevels,
   type BacklogDetail,
   type DeadLetter,
@@ -40,8 +41,7 @@ import {
   type CommandConnection,
 } from './connection.js';
 import type { RunLane, TransportContext } from './context.js';
-import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
-import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { RedisDeadLetters } from './dead-letter-admin.js';
 import { toRedisTransportError } from './errors.js';
 import { RedisGroupLog } from './group-log.js';
 import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
@@ -94,6 +94,11 @@ class RedisTransport implements Transport {
   readonly supportsOptimisticAppend = true;
   readonly journalPurge = 'deletes';
   readonly groupLog: GroupLog = new RedisGroupLog((operation) => this.open(operation));
+  /** The dead-letter queue: core's administration over the DLQ stream (dead-letter-admin.ts). */
+  private readonly deadLetters = deadLetterQueue(
+    new RedisDeadLetters((operation) => this.open(operation)),
+    (data, options) => this.enqueue(data, options),
+  );
 
   /** created, connecting, open (connection, queue and worker in place), closed (final). */
   private readonly lifecycle = new AdapterLifecycle<OpenTransport>({
@@ -304,26 +309,31 @@ class RedisTransport implements Transport {
   }
 
   async deadLetter(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetter'), letter);
+    return this.deadLetters.deadLetter(letter);
   }
 
   async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
-    return listDeadLetters(this.open('listDeadLetters'), limit);
+    this.open('listDeadLetters');
+    return this.deadLetters.listDeadLetters(limit);
   }
 
   async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-    return pageDeadLetters(this.open('pageDeadLetters'), query);
+    this.open('pageDeadLetters');
+    return this.deadLetters.pageDeadLetters(query);
   }
 
   async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
-    return getDeadLetter(this.open('getDeadLetter'), id);
+    this.open('getDeadLetter');
+    return this.deadLetters.getDeadLetter(id);
   }
 
   async redriveDeadLetter(id: string): Promise<RedriveResult> {
-    return redriveDeadLetter(this.open('redriveDeadLetter'), id);
+    this.open('redriveDeadLetter');
+    return this.deadLetters.redriveDeadLetter(id);
   }
 
   async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
-    return purgeDeadLetters(this.open('purgeDeadLetters'), purge);
+    this.open('purgeDeadLetters');
+    return this.deadLetters.purgeDeadLetters(purge);
   }
 }

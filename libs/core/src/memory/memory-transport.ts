@@ -9,12 +9,7 @@
  *    sequence): strictly increasing per run, never contiguous by promise.
  * 4. Every byte array is copied on the way in and out, so no caller can change stored data.
  */
-import {
-  checkDeadLetterPurge,
-  checkDeadLetterQuery,
-  pageOfDeadLetters,
-  positionOfId,
-} from '../dead-letter-check.js';
+import { deadLetterQueue } from '../dead-letter-queue.js';
 import type {
   BacklogDetail,
   BacklogPart,
@@ -22,6 +17,7 @@ import type {
   DeadLetterPage,
   DeadLetterPurge,
   DeadLetterQuery,
+  DeadLetterQueue,
   Delivery,
   EnqueueOptions,
   FetchOptions,
@@ -32,9 +28,10 @@ import type {
   Transport,
 } from '../contracts/transport.js';
 import type { GroupLog } from '../contracts/group-journal.js';
-import { BatonError, ConfigError, JournalConflictError, NotFoundError } from '../errors.js';
+import { BatonError, ConfigError, JournalConflictError } from '../errors.js';
 import { DEFAULT_RUN_PRIORITY, RUN_PRIORITIES, checkRunPriority, type RunPriority } from '../priority.js';
 import { PriorityLanes } from '../priority-lanes.js';
+import { MemoryDeadLetters } from './memory-dead-letters.js';
 import { MemoryGroupLog } from './memory-group-log.js';
 import { MemoryRunLane } from './memory-run-lane.js';
 
@@ -66,9 +63,6 @@ const DEFAULTS: ResolvedMemoryTransportOptions = {
   dedupWindowMs: 120_000,
   maxDeadLetters: 10_000,
 };
-
-/** The most dead letters `listDeadLetters()` returns when no limit is given. */
-const DEFAULT_DEAD_LETTER_LIMIT = 100;
 
 /**
  * Creates an in-process {@link Transport}: a FIFO run queue with competing consumers, ack-wait
@@ -122,11 +116,12 @@ class MemoryTransport implements Transport {
   private readonly seenMsgIds = new Map<string, number>();
   private readonly journals = new Map<string, JournalRecord[]>();
   private lastPosition = 0;
-  /** Oldest first; each letter's id is its position from {@link lastDeadLetter}, as a string. */
-  private deadLetters: { position: number; letter: StoredDeadLetter }[] = [];
-  private lastDeadLetter = 0;
+  private readonly deadLetters: DeadLetterQueue;
 
   constructor(private readonly options: ResolvedMemoryTransportOptions) {
+    this.deadLetters = deadLetterQueue(new MemoryDeadLetters(options.maxDeadLetters), (data, enqueue) =>
+      this.enqueue(data, enqueue),
+    );
     const lane = (): MemoryRunLane =>
       new MemoryRunLane(options.ackWaitMs, (operation) => this.assertOpen(operation));
     this.lanes = { high: lane(), normal: lane(), low: lane() };
@@ -235,57 +230,36 @@ class MemoryTransport implements Transport {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Dead letters
+  // Dead letters (memory-dead-letters.ts; paging, redrive and purge are the shared ones)
 
   async deadLetter(letter: DeadLetter): Promise<void> {
     this.assertOpen('deadLetter');
-    this.lastDeadLetter += 1;
-    const position = this.lastDeadLetter;
-    this.deadLetters.push({ position, letter: { ...copyLetter(letter), id: String(position) } });
-    if (this.deadLetters.length > this.options.maxDeadLetters) this.deadLetters.shift();
+    return this.deadLetters.deadLetter(letter);
   }
 
-  async listDeadLetters(limit = DEFAULT_DEAD_LETTER_LIMIT): Promise<DeadLetter[]> {
+  async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
     this.assertOpen('listDeadLetters');
-    if (limit <= 0) return [];
-    return this.deadLetters.slice(-limit).map((l) => copyLetter(l.letter));
+    return this.deadLetters.listDeadLetters(limit);
   }
 
   async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
     this.assertOpen('pageDeadLetters');
-    const page = pageOfDeadLetters(this.deadLetters, checkDeadLetterQuery(query, 'memory transport'));
-    return { ...page, letters: page.letters.map(copyStoredLetter) };
+    return this.deadLetters.pageDeadLetters(query);
   }
 
   async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
     this.assertOpen('getDeadLetter');
-    const found = this.deadLetters.find((l) => l.position === positionOfId(id));
-    return found === undefined ? undefined : copyStoredLetter(found.letter);
+    return this.deadLetters.getDeadLetter(id);
   }
 
   async redriveDeadLetter(id: string): Promise<RedriveResult> {
     this.assertOpen('redriveDeadLetter');
-    const letter = await this.getDeadLetter(id);
-    if (letter === undefined) {
-      throw new NotFoundError(
-        `memory transport: no dead letter ${JSON.stringify(id)} to redrive; it was never there, or was already redriven or purged (list them with pageDeadLetters)`,
-      );
-    }
-    await this.enqueue(letter.data, { headers: letter.headers });
-    await this.purgeDeadLetters({ ids: [id] });
-    return { id, bytes: letter.data.byteLength };
+    return this.deadLetters.redriveDeadLetter(id);
   }
 
   async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
     this.assertOpen('purgeDeadLetters');
-    checkDeadLetterPurge(purge, 'memory transport');
-    const before = this.deadLetters.length;
-    if ('all' in purge) this.deadLetters = [];
-    else if ('ids' in purge) {
-      const ids = new Set(purge.ids);
-      this.deadLetters = this.deadLetters.filter((l) => !ids.has(l.letter.id));
-    } else this.deadLetters = this.deadLetters.filter((l) => !(l.letter.at < purge.olderThan));
-    return before - this.deadLetters.length;
+    return this.deadLetters.purgeDeadLetters(purge);
   }
 
   private assertOpen(operation: string): void {
@@ -296,18 +270,4 @@ class MemoryTransport implements Transport {
       );
     }
   }
-}
-
-function copyStoredLetter(letter: StoredDeadLetter): StoredDeadLetter {
-  return { ...copyLetter(letter), id: letter.id };
-}
-
-function copyLetter(letter: DeadLetter): DeadLetter {
-  return {
-    data: new Uint8Array(letter.data),
-    headers: { ...letter.headers },
-    reason: letter.reason,
-    code: letter.code,
-    at: letter.at,
-  };
 }
