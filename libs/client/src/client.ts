@@ -559,7 +559,7 @@ export class Client {
    */
   async history(runId: string): Promise<PositionedEntry[]> {
     await this.connect();
-    const records = await this.transport.read(runId, 0);
+    const records = await this.transport.journal.read(runId, 0);
     const positioned: PositionedEntry[] = [];
     for (const r of records) {
       const decoded = decodeJournalRecord(r.data, runId, this.codec, r.position);
@@ -663,7 +663,7 @@ export class Client {
       throw new ConfigError(`client.fork(${runId}): run ${newId} already exists; pick another runId`);
     // The record exists, so the worker that takes this message finds it (not fresh) and replays the seed.
     await sendRunMessage(
-      this.transport,
+      this.transport.runQueue,
       startMessage({
         runId: newId,
         workflow: original.workflow,
@@ -723,7 +723,7 @@ export class Client {
       throw notFailed(now?.status ?? reopened.status ?? 'unknown');
     }
     // Lost, the message is replaced by the reaper's: the reopened lease is in its queue.
-    await sendRunMessage(this.transport, resumeMessage(runId, 'retry'));
+    await sendRunMessage(this.transport.runQueue, resumeMessage(runId, 'retry'));
     return new RunHandle<O>(this, runId);
   }
 
@@ -876,7 +876,7 @@ export class Client {
 
   /** Sends `message`, built once, so every attempt is the same message (retry-unavailable.ts, 2). */
   private send(operation: string, message: OutgoingRunMessage): Promise<void> {
-    return this.retrying(operation, () => sendRunMessage(this.transport, message));
+    return this.retrying(operation, () => sendRunMessage(this.transport.runQueue, message));
   }
 
   private async resolved(runId: string, entries: JournalEntry[]): Promise<JournalEntry[]> {
@@ -953,9 +953,9 @@ export class Client {
    * evidence for an error message). Runs journaled through group records have none of their own.
    */
   private async journalRecords(runId: string): Promise<number> {
-    if (this.transport.scansSharedLog === true) return 0;
+    if (this.transport.journal.scansSharedLog === true) return 0;
     try {
-      return (await this.transport.read(runId, 0)).length;
+      return (await this.transport.journal.read(runId, 0)).length;
     } catch {
       return 0;
     }

@@ -80,7 +80,7 @@ export async function readHistoryAt(
 ): Promise<HistoryAt> {
   const history = await readRunHistory({
     store,
-    journal: transport,
+    journal: transport.journal,
     runId,
     at:
       point === 'end'
@@ -93,7 +93,7 @@ export async function readHistoryAt(
     checkTail: async (records, from) => {
       const upto = point === 'end' ? undefined : (point.fromJournalPosition ?? undefined);
       if (upto === undefined || upto === from || records.at(-1)?.position === upto) return;
-      const all = await transport.read(runId, 0);
+      const all = await transport.journal.read(runId, 0);
       const range =
         all.length === 0
           ? 'its journal is empty'

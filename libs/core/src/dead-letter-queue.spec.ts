@@ -32,20 +32,19 @@ describe('deadLetterQueue', () => {
   it('purges by time across several pages of the walk, and only the letters older than it', async () => {
     const { shelf, reads } = shelfOf(2);
     const queue = deadLetterQueue(shelf, async () => undefined);
-    for (const [i, code] of ['a', 'b', 'c', 'd', 'e'].entries())
-      await queue.deadLetter(letter(code, 100 + i));
-    expect(await queue.purgeDeadLetters({ olderThan: 103 })).toBe(3);
+    for (const [i, code] of ['a', 'b', 'c', 'd', 'e'].entries()) await queue.add(letter(code, 100 + i));
+    expect(await queue.purge({ olderThan: 103 })).toBe(3);
     expect(reads).toEqual([2, 2, 2]);
-    expect((await queue.listDeadLetters()).map((l) => l.code)).toEqual(['d', 'e']);
+    expect((await queue.list()).map((l) => l.code)).toEqual(['d', 'e']);
   });
 
   it('reads ids through the shelf prefix: another shape of id is no letter, and purges count nothing', async () => {
     const { shelf } = shelfOf(10);
     const queue = deadLetterQueue(shelf, async () => undefined);
-    await queue.deadLetter(letter('a', 1));
-    expect(await queue.getDeadLetter('1')).toBeUndefined();
-    expect(await queue.getDeadLetter('x-1')).toMatchObject({ code: 'a' });
-    expect(await queue.purgeDeadLetters({ ids: ['1', 'x-01', 'x-1'] })).toBe(1);
+    await queue.add(letter('a', 1));
+    expect(await queue.get('1')).toBeUndefined();
+    expect(await queue.get('x-1')).toMatchObject({ code: 'a' });
+    expect(await queue.purge({ ids: ['1', 'x-01', 'x-1'] })).toBe(1);
   });
 
   it('refuses to redrive a letter the shelf says is not the original, and enqueues nothing', async () => {
@@ -54,15 +53,15 @@ describe('deadLetterQueue', () => {
     const queue = deadLetterQueue(shelf, async (data, options) => {
       enqueued.push([data, options]);
     });
-    await queue.deadLetter(letter('cut', 1));
-    await expect(queue.redriveDeadLetter('x-1')).rejects.toMatchObject({
+    await queue.add(letter('cut', 1));
+    await expect(queue.redrive('x-1')).rejects.toMatchObject({
       code: 'BATON_CONFIG',
       message: 'test shelf: dead letter x-1 cannot be redriven: its data was cut; purge it once handled',
     });
     expect(enqueued).toEqual([]);
-    await queue.deadLetter(letter('ok', 2));
-    expect(await queue.redriveDeadLetter('x-2')).toEqual({ id: 'x-2', bytes: 2 });
+    await queue.add(letter('ok', 2));
+    expect(await queue.redrive('x-2')).toEqual({ id: 'x-2', bytes: 2 });
     expect(enqueued).toEqual([[new TextEncoder().encode('ok'), { headers: { code: 'ok' } }]]);
-    expect(await queue.getDeadLetter('x-2')).toBeUndefined();
+    expect(await queue.get('x-2')).toBeUndefined();
   });
 });

@@ -34,7 +34,7 @@ export interface PositionedDeadLetter {
 
 /**
  * What a bus provides for its dead letters. Every read or removal is told the public operation it
- * serves (`pageDeadLetters`, `purgeDeadLetters`, …), for the bus's errors to name it.
+ * serves (`deadLetters.page`, `deadLetters.purge`, …), for the bus's errors to name it.
  */
 export interface DeadLetterShelf {
   /** Names the transport in refusals (`nats transport`). */
@@ -75,19 +75,19 @@ export function deadLetterQueue(
   const positionOf = (id: string): number | undefined => positionOfId(id, shelf.idPrefix);
 
   return {
-    deadLetter: (letter) => shelf.store(letter),
+    add: (letter) => shelf.store(letter),
 
-    async listDeadLetters(limit = DEFAULT_DEAD_LETTER_PAGE): Promise<DeadLetter[]> {
+    async list(limit = DEFAULT_DEAD_LETTER_PAGE): Promise<DeadLetter[]> {
       limit = Math.floor(limit);
       if (!(limit > 0)) return [];
-      const newest = await shelf.newest(undefined, limit, 'listDeadLetters');
+      const newest = await shelf.newest(undefined, limit, 'deadLetters.list');
       return newest.reverse().map(({ letter: { id: _id, ...letter } }) => letter);
     },
 
-    async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
+    async page(query?: DeadLetterQuery): Promise<DeadLetterPage> {
       const { limit, before } = checkDeadLetterQuery(query, owner);
       // One more than the page, to know whether older letters remain.
-      const found = await shelf.newest(before, limit + 1, 'pageDeadLetters');
+      const found = await shelf.newest(before, limit + 1, 'deadLetters.page');
       const page = found.slice(0, limit);
       const last = page.at(-1);
       return {
@@ -96,19 +96,19 @@ export function deadLetterQueue(
       };
     },
 
-    async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
+    async get(id: string): Promise<StoredDeadLetter | undefined> {
       const position = positionOf(id);
-      return position === undefined ? undefined : shelf.read(position, 'getDeadLetter');
+      return position === undefined ? undefined : shelf.read(position, 'deadLetters.get');
     },
 
     // The run queue has the message (acknowledged) before the letter goes: a crash in between
     // leaves both, never neither (the contract).
-    async redriveDeadLetter(id: string): Promise<RedriveResult> {
+    async redrive(id: string): Promise<RedriveResult> {
       const position = positionOf(id);
-      const letter = position === undefined ? undefined : await shelf.read(position, 'redriveDeadLetter');
+      const letter = position === undefined ? undefined : await shelf.read(position, 'deadLetters.redrive');
       if (position === undefined || letter === undefined) {
         throw new NotFoundError(
-          `${owner}: no dead letter ${JSON.stringify(id)} to redrive; it was never there, or was already redriven or purged (list them with pageDeadLetters)`,
+          `${owner}: no dead letter ${JSON.stringify(id)} to redrive; it was never there, or was already redriven or purged (list them with deadLetters.page)`,
         );
       }
       const why = shelf.notOriginal?.(letter);
@@ -118,13 +118,13 @@ export function deadLetterQueue(
         );
       }
       await enqueue(letter.data, { headers: letter.headers });
-      await shelf.remove([position], 'redriveDeadLetter');
+      await shelf.remove([position], 'deadLetters.redrive');
       return { id, bytes: letter.data.byteLength };
     },
 
-    async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
+    async purge(purge: DeadLetterPurge): Promise<number> {
       checkDeadLetterPurge(purge, owner);
-      const operation = 'purgeDeadLetters';
+      const operation = 'deadLetters.purge';
       if ('all' in purge) return shelf.removeAll(operation);
       if ('ids' in purge) {
         const positions = purge.ids.map(positionOf).filter((p): p is number => p !== undefined);

@@ -19,23 +19,13 @@ import type {
   PositionedDeadLetter,
   StoredDeadLetter,
 } from '@baton/core/adapter';
-import type { KafkaContext } from './context.js';
+import type { KafkaContext, KafkaGuard } from './context.js';
 import { DATA_DROPPED_HEADER, DEAD_LETTER_HEADERS, storeDeadLetter } from './dead-letters.js';
 
 const ID_PREFIX = '0-';
 const MARKER_KEY = 'baton-dlq-removed';
 const REMOVES = 'baton-dlq-removes';
 const REMOVES_BELOW = 'baton-dlq-removes-below';
-
-/**
- * Runs `work` on the open transport's context under `operation` (BATON_CLOSED after close, errors
- * mapped); `retryReads` retries retriable broker errors, for work that only reads.
- */
-export type KafkaGuard = <T>(
-  operation: string,
-  retryReads: boolean,
-  work: (context: KafkaContext) => Promise<T>,
-) => Promise<T>;
 
 export class KafkaDeadLetters implements DeadLetterShelf {
   readonly owner = 'kafka transport';
@@ -46,7 +36,7 @@ export class KafkaDeadLetters implements DeadLetterShelf {
   constructor(private readonly guard: KafkaGuard) {}
 
   store(letter: DeadLetter): Promise<void> {
-    return this.guard('deadLetter', false, (context) => storeDeadLetter(context, letter));
+    return this.guard('deadLetters.add', false, (context) => storeDeadLetter(context, letter));
   }
 
   async newest(

@@ -38,7 +38,7 @@ const owned = (priorityLanes: boolean) => {
     ackWaitMs: ACK_WAIT_MS,
     priorityLanes,
   });
-  transport.shareRunQueue({ memberId: 'solo', members: async () => ['solo'] });
+  transport.runQueue.share({ memberId: 'solo', members: async () => ['solo'] });
   return transport;
 };
 

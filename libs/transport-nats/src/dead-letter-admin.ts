@@ -31,7 +31,7 @@ export class NatsDeadLetters implements DeadLetterShelf {
   constructor(private readonly open: (operation: string) => TransportContext) {}
 
   store(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetter'), letter);
+    return storeDeadLetter(this.open('deadLetters.add'), letter);
   }
 
   async newest(

@@ -25,7 +25,7 @@ export class RedisDeadLetters implements DeadLetterShelf {
   constructor(private readonly open: (operation: string) => TransportContext) {}
 
   store(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetter'), letter);
+    return storeDeadLetter(this.open('deadLetters.add'), letter);
   }
 
   async newest(

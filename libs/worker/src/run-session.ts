@@ -240,7 +240,7 @@ export class RunSession {
     const { checkpoint, entries: effective, resolved, head } = history;
     this.writer = this.newWriter(effective, history.lastSeq, markerPosition, head);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
-    if (this.options.transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
+    if (this.options.transport.journal.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
     const terminal = resolved.find((e) => TERMINAL.has(e.type));
     // The last owner journaled the outcome but died before recording it in the store.
@@ -516,8 +516,8 @@ export class RunSession {
         ? 'run failed: an entry is larger than the bus accepts'
         : 'run failed: a value it must journal cannot be encoded',
     );
-    await this.options.transport
-      .deadLetter({
+    await this.options.transport.deadLetters
+      .add({
         data: new TextEncoder().encode(JSON.stringify({ runId: this.runId, what: cause.what, ...details })),
         headers: { 'baton-run-id': this.runId },
         code,
@@ -590,7 +590,7 @@ export class RunSession {
       return this.reportPaused();
     }
     const released = await this.options.store.releaseLease(this.runId, this.epoch);
-    if (released) await enqueueResume(this.options.transport, this.runId, 'handoff');
+    if (released) await enqueueResume(this.options.transport.runQueue, this.runId, 'handoff');
     return 'handed-off';
   }
 
@@ -602,7 +602,7 @@ export class RunSession {
     this.keeper.remove(this.runId);
     const released = await store.releaseLease(this.runId, this.epoch);
     if (!released) return;
-    await enqueueResume(transport, this.runId, 'handoff');
+    await enqueueResume(transport.runQueue, this.runId, 'handoff');
   }
 
   /**

@@ -92,9 +92,9 @@ async function member(id: string, prefix: string, openStore: () => Store & Prese
   const { store: countedStore, calls } = counted(store);
   const membership = new SharedMembership(countedStore, id);
   // As the worker does (worker.ts), before the first fetch.
-  transport.shareRunQueue(membership);
+  transport.runQueue.share(membership);
   // The first fetch starts reading: ownership refreshes every REFRESH_MS from then on.
-  await transport.fetch({ max: 1, expiresMs: 100 });
+  await transport.runQueue.fetch({ max: 1, expiresMs: 100 });
   let killed: Promise<void> | undefined;
   const m: Member = {
     id,
