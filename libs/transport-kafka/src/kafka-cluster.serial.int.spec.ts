@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { startKafkaCluster, type KafkaCluster, type KafkaNode } from '@baton/testing/clusters';
-import { kafkaTransport, type KafkaTransport } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { APPEND_ID } from './append-retry.js';
 import { partitionForKey } from './layout.js';
 

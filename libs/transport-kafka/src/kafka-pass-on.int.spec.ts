@@ -6,7 +6,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Delivery } from '@baton/core/adapter';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import { kafkaTransport, type KafkaTransport } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(kafkaTestUrl());

@@ -6,13 +6,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Delivery } from '@baton/core/adapter';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import {
-  kafkaTransport,
-  layoutFor,
-  partitionForKey,
-  type KafkaTransport,
-  type KafkaTransportOptions,
-} from './index.js';
+import { layoutFor, partitionForKey, type KafkaTransportOptions } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(kafkaTestUrl());

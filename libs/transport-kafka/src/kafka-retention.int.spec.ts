@@ -5,7 +5,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import { kafkaTransport, type KafkaTransport } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { brokerOf, testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(kafkaTestUrl());

@@ -13,7 +13,8 @@ import { MEMBERSHIP_TURN, type PresenceStore, type Store } from '@baton/core/ada
 import { dropPostgresSchema, postgresStore } from '@baton/store-postgres';
 import { purgeRedisKeyPrefix, redisStore } from '@baton/store-redis';
 import { kafkaTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { deleteKafkaTopics, kafkaTransport, type KafkaTransport } from '@baton/transport-kafka';
+import { deleteKafkaTopics } from '@baton/transport-kafka';
+import { createKafkaTransport, type KafkaTransport } from '@baton/transport-kafka/testing';
 import { SharedMembership, type MembershipStore } from './shared-membership.js';
 
 /** With these ids, every member owns some among four, and among any three: no kill moves nothing. */
@@ -82,7 +83,7 @@ async function member(id: string, prefix: string, openStore: () => Store & Prese
   const store = openStore();
   await store.connect();
   await store.registerWorker(id);
-  const transport = kafkaTransport({
+  const transport = createKafkaTransport({
     brokers: kafkaTestUrl(),
     prefix,
     partitions: PARTITIONS,
