@@ -240,7 +240,9 @@ function describePair(pair: Pair): void {
         expect((await client.describe(done)).status).toBe('completed');
 
         // A message that is not a run message: the worker dead-letters it as unparseable.
-        await adapters.transport.enqueue(new TextEncoder().encode('{"kind":"nonsense"'), { key: 'garbage' });
+        await adapters.transport.runQueue.enqueue(new TextEncoder().encode('{"kind":"nonsense"'), {
+          key: 'garbage',
+        });
         const letter = await until('the unparseable letter', async () =>
           (await client.deadLetters.list()).letters.find((l) => l.code === 'unparseable'),
         );
@@ -399,7 +401,9 @@ function describePair(pair: Pair): void {
         expect(again.code).toBe(1);
         expect(again.stderr).toMatch(new RegExp(`no run ${slow[1]} in this store`));
 
-        await adapters.transport.enqueue(new TextEncoder().encode('not a run message'), { key: 'garbage-2' });
+        await adapters.transport.runQueue.enqueue(new TextEncoder().encode('not a run message'), {
+          key: 'garbage-2',
+        });
         await until('the second unparseable letter', async () =>
           (await client.deadLetters.list()).letters.find((l) => l.code === 'unparseable'),
         );

@@ -134,7 +134,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     const keep = options.keepFleetWith;
     if (keep === undefined) await withTimeout(fleet.stopLive(), STOP_TIMEOUT_MS, 'stopping the live workers');
     reporter.stop();
-    const deadLetters = (await transport.listDeadLetters()).length;
+    const deadLetters = (await transport.deadLetters.list()).length;
     const reexecutedAfterCompletion = await countReexecutions(client, scenario.runIds, requestLog);
     const summary = summarize({
       profiles,

@@ -49,14 +49,14 @@ async function drainRunQueue(prefix: string, expected: number, timeoutMs = 10_00
   try {
     const deadline = Date.now() + timeoutMs;
     while (found.length < expected && Date.now() < deadline) {
-      for (const delivery of await transport.fetch({ max: 50, expiresMs: 500 })) {
+      for (const delivery of await transport.runQueue.fetch({ max: 50, expiresMs: 500 })) {
         const message = decodeMessage(delivery.data);
         if (message.kind === 'start') found.push(message);
         await delivery.ack();
       }
     }
     // Anything beyond the expected count would show up here.
-    for (const delivery of await transport.fetch({ max: 50, expiresMs: 300 })) {
+    for (const delivery of await transport.runQueue.fetch({ max: 50, expiresMs: 300 })) {
       const message = decodeMessage(delivery.data);
       if (message.kind === 'start') found.push(message);
       await delivery.ack();

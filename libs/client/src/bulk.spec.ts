@@ -108,7 +108,7 @@ describe('client.bulk', () => {
     expect(progress).toEqual([1, 2, 3, 4, 5]);
     expect(await statuses(store, ['f0', 'f4', 'c0'])).toEqual(['pending', 'pending', 'completed']);
     // Each retry put one resume message on the run queue.
-    const queued = await transport.fetch({ max: 20, expiresMs: 50 });
+    const queued = await transport.runQueue.fetch({ max: 20, expiresMs: 50 });
     expect(queued.map((d) => decodeMessage(d.data)).filter((m) => m.kind === 'resume')).toHaveLength(5);
 
     const again = await client.bulk.run('retry', { workflow: 'bulk-wf' });
@@ -205,15 +205,21 @@ describe('client.bulk.redriveDeadLetters', () => {
     const transport = memoryTransport();
     const client = new Client({ transport });
     const resume = (runId: string) => encodeMessage({ kind: 'resume', runId, reason: 'handoff', since: 1 });
-    await transport.deadLetter({ data: resume('a'), headers: {}, code: 'unknown-run', reason: 'x', at: 1 });
-    await transport.deadLetter({
+    await transport.deadLetters.add({
+      data: resume('a'),
+      headers: {},
+      code: 'unknown-run',
+      reason: 'x',
+      at: 1,
+    });
+    await transport.deadLetters.add({
       data: resume('b'),
       headers: {},
       code: 'repeated-failure',
       reason: 'y',
       at: 2,
     });
-    await transport.deadLetter({
+    await transport.deadLetters.add({
       data: new TextEncoder().encode('{not json'),
       headers: {},
       code: 'unknown-run',
@@ -231,7 +237,7 @@ describe('client.bulk.redriveDeadLetters', () => {
     const all = await client.bulk.redriveDeadLetters();
     expect(all.succeeded).toHaveLength(1);
     expect(all.refused).toHaveLength(1);
-    const queued = (await transport.fetch({ max: 10, expiresMs: 50 }))
+    const queued = (await transport.runQueue.fetch({ max: 10, expiresMs: 50 }))
       .map((d) => decodeMessage(d.data).runId)
       .sort();
     expect(queued).toEqual(['a', 'b']);

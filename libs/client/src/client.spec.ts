@@ -8,7 +8,7 @@ import { Client } from './index.js';
 const wf = defineWorkflow({ name: 'orders', version: 2, run: async () => null });
 
 async function drain(transport: ReturnType<typeof memoryTransport>): Promise<Delivery[]> {
-  return transport.fetch({ max: 100, expiresMs: 50 });
+  return transport.runQueue.fetch({ max: 100, expiresMs: 50 });
 }
 
 describe('Client', () => {
@@ -147,11 +147,11 @@ describe('Client', () => {
   it('history() decodes the journal in order', async () => {
     const transport = memoryTransport();
     const client = new Client({ transport });
-    await transport.append({
+    await transport.journal.append({
       runId: 'r',
       data: encodeEntries([{ type: 'LeaseAcquired', epoch: 1, at: 0, workerId: 'w' }]),
     });
-    await transport.append({
+    await transport.journal.append({
       runId: 'r',
       data: encodeEntries([{ type: 'RunCompleted', epoch: 1, at: 1, result: 5 }]),
     });

@@ -8,14 +8,14 @@ describe('client.deadLetters', () => {
     const transport = memoryTransport();
     const client = new Client({ transport });
     const good = encodeMessage({ kind: 'resume', runId: 'run-dl-1', reason: 'handoff', since: 1 });
-    await transport.deadLetter({
+    await transport.deadLetters.add({
       data: good,
       headers: {},
       code: 'unknown-run',
       reason: 'no such run',
       at: 1,
     });
-    await transport.deadLetter({
+    await transport.deadLetters.add({
       data: new TextEncoder().encode('{not json'),
       headers: {},
       code: 'unparseable',
@@ -41,7 +41,7 @@ describe('client.deadLetters', () => {
     });
 
     expect(await client.deadLetters.redrive(resume.id)).toEqual({ id: resume.id, bytes: good.byteLength });
-    const [requeued] = await transport.fetch({ max: 10, expiresMs: 50 });
+    const [requeued] = await transport.runQueue.fetch({ max: 10, expiresMs: 50 });
     expect(requeued?.data).toEqual(good);
     await expect(client.deadLetters.redrive(resume.id)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
     expect(await client.deadLetters.purge({ all: true })).toBe(1);

@@ -25,12 +25,12 @@ export class DeadLettersApi {
 
   /** Newest first, a page at a time; pass the page's `cursor` for older ones. */
   list(query: DeadLetterQuery = {}): Promise<DeadLetterPage> {
-    return this.transport.pageDeadLetters(query);
+    return this.transport.deadLetters.page(query);
   }
 
   /** One letter with its original message decoded; NotFoundError when there is none by that id. */
   async show(id: string): Promise<ShownDeadLetter> {
-    const letter = await this.transport.getDeadLetter(id);
+    const letter = await this.transport.deadLetters.get(id);
     if (letter === undefined) throw notFound('show', id);
     return { ...letter, message: decodeDeadLetter(letter) };
   }
@@ -42,7 +42,7 @@ export class DeadLettersApi {
    */
   async redrive(id: string): Promise<RedriveResult> {
     try {
-      return await this.transport.redriveDeadLetter(id);
+      return await this.transport.deadLetters.redrive(id);
     } catch (err) {
       if (err instanceof NotFoundError) throw notFound('redrive', id);
       throw err;
@@ -51,7 +51,7 @@ export class DeadLettersApi {
 
   /** Removes letters by id, by age (dead-lettered before `olderThan`) or all; resolves how many. */
   purge(purge: DeadLetterPurge): Promise<number> {
-    return this.transport.purgeDeadLetters(purge);
+    return this.transport.deadLetters.purge(purge);
   }
 }
 

@@ -7,7 +7,7 @@ async function claimedRun(store: Store, transport: Transport, runId: string): Pr
   await store.createRun({ runId, workflow: 'orders', version: 1, input: null, idempotencyKey: null });
   const lease = await store.acquireLease(runId, 'worker-a', 30_000);
   if (!lease.ok) throw new Error('not acquired');
-  await transport.append({ runId, data: new Uint8Array([1]) });
+  await transport.journal.append({ runId, data: new Uint8Array([1]) });
   return lease.epoch;
 }
 
@@ -21,7 +21,7 @@ describe('client.runs.delete', () => {
 
     expect(await client.runs.delete('done')).toEqual({ runId: 'done', journal: 'purged' });
     expect(await store.getRun('done')).toBeUndefined();
-    expect(await transport.read('done', 0)).toEqual([]);
+    expect(await transport.journal.read('done', 0)).toEqual([]);
     await expect(client.runs.delete('done')).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
   });
 
@@ -36,7 +36,7 @@ describe('client.runs.delete', () => {
       status: 'running',
       message: expect.stringContaining('run busy is running'),
     });
-    expect(await transport.read('busy', 0)).toHaveLength(1);
+    expect(await transport.journal.read('busy', 0)).toHaveLength(1);
     expect((await store.getRun('busy'))?.status).toBe('running');
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Transport, WorkerReport } from '@baton/core/adapter';
+import type { RunQueue, Transport, WorkerReport } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from './index.js';
 
@@ -44,13 +44,13 @@ describe('client.fleet.backlog', () => {
   it('details the memory run queue: waiting messages and those delivered but not acked', async () => {
     const transport = memoryTransport({ ackWaitMs: 60_000 });
     const client = new Client({ transport });
-    for (let i = 0; i < 3; i++) await transport.enqueue(new TextEncoder().encode(`m${i}`));
+    for (let i = 0; i < 3; i++) await transport.runQueue.enqueue(new TextEncoder().encode(`m${i}`));
     expect(await client.fleet.backlog()).toEqual({
       transport: 'memory',
       total: 3,
       parts: [{ name: 'runs', pending: 3, ackPending: 0 }],
     });
-    const [delivery] = await transport.fetch({ max: 1, expiresMs: 50 });
+    const [delivery] = await transport.runQueue.fetch({ max: 1, expiresMs: 50 });
     expect(await client.fleet.backlog()).toEqual({
       transport: 'memory',
       total: 2,
@@ -63,10 +63,7 @@ describe('client.fleet.backlog', () => {
 
   it('refuses a transport that cannot count its backlog, and a timeout that is no time', async () => {
     const base = memoryTransport();
-    const blind = new Proxy(base, {
-      get: (target, prop, receiver) =>
-        prop === 'backlogDetail' ? undefined : (Reflect.get(target, prop, receiver) as unknown),
-    }) as Transport;
+    const blind = withRunQueueMember(base, 'backlogDetail', undefined);
     await expect(new Client({ transport: blind }).fleet.backlog()).rejects.toMatchObject({
       code: 'BATON_CONFIG',
       message: expect.stringMatching(/the memory transport cannot count its backlog/),
@@ -79,13 +76,22 @@ describe('client.fleet.backlog', () => {
 
   it('says so when the bus gives no answer', async () => {
     const base = memoryTransport();
-    const silent = new Proxy(base, {
-      get: (target, prop, receiver) =>
-        prop === 'backlogDetail' ? async () => undefined : (Reflect.get(target, prop, receiver) as unknown),
-    }) as Transport;
+    const silent = withRunQueueMember(base, 'backlogDetail', async () => undefined);
     await expect(new Client({ transport: silent }).fleet.backlog({ timeoutMs: 200 })).rejects.toMatchObject({
       code: 'BATON_TIMEOUT',
       message: expect.stringMatching(/gave no backlog within 200 ms/),
     });
   });
 });
+
+/** `transport` with one member of its run queue replaced (a bus without it, or a silent one). */
+function withRunQueueMember(transport: Transport, member: keyof RunQueue, value: unknown): Transport {
+  const runQueue = new Proxy(transport.runQueue, {
+    get: (target, prop, receiver) =>
+      prop === member ? value : (Reflect.get(target, prop, receiver) as unknown),
+  });
+  return new Proxy(transport, {
+    get: (target, prop, receiver) =>
+      prop === 'runQueue' ? runQueue : (Reflect.get(target, prop, receiver) as unknown),
+  });
+}

@@ -111,14 +111,14 @@ export class FleetApi {
         `client.fleet.backlog(): timeoutMs is ${String(timeoutMs)}; give a number of ms above 0`,
       );
     const { transport } = this;
-    if (transport.backlogDetail === undefined) {
+    if (transport.runQueue.backlogDetail === undefined) {
       throw new ConfigError(
         `client.fleet.backlog(): the ${transport.name} transport cannot count its backlog ` +
           '(it has no backlogDetail); the NATS, Kafka and memory transports can',
       );
     }
     await this.connect();
-    const detail = await transport.backlogDetail(timeoutMs);
+    const detail = await transport.runQueue.backlogDetail(timeoutMs);
     if (detail === undefined) {
       throw new TimeoutError(
         `client.fleet.backlog(): the ${transport.name} transport gave no backlog within ${timeoutMs} ms ` +

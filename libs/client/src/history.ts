@@ -23,7 +23,7 @@ export class HistoryReader {
 
   /** The run's entries in journal order, each with its record's position. */
   async read(runId: string): Promise<PositionedEntry[]> {
-    const records = await this.transport.read(runId, 0);
+    const records = await this.transport.journal.read(runId, 0);
     const positioned: PositionedEntry[] = [];
     for (const r of records) {
       const decoded = decodeJournalRecord(r.data, runId, this.codec, r.position);

@@ -23,7 +23,7 @@ const order = defineWorkflow({
 });
 
 async function messages(transport: ReturnType<typeof memoryTransport>): Promise<unknown[]> {
-  const deliveries = await transport.fetch({ max: 100, expiresMs: 50 });
+  const deliveries = await transport.runQueue.fetch({ max: 100, expiresMs: 50 });
   return deliveries.map((d) => decodeMessage(d.data));
 }
 

@@ -12,7 +12,7 @@ describe('client: large payloads by reference', () => {
     const client = new Client({ transport, store });
     const large = await client.start({ name: 'w', version: 1 }, { doc: BIG });
     const small = await client.start({ name: 'w', version: 1 }, { doc: 'short' });
-    const [first, second] = await transport.fetch({ max: 2, expiresMs: 100 });
+    const [first, second] = await transport.runQueue.fetch({ max: 2, expiresMs: 100 });
     const bigStart = decodeMessage(first!.data) as { inputRef?: PayloadRef; input?: unknown; runId: string };
     expect(bigStart).toMatchObject({ runId: large.runId, inputRef: { run: large.runId } });
     expect(bigStart.input).toBeUndefined();
@@ -29,7 +29,7 @@ describe('client: large payloads by reference', () => {
     await store.createRun({ runId: 'r1', workflow: 'w', version: 1, input: null, idempotencyKey: null });
     const handle = await client.start({ name: 'w', version: 1 }, BIG, { runId: 'r1' });
     const ref = (
-      decodeMessage((await transport.fetch({ max: 1, expiresMs: 100 }))[0]!.data) as {
+      decodeMessage((await transport.runQueue.fetch({ max: 1, expiresMs: 100 }))[0]!.data) as {
         inputRef: PayloadRef;
       }
     ).inputRef;
@@ -42,7 +42,7 @@ describe('client: large payloads by reference', () => {
       epoch: 1,
       at: 1,
     } as unknown as JournalEntry;
-    await transport.append({ runId: handle.runId, data: encodeEntries([entry]) });
+    await transport.journal.append({ runId: handle.runId, data: encodeEntries([entry]) });
     const history = await client.history('r1');
     expect(history[0]?.entry).toMatchObject({ type: 'ActivityCompleted', result: BIG });
     expect(history[0]?.entry).not.toHaveProperty('resultRef');
@@ -56,7 +56,7 @@ describe('client: large payloads by reference', () => {
     // A run the store knows, whose payload is other bytes than its hash says: refused, named.
     await store.createRun({ runId: 'r2', workflow: 'w', version: 1, input: null, idempotencyKey: null });
     await store.putPayload('r2', ref.sha256, new TextEncoder().encode('"changed"'));
-    await transport.append({ runId: 'r2', data: encodeEntries([{ ...entry }]) });
+    await transport.journal.append({ runId: 'r2', data: encodeEntries([{ ...entry }]) });
     await expect(client.history('r2')).rejects.toMatchObject({
       name: 'CheckpointIntegrityError',
       message: expect.stringContaining('run r2: ActivityCompleted entry of step 0 failed verification'),

@@ -30,7 +30,7 @@ export class Outbox {
 
   /** Sends `message`, built once, so every attempt is the same message (retry-unavailable.ts, 2). */
   send(operation: string, message: OutgoingRunMessage): Promise<void> {
-    return this.retrying(operation, () => sendRunMessage(this.transport, message));
+    return this.retrying(operation, () => sendRunMessage(this.transport.runQueue, message));
   }
 
   /**

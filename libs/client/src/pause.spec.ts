@@ -15,7 +15,7 @@ function world() {
 }
 
 async function drain(transport: ReturnType<typeof memoryTransport>): Promise<Delivery[]> {
-  const deliveries = await transport.fetch({ max: 100, expiresMs: 50 });
+  const deliveries = await transport.runQueue.fetch({ max: 100, expiresMs: 50 });
   for (const d of deliveries) await d.ack();
   return deliveries;
 }

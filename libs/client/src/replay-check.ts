@@ -278,10 +278,10 @@ async function checkRun(
     input = openValue(run.input, run.runId, 'run input', deps.protection);
     const history = await readRunHistory({
       store: deps.store,
-      journal: deps.transport,
+      journal: deps.transport.journal,
       runId: run.runId,
       protection: deps.protection,
-      journalFallback: deps.transport.scansSharedLog !== true && run.forkedFrom === undefined,
+      journalFallback: deps.transport.journal.scansSharedLog !== true && run.forkedFrom === undefined,
       ...(deps.claimCheck !== undefined && { claimCheck: deps.claimCheck }),
     });
     entries = history.resolved;

@@ -25,9 +25,9 @@ function electionError(): BatonError {
 function flakyBus(failures: number, error: () => Error = electionError) {
   const transport = memoryTransport();
   const attempts: { msgId: string | undefined; bytes: string }[] = [];
-  const enqueue = transport.enqueue.bind(transport);
+  const enqueue = transport.runQueue.enqueue.bind(transport);
   let left = failures;
-  transport.enqueue = async (data: Uint8Array, options?: EnqueueOptions) => {
+  transport.runQueue.enqueue = async (data: Uint8Array, options?: EnqueueOptions) => {
     attempts.push({ msgId: options?.msgId, bytes: Buffer.from(data).toString('base64') });
     if (left > 0) {
       left -= 1;
@@ -39,7 +39,7 @@ function flakyBus(failures: number, error: () => Error = electionError) {
 }
 
 async function drain(transport: ReturnType<typeof memoryTransport>): Promise<unknown[]> {
-  const deliveries: Delivery[] = await transport.fetch({ max: 100, expiresMs: 50 });
+  const deliveries: Delivery[] = await transport.runQueue.fetch({ max: 100, expiresMs: 50 });
   for (const d of deliveries) await d.ack();
   return deliveries.map((d) => decodeMessage(d.data));
 }

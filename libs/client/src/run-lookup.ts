@@ -50,9 +50,9 @@ export async function notKnownError(
  * evidence for an error message). Runs journaled through group records have none of their own.
  */
 async function journalRecords(transport: Transport, runId: string): Promise<number> {
-  if (transport.scansSharedLog === true) return 0;
+  if (transport.journal.scansSharedLog === true) return 0;
   try {
-    return (await transport.read(runId, 0)).length;
+    return (await transport.journal.read(runId, 0)).length;
   } catch {
     return 0;
   }

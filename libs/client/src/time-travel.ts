@@ -92,7 +92,7 @@ export async function readHistoryAt(
 ): Promise<HistoryAt> {
   const history = await readRunHistory({
     store,
-    journal: transport,
+    journal: transport.journal,
     runId,
     at:
       point === 'end'
@@ -105,7 +105,7 @@ export async function readHistoryAt(
     checkTail: async (records, from) => {
       const upto = point === 'end' ? undefined : (point.fromJournalPosition ?? undefined);
       if (upto === undefined || upto === from || records.at(-1)?.position === upto) return;
-      const all = await transport.read(runId, 0);
+      const all = await transport.journal.read(runId, 0);
       const range =
         all.length === 0
           ? 'its journal is empty'
@@ -269,7 +269,7 @@ export class TimeTravelApi {
     if (!created) throw new ConfigError(`${method}: run ${newId} already exists; pick another runId`);
     // The record exists, so the worker that takes this message finds it (not fresh) and replays the seed.
     await sendRunMessage(
-      this.transport,
+      this.transport.runQueue,
       startMessage({
         runId: newId,
         workflow: original.workflow,
@@ -330,7 +330,7 @@ export class TimeTravelApi {
       throw notFailed(now?.status ?? reopened.status ?? 'unknown');
     }
     // Lost, the message is replaced by the reaper's: the reopened lease is in its queue.
-    await sendRunMessage(this.transport, resumeMessage(runId, 'retry'));
+    await sendRunMessage(this.transport.runQueue, resumeMessage(runId, 'retry'));
     return this.handle<O>(runId);
   }
 }

@@ -51,7 +51,7 @@ async function run(store: Store, workflow: string, version: number, status: RunS
 
 async function deadLetterStart(transport: Transport, workflow: string, version: number): Promise<void> {
   const { data } = startMessage({ runId: `dl-${++seq}`, workflow, version, input: null });
-  await transport.deadLetter({
+  await transport.deadLetters.add({
     data,
     headers: {},
     reason: 'no worker has it',

@@ -235,7 +235,7 @@ export class VersionDrains {
     let read = 0;
     let cursor: string | undefined;
     do {
-      const page = await this.transport.pageDeadLetters({
+      const page = await this.transport.deadLetters.page({
         limit: Math.min(PAGE, limit - read),
         ...(cursor !== undefined && { cursor }),
       });

@@ -31,12 +31,14 @@ describe('memory adapters', () => {
 
   it('rejects transport operations after close and empties waiting fetches', async () => {
     const transport = memoryTransport();
-    const waiting = transport.fetch({ max: 1, expiresMs: 10_000 });
+    const waiting = transport.runQueue.fetch({ max: 1, expiresMs: 10_000 });
     await transport.close();
     expect(await waiting).toEqual([]);
-    await expect(transport.enqueue(new Uint8Array([1]))).rejects.toMatchObject(CLOSED);
-    await expect(transport.fetch({ max: 1, expiresMs: 0 })).rejects.toMatchObject(CLOSED);
-    await expect(transport.append({ runId: 'r', data: new Uint8Array() })).rejects.toMatchObject(CLOSED);
+    await expect(transport.runQueue.enqueue(new Uint8Array([1]))).rejects.toMatchObject(CLOSED);
+    await expect(transport.runQueue.fetch({ max: 1, expiresMs: 0 })).rejects.toMatchObject(CLOSED);
+    await expect(transport.journal.append({ runId: 'r', data: new Uint8Array() })).rejects.toMatchObject(
+      CLOSED,
+    );
     await expect(transport.connect()).rejects.toMatchObject(CLOSED);
   });
 
@@ -54,9 +56,9 @@ describe('memory adapters', () => {
 
   it('numbers journal records from one counter shared by all runs', async () => {
     const transport = memoryTransport();
-    const a1 = await transport.append({ runId: 'a', data: new Uint8Array() });
-    const b1 = await transport.append({ runId: 'b', data: new Uint8Array() });
-    const a2 = await transport.append({ runId: 'a', data: new Uint8Array() });
+    const a1 = await transport.journal.append({ runId: 'a', data: new Uint8Array() });
+    const b1 = await transport.journal.append({ runId: 'b', data: new Uint8Array() });
+    const a2 = await transport.journal.append({ runId: 'a', data: new Uint8Array() });
     expect([a1, b1, a2]).toEqual([1, 2, 3]);
     await transport.close();
   });

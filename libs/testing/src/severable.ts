@@ -6,7 +6,7 @@
  *
  * Import from `@baton/testing/severable`. Only for the embedded demo and unit tests; crash tests on real servers kill real processes.
  */
-import type { Store, Transport } from '@baton/core/adapter';
+import type { RunQueue, Store, Transport } from '@baton/core/adapter';
 
 export interface Severable<T> {
   /** The wrapped adapter to hand to the worker. */
@@ -19,10 +19,17 @@ export interface Severable<T> {
 const hang = (): Promise<never> => new Promise<never>(() => undefined);
 
 /**
- * Capabilities an adapter keeps in an object of their own (a group log on the bus, a journal index
- * in the store): cut off with the adapter, so a "dead" worker's group commit reaches nothing either.
+ * Capabilities an adapter keeps in an object of their own (the bus's run queue, journal, dead
+ * letters and group log, the store's journal index): cut off with the adapter, so a "dead" worker
+ * reaches nothing through any of them.
  */
-const NESTED_CAPABILITIES: ReadonlySet<PropertyKey> = new Set(['groupLog', 'journalIndex']);
+const NESTED_CAPABILITIES: ReadonlySet<PropertyKey> = new Set([
+  'runQueue',
+  'journal',
+  'deadLetters',
+  'groupLog',
+  'journalIndex',
+]);
 
 function severable<T extends object>(target: T, keepAlive: ReadonlySet<PropertyKey>): Severable<T> {
   let severed = false;
@@ -67,10 +74,10 @@ function severable<T extends object>(target: T, keepAlive: ReadonlySet<PropertyK
 
 /** Wraps a transport so that a simulated crash cuts the worker off from it. */
 export function severableTransport(transport: Transport): Severable<Transport> {
-  const wrapped = severable(transport, new Set<PropertyKey>(['name', 'supportsOptimisticAppend', 'fetch']));
-  const fetch: Transport['fetch'] = async (options) => {
+  const wrapped = severable(transport, new Set<PropertyKey>(['name', 'fetch']));
+  const fetch: RunQueue['fetch'] = async (options) => {
     if (wrapped.severed) return hang();
-    const deliveries = await transport.fetch(options);
+    const deliveries = await transport.runQueue.fetch(options);
     if (wrapped.severed) return hang();
     // Acks and naks of a dead process never reach the bus either.
     return deliveries.map((d) => ({
@@ -79,8 +86,11 @@ export function severableTransport(transport: Transport): Severable<Transport> {
       nak: (delayMs?: number) => (wrapped.severed ? hang() : d.nak(delayMs)),
     }));
   };
-  const adapter = new Proxy(wrapped.adapter, {
+  const runQueue = new Proxy(wrapped.adapter.runQueue, {
     get: (obj, prop, receiver) => (prop === 'fetch' ? fetch : Reflect.get(obj, prop, receiver)),
+  });
+  const adapter = new Proxy(wrapped.adapter, {
+    get: (obj, prop, receiver) => (prop === 'runQueue' ? runQueue : Reflect.get(obj, prop, receiver)),
   });
   return {
     adapter,

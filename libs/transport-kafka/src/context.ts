@@ -26,3 +26,13 @@ export interface KafkaContext {
   /** The queue of each priority lane in use (`normal` is {@link queue}; the others with `priorityLanes`). */
   queues: Partial<Record<RunPriority, KafkaRunQueue>>;
 }
+
+/**
+ * Runs `work` on the open transport's context under `operation` (BATON_CLOSED after close, errors
+ * mapped); `retryReads` retries retriable broker errors, for work that only reads.
+ */
+export type KafkaGuard = <T>(
+  operation: string,
+  retryReads: boolean,
+  work: (context: KafkaContext) => Promise<T>,
+) => Promise<T>;

@@ -1,46 +1,92 @@
 /**
- * Dead-letter administration on Kafka. A letter's id is `0-<offset>`: its partition (the DLQ
- * topic has exactly one) and offset, stable for as long as the record exists.
+ * The dead-letter shelf on Kafka (paging, redrive and purge are core's, dead-letter-queue.ts). A
+ * letter's position is its offset, and its id `0-<offset>`: its partition (the DLQ topic has
+ * exactly one) and offset, stable for as long as the record exists.
  *
  * Kafka cannot delete one record, so removal is a marker appended to the same DLQ topic: a record
  * keyed `baton-dlq-removed` whose header `baton-dlq-removes` lists the removed offsets, or whose
- * header `baton-dlq-removes-below` removes every letter below an offset (purge all). Listing reads
- * the topic's retained records once, letters and markers together, and leaves out the removed
+ * header `baton-dlq-removes-below` removes every letter below an offset (purge all). Reading
+ * reads the topic's retained records once, letters and markers together, and leaves out the removed
  * letters. Keeping the markers in the letters' own topic means no second topic to create, secure
  * and retain: a marker always comes after the letters it names, so retention (the topic's
  * `retention.ms`, the broker default unless set) drops a letter before its marker. The cost is one
  * read of the retained dead letters per call, which is fine for a queue of poison messages that
  * operators read by hand.
  */
-import { ConfigError, NotFoundError } from '@baton/core';
-import {
-  checkDeadLetterPurge,
-  checkDeadLetterQuery,
-  pageOfDeadLetters,
-  positionOfId,
-  type DeadLetter,
-  type DeadLetterPage,
-  type DeadLetterPurge,
-  type DeadLetterQuery,
-  type StoredDeadLetter,
+import type {
+  DeadLetter,
+  DeadLetterShelf,
+  PositionedDeadLetter,
+  StoredDeadLetter,
 } from '@baton/core/adapter';
-import type { KafkaContext } from './context.js';
-import { DATA_DROPPED_HEADER, DEAD_LETTER_HEADERS, DEFAULT_DEAD_LETTER_LIMIT } from './dead-letters.js';
+import type { KafkaContext, KafkaGuard } from './context.js';
+import { DATA_DROPPED_HEADER, DEAD_LETTER_HEADERS, storeDeadLetter } from './dead-letters.js';
 
-const OWNER = 'kafka transport';
 const ID_PREFIX = '0-';
 const MARKER_KEY = 'baton-dlq-removed';
 const REMOVES = 'baton-dlq-removes';
 const REMOVES_BELOW = 'baton-dlq-removes-below';
 
-/** A letter with its offset, as {@link pageOfDeadLetters} takes them. */
-interface PositionedLetter {
-  position: number;
-  letter: StoredDeadLetter;
+export class KafkaDeadLetters implements DeadLetterShelf {
+  readonly owner = 'kafka transport';
+  readonly idPrefix = ID_PREFIX;
+  /** Every read reads the whole topic: a walk asks for every letter at once. */
+  readonly scanPage = Number.MAX_SAFE_INTEGER;
+
+  constructor(private readonly guard: KafkaGuard) {}
+
+  store(letter: DeadLetter): Promise<void> {
+    return this.guard('deadLetters.add', false, (context) => storeDeadLetter(context, letter));
+  }
+
+  async newest(
+    before: number | undefined,
+    count: number,
+    operation: string,
+  ): Promise<PositionedDeadLetter[]> {
+    const letters = await this.guard(operation, true, readLetters);
+    return letters
+      .filter((l) => before === undefined || l.position < before)
+      .slice(-count)
+      .reverse();
+  }
+
+  async read(offset: number, operation: string): Promise<StoredDeadLetter | undefined> {
+    return (await this.guard(operation, true, readLetters)).find((l) => l.position === offset)?.letter;
+  }
+
+  /** Appends a marker removing those of the letters still listed; resolves how many they were. */
+  remove(offsets: readonly number[], operation: string): Promise<number> {
+    return this.guard(operation, false, async (context) => {
+      const chosen = new Set(offsets);
+      const listed = (await readLetters(context)).filter((l) => chosen.has(l.position));
+      if (listed.length === 0) return 0;
+      await appendMarker(context, { [REMOVES]: listed.map((l) => l.position).join(',') });
+      return listed.length;
+    });
+  }
+
+  /** Appends a marker removing every letter below the newest one's offset + 1. */
+  removeAll(operation: string): Promise<number> {
+    return this.guard(operation, false, async (context) => {
+      const letters = await readLetters(context);
+      const last = letters.at(-1);
+      if (last === undefined) return 0;
+      await appendMarker(context, { [REMOVES_BELOW]: String(last.position + 1) });
+      return letters.length;
+    });
+  }
+
+  notOriginal(letter: StoredDeadLetter): string | undefined {
+    const dropped = letter.headers[DATA_DROPPED_HEADER];
+    return dropped === undefined
+      ? undefined
+      : `its data (${dropped}) was too large for the topic and was not kept`;
+  }
 }
 
 /** Every letter not removed, oldest first. */
-async function readLetters(context: KafkaContext): Promise<PositionedLetter[]> {
+async function readLetters(context: KafkaContext): Promise<PositionedDeadLetter[]> {
   const [offsets] = await context.admin.fetchTopicOffsets(context.layout.dlqTopic);
   if (offsets === undefined) return [];
   const high = Number(offsets.high);
@@ -49,7 +95,7 @@ async function readLetters(context: KafkaContext): Promise<PositionedLetter[]> {
   const records = await context.reader.read(context.layout.dlqTopic, 0, low, high - 1, () => true);
   const removed = new Set<number>();
   let removedBelow = 0;
-  const letters: PositionedLetter[] = [];
+  const letters: PositionedDeadLetter[] = [];
   for (const record of records) {
     if (record.key === MARKER_KEY) {
       for (const offset of (record.headers[REMOVES] ?? '').split(','))
@@ -65,71 +111,7 @@ async function readLetters(context: KafkaContext): Promise<PositionedLetter[]> {
   return letters.filter((l) => l.position >= removedBelow && !removed.has(l.position));
 }
 
-/** The most recent `limit` letters not removed, oldest first. */
-export async function listDeadLetters(
-  context: KafkaContext,
-  limit = DEFAULT_DEAD_LETTER_LIMIT,
-): Promise<DeadLetter[]> {
-  limit = Math.floor(limit);
-  if (!(limit > 0)) return [];
-  const letters = await readLetters(context);
-  return letters.slice(-limit).map(({ letter: { id: _id, ...letter } }) => letter);
-}
-
-export async function pageDeadLetters(
-  context: KafkaContext,
-  query: DeadLetterQuery | undefined,
-): Promise<DeadLetterPage> {
-  const checked = checkDeadLetterQuery(query, OWNER);
-  return pageOfDeadLetters(await readLetters(context), checked);
-}
-
-export async function getDeadLetter(
-  context: KafkaContext,
-  id: string,
-): Promise<StoredDeadLetter | undefined> {
-  const offset = positionOfId(id, ID_PREFIX);
-  if (offset === undefined) return undefined;
-  return (await readLetters(context)).find((l) => l.position === offset)?.letter;
-}
-
-/** The letter to redrive, refused when gone or when its data was dropped. */
-export async function letterToRedrive(context: KafkaContext, id: string): Promise<StoredDeadLetter> {
-  const letter = await getDeadLetter(context, id);
-  if (letter === undefined) {
-    throw new NotFoundError(
-      `${OWNER}: no dead letter ${JSON.stringify(id)} to redrive; it was never there, or was already redriven or purged (list them with pageDeadLetters)`,
-    );
-  }
-  const dropped = letter.headers[DATA_DROPPED_HEADER];
-  if (dropped !== undefined) {
-    throw new ConfigError(
-      `${OWNER}: dead letter ${id} cannot be redriven: its data (${dropped}) was too large for the topic and was not kept; purge it once handled`,
-    );
-  }
-  return letter;
-}
-
-/** Appends a marker removing the chosen letters; resolves how many of them were still listed. */
-export async function purgeDeadLetters(context: KafkaContext, purge: DeadLetterPurge): Promise<number> {
-  checkDeadLetterPurge(purge, OWNER);
-  const letters = await readLetters(context);
-  let headers: Record<string, string>;
-  let count: number;
-  if ('all' in purge) {
-    const last = letters.at(-1);
-    if (last === undefined) return 0;
-    headers = { [REMOVES_BELOW]: String(last.position + 1) };
-    count = letters.length;
-  } else {
-    const chosen =
-      'ids' in purge
-        ? letters.filter((l) => purge.ids.includes(l.letter.id))
-        : letters.filter((l) => l.letter.at < purge.olderThan);
-    if (chosen.length === 0) return 0;
-    headers = { [REMOVES]: chosen.map((l) => l.position).join(',') };
-    count = chosen.length;
-  }
+async function appendMarker(context: KafkaContext, headers: Record<string, string>): Promise<void> {
   await context.producer.send({
     topic: context.layout.dlqTopic,
     partition: 0,
@@ -137,7 +119,6 @@ export async function purgeDeadLetters(context: KafkaContext, purge: DeadLetterP
     value: Buffer.alloc(0),
     headers,
   });
-  return count;
 }
 
 function toStoredLetter(

@@ -15,7 +15,6 @@ export const DEAD_LETTER_HEADERS = {
 /** Marks a letter whose data was too large to keep: it cannot be redriven. */
 export const DATA_DROPPED_HEADER = 'baton-dlq-data-dropped';
 
-export const DEFAULT_DEAD_LETTER_LIMIT = 100;
 const MAX_REASON_CHARS = 4_096;
 
 function oneLine(text: string): string {

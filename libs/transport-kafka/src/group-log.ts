@@ -29,7 +29,7 @@
  *    not asked for: another log's record above that log's remembered floor, or one of a log no trim
  *    named in this process. The worker's trimmer names every log in one pass (GroupLogTrimmer), so
  *    a partition's front goes as far as every log on it allows; what it cannot reach stays until
- *    the topic's `retention.ms`, as the per-run journal's records do (`journalPurge: 'retention'`,
+ *    the topic's `retention.ms`, as the per-run journal's records do (`journal.purgeMode: 'retention'`,
  *    docs/retention.md).
  * 5. A record larger than `maxMessageBytes` is refused before anything is sent.
  */

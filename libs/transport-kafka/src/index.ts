@@ -1,9 +1,7 @@
 import { kafkaAdapterCode } from './code.js';
 import { kafkaCode } from './registration.js';
 
-export { kafkaTransport, KafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
-export type { KafkaQueueStats } from './run-queue.js';
-export type { KafkaGroupLog, KafkaGroupLogStats } from './group-log.js';
+export { kafkaTransport, type KafkaTransportExtras } from './kafka-transport.js';
 export {
   DEFAULT_KAFKA_BROKERS,
   DEFAULT_KAFKA_PREFIX,

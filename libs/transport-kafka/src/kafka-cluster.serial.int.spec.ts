@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performance } from 'node:perf_hooks';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { startKafkaCluster, type KafkaCluster, type KafkaNode } from '@baton/testing/clusters';
-import { kafkaTransport, type KafkaTransport } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { APPEND_ID } from './append-retry.js';
 import { partitionForKey } from './layout.js';
 
@@ -151,7 +151,7 @@ describe('kafka transport on a 3-broker cluster', () => {
   it('replays a record a retry wrote twice (same append id) once, at its first position', async () => {
     const t = transport('dup');
     await t.connect();
-    const first = await t.append({ runId: 'r', data: new TextEncoder().encode('a') });
+    const first = await t.journal.append({ runId: 'r', data: new TextEncoder().encode('a') });
     // What a retried append leaves when its first attempt became visible only after the read-back.
     // Retries: a broker may learn of the new topic a moment after the others.
     const producer = new Kafka({
@@ -171,8 +171,8 @@ describe('kafka transport on a 3-broker cluster', () => {
     } finally {
       await producer.disconnect();
     }
-    await t.append({ runId: 'r', data: new TextEncoder().encode('c') });
-    const records = await t.read('r', 0);
+    await t.journal.append({ runId: 'r', data: new TextEncoder().encode('c') });
+    const records = await t.journal.read('r', 0);
     expect(records.map((r) => new TextDecoder().decode(r.data))).toEqual(['a', 'b', 'c']);
     expect(records[1]!.position).toBe(first + 1);
   }, 60_000);
@@ -192,7 +192,11 @@ describe('kafka transport on a 3-broker cluster', () => {
         const data = `${runId}:${k}`;
         const started = performance.now();
         try {
-          last = await t.append({ runId, data: new TextEncoder().encode(data), expectedLastPosition: last });
+          last = await t.journal.append({
+            runId,
+            data: new TextEncoder().encode(data),
+            expectedLastPosition: last,
+          });
           written.get(runId)!.push(data);
           positions.get(runId)!.push(last);
         } catch (err) {
@@ -229,7 +233,7 @@ describe('kafka transport on a 3-broker cluster', () => {
       // would make the broker answer a new record with an old record's offset, and drop it).
       const own = positions.get(runId)!;
       expect(new Set(own).size, `${runId}: positions ${own.join(',')}`).toBe(own.length);
-      const records = (await reader.read(runId, 0)).map((r) => new TextDecoder().decode(r.data));
+      const records = (await reader.journal.read(runId, 0)).map((r) => new TextDecoder().decode(r.data));
       expect(records).toEqual(written.get(runId));
     }
   }, 120_000);

@@ -7,6 +7,7 @@ import { afterAll } from 'vitest';
 import { describeTransportConformance } from '@baton/testing';
 import { kafkaTestUrl } from '@baton/testing/servers';
 import { kafkaTransport } from './index.js';
+import { createKafkaTransport } from './kafka-transport.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
 const ACK_WAIT_MS = 1_000;
@@ -30,15 +31,16 @@ describeTransportConformance('kafka', () => grouped(false), {
 
 // The same contract with the partitions owned through a membership (what a worker with a
 // presence store hands over) instead of a consumer group: a member alone owns every partition.
+// (createKafkaTransport is kafkaTransport typed as its class, whose run queue always has `share`.)
 const owned = (priorityLanes: boolean) => {
-  const transport = kafkaTransport({
+  const transport = createKafkaTransport({
     brokers: kafkaTestUrl(),
     prefix: prefixes.next(),
     partitions: 3,
     ackWaitMs: ACK_WAIT_MS,
     priorityLanes,
   });
-  transport.shareRunQueue({ memberId: 'solo', members: async () => ['solo'] });
+  transport.runQueue.share({ memberId: 'solo', members: async () => ['solo'] });
   return transport;
 };
 

@@ -15,7 +15,7 @@ import { createKafkaClient } from './client.js';
 import type { KafkaContext } from './context.js';
 import { KafkaGroupLog } from './group-log.js';
 import { GroupReads, MAX_RANGE_GAP, rangesOf, type GroupReadStats } from './group-reads.js';
-import { kafkaTransport, type KafkaTransport } from './kafka-transport.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { layoutFor, partitionForKey } from './layout.js';
 import { resolveKafkaOptions } from './options.js';
 import { PartitionReader } from './partition-reader.js';

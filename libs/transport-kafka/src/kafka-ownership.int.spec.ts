@@ -7,7 +7,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Delivery, RunQueueMembership } from '@baton/core/adapter';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import { kafkaTransport, type KafkaTransport } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { ownedPartitions } from './partition-ownership.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
@@ -39,7 +39,7 @@ async function member(prefix: string, membership: RunQueueMembership): Promise<K
   });
   open.push(transport);
   await transport.connect();
-  transport.shareRunQueue(membership);
+  transport.runQueue.share(membership);
   return transport;
 }
 
@@ -50,7 +50,7 @@ async function collect(transport: KafkaTransport, count: number, withinMs: numbe
   const deadline = Date.now() + withinMs;
   const got: Delivery[] = [];
   while (got.length < count && Date.now() < deadline) {
-    got.push(...(await transport.fetch({ max: count - got.length, expiresMs: 300 })));
+    got.push(...(await transport.runQueue.fetch({ max: count - got.length, expiresMs: 300 })));
   }
   return got;
 }
@@ -65,7 +65,7 @@ describe('kafka run queue, partitions owned by presence', () => {
       members.live.add('w-a').add('w-b');
       const a = await member(prefix, members.of('w-a'));
       const b = await member(prefix, members.of('w-b'));
-      for (let i = 0; i < 40; i++) await a.enqueue(bytes(`r${i}`), { key: `run-${i}` });
+      for (let i = 0; i < 40; i++) await a.runQueue.enqueue(bytes(`r${i}`), { key: `run-${i}` });
       const [fromA, fromB] = await Promise.all([collect(a, 40, 3_000), collect(b, 40, 3_000)]);
       expect(a.queueStats().assignedPartitions).toEqual(ownedPartitions('w-a', ['w-a', 'w-b'], PARTITIONS));
       expect(b.queueStats().assignedPartitions).toEqual(ownedPartitions('w-b', ['w-a', 'w-b'], PARTITIONS));
@@ -75,7 +75,7 @@ describe('kafka run queue, partitions owned by presence', () => {
       );
       for (const d of [...fromA, ...fromB]) await d.ack();
       // Positions went to the group's offsets: the lag (and KEDA's trigger) sees them.
-      await expect.poll(() => a.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
+      await expect.poll(() => a.runQueue.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
     },
   );
 
@@ -88,7 +88,7 @@ describe('kafka run queue, partitions owned by presence', () => {
       members.live.add('w-a').add('w-b');
       const a = await member(prefix, members.of('w-a'));
       const b = await member(prefix, members.of('w-b'));
-      for (let i = 0; i < 40; i++) await a.enqueue(bytes(`r${i}`), { key: `run-${i}` });
+      for (let i = 0; i < 40; i++) await a.runQueue.enqueue(bytes(`r${i}`), { key: `run-${i}` });
       const [fromA, fromB] = await Promise.all([collect(a, 40, 3_000), collect(b, 40, 3_000)]);
       expect(fromA.length).toBeGreaterThan(1);
       // a acks half of what it took and dies with the rest in hand.
@@ -96,7 +96,7 @@ describe('kafka run queue, partitions owned by presence', () => {
       for (const d of ackedByA) await d.ack();
       for (const d of fromB) await d.ack();
       await expect
-        .poll(() => a.backlog(5_000), { timeout: 15_000, interval: 250 })
+        .poll(() => a.runQueue.backlog(5_000), { timeout: 15_000, interval: 250 })
         .toBe(fromA.length - ackedByA.length);
       const moved = Date.now();
       await a.close();
@@ -113,7 +113,7 @@ describe('kafka run queue, partitions owned by presence', () => {
           .sort(),
       );
       for (const d of again) await d.ack();
-      await expect.poll(() => b.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
+      await expect.poll(() => b.runQueue.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
       // Nothing more: the acked ones stay acked.
       expect(await collect(b, 1, 1_500)).toEqual([]);
     },
@@ -136,7 +136,7 @@ describe('kafka run queue, partitions owned by presence', () => {
       await expect.poll(() => a.queueStats().assignedPartitions).toEqual(aOwns);
       expect(c.queueStats().assignedPartitions).toEqual(ownedPartitions('w-c', ['w-a', 'w-c'], PARTITIONS));
       // Records on a's partitions reach a, the others c; nobody waited for a rebalance.
-      for (let i = 0; i < 20; i++) await a.enqueue(bytes(`j${i}`), { key: `join-${i}` });
+      for (let i = 0; i < 20; i++) await a.runQueue.enqueue(bytes(`j${i}`), { key: `join-${i}` });
       const [fromA, fromC] = await Promise.all([collect(a, 20, 3_000), collect(c, 20, 3_000)]);
       expect(fromA.length + fromC.length).toBe(20);
       expect(a.queueStats().generation).toBe(2); // its start, then the join: no other change

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Delivery } from '@baton/core/adapter';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import { kafkaTransport, type KafkaTransport } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(kafkaTestUrl());
@@ -36,7 +36,7 @@ async function collect(transport: KafkaTransport, count: number, withinMs: numbe
   const deadline = Date.now() + withinMs;
   const got: Delivery[] = [];
   while (got.length < count && Date.now() < deadline) {
-    got.push(...(await transport.fetch({ max: count - got.length, expiresMs: 300 })));
+    got.push(...(await transport.runQueue.fetch({ max: count - got.length, expiresMs: 300 })));
   }
   return got;
 }
@@ -52,7 +52,10 @@ describe('kafka passOn', () => {
       const deadline = Date.now() + 20_000;
       const held = (t: KafkaTransport): number => t.queueStats().assignedPartitions.length;
       while (Date.now() < deadline && (held(a) === 0 || held(b) === 0 || held(a) + held(b) !== 4)) {
-        await Promise.all([a.fetch({ max: 1, expiresMs: 200 }), b.fetch({ max: 1, expiresMs: 200 })]);
+        await Promise.all([
+          a.runQueue.fetch({ max: 1, expiresMs: 200 }),
+          b.runQueue.fetch({ max: 1, expiresMs: 200 }),
+        ]);
       }
       expect(held(a)).toBeGreaterThan(0);
       expect(held(b)).toBeGreaterThan(0);
@@ -60,7 +63,7 @@ describe('kafka passOn', () => {
       // Local records: all on A's partitions, so A receives every one first.
       const labels = Array.from({ length: 12 }, (_, i) => `pass-${i}`);
       for (const label of labels)
-        await a.enqueue(bytes(label), { key: label, local: true, headers: { h: label } });
+        await a.runQueue.enqueue(bytes(label), { key: label, local: true, headers: { h: label } });
       const atA = await collect(a, labels.length, 15_000);
       expect(atA.map((d) => text(d.data)).sort()).toEqual([...labels].sort());
       expect(atA.every((d) => d.deliveryCount === 1)).toBe(true);
@@ -73,14 +76,14 @@ describe('kafka passOn', () => {
         await d.ack();
       }
       // Nothing comes back to A: its copies were acked once published.
-      expect(await a.fetch({ max: 20, expiresMs: 1_000 })).toEqual([]);
+      expect(await a.runQueue.fetch({ max: 20, expiresMs: 1_000 })).toEqual([]);
       expect([a.queueStats().generation, b.queueStats().generation]).toEqual(generations);
     },
   );
 
   it('redelivers to a member that holds every partition, as nak does', { timeout: 60_000 }, async () => {
     const a = await member(prefixes.next());
-    await a.enqueue(bytes('alone'), { key: 'alone' });
+    await a.runQueue.enqueue(bytes('alone'), { key: 'alone' });
     const [first] = await collect(a, 1, 15_000);
     expect(first).toBeDefined();
     await first!.passOn!(0);

@@ -6,13 +6,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Delivery } from '@baton/core/adapter';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import {
-  kafkaTransport,
-  layoutFor,
-  partitionForKey,
-  type KafkaTransport,
-  type KafkaTransportOptions,
-} from './index.js';
+import { layoutFor, partitionForKey, type KafkaTransportOptions } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(kafkaTestUrl());
@@ -44,7 +39,7 @@ async function collect(transport: KafkaTransport, count: number, withinMs: numbe
   const deadline = Date.now() + withinMs;
   const got: Delivery[] = [];
   while (got.length < count && Date.now() < deadline) {
-    got.push(...(await transport.fetch({ max: count - got.length, expiresMs: 500 })));
+    got.push(...(await transport.runQueue.fetch({ max: count - got.length, expiresMs: 500 })));
   }
   return got;
 }
@@ -56,16 +51,16 @@ describe('kafka run queue', () => {
     async () => {
       const prefix = prefixes.next();
       const a = await member(prefix);
-      expect(await a.backlog(5_000)).toBe(0);
-      for (let i = 0; i < 6; i++) await a.enqueue(bytes(`lag${i}`), { key: `run-${i}` });
+      expect(await a.runQueue.backlog(5_000)).toBe(0);
+      for (let i = 0; i < 6; i++) await a.runQueue.enqueue(bytes(`lag${i}`), { key: `run-${i}` });
       // No member has read anything: the group has no offsets, and reads from the beginning.
-      expect(await a.backlog(5_000)).toBe(6);
+      expect(await a.runQueue.backlog(5_000)).toBe(6);
       const got = await collect(a, 6, 20_000);
       expect(got).toHaveLength(6);
       for (const d of got) await d.ack();
-      await expect.poll(() => a.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
+      await expect.poll(() => a.runQueue.backlog(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
       await a.close();
-      expect(await a.backlog(5_000)).toBeUndefined();
+      expect(await a.runQueue.backlog(5_000)).toBeUndefined();
     },
   );
 
@@ -84,23 +79,23 @@ describe('kafka run queue', () => {
       // Right after the topics are created a partition may have no leader yet: the bus cannot say
       // (undefined) until it has.
       await expect
-        .poll(() => a.backlogDetail(5_000), { timeout: 15_000, interval: 250 })
+        .poll(() => a.runQueue.backlogDetail(5_000), { timeout: 15_000, interval: 250 })
         .toEqual({ total: 0, parts: empty });
       const keys = ['run-a', 'run-b', 'run-c', 'run-d', 'run-e', 'run-f', 'run-g'];
       const expected = [0, 0, 0, 0];
       for (const key of keys) {
-        await a.enqueue(bytes(key), { key });
+        await a.runQueue.enqueue(bytes(key), { key });
         expected[partitionForKey(key, 4)]! += 1;
       }
       // Keys spread over more than one partition, so the parts are really per partition.
       expect(expected.filter((n) => n > 0).length).toBeGreaterThan(1);
-      expect(await a.backlogDetail(5_000)).toEqual({
+      expect(await a.runQueue.backlogDetail(5_000)).toEqual({
         total: keys.length,
         parts: expected.map((pending, partition) => ({ name: `${topic}/${partition}`, partition, pending })),
       });
-      expect(await a.backlog(5_000)).toBe(keys.length);
+      expect(await a.runQueue.backlog(5_000)).toBe(keys.length);
       await a.close();
-      expect(await a.backlogDetail(5_000)).toBeUndefined();
+      expect(await a.runQueue.backlogDetail(5_000)).toBeUndefined();
     },
   );
 
@@ -110,7 +105,7 @@ describe('kafka run queue', () => {
     async () => {
       const prefix = prefixes.next();
       const a = await member(prefix);
-      for (let i = 0; i < 8; i++) await a.enqueue(bytes(`m${i}`), { key: `run-${i}` });
+      for (let i = 0; i < 8; i++) await a.runQueue.enqueue(bytes(`m${i}`), { key: `run-${i}` });
       const first = await collect(a, 8, 20_000);
       expect(first).toHaveLength(8);
       const acked = first.slice(0, 4);
@@ -126,7 +121,7 @@ describe('kafka run queue', () => {
           .sort(),
       );
       for (const d of second) await d.ack();
-      expect(await b.fetch({ max: 10, expiresMs: 1_000 })).toEqual([]);
+      expect(await b.runQueue.fetch({ max: 10, expiresMs: 1_000 })).toEqual([]);
     },
   );
 
@@ -137,9 +132,9 @@ describe('kafka run queue', () => {
       const prefix = prefixes.next();
       const t = await member(prefix, { maxBufferedMessages: 5 });
       const labels = Array.from({ length: 40 }, (_, i) => `p${i}`);
-      await Promise.all(labels.map((l) => t.enqueue(bytes(l), { key: l })));
+      await Promise.all(labels.map((l) => t.runQueue.enqueue(bytes(l), { key: l })));
       // Start consuming, take nothing for a while: the buffer must stop at its limit.
-      expect(await t.fetch({ max: 1, expiresMs: 10_000 })).toHaveLength(1);
+      expect(await t.runQueue.fetch({ max: 1, expiresMs: 10_000 })).toHaveLength(1);
       const received: string[] = [];
       await new Promise((r) => setTimeout(r, 1_500));
       const stats = t.queueStats();
@@ -162,7 +157,7 @@ describe('kafka run queue', () => {
       const prefix = prefixes.next();
       const a = await member(prefix);
       const labels = Array.from({ length: 12 }, (_, i) => `r${i}`);
-      for (const l of labels) await a.enqueue(bytes(l), { key: l });
+      for (const l of labels) await a.runQueue.enqueue(bytes(l), { key: l });
       const inFlight = await collect(a, labels.length, 20_000);
       expect(inFlight).toHaveLength(labels.length);
       const generation = a.queueStats().generation;
@@ -175,7 +170,7 @@ describe('kafka run queue', () => {
         Date.now() < deadline &&
         (a.queueStats().generation === generation || b.queueStats().assignedPartitions.length === 0)
       ) {
-        fromB.push(...(await b.fetch({ max: 20, expiresMs: 300 })));
+        fromB.push(...(await b.runQueue.fetch({ max: 20, expiresMs: 300 })));
       }
       expect(b.queueStats().assignedPartitions.length).toBeGreaterThan(0);
       // Acks of A's pre-rebalance deliveries commit nothing: everything comes again to its owner.
@@ -202,23 +197,28 @@ describe('kafka run queue', () => {
         b.queueStats().assignedPartitions.length === 0 ||
         a.queueStats().assignedPartitions.length + b.queueStats().assignedPartitions.length !== 4)
     ) {
-      await Promise.all([a.fetch({ max: 1, expiresMs: 200 }), b.fetch({ max: 1, expiresMs: 200 })]);
+      await Promise.all([
+        a.runQueue.fetch({ max: 1, expiresMs: 200 }),
+        b.runQueue.fetch({ max: 1, expiresMs: 200 }),
+      ]);
     }
     expect(a.queueStats().assignedPartitions.length).toBeGreaterThan(0);
     const keys = Array.from({ length: 20 }, (_, i) => `local-${i}`);
-    for (const key of keys) await a.enqueue(bytes(key), { key, local: true });
+    for (const key of keys) await a.runQueue.enqueue(bytes(key), { key, local: true });
     const got = await collect(a, keys.length, 15_000);
     for (const d of got) await d.ack();
     expect(got.map((d) => text(d.data)).sort()).toEqual([...keys].sort());
-    expect(await b.fetch({ max: 20, expiresMs: 1_000 })).toEqual([]);
+    expect(await b.runQueue.fetch({ max: 20, expiresMs: 1_000 })).toEqual([]);
   });
 });
 
 describe('kafka transport errors', () => {
   it('refuses a run message above maxMessageBytes before sending it', async () => {
     const t = await member(prefixes.next(), { maxMessageBytes: 1_000 });
-    await expect(t.enqueue(new Uint8Array(2_000))).rejects.toMatchObject({ code: 'BATON_TOO_LARGE' });
-    await expect(t.append({ runId: 'big', data: new Uint8Array(2_000) })).rejects.toMatchObject({
+    await expect(t.runQueue.enqueue(new Uint8Array(2_000))).rejects.toMatchObject({
+      code: 'BATON_TOO_LARGE',
+    });
+    await expect(t.journal.append({ runId: 'big', data: new Uint8Array(2_000) })).rejects.toMatchObject({
       code: 'BATON_TOO_LARGE',
     });
   });

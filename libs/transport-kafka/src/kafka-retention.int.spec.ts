@@ -1,11 +1,11 @@
 /**
  * Retention on Kafka: the journal topic gets `retention.ms` from `journalRetentionMs` when the
- * transport creates it, and purgeJournal is the documented no-op (the records stay).
+ * transport creates it, and journal.purge is the documented no-op (the records stay).
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { kafkaTestUrl } from '@baton/testing/servers';
-import { kafkaTransport, type KafkaTransport } from './index.js';
+import { createKafkaTransport as kafkaTransport, type KafkaTransport } from './kafka-transport.js';
 import { brokerOf, testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(kafkaTestUrl());
@@ -45,13 +45,13 @@ describe('kafka transport: journal retention', () => {
     expect(await retentionOf(`${prefix}.runs`)).not.toBe('123456789');
   }, 60_000);
 
-  it("keeps a purged run's records until retention: purgeJournal is a no-op", async () => {
+  it("keeps a purged run's records until retention: journal.purge is a no-op", async () => {
     const transport = kafkaTransport({ brokers: kafkaTestUrl(), prefix: prefixes.next(), partitions: 2 });
     open.push(transport);
     await transport.connect();
-    expect(transport.journalPurge).toBe('retention');
-    await transport.append({ runId: 'kept', data: new Uint8Array([7]) });
-    await transport.purgeJournal('kept');
-    expect((await transport.read('kept', 0)).map((r) => [...r.data])).toEqual([[7]]);
+    expect(transport.journal.purgeMode).toBe('retention');
+    await transport.journal.append({ runId: 'kept', data: new Uint8Array([7]) });
+    await transport.journal.purge('kept');
+    expect((await transport.journal.read('kept', 0)).map((r) => [...r.data])).toEqual([[7]]);
   }, 60_000);
 });

@@ -1,6 +1,8 @@
 /**
- * The Kafka {@link Transport}: lifecycle, and the seams to the run queue, the journal and the
- * dead-letter queue, which live in their own files.
+ * The Kafka {@link Transport}: lifecycle, and the composition of its capabilities, which live in
+ * their own files: the run queue (run-lanes.ts over run-queue.ts), the journal (journal.ts), the
+ * dead letters (dead-letter-admin.ts, under core's administration) and the group logs
+ * (group-log.ts).
  *
  * Invariants:
  * 1. connect() runs once at a time; a second call while it runs shares its promise, one after it
@@ -9,53 +11,34 @@
  *    waiting fetches return empty, and the consumer leaves its group so the other members take its
  *    partitions at once.
  */
-import { BatonError, PayloadTooLargeError } from '@baton/core';
+import { BatonError } from '@baton/core';
 import {
   AdapterLifecycle,
   DEFAULT_RUN_PRIORITY,
-  PriorityLanes,
-  assertRunId,
-  laneFor,
+  deadLetterQueue,
   laneLevels,
+  type DeadLetterQueue,
+  type JournalLog,
   type RunPriority,
-  type BacklogDetail,
-  type DeadLetter,
-  type DeadLetterPage,
-  type DeadLetterPurge,
-  type DeadLetterQuery,
-  type RedriveResult,
-  type StoredDeadLetter,
-  type Delivery,
-  type EnqueueOptions,
-  type FetchOptions,
-  type JournalAppend,
-  type JournalRecord,
-  type RunQueueMembership,
+  type RunQueue,
   type Transport,
 } from '@baton/core/adapter';
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafkaClient, type KafkaLogHook } from './client.js';
-import type { KafkaContext } from './context.js';
-import {
-  getDeadLetter,
-  letterToRedrive,
-  listDeadLetters,
-  pageDeadLetters,
-  purgeDeadLetters,
-} from './dead-letter-admin.js';
-import { storeDeadLetter } from './dead-letters.js';
+import type { KafkaContext, KafkaGuard } from './context.js';
+import { KafkaDeadLetters } from './dead-letter-admin.js';
 import { withKafkaRetries } from './retry.js';
 import { toKafkaError } from './errors.js';
 import type { AppendRetryStats } from './append-retry.js';
 import { KafkaGroupLog } from './group-log.js';
 import { GroupReads, type GroupReadStats } from './group-reads.js';
-import { appendJournalRecord, readJournal } from './journal.js';
-import { consumerGroupLag, consumerGroupLagByPartition } from './backlog.js';
-import { laneLayout, layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
+import { kafkaJournal } from './journal.js';
+import { laneLayout, layoutFor, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
 import { PartitionReader } from './partition-reader.js';
 import { BatchingProducer } from './producer.js';
-import { KafkaRunQueue, MSG_ID_HEADER, type KafkaQueueStats } from './run-queue.js';
+import { KafkaRunLanes } from './run-lanes.js';
+import { KafkaRunQueue, type KafkaQueueStats } from './run-queue.js';
 import { ensureTopics } from './setup.js';
 import { TailReads } from './tail-reads.js';
 
@@ -75,17 +58,32 @@ export interface KafkaTransportExtras {
  * const transport = kafkaTransport({ brokers: 'kafka://kafka:9092', prefix: 'baton' });
  * await transport.connect(); // creates baton.runs (.high, .low), baton.journal, baton.journal.groups and baton.dlq if missing
  */
-export function kafkaTransport(options: KafkaTransportOptions & KafkaTransportExtras = {}): KafkaTransport {
+export function kafkaTransport(options: KafkaTransportOptions & KafkaTransportExtras = {}): Transport {
+  return createKafkaTransport(options);
+}
+
+/**
+ * {@link kafkaTransport} with the class's view of its run queue ({@link KafkaTransport.queueStats})
+ * and its group log's counters: for this package's own specs, not on its door.
+ */
+export function createKafkaTransport(
+  options: KafkaTransportOptions & KafkaTransportExtras = {},
+): KafkaTransport {
   return new KafkaTransport(resolveKafkaOptions(options), options.log);
 }
 
-/** The Kafka transport: the {@link Transport} contract plus a view of its run queue. */
+/** The Kafka transport: the {@link Transport} contract plus a view of its run queue (for specs). */
 export class KafkaTransport implements Transport {
   readonly name = 'kafka';
-  readonly supportsOptimisticAppend = false;
-  readonly scansSharedLog = true;
-  /** A run's records share partitions with other runs': they go with the topic's `retention.ms`. */
-  readonly journalPurge = 'retention';
+  /** The run queue, with every optional member: the backlog, and the store's membership (`share`). */
+  readonly runQueue: Required<RunQueue>;
+  readonly journal: JournalLog;
+  readonly deadLetters: DeadLetterQueue;
+  /**
+   * Logs of group records for group commit across runs (group-log.ts): the topic
+   * `<prefix>.journal.groups`, keyed by log name; a position is an offset + 1.
+   */
+  readonly groupLog: KafkaGroupLog;
 
   /** created, connecting, open (topics in place, clients connected), closed (final). */
   private readonly lifecycle = new AdapterLifecycle<KafkaContext>({
@@ -98,34 +96,34 @@ export class KafkaTransport implements Transport {
   private readonly appendStats: AppendRetryStats = { retried: 0, foundLanded: 0 };
   /** Counters of the group logs' coalesced reads (group-reads.ts), across connections. */
   private readonly groupReadStats: GroupReadStats = { reads: 0, ranges: 0, fetchedRecords: 0 };
-  /**
-   * Logs of group records for group commit across runs (group-log.ts): the topic
-   * `<prefix>.journal.groups`, keyed by log name; a position is an offset + 1.
-   */
-  readonly groupLog: KafkaGroupLog = new KafkaGroupLog(
-    (operation, retryReads, work) =>
-      retryReads ? this.guardRead(operation, work) : this.guard(operation, work),
-    this.groupReadStats,
-    () => this.options.maxMessageBytes,
-  );
-  private roundRobin = 0;
-  private membership: RunQueueMembership | undefined;
-  /**
-   * The run queue's priority lanes. Each lane's queue takes from its own in-process buffer, so
-   * asking an empty lane costs nothing and every fetch asks every lane.
-   */
-  private readonly lanes = new PriorityLanes({
-    high: (options) => this.guard('fetch', (context) => laneQueue(context, 'high').fetch(options)),
-    normal: (options) => this.guard('fetch', (context) => context.queue.fetch(options)),
-    low: (options) => this.guard('fetch', (context) => laneQueue(context, 'low').fetch(options)),
-  });
+  private readonly lanes: KafkaRunLanes;
 
-  /** @internal use {@link kafkaTransport} */
+  /** @internal use {@link kafkaTransport}, or {@link createKafkaTransport} in specs */
   constructor(
     private readonly options: ResolvedKafkaOptions,
     private readonly log: KafkaLogHook | undefined,
   ) {
     this.layout = layoutFor(options.prefix);
+    const guard: KafkaGuard = (operation, retryReads, work) =>
+      retryReads ? this.guardRead(operation, work) : this.guard(operation, work);
+    this.lanes = new KafkaRunLanes(
+      options,
+      guard,
+      () => this.lifecycle.peek(),
+      () => this.lifecycle.state === 'closed',
+    );
+    // The backlog answers undefined on a closed transport, and a membership is only stored.
+    this.runQueue = this.lifecycle.guard('runQueue', this.lanes, ['backlog', 'backlogDetail', 'share']);
+    this.journal = this.lifecycle.guard('journal', kafkaJournal(guard, this.appendStats));
+    this.deadLetters = this.lifecycle.guard(
+      'deadLetters',
+      deadLetterQueue(new KafkaDeadLetters(guard), (data, enqueue) => this.runQueue.enqueue(data, enqueue)),
+    );
+    this.groupLog = new KafkaGroupLog(
+      (operation, retryReads, work) => guard(operation, retryReads, work),
+      this.groupReadStats,
+      () => this.options.maxMessageBytes,
+    );
   }
 
   connect(): Promise<void> {
@@ -167,7 +165,8 @@ export class KafkaTransport implements Transport {
           admin,
           reader,
         );
-        if (this.membership !== undefined) queue.shareRunQueue(this.membership);
+        const membership = this.lanes.sharedMembership;
+        if (membership !== undefined) queue.shareRunQueue(membership);
         return queue;
       };
       const queues: KafkaContext['queues'] = {};
@@ -199,12 +198,8 @@ export class KafkaTransport implements Transport {
     });
   }
 
-  private open(operation: string): KafkaContext {
-    return this.lifecycle.open(operation);
-  }
-
   private async guard<T>(operation: string, work: (context: KafkaContext) => Promise<T>): Promise<T> {
-    const context = this.open(operation);
+    const context = this.lifecycle.open(operation);
     try {
       return await work(context);
     } catch (err) {
@@ -221,151 +216,10 @@ export class KafkaTransport implements Transport {
     );
   }
 
-  // ------------------------------------------------------------------------------------------
-
-  enqueue(data: Uint8Array, options: EnqueueOptions = {}): Promise<void> {
-    return this.guard('enqueue', async (context) => {
-      if (data.byteLength > this.options.maxMessageBytes) {
-        throw new PayloadTooLargeError('run message', data.byteLength, this.options.maxMessageBytes);
-      }
-      const priority = laneFor(
-        options.priority,
-        this.options.priorityLanes,
-        'kafka transport: enqueue',
-        'priorityLanes (BATON_KAFKA_PRIORITY_LANES=true)',
-      );
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.msgId !== undefined) headers[MSG_ID_HEADER] = options.msgId;
-      await context.producer.send({
-        topic: this.layout.runLanes[priority].topic,
-        partition: this.partitionFor(context, options, priority),
-        key: options.key ?? null,
-        value: Buffer.from(data),
-        headers,
-      });
-    });
-  }
-
-  /**
-   * The store's live workers, handed over by the worker before its first fetch: with
-   * `partitionOwnership: 'presence'` (the default) they split the runs topic's partitions, and no
-   * consumer group is joined (run-queue.ts, partition-ownership.ts).
-   */
-  shareRunQueue(membership: RunQueueMembership): void {
-    this.membership = membership;
-    const queues = this.lifecycle.peek()?.queues;
-    if (queues !== undefined) for (const queue of Object.values(queues)) queue?.shareRunQueue(membership);
-  }
-
   /** The `normal` lane's run queue state in this process (zeros before connect()). */
   queueStats(): KafkaQueueStats {
-    return (
-      this.lifecycle.peek()?.queue.stats() ?? {
-        buffered: 0,
-        pendingOffsets: 0,
-        paused: false,
-        generation: 0,
-        assignedPartitions: [],
-      }
-    );
+    return this.lanes.stats();
   }
-
-  private partitionFor(context: KafkaContext, options: EnqueueOptions, priority: RunPriority): number {
-    const count = context.topics.lanePartitions[priority];
-    if (options.local) {
-      const mine = laneQueue(context, priority).localPartitions;
-      if (mine.length > 0) {
-        const keyed = options.key === undefined ? -1 : partitionForKey(options.key, count);
-        return mine.includes(keyed) ? keyed : mine[this.roundRobin++ % mine.length]!;
-      }
-    }
-    // Same key, same partition: ordered. Copies of one msgId also share a partition, so the
-    // first one enqueued is the one delivered and its copies are dropped.
-    const key = options.key ?? options.msgId;
-    if (key !== undefined) return partitionForKey(key, count);
-    return this.roundRobin++ % count;
-  }
-
-  /** The workers' consumer-group lag on the run lanes' topics (backlog.ts says what it counts). */
-  async backlog(timeoutMs: number): Promise<number | undefined> {
-    const context = this.lifecycle.peek();
-    if (context === undefined || this.lifecycle.state === 'closed') return undefined;
-    return consumerGroupLag(context, timeoutMs);
-  }
-
-  /** The same lag per partition of the lanes' topics (backlog.ts); no `ackPending` on Kafka. */
-  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
-    const context = this.lifecycle.peek();
-    if (context === undefined || this.lifecycle.state === 'closed') return undefined;
-    return consumerGroupLagByPartition(context, timeoutMs);
-  }
-
-  /**
-   * Takes from the priority lanes by the claim cycle (priority-lanes.ts), or, without
-   * `priorityLanes`, from the runs topic alone as before priorities.
-   */
-  fetch(options: FetchOptions): Promise<Delivery[]> {
-    if (!this.options.priorityLanes) return this.guard('fetch', (context) => context.queue.fetch(options));
-    this.open('fetch');
-    return this.lanes.fetch(options);
-  }
-
-  append(append: JournalAppend): Promise<number> {
-    return this.guard('append', (context) => appendJournalRecord(context, append, this.appendStats));
-  }
-
-  read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
-    return this.guardRead('read', (context) => readJournal(context, runId, afterPosition, uptoPosition));
-  }
-
-  /**
-   * A documented no-op: a run's journal records share partitions with other runs', and Kafka
-   * deletes only whole segments by age, so they stay until the journal topic's `retention.ms`
-   * (option `journalRetentionMs`, docs/retention.md). See {@link journalPurge}.
-   */
-  purgeJournal(runId: string): Promise<void> {
-    return this.guard('purgeJournal', async () => {
-      assertRunId(runId);
-    });
-  }
-
-  deadLetter(letter: DeadLetter): Promise<void> {
-    return this.guard('deadLetter', (context) => storeDeadLetter(context, letter));
-  }
-
-  listDeadLetters(limit?: number): Promise<DeadLetter[]> {
-    return this.guardRead('listDeadLetters', (context) => listDeadLetters(context, limit));
-  }
-
-  pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-    return this.guardRead('pageDeadLetters', (context) => pageDeadLetters(context, query));
-  }
-
-  getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
-    return this.guardRead('getDeadLetter', (context) => getDeadLetter(context, id));
-  }
-
-  /**
-   * Re-enqueues the letter's original data and headers without a key (the letter does not keep
-   * the original's), so the message lands on any partition; then appends the removal marker.
-   */
-  async redriveDeadLetter(id: string): Promise<RedriveResult> {
-    const letter = await this.guardRead('redriveDeadLetter', (context) => letterToRedrive(context, id));
-    await this.enqueue(letter.data, { headers: letter.headers });
-    await this.guard('redriveDeadLetter', (context) => purgeDeadLetters(context, { ids: [id] }));
-    return { id, bytes: letter.data.byteLength };
-  }
-
-  purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
-    return this.guard('purgeDeadLetters', (context) => purgeDeadLetters(context, purge));
-  }
-}
-
-/** The queue of a lane in use (enqueue and fetch reach a lane only when `priorityLanes` is on). */
-function laneQueue(context: KafkaContext, level: RunPriority): KafkaRunQueue {
-  const queue = context.queues[level];
-  if (queue === undefined) throw new Error(`kafka transport: the ${level} lane is not in use`);
-  return queue;
 }
 
 /** Leaves the consumer groups, then disconnects the clients. */

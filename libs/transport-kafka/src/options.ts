@@ -86,7 +86,7 @@ export interface KafkaTransportOptions {
   heartbeatIntervalMs?: number;
   /**
    * Who decides which worker reads which partition of the runs topic:
-   * - `presence`: the store's presence, once a worker hands it over (`shareRunQueue`; Redis and
+   * - `presence`: the store's presence, once a worker hands it over (`runQueue.share`; Redis and
    *   Postgres stores): each partition goes to one of the live workers by rendezvous hashing, read
    *   outside any consumer group, its position committed to the group's offsets. A join or a death
    *   moves only the partitions that change hands, within about two `ownershipRefreshMs` of the

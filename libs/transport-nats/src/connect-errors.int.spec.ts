@@ -112,11 +112,13 @@ describe('nats transport: unreachable servers', () => {
 
   it('refuses operations before connect() and after close()', async () => {
     const transport = natsTransport({ servers: `nats://127.0.0.1:${await freePort()}` });
-    await expect(transport.enqueue(new Uint8Array([1]))).rejects.toMatchObject({
+    await expect(transport.runQueue.enqueue(new Uint8Array([1]))).rejects.toMatchObject({
       code: 'BATON_NOT_CONNECTED',
     });
     await transport.close();
-    await expect(transport.fetch({ max: 1, expiresMs: 10 })).rejects.toMatchObject({ code: 'BATON_CLOSED' });
+    await expect(transport.runQueue.fetch({ max: 1, expiresMs: 10 })).rejects.toMatchObject({
+      code: 'BATON_CLOSED',
+    });
     await expect(transport.connect()).rejects.toMatchObject({ code: 'BATON_CLOSED' });
   });
 });
@@ -214,23 +216,23 @@ describe('nats transport: credentials and permissions', () => {
     try {
       await worker.connect();
       await producer.connect();
-      await producer.enqueue(encoder.encode('start'), { msgId: 'start:run-1' });
-      const [delivery] = await worker.fetch({ max: 5, expiresMs: 2_000 });
+      await producer.runQueue.enqueue(encoder.encode('start'), { msgId: 'start:run-1' });
+      const [delivery] = await worker.runQueue.fetch({ max: 5, expiresMs: 2_000 });
       await delivery?.nak(10);
-      const [again] = await worker.fetch({ max: 5, expiresMs: 2_000 });
+      const [again] = await worker.runQueue.fetch({ max: 5, expiresMs: 2_000 });
       await again?.ack();
       let last = 0;
       for (let i = 0; i < 6; i++) {
-        last = await worker.append({
+        last = await worker.journal.append({
           runId: 'run-1',
           data: encoder.encode(`e${i}`),
           expectedLastPosition: last,
         });
       }
-      expect(await worker.read('run-1', 0)).toHaveLength(6);
-      expect(await producer.read('run-1', 0)).toHaveLength(6);
-      await worker.deadLetter({ data: encoder.encode('x'), headers: {}, reason: 'r', code: 'c', at: 1 });
-      expect(await worker.listDeadLetters()).toHaveLength(1);
+      expect(await worker.journal.read('run-1', 0)).toHaveLength(6);
+      expect(await producer.journal.read('run-1', 0)).toHaveLength(6);
+      await worker.deadLetters.add({ data: encoder.encode('x'), headers: {}, reason: 'r', code: 'c', at: 1 });
+      expect(await worker.deadLetters.list()).toHaveLength(1);
     } finally {
       await worker.close();
       await producer.close();
@@ -248,25 +250,27 @@ describe('nats transport: credentials and permissions', () => {
       await worker.connect();
       await operator.connect();
       await producer.connect();
-      await worker.fetch({ max: 10, expiresMs: 200 }).then((batch) => Promise.all(batch.map((d) => d.ack())));
+      await worker.runQueue
+        .fetch({ max: 10, expiresMs: 200 })
+        .then((batch) => Promise.all(batch.map((d) => d.ack())));
       for (const code of ['a', 'b', 'c']) {
-        await worker.deadLetter({ data: encoder.encode(code), headers: {}, reason: 'r', code, at: 1 });
+        await worker.deadLetters.add({ data: encoder.encode(code), headers: {}, reason: 'r', code, at: 1 });
       }
-      const { letters } = await operator.pageDeadLetters({ limit: 3 });
+      const { letters } = await operator.deadLetters.page({ limit: 3 });
       expect(letters.slice(0, 3).map((l) => l.code)).toEqual(['c', 'b', 'a']);
       const [c, b] = letters;
-      expect(await operator.getDeadLetter(c!.id)).toMatchObject({ code: 'c' });
-      await operator.redriveDeadLetter(c!.id);
-      const [redriven] = await worker.fetch({ max: 1, expiresMs: 2_000 });
+      expect(await operator.deadLetters.get(c!.id)).toMatchObject({ code: 'c' });
+      await operator.deadLetters.redrive(c!.id);
+      const [redriven] = await worker.runQueue.fetch({ max: 1, expiresMs: 2_000 });
       expect(new TextDecoder().decode(redriven?.data)).toBe('c');
       await redriven?.ack();
-      expect(await operator.purgeDeadLetters({ ids: [b!.id] })).toBe(1);
-      await expect(producer.purgeDeadLetters({ all: true })).rejects.toMatchObject({
+      expect(await operator.deadLetters.purge({ ids: [b!.id] })).toBe(1);
+      await expect(producer.deadLetters.purge({ all: true })).rejects.toMatchObject({
         code: 'BATON_NATS_PERMISSION',
         resource: `$JS.API.STREAM.PURGE.${CREW.toUpperCase()}_DLQ`,
       });
-      expect(await operator.purgeDeadLetters({ all: true })).toBeGreaterThanOrEqual(1);
-      expect((await operator.pageDeadLetters()).letters).toEqual([]);
+      expect(await operator.deadLetters.purge({ all: true })).toBeGreaterThanOrEqual(1);
+      expect((await operator.deadLetters.page()).letters).toEqual([]);
     } finally {
       await worker.close();
       await operator.close();
@@ -279,7 +283,7 @@ describe('nats transport: credentials and permissions', () => {
     try {
       await transport.connect();
       const started = Date.now();
-      await expect(transport.fetch({ max: 1, expiresMs: 10_000 })).rejects.toMatchObject({
+      await expect(transport.runQueue.fetch({ max: 1, expiresMs: 10_000 })).rejects.toMatchObject({
         code: 'BATON_NATS_PERMISSION',
         resource: `$JS.API.CONSUMER.MSG.NEXT.${prefix.toUpperCase()}_RUNS.${prefix}-workers`,
       });

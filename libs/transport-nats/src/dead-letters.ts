@@ -15,7 +15,7 @@ import {
   toNatsHeaders,
   travellingHeaders,
 } from './messages.js';
-import { getStoredMessage, type StoredRecord } from './stream-reader.js';
+import type { StoredRecord } from './stream-reader.js';
 
 /** Header names of a dead letter's own fields. */
 export const DEAD_LETTER_HEADERS = {
@@ -25,8 +25,6 @@ export const DEAD_LETTER_HEADERS = {
   truncated: 'baton-dlq-truncated',
 } as const;
 
-/** The most dead letters `listDeadLetters()` returns when no limit is given. */
-export const DEFAULT_DEAD_LETTER_LIMIT = 100;
 /** A reason longer than this is cut: it is a message for an operator, not a payload. */
 const MAX_REASON_CHARS = 4_096;
 
@@ -63,37 +61,6 @@ export async function storeDeadLetter(context: TransportContext, letter: DeadLet
   }
 }
 
-/** The most recent `limit` dead letters, oldest first. */
-export async function listDeadLetters(
-  context: TransportContext,
-  limit = DEFAULT_DEAD_LETTER_LIMIT,
-): Promise<DeadLetter[]> {
-  context.assertOpen('listDeadLetters');
-  limit = Math.floor(limit);
-  if (!(limit > 0)) return [];
-  const stream = context.layout.deadLetterStream;
-  try {
-    const { state } = await context.session.jsm.streams.info(stream);
-    if (state.messages === 0) return [];
-    const found: StoredRecord[] = [];
-    // Newest first, a window at a time: sequences are contiguous unless messages were deleted,
-    // so one window of `limit` gets usually suffices, and they run concurrently.
-    for (let high = state.last_seq; high >= state.first_seq && found.length < limit;) {
-      const low = Math.max(state.first_seq, high - (limit - found.length) + 1);
-      const window = await Promise.all(
-        range(low, high).map((seq) =>
-          getStoredMessage(context, stream, context.streams.deadLetterReplicas, { seq }),
-        ),
-      );
-      found.unshift(...window.filter((record): record is StoredRecord => record !== null));
-      high = low - 1;
-    }
-    return found.slice(-limit).map(toDeadLetter);
-  } catch (err) {
-    throw context.toError('listDeadLetters', err);
-  }
-}
-
 export function toDeadLetter(record: StoredRecord): DeadLetter {
   const headers = fromNatsHeaders(record.header);
   const code = headers[DEAD_LETTER_HEADERS.code] ?? 'unknown';
@@ -103,8 +70,4 @@ export function toDeadLetter(record: StoredRecord): DeadLetter {
   delete headers[DEAD_LETTER_HEADERS.reason];
   delete headers[DEAD_LETTER_HEADERS.at];
   return { data: record.data, headers, code, reason, at: Number.isFinite(at) ? at : 0 };
-}
-
-function range(low: number, high: number): number[] {
-  return Array.from({ length: high - low + 1 }, (_, i) => low + i);
 }

@@ -18,6 +18,7 @@
 import {
   assertRunId,
   type JournalAppend,
+  type JournalLog,
   type JournalRecord,
   JournalConflictError,
 } from '@baton/core/adapter';
@@ -29,6 +30,18 @@ import { getStoredMessage } from './stream-reader.js';
 import { MSG_ID, publishWithRetry, WRONG_LAST_SEQUENCE } from './append-retry.js';
 
 const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
+
+/** The transport's journal; `open` gives the connected transport's context or throws. */
+export function natsJournal(open: (operation: string) => TransportContext): JournalLog {
+  return {
+    supportsOptimisticAppend: true,
+    purgeMode: 'deletes',
+    append: (append) => appendJournalRecord(open('journal.append'), append),
+    read: (runId, afterPosition, uptoPosition) =>
+      readJournal(open('journal.read'), runId, afterPosition, uptoPosition),
+    purge: (runId) => purgeJournal(open('journal.purge'), runId),
+  };
+}
 
 /** Appends one record; see the invariants above. */
 export async function appendJournalRecord(context: TransportContext, append: JournalAppend): Promise<number> {

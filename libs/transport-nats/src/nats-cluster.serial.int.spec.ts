@@ -44,21 +44,21 @@ describe('nats transport on a 3-node JetStream cluster', () => {
       for (const stream of [layout.runsStream, layout.journalStream, layout.deadLetterStream]) {
         expect(await replicasOf(stream)).toEqual({ configured: 3, followers: 2 });
       }
-      const first = await transport.append({
+      const first = await transport.journal.append({
         runId: 'run-1',
         data: new Uint8Array([1]),
         expectedLastPosition: 0,
       });
-      const second = await transport.append({
+      const second = await transport.journal.append({
         runId: 'run-1',
         data: new Uint8Array([2]),
         expectedLastPosition: first,
       });
-      const stale = await transport
+      const stale = await transport.journal
         .append({ runId: 'run-1', data: new Uint8Array([3]), expectedLastPosition: first })
         .catch((e: unknown) => e);
       expect(stale).toMatchObject({ code: 'BATON_JOURNAL_CONFLICT' });
-      const records = await transport.read('run-1', 0);
+      const records = await transport.journal.read('run-1', 0);
       expect(records.map((r) => [r.position, [...r.data]])).toEqual([
         [first, [1]],
         [second, [2]],
@@ -120,7 +120,7 @@ describe('nats transport on a 3-node JetStream cluster', () => {
       await cluster!.freeze(follower);
       let last = 0;
       for (let i = 0; i < count; i++) {
-        last = await transport.append({
+        last = await transport.journal.append({
           runId: 'lagging',
           data: new Uint8Array(512),
           expectedLastPosition: last,
@@ -129,7 +129,7 @@ describe('nats transport on a 3-node JetStream cluster', () => {
       await cluster!.thaw(follower);
       thawed = true;
       // Many readers at once, right after the thaw: about a third of their consumers land on it.
-      const reads = await Promise.all(Array.from({ length: 30 }, () => transport.read('lagging', 0)));
+      const reads = await Promise.all(Array.from({ length: 30 }, () => transport.journal.read('lagging', 0)));
       const lengths = reads.map((records) => records.length);
       expect(lengths).toEqual(lengths.map(() => count));
       expect(reads[0]!.at(-1)!.position).toBe(last);
@@ -167,7 +167,7 @@ describe('nats transport on a 3-node JetStream cluster', () => {
       expect(settled).toBe('connected');
       try {
         expect(
-          await transport.append({
+          await transport.journal.append({
             runId: 'after-election',
             data: new Uint8Array([1]),
             expectedLastPosition: 0,

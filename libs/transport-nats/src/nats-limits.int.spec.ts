@@ -36,7 +36,7 @@ describe('nats transport: payload limits', () => {
 
   it('refuses a run message above max_payload before sending it, naming size, limit and remedy', async () => {
     const size = MAX_PAYLOAD + 1_000;
-    const err = await transport
+    const err = await transport.runQueue
       .enqueue(new Uint8Array(size))
       .catch((e: unknown) => e as PayloadTooLargeError);
     expect(err).toBeInstanceOf(PayloadTooLargeError);
@@ -44,35 +44,35 @@ describe('nats transport: payload limits', () => {
     expect(err?.size).toBeGreaterThanOrEqual(size);
     expect(err?.message).toContain(`limit of ${MAX_PAYLOAD} bytes`);
     expect(err?.message).toContain('max_payload');
-    expect(await transport.fetch({ max: 1, expiresMs: 200 })).toEqual([]);
+    expect(await transport.runQueue.fetch({ max: 1, expiresMs: 200 })).toEqual([]);
   });
 
   it('accepts a message just under the limit', async () => {
-    await transport.enqueue(new Uint8Array(MAX_PAYLOAD - 100));
-    const [delivery] = await transport.fetch({ max: 1, expiresMs: 2_000 });
+    await transport.runQueue.enqueue(new Uint8Array(MAX_PAYLOAD - 100));
+    const [delivery] = await transport.runQueue.fetch({ max: 1, expiresMs: 2_000 });
     expect(delivery?.data.byteLength).toBe(MAX_PAYLOAD - 100);
     await delivery?.ack();
   });
 
   it('refuses a journal record above max_payload, counting its headers, and appends nothing', async () => {
-    const err = await transport
+    const err = await transport.journal
       .append({ runId: 'big', data: new Uint8Array(MAX_PAYLOAD), expectedLastPosition: 0 })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PayloadTooLargeError);
     expect((err as PayloadTooLargeError).message).toContain('journal record of run big');
-    expect(await transport.read('big', 0)).toEqual([]);
+    expect(await transport.journal.read('big', 0)).toEqual([]);
   });
 
   it('keeps a dead letter of a too-large message, truncated and marked', async () => {
     const original = new Uint8Array(MAX_PAYLOAD * 2).fill(7);
-    await transport.deadLetter({
+    await transport.deadLetters.add({
       data: original,
       headers: { 'baton-kind': 'start' },
       reason: 'message is too large',
       code: 'too-large',
       at: 42,
     });
-    const [letter] = await transport.listDeadLetters();
+    const [letter] = await transport.deadLetters.list();
     expect(letter).toMatchObject({ code: 'too-large', at: 42 });
     expect(letter?.reason).toContain('message is too large');
     expect(letter?.reason).toContain(`truncated from ${original.byteLength} bytes`);

@@ -31,7 +31,7 @@ async function fetchUntil(transport: Transport, expected: string[], withinMs = 2
   const received: Delivery[] = [];
   const texts = (): string[] => received.map((d) => decoder.decode(d.data));
   while (!expected.every((text) => texts().includes(text)) && Date.now() < deadline) {
-    const batch = await transport.fetch({ max: 10, expiresMs: 500 }).catch(() => []);
+    const batch = await transport.runQueue.fetch({ max: 10, expiresMs: 500 }).catch(() => []);
     for (const delivery of batch) await delivery.ack();
     received.push(...batch);
   }
@@ -59,54 +59,54 @@ describe('nats transport: server restart', { timeout: 60_000 }, () => {
   });
 
   it('keeps queue and journal across a restart and works again once reconnected', async () => {
-    await transport.enqueue(encoder.encode('before-1'));
-    await transport.enqueue(encoder.encode('before-2'));
-    const p1 = await transport.append({
+    await transport.runQueue.enqueue(encoder.encode('before-1'));
+    await transport.runQueue.enqueue(encoder.encode('before-2'));
+    const p1 = await transport.journal.append({
       runId: 'run-1',
       data: encoder.encode('r1'),
       expectedLastPosition: 0,
     });
-    const p2 = await transport.append({
+    const p2 = await transport.journal.append({
       runId: 'run-1',
       data: encoder.encode('r2'),
       expectedLastPosition: p1,
     });
 
     await server.stop();
-    await expect(transport.enqueue(encoder.encode('during'))).rejects.toMatchObject({
+    await expect(transport.runQueue.enqueue(encoder.encode('during'))).rejects.toMatchObject({
       code: 'BATON_NATS_UNAVAILABLE',
       retryable: true,
     });
-    expect(await transport.fetch({ max: 1, expiresMs: 300 })).toEqual([]);
+    expect(await transport.runQueue.fetch({ max: 1, expiresMs: 300 })).toEqual([]);
     await server.restart();
 
-    await eventually(() => transport.enqueue(encoder.encode('after')));
+    await eventually(() => transport.runQueue.enqueue(encoder.encode('after')));
     // 'during' failed with a timeout, so it may or may not have reached the server: like any
     // enqueue that failed that way, the caller retries it (and msgId de-duplicates the retry).
     const fetched = await fetchUntil(transport, ['before-1', 'before-2', 'after']);
     expect(fetched.filter((text) => text !== 'during').sort()).toEqual(['after', 'before-1', 'before-2']);
-    const records = await eventually(() => transport.read('run-1', 0));
+    const records = await eventually(() => transport.journal.read('run-1', 0));
     expect(records.map((r) => [r.position, decoder.decode(r.data)])).toEqual([
       [p1, 'r1'],
       [p2, 'r2'],
     ]);
-    const p3 = await transport.append({
+    const p3 = await transport.journal.append({
       runId: 'run-1',
       data: encoder.encode('r3'),
       expectedLastPosition: p2,
     });
     expect(p3).toBeGreaterThan(p2);
-    await transport.deadLetter({ data: new Uint8Array(), headers: {}, reason: 'r', code: 'c', at: 1 });
-    expect((await transport.listDeadLetters()).map((l) => l.code)).toEqual(['c']);
+    await transport.deadLetters.add({ data: new Uint8Array(), headers: {}, reason: 'r', code: 'c', at: 1 });
+    expect((await transport.deadLetters.list()).map((l) => l.code)).toEqual(['c']);
   });
 
   it('redelivers after a restart a message that was fetched but not acked before it', async () => {
-    await transport.enqueue(encoder.encode('in flight'));
-    const [unacked] = await transport.fetch({ max: 1, expiresMs: 2_000 });
+    await transport.runQueue.enqueue(encoder.encode('in flight'));
+    const [unacked] = await transport.runQueue.fetch({ max: 1, expiresMs: 2_000 });
     expect(unacked?.deliveryCount).toBe(1);
     await server.restart();
     const [again] = await eventually(async () => {
-      const batch = await transport.fetch({ max: 1, expiresMs: 1_000 });
+      const batch = await transport.runQueue.fetch({ max: 1, expiresMs: 1_000 });
       if (batch.length === 0) throw new Error('not redelivered yet');
       return batch;
     });
@@ -118,7 +118,7 @@ describe('nats transport: server restart', { timeout: 60_000 }, () => {
   it('ends a fetch in flight when the server shuts down, and closes promptly while it is down', async () => {
     const other = natsTransport({ servers: server.url, prefix: 'restart-close', requestTimeoutMs: 1_000 });
     await other.connect();
-    const fetching = other.fetch({ max: 1, expiresMs: 30_000 }).then(
+    const fetching = other.runQueue.fetch({ max: 1, expiresMs: 30_000 }).then(
       (batch) => ({ batch }),
       (error: unknown) => ({ error }),
     );

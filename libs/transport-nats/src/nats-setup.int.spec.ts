@@ -36,8 +36,8 @@ async function drainBoth(a: Transport, b: Transport, count: number): Promise<[De
   const deadline = Date.now() + 10_000;
   while (got[0].length + got[1].length < count && Date.now() < deadline) {
     const [fromA, fromB] = await Promise.all([
-      a.fetch({ max: 2, expiresMs: 300 }),
-      b.fetch({ max: 2, expiresMs: 300 }),
+      a.runQueue.fetch({ max: 2, expiresMs: 300 }),
+      b.runQueue.fetch({ max: 2, expiresMs: 300 }),
     ]);
     for (const d of [...fromA, ...fromB]) await d.ack();
     got[0].push(...fromA);
@@ -53,7 +53,7 @@ describe('nats transport: setup', () => {
     try {
       await Promise.all([a.connect(), b.connect()]);
       const labels = Array.from({ length: 12 }, (_, i) => `m${i}`);
-      for (const label of labels) await a.enqueue(encoder.encode(label));
+      for (const label of labels) await a.runQueue.enqueue(encoder.encode(label));
       const [fromA, fromB] = await drainBoth(a, b, labels.length);
       const all = [...fromA, ...fromB].map((d) => decoder.decode(d.data));
       expect(all.sort()).toEqual([...labels].sort());
@@ -73,15 +73,15 @@ describe('nats transport: setup', () => {
     const [a, b] = [transportFor(prefixes.next()), transportFor(prefixes.next())];
     try {
       await Promise.all([a.connect(), b.connect()]);
-      await a.enqueue(encoder.encode('for a'));
-      await a.append({ runId: 'shared-run', data: encoder.encode('a1') });
-      await a.deadLetter({ data: new Uint8Array(), headers: {}, reason: 'r', code: 'c', at: 1 });
-      expect(await b.fetch({ max: 5, expiresMs: 200 })).toEqual([]);
-      expect(await b.read('shared-run', 0)).toEqual([]);
-      expect(await b.listDeadLetters()).toEqual([]);
-      expect((await a.fetch({ max: 5, expiresMs: 2_000 })).map((d) => decoder.decode(d.data))).toEqual([
-        'for a',
-      ]);
+      await a.runQueue.enqueue(encoder.encode('for a'));
+      await a.journal.append({ runId: 'shared-run', data: encoder.encode('a1') });
+      await a.deadLetters.add({ data: new Uint8Array(), headers: {}, reason: 'r', code: 'c', at: 1 });
+      expect(await b.runQueue.fetch({ max: 5, expiresMs: 200 })).toEqual([]);
+      expect(await b.journal.read('shared-run', 0)).toEqual([]);
+      expect(await b.deadLetters.list()).toEqual([]);
+      expect(
+        (await a.runQueue.fetch({ max: 5, expiresMs: 2_000 })).map((d) => decoder.decode(d.data)),
+      ).toEqual(['for a']);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

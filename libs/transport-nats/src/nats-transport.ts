@@ -1,6 +1,7 @@
 /**
- * The NATS JetStream {@link Transport}: lifecycle, and the seams to the run queue, the journal and
- * the dead-letter queue, which live in their own files.
+ * The NATS JetStream {@link Transport}: lifecycle, and the composition of its capabilities, which
+ * live in their own files: the run queue (run-queue.ts), the journal (journal.ts), the dead letters
+ * (dead-letter-admin.ts, under core's administration) and the group logs (group-log.ts).
  *
  * Invariants:
  * 1. connect() runs once at a time; a second call while it runs shares its promise, one after it
@@ -11,31 +12,19 @@
  */
 import {
   AdapterLifecycle,
-  PriorityLanes,
-  type BacklogDetail,
-  type Delivery,
-  type DeadLetter,
-  type DeadLetterPage,
-  type DeadLetterPurge,
-  type DeadLetterQuery,
-  type EnqueueOptions,
-  type FetchOptions,
-} from '@baton/core/adapter';
-import type {
-  GroupLog,
-  JournalAppend,
-  JournalRecord,
-  RedriveResult,
-  StoredDeadLetter,
-  Transport,
+  deadLetterQueue,
+  type DeadLetterQueue,
+  type GroupLog,
+  type JournalLog,
+  type RunQueue,
+  type Transport,
 } from '@baton/core/adapter';
 import { MessageIds, type AppendRetryStats } from './message-ids.js';
 import { openSession, untilElected, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
-import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
-import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { NatsDeadLetters } from './dead-letter-admin.js';
 import { toNatsError } from './errors.js';
-import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
+import { natsJournal } from './journal.js';
 import { NatsGroupLog } from './group-log.js';
 import { layoutFor, type NatsLayout } from './layout.js';
 import {
@@ -43,15 +32,8 @@ import {
   type NatsTransportOptions,
   type ResolvedNatsTransportOptions,
 } from './options.js';
-import { consumerBacklog, consumerPending, enqueueRunMessage, fetchRunMessages } from './run-queue.js';
+import { NatsRunQueue } from './run-queue.js';
 import { ensureStreams } from './setup.js';
-
-/**
- * How long a priority lane found empty is left unasked while another lane supplies the fetches: a
- * run started at a higher level behind a busy lower one waits at most about this much longer to be
- * claimed than on an idle queue (docs/priorities.md).
- */
-const EMPTY_LANE_RECHECK_MS = 50;
 
 /** How long close() lets late messages be handed back and the connection drain before it drops it. */
 const DRAIN_TIMEOUT_MS = 2_000;
@@ -70,9 +52,10 @@ export function natsTransport(options: NatsTransportOptions = {}): Transport {
 
 class NatsTransport implements Transport {
   readonly name = 'nats';
-  readonly supportsOptimisticAppend = true;
-  readonly journalPurge = 'deletes';
-  readonly groupLog: GroupLog = new NatsGroupLog((operation) => this.open(operation));
+  readonly runQueue: RunQueue;
+  readonly journal: JournalLog;
+  readonly deadLetters: DeadLetterQueue;
+  readonly groupLog: GroupLog;
 
   /** created, connecting, open (streams and consumer in place), closed (final). */
   private readonly lifecycle = new AdapterLifecycle<TransportContext>({
@@ -86,25 +69,20 @@ class NatsTransport implements Transport {
   private readonly appendStats: AppendRetryStats = { retried: 0, landedEarlier: 0 };
   private readonly pending = new Set<Promise<unknown>>();
   private readonly layout: NatsLayout;
-  /**
-   * The run queue's priority lanes. Asking an empty lane costs a round trip, so a lane found empty
-   * is skipped for {@link EMPTY_LANE_RECHECK_MS} while another lane supplies the fetch: a worker
-   * busy with runs of one level pays for the other lanes a few times a second, not on every fetch.
-   */
-  private readonly lanes = new PriorityLanes(
-    {
-      high: (options, foundEmpty) =>
-        fetchRunMessages(this.open('fetch'), this.layout.runLanes.high, options, foundEmpty),
-      normal: (options, foundEmpty) =>
-        fetchRunMessages(this.open('fetch'), this.layout.runLanes.normal, options, foundEmpty),
-      low: (options, foundEmpty) =>
-        fetchRunMessages(this.open('fetch'), this.layout.runLanes.low, options, foundEmpty),
-    },
-    EMPTY_LANE_RECHECK_MS,
-  );
+  private readonly queue: NatsRunQueue;
 
   constructor(private readonly options: ResolvedNatsTransportOptions) {
     this.layout = layoutFor(options.prefix);
+    const open = (operation: string): TransportContext => this.lifecycle.open(operation);
+    this.queue = new NatsRunQueue(open, () => this.lifecycle.peek(), options.priorityLanes);
+    // The backlog answers undefined on a closed transport, rather than rejecting.
+    this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
+    this.journal = this.lifecycle.guard('journal', natsJournal(open));
+    this.deadLetters = this.lifecycle.guard(
+      'deadLetters',
+      deadLetterQueue(new NatsDeadLetters(open), (data, enqueue) => this.runQueue.enqueue(data, enqueue)),
+    );
+    this.groupLog = new NatsGroupLog(open);
   }
 
   connect(): Promise<void> {
@@ -133,7 +111,7 @@ class NatsTransport implements Transport {
   close(): Promise<void> {
     // Waiting fetches end now, before a connect under way is waited for.
     this.closeController.abort();
-    this.lanes.close();
+    this.queue.close();
     return this.lifecycle.close((context) => this.shutDown(context));
   }
 
@@ -177,84 +155,5 @@ class NatsTransport implements Transport {
         void work.finally(() => this.pending.delete(work)).catch(() => undefined);
       },
     };
-  }
-
-  /** The context of an open transport; throws BATON_CLOSED or BATON_NOT_CONNECTED otherwise. */
-  private open(operation: string): TransportContext {
-    return this.lifecycle.open(operation);
-  }
-
-  // ------------------------------------------------------------------------------------------
-
-  async enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
-    return enqueueRunMessage(this.open('enqueue'), data, options);
-  }
-
-  /**
-   * Takes from the priority lanes by the claim cycle (priority-lanes.ts; see {@link lanes}), or,
-   * without `priorityLanes`, from the runs stream alone as before priorities.
-   */
-  async fetch(options: FetchOptions): Promise<Delivery[]> {
-    const context = this.open('fetch');
-    if (!this.options.priorityLanes) return fetchRunMessages(context, this.layout.runLanes.normal, options);
-    return this.lanes.fetch(options);
-  }
-
-  /**
-   * The lane consumers' `num_pending`, summed: messages of the run streams not yet delivered to
-   * any worker. Messages delivered and not yet acked (being claimed, or waiting for their ack wait
-   * to run out) are not counted. One consumer-info request per lane, together bounded by `timeoutMs`.
-   */
-  async backlog(timeoutMs: number): Promise<number | undefined> {
-    const context = this.lifecycle.peek();
-    if (context === undefined || this.closeController.signal.aborted) return undefined;
-    return consumerPending(context, timeoutMs);
-  }
-
-  /**
-   * One part per lane consumer (the `normal` one always, the others when they hold anything): its
-   * `num_pending` (what {@link backlog} counts) and its `num_ack_pending` (delivered to a worker,
-   * not yet acked). One consumer-info request per lane.
-   */
-  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
-    const context = this.lifecycle.peek();
-    if (context === undefined || this.closeController.signal.aborted) return undefined;
-    return consumerBacklog(context, timeoutMs);
-  }
-
-  async append(append: JournalAppend): Promise<number> {
-    return appendJournalRecord(this.open('append'), append);
-  }
-
-  async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
-    return readJournal(this.open('read'), runId, afterPosition, uptoPosition);
-  }
-
-  async purgeJournal(runId: string): Promise<void> {
-    return purgeJournal(this.open('purgeJournal'), runId);
-  }
-
-  async deadLetter(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetter'), letter);
-  }
-
-  async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
-    return listDeadLetters(this.open('listDeadLetters'), limit);
-  }
-
-  async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-    return pageDeadLetters(this.open('pageDeadLetters'), query);
-  }
-
-  async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
-    return getDeadLetter(this.open('getDeadLetter'), id);
-  }
-
-  async redriveDeadLetter(id: string): Promise<RedriveResult> {
-    return redriveDeadLetter(this.open('redriveDeadLetter'), id);
-  }
-
-  async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
-    return purgeDeadLetters(this.open('purgeDeadLetters'), purge);
   }
 }

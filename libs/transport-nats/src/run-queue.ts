@@ -26,6 +26,7 @@ import type { Msg } from '@nats-io/transport-node';
 import { nanos } from '@nats-io/transport-node';
 import {
   DEFAULT_RUN_PRIORITY,
+  PriorityLanes,
   laneFor,
   laneLevels,
   type BacklogDetail,
@@ -33,6 +34,8 @@ import {
   type Delivery,
   type EnqueueOptions,
   type FetchOptions,
+  type RunPriority,
+  type RunQueue,
 } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import type { RunLane } from './layout.js';
@@ -69,6 +72,12 @@ const NO_WAIT_TIMEOUT_MS = 500;
  * message means the request is stuck there.
  */
 const QUIET_MS = 20;
+/**
+ * How long a priority lane found empty is left unasked while another lane supplies the fetches: a
+ * run started at a higher level behind a busy lower one waits at most about this much longer to be
+ * claimed than on an idle queue (docs/priorities.md).
+ */
+const EMPTY_LANE_RECHECK_MS = 50;
 const ACK = '+ACK';
 const NAK = '-NAK';
 
@@ -273,5 +282,75 @@ export async function consumerBacklog(
     return await Promise.race([info, late]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The transport's run queue: the functions above over the connected transport's context. */
+export class NatsRunQueue implements RunQueue {
+  /**
+   * The priority lanes. Asking an empty lane costs a round trip, so a lane found empty is skipped
+   * for {@link EMPTY_LANE_RECHECK_MS} while another lane supplies the fetch: a worker busy with runs
+   * of one level pays for the other lanes a few times a second, not on every fetch.
+   */
+  private readonly lanes: PriorityLanes;
+
+  /**
+   * `open` gives the connected transport's context or throws; `peek` gives it without throwing,
+   * for the backlog, which answers undefined instead.
+   */
+  constructor(
+    private readonly open: (operation: string) => TransportContext,
+    private readonly peek: () => TransportContext | undefined,
+    private readonly priorityLanes: boolean,
+  ) {
+    const lane = (level: RunPriority) => (options: FetchOptions, foundEmpty?: boolean) => {
+      const context = this.open('runQueue.fetch');
+      return fetchRunMessages(context, context.layout.runLanes[level], options, foundEmpty);
+    };
+    this.lanes = new PriorityLanes(
+      { high: lane('high'), normal: lane('normal'), low: lane('low') },
+      EMPTY_LANE_RECHECK_MS,
+    );
+  }
+
+  /** Ends waiting fetches (the transport is closing). */
+  close(): void {
+    this.lanes.close();
+  }
+
+  enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
+    return enqueueRunMessage(this.open('runQueue.enqueue'), data, options);
+  }
+
+  /**
+   * Takes from the priority lanes by the claim cycle (priority-lanes.ts; see {@link lanes}), or,
+   * without `priorityLanes`, from the runs stream alone as before priorities.
+   */
+  async fetch(options: FetchOptions): Promise<Delivery[]> {
+    const context = this.open('runQueue.fetch');
+    if (!this.priorityLanes) return fetchRunMessages(context, context.layout.runLanes.normal, options);
+    return this.lanes.fetch(options);
+  }
+
+  /**
+   * The lane consumers' `num_pending`, summed: messages of the run streams not yet delivered to
+   * any worker. Messages delivered and not yet acked (being claimed, or waiting for their ack wait
+   * to run out) are not counted. One consumer-info request per lane, together bounded by `timeoutMs`.
+   */
+  async backlog(timeoutMs: number): Promise<number | undefined> {
+    const context = this.peek();
+    if (context === undefined || context.closing.aborted) return undefined;
+    return consumerPending(context, timeoutMs);
+  }
+
+  /**
+   * One part per lane consumer (the `normal` one always, the others when they hold anything): its
+   * `num_pending` (what {@link backlog} counts) and its `num_ack_pending` (delivered to a worker,
+   * not yet acked). One consumer-info request per lane.
+   */
+  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
+    const context = this.peek();
+    if (context === undefined || context.closing.aborted) return undefined;
+    return consumerBacklog(context, timeoutMs);
   }
 }

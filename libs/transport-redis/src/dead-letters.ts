@@ -9,8 +9,6 @@ import { bufferView, ownedBytes, type DeadLetter, type StoredDeadLetter } from '
 import type { TransportContext } from './context.js';
 import { fieldsOf, positionOfEntryId, type StreamEntry } from './streams.js';
 
-/** The most dead letters `listDeadLetters()` returns when no limit is given. */
-export const DEFAULT_DEAD_LETTER_LIMIT = 100;
 /** A reason longer than this is cut: it is a message for an operator, not a payload. */
 const MAX_REASON_CHARS = 4_096;
 
@@ -32,32 +30,6 @@ export async function storeDeadLetter(context: TransportContext, letter: DeadLet
   await context.writeReplicated('deadLetter', () =>
     context.redis.xadd(context.layout.deadLetters, '0-*', ...fields),
   );
-}
-
-/** The most recent `limit` dead letters, oldest first. */
-export async function listDeadLetters(
-  context: TransportContext,
-  limit = DEFAULT_DEAD_LETTER_LIMIT,
-): Promise<DeadLetter[]> {
-  context.assertOpen('listDeadLetters');
-  limit = Math.floor(limit);
-  if (!(limit > 0)) return [];
-  const newest = await newestLetters(context, undefined, limit, 'listDeadLetters');
-  return newest.reverse().map(({ id: _id, ...letter }) => letter);
-}
-
-/** Up to `count` letters with an id below `before` (all when undefined), newest first. */
-export async function newestLetters(
-  context: TransportContext,
-  before: number | undefined,
-  count: number,
-  operation: string,
-): Promise<StoredDeadLetter[]> {
-  const top = before === undefined ? '+' : `(0-${before}`;
-  const entries = (await context.call(operation, () =>
-    context.redis.xrevrangeBuffer(context.layout.deadLetters, top, '-', 'COUNT', count),
-  )) as StreamEntry[];
-  return entries.map(toStoredLetter);
 }
 
 /** A stream entry as a letter. */

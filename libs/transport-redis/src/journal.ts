@@ -18,6 +18,7 @@ import {
   bufferView,
   ownedBytes,
   type JournalAppend,
+  type JournalLog,
   type JournalRecord,
   JournalConflictError,
 } from '@baton/core/adapter';
@@ -32,6 +33,18 @@ const READ_PAGE = 1_000;
 const APPEND_ATTEMPTS = 3;
 /** Pause between those attempts: long enough for a dropped connection to come back. */
 const APPEND_RETRY_DELAY_MS = 250;
+
+/** The transport's journal; `open` gives the connected transport's context or throws. */
+export function redisJournal(open: (operation: string) => TransportContext): JournalLog {
+  return {
+    supportsOptimisticAppend: true,
+    purgeMode: 'deletes',
+    append: (append) => appendJournalRecord(open('journal.append'), append),
+    read: (runId, afterPosition, uptoPosition) =>
+      readJournal(open('journal.read'), runId, afterPosition, uptoPosition),
+    purge: (runId) => purgeJournal(open('journal.purge'), runId),
+  };
+}
 
 /** Appends one record (invariants 1 and 2); resolves with its position. */
 export async function appendJournalRecord(context: TransportContext, append: JournalAppend): Promise<number> {

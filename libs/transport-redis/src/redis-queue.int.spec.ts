@@ -32,7 +32,7 @@ async function connected(prefix = prefixes.next()): Promise<{ transport: Transpo
 async function next(transport: Transport, withinMs = 5_000): Promise<Delivery> {
   const deadline = Date.now() + withinMs;
   while (Date.now() < deadline) {
-    const [delivery] = await transport.fetch({ max: 1, expiresMs: 500 });
+    const [delivery] = await transport.runQueue.fetch({ max: 1, expiresMs: 500 });
     if (delivery !== undefined) return delivery;
   }
   throw new Error(`no delivery within ${withinMs} ms`);
@@ -53,7 +53,7 @@ async function withRedis<T>(use: (redis: Redis) => Promise<T>): Promise<T> {
 describe('redis transport: BullMQ under Baton', () => {
   it('keeps redelivering a message that stalls again and again, counting up, and never fails the job', async () => {
     const { transport, prefix } = await connected();
-    await transport.enqueue(Buffer.from('crashes its consumer'));
+    await transport.runQueue.enqueue(Buffer.from('crashes its consumer'));
     // BullMQ's default maxStalledCount (1) would fail the job at its second stall: Baton's own
     // maxDeliveries is the bound, so the job must come back every time.
     const counts: number[] = [];
@@ -69,7 +69,7 @@ describe('redis transport: BullMQ under Baton', () => {
 
   it('ignores an ack whose lock ran out: the redelivered copy stays to be settled by its receiver', async () => {
     const { transport } = await connected();
-    await transport.enqueue(Buffer.from('slow claim'));
+    await transport.runQueue.enqueue(Buffer.from('slow claim'));
     const first = await next(transport);
     const second = await next(transport, ACK_WAIT_MS * 4 + 2_000);
     expect(second.deliveryCount).toBe(2);
@@ -79,16 +79,16 @@ describe('redis transport: BullMQ under Baton', () => {
     const third = await next(transport);
     expect([text(third), third.deliveryCount]).toEqual(['slow claim', 3]);
     await third.ack();
-    expect(await transport.fetch({ max: 1, expiresMs: ACK_WAIT_MS * 3 })).toEqual([]);
+    expect(await transport.runQueue.fetch({ max: 1, expiresMs: ACK_WAIT_MS * 3 })).toEqual([]);
   });
 
   it('leaves a message nakked with a delay to the delay, not to the stalled check', async () => {
     const { transport } = await connected();
-    await transport.enqueue(Buffer.from('later'));
+    await transport.runQueue.enqueue(Buffer.from('later'));
     const first = await next(transport);
     // Longer than several ack waits: the stalled check runs meanwhile and must not move it.
     await first.nak(ACK_WAIT_MS * 4);
-    expect(await transport.fetch({ max: 1, expiresMs: ACK_WAIT_MS * 3 })).toEqual([]);
+    expect(await transport.runQueue.fetch({ max: 1, expiresMs: ACK_WAIT_MS * 3 })).toEqual([]);
     const second = await next(transport, ACK_WAIT_MS * 4);
     expect([text(second), second.deliveryCount]).toEqual(['later', 2]);
     await second.ack();
@@ -96,11 +96,11 @@ describe('redis transport: BullMQ under Baton', () => {
 
   it('counts delivered and delayed messages as ack-pending, waiting ones as pending', async () => {
     const { transport } = await connected();
-    for (const label of ['a', 'b', 'c']) await transport.enqueue(Buffer.from(label));
+    for (const label of ['a', 'b', 'c']) await transport.runQueue.enqueue(Buffer.from(label));
     const taken = await next(transport);
     const delayed = await next(transport);
     await delayed.nak(60_000);
-    const detail = await transport.backlogDetail!(2_000);
+    const detail = await transport.runQueue.backlogDetail!(2_000);
     expect(detail?.total).toBe(1);
     expect(detail?.parts).toEqual([{ name: expect.stringMatching(/:runs$/), pending: 1, ackPending: 2 }]);
     await taken.ack();
@@ -116,9 +116,9 @@ describe('redis transport: BullMQ under Baton', () => {
     // Ended by its signal, not by expiresMs: an expiring fetch asks once more, an aborted one does not.
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 4_000).unref();
-    const fetching = consumer.fetch({ max: 1, expiresMs: 10_000, signal: stop.signal });
+    const fetching = consumer.runQueue.fetch({ max: 1, expiresMs: 10_000, signal: stop.signal });
     await sleep(300);
-    await producer.enqueue(Buffer.from('from elsewhere'));
+    await producer.runQueue.enqueue(Buffer.from('from elsewhere'));
     const batch = await fetching;
     expect(batch.map(text)).toEqual(['from elsewhere']);
     await batch[0]?.ack();
@@ -160,22 +160,22 @@ describe('redis transport: journal streams', () => {
   it('reads a tail longer than one page whole and in order', async () => {
     const { transport } = await connected();
     const appends = Array.from({ length: 2_050 }, (_, i) =>
-      transport.append({ runId: 'run-long', data: Buffer.from(`r${i + 1}`) }),
+      transport.journal.append({ runId: 'run-long', data: Buffer.from(`r${i + 1}`) }),
     );
     await Promise.all(appends);
-    const records = await transport.read('run-long', 10, 2_040);
+    const records = await transport.journal.read('run-long', 10, 2_040);
     expect(records).toHaveLength(2_030);
     expect(records.map((r) => r.position)).toEqual(Array.from({ length: 2_030 }, (_, i) => i + 11));
     expect(Buffer.from(records.at(-1)!.data).toString()).toBe('r2040');
-    expect(await transport.read('run-long', 0)).toHaveLength(2_050);
+    expect(await transport.journal.read('run-long', 0)).toHaveLength(2_050);
   });
 
   it('deletes the run stream itself on purge', async () => {
     const { transport, prefix } = await connected();
-    await transport.append({ runId: 'run-purged', data: Buffer.from('x') });
+    await transport.journal.append({ runId: 'run-purged', data: Buffer.from('x') });
     const key = layoutFor(prefix).journal('run-purged');
     expect(await withRedis((redis) => redis.exists(key))).toBe(1);
-    await transport.purgeJournal('run-purged');
+    await transport.journal.purge('run-purged');
     expect(await withRedis((redis) => redis.exists(key))).toBe(0);
   });
 });
@@ -209,8 +209,10 @@ describe('redis transport: connect', () => {
   it('refuses every operation after close, naming it', async () => {
     const { transport } = await connected();
     await transport.close();
-    await expect(transport.enqueue(Buffer.from('x'))).rejects.toMatchObject({ code: 'BATON_CLOSED' });
-    await expect(transport.append({ runId: 'r', data: Buffer.from('x') })).rejects.toMatchObject({
+    await expect(transport.runQueue.enqueue(Buffer.from('x'))).rejects.toMatchObject({
+      code: 'BATON_CLOSED',
+    });
+    await expect(transport.journal.append({ runId: 'r', data: Buffer.from('x') })).rejects.toMatchObject({
       code: 'BATON_CLOSED',
     });
   });

@@ -48,7 +48,7 @@ describe('redis transport replica guard', () => {
     const onReplica = new Redis(replica.url);
     const layout = layoutFor('guarded');
     try {
-      const position = await transport.append({
+      const position = await transport.journal.append({
         runId: 'run-a',
         data: Buffer.from('step 1'),
         expectedLastPosition: 0,
@@ -57,7 +57,7 @@ describe('redis transport replica guard', () => {
       expect(await onReplica.xlen(layout.journal('run-a'))).toBe(position);
       const record = await transport.groupLog!.appendGroupRecord('w1', Buffer.from('group'));
       expect(await onReplica.xlen(layout.groupLog('w1'))).toBe(record);
-      await transport.deadLetter({
+      await transport.deadLetters.add({
         data: Buffer.from('x'),
         headers: {},
         reason: 'poison',
@@ -75,14 +75,16 @@ describe('redis transport replica guard', () => {
     const transport = await opened(lonely.url, 200);
     const direct = new Redis(lonely.url);
     try {
-      await expect(transport.append({ runId: 'run-b', data: Buffer.from('step 1') })).rejects.toMatchObject({
+      await expect(
+        transport.journal.append({ runId: 'run-b', data: Buffer.from('step 1') }),
+      ).rejects.toMatchObject({
         code: 'BATON_REDIS_TRANSPORT_NOT_REPLICATED',
         retryable: true,
         message: expect.stringMatching(/only 0 of the required 1 replicas confirmed it within 200 ms/),
       });
       expect(await direct.xlen(layoutFor('guarded').journal('run-b'))).toBe(1);
       await expect(
-        transport.deadLetter({ data: Buffer.from('x'), headers: {}, reason: 'r', code: 'c', at: 1 }),
+        transport.deadLetters.add({ data: Buffer.from('x'), headers: {}, reason: 'r', code: 'c', at: 1 }),
       ).rejects.toMatchObject({
         code: 'BATON_REDIS_TRANSPORT_NOT_REPLICATED',
       });

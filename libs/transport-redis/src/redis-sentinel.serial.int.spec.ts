@@ -58,7 +58,7 @@ describe('redis transport behind Sentinel', () => {
       await c.signal(replica, 'SIGSTOP');
       let refused: unknown;
       try {
-        refused = await transport
+        refused = await transport.journal
           .append({ runId: 'run-a', data: Buffer.from('x') })
           .catch((err: unknown) => err);
       } finally {
@@ -68,7 +68,7 @@ describe('redis transport behind Sentinel', () => {
       // The refused record was written once (its retries recognised it), and the next goes after it.
       expect(
         await whenServed(
-          () => transport.append({ runId: 'run-a', data: Buffer.from('y'), expectedLastPosition: 1 }),
+          () => transport.journal.append({ runId: 'run-a', data: Buffer.from('y'), expectedLastPosition: 1 }),
           10_000,
         ),
       ).toBe(2);
@@ -89,7 +89,7 @@ describe('redis transport behind Sentinel', () => {
       try {
         let last = 0;
         for (let i = 1; i <= 20; i++) {
-          last = await transport.append({
+          last = await transport.journal.append({
             runId: 'run-b',
             data: Buffer.from(`r${i}`),
             expectedLastPosition: last,
@@ -102,20 +102,21 @@ describe('redis transport behind Sentinel', () => {
         await c.start(before);
         // The next append expects position 20: every confirmed record is on the new primary.
         const next = await whenServed(
-          () => transport.append({ runId: 'run-b', data: Buffer.from('r21'), expectedLastPosition: 20 }),
+          () =>
+            transport.journal.append({ runId: 'run-b', data: Buffer.from('r21'), expectedLastPosition: 20 }),
           30_000,
         );
         expect(next).toBe(21);
-        const records = await transport.read('run-b', 0);
+        const records = await transport.journal.read('run-b', 0);
         expect(records.map((r) => Buffer.from(r.data).toString())).toEqual(
           Array.from({ length: 21 }, (_, i) => `r${i + 1}`),
         );
         // The BullMQ queue moved with it: a message enqueued now is delivered.
-        await whenServed(() => transport.enqueue(Buffer.from('after failover')), 30_000);
+        await whenServed(() => transport.runQueue.enqueue(Buffer.from('after failover')), 30_000);
         let delivered: Delivery[] = [];
         const deadline = Date.now() + 15_000;
         while (delivered.length === 0 && Date.now() < deadline) {
-          delivered = await transport.fetch({ max: 1, expiresMs: 1_000 }).catch(() => []);
+          delivered = await transport.runQueue.fetch({ max: 1, expiresMs: 1_000 }).catch(() => []);
         }
         expect(delivered.map((d) => Buffer.from(d.data).toString())).toEqual(['after failover']);
         await delivered[0]!.ack();

@@ -1,6 +1,8 @@
 /**
- * The Redis {@link Transport}: lifecycle, and the seams to the run queue (BullMQ), the journal and
- * group logs (Redis Streams) and the dead letters, which live in their own files.
+ * The Redis {@link Transport}: lifecycle, and the composition of its capabilities, which live in
+ * their own files: the run queue (BullMQ, run-queue.ts), the journal and group logs (Redis
+ * Streams, journal.ts, group-log.ts) and the dead letters (dead-letter-admin.ts, under core's
+ * administration).
  *
  * Invariants:
  * 1. connect() runs once at a time (AdapterLifecycle): the command connection is opened and the
@@ -15,22 +17,13 @@ import type { Redis } from 'ioredis';
 import {
   AdapterLifecycle,
   DEFAULT_RUN_PRIORITY,
-  PriorityLanes,
+  deadLetterQueue,
   laneLevels,
-  type BacklogDetail,
-  type DeadLetter,
-  type DeadLetterPage,
-  type DeadLetterPurge,
-  type DeadLetterQuery,
-  type Delivery,
-  type EnqueueOptions,
-  type FetchOptions,
+  type DeadLetterQueue,
   type GroupLog,
-  type JournalAppend,
-  type JournalRecord,
-  type RedriveResult,
+  type JournalLog,
   type RunPriority,
-  type StoredDeadLetter,
+  type RunQueue,
   type Transport,
 } from '@baton/core/adapter';
 import {
@@ -40,11 +33,10 @@ import {
   type CommandConnection,
 } from './connection.js';
 import type { RunLane, TransportContext } from './context.js';
-import { getDeadLetter, pageDeadLetters, purgeDeadLetters, redriveDeadLetter } from './dead-letter-admin.js';
-import { listDeadLetters, storeDeadLetter } from './dead-letters.js';
+import { RedisDeadLetters } from './dead-letter-admin.js';
 import { toRedisTransportError } from './errors.js';
 import { RedisGroupLog } from './group-log.js';
-import { appendJournalRecord, purgeJournal, readJournal } from './journal.js';
+import { redisJournal } from './journal.js';
 import { layoutFor, type RedisLayout, type RunLaneLayout } from './layout.js';
 import { MarkerWatch } from './marker-watch.js';
 import {
@@ -52,7 +44,7 @@ import {
   type RedisTransportOptions,
   type ResolvedRedisTransportOptions,
 } from './options.js';
-import { enqueueRunMessage, fetchRunMessages, queueBacklog } from './run-queue.js';
+import { RedisRunQueue } from './run-queue.js';
 import { confirmReplicated } from './replication.js';
 import { defineScripts } from './scripts.js';
 
@@ -91,9 +83,10 @@ interface OpenTransport {
 
 class RedisTransport implements Transport {
   readonly name = 'redis';
-  readonly supportsOptimisticAppend = true;
-  readonly journalPurge = 'deletes';
-  readonly groupLog: GroupLog = new RedisGroupLog((operation) => this.open(operation));
+  readonly runQueue: RunQueue;
+  readonly journal: JournalLog;
+  readonly deadLetters: DeadLetterQueue;
+  readonly groupLog: GroupLog;
 
   /** created, connecting, open (connection, queue and worker in place), closed (final). */
   private readonly lifecycle = new AdapterLifecycle<OpenTransport>({
@@ -104,18 +97,20 @@ class RedisTransport implements Transport {
   private readonly closeController = new AbortController();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly layout: RedisLayout;
-  /**
-   * With `priorityLanes`: the lanes taken by the claim cycle (priority-lanes.ts). Each lane's fetch
-   * waits on its own marker, so an empty lane costs one script call per `pollMs` while it waits.
-   */
-  private readonly priorityLanes = new PriorityLanes({
-    high: (options) => this.fetchLane('high', options),
-    normal: (options) => this.fetchLane('normal', options),
-    low: (options) => this.fetchLane('low', options),
-  });
+  private readonly queue: RedisRunQueue;
 
   constructor(private readonly options: ResolvedRedisTransportOptions) {
     this.layout = layoutFor(options.prefix);
+    const open = (operation: string): TransportContext => this.lifecycle.open(operation).context;
+    this.queue = new RedisRunQueue(open, () => this.lifecycle.peek()?.context, options.priorityLanes);
+    // The backlog answers undefined on a closed transport, rather than rejecting.
+    this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
+    this.journal = this.lifecycle.guard('journal', redisJournal(open));
+    this.deadLetters = this.lifecycle.guard(
+      'deadLetters',
+      deadLetterQueue(new RedisDeadLetters(open), (data, enqueue) => this.runQueue.enqueue(data, enqueue)),
+    );
+    this.groupLog = new RedisGroupLog(open);
   }
 
   connect(): Promise<void> {
@@ -184,7 +179,7 @@ class RedisTransport implements Transport {
   }
 
   close(): Promise<void> {
-    this.priorityLanes.close();
+    this.queue.close();
     this.closeController.abort();
     return this.lifecycle.close(async (open) => {
       if (open !== undefined) await this.tearDown(open);
@@ -250,80 +245,5 @@ class RedisTransport implements Transport {
         void work.finally(() => this.pending.delete(work)).catch(() => undefined);
       },
     };
-  }
-
-  /** The context of an open transport; throws BATON_CLOSED or BATON_NOT_CONNECTED otherwise. */
-  private open(operation: string): TransportContext {
-    return this.lifecycle.open(operation).context;
-  }
-
-  // ------------------------------------------------------------------------------------------
-
-  async enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
-    return enqueueRunMessage(this.open('enqueue'), data, options);
-  }
-
-  /**
-   * Takes from the priority lanes by the claim cycle with `priorityLanes`, or from the `runs`
-   * queue alone as before priorities.
-   */
-  async fetch(options: FetchOptions): Promise<Delivery[]> {
-    const context = this.open('fetch');
-    if (!this.options.priorityLanes) return fetchRunMessages(context, context.normal, options);
-    return this.priorityLanes.fetch(options);
-  }
-
-  private fetchLane(level: RunPriority, options: FetchOptions): Promise<Delivery[]> {
-    const context = this.open('fetch');
-    const lane = context.lanes[level];
-    return lane === undefined ? Promise.resolve([]) : fetchRunMessages(context, lane, options);
-  }
-
-  /** BullMQ's waiting and prioritized jobs of every lane (run-queue.ts, queueBacklog). */
-  async backlog(timeoutMs: number): Promise<number | undefined> {
-    return (await this.backlogDetail(timeoutMs))?.total;
-  }
-
-  /** One part per lane: `pending` as {@link backlog}, `ackPending` its active and delayed jobs. */
-  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
-    const open = this.lifecycle.peek();
-    if (open === undefined || this.closeController.signal.aborted) return undefined;
-    return queueBacklog(open.context, timeoutMs);
-  }
-
-  async append(append: JournalAppend): Promise<number> {
-    return appendJournalRecord(this.open('append'), append);
-  }
-
-  async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
-    return readJournal(this.open('read'), runId, afterPosition, uptoPosition);
-  }
-
-  async purgeJournal(runId: string): Promise<void> {
-    return purgeJournal(this.open('purgeJournal'), runId);
-  }
-
-  async deadLetter(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetter'), letter);
-  }
-
-  async listDeadLetters(limit?: number): Promise<DeadLetter[]> {
-    return listDeadLetters(this.open('listDeadLetters'), limit);
-  }
-
-  async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-    return pageDeadLetters(this.open('pageDeadLetters'), query);
-  }
-
-  async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
-    return getDeadLetter(this.open('getDeadLetter'), id);
-  }
-
-  async redriveDeadLetter(id: string): Promise<RedriveResult> {
-    return redriveDeadLetter(this.open('redriveDeadLetter'), id);
-  }
-
-  async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
-    return purgeDeadLetters(this.open('purgeDeadLetters'), purge);
   }
 }

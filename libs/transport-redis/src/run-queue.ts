@@ -32,6 +32,7 @@ import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { ConfigError } from '@baton/core';
 import {
+  PriorityLanes,
   bufferView,
   laneFor,
   type BacklogDetail,
@@ -39,6 +40,8 @@ import {
   type Delivery,
   type EnqueueOptions,
   type FetchOptions,
+  type RunPriority,
+  type RunQueue,
 } from '@baton/core/adapter';
 import { withTimeout } from './connection.js';
 import type { RunLane, TransportContext } from './context.js';
@@ -240,5 +243,65 @@ export async function queueBacklog(
     return { total: listed.reduce((sum, part) => sum + part.pending, 0), parts: listed };
   } catch {
     return undefined;
+  }
+}
+
+/** The transport's run queue: the functions above over the connected transport's context. */
+export class RedisRunQueue implements RunQueue {
+  /**
+   * With `priorityLanes`: the lanes taken by the claim cycle (priority-lanes.ts). Each lane's fetch
+   * waits on its own marker, so an empty lane costs one script call per `pollMs` while it waits.
+   */
+  private readonly lanes = new PriorityLanes({
+    high: (options) => this.fetchLane('high', options),
+    normal: (options) => this.fetchLane('normal', options),
+    low: (options) => this.fetchLane('low', options),
+  });
+
+  /**
+   * `open` gives the connected transport's context or throws; `peek` gives it without throwing,
+   * for the backlog, which answers undefined instead.
+   */
+  constructor(
+    private readonly open: (operation: string) => TransportContext,
+    private readonly peek: () => TransportContext | undefined,
+    private readonly priorityLanes: boolean,
+  ) {}
+
+  /** Ends waiting fetches (the transport is closing). */
+  close(): void {
+    this.lanes.close();
+  }
+
+  enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
+    return enqueueRunMessage(this.open('runQueue.enqueue'), data, options);
+  }
+
+  /**
+   * Takes from the priority lanes by the claim cycle with `priorityLanes`, or from the `runs`
+   * queue alone as before priorities.
+   */
+  async fetch(options: FetchOptions): Promise<Delivery[]> {
+    const context = this.open('runQueue.fetch');
+    if (!this.priorityLanes) return fetchRunMessages(context, context.normal, options);
+    return this.lanes.fetch(options);
+  }
+
+  private fetchLane(level: RunPriority, options: FetchOptions): Promise<Delivery[]> {
+    const context = this.open('runQueue.fetch');
+    const lane = context.lanes[level];
+    return lane === undefined ? Promise.resolve([]) : fetchRunMessages(context, lane, options);
+  }
+
+  /** BullMQ's waiting and prioritized jobs of every lane (queueBacklog). */
+  async backlog(timeoutMs: number): Promise<number | undefined> {
+    return (await this.backlogDetail(timeoutMs))?.total;
+  }
+
+  /** One part per lane: `pending` as {@link backlog}, `ackPending` its active and delayed jobs. */
+  async backlogDetail(timeoutMs: number): Promise<BacklogDetail | undefined> {
+    const context = this.peek();
+    if (context === undefined || context.closing.aborted) return undefined;
+    return queueBacklog(context, timeoutMs);
   }
 }

@@ -97,8 +97,8 @@ export class ClaimLoop {
     const { transport, logger } = this.deps;
     const requeue = (): Promise<void> =>
       (message.kind === 'resume'
-        ? enqueueResume(transport, message.runId, message.reason)
-        : enqueueWake(transport, message.runId, message.reason)
+        ? enqueueResume(transport.runQueue, message.runId, message.reason)
+        : enqueueWake(transport.runQueue, message.runId, message.reason)
       ).catch((err: unknown) => {
         logger.warn(
           { err, runId: message.runId },
@@ -184,7 +184,7 @@ export class ClaimLoop {
       }
       let batch: Delivery[];
       try {
-        batch = await transport.fetch({
+        batch = await transport.runQueue.fetch({
           max,
           expiresMs: fetchWaitMs,
           signal: this.fetchAbort.signal,

@@ -168,7 +168,7 @@ export class Dispatcher {
           );
           return delivery.ack();
         }
-        if (wake) await enqueueWake(transport, message.runId, 'signal');
+        if (wake) await enqueueWake(transport.runQueue, message.runId, 'signal');
         return delivery.ack();
       }
       case 'cancel': {
@@ -177,7 +177,7 @@ export class Dispatcher {
         if (tooLate === true) return this.cancelTooLate(message, delivery);
         // The owner, when another worker, is told by the store (LeaseStore.watchCancels).
         sessions.get(message.runId)?.cancel(message.reason);
-        if (wake) await enqueueWake(transport, message.runId, 'cancel');
+        if (wake) await enqueueWake(transport.runQueue, message.runId, 'cancel');
         return delivery.ack();
       }
     }
@@ -194,7 +194,7 @@ export class Dispatcher {
     const run = await store.getRun(message.runId);
     if (run?.status === 'completed' && isContinuedAsNew(run.result)) {
       const successor = run.result[CONTINUED_AS].runId;
-      await sendRunMessage(transport, cancelMessage(successor, message.reason));
+      await sendRunMessage(transport.runQueue, cancelMessage(successor, message.reason));
       logger.debug(
         { runId: message.runId, successor },
         'cancel of a continued run passed on to its successor',

@@ -42,14 +42,14 @@ describe('poison at decode (redis store)', () => {
 
     const depth = 200_000;
     const deepId = `deep-${randomUUID()}`;
-    await transport.enqueue(
+    await transport.runQueue.enqueue(
       new TextEncoder().encode(
         `{"v":1,"kind":"start","runId":"${deepId}","workflow":"ok","version":1,"enqueuedAt":0,` +
           `"input":${'['.repeat(depth)}${']'.repeat(depth)}}`,
       ),
     );
     const keyedId = `keyed-${randomUUID()}`;
-    await transport.enqueue(
+    await transport.runQueue.enqueue(
       encodeJson({
         v: 1,
         kind: 'start',
@@ -64,8 +64,8 @@ describe('poison at decode (redis store)', () => {
     const good = await client.start(wf, null);
     expect(await good.result({ timeoutMs: 5_000 })).toBe('fine');
 
-    await until(async () => (await transport.listDeadLetters()).length === 2, 5_000, 'two dead letters');
-    const letters = await transport.listDeadLetters();
+    await until(async () => (await transport.deadLetters.list()).length === 2, 5_000, 'two dead letters');
+    const letters = await transport.deadLetters.list();
     expect(letters.map((l) => l.code)).toEqual(['unparseable', 'unparseable']);
     expect(letters.map((l) => l.reason).sort()).toEqual([
       `start message field 'idempotencyKey' must be a string or null when present; found an object`,
@@ -96,14 +96,18 @@ describe('start fields the client refuses (redis bus and store)', () => {
       const start = { v: 1, kind: 'start', workflow: 'ok', version: 1, enqueuedAt: 0, input: null };
       const ids = [`v0-${randomUUID()}`, `empty-${randomUUID()}`, `name-${randomUUID()}`];
       // Sent with the raw transport, as a producer that is not Baton's client would.
-      await transport.enqueue(encodeJson({ ...start, runId: ids[0], version: 0 }));
-      await transport.enqueue(encodeJson({ ...start, runId: ids[1], idempotencyKey: '' }));
-      await transport.enqueue(encodeJson({ ...start, runId: ids[2], workflow: 'ok@1' }));
+      await transport.runQueue.enqueue(encodeJson({ ...start, runId: ids[0], version: 0 }));
+      await transport.runQueue.enqueue(encodeJson({ ...start, runId: ids[1], idempotencyKey: '' }));
+      await transport.runQueue.enqueue(encodeJson({ ...start, runId: ids[2], workflow: 'ok@1' }));
       const client = new Client({ transport, store });
       expect(await (await client.start(wf, null)).result({ timeoutMs: 10_000 })).toBe('fine');
 
-      await until(async () => (await transport.listDeadLetters()).length === 3, 10_000, 'three dead letters');
-      const letters = await transport.listDeadLetters();
+      await until(
+        async () => (await transport.deadLetters.list()).length === 3,
+        10_000,
+        'three dead letters',
+      );
+      const letters = await transport.deadLetters.list();
       // At once (the first delivery), not after the unknown-workflow grace or maxDeliveries.
       expect(letters.map((l) => l.code)).toEqual(['unparseable', 'unparseable', 'unparseable']);
       expect(letters.map((l) => l.reason).sort()).toEqual([

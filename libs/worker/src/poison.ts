@@ -177,7 +177,7 @@ export async function deadLetterDelivery(
 ): Promise<void> {
   const { code, reason, runId } = letter;
   try {
-    await options.transport.deadLetter({
+    await options.transport.deadLetters.add({
       data: delivery.data,
       headers: delivery.headers,
       code,

@@ -10,11 +10,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
 import { defineActivity, defineWorkflow } from '@baton/core';
-import type { Delivery, Store, Transport } from '@baton/core/adapter';
+import type { Delivery, FetchOptions, Store, Transport } from '@baton/core/adapter';
 import { purgeRedisKeyPrefix, redisStore } from '@baton/store-redis';
 import { redisTestUrl } from '@baton/testing/servers';
 import { deleteRedisTransportKeys, redisTransport } from '@baton/transport-redis';
 import { Worker, type WorkerEvent } from './index.js';
+import { withCapability } from './capabilities.spec-helper.js';
 import { until } from './fleet.spec-helper.js';
 
 const ACK_WAIT_MS = 500;
@@ -34,9 +35,9 @@ afterAll(async () => {
 
 /** A transport whose fetches are recorded, to see what reached the second worker. */
 function recording(transport: Transport, seen: Delivery[]): Transport {
-  return Object.assign(Object.create(transport) as Transport, {
-    fetch: async (options: Parameters<Transport['fetch']>[0]) => {
-      const batch = await transport.fetch(options);
+  return withCapability(transport, 'runQueue', {
+    fetch: async (options: FetchOptions) => {
+      const batch = await transport.runQueue.fetch(options);
       seen.push(...batch);
       return batch;
     },

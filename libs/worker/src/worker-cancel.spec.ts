@@ -97,7 +97,7 @@ describe('the cancel window before a run journals its end (memory adapters)', ()
       reason: 'just in time',
     });
     expect(accepted).toEqual([true]);
-    const types = (await current.journal.read(run.runId, 0))
+    const types = (await current.journal.journal.read(run.runId, 0))
       .flatMap((r) => decodeEntries(r.data, run.runId))
       .map((e) => e.type);
     expect(types).toContain('RunCancelled');

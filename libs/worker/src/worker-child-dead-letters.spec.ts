@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHILD_START_DEAD_LETTERED, ChildWorkflowError, defineActivity, defineWorkflow } from '@baton/core';
-import type { Store, Transport } from '@baton/core/adapter';
+import type { EnqueueOptions, Store, Transport } from '@baton/core/adapter';
 import { memoryStore } from '@baton/core/memory';
 import {
   decodeEntries,
@@ -19,6 +19,7 @@ import {
   type JournalEntry,
   childKeyPrefix,
 } from '@baton/core/runtime';
+import { withCapability } from './capabilities.spec-helper.js';
 import { SETTLING_LEASE_MS, SETTLING_OWNER } from './run/child-dead-letters.js';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 import type { WorkerOptions } from './index.js';
@@ -66,14 +67,11 @@ interface Outcome {
 /** Rewrites the start messages of dl_child as they are enqueued, before any worker reads them. */
 function spoilChildStarts(spoil: (message: Record<string, unknown>) => Uint8Array) {
   return (transport: Transport): Transport =>
-    new Proxy(transport, {
-      get(target, prop, receiver) {
-        if (prop !== 'enqueue') return Reflect.get(target, prop, receiver) as unknown;
-        return (data: Uint8Array, options?: Parameters<Transport['enqueue']>[1]) => {
-          const message = JSON.parse(new TextDecoder().decode(data)) as Record<string, unknown>;
-          const spoilt = message.kind === 'start' && message.workflow === 'dl_child' ? spoil(message) : data;
-          return target.enqueue(spoilt, options);
-        };
+    withCapability(transport, 'runQueue', {
+      enqueue: (data: Uint8Array, options?: EnqueueOptions) => {
+        const message = JSON.parse(new TextDecoder().decode(data)) as Record<string, unknown>;
+        const spoilt = message.kind === 'start' && message.workflow === 'dl_child' ? spoil(message) : data;
+        return transport.runQueue.enqueue(spoilt, options);
       },
     });
 }
@@ -85,7 +83,7 @@ async function childrenOf(f: Fleet, parentRunId: string) {
 }
 
 async function entriesOf(f: Fleet, runId: string): Promise<JournalEntry[]> {
-  return (await f.journal.read(runId, 0)).flatMap((r) => decodeEntries(r.data, runId));
+  return (await f.journal.journal.read(runId, 0)).flatMap((r) => decodeEntries(r.data, runId));
 }
 
 /** The child's ends the parent received: one, whatever was sent again. */
@@ -118,7 +116,7 @@ describe('a child whose start is dead-lettered', () => {
       name: 'StartDeadLetteredError',
       code: CHILD_START_DEAD_LETTERED,
     });
-    const [letter] = await f.transport.listDeadLetters();
+    const [letter] = await f.transport.deadLetters.list();
     expect(letter).toMatchObject({ code: 'unknown-workflow' });
     expect(decodeMessage(letter!.data).runId).toBe(tombstone!.runId);
 
@@ -134,7 +132,7 @@ describe('a child whose start is dead-lettered', () => {
       5_000,
       'the redrive of the letter',
     );
-    await until(async () => (await f.transport.listDeadLetters()).length === 0, 5_000, 'the letter to go');
+    await until(async () => (await f.transport.deadLetters.list()).length === 0, 5_000, 'the letter to go');
     // The redriven start was dropped: no second child, the tombstone unchanged, the child never ran.
     await new Promise((r) => setTimeout(r, 300));
     expect(await childrenOf(f, run.runId)).toEqual([tombstone]);
@@ -177,14 +175,14 @@ describe('a child whose start is dead-lettered', () => {
       expect(out.message).toMatch(reason);
       // The input of a message that could not be read is kept nowhere but in the letter.
       expect(tombstone).toMatchObject({ status: 'failed', input: null });
-      const [letter, ...more] = (await f.transport.pageDeadLetters()).letters;
+      const [letter, ...more] = (await f.transport.deadLetters.page()).letters;
       expect(more).toEqual([]);
       expect(letter).toMatchObject({ code });
 
       // Redriven without a fix it is poison again, and dead-lettered again: still one child, never
       // run, and the parent told once (the end sent again is ignored by its inbox).
       const worker = f.workers[0]!;
-      await f.transport.redriveDeadLetter(letter!.id);
+      await f.transport.deadLetters.redrive(letter!.id);
       await until(
         () => worker.events.filter((e) => e.type === 'dead-lettered').length === 2,
         5_000,
@@ -203,37 +201,34 @@ describe('a child whose start is dead-lettered', () => {
    */
   function unfinishedTombstoneOnStart(store: Store, finished = false) {
     return (transport: Transport): Transport =>
-      new Proxy(transport, {
-        get(target, prop, receiver) {
-          if (prop !== 'enqueue') return Reflect.get(target, prop, receiver) as unknown;
-          return async (data: Uint8Array, options?: Parameters<Transport['enqueue']>[1]) => {
-            const message = decodeMessage(data);
-            if (message.kind === 'start' && message.workflow === 'dl_child') {
-              const taken = await store.createRunAndLease(
-                {
-                  runId: message.runId,
-                  workflow: message.workflow,
-                  version: message.version,
-                  input: message.input,
-                  idempotencyKey: message.idempotencyKey ?? null,
+      withCapability(transport, 'runQueue', {
+        enqueue: async (data: Uint8Array, options?: EnqueueOptions) => {
+          const message = decodeMessage(data);
+          if (message.kind === 'start' && message.workflow === 'dl_child') {
+            const taken = await store.createRunAndLease(
+              {
+                runId: message.runId,
+                workflow: message.workflow,
+                version: message.version,
+                input: message.input,
+                idempotencyKey: message.idempotencyKey ?? null,
+              },
+              SETTLING_OWNER,
+              SETTLING_LEASE_MS,
+            );
+            // Killed after the tombstone was finished, before the parent was told.
+            if (finished && taken.created && taken.lease.ok) {
+              await store.finishRun(message.runId, taken.lease.epoch, {
+                status: 'failed',
+                error: {
+                  name: 'StartDeadLetteredError',
+                  code: CHILD_START_DEAD_LETTERED,
+                  message: 'earlier',
                 },
-                SETTLING_OWNER,
-                SETTLING_LEASE_MS,
-              );
-              // Killed after the tombstone was finished, before the parent was told.
-              if (finished && taken.created && taken.lease.ok) {
-                await store.finishRun(message.runId, taken.lease.epoch, {
-                  status: 'failed',
-                  error: {
-                    name: 'StartDeadLetteredError',
-                    code: CHILD_START_DEAD_LETTERED,
-                    message: 'earlier',
-                  },
-                });
-              }
+              });
             }
-            return target.enqueue(data, options);
-          };
+          }
+          return transport.runQueue.enqueue(data, options);
         },
       });
   }
@@ -272,7 +267,7 @@ describe('a child whose start is dead-lettered', () => {
     const out = (await run.result({ timeoutMs: 10_000 })) as Outcome;
     expect(out).toMatchObject({ code: CHILD_START_DEAD_LETTERED });
     expect(out.message).toMatch(/StartDeadLetteredError: earlier$/);
-    expect(await f.transport.listDeadLetters()).toEqual([]);
+    expect(await f.transport.deadLetters.list()).toEqual([]);
     expect(await childrenOf(f, run.runId)).toHaveLength(1);
   });
 
@@ -292,7 +287,7 @@ describe('a child whose start is dead-lettered', () => {
     expect(others).toEqual([]);
     expect(ran).toMatchObject({ status: 'completed', result: 70 });
     expect(ledger.executions.size).toBe(1);
-    expect(await f.transport.listDeadLetters()).toEqual([]);
+    expect(await f.transport.deadLetters.list()).toEqual([]);
   });
 });
 
@@ -378,8 +373,8 @@ describe('a child that ends outside its session', () => {
     });
     const { f, run, childId } = await childWaiting({ payloadProtection: protection });
     // Replay the child's first record (its activity's result) at the end of its journal.
-    const records = await f.journal.read(childId, 0);
-    await f.journal.append({ runId: childId, data: records[0]!.data });
+    const records = await f.journal.journal.read(childId, 0);
+    await f.journal.journal.append({ runId: childId, data: records[0]!.data });
     await f.spawn({ payloadProtection: protection });
     await f.client.signal(childId, 'go');
     const out = (await run.result({ timeoutMs: 10_000 })) as Outcome;

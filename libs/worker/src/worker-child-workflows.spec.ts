@@ -103,7 +103,7 @@ async function onlyChild(f: Fleet, parentRunId: string) {
 }
 
 async function entriesOf(f: Fleet, runId: string): Promise<JournalEntry[]> {
-  return (await f.journal.read(runId, 0)).flatMap((r) => decodeEntries(r.data, runId));
+  return (await f.journal.journal.read(runId, 0)).flatMap((r) => decodeEntries(r.data, runId));
 }
 
 const startedChild = (e: JournalEntry) => e.type === 'ActivityCompleted' && e.name === 'baton.child:cw_child';

@@ -59,7 +59,7 @@ describe('continue-as-new', () => {
       // Each successor names its parent through its idempotency key.
       if (i > 0) expect(record?.idempotencyKey).toBe(continuationKey(ids[i - 1]!));
       // A fresh history: one step each, whatever the chain's length.
-      const entries = (await f.journal.read(id, 0)).flatMap((r) => decodeEntries(r.data, id));
+      const entries = (await f.journal.journal.read(id, 0)).flatMap((r) => decodeEntries(r.data, id));
       expect(entries.filter((e) => e.type === 'ActivityCompleted')).toHaveLength(1);
       expect(ledger.count(`${id}:0`)).toBe(1);
     }
@@ -101,7 +101,7 @@ describe('continue-as-new', () => {
     // it froze (its start was already sent): that step then ran again, as any step whose result
     // was never journaled does; the successor's journal holds one result.
     expect(ledger.count(`${ids[0]}:0`)).toBe(1);
-    const entries = (await f.journal.read(ids[1]!, 0)).flatMap((r) => decodeEntries(r.data, ids[1]!));
+    const entries = (await f.journal.journal.read(ids[1]!, 0)).flatMap((r) => decodeEntries(r.data, ids[1]!));
     expect(entries.filter((e) => e.type === 'ActivityCompleted')).toHaveLength(1);
   });
 

@@ -107,7 +107,7 @@ describe('crash recovery (memory adapters)', () => {
   it('fails a run whose journal cannot be decoded instead of resuming it from bad data forever', async () => {
     const { a, run, f } = await runUntilStepOne(0);
     a.crash();
-    await f.journal.append({
+    await f.journal.journal.append({
       runId: run.runId,
       data: new TextEncoder().encode('{"v":7,"entries":[]}'),
     });

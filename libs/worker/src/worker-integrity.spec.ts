@@ -69,7 +69,7 @@ describe('payload protection in the worker (memory adapters)', () => {
     await f.spawn({ payloadProtection: p });
     await f.client.signal(run.runId, 'go');
     expect(await run.result({ timeoutMs: 5_000 })).toBe('SECRET-MARKER-42'.length);
-    const records = await f.journal.read(run.runId, 0);
+    const records = await f.journal.journal.read(run.runId, 0);
     expect(records.some((r) => Buffer.from(r.data).includes('SECRET-MARKER'))).toBe(false);
     const checkpoint = await f.store.loadCheckpoint(run.runId);
     expect(JSON.stringify(checkpoint)).not.toContain('SECRET-MARKER');
@@ -85,9 +85,9 @@ describe('payload protection in the worker (memory adapters)', () => {
   it('fails a run whose journal was tampered with, naming run and entry, and runs nothing more', async () => {
     const p = protection(k1);
     const { ledger, run, f } = await suspendedRun(p);
-    const records = await f.journal.read(run.runId, 0);
+    const records = await f.journal.journal.read(run.runId, 0);
     // Replay the first record (the first activity's result) at the end of the journal.
-    await f.journal.append({ runId: run.runId, data: records[0]!.data });
+    await f.journal.journal.append({ runId: run.runId, data: records[0]!.data });
     const b = await f.spawn({ payloadProtection: p });
     await f.client.signal(run.runId, 'go');
     await expect(run.result({ timeoutMs: 5_000 })).rejects.toThrow(
@@ -155,7 +155,7 @@ describe('payload protection in the worker (memory adapters)', () => {
     const sealed = sealValue({ ok: true }, run.runId, 'signal payload', protection(k2));
     const delivered = await f.store.deliverSignal(run.runId, { signalId: 'g1', name: 'go', payload: sealed });
     expect(delivered.found).toBe(true);
-    await sendRunMessage(f.transport, wakeMessage(run.runId, 'signal'));
+    await sendRunMessage(f.transport.runQueue, wakeMessage(run.runId, 'signal'));
     await until(() => worker.events.some((e) => e.type === 'run-held'), 5_000, 'the run to be held');
     expect(worker.events.find((e) => e.type === 'run-held')).toMatchObject({
       code: 'BATON_MISSING_KEY',

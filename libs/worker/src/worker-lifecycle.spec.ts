@@ -159,8 +159,8 @@ describe('worker lifecycle (memory adapters)', () => {
     current = fleet({ workflows: [wf] });
     const w = await current.spawn({ maxMessageBytes: 4_096, missingVersionGraceMs: 0 });
     const { transport } = current;
-    await transport.enqueue(new TextEncoder().encode('{not json'));
-    await transport.enqueue(
+    await transport.runQueue.enqueue(new TextEncoder().encode('{not json'));
+    await transport.runQueue.enqueue(
       encodeMessage({
         kind: 'start',
         runId: 'r-unknown',
@@ -170,7 +170,7 @@ describe('worker lifecycle (memory adapters)', () => {
         enqueuedAt: 0,
       }),
     );
-    await transport.enqueue(
+    await transport.runQueue.enqueue(
       encodeMessage({
         kind: 'start',
         runId: 'r-big',
@@ -180,7 +180,7 @@ describe('worker lifecycle (memory adapters)', () => {
         enqueuedAt: 0,
       }),
     );
-    await transport.enqueue(
+    await transport.runQueue.enqueue(
       encodeJson({
         v: 1,
         kind: 'start',
@@ -193,8 +193,8 @@ describe('worker lifecycle (memory adapters)', () => {
     const good = await current.client.start(wf, null);
     expect(await good.result({ timeoutMs: 5_000 })).toBe('fine');
 
-    await until(async () => (await transport.listDeadLetters()).length === 4, 5_000, 'four dead letters');
-    const letters = await transport.listDeadLetters();
+    await until(async () => (await transport.deadLetters.list()).length === 4, 5_000, 'four dead letters');
+    const letters = await transport.deadLetters.list();
     expect(letters.map((l) => l.code).sort()).toEqual([
       'too-large',
       'unknown-workflow',
@@ -214,11 +214,11 @@ describe('worker lifecycle (memory adapters)', () => {
     await current.spawn({ maxDeliveries: 3 });
     await current.client.signal('never-started', 'go', 1);
     await until(
-      async () => (await current!.transport.listDeadLetters()).length === 1,
+      async () => (await current!.transport.deadLetters.list()).length === 1,
       5_000,
       'the dead letter',
     );
-    const [letter] = await current.transport.listDeadLetters();
+    const [letter] = await current.transport.deadLetters.list();
     expect(letter).toMatchObject({ code: 'unknown-run' });
     expect(letter!.reason).toMatch(/signal message for run never-started, which never started/);
   });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow, PayloadTooLargeError } from '@baton/core';
-import type { GroupLog, Store, Transport } from '@baton/core/adapter';
+import type { GroupLog, JournalAppend, Store, Transport } from '@baton/core/adapter';
+import { withCapability } from './capabilities.spec-helper.js';
 import { fleet, Ledger, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;
@@ -24,13 +25,15 @@ function limitedTransport(limit: number) {
       readGroupRecords: (log, positions) => groupLog.readGroupRecords(log, positions),
       trimGroupLog: (log, before) => groupLog.trimGroupLog(log, before),
     };
-    return new Proxy(transport, {
-      get(target, prop, receiver) {
-        if (prop === 'groupLog') return limitedGroupLog;
-        if (prop !== 'append') return Reflect.get(target, prop, receiver);
-        return (append: Parameters<Transport['append']>[0]) =>
-          append.data.byteLength > limit ? tooLarge('journal record', append.data) : target.append(append);
-      },
+    const limitedJournal = withCapability(transport, 'journal', {
+      append: (append: JournalAppend) =>
+        append.data.byteLength > limit
+          ? tooLarge('journal record', append.data)
+          : transport.journal.append(append),
+    });
+    return new Proxy(limitedJournal, {
+      get: (target, prop, receiver) =>
+        prop === 'groupLog' ? limitedGroupLog : Reflect.get(target, prop, receiver),
     });
   };
 }
@@ -54,7 +57,7 @@ describe('worker limits (memory adapters)', () => {
 
     const record = await (current.store as Store).getRun(run.runId);
     expect(record).toMatchObject({ status: 'failed', error: { name: 'PayloadTooLargeError' } });
-    const letters = await current.transport.listDeadLetters();
+    const letters = await current.transport.deadLetters.list();
     expect(letters).toEqual([
       expect.objectContaining({ code: 'too-large', reason: expect.stringContaining(run.runId) }),
     ]);

@@ -46,9 +46,9 @@ describe('dead letters in the log (memory adapters)', () => {
     await current.spawn();
     const encode = (value: unknown): Uint8Array => new TextEncoder().encode(JSON.stringify(value));
     // Named but undecodable (no kind), a bad run id, and not JSON at all.
-    await current.transport.enqueue(encode({ v: 1, runId: 'named-run-7' }));
-    await current.transport.enqueue(encode({ v: 1, runId: 'not a run id!' }));
-    await current.transport.enqueue(new TextEncoder().encode('\u0000 not json'));
+    await current.transport.runQueue.enqueue(encode({ v: 1, runId: 'named-run-7' }));
+    await current.transport.runQueue.enqueue(encode({ v: 1, runId: 'not a run id!' }));
+    await current.transport.runQueue.enqueue(new TextEncoder().encode('\u0000 not json'));
     await until(
       () => lines.filter((l) => l.msg === 'message dead-lettered').length === 3,
       5_000,

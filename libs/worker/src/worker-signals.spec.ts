@@ -28,7 +28,7 @@ describe('signals to a finished run (memory adapters)', () => {
     await until(() => dropped.length === 20, 5_000, 'twenty dropped signals');
     expect(dropped[0]).toMatchObject({ runId: run.runId, signal: 'late' });
     expect(await current.store.readSignals(run.runId)).toEqual([]);
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
     expect((await current.client.describe(run.runId)).status).toBe('completed');
   });
 });
@@ -173,9 +173,9 @@ describe('signals with a schema (memory adapters)', () => {
     expect((error as Error).message).toMatch(
       /^payload of signal 'approval' to run run-1 does not match its schema: \$\.approved: .*Fix the payload \(nothing was sent\)/,
     );
-    expect(await transport.fetch({ max: 10, expiresMs: 50 })).toEqual([]);
+    expect(await transport.runQueue.fetch({ max: 10, expiresMs: 50 })).toEqual([]);
     await client.signal('run-1', approval, { approved: true, by: ' ana ' }, { signalId: 's1' });
-    const [sent] = await transport.fetch({ max: 10, expiresMs: 50 });
+    const [sent] = await transport.runQueue.fetch({ max: 10, expiresMs: 50 });
     expect(decodeMessage(sent!.data)).toMatchObject({
       kind: 'signal',
       payload: { approved: true, by: 'ana' },

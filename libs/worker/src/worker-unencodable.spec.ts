@@ -15,6 +15,7 @@ import type { Logger } from './logger.js';
 import type { WorkerEvent } from './events.js';
 import type { WorkerOptions } from './options.js';
 import { fleet, Ledger, type Fleet } from './fleet.spec-helper.js';
+import { withCapability } from './capabilities.spec-helper.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {
@@ -62,7 +63,7 @@ function returning(
 }
 
 async function journalOf(transport: Transport, runId: string): Promise<JournalEntry[]> {
-  const records = await transport.read(runId, 0);
+  const records = await transport.journal.read(runId, 0);
   return records.flatMap((r) => decodeEntries(r.data, runId));
 }
 
@@ -114,7 +115,7 @@ describe('values with no JSON form (memory adapters)', () => {
       }),
     ]);
     // A step failure is the workflow's to handle: no dead letter.
-    expect(await f.transport.listDeadLetters()).toEqual([]);
+    expect(await f.transport.deadLetters.list()).toEqual([]);
   });
 
   it('lets a workflow catch the failed step of a circular result and complete, the activity run once', async () => {
@@ -233,7 +234,7 @@ describe('values with no JSON form (memory adapters)', () => {
     });
     const terminal = (await journalOf(f.journal, run.runId)).filter((e) => e.type.startsWith('Run'));
     expect(terminal.map((e) => e.type)).toEqual(['RunFailed']);
-    expect(await f.transport.listDeadLetters()).toEqual([
+    expect(await f.transport.deadLetters.list()).toEqual([
       expect.objectContaining({ code: 'unencodable', reason: expect.stringContaining(run.runId) }),
     ]);
     expect(events).toContainEqual(expect.objectContaining({ type: 'run-failed', runId: run.runId }));
@@ -276,11 +277,8 @@ describe('values with no JSON form (memory adapters)', () => {
     const wf = defineWorkflow({ name: 'never', version: 1, run: async () => 1 });
     const { f } = await oneWorker([wf]);
     const sent: unknown[] = [];
-    const transport = new Proxy(f.transport, {
-      get(target, prop, receiver) {
-        if (prop === 'enqueue') return (...args: unknown[]) => (sent.push(args), Promise.resolve());
-        return Reflect.get(target, prop, receiver) as unknown;
-      },
+    const transport = withCapability(f.transport, 'runQueue', {
+      enqueue: (...args: unknown[]) => (sent.push(args), Promise.resolve()),
     });
     const stored: string[] = [];
     const payloads: PayloadStore = {

@@ -10,9 +10,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '@baton/core';
-import type { GroupLog, Store } from '@baton/core/adapter';
+import type { GroupLog, JournalAppend, Store } from '@baton/core/adapter';
 import { damageMemoryCheckpoint, memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
+import { withCapability } from './capabilities.spec-helper.js';
 import { FAST, fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 import { Worker, type WorkerEvent } from './index.js';
 import { silentLogger } from './logger.js';
@@ -117,7 +118,7 @@ describe('a checkpoint the store cannot read (memory adapters)', () => {
   it('fails the run once, naming the run and the checkpoint, when every checkpoint is damaged and the journal is gone', async () => {
     const { ledger, run, f, seqs } = await runAtSecondWait();
     for (const seq of seqs) damageMemoryCheckpoint(f.store, run.runId, seq, 'garbage');
-    await f.journal.purgeJournal(run.runId);
+    await f.journal.journal.purge(run.runId);
     const worker = await f.spawn();
     await f.client.signal(run.runId, 'two');
     await until(async () => (await f.store.getRun(run.runId))?.status === 'failed', 5_000, 'the failure');
@@ -130,7 +131,7 @@ describe('a checkpoint the store cannot read (memory adapters)', () => {
       `run ${run.runId}: checkpoint ${seqs.at(-1)} failed verification`,
     );
     expect(record.attempts).toBe(3);
-    const letters = await f.transport.listDeadLetters();
+    const letters = await f.transport.deadLetters.list();
     expect(letters.filter((l) => l.code === 'unreadable-checkpoint')).toHaveLength(1);
     expect(worker.events.filter((e) => e.type === 'run-failed')).toHaveLength(1);
     expect(stepsRun(ledger)).toEqual([1, 1]);
@@ -237,17 +238,15 @@ describe('a resume that fails on every claim (memory adapters)', () => {
       readGroupRecords: (log, positions) => groupLog.readGroupRecords(log, positions),
       trimGroupLog: (log, before) => groupLog.trimGroupLog(log, before),
     };
-    const refusing = new Proxy(transport, {
-      get(target, prop, receiver) {
-        if (prop === 'groupLog') return refusingGroupLog;
-        if (prop === 'append')
-          return async (record: Parameters<typeof transport.append>[0]) => {
-            if (refuses(record.data)) throw new TypeError(`bus refused record #${refused}`);
-            return target.append(record);
-          };
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
+    const refusingJournal = withCapability(transport, 'journal', {
+      append: async (record: JournalAppend) => {
+        if (refuses(record.data)) throw new TypeError(`bus refused record #${refused}`);
+        return transport.journal.append(record);
       },
+    });
+    const refusing = new Proxy(refusingJournal, {
+      get: (target, prop, receiver) =>
+        prop === 'groupLog' ? refusingGroupLog : Reflect.get(target, prop, receiver),
     });
     const events: WorkerEvent[] = [];
     const worker = new Worker({

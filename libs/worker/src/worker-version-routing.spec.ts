@@ -29,7 +29,7 @@ describe('starts of a version only some workers register (memory adapters)', () 
     const results = await Promise.all(handles.map((h) => h.result({ timeoutMs: 20_000 })));
     expect(results).toEqual(Array.from({ length: 30 }, (_, i) => `v2:${i}`));
 
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
     const claimedByOld = old.flatMap((w) => w.events.filter((e) => e.type === 'run-claimed'));
     expect(claimedByOld).toEqual([]);
     expect(fresh.events.filter((e) => e.type === 'run-claimed')).toHaveLength(30);
@@ -50,11 +50,11 @@ describe('starts of a version only some workers register (memory adapters)', () 
     const old = await current.spawn();
     const handle = await current.client.start(v2, 7);
     await until(
-      async () => (await current!.transport.listDeadLetters()).length === 1,
+      async () => (await current!.transport.deadLetters.list()).length === 1,
       10_000,
       'the dead letter',
     );
-    const [letter] = await current.transport.listDeadLetters();
+    const [letter] = await current.transport.deadLetters.list();
     expect(letter!.code).toBe('unknown-workflow');
     expect(letter!.reason).toMatch(/workflow order@2 is not registered on this worker \(it has: order@1\)/);
     expect(letter!.reason).toMatch(/missingVersionGraceMs 700/);
@@ -69,7 +69,7 @@ describe('starts of a version only some workers register (memory adapters)', () 
 
     const fresh = await current.spawn({ workflows: [v1, v2] });
     expect(await handle.result({ timeoutMs: 10_000 })).toBe('v2:7');
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
     expect(fresh.events).toContainEqual(
       expect.objectContaining({ type: 'dead-letters-redriven', runIds: [handle.runId] }),
     );
@@ -81,10 +81,14 @@ describe('starts of a version only some workers register (memory adapters)', () 
     const v3 = defineWorkflow({ name: 'order', version: 3, run: async () => 'v3' });
     const h3 = await current.client.start(v3, 0);
     const h2 = await current.client.start(v2, 1);
-    await until(async () => (await current!.transport.listDeadLetters()).length === 2, 10_000, 'two letters');
+    await until(
+      async () => (await current!.transport.deadLetters.list()).length === 2,
+      10_000,
+      'two letters',
+    );
     await current.spawn({ workflows: [v1, v2] });
     expect(await h2.result({ timeoutMs: 10_000 })).toBe('v2:1');
-    const left = await current.transport.listDeadLetters();
+    const left = await current.transport.deadLetters.list();
     expect(left).toHaveLength(1);
     expect(left[0]!.reason).toContain('order@3');
     expect(await current.store.getRun(h3.runId)).toBeUndefined();

@@ -4,8 +4,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineWorkflow } from '@baton/core';
-import type { Delivery, Transport } from '@baton/core/adapter';
+import type { Delivery, FetchOptions, Transport } from '@baton/core/adapter';
 import { encodeMessage } from '@baton/core/runtime';
+import { withCapability } from './capabilities.spec-helper.js';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 import type { Logger } from './logger.js';
 
@@ -42,20 +43,17 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** A transport whose deliveries all look like their tenth (past the put-back naks at once). */
 function inflatedCounts(answers: Array<{ count: number; answer: 'ack' | 'nak' }>) {
   return (transport: Transport): Transport =>
-    new Proxy(transport, {
-      get(target, prop, receiver) {
-        if (prop !== 'fetch') return Reflect.get(target, prop, receiver);
-        return async (options: Parameters<Transport['fetch']>[0]): Promise<Delivery[]> =>
-          (await target.fetch(options)).map((d) => {
-            const count = d.deliveryCount + 9;
-            return {
-              ...d,
-              deliveryCount: count,
-              ack: () => (answers.push({ count, answer: 'ack' }), d.ack()),
-              nak: (ms?: number) => (answers.push({ count, answer: 'nak' }), d.nak(ms)),
-            };
-          });
-      },
+    withCapability(transport, 'runQueue', {
+      fetch: async (options: FetchOptions): Promise<Delivery[]> =>
+        (await transport.runQueue.fetch(options)).map((d) => {
+          const count = d.deliveryCount + 9;
+          return {
+            ...d,
+            deliveryCount: count,
+            ack: () => (answers.push({ count, answer: 'ack' }), d.ack()),
+            nak: (ms?: number) => (answers.push({ count, answer: 'nak' }), d.nak(ms)),
+          };
+        }),
     });
 }
 
@@ -68,7 +66,7 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     await current.client.signal(runId, 'go', 'ok');
     // Past maxDeliveries several times over (put-backs after 200, 400, 800 ms, ...).
     await sleep(1_800);
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
     expect((await current.store.getRun(runId))?.status).not.toBe('failed');
     expect(b.events.filter((e) => e.type === 'run-failed' || e.type === 'dead-lettered')).toEqual([]);
     const about = logger.warnings.filter((w) => w.includes('order@1'));
@@ -82,13 +80,13 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
 
     await current.spawn({ workflows: [v1] });
     expect(await current.client.handle(runId).result({ timeoutMs: 10_000 })).toBe('v1:ok');
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
   });
 
   it('dead-letters a start for a version no worker registers when no run record exists, naming it', async () => {
     current = fleet({ workflows: [v2] });
     await current.spawn({ missingVersionGraceMs: 0 });
-    await current.transport.enqueue(
+    await current.transport.runQueue.enqueue(
       encodeMessage({
         kind: 'start',
         runId: 'r-v3',
@@ -99,11 +97,11 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
       }),
     );
     await until(
-      async () => (await current!.transport.listDeadLetters()).length === 1,
+      async () => (await current!.transport.deadLetters.list()).length === 1,
       5_000,
       'a dead letter',
     );
-    const [letter] = await current.transport.listDeadLetters();
+    const [letter] = await current.transport.deadLetters.list();
     expect(letter).toMatchObject({ code: 'unknown-workflow' });
     expect(letter!.reason).toMatch(/workflow order@3 is not registered on this worker \(it has: order@2\)/);
     expect(await current.store.getRun('r-v3')).toBeUndefined();
@@ -114,9 +112,9 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     await current.spawn({ maxDeliveries: 2 });
     const start = { runId: 'r-v1', workflow: 'order', version: 1, input: null };
     await current.store.createRun({ ...start, idempotencyKey: null, traceparent: null });
-    await current.transport.enqueue(encodeMessage({ kind: 'start', ...start, enqueuedAt: 0 }));
+    await current.transport.runQueue.enqueue(encodeMessage({ kind: 'start', ...start, enqueuedAt: 0 }));
     await sleep(1_000);
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
     await current.spawn({ workflows: [v1] });
     await current.client.signal('r-v1', 'go', 'late');
     expect(await current.client.handle('r-v1').result({ timeoutMs: 10_000 })).toBe('v1:late');
@@ -132,7 +130,7 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     await until(() => answers.some((a) => a.answer === 'ack'), 5_000, 'a dropped copy');
     expect(answers.filter((a) => a.answer === 'nak')).toEqual([]);
     await sleep(800); // the reaper re-sends it every lease period (400 ms here)
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
     await current.spawn({ workflows: [v1] });
     expect(await current.client.handle(runId).result({ timeoutMs: 10_000 })).toBe('v1:ok');
   });
@@ -143,11 +141,11 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     await current.spawn();
     const start = { runId: 'r-unleased', workflow: 'order', version: 1, input: null };
     await current.store.createRun({ ...start, idempotencyKey: null, traceparent: null });
-    await current.transport.enqueue(encodeMessage({ kind: 'start', ...start, enqueuedAt: 0 }));
+    await current.transport.runQueue.enqueue(encodeMessage({ kind: 'start', ...start, enqueuedAt: 0 }));
     await until(() => answers.length >= 1, 5_000, 'a put-back');
     // The tenth delivery of a run without a lease: put back (for 30 s, the cap), not dropped.
     expect(answers).toEqual([{ count: 10, answer: 'nak' }]);
     expect(await current.store.getRun('r-unleased')).toMatchObject({ workflow: 'order', version: 1 });
-    expect(await current.transport.listDeadLetters()).toEqual([]);
+    expect(await current.transport.deadLetters.list()).toEqual([]);
   });
 });

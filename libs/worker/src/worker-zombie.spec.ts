@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '@baton/core';
-import type { Transport } from '@baton/core/adapter';
+import type { JournalAppend, Transport } from '@baton/core/adapter';
+import { withCapability } from './capabilities.spec-helper.js';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;
@@ -14,17 +15,12 @@ afterEach(async () => {
  * journal is): every run is journaled on its own, and zombie writes land.
  */
 function withoutOptimisticAppend(transport: Transport): Transport {
-  return new Proxy(transport, {
-    get(target, prop, receiver) {
-      if (prop === 'supportsOptimisticAppend') return false;
-      if (prop === 'groupLog') return undefined;
-      if (prop === 'append') {
-        return (append: Parameters<Transport['append']>[0]) =>
-          target.append({ runId: append.runId, data: append.data });
-      }
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
+  const unfenced = withCapability(transport, 'journal', {
+    supportsOptimisticAppend: false,
+    append: (append: JournalAppend) => transport.journal.append({ runId: append.runId, data: append.data }),
+  });
+  return new Proxy(unfenced, {
+    get: (target, prop, receiver) => (prop === 'groupLog' ? undefined : Reflect.get(target, prop, receiver)),
   });
 }
 

@@ -135,7 +135,7 @@ export class Worker {
       this.options.missingVersionGraceMs,
       (event) => this.options.onEvent(event),
     );
-    this.redrive = new VersionRedrive(transport, new Set(this.registry.keys()), logger, (event) =>
+    this.redrive = new VersionRedrive(transport.deadLetters, new Set(this.registry.keys()), logger, (event) =>
       this.options.onEvent(event),
     );
     this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
@@ -243,9 +243,9 @@ export class Worker {
       // A partitioned bus splits its run queue among the workers presence sees alive: a worker
       // that dies gives its partitions up once its store connection drops. One worker at a time
       // lists them for the fleet; the others read its list (shared-membership.ts).
-      if (this.options.transport.shareRunQueue !== undefined) {
+      if (this.options.transport.runQueue.share !== undefined) {
         this.membership = new SharedMembership(present, this.workerId);
-        this.options.transport.shareRunQueue(this.membership);
+        this.options.transport.runQueue.share(this.membership);
       }
     }
     // A cancel another worker or a client records in the store reaches the run here at once,
@@ -267,9 +267,9 @@ export class Worker {
     await this.options.journalGate?.start(this.options.leaseMs);
     this.keeper.onTick(() => this.reporter?.tick());
     const { transport } = this.options;
-    if (transport.backlog !== undefined) {
+    if (transport.runQueue.backlog !== undefined) {
       this.stopBacklog = observeBacklog(this.instruments, transport.name, () =>
-        transport.backlog!(BACKLOG_READ_TIMEOUT_MS),
+        transport.runQueue.backlog!(BACKLOG_READ_TIMEOUT_MS),
       );
     }
     this.keeper.start();

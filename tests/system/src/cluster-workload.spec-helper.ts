@@ -17,7 +17,7 @@ export function appendProbe(world: CrashWorld, everyMs = 50) {
     while (!stopped) {
       const started = Date.now();
       try {
-        await world.env.transport.append({ runId: `probe-${world.ns}`, data: new Uint8Array([1]) });
+        await world.env.transport.journal.append({ runId: `probe-${world.ns}`, data: new Uint8Array([1]) });
         successes.push(Date.now());
       } catch (err) {
         failures.push((err as Error).message);

@@ -55,7 +55,7 @@ describe.each(PAIRS)('continue-as-new on $name', ({ factory }) => {
       expect(ids).toHaveLength(5);
       for (const [i, id] of ids.entries()) {
         if (i > 0) expect((await ns.store.getRun(id))?.idempotencyKey).toBe(continuationKey(ids[i - 1]!));
-        const entries = (await ns.journal.read(id, 0)).flatMap((r) =>
+        const entries = (await ns.journal.journal.read(id, 0)).flatMap((r) =>
           decodeJournalRecord(r.data, id, IDENTITY_PAYLOAD_CODEC, r.position),
         );
         expect(entries.filter((e) => e.type === 'ActivityCompleted')).toHaveLength(1);

@@ -119,7 +119,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
 
   /** The key ids named by the frames of a run's journal records. */
   async function frameKeyIds(runId: string): Promise<Set<string>> {
-    const records = await ns.journal.read(runId, 0);
+    const records = await ns.journal.journal.read(runId, 0);
     return new Set(
       records.map((r) => {
         expect(r.data[0]).toBe(FRAME_MAGIC);
@@ -144,7 +144,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     const expected = `${MARKER}:${stepKey(runId, REVEAL)}`.length;
     expect(await client.result(runId, { timeoutMs: 20_000 })).toBe(expected);
 
-    const records = await ns.journal.read(runId, 0);
+    const records = await ns.journal.journal.read(runId, 0);
     expect(records.length).toBeGreaterThan(2);
     for (const r of records) expect(Buffer.from(r.data).includes(MARKER)).toBe(false);
     const checkpoint = (await store.loadCheckpoint(runId)) as ProtectedCheckpoint;
@@ -181,8 +181,8 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     // (A replayed LeaseAcquired marker would pass: it carries no link and changes nothing on replay.)
     const history = await new Client({ transport, store, payloadProtection: BEFORE }).history(runId);
     const completed = history.find((p) => p.entry.type === 'ActivityCompleted')!;
-    const replayed = (await ns.journal.read(runId, 0)).find((r) => r.position === completed.position);
-    await ns.journal.append({ runId, data: replayed!.data });
+    const replayed = (await ns.journal.journal.read(runId, 0)).find((r) => r.position === completed.position);
+    await ns.journal.journal.append({ runId, data: replayed!.data });
     await startWorker(BEFORE);
     await client.signal(runId, 'go');
     await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);

@@ -117,7 +117,7 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
 
   /** The run's journal as written (references unresolved); every record must be small. */
   async function rawJournal(runId: string): Promise<JournalEntry[]> {
-    const records = await ns.journal.read(runId, 0);
+    const records = await ns.journal.journal.read(runId, 0);
     for (const r of records) expect(r.data.byteLength).toBeLessThan(SMALL_RECORD_BYTES);
     return records.flatMap((r) => decodeJournalRecord(r.data, runId, IDENTITY_PAYLOAD_CODEC, r.position));
   }
@@ -264,7 +264,7 @@ describe('large payloads in a JetStream object store on nats+redis', () => {
       echo: input.pad + extra,
     });
 
-    const records = await ns.journal.read(runId, 0);
+    const records = await ns.journal.journal.read(runId, 0);
     const journal = records.flatMap((r) =>
       decodeJournalRecord(r.data, runId, IDENTITY_PAYLOAD_CODEC, r.position),
     );

@@ -110,7 +110,7 @@ describe.each(IN_PROCESS_PAIRS)('patches and freshness on $name', ({ factory }) 
   }
 
   async function journal(runId: string): Promise<JournalEntry[]> {
-    const records = await ns.journal.read(runId, 0);
+    const records = await ns.journal.journal.read(runId, 0);
     return records.flatMap((r) => decodeJournalRecord(r.data, runId, IDENTITY_PAYLOAD_CODEC, r.position));
   }
 

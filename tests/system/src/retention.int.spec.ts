@@ -104,7 +104,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
       runId: done.runId,
       message: expect.stringContaining(`run ${done.runId} was deleted by the retention sweep`),
     });
-    if (transport.journalPurge === 'deletes' || grouped) {
+    if (transport.journal.purgeMode === 'deletes' || grouped) {
       expect(await client.history(done.runId)).toEqual([]);
     } else expect((await client.history(done.runId)).length).toBeGreaterThan(0);
 
@@ -173,10 +173,10 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     await expect(done.result({ timeoutMs: 20_000 })).resolves.toBe('GONE');
     expect(await client.runs.delete(done.runId)).toEqual({
       runId: done.runId,
-      journal: transport.journalPurge === 'deletes' ? 'purged' : 'retention',
+      journal: transport.journal.purgeMode === 'deletes' ? 'purged' : 'retention',
     });
     expect(await store.getRun(done.runId)).toBeUndefined();
-    if (transport.journalPurge === 'deletes') expect(await client.history(done.runId)).toEqual([]);
+    if (transport.journal.purgeMode === 'deletes') expect(await client.history(done.runId)).toEqual([]);
     await expect(client.runs.delete(done.runId)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
 
     await client.signal(parked.runId, 'go', 'ok');
@@ -235,7 +235,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     });
     // On Kafka too: a trim deletes a partition's front up to the first record no trim asked for,
     // and this worker's log is the only group log of the namespace.
-    if (transport.journalPurge === 'deletes' || transport.name === 'kafka') {
+    if (transport.journal.purgeMode === 'deletes' || transport.name === 'kafka') {
       await until(
         "the deleted runs' records are gone from the bus",
         async () => (await groupLog.readGroupRecords(log, gone)).size === 0,

@@ -91,9 +91,9 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
   it('seals input, signal payloads, result and error on the bus and in the store; the keyed client reads them', async () => {
     // The start waits on the bus with no worker up: its bytes are sealed (codec version 3).
     const small = await keyed.start(checkout, { card: `${MARKER}:4111` });
-    let [waiting] = await transport.fetch({ max: 1, expiresMs: 2_000 });
+    let [waiting] = await transport.runQueue.fetch({ max: 1, expiresMs: 2_000 });
     for (let i = 0; waiting === undefined && i < 20; i++)
-      [waiting] = await transport.fetch({ max: 1, expiresMs: 500 });
+      [waiting] = await transport.runQueue.fetch({ max: 1, expiresMs: 500 });
     const onBus = JSON.parse(Buffer.from(waiting!.data).toString()) as { v: number; input: unknown };
     expect(onBus.v).toBe(3);
     expect(onBus.input).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
@@ -223,7 +223,7 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
       input: { card: 'plain' },
       idempotencyKey: null,
     });
-    await sendRunMessage(transport, resumeMessage(runId, 'retry'));
+    await sendRunMessage(transport.runQueue, resumeMessage(runId, 'retry'));
     await startWorker();
     await until(suspended(runId), 'the old run to wait');
     await keyed.signal(runId, 'approve', { by: 'ops' });

@@ -92,7 +92,7 @@ describe.each([
           status: 'failed',
           error: { name: 'PayloadTooLargeError' },
         });
-        const letters = await transport.listDeadLetters();
+        const letters = await transport.deadLetters.list();
         expect(letters).toEqual([
           expect.objectContaining({ code: 'too-large', reason: expect.stringContaining(large.runId) }),
         ]);
@@ -112,8 +112,8 @@ describe.each([
         const large = await client.start(oversized, MAX_PAYLOAD * 2);
         expect(await input.result({ timeoutMs: 30_000 })).toBe(huge.length);
         expect(await large.result({ timeoutMs: 30_000 })).toBe(MAX_PAYLOAD * 2);
-        expect(await transport.listDeadLetters()).toEqual([]);
-        const journal = await transport.read(large.runId, 0);
+        expect(await transport.deadLetters.list()).toEqual([]);
+        const journal = await transport.journal.read(large.runId, 0);
         for (const record of journal) expect(record.data.byteLength).toBeLessThan(threshold as number);
       },
     );

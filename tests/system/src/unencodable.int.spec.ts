@@ -75,7 +75,7 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
     startInProcessWorkers(ns, { workflows: WORKFLOWS, reapIntervalMs: 100, inProcessWaitMs: 0 });
 
   async function journal(runId: string): Promise<JournalEntry[]> {
-    const records = await ns.journal.read(runId, 0);
+    const records = await ns.journal.journal.read(runId, 0);
     return records.flatMap((r) => decodeJournalRecord(r.data, runId, IDENTITY_PAYLOAD_CODEC, r.position));
   }
 
@@ -127,7 +127,7 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
       status: 'failed',
       error: { name: 'UnencodableValueError', code: 'BATON_UNENCODABLE' },
     });
-    const letters = await ns.transport.listDeadLetters();
+    const letters = await ns.transport.deadLetters.list();
     expect(letters).toContainEqual(
       expect.objectContaining({ code: 'unencodable', reason: expect.stringContaining(run.runId) }),
     );

@@ -175,8 +175,8 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     // where bus and store support it), or a run's own subject on NATS. Kafka's own journal: a read
     // from the shared log's start is never trusted to hold the whole history, so it cannot stand in.
     if (supportsGroupJournal(transport, store)) {
-      await withGroupJournal(transport, store, { mode: 'per-run', log: 'test-journal' }).purgeJournal(runId);
-    } else if (!kafka) await transport.purgeJournal(runId);
+      await withGroupJournal(transport, store, { mode: 'per-run', log: 'test-journal' }).journal.purge(runId);
+    } else if (!kafka) await transport.journal.purge(runId);
     events = [];
     await startWorker();
     await client.signal(runId, 'two');

@@ -113,7 +113,7 @@ describe('workflow versions in a mixed fleet (real NATS JetStream + Redis)', () 
       await until(() => b.warnings.some((w) => w.includes('versioned_order@1')), 15_000, 'a put-back');
       await new Promise((r) => setTimeout(r, 2_000)); // put-backs after 200, 400, 800 ms, ...
       expect((await client.describe(run.runId)).status).not.toBe('failed');
-      expect(await clientAdapters.transport.listDeadLetters()).toEqual([]);
+      expect(await clientAdapters.transport.deadLetters.list()).toEqual([]);
       const warning = b.warnings.find((w) => w.includes('versioned_order@1'))!;
       expect(warning).toContain(`run ${run.runId} needs workflow versioned_order@1`);
       expect(warning).toContain('it has: versioned_order@2');
@@ -126,7 +126,7 @@ describe('workflow versions in a mixed fleet (real NATS JetStream + Redis)', () 
       expect(await run.result({ timeoutMs: 30_000 })).toBe('v1:ok');
       expect(a2.events.some((e) => e.type === 'run-completed' && e.runId === run.runId)).toBe(true);
       expect(b.events.filter((e) => e.type === 'run-failed' || e.type === 'dead-lettered')).toEqual([]);
-      expect(await clientAdapters.transport.listDeadLetters()).toEqual([]);
+      expect(await clientAdapters.transport.deadLetters.list()).toEqual([]);
     },
   );
 });

@@ -7,10 +7,8 @@
 import {
   DEFAULT_DEAD_LETTER_PAGE,
   MAX_DEAD_LETTER_PAGE,
-  type DeadLetterPage,
   type DeadLetterPurge,
   type DeadLetterQuery,
-  type StoredDeadLetter,
 } from './contracts/transport.js';
 import { ConfigError } from '../shared/errors.js';
 
@@ -48,25 +46,6 @@ function readCursor(cursor: string, owner: string): number {
     );
   }
   return position;
-}
-
-/**
- * The page of `letters` (each with its position, in any order) that `query` asks for: newest
- * first, below the cursor, with a next cursor when older letters remain.
- */
-export function pageOfDeadLetters(
-  letters: { position: number; letter: StoredDeadLetter }[],
-  query: CheckedDeadLetterQuery,
-): DeadLetterPage {
-  const older = letters
-    .filter((l) => query.before === undefined || l.position < query.before)
-    .sort((a, b) => b.position - a.position);
-  const page = older.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    letters: page.map((l) => l.letter),
-    ...(older.length > page.length && last !== undefined ? { cursor: deadLetterCursor(last.position) } : {}),
-  };
 }
 
 /** Validates a purge request, naming what is wrong with it. */

@@ -127,14 +127,8 @@ export type {
   RunQuery,
 } from './contracts/run-queries.js';
 export { DEFAULT_DEAD_LETTER_PAGE, MAX_DEAD_LETTER_PAGE } from './contracts/transport.js';
-export {
-  checkDeadLetterPurge,
-  checkDeadLetterQuery,
-  deadLetterCursor,
-  pageOfDeadLetters,
-  positionOfId,
-} from './dead-letter-check.js';
-export type { CheckedDeadLetterQuery } from './dead-letter-check.js';
+export { deadLetterQueue } from './dead-letter-queue.js';
+export type { DeadLetterShelf, PositionedDeadLetter } from './dead-letter-queue.js';
 export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
 export type {
   CatchupPolicy,

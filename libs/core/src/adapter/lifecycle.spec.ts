@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { AdapterLifecycle } from './lifecycle.js';
+import { BatonError } from '../shared/errors.js';
+import { AdapterLifecycle, guardClosed } from './lifecycle.js';
 
 const names = { adapter: 'test adapter', connectHint: 'connect it first', closedHint: 'make a new one' };
 
@@ -119,5 +120,50 @@ describe('AdapterLifecycle', () => {
       message: 'test adapter: read called after close(); make a new one',
     });
     expect(connect).not.toHaveBeenCalled();
+  });
+});
+
+class Counter {
+  readonly kind = 'counter';
+  private count = 0;
+  constructor(private readonly read: () => number) {}
+  async add(n: number): Promise<number> {
+    this.count += n;
+    return this.count;
+  }
+  /** Throws before it returns a promise, as an adapter's method does before connect(). */
+  fail(): Promise<number> {
+    throw new BatonError('BATON_NOT_CONNECTED', 'connect first');
+  }
+  /** Answers on a closed owner. */
+  async peek(): Promise<number> {
+    return this.read() + this.count;
+  }
+}
+
+describe('guardClosed', () => {
+  it('rejects every method but the exempt ones once the owner is closed, and runs them on the capability', async () => {
+    let closed = false;
+    const inner = new Counter(() => 100);
+    const guarded = guardClosed(
+      'counter',
+      inner,
+      (operation) => {
+        if (closed) throw new BatonError('BATON_CLOSED', `${operation} called after close()`);
+      },
+      ['peek'],
+    );
+    expect(guarded.kind).toBe('counter');
+    expect(await guarded.add(2)).toBe(2);
+    expect(await inner.add(1)).toBe(3);
+    const failed = guarded.fail();
+    expect(failed).toBeInstanceOf(Promise);
+    await expect(failed).rejects.toMatchObject({ code: 'BATON_NOT_CONNECTED' });
+    closed = true;
+    await expect(guarded.add(1)).rejects.toMatchObject({
+      code: 'BATON_CLOSED',
+      message: 'counter.add called after close()',
+    });
+    expect(await guarded.peek()).toBe(103);
   });
 });

@@ -123,6 +123,17 @@ export class AdapterLifecycle<T> {
     if (this.current === 'closed') throw this.closedError(operation);
   }
 
+  /**
+   * `capability` with this lifecycle's rule applied once ({@link guardClosed}): after close(),
+   * every method but `answersWhenClosed` rejects with BATON_CLOSED naming `<label>.<method>`.
+   *
+   * @example
+   * this.journal = this.lifecycle.guard('journal', natsJournal(open));
+   */
+  guard<C extends object>(label: string, capability: C, answersWhenClosed: readonly string[] = []): C {
+    return guardClosed(label, capability, (operation) => this.assertNotClosed(operation), answersWhenClosed);
+  }
+
   /** The BATON_CLOSED error for `operation`; `cause` is what the operation failed with, if it ran. */
   closedError(operation: string, cause?: unknown): BatonError {
     return new BatonError(
@@ -135,4 +146,55 @@ export class AdapterLifecycle<T> {
   private isClosed(): boolean {
     return this.current === 'closed';
   }
+}
+
+/**
+ * The lifecycle rule applied once to a whole capability object (a transport's `runQueue`,
+ * `journal`, `deadLetters`, …): every method first calls `assertNotClosed('<label>.<method>')`,
+ * and a throw there (or the method's own synchronous throw: not connected yet) is the method's
+ * rejection, so no adapter repeats the check per method.
+ * `answersWhenClosed` lists the methods that must answer on a closed adapter instead (a backlog
+ * that says "unknown" as undefined, a hint that is only stored). Methods run on the capability
+ * itself; its other members (flags, constants) read through unchanged.
+ * Adapters on {@link AdapterLifecycle} use its `guard`.
+ */
+export function guardClosed<C extends object>(
+  label: string,
+  capability: C,
+  assertNotClosed: (operation: string) => void,
+  answersWhenClosed: readonly string[] = [],
+): C {
+  const guarded = Object.create(capability) as Record<string, unknown>;
+  for (const name of methodNames(capability)) {
+    const method = (capability as Record<string, unknown>)[name] as (...args: unknown[]) => unknown;
+    // Every method runs on the capability itself, never on the guarded object (whose own methods
+    // are the guards).
+    if (answersWhenClosed.includes(name)) {
+      guarded[name] = method.bind(capability);
+      continue;
+    }
+    const operation = `${label}.${name}`;
+    guarded[name] = (...args: unknown[]): unknown => {
+      try {
+        assertNotClosed(operation);
+        return method.apply(capability, args);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+  }
+  return guarded as C;
+}
+
+/** The names of an object's methods, its own and its class's. */
+function methodNames(target: object): string[] {
+  const names = new Set<string>();
+  for (let o: object | null = target; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      if (name === 'constructor') continue;
+      const descriptor = Object.getOwnPropertyDescriptor(o, name);
+      if (typeof descriptor?.value === 'function') names.add(name);
+    }
+  }
+  return [...names];
 }

@@ -1,48 +1,20 @@
 /**
  * The in-process transport: the embedded default for the demo and unit tests. No I/O.
  *
- * Invariants:
- * 1. The run queue is one lane per priority level (memory-run-lane.ts holds the queue's own
- *    invariants); fetch chooses among them by the claim cycle (priority-lanes.ts).
- * 2. msgId de-duplication spans the lanes: a start enqueued twice at different priorities is kept once.
- * 3. Journal positions come from one counter shared by all runs (like a JetStream stream
- *    sequence): strictly increasing per run, never contiguous by promise.
- * 4. Every byte array is copied on the way in and out, so no caller can change stored data.
+ * Capabilities: the run queue (memory-run-queue.ts), the journal (memory-journal.ts), the dead
+ * letters (memory-dead-letters.ts, under core's administration) and the group logs
+ * (memory-group-log.ts). Every byte array is copied on the way in and out, so no caller can
+ * change stored data.
  */
-import {
-  checkDeadLetterPurge,
-  checkDeadLetterQuery,
-  pageOfDeadLetters,
-  positionOfId,
-} from '../adapter/dead-letter-check.js';
-import type {
-  BacklogDetail,
-  BacklogPart,
-  DeadLetter,
-  DeadLetterPage,
-  DeadLetterPurge,
-  DeadLetterQuery,
-  Delivery,
-  EnqueueOptions,
-  FetchOptions,
-  JournalAppend,
-  JournalRecord,
-  RedriveResult,
-  StoredDeadLetter,
-  Transport,
-} from '../adapter/contracts/transport.js';
+import { deadLetterQueue } from '../adapter/dead-letter-queue.js';
+import type { DeadLetterQueue, JournalLog, RunQueue, Transport } from '../adapter/contracts/transport.js';
 import type { GroupLog } from '../adapter/contracts/group-journal.js';
-import { BatonError, ConfigError, NotFoundError } from '../shared/errors.js';
-import { JournalConflictError } from '../adapter/errors.js';
-import {
-  DEFAULT_RUN_PRIORITY,
-  RUN_PRIORITIES,
-  checkRunPriority,
-  type RunPriority,
-} from '../adapter/priority.js';
-import { PriorityLanes } from '../adapter/priority-lanes.js';
+import { BatonError, ConfigError } from '../shared/errors.js';
+import { guardClosed } from '../adapter/lifecycle.js';
+import { MemoryDeadLetters } from './memory-dead-letters.js';
 import { MemoryGroupLog } from './memory-group-log.js';
-import { MemoryRunLane } from './memory-run-lane.js';
+import { MemoryJournal } from './memory-journal.js';
+import { MemoryRunQueue } from './memory-run-queue.js';
 
 /** Options of {@link memoryTransport}. */
 export interface MemoryTransportOptions {
@@ -72,9 +44,6 @@ const DEFAULTS: ResolvedMemoryTransportOptions = {
   dedupWindowMs: 120_000,
   maxDeadLetters: 10_000,
 };
-
-/** The most dead letters `listDeadLetters()` returns when no limit is given. */
-const DEFAULT_DEAD_LETTER_LIMIT = 100;
 
 /**
  * Creates an in-process {@link Transport}: a FIFO run queue with competing consumers, ack-wait
@@ -109,38 +78,35 @@ function resolveOptions(options: MemoryTransportOptions): ResolvedMemoryTranspor
 
 /**
  * Lifecycle: `open` from construction (the memory transport needs no connect, but accepts it);
- * `closed` once `close()` was called: every operation then rejects.
+ * `closed` once `close()` was called: every operation then rejects (guardClosed).
  */
 type LifecycleState = 'open' | 'closed';
 
 class MemoryTransport implements Transport {
   readonly name = 'memory';
-  readonly supportsOptimisticAppend = true;
-  readonly journalPurge = 'deletes';
-  readonly groupLog: GroupLog = new MemoryGroupLog((operation) => this.assertOpen(operation));
+  readonly runQueue: RunQueue;
+  readonly journal: JournalLog;
+  readonly deadLetters: DeadLetterQueue;
+  readonly groupLog: GroupLog;
 
   private state: LifecycleState = 'open';
   private closing: Promise<void> | undefined;
-  /** One lane per priority level; `normal` is the queue as it was before priorities. */
-  private readonly lanes: Record<RunPriority, MemoryRunLane>;
-  private readonly prioritised: PriorityLanes;
-  /** msgId -> expiry; insertion order is expiry order because the window is constant. */
-  private readonly seenMsgIds = new Map<string, number>();
-  private readonly journals = new Map<string, JournalRecord[]>();
-  private lastPosition = 0;
-  /** Oldest first; each letter's id is its position from {@link lastDeadLetter}, as a string. */
-  private deadLetters: { position: number; letter: StoredDeadLetter }[] = [];
-  private lastDeadLetter = 0;
+  private readonly queue: MemoryRunQueue;
 
-  constructor(private readonly options: ResolvedMemoryTransportOptions) {
-    const lane = (): MemoryRunLane =>
-      new MemoryRunLane(options.ackWaitMs, (operation) => this.assertOpen(operation));
-    this.lanes = { high: lane(), normal: lane(), low: lane() };
-    this.prioritised = new PriorityLanes({
-      high: (o) => this.lanes.high.fetch(o),
-      normal: (o) => this.lanes.normal.fetch(o),
-      low: (o) => this.lanes.low.fetch(o),
-    });
+  constructor(options: ResolvedMemoryTransportOptions) {
+    const assertOpen = (operation: string): void => this.assertOpen(operation);
+    this.queue = new MemoryRunQueue(options, assertOpen);
+    // The backlog answers undefined once closed, rather than rejecting.
+    this.runQueue = guardClosed('runQueue', this.queue, assertOpen, ['backlog', 'backlogDetail']);
+    this.journal = guardClosed('journal', new MemoryJournal(), assertOpen);
+    this.deadLetters = guardClosed(
+      'deadLetters',
+      deadLetterQueue(new MemoryDeadLetters(options.maxDeadLetters), (data, enqueue) =>
+        this.runQueue.enqueue(data, enqueue),
+      ),
+      assertOpen,
+    );
+    this.groupLog = new MemoryGroupLog(assertOpen);
   }
 
   async connect(): Promise<void> {
@@ -151,147 +117,10 @@ class MemoryTransport implements Transport {
     if (this.closing === undefined) {
       // Closed synchronously, so nothing slips in between close() and its promise settling.
       this.state = 'closed';
-      this.prioritised.close();
-      for (const lane of Object.values(this.lanes)) lane.close();
+      this.queue.close();
       this.closing = Promise.resolve();
     }
     return this.closing;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Run queue
-
-  async enqueue(data: Uint8Array, options: EnqueueOptions = {}): Promise<void> {
-    this.assertOpen('enqueue');
-    const priority = checkRunPriority(options.priority, 'memory transport: enqueue') ?? DEFAULT_RUN_PRIORITY;
-    if (options.msgId !== undefined && this.isDuplicate(options.msgId)) return;
-    this.lanes[priority].enqueue(data, options.headers);
-  }
-
-  /** Takes from the priority lanes by the claim cycle (priority-lanes.ts). */
-  async fetch(options: FetchOptions): Promise<Delivery[]> {
-    this.assertOpen('fetch');
-    return this.prioritised.fetch(options);
-  }
-
-  private isDuplicate(msgId: string): boolean {
-    const now = Date.now();
-    for (const [id, expiresAt] of this.seenMsgIds) {
-      if (expiresAt > now) break;
-      this.seenMsgIds.delete(id);
-    }
-    if (this.seenMsgIds.has(msgId)) return true;
-    this.seenMsgIds.set(msgId, now + this.options.dedupWindowMs);
-    return false;
-  }
-
-  /** Messages ready for a fetch, and those nakked with a delay that will be, in every lane. */
-  async backlog(): Promise<number | undefined> {
-    return (await this.backlogDetail())?.total;
-  }
-
-  /**
-   * One part per lane that holds anything: `runs` (the default lane, always listed), `runs.high`,
-   * `runs.low`; each with what backlog() counts and the messages delivered and not yet acked.
-   */
-  async backlogDetail(): Promise<BacklogDetail | undefined> {
-    if (this.state === 'closed') return undefined;
-    const parts: BacklogPart[] = [];
-    for (const priority of RUN_PRIORITIES) {
-      const { pending, ackPending } = this.lanes[priority].counts();
-      if (priority !== DEFAULT_RUN_PRIORITY && pending + ackPending === 0) continue;
-      parts.push({
-        name: priority === DEFAULT_RUN_PRIORITY ? 'runs' : `runs.${priority}`,
-        pending,
-        ackPending,
-      });
-    }
-    return { total: parts.reduce((sum, part) => sum + part.pending, 0), parts };
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Journal
-
-  async append(append: JournalAppend): Promise<number> {
-    this.assertOpen('append');
-    const records = this.journals.get(append.runId) ?? [];
-    const actualLast = records.at(-1)?.position ?? 0;
-    if (append.expectedLastPosition !== undefined && append.expectedLastPosition !== actualLast) {
-      throw new JournalConflictError(append.runId, append.expectedLastPosition, actualLast);
-    }
-    this.lastPosition += 1;
-    // Buffer.from copies like new Uint8Array, from Node's pool for small records (no
-    // ArrayBuffer of its own each); reads hand out Uint8Array copies as before.
-    records.push({ position: this.lastPosition, data: Buffer.from(append.data) });
-    this.journals.set(append.runId, records);
-    return this.lastPosition;
-  }
-
-  async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
-    this.assertOpen('read');
-    const records = this.journals.get(runId) ?? [];
-    return records
-      .filter((r) => r.position > afterPosition && (uptoPosition === undefined || r.position <= uptoPosition))
-      .map((r) => ({ position: r.position, data: new Uint8Array(r.data) }));
-  }
-
-  async purgeJournal(runId: string): Promise<void> {
-    this.assertOpen('purgeJournal');
-    this.journals.delete(runId);
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Dead letters
-
-  async deadLetter(letter: DeadLetter): Promise<void> {
-    this.assertOpen('deadLetter');
-    this.lastDeadLetter += 1;
-    const position = this.lastDeadLetter;
-    this.deadLetters.push({ position, letter: { ...copyLetter(letter), id: String(position) } });
-    if (this.deadLetters.length > this.options.maxDeadLetters) this.deadLetters.shift();
-  }
-
-  async listDeadLetters(limit = DEFAULT_DEAD_LETTER_LIMIT): Promise<DeadLetter[]> {
-    this.assertOpen('listDeadLetters');
-    if (limit <= 0) return [];
-    return this.deadLetters.slice(-limit).map((l) => copyLetter(l.letter));
-  }
-
-  async pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage> {
-    this.assertOpen('pageDeadLetters');
-    const page = pageOfDeadLetters(this.deadLetters, checkDeadLetterQuery(query, 'memory transport'));
-    return { ...page, letters: page.letters.map(copyStoredLetter) };
-  }
-
-  async getDeadLetter(id: string): Promise<StoredDeadLetter | undefined> {
-    this.assertOpen('getDeadLetter');
-    const found = this.deadLetters.find((l) => l.position === positionOfId(id));
-    return found === undefined ? undefined : copyStoredLetter(found.letter);
-  }
-
-  async redriveDeadLetter(id: string): Promise<RedriveResult> {
-    this.assertOpen('redriveDeadLetter');
-    const letter = await this.getDeadLetter(id);
-    if (letter === undefined) {
-      throw new NotFoundError(
-        `memory transport: no dead letter ${JSON.stringify(id)} to redrive; it was never there, or was already redriven or purged (list them with pageDeadLetters)`,
-      );
-    }
-    await this.enqueue(letter.data, { headers: letter.headers });
-    await this.purgeDeadLetters({ ids: [id] });
-    return { id, bytes: letter.data.byteLength };
-  }
-
-  async purgeDeadLetters(purge: DeadLetterPurge): Promise<number> {
-    this.assertOpen('purgeDeadLetters');
-    checkDeadLetterPurge(purge, 'memory transport');
-    const before = this.deadLetters.length;
-    if ('all' in purge) this.deadLetters = [];
-    else if ('ids' in purge) {
-      const ids = new Set(purge.ids);
-      this.deadLetters = this.deadLetters.filter((l) => !ids.has(l.letter.id));
-    } else this.deadLetters = this.deadLetters.filter((l) => !(l.letter.at < purge.olderThan));
-    return before - this.deadLetters.length;
   }
 
   private assertOpen(operation: string): void {
@@ -302,18 +131,4 @@ class MemoryTransport implements Transport {
       );
     }
   }
-}
-
-function copyStoredLetter(letter: StoredDeadLetter): StoredDeadLetter {
-  return { ...copyLetter(letter), id: letter.id };
-}
-
-function copyLetter(letter: DeadLetter): DeadLetter {
-  return {
-    data: new Uint8Array(letter.data),
-    headers: { ...letter.headers },
-    reason: letter.reason,
-    code: letter.code,
-    at: letter.at,
-  };
 }

@@ -22,95 +22,101 @@ describe('group journal', () => {
     const appendGroup = vi.spyOn(bus.groupLog!, 'appendGroupRecord');
     const runs = Array.from({ length: 50 }, (_, i) => `run-${i}`);
     const first = await Promise.all(
-      runs.map((runId) => journal.append({ runId, data: bytes(`${runId}:1`), expectedLastPosition: 0 })),
+      runs.map((runId) =>
+        journal.journal.append({ runId, data: bytes(`${runId}:1`), expectedLastPosition: 0 }),
+      ),
     );
     expect(first.every((p) => p === BASE + 1)).toBe(true);
     // The first flush carried the first run alone; every other run's append waited for it and went in the second.
     expect(appendGroup).toHaveBeenCalledTimes(2);
     await Promise.all(
       runs.map((runId) =>
-        journal.append({ runId, data: bytes(`${runId}:2`), expectedLastPosition: BASE + 1 }),
+        journal.journal.append({ runId, data: bytes(`${runId}:2`), expectedLastPosition: BASE + 1 }),
       ),
     );
     for (const runId of runs)
-      expect(texts(await journal.read(runId, 0))).toEqual([`${runId}:1`, `${runId}:2`]);
+      expect(texts(await journal.journal.read(runId, 0))).toEqual([`${runId}:1`, `${runId}:2`]);
   });
 
   it("keeps a run's second append for the next record (one part per run and record)", async () => {
     const { journal } = setUp('group');
-    await journal.append({ runId: 'busy', data: bytes('0'), expectedLastPosition: 0 });
+    await journal.journal.append({ runId: 'busy', data: bytes('0'), expectedLastPosition: 0 });
     const [a, b] = await Promise.all([
-      journal.append({ runId: 'busy', data: bytes('a'), expectedLastPosition: BASE + 1 }),
-      journal.append({ runId: 'busy', data: bytes('b') }),
+      journal.journal.append({ runId: 'busy', data: bytes('a'), expectedLastPosition: BASE + 1 }),
+      journal.journal.append({ runId: 'busy', data: bytes('b') }),
     ]);
     expect([a, b]).toEqual([BASE + 2, BASE + 3]);
-    expect(texts(await journal.read('busy', BASE + 1))).toEqual(['a', 'b']);
+    expect(texts(await journal.journal.read('busy', BASE + 1))).toEqual(['a', 'b']);
   });
 
   it("refuses a fenced writer's append with JournalConflictError, and never reads its entries back", async () => {
     const { journal } = setUp('group');
-    await journal.append({ runId: 'r', data: bytes('old owner'), expectedLastPosition: 0 });
+    await journal.journal.append({ runId: 'r', data: bytes('old owner'), expectedLastPosition: 0 });
     // A new owner fences the run with its marker; the old one's next append expects what it last saw.
-    await journal.append({ runId: 'r', data: bytes('marker') });
+    await journal.journal.append({ runId: 'r', data: bytes('marker') });
     const [zombie, other] = await Promise.allSettled([
-      journal.append({ runId: 'r', data: bytes('zombie'), expectedLastPosition: BASE + 1 }),
-      journal.append({ runId: 'other', data: bytes('other'), expectedLastPosition: 0 }),
+      journal.journal.append({ runId: 'r', data: bytes('zombie'), expectedLastPosition: BASE + 1 }),
+      journal.journal.append({ runId: 'other', data: bytes('other'), expectedLastPosition: 0 }),
     ]);
     expect(zombie).toMatchObject({
       status: 'rejected',
       reason: { code: 'BATON_JOURNAL_CONFLICT', actualLast: BASE + 2 },
     });
     expect(other).toEqual({ status: 'fulfilled', value: BASE + 1 });
-    expect(texts(await journal.read('r', 0))).toEqual(['old owner', 'marker']);
+    expect(texts(await journal.journal.read('r', 0))).toEqual(['old owner', 'marker']);
   });
 
   it('keeps a run journaled on its own there in group mode, markers and appends alike', async () => {
     const { bus, journal } = setUp('group');
-    const p1 = await bus.append({ runId: 'old', data: bytes('own 1'), expectedLastPosition: 0 });
-    const marker = await journal.append({ runId: 'old', data: bytes('marker') });
-    const next = await journal.append({ runId: 'old', data: bytes('own 2'), expectedLastPosition: marker });
+    const p1 = await bus.journal.append({ runId: 'old', data: bytes('own 1'), expectedLastPosition: 0 });
+    const marker = await journal.journal.append({ runId: 'old', data: bytes('marker') });
+    const next = await journal.journal.append({
+      runId: 'old',
+      data: bytes('own 2'),
+      expectedLastPosition: marker,
+    });
     expect([p1, marker, next].every((p) => p < BASE)).toBe(true);
-    expect(texts(await bus.read('old', 0))).toEqual(['own 1', 'marker', 'own 2']);
-    expect(texts(await journal.read('old', p1))).toEqual(['marker', 'own 2']);
+    expect(texts(await bus.journal.read('old', 0))).toEqual(['own 1', 'marker', 'own 2']);
+    expect(texts(await journal.journal.read('old', p1))).toEqual(['marker', 'own 2']);
   });
 
   it("sends a late first owner's first append to the run's own journal once a newer owner fenced it there", async () => {
     const { journal } = setUp('group');
     // The first owner stalls before its first append; the next owner's marker comes first.
-    const marker = await journal.append({ runId: 'r', data: bytes('marker') });
+    const marker = await journal.journal.append({ runId: 'r', data: bytes('marker') });
     expect(marker).toBeLessThan(BASE);
-    const late = await journal
+    const late = await journal.journal
       .append({ runId: 'r', data: bytes('late'), expectedLastPosition: 0 })
       .catch((e: unknown) => e);
     expect(late).toMatchObject({ code: 'BATON_JOURNAL_CONFLICT', actualLast: marker });
-    expect(texts(await journal.read('r', 0))).toEqual(['marker']);
+    expect(texts(await journal.journal.read('r', 0))).toEqual(['marker']);
   });
 
   it('in per-run mode, keeps new runs on their own journal and grouped runs in groups', async () => {
     const grouped = setUp('group');
-    await grouped.journal.append({ runId: 'g', data: bytes('g1'), expectedLastPosition: 0 });
+    await grouped.journal.journal.append({ runId: 'g', data: bytes('g1'), expectedLastPosition: 0 });
     const perRun = withGroupJournal(grouped.bus, grouped.store, { mode: 'per-run', log: 'w2' });
-    const own = await perRun.append({ runId: 'p', data: bytes('p1'), expectedLastPosition: 0 });
+    const own = await perRun.journal.append({ runId: 'p', data: bytes('p1'), expectedLastPosition: 0 });
     expect(own).toBeLessThan(BASE);
-    expect(texts(await grouped.bus.read('p', 0))).toEqual(['p1']);
-    expect(await perRun.append({ runId: 'g', data: bytes('marker') })).toBe(BASE + 2);
-    expect(await perRun.append({ runId: 'g', data: bytes('g2'), expectedLastPosition: BASE + 2 })).toBe(
-      BASE + 3,
-    );
-    expect(texts(await perRun.read('g', 0))).toEqual(['g1', 'marker', 'g2']);
-    expect(texts(await perRun.read('p', 0))).toEqual(['p1']);
+    expect(texts(await grouped.bus.journal.read('p', 0))).toEqual(['p1']);
+    expect(await perRun.journal.append({ runId: 'g', data: bytes('marker') })).toBe(BASE + 2);
+    expect(
+      await perRun.journal.append({ runId: 'g', data: bytes('g2'), expectedLastPosition: BASE + 2 }),
+    ).toBe(BASE + 3);
+    expect(texts(await perRun.journal.read('g', 0))).toEqual(['g1', 'marker', 'g2']);
+    expect(texts(await perRun.journal.read('p', 0))).toEqual(['p1']);
   });
 
   it('reads the records of runs read together in one read of the bus', async () => {
     const { bus, store, journal } = setUp('group');
     const runs = Array.from({ length: 20 }, (_, i) => `run-${i}`);
     await Promise.all(
-      runs.map((runId) => journal.append({ runId, data: bytes(runId), expectedLastPosition: 0 })),
+      runs.map((runId) => journal.journal.append({ runId, data: bytes(runId), expectedLastPosition: 0 })),
     );
     // Two records: the first run's alone, then the 19 that waited for it.
     const reader = withGroupJournal(bus, store, { mode: 'group', log: 'w2' });
     const readGroup = vi.spyOn(bus.groupLog!, 'readGroupRecords');
-    const read = await Promise.all(runs.map((runId) => reader.read(runId, 0)));
+    const read = await Promise.all(runs.map((runId) => reader.journal.read(runId, 0)));
     expect(read.map(texts)).toEqual(runs.map((runId) => [runId]));
     // Both records, each asked for once, in one request.
     expect(readGroup).toHaveBeenCalledTimes(1);
@@ -121,9 +127,11 @@ describe('group journal', () => {
     const { bus, store, journal } = setUp('group');
     const runs = ['a', 'b', 'c'];
     await Promise.all(
-      runs.map((runId) => journal.append({ runId, data: bytes(`${runId}-entry`), expectedLastPosition: 0 })),
+      runs.map((runId) =>
+        journal.journal.append({ runId, data: bytes(`${runId}-entry`), expectedLastPosition: 0 }),
+      ),
     );
-    await bus.append({ runId: 'own', data: bytes('twelve bytes'), expectedLastPosition: 0 });
+    await bus.journal.append({ runId: 'own', data: bytes('twelve bytes'), expectedLastPosition: 0 });
     const fetched: number[] = [];
     const reader = withGroupJournal(bus, store, {
       mode: 'group',
@@ -131,34 +139,34 @@ describe('group journal', () => {
       onBusRead: (n) => fetched.push(n),
     });
     const readGroup = vi.spyOn(bus.groupLog!, 'readGroupRecords');
-    await Promise.all(runs.map((runId) => reader.read(runId, 0)));
+    await Promise.all(runs.map((runId) => reader.journal.read(runId, 0)));
     const records = (await readGroup.mock.results[0]!.value) as Map<number, Uint8Array>;
     const groupBytes = [...records.values()].reduce((n, data) => n + data.byteLength, 0);
     // One coalesced read of the group records (each carries other runs' entries too).
     expect(fetched).toEqual([groupBytes]);
     expect(groupBytes).toBeGreaterThan(runs.length * 'a-entry'.length);
-    expect(texts(await reader.read('own', 0))).toEqual(['twelve bytes']);
+    expect(texts(await reader.journal.read('own', 0))).toEqual(['twelve bytes']);
     expect(fetched).toEqual([groupBytes, 12]);
     // A second read of the same run is served from the cache: nothing fetched.
-    await reader.read('a', 0);
+    await reader.journal.read('a', 0);
     expect(fetched).toEqual([groupBytes, 12]);
   });
 
   it('says which record is gone when a pointer names one the bus no longer has', async () => {
     const { bus, journal } = setUp('group');
-    await journal.append({ runId: 'r', data: bytes('a'), expectedLastPosition: 0 });
+    await journal.journal.append({ runId: 'r', data: bytes('a'), expectedLastPosition: 0 });
     await bus.groupLog!.trimGroupLog('w1', 100);
-    const err = await journal.read('r', 0).catch((e: unknown) => e);
+    const err = await journal.journal.read('r', 0).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GroupRecordMissingError);
     expect((err as Error).message).toMatch(/group record 1 of log w1/);
   });
 
   it('purges a run: its pointers and its own journal', async () => {
     const { journal, store } = setUp('group');
-    await journal.append({ runId: 'r', data: bytes('a'), expectedLastPosition: 0 });
-    await journal.purgeJournal('r');
+    await journal.journal.append({ runId: 'r', data: bytes('a'), expectedLastPosition: 0 });
+    await journal.journal.purge('r');
     expect(await store.journalIndex!.readPointers('r', 0)).toEqual({ grouped: false, pointers: [] });
-    expect(await journal.read('r', 0)).toEqual([]);
+    expect(await journal.journal.read('r', 0)).toEqual([]);
   });
 
   it("keeps every record within the bus's limit: a flush never fails for its size, and a part too large alone fails only its run", async () => {
@@ -188,15 +196,15 @@ describe('group journal', () => {
     const runs = Array.from({ length: 30 }, (_, i) => `run-${i}`);
     const results = await Promise.allSettled([
       ...runs.map((runId) =>
-        journal.append({ runId, data: bytes(`${runId}:${'x'.repeat(40)}`), expectedLastPosition: 0 }),
+        journal.journal.append({ runId, data: bytes(`${runId}:${'x'.repeat(40)}`), expectedLastPosition: 0 }),
       ),
-      journal.append({ runId: 'huge', data: bytes('y'.repeat(limit)), expectedLastPosition: 0 }),
+      journal.journal.append({ runId: 'huge', data: bytes('y'.repeat(limit)), expectedLastPosition: 0 }),
     ]);
     expect(results.slice(0, runs.length).every((r) => r.status === 'fulfilled')).toBe(true);
     expect(results.at(-1)).toMatchObject({ status: 'rejected', reason: { code: 'BATON_TOO_LARGE' } });
     expect(sizes.length).toBeGreaterThan(1);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(limit);
     for (const runId of runs)
-      expect(texts(await journal.read(runId, 0))).toEqual([`${runId}:${'x'.repeat(40)}`]);
+      expect(texts(await journal.journal.read(runId, 0))).toEqual([`${runId}:${'x'.repeat(40)}`]);
   });
 });

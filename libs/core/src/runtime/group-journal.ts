@@ -2,7 +2,7 @@
  * Group commit across runs: a worker's journal, as its runs see it (and the client's, which reads
  * and forks them), over a log of group records on
  * the bus and each run's pointers in the store (contracts/group-journal.ts). {@link withGroupJournal}
- * gives the worker a transport whose journal methods are these; everything else is the bus's own.
+ * gives the worker a transport whose journal is this one; everything else is the bus's own.
  *
  * Write path. Every run's append goes to one committer per worker. While a flush is in flight,
  * the appends of every run wait; the next flush takes them all (no timer: a lone run pays nothing
@@ -28,8 +28,8 @@
  *    named by no pointer).
  * 3. A record is read back only through a pointer the store accepted.
  */
-import { BatonError } from '../shared/errors.js';
 import { JournalConflictError } from '../adapter/errors.js';
+import { BatonError } from '../shared/errors.js';
 import {
   isGroupPosition,
   type GroupLog,
@@ -38,7 +38,7 @@ import {
   type PointerAppendResult,
 } from '../adapter/contracts/group-journal.js';
 import type { Store } from '../adapter/contracts/store.js';
-import type { JournalAppend, JournalRecord, Transport } from '../adapter/contracts/transport.js';
+import type { JournalAppend, JournalLog, JournalRecord, Transport } from '../adapter/contracts/transport.js';
 import { decodeGroupRecord, encodeGroupRecord, partSize } from './group-records.js';
 
 /** How the worker journals runs that have no pointers yet. */
@@ -99,29 +99,16 @@ export function withGroupJournal(
         `${index === undefined ? 'has no journal index' : 'has one'}: set BATON_JOURNAL=per-run`,
     );
   }
-  const journal = new GroupJournal(transport, groupLog, index, options);
-  const overrides: Partial<Transport> = {
-    supportsOptimisticAppend: options.mode === 'group' || transport.supportsOptimisticAppend,
-    scansSharedLog: options.mode === 'group' ? false : transport.scansSharedLog,
-    append: (append) => journal.append(append),
-    read: (runId, after, upto) => journal.read(runId, after, upto),
-    purgeJournal: (runId) => journal.purge(runId),
+  // Everything but the journal is the bus's own; connect and close reach the bus itself.
+  return {
+    name: transport.name,
+    connect: () => transport.connect(),
+    close: () => transport.close(),
+    runQueue: transport.runQueue,
+    journal: new GroupJournal(transport.journal, groupLog, index, options),
+    deadLetters: transport.deadLetters,
+    groupLog,
   };
-  // Each method bound once, not at every call: the worker calls the transport for every claim,
-  // ack and append (a bind per access was a closure per call on the hot path).
-  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
-  return new Proxy(transport, {
-    get(target, property) {
-      if (Object.hasOwn(overrides, property)) return overrides[property as keyof Transport];
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      const known = bound.get(property);
-      if (known?.method === value) return known.bound;
-      const fresh = (value as (...args: unknown[]) => unknown).bind(target);
-      bound.set(property, { method: value, bound: fresh });
-      return fresh;
-    },
-  });
 }
 
 interface Pending {
@@ -319,16 +306,24 @@ export class GroupRecordMissingError extends BatonError {
   }
 }
 
-class GroupJournal {
+/** A worker's journal: group records for its grouped runs, the bus's own journal (`own`) for the others. */
+class GroupJournal implements JournalLog {
+  readonly supportsOptimisticAppend: boolean;
+  readonly scansSharedLog: boolean | undefined;
+  readonly purgeMode: JournalLog['purgeMode'];
   private readonly committer: GroupCommitter;
   private readonly cache: RecordCache;
 
   constructor(
-    private readonly transport: Transport,
+    private readonly own: JournalLog,
     groupLog: GroupLog,
     private readonly index: JournalIndex,
     private readonly options: GroupJournalOptions,
   ) {
+    // A new run's pointers are fenced by the store in mode group, and read without scanning.
+    this.supportsOptimisticAppend = options.mode === 'group' || own.supportsOptimisticAppend;
+    this.scansSharedLog = options.mode === 'group' ? false : own.scansSharedLog;
+    this.purgeMode = own.purgeMode;
     this.committer = new GroupCommitter(
       groupLog,
       index,
@@ -347,11 +342,11 @@ class GroupJournal {
       expected !== undefined &&
       !isGroupPosition(expected) &&
       (expected > 0 || this.options.mode === 'per-run' || this.options.groupNewRuns?.() === false);
-    if (ownJournal) return this.transport.append(append);
+    if (ownJournal) return this.own.append(append);
     // A fence marker in mode per-run asks the store first: most such runs are their own, and
     // their marker then costs one store call instead of a group record and a store call.
     if (expected === undefined && this.options.mode === 'per-run') {
-      if ((await this.index.markOwnJournal(append.runId)) === 'own') return this.transport.append(append);
+      if ((await this.index.markOwnJournal(append.runId)) === 'own') return this.own.append(append);
     }
     const result = await this.committer.submit(append.runId, append.data, expected);
     switch (result.status) {
@@ -361,14 +356,14 @@ class GroupJournal {
         throw new JournalConflictError(append.runId, expected ?? 0, result.lastPosition);
       case 'not-grouped':
         // The run is journaled on its own: the append goes there, and the bus checks `expected`.
-        return this.transport.append(append);
+        return this.own.append(append);
     }
   }
 
   async read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]> {
     const { grouped, pointers } = await this.index.readPointers(runId, afterPosition, uptoPosition);
     if (!grouped) {
-      const records = await this.transport.read(runId, afterPosition, uptoPosition);
+      const records = await this.own.read(runId, afterPosition, uptoPosition);
       if (this.options.onBusRead !== undefined) {
         let bytes = 0;
         for (const record of records) bytes += record.data.byteLength;
@@ -381,7 +376,7 @@ class GroupJournal {
 
   async purge(runId: string): Promise<void> {
     await this.index.deletePointers(runId);
-    await this.transport.purgeJournal(runId);
+    await this.own.purge(runId);
   }
 
   /** The records `pointers` name, in their order; one read per log for what is not cached. */

@@ -21,11 +21,11 @@ describe('group log trim', () => {
   it('removes the records only deleted runs named, keeps every record a kept run names, and forgets an unused log', async () => {
     const { bus, store, journal, trimmer } = setUp();
     // Three flushes: a alone; then c alone (a flush takes what waits when it starts); then a and b together.
-    await journal.append({ runId: 'a', data: bytes('a1'), expectedLastPosition: 0 });
+    await journal.journal.append({ runId: 'a', data: bytes('a1'), expectedLastPosition: 0 });
     await Promise.all([
-      journal.append({ runId: 'c', data: bytes('c1'), expectedLastPosition: 0 }),
-      journal.append({ runId: 'a', data: bytes('a2'), expectedLastPosition: BASE + 1 }),
-      journal.append({ runId: 'b', data: bytes('b1'), expectedLastPosition: 0 }),
+      journal.journal.append({ runId: 'c', data: bytes('c1'), expectedLastPosition: 0 }),
+      journal.journal.append({ runId: 'a', data: bytes('a2'), expectedLastPosition: BASE + 1 }),
+      journal.journal.append({ runId: 'b', data: bytes('b1'), expectedLastPosition: 0 }),
     ]);
     const recordsOf = async (runId: string) =>
       (await store.journalIndex!.readPointers(runId, 0)).pointers.map((p) => p.record);
@@ -39,8 +39,8 @@ describe('group log trim', () => {
     expect(await trimmer.pass()).toEqual({ logs: 1, trimmed: 1, forgotten: 0 });
     // a's first record went; the one it shared with b stays, as does everything b and c read.
     expect((await bus.groupLog!.readGroupRecords('w1', aRecords)).has(aRecords[0]!)).toBe(false);
-    expect(texts(await journal.read('b', 0))).toEqual(['b1']);
-    expect(texts(await journal.read('c', 0))).toEqual(['c1']);
+    expect(texts(await journal.journal.read('b', 0))).toEqual(['b1']);
+    expect(texts(await journal.journal.read('c', 0))).toEqual(['c1']);
     // Nothing moved: the pass asks the bus for nothing.
     const trim = vi.spyOn(bus.groupLog!, 'trimGroupLog');
     expect(await trimmer.pass()).toEqual({ logs: 1, trimmed: 0, forgotten: 0 });
@@ -52,14 +52,14 @@ describe('group log trim', () => {
     expect((await bus.groupLog!.readGroupRecords('w1', [...aRecords, ...cRecords])).size).toBe(0);
     expect(await trimmer.pass()).toEqual({ logs: 0, trimmed: 0, forgotten: 0 });
     // A later append makes the log known again, and its record is kept.
-    await journal.append({ runId: 'd', data: bytes('d1'), expectedLastPosition: 0 });
+    await journal.journal.append({ runId: 'd', data: bytes('d1'), expectedLastPosition: 0 });
     expect(await trimmer.pass()).toEqual({ logs: 1, trimmed: 1, forgotten: 0 });
-    expect(texts(await journal.read('d', 0))).toEqual(['d1']);
+    expect(texts(await journal.journal.read('d', 0))).toEqual(['d1']);
   });
 
   it('never trims a record whose pointers are still on their way', async () => {
     const { store, journal, trimmer } = setUp();
-    await journal.append({ runId: 'old', data: bytes('old'), expectedLastPosition: 0 });
+    await journal.journal.append({ runId: 'old', data: bytes('old'), expectedLastPosition: 0 });
     await store.journalIndex!.deletePointers('old');
     // The next flush's record lands, and the trim runs before its pointers reach the store.
     const index = store.journalIndex!;
@@ -70,11 +70,11 @@ describe('group log trim', () => {
       await held;
       return appendPointers(appends);
     });
-    const inFlight = journal.append({ runId: 'new', data: bytes('new'), expectedLastPosition: 0 });
+    const inFlight = journal.journal.append({ runId: 'new', data: bytes('new'), expectedLastPosition: 0 });
     await vi.waitFor(() => expect(index.appendPointers).toHaveBeenCalled());
     await trimmer.pass();
     release();
     await inFlight;
-    expect(texts(await journal.read('new', 0))).toEqual(['new']);
+    expect(texts(await journal.journal.read('new', 0))).toEqual(['new']);
   });
 });

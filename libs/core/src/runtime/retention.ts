@@ -32,6 +32,6 @@ export async function deleteFinishedRun(
 ): Promise<RunDeletion | undefined> {
   if (!(await store.deleteRun(runId))) return undefined;
   if (payloads !== undefined && payloads !== store) await payloads.deletePayloads([runId]);
-  await transport.purgeJournal(runId);
-  return { runId, journal: transport.journalPurge === 'deletes' ? 'purged' : 'retention' };
+  await transport.journal.purge(runId);
+  return { runId, journal: transport.journal.purgeMode === 'deletes' ? 'purged' : 'retention' };
 }

@@ -30,8 +30,9 @@ const marker = (epoch: number): JournalEntry => ({
 /** A run with three steps journaled under epoch 1 and two checkpoints (after steps 1 and 2). */
 async function fixture() {
   const store = memoryStore();
-  const journal = memoryTransport();
-  await Promise.all([store.connect(), journal.connect()]);
+  const bus = memoryTransport();
+  await Promise.all([store.connect(), bus.connect()]);
+  const journal = bus.journal;
   const runId = `history-${Math.random().toString(36).slice(2, 10)}`;
   await store.createRunAndLease(
     { runId, workflow: 'wf', version: 1, input: null, idempotencyKey: null },
@@ -149,7 +150,7 @@ describe('readRunHistory', () => {
     expect(history.entries).toHaveLength(3);
     expect(fallbacks.map((f) => f.resumedFrom)).toEqual(['journal']);
     // A journal purged since no longer reaches the newest checkpoint's position: refused.
-    await journal.purgeJournal(runId);
+    await journal.purge(runId);
     await expect(
       readRunHistory({ store, journal, runId, protection, journalFallback: true }),
     ).rejects.toMatchObject({ name: 'CheckpointUnreadableError' });

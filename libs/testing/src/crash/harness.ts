@@ -251,7 +251,7 @@ export class CrashWorld {
       this.ledger.executions(),
       this.ledger.effects(),
       this.journals(),
-      this.env.transport.listDeadLetters(),
+      this.env.transport.deadLetters.list(),
     ]);
     return {
       outcomes: await checkOutcomes(this.env.store, this.runs),
@@ -260,7 +260,7 @@ export class CrashWorld {
       // is ignored there, so a step may legitimately run again after it.
       reexecutedAfterCompletion: checkNoReexecution(effectiveJournals(journals), executions),
       fencing: await checkFencing(this.env.store, journals, {
-        busEnforces: this.env.transport.supportsOptimisticAppend,
+        busEnforces: this.env.transport.journal.supportsOptimisticAppend,
       }),
       deadLetters: deadLetters.map((d) => `${d.code}: ${d.reason}`),
     };

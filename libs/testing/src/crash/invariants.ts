@@ -30,7 +30,7 @@ export async function readJournal(
   runId: string,
   codec: PayloadCodec = IDENTITY_PAYLOAD_CODEC,
 ): Promise<PositionedEntry[]> {
-  const records = await transport.read(runId, 0);
+  const records = await transport.journal.read(runId, 0);
   return records.flatMap((r) =>
     decodeJournalRecord(r.data, runId, codec, r.position).map((entry) => ({ position: r.position, entry })),
   );

@@ -384,7 +384,7 @@ class RolloutScenario {
     const letters = async (): Promise<
       Array<{ runId: string | undefined; code: string; reason: string; at: number }>
     > =>
-      (await this.world.env.transport.listDeadLetters()).map((d) => ({
+      (await this.world.env.transport.deadLetters.list()).map((d) => ({
         runId: runIdOf(d.data),
         code: d.code,
         reason: d.reason,

@@ -15,16 +15,17 @@ export function describeBacklogConformance(
   describe('backlog', () => {
     it('counts by backlog() and backlogDetail() alike, or offers neither', async () => {
       const t = transport();
-      if (t.backlog === undefined) {
-        expect(t.backlogDetail).toBeUndefined();
+      if (t.runQueue.backlog === undefined) {
+        expect(t.runQueue.backlogDetail).toBeUndefined();
         return;
       }
-      expect(typeof t.backlogDetail).toBe('function');
+      expect(typeof t.runQueue.backlogDetail).toBe('function');
       // A fresh bus may not answer at once (a new Kafka topic without a leader yet): undefined.
-      await expect.poll(() => t.backlog!(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
-      for (let i = 0; i < 3; i++) await t.enqueue(bytes(`backlog-${i}`), { key: `backlog-run-${i}` });
+      await expect.poll(() => t.runQueue.backlog!(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
+      for (let i = 0; i < 3; i++)
+        await t.runQueue.enqueue(bytes(`backlog-${i}`), { key: `backlog-run-${i}` });
 
-      const detail = await t.backlogDetail!(5_000);
+      const detail = await t.runQueue.backlogDetail!(5_000);
       expect(detail?.total).toBe(3);
       expect(detail!.parts.length).toBeGreaterThan(0);
       expect(detail!.parts.reduce((sum, part) => sum + part.pending, 0)).toBe(3);
@@ -32,15 +33,15 @@ export function describeBacklogConformance(
         expect(part.name).toEqual(expect.any(String));
         expect(Number.isSafeInteger(part.pending) && part.pending >= 0).toBe(true);
       }
-      expect(await t.backlog(5_000)).toBe(3);
+      expect(await t.runQueue.backlog(5_000)).toBe(3);
     });
 
     it('says nothing once closed', async () => {
       const t = await factory();
       await t.connect();
       await t.close();
-      expect(await t.backlog?.(1_000)).toBeUndefined();
-      expect(await t.backlogDetail?.(1_000)).toBeUndefined();
+      expect(await t.runQueue.backlog?.(1_000)).toBeUndefined();
+      expect(await t.runQueue.backlogDetail?.(1_000)).toBeUndefined();
     });
   });
 }

@@ -12,12 +12,13 @@ const CONFLICT = { name: 'JournalConflictError', code: 'BATON_JOURNAL_CONFLICT' 
 export function describeJournalConformance(transport: () => Transport): void {
   async function appendAll(runId: string, labels: string[]): Promise<number[]> {
     const positions: number[] = [];
-    for (const label of labels) positions.push(await transport().append({ runId, data: bytes(label) }));
+    for (const label of labels)
+      positions.push(await transport().journal.append({ runId, data: bytes(label) }));
     return positions;
   }
 
   async function readTexts(runId: string, after = 0, upto?: number): Promise<string[]> {
-    return (await transport().read(runId, after, upto)).map((r) => text(r.data));
+    return (await transport().journal.read(runId, after, upto)).map((r) => text(r.data));
   }
 
   describe('journal', () => {
@@ -27,7 +28,7 @@ export function describeJournalConformance(transport: () => Transport): void {
       expect(positions[0]).toBeGreaterThan(0);
       expect([...positions].sort((x, y) => x - y)).toEqual(positions);
       expect(new Set(positions).size).toBe(3);
-      const records = await transport().read(runId, 0);
+      const records = await transport().journal.read(runId, 0);
       expect(records.map((r) => r.position)).toEqual(positions);
       expect(records.map((r) => text(r.data))).toEqual(['a', 'b', 'c']);
     });
@@ -51,44 +52,47 @@ export function describeJournalConformance(transport: () => Transport): void {
     it('keeps each run to its own records', async () => {
       const a = uniqueId('run-a');
       const b = uniqueId('run-b');
-      await transport().append({ runId: a, data: bytes('a1') });
-      await transport().append({ runId: b, data: bytes('b1') });
-      await transport().append({ runId: a, data: bytes('a2') });
+      await transport().journal.append({ runId: a, data: bytes('a1') });
+      await transport().journal.append({ runId: b, data: bytes('b1') });
+      await transport().journal.append({ runId: a, data: bytes('a2') });
       expect(await readTexts(a)).toEqual(['a1', 'a2']);
       expect(await readTexts(b)).toEqual(['b1']);
     });
 
     it('appends when the expected last position is right, also across other runs', async (ctx) => {
-      if (!transport().supportsOptimisticAppend) ctx.skip('transport does not enforce expectedLastPosition');
+      if (!transport().journal.supportsOptimisticAppend)
+        ctx.skip('transport does not enforce expectedLastPosition');
       const runId = uniqueId('run');
       const other = uniqueId('other');
-      const p1 = await transport().append({ runId, data: bytes('a'), expectedLastPosition: 0 });
-      await transport().append({ runId: other, data: bytes('x') });
-      const p2 = await transport().append({ runId, data: bytes('b'), expectedLastPosition: p1 });
+      const p1 = await transport().journal.append({ runId, data: bytes('a'), expectedLastPosition: 0 });
+      await transport().journal.append({ runId: other, data: bytes('x') });
+      const p2 = await transport().journal.append({ runId, data: bytes('b'), expectedLastPosition: p1 });
       expect(p2).toBeGreaterThan(p1);
       expect(await readTexts(runId)).toEqual(['a', 'b']);
     });
 
     it('rejects an append whose expected last position is stale with JournalConflictError', async (ctx) => {
-      if (!transport().supportsOptimisticAppend) ctx.skip('transport does not enforce expectedLastPosition');
+      if (!transport().journal.supportsOptimisticAppend)
+        ctx.skip('transport does not enforce expectedLastPosition');
       const runId = uniqueId('run');
       const [p1, p2] = (await appendAll(runId, ['a', 'b'])) as [number, number];
       await expect(
-        transport().append({ runId, data: bytes('zombie'), expectedLastPosition: p1 }),
+        transport().journal.append({ runId, data: bytes('zombie'), expectedLastPosition: p1 }),
       ).rejects.toMatchObject({ ...CONFLICT, runId, expectedLast: p1, actualLast: p2 });
       await expect(
-        transport().append({ runId, data: bytes('zombie'), expectedLastPosition: 0 }),
+        transport().journal.append({ runId, data: bytes('zombie'), expectedLastPosition: 0 }),
       ).rejects.toMatchObject({ ...CONFLICT, expectedLast: 0, actualLast: p2 });
       expect(await readTexts(runId)).toEqual(['a', 'b']);
     });
 
     it('lets exactly one of two concurrent appends with the same expected position win', async (ctx) => {
-      if (!transport().supportsOptimisticAppend) ctx.skip('transport does not enforce expectedLastPosition');
+      if (!transport().journal.supportsOptimisticAppend)
+        ctx.skip('transport does not enforce expectedLastPosition');
       const runId = uniqueId('run');
       const [last] = (await appendAll(runId, ['base'])) as [number];
       const results = await Promise.allSettled(
         ['left', 'right'].map((label) =>
-          transport().append({ runId, data: bytes(label), expectedLastPosition: last }),
+          transport().journal.append({ runId, data: bytes(label), expectedLastPosition: last }),
         ),
       );
       const won = results.filter((r) => r.status === 'fulfilled');
@@ -104,16 +108,16 @@ export function describeJournalConformance(transport: () => Transport): void {
     it('appends unconditionally when no expected position is given', async () => {
       const runId = uniqueId('run');
       await appendAll(runId, ['a', 'b']);
-      await transport().append({ runId, data: bytes('fence') });
+      await transport().journal.append({ runId, data: bytes('fence') });
       expect(await readTexts(runId)).toEqual(['a', 'b', 'fence']);
     });
 
     it('keeps the appended bytes even if the caller reuses its buffer', async () => {
       const runId = uniqueId('run');
       const buffer = bytes('intact');
-      await transport().append({ runId, data: buffer });
+      await transport().journal.append({ runId, data: buffer });
       buffer.fill(0);
-      const [record] = await transport().read(runId, 0);
+      const [record] = await transport().journal.read(runId, 0);
       record?.data.fill(0);
       expect(await readTexts(runId)).toEqual(['intact']);
     });
@@ -123,10 +127,10 @@ export function describeJournalConformance(transport: () => Transport): void {
       const kept = uniqueId('kept');
       await appendAll(purged, ['a', 'b']);
       await appendAll(kept, ['c']);
-      await transport().purgeJournal(purged);
-      await transport().purgeJournal(uniqueId('never-written'));
-      expect(['deletes', 'retention']).toContain(transport().journalPurge);
-      expect(await readTexts(purged)).toEqual(transport().journalPurge === 'deletes' ? [] : ['a', 'b']);
+      await transport().journal.purge(purged);
+      await transport().journal.purge(uniqueId('never-written'));
+      expect(['deletes', 'retention']).toContain(transport().journal.purgeMode);
+      expect(await readTexts(purged)).toEqual(transport().journal.purgeMode === 'deletes' ? [] : ['a', 'b']);
       expect(await readTexts(kept)).toEqual(['c']);
     });
   });
@@ -148,9 +152,9 @@ export function describeJournalConformance(transport: () => Transport): void {
         code: 'unknown-workflow',
         at: at + 1,
       };
-      await transport().deadLetter(first);
-      await transport().deadLetter(second);
-      const letters = await transport().listDeadLetters();
+      await transport().deadLetters.add(first);
+      await transport().deadLetters.add(second);
+      const letters = await transport().deadLetters.list();
       expect(letters.map((l) => l.code)).toEqual(['unparseable', 'unknown-workflow']);
       expect(letters[0]).toMatchObject({
         reason: 'not JSON',
@@ -163,7 +167,7 @@ export function describeJournalConformance(transport: () => Transport): void {
 
     it('lists only the most recent dead letters when given a limit', async () => {
       for (const code of ['one', 'two', 'three']) {
-        await transport().deadLetter({
+        await transport().deadLetters.add({
           data: bytes(code),
           headers: {},
           reason: `reason ${code}`,
@@ -171,11 +175,11 @@ export function describeJournalConformance(transport: () => Transport): void {
           at: Date.now(),
         });
       }
-      expect((await transport().listDeadLetters(2)).map((l) => l.code)).toEqual(['two', 'three']);
+      expect((await transport().deadLetters.list(2)).map((l) => l.code)).toEqual(['two', 'three']);
     });
 
     it('lists nothing before anything was dead-lettered', async () => {
-      expect(await transport().listDeadLetters()).toEqual([]);
+      expect(await transport().deadLetters.list()).toEqual([]);
     });
   });
 }

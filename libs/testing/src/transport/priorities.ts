@@ -25,7 +25,7 @@ async function claimOneByOne(transport: Transport, count: number, withinMs = 20_
   const claimed: string[] = [];
   const deadline = Date.now() + withinMs;
   while (claimed.length < count && Date.now() < deadline) {
-    const [delivery] = await transport.fetch({ max: 1, expiresMs: 1_000 });
+    const [delivery] = await transport.runQueue.fetch({ max: 1, expiresMs: 1_000 });
     if (delivery === undefined) continue;
     await delivery.ack();
     claimed.push(text(delivery.data));
@@ -42,7 +42,7 @@ const MARKERS: readonly RunPriority[] = ['high', 'high', 'high', 'normal', 'norm
  */
 async function readEveryLane(transport: Transport): Promise<void> {
   for (const [i, priority] of MARKERS.entries()) {
-    await transport.enqueue(bytes(`marker-${priority}-${i}`), { priority, key: uniqueId('marker') });
+    await transport.runQueue.enqueue(bytes(`marker-${priority}-${i}`), { priority, key: uniqueId('marker') });
   }
   const markers = await fetchMessages(transport, MARKERS.length, 30_000);
   expect(markers).toHaveLength(MARKERS.length);
@@ -57,7 +57,7 @@ async function enqueueAt(
   names: string[],
 ): Promise<void> {
   for (const name of names) {
-    await transport.enqueue(bytes(name), {
+    await transport.runQueue.enqueue(bytes(name), {
       key: uniqueId('run'),
       ...(priority !== undefined && { priority }),
     });
@@ -82,15 +82,18 @@ export function describePriorityConformance(
       it('without its priority lanes, refuses a start at high or low naming the option, and carries normal as before', async () => {
         const t = withoutLanes();
         for (const priority of ['high', 'low'] as const) {
-          const refused = t.enqueue(bytes(`refused-${priority}`), { priority, key: uniqueId('run') });
+          const refused = t.runQueue.enqueue(bytes(`refused-${priority}`), {
+            priority,
+            key: uniqueId('run'),
+          });
           await expect(refused).rejects.toThrow(ConfigError);
           await expect(refused).rejects.toThrow(/priority lanes, which are off.*priorityLanes/);
         }
-        await t.enqueue(bytes('normal-0'), { priority: 'normal', key: uniqueId('run') });
-        await t.enqueue(bytes('default-0'), { key: uniqueId('run') });
+        await t.runQueue.enqueue(bytes('normal-0'), { priority: 'normal', key: uniqueId('run') });
+        await t.runQueue.enqueue(bytes('default-0'), { key: uniqueId('run') });
         const claimed = await claimOneByOne(t, 2);
         expect(claimed.sort()).toEqual(['default-0', 'normal-0']);
-        expect(await t.fetch({ max: 10, expiresMs: 500 })).toEqual([]);
+        expect(await t.runQueue.fetch({ max: 10, expiresMs: 500 })).toEqual([]);
       });
     }
 
@@ -150,26 +153,26 @@ export function describePriorityConformance(
 
     it('counts every level in backlog()', async () => {
       const t = transport();
-      if (t.backlog === undefined) return;
-      await expect.poll(() => t.backlog!(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
+      if (t.runQueue.backlog === undefined) return;
+      await expect.poll(() => t.runQueue.backlog!(5_000), { timeout: 15_000, interval: 250 }).toBe(0);
       await enqueueAt(t, 'high', ['high-0', 'high-1']);
       await enqueueAt(t, undefined, ['default-0']);
       await enqueueAt(t, 'low', ['low-0']);
-      await expect.poll(() => t.backlog!(5_000), { timeout: 15_000, interval: 250 }).toBe(4);
-      const detail = await t.backlogDetail?.(5_000);
+      await expect.poll(() => t.runQueue.backlog!(5_000), { timeout: 15_000, interval: 250 }).toBe(4);
+      const detail = await t.runQueue.backlogDetail?.(5_000);
       expect(detail?.total).toBe(4);
       expect(detail?.parts.reduce((sum, part) => sum + part.pending, 0)).toBe(4);
     });
 
     it('refuses a priority outside the levels, naming it and the allowed ones, and enqueues nothing', async () => {
       const t = transport();
-      const refused = t.enqueue(bytes('urgent'), { priority: 'urgent' as RunPriority });
+      const refused = t.runQueue.enqueue(bytes('urgent'), { priority: 'urgent' as RunPriority });
       await expect(refused).rejects.toThrow(ConfigError);
       await expect(refused).rejects.toThrow(/"urgent".*'high', 'normal', 'low'/);
-      await expect(t.enqueue(bytes('two'), { priority: 2 as unknown as RunPriority })).rejects.toThrow(
-        ConfigError,
-      );
-      expect(await t.fetch({ max: 10, expiresMs: 500 })).toEqual([]);
+      await expect(
+        t.runQueue.enqueue(bytes('two'), { priority: 2 as unknown as RunPriority }),
+      ).rejects.toThrow(ConfigError);
+      expect(await t.runQueue.fetch({ max: 10, expiresMs: 500 })).toEqual([]);
     });
   });
 }

@@ -22,7 +22,7 @@ export async function fetchMessages(
     const remaining = deadline - Date.now();
     if (remaining <= 0) break;
     const max = Math.min(options.max ?? count, count - received.length);
-    const batch = await transport.fetch({ max, expiresMs: Math.min(remaining, 1_000) });
+    const batch = await transport.runQueue.fetch({ max, expiresMs: Math.min(remaining, 1_000) });
     for (const delivery of batch) {
       if (options.ack ?? true) await delivery.ack();
       received.push(delivery);
@@ -42,7 +42,7 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
         'baton-kind': 'start',
         traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
       };
-      await transport().enqueue(bytes('start run-1'), { headers, key: uniqueId('run') });
+      await transport().runQueue.enqueue(bytes('start run-1'), { headers, key: uniqueId('run') });
       const [delivery, ...rest] = await fetchMessages(transport(), 1, 5_000);
       expect(rest).toEqual([]);
       expect(text(delivery?.data ?? new Uint8Array())).toBe('start run-1');
@@ -51,20 +51,20 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
     });
 
     it('does not redeliver an acked message', async () => {
-      await transport().enqueue(bytes('once'));
+      await transport().runQueue.enqueue(bytes('once'));
       expect(await fetchMessages(transport(), 1, 5_000)).toHaveLength(1);
       await sleep(ackWaitMs + 200);
-      expect(await transport().fetch({ max: 10, expiresMs: ackWaitMs })).toEqual([]);
+      expect(await transport().runQueue.fetch({ max: 10, expiresMs: ackWaitMs })).toEqual([]);
     });
 
     it('returns an empty batch when nothing arrives before expiresMs', async () => {
-      expect(await transport().fetch({ max: 5, expiresMs: 200 })).toEqual([]);
+      expect(await transport().runQueue.fetch({ max: 5, expiresMs: 200 })).toEqual([]);
     });
 
     it('hands a message enqueued during a fetch to the waiting fetcher', async () => {
-      const fetching = transport().fetch({ max: 1, expiresMs: 5_000 });
+      const fetching = transport().runQueue.fetch({ max: 1, expiresMs: 5_000 });
       await sleep(50);
-      await transport().enqueue(bytes('late'));
+      await transport().runQueue.enqueue(bytes('late'));
       const batch = await fetching;
       expect(batch.map((d) => text(d.data))).toEqual(['late']);
       await batch[0]?.ack();
@@ -73,12 +73,14 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
     it('returns from a fetch when its signal aborts', { timeout: 4_000 }, async () => {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 50);
-      expect(await transport().fetch({ max: 1, expiresMs: 15_000, signal: controller.signal })).toEqual([]);
+      expect(
+        await transport().runQueue.fetch({ max: 1, expiresMs: 15_000, signal: controller.signal }),
+      ).toEqual([]);
     });
 
     it('returns at most `max` messages per fetch', async () => {
-      for (const label of ['a', 'b', 'c']) await transport().enqueue(bytes(label));
-      const batch = await transport().fetch({ max: 2, expiresMs: 2_000 });
+      for (const label of ['a', 'b', 'c']) await transport().runQueue.enqueue(bytes(label));
+      const batch = await transport().runQueue.fetch({ max: 2, expiresMs: 2_000 });
       expect(batch.length).toBeGreaterThanOrEqual(1);
       expect(batch.length).toBeLessThanOrEqual(2);
       for (const delivery of batch) await delivery.ack();
@@ -89,7 +91,7 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
     it('keeps the order of messages with the same key', async () => {
       const key = uniqueId('run');
       const labels = ['first', 'second', 'third', 'fourth'];
-      for (const label of labels) await transport().enqueue(bytes(label), { key });
+      for (const label of labels) await transport().runQueue.enqueue(bytes(label), { key });
       const received = await fetchMessages(transport(), labels.length, 5_000, { max: 1 });
       expect(received.map((d) => text(d.data))).toEqual(labels);
     });
@@ -97,10 +99,10 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
     it('gives competing consumers disjoint messages', async () => {
       const labels = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
       const consumers = Promise.all([
-        transport().fetch({ max: 3, expiresMs: 2_000 }),
-        transport().fetch({ max: 3, expiresMs: 2_000 }),
+        transport().runQueue.fetch({ max: 3, expiresMs: 2_000 }),
+        transport().runQueue.fetch({ max: 3, expiresMs: 2_000 }),
       ]);
-      for (const label of labels) await transport().enqueue(bytes(label), { key: uniqueId(label) });
+      for (const label of labels) await transport().runQueue.enqueue(bytes(label), { key: uniqueId(label) });
       const [a, b] = await consumers;
       const batches = [...a, ...b];
       for (const delivery of batches) await delivery.ack();
@@ -111,18 +113,18 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
     });
 
     it('redelivers a message nobody acked after the ack wait, counting the delivery', async () => {
-      await transport().enqueue(bytes('crashed consumer'));
+      await transport().runQueue.enqueue(bytes('crashed consumer'));
       const [first] = await fetchMessages(transport(), 1, 5_000, { ack: false });
       expect(first?.deliveryCount).toBe(1);
       const [second] = await fetchMessages(transport(), 1, redeliveryWithinMs);
       expect(text(second?.data ?? new Uint8Array())).toBe('crashed consumer');
       expect(second?.deliveryCount).toBe(2);
       await sleep(ackWaitMs + 200);
-      expect(await transport().fetch({ max: 1, expiresMs: ackWaitMs })).toEqual([]);
+      expect(await transport().runQueue.fetch({ max: 1, expiresMs: ackWaitMs })).toEqual([]);
     });
 
     it('redelivers a nakked message at once', async () => {
-      await transport().enqueue(bytes('retry me'));
+      await transport().runQueue.enqueue(bytes('retry me'));
       const [first] = await fetchMessages(transport(), 1, 5_000, { ack: false });
       await first?.nak();
       const [second] = await fetchMessages(transport(), 1, 5_000);
@@ -131,10 +133,10 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
     });
 
     it('holds a message nakked with a delay back until the delay has passed', async () => {
-      await transport().enqueue(bytes('later'));
+      await transport().runQueue.enqueue(bytes('later'));
       const [first] = await fetchMessages(transport(), 1, 5_000, { ack: false });
       await first?.nak(500);
-      expect(await transport().fetch({ max: 1, expiresMs: 100 })).toEqual([]);
+      expect(await transport().runQueue.fetch({ max: 1, expiresMs: 100 })).toEqual([]);
       const [second] = await fetchMessages(transport(), 1, redeliveryWithinMs);
       expect(text(second?.data ?? new Uint8Array())).toBe('later');
       expect(second?.deliveryCount).toBe(2);
@@ -142,17 +144,17 @@ export function describeQueueConformance(transport: () => Transport, ackWaitMs: 
 
     it('drops a second enqueue with the same msgId', async () => {
       const msgId = uniqueId('msg');
-      await transport().enqueue(bytes('original'), { msgId });
-      await transport().enqueue(bytes('duplicate'), { msgId });
-      await transport().enqueue(bytes('distinct'), { msgId: uniqueId('msg') });
+      await transport().runQueue.enqueue(bytes('original'), { msgId });
+      await transport().runQueue.enqueue(bytes('duplicate'), { msgId });
+      await transport().runQueue.enqueue(bytes('distinct'), { msgId: uniqueId('msg') });
       const received = await fetchMessages(transport(), 2, 5_000);
       expect(received.map((d) => text(d.data)).sort()).toEqual(['distinct', 'original']);
-      expect(await transport().fetch({ max: 5, expiresMs: 300 })).toEqual([]);
+      expect(await transport().runQueue.fetch({ max: 5, expiresMs: 300 })).toEqual([]);
     });
 
     it('keeps the enqueued bytes even if the caller reuses its buffer', async () => {
       const buffer = bytes('intact');
-      await transport().enqueue(buffer);
+      await transport().runQueue.enqueue(buffer);
       buffer.fill(0);
       const [delivery] = await fetchMessages(transport(), 1, 5_000);
       expect(text(delivery?.data ?? new Uint8Array())).toBe('intact');

@@ -12,7 +12,7 @@ async function run(store: Store, transport: Transport, runId: string, finish: bo
   await store.createRun({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
   const lease = await store.acquireLease(runId, 'worker-a', HOUR);
   if (!lease.ok) throw new Error('not acquired');
-  await transport.append({ runId, data: new Uint8Array([1]) });
+  await transport.journal.append({ runId, data: new Uint8Array([1]) });
   if (finish) await store.finishRun(runId, lease.epoch, { status: 'completed', result: null });
 }
 
@@ -54,11 +54,11 @@ describe('maintenance: the retention sweep', () => {
 
     expect(await maintenance.sweepExpiredRuns()).toEqual(['old-done']);
     expect(await store.getRun('old-done')).toBeUndefined();
-    expect(await transport.read('old-done', 0)).toEqual([]);
+    expect(await transport.journal.read('old-done', 0)).toEqual([]);
     expect((await store.getRun('old-running'))?.status).toBe('running');
-    expect(await transport.read('old-running', 0)).toHaveLength(1);
+    expect(await transport.journal.read('old-running', 0)).toHaveLength(1);
     expect((await store.getRun('young-done'))?.status).toBe('completed');
-    expect(await transport.read('young-done', 0)).toHaveLength(1);
+    expect(await transport.journal.read('young-done', 0)).toHaveLength(1);
     expect(events).toEqual([{ type: 'runs-expired', runIds: ['old-done'] }]);
     await maintenance.stop();
   });
@@ -88,7 +88,7 @@ describe('maintenance: the retention sweep', () => {
     );
     expect(events).toHaveLength(Math.ceil(total / RETENTION_SWEEP.batch));
     expect(await store.runTombstone('r0')).toEqual({ runId: 'r0', deletedAt: expect.any(Number) });
-    expect(await transport.read('r0', 0)).toEqual([]);
+    expect(await transport.journal.read('r0', 0)).toEqual([]);
     await maintenance.stop();
   });
 
@@ -96,15 +96,15 @@ describe('maintenance: the retention sweep', () => {
     const { store, transport, maintenance, advance, counted } = setUp(HOUR);
     for (const runId of ['a', 'b', 'c']) await run(store, transport, runId, true);
     advance(2 * HOUR);
-    const purge = transport.purgeJournal.bind(transport);
-    transport.purgeJournal = async (runId) => {
+    const purge = transport.journal.purge.bind(transport);
+    transport.journal.purge = async (runId) => {
       if (runId === 'b') throw new Error('bus unavailable');
       await purge(runId);
     };
     expect(await maintenance.sweepExpiredRuns()).toEqual(['a', 'b', 'c']);
     expect(counted()).toBe(3);
-    expect(await transport.read('a', 0)).toEqual([]);
-    expect(await transport.read('b', 0)).toHaveLength(1);
+    expect(await transport.journal.read('a', 0)).toEqual([]);
+    expect(await transport.journal.read('b', 0)).toHaveLength(1);
     expect(await store.getRun('b')).toBeUndefined();
     await maintenance.stop();
   });

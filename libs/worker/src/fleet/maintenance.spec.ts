@@ -56,7 +56,9 @@ describe('maintenance: the dead-worker scan', () => {
     });
     await maintenance.scanDeadWorkers();
 
-    const resumed = (await transport.fetch({ max: 500, expiresMs: 0 })).map((d) => decodeMessage(d.data));
+    const resumed = (await transport.runQueue.fetch({ max: 500, expiresMs: 0 })).map((d) =>
+      decodeMessage(d.data),
+    );
     expect(resumed.map((m) => m.runId).sort()).toEqual([...runIds].sort());
     expect(resumed.every((m) => m.kind === 'resume' && m.reason === 'reaped')).toBe(true);
     expect(events).toEqual([
@@ -108,7 +110,7 @@ describe('maintenance: the dead-worker scan', () => {
     expect(refused?.againInMs).toBeGreaterThanOrEqual(2 * 250 * 0.75);
     expect(refused?.againInMs).toBeLessThanOrEqual(2 * 250 * 1.25);
     expect(events).toEqual([]);
-    expect(await transport.fetch({ max: 10, expiresMs: 0 })).toEqual([]);
+    expect(await transport.runQueue.fetch({ max: 10, expiresMs: 0 })).toEqual([]);
 
     scan.turnHolder = 'w1';
     expect(await scanDeadWorkers()).toBeUndefined();

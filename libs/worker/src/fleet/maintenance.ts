@@ -418,7 +418,7 @@ export class Maintenance {
     let firstError: unknown;
     for (let i = 0; i < runIds.length; i += PURGES_IN_FLIGHT) {
       const results = await Promise.allSettled(
-        runIds.slice(i, i + PURGES_IN_FLIGHT).map((runId) => this.transport.purgeJournal(runId)),
+        runIds.slice(i, i + PURGES_IN_FLIGHT).map((runId) => this.transport.journal.purge(runId)),
       );
       for (const result of results) {
         if (result.status === 'fulfilled') continue;
@@ -467,7 +467,7 @@ export class Maintenance {
         runIds.map((runId) =>
           share-- > 0 && this.offer({ kind: 'resume', runId, reason: 'reaped', since: Date.now() })
             ? undefined
-            : enqueueResume(this.transport, runId, 'reaped'),
+            : enqueueResume(this.transport.runQueue, runId, 'reaped'),
         ),
       );
       this.options.logger.info({ runIds, cause }, 'reaped leases');
@@ -488,7 +488,7 @@ export class Maintenance {
         due.map(({ runId }) =>
           this.offer({ kind: 'wake', runId, reason: 'timer' })
             ? undefined
-            : enqueueWake(this.transport, runId, 'timer'),
+            : enqueueWake(this.transport.runQueue, runId, 'timer'),
         ),
       );
       this.options.emit({ type: 'timers-due', runIds: due.map((t) => t.runId) });

@@ -99,7 +99,7 @@ export class ScheduleFiring {
         : openValue(schedule.input, scheduleSealId(schedule.scheduleId), 'schedule input', protection);
     for (const run of plan.fire) {
       await sendRunMessage(
-        this.transport,
+        this.transport.runQueue,
         startMessage({
           runId: run.runId,
           workflow: schedule.workflow,

@@ -13,7 +13,8 @@ import { MEMBERSHIP_TURN, type PresenceStore, type Store } from '@baton/core/ada
 import { dropPostgresSchema, postgresStore } from '@baton/store-postgres';
 import { purgeRedisKeyPrefix, redisStore } from '@baton/store-redis';
 import { kafkaTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { deleteKafkaTopics, kafkaTransport, type KafkaTransport } from '@baton/transport-kafka';
+import { deleteKafkaTopics } from '@baton/transport-kafka';
+import { createKafkaTransport, type KafkaTransport } from '@baton/transport-kafka/testing';
 import { SharedMembership, type MembershipStore } from './shared-membership.js';
 
 /** With these ids, every member owns some among four, and among any three: no kill moves nothing. */
@@ -82,7 +83,7 @@ async function member(id: string, prefix: string, openStore: () => Store & Prese
   const store = openStore();
   await store.connect();
   await store.registerWorker(id);
-  const transport = kafkaTransport({
+  const transport = createKafkaTransport({
     brokers: kafkaTestUrl(),
     prefix,
     partitions: PARTITIONS,
@@ -92,9 +93,9 @@ async function member(id: string, prefix: string, openStore: () => Store & Prese
   const { store: countedStore, calls } = counted(store);
   const membership = new SharedMembership(countedStore, id);
   // As the worker does (worker.ts), before the first fetch.
-  transport.shareRunQueue(membership);
+  transport.runQueue.share(membership);
   // The first fetch starts reading: ownership refreshes every REFRESH_MS from then on.
-  await transport.fetch({ max: 1, expiresMs: 100 });
+  await transport.runQueue.fetch({ max: 1, expiresMs: 100 });
   let killed: Promise<void> | undefined;
   const m: Member = {
     id,

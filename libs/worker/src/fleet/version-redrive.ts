@@ -16,7 +16,7 @@
  *    written before that existed finds no such run, and its child runs for the waiting parent.
  */
 import { NotFoundError } from '@baton/core';
-import type { DeadLetterQueue, RunQueue } from '@baton/core/adapter';
+import type { DeadLetterQueue } from '@baton/core/adapter';
 import { decodeMessage } from '@baton/core/runtime';
 import type { WorkerEvent } from '../events.js';
 import type { Logger } from '../logger.js';
@@ -33,7 +33,7 @@ export class VersionRedrive {
   private pass: Promise<void> | undefined;
 
   constructor(
-    private readonly transport: DeadLetterQueue & RunQueue,
+    private readonly deadLetters: DeadLetterQueue,
     /** The workflows this worker registers, by workflowKey(name, version). */
     private readonly registered: ReadonlySet<string>,
     private readonly logger: Logger,
@@ -72,7 +72,7 @@ export class VersionRedrive {
     let cursor: string | undefined;
     let read = 0;
     do {
-      const page = await this.transport.pageDeadLetters({ limit: PAGE, ...(cursor ? { cursor } : {}) });
+      const page = await this.deadLetters.page({ limit: PAGE, ...(cursor ? { cursor } : {}) });
       read += page.letters.length;
       for (const letter of page.letters) {
         if (letter.code !== 'unknown-workflow') continue;
@@ -86,7 +86,7 @@ export class VersionRedrive {
           continue; // not a message this worker can read: left for an operator
         }
         try {
-          await this.transport.redriveDeadLetter(letter.id);
+          await this.deadLetters.redrive(letter.id);
           ids.push(letter.id);
           runIds.push(runId);
         } catch (err) {

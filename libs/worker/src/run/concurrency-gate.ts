@@ -55,7 +55,7 @@ export async function wakeSlotHolders(queue: RunQueue, runIds: readonly string[]
 /** Asks for the run's slot; true when it holds one (invariant 1). */
 export async function takeSlot(options: GateOptions, slot: SlotRequest): Promise<boolean> {
   const answer = await options.store.acquireSlot(slot);
-  await wakeSlotHolders(options.transport, answer.wake);
+  await wakeSlotHolders(options.transport.runQueue, answer.wake);
   return answer.acquired;
 }
 
@@ -65,7 +65,10 @@ export async function takeSlot(options: GateOptions, slot: SlotRequest): Promise
  */
 export async function afterParking(options: GateOptions, slot: SlotRequest): Promise<void> {
   const answer = await options.store.acquireSlot(slot);
-  await wakeSlotHolders(options.transport, answer.acquired ? [...answer.wake, slot.runId] : answer.wake);
+  await wakeSlotHolders(
+    options.transport.runQueue,
+    answer.acquired ? [...answer.wake, slot.runId] : answer.wake,
+  );
   options.logger.info(
     { runId: slot.runId, key: slot.key, limit: slot.limit, slotReached: answer.acquired },
     'run waiting for a concurrency slot',
@@ -76,7 +79,7 @@ export async function afterParking(options: GateOptions, slot: SlotRequest): Pro
 export async function releaseSlot(options: GateOptions, slot: SlotRequest | undefined): Promise<void> {
   if (slot === undefined) return;
   try {
-    await wakeSlotHolders(options.transport, await options.store.releaseSlot(slot));
+    await wakeSlotHolders(options.transport.runQueue, await options.store.releaseSlot(slot));
   } catch (err) {
     options.logger.warn(
       { err, runId: slot.runId, key: slot.key },

@@ -8,6 +8,7 @@ import { PayloadTooLargeError, type UnencodableValueError } from '@baton/core';
 import type { JournalAppend, Transport } from '@baton/core/adapter';
 import { decodeEntries, type JournalEntry } from '@baton/core/runtime';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
+import { withCapability } from '../capabilities.spec-helper.js';
 import { JournalWriter, type JournalWriterOptions } from './journal-writer.js';
 
 /** A transport whose appends wait until released, recording what each record held. */
@@ -15,23 +16,17 @@ function gatedTransport(options: { maxEntriesPerRecord?: number } = {}) {
   const inner = memoryTransport();
   const records: JournalEntry[][] = [];
   const gates: Array<() => void> = [];
-  const transport = new Proxy(inner, {
-    get(target, prop, receiver) {
-      if (prop === 'append') {
-        return async (append: JournalAppend) => {
-          const entries = decodeEntries(append.data, append.runId);
-          if (options.maxEntriesPerRecord !== undefined && entries.length > options.maxEntriesPerRecord) {
-            throw new PayloadTooLargeError(`journal record of run ${append.runId}`, 2_000_000, 1_000_000);
-          }
-          await new Promise<void>((release) => gates.push(release));
-          records.push(entries);
-          return target.append(append);
-        };
+  const transport = withCapability(inner, 'journal', {
+    append: async (append: JournalAppend) => {
+      const entries = decodeEntries(append.data, append.runId);
+      if (options.maxEntriesPerRecord !== undefined && entries.length > options.maxEntriesPerRecord) {
+        throw new PayloadTooLargeError(`journal record of run ${append.runId}`, 2_000_000, 1_000_000);
       }
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      await new Promise<void>((release) => gates.push(release));
+      records.push(entries);
+      return inner.journal.append(append);
     },
-  }) as Transport;
+  });
   return { transport, records, releaseNext: () => gates.shift()?.() };
 }
 
@@ -86,7 +81,7 @@ describe('JournalWriter group commit', () => {
     expect(resolved).toEqual([0, 1, 2, 3]);
     expect(writer.entries.map((e) => (e as { seq: number }).seq)).toEqual([0, 1, 2, 3]);
     // The second record expected the first one's position, so a fenced writer still cannot slip in.
-    const journal = await transport.read('run-1', 0);
+    const journal = await transport.journal.read('run-1', 0);
     expect(journal).toHaveLength(2);
     expect(writer.position).toBe(journal[1]!.position);
   });
@@ -112,19 +107,13 @@ describe('JournalWriter group commit', () => {
     const inner = memoryTransport();
     await inner.connect();
     let calls = 0;
-    const failing = new Proxy(inner, {
-      get(target, prop, receiver) {
-        if (prop === 'append') {
-          return async (append: JournalAppend) => {
-            if (++calls === 2) throw new Error('bus down');
-            await new Promise((r) => setTimeout(r, 20));
-            return target.append(append);
-          };
-        }
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    const failing = withCapability(inner, 'journal', {
+      append: async (append: JournalAppend) => {
+        if (++calls === 2) throw new Error('bus down');
+        await new Promise((r) => setTimeout(r, 20));
+        return inner.journal.append(append);
       },
-    }) as Transport;
+    });
     const writer = writerOn(failing);
     const first = writer.append([step(0)]);
     await settle(); // the first record is on its way; the next two wait for it

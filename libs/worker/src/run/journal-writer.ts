@@ -334,10 +334,10 @@ export class JournalWriter {
     const codec = (this.protection ?? IDENTITY).codec;
     const started = performance.now();
     try {
-      this.lastPosition = await this.transport.append({
+      this.lastPosition = await this.transport.journal.append({
         runId: this.runId,
         data: codec.identity ? plain : codec.encode(plain, journalRecordContext(this.runId)),
-        expectedLastPosition: this.transport.supportsOptimisticAppend ? this.lastPosition : undefined,
+        expectedLastPosition: this.transport.journal.supportsOptimisticAppend ? this.lastPosition : undefined,
       });
     } catch (err) {
       if (err instanceof JournalConflictError) {

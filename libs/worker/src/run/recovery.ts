@@ -86,8 +86,8 @@ export async function recoverRun(
     epoch === 1 &&
     firstPoint?.stored === undefined &&
     firstPoint?.journalCheck === undefined &&
-    transport.supportsOptimisticAppend &&
-    !transport.scansSharedLog;
+    transport.journal.supportsOptimisticAppend &&
+    !transport.journal.scansSharedLog;
   let markerPosition = 0;
   let markerData: Uint8Array | undefined;
   if (!firstOwner) {
@@ -96,7 +96,7 @@ export async function recoverRun(
     // hashed into the chain all the same, and the next entry this owner appends links to it.
     markerData = encodeJournalRecord([marker], runId, payloadProtection.codec);
     const appendStarted = performance.now();
-    markerPosition = await transport.append({ runId, data: markerData });
+    markerPosition = await transport.journal.append({ runId, data: markerData });
     instruments.journalAppendDuration.record((performance.now() - appendStarted) / 1000);
   }
   const point = epoch === 1 ? firstPoint : await resumePoint(run, options);
@@ -110,7 +110,7 @@ export async function recoverRun(
     const history = await readRunHistory({
       store,
       runId,
-      journal: transport,
+      journal: transport.journal,
       protection: payloadProtection,
       start: point ?? { stored: undefined, lastSeq: 0 },
       upto: markerPosition,
@@ -146,7 +146,7 @@ export function loadResumePoint(
   return findHistoryStart({
     store,
     runId: run.runId,
-    journalFallback: transport.scansSharedLog !== true && run.forkedFrom === undefined,
+    journalFallback: transport.journal.scansSharedLog !== true && run.forkedFrom === undefined,
     onFallback: (fallback) => logFallback(fallback, logger),
   });
 }

@@ -34,7 +34,7 @@ async function sendStart(
 ): Promise<void> {
   const ref = await options.claimCheck.offloadValue(start.runId, start.input, what);
   await sendRunMessage(
-    options.transport,
+    options.transport.runQueue,
     startMessage({
       runId: start.runId,
       workflow: start.workflow,
@@ -117,7 +117,7 @@ export async function reportEndToParent(
   const what = `end of child run ${run.runId} (${run.workflow}) for its parent ${parent.runId}`;
   const ref = await options.claimCheck.offloadValue(parent.runId, end, what);
   await sendRunMessage(
-    options.transport,
+    options.transport.runQueue,
     signalMessage({
       runId: parent.runId,
       name,
@@ -155,7 +155,7 @@ export async function cancelOpenChildren(
   if (open.length === 0) return;
   const reason = `parent run ${runId} ${outcome.status}`;
   await Promise.all(
-    open.map((child) => sendRunMessage(options.transport, cancelMessage(child.runId, reason))),
+    open.map((child) => sendRunMessage(options.transport.runQueue, cancelMessage(child.runId, reason))),
   );
   options.logger.info(
     { runId, children: open.map((c) => c.runId), reason },

@@ -268,7 +268,7 @@ export class RunSession {
     const { checkpoint, entries: effective, resolved, head } = history;
     this.writer = this.newWriter(effective, history.lastSeq, markerPosition, head);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
-    if (this.deps.transport.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
+    if (this.deps.transport.journal.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
     const terminal = resolved.find((e) => TERMINAL.has(e.type));
     // The last owner journaled the outcome but died before recording it in the store.
@@ -544,8 +544,8 @@ export class RunSession {
         ? 'run failed: an entry is larger than the bus accepts'
         : 'run failed: a value it must journal cannot be encoded',
     );
-    await this.deps.transport
-      .deadLetter({
+    await this.deps.transport.deadLetters
+      .add({
         data: new TextEncoder().encode(JSON.stringify({ runId: this.runId, what: cause.what, ...details })),
         headers: { 'baton-run-id': this.runId },
         code,
@@ -618,7 +618,7 @@ export class RunSession {
       return this.reportPaused();
     }
     const released = await this.deps.store.releaseLease(this.runId, this.epoch);
-    if (released) await enqueueResume(this.deps.transport, this.runId, 'handoff');
+    if (released) await enqueueResume(this.deps.transport.runQueue, this.runId, 'handoff');
     return 'handed-off';
   }
 
@@ -630,7 +630,7 @@ export class RunSession {
     this.keeper.remove(this.runId);
     const released = await store.releaseLease(this.runId, this.epoch);
     if (!released) return;
-    await enqueueResume(transport, this.runId, 'handoff');
+    await enqueueResume(transport.runQueue, this.runId, 'handoff');
   }
 
   /**

@@ -78,8 +78,8 @@ async function failRun(
     { runId, epoch, code: err.code, reason },
     'run data failed verification; the run is marked failed and not resumed from it',
   );
-  await transport
-    .deadLetter({
+  await transport.deadLetters
+    .add({
       data: new TextEncoder().encode(
         JSON.stringify({ runId, entry: err instanceof CheckpointIntegrityError ? err.entry : undefined }),
       ),

@@ -4,7 +4,7 @@
  *
  * Capabilities beyond the contract are told apart the same way on both sides: a flag for a
  * guarantee the caller plans around (a transport's `supportsOptimisticAppend`, `scansSharedLog`,
- * `journalPurge`), optional methods for a part an adapter may leave out (a delivery's
+ * `journal.purgeMode`), optional methods for a part an adapter may leave out (a delivery's
  * `ackUnconfirmed`, a store's presence and `onDataLoss`).
  */
 

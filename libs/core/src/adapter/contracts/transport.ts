@@ -1,10 +1,14 @@
 /**
- * The transport contract: the bus. Split by capability so each adapter file, and each section of
- * the conformance suite, stays small:
+ * The transport contract: the bus. Made of capabilities, each an object of its own on the
+ * transport (`transport.runQueue.enqueue(…)`, `transport.journal.append(…)`), so each adapter
+ * composes capability modules instead of forwarding every method, and each section of the
+ * conformance suite checks one:
  *
- * - {@link RunQueue}: competing consumers over run messages (start/resume/wake/signal/cancel);
- * - {@link JournalLog}: each run's append-only journal;
- * - {@link DeadLetterQueue}: where poison messages go, with a reason; listed, redriven, purged.
+ * - {@link RunQueue} (`runQueue`): competing consumers over run messages (start/resume/wake/signal/cancel);
+ * - {@link JournalLog} (`journal`): each run's append-only journal;
+ * - {@link DeadLetterQueue} (`deadLetters`): where poison messages go, with a reason; listed,
+ *   redriven, purged;
+ * - {@link GroupLog} (`groupLog`, optional): logs of group records (contracts/group-journal.ts).
  *
  * Left out on purpose: ordering between different runs, exactly-once delivery (a message may be
  * delivered more than once; the store's leases and idempotency keys make that harmless), and any
@@ -109,10 +113,10 @@ export interface RunQueue {
    * own (Kafka: docs/architecture.md). A transport without it shares its queue by its own means;
    * a store without presence gives none, and the transport keeps those means.
    */
-  shareRunQueue?(membership: RunQueueMembership): void;
+  share?(membership: RunQueueMembership): void;
 }
 
-/** The live workers of a fleet as its store sees them ({@link RunQueue.shareRunQueue}). */
+/** The live workers of a fleet as its store sees them ({@link RunQueue.share}). */
 export interface RunQueueMembership {
   /** This worker's id, as the store's presence knows it. */
   readonly memberId: string;
@@ -181,16 +185,16 @@ export interface JournalLog {
   /** Records of a run with `position > afterPosition` (and `<= uptoPosition` when given), in order. */
   read(runId: string, afterPosition: number, uptoPosition?: number): Promise<JournalRecord[]>;
   /**
-   * How {@link purgeJournal} works here: `deletes` (the run's records are gone when it resolves),
+   * How {@link purge} works here: `deletes` (the run's records are gone when it resolves),
    * or `retention` (a shared log cannot drop one run's records: they stay until the bus's own
    * retention removes them, Kafka's `retention.ms`).
    */
-  readonly journalPurge: 'deletes' | 'retention';
+  readonly purgeMode: 'deletes' | 'retention';
   /**
    * Removes the run's journal. Only for finished runs whose store data is already deleted (the
    * caller's rule: nothing of an unfinished run is ever removed). A run with no journal is fine.
    */
-  purgeJournal(runId: string): Promise<void>;
+  purge(runId: string): Promise<void>;
 }
 
 export interface DeadLetter extends RawMessage {
@@ -211,7 +215,7 @@ export interface StoredDeadLetter extends DeadLetter {
   id: string;
 }
 
-/** A page request of {@link DeadLetterQueue.pageDeadLetters}. */
+/** A page request of {@link DeadLetterQueue.page}. */
 export interface DeadLetterQuery {
   /** How many letters at most, 1 to {@link MAX_DEAD_LETTER_PAGE}. @defaultValue 100 */
   limit?: number;
@@ -226,14 +230,14 @@ export interface DeadLetterPage {
   cursor?: string;
 }
 
-/** What {@link DeadLetterQueue.purgeDeadLetters} removes. */
+/** What {@link DeadLetterQueue.purge} removes. */
 export type DeadLetterPurge =
   | { ids: string[] }
   | { all: true }
   /** Letters dead-lettered before this time (ms since epoch, their `at`). */
   | { olderThan: number };
 
-/** What {@link DeadLetterQueue.redriveDeadLetter} did. */
+/** What {@link DeadLetterQueue.redrive} did. */
 export interface RedriveResult {
   /** The letter's id; it is no longer listed. */
   id: string;
@@ -241,26 +245,27 @@ export interface RedriveResult {
   bytes: number;
 }
 
-/** The default page size of {@link DeadLetterQueue.pageDeadLetters}. */
+/** The default page size of {@link DeadLetterQueue.page}. */
 export const DEFAULT_DEAD_LETTER_PAGE = 100;
-/** The largest page {@link DeadLetterQueue.pageDeadLetters} returns. */
+/** The largest page {@link DeadLetterQueue.page} returns. */
 export const MAX_DEAD_LETTER_PAGE = 1_000;
 
 export interface DeadLetterQueue {
-  deadLetter(letter: DeadLetter): Promise<void>;
+  /** Stores a letter, after those stored before it. */
+  add(letter: DeadLetter): Promise<void>;
   /**
    * The most recent dead letters, oldest first, at most `limit` (default 100). Kept for the
-   * callers that only want the latest few; operators page with {@link pageDeadLetters}.
+   * callers that only want the latest few; operators page with {@link page}.
    */
-  listDeadLetters(limit?: number): Promise<DeadLetter[]>;
+  list(limit?: number): Promise<DeadLetter[]>;
   /**
    * Dead letters newest first, a page at a time. A bad `limit` or a cursor this queue did not
    * issue is refused with a ConfigError naming it. Letters added after the first page are not
    * seen by later pages of that walk (they are newer than its start).
    */
-  pageDeadLetters(query?: DeadLetterQuery): Promise<DeadLetterPage>;
+  page(query?: DeadLetterQuery): Promise<DeadLetterPage>;
   /** The letter with this id, or undefined when there is none (never was, purged or redriven). */
-  getDeadLetter(id: string): Promise<StoredDeadLetter | undefined>;
+  get(id: string): Promise<StoredDeadLetter | undefined>;
   /**
    * Puts the letter's original data and headers back on the run queue, then removes the letter,
    * in that order: a crash in between leaves both (the message runs twice, which the store's
@@ -268,16 +273,21 @@ export interface DeadLetterQueue {
    * letter whose data was cut to fit the dead-letter queue is refused with a ConfigError (its
    * bytes are not the original message).
    */
-  redriveDeadLetter(id: string): Promise<RedriveResult>;
+  redrive(id: string): Promise<RedriveResult>;
   /** Removes the chosen letters; resolves how many were removed (unknown ids count nothing). */
-  purgeDeadLetters(purge: DeadLetterPurge): Promise<number>;
+  purge(purge: DeadLetterPurge): Promise<number>;
 }
 
 /**
- * A bus adapter: NATS JetStream, Kafka, or in-memory. Its lifecycle is every adapter's
- * ({@link Adapter}): `connect()` creates streams, topics and consumers if missing.
+ * A bus adapter: NATS JetStream, Kafka, Redis, or in-memory. Its lifecycle is every adapter's
+ * ({@link Adapter}): `connect()` creates streams, topics and consumers if missing; after `close()`
+ * every capability's operations reject with BATON_CLOSED (`AdapterLifecycle.guard` applies that
+ * rule once per capability).
  */
-export interface Transport extends Adapter, RunQueue, JournalLog, DeadLetterQueue {
+export interface Transport extends Adapter {
+  readonly runQueue: RunQueue;
+  readonly journal: JournalLog;
+  readonly deadLetters: DeadLetterQueue;
   /**
    * Logs of group records, for group commit across runs (contracts/group-journal.ts). Optional:
    * a transport without it journals each run on its own only.
