@@ -14,10 +14,10 @@
  *    or duplicated work are refused, not reported.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFinishedRun } from '@baton/client';
 import { CrashWorld, resumeLatencies, type WorkerProcess } from '@baton/testing/crash';
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
 import { TEST_POSTGRES_URL_ENV } from '@baton/testing/servers';
+import { refuseBrokenRuns, SteadyLoad } from './crash-load.js';
 import { difference, processProbe, type Probe, type Reading, type WindowLoad } from '../fleet-probes.js';
 import { percentiles, type Percentiles } from '../types.js';
 
@@ -103,7 +103,7 @@ export async function measureFleet(setup: FleetPairSetup, opts: FleetRunOptions)
     const idle = windowOf(idleStart, await read());
     opts.log(`${label}: idle window done`);
 
-    const load = new SteadyLoad(world, opts.busyRuns);
+    const load = new SteadyLoad(world, opts.busyRuns, SHAPE);
     await load.topUp();
     // The load reaches its steady level before the window opens.
     await sleep(3_000);
@@ -131,13 +131,7 @@ export async function measureFleet(setup: FleetPairSetup, opts: FleetRunOptions)
       await Promise.all([replacement, sleep(3_000)]);
     }
     await world.waitForAll(180_000);
-    const violations = Object.entries(await world.violations()).filter(([, found]) => found.length > 0);
-    if (violations.length > 0) {
-      const described = violations.map(
-        ([invariant, found]) => `${invariant} (${found.length}): ${found.slice(0, 5).join('; ')}`,
-      );
-      throw new Error(`${label}: the run broke invariants, no numbers reported:\n${described.join('\n')}`);
-    }
+    await refuseBrokenRuns(world, label);
     const latencies = resumeLatencies(interruptions, await world.ledger.executions());
     return {
       pair: setup.pair,
@@ -166,23 +160,6 @@ async function createWorld(setup: FleetPairSetup): Promise<CrashWorld> {
   } finally {
     if (previous === undefined) delete process.env[TEST_POSTGRES_URL_ENV];
     else process.env[TEST_POSTGRES_URL_ENV] = previous;
-  }
-}
-
-/** Keeps `target` runs unfinished. */
-class SteadyLoad {
-  private open: string[] = [];
-
-  constructor(
-    private readonly world: CrashWorld,
-    private readonly target: number,
-  ) {}
-
-  async topUp(): Promise<void> {
-    const records = await Promise.all(this.open.map((runId) => this.world.env.store.getRun(runId)));
-    this.open = this.open.filter((_, i) => !isFinishedRun(records[i]?.status));
-    const missing = this.target - this.open.length;
-    if (missing > 0) this.open.push(...(await this.world.enqueue(missing, SHAPE)).map((r) => r.runId));
   }
 }
 

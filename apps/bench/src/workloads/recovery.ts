@@ -12,9 +12,9 @@
  * of each part: numbers from a run that lost or duplicated work are refused, not reported.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFinishedRun } from '@baton/client';
 import { CrashWorld, resumeLatencies, type WorkerProcess } from '@baton/testing/crash';
 import { TEST_POSTGRES_URL_ENV } from '@baton/testing/servers';
+import { refuseBrokenRuns, SteadyLoad } from './crash-load.js';
 import { benchEnvironmentFactory, type BenchUrls } from '../environment.js';
 import { counterValue, scrape } from '../prometheus.js';
 import { percentiles, type BusKind, type Progress, type RecoveryResult, type StoreKind } from '../types.js';
@@ -92,7 +92,7 @@ async function measurePart(
     // On a partitioned bus the first member to join would otherwise take every partition, and
     // with it every run, before the others are assigned any.
     if (opts.transport === 'kafka') await sleep(2_000);
-    const load = new SteadyLoad(world, opts.runs ?? 60);
+    const load = new SteadyLoad(world, opts.runs ?? 60, SHAPE);
     await load.topUp();
 
     const interruptions: Interruption[] = [];
@@ -134,13 +134,7 @@ async function measurePart(
     await settled(replacement);
     await world.waitForAll(180_000);
 
-    const violations = Object.entries(await world.violations()).filter(([, found]) => found.length > 0);
-    if (violations.length > 0) {
-      const described = violations.map(
-        ([invariant, found]) => `${invariant} (${found.length}): ${found.slice(0, 5).join('; ')}`,
-      );
-      throw new Error(`${label}: the run broke invariants, no numbers reported:\n${described.join('\n')}`);
-    }
+    await refuseBrokenRuns(world, label);
     const executions = await world.ledger.executions();
     const latencies = resumeLatencies(interruptions, executions);
     if (latencies.length === 0)
@@ -195,23 +189,6 @@ async function readCounters(
     }),
   );
   return out;
-}
-
-/** Keeps `target` runs unfinished: finished ones are replaced before each signal. */
-class SteadyLoad {
-  private open: string[] = [];
-
-  constructor(
-    private readonly world: CrashWorld,
-    private readonly target: number,
-  ) {}
-
-  async topUp(): Promise<void> {
-    const records = await Promise.all(this.open.map((runId) => this.world.env.store.getRun(runId)));
-    this.open = this.open.filter((_, i) => !isFinishedRun(records[i]?.status));
-    const missing = this.target - this.open.length;
-    if (missing > 0) this.open.push(...(await this.world.enqueue(missing, SHAPE)).map((r) => r.runId));
-  }
 }
 
 /** A random started, live worker with an activity in flight (per the ledger). */
