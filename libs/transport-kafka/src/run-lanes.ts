@@ -32,11 +32,15 @@ export class KafkaRunLanes implements RunQueue {
   private readonly lanes: PriorityLanes;
 
   /**
-   * `guard` runs work on the open transport's context; `peek` gives the context without throwing
-   * (undefined before connect()), for the backlog and the stats; `closed` says close() was called.
+   * `entered` runs work on the open transport's context without a closed check: the transport's
+   * lifecycle guard wraps these lanes and made it on entry. `guard` checks again, for a lane's fetch,
+   * which the claim cycle may start after awaiting another lane, when close() may have come. `peek`
+   * gives the context without throwing (undefined before connect()), for the backlog and the
+   * stats; `closed` says close() was called.
    */
   constructor(
     private readonly options: ResolvedKafkaOptions,
+    private readonly entered: KafkaGuard,
     private readonly guard: KafkaGuard,
     private readonly peek: () => KafkaContext | undefined,
     private readonly closed: () => boolean,
@@ -59,7 +63,7 @@ export class KafkaRunLanes implements RunQueue {
   }
 
   enqueue(data: Uint8Array, options: EnqueueOptions = {}): Promise<void> {
-    return this.guard('runQueue.enqueue', false, async (context) => {
+    return this.entered('runQueue.enqueue', false, async (context) => {
       if (data.byteLength > this.options.maxMessageBytes) {
         throw new PayloadTooLargeError('run message', data.byteLength, this.options.maxMessageBytes);
       }
@@ -141,9 +145,9 @@ export class KafkaRunLanes implements RunQueue {
    */
   fetch(options: FetchOptions): Promise<Delivery[]> {
     if (!this.options.priorityLanes) {
-      return this.guard('runQueue.fetch', false, (context) => context.queue.fetch(options));
+      return this.entered('runQueue.fetch', false, (context) => context.queue.fetch(options));
     }
-    return this.guard('runQueue.fetch', false, async () => this.lanes.fetch(options));
+    return this.entered('runQueue.fetch', false, async () => this.lanes.fetch(options));
   }
 }
 
