@@ -39,7 +39,8 @@ import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOpti
 import { PartitionReader } from './partition-reader.js';
 import { BatchingProducer } from './producer.js';
 import { KafkaRunLanes } from './run-lanes.js';
-import { KafkaRunQueue, type KafkaQueueStats } from './run-queue.js';
+import type { KafkaQueueStats } from './run-buffer.js';
+import { KafkaRunQueue } from './run-queue.js';
 import { ensureTopics } from './setup.js';
 import { TailReads } from './tail-reads.js';
 

@@ -19,7 +19,8 @@ import { consumerGroupLag, consumerGroupLagByPartition } from './backlog.js';
 import type { KafkaContext, KafkaGuard } from './context.js';
 import { partitionForKey } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
-import { MSG_ID_HEADER, type KafkaQueueStats, type KafkaRunQueue } from './run-queue.js';
+import { MSG_ID_HEADER, type KafkaQueueStats } from './run-buffer.js';
+import type { KafkaRunQueue } from './run-queue.js';
 
 export class KafkaRunLanes implements RunQueue {
   private roundRobin = 0;
@@ -88,7 +89,7 @@ export class KafkaRunLanes implements RunQueue {
   /**
    * The store's live workers, handed over by the worker before its first fetch: with
    * `partitionOwnership: 'presence'` (the default) they split the runs topic's partitions, and no
-   * consumer group is joined (run-queue.ts, partition-ownership.ts).
+   * consumer group is joined (presence-reader.ts, partition-ownership.ts).
    */
   share(membership: RunQueueMembership): void {
     this.membership = membership;
