@@ -17,22 +17,25 @@
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { KafkaLogHook } from './client.js';
 import type { KafkaLayout } from './layout.js';
-import type { ResolvedKafkaOptions } from './options.js';
 import { headersOf } from './partition-reader.js';
 import type { PartitionFeed, RunBuffer } from './run-buffer.js';
 
 export class GroupConsumer implements PartitionFeed {
   private readonly consumer: Consumer;
+  private readonly layout: KafkaLayout;
+  private readonly log: KafkaLogHook | undefined;
 
-  /** Makes the consumer (no connection yet: {@link start}) and follows its group's rebalances. */
+  /**
+   * Makes the consumer (no connection yet: {@link start}) of the lane whose buffer it fills, and
+   * follows its group's rebalances.
+   */
   constructor(
     kafka: Kafka,
     private readonly buffer: RunBuffer,
-    private readonly options: ResolvedKafkaOptions,
-    private readonly layout: KafkaLayout,
-    private readonly partitionCount: number,
-    private readonly log: KafkaLogHook | undefined,
   ) {
+    const { options, layout, log } = buffer;
+    this.layout = layout;
+    this.log = log;
     const consumer = kafka.consumer({
       groupId: layout.groupId,
       sessionTimeout: options.sessionTimeoutMs,
@@ -62,7 +65,7 @@ export class GroupConsumer implements PartitionFeed {
       await this.consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: this.partitionCount,
+        partitionsConsumedConcurrently: this.buffer.partitionCount,
         eachBatch: (payload) => this.accept(payload),
       });
     })();

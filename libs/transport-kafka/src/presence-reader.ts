@@ -28,6 +28,9 @@ import type { PartitionFeed, RunBuffer } from './run-buffer.js';
 const OWNED_POLL_WAIT_MS = 250;
 
 export class PresenceReader implements PartitionFeed {
+  private readonly options: ResolvedKafkaOptions;
+  private readonly layout: KafkaLayout;
+  private readonly log: KafkaLogHook | undefined;
   /**
    * A reader of its own: its long polls hold their broker connection, and journal tails must not
    * wait behind them.
@@ -39,16 +42,12 @@ export class PresenceReader implements PartitionFeed {
   private reading: Promise<void> | undefined;
 
   /**
-   * `latest` is the membership handed over last (asked at every refresh, so a later hand-over takes
+   * Reads for the lane whose buffer it fills. `latest` is the membership handed over last (asked at every refresh, so a later hand-over takes
    * effect then); `handedIds` every member id handed over (partition-ownership.ts, invariant 5).
    */
   constructor(
     kafka: Kafka,
     private readonly buffer: RunBuffer,
-    private readonly options: ResolvedKafkaOptions,
-    private readonly layout: KafkaLayout,
-    partitionCount: number,
-    private readonly log: KafkaLogHook | undefined,
     latest: () => RunQueueMembership,
     handedIds: () => readonly string[],
     /** Reads committed offsets and watermarks where an owned partition starts. */
@@ -59,6 +58,10 @@ export class PresenceReader implements PartitionFeed {
      */
     private readonly committer?: PartitionReader,
   ) {
+    const { options, layout, partitionCount, log } = buffer;
+    this.options = options;
+    this.layout = layout;
+    this.log = log;
     this.reader = new PartitionReader(kafka, [layout.runsTopic]);
     const current: RunQueueMembership = {
       get memberId() {

@@ -120,11 +120,12 @@ export class RunBuffer {
   private commitQueued = false;
   private committing: Promise<void> = Promise.resolve();
 
+  /** The lane's options, layout (its runs topic), partition count and log, for the modes too. */
   constructor(
-    private readonly options: ResolvedKafkaOptions,
-    private readonly layout: KafkaLayout,
-    private readonly partitionCount: number,
-    private readonly log: KafkaLogHook | undefined,
+    readonly options: ResolvedKafkaOptions,
+    readonly layout: KafkaLayout,
+    readonly partitionCount: number,
+    readonly log: KafkaLogHook | undefined,
     /** Publishes a record (the transport's producer); passOn needs it. */
     private readonly send?: (record: OutgoingRecord) => Promise<unknown>,
   ) {}

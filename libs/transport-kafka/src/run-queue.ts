@@ -40,9 +40,9 @@ export class KafkaRunQueue {
   constructor(
     private readonly kafka: Kafka,
     private readonly options: ResolvedKafkaOptions,
-    private readonly layout: KafkaLayout,
-    private readonly partitionCount: number,
-    private readonly log: KafkaLogHook | undefined,
+    layout: KafkaLayout,
+    partitionCount: number,
+    log: KafkaLogHook | undefined,
     /** Publishes a record (the transport's producer); passOn needs it. */
     send?: (record: OutgoingRecord) => Promise<unknown>,
     /** Reads committed offsets and watermarks where an owned partition starts. */
@@ -114,10 +114,6 @@ export class KafkaRunQueue {
       return new PresenceReader(
         this.kafka,
         this.buffer,
-        this.options,
-        this.layout,
-        this.partitionCount,
-        this.log,
         // Asked through the queue, so a later shareRunQueue takes effect at the next refresh.
         () => this.membership ?? membership,
         () => this.handedIds,
@@ -125,13 +121,6 @@ export class KafkaRunQueue {
         this.committer,
       );
     }
-    return new GroupConsumer(
-      this.kafka,
-      this.buffer,
-      this.options,
-      this.layout,
-      this.partitionCount,
-      this.log,
-    );
+    return new GroupConsumer(this.kafka, this.buffer);
   }
 }
