@@ -16,8 +16,8 @@
  */
 
 import {
+  type ContextJournal,
   type JournalAppend,
-  type JournalLog,
   type JournalRecord,
   JournalConflictError,
 } from '@baton/core/adapter';
@@ -31,20 +31,17 @@ import { MSG_ID, publishWithRetry, WRONG_LAST_SEQUENCE } from './append-retry.js
 const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
 
 /**
- * The transport's journal, for the transport to wrap in core's `checkedJournal` (run ids, expected
- * positions, empty ranges) and its lifecycle guard; `connected` gives the connected transport's
- * context (the guard has made the closed check) or throws BATON_NOT_CONNECTED.
+ * The transport's journal, written against its context: the transport hands each call the context
+ * (core's journalOnContext) and wraps it in core's `checkedJournal` (run ids, expected positions,
+ * empty ranges) and its lifecycle guard.
  */
-export function natsJournal(connected: (operation: string) => TransportContext): JournalLog {
-  return {
-    supportsOptimisticAppend: true,
-    purgeMode: 'deletes',
-    append: (append) => appendJournalRecord(connected('journal.append'), append),
-    read: (runId, afterPosition, uptoPosition) =>
-      readJournal(connected('journal.read'), runId, afterPosition, uptoPosition),
-    purge: (runId) => purgeJournal(connected('journal.purge'), runId),
-  };
-}
+export const natsJournal: ContextJournal<TransportContext> = {
+  supportsOptimisticAppend: true,
+  purgeMode: 'deletes',
+  append: appendJournalRecord,
+  read: readJournal,
+  purge: purgeJournal,
+};
 
 /**
  * Appends one record; see the invariants above. The run id (a subject token) and the expected

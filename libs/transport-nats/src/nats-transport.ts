@@ -14,6 +14,7 @@ import {
   AdapterLifecycle,
   checkedJournal,
   deadLetterQueue,
+  journalOnContext,
   shelfOnContext,
   type DeadLetterQueue,
   type GroupLog,
@@ -83,7 +84,10 @@ class NatsTransport implements Transport {
     this.queue = new NatsRunQueue(connected, open, () => this.lifecycle.peek(), options.priorityLanes);
     // The backlog answers undefined on a closed transport, rather than rejecting.
     this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
-    this.journal = this.lifecycle.guard('journal', checkedJournal(natsJournal(connected), 'nats transport'));
+    this.journal = this.lifecycle.guard(
+      'journal',
+      checkedJournal(journalOnContext(connected, natsJournal), 'nats transport'),
+    );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',
       deadLetterQueue(shelfOnContext(open, natsDeadLetters), (data, enqueue) =>

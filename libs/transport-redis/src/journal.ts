@@ -16,8 +16,8 @@ import { BatonError } from '@baton/core';
 import {
   bufferView,
   ownedBytes,
+  type ContextJournal,
   type JournalAppend,
-  type JournalLog,
   type JournalRecord,
   JournalConflictError,
 } from '@baton/core/adapter';
@@ -34,20 +34,17 @@ const APPEND_ATTEMPTS = 3;
 const APPEND_RETRY_DELAY_MS = 250;
 
 /**
- * The transport's journal, for the transport to wrap in core's `checkedJournal` (run ids, expected
- * positions, empty ranges) and its lifecycle guard; `connected` gives the connected transport's
- * context (the guard has made the closed check) or throws BATON_NOT_CONNECTED.
+ * The transport's journal, written against its context: the transport hands each call the context
+ * (core's journalOnContext) and wraps it in core's `checkedJournal` (run ids, expected positions,
+ * empty ranges) and its lifecycle guard.
  */
-export function redisJournal(connected: (operation: string) => TransportContext): JournalLog {
-  return {
-    supportsOptimisticAppend: true,
-    purgeMode: 'deletes',
-    append: (append) => appendJournalRecord(connected('journal.append'), append),
-    read: (runId, afterPosition, uptoPosition) =>
-      readJournal(connected('journal.read'), runId, afterPosition, uptoPosition),
-    purge: (runId) => purgeJournal(connected('journal.purge'), runId),
-  };
-}
+export const redisJournal: ContextJournal<TransportContext> = {
+  supportsOptimisticAppend: true,
+  purgeMode: 'deletes',
+  append: appendJournalRecord,
+  read: readJournal,
+  purge: purgeJournal,
+};
 
 /**
  * Appends one record (invariants 1 and 2); resolves with its position. The run id and the expected

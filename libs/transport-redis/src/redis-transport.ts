@@ -19,6 +19,7 @@ import {
   DEFAULT_RUN_PRIORITY,
   checkedJournal,
   deadLetterQueue,
+  journalOnContext,
   shelfOnContext,
   laneLevels,
   type DeadLetterQueue,
@@ -118,7 +119,7 @@ class RedisTransport implements Transport {
     this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
     this.journal = this.lifecycle.guard(
       'journal',
-      checkedJournal(redisJournal(connected), 'redis transport'),
+      checkedJournal(journalOnContext(connected, redisJournal), 'redis transport'),
     );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',

@@ -128,7 +128,8 @@ export type {
 } from './contracts/run-queries.js';
 export { DEFAULT_DEAD_LETTER_PAGE, MAX_DEAD_LETTER_PAGE } from './contracts/transport.js';
 export { deadLetterQueue, shelfOnContext } from './dead-letter-queue.js';
-export { checkedJournal } from './journal-checks.js';
+export { checkedJournal, journalOnContext } from './journal-log.js';
+export type { ContextJournal } from './journal-log.js';
 export type { ContextShelf, DeadLetterShelf, PositionedDeadLetter } from './dead-letter-queue.js';
 export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
 export type {

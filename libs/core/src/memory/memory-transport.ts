@@ -2,12 +2,12 @@
  * The in-process transport: the embedded default for the demo and unit tests. No I/O.
  *
  * Capabilities: the run queue (memory-run-queue.ts), the journal (memory-journal.ts, its calls
- * checked like every bus's by journal-checks.ts), the dead letters (memory-dead-letters.ts, under
+ * checked like every bus's by journal-log.ts), the dead letters (memory-dead-letters.ts, under
  * core's administration) and the group logs (memory-group-log.ts). Every byte array is copied on
  * the way in and out, so no caller can change stored data.
  */
 import { deadLetterQueue } from '../adapter/dead-letter-queue.js';
-import { checkedJournal } from '../adapter/journal-checks.js';
+import { checkedJournal } from '../adapter/journal-log.js';
 import type { DeadLetterQueue, JournalLog, RunQueue, Transport } from '../adapter/contracts/transport.js';
 import type { GroupLog } from '../adapter/contracts/group-journal.js';
 import { BatonError, ConfigError } from '../shared/errors.js';

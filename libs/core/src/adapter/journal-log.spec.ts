@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JournalAppend, JournalLog } from './contracts/transport.js';
-import { checkedJournal } from './journal-checks.js';
+import { checkedJournal, journalOnContext } from './journal-log.js';
 import { MemoryJournal } from '../memory/memory-journal.js';
 
 /** The memory journal, with every call that reaches it recorded. */
@@ -77,3 +77,57 @@ describe('checkedJournal', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe('journalOnContext', () => {
+  it("hands every call the context given for the call's operation, and keeps the flags", async () => {
+    const memory = new MemoryJournal();
+    const seen: string[] = [];
+    const journal = journalOnContext((operation) => ({ operation }), {
+      supportsOptimisticAppend: true,
+      purgeMode: 'deletes',
+      append: (context, append) => {
+        seen.push(context.operation);
+        return memory.append(append);
+      },
+      read: (context, runId, after, upto) => {
+        seen.push(context.operation);
+        return memory.read(runId, after, upto);
+      },
+      purge: (context, runId) => {
+        seen.push(context.operation);
+        return memory.purge(runId);
+      },
+    });
+    expect(journal).toMatchObject({ supportsOptimisticAppend: true, purgeMode: 'deletes' });
+    expect(journal.scansSharedLog).toBeUndefined();
+    await journal.append({ runId: 'run-1', data: new Uint8Array([1]) });
+    expect(await journal.read('run-1', 0)).toHaveLength(1);
+    await journal.purge('run-1');
+    expect(seen).toEqual(['journal.append', 'journal.read', 'journal.purge']);
+  });
+
+  it('rejects a call whose context cannot be had', async () => {
+    const journal = journalOnContext(() => {
+      throw new Error('not connected');
+    }, new MemoryJournalOnContext());
+    await expect(journal.append({ runId: 'run-1', data: new Uint8Array() })).rejects.toThrow('not connected');
+    await expect(journal.read('run-1', 0)).rejects.toThrow('not connected');
+    await expect(journal.purge('run-1')).rejects.toThrow('not connected');
+  });
+});
+
+/** The memory journal as a journal written against a context it ignores. */
+class MemoryJournalOnContext {
+  readonly supportsOptimisticAppend = true;
+  readonly purgeMode = 'deletes';
+  private readonly memory = new MemoryJournal();
+  append(_context: unknown, append: JournalAppend): Promise<number> {
+    return this.memory.append(append);
+  }
+  read(_context: unknown, runId: string, after: number, upto?: number) {
+    return this.memory.read(runId, after, upto);
+  }
+  purge(_context: unknown, runId: string): Promise<void> {
+    return this.memory.purge(runId);
+  }
+}
