@@ -30,7 +30,11 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // replace the adapters' 23 error classes, one vocabulary for backend failure (issue 34 item 3).
   // 187: FencedWriteError and JournalConflictError, from the root door (issue 34 item 1).
   // 184: dead-letter administration written once in core; the adapters' check helpers leave the door (issue 34 item 2).
-  '@baton/core/adapter': { max: 184, target: 90 },
+  // 189: what the NATS and Redis transports repeated, written once (issue 34 item 2, transport
+  // mends): checkedJournal (every journal's run-id, expected-position and empty-range checks),
+  // journalOnContext and shelfOnContext with their ContextJournal and ContextShelf (a journal and a
+  // dead-letter shelf written against a transport's context).
+  '@baton/core/adapter': { max: 189, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   '@baton/core/runtime': { max: 209, target: 110 },

@@ -28,8 +28,10 @@ export interface KafkaContext {
 }
 
 /**
- * Runs `work` on the open transport's context under `operation` (BATON_CLOSED after close, errors
- * mapped); `retryReads` retries retriable broker errors, for work that only reads.
+ * Runs `work` on the open transport's context under `operation` (errors mapped; BATON_CLOSED for a
+ * failure once closed); `retryReads` retries retriable broker errors, for work that only reads.
+ * The transport hands out two: one that checks for close() first, and one for work whose
+ * capability guard has just checked (kafka-transport.ts).
  */
 export type KafkaGuard = <T>(
   operation: string,

@@ -27,31 +27,33 @@
  * checkpoint, under a new epoch, and the dead process's record (landed or not) is fenced by epoch.
  */
 import { PayloadTooLargeError } from '@baton/core';
-import { assertRunId, type JournalAppend, type JournalLog, type JournalRecord } from '@baton/core/adapter';
+import type { JournalAppend, JournalLog, JournalRecord } from '@baton/core/adapter';
 import { APPEND_ID, appendWithRetry, type AppendRetryStats } from './append-retry.js';
 import { partitionForKey } from './layout.js';
 import type { KafkaContext, KafkaGuard } from './context.js';
 
-/** The transport's journal; `appendStats` counts its lost-ack path (append-retry.ts). */
-export function kafkaJournal(guard: KafkaGuard, appendStats: AppendRetryStats): JournalLog {
+/**
+ * The transport's journal, for the transport to wrap in core's `checkedJournal` (run ids, expected
+ * positions, empty ranges) and its lifecycle guard; `entered` runs work on the open transport's
+ * context without another closed check (the guard made it). `appendStats` counts its lost-ack
+ * path (append-retry.ts).
+ */
+export function kafkaJournal(entered: KafkaGuard, appendStats: AppendRetryStats): JournalLog {
   return {
     supportsOptimisticAppend: false,
     scansSharedLog: true,
     /** A run's records share partitions with other runs': they go with the topic's `retention.ms`. */
     purgeMode: 'retention',
     append: (append) =>
-      guard('journal.append', false, (context) => appendJournalRecord(context, append, appendStats)),
+      entered('journal.append', false, (context) => appendJournalRecord(context, append, appendStats)),
     read: (runId, afterPosition, uptoPosition) =>
-      guard('journal.read', true, (context) => readJournal(context, runId, afterPosition, uptoPosition)),
+      entered('journal.read', true, (context) => readJournal(context, runId, afterPosition, uptoPosition)),
     /**
      * A documented no-op: a run's journal records share partitions with other runs', and Kafka
      * deletes only whole segments by age, so they stay until the journal topic's `retention.ms`
      * (option `journalRetentionMs`, docs/retention.md). See `purgeMode`.
      */
-    purge: (runId) =>
-      guard('journal.purge', false, async () => {
-        assertRunId(runId);
-      }),
+    purge: () => entered('journal.purge', false, async () => undefined),
   };
 }
 
@@ -92,7 +94,6 @@ export async function readJournal(
   uptoPosition?: number,
 ): Promise<JournalRecord[]> {
   const { topics } = context;
-  if (uptoPosition !== undefined && uptoPosition <= afterPosition) return [];
   const partition = partitionForKey(runId, topics.journalPartitions);
   // Position p is offset p - 1: records after `afterPosition` start at offset `afterPosition`.
   const records = await context.tails.read(

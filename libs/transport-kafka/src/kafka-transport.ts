@@ -15,6 +15,7 @@ import { BatonError } from '@baton/core';
 import {
   AdapterLifecycle,
   DEFAULT_RUN_PRIORITY,
+  checkedJournal,
   deadLetterQueue,
   laneLevels,
   type DeadLetterQueue,
@@ -38,7 +39,8 @@ import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOpti
 import { PartitionReader } from './partition-reader.js';
 import { BatchingProducer } from './producer.js';
 import { KafkaRunLanes } from './run-lanes.js';
-import { KafkaRunQueue, type KafkaQueueStats } from './run-queue.js';
+import type { KafkaQueueStats } from './run-buffer.js';
+import { KafkaRunQueue } from './run-queue.js';
 import { ensureTopics } from './setup.js';
 import { TailReads } from './tail-reads.js';
 
@@ -104,17 +106,26 @@ export class KafkaTransport implements Transport {
     private readonly log: KafkaLogHook | undefined,
   ) {
     this.layout = layoutFor(options.prefix);
-    const guard: KafkaGuard = (operation, retryReads, work) =>
-      retryReads ? this.guardRead(operation, work) : this.guard(operation, work);
+    // Each operation is checked for close() once (lifecycle.ts, invariant 5): the run queue's and the
+    // journal's by their capability's guard on entry, after which `entered` runs their work without
+    // another check; `guard` checks for work after an await (a lane's fetch, the dead-letter shelf
+    // under core's administration) and for the group log, which has no guard.
+    const guard: KafkaGuard = (operation, retryReads, work) => this.run(operation, retryReads, work, 'open');
+    const entered: KafkaGuard = (operation, retryReads, work) =>
+      this.run(operation, retryReads, work, 'connected');
     this.lanes = new KafkaRunLanes(
       options,
+      entered,
       guard,
       () => this.lifecycle.peek(),
       () => this.lifecycle.state === 'closed',
     );
     // The backlog answers undefined on a closed transport, and a membership is only stored.
     this.runQueue = this.lifecycle.guard('runQueue', this.lanes, ['backlog', 'backlogDetail', 'share']);
-    this.journal = this.lifecycle.guard('journal', kafkaJournal(guard, this.appendStats));
+    this.journal = this.lifecycle.guard(
+      'journal',
+      checkedJournal(kafkaJournal(entered, this.appendStats), 'kafka transport'),
+    );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',
       deadLetterQueue(new KafkaDeadLetters(guard), (data, enqueue) => this.runQueue.enqueue(data, enqueue)),
@@ -198,22 +209,29 @@ export class KafkaTransport implements Transport {
     });
   }
 
-  private async guard<T>(operation: string, work: (context: KafkaContext) => Promise<T>): Promise<T> {
-    const context = this.lifecycle.open(operation);
+  /**
+   * Runs `work` on the open context under `operation` (a {@link KafkaGuard}): `reach` is the
+   * lifecycle's `open` (closed check) or `connected` (none: the capability's guard just made it).
+   * With `retryReads`, retriable broker errors are retried (retry.ts), for a read or an admin call.
+   * A failure once closed is BATON_CLOSED: the check after the await, which no guard covers.
+   */
+  private async run<T>(
+    operation: string,
+    retryReads: boolean,
+    work: (context: KafkaContext) => Promise<T>,
+    reach: 'open' | 'connected',
+  ): Promise<T> {
+    const context = reach === 'open' ? this.lifecycle.open(operation) : this.lifecycle.connected(operation);
+    const brokers = this.options.displayBrokers;
     try {
-      return await work(context);
+      return await (retryReads
+        ? withKafkaRetries({ brokers, operation }, () => work(context))
+        : work(context));
     } catch (err) {
       if (this.lifecycle.state === 'closed' && !(err instanceof BatonError))
         throw this.lifecycle.closedError(operation);
-      throw toKafkaError(err, { brokers: this.options.displayBrokers, operation });
+      throw toKafkaError(err, { brokers, operation });
     }
-  }
-
-  /** {@link guard} for a read or an admin call: retriable broker errors are retried (retry.ts). */
-  private guardRead<T>(operation: string, work: (context: KafkaContext) => Promise<T>): Promise<T> {
-    return this.guard(operation, (context) =>
-      withKafkaRetries({ brokers: this.options.displayBrokers, operation }, () => work(context)),
-    );
   }
 
   /** The `normal` lane's run queue state in this process (zeros before connect()). */

@@ -5,8 +5,8 @@
  * TLS, SASL and retry settings. kafkajs 2.2.4 is pinned exactly and in maintenance: the internals
  * used here (Cluster.findLeaderForPartitions, findBroker, findGroupCoordinator, Broker.fetch,
  * Broker.offsetCommit) do not move. The run queue reads its owned partitions through it too
- * (partitionOwnership 'presence', run-queue.ts). Replacing
- * kafkajs means replacing this file with the new client's assign+seek.
+ * (partitionOwnership 'presence', presence-reader.ts). Replacing kafkajs means replacing this
+ * file with the new client's assign+seek.
  */
 import type { Kafka } from 'kafkajs';
 

@@ -19,7 +19,8 @@ import { consumerGroupLag, consumerGroupLagByPartition } from './backlog.js';
 import type { KafkaContext, KafkaGuard } from './context.js';
 import { partitionForKey } from './layout.js';
 import type { ResolvedKafkaOptions } from './options.js';
-import { MSG_ID_HEADER, type KafkaQueueStats, type KafkaRunQueue } from './run-queue.js';
+import { MSG_ID_HEADER, type KafkaQueueStats } from './run-buffer.js';
+import type { KafkaRunQueue } from './run-queue.js';
 
 export class KafkaRunLanes implements RunQueue {
   private roundRobin = 0;
@@ -32,11 +33,15 @@ export class KafkaRunLanes implements RunQueue {
   private readonly lanes: PriorityLanes;
 
   /**
-   * `guard` runs work on the open transport's context; `peek` gives the context without throwing
-   * (undefined before connect()), for the backlog and the stats; `closed` says close() was called.
+   * `entered` runs work on the open transport's context without a closed check: the transport's
+   * lifecycle guard wraps these lanes and made it on entry. `guard` checks again, for a lane's fetch,
+   * which the claim cycle may start after awaiting another lane, when close() may have come. `peek`
+   * gives the context without throwing (undefined before connect()), for the backlog and the
+   * stats; `closed` says close() was called.
    */
   constructor(
     private readonly options: ResolvedKafkaOptions,
+    private readonly entered: KafkaGuard,
     private readonly guard: KafkaGuard,
     private readonly peek: () => KafkaContext | undefined,
     private readonly closed: () => boolean,
@@ -59,7 +64,7 @@ export class KafkaRunLanes implements RunQueue {
   }
 
   enqueue(data: Uint8Array, options: EnqueueOptions = {}): Promise<void> {
-    return this.guard('runQueue.enqueue', false, async (context) => {
+    return this.entered('runQueue.enqueue', false, async (context) => {
       if (data.byteLength > this.options.maxMessageBytes) {
         throw new PayloadTooLargeError('run message', data.byteLength, this.options.maxMessageBytes);
       }
@@ -84,7 +89,7 @@ export class KafkaRunLanes implements RunQueue {
   /**
    * The store's live workers, handed over by the worker before its first fetch: with
    * `partitionOwnership: 'presence'` (the default) they split the runs topic's partitions, and no
-   * consumer group is joined (run-queue.ts, partition-ownership.ts).
+   * consumer group is joined (presence-reader.ts, partition-ownership.ts).
    */
   share(membership: RunQueueMembership): void {
     this.membership = membership;
@@ -141,9 +146,9 @@ export class KafkaRunLanes implements RunQueue {
    */
   fetch(options: FetchOptions): Promise<Delivery[]> {
     if (!this.options.priorityLanes) {
-      return this.guard('runQueue.fetch', false, (context) => context.queue.fetch(options));
+      return this.entered('runQueue.fetch', false, (context) => context.queue.fetch(options));
     }
-    return this.guard('runQueue.fetch', false, async () => this.lanes.fetch(options));
+    return this.entered('runQueue.fetch', false, async () => this.lanes.fetch(options));
   }
 }
 

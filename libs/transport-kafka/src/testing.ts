@@ -9,4 +9,4 @@
  * transport.queueStats().assignedPartitions; // [0, 2]
  */
 export { createKafkaTransport, type KafkaTransport } from './kafka-transport.js';
-export type { KafkaQueueStats } from './run-queue.js';
+export type { KafkaQueueStats } from './run-buffer.js';

@@ -20,7 +20,10 @@ export interface TransportContext {
   readonly appendStats: AppendRetryStats;
   /** Aborts when close() begins; every wait inside the transport honours it. */
   readonly closing: AbortSignal;
-  /** Throws BATON_CLOSED once close() was called. */
+  /**
+   * Throws BATON_CLOSED once close() was called: for what no capability guard covers, a delivery's
+   * ack or nak (the capabilities' own methods are checked once, by their guard).
+   */
   assertOpen(operation: string): void;
   /** The transport's error for anything `operation` threw. */
   toError(operation: string, err: unknown): BatonError;

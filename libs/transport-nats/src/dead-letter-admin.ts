@@ -4,12 +4,7 @@
  * renumbers or reuses a sequence), reads walk sequences downward, and removal deletes the message
  * from the stream, so nothing else needs to remember it.
  */
-import type {
-  DeadLetter,
-  DeadLetterShelf,
-  PositionedDeadLetter,
-  StoredDeadLetter,
-} from '@baton/core/adapter';
+import type { ContextShelf, StoredDeadLetter } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import { DEAD_LETTER_HEADERS, storeDeadLetter, toDeadLetter } from './dead-letters.js';
 import { isApiError } from './setup.js';
@@ -23,33 +18,23 @@ const NO_MESSAGE_FOUND = [10037, 10043];
 /** The most sequences one window of a read gets at once (concurrently). */
 const WINDOW = 1_000;
 
-export class NatsDeadLetters implements DeadLetterShelf {
-  readonly owner = 'nats transport';
-  readonly scanPage = WINDOW;
+/** The shelf; the transport puts it on its context with core's shelfOnContext. */
+export const natsDeadLetters: ContextShelf<TransportContext> = {
+  owner: 'nats transport',
+  scanPage: WINDOW,
 
-  /** `open` gives the connected transport's context, or throws BATON_CLOSED / BATON_NOT_CONNECTED. */
-  constructor(private readonly open: (operation: string) => TransportContext) {}
+  store: storeDeadLetter,
 
-  store(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetters.add'), letter);
-  }
-
-  async newest(
-    before: number | undefined,
-    count: number,
-    operation: string,
-  ): Promise<PositionedDeadLetter[]> {
-    const context = this.open(operation);
+  async newest(context, before, count, operation) {
     try {
       const records = await newestRecords(context, before, count);
       return records.map((record) => ({ position: record.seq, letter: toStoredLetter(record) }));
     } catch (err) {
       throw context.toError(operation, err);
     }
-  }
+  },
 
-  async read(seq: number, operation: string): Promise<StoredDeadLetter | undefined> {
-    const context = this.open(operation);
+  async read(context, seq, operation) {
     // Sequences start at 1.
     if (seq < 1) return undefined;
     try {
@@ -61,10 +46,9 @@ export class NatsDeadLetters implements DeadLetterShelf {
     } catch (err) {
       throw context.toError(operation, err);
     }
-  }
+  },
 
-  async remove(seqs: readonly number[], operation: string): Promise<number> {
-    const context = this.open(operation);
+  async remove(context, seqs, operation) {
     let removed = 0;
     for (const seq of seqs) {
       if (seq < 1) continue;
@@ -77,24 +61,23 @@ export class NatsDeadLetters implements DeadLetterShelf {
       }
     }
     return removed;
-  }
+  },
 
-  async removeAll(operation: string): Promise<number> {
-    const context = this.open(operation);
+  async removeAll(context, operation) {
     try {
       return (await context.session.jsm.streams.purge(context.layout.deadLetterStream)).purged;
     } catch (err) {
       throw context.toError(operation, err);
     }
-  }
+  },
 
-  notOriginal(letter: StoredDeadLetter): string | undefined {
+  notOriginal(letter) {
     const truncated = letter.headers[DEAD_LETTER_HEADERS.truncated];
     return truncated === undefined
       ? undefined
       : `its data was cut from ${truncated} bytes to fit max_payload, so it is not the original message`;
-  }
-}
+  },
+};
 
 /**
  * Up to `want` stored letters below sequence `before` (all when undefined), newest first. Windows

@@ -30,7 +30,6 @@ const MAX_REASON_CHARS = 4_096;
 
 /** Stores a dead letter; see the module comment. */
 export async function storeDeadLetter(context: TransportContext, letter: DeadLetter): Promise<void> {
-  context.assertOpen('deadLetter');
   const { nc, js } = context.session;
   const original = travellingHeaders(letter.headers);
   for (const name of Object.values(DEAD_LETTER_HEADERS)) delete original[name];

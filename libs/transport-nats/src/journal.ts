@@ -16,9 +16,8 @@
  */
 
 import {
-  assertRunId,
+  type ContextJournal,
   type JournalAppend,
-  type JournalLog,
   type JournalRecord,
   JournalConflictError,
 } from '@baton/core/adapter';
@@ -31,27 +30,25 @@ import { MSG_ID, publishWithRetry, WRONG_LAST_SEQUENCE } from './append-retry.js
 
 const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
 
-/** The transport's journal; `open` gives the connected transport's context or throws. */
-export function natsJournal(open: (operation: string) => TransportContext): JournalLog {
-  return {
-    supportsOptimisticAppend: true,
-    purgeMode: 'deletes',
-    append: (append) => appendJournalRecord(open('journal.append'), append),
-    read: (runId, afterPosition, uptoPosition) =>
-      readJournal(open('journal.read'), runId, afterPosition, uptoPosition),
-    purge: (runId) => purgeJournal(open('journal.purge'), runId),
-  };
-}
+/**
+ * The transport's journal, written against its context: the transport hands each call the context
+ * (core's journalOnContext) and wraps it in core's `checkedJournal` (run ids, expected positions,
+ * empty ranges) and its lifecycle guard.
+ */
+export const natsJournal: ContextJournal<TransportContext> = {
+  supportsOptimisticAppend: true,
+  purgeMode: 'deletes',
+  append: appendJournalRecord,
+  read: readJournal,
+  purge: purgeJournal,
+};
 
-/** Appends one record; see the invariants above. */
+/**
+ * Appends one record; see the invariants above. The run id (a subject token) and the expected
+ * position were checked by `checkedJournal`.
+ */
 export async function appendJournalRecord(context: TransportContext, append: JournalAppend): Promise<number> {
-  context.assertOpen('append');
   const { runId, data, expectedLastPosition: expected } = append;
-  // The run id becomes a subject token: a '.', '*' or '>' in it would write to other runs.
-  assertRunId(runId);
-  if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
-    throw new RangeError(`append: expectedLastPosition must be a position (0 or more), got ${expected}`);
-  }
   const { session, layout } = context;
   const h = toNatsHeaders(undefined, {
     [MSG_ID]: context.messageIds.next(),
@@ -76,9 +73,6 @@ export async function readJournal(
   afterPosition: number,
   uptoPosition?: number,
 ): Promise<JournalRecord[]> {
-  context.assertOpen('read');
-  assertRunId(runId);
-  if (uptoPosition !== undefined && uptoPosition <= afterPosition) return [];
   try {
     return await readJournalRange(context, context.layout.journalSubject(runId), afterPosition, uptoPosition);
   } catch (err) {
@@ -92,8 +86,6 @@ export async function readJournal(
  * fine. The caller purges only finished runs whose store data is deleted.
  */
 export async function purgeJournal(context: TransportContext, runId: string): Promise<void> {
-  context.assertOpen('purgeJournal');
-  assertRunId(runId);
   try {
     await context.session.jsm.streams.purge(context.layout.journalStream, {
       filter: context.layout.journalSubject(runId),

@@ -12,7 +12,10 @@
  */
 import {
   AdapterLifecycle,
+  checkedJournal,
   deadLetterQueue,
+  journalOnContext,
+  shelfOnContext,
   type DeadLetterQueue,
   type GroupLog,
   type JournalLog,
@@ -22,7 +25,7 @@ import {
 import { MessageIds, type AppendRetryStats } from './message-ids.js';
 import { openSession, untilElected, type NatsSession } from './connection.js';
 import type { TransportContext } from './context.js';
-import { NatsDeadLetters } from './dead-letter-admin.js';
+import { natsDeadLetters } from './dead-letter-admin.js';
 import { toNatsError } from './errors.js';
 import { natsJournal } from './journal.js';
 import { NatsGroupLog } from './group-log.js';
@@ -73,14 +76,23 @@ class NatsTransport implements Transport {
 
   constructor(private readonly options: ResolvedNatsTransportOptions) {
     this.layout = layoutFor(options.prefix);
+    // Each operation is checked for close() once (lifecycle.ts, invariant 5): by the capability's
+    // guard on entry, after which `connected` hands out the context, or by `open` for work after
+    // an await and for the group log, which has no guard.
     const open = (operation: string): TransportContext => this.lifecycle.open(operation);
-    this.queue = new NatsRunQueue(open, () => this.lifecycle.peek(), options.priorityLanes);
+    const connected = (operation: string): TransportContext => this.lifecycle.connected(operation);
+    this.queue = new NatsRunQueue(connected, open, () => this.lifecycle.peek(), options.priorityLanes);
     // The backlog answers undefined on a closed transport, rather than rejecting.
     this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
-    this.journal = this.lifecycle.guard('journal', natsJournal(open));
+    this.journal = this.lifecycle.guard(
+      'journal',
+      checkedJournal(journalOnContext(connected, natsJournal), 'nats transport'),
+    );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',
-      deadLetterQueue(new NatsDeadLetters(open), (data, enqueue) => this.runQueue.enqueue(data, enqueue)),
+      deadLetterQueue(shelfOnContext(open, natsDeadLetters), (data, enqueue) =>
+        this.runQueue.enqueue(data, enqueue),
+      ),
     );
     this.groupLog = new NatsGroupLog(open);
   }

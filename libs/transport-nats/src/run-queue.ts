@@ -87,7 +87,6 @@ export async function enqueueRunMessage(
   data: Uint8Array,
   options: EnqueueOptions = {},
 ): Promise<void> {
-  context.assertOpen('enqueue');
   const { session, layout } = context;
   const priority = laneFor(
     options.priority,
@@ -119,7 +118,6 @@ export async function fetchRunMessages(
   options: FetchOptions,
   foundEmpty = false,
 ): Promise<Delivery[]> {
-  context.assertOpen('fetch');
   const { max, expiresMs } = options;
   if (max < 1) return [];
   const signal =
@@ -295,10 +293,14 @@ export class NatsRunQueue implements RunQueue {
   private readonly lanes: PriorityLanes;
 
   /**
-   * `open` gives the connected transport's context or throws; `peek` gives it without throwing,
-   * for the backlog, which answers undefined instead.
+   * The transport's lifecycle guard wraps this queue and makes the closed check on entry, so
+   * `connected` gives the connected transport's context without another (BATON_NOT_CONNECTED
+   * before connect()). `open` checks again: a lane's fetch may start after the claim cycle awaited
+   * another lane, when close() may have come. `peek` gives the context without throwing, for the
+   * backlog, which answers undefined instead.
    */
   constructor(
+    private readonly connected: (operation: string) => TransportContext,
     private readonly open: (operation: string) => TransportContext,
     private readonly peek: () => TransportContext | undefined,
     private readonly priorityLanes: boolean,
@@ -319,7 +321,7 @@ export class NatsRunQueue implements RunQueue {
   }
 
   enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
-    return enqueueRunMessage(this.open('runQueue.enqueue'), data, options);
+    return enqueueRunMessage(this.connected('runQueue.enqueue'), data, options);
   }
 
   /**
@@ -327,7 +329,7 @@ export class NatsRunQueue implements RunQueue {
    * without `priorityLanes`, from the runs stream alone as before priorities.
    */
   async fetch(options: FetchOptions): Promise<Delivery[]> {
-    const context = this.open('runQueue.fetch');
+    const context = this.connected('runQueue.fetch');
     if (!this.priorityLanes) return fetchRunMessages(context, context.layout.runLanes.normal, options);
     return this.lanes.fetch(options);
   }

@@ -37,8 +37,6 @@ export interface TransportContext {
   readonly layout: RedisLayout;
   /** Aborted by close(): waiting fetches return what they have. */
   readonly closing: AbortSignal;
-  /** Throws BATON_CLOSED once the transport is closed. */
-  assertOpen(operation: string): void;
   /**
    * Runs one server call under `operation`: bounded by `requestTimeoutMs`, and whatever it throws
    * becomes the transport's error naming the operation and the server.

@@ -4,12 +4,7 @@
  * reused, dead-letters.ts), reads walk the stream downward with XREVRANGE, and removal deletes the
  * entry, so nothing else needs to remember it.
  */
-import type {
-  DeadLetter,
-  DeadLetterShelf,
-  PositionedDeadLetter,
-  StoredDeadLetter,
-} from '@baton/core/adapter';
+import type { ContextShelf, PositionedDeadLetter } from '@baton/core/adapter';
 import type { TransportContext } from './context.js';
 import { storeDeadLetter, toStoredLetter } from './dead-letters.js';
 import type { StreamEntry } from './streams.js';
@@ -17,32 +12,22 @@ import type { StreamEntry } from './streams.js';
 /** How many letters one read of a walk over every letter, and one XDEL, takes at most. */
 const CHUNK = 1_000;
 
-export class RedisDeadLetters implements DeadLetterShelf {
-  readonly owner = 'redis transport';
-  readonly scanPage = CHUNK;
+/** The shelf; the transport puts it on its context with core's shelfOnContext. */
+export const redisDeadLetters: ContextShelf<TransportContext> = {
+  owner: 'redis transport',
+  scanPage: CHUNK,
 
-  /** `open` gives the connected transport's context, or throws BATON_CLOSED / BATON_NOT_CONNECTED. */
-  constructor(private readonly open: (operation: string) => TransportContext) {}
+  store: storeDeadLetter,
 
-  store(letter: DeadLetter): Promise<void> {
-    return storeDeadLetter(this.open('deadLetters.add'), letter);
-  }
-
-  async newest(
-    before: number | undefined,
-    count: number,
-    operation: string,
-  ): Promise<PositionedDeadLetter[]> {
-    const context = this.open(operation);
+  async newest(context, before, count, operation) {
     const top = before === undefined ? '+' : `(0-${before}`;
     const entries = (await context.call(operation, () =>
       context.redis.xrevrangeBuffer(context.layout.deadLetters, top, '-', 'COUNT', count),
     )) as StreamEntry[];
     return entries.map(positioned);
-  }
+  },
 
-  async read(n: number, operation: string): Promise<StoredDeadLetter | undefined> {
-    const context = this.open(operation);
+  async read(context, n, operation) {
     // Entry ids start at 0-1.
     if (n < 1) return undefined;
     const entries = (await context.call(operation, () =>
@@ -50,10 +35,9 @@ export class RedisDeadLetters implements DeadLetterShelf {
     )) as StreamEntry[];
     const [entry] = entries;
     return entry === undefined ? undefined : toStoredLetter(entry);
-  }
+  },
 
-  async remove(ns: readonly number[], operation: string): Promise<number> {
-    const context = this.open(operation);
+  async remove(context, ns, operation) {
     const ids = ns.filter((n) => n > 0).map((n) => `0-${n}`);
     let removed = 0;
     // In chunks: one XDEL of many thousand ids would hold the server for as long.
@@ -64,14 +48,13 @@ export class RedisDeadLetters implements DeadLetterShelf {
       );
     }
     return removed;
-  }
+  },
 
-  removeAll(operation: string): Promise<number> {
-    const context = this.open(operation);
+  removeAll(context, operation) {
     // XTRIM keeps the (now empty) stream and its last id, so ids go on from there: never reused.
     return context.call(operation, () => context.redis.xtrim(context.layout.deadLetters, 'MAXLEN', 0));
-  }
-}
+  },
+};
 
 function positioned(entry: StreamEntry): PositionedDeadLetter {
   const letter = toStoredLetter(entry);

@@ -14,7 +14,6 @@ const MAX_REASON_CHARS = 4_096;
 
 /** Stores a dead letter; see the module comment. */
 export async function storeDeadLetter(context: TransportContext, letter: DeadLetter): Promise<void> {
-  context.assertOpen('deadLetter');
   const fields = [
     'd',
     Buffer.from(bufferView(letter.data)),

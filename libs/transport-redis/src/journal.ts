@@ -14,11 +14,10 @@
 import { randomBytes } from 'node:crypto';
 import { BatonError } from '@baton/core';
 import {
-  assertRunId,
   bufferView,
   ownedBytes,
+  type ContextJournal,
   type JournalAppend,
-  type JournalLog,
   type JournalRecord,
   JournalConflictError,
 } from '@baton/core/adapter';
@@ -34,28 +33,25 @@ const APPEND_ATTEMPTS = 3;
 /** Pause between those attempts: long enough for a dropped connection to come back. */
 const APPEND_RETRY_DELAY_MS = 250;
 
-/** The transport's journal; `open` gives the connected transport's context or throws. */
-export function redisJournal(open: (operation: string) => TransportContext): JournalLog {
-  return {
-    supportsOptimisticAppend: true,
-    purgeMode: 'deletes',
-    append: (append) => appendJournalRecord(open('journal.append'), append),
-    read: (runId, afterPosition, uptoPosition) =>
-      readJournal(open('journal.read'), runId, afterPosition, uptoPosition),
-    purge: (runId) => purgeJournal(open('journal.purge'), runId),
-  };
-}
+/**
+ * The transport's journal, written against its context: the transport hands each call the context
+ * (core's journalOnContext) and wraps it in core's `checkedJournal` (run ids, expected positions,
+ * empty ranges) and its lifecycle guard.
+ */
+export const redisJournal: ContextJournal<TransportContext> = {
+  supportsOptimisticAppend: true,
+  purgeMode: 'deletes',
+  append: appendJournalRecord,
+  read: readJournal,
+  purge: purgeJournal,
+};
 
-/** Appends one record (invariants 1 and 2); resolves with its position. */
+/**
+ * Appends one record (invariants 1 and 2); resolves with its position. The run id and the expected
+ * position were checked by `checkedJournal`.
+ */
 export async function appendJournalRecord(context: TransportContext, append: JournalAppend): Promise<number> {
-  context.assertOpen('append');
-  assertRunId(append.runId);
   const expected = append.expectedLastPosition;
-  if (expected !== undefined && !(Number.isSafeInteger(expected) && expected >= 0)) {
-    throw redisCommandFailed(
-      `redis transport: append to run ${append.runId} expects last position ${String(expected)}; give a whole number of at least 0, or none`,
-    );
-  }
   const token = randomBytes(12).toString('base64url');
   const data = Buffer.from(bufferView(append.data));
   for (let attempt = 1; ; attempt++) {
@@ -93,9 +89,6 @@ export async function readJournal(
   afterPosition: number,
   uptoPosition?: number,
 ): Promise<JournalRecord[]> {
-  context.assertOpen('read');
-  assertRunId(runId);
-  if (uptoPosition !== undefined && uptoPosition <= afterPosition) return [];
   const key = context.layout.journal(runId);
   const end = uptoPosition === undefined ? '+' : `0-${Math.floor(uptoPosition)}`;
   const records: JournalRecord[] = [];
@@ -118,7 +111,5 @@ export async function readJournal(
 
 /** Deletes the run's stream: its records are gone when this resolves. */
 export async function purgeJournal(context: TransportContext, runId: string): Promise<void> {
-  context.assertOpen('purgeJournal');
-  assertRunId(runId);
   await context.call('purgeJournal', () => context.redis.unlink(context.layout.journal(runId)));
 }

@@ -17,7 +17,10 @@ import type { Redis } from 'ioredis';
 import {
   AdapterLifecycle,
   DEFAULT_RUN_PRIORITY,
+  checkedJournal,
   deadLetterQueue,
+  journalOnContext,
+  shelfOnContext,
   laneLevels,
   type DeadLetterQueue,
   type GroupLog,
@@ -33,7 +36,7 @@ import {
   type CommandConnection,
 } from './connection.js';
 import type { RunLane, TransportContext } from './context.js';
-import { RedisDeadLetters } from './dead-letter-admin.js';
+import { redisDeadLetters } from './dead-letter-admin.js';
 import { toRedisTransportError } from './errors.js';
 import { RedisGroupLog } from './group-log.js';
 import { redisJournal } from './journal.js';
@@ -101,14 +104,28 @@ class RedisTransport implements Transport {
 
   constructor(private readonly options: ResolvedRedisTransportOptions) {
     this.layout = layoutFor(options.prefix);
+    // Each operation is checked for close() once (lifecycle.ts, invariant 5): by the capability's
+    // guard on entry, after which `connected` hands out the context, or by `open` for work after
+    // an await and for the group log, which has no guard.
     const open = (operation: string): TransportContext => this.lifecycle.open(operation).context;
-    this.queue = new RedisRunQueue(open, () => this.lifecycle.peek()?.context, options.priorityLanes);
+    const connected = (operation: string): TransportContext => this.lifecycle.connected(operation).context;
+    this.queue = new RedisRunQueue(
+      connected,
+      open,
+      () => this.lifecycle.peek()?.context,
+      options.priorityLanes,
+    );
     // The backlog answers undefined on a closed transport, rather than rejecting.
     this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
-    this.journal = this.lifecycle.guard('journal', redisJournal(open));
+    this.journal = this.lifecycle.guard(
+      'journal',
+      checkedJournal(journalOnContext(connected, redisJournal), 'redis transport'),
+    );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',
-      deadLetterQueue(new RedisDeadLetters(open), (data, enqueue) => this.runQueue.enqueue(data, enqueue)),
+      deadLetterQueue(shelfOnContext(open, redisDeadLetters), (data, enqueue) =>
+        this.runQueue.enqueue(data, enqueue),
+      ),
     );
     this.groupLog = new RedisGroupLog(open);
   }
@@ -230,7 +247,6 @@ class RedisTransport implements Transport {
       options,
       layout: this.layout,
       closing: this.closeController.signal,
-      assertOpen: (operation) => this.lifecycle.assertNotClosed(operation),
       toError,
       call,
       writeReplicated: (operation, write) =>

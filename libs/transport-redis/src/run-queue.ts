@@ -66,7 +66,6 @@ export async function enqueueRunMessage(
   data: Uint8Array,
   options: EnqueueOptions = {},
 ): Promise<void> {
-  context.assertOpen('enqueue');
   const priority = laneFor(
     options.priority,
     context.options.priorityLanes,
@@ -106,7 +105,6 @@ export async function fetchRunMessages(
   lane: RunLane,
   options: FetchOptions,
 ): Promise<Delivery[]> {
-  context.assertOpen('fetch');
   const max = Math.max(1, Math.floor(options.max));
   const deadline = Date.now() + Math.max(0, options.expiresMs);
   const stopped = () => options.signal?.aborted === true || context.closing.aborted;
@@ -259,10 +257,14 @@ export class RedisRunQueue implements RunQueue {
   });
 
   /**
-   * `open` gives the connected transport's context or throws; `peek` gives it without throwing,
-   * for the backlog, which answers undefined instead.
+   * The transport's lifecycle guard wraps this queue and makes the closed check on entry, so
+   * `connected` gives the connected transport's context without another (BATON_NOT_CONNECTED
+   * before connect()). `open` checks again: a lane's fetch may start after the claim cycle awaited
+   * another lane, when close() may have come. `peek` gives the context without throwing, for the
+   * backlog, which answers undefined instead.
    */
   constructor(
+    private readonly connected: (operation: string) => TransportContext,
     private readonly open: (operation: string) => TransportContext,
     private readonly peek: () => TransportContext | undefined,
     private readonly priorityLanes: boolean,
@@ -274,7 +276,7 @@ export class RedisRunQueue implements RunQueue {
   }
 
   enqueue(data: Uint8Array, options?: EnqueueOptions): Promise<void> {
-    return enqueueRunMessage(this.open('runQueue.enqueue'), data, options);
+    return enqueueRunMessage(this.connected('runQueue.enqueue'), data, options);
   }
 
   /**
@@ -282,7 +284,7 @@ export class RedisRunQueue implements RunQueue {
    * queue alone as before priorities.
    */
   async fetch(options: FetchOptions): Promise<Delivery[]> {
-    const context = this.open('runQueue.fetch');
+    const context = this.connected('runQueue.fetch');
     if (!this.priorityLanes) return fetchRunMessages(context, context.normal, options);
     return this.lanes.fetch(options);
   }

@@ -6,6 +6,8 @@
  *
  * A letter's position is the whole number that orders the bus's letters (a stream sequence, an
  * offset, a counter); its id is the position behind the shelf's {@link DeadLetterShelf.idPrefix}.
+ * A bus that reaches its connection through a context writes its shelf as a {@link ContextShelf}:
+ * {@link shelfOnContext} hands each call the context.
  */
 import type {
   DeadLetter,
@@ -61,6 +63,53 @@ export interface DeadLetterShelf {
    * cannot be redriven; undefined when they are. Left out by a bus that stores every letter whole.
    */
   notOriginal?(letter: StoredDeadLetter): string | undefined;
+}
+
+/**
+ * A shelf as a networked bus writes it (NATS, Redis): each call is handed the open transport's
+ * context `C`, like the bus's other capability files, and {@link shelfOnContext} supplies it, so no
+ * bus repeats the plumbing from its transport to its shelf.
+ */
+export interface ContextShelf<C> {
+  readonly owner: string;
+  readonly idPrefix?: string;
+  readonly scanPage: number;
+  store(context: C, letter: DeadLetter): Promise<void>;
+  newest(
+    context: C,
+    before: number | undefined,
+    count: number,
+    operation: string,
+  ): Promise<PositionedDeadLetter[]>;
+  read(context: C, position: number, operation: string): Promise<StoredDeadLetter | undefined>;
+  remove(context: C, positions: readonly number[], operation: string): Promise<number>;
+  removeAll(context: C, operation: string): Promise<number>;
+  notOriginal?(letter: StoredDeadLetter): string | undefined;
+}
+
+/**
+ * The {@link DeadLetterShelf} of a {@link ContextShelf}: every call asks `open` for the context
+ * under its operation (`deadLetters.add` for a store). `open` makes its own closed check: the
+ * administration above calls the shelf again after awaiting (a redrive's removal, a purge's walk),
+ * when a close may have come since the capability's guard looked. What `open` throws is the
+ * call's rejection.
+ */
+export function shelfOnContext<C>(open: (operation: string) => C, shelf: ContextShelf<C>): DeadLetterShelf {
+  const on = async <T>(operation: string, work: (context: C) => Promise<T>): Promise<T> =>
+    work(open(operation));
+  const { owner, idPrefix, scanPage } = shelf;
+  return {
+    owner,
+    scanPage,
+    ...(idPrefix !== undefined && { idPrefix }),
+    ...(shelf.notOriginal !== undefined && { notOriginal: shelf.notOriginal.bind(shelf) }),
+    store: (letter) => on('deadLetters.add', (context) => shelf.store(context, letter)),
+    newest: (before, count, operation) =>
+      on(operation, (context) => shelf.newest(context, before, count, operation)),
+    read: (position, operation) => on(operation, (context) => shelf.read(context, position, operation)),
+    remove: (positions, operation) => on(operation, (context) => shelf.remove(context, positions, operation)),
+    removeAll: (operation) => on(operation, (context) => shelf.removeAll(context, operation)),
+  };
 }
 
 /**

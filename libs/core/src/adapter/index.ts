@@ -4,9 +4,9 @@
  * registration the worker process reads an adapter by, the adapter lifecycle, the categories of
  * backend failure their errors map to, the errors of a write under a stale epoch and of a lost
  * journal race (FencedWriteError, JournalConflictError), and the small helpers adapters share:
- * variable parsers, URL masking, connection-failure codes, byte views, stored-checkpoint parsing
- * and run-id checks. (What only the two Redis adapters share, Sentinel URLs, connection settings
- * and Lua script runners, is `@baton/redis-kit`.)
+ * variable parsers, URL masking, connection-failure codes, byte views, stored-checkpoint parsing,
+ * run-id checks and the checks of every journal call (`checkedJournal`). (What only the two Redis
+ * adapters share, Sentinel URLs, connection settings and Lua script runners, is `@baton/redis-kit`.)
  */
 export type { Adapter } from './contracts/adapter.js';
 export {
@@ -127,8 +127,10 @@ export type {
   RunQuery,
 } from './contracts/run-queries.js';
 export { DEFAULT_DEAD_LETTER_PAGE, MAX_DEAD_LETTER_PAGE } from './contracts/transport.js';
-export { deadLetterQueue } from './dead-letter-queue.js';
-export type { DeadLetterShelf, PositionedDeadLetter } from './dead-letter-queue.js';
+export { deadLetterQueue, shelfOnContext } from './dead-letter-queue.js';
+export { checkedJournal, journalOnContext } from './journal-log.js';
+export type { ContextJournal } from './journal-log.js';
+export type { ContextShelf, DeadLetterShelf, PositionedDeadLetter } from './dead-letter-queue.js';
 export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
 export type {
   CatchupPolicy,

@@ -72,6 +72,30 @@ describe('AdapterLifecycle', () => {
     expect(lifecycle.peek()).toEqual({ id: 5 });
   });
 
+  it('hands a guarded operation the open state without a second closed check, and refuses before connect()', async () => {
+    const lifecycle = new AdapterLifecycle<{ id: number }>(names);
+    // The BATON_NOT_CONNECTED error `open` throws (above): `open` asks `connected` for it.
+    expect(() => lifecycle.connected('journal.append')).toThrow(
+      /^test adapter: journal\.append called before connect\(\) succeeded; connect it first$/,
+    );
+    await lifecycle.connect(
+      async () => ({ id: 7 }),
+      async () => {},
+    );
+    expect(lifecycle.connected('journal.append')).toEqual({ id: 7 });
+    const journal = lifecycle.guard('journal', {
+      append: async () => lifecycle.connected('journal.append').id,
+    });
+    expect(await journal.append()).toBe(7);
+    await lifecycle.close(async () => {});
+    // The guard's check is the one that refuses; `open` checks again for work after an await.
+    await expect(journal.append()).rejects.toMatchObject({
+      code: 'BATON_CLOSED',
+      message: 'test adapter: journal.append called after close(); make a new one',
+    });
+    expect(() => lifecycle.open('journal.read')).toThrow(expect.objectContaining({ code: 'BATON_CLOSED' }));
+  });
+
   it("connects on first use through the adapter's connect(), once, then answers at once", async () => {
     const lifecycle = new AdapterLifecycle<{ id: number }>(names);
     const setUp = vi.fn(async () => ({ id: 6 }));

@@ -17,6 +17,9 @@
  *    stores), refuses after close() like open(), otherwise connects first when not open yet. An
  *    operation whose connect is overtaken by close() fails with BATON_CLOSED naming the
  *    operation, with what the connect failed with as its cause.
+ * 5. One closed check per operation: a capability wrapped by `guard` is checked on entry, and its
+ *    methods reach the open state with `connected(operation)`, which does not check again; `open`
+ *    is for work that runs after an await (a close may have come meanwhile) or outside a guard.
  */
 import { BatonError } from '../shared/errors.js';
 
@@ -86,6 +89,16 @@ export class AdapterLifecycle<T> {
   /** The open state; see invariant 3. */
   open(operation: string): T {
     if (this.current === 'closed') throw this.closedError(operation);
+    return this.connected(operation);
+  }
+
+  /**
+   * The open state for an operation whose closed check was just made, by the capability's
+   * {@link guard} with nothing awaited since: only BATON_NOT_CONNECTED is left to throw (invariant
+   * 5). After close() it still hands out what connect() set up, so work that awaited anything since
+   * its guard asks {@link open}, which checks again.
+   */
+  connected(operation: string): T {
     if (this.value === undefined) {
       throw new BatonError(
         'BATON_NOT_CONNECTED',

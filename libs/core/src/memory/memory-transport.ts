@@ -1,12 +1,13 @@
 /**
  * The in-process transport: the embedded default for the demo and unit tests. No I/O.
  *
- * Capabilities: the run queue (memory-run-queue.ts), the journal (memory-journal.ts), the dead
- * letters (memory-dead-letters.ts, under core's administration) and the group logs
- * (memory-group-log.ts). Every byte array is copied on the way in and out, so no caller can
- * change stored data.
+ * Capabilities: the run queue (memory-run-queue.ts), the journal (memory-journal.ts, its calls
+ * checked like every bus's by journal-log.ts), the dead letters (memory-dead-letters.ts, under
+ * core's administration) and the group logs (memory-group-log.ts). Every byte array is copied on
+ * the way in and out, so no caller can change stored data.
  */
 import { deadLetterQueue } from '../adapter/dead-letter-queue.js';
+import { checkedJournal } from '../adapter/journal-log.js';
 import type { DeadLetterQueue, JournalLog, RunQueue, Transport } from '../adapter/contracts/transport.js';
 import type { GroupLog } from '../adapter/contracts/group-journal.js';
 import { BatonError, ConfigError } from '../shared/errors.js';
@@ -98,7 +99,11 @@ class MemoryTransport implements Transport {
     this.queue = new MemoryRunQueue(options, assertOpen);
     // The backlog answers undefined once closed, rather than rejecting.
     this.runQueue = guardClosed('runQueue', this.queue, assertOpen, ['backlog', 'backlogDetail']);
-    this.journal = guardClosed('journal', new MemoryJournal(), assertOpen);
+    this.journal = guardClosed(
+      'journal',
+      checkedJournal(new MemoryJournal(), 'memory transport'),
+      assertOpen,
+    );
     this.deadLetters = guardClosed(
       'deadLetters',
       deadLetterQueue(new MemoryDeadLetters(options.maxDeadLetters), (data, enqueue) =>
