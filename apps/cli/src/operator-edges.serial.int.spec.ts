@@ -109,7 +109,7 @@ describe('operator surfaces fail cleanly', () => {
       const store = adapters.store;
       await Promise.all(
         Array.from({ length: RUNS }, (_, n) =>
-          store.createRun({
+          store.runs.create({
             runId: `edge-${String(n).padStart(5, '0')}`,
             workflow: 'edges',
             version: 1,
@@ -163,14 +163,14 @@ describe('operator surfaces fail cleanly', () => {
     const secret = `sealed-${randomBytes(4).toString('hex')}`;
     const runId = `edge-sealed-${randomBytes(4).toString('hex')}`;
     // As a worker that encrypts leaves a finished run, and reports itself.
-    await adapters.store.createRun({
+    await adapters.store.runs.create({
       runId,
       workflow: 'edges',
       version: 1,
       input: sealValue({ secret }, runId, 'run input', protection),
       idempotencyKey: null,
     });
-    await adapters.store.reportWorker(
+    await adapters.store.fleet.report(
       {
         workerId: 'edge-sealer',
         host: 'here',
@@ -203,7 +203,7 @@ describe('operator surfaces fail cleanly', () => {
       const started = await exec(process.execPath, [CLI_MAIN, ...start, ...keyed], env, 30_000);
       expect(started.code, started.stderr).toBe(0);
     } finally {
-      await adapters.store.forgetWorker('edge-sealer');
+      await adapters.store.fleet.forget('edge-sealer');
     }
   });
 

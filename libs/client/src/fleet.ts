@@ -52,7 +52,7 @@ export class FleetApi {
     private readonly protection: PayloadProtection,
     private readonly claimCheck: ClaimCheck | undefined,
   ) {
-    this.drains = new VersionDrains(store, transport, () => this.store('fleet.versions').listWorkers());
+    this.drains = new VersionDrains(store, transport, () => this.store('fleet.versions').fleet.list());
   }
 
   /**
@@ -91,8 +91,8 @@ export class FleetApi {
    */
   async workers(): Promise<FleetWorker[]> {
     const store = this.store('fleet.workers');
-    if (!hasPresence(store)) return store.listWorkers();
-    const [workers, live] = await Promise.all([store.listWorkers(), store.liveWorkers()]);
+    if (!hasPresence(store)) return store.fleet.list();
+    const [workers, live] = await Promise.all([store.fleet.list(), store.presence.live()]);
     const connected = new Set(live);
     return workers.map((worker) => ({ ...worker, connected: connected.has(worker.workerId) }));
   }

@@ -199,7 +199,7 @@ export async function replayCheck(
   let cursor: string | undefined;
   do {
     options.signal?.throwIfAborted();
-    const page = await deps.store.listRuns({
+    const page = await deps.store.runs.list({
       ...filter,
       limit: 200,
       ...(cursor !== undefined && { cursor }),

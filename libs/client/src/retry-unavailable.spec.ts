@@ -92,7 +92,7 @@ describe('client retries through a leader election', () => {
       };
     }
     const client = new Client({ transport: memoryTransport(), store });
-    await store.createRun({
+    await store.runs.create({
       runId: 'run-1',
       workflow: 'orders',
       version: 1,
@@ -105,7 +105,7 @@ describe('client retries through a leader election', () => {
     expect(await client.runs.resume('run-1')).toBe(true);
     failing = 1;
     await client.cancel('run-1');
-    expect((await store.getLease('run-1'))?.cancelRequested).toBeTruthy();
+    expect((await store.leases.get('run-1'))?.cancelRequested).toBeTruthy();
     expect(calls).toEqual([
       ...['requestPause', 'requestPause', 'requestPause'],
       ...['resumeRun', 'resumeRun', 'resumeRun'],

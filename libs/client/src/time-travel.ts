@@ -195,7 +195,7 @@ export class TimeTravelApi {
     const store = this.store('timeTravel.checkpoints');
     await this.connect();
     await requireRun(store, this.transport, runId, 'timeTravel.checkpoints');
-    return store.listCheckpoints(runId);
+    return store.checkpoints.list(runId);
   }
 
   /**
@@ -252,7 +252,7 @@ export class TimeTravelApi {
     // The input is sealed for the original run: opened (MissingKeyError naming the key when this
     // client lacks it) and sealed again for the fork.
     const input = openValue(original.input, runId, 'run input', this.protection);
-    const { created } = await store.createRun({
+    const { created } = await store.runs.create({
       runId: newId,
       workflow: original.workflow,
       version: original.version,
@@ -309,7 +309,7 @@ export class TimeTravelApi {
           'retry and its parent was told it failed; after the fix, start the parent anew for a new child',
       );
     }
-    const lease = await store.getLease(runId);
+    const lease = await store.leases.get(runId);
     const history = await readHistoryAt(store, this.transport, runId, 'end', this.protection);
     const checkpoint = sealCheckpoint(
       {
@@ -324,9 +324,9 @@ export class TimeTravelApi {
       },
       this.protection,
     );
-    const reopened = await store.reopenRun(runId, checkpoint);
+    const reopened = await store.runs.reopen(runId, checkpoint);
     if (!reopened.reopened) {
-      const now = await store.getRun(runId);
+      const now = await store.runs.get(runId);
       throw notFailed(now?.status ?? reopened.status ?? 'unknown');
     }
     // Lost, the message is replaced by the reaper's: the reopened lease is in its queue.

@@ -54,7 +54,7 @@ export async function claimRun(
 ): Promise<void> {
   const { store, leaseMs, workerId, logger, instruments, sessions } = deps;
   const acquiredAt = taken?.acquiredAt ?? Date.now();
-  const lease = taken?.lease ?? (await store.acquireLease(run.runId, workerId, leaseMs));
+  const lease = taken?.lease ?? (await store.leases.acquire(run.runId, workerId, leaseMs));
   if (!lease.ok) {
     // Finished, or a live worker owns it (a duplicate or early message): nothing to do here.
     await delivery.ack();

@@ -54,8 +54,8 @@ async function newRun(
   ttlMs = LEASE_MS,
 ): Promise<{ runId: string; epoch: number }> {
   const runId = `refusal-${randomUUID()}`;
-  await store.createRun({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
-  const lease = await store.acquireLease(runId, owner, ttlMs);
+  await store.runs.create({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
+  const lease = await store.leases.acquire(runId, owner, ttlMs);
   if (!lease.ok) throw new Error(`could not lease ${runId}`);
   return { runId, epoch: lease.epoch };
 }
@@ -79,7 +79,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a');
       // The session's finish lands before the renewal that was already on its way.
-      await store.finishRun(runId, epoch, { status: 'completed', result: 1 });
+      await store.runs.finish(runId, epoch, { status: 'completed', result: 1 });
       hold(w, runId, epoch);
       w.keeper.start();
       await settled(w.keeper);
@@ -91,7 +91,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const store = await makeStore();
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a');
-      const suspended = await store.suspendRun({
+      const suspended = await store.leases.suspend({
         runId,
         epoch,
         wakeAt: null,
@@ -110,7 +110,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a', 1);
       await new Promise((r) => setTimeout(r, 20));
-      const taken = await store.acquireLease(runId, 'worker-b', LEASE_MS);
+      const taken = await store.leases.acquire(runId, 'worker-b', LEASE_MS);
       expect(taken).toMatchObject({ ok: true, epoch: epoch + 1 });
       hold(w, runId, epoch);
       w.keeper.start();
@@ -124,7 +124,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a', 1);
       await new Promise((r) => setTimeout(r, 20));
-      expect(await store.reapExpiredLeases(100, 60_000)).toContain(runId);
+      expect(await store.leases.reapExpired(100, 60_000)).toContain(runId);
       hold(w, runId, epoch);
       w.keeper.start();
       await settled(w.keeper);
@@ -144,10 +144,10 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
         get(target, prop) {
           if (prop === 'renewLeases') {
             return async (...args: Parameters<Store['renewLeases']>) => {
-              const answer = await target.renewLeases(...args);
+              const answer = await target.leases.renew(...args);
               if (!swapped) {
                 swapped = true;
-                const again = await target.acquireLease(runId, 'worker-a', LEASE_MS);
+                const again = await target.leases.acquire(runId, 'worker-a', LEASE_MS);
                 if (!again.ok) throw new Error('the second claim failed');
                 slot.keeper!.remove(runId);
                 slot.keeper!.add(runId, again.epoch, Date.now(), {
@@ -176,7 +176,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       expect(w.lost).toEqual([]);
       expect(laterLost).toEqual([]);
       expect(w.keeper.size).toBe(1);
-      expect(await store.getLease(runId)).toMatchObject({
+      expect(await store.leases.get(runId)).toMatchObject({
         epoch: epoch + 1,
         owner: 'worker-a',
         state: 'held',

@@ -74,7 +74,7 @@ function storeAround(hooks: {
         if (property !== 'closeCancels') return Reflect.get(target, property, receiver) as unknown;
         return async (runId: string, epoch: number) => {
           await hooks.before?.(target, runId);
-          const answer = await target.closeCancels(runId, epoch);
+          const answer = await target.control.closeCancels(runId, epoch);
           await hooks.after?.(target, runId);
           return answer;
         };
@@ -87,7 +87,7 @@ describe('the cancel window before a run journals its end (memory adapters)', ()
   it('ends the run cancelled when a cancel was accepted after its last step, before its end', async () => {
     const accepted: boolean[] = [];
     const before = async (s: Store, runId: string) => {
-      accepted.push((await s.requestCancel(runId, 'just in time')).tooLate !== true);
+      accepted.push((await s.control.requestCancel(runId, 'just in time')).tooLate !== true);
     };
     current = fleet({ workflows: [endsAfterStep] }, (t) => t, storeAround({ before }));
     await current.spawn();
@@ -107,7 +107,7 @@ describe('the cancel window before a run journals its end (memory adapters)', ()
   it('keeps the end when the cancel came after the owner closed the window, and says it was too late', async () => {
     const answers: unknown[] = [];
     const after = async (s: Store, runId: string) => {
-      answers.push(await s.requestCancel(runId, 'too late'));
+      answers.push(await s.control.requestCancel(runId, 'too late'));
     };
     current = fleet({ workflows: [endsAfterStep] }, (t) => t, storeAround({ after }));
     await current.spawn();

@@ -45,7 +45,7 @@ describe('worker fleet report (memory adapters)', () => {
     const { worker } = await current.spawn();
     const { store, client } = current;
 
-    const [started] = await store.listWorkers();
+    const [started] = await store.fleet.list();
     expect(started).toMatchObject({
       workerId: worker.workerId,
       host: reportedHost(),
@@ -65,26 +65,26 @@ describe('worker fleet report (memory adapters)', () => {
     const run = await client.start({ name: 'orders', version: 3 }, null);
     await until(
       async () => {
-        const [w] = await store.listWorkers();
+        const [w] = await store.fleet.list();
         return w?.runsHeld === 1 && w.lastRenewalAt !== null;
       },
       5_000,
       'the report to show the held run and a renewal',
     );
-    const [holding] = await store.listWorkers();
+    const [holding] = await store.fleet.list();
     expect(holding!.lastRenewalAt).toBeGreaterThanOrEqual(started!.lastSeenAt);
-    expect(holding!.lastRenewalAt).toBeLessThanOrEqual(await store.now());
+    expect(holding!.lastRenewalAt).toBeLessThanOrEqual(await store.leases.now());
 
     // stop() waits for the in-flight activity: the fleet sees the worker draining meanwhile.
     const stopping = worker.stop();
-    await until(async () => (await store.listWorkers())[0]?.draining === true, 5_000, 'draining report');
+    await until(async () => (await store.fleet.list())[0]?.draining === true, 5_000, 'draining report');
     open();
     await stopping;
-    expect(await store.listWorkers()).toEqual([]);
+    expect(await store.fleet.list()).toEqual([]);
     // Another worker finishes the handed-off run; the fleet then lists only it.
     const next = await current.spawn();
     expect(await run.result({ timeoutMs: 5_000 })).toBe(3);
-    expect((await store.listWorkers()).map((w) => w.workerId)).toEqual([next.worker.workerId]);
+    expect((await store.fleet.list()).map((w) => w.workerId)).toEqual([next.worker.workerId]);
   });
 
   it('reports the pod name, else HOSTNAME, else the OS host name', () => {
@@ -99,16 +99,16 @@ describe('worker fleet report (memory adapters)', () => {
     current = fleet({ workflows: [wf] });
     const a = await current.spawn();
     const b = await current.spawn();
-    expect((await current.store.listWorkers()).map((w) => w.workerId)).toEqual(['w1', 'w2']);
+    expect((await current.store.fleet.list()).map((w) => w.workerId)).toEqual(['w1', 'w2']);
 
     a.crash();
     await until(
-      async () => (await current!.store.listWorkers()).every((w) => w.workerId !== a.worker.workerId),
+      async () => (await current!.store.fleet.list()).every((w) => w.workerId !== a.worker.workerId),
       5_000,
       'the crashed worker to drop out',
     );
     // The live one keeps reporting on every tick, so it is still listed after that time to live.
-    const [alive] = await current.store.listWorkers();
+    const [alive] = await current.store.fleet.list();
     expect(alive?.workerId).toBe(b.worker.workerId);
   });
 
@@ -139,7 +139,7 @@ describe('worker fleet report (memory adapters)', () => {
     expect(worker.state).toBe('stopped');
     // One report was sent and never settled: no tick sent another over it.
     expect(reports).toBe(1);
-    expect(await base.listWorkers()).toEqual([]);
+    expect(await base.fleet.list()).toEqual([]);
   });
 
   it('logs a failing report once per streak and carries on working', async () => {
@@ -167,7 +167,7 @@ describe('worker fleet report (memory adapters)', () => {
             failuresLeft--;
             throw new Error('store unreachable (test)');
           }
-          return target.reportWorker(...args);
+          return target.fleet.report(...args);
         };
       },
     });
@@ -176,7 +176,7 @@ describe('worker fleet report (memory adapters)', () => {
     const worker = new Worker({ ...FAST, transport, store, workflows: [wf], workerId: 'flaky', logger });
     await worker.start();
     try {
-      await until(async () => (await base.listWorkers()).length === 1, 5_000, 'a report to go through');
+      await until(async () => (await base.fleet.list()).length === 1, 5_000, 'a report to go through');
       expect(attempts).toBeGreaterThanOrEqual(5);
       const reportLines = lines.filter((l) => l.msg?.startsWith('fleet report'));
       expect(reportLines).toEqual([
@@ -190,6 +190,6 @@ describe('worker fleet report (memory adapters)', () => {
     } finally {
       await worker.stop();
     }
-    expect(await base.listWorkers()).toEqual([]);
+    expect(await base.fleet.list()).toEqual([]);
   });
 });

@@ -28,7 +28,7 @@ function countingStore(): { make: () => Store; asks: RateLimitRequest[]; grants:
         if (prop !== 'takeRateToken') return Reflect.get(target, prop, receiver) as unknown;
         return (request: RateLimitRequest) => {
           asks.push(request);
-          const answer = target.takeRateToken(request);
+          const answer = target.rateLimits.take(request);
           // The memory store reads its clock synchronously, last for the grant itself.
           const at = last;
           return answer.then((a) => {

@@ -239,7 +239,7 @@ export class Worker {
     // A store without presence (optional in the contract) leaves a crashed worker to lease expiry.
     const { store: present } = this.options;
     if (hasPresence(present)) {
-      await present.registerWorker(this.workerId);
+      await present.presence.register(this.workerId);
       // A partitioned bus splits its run queue among the workers presence sees alive: a worker
       // that dies gives its partitions up once its store connection drops. One worker at a time
       // lists them for the fleet; the others read its list (shared-membership.ts).
@@ -250,7 +250,7 @@ export class Worker {
     }
     // A cancel another worker or a client records in the store reaches the run here at once,
     // instead of at the next lease renewal (the renewal still reports it, should a call be missed).
-    this.unwatchCancels = this.options.store.watchCancels?.(this.workerId, (runId) =>
+    this.unwatchCancels = this.options.store.control.watchCancels?.(this.workerId, (runId) =>
       this.sessions.get(runId)?.cancel(),
     );
     // Measured before the first claim: the first timer a run sets is on the store's clock already.
@@ -322,7 +322,7 @@ export class Worker {
     await this.maintenance.stop();
     await this.redrive.stop();
     const { store } = this.options;
-    await (hasPresence(store) ? store.unregisterWorker(this.workerId) : Promise.resolve()).catch(
+    await (hasPresence(store) ? store.presence.unregister(this.workerId) : Promise.resolve()).catch(
       (err: unknown) => {
         // Harmless: a registration left behind is forgotten by the next dead-worker scan.
         this.options.logger.warn({ err }, 'unregistering the worker failed');

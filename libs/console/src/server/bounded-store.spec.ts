@@ -22,7 +22,7 @@ function frozenWhere(store: Store, hang: Set<string>): Store {
 describe('boundedStore', () => {
   it('fails a call that does not settle in time with StoreTimeoutError, naming the method and the bound', async () => {
     const store = boundedStore(frozenWhere(memoryStore(), new Set(['listRuns'])), 50);
-    const err = await store.listRuns({}).catch((e: unknown) => e);
+    const err = await store.runs.list({}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreTimeoutError);
     expect(err).toMatchObject({
       code: 'BATON_STORE_TIMEOUT',
@@ -39,11 +39,11 @@ describe('boundedStore', () => {
     const inner = memoryStore();
     const store = boundedStore(inner, 1_000);
     await store.connect();
-    await store.createRun({ runId: 'r1', workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
-    expect((await store.getRun('r1'))?.input).toEqual({ n: 1 });
-    expect(store.listRuns).toBe(store.listRuns);
+    await store.runs.create({ runId: 'r1', workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
+    expect((await store.runs.get('r1'))?.input).toEqual({ n: 1 });
+    expect(store.runs.list).toBe(store.runs.list);
     const refused = await store
-      .createRun({ runId: '', workflow: 'w', version: 1, input: {}, idempotencyKey: null })
+      .runs.create({ runId: '', workflow: 'w', version: 1, input: {}, idempotencyKey: null })
       .then(
         () => 'created',
         (e: unknown) => e,

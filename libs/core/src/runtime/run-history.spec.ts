@@ -34,7 +34,7 @@ async function fixture() {
   await Promise.all([store.connect(), bus.connect()]);
   const journal = bus.journal;
   const runId = `history-${Math.random().toString(36).slice(2, 10)}`;
-  await store.createRunAndLease(
+  await store.runs.createAndLease(
     { runId, workflow: 'wf', version: 1, input: null, idempotencyKey: null },
     'w1',
     60_000,
@@ -54,7 +54,7 @@ async function fixture() {
       schemaVersion: CHECKPOINT_SCHEMA_VERSION,
       createdAt: 0,
     };
-    await store.writeCheckpoint(c);
+    await store.checkpoints.write(c);
   };
   for (const seq of [1, 2, 3]) {
     const entry = done(seq, 1);

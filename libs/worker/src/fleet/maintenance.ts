@@ -246,7 +246,7 @@ export class Maintenance {
    */
   async scanOnce(): Promise<void> {
     try {
-      await this.reap('expired', (limit) => this.store.reapExpiredLeases(limit, this.options.reclaimAfterMs));
+      await this.reap('expired', (limit) => this.store.leases.reapExpired(limit, this.options.reclaimAfterMs));
       await this.wakeDueTimers();
     } catch (err) {
       this.options.logger.warn({ err }, 'maintenance scan failed; retrying next period');
@@ -266,7 +266,7 @@ export class Maintenance {
     if (!hasPresence(store)) return pass();
     let turn: ScanTurn;
     try {
-      turn = await store.takeScanTurn(scan, this.options.workerId, periodMs * TURN_PERIODS);
+      turn = await store.presence.takeScanTurn(scan, this.options.workerId, periodMs * TURN_PERIODS);
     } catch (err) {
       this.options.logger.warn(
         { err, scan },
@@ -309,7 +309,7 @@ export class Maintenance {
     // A store without presence has no dead workers to find; lease expiry finds their runs.
     if (!hasPresence(store)) return;
     try {
-      await this.reap('dead-worker', (limit) => store.reapDeadWorkers!(limit, this.options.reclaimAfterMs));
+      await this.reap('dead-worker', (limit) => store.presence.reapDead!(limit, this.options.reclaimAfterMs));
     } catch (err) {
       this.options.logger.warn({ err }, 'dead-worker scan failed; retrying next period');
     }
@@ -346,7 +346,7 @@ export class Maintenance {
           more = true;
           break;
         }
-        const runIds = await this.store.deleteExpiredRuns(retentionMs, want, tombstoneMs);
+        const runIds = await this.store.retention.deleteExpired(retentionMs, want, tombstoneMs);
         batches += 1;
         if (runIds.length > 0) {
           deleted.push(...runIds);
@@ -443,10 +443,10 @@ export class Maintenance {
     const payloads = this.options.payloads;
     if (payloads === undefined || payloads === this.store || runIds.length === 0) return;
     try {
-      await payloads.deletePayloads(runIds);
+      await payloads.delete(runIds);
     } catch (err) {
       this.options.logger.warn(
-        { err, runs: runIds.length, location: payloads.payloadLocation },
+        { err, runs: runIds.length, location: payloads.location },
         'deleting the large payloads of expired runs failed; they stay behind',
       );
     }
@@ -482,7 +482,7 @@ export class Maintenance {
 
   private async wakeDueTimers(): Promise<void> {
     for (;;) {
-      const due = await this.store.claimDueTimers(BATCH, this.options.reclaimAfterMs);
+      const due = await this.store.timers.claimDue(BATCH, this.options.reclaimAfterMs);
       if (due.length === 0) return;
       await Promise.all(
         due.map(({ runId }) =>

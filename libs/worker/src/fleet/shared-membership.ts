@@ -117,7 +117,7 @@ export class SharedMembership implements RunQueueMembership {
     this.holding = turn.held && !this.left;
     // Another reader took the free turn first (invariant 3): its list comes with the next read.
     if (!this.holding) return this.list;
-    const live = await this.store.liveWorkers();
+    const live = await this.store.live();
     if (this.left) return this.list;
     this.generation = await this.store.publishMembership(live);
     this.list = [...new Set(live)].sort();
@@ -133,7 +133,7 @@ export class SharedMembership implements RunQueueMembership {
     this.left = true;
     if (!this.holding) return;
     this.holding = false;
-    const live = (await this.store.liveWorkers()).filter((id) => id !== this.memberId);
+    const live = (await this.store.live()).filter((id) => id !== this.memberId);
     this.generation = await this.store.publishMembership(live);
     // Renewed for a moment only: free again for the first reader that finds it so.
     await this.store.takeScanTurn(MEMBERSHIP_TURN, this.memberId, 1);

@@ -163,7 +163,7 @@ export async function unfinishedTombstoneEpoch(
   if (run.status !== 'running' || run.attempts !== 1 || parentOfKey(run.idempotencyKey) === undefined) {
     return undefined;
   }
-  const lease = await options.store.getLease(run.runId);
+  const lease = await options.store.leases.get(run.runId);
   return lease?.state === 'held' && lease.owner === SETTLING_OWNER ? lease.epoch : undefined;
 }
 
@@ -187,7 +187,7 @@ export async function settleDeadLetteredChild(
   );
   const { stack: _stack, ...error } = serializeError(failure);
   let outcome: RunOutcome = { status: 'failed', error };
-  const taken = await store.createRunAndLease(
+  const taken = await store.runs.createAndLease(
     {
       runId: start.runId,
       workflow: start.workflow,
@@ -203,7 +203,7 @@ export async function settleDeadLetteredChild(
   if (taken.created) {
     // A new run's first lease is never refused; were it, the run is left to whoever claims it.
     if (!taken.lease.ok) return 'alive';
-    await store.finishRun(
+    await store.runs.finish(
       run.runId,
       taken.lease.epoch,
       sealOutcome(outcome, run.runId, options.payloadProtection),
@@ -213,9 +213,9 @@ export async function settleDeadLetteredChild(
   } else if (isSettledChild(run)) {
     outcome = { status: 'failed', error: openError(run.error, run.runId, options.payloadProtection)! };
   } else {
-    const lease = await store.getLease(run.runId);
+    const lease = await store.leases.get(run.runId);
     if (lease?.state !== 'held' || lease.owner !== SETTLING_OWNER) return 'alive';
-    await store.finishRun(run.runId, lease.epoch, sealOutcome(outcome, run.runId, options.payloadProtection));
+    await store.runs.finish(run.runId, lease.epoch, sealOutcome(outcome, run.runId, options.payloadProtection));
   }
   await reportEndToParent(options, { ...run, status: 'failed', error: outcome.error }, outcome);
   logger.warn(
