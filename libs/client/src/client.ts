@@ -190,10 +190,10 @@ export class Client {
       given !== undefined && 'codec' in given ? given : resolvePayloadProtection(given ?? {}, {}));
     const claimCheck = (this.claimCheck = resolveClaimCheck(
       options.largePayloads,
-      options.store,
+      options.store?.payloads,
       protection.codec,
     ));
-    this.fleetProtection = new FleetProtectionCheck(options.store, protection);
+    this.fleetProtection = new FleetProtectionCheck(options.store?.fleet, protection);
     this.outbox = new Outbox(transport, protection, claimCheck, this.retryUnavailableMs);
     this.journal = new HistoryReader(transport, protection.codec, claimCheck, options.store);
 

@@ -85,8 +85,8 @@ describe('a client refused before it sends what the fleet cannot read', () => {
     let listings = 0;
     let now = 0;
     const counting = {
-      listWorkers: () => (listings++, store.fleet.list()),
-    } as unknown as typeof store;
+      list: () => (listings++, store.fleet.list()),
+    } as unknown as typeof store.fleet;
     const check = new FleetProtectionCheck(counting, resolvePayloadProtection({}, {}), () => now);
     for (let i = 0; i < 5; i++)
       await expect(check.check('op')).rejects.toThrow(/^op: the fleet requires encryption/);
@@ -95,7 +95,7 @@ describe('a client refused before it sends what the fleet cannot read', () => {
     await store.fleet.forget('w-1');
     await check.check('op');
     expect(listings).toBe(2);
-    const failing = { listWorkers: () => Promise.reject(new Error('store away')) } as unknown as typeof store;
+    const failing = { list: () => Promise.reject(new Error('store away')) } as unknown as typeof store.fleet;
     await new FleetProtectionCheck(failing, resolvePayloadProtection({}, {})).check('op');
   });
 

@@ -7,7 +7,6 @@
  */
 import { ConfigError, TimeoutError } from '@baton/core';
 import {
-  hasPresence,
   type BacklogDetail,
   type ReportedWorker,
   type Store,
@@ -91,8 +90,9 @@ export class FleetApi {
    */
   async workers(): Promise<FleetWorker[]> {
     const store = this.store('fleet.workers');
-    if (!hasPresence(store)) return store.fleet.list();
-    const [workers, live] = await Promise.all([store.fleet.list(), store.presence.live()]);
+    const { presence } = store;
+    if (presence === undefined) return store.fleet.list();
+    const [workers, live] = await Promise.all([store.fleet.list(), presence.live()]);
     const connected = new Set(live);
     return workers.map((worker) => ({ ...worker, connected: connected.has(worker.workerId) }));
   }

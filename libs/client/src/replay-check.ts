@@ -277,7 +277,7 @@ async function checkRun(
     // The input is sealed in the record when the fleet seals values (docs/integrity.md).
     input = openValue(run.input, run.runId, 'run input', deps.protection);
     const history = await readRunHistory({
-      store: deps.store,
+      store: deps.store.checkpoints,
       journal: deps.transport.journal,
       runId: run.runId,
       protection: deps.protection,

@@ -78,9 +78,9 @@ describe('client retries through a leader election', () => {
     const store = memoryStore();
     const calls: string[] = [];
     let failing = 0;
-    for (const method of ['requestCancel', 'requestPause', 'resumeRun'] as const) {
-      const real = store[method].bind(store) as (runId: string, reason?: string) => Promise<unknown>;
-      (store as unknown as Record<string, unknown>)[method] = async (runId: string, reason?: string) => {
+    for (const method of ['requestCancel', 'requestPause', 'resume'] as const) {
+      const real = store.control[method].bind(store.control) as (runId: string, reason?: string) => Promise<unknown>;
+      (store.control as unknown as Record<string, unknown>)[method] = async (runId: string, reason?: string) => {
         calls.push(method);
         if (failing > 0) {
           failing -= 1;
@@ -108,7 +108,7 @@ describe('client retries through a leader election', () => {
     expect((await store.leases.get('run-1'))?.cancelRequested).toBeTruthy();
     expect(calls).toEqual([
       ...['requestPause', 'requestPause', 'requestPause'],
-      ...['resumeRun', 'resumeRun', 'resumeRun'],
+      ...['resume', 'resume', 'resume'],
       ...['requestCancel', 'requestCancel'],
     ]);
   });

@@ -91,7 +91,7 @@ export async function readHistoryAt(
   protection: PayloadProtection,
 ): Promise<HistoryAt> {
   const history = await readRunHistory({
-    store,
+    store: store.checkpoints,
     journal: transport.journal,
     runId,
     at:

@@ -108,16 +108,16 @@ describe('nats object payload store', () => {
     const hash = sha256Of(new Uint8Array([7]));
     await expect(other.get('run', hash)).rejects.toMatchObject({
       code: 'BATON_NOT_CONNECTED',
-      message: expect.stringMatching(new RegExp(`bucket '${bucket}'.*getPayload`)),
+      message: expect.stringMatching(new RegExp(`bucket '${bucket}'.*: get called`)),
     });
     await other.connect();
     await other.put('run-closed', hash, new Uint8Array([7]));
     await other.close();
     await other.close();
     for (const [operation, call] of [
-      ['putPayload', () => other.put('run-closed', hash, new Uint8Array([7]))],
-      ['getPayload', () => other.get('run-closed', hash)],
-      ['deletePayloads', () => other.delete(['run-closed'])],
+      ['put', () => other.put('run-closed', hash, new Uint8Array([7]))],
+      ['get', () => other.get('run-closed', hash)],
+      ['delete', () => other.delete(['run-closed'])],
       ['connect', () => other.connect()],
     ] as const) {
       const error = await call().then(
@@ -125,7 +125,7 @@ describe('nats object payload store', () => {
         (err: unknown) => err,
       );
       expect(error).toMatchObject({ code: 'BATON_CLOSED' });
-      expect((error as Error).message).toContain(operation);
+      expect((error as Error).message).toContain(`: ${operation} called`);
       expect((error as Error).message).toContain(`bucket '${bucket}'`);
     }
   });

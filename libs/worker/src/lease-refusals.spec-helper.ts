@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Store } from '@baton/core/adapter';
 import { LeaseKeeper } from './lease-keeper.js';
+import { withCapability } from './capabilities.spec-helper.js';
 import { silentLogger, type Logger } from './logger.js';
 
 const LEASE_MS = 600;
@@ -24,7 +25,7 @@ interface Watched {
 function watch(store: Store, keepers: LeaseKeeper[]): Watched {
   const debug: string[] = [];
   const logger: Logger = { ...silentLogger, debug: (_obj, msg) => debug.push(msg ?? '') };
-  const keeper = new LeaseKeeper(store, LEASE_MS, HEARTBEAT_MS, logger);
+  const keeper = new LeaseKeeper(store.leases, LEASE_MS, HEARTBEAT_MS, logger);
   keepers.push(keeper);
   return { keeper, lost: [], debug };
 }
@@ -140,26 +141,20 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       let swapped = false;
       // While the renewal of the first epoch is on its way, this worker claims the run again: the
       // refusal that comes back belongs to the first claim, not to the second.
-      const racing = new Proxy(store, {
-        get(target, prop) {
-          if (prop === 'renewLeases') {
-            return async (...args: Parameters<Store['renewLeases']>) => {
-              const answer = await target.leases.renew(...args);
-              if (!swapped) {
-                swapped = true;
-                const again = await target.leases.acquire(runId, 'worker-a', LEASE_MS);
-                if (!again.ok) throw new Error('the second claim failed');
-                slot.keeper!.remove(runId);
-                slot.keeper!.add(runId, again.epoch, Date.now(), {
-                  onLost: (error) => laterLost.push(error),
-                  onCancelRequested: () => undefined,
-                });
-              }
-              return answer;
-            };
+      const racing = withCapability(store, 'leases', {
+        renew: async (...args: Parameters<Store['leases']['renew']>) => {
+          const answer = await store.leases.renew(...args);
+          if (!swapped) {
+            swapped = true;
+            const again = await store.leases.acquire(runId, 'worker-a', LEASE_MS);
+            if (!again.ok) throw new Error('the second claim failed');
+            slot.keeper!.remove(runId);
+            slot.keeper!.add(runId, again.epoch, Date.now(), {
+              onLost: (error) => laterLost.push(error),
+              onCancelRequested: () => undefined,
+            });
           }
-          const value: unknown = Reflect.get(target, prop, target);
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          return answer;
         },
       });
       const w = watch(racing, keepers);

@@ -331,15 +331,10 @@ describe('a child that ends outside its session', () => {
     const { child, parent } = waitingChild(ledger);
     const store = memoryStore();
     const broken: { runId?: string } = {};
-    const faulty = new Proxy(store, {
-      get(target, prop, receiver) {
-        if (prop === 'loadCheckpoint')
-          return async (runId: string, seq?: number) => {
-            if (runId === broken.runId) throw new TypeError('driver bug');
-            return target.checkpoints.load(runId, seq);
-          };
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    const faulty = withCapability(store, 'checkpoints', {
+      load: async (runId: string, seq?: number) => {
+        if (runId === broken.runId) throw new TypeError('driver bug');
+        return store.checkpoints.load(runId, seq);
       },
     });
     const f = (current = fleet({ workflows: [parent, child], ...overrides }, undefined, () => faulty));

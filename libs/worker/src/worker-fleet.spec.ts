@@ -6,6 +6,7 @@ import type { Store } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { Worker } from './index.js';
+import { withCapability } from './capabilities.spec-helper.js';
 import { reportedHost, reportTtlMs } from './fleet/fleet-report.js';
 import type { Logger } from './logger.js';
 import { FAST, fleet, until, type Fleet } from './fleet.spec-helper.js';
@@ -115,13 +116,10 @@ describe('worker fleet report (memory adapters)', () => {
   it('neither start, renewals, runs nor stop wait on a report that hangs', async () => {
     const base = memoryStore();
     let reports = 0;
-    const store = new Proxy(base, {
-      get(target, prop, receiver) {
-        if (prop !== 'reportWorker') return Reflect.get(target, prop, receiver) as unknown;
-        return () => {
-          reports++;
-          return new Promise<never>(() => undefined);
-        };
+    const store = withCapability(base, 'fleet', {
+      report: () => {
+        reports++;
+        return new Promise<never>(() => undefined);
       },
     });
     const slow = defineActivity({
@@ -158,17 +156,14 @@ describe('worker fleet report (memory adapters)', () => {
     const base = memoryStore();
     let failuresLeft = 4;
     let attempts = 0;
-    const store = new Proxy(base, {
-      get(target, prop, receiver) {
-        if (prop !== 'reportWorker') return Reflect.get(target, prop, receiver) as unknown;
-        return async (...args: Parameters<Store['reportWorker']>) => {
-          attempts++;
-          if (failuresLeft > 0) {
-            failuresLeft--;
-            throw new Error('store unreachable (test)');
-          }
-          return target.fleet.report(...args);
-        };
+    const store = withCapability(base, 'fleet', {
+      report: async (...args: Parameters<Store['fleet']['report']>) => {
+        attempts++;
+        if (failuresLeft > 0) {
+          failuresLeft--;
+          throw new Error('store unreachable (test)');
+        }
+        return base.fleet.report(...args);
       },
     });
     const wf = defineWorkflow({ name: 'simple', version: 1, run: async () => 42 });

@@ -282,10 +282,10 @@ describe('values with no JSON form (memory adapters)', () => {
     });
     const stored: string[] = [];
     const payloads: PayloadStore = {
-      payloadLocation: 'test',
-      putPayload: async (runId) => void stored.push(runId),
-      getPayload: async () => undefined,
-      deletePayloads: async () => undefined,
+      location: 'test',
+      put: async (runId) => void stored.push(runId),
+      get: async () => undefined,
+      delete: async () => undefined,
     };
     const withRefs = new Client({
       transport,

@@ -167,15 +167,10 @@ describe('a resume that fails on every claim (memory adapters)', () => {
 
     // Every load of this run's checkpoint throws, as a bug in a codec or a driver might.
     let loads = 0;
-    const faulty = new Proxy(store, {
-      get(target, prop, receiver) {
-        if (prop === 'loadCheckpoint')
-          return async () => {
-            loads += 1;
-            throw new TypeError(`driver bug #${loads}`);
-          };
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
+    const faulty = withCapability(store, 'checkpoints', {
+      load: async () => {
+        loads += 1;
+        throw new TypeError(`driver bug #${loads}`);
       },
     });
     const events: WorkerEvent[] = [];

@@ -111,9 +111,9 @@ describe('VersionHolders', () => {
     expiresAt: 1,
   });
   const storeOf = (list: () => ReportedWorker[]): FleetStore => ({
-    reportWorker: () => Promise.resolve(),
-    forgetWorker: () => Promise.resolve(),
-    listWorkers: () => Promise.resolve(list()),
+    report: () => Promise.resolve(),
+    forget: () => Promise.resolve(),
+    list: () => Promise.resolve(list()),
   });
 
   it('counts only other, non-draining workers, and times how long a version was missing', async () => {
@@ -142,7 +142,7 @@ describe('VersionHolders', () => {
     const holders = new VersionHolders(
       {
         ...storeOf(() => []),
-        listWorkers: () => (calls++, Promise.reject(new Error('store down'))),
+        list: () => (calls++, Promise.reject(new Error('store down'))),
       },
       'me',
       silentLogger,

@@ -175,7 +175,7 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
   it('dead-letters a keyless bus-only producer the same way whatever the size of its input', async () => {
     await startWorker();
     // Only the bus, and a payload store for large values: nothing to read the fleet from.
-    const busOnly = new Client({ transport, largePayloads: { payloads: store } });
+    const busOnly = new Client({ transport, largePayloads: { payloads: store.payloads } });
     const tiny = await busOnly.start(checkout, { card: '4111' });
     const big = await busOnly.start(checkout, { card: LARGE });
     const letters = async () =>

@@ -202,11 +202,14 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     // A store fault: every checkpoint load of this run throws, as a driver bug might.
     const faulty = new Proxy(store, {
       get(target, prop, receiver) {
-        if (prop === 'loadCheckpoint')
-          return async (id: string, seq?: number) => {
-            if (id !== runId) return target.checkpoints.load(id, seq);
-            loads += 1;
-            throw new TypeError(`driver bug #${loads}`);
+        if (prop === 'checkpoints')
+          return {
+            ...target.checkpoints,
+            load: async (id: string, seq?: number) => {
+              if (id !== runId) return target.checkpoints.load(id, seq);
+              loads += 1;
+              throw new TypeError(`driver bug #${loads}`);
+            },
           };
         const value = Reflect.get(target, prop, receiver) as unknown;
         return typeof value === 'function' ? value.bind(target) : value;

@@ -215,7 +215,9 @@ describe('the console server', () => {
   it('answers 503 with Retry-After when a store call outlasts its bound, and says an action may still land', async () => {
     const hung = new Proxy(store, {
       get(target, property) {
-        if (property === 'listRuns' || property === 'requestPause') return () => new Promise(() => undefined);
+        const hang = () => new Promise(() => undefined);
+        if (property === 'runs') return { ...target.runs, list: hang };
+        if (property === 'control') return { ...target.control, requestPause: hang };
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },

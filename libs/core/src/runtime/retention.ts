@@ -31,7 +31,7 @@ export async function deleteFinishedRun(
   payloads?: PayloadStore,
 ): Promise<RunDeletion | undefined> {
   if (!(await store.retention.delete(runId))) return undefined;
-  if (payloads !== undefined && payloads !== store) await payloads.delete([runId]);
+  if (payloads !== undefined && payloads !== store.payloads) await payloads.delete([runId]);
   await transport.journal.purge(runId);
   return { runId, journal: transport.journal.purgeMode === 'deletes' ? 'purged' : 'retention' };
 }

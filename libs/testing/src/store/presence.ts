@@ -6,7 +6,10 @@
  * has no pair and skips this section (see describeStoreConformance).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { hasPresence, type PresenceStore, type Store } from '@baton/core/adapter';
+import type { PresenceStore, Store } from '@baton/core/adapter';
+
+/** A store with worker presence. */
+type PresentStore = Store & { readonly presence: PresenceStore };
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uniqueId } from '../conformance-helpers.js';
 import { LONG_TTL_MS, acquireOk, createTestRun } from './helpers.js';
@@ -18,7 +21,7 @@ export type StorePairFactory = () => Promise<[Store, Store]> | [Store, Store];
 /** How long a server may take to notice a closed connection. */
 const NOTICE_WITHIN_MS = 5_000;
 
-/** Calls `reapDeadWorkers` until it returns something or the time is up. */
+/** Calls `reapDead` until it returns something or the time is up. */
 async function reapUntilFound(store: PresenceStore, limit = 10): Promise<string[]> {
   const deadline = Date.now() + NOTICE_WITHIN_MS;
   for (;;) {
@@ -35,18 +38,18 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       await Promise.allSettled(open.splice(0).map((s) => s.close()));
     });
 
-    async function pair(): Promise<[Store & PresenceStore, Store & PresenceStore]> {
+    async function pair(): Promise<[PresentStore, PresentStore]> {
       const [a, b] = await pairFactory();
       open.push(a, b);
-      if (!hasPresence(a) || !hasPresence(b))
+      if (a.presence === undefined || b.presence === undefined)
         throw new Error(
           `${a.name} store: the presence section was given a pair, but the store lacks presence ` +
-            '(registerWorker, unregisterWorker, reapDeadWorkers, liveWorkers, takeScanTurn, publishMembership, ' +
+            '(store.presence: register, unregister, reapDead, live, takeScanTurn, publishMembership, ' +
             'readMembership): implement all seven, or pass no pair',
         );
       await a.connect();
       await b.connect();
-      return [a, b];
+      return [a as PresentStore, b as PresentStore];
     }
 
     it('lists a registered worker as live until it unregisters', async () => {
@@ -72,7 +75,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       expect(await b.presence.reapDead(10, LONG_TTL_MS)).toEqual([]);
 
       await a.close();
-      expect(await reapUntilFound(b)).toEqual([orphan]);
+      expect(await reapUntilFound(b.presence)).toEqual([orphan]);
       expect(await b.leases.get(orphan)).toMatchObject({ owner: null, state: 'held', epoch: stale });
       expect((await b.leases.renew([{ runId: orphan, epoch: stale }], LONG_TTL_MS))[0]?.ok).toBe(false);
       expect(await acquireOk(b, orphan, alive)).toBe(stale + 1);
@@ -102,7 +105,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       await b.runs.finish(finished, finishEpoch, { status: 'completed', result: 1 });
 
       await a.close();
-      expect(await reapUntilFound(b)).toEqual([held]);
+      expect(await reapUntilFound(b.presence)).toEqual([held]);
       expect(await b.leases.get(suspended)).toMatchObject({ state: 'suspended' });
       expect(await b.leases.get(finished)).toMatchObject({ state: 'finished' });
     });
@@ -114,7 +117,7 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       const runIds = [uniqueId('r1'), uniqueId('r2'), uniqueId('r3')];
       for (const runId of runIds) await acquireOk(b, runId, dead);
       await a.close();
-      const first = await reapUntilFound(b, 2);
+      const first = await reapUntilFound(b.presence, 2);
       expect(first).toHaveLength(2);
       const second = await b.presence.reapDead(2, LONG_TTL_MS);
       expect([...first, ...second].sort()).toEqual([...runIds].sort());
@@ -128,15 +131,15 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       const turnMs = 400;
       const held = async (store: PresenceStore, name: string, worker: string) =>
         (await store.takeScanTurn(name, worker, turnMs)).held;
-      expect(await held(a, scan, first)).toBe(true);
-      expect(await held(b, scan, second)).toBe(false);
+      expect(await held(a.presence, scan, first)).toBe(true);
+      expect(await held(b.presence, scan, second)).toBe(false);
       // The holder renews its own turn; another scan's turn is separate.
-      expect(await held(a, scan, first)).toBe(true);
-      expect(await held(b, uniqueId('other-scan'), second)).toBe(true);
-      expect(await held(b, scan, second)).toBe(false);
+      expect(await held(a.presence, scan, first)).toBe(true);
+      expect(await held(b.presence, uniqueId('other-scan'), second)).toBe(true);
+      expect(await held(b.presence, scan, second)).toBe(false);
       await sleep(turnMs + 100);
-      expect(await held(b, scan, second)).toBe(true);
-      expect(await held(a, scan, first)).toBe(false);
+      expect(await held(b.presence, scan, second)).toBe(true);
+      expect(await held(a.presence, scan, first)).toBe(false);
     });
 
     it("hands a scan's turn on as soon as its holder's presence is gone, not when the turn runs out", async () => {
@@ -300,21 +303,22 @@ export function describePresenceChoice(
     const store = await factory();
     try {
       const methods = [
-        'registerWorker',
-        'unregisterWorker',
-        'reapDeadWorkers',
-        'liveWorkers',
+        'register',
+        'unregister',
+        'reapDead',
+        'live',
         'takeScanTurn',
         'publishMembership',
         'readMembership',
       ] as const;
-      const present = methods.filter((m) => typeof store[m] === 'function');
+      const presence = store.presence;
+      const present = methods.filter((m) => typeof presence?.[m] === 'function');
       expect(
-        present.length === 0 || present.length === methods.length,
+        presence === undefined || present.length === methods.length,
         `presence methods: ${present.join(', ')}`,
       ).toBe(true);
       expect(
-        hasPresence(store) ? pair !== undefined : true,
+        presence !== undefined ? pair !== undefined : true,
         `${store.name} store implements presence: pass { pair } so the presence section runs`,
       ).toBe(true);
     } finally {

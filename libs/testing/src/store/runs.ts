@@ -136,8 +136,8 @@ export function describeRunConformance(store: () => Store): void {
     });
   });
 
-  describe('create and lease in one step (createRunAndLease)', () => {
-    const claim: Store['createRunAndLease'] = (...args) => store().runs.createAndLease(...args);
+  describe('create and lease in one step (runs.createAndLease)', () => {
+    const claim: Store['runs']['createAndLease'] = (...args) => store().runs.createAndLease(...args);
 
     it('creates the run and leases it to the owner at epoch 1, the record showing the attempt', async () => {
       const runId = uniqueId('run');

@@ -2,7 +2,7 @@
  * Store conformance, waiting runs: suspendRun, the SignalInbox, requestCancel and the TimerStore.
  */
 import { describe, expect, it } from 'vitest';
-import { hasPresence, type Store } from '@baton/core/adapter';
+import type { Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uniqueId } from '../conformance-helpers.js';
 import { EXPIRY_WAIT_MS, FENCED, SHORT_TTL_MS, acquireOk, createTestRun, suspendedRun } from './helpers.js';
@@ -290,7 +290,7 @@ export function describeWaitConformance(store: () => Store): void {
       }
       const owner = uniqueId('owner');
       const other = uniqueId('other');
-      if (hasPresence(s)) for (const worker of [owner, other]) await s.presence.register(worker);
+      if (s.presence !== undefined) for (const worker of [owner, other]) await s.presence.register(worker);
       const toOwner: string[] = [];
       const toOther: string[] = [];
       const stops = [
@@ -315,7 +315,7 @@ export function describeWaitConformance(store: () => Store): void {
         expect(toOther).toEqual([]);
       } finally {
         for (const stop of stops) stop();
-        if (hasPresence(s)) for (const worker of [owner, other]) await s.presence.unregister(worker);
+        if (s.presence !== undefined) for (const worker of [owner, other]) await s.presence.unregister(worker);
       }
     });
   });

@@ -113,10 +113,10 @@ describe('maintenance: the retention sweep', () => {
     const calls: string[][] = [];
     const separate = memoryStore();
     const payloads: PayloadStore = {
-      payloadLocation: 'separate',
-      putPayload: (runId, sha256, data) => separate.payloads.put(runId, sha256, data),
-      getPayload: (runId, sha256) => separate.payloads.get(runId, sha256),
-      deletePayloads: (runIds) => (calls.push([...runIds]), separate.payloads.delete(runIds)),
+      location: 'separate',
+      put: (runId, sha256, data) => separate.payloads.put(runId, sha256, data),
+      get: (runId, sha256) => separate.payloads.get(runId, sha256),
+      delete: (runIds) => (calls.push([...runIds]), separate.payloads.delete(runIds)),
     };
     const { store, transport, maintenance, advance } = setUp(HOUR, payloads);
     const bytes = new Uint8Array([1, 2, 3]);

@@ -32,7 +32,6 @@
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
 import {
-  hasPresence,
   type PayloadStore,
   type ScanTurn,
   type Store,
@@ -181,7 +180,7 @@ export class Maintenance {
         this.inTurn(SCAN_TURNS.expiredLeases, options.reapIntervalMs, () => this.scanOnce()),
       ),
     );
-    if (options.deadWorkerScanMs > 0 && hasPresence(store)) {
+    if (options.deadWorkerScanMs > 0 && store.presence !== undefined) {
       this.loops.push(
         new Periodic(options.deadWorkerScanMs, () =>
           this.inTurn(SCAN_TURNS.deadWorkers, options.deadWorkerScanMs, () => this.scanDeadWorkers()),
@@ -262,11 +261,11 @@ export class Maintenance {
     periodMs: number,
     pass: () => Promise<void | { againInMs: number }>,
   ): Promise<void | { againInMs: number }> {
-    const { store } = this;
-    if (!hasPresence(store)) return pass();
+    const { presence } = this.store;
+    if (presence === undefined) return pass();
     let turn: ScanTurn;
     try {
-      turn = await store.presence.takeScanTurn(scan, this.options.workerId, periodMs * TURN_PERIODS);
+      turn = await presence.takeScanTurn(scan, this.options.workerId, periodMs * TURN_PERIODS);
     } catch (err) {
       this.options.logger.warn(
         { err, scan },
@@ -305,11 +304,11 @@ export class Maintenance {
 
   /** One pass of the dead-worker scan (the caller decides whose turn it is). */
   async scanDeadWorkers(): Promise<void> {
-    const { store } = this;
+    const { presence } = this.store;
     // A store without presence has no dead workers to find; lease expiry finds their runs.
-    if (!hasPresence(store)) return;
+    if (presence === undefined) return;
     try {
-      await this.reap('dead-worker', (limit) => store.presence.reapDead!(limit, this.options.reclaimAfterMs));
+      await this.reap('dead-worker', (limit) => presence.reapDead(limit, this.options.reclaimAfterMs));
     } catch (err) {
       this.options.logger.warn({ err }, 'dead-worker scan failed; retrying next period');
     }
@@ -441,7 +440,7 @@ export class Maintenance {
    */
   private async deleteSeparatePayloads(runIds: string[]): Promise<void> {
     const payloads = this.options.payloads;
-    if (payloads === undefined || payloads === this.store || runIds.length === 0) return;
+    if (payloads === undefined || payloads === this.store.payloads || runIds.length === 0) return;
     try {
       await payloads.delete(runIds);
     } catch (err) {

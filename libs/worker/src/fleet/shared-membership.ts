@@ -5,7 +5,7 @@
  *
  * Invariants:
  * 1. One worker at a time, the holder of the {@link MEMBERSHIP_TURN} turn, lists the live workers
- *    (`liveWorkers`, O(fleet) on the store) and publishes the list, every period. Every other
+ *    (`presence.live`, O(fleet) on the store) and publishes the list, every period. Every other
  *    worker reads one small record per period (`readMembership`) and the list itself only when
  *    its generation moved. Per period the store serves one listing and N small reads, where every
  *    worker listing every worker was N listings of N.
@@ -53,7 +53,7 @@ export function pollPeriods(fleet: number): number {
 /** The store calls this needs: presence's. */
 export type MembershipStore = Pick<
   PresenceStore,
-  'liveWorkers' | 'publishMembership' | 'readMembership' | 'takeScanTurn' | 'watchMembership'
+  'live' | 'publishMembership' | 'readMembership' | 'takeScanTurn' | 'watchMembership'
 >;
 
 export class SharedMembership implements RunQueueMembership {

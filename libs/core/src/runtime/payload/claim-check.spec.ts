@@ -15,7 +15,7 @@ function completed(seq: number, result: unknown): JournalEntry {
 
 function setup(codec = IDENTITY_PAYLOAD_CODEC) {
   const store = memoryStore();
-  return { store, check: new ClaimCheck({ payloads: store, thresholdBytes: THRESHOLD, codec }) };
+  return { store, check: new ClaimCheck({ payloads: store.payloads, thresholdBytes: THRESHOLD, codec }) };
 }
 
 describe('ClaimCheck', () => {
@@ -112,14 +112,14 @@ describe('ClaimCheck', () => {
 
   it('resolveClaimCheck: a default threshold, off still reads, a bad one is named', async () => {
     const store = memoryStore();
-    expect(resolveClaimCheck(undefined, store, IDENTITY_PAYLOAD_CODEC)?.thresholdBytes).toBe(65_536);
+    expect(resolveClaimCheck(undefined, store.payloads, IDENTITY_PAYLOAD_CODEC)?.thresholdBytes).toBe(65_536);
     expect(resolveClaimCheck(undefined, undefined, IDENTITY_PAYLOAD_CODEC)).toBeUndefined();
-    const off = resolveClaimCheck({ thresholdBytes: 'off' }, store, IDENTITY_PAYLOAD_CODEC)!;
+    const off = resolveClaimCheck({ thresholdBytes: 'off' }, store.payloads, IDENTITY_PAYLOAD_CODEC)!;
     expect(await off.offloadValue('run-1', big(200_000))).toBeUndefined();
     const ref = (await setup().check.offloadValue('run-1', big()))!;
     await store.payloads.put('run-1', ref.sha256, new TextEncoder().encode(JSON.stringify(big())));
     expect(await off.resolve('run-1', ref, 'value')).toBe(big());
-    expect(() => resolveClaimCheck({ thresholdBytes: -5 }, store, IDENTITY_PAYLOAD_CODEC)).toThrow(
+    expect(() => resolveClaimCheck({ thresholdBytes: -5 }, store.payloads, IDENTITY_PAYLOAD_CODEC)).toThrow(
       "largePayloads.thresholdBytes must be a positive integer or 'off', got -5",
     );
   });
