@@ -233,10 +233,10 @@ describe('operator surfaces fail cleanly', () => {
         const body = (await frozen.json()) as { error: string; code: string };
         expect(body.code).toBe('BATON_STORE_TIMEOUT');
         expect(body.error).toMatch(
-          /the store did not answer listRuns\(\) within 1000 ms \(BATON_CONSOLE_STORE_TIMEOUT_MS\)/,
+          /the store did not answer runs\.list\(\) within 1000 ms \(BATON_CONSOLE_STORE_TIMEOUT_MS\)/,
         );
         await until('the thawed store to answer', async () => (await fetch(runs)).status === 200, 10_000);
-        expect(served.err()).toMatch(/console: the store did not answer listRuns\(\)/);
+        expect(served.err()).toMatch(/console: the store did not answer runs\.list\(\)/);
       } finally {
         served.child.kill('SIGINT');
       }

@@ -173,10 +173,13 @@ describe('client.bulk', () => {
     const flaky = (store: Store): Store =>
       new Proxy(store, {
         get(target, property, receiver) {
-          if (property !== 'requestCancel') return Reflect.get(target, property, receiver) as unknown;
-          return async (runId: string, reason?: string) => {
-            if (runId === 'r0') throw new Error('store unreachable (test)');
-            return target.control.requestCancel(runId, reason);
+          if (property !== 'control') return Reflect.get(target, property, receiver) as unknown;
+          return {
+            ...target.control,
+            requestCancel: async (runId: string, reason?: string) => {
+              if (runId === 'r0') throw new Error('store unreachable (test)');
+              return target.control.requestCancel(runId, reason);
+            },
           };
         },
       });

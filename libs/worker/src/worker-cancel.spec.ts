@@ -10,6 +10,7 @@ import {
   waitingWorkflow,
 } from './cancel-reason.spec-helper.js';
 import { fleet, type Fleet } from './fleet.spec-helper.js';
+import { withCapability } from './capabilities.spec-helper.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {
@@ -69,15 +70,12 @@ function storeAround(hooks: {
 }): () => Store {
   return () => {
     const inner = memoryStore();
-    return new Proxy(inner, {
-      get(target, property, receiver) {
-        if (property !== 'closeCancels') return Reflect.get(target, property, receiver) as unknown;
-        return async (runId: string, epoch: number) => {
-          await hooks.before?.(target, runId);
-          const answer = await target.control.closeCancels(runId, epoch);
-          await hooks.after?.(target, runId);
-          return answer;
-        };
+    return withCapability(inner, 'control', {
+      closeCancels: async (runId: string, epoch: number) => {
+        await hooks.before?.(inner, runId);
+        const answer = await inner.control.closeCancels(runId, epoch);
+        await hooks.after?.(inner, runId);
+        return answer;
       },
     });
   };
