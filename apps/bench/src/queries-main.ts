@@ -3,13 +3,13 @@
  * (a mix of statuses, 20 workflows, 3 versions, 10 workers holding the running ones, half with an
  * idempotency key) into a Redis store and a Postgres store of their own, then times, per store, the
  * first page unfiltered, by status, by workflow and status, by a created-at range, by a run-id
- * prefix, by worker, the second page through a cursor, and countRuns: p50 and p95 over `--samples`
+ * prefix, by worker, the second page through a cursor, and runs.count: p50 and p95 over `--samples`
  * calls each, with how many runs the page held (a Redis page can come back short when its scan
  * budget runs out; the time to a full page is then timed too). Prints the store's memory for the
  * data set (Redis: used_memory and the index keys; Postgres: table and index sizes).
  *
  * How runs get in (docs/performance.md, "Run queries at a million runs"):
- * - Redis: the store's own calls (createRun, createRunAndLease, suspendRun, finishRun with a final
+ * - Redis: the store's own calls (runs.create, runs.createAndLease, leases.suspend, runs.finish with a final
  *   checkpoint), many in flight on one connection, so every key and index entry is what the
  *   scripts write; createdAt is therefore the seeding time (spread over the seeding minutes).
  * - Postgres: the store's migrations create the schema, then `INSERT … SELECT generate_series`
@@ -124,7 +124,7 @@ function progress(label: string, done: number, total: number, started: number): 
 // ---------------------------------------------------------------------------------------------
 // Seeding
 
-/** A chain10-like final checkpoint: what finishRun stores next to a finished run. */
+/** A chain10-like final checkpoint: what runs.finish stores next to a finished run. */
 function finalCheckpoint(
   runId: string,
   status: 'completed' | 'failed' | 'cancelled',

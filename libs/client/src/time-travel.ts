@@ -316,7 +316,7 @@ export class TimeTravelApi {
         runId,
         // Above every seq the run has, even one that no longer reads (the base may be older then).
         seq: Math.max(history.checkpointSeq ?? 0, history.lastSeq) + 1,
-        // The finished lease's epoch: reopenRun accepts it only while the lease is still there.
+        // The finished lease's epoch: runs.reopen accepts it only while the lease is still there.
         epoch: lease?.epoch ?? 0,
         journalPosition: history.journalPosition,
         entries: retryEntries(history.entries),

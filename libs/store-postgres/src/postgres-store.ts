@@ -10,7 +10,7 @@
  * returns to `created`, so it can be retried. The pool exists from construction on and opens
  * connections as it needs them; connect() only proves the server answers and migrates.
  */
-import type { JournalIndex, PresenceStore, Store } from '@baton/core/adapter';
+import type { Adapter, PresenceStore, Store } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import * as checkpoints from './checkpoints.js';
 import { Db } from './db.js';
@@ -38,22 +38,17 @@ import * as waits from './waits.js';
  */
 export type PostgresStoreState = 'created' | 'connecting' | 'ready' | 'closed';
 
+// The class's capabilities are the contract's members (presence always there), not restated
+// here: the constructor builds them, each through its one runner so the store's rules apply to
+// every method, and assigns them at once from an object TypeScript checks is complete.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface PostgresStore extends Store {
+  readonly presence: PresenceStore;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class PostgresStore implements Store {
   readonly name = 'postgres';
-  readonly leases: Store['leases'];
-  readonly control: Store['control'];
-  readonly checkpoints: Store['checkpoints'];
-  readonly runs: Store['runs'];
-  readonly timers: Store['timers'];
-  readonly signals: Store['signals'];
-  readonly presence: PresenceStore;
-  readonly retention: Store['retention'];
-  readonly payloads: Store['payloads'];
-  readonly fleet: Store['fleet'];
-  readonly schedules: Store['schedules'];
-  readonly concurrency: Store['concurrency'];
-  readonly rateLimits: Store['rateLimits'];
-  readonly journalIndex: JournalIndex;
 
   /** Opens onto the pool, once the server answered and the schema is migrated. */
   private readonly lifecycle = new AdapterLifecycle<Db>({
@@ -68,154 +63,158 @@ export class PostgresStore implements Store {
     this.db = new Db(options);
     this.registry = new presence.PresenceRegistry(this.db, options);
     const registry = this.registry;
-    this.leases = this.lifecycle.bind(
-      'leases',
-      {
-        acquire: leases.acquireLease,
-        renew: leases.renewLeases,
-        release: leases.releaseLease,
-        suspend: waits.suspendRun,
-        reapExpired: leases.reapExpiredLeases,
-        get: leases.getLease,
-        now: leases.storeNow,
-        recordClaimFailure: leases.recordClaimFailure,
-      },
-      this.run,
-    );
     const cancels = presence.cancelsChannel(options.schema);
-    this.control = {
-      ...this.lifecycle.bind(
-        'control',
+    const capabilities: Omit<PostgresStore, keyof Adapter | 'options' | 'state'> = {
+      leases: this.lifecycle.bind(
+        'leases',
         {
-          // An accepted cancel is told to its owner on the channel its presence session listens on.
-          requestCancel: (db: Db, runId: string, reason?: string) =>
-            waits.requestCancel(db, runId, reason, cancels),
-          closeCancels: waits.closeCancels,
-          requestPause: pause.requestPause,
-          pauseHeld: pause.pauseHeldRun,
-          resume: pause.resumeRun,
+          acquire: leases.acquireLease,
+          renew: leases.renewLeases,
+          release: leases.releaseLease,
+          suspend: waits.suspendRun,
+          reapExpired: leases.reapExpiredLeases,
+          get: leases.getLease,
+          now: leases.storeNow,
+          recordClaimFailure: leases.recordClaimFailure,
         },
         this.run,
       ),
-      // A subscription on the worker's presence session, not an operation.
-      watchCancels: (workerId, listener) => registry.watchCancels(workerId, listener),
-    };
-    this.checkpoints = this.lifecycle.bind(
-      'checkpoints',
-      {
-        write: checkpoints.writeCheckpoint,
-        load: checkpoints.loadCheckpoint,
-        list: checkpoints.listCheckpoints,
+      control: {
+        ...this.lifecycle.bind(
+          'control',
+          {
+            // An accepted cancel is told to its owner on the channel its presence session listens on.
+            requestCancel: (db: Db, runId: string, reason?: string) =>
+              waits.requestCancel(db, runId, reason, cancels),
+            closeCancels: waits.closeCancels,
+            requestPause: pause.requestPause,
+            pauseHeld: pause.pauseHeldRun,
+            resume: pause.resumeRun,
+          },
+          this.run,
+        ),
+        // A subscription on the worker's presence session, not an operation.
+        watchCancels: (workerId, listener) => registry.watchCancels(workerId, listener),
       },
-      this.run,
-    );
-    this.runs = this.lifecycle.bind(
-      'runs',
-      {
-        create: runs.createRun,
-        createAndLease: runs.createRunAndLease,
-        get: runs.getRun,
-        finish: runs.finishRun,
-        reopen: runs.reopenRun,
-        list: queries.listRuns,
-        count: queries.countRuns,
-      },
-      this.run,
-    );
-    this.timers = this.lifecycle.bind('timers', { claimDue: waits.claimDueTimers }, this.run);
-    this.signals = this.lifecycle.bind(
-      'signals',
-      { deliver: waits.deliverSignal, read: waits.readSignals },
-      this.run,
-    );
-    this.presence = {
-      register: (workerId) => this.register(workerId),
-      ...this.lifecycle.bind(
-        'presence',
+      checkpoints: this.lifecycle.bind(
+        'checkpoints',
         {
-          unregister: (_db: Db, workerId: string) => registry.unregister(workerId),
-          reapDead: presence.reapDeadWorkers,
-          live: presence.liveWorkers,
-          takeScanTurn: presence.takeScanTurn,
-          publishMembership: (db: Db, members: readonly string[]) => registry.publishMembership(db, members),
-          readMembership: presence.readMembership,
+          write: checkpoints.writeCheckpoint,
+          load: checkpoints.loadCheckpoint,
+          list: checkpoints.listCheckpoints,
         },
         this.run,
       ),
-      // A subscription on the worker's presence session, not an operation.
-      watchMembership: (workerId, listener) => registry.watchMembership(workerId, listener),
-    };
-    this.retention = this.lifecycle.bind(
-      'retention',
-      {
-        expired: retention.expiredRuns,
-        delete: retention.deleteRun,
-        deleteExpired: retention.deleteExpiredRuns,
-        tombstone: retention.runTombstone,
-      },
-      this.run,
-    );
-    this.payloads = {
-      location: 'postgres',
-      ...this.lifecycle.bind(
-        'payloads',
+      runs: this.lifecycle.bind(
+        'runs',
         {
-          put: payloads.putPayload,
-          get: payloads.getPayload,
-          delete: payloads.deletePayloads,
+          create: runs.createRun,
+          createAndLease: runs.createRunAndLease,
+          get: runs.getRun,
+          finish: runs.finishRun,
+          reopen: runs.reopenRun,
+          list: queries.listRuns,
+          count: queries.countRuns,
         },
         this.run,
       ),
-    };
-    this.fleet = this.lifecycle.bind(
-      'fleet',
-      {
-        report: fleet.reportWorker,
-        list: fleet.listWorkers,
-        forget: fleet.forgetWorker,
+      timers: this.lifecycle.bind('timers', { claimDue: waits.claimDueTimers }, this.run),
+      signals: this.lifecycle.bind(
+        'signals',
+        { deliver: waits.deliverSignal, read: waits.readSignals },
+        this.run,
+      ),
+      presence: {
+        register: (workerId) => this.register(workerId),
+        ...this.lifecycle.bind(
+          'presence',
+          {
+            unregister: (_db: Db, workerId: string) => registry.unregister(workerId),
+            reapDead: presence.reapDeadWorkers,
+            live: presence.liveWorkers,
+            takeScanTurn: presence.takeScanTurn,
+            publishMembership: (db: Db, members: readonly string[]) =>
+              registry.publishMembership(db, members),
+            readMembership: presence.readMembership,
+          },
+          this.run,
+        ),
+        // A subscription on the worker's presence session, not an operation.
+        watchMembership: (workerId, listener) => registry.watchMembership(workerId, listener),
       },
-      this.run,
-    );
-    this.schedules = this.lifecycle.bind(
-      'schedules',
-      {
-        create: schedules.createSchedule,
-        get: schedules.getSchedule,
-        update: schedules.updateSchedule,
-        delete: schedules.deleteSchedule,
-        list: schedules.listSchedules,
-        due: schedules.dueSchedules,
-      },
-      this.run,
-    );
-    this.concurrency = this.lifecycle.bind(
-      'concurrency',
-      {
-        acquire: concurrency.acquireSlot,
-        release: concurrency.releaseSlot,
-        state: concurrency.slotState,
-      },
-      this.run,
-    );
-    this.rateLimits = this.lifecycle.bind('rateLimits', { take: rateLimits.takeRateToken }, this.run);
-    // Group commit across runs.
-    this.journalIndex = {
-      // One run's steps each wait for a SQL function call: per run is as fast and lower in latency
-      // on Postgres (docs/performance.md, "Group commit on Postgres").
-      groupsByDefault: false,
-      ...this.lifecycle.bind(
-        'journalIndex',
+      retention: this.lifecycle.bind(
+        'retention',
         {
-          appendPointers: journalIndex.appendPointers,
-          markOwnJournal: journalIndex.markOwnJournal,
-          readPointers: journalIndex.readPointers,
-          deletePointers: journalIndex.deletePointers,
-          groupLogUse: journalIndex.groupLogUse,
-          forgetGroupLog: journalIndex.forgetGroupLog,
+          expired: retention.expiredRuns,
+          delete: retention.deleteRun,
+          deleteExpired: retention.deleteExpiredRuns,
+          tombstone: retention.runTombstone,
         },
         this.run,
       ),
+      payloads: {
+        location: 'postgres',
+        ...this.lifecycle.bind(
+          'payloads',
+          {
+            put: payloads.putPayload,
+            get: payloads.getPayload,
+            delete: payloads.deletePayloads,
+          },
+          this.run,
+        ),
+      },
+      fleet: this.lifecycle.bind(
+        'fleet',
+        {
+          report: fleet.reportWorker,
+          list: fleet.listWorkers,
+          forget: fleet.forgetWorker,
+        },
+        this.run,
+      ),
+      schedules: this.lifecycle.bind(
+        'schedules',
+        {
+          create: schedules.createSchedule,
+          get: schedules.getSchedule,
+          update: schedules.updateSchedule,
+          delete: schedules.deleteSchedule,
+          list: schedules.listSchedules,
+          due: schedules.dueSchedules,
+        },
+        this.run,
+      ),
+      concurrency: this.lifecycle.bind(
+        'concurrency',
+        {
+          acquire: concurrency.acquireSlot,
+          release: concurrency.releaseSlot,
+          state: concurrency.slotState,
+        },
+        this.run,
+      ),
+      rateLimits: this.lifecycle.bind('rateLimits', { take: rateLimits.takeRateToken }, this.run),
+      // Group commit across runs.
+      journalIndex: {
+        // One run's steps each wait for a SQL function call: per run is as fast and lower in latency
+        // on Postgres (docs/performance.md, "Group commit on Postgres").
+        groupsByDefault: false,
+        ...this.lifecycle.bind(
+          'journalIndex',
+          {
+            appendPointers: journalIndex.appendPointers,
+            markOwnJournal: journalIndex.markOwnJournal,
+            readPointers: journalIndex.readPointers,
+            deletePointers: journalIndex.deletePointers,
+            groupLogUse: journalIndex.groupLogUse,
+            forgetGroupLog: journalIndex.forgetGroupLog,
+          },
+          this.run,
+        ),
+      },
     };
+    Object.assign(this, capabilities);
   }
 
   /** The lifecycle state. */

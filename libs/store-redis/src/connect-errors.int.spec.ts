@@ -77,7 +77,7 @@ describe('redis store: unreachable servers', () => {
       });
       expect(await reading).toMatchObject({
         code: 'BATON_CLOSED',
-        message: 'redis store: getRun called after close(); create a new store',
+        message: 'redis store: runs.get called after close(); create a new store',
       });
       // Well before connectTimeoutMs: close() did not wait for the silent server.
       expect(Date.now() - started).toBeLessThan(5_000);

@@ -1,5 +1,5 @@
 /**
- * The Redis store's run-query indexes (the conformance suite checks listRuns and countRuns as the
+ * The Redis store's run-query indexes (the conformance suite checks runs.list and runs.count as the
  * contract says): every script that changes a run keeps them equal to what the run records say;
  * data written before the indexes existed is indexed at connect or by reindexRuns, once; runs tied
  * on createdAt come in run-id order across pages; a page cut short by the scan budget carries on.

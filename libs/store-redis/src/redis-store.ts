@@ -18,7 +18,7 @@
  *    replicas confirmed it (replication.ts).
  */
 import type {
-  JournalIndex,
+  Adapter,
   PresenceStore,
   Store,
   StoreDataLoss,
@@ -86,22 +86,17 @@ interface Opened {
   ctx: StoreContext;
 }
 
+// The class's capabilities are the contract's members (presence always there), not restated
+// here: the constructor builds them, each through its one runner so the store's rules apply to
+// every method, and assigns them at once from an object TypeScript checks is complete.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+interface RedisStore extends Store {
+  readonly presence: PresenceStore;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 class RedisStore implements Store, RunReindexing {
   readonly name = 'redis';
-  readonly leases: Store['leases'];
-  readonly control: Store['control'];
-  readonly checkpoints: Store['checkpoints'];
-  readonly runs: Store['runs'];
-  readonly timers: Store['timers'];
-  readonly signals: Store['signals'];
-  readonly presence: PresenceStore;
-  readonly retention: Store['retention'];
-  readonly payloads: Store['payloads'];
-  readonly fleet: Store['fleet'];
-  readonly schedules: Store['schedules'];
-  readonly concurrency: Store['concurrency'];
-  readonly rateLimits: Store['rateLimits'];
-  readonly journalIndex: JournalIndex;
 
   /**
    * - `created`: nothing connected yet;
@@ -126,150 +121,153 @@ class RedisStore implements Store, RunReindexing {
     this.keys = keyLayout(options.keyPrefix);
     this.registry = new PresenceRegistry(options, this.keys);
     this.cancels = new CancelWatch(options, this.keys);
-    this.leases = this.lifecycle.bind(
-      'leases',
-      {
-        acquire: leases.acquireLease,
-        renew: leases.renewLeases,
-        release: leases.releaseLease,
-        suspend: waits.suspendRun,
-        reapExpired: leases.reapExpiredLeases,
-        get: leases.getLease,
-        now: leases.now,
-        recordClaimFailure: leases.recordClaimFailure,
-      },
-      this.op,
-    );
-    this.control = {
-      ...this.lifecycle.bind(
-        'control',
-        {
-          requestCancel: waits.requestCancel,
-          closeCancels: waits.closeCancels,
-          requestPause: pause.requestPause,
-          pauseHeld: pause.pauseHeldRun,
-          resume: pause.resumeRun,
-        },
-        this.op,
-      ),
-      // A subscription on a connection of its own (cancel-watch.ts), not an operation.
-      watchCancels: (workerId, listener) => this.cancels.watch(workerId, listener),
-    };
-    this.checkpoints = this.lifecycle.bind(
-      'checkpoints',
-      {
-        write: runs.writeCheckpoint,
-        load: runs.loadCheckpoint,
-        list: runs.listCheckpoints,
-      },
-      this.op,
-    );
-    this.runs = this.lifecycle.bind(
-      'runs',
-      {
-        create: runs.createRun,
-        createAndLease: runs.createRunAndLease,
-        get: runs.getRun,
-        finish: runs.finishRun,
-        reopen: runs.reopenRun,
-        list: queries.listRuns,
-        count: queries.countRuns,
-      },
-      this.op,
-    );
-    this.timers = this.lifecycle.bind('timers', { claimDue: waits.claimDueTimers }, this.op);
-    this.signals = this.lifecycle.bind(
-      'signals',
-      { deliver: waits.deliverSignal, read: waits.readSignals },
-      this.op,
-    );
     const registry = this.registry;
-    this.presence = this.lifecycle.bind(
-      'presence',
-      {
-        register: (_ctx: StoreContext, workerId: string) => registry.register(workerId),
-        unregister: (ctx: StoreContext, workerId: string) => registry.unregister(ctx, workerId),
-        reapDead: (ctx: StoreContext, limit: number, reclaimAfterMs: number) =>
-          registry.reapDeadWorkers(ctx, limit, reclaimAfterMs),
-        live: (ctx: StoreContext) => registry.liveWorkers(ctx),
-        takeScanTurn: (ctx: StoreContext, scan: string, workerId: string, turnMs: number) =>
-          registry.takeScanTurn(ctx, scan, workerId, turnMs),
-        publishMembership: (ctx: StoreContext, members: readonly string[]) =>
-          registry.publishMembership(ctx, members),
-        readMembership: (ctx: StoreContext, knownGeneration: number, turn: string) =>
-          registry.readMembership(ctx, knownGeneration, turn),
-      },
-      this.op,
-    );
-    this.retention = this.lifecycle.bind(
-      'retention',
-      {
-        expired: retention.expiredRuns,
-        delete: retention.deleteRun,
-        deleteExpired: retention.deleteExpiredRuns,
-        tombstone: retention.runTombstone,
-      },
-      this.op,
-    );
-    this.payloads = {
-      location: 'redis',
-      ...this.lifecycle.bind(
-        'payloads',
+    const capabilities: Omit<RedisStore, keyof Adapter | 'onDataLoss' | 'lastDataLoss' | 'reindexRuns'> = {
+      leases: this.lifecycle.bind(
+        'leases',
         {
-          put: payloads.putPayload,
-          get: payloads.getPayload,
-          delete: payloads.deletePayloads,
+          acquire: leases.acquireLease,
+          renew: leases.renewLeases,
+          release: leases.releaseLease,
+          suspend: waits.suspendRun,
+          reapExpired: leases.reapExpiredLeases,
+          get: leases.getLease,
+          now: leases.now,
+          recordClaimFailure: leases.recordClaimFailure,
         },
         this.op,
       ),
-    };
-    this.fleet = this.lifecycle.bind(
-      'fleet',
-      {
-        report: fleet.reportWorker,
-        list: fleet.listWorkers,
-        forget: fleet.forgetWorker,
+      control: {
+        ...this.lifecycle.bind(
+          'control',
+          {
+            requestCancel: waits.requestCancel,
+            closeCancels: waits.closeCancels,
+            requestPause: pause.requestPause,
+            pauseHeld: pause.pauseHeldRun,
+            resume: pause.resumeRun,
+          },
+          this.op,
+        ),
+        // A subscription on a connection of its own (cancel-watch.ts), not an operation.
+        watchCancels: (workerId, listener) => this.cancels.watch(workerId, listener),
       },
-      this.op,
-    );
-    this.schedules = this.lifecycle.bind(
-      'schedules',
-      {
-        create: schedules.createSchedule,
-        get: schedules.getSchedule,
-        update: schedules.updateSchedule,
-        delete: schedules.deleteSchedule,
-        list: schedules.listSchedules,
-        due: schedules.dueSchedules,
-      },
-      this.op,
-    );
-    this.concurrency = this.lifecycle.bind(
-      'concurrency',
-      {
-        acquire: concurrency.acquireSlot,
-        release: concurrency.releaseSlot,
-        state: concurrency.slotState,
-      },
-      this.op,
-    );
-    this.rateLimits = this.lifecycle.bind('rateLimits', { take: rateLimits.takeRateToken }, this.op);
-    // Group commit across runs.
-    this.journalIndex = {
-      groupsByDefault: true,
-      ...this.lifecycle.bind(
-        'journalIndex',
+      checkpoints: this.lifecycle.bind(
+        'checkpoints',
         {
-          appendPointers: journalIndex.appendPointers,
-          markOwnJournal: journalIndex.markOwnJournal,
-          readPointers: journalIndex.readPointers,
-          deletePointers: journalIndex.deletePointers,
-          groupLogUse: journalIndex.groupLogUse,
-          forgetGroupLog: journalIndex.forgetGroupLog,
+          write: runs.writeCheckpoint,
+          load: runs.loadCheckpoint,
+          list: runs.listCheckpoints,
         },
         this.op,
       ),
+      runs: this.lifecycle.bind(
+        'runs',
+        {
+          create: runs.createRun,
+          createAndLease: runs.createRunAndLease,
+          get: runs.getRun,
+          finish: runs.finishRun,
+          reopen: runs.reopenRun,
+          list: queries.listRuns,
+          count: queries.countRuns,
+        },
+        this.op,
+      ),
+      timers: this.lifecycle.bind('timers', { claimDue: waits.claimDueTimers }, this.op),
+      signals: this.lifecycle.bind(
+        'signals',
+        { deliver: waits.deliverSignal, read: waits.readSignals },
+        this.op,
+      ),
+      presence: this.lifecycle.bind(
+        'presence',
+        {
+          register: (_ctx: StoreContext, workerId: string) => registry.register(workerId),
+          unregister: (ctx: StoreContext, workerId: string) => registry.unregister(ctx, workerId),
+          reapDead: (ctx: StoreContext, limit: number, reclaimAfterMs: number) =>
+            registry.reapDeadWorkers(ctx, limit, reclaimAfterMs),
+          live: (ctx: StoreContext) => registry.liveWorkers(ctx),
+          takeScanTurn: (ctx: StoreContext, scan: string, workerId: string, turnMs: number) =>
+            registry.takeScanTurn(ctx, scan, workerId, turnMs),
+          publishMembership: (ctx: StoreContext, members: readonly string[]) =>
+            registry.publishMembership(ctx, members),
+          readMembership: (ctx: StoreContext, knownGeneration: number, turn: string) =>
+            registry.readMembership(ctx, knownGeneration, turn),
+        },
+        this.op,
+      ),
+      retention: this.lifecycle.bind(
+        'retention',
+        {
+          expired: retention.expiredRuns,
+          delete: retention.deleteRun,
+          deleteExpired: retention.deleteExpiredRuns,
+          tombstone: retention.runTombstone,
+        },
+        this.op,
+      ),
+      payloads: {
+        location: 'redis',
+        ...this.lifecycle.bind(
+          'payloads',
+          {
+            put: payloads.putPayload,
+            get: payloads.getPayload,
+            delete: payloads.deletePayloads,
+          },
+          this.op,
+        ),
+      },
+      fleet: this.lifecycle.bind(
+        'fleet',
+        {
+          report: fleet.reportWorker,
+          list: fleet.listWorkers,
+          forget: fleet.forgetWorker,
+        },
+        this.op,
+      ),
+      schedules: this.lifecycle.bind(
+        'schedules',
+        {
+          create: schedules.createSchedule,
+          get: schedules.getSchedule,
+          update: schedules.updateSchedule,
+          delete: schedules.deleteSchedule,
+          list: schedules.listSchedules,
+          due: schedules.dueSchedules,
+        },
+        this.op,
+      ),
+      concurrency: this.lifecycle.bind(
+        'concurrency',
+        {
+          acquire: concurrency.acquireSlot,
+          release: concurrency.releaseSlot,
+          state: concurrency.slotState,
+        },
+        this.op,
+      ),
+      rateLimits: this.lifecycle.bind('rateLimits', { take: rateLimits.takeRateToken }, this.op),
+      // Group commit across runs.
+      journalIndex: {
+        groupsByDefault: true,
+        ...this.lifecycle.bind(
+          'journalIndex',
+          {
+            appendPointers: journalIndex.appendPointers,
+            markOwnJournal: journalIndex.markOwnJournal,
+            readPointers: journalIndex.readPointers,
+            deletePointers: journalIndex.deletePointers,
+            groupLogUse: journalIndex.groupLogUse,
+            forgetGroupLog: journalIndex.forgetGroupLog,
+          },
+          this.op,
+        ),
+      },
     };
+    Object.assign(this, capabilities);
   }
 
   connect(): Promise<void> {

@@ -175,7 +175,7 @@ export class Dispatcher {
         const { found, wake, tooLate } = await store.control.requestCancel(message.runId, message.reason);
         if (!found) return this.unknownRunYet(message, delivery);
         if (tooLate === true) return this.cancelTooLate(message, delivery);
-        // The owner, when another worker, is told by the store (LeaseStore.watchCancels).
+        // The owner, when another worker, is told by the store (RunControlStore.watchCancels).
         sessions.get(message.runId)?.cancel(message.reason);
         if (wake) await enqueueWake(transport.runQueue, message.runId, 'cancel');
         return delivery.ack();

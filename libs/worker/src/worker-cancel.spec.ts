@@ -61,7 +61,7 @@ const catchesCancel = defineWorkflow({
 });
 
 /**
- * A memory store whose closeCancels first runs `before` (a cancel that lands just before the owner
+ * A memory store whose control.closeCancels first runs `before` (a cancel that lands just before the owner
  * closes the run's cancels, or just after), so the race is exact, not timed.
  */
 function storeAround(hooks: {

@@ -91,7 +91,7 @@ export class Worker {
   private stateValue: WorkerState = 'created';
   private readonly registry = new Map<string, AnyWorkflowDefinition>();
   private readonly sessions = new Map<string, RunSession>();
-  /** Stops the store's calls of accepted cancels (LeaseStore.watchCancels), when it has them. */
+  /** Stops the store's calls of accepted cancels (RunControlStore.watchCancels), when it has them. */
   private unwatchCancels: (() => void) | undefined;
   private readonly keeper: LeaseKeeper;
   private readonly maintenance: Maintenance;

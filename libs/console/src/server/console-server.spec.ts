@@ -242,7 +242,7 @@ describe('the console server', () => {
     expect(res.headers.get('retry-after')).toBe('1');
     expect(await res.json()).toMatchObject({
       code: 'BATON_STORE_TIMEOUT',
-      error: expect.stringMatching(/listRuns\(\) within 100 ms/),
+      error: expect.stringMatching(/runs\.list\(\) within 100 ms/),
     });
     expect((await fetch(`${url}api/runs/run-a1`)).status).toBe(200);
     const { csrfToken } = await session(url);

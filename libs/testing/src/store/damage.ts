@@ -1,6 +1,6 @@
 /**
  * Store conformance, the edges of a claim: counting failed claims in a row
- * (`recordClaimFailure`), and loading checkpoints whose stored bytes were damaged by hand, as a
+ * (`leases.recordClaimFailure`), and loading checkpoints whose stored bytes were damaged by hand, as a
  * disk fault, a restore or an operator's edit would leave them. Every store must turn a damaged
  * checkpoint into CheckpointUnreadableError naming the run and the checkpoint's seq, and keep the
  * others loadable, so a worker can resume from an older one instead of looping.

@@ -1,5 +1,5 @@
 /**
- * Store conformance, LeaseStore section: acquire, renew, release (hand-off), reaping, getLease, now.
+ * Store conformance, LeaseStore section (`store.leases`): acquire, renew, release (hand-off), reaping, get, now.
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';

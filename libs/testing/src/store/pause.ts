@@ -1,5 +1,5 @@
 /**
- * Store conformance, pause and resume: requestPause, pauseHeldRun, resumeRun, and what a paused
+ * Store conformance, pause and resume: control.requestPause, control.pauseHeld, control.resume, and what a paused
  * run means to acquire, renewal, suspension, the reapers, timers, signals and cancels.
  */
 import { describe, expect, it } from 'vitest';

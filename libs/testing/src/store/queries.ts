@@ -100,7 +100,7 @@ export function describeRunQueryConformance(store: () => Store): void {
       expect(pending).toMatchObject({ owner: null, epoch: 0 });
       const completed = page.runs.find((r) => r.status === 'completed')!;
       expect(completed).toMatchObject({ owner: null, result: { ok: true } });
-      // The record is the one getRun returns.
+      // The record is the one runs.get returns.
       const { owner: _o, epoch: _e, ...record } = completed;
       expect(record).toEqual(await store().runs.get(completed.runId));
       const oldest = await store().runs.list({ workflow, order: 'oldest' });

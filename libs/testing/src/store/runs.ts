@@ -21,7 +21,7 @@ import { EXPIRY_WAIT_MS, FENCED, SHORT_TTL_MS, acquireOk, checkpointOf, createTe
 const RESULT = { approved: true, score: 712 };
 const COMPLETED: RunOutcome = { status: 'completed', result: RESULT };
 
-/** Registers the run index, checkpoint and finishRun tests; `store()` is the test's fresh store. */
+/** Registers the run index, checkpoint and runs.finish tests; `store()` is the test's fresh store. */
 export function describeRunConformance(store: () => Store): void {
   describe('run index', () => {
     it('creates a pending run with no attempts and returns it by id', async () => {
@@ -288,7 +288,7 @@ export function describeRunConformance(store: () => Store): void {
       const loaded = (await store().checkpoints.load(runId)) as ProtectedCheckpoint;
       expect(loaded).toEqual(written);
       expect(openCheckpoint(loaded, runId, protection).entries).toHaveLength(2);
-      // The final checkpoint of finishRun takes the same path.
+      // The final checkpoint of runs.finish takes the same path.
       const final = protectedCheckpointOf(runId, epoch, 2, protection, 'completed');
       await store().runs.finish(runId, epoch, COMPLETED, final);
       const loadedFinal = (await store().checkpoints.load(runId)) as ProtectedCheckpoint;

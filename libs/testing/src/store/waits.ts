@@ -1,5 +1,5 @@
 /**
- * Store conformance, waiting runs: suspendRun, the SignalInbox, requestCancel and the TimerStore.
+ * Store conformance, waiting runs: leases.suspend, the SignalInbox, control.requestCancel and the TimerStore.
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';

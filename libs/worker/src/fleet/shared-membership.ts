@@ -6,7 +6,7 @@
  * Invariants:
  * 1. One worker at a time, the holder of the {@link MEMBERSHIP_TURN} turn, lists the live workers
  *    (`presence.live`, O(fleet) on the store) and publishes the list, every period. Every other
- *    worker reads one small record per period (`readMembership`) and the list itself only when
+ *    worker reads one small record per period (`presence.readMembership`) and the list itself only when
  *    its generation moved. Per period the store serves one listing and N small reads, where every
  *    worker listing every worker was N listings of N.
  * 2. The turn lasts {@link TURN_PERIODS} periods and its holder renews it every period. A holder

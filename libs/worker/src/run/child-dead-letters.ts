@@ -21,7 +21,7 @@
  *    of its letter after a fix, by an operator or by version-redrive.ts; a duplicate) finds a
  *    finished run and is dropped, after sending the parent the same end again. No child ever runs
  *    under that id, so a redrive cannot make a second child.
- * 4. The tombstone is made in two store calls (`createRunAndLease`, then `finishRun` under the
+ * 4. The tombstone is made in two store calls (`runs.createAndLease`, then `runs.finish` under the
  *    lease's epoch). In between, its lease is held by {@link SETTLING_OWNER}, a worker id no
  *    worker has, for {@link SETTLING_LEASE_MS}: no reaper or dead-worker scan hands it out, so a
  *    crash in between leaves the child unrun, never run with a made-up input. Whoever meets that

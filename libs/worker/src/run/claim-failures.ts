@@ -6,7 +6,7 @@
  * Invariants:
  * 1. The success path writes nothing: a failed claim is recorded on the run, under the claim's
  *    epoch, and failures count as consecutive only when their epochs are (the store's
- *    recordClaimFailure). A claim that went well in between breaks the chain by itself.
+ *    leases.recordClaimFailure). A claim that went well in between breaks the chain by itself.
  * 2. A failure is recorded only under the claim's own epoch (fenced): a worker that lost the lease
  *    records nothing and leaves the run to its new owner.
  * 3. After `maxResumeFailures` in a row the run is failed once, with ResumeFailedError carrying the

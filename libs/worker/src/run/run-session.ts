@@ -149,7 +149,7 @@ export class RunSession {
   private handoffRequested = false;
   /** A pause was requested (the lease keeper's renewal said so): stop at the next step and pause. */
   private pauseRequested = false;
-  /** The store paused the run at its suspension point (a pause request met the suspendRun). */
+  /** The store paused the run at its suspension point (a pause request met the leases.suspend). */
   private pausedAtSuspend = false;
   /** The run's concurrency slot, once it asked for one (concurrency-gate.ts). */
   private slot: SlotRequest | undefined;
@@ -506,7 +506,7 @@ export class RunSession {
       sealOutcome(outcome, this.runId, this.deps.payloadProtection),
       writer.snapshot(outcome.status),
     );
-    // The final checkpoint is written by finishRun, atomically with the outcome.
+    // The final checkpoint is written by runs.finish, atomically with the outcome.
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
     await releaseSlot(this.deps, this.slot);
     return outcome.status;

@@ -342,13 +342,13 @@ export type RunOutcome =
   | { status: 'cancelled'; error: SerializedError };
 
 /**
- * What `createRunAndLease` returns: the new run with its first lease, or the run that was already
+ * What {@link RunIndex.createAndLease} returns: the new run with its first lease, or the run that was already
  * known under that id or idempotency key (and no lease).
  */
 export type CreatedAndLeased =
   { created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord };
 
-/** A new run as `createRunAndLease` takes it (a fork's checkpoint and origin go through `createRun`). */
+/** A new run as `runs.createAndLease` takes it (a fork's checkpoint and origin go through `runs.create`). */
 export type NewRunToLease = Omit<NewRun, 'checkpoint' | 'forkedFrom'>;
 
 export interface RunIndex {
@@ -358,11 +358,11 @@ export interface RunIndex {
    */
   create(run: NewRun): Promise<{ created: boolean; run: RunRecord }>;
   /**
-   * `createRun` and, only when that created the run, `acquireLease(runId, owner, ttlMs)`, as one
+   * {@link create} and, only when that created the run, `leases.acquire(runId, owner, ttlMs)`, as one
    * atomic step (one round trip): how a worker claims the run of a start message. When the run (or
    * its idempotency key) was already known nothing changes and there is no `lease`: the caller
    * claims the existing run as it would any other. `run` is the record after the lease. A fork's
-   * checkpoint and origin are not taken here (forks go through `createRun`).
+   * checkpoint and origin are not taken here (forks go through {@link create}).
    */
   createAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased>;
   get(runId: string): Promise<RunRecord | undefined>;
@@ -549,11 +549,11 @@ export { FINISHED_RUN_STATUSES } from './run-record.js';
 
 /**
  * Retention of finished runs (docs/retention.md). A run is finished when its record's status is
- * `completed`, `failed` or `cancelled` (its lease is then `finished` too: finishRun sets both in
+ * `completed`, `failed` or `cancelled` (its lease is then `finished` too: `runs.finish` sets both in
  * one step). Nothing of any other run is ever listed or deleted.
  *
  * Left out on purpose: the journal (the caller purges it on the transport, after the store data
- * is gone) and runs that have a lease but no record (claimed without createRun): never listed.
+ * is gone) and runs that have a lease but no record (claimed without `runs.create`): never listed.
  */
 export interface RetentionStore {
   /**
@@ -580,7 +580,7 @@ export interface RetentionStore {
   deleteExpired(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]>;
   /**
    * The tombstone {@link deleteExpired} left for a run, while it lives: how `result()` tells a
-   * run retention removed from one not created yet. Undefined otherwise (`deleteRun` leaves none).
+   * run retention removed from one not created yet. Undefined otherwise ({@link delete} leaves none).
    */
   tombstone(runId: string): Promise<RunTombstone | undefined>;
 }
