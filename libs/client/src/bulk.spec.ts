@@ -62,7 +62,13 @@ describe('client.bulk', () => {
   it('pauses every run in flight and resumes every paused one, refusing what is neither', async () => {
     const transport = memoryTransport();
     const { client, store } = await fleet(transport);
-    await store.runs.create({ runId: 'p0', workflow: 'bulk-wf', version: 1, input: {}, idempotencyKey: null });
+    await store.runs.create({
+      runId: 'p0',
+      workflow: 'bulk-wf',
+      version: 1,
+      input: {},
+      idempotencyKey: null,
+    });
     expect(await client.bulk.count({}, 'pause')).toBe(3);
     const paused = await client.bulk.run('pause', {}, { reason: 'maintenance' });
     expect(paused).toMatchObject({

@@ -63,7 +63,13 @@ describe('Client', () => {
     const transport = memoryTransport();
     const store = memoryStore();
     const client = new Client({ transport, store });
-    await store.runs.create({ runId: 'ok', workflow: 'orders', version: 2, input: null, idempotencyKey: null });
+    await store.runs.create({
+      runId: 'ok',
+      workflow: 'orders',
+      version: 2,
+      input: null,
+      idempotencyKey: null,
+    });
     await store.runs.create({
       runId: 'bad',
       workflow: 'orders',
@@ -79,7 +85,10 @@ describe('Client', () => {
     await store.runs.finish('ok', ok.epoch, { status: 'completed', result: { total: 3 } });
     expect(await waiting).toEqual({ total: 3 });
 
-    await store.runs.finish('bad', bad.epoch, { status: 'failed', error: { name: 'Error', message: 'boom' } });
+    await store.runs.finish('bad', bad.epoch, {
+      status: 'failed',
+      error: { name: 'Error', message: 'boom' },
+    });
     await expect(client.result('bad')).rejects.toBeInstanceOf(WorkflowFailedError);
     await expect(client.result('never', { timeoutMs: 50 })).rejects.toThrow(TimeoutError);
     await expect(client.result('never', { timeoutMs: 50 })).rejects.toThrow(/status: not started/);

@@ -6,12 +6,7 @@
  * `baton backlog`, `baton versions`, `baton replay-check`), the console and applications.
  */
 import { ConfigError, TimeoutError } from '@baton/core';
-import {
-  type BacklogDetail,
-  type ReportedWorker,
-  type Store,
-  type Transport,
-} from '@baton/core/adapter';
+import { type BacklogDetail, type ReportedWorker, type Store, type Transport } from '@baton/core/adapter';
 import type { ClaimCheck, PayloadProtection } from '@baton/core/runtime';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { VersionDrains, type VersionDrain, type VersionsListing, type VersionsOptions } from './versions.js';

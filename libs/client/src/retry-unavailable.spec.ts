@@ -79,8 +79,14 @@ describe('client retries through a leader election', () => {
     const calls: string[] = [];
     let failing = 0;
     for (const method of ['requestCancel', 'requestPause', 'resume'] as const) {
-      const real = store.control[method].bind(store.control) as (runId: string, reason?: string) => Promise<unknown>;
-      (store.control as unknown as Record<string, unknown>)[method] = async (runId: string, reason?: string) => {
+      const real = store.control[method].bind(store.control) as (
+        runId: string,
+        reason?: string,
+      ) => Promise<unknown>;
+      (store.control as unknown as Record<string, unknown>)[method] = async (
+        runId: string,
+        reason?: string,
+      ) => {
         calls.push(method);
         if (failing > 0) {
           failing -= 1;

@@ -242,7 +242,9 @@ export class SchedulesApi {
   async upcoming(scheduleId: string, count = 5): Promise<number[]> {
     const schedule = await this.get(scheduleId);
     const times: number[] = [];
-    let at = schedule.paused ? await (await this.open('upcoming')).leases.now() : (schedule.nextDueAt ?? null);
+    let at = schedule.paused
+      ? await (await this.open('upcoming')).leases.now()
+      : (schedule.nextDueAt ?? null);
     if (schedule.paused && at !== null) at = nextDueAfter(schedule.spec, at);
     while (at !== null && times.length < count) {
       times.push(at);

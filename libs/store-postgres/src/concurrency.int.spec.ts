@@ -10,7 +10,9 @@ const RUNS = 24;
 const LONG_TTL_MS = 60_000;
 
 /** Two stores (separate pools) on one fresh schema, as two workers would have. */
-async function twoWorkers(schema = schemas.name()): Promise<[Store & { readonly presence: PresenceStore }, Store & { readonly presence: PresenceStore }]> {
+async function twoWorkers(
+  schema = schemas.name(),
+): Promise<[Store & { readonly presence: PresenceStore }, Store & { readonly presence: PresenceStore }]> {
   const a = postgresStore({ url, schema, poolSize: 4 });
   const b = postgresStore({ url, schema, poolSize: 4 });
   await Promise.all([a.connect(), b.connect()]);

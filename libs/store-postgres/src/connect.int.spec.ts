@@ -152,7 +152,10 @@ describe('postgres store: connecting', () => {
           input: null,
           idempotencyKey: null,
         });
-        expect(await store.leases.acquire(run.runId, 'worker-a', 5_000)).toMatchObject({ ok: true, epoch: 1 });
+        expect(await store.leases.acquire(run.runId, 'worker-a', 5_000)).toMatchObject({
+          ok: true,
+          epoch: 1,
+        });
         await store.presence.register('worker-a');
         expect(await store.presence.live()).toEqual(['worker-a']);
       } finally {

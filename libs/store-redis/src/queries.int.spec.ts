@@ -121,7 +121,13 @@ describe('redis store: run query indexes', () => {
     // Suspend, then a signal wakes it and another worker takes it: running again.
     const s1 = await acquire(store, 's');
     expect(
-      await store.leases.suspend({ runId: 's', epoch: s1, wakeAt: null, signals: ['go'], consumedSignalIds: [] }),
+      await store.leases.suspend({
+        runId: 's',
+        epoch: s1,
+        wakeAt: null,
+        signals: ['go'],
+        consumedSignalIds: [],
+      }),
     ).toEqual({ ok: true });
     await check();
     await store.signals.deliver('s', { signalId: 'sig-1', name: 'go', payload: null });

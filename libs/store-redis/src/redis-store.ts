@@ -17,13 +17,7 @@
  * 6. With waitReplicas > 0, an operation that moves a run reports success only once that many
  *    replicas confirmed it (replication.ts).
  */
-import type {
-  Adapter,
-  PresenceStore,
-  Store,
-  StoreDataLoss,
-  RecordedDataLoss,
-} from '@baton/core/adapter';
+import type { Adapter, PresenceStore, Store, StoreDataLoss, RecordedDataLoss } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import { CancelWatch } from './cancel-watch.js';
 import { createConnection, type StoreConnection } from './connection.js';

@@ -25,7 +25,10 @@ async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promi
 describe('redis store: server restarts', () => {
   let server: PrivateServer;
   const stores: Store[] = [];
-  const open = async (keyPrefix: string, presenceGraceMs?: number): Promise<Store & { readonly presence: PresenceStore }> => {
+  const open = async (
+    keyPrefix: string,
+    presenceGraceMs?: number,
+  ): Promise<Store & { readonly presence: PresenceStore }> => {
     const store = redisStore({
       url: server.url,
       keyPrefix,

@@ -33,7 +33,7 @@ describe('severableTransport', () => {
 });
 
 describe('severableStore', () => {
-  it("cuts every capability of the store off with it, while the store itself keeps answering", async () => {
+  it('cuts every capability of the store off with it, while the store itself keeps answering', async () => {
     const store = memoryStore();
     const { adapter, sever } = severableStore(store);
     const leases = adapter.leases;

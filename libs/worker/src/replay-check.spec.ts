@@ -251,7 +251,11 @@ describe('client.fleet.replayCheck (memory adapters)', () => {
     await f.spawn();
     const runs = [await f.client.start(v1, 'one'), await f.client.start(v1, 'two')];
     for (const run of runs)
-      await until(async () => (await f.store.runs.get(run.runId))?.status === 'suspended', 5_000, 'suspended');
+      await until(
+        async () => (await f.store.runs.get(run.runId))?.status === 'suspended',
+        5_000,
+        'suspended',
+      );
 
     const progress: number[] = [];
     const keyless = new Client({ transport: f.transport, store: f.store });

@@ -245,7 +245,8 @@ describe('child workflows', () => {
     let last: string | undefined;
     await until(
       async () => {
-        const chain = (await f.store.runs.list({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 })).runs;
+        const chain = (await f.store.runs.list({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 }))
+          .runs;
         last = chain.find((r) => r.status === 'suspended')?.runId;
         return last !== undefined;
       },

@@ -153,7 +153,11 @@ describe('payload protection in the worker (memory adapters)', () => {
     const worker = await f.spawn({ payloadProtection: p });
     // A payload sealed with k2, which this worker lacks, put in the inbox as a worker with k2 would.
     const sealed = sealValue({ ok: true }, run.runId, 'signal payload', protection(k2));
-    const delivered = await f.store.signals.deliver(run.runId, { signalId: 'g1', name: 'go', payload: sealed });
+    const delivered = await f.store.signals.deliver(run.runId, {
+      signalId: 'g1',
+      name: 'go',
+      payload: sealed,
+    });
     expect(delivered.found).toBe(true);
     await sendRunMessage(f.transport.runQueue, wakeMessage(run.runId, 'signal'));
     await until(() => worker.events.some((e) => e.type === 'run-held'), 5_000, 'the run to be held');

@@ -77,7 +77,11 @@ describe('schedules on workers', () => {
     const runs = await scheduledRuns(f.store, 'each-second');
     expectEverySecondOnce(runs);
     for (const { runId } of runs) {
-      await until(async () => (await f.store.runs.get(runId))?.status === 'completed', 10_000, `run ${runId}`);
+      await until(
+        async () => (await f.store.runs.get(runId))?.status === 'completed',
+        10_000,
+        `run ${runId}`,
+      );
       expect(ledger.count(runId)).toBe(1);
     }
     // Every worker's firings were different due times: the compare-and-set let one through each.
@@ -122,7 +126,11 @@ describe('schedules on workers', () => {
     // The frozen firing's due time is the first run, started once by both firings together.
     expect(runs[0]!.runId).toBe(frozenAt);
     for (const { runId } of runs) {
-      await until(async () => (await f.store.runs.get(runId))?.status === 'completed', 10_000, `run ${runId}`);
+      await until(
+        async () => (await f.store.runs.get(runId))?.status === 'completed',
+        10_000,
+        `run ${runId}`,
+      );
       expect(ledger.count(runId)).toBe(1);
     }
   });

@@ -40,11 +40,17 @@ describe('boundedStore', () => {
     const inner = memoryStore();
     const store = boundedStore(inner, 1_000);
     await store.connect();
-    await store.runs.create({ runId: 'r1', workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
+    await store.runs.create({
+      runId: 'r1',
+      workflow: 'w',
+      version: 1,
+      input: { n: 1 },
+      idempotencyKey: null,
+    });
     expect((await store.runs.get('r1'))?.input).toEqual({ n: 1 });
     expect(store.runs.list).toBe(store.runs.list);
-    const refused = await store
-      .runs.create({ runId: '', workflow: 'w', version: 1, input: {}, idempotencyKey: null })
+    const refused = await store.runs
+      .create({ runId: '', workflow: 'w', version: 1, input: {}, idempotencyKey: null })
       .then(
         () => 'created',
         (e: unknown) => e,

@@ -134,7 +134,9 @@ describe('readRunHistory', () => {
     const { store, journal, runId } = await fixture();
     damageMemoryCheckpoint(store, runId, 1, 'garbage');
     damageMemoryCheckpoint(store, runId, 2, 'garbage');
-    await expect(readRunHistory({ store: store.checkpoints, journal, runId, protection })).rejects.toMatchObject({
+    await expect(
+      readRunHistory({ store: store.checkpoints, journal, runId, protection }),
+    ).rejects.toMatchObject({
       name: 'CheckpointUnreadableError',
     });
     const fallbacks: HistoryFallback[] = [];

@@ -44,7 +44,10 @@ export function describeConcurrencyConformance(store: () => Store): void {
       await store().concurrency.acquire(request(key, c!, 1));
       expect(await store().concurrency.release(request(key, a!, 1))).toEqual([b]);
       // b holds the freed slot before it asks: a newcomer waits behind c.
-      expect(await store().concurrency.acquire(request(key, late!, 1))).toEqual({ acquired: false, wake: [] });
+      expect(await store().concurrency.acquire(request(key, late!, 1))).toEqual({
+        acquired: false,
+        wake: [],
+      });
       expect(await store().concurrency.acquire(request(key, b!, 1))).toEqual({ acquired: true, wake: [] });
       expect(await store().concurrency.state(key)).toEqual({ holders: [b], waiting: [c, late] });
       // A waiting run that gives up leaves the line; releasing what one does not hold frees nothing.
@@ -74,7 +77,10 @@ export function describeConcurrencyConformance(store: () => Store): void {
         error: { name: 'CancelledError', message: 'cancelled' },
       });
       const newcomer = (await createTestRun(store())).runId;
-      expect(await store().concurrency.acquire(request(key, newcomer, 1))).toEqual({ acquired: false, wake: [next] });
+      expect(await store().concurrency.acquire(request(key, newcomer, 1))).toEqual({
+        acquired: false,
+        wake: [next],
+      });
       expect(await store().concurrency.state(key)).toEqual({ holders: [next], waiting: [newcomer] });
     });
 
@@ -97,21 +103,35 @@ export function describeConcurrencyConformance(store: () => Store): void {
       await store().concurrency.acquire(request(key, holder, 1));
       // The waiting run parks: refused, then suspended waiting for nothing.
       const parked = await suspendedRun(store(), { label: 'parked', wakeAt: null });
-      expect(await store().concurrency.acquire(request(key, parked.runId, 1))).toEqual({ acquired: false, wake: [] });
+      expect(await store().concurrency.acquire(request(key, parked.runId, 1))).toEqual({
+        acquired: false,
+        wake: [],
+      });
       expect((await store().timers.claimDue(1000, 60_000)).map((t) => t.runId)).not.toContain(parked.runId);
       expect(await store().concurrency.release(request(key, holder, 1))).toEqual([parked.runId]);
       const due = await store().timers.claimDue(1000, 60_000);
       expect(due.map((t) => t.runId)).toContain(parked.runId);
       expect(await acquireOk(store(), parked.runId, 'worker-b')).toBe(parked.epoch + 1);
-      expect(await store().concurrency.acquire(request(key, parked.runId, 1))).toEqual({ acquired: true, wake: [] });
+      expect(await store().concurrency.acquire(request(key, parked.runId, 1))).toEqual({
+        acquired: true,
+        wake: [],
+      });
     });
 
     it('refuses an empty or overlong key and a limit that is not a positive integer', async () => {
       const { runId } = await createTestRun(store());
-      await expect(store().concurrency.acquire({ key: '', runId, limit: 1 })).rejects.toThrow(/concurrency key/);
-      await expect(store().concurrency.acquire({ key: 'k'.repeat(257), runId, limit: 1 })).rejects.toThrow(/1-256/);
-      await expect(store().concurrency.acquire({ key: 'k', runId, limit: 0 })).rejects.toThrow(/positive integer/);
-      await expect(store().concurrency.release({ key: 'k', runId, limit: 1.5 })).rejects.toThrow(/positive integer/);
+      await expect(store().concurrency.acquire({ key: '', runId, limit: 1 })).rejects.toThrow(
+        /concurrency key/,
+      );
+      await expect(store().concurrency.acquire({ key: 'k'.repeat(257), runId, limit: 1 })).rejects.toThrow(
+        /1-256/,
+      );
+      await expect(store().concurrency.acquire({ key: 'k', runId, limit: 0 })).rejects.toThrow(
+        /positive integer/,
+      );
+      await expect(store().concurrency.release({ key: 'k', runId, limit: 1.5 })).rejects.toThrow(
+        /positive integer/,
+      );
     });
   });
 }

@@ -41,7 +41,10 @@ export function describePauseConformance(store: () => Store): void {
         reason: 'paused',
       });
       // A second request changes nothing.
-      expect(await store().control.requestPause(runId, 'another reason')).toEqual({ found: true, state: 'paused' });
+      expect(await store().control.requestPause(runId, 'another reason')).toEqual({
+        found: true,
+        state: 'paused',
+      });
       expect((await store().leases.get(runId))?.pauseReason).toBe('maintenance window');
 
       expect(await store().control.resume(runId)).toEqual({ found: true, resumed: true, wake: true });
@@ -98,9 +101,9 @@ export function describePauseConformance(store: () => Store): void {
       expect((await store().leases.renew([{ runId, epoch }], SHORT_TTL_MS))[0]).toMatchObject({ ok: false });
       await expect(store().control.pauseHeld(runId, epoch)).rejects.toMatchObject(FENCED);
       await expect(store().checkpoints.write(checkpointOf(runId, epoch, 1))).rejects.toMatchObject(FENCED);
-      await expect(store().runs.finish(runId, epoch, { status: 'completed', result: 0 })).rejects.toMatchObject(
-        FENCED,
-      );
+      await expect(
+        store().runs.finish(runId, epoch, { status: 'completed', result: 0 }),
+      ).rejects.toMatchObject(FENCED);
       expect((await store().leases.get(runId))?.state).toBe('paused');
       expect((await store().runs.get(runId))?.status).toBe('paused');
       expect(await store().control.resume(runId)).toEqual({ found: true, resumed: true, wake: true });
@@ -119,7 +122,11 @@ export function describePauseConformance(store: () => Store): void {
         ok: false,
         reason: 'paused',
       });
-      expect(await store().leases.get(runId)).toMatchObject({ epoch: epoch + 1, owner: null, state: 'paused' });
+      expect(await store().leases.get(runId)).toMatchObject({
+        epoch: epoch + 1,
+        owner: null,
+        state: 'paused',
+      });
       expect((await store().runs.get(runId))?.status).toBe('paused');
       await sleep(EXPIRY_WAIT_MS);
       expect(await store().leases.reapExpired(1000, 60_000)).not.toContain(runId);
@@ -139,9 +146,19 @@ export function describePauseConformance(store: () => Store): void {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
       expect(await store().control.requestPause(runId)).toEqual({ found: true, state: 'pause-requested' });
-      const wait = { runId, epoch, wakeAt: (await store().leases.now()) - 1000, signals: [], consumedSignalIds: [] };
+      const wait = {
+        runId,
+        epoch,
+        wakeAt: (await store().leases.now()) - 1000,
+        signals: [],
+        consumedSignalIds: [],
+      };
       expect(await store().leases.suspend(wait)).toEqual({ ok: true, paused: true });
-      expect(await store().leases.get(runId)).toMatchObject({ epoch: epoch + 1, state: 'paused', owner: null });
+      expect(await store().leases.get(runId)).toMatchObject({
+        epoch: epoch + 1,
+        state: 'paused',
+        owner: null,
+      });
       expect((await store().runs.get(runId))?.status).toBe('paused');
       expect((await store().timers.claimDue(1000, 60_000)).map((t) => t.runId)).not.toContain(runId);
     });
@@ -175,7 +192,10 @@ export function describePauseConformance(store: () => Store): void {
     it('lets a cancel win: a paused run becomes acquirable, a pause request is withdrawn, a pause is refused', async () => {
       const { runId, epoch } = await suspendedRun(store());
       await store().control.requestPause(runId);
-      expect(await store().control.requestCancel(runId, 'no longer needed')).toEqual({ found: true, wake: true });
+      expect(await store().control.requestCancel(runId, 'no longer needed')).toEqual({
+        found: true,
+        wake: true,
+      });
       expect(await store().leases.get(runId)).toMatchObject({
         state: 'held',
         owner: null,
@@ -193,7 +213,10 @@ export function describePauseConformance(store: () => Store): void {
       await store().control.requestPause(held);
       await store().control.requestCancel(held);
       expect((await store().leases.get(held))?.pauseRequested).toBeUndefined();
-      expect(await store().control.pauseHeld(held, heldEpoch)).toEqual({ ok: false, reason: 'cancel-requested' });
+      expect(await store().control.pauseHeld(held, heldEpoch)).toEqual({
+        ok: false,
+        reason: 'cancel-requested',
+      });
       expect((await store().leases.get(held))?.state).toBe('held');
     });
 
@@ -201,7 +224,10 @@ export function describePauseConformance(store: () => Store): void {
       const runs = await Promise.all(Array.from({ length: 10 }, () => createTestRun(store(), 'race')));
       const answers = await Promise.all(
         runs.map(({ runId }) =>
-          Promise.all([store().leases.acquire(runId, 'worker-a', LONG_TTL_MS), store().control.requestPause(runId)]),
+          Promise.all([
+            store().leases.acquire(runId, 'worker-a', LONG_TTL_MS),
+            store().control.requestPause(runId),
+          ]),
         ),
       );
       for (const [i, [claim, pause]] of answers.entries()) {

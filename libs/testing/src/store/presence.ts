@@ -151,7 +151,8 @@ export function describePresenceConformance(pairFactory: StorePairFactory): void
       await b.presence.register(asker);
       expect((await a.presence.takeScanTurn(scan, holder, turnMs)).held).toBe(true);
       // A live holder keeps it, however often others ask.
-      for (let i = 0; i < 3; i++) expect((await b.presence.takeScanTurn(scan, asker, turnMs)).held).toBe(false);
+      for (let i = 0; i < 3; i++)
+        expect((await b.presence.takeScanTurn(scan, asker, turnMs)).held).toBe(false);
       expect((await a.presence.takeScanTurn(scan, holder, turnMs)).held).toBe(true);
 
       await a.close(); // as when the holder's process dies: its connections close

@@ -60,7 +60,9 @@ export function describeScheduleConformance(store: () => Store): void {
 
     it('refuses a schedule with a bad id, cron, time zone or policy, writing nothing', async () => {
       const s = store();
-      await expect(s.schedules.create(newSchedule('bad id!'))).rejects.toMatchObject({ code: 'BATON_CONFIG' });
+      await expect(s.schedules.create(newSchedule('bad id!'))).rejects.toMatchObject({
+        code: 'BATON_CONFIG',
+      });
       const id = uniqueId('sched');
       await expect(s.schedules.create(newSchedule(id, { spec: { cron: 'not a cron' } }))).rejects.toThrow(
         /cron expression 'not a cron' is invalid/,
@@ -103,7 +105,10 @@ export function describeScheduleConformance(store: () => Store): void {
       expect(stored?.nextDueAt).toBe(schedule.nextDueAt! + 60_000);
       expect(stored?.createdAt).toBe(schedule.createdAt);
       // A third firing from the old revision is refused too.
-      expect(await s.schedules.update(id, 1, fired('run-c'))).toMatchObject({ ok: false, reason: 'conflict' });
+      expect(await s.schedules.update(id, 1, fired('run-c'))).toMatchObject({
+        ok: false,
+        reason: 'conflict',
+      });
       expect(await s.schedules.update(uniqueId('none'), 1, fired('run-d'))).toEqual({
         ok: false,
         reason: 'not-found',
@@ -168,7 +173,9 @@ export function describeScheduleConformance(store: () => Store): void {
       const s = store();
       const ids = ['a', 'b', 'c', 'd', 'e'].map((n) => `${n}-${uniqueId('s')}`);
       for (const [i, id] of ids.entries()) {
-        await s.schedules.create(newSchedule(id, { workflow: i % 2 === 0 ? 'even' : 'odd', paused: i === 4 }));
+        await s.schedules.create(
+          newSchedule(id, { workflow: i % 2 === 0 ? 'even' : 'odd', paused: i === 4 }),
+        );
       }
       const first = await s.schedules.list({ limit: 2 });
       expect(first.schedules.map((x) => x.scheduleId)).toEqual(ids.slice(0, 2));

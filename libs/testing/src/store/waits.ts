@@ -159,8 +159,14 @@ export function describeWaitConformance(store: () => Store): void {
     it("keeps the first cancel request's reason with the flag, and none when none was given", async () => {
       const { runId } = await createTestRun(store());
       await acquireOk(store(), runId, 'worker-a');
-      expect(await store().control.requestCancel(runId, 'customer withdrew')).toEqual({ found: true, wake: false });
-      expect(await store().control.requestCancel(runId, 'a later reason')).toEqual({ found: true, wake: false });
+      expect(await store().control.requestCancel(runId, 'customer withdrew')).toEqual({
+        found: true,
+        wake: false,
+      });
+      expect(await store().control.requestCancel(runId, 'a later reason')).toEqual({
+        found: true,
+        wake: false,
+      });
       expect(await store().leases.get(runId)).toMatchObject({
         cancelRequested: true,
         cancelReason: 'customer withdrew',
@@ -220,7 +226,11 @@ export function describeWaitConformance(store: () => Store): void {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
       await store().runs.finish(runId, epoch, { status: 'completed', result: 1 });
-      expect(await store().control.requestCancel(runId, 'late')).toEqual({ found: true, wake: false, tooLate: true });
+      expect(await store().control.requestCancel(runId, 'late')).toEqual({
+        found: true,
+        wake: false,
+        tooLate: true,
+      });
       expect(await store().leases.get(runId)).toMatchObject({ state: 'finished', cancelRequested: false });
     });
   });
@@ -251,7 +261,9 @@ export function describeWaitConformance(store: () => Store): void {
       const silent = await createTestRun(store(), 'silent');
       const silentEpoch = await acquireOk(store(), silent.runId, 'worker-a');
       await store().control.requestCancel(silent.runId);
-      expect(await store().control.closeCancels(silent.runId, silentEpoch)).toEqual({ cancelRequested: true });
+      expect(await store().control.closeCancels(silent.runId, silentEpoch)).toEqual({
+        cancelRequested: true,
+      });
     });
 
     it('lasts for its epoch only: the next owner accepts cancels again', async () => {
@@ -261,7 +273,10 @@ export function describeWaitConformance(store: () => Store): void {
       await sleep(EXPIRY_WAIT_MS);
       const second = await acquireOk(store(), runId, 'worker-b');
       expect(second).toBe(first + 1);
-      expect(await store().control.requestCancel(runId, 'after the failover')).toEqual({ found: true, wake: false });
+      expect(await store().control.requestCancel(runId, 'after the failover')).toEqual({
+        found: true,
+        wake: false,
+      });
       expect(await store().control.closeCancels(runId, second)).toEqual({
         cancelRequested: true,
         cancelReason: 'after the failover',
@@ -315,7 +330,8 @@ export function describeWaitConformance(store: () => Store): void {
         expect(toOther).toEqual([]);
       } finally {
         for (const stop of stops) stop();
-        if (s.presence !== undefined) for (const worker of [owner, other]) await s.presence.unregister(worker);
+        if (s.presence !== undefined)
+          for (const worker of [owner, other]) await s.presence.unregister(worker);
       }
     });
   });

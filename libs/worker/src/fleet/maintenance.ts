@@ -31,12 +31,7 @@
  * when it has room: failover then costs no trip through the bus and, on a partitioned bus, never
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
-import {
-  type PayloadStore,
-  type ScanTurn,
-  type Store,
-  type Transport,
-} from '@baton/core/adapter';
+import { type PayloadStore, type ScanTurn, type Store, type Transport } from '@baton/core/adapter';
 import {
   GroupLogTrimmer,
   type GroupLogTrimPass,
@@ -245,7 +240,9 @@ export class Maintenance {
    */
   async scanOnce(): Promise<void> {
     try {
-      await this.reap('expired', (limit) => this.store.leases.reapExpired(limit, this.options.reclaimAfterMs));
+      await this.reap('expired', (limit) =>
+        this.store.leases.reapExpired(limit, this.options.reclaimAfterMs),
+      );
       await this.wakeDueTimers();
     } catch (err) {
       this.options.logger.warn({ err }, 'maintenance scan failed; retrying next period');

@@ -26,7 +26,10 @@ const ALL = Array.from({ length: PARTITIONS }, (_, i) => i);
 type Calls = Record<Exclude<keyof MembershipStore, 'watchMembership'>, number>;
 
 /** The real store's membership calls, counted: nothing is answered here. */
-function counted(store: Store & { readonly presence: PresenceStore }): { store: MembershipStore; calls: Calls } {
+function counted(store: Store & { readonly presence: PresenceStore }): {
+  store: MembershipStore;
+  calls: Calls;
+} {
   const calls: Calls = { live: 0, publishMembership: 0, readMembership: 0, takeScanTurn: 0 };
   return {
     calls,
@@ -79,7 +82,11 @@ const stores = {
   },
 } as const;
 
-async function member(id: string, prefix: string, openStore: () => Store & { readonly presence: PresenceStore }): Promise<Member> {
+async function member(
+  id: string,
+  prefix: string,
+  openStore: () => Store & { readonly presence: PresenceStore },
+): Promise<Member> {
   const store = openStore();
   await store.connect();
   await store.presence.register(id);

@@ -215,7 +215,11 @@ export async function settleDeadLetteredChild(
   } else {
     const lease = await store.leases.get(run.runId);
     if (lease?.state !== 'held' || lease.owner !== SETTLING_OWNER) return 'alive';
-    await store.runs.finish(run.runId, lease.epoch, sealOutcome(outcome, run.runId, options.payloadProtection));
+    await store.runs.finish(
+      run.runId,
+      lease.epoch,
+      sealOutcome(outcome, run.runId, options.payloadProtection),
+    );
   }
   await reportEndToParent(options, { ...run, status: 'failed', error: outcome.error }, outcome);
   logger.warn(
