@@ -123,7 +123,7 @@ await runCommand(USAGE, parse, async (config) => {
       if (result.sum !== expected)
         throw new Error(`parent ${handle.runId}: sum ${result.sum}, expected ${expected}`);
       const cpuMs = (cpuSeconds() - cpu) * 1000;
-      const claims = (await store.getRun(handle.runId))?.attempts ?? 0;
+      const claims = (await store.runs.get(handle.runId))?.attempts ?? 0;
       console.log(
         `${String(p).padStart(6)}  ${String(Math.round(result.startedAt - startedAtWall)).padStart(14)}  ` +
           `${String(Math.round(elapsedMs)).padStart(16)}  ${String(Math.round((config.children / elapsedMs) * 1000)).padStart(10)}  ` +

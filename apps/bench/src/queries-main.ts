@@ -3,13 +3,13 @@
  * (a mix of statuses, 20 workflows, 3 versions, 10 workers holding the running ones, half with an
  * idempotency key) into a Redis store and a Postgres store of their own, then times, per store, the
  * first page unfiltered, by status, by workflow and status, by a created-at range, by a run-id
- * prefix, by worker, the second page through a cursor, and countRuns: p50 and p95 over `--samples`
+ * prefix, by worker, the second page through a cursor, and runs.count: p50 and p95 over `--samples`
  * calls each, with how many runs the page held (a Redis page can come back short when its scan
  * budget runs out; the time to a full page is then timed too). Prints the store's memory for the
  * data set (Redis: used_memory and the index keys; Postgres: table and index sizes).
  *
  * How runs get in (docs/performance.md, "Run queries at a million runs"):
- * - Redis: the store's own calls (createRun, createRunAndLease, suspendRun, finishRun with a final
+ * - Redis: the store's own calls (runs.create, runs.createAndLease, leases.suspend, runs.finish with a final
  *   checkpoint), many in flight on one connection, so every key and index entry is what the
  *   scripts write; createdAt is therefore the seeding time (spread over the seeding minutes).
  * - Postgres: the store's migrations create the schema, then `INSERT … SELECT generate_series`
@@ -124,7 +124,7 @@ function progress(label: string, done: number, total: number, started: number): 
 // ---------------------------------------------------------------------------------------------
 // Seeding
 
-/** A chain10-like final checkpoint: what finishRun stores next to a finished run. */
+/** A chain10-like final checkpoint: what runs.finish stores next to a finished run. */
 function finalCheckpoint(
   runId: string,
   status: 'completed' | 'failed' | 'cancelled',
@@ -153,16 +153,16 @@ async function seedOneRedis(store: Store, i: number, workers: number): Promise<v
     idempotencyKey: keyOf(i),
   };
   if (status === 'pending') {
-    await store.createRun(run);
+    await store.runs.create(run);
     return;
   }
-  const leased = await store.createRunAndLease(run, workerOf(i, workers), 3_600_000);
+  const leased = await store.runs.createAndLease(run, workerOf(i, workers), 3_600_000);
   if (!leased.created || !leased.lease.ok) throw new Error(`run ${run.runId} was not created and leased`);
   const epoch = leased.lease.epoch;
   if (status === 'running') return;
   if (status === 'suspended') {
     const wakeAt = i % 3 === 0 ? Date.now() + 86_400_000 : null;
-    const result = await store.suspendRun({
+    const result = await store.leases.suspend({
       runId: run.runId,
       epoch,
       wakeAt,
@@ -180,7 +180,7 @@ async function seedOneRedis(store: Store, i: number, workers: number): Promise<v
           status,
           error: { name: status === 'failed' ? 'ActivityFailedError' : 'CancelledError', message: 'seeded' },
         };
-  await store.finishRun(run.runId, epoch, outcome, finalCheckpoint(run.runId, status, Date.now()));
+  await store.runs.finish(run.runId, epoch, outcome, finalCheckpoint(run.runId, status, Date.now()));
 }
 
 async function seedRedis(store: Store, runs: number, workers: number): Promise<void> {
@@ -318,8 +318,8 @@ const LIMIT = 50;
 
 async function measure(store: Store, samples: number): Promise<Timing[]> {
   // Run ids and times to filter by, taken from the data set itself.
-  const newest = await store.listRuns({ limit: 1 });
-  const oldest = await store.listRuns({ limit: 1, order: 'oldest' });
+  const newest = await store.runs.list({ limit: 1 });
+  const oldest = await store.runs.list({ limit: 1, order: 'oldest' });
   const top = newest.runs[0]!;
   const from = oldest.runs[0]!.createdAt;
   const to = top.createdAt;
@@ -327,13 +327,13 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
   const rangeStart = from + (to - from) * 0.45;
   const rangeEnd = from + (to - from) * 0.55;
   // Prefixes of a run from the middle of the span: neither the first nor the last a walk meets.
-  const middle = (await store.listRuns({ limit: 1, createdBefore: (from + to) / 2 })).runs[0] ?? top;
+  const middle = (await store.runs.list({ limit: 1, createdBefore: (from + to) / 2 })).runs[0] ?? top;
   const idPrefix = middle.runId.slice(0, 3);
   const onePrefix = middle.runId.slice(0, 8);
 
   /** One page, and (if it came back short with a cursor) the way to a full page. */
   const page = (query: RunQuery) => async () => {
-    const first = await store.listRuns({ ...query, limit: LIMIT });
+    const first = await store.runs.list({ ...query, limit: LIMIT });
     const short = first.runs.length < LIMIT && first.cursor !== undefined;
     return {
       rows: first.runs.length,
@@ -344,7 +344,7 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
               let cursor = first.cursor;
               let calls = 1;
               while (rows < LIMIT && cursor !== undefined && calls < 2_000) {
-                const next = await store.listRuns({ ...query, limit: LIMIT - rows, cursor });
+                const next = await store.runs.list({ ...query, limit: LIMIT - rows, cursor });
                 rows += next.runs.length;
                 cursor = next.cursor;
                 calls++;
@@ -377,21 +377,21 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
   await run(`first page, run-id prefix '${idPrefix}' (1/4096)`, page({ runIdPrefix: idPrefix }));
   await run(`first page, run-id prefix '${onePrefix}' (one run)`, page({ runIdPrefix: onePrefix }));
   await run('first page, worker worker-3', page({ worker: 'worker-3' }));
-  const firstPage = await store.listRuns({ limit: LIMIT });
+  const firstPage = await store.runs.list({ limit: LIMIT });
   await run('second page via cursor, unfiltered', async () => {
-    const second = await store.listRuns({ limit: LIMIT, cursor: firstPage.cursor! });
+    const second = await store.runs.list({ limit: LIMIT, cursor: firstPage.cursor! });
     return { rows: second.runs.length, more: () => undefined };
   });
-  const failedFirst = await store.listRuns({ limit: LIMIT, status: 'failed' });
+  const failedFirst = await store.runs.list({ limit: LIMIT, status: 'failed' });
   await run('second page via cursor, status failed', async () => {
-    const second = await store.listRuns({ limit: LIMIT, status: 'failed', cursor: failedFirst.cursor! });
+    const second = await store.runs.list({ limit: LIMIT, status: 'failed', cursor: failedFirst.cursor! });
     return { rows: second.runs.length, more: () => undefined };
   });
   await run('countRuns', async () => {
-    const counts = await store.countRuns();
+    const counts = await store.runs.count();
     return { rows: Object.keys(counts.byWorkflow).length, more: () => undefined };
   });
-  const counts = await store.countRuns();
+  const counts = await store.runs.count();
   console.log(`  countRuns total ${counts.total.toLocaleString('en')}: ${JSON.stringify(counts.byStatus)}`);
   return timings;
 }

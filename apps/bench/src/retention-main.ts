@@ -136,7 +136,7 @@ await runCommand(USAGE, parse, async (config) => {
     for (let second = 1; running(); second++) {
       await sleep(Math.max(0, started + second * 1000 - performance.now()));
       // Every finished run the store still keeps, whatever its age.
-      const kept = (await store.expiredRuns(0, 10_000_000)).length;
+      const kept = (await store.retention.expired(0, 10_000_000)).length;
       const now = performance.now();
       peakKept = Math.max(peakKept, kept);
       if (now <= startUntil) completedWhileStarting = completed;
@@ -154,7 +154,7 @@ await runCommand(USAGE, parse, async (config) => {
     }
     await starter;
     const elapsed = (performance.now() - started) / 1000;
-    const kept = (await store.expiredRuns(0, 10_000_000)).length;
+    const kept = (await store.retention.expired(0, 10_000_000)).length;
     console.log(
       `\ncompleted ${completed} runs (${Math.round(completedWhileStarting / config.seconds)} runs/s while starting), ` +
         `deleted ${deleted} (${Math.round(deleted / elapsed)} runs/s over ${elapsed.toFixed(0)} s); ` +

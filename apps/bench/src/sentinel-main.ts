@@ -141,7 +141,7 @@ async function measureWrites(storeUrl: string, waitReplicas: number): Promise<nu
     await store.connect();
     const started = performance.now();
     for (let i = 0; i < WRITES; i++) {
-      const claimed = await store.acquireLease(`run-${i}`, 'bench', 60_000);
+      const claimed = await store.leases.acquire(`run-${i}`, 'bench', 60_000);
       if (!claimed.ok) throw new Error(`claim of run-${i} was refused: ${claimed.reason}`);
     }
     return (performance.now() - started) / WRITES;

@@ -109,7 +109,7 @@ describe('operator surfaces fail cleanly', () => {
       const store = adapters.store;
       await Promise.all(
         Array.from({ length: RUNS }, (_, n) =>
-          store.createRun({
+          store.runs.create({
             runId: `edge-${String(n).padStart(5, '0')}`,
             workflow: 'edges',
             version: 1,
@@ -163,14 +163,14 @@ describe('operator surfaces fail cleanly', () => {
     const secret = `sealed-${randomBytes(4).toString('hex')}`;
     const runId = `edge-sealed-${randomBytes(4).toString('hex')}`;
     // As a worker that encrypts leaves a finished run, and reports itself.
-    await adapters.store.createRun({
+    await adapters.store.runs.create({
       runId,
       workflow: 'edges',
       version: 1,
       input: sealValue({ secret }, runId, 'run input', protection),
       idempotencyKey: null,
     });
-    await adapters.store.reportWorker(
+    await adapters.store.fleet.report(
       {
         workerId: 'edge-sealer',
         host: 'here',
@@ -203,7 +203,7 @@ describe('operator surfaces fail cleanly', () => {
       const started = await exec(process.execPath, [CLI_MAIN, ...start, ...keyed], env, 30_000);
       expect(started.code, started.stderr).toBe(0);
     } finally {
-      await adapters.store.forgetWorker('edge-sealer');
+      await adapters.store.fleet.forget('edge-sealer');
     }
   });
 
@@ -233,10 +233,10 @@ describe('operator surfaces fail cleanly', () => {
         const body = (await frozen.json()) as { error: string; code: string };
         expect(body.code).toBe('BATON_STORE_TIMEOUT');
         expect(body.error).toMatch(
-          /the store did not answer listRuns\(\) within 1000 ms \(BATON_CONSOLE_STORE_TIMEOUT_MS\)/,
+          /the store did not answer runs\.list\(\) within 1000 ms \(BATON_CONSOLE_STORE_TIMEOUT_MS\)/,
         );
         await until('the thawed store to answer', async () => (await fetch(runs)).status === 200, 10_000);
-        expect(served.err()).toMatch(/console: the store did not answer listRuns\(\)/);
+        expect(served.err()).toMatch(/console: the store did not answer runs\.list\(\)/);
       } finally {
         served.child.kill('SIGINT');
       }

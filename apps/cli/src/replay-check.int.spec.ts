@@ -73,7 +73,7 @@ describe('baton replay-check on nats+redis', () => {
     const runs = [await client.start(rcOrder, 'one'), await client.start(rcOrder, 'two')];
     for (const run of runs) {
       const deadline = Date.now() + 20_000;
-      while ((await adapters.store.getRun(run.runId))?.status !== 'suspended') {
+      while ((await adapters.store.runs.get(run.runId))?.status !== 'suspended') {
         if (Date.now() > deadline) throw new Error(`run ${run.runId} did not suspend`);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -110,7 +110,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
     await withTimeout(`bus ${maskUrl(config.transportUrl)}`, transport.connect(), CONNECT_TIMEOUT_MS);
     await withTimeout(`store ${maskUrl(config.storeUrl)}`, store.connect(), CONNECT_TIMEOUT_MS);
     if (largePayloads.separate) {
-      const where = `payload store ${largePayloads.separate.payloadLocation} (bucket ${largePayloads.separate.bucket})`;
+      const where = `payload store ${largePayloads.separate.location} (bucket ${largePayloads.separate.bucket})`;
       await withTimeout(where, largePayloads.separate.connect(), CONNECT_TIMEOUT_MS);
     }
     await worker.start();
@@ -138,7 +138,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv, logger: Logger): 
       keyFingerprints: payloadKeyFingerprints(config.payloadProtection),
       largePayloads: {
         thresholdBytes: worker.options.claimCheck.thresholdBytes,
-        location: worker.options.claimCheck.payloads.payloadLocation,
+        location: worker.options.claimCheck.payloads.location,
       },
     },
     'worker ready',

@@ -8,11 +8,11 @@ const FAILED: RunOutcome = { status: 'failed', error: { name: 'Error', message: 
 
 /** A run of bulk-wf left as a worker would leave it: finished (completed / failed) or held. */
 async function run(store: Store, runId: string, end: 'completed' | 'failed' | 'running'): Promise<void> {
-  await store.createRun({ runId, workflow: 'bulk-wf', version: 1, input: {}, idempotencyKey: null });
-  const lease = await store.acquireLease(runId, 'worker-bulk', 60_000);
+  await store.runs.create({ runId, workflow: 'bulk-wf', version: 1, input: {}, idempotencyKey: null });
+  const lease = await store.leases.acquire(runId, 'worker-bulk', 60_000);
   if (!lease.ok) throw new Error(`could not lease ${runId}`);
   if (end === 'running') return;
-  await store.finishRun(runId, lease.epoch, end === 'failed' ? FAILED : { status: 'completed', result: 1 });
+  await store.runs.finish(runId, lease.epoch, end === 'failed' ? FAILED : { status: 'completed', result: 1 });
 }
 
 /** Five failed runs, two completed and two running, in a fresh memory store. */
@@ -28,7 +28,7 @@ async function fleet(
 }
 
 async function statuses(store: Store, ids: string[]): Promise<string[]> {
-  return Promise.all(ids.map(async (id) => (await store.getRun(id))?.status ?? 'gone'));
+  return Promise.all(ids.map(async (id) => (await store.runs.get(id))?.status ?? 'gone'));
 }
 
 describe('client.bulk', () => {
@@ -62,7 +62,13 @@ describe('client.bulk', () => {
   it('pauses every run in flight and resumes every paused one, refusing what is neither', async () => {
     const transport = memoryTransport();
     const { client, store } = await fleet(transport);
-    await store.createRun({ runId: 'p0', workflow: 'bulk-wf', version: 1, input: {}, idempotencyKey: null });
+    await store.runs.create({
+      runId: 'p0',
+      workflow: 'bulk-wf',
+      version: 1,
+      input: {},
+      idempotencyKey: null,
+    });
     expect(await client.bulk.count({}, 'pause')).toBe(3);
     const paused = await client.bulk.run('pause', {}, { reason: 'maintenance' });
     expect(paused).toMatchObject({
@@ -74,17 +80,17 @@ describe('client.bulk', () => {
     });
     // The pending run is paused at once; the two held ones are asked to pause at their next step.
     expect(await statuses(store, ['p0'])).toEqual(['paused']);
-    expect((await store.getLease('r0'))?.pauseRequested).toBe(true);
-    expect((await store.getLease('p0'))?.pauseReason).toBe('maintenance');
+    expect((await store.leases.get('r0'))?.pauseRequested).toBe(true);
+    expect((await store.leases.get('p0'))?.pauseReason).toBe('maintenance');
     // Bulk resume takes paused runs: a held run with a pause requested is still `running`, and is
     // refused like a finished one (`client.runs.resume(id)` withdraws its request one run at a time).
     const resumed = await client.bulk.run('resume', { status: ['paused', 'running', 'completed'] });
     expect(resumed.succeeded).toEqual(['p0']);
     expect(resumed.refused.map((r) => r.id).sort()).toEqual(['c0', 'c1', 'r0', 'r1']);
     expect(resumed.refused.find((r) => r.id === 'r0')?.reason).toMatch(/running/);
-    expect((await store.getLease('p0'))?.state).toBe('held');
+    expect((await store.leases.get('p0'))?.state).toBe('held');
     expect(await client.runs.resume('r0')).toBe(true);
-    expect((await store.getLease('r0'))?.pauseRequested).toBeUndefined();
+    expect((await store.leases.get('r0'))?.pauseRequested).toBeUndefined();
     expect(await client.bulk.count({}, 'resume')).toBe(0);
   });
 
@@ -173,10 +179,13 @@ describe('client.bulk', () => {
     const flaky = (store: Store): Store =>
       new Proxy(store, {
         get(target, property, receiver) {
-          if (property !== 'requestCancel') return Reflect.get(target, property, receiver) as unknown;
-          return async (runId: string, reason?: string) => {
-            if (runId === 'r0') throw new Error('store unreachable (test)');
-            return target.requestCancel(runId, reason);
+          if (property !== 'control') return Reflect.get(target, property, receiver) as unknown;
+          return {
+            ...target.control,
+            requestCancel: async (runId: string, reason?: string) => {
+              if (runId === 'r0') throw new Error('store unreachable (test)');
+              return target.control.requestCancel(runId, reason);
+            },
           };
         },
       });

@@ -63,23 +63,32 @@ describe('Client', () => {
     const transport = memoryTransport();
     const store = memoryStore();
     const client = new Client({ transport, store });
-    await store.createRun({ runId: 'ok', workflow: 'orders', version: 2, input: null, idempotencyKey: null });
-    await store.createRun({
+    await store.runs.create({
+      runId: 'ok',
+      workflow: 'orders',
+      version: 2,
+      input: null,
+      idempotencyKey: null,
+    });
+    await store.runs.create({
       runId: 'bad',
       workflow: 'orders',
       version: 2,
       input: null,
       idempotencyKey: null,
     });
-    const ok = await store.acquireLease('ok', 'w', 5_000);
-    const bad = await store.acquireLease('bad', 'w', 5_000);
+    const ok = await store.leases.acquire('ok', 'w', 5_000);
+    const bad = await store.leases.acquire('bad', 'w', 5_000);
     if (!ok.ok || !bad.ok) throw new Error('lease');
 
     const waiting = client.result('ok', { timeoutMs: 2_000 });
-    await store.finishRun('ok', ok.epoch, { status: 'completed', result: { total: 3 } });
+    await store.runs.finish('ok', ok.epoch, { status: 'completed', result: { total: 3 } });
     expect(await waiting).toEqual({ total: 3 });
 
-    await store.finishRun('bad', bad.epoch, { status: 'failed', error: { name: 'Error', message: 'boom' } });
+    await store.runs.finish('bad', bad.epoch, {
+      status: 'failed',
+      error: { name: 'Error', message: 'boom' },
+    });
     await expect(client.result('bad')).rejects.toBeInstanceOf(WorkflowFailedError);
     await expect(client.result('never', { timeoutMs: 50 })).rejects.toThrow(TimeoutError);
     await expect(client.result('never', { timeoutMs: 50 })).rejects.toThrow(/status: not started/);
@@ -90,18 +99,18 @@ describe('Client', () => {
     let now = 1_700_000_000_000;
     const store = memoryStore({ clock: () => now });
     const client = new Client({ transport: memoryTransport(), store });
-    await store.createRun({
+    await store.runs.create({
       runId: 'swept',
       workflow: 'orders',
       version: 2,
       input: null,
       idempotencyKey: null,
     });
-    const lease = await store.acquireLease('swept', 'w', 5_000);
+    const lease = await store.leases.acquire('swept', 'w', 5_000);
     if (!lease.ok) throw new Error('lease');
-    await store.finishRun('swept', lease.epoch, { status: 'completed', result: 1 });
+    await store.runs.finish('swept', lease.epoch, { status: 'completed', result: 1 });
     now += 10_000;
-    expect(await store.deleteExpiredRuns(5_000, 10, 60_000)).toEqual(['swept']);
+    expect(await store.retention.deleteExpired(5_000, 10, 60_000)).toEqual(['swept']);
 
     // No timeout given: without the tombstone this would wait for good.
     const deleted = await client.result('swept').catch((err: unknown) => err);
@@ -128,16 +137,16 @@ describe('Client', () => {
     const handle = await client.start({ name: 'orders', version: 2 }, null, { runId: 'queued' });
     const waiting = handle.result({ timeoutMs: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await store.createRun({
+    await store.runs.create({
       runId: 'queued',
       workflow: 'orders',
       version: 2,
       input: null,
       idempotencyKey: null,
     });
-    const lease = await store.acquireLease('queued', 'w', 5_000);
+    const lease = await store.leases.acquire('queued', 'w', 5_000);
     if (!lease.ok) throw new Error('lease');
-    await store.finishRun('queued', lease.epoch, { status: 'completed', result: 'late' });
+    await store.runs.finish('queued', lease.epoch, { status: 'completed', result: 'late' });
     expect(await waiting).toBe('late');
     await expect(client.result('queued-never', { timeoutMs: 5_000 })).rejects.toMatchObject({
       code: 'BATON_NOT_FOUND',

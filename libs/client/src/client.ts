@@ -190,10 +190,10 @@ export class Client {
       given !== undefined && 'codec' in given ? given : resolvePayloadProtection(given ?? {}, {}));
     const claimCheck = (this.claimCheck = resolveClaimCheck(
       options.largePayloads,
-      options.store,
+      options.store?.payloads,
       protection.codec,
     ));
-    this.fleetProtection = new FleetProtectionCheck(options.store, protection);
+    this.fleetProtection = new FleetProtectionCheck(options.store?.fleet, protection);
     this.outbox = new Outbox(transport, protection, claimCheck, this.retryUnavailableMs);
     this.journal = new HistoryReader(transport, protection.codec, claimCheck, options.store);
 
@@ -372,7 +372,7 @@ export class Client {
     if (this.store !== undefined) {
       const store = this.store;
       const answer = await this.outbox.retrying(`client.cancel(run ${runId})`, () =>
-        store.requestCancel(runId, reason),
+        store.control.requestCancel(runId, reason),
       );
       if (answer.found && answer.tooLate !== true) {
         // A suspended or paused run is acquirable now: wake it, as a worker would.
@@ -390,11 +390,11 @@ export class Client {
   async describe(runId: string): Promise<RunDescription> {
     const store = this.requireStore('describe');
     await this.connect();
-    const run = await store.getRun(runId);
+    const run = await store.runs.get(runId);
     if (!run) throw await notKnownError(store, this.transport, runId, '');
     const parent = parentOfKey(run.idempotencyKey);
     const opened = openedRecord(run, this.protection);
-    return { ...opened, lease: await store.getLease(runId), ...(parent && { parent }) };
+    return { ...opened, lease: await store.leases.get(runId), ...(parent && { parent }) };
   }
 
   /**
@@ -433,7 +433,7 @@ export class Client {
       options.signal?.throwIfAborted();
       let run: RunRecord | undefined;
       try {
-        run = await store.getRun(current);
+        run = await store.runs.get(current);
         failingSince = undefined;
       } catch (err) {
         // A store that is briefly away (a restart, a failover) is waited out for as long as the
@@ -464,7 +464,7 @@ export class Client {
         throw new WorkflowFailedError(current, error ?? { name: 'Error', message: 'unknown' });
       if (run?.status === 'cancelled') throw new CancelledError(current, error?.message);
       if (run === undefined) {
-        const tombstone = await store.runTombstone(current);
+        const tombstone = await store.retention.tombstone(current);
         if (tombstone !== undefined) throw new RunDeletedError(current, tombstone.deletedAt);
         if (seen !== undefined) {
           throw await notKnownError(

@@ -4,8 +4,8 @@ import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from './index.js';
 
 async function claimedRun(store: Store, transport: Transport, runId: string): Promise<number> {
-  await store.createRun({ runId, workflow: 'orders', version: 1, input: null, idempotencyKey: null });
-  const lease = await store.acquireLease(runId, 'worker-a', 30_000);
+  await store.runs.create({ runId, workflow: 'orders', version: 1, input: null, idempotencyKey: null });
+  const lease = await store.leases.acquire(runId, 'worker-a', 30_000);
   if (!lease.ok) throw new Error('not acquired');
   await transport.journal.append({ runId, data: new Uint8Array([1]) });
   return lease.epoch;
@@ -16,11 +16,11 @@ describe('client.runs.delete', () => {
     const store = memoryStore();
     const transport = memoryTransport();
     const epoch = await claimedRun(store, transport, 'done');
-    await store.finishRun('done', epoch, { status: 'completed', result: 1 });
+    await store.runs.finish('done', epoch, { status: 'completed', result: 1 });
     const client = new Client({ transport, store });
 
     expect(await client.runs.delete('done')).toEqual({ runId: 'done', journal: 'purged' });
-    expect(await store.getRun('done')).toBeUndefined();
+    expect(await store.runs.get('done')).toBeUndefined();
     expect(await transport.journal.read('done', 0)).toEqual([]);
     await expect(client.runs.delete('done')).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
   });
@@ -37,7 +37,7 @@ describe('client.runs.delete', () => {
       message: expect.stringContaining('run busy is running'),
     });
     expect(await transport.journal.read('busy', 0)).toHaveLength(1);
-    expect((await store.getRun('busy'))?.status).toBe('running');
+    expect((await store.runs.get('busy'))?.status).toBe('running');
   });
 
   it('needs the store', async () => {

@@ -34,7 +34,7 @@ describe('a client refused before it sends what the fleet cannot read', () => {
   it('refuses a keyless start and signal to a fleet that requires encryption, naming the key, and sends nothing', async () => {
     const store = memoryStore();
     const transport = memoryTransport();
-    await store.reportWorker(report('w-1', REQUIRES_K1), 60_000);
+    await store.fleet.report(report('w-1', REQUIRES_K1), 60_000);
     const client = new Client({ transport, store });
     await expect(client.start(greet, 'ada')).rejects.toThrow(
       /client.start\(greet@1\): the fleet requires encryption with key k1 \(values sent in the clear are refused by worker w-1\), and this client has no encryption key; .*BATON_ENCRYPTION_KEYS with key k1\)\. Nothing was sent/,
@@ -48,7 +48,7 @@ describe('a client refused before it sends what the fleet cannot read', () => {
   it('lets a client with the key through, and a keyless one while the workers allow plaintext or report no encryption', async () => {
     const store = memoryStore();
     const transport = memoryTransport();
-    await store.reportWorker(report('w-1', REQUIRES_K1), 60_000);
+    await store.fleet.report(report('w-1', REQUIRES_K1), 60_000);
     const keyed = new Client({
       transport,
       store,
@@ -58,8 +58,8 @@ describe('a client refused before it sends what the fleet cannot read', () => {
     expect((await keyed.fleet.backlog()).total).toBe(1);
 
     const migrating = memoryStore();
-    await migrating.reportWorker(report('w-1', { ...REQUIRES_K1, allowsPlaintext: true }), 60_000);
-    await migrating.reportWorker(report('w-2'), 60_000);
+    await migrating.fleet.report(report('w-1', { ...REQUIRES_K1, allowsPlaintext: true }), 60_000);
+    await migrating.fleet.report(report('w-2'), 60_000);
     await new Client({ transport, store: migrating }).start(greet, 'bob');
     // No live worker at all: nothing to judge by, nothing refused (the worker still checks).
     await new Client({ transport, store: memoryStore() }).start(greet, 'cy');
@@ -68,7 +68,7 @@ describe('a client refused before it sends what the fleet cannot read', () => {
 
   it('refuses a client whose active key no live worker holds, naming the keys they hold', async () => {
     const store = memoryStore();
-    await store.reportWorker(report('w-1', REQUIRES_K1), 60_000);
+    await store.fleet.report(report('w-1', REQUIRES_K1), 60_000);
     const ahead = new Client({
       transport: memoryTransport(),
       store,
@@ -81,28 +81,28 @@ describe('a client refused before it sends what the fleet cannot read', () => {
 
   it('reads the fleet once per period, and lets the call through when the store cannot be read', async () => {
     const store = memoryStore();
-    await store.reportWorker(report('w-1', REQUIRES_K1), 60_000);
+    await store.fleet.report(report('w-1', REQUIRES_K1), 60_000);
     let listings = 0;
     let now = 0;
     const counting = {
-      listWorkers: () => (listings++, store.listWorkers()),
-    } as unknown as typeof store;
+      list: () => (listings++, store.fleet.list()),
+    } as unknown as typeof store.fleet;
     const check = new FleetProtectionCheck(counting, resolvePayloadProtection({}, {}), () => now);
     for (let i = 0; i < 5; i++)
       await expect(check.check('op')).rejects.toThrow(/^op: the fleet requires encryption/);
     expect(listings).toBe(1);
     now += FLEET_PROTECTION_TTL_MS;
-    await store.forgetWorker('w-1');
+    await store.fleet.forget('w-1');
     await check.check('op');
     expect(listings).toBe(2);
-    const failing = { listWorkers: () => Promise.reject(new Error('store away')) } as unknown as typeof store;
+    const failing = { list: () => Promise.reject(new Error('store away')) } as unknown as typeof store.fleet;
     await new FleetProtectionCheck(failing, resolvePayloadProtection({}, {})).check('op');
   });
 
   it('refuses a report whose encryption field is malformed, naming the field', async () => {
     const store = memoryStore();
     await expect(
-      store.reportWorker(report('w-1', { activeKey: 'k1', keys: [], allowsPlaintext: false }), 60_000),
+      store.fleet.report(report('w-1', { activeKey: 'k1', keys: [], allowsPlaintext: false }), 60_000),
     ).rejects.toThrow(/worker report: encryption.keys is \[\]; give at least one key id/);
   });
 });

@@ -37,7 +37,7 @@ export class FleetProtectionCheck {
     if (this.verdict === undefined || this.now() >= this.verdict.until) {
       let workers: ReportedWorker[];
       try {
-        workers = await this.store.listWorkers();
+        workers = await this.store.list();
       } catch {
         return; // invariant 1: the call goes on; the worker still checks what it receives
       }

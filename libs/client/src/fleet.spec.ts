@@ -22,8 +22,8 @@ describe('client.fleet.workers', () => {
   it('lists the reported workers by id, with no presence field on a store without presence', async () => {
     const store = memoryStore();
     const client = new Client({ transport: memoryTransport(), store });
-    await store.reportWorker(report('w-b', 2), 60_000);
-    await store.reportWorker(report('w-a', 0), 60_000);
+    await store.fleet.report(report('w-b', 2), 60_000);
+    await store.fleet.report(report('w-a', 0), 60_000);
 
     const workers = await client.fleet.workers();
     expect(workers.map((w) => [w.workerId, w.runsHeld])).toEqual([

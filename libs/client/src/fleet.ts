@@ -6,13 +6,7 @@
  * `baton backlog`, `baton versions`, `baton replay-check`), the console and applications.
  */
 import { ConfigError, TimeoutError } from '@baton/core';
-import {
-  hasPresence,
-  type BacklogDetail,
-  type ReportedWorker,
-  type Store,
-  type Transport,
-} from '@baton/core/adapter';
+import { type BacklogDetail, type ReportedWorker, type Store, type Transport } from '@baton/core/adapter';
 import type { ClaimCheck, PayloadProtection } from '@baton/core/runtime';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { VersionDrains, type VersionDrain, type VersionsListing, type VersionsOptions } from './versions.js';
@@ -52,7 +46,7 @@ export class FleetApi {
     private readonly protection: PayloadProtection,
     private readonly claimCheck: ClaimCheck | undefined,
   ) {
-    this.drains = new VersionDrains(store, transport, () => this.store('fleet.versions').listWorkers());
+    this.drains = new VersionDrains(store, transport, () => this.store('fleet.versions').fleet.list());
   }
 
   /**
@@ -91,8 +85,9 @@ export class FleetApi {
    */
   async workers(): Promise<FleetWorker[]> {
     const store = this.store('fleet.workers');
-    if (!hasPresence(store)) return store.listWorkers();
-    const [workers, live] = await Promise.all([store.listWorkers(), store.liveWorkers()]);
+    const { presence } = store;
+    if (presence === undefined) return store.fleet.list();
+    const [workers, live] = await Promise.all([store.fleet.list(), presence.live()]);
     const connected = new Set(live);
     return workers.map((worker) => ({ ...worker, connected: connected.has(worker.workerId) }));
   }

@@ -46,7 +46,7 @@ export class HistoryReader {
       const deleted =
         err instanceof CheckpointIntegrityError &&
         this.store !== undefined &&
-        !(await this.store.getRun(runId));
+        !(await this.store.runs.get(runId));
       if (deleted) return entries;
       throw err;
     }

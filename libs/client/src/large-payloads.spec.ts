@@ -17,7 +17,7 @@ describe('client: large payloads by reference', () => {
     expect(bigStart).toMatchObject({ runId: large.runId, inputRef: { run: large.runId } });
     expect(bigStart.input).toBeUndefined();
     expect(first!.data.byteLength).toBeLessThan(1_000);
-    expect(await store.getPayload(large.runId, bigStart.inputRef!.sha256)).toBeDefined();
+    expect(await store.payloads.get(large.runId, bigStart.inputRef!.sha256)).toBeDefined();
     expect(decodeMessage(second!.data)).toMatchObject({ runId: small.runId, input: { doc: 'short' } });
   });
 
@@ -26,7 +26,7 @@ describe('client: large payloads by reference', () => {
     const transport = memoryTransport();
     const client = new Client({ transport, store });
     // A run journaled by a worker with the claim check: its big result is stored by reference.
-    await store.createRun({ runId: 'r1', workflow: 'w', version: 1, input: null, idempotencyKey: null });
+    await store.runs.create({ runId: 'r1', workflow: 'w', version: 1, input: null, idempotencyKey: null });
     const handle = await client.start({ name: 'w', version: 1 }, BIG, { runId: 'r1' });
     const ref = (
       decodeMessage((await transport.runQueue.fetch({ max: 1, expiresMs: 100 }))[0]!.data) as {
@@ -48,14 +48,14 @@ describe('client: large payloads by reference', () => {
     expect(history[0]?.entry).not.toHaveProperty('resultRef');
 
     // Gone from the store (retention on a bus that keeps journals, like Kafka): references stay.
-    const lease = await store.acquireLease('r1', 'w', 1_000);
-    await store.finishRun('r1', lease.ok ? lease.epoch : 0, { status: 'completed', result: null });
-    expect(await store.deleteRun('r1')).toBe(true);
+    const lease = await store.leases.acquire('r1', 'w', 1_000);
+    await store.runs.finish('r1', lease.ok ? lease.epoch : 0, { status: 'completed', result: null });
+    expect(await store.retention.delete('r1')).toBe(true);
     expect((await client.history('r1'))[0]?.entry).toMatchObject({ resultRef: ref });
 
     // A run the store knows, whose payload is other bytes than its hash says: refused, named.
-    await store.createRun({ runId: 'r2', workflow: 'w', version: 1, input: null, idempotencyKey: null });
-    await store.putPayload('r2', ref.sha256, new TextEncoder().encode('"changed"'));
+    await store.runs.create({ runId: 'r2', workflow: 'w', version: 1, input: null, idempotencyKey: null });
+    await store.payloads.put('r2', ref.sha256, new TextEncoder().encode('"changed"'));
     await transport.journal.append({ runId: 'r2', data: encodeEntries([{ ...entry }]) });
     await expect(client.history('r2')).rejects.toMatchObject({
       name: 'CheckpointIntegrityError',

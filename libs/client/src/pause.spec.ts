@@ -21,7 +21,7 @@ async function drain(transport: ReturnType<typeof memoryTransport>): Promise<Del
 }
 
 async function knownRun(store: ReturnType<typeof memoryStore>, runId: string): Promise<void> {
-  await store.createRun({ runId, workflow: 'orders', version: 1, input: null, idempotencyKey: null });
+  await store.runs.create({ runId, workflow: 'orders', version: 1, input: null, idempotencyKey: null });
 }
 
 describe('client.runs.pause and client.runs.resume', () => {
@@ -49,7 +49,7 @@ describe('client.runs.pause and client.runs.resume', () => {
   it('asks a run a worker holds to pause, and resume withdraws the request without a message', async () => {
     const { transport, store, client } = world();
     await knownRun(store, 'run-2');
-    await store.acquireLease('run-2', 'worker-a', 60_000);
+    await store.leases.acquire('run-2', 'worker-a', 60_000);
     expect(await client.runs.pause('run-2')).toBe('pause-requested');
     expect((await client.describe('run-2')).lease).toMatchObject({ state: 'held', pauseRequested: true });
     expect(await client.runs.resume('run-2')).toBe(true);
@@ -60,9 +60,9 @@ describe('client.runs.pause and client.runs.resume', () => {
   it('refuses a finished run with RunStateError naming its status, and a run with a cancel pending', async () => {
     const { store, client } = world();
     await knownRun(store, 'run-3');
-    const lease = await store.acquireLease('run-3', 'worker-a', 60_000);
+    const lease = await store.leases.acquire('run-3', 'worker-a', 60_000);
     if (!lease.ok) throw new Error('not acquired');
-    await store.finishRun('run-3', lease.epoch, { status: 'completed', result: 1 });
+    await store.runs.finish('run-3', lease.epoch, { status: 'completed', result: 1 });
     await expect(client.runs.pause('run-3')).rejects.toMatchObject({
       name: 'RunStateError',
       code: 'BATON_RUN_STATE',
@@ -77,13 +77,13 @@ describe('client.runs.pause and client.runs.resume', () => {
     });
 
     await knownRun(store, 'run-4');
-    await store.requestCancel('run-4', 'stop');
+    await store.control.requestCancel('run-4', 'stop');
     await expect(client.runs.pause('run-4')).rejects.toMatchObject({
       name: 'RunStateError',
       runId: 'run-4',
       message: expect.stringContaining('a cancel wins over a pause'),
     });
-    expect((await store.getLease('run-4'))?.state).toBeUndefined();
+    expect((await store.leases.get('run-4'))?.state).toBeUndefined();
   });
 
   it('raises NotFoundError for an unknown run and ConfigError without a store', async () => {

@@ -199,7 +199,7 @@ export async function replayCheck(
   let cursor: string | undefined;
   do {
     options.signal?.throwIfAborted();
-    const page = await deps.store.listRuns({
+    const page = await deps.store.runs.list({
       ...filter,
       limit: 200,
       ...(cursor !== undefined && { cursor }),
@@ -277,7 +277,7 @@ async function checkRun(
     // The input is sealed in the record when the fleet seals values (docs/integrity.md).
     input = openValue(run.input, run.runId, 'run input', deps.protection);
     const history = await readRunHistory({
-      store: deps.store,
+      store: deps.store.checkpoints,
       journal: deps.transport.journal,
       runId: run.runId,
       protection: deps.protection,

@@ -78,9 +78,15 @@ describe('client retries through a leader election', () => {
     const store = memoryStore();
     const calls: string[] = [];
     let failing = 0;
-    for (const method of ['requestCancel', 'requestPause', 'resumeRun'] as const) {
-      const real = store[method].bind(store) as (runId: string, reason?: string) => Promise<unknown>;
-      (store as unknown as Record<string, unknown>)[method] = async (runId: string, reason?: string) => {
+    for (const method of ['requestCancel', 'requestPause', 'resume'] as const) {
+      const real = store.control[method].bind(store.control) as (
+        runId: string,
+        reason?: string,
+      ) => Promise<unknown>;
+      (store.control as unknown as Record<string, unknown>)[method] = async (
+        runId: string,
+        reason?: string,
+      ) => {
         calls.push(method);
         if (failing > 0) {
           failing -= 1;
@@ -92,7 +98,7 @@ describe('client retries through a leader election', () => {
       };
     }
     const client = new Client({ transport: memoryTransport(), store });
-    await store.createRun({
+    await store.runs.create({
       runId: 'run-1',
       workflow: 'orders',
       version: 1,
@@ -105,10 +111,10 @@ describe('client retries through a leader election', () => {
     expect(await client.runs.resume('run-1')).toBe(true);
     failing = 1;
     await client.cancel('run-1');
-    expect((await store.getLease('run-1'))?.cancelRequested).toBeTruthy();
+    expect((await store.leases.get('run-1'))?.cancelRequested).toBeTruthy();
     expect(calls).toEqual([
       ...['requestPause', 'requestPause', 'requestPause'],
-      ...['resumeRun', 'resumeRun', 'resumeRun'],
+      ...['resume', 'resume', 'resume'],
       ...['requestCancel', 'requestCancel'],
     ]);
   });

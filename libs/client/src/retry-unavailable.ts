@@ -12,7 +12,7 @@
  *    de-duplication id (`start:<runId>`, `signal:<runId>:<signalId>`) and bytes never change. An
  *    attempt that reached the bus before its answer was lost is therefore de-duplicated (by message
  *    id on NATS, by run id and signal id in the store on any bus): a retry never makes a second run
- *    or delivers a signal twice. The store calls retried (requestCancel, requestPause, resumeRun)
+ *    or delivers a signal twice. The store calls retried (control.requestCancel, control.requestPause, control.resume)
  *    leave the same state when repeated.
  * 3. No attempt starts after the bound; the error then is {@link RetriesExhaustedError}, naming
  *    the call, the attempts, the time spent and (as `cause`) the last error. A bound of 0 makes one

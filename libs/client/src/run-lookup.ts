@@ -13,7 +13,7 @@ export async function requireRun(
   method: string,
 ): Promise<RunRecord> {
   assertRunId(runId);
-  const run = await store.getRun(runId);
+  const run = await store.runs.get(runId);
   if (!run) throw await notKnownError(store, transport, runId, `client.${method}(${runId}): `);
   return run;
 }
@@ -32,7 +32,8 @@ export async function notKnownError(
   evidence?: string,
 ): Promise<NotFoundError> {
   const plain = `${context}run ${runId} is not known to the store (not started, or not yet picked up)`;
-  if ((await store.runTombstone(runId)) !== undefined) return new NotFoundError(`${plain}: it was deleted`);
+  if ((await store.retention.tombstone(runId)) !== undefined)
+    return new NotFoundError(`${plain}: it was deleted`);
   const loss = await store.lastDataLoss?.().catch(() => undefined);
   if (evidence !== undefined) return new RunLostError(runId, evidence, loss);
   const records = await journalRecords(transport, runId);

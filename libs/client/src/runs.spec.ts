@@ -8,10 +8,10 @@ const FAILED: RunOutcome = { status: 'failed', error: { name: 'Error', message: 
 /** A run of ops-wf brought to its end by hand, as a worker would (this package has none). */
 async function finishedRun(store: Store, n: number): Promise<string> {
   const runId = `ops-run-${n}`;
-  await store.createRun({ runId, workflow: 'ops-wf', version: 1, input: { n }, idempotencyKey: null });
-  const lease = await store.acquireLease(runId, 'worker-ops', 5_000);
+  await store.runs.create({ runId, workflow: 'ops-wf', version: 1, input: { n }, idempotencyKey: null });
+  const lease = await store.leases.acquire(runId, 'worker-ops', 5_000);
   if (!lease.ok) throw new Error(`could not lease ${runId}`);
-  await store.finishRun(runId, lease.epoch, n % 2 === 1 ? FAILED : { status: 'completed', result: n });
+  await store.runs.finish(runId, lease.epoch, n % 2 === 1 ? FAILED : { status: 'completed', result: n });
   return runId;
 }
 

@@ -45,7 +45,7 @@ export class RunsApi {
    * a cursor from another query.
    */
   list(query: RunQuery = {}): Promise<RunPage> {
-    return this.store('runs.list').listRuns(query);
+    return this.store('runs.list').runs.list(query);
   }
 
   /** Every run the query matches, page after page (`limit` runs a page). */
@@ -60,7 +60,7 @@ export class RunsApi {
 
   /** How many runs there are, by status and by workflow and status. */
   count(): Promise<RunCounts> {
-    return this.store('runs.count').countRuns();
+    return this.store('runs.count').runs.count();
   }
 
   /**
@@ -71,7 +71,7 @@ export class RunsApi {
   async children(runId: string, limit = 100): Promise<RunRecord[]> {
     const store = this.store('runs.children');
     await this.connect();
-    const page = await store.listRuns({
+    const page = await store.runs.list({
       idempotencyKeyPrefix: childKeyPrefix(runId),
       order: 'oldest',
       limit,
@@ -88,7 +88,7 @@ export class RunsApi {
     const store = this.store('runs.timeline');
     await this.connect();
     await requireRun(store, this.transport, runId, 'runs.timeline');
-    const checkpoints = await store.listCheckpoints(runId);
+    const checkpoints = await store.checkpoints.list(runId);
     return buildTimeline(runId, await this.history.read(runId), checkpoints);
   }
 
@@ -109,14 +109,14 @@ export class RunsApi {
     assertRunId(runId);
     await this.connect();
     const answer = await this.outbox.retrying(`client.runs.pause(run ${runId})`, () =>
-      store.requestPause(runId, reason),
+      store.control.requestPause(runId, reason),
     );
     if (!answer.found)
       throw new NotFoundError(
         `client.runs.pause(${runId}): run ${runId} is not known to the store (not started yet?)`,
       );
     if (answer.state === 'paused' || answer.state === 'pause-requested') return answer.state;
-    const status = (await store.getRun(runId))?.status ?? answer.state;
+    const status = (await store.runs.get(runId))?.status ?? answer.state;
     throw new RunStateError(
       runId,
       status,
@@ -140,15 +140,15 @@ export class RunsApi {
     assertRunId(runId);
     await this.connect();
     const operation = `client.runs.resume(run ${runId})`;
-    const answer = await this.outbox.retrying(operation, () => store.resumeRun(runId));
+    const answer = await this.outbox.retrying(operation, () => store.control.resume(runId));
     if (!answer.found)
       throw new NotFoundError(`client.runs.resume(${runId}): run ${runId} is not known to the store`);
     // Lost, the wake is replaced by the reaper's: the resumed lease is in its queue.
     if (answer.wake) await this.outbox.send(operation, wakeMessage(runId, 'resume'));
     if (answer.resumed) return true;
-    const lease = await store.getLease(runId);
+    const lease = await store.leases.get(runId);
     if (lease?.state === 'finished') {
-      const status = (await store.getRun(runId))?.status ?? 'finished';
+      const status = (await store.runs.get(runId))?.status ?? 'finished';
       throw new RunStateError(
         runId,
         status,

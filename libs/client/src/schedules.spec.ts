@@ -36,7 +36,7 @@ describe('client.schedules', () => {
         /^client\.schedules\.create\(report.*A worker would refuse its starts/,
       );
     }
-    expect(await store.getSchedule('bad')).toBeUndefined();
+    expect(await store.schedules.get('bad')).toBeUndefined();
   });
 
   it('creates a schedule due at the first due time after now, with the default policies', async () => {
@@ -112,7 +112,7 @@ describe('client.schedules', () => {
     now += 10 * 60_000;
     expect(await client.schedules.resume('p')).toBe(true);
     expect(await client.schedules.resume('p')).toBe(false);
-    expect(await store.getSchedule('p')).toMatchObject({
+    expect(await store.schedules.get('p')).toMatchObject({
       paused: false,
       nextDueAt: Date.UTC(2026, 5, 1, 10, 11, 0),
     });
@@ -123,13 +123,13 @@ describe('client.schedules', () => {
   it('tries again when a firing moved the schedule on between its read and its write', async () => {
     const { client, store } = setup();
     await client.schedules.create(report, { region: 'eu' }, { scheduleId: 'race', every: '1m' });
-    const update = store.updateSchedule.bind(store);
+    const update = store.schedules.update.bind(store);
     let raced = false;
     // The first write of the client loses: a "firing" writes the schedule just before it.
-    store.updateSchedule = async (id, revision, next) => {
+    store.schedules.update = async (id, revision, next) => {
       if (!raced) {
         raced = true;
-        const current = (await store.getSchedule(id))!;
+        const current = (await store.schedules.get(id))!;
         const { scheduleId: _i, revision: _r, createdAt: _c, updatedAt: _u, ...fields } = current;
         await update(id, current.revision, { ...fields, lastRunId: 'fired-run', lastDueAt: 1 });
       }

@@ -137,8 +137,8 @@ export class SchedulesApi {
       paused: options.paused ?? false,
       ...(options.note !== undefined && { note: options.note }),
     };
-    const now = await store.now();
-    const created = await store.createSchedule({ ...definition, ...freshState(definition, now) });
+    const now = await store.leases.now();
+    const created = await store.schedules.create({ ...definition, ...freshState(definition, now) });
     if (!created.created) {
       throw new ConfigError(
         `client.schedules.create: schedule ${scheduleId} exists already (workflow ${created.schedule.workflow}); ` +
@@ -152,14 +152,14 @@ export class SchedulesApi {
   async get(scheduleId: string): Promise<ScheduleRecord> {
     const store = await this.open('get');
     assertScheduleId(scheduleId);
-    const schedule = await store.getSchedule(scheduleId);
+    const schedule = await store.schedules.get(scheduleId);
     if (schedule === undefined) throw notFound('get', scheduleId);
     return this.opened(schedule);
   }
 
   /** Schedules by id, in pages (`cursor`), filtered by workflow and paused. */
   async list(query: ScheduleQuery = {}): Promise<SchedulePage> {
-    const page = await (await this.open('list')).listSchedules(query);
+    const page = await (await this.open('list')).schedules.list(query);
     return { ...page, schedules: page.schedules.map((schedule) => this.opened(schedule)) };
   }
 
@@ -235,14 +235,16 @@ export class SchedulesApi {
   async delete(scheduleId: string): Promise<boolean> {
     const store = await this.open('delete');
     assertScheduleId(scheduleId);
-    return (await store.deleteSchedule(scheduleId)).ok;
+    return (await store.schedules.delete(scheduleId)).ok;
   }
 
   /** The next `count` due times of a schedule after now (store clock), jitter left out. */
   async upcoming(scheduleId: string, count = 5): Promise<number[]> {
     const schedule = await this.get(scheduleId);
     const times: number[] = [];
-    let at = schedule.paused ? await (await this.open('upcoming')).now() : (schedule.nextDueAt ?? null);
+    let at = schedule.paused
+      ? await (await this.open('upcoming')).leases.now()
+      : (schedule.nextDueAt ?? null);
     if (schedule.paused && at !== null) at = nextDueAfter(schedule.spec, at);
     while (at !== null && times.length < count) {
       times.push(at);
@@ -266,12 +268,12 @@ export class SchedulesApi {
     const store = await this.open(method);
     assertScheduleId(scheduleId);
     for (let attempt = 1; ; attempt++) {
-      const current = await store.getSchedule(scheduleId);
+      const current = await store.schedules.get(scheduleId);
       if (current === undefined) throw notFound(method, scheduleId);
       const { revision, createdAt: _c, updatedAt: _u, ...fields } = current;
-      const next = await modify(fields, await store.now());
+      const next = await modify(fields, await store.leases.now());
       const { scheduleId: _id, ...rest } = next;
-      const write = await store.updateSchedule(scheduleId, revision, rest);
+      const write = await store.schedules.update(scheduleId, revision, rest);
       if (write.ok) return this.opened(write.schedule);
       if (write.reason === 'not-found') throw notFound(method, scheduleId);
       if (attempt >= CAS_ATTEMPTS) {

@@ -91,7 +91,7 @@ export async function readHistoryAt(
   protection: PayloadProtection,
 ): Promise<HistoryAt> {
   const history = await readRunHistory({
-    store,
+    store: store.checkpoints,
     journal: transport.journal,
     runId,
     at:
@@ -195,7 +195,7 @@ export class TimeTravelApi {
     const store = this.store('timeTravel.checkpoints');
     await this.connect();
     await requireRun(store, this.transport, runId, 'timeTravel.checkpoints');
-    return store.listCheckpoints(runId);
+    return store.checkpoints.list(runId);
   }
 
   /**
@@ -252,7 +252,7 @@ export class TimeTravelApi {
     // The input is sealed for the original run: opened (MissingKeyError naming the key when this
     // client lacks it) and sealed again for the fork.
     const input = openValue(original.input, runId, 'run input', this.protection);
-    const { created } = await store.createRun({
+    const { created } = await store.runs.create({
       runId: newId,
       workflow: original.workflow,
       version: original.version,
@@ -309,14 +309,14 @@ export class TimeTravelApi {
           'retry and its parent was told it failed; after the fix, start the parent anew for a new child',
       );
     }
-    const lease = await store.getLease(runId);
+    const lease = await store.leases.get(runId);
     const history = await readHistoryAt(store, this.transport, runId, 'end', this.protection);
     const checkpoint = sealCheckpoint(
       {
         runId,
         // Above every seq the run has, even one that no longer reads (the base may be older then).
         seq: Math.max(history.checkpointSeq ?? 0, history.lastSeq) + 1,
-        // The finished lease's epoch: reopenRun accepts it only while the lease is still there.
+        // The finished lease's epoch: runs.reopen accepts it only while the lease is still there.
         epoch: lease?.epoch ?? 0,
         journalPosition: history.journalPosition,
         entries: retryEntries(history.entries),
@@ -324,9 +324,9 @@ export class TimeTravelApi {
       },
       this.protection,
     );
-    const reopened = await store.reopenRun(runId, checkpoint);
+    const reopened = await store.runs.reopen(runId, checkpoint);
     if (!reopened.reopened) {
-      const now = await store.getRun(runId);
+      const now = await store.runs.get(runId);
       throw notFailed(now?.status ?? reopened.status ?? 'unknown');
     }
     // Lost, the message is replaced by the reaper's: the reopened lease is in its queue.

@@ -25,18 +25,18 @@ const epochs = new Map<string, number>();
 /** A run of `workflow@version` brought to `status` through the store contract. */
 async function run(store: Store, workflow: string, version: number, status: RunStatus): Promise<string> {
   const runId = `run-${++seq}`;
-  await store.createRun({ runId, workflow, version, input: null, idempotencyKey: null });
+  await store.runs.create({ runId, workflow, version, input: null, idempotencyKey: null });
   if (status === 'pending') return runId;
   if (status === 'paused') {
-    expect(await store.requestPause(runId)).toEqual({ found: true, state: 'paused' });
+    expect(await store.control.requestPause(runId)).toEqual({ found: true, state: 'paused' });
     return runId;
   }
-  const lease = await store.acquireLease(runId, 'w', 60_000);
+  const lease = await store.leases.acquire(runId, 'w', 60_000);
   if (!lease.ok) throw new Error(`lease of ${runId} refused`);
   epochs.set(runId, lease.epoch);
   if (status === 'running') return runId;
   if (status === 'suspended') {
-    await store.suspendRun({
+    await store.leases.suspend({
       runId,
       epoch: lease.epoch,
       wakeAt: null,
@@ -45,7 +45,7 @@ async function run(store: Store, workflow: string, version: number, status: RunS
     });
     return runId;
   }
-  await store.finishRun(runId, lease.epoch, { status: 'completed', result: 'ok' });
+  await store.runs.finish(runId, lease.epoch, { status: 'completed', result: 'ok' });
   return runId;
 }
 
@@ -76,9 +76,9 @@ describe('client.fleet.versions and client.fleet.drained', () => {
     await run(store, 'billing', 3, 'paused');
     // orders@3: no run, but a start of it was dead-lettered (the producer deployed first).
     await deadLetterStart(transport, 'orders', 3);
-    await store.reportWorker(report('w-old', [{ name: 'orders', versions: [1] }]), 60_000);
-    await store.reportWorker(report('w-new', [{ name: 'orders', versions: [1, 2] }]), 60_000);
-    await store.reportWorker(report('w-going', [{ name: 'billing', versions: [3] }], true), 60_000);
+    await store.fleet.report(report('w-old', [{ name: 'orders', versions: [1] }]), 60_000);
+    await store.fleet.report(report('w-new', [{ name: 'orders', versions: [1, 2] }]), 60_000);
+    await store.fleet.report(report('w-going', [{ name: 'billing', versions: [3] }], true), 60_000);
   });
 
   it('reports per version the work that needs it, who can take it, and drained or stranded', async () => {
@@ -127,7 +127,7 @@ describe('client.fleet.versions and client.fleet.drained', () => {
     expect(v1).toMatchObject({ drained: false, unfinished: { total: 3 }, workers: ['w-new', 'w-old'] });
     expect((await client.fleet.drained('orders', 3)).deadLetteredStarts).toBe(1);
 
-    const { runs } = await store.listRuns({
+    const { runs } = await store.runs.list({
       workflow: 'orders',
       version: 1,
       status: ['pending', 'running', 'suspended'],
@@ -135,11 +135,11 @@ describe('client.fleet.versions and client.fleet.drained', () => {
     for (const r of runs) {
       let epoch = epochs.get(r.runId);
       if (r.status !== 'running') {
-        const lease = await store.acquireLease(r.runId, 'w2', 60_000);
+        const lease = await store.leases.acquire(r.runId, 'w2', 60_000);
         if (!lease.ok) throw new Error(`lease of ${r.runId} refused`);
         epoch = lease.epoch;
       }
-      await store.finishRun(r.runId, epoch!, { status: 'completed', result: 'ok' });
+      await store.runs.finish(r.runId, epoch!, { status: 'completed', result: 'ok' });
     }
     expect((await client.fleet.drained('orders', 1)).drained).toBe(true);
   });

@@ -170,7 +170,7 @@ export class VersionDrains {
     const store = this.store('fleet.drained');
     const [workers, page, letters] = await Promise.all([
       this.workers(),
-      store.listRuns({ workflow, version, status: UNFINISHED_RUN_STATUSES, limit: PAGE, order: 'oldest' }),
+      store.runs.list({ workflow, version, status: UNFINISHED_RUN_STATUSES, limit: PAGE, order: 'oldest' }),
       this.deadLetteredStarts(letterLimit),
     ]);
     if (!letters.complete)
@@ -196,7 +196,7 @@ export class VersionDrains {
   }
 
   private async anyUnfinished(store: Store, e: VersionDrain): Promise<boolean> {
-    const page = await store.listRuns({
+    const page = await store.runs.list({
       workflow: e.workflow,
       version: e.version,
       status: UNFINISHED_RUN_STATUSES,
@@ -214,7 +214,7 @@ export class VersionDrains {
     const runs: Array<{ workflow: string; version: number; status: RunStatus }> = [];
     let cursor: string | undefined;
     do {
-      const page = await store.listRuns({
+      const page = await store.runs.list({
         status: UNFINISHED_RUN_STATUSES,
         order: 'oldest',
         limit: Math.min(PAGE, limit - runs.length),

@@ -240,7 +240,7 @@ describe('the console in a real browser on NATS + Redis', () => {
     const secret = `sealed-${randomBytes(4).toString('hex')}`;
     const runId = `con-sealed-${randomBytes(4).toString('hex')}`;
     // As a worker that encrypts (docs/integrity.md) keeps a run this console's client has no key for.
-    await adapters.store.createRun({
+    await adapters.store.runs.create({
       runId,
       workflow: WAIT.name,
       version: WAIT.version,

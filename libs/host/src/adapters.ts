@@ -126,6 +126,6 @@ export function largePayloadsFromConfig(
           ...(bucket !== undefined && { bucket }),
         })
       : undefined;
-  const payloads: PayloadStore = separate ?? store;
+  const payloads: PayloadStore = separate ?? store.payloads;
   return { options: { ...(thresholdBytes !== undefined && { thresholdBytes }), payloads }, separate };
 }

@@ -10,7 +10,9 @@ const RUNS = 24;
 const LONG_TTL_MS = 60_000;
 
 /** Two stores (separate pools) on one fresh schema, as two workers would have. */
-async function twoWorkers(schema = schemas.name()): Promise<[Store & PresenceStore, Store & PresenceStore]> {
+async function twoWorkers(
+  schema = schemas.name(),
+): Promise<[Store & { readonly presence: PresenceStore }, Store & { readonly presence: PresenceStore }]> {
   const a = postgresStore({ url, schema, poolSize: 4 });
   const b = postgresStore({ url, schema, poolSize: 4 });
   await Promise.all([a.connect(), b.connect()]);
@@ -31,11 +33,11 @@ describe('postgres store: concurrent scanners', () => {
     const [a, b] = await twoWorkers();
     try {
       const runIds = Array.from({ length: RUNS }, (_, i) => `expired-${i}`);
-      for (const runId of runIds) await a.acquireLease(runId, 'gone', 1);
+      for (const runId of runIds) await a.leases.acquire(runId, 'gone', 1);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      const reported = await scanTogether([a, b], (s) => s.reapExpiredLeases(RUNS / 3, LONG_TTL_MS));
+      const reported = await scanTogether([a, b], (s) => s.leases.reapExpired(RUNS / 3, LONG_TTL_MS));
       expect(new Set(reported).size).toBe(reported.length);
-      const rest = await a.reapExpiredLeases(RUNS, LONG_TTL_MS);
+      const rest = await a.leases.reapExpired(RUNS, LONG_TTL_MS);
       expect([...reported, ...rest].sort()).toEqual([...runIds].sort());
     } finally {
       await Promise.all([a.close(), b.close()]);
@@ -45,17 +47,17 @@ describe('postgres store: concurrent scanners', () => {
   it('never hands a due timer to two scanners', async () => {
     const [a, b] = await twoWorkers();
     try {
-      const now = await a.now();
+      const now = await a.leases.now();
       const runIds = Array.from({ length: RUNS }, (_, i) => `sleeping-${i}`);
       for (const [i, runId] of runIds.entries()) {
-        await a.acquireLease(runId, 'w', LONG_TTL_MS);
-        await a.suspendRun({ runId, epoch: 1, wakeAt: now - i, signals: [], consumedSignalIds: [] });
+        await a.leases.acquire(runId, 'w', LONG_TTL_MS);
+        await a.leases.suspend({ runId, epoch: 1, wakeAt: now - i, signals: [], consumedSignalIds: [] });
       }
       const claimed = await scanTogether([a, b], async (s) =>
-        (await s.claimDueTimers(RUNS / 3, LONG_TTL_MS)).map((t) => t.runId),
+        (await s.timers.claimDue(RUNS / 3, LONG_TTL_MS)).map((t) => t.runId),
       );
       expect(new Set(claimed).size).toBe(claimed.length);
-      const rest = (await a.claimDueTimers(RUNS, LONG_TTL_MS)).map((t) => t.runId);
+      const rest = (await a.timers.claimDue(RUNS, LONG_TTL_MS)).map((t) => t.runId);
       expect([...claimed, ...rest].sort()).toEqual([...runIds].sort());
     } finally {
       await Promise.all([a.close(), b.close()]);
@@ -69,17 +71,17 @@ describe('postgres store: concurrent scanners', () => {
       schema: (a as unknown as { options: { schema: string } }).options.schema,
     });
     try {
-      await doomed.registerWorker('doomed');
+      await doomed.presence.register('doomed');
       const runIds = Array.from({ length: RUNS }, (_, i) => `orphan-${i}`);
-      for (const runId of runIds) await a.acquireLease(runId, 'doomed', LONG_TTL_MS);
+      for (const runId of runIds) await a.leases.acquire(runId, 'doomed', LONG_TTL_MS);
       await doomed.close();
       // The lock goes with the session; wait until the server has let go of it.
-      await waitFor('the lock to be released', async () => !(await a.liveWorkers()).includes('doomed'));
-      const reported = await scanTogether([a, b], (s) => s.reapDeadWorkers(RUNS / 3, LONG_TTL_MS));
+      await waitFor('the lock to be released', async () => !(await a.presence.live()).includes('doomed'));
+      const reported = await scanTogether([a, b], (s) => s.presence.reapDead(RUNS / 3, LONG_TTL_MS));
       expect(new Set(reported).size).toBe(reported.length);
-      const rest = await a.reapDeadWorkers(RUNS, LONG_TTL_MS);
+      const rest = await a.presence.reapDead(RUNS, LONG_TTL_MS);
       expect([...reported, ...rest].sort()).toEqual([...runIds].sort());
-      expect(await a.reapDeadWorkers(RUNS, LONG_TTL_MS)).toEqual([]);
+      expect(await a.presence.reapDead(RUNS, LONG_TTL_MS)).toEqual([]);
     } finally {
       await Promise.all([a.close(), b.close(), doomed.close()]);
     }
@@ -90,13 +92,13 @@ describe('postgres store: concurrent scanners', () => {
     try {
       const results = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          (i % 2 === 0 ? a : b).acquireLease('contended', `w${i}`, LONG_TTL_MS),
+          (i % 2 === 0 ? a : b).leases.acquire('contended', `w${i}`, LONG_TTL_MS),
         ),
       );
       expect(results.filter((r) => r.ok)).toEqual([{ ok: true, epoch: 1, cancelRequested: false }]);
-      expect(await a.releaseLease('contended', 1)).toBe(true);
+      expect(await a.leases.release('contended', 1)).toBe(true);
       const again = await Promise.all(
-        [a, b, a, b].map((s, i) => s.acquireLease('contended', `v${i}`, LONG_TTL_MS)),
+        [a, b, a, b].map((s, i) => s.leases.acquire('contended', `v${i}`, LONG_TTL_MS)),
       );
       expect(again.filter((r) => r.ok)).toEqual([{ ok: true, epoch: 2, cancelRequested: false }]);
     } finally {

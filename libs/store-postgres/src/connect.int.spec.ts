@@ -145,16 +145,19 @@ describe('postgres store: connecting', () => {
       const store = postgresStore({ url: variant({ user: role }), schema, poolSize: 2 });
       try {
         await store.connect();
-        const { run } = await store.createRun({
+        const { run } = await store.runs.create({
           runId: 'r1',
           workflow: 'w',
           version: 1,
           input: null,
           idempotencyKey: null,
         });
-        expect(await store.acquireLease(run.runId, 'worker-a', 5_000)).toMatchObject({ ok: true, epoch: 1 });
-        await store.registerWorker('worker-a');
-        expect(await store.liveWorkers()).toEqual(['worker-a']);
+        expect(await store.leases.acquire(run.runId, 'worker-a', 5_000)).toMatchObject({
+          ok: true,
+          epoch: 1,
+        });
+        await store.presence.register('worker-a');
+        expect(await store.presence.live()).toEqual(['worker-a']);
       } finally {
         await store.close();
       }

@@ -23,7 +23,9 @@ import { postgresCode } from './registration.js';
  * throws ConfigError at once); nothing connects until connect() or the first operation. It has
  * worker presence (optional in the contract), bound to a session-level advisory lock.
  */
-export function postgresStore(options: PostgresStoreOptions = {}): Store & PresenceStore {
+export function postgresStore(
+  options: PostgresStoreOptions = {},
+): Store & { readonly presence: PresenceStore } {
   return new PostgresStore(resolvePostgresStoreOptions(options));
 }
 

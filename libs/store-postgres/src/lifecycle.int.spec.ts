@@ -21,15 +21,15 @@ describe('postgres store: lifecycle and isolation', () => {
         input: { from: 'a' },
         idempotencyKey: 'key',
       };
-      expect((await a.createRun(run)).created).toBe(true);
-      expect(await b.getRun('same-id')).toBeUndefined();
-      expect((await b.createRun({ ...run, input: { from: 'b' } })).created).toBe(true);
-      expect((await a.getRun('same-id'))?.input).toEqual({ from: 'a' });
-      await a.acquireLease('same-id', 'worker-a', 30_000);
-      expect(await b.acquireLease('same-id', 'worker-b', 30_000)).toMatchObject({ ok: true, epoch: 1 });
-      await a.registerWorker('w');
-      expect(await b.liveWorkers()).toEqual([]);
-      expect(await a.liveWorkers()).toEqual(['w']);
+      expect((await a.runs.create(run)).created).toBe(true);
+      expect(await b.runs.get('same-id')).toBeUndefined();
+      expect((await b.runs.create({ ...run, input: { from: 'b' } })).created).toBe(true);
+      expect((await a.runs.get('same-id'))?.input).toEqual({ from: 'a' });
+      await a.leases.acquire('same-id', 'worker-a', 30_000);
+      expect(await b.leases.acquire('same-id', 'worker-b', 30_000)).toMatchObject({ ok: true, epoch: 1 });
+      await a.presence.register('w');
+      expect(await b.presence.live()).toEqual([]);
+      expect(await a.presence.live()).toEqual(['w']);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -37,13 +37,13 @@ describe('postgres store: lifecycle and isolation', () => {
 
   it('connects on first use and refuses everything after close', async () => {
     const store = schemas.store();
-    expect(await store.getRun('nothing')).toBeUndefined();
+    expect(await store.runs.get('nothing')).toBeUndefined();
     await store.close();
     await store.close();
     await expect(store.connect()).rejects.toMatchObject(CLOSED);
-    await expect(store.acquireLease('r', 'w', 1_000)).rejects.toMatchObject(CLOSED);
-    await expect(store.now()).rejects.toMatchObject(CLOSED);
-    await expect(store.registerWorker('w')).rejects.toMatchObject(CLOSED);
+    await expect(store.leases.acquire('r', 'w', 1_000)).rejects.toMatchObject(CLOSED);
+    await expect(store.leases.now()).rejects.toMatchObject(CLOSED);
+    await expect(store.presence.register('w')).rejects.toMatchObject(CLOSED);
   });
 
   it('survives its pooled connections being killed from outside', async () => {
@@ -51,7 +51,7 @@ describe('postgres store: lifecycle and isolation', () => {
     const store = postgresStore({ url, schema, poolSize: 2 });
     try {
       await store.connect();
-      await Promise.all([store.getRun('a'), store.getRun('b')]);
+      await Promise.all([store.runs.get('a'), store.runs.get('b')]);
       const killed = await backendsOf(`${STORE_APPLICATION_PREFIX}${schema}`);
       expect(killed.length).toBeGreaterThan(0);
       await terminate(killed);
@@ -64,13 +64,13 @@ describe('postgres store: lifecycle and isolation', () => {
       // The idle clients' errors were absorbed; the pool opens new connections on demand.
       await waitFor('the store to answer again', async () => {
         try {
-          return Number.isFinite(await store.now());
+          return Number.isFinite(await store.leases.now());
         } catch (err) {
           expect(err).toMatchObject({ code: 'BATON_PG_QUERY', retryable: true });
           return false;
         }
       });
-      expect(await store.acquireLease('after', 'worker-a', 30_000)).toMatchObject({ ok: true });
+      expect(await store.leases.acquire('after', 'worker-a', 30_000)).toMatchObject({ ok: true });
     } finally {
       await store.close();
     }
@@ -81,12 +81,12 @@ describe('postgres store: lifecycle and isolation', () => {
     const store = postgresStore({ url, schema, poolSize: 1, statementTimeoutMs: 200 });
     const blocker = new pg.Client({ connectionString: url });
     try {
-      await store.acquireLease('blocked', 'worker-a', 30_000);
+      await store.leases.acquire('blocked', 'worker-a', 30_000);
       // Another session holds the lease row, so the next acquire waits on its lock.
       await blocker.connect();
       await blocker.query('BEGIN');
       await blocker.query(`SELECT 1 FROM "${schema}".leases WHERE run_id = 'blocked' FOR UPDATE`);
-      const err = await store.acquireLease('blocked', 'worker-b', 30_000).catch((e: unknown) => e);
+      const err = await store.leases.acquire('blocked', 'worker-b', 30_000).catch((e: unknown) => e);
       expect(err).toMatchObject({ name: 'PostgresStoreError', code: 'BATON_PG_QUERY', retryable: true });
       expect((err as Error).message).toContain('statement timeout');
     } finally {

@@ -26,8 +26,8 @@ describe('postgres store: migrations', () => {
       expect(applied).toEqual(loadMigrations().map((m) => ({ version: m.version, name: m.name })));
       // Every store works on the one schema they share.
       const [a, b] = stores;
-      expect(await a?.acquireLease('shared', 'worker-a', 30_000)).toMatchObject({ ok: true, epoch: 1 });
-      expect(await b?.getLease('shared')).toMatchObject({ owner: 'worker-a' });
+      expect(await a?.leases.acquire('shared', 'worker-a', 30_000)).toMatchObject({ ok: true, epoch: 1 });
+      expect(await b?.leases.get('shared')).toMatchObject({ owner: 'worker-a' });
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }

@@ -1,5 +1,5 @@
 /**
- * Pause and resume in SQL (LeaseStore.requestPause, pauseHeldRun, resumeRun): one function call
+ * Pause and resume in SQL (RunControlStore.requestPause, pauseHeld, resume): one function call
  * each (migration 012), which locks the lease row first as every other lease change does.
  */
 

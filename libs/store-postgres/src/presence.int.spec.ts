@@ -33,7 +33,7 @@ describe('postgres store: presence sessions', () => {
     const observer = postgresStore({ url, schema, poolSize: 2 });
     try {
       const workerId = uniqueName('worker');
-      await store.registerWorker(workerId);
+      await store.presence.register(workerId);
       const before = await presencePid(workerId);
       await terminate([{ pid: before }]);
       await waitFor('a new presence session', async () => {
@@ -41,7 +41,7 @@ describe('postgres store: presence sessions', () => {
         return backends.length === 1 && backends[0]?.pid !== before;
       });
       await waitFor('the worker to be live again', async () =>
-        (await observer.liveWorkers()).includes(workerId),
+        (await observer.presence.live()).includes(workerId),
       );
     } finally {
       await Promise.all([store.close(), observer.close()]);
@@ -69,32 +69,32 @@ describe('postgres store: presence sessions', () => {
       const worker = postgresStore({ url: roleUrl.toString(), schema, poolSize: 2 });
       try {
         const workerId = uniqueName('worker');
-        await worker.registerWorker(workerId);
-        const { epoch } = (await worker.acquireLease('orphan', workerId, LONG_TTL_MS)) as { epoch: number };
+        await worker.presence.register(workerId);
+        const { epoch } = (await worker.leases.acquire('orphan', workerId, LONG_TTL_MS)) as { epoch: number };
 
         await admin(`ALTER ROLE ${role} NOLOGIN`);
         await terminate([{ pid: await presencePid(workerId) }]);
         let reaped: string[] = [];
         await waitFor('the dead worker to be reaped', async () => {
-          reaped = await reaper.reapDeadWorkers(10, LONG_TTL_MS);
+          reaped = await reaper.presence.reapDead(10, LONG_TTL_MS);
           return reaped.length > 0;
         });
         expect(reaped).toEqual(['orphan']);
-        expect(await reaper.liveWorkers()).not.toContain(workerId);
+        expect(await reaper.presence.live()).not.toContain(workerId);
         expect(
           await admin('SELECT 1 FROM "' + schema + '".workers WHERE worker_id = $1', [workerId]),
         ).toEqual([]);
         // Its pool still works, but the run is no longer its own.
-        expect(await worker.renewLeases([{ runId: 'orphan', epoch }], LONG_TTL_MS)).toEqual([
+        expect(await worker.leases.renew([{ runId: 'orphan', epoch }], LONG_TTL_MS)).toEqual([
           { runId: 'orphan', ok: false, cancelRequested: false },
         ]);
 
         await admin(`ALTER ROLE ${role} LOGIN`);
         await waitFor('the worker to be live again', async () =>
-          (await reaper.liveWorkers()).includes(workerId),
+          (await reaper.presence.live()).includes(workerId),
         );
-        expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
-        expect(await reaper.getLease('orphan')).toMatchObject({ owner: null, state: 'held', epoch });
+        expect(await reaper.presence.reapDead(10, LONG_TTL_MS)).toEqual([]);
+        expect(await reaper.leases.get('orphan')).toMatchObject({ owner: null, state: 'held', epoch });
       } finally {
         await Promise.all([worker.close(), reaper.close()]);
       }
@@ -107,24 +107,24 @@ describe('postgres store: presence sessions', () => {
     const worker = postgresStore({ url, schema, poolSize: 2 });
     try {
       const workerId = uniqueName('worker');
-      await worker.registerWorker(workerId);
-      await worker.acquireLease('held-by-worker', workerId, LONG_TTL_MS);
+      await worker.presence.register(workerId);
+      await worker.leases.acquire('held-by-worker', workerId, LONG_TTL_MS);
       // The first scan records the server's incarnation as old: no grace on a new schema.
-      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
+      expect(await reaper.presence.reapDead(10, LONG_TTL_MS)).toEqual([]);
       // What a promoted standby (new timeline) or a restarted server (new start time) looks like
       // to the next scan, as the worker's presence session is gone with the old server.
       await admin(`UPDATE "${schema}".server_incarnation SET incarnation = 'a-server-that-is-gone'`);
       await worker.close();
       await waitFor(
         'the worker to be listed dead',
-        async () => !(await reaper.liveWorkers()).includes(workerId),
+        async () => !(await reaper.presence.live()).includes(workerId),
       );
-      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
-      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual([]);
-      expect(await reaper.getLease('held-by-worker')).toMatchObject({ owner: workerId, state: 'held' });
+      expect(await reaper.presence.reapDead(10, LONG_TTL_MS)).toEqual([]);
+      expect(await reaper.presence.reapDead(10, LONG_TTL_MS)).toEqual([]);
+      expect(await reaper.leases.get('held-by-worker')).toMatchObject({ owner: workerId, state: 'held' });
       // Once the grace is over, a worker still without its lock is dead and its run handed on.
       await admin(`UPDATE "${schema}".server_incarnation SET changed_at = 0`);
-      expect(await reaper.reapDeadWorkers(10, LONG_TTL_MS)).toEqual(['held-by-worker']);
+      expect(await reaper.presence.reapDead(10, LONG_TTL_MS)).toEqual(['held-by-worker']);
     } finally {
       await Promise.all([worker.close(), reaper.close()]);
     }
@@ -137,7 +137,7 @@ describe('postgres store: presence sessions', () => {
     const store = postgresStore({ url: named.toString(), schema, poolSize: 1 });
     try {
       const workerId = uniqueName('worker');
-      await store.registerWorker(workerId);
+      await store.presence.register(workerId);
       expect(await backendsOf(`${PRESENCE_APPLICATION_PREFIX}${workerId}`)).toHaveLength(1);
       expect(await backendsOf(`baton-store:${schema}`)).toHaveLength(1);
     } finally {
@@ -149,13 +149,13 @@ describe('postgres store: presence sessions', () => {
     const store = schemas.store();
     try {
       const workerId = uniqueName('worker');
-      await store.registerWorker(workerId);
+      await store.presence.register(workerId);
       await presencePid(workerId);
-      await store.unregisterWorker(workerId);
-      expect(await store.liveWorkers()).toEqual([]);
+      await store.presence.unregister(workerId);
+      expect(await store.presence.live()).toEqual([]);
       expect(await backendsOf(`${PRESENCE_APPLICATION_PREFIX}${workerId}`)).toEqual([]);
-      await store.registerWorker(workerId);
-      expect(await store.liveWorkers()).toEqual([workerId]);
+      await store.presence.register(workerId);
+      expect(await store.presence.live()).toEqual([workerId]);
     } finally {
       await store.close();
     }
@@ -166,11 +166,11 @@ describe('postgres store: presence sessions', () => {
     const first = postgresStore({ url, schema, poolSize: 1 });
     const second = postgresStore({ url, schema, poolSize: 1, connectTimeoutMs: 300 });
     try {
-      await first.registerWorker('twin');
-      const err = await second.registerWorker('twin').catch((e: unknown) => e);
+      await first.presence.register('twin');
+      const err = await second.presence.register('twin').catch((e: unknown) => e);
       expect(err).toMatchObject({ name: 'PresenceConflictError', code: 'BATON_PG_PRESENCE_CONFLICT' });
       expect((err as Error).message).toContain("worker id 'twin'");
-      expect(await second.liveWorkers()).toEqual(['twin']);
+      expect(await second.presence.live()).toEqual(['twin']);
     } finally {
       await Promise.all([first.close(), second.close()]);
     }

@@ -65,16 +65,16 @@ describe('postgres store: run queries', () => {
     }
     const store = postgresStore({ url, schema, poolSize: 2 });
     try {
-      const counts = await store.countRuns();
+      const counts = await store.runs.count();
       expect(counts.byWorkflow).toEqual({ alpha: { completed: 2, failed: 1 }, beta: { pending: 1 } });
       expect(counts.total).toBe(4);
       expect(counts.byStatus).toMatchObject({ completed: 2, failed: 1, pending: 1, running: 0 });
-      const page = await store.listRuns({ workflow: 'alpha', limit: 2 });
+      const page = await store.runs.list({ workflow: 'alpha', limit: 2 });
       expect(page.runs.map((r) => [r.runId, r.createdAt, r.owner, r.epoch])).toEqual([
         ['old-a3', 3_000, null, 0],
         ['old-a2', 2_000, null, 0],
       ]);
-      const rest = await store.listRuns({ workflow: 'alpha', limit: 2, cursor: page.cursor! });
+      const rest = await store.runs.list({ workflow: 'alpha', limit: 2, cursor: page.cursor! });
       expect(rest.runs.map((r) => r.runId)).toEqual(['old-a1']);
       expect(rest.cursor).toBeUndefined();
 
@@ -113,7 +113,7 @@ describe('postgres store: run queries', () => {
   it('takes fractional and far-off time bounds and versions as the other stores do; refuses a made-up cursor', async () => {
     const store = schemas.store();
     try {
-      const { run } = await store.createRun({
+      const { run } = await store.runs.create({
         runId: 'bounds-1',
         workflow: 'bounds',
         version: 1,
@@ -121,26 +121,26 @@ describe('postgres store: run queries', () => {
         idempotencyKey: null,
       });
       const list = async (query: RunQuery) =>
-        (await store.listRuns({ workflow: 'bounds', ...query })).runs.map((r) => r.runId);
+        (await store.runs.list({ workflow: 'bounds', ...query })).runs.map((r) => r.runId);
       expect(await list({ createdAfter: run.createdAt - 0.5 })).toEqual(['bounds-1']);
       expect(await list({ createdAfter: run.createdAt + 0.5 })).toEqual([]);
       expect(await list({ createdBefore: run.createdAt + 0.5 })).toEqual(['bounds-1']);
       expect(await list({ updatedBefore: 1e300, updatedAfter: -1e300 })).toEqual(['bounds-1']);
       expect(await list({ version: 2 ** 40 })).toEqual([]);
       // A cursor with the right fingerprint but a createdAt no Postgres run can have.
-      const { cursor } = await store.listRuns({ workflow: 'bounds', limit: 1 });
+      const { cursor } = await store.runs.list({ workflow: 'bounds', limit: 1 });
       expect(cursor).toBeUndefined();
-      await store.createRun({
+      await store.runs.create({
         runId: 'bounds-2',
         workflow: 'bounds',
         version: 1,
         input: null,
         idempotencyKey: null,
       });
-      const issued = (await store.listRuns({ workflow: 'bounds', limit: 1 })).cursor!;
+      const issued = (await store.runs.list({ workflow: 'bounds', limit: 1 })).cursor!;
       const body = JSON.parse(Buffer.from(issued, 'base64url').toString('utf8')) as { c: number };
       const forged = Buffer.from(JSON.stringify({ ...body, c: body.c + 0.5 }), 'utf8').toString('base64url');
-      await expect(store.listRuns({ workflow: 'bounds', limit: 1, cursor: forged })).rejects.toMatchObject({
+      await expect(store.runs.list({ workflow: 'bounds', limit: 1, cursor: forged })).rejects.toMatchObject({
         code: 'BATON_CONFIG',
         message: expect.stringMatching(/cursor is malformed/),
       });
@@ -155,10 +155,10 @@ describe('postgres store: run queries', () => {
       const workflow = 'sweep';
       const ids = ['sw-1', 'sw-2', 'sw-3'];
       for (const runId of ids) {
-        await store.createRun({ runId, workflow, version: 1, input: null, idempotencyKey: null });
-        const lease = await store.acquireLease(runId, 'worker-s', 60_000);
+        await store.runs.create({ runId, workflow, version: 1, input: null, idempotencyKey: null });
+        const lease = await store.leases.acquire(runId, 'worker-s', 60_000);
         if (!lease.ok) throw new Error(`could not claim ${runId}`);
-        await store.finishRun(
+        await store.runs.finish(
           runId,
           lease.epoch,
           runId === 'sw-3'
@@ -166,18 +166,18 @@ describe('postgres store: run queries', () => {
             : { status: 'completed', result: 1 },
         );
       }
-      expect((await store.countRuns()).byWorkflow[workflow]).toEqual({ completed: 2, failed: 1 });
+      expect((await store.runs.count()).byWorkflow[workflow]).toEqual({ completed: 2, failed: 1 });
       // Reopen moves the failed run back to pending.
-      const lease = await store.getLease('sw-3');
-      expect(await store.reopenRun('sw-3', checkpointOf('sw-3', 1, lease!.epoch))).toEqual({
+      const lease = await store.leases.get('sw-3');
+      expect(await store.runs.reopen('sw-3', checkpointOf('sw-3', 1, lease!.epoch))).toEqual({
         reopened: true,
       });
-      expect((await store.countRuns()).byWorkflow[workflow]).toEqual({ completed: 2, pending: 1 });
+      expect((await store.runs.count()).byWorkflow[workflow]).toEqual({ completed: 2, pending: 1 });
       // The sweep deletes the finished ones in one batch.
-      const deleted = await store.deleteExpiredRuns(0, 10, 60_000);
+      const deleted = await store.retention.deleteExpired(0, 10, 60_000);
       expect(deleted.sort()).toEqual(['sw-1', 'sw-2']);
-      expect((await store.countRuns()).byWorkflow[workflow]).toEqual({ pending: 1 });
-      expect((await store.countRuns()).total).toBe(1);
+      expect((await store.runs.count()).byWorkflow[workflow]).toEqual({ pending: 1 });
+      expect((await store.runs.count()).total).toBe(1);
     } finally {
       await store.close();
     }

@@ -8,7 +8,7 @@
  *    one more than the page so the extra row tells whether a next page exists.
  * 2. Owner and epoch come from the run's lease row in the same statement: owner only while the
  *    lease is `held`, epoch 0 before the first claim.
- * 3. countRuns reads run_counts, which triggers keep in the transaction that changes a run, so it
+ * 3. runs.count reads run_counts, which triggers keep in the transaction that changes a run, so it
  *    never counts the runs one by one.
  */
 import {

@@ -55,7 +55,7 @@ describe('postgres store: synchronous standby guard', () => {
     const store = schemas.store({ synchronousCommit: 'local' });
     try {
       await store.connect();
-      expect(await store.getRun('missing')).toBeUndefined();
+      expect(await store.runs.get('missing')).toBeUndefined();
     } finally {
       await store.close();
     }

@@ -4,7 +4,7 @@
  * Invariants:
  * 1. A run id and an idempotency key each name at most one run (primary key, unique index):
  *    concurrent creates of the same id or key insert one row; the others read it back.
- * 2. finishRun is one call of finish_run(): outcome, final checkpoint, lease `finished` and timer
+ * 2. runs.finish is one call of finish_run(): outcome, final checkpoint, lease `finished` and timer
  *    removal commit together, and only under the lease's current, unfinished epoch.
  */
 
@@ -99,7 +99,7 @@ export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean
 }
 
 /**
- * createRun and, when it created the run, acquireLease: one call of create_run_and_lease()
+ * runs.create and, when it created the run, leases.acquire: one call of create_run_and_lease()
  * (migration 007), so one transaction and one round trip.
  */
 export async function createRunAndLease(

@@ -41,7 +41,7 @@ export class TestSchemas {
   }
 
   /** A store on a fresh schema (small pool: the server is shared with other suites). */
-  store(options: PostgresStoreOptions = {}): Store & PresenceStore {
+  store(options: PostgresStoreOptions = {}): Store & { readonly presence: PresenceStore } {
     return postgresStore({ url, schema: this.name(), poolSize: 4, ...options });
   }
 

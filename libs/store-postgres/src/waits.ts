@@ -1,5 +1,5 @@
 /**
- * Waiting runs in SQL: suspendRun, the signal inbox, cancel requests and timers.
+ * Waiting runs in SQL: leases.suspend, the signal inbox, cancel requests and timers.
  *
  * Invariants:
  * 1. suspend_run, deliver_signal and request_cancel all lock the run's lease row first, so a
@@ -7,7 +7,7 @@
  *    it (and then wakes the run): a wake-up is never lost between the two.
  * 2. A run has a timer row only while its lease is suspended; waking by signal or cancel,
  *    acquiring and finishing all delete it.
- * 3. claimDueTimers locks the timers it returns (FOR UPDATE SKIP LOCKED) and pushes them
+ * 3. timers.claimDue locks the timers it returns (FOR UPDATE SKIP LOCKED) and pushes them
  *    `redeliverAfterMs` on before committing, so concurrent scanners never return one twice.
  */
 

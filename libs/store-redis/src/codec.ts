@@ -18,7 +18,7 @@ export function decodeValue(text: string): unknown {
   return text === UNDEFINED ? undefined : JSON.parse(text);
 }
 
-/** A checkpoint as stored, with the summary listCheckpoints returns (size: encoded bytes). */
+/** A checkpoint as stored, with the summary checkpoints.list returns (size: encoded bytes). */
 export function encodeCheckpoint(checkpoint: Checkpoint): { json: string; summaryJson: string } {
   const json = JSON.stringify(checkpoint);
   const summary = summarizeCheckpoint(checkpoint, Buffer.byteLength(json, 'utf8'));

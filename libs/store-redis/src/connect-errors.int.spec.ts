@@ -55,7 +55,7 @@ describe('redis store: unreachable servers', () => {
     const port = await freePort();
     const store = redisStore({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 300 });
     await expect(store.connect()).rejects.toMatchObject({ code: 'BATON_REDIS_UNAVAILABLE' });
-    await expect(store.getRun('r')).rejects.toMatchObject({ code: 'BATON_REDIS_UNAVAILABLE' });
+    await expect(store.runs.get('r')).rejects.toMatchObject({ code: 'BATON_REDIS_UNAVAILABLE' });
     await store.close();
   });
 
@@ -68,7 +68,7 @@ describe('redis store: unreachable servers', () => {
       const store = redisStore({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 10_000 });
       const started = Date.now();
       const connecting = store.connect().catch((err: unknown) => err);
-      const reading = store.getRun('r').catch((err: unknown) => err);
+      const reading = store.runs.get('r').catch((err: unknown) => err);
       await new Promise((resolve) => setTimeout(resolve, 100));
       await store.close();
       expect(await connecting).toMatchObject({
@@ -77,7 +77,7 @@ describe('redis store: unreachable servers', () => {
       });
       expect(await reading).toMatchObject({
         code: 'BATON_CLOSED',
-        message: 'redis store: getRun called after close(); create a new store',
+        message: 'redis store: runs.get called after close(); create a new store',
       });
       // Well before connectTimeoutMs: close() did not wait for the silent server.
       expect(Date.now() - started).toBeLessThan(5_000);
@@ -121,7 +121,7 @@ describe('redis store: credentials and permissions', () => {
   it('connects with the password option overriding the URL', async () => {
     const store = redisStore({ url: url(':wrong'), password: PASSWORD, keyPrefix: 'creds:' });
     await store.connect();
-    expect(await store.now()).toBeGreaterThan(0);
+    expect(await store.leases.now()).toBeGreaterThan(0);
     await store.close();
   });
 
@@ -138,12 +138,12 @@ describe('redis store: credentials and permissions', () => {
   it('names CLIENT as the missing permission for presence', async () => {
     const store = redisStore({ url: url('noclient:pw'), keyPrefix: 'noclient:' });
     await store.connect();
-    await expect(store.liveWorkers()).rejects.toMatchObject({
+    await expect(store.presence.live()).rejects.toMatchObject({
       code: 'BATON_REDIS_PERMISSION',
       resource: 'client|list',
       message: expect.stringContaining("grant the store's ACL user +client|list"),
     });
-    await expect(store.registerWorker('w1')).rejects.toMatchObject({ code: 'BATON_REDIS_PERMISSION' });
+    await expect(store.presence.register('w1')).rejects.toMatchObject({ code: 'BATON_REDIS_PERMISSION' });
     expect(await admin.hgetall('noclient:workers')).toEqual({});
     await store.close();
   });
@@ -158,16 +158,16 @@ describe('redis store: lifecycle and isolation', () => {
     await store.connect();
     await store.close();
     const closed = { name: 'BatonError', code: 'BATON_CLOSED' };
-    await expect(store.acquireLease('r', 'w', 1_000)).rejects.toMatchObject(closed);
-    await expect(store.now()).rejects.toMatchObject(closed);
-    await expect(store.registerWorker('w')).rejects.toMatchObject(closed);
+    await expect(store.leases.acquire('r', 'w', 1_000)).rejects.toMatchObject(closed);
+    await expect(store.leases.now()).rejects.toMatchObject(closed);
+    await expect(store.presence.register('w')).rejects.toMatchObject(closed);
     await expect(store.connect()).rejects.toMatchObject(closed);
     await store.close();
   });
 
   it('connects on the first operation when connect() was not called', async () => {
     const store = redisStore({ url: redisTestUrl(), keyPrefix: prefixes.next() });
-    expect(await store.acquireLease('r', 'w', 1_000)).toMatchObject({ ok: true, epoch: 1 });
+    expect(await store.leases.acquire('r', 'w', 1_000)).toMatchObject({ ok: true, epoch: 1 });
     await store.close();
   });
 
@@ -177,14 +177,14 @@ describe('redis store: lifecycle and isolation', () => {
     await Promise.all([a.connect(), b.connect()]);
     try {
       const run = { runId: 'same-id', workflow: 'w', version: 1, input: 'a', idempotencyKey: 'same-key' };
-      expect((await a.createRun(run)).created).toBe(true);
-      expect((await b.createRun({ ...run, input: 'b' })).created).toBe(true);
-      expect((await b.getRun('same-id'))?.input).toBe('b');
-      expect(await a.acquireLease('same-id', 'worker-a', 30_000)).toMatchObject({ ok: true, epoch: 1 });
-      expect(await b.getLease('same-id')).toBeUndefined();
-      await a.registerWorker('worker-a');
-      expect(await b.liveWorkers()).toEqual([]);
-      expect(await a.liveWorkers()).toEqual(['worker-a']);
+      expect((await a.runs.create(run)).created).toBe(true);
+      expect((await b.runs.create({ ...run, input: 'b' })).created).toBe(true);
+      expect((await b.runs.get('same-id'))?.input).toBe('b');
+      expect(await a.leases.acquire('same-id', 'worker-a', 30_000)).toMatchObject({ ok: true, epoch: 1 });
+      expect(await b.leases.get('same-id')).toBeUndefined();
+      await a.presence.register('worker-a');
+      expect(await b.presence.live()).toEqual([]);
+      expect(await a.presence.live()).toEqual(['worker-a']);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

@@ -10,7 +10,7 @@ import {
 } from '@baton/core/adapter';
 import { refusedCommand, toStoreError } from './errors.js';
 
-const where = { url: 'redis://u:***@127.0.0.1:6379', operation: 'acquireLease' };
+const where = { url: 'redis://u:***@127.0.0.1:6379', operation: 'leases.acquire' };
 
 function replyError(message: string, code?: string): Error {
   return Object.assign(new Error(message), code === undefined ? {} : { code });
@@ -125,7 +125,7 @@ describe('redis store errors', () => {
     expect(err).toBeInstanceOf(BatonError);
     expect(err).toMatchObject({ name: 'RedisCommandError', code: 'BATON_REDIS_COMMAND', cause });
     expect(err.message).toMatch(
-      /^redis store acquireLease at redis:\/\/u:\*\*\*@127\.0\.0\.1:6379 failed: WRONGTYPE/,
+      /^redis store leases\.acquire at redis:\/\/u:\*\*\*@127\.0\.0\.1:6379 failed: WRONGTYPE/,
     );
   });
 });

@@ -72,7 +72,7 @@ export function notReplicated(message: string, options?: BatonErrorOptions): Bac
 export interface ErrorContext {
   /** The masked URL. */
   url: string;
-  /** The store operation, e.g. `acquireLease`. */
+  /** The store operation, e.g. `leases.acquire`. */
   operation: string;
 }
 

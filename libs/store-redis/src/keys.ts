@@ -34,7 +34,7 @@ export interface KeyLayout {
   readonly timers: string;
   /** LIST of inbox entries '<receivedAt>|<json>', in arrival order. */
   inbox(runId: string): string;
-  /** HASH signalId -> name: de-duplication and the pending-signal check of suspendRun. */
+  /** HASH signalId -> name: de-duplication and the pending-signal check of leases.suspend. */
   signalNames(runId: string): string;
   /** HASH workerId -> '<client name> <registration nonce> <server run_id>'. */
   readonly workers: string;

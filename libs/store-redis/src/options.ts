@@ -66,7 +66,7 @@ export interface RedisStoreOptions {
   /**
    * After Redis restarts (or fails over), every connection is new: for this long after the
    * server started, or after the first dead-worker scan on a new server instance (a promoted
-   * replica has run for long), reapDeadWorkers leaves alone workers registered before, whose
+   * replica has run for long), presence.reapDead leaves alone workers registered before, whose
    * presence connections may not have reconnected yet. Workers registered since are judged at once.
    * @defaultValue 5000
    */

@@ -1,5 +1,5 @@
 /**
- * Pause and resume on Redis (LeaseStore.requestPause, pauseHeldRun, resumeRun): one script call
+ * Pause and resume on Redis (RunControlStore.requestPause, pauseHeld, resume): one script call
  * each. The pause request and its reason are fields of the lease hash (lua/prelude.lua).
  */
 

@@ -22,15 +22,15 @@ describe('redis store presence after a failover', () => {
     const admin = new Redis(redisTestUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
     try {
       await Promise.all([store.connect(), admin.connect()]);
-      const lease = await store.acquireLease('run-1', 'ghost', 60_000);
+      const lease = await store.leases.acquire('run-1', 'ghost', 60_000);
       expect(lease.ok).toBe(true);
       // The record the old primary held: a client name no connection here carries, another run_id.
       await admin.hset(`${keyPrefix}workers`, 'ghost', 'baton-ghost-client nonce1 0123456789abcdef');
 
-      const first = await store.reapDeadWorkers(10, 0);
+      const first = await store.presence.reapDead(10, 0);
       expect(first).toEqual([]);
       await sleep(graceMs + 200);
-      const later = await store.reapDeadWorkers(10, 0);
+      const later = await store.presence.reapDead(10, 0);
       expect(later).toEqual(['run-1']);
     } finally {
       admin.disconnect();

@@ -104,14 +104,14 @@ export class PresenceRegistry {
   }
 
   async liveWorkers(ctx: StoreContext): Promise<string[]> {
-    const { records, liveNames } = await this.readPresence(ctx, 'liveWorkers');
+    const { records, liveNames } = await this.readPresence(ctx, 'presence.live');
     return Object.entries(records)
       .filter(([, record]) => liveNames.has(clientNameOf(record)))
       .map(([workerId]) => workerId);
   }
 
   async reapDeadWorkers(ctx: StoreContext, limit: number, reclaimAfterMs: number): Promise<string[]> {
-    const { records, liveNames } = await this.readPresence(ctx, 'reapDeadWorkers');
+    const { records, liveNames } = await this.readPresence(ctx, 'presence.reapDead');
     const dead = Object.entries(records).filter(([, record]) => !liveNames.has(clientNameOf(record)));
     if (dead.length === 0) return [];
     const reply = (await ctx.run(
@@ -250,7 +250,7 @@ export class PresenceRegistry {
    */
   private async record(registration: Registration): Promise<void> {
     const { workerId, clientName, connection, run } = registration;
-    const context = { url: this.options.displayUrl, operation: 'registerWorker' };
+    const context = { url: this.options.displayUrl, operation: 'presence.register' };
     // Settled, not Promise.all: the record may only be removed after its write has finished.
     const [name, recorded, listed] = await Promise.allSettled([
       connection.redis.client('GETNAME'),

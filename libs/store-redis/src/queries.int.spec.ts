@@ -1,5 +1,5 @@
 /**
- * The Redis store's run-query indexes (the conformance suite checks listRuns and countRuns as the
+ * The Redis store's run-query indexes (the conformance suite checks runs.list and runs.count as the
  * contract says): every script that changes a run keeps them equal to what the run records say;
  * data written before the indexes existed is indexed at connect or by reindexRuns, once; runs tied
  * on createdAt come in run-id order across pages; a page cut short by the scan budget carries on.
@@ -94,7 +94,7 @@ const checkpoint = (runId: string, epoch: number, seq: number): Checkpoint => ({
 });
 
 async function acquire(store: Awaited<ReturnType<typeof openStore>>, runId: string, owner = 'w1') {
-  const lease = await store.acquireLease(runId, owner, 30_000);
+  const lease = await store.leases.acquire(runId, owner, 30_000);
   if (!lease.ok) throw new Error(`could not acquire ${runId}: ${JSON.stringify(lease)}`);
   return lease.epoch;
 }
@@ -105,12 +105,12 @@ describe('redis store: run query indexes', () => {
     const redis = admin();
     const store = await openStore(prefix);
     const create = (runId: string, workflow = 'wf:a') =>
-      store.createRun({ runId, workflow, version: 1, input: {}, idempotencyKey: null });
+      store.runs.create({ runId, workflow, version: 1, input: {}, idempotencyKey: null });
     const check = async () =>
       expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
 
     for (const id of ['p', 'r', 's', 'c', 'f', 'x', 'd', 'e']) await create(id, id === 'x' ? 'wf:b' : 'wf:a');
-    await store.createRunAndLease(
+    await store.runs.createAndLease(
       { runId: 'l', workflow: 'wf:b', version: 2, input: {}, idempotencyKey: 'k-1' },
       'w2',
       30_000,
@@ -121,39 +121,45 @@ describe('redis store: run query indexes', () => {
     // Suspend, then a signal wakes it and another worker takes it: running again.
     const s1 = await acquire(store, 's');
     expect(
-      await store.suspendRun({ runId: 's', epoch: s1, wakeAt: null, signals: ['go'], consumedSignalIds: [] }),
+      await store.leases.suspend({
+        runId: 's',
+        epoch: s1,
+        wakeAt: null,
+        signals: ['go'],
+        consumedSignalIds: [],
+      }),
     ).toEqual({ ok: true });
     await check();
-    await store.deliverSignal('s', { signalId: 'sig-1', name: 'go', payload: null });
+    await store.signals.deliver('s', { signalId: 'sig-1', name: 'go', payload: null });
     await acquire(store, 's', 'w2');
     // Cancelled and completed; a failure redriven back to pending.
     const c1 = await acquire(store, 'c');
-    await store.requestCancel('c', 'stop');
-    await store.finishRun('c', c1, {
+    await store.control.requestCancel('c', 'stop');
+    await store.runs.finish('c', c1, {
       status: 'cancelled',
       error: { name: 'CancelledError', message: 'stop' },
     });
     const f1 = await acquire(store, 'f');
-    await store.finishRun('f', f1, { status: 'failed', error: { name: 'Error', message: 'boom' } });
+    await store.runs.finish('f', f1, { status: 'failed', error: { name: 'Error', message: 'boom' } });
     await check();
-    expect(await store.reopenRun('f', checkpoint('f', f1, 1))).toEqual({ reopened: true });
+    expect(await store.runs.reopen('f', checkpoint('f', f1, 1))).toEqual({ reopened: true });
     // Deleted by id, and by the retention sweep.
     for (const id of ['d', 'e']) {
       const epoch = await acquire(store, id);
-      await store.finishRun(id, epoch, { status: 'completed', result: 1 });
+      await store.runs.finish(id, epoch, { status: 'completed', result: 1 });
     }
-    expect(await store.deleteRun('d')).toBe(true);
+    expect(await store.retention.delete('d')).toBe(true);
     // The sweep takes every finished run: the cancelled one and 'e', oldest finish first.
-    expect(await store.deleteExpiredRuns(0, 10, 60_000)).toEqual(['c', 'e']);
+    expect(await store.retention.deleteExpired(0, 10, 60_000)).toEqual(['c', 'e']);
     await check();
 
-    const counts = await store.countRuns();
+    const counts = await store.runs.count();
     expect(counts).toEqual({
       total: 6,
       byStatus: { pending: 3, running: 3, suspended: 0, paused: 0, completed: 0, failed: 0, cancelled: 0 },
       byWorkflow: { 'wf:a': { pending: 2, running: 2 }, 'wf:b': { pending: 1, running: 1 } },
     });
-    expect((await store.listRuns({ worker: 'w2' })).runs.map((r) => r.runId).sort()).toEqual(['l', 's']);
+    expect((await store.runs.list({ worker: 'w2' })).runs.map((r) => r.runId).sort()).toEqual(['l', 's']);
   });
 
   it('indexes data written before the indexes existed at connect, once, and again on request', async () => {
@@ -161,7 +167,7 @@ describe('redis store: run query indexes', () => {
     const redis = admin();
     const old = await openStore(prefix);
     for (let i = 0; i < 30; i++)
-      await old.createRun({
+      await old.runs.create({
         runId: `old-${i}`,
         workflow: `wf-${i % 3}`,
         version: 1,
@@ -169,23 +175,23 @@ describe('redis store: run query indexes', () => {
         idempotencyKey: null,
       });
     const epoch = await acquire(old, 'old-0');
-    await old.finishRun('old-0', epoch, { status: 'completed', result: 1 });
-    const before = await old.countRuns();
+    await old.runs.finish('old-0', epoch, { status: 'completed', result: 1 });
+    const before = await old.runs.count();
     // What an older version of the store left behind: the records, and no index at all.
     const indexKeys = await keysOf(redis, prefix, 'index*');
     expect(indexKeys).toContain(`${prefix}index-version`);
     await redis.del(...indexKeys);
-    expect((await old.countRuns()).total).toBe(0);
+    expect((await old.runs.count()).total).toBe(0);
 
     // A status change before any reindex indexes that run by itself (and only it).
     await acquire(old, 'old-1');
-    expect((await old.countRuns()).byStatus.running).toBe(1);
-    expect((await old.countRuns()).total).toBe(1);
+    expect((await old.runs.count()).byStatus.running).toBe(1);
+    expect((await old.runs.count()).total).toBe(1);
 
     const fresh = await openStore(prefix);
     expect(await redis.get(`${prefix}index-version`)).toBe(INDEX_VERSION);
     expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
-    expect(await fresh.countRuns()).toEqual({
+    expect(await fresh.runs.count()).toEqual({
       ...before,
       byStatus: { ...before.byStatus, pending: before.byStatus.pending - 1, running: 1 },
       byWorkflow: {
@@ -197,13 +203,13 @@ describe('redis store: run query indexes', () => {
     expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
 
     // A data set indexed by version 1 (no prefix indexes): the next connect adds them, and only them.
-    const counted = await fresh.countRuns();
+    const counted = await fresh.runs.count();
     await redis.del(`${prefix}index:ids`, `${prefix}index:keys`);
     await redis.set(`${prefix}index-version`, '1');
     await openStore(prefix);
     expect(await redis.get(`${prefix}index-version`)).toBe(INDEX_VERSION);
     expect(await storedIndexes(redis, prefix)).toEqual(await expectedIndexes(redis, prefix));
-    expect(await fresh.countRuns()).toEqual(counted);
+    expect(await fresh.runs.count()).toEqual(counted);
   });
 
   it('orders runs tied on createdAt by run id, bytewise, across pages in both orders, one index or several merged', async () => {
@@ -241,7 +247,7 @@ describe('redis store: run query indexes', () => {
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let i = 0; i < 20; i++) {
-        const page = await store.listRuns({ ...query, ...(cursor !== undefined && { cursor }) });
+        const page = await store.runs.list({ ...query, ...(cursor !== undefined && { cursor }) });
         expect(page.runs.length).toBeLessThanOrEqual(query.limit!);
         seen.push(...page.runs.map((r) => r.runId));
         if (page.cursor === undefined) return seen;
@@ -270,7 +276,7 @@ describe('redis store: run query indexes', () => {
     const held: { runId: string; createdAt: number }[] = [];
     for (let i = 0; i < 12; i++) {
       const runId = `w-${String(i).padStart(2, '0')}`;
-      const { run } = await store.createRun({
+      const { run } = await store.runs.create({
         runId,
         workflow: 'owned',
         version: 1,
@@ -286,7 +292,7 @@ describe('redis store: run query indexes', () => {
       const seen: ListedRun[] = [];
       let cursor: string | undefined;
       for (let i = 0; i < 20; i++) {
-        const page = await store.listRuns({ ...query, limit: 2, ...(cursor !== undefined && { cursor }) });
+        const page = await store.runs.list({ ...query, limit: 2, ...(cursor !== undefined && { cursor }) });
         seen.push(...page.runs);
         if (page.cursor === undefined) return seen;
         cursor = page.cursor;
@@ -319,7 +325,7 @@ describe('redis store: run query indexes', () => {
     for (let i = 0; i < 25; i++) {
       const hit = i % 8 === 0;
       const runId = `${hit ? 'hit' : 'miss'}-${String(i).padStart(2, '0')}`;
-      await store.createRun({
+      await store.runs.create({
         runId,
         workflow: 'budget',
         version: hit ? 2 : 1,
@@ -357,7 +363,7 @@ describe('redis store: run query indexes', () => {
     for (let i = 0; i < 25; i++) {
       const runId = `${i % 8 === 0 ? 'hit' : 'miss'}-${String(i).padStart(2, '0')}`;
       const key = `${i % 8 === 1 ? 'order' : 'other'}-${i}`;
-      await store.createRun({ runId, workflow: 'prefixes', version: 1, input: {}, idempotencyKey: key });
+      await store.runs.create({ runId, workflow: 'prefixes', version: 1, input: {}, idempotencyKey: key });
       made.push({ runId, key });
     }
     const ctx: StoreContext = { redis, keys: keyLayout(prefix), run: defineScripts(redis) };
@@ -392,10 +398,10 @@ describe('redis store: run query indexes', () => {
     expect(misses.seen).toEqual(made.filter((r) => r.runId.startsWith('miss')).map((r) => r.runId));
     expect(misses.pages).toBeGreaterThan(1);
     // Deleting a run takes it out of both prefix indexes.
-    const lease = await store.acquireLease('hit-00', 'w1', 30_000);
+    const lease = await store.leases.acquire('hit-00', 'w1', 30_000);
     if (!lease.ok) throw new Error('not acquired');
-    await store.finishRun('hit-00', lease.epoch, { status: 'completed', result: null });
-    await store.deleteRun('hit-00');
+    await store.runs.finish('hit-00', lease.epoch, { status: 'completed', result: null });
+    await store.retention.delete('hit-00');
     expect((await walk({ runIdPrefix: 'hit', order: 'oldest' })).seen).toEqual(hits.slice(1));
     expect(await redis.zscore(`${prefix}index:ids`, 'hit-00')).toBeNull();
     expect(await redis.zscore(`${prefix}index:keys`, 'other-0\0hit-00')).toBeNull();

@@ -1,6 +1,6 @@
 /**
- * RunQueries on Redis: listRuns walks the query indexes (sorted sets by createdAt, kept by the
- * scripts that change a run; see lua/prelude.lua) in one Lua script per page, and countRuns reads
+ * RunQueries on Redis: runs.list walks the query indexes (sorted sets by createdAt, kept by the
+ * scripts that change a run; see lua/prelude.lua) in one Lua script per page, and runs.count reads
  * the counts those scripts keep. reindexRuns indexes a data set written before the indexes
  * existed; connect runs it once per data set (the index-version key records that it has).
  */

@@ -1,6 +1,8 @@
 /**
- * The Redis {@link Store}: lifecycle and error mapping here; the work is in leases.ts, waits.ts,
- * runs.ts, presence.ts and the Lua scripts they call.
+ * The Redis {@link Store}: lifecycle, error mapping and the replication guard here, applied once
+ * to every capability by the one runner all of them go through (`op`); the work is in leases.ts,
+ * waits.ts, pause.ts, runs.ts, queries.ts, retention.ts, payloads.ts, fleet.ts, schedules.ts,
+ * concurrency.ts, rate-limits.ts, journal-index.ts, presence.ts and the Lua scripts they call.
  *
  * Invariants:
  * 1. Every state change is one Lua script, so it is atomic on the server, and every time
@@ -15,51 +17,7 @@
  * 6. With waitReplicas > 0, an operation that moves a run reports success only once that many
  *    replicas confirmed it (replication.ts).
  */
-import type {
-  JournalIndex,
-  AcquireResult,
-  CancelRequestResult,
-  CreatedAndLeased,
-  NewRunToLease,
-  Checkpoint,
-  CheckpointSummary,
-  DueTimer,
-  InboxSignal,
-  LeaseInfo,
-  PauseHeldResult,
-  PauseRequestResult,
-  ResumeResult,
-  NewRun,
-  ReportedWorker,
-  RunCounts,
-  RunPage,
-  RunQuery,
-  RenewRequest,
-  RenewResult,
-  ReopenResult,
-  RunOutcome,
-  RunRecord,
-  RunTombstone,
-  PresenceStore,
-  Store,
-  StoreDataLoss,
-  RecordedDataLoss,
-  SuspendRequest,
-  SuspendResult,
-  WorkerReport,
-  PublishedMembership,
-  ScanTurn,
-  NewSchedule,
-  SchedulePage,
-  ScheduleQuery,
-  ScheduleRecord,
-  RateLimitAnswer,
-  RateLimitRequest,
-  SlotAnswer,
-  SlotRequest,
-  SlotState,
-  ScheduleWrite,
-} from '@baton/core/adapter';
+import type { Adapter, PresenceStore, Store, StoreDataLoss, RecordedDataLoss } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import { CancelWatch } from './cancel-watch.js';
 import { createConnection, type StoreConnection } from './connection.js';
@@ -98,16 +56,18 @@ import * as waits from './waits.js';
  * @example
  * const store = redisStore({ url: 'redis://127.0.0.1:6379', keyPrefix: 'baton:' });
  * await store.connect();
- * const lease = await store.acquireLease('run-1', 'worker-a', 5_000);
+ * const lease = await store.leases.acquire('run-1', 'worker-a', 5_000);
  */
-export function redisStore(options: RedisStoreOptions = {}): Store & PresenceStore & RunReindexing {
+export function redisStore(
+  options: RedisStoreOptions = {},
+): Store & { readonly presence: PresenceStore } & RunReindexing {
   return new RedisStore(resolveRedisStoreOptions(options));
 }
 
 /** The Redis store's one-off migration of the query indexes (queries.ts, README "Run queries"). */
 export interface RunReindexing {
   /**
-   * Indexes for listRuns and countRuns every run written before the indexes existed (connect
+   * Indexes for runs.list and runs.count every run written before the indexes existed (connect
    * does this once per data set by itself). Idempotent and safe while workers run; returns how
    * many runs it indexed.
    */
@@ -120,9 +80,17 @@ interface Opened {
   ctx: StoreContext;
 }
 
-class RedisStore implements Store, PresenceStore, RunReindexing {
+// The class's capabilities are the contract's members (presence always there), not restated
+// here: the constructor builds them, each through its one runner so the store's rules apply to
+// every method, and assigns them at once from an object TypeScript checks is complete.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+interface RedisStore extends Store {
+  readonly presence: PresenceStore;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+class RedisStore implements Store, RunReindexing {
   readonly name = 'redis';
-  readonly payloadLocation = 'redis';
 
   /**
    * - `created`: nothing connected yet;
@@ -138,15 +106,162 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
   /** The connection a connect under way is opening, for close() to cut short (invariant 4). */
   private opening: StoreConnection | undefined;
   private readonly keys: KeyLayout;
-  private readonly presence: PresenceRegistry;
+  private readonly registry: PresenceRegistry;
   private readonly cancels: CancelWatch;
   /** Tells a Redis that lost the data from one that only restarted or failed over (data-marker.ts). */
   private readonly marker = new DataMarker();
 
   constructor(private readonly options: ResolvedRedisStoreOptions) {
     this.keys = keyLayout(options.keyPrefix);
-    this.presence = new PresenceRegistry(options, this.keys);
+    this.registry = new PresenceRegistry(options, this.keys);
     this.cancels = new CancelWatch(options, this.keys);
+    const registry = this.registry;
+    const capabilities: Omit<RedisStore, keyof Adapter | 'onDataLoss' | 'lastDataLoss' | 'reindexRuns'> = {
+      leases: this.lifecycle.bind(
+        'leases',
+        {
+          acquire: leases.acquireLease,
+          renew: leases.renewLeases,
+          release: leases.releaseLease,
+          suspend: waits.suspendRun,
+          reapExpired: leases.reapExpiredLeases,
+          get: leases.getLease,
+          now: leases.now,
+          recordClaimFailure: leases.recordClaimFailure,
+        },
+        this.op,
+      ),
+      control: {
+        ...this.lifecycle.bind(
+          'control',
+          {
+            requestCancel: waits.requestCancel,
+            closeCancels: waits.closeCancels,
+            requestPause: pause.requestPause,
+            pauseHeld: pause.pauseHeldRun,
+            resume: pause.resumeRun,
+          },
+          this.op,
+        ),
+        // A subscription on a connection of its own (cancel-watch.ts), not an operation.
+        watchCancels: (workerId, listener) => this.cancels.watch(workerId, listener),
+      },
+      checkpoints: this.lifecycle.bind(
+        'checkpoints',
+        {
+          write: runs.writeCheckpoint,
+          load: runs.loadCheckpoint,
+          list: runs.listCheckpoints,
+        },
+        this.op,
+      ),
+      runs: this.lifecycle.bind(
+        'runs',
+        {
+          create: runs.createRun,
+          createAndLease: runs.createRunAndLease,
+          get: runs.getRun,
+          finish: runs.finishRun,
+          reopen: runs.reopenRun,
+          list: queries.listRuns,
+          count: queries.countRuns,
+        },
+        this.op,
+      ),
+      timers: this.lifecycle.bind('timers', { claimDue: waits.claimDueTimers }, this.op),
+      signals: this.lifecycle.bind(
+        'signals',
+        { deliver: waits.deliverSignal, read: waits.readSignals },
+        this.op,
+      ),
+      presence: this.lifecycle.bind(
+        'presence',
+        {
+          register: (_ctx: StoreContext, workerId: string) => registry.register(workerId),
+          unregister: (ctx: StoreContext, workerId: string) => registry.unregister(ctx, workerId),
+          reapDead: (ctx: StoreContext, limit: number, reclaimAfterMs: number) =>
+            registry.reapDeadWorkers(ctx, limit, reclaimAfterMs),
+          live: (ctx: StoreContext) => registry.liveWorkers(ctx),
+          takeScanTurn: (ctx: StoreContext, scan: string, workerId: string, turnMs: number) =>
+            registry.takeScanTurn(ctx, scan, workerId, turnMs),
+          publishMembership: (ctx: StoreContext, members: readonly string[]) =>
+            registry.publishMembership(ctx, members),
+          readMembership: (ctx: StoreContext, knownGeneration: number, turn: string) =>
+            registry.readMembership(ctx, knownGeneration, turn),
+        },
+        this.op,
+      ),
+      retention: this.lifecycle.bind(
+        'retention',
+        {
+          expired: retention.expiredRuns,
+          delete: retention.deleteRun,
+          deleteExpired: retention.deleteExpiredRuns,
+          tombstone: retention.runTombstone,
+        },
+        this.op,
+      ),
+      payloads: {
+        location: 'redis',
+        ...this.lifecycle.bind(
+          'payloads',
+          {
+            put: payloads.putPayload,
+            get: payloads.getPayload,
+            delete: payloads.deletePayloads,
+          },
+          this.op,
+        ),
+      },
+      fleet: this.lifecycle.bind(
+        'fleet',
+        {
+          report: fleet.reportWorker,
+          list: fleet.listWorkers,
+          forget: fleet.forgetWorker,
+        },
+        this.op,
+      ),
+      schedules: this.lifecycle.bind(
+        'schedules',
+        {
+          create: schedules.createSchedule,
+          get: schedules.getSchedule,
+          update: schedules.updateSchedule,
+          delete: schedules.deleteSchedule,
+          list: schedules.listSchedules,
+          due: schedules.dueSchedules,
+        },
+        this.op,
+      ),
+      concurrency: this.lifecycle.bind(
+        'concurrency',
+        {
+          acquire: concurrency.acquireSlot,
+          release: concurrency.releaseSlot,
+          state: concurrency.slotState,
+        },
+        this.op,
+      ),
+      rateLimits: this.lifecycle.bind('rateLimits', { take: rateLimits.takeRateToken }, this.op),
+      // Group commit across runs.
+      journalIndex: {
+        groupsByDefault: true,
+        ...this.lifecycle.bind(
+          'journalIndex',
+          {
+            appendPointers: journalIndex.appendPointers,
+            markOwnJournal: journalIndex.markOwnJournal,
+            readPointers: journalIndex.readPointers,
+            deletePointers: journalIndex.deletePointers,
+            groupLogUse: journalIndex.groupLogUse,
+            forgetGroupLog: journalIndex.forgetGroupLog,
+          },
+          this.op,
+        ),
+      },
+    };
+    Object.assign(this, capabilities);
   }
 
   connect(): Promise<void> {
@@ -162,7 +277,7 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
       // All run even when one fails; a close that fails still leaves the store closed.
       await Promise.allSettled([
         cutShort,
-        this.presence.close(),
+        this.registry.close(),
         this.cancels.close(),
         opened?.connection.close(),
       ]);
@@ -177,225 +292,18 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
     return this.op('lastDataLoss', (ctx) => this.marker.last(ctx));
   }
 
-  // LeaseStore
-  acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {
-    return this.op('acquireLease', (ctx) => leases.acquireLease(ctx, runId, owner, ttlMs));
-  }
-  renewLeases(requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]> {
-    return this.op('renewLeases', (ctx) => leases.renewLeases(ctx, requests, ttlMs));
-  }
-  releaseLease(runId: string, epoch: number): Promise<boolean> {
-    return this.op('releaseLease', (ctx) => leases.releaseLease(ctx, runId, epoch));
-  }
-  suspendRun(request: SuspendRequest): Promise<SuspendResult> {
-    return this.op('suspendRun', (ctx) => waits.suspendRun(ctx, request));
-  }
-  reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]> {
-    return this.op('reapExpiredLeases', (ctx) => leases.reapExpiredLeases(ctx, limit, reclaimAfterMs));
-  }
-  requestCancel(runId: string, reason?: string): Promise<CancelRequestResult> {
-    return this.op('requestCancel', (ctx) => waits.requestCancel(ctx, runId, reason));
-  }
-  closeCancels(runId: string, epoch: number): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
-    return this.op('closeCancels', (ctx) => waits.closeCancels(ctx, runId, epoch));
-  }
-  watchCancels(workerId: string, listener: (runId: string) => void): () => void {
-    return this.cancels.watch(workerId, listener);
-  }
-  requestPause(runId: string, reason?: string): Promise<PauseRequestResult> {
-    return this.op('requestPause', (ctx) => pause.requestPause(ctx, runId, reason));
-  }
-  pauseHeldRun(runId: string, epoch: number): Promise<PauseHeldResult> {
-    return this.op('pauseHeldRun', (ctx) => pause.pauseHeldRun(ctx, runId, epoch));
-  }
-  resumeRun(runId: string): Promise<ResumeResult> {
-    return this.op('resumeRun', (ctx) => pause.resumeRun(ctx, runId));
-  }
-  getLease(runId: string): Promise<LeaseInfo | undefined> {
-    return this.op('getLease', (ctx) => leases.getLease(ctx, runId));
-  }
-  now(): Promise<number> {
-    return this.op('now', (ctx) => leases.now(ctx));
-  }
-  recordClaimFailure(runId: string, epoch: number): Promise<number> {
-    return this.op('recordClaimFailure', (ctx) => leases.recordClaimFailure(ctx, runId, epoch));
-  }
-
-  // CheckpointStore
-  writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
-    return this.op('writeCheckpoint', (ctx) => runs.writeCheckpoint(ctx, checkpoint));
-  }
-  loadCheckpoint(runId: string, seq?: number): Promise<Checkpoint | undefined> {
-    return this.op('loadCheckpoint', (ctx) => runs.loadCheckpoint(ctx, runId, seq));
-  }
-  listCheckpoints(runId: string): Promise<CheckpointSummary[]> {
-    return this.op('listCheckpoints', (ctx) => runs.listCheckpoints(ctx, runId));
-  }
-
-  // RunIndex
-  createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
-    return this.op('createRun', (ctx) => runs.createRun(ctx, run));
-  }
-  createRunAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased> {
-    return this.op('createRunAndLease', (ctx) => runs.createRunAndLease(ctx, run, owner, ttlMs));
-  }
-  getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.op('getRun', (ctx) => runs.getRun(ctx, runId));
-  }
-  finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void> {
-    return this.op('finishRun', (ctx) => runs.finishRun(ctx, runId, epoch, outcome, checkpoint));
-  }
-  reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
-    return this.op('reopenRun', (ctx) => runs.reopenRun(ctx, runId, checkpoint));
-  }
-
-  // TimerStore and SignalInbox
-  claimDueTimers(limit: number, redeliverAfterMs: number): Promise<DueTimer[]> {
-    return this.op('claimDueTimers', (ctx) => waits.claimDueTimers(ctx, limit, redeliverAfterMs));
-  }
-  deliverSignal(
-    runId: string,
-    signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
-    return this.op('deliverSignal', (ctx) => waits.deliverSignal(ctx, runId, signal));
-  }
-  readSignals(runId: string): Promise<InboxSignal[]> {
-    return this.op('readSignals', (ctx) => waits.readSignals(ctx, runId));
-  }
-
-  // RetentionStore
-  expiredRuns(olderThanMs: number, limit: number): Promise<string[]> {
-    return this.op('expiredRuns', (ctx) => retention.expiredRuns(ctx, olderThanMs, limit));
-  }
-  deleteRun(runId: string): Promise<boolean> {
-    return this.op('deleteRun', (ctx) => retention.deleteRun(ctx, runId));
-  }
-  deleteExpiredRuns(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]> {
-    return this.op('deleteExpiredRuns', (ctx) =>
-      retention.deleteExpiredRuns(ctx, olderThanMs, limit, tombstoneMs),
-    );
-  }
-  runTombstone(runId: string): Promise<RunTombstone | undefined> {
-    return this.op('runTombstone', (ctx) => retention.runTombstone(ctx, runId));
-  }
-
-  // RunQueries
-  listRuns(query?: RunQuery): Promise<RunPage> {
-    return this.op('listRuns', (ctx) => queries.listRuns(ctx, query));
-  }
-
-  countRuns(): Promise<RunCounts> {
-    return this.op('countRuns', (ctx) => queries.countRuns(ctx));
-  }
-
   reindexRuns(): Promise<number> {
     return this.op('reindexRuns', (ctx) => queries.reindexRuns(ctx));
   }
 
-  // FleetStore
-  reportWorker(report: WorkerReport, ttlMs: number): Promise<void> {
-    return this.op('reportWorker', (ctx) => fleet.reportWorker(ctx, report, ttlMs));
-  }
-  listWorkers(): Promise<ReportedWorker[]> {
-    return this.op('listWorkers', (ctx) => fleet.listWorkers(ctx));
-  }
-  forgetWorker(workerId: string): Promise<void> {
-    return this.op('forgetWorker', (ctx) => fleet.forgetWorker(ctx, workerId));
-  }
-
-  // ScheduleStore
-  createSchedule(schedule: NewSchedule): Promise<{ created: boolean; schedule: ScheduleRecord }> {
-    return this.op('createSchedule', (ctx) => schedules.createSchedule(ctx, schedule));
-  }
-  getSchedule(scheduleId: string): Promise<ScheduleRecord | undefined> {
-    return this.op('getSchedule', (ctx) => schedules.getSchedule(ctx, scheduleId));
-  }
-  updateSchedule(
-    scheduleId: string,
-    expectedRevision: number,
-    next: Omit<NewSchedule, 'scheduleId'>,
-  ): Promise<ScheduleWrite> {
-    return this.op('updateSchedule', (ctx) =>
-      schedules.updateSchedule(ctx, scheduleId, expectedRevision, next),
-    );
-  }
-  deleteSchedule(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
-    return this.op('deleteSchedule', (ctx) => schedules.deleteSchedule(ctx, scheduleId, expectedRevision));
-  }
-  listSchedules(query?: ScheduleQuery): Promise<SchedulePage> {
-    return this.op('listSchedules', (ctx) => schedules.listSchedules(ctx, query));
-  }
-  dueSchedules(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
-    return this.op('dueSchedules', (ctx) => schedules.dueSchedules(ctx, limit));
-  }
-
-  // ConcurrencyStore
-  acquireSlot(request: SlotRequest): Promise<SlotAnswer> {
-    return this.op('acquireSlot', (ctx) => concurrency.acquireSlot(ctx, request));
-  }
-  releaseSlot(request: SlotRequest): Promise<string[]> {
-    return this.op('releaseSlot', (ctx) => concurrency.releaseSlot(ctx, request));
-  }
-  slotState(key: string): Promise<SlotState> {
-    return this.op('slotState', (ctx) => concurrency.slotState(ctx, key));
-  }
-
-  // RateLimitStore
-  takeRateToken(request: RateLimitRequest): Promise<RateLimitAnswer> {
-    return this.op('takeRateToken', (ctx) => rateLimits.takeRateToken(ctx, request));
-  }
-
-  // JournalIndex (group commit across runs)
-  readonly journalIndex: JournalIndex = {
-    groupsByDefault: true,
-    appendPointers: (appends) =>
-      this.op('appendPointers', (ctx) => journalIndex.appendPointers(ctx, appends)),
-    markOwnJournal: (runId) => this.op('markOwnJournal', (ctx) => journalIndex.markOwnJournal(ctx, runId)),
-    readPointers: (runId, after, upto) =>
-      this.op('readPointers', (ctx) => journalIndex.readPointers(ctx, runId, after, upto)),
-    deletePointers: (runId) => this.op('deletePointers', (ctx) => journalIndex.deletePointers(ctx, runId)),
-    groupLogUse: () => this.op('groupLogUse', (ctx) => journalIndex.groupLogUse(ctx)),
-    forgetGroupLog: (log, newestRecorded) =>
-      this.op('forgetGroupLog', (ctx) => journalIndex.forgetGroupLog(ctx, log, newestRecorded)),
-  };
-
-  // PayloadStore
-  putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {
-    return this.op('putPayload', (ctx) => payloads.putPayload(ctx, runId, sha256, data));
-  }
-  getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined> {
-    return this.op('getPayload', (ctx) => payloads.getPayload(ctx, runId, sha256));
-  }
-  deletePayloads(runIds: readonly string[]): Promise<void> {
-    return this.op('deletePayloads', (ctx) => payloads.deletePayloads(ctx, runIds));
-  }
-
-  // PresenceStore
-  registerWorker(workerId: string): Promise<void> {
-    return this.op('registerWorker', () => this.presence.register(workerId));
-  }
-  unregisterWorker(workerId: string): Promise<void> {
-    return this.op('unregisterWorker', (ctx) => this.presence.unregister(ctx, workerId));
-  }
-  reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]> {
-    return this.op('reapDeadWorkers', (ctx) => this.presence.reapDeadWorkers(ctx, limit, reclaimAfterMs));
-  }
-  liveWorkers(): Promise<string[]> {
-    return this.op('liveWorkers', (ctx) => this.presence.liveWorkers(ctx));
-  }
-  takeScanTurn(scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
-    return this.op('takeScanTurn', (ctx) => this.presence.takeScanTurn(ctx, scan, workerId, turnMs));
-  }
-  publishMembership(members: readonly string[]): Promise<number> {
-    return this.op('publishMembership', (ctx) => this.presence.publishMembership(ctx, members));
-  }
-  readMembership(knownGeneration: number, turn: string): Promise<PublishedMembership> {
-    return this.op('readMembership', (ctx) => this.presence.readMembership(ctx, knownGeneration, turn));
-  }
-
   // -------------------------------------------------------------------------------------------
 
-  private async op<T>(operation: string, work: (ctx: StoreContext) => Promise<T>): Promise<T> {
+  /**
+   * Runs one operation (`leases.acquire`): connects first when needed, refuses after close(),
+   * waits for the replicas when it moves a run (invariant 6), maps errors (toStoreError). Every
+   * capability's methods go through it (`lifecycle.bind`), so these rules are written once.
+   */
+  private readonly op = async <T>(operation: string, work: (ctx: StoreContext) => Promise<T>): Promise<T> => {
     const { ctx, connection } = await this.lifecycle.openOrConnect(operation, () => this.connect());
     try {
       const result = await work(ctx);
@@ -407,7 +315,7 @@ class RedisStore implements Store, PresenceStore, RunReindexing {
       if (this.isClosed()) throw this.lifecycle.closedError(operation, err);
       throw toStoreError(err, { url: this.options.displayUrl, operation });
     }
-  }
+  };
 
   /** Opens the connection, checks it can run scripts and reads the data marker. */
   private async setUp(): Promise<Opened> {

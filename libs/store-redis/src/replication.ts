@@ -34,25 +34,28 @@
 import { notReplicated } from './errors.js';
 import type { StoreConnection } from './connection.js';
 
-/** The store operations followed by WAIT (see above for why these and not the others). */
+/**
+ * The store operations followed by WAIT (see above for why these and not the others), named
+ * `<capability>.<method>` as the store runs them.
+ */
 export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
-  'acquireLease',
-  'createRun',
-  'createRunAndLease',
-  'writeCheckpoint',
-  'finishRun',
-  'reopenRun',
-  'suspendRun',
-  'deliverSignal',
-  'requestCancel',
-  'closeCancels',
-  'requestPause',
-  'pauseHeldRun',
-  'resumeRun',
-  'putPayload',
+  'leases.acquire',
+  'runs.create',
+  'runs.createAndLease',
+  'checkpoints.write',
+  'runs.finish',
+  'runs.reopen',
+  'leases.suspend',
+  'signals.deliver',
+  'control.requestCancel',
+  'control.closeCancels',
+  'control.requestPause',
+  'control.pauseHeld',
+  'control.resume',
+  'payloads.put',
   // A step of a grouped run is durable once its pointer is (group commit).
-  'appendPointers',
-  'markOwnJournal',
+  'journalIndex.appendPointers',
+  'journalIndex.markOwnJournal',
 ]);
 
 export interface ReplicationGuard {

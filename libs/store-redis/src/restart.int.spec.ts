@@ -25,7 +25,10 @@ async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promi
 describe('redis store: server restarts', () => {
   let server: PrivateServer;
   const stores: Store[] = [];
-  const open = async (keyPrefix: string, presenceGraceMs?: number): Promise<Store & PresenceStore> => {
+  const open = async (
+    keyPrefix: string,
+    presenceGraceMs?: number,
+  ): Promise<Store & { readonly presence: PresenceStore }> => {
     const store = redisStore({
       url: server.url,
       keyPrefix,
@@ -48,10 +51,10 @@ describe('redis store: server restarts', () => {
   it('reconnects after a restart, keeps the data, and lists the worker as live again', async () => {
     const store = await open('restart:');
     const observer = await open('restart:');
-    await store.registerWorker('worker-a');
+    await store.presence.register('worker-a');
     const runId = 'run-restart';
-    await store.createRun({ runId, workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
-    const claimed = await store.acquireLease(runId, 'worker-a', 60_000);
+    await store.runs.create({ runId, workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
+    const claimed = await store.leases.acquire(runId, 'worker-a', 60_000);
     if (!claimed.ok) throw new Error('could not claim the run');
     const checkpoint: Checkpoint = {
       runId,
@@ -63,38 +66,38 @@ describe('redis store: server restarts', () => {
       schemaVersion: 1,
       createdAt: 1_700_000_000_000,
     };
-    await store.writeCheckpoint(checkpoint);
+    await store.checkpoints.write(checkpoint);
 
     await server.stop();
-    await expect(store.getRun(runId)).rejects.toMatchObject({
+    await expect(store.runs.get(runId)).rejects.toMatchObject({
       name: 'RedisUnavailableError',
       code: 'BATON_REDIS_UNAVAILABLE',
       retryable: true,
     });
     await server.restart();
 
-    const renewed = await eventually(() => store.renewLeases([{ runId, epoch: claimed.epoch }], 60_000));
+    const renewed = await eventually(() => store.leases.renew([{ runId, epoch: claimed.epoch }], 60_000));
     expect(renewed).toEqual([{ runId, ok: true, cancelRequested: false }]);
-    expect(await store.getRun(runId)).toMatchObject({ status: 'running', attempts: 1, input: { n: 1 } });
-    expect(await store.loadCheckpoint(runId)).toEqual(checkpoint);
-    await eventually(async () => expect(await observer.liveWorkers()).toEqual(['worker-a']));
-    expect(await observer.reapDeadWorkers(10, 60_000)).toEqual([]);
+    expect(await store.runs.get(runId)).toMatchObject({ status: 'running', attempts: 1, input: { n: 1 } });
+    expect(await store.checkpoints.load(runId)).toEqual(checkpoint);
+    await eventually(async () => expect(await observer.presence.live()).toEqual(['worker-a']));
+    expect(await observer.presence.reapDead(10, 60_000)).toEqual([]);
   });
 
   it('records a worker again when its presence connection reconnects after being forgotten', async () => {
     const store = await open('rerecord:');
-    await store.registerWorker('worker-b');
+    await store.presence.register('worker-b');
     const admin = new Redis(server.port, '127.0.0.1');
     try {
       // What a dead-worker scan does to a worker whose connection was down for a moment.
       await admin.hdel('rerecord:workers', 'worker-b');
-      expect(await store.liveWorkers()).toEqual([]);
+      expect(await store.presence.live()).toEqual([]);
       const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'normal'));
       const line = clients.split('\n').find((l) => / name=baton-[0-9a-f]{8}-worker-b /.test(l));
       const id = /^id=(\d+)/.exec(line ?? '')?.[1];
       expect(id).toBeDefined();
       await admin.client('KILL', 'ID', String(id));
-      await eventually(async () => expect(await store.liveWorkers()).toEqual(['worker-b']));
+      await eventually(async () => expect(await store.presence.live()).toEqual(['worker-b']));
     } finally {
       admin.disconnect();
     }
@@ -104,8 +107,8 @@ describe('redis store: server restarts', () => {
     const patient = await open('grace:', 600_000);
     const impatient = await open('grace:', 300);
     const gone = await open('grace:');
-    await gone.registerWorker('worker-gone');
-    const claimed = await gone.acquireLease('run-gone', 'worker-gone', 600_000);
+    await gone.presence.register('worker-gone');
+    const claimed = await gone.leases.acquire('run-gone', 'worker-gone', 600_000);
     expect(claimed).toMatchObject({ ok: true });
 
     await server.stop();
@@ -114,18 +117,18 @@ describe('redis store: server restarts', () => {
 
     // The record was written on the previous server instance: within the grace period the worker
     // might still be reconnecting, so it is left alone; after it, it is dead.
-    expect(await eventually(() => patient.reapDeadWorkers(10, 60_000))).toEqual([]);
-    expect(await eventually(() => impatient.reapDeadWorkers(10, 60_000).then(nonEmpty))).toEqual([
+    expect(await eventually(() => patient.presence.reapDead(10, 60_000))).toEqual([]);
+    expect(await eventually(() => impatient.presence.reapDead(10, 60_000).then(nonEmpty))).toEqual([
       'run-gone',
     ]);
-    expect(await patient.getLease('run-gone')).toMatchObject({ owner: null, state: 'held', epoch: 1 });
+    expect(await patient.leases.get('run-gone')).toMatchObject({ owner: null, state: 'held', epoch: 1 });
   });
 
   it('reports no data loss after a restart that kept the data, and reports keys deleted under it', async () => {
     const store = await open('marker:');
     const losses: StoreDataLoss[] = [];
     store.onDataLoss?.((loss) => losses.push(loss));
-    await store.createRun({
+    await store.runs.create({
       runId: 'run-kept',
       workflow: 'w',
       version: 1,
@@ -135,7 +138,7 @@ describe('redis store: server restarts', () => {
 
     // A new server instance (new run_id) with the same data, as after a failover to a replica.
     await server.restart();
-    expect(await eventually(() => store.getRun('run-kept'))).toMatchObject({ runId: 'run-kept' });
+    expect(await eventually(() => store.runs.get('run-kept'))).toMatchObject({ runId: 'run-kept' });
     expect(losses).toEqual([]);
 
     // The same check, after keys deleted under a running server and a dropped connection.

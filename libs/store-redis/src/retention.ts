@@ -3,7 +3,7 @@
  * reopen-run.lua) and the atomic delete of a finished run with its large payloads (delete-run.lua).
  *
  * Runs finished before the index existed are not in it, so retention never lists them;
- * deleteRun still deletes them when asked by id.
+ * retention.delete still deletes them when asked by id.
  */
 import { refuseDelete, type RunTombstone } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';

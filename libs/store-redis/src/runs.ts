@@ -85,7 +85,7 @@ export async function createRun(
   return { created: reply[0] === 1, run: decodeRunRecord(reply[1]) };
 }
 
-/** createRun and, when it created the run, acquireLease: one script call (claim-new-run.lua). */
+/** runs.create and, when it created the run, leases.acquire: one script call (claim-new-run.lua). */
 export async function createRunAndLease(
   ctx: StoreContext,
   run: NewRunToLease,

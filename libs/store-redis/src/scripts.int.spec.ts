@@ -30,7 +30,7 @@ describe('redis store: scripts through defineCommand', () => {
   let admin: Redis;
   let store: Store;
   const create = (runId: string) =>
-    store.createRun({ runId, workflow: 'w', version: 1, input: {}, idempotencyKey: null });
+    store.runs.create({ runId, workflow: 'w', version: 1, input: {}, idempotencyKey: null });
 
   beforeAll(async () => {
     server = await startPrivateRedis();
@@ -69,7 +69,7 @@ describe('redis store: scripts through defineCommand', () => {
     // The EVALSHA was refused with NOSCRIPT (not counted as a call), then EVAL ran it.
     expect(after.eval - before.eval).toBe(1);
     expect(await admin.script('EXISTS', createRunSha())).toEqual([1]);
-    expect(await store.getRun('run-4')).toMatchObject({ runId: 'run-4', status: 'pending' });
+    expect(await store.runs.get('run-4')).toMatchObject({ runId: 'run-4', status: 'pending' });
 
     await create('run-5');
     expect((await scriptCalls(admin)).evalsha - after.evalsha).toBe(1);

@@ -67,7 +67,7 @@ describe('redis store: the replication guard behind Sentinel', () => {
       await c.signal(replica, 'SIGSTOP');
       let refused: unknown;
       try {
-        refused = await store.acquireLease('run-a', 'worker-a', 5_000).catch((err: unknown) => err);
+        refused = await store.leases.acquire('run-a', 'worker-a', 5_000).catch((err: unknown) => err);
       } finally {
         await c.signal(replica, 'SIGCONT');
       }
@@ -76,7 +76,7 @@ describe('redis store: the replication guard behind Sentinel', () => {
         'only 0 of the required 1 replicas confirmed it within 300 ms',
       );
       // Nothing was acted on under the refused claim; a later claim of another run goes through.
-      const later = await store.acquireLease('run-b', 'worker-a', 5_000);
+      const later = await store.leases.acquire('run-b', 'worker-a', 5_000);
       expect(later).toMatchObject({ ok: true, epoch: 1 });
     } finally {
       await store.close();
@@ -93,7 +93,7 @@ describe('redis store: the replication guard behind Sentinel', () => {
       // Claims right up to the kill: the last ones are the most likely to be unreplicated.
       const granted = new Map<string, number>();
       for (let i = 0; i < 50; i++) {
-        const result = await first.acquireLease(`run-${i}`, 'worker-a', 1_000);
+        const result = await first.leases.acquire(`run-${i}`, 'worker-a', 1_000);
         if (result.ok) granted.set(`run-${i}`, result.epoch);
       }
       const primary = await c.primaryNode();
@@ -103,7 +103,7 @@ describe('redis store: the replication guard behind Sentinel', () => {
       await sleep(1_100); // every lease expired
       await second.connect();
       for (const [runId, epoch] of granted) {
-        const retaken = await second.acquireLease(runId, 'worker-b', 5_000);
+        const retaken = await second.leases.acquire(runId, 'worker-b', 5_000);
         expect(retaken).toMatchObject({ ok: true, epoch: epoch + 1 });
       }
       expect(granted.size).toBe(50);

@@ -1,5 +1,5 @@
 /**
- * Waiting runs on Redis: suspendRun, the signal inbox, cancel requests and timers. Every
+ * Waiting runs on Redis: leases.suspend, the signal inbox, cancel requests and timers. Every
  * operation that changes state is one script call, one round trip.
  */
 

@@ -12,8 +12,8 @@ describeTransportConformance('memory', () => memoryTransport({ ackWaitMs: ACK_WA
 describeStoreConformance('memory', () => memoryStore(), {
   // The memory store keeps objects, not text: "garbage" stands for a record that is no checkpoint.
   damage: async (store, runId, seq, damage) => {
-    const body = (await store.listCheckpoints(runId)).some((s) => s.seq === seq)
-      ? { ...(await store.loadCheckpoint(runId, seq)) }
+    const body = (await store.checkpoints.list(runId)).some((s) => s.seq === seq)
+      ? { ...(await store.checkpoints.load(runId, seq)) }
       : undefined;
     const damaged =
       damage === 'garbage'
@@ -45,8 +45,8 @@ describe('memory adapters', () => {
   it('rejects store operations after close', async () => {
     const store = memoryStore();
     await store.close();
-    await expect(store.acquireLease('r', 'w', 1_000)).rejects.toMatchObject(CLOSED);
-    await expect(store.now()).rejects.toMatchObject(CLOSED);
+    await expect(store.leases.acquire('r', 'w', 1_000)).rejects.toMatchObject(CLOSED);
+    await expect(store.leases.now()).rejects.toMatchObject(CLOSED);
   });
 
   it('refuses nonsensical transport options at creation', () => {
@@ -66,9 +66,9 @@ describe('memory adapters', () => {
   it('measures lease expiry on the injected clock', async () => {
     let now = 1_000;
     const store = memoryStore({ clock: () => now });
-    expect(await store.acquireLease('r', 'a', 100)).toMatchObject({ ok: true, epoch: 1 });
+    expect(await store.leases.acquire('r', 'a', 100)).toMatchObject({ ok: true, epoch: 1 });
     now += 100;
-    expect(await store.acquireLease('r', 'b', 100)).toMatchObject({ ok: true, epoch: 2 });
-    expect(await store.now()).toBe(1_100);
+    expect(await store.leases.acquire('r', 'b', 100)).toMatchObject({ ok: true, epoch: 2 });
+    expect(await store.leases.now()).toBe(1_100);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * The in-process crash stand-in: a severed adapter's calls hang, nested capabilities (the group
- * log) are cut with it, and each nested capability is one proxy, as on the adapter itself.
+ * log, the store's leases and runs) are cut with it, and each nested capability is one proxy, as on the adapter itself.
  */
 import { describe, expect, it } from 'vitest';
-import { memoryTransport } from '@baton/core/memory';
-import { severableTransport } from './severable.js';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
+import { severableStore, severableTransport } from './severable.js';
 
 const settlesWithin = async (promise: Promise<unknown>, ms: number): Promise<boolean> => {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -29,5 +29,22 @@ describe('severableTransport', () => {
     // The adapter itself still takes appends: only the severed worker's view is cut.
     expect(await transport.groupLog!.appendGroupRecord('w1', new Uint8Array([3]))).toBe(2);
     await transport.close();
+  });
+});
+
+describe('severableStore', () => {
+  it('cuts every capability of the store off with it, while the store itself keeps answering', async () => {
+    const store = memoryStore();
+    const { adapter, sever } = severableStore(store);
+    const leases = adapter.leases;
+    expect(adapter.leases).toBe(leases);
+    await adapter.runs.create({ runId: 'r1', workflow: 'w', version: 1, input: null, idempotencyKey: null });
+    expect(await leases.acquire('r1', 'w1', 60_000)).toMatchObject({ ok: true, epoch: 1 });
+    sever();
+    expect(await settlesWithin(leases.renew([{ runId: 'r1', epoch: 1 }], 60_000), 50)).toBe(false);
+    expect(await settlesWithin(adapter.runs.get('r1'), 50)).toBe(false);
+    // Only the severed worker's view is cut: the store still answers everyone else.
+    expect((await store.runs.get('r1'))?.runId).toBe('r1');
+    await store.close();
   });
 });

@@ -20,14 +20,27 @@ const hang = (): Promise<never> => new Promise<never>(() => undefined);
 
 /**
  * Capabilities an adapter keeps in an object of their own (the bus's run queue, journal, dead
- * letters and group log, the store's journal index): cut off with the adapter, so a "dead" worker
- * reaches nothing through any of them.
+ * letters and group log; the store's leases, control, checkpoints, runs, … and journal index): cut
+ * off with the adapter, so a "dead" worker reaches nothing through any of them.
  */
 const NESTED_CAPABILITIES: ReadonlySet<PropertyKey> = new Set([
   'runQueue',
   'journal',
   'deadLetters',
   'groupLog',
+  'leases',
+  'control',
+  'checkpoints',
+  'runs',
+  'timers',
+  'signals',
+  'presence',
+  'retention',
+  'payloads',
+  'fleet',
+  'schedules',
+  'concurrency',
+  'rateLimits',
   'journalIndex',
 ]);
 

@@ -37,7 +37,7 @@ describe('nats object payload store: conformance', () => {
 
 describe('nats object payload store', () => {
   it('keeps payloads in the configured bucket, in memory when asked, under nats-object-store', async () => {
-    expect(store.payloadLocation).toBe('nats-object-store');
+    expect(store.location).toBe('nats-object-store');
     expect(store.bucket).toBe(bucket);
     const nc = await connect({ servers: natsTestUrl() });
     try {
@@ -52,17 +52,17 @@ describe('nats object payload store', () => {
   it('does not write a payload that is already stored again', async () => {
     const data = randomBytes(300_000);
     const hash = sha256Of(data);
-    await store.putPayload('run-rewrite', hash, data);
+    await store.put('run-rewrite', hash, data);
     const nc = await connect({ servers: natsTestUrl() });
     try {
       const jsm = await jetstreamManager(nc);
       const before = (await jsm.streams.info(`OBJ_${bucket}`)).state.last_seq;
-      await store.putPayload('run-rewrite', hash, data);
+      await store.put('run-rewrite', hash, data);
       expect((await jsm.streams.info(`OBJ_${bucket}`)).state.last_seq).toBe(before);
     } finally {
       await nc.close();
     }
-    const back = await store.getPayload('run-rewrite', hash);
+    const back = await store.get('run-rewrite', hash);
     expect(back).toBeInstanceOf(Uint8Array);
     expect(sha256Of(back!)).toBe(hash); // toEqual walks 300 000 elements one by one: seconds
   });
@@ -70,31 +70,31 @@ describe('nats object payload store', () => {
   it('writes a payload again after it was deleted', async () => {
     const data = randomBytes(100);
     const hash = sha256Of(data);
-    await store.putPayload('run-again', hash, data);
-    await store.deletePayloads(['run-again']);
-    await store.deletePayloads(['run-again']);
-    expect(await store.getPayload('run-again', hash)).toBeUndefined();
-    await store.putPayload('run-again', hash, data);
-    expect(await store.getPayload('run-again', hash)).toEqual(new Uint8Array(data));
+    await store.put('run-again', hash, data);
+    await store.delete(['run-again']);
+    await store.delete(['run-again']);
+    expect(await store.get('run-again', hash)).toBeUndefined();
+    await store.put('run-again', hash, data);
+    expect(await store.get('run-again', hash)).toEqual(new Uint8Array(data));
   });
 
   it("deletes a run's payloads and not those of a run whose id it prefixes", async () => {
     const data = randomBytes(100);
     const hash = sha256Of(data);
-    await store.putPayload('run-p', hash, data);
-    await store.putPayload('run-p-2', hash, data);
-    await store.deletePayloads(['run-p']);
-    expect(await store.getPayload('run-p', hash)).toBeUndefined();
-    expect(await store.getPayload('run-p-2', hash)).toEqual(new Uint8Array(data));
+    await store.put('run-p', hash, data);
+    await store.put('run-p-2', hash, data);
+    await store.delete(['run-p']);
+    expect(await store.get('run-p', hash)).toBeUndefined();
+    expect(await store.get('run-p-2', hash)).toEqual(new Uint8Array(data));
   });
 
   it('refuses a run id or key that would not name one run and one payload', async () => {
     const hash = sha256Of(new Uint8Array([1]));
-    await expect(store.putPayload('a/b', hash, new Uint8Array([1]))).rejects.toMatchObject({
+    await expect(store.put('a/b', hash, new Uint8Array([1]))).rejects.toMatchObject({
       code: 'BATON_CONFIG',
     });
-    await expect(store.getPayload('run', 'not-a-hash')).rejects.toMatchObject({ code: 'BATON_CONFIG' });
-    await expect(store.deletePayloads(['a/b'])).rejects.toMatchObject({ code: 'BATON_CONFIG' });
+    await expect(store.get('run', 'not-a-hash')).rejects.toMatchObject({ code: 'BATON_CONFIG' });
+    await expect(store.delete(['a/b'])).rejects.toMatchObject({ code: 'BATON_CONFIG' });
   });
 
   it('refuses unknown options and bucket names JetStream would not take', () => {
@@ -106,18 +106,18 @@ describe('nats object payload store', () => {
   it('fails before connect() and after close() with an error naming the operation and the bucket', async () => {
     const other = storeFor();
     const hash = sha256Of(new Uint8Array([7]));
-    await expect(other.getPayload('run', hash)).rejects.toMatchObject({
+    await expect(other.get('run', hash)).rejects.toMatchObject({
       code: 'BATON_NOT_CONNECTED',
-      message: expect.stringMatching(new RegExp(`bucket '${bucket}'.*getPayload`)),
+      message: expect.stringMatching(new RegExp(`bucket '${bucket}'.*: get called`)),
     });
     await other.connect();
-    await other.putPayload('run-closed', hash, new Uint8Array([7]));
+    await other.put('run-closed', hash, new Uint8Array([7]));
     await other.close();
     await other.close();
     for (const [operation, call] of [
-      ['putPayload', () => other.putPayload('run-closed', hash, new Uint8Array([7]))],
-      ['getPayload', () => other.getPayload('run-closed', hash)],
-      ['deletePayloads', () => other.deletePayloads(['run-closed'])],
+      ['put', () => other.put('run-closed', hash, new Uint8Array([7]))],
+      ['get', () => other.get('run-closed', hash)],
+      ['delete', () => other.delete(['run-closed'])],
       ['connect', () => other.connect()],
     ] as const) {
       const error = await call().then(
@@ -125,7 +125,7 @@ describe('nats object payload store', () => {
         (err: unknown) => err,
       );
       expect(error).toMatchObject({ code: 'BATON_CLOSED' });
-      expect((error as Error).message).toContain(operation);
+      expect((error as Error).message).toContain(`: ${operation} called`);
       expect((error as Error).message).toContain(`bucket '${bucket}'`);
     }
   });

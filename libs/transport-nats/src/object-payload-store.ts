@@ -164,9 +164,9 @@ export function natsObjectPayloadStore(options: NatsObjectPayloadStoreOptions = 
  * into chunks (128 KiB, or the server's max_payload if smaller), so payloads far above NATS's
  * message limit fit.
  *
- * - `getPayload` answers undefined for a payload that is missing (never written, or deleted).
- * - `putPayload` is idempotent: a payload already stored with the same digest is not written again.
- * - `deletePayloads(runIds)` is idempotent (runs without payloads, and payloads already deleted,
+ * - `get` answers undefined for a payload that is missing (never written, or deleted).
+ * - `put` is idempotent: a payload already stored with the same digest is not written again.
+ * - `delete(runIds)` is idempotent (runs without payloads, and payloads already deleted,
  *   are fine). An object store cannot delete by prefix, so **each call lists the whole bucket
  *   once** (one read of every object's metadata) and deletes the objects of the given runs:
  *   callers should batch runs into one call rather than call it run by run.
@@ -175,7 +175,7 @@ export function natsObjectPayloadStore(options: NatsObjectPayloadStoreOptions = 
  *   BATON_NOT_CONNECTED) whose message names the operation and the bucket.
  */
 export class NatsObjectPayloadStore implements PayloadStore {
-  readonly payloadLocation = 'nats-object-store';
+  readonly location = 'nats-object-store';
   /** The object store bucket. */
   readonly bucket: string;
 
@@ -233,20 +233,20 @@ export class NatsObjectPayloadStore implements PayloadStore {
     });
   }
 
-  async putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void> {
-    const os = this.open('putPayload');
-    const name = this.objectName('putPayload', runId, sha256);
-    await this.run('putPayload', async () => {
+  async put(runId: string, sha256: string, data: Uint8Array): Promise<void> {
+    const os = this.open('put');
+    const name = this.objectName('put', runId, sha256);
+    await this.run('put', async () => {
       const existing = await os.info(name);
       if (existing !== null && !existing.deleted && existing.digest === objectDigest(data)) return;
       await os.putBlob({ name }, data);
     });
   }
 
-  async getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined> {
-    const os = this.open('getPayload');
-    const name = this.objectName('getPayload', runId, sha256);
-    return this.run('getPayload', async () => {
+  async get(runId: string, sha256: string): Promise<Uint8Array | undefined> {
+    const os = this.open('get');
+    const name = this.objectName('get', runId, sha256);
+    return this.run('get', async () => {
       const data = await os.getBlob(name);
       if (data === null) return undefined;
       // A one-chunk object comes back as the received message's bytes, a Node Buffer: give the
@@ -255,12 +255,12 @@ export class NatsObjectPayloadStore implements PayloadStore {
     });
   }
 
-  async deletePayloads(runIds: readonly string[]): Promise<void> {
-    const os = this.open('deletePayloads');
-    for (const runId of runIds) this.checkRunId('deletePayloads', runId);
+  async delete(runIds: readonly string[]): Promise<void> {
+    const os = this.open('delete');
+    for (const runId of runIds) this.checkRunId('delete', runId);
     if (runIds.length === 0) return;
     const runs = new Set(runIds);
-    await this.run('deletePayloads', async () => {
+    await this.run('delete', async () => {
       const doomed = (await os.list())
         .filter((info) => {
           const run = runOf(info.name);

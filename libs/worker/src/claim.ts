@@ -1,6 +1,6 @@
 /**
  * Step 4 of a run's path through the worker: the claim. Takes the run's lease (or uses the one
- * `createRunAndLease` took with a new run), acks the message only then (worker invariant 1),
+ * `runs.createAndLease` took with a new run), acks the message only then (worker invariant 1),
  * announces the claim, runs the session and reports how it ended; a session that threw is counted
  * against the run (claim-failures.ts) so a run that cannot be resumed ends instead of looping.
  */
@@ -38,7 +38,7 @@ export interface ClaimDeps
   running(): boolean;
 }
 
-/** The lease `createRunAndLease` took with the run it created, and when it was asked for. */
+/** The lease `runs.createAndLease` took with the run it created, and when it was asked for. */
 export interface TakenLease {
   lease: AcquireResult;
   acquiredAt: number;
@@ -54,7 +54,7 @@ export async function claimRun(
 ): Promise<void> {
   const { store, leaseMs, workerId, logger, instruments, sessions } = deps;
   const acquiredAt = taken?.acquiredAt ?? Date.now();
-  const lease = taken?.lease ?? (await store.acquireLease(run.runId, workerId, leaseMs));
+  const lease = taken?.lease ?? (await store.leases.acquire(run.runId, workerId, leaseMs));
   if (!lease.ok) {
     // Finished, or a live worker owns it (a duplicate or early message): nothing to do here.
     await delivery.ack();

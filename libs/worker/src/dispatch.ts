@@ -108,7 +108,7 @@ export class Dispatcher {
           // (unknown-workflow) once none has had it for the grace period (put-back.ts).
           // A child whose start was being dead-lettered when its worker died is not a run under
           // way: its start goes on toward the dead letter that settles it (child-dead-letters.ts).
-          const existing = await store.getRun(message.runId);
+          const existing = await store.runs.get(message.runId);
           if (existing && (await unfinishedTombstoneEpoch(deps, existing)) === undefined) {
             return this.claimKnownRun(existing, message, delivery);
           }
@@ -117,7 +117,7 @@ export class Dispatcher {
         const acquiredAt = Date.now();
         const { leaseMs, workerId } = deps;
         // Create and lease in one store call.
-        const taken = await store.createRunAndLease(
+        const taken = await store.runs.createAndLease(
           {
             runId: message.runId,
             workflow: message.workflow,
@@ -134,7 +134,7 @@ export class Dispatcher {
           // A child whose start was dead-lettered never runs; one whose settling a crash cut
           // short runs after all, once, its parent never having been told (child-dead-letters.ts).
           const settling = await unfinishedTombstoneEpoch(deps, taken.run);
-          if (settling !== undefined) await store.releaseLease(taken.run.runId, settling);
+          if (settling !== undefined) await store.leases.release(taken.run.runId, settling);
           return this.claimKnownRun(taken.run, message, delivery);
         }
         return claimRun(this.deps, taken.run, workflow, message, delivery, {
@@ -144,7 +144,7 @@ export class Dispatcher {
       }
       case 'resume':
       case 'wake': {
-        const run = await store.getRun(message.runId);
+        const run = await store.runs.get(message.runId);
         if (!run)
           throw new PoisonMessage(
             'unknown-run',
@@ -153,7 +153,7 @@ export class Dispatcher {
         return this.claimKnownRun(run, message, delivery);
       }
       case 'signal': {
-        const { found, wake, dropped } = await store.deliverSignal(message.runId, {
+        const { found, wake, dropped } = await store.signals.deliver(message.runId, {
           signalId: message.signalId,
           name: message.name,
           payload: await messageValue(deps, message),
@@ -172,10 +172,10 @@ export class Dispatcher {
         return delivery.ack();
       }
       case 'cancel': {
-        const { found, wake, tooLate } = await store.requestCancel(message.runId, message.reason);
+        const { found, wake, tooLate } = await store.control.requestCancel(message.runId, message.reason);
         if (!found) return this.unknownRunYet(message, delivery);
         if (tooLate === true) return this.cancelTooLate(message, delivery);
-        // The owner, when another worker, is told by the store (LeaseStore.watchCancels).
+        // The owner, when another worker, is told by the store (RunControlStore.watchCancels).
         sessions.get(message.runId)?.cancel(message.reason);
         if (wake) await enqueueWake(transport.runQueue, message.runId, 'cancel');
         return delivery.ack();
@@ -191,7 +191,7 @@ export class Dispatcher {
    */
   private async cancelTooLate(message: CancelMessage, delivery: Delivery): Promise<void> {
     const { store, transport, logger } = this.deps;
-    const run = await store.getRun(message.runId);
+    const run = await store.runs.get(message.runId);
     if (run?.status === 'completed' && isContinuedAsNew(run.result)) {
       const successor = run.result[CONTINUED_AS].runId;
       await sendRunMessage(transport.runQueue, cancelMessage(successor, message.reason));

@@ -7,8 +7,8 @@ import { LeaseKeeper } from './lease-keeper.js';
 import { silentLogger } from './logger.js';
 import { describeLeaseRefusals } from './lease-refusals.spec-helper.js';
 
-function fakeStore(renew: LeaseStore['renewLeases']): LeaseStore {
-  return { renewLeases: renew } as LeaseStore;
+function fakeStore(renew: LeaseStore['renew']): LeaseStore {
+  return { renew } as LeaseStore;
 }
 
 describe('LeaseKeeper', () => {

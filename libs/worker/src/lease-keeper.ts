@@ -178,7 +178,7 @@ export class LeaseKeeper {
     }
     const sentAt = Date.now();
     try {
-      const results = await this.store.renewLeases(
+      const results = await this.store.renew(
         batch.map(({ runId, epoch }) => ({ runId, epoch })),
         this.leaseMs,
       );
@@ -214,7 +214,7 @@ export class LeaseKeeper {
   private async settleRefusal(entry: Held): Promise<void> {
     let lease: LeaseInfo | undefined;
     try {
-      lease = await this.store.getLease(entry.runId);
+      lease = await this.store.get(entry.runId);
     } catch (err) {
       // Unknown is treated as lost: stopping a run that still owned its lease costs a resume,
       // writing on under a lease that moved would be fenced anyway, but wastes work.

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Store } from '@baton/core/adapter';
 import { LeaseKeeper } from './lease-keeper.js';
+import { withCapability } from './capabilities.spec-helper.js';
 import { silentLogger, type Logger } from './logger.js';
 
 const LEASE_MS = 600;
@@ -24,7 +25,7 @@ interface Watched {
 function watch(store: Store, keepers: LeaseKeeper[]): Watched {
   const debug: string[] = [];
   const logger: Logger = { ...silentLogger, debug: (_obj, msg) => debug.push(msg ?? '') };
-  const keeper = new LeaseKeeper(store, LEASE_MS, HEARTBEAT_MS, logger);
+  const keeper = new LeaseKeeper(store.leases, LEASE_MS, HEARTBEAT_MS, logger);
   keepers.push(keeper);
   return { keeper, lost: [], debug };
 }
@@ -54,8 +55,8 @@ async function newRun(
   ttlMs = LEASE_MS,
 ): Promise<{ runId: string; epoch: number }> {
   const runId = `refusal-${randomUUID()}`;
-  await store.createRun({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
-  const lease = await store.acquireLease(runId, owner, ttlMs);
+  await store.runs.create({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
+  const lease = await store.leases.acquire(runId, owner, ttlMs);
   if (!lease.ok) throw new Error(`could not lease ${runId}`);
   return { runId, epoch: lease.epoch };
 }
@@ -79,7 +80,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a');
       // The session's finish lands before the renewal that was already on its way.
-      await store.finishRun(runId, epoch, { status: 'completed', result: 1 });
+      await store.runs.finish(runId, epoch, { status: 'completed', result: 1 });
       hold(w, runId, epoch);
       w.keeper.start();
       await settled(w.keeper);
@@ -91,7 +92,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const store = await makeStore();
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a');
-      const suspended = await store.suspendRun({
+      const suspended = await store.leases.suspend({
         runId,
         epoch,
         wakeAt: null,
@@ -110,7 +111,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a', 1);
       await new Promise((r) => setTimeout(r, 20));
-      const taken = await store.acquireLease(runId, 'worker-b', LEASE_MS);
+      const taken = await store.leases.acquire(runId, 'worker-b', LEASE_MS);
       expect(taken).toMatchObject({ ok: true, epoch: epoch + 1 });
       hold(w, runId, epoch);
       w.keeper.start();
@@ -124,7 +125,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       const w = watch(store, keepers);
       const { runId, epoch } = await newRun(store, 'worker-a', 1);
       await new Promise((r) => setTimeout(r, 20));
-      expect(await store.reapExpiredLeases(100, 60_000)).toContain(runId);
+      expect(await store.leases.reapExpired(100, 60_000)).toContain(runId);
       hold(w, runId, epoch);
       w.keeper.start();
       await settled(w.keeper);
@@ -140,26 +141,20 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       let swapped = false;
       // While the renewal of the first epoch is on its way, this worker claims the run again: the
       // refusal that comes back belongs to the first claim, not to the second.
-      const racing = new Proxy(store, {
-        get(target, prop) {
-          if (prop === 'renewLeases') {
-            return async (...args: Parameters<Store['renewLeases']>) => {
-              const answer = await target.renewLeases(...args);
-              if (!swapped) {
-                swapped = true;
-                const again = await target.acquireLease(runId, 'worker-a', LEASE_MS);
-                if (!again.ok) throw new Error('the second claim failed');
-                slot.keeper!.remove(runId);
-                slot.keeper!.add(runId, again.epoch, Date.now(), {
-                  onLost: (error) => laterLost.push(error),
-                  onCancelRequested: () => undefined,
-                });
-              }
-              return answer;
-            };
+      const racing = withCapability(store, 'leases', {
+        renew: async (...args: Parameters<Store['leases']['renew']>) => {
+          const answer = await store.leases.renew(...args);
+          if (!swapped) {
+            swapped = true;
+            const again = await store.leases.acquire(runId, 'worker-a', LEASE_MS);
+            if (!again.ok) throw new Error('the second claim failed');
+            slot.keeper!.remove(runId);
+            slot.keeper!.add(runId, again.epoch, Date.now(), {
+              onLost: (error) => laterLost.push(error),
+              onCancelRequested: () => undefined,
+            });
           }
-          const value: unknown = Reflect.get(target, prop, target);
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          return answer;
         },
       });
       const w = watch(racing, keepers);
@@ -176,7 +171,7 @@ export function describeLeaseRefusals(name: string, makeStore: () => Promise<Sto
       expect(w.lost).toEqual([]);
       expect(laterLost).toEqual([]);
       expect(w.keeper.size).toBe(1);
-      expect(await store.getLease(runId)).toMatchObject({
+      expect(await store.leases.get(runId)).toMatchObject({
         epoch: epoch + 1,
         owner: 'worker-a',
         state: 'held',

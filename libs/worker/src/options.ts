@@ -283,7 +283,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const fleetJournalCheckMs = positive('fleetJournalCheckMs', options.fleetJournalCheckMs ?? 10_000);
   const journalGate =
     options.journal === undefined && journal === 'group'
-      ? new FleetJournalGate(options.store, fleetJournalCheckMs, logger)
+      ? new FleetJournalGate(options.store.fleet, fleetJournalCheckMs, logger)
       : undefined;
   const journalReads: JournalReadTap = { record: () => undefined };
   return {
@@ -325,7 +325,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     onEvent: options.onEvent ?? (() => undefined),
     faults: options.faults,
     payloadProtection,
-    claimCheck: resolveClaimCheck(options.largePayloads, options.store, payloadProtection.codec)!,
+    claimCheck: resolveClaimCheck(options.largePayloads, options.store.payloads, payloadProtection.codec)!,
     unreadableRetryMs: positive('unreadableRetryMs', options.unreadableRetryMs ?? 60_000),
     maxResumeFailures: positiveInt('maxResumeFailures', options.maxResumeFailures ?? 5),
     resumeBackoffMs,

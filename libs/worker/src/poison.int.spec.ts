@@ -73,8 +73,8 @@ describe('poison at decode (redis store)', () => {
         '(no store can keep deeper values): flatten the input or payload',
     ]);
     // Refused before any store call: neither run exists.
-    expect(await store.getRun(deepId)).toBeUndefined();
-    expect(await store.getRun(keyedId)).toBeUndefined();
+    expect(await store.runs.get(deepId)).toBeUndefined();
+    expect(await store.runs.get(keyedId)).toBeUndefined();
   });
 });
 
@@ -116,7 +116,7 @@ describe('start fields the client refuses (redis bus and store)', () => {
         `start message field 'workflow' must be 1-128 characters from letters, digits, '_', '.', ':' and '-' ` +
           `(what defineWorkflow accepts); found "ok@1"`,
       ]);
-      for (const id of ids) expect(await store.getRun(id)).toBeUndefined();
+      for (const id of ids) expect(await store.runs.get(id)).toBeUndefined();
       // The client refuses each of them before sending.
       await expect(client.start({ name: 'ok', version: 0 }, null)).rejects.toMatchObject({
         field: 'version',

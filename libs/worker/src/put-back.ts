@@ -68,7 +68,7 @@ export class PutBack {
     const delayMs = this.count(run.runId, run.workflow, run.version, false, toHolder, delivery);
     if (delivery.deliveryCount > (toHolder ? MAX_NAKS_WITH_HOLDER : MAX_NAKS)) {
       // With a lease, the scans re-send the run (or it is finished): this copy is redundant.
-      if (await this.store.getLease(run.runId)) return delivery.ack();
+      if (await this.store.leases.get(run.runId)) return delivery.ack();
     }
     return this.send(delivery, delayMs, toHolder);
   }

@@ -50,7 +50,7 @@ async function suspendedRun(): Promise<{ f: Fleet; runId: string }> {
   current = f;
   await f.spawn();
   const handle = await f.client.start(v1, 'in');
-  await until(async () => (await f.store.getRun(handle.runId))?.status === 'suspended', 5_000, 'suspended');
+  await until(async () => (await f.store.runs.get(handle.runId))?.status === 'suspended', 5_000, 'suspended');
   return { f, runId: handle.runId };
 }
 
@@ -66,7 +66,7 @@ describe('client.fleet.replayCheck (memory adapters)', () => {
     const { f, runId } = await suspendedRun();
     const historyBefore = await f.client.history(runId);
     const checkpointsBefore = await f.client.timeTravel.checkpoints(runId);
-    const recordBefore = await f.store.getRun(runId);
+    const recordBefore = await f.store.runs.get(runId);
     executed.length = 0;
 
     expect(await checkOne(f.client, [v1])).toEqual({
@@ -99,7 +99,7 @@ describe('client.fleet.replayCheck (memory adapters)', () => {
     expect(executed).toEqual([]);
     expect(await f.client.history(runId)).toEqual(historyBefore);
     expect(await f.client.timeTravel.checkpoints(runId)).toEqual(checkpointsBefore);
-    expect(await f.store.getRun(runId)).toEqual(recordBefore);
+    expect(await f.store.runs.get(runId)).toEqual(recordBefore);
   });
 
   it('names the step where reordered, renamed or inserted steps disagree with the journal', async () => {
@@ -251,7 +251,11 @@ describe('client.fleet.replayCheck (memory adapters)', () => {
     await f.spawn();
     const runs = [await f.client.start(v1, 'one'), await f.client.start(v1, 'two')];
     for (const run of runs)
-      await until(async () => (await f.store.getRun(run.runId))?.status === 'suspended', 5_000, 'suspended');
+      await until(
+        async () => (await f.store.runs.get(run.runId))?.status === 'suspended',
+        5_000,
+        'suspended',
+      );
 
     const progress: number[] = [];
     const keyless = new Client({ transport: f.transport, store: f.store });

@@ -10,6 +10,7 @@ import {
   waitingWorkflow,
 } from './cancel-reason.spec-helper.js';
 import { fleet, type Fleet } from './fleet.spec-helper.js';
+import { withCapability } from './capabilities.spec-helper.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {
@@ -60,7 +61,7 @@ const catchesCancel = defineWorkflow({
 });
 
 /**
- * A memory store whose closeCancels first runs `before` (a cancel that lands just before the owner
+ * A memory store whose control.closeCancels first runs `before` (a cancel that lands just before the owner
  * closes the run's cancels, or just after), so the race is exact, not timed.
  */
 function storeAround(hooks: {
@@ -69,15 +70,12 @@ function storeAround(hooks: {
 }): () => Store {
   return () => {
     const inner = memoryStore();
-    return new Proxy(inner, {
-      get(target, property, receiver) {
-        if (property !== 'closeCancels') return Reflect.get(target, property, receiver) as unknown;
-        return async (runId: string, epoch: number) => {
-          await hooks.before?.(target, runId);
-          const answer = await target.closeCancels(runId, epoch);
-          await hooks.after?.(target, runId);
-          return answer;
-        };
+    return withCapability(inner, 'control', {
+      closeCancels: async (runId: string, epoch: number) => {
+        await hooks.before?.(inner, runId);
+        const answer = await inner.control.closeCancels(runId, epoch);
+        await hooks.after?.(inner, runId);
+        return answer;
       },
     });
   };
@@ -87,7 +85,7 @@ describe('the cancel window before a run journals its end (memory adapters)', ()
   it('ends the run cancelled when a cancel was accepted after its last step, before its end', async () => {
     const accepted: boolean[] = [];
     const before = async (s: Store, runId: string) => {
-      accepted.push((await s.requestCancel(runId, 'just in time')).tooLate !== true);
+      accepted.push((await s.control.requestCancel(runId, 'just in time')).tooLate !== true);
     };
     current = fleet({ workflows: [endsAfterStep] }, (t) => t, storeAround({ before }));
     await current.spawn();
@@ -107,7 +105,7 @@ describe('the cancel window before a run journals its end (memory adapters)', ()
   it('keeps the end when the cancel came after the owner closed the window, and says it was too late', async () => {
     const answers: unknown[] = [];
     const after = async (s: Store, runId: string) => {
-      answers.push(await s.requestCancel(runId, 'too late'));
+      answers.push(await s.control.requestCancel(runId, 'too late'));
     };
     current = fleet({ workflows: [endsAfterStep] }, (t) => t, storeAround({ after }));
     await current.spawn();

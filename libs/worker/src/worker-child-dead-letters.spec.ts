@@ -79,7 +79,7 @@ function spoilChildStarts(spoil: (message: Record<string, unknown>) => Uint8Arra
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
 async function childrenOf(f: Fleet, parentRunId: string) {
-  return (await f.store.listRuns({ idempotencyKeyPrefix: childKeyPrefix(parentRunId), limit: 100 })).runs;
+  return (await f.store.runs.list({ idempotencyKeyPrefix: childKeyPrefix(parentRunId), limit: 100 })).runs;
 }
 
 async function entriesOf(f: Fleet, runId: string): Promise<JournalEntry[]> {
@@ -136,7 +136,7 @@ describe('a child whose start is dead-lettered', () => {
     // The redriven start was dropped: no second child, the tombstone unchanged, the child never ran.
     await new Promise((r) => setTimeout(r, 300));
     expect(await childrenOf(f, run.runId)).toEqual([tombstone]);
-    expect(await f.store.getLease(tombstone!.runId)).toMatchObject({ state: 'finished', epoch: 1 });
+    expect(await f.store.leases.get(tombstone!.runId)).toMatchObject({ state: 'finished', epoch: 1 });
     expect(ledger.executions.size).toBe(0);
     expect(fixed.events.filter((e) => e.type === 'run-claimed' && e.runId === tombstone!.runId)).toEqual([]);
     expect(await endsReceived(f, run.runId)).toHaveLength(1);
@@ -205,7 +205,7 @@ describe('a child whose start is dead-lettered', () => {
         enqueue: async (data: Uint8Array, options?: EnqueueOptions) => {
           const message = decodeMessage(data);
           if (message.kind === 'start' && message.workflow === 'dl_child') {
-            const taken = await store.createRunAndLease(
+            const taken = await store.runs.createAndLease(
               {
                 runId: message.runId,
                 workflow: message.workflow,
@@ -218,7 +218,7 @@ describe('a child whose start is dead-lettered', () => {
             );
             // Killed after the tombstone was finished, before the parent was told.
             if (finished && taken.created && taken.lease.ok) {
-              await store.finishRun(message.runId, taken.lease.epoch, {
+              await store.runs.finish(message.runId, taken.lease.epoch, {
                 status: 'failed',
                 error: {
                   name: 'StartDeadLetteredError',
@@ -249,7 +249,7 @@ describe('a child whose start is dead-lettered', () => {
     const [tombstone, ...others] = await childrenOf(f, run.runId);
     expect(others).toEqual([]);
     expect(tombstone).toMatchObject({ status: 'failed', attempts: 1 });
-    expect(await f.store.getLease(tombstone!.runId)).toMatchObject({ state: 'finished', epoch: 1 });
+    expect(await f.store.leases.get(tombstone!.runId)).toMatchObject({ state: 'finished', epoch: 1 });
   });
 
   it('a settled child whose parent a crash left untold: the start’s next delivery tells it, and is dropped', async () => {
@@ -331,15 +331,10 @@ describe('a child that ends outside its session', () => {
     const { child, parent } = waitingChild(ledger);
     const store = memoryStore();
     const broken: { runId?: string } = {};
-    const faulty = new Proxy(store, {
-      get(target, prop, receiver) {
-        if (prop === 'loadCheckpoint')
-          return async (runId: string, seq?: number) => {
-            if (runId === broken.runId) throw new TypeError('driver bug');
-            return target.loadCheckpoint(runId, seq);
-          };
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    const faulty = withCapability(store, 'checkpoints', {
+      load: async (runId: string, seq?: number) => {
+        if (runId === broken.runId) throw new TypeError('driver bug');
+        return store.checkpoints.load(runId, seq);
       },
     });
     const f = (current = fleet({ workflows: [parent, child], ...overrides }, undefined, () => faulty));
@@ -347,7 +342,7 @@ describe('a child that ends outside its session', () => {
     const run = await f.client.start(parent, 3);
     await until(async () => (await childrenOf(f, run.runId))[0]?.status === 'suspended', 5_000, 'the child');
     const childId = (await childrenOf(f, run.runId))[0]!.runId;
-    await until(async () => (await f.store.getRun(run.runId))?.status === 'suspended', 5_000, 'the parent');
+    await until(async () => (await f.store.runs.get(run.runId))?.status === 'suspended', 5_000, 'the parent');
     await first.worker.stop();
     return { f, run, childId, broken };
   }
@@ -364,7 +359,7 @@ describe('a child that ends outside its session', () => {
     const out = (await run.result({ timeoutMs: 10_000 })) as Outcome;
     expect(out).toMatchObject({ childRunId: childId, code: 'BATON_RESUME_FAILED' });
     expect(out.message).toContain(`child run ${childId} (ws_child) failed: ResumeFailedError`);
-    expect(await f.store.getRun(childId)).toMatchObject({ status: 'failed' });
+    expect(await f.store.runs.get(childId)).toMatchObject({ status: 'failed' });
   });
 
   it('whose journal fails verification: its parent gets ChildWorkflowError with the integrity error', async () => {

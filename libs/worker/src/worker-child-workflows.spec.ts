@@ -87,7 +87,7 @@ function workflows(ledger: Ledger) {
 }
 
 async function childrenOf(f: Fleet, parentRunId: string) {
-  const page = await f.store.listRuns({ idempotencyKeyPrefix: childKeyPrefix(parentRunId), limit: 100 });
+  const page = await f.store.runs.list({ idempotencyKeyPrefix: childKeyPrefix(parentRunId), limit: 100 });
   return page.runs;
 }
 
@@ -95,7 +95,7 @@ async function onlyChild(f: Fleet, parentRunId: string) {
   await until(async () => (await childrenOf(f, parentRunId)).length === 1, 5_000, 'the child to start');
   const child = (await childrenOf(f, parentRunId))[0]!;
   await until(
-    async () => (await f.store.getRun(child.runId))?.status === 'suspended',
+    async () => (await f.store.runs.get(child.runId))?.status === 'suspended',
     5_000,
     'the child to wait',
   );
@@ -156,7 +156,7 @@ describe('child workflows', () => {
       faults: async (point, info) => {
         if (frozen || point !== 'before-journal-append' || !info.entryTypes?.includes('ActivityCompleted'))
           return;
-        if (parentOfKey((await f.store.getRun(info.runId))?.idempotencyKey) !== undefined) return;
+        if (parentOfKey((await f.store.runs.get(info.runId))?.idempotencyKey) !== undefined) return;
         frozen = true;
         doomed.crash();
         await new Promise(() => undefined);
@@ -184,7 +184,7 @@ describe('child workflows', () => {
     const doomed = await f.spawn({
       faults: async (point, info) => {
         if (point !== 'before-finish' || frozen !== undefined) return;
-        const record = await f.store.getRun(info.runId);
+        const record = await f.store.runs.get(info.runId);
         if (parentOfKey(record?.idempotencyKey) === undefined) return;
         frozen = info.runId;
         doomed.crash();
@@ -209,11 +209,11 @@ describe('child workflows', () => {
     await f.client.cancel(run.runId, 'no longer needed');
     await expect(run.result({ timeoutMs: 10_000 })).rejects.toThrow(/no longer needed/);
     await until(
-      async () => (await f.store.getRun(child.runId))?.status === 'cancelled',
+      async () => (await f.store.runs.get(child.runId))?.status === 'cancelled',
       10_000,
       'the child to be cancelled',
     );
-    expect((await f.store.getRun(child.runId))?.error?.message).toMatch(/parent run \S+ cancelled/);
+    expect((await f.store.runs.get(child.runId))?.error?.message).toMatch(/parent run \S+ cancelled/);
   });
 
   it("a child that continues as new is followed: the parent gets its last run's result", async () => {
@@ -225,7 +225,7 @@ describe('child workflows', () => {
     // 20 + 10 + 0 from the chain's three runs.
     expect(await run.result({ timeoutMs: 10_000 })).toBe(30);
     const first = (await childrenOf(f, run.runId))[0]!;
-    const chain = (await f.store.listRuns({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 })).runs;
+    const chain = (await f.store.runs.list({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 })).runs;
     expect(chain).toHaveLength(2);
     for (const successor of chain) {
       expect(parentOfKey(successor.idempotencyKey)?.runId).toBe(run.runId);
@@ -245,7 +245,8 @@ describe('child workflows', () => {
     let last: string | undefined;
     await until(
       async () => {
-        const chain = (await f.store.listRuns({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 })).runs;
+        const chain = (await f.store.runs.list({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 }))
+          .runs;
         last = chain.find((r) => r.status === 'suspended')?.runId;
         return last !== undefined;
       },
@@ -255,7 +256,7 @@ describe('child workflows', () => {
     await f.client.cancel(run.runId, 'stop the chain');
     await expect(run.result({ timeoutMs: 10_000 })).rejects.toThrow(/stop the chain/);
     await until(
-      async () => (await f.store.getRun(last!))?.status === 'cancelled',
+      async () => (await f.store.runs.get(last!))?.status === 'cancelled',
       10_000,
       "the chain's last run to be cancelled",
     );
@@ -270,7 +271,7 @@ describe('child workflows', () => {
     const child = await onlyChild(f, run.runId);
     await f.client.cancel(run.runId, 'parent gone');
     await expect(run.result({ timeoutMs: 10_000 })).rejects.toThrow(/parent gone/);
-    expect((await f.store.getRun(child.runId))?.status).toBe('suspended');
+    expect((await f.store.runs.get(child.runId))?.status).toBe('suspended');
     await f.client.signal(child.runId, release, null);
     expect(await f.client.result(child.runId, { timeoutMs: 10_000 })).toBe(70);
   });

@@ -62,7 +62,7 @@ describe.each([
     const storeClock = { read: (): Promise<number> => Promise.reject(new Error('no fleet yet')) };
     const { sleeper, waiter } = scenario(() => storeClock.read());
     const f = fleet({ workflows: [sleeper, waiter] });
-    storeClock.read = () => f.store.now();
+    storeClock.read = () => f.store.leases.now();
     current = f;
     const warnings: Array<{ obj: object; msg?: string }> = [];
     const logger = { ...silentLogger, warn: (obj: object, msg?: string) => warnings.push({ obj, msg }) };
@@ -76,17 +76,17 @@ describe.each([
       skewMs > 0 ? /\d+ ms ahead of the store's/ : /\d+ ms behind the store's/,
     );
 
-    const storeBefore = await f.store.now();
+    const storeBefore = await f.store.leases.now();
     const slept = await f.client.start(sleeper, null);
     const waited = await f.client.start(waiter, null);
     await until(
       async () =>
-        (await f.store.getRun(slept.runId))?.status === 'suspended' &&
-        (await f.store.getRun(waited.runId))?.status === 'suspended',
+        (await f.store.runs.get(slept.runId))?.status === 'suspended' &&
+        (await f.store.runs.get(waited.runId))?.status === 'suspended',
       5_000,
       'both runs to suspend',
     );
-    const storeSuspended = await f.store.now();
+    const storeSuspended = await f.store.leases.now();
 
     const sleptResult = (await slept.result({ timeoutMs: WAIT_MS + 10_000 })) as {
       recordedNow: number;

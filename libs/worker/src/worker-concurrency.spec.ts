@@ -103,7 +103,7 @@ describe('concurrency per key', () => {
     );
     // Zeta's runs did not wait for acme's line.
     expect(tracker.started.indexOf('z0')).toBeLessThan(tracker.started.indexOf('a7'));
-    expect(await f.store.slotState('acme')).toEqual({ holders: [], waiting: [] });
+    expect(await f.store.concurrency.state('acme')).toEqual({ holders: [], waiting: [] });
     for (const [label, count] of tracker.executions) expect(count, label).toBe(1);
   });
 
@@ -117,7 +117,7 @@ describe('concurrency per key', () => {
     for (let i = 1; i < 6; i++) {
       handles.push(await f.client.start(perCustomer, input('acme', `r${i}`, 20)));
       await until(
-        async () => (await f.store.slotState('acme')).waiting.length === i,
+        async () => (await f.store.concurrency.state('acme')).waiting.length === i,
         5_000,
         `run ${i} in line`,
       );
@@ -135,7 +135,7 @@ describe('concurrency per key', () => {
     await until(() => tracker.started.includes('first'), 5_000, 'the first run to start');
     const second = await f.client.start(perCustomer, input('acme', 'second'));
     await until(
-      async () => (await f.store.slotState('acme')).waiting.length === 1,
+      async () => (await f.store.concurrency.state('acme')).waiting.length === 1,
       5_000,
       'the second run to wait in line',
     );
@@ -174,7 +174,7 @@ describe('concurrency per key', () => {
     const doomed = await f.client.start(perCustomer, input('acme', 'doomed'));
     const after = await f.client.start(perCustomer, input('acme', 'after'));
     await until(
-      async () => (await f.store.slotState('acme')).waiting.length === 2,
+      async () => (await f.store.concurrency.state('acme')).waiting.length === 2,
       5_000,
       'two runs waiting in line',
     );

@@ -36,7 +36,7 @@ function counter(ledger: Ledger) {
 async function chain(f: Fleet, runId: string): Promise<string[]> {
   const ids = [runId];
   for (;;) {
-    const run = await f.store.getRun(ids.at(-1)!);
+    const run = await f.store.runs.get(ids.at(-1)!);
     if (!run || !isContinuedAsNew(run.result)) return ids;
     ids.push(run.result[CONTINUED_AS].runId);
   }
@@ -54,7 +54,7 @@ describe('continue-as-new', () => {
     const ids = await chain(f, run.runId);
     expect(ids).toHaveLength(4);
     for (const [i, id] of ids.entries()) {
-      const record = await f.store.getRun(id);
+      const record = await f.store.runs.get(id);
       expect(record?.status).toBe('completed');
       // Each successor names its parent through its idempotency key.
       if (i > 0) expect(record?.idempotencyKey).toBe(continuationKey(ids[i - 1]!));
@@ -64,7 +64,7 @@ describe('continue-as-new', () => {
       expect(ledger.count(`${id}:0`)).toBe(1);
     }
     // The parent's recorded result names the successor and the input it was given.
-    const first = await f.store.getRun(run.runId);
+    const first = await f.store.runs.get(run.runId);
     expect(first?.result).toEqual({
       [CONTINUED_AS]: { runId: ids[1], workflow: 'can_counter', version: 1, input: { n: 1, until: 4 } },
     });
@@ -95,7 +95,7 @@ describe('continue-as-new', () => {
     const ids = await chain(f, run.runId);
     expect(ids).toHaveLength(2);
     // The second worker replayed the end and sent the same start again: one successor in the store.
-    const page = await f.store.listRuns({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 });
+    const page = await f.store.runs.list({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 });
     expect(page.runs.map((r) => r.runId)).toEqual([ids[1]]);
     // The first run's step ran once. The doomed worker may have begun the successor's step before
     // it froze (its start was already sent): that step then ran again, as any step whose result

@@ -6,6 +6,7 @@ import type { Store } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from '@baton/client';
 import { Worker } from './index.js';
+import { withCapability } from './capabilities.spec-helper.js';
 import { reportedHost, reportTtlMs } from './fleet/fleet-report.js';
 import type { Logger } from './logger.js';
 import { FAST, fleet, until, type Fleet } from './fleet.spec-helper.js';
@@ -45,7 +46,7 @@ describe('worker fleet report (memory adapters)', () => {
     const { worker } = await current.spawn();
     const { store, client } = current;
 
-    const [started] = await store.listWorkers();
+    const [started] = await store.fleet.list();
     expect(started).toMatchObject({
       workerId: worker.workerId,
       host: reportedHost(),
@@ -65,26 +66,26 @@ describe('worker fleet report (memory adapters)', () => {
     const run = await client.start({ name: 'orders', version: 3 }, null);
     await until(
       async () => {
-        const [w] = await store.listWorkers();
+        const [w] = await store.fleet.list();
         return w?.runsHeld === 1 && w.lastRenewalAt !== null;
       },
       5_000,
       'the report to show the held run and a renewal',
     );
-    const [holding] = await store.listWorkers();
+    const [holding] = await store.fleet.list();
     expect(holding!.lastRenewalAt).toBeGreaterThanOrEqual(started!.lastSeenAt);
-    expect(holding!.lastRenewalAt).toBeLessThanOrEqual(await store.now());
+    expect(holding!.lastRenewalAt).toBeLessThanOrEqual(await store.leases.now());
 
     // stop() waits for the in-flight activity: the fleet sees the worker draining meanwhile.
     const stopping = worker.stop();
-    await until(async () => (await store.listWorkers())[0]?.draining === true, 5_000, 'draining report');
+    await until(async () => (await store.fleet.list())[0]?.draining === true, 5_000, 'draining report');
     open();
     await stopping;
-    expect(await store.listWorkers()).toEqual([]);
+    expect(await store.fleet.list()).toEqual([]);
     // Another worker finishes the handed-off run; the fleet then lists only it.
     const next = await current.spawn();
     expect(await run.result({ timeoutMs: 5_000 })).toBe(3);
-    expect((await store.listWorkers()).map((w) => w.workerId)).toEqual([next.worker.workerId]);
+    expect((await store.fleet.list()).map((w) => w.workerId)).toEqual([next.worker.workerId]);
   });
 
   it('reports the pod name, else HOSTNAME, else the OS host name', () => {
@@ -99,29 +100,26 @@ describe('worker fleet report (memory adapters)', () => {
     current = fleet({ workflows: [wf] });
     const a = await current.spawn();
     const b = await current.spawn();
-    expect((await current.store.listWorkers()).map((w) => w.workerId)).toEqual(['w1', 'w2']);
+    expect((await current.store.fleet.list()).map((w) => w.workerId)).toEqual(['w1', 'w2']);
 
     a.crash();
     await until(
-      async () => (await current!.store.listWorkers()).every((w) => w.workerId !== a.worker.workerId),
+      async () => (await current!.store.fleet.list()).every((w) => w.workerId !== a.worker.workerId),
       5_000,
       'the crashed worker to drop out',
     );
     // The live one keeps reporting on every tick, so it is still listed after that time to live.
-    const [alive] = await current.store.listWorkers();
+    const [alive] = await current.store.fleet.list();
     expect(alive?.workerId).toBe(b.worker.workerId);
   });
 
   it('neither start, renewals, runs nor stop wait on a report that hangs', async () => {
     const base = memoryStore();
     let reports = 0;
-    const store = new Proxy(base, {
-      get(target, prop, receiver) {
-        if (prop !== 'reportWorker') return Reflect.get(target, prop, receiver) as unknown;
-        return () => {
-          reports++;
-          return new Promise<never>(() => undefined);
-        };
+    const store = withCapability(base, 'fleet', {
+      report: () => {
+        reports++;
+        return new Promise<never>(() => undefined);
       },
     });
     const slow = defineActivity({
@@ -139,7 +137,7 @@ describe('worker fleet report (memory adapters)', () => {
     expect(worker.state).toBe('stopped');
     // One report was sent and never settled: no tick sent another over it.
     expect(reports).toBe(1);
-    expect(await base.listWorkers()).toEqual([]);
+    expect(await base.fleet.list()).toEqual([]);
   });
 
   it('logs a failing report once per streak and carries on working', async () => {
@@ -158,17 +156,14 @@ describe('worker fleet report (memory adapters)', () => {
     const base = memoryStore();
     let failuresLeft = 4;
     let attempts = 0;
-    const store = new Proxy(base, {
-      get(target, prop, receiver) {
-        if (prop !== 'reportWorker') return Reflect.get(target, prop, receiver) as unknown;
-        return async (...args: Parameters<Store['reportWorker']>) => {
-          attempts++;
-          if (failuresLeft > 0) {
-            failuresLeft--;
-            throw new Error('store unreachable (test)');
-          }
-          return target.reportWorker(...args);
-        };
+    const store = withCapability(base, 'fleet', {
+      report: async (...args: Parameters<Store['fleet']['report']>) => {
+        attempts++;
+        if (failuresLeft > 0) {
+          failuresLeft--;
+          throw new Error('store unreachable (test)');
+        }
+        return base.fleet.report(...args);
       },
     });
     const wf = defineWorkflow({ name: 'simple', version: 1, run: async () => 42 });
@@ -176,7 +171,7 @@ describe('worker fleet report (memory adapters)', () => {
     const worker = new Worker({ ...FAST, transport, store, workflows: [wf], workerId: 'flaky', logger });
     await worker.start();
     try {
-      await until(async () => (await base.listWorkers()).length === 1, 5_000, 'a report to go through');
+      await until(async () => (await base.fleet.list()).length === 1, 5_000, 'a report to go through');
       expect(attempts).toBeGreaterThanOrEqual(5);
       const reportLines = lines.filter((l) => l.msg?.startsWith('fleet report'));
       expect(reportLines).toEqual([
@@ -190,6 +185,6 @@ describe('worker fleet report (memory adapters)', () => {
     } finally {
       await worker.stop();
     }
-    expect(await base.listWorkers()).toEqual([]);
+    expect(await base.fleet.list()).toEqual([]);
   });
 });

@@ -57,7 +57,7 @@ async function suspendedRun(with1: PayloadProtection) {
   current = fleet({ workflows: [workflow], unreadableRetryMs: 200, payloadProtection: with1 });
   const first = await current.spawn({ payloadProtection: with1 });
   const run = await current.client.start(workflow, null);
-  await until(async () => (await current!.store.getRun(run.runId))?.status === 'suspended');
+  await until(async () => (await current!.store.runs.get(run.runId))?.status === 'suspended');
   await first.worker.stop();
   return { ledger, run, f: current };
 }
@@ -71,7 +71,7 @@ describe('payload protection in the worker (memory adapters)', () => {
     expect(await run.result({ timeoutMs: 5_000 })).toBe('SECRET-MARKER-42'.length);
     const records = await f.journal.journal.read(run.runId, 0);
     expect(records.some((r) => Buffer.from(r.data).includes('SECRET-MARKER'))).toBe(false);
-    const checkpoint = await f.store.loadCheckpoint(run.runId);
+    const checkpoint = await f.store.checkpoints.load(run.runId);
     expect(JSON.stringify(checkpoint)).not.toContain('SECRET-MARKER');
     expect(checkpoint).toMatchObject({ signature: { keyId: 's1' }, entries: [] });
     const reader = new Client({ transport: f.transport, store: f.store, payloadProtection: p });
@@ -95,7 +95,7 @@ describe('payload protection in the worker (memory adapters)', () => {
         `run ${run.runId}: journal after checkpoint \\d+: journal entry #\\d+ .*failed verification`,
       ),
     );
-    expect(await f.store.getRun(run.runId)).toMatchObject({
+    expect(await f.store.runs.get(run.runId)).toMatchObject({
       status: 'failed',
       error: { name: 'CheckpointIntegrityError', code: 'BATON_INTEGRITY' },
     });
@@ -133,7 +133,7 @@ describe('payload protection in the worker (memory adapters)', () => {
     );
     const logged = JSON.stringify(lines);
     for (const secret of [k1, k2, s1].map((spec) => spec.slice(3))) expect(logged).not.toContain(secret);
-    expect(await f.store.getRun(run.runId)).toMatchObject({ status: 'suspended' });
+    expect(await f.store.runs.get(run.runId)).toMatchObject({ status: 'suspended' });
     await lacking.worker.stop();
     await f.spawn({ payloadProtection: protection(`${k2},${k1}`) });
     // The result is sealed with k2 now, so it is read by a client that holds k2.
@@ -153,7 +153,11 @@ describe('payload protection in the worker (memory adapters)', () => {
     const worker = await f.spawn({ payloadProtection: p });
     // A payload sealed with k2, which this worker lacks, put in the inbox as a worker with k2 would.
     const sealed = sealValue({ ok: true }, run.runId, 'signal payload', protection(k2));
-    const delivered = await f.store.deliverSignal(run.runId, { signalId: 'g1', name: 'go', payload: sealed });
+    const delivered = await f.store.signals.deliver(run.runId, {
+      signalId: 'g1',
+      name: 'go',
+      payload: sealed,
+    });
     expect(delivered.found).toBe(true);
     await sendRunMessage(f.transport.runQueue, wakeMessage(run.runId, 'signal'));
     await until(() => worker.events.some((e) => e.type === 'run-held'), 5_000, 'the run to be held');
@@ -161,7 +165,7 @@ describe('payload protection in the worker (memory adapters)', () => {
       code: 'BATON_MISSING_KEY',
       reason: expect.stringMatching(/signal payload of run .* encrypted with key k2/),
     });
-    expect(await f.store.getRun(run.runId)).toMatchObject({ status: 'suspended' });
+    expect(await f.store.runs.get(run.runId)).toMatchObject({ status: 'suspended' });
     expect(ledger.count(`${run.runId}:2`)).toBe(0);
     await worker.worker.stop();
 
@@ -176,10 +180,10 @@ describe('payload protection in the worker (memory adapters)', () => {
   it('leaves a run intact when its checkpoint has a newer schema version', async () => {
     const p = protection(k1);
     const { run, f } = await suspendedRun(p);
-    const stored = (await f.store.loadCheckpoint(run.runId))!;
-    const lease = (await f.store.getLease(run.runId))!;
+    const stored = (await f.store.checkpoints.load(run.runId))!;
+    const lease = (await f.store.leases.get(run.runId))!;
     const future = { ...stored, seq: stored.seq + 1, schemaVersion: CHECKPOINT_SCHEMA_VERSION + 1 };
-    await f.store.writeCheckpoint({ ...future, epoch: lease.epoch });
+    await f.store.checkpoints.write({ ...future, epoch: lease.epoch });
     const b = await f.spawn({ payloadProtection: p });
     await f.client.signal(run.runId, 'go');
     await until(() => b.events.some((e) => e.type === 'run-held'), 5_000, 'the run to be held');
@@ -189,8 +193,8 @@ describe('payload protection in the worker (memory adapters)', () => {
         `run ${run.runId}: checkpoint ${future.seq} has schema version ${CHECKPOINT_SCHEMA_VERSION + 1}`,
       ),
     });
-    expect(await f.store.getRun(run.runId)).toMatchObject({ status: 'suspended' });
-    expect(await f.store.loadCheckpoint(run.runId)).toMatchObject({
+    expect(await f.store.runs.get(run.runId)).toMatchObject({ status: 'suspended' });
+    expect(await f.store.checkpoints.load(run.runId)).toMatchObject({
       schemaVersion: CHECKPOINT_SCHEMA_VERSION + 1,
     });
   });

@@ -92,7 +92,7 @@ describe('worker lifecycle (memory adapters)', () => {
     await current.spawn();
     const run = await current.client.start(wf, null);
     await until(
-      async () => (await current!.store.getRun(run.runId))?.status === 'suspended',
+      async () => (await current!.store.runs.get(run.runId))?.status === 'suspended',
       5_000,
       'suspension',
     );
@@ -114,7 +114,7 @@ describe('worker lifecycle (memory adapters)', () => {
     const a = await current.spawn();
     const run = await current.client.start(wf, { name: 'ada' });
     await until(
-      async () => (await current!.store.getRun(run.runId))?.status === 'suspended',
+      async () => (await current!.store.runs.get(run.runId))?.status === 'suspended',
       5_000,
       'sleep suspension',
     );
@@ -127,7 +127,7 @@ describe('worker lifecycle (memory adapters)', () => {
       'timer wake on B',
     );
     await until(
-      async () => (await current!.store.getRun(run.runId))?.status === 'suspended',
+      async () => (await current!.store.runs.get(run.runId))?.status === 'suspended',
       5_000,
       'signal suspension',
     );

@@ -55,7 +55,7 @@ describe('worker limits (memory adapters)', () => {
     const run = await current.client.start(wf, null);
     await expect(run.result({ timeoutMs: 5_000 })).rejects.toThrow(/above the bus's limit of 4096 bytes/);
 
-    const record = await (current.store as Store).getRun(run.runId);
+    const record = await (current.store as Store).runs.get(run.runId);
     expect(record).toMatchObject({ status: 'failed', error: { name: 'PayloadTooLargeError' } });
     const letters = await current.transport.deadLetters.list();
     expect(letters).toEqual([

@@ -59,7 +59,7 @@ function recordingLogger(): { logger: Logger; lines: string[] } {
 }
 
 async function statusOf(f: Fleet, runId: string): Promise<string | undefined> {
-  return (await f.store.getRun(runId))?.status;
+  return (await f.store.runs.get(runId))?.status;
 }
 
 describe('pause and resume (memory adapters)', () => {
@@ -91,7 +91,7 @@ describe('pause and resume (memory adapters)', () => {
     );
     expect(journal.some((e) => e.type === 'ActivityCompleted' && e.seq === 1)).toBe(false);
     expect(chain.started.count(key(1))).toBe(0);
-    expect((await current.store.getLease(run.runId))?.state).toBe('paused');
+    expect((await current.store.leases.get(run.runId))?.state).toBe('paused');
     expect(worker.events).toContainEqual({ type: 'run-paused', runId: run.runId, epoch: 1 });
 
     // Paused stays paused: no reaper or worker picks it up over several lease periods.
@@ -150,7 +150,7 @@ describe('pause and resume (memory adapters)', () => {
     expect(await run.pause()).toBe('paused');
     await current.client.signal(run.runId, 'go', 'green');
     await until(
-      async () => (await current!.store.readSignals(run.runId)).length === 1,
+      async () => (await current!.store.signals.read(run.runId)).length === 1,
       5_000,
       'the signal kept',
     );

@@ -9,6 +9,7 @@ import { defineActivity, defineRateLimit, defineWorkflow } from '@baton/core';
 import type { RateLimitRequest, Store } from '@baton/core/adapter';
 import { memoryStore } from '@baton/core/memory';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
+import { withCapability } from './capabilities.spec-helper.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {
@@ -23,19 +24,16 @@ function countingStore(): { make: () => Store; asks: RateLimitRequest[]; grants:
   let last = 0;
   const inner = memoryStore({ clock: () => (last = Date.now()) });
   const make = (): Store =>
-    new Proxy(inner, {
-      get(target, prop, receiver) {
-        if (prop !== 'takeRateToken') return Reflect.get(target, prop, receiver) as unknown;
-        return (request: RateLimitRequest) => {
-          asks.push(request);
-          const answer = target.takeRateToken(request);
-          // The memory store reads its clock synchronously, last for the grant itself.
-          const at = last;
-          return answer.then((a) => {
-            if (a.granted) grants.push(at);
-            return a;
-          });
-        };
+    withCapability(inner, 'rateLimits', {
+      take: (request: RateLimitRequest) => {
+        asks.push(request);
+        const answer = inner.rateLimits.take(request);
+        // The memory store reads its clock synchronously, last for the grant itself.
+        const at = last;
+        return answer.then((a) => {
+          if (a.granted) grants.push(at);
+          return a;
+        });
       },
     });
   return { make, asks, grants };

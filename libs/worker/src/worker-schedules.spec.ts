@@ -36,7 +36,7 @@ function tick(ledger: Ledger, delayMs = 0) {
 
 /** The schedule's runs in the store, by due time (from their idempotency keys), oldest first. */
 async function scheduledRuns(store: Store, scheduleId: string): Promise<{ dueAt: number; runId: string }[]> {
-  const page = await store.listRuns({ idempotencyKeyPrefix: `schedule:${scheduleId}:`, limit: 1_000 });
+  const page = await store.runs.list({ idempotencyKeyPrefix: `schedule:${scheduleId}:`, limit: 1_000 });
   return page.runs
     .map((r) => ({
       dueAt: Date.parse(r.idempotencyKey!.slice(`schedule:${scheduleId}:`.length)),
@@ -77,7 +77,11 @@ describe('schedules on workers', () => {
     const runs = await scheduledRuns(f.store, 'each-second');
     expectEverySecondOnce(runs);
     for (const { runId } of runs) {
-      await until(async () => (await f.store.getRun(runId))?.status === 'completed', 10_000, `run ${runId}`);
+      await until(
+        async () => (await f.store.runs.get(runId))?.status === 'completed',
+        10_000,
+        `run ${runId}`,
+      );
       expect(ledger.count(runId)).toBe(1);
     }
     // Every worker's firings were different due times: the compare-and-set let one through each.
@@ -107,7 +111,7 @@ describe('schedules on workers', () => {
       { scheduleId: 'killed', every: '1s', overlap: 'allow' },
     );
     await until(() => frozenAt !== undefined, 10_000, 'the doomed worker to fire');
-    const before = await f.store.getSchedule('killed');
+    const before = await f.store.schedules.get('killed');
     // Its start went out; the schedule did not move on.
     expect(before!.lastRunId).toBeNull();
     await f.spawn();
@@ -122,7 +126,11 @@ describe('schedules on workers', () => {
     // The frozen firing's due time is the first run, started once by both firings together.
     expect(runs[0]!.runId).toBe(frozenAt);
     for (const { runId } of runs) {
-      await until(async () => (await f.store.getRun(runId))?.status === 'completed', 10_000, `run ${runId}`);
+      await until(
+        async () => (await f.store.runs.get(runId))?.status === 'completed',
+        10_000,
+        `run ${runId}`,
+      );
       expect(ledger.count(runId)).toBe(1);
     }
   });
@@ -176,8 +184,8 @@ describe('schedules on workers', () => {
       const runs = await scheduledRuns(f.store, id);
       // Never two runs of one schedule at once: each started after the one before had finished.
       for (let i = 1; i < runs.length; i++) {
-        const before = await f.store.getRun(runs[i - 1]!.runId);
-        const next = await f.store.getRun(runs[i]!.runId);
+        const before = await f.store.runs.get(runs[i - 1]!.runId);
+        const next = await f.store.runs.get(runs[i]!.runId);
         expect(before?.status).toBe('completed');
         expect(next!.createdAt).toBeGreaterThanOrEqual(before!.updatedAt);
       }

@@ -27,7 +27,7 @@ describe('signals to a finished run (memory adapters)', () => {
     for (let i = 0; i < 20; i++) await current.client.signal(run.runId, 'late', { i });
     await until(() => dropped.length === 20, 5_000, 'twenty dropped signals');
     expect(dropped[0]).toMatchObject({ runId: run.runId, signal: 'late' });
-    expect(await current.store.readSignals(run.runId)).toEqual([]);
+    expect(await current.store.signals.read(run.runId)).toEqual([]);
     expect(await current.transport.deadLetters.list()).toEqual([]);
     expect((await current.client.describe(run.runId)).status).toBe('completed');
   });
@@ -127,7 +127,7 @@ describe('signals with a schema (memory adapters)', () => {
     // Not consumed, not journaled, and the run suspends again (the refused signal is not pending).
     await suspended();
     expect((await client.history(run.runId)).map((p) => p.entry.type)).not.toContain('SignalReceived');
-    expect((await store.readSignals(run.runId)).map((s) => s.signalId)).toEqual(['bad-1']);
+    expect((await store.signals.read(run.runId)).map((s) => s.signalId)).toEqual(['bad-1']);
 
     // Another worker resumes the run: it skips bad-1 again and takes the valid one, transformed.
     await w1.worker.stop();

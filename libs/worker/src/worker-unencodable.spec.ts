@@ -104,7 +104,7 @@ describe('values with no JSON form (memory adapters)', () => {
       error: { name: 'UnencodableValueError', code: 'BATON_UNENCODABLE', retryable: false },
     });
     expect(journal.some((e) => e.type === 'ActivityCompleted')).toBe(false);
-    expect(await (f.store as Store).getRun(run.runId)).toMatchObject({ status: 'failed' });
+    expect(await (f.store as Store).runs.get(run.runId)).toMatchObject({ status: 'failed' });
     const warned = logger.lines.filter((l) => l.level === 'warn' && l.obj.runId === run.runId);
     expect(warned).toEqual([
       expect.objectContaining({
@@ -228,7 +228,7 @@ describe('values with no JSON form (memory adapters)', () => {
     );
     expect(ledger.count(`${run.runId}:0`)).toBe(1);
     expect(claims(events, run.runId)).toBe(1);
-    expect(await (f.store as Store).getRun(run.runId)).toMatchObject({
+    expect(await (f.store as Store).runs.get(run.runId)).toMatchObject({
       status: 'failed',
       error: { name: 'UnencodableValueError', code: 'BATON_UNENCODABLE' },
     });
@@ -267,7 +267,7 @@ describe('values with no JSON form (memory adapters)', () => {
     expect(claims(events, run.runId)).toBe(1);
     const journal = await journalOf(f.journal, run.runId);
     expect(journal.filter((e) => e.type.startsWith('Run')).map((e) => e.type)).toEqual(['RunFailed']);
-    expect(await (f.store as Store).getRun(run.runId)).toMatchObject({
+    expect(await (f.store as Store).runs.get(run.runId)).toMatchObject({
       status: 'failed',
       error: { code: 'BATON_UNENCODABLE' },
     });
@@ -282,10 +282,10 @@ describe('values with no JSON form (memory adapters)', () => {
     });
     const stored: string[] = [];
     const payloads: PayloadStore = {
-      payloadLocation: 'test',
-      putPayload: async (runId) => void stored.push(runId),
-      getPayload: async () => undefined,
-      deletePayloads: async () => undefined,
+      location: 'test',
+      put: async (runId) => void stored.push(runId),
+      get: async () => undefined,
+      delete: async () => undefined,
     };
     const withRefs = new Client({
       transport,

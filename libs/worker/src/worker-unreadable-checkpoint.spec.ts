@@ -47,8 +47,8 @@ function stagedWorkflow(ledger: Ledger) {
 }
 
 const isSuspended = async (store: Store, runId: string, checkpoints: number): Promise<boolean> =>
-  (await store.getRun(runId))?.status === 'suspended' &&
-  (await store.listCheckpoints(runId)).length >= checkpoints;
+  (await store.runs.get(runId))?.status === 'suspended' &&
+  (await store.checkpoints.list(runId)).length >= checkpoints;
 
 /** A run suspended at its second signal wait (two checkpoints at least), its first worker stopped. */
 async function runAtSecondWait() {
@@ -66,7 +66,7 @@ async function runAtSecondWait() {
     'the second suspension',
   );
   await first.worker.stop();
-  const seqs = (await f.store.listCheckpoints(run.runId)).map((s) => s.seq);
+  const seqs = (await f.store.checkpoints.list(run.runId)).map((s) => s.seq);
   return { ledger, run, f, seqs };
 }
 
@@ -94,7 +94,7 @@ describe('a checkpoint the store cannot read (memory adapters)', () => {
       ),
     ]);
     // The checkpoints written after the fallback are numbered above the damaged one.
-    const after = (await f.store.listCheckpoints(run.runId)).map((s) => s.seq);
+    const after = (await f.store.checkpoints.list(run.runId)).map((s) => s.seq);
     expect(Math.max(...after)).toBeGreaterThan(seqs.at(-1)!);
     // The client lists the damaged checkpoint, and refuses to fork from it, naming it.
     expect((await f.client.timeTravel.checkpoints(run.runId)).map((c) => c.seq)).toContain(seqs.at(-1));
@@ -121,7 +121,7 @@ describe('a checkpoint the store cannot read (memory adapters)', () => {
     await f.journal.journal.purge(run.runId);
     const worker = await f.spawn();
     await f.client.signal(run.runId, 'two');
-    await until(async () => (await f.store.getRun(run.runId))?.status === 'failed', 5_000, 'the failure');
+    await until(async () => (await f.store.runs.get(run.runId))?.status === 'failed', 5_000, 'the failure');
     const record = await f.client.describe(run.runId);
     expect(record.error).toMatchObject({
       name: 'CheckpointUnreadableError',
@@ -167,21 +167,16 @@ describe('a resume that fails on every claim (memory adapters)', () => {
 
     // Every load of this run's checkpoint throws, as a bug in a codec or a driver might.
     let loads = 0;
-    const faulty = new Proxy(store, {
-      get(target, prop, receiver) {
-        if (prop === 'loadCheckpoint')
-          return async () => {
-            loads += 1;
-            throw new TypeError(`driver bug #${loads}`);
-          };
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
+    const faulty = withCapability(store, 'checkpoints', {
+      load: async () => {
+        loads += 1;
+        throw new TypeError(`driver bug #${loads}`);
       },
     });
     const events: WorkerEvent[] = [];
     await start(faulty, events);
     await client.signal(run.runId, 'one');
-    await until(async () => (await store.getRun(run.runId))?.status === 'failed', 10_000, 'the failure');
+    await until(async () => (await store.runs.get(run.runId))?.status === 'failed', 10_000, 'the failure');
 
     const failures = events.filter((e) => e.type === 'resume-failed');
     expect(failures.map((e) => [e.failures, e.final])).toEqual([
@@ -262,7 +257,7 @@ describe('a resume that fails on every claim (memory adapters)', () => {
     extraWorkers.push(worker);
     await worker.start();
     await client.signal(run.runId, 'one');
-    await until(async () => (await store.getRun(run.runId))?.status === 'failed', 10_000, 'the failure');
+    await until(async () => (await store.runs.get(run.runId))?.status === 'failed', 10_000, 'the failure');
 
     expect(events.filter((e) => e.type === 'resume-failed').map((e) => [e.failures, e.final])).toEqual([
       [1, false],

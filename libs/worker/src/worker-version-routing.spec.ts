@@ -58,7 +58,7 @@ describe('starts of a version only some workers register (memory adapters)', () 
     expect(letter!.code).toBe('unknown-workflow');
     expect(letter!.reason).toMatch(/workflow order@2 is not registered on this worker \(it has: order@1\)/);
     expect(letter!.reason).toMatch(/missingVersionGraceMs 700/);
-    expect(await current.store.getRun(handle.runId)).toBeUndefined();
+    expect(await current.store.runs.get(handle.runId)).toBeUndefined();
     // Put back (start, no holder) before it was dead-lettered, never after.
     const kinds = old.events
       .filter((e) => e.type === 'run-put-back' || e.type === 'dead-lettered')
@@ -91,7 +91,7 @@ describe('starts of a version only some workers register (memory adapters)', () 
     const left = await current.transport.deadLetters.list();
     expect(left).toHaveLength(1);
     expect(left[0]!.reason).toContain('order@3');
-    expect(await current.store.getRun(h3.runId)).toBeUndefined();
+    expect(await current.store.runs.get(h3.runId)).toBeUndefined();
   });
 });
 
@@ -111,9 +111,9 @@ describe('VersionHolders', () => {
     expiresAt: 1,
   });
   const storeOf = (list: () => ReportedWorker[]): FleetStore => ({
-    reportWorker: () => Promise.resolve(),
-    forgetWorker: () => Promise.resolve(),
-    listWorkers: () => Promise.resolve(list()),
+    report: () => Promise.resolve(),
+    forget: () => Promise.resolve(),
+    list: () => Promise.resolve(list()),
   });
 
   it('counts only other, non-draining workers, and times how long a version was missing', async () => {
@@ -142,7 +142,7 @@ describe('VersionHolders', () => {
     const holders = new VersionHolders(
       {
         ...storeOf(() => []),
-        listWorkers: () => (calls++, Promise.reject(new Error('store down'))),
+        list: () => (calls++, Promise.reject(new Error('store down'))),
       },
       'me',
       silentLogger,

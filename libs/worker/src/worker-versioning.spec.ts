@@ -67,7 +67,7 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     // Past maxDeliveries several times over (put-backs after 200, 400, 800 ms, ...).
     await sleep(1_800);
     expect(await current.transport.deadLetters.list()).toEqual([]);
-    expect((await current.store.getRun(runId))?.status).not.toBe('failed');
+    expect((await current.store.runs.get(runId))?.status).not.toBe('failed');
     expect(b.events.filter((e) => e.type === 'run-failed' || e.type === 'dead-lettered')).toEqual([]);
     const about = logger.warnings.filter((w) => w.includes('order@1'));
     expect(about).toHaveLength(1); // rate-limited: one warning per version and minute
@@ -104,14 +104,14 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     const [letter] = await current.transport.deadLetters.list();
     expect(letter).toMatchObject({ code: 'unknown-workflow' });
     expect(letter!.reason).toMatch(/workflow order@3 is not registered on this worker \(it has: order@2\)/);
-    expect(await current.store.getRun('r-v3')).toBeUndefined();
+    expect(await current.store.runs.get('r-v3')).toBeUndefined();
   });
 
   it('puts back a start whose run record a worker with the version already created', async () => {
     current = fleet({ workflows: [v2] });
     await current.spawn({ maxDeliveries: 2 });
     const start = { runId: 'r-v1', workflow: 'order', version: 1, input: null };
-    await current.store.createRun({ ...start, idempotencyKey: null, traceparent: null });
+    await current.store.runs.create({ ...start, idempotencyKey: null, traceparent: null });
     await current.transport.runQueue.enqueue(encodeMessage({ kind: 'start', ...start, enqueuedAt: 0 }));
     await sleep(1_000);
     expect(await current.transport.deadLetters.list()).toEqual([]);
@@ -140,12 +140,12 @@ describe('workflow versions in a mixed fleet (memory adapters)', () => {
     current = fleet({ workflows: [v2] }, inflatedCounts(answers));
     await current.spawn();
     const start = { runId: 'r-unleased', workflow: 'order', version: 1, input: null };
-    await current.store.createRun({ ...start, idempotencyKey: null, traceparent: null });
+    await current.store.runs.create({ ...start, idempotencyKey: null, traceparent: null });
     await current.transport.runQueue.enqueue(encodeMessage({ kind: 'start', ...start, enqueuedAt: 0 }));
     await until(() => answers.length >= 1, 5_000, 'a put-back');
     // The tenth delivery of a run without a lease: put back (for 30 s, the cap), not dropped.
     expect(answers).toEqual([{ count: 10, answer: 'nak' }]);
-    expect(await current.store.getRun('r-unleased')).toMatchObject({ workflow: 'order', version: 1 });
+    expect(await current.store.runs.get('r-unleased')).toMatchObject({ workflow: 'order', version: 1 });
     expect(await current.transport.deadLetters.list()).toEqual([]);
   });
 });

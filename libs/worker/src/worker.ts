@@ -22,7 +22,6 @@
  *    for that: its message is put back for a worker that has the version (docs/versioning.md).
  */
 import { BatonError, type AnyWorkflowDefinition } from '@baton/core';
-import { hasPresence } from '@baton/core/adapter';
 import type { ResumeMessage, WakeMessage } from '@baton/core/runtime';
 import { observeBacklog, workerInstruments, type WorkerInstruments } from '@baton/telemetry';
 import { ClaimLoop } from './claim-loop.js';
@@ -92,7 +91,7 @@ export class Worker {
   private stateValue: WorkerState = 'created';
   private readonly registry = new Map<string, AnyWorkflowDefinition>();
   private readonly sessions = new Map<string, RunSession>();
-  /** Stops the store's calls of accepted cancels (LeaseStore.watchCancels), when it has them. */
+  /** Stops the store's calls of accepted cancels (RunControlStore.watchCancels), when it has them. */
   private unwatchCancels: (() => void) | undefined;
   private readonly keeper: LeaseKeeper;
   private readonly maintenance: Maintenance;
@@ -125,7 +124,7 @@ export class Worker {
     });
     const readBytes = this.instruments.journalReadBytes;
     this.options.journalReads.record = (bytes) => readBytes.add(bytes);
-    const holders = new VersionHolders(store, this.options.workerId, logger);
+    const holders = new VersionHolders(store.fleet, this.options.workerId, logger);
     const putBacks = new PutBack(
       store,
       () => [...this.registry.keys()],
@@ -138,8 +137,8 @@ export class Worker {
     this.redrive = new VersionRedrive(transport.deadLetters, new Set(this.registry.keys()), logger, (event) =>
       this.options.onEvent(event),
     );
-    this.keeper = new LeaseKeeper(store, leaseMs, heartbeatMs, logger, this.instruments);
-    this.storeClock = new StoreClock(store, this.options.clock);
+    this.keeper = new LeaseKeeper(store.leases, leaseMs, heartbeatMs, logger, this.instruments);
+    this.storeClock = new StoreClock(store.leases, this.options.clock);
     this.dataLoss = new DataLossWatch(logger, this.instruments, this.options.onEvent, this.options.clock);
     this.maintenance = new Maintenance(store, transport, {
       workerId: this.workerId,
@@ -237,20 +236,20 @@ export class Worker {
     await this.options.store.connect();
     // Registered before the first claim, so every lease this worker takes has a presence behind it.
     // A store without presence (optional in the contract) leaves a crashed worker to lease expiry.
-    const { store: present } = this.options;
-    if (hasPresence(present)) {
-      await present.registerWorker(this.workerId);
+    const { presence } = this.options.store;
+    if (presence !== undefined) {
+      await presence.register(this.workerId);
       // A partitioned bus splits its run queue among the workers presence sees alive: a worker
       // that dies gives its partitions up once its store connection drops. One worker at a time
       // lists them for the fleet; the others read its list (shared-membership.ts).
       if (this.options.transport.runQueue.share !== undefined) {
-        this.membership = new SharedMembership(present, this.workerId);
+        this.membership = new SharedMembership(presence, this.workerId);
         this.options.transport.runQueue.share(this.membership);
       }
     }
     // A cancel another worker or a client records in the store reaches the run here at once,
     // instead of at the next lease renewal (the renewal still reports it, should a call be missed).
-    this.unwatchCancels = this.options.store.watchCancels?.(this.workerId, (runId) =>
+    this.unwatchCancels = this.options.store.control.watchCancels?.(this.workerId, (runId) =>
       this.sessions.get(runId)?.cancel(),
     );
     // Measured before the first claim: the first timer a run sets is on the store's clock already.
@@ -321,8 +320,8 @@ export class Worker {
     this.stopBacklog?.();
     await this.maintenance.stop();
     await this.redrive.stop();
-    const { store } = this.options;
-    await (hasPresence(store) ? store.unregisterWorker(this.workerId) : Promise.resolve()).catch(
+    const { presence } = this.options.store;
+    await (presence !== undefined ? presence.unregister(this.workerId) : Promise.resolve()).catch(
       (err: unknown) => {
         // Harmless: a registration left behind is forgotten by the next dead-worker scan.
         this.options.logger.warn({ err }, 'unregistering the worker failed');
@@ -345,7 +344,7 @@ export class Worker {
     const { store, workflows, concurrency, heartbeatMs, leaseMs, logger } = this.options;
     const encryption = this.options.payloadProtection.encryption;
     return new FleetReporter(
-      store,
+      store.fleet,
       {
         workerId: this.workerId,
         workflows,

@@ -2,7 +2,7 @@
  * A cancel reaches the run's owner at once, whichever worker or client takes it, on every bus
  * (docs/operations.md, "When a cancel is accepted"). Two workers on a real bus and store, with a
  * lease of 60 s, so the lease renewal (a fraction of that) cannot be what delivers a cancel within
- * the 10 s these tests wait: only the store telling the owner (LeaseStore.watchCancels) can.
+ * the 10 s these tests wait: only the store telling the owner (RunControlStore.watchCancels) can.
  *
  * - Each run's activity waits on its AbortSignal; every cancel must abort it and end the run
  *   `cancelled`. Cancels come from a producer with only the bus (its message taken by either

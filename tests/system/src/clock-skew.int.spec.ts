@@ -19,7 +19,7 @@ const TOLERANCE_MS = 1_000;
 /** The store the activity reads its time from, set per namespace. */
 let storeOfTest: Store | undefined;
 
-const storeTime = defineActivity({ name: 'skew_store_time', run: () => storeOfTest!.now() });
+const storeTime = defineActivity({ name: 'skew_store_time', run: () => storeOfTest!.leases.now() });
 
 const sleeper = defineWorkflow({
   name: 'skew_sleeper',
@@ -82,7 +82,7 @@ describe.each(PAIRS)('timers of a skewed worker on $name', ({ factory }) => {
       ns.workers.push(worker);
       expect(Math.abs(worker.health().storeClockOffsetMs! + skewMs)).toBeLessThan(TOLERANCE_MS);
 
-      const storeBefore = await store.now();
+      const storeBefore = await store.leases.now();
       const slept = await client.start(sleeper, null);
       const waited = await client.start(waiter, null);
       // Generous: a worker 30 s ahead used to sleep 35 s.

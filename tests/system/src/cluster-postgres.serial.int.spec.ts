@@ -214,7 +214,7 @@ async function epochAfterFailover(synchronous: boolean): Promise<{ b: string; c:
   const before = postgresStore({ url: c.url, schema, poolSize: 2 });
   try {
     await before.connect();
-    expect(await before.acquireLease('run', 'worker-a', 200)).toMatchObject({ ok: true, epoch: 1 });
+    expect(await before.leases.acquire('run', 'worker-a', 200)).toMatchObject({ ok: true, epoch: 1 });
     // Epoch 1 is on the standby before it is cut off.
     const [primaryAt] = await once<{ lsn: string }>(
       c.nodeUrl(c.primary),
@@ -241,7 +241,7 @@ async function epochAfterFailover(synchronous: boolean): Promise<{ b: string; c:
 
     await sleep(300); // worker A's lease (200 ms) has expired
     let b = 'pending';
-    const acquiring = before.acquireLease('run', 'worker-b', 30_000).then(
+    const acquiring = before.leases.acquire('run', 'worker-b', 30_000).then(
       (result) => (b = result.ok ? `acknowledged epoch ${result.epoch}` : `refused: ${result.reason}`),
       () => (b = 'failed'),
     );
@@ -254,7 +254,7 @@ async function epochAfterFailover(synchronous: boolean): Promise<{ b: string; c:
     const after = postgresStore({ url: c.url, schema, poolSize: 2 });
     try {
       await sleep(300);
-      return { b, c: await after.acquireLease('run', 'worker-c', 30_000) };
+      return { b, c: await after.leases.acquire('run', 'worker-c', 30_000) };
     } finally {
       await after.close();
     }

@@ -38,7 +38,7 @@ class WriteProbe {
   private async run(): Promise<void> {
     for (let i = 0; this.running; i++) {
       try {
-        await this.store.acquireLease(`probe-${i}`, 'probe', 60_000);
+        await this.store.leases.acquire(`probe-${i}`, 'probe', 60_000);
         this.confirmed.push(Date.now());
       } catch (err) {
         // Unavailable or not replicated: the stall being measured.

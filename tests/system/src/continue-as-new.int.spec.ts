@@ -47,14 +47,14 @@ describe.each(PAIRS)('continue-as-new on $name', ({ factory }) => {
 
       const ids = [run.runId];
       for (;;) {
-        const record = await ns.store.getRun(ids.at(-1)!);
+        const record = await ns.store.runs.get(ids.at(-1)!);
         expect(record?.status).toBe('completed');
         if (!isContinuedAsNew(record!.result)) break;
         ids.push(record!.result[CONTINUED_AS].runId);
       }
       expect(ids).toHaveLength(5);
       for (const [i, id] of ids.entries()) {
-        if (i > 0) expect((await ns.store.getRun(id))?.idempotencyKey).toBe(continuationKey(ids[i - 1]!));
+        if (i > 0) expect((await ns.store.runs.get(id))?.idempotencyKey).toBe(continuationKey(ids[i - 1]!));
         const entries = (await ns.journal.journal.read(id, 0)).flatMap((r) =>
           decodeJournalRecord(r.data, id, IDENTITY_PAYLOAD_CODEC, r.position),
         );
@@ -62,7 +62,7 @@ describe.each(PAIRS)('continue-as-new on $name', ({ factory }) => {
         expect(executions.get(`${id}:0`)).toBe(1);
       }
       // The operator's view: the successors, found by their idempotency keys.
-      const page = await ns.store.listRuns({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 });
+      const page = await ns.store.runs.list({ idempotencyKeyPrefix: 'continue-as-new:', limit: 100 });
       expect(page.runs.map((r) => r.runId).sort()).toEqual(ids.slice(1).sort());
     },
   );

@@ -35,7 +35,7 @@ describe.each([
       // Runs in the middle, each with a few checkpoints behind it.
       const checkpointed = async (): Promise<number> => {
         let n = 0;
-        for (const { runId } of runs) if ((await w.env.store.listCheckpoints(runId)).length >= 2) n++;
+        for (const { runId } of runs) if ((await w.env.store.checkpoints.list(runId)).length >= 2) n++;
         return n;
       };
       for (const deadline = Date.now() + 30_000; (await checkpointed()) < runs.length / 2;) {
@@ -47,8 +47,8 @@ describe.each([
       // The newest checkpoint of even seeds, every checkpoint of odd ones (the journal stands in).
       let damaged = 0;
       for (const { runId, input } of runs) {
-        const seqs = (await w.env.store.listCheckpoints(runId)).map((s) => s.seq);
-        const status = (await w.env.store.getRun(runId))?.status;
+        const seqs = (await w.env.store.checkpoints.list(runId)).map((s) => s.seq);
+        const status = (await w.env.store.runs.get(runId))?.status;
         if (seqs.length === 0 || status === 'completed') continue;
         for (const seq of input.seed % 2 === 0 ? seqs.slice(-1) : seqs) {
           await damageCheckpoint(w.env.workerEnv, runId, seq);
@@ -61,7 +61,7 @@ describe.each([
 
       expect(damaged).toBeGreaterThan(0);
       expect(await w.violations()).toEqual(NO_VIOLATIONS);
-      for (const { runId } of runs) expect((await w.env.store.getRun(runId))?.status).toBe('completed');
+      for (const { runId } of runs) expect((await w.env.store.runs.get(runId))?.status).toBe('completed');
       const fellBack = w.fleet.all.flatMap((p) => p.logs.filter((l) => / cannot be read/.test(l.msg)));
       expect(fellBack.length).toBeGreaterThanOrEqual(damaged);
       console.log(

@@ -78,9 +78,9 @@ describe.each(['redis', 'postgres'] as const)('fleet view on worker processes (n
       });
       expect(byId(workers, 'fleet-b')).toMatchObject({ pid: b.pid, concurrency: 5, connected: true });
       // A report with no presence behind it (a worker whose connection dropped) is not connected.
-      await env.store.reportWorker({ ...byId(workers, 'fleet-b')!, workerId: 'fleet-ghost' }, 60_000);
+      await env.store.fleet.report({ ...byId(workers, 'fleet-b')!, workerId: 'fleet-ghost' }, 60_000);
       expect(byId(await client.fleet.workers(), 'fleet-ghost')).toMatchObject({ connected: false });
-      await env.store.forgetWorker('fleet-ghost');
+      await env.store.fleet.forget('fleet-ghost');
 
       // Four runs that each hold their worker for a while: the reports count them.
       for (let i = 0; i < 4; i++) await client.start({ name: 'fleet_orders', version: 2 }, 4_000);

@@ -110,7 +110,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
   async function suspendedRun(protection: PayloadProtection): Promise<string> {
     await startWorker(protection);
     const { runId } = await client.start(secretLength, null);
-    await until(async () => (await store.getRun(runId))?.status === 'suspended', `${runId} to suspend`);
+    await until(async () => (await store.runs.get(runId))?.status === 'suspended', `${runId} to suspend`);
     await stopWorkers();
     return runId;
   }
@@ -130,10 +130,10 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
 
   /** Overwrites the run's latest checkpoint through the store's own fenced write (a store-side edit). */
   async function replaceCheckpoint(runId: string, edit: (cp: ProtectedCheckpoint) => ProtectedCheckpoint) {
-    const stored = (await store.loadCheckpoint(runId)) as ProtectedCheckpoint;
-    const lease = await store.getLease(runId);
+    const stored = (await store.checkpoints.load(runId)) as ProtectedCheckpoint;
+    const lease = await store.leases.get(runId);
     const edited = edit({ ...stored, epoch: lease!.epoch });
-    await store.writeCheckpoint(edited);
+    await store.checkpoints.write(edited);
     return edited;
   }
 
@@ -147,14 +147,14 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     const records = await ns.journal.journal.read(runId, 0);
     expect(records.length).toBeGreaterThan(2);
     for (const r of records) expect(Buffer.from(r.data).includes(MARKER)).toBe(false);
-    const checkpoint = (await store.loadCheckpoint(runId)) as ProtectedCheckpoint;
+    const checkpoint = (await store.checkpoints.load(runId)) as ProtectedCheckpoint;
     expect(checkpoint).toMatchObject({ status: 'completed', entries: [], signature: { keyId: 's1' } });
     expect(checkpoint.sealedEntries).toEqual(expect.any(String));
     expect(checkpoint.chainHead).toEqual(expect.any(String));
     const stored = JSON.stringify([
       checkpoint,
-      await store.getRun(runId),
-      await store.listCheckpoints(runId),
+      await store.runs.get(runId),
+      await store.checkpoints.list(runId),
     ]);
     expect(stored).not.toContain(MARKER);
     // The check above can see plaintext: with the keys, the history holds the marker.
@@ -171,7 +171,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     await client.signal(runId, 'go');
     expect(await client.result(runId, { timeoutMs: 20_000 })).toBeGreaterThan(MARKER.length);
     expect(await frameKeyIds(runId)).toEqual(new Set(['k1', 'k2']));
-    expect(await store.loadCheckpoint(runId)).toMatchObject({ signature: { keyId: 's2' } });
+    expect(await store.checkpoints.load(runId)).toMatchObject({ signature: { keyId: 's2' } });
     expect(executed(stepKey(runId, REVEAL))).toBe(1);
   });
 
@@ -185,9 +185,9 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     await ns.journal.journal.append({ runId, data: replayed!.data });
     await startWorker(BEFORE);
     await client.signal(runId, 'go');
-    await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);
+    await until(async () => (await store.runs.get(runId))?.status === 'failed', `${runId} to fail`);
     // The store keeps the error sealed, its name and code in the clear; the client opens it.
-    expect((await store.getRun(runId))?.error).toMatchObject({
+    expect((await store.runs.get(runId))?.error).toMatchObject({
       name: 'CheckpointIntegrityError',
       code: 'BATON_INTEGRITY',
       message: 'protected (key k1)',
@@ -217,7 +217,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     const edited = await replaceCheckpoint(runId, (cp) => ({ ...cp, journalPosition: 0 }));
     await startWorker(BEFORE);
     await client.signal(runId, 'go');
-    await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);
+    await until(async () => (await store.runs.get(runId))?.status === 'failed', `${runId} to fail`);
     const run = await client.describe(runId);
     expect(run?.error).toMatchObject({ name: 'CheckpointIntegrityError' });
     expect(run?.error?.message).toContain(
@@ -237,7 +237,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
       code: 'BATON_MISSING_KEY',
       reason: expect.stringMatching(new RegExp(`^run ${runId}: .*encrypted with key k1, which is not in`)),
     });
-    const held = await store.getRun(runId);
+    const held = await store.runs.get(runId);
     expect(held?.status).toBe('suspended');
     expect(held?.error).toBeUndefined();
     expect(executed(stepKey(runId, MEASURE))).toBe(0);
@@ -266,8 +266,8 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
         `run ${runId}: checkpoint ${written.seq} has schema version ${future}, this worker reads up to version ${CHECKPOINT_SCHEMA_VERSION}`,
       ),
     });
-    expect(await store.getRun(runId)).toMatchObject({ status: 'suspended' });
-    expect(await store.loadCheckpoint(runId)).toEqual(written);
+    expect(await store.runs.get(runId)).toMatchObject({ status: 'suspended' });
+    expect(await store.checkpoints.load(runId)).toEqual(written);
     expect(executed(stepKey(runId, MEASURE))).toBe(0);
   });
 });

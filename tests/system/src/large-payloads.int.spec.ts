@@ -110,7 +110,7 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
   async function suspendedRun(input: FlowInput): Promise<string> {
     await startWorker();
     const { runId } = await client.start(flow, input);
-    await until(async () => (await store.getRun(runId))?.status === 'suspended', `${runId} to suspend`);
+    await until(async () => (await store.runs.get(runId))?.status === 'suspended', `${runId} to suspend`);
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     return runId;
   }
@@ -125,7 +125,7 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
   /** The reference's bytes are in the store under the run and match their hash. */
   async function expectStored(runId: string, ref: PayloadRef | undefined): Promise<void> {
     expect(ref).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), run: runId });
-    const bytes = await store.getPayload(runId, ref!.sha256);
+    const bytes = await store.payloads.get(runId, ref!.sha256);
     expect(bytes?.byteLength).toBe(ref!.size);
     expect(sha256Of(bytes!)).toBe(ref!.sha256);
   }
@@ -140,17 +140,17 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
     expect(completed).toMatchObject({ seq: MAKE_BIG, name: 'lp_make_big' });
     expect(completed).not.toHaveProperty('result');
     await expectStored(runId, refOf(completed));
-    const checkpoint = await store.loadCheckpoint(runId);
+    const checkpoint = await store.checkpoints.load(runId);
     // Layout 2: a worker that knows only layout 1 leaves this run alone instead of misreading it.
     expect(checkpoint?.schemaVersion).toBe(2);
     expect(refOf(checkpoint?.entries.find((e) => e.type === 'ActivityCompleted'))).toEqual(refOf(completed));
-    for (const summary of await store.listCheckpoints(runId))
+    for (const summary of await store.checkpoints.list(runId))
       expect(summary.size).toBeLessThan(SMALL_CHECKPOINT_BYTES);
     // The input went by reference in the start message; the run record holds the value.
     expect(
-      await store.getPayload(runId, sha256Of(new TextEncoder().encode(JSON.stringify(input)))),
+      await store.payloads.get(runId, sha256Of(new TextEncoder().encode(JSON.stringify(input)))),
     ).toBeDefined();
-    expect((await store.getRun(runId))?.input).toEqual(input);
+    expect((await store.runs.get(runId))?.input).toEqual(input);
 
     // Another worker resumes it: the big result is read back for the replay, not computed again.
     await startWorker();
@@ -167,7 +167,7 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
     const journal = await rawJournal(runId);
     await expectStored(runId, refOf(journal.find((e) => e.type === 'SignalReceived')));
     await expectStored(runId, refOf(journal.find((e) => e.type === 'RunCompleted')));
-    for (const summary of await store.listCheckpoints(runId))
+    for (const summary of await store.checkpoints.list(runId))
       expect(summary.size).toBeLessThan(SMALL_CHECKPOINT_BYTES);
 
     // The client's history reads the values back, verified.
@@ -187,13 +187,13 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
     const afterBig = (await client.timeTravel.checkpoints(runId)).find((c) => c.status === 'suspended')!;
     const fork = await client.timeTravel.fork(runId, { fromCheckpoint: afterBig.seq });
     await client.runs.delete(runId);
-    expect(await store.getRun(runId)).toBeUndefined();
+    expect(await store.runs.get(runId)).toBeUndefined();
     await client.signal(fork.runId, 'more', 'y');
     await expect(fork.result({ timeoutMs: 20_000 })).resolves.toMatchObject({ length: BIG + 1 });
     // The big step replayed from the copied payload in the fork; it ran once, for the original.
     expect(executed(`${fork.runId}:${MAKE_BIG}`)).toBe(0);
     expect(executed(`${runId}:${MAKE_BIG}`)).toBe(1);
-    const seed = (await store.loadCheckpoint(fork.runId, 1))?.entries.find(
+    const seed = (await store.checkpoints.load(fork.runId, 1))?.entries.find(
       (e) => e.type === 'ActivityCompleted',
     );
     await expectStored(fork.runId, refOf(seed) && { ...refOf(seed)!, run: fork.runId });
@@ -202,15 +202,15 @@ describe.each(IN_PROCESS_PAIRS)('large payloads on $name', ({ factory }) => {
   it('fails a run whose payload is gone from the store, naming the run and the step, and re-executes nothing', async () => {
     const runId = await suspendedRun({ seed: `gone-${randomBytes(4).toString('hex')}`, pad: '' });
     const ref = refOf((await rawJournal(runId)).find((e) => e.type === 'ActivityCompleted'));
-    await store.deletePayloads([runId]);
+    await store.payloads.delete([runId]);
     await startWorker();
     await client.signal(runId, 'more', 'small');
-    await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);
-    const run = await store.getRun(runId);
+    await until(async () => (await store.runs.get(runId))?.status === 'failed', `${runId} to fail`);
+    const run = await store.runs.get(runId);
     expect(run?.error).toMatchObject({ name: 'CheckpointIntegrityError', code: 'BATON_INTEGRITY' });
     expect(run?.error?.message).toContain(
       `run ${runId}: ActivityCompleted entry of step ${MAKE_BIG} failed verification: its large payload ` +
-        `${ref!.sha256.slice(0, 16)} (${ref!.size} bytes, in ${store.payloadLocation}) is missing`,
+        `${ref!.sha256.slice(0, 16)} (${ref!.size} bytes, in ${store.payloads.location}) is missing`,
     );
     expect(executed(`${runId}:${MAKE_BIG}`)).toBe(1);
     expect(executed(`${runId}:${MEASURE}`)).toBe(0);
@@ -272,10 +272,10 @@ describe('large payloads in a JetStream object store on nats+redis', () => {
     // The big result, the signal payload and the run result.
     expect(refs).toHaveLength(3);
     for (const ref of refs) {
-      expect(sha256Of((await objects.getPayload(runId, ref.sha256))!)).toBe(ref.sha256);
-      expect(await ns.store.getPayload(runId, ref.sha256)).toBeUndefined();
+      expect(sha256Of((await objects.get(runId, ref.sha256))!)).toBe(ref.sha256);
+      expect(await ns.store.payloads.get(runId, ref.sha256)).toBeUndefined();
     }
     expect(await client.runs.delete(runId)).toMatchObject({ runId, journal: 'purged' });
-    for (const ref of refs) expect(await objects.getPayload(runId, ref.sha256)).toBeUndefined();
+    for (const ref of refs) expect(await objects.get(runId, ref.sha256)).toBeUndefined();
   }, 60_000);
 });

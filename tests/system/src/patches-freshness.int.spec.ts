@@ -103,7 +103,7 @@ describe.each(IN_PROCESS_PAIRS)('patches and freshness on $name', ({ factory }) 
 
   async function suspended(runId: string): Promise<void> {
     const deadline = Date.now() + 20_000;
-    while ((await store.getRun(runId))?.status !== 'suspended') {
+    while ((await store.runs.get(runId))?.status !== 'suspended') {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${runId} to suspend`);
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -68,7 +68,7 @@ describe.each(IN_PROCESS_PAIRS.slice(0, 2))('client.fleet.replayCheck on $name',
     for (const run of runs) {
       const deadline = Date.now() + 20_000;
       // The store knows the run only once the worker has taken its start message.
-      while ((await ns.store.getRun(run.runId))?.status !== 'suspended') {
+      while ((await ns.store.runs.get(run.runId))?.status !== 'suspended') {
         if (Date.now() > deadline) throw new Error(`run ${run.runId} did not suspend`);
         await new Promise((r) => setTimeout(r, 50));
       }

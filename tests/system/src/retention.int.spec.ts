@@ -84,7 +84,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     const parked = await client.start(waiting, 'parked');
     await until(
       'the waiting run is suspended',
-      async () => (await store.getRun(parked.runId))?.status === 'suspended',
+      async () => (await store.runs.get(parked.runId))?.status === 'suspended',
     );
     const parkedHistory = await client.history(parked.runId);
     expect(parkedHistory.length).toBeGreaterThan(0);
@@ -94,10 +94,10 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     expect((await client.history(done.runId)).length).toBeGreaterThan(0);
     // A grouped run's journal is its pointers, deleted with the run on every bus.
     const grouped = (await store.journalIndex?.readPointers(done.runId, 0))?.grouped === true;
-    await until('the finished run is deleted', async () => (await store.getRun(done.runId)) === undefined);
+    await until('the finished run is deleted', async () => (await store.runs.get(done.runId)) === undefined);
 
-    expect(await store.getLease(done.runId)).toBeUndefined();
-    expect(await store.listCheckpoints(done.runId)).toEqual([]);
+    expect(await store.leases.get(done.runId)).toBeUndefined();
+    expect(await store.checkpoints.list(done.runId)).toEqual([]);
     // Its outcome is gone, and result() says so at once (no timeout given: it would wait for good).
     await expect(done.result()).rejects.toMatchObject({
       code: 'BATON_RUN_DELETED',
@@ -109,9 +109,9 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     } else expect((await client.history(done.runId)).length).toBeGreaterThan(0);
 
     // The suspended run is older than the TTL, yet all of it is still there, and it goes on.
-    expect((await store.getRun(parked.runId))?.status).toBe('suspended');
-    expect((await store.getLease(parked.runId))?.state).toBe('suspended');
-    expect((await store.listCheckpoints(parked.runId)).length).toBeGreaterThan(0);
+    expect((await store.runs.get(parked.runId))?.status).toBe('suspended');
+    expect((await store.leases.get(parked.runId))?.state).toBe('suspended');
+    expect((await store.checkpoints.list(parked.runId)).length).toBeGreaterThan(0);
     expect(await client.history(parked.runId)).toEqual(parkedHistory);
     await client.signal(parked.runId, 'go', 'now');
     await expect(parked.result({ timeoutMs: 20_000 })).resolves.toBe('PARKED:now');
@@ -122,10 +122,10 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     const runIds: string[] = [];
     for (let i = 0; i < 40; i += 1) {
       const runId = `ret-backlog-${i}-${Date.now()}`;
-      await store.createRun({ runId, workflow: 'ret_quick', version: 1, input: 'x', idempotencyKey: null });
-      const lease = await store.acquireLease(runId, 'backlog-writer', 5_000);
+      await store.runs.create({ runId, workflow: 'ret_quick', version: 1, input: 'x', idempotencyKey: null });
+      const lease = await store.leases.acquire(runId, 'backlog-writer', 5_000);
       if (!lease.ok) throw new Error('lease');
-      await store.finishRun(runId, lease.epoch, { status: 'completed', result: 'X' });
+      await store.runs.finish(runId, lease.epoch, { status: 'completed', result: 'X' });
       runIds.push(runId);
     }
     const expired: string[] = [];
@@ -143,7 +143,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
       workers.push(worker);
     }
     await until('the backlog is deleted', async () =>
-      (await Promise.all(runIds.map((id) => store.getRun(id)))).every((run) => run === undefined),
+      (await Promise.all(runIds.map((id) => store.runs.get(id)))).every((run) => run === undefined),
     );
     // runs-expired is told after a batch's journal purges, which trail the store deletes.
     await until('every deleted run to be reported', () =>
@@ -151,7 +151,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     );
     const ours = expired.filter((id) => runIds.includes(id));
     expect(ours.sort()).toEqual([...runIds].sort());
-    for (const runId of runIds) expect(await store.runTombstone(runId)).toMatchObject({ runId });
+    for (const runId of runIds) expect(await store.retention.tombstone(runId)).toMatchObject({ runId });
   }, 60_000);
 
   it('client.runs.delete refuses an unfinished run, naming its status, and deletes a finished one', async () => {
@@ -159,14 +159,14 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     const parked = await client.start(waiting, 'busy');
     await until(
       'the waiting run is suspended',
-      async () => (await store.getRun(parked.runId))?.status === 'suspended',
+      async () => (await store.runs.get(parked.runId))?.status === 'suspended',
     );
     await expect(client.runs.delete(parked.runId)).rejects.toMatchObject({
       code: 'BATON_RUN_STATE',
       status: 'suspended',
       message: expect.stringContaining(`run ${parked.runId} is suspended`),
     });
-    expect((await store.getRun(parked.runId))?.status).toBe('suspended');
+    expect((await store.runs.get(parked.runId))?.status).toBe('suspended');
     expect((await client.history(parked.runId)).length).toBeGreaterThan(0);
 
     const done = await client.start(quick, 'gone');
@@ -175,7 +175,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
       runId: done.runId,
       journal: transport.journal.purgeMode === 'deletes' ? 'purged' : 'retention',
     });
-    expect(await store.getRun(done.runId)).toBeUndefined();
+    expect(await store.runs.get(done.runId)).toBeUndefined();
     if (transport.journal.purgeMode === 'deletes') expect(await client.history(done.runId)).toEqual([]);
     await expect(client.runs.delete(done.runId)).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
 
@@ -215,7 +215,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     const kept = await client.start(waiting, 'kept');
     await until(
       'the kept run is suspended',
-      async () => (await store.getRun(kept.runId))?.status === 'suspended',
+      async () => (await store.runs.get(kept.runId))?.status === 'suspended',
     );
     const keptPointers = await pointersOf(kept.runId);
     expect(keptPointers.length).toBeGreaterThan(0);
@@ -227,7 +227,7 @@ describe.each(IN_PROCESS_PAIRS)('retention on $name', ({ factory }) => {
     const keptHistory = await client.history(kept.runId);
 
     await until('the finished runs are deleted', async () =>
-      (await Promise.all(swept.map((h) => store.getRun(h.runId)))).every((run) => run === undefined),
+      (await Promise.all(swept.map((h) => store.runs.get(h.runId)))).every((run) => run === undefined),
     );
     await until('the log is trimmed to the kept run', async () => {
       const use = (await index.groupLogUse()).find((u) => u.log === log);

@@ -47,7 +47,7 @@ interface ScheduledRun {
 /** The schedule's runs in the store, by due time (from their idempotency keys), oldest first. */
 async function scheduledRuns(store: Store, scheduleId: string): Promise<ScheduledRun[]> {
   const prefix = `schedule:${scheduleId}:`;
-  const page = await store.listRuns({ idempotencyKeyPrefix: prefix, limit: 1_000 });
+  const page = await store.runs.list({ idempotencyKeyPrefix: prefix, limit: 1_000 });
   return page.runs
     .map((r) => ({
       dueAt: Date.parse(r.idempotencyKey!.slice(prefix.length)),

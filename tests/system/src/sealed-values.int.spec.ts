@@ -86,7 +86,7 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
     return worker;
   }
 
-  const suspended = (runId: string) => async () => (await store.getRun(runId))?.status === 'suspended';
+  const suspended = (runId: string) => async () => (await store.runs.get(runId))?.status === 'suspended';
 
   it('seals input, signal payloads, result and error on the bus and in the store; the keyed client reads them', async () => {
     // The start waits on the bus with no worker up: its bytes are sealed (codec version 3).
@@ -106,8 +106,8 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
     for (const run of [small, large, failing]) await until(suspended(run.runId), `${run.runId} to wait`);
     // A signal nobody waits for stays in the inbox, sealed.
     await keyed.signal(small.runId, 'note', { text: `${MARKER}:note` });
-    await until(async () => (await store.readSignals(small.runId)).length > 0, 'the note in the inbox');
-    const inbox = await store.readSignals(small.runId);
+    await until(async () => (await store.signals.read(small.runId)).length > 0, 'the note in the inbox');
+    const inbox = await store.signals.read(small.runId);
     expect(inbox[0]!.payload).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
     for (const run of [small, large, failing])
       await keyed.signal(run.runId, 'approve', { by: `${MARKER}:ops` });
@@ -124,12 +124,12 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
 
     // In the store: every value sealed, the error's name in the clear, no secret anywhere.
     for (const run of [small, large, failing]) {
-      const stored = await store.getRun(run.runId);
+      const stored = await store.runs.get(run.runId);
       expect(JSON.stringify(stored)).not.toContain(MARKER);
       expect(stored!.input).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
     }
-    expect((await store.getRun(small.runId))!.result).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
-    expect((await store.getRun(failing.runId))!.error).toMatchObject({
+    expect((await store.runs.get(small.runId))!.result).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
+    expect((await store.runs.get(failing.runId))!.error).toMatchObject({
       name: 'Error',
       message: 'protected (key k1)',
     });
@@ -175,7 +175,7 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
   it('dead-letters a keyless bus-only producer the same way whatever the size of its input', async () => {
     await startWorker();
     // Only the bus, and a payload store for large values: nothing to read the fleet from.
-    const busOnly = new Client({ transport, largePayloads: { payloads: store } });
+    const busOnly = new Client({ transport, largePayloads: { payloads: store.payloads } });
     const tiny = await busOnly.start(checkout, { card: '4111' });
     const big = await busOnly.start(checkout, { card: LARGE });
     const letters = async () =>
@@ -187,14 +187,14 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
       expect(letter.code).toBe('unprotected-payload');
       expect(letter.reason).toMatch(/requires encryption \(key k1\).*BATON_ENCRYPTION_KEYS/);
     }
-    expect(await store.getRun(tiny.runId)).toBeUndefined();
-    expect(await store.getRun(big.runId)).toBeUndefined();
+    expect(await store.runs.get(tiny.runId)).toBeUndefined();
+    expect(await store.runs.get(big.runId)).toBeUndefined();
   });
 
   it('seals a schedule input in the store, and each run it fires gets it sealed for itself', async () => {
     const scheduleId = `sv-${randomBytes(4).toString('hex')}`;
     await keyed.schedules.create(checkout, { card: `${MARKER}:sched` }, { scheduleId, every: '1s' });
-    const stored = await store.getSchedule(scheduleId);
+    const stored = await store.schedules.get(scheduleId);
     expect(stored!.input).toMatchObject({ '$baton.sealed': 1, key: 'k1' });
     expect(JSON.stringify(stored)).not.toContain(MARKER);
     expect((await keyed.schedules.get(scheduleId)).input).toEqual({ card: `${MARKER}:sched` });
@@ -202,21 +202,21 @@ describe.each(IN_PROCESS_PAIRS)('sealed values on $name', ({ factory }) => {
     await startWorker();
     let fired: RunRecord | undefined;
     await until(async () => {
-      const page = await store.listRuns({ idempotencyKeyPrefix: `schedule:${scheduleId}:`, limit: 1 });
+      const page = await store.runs.list({ idempotencyKeyPrefix: `schedule:${scheduleId}:`, limit: 1 });
       fired = page.runs[0];
       return fired !== undefined;
     }, 'the schedule to fire');
     await keyed.schedules.delete(scheduleId);
     const runId = fired!.runId;
     await until(suspended(runId), 'the fired run to wait');
-    expect((await store.getRun(runId))!.input).toMatchObject({ '$baton.sealed': 1 });
+    expect((await store.runs.get(runId))!.input).toMatchObject({ '$baton.sealed': 1 });
     await keyed.signal(runId, 'approve', { by: 'ops' });
     expect(await keyed.result(runId, { timeoutMs: 20_000 })).toMatchObject({ card: `${MARKER}:sched` });
   });
 
   it('runs a run whose record holds its input in the clear, as one written before sealing existed', async () => {
     const runId = `sv-plain-${randomBytes(4).toString('hex')}`;
-    await store.createRun({
+    await store.runs.create({
       runId,
       workflow: 'sv_checkout',
       version: 1,

@@ -104,7 +104,7 @@ describe.each(IN_PROCESS_PAIRS)('time travel on $name', ({ factory }) => {
   /** The seq of the checkpoint holding exactly `steps` completed activities. */
   async function checkpointAfter(runId: string, steps: number): Promise<number> {
     for (const summary of await client.timeTravel.checkpoints(runId)) {
-      const checkpoint = await store.loadCheckpoint(runId, summary.seq);
+      const checkpoint = await store.checkpoints.load(runId, summary.seq);
       const done = checkpoint?.entries.filter((e) => e.type === 'ActivityCompleted').length;
       if (done === steps && summary.status === 'running') return summary.seq;
     }

@@ -88,7 +88,7 @@ describe.each([
         const large = await client.start(oversized, MAX_PAYLOAD * 2);
         expect(await small.result({ timeoutMs: 30_000 })).toBe(1_000);
         await expect(large.result({ timeoutMs: 30_000 })).rejects.toThrow(/above the bus's limit/);
-        expect(await store.getRun(large.runId)).toMatchObject({
+        expect(await store.runs.get(large.runId)).toMatchObject({
           status: 'failed',
           error: { name: 'PayloadTooLargeError' },
         });

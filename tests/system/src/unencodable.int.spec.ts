@@ -81,8 +81,8 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
 
   /** Claimed once: one attempt, the lease never moved past epoch 1. */
   async function expectClaimedOnce(store: Store, runId: string): Promise<void> {
-    expect((await store.getRun(runId))?.attempts).toBe(1);
-    expect((await store.getLease(runId))?.epoch).toBe(1);
+    expect((await store.runs.get(runId))?.attempts).toBe(1);
+    expect((await store.leases.get(runId))?.epoch).toBe(1);
   }
 
   it('runs an activity returning a BigInt once and fails its step and run with BATON_UNENCODABLE', async () => {
@@ -97,7 +97,7 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
     const steps = entries.filter((e) => e.type.startsWith('Activity') || e.type.startsWith('Run'));
     expect(steps.map((e) => e.type)).toEqual(['ActivityStarted', 'ActivityFailed', 'RunFailed']);
     expect(steps[1]).toMatchObject({ error: { code: 'BATON_UNENCODABLE' } });
-    expect(await ns.store.getRun(run.runId)).toMatchObject({
+    expect(await ns.store.runs.get(run.runId)).toMatchObject({
       status: 'failed',
       error: { name: 'ActivityFailedError', cause: { code: 'BATON_UNENCODABLE' } },
     });
@@ -123,7 +123,7 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
     );
     expect(executed(`${run.runId}:0`)).toBe(1);
     await expectClaimedOnce(ns.store, run.runId);
-    expect(await ns.store.getRun(run.runId)).toMatchObject({
+    expect(await ns.store.runs.get(run.runId)).toMatchObject({
       status: 'failed',
       error: { name: 'UnencodableValueError', code: 'BATON_UNENCODABLE' },
     });
@@ -143,6 +143,6 @@ describe.each(PAIRS)('values with no JSON form on $name', ({ factory }) => {
     // Had the refused start been sent, a worker would have created its run before a later one finished.
     const after = await ns.client.start(tolerant, null);
     await after.result({ timeoutMs: 30_000 });
-    expect(await ns.store.getRun('ue-refused')).toBeUndefined();
+    expect(await ns.store.runs.get('ue-refused')).toBeUndefined();
   }, 60_000);
 });

@@ -128,7 +128,7 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
   }
 
   const suspendedWith = async (runId: string, done: number): Promise<boolean> =>
-    (await store.getRun(runId))?.status === 'suspended' && executedFor(runId).length === done;
+    (await store.runs.get(runId))?.status === 'suspended' && executedFor(runId).length === done;
 
   /** A run suspended at its second signal wait, its worker stopped; returns its checkpoint seqs. */
   async function runAtSecondWait(): Promise<{ runId: string; seqs: number[] }> {
@@ -138,14 +138,14 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     await client.signal(runId, 'one');
     await until(() => suspendedWith(runId, 2), `${runId} to suspend again`);
     await Promise.all(workers.splice(0).map((w) => w.stop()));
-    return { runId, seqs: (await store.listCheckpoints(runId)).map((s) => s.seq) };
+    return { runId, seqs: (await store.checkpoints.list(runId)).map((s) => s.seq) };
   }
 
   it('resumes from the previous checkpoint when the newest cannot be read, and runs no completed activity again', async () => {
     const { runId, seqs } = await runAtSecondWait();
     expect(seqs.length).toBeGreaterThanOrEqual(2);
     await damageCheckpoint(env.workerEnv, runId, seqs.at(-1)!);
-    await expect(store.loadCheckpoint(runId)).rejects.toMatchObject({
+    await expect(store.checkpoints.load(runId)).rejects.toMatchObject({
       name: 'CheckpointUnreadableError',
       seq: seqs.at(-1),
     });
@@ -180,7 +180,7 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     events = [];
     await startWorker();
     await client.signal(runId, 'two');
-    await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);
+    await until(async () => (await store.runs.get(runId))?.status === 'failed', `${runId} to fail`);
     const record = await client.describe(runId);
     expect(record.error).toMatchObject({
       name: 'CheckpointUnreadableError',
@@ -202,11 +202,14 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     // A store fault: every checkpoint load of this run throws, as a driver bug might.
     const faulty = new Proxy(store, {
       get(target, prop, receiver) {
-        if (prop === 'loadCheckpoint')
-          return async (id: string, seq?: number) => {
-            if (id !== runId) return target.loadCheckpoint(id, seq);
-            loads += 1;
-            throw new TypeError(`driver bug #${loads}`);
+        if (prop === 'checkpoints')
+          return {
+            ...target.checkpoints,
+            load: async (id: string, seq?: number) => {
+              if (id !== runId) return target.checkpoints.load(id, seq);
+              loads += 1;
+              throw new TypeError(`driver bug #${loads}`);
+            },
           };
         const value = Reflect.get(target, prop, receiver) as unknown;
         return typeof value === 'function' ? value.bind(target) : value;
@@ -214,7 +217,7 @@ describe.each(IN_PROCESS_PAIRS)('unreadable checkpoints on $name', ({ name, fact
     });
     await startWorker(faulty);
     await client.signal(runId, 'one');
-    await until(async () => (await store.getRun(runId))?.status === 'failed', `${runId} to fail`);
+    await until(async () => (await store.runs.get(runId))?.status === 'failed', `${runId} to fail`);
     expect(loads).toBe(3);
     const record = await client.describe(runId);
     expect(record.error).toMatchObject({ name: 'ResumeFailedError', code: 'BATON_RESUME_FAILED' });

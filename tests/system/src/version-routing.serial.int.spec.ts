@@ -228,7 +228,7 @@ describe('a fleet that stays mixed on Kafka (kafka + postgres, worker processes)
         runs.push((await client.start({ name: 'route_wait', version: 2 }, i)).runId);
       await until('every run waiting for its signal', async () => {
         for (const runId of runs)
-          if ((await env!.store.getRun(runId))?.status !== 'suspended') return undefined;
+          if ((await env!.store.runs.get(runId))?.status !== 'suspended') return undefined;
         return true;
       });
       // Each signal's wake is keyed by its run: about half land on A's partitions.

@@ -23,7 +23,7 @@ export class SteadyLoad {
   ) {}
 
   async topUp(): Promise<void> {
-    const records = await Promise.all(this.open.map((runId) => this.world.env.store.getRun(runId)));
+    const records = await Promise.all(this.open.map((runId) => this.world.env.store.runs.get(runId)));
     this.open = this.open.filter((_, i) => !isFinishedRun(records[i]?.status));
     const missing = this.target - this.open.length;
     if (missing > 0) this.open.push(...(await this.world.enqueue(missing, this.shape)).map((r) => r.runId));

@@ -188,7 +188,7 @@ async function enqueueAll(
 async function pollUntilFinished(store: Store, runId: string, timeoutMs = 60_000): Promise<RunRecord> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const record = await store.getRun(runId);
+    const record = await store.runs.get(runId);
     if (record && isFinishedRun(record.status)) return record;
     if (Date.now() > deadline) throw new Error(`run ${runId} did not finish within ${timeoutMs} ms`);
     await sleep(1);
@@ -218,11 +218,11 @@ async function waitFinished(
   while (records.size < started.length) {
     while (cursor < started.length && records.has(started[cursor]!.runId)) cursor++;
     if (cursor >= started.length) break;
-    const head = await store.getRun(started[cursor]!.runId);
+    const head = await store.runs.get(started[cursor]!.runId);
     if (head && isFinishedRun(head.status)) {
       records.set(head.runId, head);
       const window = started.slice(cursor + 1, cursor + 201).filter((s) => !records.has(s.runId));
-      const found = await Promise.all(window.map((s) => store.getRun(s.runId)));
+      const found = await Promise.all(window.map((s) => store.runs.get(s.runId)));
       for (const record of found)
         if (record && isFinishedRun(record.status)) records.set(record.runId, record);
       progress.tick(records.size);

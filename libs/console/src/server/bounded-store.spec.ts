@@ -7,13 +7,14 @@ import type { Store } from '@baton/core/adapter';
 import { memoryStore } from '@baton/core/memory';
 import { StoreTimeoutError, boundedStore } from './bounded-store.js';
 
-/** The memory store with `listRuns` and `journalIndex.*` hanging forever (a frozen server). */
-function frozenWhere(store: Store, hang: Set<string>): Store {
+/** The memory store with `capability.method` hanging forever (a frozen server). */
+function frozenWhere(store: Store, capability: keyof Store, method: string): Store {
   const never = (): Promise<never> => new Promise(() => undefined);
+  const frozen = { ...(store[capability] as object), [method]: never };
   return new Proxy(store, {
     get(target, property) {
+      if (property === capability) return frozen;
       const value: unknown = Reflect.get(target, property, target);
-      if (hang.has(String(property))) return never;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
@@ -21,17 +22,17 @@ function frozenWhere(store: Store, hang: Set<string>): Store {
 
 describe('boundedStore', () => {
   it('fails a call that does not settle in time with StoreTimeoutError, naming the method and the bound', async () => {
-    const store = boundedStore(frozenWhere(memoryStore(), new Set(['listRuns'])), 50);
-    const err = await store.listRuns({}).catch((e: unknown) => e);
+    const store = boundedStore(frozenWhere(memoryStore(), 'runs', 'list'), 50);
+    const err = await store.runs.list({}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreTimeoutError);
     expect(err).toMatchObject({
       code: 'BATON_STORE_TIMEOUT',
-      method: 'listRuns',
+      method: 'runs.list',
       timeoutMs: 50,
       retryable: true,
     });
     expect((err as Error).message).toMatch(
-      /did not answer listRuns\(\) within 50 ms \(BATON_CONSOLE_STORE_TIMEOUT_MS\)/,
+      /did not answer runs\.list\(\) within 50 ms \(BATON_CONSOLE_STORE_TIMEOUT_MS\)/,
     );
   });
 
@@ -39,11 +40,17 @@ describe('boundedStore', () => {
     const inner = memoryStore();
     const store = boundedStore(inner, 1_000);
     await store.connect();
-    await store.createRun({ runId: 'r1', workflow: 'w', version: 1, input: { n: 1 }, idempotencyKey: null });
-    expect((await store.getRun('r1'))?.input).toEqual({ n: 1 });
-    expect(store.listRuns).toBe(store.listRuns);
-    const refused = await store
-      .createRun({ runId: '', workflow: 'w', version: 1, input: {}, idempotencyKey: null })
+    await store.runs.create({
+      runId: 'r1',
+      workflow: 'w',
+      version: 1,
+      input: { n: 1 },
+      idempotencyKey: null,
+    });
+    expect((await store.runs.get('r1'))?.input).toEqual({ n: 1 });
+    expect(store.runs.list).toBe(store.runs.list);
+    const refused = await store.runs
+      .create({ runId: '', workflow: 'w', version: 1, input: {}, idempotencyKey: null })
       .then(
         () => 'created',
         (e: unknown) => e,
@@ -51,6 +58,22 @@ describe('boundedStore', () => {
     expect(refused).not.toBeInstanceOf(StoreTimeoutError);
     expect(Object.getPrototypeOf(store)).toBe(Object.getPrototypeOf(inner));
     await store.close();
+  });
+
+  it('bounds every capability, naming the call with its capability', async () => {
+    for (const [capability, method, call] of [
+      ['leases', 'acquire', (s: Store) => s.leases.acquire('r1', 'w', 1_000)],
+      ['control', 'requestCancel', (s: Store) => s.control.requestCancel('r1')],
+      ['checkpoints', 'load', (s: Store) => s.checkpoints.load('r1')],
+      ['fleet', 'list', (s: Store) => s.fleet.list()],
+      ['payloads', 'get', (s: Store) => s.payloads.get('r1', 'h')],
+    ] as const) {
+      const store = boundedStore(frozenWhere(memoryStore(), capability, method), 50);
+      await expect(call(store)).rejects.toMatchObject({
+        code: 'BATON_STORE_TIMEOUT',
+        method: `${capability}.${method}`,
+      });
+    }
   });
 
   it('bounds the journalIndex capability too', async () => {

@@ -12,8 +12,9 @@
  *    the store wakes up. Its late outcome is dropped, never reported as unhandled.
  * 3. `connect()` and `close()` are not bounded: connecting has its own timeouts and retries, and
  *    closing is bounded by the CLI (CLOSE_TIMEOUT_MS).
- * 4. Everything else passes through: synchronous members, `instanceof`, `in` checks for optional
- *    capabilities, and the `journalIndex` capability, whose calls are bounded the same way.
+ * 4. The store's capability objects (`runs`, `control`, … and `journalIndex`) are bounded the
+ *    same way, a call named `<capability>.<method>` (`runs.list`). Everything else passes through:
+ *    synchronous members, `instanceof`, `in` checks for optional capabilities.
  */
 import { BatonError } from '@baton/core';
 import type { Store } from '@baton/client';
@@ -22,7 +23,7 @@ import { DEFAULT_STORE_TIMEOUT_MS } from '../config.js';
 /** A store call did not settle within the console's bound; the store may be frozen or unreachable. */
 export class StoreTimeoutError extends BatonError {
   constructor(
-    /** The store method that was called. */
+    /** The store method that was called, with its capability (`runs.list`). */
     readonly method: string,
     /** The bound it exceeded. */
     readonly timeoutMs: number,
@@ -38,8 +39,23 @@ export class StoreTimeoutError extends BatonError {
 
 /** Members that are never bounded (invariant 3). */
 const UNBOUNDED = new Set<PropertyKey>(['connect', 'close']);
-/** Capability objects hanging off the store whose calls are bounded too (invariant 4). */
-const NESTED = new Set<PropertyKey>(['journalIndex']);
+/** The store's capability objects, whose calls are bounded (invariant 4). */
+const NESTED = new Set<PropertyKey>([
+  'leases',
+  'control',
+  'checkpoints',
+  'runs',
+  'timers',
+  'signals',
+  'presence',
+  'retention',
+  'payloads',
+  'fleet',
+  'schedules',
+  'concurrency',
+  'rateLimits',
+  'journalIndex',
+]);
 
 /** `store` with every promise-returning call bounded by `timeoutMs` (see the module's invariants). */
 export function boundedStore(store: Store, timeoutMs: number = DEFAULT_STORE_TIMEOUT_MS): Store {
@@ -49,7 +65,7 @@ export function boundedStore(store: Store, timeoutMs: number = DEFAULT_STORE_TIM
 }
 
 function bound<T extends object>(target: T, timeoutMs: number, prefix: string): T {
-  // One wrapper per member (so `store.listRuns === store.listRuns`), renewed if the member changes.
+  // One wrapper per member (so `store.runs.list === store.runs.list`), renewed if the member changes.
   const cache = new Map<PropertyKey, { value: unknown; wrapped: unknown }>();
   return new Proxy(target, {
     get(object, property) {

@@ -67,7 +67,7 @@ beforeAll(async () => {
     ['run-a2', 'orders'],
     ['run-b1', 'billing'],
   ] as const) {
-    await store.createRun({ runId, workflow, version: 1, input: { n: 1 }, idempotencyKey: `key-${runId}` });
+    await store.runs.create({ runId, workflow, version: 1, input: { n: 1 }, idempotencyKey: `key-${runId}` });
   }
 });
 
@@ -136,7 +136,7 @@ describe('the console server', () => {
     });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: string }).error).toMatch(/read-only/);
-    expect((await store.getRun('run-a1'))?.status).toBe('pending');
+    expect((await store.runs.get('run-a1'))?.status).toBe('pending');
   });
 
   it('with a token: refuses requests without it, signs a browser in with a cookie, never echoes it', async () => {
@@ -172,7 +172,7 @@ describe('the console server', () => {
 
   it('counts a bulk action first, then runs it as a job whose progress and summary can be read', async () => {
     for (const runId of ['run-c1', 'run-c2'])
-      await store.createRun({ runId, workflow: 'reports', version: 1, input: {}, idempotencyKey: null });
+      await store.runs.create({ runId, workflow: 'reports', version: 1, input: {}, idempotencyKey: null });
     const url = await consoleWith({});
     const count = await (await fetch(`${url}api/bulk/count?action=pause&workflow=reports`)).json();
     expect(count).toEqual({ action: 'pause', count: 2 });
@@ -191,7 +191,7 @@ describe('the console server', () => {
       if (!state.done) await new Promise((r) => setTimeout(r, 20));
     }
     expect(state.summary?.succeeded.sort()).toEqual(['run-c1', 'run-c2']);
-    expect((await store.getRun('run-c1'))?.status).toBe('paused');
+    expect((await store.runs.get('run-c1'))?.status).toBe('paused');
     expect((await fetch(`${url}api/bulk/jobs/nope`)).status).toBe(404);
   });
 
@@ -215,7 +215,9 @@ describe('the console server', () => {
   it('answers 503 with Retry-After when a store call outlasts its bound, and says an action may still land', async () => {
     const hung = new Proxy(store, {
       get(target, property) {
-        if (property === 'listRuns' || property === 'requestPause') return () => new Promise(() => undefined);
+        const hang = () => new Promise(() => undefined);
+        if (property === 'runs') return { ...target.runs, list: hang };
+        if (property === 'control') return { ...target.control, requestPause: hang };
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
@@ -240,7 +242,7 @@ describe('the console server', () => {
     expect(res.headers.get('retry-after')).toBe('1');
     expect(await res.json()).toMatchObject({
       code: 'BATON_STORE_TIMEOUT',
-      error: expect.stringMatching(/listRuns\(\) within 100 ms/),
+      error: expect.stringMatching(/runs\.list\(\) within 100 ms/),
     });
     expect((await fetch(`${url}api/runs/run-a1`)).status).toBe(200);
     const { csrfToken } = await session(url);

@@ -69,7 +69,7 @@ export function checkStoredCheckpoint(value: unknown, runId: string, seq?: numbe
   return value as Checkpoint;
 }
 
-/** Parses one stored summary (what listCheckpoints returns); `index` is its place in the list. */
+/** Parses one stored summary (what checkpoints.list returns); `index` is its place in the list. */
 export function parseStoredSummary(text: string, runId: string, index: number): CheckpointSummary {
   let value: unknown;
   try {

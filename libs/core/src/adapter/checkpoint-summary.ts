@@ -1,6 +1,6 @@
 import type { Checkpoint, CheckpointSummary } from './contracts/store.js';
 
-/** What `listCheckpoints` reports of a stored checkpoint whose encoding took `size` bytes. */
+/** What `checkpoints.list` reports of a stored checkpoint whose encoding took `size` bytes. */
 export function summarizeCheckpoint(checkpoint: Checkpoint, size: number): CheckpointSummary {
   return {
     seq: checkpoint.seq,

@@ -95,6 +95,7 @@ export type {
   RenewRequest,
   RenewResult,
   ResumeResult,
+  RunControlStore,
   RunIndex,
   RunLineage,
   ReopenResult,
@@ -111,7 +112,7 @@ export type {
   SuspendResult,
   TimerStore,
 } from './contracts/store.js';
-export { MEMBERSHIP_TURN, hasPresence } from './contracts/store.js';
+export { MEMBERSHIP_TURN } from './contracts/store.js';
 export {
   FINISHED_RUN_STATUSES,
   isFinishedRun,

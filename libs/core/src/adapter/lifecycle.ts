@@ -17,9 +17,12 @@
  *    stores), refuses after close() like open(), otherwise connects first when not open yet. An
  *    operation whose connect is overtaken by close() fails with BATON_CLOSED naming the
  *    operation, with what the connect failed with as its cause.
- * 5. One closed check per operation: a capability wrapped by `guard` is checked on entry, and its
- *    methods reach the open state with `connected(operation)`, which does not check again; `open`
- *    is for work that runs after an await (a close may have come meanwhile) or outside a guard.
+ * 5. A capability is guarded once, as a whole: `guard` for adapters that are connected first (the
+ *    transports), `bind` for those whose operations connect on first use and map their errors (the
+ *    stores); either way an operation is named `<capability>.<method>` in its errors. One closed
+ *    check per operation: a guarded capability's methods reach the open state with
+ *    `connected(operation)`, which does not check again; `open` is for work that runs after an
+ *    await (a close may have come meanwhile) or outside a guard.
  */
 import { BatonError } from '../shared/errors.js';
 
@@ -147,6 +150,22 @@ export class AdapterLifecycle<T> {
     return guardClosed(label, capability, (operation) => this.assertNotClosed(operation), answersWhenClosed);
   }
 
+  /**
+   * A capability made of functions that take the open state first (a store's leases.ts, runs.ts…),
+   * each run through `run` (the adapter's one runner: connect on first use, refuse after close(),
+   * map errors), named `<label>.<method>`; see {@link bindOperations}.
+   *
+   * @example
+   * this.leases = this.lifecycle.bind('leases', { acquire: leases.acquireLease }, this.op);
+   */
+  bind<S, M extends Operations<S>>(
+    label: string,
+    operations: M,
+    run: OperationRunner<S>,
+  ): BoundOperations<S, M> {
+    return bindOperations(label, operations, run);
+  }
+
   /** The BATON_CLOSED error for `operation`; `cause` is what the operation failed with, if it ran. */
   closedError(operation: string, cause?: unknown): BatonError {
     return new BatonError(
@@ -197,6 +216,39 @@ export function guardClosed<C extends object>(
     };
   }
   return guarded as C;
+}
+
+/** Functions that take an adapter's open state (`S`) first, by the capability's method names. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any argument list; bound types keep each one's own
+export type Operations<S> = Record<string, (state: S, ...args: any[]) => unknown>;
+
+/** Runs `work` on the open state as operation `operation`: the adapter's rules around every call. */
+export type OperationRunner<S> = <R>(operation: string, work: (state: S) => Promise<R>) => Promise<R>;
+
+/** {@link Operations} with the state bound: the same arguments after it, answered by a promise. */
+export type BoundOperations<S, M extends Operations<S>> = {
+  [K in keyof M]: M[K] extends (state: S, ...args: infer A) => infer R
+    ? (...args: A) => Promise<Awaited<R>>
+    : never;
+};
+
+/**
+ * A capability object from functions that take the open state first: method `name` runs
+ * `run('<label>.<name>', async (state) => operations[name](state, ...args))`. So an adapter writes its
+ * rules (the lifecycle check, connecting on first use, error mapping) once, in `run`, and each
+ * capability module stays a set of plain functions over the state.
+ */
+export function bindOperations<S, M extends Operations<S>>(
+  label: string,
+  operations: M,
+  run: OperationRunner<S>,
+): BoundOperations<S, M> {
+  const bound: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  for (const [name, operation] of Object.entries(operations)) {
+    const named = `${label}.${name}`;
+    bound[name] = (...args: unknown[]) => run(named, async (state) => operation(state, ...args));
+  }
+  return bound as BoundOperations<S, M>;
 }
 
 /** The names of an object's methods, its own and its class's. */

@@ -187,7 +187,7 @@ describe('firing across daylight-saving changes', () => {
     const sent: string[] = [];
     let firings = 0;
     for (let now = Date.parse(from); now < Date.parse(to); now += MIN) {
-      if (state.nextFireAt === null || state.nextFireAt > now) continue; // what dueSchedules reads
+      if (state.nextFireAt === null || state.nextFireAt > now) continue; // what schedules.due reads
       const plan = planFiring({ ...record, ...state }, now, 'none', 1_000);
       sent.push(...plan.fire.map((run) => iso(run.dueAt)));
       if (plan.fire.length > 0 && ++firings % 2 === 1) continue; // SIGKILL before the write

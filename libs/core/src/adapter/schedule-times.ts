@@ -357,9 +357,9 @@ export function checkScheduleQuery(
   return { ...query, limit };
 }
 
-/** Throws ConfigError unless `limit` is a whole number ≥ 1 (dueSchedules). */
+/** Throws ConfigError unless `limit` is a whole number ≥ 1 (schedules.due). */
 export function checkDueLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1)
-    fail(`dueSchedules: limit is ${String(limit)}; give a whole number, 1 or more`);
+    fail(`schedules.due: limit is ${String(limit)}; give a whole number, 1 or more`);
   return limit;
 }

@@ -1,6 +1,6 @@
 /**
- * The in-process store's pause and resume (LeaseStore.requestPause, pauseHeldRun, resumeRun):
- * a paused lease has no owner, no expiry and no timer, and nothing acquires it until resumeRun.
+ * The in-process store's pause and resume (RunControlStore.requestPause, pauseHeld, resume):
+ * a paused lease has no owner, no expiry and no timer, and nothing acquires it until control.resume.
  */
 import type { PauseHeldResult, PauseRequestResult, ResumeResult } from '../adapter/contracts/store.js';
 import { FencedWriteError } from '../adapter/errors.js';

@@ -121,7 +121,7 @@ export function setRunStatus(state: MemoryState, runId: string, status: RunRecor
   run.updatedAt = state.clock();
 }
 
-/** A run is known by its record or, claimed without createRun, by its lease alone. */
+/** A run is known by its record or, claimed without runs.create, by its lease alone. */
 export function isKnown(state: MemoryState, runId: string): boolean {
   return state.runs.has(runId) || state.leases.has(runId);
 }

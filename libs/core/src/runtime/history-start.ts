@@ -89,7 +89,7 @@ async function newestStart(options: HistoryStartOptions): Promise<HistoryStart> 
   const { store, runId } = options;
   let unreadable: CheckpointUnreadableError;
   try {
-    const stored = await store.loadCheckpoint(runId);
+    const stored = await store.load(runId);
     return { stored, lastSeq: stored?.seq ?? 0 };
   } catch (err) {
     if (!(err instanceof CheckpointUnreadableError)) throw err;
@@ -99,7 +99,7 @@ async function newestStart(options: HistoryStartOptions): Promise<HistoryStart> 
   // damaged body. If it does not, there is nothing to fall back on that can be trusted.
   let summaries: CheckpointSummary[];
   try {
-    summaries = await store.listCheckpoints(runId);
+    summaries = await store.list(runId);
   } catch (err) {
     if (err instanceof CheckpointUnreadableError) throw unreadable;
     throw err;
@@ -113,7 +113,7 @@ async function listedStart(
   at: Exclude<HistoryPoint, 'newest'>,
 ): Promise<HistoryStart> {
   const { store, runId } = options;
-  const summaries = await store.listCheckpoints(runId);
+  const summaries = await store.list(runId);
   const lastSeq = Math.max(0, ...summaries.map((s) => s.seq));
   let base: CheckpointSummary | undefined;
   let upto: number | undefined;
@@ -134,7 +134,7 @@ async function listedStart(
   if (base === undefined) return { stored: undefined, lastSeq, upto };
   let stored: Checkpoint | undefined;
   try {
-    stored = await store.loadCheckpoint(runId, base.seq);
+    stored = await store.load(runId, base.seq);
   } catch (err) {
     // A checkpoint asked for by its seq is the point itself: nothing else can stand in for it.
     if (!(err instanceof CheckpointUnreadableError) || (at !== 'end' && 'checkpoint' in at)) throw err;
@@ -161,7 +161,7 @@ async function fallBack(
     if (badSeq !== undefined && summary.seq >= badSeq) continue;
     let older: Checkpoint | undefined;
     try {
-      older = await store.loadCheckpoint(runId, summary.seq);
+      older = await store.load(runId, summary.seq);
     } catch (err) {
       if (err instanceof CheckpointUnreadableError) continue;
       throw err;

@@ -30,8 +30,8 @@ export async function deleteFinishedRun(
   /** A payload store apart from `store`, whose payloads of the run go too. */
   payloads?: PayloadStore,
 ): Promise<RunDeletion | undefined> {
-  if (!(await store.deleteRun(runId))) return undefined;
-  if (payloads !== undefined && payloads !== store) await payloads.deletePayloads([runId]);
+  if (!(await store.retention.delete(runId))) return undefined;
+  if (payloads !== undefined && payloads !== store.payloads) await payloads.delete([runId]);
   await transport.journal.purge(runId);
   return { runId, journal: transport.journal.purgeMode === 'deletes' ? 'purged' : 'retention' };
 }

@@ -34,7 +34,7 @@ async function fixture() {
   await Promise.all([store.connect(), bus.connect()]);
   const journal = bus.journal;
   const runId = `history-${Math.random().toString(36).slice(2, 10)}`;
-  await store.createRunAndLease(
+  await store.runs.createAndLease(
     { runId, workflow: 'wf', version: 1, input: null, idempotencyKey: null },
     'w1',
     60_000,
@@ -54,7 +54,7 @@ async function fixture() {
       schemaVersion: CHECKPOINT_SCHEMA_VERSION,
       createdAt: 0,
     };
-    await store.writeCheckpoint(c);
+    await store.checkpoints.write(c);
   };
   for (const seq of [1, 2, 3]) {
     const entry = done(seq, 1);
@@ -68,7 +68,7 @@ async function fixture() {
 describe('readRunHistory', () => {
   it('reads the newest checkpoint and the journal after it, and counts the seqs', async () => {
     const { store, journal, runId, positions } = await fixture();
-    const history = await readRunHistory({ store, journal, runId, protection });
+    const history = await readRunHistory({ store: store.checkpoints, journal, runId, protection });
     expect(history.checkpoint?.seq).toBe(2);
     expect(history.from).toBe(positions[1]);
     expect(history.entries.map((e) => (e as { seq: number }).seq)).toEqual([1, 2, 3]);
@@ -82,7 +82,7 @@ describe('readRunHistory', () => {
     await append([marker(2)]);
     await append([done(4, 1)]); // a zombie of epoch 1 writing after epoch 2 fenced it off
     await append([done(4, 2)]);
-    const history = await readRunHistory({ store, journal, runId, protection });
+    const history = await readRunHistory({ store: store.checkpoints, journal, runId, protection });
     expect(history.entries.filter((e) => e.type === 'ActivityCompleted').map((e) => e.epoch)).toEqual([
       1, 1, 1, 2,
     ]);
@@ -91,7 +91,7 @@ describe('readRunHistory', () => {
   it('reads up to a journal position from the newest checkpoint at or before it', async () => {
     const { store, journal, runId, positions } = await fixture();
     const history = await readRunHistory({
-      store,
+      store: store.checkpoints,
       journal,
       runId,
       protection,
@@ -107,7 +107,7 @@ describe('readRunHistory', () => {
     expect(damageMemoryCheckpoint(store, runId, 2, 'not a checkpoint')).toBe(true);
     const fallbacks: HistoryFallback[] = [];
     const history = await readRunHistory({
-      store,
+      store: store.checkpoints,
       journal,
       runId,
       protection,
@@ -123,10 +123,10 @@ describe('readRunHistory', () => {
     const { store, journal, runId } = await fixture();
     damageMemoryCheckpoint(store, runId, 2, 'not a checkpoint');
     await expect(
-      readRunHistory({ store, journal, runId, protection, at: { checkpoint: 2 } }),
+      readRunHistory({ store: store.checkpoints, journal, runId, protection, at: { checkpoint: 2 } }),
     ).rejects.toMatchObject({ name: 'CheckpointUnreadableError' });
     await expect(
-      readRunHistory({ store, journal, runId, protection, at: { checkpoint: 9 } }),
+      readRunHistory({ store: store.checkpoints, journal, runId, protection, at: { checkpoint: 9 } }),
     ).rejects.toThrow(`run ${runId} has no checkpoint 9 (it has 1, 2)`);
   });
 
@@ -134,12 +134,14 @@ describe('readRunHistory', () => {
     const { store, journal, runId } = await fixture();
     damageMemoryCheckpoint(store, runId, 1, 'garbage');
     damageMemoryCheckpoint(store, runId, 2, 'garbage');
-    await expect(readRunHistory({ store, journal, runId, protection })).rejects.toMatchObject({
+    await expect(
+      readRunHistory({ store: store.checkpoints, journal, runId, protection }),
+    ).rejects.toMatchObject({
       name: 'CheckpointUnreadableError',
     });
     const fallbacks: HistoryFallback[] = [];
     const history = await readRunHistory({
-      store,
+      store: store.checkpoints,
       journal,
       runId,
       protection,
@@ -152,15 +154,15 @@ describe('readRunHistory', () => {
     // A journal purged since no longer reaches the newest checkpoint's position: refused.
     await journal.purge(runId);
     await expect(
-      readRunHistory({ store, journal, runId, protection, journalFallback: true }),
+      readRunHistory({ store: store.checkpoints, journal, runId, protection, journalFallback: true }),
     ).rejects.toMatchObject({ name: 'CheckpointUnreadableError' });
   });
 
   it('takes a start found earlier and records already known, without reading them again', async () => {
     const { store, journal, runId } = await fixture();
-    const start = await findHistoryStart({ store, runId });
+    const start = await findHistoryStart({ store: store.checkpoints, runId });
     const history = await readRunHistory({
-      store,
+      store: store.checkpoints,
       journal,
       runId,
       protection,

@@ -15,7 +15,7 @@ export function childKey(parentRunId: string, seq: number): string {
   return `${childKeyPrefix(parentRunId)}${seq}`;
 }
 
-/** What the keys of a run's children start with: `listRuns({ idempotencyKeyPrefix })` finds them. */
+/** What the keys of a run's children start with: `runs.list({ idempotencyKeyPrefix })` finds them. */
 export function childKeyPrefix(parentRunId: string): string {
   return `child:${parentRunId}:`;
 }

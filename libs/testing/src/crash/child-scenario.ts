@@ -82,7 +82,7 @@ export function describeChildCrash(name: string, factory: CrashEnvironmentFactor
           async () => {
             for (const { runId } of parents) {
               if (results.has(runId)) continue;
-              const run = await w.env.store.getRun(runId);
+              const run = await w.env.store.runs.get(runId);
               if (run?.status === 'completed') results.set(runId, run.result);
               else if (run?.status === 'failed' || run?.status === 'cancelled')
                 throw new Error(`parent ${runId} ${run.status}: ${JSON.stringify(run.error)}`);
@@ -95,7 +95,7 @@ export function describeChildCrash(name: string, factory: CrashEnvironmentFactor
 
         for (const { runId, input } of parents) {
           expect(results.get(runId), `parent ${runId}`).toBe(expectedParentOutput(input));
-          const page = await w.env.store.listRuns({
+          const page = await w.env.store.runs.list({
             idempotencyKeyPrefix: childKeyPrefix(runId),
             limit: 100,
           });

@@ -89,7 +89,7 @@ export function describeConcurrencyKeyCrash(name: string, factory: CrashEnvironm
         const most = mostAtOnce(await w.ledger.executions(), customerOf, killedAt);
         for (const customer of CUSTOMERS) {
           expect(most.get(customer), customer).toBeLessThanOrEqual(KEYED_LIMIT);
-          expect(await w.env.store.slotState(customer)).toEqual({ holders: [], waiting: [] });
+          expect(await w.env.store.concurrency.state(customer)).toEqual({ holders: [], waiting: [] });
         }
         // The limit was reached: the runs did queue behind one another.
         expect(Math.max(...most.values())).toBe(KEYED_LIMIT);

@@ -163,7 +163,7 @@ export class CrashWorld {
   async unfinished(): Promise<string[]> {
     const open: string[] = [];
     for (const { runId } of this.runs) {
-      const record = await this.env.store.getRun(runId);
+      const record = await this.env.store.runs.get(runId);
       if (!record || !isFinishedRun(record.status)) open.push(runId);
     }
     return open;

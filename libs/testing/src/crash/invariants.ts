@@ -63,7 +63,7 @@ export const READ_CONCURRENCY = 8;
 /** Every run completed with the output its input dictates. */
 export async function checkOutcomes(store: Store, runs: readonly StartedRun[]): Promise<string[]> {
   const perRun = await mapLimited(runs, READ_CONCURRENCY, async ({ runId, input }): Promise<string[]> => {
-    const record = await store.getRun(runId);
+    const record = await store.runs.get(runId);
     if (record?.status !== 'completed') {
       return [`${runId}: status ${record?.status ?? 'unknown'} (${JSON.stringify(record?.error ?? null)})`];
     }
@@ -166,7 +166,7 @@ export async function checkFencing(
     if (options.busEnforces) {
       violations.push(...staleAfterFence(runId, journal));
     } else {
-      const final = await store.loadCheckpoint(runId);
+      const final = await store.checkpoints.load(runId);
       if (!final) violations.push(`${runId}: no checkpoint to check the effective history against`);
       else
         violations.push(
@@ -176,7 +176,7 @@ export async function checkFencing(
           ).map((v) => `checkpointed history ${v}`),
         );
     }
-    const checkpoints = await store.listCheckpoints(runId);
+    const checkpoints = await store.checkpoints.list(runId);
     for (let i = 1; i < checkpoints.length; i++) {
       const [before, after] = [checkpoints[i - 1], checkpoints[i]];
       if (before && after && after.epoch < before.epoch) {

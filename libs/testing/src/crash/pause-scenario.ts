@@ -113,7 +113,7 @@ export function describePauseCrash(
         expect(await client.runs.pause(runId)).toBe('pause-requested');
         const sentBy = Date.now();
         await until(
-          async () => (await w.env.store.getRun(runId))?.status === 'paused',
+          async () => (await w.env.store.runs.get(runId))?.status === 'paused',
           30_000,
           `run ${runId} to pause\n${w.fleet.describe()}`,
         );
@@ -126,7 +126,7 @@ export function describePauseCrash(
         expect(journal.some((e) => e.type === 'ActivityStarted' && e.seq === 1)).toBe(false);
         expect(w.fleet.all[0]!.logs.some((l) => l.msg === 'run paused')).toBe(true);
         await sleepUntil(watchUntil(pausedAt, sentBy));
-        expect((await w.env.store.getRun(runId))?.status).toBe('paused');
+        expect((await w.env.store.runs.get(runId))?.status).toBe('paused');
         expect((await w.ledger.executions()).length).toBe(1);
 
         expect(await client.runs.resume(runId)).toBe(true);
@@ -173,7 +173,7 @@ export function describePauseCrash(
 
         // The survivor reaps the dead owner's lease; the claim that follows pauses the run.
         await until(
-          async () => (await w.env.store.getRun(runId))?.status === 'paused',
+          async () => (await w.env.store.runs.get(runId))?.status === 'paused',
           30_000,
           `run ${runId} to pause after its owner died\n${w.fleet.describe()}`,
         );

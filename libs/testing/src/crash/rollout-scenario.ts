@@ -351,7 +351,7 @@ class RolloutScenario {
   }
 
   private async statuses(runs: readonly TrackedRun[]): Promise<Array<RunStatus | undefined>> {
-    return Promise.all(runs.map(async (r) => (await this.world.env.store.getRun(r.runId))?.status));
+    return Promise.all(runs.map(async (r) => (await this.world.env.store.runs.get(r.runId))?.status));
   }
 
   private async until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -403,7 +403,7 @@ class RolloutScenario {
     const outcomes: string[] = [];
     const finishedAt: number[] = [];
     for (const run of this.runs) {
-      const record = await this.world.env.store.getRun(run.runId);
+      const record = await this.world.env.store.runs.get(run.runId);
       const expected = rolloutExpectedOutput(run.version, run.input);
       const letter = deadLetters.find((l) => l.runId === run.runId);
       const where = letter
@@ -444,7 +444,7 @@ class RolloutScenario {
         nonDeterminism: this.nonDeterminism(),
         deadLetters: await Promise.all(
           deadLetters.map(async (l) => {
-            const record = l.runId === undefined ? undefined : await this.world.env.store.getRun(l.runId);
+            const record = l.runId === undefined ? undefined : await this.world.env.store.runs.get(l.runId);
             const run = record
               ? `; its run exists (${record.status}), dead-lettered ${l.at - this.firstRolloutStart} ms into the rollout, ` +
                 `its steps ran ${this.stepsOf(byRun.get(l.runId!) ?? [], nameOfPid)}; ` +

@@ -28,7 +28,7 @@ export async function scheduledRuns(
   scheduleId: string,
 ): Promise<{ dueAt: number; runId: string }[]> {
   const prefix = `schedule:${scheduleId}:`;
-  const page = await store.listRuns({ idempotencyKeyPrefix: prefix, limit: 1_000 });
+  const page = await store.runs.list({ idempotencyKeyPrefix: prefix, limit: 1_000 });
   return page.runs
     .map((r) => ({ dueAt: Date.parse(r.idempotencyKey!.slice(prefix.length)), runId: r.runId }))
     .sort((a, b) => a.dueAt - b.dueAt);
@@ -94,7 +94,7 @@ export function describeScheduleCrash(name: string, factory: CrashEnvironmentFac
         await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
         await pollUntil(
           // The schedule moved on past them (not only their runs started): the firing is complete.
-          async () => ((await w.env.store.getSchedule(SCHEDULE_ID))?.lastDueAt ?? 0) >= backAt + 1_000,
+          async () => ((await w.env.store.schedules.get(SCHEDULE_ID))?.lastDueAt ?? 0) >= backAt + 1_000,
           60_000,
           () => `firings after the fleet came back\n${w.fleet.describe()}`,
         );

@@ -68,7 +68,7 @@ export function describeUnencodableCrash(name: string, factory: CrashEnvironment
         const poisonedOpen = async (): Promise<string[]> => {
           const open: string[] = [];
           for (const { runId } of poisoned) {
-            const status = (await w.env.store.getRun(runId))?.status;
+            const status = (await w.env.store.runs.get(runId))?.status;
             if (status !== 'completed' && status !== 'failed') open.push(runId);
           }
           return open;
@@ -91,7 +91,7 @@ export function describeUnencodableCrash(name: string, factory: CrashEnvironment
         const executions = await w.ledger.executions();
         const problems: string[] = [];
         for (const { runId, input } of poisoned) {
-          const record = await w.env.store.getRun(runId);
+          const record = await w.env.store.runs.get(runId);
           if (input.catches) {
             if (record?.status !== 'completed' || record.result !== 'caught BATON_UNENCODABLE')
               problems.push(`${runId}: ${record?.status} ${JSON.stringify(record?.result ?? record?.error)}`);

@@ -24,28 +24,28 @@ export function describePayloadStoreConformance(payloads: () => PayloadStore): v
       const runId = uniqueId('run');
       const data = new TextEncoder().encode(JSON.stringify({ big: 'x'.repeat(1000) }));
       const hash = sha256Of(data);
-      await payloads().putPayload(runId, hash, data);
-      expect(await payloads().getPayload(runId, hash)).toEqual(data);
-      expect(payloads().payloadLocation).toMatch(/\S/);
+      await payloads().put(runId, hash, data);
+      expect(await payloads().get(runId, hash)).toEqual(data);
+      expect(payloads().location).toMatch(/\S/);
     });
 
     it('answers undefined for an unknown hash or another run, and writing twice keeps one copy', async () => {
       const runId = uniqueId('run');
       const data = randomBytes(512);
       const hash = sha256Of(data);
-      await payloads().putPayload(runId, hash, data);
-      await payloads().putPayload(runId, hash, data);
-      expect(await payloads().getPayload(runId, hash)).toEqual(new Uint8Array(data));
-      expect(await payloads().getPayload(runId, sha256Of(randomBytes(8)))).toBeUndefined();
-      expect(await payloads().getPayload(uniqueId('other-run'), hash)).toBeUndefined();
+      await payloads().put(runId, hash, data);
+      await payloads().put(runId, hash, data);
+      expect(await payloads().get(runId, hash)).toEqual(new Uint8Array(data));
+      expect(await payloads().get(runId, sha256Of(randomBytes(8)))).toBeUndefined();
+      expect(await payloads().get(uniqueId('other-run'), hash)).toBeUndefined();
     });
 
     it('round-trips a payload of several MiB byte for byte', async () => {
       const runId = uniqueId('run');
       const data = randomBytes(5 * 1024 * 1024 + 17);
       const hash = sha256Of(data);
-      await payloads().putPayload(runId, hash, data);
-      const back = await payloads().getPayload(runId, hash);
+      await payloads().put(runId, hash, data);
+      const back = await payloads().get(runId, hash);
       expect(back?.byteLength).toBe(data.byteLength);
       expect(sha256Of(back!)).toBe(hash);
     });
@@ -55,17 +55,17 @@ export function describePayloadStoreConformance(payloads: () => PayloadStore): v
       const one = randomBytes(64);
       const two = randomBytes(64);
       for (const runId of [a, b, kept]) {
-        await payloads().putPayload(runId, sha256Of(one), one);
-        await payloads().putPayload(runId, sha256Of(two), two);
+        await payloads().put(runId, sha256Of(one), one);
+        await payloads().put(runId, sha256Of(two), two);
       }
-      await payloads().deletePayloads([a, b, uniqueId('never-written')]);
+      await payloads().delete([a, b, uniqueId('never-written')]);
       for (const runId of [a, b]) {
-        expect(await payloads().getPayload(runId, sha256Of(one))).toBeUndefined();
-        expect(await payloads().getPayload(runId, sha256Of(two))).toBeUndefined();
+        expect(await payloads().get(runId, sha256Of(one))).toBeUndefined();
+        expect(await payloads().get(runId, sha256Of(two))).toBeUndefined();
       }
-      expect(await payloads().getPayload(kept, sha256Of(one))).toEqual(new Uint8Array(one));
-      expect(await payloads().getPayload(kept, sha256Of(two))).toEqual(new Uint8Array(two));
-      await payloads().deletePayloads([]);
+      expect(await payloads().get(kept, sha256Of(one))).toEqual(new Uint8Array(one));
+      expect(await payloads().get(kept, sha256Of(two))).toEqual(new Uint8Array(two));
+      await payloads().delete([]);
     });
   });
 }

@@ -1,6 +1,6 @@
 /**
  * Store conformance, the edges of a claim: counting failed claims in a row
- * (`recordClaimFailure`), and loading checkpoints whose stored bytes were damaged by hand, as a
+ * (`leases.recordClaimFailure`), and loading checkpoints whose stored bytes were damaged by hand, as a
  * disk fault, a restore or an operator's edit would leave them. Every store must turn a damaged
  * checkpoint into CheckpointUnreadableError naming the run and the checkpoint's seq, and keep the
  * others loadable, so a worker can resume from an older one instead of looping.
@@ -39,7 +39,7 @@ function unreadable(runId: string, seq: number) {
 async function checkpointedRun(store: Store): Promise<{ runId: string; epoch: number }> {
   const { runId } = await createTestRun(store, 'damaged');
   const epoch = await acquireOk(store, runId, 'worker-a');
-  for (const seq of [1, 2, 3]) await store.writeCheckpoint(checkpointOf(runId, epoch, seq));
+  for (const seq of [1, 2, 3]) await store.checkpoints.write(checkpointOf(runId, epoch, seq));
   return { runId, epoch };
 }
 
@@ -49,41 +49,41 @@ export function describeClaimFailureConformance(store: () => Store): void {
     it('counts failures under consecutive epochs, once per epoch, and starts again after a claim that recorded none', async () => {
       const { runId } = await createTestRun(store(), 'claim-failures');
       const first = await acquireOk(store(), runId, 'worker-a');
-      expect(await store().recordClaimFailure(runId, first)).toBe(1);
-      expect(await store().recordClaimFailure(runId, first)).toBe(1);
-      await store().releaseLease(runId, first);
+      expect(await store().leases.recordClaimFailure(runId, first)).toBe(1);
+      expect(await store().leases.recordClaimFailure(runId, first)).toBe(1);
+      await store().leases.release(runId, first);
       const second = await acquireOk(store(), runId, 'worker-b');
       expect(second).toBe(first + 1);
-      expect(await store().recordClaimFailure(runId, second)).toBe(2);
-      await store().releaseLease(runId, second);
+      expect(await store().leases.recordClaimFailure(runId, second)).toBe(2);
+      await store().leases.release(runId, second);
       // A claim that went well writes nothing; the next failure starts a new chain.
       const fine = await acquireOk(store(), runId, 'worker-a');
-      await store().releaseLease(runId, fine);
+      await store().leases.release(runId, fine);
       const later = await acquireOk(store(), runId, 'worker-b');
-      expect(await store().recordClaimFailure(runId, later)).toBe(1);
+      expect(await store().leases.recordClaimFailure(runId, later)).toBe(1);
     });
 
     it('refuses a stale epoch, a finished run and an unknown run with FencedWriteError', async () => {
       const { runId } = await createTestRun(store(), 'claim-failures');
       const first = await acquireOk(store(), runId, 'worker-a');
-      await store().releaseLease(runId, first);
+      await store().leases.release(runId, first);
       const second = await acquireOk(store(), runId, 'worker-b');
-      await expect(store().recordClaimFailure(runId, first)).rejects.toMatchObject(FENCED);
-      await store().finishRun(runId, second, { status: 'completed', result: 1 });
-      await expect(store().recordClaimFailure(runId, second)).rejects.toMatchObject(FENCED);
-      await expect(store().recordClaimFailure(`${runId}-unknown`, 1)).rejects.toMatchObject(FENCED);
+      await expect(store().leases.recordClaimFailure(runId, first)).rejects.toMatchObject(FENCED);
+      await store().runs.finish(runId, second, { status: 'completed', result: 1 });
+      await expect(store().leases.recordClaimFailure(runId, second)).rejects.toMatchObject(FENCED);
+      await expect(store().leases.recordClaimFailure(`${runId}-unknown`, 1)).rejects.toMatchObject(FENCED);
     });
 
     it('forgets the failures of a run reopened for a retry', async () => {
       const { runId } = await createTestRun(store(), 'claim-failures');
       const first = await acquireOk(store(), runId, 'worker-a');
-      expect(await store().recordClaimFailure(runId, first)).toBe(1);
+      expect(await store().leases.recordClaimFailure(runId, first)).toBe(1);
       const error = { name: 'ResumeFailedError', message: 'resume failed' };
-      await store().finishRun(runId, first, { status: 'failed', error }, checkpointOf(runId, first, 1));
-      expect(await store().reopenRun(runId, checkpointOf(runId, first, 2))).toEqual({ reopened: true });
+      await store().runs.finish(runId, first, { status: 'failed', error }, checkpointOf(runId, first, 1));
+      expect(await store().runs.reopen(runId, checkpointOf(runId, first, 2))).toEqual({ reopened: true });
       const next = await acquireOk(store(), runId, 'worker-b');
       expect(next).toBe(first + 1);
-      expect(await store().recordClaimFailure(runId, next)).toBe(1);
+      expect(await store().leases.recordClaimFailure(runId, next)).toBe(1);
     });
   });
 }
@@ -95,18 +95,18 @@ export function describeDamagedCheckpointConformance(store: () => Store, damage:
       it(`raises CheckpointUnreadableError naming the run and seq for a newest checkpoint damaged as ${kind}, and still loads the others`, async () => {
         const { runId, epoch } = await checkpointedRun(store());
         await damage(store(), runId, 3, kind);
-        await expect(store().loadCheckpoint(runId)).rejects.toMatchObject(unreadable(runId, 3));
-        await expect(store().loadCheckpoint(runId, 3)).rejects.toMatchObject(unreadable(runId, 3));
-        expect(await store().loadCheckpoint(runId, 2)).toEqual(checkpointOf(runId, epoch, 2));
-        expect((await store().listCheckpoints(runId)).map((s) => s.seq)).toEqual([1, 2, 3]);
+        await expect(store().checkpoints.load(runId)).rejects.toMatchObject(unreadable(runId, 3));
+        await expect(store().checkpoints.load(runId, 3)).rejects.toMatchObject(unreadable(runId, 3));
+        expect(await store().checkpoints.load(runId, 2)).toEqual(checkpointOf(runId, epoch, 2));
+        expect((await store().checkpoints.list(runId)).map((s) => s.seq)).toEqual([1, 2, 3]);
       });
     }
 
     it('raises it for an older damaged checkpoint loaded by seq, while the newest loads', async () => {
       const { runId, epoch } = await checkpointedRun(store());
       await damage(store(), runId, 1, 'entries-not-list');
-      expect(await store().loadCheckpoint(runId)).toEqual(checkpointOf(runId, epoch, 3));
-      await expect(store().loadCheckpoint(runId, 1)).rejects.toMatchObject(unreadable(runId, 1));
+      expect(await store().checkpoints.load(runId)).toEqual(checkpointOf(runId, epoch, 3));
+      await expect(store().checkpoints.load(runId, 1)).rejects.toMatchObject(unreadable(runId, 1));
     });
   });
 }

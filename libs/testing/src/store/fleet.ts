@@ -34,11 +34,11 @@ export function describeFleetConformance(store: () => Store): void {
     it('lists a report stamped with the store clock, its workflows by name with versions ascending', async () => {
       const s = store();
       const workerId = uniqueId('w');
-      const before = await s.now();
-      await s.reportWorker(report(workerId), LONG_TTL_MS);
-      const after = await s.now();
+      const before = await s.leases.now();
+      await s.fleet.report(report(workerId), LONG_TTL_MS);
+      const after = await s.leases.now();
 
-      const [listed, ...others] = await s.listWorkers();
+      const [listed, ...others] = await s.fleet.list();
       expect(others).toEqual([]);
       expect(listed).toEqual({
         ...report(workerId),
@@ -61,16 +61,16 @@ export function describeFleetConformance(store: () => Store): void {
         string,
         string,
       ];
-      await s.reportWorker(report(c), LONG_TTL_MS);
-      await s.reportWorker(report(a), LONG_TTL_MS);
-      await s.reportWorker(report(b), LONG_TTL_MS);
-      const first = (await s.listWorkers()).find((w) => w.workerId === a)!;
-      await s.reportWorker(
+      await s.fleet.report(report(c), LONG_TTL_MS);
+      await s.fleet.report(report(a), LONG_TTL_MS);
+      await s.fleet.report(report(b), LONG_TTL_MS);
+      const first = (await s.fleet.list()).find((w) => w.workerId === a)!;
+      await s.fleet.report(
         report(a, { runsHeld: 5, lastRenewalAt: 1_700_000_001_000, draining: true, readsGroupJournal: true }),
         LONG_TTL_MS,
       );
 
-      const listed = await s.listWorkers();
+      const listed = await s.fleet.list();
       expect(listed.map((w) => w.workerId)).toEqual([a, b, c]);
       expect(listed[0]).toMatchObject({
         runsHeld: 5,
@@ -87,27 +87,27 @@ export function describeFleetConformance(store: () => Store): void {
       const s = store();
       const gone = uniqueId('gone');
       const kept = uniqueId('kept');
-      await s.reportWorker(report(gone), SHORT_TTL_MS);
-      await s.reportWorker(report(kept), LONG_TTL_MS);
-      expect((await s.listWorkers()).map((w) => w.workerId).sort()).toEqual([gone, kept].sort());
+      await s.fleet.report(report(gone), SHORT_TTL_MS);
+      await s.fleet.report(report(kept), LONG_TTL_MS);
+      expect((await s.fleet.list()).map((w) => w.workerId).sort()).toEqual([gone, kept].sort());
 
       await sleep(EXPIRY_WAIT_MS);
-      expect((await s.listWorkers()).map((w) => w.workerId)).toEqual([kept]);
+      expect((await s.fleet.list()).map((w) => w.workerId)).toEqual([kept]);
       // Removed, not only hidden: a listing later still leaves it out, and a new report lists it again.
-      expect((await s.listWorkers()).map((w) => w.workerId)).toEqual([kept]);
-      await s.reportWorker(report(gone, { runsHeld: 1 }), LONG_TTL_MS);
-      expect((await s.listWorkers()).find((w) => w.workerId === gone)).toMatchObject({ runsHeld: 1 });
+      expect((await s.fleet.list()).map((w) => w.workerId)).toEqual([kept]);
+      await s.fleet.report(report(gone, { runsHeld: 1 }), LONG_TTL_MS);
+      expect((await s.fleet.list()).find((w) => w.workerId === gone)).toMatchObject({ runsHeld: 1 });
     });
 
     it('forgets a worker, and forgetting an unknown one changes nothing', async () => {
       const s = store();
       const stays = uniqueId('stays');
       const leaves = uniqueId('leaves');
-      await s.reportWorker(report(stays), LONG_TTL_MS);
-      await s.reportWorker(report(leaves), LONG_TTL_MS);
-      await s.forgetWorker(leaves);
-      await s.forgetWorker(uniqueId('never-reported'));
-      expect((await s.listWorkers()).map((w) => w.workerId)).toEqual([stays]);
+      await s.fleet.report(report(stays), LONG_TTL_MS);
+      await s.fleet.report(report(leaves), LONG_TTL_MS);
+      await s.fleet.forget(leaves);
+      await s.fleet.forget(uniqueId('never-reported'));
+      expect((await s.fleet.list()).map((w) => w.workerId)).toEqual([stays]);
     });
 
     it('refuses a wrong report or time to live with a ConfigError naming it, and writes nothing', async () => {
@@ -133,12 +133,12 @@ export function describeFleetConformance(store: () => Store): void {
         [report(workerId), Number.NaN, /ttlMs is/],
       ];
       for (const [bad, ttl, message] of cases) {
-        await expect(s.reportWorker(bad, ttl)).rejects.toMatchObject({
+        await expect(s.fleet.report(bad, ttl)).rejects.toMatchObject({
           code: 'BATON_CONFIG',
           message: expect.stringMatching(message),
         });
       }
-      expect(await s.listWorkers()).toEqual([]);
+      expect(await s.fleet.list()).toEqual([]);
     });
   });
 }

@@ -19,7 +19,7 @@ export async function acquireOk(
   owner: string,
   ttlMs = LONG_TTL_MS,
 ): Promise<number> {
-  const result = await store.acquireLease(runId, owner, ttlMs);
+  const result = await store.leases.acquire(runId, owner, ttlMs);
   expect(result).toMatchObject({ ok: true });
   if (!result.ok) throw new Error(`could not acquire ${runId}: ${result.reason}`);
   return result.epoch;
@@ -28,7 +28,7 @@ export async function acquireOk(
 /** Creates a run in the index with a fresh id (and the given idempotency key). */
 export async function createTestRun(store: Store, label = 'run', idempotencyKey: string | null = null) {
   const runId = uniqueId(label);
-  const { run } = await store.createRun({
+  const { run } = await store.runs.create({
     runId,
     workflow: 'conformance',
     version: 1,
@@ -51,7 +51,7 @@ export async function suspendedRun(
 ): Promise<SuspendedRun> {
   const { runId } = await createTestRun(store, options.label ?? 'suspended');
   const epoch = await acquireOk(store, runId, 'worker-a');
-  const result = await store.suspendRun({
+  const result = await store.leases.suspend({
     runId,
     epoch,
     wakeAt: options.wakeAt ?? null,

@@ -14,9 +14,9 @@ const FAILED: RunOutcome = { status: 'failed', error: ERROR };
 async function failedRun(store: Store): Promise<{ runId: string; epoch: number }> {
   const { runId } = await createTestRun(store, 'failed');
   const epoch = await acquireOk(store, runId, 'worker-a');
-  await store.writeCheckpoint(checkpointOf(runId, epoch, 1));
-  await store.writeCheckpoint(checkpointOf(runId, epoch, 2));
-  await store.finishRun(runId, epoch, FAILED, checkpointOf(runId, epoch, 3, { status: 'failed' }));
+  await store.checkpoints.write(checkpointOf(runId, epoch, 1));
+  await store.checkpoints.write(checkpointOf(runId, epoch, 2));
+  await store.runs.finish(runId, epoch, FAILED, checkpointOf(runId, epoch, 3, { status: 'failed' }));
   return { runId, epoch };
 }
 
@@ -25,17 +25,17 @@ export function describeHistoryConformance(store: () => Store): void {
   describe('checkpoint history', () => {
     it('keeps every checkpoint, including the final one, and loads any of them by seq', async () => {
       const { runId, epoch } = await failedRun(store());
-      const summaries = await store().listCheckpoints(runId);
+      const summaries = await store().checkpoints.list(runId);
       expect(summaries.map((s) => [s.seq, s.status, s.journalPosition, s.schemaVersion])).toEqual([
         [1, 'running', 10, 1],
         [2, 'running', 20, 1],
         [3, 'failed', 30, 1],
       ]);
       expect(summaries.every((s) => s.size > 0 && s.createdAt > 0)).toBe(true);
-      expect(await store().loadCheckpoint(runId, 2)).toEqual(checkpointOf(runId, epoch, 2));
-      expect(await store().loadCheckpoint(runId, 1)).toEqual(checkpointOf(runId, epoch, 1));
-      expect(await store().loadCheckpoint(runId, 9)).toBeUndefined();
-      expect((await store().loadCheckpoint(runId))?.seq).toBe(3);
+      expect(await store().checkpoints.load(runId, 2)).toEqual(checkpointOf(runId, epoch, 2));
+      expect(await store().checkpoints.load(runId, 1)).toEqual(checkpointOf(runId, epoch, 1));
+      expect(await store().checkpoints.load(runId, 9)).toBeUndefined();
+      expect((await store().checkpoints.load(runId))?.seq).toBe(3);
     });
   });
 
@@ -43,7 +43,7 @@ export function describeHistoryConformance(store: () => Store): void {
     it('creates a run with its first checkpoint in one step, and the first owner may build on it', async () => {
       const runId = uniqueId('fork');
       const seed = checkpointOf(runId, 0, 1, { journalPosition: 0 });
-      const { created, run } = await store().createRun({
+      const { created, run } = await store().runs.create({
         runId,
         workflow: 'conformance',
         version: 1,
@@ -54,12 +54,12 @@ export function describeHistoryConformance(store: () => Store): void {
       });
       expect(created).toBe(true);
       expect(run).toMatchObject({ status: 'pending', attempts: 0 });
-      expect((await store().getRun(runId))?.forkedFrom).toEqual({ runId: 'original', checkpoint: 3 });
-      expect(await store().loadCheckpoint(runId)).toEqual(seed);
+      expect((await store().runs.get(runId))?.forkedFrom).toEqual({ runId: 'original', checkpoint: 3 });
+      expect(await store().checkpoints.load(runId)).toEqual(seed);
       const epoch = await acquireOk(store(), runId, 'worker-a');
       expect(epoch).toBe(1);
-      await store().writeCheckpoint(checkpointOf(runId, epoch, 2));
-      expect((await store().listCheckpoints(runId)).map((s) => [s.seq, s.epoch])).toEqual([
+      await store().checkpoints.write(checkpointOf(runId, epoch, 2));
+      expect((await store().checkpoints.list(runId)).map((s) => [s.seq, s.epoch])).toEqual([
         [1, 0],
         [2, 1],
       ]);
@@ -67,7 +67,7 @@ export function describeHistoryConformance(store: () => Store): void {
 
     it('stores no checkpoint when the run already exists', async () => {
       const { runId } = await createTestRun(store());
-      const { created } = await store().createRun({
+      const { created } = await store().runs.create({
         runId,
         workflow: 'conformance',
         version: 1,
@@ -76,8 +76,8 @@ export function describeHistoryConformance(store: () => Store): void {
         checkpoint: checkpointOf(runId, 0, 1),
       });
       expect(created).toBe(false);
-      expect(await store().listCheckpoints(runId)).toEqual([]);
-      expect((await store().getRun(runId))?.forkedFrom).toBeUndefined();
+      expect(await store().checkpoints.list(runId)).toEqual([]);
+      expect((await store().runs.get(runId))?.forkedFrom).toBeUndefined();
     });
   });
 
@@ -85,61 +85,61 @@ export function describeHistoryConformance(store: () => Store): void {
     it('reopens a failed run: checkpoint kept, run pending without its error, lease acquirable at the next epoch', async () => {
       const { runId, epoch } = await failedRun(store());
       const redrive = checkpointOf(runId, epoch, 4);
-      expect(await store().reopenRun(runId, redrive)).toEqual({ reopened: true });
-      const run = await store().getRun(runId);
+      expect(await store().runs.reopen(runId, redrive)).toEqual({ reopened: true });
+      const run = await store().runs.get(runId);
       expect(run).toMatchObject({ status: 'pending' });
       expect(run?.error).toBeUndefined();
-      expect(await store().loadCheckpoint(runId)).toEqual(redrive);
-      expect(await store().getLease(runId)).toMatchObject({ state: 'held', owner: null, epoch });
+      expect(await store().checkpoints.load(runId)).toEqual(redrive);
+      expect(await store().leases.get(runId)).toMatchObject({ state: 'held', owner: null, epoch });
       const next = await acquireOk(store(), runId, 'worker-b');
       expect(next).toBe(epoch + 1);
-      expect(await store().getRun(runId)).toMatchObject({ status: 'running' });
-      await store().finishRun(runId, next, { status: 'completed', result: 1 });
-      expect(await store().getRun(runId)).toMatchObject({ status: 'completed', result: 1 });
+      expect(await store().runs.get(runId)).toMatchObject({ status: 'running' });
+      await store().runs.finish(runId, next, { status: 'completed', result: 1 });
+      expect(await store().runs.get(runId)).toMatchObject({ status: 'completed', result: 1 });
     });
 
     it('puts a reopened run in the reaper queue, so a lost resume message is re-sent', async () => {
       const { runId, epoch } = await failedRun(store());
-      await store().reopenRun(runId, checkpointOf(runId, epoch, 4));
-      expect(await store().reapExpiredLeases(1_000, SHORT_TTL_MS)).toContain(runId);
+      await store().runs.reopen(runId, checkpointOf(runId, epoch, 4));
+      expect(await store().leases.reapExpired(1_000, SHORT_TTL_MS)).toContain(runId);
     });
 
     it('reopens once when two redrives race; the other finds the run pending', async () => {
       const { runId, epoch } = await failedRun(store());
       const results = await Promise.all([
-        store().reopenRun(runId, checkpointOf(runId, epoch, 4)),
-        store().reopenRun(runId, checkpointOf(runId, epoch, 4)),
+        store().runs.reopen(runId, checkpointOf(runId, epoch, 4)),
+        store().runs.reopen(runId, checkpointOf(runId, epoch, 4)),
       ]);
       expect(results.filter((r) => r.reopened)).toHaveLength(1);
-      expect((await store().listCheckpoints(runId)).map((s) => s.seq)).toEqual([1, 2, 3, 4]);
+      expect((await store().checkpoints.list(runId)).map((s) => s.seq)).toEqual([1, 2, 3, 4]);
     });
 
     it('refuses runs that are not failed, unknown runs and a stale epoch, changing nothing', async () => {
       const { runId: completed } = await createTestRun(store());
       const epoch = await acquireOk(store(), completed, 'worker-a');
-      await store().finishRun(completed, epoch, { status: 'completed', result: 1 });
-      expect(await store().reopenRun(completed, checkpointOf(completed, epoch, 2))).toEqual({
+      await store().runs.finish(completed, epoch, { status: 'completed', result: 1 });
+      expect(await store().runs.reopen(completed, checkpointOf(completed, epoch, 2))).toEqual({
         reopened: false,
         status: 'completed',
       });
       const { runId: running } = await createTestRun(store());
       const runningEpoch = await acquireOk(store(), running, 'worker-a');
-      expect(await store().reopenRun(running, checkpointOf(running, runningEpoch, 1))).toEqual({
+      expect(await store().runs.reopen(running, checkpointOf(running, runningEpoch, 1))).toEqual({
         reopened: false,
         status: 'running',
       });
       const unknown = uniqueId('unknown');
-      expect(await store().reopenRun(unknown, checkpointOf(unknown, 1, 1))).toEqual({
+      expect(await store().runs.reopen(unknown, checkpointOf(unknown, 1, 1))).toEqual({
         reopened: false,
         status: undefined,
       });
       const { runId: failed, epoch: failedEpoch } = await failedRun(store());
-      expect(await store().reopenRun(failed, checkpointOf(failed, failedEpoch + 1, 4))).toMatchObject({
+      expect(await store().runs.reopen(failed, checkpointOf(failed, failedEpoch + 1, 4))).toMatchObject({
         reopened: false,
       });
-      expect(await store().getRun(failed)).toMatchObject({ status: 'failed', error: ERROR });
-      expect(await store().listCheckpoints(completed)).toEqual([]);
-      expect((await store().listCheckpoints(failed)).map((s) => s.seq)).toEqual([1, 2, 3]);
+      expect(await store().runs.get(failed)).toMatchObject({ status: 'failed', error: ERROR });
+      expect(await store().checkpoints.list(completed)).toEqual([]);
+      expect((await store().checkpoints.list(failed)).map((s) => s.seq)).toEqual([1, 2, 3]);
     });
   });
 }

@@ -75,7 +75,7 @@ export function describeStoreConformance(
     describeRunQueryConformance(store);
     describeHistoryConformance(store);
     describeRetentionConformance(store);
-    describePayloadStoreConformance(store);
+    describePayloadStoreConformance(() => store().payloads);
     describeFleetConformance(store);
     describeScheduleConformance(store);
     describeConcurrencyConformance(store);

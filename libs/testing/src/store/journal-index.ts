@@ -214,7 +214,7 @@ export function describeJournalIndexConformance(store: () => Store): void {
           const { runId } = await createTestRun(store(), 'completed');
           await index().appendPointers([{ runId, expectedLastPosition: 0, log, record }]);
           const epoch = await acquireOk(store(), runId, 'worker-a');
-          await store().finishRun(
+          await store().runs.finish(
             runId,
             epoch,
             { status: 'completed', result: null },
@@ -227,10 +227,10 @@ export function describeJournalIndexConformance(store: () => Store): void {
         const live = (await createTestRun(store(), 'running')).runId;
         await index().appendPointers([{ runId: live, expectedLastPosition: 0, log, record: 3 }]);
         expect(await use(log)).toEqual({ log, oldestNeeded: 1, newestRecorded: 3 });
-        expect(await store().deleteRun(byId)).toBe(true);
+        expect(await store().retention.delete(byId)).toBe(true);
         expect(await use(log)).toEqual({ log, oldestNeeded: 2, newestRecorded: 3 });
         await sleep(300);
-        expect(await store().deleteExpiredRuns(150, 100, 150)).toContain(swept);
+        expect(await store().retention.deleteExpired(150, 100, 150)).toContain(swept);
         expect(await use(log)).toEqual({ log, oldestNeeded: 3, newestRecorded: 3 });
         expect((await index().readPointers(live, 0)).pointers).toEqual([
           { position: BASE + 1, log, record: 3 },

@@ -1,5 +1,5 @@
 /**
- * Store conformance, LeaseStore section: acquire, renew, release (hand-off), reaping, getLease, now.
+ * Store conformance, LeaseStore section (`store.leases`): acquire, renew, release (hand-off), reaping, get, now.
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '@baton/core/adapter';
@@ -12,10 +12,10 @@ export function describeLeaseConformance(store: () => Store): void {
   describe('leases', () => {
     it('acquires an absent lease with epoch 1 and reports it held by the owner until expiry', async () => {
       const runId = uniqueId('run');
-      const before = await store().now();
-      const result = await store().acquireLease(runId, 'worker-a', LONG_TTL_MS);
+      const before = await store().leases.now();
+      const result = await store().leases.acquire(runId, 'worker-a', LONG_TTL_MS);
       expect(result).toEqual({ ok: true, epoch: 1, cancelRequested: false });
-      const lease = await store().getLease(runId);
+      const lease = await store().leases.get(runId);
       expect(lease).toMatchObject({
         runId,
         epoch: 1,
@@ -29,24 +29,24 @@ export function describeLeaseConformance(store: () => Store): void {
     it('refuses a live lease to another worker, naming the holder and its expiry', async () => {
       const runId = uniqueId('run');
       await acquireOk(store(), runId, 'worker-a');
-      const lease = await store().getLease(runId);
-      const result = await store().acquireLease(runId, 'worker-b', LONG_TTL_MS);
+      const lease = await store().leases.get(runId);
+      const result = await store().leases.acquire(runId, 'worker-b', LONG_TTL_MS);
       expect(result).toEqual({ ok: false, reason: 'held', owner: 'worker-a', expiresAt: lease?.expiresAt });
-      expect(await store().getLease(runId)).toMatchObject({ epoch: 1, owner: 'worker-a' });
+      expect(await store().leases.get(runId)).toMatchObject({ epoch: 1, owner: 'worker-a' });
     });
 
     it('gives a lease to exactly one of two workers acquiring it at once', async () => {
       const runId = uniqueId('run');
       const results = await Promise.all([
-        store().acquireLease(runId, 'worker-a', LONG_TTL_MS),
-        store().acquireLease(runId, 'worker-b', LONG_TTL_MS),
+        store().leases.acquire(runId, 'worker-a', LONG_TTL_MS),
+        store().leases.acquire(runId, 'worker-b', LONG_TTL_MS),
       ]);
       const winners = results.filter((r) => r.ok);
       const losers = results.filter((r) => !r.ok);
       expect(winners).toEqual([{ ok: true, epoch: 1, cancelRequested: false }]);
       const winner = results[0]?.ok ? 'worker-a' : 'worker-b';
       expect(losers).toEqual([expect.objectContaining({ ok: false, reason: 'held', owner: winner })]);
-      expect(await store().getLease(runId)).toMatchObject({ epoch: 1, owner: winner });
+      expect(await store().leases.get(runId)).toMatchObject({ epoch: 1, owner: winner });
     });
 
     it('lets another worker take an expired lease with the next epoch', async () => {
@@ -54,28 +54,28 @@ export function describeLeaseConformance(store: () => Store): void {
       expect(await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS)).toBe(1);
       await sleep(EXPIRY_WAIT_MS);
       expect(await acquireOk(store(), runId, 'worker-b')).toBe(2);
-      expect(await store().getLease(runId)).toMatchObject({ epoch: 2, owner: 'worker-b', state: 'held' });
+      expect(await store().leases.get(runId)).toMatchObject({ epoch: 2, owner: 'worker-b', state: 'held' });
     });
 
     it('marks an indexed run running and counts each claim as an attempt', async () => {
       const { runId } = await createTestRun(store());
       await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
-      expect(await store().getRun(runId)).toMatchObject({ status: 'running', attempts: 1 });
+      expect(await store().runs.get(runId)).toMatchObject({ status: 'running', attempts: 1 });
       await sleep(EXPIRY_WAIT_MS);
       await acquireOk(store(), runId, 'worker-b');
-      expect(await store().getRun(runId)).toMatchObject({ status: 'running', attempts: 2 });
+      expect(await store().runs.get(runId)).toMatchObject({ status: 'running', attempts: 2 });
     });
 
     it('renews a live lease so it outlives its first expiry', async () => {
       const runId = uniqueId('run');
       const epoch = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
-      const first = (await store().getLease(runId))?.expiresAt ?? 0;
-      expect(await store().renewLeases([{ runId, epoch }], LONG_TTL_MS)).toEqual([
+      const first = (await store().leases.get(runId))?.expiresAt ?? 0;
+      expect(await store().leases.renew([{ runId, epoch }], LONG_TTL_MS)).toEqual([
         { runId, ok: true, cancelRequested: false },
       ]);
-      expect((await store().getLease(runId))?.expiresAt).toBeGreaterThan(first);
+      expect((await store().leases.get(runId))?.expiresAt).toBeGreaterThan(first);
       await sleep(EXPIRY_WAIT_MS);
-      expect(await store().acquireLease(runId, 'worker-b', LONG_TTL_MS)).toMatchObject({
+      expect(await store().leases.acquire(runId, 'worker-b', LONG_TTL_MS)).toMatchObject({
         ok: false,
         reason: 'held',
         owner: 'worker-a',
@@ -86,7 +86,7 @@ export function describeLeaseConformance(store: () => Store): void {
       const runId = uniqueId('run');
       const epoch = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
       await sleep(EXPIRY_WAIT_MS);
-      const [result] = await store().renewLeases([{ runId, epoch }], LONG_TTL_MS);
+      const [result] = await store().leases.renew([{ runId, epoch }], LONG_TTL_MS);
       expect(result).toMatchObject({ runId, ok: false });
       expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
     });
@@ -96,7 +96,7 @@ export function describeLeaseConformance(store: () => Store): void {
       const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
       await sleep(EXPIRY_WAIT_MS);
       const current = await acquireOk(store(), runId, 'worker-b');
-      const results = await store().renewLeases(
+      const results = await store().leases.renew(
         [
           { runId, epoch: stale },
           { runId, epoch: current },
@@ -104,7 +104,7 @@ export function describeLeaseConformance(store: () => Store): void {
         LONG_TTL_MS,
       );
       expect(results.map((r) => r.ok)).toEqual([false, true]);
-      expect(await store().getLease(runId)).toMatchObject({ epoch: current, owner: 'worker-b' });
+      expect(await store().leases.get(runId)).toMatchObject({ epoch: current, owner: 'worker-b' });
     });
 
     it('renews a batch in request order, failing unknown runs only', async () => {
@@ -113,7 +113,7 @@ export function describeLeaseConformance(store: () => Store): void {
       const unknown = uniqueId('unknown');
       const epochA = await acquireOk(store(), a, 'worker-a');
       const epochB = await acquireOk(store(), b, 'worker-a');
-      const results = await store().renewLeases(
+      const results = await store().leases.renew(
         [
           { runId: a, epoch: epochA },
           { runId: unknown, epoch: 1 },
@@ -126,17 +126,17 @@ export function describeLeaseConformance(store: () => Store): void {
         { runId: unknown, ok: false, cancelRequested: false },
         { runId: b, ok: true, cancelRequested: false },
       ]);
-      expect(await store().renewLeases([], LONG_TTL_MS)).toEqual([]);
+      expect(await store().leases.renew([], LONG_TTL_MS)).toEqual([]);
     });
 
     it('hands a released lease off so any worker can acquire it at once', async () => {
       const runId = uniqueId('run');
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      expect(await store().releaseLease(runId, epoch)).toBe(true);
-      const lease = await store().getLease(runId);
+      expect(await store().leases.release(runId, epoch)).toBe(true);
+      const lease = await store().leases.get(runId);
       expect(lease).toMatchObject({ epoch, owner: null, state: 'held' });
-      expect(lease?.expiresAt).toBeLessThanOrEqual(await store().now());
-      expect((await store().renewLeases([{ runId, epoch }], LONG_TTL_MS))[0]?.ok).toBe(false);
+      expect(lease?.expiresAt).toBeLessThanOrEqual(await store().leases.now());
+      expect((await store().leases.renew([{ runId, epoch }], LONG_TTL_MS))[0]?.ok).toBe(false);
       expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
     });
 
@@ -145,13 +145,13 @@ export function describeLeaseConformance(store: () => Store): void {
       const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
       await sleep(EXPIRY_WAIT_MS);
       const current = await acquireOk(store(), runId, 'worker-b');
-      expect(await store().releaseLease(runId, stale)).toBe(false);
-      expect(await store().getLease(runId)).toMatchObject({
+      expect(await store().leases.release(runId, stale)).toBe(false);
+      expect(await store().leases.get(runId)).toMatchObject({
         epoch: current,
         owner: 'worker-b',
         state: 'held',
       });
-      expect(await store().releaseLease(uniqueId('unknown'), 1)).toBe(false);
+      expect(await store().leases.release(uniqueId('unknown'), 1)).toBe(false);
     });
 
     it('reaps an expired lease once per reclaim period and never a live one', async () => {
@@ -159,14 +159,14 @@ export function describeLeaseConformance(store: () => Store): void {
       const dead = uniqueId('dead');
       await acquireOk(store(), live, 'worker-a');
       await acquireOk(store(), dead, 'worker-b', SHORT_TTL_MS);
-      expect(await store().reapExpiredLeases(10, 400)).toEqual([]);
+      expect(await store().leases.reapExpired(10, 400)).toEqual([]);
       await sleep(EXPIRY_WAIT_MS);
-      expect(await store().reapExpiredLeases(10, 400)).toEqual([dead]);
-      expect(await store().getLease(dead)).toMatchObject({ owner: null, state: 'held', epoch: 1 });
-      expect(await store().reapExpiredLeases(10, 400)).toEqual([]);
+      expect(await store().leases.reapExpired(10, 400)).toEqual([dead]);
+      expect(await store().leases.get(dead)).toMatchObject({ owner: null, state: 'held', epoch: 1 });
+      expect(await store().leases.reapExpired(10, 400)).toEqual([]);
       await sleep(550);
-      expect(await store().reapExpiredLeases(10, 400)).toEqual([dead]);
-      expect(await store().getLease(live)).toMatchObject({ owner: 'worker-a', epoch: 1 });
+      expect(await store().leases.reapExpired(10, 400)).toEqual([dead]);
+      expect(await store().leases.get(live)).toMatchObject({ owner: 'worker-a', epoch: 1 });
     });
 
     it('reaps the oldest expiries first, at most `limit` per call', async () => {
@@ -175,33 +175,33 @@ export function describeLeaseConformance(store: () => Store): void {
       await acquireOk(store(), first, 'worker-a', 100);
       await acquireOk(store(), second, 'worker-a', SHORT_TTL_MS);
       await sleep(EXPIRY_WAIT_MS);
-      expect(await store().reapExpiredLeases(1, LONG_TTL_MS)).toEqual([first]);
-      expect(await store().reapExpiredLeases(10, LONG_TTL_MS)).toEqual([second]);
+      expect(await store().leases.reapExpired(1, LONG_TTL_MS)).toEqual([first]);
+      expect(await store().leases.reapExpired(10, LONG_TTL_MS)).toEqual([second]);
     });
 
     it('lets a worker acquire a reaped lease at once, fencing the old owner', async () => {
       const runId = uniqueId('run');
       const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
       await sleep(EXPIRY_WAIT_MS);
-      expect(await store().reapExpiredLeases(10, LONG_TTL_MS)).toEqual([runId]);
-      expect((await store().renewLeases([{ runId, epoch: stale }], LONG_TTL_MS))[0]?.ok).toBe(false);
+      expect(await store().leases.reapExpired(10, LONG_TTL_MS)).toEqual([runId]);
+      expect((await store().leases.renew([{ runId, epoch: stale }], LONG_TTL_MS))[0]?.ok).toBe(false);
       // The reaper moved the expiry on only to report the run once per period; nobody owns it.
       expect(await acquireOk(store(), runId, 'worker-b')).toBe(stale + 1);
-      const raced = await store().acquireLease(runId, 'worker-c', LONG_TTL_MS);
+      const raced = await store().leases.acquire(runId, 'worker-c', LONG_TTL_MS);
       expect(raced).toMatchObject({ ok: false, reason: 'held', owner: 'worker-b' });
     });
 
     it('reaps a handed-off lease, in case the hand-off message was lost', async () => {
       const runId = uniqueId('run');
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      await store().releaseLease(runId, epoch);
-      expect(await store().reapExpiredLeases(10, LONG_TTL_MS)).toEqual([runId]);
+      await store().leases.release(runId, epoch);
+      expect(await store().leases.reapExpired(10, LONG_TTL_MS)).toEqual([runId]);
     });
 
     it('reports no lease for a run never claimed, and a steady clock', async () => {
-      expect(await store().getLease(uniqueId('unknown'))).toBeUndefined();
-      const a = await store().now();
-      const b = await store().now();
+      expect(await store().leases.get(uniqueId('unknown'))).toBeUndefined();
+      const a = await store().leases.now();
+      const b = await store().leases.now();
       expect(Number.isFinite(a)).toBe(true);
       expect(b).toBeGreaterThanOrEqual(a);
     });

@@ -27,7 +27,7 @@ async function makeRun(
   options: { version?: number; key?: string | null; owner?: string } = {},
 ): Promise<Made> {
   const runId = uniqueId(`q-${status}`);
-  const { run } = await store.createRun({
+  const { run } = await store.runs.create({
     runId,
     workflow,
     version: options.version ?? 1,
@@ -40,15 +40,15 @@ async function makeRun(
   if (status === 'running') return { runId, status, owner, createdAt: run.createdAt };
   if (status === 'suspended') {
     expect(
-      await store.suspendRun({ runId, epoch, wakeAt: null, signals: ['go'], consumedSignalIds: [] }),
+      await store.leases.suspend({ runId, epoch, wakeAt: null, signals: ['go'], consumedSignalIds: [] }),
     ).toEqual({ ok: true });
   } else if (status === 'cancelled') {
-    await store.finishRun(runId, epoch, {
+    await store.runs.finish(runId, epoch, {
       status: 'cancelled',
       error: { name: 'CancelledError', message: 'x' },
     });
   } else {
-    await store.finishRun(runId, epoch, status === 'completed' ? COMPLETED : FAILED);
+    await store.runs.finish(runId, epoch, status === 'completed' ? COMPLETED : FAILED);
   }
   return { runId, status, owner: null, createdAt: run.createdAt };
 }
@@ -58,7 +58,7 @@ async function allPages(store: Store, query: RunQuery): Promise<ListedRun[][]> {
   const pages: ListedRun[][] = [];
   let cursor: string | undefined;
   for (let i = 0; i < 100; i++) {
-    const page = await store.listRuns({ ...query, ...(cursor !== undefined && { cursor }) });
+    const page = await store.runs.list({ ...query, ...(cursor !== undefined && { cursor }) });
     pages.push(page.runs);
     if (page.cursor === undefined) return pages;
     cursor = page.cursor;
@@ -85,7 +85,7 @@ export function describeRunQueryConformance(store: () => Store): void {
         made.push(await makeRun(store(), workflow, status));
         await sleep(2); // distinct createdAt where the store's clock allows
       }
-      const page = await store().listRuns({ workflow });
+      const page = await store().runs.list({ workflow });
       expect(ids(page.runs)).toEqual(newestFirst(made));
       expect(page.cursor).toBeUndefined();
       const running = page.runs.find((r) => r.status === 'running')!;
@@ -100,10 +100,10 @@ export function describeRunQueryConformance(store: () => Store): void {
       expect(pending).toMatchObject({ owner: null, epoch: 0 });
       const completed = page.runs.find((r) => r.status === 'completed')!;
       expect(completed).toMatchObject({ owner: null, result: { ok: true } });
-      // The record is the one getRun returns.
+      // The record is the one runs.get returns.
       const { owner: _o, epoch: _e, ...record } = completed;
-      expect(record).toEqual(await store().getRun(completed.runId));
-      const oldest = await store().listRuns({ workflow, order: 'oldest' });
+      expect(record).toEqual(await store().runs.get(completed.runId));
+      const oldest = await store().runs.list({ workflow, order: 'oldest' });
       expect(ids(oldest.runs)).toEqual([...newestFirst(made)].reverse());
     });
 
@@ -117,7 +117,7 @@ export function describeRunQueryConformance(store: () => Store): void {
       const owner = uniqueId('worker');
       const running = await makeRun(store(), workflow, 'running', { owner });
       const list = async (query: RunQuery) =>
-        ids((await store().listRuns({ workflow, ...query })).runs).sort();
+        ids((await store().runs.list({ workflow, ...query })).runs).sort();
 
       expect(await list({ status: 'failed' })).toEqual([failed.runId]);
       expect(await list({ status: ['failed', 'cancelled'] })).toEqual([failed.runId, cancelled.runId].sort());
@@ -129,9 +129,9 @@ export function describeRunQueryConformance(store: () => Store): void {
       expect(await list({ runIdPrefix: running.runId })).toEqual([running.runId]);
       expect(await list({ worker: owner })).toEqual([running.runId]);
       // Across workflows: the owner alone finds it too; filters combine with AND.
-      expect(ids((await store().listRuns({ worker: owner })).runs)).toEqual([running.runId]);
+      expect(ids((await store().runs.list({ worker: owner })).runs)).toEqual([running.runId]);
       expect(await list({ status: 'failed', version: 2 })).toEqual([]);
-      expect(ids((await store().listRuns({ workflow: uniqueId('wf-none') })).runs)).toEqual([]);
+      expect(ids((await store().runs.list({ workflow: uniqueId('wf-none') })).runs)).toEqual([]);
     });
 
     it('filters by created-at and updated-at ranges (after inclusive, before exclusive)', async () => {
@@ -139,10 +139,10 @@ export function describeRunQueryConformance(store: () => Store): void {
       const first = await makeRun(store(), workflow, 'pending');
       await sleep(20);
       const second = await makeRun(store(), workflow, 'pending');
-      const records = await Promise.all([first, second].map((m) => store().getRun(m.runId)));
+      const records = await Promise.all([first, second].map((m) => store().runs.get(m.runId)));
       const [a, b] = records as [NonNullable<(typeof records)[0]>, NonNullable<(typeof records)[1]>];
       expect(b.createdAt).toBeGreaterThan(a.createdAt);
-      const list = async (query: RunQuery) => ids((await store().listRuns({ workflow, ...query })).runs);
+      const list = async (query: RunQuery) => ids((await store().runs.list({ workflow, ...query })).runs);
       expect(await list({ createdAfter: b.createdAt })).toEqual([second.runId]);
       expect(await list({ createdBefore: b.createdAt })).toEqual([first.runId]);
       expect(await list({ createdAfter: a.createdAt, createdBefore: b.createdAt + 1 })).toEqual([
@@ -152,7 +152,7 @@ export function describeRunQueryConformance(store: () => Store): void {
       // Claiming the first run later moves its updatedAt, not its place in the order.
       await sleep(20);
       await acquireOk(store(), first.runId, 'worker-t');
-      const moved = (await store().getRun(first.runId))!;
+      const moved = (await store().runs.get(first.runId))!;
       expect(moved.updatedAt).toBeGreaterThan(b.updatedAt);
       expect(await list({ updatedAfter: moved.updatedAt })).toEqual([first.runId]);
       expect(await list({ updatedBefore: moved.updatedAt })).toEqual([second.runId]);
@@ -167,16 +167,16 @@ export function describeRunQueryConformance(store: () => Store): void {
         if (i % 2 === 0) await sleep(2);
       }
       const expected = newestFirst(made);
-      const first = await store().listRuns({ workflow, limit: 3 });
+      const first = await store().runs.list({ workflow, limit: 3 });
       expect(ids(first.runs)).toEqual(expected.slice(0, 3));
       expect(first.cursor).toEqual(expect.any(String));
       // Runs change between pages (one on the next page is claimed, one already seen finishes).
       await acquireOk(store(), expected[4]!, 'worker-p');
       const seenEpoch = await acquireOk(store(), expected[0]!, 'worker-p');
-      await store().finishRun(expected[0]!, seenEpoch, COMPLETED);
-      const second = await store().listRuns({ workflow, limit: 3, cursor: first.cursor! });
+      await store().runs.finish(expected[0]!, seenEpoch, COMPLETED);
+      const second = await store().runs.list({ workflow, limit: 3, cursor: first.cursor! });
       expect(ids(second.runs)).toEqual(expected.slice(3, 6));
-      const third = await store().listRuns({ workflow, limit: 3, cursor: second.cursor! });
+      const third = await store().runs.list({ workflow, limit: 3, cursor: second.cursor! });
       expect(ids(third.runs)).toEqual(expected.slice(6));
       expect(third.cursor).toBeUndefined();
       // A status filter pages the same way.
@@ -188,9 +188,9 @@ export function describeRunQueryConformance(store: () => Store): void {
     it('refuses a malformed cursor, a cursor of another query and an invalid filter, naming the field', async () => {
       const workflow = uniqueId('wf-bad');
       for (let i = 0; i < 3; i++) await makeRun(store(), workflow, 'pending');
-      const { cursor } = await store().listRuns({ workflow, limit: 1 });
+      const { cursor } = await store().runs.list({ workflow, limit: 1 });
       const refused = async (query: RunQuery, field: RegExp) =>
-        expect(store().listRuns(query)).rejects.toMatchObject({ code: 'BATON_CONFIG', message: field });
+        expect(store().runs.list(query)).rejects.toMatchObject({ code: 'BATON_CONFIG', message: field });
       await refused({ workflow, cursor: 'not-a-cursor' }, /cursor is malformed/);
       await refused({ workflow, cursor: cursor!.slice(0, -4) }, /cursor is malformed/);
       await refused({ workflow, status: 'failed', cursor: cursor! }, /cursor is malformed.*another filter/);
@@ -208,11 +208,11 @@ export function describeRunQueryConformance(store: () => Store): void {
 
     it('counts runs by status and by workflow and status, as they change', async () => {
       const workflow = uniqueId('wf-count');
-      const before = await store().countRuns();
+      const before = await store().runs.count();
       const pending = await makeRun(store(), workflow, 'pending');
       await makeRun(store(), workflow, 'failed');
       await makeRun(store(), workflow, 'completed');
-      const after = await store().countRuns();
+      const after = await store().runs.count();
       expect(after.byWorkflow[workflow]).toEqual({ pending: 1, failed: 1, completed: 1 });
       // Other tests share the store: compare what this test added, at least.
       expect(after.total).toBeGreaterThanOrEqual(before.total + 3);
@@ -227,16 +227,16 @@ export function describeRunQueryConformance(store: () => Store): void {
         'suspended',
       ]);
       const epoch = await acquireOk(store(), pending.runId, 'worker-c');
-      expect((await store().countRuns()).byWorkflow[workflow]).toEqual({
+      expect((await store().runs.count()).byWorkflow[workflow]).toEqual({
         running: 1,
         failed: 1,
         completed: 1,
       });
-      await store().finishRun(pending.runId, epoch, COMPLETED);
-      expect((await store().countRuns()).byWorkflow[workflow]).toEqual({ failed: 1, completed: 2 });
-      await store().deleteRun(pending.runId);
-      expect((await store().countRuns()).byWorkflow[workflow]).toEqual({ failed: 1, completed: 1 });
-      expect(ids((await store().listRuns({ workflow })).runs)).not.toContain(pending.runId);
+      await store().runs.finish(pending.runId, epoch, COMPLETED);
+      expect((await store().runs.count()).byWorkflow[workflow]).toEqual({ failed: 1, completed: 2 });
+      await store().retention.delete(pending.runId);
+      expect((await store().runs.count()).byWorkflow[workflow]).toEqual({ failed: 1, completed: 1 });
+      expect(ids((await store().runs.list({ workflow })).runs)).not.toContain(pending.runId);
     });
   });
 }

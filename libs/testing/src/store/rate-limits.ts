@@ -20,7 +20,7 @@ export function describeRateLimitConformance(store: () => Store): void {
     });
     const grants = async (req: RateLimitRequest, times: number): Promise<boolean[]> => {
       const answers: boolean[] = [];
-      for (let i = 0; i < times; i++) answers.push((await store().takeRateToken(req)).granted);
+      for (let i = 0; i < times; i++) answers.push((await store().rateLimits.take(req)).granted);
       return answers;
     };
 
@@ -28,7 +28,7 @@ export function describeRateLimitConformance(store: () => Store): void {
       const name = uniqueId('limit');
       const req = request(name, 3, 60_000);
       expect(await grants(req, 3)).toEqual([true, true, true]);
-      const refused = await store().takeRateToken(req);
+      const refused = await store().rateLimits.take(req);
       expect(refused.granted).toBe(false);
       expect(refused.waitMs).toBeGreaterThan(50_000);
       expect(refused.waitMs).toBeLessThanOrEqual(60_000);
@@ -47,7 +47,7 @@ export function describeRateLimitConformance(store: () => Store): void {
 
     it('grants exactly limit of many racing callers', async () => {
       const req = request(uniqueId('limit'), 5, 60_000);
-      const answers = await Promise.all(Array.from({ length: 24 }, () => store().takeRateToken(req)));
+      const answers = await Promise.all(Array.from({ length: 24 }, () => store().rateLimits.take(req)));
       expect(answers.filter((a) => a.granted)).toHaveLength(5);
       expect(answers.filter((a) => !a.granted).every((a) => a.waitMs > 0 && a.waitMs <= 60_000)).toBe(true);
     });
@@ -55,24 +55,24 @@ export function describeRateLimitConformance(store: () => Store): void {
     it('grants again once the wait it answered has passed', async () => {
       const req = request(uniqueId('limit'), 2, 400);
       expect(await grants(req, 2)).toEqual([true, true]);
-      const refused = await store().takeRateToken(req);
+      const refused = await store().rateLimits.take(req);
       expect(refused.granted).toBe(false);
       expect(refused.waitMs).toBeLessThanOrEqual(400);
       // The window slides: waiting what the store said frees a place (waiting longer only helps).
       await sleep(refused.waitMs + 5);
-      expect((await store().takeRateToken(req)).granted).toBe(true);
+      expect((await store().rateLimits.take(req)).granted).toBe(true);
     });
 
     it('holds a lowered limit at once against the grants it already made', async () => {
       const name = uniqueId('limit');
       expect(await grants(request(name, 4, 60_000), 4)).toEqual([true, true, true, true]);
-      expect((await store().takeRateToken(request(name, 2, 60_000))).granted).toBe(false);
-      expect((await store().takeRateToken(request(name, 5, 60_000))).granted).toBe(true);
+      expect((await store().rateLimits.take(request(name, 2, 60_000))).granted).toBe(false);
+      expect((await store().rateLimits.take(request(name, 5, 60_000))).granted).toBe(true);
     });
 
     it('refuses a bad name, key, limit or window, naming what is wrong', async () => {
       const take = (req: Partial<RateLimitRequest>) =>
-        store().takeRateToken({ ...request('ok', 1, 1000), ...req });
+        store().rateLimits.take({ ...request('ok', 1, 1000), ...req });
       await expect(take({ name: '' })).rejects.toThrow(/rate limit name "" is invalid/);
       await expect(take({ name: 'a|b' })).rejects.toThrow(/is invalid/);
       await expect(take({ key: 'k'.repeat(257) })).rejects.toThrow(/0-256 characters/);

@@ -21,13 +21,13 @@ import { EXPIRY_WAIT_MS, FENCED, SHORT_TTL_MS, acquireOk, checkpointOf, createTe
 const RESULT = { approved: true, score: 712 };
 const COMPLETED: RunOutcome = { status: 'completed', result: RESULT };
 
-/** Registers the run index, checkpoint and finishRun tests; `store()` is the test's fresh store. */
+/** Registers the run index, checkpoint and runs.finish tests; `store()` is the test's fresh store. */
 export function describeRunConformance(store: () => Store): void {
   describe('run index', () => {
     it('creates a pending run with no attempts and returns it by id', async () => {
       const runId = uniqueId('run');
       const input = { applicantId: 'A-7291', amounts: [1, 2] };
-      const created = await store().createRun({
+      const created = await store().runs.create({
         runId,
         workflow: 'loan',
         version: 3,
@@ -48,14 +48,14 @@ export function describeRunConformance(store: () => Store): void {
           attempts: 0,
         },
       });
-      expect(await store().getRun(runId)).toEqual(created.run);
-      expect(await store().getRun(uniqueId('unknown'))).toBeUndefined();
+      expect(await store().runs.get(runId)).toEqual(created.run);
+      expect(await store().runs.get(uniqueId('unknown'))).toBeUndefined();
     });
 
     it("keeps the producer's trace context on the run record", async () => {
       const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
       const runId = uniqueId('run');
-      const { run } = await store().createRun({
+      const { run } = await store().runs.create({
         runId,
         workflow: 'loan',
         version: 1,
@@ -64,21 +64,21 @@ export function describeRunConformance(store: () => Store): void {
         traceparent,
       });
       expect(run.traceparent).toBe(traceparent);
-      expect((await store().getRun(runId))?.traceparent).toBe(traceparent);
+      expect((await store().runs.get(runId))?.traceparent).toBe(traceparent);
       const untraced = uniqueId('run');
-      await store().createRun({
+      await store().runs.create({
         runId: untraced,
         workflow: 'loan',
         version: 1,
         input: null,
         idempotencyKey: null,
       });
-      expect((await store().getRun(untraced))?.traceparent).toBeUndefined();
+      expect((await store().runs.get(untraced))?.traceparent).toBeUndefined();
     });
 
     it('returns the existing run when the same run id is created again', async () => {
       const first = await createTestRun(store(), 'first');
-      const again = await store().createRun({ ...first, input: 'other', idempotencyKey: null });
+      const again = await store().runs.create({ ...first, input: 'other', idempotencyKey: null });
       expect(again).toEqual({ created: false, run: first });
     });
 
@@ -86,7 +86,7 @@ export function describeRunConformance(store: () => Store): void {
       const key = uniqueId('key');
       const first = await createTestRun(store(), 'first', key);
       const secondId = uniqueId('second');
-      const second = await store().createRun({
+      const second = await store().runs.create({
         runId: secondId,
         workflow: 'conformance',
         version: 1,
@@ -94,15 +94,15 @@ export function describeRunConformance(store: () => Store): void {
         idempotencyKey: key,
       });
       expect(second).toEqual({ created: false, run: first });
-      expect(await store().getRun(secondId)).toBeUndefined();
+      expect(await store().runs.get(secondId)).toBeUndefined();
     });
 
     it('creates exactly one run when the same run is created concurrently', async () => {
       const run = { runId: uniqueId('run'), workflow: 'w', version: 1, input: 1, idempotencyKey: null };
       const results = await Promise.all([
-        store().createRun(run),
-        store().createRun(run),
-        store().createRun(run),
+        store().runs.create(run),
+        store().runs.create(run),
+        store().runs.create(run),
       ]);
       expect(results.filter((r) => r.created)).toHaveLength(1);
       expect(new Set(results.map((r) => r.run.runId))).toEqual(new Set([run.runId]));
@@ -113,7 +113,7 @@ export function describeRunConformance(store: () => Store): void {
       const ids = [uniqueId('a'), uniqueId('b'), uniqueId('c')];
       const results = await Promise.all(
         ids.map((runId) =>
-          store().createRun({ runId, workflow: 'w', version: 1, input: 1, idempotencyKey: key }),
+          store().runs.create({ runId, workflow: 'w', version: 1, input: 1, idempotencyKey: key }),
         ),
       );
       expect(results.filter((r) => r.created)).toHaveLength(1);
@@ -125,19 +125,19 @@ export function describeRunConformance(store: () => Store): void {
       const a = await createTestRun(store(), 'a', null);
       const b = await createTestRun(store(), 'b', null);
       expect(a.runId).not.toBe(b.runId);
-      expect(await store().getRun(b.runId)).toEqual(b);
+      expect(await store().runs.get(b.runId)).toEqual(b);
     });
 
     it('copies values in and out, so callers cannot change stored state', async () => {
       const run = await createTestRun(store());
-      const loaded = await store().getRun(run.runId);
+      const loaded = await store().runs.get(run.runId);
       (loaded?.input as { label: string }).label = 'mutated';
-      expect(await store().getRun(run.runId)).toEqual(run);
+      expect(await store().runs.get(run.runId)).toEqual(run);
     });
   });
 
-  describe('create and lease in one step (createRunAndLease)', () => {
-    const claim: Store['createRunAndLease'] = (...args) => store().createRunAndLease(...args);
+  describe('create and lease in one step (runs.createAndLease)', () => {
+    const claim: Store['runs']['createAndLease'] = (...args) => store().runs.createAndLease(...args);
 
     it('creates the run and leases it to the owner at epoch 1, the record showing the attempt', async () => {
       const runId = uniqueId('run');
@@ -151,10 +151,10 @@ export function describeRunConformance(store: () => Store): void {
         run: { runId, workflow: 'w', version: 2, input: { n: 1 }, status: 'running', attempts: 1 },
         lease: { ok: true, epoch: 1, cancelRequested: false },
       });
-      expect(await store().getRun(runId)).toEqual(taken.run);
-      expect(await store().getLease(runId)).toMatchObject({ state: 'held', owner: 'worker-a', epoch: 1 });
+      expect(await store().runs.get(runId)).toEqual(taken.run);
+      expect(await store().leases.get(runId)).toMatchObject({ state: 'held', owner: 'worker-a', epoch: 1 });
       // Fenced like any lease: a second owner is refused while it is held.
-      expect(await store().acquireLease(runId, 'worker-b', 60_000)).toMatchObject({
+      expect(await store().leases.acquire(runId, 'worker-b', 60_000)).toMatchObject({
         ok: false,
         reason: 'held',
       });
@@ -183,8 +183,8 @@ export function describeRunConformance(store: () => Store): void {
         60_000,
       );
       expect(keyed).toEqual({ created: false, run: first });
-      expect(await store().getRun(otherId)).toBeUndefined();
-      expect(await store().getLease(first.runId)).toBeUndefined();
+      expect(await store().runs.get(otherId)).toBeUndefined();
+      expect(await store().leases.get(first.runId)).toBeUndefined();
     });
 
     it('creates and leases exactly once when the same run is claimed concurrently', async () => {
@@ -200,7 +200,7 @@ export function describeRunConformance(store: () => Store): void {
       const winners = results.filter((r) => r.created);
       expect(winners).toHaveLength(1);
       const owner = ['a', 'b', 'c'][results.indexOf(winners[0]!)];
-      expect(await store().getLease(run.runId)).toMatchObject({ owner, epoch: 1 });
+      expect(await store().leases.get(run.runId)).toMatchObject({ owner, epoch: 1 });
     });
   });
 
@@ -210,10 +210,10 @@ export function describeRunConformance(store: () => Store): void {
       const epoch = await acquireOk(store(), runId, 'worker-a');
       const first = checkpointOf(runId, epoch, 1);
       const second = checkpointOf(runId, epoch, 2, { status: 'suspended' });
-      await store().writeCheckpoint(first);
-      await store().writeCheckpoint(second);
-      expect(await store().loadCheckpoint(runId)).toEqual(second);
-      const summaries = await store().listCheckpoints(runId);
+      await store().checkpoints.write(first);
+      await store().checkpoints.write(second);
+      expect(await store().checkpoints.load(runId)).toEqual(second);
+      const summaries = await store().checkpoints.list(runId);
       expect(summaries).toEqual([
         {
           seq: 1,
@@ -240,14 +240,14 @@ export function describeRunConformance(store: () => Store): void {
     it('refuses a checkpoint under a stale epoch and keeps the newer one', async () => {
       const { runId } = await createTestRun(store());
       const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
-      await store().writeCheckpoint(checkpointOf(runId, stale, 1));
+      await store().checkpoints.write(checkpointOf(runId, stale, 1));
       await sleep(EXPIRY_WAIT_MS);
       const current = await acquireOk(store(), runId, 'worker-b');
       const newer = checkpointOf(runId, current, 2);
-      await store().writeCheckpoint(newer);
-      await expect(store().writeCheckpoint(checkpointOf(runId, stale, 3))).rejects.toMatchObject(FENCED);
-      expect(await store().loadCheckpoint(runId)).toEqual(newer);
-      expect((await store().listCheckpoints(runId)).map((s) => [s.seq, s.epoch])).toEqual([
+      await store().checkpoints.write(newer);
+      await expect(store().checkpoints.write(checkpointOf(runId, stale, 3))).rejects.toMatchObject(FENCED);
+      expect(await store().checkpoints.load(runId)).toEqual(newer);
+      expect((await store().checkpoints.list(runId)).map((s) => [s.seq, s.epoch])).toEqual([
         [1, stale],
         [2, current],
       ]);
@@ -255,9 +255,9 @@ export function describeRunConformance(store: () => Store): void {
 
     it('refuses a checkpoint for a run nobody ever claimed', async () => {
       const { runId } = await createTestRun(store());
-      await expect(store().writeCheckpoint(checkpointOf(runId, 1, 1))).rejects.toMatchObject(FENCED);
-      expect(await store().loadCheckpoint(runId)).toBeUndefined();
-      expect(await store().listCheckpoints(runId)).toEqual([]);
+      await expect(store().checkpoints.write(checkpointOf(runId, 1, 1))).rejects.toMatchObject(FENCED);
+      expect(await store().checkpoints.load(runId)).toBeUndefined();
+      expect(await store().checkpoints.list(runId)).toEqual([]);
     });
 
     it('copies checkpoints in and out, so callers cannot change stored state', async () => {
@@ -265,12 +265,12 @@ export function describeRunConformance(store: () => Store): void {
       const epoch = await acquireOk(store(), runId, 'worker-a');
       const checkpoint = checkpointOf(runId, epoch, 1);
       const expected = structuredClone(checkpoint);
-      await store().writeCheckpoint(checkpoint);
+      await store().checkpoints.write(checkpoint);
       checkpoint.entries.length = 0;
-      const loaded = await store().loadCheckpoint(runId);
+      const loaded = await store().checkpoints.load(runId);
       expect(loaded).toEqual(expected);
       loaded?.entries.push(...expected.entries);
-      expect(await store().loadCheckpoint(runId)).toEqual(expected);
+      expect(await store().checkpoints.load(runId)).toEqual(expected);
     });
 
     it('keeps the fields of a protected checkpoint (chain head, sealed entries, signature), so it verifies after loading', async () => {
@@ -284,14 +284,14 @@ export function describeRunConformance(store: () => Store): void {
         sealedEntries: expect.any(String),
         signature: { keyId: 's1', mac: expect.any(String) },
       });
-      await store().writeCheckpoint(written);
-      const loaded = (await store().loadCheckpoint(runId)) as ProtectedCheckpoint;
+      await store().checkpoints.write(written);
+      const loaded = (await store().checkpoints.load(runId)) as ProtectedCheckpoint;
       expect(loaded).toEqual(written);
       expect(openCheckpoint(loaded, runId, protection).entries).toHaveLength(2);
-      // The final checkpoint of finishRun takes the same path.
+      // The final checkpoint of runs.finish takes the same path.
       const final = protectedCheckpointOf(runId, epoch, 2, protection, 'completed');
-      await store().finishRun(runId, epoch, COMPLETED, final);
-      const loadedFinal = (await store().loadCheckpoint(runId)) as ProtectedCheckpoint;
+      await store().runs.finish(runId, epoch, COMPLETED, final);
+      const loadedFinal = (await store().checkpoints.load(runId)) as ProtectedCheckpoint;
       expect(loadedFinal).toEqual(final);
       expect(openCheckpoint(loadedFinal, runId, protection)).toMatchObject({ seq: 2, status: 'completed' });
     });
@@ -302,20 +302,20 @@ export function describeRunConformance(store: () => Store): void {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
       const final = checkpointOf(runId, epoch, 1, { status: 'completed' });
-      await store().finishRun(runId, epoch, COMPLETED, final);
-      expect(await store().getRun(runId)).toMatchObject({
+      await store().runs.finish(runId, epoch, COMPLETED, final);
+      expect(await store().runs.get(runId)).toMatchObject({
         status: 'completed',
         result: RESULT,
         attempts: 1,
       });
-      expect(await store().getLease(runId)).toMatchObject({ state: 'finished', epoch, expiresAt: null });
-      expect(await store().loadCheckpoint(runId)).toEqual(final);
-      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
+      expect(await store().leases.get(runId)).toMatchObject({ state: 'finished', epoch, expiresAt: null });
+      expect(await store().checkpoints.load(runId)).toEqual(final);
+      expect(await store().leases.acquire(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
         ok: false,
         reason: 'finished',
       });
-      expect((await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS))[0]?.ok).toBe(false);
-      expect(await store().reapExpiredLeases(100, SHORT_TTL_MS)).not.toContain(runId);
+      expect((await store().leases.renew([{ runId, epoch }], SHORT_TTL_MS))[0]?.ok).toBe(false);
+      expect(await store().leases.reapExpired(100, SHORT_TTL_MS)).not.toContain(runId);
     });
 
     it('records failed and cancelled outcomes with their errors', async () => {
@@ -323,9 +323,9 @@ export function describeRunConformance(store: () => Store): void {
       for (const status of ['failed', 'cancelled'] as const) {
         const { runId } = await createTestRun(store(), status);
         const epoch = await acquireOk(store(), runId, 'worker-a');
-        await store().finishRun(runId, epoch, { status, error });
-        expect(await store().getRun(runId)).toMatchObject({ status, error });
-        expect(await store().listCheckpoints(runId)).toEqual([]);
+        await store().runs.finish(runId, epoch, { status, error });
+        expect(await store().runs.get(runId)).toMatchObject({ status, error });
+        expect(await store().checkpoints.list(runId)).toEqual([]);
       }
     });
 
@@ -334,9 +334,9 @@ export function describeRunConformance(store: () => Store): void {
       const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
       await sleep(EXPIRY_WAIT_MS);
       const current = await acquireOk(store(), runId, 'worker-b');
-      await expect(store().finishRun(runId, stale, COMPLETED)).rejects.toMatchObject(FENCED);
-      expect((await store().getRun(runId))?.status).toBe('running');
-      expect(await store().getLease(runId)).toMatchObject({
+      await expect(store().runs.finish(runId, stale, COMPLETED)).rejects.toMatchObject(FENCED);
+      expect((await store().runs.get(runId))?.status).toBe('running');
+      expect(await store().leases.get(runId)).toMatchObject({
         epoch: current,
         state: 'held',
         owner: 'worker-b',
@@ -346,12 +346,12 @@ export function describeRunConformance(store: () => Store): void {
     it('refuses any write after the run finished, even under its last epoch', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      await store().finishRun(runId, epoch, COMPLETED);
-      await expect(store().finishRun(runId, epoch, COMPLETED)).rejects.toMatchObject(FENCED);
-      await expect(store().writeCheckpoint(checkpointOf(runId, epoch, 9))).rejects.toMatchObject(FENCED);
+      await store().runs.finish(runId, epoch, COMPLETED);
+      await expect(store().runs.finish(runId, epoch, COMPLETED)).rejects.toMatchObject(FENCED);
+      await expect(store().checkpoints.write(checkpointOf(runId, epoch, 9))).rejects.toMatchObject(FENCED);
       const wait = { runId, epoch, wakeAt: null, signals: [], consumedSignalIds: [] };
-      await expect(store().suspendRun(wait)).rejects.toMatchObject(FENCED);
-      expect(await store().releaseLease(runId, epoch)).toBe(false);
+      await expect(store().leases.suspend(wait)).rejects.toMatchObject(FENCED);
+      expect(await store().leases.release(runId, epoch)).toBe(false);
     });
   });
 }

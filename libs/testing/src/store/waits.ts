@@ -1,8 +1,8 @@
 /**
- * Store conformance, waiting runs: suspendRun, the SignalInbox, requestCancel and the TimerStore.
+ * Store conformance, waiting runs: leases.suspend, the SignalInbox, control.requestCancel and the TimerStore.
  */
 import { describe, expect, it } from 'vitest';
-import { hasPresence, type Store } from '@baton/core/adapter';
+import type { Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uniqueId } from '../conformance-helpers.js';
 import { EXPIRY_WAIT_MS, FENCED, SHORT_TTL_MS, acquireOk, createTestRun, suspendedRun } from './helpers.js';
@@ -12,14 +12,14 @@ export function describeWaitConformance(store: () => Store): void {
   describe('suspension', () => {
     it('suspends a run: no owner, no expiry, run suspended, acquirable at once with the next epoch', async () => {
       const { runId, epoch } = await suspendedRun(store(), { signals: ['approve'] });
-      expect(await store().getLease(runId)).toMatchObject({
+      expect(await store().leases.get(runId)).toMatchObject({
         epoch,
         owner: null,
         state: 'suspended',
         expiresAt: null,
       });
-      expect((await store().getRun(runId))?.status).toBe('suspended');
-      expect((await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS))[0]?.ok).toBe(false);
+      expect((await store().runs.get(runId))?.status).toBe('suspended');
+      expect((await store().leases.renew([{ runId, epoch }], SHORT_TTL_MS))[0]?.ok).toBe(false);
       expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
     });
 
@@ -29,8 +29,8 @@ export function describeWaitConformance(store: () => Store): void {
       await sleep(EXPIRY_WAIT_MS);
       const current = await acquireOk(store(), runId, 'worker-b');
       const request = { runId, epoch: stale, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
-      await expect(store().suspendRun(request)).rejects.toMatchObject(FENCED);
-      expect(await store().getLease(runId)).toMatchObject({
+      await expect(store().leases.suspend(request)).rejects.toMatchObject(FENCED);
+      expect(await store().leases.get(runId)).toMatchObject({
         epoch: current,
         owner: 'worker-b',
         state: 'held',
@@ -43,11 +43,11 @@ export function describeWaitConformance(store: () => Store): void {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
       const signal = { signalId: uniqueId('sig'), name: 'approve', payload: { ok: true } };
-      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: false });
+      expect(await store().signals.deliver(runId, signal)).toEqual({ found: true, wake: false });
       const wait = { runId, epoch, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
-      expect(await store().suspendRun(wait)).toEqual({ ok: false, reason: 'signal-pending' });
-      expect(await store().getLease(runId)).toMatchObject({ epoch, owner: 'worker-a', state: 'held' });
-      expect(await store().suspendRun({ ...wait, consumedSignalIds: [signal.signalId] })).toEqual({
+      expect(await store().leases.suspend(wait)).toEqual({ ok: false, reason: 'signal-pending' });
+      expect(await store().leases.get(runId)).toMatchObject({ epoch, owner: 'worker-a', state: 'held' });
+      expect(await store().leases.suspend({ ...wait, consumedSignalIds: [signal.signalId] })).toEqual({
         ok: true,
       });
     });
@@ -55,42 +55,42 @@ export function describeWaitConformance(store: () => Store): void {
     it('does not count a pending signal of another name', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      await store().deliverSignal(runId, { signalId: uniqueId('sig'), name: 'other', payload: null });
+      await store().signals.deliver(runId, { signalId: uniqueId('sig'), name: 'other', payload: null });
       const wait = { runId, epoch, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
-      expect(await store().suspendRun(wait)).toEqual({ ok: true });
+      expect(await store().leases.suspend(wait)).toEqual({ ok: true });
     });
 
     it('wakes a run waiting for the signal: acquirable at once, timer gone', async () => {
-      const now = await store().now();
+      const now = await store().leases.now();
       const { runId, epoch } = await suspendedRun(store(), { signals: ['approve'], wakeAt: now - 1 });
       const signal = { signalId: uniqueId('sig'), name: 'approve', payload: 42 };
-      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: true });
-      const lease = await store().getLease(runId);
+      expect(await store().signals.deliver(runId, signal)).toEqual({ found: true, wake: true });
+      const lease = await store().leases.get(runId);
       expect(lease).toMatchObject({ epoch, owner: null, state: 'held' });
-      expect(lease?.expiresAt).toBeLessThanOrEqual(await store().now());
-      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+      expect(lease?.expiresAt).toBeLessThanOrEqual(await store().leases.now());
+      expect(await store().timers.claimDue(10, 60_000)).toEqual([]);
       expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
     });
 
     it('keeps a suspended run asleep for a signal it does not wait for', async () => {
       const { runId } = await suspendedRun(store(), { signals: ['approve'] });
       const signal = { signalId: uniqueId('sig'), name: 'other', payload: null };
-      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: false });
-      expect((await store().getLease(runId))?.state).toBe('suspended');
+      expect(await store().signals.deliver(runId, signal)).toEqual({ found: true, wake: false });
+      expect((await store().leases.get(runId))?.state).toBe('suspended');
     });
 
     it('ignores a second delivery of the same signal id', async () => {
       const { runId } = await suspendedRun(store(), { signals: ['approve'] });
       const signalId = uniqueId('sig');
-      expect(await store().deliverSignal(runId, { signalId, name: 'approve', payload: 1 })).toEqual({
+      expect(await store().signals.deliver(runId, { signalId, name: 'approve', payload: 1 })).toEqual({
         found: true,
         wake: true,
       });
-      expect(await store().deliverSignal(runId, { signalId, name: 'approve', payload: 2 })).toEqual({
+      expect(await store().signals.deliver(runId, { signalId, name: 'approve', payload: 2 })).toEqual({
         found: true,
         wake: false,
       });
-      const inbox = await store().readSignals(runId);
+      const inbox = await store().signals.read(runId);
       expect(inbox).toEqual([{ signalId, name: 'approve', payload: 1, receivedAt: expect.any(Number) }]);
     });
 
@@ -98,27 +98,27 @@ export function describeWaitConformance(store: () => Store): void {
       const { runId } = await createTestRun(store());
       const ids = [uniqueId('a'), uniqueId('b'), uniqueId('c')];
       for (const [i, signalId] of ids.entries()) {
-        await store().deliverSignal(runId, { signalId, name: `n${i}`, payload: { i, tags: ['x'] } });
+        await store().signals.deliver(runId, { signalId, name: `n${i}`, payload: { i, tags: ['x'] } });
       }
-      const inbox = await store().readSignals(runId);
+      const inbox = await store().signals.read(runId);
       expect(inbox.map((s) => s.signalId)).toEqual(ids);
       expect(inbox[2]).toMatchObject({ name: 'n2', payload: { i: 2, tags: ['x'] } });
-      expect(await store().readSignals(uniqueId('empty'))).toEqual([]);
+      expect(await store().signals.read(uniqueId('empty'))).toEqual([]);
     });
 
     it('reports an unknown run as not found and keeps no inbox for it', async () => {
       const runId = uniqueId('unknown');
       const signal = { signalId: uniqueId('sig'), name: 'approve', payload: null };
-      expect(await store().deliverSignal(runId, signal)).toEqual({ found: false, wake: false });
-      expect(await store().readSignals(runId)).toEqual([]);
+      expect(await store().signals.deliver(runId, signal)).toEqual({ found: false, wake: false });
+      expect(await store().signals.read(runId)).toEqual([]);
     });
 
     it('accepts signals for a claimed run that is not in the index', async () => {
       const runId = uniqueId('lease-only');
       await acquireOk(store(), runId, 'worker-a');
       const signal = { signalId: uniqueId('sig'), name: 'approve', payload: null };
-      expect(await store().deliverSignal(runId, signal)).toEqual({ found: true, wake: false });
-      expect(await store().readSignals(runId)).toHaveLength(1);
+      expect(await store().signals.deliver(runId, signal)).toEqual({ found: true, wake: false });
+      expect(await store().signals.read(runId)).toHaveLength(1);
     });
   });
 
@@ -133,24 +133,24 @@ export function describeWaitConformance(store: () => Store): void {
         const { runId } = await createTestRun(store());
         const epoch = await acquireOk(store(), runId, 'worker-a');
         const before = { signalId: uniqueId('sig'), name: 'approve', payload: 'kept' };
-        expect(await store().deliverSignal(runId, before)).toEqual({ found: true, wake: false });
-        await store().finishRun(runId, epoch, outcome);
+        expect(await store().signals.deliver(runId, before)).toEqual({ found: true, wake: false });
+        await store().runs.finish(runId, epoch, outcome);
         for (let i = 0; i < 3; i++) {
           const late = { signalId: uniqueId('late'), name: 'approve', payload: { i } };
-          expect(await store().deliverSignal(runId, late)).toEqual({
+          expect(await store().signals.deliver(runId, late)).toEqual({
             found: true,
             wake: false,
             dropped: true,
           });
         }
         // The same signal id again is dropped too, never stored.
-        expect(await store().deliverSignal(runId, before)).toEqual({
+        expect(await store().signals.deliver(runId, before)).toEqual({
           found: true,
           wake: false,
           dropped: true,
         });
-        expect((await store().readSignals(runId)).map((s) => s.payload)).toEqual(['kept']);
-        expect((await store().getRun(runId))?.status).toBe(outcome.status);
+        expect((await store().signals.read(runId)).map((s) => s.payload)).toEqual(['kept']);
+        expect((await store().runs.get(runId))?.status).toBe(outcome.status);
       }
     });
   });
@@ -159,31 +159,37 @@ export function describeWaitConformance(store: () => Store): void {
     it("keeps the first cancel request's reason with the flag, and none when none was given", async () => {
       const { runId } = await createTestRun(store());
       await acquireOk(store(), runId, 'worker-a');
-      expect(await store().requestCancel(runId, 'customer withdrew')).toEqual({ found: true, wake: false });
-      expect(await store().requestCancel(runId, 'a later reason')).toEqual({ found: true, wake: false });
-      expect(await store().getLease(runId)).toMatchObject({
+      expect(await store().control.requestCancel(runId, 'customer withdrew')).toEqual({
+        found: true,
+        wake: false,
+      });
+      expect(await store().control.requestCancel(runId, 'a later reason')).toEqual({
+        found: true,
+        wake: false,
+      });
+      expect(await store().leases.get(runId)).toMatchObject({
         cancelRequested: true,
         cancelReason: 'customer withdrew',
       });
       const silent = await createTestRun(store(), 'silent');
       await acquireOk(store(), silent.runId, 'worker-a');
-      await store().requestCancel(silent.runId);
-      const lease = await store().getLease(silent.runId);
+      await store().control.requestCancel(silent.runId);
+      const lease = await store().leases.get(silent.runId);
       expect(lease?.cancelRequested).toBe(true);
       expect(lease?.cancelReason).toBeUndefined();
     });
 
     it('wakes a suspended run on cancel and hands the flag to the next owner', async () => {
-      const now = await store().now();
+      const now = await store().leases.now();
       const { runId, epoch } = await suspendedRun(store(), { wakeAt: now - 1 });
-      expect(await store().requestCancel(runId)).toEqual({ found: true, wake: true });
-      expect(await store().getLease(runId)).toMatchObject({
+      expect(await store().control.requestCancel(runId)).toEqual({ found: true, wake: true });
+      expect(await store().leases.get(runId)).toMatchObject({
         state: 'held',
         owner: null,
         cancelRequested: true,
       });
-      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
-      expect(await store().acquireLease(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
+      expect(await store().timers.claimDue(10, 60_000)).toEqual([]);
+      expect(await store().leases.acquire(runId, 'worker-b', SHORT_TTL_MS)).toEqual({
         ok: true,
         epoch: epoch + 1,
         cancelRequested: true,
@@ -193,19 +199,19 @@ export function describeWaitConformance(store: () => Store): void {
     it('flags a held run without waking it; renewals and suspension see the flag', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      expect(await store().requestCancel(runId)).toEqual({ found: true, wake: false });
-      expect(await store().getLease(runId)).toMatchObject({ owner: 'worker-a', cancelRequested: true });
-      expect(await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS)).toEqual([
+      expect(await store().control.requestCancel(runId)).toEqual({ found: true, wake: false });
+      expect(await store().leases.get(runId)).toMatchObject({ owner: 'worker-a', cancelRequested: true });
+      expect(await store().leases.renew([{ runId, epoch }], SHORT_TTL_MS)).toEqual([
         { runId, ok: true, cancelRequested: true },
       ]);
       const wait = { runId, epoch, wakeAt: null, signals: ['approve'], consumedSignalIds: [] };
-      expect(await store().suspendRun(wait)).toEqual({ ok: false, reason: 'cancel-requested' });
+      expect(await store().leases.suspend(wait)).toEqual({ ok: false, reason: 'cancel-requested' });
     });
 
     it('remembers a cancel requested before any worker claimed the run', async () => {
       const { runId } = await createTestRun(store());
-      expect(await store().requestCancel(runId)).toEqual({ found: true, wake: false });
-      expect(await store().acquireLease(runId, 'worker-a', SHORT_TTL_MS)).toEqual({
+      expect(await store().control.requestCancel(runId)).toEqual({ found: true, wake: false });
+      expect(await store().leases.acquire(runId, 'worker-a', SHORT_TTL_MS)).toEqual({
         ok: true,
         epoch: 1,
         cancelRequested: true,
@@ -213,15 +219,19 @@ export function describeWaitConformance(store: () => Store): void {
     });
 
     it('reports an unknown run as not found', async () => {
-      expect(await store().requestCancel(uniqueId('unknown'))).toEqual({ found: false, wake: false });
+      expect(await store().control.requestCancel(uniqueId('unknown'))).toEqual({ found: false, wake: false });
     });
 
     it('answers a cancel of a finished run as too late and keeps no flag', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      await store().finishRun(runId, epoch, { status: 'completed', result: 1 });
-      expect(await store().requestCancel(runId, 'late')).toEqual({ found: true, wake: false, tooLate: true });
-      expect(await store().getLease(runId)).toMatchObject({ state: 'finished', cancelRequested: false });
+      await store().runs.finish(runId, epoch, { status: 'completed', result: 1 });
+      expect(await store().control.requestCancel(runId, 'late')).toEqual({
+        found: true,
+        wake: false,
+        tooLate: true,
+      });
+      expect(await store().leases.get(runId)).toMatchObject({ state: 'finished', cancelRequested: false });
     });
   });
 
@@ -229,14 +239,14 @@ export function describeWaitConformance(store: () => Store): void {
     it('closes cancels for the epoch: a later request is too late and sets nothing', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      expect(await store().closeCancels(runId, epoch)).toEqual({ cancelRequested: false });
-      expect(await store().requestCancel(runId, 'too late')).toEqual({
+      expect(await store().control.closeCancels(runId, epoch)).toEqual({ cancelRequested: false });
+      expect(await store().control.requestCancel(runId, 'too late')).toEqual({
         found: true,
         wake: false,
         tooLate: true,
       });
-      expect(await store().getLease(runId)).toMatchObject({ cancelRequested: false });
-      expect(await store().renewLeases([{ runId, epoch }], SHORT_TTL_MS)).toEqual([
+      expect(await store().leases.get(runId)).toMatchObject({ cancelRequested: false });
+      expect(await store().leases.renew([{ runId, epoch }], SHORT_TTL_MS)).toEqual([
         { runId, ok: true, cancelRequested: false },
       ]);
     });
@@ -244,25 +254,30 @@ export function describeWaitConformance(store: () => Store): void {
     it('answers a cancel requested before the close, with its reason, and closes nothing', async () => {
       const { runId } = await createTestRun(store());
       const epoch = await acquireOk(store(), runId, 'worker-a');
-      await store().requestCancel(runId, 'customer withdrew');
+      await store().control.requestCancel(runId, 'customer withdrew');
       const answer = { cancelRequested: true, cancelReason: 'customer withdrew' };
-      expect(await store().closeCancels(runId, epoch)).toEqual(answer);
-      expect(await store().closeCancels(runId, epoch)).toEqual(answer);
+      expect(await store().control.closeCancels(runId, epoch)).toEqual(answer);
+      expect(await store().control.closeCancels(runId, epoch)).toEqual(answer);
       const silent = await createTestRun(store(), 'silent');
       const silentEpoch = await acquireOk(store(), silent.runId, 'worker-a');
-      await store().requestCancel(silent.runId);
-      expect(await store().closeCancels(silent.runId, silentEpoch)).toEqual({ cancelRequested: true });
+      await store().control.requestCancel(silent.runId);
+      expect(await store().control.closeCancels(silent.runId, silentEpoch)).toEqual({
+        cancelRequested: true,
+      });
     });
 
     it('lasts for its epoch only: the next owner accepts cancels again', async () => {
       const { runId } = await createTestRun(store());
       const first = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
-      expect(await store().closeCancels(runId, first)).toEqual({ cancelRequested: false });
+      expect(await store().control.closeCancels(runId, first)).toEqual({ cancelRequested: false });
       await sleep(EXPIRY_WAIT_MS);
       const second = await acquireOk(store(), runId, 'worker-b');
       expect(second).toBe(first + 1);
-      expect(await store().requestCancel(runId, 'after the failover')).toEqual({ found: true, wake: false });
-      expect(await store().closeCancels(runId, second)).toEqual({
+      expect(await store().control.requestCancel(runId, 'after the failover')).toEqual({
+        found: true,
+        wake: false,
+      });
+      expect(await store().control.closeCancels(runId, second)).toEqual({
         cancelRequested: true,
         cancelReason: 'after the failover',
       });
@@ -273,29 +288,29 @@ export function describeWaitConformance(store: () => Store): void {
       const first = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);
       await sleep(EXPIRY_WAIT_MS);
       const second = await acquireOk(store(), runId, 'worker-b');
-      await expect(store().closeCancels(runId, first)).rejects.toMatchObject(FENCED);
+      await expect(store().control.closeCancels(runId, first)).rejects.toMatchObject(FENCED);
       const { runId: waiting, epoch } = await suspendedRun(store(), { signals: ['approve'] });
-      await expect(store().closeCancels(waiting, epoch)).rejects.toMatchObject(FENCED);
-      await expect(store().closeCancels(uniqueId('unknown'), 1)).rejects.toMatchObject(FENCED);
-      expect(await store().closeCancels(runId, second)).toEqual({ cancelRequested: false });
+      await expect(store().control.closeCancels(waiting, epoch)).rejects.toMatchObject(FENCED);
+      await expect(store().control.closeCancels(uniqueId('unknown'), 1)).rejects.toMatchObject(FENCED);
+      expect(await store().control.closeCancels(runId, second)).toEqual({ cancelRequested: false });
     });
   });
 
   describe('telling the owner of an accepted cancel (watchCancels, optional)', () => {
     it('tells the owner the run id at once, and no other worker', async (ctx) => {
       const s = store();
-      if (s.watchCancels === undefined) {
+      if (s.control.watchCancels === undefined) {
         ctx.skip(`${s.name} store has no watchCancels (optional): owners see cancels at their renewal`);
         return;
       }
       const owner = uniqueId('owner');
       const other = uniqueId('other');
-      if (hasPresence(s)) for (const worker of [owner, other]) await s.registerWorker(worker);
+      if (s.presence !== undefined) for (const worker of [owner, other]) await s.presence.register(worker);
       const toOwner: string[] = [];
       const toOther: string[] = [];
       const stops = [
-        s.watchCancels(owner, (id) => toOwner.push(id)),
-        s.watchCancels(other, (id) => toOther.push(id)),
+        s.control.watchCancels(owner, (id) => toOwner.push(id)),
+        s.control.watchCancels(other, (id) => toOther.push(id)),
       ];
       try {
         const held = await createTestRun(s, 'held');
@@ -306,8 +321,8 @@ export function describeWaitConformance(store: () => Store): void {
         // accepted request of a held run tells its owner), within a bound.
         const deadline = Date.now() + 10_000;
         while (!toOwner.includes(held.runId) && Date.now() < deadline) {
-          expect(await s.requestCancel(held.runId)).toEqual({ found: true, wake: false });
-          await s.requestCancel(elsewhere.runId);
+          expect(await s.control.requestCancel(held.runId)).toEqual({ found: true, wake: false });
+          await s.control.requestCancel(elsewhere.runId);
           await sleep(100);
         }
         expect(toOwner).toContain(held.runId);
@@ -315,20 +330,21 @@ export function describeWaitConformance(store: () => Store): void {
         expect(toOther).toEqual([]);
       } finally {
         for (const stop of stops) stop();
-        if (hasPresence(s)) for (const worker of [owner, other]) await s.unregisterWorker(worker);
+        if (s.presence !== undefined)
+          for (const worker of [owner, other]) await s.presence.unregister(worker);
       }
     });
   });
 
   describe('timers', () => {
     it('returns due timers earliest first, never one not yet due', async () => {
-      const now = await store().now();
+      const now = await store().leases.now();
       const late = await suspendedRun(store(), { wakeAt: now - 10, label: 'late' });
       const earliest = await suspendedRun(store(), { wakeAt: now - 30, label: 'earliest' });
       const middle = await suspendedRun(store(), { wakeAt: now - 20, label: 'middle' });
       await suspendedRun(store(), { wakeAt: now + 60_000, label: 'future' });
       await suspendedRun(store(), { wakeAt: null, label: 'no-timer' });
-      expect(await store().claimDueTimers(10, 60_000)).toEqual([
+      expect(await store().timers.claimDue(10, 60_000)).toEqual([
         { runId: earliest.runId, dueAt: now - 30 },
         { runId: middle.runId, dueAt: now - 20 },
         { runId: late.runId, dueAt: now - 10 },
@@ -336,36 +352,36 @@ export function describeWaitConformance(store: () => Store): void {
     });
 
     it('claims at most `limit` timers and pushes each claimed one into the future', async () => {
-      const now = await store().now();
+      const now = await store().leases.now();
       const first = await suspendedRun(store(), { wakeAt: now - 20 });
       const second = await suspendedRun(store(), { wakeAt: now - 10 });
-      expect((await store().claimDueTimers(1, 60_000)).map((t) => t.runId)).toEqual([first.runId]);
-      expect((await store().claimDueTimers(10, 60_000)).map((t) => t.runId)).toEqual([second.runId]);
-      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+      expect((await store().timers.claimDue(1, 60_000)).map((t) => t.runId)).toEqual([first.runId]);
+      expect((await store().timers.claimDue(10, 60_000)).map((t) => t.runId)).toEqual([second.runId]);
+      expect(await store().timers.claimDue(10, 60_000)).toEqual([]);
     });
 
     it('returns a claimed timer again after redeliverAfterMs, in case its wake was lost', async () => {
-      const now = await store().now();
+      const now = await store().leases.now();
       const { runId } = await suspendedRun(store(), { wakeAt: now - 1 });
-      expect((await store().claimDueTimers(10, SHORT_TTL_MS)).map((t) => t.runId)).toEqual([runId]);
-      expect(await store().claimDueTimers(10, SHORT_TTL_MS)).toEqual([]);
+      expect((await store().timers.claimDue(10, SHORT_TTL_MS)).map((t) => t.runId)).toEqual([runId]);
+      expect(await store().timers.claimDue(10, SHORT_TTL_MS)).toEqual([]);
       await sleep(EXPIRY_WAIT_MS);
-      expect((await store().claimDueTimers(10, SHORT_TTL_MS)).map((t) => t.runId)).toEqual([runId]);
+      expect((await store().timers.claimDue(10, SHORT_TTL_MS)).map((t) => t.runId)).toEqual([runId]);
     });
 
     it('fires a timer that comes due while the run sleeps', async () => {
-      const now = await store().now();
+      const now = await store().leases.now();
       const { runId } = await suspendedRun(store(), { wakeAt: now + SHORT_TTL_MS });
-      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+      expect(await store().timers.claimDue(10, 60_000)).toEqual([]);
       await sleep(EXPIRY_WAIT_MS);
-      expect(await store().claimDueTimers(10, 60_000)).toEqual([{ runId, dueAt: now + SHORT_TTL_MS }]);
+      expect(await store().timers.claimDue(10, 60_000)).toEqual([{ runId, dueAt: now + SHORT_TTL_MS }]);
     });
 
     it('removes the timer when the run is claimed', async () => {
-      const now = await store().now();
+      const now = await store().leases.now();
       const { runId } = await suspendedRun(store(), { wakeAt: now - 1 });
       await acquireOk(store(), runId, 'worker-b');
-      expect(await store().claimDueTimers(10, 60_000)).toEqual([]);
+      expect(await store().timers.claimDue(10, 60_000)).toEqual([]);
     });
   });
 }

@@ -176,7 +176,7 @@ export class FleetReporter {
     try {
       if (
         (await settlesWithin(this.inFlight, this.waitMs)) &&
-        (await settlesWithin(this.store.forgetWorker(this.fixed.workerId), this.waitMs))
+        (await settlesWithin(this.store.forget(this.fixed.workerId), this.waitMs))
       )
         return;
       this.logger.warn(
@@ -191,7 +191,7 @@ export class FleetReporter {
 
   private async write(): Promise<void> {
     try {
-      await this.store.reportWorker(this.current(), this.ttlMs);
+      await this.store.report(this.current(), this.ttlMs);
       if (this.failing) this.logger.info({}, 'fleet report written again');
       this.failing = false;
     } catch (err) {

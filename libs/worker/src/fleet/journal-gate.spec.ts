@@ -34,17 +34,17 @@ describe('group commit by default: the fleet gate', () => {
   it('journals new runs per run while a live worker cannot read group journals, and groups them once none is left', async () => {
     current = fleet({ workflows: [wf], fleetJournalCheckMs: 100 });
     const f = current;
-    await f.store.reportWorker(OLD_WORKER, 60_000);
+    await f.store.fleet.report(OLD_WORKER, 60_000);
     await f.spawn();
     const own = await f.client.start(wf, 1);
     expect(await own.result({ timeoutMs: 5_000 })).toBe(2);
     expect(await grouped(f.store, own.runId)).toBe(false);
     // The worker says what it reads; the old one says nothing.
-    const listed = await f.store.listWorkers();
+    const listed = await f.store.fleet.list();
     expect(listed.find((r) => r.workerId === 'w1')?.readsGroupJournal).toBe(true);
     expect(listed.find((r) => r.workerId === 'old-1')?.readsGroupJournal).toBeUndefined();
 
-    await f.store.forgetWorker('old-1');
+    await f.store.fleet.forget('old-1');
     let later = await f.client.start(wf, 2);
     await until(
       async () => {
@@ -57,7 +57,7 @@ describe('group commit by default: the fleet gate', () => {
       'a new run to be grouped',
     );
     // Open for good: an old worker appearing later (a rollback must set journal: 'per-run') changes nothing.
-    await f.store.reportWorker(OLD_WORKER, 60_000);
+    await f.store.fleet.report(OLD_WORKER, 60_000);
     await new Promise((r) => setTimeout(r, 300));
     const after = await f.client.start(wf, 3);
     expect(await after.result({ timeoutMs: 5_000 })).toBe(4);
@@ -69,7 +69,7 @@ describe('group commit by default: the fleet gate', () => {
   it("groups at once when told journal: 'group', whatever the fleet says", async () => {
     current = fleet({ workflows: [wf], journal: 'group' });
     const f = current;
-    await f.store.reportWorker(OLD_WORKER, 60_000);
+    await f.store.fleet.report(OLD_WORKER, 60_000);
     await f.spawn();
     const run = await f.client.start(wf, 1);
     expect(await run.result({ timeoutMs: 5_000 })).toBe(2);
@@ -83,6 +83,6 @@ describe('group commit by default: the fleet gate', () => {
     const run = await f.client.start(wf, 1);
     expect(await run.result({ timeoutMs: 5_000 })).toBe(2);
     expect(await grouped(f.store, run.runId)).toBe(false);
-    expect((await f.store.listWorkers())[0]?.readsGroupJournal).toBe(true);
+    expect((await f.store.fleet.list())[0]?.readsGroupJournal).toBe(true);
   });
 });

@@ -61,7 +61,7 @@ export class FleetJournalGate {
   async check(): Promise<boolean> {
     if (this.isOpen) return true;
     try {
-      const workers = await this.store.listWorkers();
+      const workers = await this.store.list();
       const blocker = workers.find((w) => w.readsGroupJournal !== true);
       if (blocker === undefined) {
         this.isOpen = true;

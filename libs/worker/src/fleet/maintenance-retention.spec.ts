@@ -9,11 +9,11 @@ const HOUR = 3_600_000;
 
 /** A run created, claimed with one journal record, and left running (finished when `finish`). */
 async function run(store: Store, transport: Transport, runId: string, finish: boolean): Promise<void> {
-  await store.createRun({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
-  const lease = await store.acquireLease(runId, 'worker-a', HOUR);
+  await store.runs.create({ runId, workflow: 'w', version: 1, input: null, idempotencyKey: null });
+  const lease = await store.leases.acquire(runId, 'worker-a', HOUR);
   if (!lease.ok) throw new Error('not acquired');
   await transport.journal.append({ runId, data: new Uint8Array([1]) });
-  if (finish) await store.finishRun(runId, lease.epoch, { status: 'completed', result: null });
+  if (finish) await store.runs.finish(runId, lease.epoch, { status: 'completed', result: null });
 }
 
 function setUp(retentionMs: number, payloads?: PayloadStore) {
@@ -53,11 +53,11 @@ describe('maintenance: the retention sweep', () => {
     await run(store, transport, 'young-done', true);
 
     expect(await maintenance.sweepExpiredRuns()).toEqual(['old-done']);
-    expect(await store.getRun('old-done')).toBeUndefined();
+    expect(await store.runs.get('old-done')).toBeUndefined();
     expect(await transport.journal.read('old-done', 0)).toEqual([]);
-    expect((await store.getRun('old-running'))?.status).toBe('running');
+    expect((await store.runs.get('old-running'))?.status).toBe('running');
     expect(await transport.journal.read('old-running', 0)).toHaveLength(1);
-    expect((await store.getRun('young-done'))?.status).toBe('completed');
+    expect((await store.runs.get('young-done'))?.status).toBe('completed');
     expect(await transport.journal.read('young-done', 0)).toHaveLength(1);
     expect(events).toEqual([{ type: 'runs-expired', runIds: ['old-done'] }]);
     await maintenance.stop();
@@ -87,7 +87,7 @@ describe('maintenance: the retention sweep', () => {
       true,
     );
     expect(events).toHaveLength(Math.ceil(total / RETENTION_SWEEP.batch));
-    expect(await store.runTombstone('r0')).toEqual({ runId: 'r0', deletedAt: expect.any(Number) });
+    expect(await store.retention.tombstone('r0')).toEqual({ runId: 'r0', deletedAt: expect.any(Number) });
     expect(await transport.journal.read('r0', 0)).toEqual([]);
     await maintenance.stop();
   });
@@ -105,7 +105,7 @@ describe('maintenance: the retention sweep', () => {
     expect(counted()).toBe(3);
     expect(await transport.journal.read('a', 0)).toEqual([]);
     expect(await transport.journal.read('b', 0)).toHaveLength(1);
-    expect(await store.getRun('b')).toBeUndefined();
+    expect(await store.runs.get('b')).toBeUndefined();
     await maintenance.stop();
   });
 
@@ -113,22 +113,22 @@ describe('maintenance: the retention sweep', () => {
     const calls: string[][] = [];
     const separate = memoryStore();
     const payloads: PayloadStore = {
-      payloadLocation: 'separate',
-      putPayload: (runId, sha256, data) => separate.putPayload(runId, sha256, data),
-      getPayload: (runId, sha256) => separate.getPayload(runId, sha256),
-      deletePayloads: (runIds) => (calls.push([...runIds]), separate.deletePayloads(runIds)),
+      location: 'separate',
+      put: (runId, sha256, data) => separate.payloads.put(runId, sha256, data),
+      get: (runId, sha256) => separate.payloads.get(runId, sha256),
+      delete: (runIds) => (calls.push([...runIds]), separate.payloads.delete(runIds)),
     };
     const { store, transport, maintenance, advance } = setUp(HOUR, payloads);
     const bytes = new Uint8Array([1, 2, 3]);
     for (const runId of ['a', 'b', 'c']) {
       await run(store, transport, runId, runId !== 'c');
-      await payloads.putPayload(runId, 'f'.repeat(64), bytes);
+      await payloads.put(runId, 'f'.repeat(64), bytes);
     }
     advance(2 * HOUR);
     expect(await maintenance.sweepExpiredRuns()).toEqual(['a', 'b']);
     expect(calls).toEqual([['a', 'b']]);
-    expect(await payloads.getPayload('a', 'f'.repeat(64))).toBeUndefined();
-    expect(await payloads.getPayload('c', 'f'.repeat(64))).toEqual(bytes);
+    expect(await payloads.get('a', 'f'.repeat(64))).toBeUndefined();
+    expect(await payloads.get('c', 'f'.repeat(64))).toEqual(bytes);
     await maintenance.stop();
   });
 
@@ -137,7 +137,7 @@ describe('maintenance: the retention sweep', () => {
     await run(store, transport, 'kept', true);
     advance(1_000 * HOUR);
     expect(await maintenance.sweepExpiredRuns()).toEqual([]);
-    expect(await store.getRun('kept')).toBeDefined();
+    expect(await store.runs.get('kept')).toBeDefined();
     await maintenance.stop();
   });
 });

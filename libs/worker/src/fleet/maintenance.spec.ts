@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasPresence, type Store } from '@baton/core/adapter';
+import type { PresenceStore, Store } from '@baton/core/adapter';
 import { decodeMessage } from '@baton/core/runtime';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import type { WorkerEvent } from '../events.js';
@@ -16,11 +16,11 @@ function storeWithDeadWorker(
 ): Store {
   const store = memoryStore();
   let pending = [...runIds];
-  const presence = {
-    registerWorker: async () => undefined,
-    unregisterWorker: async () => undefined,
-    liveWorkers: async () => [],
-    reapDeadWorkers: async (limit: number) => {
+  const presence: PresenceStore = {
+    register: async () => undefined,
+    unregister: async () => undefined,
+    live: async () => [],
+    reapDead: async (limit: number) => {
       if (scan.fail) throw new Error('store down');
       const batch = pending.slice(0, limit);
       pending = pending.slice(limit);
@@ -35,7 +35,7 @@ function storeWithDeadWorker(
   };
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop in presence) return presence[prop as keyof typeof presence];
+      if (prop === 'presence') return presence;
       return Reflect.get(target, prop, receiver);
     },
   });
@@ -137,7 +137,7 @@ describe('maintenance: the dead-worker scan', () => {
 
   it('finds no dead workers on a store without presence, and leaves their runs to lease expiry', async () => {
     const store = memoryStore();
-    expect(hasPresence(store)).toBe(false);
+    expect(store.presence).toBeUndefined();
     const warnings: unknown[] = [];
     const events: WorkerEvent[] = [];
     const maintenance = new Maintenance(store, memoryTransport(), {

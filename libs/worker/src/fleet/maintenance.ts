@@ -31,13 +31,7 @@
  * when it has room: failover then costs no trip through the bus and, on a partitioned bus, never
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
-import {
-  hasPresence,
-  type PayloadStore,
-  type ScanTurn,
-  type Store,
-  type Transport,
-} from '@baton/core/adapter';
+import { type PayloadStore, type ScanTurn, type Store, type Transport } from '@baton/core/adapter';
 import {
   GroupLogTrimmer,
   type GroupLogTrimPass,
@@ -181,7 +175,7 @@ export class Maintenance {
         this.inTurn(SCAN_TURNS.expiredLeases, options.reapIntervalMs, () => this.scanOnce()),
       ),
     );
-    if (options.deadWorkerScanMs > 0 && hasPresence(store)) {
+    if (options.deadWorkerScanMs > 0 && store.presence !== undefined) {
       this.loops.push(
         new Periodic(options.deadWorkerScanMs, () =>
           this.inTurn(SCAN_TURNS.deadWorkers, options.deadWorkerScanMs, () => this.scanDeadWorkers()),
@@ -246,7 +240,9 @@ export class Maintenance {
    */
   async scanOnce(): Promise<void> {
     try {
-      await this.reap('expired', (limit) => this.store.reapExpiredLeases(limit, this.options.reclaimAfterMs));
+      await this.reap('expired', (limit) =>
+        this.store.leases.reapExpired(limit, this.options.reclaimAfterMs),
+      );
       await this.wakeDueTimers();
     } catch (err) {
       this.options.logger.warn({ err }, 'maintenance scan failed; retrying next period');
@@ -262,11 +258,11 @@ export class Maintenance {
     periodMs: number,
     pass: () => Promise<void | { againInMs: number }>,
   ): Promise<void | { againInMs: number }> {
-    const { store } = this;
-    if (!hasPresence(store)) return pass();
+    const { presence } = this.store;
+    if (presence === undefined) return pass();
     let turn: ScanTurn;
     try {
-      turn = await store.takeScanTurn(scan, this.options.workerId, periodMs * TURN_PERIODS);
+      turn = await presence.takeScanTurn(scan, this.options.workerId, periodMs * TURN_PERIODS);
     } catch (err) {
       this.options.logger.warn(
         { err, scan },
@@ -305,11 +301,11 @@ export class Maintenance {
 
   /** One pass of the dead-worker scan (the caller decides whose turn it is). */
   async scanDeadWorkers(): Promise<void> {
-    const { store } = this;
+    const { presence } = this.store;
     // A store without presence has no dead workers to find; lease expiry finds their runs.
-    if (!hasPresence(store)) return;
+    if (presence === undefined) return;
     try {
-      await this.reap('dead-worker', (limit) => store.reapDeadWorkers!(limit, this.options.reclaimAfterMs));
+      await this.reap('dead-worker', (limit) => presence.reapDead(limit, this.options.reclaimAfterMs));
     } catch (err) {
       this.options.logger.warn({ err }, 'dead-worker scan failed; retrying next period');
     }
@@ -346,7 +342,7 @@ export class Maintenance {
           more = true;
           break;
         }
-        const runIds = await this.store.deleteExpiredRuns(retentionMs, want, tombstoneMs);
+        const runIds = await this.store.retention.deleteExpired(retentionMs, want, tombstoneMs);
         batches += 1;
         if (runIds.length > 0) {
           deleted.push(...runIds);
@@ -441,12 +437,12 @@ export class Maintenance {
    */
   private async deleteSeparatePayloads(runIds: string[]): Promise<void> {
     const payloads = this.options.payloads;
-    if (payloads === undefined || payloads === this.store || runIds.length === 0) return;
+    if (payloads === undefined || payloads === this.store.payloads || runIds.length === 0) return;
     try {
-      await payloads.deletePayloads(runIds);
+      await payloads.delete(runIds);
     } catch (err) {
       this.options.logger.warn(
-        { err, runs: runIds.length, location: payloads.payloadLocation },
+        { err, runs: runIds.length, location: payloads.location },
         'deleting the large payloads of expired runs failed; they stay behind',
       );
     }
@@ -482,7 +478,7 @@ export class Maintenance {
 
   private async wakeDueTimers(): Promise<void> {
     for (;;) {
-      const due = await this.store.claimDueTimers(BATCH, this.options.reclaimAfterMs);
+      const due = await this.store.timers.claimDue(BATCH, this.options.reclaimAfterMs);
       if (due.length === 0) return;
       await Promise.all(
         due.map(({ runId }) =>

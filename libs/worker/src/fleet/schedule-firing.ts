@@ -69,7 +69,7 @@ export class ScheduleFiring {
     const started: string[] = [];
     let due: { now: number; schedules: ScheduleRecord[] };
     try {
-      due = await this.store.dueSchedules(SCHEDULE_BATCH);
+      due = await this.store.schedules.due(SCHEDULE_BATCH);
     } catch (err) {
       this.options.logger.warn({ err }, 'reading due schedules failed; retrying next period');
       return { started, more: false };
@@ -113,7 +113,7 @@ export class ScheduleFiring {
       await this.options.faults?.('schedule-starts-sent', { runId: plan.fire[0]!.runId, epoch: 0 });
     }
     const { scheduleId, revision, createdAt: _c, updatedAt: _u, ...rest } = schedule;
-    const write = await this.store.updateSchedule(scheduleId, revision, { ...rest, ...plan.next });
+    const write = await this.store.schedules.update(scheduleId, revision, { ...rest, ...plan.next });
     const runIds = plan.fire.map((r) => r.runId);
     const dueTimes = plan.fire.map((r) => r.dueAt);
     if (!write.ok) {
@@ -150,7 +150,7 @@ export class ScheduleFiring {
   /** How the schedule's previous run stands, for the overlap policies. */
   private async previousRun(schedule: ScheduleRecord, now: number): Promise<PreviousRun> {
     if (schedule.overlap === 'allow' || schedule.lastRunId === null) return 'none';
-    const run = await this.store.getRun(schedule.lastRunId);
+    const run = await this.store.runs.get(schedule.lastRunId);
     if (run !== undefined) return isFinishedRun(run.status) ? 'finished' : 'running';
     const firedAt = schedule.lastDueAt ?? 0;
     return now - firedAt < UNKNOWN_RUN_RUNNING_MS ? 'running' : 'finished';

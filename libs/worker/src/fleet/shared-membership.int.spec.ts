@@ -26,21 +26,24 @@ const ALL = Array.from({ length: PARTITIONS }, (_, i) => i);
 type Calls = Record<Exclude<keyof MembershipStore, 'watchMembership'>, number>;
 
 /** The real store's membership calls, counted: nothing is answered here. */
-function counted(store: Store & PresenceStore): { store: MembershipStore; calls: Calls } {
-  const calls: Calls = { liveWorkers: 0, publishMembership: 0, readMembership: 0, takeScanTurn: 0 };
+function counted(store: Store & { readonly presence: PresenceStore }): {
+  store: MembershipStore;
+  calls: Calls;
+} {
+  const calls: Calls = { live: 0, publishMembership: 0, readMembership: 0, takeScanTurn: 0 };
   return {
     calls,
     store: {
-      liveWorkers: () => (calls.liveWorkers++, store.liveWorkers()),
-      publishMembership: (members) => (calls.publishMembership++, store.publishMembership(members)),
-      readMembership: (known, turn) => (calls.readMembership++, store.readMembership(known, turn)),
+      live: () => (calls.live++, store.presence.live()),
+      publishMembership: (members) => (calls.publishMembership++, store.presence.publishMembership(members)),
+      readMembership: (known, turn) => (calls.readMembership++, store.presence.readMembership(known, turn)),
       takeScanTurn: (scan, worker, turnMs) => (
         calls.takeScanTurn++,
-        store.takeScanTurn(scan, worker, turnMs)
+        store.presence.takeScanTurn(scan, worker, turnMs)
       ),
       // Passed through as the store has it (Postgres: readers read when told, and poll now and then).
-      ...(store.watchMembership !== undefined && {
-        watchMembership: store.watchMembership.bind(store),
+      ...(store.presence.watchMembership !== undefined && {
+        watchMembership: store.presence.watchMembership.bind(store.presence),
       }),
     },
   };
@@ -48,7 +51,7 @@ function counted(store: Store & PresenceStore): { store: MembershipStore; calls:
 
 interface Member {
   id: string;
-  store: Store & PresenceStore;
+  store: Store & { readonly presence: PresenceStore };
   transport: KafkaTransport;
   membership: SharedMembership;
   calls: Calls;
@@ -79,10 +82,14 @@ const stores = {
   },
 } as const;
 
-async function member(id: string, prefix: string, openStore: () => Store & PresenceStore): Promise<Member> {
+async function member(
+  id: string,
+  prefix: string,
+  openStore: () => Store & { readonly presence: PresenceStore },
+): Promise<Member> {
   const store = openStore();
   await store.connect();
-  await store.registerWorker(id);
+  await store.presence.register(id);
   const transport = createKafkaTransport({
     brokers: kafkaTestUrl(),
     prefix,
@@ -148,18 +155,18 @@ describe.each(['postgres', 'redis'] as const)('shared membership on %s with Kafk
       const during = fleet.map((m, i) => ({
         id: m.id,
         publishing: m.membership.publishing,
-        liveWorkers: m.calls.liveWorkers - before[i]!.liveWorkers,
+        live: m.calls.live - before[i]!.live,
         readMembership: m.calls.readMembership - before[i]!.readMembership,
       }));
       console.log(`[shared membership, ${kind}] calls over 20 periods: ${JSON.stringify(during)}`);
       const listers = during.filter((d) => d.publishing);
       expect(listers).toHaveLength(1);
-      expect(listers[0]!.liveWorkers).toBeGreaterThanOrEqual(10);
+      expect(listers[0]!.live).toBeGreaterThanOrEqual(10);
       // A store that tells of new lists (Postgres) is read when it tells and polled every 0.5 to
       // 1.5 periods in a fleet this small (shared-membership.ts, invariant 5); Redis every period.
-      const told = fleet[0]!.store.watchMembership !== undefined;
+      const told = fleet[0]!.store.presence.watchMembership !== undefined;
       for (const reader of during.filter((d) => !d.publishing)) {
-        expect(reader.liveWorkers).toBe(0);
+        expect(reader.live).toBe(0);
         expect(reader.readMembership).toBeGreaterThanOrEqual(told ? 5 : 10);
       }
 
@@ -186,7 +193,7 @@ describe.each(['postgres', 'redis'] as const)('shared membership on %s with Kafk
       await expect.poll(() => rest.filter((m) => m.membership.publishing).length).toBe(1);
       // The store agrees: the survivors are the live workers.
       const ids = rest.map((m) => m.id).sort();
-      expect((await rest[0]!.store.liveWorkers()).sort()).toEqual(ids);
+      expect((await rest[0]!.store.presence.live()).sort()).toEqual(ids);
     },
   );
 
@@ -204,12 +211,12 @@ describe.each(['postgres', 'redis'] as const)('shared membership on %s with Kafk
       const lister = fleet.find((m) => m.membership.publishing)!;
       expect(owned(lister).length).toBeGreaterThan(0);
       // As worker.stop() does: unregister, then leave.
-      await lister.store.unregisterWorker(lister.id);
+      await lister.store.presence.unregister(lister.id);
       await lister.membership.leave();
       expect(lister.membership.publishing).toBe(false);
       const rest = fleet.filter((m) => m !== lister);
       // Published already, before any turn ran out: the others read it at their next period.
-      const published = await rest[0]!.store.readMembership(0, MEMBERSHIP_TURN);
+      const published = await rest[0]!.store.presence.readMembership(0, MEMBERSHIP_TURN);
       expect(published.members).toEqual(rest.map((m) => m.id).sort());
       const gone = Date.now();
       await lister.kill();

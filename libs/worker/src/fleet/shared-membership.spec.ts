@@ -36,7 +36,7 @@ function scripted(fleet: number, tells: boolean) {
     listener: undefined as (() => void) | undefined,
   };
   const store: MembershipStore = {
-    liveWorkers: () => Promise.resolve(state.members),
+    live: () => Promise.resolve(state.members),
     publishMembership: () => Promise.resolve(state.generation),
     readMembership: (known: number): Promise<PublishedMembership> => {
       state.reads += 1;

@@ -5,8 +5,8 @@
  *
  * Invariants:
  * 1. One worker at a time, the holder of the {@link MEMBERSHIP_TURN} turn, lists the live workers
- *    (`liveWorkers`, O(fleet) on the store) and publishes the list, every period. Every other
- *    worker reads one small record per period (`readMembership`) and the list itself only when
+ *    (`presence.live`, O(fleet) on the store) and publishes the list, every period. Every other
+ *    worker reads one small record per period (`presence.readMembership`) and the list itself only when
  *    its generation moved. Per period the store serves one listing and N small reads, where every
  *    worker listing every worker was N listings of N.
  * 2. The turn lasts {@link TURN_PERIODS} periods and its holder renews it every period. A holder
@@ -53,7 +53,7 @@ export function pollPeriods(fleet: number): number {
 /** The store calls this needs: presence's. */
 export type MembershipStore = Pick<
   PresenceStore,
-  'liveWorkers' | 'publishMembership' | 'readMembership' | 'takeScanTurn' | 'watchMembership'
+  'live' | 'publishMembership' | 'readMembership' | 'takeScanTurn' | 'watchMembership'
 >;
 
 export class SharedMembership implements RunQueueMembership {
@@ -117,7 +117,7 @@ export class SharedMembership implements RunQueueMembership {
     this.holding = turn.held && !this.left;
     // Another reader took the free turn first (invariant 3): its list comes with the next read.
     if (!this.holding) return this.list;
-    const live = await this.store.liveWorkers();
+    const live = await this.store.live();
     if (this.left) return this.list;
     this.generation = await this.store.publishMembership(live);
     this.list = [...new Set(live)].sort();
@@ -133,7 +133,7 @@ export class SharedMembership implements RunQueueMembership {
     this.left = true;
     if (!this.holding) return;
     this.holding = false;
-    const live = (await this.store.liveWorkers()).filter((id) => id !== this.memberId);
+    const live = (await this.store.live()).filter((id) => id !== this.memberId);
     this.generation = await this.store.publishMembership(live);
     // Renewed for a moment only: free again for the first reader that finds it so.
     await this.store.takeScanTurn(MEMBERSHIP_TURN, this.memberId, 1);

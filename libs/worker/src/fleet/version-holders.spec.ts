@@ -30,9 +30,9 @@ function heldFleet(): {
   const fleet = {
     reads: 0,
     store: {
-      reportWorker: () => Promise.resolve(),
-      forgetWorker: () => Promise.resolve(),
-      listWorkers: () => {
+      report: () => Promise.resolve(),
+      forget: () => Promise.resolve(),
+      list: () => {
         fleet.reads++;
         return new Promise<ReportedWorker[]>((resolve) => pending.push(resolve));
       },
@@ -104,9 +104,9 @@ describe('VersionHolders', () => {
     let now = 0;
     let fail = false;
     const store: FleetStore = {
-      reportWorker: () => Promise.resolve(),
-      forgetWorker: () => Promise.resolve(),
-      listWorkers: () => (fail ? Promise.reject(new Error('down')) : Promise.resolve([worker('self', [2])])),
+      report: () => Promise.resolve(),
+      forget: () => Promise.resolve(),
+      list: () => (fail ? Promise.reject(new Error('down')) : Promise.resolve([worker('self', [2])])),
     };
     const holders = new VersionHolders(store, 'self', silentLogger, () => now);
     // Only this worker itself lists the version: nobody else has it.

@@ -1,6 +1,6 @@
 /**
  * Which live workers register a workflow version, read from the fleet reports
- * ({@link FleetStore.listWorkers}), for routing a message this worker cannot use
+ * ({@link FleetStore.list}), for routing a message this worker cannot use
  * (docs/versioning.md, "Rolling deploys"):
  *
  * - a version some other live, non-draining worker registers is put back for it quickly;
@@ -96,7 +96,7 @@ export class VersionHolders {
   private async read(): Promise<ReportedWorker[] | undefined> {
     let workers: ReportedWorker[] | undefined;
     try {
-      workers = await this.store.listWorkers();
+      workers = await this.store.list();
       if (this.failing) this.logger.info({}, 'fleet reports readable again for routing');
       this.failing = false;
     } catch (err) {

@@ -21,7 +21,7 @@
  *    of its letter after a fix, by an operator or by version-redrive.ts; a duplicate) finds a
  *    finished run and is dropped, after sending the parent the same end again. No child ever runs
  *    under that id, so a redrive cannot make a second child.
- * 4. The tombstone is made in two store calls (`createRunAndLease`, then `finishRun` under the
+ * 4. The tombstone is made in two store calls (`runs.createAndLease`, then `runs.finish` under the
  *    lease's epoch). In between, its lease is held by {@link SETTLING_OWNER}, a worker id no
  *    worker has, for {@link SETTLING_LEASE_MS}: no reaper or dead-worker scan hands it out, so a
  *    crash in between leaves the child unrun, never run with a made-up input. Whoever meets that
@@ -163,7 +163,7 @@ export async function unfinishedTombstoneEpoch(
   if (run.status !== 'running' || run.attempts !== 1 || parentOfKey(run.idempotencyKey) === undefined) {
     return undefined;
   }
-  const lease = await options.store.getLease(run.runId);
+  const lease = await options.store.leases.get(run.runId);
   return lease?.state === 'held' && lease.owner === SETTLING_OWNER ? lease.epoch : undefined;
 }
 
@@ -187,7 +187,7 @@ export async function settleDeadLetteredChild(
   );
   const { stack: _stack, ...error } = serializeError(failure);
   let outcome: RunOutcome = { status: 'failed', error };
-  const taken = await store.createRunAndLease(
+  const taken = await store.runs.createAndLease(
     {
       runId: start.runId,
       workflow: start.workflow,
@@ -203,7 +203,7 @@ export async function settleDeadLetteredChild(
   if (taken.created) {
     // A new run's first lease is never refused; were it, the run is left to whoever claims it.
     if (!taken.lease.ok) return 'alive';
-    await store.finishRun(
+    await store.runs.finish(
       run.runId,
       taken.lease.epoch,
       sealOutcome(outcome, run.runId, options.payloadProtection),
@@ -213,9 +213,13 @@ export async function settleDeadLetteredChild(
   } else if (isSettledChild(run)) {
     outcome = { status: 'failed', error: openError(run.error, run.runId, options.payloadProtection)! };
   } else {
-    const lease = await store.getLease(run.runId);
+    const lease = await store.leases.get(run.runId);
     if (lease?.state !== 'held' || lease.owner !== SETTLING_OWNER) return 'alive';
-    await store.finishRun(run.runId, lease.epoch, sealOutcome(outcome, run.runId, options.payloadProtection));
+    await store.runs.finish(
+      run.runId,
+      lease.epoch,
+      sealOutcome(outcome, run.runId, options.payloadProtection),
+    );
   }
   await reportEndToParent(options, { ...run, status: 'failed', error: outcome.error }, outcome);
   logger.warn(

@@ -6,7 +6,7 @@
  * Invariants:
  * 1. The success path writes nothing: a failed claim is recorded on the run, under the claim's
  *    epoch, and failures count as consecutive only when their epochs are (the store's
- *    recordClaimFailure). A claim that went well in between breaks the chain by itself.
+ *    leases.recordClaimFailure). A claim that went well in between breaks the chain by itself.
  * 2. A failure is recorded only under the claim's own epoch (fenced): a worker that lost the lease
  *    records nothing and leaves the run to its new owner.
  * 3. After `maxResumeFailures` in a row the run is failed once, with ResumeFailedError carrying the
@@ -74,7 +74,7 @@ export async function handleClaimFailure(
   const { store, logger, maxResumeFailures, resumeBackoffMs: baseMs, resumeBackoffMaxMs } = options;
   let failures: number;
   try {
-    failures = await store.recordClaimFailure(runId, epoch);
+    failures = await store.leases.recordClaimFailure(runId, epoch);
   } catch (recordErr) {
     if (recordErr instanceof FencedWriteError) return 'not-counted';
     throw recordErr;
@@ -90,7 +90,7 @@ export async function handleClaimFailure(
     options.onEvent({ type: 'resume-failed', runId, epoch, failures, final: true, reason });
     const outcome: RunOutcome = { status: 'failed', error: serializeError(error) };
     await reportEndToParentOf(options, runId, outcome);
-    await store.finishRun(runId, epoch, sealOutcome(outcome, runId, options.payloadProtection));
+    await store.runs.finish(runId, epoch, sealOutcome(outcome, runId, options.payloadProtection));
     return 'failed';
   }
   instruments.resumeFailures.add(1, { [ATTR.outcome]: 'backoff' });
@@ -101,7 +101,7 @@ export async function handleClaimFailure(
   );
   options.onEvent({ type: 'resume-failed', runId, epoch, failures, final: false, reason });
   const wakeAt = storeNow() + delayMs;
-  const suspended = await store.suspendRun({ runId, epoch, wakeAt, signals: [], consumedSignalIds: [] });
+  const suspended = await store.leases.suspend({ runId, epoch, wakeAt, signals: [], consumedSignalIds: [] });
   if (suspended.ok) return 'backoff';
   // A cancel is pending: honour it rather than resume a run that keeps failing.
   const cancelled: RunOutcome = {
@@ -109,6 +109,6 @@ export async function handleClaimFailure(
     error: { name: 'CancelledError', message: 'cancelled while its resume was failing' },
   };
   await reportEndToParentOf(options, runId, cancelled);
-  await store.finishRun(runId, epoch, sealOutcome(cancelled, runId, options.payloadProtection));
+  await store.runs.finish(runId, epoch, sealOutcome(cancelled, runId, options.payloadProtection));
   return 'cancelled';
 }

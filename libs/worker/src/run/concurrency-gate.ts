@@ -54,7 +54,7 @@ export async function wakeSlotHolders(queue: RunQueue, runIds: readonly string[]
 
 /** Asks for the run's slot; true when it holds one (invariant 1). */
 export async function takeSlot(options: GateOptions, slot: SlotRequest): Promise<boolean> {
-  const answer = await options.store.acquireSlot(slot);
+  const answer = await options.store.concurrency.acquire(slot);
   await wakeSlotHolders(options.transport.runQueue, answer.wake);
   return answer.acquired;
 }
@@ -64,7 +64,7 @@ export async function takeSlot(options: GateOptions, slot: SlotRequest): Promise
  * if a slot reached it meanwhile (invariant 2).
  */
 export async function afterParking(options: GateOptions, slot: SlotRequest): Promise<void> {
-  const answer = await options.store.acquireSlot(slot);
+  const answer = await options.store.concurrency.acquire(slot);
   await wakeSlotHolders(
     options.transport.runQueue,
     answer.acquired ? [...answer.wake, slot.runId] : answer.wake,
@@ -79,7 +79,7 @@ export async function afterParking(options: GateOptions, slot: SlotRequest): Pro
 export async function releaseSlot(options: GateOptions, slot: SlotRequest | undefined): Promise<void> {
   if (slot === undefined) return;
   try {
-    await wakeSlotHolders(options.transport.runQueue, await options.store.releaseSlot(slot));
+    await wakeSlotHolders(options.transport.runQueue, await options.store.concurrency.release(slot));
   } catch (err) {
     options.logger.warn(
       { err, runId: slot.runId, key: slot.key },

@@ -268,7 +268,7 @@ export class JournalWriter {
   /** Writes a checkpoint to the store, timing it. */
   private async writeCheckpoint(checkpoint: Checkpoint): Promise<void> {
     const started = performance.now();
-    await this.store.writeCheckpoint(checkpoint);
+    await this.store.checkpoints.write(checkpoint);
     this.instruments?.checkpointWriteDuration.record((performance.now() - started) / 1000);
   }
 

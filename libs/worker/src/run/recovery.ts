@@ -108,7 +108,7 @@ export async function recoverRun(
       : undefined;
   try {
     const history = await readRunHistory({
-      store,
+      store: store.checkpoints,
       runId,
       journal: transport.journal,
       protection: payloadProtection,
@@ -144,7 +144,7 @@ export function loadResumePoint(
 ): Promise<HistoryStart> {
   const { store, transport, logger } = options;
   return findHistoryStart({
-    store,
+    store: store.checkpoints,
     runId: run.runId,
     journalFallback: transport.journal.scansSharedLog !== true && run.forkedFrom === undefined,
     onFallback: (fallback) => logFallback(fallback, logger),

@@ -140,7 +140,7 @@ export async function reportEndToParentOf(
   runId: string,
   outcome: RunOutcome,
 ): Promise<void> {
-  const run = await options.store.getRun(runId);
+  const run = await options.store.runs.get(runId);
   if (run !== undefined) await reportEndToParent(options, run, outcome);
 }
 

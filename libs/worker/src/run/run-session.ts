@@ -149,7 +149,7 @@ export class RunSession {
   private handoffRequested = false;
   /** A pause was requested (the lease keeper's renewal said so): stop at the next step and pause. */
   private pauseRequested = false;
-  /** The store paused the run at its suspension point (a pause request met the suspendRun). */
+  /** The store paused the run at its suspension point (a pause request met the leases.suspend). */
   private pausedAtSuspend = false;
   /** The run's concurrency slot, once it asked for one (concurrency-gate.ts). */
   private slot: SlotRequest | undefined;
@@ -186,7 +186,7 @@ export class RunSession {
   /**
    * Asks the run to pause: it freezes as for a hand-off (no new step starts; in-flight activities
    * finish and their results are journaled), then pauses its lease under its epoch
-   * ({@link LeaseStore.pauseHeldRun}) instead of releasing it. Safe to call repeatedly.
+   * ({@link RunControlStore.pauseHeld}) instead of releasing it. Safe to call repeatedly.
    */
   pause(): void {
     if (this.pauseRequested) return;
@@ -221,7 +221,7 @@ export class RunSession {
   /** The reason kept with the run's cancel flag; undefined when none was given or it cannot be read. */
   private async storedCancelReason(): Promise<string | undefined> {
     try {
-      return (await this.deps.store.getLease(this.runId))?.cancelReason;
+      return (await this.deps.store.leases.get(this.runId))?.cancelReason;
     } catch (err) {
       // The cancel still happens; only its words are lost (the executor's default reason).
       this.deps.logger.warn({ err, runId: this.runId }, 'the cancel reason could not be read');
@@ -348,7 +348,7 @@ export class RunSession {
     this.slot = slot;
     if (await takeSlot(this.deps, slot)) return undefined;
     this.keeper.remove(this.runId);
-    const parked = await this.deps.store.suspendRun({
+    const parked = await this.deps.store.leases.suspend({
       runId: this.runId,
       epoch: this.epoch,
       wakeAt: null,
@@ -378,7 +378,7 @@ export class RunSession {
       clock: this.storeNow,
       // Payloads sealed in the inbox (docs/integrity.md) are opened here, before any wait sees them.
       readSignals: async () => {
-        const inbox = await store.readSignals(this.runId);
+        const inbox = await store.signals.read(this.runId);
         const protection = this.deps.payloadProtection;
         return inbox.map((signal) =>
           isSealedValue(signal.payload)
@@ -388,7 +388,7 @@ export class RunSession {
       },
       // Rate limits are kept on the store's clock: a refusal's wait is a duration, not a time, so
       // this worker's clock skew never moves it.
-      takeRateToken: (request) => store.takeRateToken(request),
+      takeRateToken: (request) => store.rateLimits.take(request),
       lendSlot: this.deps.lendSlot,
       startChild: (child) => startChild(this.deps, this.start.run, child),
       // A process frozen past its lease (SIGSTOP, a long pause) wakes with its timers due at
@@ -430,7 +430,7 @@ export class RunSession {
       suspend: async (request) => {
         await writer.checkpoint('suspended');
         this.keeper.remove(this.runId);
-        const result = await store.suspendRun({ runId: this.runId, epoch: this.epoch, ...request });
+        const result = await store.leases.suspend({ runId: this.runId, epoch: this.epoch, ...request });
         if (!result.ok) this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
         else await releaseSlot(this.deps, this.slot);
         if (result.ok && result.paused === true) this.pausedAtSuspend = true;
@@ -500,13 +500,13 @@ export class RunSession {
     await cancelOpenChildren(this.deps, this.runId, writer.entries, outcome);
     await this.deps.faults?.('before-finish', { runId: this.runId, epoch: this.epoch });
     const started = performance.now();
-    await this.deps.store.finishRun(
+    await this.deps.store.runs.finish(
       this.runId,
       this.epoch,
       sealOutcome(outcome, this.runId, this.deps.payloadProtection),
       writer.snapshot(outcome.status),
     );
-    // The final checkpoint is written by finishRun, atomically with the outcome.
+    // The final checkpoint is written by runs.finish, atomically with the outcome.
     this.instruments.checkpointWriteDuration.record((performance.now() - started) / 1000);
     await releaseSlot(this.deps, this.slot);
     return outcome.status;
@@ -521,7 +521,7 @@ export class RunSession {
    */
   private async unlessCancelled(outcome: RunOutcome): Promise<RunOutcome> {
     if (outcome.status === 'cancelled' || this.executor?.cancelling === true) return outcome;
-    const answer = await this.deps.store.closeCancels(this.runId, this.epoch);
+    const answer = await this.deps.store.control.closeCancels(this.runId, this.epoch);
     if (!answer.cancelRequested) return outcome;
     return { status: 'cancelled', error: cancelledError(answer.cancelReason ?? 'cancel requested') };
   }
@@ -607,7 +607,7 @@ export class RunSession {
     this.keeper.remove(this.runId);
     let result;
     try {
-      result = await this.deps.store.pauseHeldRun(this.runId, this.epoch);
+      result = await this.deps.store.control.pauseHeld(this.runId, this.epoch);
     } catch (err) {
       if (!(err instanceof FencedWriteError)) throw err;
       this.deps.logger.warn({ runId: this.runId, epoch: this.epoch }, 'pause refused: the lease moved on');
@@ -617,7 +617,7 @@ export class RunSession {
       await releaseSlot(this.deps, this.slot);
       return this.reportPaused();
     }
-    const released = await this.deps.store.releaseLease(this.runId, this.epoch);
+    const released = await this.deps.store.leases.release(this.runId, this.epoch);
     if (released) await enqueueResume(this.deps.transport.runQueue, this.runId, 'handoff');
     return 'handed-off';
   }
@@ -628,7 +628,7 @@ export class RunSession {
     // Renewals stop before the release: one that landed after it would find the lease ownerless
     // and report a loss that is this session's own hand-off.
     this.keeper.remove(this.runId);
-    const released = await store.releaseLease(this.runId, this.epoch);
+    const released = await store.leases.release(this.runId, this.epoch);
     if (!released) return;
     await enqueueResume(transport.runQueue, this.runId, 'handoff');
   }

@@ -94,7 +94,7 @@ async function failRun(
   const outcome: RunOutcome = { status: 'failed', error: serializeError(err) };
   await reportEndToParentOf(options, runId, outcome);
   ctx.releaseLease();
-  await store.finishRun(runId, epoch, sealOutcome(outcome, runId, options.payloadProtection));
+  await store.runs.finish(runId, epoch, sealOutcome(outcome, runId, options.payloadProtection));
   return 'failed';
 }
 
@@ -113,7 +113,7 @@ async function holdRun(
     `run left intact: ${err.message}`,
   );
   ctx.releaseLease();
-  const result = await store.suspendRun({
+  const result = await store.leases.suspend({
     runId,
     epoch,
     wakeAt: ctx.storeNow() + unreadableRetryMs,
@@ -131,6 +131,6 @@ async function holdRun(
     error: { name: 'CancelledError', message: 'cancelled while its data could not be read' },
   };
   await reportEndToParentOf(options, runId, cancelled);
-  await store.finishRun(runId, epoch, sealOutcome(cancelled, runId, options.payloadProtection));
+  await store.runs.finish(runId, epoch, sealOutcome(cancelled, runId, options.payloadProtection));
   return 'cancelled';
 }

@@ -27,7 +27,7 @@ export interface SlotRequest {
   runId: string;
 }
 
-/** What {@link ConcurrencyStore.acquireSlot} did. */
+/** What {@link ConcurrencyStore.acquire} did. */
 export interface SlotAnswer {
   /** The run holds a slot (taken now, or already held). */
   acquired: boolean;
@@ -49,13 +49,13 @@ export interface ConcurrencyStore {
    * `wake`); then the run holds a slot if it already did or if one is free and nobody waits;
    * otherwise it joins the line (once) and `acquired` is false.
    */
-  acquireSlot(request: SlotRequest): Promise<SlotAnswer>;
+  acquire(request: SlotRequest): Promise<SlotAnswer>;
   /**
    * The run gives its slot up (a run that only waited leaves the line); freed slots go to the line's
    * head, whose timers are set due now. Returns the runs handed a slot, for the caller to wake.
    */
-  releaseSlot(request: SlotRequest): Promise<string[]>;
-  slotState(key: string): Promise<SlotState>;
+  release(request: SlotRequest): Promise<string[]>;
+  state(key: string): Promise<SlotState>;
 }
 
 /** Longest concurrency key a store accepts. */

@@ -70,7 +70,7 @@ export interface ReportedEncryption {
   allowsPlaintext: boolean;
 }
 
-/** A report as {@link FleetStore.listWorkers} returns it. */
+/** A report as {@link FleetStore.list} returns it. */
 export interface ReportedWorker extends WorkerReport {
   /** When the store received the latest report (ms, the store's clock). */
   lastSeenAt: number;
@@ -84,12 +84,12 @@ export interface FleetStore {
    * listed until now + `ttlMs`. Throws ConfigError naming the field, and writes nothing, for a
    * report that is not a {@link WorkerReport} or a `ttlMs` that is not a whole number of ms ≥ 1.
    */
-  reportWorker(report: WorkerReport, ttlMs: number): Promise<void>;
+  report(report: WorkerReport, ttlMs: number): Promise<void>;
   /**
    * The reports still within their time to live (store clock), by worker id ascending. Reports
    * past it are left out and removed on the way.
    */
-  listWorkers(): Promise<ReportedWorker[]>;
+  list(): Promise<ReportedWorker[]>;
   /** Removes the worker's report (a graceful stop); nothing happens for an unknown id. */
-  forgetWorker(workerId: string): Promise<void>;
+  forget(workerId: string): Promise<void>;
 }

@@ -33,7 +33,7 @@ export interface RateLimitRequest {
   perMs: number;
 }
 
-/** What {@link RateLimitStore.takeRateToken} decided. */
+/** What {@link RateLimitStore.take} decided. */
 export interface RateLimitAnswer {
   granted: boolean;
   /** 0 when granted; otherwise ms (on the store's clock) until asking again may be granted, ≥ 1. */
@@ -42,7 +42,7 @@ export interface RateLimitAnswer {
 
 export interface RateLimitStore {
   /** Grants a place now (recording it) or says how long until one frees (invariants 1-3). */
-  takeRateToken(request: RateLimitRequest): Promise<RateLimitAnswer>;
+  take(request: RateLimitRequest): Promise<RateLimitAnswer>;
 }
 
 /** Largest `limit`: the store holds up to this many grant times per name and key. */

@@ -77,7 +77,7 @@ export interface RunQueries {
    * whose start is not before its end) and for a cursor this store did not issue or that belongs
    * to another filter or order ("malformed cursor": start the listing again without it).
    */
-  listRuns(query?: RunQuery): Promise<RunPage>;
+  list(query?: RunQuery): Promise<RunPage>;
   /** Counts of every run in the store; cheap (kept as the runs change, not counted per call). */
-  countRuns(): Promise<RunCounts>;
+  count(): Promise<RunCounts>;
 }

@@ -4,7 +4,7 @@
  * every store implements it, and the store conformance suite checks it.
  *
  * The store keeps each schedule as one record with a `revision` and is the arbiter of who fired a
- * due time: every change is a compare-and-set on the revision ({@link ScheduleStore.updateSchedule}),
+ * due time: every change is a compare-and-set on the revision ({@link ScheduleStore.update}),
  * so of two workers that read the same revision and fire the same due time, exactly one moves the
  * schedule on. The run a due time starts has an id derived from the schedule and the due time, so
  * a firing repeated after a crash (or by the loser of the compare-and-set) starts the same run:
@@ -12,7 +12,7 @@
  *
  * The store keeps no cron logic: the worker computes the next due times (runtime/schedule-times.ts)
  * and writes them; the store only indexes `nextFireAt` of schedules that are not paused, so the
- * scan of due schedules ({@link ScheduleStore.dueSchedules}) reads only what is due.
+ * scan of due schedules ({@link ScheduleStore.due}) reads only what is due.
  *
  * Left out on purpose: large inputs by reference (a schedule's input is kept inline in its record)
  * and the history of past firings (each fired run carries the schedule's idempotency key).
@@ -111,7 +111,7 @@ export interface ScheduleRecord extends NewSchedule {
   updatedAt: number;
 }
 
-/** What {@link ScheduleStore.updateSchedule} and {@link ScheduleStore.deleteSchedule} did. */
+/** What {@link ScheduleStore.update} and {@link ScheduleStore.delete} did. */
 export type ScheduleWrite =
   | { ok: true; schedule: ScheduleRecord }
   | { ok: false; reason: 'not-found' }
@@ -142,15 +142,15 @@ export interface ScheduleStore {
    * Stores the schedule with revision 1 unless its id is known; then nothing changes and the
    * answer is the stored record with `created: false`.
    */
-  createSchedule(schedule: NewSchedule): Promise<{ created: boolean; schedule: ScheduleRecord }>;
-  getSchedule(scheduleId: string): Promise<ScheduleRecord | undefined>;
+  create(schedule: NewSchedule): Promise<{ created: boolean; schedule: ScheduleRecord }>;
+  get(scheduleId: string): Promise<ScheduleRecord | undefined>;
   /**
    * Replaces the schedule's definition and state with `next` (its id is kept) only while its
    * revision is `expectedRevision`: the revision becomes one more, `updatedAt` the store's now.
    * Of two writers that read the same revision exactly one succeeds; the other gets `conflict`
    * with the record as it is now.
    */
-  updateSchedule(
+  update(
     scheduleId: string,
     expectedRevision: number,
     next: Omit<NewSchedule, 'scheduleId'>,
@@ -159,13 +159,13 @@ export interface ScheduleStore {
    * Deletes the schedule (only while its revision is `expectedRevision`, when given). The runs it
    * started are untouched.
    */
-  deleteSchedule(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite>;
+  delete(scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite>;
   /** Schedules by id ascending, in pages. */
-  listSchedules(query?: ScheduleQuery): Promise<SchedulePage>;
+  list(query?: ScheduleQuery): Promise<SchedulePage>;
   /**
    * Schedules that are not paused and whose `nextFireAt` is at or before the store's now, earliest
    * first, at most `limit`; with that now (ms), which the caller's decisions use as their clock.
-   * Reads only: firing is the caller's {@link updateSchedule}.
+   * Reads only: firing is the caller's {@link ScheduleStore.update}.
    */
-  dueSchedules(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }>;
+  due(limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }>;
 }

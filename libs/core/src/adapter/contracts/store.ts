@@ -2,21 +2,28 @@
  * The store contract: Redis or Postgres (or memory). The store is the source of truth for who
  * owns a run and whether it is alive; every time comparison uses the store's own clock.
  *
- * Capabilities, each a section of the conformance suite:
- * - {@link LeaseStore}: exclusive, expiring ownership with a fencing epoch; suspension; reaping;
- * - {@link CheckpointStore}: fenced snapshots with history;
- * - {@link RunIndex}: run records, idempotency keys, final outcomes;
- * - {@link TimerStore}: due timers of suspended runs;
- * - {@link SignalInbox}: signals delivered to a run, kept until retention;
- * - {@link RetentionStore}: finished runs past their time to live, and deleting one;
- * - {@link FleetStore} (contracts/fleet.ts): the live workers' reports, for operators;
- * - {@link ScheduleStore} (contracts/schedules.ts): schedules, fired with compare-and-set;
- * - {@link ConcurrencyStore} (contracts/concurrency.ts): slots per concurrency key, in arrival order;
- * - {@link RateLimitStore} (contracts/rate-limits.ts): grants per named limit and key, in a sliding window;
- * - {@link PresenceStore} (optional): which workers are alive, bound to their store connections,
- *   so a killed worker's runs are resumed when its connection drops instead of when its leases
- *   run out. A store without it (the in-memory one) leaves all of its methods out; the worker then
- *   finds a crashed worker's runs by lease expiry alone, and the conformance suite skips the
+ * A store is one object per capability ({@link Store}: `store.leases.acquire(…)`), each a section
+ * of the conformance suite:
+ * - `leases`, {@link LeaseStore}: exclusive, expiring ownership with a fencing epoch; suspension;
+ *   reaping; the store's clock;
+ * - `control`, {@link RunControlStore}: cancel, pause and resume of a run;
+ * - `checkpoints`, {@link CheckpointStore}: fenced snapshots with history;
+ * - `runs`, {@link RunIndex} and {@link RunQueries} (contracts/run-queries.ts): run records,
+ *   idempotency keys, final outcomes; listing and counting runs;
+ * - `timers`, {@link TimerStore}: due timers of suspended runs;
+ * - `signals`, {@link SignalInbox}: signals delivered to a run, kept until retention;
+ * - `retention`, {@link RetentionStore}: finished runs past their time to live, and deleting one;
+ * - `payloads`, {@link PayloadStore}: large payloads by reference;
+ * - `fleet`, {@link FleetStore} (contracts/fleet.ts): the live workers' reports, for operators;
+ * - `schedules`, {@link ScheduleStore} (contracts/schedules.ts): schedules, fired with compare-and-set;
+ * - `concurrency`, {@link ConcurrencyStore} (contracts/concurrency.ts): slots per concurrency key,
+ *   in arrival order;
+ * - `rateLimits`, {@link RateLimitStore} (contracts/rate-limits.ts): grants per named limit and
+ *   key, in a sliding window;
+ * - `presence`, {@link PresenceStore} (optional): which workers are alive, bound to their store
+ *   connections, so a killed worker's runs are resumed when its connection drops instead of when
+ *   its leases run out. A store without it (the in-memory one) leaves `presence` out; the worker
+ *   then finds a crashed worker's runs by lease expiry alone, and the conformance suite skips the
  *   presence section for it.
  *
  * Lifecycle, the same as a transport's ({@link Adapter}): created unconnected, `connect()`
@@ -45,8 +52,8 @@ import type { RunLineage, RunRecord, RunStatus } from './run-record.js';
  * - `held`: an owner holds it until `expiresAt` (acquirable once expired), or, after a hand-off
  *   or a reap, nobody does (acquirable at once; `expiresAt` then only paces the reaper);
  * - `suspended`: the run waits for a timer or signal and holds no lease; acquirable at once;
- * - `paused`: an operator paused the run ({@link LeaseStore.requestPause}); it holds no lease, has
- *   no timer, and is acquired by nobody until {@link LeaseStore.resumeRun}. Pausing a lease that
+ * - `paused`: an operator paused the run ({@link RunControlStore.requestPause}); it holds no lease, has
+ *   no timer, and is acquired by nobody until {@link RunControlStore.resume}. Pausing a lease that
  *   was ever held moves it to the next epoch, so its last holder's late writes are fenced;
  * - `finished`: the run completed, failed or was cancelled; never acquirable again.
  */
@@ -64,7 +71,7 @@ export interface LeaseInfo {
   cancelReason?: string;
   /**
    * True while a pause is requested of a run a live owner holds (it stops at its next step and
-   * calls {@link LeaseStore.pauseHeldRun}); absent otherwise. A run already paused has state `paused`.
+   * calls {@link RunControlStore.pauseHeld}); absent otherwise. A run already paused has state `paused`.
    */
   pauseRequested?: boolean;
   /** Why the pause was requested (the first request's reason), when one was given, while paused or requested. */
@@ -78,7 +85,7 @@ export type AcquireResult =
   /** Paused: nobody may run it until it is resumed. Drop the message. */
   | { ok: false; reason: 'paused' };
 
-/** The answer of {@link LeaseStore.requestCancel}. */
+/** The answer of {@link RunControlStore.requestCancel}. */
 export interface CancelRequestResult {
   /** False for a run the store does not know (not started yet, or deleted). */
   found: boolean;
@@ -120,7 +127,7 @@ export type SuspendResult =
   | { ok: false; reason: 'signal-pending' | 'cancel-requested' };
 
 /**
- * What {@link LeaseStore.requestPause} did:
+ * What {@link RunControlStore.requestPause} did:
  * - `paused`: the run held no live lease (pending, suspended, handed off, reaped or expired) and is
  *   `paused` now;
  * - `pause-requested`: a live owner holds it; it is asked to stop at its next step (the flag its
@@ -132,7 +139,7 @@ export type PauseRequestResult =
   { found: false } | { found: true; state: 'paused' | 'pause-requested' | 'finished' | 'cancel-requested' };
 
 /**
- * What {@link LeaseStore.resumeRun} did. `resumed` is true when the run was paused (it is now
+ * What {@link RunControlStore.resume} did. `resumed` is true when the run was paused (it is now
  * acquirable, and `wake` tells the caller to enqueue a wake message) or had a pause requested (the
  * request is withdrawn; `wake` false). Otherwise nothing changed.
  */
@@ -143,8 +150,8 @@ export interface ResumeResult {
 }
 
 /**
- * What {@link LeaseStore.pauseHeldRun} did: paused, or not: a cancel is pending (the cancel wins),
- * or the pause request was withdrawn ({@link LeaseStore.resumeRun}) before the owner stopped.
+ * What {@link RunControlStore.pauseHeld} did: paused, or not: a cancel is pending (the cancel wins),
+ * or the pause request was withdrawn ({@link RunControlStore.resume}) before the owner stopped.
  */
 export type PauseHeldResult = { ok: true } | { ok: false; reason: 'cancel-requested' | 'not-requested' };
 
@@ -157,34 +164,54 @@ export interface LeaseStore {
    * then (a pending cancel withdrew any pause request, so it never meets one). Clears the run's timer and,
    * when the run is in the index, marks it `running` and counts the attempt (one round trip).
    */
-  acquireLease(runId: string, owner: string, ttlMs: number): Promise<AcquireResult>;
+  acquire(runId: string, owner: string, ttlMs: number): Promise<AcquireResult>;
   /** Extends many leases at once (one round trip per worker, not per run). */
-  renewLeases(requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]>;
+  renew(requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]>;
   /**
    * Hands the run off: the lease stays `held` with no owner and expires now, so any worker may
    * acquire it at once, and the reaper re-enqueues it if the hand-off message is lost.
    * Returns false (and changes nothing) under a stale epoch.
    */
-  releaseLease(runId: string, epoch: number): Promise<boolean>;
+  release(runId: string, epoch: number): Promise<boolean>;
   /**
    * Atomically: checks the inbox for a pending signal named in `signals` and the cancel flag; if
    * neither, releases the lease, marks the lease and the run `suspended` and registers its timer
    * (if `wakeAt`).
    * Throws FencedWriteError under a stale epoch.
    */
-  suspendRun(request: SuspendRequest): Promise<SuspendResult>;
+  suspend(request: SuspendRequest): Promise<SuspendResult>;
   /**
    * Finds `held` leases that expired (store clock), gives each to nobody (so any worker may
    * acquire it at once and the old owner can no longer renew) with an expiry of now +
    * `reclaimAfterMs` (so it is reported once per period, not on every scan), and returns them.
    */
-  reapExpiredLeases(limit: number, reclaimAfterMs: number): Promise<string[]>;
+  reapExpired(limit: number, reclaimAfterMs: number): Promise<string[]>;
+  get(runId: string): Promise<LeaseInfo | undefined>;
+  /** The store's clock (ms since epoch). */
+  now(): Promise<number>;
+  /**
+   * Records that the claim of `epoch` failed before its run could go on (the resume threw), and
+   * returns how many claims in a row failed, this one included: the count carries on from a
+   * failure recorded under `epoch - 1` and starts again at 1 otherwise, so a claim that went well in
+   * between (and wrote nothing for it) breaks the chain. Recording the same epoch twice counts it
+   * once. FencedWriteError when `epoch` is not the lease's epoch or the run is finished.
+   */
+  recordClaimFailure(runId: string, epoch: number): Promise<number>;
+}
+
+/**
+ * Operators' control of a run and the owner's side of it: cancel, pause and resume. Split from
+ * {@link LeaseStore} because these are asked of a run by anyone (a client, the console), while a
+ * lease is only taken and kept by the worker that runs it; each changes the lease in the same
+ * atomic step as the run's record.
+ */
+export interface RunControlStore {
   /**
    * Sets the run's cancel flag and withdraws any pause request (a cancel wins over a pause). `wake`
    * is true when the run was suspended or paused: it is now acquirable
    * (held, expired) and the caller should enqueue a wake message. `found` is false for an unknown run.
    * `reason` is kept with the flag (the first request's reason wins) and read back by
-   * {@link getLease} as `cancelReason`, so the run ends cancelled with the caller's words.
+   * {@link LeaseStore.get} as `cancelReason`, so the run ends cancelled with the caller's words.
    *
    * The request is **accepted** when this call sets the flag: the run will end `cancelled`. It is
    * `tooLate` (nothing changes, the flag is not set) when the run has finished, or when its owner
@@ -218,7 +245,7 @@ export interface LeaseStore {
    * journal after the resume), its record `paused`; a pending run with no lease yet gets a paused
    * lease of epoch 0. A paused run is never acquired, reaped or woken by a timer; a signal to it is
    * kept for after the resume. `reason` is kept (the first request's wins) and read back by
-   * {@link getLease} as `pauseReason`. A repeated request changes nothing and answers the state.
+   * {@link LeaseStore.get} as `pauseReason`. A repeated request changes nothing and answers the state.
    */
   requestPause(runId: string, reason?: string): Promise<PauseRequestResult>;
   /**
@@ -228,24 +255,13 @@ export interface LeaseStore {
    * withdrawn meanwhile: nothing changes, `not-requested`. Either way the owner hands the run off.
    * FencedWriteError when `epoch` is not the lease's or the lease is not held.
    */
-  pauseHeldRun(runId: string, epoch: number): Promise<PauseHeldResult>;
+  pauseHeld(runId: string, epoch: number): Promise<PauseHeldResult>;
   /**
    * Resumes a paused run: its lease becomes held by nobody, expiring now (acquirable at once, the
    * reaper re-sends it should the wake be lost), its record `pending`, its pause reason dropped. A
    * run with only a pause request has the request withdrawn. See {@link ResumeResult}.
    */
-  resumeRun(runId: string): Promise<ResumeResult>;
-  getLease(runId: string): Promise<LeaseInfo | undefined>;
-  /** The store's clock (ms since epoch). */
-  now(): Promise<number>;
-  /**
-   * Records that the claim of `epoch` failed before its run could go on (the resume threw), and
-   * returns how many claims in a row failed, this one included: the count carries on from a
-   * failure recorded under `epoch - 1` and starts again at 1 otherwise, so a claim that went well in
-   * between (and wrote nothing for it) breaks the chain. Recording the same epoch twice counts it
-   * once. FencedWriteError when `epoch` is not the lease's epoch or the run is finished.
-   */
-  recordClaimFailure(runId: string, epoch: number): Promise<number>;
+  resume(runId: string): Promise<ResumeResult>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -280,14 +296,14 @@ export interface CheckpointSummary {
 
 export interface CheckpointStore {
   /** Stores a checkpoint only while `checkpoint.epoch` is the lease's epoch; else FencedWriteError. */
-  writeCheckpoint(checkpoint: Checkpoint): Promise<void>;
+  write(checkpoint: Checkpoint): Promise<void>;
   /**
    * The newest checkpoint, or undefined; with `seq`, the kept checkpoint of that sequence number
    * (the newest one, should a run hold two with the same seq), or undefined.
    */
-  loadCheckpoint(runId: string, seq?: number): Promise<Checkpoint | undefined>;
+  load(runId: string, seq?: number): Promise<Checkpoint | undefined>;
   /** Every kept checkpoint of the run, oldest first. */
-  listCheckpoints(runId: string): Promise<CheckpointSummary[]>;
+  list(runId: string): Promise<CheckpointSummary[]>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,7 +330,7 @@ export interface NewRun {
   forkedFrom?: RunLineage;
 }
 
-/** What {@link RunIndex.reopenRun} did. */
+/** What {@link RunIndex.reopen} did. */
 export type ReopenResult =
   | { reopened: true }
   /** Nothing changed: the run is unknown (`status` undefined), not `failed`, or its epoch moved on. */
@@ -326,13 +342,13 @@ export type RunOutcome =
   | { status: 'cancelled'; error: SerializedError };
 
 /**
- * What `createRunAndLease` returns: the new run with its first lease, or the run that was already
+ * What {@link RunIndex.createAndLease} returns: the new run with its first lease, or the run that was already
  * known under that id or idempotency key (and no lease).
  */
 export type CreatedAndLeased =
   { created: true; run: RunRecord; lease: AcquireResult } | { created: false; run: RunRecord };
 
-/** A new run as `createRunAndLease` takes it (a fork's checkpoint and origin go through `createRun`). */
+/** A new run as `runs.createAndLease` takes it (a fork's checkpoint and origin go through `runs.create`). */
 export type NewRunToLease = Omit<NewRun, 'checkpoint' | 'forkedFrom'>;
 
 export interface RunIndex {
@@ -340,21 +356,21 @@ export interface RunIndex {
    * Creates the run unless its id, or its idempotency key, is already known; then returns the
    * existing record with `created: false`. The same key always yields the same run.
    */
-  createRun(run: NewRun): Promise<{ created: boolean; run: RunRecord }>;
+  create(run: NewRun): Promise<{ created: boolean; run: RunRecord }>;
   /**
-   * `createRun` and, only when that created the run, `acquireLease(runId, owner, ttlMs)`, as one
+   * {@link create} and, only when that created the run, `leases.acquire(runId, owner, ttlMs)`, as one
    * atomic step (one round trip): how a worker claims the run of a start message. When the run (or
    * its idempotency key) was already known nothing changes and there is no `lease`: the caller
    * claims the existing run as it would any other. `run` is the record after the lease. A fork's
-   * checkpoint and origin are not taken here (forks go through `createRun`).
+   * checkpoint and origin are not taken here (forks go through {@link create}).
    */
-  createRunAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased>;
-  getRun(runId: string): Promise<RunRecord | undefined>;
+  createAndLease(run: NewRunToLease, owner: string, ttlMs: number): Promise<CreatedAndLeased>;
+  get(runId: string): Promise<RunRecord | undefined>;
   /**
    * Atomically, under the fence: records the outcome, stores the final checkpoint if given, and
    * marks the lease `finished` so it is never acquired again. FencedWriteError under a stale epoch.
    */
-  finishRun(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void>;
+  finish(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void>;
   /**
    * Redrive of a failed run, atomically and only while the run is `failed` and its finished
    * lease's epoch is `checkpoint.epoch`: stores `checkpoint` (the history to resume from), sets
@@ -364,7 +380,7 @@ export interface RunIndex {
    * It also forgets the run's failed claims ({@link LeaseStore.recordClaimFailure}), so a redriven
    * run gets its full count of resume attempts again.
    */
-  reopenRun(runId: string, checkpoint: Checkpoint): Promise<ReopenResult>;
+  reopen(runId: string, checkpoint: Checkpoint): Promise<ReopenResult>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,7 +397,7 @@ export interface TimerStore {
    * returned timer `redeliverAfterMs` into the future so a lost wake is retried. A timer is
    * removed when its run's lease is acquired.
    */
-  claimDueTimers(limit: number, redeliverAfterMs: number): Promise<DueTimer[]>;
+  claimDue(limit: number, redeliverAfterMs: number): Promise<DueTimer[]>;
 }
 
 export interface InboxSignal {
@@ -400,12 +416,12 @@ export interface SignalInbox {
    * signal is dropped and the answer says `dropped: true` (absent otherwise), so signals sent
    * after the end cannot pile up in an inbox nobody reads.
    */
-  deliverSignal(
+  deliver(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
   ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }>;
   /** The run's inbox, in arrival order. */
-  readSignals(runId: string): Promise<InboxSignal[]>;
+  read(runId: string): Promise<InboxSignal[]>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,13 +431,13 @@ export interface SignalInbox {
  * Fast failure detection. A worker registers itself once; the registration is bound to a store
  * connection that lives exactly as long as the worker process (a session-level advisory lock in
  * Postgres, a named client connection in Redis). When the process dies (SIGKILL, OOM), the
- * server closes that connection at once, and any worker's next {@link reapDeadWorkers} hands the
+ * server closes that connection at once, and any worker's next {@link PresenceStore.reapDead} hands the
  * dead worker's runs on, long before their leases would have run out.
  *
  * Left out on purpose: anything that needs a dropped connection. A partitioned or frozen worker
  * keeps its connection; for that, lease expiry (and fencing) remains the backstop.
  *
- * Optional in {@link Store}: a store implements all seven methods or none ({@link hasPresence}).
+ * Optional in {@link Store} (`store.presence`): a store implements all of it or none.
  * Without it nothing is lost but speed: a killed worker's runs resume once their leases expire.
  */
 export interface PresenceStore {
@@ -429,27 +445,27 @@ export interface PresenceStore {
    * Registers `workerId` as alive for as long as this store's connection lives. The adapter keeps
    * the registration across its own reconnects. Registering the same id twice is harmless.
    */
-  registerWorker(workerId: string): Promise<void>;
+  register(workerId: string): Promise<void>;
   /** Removes the registration (graceful stop): the worker is no longer considered at all. */
-  unregisterWorker(workerId: string): Promise<void>;
+  unregister(workerId: string): Promise<void>;
   /**
    * Finds registered workers whose presence connection is gone, forgets them, and reaps every
-   * `held` lease they own exactly as {@link LeaseStore.reapExpiredLeases} reaps an expired one
+   * `held` lease they own exactly as {@link LeaseStore.reapExpired} reaps an expired one
    * (owner: nobody, expiry: now + `reclaimAfterMs`), at most `limit` leases per call. Returns the
    * reaped run ids, so the caller enqueues a `resume` for each. Leases of workers that never
    * registered are left to expire.
    */
-  reapDeadWorkers(limit: number, reclaimAfterMs: number): Promise<string[]>;
+  reapDead(limit: number, reclaimAfterMs: number): Promise<string[]>;
   /**
    * Registered worker ids whose presence connection is alive. It reads every worker's presence
    * (O(fleet) on the server), so a fleet does not call it from every worker every period: the
    * holder of the {@link MEMBERSHIP_TURN} turn lists the workers and publishes the list
    * ({@link publishMembership}), and the others read that ({@link readMembership}).
    */
-  liveWorkers(): Promise<string[]>;
+  live(): Promise<string[]>;
   /**
    * Publishes the fleet's member list for every worker to read cheaply ({@link readMembership}):
-   * called by the holder of the {@link MEMBERSHIP_TURN} turn with what {@link liveWorkers} just
+   * called by the holder of the {@link MEMBERSHIP_TURN} turn with what {@link live} just
    * returned. The record's generation moves exactly when `members`, as a set (order and repeats
    * do not count), differ from the set published last; publishing the same set again changes
    * nothing and returns the same generation. A generation is never reused, not even after the
@@ -470,9 +486,9 @@ export interface PresenceStore {
    * Takes the turn of the fleet-wide scan named `scan` (the worker's: `dead-workers`,
    * `expired-leases`) for `turnMs` on the store's clock. `held` is true when the turn was free,
    * had run out, or was already `workerId`'s (which renews it); false while another worker holds
-   * it. A scan that reads the whole fleet (as {@link reapDeadWorkers} does) is run by the turn's
+   * it. A scan that reads the whole fleet (as {@link reapDead} does) is run by the turn's
    * holder only, so its cost per period is that of one scan instead of growing with the fleet's
-   * square. A holder registered with {@link registerWorker} holds its turn only while its presence
+   * square. A holder registered with {@link register} holds its turn only while its presence
    * lasts: once that is gone (the process died), the next ask takes the turn at once instead of
    * when it runs out, which would add up to `turnMs` to finding the dead worker when the victim
    * held the dead-worker scan. The check must be O(1) on the store, since it comes with refused
@@ -533,18 +549,18 @@ export { FINISHED_RUN_STATUSES } from './run-record.js';
 
 /**
  * Retention of finished runs (docs/retention.md). A run is finished when its record's status is
- * `completed`, `failed` or `cancelled` (its lease is then `finished` too: finishRun sets both in
+ * `completed`, `failed` or `cancelled` (its lease is then `finished` too: `runs.finish` sets both in
  * one step). Nothing of any other run is ever listed or deleted.
  *
  * Left out on purpose: the journal (the caller purges it on the transport, after the store data
- * is gone) and runs that have a lease but no record (claimed without createRun): never listed.
+ * is gone) and runs that have a lease but no record (claimed without `runs.create`): never listed.
  */
 export interface RetentionStore {
   /**
    * Finished runs whose finish (`updatedAt`) is at least `olderThanMs` in the past on the store's
    * clock, oldest first, at most `limit`.
    */
-  expiredRuns(olderThanMs: number, limit: number): Promise<string[]>;
+  expired(olderThanMs: number, limit: number): Promise<string[]>;
   /**
    * Atomically, only while the run is finished: removes its record, checkpoints, lease, cancel
    * flag, timer, signal inbox and its idempotency key (a later start with that key creates a new
@@ -552,21 +568,21 @@ export interface RetentionStore {
    * RunStateError, naming the run and its status, when the run is not finished. Its large
    * payloads ({@link PayloadStore}) go in the same step.
    */
-  deleteRun(runId: string): Promise<boolean>;
+  delete(runId: string): Promise<boolean>;
   /**
    * The retention sweep's batch, in one round trip: deletes up to `limit` finished runs whose
    * finish is at least `olderThanMs` in the past (store clock), oldest first, each exactly as
-   * {@link deleteRun} does, and leaves a {@link RunTombstone} for each that lives `tombstoneMs`;
+   * {@link delete} does, and leaves a {@link RunTombstone} for each that lives `tombstoneMs`;
    * drops up to `limit` tombstones past their life. A run another caller is deleting at that
    * moment is skipped, never waited for, so sweeps running at once delete disjoint runs and never
    * block each other. Resolves the deleted run ids.
    */
-  deleteExpiredRuns(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]>;
+  deleteExpired(olderThanMs: number, limit: number, tombstoneMs: number): Promise<string[]>;
   /**
-   * The tombstone {@link deleteExpiredRuns} left for a run, while it lives: how `result()` tells a
-   * run retention removed from one not created yet. Undefined otherwise (`deleteRun` leaves none).
+   * The tombstone {@link deleteExpired} left for a run, while it lives: how `result()` tells a
+   * run retention removed from one not created yet. Undefined otherwise ({@link delete} leaves none).
    */
-  runTombstone(runId: string): Promise<RunTombstone | undefined>;
+  tombstone(runId: string): Promise<RunTombstone | undefined>;
 }
 
 /** What is left of a run the retention sweep deleted, for `tombstoneMs` after the delete. */
@@ -590,18 +606,18 @@ export interface RunTombstone {
  */
 export interface PayloadStore {
   /** Where payloads are kept, for errors and logs, e.g. `redis`, `postgres`, `nats-object-store`. */
-  readonly payloadLocation: string;
+  readonly location: string;
   /** Stores `data` as the run's payload `sha256`. Idempotent. */
-  putPayload(runId: string, sha256: string, data: Uint8Array): Promise<void>;
+  put(runId: string, sha256: string, data: Uint8Array): Promise<void>;
   /** The payload, or undefined when the run has none under that hash (deleted, or never written). */
-  getPayload(runId: string, sha256: string): Promise<Uint8Array | undefined>;
+  get(runId: string, sha256: string): Promise<Uint8Array | undefined>;
   /**
    * Deletes every payload of these runs (retention and `client.runs.delete`, after the run is gone).
-   * A store's own {@link RetentionStore.deleteRun} deletes its payloads atomically with the run;
+   * A store's own {@link RetentionStore.delete} deletes its payloads atomically with the run;
    * this is for payload stores apart from the store, and for payloads written before a run was
    * created (the input of a start message no worker took).
    */
-  deletePayloads(runIds: readonly string[]): Promise<void>;
+  delete(runIds: readonly string[]): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -621,23 +637,42 @@ export interface RecordedDataLoss extends StoreDataLoss {
   at: number;
 }
 
-/** A store adapter: Redis, Postgres, or in-memory. Presence is optional ({@link PresenceStore}). */
-export interface Store
-  extends
-    Adapter,
-    LeaseStore,
-    CheckpointStore,
-    RunIndex,
-    TimerStore,
-    SignalInbox,
-    Partial<PresenceStore>,
-    RetentionStore,
-    PayloadStore,
-    RunQueries,
-    FleetStore,
-    ScheduleStore,
-    ConcurrencyStore,
-    RateLimitStore {
+/**
+ * A store adapter: Redis, Postgres, or in-memory, as one object per capability
+ * (`store.leases.acquire(…)`, `store.runs.get(…)`), so an adapter composes its capability modules
+ * and applies its rules (lifecycle, error mapping) once per capability instead of per method.
+ * Presence is optional ({@link PresenceStore}).
+ */
+export interface Store extends Adapter {
+  /** Exclusive, expiring ownership of runs with a fencing epoch; suspension; reaping; the store's clock. */
+  readonly leases: LeaseStore;
+  /** Cancel, pause and resume of a run. */
+  readonly control: RunControlStore;
+  /** Fenced snapshots of a run, with history. */
+  readonly checkpoints: CheckpointStore;
+  /** Run records, idempotency keys and outcomes; listing and counting them (contracts/run-queries.ts). */
+  readonly runs: RunIndex & RunQueries;
+  /** Due timers of suspended runs. */
+  readonly timers: TimerStore;
+  /** Signals delivered to a run, kept until retention. */
+  readonly signals: SignalInbox;
+  /**
+   * Optional: which workers are alive, bound to their store connections. A store has all of it or
+   * none (the in-memory one); without it a crashed worker's runs are found by lease expiry alone.
+   */
+  readonly presence?: PresenceStore;
+  /** Finished runs past their time to live, and deleting one. */
+  readonly retention: RetentionStore;
+  /** Large payloads by reference (claim check); every store keeps them, scoped by run. */
+  readonly payloads: PayloadStore;
+  /** The live workers' reports, for operators (contracts/fleet.ts). */
+  readonly fleet: FleetStore;
+  /** Schedules, fired with compare-and-set (contracts/schedules.ts). */
+  readonly schedules: ScheduleStore;
+  /** Slots per concurrency key, in arrival order (contracts/concurrency.ts). */
+  readonly concurrency: ConcurrencyStore;
+  /** Grants per named limit and key, in a sliding window (contracts/rate-limits.ts). */
+  readonly rateLimits: RateLimitStore;
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:
@@ -656,17 +691,4 @@ export interface Store
    * (contracts/group-journal.ts). Optional: a store without it serves per-run journals only.
    */
   readonly journalIndex?: JournalIndex;
-}
-
-/** True when `store` implements worker presence: all seven {@link PresenceStore} methods. */
-export function hasPresence(store: Store): store is Store & PresenceStore {
-  return (
-    typeof store.registerWorker === 'function' &&
-    typeof store.unregisterWorker === 'function' &&
-    typeof store.reapDeadWorkers === 'function' &&
-    typeof store.liveWorkers === 'function' &&
-    typeof store.takeScanTurn === 'function' &&
-    typeof store.publishMembership === 'function' &&
-    typeof store.readMembership === 'function'
-  );
 }

@@ -29,7 +29,7 @@ export interface ExecutionHost {
   /** Wall clock for live values and timer deadlines. */
   clock(): number;
   readSignals(): Promise<InboxSignal[]>;
-  /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspendRun). */
+  /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspend). */
   suspend(request: {
     wakeAt: number | null;
     signals: string[];
@@ -43,7 +43,7 @@ export interface ExecutionHost {
    */
   signalRefused?(refusal: RefusedSignal): void;
   /**
-   * Asks the store for a place under a rate limit (RateLimitStore.takeRateToken), before every live
+   * Asks the store for a place under a rate limit (RateLimitStore.take), before every live
    * attempt of a rate-limited activity. Absent on hosts that run no activity (a replay check): such
    * a step then fails the run with ConfigError rather than running unlimited.
    */

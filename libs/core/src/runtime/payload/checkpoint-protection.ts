@@ -4,8 +4,8 @@
  * stores keep fencing and listing as today; the entries, the only part holding workflow data,
  * are sealed by the payload codec; then the whole record is signed.
  *
- *   write: protectCheckpoint(checkpoint, protection) -> store.writeCheckpoint(...)
- *   load:  opened = openCheckpoint(await store.loadCheckpoint(runId), runId, protection)
+ *   write: protectCheckpoint(checkpoint, protection) -> store.checkpoints.write(...)
+ *   load:  opened = openCheckpoint(await store.checkpoints.load(runId), runId, protection)
  *          head = verifyJournalTail(filterFencedEntries(tail, opened.epoch), runId, opened, protection)
  *
  * Order on load: run id, signature (over the sealed form, so nothing is decrypted before the

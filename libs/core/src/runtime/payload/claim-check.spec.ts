@@ -15,7 +15,7 @@ function completed(seq: number, result: unknown): JournalEntry {
 
 function setup(codec = IDENTITY_PAYLOAD_CODEC) {
   const store = memoryStore();
-  return { store, check: new ClaimCheck({ payloads: store, thresholdBytes: THRESHOLD, codec }) };
+  return { store, check: new ClaimCheck({ payloads: store.payloads, thresholdBytes: THRESHOLD, codec }) };
 }
 
 describe('ClaimCheck', () => {
@@ -36,7 +36,7 @@ describe('ClaimCheck', () => {
     expect(entries[1]).toMatchObject({ result: { text: big() } });
     expect(out[1]).not.toHaveProperty('result');
     const ref = (out[1] as { resultRef: PayloadRef }).resultRef;
-    const bytes = await store.getPayload('run-1', ref.sha256);
+    const bytes = await store.payloads.get('run-1', ref.sha256);
     expect(new TextDecoder().decode(bytes)).toBe(JSON.stringify({ text: big() }));
     expect(ref).toEqual({
       sha256: createHash('sha256').update(bytes!).digest('hex'),
@@ -82,7 +82,7 @@ describe('ClaimCheck', () => {
       ),
     });
     // Other bytes under the same hash (a store-side edit).
-    await store.putPayload('run-3', ref.sha256, new TextEncoder().encode(JSON.stringify(big(10))));
+    await store.payloads.put('run-3', ref.sha256, new TextEncoder().encode(JSON.stringify(big(10))));
     await expect(check.resolveEntries('run-3', out)).rejects.toThrow(/does not match its SHA-256/);
     const malformed = [{ ...out[0], resultRef: { sha256: 'nope', size: 1, run: 'run-1' } }] as JournalEntry[];
     await expect(check.resolveEntries('run-1', malformed)).rejects.toThrow(/reference is malformed/);
@@ -94,7 +94,7 @@ describe('ClaimCheck', () => {
     const { store, check } = setup(codec);
     const secret = `secret-${big()}`;
     const ref = (await check.offloadValue('run-1', secret))!;
-    const bytes = (await store.getPayload('run-1', ref.sha256))!;
+    const bytes = (await store.payloads.get('run-1', ref.sha256))!;
     expect(bytes[0]).toBe(FRAME_MAGIC);
     expect(Buffer.from(bytes).includes('secret-')).toBe(false);
     expect(await check.resolve('run-1', ref, 'test value')).toBe(secret);
@@ -112,14 +112,14 @@ describe('ClaimCheck', () => {
 
   it('resolveClaimCheck: a default threshold, off still reads, a bad one is named', async () => {
     const store = memoryStore();
-    expect(resolveClaimCheck(undefined, store, IDENTITY_PAYLOAD_CODEC)?.thresholdBytes).toBe(65_536);
+    expect(resolveClaimCheck(undefined, store.payloads, IDENTITY_PAYLOAD_CODEC)?.thresholdBytes).toBe(65_536);
     expect(resolveClaimCheck(undefined, undefined, IDENTITY_PAYLOAD_CODEC)).toBeUndefined();
-    const off = resolveClaimCheck({ thresholdBytes: 'off' }, store, IDENTITY_PAYLOAD_CODEC)!;
+    const off = resolveClaimCheck({ thresholdBytes: 'off' }, store.payloads, IDENTITY_PAYLOAD_CODEC)!;
     expect(await off.offloadValue('run-1', big(200_000))).toBeUndefined();
     const ref = (await setup().check.offloadValue('run-1', big()))!;
-    await store.putPayload('run-1', ref.sha256, new TextEncoder().encode(JSON.stringify(big())));
+    await store.payloads.put('run-1', ref.sha256, new TextEncoder().encode(JSON.stringify(big())));
     expect(await off.resolve('run-1', ref, 'value')).toBe(big());
-    expect(() => resolveClaimCheck({ thresholdBytes: -5 }, store, IDENTITY_PAYLOAD_CODEC)).toThrow(
+    expect(() => resolveClaimCheck({ thresholdBytes: -5 }, store.payloads, IDENTITY_PAYLOAD_CODEC)).toThrow(
       "largePayloads.thresholdBytes must be a positive integer or 'off', got -5",
     );
   });

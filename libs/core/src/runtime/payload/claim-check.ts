@@ -166,7 +166,7 @@ export class ClaimCheck {
   private async put(runId: string, plain: Uint8Array): Promise<PayloadRef> {
     const stored = this.codec.identity ? plain : this.codec.encode(plain, { runId, what: LARGE_PAYLOAD });
     const sha256 = sha256Hex(stored);
-    await this.payloads.putPayload(runId, sha256, stored);
+    await this.payloads.put(runId, sha256, stored);
     return { sha256, size: stored.byteLength, run: runId };
   }
 
@@ -215,9 +215,9 @@ export class ClaimCheck {
    * reference in errors (e.g. `start message input`).
    */
   async resolve(runId: string, ref: PayloadRef, label: string): Promise<unknown> {
-    const where = `its ${LARGE_PAYLOAD} ${ref.sha256.slice(0, 16)} (${ref.size} bytes, in ${this.payloads.payloadLocation})`;
+    const where = `its ${LARGE_PAYLOAD} ${ref.sha256.slice(0, 16)} (${ref.size} bytes, in ${this.payloads.location})`;
     checkRef(ref, runId, label);
-    const bytes = await this.payloads.getPayload(runId, ref.sha256);
+    const bytes = await this.payloads.get(runId, ref.sha256);
     if (bytes === undefined) {
       throw new CheckpointIntegrityError(
         runId,
@@ -252,15 +252,15 @@ export class ClaimCheck {
       const ref =
         carrier && ((entry as unknown as Record<string, unknown>)[carrier.ref] as PayloadRef | undefined);
       if (ref === undefined) continue;
-      const bytes = await this.payloads.getPayload(from, ref.sha256);
+      const bytes = await this.payloads.get(from, ref.sha256);
       if (bytes === undefined) {
         throw new CheckpointIntegrityError(
           from,
           entryLabel(entry),
-          `its ${LARGE_PAYLOAD} ${ref.sha256.slice(0, 16)} is missing from ${this.payloads.payloadLocation}; the fork cannot copy it`,
+          `its ${LARGE_PAYLOAD} ${ref.sha256.slice(0, 16)} is missing from ${this.payloads.location}; the fork cannot copy it`,
         );
       }
-      await this.payloads.putPayload(to, ref.sha256, bytes);
+      await this.payloads.put(to, ref.sha256, bytes);
     }
   }
 }
