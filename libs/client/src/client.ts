@@ -2,39 +2,22 @@
  * The client: a root with a producer's calls, over sub-clients with an operator's. Starting,
  * signalling and cancelling need only the transport (they are messages on the run queue, applied
  * by workers); waiting for a result and describing a run need the store, its history the
- * transport's journal. Each sub-client is built here with what it uses, never the client itself.
+ * transport's journal. Each sub-client is built here with what it uses, never the client itself;
+ * the wait for a result is in result-wait.ts.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BatonError,
-  CONTINUED_AS,
-  isContinuedAsNew,
-  CancelledError,
   ConfigError,
-  NotFoundError,
-  RunDeletedError,
-  RunLostError,
-  TimeoutError,
-  WorkflowFailedError,
   type SignalDefinition,
   type AnyWorkflowDefinition,
   type WorkflowDefinition,
   type WorkflowOutput,
   type ChainResult,
 } from '@baton/core';
-import {
-  assertRunId,
-  type PayloadStore,
-  type RecordedDataLoss,
-  type RunRecord,
-  type Store,
-  type Transport,
-} from '@baton/core/adapter';
+import { assertRunId, type PayloadStore, type Store, type Transport } from '@baton/core/adapter';
 import {
   checkRunPriority,
   cancelMessage,
   newRunId,
-  openResult,
   resolvePayloadProtection,
   runIdForKey,
   signalMessage,
@@ -65,8 +48,9 @@ import { RunHandle, type ResultOptions, type RunDescription } from './run-handle
 import { notKnownError } from './run-lookup.js';
 import { RunsApi } from './runs.js';
 import { SchedulesApi } from './schedules.js';
-import { openedError, openedRecord } from './sealed-records.js';
+import { openedRecord } from './sealed-records.js';
 import { TimeTravelApi } from './time-travel.js';
+import { waitForResult, type ResultTiming } from './result-wait.js';
 import {
   checkStartFields,
   validatedInput,
@@ -156,9 +140,8 @@ export class Client {
   readonly fleet: FleetApi;
   /** Schedules: `create`, `update`, `pause`, `resume`, `delete`, `get`, `list`, `upcoming` (docs/schedules.md). */
   readonly schedules: SchedulesApi;
-  private readonly pollIntervalMs: number;
-  private readonly unknownRunMs: number;
-  private readonly retryUnavailableMs: number;
+  /** How `result` polls and how long it waits for an unknown run or an unavailable store. */
+  private readonly resultTiming: ResultTiming;
   private readonly protection: PayloadProtection;
   private readonly claimCheck: ClaimCheck | undefined;
   private readonly outbox: Outbox;
@@ -176,15 +159,15 @@ export class Client {
         ? withGroupJournal(options.transport, options.store, { mode: 'per-run', log: 'client' })
         : options.transport);
     this.store = options.store;
-    this.pollIntervalMs = options.pollIntervalMs ?? 5;
-    this.unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
-    if (!(this.unknownRunMs >= 0))
-      throw new ConfigError(`Client option unknownRunMs is ${this.unknownRunMs}; it must be 0 or more ms`);
-    this.retryUnavailableMs = options.retryUnavailableMs ?? DEFAULT_RETRY_UNAVAILABLE_MS;
-    if (!(this.retryUnavailableMs >= 0))
+    const unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
+    if (!(unknownRunMs >= 0))
+      throw new ConfigError(`Client option unknownRunMs is ${unknownRunMs}; it must be 0 or more ms`);
+    const retryUnavailableMs = options.retryUnavailableMs ?? DEFAULT_RETRY_UNAVAILABLE_MS;
+    if (!(retryUnavailableMs >= 0))
       throw new ConfigError(
-        `Client option retryUnavailableMs is ${this.retryUnavailableMs}; it must be 0 or more ms`,
+        `Client option retryUnavailableMs is ${retryUnavailableMs}; it must be 0 or more ms`,
       );
+    this.resultTiming = { pollIntervalMs: options.pollIntervalMs ?? 5, unknownRunMs, retryUnavailableMs };
     const given = options.payloadProtection;
     const protection = (this.protection =
       given !== undefined && 'codec' in given ? given : resolvePayloadProtection(given ?? {}, {}));
@@ -194,7 +177,7 @@ export class Client {
       protection.codec,
     ));
     this.fleetProtection = new FleetProtectionCheck(options.store?.fleet, protection);
-    this.outbox = new Outbox(transport, protection, claimCheck, this.retryUnavailableMs);
+    this.outbox = new Outbox(transport, protection, claimCheck, retryUnavailableMs);
     this.journal = new HistoryReader(transport, protection.codec, claimCheck, options.store);
 
     // Each sub-client gets what it uses: the store (a ConfigError naming the call without one),
@@ -417,99 +400,11 @@ export class Client {
   async result(runId: string, options: ResultOptions = {}): Promise<unknown> {
     const store = this.requireStore('result');
     await this.connect();
-    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
-    const unknownRunMs = options.unknownRunMs ?? this.unknownRunMs;
-    let unknownDeadline = Date.now() + unknownRunMs;
-    let interval = this.pollIntervalMs;
-    let current = runId;
-    /** The status the current run was last seen with: a run seen and then gone was lost. */
-    let seen: string | undefined;
-    /** Whether a recorded data loss was looked for, for the current run; the loss after its start. */
-    let lossRead = false;
-    let lostWith: RecordedDataLoss | undefined;
-    /** Since when the store's reads fail with a retryable error (undefined while they work). */
-    let failingSince: number | undefined;
-    for (;;) {
-      options.signal?.throwIfAborted();
-      let run: RunRecord | undefined;
-      try {
-        run = await store.runs.get(current);
-        failingSince = undefined;
-      } catch (err) {
-        // A store that is briefly away (a restart, a failover) is waited out for as long as the
-        // client retries its other calls (retryUnavailableMs).
-        if (!(err instanceof BatonError && err.retryable)) throw err;
-        failingSince ??= Date.now();
-        const outage = Date.now() - failingSince;
-        if (outage >= this.retryUnavailableMs || Date.now() >= deadline) throw err;
-        await sleep(Math.min(250, Math.max(0, deadline - Date.now())));
-        continue;
-      }
-      if (run?.status === 'completed') {
-        // A sealed result opens with the client's keys; without the key it names, MissingKeyError.
-        if (!isContinuedAsNew(run.result)) return openResult(run.result, current, this.protection);
-        // The run continued as new: wait for its successor (started before this run was recorded
-        // as ended), and so on to the chain's last run.
-        current = run.result[CONTINUED_AS].runId;
-        unknownDeadline = Date.now() + unknownRunMs;
-        interval = this.pollIntervalMs;
-        seen = undefined;
-        lossRead = false;
-        continue;
-      }
-      if (run !== undefined) seen = run.status;
-      // Without the key a sealed error keeps its name and code, and says "protected (key k1)".
-      const error = run === undefined ? undefined : openedError(run, this.protection);
-      if (run?.status === 'failed')
-        throw new WorkflowFailedError(current, error ?? { name: 'Error', message: 'unknown' });
-      if (run?.status === 'cancelled') throw new CancelledError(current, error?.message);
-      if (run === undefined) {
-        const tombstone = await store.retention.tombstone(current);
-        if (tombstone !== undefined) throw new RunDeletedError(current, tombstone.deletedAt);
-        if (seen !== undefined) {
-          throw await notKnownError(
-            store,
-            this.transport,
-            current,
-            '',
-            `it was ${seen} when last read, and then gone`,
-          );
-        }
-        if (!lossRead && current === runId && options.startedAt !== undefined) {
-          // A loss after the start was sent: the run most likely went with it, unless its start
-          // still waits in the queue. Wait the client's unknownRunMs for that, not for ever.
-          lossRead = true;
-          const loss = await store.lastDataLoss?.().catch(() => undefined);
-          if (loss !== undefined && loss.at >= options.startedAt) {
-            lostWith = loss;
-            unknownDeadline = Math.min(unknownDeadline, Date.now() + this.unknownRunMs);
-          }
-        }
-        if (lostWith !== undefined && Date.now() >= unknownDeadline) {
-          const sent = new Date(options.startedAt!).toISOString();
-          throw new RunLostError(
-            current,
-            `its start was sent at ${sent}, before the loss, and no worker recorded it in the ${this.unknownRunMs} ms since`,
-            lostWith,
-          );
-        }
-        if (Date.now() >= unknownDeadline && unknownDeadline < deadline) {
-          throw new NotFoundError(
-            `run ${current} is not known to the store after ${unknownRunMs} ms: it was never started, ` +
-              'was deleted (client.runs.delete, or retention longer ago than the tombstones live), or its ' +
-              'start message still waits in the queue; pass { unknownRunMs } to wait longer',
-          );
-        }
-      }
-      if (Date.now() >= deadline) {
-        throw new TimeoutError(
-          `run ${current} did not finish within ${options.timeoutMs} ms (status: ${run?.status ?? 'not started'})`,
-        );
-      }
-      const until = Math.min(deadline, run === undefined ? unknownDeadline : Infinity);
-      await sleep(Math.min(interval, Math.max(0, until - Date.now())));
-      interval = Math.min(interval * 2, 250);
-    }
+    return waitForResult(
+      { store, transport: this.transport, protection: this.protection, ...this.resultTiming },
+      runId,
+      options,
+    );
   }
 
   private requireStore(method: string): Store {
