@@ -17,7 +17,7 @@ import {
   type RunQuery,
   type RunStatus,
 } from '@baton/core/adapter';
-import { decodeDeadLetter } from '@baton/core/runtime';
+import { decodeDeadLetter } from './dead-letter-message.js';
 import type { DeadLettersApi } from './dead-letters.js';
 import type { RunsApi } from './runs.js';
 import type { TimeTravelApi } from './time-travel.js';

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defineWorkflow, RunDeletedError, TimeoutError, WorkflowFailedError } from '@baton/core';
+import { ConfigError, defineWorkflow } from '@baton/core';
 import type { Delivery } from '@baton/core/adapter';
 import { decodeMessage, encodeEntries, runIdForKey } from '@baton/core/runtime';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { Client } from './index.js';
+import { RunDeletedError, TimeoutError, WorkflowFailedError } from './result-errors.js';
 
 const wf = defineWorkflow({ name: 'orders', version: 2, run: async () => null });
 

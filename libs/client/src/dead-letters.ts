@@ -12,7 +12,7 @@ import type {
   StoredDeadLetter,
   Transport,
 } from '@baton/core/adapter';
-import { decodeDeadLetter, type DecodedDeadLetter } from '@baton/core/runtime';
+import { decodeDeadLetter, type DecodedDeadLetter } from './dead-letter-message.js';
 
 /** A dead letter with its original run message decoded, or why it cannot be. */
 export interface ShownDeadLetter extends StoredDeadLetter {

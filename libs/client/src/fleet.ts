@@ -5,10 +5,11 @@
  * resume the runs in flight (replay-check.ts). One typed API for the CLI (`baton workers`,
  * `baton backlog`, `baton versions`, `baton replay-check`), the console and applications.
  */
-import { ConfigError, TimeoutError } from '@baton/core';
+import { ConfigError } from '@baton/core';
 import { type BacklogDetail, type ReportedWorker, type Store, type Transport } from '@baton/core/adapter';
 import type { ClaimCheck, PayloadProtection } from '@baton/core/runtime';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
+import { TimeoutError } from './result-errors.js';
 import { VersionDrains, type VersionDrain, type VersionsListing, type VersionsOptions } from './versions.js';
 
 /** A live worker: its latest report, and whether its presence connection is up. */

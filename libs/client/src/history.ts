@@ -3,7 +3,6 @@
  * record decoded with the client's payload protection, its large values read back from the
  * payload store and verified, as the workers read them.
  */
-import { CheckpointIntegrityError } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import {
   decodeJournalRecord,
@@ -11,6 +10,7 @@ import {
   type JournalEntry,
   type PayloadCodec,
   type PositionedEntry,
+  CheckpointIntegrityError,
 } from '@baton/core/runtime';
 
 export class HistoryReader {

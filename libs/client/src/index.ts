@@ -112,9 +112,19 @@ export { FINISHED_RUN_STATUSES, isFinishedRun, RUN_STATUSES } from '@baton/core/
 // The backend failures a producer handles itself (wait and retry, fix credentials, grant an
 // ACL), whichever bus or store it uses; `backend` and `code` say which server refused.
 export { BackendAuthError, BackendPermissionError, BackendUnavailableError } from '@baton/core/adapter';
-export type { DecodedDeadLetter, JournalEntry, PositionedEntry, RunDeletion } from '@baton/core/runtime';
+export type { JournalEntry, PositionedEntry } from '@baton/core/runtime';
+export type { RunDeletion } from './run-deletion.js';
+// What waiting on a run raises: its failure, its deletion by the retention sweep, its loss with
+// the store's data, a wait that ran out of time.
+export { RunDeletedError, RunLostError, TimeoutError, WorkflowFailedError } from './result-errors.js';
+// What reading a run's protected data raises (a result, a fork, a checkpoint): bytes that do not
+// verify, a key this client lacks, a checkpoint schema newer than it knows.
+export { CheckpointIntegrityError, CheckpointSchemaError, MissingKeyError } from '@baton/core/runtime';
+// A continued run's stored result (`client.describe`) names its successor; these read it.
+export { CONTINUED_AS, isContinuedAsNew } from '@baton/core/runtime';
 // What an operator tool shows and checks as the client does, so the CLI and the console need no
 // door of @baton/core but the authors': a dead letter's message decoded, a sealed value's label, a
 // start's fields checked as every worker checks them, a URL's secret masked.
 export { maskUrlSecret } from '@baton/core/adapter';
-export { decodeDeadLetter, isSealedValue, protectedLabel, startFieldProblem } from '@baton/core/runtime';
+export { decodeDeadLetter, type DecodedDeadLetter } from './dead-letter-message.js';
+export { isSealedValue, protectedLabel, startFieldProblem } from '@baton/core/runtime';

@@ -5,19 +5,10 @@
  * running. Kept apart from the client, whose root only wires it to the store and its settings.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  BatonError,
-  CONTINUED_AS,
-  CancelledError,
-  NotFoundError,
-  RunDeletedError,
-  RunLostError,
-  TimeoutError,
-  WorkflowFailedError,
-  isContinuedAsNew,
-} from '@baton/core';
+import { BatonError, CancelledError, NotFoundError } from '@baton/core';
 import type { RecordedDataLoss, RunRecord, Store, Transport } from '@baton/core/adapter';
-import { openResult, type PayloadProtection } from '@baton/core/runtime';
+import { CONTINUED_AS, isContinuedAsNew, openResult, type PayloadProtection } from '@baton/core/runtime';
+import { RunDeletedError, RunLostError, TimeoutError, WorkflowFailedError } from './result-errors.js';
 import type { ResultOptions } from './run-handle.js';
 import { notKnownError } from './run-lookup.js';
 import { openedError } from './sealed-records.js';

@@ -2,8 +2,9 @@
  * Finding a run in the store, and the error for one it does not know, shared by the root client
  * (`result`, `describe`) and the sub-clients that act on a run (`timeTravel`, `runs`).
  */
-import { NotFoundError, RunLostError } from '@baton/core';
+import { NotFoundError } from '@baton/core';
 import { assertRunId, type RunRecord, type Store, type Transport } from '@baton/core/adapter';
+import { RunLostError } from './result-errors.js';
 
 /** The run's record; the error of {@link notKnownError} when the store does not know it. */
 export async function requireRun(

@@ -16,15 +16,10 @@ import {
   type Store,
   type Transport,
 } from '@baton/core/adapter';
-import {
-  childKeyPrefix,
-  deleteFinishedRun,
-  parentOfKey,
-  type RunDeletion,
-  wakeMessage,
-} from '@baton/core/runtime';
+import { childKeyPrefix, parentOfKey, wakeMessage } from '@baton/core/runtime';
 import type { HistoryReader } from './history.js';
 import type { Outbox } from './outbox.js';
+import { deleteFinishedRun, type RunDeletion } from './run-deletion.js';
 import { requireRun } from './run-lookup.js';
 import { buildTimeline, type RunTimeline } from './timeline.js';
 

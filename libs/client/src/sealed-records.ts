@@ -4,9 +4,15 @@
  * (`{ "$baton.sealed": 1, key, frame }`, shown by the CLI and console as `protected (key k1)`)
  * where it does not. A value that fails verification raises, as every integrity failure does.
  */
-import { MissingKeyError, type SerializedError } from '@baton/core';
+import type { SerializedError } from '@baton/core';
 import type { RunRecord } from '@baton/core/adapter';
-import { openError, openResult, openValue, type PayloadProtection } from '@baton/core/runtime';
+import {
+  openError,
+  openResult,
+  openValue,
+  type PayloadProtection,
+  MissingKeyError,
+} from '@baton/core/runtime';
 
 /** What `open` returns, or `sealed` as it is when this client lacks the key it names. */
 export function unlessKeyMissing<T>(open: () => T, sealed: T): T {

@@ -25,7 +25,7 @@ import {
   type Store,
   type Transport,
 } from '@baton/core/adapter';
-import { decodeDeadLetter } from '@baton/core/runtime';
+import { decodeDeadLetter } from './dead-letter-message.js';
 
 /** The statuses of a run that still needs its workflow version (one list, in core's run-record.ts). */
 export { UNFINISHED_RUN_STATUSES };

@@ -7,9 +7,16 @@
  * failed for a reason that may pass is redelivered with backoff, and dead-lettered after
  * `maxDeliveries`.
  */
-import { CONTINUED_AS, isContinuedAsNew, type AnyWorkflowDefinition } from '@baton/core';
+import type { AnyWorkflowDefinition } from '@baton/core';
 import type { Delivery, RunRecord } from '@baton/core/adapter';
-import { cancelMessage, sendRunMessage, type CancelMessage, type RunMessage } from '@baton/core/runtime';
+import {
+  cancelMessage,
+  sendRunMessage,
+  type CancelMessage,
+  type RunMessage,
+  CONTINUED_AS,
+  isContinuedAsNew,
+} from '@baton/core/runtime';
 import {
   childStartOf,
   isSettledChild,

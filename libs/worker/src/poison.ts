@@ -2,7 +2,7 @@
  * Poison messages: input that will never succeed is refused with a PoisonMessage naming why, and
  * dead-lettered with that reason, then acked; it never stops the claim loop (worker invariant 2).
  */
-import { BatonError, CheckpointIntegrityError, MissingKeyError, PlaintextRefusedError } from '@baton/core';
+import { BatonError } from '@baton/core';
 import { assertRunId, RUN_ID_PATTERN, type Delivery } from '@baton/core/adapter';
 import {
   decodeMessage,
@@ -16,6 +16,9 @@ import {
   type RunMessage,
   type SignalMessage,
   type StartMessage,
+  CheckpointIntegrityError,
+  MissingKeyError,
+  PlaintextRefusedError,
 } from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from './options.js';

@@ -6,8 +6,8 @@
  * two, and every activity ran once per run.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTINUED_AS, defineActivity, defineWorkflow, isContinuedAsNew } from '@baton/core';
-import { decodeEntries, continuationKey } from '@baton/core/runtime';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import { decodeEntries, continuationKey, CONTINUED_AS, isContinuedAsNew } from '@baton/core/runtime';
 import { fleet, Ledger, until, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;

@@ -7,8 +7,14 @@
  * recording the end is driven on memory adapters (libs/worker/src/worker-continue-as-new.spec.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { CONTINUED_AS, defineActivity, defineWorkflow, isContinuedAsNew } from '@baton/core';
-import { decodeJournalRecord, IDENTITY_PAYLOAD_CODEC, continuationKey } from '@baton/core/runtime';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import {
+  CONTINUED_AS,
+  continuationKey,
+  decodeJournalRecord,
+  IDENTITY_PAYLOAD_CODEC,
+  isContinuedAsNew,
+} from '@baton/core/runtime';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
 import { inProcessNamespace, startInProcessWorkers } from './in-process.spec-helper.js';
 

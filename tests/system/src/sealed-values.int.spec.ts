@@ -14,8 +14,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@baton/client';
-import { defineActivity, defineWorkflow, MissingKeyError, WorkflowFailedError } from '@baton/core';
+import { Client, MissingKeyError, WorkflowFailedError } from '@baton/client';
+import { defineActivity, defineWorkflow } from '@baton/core';
 import type { RunRecord, Store, Transport } from '@baton/core/adapter';
 import {
   resolvePayloadProtection,

@@ -9,8 +9,8 @@
  * MissingKeyError (or CheckpointIntegrityError for bytes that do not verify); the page then says
  * "protected" with the reason instead of showing bytes.
  */
-import { buildTimeline, type PositionedEntry } from '@baton/client';
-import { CheckpointIntegrityError, type BatonError } from '@baton/core';
+import { buildTimeline, type PositionedEntry, CheckpointIntegrityError } from '@baton/client';
+import type { BatonError } from '@baton/core';
 import type { Route } from './http-kit.js';
 
 /** What one activity step ended with, by seq: the latest outcome in the journal wins, as on replay. */

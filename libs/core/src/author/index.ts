@@ -35,20 +35,12 @@ export {
   InvalidInputError,
   isNonRetryable,
   NonRetryableError,
-  RunDeletedError,
-  RunLostError,
   SignalTimeoutError,
-  TimeoutError,
   UnencodableValueError,
-  WorkflowFailedError,
 } from './errors.js';
-export {
-  CheckpointIntegrityError,
-  CheckpointUnreadableError,
-  CodecError,
-  PayloadTooLargeError,
-} from '../adapter/errors.js';
-export { CheckpointSchemaError, MissingKeyError, PlaintextRefusedError } from '../runtime/errors.js';
+// What adapters raise, on this door until the adapter door takes them: a checkpoint a store cannot
+// read, a record it cannot decode, a payload too large for the bus.
+export { CheckpointUnreadableError, CodecError, PayloadTooLargeError } from '../adapter/errors.js';
 export type {
   ActivityDefinition,
   AnyWorkflowDefinition,
@@ -65,20 +57,13 @@ export type {
 export { defineActivity, defineWorkflow } from './workflow.js';
 export type { ActivityRateLimit, KeyedRateLimit, RateLimitDefinition, RateLimitSpec } from './rate-limit.js';
 export { defineRateLimit } from './rate-limit.js';
-export type { ChainResult, ContinueAsNewOptions, ContinuedAsNew } from './continue-as-new.js';
-export { ContinueAsNew, CONTINUED_AS, isContinuedAsNew } from './continue-as-new.js';
+export type { ChainResult, ContinueAsNewOptions } from './continue-as-new.js';
+export { ContinueAsNew } from './continue-as-new.js';
 export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
 export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
-export type {
-  StandardSchemaInput,
-  StandardSchemaOutput,
-  StandardSchemaV1,
-  StandardSchemaV1Issue,
-  StandardSchemaV1Props,
-  StandardSchemaV1Result,
-  StandardSchemaV1Types,
-} from './standard-schema.js';
+// The schema an author passes; its parts are reached through it (`StandardSchemaV1['~standard']`).
+export type { StandardSchemaV1 } from './standard-schema.js';
 export type { RetryPolicy } from './retry.js';
 export { DEFAULT_RETRY_POLICY } from './retry.js';

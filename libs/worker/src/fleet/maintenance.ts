@@ -32,17 +32,12 @@
  * waits for a dead member's partitions to be reassigned. Only what it declines is enqueued.
  */
 import { type PayloadStore, type ScanTurn, type Store, type Transport } from '@baton/core/adapter';
-import {
-  GroupLogTrimmer,
-  type GroupLogTrimPass,
-  type ResumeMessage,
-  type WakeMessage,
-  type PayloadProtection,
-} from '@baton/core/runtime';
+import { type ResumeMessage, type WakeMessage, type PayloadProtection } from '@baton/core/runtime';
 import type { WorkerEvent } from '../events.js';
 import type { FaultHook } from '../faults.js';
 import type { Logger } from '../logger.js';
 import { enqueueResume, enqueueWake } from '../run/run-messages.js';
+import { GroupLogTrimmer, type GroupLogTrimPass } from './group-log-trim.js';
 import { ScheduleFiring, type ScheduleFiringPass } from './schedule-firing.js';
 
 const BATCH = 100;

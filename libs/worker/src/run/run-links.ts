@@ -4,7 +4,6 @@
  * end (or the step) is journaled and are idempotent, so a crash that replays them sends the same
  * messages again and changes nothing (core's continue-as-new.ts and child-workflows.ts).
  */
-import { CONTINUED_AS, isContinuedAsNew, type ContinuedAsNew } from '@baton/core';
 import type { RunOutcome, RunRecord } from '@baton/core/adapter';
 import {
   cancelMessage,
@@ -21,6 +20,9 @@ import {
   continuationKey,
   parentLinkOfKey,
   parentOfKey,
+  CONTINUED_AS,
+  isContinuedAsNew,
+  type ContinuedAsNew,
 } from '@baton/core/runtime';
 import type { ResolvedWorkerOptions } from '../options.js';
 

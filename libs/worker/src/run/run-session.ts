@@ -13,8 +13,6 @@
  */
 import { FencedWriteError } from '@baton/core/adapter';
 import {
-  isContinuedAsNew,
-  CheckpointIntegrityError,
   PayloadTooLargeError,
   UnencodableValueError,
   type SerializedError,
@@ -34,6 +32,8 @@ import {
   type JournalEntry,
   type NewEntry,
   LeaseLostError,
+  isContinuedAsNew,
+  CheckpointIntegrityError,
 } from '@baton/core/runtime';
 import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Attributes, Context } from '@opentelemetry/api';

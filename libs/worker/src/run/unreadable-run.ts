@@ -21,15 +21,15 @@
  *
  * Anything else (a store or bus failure) is rethrown: the run resumes elsewhere as after any error.
  */
+import { CheckpointUnreadableError, CodecError } from '@baton/core';
+import type { RunOutcome } from '@baton/core/adapter';
 import {
+  sealOutcome,
+  serializeError,
   CheckpointIntegrityError,
   CheckpointSchemaError,
-  CheckpointUnreadableError,
-  CodecError,
   MissingKeyError,
-} from '@baton/core';
-import type { RunOutcome } from '@baton/core/adapter';
-import { sealOutcome, serializeError } from '@baton/core/runtime';
+} from '@baton/core/runtime';
 import { ATTR, type WorkerInstruments } from '@baton/telemetry';
 import type { ResolvedWorkerOptions } from '../options.js';
 import { reportEndToParentOf } from './run-links.js';

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeMessage } from './codec.js';
+import { cancelMessage, encodeMessage } from '@baton/core/runtime';
 import { decodeDeadLetter } from './dead-letter-message.js';
-import { cancelMessage } from './run-messages.js';
 
 describe('decodeDeadLetter', () => {
   it('decodes the run message a letter holds', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { memoryStore, memoryTransport } from '../memory/index.js';
-import { GROUP_POSITION_BASE } from '../adapter/contracts/group-journal.js';
-import { withGroupJournal } from './group-journal.js';
+import { GROUP_POSITION_BASE } from '@baton/core/adapter';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
+import { withGroupJournal } from '@baton/core/runtime';
 import { GroupLogTrimmer } from './group-log-trim.js';
 
 const BASE = GROUP_POSITION_BASE;

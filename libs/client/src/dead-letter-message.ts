@@ -1,12 +1,12 @@
 /**
  * Showing a dead letter: the transport keeps the original message as bytes (a letter is often
  * there precisely because its bytes do not decode), so decoding is the reader's job, done here for
- * the client and the CLI. It never throws: an unreadable letter is the common case, and the
+ * the client's listings and bulk actions, and for the CLI and the console through the client's
+ * door. It never throws: an unreadable letter is the common case, and the
  * operator needs to be told why rather than get an exception from the tool meant to inspect it.
  */
-import { decodeMessage } from './codec.js';
-import type { RawMessage } from '../adapter/contracts/transport.js';
-import type { RunMessage } from './messages.js';
+import type { RawMessage } from '@baton/core/adapter';
+import { decodeMessage, type RunMessage } from '@baton/core/runtime';
 
 /** Headers the transports set when a letter's data is not the whole original message. */
 const CUT_HEADERS = {

@@ -21,7 +21,7 @@
  * named, newer than its log's last recorded record, stays until the bus's own limits (a worker
  * that died mid-flush leaves at most one such record).
  */
-import type { GroupLog, GroupLogUse, JournalIndex } from '../adapter/contracts/group-journal.js';
+import type { GroupLog, GroupLogUse, JournalIndex } from '@baton/core/adapter';
 
 /** What one pass did. */
 export interface GroupLogTrimPass {

@@ -1,16 +1,15 @@
 /**
  * Deleting a finished run from the places it lives: the store (record, checkpoints, lease,
  * signals, idempotency key, large payloads), a payload store apart from it (the NATS object
- * store), and the bus (its journal). Shared by `client.runs.delete` and the worker's
- * retention sweep (docs/retention.md).
+ * store), and the bus (its journal): `client.runs.delete` (docs/retention.md). The worker's
+ * retention sweep deletes in batches in the same order (its fleet/maintenance.ts).
  *
  * Invariant: the store's delete comes first and is the only gate. It checks, atomically, that the
  * run is finished; only after it succeeded are its payloads and journal deleted, so a run reopened
  * or still going never loses a record. A crash in between leaves the journal to the bus's own
  * limits, and payloads in a separate payload store behind (never a run without its payloads).
  */
-import type { PayloadStore, Store } from '../adapter/contracts/store.js';
-import type { Transport } from '../adapter/contracts/transport.js';
+import type { PayloadStore, Store, Transport } from '@baton/core/adapter';
 
 /** What {@link deleteFinishedRun} removed. */
 export interface RunDeletion {
