@@ -12,7 +12,7 @@
  *   store's delete checks that the run is finished, atomically, so no unfinished run is ever touched.
  *   A pass deletes batches while expired runs remain, within {@link RETENTION_SWEEP}'s bounds.
  * - the group-log trim (every `groupLogTrimMs`, with a group journal): group records no kept run
- *   names any more (every run in them deleted) are removed from the bus (runtime/group-log-trim.ts).
+ *   names any more (every run in them deleted) are removed from the bus (group-log-trim.ts).
  * - the schedule scan (every `scheduleScanMs`): due schedules start their runs and move on, with
  *   a compare-and-set per schedule (schedule-firing.ts, docs/schedules.md); in turns like the reaper.
  * Each store call pushes what it returns into the future, so two workers scanning at once enqueue
