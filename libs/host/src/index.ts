@@ -59,3 +59,5 @@ export {
   type VariableReader,
 } from './variables.js';
 export { loadWorkflows } from './workflows.js';
+export { DevFleet, type DevAdapters, type DevFleetOptions } from './dev-fleet.js';
+export { freshWorkflowLoader, type FreshWorkflowLoader } from './fresh-modules.js';
