@@ -130,3 +130,4 @@ export {
   startMessage,
   wakeMessage,
 } from './run-messages.js';
+export { wrapCalls } from './wrap-calls.js';
