@@ -28,7 +28,7 @@ function importTarget(specifier: string, cwd: string): string {
 /**
  * What to do about a module that did not load. Node resolves `@baton/*` to the packages' built
  * `dist` unless the `@baton/source` condition is on, so a clone that was never built fails on a
- * `dist` file that does not exist: name both ways out (README, "Your own workflow module").
+ * `dist` file that does not exist: name both ways out (docs/workflows.md, "Your own workflow module").
  */
 function loadHint(err: unknown): string {
   const message = (err as Error).message ?? '';
