@@ -2,7 +2,7 @@
 
 # The Baton worker image. Its entrypoint is the worker process; the same image runs the demo
 # producer and the `baton` command line, web console included. All are configured by environment
-# (README: "Worker process environment"):
+# (docs/configuration.md: "Worker process environment"):
 #
 #   docker build -t baton-worker .
 #   docker run -e BATON_TRANSPORT_URL=nats://… -e BATON_STORE_URL=redis://… \

@@ -3,8 +3,9 @@
  *
  * Integration specs are the `*.int.spec.ts` files; everything else runs on the in-memory adapters,
  * private fakes or offline files. The global setup (which looks for the servers, starts containers
- * and the Kafka broker) is left out, so nothing here waits for or starts a server. The README
- * ("Developing") gives the check: these specs pass with every server URL pointing at a closed port.
+ * and the Kafka broker) is left out, so nothing here waits for or starts a server.
+ * docs/developing.md ("Checks and tests") gives the check: these specs pass with every server URL
+ * pointing at a closed port.
  */
 import { configDefaults, defineConfig } from 'vitest/config';
 

@@ -2,6 +2,7 @@
  * The CLI without servers: flag parsing into run queries, the printers (tables and JSON), the
  * exit codes and messages of usage mistakes, and the configuration from variables and flags.
  */
+import { readFileSync } from 'node:fs';
 import type { ListedRun, RunTimeline } from '@baton/client';
 import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
 import { describe, expect, it } from 'vitest';
@@ -239,6 +240,20 @@ describe('exit codes', () => {
     expect(bulkExit(io, { ...summary, interrupted: false, refused }, 40, 'run')).toBe(EXIT.refused);
     expect(bulkExit(io, { ...summary, interrupted: false }, 40, 'run')).toBe(EXIT.done);
     expect(EXIT.interrupted).toBe(130);
+  });
+
+  it('0 and the package version for --version or -V as the only word; a subcommand keeps its --version filter', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const flag of ['--version', '-V'])
+      expect(await cli([flag])).toMatchObject({ code: 0, out: `${version}\n` });
+    // `runs list --version 2` is the workflow-version filter: it goes on to need a fleet (here: none).
+    const filter = await cli(['runs', 'list', '--version', '2']);
+    expect(filter.code).toBe(2);
+    expect(filter.out).toBe('');
+    expect(filter.err).toMatch(/BATON_TRANSPORT_URL|BATON_STORE_URL/);
   });
 
   it('0 for --help', async () => {

@@ -19,7 +19,7 @@ import { UsageError } from './errors.js';
 /**
  * The connection flags: the variables the operator tools read that have a flag in `@baton/host`'s
  * VARIABLES (the bus and store URLs, each adapter's namespace). Their names, `--help` lines and
- * the variable each overrides all come from there, as the README's tables do.
+ * the variable each overrides all come from there, as docs/configuration.md's tables do.
  */
 const CONNECTION_FLAGS = VARIABLES.flatMap((v) =>
   v.flag !== undefined && v.readBy.includes('operator') ? [{ variable: v.name, flag: v.flag }] : [],

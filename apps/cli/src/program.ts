@@ -3,6 +3,7 @@
  * the translation of every outcome into an exit code. `runCli` is what main.ts calls and what the
  * unit specs drive, with their own output streams and environment.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { COMMAND_GROUPS } from './commands/index.js';
 import { Session, addGlobalFlags, type GlobalFlags } from './context.js';
@@ -18,10 +19,21 @@ export interface CliEnvironment {
   interrupt?: AbortSignal;
 }
 
+/**
+ * The CLI's own version, from its package.json (one directory above both src/ and dist/, so the
+ * same path serves the sources under tsx and the built files in an installed package).
+ */
+export const CLI_VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
 /** Builds the program for one invocation (exported for the specs that check its help). */
 export function buildProgram(context: CommandContext): Command {
   const program = new Command('baton')
-    .description('Find, inspect and steer Baton runs and dead letters (configured like the worker: BATON_*)')
+    .description(
+      'Find, inspect and steer Baton runs and dead letters (configured like the worker: BATON_*).\n' +
+        '`baton --version` prints the version.',
+    )
     .exitOverride()
     .configureOutput({ writeOut: (s) => context.io.out(s), writeErr: (s) => context.io.err(s) });
   addGlobalFlags(program);
@@ -44,6 +56,12 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     stdin: environment.stdin ?? readStdin,
     interrupt: environment.interrupt ?? new AbortController().signal,
   };
+  // `baton --version` / `-V`, as the first word only: Commander's own version option would also
+  // answer `baton runs list --version 2`, where --version is a filter.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    environment.io.out(`${CLI_VERSION}\n`);
+    return EXIT.done;
+  }
   const program = buildProgram(context);
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -18,11 +18,13 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // (decodeDeadLetter, isSealedValue, protectedLabel, startFieldProblem, maskUrlSecret,
   // ScheduleRecord); BackendUnavailableError, BackendAuthError and BackendPermissionError, the
   // backend failures a producer catches without importing an adapter (issue 34 item 3).
-  // 112: what left core's authors' door for the producer's: WorkflowFailedError, RunDeletedError,
+  // 104: wrapCalls (core's runtime door), so the console bounds every store call with the walk of
+  // an adapter's capabilities the test kit's severable adapters use, not a copy of it (issue 34 item 2).
+  // 113: what left core's authors' door for the producer's: WorkflowFailedError, RunDeletedError,
   // RunLostError and TimeoutError (now the client's own, only it raises them); CheckpointIntegrityError,
   // MissingKeyError and CheckpointSchemaError (re-exported from the runtime door); CONTINUED_AS and
   // isContinuedAsNew (a continued run's stored result). decodeDeadLetter now lives here (issue 34 item 1).
-  '@baton/client': { max: 112 },
+  '@baton/client': { max: 113 },
   // 74: FencedWriteError and JournalConflictError went to the adapter door, LeaseLostError,
   // NonDeterminismError and ResumeFailedError to the runtime's: no author or client caller catches them.
   // 69: the key derivations (childKey, childKeyPrefix, parentOfKey, parentLinkOfKey,
@@ -46,16 +48,20 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   '@baton/core/adapter': { max: 189, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
-  // 107 (target reached): 103 names no package outside core imported left the door (the journal
+  // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once
+  // for the console's bounded store and the test kit's severable adapters (issue 34 item 2).
+  // 108 (target reached): 103 names no package outside core imported left the door (the journal
   // entry subtypes, the keyring, frame layout, signature and chain parts, migrations, the retry
   // loop, the group commit's classes and errors, schedule helpers only core calls,
   // NonDeterminismError, ...); decodeDeadLetter and deleteFinishedRun moved into @baton/client,
   // GroupLogTrimmer into @baton/worker (each their only user); seven names came from the root door.
-  '@baton/core/runtime': { max: 107, target: 110 },
+  '@baton/core/runtime': { max: 108, target: 110 },
   '@baton/core/memory': { max: 5 },
   // 36: VARIABLES (every BATON_* variable, declared once; issue 34 item 3) with its three types,
   // and the producer's and console's names derived from it.
-  '@baton/host': { max: 36 },
+  // 41: `baton dev`'s fleet (DevFleet, its options and adapters) and the loader that imports the
+  // workflow modules afresh after a change (freshWorkflowLoader, FreshWorkflowLoader): issue 35 item 1.
+  '@baton/host': { max: 41 },
   '@baton/host/testing': { max: 2 },
   '@baton/redis-kit': { max: 16 },
   '@baton/store-postgres': { max: 21 },

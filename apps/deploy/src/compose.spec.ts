@@ -23,7 +23,7 @@ const IMAGE_WORKDIR = '/app';
 const OTEL_VARIABLES = OTEL_ENV;
 const WORKER_VARIABLES = new Set<string>([...Object.values(ENV), ...OTEL_VARIABLES]);
 const PRODUCER_VARIABLES = new Set<string>([...PRODUCER_READS, ...OTEL_VARIABLES]);
-/** Host ports the tests and developers rely on (README, "Developing"). */
+/** Host ports the tests and developers rely on (docs/developing.md, "Checks and tests"). */
 const SERVER_PORTS: Record<string, string[]> = {
   nats: ['4222:4222', '8222:8222'],
   redis: ['6379:6379'],

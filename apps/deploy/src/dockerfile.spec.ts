@@ -326,7 +326,10 @@ describe('Dockerfile', () => {
     const cli = workspaces().get('@baton/cli');
     expect(cli?.dir, 'no @baton/cli workspace').toBe(CLI_APP);
     const bin = (cli!.pkg as PackageJson & { bin?: Record<string, string> }).bin?.baton;
-    expect(bin, 'apps/cli/package.json has no bin.baton').toBe('./dist/main.js');
+    // The package's bin is the checked-in launcher (it exists at `npm ci`, before any build, so npm
+    // links it); the image links the built entry point directly.
+    expect(bin, 'apps/cli/package.json has no bin.baton').toBe('./bin/baton.js');
+    expect(readFileSync(join(REPO, CLI_APP, 'bin/baton.js'), 'utf8')).toContain("'../dist/main.js'");
     // The build stage builds the CLI (whose ^build builds the console's server and front-end).
     const builds = build!.instructions.filter((i) => i.keyword === 'RUN' && /\bnx\b/.test(i.args));
     expect(

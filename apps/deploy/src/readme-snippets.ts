@@ -1,6 +1,6 @@
 /**
- * Type-checks the TypeScript snippets of a Markdown file that are marked for it, so that the
- * README's examples keep compiling as the API changes. A snippet is checked when the marker
+ * Type-checks the TypeScript snippets of Markdown files that are marked for it, so that the
+ * examples of the README and of docs/ keep compiling as the API changes. A snippet is checked when the marker
  * `<!-- check: typescript -->` comes before its ```ts fence (blank lines between them allowed); each one is a module of its own,
  * compiled with the repository's settings (tsconfig.base.json: strict, NodeNext, the
  * `@baton/source` condition, so against the packages' current sources) as if it were a file at
@@ -13,13 +13,15 @@ import { REPO_ROOT } from './helm.js';
 export const CHECK_MARKER = '<!-- check: typescript -->';
 
 export interface Snippet {
+  /** The Markdown file it is in, relative to the repository root (`docs/workflows.md`). */
+  source: string;
   /** 1-based line of the snippet's first code line in the Markdown file. */
   line: number;
   code: string;
 }
 
-/** The marked ```ts snippets of `markdown`, in order. */
-export function markedSnippets(markdown: string): Snippet[] {
+/** The marked ```ts snippets of `markdown` (the file `source`), in order. */
+export function markedSnippets(markdown: string, source: string): Snippet[] {
   const lines = markdown.split('\n');
   const snippets: Snippet[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -29,18 +31,19 @@ export function markedSnippets(markdown: string): Snippet[] {
     while (open < lines.length && lines[open]!.trim() === '') open++;
     const fence = lines[open]?.trim();
     if (fence !== '```ts' && fence !== '```typescript') {
-      throw new Error(`line ${i + 1}: ${CHECK_MARKER} must be followed by a \`\`\`ts fence`);
+      throw new Error(`${source}:${i + 1}: ${CHECK_MARKER} must be followed by a \`\`\`ts fence`);
     }
     const end = lines.findIndex((line, j) => j > open && line.trim() === '```');
-    if (end < 0) throw new Error(`line ${open + 1}: the marked snippet has no closing fence`);
-    snippets.push({ line: open + 2, code: lines.slice(open + 1, end).join('\n') });
+    if (end < 0) throw new Error(`${source}:${open + 1}: the marked snippet has no closing fence`);
+    snippets.push({ source, line: open + 2, code: lines.slice(open + 1, end).join('\n') });
     i = end;
   }
   return snippets;
 }
 
-/** One compiler error, at its line in the Markdown file. */
+/** One compiler error, at its line in its Markdown file. */
 export interface SnippetError {
+  source: string;
   line: number;
   message: string;
 }
@@ -58,8 +61,14 @@ export function checkSnippets(snippets: readonly Snippet[]): SnippetError[] {
     configFile,
   );
 
-  // Virtual files at the repository root: `@baton/*` resolve through its node_modules.
-  const files = new Map(snippets.map((s) => [resolve(REPO_ROOT, `README.snippet-line-${s.line}.ts`), s]));
+  // Virtual files at the repository root, whatever folder the Markdown is in: `@baton/*` resolve
+  // through its node_modules. Named for the file and line, so snippets of several files never clash.
+  const files = new Map(
+    snippets.map((s) => [
+      resolve(REPO_ROOT, `${s.source.replaceAll('/', '-')}.snippet-line-${s.line}.ts`),
+      s,
+    ]),
+  );
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (name, languageVersion, ...rest) => {
@@ -76,14 +85,15 @@ export function checkSnippets(snippets: readonly Snippet[]): SnippetError[] {
   const program = ts.createProgram({ rootNames: [...files.keys()], options, host });
   const errors: SnippetError[] = [];
   for (const [name, snippet] of files) {
-    const source = program.getSourceFile(name);
+    const sourceFile = program.getSourceFile(name);
     const diagnostics = [
-      ...program.getSyntacticDiagnostics(source),
-      ...program.getSemanticDiagnostics(source),
+      ...program.getSyntacticDiagnostics(sourceFile),
+      ...program.getSemanticDiagnostics(sourceFile),
     ];
     for (const diagnostic of diagnostics) {
       const at = diagnostic.file?.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line ?? 0;
       errors.push({
+        source: snippet.source,
         line: snippet.line + at,
         message: ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'),
       });

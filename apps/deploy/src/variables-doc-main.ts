@@ -1,11 +1,15 @@
-/** `npm run docs:variables`: regenerates the README's tables of BATON_* variables from `@baton/host`'s VARIABLES. */
+/** `npm run docs:variables`: regenerates docs/configuration.md's tables of BATON_* variables from `@baton/host`'s VARIABLES. */
 import { writeFileSync } from 'node:fs';
-import { currentReadme, generateReadme, README_PATH } from './variables-doc.js';
+import {
+  CONFIGURATION_DOC_PATH,
+  currentConfigurationDoc,
+  generateConfigurationDoc,
+} from './variables-doc.js';
 
-const before = currentReadme();
-const after = await generateReadme(before);
-if (after === before) console.log("README.md's tables of variables are up to date");
+const before = currentConfigurationDoc();
+const after = await generateConfigurationDoc(before);
+if (after === before) console.log("docs/configuration.md's tables of variables are up to date");
 else {
-  writeFileSync(README_PATH, after);
-  console.log("README.md's tables of variables regenerated: review the diff");
+  writeFileSync(CONFIGURATION_DOC_PATH, after);
+  console.log("docs/configuration.md's tables of variables regenerated: review the diff");
 }

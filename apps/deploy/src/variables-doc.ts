@@ -1,16 +1,19 @@
 /**
- * The README's tables of BATON_* variables, generated from `@baton/host`'s VARIABLES so that what
- * an operator reads is what the processes read. Each table sits between
- * `<!-- variables:start <table> -->` and `<!-- variables:end -->` in README.md;
+ * The tables of BATON_* variables in docs/configuration.md, generated from `@baton/host`'s
+ * VARIABLES so that what an operator reads is what the processes read. Each table sits between
+ * `<!-- variables:start <table> -->` and `<!-- variables:end -->`;
  * `npm run docs:variables` rewrites them and variables-doc.spec.ts fails while they are stale.
+ * A description's relative links are written from the repository root (as `baton --help` and the
+ * source show them) and rebased here to the page's folder, so they resolve where they are read.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import { VARIABLES, type BatonVariable, type VariableReader } from '@baton/host';
 import { REPO } from './api-report.js';
 
-export const README_PATH = resolve(REPO, 'README.md');
+/** The page that holds the tables. */
+export const CONFIGURATION_DOC_PATH = resolve(REPO, 'docs/configuration.md');
 
 /** What each generated table shows. */
 interface TableSpec {
@@ -56,8 +59,17 @@ const READER_LABELS: Record<VariableReader, string> = {
   console: 'console',
 };
 
+/** A Markdown link target that is a path inside the repository (not a URL, not an anchor alone). */
+const RELATIVE_LINK = /\]\((?![a-z][a-z0-9+.-]*:|#|\/)([^)\s]+)\)/gi;
+
+/** `text`'s relative links, written from the repository root, as seen from the configuration page. */
+function rebaseLinks(text: string): string {
+  const from = dirname(CONFIGURATION_DOC_PATH);
+  return text.replace(RELATIVE_LINK, (_all, target: string) => `](${relative(from, resolve(REPO, target))})`);
+}
+
 function cell(text: string): string {
-  return text.replaceAll('|', '\\|');
+  return rebaseLinks(text).replaceAll('|', '\\|');
 }
 
 /** One table, as Markdown rows (prettier aligns them). */
@@ -91,18 +103,18 @@ export function renderTable(name: string): string {
 
 const REGION = /(<!-- variables:start (\w+) -->)[\s\S]*?(<!-- variables:end -->)/g;
 
-/** The README with every marked table generated afresh, formatted as `npx prettier --write` would. */
-export async function generateReadme(text: string): Promise<string> {
+/** The page with every marked table generated afresh, formatted as `npx prettier --write` would. */
+export async function generateConfigurationDoc(text: string): Promise<string> {
   let found = 0;
   const replaced = text.replace(REGION, (_all, start: string, name: string, end: string) => {
     found++;
     return `${start}\n\n${renderTable(name)}\n\n${end}`;
   });
-  if (found === 0) throw new Error('README.md has no <!-- variables:start <table> --> marker');
-  const options = await resolveConfig(README_PATH);
-  return format(replaced, { ...options, filepath: README_PATH });
+  if (found === 0) throw new Error('docs/configuration.md has no <!-- variables:start <table> --> marker');
+  const options = await resolveConfig(CONFIGURATION_DOC_PATH);
+  return format(replaced, { ...options, filepath: CONFIGURATION_DOC_PATH });
 }
 
-export function currentReadme(): string {
-  return readFileSync(README_PATH, 'utf8');
+export function currentConfigurationDoc(): string {
+  return readFileSync(CONFIGURATION_DOC_PATH, 'utf8');
 }

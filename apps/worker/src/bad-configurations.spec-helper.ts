@@ -1,5 +1,5 @@
 /**
- * Bad values for every BATON_* variable of the worker process (README's table), with what its
+ * Bad values for every BATON_* variable of the worker process (docs/configuration.md's table), with what its
  * fatal line must say; config-variables.spec.ts runs them all in this process, process.int.spec.ts
  * the ones the adapters and the Worker check in a real process.
  */

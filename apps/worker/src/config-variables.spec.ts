@@ -1,5 +1,5 @@
 /**
- * Every BATON_* variable of the worker process (README's table), set to a bad value: the process
+ * Every BATON_* variable of the worker process (docs/configuration.md's table), set to a bad value: the process
  * ends with exit code 1 and one fatal line that names the variable, shows the value (a URL's
  * secret masked, a key never) and says what is expected. Runs the process's lifecycle function
  * in this process (as main.ts does), with its log captured; process.int.spec.ts runs the real

@@ -124,7 +124,8 @@ export { CheckpointIntegrityError, CheckpointSchemaError, MissingKeyError } from
 export { CONTINUED_AS, isContinuedAsNew } from '@baton/core/runtime';
 // What an operator tool shows and checks as the client does, so the CLI and the console need no
 // door of @baton/core but the authors': a dead letter's message decoded, a sealed value's label, a
-// start's fields checked as every worker checks them, a URL's secret masked.
+// start's fields checked as every worker checks them, a URL's secret masked, every store call
+// wrapped in a rule (the console's bound in time) as the test kit wraps an adapter.
 export { maskUrlSecret } from '@baton/core/adapter';
 export { decodeDeadLetter, type DecodedDeadLetter } from './dead-letter-message.js';
-export { isSealedValue, protectedLabel, startFieldProblem } from '@baton/core/runtime';
+export { isSealedValue, protectedLabel, startFieldProblem, wrapCalls } from '@baton/core/runtime';

@@ -19,7 +19,7 @@ describe('resolveConsoleOptions', () => {
     });
   });
 
-  it("applies the defaults the table of variables shows (the README's and `baton console --help`'s)", () => {
+  it("applies the defaults the table of variables shows (docs/configuration.md's and `baton console --help`'s)", () => {
     const resolved = resolveConsoleOptions({}, {});
     const shown = (name: string) => VARIABLES.find((v) => v.name === name)?.default;
     expect(shown(CONSOLE_ENV.host)).toBe(`\`${resolved.host}\``);

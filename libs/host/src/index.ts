@@ -6,7 +6,7 @@
  *   the two a process builds;
  * - read BATON_* configuration (the worker's, and the operator tools' subset of it) and build the
  *   transport and the store it names, with errors that name the variable; every variable any of
- *   them reads is declared once, in VARIABLES (the README's tables and the CLI's flags come from it);
+ *   them reads is declared once, in VARIABLES (docs/configuration.md's tables and the CLI's flags come from it);
  * - refuse two adapters sharing one namespace, and mask a URL's secrets for logs;
  * - load workflow modules.
  *
@@ -59,3 +59,5 @@ export {
   type VariableReader,
 } from './variables.js';
 export { loadWorkflows } from './workflows.js';
+export { DevFleet, type DevAdapters, type DevFleetOptions } from './dev-fleet.js';
+export { freshWorkflowLoader, type FreshWorkflowLoader } from './fresh-modules.js';

@@ -1,5 +1,5 @@
 /**
- * The defaults the table of variables shows operators (variables.ts, and from it the README) are
+ * The defaults the table of variables shows operators (variables.ts, and from it docs/configuration.md) are
  * the ones the code applies: each worker option left unset is resolved by the Worker as a process
  * would resolve it, and compared with its row. A default written as a literal (`` `5000` ``) must
  * equal the resolved value; one written as a rule (`lease / 3`) is checked against that rule here.

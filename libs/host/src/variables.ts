@@ -1,8 +1,8 @@
 /**
  * Every BATON_* variable a Baton process reads (the worker, the producer, the `baton` CLI, the
  * console), declared once. The worker's configuration (`ENV`), the operator tools' subset
- * (`OPERATOR_ENV`), the producer's and the console's names, the README's tables of variables
- * (`npm run docs:variables`) and the CLI's connection flags with their `--help` lines are derived
+ * (`OPERATOR_ENV`), the producer's and the console's names, the tables of variables in
+ * docs/configuration.md (`npm run docs:variables`) and the CLI's connection flags with their `--help` lines are derived
  * from {@link VARIABLES}; a variable added here shows up in each of them, and one read anywhere
  * else is a variable nobody documents.
  *
@@ -36,7 +36,7 @@ export interface VariableFlag {
 export interface BatonVariable {
   readonly name: string;
   readonly readBy: readonly VariableReader[];
-  /** One line, Markdown (the README's table shows it as it is). */
+  /** One line, Markdown (docs/configuration.md's table shows it as it is; links written from the repository root). */
   readonly description: string;
   /** The default as shown to operators (Markdown): `required`, `` `100` ``, `lease / 3`, `none`. */
   readonly default: string;
@@ -122,7 +122,7 @@ const WORKER_VARIABLES = {
     readBy: WORKER,
     default: '`150`',
     description:
-      'how often the fleet looks for workers whose store connection dropped (0 = off); one worker per period scans, in turns ([docs/performance.md](docs/performance.md#fleet-at-scale))',
+      'how often the fleet looks for workers whose store connection dropped (0 = off); one worker per period scans, in turns ([docs/performance.md](docs/performance.md#fleet-at-scale-2026-11-25))',
   },
   missingVersionGraceMs: {
     name: 'BATON_MISSING_VERSION_GRACE_MS',
@@ -498,7 +498,7 @@ const ADAPTER_VARIABLES = adapterVariables();
 
 /**
  * Every BATON_* variable a Baton process reads: the worker's own, the adapters', the
- * producer's and the console's, in the order the README shows them.
+ * producer's and the console's, in the order docs/configuration.md shows them.
  */
 export const VARIABLES: readonly BatonVariable[] = [
   ...Object.values(WORKER_VARIABLES).map(complete),

@@ -28,10 +28,12 @@ function importTarget(specifier: string, cwd: string): string {
 /**
  * What to do about a module that did not load. Node resolves `@baton/*` to the packages' built
  * `dist` unless the `@baton/source` condition is on, so a clone that was never built fails on a
- * `dist` file that does not exist: name both ways out (README, "Your own workflow module").
+ * `dist` file that does not exist: name both ways out (docs/workflows.md, "Your own workflow module").
  */
 function loadHint(err: unknown): string {
   const message = (err as Error).message ?? '';
+  if ((err as Error).name === 'SyntaxError' || (err as { code?: unknown }).code === 'ERR_INVALID_TYPESCRIPT_SYNTAX')
+    return 'fix the syntax error in the module or a file it imports';
   if (
     (err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' &&
     /@baton[/\\].*[/\\]dist[/\\]/.test(message)

@@ -1,6 +1,7 @@
 /**
  * The in-process crash stand-in: a severed adapter's calls hang, nested capabilities (the group
  * log, the store's leases and runs) are cut with it, and each nested capability is one proxy, as on the adapter itself.
+ * What a worker fetched before the crash is not acked after it: the bus redelivers it.
  */
 import { describe, expect, it } from 'vitest';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
@@ -28,6 +29,24 @@ describe('severableTransport', () => {
     expect(await settlesWithin(groupLog.appendGroupRecord('w1', new Uint8Array([2])), 50)).toBe(false);
     // The adapter itself still takes appends: only the severed worker's view is cut.
     expect(await transport.groupLog!.appendGroupRecord('w1', new Uint8Array([3]))).toBe(2);
+    await transport.close();
+  });
+
+  it('cuts off fetches and the acks of what was fetched, while the bus redelivers to others', async () => {
+    const transport = memoryTransport({ ackWaitMs: 100 });
+    await transport.connect();
+    const { adapter, sever } = severableTransport(transport);
+    expect(adapter.name).toBe(transport.name);
+    await adapter.runQueue.enqueue(new Uint8Array([1]));
+    await adapter.runQueue.enqueue(new Uint8Array([2]));
+    const [first] = await adapter.runQueue.fetch({ max: 1, expiresMs: 100 });
+    expect(first?.data).toEqual(new Uint8Array([1]));
+    sever();
+    expect(await settlesWithin(first!.ack(), 50)).toBe(false);
+    expect(await settlesWithin(adapter.runQueue.fetch({ max: 1, expiresMs: 10 }), 50)).toBe(false);
+    // The unacked message is the bus's again, for the live workers.
+    const redelivered = await transport.runQueue.fetch({ max: 2, expiresMs: 1_000 });
+    expect(redelivered.map((d) => d.data[0]).sort()).toEqual([1, 2]);
     await transport.close();
   });
 });

@@ -32,8 +32,8 @@ const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
 
 /**
  * The transport's journal, written against its context: the transport hands each call the context
- * (core's journalOnContext) and wraps it in core's `checkedJournal` (run ids, expected positions,
- * empty ranges) and its lifecycle guard.
+ * with core's journalOnContext, which checks it first (run ids, expected positions, empty ranges),
+ * inside its lifecycle guard.
  */
 export const natsJournal: ContextJournal<TransportContext> = {
   supportsOptimisticAppend: true,
@@ -45,7 +45,7 @@ export const natsJournal: ContextJournal<TransportContext> = {
 
 /**
  * Appends one record; see the invariants above. The run id (a subject token) and the expected
- * position were checked by `checkedJournal`.
+ * position were checked by `journalOnContext`.
  */
 export async function appendJournalRecord(context: TransportContext, append: JournalAppend): Promise<number> {
   const { runId, data, expectedLastPosition: expected } = append;

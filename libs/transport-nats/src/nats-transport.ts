@@ -12,7 +12,6 @@
  */
 import {
   AdapterLifecycle,
-  checkedJournal,
   deadLetterQueue,
   journalOnContext,
   shelfOnContext,
@@ -86,7 +85,7 @@ class NatsTransport implements Transport {
     this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
     this.journal = this.lifecycle.guard(
       'journal',
-      checkedJournal(journalOnContext(connected, natsJournal), 'nats transport'),
+      journalOnContext(connected, natsJournal, 'nats transport'),
     );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',

@@ -35,8 +35,8 @@ const APPEND_RETRY_DELAY_MS = 250;
 
 /**
  * The transport's journal, written against its context: the transport hands each call the context
- * (core's journalOnContext) and wraps it in core's `checkedJournal` (run ids, expected positions,
- * empty ranges) and its lifecycle guard.
+ * with core's journalOnContext, which checks it first (run ids, expected positions, empty ranges),
+ * inside its lifecycle guard.
  */
 export const redisJournal: ContextJournal<TransportContext> = {
   supportsOptimisticAppend: true,
@@ -48,7 +48,7 @@ export const redisJournal: ContextJournal<TransportContext> = {
 
 /**
  * Appends one record (invariants 1 and 2); resolves with its position. The run id and the expected
- * position were checked by `checkedJournal`.
+ * position were checked by `journalOnContext`.
  */
 export async function appendJournalRecord(context: TransportContext, append: JournalAppend): Promise<number> {
   const expected = append.expectedLastPosition;

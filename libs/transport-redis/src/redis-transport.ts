@@ -17,7 +17,6 @@ import type { Redis } from 'ioredis';
 import {
   AdapterLifecycle,
   DEFAULT_RUN_PRIORITY,
-  checkedJournal,
   deadLetterQueue,
   journalOnContext,
   shelfOnContext,
@@ -119,7 +118,7 @@ class RedisTransport implements Transport {
     this.runQueue = this.lifecycle.guard('runQueue', this.queue, ['backlog', 'backlogDetail']);
     this.journal = this.lifecycle.guard(
       'journal',
-      checkedJournal(journalOnContext(connected, redisJournal), 'redis transport'),
+      journalOnContext(connected, redisJournal, 'redis transport'),
     );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',

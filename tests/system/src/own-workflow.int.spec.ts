@@ -1,6 +1,7 @@
 /**
- * A workflow module of your own, in a folder of its own inside the clone, run the two ways the
- * README documents ("Your own workflow module"):
+ * A workflow module of your own, in a folder of its own inside the clone, run the two ways
+ * docs/workflows.md documents ("Your own workflow module"; the README shows the tsx one, and its
+ * commands are listed in apps/deploy/src/first-page.ts as run here):
  * - built: `tsc -p` on a tsconfig that extends tsconfig.workflows.json, then plain `node` on the
  *   JavaScript (the packages' `dist`, as `npm run build` leaves them);
  * - through tsx with the `@baton/source` condition, on the TypeScript as written.

@@ -26,7 +26,7 @@ function storeTimeoutOf(text: string | undefined): number | undefined {
   return Number(text.trim());
 }
 
-function portOf(text: string | undefined): number | undefined {
+export function portOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
@@ -35,7 +35,7 @@ function portOf(text: string | undefined): number | undefined {
 }
 
 /** Resolves once the console should stop: the first Ctrl-C, or SIGTERM (a container stopping). */
-function stopRequested(interrupt: AbortSignal): Promise<void> {
+export function stopRequested(interrupt: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       process.off('SIGTERM', done);

@@ -3,6 +3,7 @@
  */
 import type { CommandGroup } from '../command.js';
 import { consoleCommands } from './console.js';
+import { devCommands } from './dev.js';
 import { dlqCommands } from './dlq.js';
 import { fleetCommands } from './fleet.js';
 import { replayCheckCommands } from './replay-check.js';
@@ -18,4 +19,5 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   versionsCommands,
   replayCheckCommands,
   consoleCommands,
+  devCommands,
 ];

@@ -14,10 +14,11 @@
  *    closing is bounded by the CLI (CLOSE_TIMEOUT_MS).
  * 4. The store's capability objects (`runs`, `control`, … and `journalIndex`) are bounded the
  *    same way, a call named `<capability>.<method>` (`runs.list`). Everything else passes through:
- *    synchronous members, `instanceof`, `in` checks for optional capabilities.
+ *    synchronous members, `instanceof`, `in` checks for optional capabilities (the walk is core's
+ *    `wrapCalls`, shared with the test kit's severable adapters).
  */
 import { BatonError } from '@baton/core';
-import type { Store } from '@baton/client';
+import { wrapCalls, type Store } from '@baton/client';
 import { DEFAULT_STORE_TIMEOUT_MS } from '../config.js';
 
 /** A store call did not settle within the console's bound; the store may be frozen or unreachable. */
@@ -37,58 +38,16 @@ export class StoreTimeoutError extends BatonError {
   }
 }
 
-/** Members that are never bounded (invariant 3). */
-const UNBOUNDED = new Set<PropertyKey>(['connect', 'close']);
-/** The store's capability objects, whose calls are bounded (invariant 4). */
-const NESTED = new Set<PropertyKey>([
-  'leases',
-  'control',
-  'checkpoints',
-  'runs',
-  'timers',
-  'signals',
-  'presence',
-  'retention',
-  'payloads',
-  'fleet',
-  'schedules',
-  'concurrency',
-  'rateLimits',
-  'journalIndex',
-]);
+/** Calls that are never bounded (invariant 3). */
+const UNBOUNDED = new Set<string>(['connect', 'close']);
 
 /** `store` with every promise-returning call bounded by `timeoutMs` (see the module's invariants). */
 export function boundedStore(store: Store, timeoutMs: number = DEFAULT_STORE_TIMEOUT_MS): Store {
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
     throw new RangeError(`boundedStore: timeoutMs must be a whole number of ms ≥ 1, got ${timeoutMs}`);
-  return bound(store, timeoutMs, '');
-}
-
-function bound<T extends object>(target: T, timeoutMs: number, prefix: string): T {
-  // One wrapper per member (so `store.runs.list === store.runs.list`), renewed if the member changes.
-  const cache = new Map<PropertyKey, { value: unknown; wrapped: unknown }>();
-  return new Proxy(target, {
-    get(object, property) {
-      const value: unknown = Reflect.get(object, property, object);
-      const cached = cache.get(property);
-      if (cached !== undefined && cached.value === value) return cached.wrapped;
-      let wrapped: unknown;
-      if (typeof value === 'function') {
-        // Called on the store itself, never on the proxy, so private class fields keep working.
-        const call = value as (...args: unknown[]) => unknown;
-        const method = `${prefix}${String(property)}`;
-        wrapped = UNBOUNDED.has(property)
-          ? call.bind(object)
-          : (...args: unknown[]): unknown => within(call.apply(object, args), method, timeoutMs);
-      } else if (NESTED.has(property) && typeof value === 'object' && value !== null) {
-        wrapped = bound(value, timeoutMs, `${String(property)}.`);
-      } else {
-        return value;
-      }
-      cache.set(property, { value, wrapped });
-      return wrapped;
-    },
-  });
+  return wrapCalls(store, (method, call) =>
+    UNBOUNDED.has(method) ? call() : within(call(), method, timeoutMs),
+  );
 }
 
 function within(result: unknown, method: string, timeoutMs: number): unknown {

@@ -5,8 +5,9 @@
  * backend failure their errors map to, the errors of a write under a stale epoch and of a lost
  * journal race (FencedWriteError, JournalConflictError), and the small helpers adapters share:
  * variable parsers, URL masking, connection-failure codes, byte views, stored-checkpoint parsing,
- * run-id checks and the checks of every journal call (`checkedJournal`). (What only the two Redis
- * adapters share, Sentinel URLs, connection settings and Lua script runners, is `@baton/redis-kit`.)
+ * run-id checks and the checks of every journal call (`journalOnContext`, `checkedJournal`). (What
+ * only the two Redis adapters share, Sentinel URLs, connection settings and Lua script runners, is
+ * `@baton/redis-kit`.)
  */
 export type { Adapter } from './contracts/adapter.js';
 export {

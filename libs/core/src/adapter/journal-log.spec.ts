@@ -82,22 +82,26 @@ describe('journalOnContext', () => {
   it("hands every call the context given for the call's operation, and keeps the flags", async () => {
     const memory = new MemoryJournal();
     const seen: string[] = [];
-    const journal = journalOnContext((operation) => ({ operation }), {
-      supportsOptimisticAppend: true,
-      purgeMode: 'deletes',
-      append: (context, append) => {
-        seen.push(context.operation);
-        return memory.append(append);
+    const journal = journalOnContext(
+      (operation) => ({ operation }),
+      {
+        supportsOptimisticAppend: true,
+        purgeMode: 'deletes',
+        append: (context, append) => {
+          seen.push(context.operation);
+          return memory.append(append);
+        },
+        read: (context, runId, after, upto) => {
+          seen.push(context.operation);
+          return memory.read(runId, after, upto);
+        },
+        purge: (context, runId) => {
+          seen.push(context.operation);
+          return memory.purge(runId);
+        },
       },
-      read: (context, runId, after, upto) => {
-        seen.push(context.operation);
-        return memory.read(runId, after, upto);
-      },
-      purge: (context, runId) => {
-        seen.push(context.operation);
-        return memory.purge(runId);
-      },
-    });
+      'test transport',
+    );
     expect(journal).toMatchObject({ supportsOptimisticAppend: true, purgeMode: 'deletes' });
     expect(journal.scansSharedLog).toBeUndefined();
     await journal.append({ runId: 'run-1', data: new Uint8Array([1]) });
@@ -107,12 +111,42 @@ describe('journalOnContext', () => {
   });
 
   it('rejects a call whose context cannot be had', async () => {
-    const journal = journalOnContext(() => {
-      throw new Error('not connected');
-    }, new MemoryJournalOnContext());
+    const journal = journalOnContext(
+      () => {
+        throw new Error('not connected');
+      },
+      new MemoryJournalOnContext(),
+      'test transport',
+    );
     await expect(journal.append({ runId: 'run-1', data: new Uint8Array() })).rejects.toThrow('not connected');
     await expect(journal.read('run-1', 0)).rejects.toThrow('not connected');
     await expect(journal.purge('run-1')).rejects.toThrow('not connected');
+  });
+
+  it('checks every call before it asks for the context, and answers an empty range without it', async () => {
+    const asked: string[] = [];
+    const journal = journalOnContext(
+      (operation) => {
+        asked.push(operation);
+        throw new Error('not connected');
+      },
+      new MemoryJournalOnContext(),
+      'test transport',
+    );
+    const invalid = { code: 'BATON_CONFIG', message: expect.stringContaining("run id 'a.b' is invalid") };
+    await expect(journal.append({ runId: 'a.b', data: new Uint8Array() })).rejects.toMatchObject(invalid);
+    await expect(journal.read('a.b', 0)).rejects.toMatchObject(invalid);
+    await expect(journal.purge('a.b')).rejects.toMatchObject(invalid);
+    await expect(
+      journal.append({ runId: 'run-1', data: new Uint8Array(), expectedLastPosition: -1 }),
+    ).rejects.toMatchObject({
+      code: 'BATON_CONFIG',
+      option: 'expectedLastPosition',
+      message:
+        'test transport: append to run run-1 expects last position -1; give a whole number of at least 0, or none',
+    });
+    expect(await journal.read('run-1', 5, 5)).toEqual([]);
+    expect(asked).toEqual([]);
   });
 });
 

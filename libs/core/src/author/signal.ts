@@ -29,7 +29,7 @@ export interface SignalDefinition<T = unknown, In = T> {
   /**
    * A Standard Schema (zod, valibot, ...) the payload is checked with: by `client.signal`, which
    * sends the schema's output, and again by `ctx.waitForSignal`, which skips a payload that fails
-   * it (the wait goes on; README, "A typed client"). @defaultValue none: not checked
+   * it (the wait goes on; docs/workflows.md, "A typed client"). @defaultValue none: not checked
    */
   readonly schema?: StandardSchemaV1<In, T> | undefined;
   /** Type-level only: the payload type. Never present at runtime. */

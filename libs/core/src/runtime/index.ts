@@ -75,3 +75,4 @@ export {
   startMessage,
   wakeMessage,
 } from './run-messages.js';
+export { wrapCalls } from './wrap-calls.js';

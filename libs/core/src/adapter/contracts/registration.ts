@@ -22,8 +22,8 @@ export interface AdapterVariable<T> {
   /** The environment variable, e.g. `BATON_NATS_PREFIX`. */
   readonly name: string;
   /**
-   * One line for operators (Markdown: the README's table of variables is generated from it, via
-   * `@baton/host`'s VARIABLES): what it sets and what happens when it is unset.
+   * One line for operators (Markdown, links written from the repository root: the table of
+   * variables in docs/configuration.md is generated from it, via `@baton/host`'s VARIABLES): what it sets and what happens when it is unset.
    */
   readonly description: string;
   /** The default as operators read it (Markdown: `` `baton` ``, `the server's`); none when left out. */
