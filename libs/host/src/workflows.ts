@@ -32,7 +32,10 @@ function importTarget(specifier: string, cwd: string): string {
  */
 function loadHint(err: unknown): string {
   const message = (err as Error).message ?? '';
-  if ((err as Error).name === 'SyntaxError' || (err as { code?: unknown }).code === 'ERR_INVALID_TYPESCRIPT_SYNTAX')
+  if (
+    (err as Error).name === 'SyntaxError' ||
+    (err as { code?: unknown }).code === 'ERR_INVALID_TYPESCRIPT_SYNTAX'
+  )
     return 'fix the syntax error in the module or a file it imports';
   if (
     (err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' &&
