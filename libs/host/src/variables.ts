@@ -454,7 +454,7 @@ const CONSOLE_VARIABLES = {
     readBy: CONSOLE,
     default: 'none',
     description:
-      "`baton serve`: a secret (16 characters at least; several comma-separated while rotating) that admits a POST to the HTTP API without a token when it carries a valid `Baton-Signature` HMAC header ([docs/http-api.md](docs/http-api.md#webhooks))",
+      '`baton serve`: webhook secret(s), comma-separated while rotating: a POST to the HTTP API signed in `Baton-Signature` needs no token ([docs/http-api.md](docs/http-api.md#webhooks))',
     secret: true,
   },
 } as const satisfies Record<string, Declared>;
