@@ -2,6 +2,8 @@
  * The console's HTTP server (node:http): admits each request (security.ts), answers the JSON API
  * (one module per area: runs, run, fleet, actions, bulk) over a @baton/client Client, and serves the
  * built front-end. It has no store or bus access of its own: everything goes through the client.
+ * With `api` (`baton serve`) it also serves the HTTP API under `/v1` (v1/http-api.ts), admitted by
+ * the same rules (`gate`); with `console: false`, that API alone.
  *
  * Invariants:
  * 1. No handler runs for a request the security rules did not admit.
@@ -14,6 +16,7 @@
  *    bound is the client's store's: wrap it with boundedStore (bounded-store.ts) when building the
  *    client, as `baton console` does.
  * 7. A malformed request (a bad percent-escape in the path, a body that is not JSON) is a 400.
+ * 8. Without `api` nothing under `/v1` is served by the API (`baton console` stays as it was).
  */
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

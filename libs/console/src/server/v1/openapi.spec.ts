@@ -60,7 +60,7 @@ describe('the OpenAPI document', () => {
     for (const [path, item] of Object.entries(OPENAPI_DOCUMENT.paths)) {
       const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       for (const op of Object.values(
-        item as Record<string, { parameters?: { name: string; in: string }[] }>,
+        item as Record<string, { parameters?: readonly { name: string; in: string }[] }>,
       )) {
         const declared = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
         expect(declared.sort(), path).toEqual([...names].sort());
