@@ -346,29 +346,32 @@ describe('baton --help', () => {
     }
   });
 
-  it("lists the console's flags from its variables' rows, each naming its variable and default", async () => {
-    const help = await cli(['console', '--help']);
-    expect(help.code).toBe(0);
-    const flagged = VARIABLES.filter((v) => v.flag !== undefined && v.readBy.includes('console'));
-    expect(flagged.map((v) => v.flag!.name)).toEqual(
-      expect.arrayContaining([
-        '--port',
-        '--host',
-        '--token',
-        '--read-only',
-        '--metrics-url',
-        '--store-timeout',
-      ]),
-    );
-    const entries = help.out.split(/\n(?=\s+--)/).map((e) => e.replace(/\s+/g, ' ').trim());
-    for (const v of flagged) {
-      const entry = entries.find((e) => e.startsWith(`${v.flag!.name} `));
-      expect(entry, v.flag!.name).toBeDefined();
-      expect(entry, v.name).toContain(`(${v.name}`);
-      if (v.default.startsWith('`'))
-        expect(entry, v.name).toContain(`default ${v.default.replaceAll('`', '')}`);
-    }
-  });
+  it.each(['console', 'serve'])(
+    "lists the console's flags from its variables' rows in %s's help, each naming its variable and default",
+    async (command) => {
+      const help = await cli([command, '--help']);
+      expect(help.code).toBe(0);
+      const flagged = VARIABLES.filter((v) => v.flag !== undefined && v.readBy.includes('console'));
+      expect(flagged.map((v) => v.flag!.name)).toEqual(
+        expect.arrayContaining([
+          '--port',
+          '--host',
+          '--token',
+          '--read-only',
+          '--metrics-url',
+          '--store-timeout',
+        ]),
+      );
+      const entries = help.out.split(/\n(?=\s+--)/).map((e) => e.replace(/\s+/g, ' ').trim());
+      for (const v of flagged) {
+        const entry = entries.find((e) => e.startsWith(`${v.flag!.name} `));
+        expect(entry, v.flag!.name).toBeDefined();
+        expect(entry, v.name).toContain(`(${v.name}`);
+        if (v.default.startsWith('`'))
+          expect(entry, v.name).toContain(`default ${v.default.replaceAll('`', '')}`);
+      }
+    },
+  );
 });
 
 describe('baton console', () => {
@@ -386,5 +389,28 @@ describe('baton console', () => {
     const port = await cli(['console', '--port', 'eighty']);
     expect(port.code).toBe(EXIT.usage);
     expect(port.err).toMatch(/--port must be a whole number/);
+  });
+});
+
+describe('baton serve', () => {
+  const unreachable = { BATON_TRANSPORT_URL: 'nats://127.0.0.1:9', BATON_STORE_URL: 'redis://127.0.0.1:9' };
+
+  it("lists the API's own flags, and refuses what the console refuses, before connecting", async () => {
+    const help = await cli(['serve', '--help']);
+    expect(help.out).toMatch(/--workflows <module>/);
+    expect(help.out).toMatch(/--api-only/);
+    const open = await cli(['serve', '--host', '0.0.0.0'], unreachable);
+    expect(open.code).toBe(EXIT.usage);
+    expect(open.err).toMatch(/no access control/);
+  });
+
+  it('refuses a workflow module that does not load and a short webhook secret, naming them (exit 2)', async () => {
+    const missing = await cli(['serve', '--workflows', './no-such-workflows.js'], unreachable);
+    expect(missing.code).toBe(EXIT.usage);
+    expect(missing.err).toMatch(/--workflows: module '\.\/no-such-workflows\.js' could not be loaded/);
+    const secret = await cli(['serve'], { ...unreachable, BATON_API_WEBHOOK_SECRET: 'short' });
+    expect(secret.code).toBe(EXIT.usage);
+    expect(secret.err).toMatch(/BATON_API_WEBHOOK_SECRET must hold secrets of at least 16 characters/);
+    expect(secret.err).not.toContain("'short'");
   });
 });

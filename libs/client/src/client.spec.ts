@@ -50,6 +50,21 @@ describe('Client', () => {
     expect(await drain(transport)).toHaveLength(1);
   });
 
+  it('names the run an idempotency key starts before starting it, and refuses a key a worker would', async () => {
+    const transport = memoryTransport();
+    const client = new Client({ transport });
+    const expected = client.runIdForKey('orders', 'order-7');
+    expect(client.runIdForKey(wf, 'order-7')).toBe(expected);
+    expect(client.runIdForKey('billing', 'order-7')).not.toBe(expected);
+    expect((await client.start(wf, null, { idempotencyKey: 'order-7' })).runId).toBe(expected);
+    expect(() => client.runIdForKey('orders', '')).toThrow(
+      expect.objectContaining({ code: 'BATON_INVALID_INPUT', field: 'idempotencyKey' }),
+    );
+    expect(() => client.runIdForKey('not a name!', 'k')).toThrow(
+      expect.objectContaining({ code: 'BATON_INVALID_INPUT', field: 'workflow' }),
+    );
+  });
+
   it('refuses invalid run ids and calls that need a store, naming the fix', async () => {
     const client = new Client({ transport: memoryTransport() });
     await expect(client.start(wf, null, { runId: 'has spaces' })).rejects.toThrow(

@@ -7,6 +7,7 @@
  */
 import {
   ConfigError,
+  InvalidInputError,
   type SignalDefinition,
   type AnyWorkflowDefinition,
   type WorkflowDefinition,
@@ -31,6 +32,7 @@ import {
   type PositionedEntry,
   type RunPriority,
   signalName,
+  startFieldProblem,
   supportsGroupJournal,
   withGroupJournal,
   parentOfKey,
@@ -281,6 +283,25 @@ export class Client {
       await this.outbox.send(`client.start(run ${runId})`, message);
     });
     return new RunHandle(this, runId, startedAt);
+  }
+
+  /**
+   * The run id `start(workflow, input, { idempotencyKey })` gives a run (without `runId`): the
+   * same workflow name and key always name the same run, so a caller can ask the store whether
+   * that run exists before it starts one (the HTTP API answers a repeated key 200 instead of 201
+   * this way). No I/O. InvalidInputError naming the field for a workflow name or a key a worker
+   * would refuse.
+   */
+  runIdForKey(workflow: string | WorkflowRef, idempotencyKey: string): string {
+    const name = typeof workflow === 'string' ? workflow : workflow.name;
+    const refused = startFieldProblem({ workflow: name, version: 1, idempotencyKey });
+    if (refused !== undefined) {
+      throw new InvalidInputError(name, [`${refused.field} ${refused.problem}`], {
+        field: refused.field === 'workflow' ? 'workflow' : 'idempotencyKey',
+        message: `client.runIdForKey(${String(name)}): ${refused.field} ${refused.problem}`,
+      });
+    }
+    return runIdForKey(name, idempotencyKey);
   }
 
   /**

@@ -16,7 +16,23 @@ describe('resolveConsoleOptions', () => {
       metricsUrls: [],
       storeTimeoutMs: 5_000,
       clientAddressHeader: undefined,
+      webhookSecrets: [],
     });
+  });
+
+  it('reads the webhook secrets from the option or the comma-separated variable, and refuses a short one', () => {
+    const env = { [CONSOLE_ENV.apiWebhookSecret]: ' new-secret-0123456789ab, ,old-secret-0123456789ab' };
+    expect(resolveConsoleOptions({}, env).webhookSecrets).toEqual([
+      'new-secret-0123456789ab',
+      'old-secret-0123456789ab',
+    ]);
+    expect(
+      resolveConsoleOptions({ webhookSecrets: ['given-secret-0123456789'] }, env).webhookSecrets,
+    ).toEqual(['given-secret-0123456789']);
+    expect(() =>
+      resolveConsoleOptions({}, { [CONSOLE_ENV.apiWebhookSecret]: 'long-enough-secret-0123,tiny' }),
+    ).toThrow(/^(?!.*tiny).*BATON_API_WEBHOOK_SECRET must hold secrets of at least 16 characters/);
+    expect(VARIABLES.find((v) => v.name === CONSOLE_ENV.apiWebhookSecret)?.secret).toBe(true);
   });
 
   it("applies the defaults the table of variables shows (docs/configuration.md's and `baton console --help`'s)", () => {

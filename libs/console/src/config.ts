@@ -61,6 +61,12 @@ export interface ConsoleOptions {
    * could name any address. @defaultValue none: the connection's address
    */
   clientAddressHeader?: string;
+  /**
+   * The HTTP API's webhook secrets (`baton serve`): a POST under `/v1` carrying a valid
+   * `Baton-Signature` made with one of them is let in without a token (docs/http-api.md). Several
+   * while a secret is rotated. @defaultValue none: every request needs the console's access rules
+   */
+  webhookSecrets?: string[];
 }
 
 export interface ResolvedConsoleOptions {
@@ -78,6 +84,8 @@ export interface ResolvedConsoleOptions {
   storeTimeoutMs: number;
   /** Lower-cased; undefined: the limiter uses the connection's address. */
   clientAddressHeader: string | undefined;
+  /** The webhook secrets, in the order given (none: webhooks are not admitted). */
+  webhookSecrets: string[];
 }
 
 /** The metrics URLs: the option, else the variable's comma-separated list; each must be http(s). */
@@ -99,6 +107,18 @@ function resolveMetricsUrls(option: string[] | undefined, text: string | undefin
     }
   }
   return [...new Set(cleaned)];
+}
+
+/** The webhook secrets: the option, else the variable's comma-separated list; each long enough. */
+function resolveWebhookSecrets(option: string[] | undefined, text: string | undefined): string[] {
+  const secrets = (option ?? (text ?? '').split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  if (secrets.some((secret) => secret.length < MIN_TOKEN_LENGTH)) {
+    throw new ConfigError(
+      `${CONSOLE_ENV.apiWebhookSecret} must hold secrets of at least ${MIN_TOKEN_LENGTH} characters ` +
+        '(e.g. `openssl rand -hex 32`), comma-separated while rotating; a short secret is guessable',
+    );
+  }
+  return secrets;
 }
 
 /** True for the names and addresses that only this machine reaches. */
@@ -178,6 +198,7 @@ export function resolveConsoleOptions(
         `(default ${DEFAULT_STORE_TIMEOUT_MS})`,
     );
   }
+  const webhookSecrets = resolveWebhookSecrets(options.webhookSecrets, env[CONSOLE_ENV.apiWebhookSecret]);
   return {
     host,
     port,
@@ -188,5 +209,6 @@ export function resolveConsoleOptions(
     metricsUrls,
     storeTimeoutMs,
     clientAddressHeader,
+    webhookSecrets,
   };
 }

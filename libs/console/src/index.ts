@@ -1,7 +1,8 @@
 /**
  * @baton/console: the Baton web console, a small HTTP server over @baton/client's operator API
  * that serves the built front-end (runs, a run's step timeline, dead letters, the fleet, and the
- * actions on them). `baton console` (apps/cli) is how operators start it.
+ * actions on them), and the HTTP API (`/v1`) for producers and tools in any language. `baton
+ * console` (apps/cli) is how operators start the console, `baton serve` the console and the API.
  *
  * @example
  * ```ts
@@ -21,7 +22,7 @@
  */
 import type { Client } from '@baton/client';
 import { resolveConsoleOptions, type ConsoleOptions } from './config.js';
-import { ConsoleServer, type FleetDescription } from './server/console-server.js';
+import { ConsoleServer, type ConsoleServerOptions, type FleetDescription } from './server/console-server.js';
 
 export {
   CONSOLE_ENV,
@@ -41,6 +42,18 @@ export { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, addressKey } from './server/sign
 export type { SignInLimits } from './server/sign-in-limiter.js';
 export { HISTORY_MINUTES, MetricsHistory, readTotals } from './server/metrics-history.js';
 export type { MetricsHistorySnapshot, MinuteSample } from './server/metrics-history.js';
+export { API_PREFIX, API_ROUTES, DEFAULT_MAX_WAIT_MS, HttpApi, OPENAPI_PATH } from './server/v1/http-api.js';
+export type { ApiAdmission, ApiIdentity, HttpApiOptions } from './server/v1/http-api.js';
+export type { ApiAnswer, ApiCall, ApiRoute } from './server/v1/run-routes.js';
+export { API_CODES, STATUS_OF_CODE } from './server/v1/api-errors.js';
+export { OPENAPI_DOCUMENT } from './server/v1/openapi.js';
+export {
+  SIGNATURE_HEADER,
+  SIGNATURE_TOLERANCE_MS,
+  signWebhook,
+  verifyWebhook,
+} from './server/v1/webhook-signature.js';
+export type { SignatureCheck } from './server/v1/webhook-signature.js';
 
 export interface StartConsoleOptions {
   client: Client;
@@ -53,6 +66,10 @@ export interface StartConsoleOptions {
   log?: (line: string) => void;
   /** Time between two scrapes of each metrics URL (tests). @defaultValue 10 s */
   metricsIntervalMs?: number;
+  /** Serve the HTTP API under `/v1` (ConsoleServerOptions.api). @defaultValue not served */
+  api?: ConsoleServerOptions['api'];
+  /** Serve the console's pages and `/api`. @defaultValue true */
+  console?: boolean;
 }
 
 /** The kinds of bus and store the URLs name (`nats`, `redis`, …): all the page is told of them. */
@@ -72,6 +89,8 @@ export async function startConsole(start: StartConsoleOptions): Promise<ConsoleS
     ...(start.publicDir !== undefined && { publicDir: start.publicDir }),
     ...(start.log !== undefined && { log: start.log }),
     ...(start.metricsIntervalMs !== undefined && { metricsIntervalMs: start.metricsIntervalMs }),
+    ...(start.api !== undefined && { api: start.api }),
+    ...(start.console !== undefined && { console: start.console }),
   });
   await server.listen();
   return server;

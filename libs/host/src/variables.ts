@@ -449,6 +449,14 @@ const CONSOLE_VARIABLES = {
     description:
       "behind a reverse proxy, the header it sets to the client's address (e.g. `X-Forwarded-For`); the sign-in rate limit counts by its last entry (docs/console.md)",
   },
+  apiWebhookSecret: {
+    name: 'BATON_API_WEBHOOK_SECRET',
+    readBy: CONSOLE,
+    default: 'none',
+    description:
+      '`baton serve`: webhook secret(s), comma-separated while rotating: a POST to the HTTP API signed in `Baton-Signature` needs no token ([docs/http-api.md](docs/http-api.md#webhooks))',
+    secret: true,
+  },
 } as const satisfies Record<string, Declared>;
 
 /** `nats` + `prefix` -> `natsPrefix`: an adapter variable's key in {@link ENV}. */

@@ -1,12 +1,15 @@
 /**
- * `baton console`: serves the web console (@baton/console) against the fleet the BATON_*
- * variables and the global flags name, until Ctrl-C or SIGTERM. The console's own flags override
- * their BATON_CONSOLE_* variables; docs/console.md describes them and the security model.
+ * `baton console` and `baton serve`: the web console (@baton/console) against the fleet the
+ * BATON_* variables and the global flags name, until Ctrl-C or SIGTERM; `serve` adds the HTTP API
+ * under `/v1` (docs/http-api.md), with the workflow modules of `--workflows` for its input schemas,
+ * and with `--api-only` serves the API alone. One server, one port, one set of access rules: the
+ * console's flags override their BATON_CONSOLE_* variables for both commands; docs/console.md
+ * describes them and the security model.
  */
 import { boundedStore, resolveConsoleOptions, startConsole, type ConsoleOptions } from '@baton/console';
-import { VARIABLES } from '@baton/host';
+import { loadWorkflows, VARIABLES } from '@baton/host';
 import type { Command } from 'commander';
-import type { CommandGroup } from '../command.js';
+import type { CommandContext, CommandGroup } from '../command.js';
 import { addVariableFlag, envWithFlags } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
 
@@ -17,7 +20,32 @@ interface ConsoleFlags {
   token?: string;
   metricsUrl?: string[];
   storeTimeout?: string;
+  /** `serve` only: workflow modules (each may list several, comma-separated). */
+  workflows?: string[];
+  /** `serve` only: the HTTP API without the console. */
+  apiOnly?: boolean;
 }
+
+/** What one of the two commands serves. */
+interface Served {
+  name: 'console' | 'serve';
+  description: string;
+  api: boolean;
+}
+
+const SERVED: readonly Served[] = [
+  {
+    name: 'console',
+    description: 'serve the web console (runs, timelines, dead letters, workers, actions) until Ctrl-C',
+    api: false,
+  },
+  {
+    name: 'serve',
+    description:
+      'serve the web console and the HTTP API (/v1: start, describe, wait for, signal, cancel and list runs) until Ctrl-C',
+    api: true,
+  },
+];
 
 function storeTimeoutOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -48,45 +76,80 @@ export function stopRequested(interrupt: AbortSignal): Promise<void> {
   });
 }
 
+/** The modules of `--workflows`, each flag's value split at commas. */
+function workflowModules(values: string[] | undefined): string[] {
+  return (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
+}
+
+function registerServer(program: Command, context: CommandContext, served: Served): void {
+  const command = program.command(served.name).description(served.description);
+  // The console's flags, their --help lines and defaults come from its variables' rows.
+  for (const variable of VARIABLES) {
+    if (variable.readBy.includes('console') && variable.flag !== undefined)
+      addVariableFlag(command, variable);
+  }
+  if (served.api) {
+    command
+      .option(
+        '--workflows <module>',
+        "workflow modules (built JavaScript, as the workers' BATON_WORKFLOWS) whose input schemas the API checks starts against; repeatable",
+        (value: string, previous: string[] = []) => [...previous, value],
+      )
+      .option('--api-only', 'serve the HTTP API alone, without the console');
+  }
+  command.action((flags: ConsoleFlags, command: Command) =>
+    context.run(async () => {
+      const env = envWithFlags(context.env, context.flags(command));
+      const options: ConsoleOptions = {
+        ...(flags.port !== undefined && { port: portOf(flags.port) }),
+        ...(flags.host !== undefined && { host: flags.host }),
+        ...(flags.readOnly && { readOnly: true }),
+        ...(flags.token !== undefined && { token: flags.token }),
+        ...(flags.metricsUrl !== undefined && { metricsUrls: flags.metricsUrl }),
+        ...(flags.storeTimeout !== undefined && { storeTimeoutMs: storeTimeoutOf(flags.storeTimeout) }),
+      };
+      // A server that would be unsafe (or a typo) fails here, before any connection is made;
+      // so does a workflow module that does not load.
+      const { storeTimeoutMs } = resolveConsoleOptions(options, env);
+      const workflows = served.api
+        ? await loadWorkflows(workflowModules(flags.workflows), process.cwd(), '--workflows')
+        : [];
+      // Every store call bounded: a frozen store gives the page 503s to retry, not hung requests;
+      // so the client does not retry them itself either (its 30 s would hold the request).
+      const client = await context
+        .session(command)
+        .client((store) => boundedStore(store, storeTimeoutMs), { retryUnavailableMs: 0 });
+      const apiOnly = served.api && flags.apiOnly === true;
+      const server = await startConsole({
+        client,
+        env,
+        options,
+        log: (line) => context.io.err(`${line}\n`),
+        ...(served.api && { api: { workflows } }),
+        ...(apiOnly && { console: false }),
+      });
+      if (served.api) {
+        const loaded = server.apiWorkflows;
+        context.io.err(
+          loaded.length > 0
+            ? `HTTP API: input schemas of ${loaded.join(', ')}\n`
+            : 'HTTP API: no --workflows, so starts are checked against the live workers only, not against input schemas\n',
+        );
+      }
+      const what = apiOnly ? 'Baton HTTP API' : served.api ? 'Baton console and HTTP API' : 'Baton console';
+      context.io.out(`${what} on ${server.url} (Ctrl-C to stop)\n`);
+      await stopRequested(context.interrupt);
+      await server.close();
+      return EXIT.done;
+    }),
+  );
+}
+
 export const consoleCommands: CommandGroup = {
   register(program, context) {
-    const command = program
-      .command('console')
-      .description('serve the web console (runs, timelines, dead letters, workers, actions) until Ctrl-C');
-    // The console's flags, their --help lines and defaults come from its variables' rows.
-    for (const variable of VARIABLES) {
-      if (variable.readBy.includes('console') && variable.flag !== undefined)
-        addVariableFlag(command, variable);
-    }
-    command.action((flags: ConsoleFlags, command: Command) =>
-      context.run(async () => {
-        const env = envWithFlags(context.env, context.flags(command));
-        const options: ConsoleOptions = {
-          ...(flags.port !== undefined && { port: portOf(flags.port) }),
-          ...(flags.host !== undefined && { host: flags.host }),
-          ...(flags.readOnly && { readOnly: true }),
-          ...(flags.token !== undefined && { token: flags.token }),
-          ...(flags.metricsUrl !== undefined && { metricsUrls: flags.metricsUrl }),
-          ...(flags.storeTimeout !== undefined && { storeTimeoutMs: storeTimeoutOf(flags.storeTimeout) }),
-        };
-        // A console that would be unsafe (or a typo) fails here, before any connection is made.
-        const { storeTimeoutMs } = resolveConsoleOptions(options, env);
-        // Every store call bounded: a frozen store gives the page 503s to retry, not hung requests;
-        // so the client does not retry them itself either (its 30 s would hold the request).
-        const client = await context
-          .session(command)
-          .client((store) => boundedStore(store, storeTimeoutMs), { retryUnavailableMs: 0 });
-        const server = await startConsole({
-          client,
-          env,
-          options,
-          log: (line) => context.io.err(`${line}\n`),
-        });
-        context.io.out(`Baton console on ${server.url} (Ctrl-C to stop)\n`);
-        await stopRequested(context.interrupt);
-        await server.close();
-        return EXIT.done;
-      }),
-    );
+    for (const served of SERVED) registerServer(program, context, served);
   },
 };

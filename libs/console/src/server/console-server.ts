@@ -2,6 +2,8 @@
  * The console's HTTP server (node:http): admits each request (security.ts), answers the JSON API
  * (one module per area: runs, run, fleet, actions, bulk) over a @baton/client Client, and serves the
  * built front-end. It has no store or bus access of its own: everything goes through the client.
+ * With `api` (`baton serve`) it also serves the HTTP API under `/v1` (v1/http-api.ts), admitted by
+ * the same rules (`gate`); with `console: false`, that API alone.
  *
  * Invariants:
  * 1. No handler runs for a request the security rules did not admit.
@@ -14,12 +16,14 @@
  *    bound is the client's store's: wrap it with boundedStore (bounded-store.ts) when building the
  *    client, as `baton console` does.
  * 7. A malformed request (a bad percent-escape in the path, a body that is not JSON) is a 400.
+ * 8. Without `api` nothing under `/v1` is served by the API (`baton console` stays as it was).
  */
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@baton/client';
+import type { AnyWorkflowDefinition } from '@baton/core';
 import { CONSOLE_ENV, type ResolvedConsoleOptions } from '../config.js';
 import { ACTION_ROUTES } from './api-actions.js';
 import { BULK_ROUTES } from './api-bulk.js';
@@ -27,13 +31,15 @@ import { BulkJobs } from './bulk-jobs.js';
 import { FLEET_ROUTES } from './api-fleet.js';
 import { RUN_ROUTES } from './api-run.js';
 import { RUNS_ROUTES } from './api-runs.js';
-import { HttpError, parseJsonBody, readBody, sendJson, type Route } from './http-kit.js';
+import { decodePathPart, HttpError, parseJsonBody, readBody, sendJson, type Route } from './http-kit.js';
 import { loginPage } from './login-page.js';
 import { MetricsHistory } from './metrics-history.js';
 import { ConsoleSecurity, SECURITY_HEADERS, type Identity } from './security.js';
 import { SignInLimiter, type SignInLimits } from './sign-in-limiter.js';
 import { StoreTimeoutError } from './bounded-store.js';
 import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
+import { API_CODES } from './v1/api-errors.js';
+import { HttpApi, type ApiAdmission } from './v1/http-api.js';
 
 const ROUTES: Route[] = [...RUNS_ROUTES, ...RUN_ROUTES, ...FLEET_ROUTES, ...ACTION_ROUTES, ...BULK_ROUTES];
 
@@ -57,7 +63,22 @@ export interface ConsoleServerOptions {
   signInLimits?: SignInLimits;
   /** The limiter's clock (tests). @defaultValue Date.now */
   now?: () => number;
+  /**
+   * Serve the HTTP API under `/v1` (`baton serve`, docs/http-api.md), with the workflows whose
+   * input schemas its starts are checked against. @defaultValue not served (`baton console`)
+   */
+  api?: { workflows?: readonly AnyWorkflowDefinition[]; maxWaitMs?: number };
+  /** Serve the console's pages and its `/api` (false: the HTTP API alone). @defaultValue true */
+  console?: boolean;
 }
+
+/**
+ * The console's rules applied to one request: who it is, or the refusal. A 429 (an address
+ * waiting after wrong tokens) carries its Retry-After seconds.
+ */
+type Gate =
+  | { ok: true; identity: Identity }
+  | { ok: false; status: number; message: string; code?: string; retryAfterS?: number };
 
 /** The statuses of the client's error codes: what the operator asked for cannot be done as is. */
 const STATUS_OF_CODE: Record<string, number> = {
@@ -66,22 +87,6 @@ const STATUS_OF_CODE: Record<string, number> = {
   BATON_CONFIG: 400,
   BATON_VALIDATION: 400,
 };
-
-/**
- * A path capture, percent-decoded; a malformed escape (`%` not followed by two hex digits, or
- * bytes that are not UTF-8) is the caller's mistake, a 400, not a server error.
- */
-function decodePathPart(part: string, path: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    throw new HttpError(
-      400,
-      `the path ${path} has a malformed percent-encoding: a '%' must start an escape of two hex ` +
-        "digits of UTF-8 (write a '%' itself as %25)",
-    );
-  }
-}
 
 /**
  * The request's URL. A path is taken as a path even when it starts with `//` (which URL parsing
@@ -104,6 +109,8 @@ export class ConsoleServer {
   private readonly metrics: MetricsHistory;
   private readonly signIns: SignInLimiter;
   private readonly now: () => number;
+  /** The HTTP API under /v1, when this server serves it. */
+  private readonly api: HttpApi | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly config: ConsoleServerOptions) {
@@ -115,6 +122,20 @@ export class ConsoleServer {
       ...(config.metricsIntervalMs !== undefined && { intervalMs: config.metricsIntervalMs }),
       log: (line) => this.log(this.security.redact(line)),
     });
+    this.api =
+      config.api === undefined
+        ? undefined
+        : new HttpApi({
+            client: config.client,
+            admit: (req) => this.apiAdmission(req),
+            readOnly: config.options.readOnly,
+            webhookSecrets: config.options.webhookSecrets,
+            ...(config.api.workflows !== undefined && { workflows: config.api.workflows }),
+            ...(config.api.maxWaitMs !== undefined && { maxWaitMs: config.api.maxWaitMs }),
+            log: (line) => this.log(this.security.redact(line)),
+            redact: (text) => this.security.redact(text),
+            ...(config.now !== undefined && { now: config.now }),
+          });
     this.server = createServer((req, res) => {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
       this.answer(req, res).catch((err: unknown) => this.fail(res, err, req.method));
@@ -124,7 +145,7 @@ export class ConsoleServer {
   /** Listens on the configured host and port; resolves the URL to open. */
   async listen(): Promise<string> {
     const publicDir = this.config.publicDir ?? DEFAULT_PUBLIC_DIR;
-    if (!existsSync(join(publicDir, 'index.html')))
+    if (this.servesConsole && !existsSync(join(publicDir, 'index.html')))
       this.log(`console: the front-end is not built (no ${publicDir}/index.html): run \`npm run build\``);
     const { host, port } = this.config.options;
     await new Promise<void>((resolve, reject) => {
@@ -145,7 +166,17 @@ export class ConsoleServer {
     return `http://${host}:${address.port}/`;
   }
 
+  /** The workflows the HTTP API loaded, as `name@version` (none when it is not served). */
+  get apiWorkflows(): string[] {
+    return this.api?.loadedWorkflows ?? [];
+  }
+
+  private get servesConsole(): boolean {
+    return this.config.console !== false;
+  }
+
   close(): Promise<void> {
+    this.api?.close();
     this.bulk.abortAll();
     this.metrics.stop();
     this.closing ??= new Promise<void>((resolve) => {
@@ -158,35 +189,29 @@ export class ConsoleServer {
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = requestUrl(req.url ?? '/');
     const method = req.method ?? 'GET';
+    if (this.api !== undefined && HttpApi.owns(url.pathname)) return this.api.answer(req, res, url);
+    if (!this.servesConsole) {
+      return sendJson(res, 404, {
+        error: {
+          code: API_CODES.noRoute,
+          message: `only the HTTP API is served here (/v1): no ${url.pathname}`,
+        },
+      });
+    }
     const address = this.clientAddress(req);
     if (url.pathname === '/login') return this.login(req, res, method, address);
-    const presentsToken = this.security.presentsToken(req.headers);
-    if (presentsToken) {
-      const waitMs = this.signIns.waitOf(address, this.now());
-      if (waitMs !== undefined) {
-        const seconds = Math.ceil(waitMs / 1000);
-        return sendJson(
-          res,
-          429,
-          {
-            error: `too many wrong access tokens from this address: try again in ${seconds} s`,
-            code: 'BATON_CONSOLE_SIGN_IN_LIMITED',
-          },
-          { 'Retry-After': String(seconds) },
-        );
-      }
-    }
-    const admission = this.security.admit(req.headers);
-    if (!admission.ok) {
-      const { status, message, wrongToken } = admission.refusal;
-      if (presentsToken && wrongToken === true) this.signIns.failed(address, this.now());
+    const gate = this.gate(req, address);
+    if (!gate.ok) {
+      const { status, message, code, retryAfterS } = gate;
+      if (retryAfterS !== undefined)
+        return sendJson(res, status, { error: message, code }, { 'Retry-After': String(retryAfterS) });
       if (!url.pathname.startsWith('/api/') && method === 'GET' && this.security.needsLogin) {
         res.writeHead(303, { Location: '/login' }).end();
         return;
       }
       return sendJson(res, status, { error: message });
     }
-    if (url.pathname.startsWith('/api/')) return this.api(req, res, method, url, admission.identity);
+    if (url.pathname.startsWith('/api/')) return this.consoleApi(req, res, method, url, gate.identity);
     if (method !== 'GET' && method !== 'HEAD')
       return sendJson(res, 405, { error: `${method} is not served here` });
     const file = await staticFile(this.config.publicDir ?? DEFAULT_PUBLIC_DIR, url.pathname);
@@ -203,7 +228,48 @@ export class ConsoleServer {
     res.end(method === 'HEAD' ? undefined : file.body);
   }
 
-  private async api(
+  /**
+   * The console's access rules for one request (security.ts), with the sign-in limiter around the
+   * token check: an address that must wait is answered 429 without its token being looked at, and
+   * a wrong bearer token counts against its address. The pages, the console's `/api` and the HTTP
+   * API all pass through here.
+   */
+  private gate(req: IncomingMessage, address: string): Gate {
+    const presentsToken = this.security.presentsToken(req.headers);
+    if (presentsToken) {
+      const waitMs = this.signIns.waitOf(address, this.now());
+      if (waitMs !== undefined) {
+        const seconds = Math.ceil(waitMs / 1000);
+        return {
+          ok: false,
+          status: 429,
+          message: `too many wrong access tokens from this address: try again in ${seconds} s`,
+          code: API_CODES.signInLimited,
+          retryAfterS: seconds,
+        };
+      }
+    }
+    const admission = this.security.admit(req.headers);
+    if (admission.ok) return admission;
+    const { status, message, wrongToken } = admission.refusal;
+    if (presentsToken && wrongToken === true) this.signIns.failed(address, this.now());
+    return { ok: false, status, message };
+  }
+
+  /** {@link gate} as the HTTP API takes it. */
+  private apiAdmission(req: IncomingMessage): ApiAdmission {
+    const gate = this.gate(req, this.clientAddress(req));
+    if (gate.ok) return gate;
+    return {
+      ok: false,
+      status: gate.status,
+      message: gate.message,
+      ...(gate.code !== undefined && { code: gate.code }),
+      ...(gate.retryAfterS !== undefined && { headers: { 'Retry-After': String(gate.retryAfterS) } }),
+    };
+  }
+
+  private async consoleApi(
     req: IncomingMessage,
     res: ServerResponse,
     method: string,

@@ -51,8 +51,11 @@ export function sendJson(
   res.end(body);
 }
 
-/** Reads the whole body as text, refusing more than {@link MAX_BODY_BYTES}. */
-export async function readBody(req: IncomingMessage): Promise<string> {
+/**
+ * Reads the whole body as bytes (a webhook's signature is over the bytes as sent), refusing more
+ * than {@link MAX_BODY_BYTES}.
+ */
+export async function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -60,7 +63,28 @@ export async function readBody(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** Reads the whole body as text, refusing more than {@link MAX_BODY_BYTES}. */
+export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readBodyBytes(req)).toString('utf8');
+}
+
+/**
+ * A path capture, percent-decoded; a malformed escape (`%` not followed by two hex digits, or
+ * bytes that are not UTF-8) is the caller's mistake, a 400, not a server error.
+ */
+export function decodePathPart(part: string, path: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpError(
+      400,
+      `the path ${path} has a malformed percent-encoding: a '%' must start an escape of two hex ` +
+        "digits of UTF-8 (write a '%' itself as %25)",
+    );
+  }
 }
 
 /** Parses a JSON body; an empty body is `{}`. */

@@ -219,14 +219,16 @@ export class ConsoleSecurity {
 
   /**
    * Text with every secret this console knows removed: URL passwords (and lone URL users, a NATS
-   * token) and the access token. Applied to every error message before it leaves the server.
+   * token), the access token and the webhook secrets. Applied to every error message before it
+   * leaves the server.
    */
   redact(text: string): string {
     let out = text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (url) =>
       maskUrlSecret(url, { userIsSecret: true }),
     );
-    const { token } = this.options;
-    if (token !== undefined) out = out.split(token).join('***');
+    const { token, webhookSecrets } = this.options;
+    for (const secret of [...(token === undefined ? [] : [token]), ...webhookSecrets])
+      out = out.split(secret).join('***');
     return out;
   }
 }

@@ -1,0 +1,434 @@
+/**
+ * The HTTP API's OpenAPI 3.1 document, served at `/v1/openapi.json` and checked in as
+ * docs/openapi.json (`npm run api:update` rewrites it; openapi.spec.ts fails while the two differ,
+ * and while a route of run-routes.ts and an operation here do not match one for one).
+ *
+ * Written by hand, next to the routes, as the contract a producer in another language codes
+ * against: the shapes are views.ts's, the statuses api-errors.ts's.
+ */
+import { RUN_STATUSES } from '@baton/client';
+import { MAX_BODY_BYTES } from '../http-kit.js';
+import { SIGNATURE_HEADER, SIGNATURE_TOLERANCE_MS } from './webhook-signature.js';
+
+const ref = (name: string): { $ref: string } => ({ $ref: `#/components/schemas/${name}` });
+const response = (name: string): { $ref: string } => ({ $ref: `#/components/responses/${name}` });
+const json = (schema: object): { content: { 'application/json': { schema: object } } } => ({
+  content: { 'application/json': { schema } },
+});
+const error = (description: string): object => ({ description, ...json(ref('Error')) });
+
+/** The answers every operation may give besides its own. */
+const COMMON = {
+  '401': response('Unauthorized'),
+  '403': response('Forbidden'),
+  '429': response('TooManyWrongTokens'),
+  '500': response('InternalError'),
+  '503': response('Unavailable'),
+};
+/** The answers of every POST: a body too large, not JSON, or refused by read-only mode (403). */
+const WRITES = { '400': response('BadRequest'), '413': response('TooLarge'), '415': response('NotJson') };
+
+const runId = {
+  name: 'runId',
+  in: 'path',
+  required: true,
+  description: 'The run id (letters, digits, `_` and `-`).',
+  schema: { type: 'string' },
+};
+
+const timeFilter = (description: string): object => ({
+  in: 'query',
+  description: `${description}: ms since the epoch (store clock) or an ISO 8601 date.`,
+  schema: { type: 'string' },
+});
+
+const RUN_FIELDS = {
+  runId: { type: 'string' },
+  workflow: { type: 'string' },
+  version: { type: 'integer', minimum: 1 },
+  status: ref('RunStatus'),
+  idempotencyKey: { type: ['string', 'null'] },
+  createdAt: { type: 'integer', description: 'ms since the epoch, store clock' },
+  updatedAt: { type: 'integer', description: 'ms since the epoch, store clock' },
+  attempts: { type: 'integer', description: 'how many times the run was claimed (1 = never resumed)' },
+};
+
+export const OPENAPI_DOCUMENT = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Baton HTTP API',
+    version: '1',
+    description:
+      'Start Baton workflow runs, read them, wait for their results, signal and cancel them, from any ' +
+      'language. Served by `baton serve` beside a fleet (docs/http-api.md). Every error is ' +
+      '`{ "error": { "code": "BATON_…", "message": "…" } }`; a 4xx is the caller\'s mistake, a 503 ' +
+      '(with Retry-After) a store or bus that did not answer in time.',
+  },
+  servers: [{ url: '/' }],
+  security: [{ bearerToken: [] }],
+  paths: {
+    '/v1/runs': {
+      post: {
+        operationId: 'startRun',
+        summary: 'Start a run',
+        description:
+          "The input is checked against the workflow's input schema when this server loaded the " +
+          'workflow (`baton serve --workflows`); otherwise the workflow must be registered by a live ' +
+          'worker (or `allowUnregistered` be true) and the input is not checked here. With an ' +
+          'idempotency key, a key that already names a run answers 200 with that run and sends nothing.',
+        security: [{ bearerToken: [] }, { webhookSignature: [] }],
+        parameters: [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            description: "The same as the body's `idempotencyKey` (send one or the other).",
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: { required: true, ...json(ref('StartRequest')) },
+        responses: {
+          '201': { description: 'The start was sent.', ...json(ref('StartedRun')) },
+          '200': {
+            description: 'The idempotency key already names this run; nothing was sent.',
+            ...json(ref('StartedRun')),
+          },
+          ...WRITES,
+          '422': error(
+            'Unknown workflow (`BATON_UNKNOWN_WORKFLOW`) or input that fails its schema (`BATON_INVALID_INPUT`, with `issues`).',
+          ),
+          ...COMMON,
+        },
+      },
+      get: {
+        operationId: 'listRuns',
+        summary: 'List runs by filters, a page at a time',
+        parameters: [
+          {
+            name: 'status',
+            in: 'query',
+            description: 'One status, or several comma-separated.',
+            schema: { type: 'string' },
+          },
+          { name: 'workflow', in: 'query', schema: { type: 'string' } },
+          { name: 'version', in: 'query', schema: { type: 'integer', minimum: 1 } },
+          { name: 'runIdPrefix', in: 'query', schema: { type: 'string' } },
+          { name: 'idempotencyKeyPrefix', in: 'query', schema: { type: 'string' } },
+          {
+            name: 'worker',
+            in: 'query',
+            description: "The worker holding the run's lease.",
+            schema: { type: 'string' },
+          },
+          { name: 'createdAfter', ...timeFilter('Created at or after') },
+          { name: 'createdBefore', ...timeFilter('Created before') },
+          { name: 'updatedAfter', ...timeFilter('Updated at or after') },
+          { name: 'updatedBefore', ...timeFilter('Updated before') },
+          { name: 'order', in: 'query', schema: { type: 'string', enum: ['newest', 'oldest'] } },
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
+          {
+            name: 'cursor',
+            in: 'query',
+            description: 'The `cursor` of the previous page, with the same filters and order.',
+            schema: { type: 'string' },
+          },
+        ],
+        responses: {
+          '200': { description: 'One page of runs.', ...json(ref('RunPage')) },
+          '400': response('BadRequest'),
+          ...COMMON,
+        },
+      },
+    },
+    '/v1/runs/{runId}': {
+      get: {
+        operationId: 'describeRun',
+        summary: 'Describe a run: its status, input, outcome and lease',
+        parameters: [runId],
+        responses: {
+          '200': { description: 'The run.', ...json(ref('Run')) },
+          '400': response('BadRequest'),
+          '404': response('NotFound'),
+          ...COMMON,
+        },
+      },
+    },
+    '/v1/runs/{runId}/result': {
+      get: {
+        operationId: 'runResult',
+        summary: "Wait for a run's outcome (long poll)",
+        parameters: [
+          runId,
+          {
+            name: 'wait',
+            in: 'query',
+            description:
+              'How long to wait for the run to finish, with its unit (`500ms`, `30s`, `1m`); longer ' +
+              'waits are cut to 60 s. None: answer at once. A run not known yet (its start still ' +
+              'queued) is waited for too.',
+            schema: { type: 'string', examples: ['30s'] },
+          },
+        ],
+        responses: {
+          '200': { description: 'The run finished.', ...json(ref('RunOutcome')) },
+          '202': { description: 'The run has not finished yet: ask again.', ...json(ref('RunPending')) },
+          '400': response('BadRequest'),
+          '404': response('NotFound'),
+          ...COMMON,
+        },
+      },
+    },
+    '/v1/runs/{runId}/signals/{name}': {
+      post: {
+        operationId: 'signalRun',
+        summary: 'Send a signal to a run',
+        description:
+          "The body is the signal's payload as it is (any JSON; none is null), so a webhook's event " +
+          "can be posted here unchanged. `Idempotency-Key` becomes the signal's id: a repeat with the " +
+          'same id is delivered once.',
+        security: [{ bearerToken: [] }, { webhookSignature: [] }],
+        parameters: [
+          runId,
+          {
+            name: 'name',
+            in: 'path',
+            required: true,
+            description: 'The signal name.',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            description: 'The signal id, 1-200 printable characters.',
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: { required: false, content: { 'application/json': { schema: {} } } },
+        responses: {
+          '202': { description: 'The signal was sent.', ...json(ref('SignalSent')) },
+          ...WRITES,
+          '404': response('NotFound'),
+          '409': response('Finished'),
+          '422': error("The payload fails the signal's schema (`BATON_INVALID_INPUT`)."),
+          ...COMMON,
+        },
+      },
+    },
+    '/v1/runs/{runId}/cancel': {
+      post: {
+        operationId: 'cancelRun',
+        summary: 'Cancel a run',
+        description: 'The run stops at its next step and ends `cancelled`.',
+        security: [{ bearerToken: [] }, { webhookSignature: [] }],
+        parameters: [runId],
+        requestBody: { required: false, ...json(ref('CancelRequest')) },
+        responses: {
+          '202': { description: 'The cancel was requested.', ...json(ref('CancelRequested')) },
+          ...WRITES,
+          '404': response('NotFound'),
+          '409': response('Finished'),
+          ...COMMON,
+        },
+      },
+    },
+  },
+  components: {
+    securitySchemes: {
+      bearerToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          "The console's access token (BATON_CONSOLE_TOKEN). Behind an authenticating proxy, the " +
+          'header BATON_CONSOLE_TRUSTED_HEADER names admits instead; with neither set the server ' +
+          'listens on loopback and admits requests for localhost. A console session cookie is not accepted.',
+      },
+      webhookSignature: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Baton-Signature',
+        description:
+          `A POST signed with a secret of BATON_API_WEBHOOK_SECRET: \`t=<unix seconds>,v1=<hex ` +
+          `HMAC-SHA256(secret, "<t>.<raw body>")>\`, the timestamp within ${SIGNATURE_TOLERANCE_MS / 60_000} ` +
+          `minutes of the server's clock (header ${SIGNATURE_HEADER}).`,
+      },
+    },
+    responses: {
+      BadRequest: error(
+        'The request is malformed: a body that is not JSON, an unknown or mistyped field, a bad filter or duration (`BATON_BAD_REQUEST`, `BATON_CONFIG`).',
+      ),
+      Unauthorized: error(
+        'No valid token, trusted header or webhook signature (`BATON_UNAUTHORIZED`, `BATON_BAD_SIGNATURE`).',
+      ),
+      Forbidden: error(
+        'Refused: the server is read-only (`BATON_READ_ONLY`), a cross-site request, or a Host beyond loopback without a token (`BATON_FORBIDDEN`).',
+      ),
+      NotFound: error(
+        'The store does not know the run (`BATON_NOT_FOUND`), or its retention deleted it (`BATON_RUN_DELETED`).',
+      ),
+      Finished: error('The run has finished (`BATON_RUN_STATE`).'),
+      TooLarge: error(`The body is over ${MAX_BODY_BYTES} bytes (\`BATON_TOO_LARGE\`).`),
+      NotJson: error('The body is not JSON (`BATON_UNSUPPORTED_MEDIA_TYPE`).'),
+      TooManyWrongTokens: {
+        description: 'Too many wrong tokens from this address: try again after Retry-After seconds.',
+        headers: { 'Retry-After': { schema: { type: 'integer' } } },
+        ...json(ref('Error')),
+      },
+      Unavailable: {
+        description: 'The store or the bus did not answer in time: try again after Retry-After seconds.',
+        headers: { 'Retry-After': { schema: { type: 'integer' } } },
+        ...json(ref('Error')),
+      },
+      InternalError: error('A fault of the server (`BATON_INTERNAL`), never a mistake of the caller.'),
+    },
+    schemas: {
+      Error: {
+        type: 'object',
+        required: ['error'],
+        properties: {
+          error: {
+            type: 'object',
+            required: ['code', 'message'],
+            properties: {
+              code: { type: 'string', examples: ['BATON_NOT_FOUND'] },
+              message: { type: 'string' },
+              field: { type: 'string', description: 'For BATON_INVALID_INPUT: what was refused.' },
+              issues: {
+                type: 'array',
+                items: { type: 'string' },
+                description:
+                  "For BATON_INVALID_INPUT: each problem as `$.path: message`, in the schema's order.",
+              },
+            },
+          },
+        },
+      },
+      StartRequest: {
+        type: 'object',
+        required: ['workflow'],
+        additionalProperties: false,
+        properties: {
+          workflow: { type: 'string', description: 'The workflow name.' },
+          version: {
+            type: 'integer',
+            minimum: 1,
+            description:
+              'The version; none: the highest loaded here, else the highest a live worker registers.',
+          },
+          input: { description: "The run's input, any JSON." },
+          idempotencyKey: {
+            type: 'string',
+            description: 'The same key, for the same workflow, always names the same run.',
+          },
+          allowUnregistered: {
+            type: 'boolean',
+            default: false,
+            description: 'Start a version no live worker registers (it waits for one).',
+          },
+        },
+      },
+      StartedRun: { type: 'object', required: ['runId'], properties: { runId: { type: 'string' } } },
+      RunStatus: { type: 'string', enum: [...RUN_STATUSES] },
+      ErrorInfo: {
+        type: 'object',
+        required: ['name', 'message'],
+        properties: { name: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } },
+      },
+      RunSummary: {
+        type: 'object',
+        required: [...Object.keys(RUN_FIELDS), 'owner'],
+        properties: {
+          ...RUN_FIELDS,
+          owner: { type: ['string', 'null'], description: "The worker holding the run's lease now." },
+        },
+      },
+      Run: {
+        type: 'object',
+        required: [...Object.keys(RUN_FIELDS), 'lease'],
+        properties: {
+          ...RUN_FIELDS,
+          input: { description: "The run's input." },
+          result: { description: 'Set when completed.' },
+          error: { ...ref('ErrorInfo'), description: 'Set when failed or cancelled.' },
+          parent: {
+            type: 'object',
+            description: 'For a child workflow: the parent run and the step that started it.',
+            properties: { runId: { type: 'string' }, seq: { type: 'integer' } },
+          },
+          forkedFrom: {
+            type: 'object',
+            properties: {
+              runId: { type: 'string' },
+              checkpoint: { type: 'integer' },
+              journalPosition: { type: 'integer' },
+            },
+          },
+          lease: {
+            oneOf: [
+              { type: 'null' },
+              {
+                type: 'object',
+                required: ['state', 'epoch', 'owner', 'expiresAt', 'cancelRequested', 'pauseRequested'],
+                properties: {
+                  state: { type: 'string' },
+                  epoch: { type: 'integer' },
+                  owner: { type: ['string', 'null'] },
+                  expiresAt: { type: ['integer', 'null'] },
+                  cancelRequested: { type: 'boolean' },
+                  pauseRequested: { type: 'boolean' },
+                },
+              },
+            ],
+          },
+        },
+      },
+      RunPage: {
+        type: 'object',
+        required: ['runs'],
+        properties: {
+          runs: { type: 'array', items: ref('RunSummary') },
+          cursor: { type: 'string', description: 'Where the next page starts; absent on the last page.' },
+        },
+      },
+      RunOutcome: {
+        oneOf: [
+          {
+            type: 'object',
+            required: ['runId', 'status', 'result'],
+            properties: { runId: { type: 'string' }, status: { const: 'completed' }, result: {} },
+          },
+          {
+            type: 'object',
+            required: ['runId', 'status', 'error'],
+            properties: {
+              runId: { type: 'string' },
+              status: { type: 'string', enum: ['failed', 'cancelled'] },
+              error: ref('ErrorInfo'),
+            },
+          },
+        ],
+      },
+      RunPending: {
+        type: 'object',
+        required: ['runId', 'status'],
+        properties: {
+          runId: { type: 'string' },
+          status: { type: 'string', enum: ['pending', 'running', 'suspended', 'paused'] },
+        },
+      },
+      SignalSent: {
+        type: 'object',
+        required: ['runId', 'signal'],
+        properties: { runId: { type: 'string' }, signal: { type: 'string' } },
+      },
+      CancelRequest: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { reason: { type: 'string' } },
+      },
+      CancelRequested: {
+        type: 'object',
+        required: ['runId', 'status'],
+        properties: { runId: { type: 'string' }, status: { const: 'cancel-requested' } },
+      },
+    },
+  },
+} as const;
