@@ -2,7 +2,7 @@
  * `baton dev [module…]`: one command, no servers. Runs the workflows the modules export
  * (TypeScript or JavaScript) on a few workers in this process, on the embedded bus and store
  * (or on the servers BATON_TRANSPORT_URL / BATON_STORE_URL, or --bus / --store, name), serves the
- * console on one loopback port, and reloads the workflows when a file under the modules'
+ * console and the HTTP API (`/v1`, docs/http-api.md) on one loopback port, and reloads the workflows when a file under the modules'
  * folders changes. Before a reload takes effect, the runs in flight are replayed against the new
  * code (the same check as `baton replay-check`), and the ones it would break are listed with the
  * step where code and journal part.
@@ -205,16 +205,21 @@ async function dev(
         : env,
       options: { port, ...(flags.host !== undefined && { host: flags.host }) },
       log: (line) => io.err(`${line}\n`),
+      api: { workflows },
     });
     io.out(
       `baton dev: ${workers} worker(s) running ${names(workflows)} on ${where(fleet.adapters)}\n` +
-        `  console  ${server.url}\n`,
+        `  console  ${server.url}\n` +
+        `  HTTP API ${server.url}v1/ (docs/http-api.md), e.g.\n` +
+        `           curl -X POST ${server.url}v1/runs -H 'Content-Type: application/json' ` +
+        `-d '{"workflow":"${workflows[0]!.name}","input":{}}'\n`,
     );
     if (flags.watch !== false) {
       const folders = watchedFolders(given, process.cwd());
       const reloader = serialReloads(async (file) => {
         io.out(`\nchanged: ${relative(process.cwd(), file) || file}; reloading\n`);
-        await reload(io, client, fleet, loader);
+        const reloaded = await reload(io, client, fleet, loader);
+        if (reloaded !== undefined) server.replaceApiWorkflows(reloaded);
       });
       watchers.push(watchSources(folders, reloader));
       io.out(
@@ -260,14 +265,14 @@ async function reload(
   client: Client,
   fleet: DevFleet,
   loader: ReturnType<typeof freshWorkflowLoader>,
-): Promise<void> {
+): Promise<AnyWorkflowDefinition[] | undefined> {
   const started = Date.now();
   let workflows: AnyWorkflowDefinition[];
   try {
     workflows = await loader.load();
   } catch (err) {
     io.out(`  not reloaded, the workers keep the code they had: ${(err as Error).message}\n`);
-    return;
+    return undefined;
   }
   try {
     const report = await client.fleet.replayCheck({ workflows, runTimeoutMs: 5_000 });
@@ -284,6 +289,7 @@ async function reload(
   }
   await fleet.reload(workflows);
   io.out(`  reloaded ${names(workflows)} in ${Date.now() - started} ms\n`);
+  return workflows;
 }
 
 /** The workers' warnings and errors, one line each (info and debug stay quiet in dev). */

@@ -171,6 +171,11 @@ export class ConsoleServer {
     return this.api?.loadedWorkflows ?? [];
   }
 
+  /** The HTTP API checks starts against `definitions` from now on (`baton dev` after a reload). */
+  replaceApiWorkflows(definitions: readonly AnyWorkflowDefinition[]): void {
+    this.api?.replaceWorkflows(definitions);
+  }
+
   private get servesConsole(): boolean {
     return this.config.console !== false;
   }

@@ -137,6 +137,11 @@ export class HttpApi {
     return this.catalog.loadedKeys;
   }
 
+  /** Checks starts against `definitions` from now on (`baton dev`, after its workflows reloaded). */
+  replaceWorkflows(definitions: readonly AnyWorkflowDefinition[]): void {
+    this.catalog.replace(definitions);
+  }
+
   /**
    * Answers one request under `/v1` (see {@link HttpApi.owns}); `url` is its parsed target. Never
    * rejects: every failure becomes a JSON error answer.

@@ -10,8 +10,8 @@
  * ApiError or the client's errors for the caller's mistakes (api-errors.ts maps them).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { isFinishedRun, type Client } from '@baton/client';
-import { CancelledError, RunStateError, TimeoutError, toMs, WorkflowFailedError } from '@baton/core';
+import { isFinishedRun, TimeoutError, WorkflowFailedError, type Client } from '@baton/client';
+import { CancelledError, RunStateError, toMs } from '@baton/core';
 import { runQueryOf } from '../api-runs.js';
 import { API_CODES, ApiError } from './api-errors.js';
 import { startRun, type StartRequest, type WorkflowCatalog } from './start-run.js';

@@ -64,6 +64,12 @@ export class WorkflowCatalog {
     private readonly fleet: () => Promise<FleetWorker[]>,
     private readonly now: () => number = Date.now,
   ) {
+    this.replace(definitions);
+  }
+
+  /** Serves `definitions` from now on instead of the loaded ones (`baton dev` after a reload). */
+  replace(definitions: readonly AnyWorkflowDefinition[]): void {
+    this.loaded.clear();
     for (const definition of definitions) {
       const versions = this.loaded.get(definition.name) ?? new Map<number, AnyWorkflowDefinition>();
       versions.set(definition.version, definition);
