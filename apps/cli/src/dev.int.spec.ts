@@ -107,6 +107,7 @@ describe('baton dev (the binary, embedded bus and store, HTTP API over fetch)', 
     new Lines(dev.stderr!).next(/$^/).catch(() => undefined); // drained, so the child never blocks
     const consoleLine = await out.next(/^ {2}console {2}http:\/\//, 0, 60_000);
     base = consoleLine.trim().split(/\s+/)[1]!;
+    await out.next(/^ {2}watching /);
   }, 90_000);
 
   afterAll(async () => {
@@ -132,7 +133,9 @@ describe('baton dev (the binary, embedded bus and store, HTTP API over fetch)', 
 
     const from = out.all.length;
     await writeFile(join(project, 'workflows.ts'), workflowSource('second-then-first', 'v2'));
-    const broken = await out.next(new RegExp(`would break`), from);
+    const checked = await out.next(/run\(s\) in flight checked against the new code/, from);
+    expect(checked).toMatch(/^ {2}1 run\(s\) in flight checked against the new code: 0 resume on it, 1 would break$/);
+    const broken = await out.next(/^ {2}✗ .* would break at /, from);
     expect(broken).toContain(`greet@1 run ${runId} would break at step #`);
     expect(broken).toMatch(/the journal has activity:first, the new code asks for activity:second/);
     await out.next(/^ {2}reloaded greet@1 in \d+ ms$/, from);

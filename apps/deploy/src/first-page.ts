@@ -183,6 +183,30 @@ export interface RunCommand {
 /** Every command of the README's ```sh blocks, with the spec or CI step that runs it. */
 export const README_COMMANDS: readonly RunCommand[] = [
   {
+    command: 'npx baton dev ./workflows.ts',
+    runBy: [
+      { file: 'apps/cli/src/dev.int.spec.ts', text: "[CLI_MAIN, 'dev', './workflows.ts', '--port', '0']" },
+      { file: '.ci/run', text: 'npx --no-install baton --version' },
+    ],
+    how:
+      'dev.int.spec.ts runs the built CLI (what `npx baton` starts) with `dev ./workflows.ts` on a ' +
+      'free port; CI checks that `npx baton` starts the built CLI in a fresh clone',
+  },
+  {
+    command:
+      'curl -X POST http://127.0.0.1:8233/v1/runs -H \'Content-Type: application/json\' -d \'{"workflow":"greet","input":{"name":"ada"}}\'',
+    runBy: [
+      {
+        file: 'apps/cli/src/dev.int.spec.ts',
+        text: "api(`${base}v1/runs`, 'POST', { workflow: 'greet', input: { name: 'ada' } })",
+      },
+      { file: 'apps/cli/src/http-api.int.spec.ts', text: "'curl'" },
+    ],
+    how:
+      "dev.int.spec.ts posts this body to the dev server's /v1/runs (on the free port it picked); " +
+      'http-api.int.spec.ts drives every route with curl itself',
+  },
+  {
     command: 'npm install && npm start',
     runBy: [
       { file: '.ci/run', text: 'npm ci --no-audit --no-fund' },
