@@ -134,7 +134,9 @@ describe('baton dev (the binary, embedded bus and store, HTTP API over fetch)', 
     const from = out.all.length;
     await writeFile(join(project, 'workflows.ts'), workflowSource('second-then-first', 'v2'));
     const checked = await out.next(/run\(s\) in flight checked against the new code/, from);
-    expect(checked).toMatch(/^ {2}1 run\(s\) in flight checked against the new code: 0 resume on it, 1 would break$/);
+    expect(checked).toMatch(
+      /^ {2}1 run\(s\) in flight checked against the new code: 0 resume on it, 1 would break$/,
+    );
     const broken = await out.next(/^ {2}✗ .* would break at /, from);
     expect(broken).toContain(`greet@1 run ${runId} would break at step #`);
     expect(broken).toMatch(/the journal has activity:first, the new code asks for activity:second/);
@@ -160,7 +162,9 @@ describe('baton dev (the binary, embedded bus and store, HTTP API over fetch)', 
     const from = out.all.length;
     await writeFile(join(project, 'workflows.ts'), 'export const = ;\n');
     const refused = await out.next(/not reloaded/, from);
-    expect(refused).toMatch(/the workers keep the code they had: .*could not be loaded.*fix the syntax error/);
+    expect(refused).toMatch(
+      /the workers keep the code they had: .*could not be loaded.*fix the syntax error/,
+    );
     const still = await api(`${base}v1/runs`, 'POST', { workflow: 'greet', input: { name: 'cy' } });
     expect(still.status).toBe(201);
   }, 60_000);

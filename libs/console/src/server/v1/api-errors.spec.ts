@@ -9,12 +9,10 @@ import {
   ConfigError,
   InvalidInputError,
   NotFoundError,
-  RunDeletedError,
-  RunLostError,
   RunStateError,
   UnencodableValueError,
 } from '@baton/core';
-import { BackendUnavailableError, RetriesExhaustedError } from '@baton/client';
+import { BackendUnavailableError, RetriesExhaustedError, RunDeletedError, RunLostError } from '@baton/client';
 import { StoreTimeoutError } from '../bounded-store.js';
 import { HttpError } from '../http-error.js';
 import { API_CODES, ApiError, errorAnswer, STATUS_OF_CODE } from './api-errors.js';
