@@ -7,7 +7,7 @@
  * In order, on one process: the start-up lines; a run started and left waiting for a signal; an
  * edit that reorders the workflow's steps, which the reload reports as breaking that run at its
  * step; a run started after the reload completing with the new code's result; an edit that does
- * not parse, which changes nothing; then SIGTERM ends the command with exit code 0.
+ * not parse, which changes nothing (the console's banner, GET /api/dev, reports both edits); then SIGTERM ends the command with exit code 0.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -141,6 +141,22 @@ describe('baton dev (the binary, embedded bus and store, HTTP API over fetch)', 
     expect(broken).toContain(`greet@1 run ${runId} would break at step #`);
     expect(broken).toMatch(/the journal has activity:first, the new code asks for activity:second/);
     await out.next(/^ {2}reloaded greet@1 in \d+ ms$/, from);
+    // The console's banner says the same (the page polls GET /api/dev).
+    const banner = await api(`${base}api/dev`, 'GET');
+    expect(banner).toMatchObject({
+      status: 200,
+      body: {
+        workflows: ['greet@1'],
+        broken: [
+          {
+            runId,
+            workflow: 'greet@1',
+            detail: expect.stringContaining('the new code asks for activity:second'),
+          },
+        ],
+      },
+    });
+    expect(banner.body['reloadedAt']).toEqual(expect.any(Number));
 
     // A run started now runs the new code from its first step.
     const fresh = await api(`${base}v1/runs`, 'POST', { workflow: 'greet', input: { name: 'bob' } });
@@ -165,6 +181,7 @@ describe('baton dev (the binary, embedded bus and store, HTTP API over fetch)', 
     expect(refused).toMatch(
       /the workers keep the code they had: .*could not be loaded.*fix the syntax error/,
     );
+    expect((await api(`${base}api/dev`, 'GET')).body['notLoaded']).toMatch(/could not be loaded/);
     const still = await api(`${base}v1/runs`, 'POST', { workflow: 'greet', input: { name: 'cy' } });
     expect(still.status).toBe(201);
   }, 60_000);

@@ -36,6 +36,7 @@ export {
 } from './config.js';
 export type { ConsoleOptions, ResolvedConsoleOptions } from './config.js';
 export { ConsoleServer } from './server/console-server.js';
+export type { DevReport } from './server/dev-report.js';
 export type { ConsoleServerOptions, FleetDescription } from './server/console-server.js';
 export { StoreTimeoutError, boundedStore } from './server/bounded-store.js';
 export { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, addressKey } from './server/sign-in-limiter.js';
@@ -70,6 +71,8 @@ export interface StartConsoleOptions {
   api?: ConsoleServerOptions['api'];
   /** Serve the console's pages and `/api`. @defaultValue true */
   console?: boolean;
+  /** `baton dev`'s last reload, for the page's banner (ConsoleServerOptions.devReport). */
+  devReport?: ConsoleServerOptions['devReport'];
 }
 
 /** The kinds of bus and store the URLs name (`nats`, `redis`, …): all the page is told of them. */
@@ -91,6 +94,7 @@ export async function startConsole(start: StartConsoleOptions): Promise<ConsoleS
     ...(start.metricsIntervalMs !== undefined && { metricsIntervalMs: start.metricsIntervalMs }),
     ...(start.api !== undefined && { api: start.api }),
     ...(start.console !== undefined && { console: start.console }),
+    ...(start.devReport !== undefined && { devReport: start.devReport }),
   });
   await server.listen();
   return server;

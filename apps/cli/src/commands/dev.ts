@@ -18,7 +18,7 @@ import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { Client } from '@baton/client';
 import type { AnyWorkflowDefinition } from '@baton/core';
-import { startConsole } from '@baton/console';
+import { startConsole, type DevReport } from '@baton/console';
 import { DevFleet, freshWorkflowLoader, type DevAdapters } from '@baton/host';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
@@ -193,6 +193,8 @@ async function dev(
     ...(fleet.adapters.largePayloads !== undefined && { largePayloads: fleet.adapters.largePayloads }),
   });
   const watchers: { close(): void }[] = [];
+  // What the console's banner shows (GET /api/dev): the last reload's outcome.
+  const report: DevReport = { workflows: workflows.map((w) => `${w.name}@${w.version}`), broken: [] };
   try {
     await client.connect();
     const consoleEnv = Object.fromEntries(
@@ -206,6 +208,7 @@ async function dev(
       options: { port, ...(flags.host !== undefined && { host: flags.host }) },
       log: (line) => io.err(`${line}\n`),
       api: { workflows },
+      devReport: () => report,
     });
     io.out(
       `baton dev: ${workers} worker(s) running ${names(workflows)} on ${where(fleet.adapters)}\n` +
@@ -218,7 +221,7 @@ async function dev(
       const folders = watchedFolders(given, process.cwd());
       const reloader = serialReloads(async (file) => {
         io.out(`\nchanged: ${relative(process.cwd(), file) || file}; reloading\n`);
-        const reloaded = await reload(io, client, fleet, loader);
+        const reloaded = await reload(io, client, fleet, loader, report);
         if (reloaded !== undefined) server.replaceApiWorkflows(reloaded);
       });
       watchers.push(watchSources(folders, reloader));
@@ -265,6 +268,7 @@ async function reload(
   client: Client,
   fleet: DevFleet,
   loader: ReturnType<typeof freshWorkflowLoader>,
+  report: DevReport,
 ): Promise<AnyWorkflowDefinition[] | undefined> {
   const started = Date.now();
   let workflows: AnyWorkflowDefinition[];
@@ -272,22 +276,32 @@ async function reload(
     workflows = await loader.load();
   } catch (err) {
     io.out(`  not reloaded, the workers keep the code they had: ${(err as Error).message}\n`);
+    report.notLoaded = (err as Error).message;
     return undefined;
   }
   try {
-    const report = await client.fleet.replayCheck({ workflows, runTimeoutMs: 5_000 });
-    const broken = report.runs.filter((r) => r.result === 'nondeterministic' || r.result === 'failed');
-    if (report.counts.checked > 0)
+    const check = await client.fleet.replayCheck({ workflows, runTimeoutMs: 5_000 });
+    const broken = check.runs.filter((r) => r.result === 'nondeterministic' || r.result === 'failed');
+    if (check.counts.checked > 0)
       io.out(
-        `  ${report.counts.checked} run(s) in flight checked against the new code: ` +
-          `${report.counts.ok} resume on it, ${broken.length} would break\n`,
+        `  ${check.counts.checked} run(s) in flight checked against the new code: ` +
+          `${check.counts.ok} resume on it, ${broken.length} would break\n`,
       );
     for (const run of broken)
       io.out(`  ✗ ${run.workflow}@${run.version} run ${run.runId} would break at ${replayDetail(run)}\n`);
+    report.broken = broken.map((run) => ({
+      runId: run.runId,
+      workflow: `${run.workflow}@${run.version}`,
+      detail: replayDetail(run),
+    }));
   } catch (err) {
+    report.broken = [];
     io.out(`  the runs in flight could not be checked: ${(err as Error).message}\n`);
   }
   await fleet.reload(workflows);
+  report.workflows = workflows.map((w) => `${w.name}@${w.version}`);
+  report.reloadedAt = Date.now();
+  delete report.notLoaded;
   io.out(`  reloaded ${names(workflows)} in ${Date.now() - started} ms\n`);
   return workflows;
 }

@@ -37,6 +37,7 @@ import { MetricsHistory } from './metrics-history.js';
 import { ConsoleSecurity, SECURITY_HEADERS, type Identity } from './security.js';
 import { SignInLimiter, type SignInLimits } from './sign-in-limiter.js';
 import { StoreTimeoutError } from './bounded-store.js';
+import type { DevReport } from './dev-report.js';
 import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
 import { API_CODES } from './v1/api-errors.js';
 import { HttpApi, type ApiAdmission } from './v1/http-api.js';
@@ -70,6 +71,8 @@ export interface ConsoleServerOptions {
   api?: { workflows?: readonly AnyWorkflowDefinition[]; maxWaitMs?: number };
   /** Serve the console's pages and its `/api` (false: the HTTP API alone). @defaultValue true */
   console?: boolean;
+  /** `baton dev`: its last reload, for the page's banner (`GET /api/dev`). @defaultValue not dev */
+  devReport?: () => DevReport;
 }
 
 /**
@@ -287,6 +290,15 @@ export class ConsoleServer {
         readOnly: this.config.options.readOnly,
         signedInVia: identity.via,
         fleet: this.config.fleet,
+        dev: this.config.devReport !== undefined,
+      });
+    }
+    if (url.pathname === '/api/dev' && method === 'GET') {
+      const report = this.config.devReport?.();
+      if (report === undefined) return sendJson(res, 404, { error: 'this console is not baton dev' });
+      return sendJson(res, 200, {
+        ...report,
+        broken: report.broken.map((b) => ({ ...b, detail: this.security.redact(b.detail) })),
       });
     }
     let params: string[] | undefined;

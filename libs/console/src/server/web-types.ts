@@ -6,8 +6,12 @@
  */
 import type * as Web from '../../web/src/types.js';
 import type * as Metrics from './metrics-history.js';
+import type * as Dev from './dev-report.js';
 
 /** Compiles only when `Sent` can be read as `Read`. */
 type Readable<Read, Sent extends Read> = [Read, Sent];
 
-export type WebTypesMatchTheServer = [Readable<Web.MetricsHistorySnapshot, Metrics.MetricsHistorySnapshot>];
+export type WebTypesMatchTheServer = [
+  Readable<Web.MetricsHistorySnapshot, Metrics.MetricsHistorySnapshot>,
+  Readable<Web.DevReport, Dev.DevReport>,
+];

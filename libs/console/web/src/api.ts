@@ -10,6 +10,8 @@ export interface SessionInfo {
   readOnly: boolean;
   signedInVia: string;
   fleet: { transport: string; store: string };
+  /** True when `baton dev` serves the page (its banner polls /api/dev). */
+  dev?: boolean;
 }
 
 export class ApiError extends Error {

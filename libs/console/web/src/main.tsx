@@ -5,6 +5,7 @@
 import { render } from 'preact';
 import { getSession, type SessionInfo } from './api.js';
 import { usePolling } from './hooks.js';
+import { DevBanner } from './components/dev-banner.js';
 import { DeadLettersPage } from './pages/dead-letters-page.js';
 import { RunPage } from './pages/run-page.js';
 import { RunsPage } from './pages/runs-page.js';
@@ -47,6 +48,7 @@ function App() {
           </span>
         )}
       </header>
+      {session.data?.dev === true && <DevBanner />}
       <div id="content">
         {route.page === 'runs' && <RunsPage search={location.search} />}
         {route.page === 'run' && <RunPage runId={route.runId} />}

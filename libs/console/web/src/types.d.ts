@@ -1,0 +1,92 @@
+/**
+ * The shapes the API answers with, as the page reads them. The server sends exactly the client's
+ * types (RunPage, RunCounts, RunTimeline, ...) as JSON, so the page imports them from
+ * @baton/client as types only: nothing of the client enters the browser bundle (a type import is
+ * erased), and a field renamed or retyped in the client fails the page's typecheck. The shapes
+ * only the console's server makes (dead-letter rows, the metrics history, the timeline answer)
+ * are written here.
+ */
+import type { RunStatus } from '@baton/client';
+export type { ActivityItem, FleetBacklog, FleetWorker, LeaseInfo, ListedRun, RunCounts, RunDescription, RunPage, RunStatus, RunTimeline, TimelineItem, TimelineOwner as Owner, } from '@baton/client';
+import type { RunTimeline } from '@baton/client';
+/**
+ * Every run status, in the order the runs page shows them. A value the page needs at run time, so
+ * not imported (that would bundle the client); the check below fails the typecheck when the
+ * client gains or loses a status.
+ */
+export declare const RUN_STATUSES: readonly ["pending", "running", "suspended", "paused", "completed", "failed", "cancelled"];
+type Missing = Exclude<RunStatus, (typeof RUN_STATUSES)[number]>;
+export declare const EVERY_STATUS_LISTED: [Missing] extends [never] ? true : Missing;
+export interface StepOutcome {
+    seq: number;
+    result?: unknown;
+    error?: {
+        name: string;
+        message: string;
+    };
+}
+export type TimelineAnswer = {
+    timeline: RunTimeline;
+    outcomes: Record<number, StepOutcome>;
+    checkpoints: {
+        seq: number;
+        epoch: number;
+        journalPosition: number;
+        status: string;
+    }[];
+} | {
+    protected: string;
+};
+export interface DeadLetterRow {
+    id: string;
+    reason: string;
+    code: string;
+    at: number;
+    headers: Record<string, string>;
+    bytes: number;
+}
+export interface ShownDeadLetter extends DeadLetterRow {
+    message: {
+        readable: true;
+        message: Record<string, unknown>;
+    } | {
+        readable: false;
+        problem: string;
+    };
+}
+/** GET /api/metrics: the workers' counts per minute over the last hour (metrics-history.ts). */
+export interface MinuteSample {
+    start: number;
+    runsCompleted: number;
+    runsFailed: number;
+    activities: number;
+    activitiesFailed: number;
+}
+export interface MetricsHistorySnapshot {
+    configured: boolean;
+    intervalMs: number;
+    sources: {
+        url: string;
+        lastScrapeAt?: number;
+        error?: string;
+    }[];
+    minutes: MinuteSample[];
+}
+/**
+ * What `baton dev` tells the page about its last reload (`GET /api/dev`): which workflows run, and
+ * the runs in flight the change would break, each with where code and journal part.
+ */
+export interface DevReport {
+    /** The workflows the workers run now, as `name@version`. */
+    workflows: string[];
+    /** When the workers last started on new code (ms since the epoch); none before the first reload. */
+    reloadedAt?: number;
+    /** The runs the last reload's check found the new code would break. */
+    broken: {
+        runId: string;
+        workflow: string;
+        detail: string;
+    }[];
+    /** Why the last change was not loaded (the workers kept their code); none when it was. */
+    notLoaded?: string;
+}
