@@ -6,7 +6,7 @@
  *   java HttpProducer.java <base url> <token> <idempotency key> <name>
  *
  * Prints `started <runId> <HTTP status>` then `outcome <JSON>`; exits 1 with the answer on
- * standard error for anything else. apps/cli/src/http-api.int.spec.ts runs it against `baton serve`.
+ * standard error for anything else. apps/cli/src/http-api.serial.int.spec.ts runs it against `baton serve`.
  */
 import java.net.URI;
 import java.net.http.HttpClient;

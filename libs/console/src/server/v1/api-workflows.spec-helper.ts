@@ -3,7 +3,7 @@
  * Standard Schema, so no validation library is needed), in two versions; a run that waits for the
  * signal `go` and returns its payload; a run that fails; and one only the workers register (the
  * API server does not load it), for the version rules of POST /v1/runs. The integration spec
- * (apps/cli/src/http-api.int.spec.ts) gives this module to the worker processes and to `baton
+ * (apps/cli/src/http-api.serial.int.spec.ts) gives this module to the worker processes and to `baton
  * serve --workflows`, so it imports nothing but @baton/core and uses only erasable TypeScript
  * (node runs it without a loader).
  */
