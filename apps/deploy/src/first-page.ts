@@ -200,7 +200,7 @@ export const README_COMMANDS: readonly RunCommand[] = [
         file: 'apps/cli/src/dev.int.spec.ts',
         text: "api(`${base}v1/runs`, 'POST', { workflow: 'greet', input: { name: 'ada' } })",
       },
-      { file: 'apps/cli/src/http-api.int.spec.ts', text: "'curl'" },
+      { file: 'apps/cli/src/http-api.serial.int.spec.ts', text: "'curl'" },
     ],
     how:
       "dev.int.spec.ts posts this body to the dev server's /v1/runs (on the free port it picked); " +
