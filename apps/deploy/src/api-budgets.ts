@@ -34,7 +34,10 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // mends): checkedJournal (every journal's run-id, expected-position and empty-range checks),
   // journalOnContext and shelfOnContext with their ContextJournal and ContextShelf (a journal and a
   // dead-letter shelf written against a transport's context).
-  '@baton/core/adapter': { max: 189, target: 90 },
+  // 190: OperationsOf, the type a store writes each capability module against (the contract's
+  // methods over its open state), so each store binds whole modules instead of a method table per
+  // capability (issue 34 item 2, store modules).
+  '@baton/core/adapter': { max: 190, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   '@baton/core/runtime': { max: 209, target: 110 },

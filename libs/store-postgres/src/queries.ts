@@ -1,5 +1,5 @@
 /**
- * RunQueries in SQL: one statement per page, over the indexes and the counts table of migration
+ * RunQueries in SQL (`store.runs.list` and `count`): one statement per page, over the indexes and the counts table of migration
  * 011 (run_queries).
  *
  * Invariants:
@@ -17,8 +17,10 @@ import {
   RUN_STATUSES,
   type CheckedRunQuery,
   type ListedRun,
+  type OperationsOf,
   type RunCounts,
   type RunPage,
+  type RunQueries,
   type RunQuery,
   type RunStatus,
 } from '@baton/core/adapter';
@@ -83,7 +85,7 @@ function conditions(query: CheckedRunQuery): { where: string[]; params: unknown[
   return { where, params };
 }
 
-export async function listRuns(db: Db, query?: RunQuery): Promise<RunPage> {
+async function list(db: Db, query?: RunQuery): Promise<RunPage> {
   const checked = checkRunQuery(query);
   const { where, params } = conditions(checked);
   const direction = checked.order === 'newest' ? 'DESC' : 'ASC';
@@ -117,7 +119,7 @@ FROM {{schema}}.run_counts c
 GROUP BY c.workflow, c.status
 HAVING sum(c.count) > 0`;
 
-export async function countRuns(db: Db): Promise<RunCounts> {
+async function count(db: Db): Promise<RunCounts> {
   const rows = await db.query<{ workflow: string; status: RunStatus; count: number }>(COUNTS_SQL);
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};
@@ -129,3 +131,6 @@ export async function countRuns(db: Db): Promise<RunCounts> {
   }
   return { total, byStatus, byWorkflow };
 }
+
+/** `store.runs`' queries over the pool. */
+export const runQueries: OperationsOf<Db, RunQueries> = { list, count };

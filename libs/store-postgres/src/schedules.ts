@@ -1,5 +1,5 @@
 /**
- * ScheduleStore in SQL: the `schedules` table (migration 018), one row per schedule. Each
+ * ScheduleStore in SQL (`store.schedules`): the `schedules` table (migration 018), one row per schedule. Each
  * operation is one statement, so each is atomic on its own; a write's compare-and-set is its
  * WHERE clause on the revision (a second writer of the same revision waits for the first's row
  * lock, re-reads the row and matches nothing). Stamps and the due scan use the server's clock.
@@ -10,9 +10,11 @@ import {
   checkNewSchedule,
   checkScheduleQuery,
   type NewSchedule,
+  type OperationsOf,
   type SchedulePage,
   type ScheduleQuery,
   type ScheduleRecord,
+  type ScheduleStore,
   type ScheduleWrite,
 } from '@baton/core/adapter';
 import type { Db } from './db.js';
@@ -75,7 +77,7 @@ function toRecord(row: ScheduleRow): ScheduleRecord {
   };
 }
 
-export async function createSchedule(
+async function create(
   db: Db,
   schedule: NewSchedule,
 ): Promise<{ created: boolean; schedule: ScheduleRecord }> {
@@ -88,13 +90,13 @@ export async function createSchedule(
     JSON.stringify(checked),
   ]);
   if (row !== undefined) return { created: true, schedule: toRecord(row) };
-  const known = await getSchedule(db, checked.scheduleId);
+  const known = await get(db, checked.scheduleId);
   // Deleted between the two statements: try again (rare; the id is free now).
-  if (known === undefined) return createSchedule(db, schedule);
+  if (known === undefined) return create(db, schedule);
   return { created: false, schedule: known };
 }
 
-export async function getSchedule(db: Db, scheduleId: string): Promise<ScheduleRecord | undefined> {
+async function get(db: Db, scheduleId: string): Promise<ScheduleRecord | undefined> {
   assertScheduleId(scheduleId);
   const [row] = await db.query<ScheduleRow>(GET_SQL, [scheduleId]);
   return row === undefined ? undefined : toRecord(row);
@@ -102,13 +104,13 @@ export async function getSchedule(db: Db, scheduleId: string): Promise<ScheduleR
 
 /** The answer of a write that matched no row: the schedule is gone, or at another revision. */
 async function refused(db: Db, scheduleId: string): Promise<ScheduleWrite> {
-  const known = await getSchedule(db, scheduleId);
+  const known = await get(db, scheduleId);
   return known === undefined
     ? { ok: false, reason: 'not-found' }
     : { ok: false, reason: 'conflict', schedule: known };
 }
 
-export async function updateSchedule(
+async function update(
   db: Db,
   scheduleId: string,
   expectedRevision: number,
@@ -127,17 +129,13 @@ export async function updateSchedule(
   return row === undefined ? refused(db, scheduleId) : { ok: true, schedule: toRecord(row) };
 }
 
-export async function deleteSchedule(
-  db: Db,
-  scheduleId: string,
-  expectedRevision?: number,
-): Promise<ScheduleWrite> {
+async function deleteSchedule(db: Db, scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
   assertScheduleId(scheduleId);
   const [row] = await db.query<ScheduleRow>(DELETE_SQL, [scheduleId, expectedRevision ?? null]);
   return row === undefined ? refused(db, scheduleId) : { ok: true, schedule: toRecord(row) };
 }
 
-export async function listSchedules(db: Db, query?: ScheduleQuery): Promise<SchedulePage> {
+async function list(db: Db, query?: ScheduleQuery): Promise<SchedulePage> {
   const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
   const rows = await db.query<ScheduleRow>(LIST_SQL, [
     cursor ?? null,
@@ -149,11 +147,18 @@ export async function listSchedules(db: Db, query?: ScheduleQuery): Promise<Sche
   return rows.length > limit ? { schedules, cursor: schedules.at(-1)!.scheduleId } : { schedules };
 }
 
-export async function dueSchedules(
-  db: Db,
-  limit: number,
-): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+async function due(db: Db, limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
   const rows = await db.query<ScheduleRow & { now: number }>(DUE_SQL, [checkDueLimit(limit)]);
   const now = rows[0]!.now;
   return { now, schedules: rows.filter((row) => row.schedule_id !== null).map(toRecord) };
 }
+
+/** `store.schedules` over the pool. */
+export const schedules: OperationsOf<Db, ScheduleStore> = {
+  create,
+  get,
+  update,
+  delete: deleteSchedule,
+  list,
+  due,
+};

@@ -1,12 +1,19 @@
 /**
- * ConcurrencyStore on Redis (contracts/concurrency.ts in @baton/core): per key, a sorted set of
+ * ConcurrencyStore on Redis (`store.concurrency`; contracts/concurrency.ts in @baton/core): per key, a sorted set of
  * holders and one of waiting runs in arrival order, changed by one script per call (lua/prelude.lua,
  * `settle_slots`). Only commands the README's ACL already lists.
  */
-import { checkSlotRequest, type SlotAnswer, type SlotRequest, type SlotState } from '@baton/core/adapter';
+import {
+  checkSlotRequest,
+  type ConcurrencyStore,
+  type OperationsOf,
+  type SlotAnswer,
+  type SlotRequest,
+  type SlotState,
+} from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
 
-export async function acquireSlot(ctx: StoreContext, request: SlotRequest): Promise<SlotAnswer> {
+async function acquire(ctx: StoreContext, request: SlotRequest): Promise<SlotAnswer> {
   checkSlotRequest(request);
   const { keys } = ctx;
   const reply = (await ctx.run(
@@ -17,7 +24,7 @@ export async function acquireSlot(ctx: StoreContext, request: SlotRequest): Prom
   return { acquired: Number(reply[0]) === 1, wake: reply.slice(1).map(str) };
 }
 
-export async function releaseSlot(ctx: StoreContext, request: SlotRequest): Promise<string[]> {
+async function release(ctx: StoreContext, request: SlotRequest): Promise<string[]> {
   checkSlotRequest(request);
   const { keys } = ctx;
   const reply = (await ctx.run(
@@ -28,10 +35,13 @@ export async function releaseSlot(ctx: StoreContext, request: SlotRequest): Prom
   return reply.map(str);
 }
 
-export async function slotState(ctx: StoreContext, key: string): Promise<SlotState> {
+async function state(ctx: StoreContext, key: string): Promise<SlotState> {
   const [holders, waiting] = await Promise.all([
     ctx.redis.zrangebyscore(ctx.keys.slotHolders(key), '-inf', '+inf'),
     ctx.redis.zrangebyscore(ctx.keys.slotWaiting(key), '-inf', '+inf'),
   ]);
   return { holders, waiting };
 }
+
+/** `store.concurrency` on the connection. */
+export const concurrency: OperationsOf<StoreContext, ConcurrencyStore> = { acquire, release, state };

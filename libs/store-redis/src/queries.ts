@@ -1,5 +1,5 @@
 /**
- * RunQueries on Redis: runs.list walks the query indexes (sorted sets by createdAt, kept by the
+ * RunQueries on Redis (`store.runs.list` and `count`): runs.list walks the query indexes (sorted sets by createdAt, kept by the
  * scripts that change a run; see lua/prelude.lua) in one Lua script per page, and runs.count reads
  * the counts those scripts keep. reindexRuns indexes a data set written before the indexes
  * existed; connect runs it once per data set (the index-version key records that it has).
@@ -10,8 +10,10 @@ import {
   RUN_STATUSES,
   type CheckedRunQuery,
   type ListedRun,
+  type OperationsOf,
   type RunCounts,
   type RunPage,
+  type RunQueries,
   type RunQuery,
   type RunStatus,
 } from '@baton/core/adapter';
@@ -83,6 +85,9 @@ function cursorAfter(run: ListedRun, query: CheckedRunQuery): string {
   return issueRunCursor({ createdAt: run.createdAt, runId: run.runId }, query);
 }
 
+/** `store.runs`' queries on the connection. */
+export const runQueries: OperationsOf<StoreContext, RunQueries> = { list: listRuns, count };
+
 /** One match of list-runs.lua: { record pairs, lease epoch, lease state, lease owner }. */
 function listedRun(match: unknown[]): ListedRun {
   const [pairs, epoch, state, owner] = match;
@@ -91,7 +96,7 @@ function listedRun(match: unknown[]): ListedRun {
   return { ...record, owner: held ? str(owner) : null, epoch: str(epoch) === '' ? 0 : Number(epoch) };
 }
 
-export async function countRuns(ctx: StoreContext): Promise<RunCounts> {
+async function count(ctx: StoreContext): Promise<RunCounts> {
   const fields = await ctx.redis.hgetall(ctx.keys.runCounts);
   const byStatus = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};

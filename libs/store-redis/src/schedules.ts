@@ -1,5 +1,5 @@
 /**
- * ScheduleStore on Redis: each schedule in a hash (`sched:<id>`: revision, stamps, the fields the
+ * ScheduleStore on Redis (`store.schedules`): each schedule in a hash (`sched:<id>`: revision, stamps, the fields the
  * scans filter on, and the schedule as JSON), every id in `sched-ids` (all scored 0, so a listing
  * walks ids bytewise with ZRANGEBYLEX) and every schedule that is not paused and has a next firing
  * in `sched-due` (id -> nextFireAt, the due scan's queue). One script per operation keeps the
@@ -12,9 +12,11 @@ import {
   checkNewSchedule,
   checkScheduleQuery,
   type NewSchedule,
+  type OperationsOf,
   type SchedulePage,
   type ScheduleQuery,
   type ScheduleRecord,
+  type ScheduleStore,
   type ScheduleWrite,
 } from '@baton/core/adapter';
 import { CodecError } from '@baton/core';
@@ -52,7 +54,7 @@ function writeArgs(checked: NewSchedule, expectedRevision: number | undefined): 
   ];
 }
 
-export async function createSchedule(
+async function create(
   ctx: StoreContext,
   schedule: NewSchedule,
 ): Promise<{ created: boolean; schedule: ScheduleRecord }> {
@@ -72,7 +74,7 @@ function writeAnswer(reply: unknown[], scheduleId: string): ScheduleWrite {
   return status === 'conflict' ? { ok: false, reason: 'conflict', schedule } : { ok: true, schedule };
 }
 
-export async function updateSchedule(
+async function update(
   ctx: StoreContext,
   scheduleId: string,
   expectedRevision: number,
@@ -87,7 +89,7 @@ export async function updateSchedule(
   return writeAnswer(reply, scheduleId);
 }
 
-export async function deleteSchedule(
+async function deleteSchedule(
   ctx: StoreContext,
   scheduleId: string,
   expectedRevision?: number,
@@ -100,10 +102,7 @@ export async function deleteSchedule(
   return writeAnswer(reply, scheduleId);
 }
 
-export async function getSchedule(
-  ctx: StoreContext,
-  scheduleId: string,
-): Promise<ScheduleRecord | undefined> {
+async function get(ctx: StoreContext, scheduleId: string): Promise<ScheduleRecord | undefined> {
   assertScheduleId(scheduleId);
   const [rev, created, updated, rec] = await ctx.redis.hmget(
     ctx.keys.schedule(scheduleId),
@@ -116,7 +115,7 @@ export async function getSchedule(
   return record([rev, created, updated, rec], 0, scheduleId);
 }
 
-export async function listSchedules(ctx: StoreContext, query?: ScheduleQuery): Promise<SchedulePage> {
+async function list(ctx: StoreContext, query?: ScheduleQuery): Promise<SchedulePage> {
   const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
   const reply = (await ctx.run(
     'list-schedules',
@@ -128,10 +127,7 @@ export async function listSchedules(ctx: StoreContext, query?: ScheduleQuery): P
   return str(reply[0]) === '1' ? { schedules, cursor: schedules.at(-1)!.scheduleId } : { schedules };
 }
 
-export async function dueSchedules(
-  ctx: StoreContext,
-  limit: number,
-): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+async function due(ctx: StoreContext, limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
   const reply = (await ctx.run(
     'due-schedules',
     [ctx.keys.schedulesDue],
@@ -141,3 +137,13 @@ export async function dueSchedules(
   for (let i = 1; i + 4 < reply.length; i += 5) schedules.push(record(reply, i + 1, str(reply[i])));
   return { now: Number(str(reply[0])), schedules };
 }
+
+/** `store.schedules` on the connection. */
+export const schedules: OperationsOf<StoreContext, ScheduleStore> = {
+  create,
+  get,
+  update,
+  delete: deleteSchedule,
+  list,
+  due,
+};

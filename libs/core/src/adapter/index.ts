@@ -174,7 +174,7 @@ export { checkReportTtl, checkWorkerReport } from './fleet-check.js';
 export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
 export { checkRunQuery, isAfter, issueRunCursor } from './run-query-check.js';
 export { AdapterLifecycle } from './lifecycle.js';
-export type { LifecycleNames, LifecycleState } from './lifecycle.js';
+export type { LifecycleNames, LifecycleState, OperationsOf } from './lifecycle.js';
 export type { MaskUrlOptions } from './urls.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';

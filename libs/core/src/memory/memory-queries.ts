@@ -3,13 +3,21 @@
  * memory-state.ts. The real stores keep indexes and counts as runs change; this store is for the
  * demo and unit tests, so it scans its runs on each call, which is always current and cannot drift.
  */
-import type { ListedRun, RunCounts, RunFilter, RunPage, RunQuery } from '../adapter/contracts/run-queries.js';
+import type {
+  ListedRun,
+  RunCounts,
+  RunFilter,
+  RunPage,
+  RunQueries,
+  RunQuery,
+} from '../adapter/contracts/run-queries.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { RunRecord, RunStatus } from '../adapter/contracts/store.js';
 import { RUN_STATUSES } from '../adapter/contracts/run-record.js';
 import { checkRunQuery, isAfter, issueRunCursor, type CheckedRunQuery } from '../adapter/run-query-check.js';
 import type { MemoryState } from './memory-state.js';
 
-export function listRuns(state: MemoryState, query?: RunQuery): RunPage {
+function list(state: MemoryState, query?: RunQuery): RunPage {
   const checked = checkRunQuery(query);
   const matching = [...state.runs.values()].filter(
     (run) =>
@@ -26,7 +34,7 @@ export function listRuns(state: MemoryState, query?: RunQuery): RunPage {
     : { runs };
 }
 
-export function countRuns(state: MemoryState): RunCounts {
+function count(state: MemoryState): RunCounts {
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};
   for (const run of state.runs.values()) {
@@ -38,6 +46,9 @@ export function countRuns(state: MemoryState): RunCounts {
 }
 
 /** Oldest first by createdAt then run id; reversed for newest first. */
+/** `store.runs`' queries over the state. */
+export const runQueries: OperationsOf<MemoryState, RunQueries> = { list, count };
+
 function compare(a: RunRecord, b: RunRecord, order: 'newest' | 'oldest'): number {
   const ascending = a.createdAt - b.createdAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0);
   return order === 'oldest' ? ascending : -ascending;

@@ -1,5 +1,5 @@
 /**
- * The in-process store's {@link ScheduleStore} part: records by id, each write a compare-and-set
+ * The in-process store's {@link ScheduleStore} (`store.schedules`): records by id, each write a compare-and-set
  * on the revision. The due scan walks every schedule (an in-process store holds few); the real
  * stores index `nextFireAt` instead.
  */
@@ -8,8 +8,10 @@ import type {
   SchedulePage,
   ScheduleQuery,
   ScheduleRecord,
+  ScheduleStore,
   ScheduleWrite,
 } from '../adapter/contracts/schedules.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import {
   checkDueLimit,
   checkNewSchedule,
@@ -18,10 +20,7 @@ import {
 } from '../adapter/schedule-times.js';
 import type { MemoryState } from './memory-state.js';
 
-export function createSchedule(
-  state: MemoryState,
-  schedule: NewSchedule,
-): { created: boolean; schedule: ScheduleRecord } {
+function create(state: MemoryState, schedule: NewSchedule): { created: boolean; schedule: ScheduleRecord } {
   const checked = checkNewSchedule(schedule);
   const known = state.schedules.get(checked.scheduleId);
   if (known !== undefined) return { created: false, schedule: structuredClone(known) };
@@ -31,12 +30,12 @@ export function createSchedule(
   return { created: true, schedule: structuredClone(record) };
 }
 
-export function getSchedule(state: MemoryState, scheduleId: string): ScheduleRecord | undefined {
+function get(state: MemoryState, scheduleId: string): ScheduleRecord | undefined {
   const record = state.schedules.get(scheduleId);
   return record === undefined ? undefined : structuredClone(record);
 }
 
-export function updateSchedule(
+function update(
   state: MemoryState,
   scheduleId: string,
   expectedRevision: number,
@@ -57,11 +56,7 @@ export function updateSchedule(
   return { ok: true, schedule: structuredClone(record) };
 }
 
-export function deleteSchedule(
-  state: MemoryState,
-  scheduleId: string,
-  expectedRevision?: number,
-): ScheduleWrite {
+function deleteSchedule(state: MemoryState, scheduleId: string, expectedRevision?: number): ScheduleWrite {
   assertScheduleId(scheduleId);
   const known = state.schedules.get(scheduleId);
   if (known === undefined) return { ok: false, reason: 'not-found' };
@@ -72,7 +67,7 @@ export function deleteSchedule(
   return { ok: true, schedule: structuredClone(known) };
 }
 
-export function listSchedules(state: MemoryState, query?: ScheduleQuery): SchedulePage {
+function list(state: MemoryState, query?: ScheduleQuery): SchedulePage {
   const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
   const ids = [...state.schedules.keys()].sort();
   const schedules: ScheduleRecord[] = [];
@@ -87,10 +82,7 @@ export function listSchedules(state: MemoryState, query?: ScheduleQuery): Schedu
   return { schedules };
 }
 
-export function dueSchedules(
-  state: MemoryState,
-  limit: number,
-): { now: number; schedules: ScheduleRecord[] } {
+function due(state: MemoryState, limit: number): { now: number; schedules: ScheduleRecord[] } {
   checkDueLimit(limit);
   const now = state.clock();
   const due = [...state.schedules.values()]
@@ -100,3 +92,13 @@ export function dueSchedules(
     .map((s) => structuredClone(s));
   return { now, schedules: due };
 }
+
+/** `store.schedules` over the state. */
+export const schedules: OperationsOf<MemoryState, ScheduleStore> = {
+  create,
+  get,
+  update,
+  delete: deleteSchedule,
+  list,
+  due,
+};

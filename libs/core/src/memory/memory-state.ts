@@ -1,7 +1,7 @@
 /**
  * What the in-process store holds, shared by its capability files (memory-leases.ts,
- * memory-checkpoints.ts, memory-runs.ts, memory-waits.ts, memory-retention.ts,
- * memory-payloads.ts), and the few steps more than one of them takes. The Redis and Postgres
+ * memory-control.ts, memory-checkpoints.ts, memory-runs.ts, memory-waits.ts, memory-retention.ts,
+ * memory-payloads.ts and the others), and the few steps more than one of them takes. The Redis and Postgres
  * stores keep the same data in keys and tables; here it is maps.
  *
  * Every function here and in the capability files runs to completion without awaiting, so each
@@ -28,7 +28,7 @@ export class MemoryState {
   readonly cancelled = new Set<string>();
   /** The reason of a run's first cancel request that gave one. */
   readonly cancelReasons = new Map<string, string>();
-  /** Runs a live owner holds whose pause was requested (memory-pause.ts). */
+  /** Runs a live owner holds whose pause was requested (memory-control.ts). */
   readonly pauseRequested = new Set<string>();
   /** The reason of a run's first pause request that gave one, while paused or requested. */
   readonly pauseReasons = new Map<string, string>();
