@@ -72,47 +72,39 @@ export type {
   RunQueue,
   Transport,
 } from './contracts/transport.js';
+export type { Store, StoreDataLoss, RecordedDataLoss } from './contracts/store.js';
 export type {
   AcquireResult,
-  CancelRequestResult,
-  CreatedAndLeased,
-  NewRunToLease,
-  Checkpoint,
-  CheckpointStore,
-  CheckpointSummary,
-  DueTimer,
-  InboxSignal,
   LeaseInfo,
   LeaseState,
   LeaseStore,
-  NewRun,
-  PauseHeldResult,
-  PauseRequestResult,
-  PayloadStore,
-  PresenceStore,
-  PublishedMembership,
-  ScanTurn,
   RenewRequest,
   RenewResult,
-  ResumeResult,
-  RunControlStore,
-  RunIndex,
-  RunLineage,
-  ReopenResult,
-  RetentionStore,
-  RunOutcome,
-  RunRecord,
-  RunStatus,
-  RunTombstone,
-  SignalInbox,
-  Store,
-  StoreDataLoss,
-  RecordedDataLoss,
   SuspendRequest,
   SuspendResult,
-  TimerStore,
-} from './contracts/store.js';
-export { MEMBERSHIP_TURN } from './contracts/store.js';
+} from './contracts/leases.js';
+export type {
+  CancelRequestResult,
+  PauseHeldResult,
+  PauseRequestResult,
+  ResumeResult,
+  RunControlStore,
+} from './contracts/control.js';
+export type { Checkpoint, CheckpointStore, CheckpointSummary } from './contracts/checkpoints.js';
+export type {
+  CreatedAndLeased,
+  NewRun,
+  NewRunToLease,
+  ReopenResult,
+  RunIndex,
+  RunOutcome,
+} from './contracts/run-index.js';
+export type { RunLineage, RunRecord, RunStatus } from './contracts/run-record.js';
+export type { DueTimer, InboxSignal, SignalInbox, TimerStore } from './contracts/waits.js';
+export type { PresenceStore, PublishedMembership, ScanTurn } from './contracts/presence.js';
+export { MEMBERSHIP_TURN } from './contracts/presence.js';
+export type { RetentionStore, RunTombstone } from './contracts/retention.js';
+export type { PayloadStore } from './contracts/payloads.js';
 export {
   FINISHED_RUN_STATUSES,
   isFinishedRun,

@@ -1,5 +1,5 @@
 /** The in-process store's {@link CheckpointStore} (`store.checkpoints`): fenced snapshots with their history. */
-import type { Checkpoint, CheckpointStore, CheckpointSummary } from '../adapter/contracts/store.js';
+import type { Checkpoint, CheckpointStore, CheckpointSummary } from '../adapter/contracts/checkpoints.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { checkStoredCheckpoint } from '../adapter/checkpoint-record.js';
 import { assertFence, keepCheckpoint, type MemoryState } from './memory-state.js';

@@ -6,7 +6,7 @@ import {
   type SlotRequest,
   type SlotState,
 } from '../adapter/contracts/concurrency.js';
-import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/run-record.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 

@@ -9,8 +9,8 @@ import type {
   PauseRequestResult,
   ResumeResult,
   RunControlStore,
-} from '../adapter/contracts/store.js';
-import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
+} from '../adapter/contracts/control.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/run-record.js';
 import { FencedWriteError } from '../adapter/errors.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { isKnown, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';

@@ -10,7 +10,7 @@ import type {
   RenewResult,
   SuspendRequest,
   SuspendResult,
-} from '../adapter/contracts/store.js';
+} from '../adapter/contracts/leases.js';
 import { FencedWriteError } from '../adapter/errors.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { LeaseRecord } from './memory-records.js';

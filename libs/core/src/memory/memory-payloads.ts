@@ -1,5 +1,5 @@
 /** The in-process store's {@link PayloadStore} (`store.payloads`): large payloads by run and hash, kept as copies. */
-import type { PayloadStore } from '../adapter/contracts/store.js';
+import type { PayloadStore } from '../adapter/contracts/payloads.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 

@@ -12,7 +12,7 @@ import type {
   RunQuery,
 } from '../adapter/contracts/run-queries.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
-import type { RunRecord, RunStatus } from '../adapter/contracts/store.js';
+import type { RunRecord, RunStatus } from '../adapter/contracts/run-record.js';
 import { RUN_STATUSES } from '../adapter/contracts/run-record.js';
 import { checkRunQuery, isAfter, issueRunCursor, type CheckedRunQuery } from '../adapter/run-query-check.js';
 import type { MemoryState } from './memory-state.js';

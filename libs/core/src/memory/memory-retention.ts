@@ -1,5 +1,6 @@
 /** The in-process store's {@link RetentionStore} (`store.retention`): finished runs past their time, and deleting one. */
-import { FINISHED_RUN_STATUSES, type RetentionStore, type RunTombstone } from '../adapter/contracts/store.js';
+import type { RetentionStore, RunTombstone } from '../adapter/contracts/retention.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/run-record.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { refuseDelete } from '../adapter/errors.js';
 import { unfinishedStatus } from './memory-records.js';

@@ -1,14 +1,14 @@
 /** The in-process store's {@link RunIndex} (`store.runs`, with memory-queries.ts): run records, idempotency keys, outcomes, retries. */
+import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import type {
-  Checkpoint,
   CreatedAndLeased,
   NewRun,
   NewRunToLease,
   ReopenResult,
   RunIndex,
   RunOutcome,
-  RunRecord,
-} from '../adapter/contracts/store.js';
+} from '../adapter/contracts/run-index.js';
+import type { RunRecord } from '../adapter/contracts/run-record.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { acquire as acquireLease } from './memory-leases.js';
 import { assertFence, keepCheckpoint, type MemoryState } from './memory-state.js';

@@ -3,7 +3,7 @@
  * {@link SignalInbox} (`store.signals`), what wakes a suspended run; suspension is leases.suspend
  * (memory-leases.ts), a cancel control.requestCancel (memory-control.ts).
  */
-import type { DueTimer, InboxSignal, SignalInbox, TimerStore } from '../adapter/contracts/store.js';
+import type { DueTimer, InboxSignal, SignalInbox, TimerStore } from '../adapter/contracts/waits.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { isKnown, makeAcquirable, type MemoryState } from './memory-state.js';
 

@@ -9,7 +9,8 @@
  * or still going never loses a record. A crash in between leaves the journal to the bus's own
  * limits, and payloads in a separate payload store behind (never a run without its payloads).
  */
-import type { PayloadStore, Store } from '../adapter/contracts/store.js';
+import type { PayloadStore } from '../adapter/contracts/payloads.js';
+import type { Store } from '../adapter/contracts/store.js';
 import type { Transport } from '../adapter/contracts/transport.js';
 
 /** What {@link deleteFinishedRun} removed. */
