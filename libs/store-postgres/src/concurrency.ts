@@ -2,18 +2,10 @@
  * ConcurrencyStore on Postgres (`store.concurrency`; contracts/concurrency.ts in @baton/core; migration 019): one
  * function call per operation, serialized per key by the key's slot_keys row lock.
  */
-import {
-  checkSlotRequest,
-  type ConcurrencyStore,
-  type OperationsOf,
-  type SlotAnswer,
-  type SlotRequest,
-  type SlotState,
-} from '@baton/core/adapter';
+import type { ConcurrencyStore, OperationsOf, SlotAnswer, SlotRequest, SlotState } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 async function acquire(db: Db, request: SlotRequest): Promise<SlotAnswer> {
-  checkSlotRequest(request);
   const rows = await db.query<{ acquired: boolean; wake: string[] }>(
     'SELECT acquired, wake FROM {{schema}}.acquire_slot($1, $2, $3)',
     [request.key, request.limit, request.runId],
@@ -22,7 +14,6 @@ async function acquire(db: Db, request: SlotRequest): Promise<SlotAnswer> {
 }
 
 async function release(db: Db, request: SlotRequest): Promise<string[]> {
-  checkSlotRequest(request);
   const rows = await db.query<{ wake: string[] }>('SELECT {{schema}}.release_slot($1, $2, $3) AS wake', [
     request.key,
     request.limit,

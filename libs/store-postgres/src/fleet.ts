@@ -3,14 +3,7 @@
  * the server's clock. Each operation is one statement; a listing deletes a bounded number of rows
  * past their expiry (skipping rows another listing is deleting) and returns the others.
  */
-import {
-  checkReportTtl,
-  checkWorkerReport,
-  type FleetStore,
-  type OperationsOf,
-  type ReportedWorker,
-  type WorkerReport,
-} from '@baton/core/adapter';
+import type { FleetStore, OperationsOf, ReportedWorker, WorkerReport } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 /** Stale reports one listing deletes at most; the rest go on later listings. */
@@ -48,9 +41,7 @@ interface ReportRow {
 }
 
 async function report(db: Db, report: WorkerReport, ttlMs: number): Promise<void> {
-  const checked = checkWorkerReport(report);
-  const ttl = checkReportTtl(ttlMs);
-  await db.query(REPORT_SQL, [checked.workerId, JSON.stringify(checked), ttl]);
+  await db.query(REPORT_SQL, [report.workerId, JSON.stringify(report), ttlMs]);
 }
 
 async function list(db: Db): Promise<ReportedWorker[]> {

@@ -12,7 +12,7 @@
  * returns to `created`, so it can be retried. The pool exists from construction on and opens
  * connections as it needs them; connect() only proves the server answers and migrates.
  */
-import type { Adapter, PresenceStore, Store } from '@baton/core/adapter';
+import type { Adapter, PresenceStore, StoreAdapter } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
 import { checkpoints } from './checkpoints.js';
 import { concurrency } from './concurrency.js';
@@ -44,12 +44,12 @@ export type PostgresStoreState = 'created' | 'connecting' | 'ready' | 'closed';
 // here: the constructor builds them, each through its one runner so the store's rules apply to
 // every method, and assigns them at once from an object TypeScript checks is complete.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface PostgresStore extends Store {
+export interface PostgresStore extends StoreAdapter {
   readonly presence: PresenceStore;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export class PostgresStore implements Store {
+export class PostgresStore implements StoreAdapter {
   readonly name = 'postgres';
 
   /** Opens onto the pool, once the server answered and the schema is migrated. */

@@ -2,17 +2,10 @@
  * RateLimitStore on Postgres (`store.rateLimits`; contracts/rate-limits.ts in @baton/core; migration 020): one
  * function call per ask, serialized per name and key by the row of its grant log.
  */
-import {
-  checkRateLimitRequest,
-  type OperationsOf,
-  type RateLimitAnswer,
-  type RateLimitRequest,
-  type RateLimitStore,
-} from '@baton/core/adapter';
+import type { OperationsOf, RateLimitAnswer, RateLimitRequest, RateLimitStore } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 async function take(db: Db, request: RateLimitRequest): Promise<RateLimitAnswer> {
-  checkRateLimitRequest(request);
   const rows = await db.query<{ granted: boolean; wait_ms: string }>(
     'SELECT granted, wait_ms FROM {{schema}}.take_rate_token($1, $2, $3, $4)',
     [request.name, request.key, request.limit, request.perMs],

@@ -3,18 +3,10 @@
  * holders and one of waiting runs in arrival order, changed by one script per call (lua/prelude.lua,
  * `settle_slots`). Only commands the README's ACL already lists.
  */
-import {
-  checkSlotRequest,
-  type ConcurrencyStore,
-  type OperationsOf,
-  type SlotAnswer,
-  type SlotRequest,
-  type SlotState,
-} from '@baton/core/adapter';
+import type { ConcurrencyStore, OperationsOf, SlotAnswer, SlotRequest, SlotState } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
 
 async function acquire(ctx: StoreContext, request: SlotRequest): Promise<SlotAnswer> {
-  checkSlotRequest(request);
   const { keys } = ctx;
   const reply = (await ctx.run(
     'acquire-slot',
@@ -25,7 +17,6 @@ async function acquire(ctx: StoreContext, request: SlotRequest): Promise<SlotAns
 }
 
 async function release(ctx: StoreContext, request: SlotRequest): Promise<string[]> {
-  checkSlotRequest(request);
   const { keys } = ctx;
   const reply = (await ctx.run(
     'release-slot',

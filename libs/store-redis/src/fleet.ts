@@ -4,14 +4,7 @@
  * script on the server's clock. A listing removes reports past their expiry (a bounded number
  * per call) in the same script that reads the rest, so a dead worker's report never comes back.
  */
-import {
-  checkReportTtl,
-  checkWorkerReport,
-  type FleetStore,
-  type OperationsOf,
-  type ReportedWorker,
-  type WorkerReport,
-} from '@baton/core/adapter';
+import type { FleetStore, OperationsOf, ReportedWorker, WorkerReport } from '@baton/core/adapter';
 import { CodecError } from '@baton/core';
 import { str, type StoreContext } from './context.js';
 
@@ -19,12 +12,10 @@ import { str, type StoreContext } from './context.js';
 const STALE_PER_LISTING = 1_000;
 
 async function report(ctx: StoreContext, report: WorkerReport, ttlMs: number): Promise<void> {
-  const checked = checkWorkerReport(report);
-  const ttl = checkReportTtl(ttlMs);
   await ctx.run(
     'report-worker',
     [ctx.keys.fleetReports, ctx.keys.fleetExpiry],
-    [checked.workerId, JSON.stringify(checked), ttl],
+    [report.workerId, JSON.stringify(report), ttlMs],
   );
 }
 

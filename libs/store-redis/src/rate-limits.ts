@@ -3,17 +3,10 @@
  * of grant times on the server's clock, read and changed by one script per call
  * (lua/take-rate-token.lua). Needs PEXPIRE beside the README's other commands.
  */
-import {
-  checkRateLimitRequest,
-  type OperationsOf,
-  type RateLimitAnswer,
-  type RateLimitRequest,
-  type RateLimitStore,
-} from '@baton/core/adapter';
+import type { OperationsOf, RateLimitAnswer, RateLimitRequest, RateLimitStore } from '@baton/core/adapter';
 import type { StoreContext } from './context.js';
 
 async function take(ctx: StoreContext, request: RateLimitRequest): Promise<RateLimitAnswer> {
-  checkRateLimitRequest(request);
   const reply = (await ctx.run(
     'take-rate-token',
     [ctx.keys.rateLog(request.name, request.key)],

@@ -19,8 +19,15 @@
  * 6. With waitReplicas > 0, an operation that moves a run reports success only once that many
  *    replicas confirmed it (replication.ts).
  */
-import type { Adapter, PresenceStore, Store, StoreDataLoss, RecordedDataLoss } from '@baton/core/adapter';
-import { AdapterLifecycle } from '@baton/core/adapter';
+import type {
+  Adapter,
+  PresenceStore,
+  RecordedDataLoss,
+  Store,
+  StoreAdapter,
+  StoreDataLoss,
+} from '@baton/core/adapter';
+import { AdapterLifecycle, checkedStore } from '@baton/core/adapter';
 import { CancelWatch } from './cancel-watch.js';
 import { checkpoints } from './checkpoints.js';
 import { concurrency } from './concurrency.js';
@@ -64,7 +71,7 @@ import { signals, timers } from './waits.js';
 export function redisStore(
   options: RedisStoreOptions = {},
 ): Store & { readonly presence: PresenceStore } & RunReindexing {
-  return new RedisStore(resolveRedisStoreOptions(options));
+  return checkedStore(new RedisStore(resolveRedisStoreOptions(options)));
 }
 
 /** The Redis store's one-off migration of the query indexes (queries.ts, README "Run queries"). */
@@ -87,12 +94,12 @@ interface Opened {
 // here: the constructor builds them, each through its one runner so the store's rules apply to
 // every method, and assigns them at once from an object TypeScript checks is complete.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-interface RedisStore extends Store {
+interface RedisStore extends StoreAdapter {
   readonly presence: PresenceStore;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-class RedisStore implements Store, RunReindexing {
+class RedisStore implements StoreAdapter, RunReindexing {
   readonly name = 'redis';
 
   /**

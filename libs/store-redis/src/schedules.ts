@@ -6,18 +6,14 @@
  * hash and both sets in step and makes each write a compare-and-set on the revision; the due scan
  * compares with the server's clock. Only commands the README's ACL already lists.
  */
-import {
-  assertScheduleId,
-  checkDueLimit,
-  checkNewSchedule,
-  checkScheduleQuery,
-  type NewSchedule,
-  type OperationsOf,
-  type SchedulePage,
-  type ScheduleQuery,
-  type ScheduleRecord,
-  type ScheduleStore,
-  type ScheduleWrite,
+import type {
+  CheckedScheduleQuery,
+  NewSchedule,
+  OperationsOf,
+  SchedulePage,
+  ScheduleRecord,
+  ScheduleWrite,
+  StoreAdapter,
 } from '@baton/core/adapter';
 import { CodecError } from '@baton/core';
 import { str, type StoreContext } from './context.js';
@@ -58,13 +54,12 @@ async function create(
   ctx: StoreContext,
   schedule: NewSchedule,
 ): Promise<{ created: boolean; schedule: ScheduleRecord }> {
-  const checked = checkNewSchedule(schedule);
   const reply = (await ctx.run(
     'put-schedule',
-    keys(ctx, checked.scheduleId),
-    writeArgs(checked, undefined),
+    keys(ctx, schedule.scheduleId),
+    writeArgs(schedule, undefined),
   )) as unknown[];
-  return { created: str(reply[0]) === 'created', schedule: record(reply, 1, checked.scheduleId) };
+  return { created: str(reply[0]) === 'created', schedule: record(reply, 1, schedule.scheduleId) };
 }
 
 function writeAnswer(reply: unknown[], scheduleId: string): ScheduleWrite {
@@ -80,11 +75,10 @@ async function update(
   expectedRevision: number,
   next: Omit<NewSchedule, 'scheduleId'>,
 ): Promise<ScheduleWrite> {
-  const checked = checkNewSchedule({ ...next, scheduleId });
   const reply = (await ctx.run(
     'put-schedule',
     keys(ctx, scheduleId),
-    writeArgs(checked, expectedRevision),
+    writeArgs({ ...next, scheduleId }, expectedRevision),
   )) as unknown[];
   return writeAnswer(reply, scheduleId);
 }
@@ -94,7 +88,6 @@ async function deleteSchedule(
   scheduleId: string,
   expectedRevision?: number,
 ): Promise<ScheduleWrite> {
-  assertScheduleId(scheduleId);
   const reply = (await ctx.run('delete-schedule', keys(ctx, scheduleId), [
     scheduleId,
     expectedRevision === undefined ? '' : String(expectedRevision),
@@ -103,7 +96,6 @@ async function deleteSchedule(
 }
 
 async function get(ctx: StoreContext, scheduleId: string): Promise<ScheduleRecord | undefined> {
-  assertScheduleId(scheduleId);
   const [rev, created, updated, rec] = await ctx.redis.hmget(
     ctx.keys.schedule(scheduleId),
     'rev',
@@ -115,8 +107,10 @@ async function get(ctx: StoreContext, scheduleId: string): Promise<ScheduleRecor
   return record([rev, created, updated, rec], 0, scheduleId);
 }
 
-async function list(ctx: StoreContext, query?: ScheduleQuery): Promise<SchedulePage> {
-  const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
+async function list(
+  ctx: StoreContext,
+  { limit, cursor, workflow, paused }: CheckedScheduleQuery,
+): Promise<SchedulePage> {
   const reply = (await ctx.run(
     'list-schedules',
     [ctx.keys.scheduleIds],
@@ -131,7 +125,7 @@ async function due(ctx: StoreContext, limit: number): Promise<{ now: number; sch
   const reply = (await ctx.run(
     'due-schedules',
     [ctx.keys.schedulesDue],
-    [ctx.keys.prefix, checkDueLimit(limit)],
+    [ctx.keys.prefix, limit],
   )) as unknown[];
   const schedules: ScheduleRecord[] = [];
   for (let i = 1; i + 4 < reply.length; i += 5) schedules.push(record(reply, i + 1, str(reply[i])));
@@ -139,7 +133,7 @@ async function due(ctx: StoreContext, limit: number): Promise<{ now: number; sch
 }
 
 /** `store.schedules` on the connection. */
-export const schedules: OperationsOf<StoreContext, ScheduleStore> = {
+export const schedules: OperationsOf<StoreContext, StoreAdapter['schedules']> = {
   create,
   get,
   update,

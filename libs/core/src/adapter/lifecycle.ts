@@ -306,7 +306,7 @@ export function bindOperations<S, M extends Operations<S>>(
 }
 
 /** The names of an object's methods, its own and its class's. */
-function methodNames(target: object): string[] {
+export function methodNames(target: object): string[] {
   const names = new Set<string>();
   for (let o: object | null = target; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
     for (const name of Object.getOwnPropertyNames(o)) {

@@ -1,10 +1,9 @@
 /** Concurrency slots per key (`store.concurrency`, contracts/concurrency.ts) in the in-process store. */
-import {
-  checkSlotRequest,
-  type ConcurrencyStore,
-  type SlotAnswer,
-  type SlotRequest,
-  type SlotState,
+import type {
+  ConcurrencyStore,
+  SlotAnswer,
+  SlotRequest,
+  SlotState,
 } from '../adapter/contracts/concurrency.js';
 import { FINISHED_RUN_STATUSES } from '../adapter/contracts/run-record.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
@@ -41,7 +40,6 @@ function settle(state: MemoryState, slots: SlotState, limit: number): string[] {
 }
 
 function acquire(state: MemoryState, request: SlotRequest): SlotAnswer {
-  checkSlotRequest(request);
   const slots = slotsOf(state, request.key);
   const wake = settle(state, slots, request.limit);
   if (slots.holders.includes(request.runId)) return { acquired: true, wake };
@@ -54,7 +52,6 @@ function acquire(state: MemoryState, request: SlotRequest): SlotAnswer {
 }
 
 function release(state: MemoryState, request: SlotRequest): string[] {
-  checkSlotRequest(request);
   const slots = slotsOf(state, request.key);
   slots.holders = slots.holders.filter((runId) => runId !== request.runId);
   slots.waiting = slots.waiting.filter((runId) => runId !== request.runId);

@@ -5,14 +5,11 @@
  */
 import type { FleetStore, ReportedWorker, WorkerReport } from '../adapter/contracts/fleet.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
-import { checkReportTtl, checkWorkerReport } from '../adapter/fleet-check.js';
 import type { MemoryState } from './memory-state.js';
 
 function report(state: MemoryState, report: WorkerReport, ttlMs: number): void {
-  const checked = checkWorkerReport(report);
-  const ttl = checkReportTtl(ttlMs);
   const now = state.clock();
-  state.workerReports.set(checked.workerId, { ...checked, lastSeenAt: now, expiresAt: now + ttl });
+  state.workerReports.set(report.workerId, { ...report, lastSeenAt: now, expiresAt: now + ttlMs });
 }
 
 function list(state: MemoryState): ReportedWorker[] {

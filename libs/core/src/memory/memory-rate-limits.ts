@@ -1,15 +1,9 @@
 /** Rate limits (`store.rateLimits`, contracts/rate-limits.ts) in the in-process store: a sliding log per name and key. */
-import {
-  checkRateLimitRequest,
-  type RateLimitAnswer,
-  type RateLimitRequest,
-  type RateLimitStore,
-} from '../adapter/contracts/rate-limits.js';
+import type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from '../adapter/contracts/rate-limits.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 
 function take(state: MemoryState, request: RateLimitRequest): RateLimitAnswer {
-  checkRateLimitRequest(request);
   const { name, key, limit, perMs } = request;
   // A name never holds '|', so no name and key pair can spell another's.
   const bucket = `${name}|${key}`;

@@ -1,31 +1,29 @@
 /**
- * The in-process store's {@link ScheduleStore} (`store.schedules`): records by id, each write a compare-and-set
- * on the revision. The due scan walks every schedule (an in-process store holds few); the real
+ * The in-process store's schedules (`store.schedules`; checked-store.ts checks their arguments):
+ * records by id, each write a compare-and-set on the revision. The due scan walks every schedule (an in-process store holds few); the real
  * stores index `nextFireAt` instead.
  */
 import type {
+  CheckedScheduleQuery,
   NewSchedule,
   SchedulePage,
-  ScheduleQuery,
   ScheduleRecord,
-  ScheduleStore,
   ScheduleWrite,
 } from '../adapter/contracts/schedules.js';
+import type { StoreAdapter } from '../adapter/contracts/store.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
-import {
-  checkDueLimit,
-  checkNewSchedule,
-  checkScheduleQuery,
-  assertScheduleId,
-} from '../adapter/schedule-times.js';
 import type { MemoryState } from './memory-state.js';
 
 function create(state: MemoryState, schedule: NewSchedule): { created: boolean; schedule: ScheduleRecord } {
-  const checked = checkNewSchedule(schedule);
-  const known = state.schedules.get(checked.scheduleId);
+  const known = state.schedules.get(schedule.scheduleId);
   if (known !== undefined) return { created: false, schedule: structuredClone(known) };
   const now = state.clock();
-  const record: ScheduleRecord = structuredClone({ ...checked, revision: 1, createdAt: now, updatedAt: now });
+  const record: ScheduleRecord = structuredClone({
+    ...schedule,
+    revision: 1,
+    createdAt: now,
+    updatedAt: now,
+  });
   state.schedules.set(record.scheduleId, record);
   return { created: true, schedule: structuredClone(record) };
 }
@@ -41,13 +39,13 @@ function update(
   expectedRevision: number,
   next: Omit<NewSchedule, 'scheduleId'>,
 ): ScheduleWrite {
-  const checked = checkNewSchedule({ ...next, scheduleId });
   const known = state.schedules.get(scheduleId);
   if (known === undefined) return { ok: false, reason: 'not-found' };
   if (known.revision !== expectedRevision)
     return { ok: false, reason: 'conflict', schedule: structuredClone(known) };
   const record: ScheduleRecord = structuredClone({
-    ...checked,
+    ...next,
+    scheduleId,
     revision: known.revision + 1,
     createdAt: known.createdAt,
     updatedAt: state.clock(),
@@ -57,7 +55,6 @@ function update(
 }
 
 function deleteSchedule(state: MemoryState, scheduleId: string, expectedRevision?: number): ScheduleWrite {
-  assertScheduleId(scheduleId);
   const known = state.schedules.get(scheduleId);
   if (known === undefined) return { ok: false, reason: 'not-found' };
   if (expectedRevision !== undefined && known.revision !== expectedRevision) {
@@ -67,8 +64,7 @@ function deleteSchedule(state: MemoryState, scheduleId: string, expectedRevision
   return { ok: true, schedule: structuredClone(known) };
 }
 
-function list(state: MemoryState, query?: ScheduleQuery): SchedulePage {
-  const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
+function list(state: MemoryState, { limit, cursor, workflow, paused }: CheckedScheduleQuery): SchedulePage {
   const ids = [...state.schedules.keys()].sort();
   const schedules: ScheduleRecord[] = [];
   for (const id of ids) {
@@ -83,7 +79,6 @@ function list(state: MemoryState, query?: ScheduleQuery): SchedulePage {
 }
 
 function due(state: MemoryState, limit: number): { now: number; schedules: ScheduleRecord[] } {
-  checkDueLimit(limit);
   const now = state.clock();
   const due = [...state.schedules.values()]
     .filter((s) => !s.paused && s.nextFireAt !== null && s.nextFireAt <= now)
@@ -94,7 +89,7 @@ function due(state: MemoryState, limit: number): { now: number; schedules: Sched
 }
 
 /** `store.schedules` over the state. */
-export const schedules: OperationsOf<MemoryState, ScheduleStore> = {
+export const schedules: OperationsOf<MemoryState, StoreAdapter['schedules']> = {
   create,
   get,
   update,

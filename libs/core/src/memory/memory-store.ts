@@ -6,7 +6,9 @@
  * memory-leases.ts, memory-control.ts (cancel, pause, resume), memory-checkpoints.ts,
  * memory-runs.ts and memory-queries.ts, memory-waits.ts (timers, signals), memory-retention.ts,
  * memory-payloads.ts, memory-fleet.ts, memory-schedules.ts, memory-concurrency.ts,
- * memory-rate-limits.ts and memory-journal-index.ts, over the maps of memory-state.ts.
+ * memory-rate-limits.ts and memory-journal-index.ts, over the maps of memory-state.ts. Like every
+ * store, it is a `StoreAdapter` behind `checkedStore` (adapter/checked-store.ts), which checks the
+ * callers' arguments before they reach it.
  *
  * It has no worker presence ({@link PresenceStore} is optional in the contract): an in-process
  * store has no connection that could drop before its worker, so a crashed in-process worker is
@@ -25,7 +27,8 @@
  */
 import type { Adapter } from '../adapter/contracts/adapter.js';
 import type { JournalIndex } from '../adapter/contracts/group-journal.js';
-import type { Store } from '../adapter/contracts/store.js';
+import type { Store, StoreAdapter } from '../adapter/contracts/store.js';
+import { checkedStore } from '../adapter/checked-store.js';
 import { bindCapabilities, type OperationRunner } from '../adapter/lifecycle.js';
 import { BatonError } from '../shared/errors.js';
 import { checkpoints, damageCheckpoint } from './memory-checkpoints.js';
@@ -61,7 +64,7 @@ export interface MemoryStoreOptions {
  * const lease = await store.leases.acquire('run-1', 'worker-a', 5_000);
  */
 export function memoryStore(options: MemoryStoreOptions = {}): Store {
-  return new MemoryStore(options.clock ?? Date.now);
+  return checkedStore(new MemoryStore(options.clock ?? Date.now));
 }
 
 /**
@@ -83,12 +86,12 @@ type MemoryStoreState = 'open' | 'closed';
 // restated here: the constructor binds them, each through the one closed check, and assigns them at
 // once from an object TypeScript checks is complete.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-interface MemoryStore extends Store {
+interface MemoryStore extends StoreAdapter {
   readonly journalIndex: JournalIndex;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-class MemoryStore implements Store {
+class MemoryStore implements StoreAdapter {
   readonly name = 'memory';
   private lifecycle: MemoryStoreState = 'open';
   readonly state: MemoryState;

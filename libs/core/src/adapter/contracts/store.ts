@@ -30,6 +30,11 @@
  *   then finds a crashed worker's runs by lease expiry alone, and the conformance suite skips the
  *   presence section for it.
  *
+ * Checks: every store refuses a bad argument alike (a run query, a schedule, a worker report, a
+ * slot or rate-limit request: ConfigError naming the field), because the checks are made once, in
+ * core, before a call reaches the adapter: an adapter implements {@link StoreAdapter} (the same
+ * capabilities, its arguments already checked) and its factory returns it through `checkedStore`.
+ *
  * Lifecycle, the same as a transport's ({@link Adapter}): created unconnected, `connect()`
  * prepares and is safe to repeat, `close()` is final and safe to repeat, and every operation after
  * close() rejects with BATON_CLOSED.
@@ -49,8 +54,8 @@ import type { PresenceStore } from './presence.js';
 import type { RateLimitStore } from './rate-limits.js';
 import type { RetentionStore } from './retention.js';
 import type { RunIndex } from './run-index.js';
-import type { RunQueries } from './run-queries.js';
-import type { ScheduleStore } from './schedules.js';
+import type { CheckedRunQuery, RunListing, RunQueries } from './run-queries.js';
+import type { CheckedScheduleQuery, SchedulePage, ScheduleStore } from './schedules.js';
 import type { SignalInbox, TimerStore } from './waits.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -127,4 +132,28 @@ export interface Store extends Adapter {
    * (contracts/group-journal.ts). Optional: a store without it serves per-run journals only.
    */
   readonly journalIndex?: JournalIndex;
+}
+
+/**
+ * What a store adapter implements: the {@link Store}, every argument already checked. An adapter's
+ * factory hands it to `checkedStore` (adapter/checked-store.ts), which makes the checks all stores
+ * share once, before a call reaches the adapter, and returns the Store its callers use. So:
+ * - `runs.list` receives a {@link CheckedRunQuery} (valid, defaults filled in, its cursor read
+ *   back into a position) and answers a {@link RunListing}: where the next page starts, which
+ *   `checkedStore` issues as the caller's cursor;
+ * - `schedules.list` receives a {@link CheckedScheduleQuery} (its page size filled in);
+ *   `schedules.create` and `update` a checked, normalized record (unknown fields dropped); `get`
+ *   and `delete` a valid schedule id; `due` a valid limit;
+ * - `fleet.report` receives the report checked and normalized, and a valid time to live;
+ * - `concurrency.acquire` and `release`, and `rateLimits.take`, a valid request.
+ * Every other member is the Store's, unchanged. An argument that fails its check is a ConfigError
+ * naming the field, and the adapter is never asked.
+ */
+export interface StoreAdapter extends Omit<Store, 'runs' | 'schedules'> {
+  /** Run records; listing a checked query, counting (contracts/run-queries.ts). */
+  readonly runs: RunIndex & Pick<RunQueries, 'count'> & { list(query: CheckedRunQuery): Promise<RunListing> };
+  /** Schedules; listing a checked query (contracts/schedules.ts). */
+  readonly schedules: Omit<ScheduleStore, 'list'> & {
+    list(query: CheckedScheduleQuery): Promise<SchedulePage>;
+  };
 }
