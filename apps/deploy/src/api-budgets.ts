@@ -45,7 +45,16 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // mends): checkedJournal (every journal's run-id, expected-position and empty-range checks),
   // journalOnContext and shelfOnContext with their ContextJournal and ContextShelf (a journal and a
   // dead-letter shelf written against a transport's context).
-  '@baton/core/adapter': { max: 189, target: 90 },
+  // 190: OperationsOf, the type a store writes each capability module against (the contract's
+  // methods over its open state), so each store binds whole modules instead of a method table per
+  // capability (issue 34 item 2, store modules).
+  // 183: the checks every store shares leave the door (checkRunQuery, isAfter, issueRunCursor,
+  // checkWorkerReport, checkReportTtl, checkSlotRequest, checkRateLimitRequest, checkNewSchedule,
+  // checkScheduleQuery, checkDueLimit, assertScheduleId: 11 names): core makes them once, before a
+  // call reaches the adapter. Four names came for that: checkedStore, which each store's factory
+  // applies, StoreAdapter, what an adapter implements (its arguments checked), and the checked
+  // forms it receives and answers, CheckedScheduleQuery and RunListing (issue 34 item 2).
+  '@baton/core/adapter': { max: 183, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once

@@ -12,7 +12,6 @@
  */
 import { ConfigError, NotFoundError, toMs, type Duration, type WorkflowDefinition } from '@baton/core';
 import {
-  assertScheduleId,
   type CatchupPolicy,
   type NewSchedule,
   type OverlapPolicy,
@@ -121,7 +120,6 @@ export class SchedulesApi {
     // The check of client.start: every run the schedule fires would be refused by the workers.
     checkStartFields(workflow, {}, 'client.schedules.create');
     const scheduleId = options.scheduleId ?? `s-${randomUUID()}`;
-    assertScheduleId(scheduleId);
     const spec = timing(options, 'client.schedules.create');
     if (spec === undefined)
       throw new ConfigError('client.schedules.create: give cron (with timeZone) or every');
@@ -151,7 +149,6 @@ export class SchedulesApi {
   /** The schedule; NotFoundError when the store does not know it. */
   async get(scheduleId: string): Promise<ScheduleRecord> {
     const store = await this.open('get');
-    assertScheduleId(scheduleId);
     const schedule = await store.schedules.get(scheduleId);
     if (schedule === undefined) throw notFound('get', scheduleId);
     return this.opened(schedule);
@@ -234,7 +231,6 @@ export class SchedulesApi {
   /** Deletes a schedule (its runs stay). False when the store did not know it. */
   async delete(scheduleId: string): Promise<boolean> {
     const store = await this.open('delete');
-    assertScheduleId(scheduleId);
     return (await store.schedules.delete(scheduleId)).ok;
   }
 
@@ -266,7 +262,6 @@ export class SchedulesApi {
     modify: (current: NewSchedule, now: number) => Promise<NewSchedule>,
   ): Promise<ScheduleRecord> {
     const store = await this.open(method);
-    assertScheduleId(scheduleId);
     for (let attempt = 1; ; attempt++) {
       const current = await store.schedules.get(scheduleId);
       if (current === undefined) throw notFound(method, scheduleId);

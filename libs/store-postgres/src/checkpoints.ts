@@ -1,5 +1,5 @@
 /**
- * CheckpointStore in SQL: fenced writes with history, the newest load, summaries.
+ * CheckpointStore in SQL (`store.checkpoints`): fenced writes with history, the newest load, summaries.
  *
  * Invariants:
  * 1. A checkpoint lands only while its epoch is the lease's epoch and the lease is not finished.
@@ -13,8 +13,10 @@
 import {
   parseStoredCheckpoint,
   type Checkpoint,
+  type CheckpointStore,
   type CheckpointSummary,
   FencedWriteError,
+  type OperationsOf,
 } from '@baton/core/adapter';
 import { toJson, type Db } from './db.js';
 
@@ -49,10 +51,10 @@ WHERE l.run_id = $1 AND l.epoch = $3 AND l.state <> 'finished'
 FOR SHARE
 RETURNING id`;
 
-export async function writeCheckpoint(db: Db, checkpoint: Checkpoint): Promise<void> {
+async function write(db: Db, checkpoint: Checkpoint): Promise<void> {
   const { params } = encodeCheckpoint(checkpoint);
   const rows = await db.query<{ id: number }>(WRITE_SQL, [checkpoint.runId, ...params]);
-  if (rows.length === 0) throw new FencedWriteError(checkpoint.runId, checkpoint.epoch, 'checkpoint write');
+  if (rows.length === 0) throw new FencedWriteError(checkpoint.runId, checkpoint.epoch, 'checkpoints.write');
 }
 
 const LOAD_SQL = `
@@ -62,7 +64,7 @@ WHERE c.run_id = $1 AND ($2::bigint IS NULL OR c.seq = $2)
 ORDER BY c.id DESC
 LIMIT 1`;
 
-export async function loadCheckpoint(db: Db, runId: string, seq?: number): Promise<Checkpoint | undefined> {
+async function load(db: Db, runId: string, seq?: number): Promise<Checkpoint | undefined> {
   const [row] = await db.query<{ seq: number; body: string }>(LOAD_SQL, [runId, seq ?? null]);
   // The body column is json, so it parses; its shape may still be wrong (a hand edit, a restore):
   // CheckpointUnreadableError names the run and the row's seq.
@@ -75,7 +77,7 @@ FROM {{schema}}.checkpoints c
 WHERE c.run_id = $1
 ORDER BY c.id`;
 
-export async function listCheckpoints(db: Db, runId: string): Promise<CheckpointSummary[]> {
+async function list(db: Db, runId: string): Promise<CheckpointSummary[]> {
   const rows = await db.query<{
     seq: number;
     epoch: number;
@@ -95,3 +97,6 @@ export async function listCheckpoints(db: Db, runId: string): Promise<Checkpoint
     size: row.size,
   }));
 }
+
+/** `store.checkpoints` over the pool. */
+export const checkpoints: OperationsOf<Db, CheckpointStore> = { write, load, list };

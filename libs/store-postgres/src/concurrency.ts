@@ -1,12 +1,11 @@
 /**
- * ConcurrencyStore on Postgres (contracts/concurrency.ts in @baton/core; migration 019): one
+ * ConcurrencyStore on Postgres (`store.concurrency`; contracts/concurrency.ts in @baton/core; migration 019): one
  * function call per operation, serialized per key by the key's slot_keys row lock.
  */
-import { checkSlotRequest, type SlotAnswer, type SlotRequest, type SlotState } from '@baton/core/adapter';
+import type { ConcurrencyStore, OperationsOf, SlotAnswer, SlotRequest, SlotState } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
-export async function acquireSlot(db: Db, request: SlotRequest): Promise<SlotAnswer> {
-  checkSlotRequest(request);
+async function acquire(db: Db, request: SlotRequest): Promise<SlotAnswer> {
   const rows = await db.query<{ acquired: boolean; wake: string[] }>(
     'SELECT acquired, wake FROM {{schema}}.acquire_slot($1, $2, $3)',
     [request.key, request.limit, request.runId],
@@ -14,8 +13,7 @@ export async function acquireSlot(db: Db, request: SlotRequest): Promise<SlotAns
   return { acquired: rows[0]?.acquired === true, wake: rows[0]?.wake ?? [] };
 }
 
-export async function releaseSlot(db: Db, request: SlotRequest): Promise<string[]> {
-  checkSlotRequest(request);
+async function release(db: Db, request: SlotRequest): Promise<string[]> {
   const rows = await db.query<{ wake: string[] }>('SELECT {{schema}}.release_slot($1, $2, $3) AS wake', [
     request.key,
     request.limit,
@@ -24,7 +22,7 @@ export async function releaseSlot(db: Db, request: SlotRequest): Promise<string[
   return rows[0]?.wake ?? [];
 }
 
-export async function slotState(db: Db, key: string): Promise<SlotState> {
+async function state(db: Db, key: string): Promise<SlotState> {
   const holders = await db.query<{ run_id: string }>(
     'SELECT run_id FROM {{schema}}.slot_holders WHERE key = $1 ORDER BY run_id',
     [key],
@@ -35,3 +33,6 @@ export async function slotState(db: Db, key: string): Promise<SlotState> {
   );
   return { holders: holders.map((r) => r.run_id), waiting: waiting.map((r) => r.run_id) };
 }
+
+/** `store.concurrency` over the pool. */
+export const concurrency: OperationsOf<Db, ConcurrencyStore> = { acquire, release, state };

@@ -24,9 +24,9 @@ type Fixture = [Error, abstract new (...args: never[]) => BackendError, string, 
 
 describe('postgres store errors', () => {
   it('pass BatonErrors through unchanged', () => {
-    const fenced = new FencedWriteError('r', 1, 'checkpoint write');
+    const fenced = new FencedWriteError('r', 1, 'checkpoints.write');
     expect(connectError(fenced, options)).toBe(fenced);
-    expect(operationError('finishRun', fenced, options)).toBe(fenced);
+    expect(operationError('runs.finish', fenced, options)).toBe(fenced);
   });
 
   it('map every failure to connect to a category, named PostgresStoreError as before', () => {
@@ -115,12 +115,12 @@ describe('postgres store errors', () => {
       ],
     ];
     for (const [thrown, category, code, retryable] of fixtures) {
-      const err = operationError('finishRun', thrown, options);
+      const err = operationError('runs.finish', thrown, options);
       expect(err, thrown.message).toBeInstanceOf(category);
       expect(err).toMatchObject({ name: 'PostgresStoreError', code, retryable, backend: 'postgres' });
     }
-    expect(operationError('finishRun', pgFailure('deadlock detected', '40P01'), options).message).toBe(
-      'postgres store: finishRun failed: deadlock detected (SQLSTATE 40P01)',
+    expect(operationError('runs.finish', pgFailure('deadlock detected', '40P01'), options).message).toBe(
+      'postgres store: runs.finish failed: deadlock detected (SQLSTATE 40P01)',
     );
   });
 

@@ -1,14 +1,9 @@
 /**
- * FleetStore in SQL: the `worker_reports` table (migration 013), one row per worker, stamped with
+ * FleetStore in SQL (`store.fleet`): the `worker_reports` table (migration 013), one row per worker, stamped with
  * the server's clock. Each operation is one statement; a listing deletes a bounded number of rows
  * past their expiry (skipping rows another listing is deleting) and returns the others.
  */
-import {
-  checkReportTtl,
-  checkWorkerReport,
-  type ReportedWorker,
-  type WorkerReport,
-} from '@baton/core/adapter';
+import type { FleetStore, OperationsOf, ReportedWorker, WorkerReport } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 /** Stale reports one listing deletes at most; the rest go on later listings. */
@@ -45,13 +40,11 @@ interface ReportRow {
   expires_at: number;
 }
 
-export async function reportWorker(db: Db, report: WorkerReport, ttlMs: number): Promise<void> {
-  const checked = checkWorkerReport(report);
-  const ttl = checkReportTtl(ttlMs);
-  await db.query(REPORT_SQL, [checked.workerId, JSON.stringify(checked), ttl]);
+async function report(db: Db, report: WorkerReport, ttlMs: number): Promise<void> {
+  await db.query(REPORT_SQL, [report.workerId, JSON.stringify(report), ttlMs]);
 }
 
-export async function listWorkers(db: Db): Promise<ReportedWorker[]> {
+async function list(db: Db): Promise<ReportedWorker[]> {
   const rows = await db.query<ReportRow>(LIST_SQL, [STALE_PER_LISTING]);
   return rows
     .map((row) => ({
@@ -63,6 +56,9 @@ export async function listWorkers(db: Db): Promise<ReportedWorker[]> {
     .sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
 }
 
-export async function forgetWorker(db: Db, workerId: string): Promise<void> {
+async function forget(db: Db, workerId: string): Promise<void> {
   await db.query(FORGET_SQL, [workerId]);
 }
+
+/** `store.fleet` over the pool. */
+export const fleet: OperationsOf<Db, FleetStore> = { report, list, forget };

@@ -12,7 +12,7 @@
  * const worker = new Worker({ transport, store, workflows: [loanApproval] });
  * ```
  */
-import type { PresenceStore, Store } from '@baton/core/adapter';
+import { checkedStore, type PresenceStore, type Store } from '@baton/core/adapter';
 import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options.js';
 import { PostgresStore } from './postgres-store.js';
 import { postgresAdapterCode } from './code.js';
@@ -26,7 +26,7 @@ import { postgresCode } from './registration.js';
 export function postgresStore(
   options: PostgresStoreOptions = {},
 ): Store & { readonly presence: PresenceStore } {
-  return new PostgresStore(resolvePostgresStoreOptions(options));
+  return checkedStore(new PostgresStore(resolvePostgresStoreOptions(options)));
 }
 
 export type { PostgresStoreOptions, ResolvedPostgresStoreOptions, SynchronousCommit } from './options.js';

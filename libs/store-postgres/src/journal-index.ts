@@ -1,5 +1,5 @@
 /**
- * JournalIndex on Postgres (group commit across runs, contracts/group-journal.ts), over the tables
+ * JournalIndex on Postgres (`store.journalIndex`; group commit across runs, contracts/group-journal.ts), over the tables
  * of migration 016: `journal_runs` (one row per run: its pointer count, or that it is journaled on
  * its own), `journal_pointers` (pointer n of a run, at position GROUP_POSITION_BASE + n) and
  * `group_logs` (each log's newest accepted record).
@@ -22,7 +22,9 @@ import {
   GROUP_POSITION_BASE,
   isGroupPosition,
   type GroupLogUse,
+  type JournalIndex,
   type JournalPointer,
+  type OperationsOf,
   type PointerAppend,
   type PointerAppendResult,
   type RunPointers,
@@ -42,10 +44,7 @@ function expectedCount(expected: number | undefined): number | null {
 const APPEND_SQL =
   'SELECT {{schema}}.append_pointers($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS results';
 
-export async function appendPointers(
-  db: Db,
-  appends: readonly PointerAppend[],
-): Promise<PointerAppendResult[]> {
+async function appendPointers(db: Db, appends: readonly PointerAppend[]): Promise<PointerAppendResult[]> {
   if (appends.length === 0) return [];
   const [row] = await db.query<{ results: string[] }>(APPEND_SQL, [
     appends.map((a) => a.runId),
@@ -68,7 +67,7 @@ export async function appendPointers(
 
 const MARK_OWN_SQL = 'SELECT {{schema}}.mark_own_journal($1) AS answer';
 
-export async function markOwnJournal(db: Db, runId: string): Promise<'own' | 'grouped'> {
+async function markOwnJournal(db: Db, runId: string): Promise<'own' | 'grouped'> {
   const [row] = await db.query<{ answer: 'own' | 'grouped' }>(MARK_OWN_SQL, [runId]);
   return row?.answer ?? 'own';
 }
@@ -83,7 +82,7 @@ LEFT JOIN {{schema}}.journal_pointers p
 WHERE j.run_id = $1
 ORDER BY p.n`;
 
-export async function readPointers(
+async function readPointers(
   db: Db,
   runId: string,
   afterPosition: number,
@@ -108,7 +107,7 @@ export async function readPointers(
 
 const DELETE_SQL = 'SELECT {{schema}}.delete_journal_pointers($1)';
 
-export async function deletePointers(db: Db, runId: string): Promise<void> {
+async function deletePointers(db: Db, runId: string): Promise<void> {
   await db.query(DELETE_SQL, [runId]);
 }
 
@@ -119,7 +118,7 @@ SELECT g.log, g.newest_recorded,
 FROM {{schema}}.group_logs g
 ORDER BY g.log`;
 
-export async function groupLogUse(db: Db): Promise<GroupLogUse[]> {
+async function groupLogUse(db: Db): Promise<GroupLogUse[]> {
   const rows = await db.query<{ log: string; newest_recorded: number; oldest_needed: number | null }>(
     USE_SQL,
   );
@@ -130,7 +129,17 @@ export async function groupLogUse(db: Db): Promise<GroupLogUse[]> {
 
 const FORGET_SQL = 'SELECT {{schema}}.forget_group_log($1, $2) AS forgotten';
 
-export async function forgetGroupLog(db: Db, log: string, newestRecorded: number): Promise<boolean> {
+async function forgetGroupLog(db: Db, log: string, newestRecorded: number): Promise<boolean> {
   const [row] = await db.query<{ forgotten: boolean }>(FORGET_SQL, [log, newestRecorded]);
   return row?.forgotten === true;
 }
+
+/** `store.journalIndex`'s operations over the pool (whether it groups by default is the store's). */
+export const journalIndex: OperationsOf<Db, JournalIndex> = {
+  appendPointers,
+  markOwnJournal,
+  readPointers,
+  deletePointers,
+  groupLogUse,
+  forgetGroupLog,
+};

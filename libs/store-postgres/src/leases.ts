@@ -1,5 +1,6 @@
 /**
- * LeaseStore in SQL: acquire, renew, release, reap, read. Each operation is one statement.
+ * LeaseStore in SQL (`store.leases`): acquire, renew, release, suspend, reap, read. Each
+ * operation is one statement or one function call.
  *
  * Invariants:
  * 1. A lease's epoch only grows, and only acquire_lease raises it, under the row lock of its
@@ -12,7 +13,17 @@
  */
 
 import { FencedWriteError } from '@baton/core/adapter';
-import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core/adapter';
+import type {
+  AcquireResult,
+  LeaseInfo,
+  LeaseState,
+  LeaseStore,
+  OperationsOf,
+  RenewRequest,
+  RenewResult,
+  SuspendRequest,
+  SuspendResult,
+} from '@baton/core/adapter';
 import type { Db } from './db.js';
 
 export interface AcquireRow {
@@ -24,12 +35,7 @@ export interface AcquireRow {
   cancel_requested: boolean;
 }
 
-export async function acquireLease(
-  db: Db,
-  runId: string,
-  owner: string,
-  ttlMs: number,
-): Promise<AcquireResult> {
+async function acquire(db: Db, runId: string, owner: string, ttlMs: number): Promise<AcquireResult> {
   const [row] = await db.query<AcquireRow>('SELECT * FROM {{schema}}.acquire_lease($1, $2, $3)', [
     runId,
     owner,
@@ -68,11 +74,7 @@ SELECT req.run_id,
 FROM req
 ORDER BY req.ord`;
 
-export async function renewLeases(
-  db: Db,
-  requests: readonly RenewRequest[],
-  ttlMs: number,
-): Promise<RenewResult[]> {
+async function renew(db: Db, requests: readonly RenewRequest[], ttlMs: number): Promise<RenewResult[]> {
   if (requests.length === 0) return [];
   const rows = await db.query<{
     run_id: string;
@@ -100,7 +102,7 @@ WITH released AS (
 )
 SELECT count(*) AS released FROM released`;
 
-export async function releaseLease(db: Db, runId: string, epoch: number): Promise<boolean> {
+async function release(db: Db, runId: string, epoch: number): Promise<boolean> {
   const [row] = await db.query<{ released: number }>(RELEASE_SQL, [runId, epoch]);
   return (row?.released ?? 0) > 0;
 }
@@ -122,7 +124,7 @@ WITH expired AS (
 )
 SELECT r.run_id FROM reaped r ORDER BY r.old_expiry, r.run_id`;
 
-export async function reapExpiredLeases(db: Db, limit: number, reclaimAfterMs: number): Promise<string[]> {
+async function reapExpired(db: Db, limit: number, reclaimAfterMs: number): Promise<string[]> {
   const rows = await db.query<{ run_id: string }>(REAP_SQL, [Math.floor(limit), Math.ceil(reclaimAfterMs)]);
   return rows.map((r) => r.run_id);
 }
@@ -134,7 +136,7 @@ SELECT l.epoch, l.owner, l.state, l.expires_at, l.pause_requested, l.pause_reaso
 FROM {{schema}}.leases l
 WHERE l.run_id = $1`;
 
-export async function getLease(db: Db, runId: string): Promise<LeaseInfo | undefined> {
+async function get(db: Db, runId: string): Promise<LeaseInfo | undefined> {
   const [row] = await db.query<{
     epoch: number;
     owner: string | null;
@@ -161,20 +163,56 @@ export async function getLease(db: Db, runId: string): Promise<LeaseInfo | undef
   };
 }
 
-export async function storeNow(db: Db): Promise<number> {
+async function now(db: Db): Promise<number> {
   const [row] = await db.query<{ now: number }>('SELECT {{schema}}.now_ms() AS now');
   // Never fall back to this process's clock: the store's clock is the only one leases trust.
   if (row === undefined) throw new Error('now_ms() returned no row');
   return row.now;
 }
 
+async function suspend(db: Db, request: SuspendRequest): Promise<SuspendResult> {
+  const [row] = await db.query<{ outcome: string }>(
+    'SELECT {{schema}}.suspend_run($1, $2, $3, $4::text[], $5::text[]) AS outcome',
+    [
+      request.runId,
+      request.epoch,
+      request.wakeAt === null ? null : Math.ceil(request.wakeAt),
+      request.signals,
+      request.consumedSignalIds,
+    ],
+  );
+  switch (row?.outcome) {
+    case 'suspended':
+      return { ok: true };
+    case 'paused':
+      return { ok: true, paused: true };
+    case 'signal-pending':
+    case 'cancel-requested':
+      return { ok: false, reason: row.outcome };
+    default:
+      throw new FencedWriteError(request.runId, request.epoch, 'leases.suspend');
+  }
+}
+
 /** record_claim_failure() (migration 008): the failed claims in a row, or FencedWriteError. */
-export async function recordClaimFailure(db: Db, runId: string, epoch: number): Promise<number> {
+async function recordClaimFailure(db: Db, runId: string, epoch: number): Promise<number> {
   const [row] = await db.query<{ count: number | null }>(
     'SELECT {{schema}}.record_claim_failure($1, $2) AS count',
     [runId, epoch],
   );
   if (row?.count === null || row?.count === undefined)
-    throw new FencedWriteError(runId, epoch, 'claim failure record');
+    throw new FencedWriteError(runId, epoch, 'leases.recordClaimFailure');
   return Number(row.count);
 }
+
+/** `store.leases` over the pool. */
+export const leases: OperationsOf<Db, LeaseStore> = {
+  acquire,
+  renew,
+  release,
+  suspend,
+  reapExpired,
+  get,
+  now,
+  recordClaimFailure,
+};

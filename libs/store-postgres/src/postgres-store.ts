@@ -1,8 +1,10 @@
 /**
  * The Postgres {@link Store}: lifecycle and error mapping, applied once to every capability by the
- * one runner all of them go through (`run`), and the composition of the capability modules
- * (leases, waits, pause, checkpoints, runs, queries, retention, payloads, fleet, schedules,
- * concurrency, rate limits, presence, the journal index) into the contract's capability objects.
+ * one runner all of them go through (`run`), and the composition of the capability modules into
+ * the contract's capability objects. Each module is written against its contract (`OperationsOf`)
+ * and bound whole: leases.ts, control.ts, checkpoints.ts, runs.ts and queries.ts, waits.ts
+ * (timers, signals), presence.ts, retention.ts, payloads.ts, fleet.ts, schedules.ts,
+ * concurrency.ts, rate-limits.ts, journal-index.ts.
  *
  * Lifecycle, the one every adapter shares (`AdapterLifecycle`): `created` (no connection yet) →
  * `connecting` (first connection, migrations) → `ready` → `closed` (final; every operation
@@ -10,27 +12,27 @@
  * returns to `created`, so it can be retried. The pool exists from construction on and opens
  * connections as it needs them; connect() only proves the server answers and migrates.
  */
-import type { Adapter, PresenceStore, Store } from '@baton/core/adapter';
+import type { Adapter, PresenceStore, StoreAdapter } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
-import * as checkpoints from './checkpoints.js';
+import { checkpoints } from './checkpoints.js';
+import { concurrency } from './concurrency.js';
+import { controlOperations } from './control.js';
 import { Db } from './db.js';
-import * as fleet from './fleet.js';
 import { connectError, operationError } from './errors.js';
-import * as journalIndex from './journal-index.js';
-import * as leases from './leases.js';
+import { fleet } from './fleet.js';
+import { journalIndex } from './journal-index.js';
+import { leases } from './leases.js';
 import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
-import * as pause from './pause.js';
-import * as payloads from './payloads.js';
-import * as presence from './presence.js';
-import * as concurrency from './concurrency.js';
-import * as rateLimits from './rate-limits.js';
-import * as queries from './queries.js';
+import { payloads } from './payloads.js';
+import { cancelsChannel, presenceOperations, PresenceRegistry } from './presence.js';
+import { runQueries } from './queries.js';
+import { rateLimits } from './rate-limits.js';
 import { checkSynchronousStandby } from './replication.js';
-import * as retention from './retention.js';
-import * as schedules from './schedules.js';
-import * as runs from './runs.js';
-import * as waits from './waits.js';
+import { retention } from './retention.js';
+import { runIndex } from './runs.js';
+import { schedules } from './schedules.js';
+import { signals, timers } from './waits.js';
 
 /**
  * Where a store is in its life; see the module comment. `ready` is the lifecycle's `open`, under
@@ -42,12 +44,12 @@ export type PostgresStoreState = 'created' | 'connecting' | 'ready' | 'closed';
 // here: the constructor builds them, each through its one runner so the store's rules apply to
 // every method, and assigns them at once from an object TypeScript checks is complete.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface PostgresStore extends Store {
+export interface PostgresStore extends StoreAdapter {
   readonly presence: PresenceStore;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export class PostgresStore implements Store {
+export class PostgresStore implements StoreAdapter {
   readonly name = 'postgres';
 
   /** Opens onto the pool, once the server answered and the schema is migrated. */
@@ -57,162 +59,46 @@ export class PostgresStore implements Store {
     closedHint: 'create a new store',
   });
   private readonly db: Db;
-  private readonly registry: presence.PresenceRegistry;
+  private readonly registry: PresenceRegistry;
 
   constructor(readonly options: ResolvedPostgresStoreOptions) {
     this.db = new Db(options);
-    this.registry = new presence.PresenceRegistry(this.db, options);
-    const registry = this.registry;
-    const cancels = presence.cancelsChannel(options.schema);
+    const registry = (this.registry = new PresenceRegistry(this.db, options));
+    const bound = this.lifecycle.bindAll(
+      {
+        leases,
+        control: controlOperations(cancelsChannel(options.schema)),
+        checkpoints,
+        runs: { ...runIndex, ...runQueries },
+        timers,
+        signals,
+        presence: presenceOperations(registry),
+        retention,
+        payloads,
+        fleet,
+        schedules,
+        concurrency,
+        rateLimits,
+        journalIndex,
+      },
+      this.run,
+    );
     const capabilities: Omit<PostgresStore, keyof Adapter | 'options' | 'state'> = {
-      leases: this.lifecycle.bind(
-        'leases',
-        {
-          acquire: leases.acquireLease,
-          renew: leases.renewLeases,
-          release: leases.releaseLease,
-          suspend: waits.suspendRun,
-          reapExpired: leases.reapExpiredLeases,
-          get: leases.getLease,
-          now: leases.storeNow,
-          recordClaimFailure: leases.recordClaimFailure,
-        },
-        this.run,
-      ),
+      ...bound,
+      // Subscriptions on the worker's presence session, not operations.
       control: {
-        ...this.lifecycle.bind(
-          'control',
-          {
-            // An accepted cancel is told to its owner on the channel its presence session listens on.
-            requestCancel: (db: Db, runId: string, reason?: string) =>
-              waits.requestCancel(db, runId, reason, cancels),
-            closeCancels: waits.closeCancels,
-            requestPause: pause.requestPause,
-            pauseHeld: pause.pauseHeldRun,
-            resume: pause.resumeRun,
-          },
-          this.run,
-        ),
-        // A subscription on the worker's presence session, not an operation.
+        ...bound.control,
         watchCancels: (workerId, listener) => registry.watchCancels(workerId, listener),
       },
-      checkpoints: this.lifecycle.bind(
-        'checkpoints',
-        {
-          write: checkpoints.writeCheckpoint,
-          load: checkpoints.loadCheckpoint,
-          list: checkpoints.listCheckpoints,
-        },
-        this.run,
-      ),
-      runs: this.lifecycle.bind(
-        'runs',
-        {
-          create: runs.createRun,
-          createAndLease: runs.createRunAndLease,
-          get: runs.getRun,
-          finish: runs.finishRun,
-          reopen: runs.reopenRun,
-          list: queries.listRuns,
-          count: queries.countRuns,
-        },
-        this.run,
-      ),
-      timers: this.lifecycle.bind('timers', { claimDue: waits.claimDueTimers }, this.run),
-      signals: this.lifecycle.bind(
-        'signals',
-        { deliver: waits.deliverSignal, read: waits.readSignals },
-        this.run,
-      ),
       presence: {
         register: (workerId) => this.register(workerId),
-        ...this.lifecycle.bind(
-          'presence',
-          {
-            unregister: (_db: Db, workerId: string) => registry.unregister(workerId),
-            reapDead: presence.reapDeadWorkers,
-            live: presence.liveWorkers,
-            takeScanTurn: presence.takeScanTurn,
-            publishMembership: (db: Db, members: readonly string[]) =>
-              registry.publishMembership(db, members),
-            readMembership: presence.readMembership,
-          },
-          this.run,
-        ),
-        // A subscription on the worker's presence session, not an operation.
+        ...bound.presence,
         watchMembership: (workerId, listener) => registry.watchMembership(workerId, listener),
       },
-      retention: this.lifecycle.bind(
-        'retention',
-        {
-          expired: retention.expiredRuns,
-          delete: retention.deleteRun,
-          deleteExpired: retention.deleteExpiredRuns,
-          tombstone: retention.runTombstone,
-        },
-        this.run,
-      ),
-      payloads: {
-        location: 'postgres',
-        ...this.lifecycle.bind(
-          'payloads',
-          {
-            put: payloads.putPayload,
-            get: payloads.getPayload,
-            delete: payloads.deletePayloads,
-          },
-          this.run,
-        ),
-      },
-      fleet: this.lifecycle.bind(
-        'fleet',
-        {
-          report: fleet.reportWorker,
-          list: fleet.listWorkers,
-          forget: fleet.forgetWorker,
-        },
-        this.run,
-      ),
-      schedules: this.lifecycle.bind(
-        'schedules',
-        {
-          create: schedules.createSchedule,
-          get: schedules.getSchedule,
-          update: schedules.updateSchedule,
-          delete: schedules.deleteSchedule,
-          list: schedules.listSchedules,
-          due: schedules.dueSchedules,
-        },
-        this.run,
-      ),
-      concurrency: this.lifecycle.bind(
-        'concurrency',
-        {
-          acquire: concurrency.acquireSlot,
-          release: concurrency.releaseSlot,
-          state: concurrency.slotState,
-        },
-        this.run,
-      ),
-      rateLimits: this.lifecycle.bind('rateLimits', { take: rateLimits.takeRateToken }, this.run),
-      // Group commit across runs.
-      journalIndex: {
-        // One run's steps each wait for a SQL function call: per run is as fast and lower in latency
-        // on Postgres (docs/performance.md, "Group commit on Postgres").
-        groupsByDefault: false,
-        ...this.lifecycle.bind(
-          'journalIndex',
-          {
-            appendPointers: journalIndex.appendPointers,
-            markOwnJournal: journalIndex.markOwnJournal,
-            readPointers: journalIndex.readPointers,
-            deletePointers: journalIndex.deletePointers,
-            groupLogUse: journalIndex.groupLogUse,
-            forgetGroupLog: journalIndex.forgetGroupLog,
-          },
-          this.run,
-        ),
-      },
+      payloads: { location: 'postgres', ...bound.payloads },
+      // Group commit across runs. One run's steps each wait for a SQL function call: per run is as
+      // fast and lower in latency on Postgres (docs/performance.md, "Group commit on Postgres").
+      journalIndex: { groupsByDefault: false, ...bound.journalIndex },
     };
     Object.assign(this, capabilities);
   }

@@ -27,7 +27,7 @@
  *    when told, and otherwise only now and then (PresenceStore.watchMembership).
  */
 import { createHash } from 'node:crypto';
-import type { PublishedMembership, ScanTurn } from '@baton/core/adapter';
+import type { OperationsOf, PresenceStore, PublishedMembership, ScanTurn } from '@baton/core/adapter';
 import type { Db } from './db.js';
 import { clientConfig } from './db.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
@@ -169,7 +169,7 @@ export class PresenceRegistry {
   }
 }
 
-export async function liveWorkers(db: Db): Promise<string[]> {
+async function live(db: Db): Promise<string[]> {
   const rows = await db.query<{ worker_id: string }>(
     'SELECT worker_id FROM {{schema}}.live_workers ORDER BY worker_id',
   );
@@ -183,7 +183,7 @@ export async function liveWorkers(db: Db): Promise<string[]> {
  */
 export const PRESENCE_GRACE_AFTER_FAILOVER_MS = 10_000;
 
-export async function reapDeadWorkers(db: Db, limit: number, reclaimAfterMs: number): Promise<string[]> {
+async function reapDead(db: Db, limit: number, reclaimAfterMs: number): Promise<string[]> {
   const rows = await db.query<{ run_id: string }>(
     // The grace check runs first (the reap's limit depends on it): in grace, the reap hands on
     // nothing (limit 0).
@@ -196,12 +196,7 @@ export async function reapDeadWorkers(db: Db, limit: number, reclaimAfterMs: num
 }
 
 /** The turn of a fleet-wide scan (invariant 5). */
-export async function takeScanTurn(
-  db: Db,
-  scan: string,
-  workerId: string,
-  turnMs: number,
-): Promise<ScanTurn> {
+async function takeScanTurn(db: Db, scan: string, workerId: string, turnMs: number): Promise<ScanTurn> {
   const rows = await db.query<{ held: boolean; workers: number }>(
     'SELECT held, workers FROM {{schema}}.take_scan_turn($1, $2, $3)',
     [scan, workerId, Math.max(1, Math.ceil(turnMs))],
@@ -210,7 +205,7 @@ export async function takeScanTurn(
 }
 
 /** Publishes the member list (invariant 6); returns its generation. */
-export async function publishMembership(db: Db, members: readonly string[]): Promise<number> {
+async function publishMembership(db: Db, members: readonly string[]): Promise<number> {
   const rows = await db.query<{ generation: number }>(
     'SELECT {{schema}}.publish_membership($1::text[]) AS generation',
     [[...members]],
@@ -222,11 +217,7 @@ export async function publishMembership(db: Db, members: readonly string[]): Pro
  * The published member list (invariant 6): two primary-key reads in one statement, the list
  * sent only when the reader's generation is not the published one.
  */
-export async function readMembership(
-  db: Db,
-  knownGeneration: number,
-  turn: string,
-): Promise<PublishedMembership> {
+async function readMembership(db: Db, knownGeneration: number, turn: string): Promise<PublishedMembership> {
   const rows = await db.query<{ generation: number | null; members: string[] | null; turn_free: boolean }>(
     `SELECT m.generation,
             CASE WHEN m.generation IS DISTINCT FROM $1::bigint THEN m.members END AS members,
@@ -242,5 +233,23 @@ export async function readMembership(
     generation,
     ...(row?.members != null && generation !== knownGeneration && { members: row.members }),
     turnFree: row?.turn_free !== false,
+  };
+}
+
+/**
+ * `store.presence`'s operations over the pool, with this store's sessions: unregister ends the
+ * worker's session, a publish that moved the list tells the readers (invariant 7). register (its
+ * failures are connect failures) and watchMembership (a subscription) are the store's.
+ */
+export function presenceOperations(
+  registry: PresenceRegistry,
+): Omit<OperationsOf<Db, PresenceStore>, 'register'> {
+  return {
+    unregister: (_db, workerId) => registry.unregister(workerId),
+    reapDead,
+    live,
+    takeScanTurn,
+    publishMembership: (db, members) => registry.publishMembership(db, members),
+    readMembership,
   };
 }

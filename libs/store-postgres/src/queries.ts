@@ -1,6 +1,7 @@
 /**
- * RunQueries in SQL: one statement per page, over the indexes and the counts table of migration
- * 011 (run_queries).
+ * Run queries in SQL (`store.runs.list` of a checked query, and `count`; checked-store.ts in
+ * @baton/core checks the query and makes its cursors): one statement per page, over the indexes
+ * and the counts table of migration 011 (run_queries).
  *
  * Invariants:
  * 1. A page is one SELECT: the filter, the keyset condition after the cursor and the order all
@@ -12,15 +13,14 @@
  *    never counts the runs one by one.
  */
 import {
-  checkRunQuery,
-  issueRunCursor,
   RUN_STATUSES,
   type CheckedRunQuery,
   type ListedRun,
+  type OperationsOf,
   type RunCounts,
-  type RunPage,
-  type RunQuery,
+  type RunListing,
   type RunStatus,
+  type StoreAdapter,
 } from '@baton/core/adapter';
 import { ConfigError } from '@baton/core';
 import type { Db } from './db.js';
@@ -83,11 +83,10 @@ function conditions(query: CheckedRunQuery): { where: string[]; params: unknown[
   return { where, params };
 }
 
-export async function listRuns(db: Db, query?: RunQuery): Promise<RunPage> {
-  const checked = checkRunQuery(query);
-  const { where, params } = conditions(checked);
-  const direction = checked.order === 'newest' ? 'DESC' : 'ASC';
-  params.push(checked.limit + 1);
+async function list(db: Db, query: CheckedRunQuery): Promise<RunListing> {
+  const { where, params } = conditions(query);
+  const direction = query.order === 'newest' ? 'DESC' : 'ASC';
+  params.push(query.limit + 1);
   const sql = `
 SELECT ${RUN_COLUMNS},
   CASE WHEN l.state = 'held' THEN l.owner END AS lease_owner,
@@ -98,15 +97,15 @@ ${where.length === 0 ? '' : `WHERE ${where.join('\n  AND ')}`}
 ORDER BY r.created_at ${direction}, r.run_id COLLATE "C" ${direction}
 LIMIT $${params.length}`;
   const rows = await db.query<ListedRow>(sql, params);
-  const page = rows.slice(0, checked.limit);
+  const page = rows.slice(0, query.limit);
   const runs: ListedRun[] = page.map((row) => ({
     ...toRunRecord(row),
     owner: row.lease_owner,
     epoch: row.lease_epoch,
   }));
   const last = runs.at(-1);
-  return rows.length > checked.limit && last !== undefined
-    ? { runs, cursor: issueRunCursor(last, checked) }
+  return rows.length > query.limit && last !== undefined
+    ? { runs, next: { createdAt: last.createdAt, runId: last.runId } }
     : { runs };
 }
 
@@ -117,7 +116,7 @@ FROM {{schema}}.run_counts c
 GROUP BY c.workflow, c.status
 HAVING sum(c.count) > 0`;
 
-export async function countRuns(db: Db): Promise<RunCounts> {
+async function count(db: Db): Promise<RunCounts> {
   const rows = await db.query<{ workflow: string; status: RunStatus; count: number }>(COUNTS_SQL);
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};
@@ -129,3 +128,6 @@ export async function countRuns(db: Db): Promise<RunCounts> {
   }
   return { total, byStatus, byWorkflow };
 }
+
+/** `store.runs`' queries over the pool. */
+export const runQueries: OperationsOf<Db, Pick<StoreAdapter['runs'], 'list' | 'count'>> = { list, count };

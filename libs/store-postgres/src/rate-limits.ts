@@ -1,12 +1,11 @@
 /**
- * RateLimitStore on Postgres (contracts/rate-limits.ts in @baton/core; migration 020): one
+ * RateLimitStore on Postgres (`store.rateLimits`; contracts/rate-limits.ts in @baton/core; migration 020): one
  * function call per ask, serialized per name and key by the row of its grant log.
  */
-import { checkRateLimitRequest, type RateLimitAnswer, type RateLimitRequest } from '@baton/core/adapter';
+import type { OperationsOf, RateLimitAnswer, RateLimitRequest, RateLimitStore } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
-export async function takeRateToken(db: Db, request: RateLimitRequest): Promise<RateLimitAnswer> {
-  checkRateLimitRequest(request);
+async function take(db: Db, request: RateLimitRequest): Promise<RateLimitAnswer> {
   const rows = await db.query<{ granted: boolean; wait_ms: string }>(
     'SELECT granted, wait_ms FROM {{schema}}.take_rate_token($1, $2, $3, $4)',
     [request.name, request.key, request.limit, request.perMs],
@@ -15,3 +14,6 @@ export async function takeRateToken(db: Db, request: RateLimitRequest): Promise<
   if (row === undefined) throw new Error('take_rate_token returned no row');
   return { granted: row.granted, waitMs: Number(row.wait_ms) };
 }
+
+/** `store.rateLimits` over the pool. */
+export const rateLimits: OperationsOf<Db, RateLimitStore> = { take };

@@ -7,6 +7,7 @@
 import { ConfigError } from '@baton/core';
 import {
   AdapterCode,
+  checkedStore,
   textSetting,
   wholeNumberSetting,
   type AdapterRegistration,
@@ -105,15 +106,17 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
   load: () => postgresCode.load(),
   // What postgresStore() does (it lives in index.ts, which exports this file).
   create: (url, { schema, poolSize, synchronousCommit, requireSynchronousStandby, preparedStatements }) =>
-    new (postgresCode.get().PostgresStore)(
-      resolvePostgresStoreOptions({
-        url,
-        ...(schema !== undefined && { schema }),
-        ...(poolSize !== undefined && { poolSize }),
-        ...(synchronousCommit !== undefined && { synchronousCommit }),
-        ...(requireSynchronousStandby !== undefined && { requireSynchronousStandby }),
-        ...(preparedStatements !== undefined && { preparedStatements }),
-      }),
+    checkedStore(
+      new (postgresCode.get().PostgresStore)(
+        resolvePostgresStoreOptions({
+          url,
+          ...(schema !== undefined && { schema }),
+          ...(poolSize !== undefined && { poolSize }),
+          ...(synchronousCommit !== undefined && { synchronousCommit }),
+          ...(requireSynchronousStandby !== undefined && { requireSynchronousStandby }),
+          ...(preparedStatements !== undefined && { preparedStatements }),
+        }),
+      ),
     ),
   isolation: {
     settings: (id) => ({ schema: id }),

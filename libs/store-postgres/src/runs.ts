@@ -1,5 +1,6 @@
 /**
- * RunIndex in SQL: run records, idempotency keys, and finishing a run.
+ * RunIndex in SQL (`store.runs`, with the queries of queries.ts): run records, idempotency keys,
+ * and finishing a run.
  *
  * Invariants:
  * 1. A run id and an idempotency key each name at most one run (primary key, unique index):
@@ -14,7 +15,9 @@ import type {
   CreatedAndLeased,
   NewRunToLease,
   NewRun,
+  OperationsOf,
   ReopenResult,
+  RunIndex,
   RunOutcome,
   RunRecord,
   RunStatus,
@@ -85,7 +88,7 @@ function newRunParams(run: NewRunToLease): unknown[] {
   ];
 }
 
-export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
+async function create(db: Db, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
   const params = [...newRunParams(run), run.forkedFrom === undefined ? null : JSON.stringify(run.forkedFrom)];
   const [inserted] =
     run.checkpoint === undefined
@@ -102,7 +105,7 @@ export async function createRun(db: Db, run: NewRun): Promise<{ created: boolean
  * runs.create and, when it created the run, leases.acquire: one call of create_run_and_lease()
  * (migration 007), so one transaction and one round trip.
  */
-export async function createRunAndLease(
+async function createAndLease(
   db: Db,
   run: NewRunToLease,
   owner: string,
@@ -119,7 +122,7 @@ export async function createRunAndLease(
 
 const GET_SQL = `SELECT ${RUN_COLUMNS} FROM {{schema}}.runs r WHERE r.run_id = $1`;
 
-export async function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
+async function get(db: Db, runId: string): Promise<RunRecord | undefined> {
   const [row] = await db.query<RunRow>(GET_SQL, [runId]);
   return row === undefined ? undefined : toRunRecord(row);
 }
@@ -127,7 +130,7 @@ export async function getRun(db: Db, runId: string): Promise<RunRecord | undefin
 const FINISH_SQL = `
 SELECT {{schema}}.finish_run($1, $2, $3, $4::json, $5::json, $6, $7, $8, $9, $10, $11, $12, $13::json) AS finished`;
 
-export async function finishRun(
+async function finish(
   db: Db,
   runId: string,
   epoch: number,
@@ -146,7 +149,7 @@ export async function finishRun(
     error,
     ...params,
   ]);
-  if (!row?.finished) throw new FencedWriteError(runId, epoch, 'finishRun');
+  if (!row?.finished) throw new FencedWriteError(runId, epoch, 'runs.finish');
 }
 
 // Redrive: the lease row is the gate (a concurrent call waits on its lock, then finds it no longer
@@ -173,7 +176,7 @@ c AS (
 SELECT (SELECT count(*) FROM r)::int AS reopened,
        (SELECT x.status FROM {{schema}}.runs x WHERE x.run_id = $1) AS status`;
 
-export async function reopenRun(db: Db, runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
+async function reopen(db: Db, runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
   const [row] = await db.query<{ reopened: number; status: RunStatus | null }>(REOPEN_SQL, [
     runId,
     ...encodeCheckpoint(checkpoint).params,
@@ -181,6 +184,9 @@ export async function reopenRun(db: Db, runId: string, checkpoint: Checkpoint): 
   if (row !== undefined && row.reopened > 0) return { reopened: true };
   return { reopened: false, status: row?.status ?? undefined };
 }
+
+/** `store.runs` over the pool, but its queries (queries.ts). */
+export const runIndex: OperationsOf<Db, RunIndex> = { create, createAndLease, get, finish, reopen };
 
 export function toRunRecord(row: RunRow): RunRecord {
   const record: RunRecord = {

@@ -1,19 +1,17 @@
 /**
- * ScheduleStore in SQL: the `schedules` table (migration 018), one row per schedule. Each
+ * ScheduleStore in SQL (`store.schedules`): the `schedules` table (migration 018), one row per schedule. Each
  * operation is one statement, so each is atomic on its own; a write's compare-and-set is its
  * WHERE clause on the revision (a second writer of the same revision waits for the first's row
  * lock, re-reads the row and matches nothing). Stamps and the due scan use the server's clock.
  */
-import {
-  assertScheduleId,
-  checkDueLimit,
-  checkNewSchedule,
-  checkScheduleQuery,
-  type NewSchedule,
-  type SchedulePage,
-  type ScheduleQuery,
-  type ScheduleRecord,
-  type ScheduleWrite,
+import type {
+  CheckedScheduleQuery,
+  NewSchedule,
+  OperationsOf,
+  SchedulePage,
+  ScheduleRecord,
+  ScheduleWrite,
+  StoreAdapter,
 } from '@baton/core/adapter';
 import type { Db } from './db.js';
 
@@ -75,70 +73,64 @@ function toRecord(row: ScheduleRow): ScheduleRecord {
   };
 }
 
-export async function createSchedule(
+async function create(
   db: Db,
   schedule: NewSchedule,
 ): Promise<{ created: boolean; schedule: ScheduleRecord }> {
-  const checked = checkNewSchedule(schedule);
   const [row] = await db.query<ScheduleRow>(CREATE_SQL, [
-    checked.scheduleId,
-    checked.workflow,
-    checked.paused,
-    checked.nextFireAt,
-    JSON.stringify(checked),
+    schedule.scheduleId,
+    schedule.workflow,
+    schedule.paused,
+    schedule.nextFireAt,
+    JSON.stringify(schedule),
   ]);
   if (row !== undefined) return { created: true, schedule: toRecord(row) };
-  const known = await getSchedule(db, checked.scheduleId);
+  const known = await get(db, schedule.scheduleId);
   // Deleted between the two statements: try again (rare; the id is free now).
-  if (known === undefined) return createSchedule(db, schedule);
+  if (known === undefined) return create(db, schedule);
   return { created: false, schedule: known };
 }
 
-export async function getSchedule(db: Db, scheduleId: string): Promise<ScheduleRecord | undefined> {
-  assertScheduleId(scheduleId);
+async function get(db: Db, scheduleId: string): Promise<ScheduleRecord | undefined> {
   const [row] = await db.query<ScheduleRow>(GET_SQL, [scheduleId]);
   return row === undefined ? undefined : toRecord(row);
 }
 
 /** The answer of a write that matched no row: the schedule is gone, or at another revision. */
 async function refused(db: Db, scheduleId: string): Promise<ScheduleWrite> {
-  const known = await getSchedule(db, scheduleId);
+  const known = await get(db, scheduleId);
   return known === undefined
     ? { ok: false, reason: 'not-found' }
     : { ok: false, reason: 'conflict', schedule: known };
 }
 
-export async function updateSchedule(
+async function update(
   db: Db,
   scheduleId: string,
   expectedRevision: number,
   next: Omit<NewSchedule, 'scheduleId'>,
 ): Promise<ScheduleWrite> {
-  const checked = checkNewSchedule({ ...next, scheduleId });
   if (!Number.isInteger(expectedRevision)) return refused(db, scheduleId);
   const [row] = await db.query<ScheduleRow>(UPDATE_SQL, [
     scheduleId,
     expectedRevision,
-    checked.workflow,
-    checked.paused,
-    checked.nextFireAt,
-    JSON.stringify(checked),
+    next.workflow,
+    next.paused,
+    next.nextFireAt,
+    JSON.stringify({ ...next, scheduleId }),
   ]);
   return row === undefined ? refused(db, scheduleId) : { ok: true, schedule: toRecord(row) };
 }
 
-export async function deleteSchedule(
-  db: Db,
-  scheduleId: string,
-  expectedRevision?: number,
-): Promise<ScheduleWrite> {
-  assertScheduleId(scheduleId);
+async function deleteSchedule(db: Db, scheduleId: string, expectedRevision?: number): Promise<ScheduleWrite> {
   const [row] = await db.query<ScheduleRow>(DELETE_SQL, [scheduleId, expectedRevision ?? null]);
   return row === undefined ? refused(db, scheduleId) : { ok: true, schedule: toRecord(row) };
 }
 
-export async function listSchedules(db: Db, query?: ScheduleQuery): Promise<SchedulePage> {
-  const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
+async function list(
+  db: Db,
+  { limit, cursor, workflow, paused }: CheckedScheduleQuery,
+): Promise<SchedulePage> {
   const rows = await db.query<ScheduleRow>(LIST_SQL, [
     cursor ?? null,
     workflow ?? null,
@@ -149,11 +141,18 @@ export async function listSchedules(db: Db, query?: ScheduleQuery): Promise<Sche
   return rows.length > limit ? { schedules, cursor: schedules.at(-1)!.scheduleId } : { schedules };
 }
 
-export async function dueSchedules(
-  db: Db,
-  limit: number,
-): Promise<{ now: number; schedules: ScheduleRecord[] }> {
-  const rows = await db.query<ScheduleRow & { now: number }>(DUE_SQL, [checkDueLimit(limit)]);
+async function due(db: Db, limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+  const rows = await db.query<ScheduleRow & { now: number }>(DUE_SQL, [limit]);
   const now = rows[0]!.now;
   return { now, schedules: rows.filter((row) => row.schedule_id !== null).map(toRecord) };
 }
+
+/** `store.schedules` over the pool. */
+export const schedules: OperationsOf<Db, StoreAdapter['schedules']> = {
+  create,
+  get,
+  update,
+  delete: deleteSchedule,
+  list,
+  due,
+};

@@ -1,5 +1,7 @@
 /**
- * Waiting runs in SQL: leases.suspend, the signal inbox, cancel requests and timers.
+ * Waiting runs in SQL: the signal inbox (`store.signals`) and timers (`store.timers`); what
+ * suspends a run is leases.suspend (leases.ts), what wakes it by cancel control.requestCancel
+ * (control.ts).
  *
  * Invariants:
  * 1. suspend_run, deliver_signal and request_cancel all lock the run's lease row first, so a
@@ -11,72 +13,10 @@
  *    `redeliverAfterMs` on before committing, so concurrent scanners never return one twice.
  */
 
-import { FencedWriteError } from '@baton/core/adapter';
-import type {
-  CancelRequestResult,
-  DueTimer,
-  InboxSignal,
-  SuspendRequest,
-  SuspendResult,
-} from '@baton/core/adapter';
+import type { DueTimer, InboxSignal, OperationsOf, SignalInbox, TimerStore } from '@baton/core/adapter';
 import { fromJson, toJson, type Db } from './db.js';
 
-export async function suspendRun(db: Db, request: SuspendRequest): Promise<SuspendResult> {
-  const [row] = await db.query<{ outcome: string }>(
-    'SELECT {{schema}}.suspend_run($1, $2, $3, $4::text[], $5::text[]) AS outcome',
-    [
-      request.runId,
-      request.epoch,
-      request.wakeAt === null ? null : Math.ceil(request.wakeAt),
-      request.signals,
-      request.consumedSignalIds,
-    ],
-  );
-  switch (row?.outcome) {
-    case 'suspended':
-      return { ok: true };
-    case 'paused':
-      return { ok: true, paused: true };
-    case 'signal-pending':
-    case 'cancel-requested':
-      return { ok: false, reason: row.outcome };
-    default:
-      throw new FencedWriteError(request.runId, request.epoch, 'suspend');
-  }
-}
-
-export async function requestCancel(
-  db: Db,
-  runId: string,
-  reason: string | undefined,
-  channel: string,
-): Promise<CancelRequestResult> {
-  const [row] = await db.query<{ run_found: boolean; wake_run: boolean; too_late: boolean }>(
-    'SELECT * FROM {{schema}}.request_cancel($1, $2::text, $3::text)',
-    [runId, reason ?? null, channel],
-  );
-  return {
-    found: row?.run_found ?? false,
-    wake: row?.wake_run ?? false,
-    ...(row?.too_late === true && { tooLate: true }),
-  };
-}
-
-export async function closeCancels(
-  db: Db,
-  runId: string,
-  epoch: number,
-): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
-  const [row] = await db.query<{ outcome: string; cancel_reason: string | null }>(
-    'SELECT * FROM {{schema}}.close_cancels($1, $2)',
-    [runId, epoch],
-  );
-  if (row?.outcome === 'closed') return { cancelRequested: false };
-  if (row?.outcome !== 'cancel-requested') throw new FencedWriteError(runId, epoch, 'close cancels');
-  return { cancelRequested: true, ...(row.cancel_reason !== null && { cancelReason: row.cancel_reason }) };
-}
-
-export async function deliverSignal(
+async function deliver(
   db: Db,
   runId: string,
   signal: Omit<InboxSignal, 'receivedAt'>,
@@ -95,7 +35,7 @@ FROM {{schema}}.signals s
 WHERE s.run_id = $1
 ORDER BY s.id`;
 
-export async function readSignals(db: Db, runId: string): Promise<InboxSignal[]> {
+async function read(db: Db, runId: string): Promise<InboxSignal[]> {
   const rows = await db.query<{
     signal_id: string;
     name: string;
@@ -127,10 +67,16 @@ WITH due AS (
 )
 SELECT p.run_id, p.due_at FROM pushed p ORDER BY p.due_at, p.run_id`;
 
-export async function claimDueTimers(db: Db, limit: number, redeliverAfterMs: number): Promise<DueTimer[]> {
+async function claimDue(db: Db, limit: number, redeliverAfterMs: number): Promise<DueTimer[]> {
   const rows = await db.query<{ run_id: string; due_at: number }>(CLAIM_TIMERS_SQL, [
     Math.floor(limit),
     Math.ceil(redeliverAfterMs),
   ]);
   return rows.map((row) => ({ runId: row.run_id, dueAt: row.due_at }));
 }
+
+/** `store.signals` over the pool. */
+export const signals: OperationsOf<Db, SignalInbox> = { deliver, read };
+
+/** `store.timers` over the pool. */
+export const timers: OperationsOf<Db, TimerStore> = { claimDue };

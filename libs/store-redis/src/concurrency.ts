@@ -1,13 +1,12 @@
 /**
- * ConcurrencyStore on Redis (contracts/concurrency.ts in @baton/core): per key, a sorted set of
+ * ConcurrencyStore on Redis (`store.concurrency`; contracts/concurrency.ts in @baton/core): per key, a sorted set of
  * holders and one of waiting runs in arrival order, changed by one script per call (lua/prelude.lua,
  * `settle_slots`). Only commands the README's ACL already lists.
  */
-import { checkSlotRequest, type SlotAnswer, type SlotRequest, type SlotState } from '@baton/core/adapter';
+import type { ConcurrencyStore, OperationsOf, SlotAnswer, SlotRequest, SlotState } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
 
-export async function acquireSlot(ctx: StoreContext, request: SlotRequest): Promise<SlotAnswer> {
-  checkSlotRequest(request);
+async function acquire(ctx: StoreContext, request: SlotRequest): Promise<SlotAnswer> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'acquire-slot',
@@ -17,8 +16,7 @@ export async function acquireSlot(ctx: StoreContext, request: SlotRequest): Prom
   return { acquired: Number(reply[0]) === 1, wake: reply.slice(1).map(str) };
 }
 
-export async function releaseSlot(ctx: StoreContext, request: SlotRequest): Promise<string[]> {
-  checkSlotRequest(request);
+async function release(ctx: StoreContext, request: SlotRequest): Promise<string[]> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'release-slot',
@@ -28,10 +26,13 @@ export async function releaseSlot(ctx: StoreContext, request: SlotRequest): Prom
   return reply.map(str);
 }
 
-export async function slotState(ctx: StoreContext, key: string): Promise<SlotState> {
+async function state(ctx: StoreContext, key: string): Promise<SlotState> {
   const [holders, waiting] = await Promise.all([
     ctx.redis.zrangebyscore(ctx.keys.slotHolders(key), '-inf', '+inf'),
     ctx.redis.zrangebyscore(ctx.keys.slotWaiting(key), '-inf', '+inf'),
   ]);
   return { holders, waiting };
 }
+
+/** `store.concurrency` on the connection. */
+export const concurrency: OperationsOf<StoreContext, ConcurrencyStore> = { acquire, release, state };

@@ -18,7 +18,7 @@ function replyError(message: string, code?: string): Error {
 
 describe('redis store errors', () => {
   it('passes Baton errors through unchanged', () => {
-    const fenced = new FencedWriteError('r', 1, 'checkpoint write');
+    const fenced = new FencedWriteError('r', 1, 'checkpoints.write');
     expect(toStoreError(fenced, where)).toBe(fenced);
   });
 

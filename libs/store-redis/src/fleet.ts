@@ -1,32 +1,25 @@
 /**
- * FleetStore on Redis: each worker's latest report in one hash (`fleet-reports`, workerId ->
+ * FleetStore on Redis (`store.fleet`): each worker's latest report in one hash (`fleet-reports`, workerId ->
  * '<lastSeenAt>|<report JSON>') and its expiry in a sorted set (`fleet-expiry`), both written by one
  * script on the server's clock. A listing removes reports past their expiry (a bounded number
  * per call) in the same script that reads the rest, so a dead worker's report never comes back.
  */
-import {
-  checkReportTtl,
-  checkWorkerReport,
-  type ReportedWorker,
-  type WorkerReport,
-} from '@baton/core/adapter';
+import type { FleetStore, OperationsOf, ReportedWorker, WorkerReport } from '@baton/core/adapter';
 import { CodecError } from '@baton/core';
 import { str, type StoreContext } from './context.js';
 
 /** Stale reports one listing removes at most; the rest go on later listings. */
 const STALE_PER_LISTING = 1_000;
 
-export async function reportWorker(ctx: StoreContext, report: WorkerReport, ttlMs: number): Promise<void> {
-  const checked = checkWorkerReport(report);
-  const ttl = checkReportTtl(ttlMs);
+async function report(ctx: StoreContext, report: WorkerReport, ttlMs: number): Promise<void> {
   await ctx.run(
     'report-worker',
     [ctx.keys.fleetReports, ctx.keys.fleetExpiry],
-    [checked.workerId, JSON.stringify(checked), ttl],
+    [report.workerId, JSON.stringify(report), ttlMs],
   );
 }
 
-export async function listWorkers(ctx: StoreContext): Promise<ReportedWorker[]> {
+async function list(ctx: StoreContext): Promise<ReportedWorker[]> {
   const reply = (await ctx.run(
     'list-workers',
     [ctx.keys.fleetReports, ctx.keys.fleetExpiry],
@@ -53,6 +46,9 @@ export async function listWorkers(ctx: StoreContext): Promise<ReportedWorker[]> 
   return workers.sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
 }
 
-export async function forgetWorker(ctx: StoreContext, workerId: string): Promise<void> {
+async function forget(ctx: StoreContext, workerId: string): Promise<void> {
   await ctx.run('forget-worker', [ctx.keys.fleetReports, ctx.keys.fleetExpiry], [workerId]);
 }
+
+/** `store.fleet` on the connection. */
+export const fleet: OperationsOf<StoreContext, FleetStore> = { report, list, forget };

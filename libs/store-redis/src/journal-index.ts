@@ -1,5 +1,5 @@
 /**
- * JournalIndex on Redis (group commit across runs, contracts/group-journal.ts): one list per run,
+ * JournalIndex on Redis (`store.journalIndex`; group commit across runs, contracts/group-journal.ts): one list per run,
  * `<prefix>jptr:<runId>`, whose element i is the pointer at position GROUP_POSITION_BASE + i + 1
  * (`<record>:<log>`), or the single element `!own` for a run journaled on its own. Appends for
  * many runs are one script (append-pointers.lua), so one round trip records a whole group record's
@@ -15,7 +15,9 @@ import {
   GROUP_POSITION_BASE,
   isGroupPosition,
   type GroupLogUse,
+  type JournalIndex,
   type JournalPointer,
+  type OperationsOf,
   type PointerAppend,
   type PointerAppendResult,
   type RunPointers,
@@ -29,7 +31,7 @@ function expectedArgument(expected: number | undefined): string {
   return isGroupPosition(expected) ? String(expected - GROUP_POSITION_BASE) : 'x';
 }
 
-export async function appendPointers(
+async function appendPointers(
   ctx: StoreContext,
   appends: readonly PointerAppend[],
 ): Promise<PointerAppendResult[]> {
@@ -52,11 +54,11 @@ export async function appendPointers(
   });
 }
 
-export async function markOwnJournal(ctx: StoreContext, runId: string): Promise<'own' | 'grouped'> {
+async function markOwnJournal(ctx: StoreContext, runId: string): Promise<'own' | 'grouped'> {
   return (await ctx.run('mark-own-journal', [ctx.keys.pointers(runId)], [])) as 'own' | 'grouped';
 }
 
-export async function readPointers(
+async function readPointers(
   ctx: StoreContext,
   runId: string,
   afterPosition: number,
@@ -86,11 +88,11 @@ export async function readPointers(
   };
 }
 
-export async function deletePointers(ctx: StoreContext, runId: string): Promise<void> {
+async function deletePointers(ctx: StoreContext, runId: string): Promise<void> {
   await ctx.run('delete-pointers', [ctx.keys.pointers(runId)], [ctx.keys.prefix, runId]);
 }
 
-export async function groupLogUse(ctx: StoreContext): Promise<GroupLogUse[]> {
+async function groupLogUse(ctx: StoreContext): Promise<GroupLogUse[]> {
   const flat = (await ctx.run('group-log-use', [ctx.keys.groupLogs], [ctx.keys.prefix])) as string[];
   const uses: GroupLogUse[] = [];
   for (let i = 0; i < flat.length; i += 3) {
@@ -104,11 +106,7 @@ export async function groupLogUse(ctx: StoreContext): Promise<GroupLogUse[]> {
   return uses;
 }
 
-export async function forgetGroupLog(
-  ctx: StoreContext,
-  log: string,
-  newestRecorded: number,
-): Promise<boolean> {
+async function forgetGroupLog(ctx: StoreContext, log: string, newestRecorded: number): Promise<boolean> {
   const reply = await ctx.run(
     'forget-group-log',
     [ctx.keys.groupLogs, ctx.keys.groupLogUse(log)],
@@ -116,3 +114,13 @@ export async function forgetGroupLog(
   );
   return Number(reply) === 1;
 }
+
+/** `store.journalIndex`'s operations on the connection (whether it groups by default is the store's). */
+export const journalIndex: OperationsOf<StoreContext, JournalIndex> = {
+  appendPointers,
+  markOwnJournal,
+  readPointers,
+  deletePointers,
+  groupLogUse,
+  forgetGroupLog,
+};

@@ -1,14 +1,24 @@
 /**
- * LeaseStore on Redis. The scripts do the work; this module builds their keys and reads replies.
+ * LeaseStore on Redis (`store.leases`). The scripts do the work; this module builds their keys and reads replies.
  * Each operation is one round trip (one EVALSHA; EVAL for a script's first call on a connection,
  * and once more after the server lost its script cache).
  */
 
 import { FencedWriteError } from '@baton/core/adapter';
-import type { AcquireResult, LeaseInfo, LeaseState, RenewRequest, RenewResult } from '@baton/core/adapter';
+import type {
+  AcquireResult,
+  LeaseInfo,
+  LeaseState,
+  LeaseStore,
+  OperationsOf,
+  RenewRequest,
+  RenewResult,
+  SuspendRequest,
+  SuspendResult,
+} from '@baton/core/adapter';
 import { pipelineResults, str, type StoreContext } from './context.js';
 
-export async function acquireLease(
+async function acquire(
   ctx: StoreContext,
   runId: string,
   owner: string,
@@ -38,7 +48,7 @@ export function acquireReply(reply: unknown[]): AcquireResult {
 }
 
 /** One script call for the whole batch: one round trip per worker and heartbeat. */
-export async function renewLeases(
+async function renew(
   ctx: StoreContext,
   requests: readonly RenewRequest[],
   ttlMs: number,
@@ -60,7 +70,7 @@ export async function renewLeases(
   }));
 }
 
-export async function releaseLease(ctx: StoreContext, runId: string, epoch: number): Promise<boolean> {
+async function release(ctx: StoreContext, runId: string, epoch: number): Promise<boolean> {
   const { keys } = ctx;
   const reply = await ctx.run(
     'release-lease',
@@ -70,11 +80,7 @@ export async function releaseLease(ctx: StoreContext, runId: string, epoch: numb
   return reply === 1;
 }
 
-export async function reapExpiredLeases(
-  ctx: StoreContext,
-  limit: number,
-  reclaimAfterMs: number,
-): Promise<string[]> {
+async function reapExpired(ctx: StoreContext, limit: number, reclaimAfterMs: number): Promise<string[]> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'reap-expired-leases',
@@ -85,7 +91,7 @@ export async function reapExpiredLeases(
 }
 
 /** Lease hash and cancel flag in one pipelined round trip (a read: no atomicity needed). */
-export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseInfo | undefined> {
+async function get(ctx: StoreContext, runId: string): Promise<LeaseInfo | undefined> {
   const { keys, redis } = ctx;
   const [fields, cancelled] = pipelineResults(
     await redis
@@ -113,15 +119,57 @@ export async function getLease(ctx: StoreContext, runId: string): Promise<LeaseI
   };
 }
 
+async function suspend(ctx: StoreContext, request: SuspendRequest): Promise<SuspendResult> {
+  const { keys } = ctx;
+  const { runId, epoch } = request;
+  const reply = await ctx.run(
+    'suspend-run',
+    [keys.lease(runId), keys.held, keys.timers, keys.run(runId), keys.cancel(runId), keys.signalNames(runId)],
+    [
+      keys.prefix,
+      runId,
+      epoch,
+      request.wakeAt === null ? '' : request.wakeAt,
+      JSON.stringify(request.signals),
+      request.signals.length,
+      ...request.signals,
+      ...request.consumedSignalIds,
+    ],
+  );
+  switch (reply) {
+    case 'ok':
+      return { ok: true };
+    case 'paused':
+      return { ok: true, paused: true };
+    case 'signal-pending':
+    case 'cancel-requested':
+      return { ok: false, reason: reply };
+    default:
+      throw new FencedWriteError(runId, epoch, 'leases.suspend');
+  }
+}
+
 /** The server clock: the same TIME the scripts compare expiries against. */
-export async function now(ctx: StoreContext): Promise<number> {
+async function now(ctx: StoreContext): Promise<number> {
   const [seconds, micros] = await ctx.redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
 /** record-claim-failure.lua: the failed claims in a row, or FencedWriteError. */
-export async function recordClaimFailure(ctx: StoreContext, runId: string, epoch: number): Promise<number> {
+async function recordClaimFailure(ctx: StoreContext, runId: string, epoch: number): Promise<number> {
   const reply = Number(await ctx.run('record-claim-failure', [ctx.keys.lease(runId)], [epoch]));
-  if (reply < 0) throw new FencedWriteError(runId, epoch, 'claim failure record');
+  if (reply < 0) throw new FencedWriteError(runId, epoch, 'leases.recordClaimFailure');
   return reply;
 }
+
+/** `store.leases` on the connection. */
+export const leases: OperationsOf<StoreContext, LeaseStore> = {
+  acquire,
+  renew,
+  release,
+  suspend,
+  reapExpired,
+  get,
+  now,
+  recordClaimFailure,
+};

@@ -32,7 +32,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { BatonError } from '@baton/core';
-import type { PublishedMembership, ScanTurn } from '@baton/core/adapter';
+import type { OperationsOf, PresenceStore, PublishedMembership, ScanTurn } from '@baton/core/adapter';
 import { createConnection, type StoreConnection } from './connection.js';
 import { pipelineResults, str, type StoreContext } from './context.js';
 import { redisCommandRefused, refusedCommand, toStoreError } from './errors.js';
@@ -329,4 +329,20 @@ function presenceError(err: unknown, context: { url: string; operation: string }
       `which presence needs to tell live workers from dead ones; grant the store's ACL user +${command} (or +client)`,
     { cause: err },
   );
+}
+
+/**
+ * `store.presence` on the connection, answered by this store's registrations (the sessions bound
+ * to each worker's presence); watchMembership, a subscription, is the store's.
+ */
+export function presenceOperations(registry: PresenceRegistry): OperationsOf<StoreContext, PresenceStore> {
+  return {
+    register: (_ctx, workerId) => registry.register(workerId),
+    unregister: (ctx, workerId) => registry.unregister(ctx, workerId),
+    reapDead: (ctx, limit, reclaimAfterMs) => registry.reapDeadWorkers(ctx, limit, reclaimAfterMs),
+    live: (ctx) => registry.liveWorkers(ctx),
+    takeScanTurn: (ctx, scan, workerId, turnMs) => registry.takeScanTurn(ctx, scan, workerId, turnMs),
+    publishMembership: (ctx, members) => registry.publishMembership(ctx, members),
+    readMembership: (ctx, knownGeneration, turn) => registry.readMembership(ctx, knownGeneration, turn),
+  };
 }

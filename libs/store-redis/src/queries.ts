@@ -1,19 +1,19 @@
 /**
- * RunQueries on Redis: runs.list walks the query indexes (sorted sets by createdAt, kept by the
- * scripts that change a run; see lua/prelude.lua) in one Lua script per page, and runs.count reads
- * the counts those scripts keep. reindexRuns indexes a data set written before the indexes
+ * Run queries on Redis (`store.runs.list` of a checked query, and `count`; checked-store.ts in
+ * @baton/core checks the query and makes its cursors): runs.list walks the query indexes (sorted
+ * sets by createdAt, kept by the scripts that change a run; see lua/prelude.lua) in one Lua script
+ * per page, and runs.count reads the counts those scripts keep. reindexRuns indexes a data set written before the indexes
  * existed; connect runs it once per data set (the index-version key records that it has).
  */
 import {
-  checkRunQuery,
-  issueRunCursor,
   RUN_STATUSES,
   type CheckedRunQuery,
   type ListedRun,
+  type OperationsOf,
   type RunCounts,
-  type RunPage,
-  type RunQuery,
+  type RunListing,
   type RunStatus,
+  type StoreAdapter,
 } from '@baton/core/adapter';
 import { decodeRunRecord } from './codec.js';
 import { str, type StoreContext } from './context.js';
@@ -37,24 +37,23 @@ const opt = (value: string | number | undefined): string | number => value ?? ''
 /** `budget`: runs one page examines at most; tests give a small one to reach the cut-short page. */
 export async function listRuns(
   ctx: StoreContext,
-  query?: RunQuery,
+  query: CheckedRunQuery,
   budget = LIST_SCAN_BUDGET,
-): Promise<RunPage> {
-  const checked = checkRunQuery(query);
-  const { filter, after, limit } = checked;
+): Promise<RunListing> {
+  const { filter, after, limit } = query;
   const reply = (await ctx.run(
     'list-runs',
     [],
     [
       ctx.keys.prefix,
-      checked.order,
+      query.order,
       limit + 1,
       budget,
       opt(after?.createdAt),
       opt(after?.runId),
       opt(filter.createdAfter),
       opt(filter.createdBefore),
-      checked.statuses === undefined ? '' : [...checked.statuses].join(','),
+      query.statuses === undefined ? '' : [...query.statuses].join(','),
       opt(filter.workflow),
       opt(filter.version),
       opt(filter.updatedAfter),
@@ -68,20 +67,20 @@ export async function listRuns(
   const runs = found.map(listedRun);
   if (runs.length > limit) {
     const page = runs.slice(0, limit);
-    return { runs: page, cursor: cursorAfter(page[page.length - 1]!, checked) };
+    const last = page[page.length - 1]!;
+    return { runs: page, next: { createdAt: last.createdAt, runId: last.runId } };
   }
   // The script stopped at its budget: carry on from the last run it examined.
   if (str(lastRunId) !== '')
-    return {
-      runs,
-      cursor: issueRunCursor({ createdAt: Number(lastCreatedAt), runId: str(lastRunId) }, checked),
-    };
+    return { runs, next: { createdAt: Number(lastCreatedAt), runId: str(lastRunId) } };
   return { runs };
 }
 
-function cursorAfter(run: ListedRun, query: CheckedRunQuery): string {
-  return issueRunCursor({ createdAt: run.createdAt, runId: run.runId }, query);
-}
+/** `store.runs`' queries on the connection. */
+export const runQueries: OperationsOf<StoreContext, Pick<StoreAdapter['runs'], 'list' | 'count'>> = {
+  list: listRuns,
+  count,
+};
 
 /** One match of list-runs.lua: { record pairs, lease epoch, lease state, lease owner }. */
 function listedRun(match: unknown[]): ListedRun {
@@ -91,7 +90,7 @@ function listedRun(match: unknown[]): ListedRun {
   return { ...record, owner: held ? str(owner) : null, epoch: str(epoch) === '' ? 0 : Number(epoch) };
 }
 
-export async function countRuns(ctx: StoreContext): Promise<RunCounts> {
+async function count(ctx: StoreContext): Promise<RunCounts> {
   const fields = await ctx.redis.hgetall(ctx.keys.runCounts);
   const byStatus = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};

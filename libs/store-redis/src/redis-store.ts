@@ -1,8 +1,10 @@
 /**
  * The Redis {@link Store}: lifecycle, error mapping and the replication guard here, applied once
- * to every capability by the one runner all of them go through (`op`); the work is in leases.ts,
- * waits.ts, pause.ts, runs.ts, queries.ts, retention.ts, payloads.ts, fleet.ts, schedules.ts,
- * concurrency.ts, rate-limits.ts, journal-index.ts, presence.ts and the Lua scripts they call.
+ * to every capability by the one runner all of them go through (`op`); the work is in one module
+ * per capability, each written against its contract (`OperationsOf`) and bound whole: leases.ts,
+ * control.ts, checkpoints.ts, runs.ts and queries.ts, waits.ts (timers, signals), retention.ts,
+ * payloads.ts, fleet.ts, schedules.ts, concurrency.ts, rate-limits.ts, journal-index.ts,
+ * presence.ts, and the Lua scripts they call.
  *
  * Invariants:
  * 1. Every state change is one Lua script, so it is atomic on the server, and every time
@@ -17,34 +19,42 @@
  * 6. With waitReplicas > 0, an operation that moves a run reports success only once that many
  *    replicas confirmed it (replication.ts).
  */
-import type { Adapter, PresenceStore, Store, StoreDataLoss, RecordedDataLoss } from '@baton/core/adapter';
-import { AdapterLifecycle } from '@baton/core/adapter';
+import type {
+  Adapter,
+  PresenceStore,
+  RecordedDataLoss,
+  Store,
+  StoreAdapter,
+  StoreDataLoss,
+} from '@baton/core/adapter';
+import { AdapterLifecycle, checkedStore } from '@baton/core/adapter';
 import { CancelWatch } from './cancel-watch.js';
+import { checkpoints } from './checkpoints.js';
+import { concurrency } from './concurrency.js';
 import { createConnection, type StoreConnection } from './connection.js';
-import { DataMarker } from './data-marker.js';
 import type { StoreContext } from './context.js';
+import { control } from './control.js';
+import { DataMarker } from './data-marker.js';
 import { toStoreError } from './errors.js';
+import { fleet } from './fleet.js';
+import { journalIndex } from './journal-index.js';
 import { keyLayout, type KeyLayout } from './keys.js';
-import * as fleet from './fleet.js';
-import * as journalIndex from './journal-index.js';
-import * as leases from './leases.js';
+import { leases } from './leases.js';
 import {
   resolveRedisStoreOptions,
   type RedisStoreOptions,
   type ResolvedRedisStoreOptions,
 } from './options.js';
-import * as payloads from './payloads.js';
-import * as pause from './pause.js';
-import { PresenceRegistry } from './presence.js';
-import * as queries from './queries.js';
+import { payloads } from './payloads.js';
+import { presenceOperations, PresenceRegistry } from './presence.js';
+import { ensureIndexed, reindexRuns, runQueries } from './queries.js';
+import { rateLimits } from './rate-limits.js';
 import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
-import * as retention from './retention.js';
-import * as runs from './runs.js';
-import * as schedules from './schedules.js';
-import * as concurrency from './concurrency.js';
-import * as rateLimits from './rate-limits.js';
+import { retention } from './retention.js';
+import { runIndex } from './runs.js';
+import { schedules } from './schedules.js';
 import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
-import * as waits from './waits.js';
+import { signals, timers } from './waits.js';
 
 /**
  * Creates a {@link Store} on one Redis primary (not Redis Cluster: keys carry no hash tags), named
@@ -61,7 +71,7 @@ import * as waits from './waits.js';
 export function redisStore(
   options: RedisStoreOptions = {},
 ): Store & { readonly presence: PresenceStore } & RunReindexing {
-  return new RedisStore(resolveRedisStoreOptions(options));
+  return checkedStore(new RedisStore(resolveRedisStoreOptions(options)));
 }
 
 /** The Redis store's one-off migration of the query indexes (queries.ts, README "Run queries"). */
@@ -84,12 +94,12 @@ interface Opened {
 // here: the constructor builds them, each through its one runner so the store's rules apply to
 // every method, and assigns them at once from an object TypeScript checks is complete.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-interface RedisStore extends Store {
+interface RedisStore extends StoreAdapter {
   readonly presence: PresenceStore;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-class RedisStore implements Store, RunReindexing {
+class RedisStore implements StoreAdapter, RunReindexing {
   readonly name = 'redis';
 
   /**
@@ -115,151 +125,35 @@ class RedisStore implements Store, RunReindexing {
     this.keys = keyLayout(options.keyPrefix);
     this.registry = new PresenceRegistry(options, this.keys);
     this.cancels = new CancelWatch(options, this.keys);
-    const registry = this.registry;
+    const bound = this.lifecycle.bindAll(
+      {
+        leases,
+        control,
+        checkpoints,
+        runs: { ...runIndex, ...runQueries },
+        timers,
+        signals,
+        presence: presenceOperations(this.registry),
+        retention,
+        payloads,
+        fleet,
+        schedules,
+        concurrency,
+        rateLimits,
+        journalIndex,
+      },
+      this.op,
+    );
     const capabilities: Omit<RedisStore, keyof Adapter | 'onDataLoss' | 'lastDataLoss' | 'reindexRuns'> = {
-      leases: this.lifecycle.bind(
-        'leases',
-        {
-          acquire: leases.acquireLease,
-          renew: leases.renewLeases,
-          release: leases.releaseLease,
-          suspend: waits.suspendRun,
-          reapExpired: leases.reapExpiredLeases,
-          get: leases.getLease,
-          now: leases.now,
-          recordClaimFailure: leases.recordClaimFailure,
-        },
-        this.op,
-      ),
+      ...bound,
+      // A subscription on a connection of its own (cancel-watch.ts), not an operation.
       control: {
-        ...this.lifecycle.bind(
-          'control',
-          {
-            requestCancel: waits.requestCancel,
-            closeCancels: waits.closeCancels,
-            requestPause: pause.requestPause,
-            pauseHeld: pause.pauseHeldRun,
-            resume: pause.resumeRun,
-          },
-          this.op,
-        ),
-        // A subscription on a connection of its own (cancel-watch.ts), not an operation.
+        ...bound.control,
         watchCancels: (workerId, listener) => this.cancels.watch(workerId, listener),
       },
-      checkpoints: this.lifecycle.bind(
-        'checkpoints',
-        {
-          write: runs.writeCheckpoint,
-          load: runs.loadCheckpoint,
-          list: runs.listCheckpoints,
-        },
-        this.op,
-      ),
-      runs: this.lifecycle.bind(
-        'runs',
-        {
-          create: runs.createRun,
-          createAndLease: runs.createRunAndLease,
-          get: runs.getRun,
-          finish: runs.finishRun,
-          reopen: runs.reopenRun,
-          list: queries.listRuns,
-          count: queries.countRuns,
-        },
-        this.op,
-      ),
-      timers: this.lifecycle.bind('timers', { claimDue: waits.claimDueTimers }, this.op),
-      signals: this.lifecycle.bind(
-        'signals',
-        { deliver: waits.deliverSignal, read: waits.readSignals },
-        this.op,
-      ),
-      presence: this.lifecycle.bind(
-        'presence',
-        {
-          register: (_ctx: StoreContext, workerId: string) => registry.register(workerId),
-          unregister: (ctx: StoreContext, workerId: string) => registry.unregister(ctx, workerId),
-          reapDead: (ctx: StoreContext, limit: number, reclaimAfterMs: number) =>
-            registry.reapDeadWorkers(ctx, limit, reclaimAfterMs),
-          live: (ctx: StoreContext) => registry.liveWorkers(ctx),
-          takeScanTurn: (ctx: StoreContext, scan: string, workerId: string, turnMs: number) =>
-            registry.takeScanTurn(ctx, scan, workerId, turnMs),
-          publishMembership: (ctx: StoreContext, members: readonly string[]) =>
-            registry.publishMembership(ctx, members),
-          readMembership: (ctx: StoreContext, knownGeneration: number, turn: string) =>
-            registry.readMembership(ctx, knownGeneration, turn),
-        },
-        this.op,
-      ),
-      retention: this.lifecycle.bind(
-        'retention',
-        {
-          expired: retention.expiredRuns,
-          delete: retention.deleteRun,
-          deleteExpired: retention.deleteExpiredRuns,
-          tombstone: retention.runTombstone,
-        },
-        this.op,
-      ),
-      payloads: {
-        location: 'redis',
-        ...this.lifecycle.bind(
-          'payloads',
-          {
-            put: payloads.putPayload,
-            get: payloads.getPayload,
-            delete: payloads.deletePayloads,
-          },
-          this.op,
-        ),
-      },
-      fleet: this.lifecycle.bind(
-        'fleet',
-        {
-          report: fleet.reportWorker,
-          list: fleet.listWorkers,
-          forget: fleet.forgetWorker,
-        },
-        this.op,
-      ),
-      schedules: this.lifecycle.bind(
-        'schedules',
-        {
-          create: schedules.createSchedule,
-          get: schedules.getSchedule,
-          update: schedules.updateSchedule,
-          delete: schedules.deleteSchedule,
-          list: schedules.listSchedules,
-          due: schedules.dueSchedules,
-        },
-        this.op,
-      ),
-      concurrency: this.lifecycle.bind(
-        'concurrency',
-        {
-          acquire: concurrency.acquireSlot,
-          release: concurrency.releaseSlot,
-          state: concurrency.slotState,
-        },
-        this.op,
-      ),
-      rateLimits: this.lifecycle.bind('rateLimits', { take: rateLimits.takeRateToken }, this.op),
+      payloads: { location: 'redis', ...bound.payloads },
       // Group commit across runs.
-      journalIndex: {
-        groupsByDefault: true,
-        ...this.lifecycle.bind(
-          'journalIndex',
-          {
-            appendPointers: journalIndex.appendPointers,
-            markOwnJournal: journalIndex.markOwnJournal,
-            readPointers: journalIndex.readPointers,
-            deletePointers: journalIndex.deletePointers,
-            groupLogUse: journalIndex.groupLogUse,
-            forgetGroupLog: journalIndex.forgetGroupLog,
-          },
-          this.op,
-        ),
-      },
+      journalIndex: { groupsByDefault: true, ...bound.journalIndex },
     };
     Object.assign(this, capabilities);
   }
@@ -293,7 +187,7 @@ class RedisStore implements Store, RunReindexing {
   }
 
   reindexRuns(): Promise<number> {
-    return this.op('reindexRuns', (ctx) => queries.reindexRuns(ctx));
+    return this.op('reindexRuns', (ctx) => reindexRuns(ctx));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -336,7 +230,7 @@ class RedisStore implements Store, RunReindexing {
       await checkEvalsha(connection.redis);
       await Promise.all([ctx.run('clock', [], []), this.marker.check(ctx)]);
       // A data set from before the query indexes (or an older layout of them) is indexed once.
-      await queries.ensureIndexed(ctx);
+      await ensureIndexed(ctx);
       // 'ready' fires again after every reconnect (the first one has passed already): a server
       // that came back may have come back empty.
       connection.redis.on('ready', () => void this.marker.recheck(ctx, () => !this.isClosed()));

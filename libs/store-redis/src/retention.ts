@@ -1,20 +1,20 @@
 /**
- * RetentionStore on Redis: the finished index (a ZSET by finish time, kept by finish-run.lua and
+ * RetentionStore on Redis (`store.retention`): the finished index (a ZSET by finish time, kept by finish-run.lua and
  * reopen-run.lua) and the atomic delete of a finished run with its large payloads (delete-run.lua).
  *
  * Runs finished before the index existed are not in it, so retention never lists them;
  * retention.delete still deletes them when asked by id.
  */
-import { refuseDelete, type RunTombstone } from '@baton/core/adapter';
+import { refuseDelete, type OperationsOf, type RetentionStore, type RunTombstone } from '@baton/core/adapter';
 import { str, type StoreContext } from './context.js';
 
-export async function expiredRuns(ctx: StoreContext, olderThanMs: number, limit: number): Promise<string[]> {
+async function expired(ctx: StoreContext, olderThanMs: number, limit: number): Promise<string[]> {
   if (limit <= 0) return [];
   const reply = (await ctx.run('expired-runs', [ctx.keys.finished], [olderThanMs, limit])) as unknown[];
   return reply.map(str);
 }
 
-export async function deleteRun(ctx: StoreContext, runId: string): Promise<boolean> {
+async function deleteRun(ctx: StoreContext, runId: string): Promise<boolean> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'delete-run',
@@ -38,7 +38,7 @@ export async function deleteRun(ctx: StoreContext, runId: string): Promise<boole
   return reply[0] === 1;
 }
 
-export async function deleteExpiredRuns(
+async function deleteExpired(
   ctx: StoreContext,
   olderThanMs: number,
   limit: number,
@@ -54,7 +54,15 @@ export async function deleteExpiredRuns(
   return reply.map(str);
 }
 
-export async function runTombstone(ctx: StoreContext, runId: string): Promise<RunTombstone | undefined> {
+async function tombstone(ctx: StoreContext, runId: string): Promise<RunTombstone | undefined> {
   const deletedAt = await ctx.redis.get(ctx.keys.tombstone(runId));
   return deletedAt === null ? undefined : { runId, deletedAt: Number(deletedAt) };
 }
+
+/** `store.retention` on the connection. */
+export const retention: OperationsOf<StoreContext, RetentionStore> = {
+  expired,
+  delete: deleteRun,
+  deleteExpired,
+  tombstone,
+};

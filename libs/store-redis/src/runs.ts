@@ -1,4 +1,26 @@
 /**
+ * RunIndex on Redis (`store.runs`, with the queries of queries.ts): run records with idempotency
+ * keys, the atomic finish and the redrive of a failed run. Writes are one script call each (one
+ * round trip); reads are one command.
+ */
+import {
+  type Checkpoint,
+  type CreatedAndLeased,
+  type NewRunToLease,
+  type NewRun,
+  type OperationsOf,
+  type ReopenResult,
+  type RunIndex,
+  type RunStatus,
+  type RunOutcome,
+  type RunRecord,
+  FencedWriteError,
+} from '@baton/core/adapter';
+import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
+import type { StoreContext } from './context.js';
+import { acquireReply } from './leases.js';
+
+/**
  * The keys of the scripts that move a run in or out of its outcome (finish-run, reopen-run): its
  * lease and record, the held and timer indexes, its checkpoints, and the finished-runs index.
  */
@@ -13,30 +35,6 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
     keys.finished,
   ];
 }
-
-/**
- * RunIndex and CheckpointStore on Redis: run records with idempotency keys, fenced checkpoints
- * with history, and the atomic finish. Writes are one script call each (one round trip); reads
- * are one command.
- */
-import { CheckpointUnreadableError } from '@baton/core';
-import {
-  parseStoredCheckpoint,
-  parseStoredSummary,
-  type Checkpoint,
-  type CreatedAndLeased,
-  type NewRunToLease,
-  type CheckpointSummary,
-  type NewRun,
-  type ReopenResult,
-  type RunStatus,
-  type RunOutcome,
-  type RunRecord,
-  FencedWriteError,
-} from '@baton/core/adapter';
-import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
-import type { StoreContext } from './context.js';
-import { acquireReply } from './leases.js';
 
 /**
  * What create-run.lua and claim-new-run.lua both take: the idempotency key's key appended to
@@ -65,10 +63,7 @@ function newRunScript(
   };
 }
 
-export async function createRun(
-  ctx: StoreContext,
-  run: NewRun,
-): Promise<{ created: boolean; run: RunRecord }> {
+async function create(ctx: StoreContext, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
   const { keys } = ctx;
   const script = newRunScript(ctx, run, [
     keys.run(run.runId),
@@ -86,7 +81,7 @@ export async function createRun(
 }
 
 /** runs.create and, when it created the run, leases.acquire: one script call (claim-new-run.lua). */
-export async function createRunAndLease(
+async function createAndLease(
   ctx: StoreContext,
   run: NewRunToLease,
   owner: string,
@@ -110,12 +105,12 @@ export async function createRunAndLease(
   return { created: true, run: record, lease: acquireReply(reply[2] ?? []) };
 }
 
-export async function getRun(ctx: StoreContext, runId: string): Promise<RunRecord | undefined> {
+async function get(ctx: StoreContext, runId: string): Promise<RunRecord | undefined> {
   const hash = await ctx.redis.hgetall(ctx.keys.run(runId));
   return Object.keys(hash).length === 0 ? undefined : decodeRunRecord(hash);
 }
 
-export async function finishRun(
+async function finish(
   ctx: StoreContext,
   runId: string,
   epoch: number,
@@ -138,51 +133,10 @@ export async function finishRun(
     encoded?.json ?? '',
     encoded?.summaryJson ?? '',
   ]);
-  if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'finishRun');
+  if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'runs.finish');
 }
 
-export async function writeCheckpoint(ctx: StoreContext, checkpoint: Checkpoint): Promise<void> {
-  const { keys } = ctx;
-  const { runId, epoch } = checkpoint;
-  const { json, summaryJson } = encodeCheckpoint(checkpoint);
-  const reply = await ctx.run(
-    'write-checkpoint',
-    [keys.lease(runId), keys.checkpoints(runId), keys.checkpointSummaries(runId)],
-    [epoch, json, summaryJson],
-  );
-  if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'checkpoint write');
-}
-
-export async function loadCheckpoint(
-  ctx: StoreContext,
-  runId: string,
-  seq?: number,
-): Promise<Checkpoint | undefined> {
-  let index = -1;
-  if (seq !== undefined) {
-    // The summaries list runs parallel to the checkpoints list: find the index there, read one body.
-    const summaries = (await listCheckpoints(ctx, runId)).map((s) => s.seq);
-    index = summaries.lastIndexOf(seq);
-    if (index < 0) return undefined;
-  }
-  const json = await ctx.redis.lindex(ctx.keys.checkpoints(runId), index);
-  if (json === null) return undefined;
-  // A damaged body (not JSON, or not a checkpoint) raises CheckpointUnreadableError naming its
-  // seq; the newest one's seq comes from its summary, read only then.
-  try {
-    return parseStoredCheckpoint(json, runId, seq);
-  } catch (err) {
-    if (!(err instanceof CheckpointUnreadableError) || err.seq !== undefined) throw err;
-    const summary = await ctx.redis.lindex(ctx.keys.checkpointSummaries(runId), -1).catch(() => null);
-    return parseStoredCheckpoint(json, runId, summarySeq(summary));
-  }
-}
-
-export async function reopenRun(
-  ctx: StoreContext,
-  runId: string,
-  checkpoint: Checkpoint,
-): Promise<ReopenResult> {
+async function reopen(ctx: StoreContext, runId: string, checkpoint: Checkpoint): Promise<ReopenResult> {
   const { keys } = ctx;
   const { json, summaryJson } = encodeCheckpoint(checkpoint);
   const reply = (await ctx.run('reopen-run', outcomeKeys(keys, runId), [
@@ -197,17 +151,5 @@ export async function reopenRun(
   return { reopened: false, status: status ? (status as RunStatus) : undefined };
 }
 
-export async function listCheckpoints(ctx: StoreContext, runId: string): Promise<CheckpointSummary[]> {
-  const summaries = await ctx.redis.lrange(ctx.keys.checkpointSummaries(runId), 0, -1);
-  return summaries.map((json, i) => parseStoredSummary(json, runId, i));
-}
-
-/** The seq of a stored summary, or undefined when it cannot be read either. */
-function summarySeq(json: string | null): number | undefined {
-  try {
-    const seq = (JSON.parse(json ?? 'null') as { seq?: unknown } | null)?.seq;
-    return typeof seq === 'number' ? seq : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** `store.runs` on the connection, but its queries (queries.ts). */
+export const runIndex: OperationsOf<StoreContext, RunIndex> = { create, createAndLease, get, finish, reopen };

@@ -1,21 +1,19 @@
 /**
- * ScheduleStore on Redis: each schedule in a hash (`sched:<id>`: revision, stamps, the fields the
+ * ScheduleStore on Redis (`store.schedules`): each schedule in a hash (`sched:<id>`: revision, stamps, the fields the
  * scans filter on, and the schedule as JSON), every id in `sched-ids` (all scored 0, so a listing
  * walks ids bytewise with ZRANGEBYLEX) and every schedule that is not paused and has a next firing
  * in `sched-due` (id -> nextFireAt, the due scan's queue). One script per operation keeps the
  * hash and both sets in step and makes each write a compare-and-set on the revision; the due scan
  * compares with the server's clock. Only commands the README's ACL already lists.
  */
-import {
-  assertScheduleId,
-  checkDueLimit,
-  checkNewSchedule,
-  checkScheduleQuery,
-  type NewSchedule,
-  type SchedulePage,
-  type ScheduleQuery,
-  type ScheduleRecord,
-  type ScheduleWrite,
+import type {
+  CheckedScheduleQuery,
+  NewSchedule,
+  OperationsOf,
+  SchedulePage,
+  ScheduleRecord,
+  ScheduleWrite,
+  StoreAdapter,
 } from '@baton/core/adapter';
 import { CodecError } from '@baton/core';
 import { str, type StoreContext } from './context.js';
@@ -52,17 +50,16 @@ function writeArgs(checked: NewSchedule, expectedRevision: number | undefined): 
   ];
 }
 
-export async function createSchedule(
+async function create(
   ctx: StoreContext,
   schedule: NewSchedule,
 ): Promise<{ created: boolean; schedule: ScheduleRecord }> {
-  const checked = checkNewSchedule(schedule);
   const reply = (await ctx.run(
     'put-schedule',
-    keys(ctx, checked.scheduleId),
-    writeArgs(checked, undefined),
+    keys(ctx, schedule.scheduleId),
+    writeArgs(schedule, undefined),
   )) as unknown[];
-  return { created: str(reply[0]) === 'created', schedule: record(reply, 1, checked.scheduleId) };
+  return { created: str(reply[0]) === 'created', schedule: record(reply, 1, schedule.scheduleId) };
 }
 
 function writeAnswer(reply: unknown[], scheduleId: string): ScheduleWrite {
@@ -72,27 +69,25 @@ function writeAnswer(reply: unknown[], scheduleId: string): ScheduleWrite {
   return status === 'conflict' ? { ok: false, reason: 'conflict', schedule } : { ok: true, schedule };
 }
 
-export async function updateSchedule(
+async function update(
   ctx: StoreContext,
   scheduleId: string,
   expectedRevision: number,
   next: Omit<NewSchedule, 'scheduleId'>,
 ): Promise<ScheduleWrite> {
-  const checked = checkNewSchedule({ ...next, scheduleId });
   const reply = (await ctx.run(
     'put-schedule',
     keys(ctx, scheduleId),
-    writeArgs(checked, expectedRevision),
+    writeArgs({ ...next, scheduleId }, expectedRevision),
   )) as unknown[];
   return writeAnswer(reply, scheduleId);
 }
 
-export async function deleteSchedule(
+async function deleteSchedule(
   ctx: StoreContext,
   scheduleId: string,
   expectedRevision?: number,
 ): Promise<ScheduleWrite> {
-  assertScheduleId(scheduleId);
   const reply = (await ctx.run('delete-schedule', keys(ctx, scheduleId), [
     scheduleId,
     expectedRevision === undefined ? '' : String(expectedRevision),
@@ -100,11 +95,7 @@ export async function deleteSchedule(
   return writeAnswer(reply, scheduleId);
 }
 
-export async function getSchedule(
-  ctx: StoreContext,
-  scheduleId: string,
-): Promise<ScheduleRecord | undefined> {
-  assertScheduleId(scheduleId);
+async function get(ctx: StoreContext, scheduleId: string): Promise<ScheduleRecord | undefined> {
   const [rev, created, updated, rec] = await ctx.redis.hmget(
     ctx.keys.schedule(scheduleId),
     'rev',
@@ -116,8 +107,10 @@ export async function getSchedule(
   return record([rev, created, updated, rec], 0, scheduleId);
 }
 
-export async function listSchedules(ctx: StoreContext, query?: ScheduleQuery): Promise<SchedulePage> {
-  const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
+async function list(
+  ctx: StoreContext,
+  { limit, cursor, workflow, paused }: CheckedScheduleQuery,
+): Promise<SchedulePage> {
   const reply = (await ctx.run(
     'list-schedules',
     [ctx.keys.scheduleIds],
@@ -128,16 +121,23 @@ export async function listSchedules(ctx: StoreContext, query?: ScheduleQuery): P
   return str(reply[0]) === '1' ? { schedules, cursor: schedules.at(-1)!.scheduleId } : { schedules };
 }
 
-export async function dueSchedules(
-  ctx: StoreContext,
-  limit: number,
-): Promise<{ now: number; schedules: ScheduleRecord[] }> {
+async function due(ctx: StoreContext, limit: number): Promise<{ now: number; schedules: ScheduleRecord[] }> {
   const reply = (await ctx.run(
     'due-schedules',
     [ctx.keys.schedulesDue],
-    [ctx.keys.prefix, checkDueLimit(limit)],
+    [ctx.keys.prefix, limit],
   )) as unknown[];
   const schedules: ScheduleRecord[] = [];
   for (let i = 1; i + 4 < reply.length; i += 5) schedules.push(record(reply, i + 1, str(reply[i])));
   return { now: Number(str(reply[0])), schedules };
 }
+
+/** `store.schedules` on the connection. */
+export const schedules: OperationsOf<StoreContext, StoreAdapter['schedules']> = {
+  create,
+  get,
+  update,
+  delete: deleteSchedule,
+  list,
+  due,
+};

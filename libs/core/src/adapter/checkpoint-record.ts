@@ -10,7 +10,7 @@
  * Only the shape is checked here. Whether the contents are true (signature, hash chain, sealed
  * entries) is openCheckpoint's job, after this.
  */
-import type { Checkpoint, CheckpointSummary } from './contracts/store.js';
+import type { Checkpoint, CheckpointSummary } from './contracts/checkpoints.js';
 import { CheckpointUnreadableError } from './errors.js';
 
 const STATUSES: ReadonlySet<string> = new Set(['running', 'suspended', 'completed', 'failed', 'cancelled']);

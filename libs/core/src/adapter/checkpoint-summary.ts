@@ -1,4 +1,4 @@
-import type { Checkpoint, CheckpointSummary } from './contracts/store.js';
+import type { Checkpoint, CheckpointSummary } from './contracts/checkpoints.js';
 
 /** What `checkpoints.list` reports of a stored checkpoint whose encoding took `size` bytes. */
 export function summarizeCheckpoint(checkpoint: Checkpoint, size: number): CheckpointSummary {

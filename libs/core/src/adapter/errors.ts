@@ -9,6 +9,7 @@ export class FencedWriteError extends BatonError {
   constructor(
     readonly runId: string,
     readonly epoch: number,
+    /** The operation refused, by its name in the store contract: `runs.finish`, `checkpoints.write`. */
     readonly what: string,
   ) {
     super(

@@ -1,7 +1,8 @@
 /**
- * What every store does the same way with a worker report: check it (one ConfigError naming the
- * field, before anything is written) and bring it to its one stored form (workflows by name,
- * versions ascending and each once), so every store lists exactly the same thing.
+ * What every store does the same way with a worker report, done once by `checkedStore`
+ * (checked-store.ts) before the store adapter is asked: check it (one ConfigError naming the field,
+ * before anything is written) and bring it to its one stored form (workflows by name, versions
+ * ascending and each once), so every store lists exactly the same thing.
  */
 import type { ReportedEncryption, WorkerReport, WorkflowVersions } from './contracts/fleet.js';
 import { ConfigError } from '../shared/errors.js';

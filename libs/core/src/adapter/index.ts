@@ -5,9 +5,10 @@
  * backend failure their errors map to, the errors of a write under a stale epoch and of a lost
  * journal race (FencedWriteError, JournalConflictError), and the small helpers adapters share:
  * variable parsers, URL masking, connection-failure codes, byte views, stored-checkpoint parsing,
- * run-id checks and the checks of every journal call (`journalOnContext`, `checkedJournal`). (What
- * only the two Redis adapters share, Sentinel URLs, connection settings and Lua script runners, is
- * `@baton/redis-kit`.)
+ * run-id checks, the checks of every journal call (`journalOnContext`, `checkedJournal`) and of every store call
+ * (`checkedStore`: a store adapter implements `StoreAdapter`, its arguments already checked).
+ * (What only the two Redis adapters share, Sentinel URLs, connection settings and Lua script
+ * runners, is `@baton/redis-kit`.)
  */
 export type { Adapter } from './contracts/adapter.js';
 export {
@@ -73,47 +74,40 @@ export type {
   RunQueue,
   Transport,
 } from './contracts/transport.js';
+export type { Store, StoreAdapter, StoreDataLoss, RecordedDataLoss } from './contracts/store.js';
+export { checkedStore } from './checked-store.js';
 export type {
   AcquireResult,
-  CancelRequestResult,
-  CreatedAndLeased,
-  NewRunToLease,
-  Checkpoint,
-  CheckpointStore,
-  CheckpointSummary,
-  DueTimer,
-  InboxSignal,
   LeaseInfo,
   LeaseState,
   LeaseStore,
-  NewRun,
-  PauseHeldResult,
-  PauseRequestResult,
-  PayloadStore,
-  PresenceStore,
-  PublishedMembership,
-  ScanTurn,
   RenewRequest,
   RenewResult,
-  ResumeResult,
-  RunControlStore,
-  RunIndex,
-  RunLineage,
-  ReopenResult,
-  RetentionStore,
-  RunOutcome,
-  RunRecord,
-  RunStatus,
-  RunTombstone,
-  SignalInbox,
-  Store,
-  StoreDataLoss,
-  RecordedDataLoss,
   SuspendRequest,
   SuspendResult,
-  TimerStore,
-} from './contracts/store.js';
-export { MEMBERSHIP_TURN } from './contracts/store.js';
+} from './contracts/leases.js';
+export type {
+  CancelRequestResult,
+  PauseHeldResult,
+  PauseRequestResult,
+  ResumeResult,
+  RunControlStore,
+} from './contracts/control.js';
+export type { Checkpoint, CheckpointStore, CheckpointSummary } from './contracts/checkpoints.js';
+export type {
+  CreatedAndLeased,
+  NewRun,
+  NewRunToLease,
+  ReopenResult,
+  RunIndex,
+  RunOutcome,
+} from './contracts/run-index.js';
+export type { RunLineage, RunRecord, RunStatus } from './contracts/run-record.js';
+export type { DueTimer, InboxSignal, SignalInbox, TimerStore } from './contracts/waits.js';
+export type { PresenceStore, PublishedMembership, ScanTurn } from './contracts/presence.js';
+export { MEMBERSHIP_TURN } from './contracts/presence.js';
+export type { RetentionStore, RunTombstone } from './contracts/retention.js';
+export type { PayloadStore } from './contracts/payloads.js';
 export {
   FINISHED_RUN_STATUSES,
   isFinishedRun,
@@ -121,10 +115,13 @@ export {
   UNFINISHED_RUN_STATUSES,
 } from './contracts/run-record.js';
 export type {
+  CheckedRunQuery,
   ListedRun,
   RunCounts,
   RunFilter,
+  RunListing,
   RunPage,
+  RunPosition,
   RunQueries,
   RunQuery,
 } from './contracts/run-queries.js';
@@ -136,6 +133,7 @@ export type { ContextShelf, DeadLetterShelf, PositionedDeadLetter } from './dead
 export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
 export type {
   CatchupPolicy,
+  CheckedScheduleQuery,
   NewSchedule,
   OverlapPolicy,
   ScheduleDefinition,
@@ -149,21 +147,10 @@ export type {
 } from './contracts/schedules.js';
 export { DEFAULT_SCHEDULE_PAGE, MAX_SCHEDULE_PAGE } from './contracts/schedules.js';
 export type { ConcurrencyStore, SlotAnswer, SlotRequest, SlotState } from './contracts/concurrency.js';
-export { checkSlotRequest, MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
+export { MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
 export type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from './contracts/rate-limits.js';
-export {
-  checkRateLimitRequest,
-  MAX_RATE_LIMIT,
-  MAX_RATE_LIMIT_KEY_LENGTH,
-  MAX_RATE_WINDOW_MS,
-} from './contracts/rate-limits.js';
-export {
-  assertScheduleId,
-  checkDueLimit,
-  checkNewSchedule,
-  checkScheduleQuery,
-  SCHEDULE_ID_PATTERN,
-} from './schedule-times.js';
+export { MAX_RATE_LIMIT, MAX_RATE_LIMIT_KEY_LENGTH, MAX_RATE_WINDOW_MS } from './contracts/rate-limits.js';
+export { SCHEDULE_ID_PATTERN } from './schedule-times.js';
 export type {
   FleetStore,
   ReportedEncryption,
@@ -171,11 +158,8 @@ export type {
   WorkerReport,
   WorkflowVersions,
 } from './contracts/fleet.js';
-export { checkReportTtl, checkWorkerReport } from './fleet-check.js';
-export type { CheckedRunQuery, RunPosition } from './run-query-check.js';
-export { checkRunQuery, isAfter, issueRunCursor } from './run-query-check.js';
 export { AdapterLifecycle } from './lifecycle.js';
-export type { LifecycleNames, LifecycleState } from './lifecycle.js';
+export type { LifecycleNames, LifecycleState, OperationsOf } from './lifecycle.js';
 export type { MaskUrlOptions } from './urls.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';

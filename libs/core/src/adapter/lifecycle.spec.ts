@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { BatonError } from '../shared/errors.js';
-import { AdapterLifecycle, guardClosed } from './lifecycle.js';
+import { AdapterLifecycle, guardClosed, type OperationRunner, type OperationsOf } from './lifecycle.js';
 
 const names = { adapter: 'test adapter', connectHint: 'connect it first', closedHint: 'make a new one' };
 
@@ -189,5 +189,38 @@ describe('guardClosed', () => {
       message: 'counter.add called after close()',
     });
     expect(await guarded.peek()).toBe(103);
+  });
+});
+
+/** A capability of the contract's kind, for bindAll: its methods answer promises. */
+interface Tally {
+  add(n: number): Promise<number>;
+  total(): Promise<number>;
+  /** Not an operation: left out of the module's operations. */
+  readonly unit: string;
+}
+
+describe('AdapterLifecycle.bindAll', () => {
+  it('binds each module of a record under its key, every call through the one runner as <key>.<method>', async () => {
+    const lifecycle = new AdapterLifecycle<{ sum: number }>(names);
+    const state = { sum: 0 };
+    // Written against the contract: the state first, then the method's own arguments; an answer or a promise.
+    const tally: OperationsOf<{ sum: number }, Tally> = {
+      add: (s, n) => (s.sum += n),
+      total: async (s) => s.sum,
+    };
+    const ran: string[] = [];
+    const run: OperationRunner<{ sum: number }> = async (operation, work) => {
+      ran.push(operation);
+      if (operation === 'other.total' && state.sum > 5) throw new Error(`${operation} refused`);
+      return work(state);
+    };
+    const bound = lifecycle.bindAll({ tally, other: { total: tally.total } }, run);
+    expect(await bound.tally.add(2)).toBe(2);
+    expect(await bound.tally.add(4)).toBe(6);
+    expect(await bound.tally.total()).toBe(6);
+    await expect(bound.other.total()).rejects.toThrow('other.total refused');
+    expect(ran).toEqual(['tally.add', 'tally.add', 'tally.total', 'other.total']);
+    expect(Object.keys(bound.tally).sort()).toEqual(['add', 'total']);
   });
 });

@@ -19,7 +19,8 @@
  *    operation, with what the connect failed with as its cause.
  * 5. A capability is guarded once, as a whole: `guard` for adapters that are connected first (the
  *    transports), `bind` for those whose operations connect on first use and map their errors (the
- *    stores); either way an operation is named `<capability>.<method>` in its errors. One closed
+ *    stores; `bindAll` binds a record of capabilities, each under its key); either way an
+ *    operation is named `<capability>.<method>` in its errors. One closed
  *    check per operation: a guarded capability's methods reach the open state with
  *    `connected(operation)`, which does not check again; `open` is for work that runs after an
  *    await (a close may have come meanwhile) or outside a guard.
@@ -156,7 +157,7 @@ export class AdapterLifecycle<T> {
    * map errors), named `<label>.<method>`; see {@link bindOperations}.
    *
    * @example
-   * this.leases = this.lifecycle.bind('leases', { acquire: leases.acquireLease }, this.op);
+   * this.leases = this.lifecycle.bind('leases', leases, this.op); // leases: OperationsOf<Ctx, LeaseStore>
    */
   bind<S, M extends Operations<S>>(
     label: string,
@@ -164,6 +165,20 @@ export class AdapterLifecycle<T> {
     run: OperationRunner<S>,
   ): BoundOperations<S, M> {
     return bindOperations(label, operations, run);
+  }
+
+  /**
+   * {@link bind} for each capability of a record, under its key: a store binds its capability
+   * modules at once, each module's operations written against the contract ({@link OperationsOf}).
+   *
+   * @example
+   * const bound = this.lifecycle.bindAll({ leases, checkpoints }, this.op);
+   */
+  bindAll<S, R extends Record<string, Operations<S>>>(
+    capabilities: R,
+    run: OperationRunner<S>,
+  ): BoundCapabilities<S, R> {
+    return bindCapabilities(capabilities, run);
   }
 
   /** The BATON_CLOSED error for `operation`; `cause` is what the operation failed with, if it ran. */
@@ -233,6 +248,45 @@ export type BoundOperations<S, M extends Operations<S>> = {
 };
 
 /**
+ * How a store module writes a capability `C` of the contract over its open state `S`: each of
+ * `C`'s methods that answer a promise, as a function taking the state first and then the method's
+ * own arguments, answering what the method answers (or a promise of it: an in-process store
+ * answers at once). Members that are no operation (a flag, a subscription such as
+ * `watchCancels`) are left out; the store adds them beside the bound operations.
+ *
+ * @example
+ * export const checkpoints: OperationsOf<Db, CheckpointStore> = { write, load, list };
+ */
+export type OperationsOf<S, C> = {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any argument list; each method keeps its own
+  [K in keyof C as C[K] extends (...args: any[]) => Promise<unknown> ? K : never]: C[K] extends (
+    ...args: infer A
+  ) => Promise<infer R>
+    ? (state: S, ...args: A) => R | Promise<R>
+    : never;
+};
+
+/** A record of capabilities bound by {@link bindCapabilities}: each one's {@link BoundOperations}. */
+export type BoundCapabilities<S, R extends Record<string, Operations<S>>> = {
+  [K in keyof R]: BoundOperations<S, R[K]>;
+};
+
+/**
+ * {@link bindOperations} for each capability of `capabilities`, labelled by its key, so a store
+ * composes its modules in one call (`{ leases, checkpoints, … }`) instead of a table per method.
+ */
+export function bindCapabilities<S, R extends Record<string, Operations<S>>>(
+  capabilities: R,
+  run: OperationRunner<S>,
+): BoundCapabilities<S, R> {
+  const bound: Record<string, unknown> = {};
+  for (const [label, operations] of Object.entries(capabilities)) {
+    bound[label] = bindOperations(label, operations, run);
+  }
+  return bound as BoundCapabilities<S, R>;
+}
+
+/**
  * A capability object from functions that take the open state first: method `name` runs
  * `run('<label>.<name>', async (state) => operations[name](state, ...args))`. So an adapter writes its
  * rules (the lifecycle check, connecting on first use, error mapping) once, in `run`, and each
@@ -252,7 +306,7 @@ export function bindOperations<S, M extends Operations<S>>(
 }
 
 /** The names of an object's methods, its own and its class's. */
-function methodNames(target: object): string[] {
+export function methodNames(target: object): string[] {
   const names = new Set<string>();
   for (let o: object | null = target; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
     for (const name of Object.getOwnPropertyNames(o)) {

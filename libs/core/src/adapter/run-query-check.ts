@@ -1,30 +1,21 @@
 /**
- * What every store does the same way with a run query: check it (one ConfigError naming the
- * field), and issue and read its cursors. A cursor is the position of the last run on a page
- * (createdAt, run id) with a fingerprint of the filter and order it was issued for, base64url
- * encoded; a store never trusts one it cannot read back, or one issued for another query.
+ * What every store does the same way with a run query, done once by `checkedStore`
+ * (checked-store.ts) before the store adapter is asked: check it (one ConfigError naming the
+ * field), read its cursor back, and issue the next page's. A cursor is the position of the last
+ * run on a page (createdAt, run id) with a fingerprint of the filter and order it was issued for,
+ * base64url encoded; a store never trusts one it cannot read back, or one issued for another query.
  */
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../shared/errors.js';
-import { DEFAULT_RUN_PAGE, MAX_RUN_PAGE, type RunFilter, type RunQuery } from './contracts/run-queries.js';
+import {
+  DEFAULT_RUN_PAGE,
+  MAX_RUN_PAGE,
+  type CheckedRunQuery,
+  type RunFilter,
+  type RunPosition,
+  type RunQuery,
+} from './contracts/run-queries.js';
 import { RUN_STATUSES, type RunStatus } from './contracts/run-record.js';
-
-/** A query as a store runs it: checked, statuses as a set, defaults filled in. */
-export interface CheckedRunQuery {
-  filter: RunFilter;
-  /** The statuses asked for; undefined: any. */
-  statuses: ReadonlySet<RunStatus> | undefined;
-  order: 'newest' | 'oldest';
-  limit: number;
-  /** Where the page starts (exclusive), from the cursor. */
-  after: RunPosition | undefined;
-}
-
-/** A run's place in a listing. */
-export interface RunPosition {
-  createdAt: number;
-  runId: string;
-}
 
 function fail(field: string, problem: string): never {
   throw new ConfigError(`run query: ${field} ${problem}`);

@@ -2,7 +2,8 @@
  * Schedule arithmetic, with no I/O (docs/schedules.md): reading a {@link ScheduleSpec}, the due
  * times it yields, each due time's jitter and run identity, and {@link planFiring}, the decision a
  * worker takes for a due schedule. The worker fires, the client creates and updates; both compute
- * due times here, so they agree.
+ * due times here, so they agree. The checks of a schedule, its id, a listing and a due limit are
+ * here too; `checkedStore` (checked-store.ts) makes them before a store adapter is asked.
  *
  * Invariants:
  * 1. A due time's run id and idempotency key depend only on the schedule id, the workflow and the

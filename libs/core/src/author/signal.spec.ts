@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InboxSignal } from '../adapter/contracts/store.js';
+import type { InboxSignal } from '../adapter/contracts/waits.js';
 import { ConfigError } from '../shared/errors.js';
 import { PendingWaits, type RefusedSignal } from '../runtime/executor/pending-waits.js';
 import { defineSignal } from './signal.js';

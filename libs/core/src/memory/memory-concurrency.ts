@@ -1,11 +1,12 @@
-/** Concurrency slots per key (contracts/concurrency.ts) in the in-process store. */
-import {
-  checkSlotRequest,
-  type SlotAnswer,
-  type SlotRequest,
-  type SlotState,
+/** Concurrency slots per key (`store.concurrency`, contracts/concurrency.ts) in the in-process store. */
+import type {
+  ConcurrencyStore,
+  SlotAnswer,
+  SlotRequest,
+  SlotState,
 } from '../adapter/contracts/concurrency.js';
-import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/run-record.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 
 function slotsOf(state: MemoryState, key: string): SlotState {
@@ -38,8 +39,7 @@ function settle(state: MemoryState, slots: SlotState, limit: number): string[] {
   return wake;
 }
 
-export function acquireSlot(state: MemoryState, request: SlotRequest): SlotAnswer {
-  checkSlotRequest(request);
+function acquire(state: MemoryState, request: SlotRequest): SlotAnswer {
   const slots = slotsOf(state, request.key);
   const wake = settle(state, slots, request.limit);
   if (slots.holders.includes(request.runId)) return { acquired: true, wake };
@@ -51,8 +51,7 @@ export function acquireSlot(state: MemoryState, request: SlotRequest): SlotAnswe
   return { acquired: false, wake };
 }
 
-export function releaseSlot(state: MemoryState, request: SlotRequest): string[] {
-  checkSlotRequest(request);
+function release(state: MemoryState, request: SlotRequest): string[] {
   const slots = slotsOf(state, request.key);
   slots.holders = slots.holders.filter((runId) => runId !== request.runId);
   slots.waiting = slots.waiting.filter((runId) => runId !== request.runId);
@@ -61,7 +60,14 @@ export function releaseSlot(state: MemoryState, request: SlotRequest): string[] 
   return wake;
 }
 
-export function slotState(state: MemoryState, key: string): SlotState {
+function slotState(state: MemoryState, key: string): SlotState {
   const slots = state.slots.get(key);
   return { holders: [...(slots?.holders ?? [])], waiting: [...(slots?.waiting ?? [])] };
 }
+
+/** `store.concurrency` over the state. */
+export const concurrency: OperationsOf<MemoryState, ConcurrencyStore> = {
+  acquire,
+  release,
+  state: slotState,
+};

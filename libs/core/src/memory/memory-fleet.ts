@@ -1,20 +1,18 @@
 /**
- * The in-process store's {@link FleetStore} part: each worker's latest report, stamped with the
+ * The in-process store's {@link FleetStore} (`store.fleet`): each worker's latest report, stamped with the
  * store's clock, listed while its time to live lasts and removed the first time a listing finds it
  * past that.
  */
-import type { ReportedWorker, WorkerReport } from '../adapter/contracts/fleet.js';
-import { checkReportTtl, checkWorkerReport } from '../adapter/fleet-check.js';
+import type { FleetStore, ReportedWorker, WorkerReport } from '../adapter/contracts/fleet.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 
-export function reportWorker(state: MemoryState, report: WorkerReport, ttlMs: number): void {
-  const checked = checkWorkerReport(report);
-  const ttl = checkReportTtl(ttlMs);
+function report(state: MemoryState, report: WorkerReport, ttlMs: number): void {
   const now = state.clock();
-  state.workerReports.set(checked.workerId, { ...checked, lastSeenAt: now, expiresAt: now + ttl });
+  state.workerReports.set(report.workerId, { ...report, lastSeenAt: now, expiresAt: now + ttlMs });
 }
 
-export function listWorkers(state: MemoryState): ReportedWorker[] {
+function list(state: MemoryState): ReportedWorker[] {
   const now = state.clock();
   const live: ReportedWorker[] = [];
   for (const [workerId, report] of state.workerReports) {
@@ -24,6 +22,9 @@ export function listWorkers(state: MemoryState): ReportedWorker[] {
   return live.sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
 }
 
-export function forgetWorker(state: MemoryState, workerId: string): void {
+function forget(state: MemoryState, workerId: string): void {
   state.workerReports.delete(workerId);
 }
+
+/** `store.fleet` over the state. */
+export const fleet: OperationsOf<MemoryState, FleetStore> = { report, list, forget };

@@ -1,5 +1,5 @@
 /**
- * The in-process store's journal index (contracts/group-journal.ts): each run's pointers into group
+ * The in-process store's journal index (`store.journalIndex`, contracts/group-journal.ts): each run's pointers into group
  * records, in position order, or the mark that it is journaled on its own, over `state.pointers`.
  * Each call runs without awaiting, so every run's append is atomic, as the Redis script and the
  * SQL statement are.
@@ -7,13 +7,15 @@
 import {
   GROUP_POSITION_BASE,
   type GroupLogUse,
+  type JournalIndex,
   type PointerAppend,
   type PointerAppendResult,
   type RunPointers,
 } from '../adapter/contracts/group-journal.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 
-export function appendPointers(state: MemoryState, appends: readonly PointerAppend[]): PointerAppendResult[] {
+function appendPointers(state: MemoryState, appends: readonly PointerAppend[]): PointerAppendResult[] {
   return appends.map((append) => appendOne(state, append));
 }
 
@@ -41,13 +43,13 @@ function appendOne(state: MemoryState, append: PointerAppend): PointerAppendResu
   return { status: 'appended', position: last + 1 };
 }
 
-export function markOwnJournal(state: MemoryState, runId: string): 'own' | 'grouped' {
+function markOwnJournal(state: MemoryState, runId: string): 'own' | 'grouped' {
   const stored = state.pointers.get(runId);
   if (stored === undefined) state.pointers.set(runId, { ownJournal: true, pointers: [] });
   return stored === undefined || stored.ownJournal ? 'own' : 'grouped';
 }
 
-export function readPointers(
+function readPointers(
   state: MemoryState,
   runId: string,
   afterPosition: number,
@@ -63,7 +65,7 @@ export function readPointers(
   };
 }
 
-export function deletePointers(state: MemoryState, runId: string): void {
+function deletePointers(state: MemoryState, runId: string): void {
   state.pointers.delete(runId);
 }
 
@@ -72,7 +74,7 @@ function recorded(state: MemoryState, log: string, record: number): void {
 }
 
 /** A scan of every run's pointers: the in-process store is for tests and the demo. */
-export function groupLogUse(state: MemoryState): GroupLogUse[] {
+function groupLogUse(state: MemoryState): GroupLogUse[] {
   const oldest = new Map<string, number>();
   for (const { pointers } of state.pointers.values()) {
     for (const { log, record } of pointers) oldest.set(log, Math.min(oldest.get(log) ?? record, record));
@@ -83,7 +85,7 @@ export function groupLogUse(state: MemoryState): GroupLogUse[] {
   });
 }
 
-export function forgetGroupLog(state: MemoryState, log: string, newestRecorded: number): boolean {
+function forgetGroupLog(state: MemoryState, log: string, newestRecorded: number): boolean {
   if (state.groupLogs.get(log) !== newestRecorded) return false;
   for (const { pointers } of state.pointers.values()) {
     if (pointers.some((p) => p.log === log)) return false;
@@ -91,3 +93,13 @@ export function forgetGroupLog(state: MemoryState, log: string, newestRecorded: 
   state.groupLogs.delete(log);
   return true;
 }
+
+/** `store.journalIndex`'s operations over the state (whether it groups by default is the store's). */
+export const journalIndex: OperationsOf<MemoryState, JournalIndex> = {
+  appendPointers,
+  markOwnJournal,
+  readPointers,
+  deletePointers,
+  groupLogUse,
+  forgetGroupLog,
+};

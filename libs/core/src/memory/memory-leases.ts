@@ -1,9 +1,22 @@
-/** The in-process store's {@link LeaseStore} part: leases with fencing epochs, reaping, claim failures. */
-import type { AcquireResult, LeaseInfo, RenewRequest, RenewResult } from '../adapter/contracts/store.js';
+/**
+ * The in-process store's {@link LeaseStore} (`store.leases`): leases with fencing epochs,
+ * suspension, reaping, claim failures.
+ */
+import type {
+  AcquireResult,
+  LeaseInfo,
+  LeaseStore,
+  RenewRequest,
+  RenewResult,
+  SuspendRequest,
+  SuspendResult,
+} from '../adapter/contracts/leases.js';
+import { FencedWriteError } from '../adapter/errors.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { LeaseRecord } from './memory-records.js';
-import { assertFence, makeAcquirable, pauseLease, type MemoryState } from './memory-state.js';
+import { assertFence, makeAcquirable, pauseLease, setRunStatus, type MemoryState } from './memory-state.js';
 
-export function acquireLease(state: MemoryState, runId: string, owner: string, ttlMs: number): AcquireResult {
+export function acquire(state: MemoryState, runId: string, owner: string, ttlMs: number): AcquireResult {
   const now = state.clock();
   const lease = state.leases.get(runId);
   if (lease?.state === 'finished') return { ok: false, reason: 'finished' };
@@ -29,11 +42,7 @@ export function acquireLease(state: MemoryState, runId: string, owner: string, t
   return { ok: true, epoch, cancelRequested: state.cancelled.has(runId) };
 }
 
-export function renewLeases(
-  state: MemoryState,
-  requests: readonly RenewRequest[],
-  ttlMs: number,
-): RenewResult[] {
+function renew(state: MemoryState, requests: readonly RenewRequest[], ttlMs: number): RenewResult[] {
   const now = state.clock();
   return requests.map(({ runId, epoch }) => {
     const lease = state.leases.get(runId);
@@ -56,14 +65,14 @@ export function renewLeases(
   });
 }
 
-export function releaseLease(state: MemoryState, runId: string, epoch: number): boolean {
+function release(state: MemoryState, runId: string, epoch: number): boolean {
   const lease = state.leases.get(runId);
   if (lease === undefined || lease.state !== 'held' || lease.epoch !== epoch) return false;
   makeAcquirable(state, runId, lease);
   return true;
 }
 
-export function reapExpiredLeases(state: MemoryState, limit: number, reclaimAfterMs: number): string[] {
+function reapExpired(state: MemoryState, limit: number, reclaimAfterMs: number): string[] {
   const now = state.clock();
   const expired: [string, LeaseRecord][] = [];
   for (const entry of state.leases) {
@@ -78,8 +87,8 @@ export function reapExpiredLeases(state: MemoryState, limit: number, reclaimAfte
   });
 }
 
-export function recordClaimFailure(state: MemoryState, runId: string, epoch: number): number {
-  assertFence(state, runId, epoch, 'claim failure record');
+function recordClaimFailure(state: MemoryState, runId: string, epoch: number): number {
+  assertFence(state, runId, epoch, 'leases.recordClaimFailure');
   const last = state.claimFailures.get(runId);
   if (last?.epoch === epoch) return last.count;
   const count = last?.epoch === epoch - 1 ? last.count + 1 : 1;
@@ -87,7 +96,7 @@ export function recordClaimFailure(state: MemoryState, runId: string, epoch: num
   return count;
 }
 
-export function getLease(state: MemoryState, runId: string): LeaseInfo | undefined {
+function get(state: MemoryState, runId: string): LeaseInfo | undefined {
   const lease = state.leases.get(runId);
   if (lease === undefined) return undefined;
   // A request is only news while the run is held; a run that finished first keeps none.
@@ -105,3 +114,42 @@ export function getLease(state: MemoryState, runId: string): LeaseInfo | undefin
       state.pauseReasons.has(runId) && { pauseReason: state.pauseReasons.get(runId) }),
   };
 }
+
+function suspend(state: MemoryState, request: SuspendRequest): SuspendResult {
+  const { runId, epoch } = request;
+  const lease = state.leases.get(runId);
+  if (lease === undefined || lease.state !== 'held' || lease.epoch !== epoch) {
+    throw new FencedWriteError(runId, epoch, 'leases.suspend');
+  }
+  const consumed = new Set(request.consumedSignalIds);
+  const pending = (state.inboxes.get(runId) ?? []).some(
+    (s) => request.signals.includes(s.name) && !consumed.has(s.signalId),
+  );
+  if (pending) return { ok: false, reason: 'signal-pending' };
+  if (state.cancelled.has(runId)) return { ok: false, reason: 'cancel-requested' };
+  // Asked to pause while it ran to this suspension point: pause instead (the timer goes too).
+  if (state.pauseRequested.has(runId)) {
+    pauseLease(state, runId, lease);
+    return { ok: true, paused: true };
+  }
+  lease.state = 'suspended';
+  lease.owner = null;
+  lease.expiresAt = null;
+  lease.waitingFor = [...request.signals];
+  if (request.wakeAt === null) state.timers.delete(runId);
+  else state.timers.set(runId, request.wakeAt);
+  setRunStatus(state, runId, 'suspended');
+  return { ok: true };
+}
+
+/** `store.leases` over the state. */
+export const leases: OperationsOf<MemoryState, LeaseStore> = {
+  acquire,
+  renew,
+  release,
+  suspend,
+  reapExpired,
+  get,
+  now: (state) => state.clock(),
+  recordClaimFailure,
+};

@@ -1,32 +1,39 @@
 /**
- * The in-process store's {@link RunQueries} part: listing and counting runs over the maps of
+ * The in-process store's run queries (`store.runs.list` and `count`): listing a checked query
+ * (checked-store.ts checks it and makes its cursors) and counting runs over the maps of
  * memory-state.ts. The real stores keep indexes and counts as runs change; this store is for the
  * demo and unit tests, so it scans its runs on each call, which is always current and cannot drift.
  */
-import type { ListedRun, RunCounts, RunFilter, RunPage, RunQuery } from '../adapter/contracts/run-queries.js';
-import type { RunRecord, RunStatus } from '../adapter/contracts/store.js';
+import type {
+  CheckedRunQuery,
+  ListedRun,
+  RunCounts,
+  RunFilter,
+  RunListing,
+} from '../adapter/contracts/run-queries.js';
+import type { StoreAdapter } from '../adapter/contracts/store.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
+import type { RunRecord, RunStatus } from '../adapter/contracts/run-record.js';
 import { RUN_STATUSES } from '../adapter/contracts/run-record.js';
-import { checkRunQuery, isAfter, issueRunCursor, type CheckedRunQuery } from '../adapter/run-query-check.js';
+import { isAfter } from '../adapter/run-query-check.js';
 import type { MemoryState } from './memory-state.js';
 
-export function listRuns(state: MemoryState, query?: RunQuery): RunPage {
-  const checked = checkRunQuery(query);
+function list(state: MemoryState, query: CheckedRunQuery): RunListing {
   const matching = [...state.runs.values()].filter(
     (run) =>
-      matches(state, run, checked) &&
-      (checked.after === undefined || isAfter(run, checked.after, checked.order)),
+      matches(state, run, query) && (query.after === undefined || isAfter(run, query.after, query.order)),
   );
-  matching.sort((a, b) => compare(a, b, checked.order));
+  matching.sort((a, b) => compare(a, b, query.order));
   // One more than the page tells whether a next page exists.
-  const page = matching.slice(0, checked.limit);
+  const page = matching.slice(0, query.limit);
   const runs = page.map((run) => listed(state, run));
   const last = page[page.length - 1];
-  return matching.length > checked.limit && last !== undefined
-    ? { runs, cursor: issueRunCursor(last, checked) }
+  return matching.length > query.limit && last !== undefined
+    ? { runs, next: { createdAt: last.createdAt, runId: last.runId } }
     : { runs };
 }
 
-export function countRuns(state: MemoryState): RunCounts {
+function count(state: MemoryState): RunCounts {
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};
   for (const run of state.runs.values()) {
@@ -38,6 +45,12 @@ export function countRuns(state: MemoryState): RunCounts {
 }
 
 /** Oldest first by createdAt then run id; reversed for newest first. */
+/** `store.runs`' queries over the state. */
+export const runQueries: OperationsOf<MemoryState, Pick<StoreAdapter['runs'], 'list' | 'count'>> = {
+  list,
+  count,
+};
+
 function compare(a: RunRecord, b: RunRecord, order: 'newest' | 'oldest'): number {
   const ascending = a.createdAt - b.createdAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0);
   return order === 'oldest' ? ascending : -ascending;

@@ -1,13 +1,9 @@
-/** Rate limits (contracts/rate-limits.ts) in the in-process store: a sliding log per name and key. */
-import {
-  checkRateLimitRequest,
-  type RateLimitAnswer,
-  type RateLimitRequest,
-} from '../adapter/contracts/rate-limits.js';
+/** Rate limits (`store.rateLimits`, contracts/rate-limits.ts) in the in-process store: a sliding log per name and key. */
+import type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from '../adapter/contracts/rate-limits.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 
-export function takeRateToken(state: MemoryState, request: RateLimitRequest): RateLimitAnswer {
-  checkRateLimitRequest(request);
+function take(state: MemoryState, request: RateLimitRequest): RateLimitAnswer {
   const { name, key, limit, perMs } = request;
   // A name never holds '|', so no name and key pair can spell another's.
   const bucket = `${name}|${key}`;
@@ -25,3 +21,6 @@ export function takeRateToken(state: MemoryState, request: RateLimitRequest): Ra
   const freeing = grants[grants.length - limit]!;
   return { granted: false, waitMs: Math.max(1, freeing + perMs - now) };
 }
+
+/** `store.rateLimits` over the state. */
+export const rateLimits: OperationsOf<MemoryState, RateLimitStore> = { take };

@@ -2,8 +2,10 @@
  * What the in-process store keeps per run beyond the contract's own records, and what follows
  * from them.
  */
-import type { Checkpoint, CheckpointSummary, LeaseState, RunRecord } from '../adapter/contracts/store.js';
-import { FINISHED_RUN_STATUSES } from '../adapter/contracts/store.js';
+import type { Checkpoint, CheckpointSummary } from '../adapter/contracts/checkpoints.js';
+import type { LeaseState } from '../adapter/contracts/leases.js';
+import type { RunRecord } from '../adapter/contracts/run-record.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/run-record.js';
 
 export interface LeaseRecord {
   epoch: number;

@@ -1,10 +1,12 @@
-/** The in-process store's {@link RetentionStore} part: finished runs past their time, and deleting one. */
-import { FINISHED_RUN_STATUSES, type RunTombstone } from '../adapter/contracts/store.js';
+/** The in-process store's {@link RetentionStore} (`store.retention`): finished runs past their time, and deleting one. */
+import type { RetentionStore, RunTombstone } from '../adapter/contracts/retention.js';
+import { FINISHED_RUN_STATUSES } from '../adapter/contracts/run-record.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import { refuseDelete } from '../adapter/errors.js';
 import { unfinishedStatus } from './memory-records.js';
 import type { MemoryState } from './memory-state.js';
 
-export function expiredRuns(state: MemoryState, olderThanMs: number, limit: number): string[] {
+function expired(state: MemoryState, olderThanMs: number, limit: number): string[] {
   const cutoff = state.clock() - olderThanMs;
   return [...state.runs.values()]
     .filter((run) => FINISHED_RUN_STATUSES.includes(run.status) && run.updatedAt <= cutoff)
@@ -13,7 +15,7 @@ export function expiredRuns(state: MemoryState, olderThanMs: number, limit: numb
     .map((run) => run.runId);
 }
 
-export function deleteRun(state: MemoryState, runId: string): boolean {
+function deleteRun(state: MemoryState, runId: string): boolean {
   const run = state.runs.get(runId);
   const lease = state.leases.get(runId);
   if (run === undefined && lease === undefined) {
@@ -41,7 +43,7 @@ export function deleteRun(state: MemoryState, runId: string): boolean {
   return true;
 }
 
-export function deleteExpiredRuns(
+function deleteExpired(
   state: MemoryState,
   olderThanMs: number,
   limit: number,
@@ -56,7 +58,7 @@ export function deleteExpiredRuns(
     dropped += 1;
   }
   const deleted: string[] = [];
-  for (const runId of expiredRuns(state, olderThanMs, limit)) {
+  for (const runId of expired(state, olderThanMs, limit)) {
     if (!deleteRun(state, runId)) continue;
     state.tombstones.set(runId, { deletedAt: now, expiresAt: now + tombstoneMs });
     deleted.push(runId);
@@ -64,8 +66,16 @@ export function deleteExpiredRuns(
   return deleted;
 }
 
-export function runTombstone(state: MemoryState, runId: string): RunTombstone | undefined {
+function tombstone(state: MemoryState, runId: string): RunTombstone | undefined {
   const tombstone = state.tombstones.get(runId);
   if (tombstone === undefined || tombstone.expiresAt <= state.clock()) return undefined;
   return { runId, deletedAt: tombstone.deletedAt };
 }
+
+/** `store.retention` over the state. */
+export const retention: OperationsOf<MemoryState, RetentionStore> = {
+  expired,
+  delete: deleteRun,
+  deleteExpired,
+  tombstone,
+};

@@ -1,22 +1,24 @@
-/** The in-process store's {@link RunIndex} part: run records, idempotency keys, outcomes, retries. */
+/** The in-process store's {@link RunIndex} (`store.runs`, with memory-queries.ts): run records, idempotency keys, outcomes, retries. */
+import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import type {
-  Checkpoint,
   CreatedAndLeased,
   NewRun,
   NewRunToLease,
   ReopenResult,
+  RunIndex,
   RunOutcome,
-  RunRecord,
-} from '../adapter/contracts/store.js';
-import { acquireLease } from './memory-leases.js';
+} from '../adapter/contracts/run-index.js';
+import type { RunRecord } from '../adapter/contracts/run-record.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
+import { acquire as acquireLease } from './memory-leases.js';
 import { assertFence, keepCheckpoint, type MemoryState } from './memory-state.js';
 
-export function createRun(state: MemoryState, run: NewRun): { created: boolean; run: RunRecord } {
+function create(state: MemoryState, run: NewRun): { created: boolean; run: RunRecord } {
   const created = createStoredRun(state, run);
   return { created: created.created, run: structuredClone(created.run) };
 }
 
-/** createRun, answering with the stored record itself: the caller copies it once, when it returns it. */
+/** create, answering with the stored record itself: the caller copies it once, when it returns it. */
 function createStoredRun(state: MemoryState, run: NewRun): { created: boolean; run: RunRecord } {
   const keyedRunId = run.idempotencyKey === null ? undefined : state.runIdsByKey.get(run.idempotencyKey);
   const existing =
@@ -42,7 +44,7 @@ function createStoredRun(state: MemoryState, run: NewRun): { created: boolean; r
   return { created: true, run: record };
 }
 
-export function createRunAndLease(
+function createAndLease(
   state: MemoryState,
   run: NewRunToLease,
   owner: string,
@@ -55,7 +57,7 @@ export function createRunAndLease(
   return { created: true, run: structuredClone(created.run), lease };
 }
 
-export function reopenRun(state: MemoryState, runId: string, checkpoint: Checkpoint): ReopenResult {
+function reopen(state: MemoryState, runId: string, checkpoint: Checkpoint): ReopenResult {
   const run = state.runs.get(runId);
   const lease = state.leases.get(runId);
   if (
@@ -79,19 +81,19 @@ export function reopenRun(state: MemoryState, runId: string, checkpoint: Checkpo
   return { reopened: true };
 }
 
-export function getRun(state: MemoryState, runId: string): RunRecord | undefined {
+function get(state: MemoryState, runId: string): RunRecord | undefined {
   const run = state.runs.get(runId);
   return run === undefined ? undefined : structuredClone(run);
 }
 
-export function finishRun(
+function finish(
   state: MemoryState,
   runId: string,
   epoch: number,
   outcome: RunOutcome,
   checkpoint?: Checkpoint,
 ): void {
-  const lease = assertFence(state, runId, epoch, 'finishRun');
+  const lease = assertFence(state, runId, epoch, 'runs.finish');
   const copy = structuredClone(outcome);
   const run = state.runs.get(runId);
   if (run !== undefined) {
@@ -110,3 +112,6 @@ export function finishRun(
   state.pauseRequested.delete(runId);
   state.pauseReasons.delete(runId);
 }
+
+/** `store.runs` over the state, but its queries (memory-queries.ts). */
+export const runIndex: OperationsOf<MemoryState, RunIndex> = { create, createAndLease, get, finish, reopen };

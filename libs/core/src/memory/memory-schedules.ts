@@ -1,54 +1,51 @@
 /**
- * The in-process store's {@link ScheduleStore} part: records by id, each write a compare-and-set
- * on the revision. The due scan walks every schedule (an in-process store holds few); the real
+ * The in-process store's schedules (`store.schedules`; checked-store.ts checks their arguments):
+ * records by id, each write a compare-and-set on the revision. The due scan walks every schedule (an in-process store holds few); the real
  * stores index `nextFireAt` instead.
  */
 import type {
+  CheckedScheduleQuery,
   NewSchedule,
   SchedulePage,
-  ScheduleQuery,
   ScheduleRecord,
   ScheduleWrite,
 } from '../adapter/contracts/schedules.js';
-import {
-  checkDueLimit,
-  checkNewSchedule,
-  checkScheduleQuery,
-  assertScheduleId,
-} from '../adapter/schedule-times.js';
+import type { StoreAdapter } from '../adapter/contracts/store.js';
+import type { OperationsOf } from '../adapter/lifecycle.js';
 import type { MemoryState } from './memory-state.js';
 
-export function createSchedule(
-  state: MemoryState,
-  schedule: NewSchedule,
-): { created: boolean; schedule: ScheduleRecord } {
-  const checked = checkNewSchedule(schedule);
-  const known = state.schedules.get(checked.scheduleId);
+function create(state: MemoryState, schedule: NewSchedule): { created: boolean; schedule: ScheduleRecord } {
+  const known = state.schedules.get(schedule.scheduleId);
   if (known !== undefined) return { created: false, schedule: structuredClone(known) };
   const now = state.clock();
-  const record: ScheduleRecord = structuredClone({ ...checked, revision: 1, createdAt: now, updatedAt: now });
+  const record: ScheduleRecord = structuredClone({
+    ...schedule,
+    revision: 1,
+    createdAt: now,
+    updatedAt: now,
+  });
   state.schedules.set(record.scheduleId, record);
   return { created: true, schedule: structuredClone(record) };
 }
 
-export function getSchedule(state: MemoryState, scheduleId: string): ScheduleRecord | undefined {
+function get(state: MemoryState, scheduleId: string): ScheduleRecord | undefined {
   const record = state.schedules.get(scheduleId);
   return record === undefined ? undefined : structuredClone(record);
 }
 
-export function updateSchedule(
+function update(
   state: MemoryState,
   scheduleId: string,
   expectedRevision: number,
   next: Omit<NewSchedule, 'scheduleId'>,
 ): ScheduleWrite {
-  const checked = checkNewSchedule({ ...next, scheduleId });
   const known = state.schedules.get(scheduleId);
   if (known === undefined) return { ok: false, reason: 'not-found' };
   if (known.revision !== expectedRevision)
     return { ok: false, reason: 'conflict', schedule: structuredClone(known) };
   const record: ScheduleRecord = structuredClone({
-    ...checked,
+    ...next,
+    scheduleId,
     revision: known.revision + 1,
     createdAt: known.createdAt,
     updatedAt: state.clock(),
@@ -57,12 +54,7 @@ export function updateSchedule(
   return { ok: true, schedule: structuredClone(record) };
 }
 
-export function deleteSchedule(
-  state: MemoryState,
-  scheduleId: string,
-  expectedRevision?: number,
-): ScheduleWrite {
-  assertScheduleId(scheduleId);
+function deleteSchedule(state: MemoryState, scheduleId: string, expectedRevision?: number): ScheduleWrite {
   const known = state.schedules.get(scheduleId);
   if (known === undefined) return { ok: false, reason: 'not-found' };
   if (expectedRevision !== undefined && known.revision !== expectedRevision) {
@@ -72,8 +64,7 @@ export function deleteSchedule(
   return { ok: true, schedule: structuredClone(known) };
 }
 
-export function listSchedules(state: MemoryState, query?: ScheduleQuery): SchedulePage {
-  const { limit, cursor, workflow, paused } = checkScheduleQuery(query);
+function list(state: MemoryState, { limit, cursor, workflow, paused }: CheckedScheduleQuery): SchedulePage {
   const ids = [...state.schedules.keys()].sort();
   const schedules: ScheduleRecord[] = [];
   for (const id of ids) {
@@ -87,11 +78,7 @@ export function listSchedules(state: MemoryState, query?: ScheduleQuery): Schedu
   return { schedules };
 }
 
-export function dueSchedules(
-  state: MemoryState,
-  limit: number,
-): { now: number; schedules: ScheduleRecord[] } {
-  checkDueLimit(limit);
+function due(state: MemoryState, limit: number): { now: number; schedules: ScheduleRecord[] } {
   const now = state.clock();
   const due = [...state.schedules.values()]
     .filter((s) => !s.paused && s.nextFireAt !== null && s.nextFireAt <= now)
@@ -100,3 +87,13 @@ export function dueSchedules(
     .map((s) => structuredClone(s));
   return { now, schedules: due };
 }
+
+/** `store.schedules` over the state. */
+export const schedules: OperationsOf<MemoryState, StoreAdapter['schedules']> = {
+  create,
+  get,
+  update,
+  delete: deleteSchedule,
+  list,
+  due,
+};

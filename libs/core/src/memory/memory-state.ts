@@ -1,7 +1,7 @@
 /**
  * What the in-process store holds, shared by its capability files (memory-leases.ts,
- * memory-checkpoints.ts, memory-runs.ts, memory-waits.ts, memory-retention.ts,
- * memory-payloads.ts), and the few steps more than one of them takes. The Redis and Postgres
+ * memory-control.ts, memory-checkpoints.ts, memory-runs.ts, memory-waits.ts, memory-retention.ts,
+ * memory-payloads.ts and the others), and the few steps more than one of them takes. The Redis and Postgres
  * stores keep the same data in keys and tables; here it is maps.
  *
  * Every function here and in the capability files runs to completion without awaiting, so each
@@ -11,7 +11,9 @@ import type { JournalPointer } from '../adapter/contracts/group-journal.js';
 import type { ReportedWorker } from '../adapter/contracts/fleet.js';
 import type { ScheduleRecord } from '../adapter/contracts/schedules.js';
 import type { SlotState } from '../adapter/contracts/concurrency.js';
-import type { Checkpoint, InboxSignal, RunRecord } from '../adapter/contracts/store.js';
+import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
+import type { RunRecord } from '../adapter/contracts/run-record.js';
+import type { InboxSignal } from '../adapter/contracts/waits.js';
 import { summarizeCheckpoint } from '../adapter/checkpoint-summary.js';
 import { FencedWriteError } from '../adapter/errors.js';
 import type { ClaimFailures, LeaseRecord, StoredCheckpoint } from './memory-records.js';
@@ -28,7 +30,7 @@ export class MemoryState {
   readonly cancelled = new Set<string>();
   /** The reason of a run's first cancel request that gave one. */
   readonly cancelReasons = new Map<string, string>();
-  /** Runs a live owner holds whose pause was requested (memory-pause.ts). */
+  /** Runs a live owner holds whose pause was requested (memory-control.ts). */
   readonly pauseRequested = new Set<string>();
   /** The reason of a run's first pause request that gave one, while paused or requested. */
   readonly pauseReasons = new Map<string, string>();

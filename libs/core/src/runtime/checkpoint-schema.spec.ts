@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Checkpoint } from '../adapter/contracts/store.js';
+import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkpointSchemaFor, migrateCheckpoint } from './checkpoint-schema.js';
 import type { JournalEntry } from '../shared/journal.js';
 import { CheckpointSchemaError } from './errors.js';

@@ -10,7 +10,7 @@
  *    checkpoint, under the current version, so a failed or refused load leaves the data as it was.
  * 3. With the current version, the checkpoint is returned as it is (no copy).
  */
-import type { Checkpoint } from '../adapter/contracts/store.js';
+import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import { CheckpointSchemaError } from './errors.js';
 import type { JournalEntry } from '../shared/journal.js';
 

@@ -135,7 +135,7 @@ describe('fencing filter', () => {
 
 describe('errors', () => {
   it('serializes name, code, retryable and cause, and deserializes them back', () => {
-    const err = new FencedWriteError('r', 3, 'checkpoint');
+    const err = new FencedWriteError('r', 3, 'checkpoints.write');
     const wrapped = new Error('outer', { cause: err });
     const data = serializeError(wrapped);
     expect(data.cause).toMatchObject({

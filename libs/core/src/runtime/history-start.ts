@@ -18,7 +18,7 @@
  */
 import { NotFoundError } from '../shared/errors.js';
 import { CheckpointUnreadableError } from '../adapter/errors.js';
-import type { Checkpoint, CheckpointStore, CheckpointSummary } from '../adapter/contracts/store.js';
+import type { Checkpoint, CheckpointStore, CheckpointSummary } from '../adapter/contracts/checkpoints.js';
 import type { PositionedEntry } from '../shared/journal.js';
 
 /** Which checkpoint a history is read from. */

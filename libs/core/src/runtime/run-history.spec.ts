@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKPOINT_SCHEMA_VERSION } from './checkpoint-schema.js';
-import type { Checkpoint } from '../adapter/contracts/store.js';
+import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import type { JournalEntry } from '../shared/journal.js';
 import { damageMemoryCheckpoint, memoryStore } from '../memory/memory-store.js';
 import { memoryTransport } from '../memory/memory-transport.js';

@@ -13,7 +13,7 @@
  * 3. Entries a stale owner wrote after a newer owner's fence marker are dropped
  *    ({@link filterFencedEntries}), so a replay never sees a zombie's writes.
  */
-import type { Checkpoint } from '../adapter/contracts/store.js';
+import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import type { JournalLog, JournalRecord } from '../adapter/contracts/transport.js';
 import { filterFencedEntries, type JournalEntry, type PositionedEntry } from '../shared/journal.js';
 import type { ClaimCheck } from './payload/claim-check.js';

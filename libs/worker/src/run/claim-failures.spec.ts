@@ -12,7 +12,7 @@ describe('which errors count as a failed resume', () => {
     expect(countsAsResumeFailure(new BatonError('BATON_REDIS_COMMAND', 'script failed'))).toBe(true);
     expect(countsAsResumeFailure('a thrown string')).toBe(true);
     expect(countsAsResumeFailure(new LeaseLostError('r', 2))).toBe(false);
-    expect(countsAsResumeFailure(new FencedWriteError('r', 2, 'checkpoint write'))).toBe(false);
+    expect(countsAsResumeFailure(new FencedWriteError('r', 2, 'checkpoints.write'))).toBe(false);
     expect(countsAsResumeFailure(new JournalConflictError('r', 3, 4))).toBe(false);
     expect(countsAsResumeFailure(new BatonError('BATON_SHUTDOWN', 'worker shutting down'))).toBe(false);
     expect(

@@ -61,7 +61,10 @@ export interface ConcurrencyStore {
 /** Longest concurrency key a store accepts. */
 export const MAX_CONCURRENCY_KEY_LENGTH = 256;
 
-/** Refuses a request no store should see, naming what is wrong (every adapter calls it). */
+/**
+ * Refuses a request no store should see, naming what is wrong: `checkedStore` calls it before the
+ * store adapter is asked (adapter/checked-store.ts), so no adapter does.
+ */
 export function checkSlotRequest(request: SlotRequest): void {
   const { key, limit } = request;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_CONCURRENCY_KEY_LENGTH) {

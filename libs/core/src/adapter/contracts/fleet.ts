@@ -8,6 +8,9 @@
  * worker that stops gracefully forgets its report; one that dies (SIGKILL, OOM) stops writing, and
  * its report drops out of the listing once its time to live has passed.
  *
+ * A report is checked and normalized before the store adapter is asked (`checkedStore`,
+ * fleet-check.ts): ConfigError naming the first wrong field, and every store stores the same form.
+ *
  * What a rolling deploy reads: `workflows`, exactly the workflow versions each worker registers, so
  * "no live worker registers version N any more" can be decided from one listing.
  */

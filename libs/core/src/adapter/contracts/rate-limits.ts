@@ -68,7 +68,10 @@ export function rateLimitProblem(limit: unknown, perMs: unknown): string | undef
   return undefined;
 }
 
-/** Refuses a request no store should see, naming what is wrong (every adapter calls it). */
+/**
+ * Refuses a request no store should see, naming what is wrong: `checkedStore` calls it before the
+ * store adapter is asked (adapter/checked-store.ts), so no adapter does.
+ */
 export function checkRateLimitRequest(request: RateLimitRequest): void {
   const { name, key, limit, perMs } = request;
   if (typeof name !== 'string' || !RATE_LIMIT_NAME_PATTERN.test(name)) {

@@ -9,6 +9,12 @@
  * run returned; the next page starts strictly after it. A run that changes status between two
  * pages is therefore neither repeated nor skipped on account of the order, and runs created after
  * the first page appear only on a newest-first listing started afresh.
+ *
+ * Checks and cursors are core's, not the adapters': a store adapter implements `runs.list` over a
+ * {@link CheckedRunQuery} and answers a {@link RunListing} (`StoreAdapter`, store.ts); `checkedStore`
+ * (adapter/checked-store.ts) checks the caller's {@link RunQuery} first (ConfigError naming the
+ * field), reads its cursor back into a position, and issues the next page's cursor from the
+ * position the adapter answers, so every store refuses and pages alike.
  */
 import type { RunRecord, RunStatus } from './run-record.js';
 
@@ -69,6 +75,38 @@ export interface RunCounts {
 
 export const DEFAULT_RUN_PAGE = 50;
 export const MAX_RUN_PAGE = 1_000;
+
+/** A run's place in a listing: the order's key (`createdAt`, then run id). */
+export interface RunPosition {
+  createdAt: number;
+  runId: string;
+}
+
+/**
+ * A run query as a store adapter receives it (`StoreAdapter`, store.ts): checked by `checkedStore`, so
+ * every field is valid, statuses a set, the defaults filled in, and the cursor read back into the
+ * position the page starts after.
+ */
+export interface CheckedRunQuery {
+  /** The filter, statuses sorted (the form a cursor's fingerprint is taken of). */
+  filter: RunFilter;
+  /** The statuses asked for; undefined: any. */
+  statuses: ReadonlySet<RunStatus> | undefined;
+  order: 'newest' | 'oldest';
+  limit: number;
+  /** Where the page starts (exclusive), from the cursor. */
+  after: RunPosition | undefined;
+}
+
+/**
+ * A page as a store adapter answers a {@link CheckedRunQuery}: the runs, and where the next page
+ * starts (the last run examined) when there is one; `checkedStore` turns `next` into the opaque
+ * cursor the caller gets.
+ */
+export interface RunListing {
+  runs: ListedRun[];
+  next?: RunPosition;
+}
 
 export interface RunQueries {
   /**

@@ -1,6 +1,7 @@
 /**
- * A run as the store's run index keeps it. Its own module so that both the Store contract
- * (store.ts) and the run queries (run-queries.ts) can name it without importing each other.
+ * A run as the store's run index keeps it. Its own module so that the run index (run-index.ts),
+ * the run queries (run-queries.ts) and retention (retention.ts) can name it without importing each
+ * other.
  */
 import type { SerializedError } from '../../shared/errors.js';
 

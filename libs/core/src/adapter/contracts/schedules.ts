@@ -14,6 +14,11 @@
  * and writes them; the store only indexes `nextFireAt` of schedules that are not paused, so the
  * scan of due schedules ({@link ScheduleStore.due}) reads only what is due.
  *
+ * Every argument is checked before the store adapter is asked (`checkedStore`,
+ * adapter/checked-store.ts): a schedule record, id, listing or due limit that is not valid is a
+ * ConfigError naming the field, and the adapter receives the record normalized (unknown fields
+ * dropped) and the listing with its page size ({@link CheckedScheduleQuery}).
+ *
  * Left out on purpose: large inputs by reference (a schedule's input is kept inline in its record)
  * and the history of past firings (each fired run carries the schedule's idempotency key).
  */
@@ -127,6 +132,13 @@ export interface ScheduleQuery {
   /** The `cursor` of the previous page: the listing goes on after that id. */
   cursor?: string;
 }
+
+/**
+ * A listing's query as a store adapter receives it (`StoreAdapter`, store.ts): checked by
+ * `checkedStore` (a bad limit or cursor is a ConfigError before the adapter is asked), its page
+ * size filled in.
+ */
+export type CheckedScheduleQuery = ScheduleQuery & { limit: number };
 
 export interface SchedulePage {
   schedules: ScheduleRecord[];

@@ -1,5 +1,6 @@
 /** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
-import type { InboxSignal, SuspendResult } from '../../adapter/contracts/store.js';
+import type { SuspendResult } from '../../adapter/contracts/leases.js';
+import type { InboxSignal } from '../../adapter/contracts/waits.js';
 import type { RateLimitAnswer, RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
 import { serializeError, type SerializedError } from '../../shared/errors.js';
 import { CancelledError } from '../../author/errors.js';

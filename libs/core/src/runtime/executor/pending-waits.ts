@@ -12,7 +12,7 @@
  * 3. A skipped signal does not count as pending when the run suspends (it is passed with the
  *    consumed ids), so a refused payload never keeps a run from suspending.
  */
-import type { InboxSignal } from '../../adapter/contracts/store.js';
+import type { InboxSignal } from '../../adapter/contracts/waits.js';
 import { SignalTimeoutError } from '../../author/errors.js';
 import { formatIssuePath, type StandardSchemaV1 } from '../../author/standard-schema.js';
 import type { NewEntry, RefusedSignal } from './execution-host.js';

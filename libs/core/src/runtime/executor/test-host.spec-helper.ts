@@ -1,5 +1,6 @@
 /** A journal kept in an array, standing in for the worker in executor tests. */
-import type { InboxSignal, SuspendResult } from '../../adapter/contracts/store.js';
+import type { SuspendResult } from '../../adapter/contracts/leases.js';
+import type { InboxSignal } from '../../adapter/contracts/waits.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutorOptions } from './execution-host.js';
 import { ReplayExecutor } from './replay-executor.js';

@@ -12,7 +12,7 @@
  * record is known to be ours), unseal, then the chain over the entries against `chainHead`.
  */
 import { encodeJson } from '../codec.js';
-import type { Checkpoint } from '../../adapter/contracts/store.js';
+import type { Checkpoint } from '../../adapter/contracts/checkpoints.js';
 import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import type { JournalEntry, PositionedEntry } from '../../shared/journal.js';
 import {

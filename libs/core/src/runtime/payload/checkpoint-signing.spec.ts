@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Checkpoint } from '../../adapter/contracts/store.js';
+import type { Checkpoint } from '../../adapter/contracts/checkpoints.js';
 import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import { MissingKeyError } from '../errors.js';
 import { parseKeyring } from './keyring.js';

@@ -6,7 +6,7 @@
  *   mac = HMAC-SHA256(key, "baton-checkpoint-v1\n" keyId "\n" canonicalJson(checkpoint - signature))
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Checkpoint } from '../../adapter/contracts/store.js';
+import type { Checkpoint } from '../../adapter/contracts/checkpoints.js';
 import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import { MissingKeyError } from '../errors.js';
 import { canonicalJson } from './canonical-json.js';

@@ -20,7 +20,7 @@
  *    a large value is protected exactly as it would have been inside a journal record.
  */
 import { createHash } from 'node:crypto';
-import type { PayloadStore } from '../../adapter/contracts/store.js';
+import type { PayloadStore } from '../../adapter/contracts/payloads.js';
 import { invalidOption } from '../../shared/errors.js';
 import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import type { JournalEntry, PayloadRef } from '../../shared/journal.js';

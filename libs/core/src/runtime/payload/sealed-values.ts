@@ -24,7 +24,7 @@
  */
 import { encodeJson } from '../codec.js';
 import { CONTINUED_AS, isContinuedAsNew } from '../../author/continue-as-new.js';
-import type { RunOutcome } from '../../adapter/contracts/store.js';
+import type { RunOutcome } from '../../adapter/contracts/run-index.js';
 import { type SerializedError } from '../../shared/errors.js';
 import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import { IDENTITY_PAYLOAD_CODEC, type PayloadContext } from './payload-codec.js';

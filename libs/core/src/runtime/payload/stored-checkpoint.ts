@@ -14,7 +14,7 @@
  * than letting a replay start from the empty `entries` a sealed checkpoint carries.
  */
 import { CHECKPOINT_SCHEMA_VERSION, migrateCheckpoint } from '../checkpoint-schema.js';
-import type { Checkpoint } from '../../adapter/contracts/store.js';
+import type { Checkpoint } from '../../adapter/contracts/checkpoints.js';
 import { openCheckpoint, type OpenedCheckpoint } from './checkpoint-protection.js';
 import type { ProtectedCheckpoint } from './checkpoint-signing.js';
 import { protectionActive, type PayloadProtection } from './payload-config.js';
