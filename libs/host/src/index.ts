@@ -21,8 +21,10 @@
  */
 export {
   ENV,
+  logFormatOf,
   readConfig,
   type AdapterSettings,
+  type LogFormat,
   type LogLevel,
   type WorkerAppConfig,
   type WorkerProcessConfig,

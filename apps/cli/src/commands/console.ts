@@ -7,6 +7,7 @@ import { boundedStore, resolveConsoleOptions, startConsole, type ConsoleOptions 
 import { VARIABLES } from '@baton/host';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
+import { parseDuration } from '../arguments.js';
 import { addVariableFlag, envWithFlags } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
 
@@ -17,13 +18,6 @@ interface ConsoleFlags {
   token?: string;
   metricsUrl?: string[];
   storeTimeout?: string;
-}
-
-function storeTimeoutOf(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text.trim()))
-    throw new UsageError(`--store-timeout must be a whole number of milliseconds, got '${text}'`);
-  return Number(text.trim());
 }
 
 function portOf(text: string | undefined): number | undefined {
@@ -67,7 +61,7 @@ export const consoleCommands: CommandGroup = {
           ...(flags.readOnly && { readOnly: true }),
           ...(flags.token !== undefined && { token: flags.token }),
           ...(flags.metricsUrl !== undefined && { metricsUrls: flags.metricsUrl }),
-          ...(flags.storeTimeout !== undefined && { storeTimeoutMs: storeTimeoutOf(flags.storeTimeout) }),
+          ...(flags.storeTimeout !== undefined && { storeTimeoutMs: parseDuration('--store-timeout', flags.storeTimeout) }),
         };
         // A console that would be unsafe (or a typo) fails here, before any connection is made.
         const { storeTimeoutMs } = resolveConsoleOptions(options, env);
