@@ -235,7 +235,8 @@ export class Client {
   close(): Promise<void> {
     this.closing ??= (async () => {
       const payloads = this.claimCheck?.payloads;
-      const separate = payloads !== undefined && payloads !== this.given.store && 'close' in payloads;
+      const separate =
+        payloads !== undefined && payloads !== this.given.store?.payloads && 'close' in payloads;
       const closed = await Promise.allSettled([
         this.given.transport.close(),
         this.given.store?.close(),

@@ -40,6 +40,7 @@ export {
 } from './adapters.js';
 export { ADAPTERS, registrationFor, registrationsOf, schemeOf, type RegisteredAdapter } from './registry.js';
 export { namespacesInUse, type Namespaces } from './namespaces.js';
+export { dropInstallation, listInstallation, type InstallationPart } from './installation.js';
 export {
   OPERATOR_ENV,
   operatorAdapters,

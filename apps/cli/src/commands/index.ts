@@ -2,6 +2,7 @@
  * The command groups, one file each. To add a group, write its file exporting a CommandGroup and list it here.
  */
 import type { CommandGroup } from '../command.js';
+import { adminCommands } from './admin.js';
 import { consoleCommands } from './console.js';
 import { dlqCommands } from './dlq.js';
 import { fleetCommands } from './fleet.js';
@@ -18,4 +19,5 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   versionsCommands,
   replayCheckCommands,
   consoleCommands,
+  adminCommands,
 ];

@@ -26,6 +26,7 @@ export type {
 } from './contracts/group-journal.js';
 export type {
   AdapterHooks,
+  AdapterInstallation,
   AdapterIsolation,
   AdapterKind,
   AdapterLogHook,
@@ -35,6 +36,8 @@ export type {
   AdapterVariable,
   AdapterVariables,
   AnyAdapterRegistration,
+  InstallationItem,
+  InstallationListing,
 } from './contracts/registration.js';
 export { AdapterCode } from './contracts/registration.js';
 export { parseWholeNumber, switchSetting, textSetting, wholeNumberSetting } from './settings.js';
