@@ -5,7 +5,7 @@
  */
 import type { BulkSummary, ListedRun, RunTimeline, StoredDeadLetter, TimelineItem } from '@baton/client';
 import { isSealedValue, protectedLabel } from '@baton/client';
-import { listTable, type Column } from './table.js';
+import { listTable, shortened, TABLE_WIDTH, wrapped, type Column } from './table.js';
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface Io {
@@ -122,14 +122,19 @@ function ranBy(item: { epoch: number; workerId: string | null }): string {
   return `${item.workerId ?? '?'} / ${item.epoch}`;
 }
 
-function describeItem(item: TimelineItem): { what: string; outcome: string; detail: string } {
+/**
+ * An item's row: what it is, its outcome and its detail. Narrow, an error message is cut at 60
+ * characters (the table shortens the detail anyway); wide, it is whole.
+ */
+function describeItem(item: TimelineItem, wide: boolean): { what: string; outcome: string; detail: string } {
+  const errorMax = wide ? Infinity : 60;
   switch (item.kind) {
     case 'activity':
       return {
         what: `activity ${item.seq} ${item.name}`,
         outcome:
           item.outcome + (item.reconciled ? ' (reconciled)' : '') + (item.refreshed ? ' (refreshed)' : ''),
-        detail: `key ${item.idempotencyKey}${item.error ? `; ${item.error.name}: ${oneLine(item.error.message, 60)}` : ''}`,
+        detail: `key ${item.idempotencyKey}${item.error ? `; ${item.error.name}: ${oneLine(item.error.message, errorMax)}` : ''}`,
       };
     case 'signal':
       return {
@@ -163,7 +168,7 @@ function describeItem(item: TimelineItem): { what: string; outcome: string; deta
       return {
         what: 'run ended',
         outcome: item.outcome,
-        detail: item.error ? `${item.error.name}: ${oneLine(item.error.message, 60)}` : '',
+        detail: item.error ? `${item.error.name}: ${oneLine(item.error.message, errorMax)}` : '',
       };
     case 'fenced-write':
       return {
@@ -191,7 +196,7 @@ function tookText(item: TimelineItem): string {
 /** The timeline as a table: position, item, worker / epoch, start, duration, attempts, outcome, detail. */
 export function timelineTable(timeline: RunTimeline, wide = false): string {
   const rows = timeline.items.map((item) => {
-    const { what, outcome, detail } = describeItem(item);
+    const { what, outcome, detail } = describeItem(item, wide);
     const owner = item.kind === 'checkpoint' ? `- / ${item.epoch}` : ranBy(item);
     const took = tookText(item);
     const attempts = item.kind === 'activity' ? String(item.attempts ?? '-') : '';
@@ -212,9 +217,10 @@ export function timelineTable(timeline: RunTimeline, wide = false): string {
     wide,
   );
   const epochs = timeline.epochs.map((e) => `${e.epoch}: ${e.workerId ?? '?'}`).join(', ');
+  const summary = `epochs: ${epochs || 'none'}; failovers: ${timeline.failovers}`;
   return (
-    `run ${timeline.runId}\n${text}\n` +
-    `epochs: ${epochs || 'none'}; failovers: ${timeline.failovers}` +
+    `run ${wide ? timeline.runId : shortened(timeline.runId, TABLE_WIDTH - 4, 'middle')}\n${text}\n` +
+    `${wide ? summary : wrapped(summary, TABLE_WIDTH)}` +
     '\n(~: start estimated from the previous entry; activities that are not idempotent journal their start)\n'
   );
 }
