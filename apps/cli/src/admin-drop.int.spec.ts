@@ -178,7 +178,10 @@ const PAIRS: Pair[] = [
     bus: natsTestUrl(),
     store: redisTestUrl(),
     extra: {},
-    held: async (ns) => [...(await natsStreams(natsTestUrl(), ns)), ...(await redisKeys(redisTestUrl(), `${ns}:`))],
+    held: async (ns) => [
+      ...(await natsStreams(natsTestUrl(), ns)),
+      ...(await redisKeys(redisTestUrl(), `${ns}:`)),
+    ],
     listed: (ns) => [`${ns.toUpperCase()}_RUNS`, `${ns.toUpperCase()}_JOURNAL`, `${ns}:sched:*`],
   },
   {
@@ -186,7 +189,10 @@ const PAIRS: Pair[] = [
     bus: kafkaTestUrl(),
     store: postgresTestUrl(),
     extra: { BATON_KAFKA_PARTITIONS: '1' },
-    held: async (ns) => [...(await kafkaNames(kafkaTestUrl(), ns)), ...(await postgresTables(postgresTestUrl(), ns))],
+    held: async (ns) => [
+      ...(await kafkaNames(kafkaTestUrl(), ns)),
+      ...(await postgresTables(postgresTestUrl(), ns)),
+    ],
     listed: (ns) => [`${ns}.runs`, `${ns}.journal`, `${ns}.schedules`],
   },
   {
@@ -243,7 +249,10 @@ describe.each(PAIRS)('baton admin drop on $name', (pair) => {
     for (const line of dry.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(120);
     const asJson = await baton(env, '--json', 'admin', 'drop');
     expect(asJson.code).toBe(0);
-    const report = JSON.parse(asJson.stdout) as { dryRun: boolean; parts: { role: string; listing: { items: unknown[] } }[] };
+    const report = JSON.parse(asJson.stdout) as {
+      dryRun: boolean;
+      parts: { role: string; listing: { items: unknown[] } }[];
+    };
     expect(report.dryRun).toBe(true);
     expect(report.parts.map((p) => p.role)).toEqual(['bus', 'store']);
     for (const part of report.parts) expect(part.listing.items.length).toBeGreaterThan(0);
@@ -281,7 +290,9 @@ describe('baton admin drop refuses a namespace with data of others under it', ()
       const refused = await baton(env, 'admin', 'drop', '--yes');
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(
-        new RegExp(`^refused: nothing was removed: the store \\(redis://[^)]*\\): \\d+ key\\(s\\) matching ${ns}:\\* are not the Redis store's \\(e\\.g\\. '${ns}:eu:`),
+        new RegExp(
+          `^refused: nothing was removed: the store \\(redis://[^)]*\\): \\d+ key\\(s\\) matching ${ns}:\\* are not the Redis store's \\(e\\.g\\. '${ns}:eu:`,
+        ),
       );
       expect(await pair.held(ns)).toEqual(before);
       expect(await scheduleOf(nested)).toBe('nightly');
@@ -303,7 +314,9 @@ describe('baton admin drop refuses a namespace with data of others under it', ()
       const refused = await baton(env, 'admin', 'drop', '--yes');
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(
-        new RegExp(`^refused: nothing was removed: the store \\(postgres://[^)]*\\): 1 object\\(s\\) in schema ${ns} are not the Postgres store's \\(e\\.g\\. ${ns}\\.invoices\\)`),
+        new RegExp(
+          `^refused: nothing was removed: the store \\(postgres://[^)]*\\): 1 object\\(s\\) in schema ${ns} are not the Postgres store's \\(e\\.g\\. ${ns}\\.invoices\\)`,
+        ),
       );
       expect(await pair.held(ns)).toEqual(before);
       expect(before).toContain(`${ns}.invoices`);

@@ -106,7 +106,9 @@ describe('duration flags', () => {
       "--jitter '2 minutes' is not a duration; give e.g. --jitter 2m (or 500ms, 30s, 1h, 3d, or a number of milliseconds)",
     );
     expect(() => parseDuration('--grace', '-5s')).toThrow(/--grace '-5s' is not a duration/);
-    expect(() => parseDuration('--timeout', '0', 1)).toThrow(/--timeout '0' is not a duration of 1 ms or more/);
+    expect(() => parseDuration('--timeout', '0', 1)).toThrow(
+      /--timeout '0' is not a duration of 1 ms or more/,
+    );
   });
 
   it('are usage errors of the commands, before any connection', async () => {
@@ -272,7 +274,9 @@ describe('exit codes', () => {
       "error: unknown option '--statuss' (did you mean --status?)\n(see 'baton runs list --help')\n",
     );
     const nearCommand = await cli(['runs', 'lst']);
-    expect(nearCommand.err).toBe("error: unknown command 'lst' (did you mean list?)\n(see 'baton runs --help')\n");
+    expect(nearCommand.err).toBe(
+      "error: unknown command 'lst' (did you mean list?)\n(see 'baton runs --help')\n",
+    );
     const nearGlobal = await cli(['schedules', 'list', '--wid']);
     expect(nearGlobal.err).toBe(
       "error: unknown option '--wid' (did you mean --wide?)\n(see 'baton schedules list --help')\n",

@@ -34,7 +34,10 @@ export function addFilterFlags(command: Command, paging: boolean): Command {
     )
     .option('--workflow <name>', 'exact workflow name')
     .option('--version <n>', 'exact workflow version')
-    .option('--created-after <time>', 'created at or after (ISO time, ms since epoch, or an age: a duration like 2h or 30m)')
+    .option(
+      '--created-after <time>',
+      'created at or after (ISO time, ms since epoch, or an age: a duration like 2h or 30m)',
+    )
     .option('--created-before <time>', 'created before (same forms)')
     .option('--updated-after <time>', 'last changed at or after (same forms)')
     .option('--updated-before <time>', 'last changed before (same forms)')

@@ -95,8 +95,9 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
  * (did you mean --status?)`, so a usage mistake is one line, and the pointer to the help the next.
  */
 export function suggestionInline(message: string): string {
-  return message.replace(/\n\(Did you mean (one of )?([^\n]+)\?\)\n?$/, (_all, oneOf: string | undefined, names: string) =>
-    ` (did you mean ${oneOf ?? ''}${names}?)\n`,
+  return message.replace(
+    /\n\(Did you mean (one of )?([^\n]+)\?\)\n?$/,
+    (_all, oneOf: string | undefined, names: string) => ` (did you mean ${oneOf ?? ''}${names}?)\n`,
   );
 }
 

@@ -83,7 +83,10 @@ export function listTable(
   const floor = shown.map(({ column }, i) =>
     column.shorten === undefined
       ? natural[i]!
-      : Math.min(natural[i]!, Math.max(column.min ?? 12, visibleWidth(head[i]!), distinctWidth(column, cells, i))),
+      : Math.min(
+          natural[i]!,
+          Math.max(column.min ?? 12, visibleWidth(head[i]!), distinctWidth(column, cells, i)),
+        ),
   );
   const widths = [...natural];
   let excess = lineWidth(widths) - width;
@@ -126,7 +129,11 @@ function distinctWidth(column: Column, cells: readonly string[][], i: number): n
  */
 export function fieldTable(rows: readonly [string, Cell][], wide = false, width = TABLE_WIDTH): string {
   const head = ['field', 'value'];
-  if (wide) return render(head, rows.map(([f, v]) => [f, String(v)]));
+  if (wide)
+    return render(
+      head,
+      rows.map(([f, v]) => [f, String(v)]),
+    );
   const fieldWidth = Math.max(visibleWidth(head[0]!), ...rows.map(([f]) => visibleWidth(f)));
   const valueWidth = Math.max(20, width - lineWidth([fieldWidth, 0]));
   return render(

@@ -4,6 +4,7 @@
  * codes left out), ids shortened in their middle stay distinct, and with `wide` every column and
  * every value is there whole.
  */
+import { stripVTControlCharacters } from 'node:util';
 import type {
   FleetBacklog,
   FleetWorker,
@@ -14,9 +15,8 @@ import type {
   StoredDeadLetter,
   VersionsListing,
 } from '@baton/client';
-import type { InstallationPart } from '@baton/host';
 import { describe, expect, it } from 'vitest';
-import { installationText } from './commands/admin.js';
+import { installationText, type InstallationPart } from './commands/admin.js';
 import { backlogTable, workersTable } from './commands/fleet.js';
 import { replayCheckText } from './commands/replay-check.js';
 import { schedulesTable } from './commands/schedules.js';
@@ -26,7 +26,7 @@ import { fieldTable, listTable, shortened, TABLE_WIDTH, wrapped } from './table.
 
 /** What a terminal shows of a line: its characters without colour codes. */
 function visible(line: string): number {
-  return Array.from(line.replace(/\u001b\[[0-9;]*m/g, '')).length;
+  return Array.from(stripVTControlCharacters(line)).length;
 }
 
 function expectFits(text: string): void {
@@ -209,7 +209,15 @@ const TABLES: { name: string; render: (wide: boolean) => string; heads: string[]
   {
     name: 'versions',
     render: (wide) => versionsTable(VERSIONS, wide),
-    heads: ['version', 'unfinished', 'by status', 'dead-lettered starts', 'live workers', 'draining', 'state'],
+    heads: [
+      'version',
+      'unfinished',
+      'by status',
+      'dead-lettered starts',
+      'live workers',
+      'draining',
+      'state',
+    ],
     whole: [`${WORKER}-1 ${WORKER}-2 ${WORKER}-3`],
   },
   {
@@ -313,8 +321,11 @@ describe('the table helpers', () => {
     expect(wrapped('x'.repeat(25), 10)).toBe(`${'x'.repeat(10)}\n${'x'.repeat(10)}\n${'x'.repeat(5)}`);
   });
 
-  it("never shortens a column that may not be, nor one below its min, even when the table stays too wide", () => {
-    const text = listTable(['a', { head: 'b', shorten: 'end', min: 30 }], [['y'.repeat(100), 'z'.repeat(100)]]);
+  it('never shortens a column that may not be, nor one below its min, even when the table stays too wide', () => {
+    const text = listTable(
+      ['a', { head: 'b', shorten: 'end', min: 30 }],
+      [['y'.repeat(100), 'z'.repeat(100)]],
+    );
     expect(text).toContain('y'.repeat(100));
     expect(text).toContain(`${'z'.repeat(29)}…`);
   });

@@ -34,16 +34,22 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // mends): checkedJournal (every journal's run-id, expected-position and empty-range checks),
   // journalOnContext and shelfOnContext with their ContextJournal and ContextShelf (a journal and a
   // dead-letter shelf written against a transport's context).
-  '@baton/core/adapter': { max: 189, target: 90 },
+  // 190: InstallationListing, what a registration's `installation.list` reads of one installation
+  // on its server (issue 35 item 6, `baton admin drop`); the item and hook types stay off the door.
+  '@baton/core/adapter': { max: 190, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   '@baton/core/runtime': { max: 209, target: 110 },
   '@baton/core/memory': { max: 5 },
   // 36: VARIABLES (every BATON_* variable, declared once; issue 34 item 3) with its three types,
   // and the producer's and console's names derived from it.
-  '@baton/host': { max: 36 },
+  // 39: listInstallation and dropInstallation (`baton admin drop` lists and removes an installation
+  // through the registrations), and logFormatOf (BATON_LOG_FORMAT, read where the worker builds its
+  // logger before the configuration is read) (issue 35 item 6).
+  '@baton/host': { max: 39 },
   '@baton/host/testing': { max: 2 },
-  '@baton/redis-kit': { max: 16 },
+  // 17: keyCensus, the listing of a key prefix both Redis adapters give `baton admin drop` (issue 35 item 6).
+  '@baton/redis-kit': { max: 17 },
   '@baton/store-postgres': { max: 21 },
   '@baton/store-postgres/registration': { max: 4 },
   '@baton/store-redis': { max: 16 },

@@ -15,7 +15,10 @@
  * stops the process naming the variable.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { ENV, logFormatOf, type LogFormat } from '@baton/host';
+import { ENV, logFormatOf } from '@baton/host';
+
+/** `json` or `pretty` (BATON_LOG_FORMAT). */
+type LogFormat = ReturnType<typeof logFormatOf>;
 
 /** pino's level numbers, as the pretty line names them. */
 const LEVELS: Readonly<Record<number, { name: string; colour: string }>> = {
@@ -62,7 +65,8 @@ export function prettyLine(json: string, colour: boolean): string {
     return json;
   }
   const level = LEVELS[record.level as number] ?? { name: String(record.level), colour: '' };
-  const time = typeof record.time === 'number' ? new Date(record.time).toISOString().slice(11, 23) : '--:--:--.---';
+  const time =
+    typeof record.time === 'number' ? new Date(record.time).toISOString().slice(11, 23) : '--:--:--.---';
   const label = level.name.padEnd(5);
   const parts = [time, colour && level.colour !== '' ? `${level.colour}${label}${RESET}` : label];
   if (typeof record.msg === 'string' && record.msg !== '') parts.push(record.msg);

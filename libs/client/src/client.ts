@@ -214,7 +214,9 @@ export class Client {
   /** Connects the adapters; called by every method, so calling it yourself is optional. */
   connect(): Promise<void> {
     if (this.closing !== undefined)
-      return Promise.reject(new BatonError('BATON_CLOSED', 'client: called after close(); build a new Client to go on'));
+      return Promise.reject(
+        new BatonError('BATON_CLOSED', 'client: called after close(); build a new Client to go on'),
+      );
     const payloads = this.claimCheck?.payloads;
     const separate = payloads !== this.store && payloads !== undefined && 'connect' in payloads;
     this.connecting ??= Promise.all([

@@ -24,7 +24,6 @@ export {
   logFormatOf,
   readConfig,
   type AdapterSettings,
-  type LogFormat,
   type LogLevel,
   type WorkerAppConfig,
   type WorkerProcessConfig,
@@ -40,7 +39,7 @@ export {
 } from './adapters.js';
 export { ADAPTERS, registrationFor, registrationsOf, schemeOf, type RegisteredAdapter } from './registry.js';
 export { namespacesInUse, type Namespaces } from './namespaces.js';
-export { dropInstallation, listInstallation, type InstallationPart } from './installation.js';
+export { dropInstallation, listInstallation } from './installation.js';
 export {
   OPERATOR_ENV,
   operatorAdapters,

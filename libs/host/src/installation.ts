@@ -28,7 +28,11 @@ export interface InstallationPart {
   readonly listing: InstallationListing;
 }
 
-const ROLES: readonly { role: InstallationPart['role']; kind: AdapterKind; url: (c: WorkerAppConfig) => string }[] = [
+const ROLES: readonly {
+  role: InstallationPart['role'];
+  kind: AdapterKind;
+  url: (c: WorkerAppConfig) => string;
+}[] = [
   { role: 'bus', kind: 'transport', url: (c) => c.transportUrl },
   { role: 'store', kind: 'store', url: (c) => c.storeUrl },
 ];

@@ -17,5 +17,4 @@ export {
 } from './connection.js';
 export type { LuaCommandHost, LuaScriptRunner } from './scripts.js';
 export { defineLuaScripts } from './scripts.js';
-export type { ScanningRedis } from './key-census.js';
 export { keyCensus } from './key-census.js';

@@ -4,11 +4,19 @@
  * (another installation whose prefix starts with this one, another application), which would go
  * with the prefix and make the drop refuse.
  */
-import type { InstallationItem, InstallationListing } from '@baton/core/adapter';
+import type { InstallationListing } from '@baton/core/adapter';
+/** One thing the listing names. */
+type InstallationItem = InstallationListing['items'][number];
 
 /** The part of an ioredis client a census uses. */
 export interface ScanningRedis {
-  scan(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
+  scan(
+    cursor: string,
+    match: 'MATCH',
+    pattern: string,
+    count: 'COUNT',
+    n: number,
+  ): Promise<[string, string[]]>;
 }
 
 /** How many keys one SCAN step asks for. */

@@ -44,7 +44,7 @@ export { POSTGRES_ERROR_CODES } from './errors.js';
 export { MIGRATION_LOCK_KEY } from './migrations.js';
 export { membershipChannel, PRESENCE_APPLICATION_PREFIX, presenceLockKeys } from './presence.js';
 export { STORE_APPLICATION_PREFIX } from './db.js';
-export { dropPostgresSchema, listPostgresSchema } from './purge.js';
+export { dropPostgresSchema } from './purge.js';
 export { postgresRegistration, type PostgresSettings } from './registration.js';
 
 // The registration holds none of the code above; importing the package provides it (AdapterCode).

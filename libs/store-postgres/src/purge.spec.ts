@@ -19,7 +19,15 @@ describe("the Postgres store's objects", () => {
   });
 
   it('hold the tables a store reads and its migrations table, and nothing else by accident', () => {
-    for (const name of ['runs', 'leases', 'checkpoints', 'schedules', 'payloads', 'live_workers', 'schema_migrations'])
+    for (const name of [
+      'runs',
+      'leases',
+      'checkpoints',
+      'schedules',
+      'payloads',
+      'live_workers',
+      'schema_migrations',
+    ])
       expect(names.has(name), name).toBe(true);
     expect(names.has('invoices')).toBe(false);
   });

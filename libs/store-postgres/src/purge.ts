@@ -5,10 +5,13 @@
  */
 import pg from 'pg';
 import { ConfigError } from '@baton/core';
-import type { InstallationItem, InstallationListing } from '@baton/core/adapter';
+import type { InstallationListing } from '@baton/core/adapter';
 import { clientConfig } from './db.js';
 import { loadMigrations } from './migrations.js';
 import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options.js';
+
+/** One thing the listing names. */
+type InstallationItem = InstallationListing['items'][number];
 
 /** Drops `schema` (cascade) if it exists. */
 export async function dropPostgresSchema(options: PostgresStoreOptions & { schema: string }): Promise<void> {
@@ -28,7 +31,8 @@ const EXAMPLES = 3;
  */
 export function storeObjectNames(): Set<string> {
   const names = new Set(['schema_migrations']);
-  const created = /CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW|FUNCTION)\s+(?:IF\s+NOT\s+EXISTS\s+)?\{\{schema\}\}\.(\w+)/gi;
+  const created =
+    /CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW|FUNCTION)\s+(?:IF\s+NOT\s+EXISTS\s+)?\{\{schema\}\}\.(\w+)/gi;
   for (const { sql } of loadMigrations()) for (const match of sql.matchAll(created)) names.add(match[1]!);
   return names;
 }
@@ -63,8 +67,16 @@ export async function listPostgresSchema(
     );
     const tables = objects.rows.filter((o) => o.kind === 'r' || o.kind === 'p');
     const items: InstallationItem[] = [
-      { kind: 'schema', name: schema, detail: `${tables.length} table(s), ${objects.rows.length - tables.length} view(s) and function(s)` },
-      ...tables.map((t) => ({ kind: 'table', name: `${schema}.${t.name}`, detail: `~${t.rows ?? 0} row(s)` })),
+      {
+        kind: 'schema',
+        name: schema,
+        detail: `${tables.length} table(s), ${objects.rows.length - tables.length} view(s) and function(s)`,
+      },
+      ...tables.map((t) => ({
+        kind: 'table',
+        name: `${schema}.${t.name}`,
+        detail: `~${t.rows ?? 0} row(s)`,
+      })),
     ];
     const ours = storeObjectNames();
     const foreign = objects.rows.filter((o) => !ours.has(o.name)).map((o) => `${schema}.${o.name}`);

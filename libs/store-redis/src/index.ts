@@ -27,7 +27,7 @@ export {
   resolveRedisStoreOptions,
 } from './options.js';
 export { redisStore, type RunReindexing } from './redis-store.js';
-export { listRedisKeyPrefix, purgeRedisKeyPrefix } from './purge.js';
+export { purgeRedisKeyPrefix } from './purge.js';
 export { SENTINEL_SCHEMES, type SentinelTarget } from './sentinel-url.js';
 export { redisRegistration, type RedisSettings } from './registration.js';
 

@@ -30,7 +30,8 @@ function luaSegments(): string[] {
   for (const file of readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua'))) {
     for (const line of readFileSync(new URL(file, LUA_DIR), 'utf8').split('\n')) {
       if (line.includes("'PUBLISH'")) continue;
-      for (const match of line.matchAll(/(?:\bprefix|ARGV\[1\])\s*\.\.\s*'([^']+)'/g)) segments.add(match[1]!);
+      for (const match of line.matchAll(/(?:\bprefix|ARGV\[1\])\s*\.\.\s*'([^']+)'/g))
+        segments.add(match[1]!);
     }
   }
   return [...segments];
@@ -38,7 +39,10 @@ function luaSegments(): string[] {
 
 describe('the Redis store key families', () => {
   it("name every key of keyLayout and of the Lua scripts as the store's", () => {
-    const keys = [...layoutKeys(), ...luaSegments().map((s) => `${PREFIX}${s}${s.endsWith(':') ? 'x1' : ''}`)];
+    const keys = [
+      ...layoutKeys(),
+      ...luaSegments().map((s) => `${PREFIX}${s}${s.endsWith(':') ? 'x1' : ''}`),
+    ];
     expect(keys.length).toBeGreaterThan(40);
     const unnamed = keys.filter((k) => storeKeyFamily(PREFIX, k) === undefined);
     expect(unnamed, 'add these to KEY_SEGMENTS (keys.ts)').toEqual([]);
@@ -52,7 +56,13 @@ describe('the Redis store key families', () => {
   });
 
   it("name no key of another installation whose prefix starts with this one's, nor of another application", () => {
-    for (const key of ['baton:eu:run:r-1', 'baton:eu:held', 'baton:held2', 'baton-bus:runs:wait', 'baton:sessions:7'])
+    for (const key of [
+      'baton:eu:run:r-1',
+      'baton:eu:held',
+      'baton:held2',
+      'baton-bus:runs:wait',
+      'baton:sessions:7',
+    ])
       expect(storeKeyFamily(PREFIX, key), key).toBeUndefined();
     expect(new Set(KEY_SEGMENTS).size).toBe(KEY_SEGMENTS.length);
   });

@@ -81,7 +81,8 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
     }),
   // The key prefix as the store resolves it: unset is the default installation's (`baton:`).
   installation: {
-    list: async (url, settings) => (await redisStoreCode.load()).listRedisKeyPrefix(adminOptions(url, settings)),
+    list: async (url, settings) =>
+      (await redisStoreCode.load()).listRedisKeyPrefix(adminOptions(url, settings)),
     drop: async (url, settings) => {
       await (await redisStoreCode.load()).purgeRedisKeyPrefix(adminOptions(url, settings));
     },

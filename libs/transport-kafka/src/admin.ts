@@ -2,13 +2,16 @@
  * Administrative helpers: listing and deleting a prefix's topics and groups (tests, resetting an
  * environment, `baton admin drop`).
  */
-import type { InstallationItem, InstallationListing } from '@baton/core/adapter';
+import type { InstallationListing } from '@baton/core/adapter';
 import { createKafkaClient } from './client.js';
 import { toKafkaError } from './errors.js';
 import { layoutFor } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions } from './options.js';
 import { withKafkaRetries } from './retry.js';
 import { deleteTopics, namesOf } from './setup.js';
+
+/** One thing the listing names. */
+type InstallationItem = InstallationListing['items'][number];
 
 /**
  * Deletes `<prefix>.runs`, `<prefix>.journal`, `<prefix>.journal.groups`, `<prefix>.dlq` and the group
@@ -49,10 +52,15 @@ export async function listKafkaTopics(
       for (const topic of topics.filter((t) => existing.has(t))) {
         const offsets = await admin.fetchTopicOffsets(topic);
         const records = offsets.reduce((n, p) => n + (Number(p.high) - Number(p.low)), 0);
-        items.push({ kind: 'topic', name: topic, detail: `${records} record(s), ${offsets.length} partition(s)` });
+        items.push({
+          kind: 'topic',
+          name: topic,
+          detail: `${records} record(s), ${offsets.length} partition(s)`,
+        });
       }
       const known = new Set((await admin.listGroups()).groups.map((g) => g.groupId));
-      for (const group of groups.filter((g) => known.has(g))) items.push({ kind: 'consumer group', name: group });
+      for (const group of groups.filter((g) => known.has(g)))
+        items.push({ kind: 'consumer group', name: group });
       return { items };
     });
   } catch (err) {

@@ -14,7 +14,7 @@ export {
 } from './options.js';
 export { layoutFor, partitionForKey, type KafkaLayout } from './layout.js';
 export type { KafkaLogHook } from './client.js';
-export { deleteKafkaTopics, listKafkaTopics } from './admin.js';
+export { deleteKafkaTopics } from './admin.js';
 export { DEAD_LETTER_HEADERS } from './dead-letters.js';
 export {
   measureKafkaProduceFloor,

@@ -221,7 +221,10 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
   // The prefix as the transport resolves it: unset is the default installation's (`baton`).
   installation: {
     list: async (url, settings) =>
-      (await kafkaCode.load()).listKafkaTopics({ ...adminConnection(url, settings), prefix: prefixOf(url, settings) }),
+      (await kafkaCode.load()).listKafkaTopics({
+        ...adminConnection(url, settings),
+        prefix: prefixOf(url, settings),
+      }),
     drop: async (url, settings) =>
       (await kafkaCode.load()).deleteKafkaTopics({
         ...adminConnection(url, settings),

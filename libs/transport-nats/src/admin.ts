@@ -2,12 +2,15 @@
  * Operations on a prefix as a whole, outside a transport's lifecycle: for test clean-up and for
  * decommissioning an installation (`baton admin drop`: list, then delete).
  */
-import type { InstallationItem, InstallationListing } from '@baton/core/adapter';
+import type { InstallationListing } from '@baton/core/adapter';
 import { openSession } from './connection.js';
 import { toNatsError } from './errors.js';
 import { layoutFor } from './layout.js';
 import { resolveNatsTransportOptions, type NatsTransportOptions } from './options.js';
 import { isApiError } from './setup.js';
+
+/** One thing the listing names. */
+type InstallationItem = InstallationListing['items'][number];
 
 /** JetStream API error: stream not found. */
 const STREAM_NOT_FOUND = 10059;

@@ -34,7 +34,7 @@ export { natsTransport } from './nats-transport.js';
 export { MIN_SERVER_VERSION } from './connection.js';
 export { DEAD_LETTER_HEADERS } from './dead-letters.js';
 export { InvalidHeaderError } from './messages.js';
-export { deleteNatsStreams, listNatsStreams } from './admin.js';
+export { deleteNatsStreams } from './admin.js';
 export type { NatsObjectPayloadStoreOptions } from './object-payload-store.js';
 export {
   DEFAULT_PAYLOAD_BUCKET,

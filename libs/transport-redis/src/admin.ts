@@ -71,7 +71,10 @@ export async function listRedisTransportKeys(options: RedisTransportOptions): Pr
       'the Redis transport',
     );
   } catch (err) {
-    throw toRedisTransportError(err, { url: resolved.displayUrl, operation: `list keys ${layout.everything}` });
+    throw toRedisTransportError(err, {
+      url: resolved.displayUrl,
+      operation: `list keys ${layout.everything}`,
+    });
   } finally {
     await connection.close(CLOSE_TIMEOUT_MS);
   }

@@ -31,7 +31,7 @@ export { layoutFor } from './layout.js';
 export { redisTransport } from './redis-transport.js';
 export { MIN_REDIS_MAJOR } from './connection.js';
 export { FOREIGN_JOB_HEADER } from './run-queue.js';
-export { deleteRedisTransportKeys, listRedisTransportKeys } from './admin.js';
+export { deleteRedisTransportKeys } from './admin.js';
 export { redisBusRegistration, type RedisBusSettings } from './registration.js';
 
 // The registration holds none of the code above; importing the package provides it (AdapterCode).

@@ -129,7 +129,8 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
     }),
   // The prefix as the transport resolves it: unset is the default installation's (`baton-bus`).
   installation: {
-    list: async (url, settings) => (await redisBusCode.load()).listRedisTransportKeys(adminOptions(url, settings)),
+    list: async (url, settings) =>
+      (await redisBusCode.load()).listRedisTransportKeys(adminOptions(url, settings)),
     drop: async (url, settings) => {
       await (await redisBusCode.load()).deleteRedisTransportKeys(adminOptions(url, settings));
     },

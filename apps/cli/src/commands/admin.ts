@@ -10,13 +10,16 @@
  * Stop the installation's workers first: a running worker (or client) creates its streams, topics
  * and schema again, which the check after the drop reports (exit 1).
  */
-import { dropInstallation, listInstallation, readOperatorConfig, type InstallationPart } from '@baton/host';
+import { dropInstallation, listInstallation, readOperatorConfig } from '@baton/host';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { envWithFlags } from '../context.js';
 import { EXIT, RefusedError } from '../errors.js';
 import { json } from '../output.js';
 import { listTable } from '../table.js';
+
+/** One installation's part on one server, as listInstallation reads it: the bus's or the store's. */
+export type InstallationPart = Awaited<ReturnType<typeof listInstallation>>['parts'][number];
 
 /** How long the check after a drop waits for the servers to stop listing what was removed (Kafka deletes topics in the background). */
 const SETTLE_MS = 15_000;
@@ -31,7 +34,11 @@ function partText(part: InstallationPart): string {
 }
 
 /** The listing as a table, with the installation it is of above and what is kept below. */
-export function installationText(parts: readonly InstallationPart[], kept: readonly string[], wide = false): string {
+export function installationText(
+  parts: readonly InstallationPart[],
+  kept: readonly string[],
+  wide = false,
+): string {
   const heading = parts.map(partText).join('');
   const rows = parts.flatMap((part) =>
     part.listing.items.map((item) => [part.role, item.kind, item.name, item.detail ?? '']),
@@ -57,7 +64,9 @@ async function leftAfterDrop(
 
 export const adminCommands: CommandGroup = {
   register(program, context) {
-    const admin = program.command('admin').description('an installation as a whole: what it keeps, and its removal');
+    const admin = program
+      .command('admin')
+      .description('an installation as a whole: what it keeps, and its removal');
 
     admin
       .command('drop')

@@ -61,7 +61,9 @@ export const consoleCommands: CommandGroup = {
           ...(flags.readOnly && { readOnly: true }),
           ...(flags.token !== undefined && { token: flags.token }),
           ...(flags.metricsUrl !== undefined && { metricsUrls: flags.metricsUrl }),
-          ...(flags.storeTimeout !== undefined && { storeTimeoutMs: parseDuration('--store-timeout', flags.storeTimeout) }),
+          ...(flags.storeTimeout !== undefined && {
+            storeTimeoutMs: parseDuration('--store-timeout', flags.storeTimeout),
+          }),
         };
         // A console that would be unsafe (or a typo) fails here, before any connection is made.
         const { storeTimeoutMs } = resolveConsoleOptions(options, env);

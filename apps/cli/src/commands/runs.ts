@@ -84,7 +84,9 @@ export const runsCommands: CommandGroup = {
           }
           const timeline = await client.runs.timeline(runId);
           context.io.out(
-            context.flags(command).json ? json(timeline) : timelineTable(timeline, context.flags(command).wide),
+            context.flags(command).json
+              ? json(timeline)
+              : timelineTable(timeline, context.flags(command).wide),
           );
           return EXIT.done;
         }),

@@ -176,8 +176,14 @@ function withScheduleOptions(command: Command): Command {
     )
     .option('--catchup <policy>', 'skip | run, for due times missed while no worker ran (default skip)')
     .option('--catchup-limit <n>', 'how many missed due times `run` starts at most (default 1)')
-    .option('--grace <duration>', 'how late a due time may be found and still be on time, e.g. 5m (default 1m)')
-    .option('--jitter <duration>', 'start each run up to this much later, fixed per due time, e.g. 2m (default 0)')
+    .option(
+      '--grace <duration>',
+      'how late a due time may be found and still be on time, e.g. 5m (default 1m)',
+    )
+    .option(
+      '--jitter <duration>',
+      'start each run up to this much later, fixed per due time, e.g. 2m (default 0)',
+    )
     .option('--note <text>', 'free text for operators');
 }
 

@@ -135,7 +135,9 @@ export const versionsCommands: CommandGroup = {
               flags.workflow !== undefined ? { workflow: flags.workflow } : {},
             );
             context.io.out(
-              context.flags(command).json ? json(listing) : versionsTable(listing, context.flags(command).wide),
+              context.flags(command).json
+                ? json(listing)
+                : versionsTable(listing, context.flags(command).wide),
             );
             return EXIT.done;
           }),

@@ -26,7 +26,6 @@ export type {
 } from './contracts/group-journal.js';
 export type {
   AdapterHooks,
-  AdapterInstallation,
   AdapterIsolation,
   AdapterKind,
   AdapterLogHook,
@@ -36,7 +35,6 @@ export type {
   AdapterVariable,
   AdapterVariables,
   AnyAdapterRegistration,
-  InstallationItem,
   InstallationListing,
 } from './contracts/registration.js';
 export { AdapterCode } from './contracts/registration.js';
