@@ -1,4 +1,9 @@
-/** Parsing of argument values the commands share: a workflow reference, a JSON flag. */
+/**
+ * Parsing of argument values the commands share: a workflow reference, a JSON flag, a time span.
+ * A time span is read as the API reads one (`@baton/core`'s Duration and toMs: `500ms`, `30s`,
+ * `2m`, `1.5h`, `3d`), and a bare number is milliseconds, as every such flag took before.
+ */
+import { toMs } from '@baton/core';
 import { UsageError } from './errors.js';
 
 /**
@@ -23,4 +28,25 @@ export function parseJson(flag: string, text: string): unknown {
       `${flag} is not JSON (${(err as Error).message}); quote it, e.g. ${flag} '{"id":7}'`,
     );
   }
+}
+
+/**
+ * A time span flag in milliseconds: a Duration as the API takes it (`2m`, `30s`, `1h`, `500ms`,
+ * `3d`) or a bare number of milliseconds, at least `min`. A UsageError naming the flag, with an
+ * example, otherwise.
+ */
+export function parseDuration(flag: string, value: string, min = 0): number {
+  const text = value.trim();
+  let ms = NaN;
+  try {
+    ms = /^\d+$/.test(text) ? Number(text) : toMs(text, flag);
+  } catch {
+    // Reported below, naming the flag and the forms it takes.
+  }
+  if (!(ms >= min))
+    throw new UsageError(
+      `${flag} '${value}' is not a duration${min > 0 ? ` of ${min} ms or more` : ''}; ` +
+        `give e.g. ${flag} 2m (or 500ms, 30s, 1h, 3d, or a number of milliseconds)`,
+    );
+  return ms;
 }

@@ -363,7 +363,7 @@ function describePair(pair: Pair): void {
         const late = await baton('runs', 'signal', waiting, 'go');
         expect(late.code).toBe(1);
         expect(late.stderr).toMatch(/is completed; a signal to a finished run is dropped, so none was sent/);
-        const timeline = await baton('runs', 'history', waiting);
+        const timeline = await baton('runs', 'history', waiting, '--wide');
         expect(timeline.stdout).toMatch(/timer 0 .* fired/);
         expect(timeline.stdout).toMatch(/signal 1 'go' .* received/);
 
@@ -457,7 +457,8 @@ function describePair(pair: Pair): void {
         expect(await finished(late)).toBe('completed');
         expect(await client.result(late)).toBe(42);
 
-        const history = await baton('runs', 'history', runId);
+        // --wide: every column (the time of each item) and every value whole (the keys).
+        const history = await baton('runs', 'history', runId, '--wide');
         expect(history.code, history.stderr).toBe(0);
         // On NATS the first owner of a new run writes no lease marker, so the journal cannot name it.
         const firstWorker = pair.bus.startsWith('kafka') ? `${ns}-first` : null;
@@ -513,7 +514,7 @@ function describePair(pair: Pair): void {
           ],
           draining: false,
         });
-        const workersTable = await baton('workers');
+        const workersTable = await baton('workers', '--wide');
         expect(workersTable.stdout).toContain(`${ns}-third`);
         expect(workersTable.stdout).toContain('cli_steps@1');
         expect(workersTable.stdout).toMatch(/2 worker\(s\)/);
@@ -661,7 +662,7 @@ function describePair(pair: Pair): void {
           drained: false,
           workers: holders,
         });
-        expect((await baton('workers')).stdout).toMatch(/cli_wait@1 .*in use/);
+        expect((await baton('workers', '--wide')).stdout).toMatch(/cli_wait@1 .*in use/);
 
         // The pipeline's wait: it keeps asking while the run finishes, then exits 0.
         const gate = baton('versions', '--drained', 'cli_wait@1', '--wait', '60s', '--interval', '200ms');
@@ -732,7 +733,7 @@ function describePair(pair: Pair): void {
 
         const table = await baton('schedules', 'list');
         expect(table.code, table.stderr).toBe(0);
-        expect(table.stdout).toMatch(/every-second +│ cli_steps@1 +│ every 1000 ms +│ active/);
+        expect(table.stdout).toMatch(/every-second +│ cli_steps@1 +│ every 1s +│ active/);
         expect(table.stdout).toMatch(
           /nightly +│ cli_steps@1 +│ cron 30 2 \* \* \* \(Europe\/Paris\) +│ paused/,
         );

@@ -7,6 +7,7 @@ import type { ListedRun, RunTimeline } from '@baton/client';
 import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
 import { describe, expect, it } from 'vitest';
 import { VARIABLES } from '@baton/host';
+import { parseDuration } from './arguments.js';
 import { envWithFlags, FLAG_VARIABLES } from './context.js';
 import { EXIT, RefusedError, UsageError, describeError, exitCodeOf } from './errors.js';
 import { filterFromFlags, hasFilter, parseTime, queryFromFlags } from './filters.js';
@@ -83,6 +84,56 @@ describe('filter flags', () => {
     expect(() => filterFromFlags({ status: ' , ' })).toThrow(/--status ' , ' names no status/);
     expect(parseTime('--x', '90s', NOW)).toBe(NOW - 90_000);
     expect(parseTime('--x', '7d', NOW)).toBe(NOW - 7 * 86_400_000);
+    // An age is a Duration as the API writes one.
+    expect(parseTime('--x', '1.5h', NOW)).toBe(NOW - 5_400_000);
+    expect(parseTime('--x', '250ms', NOW)).toBe(NOW - 250);
+  });
+});
+
+describe('duration flags', () => {
+  it('take a Duration as the API does, and a bare number as milliseconds as before', () => {
+    expect(parseDuration('--jitter', '2m')).toBe(120_000);
+    expect(parseDuration('--jitter', '30s')).toBe(30_000);
+    expect(parseDuration('--jitter', '1.5h')).toBe(5_400_000);
+    expect(parseDuration('--jitter', '3d')).toBe(259_200_000);
+    expect(parseDuration('--jitter', '500ms')).toBe(500);
+    expect(parseDuration('--jitter', '120000')).toBe(120_000);
+    expect(parseDuration('--jitter', '0')).toBe(0);
+  });
+
+  it('refuse anything else naming the flag with an example, and a span below the least', () => {
+    expect(() => parseDuration('--jitter', '2 minutes')).toThrow(
+      "--jitter '2 minutes' is not a duration; give e.g. --jitter 2m (or 500ms, 30s, 1h, 3d, or a number of milliseconds)",
+    );
+    expect(() => parseDuration('--grace', '-5s')).toThrow(/--grace '-5s' is not a duration/);
+    expect(() => parseDuration('--timeout', '0', 1)).toThrow(
+      /--timeout '0' is not a duration of 1 ms or more/,
+    );
+  });
+
+  it('are usage errors of the commands, before any connection', async () => {
+    const jitter = await cli(['schedules', 'create', 'orders@1', '--every', '1m', '--jitter', 'soon']);
+    expect(jitter).toMatchObject({ code: 2, out: '' });
+    expect(jitter.err).toBe(
+      "usage: --jitter 'soon' is not a duration; give e.g. --jitter 2m (or 500ms, 30s, 1h, 3d, or a number of milliseconds)\n",
+    );
+    for (const [argv, flag] of [
+      [['schedules', 'update', 's-1', '--grace', 'later'], '--grace'],
+      [['schedules', 'create', 'orders@1', '--every', 'hourly'], '--every'],
+      [['backlog', '--timeout', '0'], '--timeout'],
+      [['versions', '--drained', 'orders@1', '--wait', 'forever'], '--wait'],
+    ] as const) {
+      const result = await cli([...argv]);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.err).toMatch(new RegExp(`^usage: ${flag} '[^']+' is not a duration`));
+    }
+  });
+
+  it('show <duration> in the help', async () => {
+    const help = (await cli(['schedules', 'create', '--help'])).out;
+    for (const flag of ['--every', '--grace', '--jitter']) expect(help).toContain(`${flag} <duration>`);
+    expect((await cli(['backlog', '--help'])).out).toContain('--timeout <duration>');
+    expect((await cli(['console', '--help'])).out).toContain('--store-timeout <duration>');
   });
 });
 
@@ -116,7 +167,9 @@ describe('printers', () => {
     expect(text).toContain('run-a1');
     expect(text).toContain('orders@2');
     expect(text).toContain('2026-11-25T10:00:00.000Z');
-    expect(text).toContain('w-9 (epoch 2)');
+    // Narrow, the worker holding the run; with --wide, its epoch too.
+    expect(text).toMatch(/│ w-9 +│\n/);
+    expect(runsTable([{ ...RUN, owner: 'w-9' }], undefined, true)).toContain('w-9 (epoch 2)');
     expect(text).toMatch(/2 run\(s\); next page: --cursor CUR\n$/);
     expect(runsTable([], undefined)).toMatch(/0 run\(s\); last page/);
   });
@@ -214,6 +267,20 @@ describe('exit codes', () => {
     const flag = await cli(['--json', 'runs', 'list', '--colour']);
     expect(flag.code).toBe(2);
     expect(flag.err).toBe("error: unknown option '--colour'\n(see 'baton runs list --help')\n");
+    // A near miss: commander's suggestion on the same line, the help's pointer on the next.
+    const nearFlag = await cli(['runs', 'list', '--statuss', 'failed']);
+    expect(nearFlag).toMatchObject({ code: 2, out: '' });
+    expect(nearFlag.err).toBe(
+      "error: unknown option '--statuss' (did you mean --status?)\n(see 'baton runs list --help')\n",
+    );
+    const nearCommand = await cli(['runs', 'lst']);
+    expect(nearCommand.err).toBe(
+      "error: unknown command 'lst' (did you mean list?)\n(see 'baton runs --help')\n",
+    );
+    const nearGlobal = await cli(['schedules', 'list', '--wid']);
+    expect(nearGlobal.err).toBe(
+      "error: unknown option '--wid' (did you mean --wide?)\n(see 'baton schedules list --help')\n",
+    );
     const missing = await cli(['dlq', 'show']);
     expect(missing.code).toBe(2);
     expect(missing.err).toBe("error: missing required argument 'id'\n(see 'baton dlq show --help')\n");
@@ -372,6 +439,20 @@ describe('baton --help', () => {
       }
     },
   );
+});
+
+describe('baton admin drop', () => {
+  it('needs the bus and the store named, before connecting to anything', async () => {
+    const missing = await cli(['admin', 'drop', '--yes']);
+    expect(missing).toMatchObject({ code: 2, out: '' });
+    expect(missing.err).toMatch(/BATON_TRANSPORT_URL|BATON_STORE_URL/);
+  });
+
+  it('removes only with --yes, as its help says', async () => {
+    const help = await cli(['admin', 'drop', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/--yes\s+remove it \(without it, only list it\)/);
+  });
 });
 
 describe('baton console', () => {

@@ -46,6 +46,7 @@ export interface GlobalFlags {
   readonly [connectionFlag: string]: string | string[] | boolean | undefined;
   set?: string[];
   json?: boolean;
+  wide?: boolean;
 }
 
 /**
@@ -76,7 +77,8 @@ export function addGlobalFlags(program: Command): Command {
       'any other worker variable the CLI reads (keys, TLS files), repeatable',
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option('--json', 'print JSON for scripts instead of tables');
+    .option('--json', 'print JSON for scripts instead of tables')
+    .option('--wide', 'tables with every column and every value whole (wider than 120 columns)');
 }
 
 /** The environment the flags describe: `env` with each given flag's variable replaced. */

@@ -4,6 +4,7 @@
  * ranges) and its ConfigError names the field, so nothing is checked twice differently.
  */
 import type { RunFilter, RunQuery, RunStatus } from '@baton/client';
+import { toMs } from '@baton/core';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 
@@ -33,7 +34,10 @@ export function addFilterFlags(command: Command, paging: boolean): Command {
     )
     .option('--workflow <name>', 'exact workflow name')
     .option('--version <n>', 'exact workflow version')
-    .option('--created-after <time>', 'created at or after (ISO time, ms since epoch, or an age like 2h)')
+    .option(
+      '--created-after <time>',
+      'created at or after (ISO time, ms since epoch, or an age: a duration like 2h or 30m)',
+    )
     .option('--created-before <time>', 'created before (same forms)')
     .option('--updated-after <time>', 'last changed at or after (same forms)')
     .option('--updated-before <time>', 'last changed before (same forms)')
@@ -68,18 +72,15 @@ export function hasFilter(flags: FilterFlags): boolean {
   return FILTER_KEYS.some((key) => flags[key] !== undefined);
 }
 
-const AGE = /^(\d+)(ms|s|m|h|d)$/;
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
 /**
- * A time flag: ms since epoch, an ISO 8601 time, or an age (`90s`, `15m`, `2h`, `7d`) before
- * `now`. UsageError names the flag otherwise.
+ * A time flag: ms since epoch, an ISO 8601 time, or an age before `now` written as the API writes
+ * a Duration (`90s`, `15m`, `2h`, `1.5h`, `7d`). UsageError names the flag otherwise.
  */
 export function parseTime(flag: string, value: string, now: number = Date.now()): number {
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
-  const age = AGE.exec(text);
-  if (age !== null) return now - Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+  const age = ageOf(text);
+  if (age !== undefined) return now - age;
   const parsed = Date.parse(text);
   if (Number.isNaN(parsed)) {
     throw new UsageError(
@@ -87,6 +88,15 @@ export function parseTime(flag: string, value: string, now: number = Date.now())
     );
   }
   return parsed;
+}
+
+/** The milliseconds of an age written as a Duration (`2h`), or undefined for anything else. */
+function ageOf(text: string): number | undefined {
+  try {
+    return toMs(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function parseWhole(flag: string, value: string): number {

@@ -1,23 +1,16 @@
 /**
- * What the CLI prints: human tables (cli-table3) by default, JSON with `--json`. Every printer
- * takes the records and returns text, so the unit specs check the text and the commands only
- * write it.
+ * What the CLI prints: human tables by default (table.ts: 120 columns wide, every column with
+ * `wide`), JSON with `--json`. Every printer takes the records and returns text, so the unit specs
+ * check the text and the commands only write it.
  */
 import type { BulkSummary, ListedRun, RunTimeline, StoredDeadLetter, TimelineItem } from '@baton/client';
 import { isSealedValue, protectedLabel } from '@baton/client';
-import Table from 'cli-table3';
+import { listTable, shortened, TABLE_WIDTH, wrapped, type Column } from './table.js';
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */
 export interface Io {
   out(text: string): void;
   err(text: string): void;
-}
-
-/** A table without colours or borders between rows, as plain text. */
-export function table(head: string[], rows: (string | number)[][]): string {
-  const t = new Table({ head, style: { head: [], border: [] } });
-  for (const row of rows) t.push(row.map(String));
-  return t.toString();
 }
 
 /** `2026-11-25T10:00:00.000Z`, or `-` for none. */
@@ -33,13 +26,33 @@ export function duration(ms: number | undefined): string {
   return `${(ms / 60_000).toFixed(1)} min`;
 }
 
+const SPAN_UNITS = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1_000],
+] as const;
+
+/**
+ * A time span as the duration flags take it (`2m`, `90s`, `1500ms`, `0`): the largest unit that
+ * divides it exactly, so what is shown can be given back as it is.
+ */
+export function spanText(ms: number): string {
+  if (ms === 0) return '0';
+  for (const [unit, size] of SPAN_UNITS) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+/** A run id: shortened in its middle, as far as the ids shown stay distinct (table.ts). */
+export const RUN_ID: Column = { head: 'run id', shorten: 'middle', min: 36 };
+
 /** Pretty JSON with a final newline. */
 export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** A page of runs: a table and, when there is more, the cursor to pass for the next page. */
-export function runsTable(runs: readonly ListedRun[], cursor: string | undefined): string {
+export function runsTable(runs: readonly ListedRun[], cursor: string | undefined, wide = false): string {
   const rows = runs.map((r) => [
     r.runId,
     `${r.workflow}@${r.version}`,
@@ -47,9 +60,22 @@ export function runsTable(runs: readonly ListedRun[], cursor: string | undefined
     time(r.createdAt),
     time(r.updatedAt),
     r.attempts,
-    r.owner === null ? '-' : `${r.owner} (epoch ${r.epoch})`,
+    // Narrow, the worker alone: shortened in its middle, its host and its random end stay.
+    r.owner === null ? '-' : wide ? `${r.owner} (epoch ${r.epoch})` : r.owner,
   ]);
-  const text = table(['run id', 'workflow', 'status', 'created', 'updated', 'claims', 'held by'], rows);
+  const text = listTable(
+    [
+      RUN_ID,
+      { head: 'workflow', shorten: 'end' },
+      'status',
+      'created',
+      { head: 'updated', wideOnly: true },
+      { head: 'claims', wideOnly: true },
+      { head: 'held by', shorten: 'middle' },
+    ],
+    rows,
+    wide,
+  );
   const footer =
     cursor === undefined
       ? `${runs.length} run(s); last page`
@@ -58,9 +84,23 @@ export function runsTable(runs: readonly ListedRun[], cursor: string | undefined
 }
 
 /** Dead letters, newest first, with the cursor for older ones. */
-export function lettersTable(letters: readonly StoredDeadLetter[], cursor: string | undefined): string {
-  const rows = letters.map((l) => [l.id, l.code, time(l.at), l.data.byteLength, oneLine(l.reason, 80)]);
-  const text = table(['id', 'code', 'dead-lettered', 'bytes', 'reason'], rows);
+export function lettersTable(
+  letters: readonly StoredDeadLetter[],
+  cursor: string | undefined,
+  wide = false,
+): string {
+  const rows = letters.map((l) => [l.id, l.code, time(l.at), l.data.byteLength, l.reason]);
+  const text = listTable(
+    [
+      { head: 'id', shorten: 'middle' },
+      { head: 'code', shorten: 'end' },
+      'dead-lettered',
+      'bytes',
+      { head: 'reason', shorten: 'end' },
+    ],
+    rows,
+    wide,
+  );
   const footer =
     cursor === undefined
       ? `${letters.length} letter(s); last page`
@@ -82,14 +122,19 @@ function ranBy(item: { epoch: number; workerId: string | null }): string {
   return `${item.workerId ?? '?'} / ${item.epoch}`;
 }
 
-function describeItem(item: TimelineItem): { what: string; outcome: string; detail: string } {
+/**
+ * An item's row: what it is, its outcome and its detail. Narrow, an error message is cut at 60
+ * characters (the table shortens the detail anyway); wide, it is whole.
+ */
+function describeItem(item: TimelineItem, wide: boolean): { what: string; outcome: string; detail: string } {
+  const errorMax = wide ? Infinity : 60;
   switch (item.kind) {
     case 'activity':
       return {
         what: `activity ${item.seq} ${item.name}`,
         outcome:
           item.outcome + (item.reconciled ? ' (reconciled)' : '') + (item.refreshed ? ' (refreshed)' : ''),
-        detail: `key ${item.idempotencyKey}${item.error ? `; ${item.error.name}: ${oneLine(item.error.message, 60)}` : ''}`,
+        detail: `key ${item.idempotencyKey}${item.error ? `; ${item.error.name}: ${oneLine(item.error.message, errorMax)}` : ''}`,
       };
     case 'signal':
       return {
@@ -123,7 +168,7 @@ function describeItem(item: TimelineItem): { what: string; outcome: string; deta
       return {
         what: 'run ended',
         outcome: item.outcome,
-        detail: item.error ? `${item.error.name}: ${oneLine(item.error.message, 60)}` : '',
+        detail: item.error ? `${item.error.name}: ${oneLine(item.error.message, errorMax)}` : '',
       };
     case 'fenced-write':
       return {
@@ -149,19 +194,33 @@ function tookText(item: TimelineItem): string {
 }
 
 /** The timeline as a table: position, item, worker / epoch, start, duration, attempts, outcome, detail. */
-export function timelineTable(timeline: RunTimeline): string {
+export function timelineTable(timeline: RunTimeline, wide = false): string {
   const rows = timeline.items.map((item) => {
-    const { what, outcome, detail } = describeItem(item);
+    const { what, outcome, detail } = describeItem(item, wide);
     const owner = item.kind === 'checkpoint' ? `- / ${item.epoch}` : ranBy(item);
     const took = tookText(item);
     const attempts = item.kind === 'activity' ? String(item.attempts ?? '-') : '';
     return [item.position, what, owner, time(item.at), took, attempts, outcome, detail];
   });
-  const text = table(['pos', 'item', 'worker / epoch', 'at', 'took', 'attempts', 'outcome', 'detail'], rows);
+  const text = listTable(
+    [
+      'pos',
+      { head: 'item', shorten: 'end', min: 16 },
+      { head: 'worker / epoch', shorten: 'middle', min: 14 },
+      { head: 'at', wideOnly: true },
+      'took',
+      'attempts',
+      { head: 'outcome', shorten: 'end' },
+      { head: 'detail', shorten: 'end' },
+    ],
+    rows,
+    wide,
+  );
   const epochs = timeline.epochs.map((e) => `${e.epoch}: ${e.workerId ?? '?'}`).join(', ');
+  const summary = `epochs: ${epochs || 'none'}; failovers: ${timeline.failovers}`;
   return (
-    `run ${timeline.runId}\n${text}\n` +
-    `epochs: ${epochs || 'none'}; failovers: ${timeline.failovers}` +
+    `run ${wide ? timeline.runId : shortened(timeline.runId, TABLE_WIDTH - 4, 'middle')}\n${text}\n` +
+    `${wide ? summary : wrapped(summary, TABLE_WIDTH)}` +
     '\n(~: start estimated from the previous entry; activities that are not idempotent journal their start)\n'
   );
 }

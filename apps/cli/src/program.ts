@@ -35,7 +35,11 @@ export function buildProgram(context: CommandContext): Command {
         '`baton --version` prints the version.',
     )
     .exitOverride()
-    .configureOutput({ writeOut: (s) => context.io.out(s), writeErr: (s) => context.io.err(s) });
+    .configureOutput({
+      writeOut: (s) => context.io.out(s),
+      writeErr: (s) => context.io.err(s),
+      outputError: (s, write) => write(suggestionInline(s)),
+    });
   addGlobalFlags(program);
   for (const group of COMMAND_GROUPS) group.register(program, context);
   return program;
@@ -84,6 +88,17 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     if (session !== undefined) await closeBounded(session, environment.io);
   }
   return code;
+}
+
+/**
+ * Commander's message with its suggestion on the same line: `error: unknown option '--statuss'
+ * (did you mean --status?)`, so a usage mistake is one line, and the pointer to the help the next.
+ */
+export function suggestionInline(message: string): string {
+  return message.replace(
+    /\n\(Did you mean (one of )?([^\n]+)\?\)\n?$/,
+    (_all, oneOf: string | undefined, names: string) => ` (did you mean ${oneOf ?? ''}${names}?)\n`,
+  );
 }
 
 /**

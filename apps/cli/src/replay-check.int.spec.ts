@@ -91,13 +91,19 @@ describe('baton replay-check on nats+redis', () => {
     for (const run of runs) expect(withAll.out).toContain(run.runId);
     expect(withAll.out).toContain('3 steps replayed; waits at step #3');
 
-    const broken = await baton('replay-check', '--workflows', RENAMED);
+    // --wide: the detail whole; by default the table fits 120 columns, the detail shortened.
+    const broken = await baton('replay-check', '--workflows', RENAMED, '--wide');
     expect(broken.code).toBe(1);
     for (const run of runs) expect(broken.out).toContain(run.runId);
     expect(broken.out).toContain(
       'step #1: the journal has activity:b, the new code asks for activity:b_renamed',
     );
     expect(broken.out).toContain('2 run(s) checked: 0 ok, 2 nondeterministic');
+    const narrow = await baton('replay-check', '--workflows', RENAMED);
+    expect(narrow.code).toBe(1);
+    for (const run of runs) expect(narrow.out).toContain(run.runId);
+    expect(narrow.out).toContain('step #1: the journal has activity:b');
+    for (const line of narrow.out.split('\n')) expect(line.length).toBeLessThanOrEqual(120);
 
     const asJson = await baton('replay-check', '--workflows', RENAMED, '--json', '--max-runs', '1');
     expect(asJson.code).toBe(1);

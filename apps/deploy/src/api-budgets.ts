@@ -54,7 +54,9 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // call reaches the adapter. Four names came for that: checkedStore, which each store's factory
   // applies, StoreAdapter, what an adapter implements (its arguments checked), and the checked
   // forms it receives and answers, CheckedScheduleQuery and RunListing (issue 34 item 2).
-  '@baton/core/adapter': { max: 183, target: 90 },
+  // 184: InstallationListing, what a registration's `installation.list` reads of one installation
+  // on its server (issue 35 item 6, `baton admin drop`); the item and hook types stay off the door.
+  '@baton/core/adapter': { max: 184, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once
@@ -70,9 +72,13 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // and the producer's and console's names derived from it.
   // 41: `baton dev`'s fleet (DevFleet, its options and adapters) and the loader that imports the
   // workflow modules afresh after a change (freshWorkflowLoader, FreshWorkflowLoader): issue 35 item 1.
-  '@baton/host': { max: 41 },
+  // 44: listInstallation and dropInstallation (`baton admin drop` lists and removes an installation
+  // through the registrations), and logFormatOf (BATON_LOG_FORMAT, read where the worker builds its
+  // logger before the configuration is read) (issue 35 item 6).
+  '@baton/host': { max: 44 },
   '@baton/host/testing': { max: 2 },
-  '@baton/redis-kit': { max: 16 },
+  // 17: keyCensus, the listing of a key prefix both Redis adapters give `baton admin drop` (issue 35 item 6).
+  '@baton/redis-kit': { max: 17 },
   '@baton/store-postgres': { max: 21 },
   '@baton/store-postgres/registration': { max: 4 },
   '@baton/store-redis': { max: 16 },

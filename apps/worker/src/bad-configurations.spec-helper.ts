@@ -120,6 +120,7 @@ export const BAD_CONFIGURATIONS: BadConfiguration[] = [
     says: /\(1000\) must be above BATON_DRAIN_TIMEOUT_MS \(5000\)/,
   },
   { variable: 'BATON_LOG_LEVEL', env: { BATON_LOG_LEVEL: 'loud' }, says: /'loud'; use one of/ },
+  { variable: 'BATON_LOG_FORMAT', env: { BATON_LOG_FORMAT: 'xml' }, says: /'xml'; use one of json, pretty/ },
   {
     variable: 'BATON_NATS_PREFIX',
     env: { BATON_NATS_PREFIX: 'A.B' },

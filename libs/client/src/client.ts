@@ -6,6 +6,7 @@
  * the wait for a result is in result-wait.ts.
  */
 import {
+  BatonError,
   ConfigError,
   InvalidInputError,
   type SignalDefinition,
@@ -151,6 +152,9 @@ export class Client {
   /** Refuses a start or signal the live workers could not read (fleet-protection.ts). */
   private readonly fleetProtection: FleetProtectionCheck;
   private connecting: Promise<void> | undefined;
+  /** The adapters as they were given (the transport before any group-journal wrapper), for close(). */
+  private readonly given: { transport: Transport; store: Store | undefined };
+  private closing: Promise<void> | undefined;
 
   constructor(options: ClientOptions) {
     if (!options?.transport)
@@ -161,6 +165,7 @@ export class Client {
         ? withGroupJournal(options.transport, options.store, { mode: 'per-run', log: 'client' })
         : options.transport);
     this.store = options.store;
+    this.given = { transport: options.transport, store: options.store };
     const unknownRunMs = options.unknownRunMs ?? UNKNOWN_RUN_MS;
     if (!(unknownRunMs >= 0))
       throw new ConfigError(`Client option unknownRunMs is ${unknownRunMs}; it must be 0 or more ms`);
@@ -210,6 +215,10 @@ export class Client {
 
   /** Connects the adapters; called by every method, so calling it yourself is optional. */
   connect(): Promise<void> {
+    if (this.closing !== undefined)
+      return Promise.reject(
+        new BatonError('BATON_CLOSED', 'client: called after close(); build a new Client to go on'),
+      );
     const payloads = this.claimCheck?.payloads;
     const separate = payloads !== this.store && payloads !== undefined && 'connect' in payloads;
     this.connecting ??= Promise.all([
@@ -218,6 +227,29 @@ export class Client {
       separate ? (payloads as PayloadStore & { connect(): Promise<void> }).connect() : undefined,
     ]).then(() => undefined);
     return this.connecting;
+  }
+
+  /**
+   * Closes what the client was given: the transport, the store and a payload store of its own
+   * (`largePayloads.payloads`), all of them even when one fails (then it rejects with the first
+   * failure). Call it when the process is done with the client. Safe to call again: it resolves as
+   * the first call did. Afterwards every call rejects with BATON_CLOSED. A Worker in the same
+   * process that shares the adapters is stopped first (`worker.stop()` leaves them open for this).
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const payloads = this.claimCheck?.payloads;
+      const separate =
+        payloads !== undefined && payloads !== this.given.store?.payloads && 'close' in payloads;
+      const closed = await Promise.allSettled([
+        this.given.transport.close(),
+        this.given.store?.close(),
+        separate ? (payloads as PayloadStore & { close(): Promise<void> }).close() : undefined,
+      ]);
+      const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    })();
+    return this.closing;
   }
 
   /**

@@ -45,7 +45,7 @@ function schemesOf(kind: AdapterKind, which: 'all' | 'first'): string {
 }
 
 /** The registration of this kind for the URL; a ConfigError naming the variable when there is none. */
-function registrationOfConfig(kind: AdapterKind, url: string) {
+export function registrationOfConfig(kind: AdapterKind, url: string) {
   const { variable, noun } = KINDS[kind];
   const scheme = schemeOf(url);
   if (scheme === undefined) {

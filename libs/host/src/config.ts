@@ -24,6 +24,23 @@ export type PayloadRefLocation = (typeof PAYLOAD_REF_LOCATIONS)[number];
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+const LOG_FORMATS = ['json', 'pretty'] as const;
+/** How the worker process writes its log lines (BATON_LOG_FORMAT). */
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * The log format BATON_LOG_FORMAT's `value` names; unset or blank, `pretty` when the log goes to a
+ * terminal and `json` otherwise. A ConfigError naming the variable for any other value.
+ */
+export function logFormatOf(value: string | undefined, terminal: boolean): LogFormat {
+  const given = value?.trim().toLowerCase();
+  if (given === undefined || given === '') return terminal ? 'pretty' : 'json';
+  const format = LOG_FORMATS.find((f) => f === given);
+  if (format === undefined)
+    throw new ConfigError(`${ENV.logFormat} is '${value}'; use one of ${LOG_FORMATS.join(', ')}`);
+  return format;
+}
+
 /** Worker options given by the environment; unset ones keep the Worker's own defaults. */
 export type WorkerTuning = Partial<
   Pick<
@@ -187,6 +204,8 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`${ENV.logLevel} is '${logLevel}'; use one of ${LOG_LEVELS.join(', ')}`);
   }
+  // Checked with the rest: the process chose its format when it built its logger, before this.
+  logFormatOf(env[ENV.logFormat], false);
   return {
     transportUrl,
     storeUrl,

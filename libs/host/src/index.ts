@@ -21,6 +21,7 @@
  */
 export {
   ENV,
+  logFormatOf,
   readConfig,
   type AdapterSettings,
   type LogLevel,
@@ -38,6 +39,7 @@ export {
 } from './adapters.js';
 export { ADAPTERS, registrationFor, registrationsOf, schemeOf, type RegisteredAdapter } from './registry.js';
 export { namespacesInUse, type Namespaces } from './namespaces.js';
+export { dropInstallation, listInstallation } from './installation.js';
 export {
   OPERATOR_ENV,
   operatorAdapters,

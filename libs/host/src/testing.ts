@@ -26,9 +26,12 @@ export function isolatedEnv(kind: AdapterKind, url: string, id: string): Record<
   return Object.fromEntries(Object.entries(settings).map(([key, value]) => [variables[key]!.name, value]));
 }
 
-/** Deletes everything under namespace `id` on the server `url` names. Irreversible. */
+/**
+ * Deletes everything under namespace `id` on the server `url` names (the registration's
+ * `installation.drop`, as `baton admin drop` does). Irreversible.
+ */
 export async function removeIsolated(kind: AdapterKind, url: string, id: string): Promise<void> {
-  const { registration, isolation, settings } = isolationOf(kind, url, id);
+  const { registration, settings } = isolationOf(kind, url, id);
   await registration.load?.();
-  await isolation.remove(url, settings);
+  await registration.installation.drop(url, settings);
 }

@@ -264,6 +264,13 @@ const WORKER_VARIABLES = {
     description: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`',
     notes: { producer: 'as for the worker; `debug` logs every run enqueued' },
   },
+  logFormat: {
+    name: 'BATON_LOG_FORMAT',
+    readBy: WORKER,
+    default: '`pretty` when stdout is a terminal, else `json`',
+    description:
+      '`json`: one JSON object a line (pino), for log collectors; `pretty`: one readable line an event (time, level, message, `runId`, `workflow`, step, then the other fields), in colour on a terminal unless `NO_COLOR` is set',
+  },
   httpPort: {
     name: 'BATON_HTTP_PORT',
     readBy: WORKER,
@@ -438,8 +445,8 @@ const CONSOLE_VARIABLES = {
     description: 'how long one store call may take before the request is answered 503 with `Retry-After`',
     flag: {
       name: '--store-timeout',
-      argument: 'ms',
-      help: 'how long one store call may take before the page gets a 503 to retry',
+      argument: 'duration',
+      help: 'how long one store call may take before the page gets a 503 to retry, e.g. 5s or milliseconds',
     },
   },
   clientAddressHeader: {

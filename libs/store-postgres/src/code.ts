@@ -4,15 +4,17 @@
  * modules is imported from here, so the lazy import closes no cycle.
  */
 import { PostgresStore } from './postgres-store.js';
-import { dropPostgresSchema } from './purge.js';
+import { dropPostgresSchema, listPostgresSchema } from './purge.js';
 
 /** What the registration needs of the package's code. */
 export interface PostgresCode {
   PostgresStore: typeof PostgresStore;
   dropPostgresSchema: typeof dropPostgresSchema;
+  listPostgresSchema: typeof listPostgresSchema;
 }
 
 export const postgresAdapterCode: PostgresCode = {
   PostgresStore,
   dropPostgresSchema,
+  listPostgresSchema,
 };

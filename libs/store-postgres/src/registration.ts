@@ -47,6 +47,11 @@ function switchSetting(name: string, description: string, option: string): Adapt
   };
 }
 
+/** The schema the store uses: the setting, else `baton`. */
+function schemaOf(url: string, { schema }: PostgresSettings): string {
+  return resolvePostgresStoreOptions({ url, ...(schema !== undefined && { schema }) }).schema;
+}
+
 export const postgresRegistration: AdapterRegistration<'postgres', 'store', PostgresSettings> = {
   name: 'postgres',
   kind: 'store',
@@ -118,14 +123,14 @@ export const postgresRegistration: AdapterRegistration<'postgres', 'store', Post
         }),
       ),
     ),
-  isolation: {
-    settings: (id) => ({ schema: id }),
-    // dropPostgresSchema refuses an empty schema itself.
-    remove: async (url, { schema }) => {
-      await (await postgresCode.load()).dropPostgresSchema({ url, schema: schema ?? '' });
+  // The schema as the store resolves it: unset is the default installation's (`baton`).
+  installation: {
+    list: async (url, settings) =>
+      (await postgresCode.load()).listPostgresSchema({ url, schema: schemaOf(url, settings) }),
+    drop: async (url, settings) => {
+      await (await postgresCode.load()).dropPostgresSchema({ url, schema: schemaOf(url, settings) });
     },
   },
-  describeNamespace: (url, { schema }) => ({
-    postgresSchema: resolvePostgresStoreOptions({ url, ...(schema !== undefined && { schema }) }).schema,
-  }),
+  isolation: { settings: (id) => ({ schema: id }) },
+  describeNamespace: (url, settings) => ({ postgresSchema: schemaOf(url, settings) }),
 };

@@ -4,15 +4,17 @@
  * modules is imported from here, so the lazy import closes no cycle.
  */
 import { redisStore } from './redis-store.js';
-import { purgeRedisKeyPrefix } from './purge.js';
+import { listRedisKeyPrefix, purgeRedisKeyPrefix } from './purge.js';
 
 /** What the registration needs of the package's code. */
 export interface RedisStoreCode {
   redisStore: typeof redisStore;
   purgeRedisKeyPrefix: typeof purgeRedisKeyPrefix;
+  listRedisKeyPrefix: typeof listRedisKeyPrefix;
 }
 
 export const redisStoreAdapterCode: RedisStoreCode = {
   redisStore,
   purgeRedisKeyPrefix,
+  listRedisKeyPrefix,
 };

@@ -121,3 +121,58 @@ export function keyLayout(prefix: string): KeyLayout {
     rateLog: (name, key) => `${prefix}rate:${name}|${key}`,
   };
 }
+
+/**
+ * What follows the prefix in every key the store writes: a key of its own (`held`) or a family
+ * whose variable part follows (`run:`, ending in `:`). keys.spec.ts checks that every key of
+ * {@link keyLayout} and every key the Lua scripts build is here; a key under the prefix that is
+ * none of these is not the store's (`baton admin drop` refuses to remove the prefix then).
+ */
+export const KEY_SEGMENTS: readonly string[] = [
+  'lease:',
+  'jptr:',
+  'glogs',
+  'glog:',
+  'held',
+  'owner:',
+  'cancel:',
+  'run:',
+  'idem:',
+  'ckpt:',
+  'ckpt-sum:',
+  'timers',
+  'inbox:',
+  'signal-ids:',
+  'workers',
+  'presence-instance',
+  'scan-turn:',
+  'membership',
+  'finished',
+  'payload:',
+  'data-marker',
+  'data-lost',
+  'deleted:',
+  'index-version',
+  'index:',
+  'fleet-reports',
+  'fleet-expiry',
+  'sched:',
+  'sched-ids',
+  'sched-due',
+  'slot:',
+  'slot-wait:',
+  'slot-seq',
+  'rate:',
+];
+
+/**
+ * The family of a key under `prefix` as {@link KEY_SEGMENTS} names it (`baton:run:*`, or the
+ * key itself for a key of its own), or undefined for a key that is not the store's.
+ */
+export function storeKeyFamily(prefix: string, key: string): string | undefined {
+  if (!key.startsWith(prefix)) return undefined;
+  const rest = key.slice(prefix.length);
+  const segment = KEY_SEGMENTS.find((s) => (s.endsWith(':') ? rest.startsWith(s) : rest === s));
+  if (segment === undefined) return undefined;
+  return segment.endsWith(':') ? `${prefix}${segment}*` : key;
+}

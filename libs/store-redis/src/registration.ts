@@ -24,6 +24,15 @@ export interface RedisSettings {
   sentinelPassword?: string;
 }
 
+/** What listing and removing the prefix's keys need: the server, the resolved prefix, the sentinels' password. */
+function adminOptions(url: string, { keyPrefix, sentinelPassword }: RedisSettings) {
+  return {
+    url,
+    keyPrefix: resolveRedisStoreOptions({ url, ...(keyPrefix !== undefined && { keyPrefix }) }).keyPrefix,
+    ...(sentinelPassword !== undefined && { sentinelPassword }),
+  };
+}
+
 export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSettings> = {
   name: 'redis',
   kind: 'store',
@@ -70,21 +79,14 @@ export const redisRegistration: AdapterRegistration<'redis', 'store', RedisSetti
       ...(waitTimeoutMs !== undefined && { waitTimeoutMs }),
       ...(sentinelPassword !== undefined && { sentinelPassword }),
     }),
-  isolation: {
-    settings: (id) => ({ keyPrefix: `${id}:` }),
-    // purgeRedisKeyPrefix refuses an empty prefix itself.
-    remove: async (url, { keyPrefix, sentinelPassword }) => {
-      await (
-        await redisStoreCode.load()
-      ).purgeRedisKeyPrefix({
-        url,
-        keyPrefix: keyPrefix ?? '',
-        ...(sentinelPassword !== undefined && { sentinelPassword }),
-      });
+  // The key prefix as the store resolves it: unset is the default installation's (`baton:`).
+  installation: {
+    list: async (url, settings) =>
+      (await redisStoreCode.load()).listRedisKeyPrefix(adminOptions(url, settings)),
+    drop: async (url, settings) => {
+      await (await redisStoreCode.load()).purgeRedisKeyPrefix(adminOptions(url, settings));
     },
   },
-  describeNamespace: (url, { keyPrefix }) => ({
-    redisKeyPrefix: resolveRedisStoreOptions({ url, ...(keyPrefix !== undefined && { keyPrefix }) })
-      .keyPrefix,
-  }),
+  isolation: { settings: (id) => ({ keyPrefix: `${id}:` }) },
+  describeNamespace: (url, settings) => ({ redisKeyPrefix: adminOptions(url, settings).keyPrefix }),
 };

@@ -4,15 +4,17 @@
  * modules is imported from here, so the lazy import closes no cycle.
  */
 import { kafkaTransport } from './kafka-transport.js';
-import { deleteKafkaTopics } from './admin.js';
+import { deleteKafkaTopics, listKafkaTopics } from './admin.js';
 
 /** What the registration needs of the package's code. */
 export interface KafkaCode {
   kafkaTransport: typeof kafkaTransport;
   deleteKafkaTopics: typeof deleteKafkaTopics;
+  listKafkaTopics: typeof listKafkaTopics;
 }
 
 export const kafkaAdapterCode: KafkaCode = {
   kafkaTransport,
   deleteKafkaTopics,
+  listKafkaTopics,
 };

@@ -151,6 +151,31 @@ function readVariableFile(option: string, variable: string, path: string): strin
   }
 }
 
+/**
+ * How to reach the brokers, from the URL and the settings: the SASL mechanism where the transport
+ * reads it (the URL's `sasl` parameter) and the CA file's content, read now.
+ */
+function adminConnection(
+  url: string,
+  { saslMechanism, tlsCaFile }: Pick<KafkaSettings, 'saslMechanism' | 'tlsCaFile'>,
+): { brokers: string; tls?: { ca: string } } {
+  const brokers =
+    saslMechanism === undefined
+      ? url
+      : `${url}${url.includes('?') ? '&' : '?'}sasl=${encodeURIComponent(saslMechanism)}`;
+  return {
+    brokers,
+    ...(tlsCaFile !== undefined && {
+      tls: { ca: readVariableFile('tls.ca', VARIABLES.tlsCaFile.name, tlsCaFile) },
+    }),
+  };
+}
+
+/** The prefix the transport uses: the setting, else the URL's `prefix` parameter, else `baton`. */
+function prefixOf(url: string, { prefix }: KafkaSettings): string {
+  return resolveKafkaOptions({ brokers: url, ...(prefix !== undefined && { prefix }) }).prefix;
+}
+
 export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaSettings> = {
   name: 'kafka',
   kind: 'transport',
@@ -169,17 +194,11 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       partitionOwnership,
       ackWaitMs,
       priorityLanes,
-      saslMechanism,
-      tlsCaFile,
       journalRetentionMs,
     } = settings;
-    // The mechanism goes where the transport reads it: the URL's `sasl` parameter.
-    const brokers =
-      saslMechanism === undefined
-        ? url
-        : `${url}${url.includes('?') ? '&' : '?'}sasl=${encodeURIComponent(saslMechanism)}`;
     return kafkaCode.get().kafkaTransport({
-      brokers,
+      // The brokers with the SASL mechanism, and the CA.
+      ...adminConnection(url, settings),
       ...(prefix !== undefined && { prefix }),
       ...(partitions !== undefined && { partitions }),
       ...(replicationFactor !== undefined && { replicationFactor }),
@@ -196,21 +215,22 @@ export const kafkaRegistration: AdapterRegistration<'kafka', 'transport', KafkaS
       ...(ackWaitMs !== undefined && { ackWaitMs }),
       ...(priorityLanes !== undefined && { priorityLanes }),
       ...(journalRetentionMs !== undefined && { journalRetentionMs }),
-      ...(tlsCaFile !== undefined && {
-        tls: { ca: readVariableFile('tls.ca', VARIABLES.tlsCaFile.name, tlsCaFile) },
-      }),
       ...(hooks.log !== undefined && { log: hooks.log }),
     });
   },
-  isolation: {
-    settings: (id) => ({ prefix: id }),
-    remove: async (url, { prefix }) => {
-      // Without a prefix this would name the default installation's topics: refuse.
-      if (prefix === undefined) throw new ConfigError('kafkaRegistration.isolation.remove needs a prefix');
-      await (await kafkaCode.load()).deleteKafkaTopics({ brokers: url, prefix });
-    },
+  // The prefix as the transport resolves it: unset is the default installation's (`baton`).
+  installation: {
+    list: async (url, settings) =>
+      (await kafkaCode.load()).listKafkaTopics({
+        ...adminConnection(url, settings),
+        prefix: prefixOf(url, settings),
+      }),
+    drop: async (url, settings) =>
+      (await kafkaCode.load()).deleteKafkaTopics({
+        ...adminConnection(url, settings),
+        prefix: prefixOf(url, settings),
+      }),
   },
-  describeNamespace: (url, { prefix }) => ({
-    transportPrefix: resolveKafkaOptions({ brokers: url, ...(prefix !== undefined && { prefix }) }).prefix,
-  }),
+  isolation: { settings: (id) => ({ prefix: id }) },
+  describeNamespace: (url, settings) => ({ transportPrefix: prefixOf(url, settings) }),
 };

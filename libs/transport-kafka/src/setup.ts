@@ -104,16 +104,20 @@ async function checkBrokerCount(admin: Admin, options: ResolvedKafkaOptions): Pr
   }
 }
 
+/** Every topic and consumer group a prefix's transport creates or uses. */
+export function namesOf(layout: KafkaLayout): { topics: string[]; groups: string[] } {
+  const lanes = Object.values(layout.runLanes);
+  return {
+    topics: [...lanes.map((lane) => lane.topic), layout.journalTopic, layout.groupTopic, layout.dlqTopic],
+    groups: lanes.map((lane) => lane.groupId),
+  };
+}
+
 /** Deletes every topic of a prefix (tests, and `baton` tooling resetting an environment). */
 export async function deleteTopics(admin: Admin, layout: KafkaLayout): Promise<void> {
   const existing = new Set(await admin.listTopics());
-  const lanes = Object.values(layout.runLanes);
-  const topics = [
-    ...lanes.map((lane) => lane.topic),
-    layout.journalTopic,
-    layout.groupTopic,
-    layout.dlqTopic,
-  ].filter((t) => existing.has(t));
-  if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
-  await admin.deleteGroups(lanes.map((lane) => lane.groupId)).catch(() => undefined);
+  const { topics, groups } = namesOf(layout);
+  const present = topics.filter((t) => existing.has(t));
+  if (present.length > 0) await admin.deleteTopics({ topics: present, timeout: 10_000 });
+  await admin.deleteGroups(groups).catch(() => undefined);
 }

@@ -5,7 +5,7 @@
  */
 import { natsTransport } from './nats-transport.js';
 import { natsObjectPayloadStore } from './object-payload-store.js';
-import { deleteNatsStreams } from './admin.js';
+import { deleteNatsStreams, listNatsStreams } from './admin.js';
 import { resolveNatsTransportOptions } from './options.js';
 
 /** What the registration needs of the package's code. */
@@ -13,6 +13,7 @@ export interface NatsCode {
   natsTransport: typeof natsTransport;
   natsObjectPayloadStore: typeof natsObjectPayloadStore;
   deleteNatsStreams: typeof deleteNatsStreams;
+  listNatsStreams: typeof listNatsStreams;
   resolveNatsTransportOptions: typeof resolveNatsTransportOptions;
 }
 
@@ -20,5 +21,6 @@ export const natsAdapterCode: NatsCode = {
   natsTransport,
   natsObjectPayloadStore,
   deleteNatsStreams,
+  listNatsStreams,
   resolveNatsTransportOptions,
 };

@@ -125,18 +125,20 @@ export const natsRegistration: AdapterRegistration<'nats', 'transport', NatsSett
       ...(settings.replicas !== undefined && { replicas: settings.replicas }),
       ...(settings.priorityLanes !== undefined && { priorityLanes: settings.priorityLanes }),
     }),
-  isolation: {
-    settings: (id) => ({ prefix: id }),
-    remove: async (url, settings) => {
-      // Without a prefix this would name the default installation's streams: refuse.
-      if (settings.prefix === undefined)
-        throw new ConfigError('natsRegistration.isolation.remove needs a prefix');
-      await natsCode.load();
-      await natsCode
-        .get()
-        .deleteNatsStreams({ ...natsConnectionFromSettings(url, settings), prefix: settings.prefix });
-    },
+  // The prefix as the transport resolves it: unset is the default installation's (`baton`).
+  installation: {
+    list: async (url, settings) =>
+      (await natsCode.load()).listNatsStreams({
+        ...natsConnectionFromSettings(url, settings),
+        ...(settings.prefix !== undefined && { prefix: settings.prefix }),
+      }),
+    drop: async (url, settings) =>
+      (await natsCode.load()).deleteNatsStreams({
+        ...natsConnectionFromSettings(url, settings),
+        ...(settings.prefix !== undefined && { prefix: settings.prefix }),
+      }),
   },
+  isolation: { settings: (id) => ({ prefix: id }) },
   describeNamespace: (url, { prefix }) => ({
     transportPrefix: natsCode
       .get()

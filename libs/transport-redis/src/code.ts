@@ -4,15 +4,17 @@
  * modules is imported from here, so the lazy import closes no cycle.
  */
 import { redisTransport } from './redis-transport.js';
-import { deleteRedisTransportKeys } from './admin.js';
+import { deleteRedisTransportKeys, listRedisTransportKeys } from './admin.js';
 
 /** What the registration needs of the package's code. */
 export interface RedisBusCode {
   redisTransport: typeof redisTransport;
   deleteRedisTransportKeys: typeof deleteRedisTransportKeys;
+  listRedisTransportKeys: typeof listRedisTransportKeys;
 }
 
 export const redisBusAdapterCode: RedisBusCode = {
   redisTransport,
   deleteRedisTransportKeys,
+  listRedisTransportKeys,
 };

@@ -7,7 +7,6 @@
  * (the package's `/registration` export) imports none of the transport's code (BullMQ, ioredis):
  * `load()` does (AdapterCode).
  */
-import { ConfigError } from '@baton/core';
 import {
   AdapterCode,
   switchSetting,
@@ -35,6 +34,15 @@ export interface RedisBusSettings {
   waitReplicas?: number;
   waitTimeoutMs?: number;
   sentinelPassword?: string;
+}
+
+/** What listing and deleting the prefix's keys need: the server, the prefix, the sentinels' password. */
+function adminOptions(url: string, { prefix, sentinelPassword }: RedisBusSettings) {
+  return {
+    url,
+    ...(prefix !== undefined && { prefix }),
+    ...(sentinelPassword !== undefined && { sentinelPassword }),
+  };
 }
 
 export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', RedisBusSettings> = {
@@ -119,21 +127,18 @@ export const redisBusRegistration: AdapterRegistration<'redisBus', 'transport', 
       ...(ackWaitMs !== undefined && { ackWaitMs }),
       ...(pollMs !== undefined && { pollMs }),
     }),
+  // The prefix as the transport resolves it: unset is the default installation's (`baton-bus`).
+  installation: {
+    list: async (url, settings) =>
+      (await redisBusCode.load()).listRedisTransportKeys(adminOptions(url, settings)),
+    drop: async (url, settings) => {
+      await (await redisBusCode.load()).deleteRedisTransportKeys(adminOptions(url, settings));
+    },
+  },
   isolation: {
     // `<id>-bus`, not `<id>`: a Redis store isolated as `<id>:` on the same server then shares no
     // key with it, and removing the store's `<id>:*` leaves the transport's keys alone.
     settings: (id) => ({ prefix: `${id}-bus` }),
-    remove: async (url, { prefix, sentinelPassword }) => {
-      // Without a prefix this would name the default installation's keys: refuse.
-      if (prefix === undefined) throw new ConfigError('redisBusRegistration.isolation.remove needs a prefix');
-      await (
-        await redisBusCode.load()
-      ).deleteRedisTransportKeys({
-        url,
-        prefix,
-        ...(sentinelPassword !== undefined && { sentinelPassword }),
-      });
-    },
   },
   describeNamespace: (url, { prefix }) => ({
     transportPrefix: resolveRedisTransportOptions({ url, ...(prefix !== undefined && { prefix }) }).prefix,

@@ -10,6 +10,7 @@ import { boundedStore, resolveConsoleOptions, startConsole, type ConsoleOptions 
 import { loadWorkflows, VARIABLES } from '@baton/host';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
+import { parseDuration } from '../arguments.js';
 import { addVariableFlag, envWithFlags } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
 
@@ -46,13 +47,6 @@ const SERVED: readonly Served[] = [
     api: true,
   },
 ];
-
-function storeTimeoutOf(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text.trim()))
-    throw new UsageError(`--store-timeout must be a whole number of milliseconds, got '${text}'`);
-  return Number(text.trim());
-}
 
 export function portOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -109,7 +103,9 @@ function registerServer(program: Command, context: CommandContext, served: Serve
         ...(flags.readOnly && { readOnly: true }),
         ...(flags.token !== undefined && { token: flags.token }),
         ...(flags.metricsUrl !== undefined && { metricsUrls: flags.metricsUrl }),
-        ...(flags.storeTimeout !== undefined && { storeTimeoutMs: storeTimeoutOf(flags.storeTimeout) }),
+        ...(flags.storeTimeout !== undefined && {
+          storeTimeoutMs: parseDuration('--store-timeout', flags.storeTimeout),
+        }),
       };
       // A server that would be unsafe (or a typo) fails here, before any connection is made;
       // so does a workflow module that does not load.

@@ -9,7 +9,8 @@ import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError } from '../errors.js';
 import { parseTime } from '../filters.js';
-import { json, letterJson, lettersTable, summaryText, table, time, valueText } from '../output.js';
+import { json, letterJson, lettersTable, summaryText, time, valueText } from '../output.js';
+import { fieldTable } from '../table.js';
 import { bulkExit, bulkProgress } from './progress.js';
 
 export const dlqCommands: CommandGroup = {
@@ -37,7 +38,7 @@ export const dlqCommands: CommandGroup = {
                   letters: letters.map(letterJson),
                   ...(page.cursor !== undefined && { cursor: page.cursor }),
                 })
-              : lettersTable(letters, page.cursor),
+              : lettersTable(letters, page.cursor, context.flags(command).wide),
           );
           return EXIT.done;
         }),
@@ -50,7 +51,11 @@ export const dlqCommands: CommandGroup = {
       .action((id: string, _flags: unknown, command: Command) =>
         context.run(async () => {
           const letter = await shown(context, command, id);
-          context.io.out(context.flags(command).json ? json(letterJson(letter)) : showText(letter));
+          context.io.out(
+            context.flags(command).json
+              ? json(letterJson(letter))
+              : showText(letter, context.flags(command).wide === true),
+          );
           return EXIT.done;
         }),
       );
@@ -184,8 +189,8 @@ async function countLetters(
   return count;
 }
 
-function showText(letter: ShownDeadLetter): string {
-  const rows: string[][] = [
+function showText(letter: ShownDeadLetter, wide: boolean): string {
+  const rows: [string, string][] = [
     ['id', letter.id],
     ['code', letter.code],
     ['reason', letter.reason],
@@ -195,7 +200,7 @@ function showText(letter: ShownDeadLetter): string {
   ];
   if (letter.message.readable) rows.push(['message', valueText(letter.message.message)]);
   else rows.push(['message', `unreadable: ${letter.message.problem}`]);
-  return `${table(['field', 'value'], rows)}\n`;
+  return `${fieldTable(rows, wide)}\n`;
 }
 
 function whole(flag: string, value: string): number {

@@ -7,8 +7,10 @@
 import type { FleetBacklog, FleetWorker } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
-import { EXIT, UsageError } from '../errors.js';
-import { json, table, time } from '../output.js';
+import { parseDuration } from '../arguments.js';
+import { EXIT } from '../errors.js';
+import { json, time } from '../output.js';
+import { listTable } from '../table.js';
 import { versionsTable } from './versions.js';
 
 /** `orders@1,2 billing@3`: a worker's workflows with their versions. */
@@ -16,7 +18,7 @@ export function workflowsText(worker: Pick<FleetWorker, 'workflows'>): string {
   return worker.workflows.map((w) => `${w.name}@${w.versions.join(',')}`).join(' ') || '-';
 }
 
-export function workersTable(workers: readonly FleetWorker[]): string {
+export function workersTable(workers: readonly FleetWorker[], wide = false): string {
   if (workers.length === 0) return 'no live worker reports to this store\n';
   const rows = workers.map((w) => [
     w.workerId,
@@ -28,12 +30,24 @@ export function workersTable(workers: readonly FleetWorker[]): string {
     time(w.lastRenewalAt),
     w.draining ? 'draining' : w.connected === false ? 'disconnected' : 'live',
   ]);
-  return `${table(['worker', 'host', 'baton', 'workflows', 'runs held', 'started', 'last renewal', 'state'], rows)}\n${workers.length} worker(s), ${workers.reduce((n, w) => n + w.runsHeld, 0)} run(s) held\n`;
+  const columns = [
+    { head: 'worker', shorten: 'middle', min: 16 },
+    { head: 'host', shorten: 'end' },
+    { head: 'baton', wideOnly: true },
+    { head: 'workflows', shorten: 'end', min: 16 },
+    'runs held',
+    { head: 'started', wideOnly: true },
+    'last renewal',
+    'state',
+  ] as const;
+  const held = workers.reduce((n, w) => n + w.runsHeld, 0);
+  return `${listTable(columns, rows, wide)}\n${workers.length} worker(s), ${held} run(s) held\n`;
 }
 
-export function backlogTable(backlog: FleetBacklog): string {
+export function backlogTable(backlog: FleetBacklog, wide = false): string {
   const rows = backlog.parts.map((p) => [p.name, p.pending, p.ackPending ?? '-']);
-  return `${table(['part', 'pending', 'ack pending'], rows)}\n${backlog.transport}: ${backlog.total} run message(s) waiting\n`;
+  const columns = [{ head: 'part', shorten: 'middle', min: 24 }, 'pending', 'ack pending'] as const;
+  return `${listTable(columns, rows, wide)}\n${backlog.transport}: ${backlog.total} run message(s) waiting\n`;
 }
 
 export const fleetCommands: CommandGroup = {
@@ -49,7 +63,11 @@ export const fleetCommands: CommandGroup = {
           const workers = await client.fleet.workers();
           // --json keeps its shape (the workers); `baton versions --json` gives the versions.
           if (context.flags(command).json) context.io.out(json(workers));
-          else context.io.out(`${workersTable(workers)}\n${versionsTable(await client.fleet.versions())}`);
+          else {
+            const { wide } = context.flags(command);
+            const versions = await client.fleet.versions();
+            context.io.out(`${workersTable(workers, wide)}\n${versionsTable(versions, wide)}`);
+          }
           return EXIT.done;
         }),
       );
@@ -59,19 +77,17 @@ export const fleetCommands: CommandGroup = {
       .description(
         'the run queue’s backlog, every priority lane: NATS consumer pending and ack-pending, Kafka lag per partition',
       )
-      .option('--timeout <ms>', 'how long to wait for the bus to answer (default 5000)')
+      .option('--timeout <duration>', 'how long to wait for the bus to answer, e.g. 10s (default 5s)')
       .action((flags: { timeout?: string }, command: Command) =>
         context.run(async () => {
-          let timeoutMs: number | undefined;
-          if (flags.timeout !== undefined) {
-            timeoutMs = Number(flags.timeout);
-            if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
-              throw new UsageError(`--timeout ${flags.timeout}: give a whole number of milliseconds above 0`);
-          }
+          const timeoutMs =
+            flags.timeout === undefined ? undefined : parseDuration('--timeout', flags.timeout, 1);
           const backlog = await (
             await context.session(command).client()
           ).fleet.backlog(timeoutMs !== undefined ? { timeoutMs } : {});
-          context.io.out(context.flags(command).json ? json(backlog) : backlogTable(backlog));
+          context.io.out(
+            context.flags(command).json ? json(backlog) : backlogTable(backlog, context.flags(command).wide),
+          );
           return EXIT.done;
         }),
       );

@@ -2,6 +2,7 @@
  * The command groups, one file each. To add a group, write its file exporting a CommandGroup and list it here.
  */
 import type { CommandGroup } from '../command.js';
+import { adminCommands } from './admin.js';
 import { consoleCommands } from './console.js';
 import { devCommands } from './dev.js';
 import { dlqCommands } from './dlq.js';
@@ -20,4 +21,5 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   replayCheckCommands,
   consoleCommands,
   devCommands,
+  adminCommands,
 ];

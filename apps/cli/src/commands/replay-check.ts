@@ -14,7 +14,8 @@ import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
 import { addFilterFlags, filterFromFlags, type FilterFlags } from '../filters.js';
-import { json, table } from '../output.js';
+import { json, RUN_ID } from '../output.js';
+import { listTable } from '../table.js';
 
 interface ReplayCheckFlags extends FilterFlags {
   workflows?: string[];
@@ -42,7 +43,7 @@ export function replayDetail(run: ReplayCheckRun): string {
 }
 
 /** The report as text: a table of the runs (the ok ones only with `all`), then the counts. */
-export function replayCheckText(report: ReplayCheckReport, all: boolean): string {
+export function replayCheckText(report: ReplayCheckReport, all: boolean, wide = false): string {
   const shown = all ? report.runs : report.runs.filter((r) => r.result !== 'ok');
   const { counts } = report;
   const summary =
@@ -51,7 +52,14 @@ export function replayCheckText(report: ReplayCheckReport, all: boolean): string
     (report.truncated ? ' (stopped at --max-runs; more runs match)' : '');
   if (shown.length === 0) return `${summary}\n`;
   const rows = shown.map((r) => [r.runId, `${r.workflow}@${r.version}`, r.status, r.result, replayDetail(r)]);
-  return `${table(['run id', 'workflow', 'status', 'result', 'detail'], rows)}\n${summary}\n`;
+  const columns = [
+    RUN_ID,
+    { head: 'workflow', shorten: 'end' },
+    { head: 'status', wideOnly: true },
+    'result',
+    { head: 'detail', shorten: 'end', min: 24 },
+  ] as const;
+  return `${listTable(columns, rows, wide)}\n${summary}\n`;
 }
 
 function whole(flag: string, value: string): number {
@@ -95,7 +103,9 @@ export const replayCheckCommands: CommandGroup = {
             if (counts.checked % 500 === 0) context.io.err(`${counts.checked} runs checked\n`);
           },
         });
-        context.io.out(asJson ? json(report) : replayCheckText(report, flags.all === true));
+        context.io.out(
+          asJson ? json(report) : replayCheckText(report, flags.all === true, context.flags(command).wide),
+        );
         const broken = report.counts.nondeterministic + report.counts.failed + report.counts.error;
         return broken > 0 ? EXIT.refused : EXIT.done;
       }),

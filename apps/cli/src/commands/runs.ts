@@ -20,7 +20,8 @@ import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
 import { parseJson, workflowRef } from '../arguments.js';
-import { json, runsTable, summaryText, table, time, timelineTable, valueText } from '../output.js';
+import { json, runsTable, summaryText, time, timelineTable, valueText } from '../output.js';
+import { fieldTable } from '../table.js';
 import { bulkExit, bulkProgress } from './progress.js';
 import { checkRegistered, checkStartArguments } from './start-checks.js';
 
@@ -38,7 +39,7 @@ export const runsCommands: CommandGroup = {
         context.io.out(
           context.flags(command).json
             ? json({ runs: page.runs, ...(page.cursor !== undefined && { cursor: page.cursor }) })
-            : runsTable(page.runs, page.cursor),
+            : runsTable(page.runs, page.cursor, context.flags(command).wide),
         );
         return EXIT.done;
       }),
@@ -58,7 +59,9 @@ export const runsCommands: CommandGroup = {
             status: c.status,
           }));
           context.io.out(
-            context.flags(command).json ? json({ ...run, children }) : describeText(run, children),
+            context.flags(command).json
+              ? json({ ...run, children })
+              : describeText(run, children, context.flags(command).wide === true),
           );
           return EXIT.done;
         }),
@@ -80,7 +83,11 @@ export const runsCommands: CommandGroup = {
             return EXIT.done;
           }
           const timeline = await client.runs.timeline(runId);
-          context.io.out(context.flags(command).json ? json(timeline) : timelineTable(timeline));
+          context.io.out(
+            context.flags(command).json
+              ? json(timeline)
+              : timelineTable(timeline, context.flags(command).wide),
+          );
           return EXIT.done;
         }),
       );
@@ -345,8 +352,9 @@ const CHILDREN_SHOWN = 100;
 function describeText(
   run: RunDescription,
   children: { runId: string; workflow: string; status: string }[],
+  wide: boolean,
 ): string {
-  const rows: (string | number)[][] = [
+  const rows: [string, string | number][] = [
     ['run id', run.runId],
     ['workflow', `${run.workflow}@${run.version}`],
     ['status', run.status],
@@ -369,7 +377,7 @@ function describeText(
     if (run.lease.pauseRequested === true) rows.push(['pause requested', run.lease.pauseReason ?? 'yes']);
     else if (run.lease.state === 'paused') rows.push(['paused', run.lease.pauseReason ?? 'yes']);
   }
-  return `${table(['field', 'value'], rows)}\n`;
+  return `${fieldTable(rows, wide)}\n`;
 }
 
 function whole(flag: string, value: string): number {

@@ -9,23 +9,30 @@ import type { CreateScheduleOptions, ScheduleUpdate } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError } from '../errors.js';
-import { parseJson, workflowRef } from '../arguments.js';
-import { json, table, time, valueText } from '../output.js';
+import { parseDuration, parseJson, workflowRef } from '../arguments.js';
+import { json, RUN_ID, spanText, time, valueText } from '../output.js';
+import { fieldTable, listTable } from '../table.js';
 
 /** `every 1m`, `cron 0 2 * * * (Europe/Paris)`. */
 function specText(schedule: ScheduleRecord): string {
   const { spec } = schedule;
-  return 'everyMs' in spec ? `every ${spec.everyMs} ms` : `cron ${spec.cron} (${spec.timeZone ?? 'UTC'})`;
+  return 'everyMs' in spec
+    ? `every ${spanText(spec.everyMs)}`
+    : `cron ${spec.cron} (${spec.timeZone ?? 'UTC'})`;
 }
 
 function catchupText(schedule: ScheduleRecord): string {
   const { catchup } = schedule;
   return catchup.missed === 'run'
-    ? `run the latest ${catchup.limit} missed, grace ${catchup.graceMs} ms`
-    : `skip missed, grace ${catchup.graceMs} ms`;
+    ? `run the latest ${catchup.limit} missed, grace ${spanText(catchup.graceMs)}`
+    : `skip missed, grace ${spanText(catchup.graceMs)}`;
 }
 
-export function schedulesTable(schedules: readonly ScheduleRecord[], cursor: string | undefined): string {
+export function schedulesTable(
+  schedules: readonly ScheduleRecord[],
+  cursor: string | undefined,
+  wide = false,
+): string {
   if (schedules.length === 0) return 'no schedules\n';
   const rows = schedules.map((s) => [
     s.scheduleId,
@@ -36,18 +43,26 @@ export function schedulesTable(schedules: readonly ScheduleRecord[], cursor: str
     s.lastRunId ?? '-',
   ]);
   const more = cursor === undefined ? '' : `more: --cursor ${cursor}\n`;
-  return `${table(['schedule', 'workflow', 'when', 'state', 'next due', 'last run'], rows)}\n${more}`;
+  const columns = [
+    { head: 'schedule', shorten: 'middle' },
+    { head: 'workflow', shorten: 'end' },
+    { head: 'when', shorten: 'end', min: 32 },
+    'state',
+    'next due',
+    { ...RUN_ID, head: 'last run', wideOnly: true },
+  ] as const;
+  return `${listTable(columns, rows, wide)}\n${more}`;
 }
 
-function showText(schedule: ScheduleRecord, upcoming: number[]): string {
-  const rows: (string | number)[][] = [
+function showText(schedule: ScheduleRecord, upcoming: number[], wide: boolean): string {
+  const rows: [string, string | number][] = [
     ['schedule', schedule.scheduleId],
     ['workflow', `${schedule.workflow}@${schedule.version}`],
     ['when', specText(schedule)],
     ['state', schedule.paused ? 'paused' : 'active'],
     ['overlap', schedule.overlap],
     ['catch-up', catchupText(schedule)],
-    ['jitter', `${schedule.jitterMs} ms`],
+    ['jitter', spanText(schedule.jitterMs)],
     ['next due', upcoming.map((t) => time(t)).join(', ') || '-'],
     ['queued due time', time(schedule.queuedDueAt)],
     ['last due time', time(schedule.lastDueAt)],
@@ -58,7 +73,7 @@ function showText(schedule: ScheduleRecord, upcoming: number[]): string {
     ['updated', time(schedule.updatedAt)],
   ];
   if (schedule.note !== undefined) rows.push(['note', schedule.note]);
-  return `${table(['field', 'value'], rows)}\n`;
+  return `${fieldTable(rows, wide)}\n`;
 }
 
 function whole(flag: string, value: string, min = 0): number {
@@ -128,17 +143,16 @@ function scheduleOptions(flags: ScheduleFlags): CreateScheduleOptions {
   const catchup = {
     ...(flags.catchup !== undefined && { missed: flags.catchup as 'skip' | 'run' }),
     ...(flags.catchupLimit !== undefined && { limit: whole('--catchup-limit', flags.catchupLimit, 1) }),
-    ...(flags.grace !== undefined && { graceMs: whole('--grace', flags.grace) }),
+    ...(flags.grace !== undefined && { graceMs: parseDuration('--grace', flags.grace) }),
   };
-  const every =
-    flags.every === undefined ? undefined : /^\d+$/.test(flags.every) ? Number(flags.every) : flags.every;
+  const every = flags.every === undefined ? undefined : parseDuration('--every', flags.every);
   return {
     ...(flags.cron !== undefined && { cron: flags.cron }),
     ...(flags.timeZone !== undefined && { timeZone: flags.timeZone }),
-    ...(every !== undefined && { every: every as CreateScheduleOptions['every'] }),
+    ...(every !== undefined && { every }),
     ...(flags.overlap !== undefined && { overlap: flags.overlap as CreateScheduleOptions['overlap'] }),
     ...(Object.keys(catchup).length > 0 && { catchup }),
-    ...(flags.jitter !== undefined && { jitter: whole('--jitter', flags.jitter) }),
+    ...(flags.jitter !== undefined && { jitter: parseDuration('--jitter', flags.jitter) }),
     ...(flags.note !== undefined && { note: flags.note }),
   };
 }
@@ -155,15 +169,21 @@ function withScheduleOptions(command: Command): Command {
     .option('--input <json>', "the runs' input as JSON; '-' reads it from standard input")
     .option('--cron <expression>', "a cron expression: 5 fields, or 6 with seconds first, e.g. '0 2 * * *'")
     .option('--time-zone <zone>', 'the IANA time zone of --cron (default UTC)')
-    .option('--every <duration>', "a fixed interval: ms or e.g. '30s', '15m', '1h' (1 s at least)")
+    .option('--every <duration>', 'a fixed interval, e.g. 30s, 15m, 1h, or milliseconds (1s at least)')
     .option(
       '--overlap <policy>',
       'skip | queue-one | allow, when the previous run is not finished (default skip)',
     )
     .option('--catchup <policy>', 'skip | run, for due times missed while no worker ran (default skip)')
     .option('--catchup-limit <n>', 'how many missed due times `run` starts at most (default 1)')
-    .option('--grace <ms>', 'how late a due time may be found and still be on time (default 60000)')
-    .option('--jitter <ms>', 'start each run up to this much later, fixed per due time (default 0)')
+    .option(
+      '--grace <duration>',
+      'how late a due time may be found and still be on time, e.g. 5m (default 1m)',
+    )
+    .option(
+      '--jitter <duration>',
+      'start each run up to this much later, fixed per due time, e.g. 2m (default 0)',
+    )
     .option('--note <text>', 'free text for operators');
 }
 
@@ -198,7 +218,9 @@ export const schedulesCommands: CommandGroup = {
               ...(flags.cursor !== undefined && { cursor: flags.cursor }),
             });
             context.io.out(
-              context.flags(command).json ? json(page) : schedulesTable(page.schedules, page.cursor),
+              context.flags(command).json
+                ? json(page)
+                : schedulesTable(page.schedules, page.cursor, context.flags(command).wide),
             );
             return EXIT.done;
           }),
@@ -218,7 +240,9 @@ export const schedulesCommands: CommandGroup = {
             flags.next === undefined ? 5 : whole('--next', flags.next, 1),
           );
           context.io.out(
-            context.flags(command).json ? json({ ...schedule, upcoming }) : showText(schedule, upcoming),
+            context.flags(command).json
+              ? json({ ...schedule, upcoming })
+              : showText(schedule, upcoming, context.flags(command).wide === true),
           );
           return EXIT.done;
         }),

@@ -8,19 +8,10 @@
 import type { VersionDrain, VersionsListing } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
+import { parseDuration } from '../arguments.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
-import { json, table } from '../output.js';
-
-const WAIT = /^(\d+)(ms|s|m|h)?$/;
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
-
-/** `90s`, `15m`, `1h` or a number of ms, as a whole number of ms ≥ 1; UsageError naming the flag. */
-export function parseWait(flag: string, value: string): number {
-  const m = WAIT.exec(value.trim());
-  const ms = m === null ? NaN : Number(m[1]) * UNIT_MS[(m[2] ?? 'ms') as keyof typeof UNIT_MS];
-  if (!(ms >= 1)) throw new UsageError(`${flag} '${value}': give a duration such as 500ms, 30s, 10m or 1h`);
-  return ms;
-}
+import { json } from '../output.js';
+import { listTable } from '../table.js';
 
 /** `orders@2` → { workflow: 'orders', version: 2 }; UsageError otherwise. */
 export function parseWorkflowVersion(value: string): { workflow: string; version: number } {
@@ -43,7 +34,7 @@ export function stateText(v: VersionDrain): string {
   return v.drained ? 'drained' : v.stranded ? 'stranded' : 'in use';
 }
 
-export function versionsTable(listing: VersionsListing): string {
+export function versionsTable(listing: VersionsListing, wide = false): string {
   if (listing.versions.length === 0)
     return 'no workflow version is registered by a live worker or needed by a run\n';
   const rows = listing.versions.map((v) => [
@@ -58,7 +49,16 @@ export function versionsTable(listing: VersionsListing): string {
   const note = listing.complete
     ? ''
     : 'counts stopped at the walk limit and are lower bounds (+); drained/stranded are exact\n';
-  return `${table(['version', 'unfinished', 'by status', 'dead-lettered starts', 'live workers', 'draining', 'state'], rows)}\n${note}`;
+  const columns = [
+    { head: 'version', shorten: 'end' },
+    'unfinished',
+    { head: 'by status', shorten: 'end' },
+    'dead-lettered starts',
+    { head: 'live workers', shorten: 'end' },
+    { head: 'draining', shorten: 'end' },
+    'state',
+  ] as const;
+  return `${listTable(columns, rows, wide)}\n${note}`;
 }
 
 /** One line saying whether the version is drained and, if not, what still needs it. */
@@ -79,8 +79,8 @@ async function gate(
   flags: { wait?: string; interval?: string },
 ): Promise<ExitCode> {
   const { workflow, version } = parseWorkflowVersion(target);
-  const waitMs = flags.wait === undefined ? 0 : parseWait('--wait', flags.wait);
-  const intervalMs = flags.interval === undefined ? 5_000 : parseWait('--interval', flags.interval);
+  const waitMs = flags.wait === undefined ? 0 : parseDuration('--wait', flags.wait, 1);
+  const intervalMs = flags.interval === undefined ? 5_000 : parseDuration('--interval', flags.interval, 1);
   const client = await context.session(command).client();
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -112,9 +112,9 @@ export const versionsCommands: CommandGroup = {
       )
       .option(
         '--wait <duration>',
-        'with --drained: keep asking until drained or this long has passed (30s, 10m)',
+        'with --drained: keep asking until drained or this long has passed, e.g. 10m',
       )
-      .option('--interval <duration>', 'with --wait: how often to ask (default 5s)')
+      .option('--interval <duration>', 'with --wait: how often to ask, e.g. 30s (default 5s)')
       .action(
         (
           flags: { workflow?: string; drained?: string; wait?: string; interval?: string },
@@ -134,7 +134,11 @@ export const versionsCommands: CommandGroup = {
             const listing = await client.fleet.versions(
               flags.workflow !== undefined ? { workflow: flags.workflow } : {},
             );
-            context.io.out(context.flags(command).json ? json(listing) : versionsTable(listing));
+            context.io.out(
+              context.flags(command).json
+                ? json(listing)
+                : versionsTable(listing, context.flags(command).wide),
+            );
             return EXIT.done;
           }),
       );

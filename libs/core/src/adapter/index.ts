@@ -37,6 +37,7 @@ export type {
   AdapterVariable,
   AdapterVariables,
   AnyAdapterRegistration,
+  InstallationListing,
 } from './contracts/registration.js';
 export { AdapterCode } from './contracts/registration.js';
 export { parseWholeNumber, switchSetting, textSetting, wholeNumberSetting } from './settings.js';

@@ -89,7 +89,7 @@ export interface AdapterRegistration<
   readonly logComponent?: string;
   /**
    * Loads the adapter's code (its client library) if it is not loaded yet; `create`,
-   * `describeNamespace` and `isolation.remove` need it. A registration is imported without its
+   * `describeNamespace` and `installation` need it. A registration is imported without its
    * code, so a process that builds one bus and one store loads only theirs ({@link AdapterCode}).
    * Left out by a registration whose code is always loaded with it.
    */
@@ -105,8 +105,46 @@ export interface AdapterRegistration<
    * after `create` succeeded with the same arguments; never a secret.
    */
   describeNamespace(url: string, settings: Settings): Record<string, string>;
-  /** For tests and benchmarks that share servers: a namespace of their own, and its removal. */
+  /**
+   * What one installation (the namespace these settings name) keeps on the server: listed and
+   * removed by `baton admin drop`, and by the tests' clean-up. With a `load`, call it first.
+   */
+  readonly installation: AdapterInstallation<Settings>;
+  /** For tests and benchmarks that share servers: a namespace of their own (removed by `installation.drop`). */
   readonly isolation?: AdapterIsolation<Settings>;
+}
+
+/** One thing an installation keeps on a server: a stream, a topic, a consumer group, keys, a schema. */
+export interface InstallationItem {
+  /** What it is: `stream`, `topic`, `consumer group`, `keys`, `table`, `schema`. */
+  readonly kind: string;
+  /** Its name on the server; for keys, the pattern they match (`baton:run:*`). */
+  readonly name: string;
+  /** How much it holds, when the server says cheaply (`12 messages`, `3 keys`, `~40 rows`). */
+  readonly detail?: string;
+}
+
+/** What an installation keeps on one server, read from the server. */
+export interface InstallationListing {
+  /** Everything the installation's namespace holds there; empty when it holds nothing. */
+  readonly items: readonly InstallationItem[];
+  /**
+   * Why removing the namespace would remove another installation's data too (keys under the
+   * prefix that are not this adapter's, a table in the schema that is not the store's), naming
+   * some of it; absent when nothing but the installation's own data is there.
+   */
+  readonly shared?: string;
+}
+
+/** How an installation's data on one server is listed and removed. */
+export interface AdapterInstallation<Settings> {
+  /** Everything the namespace of `settings` holds on the server `url` names. Changes nothing. */
+  list(url: string, settings: Settings): Promise<InstallationListing>;
+  /**
+   * Deletes everything the namespace holds there (what `list` shows). Irreversible. Checks no
+   * sharing itself: a caller that cannot rule it out asks `list` first and stops on `shared`.
+   */
+  drop(url: string, settings: Settings): Promise<void>;
 }
 
 /**
@@ -157,15 +195,16 @@ export class AdapterCode<Code> {
   }
 }
 
-/** How to keep a test's or a benchmark's data apart on a shared server, and remove it afterwards. */
+/**
+ * How to keep a test's or a benchmark's data apart on a shared server; `installation.drop` with
+ * the same settings removes it afterwards.
+ */
 export interface AdapterIsolation<Settings> {
   /**
    * The settings that put everything under `id` (lowercase letters and digits, starting with a
    * letter: valid for every adapter's names). String settings only: they become variables.
    */
   settings(id: string): { [Key in keyof Settings]?: Settings[Key] & string };
-  /** Deletes everything under those settings on the server `url` names. Irreversible. */
-  remove(url: string, settings: Settings): Promise<void>;
 }
 
 /** Any registration, whatever its name and settings. */
