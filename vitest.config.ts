@@ -8,11 +8,10 @@ const SPECS = ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts', 'tests/*/sr
  * `serial` project). Name a spec so when its faults are timed against servers or fleets of its
  * own: the worker crash suites (a SIGTERMed worker must stop starting work within 500 ms, and exit
  * within its grace), server clusters whose nodes are killed (waiting for promotions and
- * elections), rolling updates, a browser, the benchmarks' workloads; or when it runs
- * `nx run-many -t build`, which may rewrite the libraries' dist folders while another spec runs
- * the built code (the `baton` binary, worker processes on dist; seen in CI as ENOENT on a dist
- * file the build rewrote). On this 2-core machine a neighbour stretched such waits until a crash
- * suite's SIGTERM check failed.
+ * elections), rolling updates, a browser, the benchmarks' workloads. On this 2-core machine a
+ * neighbour stretched such waits until a crash suite's SIGTERM check failed. No spec builds: the
+ * global setup (libs/testing/src/global-setup.ts) builds the workspace once before any spec starts,
+ * since a build may rewrite the libraries' dist folders while another spec runs the built code.
  */
 export const SERIAL_SPECS = SPECS.map((glob) => glob.replace(/\*\.spec\.ts$/, '*.serial.int.spec.ts'));
 

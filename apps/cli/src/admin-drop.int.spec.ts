@@ -208,16 +208,6 @@ const PAIRS: Pair[] = [
   },
 ];
 
-beforeAll(async () => {
-  const build = await exec(
-    'npx',
-    ['nx', 'run-many', '-t', 'build', '--projects=@baton/cli', '--outputStyle=static'],
-    { ...process.env, NX_DAEMON: 'false' },
-    300_000,
-  );
-  expect(build.code, `${build.stdout}\n${build.stderr}`).toBe(0);
-}, 300_000);
-
 describe.each(PAIRS)('baton admin drop on $name', (pair) => {
   // Two namespaces of the same length: neither name starts with the other.
   const ns = `drop${randomBytes(3).toString('hex')}`;

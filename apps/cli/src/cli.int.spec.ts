@@ -105,16 +105,6 @@ for (const pair of PAIRS) {
   await loadAdapterCode(readOperatorConfig({ BATON_TRANSPORT_URL: pair.bus, BATON_STORE_URL: pair.store }));
 }
 
-beforeAll(async () => {
-  const build = await exec(
-    'npx',
-    ['nx', 'run-many', '-t', 'build', '--projects=@baton/cli', '--outputStyle=static'],
-    { ...process.env, NX_DAEMON: 'false' },
-    300_000,
-  );
-  expect(build.code, `${build.stdout}\n${build.stderr}`).toBe(0);
-}, 300_000);
-
 /**
  * One pair's tests, in order (each builds on the fleet the previous ones left). `concurrent: false`
  * keeps them in order inside a lane that runs beside another (LANES).

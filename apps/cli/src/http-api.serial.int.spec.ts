@@ -1,6 +1,6 @@
 /**
  * The HTTP API as its users reach it: the real `baton serve` binary (`node apps/cli/dist/main.js`,
- * built first) as a process, beside a worker process, on NATS + Redis in a namespace of their own,
+ * built by the tests' global setup) as a process, beside a worker process, on NATS + Redis in a namespace of their own,
  * driven by clients that are not Node: `curl` for every route and mistake, a shell with `openssl`
  * signing a webhook as docs/http-api.md shows, and a Java producer using only `java.net.http`
  * (apps/cli/test-fixtures/HttpProducer.java, run by the JDK the Kafka toolchain uses).
@@ -9,9 +9,8 @@
  * description and a filtered listing; a signal and a cancel; the caller's mistakes as JSON 4xx;
  * webhooks signed and refused; the Java producer; the OpenAPI document; then `serve` stops on SIGTERM.
  *
- * Serial (vitest.config.ts): it builds the CLI first (`nx run-many -t build`), and a build restores
- * every library's dist/ from the cache, which broke the binary another spec was running at that
- * moment (seen beside cli.int.spec.ts: ERR_MODULE_NOT_FOUND on a dist file being rewritten).
+ * Serial (vitest.config.ts): it times a long poll and a server's SIGTERM, which a busy neighbour
+ * stretches. The binary is built by the tests' global setup (libs/testing/src/global-setup.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -119,13 +118,6 @@ describe('baton serve: the HTTP API from curl, a shell and Java', { concurrent: 
   }
 
   beforeAll(async () => {
-    const build = await run(
-      'npx',
-      ['nx', 'run-many', '-t', 'build', '--projects=@baton/cli', '--outputStyle=static'],
-      { ...process.env, NX_DAEMON: 'false' },
-      300_000,
-    );
-    expect(build.code, `${build.stdout}\n${build.stderr}`).toBe(0);
     const config = readOperatorConfig(env);
     await loadAdapterCode(config);
     adapters = operatorAdapters(config);

@@ -78,13 +78,6 @@ let adapters: OperatorAdapters;
 let client: Client;
 
 beforeAll(async () => {
-  const build = await exec(
-    'npx',
-    ['nx', 'run-many', '-t', 'build', '--projects=@baton/cli', '--outputStyle=static'],
-    { ...process.env, NX_DAEMON: 'false' },
-    300_000,
-  );
-  expect(build.code, `${build.stdout}\n${build.stderr}`).toBe(0);
   redis = await startPrivateRedis();
   env = { PATH: process.env.PATH, BATON_TRANSPORT_URL: redis.url, BATON_STORE_URL: redis.url };
   const config = readOperatorConfig({ BATON_TRANSPORT_URL: redis.url, BATON_STORE_URL: redis.url });

@@ -93,14 +93,6 @@ describe('the packed CLI in an empty project', () => {
     const names = await runtimeClosure();
     expect(names).toContain('@baton/host');
     expect(names).not.toContain('@baton/worker-app');
-    const build = await exec(
-      'npx',
-      ['nx', 'run-many', '-t', 'build', `--projects=${names.join(',')}`, '--outputStyle=static'],
-      REPO_ROOT,
-      { ...process.env, NX_DAEMON: 'false' },
-      300_000,
-    );
-    expect(build.code, `${build.stdout}\n${build.stderr}`).toBe(0);
     workDir = await mkdtemp(join(tmpdir(), 'baton-packed-cli-'));
     const pack = await exec(
       'npm',

@@ -6,10 +6,9 @@
  * workflow to completion on the real NATS + Redis and NATS + PostgreSQL, and the TypeScript
  * compiler checks a consumer against the packed declarations.
  *
- * Time, measured on a shared 2-core machine: about 45 s when nx's cache holds the builds (as after
- * CI's build step) and npm's cache holds the dependencies: build 5 s (cache), pack 3 s, install
- * 14 s, the two runs 2 s, tsc 19 s. Building the libs first adds about 90 s; an empty npm cache
- * downloads about 90 packages once.
+ * Time, measured on a shared 2-core machine: about 40 s when npm's cache holds the dependencies:
+ * pack 3 s, install 14 s, the two runs 2 s, tsc 19 s. The packages are built by the tests' global
+ * setup (libs/testing/src/global-setup.ts); an empty npm cache downloads about 90 packages once.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -132,15 +131,6 @@ describe('the packed packages in an empty project', () => {
     projectDir = join(workDir, 'project');
     await mkdir(tarballs);
     await mkdir(projectDir);
-
-    await timed('build', async () => {
-      const build = await run(
-        'npx',
-        ['nx', 'run-many', '-t', 'build', `--projects=${names.join(',')}`, '--outputStyle=static'],
-        { cwd: REPO_ROOT, env: { ...process.env, NX_DAEMON: 'false' }, timeoutMs: 300_000 },
-      );
-      expect(build.code, failure('nx build', build)).toBe(0);
-    });
 
     await timed('pack', async () => {
       const pack = await run(

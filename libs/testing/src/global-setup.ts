@@ -1,5 +1,14 @@
 /**
- * Vitest global setup: makes sure the integration tests have their servers. A server that answers
+ * Vitest global setup: builds the workspace once, then makes sure the integration tests have their
+ * servers.
+ *
+ * The build comes first and only here. Many specs run built code (the `baton` binary, worker
+ * processes on dist/), and a spec that ran `nx run-many -t build` itself could rewrite a library's
+ * dist/ while a neighbouring spec's process was loading it (CI, stop 45: ERR_MODULE_NOT_FOUND for
+ * libs/transport-redis/dist/options.js in cli.int.spec.ts while admin-drop.int.spec.ts built). Nx's
+ * cache makes the build a no-op (about 2 s) when nothing changed, as after CI's build phase.
+ *
+ * Servers: A server that answers
  * at its URL (`BATON_TEST_*_URL`, else the loopback default) is used as it is. One that does not
  * is started with testcontainers, only when a Docker engine is available, and its URL exported
  * through the same variable. Kafka is the exception: an unreachable default broker is started
@@ -60,6 +69,7 @@ const SERVERS: ServerSpec[] = [
 type Stop = () => Promise<unknown>;
 
 export default async function setup(): Promise<() => Promise<void>> {
+  buildWorkspace();
   const stops: Stop[] = [];
   for (const spec of SERVERS) {
     const url = process.env[spec.env] || spec.fallbackUrl;
@@ -103,6 +113,28 @@ async function startContainer(spec: ServerSpec): Promise<{ url: string; stop: St
 
 /** The repository root, from this file's place in it (`libs/testing/src` or `libs/testing/dist`). */
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Builds every project (`nx run-many -t build`) before any spec starts; a failed build ends the run
+ * with its output, since every spec that runs dist/ would fail on stale or missing code.
+ */
+function buildWorkspace(): void {
+  const started = Date.now();
+  const result = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '--outputStyle=static'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NX_DAEMON: 'false' },
+    timeout: 600_000,
+  });
+  if (result.status !== 0) {
+    const why = result.error ? result.error.message : `exit status ${result.status ?? result.signal}`;
+    throw new Error(
+      `[baton tests] the build before the tests failed (${why}); fix it and run again:\n` +
+        `${result.stdout ?? ''}\n${result.stderr ?? ''}`,
+    );
+  }
+  console.warn(`[baton tests] built the workspace (nx run-many -t build) in ${Date.now() - started} ms`);
+}
 
 /**
  * Starts the shared dev broker (`infra/kafka/start.sh`) when the Kafka test URL is the loopback
