@@ -6,7 +6,8 @@
 //   packages=@baton/client @baton/core ...
 //
 // The tag must be `v<version>`, and <version> must be the chart's `version` and `appVersion` (the
-// chart's default image tag) and the `version` of every public package in libs/. On a mismatch it
+// chart's default image tag) and the `version` of every public package in libs/ and apps/ (the
+// libraries, @baton/console and @baton/cli; the worker app, the demo, the bench stay private). On a mismatch it
 // names each file to fix and exits 1, before anything is built or pushed.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -35,14 +36,19 @@ for (const key of ['version', 'appVersion']) {
   if (value !== version) problems.push(`${chartPath}: ${key} is ${value}, the tag says ${version}`);
 }
 const packages = [];
-for (const dir of readdirSync(join(repo, 'libs')).sort()) {
-  const path = `libs/${dir}/package.json`;
+const folders = ['libs', 'apps'].flatMap((group) =>
+  readdirSync(join(repo, group))
+    .sort()
+    .map((dir) => `${group}/${dir}`),
+);
+for (const folder of folders) {
+  const path = `${folder}/package.json`;
   const manifest = JSON.parse(readFileSync(join(repo, path), 'utf8'));
   if (manifest.private) continue;
   packages.push(manifest.name);
   if (manifest.version !== version)
     problems.push(`${path}: version is ${manifest.version}, the tag says ${version}`);
-  for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
+  for (const [dep, range] of Object.entries({ ...manifest.dependencies, ...manifest.peerDependencies })) {
     if (dep.startsWith('@baton/') && range !== version)
       problems.push(
         `${path}: depends on ${dep}@${range}; sibling packages are released together at ${version}`,

@@ -76,6 +76,10 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // through the registrations), and logFormatOf (BATON_LOG_FORMAT, read where the worker builds its
   // logger before the configuration is read) (issue 35 item 6).
   '@baton/host': { max: 44 },
+  // 23 (public since issue 35 item 3): starting the console and the HTTP API in one's own process,
+  // its options, the bounded store it reads through, the API's error codes and OpenAPI document,
+  // and the webhook signature; the server's parts (routes, limiter, metrics history) stay inside.
+  '@baton/console': { max: 23 },
   '@baton/host/testing': { max: 2 },
   // 17: keyCensus, the listing of a key prefix both Redis adapters give `baton admin drop` (issue 35 item 6).
   '@baton/redis-kit': { max: 17 },

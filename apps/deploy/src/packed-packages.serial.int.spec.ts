@@ -1,26 +1,31 @@
 /**
  * The packages as npm would publish them, installed where a user would install them: every public
- * package of libs/ (no `"private": true`) is built, packed with `npm pack`, and installed from its
- * tarball into an empty project outside the repository, its dependencies coming from the npm
- * registry alone. There, plain `node` (no `@baton/source` condition, no workspace links) runs a
- * workflow to completion on the real NATS + Redis and NATS + PostgreSQL, and the TypeScript
- * compiler checks a consumer against the packed declarations.
+ * package of libs/ and apps/ (no `"private": true`: the libraries, `@baton/console` and the CLI,
+ * `@baton/cli`) is packed with `npm pack` and installed from its tarball into an empty project
+ * outside the repository, its dependencies coming from the npm registry alone. There, plain `node`
+ * (no `@baton/source` condition, no workspace links) runs a workflow to completion on the real
+ * NATS + Redis and NATS + PostgreSQL; the installed `baton` runs as `npx baton` (help, a listing on
+ * real servers), and `baton dev` runs the project's own TypeScript workflow module with the
+ * console and the HTTP API, a run started over HTTP completing; and the TypeScript compiler checks
+ * a consumer against the packed declarations (`strict`).
  *
  * Time, measured on a shared 2-core machine: about 40 s when npm's cache holds the dependencies:
  * pack 3 s, install 14 s, the two runs 2 s, tsc 19 s. The packages are built by the tests' global
  * setup (libs/testing/src/global-setup.ts); an empty npm cache downloads about 90 packages once.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFile, lstat, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { deleteNatsStreams } from '@baton/transport-nats';
 import { purgeRedisKeyPrefix } from '@baton/store-redis';
 import { dropPostgresSchema } from '@baton/store-postgres';
+import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 import { REPO_ROOT } from './helm.js';
 
 const FIXTURES = join(REPO_ROOT, 'apps', 'deploy', 'src', 'packed-project');
@@ -40,6 +45,8 @@ interface PackageJson {
 
 interface PublicPackage {
   dir: string;
+  /** Its folder from the repository's root (`libs/core`, `apps/cli`), as `repository.directory`. */
+  where: string;
   manifest: PackageJson;
 }
 
@@ -85,12 +92,15 @@ function failure(what: string, result: CommandResult): string {
   return `${what} exited with ${result.code}:\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`;
 }
 
+/** The packages a release publishes: those of libs/ and apps/ without `"private": true`. */
 async function publicPackages(): Promise<PublicPackage[]> {
   const found: PublicPackage[] = [];
-  for (const entry of (await readdir(join(REPO_ROOT, 'libs'))).sort()) {
-    const dir = join(REPO_ROOT, 'libs', entry);
-    const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as PackageJson;
-    if (!manifest.private) found.push({ dir, manifest });
+  for (const group of ['libs', 'apps']) {
+    for (const entry of (await readdir(join(REPO_ROOT, group))).sort()) {
+      const dir = join(REPO_ROOT, group, entry);
+      const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as PackageJson;
+      if (!manifest.private) found.push({ dir, where: `${group}/${entry}`, manifest });
+    }
   }
   return found;
 }
@@ -105,6 +115,8 @@ function exportTargets(manifest: PackageJson): string[] {
 }
 
 const prefix = `pk${randomBytes(5).toString('hex')}`;
+/** The namespace the installed CLI reads on the real servers (nothing is written there). */
+const cliNamespace = `${prefix}cli`;
 const timings: Record<string, number> = {};
 let packages: PublicPackage[] = [];
 let packed: PackResult[] = [];
@@ -123,8 +135,10 @@ async function timed<T>(phase: string, step: () => Promise<T>): Promise<T> {
 describe('the packed packages in an empty project', () => {
   beforeAll(async () => {
     packages = await publicPackages();
-    expect(packages.length, 'public packages in libs/').toBeGreaterThan(0);
     const names = packages.map((p) => p.manifest.name);
+    expect(names, 'the public packages').toEqual(
+      expect.arrayContaining(['@baton/core', '@baton/cli', '@baton/console']),
+    );
     // Outside the repository, so nothing resolves from its node_modules by accident.
     workDir = await mkdtemp(join(tmpdir(), 'baton-packed-'));
     const tarballs = join(workDir, 'tarballs');
@@ -172,7 +186,7 @@ describe('the packed packages in an empty project', () => {
         failure('npm install of the tarballs (the npm registry must be reachable)', install),
       ).toBe(0);
     });
-    for (const file of ['smoke.mjs', 'consumer.ts'])
+    for (const file of ['smoke.mjs', 'consumer.ts', 'workflows.ts'])
       await copyFile(join(FIXTURES, file), join(projectDir, file));
   }, 900_000);
 
@@ -184,6 +198,8 @@ describe('the packed packages in an empty project', () => {
       deleteNatsStreams({ servers, prefix: `${prefix}-p` }),
       purgeRedisKeyPrefix({ url: redisTestUrl(), keyPrefix: `${prefix}:` }),
       dropPostgresSchema({ url: postgresTestUrl(), schema: prefix }),
+      removeIsolated('transport', natsTestUrl(), cliNamespace),
+      removeIsolated('store', redisTestUrl(), cliNamespace),
     ]);
     if (workDir) await rm(workDir, { recursive: true, force: true });
   }, 60_000);
@@ -208,8 +224,7 @@ describe('the packed packages in an empty project', () => {
     const license = await readFile(join(REPO_ROOT, 'LICENSE'), 'utf8');
     const problems: string[] = [];
     const names = new Set(packages.map((p) => p.manifest.name));
-    for (const { dir, manifest } of packages) {
-      const where = `libs/${dir.split('/').pop()}`;
+    for (const { dir, where, manifest } of packages) {
       if (manifest.license !== 'Apache-2.0') problems.push(`${manifest.name}: license ${manifest.license}`);
       if (manifest.repository?.directory !== where || !manifest.repository.url?.includes('github.com/'))
         problems.push(`${manifest.name}: repository does not name ${where}`);
@@ -278,6 +293,99 @@ describe('the packed packages in an empty project', () => {
         testingMain: pathToFileURL(join(projectDir, 'node_modules', '@baton', 'testing', 'dist', 'index.js'))
           .href,
       });
+    },
+  );
+
+  it(
+    'runs the installed baton: npx baton --help, a listing on real servers, a refusal',
+    { timeout: 90_000 },
+    async () => {
+      // A clean environment, as a user's shell: no NODE_OPTIONS carrying the repository's condition.
+      const shell = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir() };
+      const help = await run('npx', ['--no-install', 'baton', '--help'], {
+        cwd: projectDir,
+        env: shell,
+        timeoutMs: 60_000,
+      });
+      expect(help.code, failure('npx baton --help', help)).toBe(0);
+      expect(help.stdout).toMatch(/Commands:\s+runs\s/);
+      expect(help.stdout).toMatch(/\n {2}dev /);
+      const bin = join(projectDir, 'node_modules', '.bin', 'baton');
+      const fleet = {
+        ...shell,
+        BATON_TRANSPORT_URL: natsTestUrl(),
+        BATON_STORE_URL: redisTestUrl(),
+        ...isolatedEnv('transport', natsTestUrl(), cliNamespace),
+        ...isolatedEnv('store', redisTestUrl(), cliNamespace),
+      };
+      const list = await run(bin, ['runs', 'list', '--json'], {
+        cwd: projectDir,
+        env: fleet,
+        timeoutMs: 60_000,
+      });
+      expect(list.code, failure('baton runs list', list)).toBe(0);
+      expect(JSON.parse(list.stdout)).toEqual({ runs: [] });
+      const unknown = await run(bin, ['runs', 'describe', 'no-such-run'], {
+        cwd: projectDir,
+        env: fleet,
+        timeoutMs: 60_000,
+      });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/no run no-such-run in this store/);
+    },
+  );
+
+  it(
+    "runs the project's own TypeScript workflow with baton dev: the console, and a run over the HTTP API",
+    { timeout: 120_000 },
+    async () => {
+      const dev = spawn(
+        join(projectDir, 'node_modules', '.bin', 'baton'),
+        ['dev', './workflows.ts', '--port', '0', '--no-watch'],
+        {
+          cwd: projectDir,
+          env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir() },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      const lines: string[] = [];
+      createInterface({ input: dev.stdout }).on('line', (line) => lines.push(line));
+      createInterface({ input: dev.stderr }).on('line', (line) => lines.push(line));
+      const exited = new Promise<number | null>((done) => dev.on('exit', (code) => done(code)));
+      try {
+        await timed('dev start', async () => {
+          const deadline = Date.now() + 60_000;
+          while (!lines.some((l) => /^ {2}console {2}http:\/\//.test(l))) {
+            if (Date.now() > deadline || dev.exitCode !== null)
+              throw new Error(`baton dev did not print its console URL:\n${lines.join('\n')}`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        });
+        expect(lines[0]).toMatch(
+          /^baton dev: 2 worker\(s\) running checkout@1 on the embedded bus and store/,
+        );
+        const base = lines
+          .find((l) => /^ {2}console {2}http:\/\//.test(l))!
+          .trim()
+          .split(/\s+/)[1]!;
+        // The console's page, from the installed package's built front-end.
+        const page = await fetch(base);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toMatch(/<html/i);
+        const started = await fetch(`${base}v1/runs`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ workflow: 'checkout', input: { id: 'o-1', items: [5, 7, 30] } }),
+        });
+        expect(started.status).toBe(201);
+        const { runId } = (await started.json()) as { runId: string };
+        const result = await fetch(`${base}v1/runs/${runId}/result?wait=30s`);
+        expect(result.status).toBe(200);
+        expect(await result.json()).toEqual({ status: 'completed', result: { order: 'o-1', amount: 42 } });
+      } finally {
+        dev.kill('SIGTERM');
+      }
+      expect(await exited, lines.join('\n')).toBe(0);
     },
   );
 

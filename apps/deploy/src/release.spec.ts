@@ -68,11 +68,24 @@ function runScript(tag: string): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
-const publicPackages = readdirSync(join(REPO_ROOT, 'libs'))
-  .sort()
-  .map((dir) => JSON.parse(readFileSync(join(REPO_ROOT, 'libs', dir, 'package.json'), 'utf8')))
-  .filter((manifest: { private?: boolean }) => !manifest.private)
-  .map((manifest: { name: string }) => manifest.name);
+/** Every package of libs/ and apps/, in the order the version script reads them. */
+const manifests = ['libs', 'apps'].flatMap((group) =>
+  readdirSync(join(REPO_ROOT, group))
+    .sort()
+    .map((dir) => ({
+      folder: `${group}/${dir}`,
+      manifest: JSON.parse(readFileSync(join(REPO_ROOT, group, dir, 'package.json'), 'utf8')) as {
+        name: string;
+        private?: boolean;
+        repository?: { url?: string };
+        dependencies?: Record<string, string>;
+        peerDependencies?: Record<string, string>;
+      },
+    })),
+);
+const publicPackages = manifests
+  .filter(({ manifest }) => !manifest.private)
+  .map(({ manifest }) => manifest.name);
 
 describe('the release workflow', () => {
   it('runs on version tags', () => {
@@ -144,12 +157,8 @@ describe('the release workflow', () => {
 
   it('names one GitHub owner for the packages, the image and the chart', () => {
     const owner = workflow.env['IMAGE']!.split('/')[1];
-    for (const dir of readdirSync(join(REPO_ROOT, 'libs'))) {
-      const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'libs', dir, 'package.json'), 'utf8')) as {
-        private?: boolean;
-        repository?: { url?: string };
-      };
-      if (!manifest.private) expect(manifest.repository?.url, dir).toContain(`github.com/${owner}/`);
+    for (const { folder, manifest } of manifests) {
+      if (!manifest.private) expect(manifest.repository?.url, folder).toContain(`github.com/${owner}/`);
     }
     expect(readFileSync(join(CHART_DIR, 'README.md'), 'utf8')).toContain(`FROM ${workflow.env['IMAGE']}`);
   });
@@ -157,6 +166,32 @@ describe('the release workflow', () => {
   it('is documented: docs/releasing.md is linked from the README and says nothing was published', () => {
     expect(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).toContain('(docs/releasing.md)');
     expect(releasing).toMatch(/^Status: .*nothing has been published/im);
+  });
+});
+
+describe('the public packages', () => {
+  it('include the CLI and the console; the worker app, the demo and the bench stay private', () => {
+    expect(publicPackages).toEqual(expect.arrayContaining(['@baton/cli', '@baton/console', '@baton/host']));
+    for (const name of ['@baton/worker-app', '@baton/demo', '@baton/bench'])
+      expect(publicPackages).not.toContain(name);
+  });
+
+  it('take third-party packages by compatible ranges and @opentelemetry/api as a peer', () => {
+    // An exact pin in a library makes npm install a second copy beside the user's own; a second
+    // @opentelemetry/api would not see the SDK the user registered, and no span or metric would
+    // reach it. Sibling @baton packages are exact: they are released together.
+    const problems: string[] = [];
+    for (const { folder, manifest } of manifests) {
+      if (manifest.private) continue;
+      for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
+        if (dep === '@opentelemetry/api') problems.push(`${folder}: ${dep} must be a peer dependency`);
+        else if (!dep.startsWith('@baton/') && !/^\^\d/.test(range))
+          problems.push(`${folder}: ${dep}@${range} is not a caret range`);
+      }
+      const otel = manifest.peerDependencies?.['@opentelemetry/api'];
+      if (otel !== undefined && !/^\^1\./.test(otel)) problems.push(`${folder}: @opentelemetry/api@${otel}`);
+    }
+    expect(problems).toEqual([]);
   });
 });
 

@@ -24,36 +24,25 @@ import type { Client } from '@baton/client';
 import { resolveConsoleOptions, type ConsoleOptions } from './config.js';
 import { ConsoleServer, type ConsoleServerOptions, type FleetDescription } from './server/console-server.js';
 
+// The door: starting the console (and the HTTP API) in one's own process, its options, the
+// bounded store it reads through, the HTTP API's error codes and OpenAPI document for callers, and
+// the webhook signature both ends of a signed POST use. Everything else is the server's own.
 export {
-  CONSOLE_ENV,
   DEFAULT_CONSOLE_HOST,
   DEFAULT_CONSOLE_PORT,
   DEFAULT_STORE_TIMEOUT_MS,
-  MAX_STORE_TIMEOUT_MS,
-  MIN_TOKEN_LENGTH,
-  isLoopbackHost,
   resolveConsoleOptions,
 } from './config.js';
 export type { ConsoleOptions, ResolvedConsoleOptions } from './config.js';
 export { ConsoleServer } from './server/console-server.js';
-export type { DevReport } from './server/dev-report.js';
 export type { ConsoleServerOptions, FleetDescription } from './server/console-server.js';
+export type { DevReport } from './server/dev-report.js';
 export { StoreTimeoutError, boundedStore } from './server/bounded-store.js';
-export { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, addressKey } from './server/sign-in-limiter.js';
-export type { SignInLimits } from './server/sign-in-limiter.js';
-export { HISTORY_MINUTES, MetricsHistory, readTotals } from './server/metrics-history.js';
-export type { MetricsHistorySnapshot, MinuteSample } from './server/metrics-history.js';
-export { API_PREFIX, API_ROUTES, DEFAULT_MAX_WAIT_MS, HttpApi, OPENAPI_PATH } from './server/v1/http-api.js';
-export type { ApiAdmission, ApiIdentity, HttpApiOptions } from './server/v1/http-api.js';
-export type { ApiAnswer, ApiCall, ApiRoute } from './server/v1/run-routes.js';
-export { API_CODES, STATUS_OF_CODE } from './server/v1/api-errors.js';
+export type { MetricsHistorySnapshot } from './server/metrics-history.js';
+export type { HttpApiOptions } from './server/v1/http-api.js';
+export { API_CODES } from './server/v1/api-errors.js';
 export { OPENAPI_DOCUMENT } from './server/v1/openapi.js';
-export {
-  SIGNATURE_HEADER,
-  SIGNATURE_TOLERANCE_MS,
-  signWebhook,
-  verifyWebhook,
-} from './server/v1/webhook-signature.js';
+export { SIGNATURE_HEADER, signWebhook, verifyWebhook } from './server/v1/webhook-signature.js';
 export type { SignatureCheck } from './server/v1/webhook-signature.js';
 
 export interface StartConsoleOptions {

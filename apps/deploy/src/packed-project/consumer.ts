@@ -12,6 +12,7 @@ import { postgresStore } from '@baton/store-postgres';
 import { kafkaTransport } from '@baton/transport-kafka';
 import { METRIC } from '@baton/telemetry';
 import { natsTestUrl } from '@baton/testing/servers';
+import { startConsole, type ConsoleServer } from '@baton/console';
 
 const double = defineActivity({
   name: 'double',
@@ -34,6 +35,8 @@ export const client = new Client({
   store: postgresStore({ url: 'postgres://postgres@127.0.0.1:5432/test' }),
 });
 export const metricNames: string[] = Object.values(METRIC);
+// The console and the HTTP API embedded in one's own process, over the client above.
+export const server: Promise<ConsoleServer> = startConsole({ client, options: { port: 0 }, api: {} });
 
 // The declarations are real types, not `any`: a wrong option type fails to compile.
 // @ts-expect-error servers is a string or a list of strings
