@@ -36,7 +36,8 @@ export interface RunSummaryView {
   owner: string | null;
 }
 
-export function runSummary(run: ListedRun): RunSummaryView {
+/** The fields a listed run and a described one share, picked so nothing else leaks into a view. */
+function runFields(run: ListedRun | RunDescription): Omit<RunSummaryView, 'owner'> {
   return {
     runId: run.runId,
     workflow: run.workflow,
@@ -46,8 +47,11 @@ export function runSummary(run: ListedRun): RunSummaryView {
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     attempts: run.attempts,
-    owner: run.owner,
   };
+}
+
+export function runSummary(run: ListedRun): RunSummaryView {
+  return { ...runFields(run), owner: run.owner };
 }
 
 /** A run described: the summary's fields with its input, outcome, lineage and lease. */
@@ -70,14 +74,7 @@ export interface RunView extends Omit<RunSummaryView, 'owner'> {
 export function runView(run: RunDescription): RunView {
   const { lease } = run;
   return {
-    runId: run.runId,
-    workflow: run.workflow,
-    version: run.version,
-    status: run.status,
-    idempotencyKey: run.idempotencyKey,
-    createdAt: run.createdAt,
-    updatedAt: run.updatedAt,
-    attempts: run.attempts,
+    ...runFields(run),
     input: run.input,
     ...(run.result !== undefined && { result: run.result }),
     ...(run.error !== undefined && { error: errorView(run.error) }),
