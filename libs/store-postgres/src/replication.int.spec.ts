@@ -2,7 +2,7 @@
  * The synchronous-standby guard against a real server: the shared test server has no standby,
  * so a store that requires one refuses it before creating anything, and the session setting the
  * store asks for is the one its connections have. (The cluster crash spec, apps/worker's
- * cluster-postgres.serial.int.spec.ts, shows the guard accepting a primary with a synchronous standby
+ * cluster-postgres.cluster.int.spec.ts, shows the guard accepting a primary with a synchronous standby
  * and refusing the promoted one until a standby joins again.)
  */
 import pg from 'pg';

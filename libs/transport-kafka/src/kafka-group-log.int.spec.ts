@@ -4,7 +4,7 @@
  * at once) are fetched as one range, and an append whose acknowledgement is lost is answered with
  * its own position instead of failing. The lost acknowledgement is made on the client side: the
  * record really is sent to the broker, and the producer the append goes through then throws the
- * timeout a lost ack looks like (as in a leader change; kafka-cluster.serial.int.spec.ts kills a real leader
+ * timeout a lost ack looks like (as in a leader change; kafka-cluster.cluster.int.spec.ts kills a real leader
  * for the journal).
  */
 import { afterAll, describe, expect, it } from 'vitest';

@@ -18,7 +18,9 @@ let cluster: KafkaCluster;
 const open: KafkaTransport[] = [];
 
 beforeAll(async () => {
-  cluster = await startKafkaCluster();
+  // Ports of its own (tests/system's cluster-kafka spec takes the defaults, 19092 and 19192): the
+  // cluster specs run two at a time (vitest.config.ts), so the two Kafka clusters may run together.
+  cluster = await startKafkaCluster({ brokerPort: 19095, controllerPort: 19195 });
 }, 400_000);
 afterAll(async () => {
   await Promise.allSettled(open.splice(0).map((t) => t.close()));
