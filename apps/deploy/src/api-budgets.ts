@@ -56,7 +56,13 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // forms it receives and answers, CheckedScheduleQuery and RunListing (issue 34 item 2).
   // 184: InstallationListing, what a registration's `installation.list` reads of one installation
   // on its server (issue 35 item 6, `baton admin drop`); the item and hook types stay off the door.
-  '@baton/core/adapter': { max: 184, target: 90 },
+  // 158: 26 names no package outside core imports left the door (the page and rate-limit bounds
+  // checkedStore applies, the claim planner, the registration's inner types, checkStoredCheckpoint,
+  // ...). What stays is the contract: about 110 interface and record types a transport or a store
+  // implements or answers (15 capabilities), the 11 errors an adapter throws, and the helpers every
+  // adapter calls (journalOnContext, deadLetterQueue, settings, priorities). The example target of
+  // 90 would move contract types off the door an adapter author must name; not done, on purpose.
+  '@baton/core/adapter': { max: 158, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once

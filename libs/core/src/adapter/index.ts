@@ -11,12 +11,7 @@
  * runners, is `@baton/redis-kit`.)
  */
 export type { Adapter } from './contracts/adapter.js';
-export {
-  GROUP_LOG_NAME,
-  GROUP_POSITION_BASE,
-  checkGroupLogName,
-  isGroupPosition,
-} from './contracts/group-journal.js';
+export { GROUP_POSITION_BASE, checkGroupLogName, isGroupPosition } from './contracts/group-journal.js';
 export type {
   GroupLog,
   GroupLogUse,
@@ -27,31 +22,24 @@ export type {
   RunPointers,
 } from './contracts/group-journal.js';
 export type {
-  AdapterHooks,
-  AdapterIsolation,
   AdapterKind,
   AdapterLogHook,
-  AdapterOfKind,
   AdapterOption,
   AdapterRegistration,
   AdapterVariable,
-  AdapterVariables,
   AnyAdapterRegistration,
   InstallationListing,
 } from './contracts/registration.js';
 export { AdapterCode } from './contracts/registration.js';
 export { parseWholeNumber, switchSetting, textSetting, wholeNumberSetting } from './settings.js';
 export { PriorityLanes } from './priority-lanes.js';
-export type { LaneFetch } from './priority-lanes.js';
 export {
   DEFAULT_RUN_PRIORITY,
   PRIORITY_CYCLE,
   RUN_PRIORITIES,
   checkRunPriority,
-  planClaims,
   laneFor,
   laneLevels,
-  priorityRank,
 } from './priority.js';
 export type { RunPriority } from './priority.js';
 export type {
@@ -103,7 +91,7 @@ export type {
   RunIndex,
   RunOutcome,
 } from './contracts/run-index.js';
-export type { RunLineage, RunRecord, RunStatus } from './contracts/run-record.js';
+export type { RunRecord, RunStatus } from './contracts/run-record.js';
 export type { DueTimer, InboxSignal, SignalInbox, TimerStore } from './contracts/waits.js';
 export type { PresenceStore, PublishedMembership, ScanTurn } from './contracts/presence.js';
 export { MEMBERSHIP_TURN } from './contracts/presence.js';
@@ -126,32 +114,25 @@ export type {
   RunQueries,
   RunQuery,
 } from './contracts/run-queries.js';
-export { DEFAULT_DEAD_LETTER_PAGE, MAX_DEAD_LETTER_PAGE } from './contracts/transport.js';
 export { deadLetterQueue, shelfOnContext } from './dead-letter-queue.js';
 export { checkedJournal, journalOnContext } from './journal-log.js';
 export type { ContextJournal } from './journal-log.js';
 export type { ContextShelf, DeadLetterShelf, PositionedDeadLetter } from './dead-letter-queue.js';
-export { DEFAULT_RUN_PAGE, MAX_RUN_PAGE } from './contracts/run-queries.js';
 export type {
   CatchupPolicy,
   CheckedScheduleQuery,
   NewSchedule,
   OverlapPolicy,
-  ScheduleDefinition,
   SchedulePage,
   ScheduleQuery,
   ScheduleRecord,
   ScheduleSpec,
-  ScheduleState,
   ScheduleStore,
   ScheduleWrite,
 } from './contracts/schedules.js';
-export { DEFAULT_SCHEDULE_PAGE, MAX_SCHEDULE_PAGE } from './contracts/schedules.js';
 export type { ConcurrencyStore, SlotAnswer, SlotRequest, SlotState } from './contracts/concurrency.js';
 export { MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
 export type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from './contracts/rate-limits.js';
-export { MAX_RATE_LIMIT, MAX_RATE_LIMIT_KEY_LENGTH, MAX_RATE_WINDOW_MS } from './contracts/rate-limits.js';
-export { SCHEDULE_ID_PATTERN } from './schedule-times.js';
 export type {
   FleetStore,
   ReportedEncryption,
@@ -160,13 +141,12 @@ export type {
   WorkflowVersions,
 } from './contracts/fleet.js';
 export { AdapterLifecycle } from './lifecycle.js';
-export type { LifecycleNames, LifecycleState, OperationsOf } from './lifecycle.js';
-export type { MaskUrlOptions } from './urls.js';
+export type { OperationsOf } from './lifecycle.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
 export { bufferView, ownedBytes } from './bytes.js';
 export { summarizeCheckpoint } from './checkpoint-summary.js';
-export { checkStoredCheckpoint, parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
+export { parseStoredCheckpoint, parseStoredSummary } from './checkpoint-record.js';
 export { invalidOption, type ConfigErrorFields } from '../shared/errors.js';
 export { FencedWriteError, JournalConflictError, refuseDelete } from './errors.js';
 export {
@@ -178,6 +158,5 @@ export {
   BackendRequestError,
   BackendUnavailableError,
   BackendUnsupportedError,
-  type BackendErrorOptions,
 } from './backend-errors.js';
 export { assertRunId, RUN_ID_PATTERN } from '../shared/ids.js';
