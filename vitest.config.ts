@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { DurationSequencer } from './vitest.sequencer.js';
 
 /** Every spec file of the repository. */
 const SPECS = ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts', 'tests/*/src/**/*.spec.ts'];
@@ -33,6 +34,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['@baton/source'] } },
   test: {
     globalSetup: ['libs/testing/src/global-setup.ts'],
+    // Longest files first in every project, from vitest.durations.json (vitest.sequencer.ts).
+    sequence: { sequencer: DurationSequencer },
     testTimeout: 20_000,
     hookTimeout: 20_000,
     projects: [

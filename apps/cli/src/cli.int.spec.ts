@@ -417,10 +417,8 @@ function describePair(pair: Pair): void {
 
         // Redriven by hand while no worker has the workflow: it comes back as a dead letter.
         const dry = await baton('dlq', 'redrive', '--all', '--code', 'unknown-workflow');
-        expect(dry).toMatchObject({
-          code: 0,
-          stdout: '1 letter(s) match; nothing done (dry run). Add --yes to redrive them.\n',
-        });
+        expect(dry.code, dry.stderr).toBe(0);
+        expect(dry.stdout).toBe('1 letter(s) match; nothing done (dry run). Add --yes to redrive them.\n');
         const firstLetter = (await client.deadLetters.list()).letters.find(
           (l) => l.code === 'unknown-workflow',
         )!;
