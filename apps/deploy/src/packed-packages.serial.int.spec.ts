@@ -381,7 +381,11 @@ describe('the packed packages in an empty project', () => {
         const { runId } = (await started.json()) as { runId: string };
         const result = await fetch(`${base}v1/runs/${runId}/result?wait=30s`);
         expect(result.status).toBe(200);
-        expect(await result.json()).toEqual({ status: 'completed', result: { order: 'o-1', amount: 42 } });
+        expect(await result.json()).toEqual({
+          runId,
+          status: 'completed',
+          result: { order: 'o-1', amount: 42 },
+        });
       } finally {
         dev.kill('SIGTERM');
       }
