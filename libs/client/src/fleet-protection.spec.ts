@@ -79,7 +79,7 @@ describe('a client refused before it sends what the fleet cannot read', () => {
     );
   });
 
-  it('reads the fleet once per period, and lets the call through when the store cannot be read', async () => {
+  it('reads a passing fleet once per period, judges every refusal afresh, and lets the call through when the store cannot be read', async () => {
     const store = memoryStore();
     await store.fleet.report(report('w-1', REQUIRES_K1), 60_000);
     let listings = 0;
@@ -88,13 +88,23 @@ describe('a client refused before it sends what the fleet cannot read', () => {
       list: () => (listings++, store.fleet.list()),
     } as unknown as typeof store.fleet;
     const check = new FleetProtectionCheck(counting, resolvePayloadProtection({}, {}), () => now);
-    for (let i = 0; i < 5; i++)
+    for (let i = 0; i < 3; i++)
       await expect(check.check('op')).rejects.toThrow(/^op: the fleet requires encryption/);
-    expect(listings).toBe(1);
-    now += FLEET_PROTECTION_TTL_MS;
+    expect(listings).toBe(3);
+    // The protected worker stops: the very next call is judged on the fleet as it is now, with no
+    // time passed (the shared client of a spec was refused from a reading taken before the stop).
     await store.fleet.forget('w-1');
     await check.check('op');
-    expect(listings).toBe(2);
+    expect(listings).toBe(4);
+    for (let i = 0; i < 5; i++) await check.check('op');
+    expect(listings).toBe(4);
+    // A worker requiring encryption joins: within the period the passing reading stands (the
+    // worker refuses what it cannot read); after it, the client refuses again.
+    await store.fleet.report(report('w-2', REQUIRES_K1), 60_000);
+    await check.check('op');
+    now += FLEET_PROTECTION_TTL_MS;
+    await expect(check.check('op')).rejects.toThrow(/^op: the fleet requires encryption/);
+    expect(listings).toBe(5);
     const failing = { list: () => Promise.reject(new Error('store away')) } as unknown as typeof store.fleet;
     await new FleetProtectionCheck(failing, resolvePayloadProtection({}, {})).check('op');
   });

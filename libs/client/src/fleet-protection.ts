@@ -5,9 +5,11 @@
  * sealed with a key no live worker holds would wait for that key.
  *
  * Invariants:
- * 1. Judged from the fleet's reports (`WorkerReport.encryption`), read at most once per
- *    {@link FLEET_PROTECTION_TTL_MS} per client, so a burst of starts costs one listing. A failed
- *    listing (the store away) refuses nothing: the call goes on, as it would have before the check.
+ * 1. Judged from the fleet's reports (`WorkerReport.encryption`). A reading that lets calls through
+ *    is used for {@link FLEET_PROTECTION_TTL_MS}, so a burst of starts costs one listing; a refusal
+ *    is always judged on a fresh listing, so a fleet that changed since (its protected workers
+ *    stopped, a key was added) is never refused from an old reading. A failed listing (the store
+ *    away) refuses nothing: the call goes on, as it would have before the check.
  * 2. Only what a live worker reports counts. With no live worker (a fleet that is not up yet), or
  *    workers from releases that do not report encryption, nothing is refused; the worker's own
  *    check still stands behind it.
@@ -23,7 +25,8 @@ import { PAYLOAD_ENV, type PayloadProtection } from '@baton/core/runtime';
 export const FLEET_PROTECTION_TTL_MS = 5_000;
 
 export class FleetProtectionCheck {
-  private verdict: { until: number; refusal: string | undefined } | undefined;
+  /** Until when the last reading, which refused nothing, lets calls through without another. */
+  private passUntil = 0;
 
   constructor(
     private readonly store: FleetStore | undefined,
@@ -33,20 +36,16 @@ export class FleetProtectionCheck {
 
   /** Throws ConfigError, prefixed with `operation`, when the fleet could not read what this client sends. */
   async check(operation: string): Promise<void> {
-    if (this.store === undefined) return;
-    if (this.verdict === undefined || this.now() >= this.verdict.until) {
-      let workers: ReportedWorker[];
-      try {
-        workers = await this.store.list();
-      } catch {
-        return; // invariant 1: the call goes on; the worker still checks what it receives
-      }
-      this.verdict = {
-        until: this.now() + FLEET_PROTECTION_TTL_MS,
-        refusal: refusalFor(workers, this.protection),
-      };
+    if (this.store === undefined || this.now() < this.passUntil) return;
+    let workers: ReportedWorker[];
+    try {
+      workers = await this.store.list();
+    } catch {
+      return; // invariant 1: the call goes on; the worker still checks what it receives
     }
-    if (this.verdict.refusal !== undefined) throw new ConfigError(`${operation}: ${this.verdict.refusal}`);
+    const refusal = refusalFor(workers, this.protection);
+    if (refusal !== undefined) throw new ConfigError(`${operation}: ${refusal}`);
+    this.passUntil = this.now() + FLEET_PROTECTION_TTL_MS;
   }
 }
 

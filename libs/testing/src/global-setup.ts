@@ -8,10 +8,9 @@
  * libs/transport-redis/dist/options.js in cli.int.spec.ts while admin-drop.int.spec.ts built). Nx's
  * cache makes the build a no-op (about 2 s) when nothing changed, as after CI's build phase.
  *
- * Servers: A server that answers
- * at its URL (`BATON_TEST_*_URL`, else the loopback default) is used as it is. One that does not
- * is started with testcontainers, only when a Docker engine is available, and its URL exported
- * through the same variable. Kafka is the exception: an unreachable default broker is started
+ * Servers: a server that answers at its URL (`BATON_TEST_*_URL`, else the loopback default) is
+ * used as it is. One that does not is started with testcontainers, only when a Docker engine is
+ * available, and its URL exported through the same variable. Kafka is the exception: an unreachable default broker is started
  * with `infra/kafka/start.sh` (a local JVM, no Docker) and left running. Without any of these,
  * the integration tests fail with connection errors naming the server: they never pass or skip
  * silently.
