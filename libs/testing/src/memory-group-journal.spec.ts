@@ -1,7 +1,7 @@
 /**
  * The transport conformance's journal section on a group journal (group commit across runs) over
  * the in-process bus and store, in both modes: to the executor it must be a journal like any other.
- * The real pairs run it through the worker's crash suites (crash-group-journal.serial.int.spec.ts).
+ * The real pairs run it through the worker's crash suites (crash-group-journal.fleet.int.spec.ts).
  */
 import { beforeEach, describe } from 'vitest';
 import type { Transport } from '@baton/core/adapter';

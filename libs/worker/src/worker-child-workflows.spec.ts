@@ -1,5 +1,5 @@
 /**
- * Child workflows on memory adapters (the real adapters: tests/system/src/crash-child-workflows.serial.int.spec.ts):
+ * Child workflows on memory adapters (the real adapters: tests/system/src/crash-child-workflows.fleet.int.spec.ts):
  * a parent starts children and waits for their results durably; a child's failure reaches the
  * parent as ChildWorkflowError; a parent frozen right after starting a child, resumed by another
  * worker, never starts a second one; a child frozen after journaling its end reports it once;

@@ -1,6 +1,6 @@
 /**
  * Concurrency per key on memory adapters (real stores: the conformance section; real processes:
- * tests/system/src/crash-concurrency-keys.serial.int.spec.ts): at most `limit` runs of a key run at once,
+ * tests/system/src/crash-concurrency-keys.fleet.int.spec.ts): at most `limit` runs of a key run at once,
  * across workers, in arrival order; other keys are not held up; a crashed holder's run keeps its
  * slot on the worker that resumes it; a run that sleeps gives its slot up; a parked run that is
  * cancelled ends without running; a key function that throws fails its run once.

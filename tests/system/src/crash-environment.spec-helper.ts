@@ -5,7 +5,7 @@
  */
 import type { CrashEnvironmentFactory } from '@baton/testing/crash';
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
-import { loadAdapterCode, readConfig, storeFromConfig, transportFromConfig } from '@baton/host';
+import { ADAPTERS, loadAdapterCode, readConfig, storeFromConfig, transportFromConfig } from '@baton/host';
 import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
 export type StoreKind = 'redis' | 'postgres';
@@ -56,4 +56,34 @@ export function crashEnvironment(
       },
     };
   };
+}
+
+/** How the crash environment names each registered adapter's test server. */
+const BUS_KINDS: Record<string, BusKind> = { nats: 'nats', kafka: 'kafka', redisBus: 'redis' };
+const STORE_KINDS: Record<string, StoreKind> = { redis: 'redis', postgres: 'postgres' };
+
+/**
+ * Every registered bus with every registered store (`ADAPTERS` in @baton/host), named
+ * `bus+store` as the crash specs name them: a new transport or store is crashed with every partner
+ * as soon as it is registered, and the specs fail, naming what to add here, until its test server
+ * is known.
+ */
+export function registeredPairs(): Array<{ pair: string; bus: BusKind; store: StoreKind }> {
+  return ADAPTERS.filter((r) => r.kind === 'transport').flatMap((transport) => {
+    const bus = BUS_KINDS[transport.name];
+    if (bus === undefined) {
+      throw new Error(
+        `the crash specs have no test server for the bus '${transport.name}': add it to BUS_KINDS`,
+      );
+    }
+    return ADAPTERS.filter((r) => r.kind === 'store').map((registration) => {
+      const store = STORE_KINDS[registration.name];
+      if (store === undefined) {
+        throw new Error(
+          `the crash specs have no test server for the store '${registration.name}': add it to STORE_KINDS`,
+        );
+      }
+      return { pair: `${bus}+${store}`, bus, store };
+    });
+  });
 }

@@ -8,7 +8,7 @@
  * - every due time starts at most one run (one idempotency key per due time), and an update of the
  *   timing moves the due times from then on.
  * The memory-adapter spec (libs/worker/src/worker-schedules.spec.ts) covers the same rules with a
- * worker cut off mid-firing; crash-schedules.serial.int.spec.ts SIGKILLs the firing worker process.
+ * worker cut off mid-firing; crash-schedules.fleet.int.spec.ts SIGKILLs the firing worker process.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * checked from the outside against a Postgres ledger of side effects.
  */
 export type { CrashSuiteOptions } from './crash-suite.js';
-export { describeCrashSuite } from './crash-suite.js';
+export { describeCrashSuite, describeSigtermHandOff } from './crash-suite.js';
 export { describeUnencodableCrash } from './unencodable-scenario.js';
 export { describePauseCrash } from './pause-scenario.js';
 export type { PauseCrashOptions } from './pause-scenario.js';

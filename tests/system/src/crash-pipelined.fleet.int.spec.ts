@@ -3,7 +3,7 @@
  * of their journal entries, so a SIGKILL may lose entries that were not durable yet. The same
  * invariants must hold: every run ends with the right output, each step's effect is applied once
  * (the ledger keys effects by idempotency key), no step runs again after its completion was
- * journaled, and fencing holds.
+ * journaled, and fencing holds. Its SIGTERM hand-off is crash-sigterm.serial.int.spec.ts's.
  */
 import { describeCrashSuite } from '@baton/testing/crash';
 import { crashEnvironment } from './crash-environment.spec-helper.js';

@@ -10,8 +10,7 @@ import { crashEnvironment } from './crash-environment.spec-helper.js';
 
 const signed = { BATON_SIGNING_KEYS: `s1:${randomBytes(32).toString('base64')}` };
 
-// The SIGTERM hand-off is left out: the plain suites of both pairs run it, and what it writes (a
-// checkpoint, the journal's flush) a SIGKILL and a zombie put through the chain as well.
-const options = { withoutSigterm: true };
-describeCrashSuite('nats+redis, signed and chained', crashEnvironment('redis', 'nats', signed), options);
-describeCrashSuite('kafka+redis, signed and chained', crashEnvironment('redis', 'kafka', signed), options);
+// The SIGTERM hand-off is left out (crash-sigterm.serial.int.spec.ts runs it on the plain pairs):
+// what it writes (a checkpoint, the journal's flush) a SIGKILL and a zombie put through the chain as well.
+describeCrashSuite('nats+redis, signed and chained', crashEnvironment('redis', 'nats', signed));
+describeCrashSuite('kafka+redis, signed and chained', crashEnvironment('redis', 'kafka', signed));

@@ -95,8 +95,8 @@ async function holdableRelay(target: URL) {
 }
 
 for (const { name, env, suite, midFlush, outages } of pairs) {
-  // Without the SIGTERM hand-off, which nats+redis runs in group mode (its default) already.
-  if (suite) describeCrashSuite(`${name}, group journal`, env, { outages, withoutSigterm: true });
+  // The SIGTERM hand-off is crash-sigterm.serial.int.spec.ts's, on nats+redis in group mode (its default).
+  if (suite) describeCrashSuite(`${name}, group journal`, env, { outages });
 
   describe(`group journal on ${name}`, () => {
     it(
