@@ -28,6 +28,11 @@ export interface InProcessNamespace {
    */
   journal: Transport;
   client: Client;
+  /**
+   * The variables a worker process of this namespace would get (the bus and store URLs, the
+   * prefixes): what a process outside Node needs to reach the same bus.
+   */
+  workerEnv: Record<string, string>;
   /** Workers a test started; each is stopped after the test. */
   readonly workers: Worker[];
 }
@@ -43,6 +48,7 @@ export function inProcessNamespace(
     const env = await factory(`${prefix}${randomBytes(5).toString('hex')}`, {});
     ns.transport = env.transport;
     ns.store = env.store;
+    ns.workerEnv = env.workerEnv;
     dispose = env.dispose;
     ns.journal = supportsGroupJournal(ns.transport, ns.store)
       ? withGroupJournal(ns.transport, ns.store, { mode: 'per-run', log: 'test-journal' })
