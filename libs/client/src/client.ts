@@ -443,7 +443,12 @@ export class Client {
     args: NoInfer<Args>,
     options?: UpdateOptions,
   ): Promise<Result>;
-  update<Result = unknown>(runId: string, name: string, args?: unknown, options?: UpdateOptions): Promise<Result>;
+  update<Result = unknown>(
+    runId: string,
+    name: string,
+    args?: unknown,
+    options?: UpdateOptions,
+  ): Promise<Result>;
   async update(
     runId: string,
     update: string | UpdateDefinition<unknown, unknown>,
@@ -454,7 +459,12 @@ export class Client {
     const store = this.requireStore('update');
     await this.connect();
     return callUpdate(
-      { store, outbox: this.outbox, protection: this.protection, pollIntervalMs: this.resultTiming.pollIntervalMs },
+      {
+        store,
+        outbox: this.outbox,
+        protection: this.protection,
+        pollIntervalMs: this.resultTiming.pollIntervalMs,
+      },
       runId,
       update,
       args,

@@ -54,7 +54,12 @@ export interface ForkOptions extends ForkPoint {
 export interface HandleClient {
   result(runId: string, options?: ResultOptions): Promise<unknown>;
   describe(runId: string): Promise<RunDescription>;
-  update(runId: string, update: string | UpdateDefinition<unknown, unknown>, args: unknown, options?: UpdateOptions): Promise<unknown>;
+  update(
+    runId: string,
+    update: string | UpdateDefinition<unknown, unknown>,
+    args: unknown,
+    options?: UpdateOptions,
+  ): Promise<unknown>;
   readonly runs: {
     pause(runId: string, reason?: string): Promise<'paused' | 'pause-requested'>;
     resume(runId: string): Promise<boolean>;
@@ -96,9 +101,17 @@ export class RunHandle<O = unknown> {
    * `client.update` of this run. A run this client started is waited for until the timeout when
    * the store does not know it yet (its start may still be queued).
    */
-  update<Args, Result>(update: UpdateDefinition<Args, Result>, args: NoInfer<Args>, options?: UpdateOptions): Promise<Result>;
+  update<Args, Result>(
+    update: UpdateDefinition<Args, Result>,
+    args: NoInfer<Args>,
+    options?: UpdateOptions,
+  ): Promise<Result>;
   update<Result = unknown>(name: string, args?: unknown, options?: UpdateOptions): Promise<Result>;
-  update(update: string | UpdateDefinition<unknown, unknown>, args?: unknown, options: UpdateOptions = {}): Promise<unknown> {
+  update(
+    update: string | UpdateDefinition<unknown, unknown>,
+    args?: unknown,
+    options: UpdateOptions = {},
+  ): Promise<unknown> {
     const waitForStart = this.startedAt !== undefined ? { unknownRunMs: options.timeoutMs ?? Infinity } : {};
     return this.client.update(this.runId, update, args, { ...waitForStart, ...options });
   }

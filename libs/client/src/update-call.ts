@@ -141,12 +141,19 @@ export async function callUpdate(
   const name = typeof update === 'string' ? update : update.name;
   const updateId = options.updateId ?? randomUUID();
   const timeoutMs = options.timeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS;
-  if (!(timeoutMs >= 0)) throw new RangeError(`client.update: timeoutMs is ${timeoutMs}; it must be 0 or more ms`);
+  if (!(timeoutMs >= 0))
+    throw new RangeError(`client.update: timeoutMs is ${timeoutMs}; it must be 0 or more ms`);
   const started = Date.now();
   const deadline = started + timeoutMs;
   const unknownDeadline = started + Math.min(options.unknownRunMs ?? 0, timeoutMs);
   const value = typeof update === 'string' ? args : await checkedArgs(update, runId, updateId, args);
-  const sealed = sealValue(value, runId, 'update args', protection, `arguments of update '${name}' to run ${runId}`);
+  const sealed = sealValue(
+    value,
+    runId,
+    'update args',
+    protection,
+    `arguments of update '${name}' to run ${runId}`,
+  );
   const operation = `client.update(run ${runId}, '${name}')`;
 
   let interval = sources.pollIntervalMs;

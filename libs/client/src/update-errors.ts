@@ -20,7 +20,10 @@ export class UpdateRejectedError extends BatonError {
     readonly updateId: string,
     refusal: SerializedError,
   ) {
-    super(refusal.code === 'BATON_UPDATE_UNKNOWN' ? 'BATON_UPDATE_UNKNOWN' : 'BATON_UPDATE_REJECTED', refusal.message);
+    super(
+      refusal.code === 'BATON_UPDATE_UNKNOWN' ? 'BATON_UPDATE_UNKNOWN' : 'BATON_UPDATE_REJECTED',
+      refusal.message,
+    );
   }
 }
 

@@ -93,7 +93,8 @@ async function settle(
       toJson(settlement.outcome, `outcome of update ${settlement.updateId}`),
     ],
   );
-  if (row?.answer !== 'ok') throw new FencedWriteError(runId, epoch, `updates.settle(${settlement.updateId})`);
+  if (row?.answer !== 'ok')
+    throw new FencedWriteError(runId, epoch, `updates.settle(${settlement.updateId})`);
   return keptUpdate(settlement.updateId, row);
 }
 

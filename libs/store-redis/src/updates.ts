@@ -87,7 +87,11 @@ async function settle(
   const reply = (await ctx.run(
     'settle-update',
     [keys.lease(runId), keys.updatesPending(runId), keys.updatesOrder(runId), keys.updatesKept(runId)],
-    [String(epoch), settlement.updateId, JSON.stringify({ name: settlement.name, outcome: settlement.outcome })],
+    [
+      String(epoch),
+      settlement.updateId,
+      JSON.stringify({ name: settlement.name, outcome: settlement.outcome }),
+    ],
   )) as [string, string?];
   if (reply[0] !== 'ok') throw new FencedWriteError(runId, epoch, `updates.settle(${settlement.updateId})`);
   return keptUpdate(settlement.updateId, str(reply[1]));
@@ -99,4 +103,10 @@ async function outcome(ctx: StoreContext, runId: string, updateId: string): Prom
 }
 
 /** `store.updates` on the connection. */
-export const updates: OperationsOf<StoreContext, UpdateStore> = { request, pending, waiting, settle, outcome };
+export const updates: OperationsOf<StoreContext, UpdateStore> = {
+  request,
+  pending,
+  waiting,
+  settle,
+  outcome,
+};

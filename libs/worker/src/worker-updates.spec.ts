@@ -117,8 +117,14 @@ describe('updates (memory adapters)', () => {
     await current.spawn();
     const run = await current.client.start(workflow, null);
     await suspended(current, run.runId);
-    expect(await current.client.update(run.runId, addItem, { sku: 'A', qty: 2 })).toEqual({ total: 20, lines: 1 });
-    expect(await run.update(addItem, { sku: 'B', qty: 1 }, { timeoutMs: 5_000 })).toEqual({ total: 30, lines: 2 });
+    expect(await current.client.update(run.runId, addItem, { sku: 'A', qty: 2 })).toEqual({
+      total: 20,
+      lines: 1,
+    });
+    expect(await run.update(addItem, { sku: 'B', qty: 1 }, { timeoutMs: 5_000 })).toEqual({
+      total: 30,
+      lines: 2,
+    });
     await current.client.signal(run.runId, checkout, null);
     expect(await run.result({ timeoutMs: 5_000 })).toEqual({ total: 30, lines: 2 });
     expect(executions(priced)).toBe(2);
@@ -133,7 +139,10 @@ describe('updates (memory adapters)', () => {
     await current.spawn();
     const run = await current.client.start(workflow, null);
     await until(() => executions(holding) === 1, 5_000, 'the workflow in its activity');
-    expect(await run.update(addItem, { sku: 'A', qty: 1 }, { timeoutMs: 5_000 })).toEqual({ total: 10, lines: 1 });
+    expect(await run.update(addItem, { sku: 'A', qty: 1 }, { timeoutMs: 5_000 })).toEqual({
+      total: 10,
+      lines: 1,
+    });
     expect((await current.client.describe(run.runId)).status).toBe('running');
     release();
     await suspended(current, run.runId);
@@ -150,7 +159,9 @@ describe('updates (memory adapters)', () => {
     const first = await run.update(addItem, { sku: 'A', qty: 1 }, { updateId: 'add-A' });
     const again = await run.update(addItem, { sku: 'A', qty: 1 }, { updateId: 'add-A' });
     const racing = await Promise.all(
-      [1, 2, 3].map(() => current!.client.update(run.runId, addItem, { sku: 'C', qty: 1 }, { updateId: 'add-C' })),
+      [1, 2, 3].map(() =>
+        current!.client.update(run.runId, addItem, { sku: 'C', qty: 1 }, { updateId: 'add-C' }),
+      ),
     );
     expect(again).toEqual(first);
     expect(new Set(racing.map((r) => JSON.stringify(r))).size).toBe(1);
@@ -165,7 +176,9 @@ describe('updates (memory adapters)', () => {
     await suspended(current, run.runId);
     const client = current.client;
     // Checked by the client first: nothing is sent.
-    await expect(client.update(run.runId, addItem, { sku: 'A' } as never)).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(client.update(run.runId, addItem, { sku: 'A' } as never)).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
     await expect(client.update(run.runId, addItem, { sku: 'A', qty: 0 })).rejects.toThrow(
       /rejected by its validator: qty must be at least 1, got 0 \(checked before sending/,
     );
@@ -181,7 +194,9 @@ describe('updates (memory adapters)', () => {
     const unknown = await client.update(run.runId, 'remove_item', null).catch((err: unknown) => err);
     expect(unknown).toBeInstanceOf(UpdateRejectedError);
     expect(unknown).toMatchObject({ code: 'BATON_UPDATE_UNKNOWN', update: 'remove_item' });
-    expect((unknown as Error).message).toMatch(/has no handler for update 'remove_item'; it handles 'add_item'/);
+    expect((unknown as Error).message).toMatch(
+      /has no handler for update 'remove_item'; it handles 'add_item'/,
+    );
     const failed = await run.update(addItem, { sku: 'BROKEN', qty: 1 }).catch((err: unknown) => err);
     expect(failed).toBeInstanceOf(UpdateFailedError);
     expect((failed as UpdateFailedError).failure).toMatchObject({ name: 'Error', message: 'no such sku' });
@@ -202,8 +217,12 @@ describe('updates (memory adapters)', () => {
     await run.result({ timeoutMs: 5_000 });
     const finished = await current.client.update(run.runId, 'anything', null).catch((err: unknown) => err);
     expect(finished).toBeInstanceOf(RunStateError);
-    expect((finished as Error).message).toMatch(/has finished \(completed\); a finished run takes no updates/);
-    await expect(current.client.update('no-such-run', 'anything', null)).rejects.toBeInstanceOf(NotFoundError);
+    expect((finished as Error).message).toMatch(
+      /has finished \(completed\); a finished run takes no updates/,
+    );
+    await expect(current.client.update('no-such-run', 'anything', null)).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 
   it('answers a run paused when the update came once it is resumed; a repeat gets the kept result', async () => {
@@ -245,7 +264,9 @@ describe('updates (memory adapters)', () => {
   });
 
   it('seals the arguments and the result in the store when payloads are encrypted', async () => {
-    const protection = resolvePayloadProtection({ encryptionKeys: `k1:${randomBytes(32).toString('base64')}` });
+    const protection = resolvePayloadProtection({
+      encryptionKeys: `k1:${randomBytes(32).toString('base64')}`,
+    });
     const { workflow } = orderWorkflow();
     current = fleet({ workflows: [workflow], payloadProtection: protection });
     await current.spawn();

@@ -175,7 +175,10 @@ export const runsCommands: CommandGroup = {
       .argument('<run-id>')
       .argument('<name>', 'the update name the workflow handles (ctx.onUpdate)')
       .option('--args <json>', "the update's arguments as JSON ('-' reads them from stdin)")
-      .option('--update-id <id>', 'the update id: a repeat with it is applied once and answered with the kept result')
+      .option(
+        '--update-id <id>',
+        'the update id: a repeat with it is applied once and answered with the kept result',
+      )
       .option('--timeout <duration>', 'how long to wait for the answer (500ms, 30s, 2m)', '30s')
       .action(
         (

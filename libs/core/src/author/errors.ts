@@ -74,7 +74,8 @@ export class InvalidInputError extends BatonError {
 }
 
 /** The part of a start or signal that {@link InvalidInputError} refused. */
-export type InvalidInputField = 'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload' | 'args';
+export type InvalidInputField =
+  'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload' | 'args';
 
 /** The run was cancelled; raised by the next ctx call after a cancel request. */
 export class CancelledError extends BatonError {

@@ -3,12 +3,20 @@
  * arrival order until settled, and the settled ones' outcomes by id, deleted with the run
  * (memory-retention.ts). See contracts/updates.ts for the invariants.
  */
-import type { KeptUpdate, UpdateRequest, UpdateRequestResult, UpdateStore } from '../adapter/contracts/updates.js';
+import type {
+  KeptUpdate,
+  UpdateRequest,
+  UpdateRequestResult,
+  UpdateStore,
+} from '../adapter/contracts/updates.js';
 import { FencedWriteError } from '../adapter/errors.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { makeAcquirable, type MemoryState } from './memory-state.js';
 
-function updatesOf(state: MemoryState, runId: string): NonNullable<ReturnType<MemoryState['updates']['get']>> {
+function updatesOf(
+  state: MemoryState,
+  runId: string,
+): NonNullable<ReturnType<MemoryState['updates']['get']>> {
   let updates = state.updates.get(runId);
   if (updates === undefined) state.updates.set(runId, (updates = { pending: [], kept: new Map() }));
   return updates;

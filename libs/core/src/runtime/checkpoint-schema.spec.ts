@@ -82,7 +82,14 @@ describe('migrateCheckpoint', () => {
     expect(checkpointSchemaFor([done])).toBe(1);
     expect(checkpointSchemaFor([done, byRef])).toBe(2);
     // Updates (docs/updates.md): a worker that knows only version 2 must leave such a run alone.
-    const accepted: JournalEntry = { type: 'UpdateAccepted', epoch: 1, at: 1, updateId: 'u', name: 'x', args: null };
+    const accepted: JournalEntry = {
+      type: 'UpdateAccepted',
+      epoch: 1,
+      at: 1,
+      updateId: 'u',
+      name: 'x',
+      args: null,
+    };
     expect(checkpointSchemaFor([done, accepted])).toBe(3);
     expect(checkpointSchemaFor([accepted, byRef])).toBe(3);
     const old = { ...base, entries: [done] };

@@ -33,11 +33,9 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: () 
 export function describeUpdateCrash(name: string, factory: CrashEnvironmentFactory): void {
   describe(`updates on worker processes: ${name}`, () => {
     let world: CrashWorld | undefined;
-    let client: Client | undefined;
     afterEach(async () => {
       await world?.dispose();
       world = undefined;
-      client = undefined;
     });
 
     it(
@@ -52,7 +50,7 @@ export function describeUpdateCrash(name: string, factory: CrashEnvironmentFacto
           },
         });
         const w = world;
-        const c = (client = new Client({ transport: w.env.transport, store: w.env.store }));
+        const c = new Client({ transport: w.env.transport, store: w.env.store });
         const workers = await Promise.all([w.fleet.spawn(), w.fleet.spawn()]);
         await w.untilPartitionsSpread(workers);
         const run = await c.start(UPDATABLE, { seed: 7 }, { idempotencyKey: `${w.ns}-updatable` });
@@ -66,7 +64,11 @@ export function describeUpdateCrash(name: string, factory: CrashEnvironmentFacto
         const args: CrashAddArgs = { amount: 5, delayMs: STEP_MS };
         const gaveUp = new AbortController();
         const first = c
-          .update(run.runId, 'crash_add', args, { updateId: 'add-5', timeoutMs: 120_000, signal: gaveUp.signal })
+          .update(run.runId, 'crash_add', args, {
+            updateId: 'add-5',
+            timeoutMs: 120_000,
+            signal: gaveUp.signal,
+          })
           .catch((err: unknown) => err);
         await until(
           async () => (await w.ledger.busyPids()).size > 0,
@@ -88,13 +90,18 @@ export function describeUpdateCrash(name: string, factory: CrashEnvironmentFacto
         expect(await w.env.store.updates.outcome(run.runId, 'add-5')).toBeUndefined();
 
         // The repeat, with the same id, is answered once the survivor has re-run the handler.
-        expect(await c.update(run.runId, 'crash_add', args, { updateId: 'add-5', timeoutMs: 90_000 })).toEqual({
+        expect(
+          await c.update(run.runId, 'crash_add', args, { updateId: 'add-5', timeoutMs: 90_000 }),
+        ).toEqual({
           total: 5,
           accepted: 1,
         });
         // And again: the kept answer, nothing run.
         const executionsBefore = (await w.ledger.executions()).length;
-        expect(await c.update(run.runId, 'crash_add', args, { updateId: 'add-5' })).toEqual({ total: 5, accepted: 1 });
+        expect(await c.update(run.runId, 'crash_add', args, { updateId: 'add-5' })).toEqual({
+          total: 5,
+          accepted: 1,
+        });
         expect((await w.ledger.executions()).length).toBe(executionsBefore);
 
         await c.signal(run.runId, 'crash_finish', null);

@@ -51,7 +51,11 @@ export function describeUpdateConformance(store: () => Store): void {
       const { runId } = await createTestRun(store(), 'updates');
       const epoch = await acquireOk(store(), runId, 'worker-a');
       await request(runId, 'u1');
-      const error = { name: 'UpdateRejectedError', message: 'qty must be at least 1', code: 'BATON_UPDATE_REJECTED' };
+      const error = {
+        name: 'UpdateRejectedError',
+        message: 'qty must be at least 1',
+        code: 'BATON_UPDATE_REJECTED',
+      };
       const first = await store().updates.settle(runId, epoch, {
         updateId: 'u1',
         name: 'add_item',
@@ -65,7 +69,11 @@ export function describeUpdateConformance(store: () => Store): void {
       expect(second).toEqual(first);
       expect((await store().updates.outcome(runId, 'u1'))?.outcome).toEqual({ status: 'rejected', error });
       // An id settled without being requested here first (an owner answering what it read) is kept too.
-      const direct = await store().updates.settle(runId, epoch, { updateId: 'u9', name: 'x', outcome: completed(9) });
+      const direct = await store().updates.settle(runId, epoch, {
+        updateId: 'u9',
+        name: 'x',
+        outcome: completed(9),
+      });
       expect(await store().updates.outcome(runId, 'u9')).toEqual(direct);
     });
 
@@ -81,7 +89,11 @@ export function describeUpdateConformance(store: () => Store): void {
       };
       await request(runId, 'exact', value);
       expect((await store().updates.pending(runId))[0]?.args).toEqual(value);
-      await store().updates.settle(runId, epoch, { updateId: 'exact', name: 'add_item', outcome: completed(value) });
+      await store().updates.settle(runId, epoch, {
+        updateId: 'exact',
+        name: 'add_item',
+        outcome: completed(value),
+      });
       expect((await store().updates.outcome(runId, 'exact'))?.outcome).toEqual(completed(value));
       await request(runId, 'nothing', null);
       expect((await store().updates.pending(runId))[0]?.args).toBeNull();
@@ -121,7 +133,10 @@ export function describeUpdateConformance(store: () => Store): void {
       const { runId: held } = await createTestRun(store(), 'updates');
       await acquireOk(store(), held, 'worker-a');
       expect(await request(held, 'u1')).toEqual({ found: true, wake: false });
-      expect(await store().leases.acquire(held, 'worker-b', 30_000)).toMatchObject({ ok: false, reason: 'held' });
+      expect(await store().leases.acquire(held, 'worker-b', 30_000)).toMatchObject({
+        ok: false,
+        reason: 'held',
+      });
 
       const paused = await suspendedRun(store(), { signals: ['go'] });
       expect(await store().control.requestPause(paused.runId)).toEqual({ found: true, state: 'paused' });
@@ -179,7 +194,11 @@ export function describeUpdateConformance(store: () => Store): void {
       const epoch = await acquireOk(store(), runId, 'worker-a');
       await request(runId, 'pending-one');
       await request(runId, 'settled-one');
-      await store().updates.settle(runId, epoch, { updateId: 'settled-one', name: 'add_item', outcome: completed(1) });
+      await store().updates.settle(runId, epoch, {
+        updateId: 'settled-one',
+        name: 'add_item',
+        outcome: completed(1),
+      });
       await store().runs.finish(runId, epoch, { status: 'completed', result: 1 });
       expect(await store().retention.delete(runId)).toBe(true);
       expect(await store().updates.outcome(runId, 'settled-one')).toBeUndefined();
@@ -193,7 +212,9 @@ export function describeUpdateConformance(store: () => Store): void {
       await expect(request(runId, '')).rejects.toThrow(/update id "" must be a string of 1-256 characters/);
       await expect(request(runId, 'x'.repeat(257))).rejects.toThrow(/must be a string of 1-256 characters/);
       await expect(request(runId, 'a\nb')).rejects.toThrow(/must not hold control characters/);
-      await expect(request(runId, 'ok', null, '')).rejects.toThrow(/update name "" is not a non-empty string/);
+      await expect(request(runId, 'ok', null, '')).rejects.toThrow(
+        /update name "" is not a non-empty string/,
+      );
       await expect(store().updates.outcome(runId, '')).rejects.toThrow(/update id ""/);
       await expect(
         store().updates.settle(runId, 1, { updateId: '', name: 'x', outcome: completed(1) }),

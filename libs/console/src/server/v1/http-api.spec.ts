@@ -325,7 +325,9 @@ describe('the HTTP API', () => {
     ).toMatchObject({ status: 200, body: { updateId: 'add-5', result: 7 } });
     const refused = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 0 } });
     expect(refused).toMatchObject({ status: 422, body: { error: { code: 'BATON_UPDATE_REJECTED' } } });
-    expect(refused.body.error?.message).toMatch(/rejected by its validator: add takes a whole number ≥ 1, got 0/);
+    expect(refused.body.error?.message).toMatch(
+      /rejected by its validator: add takes a whole number ≥ 1, got 0/,
+    );
     const unknown = await call(url, 'POST', `/v1/runs/${runId}/updates/subtract`, { body: { args: 1 } });
     expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'BATON_UPDATE_UNKNOWN' } } });
     expect(unknown.body.error?.message).toMatch(/no handler for update 'subtract'; it handles 'add'/);
@@ -336,12 +338,16 @@ describe('the HTTP API', () => {
     });
     // Paused: no answer within the wait, 202 with the id; once resumed, the repeat gets the answer.
     await client.runs.pause(runId, 'a test');
-    const pending = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 1, timeoutMs: 100 } });
+    const pending = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, {
+      body: { args: 1, timeoutMs: 100 },
+    });
     expect(pending).toMatchObject({ status: 202, body: { runId, status: 'pending' } });
     const updateId = pending.body['updateId'] as string;
     await client.runs.resume(runId);
     expect(
-      await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 1, updateId, timeoutMs: 10_000 } }),
+      await call(url, 'POST', `/v1/runs/${runId}/updates/add`, {
+        body: { args: 1, updateId, timeoutMs: 10_000 },
+      }),
     ).toMatchObject({ status: 200, body: { updateId, result: 8 } });
     await call(url, 'POST', `/v1/runs/${runId}/signals/go`, { body: null });
     expect(await call(url, 'GET', `/v1/runs/${runId}/result?wait=10s`)).toMatchObject({
@@ -436,7 +442,14 @@ describe('the HTTP API', () => {
       ['GET', '/v1/runs/has%20space', {}, 404, 'BATON_NOT_FOUND', /has space/],
       ['POST', '/v1/runs/no-such-run/cancel', {}, 404, 'BATON_NOT_FOUND', /not known/],
       ['POST', '/v1/runs/no-such-run/signals/go', { body: true }, 404, 'BATON_NOT_FOUND', /not known/],
-      ['POST', '/v1/runs/no-such-run/updates/add', { body: { args: 1 } }, 404, 'BATON_NOT_FOUND', /not known/],
+      [
+        'POST',
+        '/v1/runs/no-such-run/updates/add',
+        { body: { args: 1 } },
+        404,
+        'BATON_NOT_FOUND',
+        /not known/,
+      ],
       [
         'POST',
         '/v1/runs/some-run/updates/add',

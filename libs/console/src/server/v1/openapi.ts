@@ -252,7 +252,9 @@ export const OPENAPI_DOCUMENT = {
             'The store does not know the run (`BATON_NOT_FOUND`, `BATON_RUN_DELETED`), or its workflow has no handler of that name (`BATON_UPDATE_UNKNOWN`).',
           ),
           '409': error('The run has finished, or ended before it handled the update (`BATON_RUN_STATE`).'),
-          '422': error("The update's schema or a validator refused it; nothing was journaled (`BATON_UPDATE_REJECTED`)."),
+          '422': error(
+            "The update's schema or a validator refused it; nothing was journaled (`BATON_UPDATE_REJECTED`).",
+          ),
           ...COMMON,
         },
       },

@@ -204,8 +204,13 @@ function updateRequestOf(
   const id = updateId ?? headerId ?? randomUUID();
   // eslint-disable-next-line no-control-regex -- the point: refuse them
   if (id.length === 0 || id.length > 256 || /[\u0000-\u001f\u007f]/.test(id))
-    throw badRequest("the update id ('updateId' or Idempotency-Key) must be 1-256 characters, none a control character");
-  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 0))
+    throw badRequest(
+      "the update id ('updateId' or Idempotency-Key) must be 1-256 characters, none a control character",
+    );
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 0)
+  )
     throw badRequest(`'timeoutMs' must be a whole number of ms ≥ 0, got ${JSON.stringify(timeoutMs)}`);
   return {
     args: fields['args'] ?? null,
@@ -230,7 +235,8 @@ async function updateAnswer(call: ApiCall): Promise<ApiAnswer> {
   } catch (err) {
     if (err instanceof UpdateFailedError)
       return { status: 200, body: { runId, updateId, status: 'failed', error: errorView(err.failure) } };
-    if (err instanceof UpdateTimeoutError) return { status: 202, body: { runId, updateId, status: 'pending' } };
+    if (err instanceof UpdateTimeoutError)
+      return { status: 202, body: { runId, updateId, status: 'pending' } };
     throw err;
   }
 }

@@ -45,8 +45,7 @@ export interface UpdateRequest {
  * validator, or the workflow registers no handler of that name).
  */
 export type UpdateOutcome =
-  | { status: 'completed'; result: unknown }
-  | { status: 'failed' | 'rejected'; error: SerializedError };
+  { status: 'completed'; result: unknown } | { status: 'failed' | 'rejected'; error: SerializedError };
 
 /** A settled update, kept under its id until the run is deleted. */
 export interface KeptUpdate {
@@ -111,9 +110,13 @@ export function updateIdProblem(updateId: unknown): string | undefined {
 export function checkUpdateFields(fields: { updateId: unknown; name?: unknown }): void {
   const problem = updateIdProblem(fields.updateId);
   if (problem !== undefined) {
-    throw new ConfigError(`update id ${JSON.stringify(fields.updateId) ?? String(fields.updateId)} ${problem}`);
+    throw new ConfigError(
+      `update id ${JSON.stringify(fields.updateId) ?? String(fields.updateId)} ${problem}`,
+    );
   }
   if ('name' in fields && (typeof fields.name !== 'string' || fields.name.length === 0)) {
-    throw new ConfigError(`update name ${JSON.stringify(fields.name) ?? String(fields.name)} is not a non-empty string`);
+    throw new ConfigError(
+      `update name ${JSON.stringify(fields.name) ?? String(fields.name)} is not a non-empty string`,
+    );
   }
 }

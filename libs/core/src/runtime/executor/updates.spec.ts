@@ -6,6 +6,7 @@ import { defineUpdate } from '../../author/update.js';
 import type { StandardSchemaV1 } from '../../author/standard-schema.js';
 import { NonDeterminismError } from '../errors.js';
 import { ReplayExecutor } from './replay-executor.js';
+import type { ExecutorOptions } from './execution-host.js';
 import { testHost, type TestHost } from './test-host.spec-helper.js';
 import { UPDATE_REJECTED, UPDATE_UNKNOWN } from './updates.js';
 
@@ -19,9 +20,11 @@ function updateHost(requests: Array<Omit<UpdateRequest, 'requestedAt'>> = []): U
   const host = testHost() as UpdateHost;
   host.requests = requests.map((r) => ({ ...r, requestedAt: 0 }));
   host.kept = new Map();
-  host.readUpdates = async () => host.requests.filter((r) => !host.kept.has(r.updateId)).map((r) => ({ ...r }));
+  host.readUpdates = async () =>
+    host.requests.filter((r) => !host.kept.has(r.updateId)).map((r) => ({ ...r }));
   host.settleUpdate = async (settlement) => {
-    if (!host.kept.has(settlement.updateId)) host.kept.set(settlement.updateId, { ...settlement, settledAt: 1 });
+    if (!host.kept.has(settlement.updateId))
+      host.kept.set(settlement.updateId, { ...settlement, settledAt: 1 });
   };
   return host;
 }
@@ -61,12 +64,19 @@ function cartWorkflow(charges: string[]) {
 }
 
 async function execute(
-  workflow: Parameters<typeof ReplayExecutor.prototype.constructor>[0]['workflow'],
+  workflow: ExecutorOptions['workflow'],
   history: JournalEntry[],
   host: UpdateHost,
   options: { updateRequested?: boolean } = {},
 ) {
-  const executor = new ReplayExecutor({ workflow, input: null, runId: host.runId, history, host, ...options });
+  const executor = new ReplayExecutor({
+    workflow,
+    input: null,
+    runId: host.runId,
+    history,
+    host,
+    ...options,
+  });
   const outcome = await executor.run();
   return { outcome, journal: [...history, ...host.journal], executor };
 }
@@ -99,7 +109,10 @@ describe('updates in the replay executor', () => {
     expect(types(journal)).toEqual(['SignalWaitStarted#0']);
     expect(charges).toEqual([]);
     const kept = host.kept.get('u0')!.outcome;
-    expect(kept).toMatchObject({ status: 'rejected', error: { name: 'UpdateRejectedError', code: UPDATE_REJECTED } });
+    expect(kept).toMatchObject({
+      status: 'rejected',
+      error: { name: 'UpdateRejectedError', code: UPDATE_REJECTED },
+    });
     expect(kept.status === 'rejected' && kept.error.message).toMatch(
       /update 'add_item' to run run-1 was rejected by its validator: qty must be at least 1, got 0/,
     );
@@ -169,13 +182,16 @@ describe('updates in the replay executor', () => {
     const { journal } = await execute(workflow, [], host);
     expect(host.kept.get('bad')?.outcome).toMatchObject({
       status: 'rejected',
-      error: { code: UPDATE_REJECTED, message: expect.stringMatching(/do not match the update's schema: \$\.qty: must be a number/) },
+      error: {
+        code: UPDATE_REJECTED,
+        message: expect.stringMatching(/do not match the update's schema: \$\.qty: must be a number/),
+      },
     });
     expect(host.kept.get('good')?.outcome).toEqual({ status: 'completed', result: 2 });
     expect(validated).toBe(1);
-    expect(journal.filter((e) => e.type === 'UpdateAccepted').map((e) => 'updateId' in e && e.updateId)).toEqual([
-      'good',
-    ]);
+    expect(
+      journal.filter((e) => e.type === 'UpdateAccepted').map((e) => 'updateId' in e && e.updateId),
+    ).toEqual(['good']);
   });
 
   it('rejects an update name the workflow has no handler for, naming those it has', async () => {
@@ -203,7 +219,10 @@ describe('updates in the replay executor', () => {
     expect(unasked.kept.size).toBe(0);
     const woken = updateHost([{ updateId: 'x', name: 'anything', args: null }]);
     await execute(workflow, [], woken, { updateRequested: true });
-    expect(woken.kept.get('x')?.outcome).toMatchObject({ status: 'rejected', error: { code: UPDATE_UNKNOWN } });
+    expect(woken.kept.get('x')?.outcome).toMatchObject({
+      status: 'rejected',
+      error: { code: UPDATE_UNKNOWN },
+    });
   });
 
   it('handles again on replay an update accepted but not completed, without re-running journaled steps', async () => {
@@ -213,7 +232,10 @@ describe('updates in the replay executor', () => {
     const full = await execute(workflow, [], first);
     expect(charges).toEqual(['Ax3']);
     // The owner died after the activity's result was journaled, before the outcome was kept.
-    const cut = full.journal.slice(0, full.journal.findIndex((e) => e.type === 'UpdateCompleted'));
+    const cut = full.journal.slice(
+      0,
+      full.journal.findIndex((e) => e.type === 'UpdateCompleted'),
+    );
     const again = updateHost([{ updateId: 'u1', name: 'add_item', args: { sku: 'A', qty: 3 } }]);
     const resumed = await execute(workflow, cut, again);
     expect(resumed.outcome).toEqual({ kind: 'suspended' });
@@ -231,9 +253,16 @@ describe('updates in the replay executor', () => {
   it('re-runs an in-doubt step of an update whose owner died mid-activity, once, with the same key', async () => {
     const charges: string[] = [];
     const { workflow } = cartWorkflow(charges);
-    const full = await execute(workflow, [], updateHost([{ updateId: 'u1', name: 'add_item', args: { sku: 'A', qty: 1 } }]));
+    const full = await execute(
+      workflow,
+      [],
+      updateHost([{ updateId: 'u1', name: 'add_item', args: { sku: 'A', qty: 1 } }]),
+    );
     // Died after ActivityStarted: the step is in doubt and runs again (no reconcile hook).
-    const cut = full.journal.slice(0, full.journal.findIndex((e) => e.type === 'ActivityCompleted'));
+    const cut = full.journal.slice(
+      0,
+      full.journal.findIndex((e) => e.type === 'ActivityCompleted'),
+    );
     const again = updateHost([{ updateId: 'u1', name: 'add_item', args: { sku: 'A', qty: 1 } }]);
     await execute(workflow, cut, again);
     expect(charges).toEqual(['Ax1', 'Ax1']);
@@ -250,7 +279,11 @@ describe('updates in the replay executor', () => {
     expect(charges).toEqual(['Ax1']);
     // A store that still lists it (its settle was lost): the journal's acceptance wins.
     const stale = updateHost([request]);
-    const replayed = await execute(workflow, first.journal.filter((e) => e.type !== 'UpdateCompleted'), stale);
+    const replayed = await execute(
+      workflow,
+      first.journal.filter((e) => e.type !== 'UpdateCompleted'),
+      stale,
+    );
     expect(charges).toEqual(['Ax1']);
     expect(replayed.journal.filter((e) => e.type === 'UpdateAccepted')).toHaveLength(1);
     const listedAgain = updateHost([request]);
@@ -289,7 +322,11 @@ describe('updates in the replay executor', () => {
     const result = (live.outcome as { result: string[] }).result;
     expect([...result].sort()).toEqual(['a-1', 'a-2', 'b-1', 'b-2', 'main']);
     order.length = 0;
-    const replay = await execute(workflow, live.journal.filter((e) => e.type !== 'RunCompleted'), updateHost());
+    const replay = await execute(
+      workflow,
+      live.journal.filter((e) => e.type !== 'RunCompleted'),
+      updateHost(),
+    );
     expect(replay.outcome).toEqual(live.outcome);
     expect(order).toEqual([]);
   });
@@ -325,7 +362,7 @@ describe('updates in the replay executor', () => {
     ]);
   });
 
-  it('keeps a handler failure as the update\'s outcome and goes on', async () => {
+  it("keeps a handler failure as the update's outcome and goes on", async () => {
     const workflow = defineWorkflow({
       name: 'failing',
       version: 1,
@@ -362,7 +399,11 @@ describe('updates in the replay executor', () => {
 
   it('fails with NonDeterminismError when a journaled update has no handler on replay', async () => {
     const { workflow } = cartWorkflow([]);
-    const full = await execute(workflow, [], updateHost([{ updateId: 'u', name: 'add_item', args: { sku: 'A', qty: 1 } }]));
+    const full = await execute(
+      workflow,
+      [],
+      updateHost([{ updateId: 'u', name: 'add_item', args: { sku: 'A', qty: 1 } }]),
+    );
     const without = defineWorkflow({
       name: 'cart',
       version: 1,
@@ -370,7 +411,9 @@ describe('updates in the replay executor', () => {
     });
     const { outcome } = await execute(without, full.journal, updateHost());
     expect(outcome).toMatchObject({ kind: 'failed', nonDeterminism: true });
-    expect(outcome.kind === 'failed' && outcome.error.message).toMatch(/UpdateAccepted of update 'add_item' \(id u\)/);
+    expect(outcome.kind === 'failed' && outcome.error.message).toMatch(
+      /UpdateAccepted of update 'add_item' \(id u\)/,
+    );
     expect(new NonDeterminismError('r', 1, 'a', 'b').code).toBe('BATON_NON_DETERMINISM');
   });
 });

@@ -323,7 +323,10 @@ export class RunUpdates {
 }
 
 /** The history's update ids: accepted, and those with their UpdateCompleted. */
-export function updatesInHistory(entries: Iterable<{ type: string }>): { accepted: string[]; completed: string[] } {
+export function updatesInHistory(entries: Iterable<{ type: string }>): {
+  accepted: string[];
+  completed: string[];
+} {
   const accepted: string[] = [];
   const completed: string[] = [];
   for (const entry of entries) {
