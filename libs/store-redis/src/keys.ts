@@ -38,7 +38,7 @@ export interface KeyLayout {
   signalNames(runId: string): string;
   /** HASH updateId -> '<requestedAt>|<json>': update requests not settled yet (updates.ts). */
   updatesPending(runId: string): string;
-  /** LIST of the pending update ids, in arrival order. */
+  /** LIST of update ids in arrival order: the pending ones, and settled ones until none is pending. */
   updatesOrder(runId: string): string;
   /** HASH updateId -> '<settledAt>|<json>': settled updates' outcomes, deleted with the run. */
   updatesKept(runId: string): string;

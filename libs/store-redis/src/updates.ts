@@ -72,9 +72,9 @@ async function waiting(ctx: StoreContext, runIds: readonly string[]): Promise<st
   const ids = [...new Set(runIds)];
   if (ids.length === 0) return [];
   const pipeline = ctx.redis.pipeline();
-  for (const runId of ids) pipeline.llen(ctx.keys.updatesOrder(runId));
-  const lengths = pipelineResults(await pipeline.exec());
-  return ids.filter((_, i) => Number(lengths[i]) > 0);
+  for (const runId of ids) pipeline.exists(ctx.keys.updatesPending(runId));
+  const found = pipelineResults(await pipeline.exec());
+  return ids.filter((_, i) => Number(found[i]) > 0);
 }
 
 async function settle(

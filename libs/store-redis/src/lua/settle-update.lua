@@ -10,7 +10,11 @@ if lease[1] ~= 'held' or lease[2] ~= epoch then
   return { 'fenced' }
 end
 redis.call('HDEL', pending_key, update_id)
-redis.call('LREM', order_key, 0, update_id)
+-- The order list keeps settled ids (pending-updates.lua skips them) until nothing is pending: then
+-- it goes, so it holds at most the ids since the run last had none (and needs no LREM grant).
+if redis.call('EXISTS', pending_key) == 0 then
+  redis.call('DEL', order_key)
+end
 local kept = redis.call('HGET', kept_key, update_id)
 if not kept then
   kept = ms(now_ms()) .. '|' .. record
