@@ -43,11 +43,27 @@ export const cliSteps = defineWorkflow({
   },
 });
 
-/** Sleeps a little (a timer on the timeline), then waits for the signal `go` and returns its payload. */
+/**
+ * Sleeps a little (a timer on the timeline), then waits for the signal `go` and returns its payload;
+ * meanwhile it answers the update `note` (a non-empty string) with how many notes it has.
+ */
 export const cliWait = defineWorkflow({
   name: 'cli_wait',
   version: 1,
   run: async (ctx, input: { sleepMs: number }) => {
+    const notes: string[] = [];
+    ctx.onUpdate(
+      'note',
+      (text: string) => {
+        notes.push(text);
+        return notes.length;
+      },
+      {
+        validate: (text) => {
+          if (typeof text !== 'string' || text === '') throw new Error('a note is a non-empty string');
+        },
+      },
+    );
     await ctx.sleep(input.sleepMs);
     return ctx.waitForSignal<{ answer: number }>('go');
   },

@@ -346,6 +346,44 @@ function describePair(pair: Pair): void {
           idempotencyKey: 'wait-0',
           status: 'suspended',
         });
+        // An update, answered by the run's handler; its id applied once; a refusal with its reason.
+        const noted = await baton(
+          'runs',
+          'update',
+          waiting,
+          'note',
+          '--args',
+          '"first"',
+          '--update-id',
+          'n1',
+          '--json',
+        );
+        expect(noted.code, noted.stderr).toBe(0);
+        expect(JSON.parse(noted.stdout)).toEqual({
+          runId: waiting,
+          updateId: 'n1',
+          status: 'completed',
+          result: 1,
+        });
+        const noteAgain = await baton(
+          'runs',
+          'update',
+          waiting,
+          'note',
+          '--args',
+          '"first"',
+          '--update-id',
+          'n1',
+        );
+        expect(noteAgain).toMatchObject({
+          code: 0,
+          stdout: `update 'note' (id n1) of run ${waiting} answered: 1\n`,
+        });
+        const blank = await baton('runs', 'update', waiting, 'note', '--args', '""', '--timeout', '20s');
+        expect(blank.code).toBe(1);
+        expect(blank.stderr).toMatch(
+          /BATON_UPDATE_REJECTED: .*rejected by its validator: a note is a non-empty string/,
+        );
         const signalled = await baton('runs', 'signal', waiting, 'go', '--payload', '{"answer":42}');
         expect(signalled).toMatchObject({ code: 0, stdout: `signal 'go' sent to run ${waiting}\n` });
         expect(await finished(waiting)).toBe('completed');
@@ -353,6 +391,9 @@ function describePair(pair: Pair): void {
         const late = await baton('runs', 'signal', waiting, 'go');
         expect(late.code).toBe(1);
         expect(late.stderr).toMatch(/is completed; a signal to a finished run is dropped, so none was sent/);
+        const lateUpdate = await baton('runs', 'update', waiting, 'note', '--args', '"late"');
+        expect(lateUpdate.code).toBe(1);
+        expect(lateUpdate.stderr).toMatch(/has finished \(completed\); a finished run takes no updates/);
         const timeline = await baton('runs', 'history', waiting, '--wide');
         expect(timeline.stdout).toMatch(/timer 0 .* fired/);
         expect(timeline.stdout).toMatch(/signal 1 'go' .* received/);

@@ -10,6 +10,7 @@ import {
   ConfigError,
   InvalidInputError,
   type SignalDefinition,
+  type UpdateDefinition,
   type AnyWorkflowDefinition,
   type WorkflowDefinition,
   type WorkflowOutput,
@@ -54,6 +55,7 @@ import { SchedulesApi } from './schedules.js';
 import { openedRecord } from './sealed-records.js';
 import { TimeTravelApi } from './time-travel.js';
 import { waitForResult, type ResultTiming } from './result-wait.js';
+import { callUpdate, type UpdateOptions } from './update-call.js';
 import {
   checkStartFields,
   validatedInput,
@@ -420,6 +422,54 @@ export class Client {
       // on as (so a cancel that crossed a continue-as-new reaches the chain's current run).
     }
     await this.outbox.send(`client.cancel(run ${runId})`, cancelMessage(runId, reason));
+  }
+
+  /**
+   * Sends an update to a running run and returns its handler's result (docs/updates.md): the
+   * workflow answers it with the handler it registered (`ctx.onUpdate(update, handler)`). Given a
+   * definition (`defineUpdate<Args, Result>(name)`), `args` must be its `Args` and the answer is its
+   * `Result`; a plain name takes any arguments. The arguments are checked here against the
+   * update's schema (InvalidInputError, nothing sent) and validator (UpdateRejectedError), then by
+   * the run's worker again, with the workflow's own validator, before anything is journaled. Then:
+   * UpdateRejectedError (refused, or no handler of that name: code BATON_UPDATE_UNKNOWN),
+   * UpdateFailedError (the handler threw), RunStateError (the run has finished, or ended before it
+   * handled the update), NotFoundError (an unknown run), UpdateTimeoutError (no answer within
+   * `timeoutMs`, 60 s by default: the update still applies once, and a call with the same
+   * `updateId` answers its result). Needs the store.
+   */
+  update<Args, Result>(
+    runId: string,
+    update: UpdateDefinition<Args, Result>,
+    args: NoInfer<Args>,
+    options?: UpdateOptions,
+  ): Promise<Result>;
+  update<Result = unknown>(
+    runId: string,
+    name: string,
+    args?: unknown,
+    options?: UpdateOptions,
+  ): Promise<Result>;
+  async update(
+    runId: string,
+    update: string | UpdateDefinition<unknown, unknown>,
+    args?: unknown,
+    options: UpdateOptions = {},
+  ): Promise<unknown> {
+    assertRunId(runId);
+    const store = this.requireStore('update');
+    await this.connect();
+    return callUpdate(
+      {
+        store,
+        outbox: this.outbox,
+        protection: this.protection,
+        pollIntervalMs: this.resultTiming.pollIntervalMs,
+      },
+      runId,
+      update,
+      args,
+      options,
+    );
   }
 
   /** The run record and its lease. NotFoundError while no worker has taken its start message. */

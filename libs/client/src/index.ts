@@ -117,6 +117,9 @@ export type { RunDeletion } from './run-deletion.js';
 // What waiting on a run raises: its failure, its deletion by the retention sweep, its loss with
 // the store's data, a wait that ran out of time.
 export { RunDeletedError, RunLostError, TimeoutError, WorkflowFailedError } from './result-errors.js';
+// What an update raises (docs/updates.md): refused before journaling, its handler failed, no answer in time.
+export { UpdateFailedError, UpdateRejectedError, UpdateTimeoutError } from './update-errors.js';
+export type { UpdateOptions } from './update-call.js';
 // What reading a run's protected data raises (a result, a fork, a checkpoint): bytes that do not
 // verify, a key this client lacks, a checkpoint schema newer than it knows.
 export { CheckpointIntegrityError, CheckpointSchemaError, MissingKeyError } from '@baton/core/runtime';

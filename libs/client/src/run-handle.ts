@@ -4,7 +4,9 @@
  * `retry`); it reaches them through {@link HandleClient}, its own type, so this module imports
  * neither client.ts nor the sub-clients.
  */
+import type { UpdateDefinition } from '@baton/core';
 import type { LeaseInfo, RunRecord } from '@baton/core/adapter';
+import type { UpdateOptions } from './update-call.js';
 
 export interface RunDescription extends RunRecord {
   lease: LeaseInfo | undefined;
@@ -52,6 +54,12 @@ export interface ForkOptions extends ForkPoint {
 export interface HandleClient {
   result(runId: string, options?: ResultOptions): Promise<unknown>;
   describe(runId: string): Promise<RunDescription>;
+  update(
+    runId: string,
+    update: string | UpdateDefinition<unknown, unknown>,
+    args: unknown,
+    options?: UpdateOptions,
+  ): Promise<unknown>;
   readonly runs: {
     pause(runId: string, reason?: string): Promise<'paused' | 'pause-requested'>;
     resume(runId: string): Promise<boolean>;
@@ -87,6 +95,25 @@ export class RunHandle<O = unknown> {
 
   describe(): Promise<RunDescription> {
     return this.client.describe(this.runId);
+  }
+
+  /**
+   * `client.update` of this run. A run this client started is waited for until the timeout when
+   * the store does not know it yet (its start may still be queued).
+   */
+  update<Args, Result>(
+    update: UpdateDefinition<Args, Result>,
+    args: NoInfer<Args>,
+    options?: UpdateOptions,
+  ): Promise<Result>;
+  update<Result = unknown>(name: string, args?: unknown, options?: UpdateOptions): Promise<Result>;
+  update(
+    update: string | UpdateDefinition<unknown, unknown>,
+    args?: unknown,
+    options: UpdateOptions = {},
+  ): Promise<unknown> {
+    const waitForStart = this.startedAt !== undefined ? { unknownRunMs: options.timeoutMs ?? Infinity } : {};
+    return this.client.update(this.runId, update, args, { ...waitForStart, ...options });
   }
 
   /** `client.runs.pause` of this run. */

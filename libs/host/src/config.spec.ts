@@ -182,6 +182,7 @@ describe('worker process configuration', () => {
       'crash_parent@1',
       'crash_keyed@1',
       'crash_limited@1',
+      'crash_updatable@1',
     ]);
     await expect(loadWorkflows(['./config.ts'], HERE)).rejects.toThrow(
       /module '\.\/config\.ts' exports no workflow/,

@@ -21,6 +21,7 @@ describe('loadWorkflows with a source of its own', () => {
       'crash_parent@1',
       'crash_keyed@1',
       'crash_limited@1',
+      'crash_updatable@1',
     ]);
     await expect(loadWorkflows(['./config.ts'], HERE, '--workflows')).rejects.toThrow(
       /^--workflows: module '\.\/config\.ts' exports no workflow/,

@@ -82,6 +82,7 @@ describe('postgres store: migrations', () => {
       'slot_keys',
       'slot_waiting',
       'timers',
+      'updates',
       'worker_reports',
       'workers',
     ]);

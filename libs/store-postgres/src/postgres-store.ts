@@ -4,7 +4,7 @@
  * the contract's capability objects. Each module is written against its contract (`OperationsOf`)
  * and bound whole: leases.ts, control.ts, checkpoints.ts, runs.ts and queries.ts, waits.ts
  * (timers, signals), presence.ts, retention.ts, payloads.ts, fleet.ts, schedules.ts,
- * concurrency.ts, rate-limits.ts, journal-index.ts.
+ * concurrency.ts, rate-limits.ts, updates.ts, journal-index.ts.
  *
  * Lifecycle, the one every adapter shares (`AdapterLifecycle`): `created` (no connection yet) →
  * `connecting` (first connection, migrations) → `ready` → `closed` (final; every operation
@@ -28,6 +28,7 @@ import { payloads } from './payloads.js';
 import { cancelsChannel, presenceOperations, PresenceRegistry } from './presence.js';
 import { runQueries } from './queries.js';
 import { rateLimits } from './rate-limits.js';
+import { updates } from './updates.js';
 import { checkSynchronousStandby } from './replication.js';
 import { retention } from './retention.js';
 import { runIndex } from './runs.js';
@@ -79,6 +80,7 @@ export class PostgresStore implements StoreAdapter {
         schedules,
         concurrency,
         rateLimits,
+        updates,
         journalIndex,
       },
       this.run,

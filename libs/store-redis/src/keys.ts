@@ -36,6 +36,12 @@ export interface KeyLayout {
   inbox(runId: string): string;
   /** HASH signalId -> name: de-duplication and the pending-signal check of leases.suspend. */
   signalNames(runId: string): string;
+  /** HASH updateId -> '<requestedAt>|<json>': update requests not settled yet (updates.ts). */
+  updatesPending(runId: string): string;
+  /** LIST of update ids in arrival order: the pending ones, and settled ones until none is pending. */
+  updatesOrder(runId: string): string;
+  /** HASH updateId -> '<settledAt>|<json>': settled updates' outcomes, deleted with the run. */
+  updatesKept(runId: string): string;
   /** HASH workerId -> '<client name> <registration nonce> <server run_id>'. */
   readonly workers: string;
   /**
@@ -99,6 +105,9 @@ export function keyLayout(prefix: string): KeyLayout {
     timers: `${prefix}timers`,
     inbox: (runId) => `${prefix}inbox:${runId}`,
     signalNames: (runId) => `${prefix}signal-ids:${runId}`,
+    updatesPending: (runId) => `${prefix}upd:${runId}`,
+    updatesOrder: (runId) => `${prefix}upd-order:${runId}`,
+    updatesKept: (runId) => `${prefix}upd-kept:${runId}`,
     workers: `${prefix}workers`,
     presenceInstance: `${prefix}presence-instance`,
     scanTurn: (scan) => `${prefix}scan-turn:${scan}`,
@@ -143,6 +152,9 @@ export const KEY_SEGMENTS: readonly string[] = [
   'timers',
   'inbox:',
   'signal-ids:',
+  'upd:',
+  'upd-order:',
+  'upd-kept:',
   'workers',
   'presence-instance',
   'scan-turn:',

@@ -3,7 +3,7 @@
  * to every capability by the one runner all of them go through (`op`); the work is in one module
  * per capability, each written against its contract (`OperationsOf`) and bound whole: leases.ts,
  * control.ts, checkpoints.ts, runs.ts and queries.ts, waits.ts (timers, signals), retention.ts,
- * payloads.ts, fleet.ts, schedules.ts, concurrency.ts, rate-limits.ts, journal-index.ts,
+ * payloads.ts, fleet.ts, schedules.ts, concurrency.ts, rate-limits.ts, updates.ts, journal-index.ts,
  * presence.ts, and the Lua scripts they call.
  *
  * Invariants:
@@ -55,6 +55,7 @@ import { runIndex } from './runs.js';
 import { schedules } from './schedules.js';
 import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
 import { signals, timers } from './waits.js';
+import { updates } from './updates.js';
 
 /**
  * Creates a {@link Store} on one Redis primary (not Redis Cluster: keys carry no hash tags), named
@@ -140,6 +141,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
         schedules,
         concurrency,
         rateLimits,
+        updates,
         journalIndex,
       },
       this.op,

@@ -53,6 +53,9 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   'control.pauseHeld',
   'control.resume',
   'payloads.put',
+  // A request the caller was told is waiting, and an outcome it was told is kept.
+  'updates.request',
+  'updates.settle',
   // A step of a grouped run is durable once its pointer is (group commit).
   'journalIndex.appendPointers',
   'journalIndex.markOwnJournal',

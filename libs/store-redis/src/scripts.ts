@@ -60,6 +60,9 @@ export const SCRIPT_NAMES = [
   'take-rate-token',
   'take-scan-turn',
   'write-checkpoint',
+  'request-update',
+  'settle-update',
+  'pending-updates',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -100,6 +100,7 @@ export async function claimRun(
       // Created by this very message and never leased before: it has no checkpoint to load.
       fresh: taken !== undefined && lease.epoch === 1,
       cancelRequested: lease.cancelRequested,
+      updateRequested: message.kind === 'wake' && message.reason === 'update',
       traceContext,
     },
     runDeps,

@@ -42,6 +42,7 @@ import { PutBack } from './put-back.js';
 import type { RunSession } from './run/run-session.js';
 import { SharedMembership } from './fleet/shared-membership.js';
 import { StoreClock } from './fleet/store-clock.js';
+import { UpdatePoll } from './run/update-poll.js';
 import { VersionHolders } from './fleet/version-holders.js';
 import { VersionRedrive } from './fleet/version-redrive.js';
 
@@ -78,6 +79,7 @@ const RESUME_REASONS: readonly (ResumeMessage['reason'] | WakeMessage['reason'])
   'timer',
   'signal',
   'cancel',
+  'update',
 ];
 
 /**
@@ -112,6 +114,8 @@ export class Worker {
   private readonly redrive: VersionRedrive;
   /** On a partitioned bus: the fleet's member list as this worker reads (or publishes) it. */
   private membership: SharedMembership | undefined;
+  /** Tells the runs held here of update requests that arrive meanwhile (run/update-poll.ts). */
+  private readonly updatePoll: UpdatePoll;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -138,6 +142,7 @@ export class Worker {
       this.options.onEvent(event),
     );
     this.keeper = new LeaseKeeper(store.leases, leaseMs, heartbeatMs, logger, this.instruments);
+    this.updatePoll = new UpdatePoll(store.updates, this.sessions, logger);
     this.storeClock = new StoreClock(store.leases, this.options.clock);
     this.dataLoss = new DataLossWatch(logger, this.instruments, this.options.onEvent, this.options.clock);
     this.maintenance = new Maintenance(store, transport, {
@@ -272,6 +277,7 @@ export class Worker {
       );
     }
     this.keeper.start();
+    this.updatePoll.start();
     this.maintenance.start();
     this.claimLoop.start();
     // After the first fleet report: a worker that lacks a redriven start sees this one listed.
@@ -315,6 +321,7 @@ export class Worker {
     await this.claimLoop.settled();
     clearTimeout(deadline);
     this.keeper.stop();
+    this.updatePoll.stop();
     this.storeClock.stop();
     this.unwatchCancels?.();
     this.stopBacklog?.();

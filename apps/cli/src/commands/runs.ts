@@ -1,6 +1,6 @@
 /**
- * `baton runs …`: list, describe, history (the timeline), start, signal, cancel, retry, fork,
- * delete. cancel, retry and delete take one run id or filters; with filters they are bulk
+ * `baton runs …`: list, describe, history (the timeline), start, signal, update, cancel, retry,
+ * fork, delete. cancel, retry and delete take one run id or filters; with filters they are bulk
  * actions (client.bulk): a dry run that prints how many runs match unless `--yes` is given.
  */
 import {
@@ -14,12 +14,13 @@ import {
   RUN_PRIORITIES,
   type RunPriority,
 } from '@baton/client';
+import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '@baton/core';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
-import { parseJson, workflowRef } from '../arguments.js';
+import { parseDuration, parseJson, workflowRef } from '../arguments.js';
 import { json, runsTable, summaryText, time, timelineTable, valueText } from '../output.js';
 import { fieldTable } from '../table.js';
 import { bulkExit, bulkProgress } from './progress.js';
@@ -163,6 +164,42 @@ export const runsCommands: CommandGroup = {
               context.flags(command).json
                 ? json({ runId, signal: name })
                 : `signal '${name}' sent to run ${runId}\n`,
+            );
+            return EXIT.done;
+          }),
+      );
+
+    runs
+      .command('update')
+      .description("send an update to a run and print its handler's answer (docs/updates.md)")
+      .argument('<run-id>')
+      .argument('<name>', 'the update name the workflow handles (ctx.onUpdate)')
+      .option('--args <json>', "the update's arguments as JSON ('-' reads them from stdin)")
+      .option(
+        '--update-id <id>',
+        'the update id: a repeat with it is applied once and answered with the kept result',
+      )
+      .option('--timeout <duration>', 'how long to wait for the answer (500ms, 30s, 2m)', '30s')
+      .action(
+        (
+          runId: string,
+          name: string,
+          flags: { args?: string; updateId?: string; timeout: string },
+          command: Command,
+        ) =>
+          context.run(async () => {
+            const timeoutMs = parseDuration('--timeout', flags.timeout);
+            const raw = flags.args === '-' ? await context.stdin() : flags.args;
+            const args = raw === undefined ? undefined : parseJson('--args', raw);
+            const updateId = flags.updateId ?? randomUUID();
+            const client = await context.session(command).client();
+            // Refused before anything is sent: an unknown run (404), a finished one (the client
+            // names its status), an id already answered (its kept result is the answer).
+            const result = await client.update(runId, name, args, { updateId, timeoutMs });
+            context.io.out(
+              context.flags(command).json
+                ? json({ runId, updateId, status: 'completed', result: result ?? null })
+                : `update '${name}' (id ${updateId}) of run ${runId} answered: ${valueText(result)}\n`,
             );
             return EXIT.done;
           }),

@@ -41,6 +41,14 @@ class RecordingAdapter {
   readonly rateLimits = {
     take: async (request: unknown) => this.record('rateLimits.take', request, {}),
   };
+  readonly updates = {
+    request: async (runId: string, request: unknown) =>
+      this.record('updates.request', [runId, request], { found: true, wake: false }),
+    settle: async (runId: string, epoch: number, settlement: unknown) =>
+      this.record('updates.settle', [runId, epoch, settlement], {}),
+    outcome: async (runId: string, updateId: string) =>
+      this.record('updates.outcome', [runId, updateId], undefined),
+  };
 
   async connect(): Promise<void> {
     this.state = 'open';
@@ -116,6 +124,18 @@ describe('checkedStore', () => {
         'rateLimits.take',
         () => store.rateLimits.take({ name: 'no spaces', key: '', limit: 1, perMs: 1_000 }),
       ],
+      ['updates.request id', () => store.updates.request('r', { updateId: '', name: 'add', args: 1 })],
+      ['updates.request name', () => store.updates.request('r', { updateId: 'u', name: '', args: 1 })],
+      [
+        'updates.settle',
+        () =>
+          store.updates.settle('r', 1, {
+            updateId: 'x'.repeat(257),
+            name: 'add',
+            outcome: { status: 'completed', result: 1 },
+          }),
+      ],
+      ['updates.outcome', () => store.updates.outcome('r', 'a\u0000b')],
     ];
     for (const [what, call] of refusals) {
       const answer = call();

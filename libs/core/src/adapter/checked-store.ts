@@ -6,8 +6,8 @@
  *
  * What is checked (each by the validator beside its contract): run queries (run-query-check.ts),
  * schedules, schedule ids, listings and due limits (schedule-times.ts), worker reports and their
- * time to live (fleet-check.ts), slot requests (contracts/concurrency.ts) and rate-limit requests
- * (contracts/rate-limits.ts).
+ * time to live (fleet-check.ts), slot requests (contracts/concurrency.ts), rate-limit requests
+ * (contracts/rate-limits.ts) and update ids and names (contracts/updates.ts).
  *
  * Invariants:
  * 1. A call whose argument fails its check rejects with the check's ConfigError (naming the field)
@@ -28,6 +28,7 @@ import { checkRateLimitRequest, type RateLimitStore } from './contracts/rate-lim
 import type { RunQueries } from './contracts/run-queries.js';
 import type { ScheduleStore } from './contracts/schedules.js';
 import type { Store, StoreAdapter } from './contracts/store.js';
+import { checkUpdateFields, type UpdateStore } from './contracts/updates.js';
 import { checkReportTtl, checkWorkerReport } from './fleet-check.js';
 import { methodNames } from './lifecycle.js';
 import { checkRunQuery, issueRunCursor } from './run-query-check.js';
@@ -43,7 +44,7 @@ import { assertScheduleId, checkDueLimit, checkNewSchedule, checkScheduleQuery }
  * }
  */
 export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs' | 'schedules'> & Store {
-  const { runs, schedules, fleet, concurrency, rateLimits } = adapter;
+  const { runs, schedules, fleet, concurrency, rateLimits, updates } = adapter;
   const listing: Pick<RunQueries, 'list'> = {
     async list(query) {
       const asked = checkRunQuery(query);
@@ -95,12 +96,27 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
       return rateLimits.take(request);
     },
   };
+  const answering: Pick<UpdateStore, 'request' | 'settle' | 'outcome'> = {
+    async request(runId, request) {
+      checkUpdateFields(request);
+      return updates.request(runId, request);
+    },
+    async settle(runId, epoch, settlement) {
+      checkUpdateFields(settlement);
+      return updates.settle(runId, epoch, settlement);
+    },
+    async outcome(runId, updateId) {
+      checkUpdateFields({ updateId });
+      return updates.outcome(runId, updateId);
+    },
+  };
   return view(adapter, {
     runs: view(runs, listing),
     schedules: view(schedules, scheduling),
     fleet: view(fleet, reporting),
     concurrency: view(concurrency, slots),
     rateLimits: view(rateLimits, grants),
+    updates: view(updates, answering),
   }) as Omit<A, 'runs' | 'schedules'> & Store;
 }
 

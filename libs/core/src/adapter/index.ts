@@ -134,6 +134,13 @@ export type { ConcurrencyStore, SlotAnswer, SlotRequest, SlotState } from './con
 export { MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
 export type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from './contracts/rate-limits.js';
 export type {
+  KeptUpdate,
+  UpdateOutcome,
+  UpdateRequest,
+  UpdateRequestResult,
+  UpdateStore,
+} from './contracts/updates.js';
+export type {
   FleetStore,
   ReportedEncryption,
   ReportedWorker,

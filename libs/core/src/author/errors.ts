@@ -47,7 +47,8 @@ export class UnencodableValueError extends BatonError {
 export class InvalidInputError extends BatonError {
   /**
    * What was refused: `'input'` (the input schema's issues, the constructor's default), a start
-   * field (`'workflow'`, `'version'`, `'idempotencyKey'`, `'runId'`) or a signal's `'payload'`.
+   * field (`'workflow'`, `'version'`, `'idempotencyKey'`, `'runId'`), a signal's `'payload'` or an
+   * update's `'args'` (`client.update`, against its update's schema).
    */
   readonly field: InvalidInputField;
   /** The signal, for a refused signal payload; absent otherwise. */
@@ -73,7 +74,8 @@ export class InvalidInputError extends BatonError {
 }
 
 /** The part of a start or signal that {@link InvalidInputError} refused. */
-export type InvalidInputField = 'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload';
+export type InvalidInputField =
+  'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload' | 'args';
 
 /** The run was cancelled; raised by the next ctx call after a cancel request. */
 export class CancelledError extends BatonError {

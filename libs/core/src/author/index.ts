@@ -63,6 +63,9 @@ export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './chi
 export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
+// The options' and validator's types are reached through these (`Parameters<typeof defineUpdate>`).
+export type { UpdateDefinition } from './update.js';
+export { defineUpdate } from './update.js';
 // The schema an author passes; its parts are reached through it (`StandardSchemaV1['~standard']`).
 export type { StandardSchemaV1 } from './standard-schema.js';
 export type { RetryPolicy } from './retry.js';

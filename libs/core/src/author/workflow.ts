@@ -5,6 +5,7 @@ import type { Duration } from './duration.js';
 import { ConfigError } from '../shared/errors.js';
 import type { RetryPolicy } from './retry.js';
 import type { SignalDefinition } from './signal.js';
+import type { UpdateDefinition, UpdateHandlerOptions } from './update.js';
 import { workflowNameProblem, workflowVersionProblem } from './start-fields.js';
 import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
 import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
@@ -107,6 +108,23 @@ export interface WorkflowContext {
     signal: SignalDefinition<T, unknown> | string,
     options?: WaitForSignalOptions,
   ): Promise<T>;
+  /**
+   * Answers the update `update` (`client.update(runId, update, args)`) with `handler`'s result.
+   * Register handlers at the top of the workflow, before its first await: a request that finds no
+   * handler when the run is next idle is rejected as unknown. An update is checked (the
+   * definition's schema and validator, then `options.validate`) before it is journaled; a refusal
+   * is the caller's answer and leaves no trace. An accepted one is journaled and its handler runs
+   * beside the workflow's code, as deterministic as it is: it may `ctx.run` activities, `sleep`
+   * and wait for signals, and it is run again on replay at the same point, so what it changes is
+   * there again. It is handled once whatever fails: a crash re-runs it from its journal, an update
+   * id seen twice is answered with the kept result. A run ends only once the handlers it accepted
+   * have settled. Registering a name again replaces its handler.
+   */
+  onUpdate<Args, Result>(
+    update: UpdateDefinition<Args, Result> | string,
+    handler: (args: Args) => Promise<Result> | Result,
+    options?: UpdateHandlerOptions<Args>,
+  ): void;
   /** Journaled wall-clock time (ms): the same value on every replay. */
   now(): number;
   /** Journaled random number in [0, 1). */

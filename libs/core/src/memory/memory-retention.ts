@@ -39,6 +39,7 @@ function deleteRun(state: MemoryState, runId: string): boolean {
   state.claimFailures.delete(runId);
   state.timers.delete(runId);
   state.inboxes.delete(runId);
+  state.updates.delete(runId);
   state.payloads.delete(runId);
   return true;
 }

@@ -14,6 +14,7 @@ import type { SlotState } from '../adapter/contracts/concurrency.js';
 import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import type { RunRecord } from '../adapter/contracts/run-record.js';
 import type { InboxSignal } from '../adapter/contracts/waits.js';
+import type { KeptUpdate, UpdateRequest } from '../adapter/contracts/updates.js';
 import { summarizeCheckpoint } from '../adapter/checkpoint-summary.js';
 import { FencedWriteError } from '../adapter/errors.js';
 import type { ClaimFailures, LeaseRecord, StoredCheckpoint } from './memory-records.js';
@@ -40,6 +41,8 @@ export class MemoryState {
   readonly claimFailures = new Map<string, ClaimFailures>();
   readonly timers = new Map<string, number>();
   readonly inboxes = new Map<string, InboxSignal[]>();
+  /** Update requests not settled yet, in arrival order, and settled ones by id (memory-updates.ts). */
+  readonly updates = new Map<string, { pending: UpdateRequest[]; kept: Map<string, KeptUpdate> }>();
   /** Large payloads by run, then by hash (copies, so a caller's buffer may change afterwards). */
   readonly payloads = new Map<string, Map<string, Uint8Array>>();
   /** Runs the retention sweep deleted, until `expiresAt`. */

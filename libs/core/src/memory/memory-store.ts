@@ -6,7 +6,8 @@
  * memory-leases.ts, memory-control.ts (cancel, pause, resume), memory-checkpoints.ts,
  * memory-runs.ts and memory-queries.ts, memory-waits.ts (timers, signals), memory-retention.ts,
  * memory-payloads.ts, memory-fleet.ts, memory-schedules.ts, memory-concurrency.ts,
- * memory-rate-limits.ts and memory-journal-index.ts, over the maps of memory-state.ts. Like every
+ * memory-rate-limits.ts, memory-updates.ts and memory-journal-index.ts, over the maps of
+ * memory-state.ts. Like every
  * store, it is a `StoreAdapter` behind `checkedStore` (adapter/checked-store.ts), which checks the
  * callers' arguments before they reach it.
  *
@@ -45,6 +46,7 @@ import { runIndex } from './memory-runs.js';
 import { schedules } from './memory-schedules.js';
 import { MemoryState } from './memory-state.js';
 import { signals, timers } from './memory-waits.js';
+import { updates } from './memory-updates.js';
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -115,6 +117,7 @@ class MemoryStore implements StoreAdapter {
         schedules,
         concurrency,
         rateLimits,
+        updates,
         journalIndex,
       },
       run,

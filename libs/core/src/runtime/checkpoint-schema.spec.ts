@@ -81,6 +81,17 @@ describe('migrateCheckpoint', () => {
     const byRef = { ...done, resultRef: { sha256: 'b'.repeat(64), size: 1, run: 'run-1' } } as JournalEntry;
     expect(checkpointSchemaFor([done])).toBe(1);
     expect(checkpointSchemaFor([done, byRef])).toBe(2);
+    // Updates (docs/updates.md): a worker that knows only version 2 must leave such a run alone.
+    const accepted: JournalEntry = {
+      type: 'UpdateAccepted',
+      epoch: 1,
+      at: 1,
+      updateId: 'u',
+      name: 'x',
+      args: null,
+    };
+    expect(checkpointSchemaFor([done, accepted])).toBe(3);
+    expect(checkpointSchemaFor([accepted, byRef])).toBe(3);
     const old = { ...base, entries: [done] };
     const migrated = migrateCheckpoint(old, 'run-1');
     expect(migrated).toEqual({ ...old, schemaVersion: CHECKPOINT_SCHEMA_VERSION });

@@ -30,7 +30,44 @@ describe('journal codec', () => {
     const bytes = encodeJson({ v: 99, entries: [] });
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(CodecError);
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(
-      /run-7 has codec version 99; this worker reads versions 1 to 2/,
+      /run-7 has codec version 99; this worker reads versions 1 to 3/,
+    );
+  });
+
+  it('writes version 3 for a record holding an update entry, and refuses one without its id and name', () => {
+    const accepted: JournalEntry = {
+      type: 'UpdateAccepted',
+      epoch: 1,
+      at: 1,
+      updateId: 'u1',
+      name: 'add',
+      args: { n: 1 },
+    };
+    const completed: JournalEntry = {
+      type: 'UpdateCompleted',
+      epoch: 1,
+      at: 2,
+      updateId: 'u1',
+      name: 'add',
+      result: 2,
+    };
+    const lease: JournalEntry = { type: 'LeaseAcquired', epoch: 1, at: 0, workerId: 'w' };
+    const version = (bytes: Uint8Array): unknown =>
+      (JSON.parse(new TextDecoder().decode(bytes)) as { v: unknown }).v;
+    expect(version(encodeEntries([lease]))).toBe(1);
+    expect(version(encodeEntries([lease, accepted]))).toBe(3);
+    expect(version(encodeEntries([completed]))).toBe(3);
+    expect(decodeEntries(encodeEntries([lease, accepted, completed]), 'r')).toEqual([
+      lease,
+      accepted,
+      completed,
+    ]);
+    const nameless = encodeJson({
+      v: 3,
+      entries: [{ type: 'UpdateAccepted', epoch: 1, at: 1, updateId: '' }],
+    });
+    expect(() => decodeEntries(nameless, 'run-8')).toThrow(
+      /run-8 holds an UpdateAccepted without a non-empty 'updateId' and a 'name'/,
     );
   });
 

@@ -4,7 +4,13 @@
  * says which version it found, so an old worker never misreads a newer writer's bytes.
  */
 import { CodecError } from '../adapter/errors.js';
-import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from '../shared/journal.js';
+import {
+  JOURNAL_ENTRY_TYPES,
+  type JournalEntry,
+  type PatchMarkerEntry,
+  type UpdateAcceptedEntry,
+  type UpdateCompletedEntry,
+} from '../shared/journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
 import { isSealedValue, SEALED_VALUE_FIELD } from './payload/sealed-shape.js';
 import { startFieldProblem } from '../author/start-fields.js';
@@ -12,11 +18,15 @@ import { unencodableEntries, unencodableMessage, unencodableValue } from './unen
 
 /**
  * Newest wire version of journal records this Baton reads and writes. Version 2 records hold
- * payload references (docs/large-payloads.md); a record without one is still written as version
- * 1, so a worker of an older Baton keeps reading it during a rolling deploy and refuses (never
- * misreads) one that has a reference.
+ * payload references (docs/large-payloads.md); version 3 records hold update entries
+ * (UpdateAccepted, UpdateCompleted: docs/updates.md), which a worker that does not know updates
+ * would replay without the handler's steps. A record is written with the lowest version that holds
+ * it (1 with neither), so a worker of an older Baton keeps reading it during a rolling deploy and
+ * refuses (never misreads) one that it cannot replay.
  */
-export const JOURNAL_CODEC_VERSION = 2;
+export const JOURNAL_CODEC_VERSION = 3;
+/** The version of records with a payload reference and no update entry. */
+const JOURNAL_REF_VERSION = 2;
 /**
  * Newest wire version of run-queue messages. As for records, a message is written with the lowest
  * version that holds it: 2 when a payload reference is inside, 3 when its input or payload is
@@ -61,8 +71,18 @@ function parseVersioned(bytes: Uint8Array, what: string): Record<string, unknown
 }
 
 function holdsRef(entry: JournalEntry): boolean {
-  const fields = entry as { resultRef?: unknown; payloadRef?: unknown };
-  return fields.resultRef !== undefined || fields.payloadRef !== undefined;
+  const fields = entry as { resultRef?: unknown; payloadRef?: unknown; argsRef?: unknown };
+  return fields.resultRef !== undefined || fields.payloadRef !== undefined || fields.argsRef !== undefined;
+}
+
+function isUpdateEntry(entry: JournalEntry): boolean {
+  return entry.type === 'UpdateAccepted' || entry.type === 'UpdateCompleted';
+}
+
+/** The lowest journal codec version that holds `entries` (see {@link JOURNAL_CODEC_VERSION}). */
+function journalVersionFor(entries: readonly JournalEntry[]): number {
+  if (entries.some(isUpdateEntry)) return JOURNAL_CODEC_VERSION;
+  return entries.some(holdsRef) ? JOURNAL_REF_VERSION : BASE_VERSION;
 }
 
 /**
@@ -70,7 +90,7 @@ function holdsRef(entry: JournalEntry): boolean {
  * no JSON form raises UnencodableValueError naming the entry (`result of activity x (step #3)`).
  */
 export function encodeEntries(entries: readonly JournalEntry[]): Uint8Array {
-  const record = { v: entries.some(holdsRef) ? JOURNAL_CODEC_VERSION : BASE_VERSION, entries };
+  const record = { v: journalVersionFor(entries), entries };
   try {
     return encoder.encode(JSON.stringify(record));
   } catch (cause) {
@@ -102,6 +122,7 @@ export function decodeEntries(bytes: Uint8Array, runId: string): JournalEntry[] 
       );
     }
     if (e.type === 'PatchMarker') checkPatchMarker(e, runId);
+    if (e.type === 'UpdateAccepted' || e.type === 'UpdateCompleted') checkUpdateEntry(e, runId);
   }
   return obj.entries as JournalEntry[];
 }
@@ -111,6 +132,15 @@ function checkPatchMarker(e: Partial<PatchMarkerEntry>, runId: string): void {
   if (typeof e.changeId !== 'string' || e.changeId.length === 0 || !Number.isInteger(e.atSeq)) {
     throw new CodecError(
       `journal record of run ${runId} holds a PatchMarker without a non-empty 'changeId' and an integer 'atSeq'`,
+    );
+  }
+}
+
+/** An UpdateAccepted starts a handler on replay: one without its id and name cannot be replayed. */
+function checkUpdateEntry(e: Partial<UpdateAcceptedEntry | UpdateCompletedEntry>, runId: string): void {
+  if (typeof e.updateId !== 'string' || e.updateId.length === 0 || typeof e.name !== 'string') {
+    throw new CodecError(
+      `journal record of run ${runId} holds an ${String(e.type)} without a non-empty 'updateId' and a 'name'`,
     );
   }
 }

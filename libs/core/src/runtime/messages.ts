@@ -40,9 +40,10 @@ export interface WakeMessage extends MessageBase {
   kind: 'wake';
   /**
    * `resume`: an operator resumed the paused run (`client.runs.resume`); `slot`: a concurrency slot
-   * was handed to the run, which waited for it.
+   * was handed to the run, which waited for it; `update`: an update request arrived for it
+   * (`client.update`), which its owner reads once the run is replayed.
    */
-  reason: 'timer' | 'signal' | 'cancel' | 'resume' | 'slot';
+  reason: 'timer' | 'signal' | 'cancel' | 'resume' | 'slot' | 'update';
 }
 
 export interface SignalMessage extends MessageBase {

@@ -133,6 +133,10 @@ function carriedValue(entry: JournalEntry): { what: string; value: unknown } {
       return { what: `payload of signal '${entry.name}' (step #${entry.seq})`, value: entry.payload };
     case 'ValueRecorded':
       return { what: `recorded ${entry.name} value (step #${entry.seq})`, value: entry.value };
+    case 'UpdateAccepted':
+      return { what: `arguments of update '${entry.name}' (id ${entry.updateId})`, value: entry.args };
+    case 'UpdateCompleted':
+      return { what: `result of update '${entry.name}' (id ${entry.updateId})`, value: entry.result };
     default:
       return { what: `${entry.type} journal entry`, value: entry };
   }

@@ -132,6 +132,39 @@ export interface SignalTimedOutEntry extends EntryBase {
   name: string;
 }
 
+/**
+ * An update (`client.update` → `ctx.onUpdate`) passed its schema and validators and its handler
+ * starts here. No `seq`: it is not a ctx call of the workflow, and the handler's own ctx calls
+ * number on from the point where it starts. Replay starts the handler again at this entry's place
+ * among the completions (executor/updates.ts), so its steps take the numbers they took live. A
+ * rejected update is never journaled. Records holding one are codec version 3.
+ */
+export interface UpdateAcceptedEntry extends EntryBase {
+  type: 'UpdateAccepted';
+  updateId: string;
+  name: string;
+  /** The arguments the handler receives (the update schema's output). */
+  args: unknown;
+  /** Set instead of `args` when the arguments were stored by reference. */
+  argsRef?: PayloadRef;
+}
+
+/**
+ * The handler of an accepted update settled and its outcome is kept in the store (`updates.settle`,
+ * written first): with `result`, or `error` for a handler that threw. Replay delivers nothing for
+ * it; it tells a resumed owner that the update needs no answer any more.
+ */
+export interface UpdateCompletedEntry extends EntryBase {
+  type: 'UpdateCompleted';
+  updateId: string;
+  name: string;
+  result?: unknown;
+  /** Set instead of `result` when the result was stored by reference. */
+  resultRef?: PayloadRef;
+  /** Set when the handler threw. */
+  error?: SerializedError;
+}
+
 export interface RunCompletedEntry extends EntryBase {
   type: 'RunCompleted';
   result: unknown;
@@ -161,6 +194,8 @@ export type JournalEntry =
   | SignalReceivedEntry
   | SignalTimedOutEntry
   | PatchMarkerEntry
+  | UpdateAcceptedEntry
+  | UpdateCompletedEntry
   | RunCompletedEntry
   | RunFailedEntry
   | RunCancelledEntry;
@@ -182,6 +217,8 @@ export const JOURNAL_ENTRY_TYPES: readonly JournalEntryType[] = [
   'SignalReceived',
   'SignalTimedOut',
   'PatchMarker',
+  'UpdateAccepted',
+  'UpdateCompleted',
   'RunCompleted',
   'RunFailed',
   'RunCancelled',

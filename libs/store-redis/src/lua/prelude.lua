@@ -289,6 +289,8 @@ local function drop_run(prefix, run_id, idempotency_key, data_keys, held_key, ti
     end
   end
   redis.call('DEL', unpack(data_keys))
+  -- The run's updates (updates.ts): built here, so both deletions drop them.
+  redis.call('DEL', prefix .. 'upd:' .. run_id, prefix .. 'upd-order:' .. run_id, prefix .. 'upd-kept:' .. run_id)
   redis.call('ZREM', held_key, run_id)
   redis.call('ZREM', timers_key, run_id)
   redis.call('ZREM', finished_key, run_id)

@@ -163,3 +163,35 @@ export const crashLimited = defineWorkflow({
   version: 1,
   run: chainOf(applyLimitedStep),
 });
+
+/** What the update `crash_add` of `crash_updatable` carries: the amount it adds, and how long its step takes. */
+export interface CrashAddArgs {
+  amount: number;
+  delayMs: number;
+}
+
+/** The ledger step of a `crash_updatable` run's n-th accepted update (apart from any chain's steps). */
+export const UPDATE_STEP_BASE = 1_000;
+
+/**
+ * Answers the update `crash_add` (the update scenario): each accepted update applies one ledger
+ * step (step {@link UPDATE_STEP_BASE} + its number, under its own idempotency key), then adds its
+ * amount and answers the total; the signal `crash_finish` ends the run with that total. A handler
+ * that ran twice in effect would add its amount twice, or apply its step twice in the ledger.
+ */
+export const crashUpdatable = defineWorkflow({
+  name: 'crash_updatable',
+  version: 1,
+  run: async (ctx, input: { seed: number }) => {
+    let total = 0;
+    let accepted = 0;
+    ctx.onUpdate('crash_add', async (args: CrashAddArgs) => {
+      const step = UPDATE_STEP_BASE + accepted++;
+      await ctx.run(applyStep, { step, previous: total, seed: input.seed, delayMs: args.delayMs });
+      total += args.amount;
+      return { total, accepted };
+    });
+    await ctx.waitForSignal('crash_finish');
+    return total;
+  },
+});

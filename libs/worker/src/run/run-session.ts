@@ -26,6 +26,7 @@ import {
   protectionActive,
   ReplayExecutor,
   sealOutcome,
+  sealUpdateOutcome,
   serializeError,
   type ExecutionHost,
   type ExecutionOutcome,
@@ -40,7 +41,7 @@ import type { Attributes, Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
 import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
 import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate.js';
-import { enqueueResume } from './run-messages.js';
+import { enqueueResume, enqueueWake } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from '../lease-keeper.js';
 import type { ResolvedWorkerOptions } from '../options.js';
 import { recoverRun } from './recovery.js';
@@ -86,6 +87,8 @@ export interface SessionStart {
   /** The run was created by the message this session claimed, at epoch 1: no checkpoint exists. */
   fresh?: boolean;
   cancelRequested: boolean;
+  /** Claimed by a wake for an update request: the run reads its requests even without handlers. */
+  updateRequested?: boolean;
   /** The context of this attempt's `baton.run` span: activity spans are its children. */
   traceContext: Context;
 }
@@ -198,6 +201,19 @@ export class RunSession {
     this.executor?.handoff();
   }
 
+  /**
+   * Whether the run's workflow registered an update handler: the worker's update poll
+   * (update-poll.ts) asks the store about such runs only.
+   */
+  get acceptsUpdates(): boolean {
+    return this.executor?.acceptsUpdates === true;
+  }
+
+  /** The store holds update requests for the run (update-poll.ts): the executor reads them. */
+  updatesArrived(): void {
+    this.executor?.updatesArrived();
+  }
+
   /** Stops at once; nothing more is written except a best-effort hand-off when `cause` allows it. */
   abort(cause: unknown): void {
     this.abortCause ??= cause;
@@ -290,6 +306,7 @@ export class RunSession {
       cancelRequested,
       cancelReason,
       pipelineSteps: this.deps.pipelineSteps,
+      updateRequested: this.start.updateRequested === true,
     });
     if (this.handoffRequested || this.pauseRequested) this.executor.handoff();
     let outcome: ExecutionOutcome;
@@ -386,6 +403,24 @@ export class RunSession {
             : signal,
         );
       },
+      // Update arguments sealed by the client (docs/integrity.md) are opened here, before any check.
+      readUpdates: async () => {
+        const requests = await store.updates.pending(this.runId);
+        const protection = this.deps.payloadProtection;
+        return requests.map((request) =>
+          isSealedValue(request.args)
+            ? { ...request, args: openValue(request.args, this.runId, 'update args', protection) }
+            : request,
+        );
+      },
+      // Fenced by this session's epoch (a zombie's answer is never kept), sealed as the run's result is.
+      settleUpdate: async ({ updateId, name, outcome }) => {
+        await store.updates.settle(this.runId, this.epoch, {
+          updateId,
+          name,
+          outcome: sealUpdateOutcome(outcome, this.runId, this.deps.payloadProtection),
+        });
+      },
       // Rate limits are kept on the store's clock: a refusal's wait is a duration, not a time, so
       // this worker's clock skew never moves it.
       takeRateToken: (request) => store.rateLimits.take(request),
@@ -434,6 +469,7 @@ export class RunSession {
         if (!result.ok) this.keeper.add(this.runId, this.epoch, Date.now(), this.leaseHandlers);
         else await releaseSlot(this.deps, this.slot);
         if (result.ok && result.paused === true) this.pausedAtSuspend = true;
+        if (result.ok && result.paused !== true) await this.wakeForLateUpdates();
         // The executor cancels on this answer; hand it the reason first (the first reason wins).
         if (!result.ok && result.reason === 'cancel-requested') {
           const reason = await this.storedCancelReason();
@@ -442,6 +478,25 @@ export class RunSession {
         return result;
       },
     };
+  }
+
+  /**
+   * After the run suspended: an update request that arrived while it was held, and that it had
+   * not read, found the run held and woke nothing (contracts/updates.ts, invariant 3). Wake it for
+   * that request now. Only for a workflow with update handlers (one without is woken only by a
+   * request that finds it suspended). A failure is logged: the caller's repeat wakes the run.
+   */
+  private async wakeForLateUpdates(): Promise<void> {
+    if (this.executor?.acceptsUpdates !== true) return;
+    try {
+      const waiting = await this.deps.store.updates.waiting([this.runId]);
+      if (waiting.length > 0) await enqueueWake(this.deps.transport.runQueue, this.runId, 'update');
+    } catch (err) {
+      this.deps.logger.warn(
+        { err, runId: this.runId },
+        'checking for update requests after suspending failed; a repeated request wakes the run',
+      );
+    }
   }
 
   private async afterStop(outcome: ExecutionOutcome): Promise<SessionEnd> {

@@ -50,6 +50,8 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   [API_CODES.noRoute]: 404,
   // A run the retention sweep deleted: as unknown as any other to the caller; the code says why.
   BATON_RUN_DELETED: 404,
+  // An update name the run's workflow has no handler for (docs/updates.md).
+  BATON_UPDATE_UNKNOWN: 404,
   [API_CODES.methodNotAllowed]: 405,
   BATON_RUN_STATE: 409,
   [API_CODES.tooLarge]: 413,
@@ -57,6 +59,8 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   BATON_INVALID_INPUT: 422,
   BATON_UNENCODABLE: 422,
   [API_CODES.unknownWorkflow]: 422,
+  // An update its schema or a validator refused before anything was journaled.
+  BATON_UPDATE_REJECTED: 422,
   [API_CODES.signInLimited]: 429,
   [API_CODES.unavailable]: 503,
   BATON_STORE_TIMEOUT: 503,

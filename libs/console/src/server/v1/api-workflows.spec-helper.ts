@@ -1,7 +1,8 @@
 /**
  * The workflows the HTTP API's specs run: a greeting whose input has a schema (a hand-written
  * Standard Schema, so no validation library is needed), in two versions; a run that waits for the
- * signal `go` and returns its payload; a run that fails; and one only the workers register (the
+ * signal `go` and returns its payload; a counter that answers the update `add`; a run that fails;
+ * and one only the workers register (the
  * API server does not load it), for the version rules of POST /v1/runs. The integration spec
  * (apps/cli/src/http-api.serial.int.spec.ts) gives this module to the worker processes and to `baton
  * serve --workflows`, so it imports nothing but @baton/core and uses only erasable TypeScript
@@ -46,6 +47,34 @@ export const apiWait = defineWorkflow({
   run: async (ctx, _input: unknown) => ctx.waitForSignal<unknown>('go'),
 });
 
+/**
+ * Adds each update `add`'s whole number (≥ 1; its validator refuses anything else but `"boom"`,
+ * whose handler throws) and answers the total; returns the total on the signal `go`.
+ */
+export const apiCounter = defineWorkflow({
+  name: 'api_counter',
+  version: 1,
+  run: async (ctx, _input: unknown) => {
+    let total = 0;
+    ctx.onUpdate(
+      'add',
+      (n: unknown) => {
+        if (n === 'boom') throw new Error('add fails on purpose');
+        total += n as number;
+        return total;
+      },
+      {
+        validate: (n: unknown) => {
+          if (n !== 'boom' && !(Number.isInteger(n) && (n as number) >= 1))
+            throw new Error(`add takes a whole number ≥ 1, got ${JSON.stringify(n)}`);
+        },
+      },
+    );
+    await ctx.waitForSignal('go');
+    return total;
+  },
+});
+
 /** Fails at once, with a message the result route answers. */
 export const apiFail = defineWorkflow({
   name: 'api_fail',
@@ -63,4 +92,4 @@ export const apiWorkerOnly = defineWorkflow({
 });
 
 /** What the API server loads (`baton serve --workflows` in the integration spec loads them all). */
-export const API_SERVER_WORKFLOWS = [apiGreetV1, apiGreetV2, apiWait, apiFail];
+export const API_SERVER_WORKFLOWS = [apiGreetV1, apiGreetV2, apiWait, apiCounter, apiFail];

@@ -306,6 +306,59 @@ describe('the HTTP API', () => {
     expect((await call(url, 'POST', `/v1/runs/${waitingId}/cancel`)).status).toBe(409);
   });
 
+  it("sends updates: 200 with the handler's answer or its failure, 202 past the wait, a repeated id applied once", async () => {
+    const url = await serve();
+    const started = await call(url, 'POST', '/v1/runs', { body: { workflow: 'api_counter' } });
+    const runId = started.body['runId'] as string;
+    await until(runId, ['suspended']);
+    const added = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 2 } });
+    expect(added).toMatchObject({ status: 200, body: { runId, status: 'completed', result: 2 } });
+    expect(added.body['updateId']).toEqual(expect.any(String));
+    // A repeat of an id (the body's, or the header's) is answered with the kept result.
+    const byKey = { body: { args: 5 }, headers: { 'idempotency-key': 'add-5' } };
+    expect(await call(url, 'POST', `/v1/runs/${runId}/updates/add`, byKey)).toMatchObject({
+      status: 200,
+      body: { updateId: 'add-5', result: 7 },
+    });
+    expect(
+      await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 5, updateId: 'add-5' } }),
+    ).toMatchObject({ status: 200, body: { updateId: 'add-5', result: 7 } });
+    const refused = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 0 } });
+    expect(refused).toMatchObject({ status: 422, body: { error: { code: 'BATON_UPDATE_REJECTED' } } });
+    expect(refused.body.error?.message).toMatch(
+      /rejected by its validator: add takes a whole number ≥ 1, got 0/,
+    );
+    const unknown = await call(url, 'POST', `/v1/runs/${runId}/updates/subtract`, { body: { args: 1 } });
+    expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'BATON_UPDATE_UNKNOWN' } } });
+    expect(unknown.body.error?.message).toMatch(/no handler for update 'subtract'; it handles 'add'/);
+    const failed = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 'boom' } });
+    expect(failed).toMatchObject({
+      status: 200,
+      body: { status: 'failed', error: { name: 'Error', message: 'add fails on purpose' } },
+    });
+    // Paused: no answer within the wait, 202 with the id; once resumed, the repeat gets the answer.
+    await client.runs.pause(runId, 'a test');
+    const pending = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, {
+      body: { args: 1, timeoutMs: 100 },
+    });
+    expect(pending).toMatchObject({ status: 202, body: { runId, status: 'pending' } });
+    const updateId = pending.body['updateId'] as string;
+    await client.runs.resume(runId);
+    expect(
+      await call(url, 'POST', `/v1/runs/${runId}/updates/add`, {
+        body: { args: 1, updateId, timeoutMs: 10_000 },
+      }),
+    ).toMatchObject({ status: 200, body: { updateId, result: 8 } });
+    await call(url, 'POST', `/v1/runs/${runId}/signals/go`, { body: null });
+    expect(await call(url, 'GET', `/v1/runs/${runId}/result?wait=10s`)).toMatchObject({
+      status: 200,
+      body: { status: 'completed', result: 8 },
+    });
+    const late = await call(url, 'POST', `/v1/runs/${runId}/updates/add`, { body: { args: 1 } });
+    expect(late).toMatchObject({ status: 409, body: { error: { code: 'BATON_RUN_STATE' } } });
+    expect(late.body.error?.message).toMatch(/has finished \(completed\); a finished run takes no updates/);
+  });
+
   it('cuts a long wait to its bound and answers a run still unknown after it 404', async () => {
     const url = await serve({}, { maxWaitMs: 150 });
     const started = await call(url, 'POST', '/v1/runs', { body: { workflow: 'api_wait' } });
@@ -389,6 +442,46 @@ describe('the HTTP API', () => {
       ['GET', '/v1/runs/has%20space', {}, 404, 'BATON_NOT_FOUND', /has space/],
       ['POST', '/v1/runs/no-such-run/cancel', {}, 404, 'BATON_NOT_FOUND', /not known/],
       ['POST', '/v1/runs/no-such-run/signals/go', { body: true }, 404, 'BATON_NOT_FOUND', /not known/],
+      [
+        'POST',
+        '/v1/runs/no-such-run/updates/add',
+        { body: { args: 1 } },
+        404,
+        'BATON_NOT_FOUND',
+        /not known/,
+      ],
+      [
+        'POST',
+        '/v1/runs/some-run/updates/add',
+        { body: { args: 1, timeout: 5 } },
+        400,
+        'BATON_BAD_REQUEST',
+        /unknown field\(s\) 'timeout'; the fields are 'args', 'updateId', 'timeoutMs'/,
+      ],
+      [
+        'POST',
+        '/v1/runs/some-run/updates/add',
+        { body: { timeoutMs: -1 } },
+        400,
+        'BATON_BAD_REQUEST',
+        /'timeoutMs' must be a whole number of ms/,
+      ],
+      [
+        'POST',
+        '/v1/runs/some-run/updates/add',
+        { body: { updateId: 'a' }, headers: { 'idempotency-key': 'b' } },
+        400,
+        'BATON_BAD_REQUEST',
+        /Idempotency-Key header and the body's 'updateId' differ/,
+      ],
+      [
+        'POST',
+        '/v1/runs/some-run/updates/add',
+        { body: { updateId: '' } },
+        400,
+        'BATON_BAD_REQUEST',
+        /must be 1-256 characters/,
+      ],
       [
         'POST',
         '/v1/runs/some-run/cancel',

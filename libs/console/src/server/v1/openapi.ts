@@ -59,7 +59,8 @@ export const OPENAPI_DOCUMENT = {
     title: 'Baton HTTP API',
     version: '1',
     description:
-      'Start Baton workflow runs, read them, wait for their results, signal and cancel them, from any ' +
+      'Start Baton workflow runs, read them, wait for their results, signal them, send them updates and ' +
+      'cancel them, from any ' +
       'language. Served by `baton serve` beside a fleet (docs/http-api.md). Every error is ' +
       '`{ "error": { "code": "BATON_…", "message": "…" } }`; a 4xx is the caller\'s mistake, a 503 ' +
       '(with Retry-After) a store or bus that did not answer in time.',
@@ -209,6 +210,51 @@ export const OPENAPI_DOCUMENT = {
           '404': response('NotFound'),
           '409': response('Finished'),
           '422': error("The payload fails the signal's schema (`BATON_INVALID_INPUT`)."),
+          ...COMMON,
+        },
+      },
+    },
+    '/v1/runs/{runId}/updates/{name}': {
+      post: {
+        operationId: 'updateRun',
+        summary: "Send an update to a run and wait for its handler's answer",
+        description:
+          "The run's workflow answers the update with the handler it registered (`ctx.onUpdate`), after " +
+          "checking it against the update's schema and validators; a refusal is journaled nowhere. The " +
+          'update id (`updateId`, or `Idempotency-Key`; none: a new one) makes a repeat safe: the same ' +
+          'id is applied once, and a repeat answers the kept outcome. A wait that runs out answers 202 ' +
+          'with the id: the update still applies once; repeat the request with that id (docs/updates.md).',
+        parameters: [
+          runId,
+          {
+            name: 'name',
+            in: 'path',
+            required: true,
+            description: 'The update name (`defineUpdate(name)`).',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            description: "The same as the body's `updateId` (send one or the other).",
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: { required: false, ...json(ref('UpdateRequest')) },
+        responses: {
+          '200': { description: 'The update was handled.', ...json(ref('UpdateOutcome')) },
+          '202': {
+            description: 'No answer within the wait: repeat with the same `updateId`.',
+            ...json(ref('UpdatePending')),
+          },
+          ...WRITES,
+          '404': error(
+            'The store does not know the run (`BATON_NOT_FOUND`, `BATON_RUN_DELETED`), or its workflow has no handler of that name (`BATON_UPDATE_UNKNOWN`).',
+          ),
+          '409': error('The run has finished, or ended before it handled the update (`BATON_RUN_STATE`).'),
+          '422': error(
+            "The update's schema or a validator refused it; nothing was journaled (`BATON_UPDATE_REJECTED`).",
+          ),
           ...COMMON,
         },
       },
@@ -418,6 +464,54 @@ export const OPENAPI_DOCUMENT = {
         type: 'object',
         required: ['runId', 'signal'],
         properties: { runId: { type: 'string' }, signal: { type: 'string' } },
+      },
+      UpdateRequest: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          args: { description: "The update's arguments, any JSON; none is null." },
+          updateId: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 256,
+            description: 'The update id: the same id is applied once. None: a new one (answered back).',
+          },
+          timeoutMs: {
+            type: 'integer',
+            minimum: 0,
+            default: 30_000,
+            description: 'How long to wait for the answer (ms); longer waits are cut to 60 s.',
+          },
+        },
+      },
+      UpdateOutcome: {
+        oneOf: [
+          {
+            type: 'object',
+            required: ['runId', 'updateId', 'status', 'result'],
+            properties: {
+              runId: { type: 'string' },
+              updateId: { type: 'string' },
+              status: { const: 'completed' },
+              result: { description: "The handler's result." },
+            },
+          },
+          {
+            type: 'object',
+            required: ['runId', 'updateId', 'status', 'error'],
+            properties: {
+              runId: { type: 'string' },
+              updateId: { type: 'string' },
+              status: { const: 'failed' },
+              error: { ...ref('ErrorInfo'), description: 'What the handler threw.' },
+            },
+          },
+        ],
+      },
+      UpdatePending: {
+        type: 'object',
+        required: ['runId', 'updateId', 'status'],
+        properties: { runId: { type: 'string' }, updateId: { type: 'string' }, status: { const: 'pending' } },
       },
       CancelRequest: {
         type: 'object',

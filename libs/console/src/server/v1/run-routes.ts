@@ -1,6 +1,6 @@
 /**
- * The HTTP API's routes (`/v1/…`): start a run, describe it, wait for its result, signal it,
- * cancel it, and list runs by the store's filters. Each route is named by its OpenAPI path
+ * The HTTP API's routes (`/v1/…`): start a run, describe it, wait for its result, signal it, send
+ * it an update and wait for the answer, cancel it, and list runs by the store's filters. Each route is named by its OpenAPI path
  * template (`/v1/runs/{runId}`), so the document (openapi.ts) and this table can be compared
  * entry by entry (openapi.spec.ts).
  *
@@ -10,7 +10,15 @@
  * ApiError or the client's errors for the caller's mistakes (api-errors.ts maps them).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { isFinishedRun, TimeoutError, WorkflowFailedError, type Client } from '@baton/client';
+import { randomUUID } from 'node:crypto';
+import {
+  isFinishedRun,
+  TimeoutError,
+  UpdateFailedError,
+  UpdateTimeoutError,
+  WorkflowFailedError,
+  type Client,
+} from '@baton/client';
 import { CancelledError, RunStateError, toMs } from '@baton/core';
 import { runQueryOf } from '../api-runs.js';
 import { API_CODES, ApiError } from './api-errors.js';
@@ -67,6 +75,9 @@ export const LIST_PARAMETERS = [
 ] as const;
 
 const START_FIELDS = ['workflow', 'version', 'input', 'idempotencyKey', 'allowUnregistered'];
+const UPDATE_FIELDS = ['args', 'updateId', 'timeoutMs'];
+/** How long an update is waited for when the body says nothing (cut, as any, to the longest wait). */
+export const DEFAULT_UPDATE_WAIT_MS = 30_000;
 
 function badRequest(message: string): ApiError {
   return new ApiError(API_CODES.badRequest, message);
@@ -177,6 +188,59 @@ async function resultAnswer(call: ApiCall): Promise<ApiAnswer> {
   return { status: 202, body: { runId, status: isFinishedRun(status) ? 'running' : status } };
 }
 
+/** `POST /v1/runs/{runId}/updates/{name}`'s body: the arguments, the update id and the wait. */
+function updateRequestOf(
+  body: unknown,
+  headers: IncomingHttpHeaders,
+  maxWaitMs: number,
+): { args: unknown; updateId: string; timeoutMs: number } {
+  const fields = objectBody(body, UPDATE_FIELDS);
+  const { updateId, timeoutMs } = fields;
+  if (updateId !== undefined && typeof updateId !== 'string')
+    throw badRequest(`'updateId' must be a string, got ${JSON.stringify(updateId)}`);
+  const headerId = headerValue(headers, 'idempotency-key');
+  if (headerId !== undefined && updateId !== undefined && headerId !== updateId)
+    throw badRequest("the Idempotency-Key header and the body's 'updateId' differ: send one");
+  const id = updateId ?? headerId ?? randomUUID();
+  // eslint-disable-next-line no-control-regex -- the point: refuse them
+  if (id.length === 0 || id.length > 256 || /[\u0000-\u001f\u007f]/.test(id))
+    throw badRequest(
+      "the update id ('updateId' or Idempotency-Key) must be 1-256 characters, none a control character",
+    );
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 0)
+  )
+    throw badRequest(`'timeoutMs' must be a whole number of ms ≥ 0, got ${JSON.stringify(timeoutMs)}`);
+  return {
+    args: fields['args'] ?? null,
+    updateId: id,
+    timeoutMs: Math.min(timeoutMs ?? DEFAULT_UPDATE_WAIT_MS, maxWaitMs),
+  };
+}
+
+/**
+ * Sends an update and answers its outcome: 200 with the handler's result (or, `status: failed`,
+ * what it threw), 202 when the wait ran out (the update stays with the run: repeat with the same
+ * `updateId` for its answer). Refusals are the client's errors: 404 (an unknown run or update
+ * name), 409 (a finished run), 422 (rejected by a schema or validator).
+ */
+async function updateAnswer(call: ApiCall): Promise<ApiAnswer> {
+  const runId = call.params['runId']!;
+  const name = call.params['name']!;
+  const { args, updateId, timeoutMs } = updateRequestOf(call.body, call.headers, call.maxWaitMs);
+  try {
+    const result = await call.client.update(runId, name, args, { updateId, timeoutMs, signal: call.signal });
+    return { status: 200, body: { runId, updateId, status: 'completed', result: result ?? null } };
+  } catch (err) {
+    if (err instanceof UpdateFailedError)
+      return { status: 200, body: { runId, updateId, status: 'failed', error: errorView(err.failure) } };
+    if (err instanceof UpdateTimeoutError)
+      return { status: 202, body: { runId, updateId, status: 'pending' } };
+    throw err;
+  }
+}
+
 export const RUN_ROUTES: readonly ApiRoute[] = [
   {
     method: 'POST',
@@ -229,6 +293,12 @@ export const RUN_ROUTES: readonly ApiRoute[] = [
       await client.signal(runId, name, body ?? null, signalId === undefined ? {} : { signalId });
       return { status: 202, body: { runId, signal: name } };
     },
+  },
+  {
+    method: 'POST',
+    path: '/v1/runs/{runId}/updates/{name}',
+    write: true,
+    handle: updateAnswer,
   },
   {
     method: 'POST',

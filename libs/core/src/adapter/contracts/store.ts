@@ -22,6 +22,8 @@
  *   in arrival order;
  * - `rateLimits`, {@link RateLimitStore} (contracts/rate-limits.ts): grants per named limit and
  *   key, in a sliding window;
+ * - `updates`, {@link UpdateStore} (contracts/updates.ts): requests to a running run waiting for
+ *   its owner, and each answered one's outcome by update id, kept until retention;
  * - `journalIndex`, {@link JournalIndex} (contracts/group-journal.ts, optional): each run's
  *   pointers into group records, for group commit across runs;
  * - `presence`, {@link PresenceStore} (contracts/presence.ts, optional): which workers are alive, bound to their store
@@ -57,6 +59,7 @@ import type { RunIndex } from './run-index.js';
 import type { CheckedRunQuery, RunListing, RunQueries } from './run-queries.js';
 import type { CheckedScheduleQuery, SchedulePage, ScheduleStore } from './schedules.js';
 import type { SignalInbox, TimerStore } from './waits.js';
+import type { UpdateStore } from './updates.js';
 
 // ---------------------------------------------------------------------------------------------
 // Data loss
@@ -114,6 +117,8 @@ export interface Store extends Adapter {
   readonly concurrency: ConcurrencyStore;
   /** Grants per named limit and key, in a sliding window (contracts/rate-limits.ts). */
   readonly rateLimits: RateLimitStore;
+  /** Requests to a running run and their kept outcomes, by update id (contracts/updates.ts). */
+  readonly updates: UpdateStore;
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:
@@ -145,7 +150,8 @@ export interface Store extends Adapter {
  *   `schedules.create` and `update` a checked, normalized record (unknown fields dropped); `get`
  *   and `delete` a valid schedule id; `due` a valid limit;
  * - `fleet.report` receives the report checked and normalized, and a valid time to live;
- * - `concurrency.acquire` and `release`, and `rateLimits.take`, a valid request.
+ * - `concurrency.acquire` and `release`, and `rateLimits.take`, a valid request;
+ * - `updates.request`, `settle` and `outcome`, a valid update id (and name).
  * Every other member is the Store's, unchanged. An argument that fails its check is a ConfigError
  * naming the field, and the adapter is never asked.
  */

@@ -1,6 +1,7 @@
 /** What the replay executor is given and what it gives back: the host it runs on, its options, outcomes. */
 import type { SuspendResult } from '../../adapter/contracts/leases.js';
 import type { InboxSignal } from '../../adapter/contracts/waits.js';
+import type { KeptUpdate, UpdateRequest } from '../../adapter/contracts/updates.js';
 import type { RateLimitAnswer, RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
 import { serializeError, type SerializedError } from '../../shared/errors.js';
 import { CancelledError } from '../../author/errors.js';
@@ -69,6 +70,16 @@ export interface ExecutionHost {
    */
   startChild?(request: ChildStartRequest): Promise<void>;
   /**
+   * The run's update requests not settled yet (UpdateStore.pending), in arrival order, their
+   * arguments opened. Absent on hosts that take no update (a replay check): requests are not read.
+   */
+  readUpdates?(): Promise<UpdateRequest[]>;
+  /**
+   * Keeps an update's outcome (UpdateStore.settle under the run's epoch); rejects when the lease
+   * moved on. Absent on hosts that keep nothing (a replay check).
+   */
+  settleUpdate?(settlement: Omit<KeptUpdate, 'settledAt'>): Promise<void>;
+  /**
    * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
    * result or rethrow its error unchanged.
    */
@@ -127,6 +138,11 @@ export interface ExecutorOptions {
   cancelRequested?: boolean;
   /** The pending cancel's reason (`client.cancel(id, reason)`), when the store kept one. */
   cancelReason?: string;
+  /**
+   * The run was woken for an update request: read its requests once replayed, even when the
+   * workflow registers no handler (the request is then refused as unknown, not left unanswered).
+   */
+  updateRequested?: boolean;
   /**
    * Pipelined steps (opt-in): an idempotent activity's result reaches the workflow before its
    * ActivityCompleted entry is durable, and the next idempotent activity starts without waiting

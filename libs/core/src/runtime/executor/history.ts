@@ -2,12 +2,13 @@
  * The replay view of a run's journal: what each step recorded, and the order in which steps
  * completed. Completions are delivered to the workflow in journal order, one at a time, so a
  * replay takes the same path as the original execution whatever order parallel branches finished.
+ * Accepted updates take their place in that order too: their handlers start where they started.
  */
 import { deserializeError } from '../../shared/errors.js';
 import { ActivityFailedError, SignalTimeoutError } from '../../author/errors.js';
 import { NonDeterminismError } from '../errors.js';
 import type { Settle } from './pending-waits.js';
-import type { JournalEntry, StepEntry } from '../../shared/journal.js';
+import type { JournalEntry, StepEntry, UpdateAcceptedEntry } from '../../shared/journal.js';
 import { isStepEntry } from '../../shared/journal.js';
 
 /** Entry types that settle a step's promise. */
@@ -23,6 +24,12 @@ export type CompletionEntry = Extract<
   StepEntry,
   { type: 'ActivityCompleted' | 'ActivityFailed' | 'TimerFired' | 'SignalReceived' | 'SignalTimedOut' }
 >;
+
+/**
+ * What replay delivers, one at a time in journal order: a step's completion, or an accepted update
+ * whose handler starts at that point (executor/updates.ts, invariant 2).
+ */
+export type Delivery = CompletionEntry | UpdateAcceptedEntry;
 
 /** What a ctx call at some sequence is, for comparing code with history: `activity:pull_credit`. */
 export function stepIdentity(entry: StepEntry): string {
@@ -51,7 +58,7 @@ export interface StepHistory {
 
 export class ReplayHistory {
   private readonly steps = new Map<number, StepHistory>();
-  private readonly completions: CompletionEntry[] = [];
+  private readonly completions: Delivery[] = [];
   /** Where each step's completion sits in `completions`, so a refreshed one can take its place. */
   private readonly completionSlot = new Map<number, number>();
   private cursor = 0;
@@ -67,6 +74,7 @@ export class ReplayHistory {
   ) {
     for (const entry of entries) {
       if (entry.type === 'PatchMarker') this.patches.add(entry.changeId);
+      if (entry.type === 'UpdateAccepted') this.completions.push(entry);
       if (!isStepEntry(entry)) continue;
       this.highestSeq = Math.max(this.highestSeq, entry.seq);
       const identity = stepIdentity(entry);
@@ -123,8 +131,8 @@ export class ReplayHistory {
     return this.highestSeq >= seq;
   }
 
-  /** The next completion to deliver, in journal order. */
-  nextCompletion(): CompletionEntry | undefined {
+  /** The next completion (or accepted update) to deliver, in journal order. */
+  nextCompletion(): Delivery | undefined {
     return this.completions[this.cursor++];
   }
 

@@ -26,6 +26,10 @@
  *    and goes on waiting. The skip is not journaled: it follows from the payload and the schema,
  *    so every resume skips it again, and a completed wait replays its journaled value unchecked
  *    (pending-waits.ts).
+ * 10. An update is checked before it is journaled, accepted only at an idle point with no append
+ *    pending, one per turn, and its handler started in that turn; a replay starts it again at its
+ *    UpdateAccepted's place among the completions. The run ends only once its accepted handlers
+ *    have settled and their outcomes are kept (updates.ts).
  */
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
@@ -37,6 +41,7 @@ import type { RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../../author/workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../../author/workflow.js';
 import { signalName } from '../../author/signal.js';
+import type { AnyUpdateDefinition, UpdateValidator } from '../../author/update.js';
 import type { StandardSchemaV1 } from '../../author/standard-schema.js';
 import { ContinueAsNew, isContinueAsNew } from '../../author/continue-as-new.js';
 import { continuedResult } from '../run-keys.js';
@@ -58,6 +63,7 @@ import { Refreshes } from './freshness.js';
 import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type RefusedSignal, type Settle } from './pending-waits.js';
 import { RateWaits } from './rate-waits.js';
+import { RunUpdates, updatesInHistory } from './updates.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
@@ -81,6 +87,8 @@ export class ReplayExecutor {
   private readonly waits: PendingWaits;
   /** Rate-limited steps: their asks, and the waits of those the store refused (invariant 8). */
   private readonly rateWaits: RateWaits;
+  /** Update requests, their handlers and outcomes (invariant 10). */
+  private readonly updates: RunUpdates;
   private readonly deferred: Array<() => void> = [];
   /**
    * One signal for every activity of the run: aborted on cancel, lease loss or finish. (Per-
@@ -128,6 +136,25 @@ export class ReplayExecutor {
       },
       abort: (cause) => this.abort(cause),
     });
+    this.updates = new RunUpdates(
+      {
+        runId: options.runId,
+        workflow: `${options.workflow.name}@${options.workflow.version}`,
+        host: this.host,
+        wake: this.wake,
+        isRunning: () => this.state === 'running' && !this.fatal,
+        mayWrite: () => this.state !== 'stopped' && !this.fatal,
+        nextSeq: () => this.nextSeq,
+        append: (entries) => this.append(entries),
+        flushAppends: () => this.flushAppends(),
+        countInFlight: (delta) => {
+          this.inFlight += delta;
+        },
+        fail: (error) => this.fail(error),
+        abort: (cause) => this.abort(cause),
+      },
+      updatesInHistory(options.history),
+    );
     this.ctx = this.createContext();
   }
 
@@ -145,7 +172,8 @@ export class ReplayExecutor {
         await this.wake.next();
         continue;
       }
-      if (this.settled) {
+      // A run whose workflow returned still ends only once its accepted updates are answered.
+      if (this.settled && !this.updates.busy) {
         // Pipelined: the outcome goes to the host at once; the host journals the terminal entry
         // after every pending one (the worker's journal writer keeps call order and refuses
         // anything after a failed record), so the run still ends only with everything durable.
@@ -166,6 +194,18 @@ export class ReplayExecutor {
       if (!this.replayDone) {
         this.replayDone = true;
         for (const settle of this.deferred.splice(0)) settle();
+        // The workflow registered its handlers by now: read the requests that wait (the run may
+        // have been woken for one).
+        if (this.updates.hasHandlers || this.options.updateRequested === true) this.updates.read();
+        continue;
+      }
+      if (
+        this.updates.hasReady &&
+        this.pendingAppends === 0 &&
+        this.settled === undefined &&
+        this.state === 'running'
+      ) {
+        this.updates.decideNext();
         continue;
       }
       if (this.inFlight > 0 || this.pendingAppends > 0) {
@@ -188,6 +228,19 @@ export class ReplayExecutor {
         );
       }
     }
+  }
+
+  /**
+   * Whether the workflow registered an update handler: its owner then tells it of new requests
+   * ({@link updatesArrived}) and checks for any after the run suspends.
+   */
+  get acceptsUpdates(): boolean {
+    return this.updates.hasHandlers;
+  }
+
+  /** The store holds update requests for this run, maybe new ones: read them. */
+  updatesArrived(): void {
+    if (this.state === 'running' && !this.fatal && this.replayDone) this.updates.read();
   }
 
   /** True once a cancel reached the run (at its start or since): its workflow code sees it. */
@@ -266,6 +319,12 @@ export class ReplayExecutor {
       uuid: () => this.recordValue('uuid', randomUUID) as string,
       patched: (changeId) => this.patched(changeId, false),
       deprecatePatch: (changeId) => void this.patched(changeId, true),
+      onUpdate: (update, handler, options) =>
+        this.updates.register(
+          update as AnyUpdateDefinition | string,
+          handler as (args: unknown) => unknown,
+          options?.validate as UpdateValidator<unknown> | undefined,
+        ),
       continueAsNew: (input, options) => new ContinueAsNew(input, options?.version),
       ...childWorkflowMethods(() => this.ctx, this.host),
     };
@@ -457,6 +516,10 @@ export class ReplayExecutor {
 
   private deliverNextCompletion(): void {
     const entry = this.history!.nextCompletion()!;
+    if (entry.type === 'UpdateAccepted') {
+      this.updates.replayAccepted(entry);
+      return;
+    }
     const settle = this.pending.get(entry.seq);
     if (!settle) {
       const recorded = `${entry.type} of step #${entry.seq}`;
@@ -552,7 +615,8 @@ export class ReplayExecutor {
    * handle waits, see a blocked workflow); every other change notifies on its own.
    */
   private notifyIfQuiet(): void {
-    if (this.inFlight === 0 && this.pendingAppends === 0) this.wake.notify();
+    // An update waiting for its turn needs no append pending, whatever is in flight (invariant 10).
+    if (this.pendingAppends === 0 && (this.inFlight === 0 || this.updates.hasReady)) this.wake.notify();
   }
 
   private async handleWaits(): Promise<ExecutionOutcome | undefined> {

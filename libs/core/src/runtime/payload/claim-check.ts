@@ -6,7 +6,8 @@
  *
  * Which values: activity results (ActivityCompleted.result), run results (RunCompleted.result),
  * signal payloads (SignalReceived.payload, and the signal message), run inputs (the start
- * message). Everything else in an entry is small by construction.
+ * message), update arguments and results (UpdateAccepted.args, UpdateCompleted.result).
+ * Everything else in an entry is small by construction.
  *
  * Invariants:
  * 1. A reference is handed out only after its bytes are durable in the payload store, so no entry
@@ -90,17 +91,24 @@ export function resolveClaimCheck(
 }
 
 /** The field of an entry that may be large, and the field that holds its reference instead. */
-type Carrier = { value: 'result'; ref: 'resultRef' } | { value: 'payload'; ref: 'payloadRef' };
+type Carrier =
+  | { value: 'result'; ref: 'resultRef' }
+  | { value: 'payload'; ref: 'payloadRef' }
+  | { value: 'args'; ref: 'argsRef' };
 const RESULT: Carrier = { value: 'result', ref: 'resultRef' };
 const PAYLOAD: Carrier = { value: 'payload', ref: 'payloadRef' };
+const ARGS: Carrier = { value: 'args', ref: 'argsRef' };
 
 function carrierOf(entry: JournalEntry): Carrier | undefined {
   switch (entry.type) {
     case 'ActivityCompleted':
     case 'RunCompleted':
+    case 'UpdateCompleted':
       return RESULT;
     case 'SignalReceived':
       return PAYLOAD;
+    case 'UpdateAccepted':
+      return ARGS;
     default:
       return undefined;
   }

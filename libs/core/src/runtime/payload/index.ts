@@ -35,10 +35,12 @@ export {
   isSealedValue,
   openError,
   openResult,
+  openUpdateOutcome,
   openValue,
   protectedLabel,
   scheduleSealId,
   sealOutcome,
+  sealUpdateOutcome,
   sealsValues,
   sealValue,
 } from './sealed-values.js';

@@ -12,8 +12,8 @@
  *    does not pay for the base64 and the shape change); `null` and `undefined` carry nothing and
  *    are never sealed.
  * 2. A frame is bound to its run and its purpose (`run input`, `run result`, `run error`,
- *    `signal payload`; a schedule's input to `schedule:<id>` and `schedule input`): moved to
- *    another run or field, it fails authentication.
+ *    `signal payload`, `update args`, `update result`, `update error`; a schedule's input to
+ *    `schedule:<id>` and `schedule input`): moved to another run or field, it fails authentication.
  * 3. Reading never guesses: a sealed value opens with the key it names (MissingKeyError naming it
  *    when this process lacks it) or fails verification; a plain value is returned as it is, and
  *    the caller decides whether plaintext is acceptable there (a run record written before
@@ -25,6 +25,7 @@
 import { encodeJson } from '../codec.js';
 import { CONTINUED_AS, isContinuedAsNew } from '../../author/continue-as-new.js';
 import type { RunOutcome } from '../../adapter/contracts/run-index.js';
+import type { UpdateOutcome } from '../../adapter/contracts/updates.js';
 import { type SerializedError } from '../../shared/errors.js';
 import { CheckpointIntegrityError } from '../../adapter/errors.js';
 import { IDENTITY_PAYLOAD_CODEC, type PayloadContext } from './payload-codec.js';
@@ -34,7 +35,15 @@ import { isSealedValue, SEALED_VALUE_FIELD, type SealedValue } from './sealed-sh
 export { isSealedValue, SEALED_VALUE_FIELD, type SealedValue } from './sealed-shape.js';
 
 /** The purposes a value is sealed for (bound into its frame). */
-export type SealedPurpose = 'run input' | 'run result' | 'run error' | 'signal payload' | 'schedule input';
+export type SealedPurpose =
+  | 'run input'
+  | 'run result'
+  | 'run error'
+  | 'signal payload'
+  | 'schedule input'
+  | 'update args'
+  | 'update result'
+  | 'update error';
 
 /**
  * What a schedule's input is bound to in place of a run id (a schedule is not a run): sealed for
@@ -120,14 +129,18 @@ export function openValue(
   }
 }
 
-/** `error` with its message, stack and cause sealed (invariant 4); `error` itself when nothing seals. */
+/**
+ * `error` with its message, stack and cause sealed (invariant 4); `error` itself when nothing seals.
+ * `purpose` is `run error` but for an update's (`update error`).
+ */
 export function sealError(
   error: SerializedError | undefined,
   runId: string,
   protection: PayloadProtection | undefined,
+  purpose: 'run error' | 'update error' = 'run error',
 ): SerializedError | undefined {
   if (error === undefined || !sealsValues(protection) || isSealedError(error)) return error;
-  const sealed = sealValue(error, runId, 'run error', protection) as SealedValue;
+  const sealed = sealValue(error, runId, purpose, protection) as SealedValue;
   return {
     name: error.name,
     message: protectedLabel(sealed),
@@ -142,9 +155,10 @@ export function openError(
   stored: SerializedError | undefined,
   runId: string,
   protection: PayloadProtection | undefined,
+  purpose: 'run error' | 'update error' = 'run error',
 ): SerializedError | undefined {
   if (!isSealedError(stored)) return stored;
-  return openValue(stored.sealed, runId, 'run error', protection) as SerializedError;
+  return openValue(stored.sealed, runId, purpose, protection) as SerializedError;
 }
 
 /**
@@ -182,4 +196,32 @@ export function openResult(
   const next = stored[CONTINUED_AS];
   if (!isSealedValue(next.input)) return stored;
   return { [CONTINUED_AS]: { ...next, input: openValue(next.input, next.runId, 'run input', protection) } };
+}
+
+/**
+ * An update's outcome as the store keeps it (`updates.settle`): a result sealed as `update result`,
+ * an error as sealError for `update error`; itself when nothing seals.
+ */
+export function sealUpdateOutcome(
+  outcome: UpdateOutcome,
+  runId: string,
+  protection: PayloadProtection | undefined,
+): UpdateOutcome {
+  if (!sealsValues(protection)) return outcome;
+  if (outcome.status === 'completed') {
+    return { status: 'completed', result: sealValue(outcome.result, runId, 'update result', protection) };
+  }
+  return { status: outcome.status, error: sealError(outcome.error, runId, protection, 'update error')! };
+}
+
+/** A kept update's outcome opened (the reverse of sealUpdateOutcome); throws as openValue. */
+export function openUpdateOutcome(
+  stored: UpdateOutcome,
+  runId: string,
+  protection: PayloadProtection | undefined,
+): UpdateOutcome {
+  if (stored.status === 'completed') {
+    return { status: 'completed', result: openValue(stored.result, runId, 'update result', protection) };
+  }
+  return { status: stored.status, error: openError(stored.error, runId, protection, 'update error')! };
 }
