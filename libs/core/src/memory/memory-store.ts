@@ -6,7 +6,8 @@
  * memory-leases.ts, memory-control.ts (cancel, pause, resume), memory-checkpoints.ts,
  * memory-runs.ts and memory-queries.ts, memory-waits.ts (timers, signals), memory-retention.ts,
  * memory-payloads.ts, memory-fleet.ts, memory-schedules.ts, memory-concurrency.ts,
- * memory-rate-limits.ts and memory-journal-index.ts, over the maps of memory-state.ts. Like every
+ * memory-rate-limits.ts, memory-promises.ts and memory-journal-index.ts, over the maps of
+ * memory-state.ts. Like every
  * store, it is a `StoreAdapter` behind `checkedStore` (adapter/checked-store.ts), which checks the
  * callers' arguments before they reach it.
  *
@@ -38,6 +39,7 @@ import { fleet } from './memory-fleet.js';
 import { journalIndex } from './memory-journal-index.js';
 import { leases } from './memory-leases.js';
 import { payloads } from './memory-payloads.js';
+import { promises } from './memory-promises.js';
 import { runQueries } from './memory-queries.js';
 import { rateLimits } from './memory-rate-limits.js';
 import { retention } from './memory-retention.js';
@@ -115,6 +117,7 @@ class MemoryStore implements StoreAdapter {
         schedules,
         concurrency,
         rateLimits,
+        promises,
         journalIndex,
       },
       run,

@@ -30,7 +30,7 @@ describe('journal codec', () => {
     const bytes = encodeJson({ v: 99, entries: [] });
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(CodecError);
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(
-      /run-7 has codec version 99; this worker reads versions 1 to 2/,
+      /run-7 has codec version 99; this worker reads versions 1 to 3/,
     );
   });
 
@@ -65,6 +65,25 @@ describe('journal codec', () => {
     expect(() => decodeMessage(encodeJson({ ...start, v: 4 }))).toThrow(
       /run message has codec version 4; this worker reads versions 1 to 3/,
     );
+  });
+
+  it('writes version 3 only for a record holding a durable promise entry', () => {
+    const version = (bytes: Uint8Array): unknown =>
+      (JSON.parse(new TextDecoder().decode(bytes)) as { v: unknown }).v;
+    const timer: JournalEntry = { type: 'TimerFired', epoch: 1, at: 1, seq: 0 };
+    const made: JournalEntry = { type: 'PromiseCreated', epoch: 1, at: 1, seq: 1, token: 'bp_x', timeoutAt: null };
+    const done: JournalEntry = {
+      type: 'PromiseCompleted',
+      epoch: 1,
+      at: 2,
+      seq: 1,
+      outcome: 'resolved',
+      valueRef: { sha256: 'c'.repeat(64), size: 3, run: 'r' },
+    };
+    expect(version(encodeEntries([timer]))).toBe(1);
+    expect(version(encodeEntries([timer, made]))).toBe(3);
+    expect(version(encodeEntries([done]))).toBe(3);
+    expect(decodeEntries(encodeEntries([timer, made, done]), 'r')).toEqual([timer, made, done]);
   });
 
   it('refuses bytes that are not JSON and entries of unknown type', () => {

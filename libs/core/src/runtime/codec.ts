@@ -4,7 +4,12 @@
  * says which version it found, so an old worker never misreads a newer writer's bytes.
  */
 import { CodecError } from '../adapter/errors.js';
-import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from '../shared/journal.js';
+import {
+  isPromiseEntry,
+  JOURNAL_ENTRY_TYPES,
+  type JournalEntry,
+  type PatchMarkerEntry,
+} from '../shared/journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
 import { isSealedValue, SEALED_VALUE_FIELD } from './payload/sealed-shape.js';
 import { startFieldProblem } from '../author/start-fields.js';
@@ -12,11 +17,14 @@ import { unencodableEntries, unencodableMessage, unencodableValue } from './unen
 
 /**
  * Newest wire version of journal records this Baton reads and writes. Version 2 records hold
- * payload references (docs/large-payloads.md); a record without one is still written as version
- * 1, so a worker of an older Baton keeps reading it during a rolling deploy and refuses (never
- * misreads) one that has a reference.
+ * payload references (docs/large-payloads.md); version 3 records hold durable promise entries
+ * (PromiseCreated, PromiseCompleted, PromiseTimedOut: docs/promises.md). A record is written with
+ * the lowest version that holds it, so a worker of an older Baton keeps reading the rest during a
+ * rolling deploy and refuses (never misreads) one it cannot replay.
  */
-export const JOURNAL_CODEC_VERSION = 2;
+export const JOURNAL_CODEC_VERSION = 3;
+/** The version of records with a durable promise entry. */
+const PROMISE_RECORD_VERSION = 3;
 /**
  * Newest wire version of run-queue messages. As for records, a message is written with the lowest
  * version that holds it: 2 when a payload reference is inside, 3 when its input or payload is
@@ -61,8 +69,14 @@ function parseVersioned(bytes: Uint8Array, what: string): Record<string, unknown
 }
 
 function holdsRef(entry: JournalEntry): boolean {
-  const fields = entry as { resultRef?: unknown; payloadRef?: unknown };
-  return fields.resultRef !== undefined || fields.payloadRef !== undefined;
+  const fields = entry as { resultRef?: unknown; payloadRef?: unknown; valueRef?: unknown };
+  return fields.resultRef !== undefined || fields.payloadRef !== undefined || fields.valueRef !== undefined;
+}
+
+/** The lowest record version that holds `entries` (see {@link JOURNAL_CODEC_VERSION}). */
+function recordVersion(entries: readonly JournalEntry[]): number {
+  if (entries.some(isPromiseEntry)) return PROMISE_RECORD_VERSION;
+  return entries.some(holdsRef) ? REF_VERSION : BASE_VERSION;
 }
 
 /**
@@ -70,7 +84,7 @@ function holdsRef(entry: JournalEntry): boolean {
  * no JSON form raises UnencodableValueError naming the entry (`result of activity x (step #3)`).
  */
 export function encodeEntries(entries: readonly JournalEntry[]): Uint8Array {
-  const record = { v: entries.some(holdsRef) ? JOURNAL_CODEC_VERSION : BASE_VERSION, entries };
+  const record = { v: recordVersion(entries), entries };
   try {
     return encoder.encode(JSON.stringify(record));
   } catch (cause) {

@@ -133,6 +133,8 @@ function carriedValue(entry: JournalEntry): { what: string; value: unknown } {
       return { what: `payload of signal '${entry.name}' (step #${entry.seq})`, value: entry.payload };
     case 'ValueRecorded':
       return { what: `recorded ${entry.name} value (step #${entry.seq})`, value: entry.value };
+    case 'PromiseCompleted':
+      return { what: `value of durable promise (step #${entry.seq})`, value: entry.value };
     default:
       return { what: `${entry.type} journal entry`, value: entry };
   }

@@ -22,6 +22,8 @@
  *   in arrival order;
  * - `rateLimits`, {@link RateLimitStore} (contracts/rate-limits.ts): grants per named limit and
  *   key, in a sliding window;
+ * - `promises`, {@link PromiseStore} (contracts/promises.ts): durable promises by token, completed
+ *   once from outside, the completion delivered to the run's inbox in the same step;
  * - `journalIndex`, {@link JournalIndex} (contracts/group-journal.ts, optional): each run's
  *   pointers into group records, for group commit across runs;
  * - `presence`, {@link PresenceStore} (contracts/presence.ts, optional): which workers are alive, bound to their store
@@ -52,6 +54,7 @@ import type { LeaseStore } from './leases.js';
 import type { PayloadStore } from './payloads.js';
 import type { PresenceStore } from './presence.js';
 import type { RateLimitStore } from './rate-limits.js';
+import type { PromiseStore } from './promises.js';
 import type { RetentionStore } from './retention.js';
 import type { RunIndex } from './run-index.js';
 import type { CheckedRunQuery, RunListing, RunQueries } from './run-queries.js';
@@ -114,6 +117,8 @@ export interface Store extends Adapter {
   readonly concurrency: ConcurrencyStore;
   /** Grants per named limit and key, in a sliding window (contracts/rate-limits.ts). */
   readonly rateLimits: RateLimitStore;
+  /** Durable promises by token, completed once from outside (contracts/promises.ts). */
+  readonly promises: PromiseStore;
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:

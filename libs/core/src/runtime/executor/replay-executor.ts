@@ -26,9 +26,12 @@
  *    and goes on waiting. The skip is not journaled: it follows from the payload and the schema,
  *    so every resume skips it again, and a completed wait replays its journaled value unchecked
  *    (pending-waits.ts).
+ * 10. A durable promise's token is drawn once and journaled (PromiseCreated), and its store record
+ *    is written beside the entry; no activity starts, pipelined or not, before both are durable,
+ *    so a token never leaves the run before it can be completed (author/promise.ts).
  */
 import { setMaxListeners } from 'node:events';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { toMs } from '../../author/duration.js';
 import { BatonError } from '../../shared/errors.js';
 import { CancelledError, UnencodableValueError } from '../../author/errors.js';
@@ -37,6 +40,7 @@ import type { RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
 import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../../author/workflow.js';
 import { checkFreshness, defineActivity, journalsStart } from '../../author/workflow.js';
 import { signalName } from '../../author/signal.js';
+import { promiseJsonSchema, type DurablePromise, type PromiseOptions } from '../../author/promise.js';
 import type { StandardSchemaV1 } from '../../author/standard-schema.js';
 import { ContinueAsNew, isContinueAsNew } from '../../author/continue-as-new.js';
 import { continuedResult } from '../run-keys.js';
@@ -50,6 +54,7 @@ import {
   type ExecutionOutcome,
   type ExecutorOptions,
   type NewEntry,
+  type NewPromise,
   type Settled,
 } from './execution-host.js';
 import { childWorkflowMethods } from './child-workflows.js';
@@ -89,6 +94,10 @@ export class ReplayExecutor {
   private readonly activityAbort = new AbortController();
   private inFlight = 0;
   private pendingAppends = 0;
+  /** Promise records being written (invariant 10); counted in pendingAppends too. */
+  private promiseWrites = 0;
+  /** Settles once every promise record written so far is durable. */
+  private promiseRecords: Promise<unknown> = Promise.resolve();
   private fatal: Error | undefined;
   private stopCause: unknown;
   private cancelReason: string | undefined;
@@ -255,6 +264,7 @@ export class ReplayExecutor {
           undefined,
         ),
       sleep: (duration) => this.sleep(duration),
+      promise: (options) => this.promise(options),
       waitForSignal: (signal, options) =>
         this.waitForSignal(
           signalName(signal),
@@ -316,7 +326,10 @@ export class ReplayExecutor {
     if (!begun) return never();
     const { seq, step } = begun;
     const pipelined =
-      this.options.pipelineSteps === true && !journalsStart(effective) && !effective.checkpoint;
+      this.options.pipelineSteps === true &&
+      !journalsStart(effective) &&
+      !effective.checkpoint &&
+      this.promiseWrites === 0;
     if (step?.completion) {
       if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
         const stale = effective;
@@ -434,6 +447,66 @@ export class ReplayExecutor {
       this.waits.add(seq, { kind: 'signal', name, timeoutAt: deadline, schema, resolve, reject }),
     );
   }
+
+  /**
+   * ctx.promise (invariant 10): the token is the journal's when the step has one, else drawn here
+   * and journaled. A promise still open has its store record written: live beside its entry, and
+   * again on every resume, since a crash may have come between the two (the store ignores a record
+   * it has). The value is marked handled, so a rejection the workflow never awaits is no crash.
+   */
+  private promise<T>(options: PromiseOptions<T> = {}): DurablePromise<T> {
+    const timeoutMs = options.timeout === undefined ? undefined : toMs(options.timeout, 'ctx.promise timeout');
+    const schema = options.schema;
+    const jsonSchema = schema === undefined ? undefined : promiseJsonSchema(schema, 'ctx.promise');
+    const begun = this.beginStep('promise');
+    if (!begun) {
+      if (this.fatal) throw this.fatal;
+      return { token: '', value: never() }; // frozen or stopped: the workflow never resumes
+    }
+    const { seq, step } = begun;
+    const created = this.history?.find(step, 'PromiseCreated');
+    let token = created?.token ?? '';
+    let value: Promise<unknown>;
+    if (step?.completion) {
+      value = this.awaitHistory(seq);
+    } else {
+      let timeoutAt = created?.timeoutAt ?? null;
+      if (created === undefined) {
+        token = `bp_${randomBytes(24).toString('base64url')}`;
+        timeoutAt = timeoutMs === undefined ? null : this.host.clock() + timeoutMs;
+        this.appendInBackground([{ type: 'PromiseCreated', seq, token, timeoutAt }]);
+      }
+      this.writePromiseRecord({ token, seq, timeoutAt, ...(jsonSchema !== undefined && { schema: jsonSchema }) });
+      const deadline = timeoutAt;
+      const waitToken = token;
+      value = new Promise((resolve, reject) =>
+        this.waits.add(seq, { kind: 'promise', token: waitToken, timeoutAt: deadline, schema, resolve, reject }),
+      );
+    }
+    value.catch(() => undefined);
+    return { token, value: value as Promise<T> };
+  }
+
+  /** Writes a promise's store record, counted as an append until durable (invariant 10). */
+  private writePromiseRecord(record: NewPromise): void {
+    if (this.host.createPromise === undefined || this.state !== 'running') return;
+    this.promiseWrites++;
+    this.pendingAppends++;
+    const written = this.host.createPromise(record).then(
+      () => {
+        this.promiseWrites--;
+        this.appendDone();
+      },
+      (err: unknown) => {
+        this.promiseWrites--;
+        this.appendFailed(err);
+      },
+    );
+    this.promiseRecords = Promise.all([this.promiseRecords, written]);
+  }
+
+  /** The host's expirePromise, bound (pending-waits.ts, invariant 5). */
+  private readonly expirePromise = (token: string) => this.host.expirePromise?.(token) ?? Promise.resolve(undefined);
 
   private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
     const begun = this.beginStep(`value:${name}`);
@@ -560,6 +633,7 @@ export class ReplayExecutor {
     if (this.rateWaits.askDue(now)) return undefined;
     const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
     await this.waits.checkSignals(inbox, this.signalRefused);
+    await this.waits.checkPromises(now, inbox, this.expirePromise);
     const ready = this.waits.takeReady(now, inbox);
     for (const { wait, entry, settle } of ready) {
       void this.live(this.append([entry])).then(settle, (error: unknown) => wait.reject(error));
@@ -634,9 +708,13 @@ export class ReplayExecutor {
     this.append(entries).catch(() => undefined);
   }
 
-  /** Waits until every append issued so far is durable (a live step must not run ahead of them). */
+  /**
+   * Waits until every append issued so far is durable (a live step must not run ahead of them),
+   * and every promise record too (invariant 10).
+   */
   private flushAppends(): Promise<void> {
-    return this.appendTail;
+    if (this.promiseWrites === 0) return this.appendTail;
+    return Promise.all([this.appendTail, this.promiseRecords]).then(() => undefined);
   }
 
   private fail(error: Error): void {

@@ -5,8 +5,9 @@
  * instead. Workflow code never sees a reference: the worker resolves them before replay.
  *
  * Which values: activity results (ActivityCompleted.result), run results (RunCompleted.result),
- * signal payloads (SignalReceived.payload, and the signal message), run inputs (the start
- * message). Everything else in an entry is small by construction.
+ * signal payloads (SignalReceived.payload, and the signal message), durable promise values
+ * (PromiseCompleted.value), run inputs (the start message). Everything else in an entry is small
+ * by construction.
  *
  * Invariants:
  * 1. A reference is handed out only after its bytes are durable in the payload store, so no entry
@@ -90,9 +91,13 @@ export function resolveClaimCheck(
 }
 
 /** The field of an entry that may be large, and the field that holds its reference instead. */
-type Carrier = { value: 'result'; ref: 'resultRef' } | { value: 'payload'; ref: 'payloadRef' };
+type Carrier =
+  | { value: 'result'; ref: 'resultRef' }
+  | { value: 'payload'; ref: 'payloadRef' }
+  | { value: 'value'; ref: 'valueRef' };
 const RESULT: Carrier = { value: 'result', ref: 'resultRef' };
 const PAYLOAD: Carrier = { value: 'payload', ref: 'payloadRef' };
+const VALUE: Carrier = { value: 'value', ref: 'valueRef' };
 
 function carrierOf(entry: JournalEntry): Carrier | undefined {
   switch (entry.type) {
@@ -101,6 +106,8 @@ function carrierOf(entry: JournalEntry): Carrier | undefined {
       return RESULT;
     case 'SignalReceived':
       return PAYLOAD;
+    case 'PromiseCompleted':
+      return VALUE;
     default:
       return undefined;
   }
