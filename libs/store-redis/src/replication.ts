@@ -53,6 +53,10 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   'control.pauseHeld',
   'control.resume',
   'payloads.put',
+  // A completion the caller was told of, and the record its token is checked against.
+  'promises.create',
+  'promises.complete',
+  'promises.expire',
   // A step of a grouped run is durable once its pointer is (group commit).
   'journalIndex.appendPointers',
   'journalIndex.markOwnJournal',

@@ -24,6 +24,7 @@ import { describeFleetConformance } from './fleet.js';
 import { describeScheduleConformance } from './schedules.js';
 import { describeConcurrencyConformance } from './concurrency.js';
 import { describeRateLimitConformance } from './rate-limits.js';
+import { describePromiseConformance } from './promises.js';
 import { describeJournalIndexConformance } from './journal-index.js';
 import { describePresenceChoice, describePresenceConformance, type StorePairFactory } from './presence.js';
 import {
@@ -80,6 +81,7 @@ export function describeStoreConformance(
     describeScheduleConformance(store);
     describeConcurrencyConformance(store);
     describeRateLimitConformance(store);
+    describePromiseConformance(store);
     if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
     else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));
     describePresenceChoice(factory, options.pair);

@@ -7,7 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '../../author/workflow.js';
 import { PromiseRejectedError, PromiseTimeoutError } from '../../author/errors.js';
-import { PROMISE_SIGNAL, promiseSignalId, type PromiseDelivery } from '../../author/promise.js';
+import {
+  PROMISE_SIGNAL,
+  promiseSignalId,
+  type PromiseDelivery,
+  type PromiseOptions,
+} from '../../author/promise.js';
 import type { StandardSchemaV1 } from '../../author/standard-schema.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import type { NewPromise } from './execution-host.js';
@@ -40,7 +45,7 @@ const created = (journal: JournalEntry[]) =>
   journal.filter((e): e is Extract<JournalEntry, { type: 'PromiseCreated' }> => e.type === 'PromiseCreated');
 
 /** A workflow that makes a promise, hands its token to an activity, and returns the value. */
-function approvalWorkflow(sent: string[], options: Parameters<import('../../author/workflow.js').WorkflowContext['promise']>[0] = {}) {
+function approvalWorkflow(sent: string[], options: PromiseOptions<{ approved: boolean }> = {}) {
   const send = defineActivity({ name: 'send_link', run: (token: string) => void sent.push(token) });
   return defineWorkflow({
     name: 'approval',
