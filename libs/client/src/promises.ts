@@ -80,6 +80,7 @@ export class PromisesApi {
   async get(token: string): Promise<PromiseInfo> {
     const method = 'promises.get';
     const store = this.store(method);
+    if (!isPromiseToken(token)) throw unknownToken(method);
     await this.connect();
     return this.known(store, method, token);
   }
@@ -105,6 +106,8 @@ export class PromisesApi {
   ): Promise<PromiseCompletion> {
     const method = `promises.${verb}`;
     const store = this.store(method);
+    // Before any connection: a string that is no token is refused as an unknown one (invariant 1).
+    if (!isPromiseToken(token)) throw unknownToken(method);
     await this.connect();
     const record = await this.known(store, method, token);
     if (completion.outcome === 'resolved' && record.schema !== undefined) {
@@ -157,7 +160,6 @@ export class PromisesApi {
 
   /** The record of `token` (invariant 1). */
   private async known(store: Store, method: string, token: string): Promise<PromiseRecord> {
-    if (!isPromiseToken(token)) throw unknownToken(method);
     const record = await this.outbox.retrying(`client.${method}`, () => store.promises.get(token));
     if (record === undefined) throw unknownToken(method);
     return record;
