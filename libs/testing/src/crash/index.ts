@@ -6,6 +6,7 @@ export type { CrashSuiteOptions } from './crash-suite.js';
 export { describeCrashSuite, describeSigtermHandOff } from './crash-suite.js';
 export { describeUnencodableCrash } from './unencodable-scenario.js';
 export { describePauseCrash } from './pause-scenario.js';
+export { describePromiseCrash } from './promise-scenario.js';
 export type { PauseCrashOptions } from './pause-scenario.js';
 export { describeScheduleCrash, scheduledRuns } from './schedule-scenario.js';
 export { describeChildCrash } from './child-scenario.js';
