@@ -239,27 +239,50 @@ describe('ctx.promise', () => {
     });
   });
 
-  it('keeps a pipelined activity from starting before the promise record is durable', async () => {
-    const sent: string[] = [];
-    const host = promiseHost();
-    let recorded = false;
-    host.createPromise = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      recorded = true;
-    };
-    const send = defineActivity({ name: 'send', run: () => void sent.push(recorded ? 'after' : 'before') });
-    const wf = defineWorkflow({
-      name: 'pipelined',
-      version: 1,
-      run: async (ctx) => {
-        const p = ctx.promise();
-        await ctx.run(send, p.token);
-        return 'sent';
-      },
-    });
+  it('keeps a pipelined activity from starting before the promise record and its entry are durable', async () => {
     const { ReplayExecutor } = await import('./replay-executor.js');
-    const executor = new ReplayExecutor({ workflow: wf, input: null, runId: host.runId, history: [], host, pipelineSteps: true });
-    expect(await executor.run()).toEqual({ kind: 'completed', result: 'sent' });
-    expect(sent).toEqual(['after']);
+    for (const slow of ['record', 'entry'] as const) {
+      const sent: string[] = [];
+      const host = promiseHost();
+      let recorded = false;
+      host.createPromise = async () => {
+        if (slow === 'record') await new Promise((resolve) => setTimeout(resolve, 30));
+        recorded = true;
+      };
+      const append = host.append;
+      host.append = async (entries, options) => {
+        if (slow === 'entry' && entries.some((e) => e.type === 'PromiseCreated'))
+          await new Promise((resolve) => setTimeout(resolve, 30));
+        return append(entries, options);
+      };
+      const send = defineActivity({
+        name: 'send',
+        run: () => void sent.push(recorded && created(host.journal).length === 1 ? 'after' : 'before'),
+      });
+      const quick = defineActivity({ name: 'quick', run: () => new Promise((r) => setTimeout(r, 2)) });
+      const wf = defineWorkflow({
+        name: 'pipelined',
+        version: 1,
+        run: async (ctx) => {
+          // A pipelined step in flight when the promise is made: once it is back, nothing else
+          // holds the next step back but the promise's own writes.
+          const first = ctx.run(quick, null);
+          const p = ctx.promise();
+          await first;
+          await ctx.run(send, p.token);
+          return 'sent';
+        },
+      });
+      const executor = new ReplayExecutor({
+        workflow: wf,
+        input: null,
+        runId: host.runId,
+        history: [],
+        host,
+        pipelineSteps: true,
+      });
+      expect(await executor.run()).toEqual({ kind: 'completed', result: 'sent' });
+      expect(sent, `slow ${slow}`).toEqual(['after']);
+    }
   });
 });

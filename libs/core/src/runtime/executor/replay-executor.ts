@@ -471,12 +471,15 @@ export class ReplayExecutor {
       value = this.awaitHistory(seq);
     } else {
       let timeoutAt = created?.timeoutAt ?? null;
+      let journaled: Promise<void> | undefined;
       if (created === undefined) {
         token = `bp_${randomBytes(24).toString('base64url')}`;
         timeoutAt = timeoutMs === undefined ? null : this.host.clock() + timeoutMs;
-        this.appendInBackground([{ type: 'PromiseCreated', seq, token, timeoutAt }]);
+        journaled = this.append([{ type: 'PromiseCreated', seq, token, timeoutAt }]);
+        journaled.catch(() => undefined); // a failed append stops the run (append's own handler)
       }
-      this.writePromiseRecord({ token, seq, timeoutAt, ...(jsonSchema !== undefined && { schema: jsonSchema }) });
+      const record = { token, seq, timeoutAt, ...(jsonSchema !== undefined && { schema: jsonSchema }) };
+      this.writePromiseRecord(record, journaled);
       const deadline = timeoutAt;
       const waitToken = token;
       value = new Promise((resolve, reject) =>
@@ -487,12 +490,17 @@ export class ReplayExecutor {
     return { token, value: value as Promise<T> };
   }
 
-  /** Writes a promise's store record, counted as an append until durable (invariant 10). */
-  private writePromiseRecord(record: NewPromise): void {
+  /**
+   * Writes a promise's store record, counted as an append until durable (invariant 10). Until both
+   * the record and its journal entry (`journaled`, a live promise's) are durable, no activity
+   * starts pipelined: a token handed out must be the one every replay reads.
+   */
+  private writePromiseRecord(record: NewPromise, journaled: Promise<void> | undefined): void {
     if (this.host.createPromise === undefined || this.state !== 'running') return;
     this.promiseWrites++;
     this.pendingAppends++;
-    const written = this.host.createPromise(record).then(
+    const recorded = this.host.createPromise(record);
+    const written = (journaled === undefined ? recorded : Promise.all([recorded, journaled])).then(
       () => {
         this.promiseWrites--;
         this.appendDone();
