@@ -44,7 +44,13 @@ async function promised(
     ...(options.schema !== undefined && { schema: options.schema }),
   });
   if (options.suspended) {
-    const request = { runId, epoch: lease.epoch, wakeAt: null, signals: ['baton.promise'], consumedSignalIds: [] };
+    const request = {
+      runId,
+      epoch: lease.epoch,
+      wakeAt: null,
+      signals: ['baton.promise'],
+      consumedSignalIds: [],
+    };
     expect(await store.leases.suspend(request)).toEqual({ ok: true });
   }
   return token;
@@ -72,7 +78,9 @@ describe('client.promises', () => {
   it('resolves once: the delivery in the run’s inbox, a repeat answered as the first, another value refused', async () => {
     const { store, client, transport } = world();
     const token = await promised(store, 'run-1');
-    expect(await client.promises.resolve(token, { approved: true, by: 'ann' })).toEqual({ state: 'resolved' });
+    expect(await client.promises.resolve(token, { approved: true, by: 'ann' })).toEqual({
+      state: 'resolved',
+    });
     expect(await store.signals.read('run-1')).toEqual([
       {
         signalId: 'baton.promise:3',
@@ -83,10 +91,14 @@ describe('client.promises', () => {
     ]);
     expect(await drain(transport)).toEqual([]); // held by its worker: nothing to wake
     // The same value, its keys in another order: the same answer, nothing changed.
-    expect(await client.promises.resolve(token, { by: 'ann', approved: true })).toEqual({ state: 'resolved' });
+    expect(await client.promises.resolve(token, { by: 'ann', approved: true })).toEqual({
+      state: 'resolved',
+    });
     const differing = client.promises.resolve(token, { approved: false });
     await expect(differing).rejects.toBeInstanceOf(RunStateError);
-    await expect(differing).rejects.toThrow(/already resolved at .* with another value; a promise completes once/);
+    await expect(differing).rejects.toThrow(
+      /already resolved at .* with another value; a promise completes once/,
+    );
     await expect(client.promises.reject(token, 'too late')).rejects.toThrow(/already resolved/);
     expect(await store.signals.read('run-1')).toHaveLength(1);
     expect(await client.promises.get(token)).toMatchObject({ state: 'resolved', runId: 'run-1', seq: 3 });
@@ -103,7 +115,13 @@ describe('client.promises', () => {
       outcome: 'rejected',
       error: { name: 'TypeError', message: 'declined by the bank', code: 'CARD_DECLINED' },
     });
-    expect(await client.promises.reject(token, { name: 'TypeError', message: 'declined by the bank', code: 'CARD_DECLINED' })).toEqual({
+    expect(
+      await client.promises.reject(token, {
+        name: 'TypeError',
+        message: 'declined by the bank',
+        code: 'CARD_DECLINED',
+      }),
+    ).toEqual({
       state: 'rejected',
     });
     await expect(client.promises.reject(token, 'something else')).rejects.toThrow(/already rejected/);
@@ -126,7 +144,9 @@ describe('client.promises', () => {
     });
     expect(await client.promises.get(token)).toMatchObject({ state: 'pending' });
     expect(await store.signals.read('run-3')).toEqual([]);
-    expect(await client.promises.resolve(token, { approved: true, items: ['a'] })).toEqual({ state: 'resolved' });
+    expect(await client.promises.resolve(token, { approved: true, items: ['a'] })).toEqual({
+      state: 'resolved',
+    });
   });
 
   it('wakes a run suspended waiting for its completion with a wake message', async () => {
@@ -141,21 +161,28 @@ describe('client.promises', () => {
     const { store, client } = world();
     const token = await promised(store, 'run-5');
     await store.promises.expire(token);
-    await expect(client.promises.resolve(token, 1)).rejects.toThrow(/timed out at .*can no longer be completed/);
+    await expect(client.promises.resolve(token, 1)).rejects.toThrow(
+      /timed out at .*can no longer be completed/,
+    );
 
     const other = `bp_${'c'.repeat(32)}`;
     await promised(store, 'run-6', { token: other });
     const lease = await store.leases.get('run-6');
-    await store.runs.finish('run-6', lease!.epoch, { status: 'completed', result: 1 }, {
-      runId: 'run-6',
-      seq: 1,
-      epoch: lease!.epoch,
-      journalPosition: 0,
-      entries: [],
-      status: 'completed',
-      schemaVersion: 1,
-      createdAt: Date.now(),
-    });
+    await store.runs.finish(
+      'run-6',
+      lease!.epoch,
+      { status: 'completed', result: 1 },
+      {
+        runId: 'run-6',
+        seq: 1,
+        epoch: lease!.epoch,
+        journalPosition: 0,
+        entries: [],
+        status: 'completed',
+        schemaVersion: 1,
+        createdAt: Date.now(),
+      },
+    );
     const finished = client.promises.resolve(other, 1);
     await expect(finished).rejects.toBeInstanceOf(RunStateError);
     await expect(finished).rejects.toThrow(/the run that made this promise has finished/);
@@ -186,8 +213,8 @@ describe('client.promises', () => {
   it('refuses a signal under the name completions use', async () => {
     const { store, client } = world();
     await promised(store, 'run-9');
-    await expect(client.signal('run-9', 'baton.promise', { token: TOKEN, outcome: 'resolved', value: 1 })).rejects.toThrow(
-      /reserved for the completions of durable promises/,
-    );
+    await expect(
+      client.signal('run-9', 'baton.promise', { token: TOKEN, outcome: 'resolved', value: 1 }),
+    ).rejects.toThrow(/reserved for the completions of durable promises/);
   });
 });

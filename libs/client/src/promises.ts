@@ -16,8 +16,14 @@
  *    the bus, sent after the store completed the promise.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { BatonError, InvalidInputError, NotFoundError, RunStateError, type SerializedError } from '@baton/core';
+import { Ajv, type ValidateFunction } from 'ajv';
+import {
+  BatonError,
+  InvalidInputError,
+  NotFoundError,
+  RunStateError,
+  type SerializedError,
+} from '@baton/core';
 import { assertRunId, type PromiseRecord, type Store } from '@baton/core/adapter';
 import {
   isPromiseToken,
@@ -45,7 +51,7 @@ export type PromiseRejection = string | Error | { name?: string; message: string
 /** Compiled JSON Schemas, by their text: a promise is often completed more than once (retries). */
 const compiled = new Map<string, ValidateFunction>();
 const MAX_COMPILED = 256;
-let ajv: Ajv2020 | undefined;
+let ajv: Ajv | undefined;
 
 export class PromisesApi {
   constructor(
@@ -143,7 +149,9 @@ export class PromisesApi {
     }
     const at = record.completedAt === undefined ? '' : ` at ${new Date(record.completedAt).toISOString()}`;
     if (record.state === 'timed-out') {
-      throw refuse(`this promise timed out${at}; its workflow went on without it and it can no longer be completed`);
+      throw refuse(
+        `this promise timed out${at}; its workflow went on without it and it can no longer be completed`,
+      );
     }
     const stored = record.payload;
     const first = (
@@ -209,7 +217,9 @@ function jsonOf(value: unknown): unknown {
 function checkValue(schema: Record<string, unknown>, value: unknown, call: string): void {
   const validate = validatorOf(schema);
   if (validate(value)) return;
-  const issues = (validate.errors ?? []).map((e) => `${pathOf(e.instancePath)}: ${e.message ?? 'is invalid'}`);
+  const issues = (validate.errors ?? []).map(
+    (e) => `${pathOf(e.instancePath)}: ${e.message ?? 'is invalid'}`,
+  );
   throw new InvalidInputError('', issues, {
     field: 'value',
     message:
@@ -222,10 +232,10 @@ function validatorOf(schema: Record<string, unknown>): ValidateFunction {
   const text = JSON.stringify(schema);
   let validate = compiled.get(text);
   if (validate !== undefined) return validate;
-  // The dialect is 2020-12 (core asks the schema library for it); a `$schema` naming another is
-  // dropped rather than refused, so a library that answers draft-07 still works.
+  // The dialect is draft-07 (core asks the schema library for it); a `$schema` naming another is
+  // dropped rather than refused, so a library that answers in a close dialect still works.
   const { $schema: _dialect, ...body } = schema;
-  ajv ??= new Ajv2020({ allErrors: true, strict: false });
+  ajv ??= new Ajv({ allErrors: true, strict: false });
   try {
     validate = ajv.compile(body);
   } catch (err) {

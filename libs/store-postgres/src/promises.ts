@@ -79,7 +79,9 @@ async function expire(db: Db, token: string): Promise<PromiseRecord | undefined>
 }
 
 async function get(db: Db, token: string): Promise<PromiseRecord | undefined> {
-  const [row] = await db.query<PromiseRow>(`SELECT ${COLUMNS} FROM {{schema}}.promises WHERE token = $1`, [token]);
+  const [row] = await db.query<PromiseRow>(`SELECT ${COLUMNS} FROM {{schema}}.promises WHERE token = $1`, [
+    token,
+  ]);
   return row === undefined ? undefined : decodePromise(row);
 }
 

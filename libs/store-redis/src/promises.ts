@@ -37,7 +37,8 @@ async function complete(
     [keys.prefix, completion.outcome, JSON.stringify(completion.payload ?? null)],
   )) as unknown[];
   if (Number(reply[0]) !== 1) return { found: false };
-  if (Number(reply[1]) === 1) return { found: true, completed: true, runId: str(reply[3]), wake: Number(reply[2]) === 1 };
+  if (Number(reply[1]) === 1)
+    return { found: true, completed: true, runId: str(reply[3]), wake: Number(reply[2]) === 1 };
   // Not pending, or its run finished: the record as it is now (a record leaves only with its run).
   const record = await get(ctx, token);
   if (record === undefined) return { found: false };

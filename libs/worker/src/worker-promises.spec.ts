@@ -70,10 +70,14 @@ describe('durable promises (memory adapters)', () => {
     expect(await f.client.promises.pending(run.runId)).toEqual([
       expect.objectContaining({ token, seq: 0, state: 'pending' }),
     ]);
-    expect(await f.client.promises.resolve(token, { approved: true, by: 'ann' })).toEqual({ state: 'resolved' });
+    expect(await f.client.promises.resolve(token, { approved: true, by: 'ann' })).toEqual({
+      state: 'resolved',
+    });
     expect(await run.result({ timeoutMs: 5_000 })).toBe('booked room 12 for ann');
     // A retry of the same completion, even after the run's end, answers as the first; another does not.
-    expect(await f.client.promises.resolve(token, { approved: true, by: 'ann' })).toEqual({ state: 'resolved' });
+    expect(await f.client.promises.resolve(token, { approved: true, by: 'ann' })).toEqual({
+      state: 'resolved',
+    });
     await expect(f.client.promises.resolve(token, { approved: false, by: 'ann' })).rejects.toThrow(
       /already resolved/,
     );
@@ -121,7 +125,11 @@ describe('durable promises (memory adapters)', () => {
     const first = await f.spawn();
     const run = await f.client.start(parallel, null);
     const token = await tokenOf(run.runId);
-    await until(async () => (await f.client.describe(run.runId)).lease?.owner === 'w1', 5_000, 'w1 holds the run');
+    await until(
+      async () => (await f.client.describe(run.runId)).lease?.owner === 'w1',
+      5_000,
+      'w1 holds the run',
+    );
     first.crash();
     await f.client.promises.resolve(token, 'approved');
     expect((await f.store.leases.get(run.runId))?.state).toBe('held');

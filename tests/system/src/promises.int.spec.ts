@@ -98,7 +98,12 @@ for (const pair of PAIRS) {
         execFile(
           process.execPath,
           [CLI_MAIN, ...args],
-          { cwd: REPO_ROOT, env: { PATH: process.env.PATH, ...env.workerEnv }, timeout: 60_000, encoding: 'utf8' },
+          {
+            cwd: REPO_ROOT,
+            env: { PATH: process.env.PATH, ...env.workerEnv },
+            timeout: 60_000,
+            encoding: 'utf8',
+          },
           (error, stdout, stderr) =>
             done({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
         );
@@ -188,8 +193,14 @@ for (const pair of PAIRS) {
           expect.arrayContaining(['$.approved: must be boolean', "$: must have required property 'by'"]),
         );
         const value = { approved: true, by: 'ann' };
-        expect(await post(`/v1/promises/${token}/resolve`, value)).toEqual({ status: 200, body: { status: 'resolved' } });
-        expect(await post(`/v1/promises/${token}/resolve`, value)).toEqual({ status: 200, body: { status: 'resolved' } });
+        expect(await post(`/v1/promises/${token}/resolve`, value)).toEqual({
+          status: 200,
+          body: { status: 'resolved' },
+        });
+        expect(await post(`/v1/promises/${token}/resolve`, value)).toEqual({
+          status: 200,
+          body: { status: 'resolved' },
+        });
         const conflict = await post(`/v1/promises/${token}/resolve`, { approved: false, by: 'bob' });
         expect(conflict).toMatchObject({ status: 409, body: { error: { code: 'BATON_RUN_STATE' } } });
         expect(await run.result({ timeoutMs: 30_000 })).toEqual({ value });
@@ -216,7 +227,15 @@ for (const pair of PAIRS) {
           runId: run.runId,
           promises: [{ token, seq: 0, state: 'pending' }],
         });
-        const rejected = await cli(['promises', 'reject', token, '--message', 'over budget', '--code', 'BUDGET']);
+        const rejected = await cli([
+          'promises',
+          'reject',
+          token,
+          '--message',
+          'over budget',
+          '--code',
+          'BUDGET',
+        ]);
         expect(rejected).toMatchObject({ code: 0, stdout: 'promise rejected\n' });
         expect(await run.result({ timeoutMs: 30_000 })).toEqual({ rejected: 'over budget', code: 'BUDGET' });
         const again = await cli(['promises', 'resolve', token, '--value', '{"approved":true,"by":"x"}']);
@@ -229,20 +248,26 @@ for (const pair of PAIRS) {
       await startWorker();
       const { run, token } = await waitingRun();
       expect(await client.runs.pause(run.runId)).toBe('paused');
-      expect(await client.promises.resolve(token, { approved: false, by: 'cy' })).toEqual({ state: 'resolved' });
+      expect(await client.promises.resolve(token, { approved: false, by: 'cy' })).toEqual({
+        state: 'resolved',
+      });
       await new Promise((r) => setTimeout(r, 1_000));
       expect((await client.describe(run.runId)).status).toBe('paused');
       expect(await client.runs.resume(run.runId)).toBe(true);
       expect(await run.result({ timeoutMs: 30_000 })).toEqual({ value: { approved: false, by: 'cy' } });
     });
 
-    it("times out on the store's timer, and refuses the late completion with 409", { timeout: 60_000 }, async () => {
-      await startWorker();
-      const { run, token } = await waitingRun({ timeout: '1500ms' });
-      expect(await run.result({ timeoutMs: 30_000 })).toEqual({ timedOut: true });
-      expect((await client.history(run.runId)).map((p) => p.entry.type)).toContain('PromiseTimedOut');
-      const late = await post(`/v1/promises/${token}/resolve`, { approved: true, by: 'dee' });
-      expect(late).toMatchObject({ status: 409, body: { error: { code: 'BATON_RUN_STATE' } } });
-    });
+    it(
+      "times out on the store's timer, and refuses the late completion with 409",
+      { timeout: 60_000 },
+      async () => {
+        await startWorker();
+        const { run, token } = await waitingRun({ timeout: '1500ms' });
+        expect(await run.result({ timeoutMs: 30_000 })).toEqual({ timedOut: true });
+        expect((await client.history(run.runId)).map((p) => p.entry.type)).toContain('PromiseTimedOut');
+        const late = await post(`/v1/promises/${token}/resolve`, { approved: true, by: 'dee' });
+        expect(late).toMatchObject({ status: 409, body: { error: { code: 'BATON_RUN_STATE' } } });
+      },
+    );
   });
 }

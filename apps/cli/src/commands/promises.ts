@@ -16,7 +16,12 @@ type PendingPromise = Awaited<ReturnType<PromisesApi['pending']>>[number];
 
 export function promisesTable(promises: readonly PendingPromise[], wide = false): string {
   if (promises.length === 0) return 'no pending durable promise\n';
-  const rows = promises.map((p) => [`#${p.seq}`, p.token, time(p.createdAt), p.timeoutAt === null ? '-' : time(p.timeoutAt)]);
+  const rows = promises.map((p) => [
+    `#${p.seq}`,
+    p.token,
+    time(p.createdAt),
+    p.timeoutAt === null ? '-' : time(p.timeoutAt),
+  ]);
   const columns = ['step', { head: 'token', min: 35 }, 'created', 'times out'] as const;
   return `${listTable(columns, rows, wide)}\n${promises.length} pending promise(s); a token is a secret: whoever has it may complete its promise\n`;
 }
@@ -49,18 +54,17 @@ export const promisesCommands: CommandGroup = {
       .requiredOption('--message <text>', 'why it is rejected')
       .option('--name <name>', 'the error name the workflow sees (default: Error)')
       .option('--code <code>', 'an error code the workflow may branch on')
-      .action(
-        (token: string, flags: { message: string; name?: string; code?: string }, command: Command) =>
-          context.run(async () => {
-            const client = await context.session(command).client();
-            const { state } = await client.promises.reject(token, {
-              message: flags.message,
-              ...(flags.name !== undefined && { name: flags.name }),
-              ...(flags.code !== undefined && { code: flags.code }),
-            });
-            context.io.out(context.flags(command).json ? json({ status: state }) : `promise ${state}\n`);
-            return EXIT.done;
-          }),
+      .action((token: string, flags: { message: string; name?: string; code?: string }, command: Command) =>
+        context.run(async () => {
+          const client = await context.session(command).client();
+          const { state } = await client.promises.reject(token, {
+            message: flags.message,
+            ...(flags.name !== undefined && { name: flags.name }),
+            ...(flags.code !== undefined && { code: flags.code }),
+          });
+          context.io.out(context.flags(command).json ? json({ status: state }) : `promise ${state}\n`);
+          return EXIT.done;
+        }),
       );
 
     promises

@@ -67,7 +67,9 @@ export const runsCommands: CommandGroup = {
             context.flags(command).json
               ? json({ ...run, children, promises })
               : describeText(run, children, context.flags(command).wide === true) +
-                  (promises.length === 0 ? '' : promisesTable(promises, context.flags(command).wide === true)),
+                  (promises.length === 0
+                    ? ''
+                    : promisesTable(promises, context.flags(command).wide === true)),
           );
           return EXIT.done;
         }),

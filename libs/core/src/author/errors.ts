@@ -75,13 +75,7 @@ export class InvalidInputError extends BatonError {
 
 /** The part of a start, a signal or a promise's completion that {@link InvalidInputError} refused. */
 export type InvalidInputField =
-  | 'input'
-  | 'workflow'
-  | 'version'
-  | 'idempotencyKey'
-  | 'runId'
-  | 'payload'
-  | 'value';
+  'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload' | 'value';
 
 /** The run was cancelled; raised by the next ctx call after a cancel request. */
 export class CancelledError extends BatonError {
@@ -165,7 +159,10 @@ export class PromiseTimeoutError extends BatonError {
     /** The step of `ctx.promise` that made it. */
     readonly seq: number,
   ) {
-    super('BATON_PROMISE_TIMEOUT', `run ${runId}: the durable promise of step #${seq} was not completed before its timeout`);
+    super(
+      'BATON_PROMISE_TIMEOUT',
+      `run ${runId}: the durable promise of step #${seq} was not completed before its timeout`,
+    );
   }
 }
 

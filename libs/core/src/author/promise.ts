@@ -54,13 +54,8 @@ export interface PromiseOptions<T = unknown> {
   readonly timeout?: Duration | undefined;
 }
 
-/** The name of the inbox entries that carry completions to their runs (invariant 4). */
-export const PROMISE_SIGNAL = 'baton.promise';
-
-/** The inbox id of the completion of the promise made at step `seq` (one per promise, invariant 4). */
-export function promiseSignalId(seq: number): string {
-  return `${PROMISE_SIGNAL}:${seq}`;
-}
+// The inbox entries that carry completions to their runs (invariant 4) are the store's to write.
+export { PROMISE_SIGNAL, promiseSignalId } from '../adapter/contracts/promises.js';
 
 /** What a token looks like: `bp_` and 32 base64url characters (192 bits). */
 const TOKEN_PATTERN = /^bp_[A-Za-z0-9_-]{32}$/;
@@ -79,8 +74,9 @@ export type PromiseDelivery =
   | { token: string; outcome: 'rejected'; error: SerializedError };
 
 /**
- * The JSON Schema (draft 2020-12) of `schema`'s input, which completions are checked against
- * before anything is stored. ConfigError when the schema has no JSON Schema form.
+ * The JSON Schema (draft-07, the dialect every Standard JSON Schema library is asked to write) of
+ * `schema`'s input, which completions are checked against before anything is stored. ConfigError
+ * when the schema has no JSON Schema form.
  */
 export function promiseJsonSchema(schema: unknown, what: string): Record<string, unknown> {
   if (!isStandardSchema(schema)) {
@@ -98,7 +94,7 @@ export function promiseJsonSchema(schema: unknown, what: string): Record<string,
     );
   }
   try {
-    const json = (converter.input as (options: { target: string }) => unknown)({ target: 'draft-2020-12' });
+    const json = (converter.input as (options: { target: string }) => unknown)({ target: 'draft-07' });
     if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('not an object');
     return json as Record<string, unknown>;
   } catch (err) {

@@ -3,9 +3,14 @@
  * token, each completion delivered to its run's inbox in the same call, exactly as `signals.deliver`
  * delivers (memory-waits.ts), so it is as atomic as the real stores' one script or transaction.
  */
-import type { PromiseCompleteResult, PromiseRecord, PromiseStore } from '../adapter/contracts/promises.js';
+import {
+  PROMISE_SIGNAL,
+  promiseSignalId,
+  type PromiseCompleteResult,
+  type PromiseRecord,
+  type PromiseStore,
+} from '../adapter/contracts/promises.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
-import { PROMISE_SIGNAL, promiseSignalId } from '../author/promise.js';
 import { makeAcquirable, type MemoryState } from './memory-state.js';
 
 function create(state: MemoryState, promise: Parameters<PromiseStore['create']>[0]): void {
@@ -40,7 +45,12 @@ function complete(
   const signalId = promiseSignalId(record.seq);
   const inbox = state.inboxes.get(record.runId) ?? [];
   if (!inbox.some((s) => s.signalId === signalId)) {
-    inbox.push({ signalId, name: PROMISE_SIGNAL, payload: structuredClone(completion.payload), receivedAt: now });
+    inbox.push({
+      signalId,
+      name: PROMISE_SIGNAL,
+      payload: structuredClone(completion.payload),
+      receivedAt: now,
+    });
     state.inboxes.set(record.runId, inbox);
   }
   const wake = lease?.state === 'suspended' && lease.waitingFor.includes(PROMISE_SIGNAL);

@@ -71,7 +71,14 @@ describe('journal codec', () => {
     const version = (bytes: Uint8Array): unknown =>
       (JSON.parse(new TextDecoder().decode(bytes)) as { v: unknown }).v;
     const timer: JournalEntry = { type: 'TimerFired', epoch: 1, at: 1, seq: 0 };
-    const made: JournalEntry = { type: 'PromiseCreated', epoch: 1, at: 1, seq: 1, token: 'bp_x', timeoutAt: null };
+    const made: JournalEntry = {
+      type: 'PromiseCreated',
+      epoch: 1,
+      at: 1,
+      seq: 1,
+      token: 'bp_x',
+      timeoutAt: null,
+    };
     const done: JournalEntry = {
       type: 'PromiseCompleted',
       epoch: 1,

@@ -237,7 +237,9 @@ export function isStepEntry(entry: JournalEntry): entry is StepEntry {
 
 /** True for the entries of a durable promise (a journal record or checkpoint holding one is newer). */
 export function isPromiseEntry(entry: JournalEntry): boolean {
-  return entry.type === 'PromiseCreated' || entry.type === 'PromiseCompleted' || entry.type === 'PromiseTimedOut';
+  return (
+    entry.type === 'PromiseCreated' || entry.type === 'PromiseCompleted' || entry.type === 'PromiseTimedOut'
+  );
 }
 
 /**

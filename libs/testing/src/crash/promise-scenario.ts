@@ -67,7 +67,9 @@ export function describePromiseCrash(name: string, factory: CrashEnvironmentFact
             maxDelayMs: QUICK_MS + 1,
             delaysMs: [QUICK_MS, heldRun ? HELD_STEP_MS : QUICK_MS, QUICK_MS],
           };
-          const handle = await client.start(crashPromised, input, { idempotencyKey: `${w.ns}-${input.seed}` });
+          const handle = await client.start(crashPromised, input, {
+            idempotencyKey: `${w.ns}-${input.seed}`,
+          });
           w.runs.push({ runId: handle.runId, input });
           if (heldRun) held.add(handle.runId);
         }
@@ -80,7 +82,9 @@ export function describePromiseCrash(name: string, factory: CrashEnvironmentFact
               if (pending !== undefined) tokens.set(runId, pending.token);
             }
             if (tokens.size < RUNS) return false;
-            const inFlight = (await w.ledger.executions()).filter((e) => e.step === 1 && e.finishedAt === null);
+            const inFlight = (await w.ledger.executions()).filter(
+              (e) => e.step === 1 && e.finishedAt === null,
+            );
             const suspended = await Promise.all(
               w.runs.map(async ({ runId }) => (await w.env.store.runs.get(runId))?.status),
             );
@@ -101,12 +105,15 @@ export function describePromiseCrash(name: string, factory: CrashEnvironmentFact
         // any of them, each with its run's own approval, one of them twice (a caller's retry).
         const runIds = w.runs.map((r) => r.runId);
         const paused = [runIds[0]!, runIds[1]!];
-        for (const runId of paused) expect(['paused', 'pause-requested']).toContain(await client.runs.pause(runId));
+        for (const runId of paused)
+          expect(['paused', 'pause-requested']).toContain(await client.runs.pause(runId));
         for (const { runId, input } of w.runs) {
           const approval: Approval = { seed: input.seed };
           expect(await client.promises.resolve(tokens.get(runId)!, approval)).toEqual({ state: 'resolved' });
         }
-        expect(await client.promises.resolve(tokens.get(runIds[2]!)!, { seed: w.runs[2]!.input.seed })).toEqual({
+        expect(
+          await client.promises.resolve(tokens.get(runIds[2]!)!, { seed: w.runs[2]!.input.seed }),
+        ).toEqual({
           state: 'resolved',
         });
         await expect(client.promises.resolve(tokens.get(runIds[3]!)!, { seed: -1 })).rejects.toThrow(
@@ -139,9 +146,15 @@ export function describePromiseCrash(name: string, factory: CrashEnvironmentFact
         for (const { runId, input } of w.runs) {
           const entries = journals.get(runId)!.map((p) => p.entry);
           const created = entries.filter((e) => e.type === 'PromiseCreated');
-          expect(created.map((e) => (e.type === 'PromiseCreated' ? e.token : ''))).toEqual([tokens.get(runId)]);
+          expect(created.map((e) => (e.type === 'PromiseCreated' ? e.token : ''))).toEqual([
+            tokens.get(runId),
+          ]);
           expect(entries).toContainEqual(
-            expect.objectContaining({ type: 'PromiseCompleted', outcome: 'resolved', value: { seed: input.seed } }),
+            expect.objectContaining({
+              type: 'PromiseCompleted',
+              outcome: 'resolved',
+              value: { seed: input.seed },
+            }),
           );
         }
       },

@@ -15,7 +15,10 @@ const signalIdOf = (seq: number): string => `${PROMISE_SIGNAL}:${seq}`;
 
 /** A fresh token, in the shape core draws (`bp_` and 32 base64url characters). */
 function newToken(): string {
-  return `bp_${uniqueId('t').replace(/[^A-Za-z0-9_-]/g, '').padEnd(32, 'x').slice(-32)}`;
+  return `bp_${uniqueId('t')
+    .replace(/[^A-Za-z0-9_-]/g, '')
+    .padEnd(32, 'x')
+    .slice(-32)}`;
 }
 
 /** A payload as a client hands it over: what Lua or a JSON column could round (numbers) included. */
@@ -47,7 +50,11 @@ export function describePromiseConformance(store: () => Store): void {
   describe('durable promises', () => {
     it('records a pending promise by its token and lists a run’s promises by step; a second create changes nothing', async () => {
       const before = await store().leases.now();
-      const schema = { type: 'object', required: ['approved'], properties: { approved: { type: 'boolean' } } };
+      const schema = {
+        type: 'object',
+        required: ['approved'],
+        properties: { approved: { type: 'boolean' } },
+      };
       const { runId, token } = await runWithPromise(store(), { seq: 4, timeoutAt: before + 60_000, schema });
       const record = await store().promises.get(token);
       expect(record).toEqual({
@@ -150,27 +157,41 @@ export function describePromiseConformance(store: () => Store): void {
     it('completes the promise of a paused run without waking it; the completion waits for the resume', async () => {
       const { runId, token, seq } = await runWithPromise(store());
       expect(await store().control.requestPause(runId)).toEqual({ found: true, state: 'pause-requested' });
-      const { runId: parked, epoch: parkedEpoch } = await suspendedRun(store(), { signals: [PROMISE_SIGNAL] });
+      const { runId: parked, epoch: parkedEpoch } = await suspendedRun(store(), {
+        signals: [PROMISE_SIGNAL],
+      });
       await store().control.requestPause(parked);
       const parkedToken = newToken();
       await store().promises.create({ token: parkedToken, runId: parked, seq: 0, timeoutAt: null });
       expect(
-        await store().promises.complete(parkedToken, { outcome: 'resolved', payload: deliveryOf(parkedToken, 7) }),
+        await store().promises.complete(parkedToken, {
+          outcome: 'resolved',
+          payload: deliveryOf(parkedToken, 7),
+        }),
       ).toEqual({ found: true, completed: true, runId: parked, wake: false });
       expect(await store().leases.get(parked)).toMatchObject({ state: 'paused', epoch: parkedEpoch + 1 });
       expect((await store().signals.read(parked)).map((s) => s.signalId)).toEqual([signalIdOf(0)]);
       expect(await store().control.resume(parked)).toEqual({ found: true, resumed: true, wake: true });
       // The held run with a pause requested takes its completion as any held run does.
       expect(
-        (await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 8) })).found,
+        (await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 8) }))
+          .found,
       ).toBe(true);
       expect((await store().signals.read(runId)).map((s) => s.signalId)).toEqual([signalIdOf(seq)]);
     });
 
     it('refuses to complete the promise of a finished run, which stays pending', async () => {
       const { runId, epoch, token } = await runWithPromise(store());
-      await store().runs.finish(runId, epoch, { status: 'completed', result: 1 }, checkpointOf(runId, epoch, 1));
-      const answer = await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 1) });
+      await store().runs.finish(
+        runId,
+        epoch,
+        { status: 'completed', result: 1 },
+        checkpointOf(runId, epoch, 1),
+      );
+      const answer = await store().promises.complete(token, {
+        outcome: 'resolved',
+        payload: deliveryOf(token, 1),
+      });
       expect(answer).toEqual({
         found: true,
         completed: false,
@@ -186,9 +207,9 @@ export function describePromiseConformance(store: () => Store): void {
       expect(expired).toMatchObject({ token, state: 'timed-out', completedAt: expect.any(Number) });
       expect(expired?.payload).toBeUndefined();
       expect(await store().promises.expire(token)).toEqual(expired);
-      expect(await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 1) })).toEqual(
-        { found: true, completed: false, record: expired },
-      );
+      expect(
+        await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 1) }),
+      ).toEqual({ found: true, completed: false, record: expired });
 
       const { token: raced } = await runWithPromise(store());
       const payload = { token: raced, outcome: 'rejected', error: { name: 'Error', message: 'declined' } };
@@ -201,13 +222,18 @@ export function describePromiseConformance(store: () => Store): void {
       const { runId, epoch, token } = await runWithPromise(store());
       const kept = await runWithPromise(store());
       await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 1) });
-      await store().runs.finish(runId, epoch, { status: 'completed', result: 1 }, checkpointOf(runId, epoch, 1));
+      await store().runs.finish(
+        runId,
+        epoch,
+        { status: 'completed', result: 1 },
+        checkpointOf(runId, epoch, 1),
+      );
       expect(await store().retention.delete(runId)).toBe(true);
       expect(await store().promises.get(token)).toBeUndefined();
       expect(await store().promises.forRun(runId)).toEqual([]);
-      expect(await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 2) })).toEqual(
-        { found: false },
-      );
+      expect(
+        await store().promises.complete(token, { outcome: 'resolved', payload: deliveryOf(token, 2) }),
+      ).toEqual({ found: false });
       expect(await store().promises.get(kept.token)).toMatchObject({ state: 'pending' });
     });
   });

@@ -399,8 +399,9 @@ export class RunSession {
         if (record?.state !== 'resolved' && record?.state !== 'rejected') return undefined;
         const payload = record.payload;
         const protection = this.deps.payloadProtection;
-        return (isSealedValue(payload) ? openValue(payload, this.runId, 'signal payload', protection) : payload) as
-          PromiseDelivery;
+        return (
+          isSealedValue(payload) ? openValue(payload, this.runId, 'signal payload', protection) : payload
+        ) as PromiseDelivery;
       },
       lendSlot: this.deps.lendSlot,
       startChild: (child) => startChild(this.deps, this.start.run, child),

@@ -637,7 +637,9 @@ describe('the HTTP API', () => {
     const invalid = await call(url, 'POST', `/v1/promises/${token}/resolve`, { body: { approved: 'yes' } });
     expect(invalid).toMatchObject({
       status: 422,
-      body: { error: { code: 'BATON_INVALID_INPUT', field: 'value', issues: ['$.approved: must be boolean'] } },
+      body: {
+        error: { code: 'BATON_INVALID_INPUT', field: 'value', issues: ['$.approved: must be boolean'] },
+      },
     });
     const resolved = await call(url, 'POST', `/v1/promises/${token}/resolve`, { body: { approved: true } });
     expect(resolved).toMatchObject({ status: 200, body: { status: 'resolved' } });

@@ -16,6 +16,14 @@
  * that deletes the run deletes them in the same step.
  */
 
+/** The name of the inbox entries that carry completions to their runs (see the module's comment). */
+export const PROMISE_SIGNAL = 'baton.promise';
+
+/** The inbox id of the completion of the promise made at step `seq`: one per promise. */
+export function promiseSignalId(seq: number): string {
+  return `${PROMISE_SIGNAL}:${seq}`;
+}
+
 /** A promise's state: `pending` until completed once, then `resolved`, `rejected` or `timed-out`. */
 export type PromiseState = 'pending' | 'resolved' | 'rejected' | 'timed-out';
 

@@ -148,7 +148,11 @@ export class PendingWaits {
    * host has one). Before {@link takeReady}, like {@link checkSignals}: a schema may answer
    * asynchronously, and so does the store.
    */
-  async checkPromises(now: number, inbox: readonly InboxSignal[], expire: ExpirePromise | undefined): Promise<void> {
+  async checkPromises(
+    now: number,
+    inbox: readonly InboxSignal[],
+    expire: ExpirePromise | undefined,
+  ): Promise<void> {
     const open = new Map<string, number>();
     for (const [seq, wait] of this.waits) if (wait.kind === 'promise') open.set(promiseSignalId(seq), seq);
     if (open.size === 0) return;
@@ -260,7 +264,12 @@ export class PendingWaits {
   private promiseReady(seq: number, wait: Wait, end: PromiseEnd): ReadyWait {
     this.promiseEnds.delete(seq);
     if (end.outcome === 'timed-out') {
-      return { seq, wait, entry: { type: 'PromiseTimedOut', seq }, settle: () => wait.reject(new PromiseTimeoutError(this.runId, seq)) };
+      return {
+        seq,
+        wait,
+        entry: { type: 'PromiseTimedOut', seq },
+        settle: () => wait.reject(new PromiseTimeoutError(this.runId, seq)),
+      };
     }
     this.consumed.add(promiseSignalId(seq));
     if (end.outcome === 'resolved') {
@@ -268,7 +277,12 @@ export class PendingWaits {
       return { seq, wait, entry, settle: () => wait.resolve(end.value) };
     }
     const entry: NewEntry = { type: 'PromiseCompleted', seq, outcome: 'rejected', error: end.error };
-    return { seq, wait, entry, settle: () => wait.reject(new PromiseRejectedError(this.runId, seq, end.error)) };
+    return {
+      seq,
+      wait,
+      entry,
+      settle: () => wait.reject(new PromiseRejectedError(this.runId, seq, end.error)),
+    };
   }
 
   /** The earliest timer or signal deadline, or null when only open-ended signal waits remain. */

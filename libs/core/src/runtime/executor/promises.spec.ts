@@ -19,7 +19,11 @@ import type { NewPromise } from './execution-host.js';
 import { execute, testHost, type TestHost } from './test-host.spec-helper.js';
 
 /** A test host that records its promise records and answers expire from `completed`. */
-function promiseHost(): TestHost & { records: NewPromise[]; expired: string[]; completed: Map<string, PromiseDelivery> } {
+function promiseHost(): TestHost & {
+  records: NewPromise[];
+  expired: string[];
+  completed: Map<string, PromiseDelivery>;
+} {
   const host = Object.assign(testHost(), {
     records: [] as NewPromise[],
     expired: [] as string[],
@@ -94,7 +98,12 @@ describe('ctx.promise', () => {
     const woken = await execute(approvalWorkflow(sent), null, first.journal, host);
     expect(woken.outcome).toEqual({ kind: 'completed', result: { approved: true } });
     expect(host.journal).toContainEqual(
-      expect.objectContaining({ type: 'PromiseCompleted', seq: 0, outcome: 'resolved', value: { approved: true } }),
+      expect.objectContaining({
+        type: 'PromiseCompleted',
+        seq: 0,
+        outcome: 'resolved',
+        value: { approved: true },
+      }),
     );
     const replayHost = promiseHost();
     const replay = await execute(approvalWorkflow(sent), null, woken.journal, replayHost);
@@ -107,7 +116,11 @@ describe('ctx.promise', () => {
     const sent: string[] = [];
     const first = await execute(approvalWorkflow(sent), null, [], promiseHost());
     const host = promiseHost();
-    const forged = completion(0, { token: `bp_${'A'.repeat(32)}`, outcome: 'resolved', value: { approved: true } });
+    const forged = completion(0, {
+      token: `bp_${'A'.repeat(32)}`,
+      outcome: 'resolved',
+      value: { approved: true },
+    });
     host.inbox.push(forged);
     let consumed: string[] = [];
     const suspend = host.suspend;
@@ -139,7 +152,9 @@ describe('ctx.promise', () => {
     const first = await execute(wf, null, [], promiseHost());
     const token = created(first.journal)[0]!.token;
     const host = promiseHost();
-    host.inbox.push(completion(0, { token, outcome: 'rejected', error: { name: 'Error', message: 'declined by Ann' } }));
+    host.inbox.push(
+      completion(0, { token, outcome: 'rejected', error: { name: 'Error', message: 'declined by Ann' } }),
+    );
     const done = await execute(wf, null, first.journal, host);
     expect(done.outcome).toEqual({ kind: 'completed', result: 'refused' });
     expect(errors[0]).toBeInstanceOf(PromiseRejectedError);
@@ -176,7 +191,9 @@ describe('ctx.promise', () => {
     racing.completed.set(token, { token, outcome: 'resolved', value: 'in time' });
     const won = await execute(wf, null, history, racing);
     expect(won.outcome).toEqual({ kind: 'completed', result: 'in time' });
-    expect(racing.journal).toContainEqual(expect.objectContaining({ type: 'PromiseCompleted', value: 'in time' }));
+    expect(racing.journal).toContainEqual(
+      expect.objectContaining({ type: 'PromiseCompleted', value: 'in time' }),
+    );
   });
 
   it("hands the workflow the schema's output, rejects a value only the schema refuses, and needs a JSON form", async () => {
@@ -214,17 +231,22 @@ describe('ctx.promise', () => {
       kind: 'completed',
       result: { cents: 150 },
     });
-    expect(good.journal).toContainEqual(expect.objectContaining({ type: 'PromiseCompleted', value: { cents: 150 } }));
+    expect(good.journal).toContainEqual(
+      expect.objectContaining({ type: 'PromiseCompleted', value: { cents: 150 } }),
+    );
 
     const bad = promiseHost();
     bad.inbox.push(completion(0, { token, outcome: 'resolved', value: { amount: -1 } }));
-    expect((await execute(wf, null, first.journal, bad)).outcome).toEqual({ kind: 'completed', result: 'invalid' });
+    expect((await execute(wf, null, first.journal, bad)).outcome).toEqual({
+      kind: 'completed',
+      result: 'invalid',
+    });
     expect((seen[0] as PromiseRejectedError).failure).toMatchObject({
       code: 'BATON_INVALID_INPUT',
       message: expect.stringContaining('$.amount: must be above zero'),
     });
 
-    const { jsonSchema: _none, ...withoutJson } = positive['~standard'] as typeof positive['~standard'] & {
+    const { jsonSchema: _none, ...withoutJson } = positive['~standard'] as (typeof positive)['~standard'] & {
       jsonSchema?: unknown;
     };
     const noJson = defineWorkflow({

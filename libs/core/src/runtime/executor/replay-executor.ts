@@ -455,7 +455,8 @@ export class ReplayExecutor {
    * it has). The value is marked handled, so a rejection the workflow never awaits is no crash.
    */
   private promise<T>(options: PromiseOptions<T> = {}): DurablePromise<T> {
-    const timeoutMs = options.timeout === undefined ? undefined : toMs(options.timeout, 'ctx.promise timeout');
+    const timeoutMs =
+      options.timeout === undefined ? undefined : toMs(options.timeout, 'ctx.promise timeout');
     const schema = options.schema;
     const jsonSchema = schema === undefined ? undefined : promiseJsonSchema(schema, 'ctx.promise');
     const begun = this.beginStep('promise');
@@ -483,7 +484,14 @@ export class ReplayExecutor {
       const deadline = timeoutAt;
       const waitToken = token;
       value = new Promise((resolve, reject) =>
-        this.waits.add(seq, { kind: 'promise', token: waitToken, timeoutAt: deadline, schema, resolve, reject }),
+        this.waits.add(seq, {
+          kind: 'promise',
+          token: waitToken,
+          timeoutAt: deadline,
+          schema,
+          resolve,
+          reject,
+        }),
       );
     }
     value.catch(() => undefined);
@@ -514,7 +522,8 @@ export class ReplayExecutor {
   }
 
   /** The host's expirePromise, bound (pending-waits.ts, invariant 5). */
-  private readonly expirePromise = (token: string) => this.host.expirePromise?.(token) ?? Promise.resolve(undefined);
+  private readonly expirePromise = (token: string) =>
+    this.host.expirePromise?.(token) ?? Promise.resolve(undefined);
 
   private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
     const begun = this.beginStep(`value:${name}`);
