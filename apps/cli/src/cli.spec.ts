@@ -374,6 +374,18 @@ describe('baton runs start: what a worker would refuse is a usage error, before 
   });
 });
 
+describe('baton promises: mistakes found before any connection', () => {
+  const env = { BATON_TRANSPORT_URL: 'nats://127.0.0.1:1', BATON_STORE_URL: 'redis://127.0.0.1:1' };
+  it('refuses a value that is not JSON and a reject without its message as usage (2)', async () => {
+    const value = await cli(['promises', 'resolve', `bp_${'a'.repeat(32)}`, '--value', '{oops'], env);
+    expect(value).toMatchObject({ code: 2, out: '' });
+    expect(value.err).toMatch(/^usage: --value is not JSON/);
+    const reject = await cli(['promises', 'reject', `bp_${'a'.repeat(32)}`], env);
+    expect(reject.code).toBe(2);
+    expect(reject.err).toMatch(/required option '--message <text>' not specified/);
+  });
+});
+
 describe('configuration', () => {
   it('takes the BATON_* variables, each flag overriding its own', () => {
     const env = { BATON_TRANSPORT_URL: 'nats://a:4222', BATON_STORE_URL: 'redis://b:6379', OTHER: 'x' };

@@ -53,6 +53,7 @@ import { notKnownError } from './run-lookup.js';
 import { RunsApi } from './runs.js';
 import { SchedulesApi } from './schedules.js';
 import { openedRecord } from './sealed-records.js';
+import { PromisesApi } from './promises.js';
 import { TimeTravelApi } from './time-travel.js';
 import { waitForResult, type ResultTiming } from './result-wait.js';
 import { callUpdate, type UpdateOptions } from './update-call.js';
@@ -122,7 +123,8 @@ const UNKNOWN_RUN_MS = 30_000;
 /**
  * The client. Its own calls are a producer's: start a run and wait for its result, name a run
  * started elsewhere, signal or cancel it, describe it and read its history. What an operator does
- * is grouped in sub-clients: `runs`, `timeTravel`, `deadLetters`, `bulk`, `fleet`, `schedules`.
+ * is grouped in sub-clients: `runs`, `timeTravel`, `deadLetters`, `bulk`, `fleet`, `schedules`,
+ * `promises`.
  */
 export class Client {
   private readonly transport: Transport;
@@ -145,6 +147,12 @@ export class Client {
   readonly fleet: FleetApi;
   /** Schedules: `create`, `update`, `pause`, `resume`, `delete`, `get`, `list`, `upcoming` (docs/schedules.md). */
   readonly schedules: SchedulesApi;
+  /**
+   * Durable promises (docs/promises.md): `resolve` and `reject` one by its token, as any system
+   * holding the token does; `get` one, and list a run's `pending` ones with their tokens (an
+   * operator's view: tokens are secrets).
+   */
+  readonly promises: PromisesApi;
   /** How `result` polls and how long it waits for an unknown run or an unavailable store. */
   private readonly resultTiming: ResultTiming;
   private readonly protection: PayloadProtection;
@@ -213,6 +221,7 @@ export class Client {
     });
     this.fleet = new FleetApi(store, transport, connect, protection, claimCheck);
     this.schedules = new SchedulesApi(store, connect, () => protection);
+    this.promises = new PromisesApi(store, connect, this.outbox, () => protection, this.fleetProtection);
   }
 
   /** Connects the adapters; called by every method, so calling it yourself is optional. */

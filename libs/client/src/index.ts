@@ -25,6 +25,7 @@ export { RunHandle } from './run-handle.js';
 // apart from it: their classes are types here.
 export type { RunsApi } from './runs.js';
 export type { TimeTravelApi } from './time-travel.js';
+export type { PromisesApi } from './promises.js';
 export { DEFAULT_RETRY_UNAVAILABLE_MS, RetriesExhaustedError } from './retry-unavailable.js';
 export { DEFAULT_RUN_PRIORITY, RUN_PRIORITIES, type RunPriority } from '@baton/core/runtime';
 export type {

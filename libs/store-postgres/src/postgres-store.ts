@@ -25,6 +25,7 @@ import { leases } from './leases.js';
 import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 import { payloads } from './payloads.js';
+import { promises } from './promises.js';
 import { cancelsChannel, presenceOperations, PresenceRegistry } from './presence.js';
 import { runQueries } from './queries.js';
 import { rateLimits } from './rate-limits.js';
@@ -81,6 +82,7 @@ export class PostgresStore implements StoreAdapter {
         concurrency,
         rateLimits,
         updates,
+        promises,
         journalIndex,
       },
       this.run,

@@ -86,6 +86,10 @@ export interface KeyLayout {
   readonly slotSeq: string;
   /** Rate limit grants per name and key (lua/take-rate-token.lua); '|' never occurs in a name. */
   readonly rateLog: (name: string, key: string) => string;
+  /** HASH: one durable promise by its token (promises.ts, lua/create-promise.lua). */
+  promise(token: string): string;
+  /** ZSET token -> seq: a run's durable promises, deleted with the run (drop_run). */
+  runPromises(runId: string): string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -128,6 +132,8 @@ export function keyLayout(prefix: string): KeyLayout {
     slotWaiting: (key) => `${prefix}slot-wait:${key}`,
     slotSeq: `${prefix}slot-seq`,
     rateLog: (name, key) => `${prefix}rate:${name}|${key}`,
+    promise: (token) => `${prefix}promise:${token}`,
+    runPromises: (runId) => `${prefix}run-promises:${runId}`,
   };
 }
 
@@ -175,6 +181,8 @@ export const KEY_SEGMENTS: readonly string[] = [
   'slot-wait:',
   'slot-seq',
   'rate:',
+  'promise:',
+  'run-promises:',
 ];
 
 /**

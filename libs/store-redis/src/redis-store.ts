@@ -47,6 +47,7 @@ import {
 } from './options.js';
 import { payloads } from './payloads.js';
 import { presenceOperations, PresenceRegistry } from './presence.js';
+import { promises } from './promises.js';
 import { ensureIndexed, reindexRuns, runQueries } from './queries.js';
 import { rateLimits } from './rate-limits.js';
 import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
@@ -142,6 +143,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
         concurrency,
         rateLimits,
         updates,
+        promises,
         journalIndex,
       },
       this.op,

@@ -56,6 +56,10 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   // A request the caller was told is waiting, and an outcome it was told is kept.
   'updates.request',
   'updates.settle',
+  // A completion the caller was told of, and the record its token is checked against.
+  'promises.create',
+  'promises.complete',
+  'promises.expire',
   // A step of a grouped run is durable once its pointer is (group commit).
   'journalIndex.appendPointers',
   'journalIndex.markOwnJournal',

@@ -7,6 +7,7 @@ import { consoleCommands } from './console.js';
 import { devCommands } from './dev.js';
 import { dlqCommands } from './dlq.js';
 import { fleetCommands } from './fleet.js';
+import { promisesCommands } from './promises.js';
 import { replayCheckCommands } from './replay-check.js';
 import { runsCommands } from './runs.js';
 import { schedulesCommands } from './schedules.js';
@@ -17,6 +18,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   dlqCommands,
   fleetCommands,
   schedulesCommands,
+  promisesCommands,
   versionsCommands,
   replayCheckCommands,
   consoleCommands,

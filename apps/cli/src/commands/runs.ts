@@ -25,6 +25,7 @@ import { json, runsTable, summaryText, time, timelineTable, valueText } from '..
 import { fieldTable } from '../table.js';
 import { bulkExit, bulkProgress } from './progress.js';
 import { checkRegistered, checkStartArguments } from './start-checks.js';
+import { promisesTable } from './promises.js';
 
 export const runsCommands: CommandGroup = {
   register(program, context) {
@@ -48,7 +49,9 @@ export const runsCommands: CommandGroup = {
 
     runs
       .command('describe')
-      .description('a run record and its lease, its parent and the child workflows it started')
+      .description(
+        'a run record and its lease, its parent, the child workflows it started and its pending durable promises',
+      )
       .argument('<run-id>')
       .action((runId: string, _flags: unknown, command: Command) =>
         context.run(async () => {
@@ -59,10 +62,15 @@ export const runsCommands: CommandGroup = {
             workflow: c.workflow,
             status: c.status,
           }));
+          // An operator's describe shows the pending durable promises with their tokens (secrets).
+          const promises = isFinishedRun(run.status) ? [] : await client.promises.pending(runId);
           context.io.out(
             context.flags(command).json
-              ? json({ ...run, children })
-              : describeText(run, children, context.flags(command).wide === true),
+              ? json({ ...run, children, promises })
+              : describeText(run, children, context.flags(command).wide === true) +
+                  (promises.length === 0
+                    ? ''
+                    : promisesTable(promises, context.flags(command).wide === true)),
           );
           return EXIT.done;
         }),

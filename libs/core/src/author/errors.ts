@@ -47,8 +47,9 @@ export class UnencodableValueError extends BatonError {
 export class InvalidInputError extends BatonError {
   /**
    * What was refused: `'input'` (the input schema's issues, the constructor's default), a start
-   * field (`'workflow'`, `'version'`, `'idempotencyKey'`, `'runId'`), a signal's `'payload'` or an
-   * update's `'args'` (`client.update`, against its update's schema).
+   * field (`'workflow'`, `'version'`, `'idempotencyKey'`, `'runId'`), a signal's `'payload'`, an
+   * update's `'args'` (`client.update`, against its update's schema) or a durable promise's
+   * `'value'` (`client.promises.resolve`).
    */
   readonly field: InvalidInputField;
   /** The signal, for a refused signal payload; absent otherwise. */
@@ -73,9 +74,9 @@ export class InvalidInputError extends BatonError {
   }
 }
 
-/** The part of a start or signal that {@link InvalidInputError} refused. */
+/** The part of a start, a signal, an update or a promise's completion that {@link InvalidInputError} refused. */
 export type InvalidInputField =
-  'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload' | 'args';
+  'input' | 'workflow' | 'version' | 'idempotencyKey' | 'runId' | 'payload' | 'args' | 'value';
 
 /** The run was cancelled; raised by the next ctx call after a cancel request. */
 export class CancelledError extends BatonError {
@@ -129,6 +130,40 @@ export class SignalTimeoutError extends BatonError {
     readonly signalName: string,
   ) {
     super('BATON_SIGNAL_TIMEOUT', `run ${runId}: signal '${signalName}' did not arrive before its timeout`);
+  }
+}
+
+/**
+ * A durable promise (`ctx.promise`) was rejected: by `client.promises.reject(token, error)`, or
+ * because the run's schema refused the value it was resolved with. `failure` is the error given
+ * (or the schema's issues); it is the `cause` too.
+ */
+export class PromiseRejectedError extends BatonError {
+  constructor(
+    readonly runId: string,
+    /** The step of `ctx.promise` that made it. */
+    readonly seq: number,
+    readonly failure: SerializedError,
+  ) {
+    super(
+      'BATON_PROMISE_REJECTED',
+      `run ${runId}: the durable promise of step #${seq} was rejected: ${failure.name}: ${failure.message}`,
+      { cause: deserializeError(failure) },
+    );
+  }
+}
+
+/** A durable promise (`ctx.promise`) with a timeout was not completed in time. */
+export class PromiseTimeoutError extends BatonError {
+  constructor(
+    readonly runId: string,
+    /** The step of `ctx.promise` that made it. */
+    readonly seq: number,
+  ) {
+    super(
+      'BATON_PROMISE_TIMEOUT',
+      `run ${runId}: the durable promise of step #${seq} was not completed before its timeout`,
+    );
   }
 }
 

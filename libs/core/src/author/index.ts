@@ -35,6 +35,8 @@ export {
   InvalidInputError,
   isNonRetryable,
   NonRetryableError,
+  PromiseRejectedError,
+  PromiseTimeoutError,
   SignalTimeoutError,
   UnencodableValueError,
 } from './errors.js';
@@ -62,6 +64,8 @@ export { ContinueAsNew } from './continue-as-new.js';
 export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
 export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
+// `ctx.promise`'s answer; its options are named through the context (`Parameters<…>`), not here.
+export type { DurablePromise } from './promise.js';
 export { defineSignal } from './signal.js';
 // The options' and validator's types are reached through these (`Parameters<typeof defineUpdate>`).
 export type { UpdateDefinition } from './update.js';

@@ -9,6 +9,7 @@ import type { UpdateDefinition, UpdateHandlerOptions } from './update.js';
 import { workflowNameProblem, workflowVersionProblem } from './start-fields.js';
 import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
 import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
+import type { DurablePromise, PromiseOptions } from './promise.js';
 import { checkActivityRateLimit, type ActivityRateLimit } from './rate-limit.js';
 import {
   isStandardSchema,
@@ -125,6 +126,14 @@ export interface WorkflowContext {
     handler: (args: Args) => Promise<Result> | Result,
     options?: UpdateHandlerOptions<Args>,
   ): void;
+  /**
+   * Makes a durable promise: `p.token` goes to an outside system (an approval link, a payment
+   * provider's callback), which completes it once with `client.promises.resolve(token, value)` or
+   * `reject(token, error)`, over the HTTP API (`POST /v1/promises/{token}/resolve`) or with `baton
+   * promises resolve`; the workflow awaits `p.value`, suspended meanwhile like on a signal. The
+   * token is drawn once and journaled, so every replay has the same one (docs/promises.md).
+   */
+  promise<T = unknown>(options?: PromiseOptions<T>): DurablePromise<T>;
   /** Journaled wall-clock time (ms): the same value on every replay. */
   now(): number;
   /** Journaled random number in [0, 1). */

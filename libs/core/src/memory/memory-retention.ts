@@ -5,6 +5,7 @@ import type { OperationsOf } from '../adapter/lifecycle.js';
 import { refuseDelete } from '../adapter/errors.js';
 import { unfinishedStatus } from './memory-records.js';
 import type { MemoryState } from './memory-state.js';
+import { deletePromisesOf } from './memory-promises.js';
 
 function expired(state: MemoryState, olderThanMs: number, limit: number): string[] {
   const cutoff = state.clock() - olderThanMs;
@@ -41,6 +42,7 @@ function deleteRun(state: MemoryState, runId: string): boolean {
   state.inboxes.delete(runId);
   state.updates.delete(runId);
   state.payloads.delete(runId);
+  deletePromisesOf(state, runId);
   return true;
 }
 

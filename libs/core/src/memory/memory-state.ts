@@ -15,6 +15,7 @@ import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import type { RunRecord } from '../adapter/contracts/run-record.js';
 import type { InboxSignal } from '../adapter/contracts/waits.js';
 import type { KeptUpdate, UpdateRequest } from '../adapter/contracts/updates.js';
+import type { PromiseRecord } from '../adapter/contracts/promises.js';
 import { summarizeCheckpoint } from '../adapter/checkpoint-summary.js';
 import { FencedWriteError } from '../adapter/errors.js';
 import type { ClaimFailures, LeaseRecord, StoredCheckpoint } from './memory-records.js';
@@ -59,6 +60,8 @@ export class MemoryState {
   readonly slots = new Map<string, SlotState>();
   /** Rate limit grant times, oldest first, by `<name>|<key>` (memory-rate-limits.ts). */
   readonly rateGrants = new Map<string, number[]>();
+  /** Durable promises by token (memory-promises.ts). */
+  readonly promises = new Map<string, PromiseRecord>();
   /** Who is told of an accepted cancel of a run a worker holds, by worker id (watchCancels). */
   readonly cancelWatchers = new Map<string, Set<(runId: string) => void>>();
 

@@ -7,6 +7,7 @@
  * memory-runs.ts and memory-queries.ts, memory-waits.ts (timers, signals), memory-retention.ts,
  * memory-payloads.ts, memory-fleet.ts, memory-schedules.ts, memory-concurrency.ts,
  * memory-rate-limits.ts, memory-updates.ts and memory-journal-index.ts, over the maps of
+ * memory-rate-limits.ts, memory-promises.ts and memory-journal-index.ts, over the maps of
  * memory-state.ts. Like every
  * store, it is a `StoreAdapter` behind `checkedStore` (adapter/checked-store.ts), which checks the
  * callers' arguments before they reach it.
@@ -39,6 +40,7 @@ import { fleet } from './memory-fleet.js';
 import { journalIndex } from './memory-journal-index.js';
 import { leases } from './memory-leases.js';
 import { payloads } from './memory-payloads.js';
+import { promises } from './memory-promises.js';
 import { runQueries } from './memory-queries.js';
 import { rateLimits } from './memory-rate-limits.js';
 import { retention } from './memory-retention.js';
@@ -118,6 +120,7 @@ class MemoryStore implements StoreAdapter {
         concurrency,
         rateLimits,
         updates,
+        promises,
         journalIndex,
       },
       run,

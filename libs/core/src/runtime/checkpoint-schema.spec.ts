@@ -96,6 +96,9 @@ describe('migrateCheckpoint', () => {
     const migrated = migrateCheckpoint(old, 'run-1');
     expect(migrated).toEqual({ ...old, schemaVersion: CHECKPOINT_SCHEMA_VERSION });
     expect(migrated.entries).toBe(old.entries);
+    const made = { type: 'PromiseCreated', epoch: 1, at: 1, seq: 1, token: 'bp_x', timeoutAt: null } as const;
+    expect(checkpointSchemaFor([done, byRef, made])).toBe(3);
+    expect(checkpointSchemaFor([{ ...made, type: 'PromiseTimedOut' } as JournalEntry])).toBe(3);
     // A worker that knows only version 1 leaves a version-2 checkpoint alone.
     expect(() => migrateCheckpoint({ ...old, schemaVersion: 2 }, 'run-1', {}, 1)).toThrow(
       CheckpointSchemaError,

@@ -12,15 +12,16 @@
  */
 import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
 import { CheckpointSchemaError } from './errors.js';
-import type { JournalEntry } from '../shared/journal.js';
+import { isPromiseEntry, type JournalEntry } from '../shared/journal.js';
 
 /**
  * The newest layout version this Baton reads and writes. Raise it together with a migration from
  * the old one. Version 2: entries may hold payload references (docs/large-payloads.md) instead of
  * values; a worker that knows only version 1 would replay them as missing values, so it must
  * refuse (and hold) such a checkpoint. Version 3: entries may hold updates (UpdateAccepted,
- * UpdateCompleted: docs/updates.md); a worker that knows only version 2 would replay the run
- * without its update handlers' steps. See {@link checkpointSchemaFor}.
+ * UpdateCompleted: docs/updates.md) or durable promises (docs/promises.md); a worker that knows
+ * only version 2 would replay the run without its update handlers' steps or its promises' values.
+ * See {@link checkpointSchemaFor}.
  */
 export const CHECKPOINT_SCHEMA_VERSION = 3;
 
@@ -32,9 +33,11 @@ export const CHECKPOINT_SCHEMA_VERSION = 3;
 export function checkpointSchemaFor(entries: readonly JournalEntry[]): number {
   let version = 1;
   for (const entry of entries) {
-    if (entry.type === 'UpdateAccepted' || entry.type === 'UpdateCompleted') return 3;
-    const fields = entry as { resultRef?: unknown; payloadRef?: unknown };
-    if (fields.resultRef !== undefined || fields.payloadRef !== undefined) version = 2;
+    if (entry.type === 'UpdateAccepted' || entry.type === 'UpdateCompleted' || isPromiseEntry(entry))
+      return 3;
+    const fields = entry as { resultRef?: unknown; payloadRef?: unknown; valueRef?: unknown };
+    if (fields.resultRef !== undefined || fields.payloadRef !== undefined || fields.valueRef !== undefined)
+      version = 2;
   }
   return version;
 }

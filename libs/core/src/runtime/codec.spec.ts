@@ -104,6 +104,32 @@ describe('journal codec', () => {
     );
   });
 
+  it('writes version 3 only for a record holding a durable promise entry', () => {
+    const version = (bytes: Uint8Array): unknown =>
+      (JSON.parse(new TextDecoder().decode(bytes)) as { v: unknown }).v;
+    const timer: JournalEntry = { type: 'TimerFired', epoch: 1, at: 1, seq: 0 };
+    const made: JournalEntry = {
+      type: 'PromiseCreated',
+      epoch: 1,
+      at: 1,
+      seq: 1,
+      token: 'bp_x',
+      timeoutAt: null,
+    };
+    const done: JournalEntry = {
+      type: 'PromiseCompleted',
+      epoch: 1,
+      at: 2,
+      seq: 1,
+      outcome: 'resolved',
+      valueRef: { sha256: 'c'.repeat(64), size: 3, run: 'r' },
+    };
+    expect(version(encodeEntries([timer]))).toBe(1);
+    expect(version(encodeEntries([timer, made]))).toBe(3);
+    expect(version(encodeEntries([done]))).toBe(3);
+    expect(decodeEntries(encodeEntries([timer, made, done]), 'r')).toEqual([timer, made, done]);
+  });
+
   it('refuses bytes that are not JSON and entries of unknown type', () => {
     expect(() => decodeEntries(new Uint8Array([0xff, 0xfe]), 'r')).toThrow(/not valid UTF-8 JSON/);
     expect(() => decodeEntries(encodeJson({ v: 1, entries: [{ type: 'Bogus', epoch: 1 }] }), 'r')).toThrow(

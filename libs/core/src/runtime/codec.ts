@@ -5,6 +5,7 @@
  */
 import { CodecError } from '../adapter/errors.js';
 import {
+  isPromiseEntry,
   JOURNAL_ENTRY_TYPES,
   type JournalEntry,
   type PatchMarkerEntry,
@@ -18,14 +19,15 @@ import { unencodableEntries, unencodableMessage, unencodableValue } from './unen
 
 /**
  * Newest wire version of journal records this Baton reads and writes. Version 2 records hold
- * payload references (docs/large-payloads.md); version 3 records hold update entries
- * (UpdateAccepted, UpdateCompleted: docs/updates.md), which a worker that does not know updates
- * would replay without the handler's steps. A record is written with the lowest version that holds
- * it (1 with neither), so a worker of an older Baton keeps reading it during a rolling deploy and
- * refuses (never misreads) one that it cannot replay.
+ * payload references (docs/large-payloads.md); version 3 records hold entries of a conversation
+ * with the running workflow: updates (UpdateAccepted, UpdateCompleted: docs/updates.md) and durable
+ * promises (PromiseCreated, PromiseCompleted, PromiseTimedOut: docs/promises.md), which a worker
+ * that does not know them would replay without their steps or values. A record is written with the
+ * lowest version that holds it (1 with none of these), so a worker of an older Baton keeps reading
+ * it during a rolling deploy and refuses (never misreads) one that it cannot replay.
  */
 export const JOURNAL_CODEC_VERSION = 3;
-/** The version of records with a payload reference and no update entry. */
+/** The version of records with a payload reference and none of version 3's entries. */
 const JOURNAL_REF_VERSION = 2;
 /**
  * Newest wire version of run-queue messages. As for records, a message is written with the lowest
@@ -71,8 +73,18 @@ function parseVersioned(bytes: Uint8Array, what: string): Record<string, unknown
 }
 
 function holdsRef(entry: JournalEntry): boolean {
-  const fields = entry as { resultRef?: unknown; payloadRef?: unknown; argsRef?: unknown };
-  return fields.resultRef !== undefined || fields.payloadRef !== undefined || fields.argsRef !== undefined;
+  const fields = entry as {
+    resultRef?: unknown;
+    payloadRef?: unknown;
+    argsRef?: unknown;
+    valueRef?: unknown;
+  };
+  return (
+    fields.resultRef !== undefined ||
+    fields.payloadRef !== undefined ||
+    fields.argsRef !== undefined ||
+    fields.valueRef !== undefined
+  );
 }
 
 function isUpdateEntry(entry: JournalEntry): boolean {
@@ -81,7 +93,7 @@ function isUpdateEntry(entry: JournalEntry): boolean {
 
 /** The lowest journal codec version that holds `entries` (see {@link JOURNAL_CODEC_VERSION}). */
 function journalVersionFor(entries: readonly JournalEntry[]): number {
-  if (entries.some(isUpdateEntry)) return JOURNAL_CODEC_VERSION;
+  if (entries.some((entry) => isUpdateEntry(entry) || isPromiseEntry(entry))) return JOURNAL_CODEC_VERSION;
   return entries.some(holdsRef) ? JOURNAL_REF_VERSION : BASE_VERSION;
 }
 

@@ -45,6 +45,9 @@ export { startFieldProblem } from '../author/start-fields.js';
 export { childKey, childKeyPrefix, continuationKey, parentLinkOfKey, parentOfKey } from './run-keys.js';
 export type { ChildEnd } from '../author/child-workflows.js';
 export { childEndSignalId, childrenInJournal, childSignalName } from '../author/child-workflows.js';
+// Durable promises: the client checks a token's shape and builds what a completion carries.
+export type { PromiseDelivery } from '../author/promise.js';
+export { isPromiseToken } from '../author/promise.js';
 // A continued run's recorded result, naming its successor: the worker starts it, the client
 // follows it (and re-exports the two values for producers reading a stored result).
 export type { ContinuedAsNew } from '../author/continue-as-new.js';

@@ -11,6 +11,8 @@
  * order. Only a start carries a priority: resume, wake, signal and cancel messages of any run go in
  * the default lane (docs/priorities.md says why).
  */
+import { ConfigError } from '../shared/errors.js';
+import { PROMISE_SIGNAL } from '../author/promise.js';
 import { encodeMessage } from './codec.js';
 import type { EnqueueOptions, RunQueue } from '../adapter/contracts/transport.js';
 import { DEFAULT_RUN_PRIORITY, checkRunPriority } from '../adapter/priority.js';
@@ -45,8 +47,18 @@ export function startMessage(fields: StartMessageFields): OutgoingRunMessage {
   return { data: encodeMessage(message), options };
 }
 
-/** Delivers a signal (client.signal). Deduplicated by its signal id. */
+/**
+ * Delivers a signal (client.signal). Deduplicated by its signal id. The name completions of
+ * durable promises use is refused (ConfigError): those enter a run's inbox only through the store's
+ * `promises.complete` (core's author/promise.ts, invariant 4).
+ */
 export function signalMessage(fields: Omit<SignalMessage, 'kind'>): OutgoingRunMessage {
+  if (fields.name === PROMISE_SIGNAL) {
+    throw new ConfigError(
+      `signal name '${PROMISE_SIGNAL}' is reserved for the completions of durable promises: complete one ` +
+        'with client.promises.resolve(token, value) or reject(token, error)',
+    );
+  }
   const message: SignalMessage = { kind: 'signal', ...fields };
   return {
     data: encodeMessage(message),

@@ -137,6 +137,8 @@ function carriedValue(entry: JournalEntry): { what: string; value: unknown } {
       return { what: `arguments of update '${entry.name}' (id ${entry.updateId})`, value: entry.args };
     case 'UpdateCompleted':
       return { what: `result of update '${entry.name}' (id ${entry.updateId})`, value: entry.result };
+    case 'PromiseCompleted':
+      return { what: `value of durable promise (step #${entry.seq})`, value: entry.value };
     default:
       return { what: `${entry.type} journal entry`, value: entry };
   }

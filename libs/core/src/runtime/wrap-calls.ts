@@ -55,6 +55,7 @@ const CAPABILITIES: Record<CapabilityNames<Transport> | CapabilityNames<Store>, 
   schedules: true,
   concurrency: true,
   rateLimits: true,
+  promises: true,
   journalIndex: true,
 };
 

@@ -165,6 +165,37 @@ export interface UpdateCompletedEntry extends EntryBase {
   error?: SerializedError;
 }
 
+/**
+ * `ctx.promise()` made a durable promise (docs/promises.md): its token, drawn once from the
+ * worker's crypto and read back from here on every replay, so the token never changes.
+ */
+export interface PromiseCreatedEntry extends EntryBase {
+  type: 'PromiseCreated';
+  seq: number;
+  /** The promise's token: a secret, whoever holds it may complete the promise. */
+  token: string;
+  /** Absolute deadline (store clock), or null to wait forever. */
+  timeoutAt: number | null;
+}
+
+/** A durable promise was completed from outside, and the run took the completion. */
+export interface PromiseCompletedEntry extends EntryBase {
+  type: 'PromiseCompleted';
+  seq: number;
+  /** `resolved`: `value` (or `valueRef`) holds the value; `rejected`: `error` says why. */
+  outcome: 'resolved' | 'rejected';
+  value?: unknown;
+  /** Set instead of `value` when the value was stored by reference. */
+  valueRef?: PayloadRef;
+  error?: SerializedError;
+}
+
+/** A durable promise with a timeout was not completed in time. */
+export interface PromiseTimedOutEntry extends EntryBase {
+  type: 'PromiseTimedOut';
+  seq: number;
+}
+
 export interface RunCompletedEntry extends EntryBase {
   type: 'RunCompleted';
   result: unknown;
@@ -196,6 +227,9 @@ export type JournalEntry =
   | PatchMarkerEntry
   | UpdateAcceptedEntry
   | UpdateCompletedEntry
+  | PromiseCreatedEntry
+  | PromiseCompletedEntry
+  | PromiseTimedOutEntry
   | RunCompletedEntry
   | RunFailedEntry
   | RunCancelledEntry;
@@ -219,6 +253,9 @@ export const JOURNAL_ENTRY_TYPES: readonly JournalEntryType[] = [
   'PatchMarker',
   'UpdateAccepted',
   'UpdateCompleted',
+  'PromiseCreated',
+  'PromiseCompleted',
+  'PromiseTimedOut',
   'RunCompleted',
   'RunFailed',
   'RunCancelled',
@@ -233,6 +270,13 @@ export interface PositionedEntry {
 
 export function isStepEntry(entry: JournalEntry): entry is StepEntry {
   return 'seq' in entry;
+}
+
+/** True for the entries of a durable promise (a journal record or checkpoint holding one is newer). */
+export function isPromiseEntry(entry: JournalEntry): boolean {
+  return (
+    entry.type === 'PromiseCreated' || entry.type === 'PromiseCompleted' || entry.type === 'PromiseTimedOut'
+  );
 }
 
 /**

@@ -282,6 +282,12 @@ end
 local function drop_run(prefix, run_id, idempotency_key, data_keys, held_key, timers_key, finished_key)
   unindex_run(prefix, run_id)
   release_pointers(prefix, run_id)
+  -- The run's durable promises (promises.ts) go with it: their tokens name nothing any more.
+  local promises_key = prefix .. 'run-promises:' .. run_id
+  for _, token in ipairs(redis.call('ZRANGEBYSCORE', promises_key, '-inf', '+inf')) do
+    redis.call('DEL', prefix .. 'promise:' .. token)
+  end
+  redis.call('DEL', promises_key)
   if idempotency_key then
     local idem_key = prefix .. 'idem:' .. idempotency_key
     if redis.call('GET', idem_key) == run_id then

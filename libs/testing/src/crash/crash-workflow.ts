@@ -60,7 +60,7 @@ async function delay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const applyStep = defineActivity({
+export const applyStep = defineActivity({
   name: 'apply_step',
   retry: { maxAttempts: 10, initialDelayMs: 50, maxDelayMs: 1_000 },
   timeoutMs: 10_000,

@@ -7,6 +7,7 @@ export { describeCrashSuite, describeSigtermHandOff } from './crash-suite.js';
 export { describeUnencodableCrash } from './unencodable-scenario.js';
 export { describePauseCrash } from './pause-scenario.js';
 export { describeUpdateCrash } from './update-scenario.js';
+export { describePromiseCrash } from './promise-scenario.js';
 export type { PauseCrashOptions } from './pause-scenario.js';
 export { describeScheduleCrash, scheduledRuns } from './schedule-scenario.js';
 export { describeChildCrash } from './child-scenario.js';

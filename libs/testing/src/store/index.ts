@@ -25,6 +25,7 @@ import { describeScheduleConformance } from './schedules.js';
 import { describeConcurrencyConformance } from './concurrency.js';
 import { describeRateLimitConformance } from './rate-limits.js';
 import { describeUpdateConformance } from './updates.js';
+import { describePromiseConformance } from './promises.js';
 import { describeJournalIndexConformance } from './journal-index.js';
 import { describePresenceChoice, describePresenceConformance, type StorePairFactory } from './presence.js';
 import {
@@ -82,6 +83,7 @@ export function describeStoreConformance(
     describeConcurrencyConformance(store);
     describeRateLimitConformance(store);
     describeUpdateConformance(store);
+    describePromiseConformance(store);
     if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
     else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));
     describePresenceChoice(factory, options.pair);

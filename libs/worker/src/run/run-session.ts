@@ -30,6 +30,7 @@ import {
   serializeError,
   type ExecutionHost,
   type ExecutionOutcome,
+  type PromiseDelivery,
   type JournalEntry,
   type NewEntry,
   LeaseLostError,
@@ -424,6 +425,19 @@ export class RunSession {
       // Rate limits are kept on the store's clock: a refusal's wait is a duration, not a time, so
       // this worker's clock skew never moves it.
       takeRateToken: (request) => store.rateLimits.take(request),
+      // Durable promises (core's author/promise.ts): the record its token is completed against,
+      // and at its deadline the record closed, or the completion that came first, opened as the
+      // inbox's payloads are.
+      createPromise: (promise) => store.promises.create({ ...promise, runId: this.runId }),
+      expirePromise: async (token) => {
+        const record = await store.promises.expire(token);
+        if (record?.state !== 'resolved' && record?.state !== 'rejected') return undefined;
+        const payload = record.payload;
+        const protection = this.deps.payloadProtection;
+        return (
+          isSealedValue(payload) ? openValue(payload, this.runId, 'signal payload', protection) : payload
+        ) as PromiseDelivery;
+      },
       lendSlot: this.deps.lendSlot,
       startChild: (child) => startChild(this.deps, this.start.run, child),
       // A process frozen past its lease (SIGSTOP, a long pause) wakes with its timers due at

@@ -16,6 +16,7 @@ import { freeConsolePort } from '../../console-port.spec-helper.js';
 import { resolveConsoleOptions, type ConsoleOptions } from '../../config.js';
 import { ConsoleServer } from '../console-server.js';
 import { API_SERVER_WORKFLOWS, apiWorkerOnly } from './api-workflows.spec-helper.js';
+import { apiPromise } from './api-promise-workflow.spec-helper.js';
 import { API_ROUTES } from './http-api.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { signWebhook } from './webhook-signature.js';
@@ -102,7 +103,7 @@ beforeAll(async () => {
   worker = new Worker({
     transport,
     store,
-    workflows: [...API_SERVER_WORKFLOWS, apiWorkerOnly],
+    workflows: [...API_SERVER_WORKFLOWS, apiWorkerOnly, apiPromise],
     leaseMs: 400,
     heartbeatMs: 100,
     reapIntervalMs: 50,
@@ -712,6 +713,49 @@ describe('the HTTP API', () => {
       const answer = await call(url, 'GET', path);
       expect(answer, path).toMatchObject({ status: 404, body: { error: { code: 'BATON_NO_ROUTE' } } });
     }
+  });
+
+  it('completes a durable promise by its token: 200 (a repeat too), 404 for any unknown token, 409, 422, and logs no token', async () => {
+    const url = await serve();
+    const run = await client.start(apiPromise, null);
+    await until(run.runId, ['suspended']);
+    const [pending] = await client.promises.pending(run.runId);
+    const token = pending!.token;
+    const unknown = await call(url, 'POST', `/v1/promises/bp_${'x'.repeat(32)}/resolve`, {
+      body: { approved: true },
+    });
+    expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'BATON_NOT_FOUND' } } });
+    const garbage = await call(url, 'POST', '/v1/promises/not-a-token/resolve', { body: { approved: true } });
+    expect(garbage).toEqual({ ...unknown, headers: garbage.headers });
+    const invalid = await call(url, 'POST', `/v1/promises/${token}/resolve`, { body: { approved: 'yes' } });
+    expect(invalid).toMatchObject({
+      status: 422,
+      body: {
+        error: { code: 'BATON_INVALID_INPUT', field: 'value', issues: ['$.approved: must be boolean'] },
+      },
+    });
+    const resolved = await call(url, 'POST', `/v1/promises/${token}/resolve`, { body: { approved: true } });
+    expect(resolved).toMatchObject({ status: 200, body: { status: 'resolved' } });
+    const repeated = await call(url, 'POST', `/v1/promises/${token}/resolve`, { body: { approved: true } });
+    expect(repeated).toMatchObject({ status: 200, body: { status: 'resolved' } });
+    const conflicting = await call(url, 'POST', `/v1/promises/${token}/reject`, { body: { message: 'no' } });
+    expect(conflicting).toMatchObject({ status: 409, body: { error: { code: 'BATON_RUN_STATE' } } });
+    expect(conflicting.body.error?.message).toContain('already resolved');
+    expect(await run.result({ timeoutMs: 10_000 })).toEqual({ approved: true });
+
+    const second = await client.start(apiPromise, null);
+    await until(second.runId, ['suspended']);
+    const [other] = await client.promises.pending(second.runId);
+    const badBody = await call(url, 'POST', `/v1/promises/${other!.token}/reject`, { body: { reason: 'x' } });
+    expect(badBody).toMatchObject({ status: 400, body: { error: { code: 'BATON_BAD_REQUEST' } } });
+    const rejected = await call(url, 'POST', `/v1/promises/${other!.token}/reject`, {
+      body: { message: 'declined', code: 'NOPE' },
+    });
+    expect(rejected).toMatchObject({ status: 200, body: { status: 'rejected' } });
+    expect(await second.result({ timeoutMs: 10_000 })).toEqual({ rejected: 'declined' });
+    // A token is a secret: the request log cuts it.
+    expect(logged.filter((line) => line.includes(token) || line.includes(other!.token))).toEqual([]);
+    expect(logged).toContainEqual(expect.stringMatching(/POST \/v1\/promises\/bp_.{3}…\/resolve 200$/));
   });
 
   it('answered only with statuses the OpenAPI document lists for each operation', () => {

@@ -1,6 +1,7 @@
 /**
  * The HTTP API (`/v1/…`) for producers and tools in any language: start runs, read them, wait for
- * their results, signal and cancel them (run-routes.ts), described by an OpenAPI document served
+ * their results, signal and cancel them (run-routes.ts), complete durable promises by their tokens
+ * (promise-routes.ts), described by an OpenAPI document served
  * at `/v1/openapi.json` (openapi.ts). `baton serve` mounts it in the console's server, beside the
  * pages; anything else that serves HTTP (a `baton dev`) mounts it with {@link HttpApi.answer}.
  *
@@ -27,6 +28,7 @@ import { decodePathPart, readBodyBytes, sendJson } from '../http-kit.js';
 import { API_CODES, ApiError, errorAnswer } from './api-errors.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { RUN_ROUTES, type ApiAnswer, type ApiRoute } from './run-routes.js';
+import { loggedPath, PROMISE_ROUTES } from './promise-routes.js';
 import { WorkflowCatalog } from './start-run.js';
 import { SIGNATURE_HEADER, verifyWebhook } from './webhook-signature.js';
 
@@ -109,7 +111,7 @@ function isJson(type: string): boolean {
 }
 
 /** The routes of the API, as the OpenAPI document lists them (openapi.spec.ts compares the two). */
-export const API_ROUTES: readonly ApiRoute[] = RUN_ROUTES;
+export const API_ROUTES: readonly ApiRoute[] = [...RUN_ROUTES, ...PROMISE_ROUTES];
 
 export class HttpApi {
   private readonly routes = API_ROUTES.map(compile);
@@ -179,7 +181,9 @@ export class HttpApi {
       if (controller.signal.aborted && res.destroyed) return;
       const { status, body, headers } = errorAnswer(err, this.redact);
       if (status >= 500)
-        this.log(`api: ${method} ${url.pathname}: ${status} ${body.error.code}: ${body.error.message}`);
+        this.log(
+          `api: ${method} ${loggedPath(url.pathname)}: ${status} ${body.error.code}: ${body.error.message}`,
+        );
       this.send(res, { status, body, headers }, method, url, identity);
     } finally {
       res.off('close', hungUp);
@@ -206,7 +210,7 @@ export class HttpApi {
     sendJson(res, answer.status, answer.body, answer.headers);
     if (method === 'POST' && identity !== undefined) {
       const who = `${identity.via}${identity.via === 'proxy' ? ` ${identity.name}` : ''}`;
-      this.log(`api: ${who} ${method} ${url.pathname} ${answer.status}`);
+      this.log(`api: ${who} ${method} ${loggedPath(url.pathname)} ${answer.status}`);
     }
   }
 

@@ -36,6 +36,15 @@ const runId = {
   schema: { type: 'string' },
 };
 
+const promiseToken = {
+  name: 'token',
+  in: 'path',
+  required: true,
+  description:
+    "The promise's token, as `p.token` gave it in the workflow (`bp_` and 32 characters): a secret.",
+  schema: { type: 'string' },
+};
+
 const timeFilter = (description: string): object => ({
   in: 'query',
   description: `${description}: ms since the epoch (store clock) or an ISO 8601 date.`,
@@ -59,8 +68,8 @@ export const OPENAPI_DOCUMENT = {
     title: 'Baton HTTP API',
     version: '1',
     description:
-      'Start Baton workflow runs, read them, wait for their results, signal them, send them updates and ' +
-      'cancel them, from any ' +
+      'Start Baton workflow runs, read them, wait for their results, signal them, send them updates, ' +
+      'cancel them and complete the durable promises they wait on, from any ' +
       'language. Served by `baton serve` beside a fleet (docs/http-api.md). Every error is ' +
       '`{ "error": { "code": "BATON_…", "message": "…" } }`; a 4xx is the caller\'s mistake, a 503 ' +
       '(with Retry-After) a store or bus that did not answer in time.',
@@ -259,6 +268,55 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    '/v1/promises/{token}/resolve': {
+      post: {
+        operationId: 'resolvePromise',
+        summary: 'Resolve a durable promise by its token',
+        description:
+          "The body is the promise's value as it is (any JSON; none is null), so a webhook's event can be " +
+          'posted here unchanged; the workflow awaiting the promise receives it. A promise completes ' +
+          'once: the same completion again answers 200 as the first did (retry freely), another one is ' +
+          'refused. A token is a secret: whoever has it may complete its promise (docs/promises.md).',
+        security: [{ bearerToken: [] }, { webhookSignature: [] }],
+        parameters: [promiseToken],
+        requestBody: { required: false, content: { 'application/json': { schema: {} } } },
+        responses: {
+          '200': {
+            description: 'The promise is resolved (now, or by the same call before).',
+            ...json(ref('PromiseCompleted')),
+          },
+          ...WRITES,
+          '404': response('UnknownToken'),
+          '409': response('PromiseSettled'),
+          '422': error(
+            "The value fails the promise's schema (`BATON_INVALID_INPUT`, `field: value`, with `issues`), or has no JSON form (`BATON_UNENCODABLE`).",
+          ),
+          ...COMMON,
+        },
+      },
+    },
+    '/v1/promises/{token}/reject': {
+      post: {
+        operationId: 'rejectPromise',
+        summary: 'Reject a durable promise by its token',
+        description:
+          'The workflow awaiting the promise gets a PromiseRejectedError carrying this name, message and ' +
+          'code. The same rejection again answers 200 as the first did; another completion is refused.',
+        security: [{ bearerToken: [] }, { webhookSignature: [] }],
+        parameters: [promiseToken],
+        requestBody: { required: true, ...json(ref('PromiseRejection')) },
+        responses: {
+          '200': {
+            description: 'The promise is rejected (now, or by the same call before).',
+            ...json(ref('PromiseCompleted')),
+          },
+          ...WRITES,
+          '404': response('UnknownToken'),
+          '409': response('PromiseSettled'),
+          ...COMMON,
+        },
+      },
+    },
     '/v1/runs/{runId}/cancel': {
       post: {
         operationId: 'cancelRun',
@@ -311,6 +369,12 @@ export const OPENAPI_DOCUMENT = {
         'The store does not know the run (`BATON_NOT_FOUND`), or its retention deleted it (`BATON_RUN_DELETED`).',
       ),
       Finished: error('The run has finished (`BATON_RUN_STATE`).'),
+      UnknownToken: error(
+        'No durable promise has this token (`BATON_NOT_FOUND`): never made, mistyped, or deleted with its run.',
+      ),
+      PromiseSettled: error(
+        'The promise was completed otherwise before, timed out, or its run finished (`BATON_RUN_STATE`).',
+      ),
       TooLarge: error(`The body is over ${MAX_BODY_BYTES} bytes (\`BATON_TOO_LARGE\`).`),
       NotJson: error('The body is not JSON (`BATON_UNSUPPORTED_MEDIA_TYPE`).'),
       TooManyWrongTokens: {
@@ -512,6 +576,21 @@ export const OPENAPI_DOCUMENT = {
         type: 'object',
         required: ['runId', 'updateId', 'status'],
         properties: { runId: { type: 'string' }, updateId: { type: 'string' }, status: { const: 'pending' } },
+      },
+      PromiseCompleted: {
+        type: 'object',
+        required: ['status'],
+        properties: { status: { type: 'string', enum: ['resolved', 'rejected'] } },
+      },
+      PromiseRejection: {
+        type: 'object',
+        required: ['message'],
+        additionalProperties: false,
+        properties: {
+          message: { type: 'string', minLength: 1, description: 'Why the promise is rejected.' },
+          name: { type: 'string', default: 'Error' },
+          code: { type: 'string' },
+        },
       },
       CancelRequest: {
         type: 'object',

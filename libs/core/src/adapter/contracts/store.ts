@@ -24,6 +24,8 @@
  *   key, in a sliding window;
  * - `updates`, {@link UpdateStore} (contracts/updates.ts): requests to a running run waiting for
  *   its owner, and each answered one's outcome by update id, kept until retention;
+ * - `promises`, {@link PromiseStore} (contracts/promises.ts): durable promises by token, completed
+ *   once from outside, the completion delivered to the run's inbox in the same step;
  * - `journalIndex`, {@link JournalIndex} (contracts/group-journal.ts, optional): each run's
  *   pointers into group records, for group commit across runs;
  * - `presence`, {@link PresenceStore} (contracts/presence.ts, optional): which workers are alive, bound to their store
@@ -54,6 +56,7 @@ import type { LeaseStore } from './leases.js';
 import type { PayloadStore } from './payloads.js';
 import type { PresenceStore } from './presence.js';
 import type { RateLimitStore } from './rate-limits.js';
+import type { PromiseStore } from './promises.js';
 import type { RetentionStore } from './retention.js';
 import type { RunIndex } from './run-index.js';
 import type { CheckedRunQuery, RunListing, RunQueries } from './run-queries.js';
@@ -119,6 +122,8 @@ export interface Store extends Adapter {
   readonly rateLimits: RateLimitStore;
   /** Requests to a running run and their kept outcomes, by update id (contracts/updates.ts). */
   readonly updates: UpdateStore;
+  /** Durable promises by token, completed once from outside (contracts/promises.ts). */
+  readonly promises: PromiseStore;
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:

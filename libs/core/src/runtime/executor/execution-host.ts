@@ -8,6 +8,7 @@ import { CancelledError } from '../../author/errors.js';
 import { NonDeterminismError } from '../errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import type { AnyWorkflowDefinition } from '../../author/workflow.js';
+import type { PromiseDelivery } from '../../author/promise.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as the executor builds it; the host stamps `epoch` and `at`. */
@@ -80,10 +81,34 @@ export interface ExecutionHost {
    */
   settleUpdate?(settlement: Omit<KeptUpdate, 'settledAt'>): Promise<void>;
   /**
+   * Records a durable promise the run made (`ctx.promise`) in the store (PromiseStore.create), so
+   * its token can be completed; called again for a promise a resume finds open (a crash may have
+   * come between the journal entry and the record), which changes nothing when it is there.
+   * Absent on hosts that run nothing (a replay check): nothing is recorded.
+   */
+  createPromise?(promise: NewPromise): Promise<void>;
+  /**
+   * Closes a promise whose timeout ran out (PromiseStore.expire) and answers its completion when
+   * one came first (opened, as the inbox's are), else undefined: the promise timed out. Absent:
+   * a promise past its deadline times out.
+   */
+  expirePromise?(token: string): Promise<PromiseDelivery | undefined>;
+  /**
    * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
    * result or rethrow its error unchanged.
    */
   aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
+}
+
+/** A durable promise to record ({@link ExecutionHost.createPromise}). */
+export interface NewPromise {
+  token: string;
+  /** The step of `ctx.promise`. */
+  seq: number;
+  /** The deadline (store clock), or null. */
+  timeoutAt: number | null;
+  /** The JSON Schema completions are checked against (author/promise.ts, invariant 6). */
+  schema?: Record<string, unknown>;
 }
 
 /** A child run to start (core's child-workflows.ts, invariant 1). */

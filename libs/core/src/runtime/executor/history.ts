@@ -5,7 +5,13 @@
  * Accepted updates take their place in that order too: their handlers start where they started.
  */
 import { deserializeError } from '../../shared/errors.js';
-import { ActivityFailedError, SignalTimeoutError } from '../../author/errors.js';
+import {
+  ActivityFailedError,
+  PromiseRejectedError,
+  PromiseTimeoutError,
+  SignalTimeoutError,
+} from '../../author/errors.js';
+import { promiseSignalId } from '../../author/promise.js';
 import { NonDeterminismError } from '../errors.js';
 import type { Settle } from './pending-waits.js';
 import type { JournalEntry, StepEntry, UpdateAcceptedEntry } from '../../shared/journal.js';
@@ -18,11 +24,22 @@ const COMPLETION_TYPES = new Set<JournalEntry['type']>([
   'TimerFired',
   'SignalReceived',
   'SignalTimedOut',
+  'PromiseCompleted',
+  'PromiseTimedOut',
 ]);
 
 export type CompletionEntry = Extract<
   StepEntry,
-  { type: 'ActivityCompleted' | 'ActivityFailed' | 'TimerFired' | 'SignalReceived' | 'SignalTimedOut' }
+  {
+    type:
+      | 'ActivityCompleted'
+      | 'ActivityFailed'
+      | 'TimerFired'
+      | 'SignalReceived'
+      | 'SignalTimedOut'
+      | 'PromiseCompleted'
+      | 'PromiseTimedOut';
+  }
 >;
 
 /**
@@ -47,6 +64,10 @@ export function stepIdentity(entry: StepEntry): string {
     case 'SignalReceived':
     case 'SignalTimedOut':
       return `signal:${entry.name}`;
+    case 'PromiseCreated':
+    case 'PromiseCompleted':
+    case 'PromiseTimedOut':
+      return 'promise';
   }
 }
 
@@ -100,6 +121,8 @@ export class ReplayHistory {
         step.completion = completion;
       }
       if (entry.type === 'SignalReceived') this.consumedSignalIds.add(entry.signalId);
+      // A promise's completion stays in the inbox after it was taken (promise.ts, invariant 4).
+      if (entry.type === 'PromiseCompleted') this.consumedSignalIds.add(promiseSignalId(entry.seq));
     }
   }
 
@@ -160,5 +183,13 @@ export function settleFromHistory(runId: string, entry: CompletionEntry, settle:
       return settle.resolve(entry.payload);
     case 'SignalTimedOut':
       return settle.reject(new SignalTimeoutError(runId, entry.name));
+    case 'PromiseCompleted':
+      if (entry.outcome === 'resolved') return settle.resolve(entry.value);
+      return settle.reject(new PromiseRejectedError(runId, entry.seq, entry.error ?? missingError));
+    case 'PromiseTimedOut':
+      return settle.reject(new PromiseTimeoutError(runId, entry.seq));
   }
 }
+
+/** What a rejected completion journaled without an error stands for (a damaged entry, never written so). */
+const missingError = { name: 'Error', message: 'the rejection carried no error' };

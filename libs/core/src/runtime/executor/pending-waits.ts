@@ -1,6 +1,6 @@
 /**
- * The durable waits a workflow has open: timers (ctx.sleep) and signal waits
- * (ctx.waitForSignal). Decides which can complete now and when the run must next wake.
+ * The durable waits a workflow has open: timers (ctx.sleep), signal waits (ctx.waitForSignal) and
+ * durable promises (ctx.promise). Decides which can complete now and when the run must next wake.
  *
  * Signal schemas (`defineSignal(name, { schema })`):
  * 1. A wait with a schema completes only with an inbox signal whose payload passes it, and
@@ -11,10 +11,27 @@
  *    journaled value without asking the schema again.
  * 3. A skipped signal does not count as pending when the run suspends (it is passed with the
  *    consumed ids), so a refused payload never keeps a run from suspending.
+ *
+ * Durable promises (author/promise.ts has the invariants):
+ * 4. A promise completes with the inbox entry of its step ({@link promiseSignalId}) whose payload
+ *    names its token. An entry under the promises' name that matches no open promise that way
+ *    (sent by hand, not by the store) is skipped like a refused signal (invariant 3).
+ * 5. Past its deadline with no completion in the inbox, a promise is closed in the store first
+ *    (`expire`): a completion that came meanwhile is taken instead of the timeout.
+ * 6. With a schema, a resolved value completes the wait with the schema's output, and one the
+ *    schema refuses rejects it; either way the outcome is journaled (PromiseCompleted), so a
+ *    resume never asks the schema again.
  */
 import type { InboxSignal } from '../../adapter/contracts/waits.js';
-import { SignalTimeoutError } from '../../author/errors.js';
+import {
+  InvalidInputError,
+  PromiseRejectedError,
+  PromiseTimeoutError,
+  SignalTimeoutError,
+} from '../../author/errors.js';
+import { PROMISE_SIGNAL, promiseSignalId, type PromiseDelivery } from '../../author/promise.js';
 import { formatIssuePath, type StandardSchemaV1 } from '../../author/standard-schema.js';
+import { serializeError, type SerializedError } from '../../shared/errors.js';
 import type { NewEntry, RefusedSignal } from './execution-host.js';
 
 export type { RefusedSignal } from './execution-host.js';
@@ -24,9 +41,19 @@ export type Wait = Settle &
   (
     | { kind: 'timer'; wakeAt: number }
     | { kind: 'signal'; name: string; timeoutAt: number | null; schema?: StandardSchemaV1 | undefined }
+    | { kind: 'promise'; token: string; timeoutAt: number | null; schema?: StandardSchemaV1 | undefined }
   );
 
 type Verdict = { ok: true; value: unknown } | { ok: false };
+
+/** How an open promise ends (invariants 4 to 6), decided before {@link PendingWaits.takeReady}. */
+type PromiseEnd =
+  | { outcome: 'resolved'; value: unknown }
+  | { outcome: 'rejected'; error: SerializedError }
+  | { outcome: 'timed-out' };
+
+/** Closes a promise at its deadline (PromiseStore.expire); its completion when one came first. */
+export type ExpirePromise = (token: string) => Promise<PromiseDelivery | undefined>;
 
 /** A wait that can complete: journal `entry`, then call `settle`. */
 export interface ReadyWait {
@@ -42,6 +69,8 @@ export class PendingWaits {
   private readonly verdicts = new Map<StandardSchemaV1, Map<string, Verdict>>();
   /** Signals some schema refused: left out of the pending ones at suspension (invariant 3). */
   private readonly refused = new Set<string>();
+  /** How open promises end, by step, once known (checkPromises), until takeReady journals them. */
+  private readonly promiseEnds = new Map<number, PromiseEnd>();
 
   constructor(
     private readonly runId: string,
@@ -110,7 +139,70 @@ export class PendingWaits {
   }
 
   get needsInbox(): boolean {
-    return [...this.waits.values()].some((w) => w.kind === 'signal');
+    return [...this.waits.values()].some((w) => w.kind !== 'timer');
+  }
+
+  /**
+   * Decides how the open promises end that can end now (invariants 4 to 6): those with their
+   * completion in `inbox`, and those past their deadline (closed in the store by `expire`, when the
+   * host has one). Before {@link takeReady}, like {@link checkSignals}: a schema may answer
+   * asynchronously, and so does the store.
+   */
+  async checkPromises(
+    now: number,
+    inbox: readonly InboxSignal[],
+    expire: ExpirePromise | undefined,
+  ): Promise<void> {
+    const open = new Map<string, number>();
+    for (const [seq, wait] of this.waits) if (wait.kind === 'promise') open.set(promiseSignalId(seq), seq);
+    if (open.size === 0) return;
+    for (const signal of inbox) {
+      if (signal.name !== PROMISE_SIGNAL || this.consumed.has(signal.signalId)) continue;
+      const seq = open.get(signal.signalId);
+      const wait = seq === undefined ? undefined : this.waits.get(seq);
+      const delivery = signal.payload as Partial<PromiseDelivery> | null;
+      if (seq === undefined || wait?.kind !== 'promise' || delivery?.token !== wait.token) {
+        this.refused.add(signal.signalId);
+        continue;
+      }
+      if (!this.promiseEnds.has(seq))
+        this.promiseEnds.set(seq, await this.promiseEnd(seq, wait.schema, delivery as PromiseDelivery));
+    }
+    for (const seq of open.values()) {
+      const wait = this.waits.get(seq);
+      if (wait?.kind !== 'promise' || this.promiseEnds.has(seq)) continue;
+      if (wait.timeoutAt === null || wait.timeoutAt > now) continue;
+      const delivery = await expire?.(wait.token);
+      this.promiseEnds.set(
+        seq,
+        delivery === undefined ? { outcome: 'timed-out' } : await this.promiseEnd(seq, wait.schema, delivery),
+      );
+    }
+  }
+
+  /** The end a completion gives the promise of step `seq`: its value checked by `schema` (invariant 6). */
+  private async promiseEnd(
+    seq: number,
+    schema: StandardSchemaV1 | undefined,
+    delivery: PromiseDelivery,
+  ): Promise<PromiseEnd> {
+    if (delivery.outcome === 'rejected') {
+      return { outcome: 'rejected', error: delivery.error ?? { name: 'Error', message: 'rejected' } };
+    }
+    if (schema === undefined) return { outcome: 'resolved', value: delivery.value };
+    let issues: string[];
+    try {
+      const result = await schema['~standard'].validate(delivery.value);
+      if (result.issues === undefined) return { outcome: 'resolved', value: result.value };
+      issues = result.issues.map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`);
+    } catch (err) {
+      issues = [`the schema's validate threw: ${err instanceof Error ? err.message : String(err)}`];
+    }
+    const message =
+      `the value of the durable promise of step #${seq} (run ${this.runId}) does not match its schema: ` +
+      `${issues.join('; ')}. It was accepted by its JSON Schema form, which cannot say everything the schema checks`;
+    const error = new InvalidInputError('', issues, { field: 'value', message });
+    return { outcome: 'rejected', error: serializeError(error) };
   }
 
   /**
@@ -120,6 +212,11 @@ export class PendingWaits {
   takeReady(now: number, inbox: readonly InboxSignal[]): ReadyWait[] {
     const ready: ReadyWait[] = [];
     for (const [seq, wait] of [...this.waits].sort((a, b) => a[0] - b[0])) {
+      if (wait.kind === 'promise') {
+        const end = this.promiseEnds.get(seq);
+        if (end !== undefined) ready.push(this.promiseReady(seq, wait, end));
+        continue;
+      }
       if (wait.kind === 'timer') {
         if (wait.wakeAt <= now) {
           ready.push({
@@ -163,6 +260,31 @@ export class PendingWaits {
     return ready;
   }
 
+  /** The ready wait of the promise of step `seq` ending as `end`; its inbox entry counts as consumed. */
+  private promiseReady(seq: number, wait: Wait, end: PromiseEnd): ReadyWait {
+    this.promiseEnds.delete(seq);
+    if (end.outcome === 'timed-out') {
+      return {
+        seq,
+        wait,
+        entry: { type: 'PromiseTimedOut', seq },
+        settle: () => wait.reject(new PromiseTimeoutError(this.runId, seq)),
+      };
+    }
+    this.consumed.add(promiseSignalId(seq));
+    if (end.outcome === 'resolved') {
+      const entry: NewEntry = { type: 'PromiseCompleted', seq, outcome: 'resolved', value: end.value };
+      return { seq, wait, entry, settle: () => wait.resolve(end.value) };
+    }
+    const entry: NewEntry = { type: 'PromiseCompleted', seq, outcome: 'rejected', error: end.error };
+    return {
+      seq,
+      wait,
+      entry,
+      settle: () => wait.reject(new PromiseRejectedError(this.runId, seq, end.error)),
+    };
+  }
+
   /** The earliest timer or signal deadline, or null when only open-ended signal waits remain. */
   earliestDeadline(): number | null {
     let earliest: number | null = null;
@@ -174,6 +296,9 @@ export class PendingWaits {
   }
 
   signalNames(): string[] {
-    return [...new Set([...this.waits.values()].flatMap((w) => (w.kind === 'signal' ? [w.name] : [])))];
+    const names = [...this.waits.values()].flatMap((w) =>
+      w.kind === 'signal' ? [w.name] : w.kind === 'promise' ? [PROMISE_SIGNAL] : [],
+    );
+    return [...new Set(names)];
   }
 }

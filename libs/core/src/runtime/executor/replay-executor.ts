@@ -30,9 +30,12 @@
  *    pending, one per turn, and its handler started in that turn; a replay starts it again at its
  *    UpdateAccepted's place among the completions. The run ends only once its accepted handlers
  *    have settled and their outcomes are kept (updates.ts).
+ * 11. A durable promise's token is drawn once and journaled (PromiseCreated), and its store record
+ *    is written beside the entry; no activity starts, pipelined or not, before both are durable,
+ *    so a token never leaves the run before it can be completed (author/promise.ts).
  */
 import { setMaxListeners } from 'node:events';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { toMs } from '../../author/duration.js';
 import { BatonError } from '../../shared/errors.js';
 import { CancelledError, UnencodableValueError } from '../../author/errors.js';
@@ -42,6 +45,7 @@ import type { ActivityDefinition, ActivityOptions, WorkflowContext } from '../..
 import { checkFreshness, defineActivity, journalsStart } from '../../author/workflow.js';
 import { signalName } from '../../author/signal.js';
 import type { AnyUpdateDefinition, UpdateValidator } from '../../author/update.js';
+import { promiseJsonSchema, type DurablePromise, type PromiseOptions } from '../../author/promise.js';
 import type { StandardSchemaV1 } from '../../author/standard-schema.js';
 import { ContinueAsNew, isContinueAsNew } from '../../author/continue-as-new.js';
 import { continuedResult } from '../run-keys.js';
@@ -55,6 +59,7 @@ import {
   type ExecutionOutcome,
   type ExecutorOptions,
   type NewEntry,
+  type NewPromise,
   type Settled,
 } from './execution-host.js';
 import { childWorkflowMethods } from './child-workflows.js';
@@ -97,6 +102,10 @@ export class ReplayExecutor {
   private readonly activityAbort = new AbortController();
   private inFlight = 0;
   private pendingAppends = 0;
+  /** Promise records being written (invariant 10); counted in pendingAppends too. */
+  private promiseWrites = 0;
+  /** Settles once every promise record written so far is durable. */
+  private promiseRecords: Promise<unknown> = Promise.resolve();
   private fatal: Error | undefined;
   private stopCause: unknown;
   private cancelReason: string | undefined;
@@ -308,6 +317,7 @@ export class ReplayExecutor {
           undefined,
         ),
       sleep: (duration) => this.sleep(duration),
+      promise: (options) => this.promise(options),
       waitForSignal: (signal, options) =>
         this.waitForSignal(
           signalName(signal),
@@ -375,7 +385,10 @@ export class ReplayExecutor {
     if (!begun) return never();
     const { seq, step } = begun;
     const pipelined =
-      this.options.pipelineSteps === true && !journalsStart(effective) && !effective.checkpoint;
+      this.options.pipelineSteps === true &&
+      !journalsStart(effective) &&
+      !effective.checkpoint &&
+      this.promiseWrites === 0;
     if (step?.completion) {
       if (effective.maxAgeMs !== undefined && step.completion.type === 'ActivityCompleted') {
         const stale = effective;
@@ -493,6 +506,83 @@ export class ReplayExecutor {
       this.waits.add(seq, { kind: 'signal', name, timeoutAt: deadline, schema, resolve, reject }),
     );
   }
+
+  /**
+   * ctx.promise (invariant 10): the token is the journal's when the step has one, else drawn here
+   * and journaled. A promise still open has its store record written: live beside its entry, and
+   * again on every resume, since a crash may have come between the two (the store ignores a record
+   * it has). The value is marked handled, so a rejection the workflow never awaits is no crash.
+   */
+  private promise<T>(options: PromiseOptions<T> = {}): DurablePromise<T> {
+    const timeoutMs =
+      options.timeout === undefined ? undefined : toMs(options.timeout, 'ctx.promise timeout');
+    const schema = options.schema;
+    const jsonSchema = schema === undefined ? undefined : promiseJsonSchema(schema, 'ctx.promise');
+    const begun = this.beginStep('promise');
+    if (!begun) {
+      if (this.fatal) throw this.fatal;
+      return { token: '', value: never() }; // frozen or stopped: the workflow never resumes
+    }
+    const { seq, step } = begun;
+    const created = this.history?.find(step, 'PromiseCreated');
+    let token = created?.token ?? '';
+    let value: Promise<unknown>;
+    if (step?.completion) {
+      value = this.awaitHistory(seq);
+    } else {
+      let timeoutAt = created?.timeoutAt ?? null;
+      let journaled: Promise<void> | undefined;
+      if (created === undefined) {
+        token = `bp_${randomBytes(24).toString('base64url')}`;
+        timeoutAt = timeoutMs === undefined ? null : this.host.clock() + timeoutMs;
+        journaled = this.append([{ type: 'PromiseCreated', seq, token, timeoutAt }]);
+        journaled.catch(() => undefined); // a failed append stops the run (append's own handler)
+      }
+      const record = { token, seq, timeoutAt, ...(jsonSchema !== undefined && { schema: jsonSchema }) };
+      this.writePromiseRecord(record, journaled);
+      const deadline = timeoutAt;
+      const waitToken = token;
+      value = new Promise((resolve, reject) =>
+        this.waits.add(seq, {
+          kind: 'promise',
+          token: waitToken,
+          timeoutAt: deadline,
+          schema,
+          resolve,
+          reject,
+        }),
+      );
+    }
+    value.catch(() => undefined);
+    return { token, value: value as Promise<T> };
+  }
+
+  /**
+   * Writes a promise's store record, counted as an append until durable (invariant 10). Until both
+   * the record and its journal entry (`journaled`, a live promise's) are durable, no activity
+   * starts pipelined: a token handed out must be the one every replay reads.
+   */
+  private writePromiseRecord(record: NewPromise, journaled: Promise<void> | undefined): void {
+    if (this.host.createPromise === undefined || this.state !== 'running') return;
+    this.promiseWrites++;
+    this.pendingAppends++;
+    const recorded = this.host.createPromise(record);
+    const written = (journaled === undefined ? recorded : Promise.all([recorded, journaled])).then(
+      () => {
+        this.promiseWrites--;
+        this.appendDone();
+      },
+      (err: unknown) => {
+        this.promiseWrites--;
+        this.appendFailed(err);
+      },
+    );
+    this.promiseRecords = Promise.all([this.promiseRecords, written]);
+  }
+
+  /** The host's expirePromise, bound (pending-waits.ts, invariant 5). */
+  private readonly expirePromise = (token: string) =>
+    this.host.expirePromise?.(token) ?? Promise.resolve(undefined);
 
   private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
     const begun = this.beginStep(`value:${name}`);
@@ -624,6 +714,7 @@ export class ReplayExecutor {
     if (this.rateWaits.askDue(now)) return undefined;
     const inbox = this.waits.needsInbox ? await this.host.readSignals() : [];
     await this.waits.checkSignals(inbox, this.signalRefused);
+    await this.waits.checkPromises(now, inbox, this.expirePromise);
     const ready = this.waits.takeReady(now, inbox);
     for (const { wait, entry, settle } of ready) {
       void this.live(this.append([entry])).then(settle, (error: unknown) => wait.reject(error));
@@ -698,9 +789,13 @@ export class ReplayExecutor {
     this.append(entries).catch(() => undefined);
   }
 
-  /** Waits until every append issued so far is durable (a live step must not run ahead of them). */
+  /**
+   * Waits until every append issued so far is durable (a live step must not run ahead of them),
+   * and every promise record too (invariant 10).
+   */
   private flushAppends(): Promise<void> {
-    return this.appendTail;
+    if (this.promiseWrites === 0) return this.appendTail;
+    return Promise.all([this.appendTail, this.promiseRecords]).then(() => undefined);
   }
 
   private fail(error: Error): void {

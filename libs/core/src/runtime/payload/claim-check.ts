@@ -6,8 +6,8 @@
  *
  * Which values: activity results (ActivityCompleted.result), run results (RunCompleted.result),
  * signal payloads (SignalReceived.payload, and the signal message), run inputs (the start
- * message), update arguments and results (UpdateAccepted.args, UpdateCompleted.result).
- * Everything else in an entry is small by construction.
+ * message), update arguments and results (UpdateAccepted.args, UpdateCompleted.result), durable
+ * promise values (PromiseCompleted.value). Everything else in an entry is small by construction.
  *
  * Invariants:
  * 1. A reference is handed out only after its bytes are durable in the payload store, so no entry
@@ -94,10 +94,12 @@ export function resolveClaimCheck(
 type Carrier =
   | { value: 'result'; ref: 'resultRef' }
   | { value: 'payload'; ref: 'payloadRef' }
-  | { value: 'args'; ref: 'argsRef' };
+  | { value: 'args'; ref: 'argsRef' }
+  | { value: 'value'; ref: 'valueRef' };
 const RESULT: Carrier = { value: 'result', ref: 'resultRef' };
 const PAYLOAD: Carrier = { value: 'payload', ref: 'payloadRef' };
 const ARGS: Carrier = { value: 'args', ref: 'argsRef' };
+const VALUE: Carrier = { value: 'value', ref: 'valueRef' };
 
 function carrierOf(entry: JournalEntry): Carrier | undefined {
   switch (entry.type) {
@@ -109,6 +111,8 @@ function carrierOf(entry: JournalEntry): Carrier | undefined {
       return PAYLOAD;
     case 'UpdateAccepted':
       return ARGS;
+    case 'PromiseCompleted':
+      return VALUE;
     default:
       return undefined;
   }
