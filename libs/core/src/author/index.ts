@@ -63,6 +63,8 @@ export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './chi
 export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 export { defineSignal } from './signal.js';
+export type { QueryDefinition } from './query.js';
+export { defineQuery } from './query.js';
 // The schema an author passes; its parts are reached through it (`StandardSchemaV1['~standard']`).
 export type { StandardSchemaV1 } from './standard-schema.js';
 export type { RetryPolicy } from './retry.js';

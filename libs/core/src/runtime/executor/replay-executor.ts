@@ -26,6 +26,12 @@
  *    and goes on waiting. The skip is not journaled: it follows from the payload and the schema,
  *    so every resume skips it again, and a completed wait replays its journaled value unchecked
  *    (pending-waits.ts).
+ * 10. Query handlers (ctx.onQuery) take no sequence number and append nothing, and no ctx call
+ *    gets through while one runs (query-handlers.ts): answering a query never changes the run.
+ * 11. Replay-only (`replayOnly`, for answering a query of a run nobody holds): nothing is appended,
+ *    no activity or freshness re-run starts, no timer, signal or lease is asked for; the executor
+ *    delivers the journal's completions and stops at its end (`replayToEnd`). Steps past the end
+ *    stay pending for ever, as they were when the journal ended.
  */
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
@@ -58,6 +64,7 @@ import { Refreshes } from './freshness.js';
 import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type RefusedSignal, type Settle } from './pending-waits.js';
 import { RateWaits } from './rate-waits.js';
+import { QueryHandlers, type QueryAnswer } from './query-handlers.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
@@ -95,6 +102,10 @@ export class ReplayExecutor {
   private settled: Settled | undefined;
   /** Wakes the loop in run() whenever anything it looks at changes. */
   private readonly wake = new LoopWake();
+  /** ctx.onQuery's handlers, and the guard that keeps them read-only (invariant 10). */
+  private readonly queries = new QueryHandlers();
+  /** Replay-only: for a query of a run nobody holds (invariant 11). */
+  private readonly replayOnly: boolean;
   readonly ctx: WorkflowContext;
 
   constructor(private readonly options: ExecutorOptions) {
@@ -106,6 +117,7 @@ export class ReplayExecutor {
     this.around = this.host.aroundActivityAttempt?.bind(this.host);
     this.mayStart = this.host.assertMayStartActivity?.bind(this.host);
     this.inProcessWaitMs = options.inProcessWaitMs ?? 1000;
+    this.replayOnly = options.replayOnly === true;
     let history: ReplayHistory | undefined;
     try {
       history = new ReplayHistory(options.runId, options.history);
@@ -190,6 +202,39 @@ export class ReplayExecutor {
     }
   }
 
+  /**
+   * Replay-only (invariant 11): runs the workflow over its journal, delivering every journaled
+   * completion in order, and resolves once the last one was delivered and the workflow had its turn
+   * after it. `settled` is true when the workflow function returned or threw within the journal;
+   * `error` is a replay that could not go on (a non-determinism, an unreadable history). Call once,
+   * instead of run().
+   */
+  async replayToEnd(): Promise<{ settled: boolean; error?: Error }> {
+    if (!this.replayOnly) throw new Error('replayToEnd() is for an executor built with replayOnly');
+    if (!this.fatal) this.startWorkflow();
+    for (;;) {
+      await idle();
+      if (this.fatal) {
+        this.finishWith({ kind: 'stopped', reason: 'aborted' });
+        return { settled: this.settled !== undefined, error: this.fatal };
+      }
+      if (this.history?.hasUndelivered) {
+        this.deliverNextCompletion();
+        continue;
+      }
+      this.finishWith({ kind: 'stopped', reason: 'aborted' });
+      return { settled: this.settled !== undefined };
+    }
+  }
+
+  /**
+   * Answers the query `name` from the workflow's state now, with the handler `ctx.onQuery`
+   * registered (invariant 10): synchronously, between two turns of the workflow.
+   */
+  answerQuery(name: string, args: unknown): QueryAnswer {
+    return this.queries.answer(name, args);
+  }
+
   /** True once a cancel reached the run (at its start or since): its workflow code sees it. */
   get cancelling(): boolean {
     return this.cancelReason !== undefined;
@@ -241,7 +286,7 @@ export class ReplayExecutor {
     const { workflow, runId } = this.options;
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
-    return {
+    return this.queries.guard({
       runId,
       workflow: workflow.name,
       version: workflow.version,
@@ -268,7 +313,8 @@ export class ReplayExecutor {
       deprecatePatch: (changeId) => void this.patched(changeId, true),
       continueAsNew: (input, options) => new ContinueAsNew(input, options?.version),
       ...childWorkflowMethods(() => this.ctx, this.host),
-    };
+      onQuery: (query, handler) => this.queries.register(query, handler),
+    });
   }
 
   private startWorkflow(): void {
@@ -332,6 +378,8 @@ export class ReplayExecutor {
       }
       return this.awaitHistory(seq) as Promise<O>;
     }
+    // Past the journal's end in a replay-only execution: the step stays where the journal left it.
+    if (this.replayOnly) return never();
     const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
     if (effective.rateLimit === undefined) {
       // The common path: no rate limit, nothing asked and no closure made.
@@ -471,7 +519,7 @@ export class ReplayExecutor {
       return;
     }
     this.pending.delete(entry.seq);
-    const refresh = this.refreshes.take(entry, this.host.clock());
+    const refresh = this.replayOnly ? undefined : this.refreshes.take(entry, this.host.clock());
     if (refresh) {
       // Re-run the stale step now; it settles with the new outcome before any later completion.
       this.inFlight++;
@@ -598,6 +646,8 @@ export class ReplayExecutor {
   // Journal
 
   private append(entries: NewEntry[], options?: AppendOptions): Promise<void> {
+    // Replay-only writes nothing (invariant 11): what would be appended stays pending.
+    if (this.replayOnly) return never();
     if (this.state === 'stopped') return Promise.reject(this.stopCause ?? new Error('execution stopped'));
     this.pendingAppends++;
     const appended = this.host.append(entries, options);
