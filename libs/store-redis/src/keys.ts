@@ -80,6 +80,10 @@ export interface KeyLayout {
   readonly slotSeq: string;
   /** Rate limit grants per name and key (lua/take-rate-token.lua); '|' never occurs in a name. */
   readonly rateLog: (name: string, key: string) => string;
+  /** HASH req, reply_to, claimed: a query posted for the length of its ask (lua/query-ask.lua). */
+  query(queryId: string): string;
+  /** STRING: a query's reply, kept briefly for an asker that missed its message (lua/query-answer.lua). */
+  queryReply(queryId: string): string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -119,6 +123,8 @@ export function keyLayout(prefix: string): KeyLayout {
     slotWaiting: (key) => `${prefix}slot-wait:${key}`,
     slotSeq: `${prefix}slot-seq`,
     rateLog: (name, key) => `${prefix}rate:${name}|${key}`,
+    query: (queryId) => `${prefix}query:${queryId}`,
+    queryReply: (queryId) => `${prefix}query-reply:${queryId}`,
   };
 }
 
@@ -163,6 +169,8 @@ export const KEY_SEGMENTS: readonly string[] = [
   'slot-wait:',
   'slot-seq',
   'rate:',
+  'query:',
+  'query-reply:',
 ];
 
 /**

@@ -133,6 +133,7 @@ export type {
 export type { ConcurrencyStore, SlotAnswer, SlotRequest, SlotState } from './contracts/concurrency.js';
 export { MAX_CONCURRENCY_KEY_LENGTH } from './contracts/concurrency.js';
 export type { RateLimitAnswer, RateLimitRequest, RateLimitStore } from './contracts/rate-limits.js';
+export type { QueryMailbox, QueryReply, QueryRequest } from './contracts/query-mailbox.js';
 export type {
   FleetStore,
   ReportedEncryption,

@@ -54,6 +54,7 @@ const CAPABILITIES: Record<CapabilityNames<Transport> | CapabilityNames<Store>, 
   schedules: true,
   concurrency: true,
   rateLimits: true,
+  queries: true,
   journalIndex: true,
 };
 

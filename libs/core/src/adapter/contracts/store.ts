@@ -22,6 +22,8 @@
  *   in arrival order;
  * - `rateLimits`, {@link RateLimitStore} (contracts/rate-limits.ts): grants per named limit and
  *   key, in a sliding window;
+ * - `queries`, {@link QueryMailbox} (contracts/query-mailbox.ts): queries to runs, posted to the
+ *   worker that holds a run or to any worker, and their replies;
  * - `journalIndex`, {@link JournalIndex} (contracts/group-journal.ts, optional): each run's
  *   pointers into group records, for group commit across runs;
  * - `presence`, {@link PresenceStore} (contracts/presence.ts, optional): which workers are alive, bound to their store
@@ -51,6 +53,7 @@ import type { JournalIndex } from './group-journal.js';
 import type { LeaseStore } from './leases.js';
 import type { PayloadStore } from './payloads.js';
 import type { PresenceStore } from './presence.js';
+import type { QueryMailbox } from './query-mailbox.js';
 import type { RateLimitStore } from './rate-limits.js';
 import type { RetentionStore } from './retention.js';
 import type { RunIndex } from './run-index.js';
@@ -114,6 +117,8 @@ export interface Store extends Adapter {
   readonly concurrency: ConcurrencyStore;
   /** Grants per named limit and key, in a sliding window (contracts/rate-limits.ts). */
   readonly rateLimits: RateLimitStore;
+  /** Queries to runs and their replies (contracts/query-mailbox.ts). */
+  readonly queries: QueryMailbox;
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:
