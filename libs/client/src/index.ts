@@ -117,6 +117,8 @@ export type { RunDeletion } from './run-deletion.js';
 // What waiting on a run raises: its failure, its deletion by the retention sweep, its loss with
 // the store's data, a wait that ran out of time.
 export { RunDeletedError, RunLostError, TimeoutError, WorkflowFailedError } from './result-errors.js';
+// What asking a run's query raises: no handler of that name, the handler failed, no answer in time.
+export { QueryFailedError, QueryTimeoutError, UnknownQueryError } from './queries.js';
 // What reading a run's protected data raises (a result, a fork, a checkpoint): bytes that do not
 // verify, a key this client lacks, a checkpoint schema newer than it knows.
 export { CheckpointIntegrityError, CheckpointSchemaError, MissingKeyError } from '@baton/core/runtime';

@@ -4,7 +4,9 @@
  * `retry`); it reaches them through {@link HandleClient}, its own type, so this module imports
  * neither client.ts nor the sub-clients.
  */
+import type { QueryDefinition } from '@baton/core';
 import type { LeaseInfo, RunRecord } from '@baton/core/adapter';
+import type { QueryArguments } from './queries.js';
 
 export interface RunDescription extends RunRecord {
   lease: LeaseInfo | undefined;
@@ -52,6 +54,7 @@ export interface ForkOptions extends ForkPoint {
 export interface HandleClient {
   result(runId: string, options?: ResultOptions): Promise<unknown>;
   describe(runId: string): Promise<RunDescription>;
+  query<Result, Args>(runId: string, query: QueryDefinition<Result, Args>, ...rest: QueryArguments<Args>): Promise<Result>;
   readonly runs: {
     pause(runId: string, reason?: string): Promise<'paused' | 'pause-requested'>;
     resume(runId: string): Promise<boolean>;
@@ -87,6 +90,11 @@ export class RunHandle<O = unknown> {
 
   describe(): Promise<RunDescription> {
     return this.client.describe(this.runId);
+  }
+
+  /** `client.query` of this run: its query handler's answer, without changing the run (docs/queries.md). */
+  query<Result, Args>(query: QueryDefinition<Result, Args>, ...rest: QueryArguments<Args>): Promise<Result> {
+    return this.client.query(this.runId, query, ...rest);
   }
 
   /** `client.runs.pause` of this run. */

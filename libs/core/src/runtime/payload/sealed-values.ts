@@ -34,7 +34,14 @@ import { isSealedValue, SEALED_VALUE_FIELD, type SealedValue } from './sealed-sh
 export { isSealedValue, SEALED_VALUE_FIELD, type SealedValue } from './sealed-shape.js';
 
 /** The purposes a value is sealed for (bound into its frame). */
-export type SealedPurpose = 'run input' | 'run result' | 'run error' | 'signal payload' | 'schedule input';
+export type SealedPurpose =
+  | 'run input'
+  | 'run result'
+  | 'run error'
+  | 'signal payload'
+  | 'schedule input'
+  | 'query args'
+  | 'query result';
 
 /**
  * What a schedule's input is bound to in place of a run id (a schedule is not a run): sealed for
