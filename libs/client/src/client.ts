@@ -53,7 +53,7 @@ import { notKnownError } from './run-lookup.js';
 import { RunsApi } from './runs.js';
 import { SchedulesApi } from './schedules.js';
 import { openedRecord } from './sealed-records.js';
-import { askQuery, type QueryArguments, type QueryCallOptions } from './queries.js';
+import { askQuery, listQueryNames, type QueryArguments, type QueryCallOptions } from './queries.js';
 import { TimeTravelApi } from './time-travel.js';
 import { waitForResult, type ResultTiming } from './result-wait.js';
 import {
@@ -456,6 +456,17 @@ export class Client {
     const store = this.requireStore('query');
     await this.connect();
     return askQuery({ store, transport: this.transport, protection: this.protection }, runId, query, args, options);
+  }
+
+  /**
+   * The query names the run registers (`ctx.onQuery`) where its code has reached, sorted: asked
+   * the way a query is (its holder, else a replay), so it costs what a query costs. QueryTimeoutError
+   * when no worker answers within `timeoutMs`.
+   */
+  async queryNames(runId: string, options?: QueryCallOptions): Promise<string[]> {
+    const store = this.requireStore('queryNames');
+    await this.connect();
+    return listQueryNames({ store, transport: this.transport, protection: this.protection }, runId, options);
   }
 
   /** The run record and its lease. NotFoundError while no worker has taken its start message. */

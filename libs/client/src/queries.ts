@@ -105,6 +105,27 @@ export interface QueryDeps {
   protection: PayloadProtection;
 }
 
+/**
+ * What is asked to learn the names a run registers: no query can have it (defineQuery refuses it),
+ * so every run answers `unknown-query` with its names, by the path every query takes.
+ */
+const NAMES = '*';
+
+/** The query names run `runId` registers where its code has reached (ctx.onQuery), sorted. */
+export async function listQueryNames(
+  deps: QueryDeps,
+  runId: string,
+  options: QueryCallOptions = {},
+): Promise<string[]> {
+  try {
+    await askQuery(deps, runId, NAMES, undefined, options);
+  } catch (err) {
+    if (err instanceof UnknownQueryError) return [...err.registered];
+    throw err;
+  }
+  throw new Error(`run ${runId} answered the query '${NAMES}', which no run can register`);
+}
+
 /** Asks run `runId`'s query (see the module's steps) and answers the handler's value. */
 export async function askQuery(
   deps: QueryDeps,
@@ -114,7 +135,7 @@ export async function askQuery(
   options: QueryCallOptions = {},
 ): Promise<unknown> {
   assertRunId(runId);
-  const name = typeof query === 'string' ? defineQuery(query).name : query?.name;
+  const name = query === NAMES ? NAMES : typeof query === 'string' ? defineQuery(query).name : query?.name;
   if (typeof name !== 'string') throw new ConfigError('client.query: give a query definition (defineQuery) or its name');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!(Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_TIMEOUT_MS)) {

@@ -1,6 +1,6 @@
 /**
- * `baton runs …`: list, describe, history (the timeline), start, signal, cancel, retry, fork,
- * delete. cancel, retry and delete take one run id or filters; with filters they are bulk
+ * `baton runs …`: list, describe, history (the timeline), start, signal, query, cancel, retry,
+ * fork, delete. cancel, retry and delete take one run id or filters; with filters they are bulk
  * actions (client.bulk): a dry run that prints how many runs match unless `--yes` is given.
  */
 import {
@@ -19,7 +19,7 @@ import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
-import { parseJson, workflowRef } from '../arguments.js';
+import { parseDuration, parseJson, workflowRef } from '../arguments.js';
 import { json, runsTable, summaryText, time, timelineTable, valueText } from '../output.js';
 import { fieldTable } from '../table.js';
 import { bulkExit, bulkProgress } from './progress.js';
@@ -166,6 +166,26 @@ export const runsCommands: CommandGroup = {
             );
             return EXIT.done;
           }),
+      );
+
+    runs
+      .command('query')
+      .description("ask a run's query handler (ctx.onQuery) for its answer; changes nothing (docs/queries.md)")
+      .argument('<run-id>')
+      .argument('<name>', 'the query name the workflow registers')
+      .option('--args <json>', "the query's arguments as JSON")
+      .option('--timeout <duration>', 'how long to wait for the answer (e.g. 10s, 2m)', '10s')
+      .action((runId: string, name: string, flags: { args?: string; timeout: string }, command: Command) =>
+        context.run(async () => {
+          const args = flags.args === undefined ? undefined : parseJson('--args', flags.args);
+          const timeoutMs = parseDuration('--timeout', flags.timeout, 1);
+          const client = await context.session(command).client();
+          const result = await client.query(runId, name, args, { timeoutMs });
+          context.io.out(
+            context.flags(command).json ? json({ runId, query: name, result: result ?? null }) : `${valueText(result)}\n`,
+          );
+          return EXIT.done;
+        }),
       );
 
     runs
