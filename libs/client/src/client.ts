@@ -455,7 +455,13 @@ export class Client {
   ): Promise<unknown> {
     const store = this.requireStore('query');
     await this.connect();
-    return askQuery({ store, transport: this.transport, protection: this.protection }, runId, query, args, options);
+    return askQuery(
+      { store, transport: this.transport, protection: this.protection },
+      runId,
+      query,
+      args,
+      options,
+    );
   }
 
   /**

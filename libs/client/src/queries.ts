@@ -22,7 +22,13 @@ import {
   type QueryDefinition,
   type SerializedError,
 } from '@baton/core';
-import { assertRunId, type QueryReply, type QueryRequest, type Store, type Transport } from '@baton/core/adapter';
+import {
+  assertRunId,
+  type QueryReply,
+  type QueryRequest,
+  type Store,
+  type Transport,
+} from '@baton/core/adapter';
 import { openValue, sealValue, type PayloadProtection } from '@baton/core/runtime';
 import { notKnownError } from './run-lookup.js';
 
@@ -78,7 +84,10 @@ export class QueryFailedError extends BatonError {
     readonly query: string,
     readonly failure: SerializedError,
   ) {
-    super('BATON_QUERY_FAILED', `query '${query}' of run ${runId} failed: ${failure.name}: ${failure.message}`);
+    super(
+      'BATON_QUERY_FAILED',
+      `query '${query}' of run ${runId} failed: ${failure.name}: ${failure.message}`,
+    );
   }
 }
 
@@ -136,7 +145,8 @@ export async function askQuery(
 ): Promise<unknown> {
   assertRunId(runId);
   const name = query === NAMES ? NAMES : typeof query === 'string' ? defineQuery(query).name : query?.name;
-  if (typeof name !== 'string') throw new ConfigError('client.query: give a query definition (defineQuery) or its name');
+  if (typeof name !== 'string')
+    throw new ConfigError('client.query: give a query definition (defineQuery) or its name');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!(Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_TIMEOUT_MS)) {
     throw new ConfigError(
@@ -146,27 +156,35 @@ export async function askQuery(
   const deadline = Date.now() + timeoutMs;
   const { store, protection } = deps;
   const run = await store.runs.get(runId);
-  if (run === undefined) throw await notKnownError(store, deps.transport, runId, `client.query(${runId}, '${name}'): `);
+  if (run === undefined)
+    throw await notKnownError(store, deps.transport, runId, `client.query(${runId}, '${name}'): `);
   const base = {
     runId,
     workflow: run.workflow,
     version: run.version,
     name,
-    ...(args !== undefined && { args: sealValue(args, runId, 'query args', protection, `arguments of query '${name}'`) }),
+    ...(args !== undefined && {
+      args: sealValue(args, runId, 'query args', protection, `arguments of query '${name}'`),
+    }),
   };
   const ask = (to: string | null, waitMs: number) =>
-    store.queries.ask({ ...base, queryId: randomUUID(), to } satisfies QueryRequest, Math.max(1, Math.round(waitMs)));
+    store.queries.ask(
+      { ...base, queryId: randomUUID(), to } satisfies QueryRequest,
+      Math.max(1, Math.round(waitMs)),
+    );
 
   const lease = await store.leases.get(runId);
   let heldBy: string | undefined;
   if (lease?.state === 'held' && lease.owner !== null) {
     heldBy = lease.owner;
     const held = await ask(heldBy, Math.min(HOLDER_WAIT_MS, timeoutMs / 2));
-    if (held.status !== 'not-held' && held.status !== 'unanswered') return settle(held, runId, name, protection);
+    if (held.status !== 'not-held' && held.status !== 'unanswered')
+      return settle(held, runId, name, protection);
   }
   const left = deadline - Date.now();
   const anyone = left >= 1 ? await ask(null, left) : ({ status: 'unanswered', heard: true } as const);
-  if (anyone.status !== 'unanswered' && anyone.status !== 'not-held') return settle(anyone, runId, name, protection);
+  if (anyone.status !== 'unanswered' && anyone.status !== 'not-held')
+    return settle(anyone, runId, name, protection);
   const heard = anyone.status === 'not-held' || anyone.heard;
   throw new QueryTimeoutError(
     runId,
@@ -189,7 +207,13 @@ function settle(
 ): unknown {
   switch (reply.status) {
     case 'answered':
-      return openValue(reply.result, runId, 'query result', protection, `answer of query '${name}' of run ${runId}`);
+      return openValue(
+        reply.result,
+        runId,
+        'query result',
+        protection,
+        `answer of query '${name}' of run ${runId}`,
+      );
     case 'unknown-query':
       throw new UnknownQueryError(runId, name, reply.registered);
     case 'failed':

@@ -54,7 +54,11 @@ export interface ForkOptions extends ForkPoint {
 export interface HandleClient {
   result(runId: string, options?: ResultOptions): Promise<unknown>;
   describe(runId: string): Promise<RunDescription>;
-  query<Result, Args>(runId: string, query: QueryDefinition<Result, Args>, ...rest: QueryArguments<Args>): Promise<Result>;
+  query<Result, Args>(
+    runId: string,
+    query: QueryDefinition<Result, Args>,
+    ...rest: QueryArguments<Args>
+  ): Promise<Result>;
   readonly runs: {
     pause(runId: string, reason?: string): Promise<'paused' | 'pause-requested'>;
     resume(runId: string): Promise<boolean>;

@@ -41,7 +41,8 @@ export function queryChannels(schema: string): { posts: string; replies: string 
   return { posts: `baton_queries_${id}`, replies: `baton_query_replies_${id}` };
 }
 
-const DELETE_READING_SQL = 'DELETE FROM {{schema}}.queries WHERE query_id = $1 RETURNING reply::text AS reply';
+const DELETE_READING_SQL =
+  'DELETE FROM {{schema}}.queries WHERE query_id = $1 RETURNING reply::text AS reply';
 const READ_REPLY_SQL =
   'DELETE FROM {{schema}}.queries WHERE query_id = $1 AND reply IS NOT NULL RETURNING reply::text AS reply';
 
@@ -143,7 +144,9 @@ export class PostgresQueryMailbox {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(clientConfig(this.options, `${QUERIES_APPLICATION_PREFIX}${this.options.schema}`));
+    const client = new pg.Client(
+      clientConfig(this.options, `${QUERIES_APPLICATION_PREFIX}${this.options.schema}`),
+    );
     // Registered before connecting: an 'error' without a listener would crash the process.
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));

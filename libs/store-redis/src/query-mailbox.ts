@@ -143,7 +143,8 @@ export class RedisQueryMailbox {
     try {
       const connection = await this.open();
       if (connection === undefined) return;
-      if (channel === this.replyChannel || this.listeners.has(channel)) await connection.redis.subscribe(channel);
+      if (channel === this.replyChannel || this.listeners.has(channel))
+        await connection.redis.subscribe(channel);
     } catch {
       // Invariant 2: the asker reads its reply key; a deaf worker leaves its askers to fall back.
     }

@@ -71,7 +71,10 @@ describe('queries (memory adapters)', () => {
     expect(await run.query(replaying)).toBe(false);
     open();
     await suspended(current, run.runId);
-    expect(await current.client.query(run.runId, status)).toEqual({ stage: 'waiting', items: ['apple', 'pear'] });
+    expect(await current.client.query(run.runId, status)).toEqual({
+      stage: 'waiting',
+      items: ['apple', 'pear'],
+    });
     expect(await current.client.query(run.runId, itemAt, { index: 1 })).toBe('pear');
   });
 
@@ -106,7 +109,9 @@ describe('queries (memory adapters)', () => {
     const refused = await run.query(sneaky).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(QueryFailedError);
     expect((refused as QueryFailedError).failure).toMatchObject({ name: 'QueryReadOnlyError' });
-    expect((refused as Error).message).toMatch(/query 'sneaky' of run .* failed: QueryReadOnlyError: query 'sneaky' called ctx.run/);
+    expect((refused as Error).message).toMatch(
+      /query 'sneaky' of run .* failed: QueryReadOnlyError: query 'sneaky' called ctx.run/,
+    );
     expect(added).toBe(ran);
     await current.client.signal(run.runId, proceed, 'fig');
     expect(await run.result({ timeoutMs: 5_000 })).toEqual(['apple', 'pear', 'fig']);
@@ -122,7 +127,9 @@ describe('queries (memory adapters)', () => {
     const refused = await current.client.query(run.runId, 'stauts').catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(UnknownQueryError);
     expect((refused as UnknownQueryError).registered).toEqual(['itemAt', 'replaying', 'sneaky', 'status']);
-    expect((refused as Error).message).toContain("has no handler for query 'stauts': it registers 'itemAt', 'replaying', 'sneaky', 'status'");
+    expect((refused as Error).message).toContain(
+      "has no handler for query 'stauts': it registers 'itemAt', 'replaying', 'sneaky', 'status'",
+    );
   });
 
   it("falls back to a replay when the holder does not answer (its store calls hang, as a frozen process's do)", async () => {
@@ -132,7 +139,9 @@ describe('queries (memory adapters)', () => {
     // A lease that outlives the spec: the run stays held by the frozen worker, nobody takes it over.
     const holder = await current.spawn({ leaseMs: 30_000, heartbeatMs: 1_000 });
     const run = await current.client.start(basket, null);
-    await until(async () => (await current!.client.describe(run.runId)).lease?.owner === holder.worker.workerId);
+    await until(
+      async () => (await current!.client.describe(run.runId)).lease?.owner === holder.worker.workerId,
+    );
     await current.spawn();
     holder.crash();
     // Held (its lease has not expired yet) by a worker that never answers: another replays it.
@@ -150,13 +159,17 @@ describe('queries (memory adapters)', () => {
     await current.shutdown();
     const refused = await run.query(status, undefined, { timeoutMs: 300 }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(QueryTimeoutError);
-    expect((refused as Error).message).toMatch(/no worker listens for queries; start one that registers basket@1/);
+    expect((refused as Error).message).toMatch(
+      /no worker listens for queries; start one that registers basket@1/,
+    );
     current = undefined;
   });
 
   it('refuses a bad query name or timeout before asking, and a client without a store', async () => {
     current = fleet({ workflows: [basket] });
-    await expect(current.client.query('run-1', 'two words')).rejects.toThrow(/query name "two words" is invalid/);
+    await expect(current.client.query('run-1', 'two words')).rejects.toThrow(
+      /query name "two words" is invalid/,
+    );
     await expect(current.client.query('run-1', status, undefined, { timeoutMs: 0 })).rejects.toThrow(
       /timeoutMs is 0; give 1 to 600000 ms/,
     );

@@ -11,7 +11,11 @@ import { Client } from '@baton/client';
 import type { CrashEnvironment } from '@baton/testing/crash';
 import { pollUntil, REPO_ROOT, WorkerProcess } from '@baton/testing/crash';
 import { crashEnvironment } from './crash-environment.spec-helper.js';
-import { queryHolder, queryProgress, queryReplaying } from '../../../libs/testing/src/crash/query-workflows.js';
+import {
+  queryHolder,
+  queryProgress,
+  queryReplaying,
+} from '../../../libs/testing/src/crash/query-workflows.js';
 
 const QUERY_WORKFLOW_MODULE = resolve(REPO_ROOT, 'libs/testing/src/crash/query-workflows.ts');
 
@@ -52,40 +56,46 @@ function spawnWorker(id: string): WorkerProcess {
 
 for (const pair of PAIRS) {
   describe(`a query of a run held by a frozen worker (${pair.name})`, () => {
-    it('is answered by another worker process replaying the journal, within its timeout', { timeout: 120_000 }, async () => {
-      env = await pair.factory(`q${randomBytes(5).toString('hex')}`, {});
-      await env.transport.connect();
-      await env.store.connect();
-      const client = new Client({ transport: env.transport, store: env.store });
-      const first = spawnWorker('query-a');
-      await first.ready();
-      // One worker at first, so it takes the run; the second joins once the run is held.
-      const run = await client.start(queryHolder, 120_000);
-      await pollUntil(
-        async () => (await client.describe(run.runId).catch(() => undefined))?.lease?.owner === 'query-a',
-        30_000,
-        () => `run ${run.runId} held by query-a\n${first.describe()}`,
-      );
-      const second = spawnWorker('query-b');
-      await second.ready();
-      // From the holder's memory while it runs: the first step done, the second under way.
-      await pollUntil(
-        async () => (await run.query(queryProgress)).stage === 'holding',
-        30_000,
-        () => `run ${run.runId} in its second step`,
-      );
-      expect(await run.query(queryReplaying)).toBe(false);
+    it(
+      'is answered by another worker process replaying the journal, within its timeout',
+      { timeout: 120_000 },
+      async () => {
+        env = await pair.factory(`q${randomBytes(5).toString('hex')}`, {});
+        await env.transport.connect();
+        await env.store.connect();
+        const client = new Client({ transport: env.transport, store: env.store });
+        const first = spawnWorker('query-a');
+        await first.ready();
+        // One worker at first, so it takes the run; the second joins once the run is held.
+        const run = await client.start(queryHolder, 120_000);
+        await pollUntil(
+          async () => (await client.describe(run.runId).catch(() => undefined))?.lease?.owner === 'query-a',
+          30_000,
+          () => `run ${run.runId} held by query-a\n${first.describe()}`,
+        );
+        const second = spawnWorker('query-b');
+        await second.ready();
+        // From the holder's memory while it runs: the first step done, the second under way.
+        await pollUntil(
+          async () => (await run.query(queryProgress)).stage === 'holding',
+          30_000,
+          () => `run ${run.runId} in its second step`,
+        );
+        expect(await run.query(queryReplaying)).toBe(false);
 
-      first.signal('SIGSTOP');
-      const askedAt = Date.now();
-      const answer = await run.query(queryProgress, undefined, { timeoutMs: 15_000 });
-      const tookMs = Date.now() - askedAt;
-      expect(answer).toEqual({ stage: 'holding', done: ['first'] });
-      expect(await run.query(queryReplaying, undefined, { timeoutMs: 15_000 })).toBe(true);
-      // Still held by the frozen worker: the query moved nothing.
-      expect((await client.describe(run.runId)).lease).toMatchObject({ state: 'held', owner: 'query-a' });
-      console.log(`query of a run held by a SIGSTOPped worker (${pair.name}): answered by replay in ${tookMs} ms`);
-      first.signal('SIGCONT');
-    });
+        first.signal('SIGSTOP');
+        const askedAt = Date.now();
+        const answer = await run.query(queryProgress, undefined, { timeoutMs: 15_000 });
+        const tookMs = Date.now() - askedAt;
+        expect(answer).toEqual({ stage: 'holding', done: ['first'] });
+        expect(await run.query(queryReplaying, undefined, { timeoutMs: 15_000 })).toBe(true);
+        // Still held by the frozen worker: the query moved nothing.
+        expect((await client.describe(run.runId)).lease).toMatchObject({ state: 'held', owner: 'query-a' });
+        console.log(
+          `query of a run held by a SIGSTOPped worker (${pair.name}): answered by replay in ${tookMs} ms`,
+        );
+        first.signal('SIGCONT');
+      },
+    );
   });
 }

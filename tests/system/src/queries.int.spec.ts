@@ -118,7 +118,12 @@ for (const pair of PAIRS) {
           expect((refused as Error).message).toContain("query 'sneaky' called ctx.run");
           const unknown = await ns.client.query(run.runId, 'stauts').catch((err: unknown) => err);
           expect(unknown, when).toBeInstanceOf(UnknownQueryError);
-          expect((unknown as UnknownQueryError).registered).toEqual(['itemAt', 'replaying', 'sneaky', 'status']);
+          expect((unknown as UnknownQueryError).registered).toEqual([
+            'itemAt',
+            'replaying',
+            'sneaky',
+            'status',
+          ]);
           if (when === 'held') {
             gates.get(label)!();
             await until(

@@ -170,7 +170,9 @@ export const runsCommands: CommandGroup = {
 
     runs
       .command('query')
-      .description("ask a run's query handler (ctx.onQuery) for its answer; changes nothing (docs/queries.md)")
+      .description(
+        "ask a run's query handler (ctx.onQuery) for its answer; changes nothing (docs/queries.md)",
+      )
       .argument('<run-id>')
       .argument('<name>', 'the query name the workflow registers')
       .option('--args <json>', "the query's arguments as JSON")
@@ -182,7 +184,9 @@ export const runsCommands: CommandGroup = {
           const client = await context.session(command).client();
           const result = await client.query(runId, name, args, { timeoutMs });
           context.io.out(
-            context.flags(command).json ? json({ runId, query: name, result: result ?? null }) : `${valueText(result)}\n`,
+            context.flags(command).json
+              ? json({ runId, query: name, result: result ?? null })
+              : `${valueText(result)}\n`,
           );
           return EXIT.done;
         }),

@@ -88,14 +88,18 @@ export function describeQueryMailboxConformance(store: () => Store, pairFactory?
         const replies: QueryReply[] = [
           { status: 'answered', result: null },
           { status: 'answered', result: [1, 'two', { three: true }] },
-          { status: 'failed', error: { name: 'QueryReadOnlyError', message: 'no', code: 'BATON_QUERY_READ_ONLY' } },
+          {
+            status: 'failed',
+            error: { name: 'QueryReadOnlyError', message: 'no', code: 'BATON_QUERY_READ_ONLY' },
+          },
           { status: 'unknown-query', registered: ['items', 'progress'] },
           { status: 'not-held' },
         ];
         let next = 0;
         const stop = answering(workers, 'worker-a', () => replies[next++]!);
         await sleep(SETTLE_MS);
-        for (const reply of replies) expect(await asker.queries.ask(request('worker-a'), 5_000)).toEqual(reply);
+        for (const reply of replies)
+          expect(await asker.queries.ask(request('worker-a'), 5_000)).toEqual(reply);
         stop();
       } finally {
         await done();
@@ -137,7 +141,8 @@ export function describeQueryMailboxConformance(store: () => Store, pairFactory?
               [1, 2].map(async () => {
                 const claimed = await workers.queries.claim(notice.queryId, id);
                 claims.push(claimed);
-                if (claimed !== undefined) await workers.queries.answer(notice.queryId, { status: 'answered', result: id });
+                if (claimed !== undefined)
+                  await workers.queries.answer(notice.queryId, { status: 'answered', result: id });
               }),
             );
           }),

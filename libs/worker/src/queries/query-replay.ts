@@ -41,7 +41,8 @@ export async function answerByReplay(
 ): Promise<QueryReply> {
   try {
     const run = await deps.store.runs.get(runId);
-    if (run === undefined) throw new NotFoundError(`run ${runId} is not in the store (deleted, or never started)`);
+    if (run === undefined)
+      throw new NotFoundError(`run ${runId} is not in the store (deleted, or never started)`);
     const history = await readRunHistory({
       store: deps.store.checkpoints,
       journal: deps.transport.journal,

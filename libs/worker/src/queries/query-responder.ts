@@ -87,7 +87,10 @@ export class QueryResponder {
   }
 
   /** The reply to a claimed request (the module's rules), its answer sealed as the fleet seals values. */
-  private async answer(request: QueryRequest, workflow: AnyWorkflowDefinition | undefined): Promise<QueryReply> {
+  private async answer(
+    request: QueryRequest,
+    workflow: AnyWorkflowDefinition | undefined,
+  ): Promise<QueryReply> {
     const { payloadProtection } = this.deps;
     let args: unknown;
     try {
@@ -100,16 +103,12 @@ export class QueryResponder {
     if (held !== undefined) reply = held;
     else if (request.to === this.deps.workerId || workflow === undefined) reply = { status: 'not-held' };
     else {
-      reply = await answerByReplay(
-        this.deps,
-        workflow,
-        request.runId,
-        request.name,
-        args,
-        REPLAY_TIMEOUT_MS,
-      );
+      reply = await answerByReplay(this.deps, workflow, request.runId, request.name, args, REPLAY_TIMEOUT_MS);
     }
     if (reply.status !== 'answered') return reply;
-    return { status: 'answered', result: sealValue(reply.result, request.runId, 'query result', payloadProtection) };
+    return {
+      status: 'answered',
+      result: sealValue(reply.result, request.runId, 'query result', payloadProtection),
+    };
   }
 }

@@ -626,7 +626,10 @@ describe('the HTTP API', () => {
     const started = await client.start({ name: 'api_wait', version: 1 }, null);
     await until(started.runId, ['suspended']);
     const base = `/v1/runs/${started.runId}/queries`;
-    expect(await call(url, 'GET', base)).toMatchObject({ status: 200, body: { names: ['broken', 'waiting_for'] } });
+    expect(await call(url, 'GET', base)).toMatchObject({
+      status: 200,
+      body: { names: ['broken', 'waiting_for'] },
+    });
     expect(await call(url, 'POST', `${base}/waiting_for`, { body: { args: { page: 2 } } })).toMatchObject({
       status: 200,
       body: { result: { waitingFor: 'go', args: { page: 2 } } },
@@ -643,14 +646,20 @@ describe('the HTTP API', () => {
     const broken = await call(url, 'POST', `${base}/broken`, { body: {} });
     expect(broken).toMatchObject({
       status: 422,
-      body: { error: { code: 'BATON_QUERY_FAILED', failure: { name: 'Error', message: 'broken on purpose' } } },
+      body: {
+        error: { code: 'BATON_QUERY_FAILED', failure: { name: 'Error', message: 'broken on purpose' } },
+      },
     });
-    expect((await call(url, 'POST', '/v1/runs/no-such-run/queries/waiting_for', { body: {} })).status).toBe(404);
+    expect((await call(url, 'POST', '/v1/runs/no-such-run/queries/waiting_for', { body: {} })).status).toBe(
+      404,
+    );
     expect((await call(url, 'GET', '/v1/runs/no-such-run/queries')).status).toBe(404);
     const badTimeout = await call(url, 'POST', `${base}/waiting_for`, { body: { timeoutMs: 'soon' } });
     expect(badTimeout).toMatchObject({ status: 400, body: { error: { code: 'BATON_BAD_REQUEST' } } });
     const badField = await call(url, 'POST', `${base}/waiting_for`, { body: { arg: 1 } });
-    expect(badField.body.error?.message).toMatch(/unknown field\(s\) 'arg'; the fields are 'args', 'timeoutMs'/);
+    expect(badField.body.error?.message).toMatch(
+      /unknown field\(s\) 'arg'; the fields are 'args', 'timeoutMs'/,
+    );
     const badName = await call(url, 'POST', `${base}/two%20words`, { body: {} });
     expect(badName).toMatchObject({ status: 400, body: { error: { code: 'BATON_CONFIG' } } });
   });

@@ -186,7 +186,10 @@ async function queryAnswer({ client, params, body, maxWaitMs }: ApiCall): Promis
   const name = params['name']!;
   const fields = objectBody(body, ['args', 'timeoutMs']);
   const { timeoutMs } = fields;
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isInteger(timeoutMs) && timeoutMs >= 1))
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === 'number' && Number.isInteger(timeoutMs) && timeoutMs >= 1)
+  )
     throw badRequest(`'timeoutMs' must be a whole number of ms ≥ 1, got ${JSON.stringify(timeoutMs)}`);
   const wait = Math.min(timeoutMs ?? QUERY_TIMEOUT_MS, maxWaitMs);
   const result = await client.query(runId, name, fields['args'], { timeoutMs: wait });

@@ -39,7 +39,8 @@ export function RunQueries(props: { runId: string }) {
     }
     setBusy(true);
     setProblem(undefined);
-    const query = parsed.value === undefined ? '' : `?args=${encodeURIComponent(JSON.stringify(parsed.value))}`;
+    const query =
+      parsed.value === undefined ? '' : `?args=${encodeURIComponent(JSON.stringify(parsed.value))}`;
     try {
       const { result } = await get<{ result: unknown }>(
         runPath(runId, `/queries/${encodeURIComponent(name)}${query}`),

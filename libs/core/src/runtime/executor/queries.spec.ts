@@ -156,7 +156,13 @@ describe('queries: a held run answers from its in-memory state', () => {
       },
     });
     const host = testHost();
-    const executor = new ReplayExecutor({ workflow: sneaky, input: null, runId: host.runId, history: [], host });
+    const executor = new ReplayExecutor({
+      workflow: sneaky,
+      input: null,
+      runId: host.runId,
+      history: [],
+      host,
+    });
     const running = executor.run();
     await new Promise((resolve) => setImmediate(resolve));
     for (const [name, call] of [
@@ -165,7 +171,10 @@ describe('queries: a held run answers from its in-memory state', () => {
       ['nap', 'ctx.sleep'],
     ] as const) {
       const answer = executor.answerQuery(name, undefined);
-      expect(answer).toMatchObject({ status: 'failed', error: { name: 'QueryReadOnlyError', code: 'BATON_QUERY_READ_ONLY' } });
+      expect(answer).toMatchObject({
+        status: 'failed',
+        error: { name: 'QueryReadOnlyError', code: 'BATON_QUERY_READ_ONLY' },
+      });
       if (answer.status !== 'failed') continue;
       expect(answer.error.message).toContain(`query '${name}' called ${call}`);
     }
@@ -315,7 +324,10 @@ describe('queries: replay-only, for a run nobody holds', () => {
     executions = 0;
     const { executor, host: readOnly } = await replayOnly(wf, null, host.journal);
     expect(executor.answerQuery('seen', undefined)).toEqual(seenLive);
-    expect(seenLive).toMatchObject({ status: 'answered', result: [expect.any(String), expect.any(String), 'patched:true'] });
+    expect(seenLive).toMatchObject({
+      status: 'answered',
+      result: [expect.any(String), expect.any(String), 'patched:true'],
+    });
     expect(executions).toBe(0);
     expect(readOnly.calls).toEqual([]);
   });
@@ -346,7 +358,13 @@ describe('queries: replay-only, for a run nobody holds', () => {
   });
 
   it('refuses replayToEnd on an executor that runs the workflow for real', async () => {
-    const executor = new ReplayExecutor({ workflow: order, input: 1, runId: 'r', history: [], host: testHost() });
+    const executor = new ReplayExecutor({
+      workflow: order,
+      input: 1,
+      runId: 'r',
+      history: [],
+      host: testHost(),
+    });
     await expect(executor.replayToEnd()).rejects.toThrow(/replayOnly/);
   });
 });
