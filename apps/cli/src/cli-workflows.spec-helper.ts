@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineActivity, defineWorkflow } from '@baton/core';
+import { defineActivity, defineQuery, defineWorkflow } from '@baton/core';
 
 export interface StepsInput {
   steps: number;
@@ -43,12 +43,18 @@ export const cliSteps = defineWorkflow({
   },
 });
 
-/** Sleeps a little (a timer on the timeline), then waits for the signal `go` and returns its payload. */
+/**
+ * Sleeps a little (a timer on the timeline), then waits for the signal `go` and returns its payload;
+ * its query `stage` says which (`runs query`).
+ */
 export const cliWait = defineWorkflow({
   name: 'cli_wait',
   version: 1,
   run: async (ctx, input: { sleepMs: number }) => {
+    let stage = 'sleeping';
+    ctx.onQuery(defineQuery<string>('stage'), () => stage);
     await ctx.sleep(input.sleepMs);
+    stage = 'waiting for go';
     return ctx.waitForSignal<{ answer: number }>('go');
   },
 });
