@@ -69,6 +69,7 @@ describe('postgres store: migrations', () => {
       'live_workers',
       'membership',
       'payloads',
+      'queries',
       'rate_logs',
       'run_counts',
       'run_tombstones',
