@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineActivity, defineWorkflow } from '@baton/core';
+import { defineActivity, defineQuery, defineWorkflow } from '@baton/core';
 
 export interface StepsInput {
   steps: number;
@@ -45,7 +45,8 @@ export const cliSteps = defineWorkflow({
 
 /**
  * Sleeps a little (a timer on the timeline), then waits for the signal `go` and returns its payload;
- * meanwhile it answers the update `note` (a non-empty string) with how many notes it has.
+ * meanwhile it answers the update `note` (a non-empty string) with how many notes it has, and
+ * its query `stage` says which wait it is in (`runs query`).
  */
 export const cliWait = defineWorkflow({
   name: 'cli_wait',
@@ -64,7 +65,10 @@ export const cliWait = defineWorkflow({
         },
       },
     );
+    let stage = 'sleeping';
+    ctx.onQuery(defineQuery<string>('stage'), () => stage);
     await ctx.sleep(input.sleepMs);
+    stage = 'waiting for go';
     return ctx.waitForSignal<{ answer: number }>('go');
   },
 });

@@ -384,6 +384,23 @@ function describePair(pair: Pair): void {
         expect(blank.stderr).toMatch(
           /BATON_UPDATE_REJECTED: .*rejected by its validator: a note is a non-empty string/,
         );
+        // Its query, answered by a worker replaying it (nobody holds a suspended run).
+        const queried = await baton('runs', 'query', waiting, 'stage', '--json');
+        expect(JSON.parse(queried.stdout)).toEqual({
+          runId: waiting,
+          query: 'stage',
+          result: 'waiting for go',
+        });
+        expect(await baton('runs', 'query', waiting, 'stage')).toMatchObject({
+          code: 0,
+          stdout: '"waiting for go"\n',
+        });
+        const unknown = await baton('runs', 'query', waiting, 'stag', '--args', '{"x":1}');
+        expect(unknown.code).toBe(1);
+        expect(unknown.stderr).toMatch(
+          /BATON_UNKNOWN_QUERY: run \S+ has no handler for query 'stag': it registers 'stage'/,
+        );
+        expect((await baton('runs', 'query', waiting, 'stage', '--args', '{oops')).code).toBe(2);
         const signalled = await baton('runs', 'signal', waiting, 'go', '--payload', '{"answer":42}');
         expect(signalled).toMatchObject({ code: 0, stdout: `signal 'go' sent to run ${waiting}\n` });
         expect(await finished(waiting)).toBe('completed');

@@ -9,6 +9,7 @@ import {
   BatonError,
   ConfigError,
   InvalidInputError,
+  type QueryDefinition,
   type SignalDefinition,
   type UpdateDefinition,
   type AnyWorkflowDefinition,
@@ -54,6 +55,7 @@ import { RunsApi } from './runs.js';
 import { SchedulesApi } from './schedules.js';
 import { openedRecord } from './sealed-records.js';
 import { PromisesApi } from './promises.js';
+import { askQuery, listQueryNames, type QueryArguments, type QueryCallOptions } from './queries.js';
 import { TimeTravelApi } from './time-travel.js';
 import { waitForResult, type ResultTiming } from './result-wait.js';
 import { callUpdate, type UpdateOptions } from './update-call.js';
@@ -479,6 +481,57 @@ export class Client {
       args,
       options,
     );
+  }
+
+  /**
+   * Asks the run's query `query` (`ctx.onQuery(query, handler)` in its workflow) and resolves to the
+   * handler's answer, without changing the run (docs/queries.md). The worker that holds the run
+   * answers from its state in memory; a run nobody holds (suspended, paused, finished, or held by a
+   * worker that does not answer in time) is answered by a worker that registers its workflow
+   * version, by replaying its journal without running or writing anything. Given a definition
+   * (`defineQuery<Result, Args>(name)`), `args` must be an `Args` and the answer is a `Result`.
+   * Raises UnknownQueryError (no handler of that name: it names those the run registers),
+   * QueryFailedError (the handler threw, or called a ctx method: a handler only reads),
+   * QueryTimeoutError (no worker answered within `timeoutMs`, 10 s by default) and NotFoundError
+   * for a run the store does not know. Needs the store.
+   */
+  query<Result, Args>(
+    runId: string,
+    query: QueryDefinition<Result, Args>,
+    ...rest: QueryArguments<Args>
+  ): Promise<Result>;
+  query<Result = unknown>(
+    runId: string,
+    name: string,
+    args?: unknown,
+    options?: QueryCallOptions,
+  ): Promise<Result>;
+  async query(
+    runId: string,
+    query: string | QueryDefinition<unknown, never>,
+    args?: unknown,
+    options?: QueryCallOptions,
+  ): Promise<unknown> {
+    const store = this.requireStore('query');
+    await this.connect();
+    return askQuery(
+      { store, transport: this.transport, protection: this.protection },
+      runId,
+      query,
+      args,
+      options,
+    );
+  }
+
+  /**
+   * The query names the run registers (`ctx.onQuery`) where its code has reached, sorted: asked
+   * the way a query is (its holder, else a replay), so it costs what a query costs. QueryTimeoutError
+   * when no worker answers within `timeoutMs`.
+   */
+  async queryNames(runId: string, options?: QueryCallOptions): Promise<string[]> {
+    const store = this.requireStore('queryNames');
+    await this.connect();
+    return listQueryNames({ store, transport: this.transport, protection: this.protection }, runId, options);
   }
 
   /** The run record and its lease. NotFoundError while no worker has taken its start message. */

@@ -121,6 +121,8 @@ export { RunDeletedError, RunLostError, TimeoutError, WorkflowFailedError } from
 // What an update raises (docs/updates.md): refused before journaling, its handler failed, no answer in time.
 export { UpdateFailedError, UpdateRejectedError, UpdateTimeoutError } from './update-errors.js';
 export type { UpdateOptions } from './update-call.js';
+// What asking a run's query raises: no handler of that name, the handler failed, no answer in time.
+export { QueryFailedError, QueryTimeoutError, UnknownQueryError } from './queries.js';
 // What reading a run's protected data raises (a result, a fork, a checkpoint): bytes that do not
 // verify, a key this client lacks, a checkpoint schema newer than it knows.
 export { CheckpointIntegrityError, CheckpointSchemaError, MissingKeyError } from '@baton/core/runtime';

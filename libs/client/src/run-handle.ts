@@ -4,9 +4,10 @@
  * `retry`); it reaches them through {@link HandleClient}, its own type, so this module imports
  * neither client.ts nor the sub-clients.
  */
-import type { UpdateDefinition } from '@baton/core';
+import type { QueryDefinition, UpdateDefinition } from '@baton/core';
 import type { LeaseInfo, RunRecord } from '@baton/core/adapter';
 import type { UpdateOptions } from './update-call.js';
+import type { QueryArguments } from './queries.js';
 
 export interface RunDescription extends RunRecord {
   lease: LeaseInfo | undefined;
@@ -60,6 +61,11 @@ export interface HandleClient {
     args: unknown,
     options?: UpdateOptions,
   ): Promise<unknown>;
+  query<Result, Args>(
+    runId: string,
+    query: QueryDefinition<Result, Args>,
+    ...rest: QueryArguments<Args>
+  ): Promise<Result>;
   readonly runs: {
     pause(runId: string, reason?: string): Promise<'paused' | 'pause-requested'>;
     resume(runId: string): Promise<boolean>;
@@ -114,6 +120,11 @@ export class RunHandle<O = unknown> {
   ): Promise<unknown> {
     const waitForStart = this.startedAt !== undefined ? { unknownRunMs: options.timeoutMs ?? Infinity } : {};
     return this.client.update(this.runId, update, args, { ...waitForStart, ...options });
+  }
+
+  /** `client.query` of this run: its query handler's answer, without changing the run (docs/queries.md). */
+  query<Result, Args>(query: QueryDefinition<Result, Args>, ...rest: QueryArguments<Args>): Promise<Result> {
+    return this.client.query(this.runId, query, ...rest);
   }
 
   /** `client.runs.pause` of this run. */

@@ -70,6 +70,7 @@ describe('postgres store: migrations', () => {
       'membership',
       'payloads',
       'promises',
+      'queries',
       'rate_logs',
       'run_counts',
       'run_tombstones',

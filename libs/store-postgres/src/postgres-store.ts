@@ -4,7 +4,7 @@
  * the contract's capability objects. Each module is written against its contract (`OperationsOf`)
  * and bound whole: leases.ts, control.ts, checkpoints.ts, runs.ts and queries.ts, waits.ts
  * (timers, signals), presence.ts, retention.ts, payloads.ts, fleet.ts, schedules.ts,
- * concurrency.ts, rate-limits.ts, updates.ts, journal-index.ts.
+ * concurrency.ts, rate-limits.ts, updates.ts, journal-index.ts, query-mailbox.ts.
  *
  * Lifecycle, the one every adapter shares (`AdapterLifecycle`): `created` (no connection yet) →
  * `connecting` (first connection, migrations) → `ready` → `closed` (final; every operation
@@ -28,6 +28,7 @@ import { payloads } from './payloads.js';
 import { promises } from './promises.js';
 import { cancelsChannel, presenceOperations, PresenceRegistry } from './presence.js';
 import { runQueries } from './queries.js';
+import { PostgresQueryMailbox } from './query-mailbox.js';
 import { rateLimits } from './rate-limits.js';
 import { updates } from './updates.js';
 import { checkSynchronousStandby } from './replication.js';
@@ -62,10 +63,13 @@ export class PostgresStore implements StoreAdapter {
   });
   private readonly db: Db;
   private readonly registry: PresenceRegistry;
+  /** Queries to runs: its operations, and the LISTEN session they are told on. */
+  private readonly mailbox: PostgresQueryMailbox;
 
   constructor(readonly options: ResolvedPostgresStoreOptions) {
     this.db = new Db(options);
     const registry = (this.registry = new PresenceRegistry(this.db, options));
+    const mailbox = (this.mailbox = new PostgresQueryMailbox(options));
     const bound = this.lifecycle.bindAll(
       {
         leases,
@@ -84,6 +88,7 @@ export class PostgresStore implements StoreAdapter {
         updates,
         promises,
         journalIndex,
+        queries: mailbox.operations,
       },
       this.run,
     );
@@ -99,6 +104,8 @@ export class PostgresStore implements StoreAdapter {
         ...bound.presence,
         watchMembership: (workerId, listener) => registry.watchMembership(workerId, listener),
       },
+      // Listening is a subscription on the mailbox's session (query-mailbox.ts), not an operation.
+      queries: { ...bound.queries, listen: (workerId, listener) => mailbox.listen(workerId, listener) },
       payloads: { location: 'postgres', ...bound.payloads },
       // Group commit across runs. One run's steps each wait for a SQL function call: per run is as
       // fast and lower in latency on Postgres (docs/performance.md, "Group commit on Postgres").
@@ -125,6 +132,7 @@ export class PostgresStore implements StoreAdapter {
     return this.lifecycle.close(async () => {
       // Each step runs even when another fails: presence sessions first (they live outside the pool).
       await this.registry.closeAll().catch(() => undefined);
+      await this.mailbox.close().catch(() => undefined);
       await this.db.end().catch(() => undefined);
     });
   }

@@ -90,6 +90,10 @@ export interface KeyLayout {
   promise(token: string): string;
   /** ZSET token -> seq: a run's durable promises, deleted with the run (drop_run). */
   runPromises(runId: string): string;
+  /** HASH req, reply_to, claimed: a query posted for the length of its ask (lua/query-ask.lua). */
+  query(queryId: string): string;
+  /** STRING: a query's reply, kept briefly for an asker that missed its message (lua/query-answer.lua). */
+  queryReply(queryId: string): string;
 }
 
 export function keyLayout(prefix: string): KeyLayout {
@@ -134,6 +138,8 @@ export function keyLayout(prefix: string): KeyLayout {
     rateLog: (name, key) => `${prefix}rate:${name}|${key}`,
     promise: (token) => `${prefix}promise:${token}`,
     runPromises: (runId) => `${prefix}run-promises:${runId}`,
+    query: (queryId) => `${prefix}query:${queryId}`,
+    queryReply: (queryId) => `${prefix}query-reply:${queryId}`,
   };
 }
 
@@ -183,6 +189,8 @@ export const KEY_SEGMENTS: readonly string[] = [
   'rate:',
   'promise:',
   'run-promises:',
+  'query:',
+  'query-reply:',
 ];
 
 /**

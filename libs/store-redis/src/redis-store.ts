@@ -4,7 +4,7 @@
  * per capability, each written against its contract (`OperationsOf`) and bound whole: leases.ts,
  * control.ts, checkpoints.ts, runs.ts and queries.ts, waits.ts (timers, signals), retention.ts,
  * payloads.ts, fleet.ts, schedules.ts, concurrency.ts, rate-limits.ts, updates.ts, journal-index.ts,
- * presence.ts, and the Lua scripts they call.
+ * presence.ts, query-mailbox.ts, and the Lua scripts they call.
  *
  * Invariants:
  * 1. Every state change is one Lua script, so it is atomic on the server, and every time
@@ -49,6 +49,7 @@ import { payloads } from './payloads.js';
 import { presenceOperations, PresenceRegistry } from './presence.js';
 import { promises } from './promises.js';
 import { ensureIndexed, reindexRuns, runQueries } from './queries.js';
+import { RedisQueryMailbox } from './query-mailbox.js';
 import { rateLimits } from './rate-limits.js';
 import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
 import { retention } from './retention.js';
@@ -120,6 +121,8 @@ class RedisStore implements StoreAdapter, RunReindexing {
   private readonly keys: KeyLayout;
   private readonly registry: PresenceRegistry;
   private readonly cancels: CancelWatch;
+  /** Queries to runs: its operations, and the subscriber connection they are told on. */
+  private readonly mailbox: RedisQueryMailbox;
   /** Tells a Redis that lost the data from one that only restarted or failed over (data-marker.ts). */
   private readonly marker = new DataMarker();
 
@@ -127,6 +130,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
     this.keys = keyLayout(options.keyPrefix);
     this.registry = new PresenceRegistry(options, this.keys);
     this.cancels = new CancelWatch(options, this.keys);
+    this.mailbox = new RedisQueryMailbox(options, this.keys);
     const bound = this.lifecycle.bindAll(
       {
         leases,
@@ -145,6 +149,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
         updates,
         promises,
         journalIndex,
+        queries: this.mailbox.operations,
       },
       this.op,
     );
@@ -154,6 +159,11 @@ class RedisStore implements StoreAdapter, RunReindexing {
       control: {
         ...bound.control,
         watchCancels: (workerId, listener) => this.cancels.watch(workerId, listener),
+      },
+      // Listening is a subscription on the mailbox's connection (query-mailbox.ts), not an operation.
+      queries: {
+        ...bound.queries,
+        listen: (workerId, listener) => this.mailbox.listen(workerId, listener),
       },
       payloads: { location: 'redis', ...bound.payloads },
       // Group commit across runs.
@@ -177,6 +187,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
         cutShort,
         this.registry.close(),
         this.cancels.close(),
+        this.mailbox.close(),
         opened?.connection.close(),
       ]);
     });

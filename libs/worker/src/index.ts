@@ -22,6 +22,8 @@
 // - fleet/: the worker among its peers, through the shared store: its fleet report, the
 //   membership, version routing and redrive, the journal gate, the scans taken in turns, and the
 //   store's clock every worker keeps time by.
+// - queries/: the answers to queries (docs/queries.md): from a held run's session, or by a
+//   replay of a run nobody holds that writes nothing.
 // Imports go from the root into the wings; of the root a wing imports only options, events,
 // faults, logger and lease-keeper's types, and of run/ fleet/ imports only run-messages. The claim path
 // has no wing of its own: it is the reading path from worker.ts, and run/ starts where it ends.

@@ -39,6 +39,7 @@ import {
 } from './options.js';
 import { DEAD_LETTER_CODES } from './poison.js';
 import { PutBack } from './put-back.js';
+import { QueryResponder } from './queries/query-responder.js';
 import type { RunSession } from './run/run-session.js';
 import { SharedMembership } from './fleet/shared-membership.js';
 import { StoreClock } from './fleet/store-clock.js';
@@ -116,6 +117,8 @@ export class Worker {
   private membership: SharedMembership | undefined;
   /** Tells the runs held here of update requests that arrive meanwhile (run/update-poll.ts). */
   private readonly updatePoll: UpdatePoll;
+  /** Answers the queries asked of this worker's runs and of runs nobody holds (queries/). */
+  private readonly queries: QueryResponder;
 
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
@@ -192,6 +195,17 @@ export class Worker {
       lendSlot: () => this.claimLoop.lendSlot(),
     };
     const dispatcher = new Dispatcher(claims, this.registry, putBacks);
+    this.queries = new QueryResponder({
+      transport,
+      store,
+      payloadProtection: this.options.payloadProtection,
+      claimCheck: this.options.claimCheck,
+      inProcessWaitMs: this.options.inProcessWaitMs,
+      workerId: this.options.workerId,
+      logger,
+      workflows: this.registry,
+      held: (runId) => this.sessions.get(runId),
+    });
     this.memoryBudget = new MemoryBudget(this.options.memoryBudget, logger, this.instruments);
     this.claimLoop = new ClaimLoop({
       transport,
@@ -276,6 +290,7 @@ export class Worker {
         transport.runQueue.backlog!(BACKLOG_READ_TIMEOUT_MS),
       );
     }
+    this.queries.start();
     this.keeper.start();
     this.updatePoll.start();
     this.maintenance.start();
@@ -324,6 +339,7 @@ export class Worker {
     this.updatePoll.stop();
     this.storeClock.stop();
     this.unwatchCancels?.();
+    this.queries.stop();
     this.stopBacklog?.();
     await this.maintenance.stop();
     await this.redrive.stop();

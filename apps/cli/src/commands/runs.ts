@@ -1,5 +1,5 @@
 /**
- * `baton runs …`: list, describe, history (the timeline), start, signal, update, cancel, retry,
+ * `baton runs …`: list, describe, history (the timeline), start, signal, update, query, cancel, retry,
  * fork, delete. cancel, retry and delete take one run id or filters; with filters they are bulk
  * actions (client.bulk): a dry run that prints how many runs match unless `--yes` is given.
  */
@@ -211,6 +211,30 @@ export const runsCommands: CommandGroup = {
             );
             return EXIT.done;
           }),
+      );
+
+    runs
+      .command('query')
+      .description(
+        "ask a run's query handler (ctx.onQuery) for its answer; changes nothing (docs/queries.md)",
+      )
+      .argument('<run-id>')
+      .argument('<name>', 'the query name the workflow registers')
+      .option('--args <json>', "the query's arguments as JSON")
+      .option('--timeout <duration>', 'how long to wait for the answer (e.g. 10s, 2m)', '10s')
+      .action((runId: string, name: string, flags: { args?: string; timeout: string }, command: Command) =>
+        context.run(async () => {
+          const args = flags.args === undefined ? undefined : parseJson('--args', flags.args);
+          const timeoutMs = parseDuration('--timeout', flags.timeout, 1);
+          const client = await context.session(command).client();
+          const result = await client.query(runId, name, args, { timeoutMs });
+          context.io.out(
+            context.flags(command).json
+              ? json({ runId, query: name, result: result ?? null })
+              : `${valueText(result)}\n`,
+          );
+          return EXIT.done;
+        }),
       );
 
     runs

@@ -1,6 +1,7 @@
 /**
- * The run page's API: the run with its lease, and its step timeline with each step's result,
- * error and idempotency key. The journal is read once per request (client.history) and the
+ * The run page's API: the run with its lease, its step timeline with each step's result, error
+ * and idempotency key, and its queries (the names it registers, and one's answer: GETs, since a
+ * query changes nothing, so read-only consoles ask them too). The journal is read once per request (client.history) and the
  * timeline built from it with the client's own buildTimeline, so the CLI and the console show
  * the same steps.
  *
@@ -11,7 +12,7 @@
  */
 import { buildTimeline, type PositionedEntry, CheckpointIntegrityError } from '@baton/client';
 import type { BatonError } from '@baton/core';
-import type { Route } from './http-kit.js';
+import { HttpError, type Route } from './http-kit.js';
 
 /** What one activity step ended with, by seq: the latest outcome in the journal wins, as on replay. */
 export interface StepOutcome {
@@ -65,6 +66,25 @@ export const RUN_ROUTES: Route[] = [
         if (isProtectedDataError(err)) return { protected: err.message };
         throw err;
       }
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/runs\/([^/]+)\/queries$/,
+    handle: async ({ client, params }) => ({ names: await client.queryNames(params[0]!) }),
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/runs\/([^/]+)\/queries\/([^/]+)$/,
+    handle: async ({ client, params, query }) => {
+      const text = query.get('args');
+      let args: unknown;
+      try {
+        args = text === null || text === '' ? undefined : (JSON.parse(text) as unknown);
+      } catch (err) {
+        throw new HttpError(400, `the query's args are not JSON: ${(err as Error).message}`);
+      }
+      return { result: (await client.query(params[0]!, params[1]!, args)) ?? null };
     },
   },
 ];

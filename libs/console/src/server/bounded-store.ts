@@ -11,7 +11,8 @@
  * 2. A call that timed out is not cancelled (no store call can be): it may still take effect when
  *    the store wakes up. Its late outcome is dropped, never reported as unhandled.
  * 3. `connect()` and `close()` are not bounded: connecting has its own timeouts and retries, and
- *    closing is bounded by the CLI (CLOSE_TIMEOUT_MS).
+ *    closing is bounded by the CLI (CLOSE_TIMEOUT_MS); nor is `queries.ask`, which waits for a
+ *    worker's answer as long as the query's own timeout says.
  * 4. The store's capability objects (`runs`, `control`, … and `journalIndex`) are bounded the
  *    same way, a call named `<capability>.<method>` (`runs.list`). Everything else passes through:
  *    synchronous members, `instanceof`, `in` checks for optional capabilities (the walk is core's
@@ -38,8 +39,11 @@ export class StoreTimeoutError extends BatonError {
   }
 }
 
-/** Calls that are never bounded (invariant 3). */
-const UNBOUNDED = new Set<string>(['connect', 'close']);
+/**
+ * Calls that are never bounded (invariant 3), and a query's ask, which waits for a worker's answer
+ * by design and is bounded by the query's own timeout (the API cuts it to its longest wait).
+ */
+const UNBOUNDED = new Set<string>(['connect', 'close', 'queries.ask']);
 
 /** `store` with every promise-returning call bounded by `timeoutMs` (see the module's invariants). */
 export function boundedStore(store: Store, timeoutMs: number = DEFAULT_STORE_TIMEOUT_MS): Store {

@@ -7,7 +7,8 @@
  * What is checked (each by the validator beside its contract): run queries (run-query-check.ts),
  * schedules, schedule ids, listings and due limits (schedule-times.ts), worker reports and their
  * time to live (fleet-check.ts), slot requests (contracts/concurrency.ts), rate-limit requests
- * (contracts/rate-limits.ts) and update ids and names (contracts/updates.ts).
+ * (contracts/rate-limits.ts), update ids and names (contracts/updates.ts) and query asks
+ * (contracts/query-mailbox.ts).
  *
  * Invariants:
  * 1. A call whose argument fails its check rejects with the check's ConfigError (naming the field)
@@ -24,6 +25,7 @@
  */
 import { checkSlotRequest, type ConcurrencyStore } from './contracts/concurrency.js';
 import type { FleetStore } from './contracts/fleet.js';
+import { checkQueryAsk, type QueryMailbox } from './contracts/query-mailbox.js';
 import { checkRateLimitRequest, type RateLimitStore } from './contracts/rate-limits.js';
 import type { RunQueries } from './contracts/run-queries.js';
 import type { ScheduleStore } from './contracts/schedules.js';
@@ -44,7 +46,7 @@ import { assertScheduleId, checkDueLimit, checkNewSchedule, checkScheduleQuery }
  * }
  */
 export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs' | 'schedules'> & Store {
-  const { runs, schedules, fleet, concurrency, rateLimits, updates } = adapter;
+  const { runs, schedules, fleet, concurrency, rateLimits, updates, queries } = adapter;
   const listing: Pick<RunQueries, 'list'> = {
     async list(query) {
       const asked = checkRunQuery(query);
@@ -110,6 +112,12 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
       return updates.outcome(runId, updateId);
     },
   };
+  const asking: Pick<QueryMailbox, 'ask'> = {
+    async ask(request, timeoutMs) {
+      checkQueryAsk(request, timeoutMs);
+      return queries.ask(request, timeoutMs);
+    },
+  };
   return view(adapter, {
     runs: view(runs, listing),
     schedules: view(schedules, scheduling),
@@ -117,6 +125,7 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
     concurrency: view(concurrency, slots),
     rateLimits: view(rateLimits, grants),
     updates: view(updates, answering),
+    queries: view(queries, asking),
   }) as Omit<A, 'runs' | 'schedules'> & Store;
 }
 

@@ -141,6 +141,7 @@ export type {
   UpdateRequestResult,
   UpdateStore,
 } from './contracts/updates.js';
+export type { QueryMailbox, QueryReply, QueryRequest } from './contracts/query-mailbox.js';
 export type {
   FleetStore,
   ReportedEncryption,

@@ -70,6 +70,8 @@ export { defineSignal } from './signal.js';
 // The options' and validator's types are reached through these (`Parameters<typeof defineUpdate>`).
 export type { UpdateDefinition } from './update.js';
 export { defineUpdate } from './update.js';
+export type { QueryDefinition } from './query.js';
+export { defineQuery } from './query.js';
 // The schema an author passes; its parts are reached through it (`StandardSchemaV1['~standard']`).
 export type { StandardSchemaV1 } from './standard-schema.js';
 export type { RetryPolicy } from './retry.js';

@@ -6,6 +6,7 @@ import { ConfigError } from '../shared/errors.js';
 import type { RetryPolicy } from './retry.js';
 import type { SignalDefinition } from './signal.js';
 import type { UpdateDefinition, UpdateHandlerOptions } from './update.js';
+import type { QueryDefinition } from './query.js';
 import { workflowNameProblem, workflowVersionProblem } from './start-fields.js';
 import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
 import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
@@ -181,6 +182,16 @@ export interface WorkflowContext {
     input: WorkflowInput<W>,
     options?: ChildWorkflowOptions,
   ): Promise<WorkflowOutput<W>>;
+  /**
+   * Answers the query `query` with `handler` from now on: `client.query(runId, query, args)` gets
+   * what it returns (docs/queries.md). The handler reads the workflow's state and must change
+   * nothing: it is synchronous (a promise is refused), never journaled, and every ctx call inside
+   * it (run, sleep, waitForSignal, now, ...) throws, failing that query only; the run goes on as if
+   * it had not been asked. A run no worker holds (suspended, finished) is answered by replaying
+   * its journal without running anything, up to its end. Registering a name again replaces its
+   * handler. Not a step: it takes no sequence number, so adding it changes no recorded run.
+   */
+  onQuery<Result, Args>(query: QueryDefinition<Result, Args>, handler: (args: Args) => Result): void;
 }
 
 /**

@@ -6,9 +6,9 @@
  * memory-leases.ts, memory-control.ts (cancel, pause, resume), memory-checkpoints.ts,
  * memory-runs.ts and memory-queries.ts, memory-waits.ts (timers, signals), memory-retention.ts,
  * memory-payloads.ts, memory-fleet.ts, memory-schedules.ts, memory-concurrency.ts,
- * memory-rate-limits.ts, memory-updates.ts and memory-journal-index.ts, over the maps of
- * memory-rate-limits.ts, memory-promises.ts and memory-journal-index.ts, over the maps of
- * memory-state.ts. Like every
+ * memory-rate-limits.ts, memory-updates.ts, memory-promises.ts and memory-journal-index.ts, over
+ * the maps of memory-state.ts; and memory-query-mailbox.ts (queries to runs) over a map of its own.
+ * Like every
  * store, it is a `StoreAdapter` behind `checkedStore` (adapter/checked-store.ts), which checks the
  * callers' arguments before they reach it.
  *
@@ -31,7 +31,7 @@ import type { Adapter } from '../adapter/contracts/adapter.js';
 import type { JournalIndex } from '../adapter/contracts/group-journal.js';
 import type { Store, StoreAdapter } from '../adapter/contracts/store.js';
 import { checkedStore } from '../adapter/checked-store.js';
-import { bindCapabilities, type OperationRunner } from '../adapter/lifecycle.js';
+import { bindCapabilities, bindOperations, type OperationRunner } from '../adapter/lifecycle.js';
 import { BatonError } from '../shared/errors.js';
 import { checkpoints, damageCheckpoint } from './memory-checkpoints.js';
 import { concurrency } from './memory-concurrency.js';
@@ -41,6 +41,7 @@ import { journalIndex } from './memory-journal-index.js';
 import { leases } from './memory-leases.js';
 import { payloads } from './memory-payloads.js';
 import { promises } from './memory-promises.js';
+import { listen, MailboxState, queryMailbox } from './memory-query-mailbox.js';
 import { runQueries } from './memory-queries.js';
 import { rateLimits } from './memory-rate-limits.js';
 import { retention } from './memory-retention.js';
@@ -99,6 +100,8 @@ class MemoryStore implements StoreAdapter {
   readonly name = 'memory';
   private lifecycle: MemoryStoreState = 'open';
   readonly state: MemoryState;
+  /** The asks under way and the listening workers (memory-query-mailbox.ts). */
+  private readonly mailbox = new MailboxState();
 
   constructor(clock: () => number) {
     this.state = new MemoryState(clock);
@@ -125,8 +128,15 @@ class MemoryStore implements StoreAdapter {
       },
       run,
     );
+    const toMailbox: OperationRunner<MailboxState> = (operation, work) =>
+      run(operation, async () => work(this.mailbox));
+    const queries = bindOperations('queries', queryMailbox, toMailbox);
     const capabilities: Omit<MemoryStore, keyof Adapter | 'state'> = {
       ...bound,
+      queries: {
+        ...queries,
+        listen: (workerId, listener) => listen(this.mailbox, workerId, listener),
+      },
       // Not an operation: a subscription, answered at once (and harmless after close()).
       control: {
         ...bound.control,

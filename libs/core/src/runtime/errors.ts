@@ -106,3 +106,23 @@ export class CheckpointSchemaError extends BatonError {
     );
   }
 }
+
+/**
+ * A query handler (`ctx.onQuery`) called a ctx method: a query reads the run's state and may change
+ * nothing, so the call is refused before it takes a step, and the query fails with this error
+ * while the run goes on untouched (docs/queries.md).
+ */
+export class QueryReadOnlyError extends BatonError {
+  constructor(
+    readonly query: string,
+    /** The refused call, `ctx.run`. */
+    readonly call: string,
+  ) {
+    super(
+      'BATON_QUERY_READ_ONLY',
+      `query '${query}' called ${call}: a query handler only reads the workflow's state, so it may not ` +
+        'run activities, sleep, wait, record values, start children or register handlers. Compute the ' +
+        'answer from variables the workflow keeps, and change the run with a signal instead',
+    );
+  }
+}

@@ -56,6 +56,7 @@ const CAPABILITIES: Record<CapabilityNames<Transport> | CapabilityNames<Store>, 
   concurrency: true,
   rateLimits: true,
   promises: true,
+  queries: true,
   journalIndex: true,
 };
 

@@ -27,6 +27,7 @@ import { describeRateLimitConformance } from './rate-limits.js';
 import { describeUpdateConformance } from './updates.js';
 import { describePromiseConformance } from './promises.js';
 import { describeJournalIndexConformance } from './journal-index.js';
+import { describeQueryMailboxConformance } from './query-mailbox.js';
 import { describePresenceChoice, describePresenceConformance, type StorePairFactory } from './presence.js';
 import {
   describeClaimFailureConformance,
@@ -38,7 +39,8 @@ import {
 export interface StoreConformanceOptions {
   /**
    * Opens two stores over separate connections on the same data. Runs the presence section, which
-   * closes one store and expects the other to notice. Required for a store with presence (the
+   * closes one store and expects the other to notice, and the query mailbox section across the two
+   * (asker on one, workers on the other). Required for a store with presence (the
    * suite fails without it); a store without presence (optional in the contract, e.g. the
    * in-process one) passes none and the section is skipped.
    */
@@ -84,6 +86,7 @@ export function describeStoreConformance(
     describeRateLimitConformance(store);
     describeUpdateConformance(store);
     describePromiseConformance(store);
+    describeQueryMailboxConformance(store, options.pair);
     if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
     else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));
     describePresenceChoice(factory, options.pair);

@@ -215,6 +215,15 @@ export class RunSession {
     this.executor?.updatesArrived();
   }
 
+  /**
+   * Answers the query `name` from the run's state in memory (docs/queries.md): the handler runs
+   * between two turns of the workflow under the executor's read-only guard, so the run goes on as
+   * if it had not been asked. Undefined while the session is still recovering (no executor yet).
+   */
+  answerQuery(name: string, args: unknown): ReturnType<ReplayExecutor['answerQuery']> | undefined {
+    return this.executor?.answerQuery(name, args);
+  }
+
   /** Stops at once; nothing more is written except a best-effort hand-off when `cause` allows it. */
   abort(cause: unknown): void {
     this.abortCause ??= cause;

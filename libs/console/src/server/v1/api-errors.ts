@@ -13,6 +13,7 @@
  *    passwords, the access token, the webhook secrets).
  */
 import { BatonError, InvalidInputError } from '@baton/core';
+import { QueryFailedError, UnknownQueryError } from '@baton/client';
 import { StoreTimeoutError } from '../bounded-store.js';
 import { HttpError } from '../http-error.js';
 
@@ -47,6 +48,8 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   [API_CODES.forbidden]: 403,
   [API_CODES.readOnly]: 403,
   BATON_NOT_FOUND: 404,
+  // A run without a handler of the query's name (the body lists those it registers).
+  BATON_UNKNOWN_QUERY: 404,
   [API_CODES.noRoute]: 404,
   // A run the retention sweep deleted: as unknown as any other to the caller; the code says why.
   BATON_RUN_DELETED: 404,
@@ -58,6 +61,8 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   [API_CODES.unsupportedMediaType]: 415,
   BATON_INVALID_INPUT: 422,
   BATON_UNENCODABLE: 422,
+  // The run's query handler failed (threw, or called a ctx method): the body carries its error.
+  BATON_QUERY_FAILED: 422,
   [API_CODES.unknownWorkflow]: 422,
   // An update its schema or a validator refused before anything was journaled.
   BATON_UPDATE_REJECTED: 422,
@@ -65,6 +70,8 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   [API_CODES.unavailable]: 503,
   BATON_STORE_TIMEOUT: 503,
   BATON_RETRIES_EXHAUSTED: 503,
+  // No worker answered a query in time (none registers the run's workflow version, or all busy).
+  BATON_QUERY_TIMEOUT: 504,
 };
 
 /** The code an HttpError (the console's route helpers) stands for, by its status. */
@@ -137,6 +144,12 @@ export function errorAnswer(err: unknown, redact: (text: string) => string): Api
       ...(err.issues.length > 0 && { issues: [...err.issues] }),
       ...(err.signal !== undefined && { signal: err.signal }),
     });
+  }
+  if (err instanceof UnknownQueryError) return answer(404, err.code, { registered: [...err.registered] });
+  if (err instanceof QueryFailedError) {
+    const { name, code } = err.failure;
+    const failure = { name, message: redact(err.failure.message), ...(code !== undefined && { code }) };
+    return answer(422, err.code, { failure });
   }
   if (err instanceof BatonError) {
     const status = STATUS_OF_CODE[err.code];

@@ -8,7 +8,7 @@
  * serve --workflows`, so it imports nothing but @baton/core and uses only erasable TypeScript
  * (node runs it without a loader).
  */
-import { defineWorkflow, type StandardSchemaV1 } from '@baton/core';
+import { defineQuery, defineWorkflow, type StandardSchemaV1 } from '@baton/core';
 
 /** `{ name: string }` with a name of 1 to 40 characters. */
 const greetingInput: StandardSchemaV1<{ name: string }> = {
@@ -40,11 +40,23 @@ export const apiGreetV2 = defineWorkflow({
   run: async (ctx, input) => ctx.activity('greet', async () => `hello, ${input.name}`),
 });
 
-/** Waits for the signal `go` (forever), then returns its payload. */
+/**
+ * Waits for the signal `go` (forever), then returns its payload. Its queries: `waiting_for` answers
+ * what it waits for (its args, when given, echoed), `broken` throws.
+ */
 export const apiWait = defineWorkflow({
   name: 'api_wait',
   version: 1,
-  run: async (ctx, _input: unknown) => ctx.waitForSignal<unknown>('go'),
+  run: async (ctx, _input: unknown) => {
+    ctx.onQuery(defineQuery<{ waitingFor: string; args: unknown }, unknown>('waiting_for'), (args) => ({
+      waitingFor: 'go',
+      args: args ?? null,
+    }));
+    ctx.onQuery(defineQuery<never>('broken'), () => {
+      throw new Error('broken on purpose');
+    });
+    return ctx.waitForSignal<unknown>('go');
+  },
 });
 
 /**

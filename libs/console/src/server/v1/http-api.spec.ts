@@ -758,6 +758,49 @@ describe('the HTTP API', () => {
     expect(logged).toContainEqual(expect.stringMatching(/POST \/v1\/promises\/bp_.{3}…\/resolve 200$/));
   });
 
+  it("asks a run's queries: 200 with the answer, 404 for an unknown run or name, 422 for a failed handler; read-only too", async () => {
+    const url = await serve({ readOnly: true });
+    const started = await client.start({ name: 'api_wait', version: 1 }, null);
+    await until(started.runId, ['suspended']);
+    const base = `/v1/runs/${started.runId}/queries`;
+    expect(await call(url, 'GET', base)).toMatchObject({
+      status: 200,
+      body: { names: ['broken', 'waiting_for'] },
+    });
+    expect(await call(url, 'POST', `${base}/waiting_for`, { body: { args: { page: 2 } } })).toMatchObject({
+      status: 200,
+      body: { result: { waitingFor: 'go', args: { page: 2 } } },
+    });
+    expect(await call(url, 'POST', `${base}/waiting_for`)).toMatchObject({
+      status: 200,
+      body: { result: { waitingFor: 'go', args: null } },
+    });
+    const unknown = await call(url, 'POST', `${base}/waiting-for`, { body: {} });
+    expect(unknown).toMatchObject({
+      status: 404,
+      body: { error: { code: 'BATON_UNKNOWN_QUERY', registered: ['broken', 'waiting_for'] } },
+    });
+    const broken = await call(url, 'POST', `${base}/broken`, { body: {} });
+    expect(broken).toMatchObject({
+      status: 422,
+      body: {
+        error: { code: 'BATON_QUERY_FAILED', failure: { name: 'Error', message: 'broken on purpose' } },
+      },
+    });
+    expect((await call(url, 'POST', '/v1/runs/no-such-run/queries/waiting_for', { body: {} })).status).toBe(
+      404,
+    );
+    expect((await call(url, 'GET', '/v1/runs/no-such-run/queries')).status).toBe(404);
+    const badTimeout = await call(url, 'POST', `${base}/waiting_for`, { body: { timeoutMs: 'soon' } });
+    expect(badTimeout).toMatchObject({ status: 400, body: { error: { code: 'BATON_BAD_REQUEST' } } });
+    const badField = await call(url, 'POST', `${base}/waiting_for`, { body: { arg: 1 } });
+    expect(badField.body.error?.message).toMatch(
+      /unknown field\(s\) 'arg'; the fields are 'args', 'timeoutMs'/,
+    );
+    const badName = await call(url, 'POST', `${base}/two%20words`, { body: {} });
+    expect(badName).toMatchObject({ status: 400, body: { error: { code: 'BATON_CONFIG' } } });
+  });
+
   it('answered only with statuses the OpenAPI document lists for each operation', () => {
     const paths = OPENAPI_DOCUMENT.paths as Record<
       string,

@@ -163,7 +163,7 @@ export class HttpApi {
       const { route, params } = this.route(method, url.pathname);
       let body: unknown = undefined;
       if (method === 'POST') {
-        this.checkWrite(req.headers);
+        this.checkWrite(req.headers, route.write);
         body = this.parseBody(signed?.bytes ?? (await readBodyBytes(req)));
       }
       const answer = await route.handle({
@@ -278,9 +278,12 @@ export class HttpApi {
     return admission.identity;
   }
 
-  /** A write's preconditions: not read-only, not something a browser sent cross-site, JSON. */
-  private checkWrite(headers: IncomingHttpHeaders): void {
-    if (this.options.readOnly === true)
+  /**
+   * A POST's preconditions: not something a browser sent cross-site, JSON, and, for a write (not a
+   * query, which changes nothing), not read-only.
+   */
+  private checkWrite(headers: IncomingHttpHeaders, write: boolean): void {
+    if (write && this.options.readOnly === true)
       throw new ApiError(
         API_CODES.readOnly,
         'this server is read-only (--read-only): the API takes no action',

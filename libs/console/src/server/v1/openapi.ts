@@ -69,7 +69,7 @@ export const OPENAPI_DOCUMENT = {
     version: '1',
     description:
       'Start Baton workflow runs, read them, wait for their results, signal them, send them updates, ' +
-      'cancel them and complete the durable promises they wait on, from any ' +
+      'ask their queries, cancel them and complete the durable promises they wait on, from any ' +
       'language. Served by `baton serve` beside a fleet (docs/http-api.md). Every error is ' +
       '`{ "error": { "code": "BATON_…", "message": "…" } }`; a 4xx is the caller\'s mistake, a 503 ' +
       '(with Retry-After) a store or bus that did not answer in time.',
@@ -268,6 +268,60 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    '/v1/runs/{runId}/queries': {
+      get: {
+        operationId: 'listRunQueries',
+        summary: 'List the query names a run registers',
+        description:
+          'The names of the query handlers the run registers (`ctx.onQuery`) where its code has reached, ' +
+          'sorted; asked as a query is (its holder, else a replay), so it costs what a query costs.',
+        parameters: [runId],
+        responses: {
+          '200': { description: 'The names.', ...json(ref('QueryNames')) },
+          '404': response('NotFound'),
+          '504': error('No worker answered within 10 s (`BATON_QUERY_TIMEOUT`).'),
+          ...COMMON,
+        },
+      },
+    },
+    '/v1/runs/{runId}/queries/{name}': {
+      post: {
+        operationId: 'queryRun',
+        summary: "Ask a run's query",
+        description:
+          "Answers the run's query handler (`ctx.onQuery`) with `args`, without changing the run " +
+          '(docs/queries.md): the worker holding the run answers from its state in memory; a run nobody ' +
+          'holds is answered by a worker that registers its workflow version, by replaying its journal. ' +
+          'Allowed in read-only mode: a query writes nothing.',
+        parameters: [
+          runId,
+          {
+            name: 'name',
+            in: 'path',
+            required: true,
+            description: 'The query name (`defineQuery(name)`).',
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: { required: false, ...json(ref('QueryRequest')) },
+        responses: {
+          '200': { description: "The handler's answer.", ...json(ref('QueryAnswer')) },
+          '400': response('BadRequest'),
+          '413': response('TooLarge'),
+          '415': response('NotJson'),
+          '404': error(
+            'The store does not know the run (`BATON_NOT_FOUND`, `BATON_RUN_DELETED`), or the run has no ' +
+              'handler of that name (`BATON_UNKNOWN_QUERY`, with `registered`: the names it has).',
+          ),
+          '422': error(
+            'The handler failed: it threw, or called a ctx method (a handler only reads) (`BATON_QUERY_FAILED`, ' +
+              "with `failure`: the handler's error).",
+          ),
+          '504': error('No worker answered within the timeout (`BATON_QUERY_TIMEOUT`).'),
+          ...COMMON,
+        },
+      },
+    },
     '/v1/promises/{token}/resolve': {
       post: {
         operationId: 'resolvePromise',
@@ -401,6 +455,15 @@ export const OPENAPI_DOCUMENT = {
               code: { type: 'string', examples: ['BATON_NOT_FOUND'] },
               message: { type: 'string' },
               field: { type: 'string', description: 'For BATON_INVALID_INPUT: what was refused.' },
+              registered: {
+                type: 'array',
+                items: { type: 'string' },
+                description: 'For BATON_UNKNOWN_QUERY: the query names the run registers.',
+              },
+              failure: {
+                ...ref('ErrorInfo'),
+                description: "For BATON_QUERY_FAILED: the query handler's error.",
+              },
               issues: {
                 type: 'array',
                 items: { type: 'string' },
@@ -591,6 +654,28 @@ export const OPENAPI_DOCUMENT = {
           name: { type: 'string', default: 'Error' },
           code: { type: 'string' },
         },
+      QueryRequest: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          args: { description: "The query's arguments, any JSON; none for a query that takes none." },
+          timeoutMs: {
+            type: 'integer',
+            minimum: 1,
+            default: 10_000,
+            description: "How long to wait for the answer, cut to the server's longest wait.",
+          },
+        },
+      },
+      QueryNames: {
+        type: 'object',
+        required: ['names'],
+        properties: { names: { type: 'array', items: { type: 'string' } } },
+      },
+      QueryAnswer: {
+        type: 'object',
+        required: ['result'],
+        properties: { result: { description: "The handler's answer (null for none)." } },
       },
       CancelRequest: {
         type: 'object',

@@ -1,6 +1,6 @@
 /**
  * The HTTP API's routes (`/v1/…`): start a run, describe it, wait for its result, signal it, send
- * it an update and wait for the answer, cancel it, and list runs by the store's filters. Each route is named by its OpenAPI path
+ * it an update and wait for the answer, cancel it, ask its queries, and list runs by the store's filters. Each route is named by its OpenAPI path
  * template (`/v1/runs/{runId}`), so the document (openapi.ts) and this table can be compared
  * entry by entry (openapi.spec.ts).
  *
@@ -241,6 +241,25 @@ async function updateAnswer(call: ApiCall): Promise<ApiAnswer> {
   }
 }
 
+/** The default wait for a query's answer, when the body names none. */
+const QUERY_TIMEOUT_MS = 10_000;
+
+/** `POST /v1/runs/{runId}/queries/{name}`: the handler's answer, or the client's query errors. */
+async function queryAnswer({ client, params, body, maxWaitMs }: ApiCall): Promise<ApiAnswer> {
+  const runId = params['runId']!;
+  const name = params['name']!;
+  const fields = objectBody(body, ['args', 'timeoutMs']);
+  const { timeoutMs } = fields;
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === 'number' && Number.isInteger(timeoutMs) && timeoutMs >= 1)
+  )
+    throw badRequest(`'timeoutMs' must be a whole number of ms ≥ 1, got ${JSON.stringify(timeoutMs)}`);
+  const wait = Math.min(timeoutMs ?? QUERY_TIMEOUT_MS, maxWaitMs);
+  const result = await client.query(runId, name, fields['args'], { timeoutMs: wait });
+  return { status: 200, body: { result: result ?? null } };
+}
+
 export const RUN_ROUTES: readonly ApiRoute[] = [
   {
     method: 'POST',
@@ -293,6 +312,22 @@ export const RUN_ROUTES: readonly ApiRoute[] = [
       await client.signal(runId, name, body ?? null, signalId === undefined ? {} : { signalId });
       return { status: 202, body: { runId, signal: name } };
     },
+  },
+  {
+    method: 'GET',
+    path: '/v1/runs/{runId}/queries',
+    write: false,
+    handle: async ({ client, params }) => ({
+      status: 200,
+      body: { names: await client.queryNames(params['runId']!, { timeoutMs: QUERY_TIMEOUT_MS }) },
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/runs/{runId}/queries/{name}',
+    // A query changes nothing: allowed in read-only mode.
+    write: false,
+    handle: queryAnswer,
   },
   {
     method: 'POST',

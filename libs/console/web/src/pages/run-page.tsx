@@ -1,11 +1,12 @@
 /**
  * The run page: the run's status, lease (owner, epoch, state), input and result; the actions it
- * accepts; its step timeline as a chart (timeline-chart.tsx) and as a table with each step's
+ * accepts; its queries (run-queries.tsx); its step timeline as a chart (timeline-chart.tsx) and as a table with each step's
  * result, error and idempotency key. Polls, so a run under way moves on screen.
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { get, getSession, runPath, type SessionInfo } from '../api.js';
 import { RunActions, type ForkChoice } from '../components/run-actions.js';
+import { RunQueries } from '../components/run-queries.js';
 import { jsonText, timeText, usePolling } from '../hooks.js';
 import { onLinkClick } from '../router.js';
 import type { RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
@@ -150,6 +151,7 @@ export function RunPage(props: { runId: string }) {
           }}
         />
       )}
+      {r && <RunQueries runId={runId} />}
       <section aria-labelledby="timeline-title">
         <h2 id="timeline-title">Step timeline</h2>
         {timeline.error && (

@@ -26,6 +26,8 @@
  *   its owner, and each answered one's outcome by update id, kept until retention;
  * - `promises`, {@link PromiseStore} (contracts/promises.ts): durable promises by token, completed
  *   once from outside, the completion delivered to the run's inbox in the same step;
+ * - `queries`, {@link QueryMailbox} (contracts/query-mailbox.ts): queries to runs, posted to the
+ *   worker that holds a run or to any worker, and their replies;
  * - `journalIndex`, {@link JournalIndex} (contracts/group-journal.ts, optional): each run's
  *   pointers into group records, for group commit across runs;
  * - `presence`, {@link PresenceStore} (contracts/presence.ts, optional): which workers are alive, bound to their store
@@ -55,6 +57,7 @@ import type { JournalIndex } from './group-journal.js';
 import type { LeaseStore } from './leases.js';
 import type { PayloadStore } from './payloads.js';
 import type { PresenceStore } from './presence.js';
+import type { QueryMailbox } from './query-mailbox.js';
 import type { RateLimitStore } from './rate-limits.js';
 import type { PromiseStore } from './promises.js';
 import type { RetentionStore } from './retention.js';
@@ -124,6 +127,8 @@ export interface Store extends Adapter {
   readonly updates: UpdateStore;
   /** Durable promises by token, completed once from outside (contracts/promises.ts). */
   readonly promises: PromiseStore;
+  /** Queries to runs and their replies (contracts/query-mailbox.ts). */
+  readonly queries: QueryMailbox;
   /**
    * Optional: calls `listener` whenever the store finds it lost its data while this process was
    * connected (a Redis without persistence restarted empty). Such a store keeps working, empty:

@@ -179,6 +179,12 @@ export interface ExecutorOptions {
    * inputs computed differently the second time. @defaultValue false
    */
   pipelineSteps?: boolean;
+  /**
+   * Replay the journal and stop at its end, writing nothing and running nothing (`replayToEnd`),
+   * to answer a query of a run no worker holds from the state the journal leads to. The host's
+   * append, suspend, readSignals, rate limits and child starts are never called. @defaultValue false
+   */
+  replayOnly?: boolean;
 }
 
 /** How the workflow function ended: its value or what it threw. */

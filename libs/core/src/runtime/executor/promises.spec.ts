@@ -1,5 +1,5 @@
 /**
- * Durable promises in the replay executor (author/promise.ts, replay-executor.ts invariant 10,
+ * Durable promises in the replay executor (author/promise.ts, replay-executor.ts invariant 11,
  * pending-waits.ts invariants 4 to 6): the token journaled once and read back on replay, the
  * record written before any activity may leak the token, completion, rejection, timeout and the
  * schema's two checks. The store side is the conformance suite's (libs/testing store/promises.ts).

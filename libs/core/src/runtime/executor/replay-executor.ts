@@ -33,6 +33,12 @@
  * 11. A durable promise's token is drawn once and journaled (PromiseCreated), and its store record
  *    is written beside the entry; no activity starts, pipelined or not, before both are durable,
  *    so a token never leaves the run before it can be completed (author/promise.ts).
+ * 12. Query handlers (ctx.onQuery) take no sequence number and append nothing, and no ctx call
+ *    gets through while one runs (query-handlers.ts): answering a query never changes the run.
+ * 13. Replay-only (`replayOnly`, for answering a query of a run nobody holds): nothing is appended,
+ *    no activity or freshness re-run starts, no timer, signal or lease is asked for; the executor
+ *    delivers the journal's completions and stops at its end (`replayToEnd`). Steps past the end
+ *    stay pending for ever, as they were when the journal ended.
  */
 import { setMaxListeners } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -69,6 +75,7 @@ import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type RefusedSignal, type Settle } from './pending-waits.js';
 import { RateWaits } from './rate-waits.js';
 import { RunUpdates, updatesInHistory } from './updates.js';
+import { QueryHandlers, type QueryAnswer } from './query-handlers.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
@@ -102,7 +109,7 @@ export class ReplayExecutor {
   private readonly activityAbort = new AbortController();
   private inFlight = 0;
   private pendingAppends = 0;
-  /** Promise records being written (invariant 10); counted in pendingAppends too. */
+  /** Promise records being written (invariant 11); counted in pendingAppends too. */
   private promiseWrites = 0;
   /** Settles once every promise record written so far is durable. */
   private promiseRecords: Promise<unknown> = Promise.resolve();
@@ -112,6 +119,10 @@ export class ReplayExecutor {
   private settled: Settled | undefined;
   /** Wakes the loop in run() whenever anything it looks at changes. */
   private readonly wake = new LoopWake();
+  /** ctx.onQuery's handlers, and the guard that keeps them read-only (invariant 12). */
+  private readonly queries = new QueryHandlers();
+  /** Replay-only: for a query of a run nobody holds (invariant 13). */
+  private readonly replayOnly: boolean;
   readonly ctx: WorkflowContext;
 
   constructor(private readonly options: ExecutorOptions) {
@@ -123,6 +134,7 @@ export class ReplayExecutor {
     this.around = this.host.aroundActivityAttempt?.bind(this.host);
     this.mayStart = this.host.assertMayStartActivity?.bind(this.host);
     this.inProcessWaitMs = options.inProcessWaitMs ?? 1000;
+    this.replayOnly = options.replayOnly === true;
     let history: ReplayHistory | undefined;
     try {
       history = new ReplayHistory(options.runId, options.history);
@@ -252,6 +264,39 @@ export class ReplayExecutor {
     if (this.state === 'running' && !this.fatal && this.replayDone) this.updates.read();
   }
 
+  /**
+   * Replay-only (invariant 13): runs the workflow over its journal, delivering every journaled
+   * completion in order, and resolves once the last one was delivered and the workflow had its turn
+   * after it. `settled` is true when the workflow function returned or threw within the journal;
+   * `error` is a replay that could not go on (a non-determinism, an unreadable history). Call once,
+   * instead of run().
+   */
+  async replayToEnd(): Promise<{ settled: boolean; error?: Error }> {
+    if (!this.replayOnly) throw new Error('replayToEnd() is for an executor built with replayOnly');
+    if (!this.fatal) this.startWorkflow();
+    for (;;) {
+      await idle();
+      if (this.fatal) {
+        this.finishWith({ kind: 'stopped', reason: 'aborted' });
+        return { settled: this.settled !== undefined, error: this.fatal };
+      }
+      if (this.history?.hasUndelivered) {
+        this.deliverNextCompletion();
+        continue;
+      }
+      this.finishWith({ kind: 'stopped', reason: 'aborted' });
+      return { settled: this.settled !== undefined };
+    }
+  }
+
+  /**
+   * Answers the query `name` from the workflow's state now, with the handler `ctx.onQuery`
+   * registered (invariant 12): synchronously, between two turns of the workflow.
+   */
+  answerQuery(name: string, args: unknown): QueryAnswer {
+    return this.queries.answer(name, args);
+  }
+
   /** True once a cancel reached the run (at its start or since): its workflow code sees it. */
   get cancelling(): boolean {
     return this.cancelReason !== undefined;
@@ -303,7 +348,7 @@ export class ReplayExecutor {
     const { workflow, runId } = this.options;
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
-    return {
+    return this.queries.guard({
       runId,
       workflow: workflow.name,
       version: workflow.version,
@@ -337,7 +382,8 @@ export class ReplayExecutor {
         ),
       continueAsNew: (input, options) => new ContinueAsNew(input, options?.version),
       ...childWorkflowMethods(() => this.ctx, this.host),
-    };
+      onQuery: (query, handler) => this.queries.register(query, handler),
+    });
   }
 
   private startWorkflow(): void {
@@ -404,6 +450,8 @@ export class ReplayExecutor {
       }
       return this.awaitHistory(seq) as Promise<O>;
     }
+    // Past the journal's end in a replay-only execution: the step stays where the journal left it.
+    if (this.replayOnly) return never();
     const inDoubt = this.history?.find(step, 'ActivityStarted') !== undefined;
     if (effective.rateLimit === undefined) {
       // The common path: no rate limit, nothing asked and no closure made.
@@ -508,7 +556,7 @@ export class ReplayExecutor {
   }
 
   /**
-   * ctx.promise (invariant 10): the token is the journal's when the step has one, else drawn here
+   * ctx.promise (invariant 11): the token is the journal's when the step has one, else drawn here
    * and journaled. A promise still open has its store record written: live beside its entry, and
    * again on every resume, since a crash may have come between the two (the store ignores a record
    * it has). The value is marked handled, so a rejection the workflow never awaits is no crash.
@@ -558,7 +606,7 @@ export class ReplayExecutor {
   }
 
   /**
-   * Writes a promise's store record, counted as an append until durable (invariant 10). Until both
+   * Writes a promise's store record, counted as an append until durable (invariant 11). Until both
    * the record and its journal entry (`journaled`, a live promise's) are durable, no activity
    * starts pipelined: a token handed out must be the one every replay reads.
    */
@@ -624,7 +672,7 @@ export class ReplayExecutor {
       return;
     }
     this.pending.delete(entry.seq);
-    const refresh = this.refreshes.take(entry, this.host.clock());
+    const refresh = this.replayOnly ? undefined : this.refreshes.take(entry, this.host.clock());
     if (refresh) {
       // Re-run the stale step now; it settles with the new outcome before any later completion.
       this.inFlight++;
@@ -753,6 +801,8 @@ export class ReplayExecutor {
   // Journal
 
   private append(entries: NewEntry[], options?: AppendOptions): Promise<void> {
+    // Replay-only writes nothing (invariant 13): what would be appended stays pending.
+    if (this.replayOnly) return never();
     if (this.state === 'stopped') return Promise.reject(this.stopCause ?? new Error('execution stopped'));
     this.pendingAppends++;
     const appended = this.host.append(entries, options);
@@ -791,7 +841,7 @@ export class ReplayExecutor {
 
   /**
    * Waits until every append issued so far is durable (a live step must not run ahead of them),
-   * and every promise record too (invariant 10).
+   * and every promise record too (invariant 11).
    */
   private flushAppends(): Promise<void> {
     if (this.promiseWrites === 0) return this.appendTail;

@@ -43,7 +43,9 @@ export type SealedPurpose =
   | 'schedule input'
   | 'update args'
   | 'update result'
-  | 'update error';
+  | 'update error'
+  | 'query args'
+  | 'query result';
 
 /**
  * What a schedule's input is bound to in place of a run id (a schedule is not a run): sealed for
