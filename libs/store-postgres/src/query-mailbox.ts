@@ -1,6 +1,6 @@
 /**
  * QueryMailbox on Postgres (`store.queries`; contracts/query-mailbox.ts in @baton/core): a query
- * is a row of `queries` for the length of its ask (migration 023), posted, claimed and answered by
+ * is a row of `queries` for the length of its ask (migration 025), posted, claimed and answered by
  * one function call each; the workers are told of a post on the schema's queries channel (the
  * payload: the request without its arguments), the askers of a reply on its replies channel (the
  * payload: the query id), both heard on one LISTEN session per store.
