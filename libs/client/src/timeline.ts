@@ -309,6 +309,8 @@ export function buildTimeline(
         break;
       case 'ValueRecorded':
       case 'PatchMarker':
+      // A run's attributes are on its record (`describe`); their step is not a timeline item.
+      case 'AttributesSet':
         break;
     }
     previous = positioned;

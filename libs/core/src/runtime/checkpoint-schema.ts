@@ -18,9 +18,11 @@ import type { JournalEntry } from '../shared/journal.js';
  * The newest layout version this Baton reads and writes. Raise it together with a migration from
  * the old one. Version 2: entries may hold payload references (docs/large-payloads.md) instead of
  * values; a worker that knows only version 1 would replay them as missing values, so it must
- * refuse (and hold) such a checkpoint. See {@link checkpointSchemaFor}.
+ * refuse (and hold) such a checkpoint. Version 3: entries may hold an `AttributesSet` step
+ * (docs/search-attributes.md), which a worker that knows only version 2 would not recognise as a
+ * step. See {@link checkpointSchemaFor}.
  */
-export const CHECKPOINT_SCHEMA_VERSION = 2;
+export const CHECKPOINT_SCHEMA_VERSION = 3;
 
 /**
  * The version a checkpoint holding `entries` is written with: the oldest that reads it correctly,
@@ -28,11 +30,13 @@ export const CHECKPOINT_SCHEMA_VERSION = 2;
  * deploy, and leaves (never misreads) one that has.
  */
 export function checkpointSchemaFor(entries: readonly JournalEntry[]): number {
+  let version = 1;
   for (const entry of entries) {
+    if (entry.type === 'AttributesSet') return 3;
     const fields = entry as { resultRef?: unknown; payloadRef?: unknown };
-    if (fields.resultRef !== undefined || fields.payloadRef !== undefined) return 2;
+    if (fields.resultRef !== undefined || fields.payloadRef !== undefined) version = 2;
   }
-  return 1;
+  return version;
 }
 
 /** Brings a checkpoint of version `n` to version `n + 1` (the loader sets `schemaVersion`). */
@@ -43,11 +47,12 @@ export type CheckpointMigrations = Readonly<Record<number, CheckpointMigration>>
 
 /**
  * The registered migrations: `{ [fromVersion]: (checkpoint) => checkpoint }`; a change of layout
- * adds its entry here next to the raised constant. 1 -> 2 changes nothing: version 2 only adds
- * what version 1 cannot hold.
+ * adds its entry here next to the raised constant. 1 -> 2 and 2 -> 3 change nothing: each version
+ * only adds what the one before cannot hold.
  */
 export const checkpointMigrations: CheckpointMigrations = Object.freeze({
   1: (checkpoint: Checkpoint) => checkpoint,
+  2: (checkpoint: Checkpoint) => checkpoint,
 });
 
 /**

@@ -4,7 +4,12 @@
  * says which version it found, so an old worker never misreads a newer writer's bytes.
  */
 import { CodecError } from '../adapter/errors.js';
-import { JOURNAL_ENTRY_TYPES, type JournalEntry, type PatchMarkerEntry } from '../shared/journal.js';
+import {
+  JOURNAL_ENTRY_TYPES,
+  type AttributesSetEntry,
+  type JournalEntry,
+  type PatchMarkerEntry,
+} from '../shared/journal.js';
 import type { RunMessage, RunMessageKind } from './messages.js';
 import { isSealedValue, SEALED_VALUE_FIELD } from './payload/sealed-shape.js';
 import { startFieldProblem } from '../author/start-fields.js';
@@ -12,11 +17,14 @@ import { unencodableEntries, unencodableMessage, unencodableValue } from './unen
 
 /**
  * Newest wire version of journal records this Baton reads and writes. Version 2 records hold
- * payload references (docs/large-payloads.md); a record without one is still written as version
- * 1, so a worker of an older Baton keeps reading it during a rolling deploy and refuses (never
- * misreads) one that has a reference.
+ * payload references (docs/large-payloads.md); version 3 records hold an `AttributesSet` entry
+ * (docs/search-attributes.md). A record is written with the lowest version that holds it, so a
+ * worker of an older Baton keeps reading the others during a rolling deploy and refuses (never
+ * misreads) one it cannot.
  */
-export const JOURNAL_CODEC_VERSION = 2;
+export const JOURNAL_CODEC_VERSION = 3;
+/** The version of records with an AttributesSet entry. */
+const ATTRIBUTES_VERSION = 3;
 /**
  * Newest wire version of run-queue messages. As for records, a message is written with the lowest
  * version that holds it: 2 when a payload reference is inside, 3 when its input or payload is
@@ -65,12 +73,22 @@ function holdsRef(entry: JournalEntry): boolean {
   return fields.resultRef !== undefined || fields.payloadRef !== undefined;
 }
 
+/** The lowest journal codec version that holds `entries`. */
+function recordVersion(entries: readonly JournalEntry[]): number {
+  let version = BASE_VERSION;
+  for (const entry of entries) {
+    if (entry.type === 'AttributesSet') return ATTRIBUTES_VERSION;
+    if (holdsRef(entry)) version = REF_VERSION;
+  }
+  return version;
+}
+
 /**
  * Encodes a batch of entries appended together (one transport message). An entry whose value has
  * no JSON form raises UnencodableValueError naming the entry (`result of activity x (step #3)`).
  */
 export function encodeEntries(entries: readonly JournalEntry[]): Uint8Array {
-  const record = { v: entries.some(holdsRef) ? JOURNAL_CODEC_VERSION : BASE_VERSION, entries };
+  const record = { v: recordVersion(entries), entries };
   try {
     return encoder.encode(JSON.stringify(record));
   } catch (cause) {
@@ -102,6 +120,7 @@ export function decodeEntries(bytes: Uint8Array, runId: string): JournalEntry[] 
       );
     }
     if (e.type === 'PatchMarker') checkPatchMarker(e, runId);
+    if (e.type === 'AttributesSet') checkAttributesSet(e, runId);
   }
   return obj.entries as JournalEntry[];
 }
@@ -111,6 +130,21 @@ function checkPatchMarker(e: Partial<PatchMarkerEntry>, runId: string): void {
   if (typeof e.changeId !== 'string' || e.changeId.length === 0 || !Number.isInteger(e.atSeq)) {
     throw new CodecError(
       `journal record of run ${runId} holds a PatchMarker without a non-empty 'changeId' and an integer 'atSeq'`,
+    );
+  }
+}
+
+/** An AttributesSet settles a step on replay: one without its seq and changes must not be read as empty. */
+function checkAttributesSet(e: Partial<AttributesSetEntry>, runId: string): void {
+  const { attributes } = e;
+  if (
+    !Number.isInteger(e.seq) ||
+    typeof attributes !== 'object' ||
+    attributes === null ||
+    Array.isArray(attributes)
+  ) {
+    throw new CodecError(
+      `journal record of run ${runId} holds an AttributesSet without an integer 'seq' and an 'attributes' object`,
     );
   }
 }

@@ -133,6 +133,8 @@ function carriedValue(entry: JournalEntry): { what: string; value: unknown } {
       return { what: `payload of signal '${entry.name}' (step #${entry.seq})`, value: entry.payload };
     case 'ValueRecorded':
       return { what: `recorded ${entry.name} value (step #${entry.seq})`, value: entry.value };
+    case 'AttributesSet':
+      return { what: `search attributes (step #${entry.seq})`, value: entry.attributes };
     default:
       return { what: `${entry.type} journal entry`, value: entry };
   }

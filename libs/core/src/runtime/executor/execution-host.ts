@@ -7,6 +7,7 @@ import { CancelledError } from '../../author/errors.js';
 import { NonDeterminismError } from '../errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import type { AnyWorkflowDefinition } from '../../author/workflow.js';
+import type { AttributeChanges } from '../../shared/attributes.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as the executor builds it; the host stamps `epoch` and `at`. */
@@ -68,6 +69,13 @@ export interface ExecutionHost {
    * from the parent's step. Absent on hosts that start nothing (a replay check): the step fails.
    */
   startChild?(request: ChildStartRequest): Promise<void>;
+  /**
+   * Writes the run's search attributes to the store (`store.attributes.set`, fenced by the run's
+   * epoch), before the step's AttributesSet entry is journaled (`ctx.setAttributes`). A rejection
+   * stops the run, as a failed append does. Absent on hosts that write nothing: the step then
+   * fails the run (a replay check answers with its own stop instead).
+   */
+  setAttributes?(changes: AttributeChanges): Promise<void>;
   /**
    * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
    * result or rethrow its error unchanged.

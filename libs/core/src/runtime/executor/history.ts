@@ -17,11 +17,20 @@ const COMPLETION_TYPES = new Set<JournalEntry['type']>([
   'TimerFired',
   'SignalReceived',
   'SignalTimedOut',
+  'AttributesSet',
 ]);
 
 export type CompletionEntry = Extract<
   StepEntry,
-  { type: 'ActivityCompleted' | 'ActivityFailed' | 'TimerFired' | 'SignalReceived' | 'SignalTimedOut' }
+  {
+    type:
+      | 'ActivityCompleted'
+      | 'ActivityFailed'
+      | 'TimerFired'
+      | 'SignalReceived'
+      | 'SignalTimedOut'
+      | 'AttributesSet';
+  }
 >;
 
 /** What a ctx call at some sequence is, for comparing code with history: `activity:pull_credit`. */
@@ -40,6 +49,8 @@ export function stepIdentity(entry: StepEntry): string {
     case 'SignalReceived':
     case 'SignalTimedOut':
       return `signal:${entry.name}`;
+    case 'AttributesSet':
+      return 'attributes';
   }
 }
 
@@ -152,5 +163,8 @@ export function settleFromHistory(runId: string, entry: CompletionEntry, settle:
       return settle.resolve(entry.payload);
     case 'SignalTimedOut':
       return settle.reject(new SignalTimeoutError(runId, entry.name));
+    case 'AttributesSet':
+      // The store holds them already (they were written before the entry): nothing to do again.
+      return settle.resolve(undefined);
   }
 }

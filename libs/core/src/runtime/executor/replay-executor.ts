@@ -26,11 +26,16 @@
  *    and goes on waiting. The skip is not journaled: it follows from the payload and the schema,
  *    so every resume skips it again, and a completed wait replays its journaled value unchecked
  *    (pending-waits.ts).
+ * 10. ctx.setAttributes writes the store before it journals AttributesSet, so a journaled change
+ *    is always in the store and its replay writes nothing; a crash between the two leaves the
+ *    step live, and its replay writes the same values again (the write is a merge, so repeating
+ *    it changes nothing). A call refused by its checks takes no sequence number.
  */
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { toMs } from '../../author/duration.js';
 import { BatonError } from '../../shared/errors.js';
+import { attributeChanges, type AttributeChanges } from '../../shared/attributes.js';
 import { CancelledError, UnencodableValueError } from '../../author/errors.js';
 import { NonDeterminismError } from '../errors.js';
 import type { RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
@@ -89,6 +94,8 @@ export class ReplayExecutor {
   private readonly activityAbort = new AbortController();
   private inFlight = 0;
   private pendingAppends = 0;
+  /** The attribute names the run holds after the ctx.setAttributes calls so far (for the limit). */
+  private readonly attributeNames = new Set<string>();
   private fatal: Error | undefined;
   private stopCause: unknown;
   private cancelReason: string | undefined;
@@ -261,6 +268,7 @@ export class ReplayExecutor {
           options?.timeout,
           typeof signal === 'string' ? undefined : signal.schema,
         ) as never,
+      setAttributes: (values) => this.setAttributes(values),
       now: () => this.recordValue('now', () => this.host.clock()) as number,
       random: () => this.recordValue('random', Math.random) as number,
       uuid: () => this.recordValue('uuid', randomUUID) as string,
@@ -433,6 +441,56 @@ export class ReplayExecutor {
     return new Promise((resolve, reject) =>
       this.waits.add(seq, { kind: 'signal', name, timeoutAt: deadline, schema, resolve, reject }),
     );
+  }
+
+  /**
+   * ctx.setAttributes: one step (invariant 10). Checked first against the workflow's declaration
+   * and the names the run holds by now (its earlier calls, in call order, so a replay counts the
+   * same); a recorded step settles in its turn, writing nothing; a live one writes the store after
+   * the earlier appends are durable, then journals the change.
+   */
+  private setAttributes(values: unknown): Promise<void> {
+    let changes: AttributeChanges;
+    let begun: { seq: number; step: StepHistory | undefined } | undefined;
+    try {
+      changes = attributeChanges(
+        'ctx.setAttributes',
+        values,
+        this.options.workflow.attributes,
+        this.attributeNames,
+      );
+      begun = this.beginStep('attributes');
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (!begun) return never();
+    for (const [name, attribute] of Object.entries(changes)) {
+      if (attribute === null) this.attributeNames.delete(name);
+      else this.attributeNames.add(name);
+    }
+    const { seq, step } = begun;
+    if (step?.completion) return this.awaitHistory(seq) as Promise<void>;
+    const host = this.host;
+    if (host.setAttributes === undefined) {
+      this.fail(
+        new BatonError(
+          'BATON_ATTRIBUTES_UNSUPPORTED',
+          `run ${this.options.runId}: ctx.setAttributes (step #${seq}) needs a host that writes to a store; this one writes nothing`,
+        ),
+      );
+      return never();
+    }
+    const write = async (): Promise<void> => {
+      try {
+        await host.setAttributes!(changes);
+      } catch (err) {
+        // As for a failed append: the run stops here, and its next owner takes the step live again.
+        this.abort(err);
+        throw err;
+      }
+      await this.append([{ type: 'AttributesSet', seq, attributes: changes }]);
+    };
+    return this.live(this.pendingAppends === 0 ? write() : this.flushAppends().then(write));
   }
 
   private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
