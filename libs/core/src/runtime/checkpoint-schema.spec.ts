@@ -81,6 +81,9 @@ describe('migrateCheckpoint', () => {
     const byRef = { ...done, resultRef: { sha256: 'b'.repeat(64), size: 1, run: 'run-1' } } as JournalEntry;
     expect(checkpointSchemaFor([done])).toBe(1);
     expect(checkpointSchemaFor([done, byRef])).toBe(2);
+    // An AttributesSet step (docs/search-attributes.md) needs version 3, whatever else is there.
+    const set: JournalEntry = { type: 'AttributesSet', epoch: 1, at: 1, seq: 1, attributes: {} };
+    expect(checkpointSchemaFor([done, byRef, set])).toBe(3);
     const old = { ...base, entries: [done] };
     const migrated = migrateCheckpoint(old, 'run-1');
     expect(migrated).toEqual({ ...old, schemaVersion: CHECKPOINT_SCHEMA_VERSION });

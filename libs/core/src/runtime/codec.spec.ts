@@ -30,7 +30,7 @@ describe('journal codec', () => {
     const bytes = encodeJson({ v: 99, entries: [] });
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(CodecError);
     expect(() => decodeEntries(bytes, 'run-7')).toThrow(
-      /run-7 has codec version 99; this worker reads versions 1 to 2/,
+      /run-7 has codec version 99; this worker reads versions 1 to 3/,
     );
   });
 
@@ -65,6 +65,25 @@ describe('journal codec', () => {
     expect(() => decodeMessage(encodeJson({ ...start, v: 4 }))).toThrow(
       /run message has codec version 4; this worker reads versions 1 to 3/,
     );
+  });
+
+  it('writes version 3 for a record holding an AttributesSet, and refuses a malformed one', () => {
+    const set: JournalEntry = {
+      type: 'AttributesSet',
+      epoch: 1,
+      at: 1,
+      seq: 0,
+      attributes: { customerId: { type: 'keyword', value: '42' }, tier: null },
+    };
+    const marker: JournalEntry = { type: 'LeaseAcquired', epoch: 1, at: 1, workerId: 'w' };
+    const version = (bytes: Uint8Array): unknown =>
+      (JSON.parse(new TextDecoder().decode(bytes)) as { v: unknown }).v;
+    expect(version(encodeEntries([marker]))).toBe(1);
+    expect(version(encodeEntries([marker, set]))).toBe(3);
+    expect(decodeEntries(encodeEntries([marker, set]), 'r')).toEqual([marker, set]);
+    expect(() =>
+      decodeEntries(encodeJson({ v: 3, entries: [{ type: 'AttributesSet', epoch: 1, seq: 0 }] }), 'run-3'),
+    ).toThrow(/run-3 holds an AttributesSet without an integer 'seq' and an 'attributes' object/);
   });
 
   it('refuses bytes that are not JSON and entries of unknown type', () => {
