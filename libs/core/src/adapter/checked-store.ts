@@ -5,6 +5,7 @@
  * does the same), as a transport applies `checkedJournal` (journal-log.ts) to its journal.
  *
  * What is checked (each by the validator beside its contract): run queries (run-query-check.ts),
+ * search attributes' changes and counted values (attribute-check.ts),
  * schedules, schedule ids, listings and due limits (schedule-times.ts), worker reports and their
  * time to live (fleet-check.ts), slot requests (contracts/concurrency.ts) and rate-limit requests
  * (contracts/rate-limits.ts).
@@ -22,6 +23,8 @@
  *    unchanged (the same objects), its methods run on the adapter itself (so its state stays in one
  *    place), and `instanceof` still holds.
  */
+import { checkAttributeChanges, checkCountedAttribute } from './attribute-check.js';
+import type { RunAttributeStore } from './contracts/attributes.js';
 import { checkSlotRequest, type ConcurrencyStore } from './contracts/concurrency.js';
 import type { FleetStore } from './contracts/fleet.js';
 import { checkRateLimitRequest, type RateLimitStore } from './contracts/rate-limits.js';
@@ -43,7 +46,7 @@ import { assertScheduleId, checkDueLimit, checkNewSchedule, checkScheduleQuery }
  * }
  */
 export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs' | 'schedules'> & Store {
-  const { runs, schedules, fleet, concurrency, rateLimits } = adapter;
+  const { runs, schedules, fleet, concurrency, rateLimits, attributes } = adapter;
   const listing: Pick<RunQueries, 'list'> = {
     async list(query) {
       const asked = checkRunQuery(query);
@@ -89,6 +92,15 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
       return concurrency.release(request);
     },
   };
+  const attributing: RunAttributeStore = {
+    async set(runId, epoch, changes) {
+      return attributes.set(runId, epoch, checkAttributeChanges(runId, changes));
+    },
+    async count(name, attribute) {
+      checkCountedAttribute(name, attribute);
+      return attributes.count(name, attribute);
+    },
+  };
   const grants: RateLimitStore = {
     async take(request) {
       checkRateLimitRequest(request);
@@ -101,6 +113,7 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
     fleet: view(fleet, reporting),
     concurrency: view(concurrency, slots),
     rateLimits: view(rateLimits, grants),
+    attributes: view(attributes, attributing),
   }) as Omit<A, 'runs' | 'schedules'> & Store;
 }
 

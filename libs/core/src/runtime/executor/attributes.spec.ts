@@ -84,7 +84,7 @@ describe('ctx.setAttributes', () => {
     const host = attributeHost();
     const resumed = await execute(order, { customerId: '42' }, cut, host);
     expect(resumed.outcome).toEqual({ kind: 'completed', result: 'gold' });
-    expect(host.writes).toEqual([first.host.writes[1]]);
+    expect(host.writes).toEqual([(first.host as ReturnType<typeof attributeHost>).writes[1]]);
     expect(stepTypes(host.journal)).toEqual(['AttributesSet#2']);
   });
 
