@@ -24,6 +24,15 @@ function refuse(name: string, problem: string): never {
   throw new ConfigError(`run query: attributes.${name} ${problem}`, { option: `attributes.${name}` });
 }
 
+/** A refused value as a message shows it: a string quoted, an object named, a number as it is. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : value.toISOString();
+  if (value === null) return 'null';
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}
+
 /** The type a plain value stands for, or undefined when it is no attribute value. */
 function typeOfValue(value: unknown): AttributeType | undefined {
   if (typeof value === 'string') return 'keyword';
@@ -47,7 +56,7 @@ function valueOf(name: string, field: string, type: AttributeType, value: unknow
     (type === 'number' && typeof value === 'number' && Number.isFinite(value)) ||
     (type === 'boolean' && typeof value === 'boolean') ||
     (type === 'time' && Number.isSafeInteger(value));
-  if (!ok) refuse(name, `${field} is ${JSON.stringify(value) ?? String(value)}; a ${type} takes ${expected}`);
+  if (!ok) refuse(name, `${field} is ${shown(value)}; a ${type} takes ${expected}`);
   return value === 0 ? 0 : (value as string | number | boolean);
 }
 
@@ -67,7 +76,7 @@ function testOf(name: string, condition: AttributeCondition): AttributeTest {
   if (eq === undefined && bounds.length === 0) refuse(name, 'names no value: give eq, or gte/gt/lte/lt');
   let type = fields['type'] as AttributeType | undefined;
   if (type !== undefined && !ATTRIBUTE_TYPES.includes(type))
-    refuse(name, `has type ${JSON.stringify(type)}; the types are ${ATTRIBUTE_TYPES.join(', ')}`);
+    refuse(name, `has type ${shown(type)}; the types are ${ATTRIBUTE_TYPES.join(', ')}`);
   if (type === undefined) {
     const given = eq !== undefined ? [eq] : bounds.map((b) => fields[b]);
     type = given.some((v) => v instanceof Date) ? 'time' : typeOfValue(given[0]);
