@@ -70,6 +70,8 @@ describe('postgres store: migrations', () => {
       'membership',
       'payloads',
       'rate_logs',
+      'run_attribute_counts',
+      'run_attributes',
       'run_counts',
       'run_tombstones',
       'runs',

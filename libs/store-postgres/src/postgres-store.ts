@@ -26,6 +26,7 @@ import { migrate } from './migrations.js';
 import type { ResolvedPostgresStoreOptions } from './options.js';
 import { payloads } from './payloads.js';
 import { cancelsChannel, presenceOperations, PresenceRegistry } from './presence.js';
+import { attributes } from './attributes.js';
 import { runQueries } from './queries.js';
 import { rateLimits } from './rate-limits.js';
 import { checkSynchronousStandby } from './replication.js';
@@ -70,6 +71,7 @@ export class PostgresStore implements StoreAdapter {
         control: controlOperations(cancelsChannel(options.schema)),
         checkpoints,
         runs: { ...runIndex, ...runQueries },
+        attributes,
         timers,
         signals,
         presence: presenceOperations(registry),

@@ -11,9 +11,14 @@
  *    lease is `held`, epoch 0 before the first claim.
  * 3. runs.count reads run_counts, which triggers keep in the transaction that changes a run, so it
  *    never counts the runs one by one.
+ * 4. A filter with a search attribute's equality walks that value's rows of run_attributes
+ *    (migration 023) from the cursor, in the listing's order, joining each to its run: its
+ *    created_at is the run's, so the keyset and the order are taken on it. Any other attribute
+ *    test is an EXISTS on run_attributes the planner may drive from either side.
  */
 import {
   RUN_STATUSES,
+  type AttributeTest,
   type CheckedRunQuery,
   type ListedRun,
   type OperationsOf,
@@ -45,8 +50,39 @@ function msBound(value: number): number {
   return Math.min(Math.max(Math.ceil(value), -Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
 }
 
-/** The WHERE conditions and their parameters for a checked query, keyset condition included. */
-function conditions(query: CheckedRunQuery): { where: string[]; params: unknown[] } {
+/**
+ * The attribute test a page walks the rows of (invariant 4): the first equality, whose index
+ * (run_attributes_by_keyword or _by_number) is in the listing's order after its value.
+ */
+function leadTest(query: CheckedRunQuery): AttributeTest | undefined {
+  return query.attributes?.find((test) => test.eq !== undefined);
+}
+
+/** The conditions on run_attributes alias `a` that one test makes. */
+function attributeConditions(a: string, test: AttributeTest, param: (value: unknown) => string): string[] {
+  const where = [`${a}.name = ${param(test.name)}`, `${a}.type = ${param(test.type)}`];
+  if (test.type === 'keyword' || test.type === 'boolean') {
+    where.push(`${a}.keyword = ${param(String(test.eq))}`);
+    return where;
+  }
+  if (test.eq !== undefined) where.push(`${a}.num = ${param(test.eq)}::double precision`);
+  const bounds = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+  for (const [bound, op] of Object.entries(bounds) as [keyof typeof bounds, string][]) {
+    const value = test[bound];
+    if (value !== undefined) where.push(`${a}.num ${op} ${param(value)}::double precision`);
+  }
+  return where;
+}
+
+/**
+ * The WHERE conditions and their parameters for a checked query, keyset condition included. With
+ * a `lead` test, the page walks run_attributes `x` (invariant 4): its conditions are on `x`, and
+ * so are the created-at range and the keyset (the same values as the run's).
+ */
+function conditions(
+  query: CheckedRunQuery,
+  lead: AttributeTest | undefined,
+): { where: string[]; params: unknown[] } {
   const { filter, statuses, after, order } = query;
   const where: string[] = [];
   const params: unknown[] = [];
@@ -54,14 +90,22 @@ function conditions(query: CheckedRunQuery): { where: string[]; params: unknown[
     params.push(value);
     return `$${params.length}`;
   };
+  const o = lead === undefined ? 'r' : 'x';
+  if (lead !== undefined) where.push(...attributeConditions('x', lead, param));
+  for (const test of query.attributes ?? []) {
+    if (test === lead) continue;
+    where.push(
+      `EXISTS (SELECT 1 FROM {{schema}}.run_attributes a WHERE a.run_id = r.run_id AND ${attributeConditions('a', test, param).join(' AND ')})`,
+    );
+  }
   if (statuses !== undefined) where.push(`r.status = ANY (${param([...statuses])}::text[])`);
   if (filter.workflow !== undefined) where.push(`r.workflow = ${param(filter.workflow)}`);
   if (filter.version !== undefined)
     // bigint: a version beyond integer's range matches nothing instead of failing the cast.
     where.push(`r.version = ${param(filter.version)}::bigint`);
-  if (filter.createdAfter !== undefined) where.push(`r.created_at >= ${param(msBound(filter.createdAfter))}`);
+  if (filter.createdAfter !== undefined) where.push(`${o}.created_at >= ${param(msBound(filter.createdAfter))}`);
   if (filter.createdBefore !== undefined)
-    where.push(`r.created_at < ${param(msBound(filter.createdBefore))}`);
+    where.push(`${o}.created_at < ${param(msBound(filter.createdBefore))}`);
   if (filter.updatedAfter !== undefined) where.push(`r.updated_at >= ${param(msBound(filter.updatedAfter))}`);
   if (filter.updatedBefore !== undefined)
     where.push(`r.updated_at < ${param(msBound(filter.updatedBefore))}`);
@@ -77,24 +121,26 @@ function conditions(query: CheckedRunQuery): { where: string[]; params: unknown[
       );
     const compare = order === 'newest' ? '<' : '>';
     where.push(
-      `(r.created_at, r.run_id COLLATE "C") ${compare} (${param(after.createdAt)}::bigint, ${param(after.runId)}::text)`,
+      `(${o}.created_at, ${o}.run_id COLLATE "C") ${compare} (${param(after.createdAt)}::bigint, ${param(after.runId)}::text)`,
     );
   }
   return { where, params };
 }
 
 async function list(db: Db, query: CheckedRunQuery): Promise<RunListing> {
-  const { where, params } = conditions(query);
+  const lead = leadTest(query);
+  const { where, params } = conditions(query, lead);
   const direction = query.order === 'newest' ? 'DESC' : 'ASC';
+  const o = lead === undefined ? 'r' : 'x';
   params.push(query.limit + 1);
   const sql = `
 SELECT ${RUN_COLUMNS},
   CASE WHEN l.state = 'held' THEN l.owner END AS lease_owner,
   coalesce(l.epoch, 0) AS lease_epoch
-FROM {{schema}}.runs r
+FROM ${lead === undefined ? '{{schema}}.runs r' : '{{schema}}.run_attributes x JOIN {{schema}}.runs r ON r.run_id = x.run_id'}
 LEFT JOIN {{schema}}.leases l ON l.run_id = r.run_id
 ${where.length === 0 ? '' : `WHERE ${where.join('\n  AND ')}`}
-ORDER BY r.created_at ${direction}, r.run_id COLLATE "C" ${direction}
+ORDER BY ${o}.created_at ${direction}, ${o}.run_id COLLATE "C" ${direction}
 LIMIT $${params.length}`;
   const rows = await db.query<ListedRow>(sql, params);
   const page = rows.slice(0, query.limit);

@@ -47,6 +47,7 @@ import {
 } from './options.js';
 import { payloads } from './payloads.js';
 import { presenceOperations, PresenceRegistry } from './presence.js';
+import { attributes } from './attributes.js';
 import { ensureIndexed, reindexRuns, runQueries } from './queries.js';
 import { rateLimits } from './rate-limits.js';
 import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
@@ -131,6 +132,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
         control,
         checkpoints,
         runs: { ...runIndex, ...runQueries },
+        attributes,
         timers,
         signals,
         presence: presenceOperations(this.registry),

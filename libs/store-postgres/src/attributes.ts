@@ -1,0 +1,56 @@
+/**
+ * Search attributes in SQL (`store.attributes`; contracts/attributes.ts in @baton/core): one call
+ * of set_run_attributes() (migration 023) per change, fenced by the lease's epoch, which keeps the
+ * record's `attributes`, the `run_attributes` rows the filters use (queries.ts) and, through their
+ * triggers, the counts per keyword and boolean value; a count reads those counts.
+ *
+ * Invariants:
+ * 1. A change is one statement: record, rows and counts commit together, or not at all.
+ * 2. A count never counts runs: it sums the shards of run_attribute_counts for one value.
+ */
+import {
+  FencedWriteError,
+  RUN_STATUSES,
+  type AttributeChanges,
+  type CountedAttribute,
+  type OperationsOf,
+  type RunAttributeStore,
+  type RunCounts,
+  type RunStatus,
+} from '@baton/core/adapter';
+import type { Db } from './db.js';
+
+async function set(db: Db, runId: string, epoch: number, changes: AttributeChanges): Promise<void> {
+  const [row] = await db.query<{ outcome: string }>(
+    'SELECT {{schema}}.set_run_attributes($1, $2, $3::jsonb) AS outcome',
+    [runId, epoch, JSON.stringify(changes)],
+  );
+  if (row?.outcome !== 'ok') throw new FencedWriteError(runId, epoch, 'attributes.set');
+}
+
+const COUNT_SQL = `
+SELECT c.workflow, c.status, sum(c.count)::bigint AS count
+FROM {{schema}}.run_attribute_counts c
+WHERE c.name = $1 AND c.type = $2 AND c.keyword = $3
+GROUP BY c.workflow, c.status
+HAVING sum(c.count) > 0`;
+
+async function count(db: Db, name: string, attribute: CountedAttribute): Promise<RunCounts> {
+  const rows = await db.query<{ workflow: string; status: RunStatus; count: number }>(COUNT_SQL, [
+    name,
+    attribute.type,
+    String(attribute.value),
+  ]);
+  const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+  const byWorkflow: RunCounts['byWorkflow'] = {};
+  let total = 0;
+  for (const { workflow, status, count } of rows) {
+    byStatus[status] += count;
+    (byWorkflow[workflow] ??= {})[status] = count;
+    total += count;
+  }
+  return { total, byStatus, byWorkflow };
+}
+
+/** `store.attributes` over the pool. */
+export const attributes: OperationsOf<Db, RunAttributeStore> = { set, count };
