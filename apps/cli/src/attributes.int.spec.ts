@@ -23,13 +23,22 @@ import { runCli } from './program.js';
 
 const lookup = defineActivity({
   name: 'attr_lookup',
-  run: (customerId: string) => ({ tier: customerId.endsWith('1') ? 'gold' : 'basic', total: customerId.length * 10 }),
+  run: (customerId: string) => ({
+    tier: customerId.endsWith('1') ? 'gold' : 'basic',
+    total: customerId.length * 10,
+  }),
 });
 
 const order = defineWorkflow({
   name: 'attr_order',
   version: 1,
-  attributes: { customerId: 'keyword', tier: 'keyword', total: 'number', shipped: 'boolean', placedAt: 'time' },
+  attributes: {
+    customerId: 'keyword',
+    tier: 'keyword',
+    total: 'number',
+    shipped: 'boolean',
+    placedAt: 'time',
+  },
   run: async (ctx, input: { customerId: string }) => {
     await ctx.setAttributes({ customerId: input.customerId, placedAt: new Date(1_764_000_000_000) });
     const customer = await ctx.run(lookup, input.customerId);
@@ -130,7 +139,9 @@ describe.each(PAIRS)('search attributes through the client and the CLI on $name'
 
       // The client: list, count, describe.
       const gold = await client.runs.list({ attributes: { tier: 'gold' }, order: 'oldest' });
-      expect(gold.runs.map((r) => r.runId).sort()).toEqual([runs[0]!.runId, runs[1]!.runId, runs[3]!.runId].sort());
+      expect(gold.runs.map((r) => r.runId).sort()).toEqual(
+        [runs[0]!.runId, runs[1]!.runId, runs[3]!.runId].sort(),
+      );
       expect((await client.describe(runs[0]!.runId)).attributes).toEqual({
         customerId: { type: 'keyword', value: 'c-11' },
         placedAt: { type: 'time', value: 1_764_000_000_000 },

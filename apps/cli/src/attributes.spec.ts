@@ -16,7 +16,9 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
 
 describe('--attr', () => {
   it('reads each expression into the filter’s attributes', () => {
-    expect(filterFromFlags({ attr: ['customerId=42', 'total>=100', 'total<500', 'vip:boolean=true'] })).toEqual({
+    expect(
+      filterFromFlags({ attr: ['customerId=42', 'total>=100', 'total<500', 'vip:boolean=true'] }),
+    ).toEqual({
       attributes: { customerId: '42', total: { type: 'number', gte: 100, lt: 500 }, vip: true },
     });
     expect(hasFilter({ attr: ['customerId=42'] })).toBe(true);
@@ -29,6 +31,8 @@ describe('--attr', () => {
     expect((await cli(['runs', 'cancel', '--help'])).out).toContain('--attr <expression>');
     const bad = await cli(['runs', 'list', '--attr', 'customerId=42', '--attr', 'total:number=lots']);
     expect(bad).toMatchObject({ code: 2, out: '' });
-    expect(bad.err).toMatch(/^usage: --attr: attribute filter 'total:number=lots' has 'lots', which is not a number/);
+    expect(bad.err).toMatch(
+      /^usage: --attr: attribute filter 'total:number=lots' has 'lots', which is not a number/,
+    );
   });
 });

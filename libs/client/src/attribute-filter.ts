@@ -13,7 +13,9 @@
  * What it gives is a `RunFilter['attributes']`, which the store checks again (names, values).
  */
 import { ConfigError } from '@baton/core';
-import type { AttributeCondition, CountedAttribute } from '@baton/core/adapter';
+import type { AttributeCondition, RunAttributeStore } from '@baton/core/adapter';
+
+type CountedAttribute = Parameters<RunAttributeStore['count']>[1];
 
 const EXPRESSION = /^([A-Za-z_][A-Za-z0-9_.-]*)(?::([a-z]+))?(>=|<=|>|<|=)(.*)$/s;
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
@@ -47,7 +49,8 @@ function valueOf(expression: string, type: Type, text: string): string | number 
       if (!NUMBER.test(text)) return refuse(expression, `has '${text}', which is not a number`);
       return Number(text);
     case 'boolean':
-      if (text !== 'true' && text !== 'false') return refuse(expression, `has '${text}'; a boolean is true or false`);
+      if (text !== 'true' && text !== 'false')
+        return refuse(expression, `has '${text}'; a boolean is true or false`);
       return text === 'true';
     case 'time': {
       const ms = timeOf(text);
@@ -68,13 +71,21 @@ function valueOf(expression: string, type: Type, text: string): string | number 
  * // { customerId: '42', total: { type: 'number', gte: 100, lt: 500 } }
  */
 export function parseAttributeFilter(expressions: readonly string[]): Record<string, AttributeCondition> {
-  const conditions: Record<string, { type: Type; eq?: string | number | boolean } & Partial<Record<Bound, number>>> =
-    {};
+  const conditions: Record<
+    string,
+    { type: Type; eq?: string | number | boolean } & Partial<Record<Bound, number>>
+  > = {};
   for (const raw of expressions) {
     const expression = raw.trim();
     const match = EXPRESSION.exec(expression);
     if (match === null) refuse(expression, 'does not read');
-    const [, name, given, op, rawValue] = match as unknown as [string, string, string | undefined, string, string];
+    const [, name, given, op, rawValue] = match as unknown as [
+      string,
+      string,
+      string | undefined,
+      string,
+      string,
+    ];
     const text = rawValue.trim();
     if (given !== undefined && !TYPES.includes(given as Type))
       refuse(expression, `names type '${given}', which is none of keyword, number, boolean, time`);
@@ -91,14 +102,18 @@ export function parseAttributeFilter(expressions: readonly string[]): Record<str
       refuse(expression, `tests ${name} as a ${type}, and another expression tests it as a ${held.type}`);
     const condition = held ?? (conditions[name] = { type });
     if (op === '=') {
-      if (held !== undefined) refuse(expression, `is a second condition on ${name}; an equality stands alone`);
+      if (held !== undefined)
+        refuse(expression, `is a second condition on ${name}; an equality stands alone`);
       condition.eq = value;
       continue;
     }
     const bound = BOUND_OF[op]!;
     const lower = bound === 'gt' || bound === 'gte';
     if (condition.eq !== undefined) refuse(expression, `adds a range to an equality on ${name}`);
-    if ((lower && (condition.gt ?? condition.gte) !== undefined) || (!lower && (condition.lt ?? condition.lte) !== undefined))
+    if (
+      (lower && (condition.gt ?? condition.gte) !== undefined) ||
+      (!lower && (condition.lt ?? condition.lte) !== undefined)
+    )
       refuse(expression, `is a second ${lower ? 'lower' : 'upper'} bound on ${name}`);
     condition[bound] = value as number;
   }

@@ -12,7 +12,13 @@ const DONE: RunOutcome = { status: 'completed', result: 1 };
 /** A run of `workflow` with `changes` set under its lease; finished unless `running`. */
 async function runWith(store: Store, n: number, changes: AttributeChanges, running = false): Promise<string> {
   const runId = `attr-run-${n}`;
-  await store.runs.create({ runId, workflow: n % 2 === 0 ? 'even' : 'odd', version: 1, input: n, idempotencyKey: null });
+  await store.runs.create({
+    runId,
+    workflow: n % 2 === 0 ? 'even' : 'odd',
+    version: 1,
+    input: n,
+    idempotencyKey: null,
+  });
   const lease = await store.leases.acquire(runId, 'worker-attr', 60_000);
   if (!lease.ok) throw new Error(`could not lease ${runId}`);
   await store.attributes.set(runId, lease.epoch, changes);
@@ -42,7 +48,9 @@ describe('parseAttributeFilter', () => {
       placedAt: { type: 'time', gt: Date.parse('2026-11-01') },
       code: 'a=b',
     });
-    expect(parseAttributeFilter(['n:time<=1700000000000'])).toEqual({ n: { type: 'time', lte: 1_700_000_000_000 } });
+    expect(parseAttributeFilter(['n:time<=1700000000000'])).toEqual({
+      n: { type: 'time', lte: 1_700_000_000_000 },
+    });
   });
 
   it('refuses what does not read, naming the expression and the forms', () => {
@@ -57,7 +65,9 @@ describe('parseAttributeFilter', () => {
     };
     expect(refused('customerId')).toMatch(/attribute filter 'customerId' does not read; write name=value/);
     expect(refused('a b=1')).toMatch(/does not read/);
-    expect(refused('n:integer=1')).toMatch(/names type 'integer', which is none of keyword, number, boolean, time/);
+    expect(refused('n:integer=1')).toMatch(
+      /names type 'integer', which is none of keyword, number, boolean, time/,
+    );
     expect(refused('n:number=ten')).toMatch(/has 'ten', which is not a number/);
     expect(refused('v:boolean=yes')).toMatch(/a boolean is true or false/);
     expect(refused('t>=soon')).toMatch(/has 'soon', which is not a time/);
@@ -65,7 +75,9 @@ describe('parseAttributeFilter', () => {
     expect(refused('c=')).toMatch(/has no value/);
     expect(refused('c=1', 'c=2')).toMatch(/'c=2' is a second condition on c/);
     expect(refused('n>1', 'n>=2')).toMatch(/second lower bound on n/);
-    expect(refused('n>1', 'n:time<5')).toMatch(/tests n as a time, and another expression tests it as a number/);
+    expect(refused('n>1', 'n:time<5')).toMatch(
+      /tests n as a time, and another expression tests it as a number/,
+    );
   });
 });
 
@@ -73,7 +85,8 @@ describe('client.runs and client.bulk by attribute', () => {
   it('lists runs by attribute and counts them per value from the kept counts', async () => {
     const store = memoryStore();
     const client = new Client({ transport: memoryTransport(), store });
-    for (let n = 0; n < 6; n++) await runWith(store, n, { tier: { type: 'keyword', value: n < 4 ? 'gold' : 'basic' } });
+    for (let n = 0; n < 6; n++)
+      await runWith(store, n, { tier: { type: 'keyword', value: n < 4 ? 'gold' : 'basic' } });
     const running = await runWith(store, 6, { tier: { type: 'keyword', value: 'gold' } }, true);
     const gold = await client.runs.list({ attributes: parseAttributeFilter(['tier=gold']), limit: 2 });
     expect(gold.runs.map((r) => r.runId)).toEqual([running, 'attr-run-3']);
@@ -88,7 +101,9 @@ describe('client.runs and client.bulk by attribute', () => {
       code: 'BATON_CONFIG',
       message: expect.stringMatching(/count any other filter with client.bulk.count/),
     });
-    await expect(client.runs.count({ attributes: { n: { gte: 1 } } })).rejects.toMatchObject({ code: 'BATON_CONFIG' });
+    await expect(client.runs.count({ attributes: { n: { gte: 1 } } })).rejects.toMatchObject({
+      code: 'BATON_CONFIG',
+    });
     // The whole store's counts, as before.
     expect((await client.runs.count()).total).toBe(7);
   });
@@ -103,7 +118,9 @@ describe('client.runs and client.bulk by attribute', () => {
       });
     // 1,040 runs of customer 42: more than a page, so the kept counts answer.
     expect(await client.bulk.count({ attributes: { customerId: '42' } })).toBe(1_040);
-    expect(await client.bulk.count({ attributes: { customerId: '42' }, workflow: 'even' }, 'delete')).toBe(520);
+    expect(await client.bulk.count({ attributes: { customerId: '42' }, workflow: 'even' }, 'delete')).toBe(
+      520,
+    );
     expect(await client.bulk.count({ attributes: { customerId: '7' } })).toBe(260);
     // A range is counted page by page.
     expect(await client.bulk.count({ attributes: { n: { gte: 1_295 } } })).toBe(5);

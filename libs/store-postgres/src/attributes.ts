@@ -12,13 +12,15 @@ import {
   FencedWriteError,
   RUN_STATUSES,
   type AttributeChanges,
-  type CountedAttribute,
   type OperationsOf,
   type RunAttributeStore,
   type RunCounts,
   type RunStatus,
 } from '@baton/core/adapter';
 import type { Db } from './db.js';
+
+/** A keyword or boolean value, whose runs the store counts as they change. */
+type CountedAttribute = Parameters<RunAttributeStore['count']>[1];
 
 async function set(db: Db, runId: string, epoch: number, changes: AttributeChanges): Promise<void> {
   const [row] = await db.query<{ outcome: string }>(

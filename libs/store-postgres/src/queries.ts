@@ -18,7 +18,6 @@
  */
 import {
   RUN_STATUSES,
-  type AttributeTest,
   type CheckedRunQuery,
   type ListedRun,
   type OperationsOf,
@@ -49,6 +48,9 @@ function startsWith(prefix: string): string {
 function msBound(value: number): number {
   return Math.min(Math.max(Math.ceil(value), -Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
 }
+
+/** One search attribute test of a checked query (checked, typed, times in ms). */
+type AttributeTest = NonNullable<CheckedRunQuery['attributes']>[number];
 
 /**
  * The attribute test a page walks the rows of (invariant 4): the first equality, whose index
@@ -103,7 +105,8 @@ function conditions(
   if (filter.version !== undefined)
     // bigint: a version beyond integer's range matches nothing instead of failing the cast.
     where.push(`r.version = ${param(filter.version)}::bigint`);
-  if (filter.createdAfter !== undefined) where.push(`${o}.created_at >= ${param(msBound(filter.createdAfter))}`);
+  if (filter.createdAfter !== undefined)
+    where.push(`${o}.created_at >= ${param(msBound(filter.createdAfter))}`);
   if (filter.createdBefore !== undefined)
     where.push(`${o}.created_at < ${param(msBound(filter.createdBefore))}`);
   if (filter.updatedAfter !== undefined) where.push(`r.updated_at >= ${param(msBound(filter.updatedAfter))}`);

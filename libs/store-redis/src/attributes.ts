@@ -12,7 +12,6 @@ import {
   FencedWriteError,
   RUN_STATUSES,
   type AttributeChanges,
-  type CountedAttribute,
   type OperationsOf,
   type RunAttribute,
   type RunAttributeStore,
@@ -21,10 +20,18 @@ import {
 } from '@baton/core/adapter';
 import type { StoreContext } from './context.js';
 
+/** A keyword or boolean value, whose runs the store counts as they change. */
+type CountedAttribute = Parameters<RunAttributeStore['count']>[1];
+
 /** The type letter of a stored attribute. */
 export const TYPE_LETTER = { keyword: 'k', boolean: 'b', number: 'n', time: 't' } as const;
 
-const TYPE_OF_LETTER: Record<string, RunAttribute['type']> = { k: 'keyword', b: 'boolean', n: 'number', t: 'time' };
+const TYPE_OF_LETTER: Record<string, RunAttribute['type']> = {
+  k: 'keyword',
+  b: 'boolean',
+  n: 'number',
+  t: 'time',
+};
 
 /** An attribute as the record's `attr:<name>` field holds it. */
 export function storedAttribute(attribute: RunAttribute): string {
@@ -48,7 +55,12 @@ export function readStoredAttribute(stored: string): RunAttribute | undefined {
   }
 }
 
-async function set(ctx: StoreContext, runId: string, epoch: number, changes: AttributeChanges): Promise<void> {
+async function set(
+  ctx: StoreContext,
+  runId: string,
+  epoch: number,
+  changes: AttributeChanges,
+): Promise<void> {
   const pairs = Object.entries(changes).flatMap(([name, attribute]) => [
     name,
     attribute === null ? '' : storedAttribute(attribute),
@@ -62,7 +74,9 @@ async function set(ctx: StoreContext, runId: string, epoch: number, changes: Att
 }
 
 async function count(ctx: StoreContext, name: string, attribute: CountedAttribute): Promise<RunCounts> {
-  const fields = await ctx.redis.hgetall(`${ctx.keys.prefix}index:attrc:${name}:${storedAttribute(attribute)}`);
+  const fields = await ctx.redis.hgetall(
+    `${ctx.keys.prefix}index:attrc:${name}:${storedAttribute(attribute)}`,
+  );
   const byStatus = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};
   let total = 0;

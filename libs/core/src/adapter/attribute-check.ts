@@ -43,7 +43,12 @@ function typeOfValue(value: unknown): AttributeType | undefined {
 }
 
 /** A bound or an equality value in stored form, of `type`; refused when it is not one. */
-function valueOf(name: string, field: string, type: AttributeType, value: unknown): string | number | boolean {
+function valueOf(
+  name: string,
+  field: string,
+  type: AttributeType,
+  value: unknown,
+): string | number | boolean {
   const expected = {
     keyword: 'a non-empty string of at most 256 characters',
     number: 'a finite number',
@@ -52,7 +57,11 @@ function valueOf(name: string, field: string, type: AttributeType, value: unknow
   }[type];
   if (type === 'time' && value instanceof Date) value = value.getTime();
   const ok =
-    (type === 'keyword' && typeof value === 'string' && value.length > 0 && value.length <= 256 && !value.includes('\0')) ||
+    (type === 'keyword' &&
+      typeof value === 'string' &&
+      value.length > 0 &&
+      value.length <= 256 &&
+      !value.includes('\0')) ||
     (type === 'number' && typeof value === 'number' && Number.isFinite(value)) ||
     (type === 'boolean' && typeof value === 'boolean') ||
     (type === 'time' && Number.isSafeInteger(value));
@@ -69,7 +78,10 @@ function testOf(name: string, condition: AttributeCondition): AttributeTest {
   const fields = condition as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((f) => !['type', 'eq', ...BOUNDS].includes(f));
   if (unknown.length > 0)
-    refuse(name, `has unknown field(s) ${unknown.join(', ')}; a condition takes type, eq, gt, gte, lt and lte`);
+    refuse(
+      name,
+      `has unknown field(s) ${unknown.join(', ')}; a condition takes type, eq, gt, gte, lt and lte`,
+    );
   const bounds = BOUNDS.filter((b) => fields[b] !== undefined);
   const eq = fields['eq'];
   if (eq !== undefined && bounds.length > 0) refuse(name, 'has eq and a range; give one or the other');
@@ -80,13 +92,16 @@ function testOf(name: string, condition: AttributeCondition): AttributeTest {
   if (type === undefined) {
     const given = eq !== undefined ? [eq] : bounds.map((b) => fields[b]);
     type = given.some((v) => v instanceof Date) ? 'time' : typeOfValue(given[0]);
-    if (type === undefined) refuse(name, `has a value of no attribute type; give a string, number, boolean or Date`);
+    if (type === undefined)
+      refuse(name, `has a value of no attribute type; give a string, number, boolean or Date`);
   }
   if (eq !== undefined) return { name, type, eq: valueOf(name, 'eq', type, eq) };
   if (type !== 'number' && type !== 'time')
     refuse(name, `is a range over a ${type}; ranges are for number and time attributes`);
-  if (fields['gt'] !== undefined && fields['gte'] !== undefined) refuse(name, 'has both gt and gte; give one');
-  if (fields['lt'] !== undefined && fields['lte'] !== undefined) refuse(name, 'has both lt and lte; give one');
+  if (fields['gt'] !== undefined && fields['gte'] !== undefined)
+    refuse(name, 'has both gt and gte; give one');
+  if (fields['lt'] !== undefined && fields['lte'] !== undefined)
+    refuse(name, 'has both lt and lte; give one');
   const test: AttributeTest = { name, type };
   for (const bound of bounds) test[bound] = valueOf(name, bound, type, fields[bound]) as number;
   return test;
@@ -102,9 +117,12 @@ export function checkAttributeFilter(
 ): { tests: AttributeTest[]; normal: Record<string, Omit<AttributeTest, 'name'>> } | undefined {
   if (attributes === undefined) return undefined;
   if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes))
-    throw new ConfigError('run query: attributes must be an object of name -> condition, such as { customerId: "42" }', {
-      option: 'attributes',
-    });
+    throw new ConfigError(
+      'run query: attributes must be an object of name -> condition, such as { customerId: "42" }',
+      {
+        option: 'attributes',
+      },
+    );
   const names = Object.keys(attributes)
     .filter((name) => attributes[name] !== undefined)
     .sort();

@@ -92,7 +92,7 @@ export type {
   RunOutcome,
 } from './contracts/run-index.js';
 export type { RunRecord, RunStatus } from './contracts/run-record.js';
-export type { CountedAttribute, RunAttributeStore } from './contracts/attributes.js';
+export type { RunAttributeStore } from './contracts/attributes.js';
 export type { AttributeChanges, RunAttribute } from '../shared/attributes.js';
 export type { DueTimer, InboxSignal, SignalInbox, TimerStore } from './contracts/waits.js';
 export type { PresenceStore, PublishedMembership, ScanTurn } from './contracts/presence.js';
@@ -107,7 +107,6 @@ export {
 } from './contracts/run-record.js';
 export type {
   AttributeCondition,
-  AttributeTest,
   CheckedRunQuery,
   ListedRun,
   RunCounts,

@@ -65,7 +65,14 @@ export function checkRunQuery(query: RunQuery = {}): CheckedRunQuery {
     attributes: attributes?.normal,
   };
   const after = cursor === undefined ? undefined : readRunCursor(cursor, normalized, order);
-  return { filter: normalized, statuses, order, limit, after, ...(attributes && { attributes: attributes.tests }) };
+  return {
+    filter: normalized,
+    statuses,
+    order,
+    limit,
+    after,
+    ...(attributes && { attributes: attributes.tests }),
+  };
 }
 
 /** The fingerprint of a filter and order: a cursor is good only for the query it came from. */

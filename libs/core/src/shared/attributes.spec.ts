@@ -110,9 +110,13 @@ describe('search attributes: names and values', () => {
     );
     expect(() => checkAttributeDeclaration('workflow w', ['tier'])).toThrow(/name -> type/);
     expect(checkRunAttribute('t', 'at', { type: 'time', value: 5 })).toEqual({ type: 'time', value: 5 });
-    expect(() => checkRunAttribute('t', 'at', { type: 'time', value: '2026-01-01' })).toThrow(/ms since the epoch/);
+    expect(() => checkRunAttribute('t', 'at', { type: 'time', value: '2026-01-01' })).toThrow(
+      /ms since the epoch/,
+    );
     expect(() => checkRunAttribute('t', 'n', { type: 'decimal', value: 1 })).toThrow(/has type "decimal"/);
-    expect(() => checkRunAttribute('t', 'n', { type: 'number', value: '1' })).toThrow(/it is declared number/);
+    expect(() => checkRunAttribute('t', 'n', { type: 'number', value: '1' })).toThrow(
+      /it is declared number/,
+    );
   });
 
   it('merges changes, null removing, and writes a time as ISO text', () => {

@@ -254,7 +254,10 @@ export function checkAttributeDeclaration(where: string, declaration: unknown): 
 }
 
 /** `current` with `changes` applied (null removes). */
-export function mergeAttributes(current: RunAttributes | undefined, changes: AttributeChanges): RunAttributes {
+export function mergeAttributes(
+  current: RunAttributes | undefined,
+  changes: AttributeChanges,
+): RunAttributes {
   const merged: RunAttributes = { ...current };
   for (const [name, attribute] of Object.entries(changes)) {
     if (attribute === null) delete merged[name];

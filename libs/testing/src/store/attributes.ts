@@ -69,7 +69,11 @@ export function describeAttributeConformance(store: () => Store): void {
     it('sets attributes under the fence only, merged, null removing, and keeps them on the record', async () => {
       const s = store();
       const made = await runWith(s, 'attr-record', { customerId: kw('42'), total: num(12.5) });
-      await s.attributes.set(made.runId, made.epoch, { total: null, vip: bool(true), at: time(1_700_000_000_000) });
+      await s.attributes.set(made.runId, made.epoch, {
+        total: null,
+        vip: bool(true),
+        at: time(1_700_000_000_000),
+      });
       const expected = { customerId: kw('42'), vip: bool(true), at: time(1_700_000_000_000) };
       expect((await s.runs.get(made.runId))?.attributes).toEqual(expected);
       const [listed] = (await s.runs.list({ workflow: 'attr-record' })).runs;
@@ -86,7 +90,9 @@ export function describeAttributeConformance(store: () => Store): void {
           FENCED,
         );
         await s.runs.finish(made.runId, next, COMPLETED);
-        await expect(s.attributes.set(made.runId, next, { customerId: kw('late') })).rejects.toMatchObject(FENCED);
+        await expect(s.attributes.set(made.runId, next, { customerId: kw('late') })).rejects.toMatchObject(
+          FENCED,
+        );
       }
       expect((await s.runs.get(made.runId))?.attributes).toEqual(expected);
       // A run with no attributes has none on its record.
@@ -97,7 +103,12 @@ export function describeAttributeConformance(store: () => Store): void {
     it('lists runs by keyword, boolean, number and time equality, each value under its own type', async () => {
       const s = store();
       const wf = uniqueId('attr-eq');
-      const a = await runWith(s, wf, { customerId: kw('42'), vip: bool(true), total: num(100), day: time(5_000) });
+      const a = await runWith(s, wf, {
+        customerId: kw('42'),
+        vip: bool(true),
+        total: num(100),
+        day: time(5_000),
+      });
       const b = await runWith(s, wf, { customerId: kw('43'), vip: bool(false), total: num(100.25) });
       // The number 42 and the keyword '42' are different values.
       const c = await runWith(s, wf, { customerId: num(42), total: num(-3) });
@@ -122,7 +133,8 @@ export function describeAttributeConformance(store: () => Store): void {
       const s = store();
       const wf = uniqueId('attr-range');
       const made: Made[] = [];
-      for (const n of [1, 5, 10, 50, 100]) made.push(await runWith(s, wf, { total: num(n), at: time(n * 1000) }));
+      for (const n of [1, 5, 10, 50, 100])
+        made.push(await runWith(s, wf, { total: num(n), at: time(n * 1000) }));
       const [r1, r5, r10, r50, r100] = made.map((m) => m.runId);
       // Compared as sets in the listing's order: runs created in one ms are ordered by run id.
       const order = newestFirst(made);
@@ -180,7 +192,11 @@ export function describeAttributeConformance(store: () => Store): void {
         s.runs.list({ attributes: { tenant: 'other' }, limit: 2, cursor: first.cursor! }),
       ).rejects.toMatchObject({ ...BAD_QUERY, message: expect.stringMatching(/another filter or order/) });
       // The same filter in another form is the same query: its cursor carries on.
-      const same = await s.runs.list({ attributes: { tenant: { eq: 'acme' } }, limit: 2, cursor: first.cursor! });
+      const same = await s.runs.list({
+        attributes: { tenant: { eq: 'acme' } },
+        limit: 2,
+        cursor: first.cursor!,
+      });
       expect(ids(same.runs)).toEqual(expected.slice(2, 4));
     });
 
@@ -218,7 +234,13 @@ export function describeAttributeConformance(store: () => Store): void {
       });
       // A suspended run moves its count; a changed value moves it to the new value.
       expect(
-        await s.leases.suspend({ runId: three.runId, epoch: three.epoch, wakeAt: null, signals: ['x'], consumedSignalIds: [] }),
+        await s.leases.suspend({
+          runId: three.runId,
+          epoch: three.epoch,
+          wakeAt: null,
+          signals: ['x'],
+          consumedSignalIds: [],
+        }),
       ).toEqual({ ok: true });
       const resumed = await acquireOk(s, three.runId, 'worker-attr');
       await s.attributes.set(three.runId, resumed, { customerId: kw(`${customer}-moved`) });
@@ -226,9 +248,17 @@ export function describeAttributeConformance(store: () => Store): void {
         'attr-count-a': { completed: 1, failed: 1 },
       });
       const moved = await s.attributes.count('customerId', kw(`${customer}-moved`));
-      expect(moved).toMatchObject({ total: 1, byStatus: { running: 1 }, byWorkflow: { 'attr-count-b': { running: 1 } } });
+      expect(moved).toMatchObject({
+        total: 1,
+        byStatus: { running: 1 },
+        byWorkflow: { 'attr-count-b': { running: 1 } },
+      });
       expect((await s.attributes.count('vip', bool(true))).byStatus).toMatchObject({ completed: 1 });
-      expect(await s.attributes.count('customerId', kw('nobody'))).toEqual({ total: 0, byStatus: zero, byWorkflow: {} });
+      expect(await s.attributes.count('customerId', kw('nobody'))).toEqual({
+        total: 0,
+        byStatus: zero,
+        byWorkflow: {},
+      });
       // Counts per value only for keywords and booleans.
       await expect(s.attributes.count('total', num(1) as never)).rejects.toMatchObject({
         ...BAD_QUERY,
@@ -245,16 +275,21 @@ export function describeAttributeConformance(store: () => Store): void {
       expect(await s.retention.delete(made.runId)).toBe(true);
       expect(ids((await s.runs.list({ attributes: { tag } })).runs)).toEqual([kept.runId]);
       expect(ids((await s.runs.list({ attributes: { n: 7 } })).runs)).toEqual([]);
-      expect(await s.attributes.count('tag', kw(tag))).toMatchObject({ total: 1, byStatus: { running: 1, completed: 0 } });
+      expect(await s.attributes.count('tag', kw(tag))).toMatchObject({
+        total: 1,
+        byStatus: { running: 1, completed: 0 },
+      });
     });
 
     it('refuses an invalid attribute filter or change with ConfigError naming it, before the store is asked', async () => {
       const s = store();
       const refused = async (attributes: unknown, pattern: RegExp): Promise<void> => {
-        await expect(s.runs.list({ attributes: attributes as RunQuery['attributes'] })).rejects.toMatchObject({
-          ...BAD_QUERY,
-          message: expect.stringMatching(pattern),
-        });
+        await expect(s.runs.list({ attributes: attributes as RunQuery['attributes'] })).rejects.toMatchObject(
+          {
+            ...BAD_QUERY,
+            message: expect.stringMatching(pattern),
+          },
+        );
       };
       await refused({ 'bad name': 'x' }, /attributes\.bad name is not a valid attribute name/);
       await refused({ tier: { gte: 'a' } }, /attributes\.tier is a range over a keyword/);
@@ -270,7 +305,9 @@ export function describeAttributeConformance(store: () => Store): void {
       await expect(
         s.attributes.set(made.runId, made.epoch, { total: { type: 'number', value: '12' } as never }),
       ).rejects.toMatchObject({ ...BAD_QUERY, message: expect.stringMatching(/attribute 'total'/) });
-      await expect(s.attributes.set(made.runId, made.epoch, { 'a:b': kw('x') })).rejects.toMatchObject(BAD_QUERY);
+      await expect(s.attributes.set(made.runId, made.epoch, { 'a:b': kw('x') })).rejects.toMatchObject(
+        BAD_QUERY,
+      );
     });
 
     it('lists and counts the runs of a status a run moved into', async () => {
@@ -283,7 +320,10 @@ export function describeAttributeConformance(store: () => Store): void {
       await s.runs.finish(made.runId, made.epoch, COMPLETED);
       expect(await statuses()).toEqual(['completed']);
       expect(ids((await s.runs.list({ status: 'running', attributes: { label } })).runs)).toEqual([]);
-      expect((await s.attributes.count('label', kw(label))).byStatus).toMatchObject({ running: 0, completed: 1 });
+      expect((await s.attributes.count('label', kw(label))).byStatus).toMatchObject({
+        running: 0,
+        completed: 1,
+      });
     });
   });
 }

@@ -44,9 +44,18 @@ beforeAll(async () => {
     api: { workflows: [] },
   });
   url = await server.listen();
-  await runWith('run-a', { customerId: { type: 'keyword', value: '42' }, total: { type: 'number', value: 150 } });
-  await runWith('run-b', { customerId: { type: 'keyword', value: '42' }, total: { type: 'number', value: 20 } });
-  await runWith('run-c', { customerId: { type: 'keyword', value: '7' }, vip: { type: 'boolean', value: true } });
+  await runWith('run-a', {
+    customerId: { type: 'keyword', value: '42' },
+    total: { type: 'number', value: 150 },
+  });
+  await runWith('run-b', {
+    customerId: { type: 'keyword', value: '42' },
+    total: { type: 'number', value: 20 },
+  });
+  await runWith('run-c', {
+    customerId: { type: 'keyword', value: '7' },
+    vip: { type: 'boolean', value: true },
+  });
 });
 
 afterAll(async () => {
@@ -77,7 +86,11 @@ describe('search attributes over HTTP', () => {
     const bad = await get('v1/runs?attr.total:number=lots');
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({
-      error: { message: expect.stringMatching(/attribute filter 'total:number=lots' has 'lots', which is not a number/) },
+      error: {
+        message: expect.stringMatching(
+          /attribute filter 'total:number=lots' has 'lots', which is not a number/,
+        ),
+      },
     });
     const range = await get(`v1/runs?attr.customerId:keyword=${encodeURIComponent('>=4')}`);
     expect(range.status).toBe(400);

@@ -30,7 +30,10 @@ function attributeHost(): TestHost & { writes: AttributeChanges[]; order: string
 const stepTypes = (journal: JournalEntry[]): string[] =>
   journal.map((e) => ('seq' in e ? `${e.type}#${e.seq}` : e.type));
 
-const lookup = defineActivity({ name: 'lookup', run: (id: string) => ({ tier: id === '42' ? 'gold' : 'basic' }) });
+const lookup = defineActivity({
+  name: 'lookup',
+  run: (id: string) => ({ tier: id === '42' ? 'gold' : 'basic' }),
+});
 
 const order = defineWorkflow({
   name: 'order',
@@ -102,7 +105,9 @@ describe('ctx.setAttributes', () => {
     const { outcome, journal } = await execute(wf, null, [], host);
     expect(outcome).toMatchObject({
       kind: 'completed',
-      result: { refused: expect.stringMatching(/ctx\.setAttributes: attribute 'bad name' is not a valid name/) },
+      result: {
+        refused: expect.stringMatching(/ctx\.setAttributes: attribute 'bad name' is not a valid name/),
+      },
     });
     expect(stepTypes(journal)).toEqual(['ActivityCompleted#0']);
     expect(host.writes).toEqual([]);
@@ -125,7 +130,9 @@ describe('ctx.setAttributes', () => {
     const { outcome } = await execute(wf, null, [], host);
     expect(outcome).toMatchObject({
       kind: 'completed',
-      result: expect.stringMatching(/attribute 'tier' is not declared by the workflow; its attributes are customerId, placedAt/),
+      result: expect.stringMatching(
+        /attribute 'tier' is not declared by the workflow; its attributes are customerId, placedAt/,
+      ),
     });
     expect(host.writes).toEqual([
       {
@@ -147,14 +154,22 @@ describe('ctx.setAttributes', () => {
       },
     });
     const { outcome } = await execute(wf, null, [], attributeHost());
-    expect(outcome).toMatchObject({ result: expect.stringMatching(/would hold 21 attributes; the limit is 20/) });
+    expect(outcome).toMatchObject({
+      result: expect.stringMatching(/would hold 21 attributes; the limit is 20/),
+    });
   });
 
   it('stops the run when the store refuses the write (a fenced epoch), journaling nothing', async () => {
     const host = attributeHost();
     const fenced = Object.assign(new Error('fenced'), { name: 'FencedWriteError' });
     host.setAttributes = () => Promise.reject(fenced);
-    const executor = new ReplayExecutor({ workflow: order, input: { customerId: '1' }, runId: 'run-1', history: [], host });
+    const executor = new ReplayExecutor({
+      workflow: order,
+      input: { customerId: '1' },
+      runId: 'run-1',
+      history: [],
+      host,
+    });
     expect(await executor.run()).toEqual({ kind: 'stopped', reason: 'aborted', cause: fenced });
     expect(host.journal).toEqual([]);
   });
@@ -163,7 +178,10 @@ describe('ctx.setAttributes', () => {
     const { outcome } = await execute(order, { customerId: '1' }, [], testHost());
     expect(outcome).toMatchObject({
       kind: 'failed',
-      error: { code: 'BATON_ATTRIBUTES_UNSUPPORTED', message: expect.stringMatching(/needs a host that writes to a store/) },
+      error: {
+        code: 'BATON_ATTRIBUTES_UNSUPPORTED',
+        message: expect.stringMatching(/needs a host that writes to a store/),
+      },
     });
   });
 
