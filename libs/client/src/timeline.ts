@@ -307,9 +307,9 @@ export function buildTimeline(
           ...(entry.type === 'RunCancelled' && { error: { name: 'Cancelled', message: entry.reason } }),
         });
         break;
+      // A run's search attributes are on its record (`describe`); their step is not a timeline item.
       case 'ValueRecorded':
       case 'PatchMarker':
-      // A run's attributes are on its record (`describe`); their step is not a timeline item.
       case 'AttributesSet':
         break;
     }

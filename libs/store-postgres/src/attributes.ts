@@ -10,14 +10,13 @@
  */
 import {
   FencedWriteError,
-  RUN_STATUSES,
   type AttributeChanges,
   type OperationsOf,
   type RunAttributeStore,
   type RunCounts,
-  type RunStatus,
 } from '@baton/core/adapter';
 import type { Db } from './db.js';
+import { countsOf, type CountRow } from './queries.js';
 
 /** A keyword or boolean value, whose runs the store counts as they change. */
 type CountedAttribute = Parameters<RunAttributeStore['count']>[1];
@@ -38,20 +37,7 @@ GROUP BY c.workflow, c.status
 HAVING sum(c.count) > 0`;
 
 async function count(db: Db, name: string, attribute: CountedAttribute): Promise<RunCounts> {
-  const rows = await db.query<{ workflow: string; status: RunStatus; count: number }>(COUNT_SQL, [
-    name,
-    attribute.type,
-    String(attribute.value),
-  ]);
-  const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
-  const byWorkflow: RunCounts['byWorkflow'] = {};
-  let total = 0;
-  for (const { workflow, status, count } of rows) {
-    byStatus[status] += count;
-    (byWorkflow[workflow] ??= {})[status] = count;
-    total += count;
-  }
-  return { total, byStatus, byWorkflow };
+  return countsOf(await db.query<CountRow>(COUNT_SQL, [name, attribute.type, String(attribute.value)]));
 }
 
 /** `store.attributes` over the pool. */

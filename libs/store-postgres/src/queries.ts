@@ -166,7 +166,18 @@ GROUP BY c.workflow, c.status
 HAVING sum(c.count) > 0`;
 
 async function count(db: Db): Promise<RunCounts> {
-  const rows = await db.query<{ workflow: string; status: RunStatus; count: number }>(COUNTS_SQL);
+  return countsOf(await db.query<CountRow>(COUNTS_SQL));
+}
+
+/** A count of runs of one workflow in one status, as the counts tables are summed into. */
+export interface CountRow {
+  workflow: string;
+  status: RunStatus;
+  count: number;
+}
+
+/** RunCounts from the rows of a counts table (run_counts; run_attribute_counts in attributes.ts). */
+export function countsOf(rows: readonly CountRow[]): RunCounts {
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
   const byWorkflow: RunCounts['byWorkflow'] = {};
   let total = 0;

@@ -5,17 +5,11 @@
  * and boolean value as runs change status and values, and gone with a deleted run.
  */
 import { describe, expect, it } from 'vitest';
-import type {
-  AttributeChanges,
-  ListedRun,
-  RunOutcome,
-  RunQuery,
-  RunStatus,
-  Store,
-} from '@baton/core/adapter';
+import type { AttributeChanges, RunOutcome, RunQuery, RunStatus, Store } from '@baton/core/adapter';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uniqueId } from '../conformance-helpers.js';
 import { FENCED, acquireOk } from './helpers.js';
+import { allPages } from './queries.js';
 
 const COMPLETED: RunOutcome = { status: 'completed', result: 1 };
 const FAILED: RunOutcome = { status: 'failed', error: { name: 'Error', message: 'boom' } };
@@ -42,19 +36,6 @@ const bool = (value: boolean) => ({ type: 'boolean', value }) as const;
 const time = (value: number) => ({ type: 'time', value }) as const;
 
 const ids = (runs: readonly { runId: string }[]): string[] => runs.map((r) => r.runId);
-
-/** Every page of a query (bounded, so a looping cursor fails the test). */
-async function allPages(store: Store, query: RunQuery): Promise<ListedRun[][]> {
-  const pages: ListedRun[][] = [];
-  let cursor: string | undefined;
-  for (let i = 0; i < 100; i++) {
-    const page = await store.runs.list({ ...query, ...(cursor !== undefined && { cursor }) });
-    pages.push(page.runs);
-    if (page.cursor === undefined) return pages;
-    cursor = page.cursor;
-  }
-  throw new Error('runs.list never returned a last page (100 pages)');
-}
 
 /** Newest first: createdAt descending, then run id descending. */
 function newestFirst(runs: readonly Made[]): string[] {
