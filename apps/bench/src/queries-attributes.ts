@@ -71,14 +71,21 @@ SELECT r.run_id, a.key, a.value ->> 'type',
 FROM ${s}.runs r, jsonb_each(r.attributes) a
 WHERE r.attributes IS NOT NULL`);
   await client.query(`ANALYZE ${s}.run_attributes`);
-  console.log(`postgres: run_attributes rows written in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `postgres: run_attributes rows written in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
 }
 
 /** What measure() lends: its timer and its page (with the way to a full page when short). */
 export interface AttributeMeasuring {
   store: Store;
-  run: (name: string, call: () => Promise<{ rows: number; more: () => undefined | Promise<{ rows: number; calls: number }> }>) => Promise<void>;
-  page: (query: RunQuery) => () => Promise<{ rows: number; more: () => undefined | Promise<{ rows: number; calls: number }> }>;
+  run: (
+    name: string,
+    call: () => Promise<{ rows: number; more: () => undefined | Promise<{ rows: number; calls: number }> }>,
+  ) => Promise<void>;
+  page: (
+    query: RunQuery,
+  ) => () => Promise<{ rows: number; more: () => undefined | Promise<{ rows: number; calls: number }> }>;
   limit: number;
 }
 
@@ -87,8 +94,14 @@ export async function measureAttributes({ store, run, page, limit }: AttributeMe
   const day = Date.now() - 15 * DAY_MS;
   await run('first page, attr customerId (1/10,000)', page({ attributes: { customerId: 'c-1234' } }));
   await run('first page, attr tier gold (10%)', page({ attributes: { tier: 'gold' } }));
-  await run('first page, attr tier gold + failed (0.7%)', page({ attributes: { tier: 'gold' }, status: 'failed' }));
-  await run('first page, attr customerId + tier', page({ attributes: { customerId: 'c-1234', tier: 'gold' } }));
+  await run(
+    'first page, attr tier gold + failed (0.7%)',
+    page({ attributes: { tier: 'gold' }, status: 'failed' }),
+  );
+  await run(
+    'first page, attr customerId + tier',
+    page({ attributes: { customerId: 'c-1234', tier: 'gold' } }),
+  );
   await run('first page, attr total range (1%)', page({ attributes: { total: { gte: 500, lt: 510 } } }));
   await run(
     'first page, attr placedAt range (3.3%)',
@@ -133,14 +146,16 @@ export async function compareGin(
     `\npostgres, the GIN alternative: index built in ${((performance.now() - started) / 1000).toFixed(0)} s, ` +
       `${(Number(size.rows[0]!.size) / 1_048_576).toFixed(0)} MiB`,
   );
-  const page = (contains: object, extra = '') => async () => {
-    const rows = await client.query(
-      `SELECT r.run_id FROM ${s}.runs r WHERE r.attributes @> $1::jsonb ${extra}
+  const page =
+    (contains: object, extra = '') =>
+    async () => {
+      const rows = await client.query(
+        `SELECT r.run_id FROM ${s}.runs r WHERE r.attributes @> $1::jsonb ${extra}
        ORDER BY r.created_at DESC, r.run_id COLLATE "C" DESC LIMIT ${limit + 1}`,
-      [JSON.stringify(contains)],
-    );
-    return { rows: Math.min(rows.rowCount ?? 0, limit), more: () => undefined };
-  };
+        [JSON.stringify(contains)],
+      );
+      return { rows: Math.min(rows.rowCount ?? 0, limit), more: () => undefined };
+    };
   const keyword = (name: string, value: string): object => ({ [name]: { type: 'keyword', value } });
   await time('GIN: first page, customerId (1/10,000)', page(keyword('customerId', 'c-1234')));
   await time('GIN: first page, tier gold (10%)', page(keyword('tier', 'gold')));

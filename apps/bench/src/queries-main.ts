@@ -499,7 +499,12 @@ async function postgresPart(config: QueriesConfig): Promise<void> {
     );
     await measure(store, config.samples);
     if (config.compareGin)
-      await compareGin(admin, schema, (name, call) => timed(name, config.samples, call).then(() => undefined), LIMIT);
+      await compareGin(
+        admin,
+        schema,
+        (name, call) => timed(name, config.samples, call).then(() => undefined),
+        LIMIT,
+      );
   } finally {
     await store.close().catch(() => undefined);
     if (config.keep) console.log(`postgres: kept, schema ${schema}`);
