@@ -11,10 +11,17 @@
  *    lease is `held`, epoch 0 before the first claim.
  * 3. runs.count reads run_counts, which triggers keep in the transaction that changes a run, so it
  *    never counts the runs one by one.
- * 4. A filter with a search attribute's equality walks that value's rows of run_attributes
- *    (migration 023) from the cursor, in the listing's order, joining each to its run: its
- *    created_at is the run's, so the keyset and the order are taken on it. Any other attribute
- *    test is an EXISTS on run_attributes the planner may drive from either side.
+ * 4. A filter with search attributes leads with one test (leadTest) and walks its rows of
+ *    run_attributes (migration 023), joining each to its run; its created_at is the run's, so the
+ *    keyset and the order are taken on it. Each other attribute test is a scalar subquery on the
+ *    run's row (its primary key), which Postgres never turns into a join, so the plan is the one the
+ *    SQL's shape leaves, whatever a prepared statement's generic plan would guess about the values:
+ *    - an equality walks its value's index (run_attributes_by_keyword or _by_number) from the
+ *      cursor, in the listing's order: a page costs its runs and those skipped for other tests;
+ *    - a range is first counted, up to RANGE_SORT_LIMIT rows of by_number (one index range): a
+ *      narrow one is read whole and sorted (its ORDER BY matches no index, so no walk is planned);
+ *      a wide one walks the attribute in order (run_attributes_by_name_created) testing each
+ *      value, which is in the index (its condition is written so no other index serves it).
  */
 import {
   RUN_STATUSES,
@@ -53,25 +60,59 @@ function msBound(value: number): number {
 type AttributeTest = NonNullable<CheckedRunQuery['attributes']>[number];
 
 /**
- * The attribute test a page walks the rows of (invariant 4): the first equality, whose index
- * (run_attributes_by_keyword or _by_number) is in the listing's order after its value.
+ * The most rows of a range a page reads and sorts (invariant 4); a wider range walks its
+ * attribute in the listing's order instead, where its matches are dense enough to fill a page.
  */
-function leadTest(query: CheckedRunQuery): AttributeTest | undefined {
-  return query.attributes?.find((test) => test.eq !== undefined);
+export const RANGE_SORT_LIMIT = 5_000;
+
+/**
+ * The attribute test a page leads with (invariant 4): the first equality, else the first range;
+ * for a range, `walk` says whether it is wider than RANGE_SORT_LIMIT (counted first).
+ */
+interface Lead {
+  test: AttributeTest;
+  walk: boolean;
 }
 
-/** The conditions on run_attributes alias `a` that one test makes. */
-function attributeConditions(a: string, test: AttributeTest, param: (value: unknown) => string): string[] {
+async function leadOf(db: Db, query: CheckedRunQuery): Promise<Lead | undefined> {
+  const tests = query.attributes ?? [];
+  const equality = tests.find((test) => test.eq !== undefined);
+  if (equality !== undefined) return { test: equality, walk: false };
+  const range = tests[0];
+  if (range === undefined) return undefined;
+  const params: unknown[] = [];
+  const param = (value: unknown): string => (params.push(value), `$${params.length}`);
+  params.push(RANGE_SORT_LIMIT + 1);
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM {{schema}}.run_attributes a
+       WHERE ${attributeConditions('a', range, param, false).join(' AND ')} LIMIT $1) t`,
+    params,
+  );
+  return { test: range, walk: (row?.n ?? 0) > RANGE_SORT_LIMIT };
+}
+
+/**
+ * The conditions on run_attributes alias `a` that one test makes. `opaque` writes a number's
+ * conditions on an expression of the column (`a.num + 0`), which no index serves: the walk of a
+ * wide range then stays the walk.
+ */
+function attributeConditions(
+  a: string,
+  test: AttributeTest,
+  param: (value: unknown) => string,
+  opaque: boolean,
+): string[] {
   const where = [`${a}.name = ${param(test.name)}`, `${a}.type = ${param(test.type)}`];
   if (test.type === 'keyword' || test.type === 'boolean') {
     where.push(`${a}.keyword = ${param(String(test.eq))}`);
     return where;
   }
-  if (test.eq !== undefined) where.push(`${a}.num = ${param(test.eq)}::double precision`);
+  const num = opaque ? `(${a}.num + 0)` : `${a}.num`;
+  if (test.eq !== undefined) where.push(`${num} = ${param(test.eq)}::double precision`);
   const bounds = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
   for (const [bound, op] of Object.entries(bounds) as [keyof typeof bounds, string][]) {
     const value = test[bound];
-    if (value !== undefined) where.push(`${a}.num ${op} ${param(value)}::double precision`);
+    if (value !== undefined) where.push(`${num} ${op} ${param(value)}::double precision`);
   }
   return where;
 }
@@ -81,10 +122,7 @@ function attributeConditions(a: string, test: AttributeTest, param: (value: unkn
  * a `lead` test, the page walks run_attributes `x` (invariant 4): its conditions are on `x`, and
  * so are the created-at range and the keyset (the same values as the run's).
  */
-function conditions(
-  query: CheckedRunQuery,
-  lead: AttributeTest | undefined,
-): { where: string[]; params: unknown[] } {
+function conditions(query: CheckedRunQuery, lead: Lead | undefined): { where: string[]; params: unknown[] } {
   const { filter, statuses, after, order } = query;
   const where: string[] = [];
   const params: unknown[] = [];
@@ -93,11 +131,12 @@ function conditions(
     return `$${params.length}`;
   };
   const o = lead === undefined ? 'r' : 'x';
-  if (lead !== undefined) where.push(...attributeConditions('x', lead, param));
+  if (lead !== undefined) where.push(...attributeConditions('x', lead.test, param, lead.walk));
   for (const test of query.attributes ?? []) {
-    if (test === lead) continue;
+    if (test === lead?.test) continue;
+    // A scalar subquery (invariant 4): one probe of the run's row per run the walk reaches.
     where.push(
-      `EXISTS (SELECT 1 FROM {{schema}}.run_attributes a WHERE a.run_id = r.run_id AND ${attributeConditions('a', test, param).join(' AND ')})`,
+      `(SELECT true FROM {{schema}}.run_attributes a WHERE a.run_id = r.run_id AND ${attributeConditions('a', test, param, false).join(' AND ')})`,
     );
   }
   if (statuses !== undefined) where.push(`r.status = ANY (${param([...statuses])}::text[])`);
@@ -131,10 +170,13 @@ function conditions(
 }
 
 async function list(db: Db, query: CheckedRunQuery): Promise<RunListing> {
-  const lead = leadTest(query);
+  const lead = await leadOf(db, query);
   const { where, params } = conditions(query, lead);
   const direction = query.order === 'newest' ? 'DESC' : 'ASC';
   const o = lead === undefined ? 'r' : 'x';
+  // A narrow range is read whole and sorted: an order no index gives keeps the planner from walking.
+  const sortedAt =
+    lead !== undefined && lead.test.eq === undefined && !lead.walk ? '(x.created_at + 0)' : `${o}.created_at`;
   params.push(query.limit + 1);
   const sql = `
 SELECT ${RUN_COLUMNS},
@@ -143,7 +185,7 @@ SELECT ${RUN_COLUMNS},
 FROM ${lead === undefined ? '{{schema}}.runs r' : '{{schema}}.run_attributes x JOIN {{schema}}.runs r ON r.run_id = x.run_id'}
 LEFT JOIN {{schema}}.leases l ON l.run_id = r.run_id
 ${where.length === 0 ? '' : `WHERE ${where.join('\n  AND ')}`}
-ORDER BY ${o}.created_at ${direction}, ${o}.run_id COLLATE "C" ${direction}
+ORDER BY ${sortedAt} ${direction}, ${o}.run_id COLLATE "C" ${direction}
 LIMIT $${params.length}`;
   const rows = await db.query<ListedRow>(sql, params);
   const page = rows.slice(0, query.limit);

@@ -39,6 +39,10 @@ CREATE INDEX run_attributes_by_keyword
   ON {{schema}}.run_attributes (name, type, keyword, created_at, run_id COLLATE "C") WHERE keyword IS NOT NULL;
 CREATE INDEX run_attributes_by_number
   ON {{schema}}.run_attributes (name, type, num, created_at, run_id COLLATE "C") WHERE num IS NOT NULL;
+-- A range of a number or time in the listing's order: a wide range walks its attribute's rows from
+-- the cursor testing each value (in the index: no heap visit), a narrow one reads by_number and sorts.
+CREATE INDEX run_attributes_by_name_created
+  ON {{schema}}.run_attributes (name, type, created_at, run_id COLLATE "C") INCLUDE (num) WHERE num IS NOT NULL;
 
 CREATE TABLE {{schema}}.run_attribute_counts (
   name     text NOT NULL,
