@@ -113,7 +113,8 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
     fleet: view(fleet, reporting),
     concurrency: view(concurrency, slots),
     rateLimits: view(rateLimits, grants),
-    attributes: view(attributes, attributing),
+    // Every store has it (contracts/store.ts); an adapter written before it is passed as it is.
+    ...(attributes !== undefined && { attributes: view(attributes, attributing) }),
   }) as Omit<A, 'runs' | 'schedules'> & Store;
 }
 
