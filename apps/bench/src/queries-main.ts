@@ -29,6 +29,16 @@ import { postgresStore } from '@baton/store-postgres';
 import { redisStore } from '@baton/store-redis';
 import { postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { parseCommandArgs, runCommand, UsageError, wholeNumber } from './command.js';
+import {
+  attributesOf,
+  compareGin,
+  measureAttributes,
+  PG_ATTRIBUTES_SQL,
+  seedPostgresAttributes,
+} from './queries-attributes.js';
+
+/** When seeding began: the search attributes' times are drawn back from it. */
+const SEEDED_AT = Date.now();
 
 const USAGE = `Usage: npm run bench:queries -- [options]
 
@@ -38,6 +48,8 @@ const USAGE = `Usage: npm run bench:queries -- [options]
   --workers N            workers holding the running runs (5% of them; default 50, so 1,000
                          held leases each at a million runs, a worker's default concurrency)
   --keep                 keep the seeded data (prints the key prefix and schema)
+  --compare-gin          Postgres: also time the attribute filters over a GIN index on
+                         runs.attributes, the alternative to the side table (built, timed, dropped)
   --help                 this text
 
 Servers: BATON_TEST_REDIS_URL, BATON_TEST_POSTGRES_URL (the tests' variables and defaults).`;
@@ -50,6 +62,7 @@ interface QueriesConfig {
   stores: StoreName[];
   samples: number;
   keep: boolean;
+  compareGin: boolean;
 }
 
 function parse(argv: string[]): QueriesConfig | undefined {
@@ -59,6 +72,7 @@ function parse(argv: string[]): QueriesConfig | undefined {
     samples: { type: 'string' },
     workers: { type: 'string' },
     keep: { type: 'boolean' },
+    'compare-gin': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return undefined;
@@ -72,7 +86,14 @@ function parse(argv: string[]): QueriesConfig | undefined {
   const samples = values.samples === undefined ? 50 : wholeNumber('--samples', values.samples);
   if (samples < 1) throw new UsageError('--samples must be at least 1');
   const workers = values.workers === undefined ? 50 : wholeNumber('--workers', values.workers);
-  return { runs, workers, stores: [...new Set(stores)] as StoreName[], samples, keep: values.keep === true };
+  return {
+    runs,
+    workers,
+    stores: [...new Set(stores)] as StoreName[],
+    samples,
+    keep: values.keep === true,
+    compareGin: values['compare-gin'] === true,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,6 +180,8 @@ async function seedOneRedis(store: Store, i: number, workers: number): Promise<v
   const leased = await store.runs.createAndLease(run, workerOf(i, workers), 3_600_000);
   if (!leased.created || !leased.lease.ok) throw new Error(`run ${run.runId} was not created and leased`);
   const epoch = leased.lease.epoch;
+  // Search attributes (queries-attributes.ts), under the lease as a worker writes them.
+  await store.attributes.set(run.runId, epoch, attributesOf(i, SEEDED_AT));
   if (status === 'running') return;
   if (status === 'suspended') {
     const wakeAt = i % 3 === 0 ? Date.now() + 86_400_000 : null;
@@ -227,7 +250,7 @@ async function seedPostgres(client: pg.Client, schema: string, runs: number, wor
     // statement-level triggers of migration 011 count the batch.
     await client.query(
       `
-INSERT INTO ${s}.runs (run_id, workflow, version, input, idempotency_key, status, created_at, updated_at, result, error, attempts)
+INSERT INTO ${s}.runs (run_id, workflow, version, input, idempotency_key, status, created_at, updated_at, result, error, attempts, attributes)
 SELECT gen_random_uuid()::text, 'wf_' || lpad((pg_temp.h(g, 1) % ${WORKFLOWS})::text, 2, '0'), 1 + pg_temp.h(g, 2) % ${VERSIONS},
   json_build_object('orderId', g, 'amount', g % 1000),
   CASE WHEN g % 2 = 0 THEN 'order-' || g END,
@@ -235,7 +258,8 @@ SELECT gen_random_uuid()::text, 'wf_' || lpad((pg_temp.h(g, 1) % ${WORKFLOWS})::
   CASE WHEN st = 'completed' THEN '10'::json END,
   CASE WHEN st = 'failed' THEN '{"name":"ActivityFailedError","message":"seeded"}'::json
        WHEN st = 'cancelled' THEN '{"name":"CancelledError","message":"seeded"}'::json END,
-  CASE WHEN st = 'pending' THEN 0 ELSE 1 END
+  CASE WHEN st = 'pending' THEN 0 ELSE 1 END,
+  ${PG_ATTRIBUTES_SQL}
 FROM (
   SELECT g, $1::bigint - $2::bigint + (g::bigint * $2::bigint / $3::bigint) AS created,
     CASE ${statusCase} ELSE 'completed' END AS st
@@ -255,6 +279,7 @@ SELECT r.run_id, 1,
   CASE WHEN r.status = 'running' THEN ${now} + 3600000 END,
   CASE WHEN r.status = 'suspended' THEN ARRAY['approval'] ELSE '{}'::text[] END
 FROM ${s}.runs r WHERE r.status <> 'pending'`);
+  await seedPostgresAttributes(client, schema);
   await client.query(`ANALYZE ${s}.runs`);
   await client.query(`ANALYZE ${s}.leases`);
   console.log(
@@ -316,6 +341,18 @@ async function timeQuery(
 
 const LIMIT = 50;
 
+/** Times a query (timeQuery) and prints its line. */
+async function timed(name: string, samples: number, call: Parameters<typeof timeQuery>[2]): Promise<Timing> {
+  const timing = await timeQuery(name, samples, call);
+  console.log(
+    `  ${name.padEnd(42)} p50 ${timing.p50.toFixed(1).padStart(7)} ms  p95 ${timing.p95.toFixed(1).padStart(7)} ms  ${String(timing.rows).padStart(3)} runs` +
+      (timing.fullPageP50 === undefined
+        ? ''
+        : `  (short page: to 50 runs or the end in ${timing.fullPageP50.toFixed(0)} ms, ${timing.fullPageCalls} calls)`),
+  );
+  return timing;
+}
+
 async function measure(store: Store, samples: number): Promise<Timing[]> {
   // Run ids and times to filter by, taken from the data set itself.
   const newest = await store.runs.list({ limit: 1 });
@@ -356,14 +393,7 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
   };
   const timings: Timing[] = [];
   const run = async (name: string, call: Parameters<typeof timeQuery>[2]): Promise<void> => {
-    const timing = await timeQuery(name, samples, call);
-    timings.push(timing);
-    console.log(
-      `  ${name.padEnd(42)} p50 ${timing.p50.toFixed(1).padStart(7)} ms  p95 ${timing.p95.toFixed(1).padStart(7)} ms  ${String(timing.rows).padStart(3)} runs` +
-        (timing.fullPageP50 === undefined
-          ? ''
-          : `  (short page: to 50 runs or the end in ${timing.fullPageP50.toFixed(0)} ms, ${timing.fullPageCalls} calls)`),
-    );
+    timings.push(await timed(name, samples, call));
   };
   await run('first page, unfiltered', page({}));
   await run('first page, status failed (7%)', page({ status: 'failed' }));
@@ -387,6 +417,7 @@ async function measure(store: Store, samples: number): Promise<Timing[]> {
     const second = await store.runs.list({ limit: LIMIT, status: 'failed', cursor: failedFirst.cursor! });
     return { rows: second.runs.length, more: () => undefined };
   });
+  await measureAttributes({ store, run, page, limit: LIMIT });
   await run('countRuns', async () => {
     const counts = await store.runs.count();
     return { rows: Object.keys(counts.byWorkflow).length, more: () => undefined };
@@ -467,6 +498,13 @@ async function postgresPart(config: QueriesConfig): Promise<void> {
       `postgres: runs table ${mib(row.runs)}, its indexes ${mib(row.runs_indexes)}, leases ${mib(row.leases)}, run_counts ${mib(row.counts)}`,
     );
     await measure(store, config.samples);
+    if (config.compareGin)
+      await compareGin(
+        admin,
+        schema,
+        (name, call) => timed(name, config.samples, call).then(() => undefined),
+        LIMIT,
+      );
   } finally {
     await store.close().catch(() => undefined);
     if (config.keep) console.log(`postgres: kept, schema ${schema}`);

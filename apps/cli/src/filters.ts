@@ -3,7 +3,7 @@
  * here for form (a number, a time, a known order); the store checks the rest (known statuses,
  * ranges) and its ConfigError names the field, so nothing is checked twice differently.
  */
-import type { RunFilter, RunQuery, RunStatus } from '@baton/client';
+import { parseAttributeFilter, type RunFilter, type RunQuery, type RunStatus } from '@baton/client';
 import { toMs } from '@baton/core';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
@@ -20,6 +20,8 @@ export interface FilterFlags {
   runIdPrefix?: string;
   keyPrefix?: string;
   worker?: string;
+  /** `--attr` expressions, one per flag given (repeatable). */
+  attr?: string[];
   order?: string;
   limit?: string;
   cursor?: string;
@@ -43,7 +45,13 @@ export function addFilterFlags(command: Command, paging: boolean): Command {
     .option('--updated-before <time>', 'last changed before (same forms)')
     .option('--run-id-prefix <prefix>', 'the run id starts with this')
     .option('--key-prefix <prefix>', 'the idempotency key starts with this')
-    .option('--worker <id>', 'the worker holding the run now');
+    .option('--worker <id>', 'the worker holding the run now')
+    .option(
+      '--attr <expression>',
+      'a search attribute: name=value (a keyword), name:number=42, name:boolean=true, ' +
+        'name:time=<ISO>, or a range name>=10 (also >, <=, <); repeat for more (docs/search-attributes.md)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    );
   if (paging) {
     command
       .option('--order <order>', 'newest (default) or oldest first')
@@ -65,6 +73,7 @@ const FILTER_KEYS = [
   'runIdPrefix',
   'keyPrefix',
   'worker',
+  'attr',
 ] as const satisfies readonly (keyof FilterFlags)[];
 
 /** True when any filter flag (not paging, not another option of the command) was given. */
@@ -128,6 +137,13 @@ export function filterFromFlags(flags: FilterFlags, now: number = Date.now()): R
   if (flags.runIdPrefix !== undefined) filter.runIdPrefix = flags.runIdPrefix;
   if (flags.keyPrefix !== undefined) filter.idempotencyKeyPrefix = flags.keyPrefix;
   if (flags.worker !== undefined) filter.worker = flags.worker;
+  if (flags.attr !== undefined && flags.attr.length > 0) {
+    try {
+      filter.attributes = parseAttributeFilter(flags.attr);
+    } catch (err) {
+      throw new UsageError(`--attr: ${(err as Error).message}`);
+    }
+  }
   return filter;
 }
 

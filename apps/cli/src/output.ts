@@ -3,7 +3,14 @@
  * `wide`), JSON with `--json`. Every printer takes the records and returns text, so the unit specs
  * check the text and the commands only write it.
  */
-import type { BulkSummary, ListedRun, RunTimeline, StoredDeadLetter, TimelineItem } from '@baton/client';
+import type {
+  BulkSummary,
+  ListedRun,
+  RunAttribute,
+  RunTimeline,
+  StoredDeadLetter,
+  TimelineItem,
+} from '@baton/client';
 import { isSealedValue, protectedLabel } from '@baton/client';
 import { listTable, shortened, TABLE_WIDTH, wrapped, type Column } from './table.js';
 
@@ -16,6 +23,11 @@ export interface Io {
 /** `2026-11-25T10:00:00.000Z`, or `-` for none. */
 export function time(ms: number | null | undefined): string {
   return ms === undefined || ms === null ? '-' : new Date(ms).toISOString();
+}
+
+/** A search attribute's value as text: a time as ISO 8601, anything else as it is. */
+export function attributeText(attribute: RunAttribute): string {
+  return attribute.type === 'time' ? time(attribute.value) : String(attribute.value);
 }
 
 /** `850 ms`, `12.4 s`, `3.0 min`, or `-`. */

@@ -17,6 +17,7 @@ import {
   type RunQuery,
   type RunStatus,
 } from '@baton/core/adapter';
+import { countedAttribute } from './attribute-filter.js';
 import { decodeDeadLetter } from './dead-letter-message.js';
 import type { DeadLettersApi } from './dead-letters.js';
 import type { RunsApi } from './runs.js';
@@ -169,8 +170,9 @@ export class BulkApi {
   /**
    * The dry run: how many runs the filter matches. With an action, a filter without `status` is
    * narrowed to the statuses the action takes, as {@link run} does. ConfigError names an invalid
-   * filter. A filter of status and workflow only is answered from the store's kept counts
-   * (`client.runs.count()`) once it matches more than a page; any other is counted page by page.
+   * filter. A filter of status and workflow only, or of those and one keyword or boolean search
+   * attribute, is answered from the store's kept counts (`client.runs.count()`) once it matches
+   * more than a page; any other is counted page by page.
    */
   async count(filter: RunFilter = {}, action?: BulkRunActionName): Promise<number> {
     const query = effectiveFilter(filter, action);
@@ -179,8 +181,16 @@ export class BulkApi {
     if (first.cursor === undefined) return first.runs.length;
     // By status and workflow only: the store's kept counts, instead of walking every run.
     const given = Object.entries(query).filter(([, value]) => value !== undefined);
-    if (given.every(([field]) => field === 'status' || field === 'workflow')) {
-      const counts = await this.client.runs.count();
+    const counted = countedAttribute(query);
+    if (
+      given.every(
+        ([field]) =>
+          field === 'status' || field === 'workflow' || (field === 'attributes' && counted !== undefined),
+      )
+    ) {
+      const counts = await this.client.runs.count(
+        counted === undefined ? undefined : { attributes: query.attributes },
+      );
       const statuses =
         query.status === undefined
           ? (Object.keys(counts.byStatus) as RunStatus[])

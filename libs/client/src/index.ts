@@ -86,6 +86,7 @@ export {
 // The types the client's methods take and return, so a producer or an operator names them
 // without reaching into the adapter or runtime doors of @baton/core.
 export type {
+  AttributeCondition,
   BacklogDetail,
   BacklogPart,
   CheckpointSummary,
@@ -96,6 +97,7 @@ export type {
   ListedRun,
   RedriveResult,
   ReportedWorker,
+  RunAttribute,
   RunCounts,
   RunFilter,
   RunPage,
@@ -110,6 +112,8 @@ export type {
   WorkflowVersions,
 } from '@baton/core/adapter';
 export { FINISHED_RUN_STATUSES, isFinishedRun, RUN_STATUSES } from '@baton/core/adapter';
+// The text form of a search attribute filter, the CLI's, the HTTP API's and the console's.
+export { parseAttributeFilter } from './attribute-filter.js';
 // The backend failures a producer handles itself (wait and retry, fix credentials, grant an
 // ACL), whichever bus or store it uses; `backend` and `code` say which server refused.
 export { BackendAuthError, BackendPermissionError, BackendUnavailableError } from '@baton/core/adapter';

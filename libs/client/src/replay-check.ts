@@ -329,6 +329,8 @@ async function replay(
     clock: () => (journalTime > 0 ? journalTime : Date.now()),
     readSignals: () => Promise.resolve([]),
     suspend: () => Promise.resolve({ ok: true }),
+    // A live ctx.setAttributes is past the journal, as a live activity is: stop before writing.
+    setAttributes: () => Promise.reject(stopAtEnd(undefined)),
     assertMayStartActivity: () => {
       throw stopAtEnd(undefined);
     },

@@ -4,12 +4,13 @@
  * `baton runs …`, the console and applications share this one API and its errors. Starting,
  * signalling, cancelling, describing and waiting are the producer's calls, on the client itself.
  */
-import { NotFoundError, RunStateError } from '@baton/core';
+import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
 import {
   assertRunId,
   type ListedRun,
   type PayloadStore,
   type RunCounts,
+  type RunFilter,
   type RunPage,
   type RunQuery,
   type RunRecord,
@@ -17,6 +18,7 @@ import {
   type Transport,
 } from '@baton/core/adapter';
 import { childKeyPrefix, parentOfKey, wakeMessage } from '@baton/core/runtime';
+import { countedAttribute } from './attribute-filter.js';
 import type { HistoryReader } from './history.js';
 import type { Outbox } from './outbox.js';
 import { deleteFinishedRun, type RunDeletion } from './run-deletion.js';
@@ -53,9 +55,22 @@ export class RunsApi {
     } while (cursor !== undefined);
   }
 
-  /** How many runs there are, by status and by workflow and status. */
-  count(): Promise<RunCounts> {
-    return this.store('runs.count').runs.count();
+  /**
+   * How many runs there are, by status and by workflow and status. With a filter of one keyword or
+   * boolean search attribute (`{ attributes: { customerId: '42' } }`), the same counts over the
+   * runs that hold that value, which the store keeps as runs change (docs/search-attributes.md).
+   * ConfigError for any other filter: `client.bulk.count(filter)` counts those by walking the runs.
+   */
+  async count(filter?: Pick<RunFilter, 'attributes'>): Promise<RunCounts> {
+    const given = Object.entries(filter ?? {}).filter(([, value]) => value !== undefined);
+    if (given.length === 0) return this.store('runs.count').runs.count();
+    const counted = countedAttribute(filter);
+    if (given.some(([field]) => field !== 'attributes') || counted === undefined)
+      throw new ConfigError(
+        'client.runs.count: counts are kept for all runs, or for one keyword or boolean search attribute ' +
+          "({ attributes: { customerId: '42' } }); count any other filter with client.bulk.count(filter)",
+      );
+    return this.store('runs.count').attributes.count(counted.name, counted.attribute);
   }
 
   /**

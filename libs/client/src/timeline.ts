@@ -307,8 +307,10 @@ export function buildTimeline(
           ...(entry.type === 'RunCancelled' && { error: { name: 'Cancelled', message: entry.reason } }),
         });
         break;
+      // A run's search attributes are on its record (`describe`); their step is not a timeline item.
       case 'ValueRecorded':
       case 'PatchMarker':
+      case 'AttributesSet':
         break;
     }
     previous = positioned;

@@ -72,6 +72,8 @@ describe('postgres store: migrations', () => {
       'promises',
       'queries',
       'rate_logs',
+      'run_attribute_counts',
+      'run_attributes',
       'run_counts',
       'run_tombstones',
       'runs',

@@ -27,6 +27,7 @@ import type { ResolvedPostgresStoreOptions } from './options.js';
 import { payloads } from './payloads.js';
 import { promises } from './promises.js';
 import { cancelsChannel, presenceOperations, PresenceRegistry } from './presence.js';
+import { attributes } from './attributes.js';
 import { runQueries } from './queries.js';
 import { PostgresQueryMailbox } from './query-mailbox.js';
 import { rateLimits } from './rate-limits.js';
@@ -76,6 +77,7 @@ export class PostgresStore implements StoreAdapter {
         control: controlOperations(cancelsChannel(options.schema)),
         checkpoints,
         runs: { ...runIndex, ...runQueries },
+        attributes,
         timers,
         signals,
         presence: presenceOperations(registry),

@@ -40,12 +40,14 @@ export interface RunRow {
   attempts: number;
   traceparent: string | null;
   forked_from: string | null;
+  /** Absent where a function returns the row without it (create_run_and_lease: a new run has none). */
+  attributes?: string | null;
 }
 
 /** json columns are read as text and parsed here, so SQL NULL (undefined) differs from JSON null. */
 export const RUN_COLUMNS = `r.run_id, r.workflow, r.version, r.input::text AS input, r.idempotency_key, r.status,
   r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts, r.traceparent,
-  r.forked_from::text AS forked_from`;
+  r.forked_from::text AS forked_from, r.attributes::text AS attributes`;
 
 // ON CONFLICT without a target covers both the run id and the idempotency key. A conflicting
 // insert waits for the other transaction, so once this returns nothing the winner is committed.
@@ -204,5 +206,6 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.forked_from !== null) record.forkedFrom = fromJson(row.forked_from) as RunRecord['forkedFrom'];
   if (row.status === 'completed') record.result = fromJson(row.result);
   if (row.error !== null) record.error = fromJson(row.error) as RunRecord['error'];
+  if (row.attributes != null) record.attributes = fromJson(row.attributes) as RunRecord['attributes'];
   return record;
 }

@@ -6,6 +6,7 @@
 import type { Checkpoint, InboxSignal, RunRecord, RunStatus } from '@baton/core/adapter';
 import { summarizeCheckpoint } from '@baton/core/adapter';
 import { redisCommandFailed } from './errors.js';
+import { readStoredAttribute } from './attributes.js';
 
 /** JSON never produces an empty string, so it stands for `undefined`. */
 const UNDEFINED = '';
@@ -65,6 +66,16 @@ export function decodeRunRecord(hash: Record<string, string> | readonly unknown[
     record.forkedFrom = JSON.parse(fields.forkedFrom) as RunRecord['forkedFrom'];
   if (fields.result !== undefined) record.result = decodeValue(fields.result);
   if (fields.error !== undefined) record.error = JSON.parse(fields.error) as RunRecord['error'];
+  // Search attributes: 'attr:<name>' fields (attributes.ts), named by the 'attrs' field.
+  if (fields.attrs !== undefined) {
+    const attributes: NonNullable<RunRecord['attributes']> = {};
+    for (const name of fields.attrs.split(',')) {
+      const stored = name === '' ? undefined : fields[`attr:${name}`];
+      const attribute = stored === undefined ? undefined : readStoredAttribute(stored);
+      if (attribute !== undefined) attributes[name] = attribute;
+    }
+    if (Object.keys(attributes).length > 0) record.attributes = attributes;
+  }
   return record;
 }
 

@@ -15,6 +15,7 @@ import {
   type RunStatus,
   type StoreAdapter,
 } from '@baton/core/adapter';
+import { TYPE_LETTER } from './attributes.js';
 import { decodeRunRecord } from './codec.js';
 import { str, type StoreContext } from './context.js';
 
@@ -61,6 +62,7 @@ export async function listRuns(
       opt(filter.runIdPrefix),
       opt(filter.idempotencyKeyPrefix),
       opt(filter.worker),
+      ...attributeTestArgs(query),
     ],
   )) as [unknown[][], unknown, unknown];
   const [found, lastCreatedAt, lastRunId] = reply;
@@ -74,6 +76,23 @@ export async function listRuns(
   if (str(lastRunId) !== '')
     return { runs, next: { createdAt: Number(lastCreatedAt), runId: str(lastRunId) } };
   return { runs };
+}
+
+/** The search attribute tests as list-runs.lua takes them: their count, then 7 fields each. */
+function attributeTestArgs(query: CheckedRunQuery): (string | number)[] {
+  const tests = query.attributes ?? [];
+  return [
+    tests.length,
+    ...tests.flatMap((test) => [
+      test.name,
+      TYPE_LETTER[test.type],
+      test.eq === undefined ? '' : String(test.eq),
+      opt(test.gt),
+      opt(test.gte),
+      opt(test.lt),
+      opt(test.lte),
+    ]),
+  ];
 }
 
 /** `store.runs`' queries on the connection. */

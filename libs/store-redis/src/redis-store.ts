@@ -48,6 +48,7 @@ import {
 import { payloads } from './payloads.js';
 import { presenceOperations, PresenceRegistry } from './presence.js';
 import { promises } from './promises.js';
+import { attributes } from './attributes.js';
 import { ensureIndexed, reindexRuns, runQueries } from './queries.js';
 import { RedisQueryMailbox } from './query-mailbox.js';
 import { rateLimits } from './rate-limits.js';
@@ -137,6 +138,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
         control,
         checkpoints,
         runs: { ...runIndex, ...runQueries },
+        attributes,
         timers,
         signals,
         presence: presenceOperations(this.registry),

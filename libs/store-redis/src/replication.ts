@@ -60,6 +60,8 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   'promises.create',
   'promises.complete',
   'promises.expire',
+  // A run's search attributes: its journal says they are set, and a replay does not set them again.
+  'attributes.set',
   // A step of a grouped run is durable once its pointer is (group commit).
   'journalIndex.appendPointers',
   'journalIndex.markOwnJournal',

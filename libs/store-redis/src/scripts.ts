@@ -62,6 +62,7 @@ export const SCRIPT_NAMES = [
   'request-cancel',
   'request-pause',
   'resume-run',
+  'set-attributes',
   'suspend-run',
   'take-rate-token',
   'take-scan-turn',

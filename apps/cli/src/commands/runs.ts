@@ -1,6 +1,6 @@
 /**
- * `baton runs …`: list, describe, history (the timeline), start, signal, update, query, cancel, retry,
- * fork, delete. cancel, retry and delete take one run id or filters; with filters they are bulk
+ * `baton runs …`: list, count, describe, history (the timeline), start, signal, update, query, cancel,
+ * retry, fork, delete. cancel, retry and delete take one run id or filters; with filters they are bulk
  * actions (client.bulk): a dry run that prints how many runs match unless `--yes` is given.
  */
 import {
@@ -11,17 +11,18 @@ import {
   type BulkRunActionName,
   type Client,
   type RunDescription,
+  type RunFilter,
   RUN_PRIORITIES,
   type RunPriority,
 } from '@baton/client';
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '@baton/core';
+import { ConfigError, NotFoundError } from '@baton/core';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import { addFilterFlags, filterFromFlags, hasFilter, queryFromFlags, type FilterFlags } from '../filters.js';
 import { parseDuration, parseJson, workflowRef } from '../arguments.js';
-import { json, runsTable, summaryText, time, timelineTable, valueText } from '../output.js';
+import { attributeText, json, runsTable, summaryText, time, timelineTable, valueText } from '../output.js';
 import { fieldTable } from '../table.js';
 import { bulkExit, bulkProgress } from './progress.js';
 import { checkRegistered, checkStartArguments } from './start-checks.js';
@@ -43,6 +44,23 @@ export const runsCommands: CommandGroup = {
             ? json({ runs: page.runs, ...(page.cursor !== undefined && { cursor: page.cursor }) })
             : runsTable(page.runs, page.cursor, context.flags(command).wide),
         );
+        return EXIT.done;
+      }),
+    );
+
+    addFilterFlags(
+      runs
+        .command('count')
+        .description(
+          'how many runs there are, by status: all of them, the runs of one keyword or boolean --attr ' +
+            '(kept counts), or the runs any other filters match (counted run by run)',
+        ),
+      false,
+    ).action((flags: FilterFlags, command: Command) =>
+      context.run(async () => {
+        const client = await context.session(command).client();
+        const counted = await countRuns(client, filterFromFlags(flags));
+        context.io.out(context.flags(command).json ? json(counted) : countsText(counted));
         return EXIT.done;
       }),
     );
@@ -401,6 +419,34 @@ async function bulk(
   return bulkExit(context.io, summary, matched, 'run');
 }
 
+/** What `runs count` prints: the total, and by status where the store keeps counts. */
+interface CountedRuns {
+  total: number;
+  byStatus?: Record<string, number>;
+}
+
+/**
+ * The counts of `filter`: kept counts for no filter or one keyword or boolean attribute
+ * (client.runs.count), else the runs it matches counted page by page (client.bulk.count).
+ */
+async function countRuns(client: Client, filter: RunFilter): Promise<CountedRuns> {
+  const given = Object.keys(filter);
+  if (given.length === 0 || (given.length === 1 && given[0] === 'attributes')) {
+    try {
+      const { total, byStatus } = await client.runs.count(filter);
+      return { total, byStatus };
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+    }
+  }
+  return { total: await client.bulk.count(filter) };
+}
+
+function countsText({ total, byStatus }: CountedRuns): string {
+  const rows: [string, number][] = Object.entries(byStatus ?? {}).filter(([, n]) => n > 0);
+  return `${fieldTable([...rows, ['total', total]])}\n`;
+}
+
 /** The run, or a refusal naming the id and what to do. */
 async function described(client: Client, runId: string): Promise<RunDescription> {
   try {
@@ -436,6 +482,9 @@ function describeText(
   if (run.result !== undefined) rows.push(['result', valueText(run.result)]);
   if (run.error !== undefined) rows.push(['error', `${run.error.name}: ${run.error.message}`]);
   if (run.forkedFrom !== undefined) rows.push(['forked from', JSON.stringify(run.forkedFrom)]);
+  // Search attributes (docs/search-attributes.md), one row each: name = value (type).
+  for (const [name, attribute] of Object.entries(run.attributes ?? {}))
+    rows.push([`attribute ${name}`, `${attributeText(attribute)} (${attribute.type})`]);
   if (run.parent !== undefined) rows.push(['parent', `${run.parent.runId} (step #${run.parent.seq})`]);
   for (const child of children) rows.push(['child', `${child.runId} (${child.workflow}, ${child.status})`]);
   if (children.length === CHILDREN_SHOWN) rows.push(['children', `the first ${CHILDREN_SHOWN} shown`]);

@@ -1,9 +1,17 @@
 /**
  * The runs page's API: one page of runs for a filter kept in the page's URL, and the counts by
  * status. The query string uses the store's own filter names (RunFilter), so the URL a person
- * shares is the query the store answers.
+ * shares is the query the store answers; search attributes (docs/search-attributes.md) are
+ * `attr=<expression>` (repeatable) or `attr.<name>[:<type>]=<value>`, read by the client's
+ * parseAttributeFilter, the CLI's `--attr` syntax.
  */
-import { RUN_STATUSES, type RunQuery, type RunStatus } from '@baton/client';
+import {
+  parseAttributeFilter,
+  RUN_STATUSES,
+  type AttributeCondition,
+  type RunQuery,
+  type RunStatus,
+} from '@baton/client';
 import { HttpError, type Route } from './http-kit.js';
 
 const TIME_FIELDS = ['createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore'] as const;
@@ -14,6 +22,34 @@ function wholeNumber(field: string, text: string): number {
   if (!Number.isSafeInteger(n) || n < 0)
     throw new HttpError(400, `'${field}' must be a whole number, got '${text}'`);
   return n;
+}
+
+/**
+ * The search attribute expressions of a query string: each `attr=<expression>`, and each
+ * `attr.<name>[:<type>]=<value>` as `<name>[:<type>]=<value>`, or, when the value starts with an
+ * operator (`>=`, `>`, `<=`, `<`, `=`), as `<name>[:<type>]<value>` (`attr.total=>=100`).
+ */
+export function attributeExpressionsOf(params: URLSearchParams): string[] {
+  const expressions: string[] = [];
+  for (const [key, value] of params) {
+    if (key === 'attr') expressions.push(value);
+    else if (key.startsWith('attr.')) {
+      const name = key.slice('attr.'.length);
+      expressions.push(/^(>=|<=|>|<|=)/.test(value) ? `${name}${value}` : `${name}=${value}`);
+    }
+  }
+  return expressions;
+}
+
+/** The query string's search attribute filter, or undefined; 400 naming an expression that does not read. */
+export function attributesOf(params: URLSearchParams): Record<string, AttributeCondition> | undefined {
+  const expressions = attributeExpressionsOf(params);
+  if (expressions.length === 0) return undefined;
+  try {
+    return parseAttributeFilter(expressions);
+  } catch (err) {
+    throw new HttpError(400, (err as Error).message);
+  }
 }
 
 /** Turns the page's query string into a RunQuery; 400 names a field that is not valid. */
@@ -51,6 +87,8 @@ export function runQueryOf(params: URLSearchParams): RunQuery {
   }
   const limit = params.get('limit');
   if (limit) query.limit = wholeNumber('limit', limit);
+  const attributes = attributesOf(params);
+  if (attributes !== undefined) query.attributes = attributes;
   return query;
 }
 
@@ -63,6 +101,19 @@ export const RUNS_ROUTES: Route[] = [
   {
     method: 'GET',
     path: /^\/api\/run-counts$/,
-    handle: ({ client }) => client.runs.count(),
+    // The counts of one keyword or boolean attribute's value when the filter names exactly that
+    // (`attribute` says which); the whole store's otherwise.
+    handle: async ({ client, query }) => {
+      const attributes = attributesOf(query);
+      const expressions = attributeExpressionsOf(query);
+      if (attributes !== undefined && expressions.length === 1) {
+        try {
+          return { ...(await client.runs.count({ attributes })), attribute: expressions[0] };
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'BATON_CONFIG') throw err;
+        }
+      }
+      return client.runs.count();
+    },
   },
 ];

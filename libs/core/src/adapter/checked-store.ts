@@ -5,6 +5,7 @@
  * does the same), as a transport applies `checkedJournal` (journal-log.ts) to its journal.
  *
  * What is checked (each by the validator beside its contract): run queries (run-query-check.ts),
+ * search attributes' changes and counted values (attribute-check.ts),
  * schedules, schedule ids, listings and due limits (schedule-times.ts), worker reports and their
  * time to live (fleet-check.ts), slot requests (contracts/concurrency.ts), rate-limit requests
  * (contracts/rate-limits.ts), update ids and names (contracts/updates.ts) and query asks
@@ -23,6 +24,8 @@
  *    unchanged (the same objects), its methods run on the adapter itself (so its state stays in one
  *    place), and `instanceof` still holds.
  */
+import { checkAttributeChanges, checkCountedAttribute } from './attribute-check.js';
+import type { RunAttributeStore } from './contracts/attributes.js';
 import { checkSlotRequest, type ConcurrencyStore } from './contracts/concurrency.js';
 import type { FleetStore } from './contracts/fleet.js';
 import { checkQueryAsk, type QueryMailbox } from './contracts/query-mailbox.js';
@@ -46,7 +49,7 @@ import { assertScheduleId, checkDueLimit, checkNewSchedule, checkScheduleQuery }
  * }
  */
 export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs' | 'schedules'> & Store {
-  const { runs, schedules, fleet, concurrency, rateLimits, updates, queries } = adapter;
+  const { runs, schedules, fleet, concurrency, rateLimits, updates, queries, attributes } = adapter;
   const listing: Pick<RunQueries, 'list'> = {
     async list(query) {
       const asked = checkRunQuery(query);
@@ -92,6 +95,15 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
       return concurrency.release(request);
     },
   };
+  const attributing: RunAttributeStore = {
+    async set(runId, epoch, changes) {
+      return attributes.set(runId, epoch, checkAttributeChanges(runId, changes));
+    },
+    async count(name, attribute) {
+      checkCountedAttribute(name, attribute);
+      return attributes.count(name, attribute);
+    },
+  };
   const grants: RateLimitStore = {
     async take(request) {
       checkRateLimitRequest(request);
@@ -126,6 +138,8 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
     rateLimits: view(rateLimits, grants),
     updates: view(updates, answering),
     queries: view(queries, asking),
+    // Every store has it (contracts/store.ts); an adapter written before it is passed as it is.
+    ...(attributes !== undefined && { attributes: view(attributes, attributing) }),
   }) as Omit<A, 'runs' | 'schedules'> & Store;
 }
 

@@ -92,6 +92,8 @@ export type {
   RunOutcome,
 } from './contracts/run-index.js';
 export type { RunRecord, RunStatus } from './contracts/run-record.js';
+export type { RunAttributeStore } from './contracts/attributes.js';
+export type { AttributeChanges, RunAttribute } from '../shared/attributes.js';
 export type { DueTimer, InboxSignal, SignalInbox, TimerStore } from './contracts/waits.js';
 export type { PresenceStore, PublishedMembership, ScanTurn } from './contracts/presence.js';
 export { MEMBERSHIP_TURN } from './contracts/presence.js';
@@ -104,6 +106,7 @@ export {
   UNFINISHED_RUN_STATUSES,
 } from './contracts/run-record.js';
 export type {
+  AttributeCondition,
   CheckedRunQuery,
   ListedRun,
   RunCounts,

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../shared/errors.js';
+import { checkAttributeFilter } from './attribute-check.js';
 import {
   DEFAULT_RUN_PAGE,
   MAX_RUN_PAGE,
@@ -56,9 +57,22 @@ export function checkRunQuery(query: RunQuery = {}): CheckedRunQuery {
     if (value !== undefined && (typeof value !== 'string' || value.length === 0))
       fail(field, 'is empty; give a value or leave it out');
   }
-  const normalized: RunFilter = { ...filter, ...(statuses && { status: [...statuses].sort() }) };
+  // Search attributes (attribute-check.ts): tests sorted by name, in one normal form.
+  const attributes = checkAttributeFilter(filter.attributes);
+  const normalized: RunFilter = {
+    ...filter,
+    ...(statuses && { status: [...statuses].sort() }),
+    attributes: attributes?.normal,
+  };
   const after = cursor === undefined ? undefined : readRunCursor(cursor, normalized, order);
-  return { filter: normalized, statuses, order, limit, after };
+  return {
+    filter: normalized,
+    statuses,
+    order,
+    limit,
+    after,
+    ...(attributes && { attributes: attributes.tests }),
+  };
 }
 
 /** The fingerprint of a filter and order: a cursor is good only for the query it came from. */

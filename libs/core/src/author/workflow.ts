@@ -3,6 +3,11 @@
  */
 import type { Duration } from './duration.js';
 import { ConfigError } from '../shared/errors.js';
+import {
+  checkAttributeDeclaration,
+  type AttributeDeclaration,
+  type AttributeUpdate,
+} from '../shared/attributes.js';
 import type { RetryPolicy } from './retry.js';
 import type { SignalDefinition } from './signal.js';
 import type { UpdateDefinition, UpdateHandlerOptions } from './update.js';
@@ -85,8 +90,12 @@ export interface WaitForSignalOptions {
   timeout?: Duration;
 }
 
-/** The workflow's handle on the durable world. Every non-deterministic thing goes through it. */
-export interface WorkflowContext {
+/**
+ * The workflow's handle on the durable world. Every non-deterministic thing goes through it. `A`
+ * is the workflow's declared search attributes (`defineWorkflow({ attributes })`), which type
+ * {@link WorkflowContext.setAttributes}; without a declaration any valid name is accepted.
+ */
+export interface WorkflowContext<A extends AttributeDeclaration = AttributeDeclaration> {
   readonly runId: string;
   readonly workflow: string;
   readonly version: number;
@@ -135,6 +144,17 @@ export interface WorkflowContext {
    * token is drawn once and journaled, so every replay has the same one (docs/promises.md).
    */
   promise<T = unknown>(options?: PromiseOptions<T>): DurablePromise<T>;
+  /**
+   * Sets search attributes on this run (docs/search-attributes.md): typed fields the store indexes,
+   * so operators list, count and act on runs by them (`baton runs list --attr customerId=42`). A
+   * string is a keyword, a number a number, a boolean a boolean, a Date a time (for an attribute
+   * declared `time`, an ISO 8601 string or ms too); null removes the attribute; names left out keep
+   * their values. A step: the store holds the values once it resolves, and the change is journaled,
+   * so a replay writes nothing again. An invalid name or value, an undeclared name (when the
+   * workflow declares its attributes) or more than 20 attributes on the run rejects with
+   * ConfigError naming the attribute, before anything is written.
+   */
+  setAttributes(values: AttributeUpdate<A>): Promise<void>;
   /** Journaled wall-clock time (ms): the same value on every replay. */
   now(): number;
   /** Journaled random number in [0, 1). */
@@ -214,6 +234,14 @@ export interface WorkflowDefinition<I = unknown, O = unknown, StartInput = I> {
    */
   readonly concurrency?: ConcurrencyOptions<I> | undefined;
   /**
+   * The search attributes the workflow sets, by name and type (`{ customerId: 'keyword' }`):
+   * `ctx.setAttributes` then takes only these names, each with its type's values (checked by the
+   * compiler and again when called), and a `time` attribute accepts an ISO 8601 string. Optional:
+   * without it any valid name is accepted and a value's type is its JavaScript type.
+   * @defaultValue none: not declared
+   */
+  readonly attributes?: AttributeDeclaration | undefined;
+  /**
    * The workflow's code. A property rather than a method so its parameter is checked
    * contravariantly: a definition for `{ a: string }` is not usable where `{}` is accepted.
    */
@@ -238,14 +266,29 @@ export type WorkflowOutput<W> =
   W extends WorkflowDefinition<infer _I, infer O, infer _S> ? ChainResult<O> : unknown;
 
 /** The fields `defineWorkflow` takes when the input type comes from a schema. */
-export interface SchemaWorkflowSpec<Schema extends StandardSchemaV1, O> {
+export interface SchemaWorkflowSpec<
+  Schema extends StandardSchemaV1,
+  O,
+  A extends AttributeDeclaration = AttributeDeclaration,
+> {
   readonly name: string;
   readonly version: number;
   /** Validated in `client.start`; the run's input type is the schema's output type. */
   readonly input: Schema;
   readonly concurrency?: ConcurrencyOptions<StandardSchemaOutput<Schema>>;
-  run(ctx: WorkflowContext, input: StandardSchemaOutput<Schema>): Promise<O>;
+  /** The search attributes the workflow sets ({@link WorkflowDefinition.attributes}). */
+  readonly attributes?: A;
+  run(ctx: WorkflowContext<A>, input: StandardSchemaOutput<Schema>): Promise<O>;
 }
+
+/** The fields `defineWorkflow` takes when the input type comes from `run`'s parameter. */
+type PlainWorkflowSpec<I, O, A extends AttributeDeclaration> = Omit<
+  WorkflowDefinition<I, O>,
+  'kind' | 'input' | 'attributes' | 'run'
+> & {
+  readonly attributes?: A;
+  readonly run: (ctx: WorkflowContext<A>, input: I) => Promise<O>;
+};
 
 /** The pattern, and the version rule below, are the ones the client and worker check (start-fields.ts). */
 function checkName(what: string, name: string): void {
@@ -293,11 +336,15 @@ export function checkFreshness(name: string, options: ActivityOptions & { reconc
  * With `input: schema` (any Standard Schema), `client.start` validates the input and the input
  * type is the schema's; without it, the type of `run`'s `input` parameter is the input type.
  */
-export function defineWorkflow<Schema extends StandardSchemaV1, O>(
-  spec: SchemaWorkflowSpec<Schema, O>,
+export function defineWorkflow<
+  Schema extends StandardSchemaV1,
+  O,
+  const A extends AttributeDeclaration = AttributeDeclaration,
+>(
+  spec: SchemaWorkflowSpec<Schema, O, A>,
 ): WorkflowDefinition<StandardSchemaOutput<Schema>, O, StandardSchemaInput<Schema>>;
-export function defineWorkflow<I, O>(
-  spec: Omit<WorkflowDefinition<I, O>, 'kind' | 'input'>,
+export function defineWorkflow<I, O, const A extends AttributeDeclaration = AttributeDeclaration>(
+  spec: PlainWorkflowSpec<I, O, A>,
 ): WorkflowDefinition<I, O>;
 export function defineWorkflow(spec: Omit<WorkflowDefinition, 'kind'>): WorkflowDefinition {
   checkName('workflow', spec.name);
@@ -310,6 +357,7 @@ export function defineWorkflow(spec: Omit<WorkflowDefinition, 'kind'>): Workflow
         'as zod 3.24+, valibot and arktype schemas are), or left out',
     );
   }
+  if (spec.attributes !== undefined) checkAttributeDeclaration(`workflow ${spec.name}`, spec.attributes);
   if (spec.concurrency !== undefined) {
     const { key, limit } = spec.concurrency;
     if (typeof key !== 'function' || !Number.isInteger(limit) || limit < 1) {

@@ -5,6 +5,7 @@
  * demo and unit tests, so it scans its runs on each call, which is always current and cannot drift.
  */
 import type {
+  AttributeTest,
   CheckedRunQuery,
   ListedRun,
   RunCounts,
@@ -62,9 +63,28 @@ function holder(state: MemoryState, runId: string): string | null {
   return lease?.state === 'held' ? lease.owner : null;
 }
 
-function matches(state: MemoryState, run: RunRecord, { filter, statuses }: CheckedRunQuery): boolean {
+/** Whether the run holds the attribute the test names, of its type, with a value that passes it. */
+function passes(run: RunRecord, test: AttributeTest): boolean {
+  const held = run.attributes?.[test.name];
+  if (held === undefined || held.type !== test.type) return false;
+  if (test.eq !== undefined) return held.value === test.eq;
+  const value = held.value as number;
+  return (
+    (test.gt === undefined || value > test.gt) &&
+    (test.gte === undefined || value >= test.gte) &&
+    (test.lt === undefined || value < test.lt) &&
+    (test.lte === undefined || value <= test.lte)
+  );
+}
+
+function matches(
+  state: MemoryState,
+  run: RunRecord,
+  { filter, statuses, attributes }: CheckedRunQuery,
+): boolean {
   const f: RunFilter = filter;
   return (
+    (attributes === undefined || attributes.every((test) => passes(run, test))) &&
     (statuses === undefined || statuses.has(run.status)) &&
     (f.workflow === undefined || run.workflow === f.workflow) &&
     (f.version === undefined || run.version === f.version) &&

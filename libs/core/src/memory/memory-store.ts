@@ -4,7 +4,7 @@
  * store's state and its closed check (`bindCapabilities`); the work is in one file per capability,
  * each written against its contract (`OperationsOf`), as in the Redis and Postgres stores:
  * memory-leases.ts, memory-control.ts (cancel, pause, resume), memory-checkpoints.ts,
- * memory-runs.ts and memory-queries.ts, memory-waits.ts (timers, signals), memory-retention.ts,
+ * memory-runs.ts and memory-queries.ts, memory-attributes.ts, memory-waits.ts (timers, signals), memory-retention.ts,
  * memory-payloads.ts, memory-fleet.ts, memory-schedules.ts, memory-concurrency.ts,
  * memory-rate-limits.ts, memory-updates.ts, memory-promises.ts and memory-journal-index.ts, over
  * the maps of memory-state.ts; and memory-query-mailbox.ts (queries to runs) over a map of its own.
@@ -33,6 +33,7 @@ import type { Store, StoreAdapter } from '../adapter/contracts/store.js';
 import { checkedStore } from '../adapter/checked-store.js';
 import { bindCapabilities, bindOperations, type OperationRunner } from '../adapter/lifecycle.js';
 import { BatonError } from '../shared/errors.js';
+import { attributes } from './memory-attributes.js';
 import { checkpoints, damageCheckpoint } from './memory-checkpoints.js';
 import { concurrency } from './memory-concurrency.js';
 import { control, watchCancels } from './memory-control.js';
@@ -114,6 +115,7 @@ class MemoryStore implements StoreAdapter {
         control,
         checkpoints,
         runs: { ...runIndex, ...runQueries },
+        attributes,
         timers,
         signals,
         retention,

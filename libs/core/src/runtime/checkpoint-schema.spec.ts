@@ -92,6 +92,9 @@ describe('migrateCheckpoint', () => {
     };
     expect(checkpointSchemaFor([done, accepted])).toBe(3);
     expect(checkpointSchemaFor([accepted, byRef])).toBe(3);
+    // An AttributesSet step (docs/search-attributes.md) needs version 3, whatever else is there.
+    const set: JournalEntry = { type: 'AttributesSet', epoch: 1, at: 1, seq: 1, attributes: {} };
+    expect(checkpointSchemaFor([done, byRef, set])).toBe(3);
     const old = { ...base, entries: [done] };
     const migrated = migrateCheckpoint(old, 'run-1');
     expect(migrated).toEqual({ ...old, schemaVersion: CHECKPOINT_SCHEMA_VERSION });

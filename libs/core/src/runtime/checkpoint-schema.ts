@@ -19,8 +19,9 @@ import { isPromiseEntry, type JournalEntry } from '../shared/journal.js';
  * the old one. Version 2: entries may hold payload references (docs/large-payloads.md) instead of
  * values; a worker that knows only version 1 would replay them as missing values, so it must
  * refuse (and hold) such a checkpoint. Version 3: entries may hold updates (UpdateAccepted,
- * UpdateCompleted: docs/updates.md) or durable promises (docs/promises.md); a worker that knows
- * only version 2 would replay the run without its update handlers' steps or its promises' values.
+ * UpdateCompleted: docs/updates.md), durable promises (docs/promises.md) or search attributes
+ * (AttributesSet: docs/search-attributes.md); a worker that knows only version 2 would replay the
+ * run without its update handlers' steps, its promises' values or its attribute steps.
  * See {@link checkpointSchemaFor}.
  */
 export const CHECKPOINT_SCHEMA_VERSION = 3;
@@ -33,7 +34,12 @@ export const CHECKPOINT_SCHEMA_VERSION = 3;
 export function checkpointSchemaFor(entries: readonly JournalEntry[]): number {
   let version = 1;
   for (const entry of entries) {
-    if (entry.type === 'UpdateAccepted' || entry.type === 'UpdateCompleted' || isPromiseEntry(entry))
+    if (
+      entry.type === 'UpdateAccepted' ||
+      entry.type === 'UpdateCompleted' ||
+      entry.type === 'AttributesSet' ||
+      isPromiseEntry(entry)
+    )
       return 3;
     const fields = entry as { resultRef?: unknown; payloadRef?: unknown; valueRef?: unknown };
     if (fields.resultRef !== undefined || fields.payloadRef !== undefined || fields.valueRef !== undefined)

@@ -130,6 +130,25 @@ describe('journal codec', () => {
     expect(decodeEntries(encodeEntries([timer, made, done]), 'r')).toEqual([timer, made, done]);
   });
 
+  it('writes version 3 for a record holding an AttributesSet, and refuses a malformed one', () => {
+    const set: JournalEntry = {
+      type: 'AttributesSet',
+      epoch: 1,
+      at: 1,
+      seq: 0,
+      attributes: { customerId: { type: 'keyword', value: '42' }, tier: null },
+    };
+    const marker: JournalEntry = { type: 'LeaseAcquired', epoch: 1, at: 1, workerId: 'w' };
+    const version = (bytes: Uint8Array): unknown =>
+      (JSON.parse(new TextDecoder().decode(bytes)) as { v: unknown }).v;
+    expect(version(encodeEntries([marker]))).toBe(1);
+    expect(version(encodeEntries([marker, set]))).toBe(3);
+    expect(decodeEntries(encodeEntries([marker, set]), 'r')).toEqual([marker, set]);
+    expect(() =>
+      decodeEntries(encodeJson({ v: 3, entries: [{ type: 'AttributesSet', epoch: 1, seq: 0 }] }), 'run-3'),
+    ).toThrow(/run-3 holds an AttributesSet without an integer 'seq' and an 'attributes' object/);
+  });
+
   it('refuses bytes that are not JSON and entries of unknown type', () => {
     expect(() => decodeEntries(new Uint8Array([0xff, 0xfe]), 'r')).toThrow(/not valid UTF-8 JSON/);
     expect(() => decodeEntries(encodeJson({ v: 1, entries: [{ type: 'Bogus', epoch: 1 }] }), 'r')).toThrow(

@@ -7,6 +7,7 @@ import { CodecError } from '../adapter/errors.js';
 import {
   isPromiseEntry,
   JOURNAL_ENTRY_TYPES,
+  type AttributesSetEntry,
   type JournalEntry,
   type PatchMarkerEntry,
   type UpdateAcceptedEntry,
@@ -20,11 +21,12 @@ import { unencodableEntries, unencodableMessage, unencodableValue } from './unen
 /**
  * Newest wire version of journal records this Baton reads and writes. Version 2 records hold
  * payload references (docs/large-payloads.md); version 3 records hold entries of a conversation
- * with the running workflow: updates (UpdateAccepted, UpdateCompleted: docs/updates.md) and durable
- * promises (PromiseCreated, PromiseCompleted, PromiseTimedOut: docs/promises.md), which a worker
- * that does not know them would replay without their steps or values. A record is written with the
- * lowest version that holds it (1 with none of these), so a worker of an older Baton keeps reading
- * it during a rolling deploy and refuses (never misreads) one that it cannot replay.
+ * with the running workflow: updates (UpdateAccepted, UpdateCompleted: docs/updates.md), durable
+ * promises (PromiseCreated, PromiseCompleted, PromiseTimedOut: docs/promises.md) and search
+ * attributes (AttributesSet: docs/search-attributes.md), which a worker that does not know them
+ * would replay without their steps or values. A record is written with the lowest version that
+ * holds it (1 with none of these), so a worker of an older Baton keeps reading it during a rolling
+ * deploy and refuses (never misreads) one that it cannot replay.
  */
 export const JOURNAL_CODEC_VERSION = 3;
 /** The version of records with a payload reference and none of version 3's entries. */
@@ -93,7 +95,8 @@ function isUpdateEntry(entry: JournalEntry): boolean {
 
 /** The lowest journal codec version that holds `entries` (see {@link JOURNAL_CODEC_VERSION}). */
 function journalVersionFor(entries: readonly JournalEntry[]): number {
-  if (entries.some((entry) => isUpdateEntry(entry) || isPromiseEntry(entry))) return JOURNAL_CODEC_VERSION;
+  if (entries.some((entry) => isUpdateEntry(entry) || isPromiseEntry(entry) || entry.type === 'AttributesSet'))
+    return JOURNAL_CODEC_VERSION;
   return entries.some(holdsRef) ? JOURNAL_REF_VERSION : BASE_VERSION;
 }
 
@@ -135,6 +138,7 @@ export function decodeEntries(bytes: Uint8Array, runId: string): JournalEntry[] 
     }
     if (e.type === 'PatchMarker') checkPatchMarker(e, runId);
     if (e.type === 'UpdateAccepted' || e.type === 'UpdateCompleted') checkUpdateEntry(e, runId);
+    if (e.type === 'AttributesSet') checkAttributesSet(e, runId);
   }
   return obj.entries as JournalEntry[];
 }
@@ -153,6 +157,21 @@ function checkUpdateEntry(e: Partial<UpdateAcceptedEntry | UpdateCompletedEntry>
   if (typeof e.updateId !== 'string' || e.updateId.length === 0 || typeof e.name !== 'string') {
     throw new CodecError(
       `journal record of run ${runId} holds an ${String(e.type)} without a non-empty 'updateId' and a 'name'`,
+    );
+  }
+}
+
+/** An AttributesSet settles a step on replay: one without its seq and changes must not be read as empty. */
+function checkAttributesSet(e: Partial<AttributesSetEntry>, runId: string): void {
+  const { attributes } = e;
+  if (
+    !Number.isInteger(e.seq) ||
+    typeof attributes !== 'object' ||
+    attributes === null ||
+    Array.isArray(attributes)
+  ) {
+    throw new CodecError(
+      `journal record of run ${runId} holds an AttributesSet without an integer 'seq' and an 'attributes' object`,
     );
   }
 }

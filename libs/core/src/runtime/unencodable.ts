@@ -139,6 +139,8 @@ function carriedValue(entry: JournalEntry): { what: string; value: unknown } {
       return { what: `result of update '${entry.name}' (id ${entry.updateId})`, value: entry.result };
     case 'PromiseCompleted':
       return { what: `value of durable promise (step #${entry.seq})`, value: entry.value };
+    case 'AttributesSet':
+      return { what: `search attributes (step #${entry.seq})`, value: entry.attributes };
     default:
       return { what: `${entry.type} journal entry`, value: entry };
   }

@@ -5,6 +5,7 @@
  * number: the n-th ctx call made by the workflow function (assigned at call time, so parallel
  * branches number deterministically whatever order they finish in).
  */
+import type { AttributeChanges } from './attributes.js';
 import type { SerializedError } from './errors.js';
 
 /**
@@ -94,6 +95,18 @@ export interface ValueRecordedEntry extends EntryBase {
   seq: number;
   name: 'now' | 'random' | 'uuid';
   value: number | string;
+}
+
+/**
+ * `ctx.setAttributes(...)` changed the run's search attributes (docs/search-attributes.md): written
+ * after the store holds them, so a replay that finds it writes nothing again. A step of its own
+ * (it takes a sequence number). Records holding one are journal codec version 3.
+ */
+export interface AttributesSetEntry extends EntryBase {
+  type: 'AttributesSet';
+  seq: number;
+  /** The changes, in stored form: a new value by name, or null where one was removed. */
+  attributes: AttributeChanges;
 }
 
 export interface TimerScheduledEntry extends EntryBase {
@@ -219,6 +232,7 @@ export type JournalEntry =
   | ActivityCompletedEntry
   | ActivityFailedEntry
   | ValueRecordedEntry
+  | AttributesSetEntry
   | TimerScheduledEntry
   | TimerFiredEntry
   | SignalWaitStartedEntry
@@ -259,6 +273,7 @@ export const JOURNAL_ENTRY_TYPES: readonly JournalEntryType[] = [
   'RunCompleted',
   'RunFailed',
   'RunCancelled',
+  'AttributesSet',
 ];
 
 /** An entry as read back from the transport, with its position in the run's journal. */

@@ -7,7 +7,9 @@
 --       afterCreatedAt, afterRunId ('' = from the start),
 --       createdAfter (inclusive), createdBefore (exclusive) ('' = unbounded),
 --       statuses (comma-separated, '' = any), workflow, version, updatedAfter, updatedBefore,
---       runIdPrefix, idempotencyKeyPrefix, worker ('' = not filtered)
+--       runIdPrefix, idempotencyKeyPrefix, worker ('' = not filtered),
+--       then the search attribute tests: their count, and per test name, type letter (k, b, n, t),
+--       eq, gt, gte, lt, lte ('' = none; a boolean as 'true'/'false', a number as JavaScript writes it)
 -- Returns { matches, lastCreatedAt, lastRunId }: matches are { record as HGETALL pairs, lease
 -- epoch, lease state, lease owner } ('' when absent); last* is the last run examined ('' when none).
 local prefix, order, want, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -17,6 +19,22 @@ local workflow, version = ARGV[10], tonumber(ARGV[11])
 local updated_from, updated_before = tonumber(ARGV[12]), tonumber(ARGV[13])
 local id_prefix, key_prefix, worker = ARGV[14], ARGV[15], ARGV[16]
 local newest = order == 'newest'
+
+-- Search attribute tests (prelude: 'attr:<name>' fields and the index:attr / index:attrv sets).
+local tests = {}
+for i = 0, tonumber(ARGV[17] or '0') - 1 do
+  local at = 18 + i * 7
+  tests[#tests + 1] = {
+    name = ARGV[at], t = ARGV[at + 1], eq = ARGV[at + 2], gt = tonumber(ARGV[at + 3]),
+    gte = tonumber(ARGV[at + 4]), lt = tonumber(ARGV[at + 5]), lte = tonumber(ARGV[at + 6]),
+    -- The bounds as given, for ZRANGEBYSCORE (re-formatting a double could move it).
+    raw = { gt = ARGV[at + 3], gte = ARGV[at + 4], lt = ARGV[at + 5], lte = ARGV[at + 6] },
+  }
+end
+local attr_fields = {}
+for i, test in ipairs(tests) do
+  attr_fields[i] = 'attr:' .. test.name
+end
 
 local statuses, status_count = {}, 0
 for status in string.gmatch(ARGV[9], '[^,]+') do
@@ -55,6 +73,17 @@ if worker ~= '' then
   end
 end
 
+-- For a keyword or boolean equality, the runs of its value (in the listing's order) when fewer.
+for _, test in ipairs(tests) do
+  if test.eq ~= '' and attr_counted(test.t) then
+    local key = prefix .. 'index:attr:' .. test.name .. ':' .. test.t .. ':' .. test.eq
+    local n = redis.call('ZCARD', key)
+    if n < size then
+      indexes, size, owned_key = { key }, n, nil
+    end
+  end
+end
+
 -- For a run-id or idempotency-key prefix, the runs of its prefix index (prelude: index:ids,
 -- index:keys) when there are at most `budget` of them, fewer than the smallest index so far: the
 -- members from the prefix on, bytewise, up to the first that does not start with it. nil when there
@@ -89,6 +118,33 @@ if key_prefix ~= '' then
   end)
   if runs and #runs < size then
     prefix_set, size, owned_key = runs, #runs, nil
+  end
+end
+
+-- For a number or time test, the runs of its range (index:attrv) when there are at most `budget`
+-- of them, fewer than the smallest index so far; read as a prefix's runs are.
+for _, test in ipairs(tests) do
+  if not attr_counted(test.t) then
+    local low, high = '-inf', '+inf'
+    if test.eq ~= '' then
+      low, high = test.eq, test.eq
+    else
+      if test.gte then
+        low = test.raw.gte
+      elseif test.gt then
+        low = '(' .. test.raw.gt
+      end
+      if test.lte then
+        high = test.raw.lte
+      elseif test.lt then
+        high = '(' .. test.raw.lt
+      end
+    end
+    local runs = redis.call('ZRANGEBYSCORE', prefix .. 'index:attrv:' .. test.name .. ':' .. test.t, low, high,
+      'LIMIT', 0, budget + 1)
+    if #runs <= budget and #runs < size then
+      prefix_set, size, owned_key = runs, #runs, nil
+    end
   end
 end
 
@@ -133,9 +189,36 @@ local function starts_with(text, start)
   return start == '' or (text and string.sub(text, 1, #start) == start)
 end
 
+-- Whether a stored attribute ('<t>:<value>', or nil) passes a test.
+local function passes(stored, test)
+  if not stored or string.sub(stored, 1, 1) ~= test.t then
+    return false
+  end
+  local value = string.sub(stored, 3)
+  if attr_counted(test.t) then
+    return value == test.eq
+  end
+  local n = tonumber(value)
+  if test.eq ~= '' then
+    return n == tonumber(test.eq)
+  end
+  return (not test.gt or n > test.gt) and (not test.gte or n >= test.gte) and (not test.lt or n < test.lt)
+    and (not test.lte or n <= test.lte)
+end
+
 local function matches(run_id)
   if not starts_with(run_id, id_prefix) then
     return false
+  end
+  -- The attribute tests first, reading only their fields: a walk for a sparse attribute filter
+  -- rejects most runs here, at the cost of one small read each.
+  if #tests > 0 then
+    local stored = redis.call('HMGET', prefix .. 'run:' .. run_id, unpack(attr_fields))
+    for i, test in ipairs(tests) do
+      if not passes(stored[i], test) then
+        return false
+      end
+    end
   end
   local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'version', 'updatedAt',
     'idempotencyKey')

@@ -57,6 +57,87 @@ end
 -- A run is indexed exactly while it is in index:all; a record from before the indexes existed is
 -- indexed on its first status change or by index-runs.lua, whichever comes first.
 
+-- Search attributes (attributes.ts; contracts/attributes.ts in @baton/core). A run's attributes are
+-- fields of its record, 'attr:<name>' -> '<t>:<value>' (t: k keyword, b boolean, n number, t time in
+-- ms; a number as JavaScript writes it), and 'attrs' -> ',<name>,<name>,' names them. Indexes, kept
+-- by the scripts that change the record (set-attributes.lua, and the status changes below):
+--   <prefix>index:attr:<name>:<t>:<value>   ZSET runId -> createdAt: the runs of a keyword or
+--                                           boolean value, in the listing's order
+--   <prefix>index:attrv:<name>:<t>          ZSET runId -> value: number and time attributes, for
+--                                           equality and ranges
+--   <prefix>index:attrc:<name>:<t>:<value>  HASH '<status>:<workflow>' -> count of the runs of a
+--                                           keyword or boolean value (a field goes at 0)
+-- A name holds no ':' (core checks it), so no two of these keys collide.
+
+local function attr_counted(t)
+  return t == 'k' or t == 'b'
+end
+
+local function attr_count(prefix, name, stored, status, workflow, by)
+  local t = string.sub(stored, 1, 1)
+  if not attr_counted(t) then
+    return
+  end
+  local key = prefix .. 'index:attrc:' .. name .. ':' .. stored
+  local field = status .. ':' .. workflow
+  if redis.call('HINCRBY', key, field, by) <= 0 then
+    redis.call('HDEL', key, field)
+  end
+end
+
+-- Adds (by 1) or removes (by -1) one attribute's index entry and its count.
+local function attr_index(prefix, run_id, name, stored, created_at, status, workflow, by)
+  local t = string.sub(stored, 1, 1)
+  if attr_counted(t) then
+    local key = prefix .. 'index:attr:' .. name .. ':' .. stored
+    if by > 0 then
+      redis.call('ZADD', key, created_at, run_id)
+    else
+      redis.call('ZREM', key, run_id)
+    end
+    attr_count(prefix, name, stored, status, workflow, by)
+  else
+    local key = prefix .. 'index:attrv:' .. name .. ':' .. t
+    if by > 0 then
+      redis.call('ZADD', key, string.sub(stored, 3), run_id)
+    else
+      redis.call('ZREM', key, run_id)
+    end
+  end
+end
+
+-- The names in a record's 'attrs' field.
+local function attr_names(attrs)
+  local names = {}
+  if attrs then
+    for name in string.gmatch(attrs, '[^,]+') do
+      names[#names + 1] = name
+    end
+  end
+  return names
+end
+
+-- Moves the counts of a run's keyword and boolean attributes from status `from` to `to`.
+local function attr_move_counts(prefix, run_key, attrs, workflow, from, to)
+  for _, name in ipairs(attr_names(attrs)) do
+    local stored = redis.call('HGET', run_key, 'attr:' .. name)
+    if stored then
+      attr_count(prefix, name, stored, from, workflow, -1)
+      attr_count(prefix, name, stored, to, workflow, 1)
+    end
+  end
+end
+
+-- Removes every attribute index entry and count of a run whose record is about to go.
+local function attr_unindex(prefix, run_key, run_id, attrs, status, workflow)
+  for _, name in ipairs(attr_names(attrs)) do
+    local stored = redis.call('HGET', run_key, 'attr:' .. name)
+    if stored then
+      attr_index(prefix, run_id, name, stored, 0, status, workflow, -1)
+    end
+  end
+end
+
 local function count_run(prefix, status, workflow, by)
   local counts_key = prefix .. 'index:counts'
   for _, field in ipairs({ 'status:' .. status, 'workflow:' .. status .. ':' .. workflow }) do
@@ -99,7 +180,7 @@ end
 
 -- Moves an existing record's index entries to `status`; call it before writing the status.
 local function index_status(prefix, run_key, run_id, status)
-  local run = redis.call('HMGET', run_key, 'status', 'workflow', 'createdAt', 'idempotencyKey')
+  local run = redis.call('HMGET', run_key, 'status', 'workflow', 'createdAt', 'idempotencyKey', 'attrs')
   if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
     index_add(prefix, run_id, status, run[2], run[3], run[4])
   elseif run[1] ~= status then
@@ -108,6 +189,9 @@ local function index_status(prefix, run_key, run_id, status)
     redis.call('ZADD', prefix .. 'index:status:' .. status, created_at, run_id)
     count_run(prefix, run[1], run[2], -1)
     count_run(prefix, status, run[2], 1)
+    if run[5] then
+      attr_move_counts(prefix, run_key, run[5], run[2], run[1], status)
+    end
   end
 end
 
@@ -116,7 +200,10 @@ local function unindex_run(prefix, run_id)
   if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
     return
   end
-  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'idempotencyKey')
+  local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'idempotencyKey', 'attrs')
+  if run[4] then
+    attr_unindex(prefix, prefix .. 'run:' .. run_id, run_id, run[4], run[1], run[2])
+  end
   redis.call('ZREM', prefix .. 'index:all', run_id)
   redis.call('ZREM', prefix .. 'index:ids', run_id)
   if run[3] then

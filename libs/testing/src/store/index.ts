@@ -15,6 +15,7 @@ import { describeLifecycle, useFixture } from '../conformance-helpers.js';
 import { describeLeaseConformance } from './leases.js';
 import { describeRunConformance } from './runs.js';
 import { describeRunQueryConformance } from './queries.js';
+import { describeAttributeConformance } from './attributes.js';
 import { describeHistoryConformance } from './history.js';
 import { describeWaitConformance } from './waits.js';
 import { describePauseConformance } from './pause.js';
@@ -77,6 +78,7 @@ export function describeStoreConformance(
     describePauseConformance(store);
     describeRunConformance(store);
     describeRunQueryConformance(store);
+    describeAttributeConformance(store);
     describeHistoryConformance(store);
     describeRetentionConformance(store);
     describePayloadStoreConformance(() => store().payloads);

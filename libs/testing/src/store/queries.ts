@@ -54,7 +54,7 @@ async function makeRun(
 }
 
 /** Every page of a query, following cursors (bounded, so a cursor that loops fails the test). */
-async function allPages(store: Store, query: RunQuery): Promise<ListedRun[][]> {
+export async function allPages(store: Store, query: RunQuery): Promise<ListedRun[][]> {
   const pages: ListedRun[][] = [];
   let cursor: string | undefined;
   for (let i = 0; i < 100; i++) {

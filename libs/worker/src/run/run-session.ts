@@ -449,6 +449,8 @@ export class RunSession {
       },
       lendSlot: this.deps.lendSlot,
       startChild: (child) => startChild(this.deps, this.start.run, child),
+      // Search attributes (ctx.setAttributes): the store's write is fenced by this run's epoch.
+      setAttributes: (changes) => store.attributes.set(this.runId, this.epoch, changes),
       // A process frozen past its lease (SIGSTOP, a long pause) wakes with its timers due at
       // once: the step a newer owner may have completed meanwhile must not start here before the
       // keeper's next tick reports the loss.

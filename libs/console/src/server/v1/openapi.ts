@@ -141,6 +141,20 @@ export const OPENAPI_DOCUMENT = {
             description: 'The `cursor` of the previous page, with the same filters and order.',
             schema: { type: 'string' },
           },
+          {
+            name: 'attr',
+            in: 'query',
+            description:
+              'A search attribute the run holds (docs/search-attributes.md), repeatable, all must hold: ' +
+              '`name=value` (a keyword), `name:number=42`, `name:boolean=true`, `name:time=<ISO 8601 or ms>`, ' +
+              'or a range `name>=10` (also `>`, `<=`, `<`; a number, else a time, unless typed). The same ' +
+              'as a parameter of its own: `attr.<name>[:<type>]=<value>` for equality, or with the value ' +
+              'starting with the operator (`attr.total=>=100`). Percent-encode `=`, `<`, `>` in a value.',
+            style: 'form',
+            explode: true,
+            schema: { type: 'array', items: { type: 'string' } },
+            example: ['customerId=42', 'total>=100'],
+          },
         ],
         responses: {
           '200': { description: 'One page of runs.', ...json(ref('RunPage')) },
@@ -510,7 +524,22 @@ export const OPENAPI_DOCUMENT = {
         required: [...Object.keys(RUN_FIELDS), 'owner'],
         properties: {
           ...RUN_FIELDS,
+          attributes: ref('Attributes'),
           owner: { type: ['string', 'null'], description: "The worker holding the run's lease now." },
+        },
+      },
+      Attributes: {
+        type: 'object',
+        description:
+          "The run's search attributes by name (`ctx.setAttributes`); absent when it set none. A time's " +
+          'value is ms since the epoch.',
+        additionalProperties: {
+          type: 'object',
+          required: ['type', 'value'],
+          properties: {
+            type: { type: 'string', enum: ['keyword', 'number', 'boolean', 'time'] },
+            value: { type: ['string', 'number', 'boolean'] },
+          },
         },
       },
       Run: {
@@ -518,6 +547,7 @@ export const OPENAPI_DOCUMENT = {
         required: [...Object.keys(RUN_FIELDS), 'lease'],
         properties: {
           ...RUN_FIELDS,
+          attributes: ref('Attributes'),
           input: { description: "The run's input." },
           result: { description: 'Set when completed.' },
           error: { ...ref('ErrorInfo'), description: 'Set when failed or cancelled.' },

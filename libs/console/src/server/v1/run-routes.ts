@@ -72,6 +72,9 @@ export const LIST_PARAMETERS = [
   'order',
   'limit',
   'cursor',
+  // Search attributes: `attr=<expression>`, repeatable, and `attr.<name>[:<type>]=<value>`
+  // (api-runs.ts, attributeExpressionsOf; docs/search-attributes.md).
+  'attr',
 ] as const;
 
 const START_FIELDS = ['workflow', 'version', 'input', 'idempotencyKey', 'allowUnregistered'];
@@ -146,7 +149,7 @@ export function waitOf(query: URLSearchParams, maxWaitMs: number): number {
 /** `GET /v1/runs`'s query: the store's filter names; an unknown parameter is a 400, not ignored. */
 function listQueryOf(query: URLSearchParams): ReturnType<typeof runQueryOf> {
   for (const name of query.keys()) {
-    if (!(LIST_PARAMETERS as readonly string[]).includes(name))
+    if (!(LIST_PARAMETERS as readonly string[]).includes(name) && !name.startsWith('attr.'))
       throw badRequest(`unknown query parameter '${name}'; the parameters are ${LIST_PARAMETERS.join(', ')}`);
   }
   return runQueryOf(query);

@@ -9,7 +9,7 @@
  * keys).
  */
 import type { SerializedError } from '@baton/core';
-import type { ListedRun, RunDescription } from '@baton/client';
+import type { ListedRun, RunAttribute, RunDescription } from '@baton/client';
 
 /** An error as the API shows it: no stack, no cause chain. */
 export interface ErrorView {
@@ -32,6 +32,8 @@ export interface RunSummaryView {
   createdAt: number;
   updatedAt: number;
   attempts: number;
+  /** The run's search attributes by name, each `{ type, value }` (a time in ms); absent when none. */
+  attributes?: Record<string, RunAttribute>;
   /** The worker holding the run's lease now, else null. */
   owner: string | null;
 }
@@ -47,7 +49,15 @@ function runFields(run: ListedRun | RunDescription): Omit<RunSummaryView, 'owner
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     attempts: run.attempts,
+    ...(run.attributes !== undefined && { attributes: attributeViews(run.attributes) }),
   };
+}
+
+/** Each attribute copied field by field (type and value), as every view is. */
+function attributeViews(attributes: Record<string, RunAttribute>): Record<string, RunAttribute> {
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, { type, value }]) => [name, { type, value } as RunAttribute]),
+  );
 }
 
 export function runSummary(run: ListedRun): RunSummaryView {

@@ -107,6 +107,22 @@ export function RunPage(props: { runId: string }) {
           <dd>{timeText(r.updatedAt)}</dd>
           <dt>Claims</dt>
           <dd>{r.attempts}</dd>
+          {r.attributes && Object.keys(r.attributes).length > 0 && (
+            <>
+              <dt>Search attributes</dt>
+              <dd>
+                <ul class="attributes" aria-label="Search attributes">
+                  {Object.entries(r.attributes).map(([name, attribute]) => (
+                    <li key={name}>
+                      <code>{name}</code> ={' '}
+                      {attribute.type === 'time' ? timeText(attribute.value) : String(attribute.value)}{' '}
+                      <span class="muted">({attribute.type})</span>
+                    </li>
+                  ))}
+                </ul>
+              </dd>
+            </>
+          )}
           {r.forkedFrom && (
             <>
               <dt>Forked from</dt>

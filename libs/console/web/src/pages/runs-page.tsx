@@ -2,6 +2,10 @@
  * The runs page: a table of runs for the filters in the URL's query (every field the store
  * filters by), a page at a time with the store's cursor, the counts by status, refreshed by
  * polling; bulk actions on that filter (components/bulk-actions.tsx). Changing a filter rewrites the URL (so it can be shared) and starts again at page one.
+ * Search attributes (docs/search-attributes.md) are one text field of expressions separated by
+ * spaces (`customerId=42 total>=100`), kept in the URL as one `attr=<expression>` each; the server
+ * reads them (a bad one is its 400, shown as the page's error). With one keyword or boolean
+ * attribute, the counts are that value's.
  */
 import { useState } from 'preact/hooks';
 import { get, getSession, type SessionInfo } from '../api.js';
@@ -9,6 +13,25 @@ import { BulkActions } from '../components/bulk-actions.js';
 import { timeText, usePolling } from '../hooks.js';
 import { navigate, onLinkClick } from '../router.js';
 import { RUN_STATUSES, type RunCounts, type RunPage } from '../types.js';
+
+/** The search attribute expressions in a URL's query: `attr=` values and `attr.<name>=` shorthands. */
+function attributeExpressions(params: URLSearchParams): string[] {
+  const expressions: string[] = [];
+  for (const [key, value] of params) {
+    if (key === 'attr') expressions.push(value);
+    else if (key.startsWith('attr.'))
+      expressions.push(/^(>=|<=|>|<|=)/.test(value) ? `${key.slice(5)}${value}` : `${key.slice(5)}=${value}`);
+  }
+  return expressions;
+}
+
+/** The query with its search attributes replaced by `expressions`, one `attr` each. */
+function withAttributes(search: string, expressions: string[]): string {
+  const params = new URLSearchParams(search);
+  for (const key of [...params.keys()]) if (key === 'attr' || key.startsWith('attr.')) params.delete(key);
+  for (const expression of expressions) params.append('attr', expression);
+  return params.toString();
+}
 
 /** The filter fields, as the API (and the store) name them, with their labels and input kinds. */
 const FIELDS = [
@@ -56,19 +79,29 @@ export function RunsPage(props: { search: string }) {
   const query = new URLSearchParams(params);
   query.set('limit', String(PAGE_SIZE));
   const page = usePolling(`runs?${query.toString()}`, () => get<RunPage>(`/api/runs?${query.toString()}`));
-  const counts = usePolling('counts', () => get<RunCounts>('/api/run-counts'));
+  const attributes = attributeExpressions(params);
+  const countsQuery = withAttributes('', attributes);
+  const counts = usePolling(`counts?${countsQuery}`, () =>
+    get<RunCounts & { attribute?: string }>(`/api/run-counts${countsQuery === '' ? '' : `?${countsQuery}`}`),
+  );
   const session = usePolling<SessionInfo>('session', getSession, 60_000);
   const statuses = (params.get('status') ?? '').split(',').filter((s) => s !== '');
 
-  const setFilter = (changes: Record<string, string | undefined>): void => {
+  const setFilter = (changes: Record<string, string | undefined>, expressions: string[]): void => {
     setTrail([]);
-    navigate(withParam(props.search, { ...changes, cursor: undefined }), true);
+    const search = withAttributes(props.search, expressions);
+    navigate(withParam(search, { ...changes, cursor: undefined }), true);
   };
 
   return (
     <main aria-labelledby="runs-title">
       <h1 id="runs-title">Runs</h1>
       <section aria-label="Counts by status" class="counts">
+        {counts.data?.attribute !== undefined && (
+          <span class="count">
+            runs with <code>{counts.data.attribute}</code>:
+          </span>
+        )}
         {counts.data &&
           RUN_STATUSES.map((status) => (
             <span key={status} class={`count status-${status}`}>
@@ -94,7 +127,10 @@ export function RunsPage(props: { search: string }) {
           }
           changes['status'] = RUN_STATUSES.filter((s) => data.get(`status-${s}`) === 'on').join(',');
           changes['order'] = data.get('order') === 'oldest' ? 'oldest' : undefined;
-          setFilter(changes);
+          const expressions = String(data.get('attr') ?? '')
+            .split(/\s+/)
+            .filter((e) => e !== '');
+          setFilter(changes, expressions);
         }}
       >
         <fieldset>
@@ -121,6 +157,16 @@ export function RunsPage(props: { search: string }) {
             />
           </label>
         ))}
+        <label>
+          Search attributes
+          <input
+            name="attr"
+            type="text"
+            placeholder="customerId=42 total>=100"
+            defaultValue={attributes.join(' ')}
+            title="name=value (a keyword), name:number=42, name:boolean=true, name:time=ISO, or name>=10 (also >, <=, <); separated by spaces"
+          />
+        </label>
         <label>
           Order
           <select name="order" defaultValue={params.get('order') ?? 'newest'}>

@@ -16,7 +16,43 @@
  * field), reads its cursor back into a position, and issues the next page's cursor from the
  * position the adapter answers, so every store refuses and pages alike.
  */
+import type { AttributeType } from '../../shared/attributes.js';
 import type { RunRecord, RunStatus } from './run-record.js';
+
+/**
+ * A test of one search attribute (docs/search-attributes.md). A plain value is equality, its type
+ * that of the value: a string a keyword, a number a number, a boolean a boolean, a Date a time.
+ * An object gives a range (number and time: `{ gte: 10, lt: 100 }`, bounds as numbers or Dates)
+ * or an equality with its type spelled out (`{ type: 'time', eq: 1764000000000 }`); `type` is
+ * needed only where the values do not tell (a time given in ms).
+ */
+export type AttributeCondition =
+  | string
+  | number
+  | boolean
+  | Date
+  | {
+      type?: AttributeType;
+      eq?: string | number | boolean | Date;
+      gt?: number | Date;
+      gte?: number | Date;
+      lt?: number | Date;
+      lte?: number | Date;
+    };
+
+/**
+ * One attribute's test as a store adapter receives it ({@link CheckedRunQuery.attributes}):
+ * checked, its type known, times in ms, and either `eq` or one or two bounds.
+ */
+export interface AttributeTest {
+  name: string;
+  type: AttributeType;
+  eq?: string | number | boolean;
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+}
 
 /** Which runs a query or a count covers: every field given must match (AND); none given: all. */
 export interface RunFilter {
@@ -40,6 +76,12 @@ export interface RunFilter {
   idempotencyKeyPrefix?: string;
   /** The worker whose lease on the run is `held` now (the lease's owner; expiry not considered). */
   worker?: string;
+  /**
+   * Search attributes the run holds, by name (docs/search-attributes.md): each must hold
+   * (`{ customerId: '42', total: { gte: 100 } }`); at most 8. A run without the attribute, or
+   * with it under another type, never matches.
+   */
+  attributes?: Readonly<Record<string, AttributeCondition>>;
 }
 
 export interface RunQuery extends RunFilter {
@@ -96,6 +138,8 @@ export interface CheckedRunQuery {
   limit: number;
   /** Where the page starts (exclusive), from the cursor. */
   after: RunPosition | undefined;
+  /** The filter's attribute tests, by name; absent when it has none. */
+  attributes?: readonly AttributeTest[];
 }
 
 /**

@@ -3,6 +3,7 @@
  * the run queries (run-queries.ts) and retention (retention.ts) can name it without importing each
  * other.
  */
+import type { RunAttributes } from '../../shared/attributes.js';
 import type { SerializedError } from '../../shared/errors.js';
 
 /**
@@ -60,4 +61,6 @@ export interface RunRecord {
   traceparent?: string;
   /** Set on a fork: the run and point it was forked from. */
   forkedFrom?: RunLineage;
+  /** The search attributes the run set (`ctx.setAttributes`), when it set any. */
+  attributes?: RunAttributes;
 }

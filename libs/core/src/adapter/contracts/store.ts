@@ -11,6 +11,8 @@
  * - `runs`, {@link RunIndex} (contracts/run-index.ts) and {@link RunQueries}
  *   (contracts/run-queries.ts): run records, idempotency keys, final outcomes; listing and
  *   counting runs;
+ * - `attributes`, {@link RunAttributeStore} (contracts/attributes.ts): a run's search attributes,
+ *   fenced, with the indexes the run queries filter by and the counts per value;
  * - `timers`, {@link TimerStore}, and `signals`, {@link SignalInbox} (contracts/waits.ts): due
  *   timers of suspended runs; signals delivered to a run, kept until retention;
  * - `retention`, {@link RetentionStore} (contracts/retention.ts): finished runs past their time
@@ -49,6 +51,7 @@
  * store tells the caller when a wake is needed; the caller enqueues it).
  */
 import type { Adapter } from './adapter.js';
+import type { RunAttributeStore } from './attributes.js';
 import type { CheckpointStore } from './checkpoints.js';
 import type { ConcurrencyStore } from './concurrency.js';
 import type { RunControlStore } from './control.js';
@@ -102,6 +105,8 @@ export interface Store extends Adapter {
   readonly checkpoints: CheckpointStore;
   /** Run records, idempotency keys and outcomes; listing and counting them (contracts/run-queries.ts). */
   readonly runs: RunIndex & RunQueries;
+  /** A run's search attributes, their indexes and counts per value (contracts/attributes.ts). */
+  readonly attributes: RunAttributeStore;
   /** Due timers of suspended runs. */
   readonly timers: TimerStore;
   /** Signals delivered to a run, kept until retention. */

@@ -9,6 +9,7 @@ import { NonDeterminismError } from '../errors.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import type { AnyWorkflowDefinition } from '../../author/workflow.js';
 import type { PromiseDelivery } from '../../author/promise.js';
+import type { AttributeChanges } from '../../shared/attributes.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as the executor builds it; the host stamps `epoch` and `at`. */
@@ -93,6 +94,13 @@ export interface ExecutionHost {
    * a promise past its deadline times out.
    */
   expirePromise?(token: string): Promise<PromiseDelivery | undefined>;
+  /**
+   * Writes the run's search attributes to the store (`store.attributes.set`, fenced by the run's
+   * epoch), before the step's AttributesSet entry is journaled (`ctx.setAttributes`). A rejection
+   * stops the run, as a failed append does. Absent on hosts that write nothing: the step then
+   * fails the run (a replay check answers with its own stop instead).
+   */
+  setAttributes?(changes: AttributeChanges): Promise<void>;
   /**
    * Wraps every attempt of an activity (tracing, timing). Must call `attempt` once and return its
    * result or rethrow its error unchanged.

@@ -26,6 +26,7 @@ const COMPLETION_TYPES = new Set<JournalEntry['type']>([
   'SignalTimedOut',
   'PromiseCompleted',
   'PromiseTimedOut',
+  'AttributesSet',
 ]);
 
 export type CompletionEntry = Extract<
@@ -38,7 +39,8 @@ export type CompletionEntry = Extract<
       | 'SignalReceived'
       | 'SignalTimedOut'
       | 'PromiseCompleted'
-      | 'PromiseTimedOut';
+      | 'PromiseTimedOut'
+      | 'AttributesSet';
   }
 >;
 
@@ -68,6 +70,8 @@ export function stepIdentity(entry: StepEntry): string {
     case 'PromiseCompleted':
     case 'PromiseTimedOut':
       return 'promise';
+    case 'AttributesSet':
+      return 'attributes';
   }
 }
 
@@ -188,6 +192,9 @@ export function settleFromHistory(runId: string, entry: CompletionEntry, settle:
       return settle.reject(new PromiseRejectedError(runId, entry.seq, entry.error ?? missingError));
     case 'PromiseTimedOut':
       return settle.reject(new PromiseTimeoutError(runId, entry.seq));
+    case 'AttributesSet':
+      // The store holds them already (they were written before the entry): nothing to do again.
+      return settle.resolve(undefined);
   }
 }
 

@@ -39,11 +39,16 @@
  *    no activity or freshness re-run starts, no timer, signal or lease is asked for; the executor
  *    delivers the journal's completions and stops at its end (`replayToEnd`). Steps past the end
  *    stay pending for ever, as they were when the journal ended.
+ * 14. ctx.setAttributes writes the store before it journals AttributesSet, so a journaled change
+ *    is always in the store and its replay writes nothing; a crash between the two leaves the
+ *    step live, and its replay writes the same values again (the write is a merge, so repeating
+ *    it changes nothing). A call refused by its checks takes no sequence number.
  */
 import { setMaxListeners } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toMs } from '../../author/duration.js';
 import { BatonError } from '../../shared/errors.js';
+import { attributeChanges, type AttributeChanges } from '../../shared/attributes.js';
 import { CancelledError, UnencodableValueError } from '../../author/errors.js';
 import { NonDeterminismError } from '../errors.js';
 import type { RateLimitRequest } from '../../adapter/contracts/rate-limits.js';
@@ -113,6 +118,8 @@ export class ReplayExecutor {
   private promiseWrites = 0;
   /** Settles once every promise record written so far is durable. */
   private promiseRecords: Promise<unknown> = Promise.resolve();
+  /** The attribute names the run holds after the ctx.setAttributes calls so far (for the limit). */
+  private readonly attributeNames = new Set<string>();
   private fatal: Error | undefined;
   private stopCause: unknown;
   private cancelReason: string | undefined;
@@ -369,6 +376,7 @@ export class ReplayExecutor {
           options?.timeout,
           typeof signal === 'string' ? undefined : signal.schema,
         ) as never,
+      setAttributes: (values) => this.setAttributes(values),
       now: () => this.recordValue('now', () => this.host.clock()) as number,
       random: () => this.recordValue('random', Math.random) as number,
       uuid: () => this.recordValue('uuid', randomUUID) as string,
@@ -631,6 +639,56 @@ export class ReplayExecutor {
   /** The host's expirePromise, bound (pending-waits.ts, invariant 5). */
   private readonly expirePromise = (token: string) =>
     this.host.expirePromise?.(token) ?? Promise.resolve(undefined);
+
+  /**
+   * ctx.setAttributes: one step (invariant 14). Checked first against the workflow's declaration
+   * and the names the run holds by now (its earlier calls, in call order, so a replay counts the
+   * same); a recorded step settles in its turn, writing nothing; a live one writes the store after
+   * the earlier appends are durable, then journals the change.
+   */
+  private setAttributes(values: unknown): Promise<void> {
+    let changes: AttributeChanges;
+    let begun: { seq: number; step: StepHistory | undefined } | undefined;
+    try {
+      changes = attributeChanges(
+        'ctx.setAttributes',
+        values,
+        this.options.workflow.attributes,
+        this.attributeNames,
+      );
+      begun = this.beginStep('attributes');
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (!begun) return never();
+    for (const [name, attribute] of Object.entries(changes)) {
+      if (attribute === null) this.attributeNames.delete(name);
+      else this.attributeNames.add(name);
+    }
+    const { seq, step } = begun;
+    if (step?.completion) return this.awaitHistory(seq) as Promise<void>;
+    const host = this.host;
+    if (host.setAttributes === undefined) {
+      this.fail(
+        new BatonError(
+          'BATON_ATTRIBUTES_UNSUPPORTED',
+          `run ${this.options.runId}: ctx.setAttributes (step #${seq}) needs a host that writes to a store; this one writes nothing`,
+        ),
+      );
+      return never();
+    }
+    const write = async (): Promise<void> => {
+      try {
+        await host.setAttributes!(changes);
+      } catch (err) {
+        // As for a failed append: the run stops here, and its next owner takes the step live again.
+        this.abort(err);
+        throw err;
+      }
+      await this.append([{ type: 'AttributesSet', seq, attributes: changes }]);
+    };
+    return this.live(this.pendingAppends === 0 ? write() : this.flushAppends().then(write));
+  }
 
   private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
     const begun = this.beginStep(`value:${name}`);
