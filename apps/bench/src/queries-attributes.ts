@@ -57,7 +57,7 @@ export const PG_ATTRIBUTES_SQL = `CASE WHEN st <> 'pending' THEN jsonb_build_obj
 
 /**
  * The run_attributes rows of every seeded run, from its `attributes` column, as set_run_attributes()
- * writes them (migration 023); the statement-level triggers count the keywords as they go in.
+ * writes them (migration 026); the statement-level triggers count the keywords as they go in.
  */
 export async function seedPostgresAttributes(client: pg.Client, schema: string): Promise<void> {
   const s = `"${schema}"`;
@@ -125,7 +125,7 @@ export async function measureAttributes({ store, run, page, limit }: AttributeMe
 }
 
 /**
- * The alternative to the side table (migration 023), timed on the same data: a GIN index on
+ * The alternative to the side table (migration 026), timed on the same data: a GIN index on
  * runs.attributes (jsonb_path_ops) and the same pages as `@>` containment, newest first, each one
  * statement as the store's listing is. Creates the index, times, drops it.
  */

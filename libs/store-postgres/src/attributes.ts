@@ -1,6 +1,6 @@
 /**
  * Search attributes in SQL (`store.attributes`; contracts/attributes.ts in @baton/core): one call
- * of set_run_attributes() (migration 023) per change, fenced by the lease's epoch, which keeps the
+ * of set_run_attributes() (migration 026) per change, fenced by the lease's epoch, which keeps the
  * record's `attributes`, the `run_attributes` rows the filters use (queries.ts) and, through their
  * triggers, the counts per keyword and boolean value; a count reads those counts.
  *

@@ -12,7 +12,7 @@
  * 3. runs.count reads run_counts, which triggers keep in the transaction that changes a run, so it
  *    never counts the runs one by one.
  * 4. A filter with search attributes leads with one test (leadTest) and walks its rows of
- *    run_attributes (migration 023), joining each to its run; its created_at is the run's, so the
+ *    run_attributes (migration 026), joining each to its run; its created_at is the run's, so the
  *    keyset and the order are taken on it. Each other attribute test is a scalar subquery on the
  *    run's row (its primary key), which Postgres never turns into a join, so the plan is the one the
  *    SQL's shape leaves, whatever a prepared statement's generic plan would guess about the values:
