@@ -95,7 +95,9 @@ function isUpdateEntry(entry: JournalEntry): boolean {
 
 /** The lowest journal codec version that holds `entries` (see {@link JOURNAL_CODEC_VERSION}). */
 function journalVersionFor(entries: readonly JournalEntry[]): number {
-  if (entries.some((entry) => isUpdateEntry(entry) || isPromiseEntry(entry) || entry.type === 'AttributesSet'))
+  if (
+    entries.some((entry) => isUpdateEntry(entry) || isPromiseEntry(entry) || entry.type === 'AttributesSet')
+  )
     return JOURNAL_CODEC_VERSION;
   return entries.some(holdsRef) ? JOURNAL_REF_VERSION : BASE_VERSION;
 }

@@ -684,6 +684,7 @@ export const OPENAPI_DOCUMENT = {
           name: { type: 'string', default: 'Error' },
           code: { type: 'string' },
         },
+      },
       QueryRequest: {
         type: 'object',
         additionalProperties: false,
