@@ -44,6 +44,8 @@ export class RedisQueryMailbox {
   private readonly waiting = new Map<string, (reply: QueryReply) => void>();
   private readonly listeners = new Map<string, Set<Listener>>();
   private subscriber: Promise<StoreConnection | undefined> | undefined;
+  /** The reply channel's subscription, made once (ioredis makes it again on reconnect). */
+  private replies: Promise<boolean> | undefined;
   private closed = false;
 
   constructor(
@@ -105,7 +107,11 @@ export class RedisQueryMailbox {
     const replyKey = keys.queryReply(request.queryId);
     const { args: _args, ...notice } = request;
     const deadline = Date.now() + timeoutMs;
-    await this.subscribe(this.replyChannel);
+    this.replies ??= this.subscribe(this.replyChannel).then((subscribed) => {
+      if (!subscribed) this.replies = undefined; // the next ask tries again; this one polls
+      return subscribed;
+    });
+    await this.replies;
     let settle!: (reply: QueryReply) => void;
     const replied = new Promise<QueryReply>((resolve) => (settle = resolve));
     this.waiting.set(request.queryId, settle);
@@ -139,14 +145,17 @@ export class RedisQueryMailbox {
     }
   }
 
-  private async subscribe(channel: string): Promise<void> {
+  /** Subscribes `channel` on the subscriber connection; false when that failed (invariant 2). */
+  private async subscribe(channel: string): Promise<boolean> {
     try {
       const connection = await this.open();
-      if (connection === undefined) return;
+      if (connection === undefined) return false;
       if (channel === this.replyChannel || this.listeners.has(channel))
         await connection.redis.subscribe(channel);
+      return true;
     } catch {
       // Invariant 2: the asker reads its reply key; a deaf worker leaves its askers to fall back.
+      return false;
     }
   }
 

@@ -50,6 +50,14 @@ class RecordingAdapter {
       this.record('updates.outcome', [runId, updateId], undefined),
   };
 
+  readonly queries = {
+    ask: async (request: unknown, timeoutMs: number) =>
+      this.record('queries.ask', [request, timeoutMs], { status: 'unanswered', heard: false }),
+    listen: () => () => undefined,
+    claim: async (queryId: string) => this.record('queries.claim', queryId, undefined),
+    answer: async (queryId: string) => this.record('queries.answer', queryId, undefined),
+  };
+
   async connect(): Promise<void> {
     this.state = 'open';
   }
@@ -102,6 +110,8 @@ const report: WorkerReport = {
   draining: false,
 };
 
+const query = { queryId: 'q1', runId: 'r1', workflow: 'orders', version: 1, name: 'progress', to: null };
+
 describe('checkedStore', () => {
   it('refuses every bad argument with a ConfigError, as a rejection, before the adapter is asked', async () => {
     const { adapter, store } = setUp();
@@ -136,6 +146,10 @@ describe('checkedStore', () => {
           }),
       ],
       ['updates.outcome', () => store.updates.outcome('r', 'a\u0000b')],
+      ['queries.ask timeout', () => store.queries.ask(query, 0)],
+      ['queries.ask version', () => store.queries.ask({ ...query, version: 0 }, 1_000)],
+      ['queries.ask name', () => store.queries.ask({ ...query, name: 'two words' }, 1_000)],
+      ['queries.ask worker', () => store.queries.ask({ ...query, to: '' }, 1_000)],
     ];
     for (const [what, call] of refusals) {
       const answer = call();
@@ -209,6 +223,10 @@ describe('checkedStore', () => {
     expect(store.leases).toBe(adapter.leases);
     expect(await store.runs.count()).toMatchObject({ total: 0 });
     expect(await store.concurrency.state('k')).toEqual({});
+    // A valid ask reaches the adapter as it was; the worker's side of the mailbox passes through.
+    expect(await store.queries.ask(query, 1_000)).toEqual({ status: 'unanswered', heard: false });
+    expect(adapter.calls.at(-1)).toEqual(['queries.ask', [[query, 1_000]]]);
+    expect(await store.queries.claim('q1', 'w1')).toBeUndefined();
     await store.connect();
     expect(adapter.state).toBe('open');
     expect(store.state).toBe('open');
