@@ -322,7 +322,7 @@ describe('baton serve: the HTTP API from curl, a shell and Java', { concurrent: 
       serve.kill('SIGTERM');
       expect(await served).toEqual({ code: 0, signal: null });
       expect(serveErr).toContain(
-        'HTTP API: input schemas of api_fail@1, api_greet@1, api_greet@2, api_wait@1, api_worker_only@3',
+        'HTTP API: input schemas of api_counter@1, api_fail@1, api_greet@1, api_greet@2, api_wait@1, api_worker_only@3',
       );
     },
   );
