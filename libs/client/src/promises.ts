@@ -27,7 +27,6 @@ import {
 import { assertRunId, type PromiseRecord, type Store } from '@baton/core/adapter';
 import {
   isPromiseToken,
-  isSealedValue,
   openValue,
   sealValue,
   wakeMessage,
@@ -153,9 +152,12 @@ export class PromisesApi {
         `this promise timed out${at}; its workflow went on without it and it can no longer be completed`,
       );
     }
-    const stored = record.payload;
-    const first = (
-      isSealedValue(stored) ? openValue(stored, record.runId, 'signal payload', this.protection()) : stored
+    // openValue hands a value that is not sealed back as it is.
+    const first = openValue(
+      record.payload,
+      record.runId,
+      'signal payload',
+      this.protection(),
     ) as PromiseDelivery;
     if (first.outcome === delivery.outcome && isDeepStrictEqual(jsonOf(first), jsonOf(delivery))) {
       return { state: first.outcome };

@@ -417,11 +417,11 @@ export class RunSession {
       readUpdates: async () => {
         const requests = await store.updates.pending(this.runId);
         const protection = this.deps.payloadProtection;
-        return requests.map((request) =>
-          isSealedValue(request.args)
-            ? { ...request, args: openValue(request.args, this.runId, 'update args', protection) }
-            : request,
-        );
+        // openValue hands a value that is not sealed back as it is.
+        return requests.map((request) => ({
+          ...request,
+          args: openValue(request.args, this.runId, 'update args', protection),
+        }));
       },
       // Fenced by this session's epoch (a zombie's answer is never kept), sealed as the run's result is.
       settleUpdate: async ({ updateId, name, outcome }) => {
@@ -441,11 +441,8 @@ export class RunSession {
       expirePromise: async (token) => {
         const record = await store.promises.expire(token);
         if (record?.state !== 'resolved' && record?.state !== 'rejected') return undefined;
-        const payload = record.payload;
-        const protection = this.deps.payloadProtection;
-        return (
-          isSealedValue(payload) ? openValue(payload, this.runId, 'signal payload', protection) : payload
-        ) as PromiseDelivery;
+        const opened = openValue(record.payload, this.runId, 'signal payload', this.deps.payloadProtection);
+        return opened as PromiseDelivery;
       },
       lendSlot: this.deps.lendSlot,
       startChild: (child) => startChild(this.deps, this.start.run, child),

@@ -153,9 +153,12 @@ export class PendingWaits {
     inbox: readonly InboxSignal[],
     expire: ExpirePromise | undefined,
   ): Promise<void> {
-    const open = new Map<string, number>();
-    for (const [seq, wait] of this.waits) if (wait.kind === 'promise') open.set(promiseSignalId(seq), seq);
-    if (open.size === 0) return;
+    // Most runs wait on no promise: nothing is made for them.
+    let open: Map<string, number> | undefined;
+    for (const [seq, wait] of this.waits) {
+      if (wait.kind === 'promise') (open ??= new Map()).set(promiseSignalId(seq), seq);
+    }
+    if (open === undefined) return;
     for (const signal of inbox) {
       if (signal.name !== PROMISE_SIGNAL || this.consumed.has(signal.signalId)) continue;
       const seq = open.get(signal.signalId);
