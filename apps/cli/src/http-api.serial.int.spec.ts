@@ -7,7 +7,8 @@
  *
  * In order, on one fleet: a start, its result by long poll, the repeated key (200, same run), the
  * description and a filtered listing; a signal and a cancel; the caller's mistakes as JSON 4xx;
- * webhooks signed and refused; the Java producer; the OpenAPI document; then `serve` stops on SIGTERM.
+ * webhooks signed and refused; webhooks declared in code (`defineWebhook`) starting and signalling
+ * runs, each delivery taken once however often it comes; the Java producer; the OpenAPI document; then `serve` stops on SIGTERM.
  *
  * Serial (vitest.config.ts): it times a long poll and a server's SIGTERM, which a busy neighbour
  * stretches. The binary is built by the tests' global setup (libs/testing/src/global-setup.ts).
@@ -21,12 +22,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
 import { WorkerFleet, REPO_ROOT } from '@baton/testing/crash';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
+import { signWebhook } from '@baton/client/webhooks';
 import { loadAdapterCode, operatorAdapters, readOperatorConfig } from '@baton/host';
+import { ORDERS_SECRET } from '../../../libs/console/src/server/v1/api-webhooks.spec-helper.js';
 import { isolatedEnv, removeIsolated } from '@baton/host/testing';
 
 const CLI_MAIN = resolve(REPO_ROOT, 'apps/cli/dist/main.js');
 /** Plain erasable TypeScript importing only @baton/core: node loads it for `serve` without a loader. */
 const WORKFLOWS = resolve(REPO_ROOT, 'libs/console/src/server/v1/api-workflows.spec-helper.ts');
+/** The webhooks `serve` loads beside (and the workflow only they use, which the worker runs). */
+const WEBHOOKS = resolve(REPO_ROOT, 'libs/console/src/server/v1/api-webhooks.spec-helper.ts');
 const JAVA_PRODUCER = resolve(REPO_ROOT, 'apps/cli/test-fixtures/HttpProducer.java');
 const OPENAPI_FILE = resolve(REPO_ROOT, 'docs/openapi.json');
 
@@ -74,7 +79,7 @@ describe('baton serve: the HTTP API from curl, a shell and Java', { concurrent: 
   };
   const fleet = new WorkerFleet({
     ...env,
-    BATON_WORKFLOWS: WORKFLOWS,
+    BATON_WORKFLOWS: `${WORKFLOWS},${WEBHOOKS}`,
     BATON_LEASE_MS: '1500',
     BATON_REAP_INTERVAL_MS: '200',
     BATON_FETCH_WAIT_MS: '100',
@@ -124,11 +129,15 @@ describe('baton serve: the HTTP API from curl, a shell and Java', { concurrent: 
     client = new Client({ transport: adapters.transport, store: adapters.store });
     await client.connect();
     await fleet.spawn({ BATON_WORKER_ID: `${ns}-worker` });
-    serve = spawn(process.execPath, [CLI_MAIN, 'serve', '--port', '0', '--workflows', WORKFLOWS], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, ...env, BATON_CONSOLE_TOKEN: TOKEN, BATON_API_WEBHOOK_SECRET: SECRET },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    serve = spawn(
+      process.execPath,
+      [CLI_MAIN, 'serve', '--port', '0', '--workflows', WORKFLOWS, '--workflows', WEBHOOKS],
+      {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env.PATH, ...env, BATON_CONSOLE_TOKEN: TOKEN, BATON_API_WEBHOOK_SECRET: SECRET },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     served = new Promise((done) => serve.once('exit', (code, signal) => done({ code, signal })));
     createInterface({ input: serve.stderr! }).on('line', (line) => serveErr.push(line));
     url = await new Promise<string>((found, failed) => {
@@ -292,6 +301,55 @@ describe('baton serve: the HTTP API from curl, a shell and Java', { concurrent: 
   );
 
   it(
+    'serves the webhooks its modules declare: a signed delivery starts a run or signals one, a repeat makes nothing new',
+    { timeout: 60_000 },
+    async () => {
+      expect(serveErr).toContain(`HTTP API: webhook orders at ${url}v1/webhooks/orders`);
+      const deliver = (event: object): Promise<Answer> => {
+        const body = JSON.stringify(event);
+        // No token: the webhook's signature admits the delivery.
+        return curl('POST', '/v1/webhooks/orders', {
+          body,
+          token: null,
+          headers: [`Baton-Signature: ${signWebhook(ORDERS_SECRET, body)}`],
+        });
+      };
+      const created = await deliver({ id: `${ns}-evt-1`, type: 'order.created', name: 'hook' });
+      expect(created).toMatchObject({ status: 201, body: { action: 'start', created: true } });
+      const runId = created.body['runId'] as string;
+      expect((await curl('GET', `/v1/runs/${runId}/result?wait=30s`)).body).toEqual({
+        runId,
+        status: 'completed',
+        result: 'hello, hook (v1)',
+      });
+      expect(await deliver({ id: `${ns}-evt-1`, type: 'order.created', name: 'hook' })).toMatchObject({
+        status: 200,
+        body: { runId, created: false },
+      });
+
+      const notes = (await curl('POST', '/v1/runs', { body: '{"workflow":"api_two_notes"}' })).body[
+        'runId'
+      ] as string;
+      await untilStatus(notes, 'suspended');
+      const first = { id: `${ns}-evt-2`, type: 'order.note', runId: notes, name: 'first' };
+      expect((await deliver(first)).status).toBe(202);
+      expect((await deliver(first)).status).toBe(202);
+      expect((await deliver({ ...first, id: `${ns}-evt-3`, name: 'second' })).status).toBe(202);
+      expect((await curl('GET', `/v1/runs/${notes}/result?wait=30s`)).body).toEqual({
+        runId: notes,
+        status: 'completed',
+        result: ['first', 'second'],
+      });
+      const forged = await curl('POST', '/v1/webhooks/orders', {
+        body: JSON.stringify(first),
+        token: null,
+        headers: [`Baton-Signature: ${signWebhook('not-the-orders-secret', JSON.stringify(first))}`],
+      });
+      expect(forged).toMatchObject({ status: 401, body: { error: { code: 'BATON_BAD_SIGNATURE' } } });
+    },
+  );
+
+  it(
     'takes a start from a Java producer using only java.net.http, which reads its outcome by long poll',
     { timeout: 120_000 },
     async () => {
@@ -322,7 +380,7 @@ describe('baton serve: the HTTP API from curl, a shell and Java', { concurrent: 
       serve.kill('SIGTERM');
       expect(await served).toEqual({ code: 0, signal: null });
       expect(serveErr).toContain(
-        'HTTP API: input schemas of api_counter@1, api_fail@1, api_greet@1, api_greet@2, api_wait@1, api_worker_only@3',
+        'HTTP API: input schemas of api_counter@1, api_fail@1, api_greet@1, api_greet@2, api_two_notes@1, api_wait@1, api_worker_only@3',
       );
     },
   );

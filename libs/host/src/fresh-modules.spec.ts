@@ -38,7 +38,7 @@ function driver(steps: string[]): string {
     `for (const edit of ${JSON.stringify(steps)}) {`,
     '  if (edit !== "") { const [file, text] = JSON.parse(edit); writeFileSync(file, text); }',
     '  try {',
-    '    const [w] = await loader.load();',
+    '    const { workflows: [w] } = await loader.load();',
     '    console.log(JSON.stringify({ version: w.version, says: await w.run(), same: w === globalThis.last }));',
     '    globalThis.last = w;',
     '  } catch (err) { console.log(JSON.stringify({ error: err.message })); }',

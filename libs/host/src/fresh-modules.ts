@@ -16,8 +16,7 @@
 import { registerHooks } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AnyWorkflowDefinition } from '@baton/core';
-import { loadWorkflows } from './workflows.js';
+import { loadModules, type LoadedModules } from './workflows.js';
 
 const MARK = 'baton-dev';
 
@@ -54,15 +53,18 @@ function installHook(): void {
 
 /** Loads the same workflow modules again and again, each time from the files as they are now. */
 export interface FreshWorkflowLoader {
-  /** Imports the modules (fresh copies from the second call on) and returns their definitions. */
-  load(): Promise<AnyWorkflowDefinition[]>;
+  /**
+   * Imports the modules (fresh copies from the second call on) and returns their workflow and
+   * webhook definitions.
+   */
+  load(): Promise<LoadedModules>;
   /** How many times load() was called. */
   readonly loads: number;
 }
 
 /**
  * A loader of `modules` (paths resolve from `cwd`; a package name is loaded once and never
- * again). Errors as {@link loadWorkflows}'s, starting with `source`.
+ * again). Errors as {@link loadModules}'s, starting with `source`.
  */
 export function freshWorkflowLoader(
   modules: readonly string[],
@@ -79,7 +81,7 @@ export function freshWorkflowLoader(
     async load() {
       if (loads > 0) generation++;
       loads++;
-      return loadWorkflows(modules, cwd, source);
+      return loadModules(modules, cwd, source);
     },
     get loads() {
       return loads;

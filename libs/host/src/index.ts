@@ -60,6 +60,6 @@ export {
   type VariableFlag,
   type VariableReader,
 } from './variables.js';
-export { loadWorkflows } from './workflows.js';
+export { loadModules, loadWorkflows, type LoadedModules } from './workflows.js';
 export { DevFleet, type DevAdapters, type DevFleetOptions } from './dev-fleet.js';
 export { freshWorkflowLoader, type FreshWorkflowLoader } from './fresh-modules.js';

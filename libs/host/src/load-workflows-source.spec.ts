@@ -1,11 +1,12 @@
 /**
  * loadWorkflows for a caller other than the worker (the replay check's command): its errors name
- * what named the modules (a flag), not BATON_WORKFLOWS.
+ * what named the modules (a flag), not BATON_WORKFLOWS. And loadModules, a server's loader: the
+ * webhooks beside the workflows.
  */
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadWorkflows } from './workflows.js';
+import { loadModules, loadWorkflows } from './workflows.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -32,5 +33,27 @@ describe('loadWorkflows with a source of its own', () => {
     await expect(
       loadWorkflows(['./duplicate-workflows.spec-helper.ts'], HERE, '--workflows'),
     ).rejects.toThrow(/^--workflows: workflow dup@1 has two different definitions/);
+  });
+});
+
+describe("loadModules, a server's modules", () => {
+  it('collects workflows and webhooks; a module of webhooks only is one; a name twice is refused', async () => {
+    const loaded = await loadModules(
+      ['../../../libs/testing/src/crash/crash-workflow.ts', './webhook-modules.spec-helper.ts'],
+      HERE,
+      '--workflows',
+    );
+    expect(loaded.workflows.map((w) => w.name)).toContain('crash_chain');
+    expect(loaded.webhooks.map((w) => w.name).sort()).toEqual(['github', 'stripe']);
+    // The worker's loader takes workflows only: a module of webhooks alone is no workflow module.
+    await expect(loadWorkflows(['./webhook-modules.spec-helper.ts'], HERE, '--workflows')).rejects.toThrow(
+      /exports no workflow; export the result of defineWorkflow\(\)/,
+    );
+    await expect(loadModules(['./config.ts'], HERE, '--workflows')).rejects.toThrow(
+      /^--workflows: module '\.\/config\.ts' exports no workflow and no webhook/,
+    );
+    await expect(loadModules(['./clashing-webhooks.spec-helper.ts'], HERE, '--workflows')).rejects.toThrow(
+      /^--workflows: webhook 'clash' has two different definitions, module '\.\/clashing-webhooks\.spec-helper\.ts' export 'first' and .* export 'second'/,
+    );
   });
 });

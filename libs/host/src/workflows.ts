@@ -1,10 +1,12 @@
 /**
  * Loads the workflow modules named by BATON_WORKFLOWS and collects every workflow definition they
- * export (named exports, the default export, and arrays of definitions).
+ * export (named exports, the default export, and arrays of definitions); for a server (`baton
+ * serve`, `baton dev`), the webhooks they export too.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
+import { isWebhook, type WebhookDefinition } from '@baton/client/webhooks';
 import { ENV } from './config.js';
 
 function isWorkflow(value: unknown): value is AnyWorkflowDefinition {
@@ -66,7 +68,29 @@ export async function loadWorkflows(
   cwd: string = process.cwd(),
   source: string = ENV.workflows,
 ): Promise<AnyWorkflowDefinition[]> {
+  return (await loadModules(modules, cwd, source, { webhooks: false })).workflows;
+}
+
+/** What the modules given to a server (`baton serve`, `baton dev`) export. */
+export interface LoadedModules {
+  workflows: AnyWorkflowDefinition[];
+  /** Webhooks (`defineWebhook`, @baton/client/webhooks), one per name. */
+  webhooks: WebhookDefinition[];
+}
+
+/**
+ * As {@link loadWorkflows}, and with `webhooks` (a server's modules) also every webhook the
+ * modules export: then a module may export webhooks only, and two different webhooks of one name
+ * are refused as two workflows of one name@version are.
+ */
+export async function loadModules(
+  modules: readonly string[],
+  cwd: string = process.cwd(),
+  source: string = ENV.workflows,
+  options: { webhooks: boolean } = { webhooks: true },
+): Promise<LoadedModules> {
   const found = new Map<string, Origin>();
+  const hooks = new Map<string, { webhook: WebhookDefinition; from: string }>();
   for (const specifier of modules) {
     let exports: Record<string, unknown>;
     try {
@@ -83,18 +107,34 @@ export async function loadWorkflows(
         ? value.map((item: unknown, i) => [item, `export '${name}'[${i}]`] as const)
         : [[value, `export '${name}'`] as const];
       for (const [candidate, where] of candidates) {
-        if (!isWorkflow(candidate)) continue;
-        exported++;
-        addDefinition(found, candidate, `module '${specifier}' ${where}`, source);
+        const from = `module '${specifier}' ${where}`;
+        if (isWorkflow(candidate)) {
+          exported++;
+          addDefinition(found, candidate, from, source);
+        } else if (options.webhooks && isWebhook(candidate)) {
+          exported++;
+          const first = hooks.get(candidate.name);
+          if (first !== undefined && first.webhook !== candidate)
+            throw new ConfigError(
+              `${source}: webhook '${candidate.name}' has two different definitions, ${first.from} and ${from}; ` +
+                'a webhook name must have exactly one: remove one, or rename it',
+            );
+          hooks.set(candidate.name, { webhook: candidate, from });
+        }
       }
     }
     if (exported === 0) {
       throw new ConfigError(
-        `${source}: module '${specifier}' exports no workflow; export the result of defineWorkflow()`,
+        options.webhooks
+          ? `${source}: module '${specifier}' exports no workflow and no webhook; export the result of defineWorkflow() or defineWebhook()`
+          : `${source}: module '${specifier}' exports no workflow; export the result of defineWorkflow()`,
       );
     }
   }
-  return [...found.values()].map((origin) => origin.definition);
+  return {
+    workflows: [...found.values()].map((origin) => origin.definition),
+    webhooks: [...hooks.values()].map((h) => h.webhook),
+  };
 }
 
 /**

@@ -7,7 +7,7 @@
  * describes them and the security model.
  */
 import { boundedStore, resolveConsoleOptions, startConsole, type ConsoleOptions } from '@baton/console';
-import { loadWorkflows, VARIABLES } from '@baton/host';
+import { loadModules, VARIABLES } from '@baton/host';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { parseDuration } from '../arguments.js';
@@ -89,7 +89,7 @@ function registerServer(program: Command, context: CommandContext, served: Serve
     command
       .option(
         '--workflows <module>',
-        "workflow modules (built JavaScript, as the workers' BATON_WORKFLOWS) whose input schemas the API checks starts against; repeatable",
+        "workflow modules (built JavaScript, as the workers' BATON_WORKFLOWS) whose input schemas the API checks starts against, and whose webhooks (defineWebhook) it serves at /v1/webhooks/<name>; repeatable",
         (value: string, previous: string[] = []) => [...previous, value],
       )
       .option('--api-only', 'serve the HTTP API alone, without the console');
@@ -110,9 +110,9 @@ function registerServer(program: Command, context: CommandContext, served: Serve
       // A server that would be unsafe (or a typo) fails here, before any connection is made;
       // so does a workflow module that does not load.
       const { storeTimeoutMs } = resolveConsoleOptions(options, env);
-      const workflows = served.api
-        ? await loadWorkflows(workflowModules(flags.workflows), process.cwd(), '--workflows')
-        : [];
+      const { workflows, webhooks } = served.api
+        ? await loadModules(workflowModules(flags.workflows), process.cwd(), '--workflows')
+        : { workflows: [], webhooks: [] };
       // Every store call bounded: a frozen store gives the page 503s to retry, not hung requests;
       // so the client does not retry them itself either (its 30 s would hold the request).
       const client = await context
@@ -124,7 +124,7 @@ function registerServer(program: Command, context: CommandContext, served: Serve
         env,
         options,
         log: (line) => context.io.err(`${line}\n`),
-        ...(served.api && { api: { workflows } }),
+        ...(served.api && { api: { workflows, webhooks } }),
         ...(apiOnly && { console: false }),
       });
       if (served.api) {
@@ -134,6 +134,8 @@ function registerServer(program: Command, context: CommandContext, served: Serve
             ? `HTTP API: input schemas of ${loaded.join(', ')}\n`
             : 'HTTP API: no --workflows, so starts are checked against the live workers only, not against input schemas\n',
         );
+        for (const name of server.apiWebhooks)
+          context.io.err(`HTTP API: webhook ${name} at ${server.url}v1/webhooks/${name}\n`);
       }
       const what = apiOnly ? 'Baton HTTP API' : served.api ? 'Baton console and HTTP API' : 'Baton console';
       context.io.out(`${what} on ${server.url} (Ctrl-C to stop)\n`);

@@ -19,7 +19,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { Client } from '@baton/client';
 import type { AnyWorkflowDefinition } from '@baton/core';
 import { startConsole, type DevReport } from '@baton/console';
-import { DevFleet, freshWorkflowLoader, type DevAdapters } from '@baton/host';
+import { DevFleet, freshWorkflowLoader, type DevAdapters, type LoadedModules } from '@baton/host';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
@@ -169,7 +169,11 @@ async function dev(
   };
 
   const loader = freshWorkflowLoader(given, process.cwd(), 'baton dev');
-  const workflows = await loader.load();
+  const { workflows, webhooks } = await loader.load();
+  if (workflows.length === 0)
+    throw new UsageError(
+      `the module(s) ${given.join(', ')} export webhooks but no workflow: give baton dev the module(s) exporting your workflows too`,
+    );
   const fleet = await DevFleet.start({
     workflows,
     workers,
@@ -207,7 +211,7 @@ async function dev(
         : env,
       options: { port, ...(flags.host !== undefined && { host: flags.host }) },
       log: (line) => io.err(`${line}\n`),
-      api: { workflows },
+      api: { workflows, webhooks },
       devReport: () => report,
     });
     io.out(
@@ -215,14 +219,15 @@ async function dev(
         `  console  ${server.url}\n` +
         `  HTTP API ${server.url}v1/ (docs/http-api.md), e.g.\n` +
         `           curl -X POST ${server.url}v1/runs -H 'Content-Type: application/json' ` +
-        `-d '{"workflow":"${workflows[0]!.name}","input":{}}'\n`,
+        `-d '{"workflow":"${workflows[0]!.name}","input":{}}'\n` +
+        webhooks.map((w) => `  webhook  ${server.url}v1/webhooks/${w.name} (docs/webhooks.md)\n`).join(''),
     );
     if (flags.watch !== false) {
       const folders = watchedFolders(given, process.cwd());
       const reloader = serialReloads(async (file) => {
         io.out(`\nchanged: ${relative(process.cwd(), file) || file}; reloading\n`);
         const reloaded = await reload(io, client, fleet, loader, report);
-        if (reloaded !== undefined) server.replaceApiWorkflows(reloaded);
+        if (reloaded !== undefined) server.replaceApiWorkflows(reloaded.workflows, reloaded.webhooks);
       });
       watchers.push(watchSources(folders, reloader));
       io.out(
@@ -269,16 +274,18 @@ async function reload(
   fleet: DevFleet,
   loader: ReturnType<typeof freshWorkflowLoader>,
   report: DevReport,
-): Promise<AnyWorkflowDefinition[] | undefined> {
+): Promise<LoadedModules | undefined> {
   const started = Date.now();
-  let workflows: AnyWorkflowDefinition[];
+  let loaded: LoadedModules;
   try {
-    workflows = await loader.load();
+    loaded = await loader.load();
+    if (loaded.workflows.length === 0) throw new Error('the modules export no workflow now');
   } catch (err) {
     io.out(`  not reloaded, the workers keep the code they had: ${(err as Error).message}\n`);
     report.notLoaded = (err as Error).message;
     return undefined;
   }
+  const { workflows } = loaded;
   try {
     const check = await client.fleet.replayCheck({ workflows, runTimeoutMs: 5_000 });
     const broken = check.runs.filter((r) => r.result === 'nondeterministic' || r.result === 'failed');
@@ -303,7 +310,7 @@ async function reload(
   report.reloadedAt = Date.now();
   delete report.notLoaded;
   io.out(`  reloaded ${names(workflows)} in ${Date.now() - started} ms\n`);
-  return workflows;
+  return loaded;
 }
 
 /** The workers' warnings and errors, one line each (info and debug stay quiet in dev). */

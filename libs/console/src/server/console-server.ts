@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@baton/client';
 import type { AnyWorkflowDefinition } from '@baton/core';
+import type { WebhookDefinition } from '@baton/client/webhooks';
 import { CONSOLE_ENV, type ResolvedConsoleOptions } from '../config.js';
 import { ACTION_ROUTES } from './api-actions.js';
 import { BULK_ROUTES } from './api-bulk.js';
@@ -68,7 +69,12 @@ export interface ConsoleServerOptions {
    * Serve the HTTP API under `/v1` (`baton serve`, docs/http-api.md), with the workflows whose
    * input schemas its starts are checked against. @defaultValue not served (`baton console`)
    */
-  api?: { workflows?: readonly AnyWorkflowDefinition[]; maxWaitMs?: number };
+  api?: {
+    workflows?: readonly AnyWorkflowDefinition[];
+    /** Served at `POST /v1/webhooks/{name}` (docs/webhooks.md). */
+    webhooks?: readonly WebhookDefinition[];
+    maxWaitMs?: number;
+  };
   /** Serve the console's pages and its `/api` (false: the HTTP API alone). @defaultValue true */
   console?: boolean;
   /** `baton dev`: its last reload, for the page's banner (`GET /api/dev`). @defaultValue not dev */
@@ -134,6 +140,7 @@ export class ConsoleServer {
             readOnly: config.options.readOnly,
             webhookSecrets: config.options.webhookSecrets,
             ...(config.api.workflows !== undefined && { workflows: config.api.workflows }),
+            ...(config.api.webhooks !== undefined && { webhooks: config.api.webhooks }),
             ...(config.api.maxWaitMs !== undefined && { maxWaitMs: config.api.maxWaitMs }),
             log: (line) => this.log(this.security.redact(line)),
             redact: (text) => this.security.redact(text),
@@ -174,9 +181,20 @@ export class ConsoleServer {
     return this.api?.loadedWorkflows ?? [];
   }
 
-  /** The HTTP API checks starts against `definitions` from now on (`baton dev` after a reload). */
-  replaceApiWorkflows(definitions: readonly AnyWorkflowDefinition[]): void {
-    this.api?.replaceWorkflows(definitions);
+  /** The webhooks the HTTP API serves, by name (none when it is not served). */
+  get apiWebhooks(): string[] {
+    return this.api?.servedWebhooks ?? [];
+  }
+
+  /**
+   * The HTTP API checks starts against `definitions` from now on, and serves `webhooks` when given
+   * (`baton dev` after a reload).
+   */
+  replaceApiWorkflows(
+    definitions: readonly AnyWorkflowDefinition[],
+    webhooks?: readonly WebhookDefinition[],
+  ): void {
+    this.api?.replaceWorkflows(definitions, webhooks);
   }
 
   private get servesConsole(): boolean {

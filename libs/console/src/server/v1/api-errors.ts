@@ -29,6 +29,9 @@ export const API_CODES = {
   tooLarge: 'BATON_TOO_LARGE',
   unsupportedMediaType: 'BATON_UNSUPPORTED_MEDIA_TYPE',
   unknownWorkflow: 'BATON_UNKNOWN_WORKFLOW',
+  noWebhook: 'BATON_NO_WEBHOOK',
+  webhookRefused: 'BATON_WEBHOOK_REFUSED',
+  webhookRouteFailed: 'BATON_WEBHOOK_ROUTE_FAILED',
   signInLimited: 'BATON_CONSOLE_SIGN_IN_LIMITED',
   unavailable: 'BATON_UNAVAILABLE',
   internal: 'BATON_INTERNAL',
@@ -51,6 +54,8 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   // A run without a handler of the query's name (the body lists those it registers).
   BATON_UNKNOWN_QUERY: 404,
   [API_CODES.noRoute]: 404,
+  // A webhook name no module given to the server declares (docs/webhooks.md).
+  [API_CODES.noWebhook]: 404,
   // A run the retention sweep deleted: as unknown as any other to the caller; the code says why.
   BATON_RUN_DELETED: 404,
   // An update name the run's workflow has no handler for (docs/updates.md).
@@ -64,6 +69,8 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   // The run's query handler failed (threw, or called a ctx method): the body carries its error.
   BATON_QUERY_FAILED: 422,
   [API_CODES.unknownWorkflow]: 422,
+  // A webhook's route turned the delivery down ({ refuse: reason }).
+  [API_CODES.webhookRefused]: 422,
   // An update its schema or a validator refused before anything was journaled.
   BATON_UPDATE_REJECTED: 422,
   [API_CODES.signInLimited]: 429,
@@ -72,6 +79,9 @@ export const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   BATON_RETRIES_EXHAUSTED: 503,
   // No worker answered a query in time (none registers the run's workflow version, or all busy).
   BATON_QUERY_TIMEOUT: 504,
+  // A webhook's route threw or returned no action it knows: the server's code to fix, so a 500
+  // the sender retries (after the fix, the delivery is taken; its id absorbs the repeats).
+  [API_CODES.webhookRouteFailed]: 500,
 };
 
 /** The code an HttpError (the console's route helpers) stands for, by its status. */

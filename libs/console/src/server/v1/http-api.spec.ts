@@ -20,6 +20,14 @@ import { apiPromise } from './api-promise-workflow.spec-helper.js';
 import { API_ROUTES } from './http-api.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { signWebhook } from './webhook-signature.js';
+import { signBodyWebhook, signStandardWebhook } from '@baton/client/webhooks';
+import {
+  API_WEBHOOKS,
+  APPROVALS_SECRET,
+  apiTwoNotes,
+  ORDERS_SECRET,
+  PUSHES_SECRET,
+} from './api-webhooks.spec-helper.js';
 
 const TOKEN = 'unit-api-token-5b9e1d7c';
 const SECRET = 'unit-webhook-secret-3f8a2c61';
@@ -76,6 +84,7 @@ async function serve(
     log: (line) => logged.push(line),
     api: {
       workflows: API_SERVER_WORKFLOWS,
+      webhooks: API_WEBHOOKS,
       ...(extra.maxWaitMs !== undefined && { maxWaitMs: extra.maxWaitMs }),
     },
     ...(extra.console !== undefined && { console: extra.console }),
@@ -103,7 +112,7 @@ beforeAll(async () => {
   worker = new Worker({
     transport,
     store,
-    workflows: [...API_SERVER_WORKFLOWS, apiWorkerOnly, apiPromise],
+    workflows: [...API_SERVER_WORKFLOWS, apiWorkerOnly, apiPromise, apiTwoNotes],
     leaseMs: 400,
     heartbeatMs: 100,
     reapIntervalMs: 50,
@@ -675,6 +684,131 @@ describe('the HTTP API', () => {
     });
     expect(withOld.status).toBe(409);
     expect(logged.join('\n')).not.toContain(SECRET);
+  });
+
+  it('serves webhooks declared in code: verified by their layouts, routed to a start, a signal or a promise, a repeated delivery taken once', async () => {
+    const url = await serve();
+    const orders = (event: object, at = Date.now()): Promise<Answer> => {
+      const raw = JSON.stringify(event);
+      return call(url, 'POST', '/v1/webhooks/orders', {
+        raw,
+        headers: { 'baton-signature': signWebhook(ORDERS_SECRET, raw, at) },
+      });
+    };
+    // What is not verified runs nothing: an unknown name, no signature, another secret, a stale one.
+    const unknown = await call(url, 'POST', '/v1/webhooks/nope', { raw: '{}' });
+    expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'BATON_NO_WEBHOOK' } } });
+    expect(unknown.body.error?.message).toContain('served: approvals, orders, pushes');
+    const unsigned = await call(url, 'POST', '/v1/webhooks/orders', { raw: '{"id":"e0","type":"ping"}' });
+    expect(unsigned).toMatchObject({ status: 401, body: { error: { code: 'BATON_BAD_SIGNATURE' } } });
+    expect(unsigned.body.error?.message).toBe(
+      "webhook 'orders' refused the delivery's signature: the request has no baton-signature header",
+    );
+    const forged = await call(url, 'POST', '/v1/webhooks/orders', {
+      raw: '{"id":"e0","type":"ping"}',
+      headers: { 'baton-signature': signWebhook('another-secret-entirely', '{"id":"e0","type":"ping"}') },
+    });
+    expect(forged.status).toBe(401);
+    const stale = await orders({ id: 'e0', type: 'ping' }, Date.now() - 10 * 60_000);
+    expect(stale.body.error?.message).toMatch(/timestamp is 60\d s from this server's clock/);
+
+    // A start: its key is the delivery id (the event id in the signed body); a repeat is the same run.
+    const created = await orders({ id: 'evt-1', type: 'order.created', name: 'Ada' });
+    expect(created).toMatchObject({
+      status: 201,
+      body: { webhook: 'orders', deliveryId: 'evt-1', action: 'start', created: true },
+    });
+    const runId = created.body['runId'] as string;
+    expect(runId).toBe(client.runIdForKey('api_greet', 'webhook:orders:evt-1'));
+    await until(runId, ['completed']);
+    const again = await orders({ id: 'evt-1', type: 'order.created', name: 'Ada' });
+    expect(again).toMatchObject({ status: 200, body: { action: 'start', runId, created: false } });
+    expect(await client.result(runId, { timeoutMs: 5_000 })).toBe('hello, Ada (v1)');
+    // The schema of the loaded workflow still applies to a webhook's start.
+    const invalid = await orders({ id: 'evt-2', type: 'order.created', name: '' });
+    expect(invalid).toMatchObject({ status: 422, body: { error: { code: 'BATON_INVALID_INPUT' } } });
+
+    // A signal: its id is the delivery's, so a repeat is not a second signal.
+    const notes = await client.start(apiTwoNotes, null);
+    await until(notes.runId, ['suspended']);
+    const noteA = { id: 'evt-3', type: 'order.note', runId: notes.runId, name: 'first' };
+    expect(await orders(noteA)).toMatchObject({
+      status: 202,
+      body: { action: 'signal', runId: notes.runId, signal: 'note' },
+    });
+    expect((await orders(noteA)).status).toBe(202);
+    expect((await orders({ ...noteA, id: 'evt-4', name: 'second' })).status).toBe(202);
+    expect(await notes.result({ timeoutMs: 10_000 })).toEqual(['first', 'second']);
+    const late = await orders({ ...noteA, id: 'evt-5', name: 'third' });
+    expect(late).toMatchObject({ status: 200, body: { action: 'signal', dropped: 'the run is completed' } });
+    const nowhere = await orders({ ...noteA, id: 'evt-6', runId: 'no-such-run-0001' });
+    expect(nowhere).toMatchObject({ status: 404, body: { error: { code: 'BATON_NOT_FOUND' } } });
+
+    // Ignored, refused, a route that throws, a body that is not JSON.
+    expect(await orders({ id: 'evt-7', type: 'ping' })).toMatchObject({
+      status: 200,
+      body: { action: 'ignore', reason: 'a ping' },
+    });
+    const refused = await orders({ id: 'evt-8', type: 'order.shipped' });
+    expect(refused).toMatchObject({ status: 422, body: { error: { code: 'BATON_WEBHOOK_REFUSED' } } });
+    expect(refused.body.error?.message).toContain("unknown event type 'order.shipped'");
+    const thrown = await orders({ id: 'evt-9', type: 'boom' });
+    expect(thrown).toMatchObject({ status: 500, body: { error: { code: 'BATON_WEBHOOK_ROUTE_FAILED' } } });
+    expect(logged).toContainEqual(
+      expect.stringContaining("webhook 'orders': its route threw Error: the route broke"),
+    );
+    const notJson = await call(url, 'POST', '/v1/webhooks/orders', {
+      raw: 'plain words',
+      headers: { 'baton-signature': signWebhook(ORDERS_SECRET, 'plain words'), 'content-type': 'text/plain' },
+    });
+    expect(notJson).toMatchObject({ status: 400, body: { error: { code: 'BATON_BAD_REQUEST' } } });
+
+    // Standard Webhooks: the signed webhook-id is the delivery id; a promise completes once.
+    const waiting = await client.start(apiPromise, null);
+    await until(waiting.runId, ['suspended']);
+    const [pending] = await client.promises.pending(waiting.runId);
+    const approval = JSON.stringify({ token: pending!.token, approved: true });
+    const approve = (id: string): Promise<Answer> =>
+      call(url, 'POST', '/v1/webhooks/approvals', {
+        raw: approval,
+        headers: signStandardWebhook(APPROVALS_SECRET, id, approval),
+      });
+    expect(await approve('msg_1')).toMatchObject({
+      status: 200,
+      body: { webhook: 'approvals', deliveryId: 'msg_1', action: 'resolve', status: 'resolved' },
+    });
+    expect((await approve('msg_1')).status).toBe(200);
+    expect(await waiting.result({ timeoutMs: 10_000 })).toEqual({ approved: true });
+    const wrongId = await call(url, 'POST', '/v1/webhooks/approvals', {
+      raw: approval,
+      headers: { ...signStandardWebhook(APPROVALS_SECRET, 'msg_1', approval), 'webhook-id': 'msg_2' },
+    });
+    expect(wrongId.status).toBe(401);
+
+    // GitHub's layout, a form body: the delivery id is the body's hash, so the same body is one run.
+    const form = 'who=Grace';
+    const push = (): Promise<Answer> =>
+      call(url, 'POST', '/v1/webhooks/pushes', {
+        raw: form,
+        headers: {
+          'x-hub-signature-256': signBodyWebhook(PUSHES_SECRET, form),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+      });
+    const pushed = await push();
+    expect(pushed).toMatchObject({ status: 201, body: { action: 'start', created: true } });
+    expect(pushed.body['deliveryId']).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect((await push()).body['runId']).toBe(pushed.body['runId']);
+    expect(logged).toContain('api: webhook POST /v1/webhooks/pushes 201');
+
+    // Read-only mode takes no delivery, verified or not.
+    const readOnly = await serve({ readOnly: true });
+    const raw = JSON.stringify({ id: 'evt-10', type: 'ping' });
+    const refusedWrite = await call(readOnly, 'POST', '/v1/webhooks/orders', {
+      raw,
+      headers: { 'baton-signature': signWebhook(ORDERS_SECRET, raw) },
+    });
+    expect(refusedWrite).toMatchObject({ status: 403, body: { error: { code: 'BATON_READ_ONLY' } } });
   });
 
   it('counts wrong bearer tokens on the API against the address, as the console does (429, Retry-After)', async () => {

@@ -23,6 +23,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyWorkflowDefinition } from '@baton/core';
+import type { WebhookDefinition } from '@baton/client/webhooks';
 import type { Client } from '@baton/client';
 import { decodePathPart, readBodyBytes, sendJson } from '../http-kit.js';
 import { API_CODES, ApiError, errorAnswer } from './api-errors.js';
@@ -31,6 +32,8 @@ import { RUN_ROUTES, type ApiAnswer, type ApiRoute } from './run-routes.js';
 import { loggedPath, PROMISE_ROUTES } from './promise-routes.js';
 import { WorkflowCatalog } from './start-run.js';
 import { SIGNATURE_HEADER, verifyWebhook } from './webhook-signature.js';
+import { WebhookCatalog } from './webhook-catalog.js';
+import { WEBHOOK_ROUTES } from './webhook-routes.js';
 
 /** The API's path prefix: every path it answers is this or below it. */
 export const API_PREFIX = '/v1';
@@ -68,6 +71,8 @@ export interface HttpApiOptions {
   admit: (req: IncomingMessage) => ApiAdmission;
   /** Workflow definitions whose input schemas starts are checked against. @defaultValue none */
   workflows?: readonly AnyWorkflowDefinition[];
+  /** Webhooks served at `POST /v1/webhooks/{name}` (docs/webhooks.md). @defaultValue none */
+  webhooks?: readonly WebhookDefinition[];
   /** Refuse every write with 403. @defaultValue false */
   readOnly?: boolean;
   /** Secrets a webhook sender signs its POSTs with. @defaultValue none: signatures are not accepted */
@@ -111,11 +116,12 @@ function isJson(type: string): boolean {
 }
 
 /** The routes of the API, as the OpenAPI document lists them (openapi.spec.ts compares the two). */
-export const API_ROUTES: readonly ApiRoute[] = [...RUN_ROUTES, ...PROMISE_ROUTES];
+export const API_ROUTES: readonly ApiRoute[] = [...RUN_ROUTES, ...PROMISE_ROUTES, ...WEBHOOK_ROUTES];
 
 export class HttpApi {
   private readonly routes = API_ROUTES.map(compile);
   private readonly catalog: WorkflowCatalog;
+  private readonly webhooks: WebhookCatalog;
   private readonly log: (line: string) => void;
   private readonly redact: (text: string) => string;
   private readonly now: () => number;
@@ -124,6 +130,7 @@ export class HttpApi {
 
   constructor(private readonly options: HttpApiOptions) {
     this.catalog = new WorkflowCatalog(options.workflows ?? [], () => options.client.fleet.workers());
+    this.webhooks = new WebhookCatalog(options.webhooks ?? []);
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.redact = options.redact ?? ((text) => text);
     this.now = options.now ?? Date.now;
@@ -139,9 +146,21 @@ export class HttpApi {
     return this.catalog.loadedKeys;
   }
 
-  /** Checks starts against `definitions` from now on (`baton dev`, after its workflows reloaded). */
-  replaceWorkflows(definitions: readonly AnyWorkflowDefinition[]): void {
+  /** The webhooks served, by name (for a start-up line). */
+  get servedWebhooks(): string[] {
+    return this.webhooks.names;
+  }
+
+  /**
+   * Checks starts against `definitions` from now on, and serves `webhooks` when given (`baton
+   * dev`, after its modules reloaded).
+   */
+  replaceWorkflows(
+    definitions: readonly AnyWorkflowDefinition[],
+    webhooks?: readonly WebhookDefinition[],
+  ): void {
     this.catalog.replace(definitions);
+    if (webhooks !== undefined) this.webhooks.replace(webhooks);
   }
 
   /**
@@ -158,11 +177,19 @@ export class HttpApi {
     try {
       if (url.pathname === OPENAPI_PATH && (method === 'GET' || method === 'HEAD'))
         return sendJson(res, 200, OPENAPI_DOCUMENT);
-      const signed = method === 'POST' ? await this.signedBody(req) : undefined;
-      identity = signed?.identity ?? this.admitted(req);
-      const { route, params } = this.route(method, url.pathname);
+      const own = method === 'POST' ? this.selfVerifying(url.pathname) : undefined;
+      const signed = method === 'POST' && own === undefined ? await this.signedBody(req) : undefined;
+      identity =
+        own !== undefined
+          ? { via: 'webhook', name: own.params['name'] ?? '' }
+          : (signed?.identity ?? this.admitted(req));
+      const { route, params } = own ?? this.route(method, url.pathname);
       let body: unknown = undefined;
-      if (method === 'POST') {
+      let rawBody: Buffer | undefined;
+      if (own !== undefined) {
+        this.checkReadOnly();
+        rawBody = await readBodyBytes(req);
+      } else if (method === 'POST') {
         this.checkWrite(req.headers, route.write);
         body = this.parseBody(signed?.bytes ?? (await readBodyBytes(req)));
       }
@@ -174,6 +201,9 @@ export class HttpApi {
         headers: req.headers,
         signal: controller.signal,
         workflows: this.catalog,
+        webhooks: this.webhooks,
+        ...(rawBody !== undefined && { rawBody }),
+        now: this.now,
         maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
       });
       this.send(res, answer, method, url, identity);
@@ -212,6 +242,19 @@ export class HttpApi {
       const who = `${identity.via}${identity.via === 'proxy' ? ` ${identity.name}` : ''}`;
       this.log(`api: ${who} ${method} ${loggedPath(url.pathname)} ${answer.status}`);
     }
+  }
+
+  /** A POST route that admits its callers itself (a webhook), with its captures; undefined for others. */
+  private selfVerifying(pathname: string): { route: ApiRoute; params: Record<string, string> } | undefined {
+    for (const { route, pattern, names } of this.routes) {
+      if (route.verifiesItself !== true || route.method !== 'POST') continue;
+      const match = pattern.exec(pathname);
+      if (match === null) continue;
+      const params: Record<string, string> = {};
+      names.forEach((name, i) => (params[name] = decodePathPart(match[i + 1]!, pathname)));
+      return { route, params };
+    }
+    return undefined;
   }
 
   /** The route for a method and path, with its captures; 404 for no such path, 405 for another method. */
@@ -283,11 +326,7 @@ export class HttpApi {
    * query, which changes nothing), not read-only.
    */
   private checkWrite(headers: IncomingHttpHeaders, write: boolean): void {
-    if (write && this.options.readOnly === true)
-      throw new ApiError(
-        API_CODES.readOnly,
-        'this server is read-only (--read-only): the API takes no action',
-      );
+    if (write) this.checkReadOnly();
     const origin = header(headers, 'origin');
     const host = header(headers, 'host');
     if (origin !== undefined) {
@@ -312,6 +351,15 @@ export class HttpApi {
         `the body must be JSON (Content-Type: application/json), got '${type}'`,
       );
     }
+  }
+
+  /** 403 in read-only mode. */
+  private checkReadOnly(): void {
+    if (this.options.readOnly === true)
+      throw new ApiError(
+        API_CODES.readOnly,
+        'this server is read-only (--read-only): the API takes no action',
+      );
   }
 
   /** The body as JSON; empty is undefined. */

@@ -402,6 +402,55 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    '/v1/webhooks/{name}': {
+      post: {
+        operationId: 'deliverWebhook',
+        summary: 'Deliver a webhook to a handler declared in code',
+        description:
+          'A sender (a payment provider, a repository host, a system of your own) posts its event to ' +
+          'a webhook a module given to the server declares (`defineWebhook`, docs/webhooks.md). The ' +
+          "webhook's own check admits it (an HMAC signature in the sender's layout: Baton's, Stripe's, " +
+          "Standard Webhooks' or GitHub's), not the bearer token; any body is taken as its bytes. Its " +
+          'route makes one action of it: start a run, signal one, resolve or reject a durable promise, ' +
+          'or nothing. A repeated delivery (same delivery id) makes no second effect and answers 2xx.',
+        security: [{}],
+        parameters: [
+          {
+            name: 'name',
+            in: 'path',
+            required: true,
+            description: "The webhook's name, as `defineWebhook({ name })` gave it.",
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: { required: false, content: { '*/*': { schema: {} } } },
+        responses: {
+          '201': { description: 'A run was started.', ...json(ref('WebhookDelivered')) },
+          '202': { description: 'A signal was sent to the run.', ...json(ref('WebhookDelivered')) },
+          '200': {
+            description:
+              'A repeat of a start (the same run, `created: false`), a promise completed, an event the ' +
+              'webhook ignores, or a signal to a finished run (`dropped`).',
+            ...json(ref('WebhookDelivered')),
+          },
+          '400': response('BadRequest'),
+          '401': error("The webhook's check refused the delivery's signature (`BATON_BAD_SIGNATURE`)."),
+          '403': response('Forbidden'),
+          '404': error(
+            'No webhook of this name is served (`BATON_NO_WEBHOOK`), or the run a signal names is unknown (`BATON_NOT_FOUND`).',
+          ),
+          '409': response('PromiseSettled'),
+          '413': response('TooLarge'),
+          '422': error(
+            'The route refused the delivery (`BATON_WEBHOOK_REFUSED`), or the start or value it made fails its schema (`BATON_INVALID_INPUT`).',
+          ),
+          '500': error(
+            "The webhook's route threw, or returned no action it knows (`BATON_WEBHOOK_ROUTE_FAILED`): the server's code to fix; retry after.",
+          ),
+          '503': response('Unavailable'),
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {
@@ -707,6 +756,24 @@ export const OPENAPI_DOCUMENT = {
         type: 'object',
         required: ['result'],
         properties: { result: { description: "The handler's answer (null for none)." } },
+      },
+      WebhookDelivered: {
+        type: 'object',
+        required: ['webhook', 'deliveryId', 'action'],
+        properties: {
+          webhook: { type: 'string' },
+          deliveryId: {
+            type: 'string',
+            description: "The delivery's id: repeats of one delivery share it (docs/webhooks.md).",
+          },
+          action: { type: 'string', enum: ['start', 'signal', 'resolve', 'reject', 'ignore'] },
+          runId: { type: 'string' },
+          created: { type: 'boolean', description: 'A start: false when the delivery was seen before.' },
+          signal: { type: 'string' },
+          dropped: { type: 'string', description: 'A signal to a finished run: not sent, and why.' },
+          status: { type: 'string', enum: ['resolved', 'rejected'] },
+          reason: { type: 'string', description: 'Why an ignored event was ignored.' },
+        },
       },
       CancelRequest: {
         type: 'object',

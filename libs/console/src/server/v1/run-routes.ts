@@ -23,6 +23,7 @@ import { CancelledError, RunStateError, toMs } from '@baton/core';
 import { runQueryOf } from '../api-runs.js';
 import { API_CODES, ApiError } from './api-errors.js';
 import { startRun, type StartRequest, type WorkflowCatalog } from './start-run.js';
+import type { WebhookCatalog } from './webhook-catalog.js';
 import { errorView, runSummary, runView } from './views.js';
 
 /** What a handler gets. */
@@ -37,6 +38,12 @@ export interface ApiCall {
   /** Aborted when the caller hangs up or the server closes (a long poll stops waiting). */
   signal: AbortSignal;
   workflows: WorkflowCatalog;
+  /** The webhooks declared in the loaded modules (webhook-routes.ts). */
+  webhooks: WebhookCatalog;
+  /** The body's exact bytes, for a route that verifies its sender itself (the body is not parsed). */
+  rawBody?: Buffer;
+  /** The clock signatures are checked against. */
+  now: () => number;
   /** The longest `wait` a result request is held for; a longer one is cut to it. */
   maxWaitMs: number;
 }
@@ -54,6 +61,11 @@ export interface ApiRoute {
   path: string;
   /** Changes something: refused in read-only mode, logged. */
   write: boolean;
+  /**
+   * Admits its callers itself (a webhook's signature): the server's admission, the JSON body rule
+   * and the API-wide signature are skipped, and the handler gets the body's bytes (`rawBody`).
+   */
+  verifiesItself?: true;
   handle: (call: ApiCall) => Promise<ApiAnswer>;
 }
 
