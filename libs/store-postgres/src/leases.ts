@@ -130,7 +130,8 @@ async function reapExpired(db: Db, limit: number, reclaimAfterMs: number): Promi
 }
 
 const GET_LEASE_SQL = `
-SELECT l.epoch, l.owner, l.state, l.expires_at, l.pause_requested, l.pause_reason,
+SELECT l.epoch, l.owner, l.state, l.expires_at, l.pause_requested, l.pause_reason, l.waiting_for,
+       (SELECT t.due_at FROM {{schema}}.timers t WHERE t.run_id = l.run_id) AS wake_at,
        EXISTS (SELECT 1 FROM {{schema}}.cancel_requests c WHERE c.run_id = l.run_id) AS cancel_requested,
        (SELECT c.reason FROM {{schema}}.cancel_requests c WHERE c.run_id = l.run_id) AS cancel_reason
 FROM {{schema}}.leases l
@@ -146,6 +147,8 @@ async function get(db: Db, runId: string): Promise<LeaseInfo | undefined> {
     cancel_reason: string | null;
     pause_requested: boolean;
     pause_reason: string | null;
+    waiting_for: string[] | null;
+    wake_at: number | string | null;
   }>(GET_LEASE_SQL, [runId]);
   if (row === undefined) return undefined;
   return {
@@ -160,6 +163,12 @@ async function get(db: Db, runId: string): Promise<LeaseInfo | undefined> {
     ...(row.state === 'held' && row.pause_requested && { pauseRequested: true }),
     ...((row.state === 'held' || row.state === 'paused') &&
       row.pause_reason !== null && { pauseReason: row.pause_reason }),
+    ...(row.state === 'suspended' && {
+      waitingFor: {
+        signals: row.waiting_for ?? [],
+        wakeAt: row.wake_at === null ? null : Number(row.wake_at),
+      },
+    }),
   };
 }
 

@@ -93,14 +93,15 @@ async function reapExpired(ctx: StoreContext, limit: number, reclaimAfterMs: num
 /** Lease hash and cancel flag in one pipelined round trip (a read: no atomicity needed). */
 async function get(ctx: StoreContext, runId: string): Promise<LeaseInfo | undefined> {
   const { keys, redis } = ctx;
-  const [fields, cancelled] = pipelineResults(
+  const [fields, cancelled, timer] = pipelineResults(
     await redis
       .pipeline()
-      .hmget(keys.lease(runId), 'epoch', 'state', 'owner', 'exp', 'pause', 'pause_reason')
+      .hmget(keys.lease(runId), 'epoch', 'state', 'owner', 'exp', 'pause', 'pause_reason', 'wait')
       .get(keys.cancel(runId))
+      .zscore(keys.timers, runId)
       .exec(),
-  ) as [(string | null)[], string | null];
-  const [epoch, state, owner, exp, pause, pauseReason] = fields;
+  ) as [(string | null)[], string | null, string | null];
+  const [epoch, state, owner, exp, pause, pauseReason, wait] = fields;
   if (epoch === null || epoch === undefined) return undefined;
   return {
     runId,
@@ -116,6 +117,13 @@ async function get(ctx: StoreContext, runId: string): Promise<LeaseInfo | undefi
     ...((state === 'held' || state === 'paused') &&
       pauseReason !== null &&
       pauseReason !== undefined && { pauseReason }),
+    ...(state === 'suspended' && {
+      // suspend-run.lua keeps the names as JSON in `wait`, the timer in the timers zset.
+      waitingFor: {
+        signals: wait === null || wait === undefined ? [] : (JSON.parse(wait) as string[]),
+        wakeAt: timer === null ? null : Number(timer),
+      },
+    }),
   };
 }
 

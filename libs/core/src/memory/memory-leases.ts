@@ -112,6 +112,9 @@ function get(state: MemoryState, runId: string): LeaseInfo | undefined {
     ...(pauseAsked && { pauseRequested: true }),
     ...((pauseAsked || lease.state === 'paused') &&
       state.pauseReasons.has(runId) && { pauseReason: state.pauseReasons.get(runId) }),
+    ...(lease.state === 'suspended' && {
+      waitingFor: { signals: [...lease.waitingFor], wakeAt: state.timers.get(runId) ?? null },
+    }),
   };
 }
 

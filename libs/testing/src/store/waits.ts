@@ -23,6 +23,22 @@ export function describeWaitConformance(store: () => Store): void {
       expect(await acquireOk(store(), runId, 'worker-b')).toBe(epoch + 1);
     });
 
+    it('says what a suspended run waits for: its signal names and its timer; nothing once it runs again', async () => {
+      const now = await store().leases.now();
+      const wakeAt = now + 60_000;
+      const { runId } = await suspendedRun(store(), { signals: ['approve', 'baton.promise'], wakeAt });
+      expect((await store().leases.get(runId))?.waitingFor).toEqual({
+        signals: ['approve', 'baton.promise'],
+        wakeAt,
+      });
+      const sleeper = await suspendedRun(store(), { signals: [], wakeAt });
+      expect((await store().leases.get(sleeper.runId))?.waitingFor).toEqual({ signals: [], wakeAt });
+      const forever = await suspendedRun(store(), { signals: ['go'] });
+      expect((await store().leases.get(forever.runId))?.waitingFor).toEqual({ signals: ['go'], wakeAt: null });
+      await acquireOk(store(), runId, 'worker-b');
+      expect((await store().leases.get(runId))?.waitingFor).toBeUndefined();
+    });
+
     it('refuses to suspend under a stale epoch', async () => {
       const { runId } = await createTestRun(store());
       const stale = await acquireOk(store(), runId, 'worker-a', SHORT_TTL_MS);

@@ -35,6 +35,13 @@ export interface LeaseInfo {
   pauseRequested?: boolean;
   /** Why the pause was requested (the first request's reason), when one was given, while paused or requested. */
   pauseReason?: string;
+  /**
+   * What a `suspended` run waits for (absent in every other state): the signal names its suspend
+   * gave (a durable promise's and a child's end are signals too: PROMISE_SIGNAL, childSignalName)
+   * and its timer's due time (store clock; null for none). A timer whose wake was lost is pushed
+   * later by `timers.claimDue`, so `wakeAt` is when it fires next, not when it was first due.
+   */
+  waitingFor?: { signals: string[]; wakeAt: number | null };
 }
 
 export type AcquireResult =
