@@ -10,10 +10,12 @@ import type { RunStatus } from '@baton/client';
 
 export type {
   ActivityItem,
+  AttributesItem,
   FleetBacklog,
   FleetWorker,
   LeaseInfo,
   ListedRun,
+  PromiseItem,
   RunCounts,
   RunDescription,
   RunPage,
@@ -21,6 +23,7 @@ export type {
   RunTimeline,
   TimelineItem,
   TimelineOwner as Owner,
+  UpdateItem,
 } from '@baton/client';
 import type { RunTimeline } from '@baton/client';
 
@@ -54,6 +57,18 @@ export type TimelineAnswer =
       checkpoints: { seq: number; epoch: number; journalPosition: number; status: string }[];
     }
   | { protected: string };
+
+/**
+ * GET /api/runs/<id>/promises: the run's pending durable promises without their tokens (secrets;
+ * POST …/promises/<seq>/token reveals one, an action).
+ */
+export interface PendingPromiseRow {
+  seq: number;
+  tokenHint: string;
+  createdAt: number;
+  timeoutAt: number | null;
+  hasSchema: boolean;
+}
 
 export interface DeadLetterRow {
   id: string;
