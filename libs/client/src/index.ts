@@ -76,7 +76,6 @@ export {
   type TimelineOwner,
   type TimerItem,
 } from './timeline.js';
-export type { AttributesItem, PromiseItem, UpdateItem } from './timeline.js';
 export type { FleetApi, BacklogOptions, FleetBacklog, FleetWorker } from './fleet.js';
 export {
   UNFINISHED_RUN_STATUSES,

@@ -15,7 +15,7 @@ import {
   type RunFilter,
   RUN_PRIORITIES,
   type RunPriority,
-  type UpdateItem,
+  type TimelineItem,
 } from '@baton/client';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, NotFoundError } from '@baton/core';
@@ -467,6 +467,8 @@ async function described(client: Client, runId: string): Promise<RunDescription>
 
 /** Child workflows `runs describe` lists. */
 const CHILDREN_SHOWN = 100;
+
+type UpdateItem = Extract<TimelineItem, { kind: 'update' }>;
 
 /** A run's updates accepted and not answered yet, or why its journal could not be read. */
 interface UpdatesUnderWay {

@@ -10,12 +10,10 @@ import type { RunStatus } from '@baton/client';
 
 export type {
   ActivityItem,
-  AttributesItem,
   FleetBacklog,
   FleetWorker,
   LeaseInfo,
   ListedRun,
-  PromiseItem,
   RunCounts,
   RunDescription,
   RunPage,
@@ -23,9 +21,11 @@ export type {
   RunTimeline,
   TimelineItem,
   TimelineOwner as Owner,
-  UpdateItem,
 } from '@baton/client';
-import type { RunTimeline } from '@baton/client';
+import type { RunTimeline, TimelineItem } from '@baton/client';
+
+/** The timeline item of an update (the client exports the union, not each item). */
+export type UpdateItem = Extract<TimelineItem, { kind: 'update' }>;
 
 /**
  * Every run status, in the order the runs page shows them. A value the page needs at run time, so
