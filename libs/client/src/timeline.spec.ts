@@ -314,6 +314,17 @@ describe('buildTimeline', () => {
 
   it('shows each durable promise made, completed or timed out, and never its whole token', () => {
     const tokens = ['bp_Ab3aaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bp_Cd4bbbbbbbbbbbbbbbbbbbbbbbbbbbbb'];
+    // The worker checkpoints a run as suspended before it gives it up to wait: here after the
+    // promises of steps 0 and 1, not after step 2's (its owner died: the next lease is a takeover).
+    const suspended = (seq: number, epoch: number, journalPosition: number): CheckpointSummary => ({
+      seq,
+      epoch,
+      journalPosition,
+      status: 'suspended',
+      schemaVersion: 3,
+      createdAt: journalPosition,
+      size: 100,
+    });
     const timeline = buildTimeline(
       'run-8',
       journal([
@@ -357,6 +368,7 @@ describe('buildTimeline', () => {
           at: 9_520,
         },
       ]),
+      [suspended(1, 1, 2), suspended(2, 2, 5)],
     );
     const promises = timeline.items.filter((i): i is PromiseItem => i.kind === 'promise');
     expect(promises).toEqual([
@@ -379,7 +391,13 @@ describe('buildTimeline', () => {
       expect.objectContaining({ seq: 3, outcome: 'pending', timeoutAt: 20_000, endedAt: undefined }),
     ]);
     // A run awaiting a promise suspends: the next owner resumes it after a wait.
-    expect(timeline.failovers).toBe(0);
+    expect(timeline.items.filter((i): i is LeaseItem => i.kind === 'lease').map((i) => i.reason)).toEqual([
+      'first',
+      'after-wait',
+      'after-wait',
+      'takeover',
+    ]);
+    expect(timeline.failovers).toBe(1);
     const text = JSON.stringify(timeline);
     for (const token of tokens) expect(text).not.toContain(token);
     expect(text).not.toMatch(/bp_[A-Za-z0-9_-]{7,}/);

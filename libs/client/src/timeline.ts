@@ -207,7 +207,7 @@ export interface RunTimeline {
 }
 
 /** Entry types after which a run gives up its lease without anything in flight. */
-const WAITS = new Set<JournalEntry['type']>(['TimerScheduled', 'SignalWaitStarted', 'PromiseCreated']);
+const WAITS = new Set<JournalEntry['type']>(['TimerScheduled', 'SignalWaitStarted']);
 
 /** The longest summary of a value an item holds (invariant 2). */
 export const SUMMARY_MAX = 120;
@@ -247,6 +247,8 @@ export function buildTimeline(
   checkpoints: readonly CheckpointSummary[] = [],
 ): RunTimeline {
   const kept = new Set(filterFencedEntries(history));
+  // A worker checkpoints a run as `suspended` just before it gives the run up to wait.
+  const suspensions = checkpoints.filter((c) => c.status === 'suspended');
   const workers = new Map<number, string>();
   for (const { entry } of history)
     if (entry.type === 'LeaseAcquired') workers.set(entry.epoch, entry.workerId);
@@ -312,7 +314,7 @@ export function buildTimeline(
   /** Every epoch the kept entries show, with its worker when a LeaseAcquired names it. */
   const epochs = new Map<number, string | null>();
   const lease = ({ position, entry }: PositionedEntry, workerId: string | null): void => {
-    const reason = leaseReason(previousOwner, previous?.entry, waiting());
+    const reason = leaseReason(previousOwner, previous, waiting(), suspensions);
     if (reason === 'takeover') failovers++;
     items.push({
       kind: 'lease',
@@ -578,19 +580,26 @@ function activityItem(
 }
 
 /**
- * Why a new owner took the run. `waiting`: the run had a wait open (a timer, a signal or a promise)
- * when the last entry before the new lease was written; after an update's answer written during a
- * wait, the run suspended again, so the next owner resumes it after a wait.
+ * Why a new owner took the run. After a wait when the previous owner checkpointed the run as
+ * `suspended` with everything up to its last entry (what a worker does before it gives a run up
+ * to wait), or, where those checkpoints are gone, when its last entry starts a wait, or answers an
+ * update while a wait (`waiting`: a timer, a signal or a promise) is open. A durable promise's
+ * creation alone does not say the run waits on it (it often runs a step first: sends the token).
  */
 function leaseReason(
   previousOwner: TimelineOwner | undefined,
-  last: JournalEntry | undefined,
+  last: PositionedEntry | undefined,
   waiting: boolean,
+  suspensions: readonly CheckpointSummary[],
 ): LeaseItem['reason'] {
   if (previousOwner === undefined) return 'first';
   if (last === undefined) return 'takeover';
-  if (last.type === 'RunFailed') return 'after-retry';
-  if (WAITS.has(last.type)) return 'after-wait';
-  if (last.type === 'UpdateCompleted' && waiting) return 'after-wait';
+  if (last.entry.type === 'RunFailed') return 'after-retry';
+  if (WAITS.has(last.entry.type)) return 'after-wait';
+  const suspended = suspensions.some(
+    (c) => c.epoch === previousOwner.epoch && c.journalPosition >= last.position,
+  );
+  if (suspended) return 'after-wait';
+  if (last.entry.type === 'UpdateCompleted' && waiting) return 'after-wait';
   return 'takeover';
 }
