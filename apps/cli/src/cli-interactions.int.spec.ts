@@ -176,6 +176,9 @@ describe('baton runs history and describe show updates, durable promises and att
       ),
     );
     expect(after.stdout).toMatch(/run ended .*│ completed/);
+    // Every new owner resumed the run after a wait (the promise, or an update during it): no failover.
+    expect(after.stdout).toMatch(/failovers: 0/);
+    expect(after.stdout).not.toContain('takeover');
     expect(after.stdout).not.toContain(token);
     const finished = await baton('runs', 'describe', runId);
     expect(finished.stdout).not.toContain('update under way');

@@ -201,6 +201,8 @@ describe('a run’s updates and durable promises on the console’s run page', (
       await promiseRow.filter({ hasText: 'resolved' }).waitFor();
       expect(await promiseRow.textContent()).toMatch(/\{"by":"ann"\}/);
       expect(await page.content()).not.toContain(token);
+      // Each new owner resumed the run after a wait (its promise): no failover.
+      await page.getByText(/0 failover\(s\)/).waitFor();
       await screenshot(page, 'run-updates-and-promise-resolved');
       await page.close();
     },
