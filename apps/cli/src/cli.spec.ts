@@ -3,7 +3,7 @@
  * exit codes and messages of usage mistakes, and the configuration from variables and flags.
  */
 import { readFileSync } from 'node:fs';
-import type { ListedRun, RunTimeline } from '@baton/client';
+import { buildTimeline, type ListedRun, type RunTimeline } from '@baton/client';
 import { ConfigError, NotFoundError, RunStateError } from '@baton/core';
 import { describe, expect, it } from 'vitest';
 import { VARIABLES } from '@baton/host';
@@ -232,6 +232,69 @@ describe('printers', () => {
     expect(text).toContain('epochs: 1: w-a, 2: w-b; failovers: 1');
     expect(duration(850)).toBe('850 ms');
     expect(duration(180_000)).toBe('3.0 min');
+  });
+
+  it('print a timeline’s updates, durable promises (never a whole token) and attribute changes', () => {
+    const token = 'bp_Xy9zzzzzzzzzzzzzzzzzzzzzzzzzzzzz';
+    const at = Date.parse('2026-11-25T10:00:00.000Z');
+    type Entry = Parameters<typeof buildTimeline>[1][number]['entry'];
+    const entries: Entry[] = [
+      { type: 'LeaseAcquired', epoch: 1, workerId: 'w-a', at },
+      { type: 'PromiseCreated', seq: 0, token, timeoutAt: at + 60_000, epoch: 1, at: at + 10 },
+      {
+        type: 'UpdateAccepted',
+        updateId: 'u-1',
+        name: 'addItem',
+        args: { sku: 'A7' },
+        epoch: 1,
+        at: at + 20,
+      },
+      {
+        type: 'UpdateCompleted',
+        updateId: 'u-1',
+        name: 'addItem',
+        result: { total: 42 },
+        epoch: 1,
+        at: at + 270,
+      },
+      { type: 'UpdateAccepted', updateId: 'u-2', name: 'note', args: 'hi', epoch: 1, at: at + 300 },
+      {
+        type: 'AttributesSet',
+        seq: 1,
+        attributes: {
+          customerId: { type: 'keyword', value: '42' },
+          placedAt: { type: 'time', value: at },
+          tier: null,
+        },
+        epoch: 1,
+        at: at + 400,
+      },
+      {
+        type: 'PromiseCompleted',
+        seq: 0,
+        outcome: 'rejected',
+        error: { name: 'Error', message: 'over budget', code: 'BUDGET' },
+        epoch: 1,
+        at: at + 1_500,
+      },
+    ];
+    const timeline = buildTimeline(
+      'run-i',
+      entries.map((entry, i) => ({ position: i + 1, entry })),
+    );
+    const text = timelineTable(timeline, true);
+    expect(text).toMatch(
+      /update 'addItem' .*│ 250 ms .*│ completed .*│ id u-1; args \{"sku":"A7"\}; result \{"total":42\}/,
+    );
+    expect(text).toMatch(/update 'note' .*│ accepted \(no answer yet\) .*│ id u-2; args "hi"/);
+    expect(text).toMatch(
+      /promise 0 .*│ 1\.5 s .*│ rejected .*│ token bp_Xy9…; deadline 2026-11-25T10:01:00\.000Z; Error \(BUDGET\): over budget/,
+    );
+    expect(text).toMatch(
+      /attributes 1 .*│ set .*│ customerId=42, placedAt=2026-11-25T10:00:00\.000Z, tier=\(removed\)/,
+    );
+    expect(text).not.toContain(token);
+    expect(json(timeline)).not.toContain(token);
   });
 
   it('print a bulk summary with each refusal and failure', () => {

@@ -162,6 +162,41 @@ function describeItem(item: TimelineItem, wide: boolean): { what: string; outcom
         outcome: item.outcome,
         detail: `wake at ${time(item.wakeAt)}`,
       };
+    case 'update':
+      return {
+        what: `update '${item.name}'`,
+        outcome: item.outcome === 'accepted' ? 'accepted (no answer yet)' : item.outcome,
+        detail:
+          `id ${item.updateId}; args ${item.args ?? '-'}` +
+          (item.result !== undefined ? `; result ${item.result}` : '') +
+          (item.error ? `; ${item.error.name}: ${oneLine(item.error.message, errorMax)}` : ''),
+      };
+    case 'promise':
+      return {
+        what: `promise ${item.seq}`,
+        outcome: item.outcome,
+        detail:
+          `token ${item.tokenHint}; ` +
+          (item.timeoutAt
+            ? `deadline ${time(item.timeoutAt)}`
+            : item.timeoutAt === null
+              ? 'no deadline'
+              : '') +
+          (item.value !== undefined ? `; value ${item.value}` : '') +
+          (item.error
+            ? `; ${item.error.name}${item.error.code !== undefined ? ` (${item.error.code})` : ''}: ${oneLine(item.error.message, errorMax)}`
+            : ''),
+      };
+    case 'attributes':
+      return {
+        what: `attributes ${item.seq}`,
+        outcome: 'set',
+        detail: Object.entries(item.attributes)
+          .map(
+            ([name, attribute]) => `${name}=${attribute === null ? '(removed)' : attributeText(attribute)}`,
+          )
+          .join(', '),
+      };
     case 'checkpoint':
       return {
         what: `checkpoint ${item.seq}`,
@@ -191,7 +226,10 @@ function describeItem(item: TimelineItem, wide: boolean): { what: string; outcom
   }
 }
 
-/** How long an activity took (`~`: its start is estimated), or a wait lasted; empty for the rest. */
+/**
+ * How long an activity took (`~`: its start is estimated), a wait lasted, an update took to answer
+ * or a promise to complete; empty for the rest.
+ */
 function tookText(item: TimelineItem): string {
   switch (item.kind) {
     case 'activity':
@@ -200,6 +238,9 @@ function tookText(item: TimelineItem): string {
       return duration(item.endedAt === undefined ? undefined : item.endedAt - item.at);
     case 'timer':
       return duration(item.firedAt === undefined ? undefined : item.firedAt - item.at);
+    case 'update':
+    case 'promise':
+      return duration(item.endedAt === undefined ? undefined : item.endedAt - item.at);
     default:
       return '';
   }

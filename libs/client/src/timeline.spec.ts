@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckpointSummary } from '@baton/core/adapter';
 import type { JournalEntry, PositionedEntry } from '@baton/core/runtime';
-import { buildTimeline, type ActivityItem, type LeaseItem } from './timeline.js';
+import {
+  buildTimeline,
+  SUMMARY_MAX,
+  valueSummary,
+  type ActivityItem,
+  type LeaseItem,
+  type PromiseItem,
+  type UpdateItem,
+} from './timeline.js';
 
 /** A journal from entries, positions 1, 2, 3, … */
 function journal(entries: JournalEntry[]): PositionedEntry[] {
@@ -235,5 +243,202 @@ describe('buildTimeline', () => {
 
   it('gives an empty timeline for a run whose journal is empty (not claimed yet)', () => {
     expect(buildTimeline('run-6', [])).toEqual({ runId: 'run-6', items: [], epochs: [], failovers: 0 });
+  });
+
+  it('shows each update accepted and answered, with its arguments and result, and one still under way', () => {
+    const timeline = buildTimeline(
+      'run-7',
+      journal([
+        lease(1, 'w-a', 0),
+        { type: 'SignalWaitStarted', seq: 0, name: 'go', timeoutAt: null, epoch: 1, at: 10 },
+        lease(2, 'w-b', 1_000),
+        {
+          type: 'UpdateAccepted',
+          updateId: 'u-1',
+          name: 'addItem',
+          args: { sku: 'A7', qty: 2 },
+          epoch: 2,
+          at: 1_010,
+        },
+        done(1, 'price', 2, 1_050),
+        {
+          type: 'UpdateCompleted',
+          updateId: 'u-1',
+          name: 'addItem',
+          result: { total: 42 },
+          epoch: 2,
+          at: 1_060,
+        },
+        { type: 'UpdateAccepted', updateId: 'u-2', name: 'addItem', args: { sku: '' }, epoch: 2, at: 1_100 },
+        {
+          type: 'UpdateCompleted',
+          updateId: 'u-2',
+          name: 'addItem',
+          error: { name: 'RangeError', message: 'no such sku' },
+          epoch: 2,
+          at: 1_120,
+        },
+        // The run suspended again (its signal wait still open), then took another update.
+        lease(3, 'w-a', 5_000),
+        { type: 'UpdateAccepted', updateId: 'u-3', name: 'note', args: 'hello', epoch: 3, at: 5_010 },
+      ]),
+    );
+    const updates = timeline.items.filter((i): i is UpdateItem => i.kind === 'update');
+    expect(updates).toEqual([
+      expect.objectContaining({
+        updateId: 'u-1',
+        name: 'addItem',
+        args: '{"sku":"A7","qty":2}',
+        outcome: 'completed',
+        result: '{"total":42}',
+        at: 1_010,
+        endedAt: 1_060,
+        epoch: 2,
+        workerId: 'w-b',
+      }),
+      expect.objectContaining({
+        updateId: 'u-2',
+        outcome: 'failed',
+        error: { name: 'RangeError', message: 'no such sku' },
+      }),
+      expect.objectContaining({ updateId: 'u-3', args: '"hello"', outcome: 'accepted', endedAt: undefined }),
+    ]);
+    // An update's answer during a wait is followed by a suspension, not a crash.
+    expect(timeline.items.filter((i): i is LeaseItem => i.kind === 'lease').map((i) => i.reason)).toEqual([
+      'first',
+      'after-wait',
+      'after-wait',
+    ]);
+    expect(timeline.failovers).toBe(0);
+  });
+
+  it('shows each durable promise made, completed or timed out, and never its whole token', () => {
+    const tokens = ['bp_Ab3aaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bp_Cd4bbbbbbbbbbbbbbbbbbbbbbbbbbbbb'];
+    // The worker checkpoints a run as suspended before it gives it up to wait: here after the
+    // promises of steps 0 and 1, not after step 2's (its owner died: the next lease is a takeover).
+    const suspended = (seq: number, epoch: number, journalPosition: number): CheckpointSummary => ({
+      seq,
+      epoch,
+      journalPosition,
+      status: 'suspended',
+      schemaVersion: 3,
+      createdAt: journalPosition,
+      size: 100,
+    });
+    const timeline = buildTimeline(
+      'run-8',
+      journal([
+        lease(1, 'w-a', 0),
+        { type: 'PromiseCreated', seq: 0, token: tokens[0]!, timeoutAt: null, epoch: 1, at: 10 },
+        lease(2, 'w-b', 2_000),
+        {
+          type: 'PromiseCompleted',
+          seq: 0,
+          outcome: 'resolved',
+          value: { approved: true },
+          epoch: 2,
+          at: 2_010,
+        },
+        { type: 'PromiseCreated', seq: 1, token: tokens[1]!, timeoutAt: 9_000, epoch: 2, at: 2_020 },
+        lease(3, 'w-a', 9_010),
+        { type: 'PromiseTimedOut', seq: 1, epoch: 3, at: 9_020 },
+        {
+          type: 'PromiseCreated',
+          seq: 2,
+          token: 'bp_Ef5ccccccccccccccccccccccccccccc',
+          timeoutAt: null,
+          epoch: 3,
+          at: 9_030,
+        },
+        lease(4, 'w-b', 9_500),
+        {
+          type: 'PromiseCompleted',
+          seq: 2,
+          outcome: 'rejected',
+          error: { name: 'Error', message: 'over budget', code: 'BUDGET' },
+          epoch: 4,
+          at: 9_510,
+        },
+        {
+          type: 'PromiseCreated',
+          seq: 3,
+          token: 'bp_Gh6ddddddddddddddddddddddddddddd',
+          timeoutAt: 20_000,
+          epoch: 4,
+          at: 9_520,
+        },
+      ]),
+      [suspended(1, 1, 2), suspended(2, 2, 5)],
+    );
+    const promises = timeline.items.filter((i): i is PromiseItem => i.kind === 'promise');
+    expect(promises).toEqual([
+      expect.objectContaining({
+        seq: 0,
+        tokenHint: 'bp_Ab3…',
+        timeoutAt: null,
+        outcome: 'resolved',
+        value: '{"approved":true}',
+        endedAt: 2_010,
+        epoch: 2,
+        workerId: 'w-b',
+      }),
+      expect.objectContaining({ seq: 1, tokenHint: 'bp_Cd4…', timeoutAt: 9_000, outcome: 'timed-out' }),
+      expect.objectContaining({
+        seq: 2,
+        outcome: 'rejected',
+        error: { name: 'Error', message: 'over budget', code: 'BUDGET' },
+      }),
+      expect.objectContaining({ seq: 3, outcome: 'pending', timeoutAt: 20_000, endedAt: undefined }),
+    ]);
+    // A run awaiting a promise suspends: the next owner resumes it after a wait.
+    expect(timeline.items.filter((i): i is LeaseItem => i.kind === 'lease').map((i) => i.reason)).toEqual([
+      'first',
+      'after-wait',
+      'after-wait',
+      'takeover',
+    ]);
+    expect(timeline.failovers).toBe(1);
+    const text = JSON.stringify(timeline);
+    for (const token of tokens) expect(text).not.toContain(token);
+    expect(text).not.toMatch(/bp_[A-Za-z0-9_-]{7,}/);
+  });
+
+  it('shows each change of the run’s search attributes, removals included', () => {
+    const timeline = buildTimeline(
+      'run-9',
+      journal([
+        lease(1, 'w-a', 0),
+        {
+          type: 'AttributesSet',
+          seq: 0,
+          attributes: { customerId: { type: 'keyword', value: '42' }, tier: null },
+          epoch: 1,
+          at: 5,
+        },
+      ]),
+    );
+    expect(timeline.items[1]).toEqual({
+      kind: 'attributes',
+      position: 2,
+      at: 5,
+      epoch: 1,
+      workerId: 'w-a',
+      seq: 0,
+      attributes: { customerId: { type: 'keyword', value: '42' }, tier: null },
+    });
+  });
+
+  it('summarises a value on one line, cut, with sealed values named by their key and references by size', () => {
+    const sealed = { '$baton.sealed': 1, key: 'k2', frame: 'AAAA' };
+    expect(valueSummary({ card: sealed, n: 1 })).toBe('{"card":"protected (key k2)","n":1}');
+    expect(valueSummary(sealed)).toBe('protected (key k2)');
+    expect(valueSummary(undefined, { sha256: 'ab', size: 2048, run: 'r' })).toBe(
+      'stored by reference (2048 bytes)',
+    );
+    const long = valueSummary({ text: 'x'.repeat(500) });
+    expect(long).toHaveLength(SUMMARY_MAX);
+    expect(long.endsWith('…')).toBe(true);
+    expect(valueSummary('a\nb')).toBe('"a\\nb"');
+    expect(valueSummary(null)).toBe('null');
   });
 });

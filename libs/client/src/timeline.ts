@@ -1,18 +1,31 @@
 /**
  * A run's timeline: its journal and checkpoints turned into items a person (or the console) reads
  * in order: one per activity (attempts, start, end, duration, outcome, idempotency key, the worker
- * and epoch that ran it), per signal wait, per timer, per checkpoint, per lease (who took the run
- * at which epoch, and whether that was a takeover from an owner that stopped mid-run), and the
- * run's end. Data, not text: the CLI prints it, the console draws it.
+ * and epoch that ran it), per signal wait, per timer, per update (accepted, then answered), per
+ * durable promise (made, then completed or timed out), per change of the run's search attributes,
+ * per checkpoint, per lease (who took the run at which epoch, and whether that was a takeover from
+ * an owner that stopped mid-run), and the run's end. Data, not text: the CLI prints it, the console
+ * draws it.
+ *
+ * Invariants:
+ * 1. A durable promise's token is a secret (docs/promises.md): no item holds it, only its first
+ *    characters (`bp_Ab3…`, as the HTTP API's request log cuts it), enough to tell it in
+ *    `baton promises list`. The raw journal (`client.history`) still holds it, for operators.
+ * 2. An update's arguments and result, and a promise's value, are summaries: one line of JSON cut
+ *    to {@link SUMMARY_MAX} characters, a value sealed for a key this client lacks shown as
+ *    `protected (key k1)`, never as bytes.
  *
  * Zombie writes (entries below the fence of a later `LeaseAcquired`, which replay drops) are not
  * steps of the run; they are listed as `fenced-write` items so they stay visible.
  */
-import type { CheckpointSummary } from '@baton/core/adapter';
+import type { AttributeChanges, CheckpointSummary } from '@baton/core/adapter';
 import {
   filterFencedEntries,
   idempotencyKeyOf,
+  isSealedValue,
+  protectedLabel,
   type JournalEntry,
+  type PayloadRef,
   type PositionedEntry,
 } from '@baton/core/runtime';
 
@@ -83,6 +96,53 @@ export interface TimerItem extends TimelineItemBase, TimelineOwner {
   firedAt: number | undefined;
 }
 
+/**
+ * An update (`client.update` → `ctx.onUpdate`): accepted (journaled once its schema and validators
+ * passed; a rejected update is never journaled), then answered. `accepted` while its handler has
+ * not settled: the caller is still waiting, or will find the answer kept under its update id.
+ */
+export interface UpdateItem extends TimelineItemBase, TimelineOwner {
+  kind: 'update';
+  updateId: string;
+  name: string;
+  /** The arguments the handler received, summarised (invariant 2); undefined when not journaled. */
+  args: string | undefined;
+  outcome: 'accepted' | 'completed' | 'failed';
+  /** When the answer was journaled. */
+  endedAt: number | undefined;
+  /** The handler's result, summarised (invariant 2). */
+  result?: string;
+  /** What the handler threw. */
+  error?: { name: string; message: string };
+}
+
+/**
+ * A durable promise (`ctx.promise`): made at step `seq`, then resolved or rejected from outside by
+ * its token, or timed out. `pending` while none of these is journaled.
+ */
+export interface PromiseItem extends TimelineItemBase, TimelineOwner {
+  kind: 'promise';
+  seq: number;
+  /** The token's first characters and `…` (invariant 1); `baton promises list` shows it whole. */
+  tokenHint: string;
+  /** The deadline, or null for none; undefined when the promise's creation is not in the journal. */
+  timeoutAt: number | null | undefined;
+  outcome: 'pending' | 'resolved' | 'rejected' | 'timed-out';
+  /** When the completion or the timeout was journaled. */
+  endedAt: number | undefined;
+  /** The value it was resolved with, summarised (invariant 2). */
+  value?: string;
+  /** Why it was rejected. */
+  error?: { name: string; message: string; code?: string };
+}
+
+/** `ctx.setAttributes`: the run's search attributes changed (a value, or null where one was removed). */
+export interface AttributesItem extends TimelineItemBase, TimelineOwner {
+  kind: 'attributes';
+  seq: number;
+  attributes: AttributeChanges;
+}
+
 export interface CheckpointItem extends TimelineItemBase {
   kind: 'checkpoint';
   seq: number;
@@ -125,7 +185,16 @@ export interface FencedWriteItem extends TimelineItemBase, TimelineOwner {
 }
 
 export type TimelineItem =
-  ActivityItem | SignalItem | TimerItem | CheckpointItem | LeaseItem | EndItem | FencedWriteItem;
+  | ActivityItem
+  | SignalItem
+  | TimerItem
+  | UpdateItem
+  | PromiseItem
+  | AttributesItem
+  | CheckpointItem
+  | LeaseItem
+  | EndItem
+  | FencedWriteItem;
 
 export interface RunTimeline {
   runId: string;
@@ -140,6 +209,34 @@ export interface RunTimeline {
 /** Entry types after which a run gives up its lease without anything in flight. */
 const WAITS = new Set<JournalEntry['type']>(['TimerScheduled', 'SignalWaitStarted']);
 
+/** The longest summary of a value an item holds (invariant 2). */
+export const SUMMARY_MAX = 120;
+
+/**
+ * A value as one line of JSON of at most `max` characters (cut with `…`), each value inside it
+ * sealed for a key this client lacks as `protected (key k1)`; a value stored by reference that could
+ * not be read back (its run deleted) as `stored by reference (n bytes)`.
+ */
+export function valueSummary(value: unknown, ref?: PayloadRef, max = SUMMARY_MAX): string {
+  if (value === undefined && ref !== undefined) return `stored by reference (${ref.size} bytes)`;
+  if (isSealedValue(value)) return protectedLabel(value);
+  let text: string;
+  try {
+    text =
+      JSON.stringify(value, (_key, inner: unknown) =>
+        isSealedValue(inner) ? protectedLabel(inner) : inner,
+      ) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A token as items show it (invariant 1): its first six characters (`bp_` and three) and `…`. */
+export function tokenHint(token: string): string {
+  return `${token.slice(0, 6)}…`;
+}
+
 /**
  * Builds the timeline of `runId` from its journal as `client.history` returns it and its
  * checkpoints as `client.timeTravel.checkpoints` does. Pure: the same input gives the same timeline.
@@ -150,6 +247,8 @@ export function buildTimeline(
   checkpoints: readonly CheckpointSummary[] = [],
 ): RunTimeline {
   const kept = new Set(filterFencedEntries(history));
+  // A worker checkpoints a run as `suspended` just before it gives the run up to wait.
+  const suspensions = checkpoints.filter((c) => c.status === 'suspended');
   const workers = new Map<number, string>();
   for (const { entry } of history)
     if (entry.type === 'LeaseAcquired') workers.set(entry.epoch, entry.workerId);
@@ -180,13 +279,42 @@ export function buildTimeline(
     return item;
   };
   const timers = new Map<number, TimerItem>();
+  const updates = new Map<string, UpdateItem>();
+  const promises = new Map<number, PromiseItem>();
+  /** Opens a promise's item (its creation, or its end when the creation is not in `history`). */
+  const promiseItem = (
+    position: number,
+    entry: { at: number; epoch: number; seq: number },
+    token: string | undefined,
+    timeoutAt: number | null | undefined,
+  ): PromiseItem => {
+    const item: PromiseItem = {
+      kind: 'promise',
+      position,
+      at: entry.at,
+      ...owner(entry.epoch),
+      seq: entry.seq,
+      tokenHint: token === undefined ? '-' : tokenHint(token),
+      timeoutAt,
+      outcome: 'pending',
+      endedAt: undefined,
+    };
+    promises.set(entry.seq, item);
+    items.push(item);
+    return item;
+  };
+  /** Whether the run waits on something (a timer, a signal, a promise) that has not ended yet. */
+  const waiting = (): boolean =>
+    [...signals.values()].some((i) => i.outcome === 'waiting') ||
+    [...timers.values()].some((i) => i.outcome === 'pending') ||
+    [...promises.values()].some((i) => i.outcome === 'pending');
   let previous: PositionedEntry | undefined;
   let previousOwner: TimelineOwner | undefined;
   let failovers = 0;
   /** Every epoch the kept entries show, with its worker when a LeaseAcquired names it. */
   const epochs = new Map<number, string | null>();
   const lease = ({ position, entry }: PositionedEntry, workerId: string | null): void => {
-    const reason = leaseReason(previousOwner, previous?.entry);
+    const reason = leaseReason(previousOwner, previous, waiting(), suspensions);
     if (reason === 'takeover') failovers++;
     items.push({
       kind: 'lease',
@@ -307,10 +435,87 @@ export function buildTimeline(
           ...(entry.type === 'RunCancelled' && { error: { name: 'Cancelled', message: entry.reason } }),
         });
         break;
-      // A run's search attributes are on its record (`describe`); their step is not a timeline item.
+      case 'UpdateAccepted': {
+        const item: UpdateItem = {
+          kind: 'update',
+          position,
+          at: entry.at,
+          ...owner(entry.epoch),
+          updateId: entry.updateId,
+          name: entry.name,
+          args: valueSummary(entry.args, entry.argsRef),
+          outcome: 'accepted',
+          endedAt: undefined,
+        };
+        updates.set(entry.updateId, item);
+        items.push(item);
+        break;
+      }
+      case 'UpdateCompleted': {
+        let item = updates.get(entry.updateId);
+        if (item === undefined) {
+          item = {
+            kind: 'update',
+            position,
+            at: entry.at,
+            ...owner(entry.epoch),
+            updateId: entry.updateId,
+            name: entry.name,
+            args: undefined,
+            outcome: 'accepted',
+            endedAt: undefined,
+          };
+          updates.set(entry.updateId, item);
+          items.push(item);
+        }
+        item.endedAt = entry.at;
+        item.epoch = entry.epoch;
+        item.workerId = owner(entry.epoch).workerId;
+        if (entry.error !== undefined) {
+          item.outcome = 'failed';
+          item.error = { name: entry.error.name, message: entry.error.message };
+        } else {
+          item.outcome = 'completed';
+          item.result = valueSummary(entry.result, entry.resultRef);
+        }
+        break;
+      }
+      case 'PromiseCreated':
+        promiseItem(position, entry, entry.token, entry.timeoutAt);
+        break;
+      case 'PromiseCompleted':
+      case 'PromiseTimedOut': {
+        const item = promises.get(entry.seq) ?? promiseItem(position, entry, undefined, undefined);
+        item.endedAt = entry.at;
+        item.epoch = entry.epoch;
+        item.workerId = owner(entry.epoch).workerId;
+        if (entry.type === 'PromiseTimedOut') item.outcome = 'timed-out';
+        else if (entry.outcome === 'resolved') {
+          item.outcome = 'resolved';
+          item.value = valueSummary(entry.value, entry.valueRef);
+        } else {
+          item.outcome = 'rejected';
+          const error = entry.error ?? { name: 'Error', message: 'rejected' };
+          item.error = {
+            name: error.name,
+            message: error.message,
+            ...(error.code !== undefined && { code: error.code }),
+          };
+        }
+        break;
+      }
+      case 'AttributesSet':
+        items.push({
+          kind: 'attributes',
+          position,
+          at: entry.at,
+          ...owner(entry.epoch),
+          seq: entry.seq,
+          attributes: entry.attributes,
+        });
+        break;
       case 'ValueRecorded':
       case 'PatchMarker':
-      case 'AttributesSet':
         break;
     }
     previous = positioned;
@@ -374,13 +579,27 @@ function activityItem(
   };
 }
 
+/**
+ * Why a new owner took the run. After a wait when the previous owner checkpointed the run as
+ * `suspended` with everything up to its last entry (what a worker does before it gives a run up
+ * to wait), or, where those checkpoints are gone, when its last entry starts a wait, or answers an
+ * update while a wait (`waiting`: a timer, a signal or a promise) is open. A durable promise's
+ * creation alone does not say the run waits on it (it often runs a step first: sends the token).
+ */
 function leaseReason(
   previousOwner: TimelineOwner | undefined,
-  last: JournalEntry | undefined,
+  last: PositionedEntry | undefined,
+  waiting: boolean,
+  suspensions: readonly CheckpointSummary[],
 ): LeaseItem['reason'] {
   if (previousOwner === undefined) return 'first';
   if (last === undefined) return 'takeover';
-  if (last.type === 'RunFailed') return 'after-retry';
-  if (WAITS.has(last.type)) return 'after-wait';
+  if (last.entry.type === 'RunFailed') return 'after-retry';
+  if (WAITS.has(last.entry.type)) return 'after-wait';
+  const suspended = suspensions.some(
+    (c) => c.epoch === previousOwner.epoch && c.journalPosition >= last.position,
+  );
+  if (suspended) return 'after-wait';
+  if (last.entry.type === 'UpdateCompleted' && waiting) return 'after-wait';
   return 'takeover';
 }

@@ -6,6 +6,7 @@
 import {
   BULK_RUN_ACTION_NAMES,
   BULK_RUN_ACTIONS,
+  CheckpointIntegrityError,
   isFinishedRun,
   type BulkRunAction,
   type BulkRunActionName,
@@ -14,6 +15,7 @@ import {
   type RunFilter,
   RUN_PRIORITIES,
   type RunPriority,
+  type TimelineItem,
 } from '@baton/client';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, NotFoundError } from '@baton/core';
@@ -68,7 +70,7 @@ export const runsCommands: CommandGroup = {
     runs
       .command('describe')
       .description(
-        'a run record and its lease, its parent, the child workflows it started and its pending durable promises',
+        'a run record and its lease, its parent, the child workflows it started, its updates under way and its pending durable promises',
       )
       .argument('<run-id>')
       .action((runId: string, _flags: unknown, command: Command) =>
@@ -82,10 +84,11 @@ export const runsCommands: CommandGroup = {
           }));
           // An operator's describe shows the pending durable promises with their tokens (secrets).
           const promises = isFinishedRun(run.status) ? [] : await client.promises.pending(runId);
+          const updates = isFinishedRun(run.status) ? { underWay: [] } : await updatesUnderWay(client, runId);
           context.io.out(
             context.flags(command).json
-              ? json({ ...run, children, promises })
-              : describeText(run, children, context.flags(command).wide === true) +
+              ? json({ ...run, children, updatesUnderWay: updates.underWay ?? null, promises })
+              : describeText(run, children, updates, context.flags(command).wide === true) +
                   (promises.length === 0
                     ? ''
                     : promisesTable(promises, context.flags(command).wide === true)),
@@ -97,7 +100,8 @@ export const runsCommands: CommandGroup = {
     runs
       .command('history')
       .description(
-        'the run timeline: activities (attempts, durations, keys, worker, epoch), signals, timers, checkpoints, leases',
+        'the run timeline: activities (attempts, durations, keys, worker, epoch), signals, timers, updates, ' +
+          'durable promises, attribute changes, checkpoints, leases',
       )
       .argument('<run-id>')
       .option('--raw', 'the decoded journal entries instead of the timeline (with --json)')
@@ -464,9 +468,37 @@ async function described(client: Client, runId: string): Promise<RunDescription>
 /** Child workflows `runs describe` lists. */
 const CHILDREN_SHOWN = 100;
 
+type UpdateItem = Extract<TimelineItem, { kind: 'update' }>;
+
+/** A run's updates accepted and not answered yet, or why its journal could not be read. */
+interface UpdatesUnderWay {
+  underWay?: UpdateItem[];
+  unreadable?: string;
+}
+
+/**
+ * The updates the run accepted and has not answered (their handlers still running, or the run
+ * suspended or held by a dead worker meanwhile), from its timeline. A journal this CLI has no key
+ * for is said so, not an error: the rest of the describe stands.
+ */
+async function updatesUnderWay(client: Client, runId: string): Promise<UpdatesUnderWay> {
+  try {
+    const timeline = await client.runs.timeline(runId);
+    return {
+      underWay: timeline.items.filter(
+        (item): item is UpdateItem => item.kind === 'update' && item.outcome === 'accepted',
+      ),
+    };
+  } catch (err) {
+    if (err instanceof CheckpointIntegrityError) return { unreadable: err.message };
+    throw err;
+  }
+}
+
 function describeText(
   run: RunDescription,
   children: { runId: string; workflow: string; status: string }[],
+  updates: UpdatesUnderWay,
   wide: boolean,
 ): string {
   const rows: [string, string | number][] = [
@@ -495,6 +527,12 @@ function describeText(
     if (run.lease.pauseRequested === true) rows.push(['pause requested', run.lease.pauseReason ?? 'yes']);
     else if (run.lease.state === 'paused') rows.push(['paused', run.lease.pauseReason ?? 'yes']);
   }
+  for (const u of updates.underWay ?? [])
+    rows.push([
+      'update under way',
+      `'${u.name}' (id ${u.updateId}) accepted ${time(u.at)}, args ${u.args ?? '-'}`,
+    ]);
+  if (updates.unreadable !== undefined) rows.push(['updates', `journal unreadable: ${updates.unreadable}`]);
   return `${fieldTable(rows, wide)}\n`;
 }
 

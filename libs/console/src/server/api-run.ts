@@ -1,9 +1,16 @@
 /**
  * The run page's API: the run with its lease, its step timeline with each step's result, error
- * and idempotency key, and its queries (the names it registers, and one's answer: GETs, since a
- * query changes nothing, so read-only consoles ask them too). The journal is read once per request (client.history) and the
- * timeline built from it with the client's own buildTimeline, so the CLI and the console show
- * the same steps.
+ * and idempotency key (its updates, durable promises and attribute changes among them), its
+ * queries (the names it registers, and one's answer: GETs, since a query changes nothing, so
+ * read-only consoles ask them too), and its pending durable promises. The journal is read once per
+ * request (client.history) and the timeline built from it with the client's own buildTimeline, so
+ * the CLI and the console show the same steps.
+ *
+ * A durable promise's token is a secret (docs/promises.md): whoever has it may complete the
+ * promise, which is an action. So the timeline and the list of pending promises hold only its
+ * first characters, and the whole token is sent only by a POST marked `action` (refused by a
+ * read-only console, CSRF-checked, and logged with who asked, as every action is): the page's
+ * "reveal token" button.
  *
  * Protected data: the client decodes journals and checkpoints with the keyring the console was
  * given (BATON_ENCRYPTION_KEYS, BATON_SIGNING_KEYS). Without the key, reading fails with
@@ -43,6 +50,23 @@ function isProtectedDataError(err: unknown): err is BatonError {
   return err instanceof CheckpointIntegrityError;
 }
 
+/** A pending durable promise as the page lists it: everything but the token (see the module's comment). */
+export interface PendingPromiseRow {
+  seq: number;
+  /** The token's first six characters and `…`, as the timeline shows it. */
+  tokenHint: string;
+  createdAt: number;
+  timeoutAt: number | null;
+  /** True when completing it checks the value against a JSON Schema. */
+  hasSchema: boolean;
+}
+
+/** The step number of a promise in a path, or 400. */
+function stepOf(text: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new HttpError(400, `'${text}' is not a step number`);
+  return Number(text);
+}
+
 export const RUN_ROUTES: Route[] = [
   {
     method: 'GET',
@@ -66,6 +90,38 @@ export const RUN_ROUTES: Route[] = [
         if (isProtectedDataError(err)) return { protected: err.message };
         throw err;
       }
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/runs\/([^/]+)\/promises$/,
+    handle: async ({ client, params }) => {
+      const pending = await client.promises.pending(params[0]!);
+      return {
+        promises: pending.map((p): PendingPromiseRow => ({
+          seq: p.seq,
+          tokenHint: `${p.token.slice(0, 6)}…`,
+          createdAt: p.createdAt,
+          timeoutAt: p.timeoutAt,
+          hasSchema: p.schema !== undefined,
+        })),
+      };
+    },
+  },
+  {
+    // The whole token of a pending promise: an action (see the module's comment).
+    method: 'POST',
+    path: /^\/api\/runs\/([^/]+)\/promises\/([^/]+)\/token$/,
+    action: true,
+    handle: async ({ client, params }) => {
+      const seq = stepOf(params[1]!);
+      const found = (await client.promises.pending(params[0]!)).find((p) => p.seq === seq);
+      if (found === undefined)
+        throw new HttpError(
+          404,
+          `run ${params[0]!} has no pending durable promise at step #${seq}: it was completed, timed out, or never made`,
+        );
+      return { seq, token: found.token };
     },
   },
   {

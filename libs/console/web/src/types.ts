@@ -22,7 +22,10 @@ export type {
   TimelineItem,
   TimelineOwner as Owner,
 } from '@baton/client';
-import type { RunTimeline } from '@baton/client';
+import type { RunTimeline, TimelineItem } from '@baton/client';
+
+/** The timeline item of an update (the client exports the union, not each item). */
+export type UpdateItem = Extract<TimelineItem, { kind: 'update' }>;
 
 /**
  * Every run status, in the order the runs page shows them. A value the page needs at run time, so
@@ -54,6 +57,18 @@ export type TimelineAnswer =
       checkpoints: { seq: number; epoch: number; journalPosition: number; status: string }[];
     }
   | { protected: string };
+
+/**
+ * GET /api/runs/<id>/promises: the run's pending durable promises without their tokens (secrets;
+ * POST …/promises/<seq>/token reveals one, an action).
+ */
+export interface PendingPromiseRow {
+  seq: number;
+  tokenHint: string;
+  createdAt: number;
+  timeoutAt: number | null;
+  hasSchema: boolean;
+}
 
 export interface DeadLetterRow {
   id: string;

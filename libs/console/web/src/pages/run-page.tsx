@@ -1,11 +1,13 @@
 /**
  * The run page: the run's status, lease (owner, epoch, state), input and result; the actions it
- * accepts; its queries (run-queries.tsx); its step timeline as a chart (timeline-chart.tsx) and as a table with each step's
- * result, error and idempotency key. Polls, so a run under way moves on screen.
+ * accepts; its queries (run-queries.tsx), its updates and pending durable promises
+ * (run-interactions.tsx); its step timeline as a chart (timeline-chart.tsx) and as a table with
+ * each step's result, error and idempotency key. Polls, so a run under way moves on screen.
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { get, getSession, runPath, type SessionInfo } from '../api.js';
 import { RunActions, type ForkChoice } from '../components/run-actions.js';
+import { RunPromises, RunUpdates } from '../components/run-interactions.js';
 import { RunQueries } from '../components/run-queries.js';
 import { jsonText, timeText, usePolling } from '../hooks.js';
 import { onLinkClick } from '../router.js';
@@ -20,6 +22,12 @@ function itemText(item: TimelineItem): string {
       return `signal '${item.name}' ${item.outcome}`;
     case 'timer':
       return `timer ${item.outcome}`;
+    case 'update':
+      return `update '${item.name}' ${item.outcome}`;
+    case 'promise':
+      return `promise ${item.tokenHint} ${item.outcome}`;
+    case 'attributes':
+      return `attributes set: ${Object.keys(item.attributes).join(', ')}`;
     case 'checkpoint':
       return `checkpoint ${item.seq} (${item.status})`;
     case 'lease':
@@ -168,6 +176,18 @@ export function RunPage(props: { runId: string }) {
         />
       )}
       {r && <RunQueries runId={runId} />}
+      {r && (
+        <RunUpdates
+          items={timeline.data && 'timeline' in timeline.data ? timeline.data.timeline.items : undefined}
+        />
+      )}
+      {r && session.data && (
+        <RunPromises
+          runId={runId}
+          finished={['completed', 'failed', 'cancelled'].includes(r.status)}
+          readOnly={session.data.readOnly}
+        />
+      )}
       <section aria-labelledby="timeline-title">
         <h2 id="timeline-title">Step timeline</h2>
         {timeline.error && (
@@ -186,6 +206,48 @@ export function RunPage(props: { runId: string }) {
   );
 }
 
+/** The last column of an update, a promise or an attribute change; `-` for the rest. */
+function InteractionDetail(props: { item: TimelineItem }) {
+  const { item } = props;
+  switch (item.kind) {
+    case 'update':
+      return (
+        <>
+          id <code>{item.updateId}</code>, args <code>{item.args ?? '-'}</code>
+          {item.result !== undefined && (
+            <>
+              , result <code>{item.result}</code>
+            </>
+          )}
+        </>
+      );
+    case 'promise':
+      return (
+        <>
+          {item.timeoutAt ? `deadline ${timeText(item.timeoutAt)}` : 'no deadline'}
+          {item.value !== undefined && (
+            <>
+              , value <code>{item.value}</code>
+            </>
+          )}
+        </>
+      );
+    case 'attributes':
+      return (
+        <>
+          {Object.entries(item.attributes)
+            .map(
+              ([name, a]) =>
+                `${name} = ${a === null ? '(removed)' : a.type === 'time' ? timeText(a.value) : String(a.value)}`,
+            )
+            .join(', ')}
+        </>
+      );
+    default:
+      return <>-</>;
+  }
+}
+
 function TimelineView(props: { answer: Extract<TimelineAnswer, { timeline: unknown }> }) {
   const { timeline, outcomes } = props.answer;
   return (
@@ -202,6 +264,8 @@ function TimelineView(props: { answer: Extract<TimelineAnswer, { timeline: unkno
         <li class="lease-takeover">failover</li>
         <li class="lease-first">lease change</li>
         <li class="checkpoint">checkpoint</li>
+        <li class="update">update</li>
+        <li class="promise">durable promise</li>
       </ul>
       <table aria-label="Steps" class="steps">
         <thead>
@@ -242,10 +306,11 @@ function TimelineView(props: { answer: Extract<TimelineAnswer, { timeline: unkno
                     <span class="error">{`${a.error.name}: ${a.error.message}`}</span>
                   ) : outcome && 'result' in outcome ? (
                     <code>{JSON.stringify(outcome.result)}</code>
-                  ) : item.kind === 'end' && item.error ? (
-                    `${item.error.name}: ${item.error.message}`
+                  ) : (item.kind === 'end' || item.kind === 'update' || item.kind === 'promise') &&
+                    item.error ? (
+                    <span class="error">{`${item.error.name}: ${item.error.message}`}</span>
                   ) : (
-                    '-'
+                    <InteractionDetail item={item} />
                   )}
                 </td>
               </tr>

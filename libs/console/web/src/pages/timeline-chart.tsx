@@ -1,8 +1,8 @@
 /**
  * A run's step timeline drawn as SVG: one lane per (epoch, worker) that ran part of the run, one
  * bar per activity on a shared time axis, coloured by outcome, labelled with its attempts; marks
- * for signals, timers and checkpoints, and a vertical line at each lease change (red for a
- * takeover: a failover). Every mark has a <title>, so a pointer or a screen reader names it.
+ * for signals, timers, updates, durable promises, attribute changes and checkpoints, and a
+ * vertical line at each lease change (red for a takeover: a failover). Every mark has a <title>, so a pointer or a screen reader names it.
  */
 import type { ActivityItem, Owner, RunTimeline, TimelineItem } from '../types.js';
 
@@ -30,6 +30,9 @@ function span(item: TimelineItem, now: number): [number, number] {
       return [item.at, item.endedAt ?? now];
     case 'timer':
       return [item.at, item.firedAt ?? item.wakeAt];
+    case 'update':
+    case 'promise':
+      return [item.at, item.endedAt ?? now];
     default:
       return [item.at, item.at];
   }
@@ -139,6 +142,33 @@ export function TimelineChart(props: { timeline: RunTimeline; now: number }) {
               </g>
             );
           }
+          case 'update':
+          case 'promise': {
+            const [from, to] = span(item, now);
+            const label =
+              item.kind === 'update'
+                ? `update '${item.name}' (id ${item.updateId}): ${item.outcome}`
+                : `durable promise #${item.seq} (${item.tokenHint}): ${item.outcome}`;
+            const mid = y(item) + LANE_HEIGHT / 2;
+            return (
+              <g
+                key={`${item.kind}${item.position}`}
+                class={`${item.kind} ${item.kind}-${item.outcome}`}
+                data-kind={item.kind}
+              >
+                <title>{label}</title>
+                <line x1={x(from)} x2={x(to)} y1={mid + 4} y2={mid + 4} />
+                <path d={`M ${x(from)} ${mid - 2} l 5 6 l -5 6 l -5 -6 z`} />
+              </g>
+            );
+          }
+          case 'attributes':
+            return (
+              <g key={`at${item.position}`} class="attributes" data-kind="attributes">
+                <title>{`attributes set: ${Object.keys(item.attributes).join(', ')}`}</title>
+                <circle cx={x(item.at)} cy={y(item) + 8} r={3} />
+              </g>
+            );
           case 'end':
             return (
               <g key="end" class={`end end-${item.outcome}`} data-kind="end">
