@@ -34,7 +34,10 @@ export function describeWaitConformance(store: () => Store): void {
       const sleeper = await suspendedRun(store(), { signals: [], wakeAt });
       expect((await store().leases.get(sleeper.runId))?.waitingFor).toEqual({ signals: [], wakeAt });
       const forever = await suspendedRun(store(), { signals: ['go'] });
-      expect((await store().leases.get(forever.runId))?.waitingFor).toEqual({ signals: ['go'], wakeAt: null });
+      expect((await store().leases.get(forever.runId))?.waitingFor).toEqual({
+        signals: ['go'],
+        wakeAt: null,
+      });
       await acquireOk(store(), runId, 'worker-b');
       expect((await store().leases.get(runId))?.waitingFor).toBeUndefined();
     });
