@@ -23,7 +23,7 @@ export { Client } from './client.js';
 export { RunHandle } from './run-handle.js';
 // The sub-clients are reached as the client's properties (`client.runs`, …) and never built
 // apart from it: their classes are types here.
-export type { RunsApi } from './runs.js';
+export type { RunsApi, RunWait } from './runs.js';
 export type { TimeTravelApi } from './time-travel.js';
 export type { PromisesApi } from './promises.js';
 export { DEFAULT_RETRY_UNAVAILABLE_MS, RetriesExhaustedError } from './retry-unavailable.js';

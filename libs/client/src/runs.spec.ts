@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunOutcome, Store } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
+import { childSignalName } from '@baton/core/runtime';
 import { Client } from './index.js';
 
 const FAILED: RunOutcome = { status: 'failed', error: { name: 'Error', message: 'failed on purpose' } };
@@ -36,5 +37,34 @@ describe('client.runs', () => {
   it('needs the store, and says so', () => {
     const client = new Client({ transport: memoryTransport() });
     expect(() => client.runs.list()).toThrow(/client.runs.list\(\) reads the store/);
+  });
+
+  it('says what a suspended or paused run waits for, from the store alone', async () => {
+    const store = memoryStore();
+    const client = new Client({ transport: memoryTransport(), store });
+    const suspend = async (runId: string, signals: string[], wakeAt: number | null): Promise<void> => {
+      await store.runs.create({ runId, workflow: 'ops-wf', version: 1, input: null, idempotencyKey: null });
+      const lease = await store.leases.acquire(runId, 'worker-ops', 5_000);
+      if (!lease.ok) throw new Error(`could not lease ${runId}`);
+      const epoch = lease.epoch;
+      expect(await store.leases.suspend({ runId, epoch, wakeAt, signals, consumedSignalIds: [] })).toEqual({
+        ok: true,
+      });
+    };
+    const at = (await store.leases.now()) + 60_000;
+    await suspend('waits-all', ['approve', 'baton.promise', childSignalName('child-7')], at);
+    expect(await client.runs.waits('waits-all')).toEqual([
+      { kind: 'signal', name: 'approve' },
+      { kind: 'child', runId: 'child-7' },
+      { kind: 'promise' },
+      { kind: 'timer', at },
+    ]);
+    await suspend('waits-sleep', [], at);
+    expect(await client.runs.waits('waits-sleep')).toEqual([{ kind: 'timer', at }]);
+    await suspend('waits-paused', ['approve'], null);
+    expect(await client.runs.pause('waits-paused', 'checking the data')).toBe('paused');
+    expect(await client.runs.waits('waits-paused')).toEqual([{ kind: 'pause', reason: 'checking the data' }]);
+    expect(await client.runs.waits(await finishedRun(store, 8))).toEqual([]);
+    expect(await client.runs.waits('no-such-run')).toEqual([]);
   });
 });

@@ -17,13 +17,31 @@ import {
   type Store,
   type Transport,
 } from '@baton/core/adapter';
-import { childKeyPrefix, parentOfKey, wakeMessage } from '@baton/core/runtime';
+import { childKeyPrefix, childSignalName, parentOfKey, wakeMessage } from '@baton/core/runtime';
 import { countedAttribute } from './attribute-filter.js';
 import type { HistoryReader } from './history.js';
 import type { Outbox } from './outbox.js';
 import { deleteFinishedRun, type RunDeletion } from './run-deletion.js';
 import { requireRun } from './run-lookup.js';
 import { buildTimeline, type RunTimeline } from './timeline.js';
+
+/**
+ * The signal name every durable promise's completion is delivered under (core's PROMISE_SIGNAL,
+ * which no door offers; the console's http-api.spec.ts checks a real promise's wait reads as one).
+ */
+const PROMISE_SIGNAL_NAME = 'baton.promise';
+
+/** One thing a run waits for ({@link RunsApi.waits}). */
+export type RunWait =
+  | { kind: 'signal'; name: string }
+  /** A durable promise (`ctx.promise`): any of its pending ones completing wakes it. */
+  | { kind: 'promise' }
+  /** The end of a child run it started. */
+  | { kind: 'child'; runId: string }
+  /** Its timer: a sleep, or a wait's timeout (store clock, ms). */
+  | { kind: 'timer'; at: number }
+  /** An operator's pause; nothing wakes it but a resume. */
+  | { kind: 'pause'; reason?: string };
 
 export class RunsApi {
   constructor(
@@ -87,6 +105,33 @@ export class RunsApi {
       limit,
     });
     return page.runs.filter((run) => parentOfKey(run.idempotencyKey)?.runId === runId);
+  }
+
+  /**
+   * What a run waits for, as the store knows it (no journal read): for a `suspended` run each
+   * signal name it waits on (a durable promise and a child's end are signals underneath, told
+   * apart here) and its timer; for a `paused` one the pause and its reason. Empty for a run in
+   * any other state, and for one the store does not know.
+   */
+  async waits(runId: string): Promise<RunWait[]> {
+    const store = this.store('runs.waits');
+    await this.connect();
+    const lease = await store.leases.get(runId);
+    if (lease?.state === 'paused')
+      return [{ kind: 'pause', ...(lease.pauseReason !== undefined && { reason: lease.pauseReason }) }];
+    if (lease?.state !== 'suspended' || lease.waitingFor === undefined) return [];
+    const waits: RunWait[] = [];
+    const childPrefix = childSignalName('');
+    let promise = false;
+    for (const name of lease.waitingFor.signals) {
+      if (name === PROMISE_SIGNAL_NAME) promise = true;
+      else if (name.startsWith(childPrefix))
+        waits.push({ kind: 'child', runId: name.slice(childPrefix.length) });
+      else waits.push({ kind: 'signal', name });
+    }
+    if (promise) waits.push({ kind: 'promise' });
+    if (lease.waitingFor.wakeAt !== null) waits.push({ kind: 'timer', at: lease.waitingFor.wakeAt });
+    return waits;
   }
 
   /**

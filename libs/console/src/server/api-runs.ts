@@ -1,6 +1,6 @@
 /**
- * The runs page's API: one page of runs for a filter kept in the page's URL, and the counts by
- * status. The query string uses the store's own filter names (RunFilter), so the URL a person
+ * The runs page's API: one page of runs for a filter kept in the page's URL (each suspended or
+ * paused run with what it waits for), and the counts by status of the runs that filter matches. The query string uses the store's own filter names (RunFilter), so the URL a person
  * shares is the query the store answers; search attributes (docs/search-attributes.md) are
  * `attr=<expression>` (repeatable) or `attr.<name>[:<type>]=<value>`, read by the client's
  * parseAttributeFilter, the CLI's `--attr` syntax.
@@ -9,6 +9,7 @@ import {
   parseAttributeFilter,
   RUN_STATUSES,
   type AttributeCondition,
+  type Client,
   type RunQuery,
   type RunStatus,
 } from '@baton/client';
@@ -92,28 +93,89 @@ export function runQueryOf(params: URLSearchParams): RunQuery {
   return query;
 }
 
+/** The most runs the counts walk for a filter the store keeps no counts of (then marked `capped`). */
+export const COUNT_WALK_LIMIT = 5_000;
+
+/** The query-string keys that are no filter: paging, order, the page's columns, and status (the counts are by status). */
+const NOT_FILTERS = new Set(['status', 'cursor', 'limit', 'order', 'cols']);
+
+/** What the counts cover, so the page can say it. */
+export type CountScope = 'all' | 'workflow' | 'attribute' | 'filter';
+
+/**
+ * The counts by status of the runs the page's filters match (all statuses: the status filter
+ * picks among them). From the store's kept counts when the filter is none, one workflow, or one
+ * keyword or boolean attribute; otherwise by walking the matching runs, at most
+ * {@link COUNT_WALK_LIMIT} of them (`capped` then says the counts are of the first ones).
+ */
+async function filteredCounts(client: Client, params: URLSearchParams): Promise<object> {
+  const keys = [...new Set([...params.keys()].filter((k) => !NOT_FILTERS.has(k) && params.get(k) !== ''))];
+  if (keys.length === 0) return { ...(await client.runs.count()), scope: 'all' satisfies CountScope };
+  const workflow = params.get('workflow');
+  if (keys.length === 1 && keys[0] === 'workflow' && workflow) {
+    const counts = await client.runs.count();
+    const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, counts.byWorkflow[workflow]?.[s] ?? 0]));
+    const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+    return { total, byStatus, byWorkflow: { [workflow]: byStatus }, scope: 'workflow' satisfies CountScope };
+  }
+  const attributes = attributesOf(params);
+  const expressions = attributeExpressionsOf(params);
+  if (
+    attributes !== undefined &&
+    expressions.length === 1 &&
+    keys.every((k) => k === 'attr' || k.startsWith('attr.'))
+  ) {
+    try {
+      return { ...(await client.runs.count({ attributes })), attribute: expressions[0], scope: 'attribute' };
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'BATON_CONFIG') throw err;
+    }
+  }
+  const filter = runQueryOf(params);
+  delete filter.status;
+  delete filter.cursor;
+  delete filter.limit;
+  const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+  let total = 0;
+  let capped = false;
+  for await (const run of client.runs.all({ ...filter, limit: 500 })) {
+    if (total === COUNT_WALK_LIMIT) {
+      capped = true;
+      break;
+    }
+    byStatus[run.status]++;
+    total++;
+  }
+  return {
+    total,
+    byStatus,
+    byWorkflow: {},
+    scope: 'filter' satisfies CountScope,
+    ...(capped && { capped: true }),
+  };
+}
+
 export const RUNS_ROUTES: Route[] = [
   {
     method: 'GET',
     path: /^\/api\/runs$/,
-    handle: ({ client, query }) => client.runs.list(runQueryOf(query)),
+    // A suspended or paused run on the page carries what it waits for (client.runs.waits: one
+    // store read each, for this page's runs only).
+    handle: async ({ client, query }) => {
+      const page = await client.runs.list(runQueryOf(query));
+      const runs = await Promise.all(
+        page.runs.map(async (run) =>
+          run.status === 'suspended' || run.status === 'paused'
+            ? { ...run, waits: await client.runs.waits(run.runId) }
+            : run,
+        ),
+      );
+      return { ...page, runs };
+    },
   },
   {
     method: 'GET',
     path: /^\/api\/run-counts$/,
-    // The counts of one keyword or boolean attribute's value when the filter names exactly that
-    // (`attribute` says which); the whole store's otherwise.
-    handle: async ({ client, query }) => {
-      const attributes = attributesOf(query);
-      const expressions = attributeExpressionsOf(query);
-      if (attributes !== undefined && expressions.length === 1) {
-        try {
-          return { ...(await client.runs.count({ attributes })), attribute: expressions[0] };
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'BATON_CONFIG') throw err;
-        }
-      }
-      return client.runs.count();
-    },
+    handle: ({ client, query }) => filteredCounts(client, query),
   },
 ];

@@ -52,6 +52,29 @@ export function timeText(ms: number | null | undefined): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+/** The browser's time zone, as every absolute time's hover names it. */
+export const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/** A span of time, short: `850 ms`, `12.4 s`, `3 min 20 s`, `2 h 5 min`, `3 d 4 h`. */
+export function durationText(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes} min ${Math.floor((ms % 60_000) / 1_000)} s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+/** A time relative to `now`: `12 s ago`, `in 3 min`, `just now`. */
+export function relativeText(ms: number, now: number = Date.now()): string {
+  const delta = now - ms;
+  if (Math.abs(delta) < 1_000) return 'just now';
+  const span = durationText(Math.abs(delta)).replace(/ \d+ (s|min|h)$/, '');
+  return delta > 0 ? `${span} ago` : `in ${span}`;
+}
+
 /**
  * A value as indented JSON for a <pre>; a value the workers sealed and the console's client could
  * not open (docs/integrity.md), whole or inside it, as `protected (key k1)`, never as ciphertext.

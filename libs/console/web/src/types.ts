@@ -19,10 +19,24 @@ export type {
   RunPage,
   RunStatus,
   RunTimeline,
+  RunWait,
   TimelineItem,
   TimelineOwner as Owner,
 } from '@baton/client';
-import type { RunTimeline, TimelineItem } from '@baton/client';
+import type { ListedRun, RunCounts, RunTimeline, RunWait, TimelineItem } from '@baton/client';
+
+/** A run as the runs page gets it: a suspended or paused one with what it waits for. */
+export type ListedRunView = ListedRun & { waits?: RunWait[] };
+
+/** The runs page's counts: of the runs the filters match, and how they were counted. */
+export type FilteredCounts = RunCounts & {
+  /** `all`: no filter; `workflow`, `attribute`: the store's kept counts; `filter`: walked. */
+  scope: 'all' | 'workflow' | 'attribute' | 'filter';
+  /** The one attribute expression counted (scope `attribute`). */
+  attribute?: string;
+  /** Walked, and stopped at the walk's limit: the counts are of the first matching runs. */
+  capped?: boolean;
+};
 
 /** The timeline item of an update (the client exports the union, not each item). */
 export type UpdateItem = Extract<TimelineItem, { kind: 'update' }>;

@@ -102,10 +102,14 @@ describe('search attributes over HTTP', () => {
     expect(ids(page.body).sort()).toEqual(['run-a', 'run-b']);
     const counts = await get(`api/run-counts?attr=${encodeURIComponent('customerId=42')}`);
     expect(counts.body).toMatchObject({ attribute: 'customerId=42', total: 2, byStatus: { completed: 2 } });
-    // A filter the store keeps no counts for: the whole store's counts.
-    const all = await get(`api/run-counts?attr=${encodeURIComponent('total>=1')}`);
-    expect(all.body).toMatchObject({ total: 3 });
-    expect(all.body['attribute']).toBeUndefined();
+    expect(counts.body['scope']).toBe('attribute');
+    // A filter the store keeps no counts for: the matching runs, walked (the page says so).
+    const walked = await get(`api/run-counts?attr=${encodeURIComponent('total>=1')}`);
+    expect(walked.body).toMatchObject({ total: 2, scope: 'filter' });
+    expect(walked.body['attribute']).toBeUndefined();
+    expect(walked.body['capped']).toBeUndefined();
+    const all = await get('api/run-counts');
+    expect(all.body).toMatchObject({ total: 3, scope: 'all' });
     const bulk = await get(`api/bulk/count?action=delete&attr=${encodeURIComponent('customerId=42')}`);
     expect(bulk.body).toEqual({ action: 'delete', count: 2 });
   });

@@ -731,6 +731,7 @@ describe('the HTTP API', () => {
     // A signal: its id is the delivery's, so a repeat is not a second signal.
     const notes = await client.start(apiTwoNotes, null);
     await until(notes.runId, ['suspended']);
+    expect(await client.runs.waits(notes.runId)).toEqual([{ kind: 'signal', name: 'note' }]);
     const noteA = { id: 'evt-3', type: 'order.note', runId: notes.runId, name: 'first' };
     expect(await orders(noteA)).toMatchObject({
       status: 202,
@@ -766,6 +767,8 @@ describe('the HTTP API', () => {
     // Standard Webhooks: the signed webhook-id is the delivery id; a promise completes once.
     const waiting = await client.start(apiPromise, null);
     await until(waiting.runId, ['suspended']);
+    // What the runs list shows for it: a durable promise (its signal underneath, told apart).
+    expect(await client.runs.waits(waiting.runId)).toEqual([{ kind: 'promise' }]);
     const [pending] = await client.promises.pending(waiting.runId);
     const approval = JSON.stringify({ token: pending!.token, approved: true });
     const approve = (id: string): Promise<Answer> =>

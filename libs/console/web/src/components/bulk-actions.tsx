@@ -33,12 +33,13 @@ export interface JobState {
 /** The filter part of the page's query: what the bulk action takes. */
 function filterOf(search: string): string {
   const params = new URLSearchParams(search);
-  for (const key of ['cursor', 'limit', 'order']) params.delete(key);
+  for (const key of ['cursor', 'limit', 'order', 'cols']) params.delete(key);
   return params.toString();
 }
 
 export function BulkActions(props: { search: string; onDone: () => void }) {
-  const [action, setAction] = useState<BulkAction>('cancel');
+  // No action until the user picks one: a failed-runs filter must not offer "cancel" by default.
+  const [action, setAction] = useState<BulkAction | ''>('');
   const [count, setCount] = useState<number | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -60,6 +61,7 @@ export function BulkActions(props: { search: string; onDone: () => void }) {
   }, [job]);
 
   async function askCount(): Promise<void> {
+    if (action === '') return;
     setError(undefined);
     try {
       const answer = await get<{ count: number }>(
@@ -72,6 +74,7 @@ export function BulkActions(props: { search: string; onDone: () => void }) {
   }
 
   async function start(): Promise<void> {
+    if (action === '') return;
     setBusy(true);
     try {
       setJob(await post<JobState>('/api/bulk/run', { action, filter }));
@@ -89,7 +92,10 @@ export function BulkActions(props: { search: string; onDone: () => void }) {
       <div class="button-row">
         <label>
           Bulk action
-          <select value={action} onChange={(e) => setAction(e.currentTarget.value as BulkAction)}>
+          <select value={action} onChange={(e) => setAction(e.currentTarget.value as BulkAction | '')}>
+            <option value="" disabled>
+              choose an action…
+            </option>
             {Object.keys(ACTIONS).map((name) => (
               <option key={name} value={name}>
                 {name}
@@ -97,7 +103,7 @@ export function BulkActions(props: { search: string; onDone: () => void }) {
             ))}
           </select>
         </label>
-        <button type="button" onClick={() => void askCount()}>
+        <button type="button" disabled={action === ''} onClick={() => void askCount()}>
           Count and confirm…
         </button>
       </div>
@@ -113,7 +119,7 @@ export function BulkActions(props: { search: string; onDone: () => void }) {
         items="runs"
         testId="bulk-progress"
       />
-      {count !== undefined && (
+      {count !== undefined && action !== '' && (
         <ConfirmDialog
           title={`Bulk ${action}: ${count} run(s)`}
           consequence={

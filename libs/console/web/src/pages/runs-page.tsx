@@ -5,14 +5,76 @@
  * Search attributes (docs/search-attributes.md) are one text field of expressions separated by
  * spaces (`customerId=42 total>=100`), kept in the URL as one `attr=<expression>` each; the server
  * reads them (a bad one is its 400, shown as the page's error). With one keyword or boolean
- * attribute, the counts are that value's.
+ * attribute, the counts are that value's. The counts follow the filters (every one but status,
+ * which picks among them): the store's kept counts for no filter, one workflow or one attribute,
+ * else the server walks the matching runs up to a limit and says so. Each run shows when it
+ * started (relative, the absolute time on hover), how long it took or has been running, what a
+ * suspended or paused run waits for or a failed run's error, and the search attributes the user
+ * picked as columns (`cols` in the URL).
  */
 import { useState } from 'preact/hooks';
 import { get, getSession, type SessionInfo } from '../api.js';
 import { BulkActions } from '../components/bulk-actions.js';
-import { timeText, usePolling } from '../hooks.js';
+import { Time } from '../components/time.js';
+import { durationText, timeText, usePolling } from '../hooks.js';
 import { navigate, onLinkClick } from '../router.js';
-import { RUN_STATUSES, type RunCounts, type RunPage } from '../types.js';
+import {
+  RUN_STATUSES,
+  type FilteredCounts,
+  type ListedRunView,
+  type RunPage,
+  type RunWait,
+} from '../types.js';
+
+/** The statuses a run ends in: its duration is from its start to its last change. */
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+
+/** How long a run took, or `running for …` while it has not finished. */
+function durationOf(run: ListedRunView, now: number): string {
+  return FINISHED.has(run.status)
+    ? durationText(run.updatedAt - run.createdAt)
+    : `running for ${durationText(now - run.createdAt)}`;
+}
+
+/** One wait as the table says it. */
+function waitText(wait: RunWait, now: number): string {
+  switch (wait.kind) {
+    case 'signal':
+      return `signal ${wait.name}`;
+    case 'promise':
+      return 'a durable promise';
+    case 'child':
+      return `child ${wait.runId}`;
+    case 'timer':
+      return wait.at <= now ? `timer (due ${timeText(wait.at)})` : `timer at ${timeText(wait.at)}`;
+    case 'pause':
+      return wait.reason !== undefined ? `paused: ${wait.reason}` : 'paused';
+  }
+}
+
+/** The details cell: what a suspended or paused run waits for, a failed run's error's first line. */
+function detailOf(run: ListedRunView, now: number): string {
+  if (run.waits !== undefined && run.waits.length > 0)
+    return run.waits.map((w) => waitText(w, now)).join(', ');
+  if (run.status === 'failed' && run.error !== undefined)
+    return `${run.error.name}: ${run.error.message.split('\n')[0]}`;
+  if (run.status === 'cancelled' && run.error !== undefined) return run.error.message.split('\n')[0] ?? '';
+  return '';
+}
+
+/** The search attribute columns the URL names (`cols=customerId,tier`). */
+function columnsOf(params: URLSearchParams): string[] {
+  return (params.get('cols') ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
+}
+
+/** A search attribute's value as a cell shows it (a time as the console's absolute time). */
+function attributeText(attribute: { type: string; value: unknown } | undefined): string {
+  if (attribute === undefined) return '-';
+  return attribute.type === 'time' ? timeText(Number(attribute.value)) : String(attribute.value);
+}
 
 /** The search attribute expressions in a URL's query: `attr=` values and `attr.<name>=` shorthands. */
 function attributeExpressions(params: URLSearchParams): string[] {
@@ -78,12 +140,19 @@ export function RunsPage(props: { search: string }) {
   const [trail, setTrail] = useState<string[]>([]);
   const query = new URLSearchParams(params);
   query.set('limit', String(PAGE_SIZE));
-  const page = usePolling(`runs?${query.toString()}`, () => get<RunPage>(`/api/runs?${query.toString()}`));
-  const attributes = attributeExpressions(params);
-  const countsQuery = withAttributes('', attributes);
-  const counts = usePolling(`counts?${countsQuery}`, () =>
-    get<RunCounts & { attribute?: string }>(`/api/run-counts${countsQuery === '' ? '' : `?${countsQuery}`}`),
+  const page = usePolling(`runs?${query.toString()}`, () =>
+    get<RunPage & { runs: ListedRunView[] }>(`/api/runs?${query.toString()}`),
   );
+  const attributes = attributeExpressions(params);
+  // The counts follow every filter but status (they are by status) and the page's own settings.
+  const countsParams = new URLSearchParams(props.search);
+  for (const key of ['status', 'cursor', 'limit', 'order', 'cols']) countsParams.delete(key);
+  const countsQuery = countsParams.toString();
+  const counts = usePolling(`counts?${countsQuery}`, () =>
+    get<FilteredCounts>(`/api/run-counts${countsQuery === '' ? '' : `?${countsQuery}`}`),
+  );
+  const columns = columnsOf(params);
+  const now = Date.now();
   const session = usePolling<SessionInfo>('session', getSession, 60_000);
   const statuses = (params.get('status') ?? '').split(',').filter((s) => s !== '');
 
@@ -97,9 +166,20 @@ export function RunsPage(props: { search: string }) {
     <main aria-labelledby="runs-title">
       <h1 id="runs-title">Runs</h1>
       <section aria-label="Counts by status" class="counts">
-        {counts.data?.attribute !== undefined && (
-          <span class="count">
-            runs with <code>{counts.data.attribute}</code>:
+        {counts.data !== undefined && (
+          <span class="count" data-testid="counts-scope">
+            {counts.data.scope === 'all'
+              ? 'all runs:'
+              : counts.data.scope === 'attribute'
+                ? 'runs with '
+                : counts.data.capped === true
+                  ? 'the first runs these filters match:'
+                  : 'runs these filters match:'}
+            {counts.data.scope === 'attribute' && (
+              <>
+                <code>{counts.data.attribute}</code>:
+              </>
+            )}
           </span>
         )}
         {counts.data &&
@@ -127,6 +207,11 @@ export function RunsPage(props: { search: string }) {
           }
           changes['status'] = RUN_STATUSES.filter((s) => data.get(`status-${s}`) === 'on').join(',');
           changes['order'] = data.get('order') === 'oldest' ? 'oldest' : undefined;
+          changes['cols'] = String(data.get('cols') ?? '')
+            .split(',')
+            .map((c) => c.trim())
+            .filter((c) => c !== '')
+            .join(',');
           const expressions = String(data.get('attr') ?? '')
             .split(/\s+/)
             .filter((e) => e !== '');
@@ -165,6 +250,16 @@ export function RunsPage(props: { search: string }) {
             placeholder="customerId=42 total>=100"
             defaultValue={attributes.join(' ')}
             title="name=value (a keyword), name:number=42, name:boolean=true, name:time=ISO, or name>=10 (also >, <=, <); separated by spaces"
+          />
+        </label>
+        <label>
+          Attribute columns
+          <input
+            name="cols"
+            type="text"
+            placeholder="customerId, tier"
+            defaultValue={columns.join(', ')}
+            title="search attributes to show as columns, separated by commas"
           />
         </label>
         <label>
@@ -209,9 +304,14 @@ export function RunsPage(props: { search: string }) {
             <th scope="col">Status</th>
             <th scope="col">Workflow</th>
             <th scope="col">Run id</th>
-            <th scope="col">Idempotency key</th>
-            <th scope="col">Created</th>
-            <th scope="col">Updated</th>
+            <th scope="col">Started</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Waits for / error</th>
+            {columns.map((name) => (
+              <th scope="col" key={`attr-${name}`}>
+                {name}
+              </th>
+            ))}
             <th scope="col">Owner</th>
           </tr>
         </thead>
@@ -228,10 +328,22 @@ export function RunsPage(props: { search: string }) {
                 <a href={`/runs/${encodeURIComponent(run.runId)}`} onClick={onLinkClick}>
                   <code>{run.runId}</code>
                 </a>
+                {run.idempotencyKey !== null && (
+                  <div class="muted" title="idempotency key">
+                    {run.idempotencyKey}
+                  </div>
+                )}
               </td>
-              <td>{run.idempotencyKey ?? '-'}</td>
-              <td>{timeText(run.createdAt)}</td>
-              <td>{timeText(run.updatedAt)}</td>
+              <td>
+                <Time ms={run.createdAt} now={now} />
+              </td>
+              <td data-testid="duration">{durationOf(run, now)}</td>
+              <td data-testid="detail" class={run.status === 'failed' ? 'error-text' : undefined}>
+                {detailOf(run, now)}
+              </td>
+              {columns.map((name) => (
+                <td key={`attr-${name}`}>{attributeText(run.attributes?.[name])}</td>
+              ))}
               <td>{run.owner ? `${run.owner} (epoch ${run.epoch})` : '-'}</td>
             </tr>
           ))}
