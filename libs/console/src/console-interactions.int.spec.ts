@@ -149,7 +149,12 @@ describe('a run’s updates and durable promises on the console’s run page', (
       await shownToken.waitFor();
       expect(await shownToken.textContent()).toBe(`${token.slice(0, 6)}…`);
       expect(await page.content()).not.toContain(token);
-      // The timeline holds the updates and the promise, and no token either.
+      // The timeline holds the updates and the promise, and no token either: the compact list by
+      // default, the full history (with journal positions) on request.
+      await page.locator('ol.events li[data-kind="promise"]').waitFor();
+      expect(await page.locator('ol.events li[data-kind="update"]').count()).toBe(2);
+      expect(await page.locator('table.steps').count()).toBe(0);
+      await page.getByRole('button', { name: 'Full history' }).click();
       await page.locator('table.steps tr[data-kind="promise"]').waitFor();
       expect(await page.locator('table.steps tr[data-kind="update"]').count()).toBe(2);
       expect(await page.locator('svg.timeline-chart g[data-kind="update"]').count()).toBe(2);

@@ -138,8 +138,17 @@ describe('the console in a real browser on NATS + Redis', () => {
       const lanes = await page
         .locator('svg.timeline-chart [data-lane]')
         .evaluateAll((els) => els.map((el) => el.getAttribute('data-lane')));
-      // On NATS the first owner of a new run writes no lease marker, so its name is not in the journal.
-      expect(lanes).toEqual(['epoch 1 · first owner (not journaled)', `epoch 2 · ${ns}-second`]);
+      // One lane per worker. On NATS the first owner writes no marker record of its own: its
+      // LeaseAcquired rides in its first record, so it is named like every later owner.
+      expect(lanes).toEqual([`${ns}-first`, `${ns}-second`]);
+      expect(await page.getByTestId('timeline-summary').textContent()).toContain(
+        `2 worker(s): ${ns}-first (epoch 1); ${ns}-second (epoch 2). 1 failover(s).`,
+      );
+      // The compact list says the failover in words; the full history has the journal positions.
+      expect(await page.locator('ol.events li.lease-takeover').textContent()).toContain(
+        `failover: taken over by ${ns}-second from ${ns}-first (epoch 2)`,
+      );
+      await page.getByRole('button', { name: 'Full history' }).click();
       expect(await page.locator('svg.timeline-chart [data-kind="activity"]').count()).toBe(6);
       expect(await page.locator('svg.timeline-chart .lease-takeover').count()).toBe(1);
       expect(await page.locator('svg.timeline-chart .lease-takeover title').textContent()).toMatch(
@@ -479,6 +488,7 @@ describe('the console in a real browser on NATS + PostgreSQL', () => {
       await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
       await page.locator('svg.timeline-chart').waitFor();
       expect(await page.locator('svg.timeline-chart [data-kind="activity"]').count()).toBe(3);
+      await page.getByRole('button', { name: 'Full history' }).click();
       const rows = page.locator('table.steps tr[data-kind="activity"]');
       expect(await rows.count()).toBe(3);
       expect(await rows.nth(2).textContent()).toContain(`${runId}:2`);

@@ -77,9 +77,12 @@ describe('crash recovery (memory adapters)', () => {
     await new Promise((r) => setTimeout(r, 100));
     const history = await f.client.history(run.runId);
     const markers = history.filter((p) => p.entry.type === 'LeaseAcquired').map((p) => p.entry.epoch);
-    // The first owner writes no marker on a bus with optimistic append (nothing precedes it); the
-    // zombie's late append expected the journal it knew and was refused after the new marker.
-    expect(markers).toEqual([2]);
+    // The first owner writes no marker record on a bus with optimistic append (nothing precedes
+    // it): its LeaseAcquired rides at the head of its first record, beside step 0. The zombie's
+    // late append expected the journal it knew and was refused after the new marker.
+    expect(markers).toEqual([1, 2]);
+    const first = history.filter((p) => p.position === history[0]!.position).map((p) => p.entry.type);
+    expect(first.slice(0, 2)).toEqual(['LeaseAcquired', 'ActivityCompleted']);
     const afterTakeover = history.slice(history.findIndex((p) => p.entry.epoch === 2));
     expect(afterTakeover.every((p: { entry: JournalEntry }) => p.entry.epoch === 2)).toBe(true);
     expect(history.at(-1)?.entry.type).toBe('RunCompleted');

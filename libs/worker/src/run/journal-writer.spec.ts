@@ -1,7 +1,8 @@
 /**
  * The journal writer's group commit within a run: appends made while a record is in flight go out
  * together as the next record, in call order, and each caller learns when its own entries are
- * durable; a batch the bus refuses as too large goes out one record per append instead.
+ * durable; a batch the bus refuses as too large goes out one record per append instead. A first
+ * owner's LeaseAcquired rides at the head of its first record that lands, and only there.
  */
 import { describe, expect, it } from 'vitest';
 import { PayloadTooLargeError, type UnencodableValueError } from '@baton/core';
@@ -204,5 +205,30 @@ describe('JournalWriter and values with no JSON form', () => {
     releaseNext();
     await failedRun;
     expect(seqs(records)).toEqual([[0], ['RunFailed']]);
+  });
+
+  it("puts a first owner's LeaseAcquired at the head of its first record that lands, and never again", async () => {
+    const { transport, records, releaseNext } = gatedTransport();
+    await transport.connect();
+    const lead: JournalEntry = { type: 'LeaseAcquired', epoch: 1, at: 1, workerId: 'worker-first' };
+    const writer = new JournalWriter({ ...writerOptions(transport), leadEntry: lead });
+    const sent = writer.append([step(0)]);
+    await settle();
+    releaseNext();
+    await sent;
+    const next = writer.append([step(1)]);
+    await settle();
+    releaseNext();
+    await next;
+    expect(records.map((r) => r.map((e) => e.type))).toEqual([
+      ['LeaseAcquired', 'ActivityCompleted'],
+      ['ActivityCompleted'],
+    ]);
+    expect(records[0]![0]).toMatchObject({ workerId: 'worker-first', epoch: 1 });
+    expect(writer.entries.map((e) => e.type)).toEqual([
+      'LeaseAcquired',
+      'ActivityCompleted',
+      'ActivityCompleted',
+    ]);
   });
 });

@@ -22,6 +22,8 @@
  *    caller replaces it (`unencodableFailsStep`: the step journals ActivityFailed instead), it
  *    blocks every later append but the run's RunFailed: no later step and no RunCompleted may be
  *    journaled without it (with pipelined steps the workflow may have seen the value already).
+ * 5. A `leadEntry` (a first owner's LeaseAcquired, recovery.ts) goes out at the head of the first
+ *    record that lands, and only there: it joins `entries` with that record, never on its own.
  */
 import { JournalConflictError } from '@baton/core/adapter';
 import { PayloadTooLargeError, UnencodableValueError } from '@baton/core';
@@ -92,6 +94,8 @@ export interface JournalWriterOptions {
   onUnencodableStep?: ((err: UnencodableValueError) => void) | undefined;
   /** Stamps entries and checkpoints: the store's clock as the worker estimates it (store-clock.ts). @defaultValue Date.now */
   clock?: () => number;
+  /** An entry for the head of the first record (invariant 5): a first owner's LeaseAcquired. */
+  leadEntry?: JournalEntry | undefined;
 }
 
 /** A record the bus or the codec refused for what it holds: it wrote nothing. */
@@ -131,6 +135,8 @@ export class JournalWriter {
   private readonly claimCheck: ClaimCheck | undefined;
   private readonly onUnencodableStep: ((err: UnencodableValueError) => void) | undefined;
   private readonly clock: () => number;
+  /** Not sent yet: joins the next record (invariant 5). */
+  private leadEntry: JournalEntry | undefined;
 
   constructor(options: JournalWriterOptions) {
     this.transport = options.transport;
@@ -148,6 +154,7 @@ export class JournalWriter {
     this.claimCheck = options.claimCheck;
     this.onUnencodableStep = options.onUnencodableStep;
     this.clock = options.clock ?? Date.now;
+    this.leadEntry = options.leadEntry;
   }
 
   get position(): number {
@@ -318,6 +325,8 @@ export class JournalWriter {
     const faults = this.faults;
     const info = faults && { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };
     if (faults && info) await faults('before-journal-append', info);
+    const lead = this.leadEntry;
+    if (lead !== undefined) given = [lead, ...given];
     // Without the hash chain (the rule) the entries go out as given: no wrapper object per record.
     let stamped = given;
     let head: string | undefined;
@@ -346,6 +355,7 @@ export class JournalWriter {
       throw err;
     }
     this.instruments?.journalAppendDuration.record((performance.now() - started) / 1000);
+    if (lead !== undefined) this.leadEntry = undefined;
     this.entries.push(...stamped);
     if (head !== undefined) this.head = head;
     this.sinceCheckpoint += stamped.length;

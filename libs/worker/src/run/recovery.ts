@@ -9,9 +9,12 @@
  *    log (Kafka: a read from the start would scan other runs' records, and its retention may have
  *    trimmed them) never resume from the journal's start, and every fallback is logged.
  * 2. The first-owner decision: the first owner of a run without a checkpoint needs no fence marker
- *    and no read. No epoch came before it, so its journal is empty and nothing can be stale; its
- *    first append expects an empty journal (position 0), which fences it off from any later
- *    owner's marker just the same. That saves an append and a read per new run. On a shared log
+ *    of its own and no read. No epoch came before it, so its journal is empty and nothing can be
+ *    stale; its first append expects an empty journal (position 0), which fences it off from any
+ *    later owner's marker just the same. That saves an append and a read per new run. Its
+ *    `LeaseAcquired` (which names the worker) rides at the head of its first record instead
+ *    (`leadEntry`, journal-writer.ts), so every owner of every run is named in the journal at no
+ *    extra round trip. On a shared log
  *    the marker stays: its position anchors the run's first checkpoint, so a later tail read
  *    starts near its entries. With the hash chain on, such a first owner starts from the chain's
  *    genesis hash.
@@ -62,6 +65,8 @@ export interface RecoveredRun {
   history: RunHistory;
   /** Where the session's own fence marker is in the journal (0 for a first owner, who wrote none). */
   markerPosition: number;
+  /** A first owner's `LeaseAcquired`, for the head of its first record (invariant 2). */
+  leadEntry?: JournalEntry;
   /** The run's input, opened from the run record (sealed there when the fleet seals values). */
   input: unknown;
 }
@@ -118,7 +123,10 @@ export async function recoverRun(
       claimCheck: options.claimCheck,
     });
     const input = openValue(run.input, runId, 'run input', payloadProtection);
-    return { history, markerPosition, input };
+    const leadEntry: JournalEntry | undefined = firstOwner
+      ? { type: 'LeaseAcquired', epoch, at: now(), workerId: options.workerId }
+      : undefined;
+    return { history, markerPosition, input, ...(leadEntry !== undefined && { leadEntry }) };
   } catch (err) {
     return { unreadable: err };
   }

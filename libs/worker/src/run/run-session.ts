@@ -289,10 +289,10 @@ export class RunSession {
       this.instruments,
     );
     if ('unreadable' in recovered) return this.unreadable(recovered.unreadable);
-    const { history, markerPosition } = recovered;
+    const { history, markerPosition, leadEntry } = recovered;
     this.input = recovered.input;
     const { checkpoint, entries: effective, resolved, head } = history;
-    this.writer = this.newWriter(effective, history.lastSeq, markerPosition, head);
+    this.writer = this.newWriter(effective, history.lastSeq, markerPosition, head, leadEntry);
     // Anchor the run's journal on a bus where a read from the start would scan other runs' records.
     if (this.deps.transport.journal.scansSharedLog && !checkpoint) await this.writer.checkpoint('running');
 
@@ -337,6 +337,7 @@ export class RunSession {
     checkpointSeq: number,
     position: number,
     head: string | undefined,
+    leadEntry: JournalEntry | undefined,
   ): JournalWriter {
     const { transport, store, payloadProtection } = this.deps;
     return new JournalWriter({
@@ -355,6 +356,7 @@ export class RunSession {
       claimCheck: this.deps.claimCheck,
       onUnencodableStep: this.reportUnencodableStep,
       clock: this.storeNow,
+      leadEntry,
     });
   }
 

@@ -9,10 +9,11 @@ import { get, getSession, runPath, type SessionInfo } from '../api.js';
 import { RunActions, type ForkChoice } from '../components/run-actions.js';
 import { RunPromises, RunUpdates } from '../components/run-interactions.js';
 import { RunQueries } from '../components/run-queries.js';
-import { jsonText, timeText, usePolling } from '../hooks.js';
+import { durationText, jsonText, timeText, usePolling } from '../hooks.js';
 import { onLinkClick } from '../router.js';
 import type { RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
-import { laneLabel, TimelineChart } from './timeline-chart.js';
+import { EventList } from '../components/event-list.js';
+import { laneLabel, TimelineChart, workerLanes } from './timeline-chart.js';
 
 function itemText(item: TimelineItem): string {
   switch (item.kind) {
@@ -250,10 +251,14 @@ function InteractionDetail(props: { item: TimelineItem }) {
 
 function TimelineView(props: { answer: Extract<TimelineAnswer, { timeline: unknown }> }) {
   const { timeline, outcomes } = props.answer;
+  // Compact (the default): the event list in words. Full: every journal item with its position.
+  const [view, setView] = useState<'compact' | 'full'>('compact');
+  const workers = workerLanes(timeline.epochs);
   return (
     <>
-      <p>
-        {timeline.epochs.length} epoch(s): {timeline.epochs.map(laneLabel).join('; ') || 'none yet'}.{' '}
+      <p data-testid="timeline-summary">
+        {workers.length} worker(s):{' '}
+        {workers.map((w) => `${w.key} (epoch ${w.epochs.join(', ')})`).join('; ') || 'none yet'}.{' '}
         {timeline.failovers} failover(s).
       </p>
       <TimelineChart timeline={timeline} now={Date.now()} />
@@ -267,57 +272,68 @@ function TimelineView(props: { answer: Extract<TimelineAnswer, { timeline: unkno
         <li class="update">update</li>
         <li class="promise">durable promise</li>
       </ul>
-      <table aria-label="Steps" class="steps">
-        <thead>
-          <tr>
-            <th scope="col">Position</th>
-            <th scope="col">Step</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Epoch · worker</th>
-            <th scope="col">Started</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Idempotency key</th>
-            <th scope="col">Result or error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {timeline.items.map((item) => {
-            const a = item.kind === 'activity' ? item : undefined;
-            const outcome = a ? outcomes[a.seq] : undefined;
-            return (
-              <tr
-                key={`${item.kind}-${item.position}-${'seq' in item ? item.seq : ''}`}
-                data-kind={item.kind}
-              >
-                <td>{item.position}</td>
-                <td>
-                  {'seq' in item && item.kind !== 'checkpoint' ? `#${item.seq} ` : ''}
-                  {itemText(item)}
-                </td>
-                <td>{'outcome' in item ? item.outcome : item.kind === 'lease' ? item.reason : '-'}</td>
-                <td>{a?.attempts ?? '-'}</td>
-                <td>{item.kind === 'checkpoint' ? `epoch ${item.epoch}` : laneLabel(item)}</td>
-                <td>{timeText(a ? a.startedAt : item.at)}</td>
-                <td>{a?.durationMs !== undefined ? `${a.durationMs} ms` : '-'}</td>
-                <td>{a ? <code>{a.idempotencyKey}</code> : '-'}</td>
-                <td>
-                  {a?.error ? (
-                    <span class="error">{`${a.error.name}: ${a.error.message}`}</span>
-                  ) : outcome && 'result' in outcome ? (
-                    <code>{JSON.stringify(outcome.result)}</code>
-                  ) : (item.kind === 'end' || item.kind === 'update' || item.kind === 'promise') &&
-                    item.error ? (
-                    <span class="error">{`${item.error.name}: ${item.error.message}`}</span>
-                  ) : (
-                    <InteractionDetail item={item} />
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div class="button-row" role="group" aria-label="History view">
+        <button type="button" aria-pressed={view === 'compact'} onClick={() => setView('compact')}>
+          Compact
+        </button>
+        <button type="button" aria-pressed={view === 'full'} onClick={() => setView('full')}>
+          Full history
+        </button>
+      </div>
+      {view === 'compact' && <EventList items={timeline.items} outcomes={outcomes} />}
+      {view === 'full' && (
+        <table aria-label="Steps" class="steps">
+          <thead>
+            <tr>
+              <th scope="col">Position</th>
+              <th scope="col">Step</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Epoch · worker</th>
+              <th scope="col">Started</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Idempotency key</th>
+              <th scope="col">Result or error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {timeline.items.map((item) => {
+              const a = item.kind === 'activity' ? item : undefined;
+              const outcome = a ? outcomes[a.seq] : undefined;
+              return (
+                <tr
+                  key={`${item.kind}-${item.position}-${'seq' in item ? item.seq : ''}`}
+                  data-kind={item.kind}
+                >
+                  <td>{item.position}</td>
+                  <td>
+                    {'seq' in item && item.kind !== 'checkpoint' ? `#${item.seq} ` : ''}
+                    {itemText(item)}
+                  </td>
+                  <td>{'outcome' in item ? item.outcome : item.kind === 'lease' ? item.reason : '-'}</td>
+                  <td>{a?.attempts ?? '-'}</td>
+                  <td>{item.kind === 'checkpoint' ? `epoch ${item.epoch}` : laneLabel(item)}</td>
+                  <td>{timeText(a ? a.startedAt : item.at)}</td>
+                  <td>{a?.durationMs !== undefined ? durationText(a.durationMs) : '-'}</td>
+                  <td>{a ? <code>{a.idempotencyKey}</code> : '-'}</td>
+                  <td>
+                    {a?.error ? (
+                      <span class="error">{`${a.error.name}: ${a.error.message}`}</span>
+                    ) : outcome && 'result' in outcome ? (
+                      <code>{JSON.stringify(outcome.result)}</code>
+                    ) : (item.kind === 'end' || item.kind === 'update' || item.kind === 'promise') &&
+                      item.error ? (
+                      <span class="error">{`${item.error.name}: ${item.error.message}`}</span>
+                    ) : (
+                      <InteractionDetail item={item} />
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
       <p class="hint">
         A step's input is not journaled (its result is): replay gives each step the same input from the
         workflow's code.

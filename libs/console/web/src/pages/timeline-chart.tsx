@@ -1,9 +1,13 @@
 /**
- * A run's step timeline drawn as SVG: one lane per (epoch, worker) that ran part of the run, one
- * bar per activity on a shared time axis, coloured by outcome, labelled with its attempts; marks
- * for signals, timers, updates, durable promises, attribute changes and checkpoints, and a
- * vertical line at each lease change (red for a takeover: a failover). Every mark has a <title>, so a pointer or a screen reader names it.
+ * A run's step timeline drawn as SVG: one lane per worker that ran part of the run (its epochs as
+ * marks on the lane, a failover as a red line from the lane it left to the lane that took over),
+ * one bar per activity on a shared time axis, coloured by outcome, labelled with its step and its
+ * duration when there is room; marks for signals, timers, updates, durable promises, attribute
+ * changes and checkpoints. Every mark has a <title>, so a pointer or a screen reader names it.
+ * An epoch whose worker the journal does not name (a run journaled before first owners named
+ * themselves, docs/console.md) has a lane of its own.
  */
+import { durationText } from '../hooks.js';
 import type { ActivityItem, Owner, RunTimeline, TimelineItem } from '../types.js';
 
 const LANE_HEIGHT = 34;
@@ -11,9 +15,24 @@ const LABEL_WIDTH = 230;
 const CHART_WIDTH = 760;
 const AXIS_HEIGHT = 26;
 
-/** The lane of an epoch: its worker when the journal names it. */
+/** An epoch and its worker, as the steps table's column says it. */
 export function laneLabel(owner: Owner): string {
-  return `epoch ${owner.epoch} · ${owner.workerId ?? 'first owner (not journaled)'}`;
+  return `epoch ${owner.epoch} · ${owner.workerId ?? 'worker not journaled'}`;
+}
+
+/** The lane an epoch is drawn in: its worker's, or its own when the journal names none. */
+function laneKey(owner: Owner): string {
+  return owner.workerId ?? `epoch ${owner.epoch} (worker not journaled)`;
+}
+
+/** The workers' lanes in the order they first ran the run, each with its epochs. */
+export function workerLanes(epochs: readonly Owner[]): { key: string; epochs: number[] }[] {
+  const lanes = new Map<string, number[]>();
+  for (const owner of epochs) {
+    const key = laneKey(owner);
+    lanes.set(key, [...(lanes.get(key) ?? []), owner.epoch]);
+  }
+  return [...lanes].map(([key, list]) => ({ key, epochs: list }));
 }
 
 function ownerOf(item: TimelineItem): Owner | undefined {
@@ -41,14 +60,18 @@ function span(item: TimelineItem, now: number): [number, number] {
 export function TimelineChart(props: { timeline: RunTimeline; now: number }) {
   const { timeline, now } = props;
   const epochs = timeline.epochs.length > 0 ? timeline.epochs : [{ epoch: 0, workerId: null }];
-  const laneOf = new Map(epochs.map((owner, i) => [owner.epoch, i]));
+  const lanes = workerLanes(epochs);
+  const laneIndex = new Map(lanes.map((lane, i) => [lane.key, i]));
+  // A checkpoint names its epoch only: it is drawn in the lane of the worker that held that epoch.
+  const laneOf = new Map(epochs.map((owner) => [owner.epoch, laneIndex.get(laneKey(owner)) ?? 0]));
   const times = timeline.items.flatMap((item) => span(item, now));
   const start = Math.min(...times, now);
   const end = Math.max(...times, start + 1);
   const x = (t: number): number => LABEL_WIDTH + ((t - start) / (end - start)) * (CHART_WIDTH - 50);
   const y = (item: TimelineItem): number =>
     AXIS_HEIGHT + (laneOf.get(ownerOf(item)?.epoch ?? 0) ?? 0) * LANE_HEIGHT;
-  const height = AXIS_HEIGHT + epochs.length * LANE_HEIGHT + 8;
+  const height = AXIS_HEIGHT + lanes.length * LANE_HEIGHT + 8;
+  const laneTop = (epoch: number): number => AXIS_HEIGHT + (laneOf.get(epoch) ?? 0) * LANE_HEIGHT;
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => start + f * (end - start));
 
   const activity = (item: ActivityItem) => {
@@ -60,13 +83,14 @@ export function TimelineChart(props: { timeline: RunTimeline; now: number }) {
         <title>
           {`#${item.seq} ${item.name}: ${item.outcome}` +
             (item.attempts !== undefined ? `, ${item.attempts} attempt(s)` : '') +
-            (item.durationMs !== undefined ? `, ${item.durationMs} ms` : '') +
+            (item.durationMs !== undefined ? `, ${durationText(item.durationMs)}` : '') +
             `, key ${item.idempotencyKey}, ${laneLabel(item)}`}
         </title>
         <rect x={left} y={y(item) + 6} width={width} height={LANE_HEIGHT - 12} rx={3} />
         {width > 40 && (
           <text x={left + 4} y={y(item) + LANE_HEIGHT / 2 + 4} class="bar-label">
-            {`#${item.seq}${item.attempts && item.attempts > 1 ? ` ×${item.attempts}` : ''}`}
+            {`#${item.seq}${item.attempts && item.attempts > 1 ? ` ×${item.attempts}` : ''}` +
+              (width > 110 && item.durationMs !== undefined ? ` ${durationText(item.durationMs)}` : '')}
           </text>
         )}
       </g>
@@ -77,18 +101,18 @@ export function TimelineChart(props: { timeline: RunTimeline; now: number }) {
     <svg
       class="timeline-chart"
       role="img"
-      aria-label={`Step timeline: ${epochs.length} epoch(s), ${timeline.failovers} failover(s)`}
+      aria-label={`Step timeline: ${lanes.length} worker(s), ${epochs.length} epoch(s), ${timeline.failovers} failover(s)`}
       viewBox={`0 0 ${LABEL_WIDTH + CHART_WIDTH} ${height}`}
       width="100%"
     >
       {ticks.map((t) => (
         <g key={`t${t}`} class="axis">
           <line x1={x(t)} x2={x(t)} y1={AXIS_HEIGHT - 6} y2={height} />
-          <text x={x(t)} y={14} text-anchor="middle">{`+${Math.round(t - start)} ms`}</text>
+          <text x={x(t)} y={14} text-anchor="middle">{`+${durationText(t - start)}`}</text>
         </g>
       ))}
-      {epochs.map((owner, i) => (
-        <g key={`l${owner.epoch}`} class="lane" data-lane={laneLabel(owner)}>
+      {lanes.map((lane, i) => (
+        <g key={`l${lane.key}`} class="lane" data-lane={lane.key}>
           <rect
             x={0}
             y={AXIS_HEIGHT + i * LANE_HEIGHT}
@@ -96,7 +120,8 @@ export function TimelineChart(props: { timeline: RunTimeline; now: number }) {
             height={LANE_HEIGHT}
           />
           <text x={6} y={AXIS_HEIGHT + i * LANE_HEIGHT + LANE_HEIGHT / 2 + 4}>
-            {laneLabel(owner)}
+            <title>{`${lane.key}: epoch(s) ${lane.epochs.join(', ')}`}</title>
+            {lane.key.length > 30 ? `${lane.key.slice(0, 29)}…` : lane.key}
           </text>
         </g>
       ))}
@@ -104,17 +129,32 @@ export function TimelineChart(props: { timeline: RunTimeline; now: number }) {
         switch (item.kind) {
           case 'activity':
             return activity(item);
-          case 'lease':
+          case 'lease': {
+            // The epoch's mark on its worker's lane; a failover also joins the lane it left.
+            const top = laneTop(item.epoch);
+            const from = item.previous !== undefined ? laneTop(item.previous.epoch) : top;
+            const [y1, y2] = from <= top ? [from, top + LANE_HEIGHT] : [top, from + LANE_HEIGHT];
             return (
-              <g key={`l${item.position}`} class={`lease lease-${item.reason}`} data-kind="lease">
+              <g
+                key={`l${item.position}-${item.epoch}`}
+                class={`lease lease-${item.reason}`}
+                data-kind="lease"
+              >
                 <title>
                   {item.reason === 'takeover'
                     ? `failover: epoch ${item.epoch} taken by ${item.workerId ?? '?'} after ${item.previous ? laneLabel(item.previous) : 'an earlier owner'} stopped mid-run`
                     : `lease: epoch ${item.epoch} taken by ${item.workerId ?? '?'} (${item.reason})`}
                 </title>
-                <line x1={x(item.at)} x2={x(item.at)} y1={AXIS_HEIGHT} y2={height} />
+                <line
+                  x1={x(item.at)}
+                  x2={x(item.at)}
+                  y1={item.reason === 'takeover' ? y1 : top}
+                  y2={item.reason === 'takeover' ? y2 : top + LANE_HEIGHT}
+                />
+                <text x={x(item.at) + 3} y={top + 10} class="epoch-mark">{`e${item.epoch}`}</text>
               </g>
             );
+          }
           case 'checkpoint':
             return (
               <g key={`c${item.position}-${item.seq}`} class="checkpoint" data-kind="checkpoint">
