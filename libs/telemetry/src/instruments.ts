@@ -200,6 +200,7 @@ function primeCounters(instruments: WorkerInstruments, known: KnownLabels | unde
     instruments.journalReadBytes,
     instruments.memoryHoldBacks,
     instruments.memoryHolding,
+    instruments.runsInFlight,
   ]) {
     plain.add(0);
   }
