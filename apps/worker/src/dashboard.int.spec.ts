@@ -4,9 +4,11 @@
  * is SIGKILLed holding a run, which the second takes over (a failover); the second then completes,
  * fails and cancels runs. Every query of the dashboard is checked against the second's /metrics
  * (dashboard.spec-helper.ts: metric names, selector labels and values, grouping labels), and the
- * run and step series are checked to carry the workflows and outcomes the runs had.
+ * run and step series are checked to carry the workflows and outcomes the runs had. The queries of
+ * docs/metrics.md are checked the same way.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@baton/client';
@@ -22,8 +24,10 @@ import {
   type Exposition,
 } from './dashboard.spec-helper.js';
 import type { DashboardStepsInput } from './dashboard-workflows.spec-helper.js';
+import { fencedBlocks } from './operations-doc.spec-helper.js';
 
 const WORKFLOWS = resolve(REPO_ROOT, 'apps/worker/src/dashboard-workflows.spec-helper.ts');
+const METRICS_DOC = resolve(REPO_ROOT, 'docs/metrics.md');
 const STEPS = { name: 'dash_steps', version: 1 };
 const WAIT = { name: 'dash_wait', version: 1 };
 
@@ -167,6 +171,16 @@ describe('the Grafana dashboard against a real worker', () => {
       'v8js_gc_duration_seconds_sum',
     ])
       expect(all, `a panel reads ${name}`).toContain(name);
+  });
+
+  it("reads in docs/metrics.md's queries only what the worker exposes", () => {
+    const queries = fencedBlocks(readFileSync(METRICS_DOC, 'utf8'), 'promql')
+      .flatMap((block) => block.split('\n'))
+      .map((line) => line.replace(/\s#.*$/, '').trim())
+      .filter((line) => line !== '');
+    expect(queries.length).toBeGreaterThanOrEqual(5);
+    const problems = queries.flatMap((expr) => queryProblems(expr, exposed).map((p) => `${p}\n  ${expr}`));
+    expect(problems, 'docs/metrics.md queries that read what /metrics does not have').toEqual([]);
   });
 
   it('labels run and step series with the workflow and the outcome they had', () => {
