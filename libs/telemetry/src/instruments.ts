@@ -88,7 +88,23 @@ const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025
 const SLOW_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 /** Bucket bounds in seconds for whole runs, sleeps and waits included: 10 ms to a week. */
 const RUN_BUCKETS = [
-  0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86_400, 7 * 86_400,
+  0.01,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  30,
+  60,
+  300,
+  900,
+  3600,
+  6 * 3600,
+  86_400,
+  7 * 86_400,
 ];
 
 /** How a run ended, as `baton.runs.finished` and `baton.run.duration` label it. */
@@ -211,7 +227,8 @@ function primeCounters(instruments: WorkerInstruments, known: KnownLabels | unde
   for (const code of known.deadLetterCodes) instruments.deadLetters.add(0, { [ATTR.code]: code });
   for (const reason of known.resumeReasons) instruments.runsResumed.add(0, { [ATTR.reason]: reason });
   for (const { workflow, version } of known.versions ?? []) {
-    for (const outcome of RUN_OUTCOMES) instruments.runsFinished.add(0, runEndLabels(workflow, version, outcome));
+    for (const outcome of RUN_OUTCOMES)
+      instruments.runsFinished.add(0, runEndLabels(workflow, version, outcome));
   }
 }
 
