@@ -92,12 +92,18 @@ describe('the Grafana dashboard against a real worker', () => {
     await client.connect();
     const first = await fleet.spawn({ BATON_WORKER_ID: `${ns}-first` });
     // A run the first worker holds when it dies: the second takes it over once its lease expires.
-    const held = await start({ steps: 8, delayMs: 300 });
+    // Six seconds of steps: long enough for the second worker to start before it ends.
+    const held = await start({ steps: 30, delayMs: 200 });
     await until('the first worker to run a step', async () => {
       const run = await client.describe(held).catch(() => undefined);
       return run?.status === 'running' ? true : undefined;
     });
     second = await fleet.spawn({ BATON_WORKER_ID: `${ns}-second` });
+    const before = await client.describe(held);
+    if (before.status !== 'running')
+      throw new Error(
+        `the held run is ${before.status} before the SIGKILL: the second worker started too late`,
+      );
     first.signal('SIGKILL');
     await first.exited;
     expect(await finished(held)).toBe('completed');
@@ -201,12 +207,12 @@ describe('the Grafana dashboard against a real worker', () => {
     expect(durations('dash_steps', 'completed')).toBe(4);
     expect(durations('dash_steps', 'failed')).toBe(2);
     expect(durations('dash_wait', 'cancelled')).toBe(1);
-    // The held run's duration spans its eight 300 ms steps and its failover.
+    // The held run's duration spans its thirty 200 ms steps and its failover.
     const total = sample(text, 'baton_run_duration_seconds_sum', {
       baton_workflow: 'dash_steps',
       baton_outcome: 'completed',
     });
-    expect(total).toBeGreaterThan(2.4);
+    expect(total).toBeGreaterThan(6);
     const steps = (outcome: string) =>
       sample(text, 'baton_activity_duration_seconds_count', {
         baton_workflow: 'dash_steps',
