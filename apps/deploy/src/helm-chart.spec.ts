@@ -18,6 +18,7 @@ import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -52,6 +53,7 @@ const VALIDATORS: Record<string, (obj: K8sObject) => void> = {
   'v1/Service': strict(Service),
   'v1/ServiceAccount': strict(ServiceAccount),
   'v1/Secret': strict(Secret),
+  'v1/ConfigMap': strict(ConfigMap),
   'policy/v1/PodDisruptionBudget': strict(PodDisruptionBudget),
   'autoscaling/v2/HorizontalPodAutoscaler': strict(HorizontalPodAutoscaler),
   'keda.sh/v1alpha1/ScaledObject': strict(ScaledObject),
@@ -629,8 +631,12 @@ describe.concurrent('helm/baton-worker settings', () => {
 
   it('refuses to validate a kind it does not know', () => {
     expect(() =>
-      validateObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } as K8sObject),
-    ).toThrow(/v1\/ConfigMap 'x'.*cannot validate/);
+      validateObject({
+        apiVersion: 'v1',
+        kind: 'ReplicationController',
+        metadata: { name: 'x' },
+      } as K8sObject),
+    ).toThrow(/v1\/ReplicationController 'x'.*cannot validate/);
   });
 });
 
@@ -1094,6 +1100,62 @@ describe('helm/baton-worker PrometheusRule', () => {
     const lint = await helmLint({ set: { 'prometheusRule.enable': true } });
     expect(lint.code).not.toBe(0);
     expect(lint.stdout + lint.stderr).toMatch(/prometheusRule: Additional property enable is not allowed/);
+  });
+});
+
+describe('helm/baton-worker Grafana dashboard ConfigMap', () => {
+  const dashboardFile = join(CHART_DIR, 'dashboards', 'baton-workers.json');
+
+  it('is not rendered by default', async () => {
+    expect(ofKind(await render(), 'ConfigMap')).toEqual([]);
+  });
+
+  it("holds the repository's dashboard as it is, labelled for Grafana's sidecar", async () => {
+    const input: ChartInput = {
+      set: {
+        'dashboards.enabled': true,
+        'dashboards.labels.team': 'payments',
+        'dashboards.annotations.grafana_folder': 'Baton',
+      },
+    };
+    const lint = await helmLint(input);
+    expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+    const map = only(await render(input), 'ConfigMap');
+    expect(map.metadata.name).toBe(`${FULLNAME}-dashboards`);
+    expect(map.metadata.labels).toMatchObject({
+      grafana_dashboard: '1',
+      team: 'payments',
+      'app.kubernetes.io/name': 'baton-worker',
+    });
+    expect((map.metadata as { annotations?: Record<string, string> }).annotations).toEqual({
+      grafana_folder: 'Baton',
+    });
+    const data = map['data'] as Record<string, string>;
+    expect(Object.keys(data)).toEqual(['baton-workers.json']);
+    const file = await readFile(dashboardFile, 'utf8');
+    expect(data['baton-workers.json']).toBe(file.trim());
+    expect((JSON.parse(data['baton-workers.json']!) as { uid: string }).uid).toBe('baton-workers');
+  });
+
+  it("goes to the sidecar's namespace when given one, and takes the sidecar's own label value", async () => {
+    const map = only(
+      await render({
+        set: {
+          'dashboards.enabled': true,
+          'dashboards.namespace': 'monitoring',
+          'dashboards.labels.grafana_dashboard': 'baton',
+        },
+      }),
+      'ConfigMap',
+    );
+    expect((map.metadata as { namespace?: string }).namespace).toBe('monitoring');
+    expect(map.metadata.labels?.['grafana_dashboard']).toBe('baton');
+  });
+
+  it('refuses a misspelt key under dashboards', async () => {
+    const lint = await helmLint({ set: { 'dashboards.enable': true } });
+    expect(lint.code).not.toBe(0);
+    expect(lint.stdout + lint.stderr).toMatch(/dashboards: Additional property enable is not allowed/);
   });
 });
 

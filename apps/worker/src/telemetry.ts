@@ -9,7 +9,8 @@
  *   trace context, so tracing that is off costs nothing.
  * - `OTEL_SDK_DISABLED=true` turns every exporter off; `/metrics` still answers.
  * - Node's runtime metrics (event-loop delay and utilization, heap spaces, GC pauses) come from
- *   `@opentelemetry/instrumentation-runtime-node`, next to Baton's own.
+ *   `@opentelemetry/instrumentation-runtime-node`, next to Baton's own; the process's CPU seconds,
+ *   resident memory and uptime from process-metrics.ts.
  * - `/metrics` names every metric with its unit's word, as a Collector does (prometheus-text.ts).
  * This module is called before any Worker is built: the metrics API has no proxy, so instruments
  * created earlier would stay no-ops. The tracing SDK and the OTLP exporters are imported only when
@@ -21,6 +22,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
+import { startProcessMetrics } from './process-metrics.js';
 import { metricsHandler } from './prometheus-text.js';
 
 type Env = Record<string, string | undefined>;
@@ -94,7 +96,7 @@ export async function startTelemetry(env: Env, defaultServiceName: string): Prom
     return {
       tracing: true,
       serveMetrics,
-      shutdown: () => (runtime.disable(), sdk.shutdown()),
+      shutdown: () => (runtime.stop(), sdk.shutdown()),
     };
   }
 
@@ -107,19 +109,25 @@ export async function startTelemetry(env: Env, defaultServiceName: string): Prom
   return {
     tracing: false,
     serveMetrics,
-    shutdown: () => (runtime.disable(), provider.shutdown()),
+    shutdown: () => (runtime.stop(), provider.shutdown()),
   };
 }
 
 /**
- * Node's runtime metrics on the global MeterProvider (registered just before). Started here rather
- * than through NodeSDK's `instrumentations`, so both paths (with and without tracing) get them the
- * same way. Its instruments are made when it is handed a MeterProvider (setMeterProvider, as
- * registerInstrumentations does), not when it is constructed. Disabled at shutdown: it holds an
- * event-loop delay monitor and a GC observer.
+ * Node's runtime metrics and the process's on the global MeterProvider (registered just before).
+ * Started here rather than through NodeSDK's `instrumentations`, so both paths (with and without
+ * tracing) get them the same way. The runtime instrumentation makes its instruments when it is
+ * handed a MeterProvider (setMeterProvider, as registerInstrumentations does), not when it is
+ * constructed. Stopped at shutdown: it holds an event-loop delay monitor and a GC observer.
  */
-function startRuntimeMetrics(): RuntimeNodeInstrumentation {
+function startRuntimeMetrics(): { stop(): void } {
   const runtime = new RuntimeNodeInstrumentation();
   runtime.setMeterProvider(metrics.getMeterProvider());
-  return runtime;
+  const stopProcess = startProcessMetrics();
+  return {
+    stop: () => {
+      runtime.disable();
+      stopProcess();
+    },
+  };
 }

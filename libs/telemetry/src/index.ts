@@ -19,8 +19,10 @@ export {
 export { prometheusName, withUnitSuffix, type PrometheusKind } from './prometheus-names.js';
 export {
   observeBacklog,
+  recordRunEnd,
   workerInstruments,
   type KnownLabels,
+  type RunOutcome,
   type WorkerInstruments,
 } from './instruments.js';
 export { contextFromTraceparent, currentTraceparent } from './trace-context.js';

@@ -5,6 +5,7 @@
  */
 import {
   metrics,
+  type Attributes,
   type Counter,
   type Histogram,
   type ObservableGauge,
@@ -18,6 +19,13 @@ export interface WorkerInstruments {
   runsCompleted: Counter;
   runsFailed: Counter;
   runsResumed: Counter;
+  /**
+   * Runs that reached an end here, by workflow, version and outcome (completed, failed,
+   * cancelled): record with {@link recordRunEnd}.
+   */
+  runsFinished: Counter;
+  /** Seconds from a run's creation to its end, by workflow and outcome ({@link recordRunEnd}). */
+  runDuration: Histogram;
   runsInFlight: UpDownCounter;
   /** Seconds per activity attempt. */
   activityDuration: Histogram;
@@ -63,6 +71,11 @@ export interface WorkerInstruments {
 export interface KnownLabels {
   /** Names of the workflows this worker runs (`baton.runs.started` by workflow). */
   workflows: readonly string[];
+  /**
+   * The workflow versions this worker runs (`baton.runs.finished` by workflow, version and
+   * outcome); none when left out.
+   */
+  versions?: readonly { workflow: string; version: number }[];
   /** Dead-letter codes the worker may use. */
   deadLetterCodes: readonly string[];
   /** Why a run may be resumed: resume and wake reasons. */
@@ -73,6 +86,30 @@ export interface KnownLabels {
 const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
 /** Bucket bounds in seconds for activities and failover: 1 ms to 10 min. */
 const SLOW_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
+/** Bucket bounds in seconds for whole runs, sleeps and waits included: 10 ms to a week. */
+const RUN_BUCKETS = [
+  0.01,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  30,
+  60,
+  300,
+  900,
+  3600,
+  6 * 3600,
+  86_400,
+  7 * 86_400,
+];
+
+/** How a run ended, as `baton.runs.finished` and `baton.run.duration` label it. */
+export type RunOutcome = 'completed' | 'failed' | 'cancelled';
+const RUN_OUTCOMES: readonly RunOutcome[] = ['completed', 'failed', 'cancelled'];
 
 type MetricKey = keyof typeof METRIC;
 
@@ -93,6 +130,12 @@ export function workerInstruments(known?: KnownLabels): WorkerInstruments {
     runsResumed: counter(
       'runsResumed',
       'Runs claimed to continue an earlier attempt (failover, hand-off, wake)',
+    ),
+    runsFinished: counter('runsFinished', 'Runs that ended here (completed, failed or cancelled)'),
+    runDuration: seconds(
+      'runDuration',
+      "Time from a run's creation to its end (every attempt, sleep and wait included)",
+      RUN_BUCKETS,
     ),
     runsInFlight: meter.createUpDownCounter(METRIC.runsInFlight, {
       description: 'Runs this worker executes now',
@@ -173,6 +216,7 @@ function primeCounters(instruments: WorkerInstruments, known: KnownLabels | unde
     instruments.journalReadBytes,
     instruments.memoryHoldBacks,
     instruments.memoryHolding,
+    instruments.runsInFlight,
   ]) {
     plain.add(0);
   }
@@ -182,6 +226,34 @@ function primeCounters(instruments: WorkerInstruments, known: KnownLabels | unde
     instruments.runsStarted.add(0, { [ATTR.workflow]: workflow });
   for (const code of known.deadLetterCodes) instruments.deadLetters.add(0, { [ATTR.code]: code });
   for (const reason of known.resumeReasons) instruments.runsResumed.add(0, { [ATTR.reason]: reason });
+  for (const { workflow, version } of known.versions ?? []) {
+    for (const outcome of RUN_OUTCOMES)
+      instruments.runsFinished.add(0, runEndLabels(workflow, version, outcome));
+  }
+}
+
+function runEndLabels(workflow: string, version: number, outcome: RunOutcome): Attributes {
+  return { [ATTR.workflow]: workflow, [ATTR.workflowVersion]: version, [ATTR.outcome]: outcome };
+}
+
+/**
+ * Records a run's end: `baton.runs.finished` by workflow, version and outcome, and
+ * `baton.run.duration` by workflow and outcome (its buckets times the versions would be many
+ * series for little). `createdAt` is the run's creation time in epoch ms (the store's clock, so
+ * skew between it and this worker shows up here; a negative span counts as 0). Called once per
+ * run end, never per step.
+ */
+export function recordRunEnd(
+  instruments: WorkerInstruments,
+  run: { workflow: string; version: number; createdAt: number },
+  outcome: RunOutcome,
+  now: number = Date.now(),
+): void {
+  instruments.runsFinished.add(1, runEndLabels(run.workflow, run.version, outcome));
+  instruments.runDuration.record(Math.max(0, now - run.createdAt) / 1000, {
+    [ATTR.workflow]: run.workflow,
+    [ATTR.outcome]: outcome,
+  });
 }
 
 /**

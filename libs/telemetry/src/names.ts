@@ -37,7 +37,10 @@ export const ATTR = {
   activitySeq: 'baton.activity.seq',
   attempt: 'baton.activity.attempt',
   idempotencyKey: 'baton.activity.idempotency_key',
-  /** Metric label: outcome of an activity attempt (ok, error). */
+  /**
+   * Metric label: outcome of an activity attempt (ok, error), of a finished run (completed, failed,
+   * cancelled), of a failed resume (backoff, failed).
+   */
   outcome: 'baton.outcome',
   /** Metric label: why a run was resumed (handoff, reaped, timer, signal, ...). */
   reason: 'baton.reason',
@@ -52,6 +55,8 @@ export const METRIC = {
   runsCompleted: 'baton.runs.completed',
   runsFailed: 'baton.runs.failed',
   runsResumed: 'baton.runs.resumed',
+  runsFinished: 'baton.runs.finished',
+  runDuration: 'baton.run.duration',
   runsInFlight: 'baton.runs.in_flight',
   activityDuration: 'baton.activity.duration',
   journalAppendDuration: 'baton.journal.append.duration',
@@ -85,6 +90,8 @@ export const METRIC_UNIT: Readonly<Record<MetricKey, { unit: string; kind: Prome
   runsCompleted: { unit: '{run}', kind: 'counter' },
   runsFailed: { unit: '{run}', kind: 'counter' },
   runsResumed: { unit: '{run}', kind: 'counter' },
+  runsFinished: { unit: '{run}', kind: 'counter' },
+  runDuration: { unit: 's', kind: 'histogram' },
   runsInFlight: { unit: '{run}', kind: 'gauge' },
   activityDuration: { unit: 's', kind: 'histogram' },
   journalAppendDuration: { unit: 's', kind: 'histogram' },

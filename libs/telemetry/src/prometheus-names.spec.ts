@@ -34,5 +34,7 @@ describe('Prometheus names from OpenTelemetry names and units', () => {
     expect(PROMETHEUS_NAME.runsInFlight).toBe('baton_runs_in_flight');
     expect(PROMETHEUS_NAME.queueBacklog).toBe('baton_queue_backlog');
     expect(PROMETHEUS_NAME.journalReadBytes).toBe('baton_journal_read_bytes_total');
+    expect(PROMETHEUS_NAME.runsFinished).toBe('baton_runs_finished_total');
+    expect(PROMETHEUS_NAME.runDuration).toBe('baton_run_duration_seconds');
   });
 });

@@ -7,7 +7,7 @@
 import type { AnyWorkflowDefinition } from '@baton/core';
 import type { AcquireResult, Delivery, RunRecord } from '@baton/core/adapter';
 import type { RunMessage } from '@baton/core/runtime';
-import { ATTR, recordError, type WorkerInstruments } from '@baton/telemetry';
+import { ATTR, recordError, recordRunEnd, type WorkerInstruments } from '@baton/telemetry';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { handleClaimFailure } from './run/claim-failures.js';
 import type { DataLossWatch } from './data-loss.js';
@@ -113,7 +113,7 @@ export async function claimRun(
     span.setAttribute(ATTR.end, end);
     if (end === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: session.failure });
     if (end === 'aborted') deps.dataLoss.noteAborted(run.runId);
-    reportEnd(instruments, runDeps.onEvent, end, run.runId, lease.epoch, session.failure);
+    reportEnd(instruments, runDeps.onEvent, end, run, lease.epoch, session.failure);
   } catch (err) {
     span.setAttribute(ATTR.end, 'aborted');
     recordError(span, err);
@@ -131,7 +131,7 @@ export async function claimRun(
       return 'not-counted' as const;
     });
     if (counted === 'failed')
-      reportEnd(instruments, runDeps.onEvent, 'failed', run.runId, lease.epoch, (err as Error)?.message);
+      reportEnd(instruments, runDeps.onEvent, 'failed', run, lease.epoch, (err as Error)?.message);
     if (counted !== 'not-counted') return;
     runLogger.warn(
       { err, runId: run.runId, epoch: lease.epoch },
@@ -155,13 +155,14 @@ function reportEnd(
   instruments: WorkerInstruments,
   onEvent: (event: WorkerEvent) => void,
   end: SessionEnd,
-  runId: string,
+  run: RunRecord,
   epoch: number,
   failure: string | undefined,
 ): void {
   if (end === 'completed') instruments.runsCompleted.add(1);
   if (end === 'failed') instruments.runsFailed.add(1);
-  const event = sessionEndEvent(end, runId, epoch, failure);
+  if (end === 'completed' || end === 'failed' || end === 'cancelled') recordRunEnd(instruments, run, end);
+  const event = sessionEndEvent(end, run.runId, epoch, failure);
   if (event) onEvent(event);
 }
 

@@ -126,6 +126,7 @@ export class Worker {
     const { store, transport, leaseMs, heartbeatMs, reapIntervalMs, logger } = this.options;
     this.instruments = workerInstruments({
       workflows: this.options.workflows.map((wf) => wf.name),
+      versions: this.options.workflows.map((wf) => ({ workflow: wf.name, version: wf.version })),
       deadLetterCodes: DEAD_LETTER_CODES,
       resumeReasons: RESUME_REASONS,
     });

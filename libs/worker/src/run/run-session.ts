@@ -94,28 +94,36 @@ export interface SessionStart {
   traceContext: Context;
 }
 
-/** The activity duration's attributes for one activity's attempts, by outcome. */
+/** The activity duration's attributes for one workflow's attempts of one activity, by outcome. */
 interface ActivityAttributes {
   ok: Attributes;
   error: Attributes;
 }
 
 /**
- * Attribute objects by activity name, shared by every attempt (they are read, never changed). The
- * names come from the workflows' code, so the map stays as small as the set of activities; past
- * a bound (names made up at run time) attempts get objects of their own instead.
+ * Attribute objects by workflow and activity name, shared by every attempt (they are read, never
+ * changed). Both names come from the workflows' code, so the map stays as small as the set of
+ * (workflow, activity) pairs; past a bound (names made up at run time) attempts get objects of
+ * their own instead.
  */
-const attributesByActivity = new Map<string, ActivityAttributes>();
+const attributesByActivity = new Map<string, Map<string, ActivityAttributes>>();
 const MAX_SHARED_ACTIVITY_ATTRIBUTES = 1000;
+let sharedActivityAttributes = 0;
 
-function activityAttributes(name: string): ActivityAttributes {
-  let found = attributesByActivity.get(name);
+function activityAttributes(workflow: string, name: string): ActivityAttributes {
+  let byName = attributesByActivity.get(workflow);
+  let found = byName?.get(name);
   if (found === undefined) {
+    const labels = { [ATTR.workflow]: workflow, [ATTR.activity]: name };
     found = {
-      ok: Object.freeze({ [ATTR.activity]: name, [ATTR.outcome]: 'ok' }),
-      error: Object.freeze({ [ATTR.activity]: name, [ATTR.outcome]: 'error' }),
+      ok: Object.freeze({ ...labels, [ATTR.outcome]: 'ok' }),
+      error: Object.freeze({ ...labels, [ATTR.outcome]: 'error' }),
     };
-    if (attributesByActivity.size < MAX_SHARED_ACTIVITY_ATTRIBUTES) attributesByActivity.set(name, found);
+    if (sharedActivityAttributes < MAX_SHARED_ACTIVITY_ATTRIBUTES) {
+      if (byName === undefined) attributesByActivity.set(workflow, (byName = new Map()));
+      byName.set(name, found);
+      sharedActivityAttributes++;
+    }
   }
   return found;
 }
@@ -473,7 +481,7 @@ export class RunSession {
       // the attribute objects of an activity made once per worker, not once per attempt.
       aroundActivityAttempt: (info, attempt) => {
         const started = performance.now();
-        const attributes = activityAttributes(info.name);
+        const attributes = activityAttributes(this.start.run.workflow, info.name);
         const { activityDuration } = this.instruments;
         return withActivitySpan(this.start.traceContext, info, attempt).then(
           (result) => {
