@@ -9,7 +9,7 @@
 #     -e BATON_WORKFLOWS=./apps/worker/dist/examples/orders.js baton-worker
 #   docker run --entrypoint node -e BATON_TRANSPORT_URL=nats://… --no-healthcheck \
 #     baton-worker apps/worker/dist/producer-main.js
-#   docker run --entrypoint baton -p 8233:8233 -e BATON_TRANSPORT_URL=nats://… \
+#   docker run --entrypoint baton -p 8636:8636 -e BATON_TRANSPORT_URL=nats://… \
 #     -e BATON_STORE_URL=redis://… -e BATON_CONSOLE_TOKEN=… --no-healthcheck \
 #     baton-worker console --host 0.0.0.0
 #
@@ -118,8 +118,8 @@ RUN ln -s /app/apps/cli/dist/main.js /usr/local/bin/baton
 
 # Files stay owned by root: the process only reads them.
 USER 10001:10001
-# /healthz, /readyz and /metrics (BATON_HTTP_PORT, default 8080); 8233 is `baton console`.
-EXPOSE 8080 8233
+# /healthz, /readyz and /metrics (BATON_HTTP_PORT, default 8080); 8636 is `baton console`.
+EXPOSE 8080 8636
 # Slim images have no curl or wget: node itself probes /healthz.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.BATON_HTTP_PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -16,7 +16,7 @@ export const USAGE = `Usage: npm start -- [options]
                under a prefix of its own that is deleted at the end; the store stays in memory
   --plain      print progress lines instead of redrawing in place
   --quiet      print only the summary
-  --console    then keep the fleet running and serve the web console on http://127.0.0.1:8233/
+  --console    then keep the fleet running and serve the web console on http://127.0.0.1:8636/
                (BATON_CONSOLE_PORT) until Ctrl-C, to see the runs and the crash in a browser
   --help, -h   this text
 

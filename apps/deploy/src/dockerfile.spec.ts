@@ -355,7 +355,7 @@ describe('Dockerfile', () => {
       true,
     );
     expect(cli!.pkg.scripts?.build, 'the CLI build does not make main.js executable').toContain('chmodSync');
-    expect(last(runtime, 'EXPOSE')?.args.split(/\s+/)).toContain('8233');
+    expect(last(runtime, 'EXPOSE')?.args.split(/\s+/)).toContain('8636');
   });
 
   it('probes /healthz with node on the exposed port, and stops with SIGTERM', () => {

@@ -194,7 +194,7 @@ export const README_COMMANDS: readonly RunCommand[] = [
   },
   {
     command:
-      'curl -X POST http://127.0.0.1:8233/v1/runs -H \'Content-Type: application/json\' -d \'{"workflow":"greet","input":{"name":"ada"}}\'',
+      'curl -X POST http://127.0.0.1:8636/v1/runs -H \'Content-Type: application/json\' -d \'{"workflow":"greet","input":{"name":"ada"}}\'',
     runBy: [
       {
         file: 'apps/cli/src/dev.int.spec.ts',

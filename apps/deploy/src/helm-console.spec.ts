@@ -107,8 +107,8 @@ describe.concurrent('helm/baton-worker console', () => {
     const [worker] = podTemplate(workers).spec.containers;
     expect(pod.spec.containers).toHaveLength(1);
     expect(container!.image).toBe(worker!.image);
-    expect(container!.command).toEqual(['baton', 'console', '--host', '0.0.0.0', '--port', '8233']);
-    expect(container!.ports).toEqual([{ name: 'console', containerPort: 8233, protocol: 'TCP' }]);
+    expect(container!.command).toEqual(['baton', 'console', '--host', '0.0.0.0', '--port', '8636']);
+    expect(container!.ports).toEqual([{ name: 'console', containerPort: 8636, protocol: 'TCP' }]);
     const env = new Map((container!.env ?? []).map((e) => [e.name, e]));
     const workerEnv = new Map((worker!.env ?? []).map((e) => [e.name, e]));
     for (const name of ['BATON_TRANSPORT_URL', 'BATON_STORE_URL', 'BATON_NATS_PREFIX']) {
@@ -135,7 +135,7 @@ describe.concurrent('helm/baton-worker console', () => {
     const service = one(objects, 'Service', CONSOLE);
     const spec = service.spec as { selector: Record<string, string>; ports: unknown[] };
     expect(selects(spec.selector, podTemplate(deployment).metadata.labels)).toBe(true);
-    expect(spec.ports).toEqual([{ name: 'console', port: 8233, targetPort: 'console', protocol: 'TCP' }]);
+    expect(spec.ports).toEqual([{ name: 'console', port: 8636, targetPort: 'console', protocol: 'TCP' }]);
     const ingress = one(objects, 'Ingress', CONSOLE);
     expect(ingress.spec).toEqual({
       ingressClassName: 'nginx',

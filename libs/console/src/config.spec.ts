@@ -5,10 +5,10 @@ import { CONSOLE_ENV, isLoopbackHost, resolveConsoleOptions } from './config.js'
 const TOKEN = 'a-long-enough-console-token';
 
 describe('resolveConsoleOptions', () => {
-  it('defaults to 127.0.0.1:8233, writable, no token', () => {
+  it('defaults to 127.0.0.1:8636, writable, no token', () => {
     expect(resolveConsoleOptions({}, {})).toEqual({
       host: '127.0.0.1',
-      port: 8233,
+      port: 8636,
       token: undefined,
       readOnly: false,
       trustedHeader: undefined,

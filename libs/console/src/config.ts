@@ -15,7 +15,7 @@ import { CONSOLE_ENV } from '@baton/host';
 export { CONSOLE_ENV };
 
 /** The default port (`baton console` with no `--port`). */
-export const DEFAULT_CONSOLE_PORT = 8233;
+export const DEFAULT_CONSOLE_PORT = 8636;
 /** The default host: loopback only, so nothing outside the machine reaches the console. */
 export const DEFAULT_CONSOLE_HOST = '127.0.0.1';
 /** Shorter tokens are refused: guessable by anyone the console is exposed to. */

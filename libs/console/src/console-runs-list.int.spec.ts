@@ -5,7 +5,8 @@
  * it has been running, what a suspended or paused run waits for (a signal, a durable promise, a
  * timer, a pause and its reason), a failed run's error's first line, search attributes as the
  * columns the URL names; counts that follow the filters (the store's for one workflow, walked for
- * a run id prefix); and no bulk action chosen until the user picks one.
+ * a run id prefix); no bulk action chosen until the user picks one; and the light and dark themes
+ * following the system's preference.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -163,6 +164,27 @@ describe('the runs list', () => {
       await action.selectOption('retry');
       expect(await page.getByRole('button', { name: 'Count and confirm…' }).isDisabled()).toBe(false);
       await page.close();
+    },
+  );
+
+  it(
+    'follows the system: light by default, dark when the system asks for it',
+    { timeout: 60_000 },
+    async () => {
+      const colours = async (colorScheme: 'light' | 'dark'): Promise<[string, string]> => {
+        const page = await browser.newPage({ colorScheme });
+        await page.goto(server.url);
+        await page.locator('table.runs').waitFor();
+        // Evaluated in the page (a string: this spec is compiled without the DOM's types).
+        const found = (await page.evaluate(
+          '[getComputedStyle(document.documentElement).backgroundColor, getComputedStyle(document.documentElement).color]',
+        )) as [string, string];
+        if (colorScheme === 'dark') await screenshot(page, 'runs-dark');
+        await page.close();
+        return found;
+      };
+      expect(await colours('light')).toEqual(['rgb(255, 255, 255)', 'rgb(17, 24, 39)']);
+      expect(await colours('dark')).toEqual(['rgb(17, 24, 39)', 'rgb(229, 231, 235)']);
     },
   );
 });

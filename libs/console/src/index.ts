@@ -15,7 +15,7 @@
  *   store: boundedStore(store, DEFAULT_STORE_TIMEOUT_MS),
  *   retryUnavailableMs: 0,
  * });
- * const console = await startConsole({ client, options: { port: 8233 }, env: process.env });
+ * const console = await startConsole({ client, options: { port: 8636 }, env: process.env });
  * // … later
  * await console.close();
  * ```

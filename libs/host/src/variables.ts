@@ -394,7 +394,7 @@ const CONSOLE_VARIABLES = {
   port: {
     name: 'BATON_CONSOLE_PORT',
     readBy: CONSOLE,
-    default: '`8233`',
+    default: '`8636`',
     description: 'port to listen on',
     flag: { name: '--port', argument: 'port', help: 'port to listen on' },
   },

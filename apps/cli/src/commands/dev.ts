@@ -137,7 +137,7 @@ export const devCommands: CommandGroup = {
           'changes (the embedded bus and store unless --bus/--store or BATON_* name servers)',
       )
       .argument('[modules...]', 'workflow modules (.ts or .js) exporting defineWorkflow() results')
-      .option('--port <n>', 'the console port on loopback; 0 picks a free one', '8233')
+      .option('--port <n>', 'the console port on loopback; 0 picks a free one', '8636')
       .option('--host <address>', 'the address the console listens on', '127.0.0.1')
       .option('--workers <n>', 'workers in this process', '2')
       .option('--no-watch', 'do not reload on changes')

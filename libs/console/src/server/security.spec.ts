@@ -18,10 +18,10 @@ function admitted(security: ConsoleSecurity, headers: IncomingHttpHeaders): stri
 
 describe('who the console lets in', () => {
   it('on loopback without a token: requests for a loopback Host only (no DNS rebinding)', () => {
-    expect(admitted(open, { host: '127.0.0.1:8233' })).toBe('loopback');
-    expect(admitted(open, { host: 'localhost:8233' })).toBe('loopback');
-    expect(admitted(open, { host: '[::1]:8233' })).toBe('loopback');
-    expect(admitted(open, { host: 'attacker.example:8233' })).toBe('refused 403');
+    expect(admitted(open, { host: '127.0.0.1:8636' })).toBe('loopback');
+    expect(admitted(open, { host: 'localhost:8636' })).toBe('loopback');
+    expect(admitted(open, { host: '[::1]:8636' })).toBe('loopback');
+    expect(admitted(open, { host: 'attacker.example:8636' })).toBe('refused 403');
     expect(admitted(open, {})).toBe('refused 403');
   });
 
@@ -60,11 +60,11 @@ describe('who the console lets in', () => {
 describe('what every POST must carry', () => {
   const identity = { via: 'loopback', name: 'local' } as const;
   const csrf = open.csrfToken(identity);
-  const good = { host: '127.0.0.1:8233', [CSRF_HEADER]: csrf, 'content-type': 'application/json' };
+  const good = { host: '127.0.0.1:8636', [CSRF_HEADER]: csrf, 'content-type': 'application/json' };
 
   it('passes with the identity’s CSRF token, JSON and a same-origin Origin', () => {
     expect(open.checkPost(identity, good)).toBeUndefined();
-    expect(open.checkPost(identity, { ...good, origin: 'http://127.0.0.1:8233' })).toBeUndefined();
+    expect(open.checkPost(identity, { ...good, origin: 'http://127.0.0.1:8636' })).toBeUndefined();
   });
 
   it('refuses a missing or foreign CSRF token, a cross-site Origin and a non-JSON body', () => {
@@ -100,7 +100,7 @@ describe('secrets and headers', () => {
 
   it('reads host names out of Host headers', () => {
     expect(hostNameOf('LocalHost:80')).toBe('localhost');
-    expect(hostNameOf('[::1]:8233')).toBe('[::1]');
+    expect(hostNameOf('[::1]:8636')).toBe('[::1]');
     expect(hostNameOf('127.0.0.1')).toBe('127.0.0.1');
   });
 });

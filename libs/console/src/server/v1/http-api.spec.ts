@@ -610,7 +610,7 @@ describe('the HTTP API', () => {
     expect(fetchMetadata.status).toBe(403);
     // fetch sets Host itself: node:http sends the one a rebinding page's request would carry.
     const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${open}v1/runs`, { headers: { host: 'rebound.example:8233' } }, (res) => {
+      const req = request(`${open}v1/runs`, { headers: { host: 'rebound.example:8636' } }, (res) => {
         let body = '';
         res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));

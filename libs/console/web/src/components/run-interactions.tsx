@@ -11,8 +11,9 @@
  */
 import { useState } from 'preact/hooks';
 import { post, runPath, get } from '../api.js';
-import { timeText, usePolling } from '../hooks.js';
+import { usePolling } from '../hooks.js';
 import type { PendingPromiseRow, TimelineItem, UpdateItem } from '../types.js';
+import { Time } from './time.js';
 
 function updateAnswer(u: UpdateItem): string {
   if (u.outcome === 'accepted') return 'no answer yet (the handler runs, or the run waits to be resumed)';
@@ -52,7 +53,9 @@ export function RunUpdates(props: { items: readonly TimelineItem[] | undefined }
                 <td>
                   <span class={`badge update-${u.outcome}`}>{u.outcome}</span>
                 </td>
-                <td>{timeText(u.at)}</td>
+                <td>
+                  <Time ms={u.at} />
+                </td>
                 <td>
                   <code>{u.args ?? '-'}</code>
                 </td>
@@ -135,8 +138,10 @@ export function RunPromises(props: { runId: string; finished: boolean; readOnly:
                           </button>
                         ))}
                     </td>
-                    <td>{timeText(p.createdAt)}</td>
-                    <td>{p.timeoutAt === null ? 'never' : timeText(p.timeoutAt)}</td>
+                    <td>
+                      <Time ms={p.createdAt} />
+                    </td>
+                    <td>{p.timeoutAt === null ? 'never' : <Time ms={p.timeoutAt} />}</td>
                     <td>{p.hasSchema ? 'checked against a JSON Schema' : 'none'}</td>
                   </tr>
                 );

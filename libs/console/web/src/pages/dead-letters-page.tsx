@@ -8,8 +8,9 @@ import { useState } from 'preact/hooks';
 import { get, getSession, post, type SessionInfo } from '../api.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { DeadLetterBulk } from '../components/dead-letter-bulk.js';
-import { jsonText, timeText, usePolling } from '../hooks.js';
+import { jsonText, usePolling } from '../hooks.js';
 import type { DeadLetterRow, ShownDeadLetter } from '../types.js';
+import { Time } from '../components/time.js';
 
 type Pending = { action: 'redrive' | 'purge'; letter: DeadLetterRow } | { action: 'purge-all' };
 
@@ -89,7 +90,9 @@ export function DeadLettersPage() {
               </td>
               <td>{letter.code}</td>
               <td>{letter.reason}</td>
-              <td>{timeText(letter.at)}</td>
+              <td>
+                <Time ms={letter.at} />
+              </td>
               <td>{letter.bytes}</td>
               <td class="button-row">
                 <button

@@ -14,6 +14,7 @@ import { onLinkClick } from '../router.js';
 import type { RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
 import { EventList } from '../components/event-list.js';
 import { laneLabel, TimelineChart, workerLanes } from './timeline-chart.js';
+import { Time } from '../components/time.js';
 
 function itemText(item: TimelineItem): string {
   switch (item.kind) {
@@ -111,9 +112,13 @@ export function RunPage(props: { runId: string }) {
           <dt>Idempotency key</dt>
           <dd>{r.idempotencyKey ?? '-'}</dd>
           <dt>Created</dt>
-          <dd>{timeText(r.createdAt)}</dd>
+          <dd>
+            <Time ms={r.createdAt} />
+          </dd>
           <dt>Updated</dt>
-          <dd>{timeText(r.updatedAt)}</dd>
+          <dd>
+            <Time ms={r.updatedAt} />
+          </dd>
           <dt>Claims</dt>
           <dd>{r.attempts}</dd>
           {r.attributes && Object.keys(r.attributes).length > 0 && (
@@ -313,7 +318,9 @@ function TimelineView(props: { answer: Extract<TimelineAnswer, { timeline: unkno
                   <td>{'outcome' in item ? item.outcome : item.kind === 'lease' ? item.reason : '-'}</td>
                   <td>{a?.attempts ?? '-'}</td>
                   <td>{item.kind === 'checkpoint' ? `epoch ${item.epoch}` : laneLabel(item)}</td>
-                  <td>{timeText(a ? a.startedAt : item.at)}</td>
+                  <td>
+                    <Time ms={a ? a.startedAt : item.at} />
+                  </td>
                   <td>{a?.durationMs !== undefined ? durationText(a.durationMs) : '-'}</td>
                   <td>{a ? <code>{a.idempotencyKey}</code> : '-'}</td>
                   <td>
