@@ -324,6 +324,8 @@ export class Worker {
       return;
     }
     this.stateValue = 'draining';
+    // What its departed record lists: the runs it held when told to stop, which it hands off.
+    const heldWhenDraining = this.ownedRuns;
     // The fleet sees the worker draining at once; the hand-off does not wait for the write.
     void this.reporter?.send();
     await this.claimLoop.stop();
@@ -357,7 +359,7 @@ export class Worker {
     this.membership?.close();
     // After any report in flight, so no late report lists the stopped worker again.
     this.options.journalGate?.stop();
-    await this.reporter?.forget();
+    await this.reporter?.depart(heldWhenDraining);
     this.stateValue = 'stopped';
     this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
   }
@@ -385,6 +387,7 @@ export class Worker {
       reportTtlMs(heartbeatMs, leaseMs),
       {
         runsHeld: () => this.sessions.size,
+        runs: () => this.ownedRuns,
         lastRenewalAt: () => {
           const at = this.keeper.lastLeaseRenewal;
           // The keeper's times are on Date.now(); the store clock's estimate is on options.clock.
@@ -394,6 +397,7 @@ export class Worker {
       },
       logger,
       leaseMs,
+      this.options.departedRetentionMs,
     );
   }
 }
