@@ -78,7 +78,11 @@ async function list(ctx: StoreContext): Promise<ReportedWorker[]> {
 }
 
 async function forget(ctx: StoreContext, workerId: string): Promise<void> {
-  await ctx.run('forget-worker', [ctx.keys.fleetReports, ctx.keys.fleetExpiry, ctx.keys.fleetKeep], [workerId]);
+  await ctx.run(
+    'forget-worker',
+    [ctx.keys.fleetReports, ctx.keys.fleetExpiry, ctx.keys.fleetKeep],
+    [workerId],
+  );
 }
 
 async function depart(ctx: StoreContext, report: WorkerReport, keepMs: number): Promise<void> {
@@ -96,7 +100,9 @@ async function departed(ctx: StoreContext): Promise<DepartedWorker[]> {
       endedAt: Number(parts[2]),
       keptUntil: score,
     }))
-    .sort((a, b) => b.endedAt - a.endedAt || (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
+    .sort(
+      (a, b) => b.endedAt - a.endedAt || (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0),
+    );
 }
 
 /** `store.fleet` on the connection. */

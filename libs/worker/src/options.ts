@@ -325,7 +325,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),
     maxDeliveries: positiveInt('maxDeliveries', options.maxDeliveries ?? 20),
     drainTimeoutMs: nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? 10_000),
-    departedRetentionMs: Math.round(nonNegative('departedRetentionMs', options.departedRetentionMs ?? 3_600_000)),
+    departedRetentionMs: Math.round(
+      nonNegative('departedRetentionMs', options.departedRetentionMs ?? 3_600_000),
+    ),
     inProcessWaitMs: nonNegative('inProcessWaitMs', options.inProcessWaitMs ?? 1_000),
     fetchWaitMs: positive('fetchWaitMs', options.fetchWaitMs ?? 1_000),
     workerId,

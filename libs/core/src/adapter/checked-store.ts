@@ -82,7 +82,11 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
   };
   const reporting: Pick<FleetStore, 'report' | 'depart'> = {
     async report(report, ttlMs, keepDepartedMs = 0) {
-      return fleet.report(checkWorkerReport(report), checkReportTtl(ttlMs), checkDepartedKeep(keepDepartedMs));
+      return fleet.report(
+        checkWorkerReport(report),
+        checkReportTtl(ttlMs),
+        checkDepartedKeep(keepDepartedMs),
+      );
     },
     async depart(report, keepMs) {
       return fleet.depart(checkWorkerReport(report), checkDepartedKeep(keepMs));

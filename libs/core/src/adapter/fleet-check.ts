@@ -76,7 +76,10 @@ export function checkWorkerReport(report: WorkerReport): WorkerReport {
 function checkRuns(runs: string[]): string[] {
   if (!Array.isArray(runs)) fail('runs', `is ${describe(runs)}; give an array of run ids or leave it out`);
   if (runs.length > MAX_REPORTED_RUNS)
-    fail('runs', `lists ${runs.length} run ids; give at most ${MAX_REPORTED_RUNS} (runsHeld keeps the count)`);
+    fail(
+      'runs',
+      `lists ${runs.length} run ids; give at most ${MAX_REPORTED_RUNS} (runsHeld keeps the count)`,
+    );
   return [...new Set(runs.map((id, i) => text(`runs[${i}]`, id)))].sort();
 }
 

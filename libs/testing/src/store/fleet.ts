@@ -148,10 +148,17 @@ export function describeFleetConformance(store: () => Store): void {
         const s = store();
         const leaving = uniqueId('leaving');
         const staying = uniqueId('staying');
-        await s.fleet.report(report(leaving, { runsHeld: 2, runs: ['r-b', 'r-a'] }), LONG_TTL_MS, LONG_TTL_MS);
+        await s.fleet.report(
+          report(leaving, { runsHeld: 2, runs: ['r-b', 'r-a'] }),
+          LONG_TTL_MS,
+          LONG_TTL_MS,
+        );
         await s.fleet.report(report(staying), LONG_TTL_MS, LONG_TTL_MS);
         const before = await s.leases.now();
-        await s.fleet.depart(report(leaving, { runsHeld: 1, runs: ['r-c', 'r-a', 'r-c'], draining: true }), LONG_TTL_MS);
+        await s.fleet.depart(
+          report(leaving, { runsHeld: 1, runs: ['r-c', 'r-a', 'r-c'], draining: true }),
+          LONG_TTL_MS,
+        );
         const after = await s.leases.now();
 
         expect((await s.fleet.list()).map((w) => w.workerId)).toEqual([staying]);
@@ -182,7 +189,11 @@ export function describeFleetConformance(store: () => Store): void {
         const s = store();
         const killed = uniqueId('killed');
         const unkept = uniqueId('unkept');
-        await s.fleet.report(report(killed, { runsHeld: 3, runs: ['r-1', 'r-2'] }), SHORT_TTL_MS, LONG_TTL_MS);
+        await s.fleet.report(
+          report(killed, { runsHeld: 3, runs: ['r-1', 'r-2'] }),
+          SHORT_TTL_MS,
+          LONG_TTL_MS,
+        );
         // Asked for no retention: it drops out and is kept nowhere, as before departed workers.
         await s.fleet.report(report(unkept), SHORT_TTL_MS);
         const reported = (await s.fleet.list()).find((w) => w.workerId === killed)!;
@@ -208,7 +219,11 @@ export function describeFleetConformance(store: () => Store): void {
 
       it('lists the latest ended first, prunes a record past its retention, and forgets one that reports again', async () => {
         const s = store();
-        const [first, second, back] = ['first', 'second', 'back'].map((id) => uniqueId(id)) as [string, string, string];
+        const [first, second, back] = ['first', 'second', 'back'].map((id) => uniqueId(id)) as [
+          string,
+          string,
+          string,
+        ];
         await s.fleet.depart(report(first), SHORT_TTL_MS);
         await s.fleet.depart(report(back), LONG_TTL_MS);
         await sleep(5);

@@ -199,7 +199,13 @@ export class FleetReporter {
    */
   async depart(heldWhenDraining: readonly string[]): Promise<void> {
     if (this.keepDepartedMs <= 0) return this.forget();
-    const last: WorkerReport = { ...this.current(), runs: reportedRuns(heldWhenDraining), draining: true };
+    const last: WorkerReport = {
+      ...this.current(),
+      // What it held when told to stop, count and ids alike (it holds none by now).
+      runsHeld: heldWhenDraining.length,
+      runs: reportedRuns(heldWhenDraining),
+      draining: true,
+    };
     await this.leave(() => this.store.depart(last, this.keepDepartedMs));
   }
 
