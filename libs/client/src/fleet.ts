@@ -124,7 +124,7 @@ export class FleetApi {
 
   /**
    * The workers that left within their retention (the worker's `departedRetentionMs`,
-   * `BATON_DEPARTED_WORKERS_RETENTION_MS`, one hour by default), the latest to end first: their
+   * `BATON_DEPARTED_RETENTION_MS`, one hour by default), the latest to end first: their
    * last report, when they were last seen, how they ended (`handed-off`: it drained after SIGTERM
    * and said so; `expired`: its report ran out with no word, as a killed, frozen or cut-off
    * worker's does, a lease or a few heartbeats after it was last seen) and the runs they held then,

@@ -110,7 +110,7 @@ export const fleetCommands: CommandGroup = {
       )
       .option(
         '--all',
-        'the workers that left lately too (kept BATON_DEPARTED_WORKERS_RETENTION_MS): last seen, how each ended (handed-off or expired), the runs it held and where they are now',
+        'the workers that left lately too (kept BATON_DEPARTED_RETENTION_MS): last seen, how each ended (handed-off or expired), the runs it held and where they are now',
       )
       .action((flags: { all?: boolean }, command: Command) =>
         context.run(async () => {

@@ -2,7 +2,7 @@
  * The workers page: the live workers as they report themselves (host, Baton version, workflow
  * versions, runs held of their concurrency, last lease renewal, draining) and the run queue's
  * backlog per consumer or partition; the workers that left lately (kept by the store for the
- * workers' `BATON_DEPARTED_WORKERS_RETENTION_MS`): when each was last seen, how it ended and the
+ * workers' `BATON_DEPARTED_RETENTION_MS`): when each was last seen, how it ended and the
  * runs it held, each linked to its run page with where it is now; the last hour's throughput and
  * failures from the workers' own metrics (throughput-chart.tsx). Polled.
  */
