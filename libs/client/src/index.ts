@@ -82,7 +82,6 @@ export type {
   DepartedFleetWorker,
   FleetBacklog,
   FleetWorker,
-  HeldRun,
 } from './fleet.js';
 export {
   UNFINISHED_RUN_STATUSES,

@@ -10,7 +10,6 @@ import type {
   FleetStore,
   OperationsOf,
   ReportedWorker,
-  WorkerEnd,
   WorkerReport,
 } from '@baton/core/adapter';
 import type { Db } from './db.js';
@@ -96,7 +95,7 @@ interface DepartedRow {
   worker_id: string;
   report: WorkerReport;
   last_seen_at: number;
-  ended: WorkerEnd;
+  ended: DepartedWorker['ended'];
   ended_at: number;
   kept_until: number;
 }

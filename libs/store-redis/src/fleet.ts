@@ -11,7 +11,6 @@ import type {
   FleetStore,
   OperationsOf,
   ReportedWorker,
-  WorkerEnd,
   WorkerReport,
 } from '@baton/core/adapter';
 import { CodecError } from '@baton/core';
@@ -96,7 +95,7 @@ async function departed(ctx: StoreContext): Promise<DepartedWorker[]> {
       ...report,
       workerId,
       lastSeenAt: Number(parts[0]),
-      ended: parts[1] as WorkerEnd,
+      ended: parts[1] as DepartedWorker['ended'],
       endedAt: Number(parts[2]),
       keptUntil: score,
     }))

@@ -5,7 +5,7 @@
  * that left lately too, client.fleet.departed: how each ended and where the runs it held went)
  * and the run queue's backlog per consumer or partition (client.fleet.backlog).
  */
-import type { DepartedFleetWorker, FleetBacklog, FleetWorker, HeldRun } from '@baton/client';
+import type { DepartedFleetWorker, FleetBacklog, FleetWorker } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { parseDuration } from '../arguments.js';
@@ -46,7 +46,7 @@ export function workersTable(workers: readonly FleetWorker[], wide = false): str
 }
 
 /** Where a departed worker's run is now: `on w-2 (running)`, `completed`, `pending, no owner`. */
-export function whereRunWent(run: HeldRun, departedId: string): string {
+export function whereRunWent(run: DepartedFleetWorker['heldRuns'][number], departedId: string): string {
   if (run.status === 'unknown') return 'unknown (no record: deleted by retention?)';
   if (run.owner === null)
     return run.status === 'pending' || run.status === 'running' ? `${run.status}, no owner yet` : run.status;

@@ -150,7 +150,6 @@ export type {
   FleetStore,
   ReportedEncryption,
   ReportedWorker,
-  WorkerEnd,
   WorkerReport,
   WorkflowVersions,
 } from './contracts/fleet.js';
