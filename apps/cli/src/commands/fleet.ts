@@ -45,7 +45,7 @@ export function workersTable(workers: readonly FleetWorker[], wide = false): str
   return `${listTable(columns, rows, wide)}\n${workers.length} worker(s), ${held} run(s) held\n`;
 }
 
-/** Where a departed worker's run is now: `on w-2 (running)`, `completed`, `pending, no owner`. */
+/** Where a departed worker's run is now: `running on w-2`, `completed`, `pending, no owner yet`. */
 export function whereRunWent(run: DepartedFleetWorker['heldRuns'][number], departedId: string): string {
   if (run.status === 'unknown') return 'unknown (no record: deleted by retention?)';
   if (run.owner === null)
