@@ -6,6 +6,7 @@
  */
 import { stripVTControlCharacters } from 'node:util';
 import type {
+  DepartedFleetWorker,
   FleetBacklog,
   FleetWorker,
   ListedRun,
@@ -17,7 +18,7 @@ import type {
 } from '@baton/client';
 import { describe, expect, it } from 'vitest';
 import { installationText, type InstallationPart } from './commands/admin.js';
-import { backlogTable, workersTable } from './commands/fleet.js';
+import { backlogTable, departedTable, workersTable } from './commands/fleet.js';
 import { replayCheckText } from './commands/replay-check.js';
 import { schedulesTable } from './commands/schedules.js';
 import { versionsTable } from './commands/versions.js';
@@ -113,6 +114,18 @@ const WORKERS = [1, 2].map((n) => ({
   connected: true,
 })) as unknown as FleetWorker[];
 
+const DEPARTED = [1, 2].map((n) => ({
+  ...WORKERS[0],
+  workerId: `${WORKER}-${n}`,
+  ended: n === 1 ? 'expired' : 'handed-off',
+  lastSeenAt: AT,
+  endedAt: AT + 5_000,
+  keptUntil: AT + 3_605_000,
+  runsHeld: 1,
+  runs: [LONG_ID(n)],
+  heldRuns: [{ runId: LONG_ID(n), status: 'running', owner: `${WORKER}-3` }],
+})) as unknown as DepartedFleetWorker[];
+
 const BACKLOG = {
   transport: 'kafka',
   total: 12,
@@ -199,6 +212,12 @@ const TABLES: { name: string; render: (wide: boolean) => string; heads: string[]
     render: (wide) => workersTable(WORKERS, wide),
     heads: ['worker', 'host', 'baton', 'workflows', 'runs held', 'started', 'last renewal', 'state'],
     whole: [`${WORKER}-1`, `${WORKFLOW}@11,12 billing@3`],
+  },
+  {
+    name: 'workers --all (departed)',
+    render: (wide) => departedTable(DEPARTED, wide),
+    heads: ['departed worker', 'host', 'ended', 'last seen', 'ended at', 'runs held', 'kept until'],
+    whole: [`${WORKER}-1`, `running on ${WORKER}-3`],
   },
   {
     name: 'backlog',

@@ -36,7 +36,9 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // console read.
   // 125: RunWait, what `client.runs.waits` says a suspended or paused run waits for (issue 37
   // item 1: the runs list's "waits for" column, also in `baton runs describe`).
-  '@baton/client': { max: 125 },
+  // 126: DepartedFleetWorker, the answer of client.fleet.departed() (issue 37 item 3), which the
+  // CLI and the console read; the type of one held run stays off the door (named through it).
+  '@baton/client': { max: 126 },
   // 19 (issue 36 item 4): a door of its own so the client's stays as it was. defineWebhook and hmac
   // with their option, action, request and verifier types; isWebhook (how a module's exports are
   // told apart); and the signatures of each layout for both ends (sign*, verifyWebhook, the header
@@ -98,7 +100,11 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // (what a store implements), AttributeChanges (what it is given), RunAttribute (the record's
   // field) and AttributeCondition (the filter's field). The counted value and a checked test are
   // derived from them (Parameters<…>, CheckedRunQuery['attributes']) rather than named.
-  '@baton/core/adapter': { max: 173, target: 90 },
+  // 175: departed workers (issue 37 item 3), part of the fleet capability every store implements:
+  // DepartedWorker (what `fleet.departed()` answers) and MAX_REPORTED_RUNS (the bound on a report's
+  // run ids, which the worker applies and the check enforces); how one ended is named through
+  // DepartedWorker['ended'].
+  '@baton/core/adapter': { max: 175, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once

@@ -1,12 +1,19 @@
 /**
  * The fleet as an operator sees it (`client.fleet`): the live workers, read from the store's
- * fleet reports; the run queue's backlog, read from the bus; and what a rollout asks of it: per
+ * fleet reports; the workers that left lately, with where the runs they held are now; the run queue's backlog, read from the bus; and what a rollout asks of it: per
  * workflow version the work that still needs it (versions.ts), and whether new workflow code can
  * resume the runs in flight (replay-check.ts). One typed API for the CLI (`baton workers`,
  * `baton backlog`, `baton versions`, `baton replay-check`), the console and applications.
  */
 import { ConfigError } from '@baton/core';
-import { type BacklogDetail, type ReportedWorker, type Store, type Transport } from '@baton/core/adapter';
+import {
+  type BacklogDetail,
+  type DepartedWorker,
+  type ReportedWorker,
+  type RunStatus,
+  type Store,
+  type Transport,
+} from '@baton/core/adapter';
 import type { ClaimCheck, PayloadProtection } from '@baton/core/runtime';
 import { replayCheck, type ReplayCheckOptions, type ReplayCheckReport } from './replay-check.js';
 import { TimeoutError } from './result-errors.js';
@@ -21,6 +28,28 @@ export interface FleetWorker extends ReportedWorker {
    */
   connected?: boolean;
 }
+
+/** One run a departed worker held, and where it is now (read when listed). */
+export interface HeldRun {
+  runId: string;
+  /** Its status now; `unknown` when the store has no record of it any more (retention deleted it). */
+  status: RunStatus | 'unknown';
+  /**
+   * The worker whose lease it runs under now, when a worker holds it: another worker that took it
+   * over, or still the departed one while its lease has not lapsed yet. Null otherwise (waiting
+   * for a worker, suspended, paused, finished).
+   */
+  owner: string | null;
+}
+
+/** A worker that left, as {@link FleetApi.departed} lists it. */
+export interface DepartedFleetWorker extends DepartedWorker {
+  /** The runs it held when it ended (its `runs`, at most 100), each with where it is now. */
+  heldRuns: HeldRun[];
+}
+
+/** How many runs {@link FleetApi.departed} reads at once. */
+const HELD_RUN_READS = 16;
 
 /** The run queue's backlog, part by part, and the bus it was read from. */
 export interface FleetBacklog extends BacklogDetail {
@@ -91,6 +120,41 @@ export class FleetApi {
     const [workers, live] = await Promise.all([store.fleet.list(), presence.live()]);
     const connected = new Set(live);
     return workers.map((worker) => ({ ...worker, connected: connected.has(worker.workerId) }));
+  }
+
+  /**
+   * The workers that left within their retention (the worker's `departedRetentionMs`,
+   * `BATON_DEPARTED_RETENTION_MS`, one hour by default), the latest to end first: their
+   * last report, when they were last seen, how they ended (`handed-off`: it drained after SIGTERM
+   * and said so; `expired`: its report ran out with no word, as a killed, frozen or cut-off
+   * worker's does, a lease or a few heartbeats after it was last seen) and the runs they held then,
+   * each with its status and owner now. A separate call from {@link workers}, not an option of it:
+   * the answer has another shape (no liveness, but an end and the runs' whereabouts), and reading
+   * where each run went costs a read per run that a caller who wants the live fleet should not pay.
+   * ConfigError when the client has no store.
+   */
+  async departed(): Promise<DepartedFleetWorker[]> {
+    const store = this.store('fleet.departed');
+    await this.connect();
+    const departed = await store.fleet.departed();
+    const where = new Map<string, HeldRun>();
+    const runIds = [...new Set(departed.flatMap((worker) => worker.runs ?? []))];
+    for (let i = 0; i < runIds.length; i += HELD_RUN_READS) {
+      await Promise.all(
+        runIds.slice(i, i + HELD_RUN_READS).map(async (runId) => {
+          const [run, lease] = await Promise.all([store.runs.get(runId), store.leases.get(runId)]);
+          where.set(runId, {
+            runId,
+            status: run?.status ?? 'unknown',
+            owner: lease?.state === 'held' ? lease.owner : null,
+          });
+        }),
+      );
+    }
+    return departed.map((worker) => ({
+      ...worker,
+      heldRuns: (worker.runs ?? []).map((runId) => where.get(runId)!),
+    }));
   }
 
   /**

@@ -76,7 +76,7 @@ export {
   type TimelineOwner,
   type TimerItem,
 } from './timeline.js';
-export type { FleetApi, BacklogOptions, FleetBacklog, FleetWorker } from './fleet.js';
+export type { FleetApi, BacklogOptions, DepartedFleetWorker, FleetBacklog, FleetWorker } from './fleet.js';
 export {
   UNFINISHED_RUN_STATUSES,
   type VersionDrain,

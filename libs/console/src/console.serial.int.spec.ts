@@ -7,7 +7,8 @@
  *    puts the filter in the URL; every control has an accessible name;
  * 2. a run whose worker was SIGKILLed mid-run shows two epochs in its timeline (the first owner,
  *    which NATS does not journal, and the second worker by name) and the failover mark;
- * 3. the workers page lists the live worker with its workflow versions, and the backlog;
+ * 3. the workers page lists the live worker with its workflow versions, and the backlog; the
+ *    SIGKILLed worker under "Recently departed" as expired, with the run it held linked to its page;
  * 4. a waiting run is cancelled from its page, reached by keyboard, through the confirmation;
  *    the page shows it cancelled without a reload;
  * 5. a read-only console shows no action and refuses one sent anyway (HTTP 403); a run input the
@@ -52,6 +53,8 @@ const { ns, env, fleet, client, adapters, dispose } = consoleFleet('con', {
 });
 let browser: Browser;
 let first: WorkerProcess;
+/** The run the first worker held when it was SIGKILLed (the timeline test), for the workers page. */
+let killedRunId: string | undefined;
 let server: ConsoleServer;
 const consoles: ConsoleServer[] = [];
 
@@ -125,6 +128,13 @@ describe('the console in a real browser on NATS + Redis', () => {
         const done = (await client.history(runId)).filter((p) => p.entry.type === 'ActivityCompleted');
         return done.length >= 2 ? true : undefined;
       });
+      // Its report lists the run before the kill, so the workers page can say what it held.
+      await until('the first worker to report the run', async () =>
+        (await client.fleet.workers()).find((w) => w.workerId === `${ns}-first`)?.runs?.includes(runId)
+          ? true
+          : undefined,
+      );
+      killedRunId = runId;
       first.signal('SIGKILL');
       await first.exited;
       await fleet.spawn({ BATON_WORKER_ID: `${ns}-second` });
@@ -179,8 +189,18 @@ describe('the console in a real browser on NATS + Redis', () => {
       const killed = page.locator(`tr[data-worker-id="${ns}-first"]`);
       if ((await killed.count()) > 0) expect(await killed.textContent()).not.toContain('live');
       await page.getByText(/nats: \d+ run message\(s\) waiting/).waitFor();
+      // Recently departed: the SIGKILLed worker, expired, with the run it held and where it went.
+      const departed = page.locator(`tr[data-departed-worker-id="${ns}-first"]`);
+      await departed.waitFor();
+      expect(await departed.getAttribute('data-ended')).toBe('expired');
+      expect(await departed.textContent()).toContain('expired');
+      const held = departed.getByRole('link', { name: killedRunId! });
+      expect(await held.getAttribute('href')).toBe(`/runs/${encodeURIComponent(killedRunId!)}`);
+      expect(await departed.textContent()).toContain(`${killedRunId} → completed`);
       expect(await unnamedControls(page)).toEqual([]);
       await screenshot(page, 'workers');
+      await held.click();
+      await page.waitForURL(new RegExp(`/runs/${killedRunId}$`));
       await page.close();
     },
   );

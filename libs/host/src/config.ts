@@ -66,6 +66,7 @@ export type WorkerTuning = Partial<
     | 'resumeBackoffMs'
     | 'resumeBackoffMaxMs'
     | 'drainTimeoutMs'
+    | 'departedRetentionMs'
     | 'inProcessWaitMs'
     | 'fetchWaitMs'
     | 'workerId'
@@ -102,6 +103,7 @@ export const WORKER_OPTION_VARIABLES: { readonly [Option in keyof WorkerTuning]-
   resumeBackoffMs: ENV.resumeBackoffMs,
   resumeBackoffMaxMs: ENV.resumeBackoffMaxMs,
   drainTimeoutMs: ENV.drainTimeoutMs,
+  departedRetentionMs: ENV.departedRetentionMs,
   inProcessWaitMs: ENV.inProcessWaitMs,
   fetchWaitMs: ENV.fetchWaitMs,
   workerId: ENV.workerId,
@@ -179,6 +181,7 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     resumeBackoffMs: int(env, ENV.resumeBackoffMs, 1),
     resumeBackoffMaxMs: int(env, ENV.resumeBackoffMaxMs, 1),
     drainTimeoutMs,
+    departedRetentionMs: int(env, ENV.departedRetentionMs, 0),
     inProcessWaitMs: int(env, ENV.inProcessWaitMs, 0),
     fetchWaitMs: int(env, ENV.fetchWaitMs, 1),
     workerId: optional(env, ENV.workerId),

@@ -233,6 +233,13 @@ const WORKER_VARIABLES = {
     description:
       'on SIGTERM, how long in-flight activities may finish before they are aborted and handed off',
   },
+  departedRetentionMs: {
+    name: 'BATON_DEPARTED_RETENTION_MS',
+    readBy: WORKER,
+    default: '`3600000` (one hour)',
+    description:
+      "how long the store keeps a worker that left (`baton workers --all`, the console's workers page): last seen, how it ended (handed off or expired), the runs it held (at most 100); 0 keeps none ([docs/operations.md](docs/operations.md#departed-workers))",
+  },
   inProcessWaitMs: {
     name: 'BATON_IN_PROCESS_WAIT_MS',
     readBy: WORKER,

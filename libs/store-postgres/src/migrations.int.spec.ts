@@ -62,6 +62,7 @@ describe('postgres store: migrations', () => {
     expect(tables.map((t) => t.table_name)).toEqual([
       'cancel_requests',
       'checkpoints',
+      'departed_workers',
       'group_logs',
       'journal_pointers',
       'journal_runs',

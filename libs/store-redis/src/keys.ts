@@ -74,6 +74,12 @@ export interface KeyLayout {
   readonly fleetReports: string;
   /** ZSET workerId -> expiry of its report. */
   readonly fleetExpiry: string;
+  /** HASH workerId -> how long its report is kept as a departed worker once it expires (ms). */
+  readonly fleetKeep: string;
+  /** HASH workerId -> '<lastSeenAt>|<ended>|<endedAt>|<report JSON>': departed workers (fleet.ts). */
+  readonly fleetDeparted: string;
+  /** ZSET workerId -> when its departed record is pruned. */
+  readonly fleetDepartedUntil: string;
   /** HASH rev, created, updated, wf, paused, rec (the schedule JSON): one schedule (schedules.ts). */
   schedule(scheduleId: string): string;
   /** ZSET of every schedule id, all scored 0: bytewise order, the listing's. */
@@ -129,6 +135,9 @@ export function keyLayout(prefix: string): KeyLayout {
     runCounts: `${prefix}index:counts`,
     fleetReports: `${prefix}fleet-reports`,
     fleetExpiry: `${prefix}fleet-expiry`,
+    fleetKeep: `${prefix}fleet-keep`,
+    fleetDeparted: `${prefix}fleet-departed`,
+    fleetDepartedUntil: `${prefix}fleet-departed-until`,
     schedule: (scheduleId) => `${prefix}sched:${scheduleId}`,
     scheduleIds: `${prefix}sched-ids`,
     schedulesDue: `${prefix}sched-due`,
@@ -180,6 +189,9 @@ export const KEY_SEGMENTS: readonly string[] = [
   'index:',
   'fleet-reports',
   'fleet-expiry',
+  'fleet-keep',
+  'fleet-departed',
+  'fleet-departed-until',
   'sched:',
   'sched-ids',
   'sched-due',

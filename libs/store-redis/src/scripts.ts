@@ -29,6 +29,7 @@ export const SCRIPT_NAMES = [
   'delete-pointers',
   'delete-run',
   'delete-schedule',
+  'depart-worker',
   'deliver-signal',
   'due-schedules',
   'expire-promise',

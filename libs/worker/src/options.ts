@@ -151,6 +151,13 @@ export interface WorkerOptions {
   maxDeliveries?: number;
   /** On stop(), how long in-flight activities may run before they are aborted. @defaultValue 10_000 */
   drainTimeoutMs?: number;
+  /**
+   * How long the store keeps this worker's record once it has left (`client.fleet.departed()`,
+   * `baton workers --all`, the console's workers page): when it was last seen, how it ended
+   * (`handed-off` after a graceful stop, `expired` when its report ran out: killed, frozen, cut
+   * off) and the runs it held (at most 100). 0 keeps none. @defaultValue 3_600_000 (one hour)
+   */
+  departedRetentionMs?: number;
   /** Timers due sooner than this are waited for in process instead of suspending. @defaultValue 1000 */
   inProcessWaitMs?: number;
   /** How long one fetch waits for messages. @defaultValue 1000 */
@@ -318,6 +325,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),
     maxDeliveries: positiveInt('maxDeliveries', options.maxDeliveries ?? 20),
     drainTimeoutMs: nonNegative('drainTimeoutMs', options.drainTimeoutMs ?? 10_000),
+    departedRetentionMs: Math.round(
+      nonNegative('departedRetentionMs', options.departedRetentionMs ?? 3_600_000),
+    ),
     inProcessWaitMs: nonNegative('inProcessWaitMs', options.inProcessWaitMs ?? 1_000),
     fetchWaitMs: positive('fetchWaitMs', options.fetchWaitMs ?? 1_000),
     workerId,

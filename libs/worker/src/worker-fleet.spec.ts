@@ -82,10 +82,33 @@ describe('worker fleet report (memory adapters)', () => {
     open();
     await stopping;
     expect(await store.fleet.list()).toEqual([]);
+    // Kept as departed (an hour by default): handed off, with the run it held when told to stop.
+    const [departed, ...others] = await store.fleet.departed();
+    expect(others).toEqual([]);
+    expect(departed).toMatchObject({
+      workerId: worker.workerId,
+      ended: 'handed-off',
+      runsHeld: 1,
+      runs: [run.runId],
+      draining: true,
+    });
+    expect(departed!.keptUntil - departed!.endedAt).toBe(3_600_000);
     // Another worker finishes the handed-off run; the fleet then lists only it.
     const next = await current.spawn();
     expect(await run.result({ timeoutMs: 5_000 })).toBe(3);
     expect((await store.fleet.list()).map((w) => w.workerId)).toEqual([next.worker.workerId]);
+    // Where the run went, read when listed.
+    const [listed] = await client.fleet.departed();
+    expect(listed!.heldRuns).toEqual([{ runId: run.runId, status: 'completed', owner: null }]);
+  });
+
+  it('keeps no departed record with departedRetentionMs 0', async () => {
+    const wf = defineWorkflow({ name: 'idle', version: 1, run: async () => null });
+    current = fleet({ workflows: [wf] });
+    const { worker } = await current.spawn({ departedRetentionMs: 0 });
+    await worker.stop();
+    expect(await current.store.fleet.list()).toEqual([]);
+    expect(await current.store.fleet.departed()).toEqual([]);
   });
 
   it('reports the pod name, else HOSTNAME, else the OS host name', () => {
@@ -111,6 +134,10 @@ describe('worker fleet report (memory adapters)', () => {
     // The live one keeps reporting on every tick, so it is still listed after that time to live.
     const [alive] = await current.store.fleet.list();
     expect(alive?.workerId).toBe(b.worker.workerId);
+    // The crashed one is kept as expired, ended when its last report ran out.
+    expect(await current.store.fleet.departed()).toEqual([
+      expect.objectContaining({ workerId: a.worker.workerId, ended: 'expired', runs: [] }),
+    ]);
   });
 
   it('neither start, renewals, runs nor stop wait on a report that hangs', async () => {

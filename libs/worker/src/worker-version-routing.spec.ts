@@ -113,6 +113,8 @@ describe('VersionHolders', () => {
   const storeOf = (list: () => ReportedWorker[]): FleetStore => ({
     report: () => Promise.resolve(),
     forget: () => Promise.resolve(),
+    depart: () => Promise.resolve(),
+    departed: () => Promise.resolve([]),
     list: () => Promise.resolve(list()),
   });
 

@@ -325,6 +325,8 @@ export class Worker {
       return;
     }
     this.stateValue = 'draining';
+    // What its departed record lists: the runs it held when told to stop, which it hands off.
+    const heldWhenDraining = this.ownedRuns;
     // The fleet sees the worker draining at once; the hand-off does not wait for the write.
     void this.reporter?.send();
     await this.claimLoop.stop();
@@ -358,7 +360,7 @@ export class Worker {
     this.membership?.close();
     // After any report in flight, so no late report lists the stopped worker again.
     this.options.journalGate?.stop();
-    await this.reporter?.forget();
+    await this.reporter?.depart(heldWhenDraining);
     this.stateValue = 'stopped';
     this.options.logger.info({ workerId: this.workerId }, 'worker stopped');
   }
@@ -386,6 +388,7 @@ export class Worker {
       reportTtlMs(heartbeatMs, leaseMs),
       {
         runsHeld: () => this.sessions.size,
+        runs: () => this.ownedRuns,
         lastRenewalAt: () => {
           const at = this.keeper.lastLeaseRenewal;
           // The keeper's times are on Date.now(); the store clock's estimate is on options.clock.
@@ -395,6 +398,7 @@ export class Worker {
       },
       logger,
       leaseMs,
+      this.options.departedRetentionMs,
     );
   }
 }

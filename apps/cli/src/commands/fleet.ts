@@ -1,10 +1,11 @@
 /**
  * `baton workers` and `baton backlog`: the fleet as the workers report it (client.fleet.workers:
  * each live worker's host, Baton version, workflow versions, runs held, last lease renewal,
- * draining, followed by the per-version drain table of `baton versions`) and the run queue's
- * backlog per consumer or partition (client.fleet.backlog).
+ * draining, followed by the per-version drain table of `baton versions`; with `--all` the workers
+ * that left lately too, client.fleet.departed: how each ended and where the runs it held went)
+ * and the run queue's backlog per consumer or partition (client.fleet.backlog).
  */
-import type { FleetBacklog, FleetWorker } from '@baton/client';
+import type { DepartedFleetWorker, FleetBacklog, FleetWorker } from '@baton/client';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command.js';
 import { parseDuration } from '../arguments.js';
@@ -44,6 +45,56 @@ export function workersTable(workers: readonly FleetWorker[], wide = false): str
   return `${listTable(columns, rows, wide)}\n${workers.length} worker(s), ${held} run(s) held\n`;
 }
 
+/** Where a departed worker's run is now: `running on w-2`, `completed`, `pending, no owner yet`. */
+export function whereRunWent(run: DepartedFleetWorker['heldRuns'][number], departedId: string): string {
+  if (run.status === 'unknown') return 'unknown (no record: deleted by retention?)';
+  if (run.owner === null)
+    return run.status === 'pending' || run.status === 'running' ? `${run.status}, no owner yet` : run.status;
+  if (run.owner === departedId) return `${run.status}, lease still on this worker (not lapsed yet)`;
+  return `${run.status} on ${run.owner}`;
+}
+
+/** The workers that left within their retention, then where the runs each held went. */
+export function departedTable(departed: readonly DepartedFleetWorker[], wide = false): string {
+  if (departed.length === 0) return 'no departed worker kept by this store\n';
+  const rows = departed.map((w) => [
+    w.workerId,
+    `${w.host} (pid ${w.pid})`,
+    w.ended,
+    time(w.lastSeenAt),
+    time(w.endedAt),
+    w.runs !== undefined && w.runs.length < w.runsHeld
+      ? `${w.runsHeld} (${w.runs.length} listed)`
+      : w.runsHeld,
+    time(w.keptUntil),
+  ]);
+  const columns = [
+    { head: 'departed worker', shorten: 'middle', min: 16 },
+    { head: 'host', shorten: 'end' },
+    'ended',
+    'last seen',
+    { head: 'ended at', wideOnly: true },
+    'runs held',
+    { head: 'kept until', wideOnly: true },
+  ] as const;
+  const runRows = departed.flatMap((w) =>
+    w.heldRuns.map((run) => [w.workerId, run.runId, whereRunWent(run, w.workerId)]),
+  );
+  const runs =
+    runRows.length === 0
+      ? ''
+      : `\n${listTable(
+          [
+            { head: 'held by', shorten: 'middle', min: 16 },
+            { head: 'run', shorten: 'middle', min: 16 },
+            { head: 'now', shorten: 'end', min: 16 },
+          ],
+          runRows,
+          wide,
+        )}\n`;
+  return `${listTable(columns, rows, wide)}\n${departed.length} departed worker(s)\n${runs}`;
+}
+
 export function backlogTable(backlog: FleetBacklog, wide = false): string {
   const rows = backlog.parts.map((p) => [p.name, p.pending, p.ackPending ?? '-']);
   const columns = [{ head: 'part', shorten: 'middle', min: 24 }, 'pending', 'ack pending'] as const;
@@ -57,16 +108,26 @@ export const fleetCommands: CommandGroup = {
       .description(
         'the live workers (host, Baton version, workflow versions, runs held, last lease renewal, draining), then per workflow version the runs not yet finished and whether it drained',
       )
-      .action((_flags: unknown, command: Command) =>
+      .option(
+        '--all',
+        'the workers that left lately too (kept BATON_DEPARTED_RETENTION_MS): last seen, how each ended (handed-off or expired), the runs it held and where they are now',
+      )
+      .action((flags: { all?: boolean }, command: Command) =>
         context.run(async () => {
           const client = await context.session(command).client();
-          const workers = await client.fleet.workers();
-          // --json keeps its shape (the workers); `baton versions --json` gives the versions.
-          if (context.flags(command).json) context.io.out(json(workers));
+          const [workers, departed] = await Promise.all([
+            client.fleet.workers(),
+            flags.all === true ? client.fleet.departed() : undefined,
+          ]);
+          // --json keeps its shape (the workers); with --all, { workers, departed }.
+          // `baton versions --json` gives the versions.
+          if (context.flags(command).json)
+            context.io.out(json(departed === undefined ? workers : { workers, departed }));
           else {
             const { wide } = context.flags(command);
             const versions = await client.fleet.versions();
-            context.io.out(`${workersTable(workers, wide)}\n${versionsTable(versions, wide)}`);
+            const left = departed === undefined ? '' : `\n${departedTable(departed, wide)}`;
+            context.io.out(`${workersTable(workers, wide)}${left}\n${versionsTable(versions, wide)}`);
           }
           return EXIT.done;
         }),

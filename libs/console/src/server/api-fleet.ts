@@ -1,6 +1,7 @@
 /**
  * The dead letters and workers pages' read API: dead letters a page at a time and one decoded,
- * the live workers, the run queue's backlog, and the workers' throughput and failures per minute
+ * the live workers, the workers that left lately (how each ended, where its runs went), the run
+ * queue's backlog, and the workers' throughput and failures per minute
  * over the last hour (scraped from their /metrics: metrics-history.ts).
  */
 import { HttpError, type Route } from './http-kit.js';
@@ -44,6 +45,11 @@ export const FLEET_ROUTES: Route[] = [
     method: 'GET',
     path: /^\/api\/workers$/,
     handle: ({ client }) => client.fleet.workers(),
+  },
+  {
+    method: 'GET',
+    path: /^\/api\/workers\/departed$/,
+    handle: ({ client }) => client.fleet.departed(),
   },
   {
     method: 'GET',

@@ -10,6 +10,7 @@ import type { RunStatus } from '@baton/client';
 
 export type {
   ActivityItem,
+  DepartedFleetWorker,
   FleetBacklog,
   FleetWorker,
   LeaseInfo,

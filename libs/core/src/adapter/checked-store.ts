@@ -34,7 +34,7 @@ import type { RunQueries } from './contracts/run-queries.js';
 import type { ScheduleStore } from './contracts/schedules.js';
 import type { Store, StoreAdapter } from './contracts/store.js';
 import { checkUpdateFields, type UpdateStore } from './contracts/updates.js';
-import { checkReportTtl, checkWorkerReport } from './fleet-check.js';
+import { checkDepartedKeep, checkReportTtl, checkWorkerReport } from './fleet-check.js';
 import { methodNames } from './lifecycle.js';
 import { checkRunQuery, issueRunCursor } from './run-query-check.js';
 import { assertScheduleId, checkDueLimit, checkNewSchedule, checkScheduleQuery } from './schedule-times.js';
@@ -80,9 +80,16 @@ export function checkedStore<A extends StoreAdapter>(adapter: A): Omit<A, 'runs'
       return schedules.due(checkDueLimit(limit));
     },
   };
-  const reporting: Pick<FleetStore, 'report'> = {
-    async report(report, ttlMs) {
-      return fleet.report(checkWorkerReport(report), checkReportTtl(ttlMs));
+  const reporting: Pick<FleetStore, 'report' | 'depart'> = {
+    async report(report, ttlMs, keepDepartedMs = 0) {
+      return fleet.report(
+        checkWorkerReport(report),
+        checkReportTtl(ttlMs),
+        checkDepartedKeep(keepDepartedMs),
+      );
+    },
+    async depart(report, keepMs) {
+      return fleet.depart(checkWorkerReport(report), checkDepartedKeep(keepMs));
     },
   };
   const slots: Pick<ConcurrencyStore, 'acquire' | 'release'> = {

@@ -4,7 +4,12 @@
  * before anything is written) and bring it to its one stored form (workflows by name, versions
  * ascending and each once), so every store lists exactly the same thing.
  */
-import type { ReportedEncryption, WorkerReport, WorkflowVersions } from './contracts/fleet.js';
+import {
+  MAX_REPORTED_RUNS,
+  type ReportedEncryption,
+  type WorkerReport,
+  type WorkflowVersions,
+} from './contracts/fleet.js';
 import { ConfigError } from '../shared/errors.js';
 
 function fail(field: string, problem: string): never {
@@ -62,9 +67,20 @@ export function checkWorkerReport(report: WorkerReport): WorkerReport {
     runsHeld: whole('runsHeld', report.runsHeld, 0),
     concurrency: whole('concurrency', report.concurrency, 1),
     draining: report.draining,
+    ...(report.runs !== undefined && { runs: checkRuns(report.runs) }),
     ...(report.readsGroupJournal === true && { readsGroupJournal: true }),
     ...(report.encryption !== undefined && { encryption: checkEncryption(report.encryption) }),
   };
+}
+
+function checkRuns(runs: string[]): string[] {
+  if (!Array.isArray(runs)) fail('runs', `is ${describe(runs)}; give an array of run ids or leave it out`);
+  if (runs.length > MAX_REPORTED_RUNS)
+    fail(
+      'runs',
+      `lists ${runs.length} run ids; give at most ${MAX_REPORTED_RUNS} (runsHeld keeps the count)`,
+    );
+  return [...new Set(runs.map((id, i) => text(`runs[${i}]`, id)))].sort();
 }
 
 function checkEncryption(encryption: ReportedEncryption): ReportedEncryption {
@@ -86,4 +102,13 @@ export function checkReportTtl(ttlMs: number): number {
   if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 1)
     throw new ConfigError(`worker report: ttlMs is ${describe(ttlMs)}; give a whole number of ms ≥ 1`);
   return ttlMs;
+}
+
+/** `keepMs` (how long a departed worker is kept) checked: a whole number of ms, at least 0. */
+export function checkDepartedKeep(keepMs: number): number {
+  if (typeof keepMs !== 'number' || !Number.isSafeInteger(keepMs) || keepMs < 0)
+    throw new ConfigError(
+      `departed worker: keepMs is ${describe(keepMs)}; give a whole number of ms ≥ 0 (0 keeps none)`,
+    );
+  return keepMs;
 }

@@ -146,12 +146,14 @@ export type {
 } from './contracts/updates.js';
 export type { QueryMailbox, QueryReply, QueryRequest } from './contracts/query-mailbox.js';
 export type {
+  DepartedWorker,
   FleetStore,
   ReportedEncryption,
   ReportedWorker,
   WorkerReport,
   WorkflowVersions,
 } from './contracts/fleet.js';
+export { MAX_REPORTED_RUNS } from './contracts/fleet.js';
 export { AdapterLifecycle } from './lifecycle.js';
 export type { OperationsOf } from './lifecycle.js';
 export { maskUrlSecret } from './urls.js';

@@ -8,7 +8,7 @@
  * store operation is atomic exactly as the Lua scripts and SQL transactions of the real stores are.
  */
 import type { JournalPointer } from '../adapter/contracts/group-journal.js';
-import type { ReportedWorker } from '../adapter/contracts/fleet.js';
+import type { DepartedWorker, ReportedWorker } from '../adapter/contracts/fleet.js';
 import type { ScheduleRecord } from '../adapter/contracts/schedules.js';
 import type { SlotState } from '../adapter/contracts/concurrency.js';
 import type { Checkpoint } from '../adapter/contracts/checkpoints.js';
@@ -50,6 +50,10 @@ export class MemoryState {
   readonly tombstones = new Map<string, { deletedAt: number; expiresAt: number }>();
   /** The workers' latest reports (memory-fleet.ts), by worker id. */
   readonly workerReports = new Map<string, ReportedWorker>();
+  /** How long each worker's report is kept as departed once it expires (memory-fleet.ts). */
+  readonly departedKeepMs = new Map<string, number>();
+  /** Departed workers, by worker id, until their `keptUntil` (memory-fleet.ts). */
+  readonly departedWorkers = new Map<string, DepartedWorker>();
   /** Each run's pointers into group records (memory-journal-index.ts). */
   readonly pointers = new Map<string, StoredPointers>();
   /** Group logs a pointer was accepted into, with the newest such record (memory-journal-index.ts). */

@@ -2,7 +2,8 @@
  * The worker's report to the fleet ({@link FleetStore}): who it is, where it runs, the workflow
  * versions it registers, how many runs it holds. Written when the worker starts, on every tick of
  * the lease keeper (one write per worker per tick, never one per run), at once when it starts
- * draining, and forgotten when it has stopped.
+ * draining, and forgotten when it has stopped: with a retention, left behind as a handed-off
+ * departed worker listing the runs it held when it began to drain ({@link FleetReporter.depart}).
  *
  * Invariants:
  * 1. A report never delays a renewal: the keeper's tick only starts it, and a tick whose previous
@@ -16,7 +17,13 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { AnyWorkflowDefinition } from '@baton/core';
-import type { FleetStore, ReportedEncryption, WorkerReport, WorkflowVersions } from '@baton/core/adapter';
+import {
+  MAX_REPORTED_RUNS,
+  type FleetStore,
+  type ReportedEncryption,
+  type WorkerReport,
+  type WorkflowVersions,
+} from '@baton/core/adapter';
 import type { Logger } from '../logger.js';
 
 /** Ticks a report outlives its write: a live worker stays listed through two missed writes. */
@@ -81,9 +88,16 @@ async function settlesWithin(promise: Promise<unknown> | undefined, ms: number):
   }
 }
 
+/** The run ids a report lists: ascending, the first {@link MAX_REPORTED_RUNS}. */
+function reportedRuns(runs: readonly string[]): string[] {
+  return [...runs].sort().slice(0, MAX_REPORTED_RUNS);
+}
+
 /** What changes between reports, read from the worker at each one. */
 export interface FleetReportState {
   runsHeld(): number;
+  /** The ids of the runs it holds (the report lists the first {@link MAX_REPORTED_RUNS}). */
+  runs(): readonly string[];
   /** Store-clock time of the last renewal round that renewed a lease; null before the first. */
   lastRenewalAt(): number | null;
   draining(): boolean;
@@ -93,7 +107,7 @@ export class FleetReporter {
   private inFlight: Promise<void> | undefined;
   private failing = false;
   private forgotten = false;
-  private readonly fixed: Omit<WorkerReport, 'runsHeld' | 'lastRenewalAt' | 'draining'>;
+  private readonly fixed: Omit<WorkerReport, 'runsHeld' | 'lastRenewalAt' | 'draining' | 'runs'>;
 
   constructor(
     private readonly store: FleetStore,
@@ -112,6 +126,8 @@ export class FleetReporter {
     private readonly logger: Logger,
     /** How long start and stop wait for a report or a forget to settle. */
     private readonly waitMs: number,
+    /** How long the store keeps this worker as departed once it left (0: not at all). */
+    private readonly keepDepartedMs = 0,
   ) {
     this.fixed = {
       workerId: identity.workerId,
@@ -131,6 +147,7 @@ export class FleetReporter {
     return {
       ...this.fixed,
       runsHeld: this.state.runsHeld(),
+      runs: reportedRuns(this.state.runs()),
       lastRenewalAt: this.state.lastRenewalAt(),
       draining: this.state.draining(),
     };
@@ -172,12 +189,30 @@ export class FleetReporter {
    * gives up may land later: it then expires on its own, like a killed worker's.
    */
   async forget(): Promise<void> {
+    await this.leave(() => this.store.forget(this.fixed.workerId));
+  }
+
+  /**
+   * {@link forget}, leaving a handed-off departed worker behind for the retention (when there is
+   * one) whose runs are `heldWhenDraining`: the runs it held when it was told to stop, which it
+   * handed off. Never throws.
+   */
+  async depart(heldWhenDraining: readonly string[]): Promise<void> {
+    if (this.keepDepartedMs <= 0) return this.forget();
+    const last: WorkerReport = {
+      ...this.current(),
+      // What it held when told to stop, count and ids alike (it holds none by now).
+      runsHeld: heldWhenDraining.length,
+      runs: reportedRuns(heldWhenDraining),
+      draining: true,
+    };
+    await this.leave(() => this.store.depart(last, this.keepDepartedMs));
+  }
+
+  private async leave(remove: () => Promise<void>): Promise<void> {
     this.forgotten = true;
     try {
-      if (
-        (await settlesWithin(this.inFlight, this.waitMs)) &&
-        (await settlesWithin(this.store.forget(this.fixed.workerId), this.waitMs))
-      )
+      if ((await settlesWithin(this.inFlight, this.waitMs)) && (await settlesWithin(remove(), this.waitMs)))
         return;
       this.logger.warn(
         { waitMs: this.waitMs },
@@ -191,7 +226,7 @@ export class FleetReporter {
 
   private async write(): Promise<void> {
     try {
-      await this.store.report(this.current(), this.ttlMs);
+      await this.store.report(this.current(), this.ttlMs, this.keepDepartedMs);
       if (this.failing) this.logger.info({}, 'fleet report written again');
       this.failing = false;
     } catch (err) {

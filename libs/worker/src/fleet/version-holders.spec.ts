@@ -32,6 +32,8 @@ function heldFleet(): {
     store: {
       report: () => Promise.resolve(),
       forget: () => Promise.resolve(),
+      depart: () => Promise.resolve(),
+      departed: () => Promise.resolve([]),
       list: () => {
         fleet.reads++;
         return new Promise<ReportedWorker[]>((resolve) => pending.push(resolve));
@@ -106,6 +108,8 @@ describe('VersionHolders', () => {
     const store: FleetStore = {
       report: () => Promise.resolve(),
       forget: () => Promise.resolve(),
+      depart: () => Promise.resolve(),
+      departed: () => Promise.resolve([]),
       list: () => (fail ? Promise.reject(new Error('down')) : Promise.resolve([worker('self', [2])])),
     };
     const holders = new VersionHolders(store, 'self', silentLogger, () => now);

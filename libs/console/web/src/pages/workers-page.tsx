@@ -1,17 +1,24 @@
 /**
  * The workers page: the live workers as they report themselves (host, Baton version, workflow
  * versions, runs held of their concurrency, last lease renewal, draining) and the run queue's
- * backlog per consumer or partition; the last hour's throughput and failures from the workers' own
- * metrics (throughput-chart.tsx). Polled.
+ * backlog per consumer or partition; the workers that left lately (kept by the store for the
+ * workers' `BATON_DEPARTED_RETENTION_MS`): when each was last seen, how it ended and the
+ * runs it held, each linked to its run page with where it is now; the last hour's throughput and
+ * failures from the workers' own metrics (throughput-chart.tsx). Polled.
  */
 import { get } from '../api.js';
 import { timeText, usePolling } from '../hooks.js';
 import { onLinkClick } from '../router.js';
-import type { FleetBacklog, FleetWorker, MetricsHistorySnapshot } from '../types.js';
+import type { DepartedFleetWorker, FleetBacklog, FleetWorker, MetricsHistorySnapshot } from '../types.js';
 import { ThroughputChart } from './throughput-chart.js';
 
 export function WorkersPage() {
   const workers = usePolling('workers', () => get<FleetWorker[]>('/api/workers'));
+  const departed = usePolling(
+    'departed-workers',
+    () => get<DepartedFleetWorker[]>('/api/workers/departed'),
+    5_000,
+  );
   const backlog = usePolling('backlog', () => get<FleetBacklog>('/api/backlog'), 5_000);
   const metrics = usePolling('metrics', () => get<MetricsHistorySnapshot>('/api/metrics'), 5_000);
   return (
@@ -59,6 +66,14 @@ export function WorkersPage() {
         </tbody>
       </table>
       {workers.data && workers.data.length === 0 && <p>No live worker reports to this store.</p>}
+      <h2 id="departed-title">Recently departed</h2>
+      {departed.error && (
+        <p role="alert" class="error">
+          {departed.error}
+        </p>
+      )}
+      {departed.data && departed.data.length > 0 && <DepartedTable departed={departed.data} />}
+      {departed.data && departed.data.length === 0 && <p>No worker left within the retention.</p>}
       <h2>Backlog</h2>
       {backlog.error && (
         <p role="alert" class="error">
@@ -98,5 +113,69 @@ export function WorkersPage() {
       )}
       {metrics.data && <ThroughputChart snapshot={metrics.data} />}
     </main>
+  );
+}
+
+/** `handed-off`, or `expired` with what that means, for the Ended column. */
+function endText(worker: DepartedFleetWorker): string {
+  return worker.ended === 'handed-off' ? 'handed off (drained)' : 'expired (no word: killed or cut off)';
+}
+
+/** Where a held run is now, as the Runs held column says it after the run's link. */
+function whereText(run: DepartedFleetWorker['heldRuns'][number], departedId: string): string {
+  if (run.status === 'unknown') return 'no record (deleted)';
+  if (run.owner === null) return run.status;
+  if (run.owner === departedId) return `${run.status}, lease not lapsed yet`;
+  return `${run.status} on ${run.owner}`;
+}
+
+function DepartedTable({ departed }: { departed: DepartedFleetWorker[] }) {
+  return (
+    <table aria-labelledby="departed-title">
+      <thead>
+        <tr>
+          <th scope="col">Worker</th>
+          <th scope="col">Host</th>
+          <th scope="col">Ended</th>
+          <th scope="col">Last seen</th>
+          <th scope="col">Ended at</th>
+          <th scope="col">Runs held, and where they are now</th>
+        </tr>
+      </thead>
+      <tbody>
+        {departed.map((w) => (
+          <tr key={w.workerId} data-departed-worker-id={w.workerId} data-ended={w.ended}>
+            <td>{w.workerId}</td>
+            <td>
+              {w.host} (pid {w.pid})
+            </td>
+            <td>{endText(w)}</td>
+            <td>{timeText(w.lastSeenAt)}</td>
+            <td>{timeText(w.endedAt)}</td>
+            <td>
+              {w.heldRuns.length === 0 ? (
+                w.runsHeld === 0 ? (
+                  'none'
+                ) : (
+                  `${w.runsHeld} (not listed by its release)`
+                )
+              ) : (
+                <ul class="held-runs">
+                  {w.heldRuns.map((run) => (
+                    <li key={run.runId}>
+                      <a href={`/runs/${encodeURIComponent(run.runId)}`} onClick={onLinkClick}>
+                        {run.runId}
+                      </a>{' '}
+                      → {whereText(run, w.workerId)}
+                    </li>
+                  ))}
+                  {w.runsHeld > w.heldRuns.length && <li>and {w.runsHeld - w.heldRuns.length} more</li>}
+                </ul>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
