@@ -222,8 +222,11 @@ describe('the Grafana dashboard against a real worker', () => {
     expect(steps('error')).toBe(2);
     // 3 runs of 2 steps, 2 runs with one step before the failing one, and what the held run had left.
     expect(steps('ok')).toBeGreaterThanOrEqual(3 * 2 + 2 + 1);
-    expect(sample(text, 'baton_runs_resumed_total', { baton_reason: 'reaped' })).toBe(1);
-    expect(sample(text, 'baton_failover_latency_seconds_count', { baton_reason: 'reaped' })).toBe(1);
+    // The held run was reaped once; a loaded machine may make the survivor's own lease lapse and
+    // reap a run again, so at least once, and one failover latency per reap.
+    const reaped = sample(text, 'baton_runs_resumed_total', { baton_reason: 'reaped' });
+    expect(reaped).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'baton_failover_latency_seconds_count', { baton_reason: 'reaped' })).toBe(reaped);
     // No run id, ever: the labels are the bounded ones docs/metrics.md lists.
     expect(text).not.toMatch(/run_id|baton_run_id/);
   });

@@ -178,7 +178,8 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
   it('fails a run whose journal holds a replayed record, naming the run and the entry, and re-executes nothing', async () => {
     const runId = await suspendedRun(BEFORE);
     // An authentic record (the first activity's result), appended again at the end of the journal.
-    // (A replayed LeaseAcquired marker would pass: it carries no link and changes nothing on replay.)
+    // (A replayed marker record of a later owner would pass: it carries no link and changes nothing
+    // on replay. A first owner's record starts with its linked LeaseAcquired: that fails first.)
     const history = await new Client({ transport, store, payloadProtection: BEFORE }).history(runId);
     const completed = history.find((p) => p.entry.type === 'ActivityCompleted')!;
     const replayed = (await ns.journal.journal.read(runId, 0)).find((r) => r.position === completed.position);
@@ -196,7 +197,7 @@ describe.each(IN_PROCESS_PAIRS)('payload protection on $name', ({ factory }) => 
     expect(run?.error).toMatchObject({ name: 'CheckpointIntegrityError', code: 'BATON_INTEGRITY' });
     expect(run?.error?.message).toMatch(
       new RegExp(
-        `^run ${runId}: journal after checkpoint \\d+: journal entry #\\d+ \\(ActivityCompleted of step #0, journal position \\d+\\) failed verification`,
+        `^run ${runId}: journal after checkpoint \\d+: journal entry #\\d+ \\((LeaseAcquired|ActivityCompleted of step #0), journal position \\d+\\) failed verification`,
       ),
     );
     expect(executed(stepKey(runId, REVEAL))).toBe(1);

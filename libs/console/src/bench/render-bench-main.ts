@@ -7,7 +7,8 @@
  * and the console serves it through @baton/client like any other. Each sample loads the run page
  * afresh and reads, from the page's own Performance timeline, the end of the
  * /api/runs/<id>/timeline response and the `baton:timeline-rendered` mark the page sets once the
- * chart and the table of every step are in the DOM (a layout effect, before paint).
+ * chart and the event list of every step (the compact view, the page's default) are in the DOM (a
+ * layout effect, before paint).
  *
  * Options: `--steps N` (default 1000), `--samples N` (default 5), `--port N` (default: a free
  * one of 8300-8399). `--runs-page` times the runs page over a seeded store instead
@@ -108,5 +109,5 @@ const sorted = [...figures].sort((a, b) => a - b);
 const median = sorted[Math.floor(sorted.length / 2)]!;
 console.log(
   `run page, ${steps} steps: median ${median.toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms ` +
-    `over ${samples} sample(s) (data arrived -> chart and table in the DOM)`,
+    `over ${samples} sample(s) (data arrived -> chart and event list in the DOM)`,
 );
