@@ -94,7 +94,10 @@ describe('the start route', () => {
     expect(first.status).toBe(200);
     const started = (await first.json()) as { runId: string; created: boolean; done: string };
     expect(started).toMatchObject({ created: true, done: `started run ${started.runId}` });
-    await until(async () => (await store.runs.get(started.runId))?.status === 'suspended', 'the order to wait');
+    await until(
+      async () => (await store.runs.get(started.runId))?.status === 'suspended',
+      'the order to wait',
+    );
     const again = (await (await post(url, 'api/start', body)).json()) as { runId: string; created: boolean };
     expect(again).toEqual(expect.objectContaining({ runId: started.runId, created: false }));
 
@@ -124,11 +127,15 @@ describe('the versions route', () => {
 
 describe('the schedules routes', () => {
   it('lists a schedule with its next due times; pauses, resumes, triggers and updates it', async () => {
-    await client.schedules.create({ name: 'pg_report', version: 1 }, { region: 'eu' }, {
-      scheduleId: 'unit-nightly',
-      cron: '0 2 * * *',
-      timeZone: 'UTC',
-    });
+    await client.schedules.create(
+      { name: 'pg_report', version: 1 },
+      { region: 'eu' },
+      {
+        scheduleId: 'unit-nightly',
+        cron: '0 2 * * *',
+        timeZone: 'UTC',
+      },
+    );
     const url = await consoleWith();
     type Listed = { scheduleId: string; paused: boolean; nextDueAt: number; upcoming: number[] };
     const list = async (): Promise<Listed> =>
@@ -152,7 +159,10 @@ describe('the schedules routes', () => {
     const triggered = (await (await post(url, 'api/schedules/unit-nightly/trigger', {})).json()) as {
       runId: string;
     };
-    await until(async () => (await store.runs.get(triggered.runId))?.status === 'completed', 'the triggered run');
+    await until(
+      async () => (await store.runs.get(triggered.runId))?.status === 'completed',
+      'the triggered run',
+    );
     expect((await store.runs.get(triggered.runId))?.idempotencyKey).toMatch(/^schedule:unit-nightly:now:/);
     expect((await list()).nextDueAt).toBe(listed.nextDueAt);
 
@@ -170,7 +180,11 @@ describe('the schedules routes', () => {
 describe('the search route', () => {
   it('finds a run by id, then by idempotency key, then reads an attribute filter; else says what it tried', async () => {
     const url = await consoleWith();
-    const run = await client.start(pagesOrder, { customerId: '42', amount: 2 }, { idempotencyKey: 'search-key-1' });
+    const run = await client.start(
+      pagesOrder,
+      { customerId: '42', amount: 2 },
+      { idempotencyKey: 'search-key-1' },
+    );
     await until(async () => (await store.runs.get(run.runId)) !== undefined, 'the run to be stored');
     const search = (q: string): Promise<Record<string, unknown>> =>
       getJson(`${url}api/search?q=${encodeURIComponent(q)}`);
@@ -197,7 +211,10 @@ describe('a read-only console', () => {
     expect((await fetch(`${url}api/schedules`)).status).toBe(200);
     expect((await fetch(`${url}api/versions`)).status).toBe(200);
     const before = (await client.runs.list({ workflow: 'pg_order' })).runs.length;
-    const start = await post(url, 'api/start', { workflow: 'pg_order', input: { customerId: 'x', amount: 1 } });
+    const start = await post(url, 'api/start', {
+      workflow: 'pg_order',
+      input: { customerId: 'x', amount: 1 },
+    });
     expect(start.status).toBe(403);
     expect(((await start.json()) as { error: string }).error).toMatch(/read-only/);
     for (const action of ['pause', 'resume', 'trigger', 'update'])

@@ -7,27 +7,31 @@
  * idempotency key `schedule:<id>:now:<time, ISO 8601>`: a run of its own, which neither counts as a
  * due time nor moves the schedule on (its next due time stays as it was).
  */
-import type { ScheduleUpdate } from '@baton/client';
+import type { Client, ScheduleRecord, ScheduleUpdate } from '@baton/client';
 import type { Duration } from '@baton/core';
-import type { OverlapPolicy, ScheduleRecord } from '@baton/core/adapter';
-import { isSealedValue, nextDueAfter } from '@baton/core/runtime';
 import { bodyObject, HttpError, optionalString, type Route } from './http-kit.js';
 
 /** How many due times the page shows per schedule. */
 export const UPCOMING_SHOWN = 3;
 
 const SCHEDULE = '\\/api\\/schedules\\/([^/]+)';
+type OverlapPolicy = ScheduleRecord['overlap'];
 const OVERLAPS: readonly OverlapPolicy[] = ['skip', 'queue-one', 'allow'];
 
-/** The schedule's next due times after its next one (jitter left out); none while paused. */
-export function upcomingOf(schedule: ScheduleRecord, count = UPCOMING_SHOWN): number[] {
-  const times: number[] = [];
-  let at = schedule.paused ? null : schedule.nextDueAt;
-  while (at !== null && times.length < count) {
-    times.push(at);
-    at = nextDueAfter(schedule.spec, at);
-  }
-  return times;
+/**
+ * The schedule's next due times from its next one (jitter left out, client.schedules.upcoming);
+ * none while paused (it is never due then). One store read per schedule that is not paused.
+ */
+async function upcomingOf(client: Client, schedule: ScheduleRecord): Promise<number[]> {
+  if (schedule.paused || schedule.nextDueAt === null) return [];
+  return client.schedules.upcoming(schedule.scheduleId, UPCOMING_SHOWN);
+}
+
+/** A value the workers sealed (`{ "$baton.sealed": 1, key, frame }`, docs/integrity.md). */
+function isSealed(value: unknown): boolean {
+  return (
+    typeof value === 'object' && value !== null && (value as Record<string, unknown>)['$baton.sealed'] === 1
+  );
 }
 
 function action(name: string, handle: Route['handle']): Route {
@@ -48,7 +52,10 @@ export function scheduleUpdateOf(body: unknown): ScheduleUpdate {
   if (every !== undefined) {
     // Whole ms, or a number and a unit (`15m`); the client checks the span (at least 1 s).
     if (!/^\d+(\.\d+)?(ms|s|m|h|d)?$/.test(every))
-      throw new HttpError(400, `'every' must be ms or a number and a unit (ms, s, m, h, d), e.g. 15m; got '${every}'`);
+      throw new HttpError(
+        400,
+        `'every' must be ms or a number and a unit (ms, s, m, h, d), e.g. 15m; got '${every}'`,
+      );
     update.every = /^\d+$/.test(every) ? Number(every) : (every as Duration);
   }
   if (note !== undefined) update.note = note;
@@ -75,7 +82,9 @@ export const SCHEDULE_ROUTES: Route[] = [
         ...(workflow && { workflow }),
       });
       return {
-        schedules: page.schedules.map((s) => ({ ...s, upcoming: upcomingOf(s) })),
+        schedules: await Promise.all(
+          page.schedules.map(async (s) => ({ ...s, upcoming: await upcomingOf(client, s) })),
+        ),
         ...(page.cursor !== undefined && { cursor: page.cursor }),
       };
     },
@@ -94,7 +103,7 @@ export const SCHEDULE_ROUTES: Route[] = [
   }),
   action('trigger', async ({ client, params }) => {
     const schedule = await client.schedules.get(params[0]!);
-    if (isSealedValue(schedule.input))
+    if (isSealed(schedule.input))
       throw new HttpError(
         409,
         `schedule ${schedule.scheduleId}'s input is sealed with a key this console does not hold, so it cannot start a run of it: ` +
@@ -113,6 +122,6 @@ export const SCHEDULE_ROUTES: Route[] = [
   }),
   action('update', async ({ client, params, body }) => {
     const schedule = await client.schedules.update(params[0]!, scheduleUpdateOf(body));
-    return { done: 'updated', schedule: { ...schedule, upcoming: upcomingOf(schedule) } };
+    return { done: 'updated', schedule: { ...schedule, upcoming: await upcomingOf(client, schedule) } };
   }),
 ];

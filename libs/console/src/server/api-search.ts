@@ -34,7 +34,7 @@ export const SEARCH_ROUTES: Route[] = [
     handle: async ({ client, query }): Promise<SearchAnswer> => {
       const text = (query.get('q') ?? '').trim();
       if (text === '')
-        throw new HttpError(400, "search for a run id, an idempotency key or an attribute filter (?q=...)");
+        throw new HttpError(400, 'search for a run id, an idempotency key or an attribute filter (?q=...)');
       const tried: string[] = [];
       if (await runExists(client, text)) return { found: 'run', runId: text };
       tried.push(`no run has the id '${text}'`);

@@ -128,7 +128,11 @@ export function SchemaForm(props: {
                   {field.required && <span class="hint"> (required)</span>}
                 </span>
                 {field.options !== undefined ? (
-                  <select {...common} value={values[field.name] ?? ''} onChange={(e) => set(e.currentTarget.value)}>
+                  <select
+                    {...common}
+                    value={values[field.name] ?? ''}
+                    onChange={(e) => set(e.currentTarget.value)}
+                  >
                     <option value="">-</option>
                     {field.options.map((o) => (
                       <option key={o} value={o}>

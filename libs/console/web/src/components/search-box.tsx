@@ -51,7 +51,7 @@ export function SearchBox() {
         <input
           type="search"
           aria-label="Run id, idempotency key or attribute filter (customerId=42)"
-          placeholder="Run id, idempotency key, or customerId=42"
+          placeholder="Run id, key, or attr=value"
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
         />

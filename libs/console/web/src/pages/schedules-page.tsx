@@ -57,7 +57,10 @@ function editFieldsOf(s: ListedSchedule): EditFields {
 function updateOf(s: ListedSchedule, fields: EditFields): Record<string, unknown> {
   const before = editFieldsOf(s);
   const update: Record<string, unknown> = {};
-  if (fields.kind === 'cron' && (fields.cron !== before.cron || fields.timeZone !== before.timeZone || before.kind !== 'cron'))
+  if (
+    fields.kind === 'cron' &&
+    (fields.cron !== before.cron || fields.timeZone !== before.timeZone || before.kind !== 'cron')
+  )
     Object.assign(update, { cron: fields.cron, timeZone: fields.timeZone });
   if (fields.kind === 'every' && (fields.every !== before.every || before.kind !== 'every'))
     update['every'] = fields.every;
@@ -147,10 +150,13 @@ function EditFieldsForm(props: { fields: EditFields; set: (f: EditFields) => voi
 
 export function SchedulesPage() {
   const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const schedules = usePolling(`schedules ${cursor ?? ''}`, () =>
-    get<{ schedules: ListedSchedule[]; cursor?: string }>(
-      `/api/schedules${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
-    ),
+  const schedules = usePolling(
+    `schedules ${cursor ?? ''}`,
+    () =>
+      get<{ schedules: ListedSchedule[]; cursor?: string }>(
+        `/api/schedules${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
+      ),
+    5_000,
   );
   const session = usePolling<SessionInfo>('session', getSession, 60_000);
   const writable = session.data !== undefined && !session.data.readOnly;

@@ -9,12 +9,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, get, getSession, post, type SessionInfo } from '../api.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { parsePayload } from '../components/run-actions.js';
-import {
-  inputOfFields,
-  issuesByField,
-  schemaFields,
-  SchemaForm,
-} from '../components/schema-form.js';
+import { inputOfFields, issuesByField, schemaFields, SchemaForm } from '../components/schema-form.js';
 import { usePolling } from '../hooks.js';
 import { navigate } from '../router.js';
 import type { StartableVersion } from '../types.js';
@@ -46,8 +41,7 @@ export function StartPage(props: { search: string }) {
   );
   const shownProblems = { ...issues, ...localProblems };
   const ready =
-    chosen !== undefined &&
-    (fromFields ? Object.keys(fromFields.problems).length === 0 : parsedJson.ok);
+    chosen !== undefined && (fromFields ? Object.keys(fromFields.problems).length === 0 : parsedJson.ok);
   const readOnly = session.data?.readOnly !== false;
 
   function input(): unknown {
@@ -90,7 +84,14 @@ export function StartPage(props: { search: string }) {
     }
   }
 
-  const generalIssues = [...(issues[''] ?? []), ...(fields ? [] : Object.entries(issues).filter(([k]) => k !== '').map(([k, m]) => `${k}: ${m.join('; ')}`))];
+  const generalIssues = [
+    ...(issues[''] ?? []),
+    ...(fields
+      ? []
+      : Object.entries(issues)
+          .filter(([k]) => k !== '')
+          .map(([k, m]) => `${k}: ${m.join('; ')}`)),
+  ];
   return (
     <main aria-labelledby="start-title">
       <h1 id="start-title">Start a run</h1>
@@ -204,7 +205,9 @@ export function StartPage(props: { search: string }) {
             (key.trim() !== ''
               ? ` under the idempotency key '${key.trim()}': if that key already names a run, nothing new starts and that run opens.`
               : '.') +
-            (chosen.live ? '' : ' No live worker registers this version yet: the start is refused unless one does.')
+            (chosen.live
+              ? ''
+              : ' No live worker registers this version yet: the start is refused unless one does.')
           }
           confirmLabel="Start the run"
           busy={busy}

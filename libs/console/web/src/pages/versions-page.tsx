@@ -25,8 +25,8 @@ export function VersionsPage() {
     <main aria-labelledby="versions-title">
       <h1 id="versions-title">Versions</h1>
       <p class="hint">
-        A version is drained when no unfinished run and no dead-lettered start needs it: its code may then
-        be removed. Stranded: work needs it and no live worker that is not draining registers it.
+        A version is drained when no unfinished run and no dead-lettered start needs it: its code may then be
+        removed. Stranded: work needs it and no live worker that is not draining registers it.
       </p>
       {versions.error && (
         <p role="alert" class="error">
