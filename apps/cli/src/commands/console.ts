@@ -2,7 +2,8 @@
  * `baton console` and `baton serve`: the web console (@baton/console) against the fleet the
  * BATON_* variables and the global flags name, until Ctrl-C or SIGTERM; `serve` adds the HTTP API
  * under `/v1` (docs/http-api.md), with the workflow modules of `--workflows` for its input schemas,
- * and with `--api-only` serves the API alone. One server, one port, one set of access rules: the
+ * and with `--api-only` serves the API alone. Both take `--workflows`: the console's start page makes
+ * its forms from those workflows' input schemas and checks starts against them. One server, one port, one set of access rules: the
  * console's flags override their BATON_CONSOLE_* variables for both commands; docs/console.md
  * describes them and the security model.
  */
