@@ -58,6 +58,8 @@ export interface StartConsoleOptions {
   metricsIntervalMs?: number;
   /** Serve the HTTP API under `/v1` (ConsoleServerOptions.api). @defaultValue not served */
   api?: ConsoleServerOptions['api'];
+  /** The workflows the start page's forms come from (ConsoleServerOptions.workflows). */
+  workflows?: ConsoleServerOptions['workflows'];
   /** Serve the console's pages and `/api`. @defaultValue true */
   console?: boolean;
   /** `baton dev`'s last reload, for the page's banner (ConsoleServerOptions.devReport). */
@@ -83,6 +85,7 @@ export async function startConsole(start: StartConsoleOptions): Promise<ConsoleS
     ...(start.metricsIntervalMs !== undefined && { metricsIntervalMs: start.metricsIntervalMs }),
     ...(start.api !== undefined && { api: start.api }),
     ...(start.console !== undefined && { console: start.console }),
+    ...(start.workflows !== undefined && { workflows: start.workflows }),
     ...(start.devReport !== undefined && { devReport: start.devReport }),
   });
   await server.listen();

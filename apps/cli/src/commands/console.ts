@@ -2,7 +2,8 @@
  * `baton console` and `baton serve`: the web console (@baton/console) against the fleet the
  * BATON_* variables and the global flags name, until Ctrl-C or SIGTERM; `serve` adds the HTTP API
  * under `/v1` (docs/http-api.md), with the workflow modules of `--workflows` for its input schemas,
- * and with `--api-only` serves the API alone. One server, one port, one set of access rules: the
+ * and with `--api-only` serves the API alone. Both take `--workflows`: the console's start page makes
+ * its forms from those workflows' input schemas and checks starts against them. One server, one port, one set of access rules: the
  * console's flags override their BATON_CONSOLE_* variables for both commands; docs/console.md
  * describes them and the security model.
  */
@@ -21,7 +22,7 @@ interface ConsoleFlags {
   token?: string;
   metricsUrl?: string[];
   storeTimeout?: string;
-  /** `serve` only: workflow modules (each may list several, comma-separated). */
+  /** Workflow modules (each may list several, comma-separated): the start page's input schemas, and `serve`'s API's. */
   workflows?: string[];
   /** `serve` only: the HTTP API without the console. */
   apiOnly?: boolean;
@@ -85,15 +86,14 @@ function registerServer(program: Command, context: CommandContext, served: Serve
     if (variable.readBy.includes('console') && variable.flag !== undefined)
       addVariableFlag(command, variable);
   }
-  if (served.api) {
-    command
-      .option(
-        '--workflows <module>',
-        "workflow modules (built JavaScript, as the workers' BATON_WORKFLOWS) whose input schemas the API checks starts against, and whose webhooks (defineWebhook) it serves at /v1/webhooks/<name>; repeatable",
-        (value: string, previous: string[] = []) => [...previous, value],
-      )
-      .option('--api-only', 'serve the HTTP API alone, without the console');
-  }
+  command.option(
+    '--workflows <module>',
+    served.api
+      ? "workflow modules (built JavaScript, as the workers' BATON_WORKFLOWS) whose input schemas the API and the start page check starts against (the page's form follows them), and whose webhooks (defineWebhook) the API serves at /v1/webhooks/<name>; repeatable"
+      : "workflow modules (built JavaScript, as the workers' BATON_WORKFLOWS) whose input schemas the start page makes its forms from and checks starts against; repeatable",
+    (value: string, previous: string[] = []) => [...previous, value],
+  );
+  if (served.api) command.option('--api-only', 'serve the HTTP API alone, without the console');
   command.action((flags: ConsoleFlags, command: Command) =>
     context.run(async () => {
       const env = envWithFlags(context.env, context.flags(command));
@@ -110,9 +110,11 @@ function registerServer(program: Command, context: CommandContext, served: Serve
       // A server that would be unsafe (or a typo) fails here, before any connection is made;
       // so does a workflow module that does not load.
       const { storeTimeoutMs } = resolveConsoleOptions(options, env);
-      const { workflows, webhooks } = served.api
-        ? await loadModules(workflowModules(flags.workflows), process.cwd(), '--workflows')
-        : { workflows: [], webhooks: [] };
+      const { workflows, webhooks } = await loadModules(
+        workflowModules(flags.workflows),
+        process.cwd(),
+        '--workflows',
+      );
       // Every store call bounded: a frozen store gives the page 503s to retry, not hung requests;
       // so the client does not retry them itself either (its 30 s would hold the request).
       const client = await context
@@ -124,9 +126,13 @@ function registerServer(program: Command, context: CommandContext, served: Serve
         env,
         options,
         log: (line) => context.io.err(`${line}\n`),
-        ...(served.api && { api: { workflows, webhooks } }),
+        ...(served.api ? { api: { workflows, webhooks } } : { workflows }),
         ...(apiOnly && { console: false }),
       });
+      if (!served.api && workflows.length > 0)
+        context.io.err(
+          `start page: input schemas of ${workflows.map((w) => `${w.name}@${w.version}`).join(', ')}\n`,
+        );
       if (served.api) {
         const loaded = server.apiWorkflows;
         context.io.err(

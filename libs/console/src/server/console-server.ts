@@ -32,6 +32,9 @@ import { BulkJobs } from './bulk-jobs.js';
 import { FLEET_ROUTES } from './api-fleet.js';
 import { RUN_ROUTES } from './api-run.js';
 import { RUNS_ROUTES } from './api-runs.js';
+import { SCHEDULE_ROUTES } from './api-schedules.js';
+import { SEARCH_ROUTES } from './api-search.js';
+import { START_ROUTES } from './api-start.js';
 import { decodePathPart, HttpError, parseJsonBody, readBody, sendJson, type Route } from './http-kit.js';
 import { loginPage } from './login-page.js';
 import { MetricsHistory } from './metrics-history.js';
@@ -42,8 +45,18 @@ import type { DevReport } from './dev-report.js';
 import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
 import { API_CODES } from './v1/api-errors.js';
 import { HttpApi, type ApiAdmission } from './v1/http-api.js';
+import { WorkflowCatalog } from './v1/start-run.js';
 
-const ROUTES: Route[] = [...RUNS_ROUTES, ...RUN_ROUTES, ...FLEET_ROUTES, ...ACTION_ROUTES, ...BULK_ROUTES];
+const ROUTES: Route[] = [
+  ...RUNS_ROUTES,
+  ...RUN_ROUTES,
+  ...FLEET_ROUTES,
+  ...ACTION_ROUTES,
+  ...BULK_ROUTES,
+  ...SCHEDULE_ROUTES,
+  ...START_ROUTES,
+  ...SEARCH_ROUTES,
+];
 
 /** What the page learns about the fleet: the kinds of bus and store, never their URLs. */
 export interface FleetDescription {
@@ -75,6 +88,12 @@ export interface ConsoleServerOptions {
     webhooks?: readonly WebhookDefinition[];
     maxWaitMs?: number;
   };
+  /**
+   * The workflows the start page generates its forms from (their input schemas) and checks starts
+   * against, as the HTTP API does with its own (`baton console --workflows`).
+   * @defaultValue `api.workflows`, else none (the form takes JSON, checked by the workers)
+   */
+  workflows?: readonly AnyWorkflowDefinition[];
   /** Serve the console's pages and its `/api` (false: the HTTP API alone). @defaultValue true */
   console?: boolean;
   /** `baton dev`: its last reload, for the page's banner (`GET /api/dev`). @defaultValue not dev */
@@ -120,6 +139,8 @@ export class ConsoleServer {
   private readonly now: () => number;
   /** The HTTP API under /v1, when this server serves it. */
   private readonly api: HttpApi | undefined;
+  /** What the start page may start, and the input schemas it checks starts against. */
+  private readonly workflows: WorkflowCatalog;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly config: ConsoleServerOptions) {
@@ -131,6 +152,11 @@ export class ConsoleServer {
       ...(config.metricsIntervalMs !== undefined && { intervalMs: config.metricsIntervalMs }),
       log: (line) => this.log(this.security.redact(line)),
     });
+    this.workflows = new WorkflowCatalog(
+      config.workflows ?? config.api?.workflows ?? [],
+      () => config.client.fleet.workers(),
+      this.now,
+    );
     this.api =
       config.api === undefined
         ? undefined
@@ -187,7 +213,7 @@ export class ConsoleServer {
   }
 
   /**
-   * The HTTP API checks starts against `definitions` from now on, and serves `webhooks` when given
+   * The HTTP API and the start page check starts against `definitions` from now on, and the API serves `webhooks` when given
    * (`baton dev` after a reload).
    */
   replaceApiWorkflows(
@@ -195,6 +221,7 @@ export class ConsoleServer {
     webhooks?: readonly WebhookDefinition[],
   ): void {
     this.api?.replaceWorkflows(definitions, webhooks);
+    this.workflows.replace(definitions);
   }
 
   private get servesConsole(): boolean {
@@ -349,6 +376,7 @@ export class ConsoleServer {
       body,
       bulk: this.bulk,
       metrics: this.metrics,
+      workflows: this.workflows,
       redact: (text) => this.security.redact(text),
     });
     sendJson(res, 200, answer);
@@ -435,6 +463,7 @@ export class ConsoleServer {
       res.end();
       return;
     }
-    sendJson(res, status, { error: message, ...(typeof code === 'string' && { code }) });
+    const details = err instanceof HttpError ? err.details : {};
+    sendJson(res, status, { ...details, error: message, ...(typeof code === 'string' && { code }) });
   }
 }

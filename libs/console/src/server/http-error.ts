@@ -7,6 +7,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** More fields of the answer (`issues` of an input its schema refused). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }

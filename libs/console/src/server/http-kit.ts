@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@baton/client';
 import type { BulkJobs } from './bulk-jobs.js';
 import type { MetricsHistory } from './metrics-history.js';
+import type { WorkflowCatalog } from './v1/start-run.js';
 import { HttpError } from './http-error.js';
 
 export { HttpError };
@@ -23,6 +24,8 @@ export interface ApiRequest {
   bulk: BulkJobs;
   /** The workers' throughput and failures over the last hour (metrics-history.ts). */
   metrics: MetricsHistory;
+  /** The workflows a start may name, with the definitions loaded for their input schemas. */
+  workflows: WorkflowCatalog;
   /** Removes secrets from a message (security.ts). */
   redact: (text: string) => string;
 }

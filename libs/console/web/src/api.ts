@@ -19,6 +19,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The whole error answer (`issues` of an input its schema refused). */
+    readonly body: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -38,7 +40,11 @@ async function answer<T>(res: Response): Promise<T> {
   } catch {
     throw new ApiError(res.status, `the console answered ${res.status} with no JSON`);
   }
-  if (!res.ok) throw new ApiError(res.status, (body as { error?: string }).error ?? `HTTP ${res.status}`);
+  if (!res.ok) {
+    const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const message = typeof fields['error'] === 'string' ? fields['error'] : `HTTP ${res.status}`;
+    throw new ApiError(res.status, message, fields);
+  }
   return body as T;
 }
 

@@ -6,9 +6,13 @@ import { render } from 'preact';
 import { getSession, type SessionInfo } from './api.js';
 import { usePolling } from './hooks.js';
 import { DevBanner } from './components/dev-banner.js';
+import { SearchBox } from './components/search-box.js';
 import { DeadLettersPage } from './pages/dead-letters-page.js';
 import { RunPage } from './pages/run-page.js';
 import { RunsPage } from './pages/runs-page.js';
+import { SchedulesPage } from './pages/schedules-page.js';
+import { StartPage } from './pages/start-page.js';
+import { VersionsPage } from './pages/versions-page.js';
 import { WorkersPage } from './pages/workers-page.js';
 import { onLinkClick, routeOf, useLocation } from './router.js';
 
@@ -16,6 +20,9 @@ const NAV = [
   { href: '/', label: 'Runs', pages: ['runs', 'run'] },
   { href: '/dead-letters', label: 'Dead letters', pages: ['dead-letters'] },
   { href: '/workers', label: 'Workers', pages: ['workers'] },
+  { href: '/schedules', label: 'Schedules', pages: ['schedules'] },
+  { href: '/versions', label: 'Versions', pages: ['versions'] },
+  { href: '/start', label: 'Start a run', pages: ['start'] },
 ];
 
 function App() {
@@ -41,6 +48,7 @@ function App() {
             </a>
           ))}
         </nav>
+        <SearchBox />
         {session.data && (
           <span class="fleet">
             {session.data.fleet.transport} + {session.data.fleet.store}
@@ -54,6 +62,9 @@ function App() {
         {route.page === 'run' && <RunPage runId={route.runId} />}
         {route.page === 'dead-letters' && <DeadLettersPage />}
         {route.page === 'workers' && <WorkersPage />}
+        {route.page === 'schedules' && <SchedulesPage />}
+        {route.page === 'versions' && <VersionsPage />}
+        {route.page === 'start' && <StartPage search={location.search} />}
         {route.page === 'missing' && (
           <main>
             <h1>Not found</h1>

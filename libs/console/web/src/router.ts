@@ -1,6 +1,7 @@
 /**
  * The console's routes, kept in the URL (history API) so a page and its filters can be shared
- * and survive a reload: `/` runs, `/runs/<id>` one run, `/dead-letters`, `/workers`.
+ * and survive a reload: `/` runs, `/runs/<id>` one run, `/dead-letters`, `/workers`, `/schedules`,
+ * `/versions`, `/start` (`?workflow=<name>@<version>` picks the workflow).
  */
 import { useEffect, useState } from 'preact/hooks';
 
@@ -9,6 +10,9 @@ export type Route =
   | { page: 'run'; runId: string }
   | { page: 'dead-letters' }
   | { page: 'workers' }
+  | { page: 'schedules' }
+  | { page: 'versions' }
+  | { page: 'start' }
   | { page: 'missing'; path: string };
 
 export function routeOf(pathname: string): Route {
@@ -17,6 +21,9 @@ export function routeOf(pathname: string): Route {
   if (run) return { page: 'run', runId: decodeURIComponent(run[1]!) };
   if (pathname === '/dead-letters') return { page: 'dead-letters' };
   if (pathname === '/workers') return { page: 'workers' };
+  if (pathname === '/schedules') return { page: 'schedules' };
+  if (pathname === '/versions') return { page: 'versions' };
+  if (pathname === '/start') return { page: 'start' };
   return { page: 'missing', path: pathname };
 }
 

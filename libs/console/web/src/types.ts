@@ -128,3 +128,28 @@ export interface DevReport {
   /** Why the last change was not loaded (the workers kept their code); none when it was. */
   notLoaded?: string;
 }
+
+export type { ScheduleRecord, VersionDrain, VersionsListing } from '@baton/client';
+import type { ScheduleRecord } from '@baton/client';
+
+/** GET /api/schedules: a schedule with its next due times (none while paused). */
+export type ListedSchedule = ScheduleRecord & { upcoming: number[] };
+
+/** GET /api/startable: a workflow version the start page can start (server/api-start.ts). */
+export interface StartableVersion {
+  name: string;
+  version: number;
+  /** Registered by a live worker that is not draining. */
+  live: boolean;
+  /** Loaded by this console (`--workflows`): its starts are checked against its input schema. */
+  loaded: boolean;
+  /** Its input's JSON Schema, when loaded and its schema library writes one. */
+  inputSchema?: Record<string, unknown>;
+}
+
+/** GET /api/search?q=: where the header's search box goes, or what it tried (server/api-search.ts). */
+export type SearchAnswer =
+  | { found: 'run'; runId: string }
+  | { found: 'key'; runs: { runId: string; workflow: string; version: number; status: string }[] }
+  | { found: 'attribute'; expression: string }
+  | { found: 'nothing'; tried: string[] };

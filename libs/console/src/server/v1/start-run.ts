@@ -84,6 +84,11 @@ export class WorkflowCatalog {
       .sort();
   }
 
+  /** The loaded definitions (the console's start form reads their input schemas). */
+  get definitions(): AnyWorkflowDefinition[] {
+    return [...this.loaded.values()].flatMap((versions) => [...versions.values()]);
+  }
+
   /** The version a start sends, and its definition when loaded here; ApiError when unknown. */
   async resolve(request: StartRequest): Promise<ResolvedWorkflow> {
     const { workflow: name, version } = request;
