@@ -52,6 +52,7 @@ export { isPromiseToken } from '../author/promise.js';
 // follows it (and re-exports the two values for producers reading a stored result).
 export type { ContinuedAsNew } from '../author/continue-as-new.js';
 export { CONTINUED_AS, isContinuedAsNew } from '../author/continue-as-new.js';
+export { hardLimitReached, pastSoftLimit } from '../author/history-info.js';
 export type { ChildStartRequest } from './executor/execution-host.js';
 export type { PreviousRun } from '../adapter/schedule-times.js';
 export {
