@@ -167,16 +167,17 @@ const WORKER_VARIABLES = {
   },
   historySoftEntries: {
     name: 'BATON_HISTORY_SOFT_ENTRIES',
-    readBy: WORKER,
+    readBy: ['worker', 'console'],
     default: '`10000`',
     description:
-      "a run's history at this many entries is past its soft limit: the worker warns once per run, the console flags the run and `ctx.historyInfo().suggested` turns true; `0` = none ([docs/continue-as-new.md](docs/continue-as-new.md), \"Bounded histories\")",
+      'a run\'s history at this many entries is past its soft limit: the worker warns once per run, the console flags the run and `ctx.historyInfo().suggested` turns true; `0` = none ([docs/continue-as-new.md](docs/continue-as-new.md), "Bounded histories")',
   },
   historySoftBytes: {
     name: 'BATON_HISTORY_SOFT_BYTES',
-    readBy: WORKER,
+    readBy: ['worker', 'console'],
     default: '`10485760` (10 MiB)',
-    description: "the soft limit on a run's history in encoded bytes, as `BATON_HISTORY_SOFT_ENTRIES`; `0` = none",
+    description:
+      "the soft limit on a run's history in encoded bytes, as `BATON_HISTORY_SOFT_ENTRIES`; `0` = none",
   },
   historyMaxEntries: {
     name: 'BATON_HISTORY_MAX_ENTRIES',
@@ -189,7 +190,8 @@ const WORKER_VARIABLES = {
     name: 'BATON_HISTORY_MAX_BYTES',
     readBy: WORKER,
     default: '`52428800` (50 MiB)',
-    description: "the hard limit on a run's history in encoded bytes, as `BATON_HISTORY_MAX_ENTRIES`; `0` = none",
+    description:
+      "the hard limit on a run's history in encoded bytes, as `BATON_HISTORY_MAX_ENTRIES`; `0` = none",
   },
   memoryBudgetMib: {
     name: 'BATON_MEMORY_BUDGET_MIB',

@@ -4,7 +4,8 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, DEFAULT_HISTORY_LIMITS, type AnyWorkflowDefinition, type HistoryLimits } from '@baton/core';
+import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
+import { DEFAULT_HISTORY_LIMITS, type HistoryLimits } from '@baton/core/runtime';
 import { invalidOption } from '@baton/core/adapter';
 import type { Store, Transport } from '@baton/core/adapter';
 import {

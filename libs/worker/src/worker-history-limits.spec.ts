@@ -6,8 +6,8 @@
  * itself and never reaches the hard limit.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineActivity, defineWorkflow, HistoryLimitError } from '@baton/core';
-import { CONTINUED_AS, decodeEntries, isContinuedAsNew } from '@baton/core/runtime';
+import { defineActivity, defineWorkflow } from '@baton/core';
+import { CONTINUED_AS, decodeEntries, HistoryLimitError, isContinuedAsNew } from '@baton/core/runtime';
 import { fleet, type Fleet } from './fleet.spec-helper.js';
 import type { Logger } from './logger.js';
 

@@ -42,25 +42,6 @@ export const DEFAULT_HISTORY_LIMITS: Readonly<HistoryLimits> = Object.freeze({
   maxBytes: 50 * 1024 * 1024,
 });
 
-/** True when a history of `length` entries and `bytes` bytes reached a soft limit of `limits`. */
-export function pastSoftLimit(length: number, bytes: number, limits: HistoryLimits): boolean {
-  return (
-    (limits.softEntries > 0 && length >= limits.softEntries) ||
-    (limits.softBytes > 0 && bytes >= limits.softBytes)
-  );
-}
-
-/** Which hard limit a history of `length` entries and `bytes` bytes reached, if any. */
-export function hardLimitReached(
-  length: number,
-  bytes: number,
-  limits: HistoryLimits,
-): 'entries' | 'bytes' | undefined {
-  if (limits.maxEntries > 0 && length >= limits.maxEntries) return 'entries';
-  if (limits.maxBytes > 0 && bytes >= limits.maxBytes) return 'bytes';
-  return undefined;
-}
-
 /**
  * A run's history reached its hard limit: it fails rather than grow further. Never retryable: a
  * resume would replay the same history. The fix is in the workflow's code (continue as new).

@@ -61,8 +61,6 @@ export type { ActivityRateLimit, KeyedRateLimit, RateLimitDefinition, RateLimitS
 export { defineRateLimit } from './rate-limit.js';
 export type { ChainResult, ContinueAsNewOptions } from './continue-as-new.js';
 export { ContinueAsNew } from './continue-as-new.js';
-export type { HistoryInfo, HistoryLimits } from './history-info.js';
-export { DEFAULT_HISTORY_LIMITS, HistoryLimitError } from './history-info.js';
 export type { ChildHandle, ChildWorkflowOptions, ParentClosePolicy } from './child-workflows.js';
 export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';

@@ -13,8 +13,7 @@
  * 2. Once the hard limit is reached, `exceeded` holds the error and keeps it: the writer refuses
  *    every later entry but the run's end (journal-writer.ts, invariant 6).
  */
-import { HistoryLimitError, type HistoryInfo, type HistoryLimits } from '@baton/core';
-import { hardLimitReached, pastSoftLimit } from '@baton/core/runtime';
+import { HistoryLimitError, type HistoryInfo, type HistoryLimits } from '@baton/core/runtime';
 
 /** What the writer tells the session when the history reaches its soft limit. */
 export type SoftLimitReport = (info: HistoryInfo, limits: HistoryLimits) => void;
@@ -77,6 +76,25 @@ export class HistoryBounds {
     this.nextEntries = done ? Infinity : Math.min(soft(limits.softEntries), threshold(limits.maxEntries));
     this.nextBytes = done ? Infinity : Math.min(soft(limits.softBytes), threshold(limits.maxBytes));
   }
+}
+
+/** True when a history of `length` entries and `bytes` bytes reached a soft limit of `limits`. */
+function pastSoftLimit(length: number, bytes: number, limits: HistoryLimits): boolean {
+  return (
+    (limits.softEntries > 0 && length >= limits.softEntries) ||
+    (limits.softBytes > 0 && bytes >= limits.softBytes)
+  );
+}
+
+/** Which hard limit a history of `length` entries and `bytes` bytes reached, if any. */
+function hardLimitReached(
+  length: number,
+  bytes: number,
+  limits: HistoryLimits,
+): 'entries' | 'bytes' | undefined {
+  if (limits.maxEntries > 0 && length >= limits.maxEntries) return 'entries';
+  if (limits.maxBytes > 0 && bytes >= limits.maxBytes) return 'bytes';
+  return undefined;
 }
 
 function threshold(limit: number): number {

@@ -29,7 +29,7 @@
  *    refused with HistoryLimitError, which stops nothing: the run's end still lands after it.
  */
 import { JournalConflictError } from '@baton/core/adapter';
-import { HistoryLimitError, PayloadTooLargeError, UnencodableValueError } from '@baton/core';
+import { PayloadTooLargeError, UnencodableValueError } from '@baton/core';
 import type { Checkpoint, Store, Transport } from '@baton/core/adapter';
 import {
   checkpointSchemaFor,
@@ -43,6 +43,7 @@ import {
   type JournalEntry,
   type NewEntry,
   type PayloadProtection,
+  HistoryLimitError,
   LeaseLostError,
 } from '@baton/core/runtime';
 import type { WorkerInstruments } from '@baton/telemetry';

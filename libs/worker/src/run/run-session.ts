@@ -13,11 +13,8 @@
  */
 import { FencedWriteError } from '@baton/core/adapter';
 import {
-  HistoryLimitError,
   PayloadTooLargeError,
   UnencodableValueError,
-  type HistoryInfo,
-  type HistoryLimits,
   type SerializedError,
   type AnyWorkflowDefinition,
 } from '@baton/core';
@@ -37,6 +34,9 @@ import {
   type JournalEntry,
   type NewEntry,
   encodeEntries,
+  HistoryLimitError,
+  type HistoryInfo,
+  type HistoryLimits,
   LeaseLostError,
   isContinuedAsNew,
   CheckpointIntegrityError,

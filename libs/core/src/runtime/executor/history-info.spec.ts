@@ -70,7 +70,7 @@ describe('ctx.historyInfo()', () => {
     expect(resumed.outcome).toEqual({ kind: 'completed', result: seen });
   });
 
-  it("gives a copy: changing it does not change what replays see", async () => {
+  it('gives a copy: changing it does not change what replays see', async () => {
     const wf = defineWorkflow({
       name: 'mutating',
       version: 1,

@@ -705,7 +705,10 @@ export class ReplayExecutor {
       suggested: false,
     };
 
-  private recordValue(name: ValueRecordedEntry['name'], make: () => ValueRecordedEntry['value']): ValueRecordedEntry['value'] {
+  private recordValue(
+    name: ValueRecordedEntry['name'],
+    make: () => ValueRecordedEntry['value'],
+  ): ValueRecordedEntry['value'] {
     const begun = this.beginStep(`value:${name}`);
     if (!begun) {
       if (this.fatal) throw this.fatal;
