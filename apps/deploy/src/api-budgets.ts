@@ -118,7 +118,11 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // opened by the client as a run's outcome is (issue 36 item 1).
   // 112: isPromiseToken and PromiseDelivery, the token's shape and what a completion carries to its
   // run, both written by the client and read by the worker (issue 36 item 3).
-  '@baton/core/runtime': { max: 112, target: 110 },
+  // 116: bounded histories (issue 38 item 3): HistoryLimits and DEFAULT_HISTORY_LIMITS, read by the
+  // worker's options and the console's flag; HistoryLimitError, raised by the worker and matched by
+  // callers; HistoryInfo, what the worker's host hands ctx.historyInfo(). Not on the authors' door,
+  // which is at its budget: an author meets them through ctx.historyInfo() and the error's code.
+  '@baton/core/runtime': { max: 116, target: 110 },
   '@baton/core/memory': { max: 5 },
   // 36: VARIABLES (every BATON_* variable, declared once; issue 34 item 3) with its three types,
   // and the producer's and console's names derived from it.

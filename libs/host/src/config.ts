@@ -56,6 +56,10 @@ export type WorkerTuning = Partial<
     | 'groupLogTrimMs'
     | 'scheduleScanMs'
     | 'checkpointEvery'
+    | 'historySoftEntries'
+    | 'historySoftBytes'
+    | 'historyMaxEntries'
+    | 'historyMaxBytes'
     | 'memoryBudgetBytes'
     | 'memoryResumeBytes'
     | 'pipelineSteps'
@@ -92,6 +96,10 @@ export const WORKER_OPTION_VARIABLES: { readonly [Option in keyof WorkerTuning]-
   groupLogTrimMs: ENV.groupLogTrimMs,
   scheduleScanMs: ENV.scheduleScanMs,
   checkpointEvery: ENV.checkpointEvery,
+  historySoftEntries: ENV.historySoftEntries,
+  historySoftBytes: ENV.historySoftBytes,
+  historyMaxEntries: ENV.historyMaxEntries,
+  historyMaxBytes: ENV.historyMaxBytes,
   // Set in MiB; readConfig checks them before the Worker sees bytes.
   memoryBudgetBytes: ENV.memoryBudgetMib,
   memoryResumeBytes: ENV.memoryResumeMib,
@@ -172,6 +180,10 @@ export function readConfig(env: Env = process.env): WorkerAppConfig {
     groupLogTrimMs: int(env, ENV.groupLogTrimMs, 0),
     scheduleScanMs: int(env, ENV.scheduleScanMs, 0),
     checkpointEvery: int(env, ENV.checkpointEvery, 1),
+    historySoftEntries: int(env, ENV.historySoftEntries, 0),
+    historySoftBytes: int(env, ENV.historySoftBytes, 0),
+    historyMaxEntries: int(env, ENV.historyMaxEntries, 0),
+    historyMaxBytes: int(env, ENV.historyMaxBytes, 0),
     ...readMemoryBudget(env),
     pipelineSteps: bool(env, ENV.pipelineSteps),
     journal: journalMode(env, ENV.journal),

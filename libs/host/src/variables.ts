@@ -165,6 +165,34 @@ const WORKER_VARIABLES = {
     default: '`100`',
     description: 'checkpoint after this many journal entries',
   },
+  historySoftEntries: {
+    name: 'BATON_HISTORY_SOFT_ENTRIES',
+    readBy: ['worker', 'console'],
+    default: '`10000`',
+    description:
+      'a run\'s history at this many entries is past its soft limit: the worker warns once per run, the console flags the run and `ctx.historyInfo().suggested` turns true; `0` = none ([docs/continue-as-new.md](docs/continue-as-new.md), "Bounded histories")',
+  },
+  historySoftBytes: {
+    name: 'BATON_HISTORY_SOFT_BYTES',
+    readBy: ['worker', 'console'],
+    default: '`10485760` (10 MiB)',
+    description:
+      "the soft limit on a run's history in encoded bytes, as `BATON_HISTORY_SOFT_ENTRIES`; `0` = none",
+  },
+  historyMaxEntries: {
+    name: 'BATON_HISTORY_MAX_ENTRIES',
+    readBy: WORKER,
+    default: '`50000`',
+    description:
+      "a run's history at this many entries is at its hard limit: the run fails with `BATON_HISTORY_LIMIT` at its next entry (its end still lands, so a run may still continue as new); `0` = none",
+  },
+  historyMaxBytes: {
+    name: 'BATON_HISTORY_MAX_BYTES',
+    readBy: WORKER,
+    default: '`52428800` (50 MiB)',
+    description:
+      "the hard limit on a run's history in encoded bytes, as `BATON_HISTORY_MAX_ENTRIES`; `0` = none",
+  },
   memoryBudgetMib: {
     name: 'BATON_MEMORY_BUDGET_MIB',
     readBy: WORKER,

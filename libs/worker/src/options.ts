@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, type AnyWorkflowDefinition } from '@baton/core';
+import { DEFAULT_HISTORY_LIMITS, type HistoryLimits } from '@baton/core/runtime';
 import { invalidOption } from '@baton/core/adapter';
 import type { Store, Transport } from '@baton/core/adapter';
 import {
@@ -94,6 +95,22 @@ export interface WorkerOptions {
   scheduleScanMs?: number;
   /** Write a checkpoint after this many journal entries since the last one. @defaultValue 100 */
   checkpointEvery?: number;
+  /**
+   * A run's history at this many entries is past its soft limit: the worker warns (once per run),
+   * the console flags the run, `ctx.historyInfo().suggested` turns true (docs/continue-as-new.md,
+   * "Bounded histories"). 0: no soft limit on entries. @defaultValue 10_000
+   */
+  historySoftEntries?: number;
+  /** The soft limit on the history's encoded bytes, as {@link historySoftEntries}. 0: none. @defaultValue 10 MiB */
+  historySoftBytes?: number;
+  /**
+   * A run's history at this many entries is at its hard limit: the run fails with
+   * HistoryLimitError (BATON_HISTORY_LIMIT) at its next entry, its end excepted. 0: no hard limit
+   * on entries. @defaultValue 50_000
+   */
+  historyMaxEntries?: number;
+  /** The hard limit on the history's encoded bytes, as {@link historyMaxEntries}. 0: none. @defaultValue 50 MiB */
+  historyMaxBytes?: number;
   /**
    * Memory budget for in-flight runs, in bytes of V8 heap: while the heap is above it, the worker
    * claims no new run (runs already claimed go on; messages stay on the bus), and it claims again
@@ -229,8 +246,14 @@ export interface ResolvedWorkerOptions extends Required<
     | 'memoryResumeBytes'
     | 'heapUsed'
     | 'liveHeap'
+    | 'historySoftEntries'
+    | 'historySoftBytes'
+    | 'historyMaxEntries'
+    | 'historyMaxBytes'
   >
 > {
+  /** The soft and hard limits on a run's history (history-bounds.ts); 0 is off. */
+  historyLimits: HistoryLimits;
   onEvent: (event: WorkerEvent, run?: RunEventContext) => void;
   faults: FaultHook | undefined;
   payloadProtection: PayloadProtection;
@@ -320,6 +343,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     groupLogTrimMs: nonNegative('groupLogTrimMs', options.groupLogTrimMs ?? 60_000),
     scheduleScanMs: nonNegative('scheduleScanMs', options.scheduleScanMs ?? 1_000),
     checkpointEvery: positiveInt('checkpointEvery', options.checkpointEvery ?? 100),
+    historyLimits: resolveHistoryLimits(options),
     memoryBudget: resolveMemoryBudget(options),
     pipelineSteps: options.pipelineSteps === true,
     maxMessageBytes: positiveInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024),
@@ -341,6 +365,27 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     resumeBackoffMs,
     resumeBackoffMaxMs,
     clock: resolveClock(options.clock),
+  };
+}
+
+/** The history limits: whole numbers, 0 for off, defaults from core (DEFAULT_HISTORY_LIMITS). */
+function resolveHistoryLimits(options: WorkerOptions): HistoryLimits {
+  const limit = (name: string, value: number): number => {
+    if (!Number.isInteger(value) || value < 0) {
+      const expected = 'must be zero (off) or a positive whole number';
+      throw invalidOption(
+        { option: name, value: String(value), expected: `it ${expected}` },
+        `${name} ${expected}, got ${String(value)}`,
+      );
+    }
+    return value;
+  };
+  const d = DEFAULT_HISTORY_LIMITS;
+  return {
+    softEntries: limit('historySoftEntries', options.historySoftEntries ?? d.softEntries),
+    softBytes: limit('historySoftBytes', options.historySoftBytes ?? d.softBytes),
+    maxEntries: limit('historyMaxEntries', options.historyMaxEntries ?? d.maxEntries),
+    maxBytes: limit('historyMaxBytes', options.historyMaxBytes ?? d.maxBytes),
   };
 }
 

@@ -44,6 +44,7 @@ import type { RunSession } from './run/run-session.js';
 import { SharedMembership } from './fleet/shared-membership.js';
 import { StoreClock } from './fleet/store-clock.js';
 import { UpdatePoll } from './run/update-poll.js';
+import { HistoryWarnings } from './run/history-bounds.js';
 import { VersionHolders } from './fleet/version-holders.js';
 import { VersionRedrive } from './fleet/version-redrive.js';
 
@@ -178,6 +179,8 @@ export class Worker {
       claimCheck: this.options.claimCheck,
       workerId: this.options.workerId,
       checkpointEvery: this.options.checkpointEvery,
+      historyLimits: this.options.historyLimits,
+      historyWarnings: new HistoryWarnings(),
       inProcessWaitMs: this.options.inProcessWaitMs,
       pipelineSteps: this.options.pipelineSteps,
       unreadableRetryMs: this.options.unreadableRetryMs,

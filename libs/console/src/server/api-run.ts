@@ -12,6 +12,12 @@
  * read-only console, CSRF-checked, and logged with who asked, as every action is): the page's
  * "reveal token" button.
  *
+ * The timeline's answer also says how large the run's history is against the soft limit
+ * (docs/continue-as-new.md, "Bounded histories"): counted from the journal the request read
+ * anyway, so it costs the workers nothing; the page flags a run at 80% of the limit or past it.
+ * The limit is the console's BATON_HISTORY_SOFT_ENTRIES and BATON_HISTORY_SOFT_BYTES (set them
+ * as the workers have them), else the workers' defaults.
+ *
  * Protected data: the client decodes journals and checkpoints with the keyring the console was
  * given (BATON_ENCRYPTION_KEYS, BATON_SIGNING_KEYS). Without the key, reading fails with
  * MissingKeyError (or CheckpointIntegrityError for bytes that do not verify); the page then says
@@ -40,6 +46,35 @@ export function stepOutcomes(history: PositionedEntry[]): Record<number, StepOut
       };
   }
   return outcomes;
+}
+
+/** A run's history against the soft limit, for the run page's flag. */
+export interface HistorySize {
+  entries: number;
+  bytes: number;
+  softEntries: number;
+  softBytes: number;
+  /** The larger share of a soft limit reached, in percent (0 with both limits off). */
+  percent: number;
+}
+
+/** The workers' default soft limits (core's DEFAULT_HISTORY_LIMITS; the console reads no runtime door). */
+const DEFAULT_SOFT = { entries: 10_000, bytes: 10 * 1024 * 1024 };
+
+/** A soft limit from the console's environment: a whole number, else the default. */
+function softLimit(value: string | undefined, fallback: number): number {
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : fallback;
+}
+
+/** How large `history` is against the soft limit (see the module's comment). */
+export function historySize(history: PositionedEntry[], env = process.env): HistorySize {
+  const softEntries = softLimit(env['BATON_HISTORY_SOFT_ENTRIES'], DEFAULT_SOFT.entries);
+  const softBytes = softLimit(env['BATON_HISTORY_SOFT_BYTES'], DEFAULT_SOFT.bytes);
+  const entries = history.length;
+  const bytes = Buffer.byteLength(JSON.stringify(history.map((p) => p.entry)));
+  const share = (n: number, limit: number): number => (limit > 0 ? (100 * n) / limit : 0);
+  const percent = Math.floor(Math.max(share(entries, softEntries), share(bytes, softBytes)));
+  return { entries, bytes, softEntries, softBytes, percent };
 }
 
 /**
@@ -85,6 +120,7 @@ export const RUN_ROUTES: Route[] = [
           timeline: buildTimeline(runId, history, checkpoints),
           outcomes: stepOutcomes(history),
           checkpoints,
+          historySize: historySize(history),
         };
       } catch (err) {
         if (isProtectedDataError(err)) return { protected: err.message };

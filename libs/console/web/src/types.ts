@@ -70,6 +70,14 @@ export type TimelineAnswer =
       timeline: RunTimeline;
       outcomes: Record<number, StepOutcome>;
       checkpoints: { seq: number; epoch: number; journalPosition: number; status: string }[];
+      /** The history against the soft limit (server's api-run.ts, HistorySize). */
+      historySize?: {
+        entries: number;
+        bytes: number;
+        softEntries: number;
+        softBytes: number;
+        percent: number;
+      };
     }
   | { protected: string };
 

@@ -14,6 +14,7 @@ import type { UpdateDefinition, UpdateHandlerOptions } from './update.js';
 import type { QueryDefinition } from './query.js';
 import { workflowNameProblem, workflowVersionProblem } from './start-fields.js';
 import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continue-as-new.js';
+import type { HistoryInfo } from '../shared/journal.js';
 import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
 import type { DurablePromise, PromiseOptions } from './promise.js';
 import { checkActivityRateLimit, type ActivityRateLimit } from './rate-limit.js';
@@ -161,6 +162,14 @@ export interface WorkflowContext<A extends AttributeDeclaration = AttributeDecla
   random(): number;
   /** Journaled random UUID v4. */
   uuid(): string;
+  /**
+   * The run's history so far: its entries (`length`), their encoded `bytes`, and `suggested`, true
+   * once either reached the worker's soft limit. A long loop ends with `return
+   * ctx.continueAsNew(next)` when `suggested` says so, before the hard limit fails the run. A
+   * step, journaled like ctx.now(): every replay returns the values first seen at this point
+   * (docs/continue-as-new.md, "Bounded histories").
+   */
+  historyInfo(): HistoryInfo;
   /**
    * Changes a workflow in place: `if (ctx.patched('fix-42')) newCode() else oldCode()`. True for
    * runs that reach this call live (a PatchMarker is journaled) and on every replay of them; false

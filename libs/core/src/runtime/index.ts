@@ -52,6 +52,10 @@ export { isPromiseToken } from '../author/promise.js';
 // follows it (and re-exports the two values for producers reading a stored result).
 export type { ContinuedAsNew } from '../author/continue-as-new.js';
 export { CONTINUED_AS, isContinuedAsNew } from '../author/continue-as-new.js';
+// Bounded histories (author/history-info.ts): the worker's limits and its error; an author reads
+// HistoryInfo through ctx.historyInfo() and a caller the error's code, BATON_HISTORY_LIMIT.
+export type { HistoryInfo, HistoryLimits } from '../author/history-info.js';
+export { DEFAULT_HISTORY_LIMITS, HistoryLimitError } from '../author/history-info.js';
 export type { ChildStartRequest } from './executor/execution-host.js';
 export type { PreviousRun } from '../adapter/schedule-times.js';
 export {

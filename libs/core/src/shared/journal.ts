@@ -89,12 +89,22 @@ export interface PatchMarkerEntry extends EntryBase {
   deprecated?: boolean;
 }
 
-/** A recorded non-deterministic value: ctx.now(), ctx.random(), ctx.uuid(). */
+/** What `ctx.historyInfo()` returns: the run's history as journaled when it was called. */
+export interface HistoryInfo {
+  /** Entries in the run's effective history (its checkpoint's, then the journal's after it). */
+  length: number;
+  /** Their encoded size in bytes, as the journal holds them (large values by reference). */
+  bytes: number;
+  /** True once `length` or `bytes` reached the soft limit: continue as new at the next good point. */
+  suggested: boolean;
+}
+
+/** A recorded non-deterministic value: ctx.now(), ctx.random(), ctx.uuid(), ctx.historyInfo(). */
 export interface ValueRecordedEntry extends EntryBase {
   type: 'ValueRecorded';
   seq: number;
-  name: 'now' | 'random' | 'uuid';
-  value: number | string;
+  name: 'now' | 'random' | 'uuid' | 'historyInfo';
+  value: number | string | HistoryInfo;
 }
 
 /**

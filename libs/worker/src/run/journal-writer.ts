@@ -24,6 +24,9 @@
  *    journaled without it (with pipelined steps the workflow may have seen the value already).
  * 5. A `leadEntry` (a first owner's LeaseAcquired, recovery.ts) goes out at the head of the first
  *    record that lands, and only there: it joins `entries` with that record, never on its own.
+ * 6. With `bounds`, each record that lands is counted (history-bounds.ts); once the history reached
+ *    its hard limit, every append but the run's end (RunCompleted, RunFailed, RunCancelled) is
+ *    refused with HistoryLimitError, which stops nothing: the run's end still lands after it.
  */
 import { JournalConflictError } from '@baton/core/adapter';
 import { PayloadTooLargeError, UnencodableValueError } from '@baton/core';
@@ -40,10 +43,12 @@ import {
   type JournalEntry,
   type NewEntry,
   type PayloadProtection,
+  HistoryLimitError,
   LeaseLostError,
 } from '@baton/core/runtime';
 import type { WorkerInstruments } from '@baton/telemetry';
 import type { FaultHook } from '../faults.js';
+import type { HistoryBounds } from './history-bounds.js';
 
 const IDENTITY = { codec: IDENTITY_PAYLOAD_CODEC };
 
@@ -96,11 +101,19 @@ export interface JournalWriterOptions {
   clock?: () => number;
   /** An entry for the head of the first record (invariant 5): a first owner's LeaseAcquired. */
   leadEntry?: JournalEntry | undefined;
+  /** Counts the history against the worker's limits (invariant 6); undefined counts nothing. */
+  bounds?: HistoryBounds | undefined;
 }
 
 /** A record the bus or the codec refused for what it holds: it wrote nothing. */
 function refusedForValue(err: unknown): err is PayloadTooLargeError | UnencodableValueError {
   return err instanceof PayloadTooLargeError || err instanceof UnencodableValueError;
+}
+
+/** True for an append a writer past its history's hard limit still sends: the run's end. */
+function onlyRunEnd(entries: readonly JournalEntry[]): boolean {
+  const type = entries.length === 1 ? entries[0]!.type : undefined;
+  return type === 'RunCompleted' || type === 'RunFailed' || type === 'RunCancelled';
 }
 
 /** True for the one append a blocked writer still sends: the run's failure. */
@@ -137,6 +150,7 @@ export class JournalWriter {
   private readonly clock: () => number;
   /** Not sent yet: joins the next record (invariant 5). */
   private leadEntry: JournalEntry | undefined;
+  private readonly bounds: HistoryBounds | undefined;
 
   constructor(options: JournalWriterOptions) {
     this.transport = options.transport;
@@ -155,6 +169,7 @@ export class JournalWriter {
     this.onUnencodableStep = options.onUnencodableStep;
     this.clock = options.clock ?? Date.now;
     this.leadEntry = options.leadEntry;
+    this.bounds = options.bounds;
   }
 
   get position(): number {
@@ -213,7 +228,7 @@ export class JournalWriter {
         batch.some((w) => w.checkpoint),
       );
     } catch (err) {
-      if (refusedForValue(err)) {
+      if (refusedForValue(err) || err instanceof HistoryLimitError) {
         // Each settles on its own; one failing never leaves a later one unsettled.
         for (const w of batch) await this.sendWaiter(w).catch(() => undefined);
         return;
@@ -243,7 +258,9 @@ export class JournalWriter {
     } catch (err) {
       // A record that failed leaves a gap: nothing after it may land, or the journal would hold
       // later steps without earlier ones. A record refused for its value wrote nothing: see
-      // invariant 4 for what may follow it.
+      // invariant 4 for what may follow it. One refused for the history's size wrote nothing
+      // either, and only the run's end follows it (invariant 6).
+      if (err instanceof HistoryLimitError) throw err;
       if (!refusedForValue(err)) this.stop(err);
       // An error that is the block itself was an earlier append's value: nothing new to record.
       else if (err !== this.blockCause) {
@@ -321,6 +338,8 @@ export class JournalWriter {
   private async appendNow(given: JournalEntry[], checkpoint: boolean): Promise<void> {
     if (this.stopCause !== undefined) throw this.stopCause;
     if (this.blockCause !== undefined && !onlyRunFailed(given)) throw this.blockCause;
+    const exceeded = this.bounds?.exceeded;
+    if (exceeded !== undefined && !onlyRunEnd(given)) throw exceeded;
     // Fault points exist for tests; without them the hot path builds no info and awaits nothing.
     const faults = this.faults;
     const info = faults && { runId: this.runId, epoch: this.epoch, entryTypes: given.map((e) => e.type) };
@@ -357,6 +376,7 @@ export class JournalWriter {
     this.instruments?.journalAppendDuration.record((performance.now() - started) / 1000);
     if (lead !== undefined) this.leadEntry = undefined;
     this.entries.push(...stamped);
+    this.bounds?.appended(this.entries.length, plain.byteLength);
     if (head !== undefined) this.head = head;
     this.sinceCheckpoint += stamped.length;
     if (faults && info) await faults('after-journal-append', info);

@@ -33,6 +33,10 @@ import {
   type PromiseDelivery,
   type JournalEntry,
   type NewEntry,
+  encodeEntries,
+  HistoryLimitError,
+  type HistoryInfo,
+  type HistoryLimits,
   LeaseLostError,
   isContinuedAsNew,
   CheckpointIntegrityError,
@@ -40,6 +44,7 @@ import {
 import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Attributes, Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
+import { HistoryBounds, type HistoryWarnings } from './history-bounds.js';
 import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
 import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
@@ -65,6 +70,7 @@ export interface SessionDeps extends Pick<
   | 'claimCheck'
   | 'workerId'
   | 'checkpointEvery'
+  | 'historyLimits'
   | 'inProcessWaitMs'
   | 'pipelineSteps'
   | 'unreadableRetryMs'
@@ -78,6 +84,8 @@ export interface SessionDeps extends Pick<
   readonly storeNow: () => number;
   /** Lends the run's claim slot while it waits for a rate limit (claim-loop.ts). */
   readonly lendSlot?: () => (() => Promise<void>) | undefined;
+  /** The runs this worker warned about for their history's size (history-bounds.ts): once each. */
+  readonly historyWarnings?: HistoryWarnings;
 }
 
 export interface SessionStart {
@@ -177,6 +185,8 @@ export class RunSession {
   private readonly instruments: WorkerInstruments;
   /** The store's time as this worker estimates it. */
   private readonly storeNow: () => number;
+  /** The history's size against the worker's limits (history-bounds.ts), once recovered. */
+  private bounds: HistoryBounds | undefined;
 
   constructor(
     private readonly start: SessionStart,
@@ -348,6 +358,15 @@ export class RunSession {
     leadEntry: JournalEntry | undefined,
   ): JournalWriter {
     const { transport, store, payloadProtection } = this.deps;
+    // The bytes of the history recovered, encoded once here (none for a fresh run); every record
+    // after it is counted as it lands.
+    this.bounds = new HistoryBounds(
+      this.runId,
+      this.deps.historyLimits,
+      entries.length,
+      entries.length === 0 ? 0 : encodeEntries(entries).byteLength,
+      this.historySoftLimit,
+    );
     return new JournalWriter({
       transport,
       store,
@@ -365,8 +384,22 @@ export class RunSession {
       onUnencodableStep: this.reportUnencodableStep,
       clock: this.storeNow,
       leadEntry,
+      bounds: this.bounds,
     });
   }
+
+  /** The history reached its soft limit: warn, once per run on this worker. */
+  private readonly historySoftLimit = (info: HistoryInfo, limits: HistoryLimits): void => {
+    if (this.deps.historyWarnings?.first(this.runId) === false) return;
+    const { name, version } = this.start.workflow;
+    this.deps.logger.warn(
+      { runId: this.runId, workflow: `${name}@${version}`, entries: info.length, bytes: info.bytes, limits },
+      `run ${this.runId} (${name}@${version}): its history reached ${info.length} entries, ${info.bytes} bytes, ` +
+        `past the soft limit (${limits.softEntries} entries or ${limits.softBytes} bytes; BATON_HISTORY_SOFT_*); ` +
+        `at ${limits.maxEntries} entries or ${limits.maxBytes} bytes it fails. End the run with ` +
+        '`return ctx.continueAsNew(next)` when ctx.historyInfo().suggested is true (docs/continue-as-new.md)',
+    );
+  };
 
   /**
    * Takes the run's concurrency slot (concurrency-gate.ts), or parks the run in its key's line and
@@ -413,6 +446,7 @@ export class RunSession {
       // The store's clock, not this machine's: wakeAt and timeoutAt are compared by the store, and
       // ctx.now() records this too, so a workflow's times agree with its timers on every worker.
       clock: this.storeNow,
+      historyInfo: () => this.bounds!.info(writer.entries.length),
       // Payloads sealed in the inbox (docs/integrity.md) are opened here, before any wait sees them.
       readSignals: async () => {
         const inbox = await store.signals.read(this.runId);
@@ -551,6 +585,7 @@ export class RunSession {
         }
         if (outcome.cause instanceof PayloadTooLargeError || outcome.cause instanceof UnencodableValueError)
           return this.failUnjournalable(outcome.cause);
+        if (outcome.cause instanceof HistoryLimitError) return this.failHistoryLimit(outcome.cause);
         await this.afterAbort(outcome.cause);
         return 'aborted';
     }
@@ -642,6 +677,19 @@ export class RunSession {
       .catch((err: unknown) => this.deps.logger.warn({ err, runId: this.runId }, 'dead-lettering failed'));
     this.instruments.deadLetters.add(1, { [ATTR.code]: code });
     this.deps.onEvent({ type: 'dead-lettered', code, reason, runId: this.runId });
+    return this.finish({ status: 'failed', error: serializeError(cause) });
+  }
+
+  /**
+   * The history reached its hard limit (history-bounds.ts): a resume would replay it and stop at
+   * the same step, so the run fails, with the error that says to continue as new. Its RunFailed
+   * is the one entry the writer still takes.
+   */
+  private async failHistoryLimit(cause: HistoryLimitError): Promise<SessionEnd> {
+    this.deps.logger.error(
+      { runId: this.runId, epoch: this.epoch, code: cause.code, entries: cause.length, bytes: cause.bytes },
+      cause.message,
+    );
     return this.finish({ status: 'failed', error: serializeError(cause) });
   }
 

@@ -206,6 +206,7 @@ export function RunPage(props: { runId: string }) {
             Protected: this console has no key to read the run's journal ({timeline.data.protected})
           </p>
         )}
+        {timeline.data && 'timeline' in timeline.data && <HistoryFlag size={timeline.data.historySize} />}
         {timeline.data && 'timeline' in timeline.data && <TimelineView answer={timeline.data} />}
       </section>
     </main>
@@ -213,6 +214,19 @@ export function RunPage(props: { runId: string }) {
 }
 
 /** The last column of an update, a promise or an attribute change; `-` for the rest. */
+/** A run whose history nears or passed the soft limit: continue as new (docs/continue-as-new.md). */
+function HistoryFlag(props: { size: Extract<TimelineAnswer, { timeline: unknown }>['historySize'] }) {
+  const { size } = props;
+  if (size === undefined || size.percent < 80) return null;
+  return (
+    <p role="status" class="warning" data-testid="history-flag">
+      History at {size.percent}% of the soft limit ({size.entries} entries, {size.bytes} bytes; limit{' '}
+      {size.softEntries} entries or {size.softBytes} bytes): continue as new (ctx.continueAsNew, when
+      ctx.historyInfo().suggested)
+    </p>
+  );
+}
+
 function InteractionDetail(props: { item: TimelineItem }) {
   const { item } = props;
   switch (item.kind) {

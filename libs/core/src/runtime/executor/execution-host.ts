@@ -6,7 +6,7 @@ import type { RateLimitAnswer, RateLimitRequest } from '../../adapter/contracts/
 import { serializeError, type SerializedError } from '../../shared/errors.js';
 import { CancelledError } from '../../author/errors.js';
 import { NonDeterminismError } from '../errors.js';
-import type { JournalEntry } from '../../shared/journal.js';
+import type { HistoryInfo, JournalEntry } from '../../shared/journal.js';
 import type { AnyWorkflowDefinition } from '../../author/workflow.js';
 import type { PromiseDelivery } from '../../author/promise.js';
 import type { AttributeChanges } from '../../shared/attributes.js';
@@ -32,6 +32,12 @@ export interface ExecutionHost {
   append(entries: NewEntry[], options?: AppendOptions): Promise<void>;
   /** Wall clock for live values and timer deadlines. */
   clock(): number;
+  /**
+   * The run's history as durable now (history-info.ts): its effective entries, their encoded bytes,
+   * and whether a soft limit is reached. Read by a live `ctx.historyInfo()`, which journals it.
+   * Absent (a host that writes nothing): the executor counts the entries it knows and no bytes.
+   */
+  historyInfo?(): HistoryInfo;
   readSignals(): Promise<InboxSignal[]>;
   /** Releases the run until `wakeAt` or one of `signals` arrives (see LeaseStore.suspend). */
   suspend(request: {

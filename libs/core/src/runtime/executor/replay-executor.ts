@@ -48,6 +48,7 @@ import { setMaxListeners } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toMs } from '../../author/duration.js';
 import { BatonError } from '../../shared/errors.js';
+import type { HistoryInfo, ValueRecordedEntry } from '../../shared/journal.js';
 import { attributeChanges, type AttributeChanges } from '../../shared/attributes.js';
 import { CancelledError, UnencodableValueError } from '../../author/errors.js';
 import { NonDeterminismError } from '../errors.js';
@@ -114,6 +115,8 @@ export class ReplayExecutor {
   private readonly activityAbort = new AbortController();
   private inFlight = 0;
   private pendingAppends = 0;
+  /** Entries this execution asked the host to append (ctx.historyInfo() on a host that counts none). */
+  private appendedEntries = 0;
   /** Promise records being written (invariant 11); counted in pendingAppends too. */
   private promiseWrites = 0;
   /** Settles once every promise record written so far is durable. */
@@ -380,6 +383,7 @@ export class ReplayExecutor {
       now: () => this.recordValue('now', () => this.host.clock()) as number,
       random: () => this.recordValue('random', Math.random) as number,
       uuid: () => this.recordValue('uuid', randomUUID) as string,
+      historyInfo: () => ({ ...(this.recordValue('historyInfo', this.liveHistoryInfo) as HistoryInfo) }),
       patched: (changeId) => this.patched(changeId, false),
       deprecatePatch: (changeId) => void this.patched(changeId, true),
       onUpdate: (update, handler, options) =>
@@ -690,7 +694,21 @@ export class ReplayExecutor {
     return this.live(this.pendingAppends === 0 ? write() : this.flushAppends().then(write));
   }
 
-  private recordValue(name: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
+  /**
+   * What a live ctx.historyInfo() records (author/history-info.ts, invariant 1): the host's count,
+   * or, on a host that keeps none, the entries this execution knows of.
+   */
+  private readonly liveHistoryInfo = (): HistoryInfo =>
+    this.host.historyInfo?.() ?? {
+      length: this.options.history.length + this.appendedEntries,
+      bytes: 0,
+      suggested: false,
+    };
+
+  private recordValue(
+    name: ValueRecordedEntry['name'],
+    make: () => ValueRecordedEntry['value'],
+  ): ValueRecordedEntry['value'] {
     const begun = this.beginStep(`value:${name}`);
     if (!begun) {
       if (this.fatal) throw this.fatal;
@@ -863,6 +881,7 @@ export class ReplayExecutor {
     if (this.replayOnly) return never();
     if (this.state === 'stopped') return Promise.reject(this.stopCause ?? new Error('execution stopped'));
     this.pendingAppends++;
+    this.appendedEntries += entries.length;
     const appended = this.host.append(entries, options);
     // One derived promise does the bookkeeping and is the tail flushAppends waits for (it never
     // rejects): the append's failure stops the run, as any failed append does, except a result
