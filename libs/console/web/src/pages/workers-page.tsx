@@ -7,7 +7,8 @@
  * failures from the workers' own metrics (throughput-chart.tsx). Polled.
  */
 import { get } from '../api.js';
-import { timeText, usePolling } from '../hooks.js';
+import { usePolling } from '../hooks.js';
+import { Time } from '../components/time.js';
 import { onLinkClick } from '../router.js';
 import type { DepartedFleetWorker, FleetBacklog, FleetWorker, MetricsHistorySnapshot } from '../types.js';
 import { ThroughputChart } from './throughput-chart.js';
@@ -58,8 +59,12 @@ export function WorkersPage() {
               <td>
                 {w.runsHeld}/{w.concurrency}
               </td>
-              <td>{timeText(w.startedAt)}</td>
-              <td>{timeText(w.lastRenewalAt)}</td>
+              <td>
+                <Time ms={w.startedAt} />
+              </td>
+              <td>
+                <Time ms={w.lastRenewalAt} />
+              </td>
               <td>{w.draining ? 'draining' : w.connected === false ? 'disconnected' : 'live'}</td>
             </tr>
           ))}
@@ -150,8 +155,12 @@ function DepartedTable({ departed }: { departed: DepartedFleetWorker[] }) {
               {w.host} (pid {w.pid})
             </td>
             <td>{endText(w)}</td>
-            <td>{timeText(w.lastSeenAt)}</td>
-            <td>{timeText(w.endedAt)}</td>
+            <td>
+              <Time ms={w.lastSeenAt} />
+            </td>
+            <td>
+              <Time ms={w.endedAt} />
+            </td>
             <td>
               {w.heldRuns.length === 0 ? (
                 w.runsHeld === 0 ? (
