@@ -167,6 +167,7 @@ describe('baton runs history and describe show updates, durable promises and att
     );
     expect(await client.result(runId)).toEqual({ total: 5, by: 'ann' });
     const after = await baton('runs', 'history', runId, '--wide');
+    expect(after.code, after.stderr).toBe(0);
     expect(after.stdout).toMatch(
       new RegExp(`update 'slow' .*│ completed .*│ id s1; args "\\S+release"; result ${file.length}`),
     );
