@@ -3,9 +3,9 @@
  * Redis (or another store) in a namespace of its own, an operator client for it, the build of
  * the console (and of the CLI when a spec runs `baton console`), and a poll for a condition.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Client } from '@baton/client';
 import { REPO_ROOT, WorkerFleet } from '@baton/testing/crash';
 import { natsTestUrl, redisTestUrl } from '@baton/testing/servers';
@@ -29,29 +29,29 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
   }
 }
 
-/** Builds the console (its front-end included) and `projects` besides; nx caches what is built. */
-export function buildConsole(projects: string[] = []): Promise<void> {
-  return new Promise<void>((done, fail) =>
-    execFile(
-      'npx',
-      [
-        'nx',
-        'run-many',
-        '-t',
-        'build',
-        `--projects=${['@baton/console', ...projects].join(',')}`,
-        '--outputStyle=static',
-      ],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, NX_DAEMON: 'false' },
-        maxBuffer: 16 * 1024 * 1024,
-        timeout: 280_000,
-      },
-      (error, stdout, stderr) => (error ? fail(new Error(`build failed:\n${stdout}\n${stderr}`)) : done()),
-    ),
-  );
+/**
+ * Checks that the console is built (its front-end included) and, with `projects`, those packages
+ * too. It builds nothing: the tests' global setup built the whole workspace before any spec
+ * started (libs/testing/src/global-setup.ts), and a spec that ran `nx run-many -t build` itself
+ * rewrote libraries' dist/ while neighbouring specs' processes loaded them (CI, stop 48:
+ * ENOENT for libs/core/dist/runtime/payload/keyring.js in cli-interactions.int.spec.ts while a
+ * console spec "built" the console and Nx restored its dependencies from the cache).
+ */
+export async function buildConsole(projects: string[] = []): Promise<void> {
+  const needed = [
+    join(REPO_ROOT, 'libs/console/dist/public/index.html'),
+    ...projects.map((name) => join(REPO_ROOT, PROJECT_DIRS[name] ?? name, 'dist')),
+  ];
+  const missing = needed.filter((path) => !existsSync(path));
+  if (missing.length > 0)
+    throw new Error(
+      `not built: ${missing.join(', ')}; run the spec through vitest (its global setup builds the ` +
+        'workspace) or run `npm run build` first',
+    );
 }
+
+/** Where a project named by its package lives, for {@link buildConsole}'s check. */
+const PROJECT_DIRS: Record<string, string> = { '@baton/cli': 'apps/cli', '@baton/console': 'libs/console' };
 
 export interface ConsoleFleet {
   /** The namespace: stream, key prefix or schema of this fleet. */
