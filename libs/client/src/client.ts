@@ -5,6 +5,8 @@
  * transport's journal. Each sub-client is built here with what it uses, never the client itself;
  * the wait for a result is in result-wait.ts.
  */
+import { readStream, streamNames, type StreamDeps, type StreamReadOptions } from './streams.js';
+import type { StreamItem } from '@baton/core';
 import {
   BatonError,
   ConfigError,
@@ -570,6 +572,34 @@ export class Client {
       runId,
       options,
     );
+  }
+
+  /**
+   * Follows the run stream `name` (docs/streams.md): an async iterator of its items, each with its
+   * sequence number, from `options.from` (default 1). It waits for items while the run goes on and
+   * ends after the stream's close, or once the run has finished and everything it wrote was read,
+   * or when `options.signal` aborts. Each sequence number comes once; to resume after a
+   * disconnect, pass the last one seen plus one. Chunks are decrypted with the client's payload
+   * protection.
+   *
+   * @example
+   * for await (const item of client.stream<string>(runId, 'tokens')) {
+   *   if (item.kind === 'chunk') process.stdout.write(item.value);
+   * }
+   */
+  stream<T = unknown>(runId: string, name: string, options?: StreamReadOptions): AsyncIterable<StreamItem<T>> {
+    const store = this.requireStore('stream');
+    return readStream<T>(this.streamDeps(store), runId, name, options);
+  }
+
+  /** The names of the run's streams, in the order they were first written (docs/streams.md). */
+  streamNames(runId: string): Promise<string[]> {
+    const store = this.requireStore('streamNames');
+    return streamNames(this.streamDeps(store), runId);
+  }
+
+  private streamDeps(store: Store): StreamDeps {
+    return { transport: this.transport, store, codec: this.protection.codec, connect: () => this.connect() };
   }
 
   private requireStore(method: string): Store {

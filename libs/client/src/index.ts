@@ -125,6 +125,8 @@ export { RunDeletedError, RunLostError, TimeoutError, WorkflowFailedError } from
 // What an update raises (docs/updates.md): refused before journaling, its handler failed, no answer in time.
 export { UpdateFailedError, UpdateRejectedError, UpdateTimeoutError } from './update-errors.js';
 export type { UpdateOptions } from './update-call.js';
+export type { StreamReadOptions } from './streams.js';
+export type { StreamItem } from '@baton/core';
 // What asking a run's query raises: no handler of that name, the handler failed, no answer in time.
 export { QueryFailedError, QueryTimeoutError, UnknownQueryError } from './queries.js';
 // What reading a run's protected data raises (a result, a fork, a checkpoint): bytes that do not

@@ -27,7 +27,7 @@
  * checkpoint, under a new epoch, and the dead process's record (landed or not) is fenced by epoch.
  */
 import { PayloadTooLargeError } from '@baton/core';
-import type { JournalAppend, JournalLog, JournalRecord } from '@baton/core/adapter';
+import type { JournalAppend, JournalLog, JournalRecord, StreamStartHint } from '@baton/core/adapter';
 import { APPEND_ID, appendWithRetry, type AppendRetryStats } from './append-retry.js';
 import { partitionForKey } from './layout.js';
 import type { KafkaContext, KafkaGuard } from './context.js';
@@ -112,4 +112,30 @@ export async function readJournal(
     return true;
   });
   return kept.map((r) => ({ position: r.offset + 1, data: new Uint8Array(r.value) }));
+}
+
+/**
+ * How far before a run's start a stream read from the beginning starts: the broker stamps records
+ * with its own clock, the run's start is on the store's, and the two may disagree.
+ */
+const STREAM_START_MARGIN_MS = 5 * 60_000;
+
+/**
+ * Where a read of a run stream from position 0 may start (core's run-stream-log.ts): the offset of
+ * the first record its partition received after the run's start (less a margin), found with one
+ * ListOffsets-by-time request, so a stream's first read scans the partition's traffic since the
+ * run began rather than the whole partition. A partition with no record since answers its end.
+ */
+export function streamStartHint(entered: KafkaGuard): StreamStartHint {
+  return (key, sinceMs) =>
+    entered('runStreams.start', true, async (context) => {
+      const partition = partitionForKey(key, context.topics.journalPartitions);
+      const offsets = await context.admin.fetchTopicOffsetsByTimestamp(
+        context.layout.journalTopic,
+        Math.max(0, sinceMs - STREAM_START_MARGIN_MS),
+      );
+      const offset = Number(offsets.find((o) => o.partition === partition)?.offset ?? 0);
+      // Position p is offset p - 1, and a read after position p starts at offset p.
+      return Number.isSafeInteger(offset) && offset > 0 ? offset : 0;
+    });
 }

@@ -17,11 +17,13 @@ import {
   DEFAULT_RUN_PRIORITY,
   checkedJournal,
   deadLetterQueue,
+  runStreamsOverJournal,
   laneLevels,
   type DeadLetterQueue,
   type JournalLog,
   type RunPriority,
   type RunQueue,
+  type RunStreamLog,
   type Transport,
 } from '@baton/core/adapter';
 import type { Admin, Kafka } from 'kafkajs';
@@ -33,7 +35,7 @@ import { toKafkaError } from './errors.js';
 import type { AppendRetryStats } from './append-retry.js';
 import { KafkaGroupLog } from './group-log.js';
 import { GroupReads, type GroupReadStats } from './group-reads.js';
-import { kafkaJournal } from './journal.js';
+import { kafkaJournal, streamStartHint } from './journal.js';
 import { laneLayout, layoutFor, type KafkaLayout } from './layout.js';
 import { resolveKafkaOptions, type KafkaTransportOptions, type ResolvedKafkaOptions } from './options.js';
 import { PartitionReader } from './partition-reader.js';
@@ -80,6 +82,7 @@ export class KafkaTransport implements Transport {
   /** The run queue, with every optional member: the backlog, and the store's membership (`share`). */
   readonly runQueue: Required<RunQueue>;
   readonly journal: JournalLog;
+  readonly runStreams: RunStreamLog;
   readonly deadLetters: DeadLetterQueue;
   /**
    * Logs of group records for group commit across runs (group-log.ts): the topic
@@ -125,6 +128,12 @@ export class KafkaTransport implements Transport {
     this.journal = this.lifecycle.guard(
       'journal',
       checkedJournal(kafkaJournal(entered, this.appendStats), 'kafka transport'),
+    );
+    // Records of the journal topic keyed `<runId>.s.<stream>` (core's run-stream-log.ts); a read
+    // from the start begins near the run's start time (journal.ts, streamStartHint).
+    this.runStreams = this.lifecycle.guard(
+      'runStreams',
+      runStreamsOverJournal(kafkaJournal(entered, this.appendStats), streamStartHint(entered)),
     );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',

@@ -14,6 +14,8 @@ import {
   AdapterLifecycle,
   deadLetterQueue,
   journalOnContext,
+  runStreamsOnContext,
+  type RunStreamLog,
   shelfOnContext,
   type DeadLetterQueue,
   type GroupLog,
@@ -56,6 +58,7 @@ class NatsTransport implements Transport {
   readonly name = 'nats';
   readonly runQueue: RunQueue;
   readonly journal: JournalLog;
+  readonly runStreams: RunStreamLog;
   readonly deadLetters: DeadLetterQueue;
   readonly groupLog: GroupLog;
 
@@ -87,6 +90,8 @@ class NatsTransport implements Transport {
       'journal',
       journalOnContext(connected, natsJournal, 'nats transport'),
     );
+    // Subjects `<prefix>.journal.<runId>.s.<stream>` of the journal stream (core's run-stream-log.ts).
+    this.runStreams = this.lifecycle.guard('runStreams', runStreamsOnContext(connected, natsJournal));
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',
       deadLetterQueue(shelfOnContext(open, natsDeadLetters), (data, enqueue) =>

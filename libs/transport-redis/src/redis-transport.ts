@@ -19,6 +19,8 @@ import {
   DEFAULT_RUN_PRIORITY,
   deadLetterQueue,
   journalOnContext,
+  runStreamsOnContext,
+  type RunStreamLog,
   shelfOnContext,
   laneLevels,
   type DeadLetterQueue,
@@ -87,6 +89,7 @@ class RedisTransport implements Transport {
   readonly name = 'redis';
   readonly runQueue: RunQueue;
   readonly journal: JournalLog;
+  readonly runStreams: RunStreamLog;
   readonly deadLetters: DeadLetterQueue;
   readonly groupLog: GroupLog;
 
@@ -120,6 +123,8 @@ class RedisTransport implements Transport {
       'journal',
       journalOnContext(connected, redisJournal, 'redis transport'),
     );
+    // Streams `<prefix>:journal:<runId>.s.<stream>` beside the runs' journals (core's run-stream-log.ts).
+    this.runStreams = this.lifecycle.guard('runStreams', runStreamsOnContext(connected, redisJournal));
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',
       deadLetterQueue(shelfOnContext(open, redisDeadLetters), (data, enqueue) =>

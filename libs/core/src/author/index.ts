@@ -66,6 +66,7 @@ export { CHILD_START_DEAD_LETTERED } from './child-workflows.js';
 export type { SignalDefinition, SignalPayload } from './signal.js';
 // `ctx.promise`'s answer; its options are named through the context (`Parameters<…>`), not here.
 export type { DurablePromise } from './promise.js';
+export type { ActivityStream, StreamItem, WorkflowStream } from './streams.js';
 export { defineSignal } from './signal.js';
 // The options' and validator's types are reached through these (`Parameters<typeof defineUpdate>`).
 export type { UpdateDefinition } from './update.js';

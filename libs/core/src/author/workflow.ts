@@ -17,6 +17,7 @@ import type { ChainResult, ContinueAsNew, ContinueAsNewOptions } from './continu
 import type { HistoryInfo } from '../shared/journal.js';
 import type { ChildHandle, ChildWorkflowOptions } from './child-workflows.js';
 import type { DurablePromise, PromiseOptions } from './promise.js';
+import type { ActivityStream, WorkflowStream } from './streams.js';
 import { checkActivityRateLimit, type ActivityRateLimit } from './rate-limit.js';
 import {
   isStandardSchema,
@@ -42,6 +43,13 @@ export interface ActivityIO {
    * the lease: the worker renews the leases of all its runs on its own.
    */
   heartbeat(details?: unknown): void;
+  /**
+   * The run stream `name` (docs/streams.md), for this attempt: `await io.stream('tokens').write(t)`
+   * resolves once the chunk is durable on the bus, and readers (`client.stream`, `baton runs
+   * tail`, the HTTP API's server-sent events) see it once. Chunks carry this step and attempt; a
+   * retried attempt's first write supersedes the earlier attempts' chunks with a `reset` item.
+   */
+  stream<T = unknown>(name: string): ActivityStream<T>;
 }
 
 export interface ActivityOptions {
@@ -170,6 +178,13 @@ export interface WorkflowContext<A extends AttributeDeclaration = AttributeDecla
    * (docs/continue-as-new.md, "Bounded histories").
    */
   historyInfo(): HistoryInfo;
+  /**
+   * The run stream `name` (docs/streams.md): `ctx.stream<T>('progress').write(value)` from workflow
+   * code. Not a step: writes journal nothing, return at once, and are appended by the worker in
+   * order, durable before the run suspends or ends; a replay writes none of them twice. A name is
+   * 1 to 64 letters, digits, '-' or '_'; a value is JSON of at most 256 KiB (else it throws).
+   */
+  stream<T = unknown>(name: string): WorkflowStream<T>;
   /**
    * Changes a workflow in place: `if (ctx.patched('fix-42')) newCode() else oldCode()`. True for
    * runs that reach this call live (a PatchMarker is journaled) and on every replay of them; false

@@ -2,12 +2,14 @@
  * The in-process transport: the embedded default for the demo and unit tests. No I/O.
  *
  * Capabilities: the run queue (memory-run-queue.ts), the journal (memory-journal.ts, its calls
- * checked like every bus's by journal-log.ts), the dead letters (memory-dead-letters.ts, under
+ * checked like every bus's by journal-log.ts), the run streams (over the same journal), the dead letters (memory-dead-letters.ts, under
  * core's administration) and the group logs (memory-group-log.ts). Every byte array is copied on
  * the way in and out, so no caller can change stored data.
  */
 import { deadLetterQueue } from '../adapter/dead-letter-queue.js';
 import { checkedJournal } from '../adapter/journal-log.js';
+import { runStreamsOverJournal } from '../adapter/run-stream-log.js';
+import type { RunStreamLog } from '../adapter/contracts/run-streams.js';
 import type { DeadLetterQueue, JournalLog, RunQueue, Transport } from '../adapter/contracts/transport.js';
 import type { GroupLog } from '../adapter/contracts/group-journal.js';
 import { BatonError, ConfigError } from '../shared/errors.js';
@@ -89,6 +91,7 @@ class MemoryTransport implements Transport {
   readonly journal: JournalLog;
   readonly deadLetters: DeadLetterQueue;
   readonly groupLog: GroupLog;
+  readonly runStreams: RunStreamLog;
 
   private state: LifecycleState = 'open';
   private closing: Promise<void> | undefined;
@@ -99,11 +102,10 @@ class MemoryTransport implements Transport {
     this.queue = new MemoryRunQueue(options, assertOpen);
     // The backlog answers undefined once closed, rather than rejecting.
     this.runQueue = guardClosed('runQueue', this.queue, assertOpen, ['backlog', 'backlogDetail']);
-    this.journal = guardClosed(
-      'journal',
-      checkedJournal(new MemoryJournal(), 'memory transport'),
-      assertOpen,
-    );
+    const journal = new MemoryJournal();
+    this.journal = guardClosed('journal', checkedJournal(journal, 'memory transport'), assertOpen);
+    // Run streams are logs of the same journal under keys no run id takes (run-stream-log.ts).
+    this.runStreams = guardClosed('runStreams', runStreamsOverJournal(journal), assertOpen);
     this.deadLetters = guardClosed(
       'deadLetters',
       deadLetterQueue(new MemoryDeadLetters(options.maxDeadLetters), (data, enqueue) =>

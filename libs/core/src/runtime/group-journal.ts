@@ -108,6 +108,7 @@ export function withGroupJournal(
     journal: new GroupJournal(transport.journal, groupLog, index, options),
     deadLetters: transport.deadLetters,
     groupLog,
+    ...(transport.runStreams !== undefined && { runStreams: transport.runStreams }),
   };
 }
 

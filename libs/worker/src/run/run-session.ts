@@ -44,6 +44,7 @@ import {
 import { ATTR, withActivitySpan, type WorkerInstruments } from '@baton/telemetry';
 import type { Attributes, Context } from '@opentelemetry/api';
 import { JournalWriter } from './journal-writer.js';
+import { RunStreams } from './run-streams.js';
 import { HistoryBounds, type HistoryWarnings } from './history-bounds.js';
 import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
 import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate.js';
@@ -187,6 +188,8 @@ export class RunSession {
   private readonly storeNow: () => number;
   /** The history's size against the worker's limits (history-bounds.ts), once recovered. */
   private bounds: HistoryBounds | undefined;
+  /** The run's streams (run-streams.ts), made on the first write. */
+  private streams: RunStreams | undefined;
 
   constructor(
     private readonly start: SessionStart,
@@ -245,7 +248,10 @@ export class RunSession {
   /** Stops at once; nothing more is written except a best-effort hand-off when `cause` allows it. */
   abort(cause: unknown): void {
     this.abortCause ??= cause;
-    if (cause instanceof LeaseLostError || cause instanceof FencedWriteError) this.writer?.stop(cause);
+    if (cause instanceof LeaseLostError || cause instanceof FencedWriteError) {
+      this.writer?.stop(cause);
+      this.streams?.stop(cause);
+    }
     this.executor?.abort(cause);
   }
 
@@ -503,6 +509,7 @@ export class RunSession {
       },
       heartbeat: (seq, details) =>
         this.deps.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
+      streamWrite: (stream, write, bytes) => this.runStreams().write(stream, write, bytes),
       signalRefused: ({ name, signalId, seq, issues }) => {
         this.deps.logger.warn(
           { runId: this.runId, signal: name, signalId, seq, issues },
@@ -529,6 +536,7 @@ export class RunSession {
         );
       },
       suspend: async (request) => {
+        await this.streams?.flush();
         await writer.checkpoint('suspended');
         this.keeper.remove(this.runId);
         const result = await store.leases.suspend({ runId: this.runId, epoch: this.epoch, ...request });
@@ -544,6 +552,24 @@ export class RunSession {
         return result;
       },
     };
+  }
+
+  /** The run's streams, made on the first write (docs/streams.md). */
+  private runStreams(): RunStreams {
+    this.streams ??= new RunStreams({
+      log: this.deps.transport.runStreams,
+      runId: this.runId,
+      epoch: this.epoch,
+      codec: this.deps.payloadProtection.codec,
+      sinceMs: this.start.run.createdAt,
+      // A stream write the bus failed stops the run as a failed journal append does: it resumes
+      // elsewhere, and its replay writes the workflow's chunks again.
+      onFailure: (err) => {
+        this.deps.logger.warn({ err, runId: this.runId }, 'a run stream write failed; stopping the run');
+        this.abort(err);
+      },
+    });
+    return this.streams;
   }
 
   /**
@@ -580,6 +606,7 @@ export class RunSession {
         if (outcome.reason === 'handoff' && this.pauseRequested) return this.pauseHere();
         if (outcome.reason === 'handoff') {
           await writer.flush();
+          await this.streams?.flush();
           await this.handOff();
           return 'handed-off';
         }
@@ -600,6 +627,8 @@ export class RunSession {
     const outcome = journaled ? ending : await this.unlessCancelled(ending);
     if (outcome.status === 'failed') this.failure = `${outcome.error.name}: ${outcome.error.message}`;
     if (!journaled) {
+      // Everything the run wrote to its streams is there before its end is.
+      await this.streams?.flush();
       try {
         await writer.append([terminalEntry(outcome)]);
       } catch (err) {
@@ -738,6 +767,7 @@ export class RunSession {
   private async pauseHere(): Promise<SessionEnd> {
     const writer = this.writer!;
     await writer.flush();
+    await this.streams?.flush();
     await writer.checkpoint('running').catch(() => undefined);
     this.keeper.remove(this.runId);
     let result;

@@ -8,7 +8,8 @@
  * - {@link JournalLog} (`journal`): each run's append-only journal;
  * - {@link DeadLetterQueue} (`deadLetters`): where poison messages go, with a reason; listed,
  *   redriven, purged;
- * - {@link GroupLog} (`groupLog`, optional): logs of group records (contracts/group-journal.ts).
+ * - {@link GroupLog} (`groupLog`, optional): logs of group records (contracts/group-journal.ts);
+ * - {@link RunStreamLog} (`runStreams`, optional): runs' named streams (contracts/run-streams.ts).
  *
  * Left out on purpose: ordering between different runs, exactly-once delivery (a message may be
  * delivered more than once; the store's leases and idempotency keys make that harmless), and any
@@ -16,6 +17,7 @@
  */
 import type { Adapter } from './adapter.js';
 import type { GroupLog } from './group-journal.js';
+import type { RunStreamLog } from './run-streams.js';
 import type { RunPriority } from '../priority.js';
 
 /** A message as it travels: opaque bytes plus string headers. */
@@ -293,4 +295,9 @@ export interface Transport extends Adapter {
    * a transport without it journals each run on its own only.
    */
   readonly groupLog?: GroupLog;
+  /**
+   * Run streams (contracts/run-streams.ts): the chunks a run writes for readers to follow.
+   * Optional: a transport without it refuses `ctx.stream` writes with BATON_UNSUPPORTED.
+   */
+  readonly runStreams?: RunStreamLog;
 }

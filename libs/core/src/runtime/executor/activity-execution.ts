@@ -8,6 +8,7 @@ import { runWithRetry, type RetryFailure } from '../../author/retry.js';
 import type { ActivityDefinition, ActivityIO } from '../../author/workflow.js';
 import { journalsStart } from '../../author/workflow.js';
 import type { AppendOptions, ExecutionHost, NewEntry } from './execution-host.js';
+import { activityStream } from './streams.js';
 
 export interface ActivityExecution<I, O> {
   def: ActivityDefinition<I, O>;
@@ -27,7 +28,7 @@ export interface ActivityExecution<I, O> {
   signal: AbortSignal;
   append(entries: NewEntry[], options?: AppendOptions): Promise<void>;
   /** The run's host; its `heartbeat`, when it has one, hears the activity's heartbeats. */
-  host: Pick<ExecutionHost, 'heartbeat'>;
+  host: Pick<ExecutionHost, 'heartbeat' | 'streamWrite'>;
   around?: ExecutionHost['aroundActivityAttempt'];
   /** Throws (and stops the run) when no side effect may start now; see ExecutionHost. */
   mayStart?: ExecutionHost['assertMayStartActivity'];
@@ -53,6 +54,7 @@ export async function executeActivity<I, O>(exec: ActivityExecution<I, O>): Prom
     activity: def.name,
     seq,
     heartbeat,
+    stream: (name) => activityStream(host, runId, name, seq, attempt),
   });
 
   if (exec.inDoubt && def.reconcile) {

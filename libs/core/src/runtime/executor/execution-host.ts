@@ -112,6 +112,25 @@ export interface ExecutionHost {
    * result or rethrow its error unchanged.
    */
   aroundActivityAttempt?<T>(info: ActivityAttemptInfo, attempt: () => Promise<T>): Promise<T>;
+  /**
+   * Appends to the run stream `stream` (docs/streams.md): resolves once durable, or at once for a
+   * workflow write the stream already holds (a replay's). `bytes` is the value's JSON length. A
+   * workflow write (`ordinal` set) never rejects: a failure is the host's to act on (it stops the
+   * run). Absent on hosts that write nothing (a replay check): workflow writes do nothing and an
+   * activity's writes reject.
+   */
+  streamWrite?(stream: string, write: StreamWrite, bytes: number): Promise<void>;
+}
+
+/** One write to a run stream ({@link ExecutionHost.streamWrite}). */
+export interface StreamWrite {
+  kind: 'chunk' | 'close';
+  value?: unknown;
+  /** The workflow write's number in this stream, 1, 2, 3… in the workflow's order; absent for an activity's. */
+  ordinal?: number;
+  /** The writing activity's step and attempt. */
+  step?: number;
+  attempt?: number;
 }
 
 /** A durable promise to record ({@link ExecutionHost.createPromise}). */

@@ -81,6 +81,7 @@ import { PatchAnswers } from './patch-answers.js';
 import { PendingWaits, type RefusedSignal, type Settle } from './pending-waits.js';
 import { RateWaits } from './rate-waits.js';
 import { RunUpdates, updatesInHistory } from './updates.js';
+import { WorkflowStreams } from './streams.js';
 import { QueryHandlers, type QueryAnswer } from './query-handlers.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
@@ -133,6 +134,8 @@ export class ReplayExecutor {
   private readonly queries = new QueryHandlers();
   /** Replay-only: for a query of a run nobody holds (invariant 13). */
   private readonly replayOnly: boolean;
+  /** ctx.stream's writers (streams.ts), made on the first call. */
+  private streams: WorkflowStreams | undefined;
   readonly ctx: WorkflowContext;
 
   constructor(private readonly options: ExecutorOptions) {
@@ -384,6 +387,7 @@ export class ReplayExecutor {
       random: () => this.recordValue('random', Math.random) as number,
       uuid: () => this.recordValue('uuid', randomUUID) as string,
       historyInfo: () => ({ ...(this.recordValue('historyInfo', this.liveHistoryInfo) as HistoryInfo) }),
+      stream: (name) => (this.streams ??= new WorkflowStreams(this.host, !this.replayOnly)).stream(name),
       patched: (changeId) => this.patched(changeId, false),
       deprecatePatch: (changeId) => void this.patched(changeId, true),
       onUpdate: (update, handler, options) =>

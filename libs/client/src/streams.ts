@@ -1,0 +1,126 @@
+/**
+ * Reading a run's streams (docs/streams.md): `client.stream(runId, name, { from })` follows the
+ * stream as the run writes it, and `client.streamNames(runId)` lists them.
+ *
+ * A reader applies core's rules (runtime/run-stream-records.ts, `StreamFold`): each sequence number
+ * once, a fenced writer's late records ignored, nothing after a close. It polls the bus: at once
+ * while records keep coming, then backing off to `pollMs` while the stream is quiet, and it asks
+ * the store whether the run has finished about once a second while quiet. It ends after the close
+ * item, or once it has read the stream after seeing the run finished (a run's worker makes its
+ * streams durable before it journals the end), or when `signal` aborts.
+ */
+import { BatonError, ConfigError, NotFoundError, type StreamItem } from '@baton/core';
+import {
+  FINISHED_RUN_STATUSES,
+  checkRunStreamName,
+  type RunStreamLog,
+  type Store,
+  type Transport,
+} from '@baton/core/adapter';
+import { StreamFold, type PayloadCodec } from '@baton/core/runtime';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Options of `client.stream`. */
+export interface StreamReadOptions {
+  /**
+   * The first sequence number to yield: 1 (the default) reads the stream from its start; after a
+   * disconnect, pass the last sequence number seen plus one. @defaultValue 1
+   */
+  from?: number;
+  /** Aborting ends the iteration (without an error). */
+  signal?: AbortSignal;
+  /** The longest pause between two reads of a quiet stream. @defaultValue 250 */
+  pollMs?: number;
+}
+
+/** How often a quiet reader asks the store whether the run finished. */
+const STATUS_EVERY_MS = 1_000;
+/** The first pause of a quiet reader; doubled up to `pollMs`. */
+const FIRST_PAUSE_MS = 10;
+
+export interface StreamDeps {
+  transport: Transport;
+  store: Store;
+  codec: PayloadCodec;
+  connect(): Promise<void>;
+}
+
+function streamLog(transport: Transport): RunStreamLog {
+  const log = transport.runStreams;
+  if (log === undefined) {
+    throw new BatonError(
+      'BATON_UNSUPPORTED',
+      `the ${transport.name} transport has no run streams; use NATS, Kafka, the Redis bus or memory`,
+    );
+  }
+  return log;
+}
+
+/** The run's record, or NotFoundError naming it. */
+async function runOf(store: Store, runId: string) {
+  const run = await store.runs.get(runId);
+  if (run === undefined) {
+    throw new NotFoundError(`run ${runId} is not known to the store: check the id (a finished run may have been deleted)`);
+  }
+  return run;
+}
+
+/** The names of the run's streams, in the order they were first written. */
+export async function streamNames(deps: StreamDeps, runId: string): Promise<string[]> {
+  await deps.connect();
+  const log = streamLog(deps.transport);
+  const run = await runOf(deps.store, runId);
+  return log.names(runId, { sinceMs: run.createdAt });
+}
+
+/** Follows the stream `name` of run `runId`; see the module's comment. */
+export async function* readStream<T>(
+  deps: StreamDeps,
+  runId: string,
+  name: string,
+  options: StreamReadOptions = {},
+): AsyncGenerator<StreamItem<T>, void, undefined> {
+  checkRunStreamName(name);
+  const from = options.from ?? 1;
+  if (!Number.isSafeInteger(from) || from < 1) {
+    throw new ConfigError(`client.stream: from must be a whole number of at least 1, got ${String(from)}`);
+  }
+  const pollMs = options.pollMs ?? 250;
+  if (!(pollMs > 0)) throw new ConfigError(`client.stream: pollMs must be above 0, got ${String(pollMs)}`);
+  const { signal } = options;
+  await deps.connect();
+  const log = streamLog(deps.transport);
+  const run = await runOf(deps.store, runId);
+  const fold = new StreamFold(deps.codec, runId, name);
+  const sinceMs = run.createdAt;
+  let finished = FINISHED_RUN_STATUSES.includes(run.status);
+  let lastStatusAt = Date.now();
+  let pause = FIRST_PAUSE_MS;
+  while (signal?.aborted !== true) {
+    // Read once more after the run was seen finished: its streams were durable before its end.
+    const readAfterEnd = finished;
+    const records = await log.read(runId, name, fold.lastPosition, { sinceMs });
+    for (const item of fold.applyAll(records)) {
+      if (item.seq >= from) yield item as StreamItem<T>;
+      if (item.kind === 'close') return;
+    }
+    if (records.length > 0) {
+      pause = FIRST_PAUSE_MS;
+      continue;
+    }
+    if (readAfterEnd) return;
+    if (Date.now() - lastStatusAt >= STATUS_EVERY_MS) {
+      lastStatusAt = Date.now();
+      const now = await deps.store.runs.get(runId);
+      // A run deleted meanwhile has finished too: what its streams hold is all there is.
+      finished = now === undefined || FINISHED_RUN_STATUSES.includes(now.status);
+      if (finished) continue;
+    }
+    try {
+      await sleep(pause, undefined, signal ? { signal } : undefined);
+    } catch {
+      return; // aborted
+    }
+    pause = Math.min(pollMs, pause * 2);
+  }
+}
