@@ -587,7 +587,11 @@ export class Client {
    *   if (item.kind === 'chunk') process.stdout.write(item.value);
    * }
    */
-  stream<T = unknown>(runId: string, name: string, options?: StreamReadOptions): AsyncIterable<StreamItem<T>> {
+  stream<T = unknown>(
+    runId: string,
+    name: string,
+    options?: StreamReadOptions,
+  ): AsyncIterable<StreamItem<T>> {
     const store = this.requireStore('stream');
     return readStream<T>(this.streamDeps(store), runId, name, options);
   }

@@ -60,7 +60,9 @@ function streamLog(transport: Transport): RunStreamLog {
 async function runOf(store: Store, runId: string) {
   const run = await store.runs.get(runId);
   if (run === undefined) {
-    throw new NotFoundError(`run ${runId} is not known to the store: check the id (a finished run may have been deleted)`);
+    throw new NotFoundError(
+      `run ${runId} is not known to the store: check the id (a finished run may have been deleted)`,
+    );
   }
   return run;
 }

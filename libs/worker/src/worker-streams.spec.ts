@@ -62,7 +62,12 @@ describe('run streams (memory adapters)', () => {
 
     const items = await tokens;
     expect(items.map((i) => i.seq)).toEqual([1, 2, 3, 4, 5]);
-    expect(items.slice(0, 4).map((i) => (i.kind === 'chunk' ? i.value : i.kind))).toEqual(['a', 'b', 'c', 'd']);
+    expect(items.slice(0, 4).map((i) => (i.kind === 'chunk' ? i.value : i.kind))).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
     expect(items[0]).toMatchObject({ kind: 'chunk', step: 0, attempt: 1 });
     expect(items.at(-1)).toEqual({ seq: 5, kind: 'close' });
     const progress = await collect(f.client.stream<{ phase: string }>(run.runId, 'progress'));

@@ -56,11 +56,19 @@ export function encodeStreamRecord(
   epoch: number,
   items: readonly WireStreamItem[],
 ): Uint8Array {
-  const plain = encodeJson({ v: 1, e: epoch, i: [...items] } satisfies WireRecord, `a chunk of run stream '${stream}'`);
+  const plain = encodeJson(
+    { v: 1, e: epoch, i: [...items] } satisfies WireRecord,
+    `a chunk of run stream '${stream}'`,
+  );
   return codec.encode(plain, { runId, what: RUN_STREAM_RECORD, label: `run stream '${stream}' record` });
 }
 
-function decodeStreamRecord(codec: PayloadCodec, runId: string, stream: string, record: JournalRecord): WireRecord {
+function decodeStreamRecord(
+  codec: PayloadCodec,
+  runId: string,
+  stream: string,
+  record: JournalRecord,
+): WireRecord {
   const label = `run stream '${stream}' record at position ${record.position}`;
   const plain = codec.decode(record.data, { runId, what: RUN_STREAM_RECORD, label });
   let parsed: unknown;

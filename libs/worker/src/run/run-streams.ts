@@ -23,10 +23,7 @@
  *    session is told (`onFailure`), and the run resumes elsewhere, where the replay writes the
  *    workflow's chunks again (invariant 2) and a re-run activity starts with a reset.
  */
-import {
-  BatonError,
-  PayloadTooLargeError,
-} from '@baton/core';
+import { BatonError, PayloadTooLargeError } from '@baton/core';
 import { JournalConflictError, type RunStreamLog } from '@baton/core/adapter';
 import {
   encodeStreamRecord,
@@ -82,7 +79,8 @@ export class RunStreams {
       );
     }
     let writer = this.writers.get(stream);
-    if (writer === undefined) this.writers.set(stream, (writer = new StreamWriter(log, stream, this.options)));
+    if (writer === undefined)
+      this.writers.set(stream, (writer = new StreamWriter(log, stream, this.options)));
     return writer.write(write, bytes);
   }
 

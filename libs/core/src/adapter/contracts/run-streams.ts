@@ -20,7 +20,6 @@
  * bus may add a push later without changing this contract), and any notion of leases.
  */
 import { ConfigError } from '../../shared/errors.js';
-import type { JournalRecord } from './transport.js';
 
 /** What a run stream may be called: the same on every bus (a subject token, a key part). */
 export const RUN_STREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -32,6 +31,13 @@ export function checkRunStreamName(stream: string): void {
       `run stream name '${String(stream)}' is not allowed: use 1 to 64 letters, digits, '-' or '_'`,
     );
   }
+}
+
+/** One record of a run stream, as read back (the shape of a journal record). */
+export interface RunStreamRecord {
+  /** Strictly increasing within the (run, stream). */
+  position: number;
+  data: Uint8Array;
 }
 
 /** One append to a run's stream: a record of encoded chunks. */
@@ -71,7 +77,7 @@ export interface RunStreamLog {
     stream: string,
     afterPosition: number,
     options?: RunStreamReadOptions,
-  ): Promise<JournalRecord[]>;
+  ): Promise<RunStreamRecord[]>;
   /**
    * Adds `stream` to the run's index of stream names (a name already there is fine). A writer
    * calls it before its first append to a stream.

@@ -17,7 +17,11 @@ export const MAX_STREAM_CHUNK_BYTES = 256 * 1024;
 function chunkBytes(stream: string, value: unknown): number {
   const bytes = encodeJson(value, `a chunk written to run stream '${stream}'`).byteLength;
   if (bytes > MAX_STREAM_CHUNK_BYTES) {
-    throw new PayloadTooLargeError(`a chunk written to run stream '${stream}'`, bytes, MAX_STREAM_CHUNK_BYTES);
+    throw new PayloadTooLargeError(
+      `a chunk written to run stream '${stream}'`,
+      bytes,
+      MAX_STREAM_CHUNK_BYTES,
+    );
   }
   return bytes;
 }
