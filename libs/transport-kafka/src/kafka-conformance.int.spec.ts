@@ -47,4 +47,5 @@ const owned = (priorityLanes: boolean) => {
 describeTransportConformance('kafka (partitions owned by presence)', () => owned(false), {
   ackWaitMs: ACK_WAIT_MS,
   priorityLanes: () => owned(true),
+  withoutRunStreams: 'the same journal topic as the suite above, whose run streams section covers it',
 });

@@ -20,6 +20,7 @@ import { describeGroupLogConformance } from './group-log.js';
 import { describeJournalConformance } from './journal.js';
 import { describePriorityConformance } from './priorities.js';
 import { describeQueueConformance } from './queue.js';
+import { describeRunStreamConformance } from './run-streams.js';
 
 /** Options of {@link describeTransportConformance}. */
 export interface TransportConformanceOptions {
@@ -33,6 +34,8 @@ export interface TransportConformanceOptions {
    * is then listed as skipped under that reason instead of run. A transport with one passes nothing.
    */
   withoutGroupLog?: string;
+  /** Why the transport has no run streams, when it has none: the section is listed as skipped. */
+  withoutRunStreams?: string;
   /**
    * For a bus whose priority lanes are opt-in (NATS, Kafka: `priorityLanes`): a factory like the
    * main one with the lanes on. The priorities section then runs on its transports, and the main
@@ -65,5 +68,7 @@ export function describeTransportConformance(
     else describe.skip(`group log: ${options.withoutGroupLog}`, () => it.skip('not implemented'));
     describeDeadLetterConformance(transport);
     describeBacklogConformance(transport, factory);
+    if (options.withoutRunStreams === undefined) describeRunStreamConformance(transport);
+    else describe.skip(`run streams: ${options.withoutRunStreams}`, () => it.skip('not implemented'));
   });
 }
