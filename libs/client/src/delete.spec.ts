@@ -12,16 +12,20 @@ async function claimedRun(store: Store, transport: Transport, runId: string): Pr
 }
 
 describe('client.runs.delete', () => {
-  it('deletes a finished run from the store and purges its journal', async () => {
+  it('deletes a finished run from the store and purges its journal and streams', async () => {
     const store = memoryStore();
     const transport = memoryTransport();
     const epoch = await claimedRun(store, transport, 'done');
+    await transport.runStreams!.register('done', 'tokens');
+    await transport.runStreams!.append({ runId: 'done', stream: 'tokens', data: new Uint8Array([2]) });
     await store.runs.finish('done', epoch, { status: 'completed', result: 1 });
     const client = new Client({ transport, store });
 
     expect(await client.runs.delete('done')).toEqual({ runId: 'done', journal: 'purged' });
     expect(await store.runs.get('done')).toBeUndefined();
     expect(await transport.journal.read('done', 0)).toEqual([]);
+    expect(await transport.runStreams!.read('done', 'tokens', 0)).toEqual([]);
+    expect(await transport.runStreams!.names('done')).toEqual([]);
     await expect(client.runs.delete('done')).rejects.toMatchObject({ code: 'BATON_NOT_FOUND' });
   });
 

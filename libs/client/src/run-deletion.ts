@@ -19,7 +19,7 @@ export interface RunDeletion {
 }
 
 /**
- * Deletes a finished run's store data, then purges its journal. Undefined when the store does not
+ * Deletes a finished run's store data, then purges its journal and its run streams. Undefined when the store does not
  * know the run (nothing is purged then); RunStateError, naming the status, when it is not finished.
  */
 export async function deleteFinishedRun(
@@ -32,5 +32,6 @@ export async function deleteFinishedRun(
   if (!(await store.retention.delete(runId))) return undefined;
   if (payloads !== undefined && payloads !== store.payloads) await payloads.delete([runId]);
   await transport.journal.purge(runId);
+  await transport.runStreams?.purge(runId);
   return { runId, journal: transport.journal.purgeMode === 'deletes' ? 'purged' : 'retention' };
 }

@@ -103,6 +103,9 @@ export function runStreamsOverJournal(journal: JournalLog, startHint?: StreamSta
     },
     names,
     async purge(runId, options) {
+      assertRunId(runId);
+      // A shared log keeps every record until its own retention: nothing to find and delete.
+      if (journal.purgeMode === 'retention') return;
       for (const stream of await names(runId, options)) await journal.purge(runStreamKey(runId, stream));
       await journal.purge(runStreamIndexKey(runId));
     },

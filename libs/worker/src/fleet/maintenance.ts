@@ -400,7 +400,7 @@ export class Maintenance {
   }
 
   /**
-   * The journals of runs whose store data is gone, a few at a time. A failed purge leaves that
+   * The journals (and run streams) of runs whose store data is gone, a few at a time. A failed purge leaves that
    * journal to the bus's own limits (the store data, the gate, is already gone): it is counted
    * and logged, never retried. Returns the number of failures.
    */
@@ -409,7 +409,11 @@ export class Maintenance {
     let firstError: unknown;
     for (let i = 0; i < runIds.length; i += PURGES_IN_FLIGHT) {
       const results = await Promise.allSettled(
-        runIds.slice(i, i + PURGES_IN_FLIGHT).map((runId) => this.transport.journal.purge(runId)),
+        runIds.slice(i, i + PURGES_IN_FLIGHT).map(async (runId) => {
+          await this.transport.journal.purge(runId);
+          // The run's streams go with it (docs/streams.md, "Retention").
+          await this.transport.runStreams?.purge(runId);
+        }),
       );
       for (const result of results) {
         if (result.status === 'fulfilled') continue;

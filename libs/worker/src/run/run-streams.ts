@@ -98,6 +98,7 @@ export class RunStreams {
 class StreamWriter {
   private fold: StreamFold | undefined;
   private queue: Pending[] = [];
+  /** The pump while it runs; cleared by the pump itself as it leaves its loop (no await between). */
   private pumping: Promise<void> | undefined;
   private failure: unknown;
 
@@ -111,7 +112,7 @@ class StreamWriter {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ write, bytes, resolve, reject });
-      this.pumping ??= this.pump().finally(() => (this.pumping = undefined));
+      this.pumping ??= this.pump();
     });
   }
 
@@ -126,7 +127,13 @@ class StreamWriter {
   }
 
   private async pump(): Promise<void> {
-    while (this.queue.length > 0 && this.failure === undefined) {
+    for (;;) {
+      // Cleared in the same turn as the last look at the queue: a write queued after it starts a
+      // new pump rather than waiting on this one.
+      if (this.queue.length === 0 || this.failure !== undefined) {
+        this.pumping = undefined;
+        return;
+      }
       const batch = this.takeBatch();
       try {
         await this.appendBatch(batch);
