@@ -579,7 +579,8 @@ export class Client {
    * sequence number, from `options.from` (default 1). It waits for items while the run goes on and
    * ends after the stream's close, or once the run has finished and everything it wrote was read,
    * or when `options.signal` aborts. Each sequence number comes once; to resume after a
-   * disconnect, pass the last one seen plus one. Chunks are decrypted with the client's payload
+   * disconnect, pass the last one seen plus one. A run just started is waited for, as `result()`
+   * waits, for up to the client's `unknownRunMs`. Chunks are decrypted with the client's payload
    * protection.
    *
    * @example
@@ -603,7 +604,13 @@ export class Client {
   }
 
   private streamDeps(store: Store): StreamDeps {
-    return { transport: this.transport, store, codec: this.protection.codec, connect: () => this.connect() };
+    return {
+      transport: this.transport,
+      store,
+      codec: this.protection.codec,
+      unknownRunMs: this.resultTiming.unknownRunMs,
+      connect: () => this.connect(),
+    };
   }
 
   private requireStore(method: string): Store {

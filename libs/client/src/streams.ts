@@ -9,7 +9,8 @@
  * item, or once it has read the stream after seeing the run finished (a run's worker makes its
  * streams durable before it journals the end), or when `signal` aborts.
  */
-import { BatonError, ConfigError, NotFoundError, type StreamItem } from '@baton/core';
+import { BatonError, ConfigError, type StreamItem } from '@baton/core';
+import { notKnownError } from './run-lookup.js';
 import {
   FINISHED_RUN_STATUSES,
   checkRunStreamName,
@@ -42,6 +43,8 @@ export interface StreamDeps {
   transport: Transport;
   store: Store;
   codec: PayloadCodec;
+  /** How long a run the store does not know yet is waited for (the client's `unknownRunMs`). */
+  unknownRunMs: number;
   connect(): Promise<void>;
 }
 
@@ -56,22 +59,28 @@ function streamLog(transport: Transport): RunStreamLog {
   return log;
 }
 
-/** The run's record, or NotFoundError naming it. */
-async function runOf(store: Store, runId: string) {
-  const run = await store.runs.get(runId);
-  if (run === undefined) {
-    throw new NotFoundError(
-      `run ${runId} is not known to the store: check the id (a finished run may have been deleted)`,
-    );
+/**
+ * The run's record. A run just started may not be in the store yet (a worker creates its record
+ * when it takes the start message): asked again, backing off, for up to `unknownRunMs`; then
+ * NotFoundError naming why it may be unknown (run-lookup.ts).
+ */
+async function runOf(deps: StreamDeps, runId: string, signal?: AbortSignal) {
+  const deadline = Date.now() + deps.unknownRunMs;
+  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(250, pause * 2)) {
+    const run = await deps.store.runs.get(runId);
+    if (run !== undefined) return run;
+    if (Date.now() >= deadline || signal?.aborted === true) {
+      throw await notKnownError(deps.store, deps.transport, runId, 'client.stream: ');
+    }
+    await sleep(pause, undefined, signal ? { signal } : undefined).catch(() => undefined);
   }
-  return run;
 }
 
 /** The names of the run's streams, in the order they were first written. */
 export async function streamNames(deps: StreamDeps, runId: string): Promise<string[]> {
   await deps.connect();
   const log = streamLog(deps.transport);
-  const run = await runOf(deps.store, runId);
+  const run = await runOf(deps, runId);
   return log.names(runId, { sinceMs: run.createdAt });
 }
 
@@ -92,7 +101,7 @@ export async function* readStream<T>(
   const { signal } = options;
   await deps.connect();
   const log = streamLog(deps.transport);
-  const run = await runOf(deps.store, runId);
+  const run = await runOf(deps, runId, signal);
   const fold = new StreamFold(deps.codec, runId, name);
   const sinceMs = run.createdAt;
   let finished = FINISHED_RUN_STATUSES.includes(run.status);

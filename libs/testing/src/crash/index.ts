@@ -8,6 +8,7 @@ export { describeUnencodableCrash } from './unencodable-scenario.js';
 export { describePauseCrash } from './pause-scenario.js';
 export { describeUpdateCrash } from './update-scenario.js';
 export { describePromiseCrash } from './promise-scenario.js';
+export { describeStreamCrash } from './stream-scenario.js';
 export type { PauseCrashOptions } from './pause-scenario.js';
 export { describeScheduleCrash, scheduledRuns } from './schedule-scenario.js';
 export { describeChildCrash } from './child-scenario.js';
