@@ -17,10 +17,12 @@ import {
   postgresInsertFloor,
   redisSetFloor,
 } from './baselines/floors.js';
-import { benchEnvironment } from './environment.js';
+import { BenchServers } from './bench-servers.js';
+import { benchEnvironment, type BenchUrls } from './environment.js';
 import { parseOptions, USAGE, UsageError } from './options.js';
 import { progressBar } from './progress.js';
 import { renderReport } from './report.js';
+import type { ServerKind } from './server-cost.js';
 import type { BaselineResult, BenchConfig, BenchReport, Progress } from './types.js';
 import { runRecovery } from './workloads/recovery.js';
 import { runThroughput } from './workloads/throughput.js';
@@ -53,10 +55,19 @@ function versions(): Record<string, string> {
   };
 }
 
-async function throughputPart(config: BenchConfig, progress: Progress, report: BenchReport): Promise<void> {
+async function throughputPart(
+  config: BenchConfig,
+  servers: BenchServers,
+  progress: Progress,
+  report: BenchReport,
+): Promise<void> {
   for (const workload of config.workloads) {
     if (workload === 'recovery') continue;
-    const env = await benchEnvironment({ transport: config.transport, store: config.store, urls: config });
+    const env = await benchEnvironment({
+      transport: config.transport,
+      store: config.store,
+      urls: servers.urls,
+    });
     try {
       await env.transport.connect();
       await env.store.connect();
@@ -70,6 +81,7 @@ async function throughputPart(config: BenchConfig, progress: Progress, report: B
           concurrency: config.concurrency,
           workers: config.workers,
           singleRuns: config.singleRuns,
+          servers: servers.measured(config.transport, config.store),
           progress,
         }),
       );
@@ -82,10 +94,23 @@ async function throughputPart(config: BenchConfig, progress: Progress, report: B
   }
 }
 
-async function baselinePart(config: BenchConfig, progress: Progress, report: BenchReport): Promise<void> {
+async function baselinePart(
+  config: BenchConfig,
+  servers: BenchServers,
+  progress: Progress,
+  report: BenchReport,
+): Promise<void> {
+  const urls: BenchUrls = servers.urls;
+  const redis = servers.probe('redis');
   for (const concurrency of [1, 100]) {
     report.baselines.push(
-      await runBullmqChain10({ redisUrl: config.redisUrl, runs: config.runs, concurrency, progress }),
+      await runBullmqChain10({
+        redisUrl: urls.redisUrl,
+        runs: config.runs,
+        concurrency,
+        progress,
+        ...(redis !== undefined && { redis }),
+      }),
     );
   }
   const small = config.runs < 1000;
@@ -94,22 +119,22 @@ async function baselinePart(config: BenchConfig, progress: Progress, report: Ben
       'JetStream',
       () =>
         jetstreamPublishFloor({
-          natsUrl: config.natsUrl,
+          natsUrl: urls.natsUrl,
           count: small ? 2_000 : 20_000,
           inFlight: 256,
           progress,
         }),
     ],
-    ['Redis', () => redisSetFloor({ redisUrl: config.redisUrl, count: small ? 5_000 : 100_000, progress })],
+    ['Redis', () => redisSetFloor({ redisUrl: urls.redisUrl, count: small ? 5_000 : 100_000, progress })],
     [
       'Postgres',
-      () => postgresInsertFloor({ postgresUrl: config.postgresUrl, count: small ? 1_000 : 10_000, progress }),
+      () => postgresInsertFloor({ postgresUrl: urls.postgresUrl, count: small ? 1_000 : 10_000, progress }),
     ],
     [
       'Kafka',
       () =>
         kafkaProduceFloor({
-          kafkaUrl: config.kafkaUrl,
+          kafkaUrl: urls.kafkaUrl,
           count: small ? 2_000 : 20_000,
           inFlight: 256,
           progress,
@@ -170,6 +195,45 @@ async function main(argv: string[]): Promise<number> {
   // A key of this run's own; the throughput client reads it from here too.
   if (config.encrypt) process.env.BATON_ENCRYPTION_KEYS = `bench:${randomBytes(32).toString('base64')}`;
   if (config.runtime === 'dist') buildWorkers(progress);
+  const servers = await BenchServers.start({
+    mode: config.servers,
+    kinds: serverKinds(config),
+    shared: config,
+    log: (line) => progress.log(line),
+  });
+  // Ctrl-C or a kill: the private servers are stopped (a private PostgreSQL outlives the bench
+  // otherwise); at exit, whatever is left of them gets SIGKILL.
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write(`\n${signal}: stopping the bench's private servers (again to quit at once)\n`);
+    void servers.stop().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', () => servers.killNow());
+  try {
+    return await measure(config, servers, progress);
+  } finally {
+    await servers.stop();
+  }
+}
+
+/** The servers a run needs: its bus and store, and with the baselines every floor's. */
+function serverKinds(config: BenchConfig): ServerKind[] {
+  const kinds: ServerKind[] = [config.transport, config.store];
+  if (config.baselines) kinds.push('redis', 'nats', 'postgres', 'kafka');
+  return kinds;
+}
+
+async function measure(config: BenchConfig, servers: BenchServers, progress: Progress): Promise<number> {
+  for (const server of servers.info) {
+    progress.log(
+      `${server.kind}: ${server.private ? 'private' : 'shared'} ${server.url}` +
+        `${server.pid === null ? '' : ` (pid ${server.pid})`}; ${server.note}`,
+    );
+  }
   const cpuList = cpus();
   const report: BenchReport = {
     startedAt: new Date().toISOString(),
@@ -182,13 +246,14 @@ async function main(argv: string[]): Promise<number> {
       node: process.version,
       platform: `${process.platform}-${process.arch}`,
     },
+    servers: servers.info,
     throughput: [],
     recovery: [],
     baselines: [],
     floors: [],
   };
 
-  await throughputPart(config, progress, report);
+  await throughputPart(config, servers, progress, report);
   if (config.workloads.includes('recovery')) {
     report.recovery.push(
       await runRecovery({
@@ -196,12 +261,12 @@ async function main(argv: string[]): Promise<number> {
         store: config.store,
         kills: config.kills,
         replacementDelayMs: config.replacementDelayMs,
-        urls: config,
+        urls: servers.urls,
         progress,
       }),
     );
   }
-  if (config.baselines) await baselinePart(config, progress, report);
+  if (config.baselines) await baselinePart(config, servers, progress, report);
 
   const out = resolve(REPO_ROOT, config.out);
   mkdirSync(dirname(out), { recursive: true });

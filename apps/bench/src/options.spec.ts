@@ -24,6 +24,7 @@ describe('bench options (node:util parseArgs)', () => {
       runtime: 'dist',
       pipelineSteps: false,
       encrypt: false,
+      servers: 'auto',
       smoke: false,
       out: '.tmp/bench/bench-2026-01-02T03-04-05-678Z.json',
     });
@@ -54,6 +55,8 @@ describe('bench options (node:util parseArgs)', () => {
         '--pipeline-steps',
         '--encrypt',
         '--no-baselines',
+        '--servers',
+        'shared',
         '--out',
         'x.json',
       ),
@@ -71,6 +74,7 @@ describe('bench options (node:util parseArgs)', () => {
       pipelineSteps: true,
       encrypt: true,
       baselines: false,
+      servers: 'shared',
       out: 'x.json',
     });
   });
@@ -99,6 +103,7 @@ describe('bench options (node:util parseArgs)', () => {
     expect(() => parse('--transport', 'rabbit')).toThrow("--transport is 'rabbit'; use nats, kafka or redis");
     expect(() => parse('--store', 'mysql')).toThrow("--store is 'mysql'; use redis or postgres");
     expect(() => parse('--runtime', 'jit')).toThrow("--runtime is 'jit'; use dist or source");
+    expect(() => parse('--servers', 'mine')).toThrow("--servers is 'mine'; use auto, private or shared");
     expect(() => parse('--workloads', 'chain10,nope')).toThrow(/--workloads has 'nope'/);
   });
 });

@@ -27,14 +27,22 @@ export const USAGE = `Usage: npm run bench -- [options]
   --encrypt                     workers and the client with a fresh BATON_ENCRYPTION_KEYS: journal,
                                 checkpoints, inputs, results and signals encrypted (docs/integrity.md)
   --no-baselines                skip BullMQ and the service floors
+  --servers auto|private|shared where the bus and the store run (default auto): auto starts a
+                                private redis-server, nats-server and PostgreSQL for the run
+                                wherever their binaries are here (else uses the shared one);
+                                private insists; shared uses the BATON_TEST_* servers. Kafka is
+                                always the shared broker. Servers' CPU per step is read from /proc
+                                either way; a shared server's includes everyone else's load
   --out FILE                    JSON report (default .tmp/bench/bench-<time>.json)
   --smoke                       tiny sizes, to prove the bench works (CI): 20 runs, concurrency
                                 100, 1 kill, unless given; its figures mean nothing (too few
                                 samples, start-up included): never compare or publish them
   --help                        this text
 
-Servers: BATON_TEST_NATS_URL, BATON_TEST_REDIS_URL, BATON_TEST_POSTGRES_URL, BATON_TEST_KAFKA_URL
-(the same variables and defaults as the tests).`;
+Shared servers: BATON_TEST_NATS_URL, BATON_TEST_REDIS_URL, BATON_TEST_POSTGRES_URL,
+BATON_TEST_KAFKA_URL (the same variables and defaults as the tests). Private ones: redis-server and
+nats-server on PATH (or BATON_REDIS_SERVER_BIN, BATON_NATS_SERVER_BIN), PostgreSQL's initdb and
+pg_ctl in BATON_PG_BIN (default /usr/lib/postgresql/15/bin).`;
 
 export { UsageError } from './command.js';
 
@@ -53,6 +61,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     'pipeline-steps': { type: 'boolean' },
     encrypt: { type: 'boolean' },
     'no-baselines': { type: 'boolean' },
+    servers: { type: 'string' },
     out: { type: 'string' },
     smoke: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -76,6 +85,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
     runtime: oneOf('runtime', values.runtime, ['dist', 'source'] as const, 'dist'),
     pipelineSteps: values['pipeline-steps'] === true,
     encrypt: values.encrypt === true,
+    servers: oneOf('servers', values.servers, ['auto', 'private', 'shared'] as const, 'auto'),
     smoke,
     out: values.out ?? `.tmp/bench/bench-${now.toISOString().replace(/[:.]/g, '-')}.json`,
     natsUrl: natsTestUrl(),
