@@ -23,7 +23,7 @@ import { parseOptions, USAGE, UsageError } from './options.js';
 import { progressBar } from './progress.js';
 import { renderReport } from './report.js';
 import type { ServerKind } from './server-cost.js';
-import type { BaselineResult, BenchConfig, BenchReport, Progress } from './types.js';
+import type { BaselineResult, BenchConfig, BenchReport, Pair, Progress } from './types.js';
 import { runRecovery } from './workloads/recovery.js';
 import { runThroughput } from './workloads/throughput.js';
 
@@ -57,31 +57,27 @@ function versions(): Record<string, string> {
 
 async function throughputPart(
   config: BenchConfig,
+  pair: Pair,
   servers: BenchServers,
   progress: Progress,
   report: BenchReport,
 ): Promise<void> {
   for (const workload of config.workloads) {
     if (workload === 'recovery') continue;
-    const env = await benchEnvironment({
-      transport: config.transport,
-      store: config.store,
-      urls: servers.urls,
-    });
+    const env = await benchEnvironment({ ...pair, urls: servers.urls });
     try {
       await env.transport.connect();
       await env.store.connect();
       report.throughput.push(
         await runThroughput({
           workload,
-          transport: config.transport,
-          store: config.store,
+          ...pair,
           env,
           runs: config.runs,
           concurrency: config.concurrency,
           workers: config.workers,
           singleRuns: config.singleRuns,
-          servers: servers.measured(config.transport, config.store),
+          servers: servers.measured(pair.transport, pair.store),
           progress,
         }),
       );
@@ -146,7 +142,7 @@ async function baselinePart(
       report.floors.push(await measure());
     } catch (err) {
       // Kafka is optional unless it is the bus under test.
-      if (name === 'Kafka' && config.transport !== 'kafka') {
+      if (name === 'Kafka' && !config.pairs.some((p) => p.transport === 'kafka')) {
         progress.log(`Kafka floor skipped: ${(err as Error).message}`);
         continue;
       }
@@ -222,7 +218,7 @@ async function main(argv: string[]): Promise<number> {
 
 /** The servers a run needs: its bus and store, and with the baselines every floor's. */
 function serverKinds(config: BenchConfig): ServerKind[] {
-  const kinds: ServerKind[] = [config.transport, config.store];
+  const kinds: ServerKind[] = config.pairs.flatMap((p) => [p.transport, p.store]);
   if (config.baselines) kinds.push('redis', 'nats', 'postgres', 'kafka');
   return kinds;
 }
@@ -253,18 +249,20 @@ async function measure(config: BenchConfig, servers: BenchServers, progress: Pro
     floors: [],
   };
 
-  await throughputPart(config, servers, progress, report);
-  if (config.workloads.includes('recovery')) {
-    report.recovery.push(
-      await runRecovery({
-        transport: config.transport,
-        store: config.store,
-        kills: config.kills,
-        replacementDelayMs: config.replacementDelayMs,
-        urls: servers.urls,
-        progress,
-      }),
-    );
+  for (const pair of config.pairs) {
+    if (config.pairs.length > 1) progress.log(`== ${pair.transport}+${pair.store}`);
+    await throughputPart(config, pair, servers, progress, report);
+    if (config.workloads.includes('recovery')) {
+      report.recovery.push(
+        await runRecovery({
+          ...pair,
+          kills: config.kills,
+          replacementDelayMs: config.replacementDelayMs,
+          urls: servers.urls,
+          progress,
+        }),
+      );
+    }
   }
   if (config.baselines) await baselinePart(config, servers, progress, report);
 

@@ -85,6 +85,32 @@ describe('bench options (node:util parseArgs)', () => {
     expect(parse('--runs', '40', '--smoke')).toMatchObject({ runs: 40, kills: 1 });
   });
 
+  it('--pairs runs several bus/store pairs, all of them with all', () => {
+    expect(parse().pairs).toEqual([{ transport: 'nats', store: 'redis' }]);
+    expect(parse('--transport', 'kafka').pairs).toEqual([{ transport: 'kafka', store: 'redis' }]);
+    expect(parse('--pairs', 'kafka+postgres, redis+redis')).toMatchObject({
+      transport: 'kafka',
+      store: 'postgres',
+      pairs: [
+        { transport: 'kafka', store: 'postgres' },
+        { transport: 'redis', store: 'redis' },
+      ],
+    });
+    expect(parse('--pairs', 'all').pairs.map((p) => `${p.transport}+${p.store}`)).toEqual([
+      'nats+redis',
+      'nats+postgres',
+      'kafka+redis',
+      'kafka+postgres',
+      'redis+redis',
+    ]);
+    expect(() => parse('--pairs', 'nats+mysql')).toThrow(/--pairs names 'nats\+mysql'; a pair is BUS\+STORE/);
+    expect(() => parse('--pairs', 'nats')).toThrow(UsageError);
+    expect(() => parse('--pairs', 'nats+redis,nats+redis')).toThrow('--pairs names nats+redis twice');
+    expect(() => parse('--pairs', 'nats+redis', '--store', 'redis')).toThrow(
+      /leave --transport and --store out/,
+    );
+  });
+
   it('answers --help and -h', () => {
     expect(parseOptions(['--help'])).toBe('help');
     expect(parseOptions(['-h'])).toBe('help');

@@ -3,14 +3,28 @@
  */
 import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
 import { parseCommandArgs, UsageError, wholeNumber } from './command.js';
-import type { BenchConfig, BusKind, StoreKind, WorkloadName } from './types.js';
+import type { BenchConfig, BusKind, Pair, StoreKind, WorkloadName } from './types.js';
 
 export const WORKLOADS: readonly WorkloadName[] = ['chain10', 'fanout', 'payload', 'recovery'];
+
+/** `--pairs all`: every bus/store pair Baton supports, the Redis bus last. */
+export const ALL_PAIRS: readonly Pair[] = [
+  { transport: 'nats', store: 'redis' },
+  { transport: 'nats', store: 'postgres' },
+  { transport: 'kafka', store: 'redis' },
+  { transport: 'kafka', store: 'postgres' },
+  { transport: 'redis', store: 'redis' },
+];
+const BUSES = ['nats', 'kafka', 'redis'] as const;
+const STORES = ['redis', 'postgres'] as const;
 
 export const USAGE = `Usage: npm run bench -- [options]
 
   --transport nats|kafka|redis  bus of the Baton workers (default nats)
   --store redis|postgres        store of the Baton workers (default redis)
+  --pairs all|BUS+STORE,...     several bus/store pairs in one run, one after the other on the
+                                same servers (all: nats+redis, nats+postgres, kafka+redis,
+                                kafka+postgres, redis+redis); instead of --transport/--store
   --workloads a,b,...           of ${WORKLOADS.join(', ')} (default all)
   --runs N                      runs per throughput workload (default 1000)
   --concurrency N               BATON_CONCURRENCY of each worker process (default 1000)
@@ -50,6 +64,7 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
   const { values } = parseCommandArgs(argv, USAGE, {
     transport: { type: 'string' },
     store: { type: 'string' },
+    pairs: { type: 'string' },
     workloads: { type: 'string' },
     runs: { type: 'string' },
     concurrency: { type: 'string' },
@@ -71,9 +86,21 @@ export function parseOptions(argv: readonly string[], now = new Date()): BenchCo
   const smoke = values.smoke === true;
   const count = (flag: string, raw: string | undefined, fallback: number): number =>
     raw === undefined ? fallback : wholeNumber(`--${flag}`, raw);
+  if (values.pairs !== undefined && (values.transport !== undefined || values.store !== undefined))
+    throw new UsageError('--pairs names the buses and stores: leave --transport and --store out');
+  const pairs =
+    values.pairs === undefined
+      ? [
+          {
+            transport: oneOf('transport', values.transport, BUSES, 'nats') as BusKind,
+            store: oneOf('store', values.store, STORES, 'redis') as StoreKind,
+          },
+        ]
+      : pairList(values.pairs);
   return {
-    transport: oneOf('transport', values.transport, ['nats', 'kafka', 'redis'] as const, 'nats') as BusKind,
-    store: oneOf('store', values.store, ['redis', 'postgres'] as const, 'redis') as StoreKind,
+    transport: pairs[0]!.transport,
+    store: pairs[0]!.store,
+    pairs,
     runs: count('runs', values.runs, smoke ? 20 : 1000),
     concurrency: count('concurrency', values.concurrency, smoke ? 100 : 1000),
     workers: count('workers', values.workers, 1),
@@ -123,4 +150,33 @@ function workloadList(raw: string | undefined): WorkloadName[] {
     );
   }
   return list as WorkloadName[];
+}
+
+function pairList(raw: string): Pair[] {
+  if (raw.trim() === 'all') return ALL_PAIRS.map((p) => ({ ...p }));
+  const names = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new UsageError(`--pairs is '${raw}'; give all or BUS+STORE,...`);
+  const pairs = names.map((name): Pair => {
+    const [bus, store, extra] = name.split('+');
+    if (
+      extra !== undefined ||
+      !(BUSES as readonly string[]).includes(bus ?? '') ||
+      !(STORES as readonly string[]).includes(store ?? '')
+    ) {
+      throw new UsageError(
+        `--pairs names '${name}'; a pair is BUS+STORE with BUS ${BUSES.join('|')} and STORE ${STORES.join('|')}`,
+      );
+    }
+    return { transport: bus as BusKind, store: store as StoreKind };
+  });
+  const seen = new Set<string>();
+  for (const p of pairs) {
+    const key = `${p.transport}+${p.store}`;
+    if (seen.has(key)) throw new UsageError(`--pairs names ${key} twice`);
+    seen.add(key);
+  }
+  return pairs;
 }

@@ -196,4 +196,24 @@ describe('bench report text', () => {
     expect(text).toMatch(/^fanout nats\+redis .* - \(kafka: unread\) /m);
     expect(text).toContain("fanout nats+redis: kafka's CPU not read: no process listens on port 9092");
   });
+
+  it('names the pair of every row, and gives each pair its ratios, when a run has several', () => {
+    const report = reportOf(['--pairs', 'nats+redis,kafka+postgres']);
+    report.throughput.push({
+      ...report.throughput[0]!,
+      transport: 'kafka',
+      store: 'postgres',
+      stepsPerSecond: 100,
+    });
+    const text = renderReport(report);
+    expect(text).toContain('nats+redis,kafka+postgres  runs=');
+    expect(text).toMatch(/^chain10 nats\+redis +20 +200 /m);
+    expect(text).toMatch(/^chain10 kafka\+postgres +20 +100 /m);
+    expect(text).toMatch(
+      /^chain10 nats\+redis as ratios\n(.*\n){2}steps\/s vs BullMQ steps \(concurrency 100\) +0\.20 /m,
+    );
+    expect(text).toMatch(
+      /^chain10 kafka\+postgres as ratios\n(.*\n){2}steps\/s vs BullMQ steps \(concurrency 100\) +0\.10 /m,
+    );
+  });
 });

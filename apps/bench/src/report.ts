@@ -29,6 +29,9 @@ export const SMOKE_WARNING =
 const HIGHER_IS_BETTER = 'higher is better';
 const LOWER_IS_BETTER = 'lower is better';
 
+/** A result's bus and store, as the tables name them. */
+const pairOf = (t: { transport: string; store: string }): string => `${t.transport}+${t.store}`;
+
 function find(list: readonly BaselineResult[], needle: string): BaselineResult | undefined {
   return list.find((b) => b.name.toLowerCase().includes(needle));
 }
@@ -37,7 +40,7 @@ export function renderReport(report: BenchReport): string {
   const out: string[] = [];
   const c = report.config;
   out.push(
-    `Baton bench  ${report.startedAt}  ${c.transport}+${c.store}  runs=${c.runs} concurrency=${c.concurrency} ` +
+    `Baton bench  ${report.startedAt}  ${(c.pairs ?? [c]).map((p) => `${p.transport}+${p.store}`).join(',')}  runs=${c.runs} concurrency=${c.concurrency} ` +
       `workers=${c.workers} runtime=${c.runtime}${c.pipelineSteps ? ' pipelined-steps' : ''}${c.encrypt ? ' encrypted' : ''}  node ${report.machine.node}, ${report.machine.cpus} cpus (${report.machine.cpuModel})`,
   );
   if (c.smoke === true) out.push('', SMOKE_WARNING);
@@ -46,6 +49,7 @@ export function renderReport(report: BenchReport): string {
       '',
       `Servers: ${report.servers.map((s) => `${s.kind} ${s.private ? 'private (started for this run)' : 'shared'}`).join(', ')}`,
     );
+  const manyPairs = new Set(report.throughput.map(pairOf)).size > 1;
   if (report.throughput.length > 0) {
     out.push('', 'Throughput (latencies in ms, p50 / p99)');
     out.push(
@@ -64,7 +68,7 @@ export function renderReport(report: BenchReport): string {
           'peak RSS MiB',
         ],
         report.throughput.map((t) => [
-          t.workload,
+          manyPairs ? `${t.workload} ${pairOf(t)}` : t.workload,
           num(t.runsPerSecond),
           num(t.stepsPerSecond),
           pct(t.runLatency),
@@ -131,9 +135,9 @@ export function renderReport(report: BenchReport): string {
     );
   }
   out.push(...cpuTable(report));
-  const chain = report.throughput.find((t) => t.workload === 'chain10');
-  if (chain && others.length > 0) {
-    out.push('', 'chain10 as ratios');
+  const chains = report.throughput.filter((t) => t.workload === 'chain10');
+  for (const chain of others.length > 0 ? chains : []) {
+    out.push('', chains.length > 1 ? `chain10 ${pairOf(chain)} as ratios` : 'chain10 as ratios');
     const rows: string[][] = [];
     for (const b of report.baselines) {
       rows.push([

@@ -26,9 +26,18 @@ export interface BenchServerInfo {
   note: string;
 }
 
-export interface BenchConfig {
+/** A bus and a store the Baton workers run on. */
+export interface Pair {
   transport: BusKind;
   store: StoreKind;
+}
+
+export interface BenchConfig {
+  /** The first of `pairs` (the only one unless --pairs names more). */
+  transport: BusKind;
+  store: StoreKind;
+  /** Every bus/store pair measured, in order: each runs the workloads, on the same servers. */
+  pairs: Pair[];
   /** Runs per throughput workload. */
   runs: number;
   /** BATON_CONCURRENCY of each worker process. */
