@@ -168,7 +168,7 @@ export function postgresServerProbe(
     pid: base.pid,
     unreadable: base.unreadable,
     read: async () => {
-      await (connected ??= client.connect());
+      await (connected ??= client.connect().then(() => undefined));
       // Read-only: the probe is given no transaction id of its own.
       const [{ rows }, cpu] = await Promise.all([
         client.query<{ lsn: string; xmax: string; commits: string | null; rollbacks: string | null }>(
