@@ -234,13 +234,21 @@ export class BenchServers {
     return list;
   }
 
-  /** Closes the probes and stops the private servers. */
-  async stop(): Promise<void> {
-    await Promise.allSettled([...this.probes.values()].map((p) => p.close()));
-    this.probes.clear();
-    await Promise.allSettled([this.redis?.dispose(), this.nats?.dispose(), this.postgres?.stop()]);
-    this.redis = this.nats = undefined;
-    this.postgres = undefined;
+  private stopping: Promise<void> | undefined;
+
+  /**
+   * Closes the probes and stops the private servers, removing their directories. Called again
+   * while that is under way (Ctrl-C, then the run failing because its servers went), it waits for
+   * the same stop, so the process does not exit halfway.
+   */
+  stop(): Promise<void> {
+    return (this.stopping ??= (async () => {
+      await Promise.allSettled([...this.probes.values()].map((p) => p.close()));
+      this.probes.clear();
+      await Promise.allSettled([this.redis?.dispose(), this.nats?.dispose(), this.postgres?.stop()]);
+      this.redis = this.nats = undefined;
+      this.postgres = undefined;
+    })());
   }
 
   /** Synchronous last resort (process exit): the private servers get SIGKILL. */

@@ -19,6 +19,7 @@ import {
 } from './baselines/floors.js';
 import { BenchServers } from './bench-servers.js';
 import { benchEnvironment, type BenchUrls } from './environment.js';
+import { stopOnSignal } from './command.js';
 import { parseOptions, USAGE, UsageError } from './options.js';
 import { progressBar } from './progress.js';
 import { renderReport } from './report.js';
@@ -197,17 +198,9 @@ async function main(argv: string[]): Promise<number> {
     shared: config,
     log: (line) => progress.log(line),
   });
-  // Ctrl-C or a kill: the private servers are stopped (a private PostgreSQL outlives the bench
-  // otherwise); at exit, whatever is left of them gets SIGKILL.
-  let interrupted = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    process.stderr.write(`\n${signal}: stopping the bench's private servers (again to quit at once)\n`);
-    void servers.stop().finally(() => process.exit(130));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // Ctrl-C or a kill: the private servers are stopped and their directories removed (a private
+  // PostgreSQL outlives the bench otherwise); at exit, whatever is left of them gets SIGKILL.
+  stopOnSignal("the bench's private servers", () => servers.stop());
   process.on('exit', () => servers.killNow());
   try {
     return await measure(config, servers, progress);
