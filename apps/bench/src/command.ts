@@ -77,3 +77,27 @@ export function busAndStore(values: { transport?: unknown; store?: unknown }): {
     throw new UsageError(`--store is '${String(values.store)}'; use redis or postgres`);
   return { transport: values.transport, store: values.store };
 }
+
+/** A repeat of the signal sooner than this is the same Ctrl-C (tsx relays it to its child too). */
+const REPEAT_SIGNAL_MS = 1_000;
+
+/**
+ * On SIGINT or SIGTERM: `stop` (the command's processes and servers), then exit 130. The same
+ * signal again within a second is the first one relayed (a terminal's Ctrl-C reaches the whole
+ * process group, and tsx passes it on to the script once more) and is ignored; later, it exits at
+ * once.
+ */
+export function stopOnSignal(what: string, stop: () => Promise<unknown>): void {
+  let first: number | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (first !== undefined) {
+      if (Date.now() - first > REPEAT_SIGNAL_MS) process.exit(130);
+      return;
+    }
+    first = Date.now();
+    process.stderr.write(`\n${signal}: stopping ${what} (again to quit at once)\n`);
+    void stop().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

@@ -28,7 +28,7 @@ import {
 } from '@baton/testing/servers';
 import { benchEnvironmentFactory } from './environment.js';
 import { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
-import { parseCommandArgs, runCommand, UsageError, wholeNumber } from './command.js';
+import { parseCommandArgs, runCommand, stopOnSignal, UsageError, wholeNumber } from './command.js';
 import {
   difference,
   listenerPid,
@@ -269,16 +269,10 @@ await runCommand(USAGE, parse, async (config) => {
   process.env.BATON_WORKER_RUNTIME ??= 'dist';
   const servers = new Servers();
   // Ctrl-C and kill: the workers get SIGTERM through the world's dispose, the servers are stopped.
-  let interrupted = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    console.error(`${signal}: stopping the fleet and the servers (again to quit at once)`);
+  stopOnSignal('the fleet and the servers', () => {
     killEveryWorkerNow();
-    void servers.stop().finally(() => process.exit(130));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+    return servers.stop();
+  });
   process.on('exit', () => {
     killEveryWorkerNow();
     servers.killNow();

@@ -6,24 +6,11 @@
  * readings is the window's load. Kafka counts nothing cheaply (its counters are JMX), so on Kafka
  * only the broker's CPU is read.
  */
-import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { cpuSeconds } from './proc-stat.js';
 
-/** Clock ticks per second of /proc/<pid>/stat times; 100 on every Linux we know of. */
-const CLOCK_TICKS = 100;
-
-/** CPU seconds (user + system) a process has used so far; undefined once it is gone. */
-export async function cpuSeconds(pid: number): Promise<number | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may contain spaces) start after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
-}
+export { cpuSeconds, listenerPid } from './proc-stat.js';
 
 /** One reading: CPU seconds by process, and counters by name. */
 export interface Reading {
@@ -163,30 +150,4 @@ export function postgresProbe(adminUrl: string, database: string): Probe {
       await client.end().catch(() => undefined);
     },
   };
-}
-
-/** The pid of the process listening on a TCP port of this host (a shared Kafka broker), from /proc. */
-export async function listenerPid(port: number): Promise<number | undefined> {
-  const { readdir, readlink } = await import('node:fs/promises');
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    const text = await readFile(table, 'utf8').catch(() => '');
-    for (const line of text.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      // local_address is HEX_IP:HEX_PORT; state 0A is LISTEN.
-      if (cols.length > 9 && cols[3] === '0A' && parseInt(cols[1]!.split(':')[1]!, 16) === port)
-        inodes.add(cols[9]!);
-    }
-  }
-  if (inodes.size === 0) return undefined;
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fds = await readdir(`/proc/${entry}/fd`).catch(() => [] as string[]);
-    for (const fd of fds) {
-      const link = await readlink(`/proc/${entry}/fd/${fd}`).catch(() => '');
-      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
-      if (inode !== undefined && inodes.has(inode)) return Number(entry);
-    }
-  }
-  return undefined;
 }

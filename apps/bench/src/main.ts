@@ -17,11 +17,14 @@ import {
   postgresInsertFloor,
   redisSetFloor,
 } from './baselines/floors.js';
-import { benchEnvironment } from './environment.js';
+import { BenchServers } from './bench-servers.js';
+import { benchEnvironment, type BenchUrls } from './environment.js';
+import { stopOnSignal } from './command.js';
 import { parseOptions, USAGE, UsageError } from './options.js';
 import { progressBar } from './progress.js';
 import { renderReport } from './report.js';
-import type { BaselineResult, BenchConfig, BenchReport, Progress } from './types.js';
+import type { ServerKind } from './server-cost.js';
+import type { BaselineResult, BenchConfig, BenchReport, Pair, Progress } from './types.js';
 import { runRecovery } from './workloads/recovery.js';
 import { runThroughput } from './workloads/throughput.js';
 
@@ -53,23 +56,29 @@ function versions(): Record<string, string> {
   };
 }
 
-async function throughputPart(config: BenchConfig, progress: Progress, report: BenchReport): Promise<void> {
+async function throughputPart(
+  config: BenchConfig,
+  pair: Pair,
+  servers: BenchServers,
+  progress: Progress,
+  report: BenchReport,
+): Promise<void> {
   for (const workload of config.workloads) {
     if (workload === 'recovery') continue;
-    const env = await benchEnvironment({ transport: config.transport, store: config.store, urls: config });
+    const env = await benchEnvironment({ ...pair, urls: servers.urls });
     try {
       await env.transport.connect();
       await env.store.connect();
       report.throughput.push(
         await runThroughput({
           workload,
-          transport: config.transport,
-          store: config.store,
+          ...pair,
           env,
           runs: config.runs,
           concurrency: config.concurrency,
           workers: config.workers,
           singleRuns: config.singleRuns,
+          servers: servers.measured(pair.transport, pair.store),
           progress,
         }),
       );
@@ -82,10 +91,23 @@ async function throughputPart(config: BenchConfig, progress: Progress, report: B
   }
 }
 
-async function baselinePart(config: BenchConfig, progress: Progress, report: BenchReport): Promise<void> {
+async function baselinePart(
+  config: BenchConfig,
+  servers: BenchServers,
+  progress: Progress,
+  report: BenchReport,
+): Promise<void> {
+  const urls: BenchUrls = servers.urls;
+  const redis = servers.probe('redis');
   for (const concurrency of [1, 100]) {
     report.baselines.push(
-      await runBullmqChain10({ redisUrl: config.redisUrl, runs: config.runs, concurrency, progress }),
+      await runBullmqChain10({
+        redisUrl: urls.redisUrl,
+        runs: config.runs,
+        concurrency,
+        progress,
+        ...(redis !== undefined && { redis }),
+      }),
     );
   }
   const small = config.runs < 1000;
@@ -94,22 +116,22 @@ async function baselinePart(config: BenchConfig, progress: Progress, report: Ben
       'JetStream',
       () =>
         jetstreamPublishFloor({
-          natsUrl: config.natsUrl,
+          natsUrl: urls.natsUrl,
           count: small ? 2_000 : 20_000,
           inFlight: 256,
           progress,
         }),
     ],
-    ['Redis', () => redisSetFloor({ redisUrl: config.redisUrl, count: small ? 5_000 : 100_000, progress })],
+    ['Redis', () => redisSetFloor({ redisUrl: urls.redisUrl, count: small ? 5_000 : 100_000, progress })],
     [
       'Postgres',
-      () => postgresInsertFloor({ postgresUrl: config.postgresUrl, count: small ? 1_000 : 10_000, progress }),
+      () => postgresInsertFloor({ postgresUrl: urls.postgresUrl, count: small ? 1_000 : 10_000, progress }),
     ],
     [
       'Kafka',
       () =>
         kafkaProduceFloor({
-          kafkaUrl: config.kafkaUrl,
+          kafkaUrl: urls.kafkaUrl,
           count: small ? 2_000 : 20_000,
           inFlight: 256,
           progress,
@@ -121,7 +143,7 @@ async function baselinePart(config: BenchConfig, progress: Progress, report: Ben
       report.floors.push(await measure());
     } catch (err) {
       // Kafka is optional unless it is the bus under test.
-      if (name === 'Kafka' && config.transport !== 'kafka') {
+      if (name === 'Kafka' && !config.pairs.some((p) => p.transport === 'kafka')) {
         progress.log(`Kafka floor skipped: ${(err as Error).message}`);
         continue;
       }
@@ -170,6 +192,37 @@ async function main(argv: string[]): Promise<number> {
   // A key of this run's own; the throughput client reads it from here too.
   if (config.encrypt) process.env.BATON_ENCRYPTION_KEYS = `bench:${randomBytes(32).toString('base64')}`;
   if (config.runtime === 'dist') buildWorkers(progress);
+  const servers = await BenchServers.start({
+    mode: config.servers,
+    kinds: serverKinds(config),
+    shared: config,
+    log: (line) => progress.log(line),
+  });
+  // Ctrl-C or a kill: the private servers are stopped and their directories removed (a private
+  // PostgreSQL outlives the bench otherwise); at exit, whatever is left of them gets SIGKILL.
+  stopOnSignal("the bench's private servers", () => servers.stop());
+  process.on('exit', () => servers.killNow());
+  try {
+    return await measure(config, servers, progress);
+  } finally {
+    await servers.stop();
+  }
+}
+
+/** The servers a run needs: its bus and store, and with the baselines every floor's. */
+function serverKinds(config: BenchConfig): ServerKind[] {
+  const kinds: ServerKind[] = config.pairs.flatMap((p) => [p.transport, p.store]);
+  if (config.baselines) kinds.push('redis', 'nats', 'postgres', 'kafka');
+  return kinds;
+}
+
+async function measure(config: BenchConfig, servers: BenchServers, progress: Progress): Promise<number> {
+  for (const server of servers.info) {
+    progress.log(
+      `${server.kind}: ${server.private ? 'private' : 'shared'} ${server.url}` +
+        `${server.pid === null ? '' : ` (pid ${server.pid})`}; ${server.note}`,
+    );
+  }
   const cpuList = cpus();
   const report: BenchReport = {
     startedAt: new Date().toISOString(),
@@ -182,26 +235,29 @@ async function main(argv: string[]): Promise<number> {
       node: process.version,
       platform: `${process.platform}-${process.arch}`,
     },
+    servers: servers.info,
     throughput: [],
     recovery: [],
     baselines: [],
     floors: [],
   };
 
-  await throughputPart(config, progress, report);
-  if (config.workloads.includes('recovery')) {
-    report.recovery.push(
-      await runRecovery({
-        transport: config.transport,
-        store: config.store,
-        kills: config.kills,
-        replacementDelayMs: config.replacementDelayMs,
-        urls: config,
-        progress,
-      }),
-    );
+  for (const pair of config.pairs) {
+    if (config.pairs.length > 1) progress.log(`== ${pair.transport}+${pair.store}`);
+    await throughputPart(config, pair, servers, progress, report);
+    if (config.workloads.includes('recovery')) {
+      report.recovery.push(
+        await runRecovery({
+          ...pair,
+          kills: config.kills,
+          replacementDelayMs: config.replacementDelayMs,
+          urls: servers.urls,
+          progress,
+        }),
+      );
+    }
   }
-  if (config.baselines) await baselinePart(config, progress, report);
+  if (config.baselines) await baselinePart(config, servers, progress, report);
 
   const out = resolve(REPO_ROOT, config.out);
   mkdirSync(dirname(out), { recursive: true });

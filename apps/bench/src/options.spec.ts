@@ -24,6 +24,7 @@ describe('bench options (node:util parseArgs)', () => {
       runtime: 'dist',
       pipelineSteps: false,
       encrypt: false,
+      servers: 'auto',
       smoke: false,
       out: '.tmp/bench/bench-2026-01-02T03-04-05-678Z.json',
     });
@@ -54,6 +55,8 @@ describe('bench options (node:util parseArgs)', () => {
         '--pipeline-steps',
         '--encrypt',
         '--no-baselines',
+        '--servers',
+        'shared',
         '--out',
         'x.json',
       ),
@@ -71,6 +74,7 @@ describe('bench options (node:util parseArgs)', () => {
       pipelineSteps: true,
       encrypt: true,
       baselines: false,
+      servers: 'shared',
       out: 'x.json',
     });
   });
@@ -79,6 +83,32 @@ describe('bench options (node:util parseArgs)', () => {
     expect(parse('--smoke')).toMatchObject({ smoke: true, runs: 20, kills: 1, concurrency: 100 });
     expect(parse('--smoke', '--runs', '40')).toMatchObject({ runs: 40, kills: 1 });
     expect(parse('--runs', '40', '--smoke')).toMatchObject({ runs: 40, kills: 1 });
+  });
+
+  it('--pairs runs several bus/store pairs, all of them with all', () => {
+    expect(parse().pairs).toEqual([{ transport: 'nats', store: 'redis' }]);
+    expect(parse('--transport', 'kafka').pairs).toEqual([{ transport: 'kafka', store: 'redis' }]);
+    expect(parse('--pairs', 'kafka+postgres, redis+redis')).toMatchObject({
+      transport: 'kafka',
+      store: 'postgres',
+      pairs: [
+        { transport: 'kafka', store: 'postgres' },
+        { transport: 'redis', store: 'redis' },
+      ],
+    });
+    expect(parse('--pairs', 'all').pairs.map((p) => `${p.transport}+${p.store}`)).toEqual([
+      'nats+redis',
+      'nats+postgres',
+      'kafka+redis',
+      'kafka+postgres',
+      'redis+redis',
+    ]);
+    expect(() => parse('--pairs', 'nats+mysql')).toThrow(/--pairs names 'nats\+mysql'; a pair is BUS\+STORE/);
+    expect(() => parse('--pairs', 'nats')).toThrow(UsageError);
+    expect(() => parse('--pairs', 'nats+redis,nats+redis')).toThrow('--pairs names nats+redis twice');
+    expect(() => parse('--pairs', 'nats+redis', '--store', 'redis')).toThrow(
+      /leave --transport and --store out/,
+    );
   });
 
   it('answers --help and -h', () => {
@@ -99,6 +129,7 @@ describe('bench options (node:util parseArgs)', () => {
     expect(() => parse('--transport', 'rabbit')).toThrow("--transport is 'rabbit'; use nats, kafka or redis");
     expect(() => parse('--store', 'mysql')).toThrow("--store is 'mysql'; use redis or postgres");
     expect(() => parse('--runtime', 'jit')).toThrow("--runtime is 'jit'; use dist or source");
+    expect(() => parse('--servers', 'mine')).toThrow("--servers is 'mine'; use auto, private or shared");
     expect(() => parse('--workloads', 'chain10,nope')).toThrow(/--workloads has 'nope'/);
   });
 });

@@ -3,12 +3,15 @@
  * pick instead (BullMQ's step-job pattern, same Redis, same run) and to the raw floors of the
  * services (same run), so a figure means something on any machine.
  */
+import type { ServerWindow, SystemCpu } from './server-cost.js';
 import type { BaselineResult, BenchReport, Percentiles } from './types.js';
 
 const ms = (v: number | undefined): string =>
   v === undefined || Number.isNaN(v) ? '-' : v === Infinity ? '>5000' : v < 10 ? v.toFixed(2) : v.toFixed(0);
 const num = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
 const pct = (p: Percentiles | null): string => (p ? `${ms(p.p50)} / ${ms(p.p99)}` : '-');
+/** A ratio to two decimals; `-` when the divisor is 0 (a figure under the readings' resolution). */
+const ratio = (a: number, b: number): string => (b > 0 && Number.isFinite(a / b) ? (a / b).toFixed(2) : '-');
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -26,6 +29,9 @@ export const SMOKE_WARNING =
 const HIGHER_IS_BETTER = 'higher is better';
 const LOWER_IS_BETTER = 'lower is better';
 
+/** A result's bus and store, as the tables name them. */
+const pairOf = (t: { transport: string; store: string }): string => `${t.transport}+${t.store}`;
+
 function find(list: readonly BaselineResult[], needle: string): BaselineResult | undefined {
   return list.find((b) => b.name.toLowerCase().includes(needle));
 }
@@ -34,10 +40,16 @@ export function renderReport(report: BenchReport): string {
   const out: string[] = [];
   const c = report.config;
   out.push(
-    `Baton bench  ${report.startedAt}  ${c.transport}+${c.store}  runs=${c.runs} concurrency=${c.concurrency} ` +
+    `Baton bench  ${report.startedAt}  ${(c.pairs ?? [c]).map((p) => `${p.transport}+${p.store}`).join(',')}  runs=${c.runs} concurrency=${c.concurrency} ` +
       `workers=${c.workers} runtime=${c.runtime}${c.pipelineSteps ? ' pipelined-steps' : ''}${c.encrypt ? ' encrypted' : ''}  node ${report.machine.node}, ${report.machine.cpus} cpus (${report.machine.cpuModel})`,
   );
   if (c.smoke === true) out.push('', SMOKE_WARNING);
+  if (report.servers.length > 0)
+    out.push(
+      '',
+      `Servers: ${report.servers.map((s) => `${s.kind} ${s.private ? 'private (started for this run)' : 'shared'}`).join(', ')}`,
+    );
+  const manyPairs = new Set(report.throughput.map(pairOf)).size > 1;
   if (report.throughput.length > 0) {
     out.push('', 'Throughput (latencies in ms, p50 / p99)');
     out.push(
@@ -56,7 +68,7 @@ export function renderReport(report: BenchReport): string {
           'peak RSS MiB',
         ],
         report.throughput.map((t) => [
-          t.workload,
+          manyPairs ? `${t.workload} ${pairOf(t)}` : t.workload,
           num(t.runsPerSecond),
           num(t.stepsPerSecond),
           pct(t.runLatency),
@@ -122,9 +134,10 @@ export function renderReport(report: BenchReport): string {
       ),
     );
   }
-  const chain = report.throughput.find((t) => t.workload === 'chain10');
-  if (chain && others.length > 0) {
-    out.push('', 'chain10 as ratios');
+  out.push(...cpuTable(report));
+  const chains = report.throughput.filter((t) => t.workload === 'chain10');
+  for (const chain of others.length > 0 ? chains : []) {
+    out.push('', chains.length > 1 ? `chain10 ${pairOf(chain)} as ratios` : 'chain10 as ratios');
     const rows: string[][] = [];
     for (const b of report.baselines) {
       rows.push([
@@ -140,6 +153,23 @@ export function renderReport(report: BenchReport): string {
         (chain.workerCpuMicrosPerStep / b.workerCpuMicrosPerStep).toFixed(2),
         `${LOWER_IS_BETTER} (1 = as much worker CPU per step as BullMQ)`,
       ]);
+    }
+    for (const b of report.baselines) {
+      const theirs = b.cpu;
+      const ours = chain.cpu;
+      if (!theirs || !ours) continue;
+      if (ours.totalMicrosPerStep !== null && theirs.totalMicrosPerStep !== null)
+        rows.push([
+          `total CPU µs/step vs ${b.name} worker + Redis`,
+          ratio(ours.totalMicrosPerStep, theirs.totalMicrosPerStep),
+          `${LOWER_IS_BETTER} (worker + bus + store; 1 = as much CPU per step in all as BullMQ)`,
+        ]);
+      if (ours.storeMicrosPerStep !== null && theirs.storeMicrosPerStep !== null)
+        rows.push([
+          `store CPU µs/step vs ${b.name} Redis`,
+          ratio(ours.storeMicrosPerStep, theirs.storeMicrosPerStep),
+          `${LOWER_IS_BETTER} (the shared ceiling a fleet meets${ours.busIsStore ? '; bus and store are one server' : ''})`,
+        ]);
     }
     const single = (report.baselines[0] as { singleRun?: Percentiles } | undefined)?.singleRun;
     if (single)
@@ -175,4 +205,81 @@ export function renderReport(report: BenchReport): string {
   }
   if (c.smoke === true) out.push('', SMOKE_WARNING);
   return out.join('\n');
+}
+
+/** A server's µs per step for the CPU table: `-` when unread, `*` when the server is shared. */
+function serverCell(window: ServerWindow | undefined, micros: number | null): string {
+  if (window === undefined) return '-';
+  if (micros === null) return `- (${window.server}: unread)`;
+  return `${num(micros)}${window.private ? '' : '*'} ${window.server}`;
+}
+
+/** Per-step counters of the store worth a column: Redis commands and INFO cpu, PostgreSQL transactions and WAL. */
+function storeDetail(window: ServerWindow | undefined): string {
+  if (window === undefined) return '';
+  const p = window.perStep;
+  const fixed = (v: number | undefined, digits = 2): string =>
+    v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(digits);
+  // INFO cpu is the server's own count of the same CPU, to the microsecond: the cross-check.
+  if (window.server === 'redis')
+    return `${fixed(p.commands)} commands (INFO cpu: ${num(p.infoCpuMicros ?? NaN)} µs)`;
+  if (window.server === 'postgres')
+    return `${fixed(p.transactions)} write xacts, ${fixed(p.commits)} commits, ${num(p.walBytes ?? NaN)} WAL B`;
+  return '';
+}
+
+/**
+ * "CPU per durable step": for each throughput workload and each baseline with a process of its
+ * own, the worker's, the bus's and the store's CPU over the same phase, and their total.
+ */
+function cpuTable(report: BenchReport): string[] {
+  const rows: Array<{ name: string; cpu: SystemCpu }> = [];
+  for (const t of report.throughput)
+    if (t.cpu) rows.push({ name: `${t.workload} ${t.transport}+${t.store}`, cpu: t.cpu });
+  for (const b of report.baselines) if (b.cpu) rows.push({ name: b.name, cpu: b.cpu });
+  if (rows.length === 0) return [];
+  const out = [
+    '',
+    'CPU per durable step (µs of user + system CPU over the throughput phase / the steps it completed)',
+    table(
+      ['what', 'steps', 'worker', 'bus', 'store', 'total', 'store per step'],
+      rows.map(({ name, cpu }) => {
+        const bus = cpu.servers.find((s) => s.role === 'bus');
+        const store = cpu.servers.find((s) => s.role === 'store' || s.role === 'bus+store');
+        return [
+          name,
+          num(cpu.steps),
+          num(cpu.workerMicrosPerStep),
+          cpu.busIsStore ? '(in store)' : serverCell(bus, cpu.busMicrosPerStep),
+          serverCell(store, cpu.storeMicrosPerStep),
+          cpu.totalMicrosPerStep === null ? '-' : num(cpu.totalMicrosPerStep),
+          storeDetail(store),
+        ];
+      }),
+    ),
+  ];
+  const shared = new Map<string, ServerWindow[]>();
+  for (const { cpu } of rows) {
+    for (const s of cpu.servers) if (!s.private) shared.set(s.server, [...(shared.get(s.server) ?? []), s]);
+  }
+  for (const [server, windows] of shared) {
+    const background = windows
+      .map((w) =>
+        w.backgroundCpuPerSecond === null ? '-' : `${(w.backgroundCpuPerSecond * 100).toFixed(0)}%`,
+      )
+      .join(', ');
+    const net = windows
+      .map((w) => (w.netCpuMicrosPerStep === null ? '-' : num(w.netCpuMicrosPerStep)))
+      .join(', ');
+    out.push(
+      `* ${server} is a shared server: its CPU includes everyone else's load (a core's ${background} ` +
+        `just before the phase, workers idle; less that, µs/step: ${net})`,
+    );
+  }
+  for (const { name, cpu } of rows) {
+    for (const s of cpu.servers) {
+      if (s.unreadable !== null) out.push(`${name}: ${s.server}'s CPU not read: ${s.unreadable}`);
+    }
+  }
+  return out;
 }

@@ -3,12 +3,41 @@
  * otherwise; rates are per second of wall time.
  */
 
+import type { ServerKind, SystemCpu } from './server-cost.js';
+
 export type BusKind = 'nats' | 'kafka' | 'redis';
 export type StoreKind = 'redis' | 'postgres';
 
-export interface BenchConfig {
+/**
+ * Which servers the bench measures on (bench-servers.ts): `auto` private ones where their
+ * binaries are on this machine, else the shared; `private` or fail; `shared` the BATON_TEST_* ones.
+ */
+export type ServerMode = 'auto' | 'private' | 'shared';
+
+/** One server of the run, as the report lists it. */
+export interface BenchServerInfo {
+  kind: ServerKind;
+  url: string;
+  /** Started by the bench for this run: its CPU is the bench's load alone. */
+  private: boolean;
+  /** Its (root) process on this machine, when found. */
+  pid: number | null;
+  /** How it came to be used, or why its CPU cannot be read. */
+  note: string;
+}
+
+/** A bus and a store the Baton workers run on. */
+export interface Pair {
   transport: BusKind;
   store: StoreKind;
+}
+
+export interface BenchConfig {
+  /** The first of `pairs` (the only one unless --pairs names more). */
+  transport: BusKind;
+  store: StoreKind;
+  /** Every bus/store pair measured, in order: each runs the workloads, on the same servers. */
+  pairs: Pair[];
   /** Runs per throughput workload. */
   runs: number;
   /** BATON_CONCURRENCY of each worker process. */
@@ -31,6 +60,8 @@ export interface BenchConfig {
   pipelineSteps: boolean;
   /** Workers and the client encrypt with a fresh key (BATON_ENCRYPTION_KEYS). */
   encrypt: boolean;
+  /** Private servers for the run, or the shared ones (bench-servers.ts). */
+  servers: ServerMode;
   /** --smoke: tiny sizes that prove the bench works; its figures mean nothing. */
   smoke: boolean;
   /** Where the JSON report goes. */
@@ -82,6 +113,11 @@ export interface ThroughputResult {
   workerCpuSeconds: number;
   /** workerCpuSeconds per durable step of that phase (runs × stepsPerRun), in microseconds. */
   workerCpuMicrosPerStep: number;
+  /**
+   * The bus's and the store's CPU over the same phase beside the workers', per durable step
+   * (server-cost.ts); null when neither server was measured.
+   */
+  cpu: SystemCpu | null;
 }
 
 export interface RecoveryResult {
@@ -123,6 +159,8 @@ export interface BaselineResult {
   workerCpuSeconds?: number;
   /** workerCpuSeconds per step of the throughput phase, in microseconds. */
   workerCpuMicrosPerStep?: number;
+  /** BullMQ: the worker process and its Redis (bus and store at once) per step of the phase. */
+  cpu?: SystemCpu;
 }
 
 export interface BenchReport {
@@ -130,6 +168,8 @@ export interface BenchReport {
   config: BenchConfig;
   versions: Record<string, string>;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
+  /** The servers measured on: private to the run or shared (their CPU then includes others' load). */
+  servers: BenchServerInfo[];
   throughput: ThroughputResult[];
   recovery: RecoveryResult[];
   baselines: BaselineResult[];

@@ -2,10 +2,17 @@
  * Smoke test of the BullMQ baseline and the raw floors against the shared services: tiny counts,
  * sane numbers, nothing left behind. No timing thresholds: the machine is shared.
  */
-import { kafkaTestUrl, natsTestUrl, postgresTestUrl, redisTestUrl } from '@baton/testing/servers';
+import {
+  kafkaTestUrl,
+  natsTestUrl,
+  postgresTestUrl,
+  redisTestUrl,
+  startPrivateRedis,
+} from '@baton/testing/servers';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { redisServerProbe } from '../server-probes.js';
 import type { BaselineResult, Progress } from '../types.js';
 import { CHAIN_STEPS, runBullmqChain10, runBullmqSingle } from './bullmq.js';
 import { jetstreamPublishFloor, kafkaProduceFloor, postgresInsertFloor, redisSetFloor } from './floors.js';
@@ -86,6 +93,37 @@ describe('bullmq baseline', () => {
     expect(progress.dones).toBe(1);
     // The queue was obliterated: nothing of this run is left in Redis.
     expect(await benchKeys()).toEqual(keysBefore);
+  }, 60_000);
+
+  it("reads its Redis's CPU and commands over the same phase as the worker's, on a private Redis", async () => {
+    const server = await startPrivateRedis(['--appendonly', 'no']);
+    const redis = redisServerProbe({ url: server.url, private: true, pid: server.pid() });
+    try {
+      const runs = 100;
+      const result = await runBullmqChain10({
+        redisUrl: server.url,
+        runs,
+        concurrency: 10,
+        singleRuns: 1,
+        redis,
+      });
+      const cpu = result.cpu!;
+      expect(cpu.steps).toBe(runs * CHAIN_STEPS);
+      // Redis is BullMQ's queue and its store at once: one server, counted once.
+      expect(cpu.busIsStore).toBe(true);
+      expect(cpu.busMicrosPerStep).toBeNull();
+      expect(cpu.servers).toHaveLength(1);
+      const [window] = cpu.servers;
+      expect(window).toMatchObject({ role: 'bus+store', server: 'redis', private: true, unreadable: null });
+      // Every step saves its data with a command of its own, besides each job's fetch and finish.
+      expect(window!.counters.commands).toBeGreaterThan(runs * CHAIN_STEPS);
+      expect(Number.isFinite(cpu.storeMicrosPerStep)).toBe(true);
+      expect(cpu.totalMicrosPerStep).toBeCloseTo(cpu.workerMicrosPerStep + cpu.storeMicrosPerStep!);
+      expect(cpu.workerMicrosPerStep).toBeCloseTo(result.workerCpuMicrosPerStep);
+    } finally {
+      await redis.close();
+      await server.dispose();
+    }
   }, 60_000);
 
   it('measures one run alone', async () => {

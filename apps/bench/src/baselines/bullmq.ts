@@ -21,6 +21,8 @@ import { nodeInvocation, REPO_ROOT } from '@baton/testing/crash';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { processUsage } from '../process-usage.js';
+import { systemCpu, type SystemCpu } from '../server-cost.js';
+import { ServerWindowMeter, type ServerProbe } from '../server-probes.js';
 import { percentiles, type BaselineResult, type Percentiles, type Progress } from '../types.js';
 import { CHAIN_STEPS, processStepJob, QUEUE_NAME, type ChainData } from './bullmq-steps.js';
 import type { FromWorker, ToWorker } from './bullmq-worker-main.js';
@@ -51,6 +53,8 @@ export interface BullmqChainOptions {
   concurrency: number;
   /** Runs of the sequential "one run alone" measurement. @defaultValue 50 */
   singleRuns?: number;
+  /** The Redis at `redisUrl`, whose CPU is read over the throughput phase beside the worker's. */
+  redis?: ServerProbe;
   progress?: Progress;
 }
 
@@ -73,6 +77,8 @@ export interface BullmqChainResult extends BaselineResult {
   workerCpuSeconds: number;
   /** workerCpuSeconds per step of the throughput phase (runs × 10), in microseconds. */
   workerCpuMicrosPerStep: number;
+  /** With a Redis probe: the worker's and Redis's CPU per step (Redis is BullMQ's bus and store). */
+  cpu?: SystemCpu;
 }
 
 /**
@@ -97,16 +103,21 @@ export async function runBullmqChain10(opts: BullmqChainOptions): Promise<Bullmq
   try {
     await bench.runBulk(Math.min(BULK_WARM_UP_RUNS, runs));
     const stepsBefore = await bench.stepsExecuted();
+    const meter = await ServerWindowMeter.begin(opts.redis ? [{ role: 'bus+store', probe: opts.redis }] : []);
     const usageBefore = await processUsage(bench.pid);
     const bulk = await bench.runBulk(runs, name, opts.progress);
-    const usageAfter = await processUsage(bench.pid);
+    const [usageAfter] = await Promise.all([processUsage(bench.pid), meter.end()]);
     const steps = (await bench.stepsExecuted()) - stepsBefore;
     const stepsPerSecond = (runs * CHAIN_STEPS) / (bulk.wallMs / 1_000);
     const workerCpuSeconds = usageAfter.cpuSeconds - usageBefore.cpuSeconds;
     const workerCpuMicrosPerStep = (workerCpuSeconds * 1e6) / (runs * CHAIN_STEPS);
+    const servers = meter.windows(runs * CHAIN_STEPS);
+    const cpu = servers.length > 0 ? systemCpu(runs * CHAIN_STEPS, workerCpuSeconds, servers) : undefined;
+    const redisMicros = cpu?.storeMicrosPerStep;
     opts.progress?.done(
       `${Math.round(stepsPerSecond).toLocaleString('en-US')} steps/s, ` +
-        `${Math.round(workerCpuMicrosPerStep)} µs worker CPU per step`,
+        `${Math.round(workerCpuMicrosPerStep)} µs worker CPU per step` +
+        (redisMicros == null ? '' : `, ${Math.round(redisMicros)} µs Redis CPU per step`),
     );
     return {
       name,
@@ -121,6 +132,7 @@ export async function runBullmqChain10(opts: BullmqChainOptions): Promise<Bullmq
       singleRun,
       workerCpuSeconds,
       workerCpuMicrosPerStep,
+      ...(cpu !== undefined && { cpu }),
     };
   } finally {
     await bench.close();
@@ -326,6 +338,7 @@ class WorkerProcessBench {
     private readonly prefix: string,
     private readonly queue: Queue<ChainData, number>,
     private readonly events: QueueEvents,
+    private readonly eventsConnection: Redis,
     private readonly child: ChildProcess,
   ) {
     events.on('completed', ({ jobId, returnvalue }) => {
@@ -366,8 +379,11 @@ class WorkerProcessBench {
     });
     // Its own connection: QueueEvents blocks on XREAD. From the stream's start ('0'): the prefix is
     // new, so nothing is missed between this reader starting and the first add.
+    // BullMQ leaves a connection it was handed open at close: close() below quits it.
+    const eventsConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    eventsConnection.on('error', () => undefined);
     const events = new QueueEvents(QUEUE_NAME, {
-      connection: new Redis(redisUrl, { maxRetriesPerRequest: null }),
+      connection: eventsConnection,
       prefix,
       lastEventId: '0',
     });
@@ -383,7 +399,7 @@ class WorkerProcessBench {
       },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
-    const bench = new WorkerProcessBench(connection, prefix, queue, events, child);
+    const bench = new WorkerProcessBench(connection, prefix, queue, events, eventsConnection, child);
     try {
       await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
       await bench.reply('ready');
@@ -484,6 +500,7 @@ class WorkerProcessBench {
       clearTimeout(timer);
     }
     await this.events.close().catch(() => undefined);
+    this.eventsConnection.disconnect();
     await dispose(this.queue, this.connection, this.prefix);
   }
 }

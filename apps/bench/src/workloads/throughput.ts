@@ -5,7 +5,12 @@
  * checkpoint-write histograms and their CPU time (also per durable step) and peak RSS.
  *
  * Completion times come from the store's run records (`updatedAt` of the finished run), so the
- * polling that notices completion adds nothing to the measured latencies.
+ * polling that notices completion adds nothing to the measured latencies. Completion is noticed
+ * by the store's run counts (one small read every 25 ms), and the records are read once all have
+ * finished, after the window closed: the bench's own reads add next to nothing to the store's CPU.
+ *
+ * With the bus's and the store's probes (bench-servers.ts), the servers' CPU is read at the same
+ * two moments as the workers' and reported per durable step beside it (server-cost.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +19,8 @@ import type { AnyWorkflowDefinition } from '@baton/core';
 import type { RunRecord, Store } from '@baton/core/adapter';
 import { WorkerFleet, type CrashEnvironment, type WorkerProcess } from '@baton/testing/crash';
 import { processUsage } from '../process-usage.js';
+import { systemCpu } from '../server-cost.js';
+import { ServerWindowMeter, type MeasuredServer } from '../server-probes.js';
 import {
   histogram,
   histogramPercentiles,
@@ -39,6 +46,8 @@ const INPUTS: Record<ThroughputWorkload, (i: number) => unknown> = {
 };
 /** Enqueues outstanding at once while a batch goes out. */
 const ENQUEUE_IN_FLIGHT = 256;
+/** How often the store's run counts are read while runs are awaited. */
+const COUNT_POLL_MS = 25;
 
 export interface ThroughputOptions {
   workload: ThroughputWorkload;
@@ -50,6 +59,8 @@ export interface ThroughputOptions {
   workers: number;
   /** Runs executed alone for the single-run latency. */
   singleRuns?: number;
+  /** The bus and the store whose CPU is read over the phase (none: only the workers'). */
+  servers?: readonly MeasuredServer[];
   progress: Progress;
 }
 
@@ -87,8 +98,9 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
     };
 
     // Warm-up: connections, JIT, the workers' first claims.
+    const finishedBeforeWarmUp = await finishedRuns(env.store);
     const warm = await enqueueAll(Math.min(50, options.runs), enqueue);
-    await waitFinished(env.store, warm, progress, `${workload} warm-up`, workers);
+    await waitFinished(env.store, warm, finishedBeforeWarmUp, progress, `${workload} warm-up`, workers);
 
     // One run at a time.
     const singleCount = options.singleRuns ?? 30;
@@ -102,20 +114,31 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
     }
     progress.done();
 
+    const finishedBefore = await finishedRuns(env.store);
     const before = await Promise.all(ports.map((port) => scrape(port)));
+    // The servers first: a shared one is watched for a while with the workers idle (its background).
+    const meter = await ServerWindowMeter.begin(options.servers ?? []);
     const usageBefore = await Promise.all(workers.map((w) => processUsage(w.pid)));
 
     const started = await enqueueAll(options.runs, enqueue, progress, `${workload} enqueue`);
-    const records = await waitFinished(
+    const { records, atClose: usageAfter } = await waitFinished(
       env.store,
       started,
+      finishedBefore,
       progress,
       `${workload} ${options.runs} runs`,
       workers,
+      // The window closes the moment the last run is counted finished, before the records are read.
+      async () => {
+        const [usage] = await Promise.all([
+          Promise.all(workers.map((w) => processUsage(w.pid))),
+          meter.end(),
+        ]);
+        return usage;
+      },
     );
-
+    // After the CPU readings: a scrape is work for the worker processes.
     const after = await Promise.all(ports.map((port) => scrape(port)));
-    const usageAfter = await Promise.all(workers.map((w) => processUsage(w.pid)));
     const failed = records.filter((r) => r.status !== 'completed');
     if (failed.length > 0) {
       throw new Error(
@@ -135,6 +158,8 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
       peakRssMiB: u.peakRssMiB,
     }));
     const workerCpuSeconds = workerUsage.reduce((sum, u) => sum + u.cpuSeconds, 0);
+    const windowSteps = options.runs * steps;
+    const servers = meter.windows(windowSteps);
     const window = (name: string): Histogram =>
       mergeHistograms(
         after.map((text, i) => since(requireHistogram(text, name), histogram(before[i]!, name))),
@@ -155,7 +180,8 @@ export async function runThroughput(options: ThroughputOptions): Promise<Through
       checkpointWrite: histogramPercentiles(window('baton_checkpoint_write_duration_seconds')),
       workers: workerUsage,
       workerCpuSeconds,
-      workerCpuMicrosPerStep: (workerCpuSeconds * 1e6) / (options.runs * steps),
+      workerCpuMicrosPerStep: (workerCpuSeconds * 1e6) / windowSteps,
+      cpu: servers.length > 0 ? systemCpu(windowSteps, workerCpuSeconds, servers) : null,
     };
   } finally {
     await fleet.shutdown();
@@ -195,51 +221,70 @@ async function pollUntilFinished(store: Store, runId: string, timeoutMs = 60_000
   }
 }
 
+/** Runs of the namespace the store counts finished (completed, failed or cancelled). */
+async function finishedRuns(store: Store): Promise<number> {
+  const counts = await store.runs.count();
+  return Object.entries(counts.byStatus).reduce(
+    (sum, [status, count]) => sum + (isFinishedRun(status) ? count : 0),
+    0,
+  );
+}
+
+/** Records read at once while the finished runs are fetched. */
+const READ_IN_FLIGHT = 64;
+
 /**
- * Waits until every run finished, checking the oldest unfinished runs first (they finish roughly
- * in order), a bounded batch per round, so polling stays a small load on the store.
+ * Waits until every run of `started` finished, by the store's run counts (`finishedBefore` were
+ * finished before they were enqueued): one small read per round, so the bench's polling is next
+ * to no load on the store whose CPU is measured. Then `atClose` runs (the window's end readings)
+ * and the runs' records are read, for their completion times.
  */
-async function waitFinished(
+async function waitFinished<T = undefined>(
   store: Store,
   started: readonly Started[],
+  finishedBefore: number,
   progress: Progress,
   label: string,
   /** The worker processes: one that dies fails the wait at once, with its last words. */
   workers: readonly WorkerProcess[],
+  atClose?: () => Promise<T>,
   timeoutMs = 600_000,
-): Promise<RunRecord[]> {
-  const records = new Map<string, RunRecord>();
+): Promise<{ records: RunRecord[]; atClose: T }> {
   const deadline = Date.now() + timeoutMs;
   progress.start(label, started.length);
-  // Completion times come from the store's records, so polling adds nothing to the figures; but
-  // every poll costs CPU on the machine under test. Watch the oldest unfinished run only, and
-  // read a window of the later ones once it has finished (runs finish roughly in order).
-  let cursor = 0;
-  while (records.size < started.length) {
-    while (cursor < started.length && records.has(started[cursor]!.runId)) cursor++;
-    if (cursor >= started.length) break;
-    const head = await store.runs.get(started[cursor]!.runId);
-    if (head && isFinishedRun(head.status)) {
-      records.set(head.runId, head);
-      const window = started.slice(cursor + 1, cursor + 201).filter((s) => !records.has(s.runId));
-      const found = await Promise.all(window.map((s) => store.runs.get(s.runId)));
-      for (const record of found)
-        if (record && isFinishedRun(record.status)) records.set(record.runId, record);
-      progress.tick(records.size);
-      continue;
-    }
+  for (;;) {
+    const finished = (await finishedRuns(store)) - finishedBefore;
+    progress.tick(Math.min(finished, started.length));
+    if (finished >= started.length) break;
     const dead = workers.find((w) => !w.alive);
     if (dead !== undefined) {
       throw new Error(
-        `${label}: a worker process exited with ${started.length - records.size} runs unfinished ` +
+        `${label}: a worker process exited with ${started.length - finished} runs unfinished ` +
           `(out of memory under a --max-old-space-size in BATON_WORKER_NODE_ARGS?):\n${dead.describe(10)}`,
       );
     }
     if (Date.now() > deadline) {
-      throw new Error(`${started.length - records.size} runs did not finish within ${timeoutMs / 1000} s`);
+      throw new Error(`${started.length - finished} runs did not finish within ${timeoutMs / 1000} s`);
     }
-    await sleep(50);
+    await sleep(COUNT_POLL_MS);
   }
+  const closed = (atClose ? await atClose() : undefined) as T;
   progress.done();
-  return started.map((s) => records.get(s.runId)!);
+  const records: RunRecord[] = new Array(started.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < started.length) {
+      const i = next++;
+      const record = await store.runs.get(started[i]!.runId);
+      if (!record || !isFinishedRun(record.status)) {
+        throw new Error(
+          `${label}: the store counts every run finished, but run ${started[i]!.runId} is ` +
+            `${record?.status ?? 'missing'}; the figures would be meaningless`,
+        );
+      }
+      records[i] = record;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_IN_FLIGHT, started.length) }, lane));
+  return { records, atClose: closed };
 }
