@@ -107,7 +107,10 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // DepartedWorker (what `fleet.departed()` answers) and MAX_REPORTED_RUNS (the bound on a report's
   // run ids, which the worker applies and the check enforces); how one ended is named through
   // DepartedWorker['ended'].
-  '@baton/core/adapter': { max: 175, target: 90 },
+  // 180: run streams (issue 38 item 1): the RunStreamLog contract, checkRunStreamName, and
+  // runStreamsOnContext / runStreamsOverJournal with StreamStartHint, which build a bus's run
+  // streams over its own journal log (the record types stay off the door, named through it).
+  '@baton/core/adapter': { max: 180, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once
@@ -125,7 +128,10 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // worker's options and the console's flag; HistoryLimitError, raised by the worker and matched by
   // callers; HistoryInfo, what the worker's host hands ctx.historyInfo(). Not on the authors' door,
   // which is at its budget: an author meets them through ctx.historyInfo() and the error's code.
-  '@baton/core/runtime': { max: 116, target: 110 },
+  // 120: run streams (issue 38 item 1): the record format and its rules (encodeStreamRecord,
+  // WireStreamItem, StreamFold), which the worker writes and the client reads by, and StreamWrite,
+  // what the executor hands the worker's host.
+  '@baton/core/runtime': { max: 120, target: 110 },
   '@baton/core/memory': { max: 5 },
   // 36: VARIABLES (every BATON_* variable, declared once; issue 34 item 3) with its three types,
   // and the producer's and console's names derived from it.

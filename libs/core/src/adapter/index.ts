@@ -63,15 +63,10 @@ export type {
   RunQueue,
   Transport,
 } from './contracts/transport.js';
-export type { RunStreamAppend, RunStreamLog, RunStreamReadOptions, RunStreamRecord } from './contracts/run-streams.js';
-export { RUN_STREAM_NAME, checkRunStreamName } from './contracts/run-streams.js';
+export type { RunStreamLog } from './contracts/run-streams.js';
+export { checkRunStreamName } from './contracts/run-streams.js';
 export type { StreamStartHint } from './run-stream-log.js';
-export {
-  runStreamKey,
-  runStreamIndexKey,
-  runStreamsOnContext,
-  runStreamsOverJournal,
-} from './run-stream-log.js';
+export { runStreamsOnContext, runStreamsOverJournal } from './run-stream-log.js';
 export type { Store, StoreAdapter, StoreDataLoss, RecordedDataLoss } from './contracts/store.js';
 export { checkedStore } from './checked-store.js';
 export type {

@@ -41,7 +41,7 @@ export type { ExecutionHost, ExecutionOutcome, NewEntry } from './executor/execu
 export { ReplayExecutor } from './executor/replay-executor.js';
 export type { StreamWrite } from './executor/execution-host.js';
 export type { WireStreamItem } from './run-stream-records.js';
-export { encodeStreamRecord, RUN_STREAM_RECORD, StreamFold } from './run-stream-records.js';
+export { encodeStreamRecord, StreamFold } from './run-stream-records.js';
 export { idempotencyKeyOf } from './executor/activity-execution.js';
 export { newRunId, runIdForKey } from '../shared/ids.js';
 export { startFieldProblem } from '../author/start-fields.js';
