@@ -5,7 +5,8 @@
  * A reader applies core's rules (runtime/run-stream-records.ts, `StreamFold`): each sequence number
  * once, a fenced writer's late records ignored, nothing after a close. It polls the bus: at once
  * while records keep coming, then backing off to `pollMs` while the stream is quiet, and it asks
- * the store whether the run has finished about once a second while quiet. It ends after the close
+ * the store whether the run has finished about once a second while quiet. On a bus that tells of
+ * new records (NATS: `waitForRecord`) a quiet reader waits for the next one instead of polling. It ends after the close
  * item, or once it has read the stream after seeing the run finished (a run's worker makes its
  * streams durable before it journals the end), or when `signal` aborts.
  */
@@ -126,6 +127,14 @@ export async function* readStream<T>(
       // A run deleted meanwhile has finished too: what its streams hold is all there is.
       finished = now === undefined || FINISHED_RUN_STATUSES.includes(now.status);
       if (finished) continue;
+    }
+    if (log.waitForRecord !== undefined) {
+      // The bus tells of the next record: wait for it, up to the next look at the run's status.
+      await log.waitForRecord(runId, name, fold.lastPosition, {
+        timeoutMs: STATUS_EVERY_MS,
+        ...(signal && { signal }),
+      });
+      continue;
     }
     try {
       await sleep(pause, undefined, signal ? { signal } : undefined);

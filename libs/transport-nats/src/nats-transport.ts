@@ -29,6 +29,7 @@ import type { TransportContext } from './context.js';
 import { natsDeadLetters } from './dead-letter-admin.js';
 import { toNatsError } from './errors.js';
 import { natsJournal } from './journal.js';
+import { natsStreamWait } from './run-stream-wait.js';
 import { NatsGroupLog } from './group-log.js';
 import { layoutFor, type NatsLayout } from './layout.js';
 import {
@@ -91,7 +92,10 @@ class NatsTransport implements Transport {
       journalOnContext(connected, natsJournal, 'nats transport'),
     );
     // Subjects `<prefix>.journal.<runId>.s.<stream>` of the journal stream (core's run-stream-log.ts).
-    this.runStreams = this.lifecycle.guard('runStreams', runStreamsOnContext(connected, natsJournal));
+    this.runStreams = this.lifecycle.guard(
+      'runStreams',
+      runStreamsOnContext(connected, natsJournal, undefined, natsStreamWait(connected)),
+    );
     this.deadLetters = this.lifecycle.guard(
       'deadLetters',
       deadLetterQueue(shelfOnContext(open, natsDeadLetters), (data, enqueue) =>

@@ -65,7 +65,7 @@ export type {
 } from './contracts/transport.js';
 export type { RunStreamLog } from './contracts/run-streams.js';
 export { checkRunStreamName } from './contracts/run-streams.js';
-export type { StreamStartHint } from './run-stream-log.js';
+export type { StreamRecordWait, StreamStartHint } from './run-stream-log.js';
 export { runStreamsOnContext, runStreamsOverJournal } from './run-stream-log.js';
 export type { Store, StoreAdapter, StoreDataLoss, RecordedDataLoss } from './contracts/store.js';
 export { checkedStore } from './checked-store.js';

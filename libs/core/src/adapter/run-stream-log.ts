@@ -19,6 +19,13 @@ import { assertRunId } from '../shared/ids.js';
 /** Where a read from position 0 of `key` may start instead, given the run's start time (Kafka). */
 export type StreamStartHint = (key: string, sinceMs: number) => Promise<number>;
 
+/** A bus's {@link RunStreamLog.waitForRecord}, by log key (NATS). */
+export type StreamRecordWait = (
+  key: string,
+  afterPosition: number,
+  options: { timeoutMs: number; signal?: AbortSignal },
+) => Promise<void>;
+
 /** The log key of a run's stream. */
 export function runStreamKey(runId: string, stream: string): string {
   return `${runId}.s.${stream}`;
@@ -42,6 +49,7 @@ export function runStreamsOnContext<C>(
   context: (operation: string) => C,
   journal: ContextJournal<C>,
   startHint?: StreamStartHint,
+  wait?: StreamRecordWait,
 ): RunStreamLog {
   return runStreamsOverJournal(
     {
@@ -53,6 +61,7 @@ export function runStreamsOnContext<C>(
       purge: (key) => journal.purge(context('runStreams.purge'), key),
     },
     startHint,
+    wait,
   );
 }
 
@@ -60,7 +69,11 @@ export function runStreamsOnContext<C>(
  * The {@link RunStreamLog} of `journal` (a bus's own journal log, unchecked). `startHint`, when
  * given, moves a read from position 0 to the position it answers for the run's start time.
  */
-export function runStreamsOverJournal(journal: JournalLog, startHint?: StreamStartHint): RunStreamLog {
+export function runStreamsOverJournal(
+  journal: JournalLog,
+  startHint?: StreamStartHint,
+  wait?: StreamRecordWait,
+): RunStreamLog {
   const readKey = async (
     key: string,
     afterPosition: number,
@@ -102,6 +115,13 @@ export function runStreamsOverJournal(journal: JournalLog, startHint?: StreamSta
       await journal.append({ runId: runStreamIndexKey(runId), data: utf8.encode(stream) });
     },
     names,
+    ...(wait !== undefined && {
+      async waitForRecord(runId, stream, afterPosition, options) {
+        assertRunId(runId);
+        checkRunStreamName(stream);
+        return wait(runStreamKey(runId, stream), afterPosition, options);
+      },
+    }),
     async purge(runId, options) {
       assertRunId(runId);
       // A shared log keeps every record until its own retention: nothing to find and delete.

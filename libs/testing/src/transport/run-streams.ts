@@ -104,6 +104,29 @@ export function describeRunStreamConformance(transport: () => Transport): void {
       expect(await log().names(kept, { sinceMs })).toEqual(['out']);
     });
 
+    it('wakes a waiting reader when a record lands, where the bus offers waitForRecord', async () => {
+      const wait = log().waitForRecord?.bind(log());
+      if (wait === undefined) return; // the bus leaves readers to poll
+      const runId = uniqueId('run');
+      const first = await log().append({ runId, stream: 'w', data: bytes('1') });
+      // A record already past the position answers at once.
+      await wait(runId, 'w', 0, { timeoutMs: 600_000 });
+      // One landing during the wait wakes it (a wait that never woke would time the test out).
+      const waiting = wait(runId, 'w', first, { timeoutMs: 600_000 });
+      await new Promise((r) => setTimeout(r, 50));
+      await log().append({ runId, stream: 'w', data: bytes('2') });
+      await waiting;
+      expect(await texts(runId, 'w', first)).toEqual(['2']);
+      // An abort ends a wait with nothing to hear.
+      const abort = new AbortController();
+      const idle = wait(runId, 'w', Number.MAX_SAFE_INTEGER - 1, {
+        timeoutMs: 600_000,
+        signal: abort.signal,
+      });
+      abort.abort();
+      await idle;
+    });
+
     it('refuses a stream name or run id the contract does not allow, naming it', async () => {
       const runId = uniqueId('run');
       await expect(log().append({ runId, stream: 'a.b', data: bytes('x') })).rejects.toMatchObject({

@@ -16,8 +16,10 @@
  * 3. An index of the run's stream names, so a reader can list them and retention can remove them
  *    with the run (`purge`).
  *
- * Left out on purpose: pushing records to readers (readers poll `read` with a short back-off; a
- * bus may add a push later without changing this contract), and any notion of leases.
+ * Readers poll `read`; a bus that can tell them a record landed (NATS: a subscription to the
+ * stream's subject) offers `waitForRecord`, so a quiet reader waits without polling.
+ *
+ * Left out on purpose: any notion of leases.
  */
 import { ConfigError } from '../../shared/errors.js';
 
@@ -90,6 +92,17 @@ export interface RunStreamLog {
    * records until the bus's own retention removes them).
    */
   readonly purgeMode: 'deletes' | 'retention';
+  /**
+   * Optional: resolves once a record after `afterPosition` may have landed, after `timeoutMs`, or
+   * when `signal` aborts, whichever comes first (a timeout is no error). A reader then reads; a
+   * bus without it leaves readers to poll with back-off.
+   */
+  waitForRecord?(
+    runId: string,
+    stream: string,
+    afterPosition: number,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<void>;
   /** Removes every stream of the run and its index; a run with none is fine. Only for runs being deleted. */
   purge(runId: string, options?: Pick<RunStreamReadOptions, 'sinceMs'>): Promise<void>;
 }
