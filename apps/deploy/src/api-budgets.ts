@@ -110,7 +110,8 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // 180: run streams (issue 38 item 1): the RunStreamLog contract, checkRunStreamName, and
   // runStreamsOnContext / runStreamsOverJournal with StreamStartHint, which build a bus's run
   // streams over its own journal log (the record types stay off the door, named through it).
-  '@baton/core/adapter': { max: 180, target: 90 },
+  // 181: StreamRecordWait, the hook a bus that can push gives them (NATS's subscription).
+  '@baton/core/adapter': { max: 181, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once
