@@ -155,4 +155,30 @@ describe('run streams (memory adapters)', () => {
       { seq: 2, kind: 'close' },
     ]);
   });
+
+  it('on a transport without run streams, ctx.stream throws BATON_UNSUPPORTED where it is called', async () => {
+    const workflow = defineWorkflow({
+      name: 'no-streams',
+      version: 1,
+      run: async (ctx) => {
+        try {
+          ctx.stream('out');
+          return 'streamed';
+        } catch (err) {
+          return (err as Error & { code?: string }).code;
+        }
+      },
+    });
+    const f = (current = fleet({ workflows: [workflow] }, (t) => ({
+      name: t.name,
+      connect: () => t.connect(),
+      close: () => t.close(),
+      runQueue: t.runQueue,
+      journal: t.journal,
+      deadLetters: t.deadLetters,
+    })));
+    await f.spawn();
+    const run = await f.client.start(workflow, undefined);
+    expect(await run.result({ timeoutMs: 5_000 })).toBe('BATON_UNSUPPORTED');
+  });
 });

@@ -117,16 +117,25 @@ export class StreamFold {
   /** Applies one record (in position order); answers the items it accepted. */
   apply(record: JournalRecord): StreamItem[] {
     if (record.position <= this.lastPosition) return [];
-    this.lastPosition = record.position;
     const wire = decodeStreamRecord(this.codec, this.runId, this.stream, record);
-    if (wire.e < this.maxEpoch) return [];
-    this.maxEpoch = wire.e;
+    return this.accept(record.position, wire.e, wire.i);
+  }
+
+  /**
+   * Applies a record already decoded: its position, its writer's epoch and its items (a writer's
+   * own record, which it need not decode). Answers the items it accepted.
+   */
+  accept(position: number, epoch: number, items: readonly WireStreamItem[]): StreamItem[] {
+    if (position <= this.lastPosition) return [];
+    this.lastPosition = position;
+    if (epoch < this.maxEpoch) return [];
+    this.maxEpoch = epoch;
     const accepted: StreamItem[] = [];
-    for (const item of wire.i) {
+    for (const item of items) {
       if (this.closed || !Number.isSafeInteger(item.s) || item.s <= this.lastSeq) continue;
       this.lastSeq = item.s;
       if (item.o !== undefined && item.o > this.lastOrdinal) this.lastOrdinal = item.o;
-      if (item.p !== undefined && item.k !== 'x') this.attempts.set(item.p, `${wire.e}:${item.t ?? 0}`);
+      if (item.p !== undefined && item.k !== 'x') this.attempts.set(item.p, `${epoch}:${item.t ?? 0}`);
       if (item.k === 'x') this.closed = true;
       accepted.push(itemOf(item));
     }

@@ -37,6 +37,7 @@ import {
   HistoryLimitError,
   type HistoryInfo,
   type HistoryLimits,
+  type StreamWrite,
   LeaseLostError,
   isContinuedAsNew,
   CheckpointIntegrityError,
@@ -509,7 +510,11 @@ export class RunSession {
       },
       heartbeat: (seq, details) =>
         this.deps.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
-      streamWrite: (stream, write, bytes) => this.runStreams().write(stream, write, bytes),
+      // Absent on a transport without run streams: ctx.stream then throws where it is called.
+      ...(this.deps.transport.runStreams !== undefined && {
+        streamWrite: (stream: string, write: StreamWrite, bytes: number) =>
+          this.runStreams().write(stream, write, bytes),
+      }),
       signalRefused: ({ name, signalId, seq, issues }) => {
         this.deps.logger.warn(
           { runId: this.runId, signal: name, signalId, seq, issues },

@@ -163,7 +163,7 @@ class StreamWriter {
 
   private async appendBatch(batch: Pending[]): Promise<void> {
     const fold = this.fold ?? (await this.open());
-    // A write refused below (invariant 1's close) settles first; its later resolve does nothing.
+    // A write refused for a closed stream (itemsFor) is settled there; its later resolve does nothing.
     const { runId, epoch, codec } = this.options;
     for (let conflicts = 0; ; conflicts++) {
       if (fold.maxEpoch > epoch) throw this.fenced(fold.maxEpoch);
@@ -177,7 +177,8 @@ class StreamWriter {
           data,
           ...(this.log.supportsOptimisticAppend && { expectedLastPosition: fold.lastPosition }),
         });
-        fold.apply({ position, data });
+        // What it wrote is what it knows: no need to decode (and decrypt) its own record.
+        fold.accept(position, epoch, items);
         return;
       } catch (err) {
         if (!(err instanceof JournalConflictError) || conflicts >= MAX_CONFLICTS) throw err;

@@ -41,8 +41,15 @@ export class WorkflowStreams {
 
   stream<T>(name: string): WorkflowStream<T> {
     checkRunStreamName(name);
+    if (this.writes && this.host.streamWrite === undefined) {
+      throw new BatonError(
+        'BATON_UNSUPPORTED',
+        `ctx.stream('${name}'): this worker's transport has no run streams ` +
+          '(NATS, Kafka, the Redis bus and the in-memory transport have them)',
+      );
+    }
     const send = (write: Omit<StreamWrite, 'ordinal'>, bytes: number): void => {
-      if (!this.writes || this.host.streamWrite === undefined) return;
+      if (!this.writes || this.host.streamWrite === undefined) return; // a query's replay
       const ordinal = (this.ordinals.get(name) ?? 0) + 1;
       this.ordinals.set(name, ordinal);
       // The host acts on a failure itself (it stops the run): nothing for the workflow to await.
