@@ -127,6 +127,8 @@ export { UpdateFailedError, UpdateRejectedError, UpdateTimeoutError } from './up
 export type { UpdateOptions } from './update-call.js';
 export type { StreamReadOptions } from './streams.js';
 export type { StreamItem } from '@baton/core';
+// The rule a run stream's name follows (the bus's), for a reader that checks a name before it reads.
+export { checkRunStreamName } from '@baton/core/adapter';
 // What asking a run's query raises: no handler of that name, the handler failed, no answer in time.
 export { QueryFailedError, QueryTimeoutError, UnknownQueryError } from './queries.js';
 // What reading a run's protected data raises (a result, a fork, a checkpoint): bytes that do not

@@ -1,7 +1,8 @@
 /**
- * `baton runs …`: list, count, describe, history (the timeline), start, signal, update, query, cancel,
- * retry, fork, delete. cancel, retry and delete take one run id or filters; with filters they are bulk
- * actions (client.bulk): a dry run that prints how many runs match unless `--yes` is given.
+ * `baton runs …`: list, count, describe, history (the timeline), start, signal, update, query, fork,
+ * tail (a run's stream, runs-tail.ts), cancel, retry, delete, pause, resume. cancel, retry, delete,
+ * pause and resume take one run id or filters; with filters they are bulk actions (client.bulk): a
+ * dry run that prints how many runs match unless `--yes` is given.
  */
 import {
   BULK_RUN_ACTION_NAMES,
@@ -18,7 +19,7 @@ import {
   type TimelineItem,
 } from '@baton/client';
 import { randomUUID } from 'node:crypto';
-import { ConfigError, NotFoundError } from '@baton/core';
+import { ConfigError } from '@baton/core';
 import type { Command } from 'commander';
 import type { CommandContext, CommandGroup } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
@@ -29,6 +30,8 @@ import { fieldTable } from '../table.js';
 import { bulkExit, bulkProgress } from './progress.js';
 import { checkRegistered, checkStartArguments } from './start-checks.js';
 import { promisesTable } from './promises.js';
+import { described } from './run-lookup.js';
+import { registerTail } from './runs-tail.js';
 
 export const runsCommands: CommandGroup = {
   register(program, context) {
@@ -291,6 +294,7 @@ export const runsCommands: CommandGroup = {
           }),
       );
 
+    registerTail(runs, context);
     for (const action of BULK_RUN_ACTION_NAMES) registerAction(runs, context, action);
   },
 };
@@ -449,20 +453,6 @@ async function countRuns(client: Client, filter: RunFilter): Promise<CountedRuns
 function countsText({ total, byStatus }: CountedRuns): string {
   const rows: [string, number][] = Object.entries(byStatus ?? {}).filter(([, n]) => n > 0);
   return `${fieldTable([...rows, ['total', total]])}\n`;
-}
-
-/** The run, or a refusal naming the id and what to do. */
-async function described(client: Client, runId: string): Promise<RunDescription> {
-  try {
-    return await client.describe(runId);
-  } catch (err) {
-    if (err instanceof NotFoundError)
-      throw new RefusedError(
-        `no run ${runId} in this store: check the id (runs list), and that BATON_STORE_URL and its ` +
-          'prefix or schema are the workers’ (a run whose start is still queued is not known yet)',
-      );
-    throw err;
-  }
 }
 
 /** Child workflows `runs describe` lists. */

@@ -161,6 +161,12 @@ export const RUN_ROUTES: Route[] = [
     },
   },
   {
+    // The run's streams by name; the live view of one is run-stream-events.ts's (Server-Sent Events).
+    method: 'GET',
+    path: /^\/api\/runs\/([^/]+)\/streams$/,
+    handle: async ({ client, params }) => ({ streams: await client.streamNames(params[0]!) }),
+  },
+  {
     method: 'GET',
     path: /^\/api\/runs\/([^/]+)\/queries$/,
     handle: async ({ client, params }) => ({ names: await client.queryNames(params[0]!) }),

@@ -43,6 +43,7 @@ import { SignInLimiter, type SignInLimits } from './sign-in-limiter.js';
 import { StoreTimeoutError } from './bounded-store.js';
 import type { DevReport } from './dev-report.js';
 import { DEFAULT_PUBLIC_DIR, staticFile } from './static-files.js';
+import { consoleStreamEvents } from './run-stream-events.js';
 import { API_CODES } from './v1/api-errors.js';
 import { HttpApi, type ApiAdmission } from './v1/http-api.js';
 import { WorkflowCatalog } from './v1/start-run.js';
@@ -98,6 +99,8 @@ export interface ConsoleServerOptions {
   console?: boolean;
   /** `baton dev`: its last reload, for the page's banner (`GET /api/dev`). @defaultValue not dev */
   devReport?: () => DevReport;
+  /** How often a run stream's events (the run page's, the API's) get a keep-alive comment (tests). @defaultValue 15 s */
+  streamHeartbeatMs?: number;
 }
 
 /**
@@ -171,6 +174,7 @@ export class ConsoleServer {
             log: (line) => this.log(this.security.redact(line)),
             redact: (text) => this.security.redact(text),
             ...(config.now !== undefined && { now: config.now }),
+            ...(config.streamHeartbeatMs !== undefined && { streamHeartbeatMs: config.streamHeartbeatMs }),
           });
     this.server = createServer((req, res) => {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
@@ -346,6 +350,13 @@ export class ConsoleServer {
         broken: report.broken.map((b) => ({ ...b, detail: this.security.redact(b.detail) })),
       });
     }
+    const streamed = await consoleStreamEvents(req, res, url, {
+      client: this.config.client,
+      redact: (text) => this.security.redact(text),
+      decode: (part) => decodePathPart(part, url.pathname),
+      ...(this.config.streamHeartbeatMs !== undefined && { heartbeatMs: this.config.streamHeartbeatMs }),
+    });
+    if (streamed) return;
     let params: string[] | undefined;
     const route = ROUTES.find((r) => {
       if (r.method !== method) return false;

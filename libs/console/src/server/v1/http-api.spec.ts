@@ -938,6 +938,27 @@ describe('the HTTP API', () => {
     expect(badName).toMatchObject({ status: 400, body: { error: { code: 'BATON_CONFIG' } } });
   });
 
+  it('lists a run’s streams and follows one as events (http-api-streams.spec.ts reads them live)', async () => {
+    const url = await serve();
+    const started = await client.start({ name: 'api_greet', version: 2 }, { name: 'streams' });
+    await until(started.runId, ['completed']);
+    const base = `/v1/runs/${started.runId}/streams`;
+    expect(await call(url, 'GET', base)).toMatchObject({ status: 200, body: { streams: [] } });
+    expect((await call(url, 'GET', '/v1/runs/no-such-run/streams')).status).toBe(404);
+    // A finished run that wrote no stream of that name: nothing, then the end.
+    const res = await fetch(`${url}${base.slice(1)}/tokens`);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(await res.text()).toBe(
+      'retry: 2000\n\nevent: end\ndata: {"reason":"run-finished","status":"completed"}\n\n',
+    );
+    seen.add(`GET /v1/runs/{runId}/streams/{name} ${res.status}`);
+    expect(await call(url, 'GET', `${base}/two%20words`)).toMatchObject({
+      status: 400,
+      body: { error: { code: 'BATON_CONFIG' } },
+    });
+    expect((await call(url, 'GET', '/v1/runs/no-such-run/streams/tokens')).status).toBe(404);
+  });
+
   it('answered only with statuses the OpenAPI document lists for each operation', () => {
     const paths = OPENAPI_DOCUMENT.paths as Record<
       string,

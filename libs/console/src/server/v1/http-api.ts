@@ -17,9 +17,10 @@
  * 2. No write runs in read-only mode (403), nor for a POST a browser could have sent cross-site:
  *    an Origin that is not this server's, `Sec-Fetch-Site: cross-site`, or a body that is not JSON
  *    (a form's) is refused before anything is read.
- * 3. Every answer is JSON; every error is `{ "error": { "code", "message" } }` with the status of
+ * 3. Every answer but a run stream's events (text/event-stream) is JSON; every error is `{ "error": { "code", "message" } }` with the status of
  *    its code (api-errors.ts), its message redacted. A caller's mistake is never a 500.
- * 4. A long poll ends when its caller hangs up or the API closes, not only at its deadline.
+ * 4. A long poll ends when its caller hangs up or the API closes, not only at its deadline; so
+ *    does a run stream's events (stream-routes.ts), the one answer that is not JSON.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyWorkflowDefinition } from '@baton/core';
@@ -30,6 +31,7 @@ import { API_CODES, ApiError, errorAnswer } from './api-errors.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { RUN_ROUTES, type ApiAnswer, type ApiRoute } from './run-routes.js';
 import { loggedPath, PROMISE_ROUTES } from './promise-routes.js';
+import { STREAM_ROUTES } from './stream-routes.js';
 import { WorkflowCatalog } from './start-run.js';
 import { SIGNATURE_HEADER, verifyWebhook } from './webhook-signature.js';
 import { WebhookCatalog } from './webhook-catalog.js';
@@ -85,6 +87,8 @@ export interface HttpApiOptions {
   redact?: (text: string) => string;
   /** The clock webhook timestamps are checked against (tests). @defaultValue Date.now */
   now?: () => number;
+  /** How often a run stream's events get a keep-alive comment (tests). @defaultValue 15 s */
+  streamHeartbeatMs?: number;
 }
 
 /** A route with its path template compiled: the names of its captures, in order. */
@@ -116,7 +120,12 @@ function isJson(type: string): boolean {
 }
 
 /** The routes of the API, as the OpenAPI document lists them (openapi.spec.ts compares the two). */
-export const API_ROUTES: readonly ApiRoute[] = [...RUN_ROUTES, ...PROMISE_ROUTES, ...WEBHOOK_ROUTES];
+export const API_ROUTES: readonly ApiRoute[] = [
+  ...RUN_ROUTES,
+  ...STREAM_ROUTES,
+  ...PROMISE_ROUTES,
+  ...WEBHOOK_ROUTES,
+];
 
 export class HttpApi {
   private readonly routes = API_ROUTES.map(compile);
@@ -205,7 +214,14 @@ export class HttpApi {
         ...(rawBody !== undefined && { rawBody }),
         now: this.now,
         maxWaitMs: this.options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+        ...(this.options.streamHeartbeatMs !== undefined && {
+          streamHeartbeatMs: this.options.streamHeartbeatMs,
+        }),
       });
+      if (answer.stream !== undefined) {
+        await answer.stream(res, (err) => errorAnswer(err, this.redact).body);
+        return;
+      }
       this.send(res, answer, method, url, identity);
     } catch (err) {
       if (controller.signal.aborted && res.destroyed) return;

@@ -9,32 +9,11 @@
 import { RUN_STATUSES } from '@baton/client';
 import { MAX_BODY_BYTES } from '../http-kit.js';
 import { SIGNATURE_HEADER, SIGNATURE_TOLERANCE_MS } from './webhook-signature.js';
+import { COMMON, error, json, ref, response, runId } from './openapi-parts.js';
+import { STREAM_PATHS, STREAM_SCHEMAS } from './openapi-streams.js';
 
-const ref = (name: string): { $ref: string } => ({ $ref: `#/components/schemas/${name}` });
-const response = (name: string): { $ref: string } => ({ $ref: `#/components/responses/${name}` });
-const json = (schema: object): { content: { 'application/json': { schema: object } } } => ({
-  content: { 'application/json': { schema } },
-});
-const error = (description: string): object => ({ description, ...json(ref('Error')) });
-
-/** The answers every operation may give besides its own. */
-const COMMON = {
-  '401': response('Unauthorized'),
-  '403': response('Forbidden'),
-  '429': response('TooManyWrongTokens'),
-  '500': response('InternalError'),
-  '503': response('Unavailable'),
-};
 /** The answers of every POST: a body too large, not JSON, or refused by read-only mode (403). */
 const WRITES = { '400': response('BadRequest'), '413': response('TooLarge'), '415': response('NotJson') };
-
-const runId = {
-  name: 'runId',
-  in: 'path',
-  required: true,
-  description: 'The run id (letters, digits, `_` and `-`).',
-  schema: { type: 'string' },
-};
 
 const promiseToken = {
   name: 'token',
@@ -69,7 +48,7 @@ export const OPENAPI_DOCUMENT = {
     version: '1',
     description:
       'Start Baton workflow runs, read them, wait for their results, signal them, send them updates, ' +
-      'ask their queries, cancel them and complete the durable promises they wait on, from any ' +
+      'ask their queries, follow their streams, cancel them and complete the durable promises they wait on, from any ' +
       'language. Served by `baton serve` beside a fleet (docs/http-api.md). Every error is ' +
       '`{ "error": { "code": "BATON_…", "message": "…" } }`; a 4xx is the caller\'s mistake, a 503 ' +
       '(with Retry-After) a store or bus that did not answer in time.',
@@ -336,6 +315,8 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    '/v1/runs/{runId}/streams': STREAM_PATHS['/v1/runs/{runId}/streams'],
+    '/v1/runs/{runId}/streams/{name}': STREAM_PATHS['/v1/runs/{runId}/streams/{name}'],
     '/v1/promises/{token}/resolve': {
       post: {
         operationId: 'resolvePromise',
@@ -780,6 +761,9 @@ export const OPENAPI_DOCUMENT = {
         additionalProperties: false,
         properties: { reason: { type: 'string' } },
       },
+      StreamNames: STREAM_SCHEMAS.StreamNames,
+      StreamItem: STREAM_SCHEMAS.StreamItem,
+      StreamEnd: STREAM_SCHEMAS.StreamEnd,
       CancelRequested: {
         type: 'object',
         required: ['runId', 'status'],

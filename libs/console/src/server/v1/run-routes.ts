@@ -9,7 +9,7 @@
  * percent-decoded. What every handler does: answers in the API's shapes (views.ts), and throws
  * ApiError or the client's errors for the caller's mistakes (api-errors.ts maps them).
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import {
   isFinishedRun,
@@ -46,13 +46,21 @@ export interface ApiCall {
   now: () => number;
   /** The longest `wait` a result request is held for; a longer one is cut to it. */
   maxWaitMs: number;
+  /** How often a stream of events gets a keep-alive comment (stream-routes.ts). */
+  streamHeartbeatMs?: number;
 }
 
-/** What a handler answers: a status, a JSON body, and headers. */
+/** What a handler answers: a status, a JSON body, and headers; or an answer it writes itself. */
 export interface ApiAnswer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /**
+   * Writes the answer itself, after the handler's checks passed (a run stream's events,
+   * stream-routes.ts); `failure` is the error body for a failure once the answer began.
+   * Resolves once the answer has ended.
+   */
+  stream?: (res: ServerResponse, failure: (err: unknown) => unknown) => Promise<void>;
 }
 
 export interface ApiRoute {

@@ -1,14 +1,16 @@
 /**
  * The run page: the run's status, lease (owner, epoch, state), input and result; the actions it
- * accepts; its queries (run-queries.tsx), its updates and pending durable promises
- * (run-interactions.tsx); its step timeline as a chart (timeline-chart.tsx) and as a table with
- * each step's result, error and idempotency key. Polls, so a run under way moves on screen.
+ * accepts; its streams followed live (run-streams.tsx); its queries (run-queries.tsx), its updates
+ * and pending durable promises (run-interactions.tsx); its step timeline as a chart
+ * (timeline-chart.tsx) and as a table with each step's result, error and idempotency key. Polls, so
+ * a run under way moves on screen.
  */
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { get, getSession, runPath, type SessionInfo } from '../api.js';
 import { RunActions, type ForkChoice } from '../components/run-actions.js';
 import { RunPromises, RunUpdates } from '../components/run-interactions.js';
 import { RunQueries } from '../components/run-queries.js';
+import { RunStreams } from '../components/run-streams.js';
 import { durationText, jsonText, timeText, usePolling } from '../hooks.js';
 import { onLinkClick } from '../router.js';
 import type { RunDescription, TimelineAnswer, TimelineItem } from '../types.js';
@@ -181,6 +183,7 @@ export function RunPage(props: { runId: string }) {
           }}
         />
       )}
+      {r && <RunStreams runId={runId} finished={['completed', 'failed', 'cancelled'].includes(r.status)} />}
       {r && <RunQueries runId={runId} />}
       {r && (
         <RunUpdates
