@@ -2,8 +2,9 @@
  * Exit codes and how errors map to them: 0 done, 1 refused or failed (an unknown run, a run in
  * the wrong state, an unreadable dead letter, a server that did not answer), 2 usage (a bad flag,
  * an invalid filter, a malformed cursor, a missing or invalid BATON_* variable), 130 interrupted
- * (Ctrl-C stopped a bulk action or a replay check before it reached every item: 128 + SIGINT, as
- * a shell reports a command SIGINT ended, so a script never takes a half-done walk for a whole one).
+ * (Ctrl-C stopped a bulk action, a replay check or a `runs tail` before it reached every item:
+ * 128 + SIGINT, as a shell reports a command SIGINT ended, so a script never takes a half-done walk
+ * for a whole one).
  */
 import { BatonError, ConfigError } from '@baton/core';
 

@@ -164,7 +164,11 @@ export const RUN_ROUTES: Route[] = [
     // The run's streams by name; the live view of one is run-stream-events.ts's (Server-Sent Events).
     method: 'GET',
     path: /^\/api\/runs\/([^/]+)\/streams$/,
-    handle: async ({ client, params }) => ({ streams: await client.streamNames(params[0]!) }),
+    handle: async ({ client, params }) => {
+      // An unknown run is a 404 at once (client.streamNames would wait for a run just started).
+      await client.describe(params[0]!);
+      return { streams: await client.streamNames(params[0]!) };
+    },
   },
   {
     method: 'GET',

@@ -11,10 +11,12 @@ export const STREAM_ROUTES: readonly ApiRoute[] = [
     method: 'GET',
     path: '/v1/runs/{runId}/streams',
     write: false,
-    handle: async ({ client, params }) => ({
-      status: 200,
-      body: { streams: await client.streamNames(params['runId']!) },
-    }),
+    handle: async ({ client, params }) => {
+      const runId = params['runId']!;
+      // An unknown run is a 404 at once (client.streamNames would wait for a run just started).
+      await client.describe(runId);
+      return { status: 200, body: { streams: await client.streamNames(runId) } };
+    },
   },
   {
     method: 'GET',
