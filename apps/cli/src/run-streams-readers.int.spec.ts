@@ -7,8 +7,9 @@
  * 1. `runs tail` prints the tokens as the run writes them (before the run has finished), each once,
  *    then the workflow's value as a JSON line, and ends at the close (exit 0);
  * 2. `--json` prints every item as it is, one a line; `--from` resumes after the last one seen;
- * 3. a run with no stream yet is waited for; one with several is refused naming them (exit 2); a
- *    stream a finished run lacks, a bad name, `--from 0`, an unknown run are refused;
+ * 3. a run with no stream yet is waited for (Ctrl-C there: 130); one with several is refused naming
+ *    them (exit 2); a stream a finished run lacks, a bad name, `--from 0`, an unknown run are
+ *    refused;
  * 4. Ctrl-C stops a tail with 130 and says how to go on; going on prints the rest, nothing twice;
  * 5. the HTTP API: the names, the events live, a dropped connection resumed with Last-Event-ID
  *    (each sequence number once in all), the end; 401, 400 and 404 as JSON;
@@ -229,6 +230,14 @@ describe(
         );
         expect(tail.stderr()).toBe(
           `run ${runId} has written no stream yet: waiting for its first (Ctrl-C to stop)\n`,
+        );
+        // A second one waiting, stopped by Ctrl-C before any stream: 130, and how to go on.
+        const stopped = running('runs', 'tail', runId);
+        await until('the second wait', () => (stopped.stderr().includes('waiting') ? true : undefined));
+        stopped.child.kill('SIGINT');
+        expect(await stopped.exited).toEqual({ code: 130, signal: null });
+        expect(stopped.stderr()).toMatch(
+          new RegExp(`\\ninterrupted: to go on, baton runs tail ${runId} --from 1\\n$`),
         );
         await gate.open();
         expect(await tail.exited).toEqual({ code: 0, signal: null });

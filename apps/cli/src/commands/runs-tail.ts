@@ -48,10 +48,10 @@ export function registerTail(runs: Command, context: CommandContext): void {
         const from = fromFlag(flags.from ?? '1');
         if (flags.stream !== undefined) checkRunStreamName(flags.stream);
         const client = await context.session(command).client();
-        await described(client, runId);
+        // Either way the run is looked up first: an unknown one is refused before any wait.
+        if (flags.stream !== undefined) await sayIfAbsent(client, runId, flags.stream, context.io);
         const name = flags.stream ?? (await onlyStream(client, runId, context));
-        if (name === undefined) return interrupted(context.io, runId, undefined, from);
-        if (flags.stream !== undefined) await sayIfAbsent(client, runId, name, context.io);
+        if (name === undefined) return interrupted(context.io, runId, undefined, from - 1);
         const asJson = context.flags(command).json === true;
         return tail(client, runId, name, from, asJson, context);
       }),
