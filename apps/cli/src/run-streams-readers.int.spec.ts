@@ -7,9 +7,9 @@
  * 1. `runs tail` prints the tokens as the run writes them (before the run has finished), each once,
  *    then the workflow's value as a JSON line, and ends at the close (exit 0);
  * 2. `--json` prints every item as it is, one a line; `--from` resumes after the last one seen;
- * 3. a run with no stream yet is waited for (Ctrl-C there: 130); one with several is refused naming
- *    them (exit 2); a stream a finished run lacks, a bad name, `--from 0`, an unknown run are
- *    refused;
+ * 3. a run with no stream yet is waited for (Ctrl-C there: 130), so is one whose start was not
+ *    taken yet; one with several is refused naming them (exit 2); a stream a finished run lacks, a
+ *    bad name, `--from 0`, an unknown run (`--wait 0`) are refused;
  * 4. Ctrl-C stops a tail with 130 and says how to go on; going on prints the rest, nothing twice;
  * 5. the HTTP API: the names, the events live, a dropped connection resumed with Last-Event-ID
  *    (each sequence number once in all), the end; 401, 400 and 404 as JSON;
@@ -128,7 +128,17 @@ describe(
       return { file, open: () => writeFile(file, 'go') };
     };
 
-    const start = async (input: TokensInput): Promise<string> => (await client.start(TOKENS, input)).runId;
+    /** Starts a run and waits until the store knows it (a worker took its start). */
+    const start = async (input: TokensInput): Promise<string> => {
+      const { runId } = await client.start(TOKENS, input);
+      await until('the run to be taken', () =>
+        client.describe(runId).then(
+          () => true,
+          () => undefined,
+        ),
+      );
+      return runId;
+    };
 
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'baton-run-streams-'));
@@ -272,9 +282,21 @@ describe(
           code: 2,
           stderr: expect.stringMatching(/^usage: --from '0' is not a sequence number/),
         });
-        const unknown = await baton('runs', 'tail', `${ns}-no-such-run`);
+        const unknown = await baton('runs', 'tail', `${ns}-no-such-run`, '--wait', '0');
         expect(unknown.code).toBe(1);
         expect(unknown.stderr).toMatch(/^refused: no run \S+ in this store/);
+        // A run whose start is not taken yet (a tail right after `runs start`) is waited for.
+        const later = `${ns}-later`;
+        const early = running('runs', 'tail', later);
+        await until('the wait for the run', () =>
+          early.stderr().includes('not known yet') ? true : undefined,
+        );
+        expect(early.stderr()).toBe(
+          `run ${later} is not known yet (its start may still be queued): waiting up to 30 s (--wait)\n`,
+        );
+        await client.start(TOKENS, { words: ['x', 'y'] }, { runId: later });
+        expect(await early.exited).toEqual({ code: 0, signal: null });
+        expect(early.stdout()).toBe('xy\n{"words":2}\n');
       },
     );
 

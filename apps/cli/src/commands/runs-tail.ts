@@ -3,8 +3,10 @@
  * streams (docs/streams.md) as the run writes it, until the stream is closed or the run has
  * finished and everything it wrote was printed.
  *
- * Which stream: `--stream`, else the run's only one; a run with several is refused naming them
- * (exit 2), and one with none yet is waited for until it writes one (or finishes without: exit 1).
+ * Which run: one the store does not know yet (its start still queued, as right after `runs start`)
+ * is waited for, up to `--wait` (30 s), then refused. Which stream: `--stream`, else the run's only
+ * one; a run with several is refused naming them (exit 2), and one with none yet is waited for
+ * until it writes one (or finishes without: exit 1).
  *
  * What is printed: text chunks on stdout as written (no newline added between them: tokens run
  * together as the model wrote them), any other value as one JSON line; a reset (an activity's step
@@ -17,20 +19,25 @@
  * end, and stderr says how to go on from the item after the last one printed (`--from`). Each
  * sequence number is printed once, so a tail resumed that way prints nothing twice.
  */
-import { checkRunStreamName, isFinishedRun, type Client, type StreamItem } from '@baton/client';
+import { checkRunStreamName, isFinishedRun, RunLostError, type Client, type StreamItem } from '@baton/client';
+import { NotFoundError } from '@baton/core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
+import { parseDuration } from '../arguments.js';
 import type { CommandContext } from '../command.js';
 import { EXIT, RefusedError, UsageError, type ExitCode } from '../errors.js';
 import type { Io } from '../output.js';
 import { described } from './run-lookup.js';
 
-/** How often a run with no stream yet is asked again. */
-const NAMES_POLL_MS = 500;
+/** How often a run with no stream yet, or not known yet, is asked again. */
+const POLL_MS = 250;
+/** How long an unknown run is waited for before the wait is said on stderr. */
+const QUIET_WAIT_MS = 1_000;
 
 interface TailFlags {
   stream?: string;
   from?: string;
+  wait: string;
 }
 
 export function registerTail(runs: Command, context: CommandContext): void {
@@ -43,12 +50,19 @@ export function registerTail(runs: Command, context: CommandContext): void {
     .argument('<run-id>')
     .option('--stream <name>', 'the stream to follow (needed when the run has several)')
     .option('--from <seq>', 'the first sequence number to print: the last one seen plus one resumes', '1')
+    .option(
+      '--wait <duration>',
+      'how long to wait for a run the store does not know yet (its start still queued)',
+      '30s',
+    )
     .action((runId: string, flags: TailFlags, command: Command) =>
       context.run(async () => {
         const from = fromFlag(flags.from ?? '1');
+        const waitMs = parseDuration('--wait', flags.wait);
         if (flags.stream !== undefined) checkRunStreamName(flags.stream);
         const client = await context.session(command).client();
-        // Either way the run is looked up first: an unknown one is refused before any wait.
+        if (!(await knownRun(client, runId, waitMs, context)))
+          return interrupted(context.io, runId, flags.stream, from - 1);
         if (flags.stream !== undefined) await sayIfAbsent(client, runId, flags.stream, context.io);
         const name = flags.stream ?? (await onlyStream(client, runId, context));
         if (name === undefined) return interrupted(context.io, runId, undefined, from - 1);
@@ -62,6 +76,46 @@ function fromFlag(text: string): number {
   if (!/^\d{1,15}$/.test(text) || Number(text) < 1)
     throw new UsageError(`--from '${text}' is not a sequence number (a whole number of at least 1)`);
   return Number(text);
+}
+
+/**
+ * Waits until the store knows the run, for up to `waitMs` (said on stderr after a second); false
+ * when Ctrl-C came first. Past the wait, the refusal every `runs` command gives an unknown run.
+ */
+async function knownRun(
+  client: Client,
+  runId: string,
+  waitMs: number,
+  context: CommandContext,
+): Promise<boolean> {
+  const startedAt = Date.now();
+  let told = false;
+  for (;;) {
+    try {
+      await client.describe(runId);
+      return true;
+    } catch (err) {
+      // A run lost with the store's data will not come: refused at once.
+      if (!(err instanceof NotFoundError) || err instanceof RunLostError) throw err;
+    }
+    const waited = Date.now() - startedAt;
+    if (waited >= waitMs) {
+      await described(client, runId);
+      return true;
+    }
+    if (!told && waited >= QUIET_WAIT_MS) {
+      context.io.err(
+        `run ${runId} is not known yet (its start may still be queued): waiting up to ` +
+          `${Math.ceil(waitMs / 1000)} s (--wait)\n`,
+      );
+      told = true;
+    }
+    try {
+      await sleep(POLL_MS, undefined, { signal: context.interrupt });
+    } catch {
+      return false;
+    }
+  }
 }
 
 /**
@@ -90,7 +144,7 @@ async function onlyStream(
       told = true;
     }
     try {
-      await sleep(NAMES_POLL_MS, undefined, { signal: context.interrupt });
+      await sleep(POLL_MS, undefined, { signal: context.interrupt });
     } catch {
       return undefined;
     }
