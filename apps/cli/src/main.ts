@@ -14,6 +14,13 @@ process.once('SIGINT', () => {
   process.once('SIGINT', () => process.exit(130));
 });
 
+// The reader of stdout went away (`baton runs tail … | head`): nothing more is wanted, so end
+// quietly, as `cat` and `grep` do, rather than with Node's unhandled EPIPE.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.exit(0);
+});
+
 const code = await runCli(process.argv.slice(2), {
   interrupt: interrupt.signal,
   env: process.env,
