@@ -199,7 +199,14 @@ async function continueAs(db: Db, runId: string, epoch: number, successorRunId: 
 }
 
 /** `store.runs` over the pool, but its queries (queries.ts). */
-export const runIndex: OperationsOf<Db, RunIndex> = { create, createAndLease, get, finish, continueAs, reopen };
+export const runIndex: OperationsOf<Db, RunIndex> = {
+  create,
+  createAndLease,
+  get,
+  finish,
+  continueAs,
+  reopen,
+};
 
 export function toRunRecord(row: RunRow): RunRecord {
   const record: RunRecord = {

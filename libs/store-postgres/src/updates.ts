@@ -44,7 +44,12 @@ async function request(
   if (row === undefined || !row.run_found) return { found: false, wake: false };
   if (row.kept_at !== null) return { found: true, wake: false, kept: keptUpdate(asked.updateId, row) };
   if (row.continued_as !== null) {
-    return { found: true, wake: false, continuedAs: row.continued_as, ...(row.run_finished && { finished: true }) };
+    return {
+      found: true,
+      wake: false,
+      continuedAs: row.continued_as,
+      ...(row.run_finished && { finished: true }),
+    };
   }
   if (row.run_finished) return { found: true, wake: false, finished: true };
   return { found: true, wake: row.wake_run };

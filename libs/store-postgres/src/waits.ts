@@ -23,7 +23,11 @@ import type {
 } from '@baton/core/adapter';
 import { fromJson, toJson, type Db } from './db.js';
 
-async function deliver(db: Db, runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<SignalDelivery> {
+async function deliver(
+  db: Db,
+  runId: string,
+  signal: Omit<InboxSignal, 'receivedAt'>,
+): Promise<SignalDelivery> {
   const [row] = await db.query<{
     run_found: boolean;
     wake_run: boolean;

@@ -151,7 +151,12 @@ async function reopen(ctx: StoreContext, runId: string, checkpoint: Checkpoint):
   return { reopened: false, status: status ? (status as RunStatus) : undefined };
 }
 
-async function continueAs(ctx: StoreContext, runId: string, epoch: number, successorRunId: string): Promise<void> {
+async function continueAs(
+  ctx: StoreContext,
+  runId: string,
+  epoch: number,
+  successorRunId: string,
+): Promise<void> {
   const { keys } = ctx;
   const reply = await ctx.run('continue-run', [keys.lease(runId), keys.run(runId)], [epoch, successorRunId]);
   if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'runs.continueAs');

@@ -107,7 +107,7 @@ export class Dispatcher {
 
   private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
     const { deps } = this;
-    const { instruments, sessions, store, transport } = deps;
+    const { sessions, store, transport } = deps;
     switch (message.kind) {
       case 'start': {
         const workflow = this.registry.get(workflowKey(message.workflow, message.version));
@@ -183,18 +183,26 @@ export class Dispatcher {
   private async deliverSignal(message: SignalMessage, delivery: Delivery): Promise<void> {
     const { deps } = this;
     const { instruments, store, transport, logger } = deps;
-    const signal = { runId: message.runId, name: message.name, signalId: message.signalId };
-    const payload = await messageValue(deps, message);
+    // What every line about it says (the names operators' log queries use).
+    const signal = { runId: message.runId, signal: message.name, signalId: message.signalId };
     const found = await deliverAlongChain(
       store,
       deps.payloadProtection,
-      { ...signal, payload },
+      {
+        runId: message.runId,
+        name: message.name,
+        signalId: message.signalId,
+        payload: await messageValue(deps, message),
+      },
       MAX_CONTINUATION_HOPS,
     );
     switch (found.kind) {
       case 'delivered':
         if (found.hops > 0) {
-          logger.debug({ ...signal, deliveredTo: found.runId, hops: found.hops }, 'signal passed on along the continue-as-new chain');
+          logger.debug(
+            { ...signal, deliveredTo: found.runId, hops: found.hops },
+            'signal passed on along the continue-as-new chain',
+          );
         }
         if (found.wake) await enqueueWake(transport.runQueue, found.runId, 'signal');
         return delivery.ack();
@@ -241,7 +249,10 @@ export class Dispatcher {
           `not recorded its end after ${delivery.deliveryCount} deliveries`,
       );
     }
-    this.deps.logger.debug({ runId, successor, signalId: message.signalId }, 'signal waits for its run to hand over');
+    this.deps.logger.debug(
+      { runId, successor, signalId: message.signalId },
+      'signal waits for its run to hand over',
+    );
     await delivery.nak(redeliveryDelayMs(delivery.deliveryCount, 50, 5_000));
   }
 

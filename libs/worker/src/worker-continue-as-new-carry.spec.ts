@@ -71,7 +71,11 @@ async function takenBy(f: Fleet, ids: string[]): Promise<string[][]> {
 }
 
 async function inboxHolds(f: Fleet, runId: string, count: number): Promise<void> {
-  await until(async () => (await f.store.signals.read(runId)).length >= count, 5_000, `${count} signals in ${runId}`);
+  await until(
+    async () => (await f.store.signals.read(runId)).length >= count,
+    5_000,
+    `${count} signals in ${runId}`,
+  );
 }
 
 describe('continue-as-new carries over', () => {
@@ -86,7 +90,11 @@ describe('continue-as-new carries over', () => {
     await f.client.signal(run.runId, note, 'b', { signalId: 'sig-b' });
     await inboxHolds(f, run.runId, 2);
     release();
-    await until(async () => (await f.store.runs.get(run.runId))?.status === 'completed', 5_000, 'the first run to end');
+    await until(
+      async () => (await f.store.runs.get(run.runId))?.status === 'completed',
+      5_000,
+      'the first run to end',
+    );
     // After: addressed to the first run, which has continued; then a repeat of 'c' (a redelivery),
     // which must not count as a note of its own.
     await f.client.signal(run.runId, note, 'c', { signalId: 'sig-c' });
@@ -164,7 +172,9 @@ describe('continue-as-new carries over', () => {
   it('seals what it carries for the successor when payloads are encrypted', async () => {
     const { hold, release } = gate();
     const workflow = noteTaker(hold, 'can_sealed_notes');
-    const protection = resolvePayloadProtection({ encryptionKeys: `k1:${randomBytes(32).toString('base64')}` });
+    const protection = resolvePayloadProtection({
+      encryptionKeys: `k1:${randomBytes(32).toString('base64')}`,
+    });
     const f = (current = fleet({ workflows: [workflow], payloadProtection: protection }));
     await f.spawn();
     const run = await f.client.start(workflow, { seen: [], rounds: 2 });
@@ -188,7 +198,11 @@ describe('continue-as-new carries over', () => {
     await until(async () => (await f.store.runs.get(run.runId))?.status === 'running', 5_000, 'the run held');
     // The first run has no handler: the request waits in the store while the run is held.
     const before = run.update(addItem, 'early', { updateId: 'up-early', timeoutMs: 10_000 });
-    await until(async () => (await f.store.updates.pending(run.runId)).length === 1, 5_000, 'the request kept');
+    await until(
+      async () => (await f.store.updates.pending(run.runId)).length === 1,
+      5_000,
+      'the request kept',
+    );
     await f.client.signal(run.runId, note, 'a', { signalId: 'sig-a' });
     release();
     expect(await before).toEqual(['a', 'early']);
@@ -201,7 +215,10 @@ describe('continue-as-new carries over', () => {
     // Sent to the first run after it continued: it goes on to the live run.
     expect(await f.client.update(run.runId, addItem, 'late', { timeoutMs: 10_000 })).toEqual(['a', 'late']);
     // The same id again, to the first run: the kept answer, not a second application.
-    expect(await f.client.update(run.runId, addItem, 'early', { updateId: 'up-early' })).toEqual(['a', 'early']);
+    expect(await f.client.update(run.runId, addItem, 'early', { updateId: 'up-early' })).toEqual([
+      'a',
+      'early',
+    ]);
     await f.client.signal(run.runId, note, 'b', { signalId: 'sig-b' });
     await f.client.signal(run.runId, note, 'c', { signalId: 'sig-c' });
     expect(await run.result({ timeoutMs: 10_000 })).toEqual(['a', 'b', 'c']);
@@ -226,7 +243,11 @@ describe('continue-as-new carries over', () => {
     const f = (current = fleet({ workflows: [workflow] }));
     await f.spawn();
     const run = await f.client.start(workflow, { round: 0 });
-    await until(async () => (await f.store.runs.get(run.runId))?.status === 'completed', 5_000, 'the first run to end');
+    await until(
+      async () => (await f.store.runs.get(run.runId))?.status === 'completed',
+      5_000,
+      'the first run to end',
+    );
     const [, second] = await chainOf(f, run.runId);
     await until(() => tokens.has(second!), 5_000, 'the successor’s token');
     const refused = f.client.promises.resolve(tokens.get(run.runId)!, true);

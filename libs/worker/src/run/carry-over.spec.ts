@@ -139,7 +139,10 @@ describe('deliverAlongChain', () => {
     const store = memoryStore();
     const { runId, epoch } = await newRun(store);
     await store.runs.finish(runId, epoch, { status: 'completed', result: 1 });
-    expect(await deliverAlongChain(store, PLAIN, signal(runId, 's1'), 100)).toEqual({ kind: 'dropped', runId });
+    expect(await deliverAlongChain(store, PLAIN, signal(runId, 's1'), 100)).toEqual({
+      kind: 'dropped',
+      runId,
+    });
   });
 });
 
@@ -194,15 +197,19 @@ describe('carryToSuccessor', () => {
     expect(openValue(successor?.input, loaded.successor, 'run input', SEALED)).toEqual({ round: 2 });
     const inbox = await store.signals.read(loaded.successor);
     expect(
-      inbox.map((s) => [s.signalId, s.name, openValue(s.payload, loaded.successor, 'signal payload', SEALED)]),
+      inbox.map((s) => [
+        s.signalId,
+        s.name,
+        openValue(s.payload, loaded.successor, 'signal payload', SEALED),
+      ]),
     ).toEqual([
       ['left-1', 'note', 'b'],
       ['left-2', 'other', { n: 2.5 }],
     ]);
     const pending = await store.updates.pending(loaded.successor);
-    expect(pending.map((r) => [r.updateId, openValue(r.args, loaded.successor, 'update args', SEALED)])).toEqual([
-      ['u-new', { qty: 1 }],
-    ]);
+    expect(
+      pending.map((r) => [r.updateId, openValue(r.args, loaded.successor, 'update args', SEALED)]),
+    ).toEqual([['u-new', { qty: 1 }]]);
     // The update the run accepted and never answered is answered, failed, naming the successor.
     const kept = await store.updates.outcome(loaded.runId, 'u-accepted');
     const outcome = openUpdateOutcome(kept!.outcome, loaded.runId, SEALED);

@@ -80,7 +80,13 @@ export async function carryToSuccessor(
   }
   const signals = inbox.filter((signal) => carriesOver(signal.name) && !taken.has(signal.signalId));
   const updates = pending.filter((request) => !accepted.has(request.updateId));
-  await answerStranded(options, run.runId, epoch, next.runId, pending.filter((r) => accepted.has(r.updateId)));
+  await answerStranded(
+    options,
+    run.runId,
+    epoch,
+    next.runId,
+    pending.filter((r) => accepted.has(r.updateId)),
+  );
   if (signals.length === 0 && updates.length === 0) return;
 
   await store.runs.create({
@@ -180,7 +186,11 @@ export async function deliverAlongChain(
   let runId = signal.runId;
   let payload = signal.payload;
   for (let hops = 0; ; hops++) {
-    const answer = await store.signals.deliver(runId, { signalId: signal.signalId, name: signal.name, payload });
+    const answer = await store.signals.deliver(runId, {
+      signalId: signal.signalId,
+      name: signal.name,
+      payload,
+    });
     if (!answer.found) return { kind: 'unknown', runId, hops };
     const successor = answer.continuedAs;
     if (successor === undefined || !carriesOver(signal.name)) {
