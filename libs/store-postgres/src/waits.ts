@@ -13,21 +13,13 @@
  *    `redeliverAfterMs` on before committing, so concurrent scanners never return one twice.
  */
 
-import type {
-  DueTimer,
-  InboxSignal,
-  OperationsOf,
-  SignalDelivery,
-  SignalInbox,
-  TimerStore,
-} from '@baton/core/adapter';
+import type { DueTimer, InboxSignal, OperationsOf, SignalInbox, TimerStore } from '@baton/core/adapter';
 import { fromJson, toJson, type Db } from './db.js';
 
-async function deliver(
-  db: Db,
-  runId: string,
-  signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<SignalDelivery> {
+/** What `signals.deliver` answers (contracts/waits.ts). */
+type Delivered = Awaited<ReturnType<SignalInbox['deliver']>>;
+
+async function deliver(db: Db, runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<Delivered> {
   const [row] = await db.query<{
     run_found: boolean;
     wake_run: boolean;

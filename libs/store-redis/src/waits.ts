@@ -4,22 +4,18 @@
  * (control.ts). Every operation that changes state is one script call, one round trip.
  */
 
-import type {
-  DueTimer,
-  InboxSignal,
-  OperationsOf,
-  SignalDelivery,
-  SignalInbox,
-  TimerStore,
-} from '@baton/core/adapter';
+import type { DueTimer, InboxSignal, OperationsOf, SignalInbox, TimerStore } from '@baton/core/adapter';
 import { decodeInboxEntry, encodeInboxEntry } from './codec.js';
 import { str, type StoreContext } from './context.js';
+
+/** What `signals.deliver` answers (contracts/waits.ts). */
+type Delivered = Awaited<ReturnType<SignalInbox['deliver']>>;
 
 async function deliver(
   ctx: StoreContext,
   runId: string,
   signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<SignalDelivery> {
+): Promise<Delivered> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'deliver-signal',

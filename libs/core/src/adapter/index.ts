@@ -98,7 +98,7 @@ export type {
 export type { RunRecord, RunStatus } from './contracts/run-record.js';
 export type { RunAttributeStore } from './contracts/attributes.js';
 export type { AttributeChanges, RunAttribute } from '../shared/attributes.js';
-export type { DueTimer, InboxSignal, SignalDelivery, SignalInbox, TimerStore } from './contracts/waits.js';
+export type { DueTimer, InboxSignal, SignalInbox, TimerStore } from './contracts/waits.js';
 export type { PresenceStore, PublishedMembership, ScanTurn } from './contracts/presence.js';
 export { MEMBERSHIP_TURN } from './contracts/presence.js';
 export type { RetentionStore, RunTombstone } from './contracts/retention.js';

@@ -3,15 +3,12 @@
  * {@link SignalInbox} (`store.signals`), what wakes a suspended run; suspension is leases.suspend
  * (memory-leases.ts), a cancel control.requestCancel (memory-control.ts).
  */
-import type {
-  DueTimer,
-  InboxSignal,
-  SignalDelivery,
-  SignalInbox,
-  TimerStore,
-} from '../adapter/contracts/waits.js';
+import type { DueTimer, InboxSignal, SignalInbox, TimerStore } from '../adapter/contracts/waits.js';
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { isKnown, makeAcquirable, type MemoryState } from './memory-state.js';
+
+/** What `signals.deliver` answers (contracts/waits.ts). */
+type Delivered = Awaited<ReturnType<SignalInbox['deliver']>>;
 
 function claimDue(state: MemoryState, limit: number, redeliverAfterMs: number): DueTimer[] {
   const now = state.clock();
@@ -23,7 +20,7 @@ function claimDue(state: MemoryState, limit: number, redeliverAfterMs: number): 
   return claimed;
 }
 
-function deliver(state: MemoryState, runId: string, signal: Omit<InboxSignal, 'receivedAt'>): SignalDelivery {
+function deliver(state: MemoryState, runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Delivered {
   if (!isKnown(state, runId)) return { found: false, wake: false };
   const inbox = state.inboxes.get(runId) ?? [];
   const finished = state.leases.get(runId)?.state === 'finished';

@@ -25,18 +25,6 @@ export interface InboxSignal {
   receivedAt: number;
 }
 
-/** What {@link SignalInbox.deliver} did. */
-export interface SignalDelivery {
-  /** False for a run the store does not know. */
-  found: boolean;
-  /** The run was suspended waiting for this name and is acquirable now: enqueue a wake message. */
-  wake: boolean;
-  /** The run has finished: nothing was kept. */
-  dropped?: boolean;
-  /** The run has continued as new as this run: nothing was kept; deliver to the successor. */
-  continuedAs?: string;
-}
-
 export interface SignalInbox {
   /**
    * Adds a signal to the run's inbox (a second delivery of the same `signalId` is ignored).
@@ -50,7 +38,10 @@ export interface SignalInbox {
    * answers `continuedAs` (the successor's run id, for the caller to deliver to), with `dropped`
    * once the run is finished (while it is not, its owner is still carrying its inbox over).
    */
-  deliver(runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<SignalDelivery>;
+  deliver(
+    runId: string,
+    signal: Omit<InboxSignal, 'receivedAt'>,
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean; continuedAs?: string }>;
   /** The run's inbox, in arrival order. */
   read(runId: string): Promise<InboxSignal[]>;
 }
