@@ -181,6 +181,7 @@ describe('carryToSuccessor', () => {
     transport: memoryTransport(),
     logger: silentLogger,
     payloadProtection: protection,
+    faults: undefined,
   });
 
   it('carries the signals and requests the run never took, sealed for the successor, once', async () => {
