@@ -16,7 +16,7 @@ end
 local finished = redis.call('HGET', lease_key, 'state') == 'finished'
 local successor = redis.call('HGET', run_key, 'continuedAs')
 if successor then
-  if redis.call('HEXISTS', names_key, signal_id) == 1 then
+  if redis.call('HGET', names_key, signal_id) then
     return { 1, 0, 0 }
   end
   return { 1, 0, finished and 1 or 0, successor }
