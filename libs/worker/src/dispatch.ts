@@ -265,8 +265,14 @@ export class Dispatcher {
   private async cancelTooLate(message: CancelMessage, delivery: Delivery): Promise<void> {
     const { store, transport, logger } = this.deps;
     const run = await store.runs.get(message.runId);
-    if (run?.status === 'completed' && isContinuedAsNew(run.result)) {
-      const successor = run.result[CONTINUED_AS].runId;
+    // The mark names the successor from the moment the run begins to continue (before its end is
+    // recorded); a run continued by an older worker names it in its result only.
+    const successor =
+      run?.continuedAs ??
+      (run?.status === 'completed' && isContinuedAsNew(run.result)
+        ? run.result[CONTINUED_AS].runId
+        : undefined);
+    if (successor !== undefined) {
       await sendRunMessage(transport.runQueue, cancelMessage(successor, message.reason));
       logger.debug(
         { runId: message.runId, successor },

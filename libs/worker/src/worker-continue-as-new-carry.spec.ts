@@ -9,7 +9,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineSignal, defineUpdate, defineWorkflow, RunStateError } from '@baton/core';
-import { CONTINUED_AS, decodeEntries, isContinuedAsNew, resolvePayloadProtection } from '@baton/core/runtime';
+import {
+  CONTINUED_AS,
+  decodeEntries,
+  isContinuedAsNew,
+  resolvePayloadProtection,
+  sendRunMessage,
+  wakeMessage,
+} from '@baton/core/runtime';
 import { fleet, until, type Fleet } from './fleet.spec-helper.js';
 
 let current: Fleet | undefined;
@@ -222,6 +229,41 @@ describe('continue-as-new carries over', () => {
     await f.client.signal(run.runId, note, 'b', { signalId: 'sig-b' });
     await f.client.signal(run.runId, note, 'c', { signalId: 'sig-c' });
     expect(await run.result({ timeoutMs: 10_000 })).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a cancel that reaches a run while it hands over goes on to its successor', async () => {
+    const waiter = defineWorkflow({
+      name: 'can_cancelled',
+      version: 1,
+      run: async (ctx) => ctx.waitForSignal(note),
+    });
+    const f = (current = fleet({ workflows: [waiter] }));
+    await f.spawn();
+    // The first run's owner, played by hand: its cancels closed and its continuation marked, its
+    // end not yet recorded; its successor created by the carry-over, not yet started.
+    const [first, second] = ['can-handing-over', 'can-handed-to'];
+    for (const runId of [first, second]) {
+      await f.store.runs.create({
+        runId,
+        workflow: 'can_cancelled',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+      });
+    }
+    const lease = await f.store.leases.acquire(first, 'by-hand', 60_000);
+    if (!lease.ok) throw new Error(`${first} not acquired`);
+    await f.store.control.closeCancels(first, lease.epoch);
+    await f.store.runs.continueAs(first, lease.epoch, second);
+    await f.client.cancel(first, 'stop the chain');
+    // The successor starts (a wake stands in for its start message) and ends cancelled.
+    await sendRunMessage(f.transport.runQueue, wakeMessage(second, 'signal'));
+    await until(
+      async () => (await f.store.runs.get(second))?.status === 'cancelled',
+      5_000,
+      'the successor cancelled',
+    );
+    expect((await f.store.runs.get(second))?.error).toMatchObject({ message: 'stop the chain' });
   });
 
   it('refuses a completion of a promise of the continued run, naming its successor', async () => {
