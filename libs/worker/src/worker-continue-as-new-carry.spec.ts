@@ -77,11 +77,23 @@ async function takenBy(f: Fleet, ids: string[]): Promise<string[][]> {
   );
 }
 
-async function inboxHolds(f: Fleet, runId: string, count: number): Promise<void> {
+/**
+ * Sends the note `text` (signal id `sig-<text>` unless given) to `runId` and waits until a run of
+ * the chain from `first` holds it. Two messages sent at once may be handled in either order (as on
+ * any bus with competing consumers), so a note that must come after another is sent once that one
+ * has landed.
+ */
+async function sendNote(f: Fleet, runId: string, text: string, first = runId, signalId = `sig-${text}`) {
+  await f.client.signal(runId, note, text, { signalId });
   await until(
-    async () => (await f.store.signals.read(runId)).length >= count,
+    async () => {
+      for (const id of await chainOf(f, first)) {
+        if ((await f.store.signals.read(id)).some((s) => s.signalId === signalId)) return true;
+      }
+      return false;
+    },
     5_000,
-    `${count} signals in ${runId}`,
+    `${signalId} to land`,
   );
 }
 
@@ -93,9 +105,8 @@ describe('continue-as-new carries over', () => {
     await f.spawn();
     const run = await f.client.start(workflow, { seen: [], rounds: 4 });
     // Before: both wait in the first run's inbox while it is held; it takes one and continues.
-    await f.client.signal(run.runId, note, 'a', { signalId: 'sig-a' });
-    await f.client.signal(run.runId, note, 'b', { signalId: 'sig-b' });
-    await inboxHolds(f, run.runId, 2);
+    await sendNote(f, run.runId, 'a');
+    await sendNote(f, run.runId, 'b');
     release();
     await until(
       async () => (await f.store.runs.get(run.runId))?.status === 'completed',
@@ -139,9 +150,8 @@ describe('continue-as-new carries over', () => {
       },
     });
     const run = await f.client.start(workflow, { seen: [], rounds: 3 });
-    await f.client.signal(run.runId, note, 'a', { signalId: 'sig-a' });
-    await f.client.signal(run.runId, note, 'b', { signalId: 'sig-b' });
-    await inboxHolds(f, run.runId, 2);
+    await sendNote(f, run.runId, 'a');
+    await sendNote(f, run.runId, 'b');
     release();
     await until(() => frozen !== undefined, 5_000, 'the doomed worker to mark the continuation');
     // Sent while the first run is marked and nobody carries its inbox: it waits for the hand-over.
@@ -166,8 +176,7 @@ describe('continue-as-new carries over', () => {
       },
     });
     const run = await f.client.start(workflow, { seen: [], rounds: 3 });
-    for (const n of ['a', 'b', 'c']) await f.client.signal(run.runId, note, n, { signalId: `sig-${n}` });
-    await inboxHolds(f, run.runId, 3);
+    for (const n of ['a', 'b', 'c']) await sendNote(f, run.runId, n);
     release();
     await until(() => frozen !== undefined, 5_000, 'the doomed worker to reach the end of the first run');
     await f.spawn();
@@ -185,9 +194,8 @@ describe('continue-as-new carries over', () => {
     const f = (current = fleet({ workflows: [workflow], payloadProtection: protection }));
     await f.spawn();
     const run = await f.client.start(workflow, { seen: [], rounds: 2 });
-    await f.client.signal(run.runId, note, 'secret-a', { signalId: 'sig-a' });
-    await f.client.signal(run.runId, note, 'secret-b', { signalId: 'sig-b' });
-    await inboxHolds(f, run.runId, 2);
+    await sendNote(f, run.runId, 'secret-a', run.runId, 'sig-a');
+    await sendNote(f, run.runId, 'secret-b', run.runId, 'sig-b');
     release();
     expect(await run.result({ timeoutMs: 10_000 })).toEqual(['secret-a', 'secret-b']);
     const [, successor] = await chainOf(f, run.runId);
@@ -226,8 +234,8 @@ describe('continue-as-new carries over', () => {
       'a',
       'early',
     ]);
-    await f.client.signal(run.runId, note, 'b', { signalId: 'sig-b' });
-    await f.client.signal(run.runId, note, 'c', { signalId: 'sig-c' });
+    await sendNote(f, run.runId, 'b');
+    await sendNote(f, run.runId, 'c');
     expect(await run.result({ timeoutMs: 10_000 })).toEqual(['a', 'b', 'c']);
   });
 

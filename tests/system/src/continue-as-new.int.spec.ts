@@ -137,13 +137,13 @@ describe.each(PAIRS)('continue-as-new on $name', ({ factory }) => {
       closeGate();
       await startInProcessWorkers(ns, { workflows: [notes] });
       const run = await ns.client.start(notes, { seen: [], rounds: 4 });
-      // Before: both wait in the first run's inbox while it is held; it takes 'a' and continues.
+      // Before: both wait in the first run's inbox while it is held; it takes 'a' and continues. Two
+      // messages sent at once may be handled in either order (competing consumers), so 'b' is sent
+      // once 'a' is in.
       await ns.client.signal(run.runId, note, 'a', { signalId: 'sig-a' });
+      await until(async () => (await ns.store.signals.read(run.runId)).length === 1, "'a' in the inbox");
       await ns.client.signal(run.runId, note, 'b', { signalId: 'sig-b' });
-      await until(
-        async () => (await ns.store.signals.read(run.runId)).length === 2,
-        'two signals in the inbox',
-      );
+      await until(async () => (await ns.store.signals.read(run.runId)).length === 2, "'b' in the inbox");
       release();
       await until(
         async () => (await ns.store.runs.get(run.runId))?.status === 'completed',
