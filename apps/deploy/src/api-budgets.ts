@@ -134,7 +134,11 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // 120: run streams (issue 38 item 1): the record format and its rules (encodeStreamRecord,
   // WireStreamItem, StreamFold), which the worker writes and the client reads by, and StreamWrite,
   // what the executor hands the worker's host.
-  '@baton/core/runtime': { max: 120, target: 110 },
+  // 122: what continue-as-new carries over (issue 38 item 3): MAX_CONTINUATION_HOPS, the one bound
+  // the worker (a signal) and the client (an update) apply when they follow a chain, and
+  // carriesOver, core's rule of which signals go on to a successor (not Baton's own, whose names
+  // core reserves), read by the worker's carry-over and its delivery along a chain.
+  '@baton/core/runtime': { max: 122, target: 110 },
   '@baton/core/memory': { max: 5 },
   // 36: VARIABLES (every BATON_* variable, declared once; issue 34 item 3) with its three types,
   // and the producer's and console's names derived from it.

@@ -10,7 +10,8 @@
  *    issue), nor for one with no JSON form.
  * 3. A completion repeated as it was (the same outcome, an equal value or error) changes nothing
  *    and answers as the first did, so a caller may retry it freely; a different one, one after the
- *    timeout and one after the run finished are refused with RunStateError naming why.
+ *    timeout, one after the run finished and one after it continued as new (naming the successor)
+ *    are refused with RunStateError naming why.
  * 4. The delivery is sealed for its run when the client encrypts, exactly as a signal payload is
  *    (the store keeps it and the run's inbox holds it); a suspended run is woken by a message on
  *    the bus, sent after the store completed the promise.
@@ -131,6 +132,7 @@ export class PromisesApi {
       if (answer.wake) await this.outbox.send(operation, wakeMessage(answer.runId, 'signal'));
       return { state: completion.outcome };
     }
+    if (answer.continuedAs !== undefined) throw continuedRefusal(method, answer.record, answer.continuedAs);
     return this.repeated(method, answer.record, delivery, answer.runFinished === true);
   }
 
@@ -174,6 +176,20 @@ export class PromisesApi {
     if (record === undefined) throw unknownToken(method);
     return record;
   }
+}
+
+/**
+ * The refusal of a completion of a promise whose run continued as new (docs/continue-as-new.md): the
+ * promise was a step of that run, which its successor never took, so nothing waits for it any more.
+ */
+function continuedRefusal(method: string, record: PromiseRecord, successor: string): RunStateError {
+  return new RunStateError(
+    record.runId,
+    'continued',
+    `client.${method}: the run that made this promise (${record.runId}, step #${record.seq}) continued as ` +
+      `new as run ${successor}, and a durable promise belongs to the run that made it: nothing waits for ` +
+      'this one any more. Have the successor make a new promise (ctx.promise) and hand out its token',
+  );
 }
 
 /** The refusal of a token nobody knows; it does not repeat the token (a secret, or a guess). */

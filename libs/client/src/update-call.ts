@@ -16,6 +16,10 @@
  *    delivery) is answered with the kept outcome, or waits for the same pending request.
  * 3. Every wait ends: at the caller's timeout (UpdateTimeoutError, the request staying with the
  *    run), at a finished run that never answered (RunStateError), or at a run deleted meanwhile.
+ * 4. A run that continued as new is followed (docs/continue-as-new.md): a request it refuses with
+ *    its successor's id goes to the successor, once it has recorded its end (until then it is
+ *    carrying its pending requests over), and a wait for a request it carried over goes on at the
+ *    successor; at most MAX_CONTINUATION_HOPS runs, the arguments sealed for each.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
@@ -31,6 +35,7 @@ import {
   formatIssuePath,
   isStandardSchema,
   openUpdateOutcome,
+  MAX_CONTINUATION_HOPS,
   sealValue,
   wakeMessage,
   type PayloadProtection,
@@ -147,14 +152,27 @@ export async function callUpdate(
   const deadline = started + timeoutMs;
   const unknownDeadline = started + Math.min(options.unknownRunMs ?? 0, timeoutMs);
   const value = typeof update === 'string' ? args : await checkedArgs(update, runId, updateId, args);
-  const sealed = sealValue(
-    value,
-    runId,
-    'update args',
-    protection,
-    `arguments of update '${name}' to run ${runId}`,
-  );
+  const sealFor = (target: string): unknown =>
+    sealValue(value, target, 'update args', protection, `arguments of update '${name}' to run ${target}`);
+  let sealed = sealFor(runId);
   const operation = `client.update(run ${runId}, '${name}')`;
+  let unknownUntil = unknownDeadline;
+  const addressed = runId;
+  let hops = 0;
+  /** Goes on to the successor of the run asked so far (invariant 4). */
+  const follow = (successor: string): void => {
+    hops++;
+    if (hops > MAX_CONTINUATION_HOPS) {
+      throw new RunStateError(
+        addressed,
+        'continued',
+        `${operation}: run ${addressed} continued as new more than ${MAX_CONTINUATION_HOPS} times since; ` +
+          "send the update to the chain's current run instead",
+      );
+    }
+    runId = successor;
+    sealed = sealFor(runId);
+  };
 
   let interval = sources.pollIntervalMs;
   for (;;) {
@@ -163,6 +181,19 @@ export async function callUpdate(
       store.updates.request(runId, { updateId, name, args: sealed }),
     );
     if (answer.kept !== undefined) return answerOf(answer.kept, runId, protection);
+    if (answer.continuedAs !== undefined) {
+      // Its successor may still be on its way: it is waited for as long as the update is.
+      if (answer.finished === true) {
+        follow(answer.continuedAs);
+        unknownUntil = deadline;
+        interval = sources.pollIntervalMs;
+        continue;
+      }
+      if (Date.now() >= deadline) throw new UpdateTimeoutError(runId, name, updateId, timeoutMs, 'running');
+      await sleep(Math.min(interval, Math.max(0, deadline - Date.now())));
+      interval = Math.min(interval * 2, 250);
+      continue;
+    }
     if (answer.finished === true) {
       const status = (await store.runs.get(runId))?.status ?? 'finished';
       throw new RunStateError(
@@ -177,13 +208,14 @@ export async function callUpdate(
     }
     const tombstone = await store.retention.tombstone(runId);
     if (tombstone !== undefined) throw new RunDeletedError(runId, tombstone.deletedAt);
-    if (Date.now() >= unknownDeadline) {
+    if (Date.now() >= unknownUntil) {
+      if (hops > 0) throw new UpdateTimeoutError(runId, name, updateId, timeoutMs, 'pending');
       throw new NotFoundError(
         `${operation}: run ${runId} is not known to the store: it was never started, was deleted, or its ` +
           'start message still waits in the queue (pass { unknownRunMs } to wait for it)',
       );
     }
-    await sleep(Math.min(interval, Math.max(0, unknownDeadline - Date.now())));
+    await sleep(Math.min(interval, Math.max(0, unknownUntil - Date.now())));
     interval = Math.min(interval * 2, 250);
   }
 
@@ -207,6 +239,11 @@ export async function callUpdate(
         // An answer kept just before the end is read once more, then the end is the answer.
         const last = await store.updates.outcome(runId, updateId);
         if (last !== undefined) return answerOf(last, runId, protection);
+        // Continued as new before it took the request: the request went on with the rest (invariant 4).
+        if (run.continuedAs !== undefined) {
+          follow(run.continuedAs);
+          continue;
+        }
         throw new RunStateError(
           runId,
           run.status,

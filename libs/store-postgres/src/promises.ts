@@ -33,6 +33,7 @@ async function complete(
     run_finished: boolean;
     promise_run_id: string | null;
     wake_run: boolean;
+    continued_as: string | null;
   }>('SELECT * FROM {{schema}}.complete_promise($1, $2, $3::json)', [
     token,
     completion.outcome,
@@ -43,6 +44,9 @@ async function complete(
   // Not pending, or its run finished: the record as it is now (a row leaves only with its run).
   const record = await get(db, token);
   if (record === undefined) return { found: false };
+  if (row.continued_as !== null) {
+    return { found: true, completed: false, record, runFinished: true, continuedAs: row.continued_as };
+  }
   return row.run_finished
     ? { found: true, completed: false, record, runFinished: true }
     : { found: true, completed: false, record };

@@ -42,12 +42,14 @@ export interface RunRow {
   forked_from: string | null;
   /** Absent where a function returns the row without it (create_run_and_lease: a new run has none). */
   attributes?: string | null;
+  /** Absent where a function returns the row without it (a new run has none). */
+  continued_as?: string | null;
 }
 
 /** json columns are read as text and parsed here, so SQL NULL (undefined) differs from JSON null. */
 export const RUN_COLUMNS = `r.run_id, r.workflow, r.version, r.input::text AS input, r.idempotency_key, r.status,
   r.created_at, r.updated_at, r.result::text AS result, r.error::text AS error, r.attempts, r.traceparent,
-  r.forked_from::text AS forked_from, r.attributes::text AS attributes`;
+  r.forked_from::text AS forked_from, r.attributes::text AS attributes, r.continued_as`;
 
 // ON CONFLICT without a target covers both the run id and the idempotency key. A conflicting
 // insert waits for the other transaction, so once this returns nothing the winner is committed.
@@ -187,8 +189,24 @@ async function reopen(db: Db, runId: string, checkpoint: Checkpoint): Promise<Re
   return { reopened: false, status: row?.status ?? undefined };
 }
 
+async function continueAs(db: Db, runId: string, epoch: number, successorRunId: string): Promise<void> {
+  const [row] = await db.query<{ ok: boolean }>('SELECT {{schema}}.continue_run_as($1, $2, $3) AS ok', [
+    runId,
+    epoch,
+    successorRunId,
+  ]);
+  if (!row?.ok) throw new FencedWriteError(runId, epoch, 'runs.continueAs');
+}
+
 /** `store.runs` over the pool, but its queries (queries.ts). */
-export const runIndex: OperationsOf<Db, RunIndex> = { create, createAndLease, get, finish, reopen };
+export const runIndex: OperationsOf<Db, RunIndex> = {
+  create,
+  createAndLease,
+  get,
+  finish,
+  continueAs,
+  reopen,
+};
 
 export function toRunRecord(row: RunRow): RunRecord {
   const record: RunRecord = {
@@ -207,5 +225,6 @@ export function toRunRecord(row: RunRow): RunRecord {
   if (row.status === 'completed') record.result = fromJson(row.result);
   if (row.error !== null) record.error = fromJson(row.error) as RunRecord['error'];
   if (row.attributes != null) record.attributes = fromJson(row.attributes) as RunRecord['attributes'];
+  if (row.continued_as != null) record.continuedAs = row.continued_as;
   return record;
 }

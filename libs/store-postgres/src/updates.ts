@@ -34,13 +34,23 @@ async function request(
   runId: string,
   asked: Omit<UpdateRequest, 'requestedAt'>,
 ): Promise<UpdateRequestResult> {
-  const [row] = await db.query<KeptRow & { run_found: boolean; wake_run: boolean; run_finished: boolean }>(
-    'SELECT run_found, wake_run, run_finished, kept_name, kept_outcome::text AS kept_outcome, kept_at ' +
-      'FROM {{schema}}.request_update($1, $2, $3, $4::json)',
+  const [row] = await db.query<
+    KeptRow & { run_found: boolean; wake_run: boolean; run_finished: boolean; continued_as: string | null }
+  >(
+    'SELECT run_found, wake_run, run_finished, kept_name, kept_outcome::text AS kept_outcome, kept_at, ' +
+      'continued_as FROM {{schema}}.request_update($1, $2, $3, $4::json)',
     [runId, asked.updateId, asked.name, toJson(asked.args, `arguments of update ${asked.updateId}`)],
   );
   if (row === undefined || !row.run_found) return { found: false, wake: false };
   if (row.kept_at !== null) return { found: true, wake: false, kept: keptUpdate(asked.updateId, row) };
+  if (row.continued_as !== null) {
+    return {
+      found: true,
+      wake: false,
+      continuedAs: row.continued_as,
+      ...(row.run_finished && { finished: true }),
+    };
+  }
   if (row.run_finished) return { found: true, wake: false, finished: true };
   return { found: true, wake: row.wake_run };
 }

@@ -16,15 +16,24 @@
 import type { DueTimer, InboxSignal, OperationsOf, SignalInbox, TimerStore } from '@baton/core/adapter';
 import { fromJson, toJson, type Db } from './db.js';
 
-async function deliver(
-  db: Db,
-  runId: string,
-  signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
-  const [row] = await db.query<{ run_found: boolean; wake_run: boolean; dropped: boolean }>(
-    'SELECT * FROM {{schema}}.deliver_signal($1, $2, $3, $4::json)',
-    [runId, signal.signalId, signal.name, toJson(signal.payload, `payload of signal ${signal.signalId}`)],
-  );
+/** What `signals.deliver` answers (contracts/waits.ts). */
+type Delivered = Awaited<ReturnType<SignalInbox['deliver']>>;
+
+async function deliver(db: Db, runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Promise<Delivered> {
+  const [row] = await db.query<{
+    run_found: boolean;
+    wake_run: boolean;
+    dropped: boolean;
+    continued_as: string | null;
+  }>('SELECT * FROM {{schema}}.deliver_signal($1, $2, $3, $4::json)', [
+    runId,
+    signal.signalId,
+    signal.name,
+    toJson(signal.payload, `payload of signal ${signal.signalId}`),
+  ]);
+  if (row !== undefined && row.continued_as !== null) {
+    return { found: true, wake: false, continuedAs: row.continued_as, ...(row.dropped && { dropped: true }) };
+  }
   if (row?.dropped === true) return { found: true, wake: false, dropped: true };
   return { found: row?.run_found ?? false, wake: row?.wake_run ?? false };
 }

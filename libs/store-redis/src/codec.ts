@@ -66,6 +66,7 @@ export function decodeRunRecord(hash: Record<string, string> | readonly unknown[
     record.forkedFrom = JSON.parse(fields.forkedFrom) as RunRecord['forkedFrom'];
   if (fields.result !== undefined) record.result = decodeValue(fields.result);
   if (fields.error !== undefined) record.error = JSON.parse(fields.error) as RunRecord['error'];
+  if (fields.continuedAs !== undefined) record.continuedAs = fields.continuedAs;
   // Search attributes: 'attr:<name>' fields (attributes.ts), named by the 'attrs' field.
   if (fields.attrs !== undefined) {
     const attributes: NonNullable<RunRecord['attributes']> = {};

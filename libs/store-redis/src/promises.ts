@@ -42,6 +42,9 @@ async function complete(
   // Not pending, or its run finished: the record as it is now (a record leaves only with its run).
   const record = await get(ctx, token);
   if (record === undefined) return { found: false };
+  if (reply[3] !== undefined) {
+    return { found: true, completed: false, record, runFinished: true, continuedAs: str(reply[3]) };
+  }
   return Number(reply[2]) === 1
     ? { found: true, completed: false, record, runFinished: true }
     : { found: true, completed: false, record };

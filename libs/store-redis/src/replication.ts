@@ -44,6 +44,8 @@ export const REPLICATED_OPERATIONS: ReadonlySet<string> = new Set([
   'runs.createAndLease',
   'checkpoints.write',
   'runs.finish',
+  // A continuing run's mark: the worker carries its inbox over once it holds.
+  'runs.continueAs',
   'runs.reopen',
   'leases.suspend',
   'signals.deliver',

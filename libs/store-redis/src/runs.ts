@@ -151,5 +151,23 @@ async function reopen(ctx: StoreContext, runId: string, checkpoint: Checkpoint):
   return { reopened: false, status: status ? (status as RunStatus) : undefined };
 }
 
+async function continueAs(
+  ctx: StoreContext,
+  runId: string,
+  epoch: number,
+  successorRunId: string,
+): Promise<void> {
+  const { keys } = ctx;
+  const reply = await ctx.run('continue-run', [keys.lease(runId), keys.run(runId)], [epoch, successorRunId]);
+  if (reply !== 'ok') throw new FencedWriteError(runId, epoch, 'runs.continueAs');
+}
+
 /** `store.runs` on the connection, but its queries (queries.ts). */
-export const runIndex: OperationsOf<StoreContext, RunIndex> = { create, createAndLease, get, finish, reopen };
+export const runIndex: OperationsOf<StoreContext, RunIndex> = {
+  create,
+  createAndLease,
+  get,
+  finish,
+  continueAs,
+  reopen,
+};

@@ -23,6 +23,7 @@ export const SCRIPT_NAMES = [
   'clock',
   'close-cancels',
   'complete-promise',
+  'continue-run',
   'create-promise',
   'create-run',
   'delete-expired-runs',

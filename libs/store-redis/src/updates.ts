@@ -45,7 +45,15 @@ async function request(
       keys.timers,
     ],
     [keys.prefix, runId, asked.updateId, JSON.stringify({ name: asked.name, args: asked.args })],
-  )) as [number, number, number, string?];
+  )) as [number, number, number, string?, string?];
+  if (reply[4] !== undefined) {
+    return {
+      found: true,
+      wake: false,
+      continuedAs: str(reply[4]),
+      ...(reply[2] === 1 && { finished: true }),
+    };
+  }
   if (reply[3] !== undefined) {
     return { found: true, wake: false, kept: keptUpdate(asked.updateId, str(reply[3])) };
   }

@@ -8,17 +8,23 @@ import type { DueTimer, InboxSignal, OperationsOf, SignalInbox, TimerStore } fro
 import { decodeInboxEntry, encodeInboxEntry } from './codec.js';
 import { str, type StoreContext } from './context.js';
 
+/** What `signals.deliver` answers (contracts/waits.ts). */
+type Delivered = Awaited<ReturnType<SignalInbox['deliver']>>;
+
 async function deliver(
   ctx: StoreContext,
   runId: string,
   signal: Omit<InboxSignal, 'receivedAt'>,
-): Promise<{ found: boolean; wake: boolean; dropped?: boolean }> {
+): Promise<Delivered> {
   const { keys } = ctx;
   const reply = (await ctx.run(
     'deliver-signal',
     [keys.lease(runId), keys.run(runId), keys.signalNames(runId), keys.inbox(runId), keys.held, keys.timers],
     [keys.prefix, runId, signal.signalId, signal.name, encodeInboxEntry(signal)],
-  )) as number[];
+  )) as [number, number, number?, unknown?];
+  if (reply[3] !== undefined) {
+    return { found: true, wake: false, continuedAs: str(reply[3]), ...(reply[2] === 1 && { dropped: true }) };
+  }
   if (reply[2] === 1) return { found: true, wake: false, dropped: true };
   return { found: reply[0] === 1, wake: reply[1] === 1 };
 }

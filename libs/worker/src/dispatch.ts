@@ -14,8 +14,10 @@ import {
   sendRunMessage,
   type CancelMessage,
   type RunMessage,
+  type SignalMessage,
   CONTINUED_AS,
   isContinuedAsNew,
+  MAX_CONTINUATION_HOPS,
 } from '@baton/core/runtime';
 import {
   childStartOf,
@@ -29,6 +31,7 @@ import { workflowKey, type ResolvedWorkerOptions } from './options.js';
 import { deadLetterDelivery, messageValue, parseRunMessage, PoisonMessage, runIdOf } from './poison.js';
 import type { PutBack } from './put-back.js';
 import { enqueueWake, redeliveryDelayMs } from './run/run-messages.js';
+import { deliverAlongChain } from './run/carry-over.js';
 
 /** Base of the redelivery backoff of a message that failed for a reason that may pass. */
 const REDELIVERY_BASE_MS = 500;
@@ -104,7 +107,7 @@ export class Dispatcher {
 
   private async dispatch(message: RunMessage, delivery: Delivery): Promise<void> {
     const { deps } = this;
-    const { instruments, sessions, store, transport } = deps;
+    const { sessions, store, transport } = deps;
     switch (message.kind) {
       case 'start': {
         const workflow = this.registry.get(workflowKey(message.workflow, message.version));
@@ -159,25 +162,8 @@ export class Dispatcher {
           );
         return this.claimKnownRun(run, message, delivery);
       }
-      case 'signal': {
-        const { found, wake, dropped } = await store.signals.deliver(message.runId, {
-          signalId: message.signalId,
-          name: message.name,
-          payload: await messageValue(deps, message),
-        });
-        if (!found) return this.unknownRunYet(message, delivery);
-        if (dropped === true) {
-          // The run finished: nothing will read the signal, and redelivering it would change nothing.
-          instruments.signalsDropped.add(1);
-          deps.logger.debug(
-            { runId: message.runId, signal: message.name, signalId: message.signalId },
-            'signal dropped: its run has already finished',
-          );
-          return delivery.ack();
-        }
-        if (wake) await enqueueWake(transport.runQueue, message.runId, 'signal');
-        return delivery.ack();
-      }
+      case 'signal':
+        return this.deliverSignal(message, delivery);
       case 'cancel': {
         const { found, wake, tooLate } = await store.control.requestCancel(message.runId, message.reason);
         if (!found) return this.unknownRunYet(message, delivery);
@@ -191,6 +177,86 @@ export class Dispatcher {
   }
 
   /**
+   * Delivers a signal to its run or, when the run has continued as new, along the chain to the
+   * first run that keeps it (carry-over.ts, deliverAlongChain).
+   */
+  private async deliverSignal(message: SignalMessage, delivery: Delivery): Promise<void> {
+    const { deps } = this;
+    const { instruments, store, transport, logger } = deps;
+    // What every line about it says (the names operators' log queries use).
+    const signal = { runId: message.runId, signal: message.name, signalId: message.signalId };
+    const found = await deliverAlongChain(
+      store,
+      deps.payloadProtection,
+      {
+        runId: message.runId,
+        name: message.name,
+        signalId: message.signalId,
+        payload: await messageValue(deps, message),
+      },
+      MAX_CONTINUATION_HOPS,
+    );
+    switch (found.kind) {
+      case 'delivered':
+        if (found.hops > 0) {
+          logger.debug(
+            { ...signal, deliveredTo: found.runId, hops: found.hops },
+            'signal passed on along the continue-as-new chain',
+          );
+        }
+        if (found.wake) await enqueueWake(transport.runQueue, found.runId, 'signal');
+        return delivery.ack();
+      case 'dropped':
+        // The run finished: nothing will read the signal, and redelivering it would change nothing.
+        instruments.signalsDropped.add(1);
+        logger.debug({ ...signal, finishedRun: found.runId }, 'signal dropped: its run has already finished');
+        return delivery.ack();
+      case 'unknown':
+        return found.hops === 0
+          ? this.unknownRunYet(message, delivery)
+          : this.unknownRunYet(
+              message,
+              delivery,
+              `signal for run ${message.runId}, passed on along its continue-as-new chain to run ` +
+                `${found.runId}, which the store does not know (never started, or deleted)`,
+            );
+      case 'handing-over':
+        return this.handingOver(message, delivery, found.runId, found.successor);
+      case 'too-long':
+        throw new PoisonMessage(
+          'continuation-chain',
+          `signal '${message.name}' for run ${message.runId}: its continue-as-new chain is longer than ` +
+            `${MAX_CONTINUATION_HOPS} runs; send it to the chain's current run instead`,
+        );
+    }
+  }
+
+  /**
+   * A run that continued as new carries its inbox to its successor before it records its end: a
+   * signal for it waits until then (milliseconds; a lease period when its owner died meanwhile), so
+   * it cannot overtake one sent before it.
+   */
+  private async handingOver(
+    message: SignalMessage,
+    delivery: Delivery,
+    runId: string,
+    successor: string,
+  ): Promise<void> {
+    if (delivery.deliveryCount >= this.deps.maxDeliveries) {
+      throw new PoisonMessage(
+        'repeated-failure',
+        `signal for run ${message.runId}: run ${runId} continued as new (as run ${successor}) but has ` +
+          `not recorded its end after ${delivery.deliveryCount} deliveries`,
+      );
+    }
+    this.deps.logger.debug(
+      { runId, successor, signalId: message.signalId },
+      'signal waits for its run to hand over',
+    );
+    await delivery.nak(redeliveryDelayMs(delivery.deliveryCount, 50, 5_000));
+  }
+
+  /**
    * A cancel that came after its run ended, or while its owner journals the end, changes nothing,
    * except for a run that continued as new: the cancel goes on to its successor, so a cancel that
    * crossed the continuation (a parent's cancel of its child, say) reaches the chain's current run.
@@ -199,8 +265,14 @@ export class Dispatcher {
   private async cancelTooLate(message: CancelMessage, delivery: Delivery): Promise<void> {
     const { store, transport, logger } = this.deps;
     const run = await store.runs.get(message.runId);
-    if (run?.status === 'completed' && isContinuedAsNew(run.result)) {
-      const successor = run.result[CONTINUED_AS].runId;
+    // The mark names the successor from the moment the run begins to continue (before its end is
+    // recorded); a run continued by an older worker names it in its result only.
+    const successor =
+      run?.continuedAs ??
+      (run?.status === 'completed' && isContinuedAsNew(run.result)
+        ? run.result[CONTINUED_AS].runId
+        : undefined);
+    if (successor !== undefined) {
       await sendRunMessage(transport.runQueue, cancelMessage(successor, message.reason));
       logger.debug(
         { runId: message.runId, successor },
@@ -228,11 +300,11 @@ export class Dispatcher {
   }
 
   /** A signal or cancel can overtake its run's start message; retry a while before giving up. */
-  private async unknownRunYet(message: RunMessage, delivery: Delivery): Promise<void> {
+  private async unknownRunYet(message: RunMessage, delivery: Delivery, why?: string): Promise<void> {
     if (delivery.deliveryCount >= this.deps.maxDeliveries) {
       throw new PoisonMessage(
         'unknown-run',
-        `${message.kind} message for run ${message.runId}, which never started`,
+        why ?? `${message.kind} message for run ${message.runId}, which never started`,
       );
     }
     await delivery.nak(redeliveryDelayMs(delivery.deliveryCount, 100, 5_000));

@@ -12,6 +12,8 @@ export type FaultPoint =
   | 'after-journal-append'
   /** Outcome journaled, run not yet marked finished in the store. */
   | 'before-finish'
+  /** A run that continues as new marked so in the store (runs.continueAs), nothing carried over yet. */
+  | 'continue-marked'
   /** A schedule's starts sent (`runId`: the first; epoch 0), the schedule not yet moved on. */
   | 'schedule-starts-sent';
 

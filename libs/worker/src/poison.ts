@@ -39,6 +39,7 @@ export const DEAD_LETTER_CODES = [
   'unreadable-checkpoint',
   'integrity',
   'unreadable',
+  'continuation-chain',
 ] as const;
 
 /** Thrown inside message handling for input that will never succeed: it is dead-lettered. */

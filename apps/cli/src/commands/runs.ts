@@ -175,7 +175,7 @@ export const runsCommands: CommandGroup = {
 
     runs
       .command('signal')
-      .description('deliver a signal to a run that has not finished')
+      .description('deliver a signal to a run that has not finished (or that continued as new: it goes on)')
       .argument('<run-id>')
       .argument('<name>', 'the signal name the workflow waits for')
       .option('--payload <json>', 'the payload as JSON')
@@ -186,17 +186,22 @@ export const runsCommands: CommandGroup = {
             const payload = flags.payload === undefined ? undefined : parseJson('--payload', flags.payload);
             const client = await context.session(command).client();
             const run = await described(client, runId);
-            if (isFinishedRun(run.status))
+            // A run that continued as new passes the signal on to its successor (docs/continue-as-new.md).
+            if (isFinishedRun(run.status) && run.continuedAs === undefined)
               throw new RefusedError(
                 `run ${runId} is ${run.status}; a signal to a finished run is dropped, so none was sent`,
               );
             await client.signal(runId, name, payload, {
               ...(flags.signalId !== undefined && { signalId: flags.signalId }),
             });
+            const onward =
+              run.continuedAs === undefined
+                ? ''
+                : ` (continued as new: it goes on to run ${run.continuedAs})`;
             context.io.out(
               context.flags(command).json
                 ? json({ runId, signal: name })
-                : `signal '${name}' sent to run ${runId}\n`,
+                : `signal '${name}' sent to run ${runId}${onward}\n`,
             );
             return EXIT.done;
           }),

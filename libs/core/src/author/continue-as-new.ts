@@ -13,7 +13,17 @@
  *    and in the store) and records it. Started and ended, or neither, as far as anyone waiting sees.
  * 3. `client.result()` follows the chain to its last run's result; the parent's stored result names
  *    its successor, and the successor's idempotency key names its parent.
+ * 4. Nothing sent to the run is lost by the continuation (docs/continue-as-new.md, "What is carried
+ *    over"): after journaling its end, the run is marked as continuing (`runs.continueAs`, fenced),
+ *    and from then on the store keeps nothing new for it and names the successor instead; the owner
+ *    then carries what the run never took (the signals of the workflow's own names, the update
+ *    requests not yet accepted) to the successor under the same ids, so a replay of the end adds
+ *    nothing. A signal or update addressed to a continued run goes along the chain, at most
+ *    {@link MAX_CONTINUATION_HOPS} runs, to the first run that keeps it. A durable promise stays
+ *    the run's own: completing it after the continuation is refused, naming the successor.
  */
+import { PROMISE_SIGNAL } from '../adapter/contracts/promises.js';
+import { CHILD_START_PREFIX } from './child-workflows.js';
 
 const CONTINUE = Symbol.for('baton.continueAsNew');
 
@@ -62,4 +72,20 @@ export function isContinuedAsNew(value: unknown): value is ContinuedAsNew {
   if (typeof value !== 'object' || value === null || !(CONTINUED_AS in value)) return false;
   const next = (value as Record<string, unknown>)[CONTINUED_AS];
   return typeof next === 'object' && next !== null && typeof (next as { runId?: unknown }).runId === 'string';
+}
+
+/**
+ * How many continuations a signal or an update sent to a run follows before it is refused: a chain
+ * longer than this from the run it was addressed to means an id far in the past (or a loop gone
+ * wrong); address the chain's current run instead.
+ */
+export const MAX_CONTINUATION_HOPS = 100;
+
+/**
+ * Whether a signal of this name goes on to a run's successor: the workflow's own signals do;
+ * Baton's own do not (a durable promise's completion and a child's end answer a step of the run
+ * that made it, which its successor never took).
+ */
+export function carriesOver(signalName: string): boolean {
+  return signalName !== PROMISE_SIGNAL && !signalName.startsWith(CHILD_START_PREFIX);
 }

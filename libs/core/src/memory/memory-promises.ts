@@ -35,6 +35,10 @@ function complete(
   if (record === undefined) return { found: false };
   if (record.state !== 'pending') return { found: true, completed: false, record: structuredClone(record) };
   const lease = state.leases.get(record.runId);
+  const continuedAs = state.runs.get(record.runId)?.continuedAs;
+  if (continuedAs !== undefined) {
+    return { found: true, completed: false, record: structuredClone(record), runFinished: true, continuedAs };
+  }
   if (lease?.state === 'finished') {
     return { found: true, completed: false, record: structuredClone(record), runFinished: true };
   }

@@ -113,5 +113,20 @@ function finish(
   state.pauseReasons.delete(runId);
 }
 
+function continueAs(state: MemoryState, runId: string, epoch: number, successorRunId: string): void {
+  assertFence(state, runId, epoch, 'runs.continueAs');
+  const run = state.runs.get(runId);
+  if (run === undefined || run.continuedAs !== undefined) return;
+  run.continuedAs = successorRunId;
+  run.updatedAt = state.clock();
+}
+
 /** `store.runs` over the state, but its queries (memory-queries.ts). */
-export const runIndex: OperationsOf<MemoryState, RunIndex> = { create, createAndLease, get, finish, reopen };
+export const runIndex: OperationsOf<MemoryState, RunIndex> = {
+  create,
+  createAndLease,
+  get,
+  finish,
+  continueAs,
+  reopen,
+};

@@ -31,6 +31,10 @@ function request(
   const kept = state.updates.get(runId)?.kept.get(asked.updateId);
   if (kept !== undefined) return { found: true, wake: false, kept: structuredClone(kept) };
   const lease = state.leases.get(runId);
+  const continuedAs = state.runs.get(runId)?.continuedAs;
+  if (continuedAs !== undefined) {
+    return { found: true, wake: false, continuedAs, ...(lease?.state === 'finished' && { finished: true }) };
+  }
   if (lease?.state === 'finished') return { found: true, wake: false, finished: true };
   const { pending } = updatesOf(state, runId);
   if (!pending.some((r) => r.updateId === asked.updateId)) {

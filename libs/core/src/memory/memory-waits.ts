@@ -7,6 +7,9 @@ import type { DueTimer, InboxSignal, SignalInbox, TimerStore } from '../adapter/
 import type { OperationsOf } from '../adapter/lifecycle.js';
 import { isKnown, makeAcquirable, type MemoryState } from './memory-state.js';
 
+/** What `signals.deliver` answers (contracts/waits.ts). */
+type Delivered = Awaited<ReturnType<SignalInbox['deliver']>>;
+
 function claimDue(state: MemoryState, limit: number, redeliverAfterMs: number): DueTimer[] {
   const now = state.clock();
   const due: DueTimer[] = [];
@@ -17,15 +20,18 @@ function claimDue(state: MemoryState, limit: number, redeliverAfterMs: number): 
   return claimed;
 }
 
-function deliver(
-  state: MemoryState,
-  runId: string,
-  signal: Omit<InboxSignal, 'receivedAt'>,
-): { found: boolean; wake: boolean; dropped?: boolean } {
+function deliver(state: MemoryState, runId: string, signal: Omit<InboxSignal, 'receivedAt'>): Delivered {
   if (!isKnown(state, runId)) return { found: false, wake: false };
-  // Nothing reads a finished run's inbox: keep nothing, say so.
-  if (state.leases.get(runId)?.state === 'finished') return { found: true, wake: false, dropped: true };
   const inbox = state.inboxes.get(runId) ?? [];
+  const finished = state.leases.get(runId)?.state === 'finished';
+  const continuedAs = state.runs.get(runId)?.continuedAs;
+  // A run that continued as new keeps nothing: a repeat stays a repeat, the rest go to its successor.
+  if (continuedAs !== undefined) {
+    if (inbox.some((s) => s.signalId === signal.signalId)) return { found: true, wake: false };
+    return { found: true, wake: false, continuedAs, ...(finished && { dropped: true }) };
+  }
+  // Nothing reads a finished run's inbox: keep nothing, say so.
+  if (finished) return { found: true, wake: false, dropped: true };
   if (inbox.some((s) => s.signalId === signal.signalId)) return { found: true, wake: false };
   inbox.push({
     signalId: signal.signalId,

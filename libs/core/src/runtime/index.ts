@@ -54,7 +54,12 @@ export { isPromiseToken } from '../author/promise.js';
 // A continued run's recorded result, naming its successor: the worker starts it, the client
 // follows it (and re-exports the two values for producers reading a stored result).
 export type { ContinuedAsNew } from '../author/continue-as-new.js';
-export { CONTINUED_AS, isContinuedAsNew } from '../author/continue-as-new.js';
+export {
+  CONTINUED_AS,
+  carriesOver,
+  isContinuedAsNew,
+  MAX_CONTINUATION_HOPS,
+} from '../author/continue-as-new.js';
 // Bounded histories (author/history-info.ts): the worker's limits and its error; an author reads
 // HistoryInfo through ctx.historyInfo() and a caller the error's code, BATON_HISTORY_LIMIT.
 export type { HistoryInfo, HistoryLimits } from '../author/history-info.js';

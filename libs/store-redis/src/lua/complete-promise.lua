@@ -6,7 +6,8 @@
 -- ARGV: prefix, state ('resolved' | 'rejected'), payloadJson
 -- The run's keys are built from the prefix and the record's run id (known only here).
 -- Returns {0} unknown token; {1, 0, 0} not pending (nothing changed); {1, 0, 1} its run has
--- finished (nothing changed); {1, 1, wake 0|1, runId} completed.
+-- finished (nothing changed); {1, 0, 1, successor} its run has continued as new (continue-run.lua;
+-- nothing changed); {1, 1, wake 0|1, runId} completed.
 local promise_key, held_key, timers_key = KEYS[1], KEYS[2], KEYS[3]
 local prefix, state, payload = ARGV[1], ARGV[2], ARGV[3]
 local record = redis.call('HMGET', promise_key, 'run', 'seq', 'state')
@@ -18,6 +19,10 @@ if record[3] ~= 'pending' then
   return { 1, 0, 0 }
 end
 local lease_key = prefix .. 'lease:' .. run_id
+local successor = redis.call('HGET', prefix .. 'run:' .. run_id, 'continuedAs')
+if successor then
+  return { 1, 0, 1, successor }
+end
 if redis.call('HGET', lease_key, 'state') == 'finished' then
   return { 1, 0, 1 }
 end

@@ -4,14 +4,24 @@
 -- ARGV: prefix, runId, signalId, name, entryJson
 -- Inbox entries are '<receivedAt>|<entryJson>': the time comes from the server clock here,
 -- and the payload is never decoded by Lua (cjson would round numbers).
--- Returns {found 0|1, wake 0|1, dropped 0|1}: a finished run keeps no signal (dropped 1).
+-- Returns {found 0|1, wake 0|1, dropped 0|1, continuedAs?}: a finished run keeps no signal
+-- (dropped 1); nor does one that continued as new (continue-run.lua): a signal id its inbox holds
+-- is a repeat ({1, 0, 0}), any other answers the successor's run id.
 local lease_key, run_key, names_key, inbox_key, held_key, timers_key =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local prefix, run_id, signal_id, name, entry = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if redis.call('EXISTS', run_key) == 0 and redis.call('EXISTS', lease_key) == 0 then
   return { 0, 0 }
 end
-if redis.call('HGET', lease_key, 'state') == 'finished' then
+local finished = redis.call('HGET', lease_key, 'state') == 'finished'
+local successor = redis.call('HGET', run_key, 'continuedAs')
+if successor then
+  if redis.call('HGET', names_key, signal_id) then
+    return { 1, 0, 0 }
+  end
+  return { 1, 0, finished and 1 or 0, successor }
+end
+if finished then
   return { 1, 0, 1 }
 end
 if redis.call('HSETNX', names_key, signal_id, name) == 0 then

@@ -5,7 +5,8 @@
 --       pending ids, oldest first), kept (hash updateId -> '<settledAt>|<recordJson>'), held, timers
 -- ARGV: prefix, runId, updateId, recordJson ({"name","args"}: never decoded here, as cjson would
 --       round numbers)
--- Returns {found 0|1, wake 0|1, finished 0|1, kept?}
+-- Returns {found 0|1, wake 0|1, finished 0|1, kept?, continuedAs?}: kept is '' when a run that
+-- continued as new (continue-run.lua) answers with its successor instead, keeping nothing.
 local lease_key, run_key, pending_key, order_key, kept_key, held_key, timers_key =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local prefix, run_id, update_id, record = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -17,6 +18,10 @@ if kept then
   return { 1, 0, 0, kept }
 end
 local state = redis.call('HGET', lease_key, 'state')
+local successor = redis.call('HGET', run_key, 'continuedAs')
+if successor then
+  return { 1, 0, state == 'finished' and 1 or 0, '', successor }
+end
 if state == 'finished' then
   return { 1, 0, 1 }
 end

@@ -27,6 +27,7 @@ import { describeConcurrencyConformance } from './concurrency.js';
 import { describeRateLimitConformance } from './rate-limits.js';
 import { describeUpdateConformance } from './updates.js';
 import { describePromiseConformance } from './promises.js';
+import { describeContinuationConformance } from './continuation.js';
 import { describeJournalIndexConformance } from './journal-index.js';
 import { describeQueryMailboxConformance } from './query-mailbox.js';
 import { describePresenceChoice, describePresenceConformance, type StorePairFactory } from './presence.js';
@@ -88,6 +89,7 @@ export function describeStoreConformance(
     describeRateLimitConformance(store);
     describeUpdateConformance(store);
     describePromiseConformance(store);
+    describeContinuationConformance(store);
     describeQueryMailboxConformance(store, options.pair);
     if (options.withoutJournalIndex === undefined) describeJournalIndexConformance(store);
     else describe.skip(`journal index: ${options.withoutJournalIndex}`, () => it.skip('not implemented'));

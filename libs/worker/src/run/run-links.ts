@@ -76,7 +76,7 @@ export async function startSuccessor(
 }
 
 /** The successor's key: its run's continuation key, carrying a child's link to its parent on. */
-function successorKey(run: RunRecord): string {
+export function successorKey(run: RunRecord): string {
   const link = parentLinkOfKey(run.idempotencyKey);
   return link === undefined ? continuationKey(run.runId) : `${continuationKey(run.runId)}|${link}`;
 }

@@ -48,6 +48,7 @@ import { JournalWriter } from './journal-writer.js';
 import { RunStreams } from './run-streams.js';
 import { HistoryBounds, type HistoryWarnings } from './history-bounds.js';
 import { cancelOpenChildren, reportEndToParent, startChild, startSuccessor } from './run-links.js';
+import { carryToSuccessor } from './carry-over.js';
 import { afterParking, releaseSlot, slotFor, takeSlot } from './concurrency-gate.js';
 import { enqueueResume, enqueueWake } from './run-messages.js';
 import type { LeaseHandlers, LeaseKeeper } from '../lease-keeper.js';
@@ -647,9 +648,11 @@ export class RunSession {
     }
     // Sent after the end is journaled and before it is recorded, so a crash in between sends the
     // same messages again (core's continue-as-new.ts invariant 2, child-workflows.ts 3 and 5): the
-    // successor's start, the end to a parent, cancels to the children left running.
+    // successor's start, the end to a parent, cancels to the children left running. What the run
+    // never took goes to its successor first (carry-over.ts), before the successor can start.
     const run = this.start.run;
     if (outcome.status === 'completed' && isContinuedAsNew(outcome.result)) {
+      await carryToSuccessor(this.deps, run, this.epoch, writer.entries, outcome.result);
       await startSuccessor(this.deps, run, outcome.result);
     }
     await reportEndToParent(this.deps, run, outcome);

@@ -316,6 +316,38 @@ describe('the HTTP API', () => {
     expect((await call(url, 'POST', `/v1/runs/${waitingId}/cancel`)).status).toBe(409);
   });
 
+  it('passes a signal to a run that continued as new on to its successor: 202, not 409', async () => {
+    const url = await serve();
+    const [first, second] = ['api-continued-1', 'api-continued-2'];
+    for (const runId of [first, second]) {
+      await store.runs.create({
+        runId,
+        workflow: 'api_elsewhere',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+      });
+    }
+    // The first run's owner, played by hand: marked as continuing, then its end recorded.
+    const lease = await store.leases.acquire(first, 'by-hand', 60_000);
+    if (!lease.ok) throw new Error(`${first} not acquired`);
+    await store.runs.continueAs(first, lease.epoch, second);
+    const next = { runId: second, workflow: 'api_elsewhere', version: 1, input: null };
+    await store.runs.finish(first, lease.epoch, { status: 'completed', result: { $batonContinuedAs: next } });
+    const signalled = await call(url, 'POST', `/v1/runs/${first}/signals/go`, {
+      body: { n: 1 },
+      headers: { 'idempotency-key': 'after-continue' },
+    });
+    expect(signalled).toMatchObject({ status: 202, body: { runId: first, signal: 'go' } });
+    // The worker takes the message and delivers it to the successor; the first run keeps nothing.
+    const deadline = Date.now() + 10_000;
+    while (!(await store.signals.read(second)).some((s) => s.signalId === 'after-continue')) {
+      if (Date.now() > deadline) throw new Error(`the signal never reached ${second}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await store.signals.read(first)).toEqual([]);
+  });
+
   it("sends updates: 200 with the handler's answer or its failure, 202 past the wait, a repeated id applied once", async () => {
     const url = await serve();
     const started = await call(url, 'POST', '/v1/runs', { body: { workflow: 'api_counter' } });

@@ -187,7 +187,8 @@ export const OPENAPI_DOCUMENT = {
         description:
           "The body is the signal's payload as it is (any JSON; none is null), so a webhook's event " +
           "can be posted here unchanged. `Idempotency-Key` becomes the signal's id: a repeat with the " +
-          'same id is delivered once.',
+          'same id is delivered once. A run that continued as new passes the signal on to its ' +
+          'successor (the chain followed to the first run that keeps it).',
         security: [{ bearerToken: [] }, { webhookSignature: [] }],
         parameters: [
           runId,

@@ -178,10 +178,17 @@ function listQueryOf(query: URLSearchParams): ReturnType<typeof runQueryOf> {
 /**
  * The run, which must not have finished: a signal to a finished run would be dropped, a cancel
  * would change nothing, so both are a 409 naming its status. NotFoundError (404) for a run the
- * store does not know.
+ * store does not know. With `followsContinuation`, a run that continued as new passes: a signal to
+ * it goes on to its successor (docs/continue-as-new.md).
  */
-async function unfinishedRun(client: Client, runId: string, action: string): Promise<void> {
+async function unfinishedRun(
+  client: Client,
+  runId: string,
+  action: string,
+  followsContinuation = false,
+): Promise<void> {
   const run = await client.describe(runId);
+  if (followsContinuation && run.continuedAs !== undefined) return;
   if (isFinishedRun(run.status))
     throw new RunStateError(runId, run.status, `run ${runId} is ${run.status}: ${action}`);
 }
@@ -330,7 +337,7 @@ export const RUN_ROUTES: readonly ApiRoute[] = [
       const signalId = headerValue(headers, 'idempotency-key');
       if (signalId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(signalId))
         throw badRequest('the Idempotency-Key header must be 1-200 printable characters without spaces');
-      await unfinishedRun(client, runId, `a signal to it would be dropped, so '${name}' was not sent`);
+      await unfinishedRun(client, runId, `a signal to it would be dropped, so '${name}' was not sent`, true);
       // The body is the payload as it is (a webhook's event); none is null.
       await client.signal(runId, name, body ?? null, signalId === undefined ? {} : { signalId });
       return { status: 202, body: { runId, signal: name } };

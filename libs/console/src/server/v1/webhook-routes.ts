@@ -18,7 +18,8 @@
  *    the same (the run receives it once), a promise completes once (the same completion again is
  *    a no-op). Each repeat answers 2xx, so a sender stops retrying.
  * 4. A delivery that names a finished run in a signal answers 200 `dropped`: it is a repeat or a
- *    late event, and a sender must not retry it for days. An unknown run is a 404.
+ *    late event, and a sender must not retry it for days. An unknown run is a 404. A run that
+ *    continued as new is no finished run here: its signal goes on to the successor.
  * 5. What the route throws is the server's bug, a 500 with the webhook named and the error logged;
  *    a route that means to turn a delivery down returns `{ refuse: reason }` (422).
  */
@@ -151,7 +152,7 @@ async function perform(
     if (typeof runId !== 'string' || typeof signalName !== 'string')
       throw routeBug(webhook, 'a signal without a runId and a name');
     const run = await client.describe(runId);
-    if (isFinishedRun(run.status))
+    if (isFinishedRun(run.status) && run.continuedAs === undefined)
       return {
         status: 200,
         body: { ...base, action: 'signal', runId, signal: signalName, dropped: `the run is ${run.status}` },

@@ -58,9 +58,11 @@ export type PromiseCompleteResult =
   | { found: true; completed: true; runId: string; wake: boolean }
   /**
    * Nothing changed: the promise was completed or timed out before (`record` says how), or its
-   * run has finished (`runFinished`, the record still pending).
+   * run has finished (`runFinished`, the record still pending), or has continued as new
+   * (`runFinished` and `continuedAs`, the successor's run id: the promise was the run's own, and
+   * its successor does not wait for it).
    */
-  | { found: true; completed: false; record: PromiseRecord; runFinished?: boolean };
+  | { found: true; completed: false; record: PromiseRecord; runFinished?: boolean; continuedAs?: string };
 
 export interface PromiseStore {
   /**
@@ -79,7 +81,8 @@ export interface PromiseStore {
    * Completes a pending promise with `outcome` (`resolved` or `rejected`) and `payload`, and
    * delivers the payload to the run's inbox in the same atomic step (see the module's comment).
    * Nothing changes for an unknown token, a promise no longer pending, or one whose run has
-   * finished (its lease `finished`); see {@link PromiseCompleteResult}.
+   * finished (its lease `finished`) or continued as new (`runs.continueAs`); see
+   * {@link PromiseCompleteResult}.
    */
   complete(
     token: string,

@@ -68,6 +68,23 @@ export interface RunIndex {
    */
   finish(runId: string, epoch: number, outcome: RunOutcome, checkpoint?: Checkpoint): Promise<void>;
   /**
+   * The owner's fenced step when its run continues as new (core's author/continue-as-new.ts),
+   * after the run's end is journaled and before it is recorded: marks the run as continuing as
+   * `successorRunId` ({@link RunRecord.continuedAs}). From then on, atomically with this mark:
+   * - `signals.deliver` keeps nothing for the run: a signal id its inbox already holds answers as
+   *   a repeat does (`{ found: true, wake: false }`), any other answers `continuedAs` (and
+   *   `dropped` once the run is finished), so the caller delivers it to the successor;
+   * - `updates.request` keeps nothing: an id the run settled answers its kept outcome, any other
+   *   answers `continuedAs` (and `finished` once the run is finished);
+   * - `promises.complete` of the run's promises changes nothing and answers `runFinished` and
+   *   `continuedAs`: the promise belonged to the run, and its successor does not wait for it.
+   * So the run's inbox and pending update requests stay as they were at the mark, for the owner
+   * to carry over. The first successor named is kept; a repeat (the end replayed after a crash,
+   * under a later epoch) changes nothing. A run with no record keeps no mark. FencedWriteError
+   * unless `epoch` is the epoch of the run's unfinished lease.
+   */
+  continueAs(runId: string, epoch: number, successorRunId: string): Promise<void>;
+  /**
    * Redrive of a failed run, atomically and only while the run is `failed` and its finished
    * lease's epoch is `checkpoint.epoch`: stores `checkpoint` (the history to resume from), sets
    * the run `pending` (its error cleared) and the lease `held` by nobody, expiring now, so any

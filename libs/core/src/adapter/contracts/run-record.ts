@@ -63,4 +63,10 @@ export interface RunRecord {
   forkedFrom?: RunLineage;
   /** The search attributes the run set (`ctx.setAttributes`), when it set any. */
   attributes?: RunAttributes;
+  /**
+   * The successor's run id, once the run has begun to continue as new (`runs.continueAs`, before
+   * its end is recorded): from then on the run keeps no signal, update request or promise
+   * completion, and the answers to them name this successor (docs/continue-as-new.md).
+   */
+  continuedAs?: string;
 }

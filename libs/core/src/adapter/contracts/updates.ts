@@ -10,7 +10,9 @@
  *    answers the kept outcome; one whose id is still pending changes nothing. The first settle of
  *    an id wins and takes it out of the pending list; a later one answers the kept outcome.
  * 2. A request to a finished run (its lease `finished`) keeps nothing (`finished: true`), unless
- *    the id was settled before the end: then the kept outcome is the answer.
+ *    the id was settled before the end: then the kept outcome is the answer. Nor does a request to
+ *    a run that has continued as new (`runs.continueAs`): its answer names the successor
+ *    (`continuedAs`), unless the id was settled before.
  * 3. A request to a suspended run makes it acquirable at once, as a signal for it does (`wake`:
  *    the caller enqueues a wake message; should that be lost, the reaper finds the lease). A
  *    request to a held or paused run only waits: the owner reads it, the paused run once resumed.
@@ -66,6 +68,12 @@ export interface UpdateRequestResult {
   finished?: boolean;
   /** The id was settled before: its outcome, and nothing changed (invariant 1). */
   kept?: KeptUpdate;
+  /**
+   * The run has continued as new as this run (`runs.continueAs`) and never settled the id: nothing
+   * was kept; ask the successor. `finished` comes with it once the run's end is recorded (until
+   * then its owner is still carrying its pending requests over).
+   */
+  continuedAs?: string;
 }
 
 export interface UpdateStore {

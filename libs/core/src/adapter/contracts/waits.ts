@@ -33,11 +33,15 @@ export interface SignalInbox {
    * A finished run (its lease `finished`: completed, failed or cancelled) keeps nothing: the
    * signal is dropped and the answer says `dropped: true` (absent otherwise), so signals sent
    * after the end cannot pile up in an inbox nobody reads.
+   * A run that has continued as new (`runs.continueAs`) keeps nothing either: a signal id its
+   * inbox already holds answers `{ found: true, wake: false }` as any repeat does, and every other
+   * answers `continuedAs` (the successor's run id, for the caller to deliver to), with `dropped`
+   * once the run is finished (while it is not, its owner is still carrying its inbox over).
    */
   deliver(
     runId: string,
     signal: Omit<InboxSignal, 'receivedAt'>,
-  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean }>;
+  ): Promise<{ found: boolean; wake: boolean; dropped?: boolean; continuedAs?: string }>;
   /** The run's inbox, in arrival order. */
   read(runId: string): Promise<InboxSignal[]>;
 }
