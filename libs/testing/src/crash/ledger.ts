@@ -88,6 +88,14 @@ export class Ledger {
     );
   }
 
+  /** Records the end of an execution that applies no effect (a read, a model call). */
+  async finishExecution(executionId: number): Promise<void> {
+    await this.pool.query(`update ${this.schema}.executions set finished_at = $1 where id = $2`, [
+      Date.now(),
+      executionId,
+    ]);
+  }
+
   /** Processes with an activity started and not finished (dead ones included: filter by liveness). */
   async busyPids(): Promise<Set<number>> {
     const { rows } = await this.pool.query(
