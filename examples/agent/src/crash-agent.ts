@@ -16,21 +16,10 @@
 import { defineAgent } from './agent.js';
 import { scriptedModel } from './scripted-model.js';
 import { memorySystems, SUPPORT_INSTRUCTIONS, supportTools } from './support-agent.js';
-import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from '@baton/testing/crash';
+import { workerLedger } from '@baton/testing/ledger';
 
 /** Milliseconds between two tokens: a turn streams for one to two seconds. */
 export const TOKEN_DELAY_MS = 80;
-
-let ledger: Ledger | undefined;
-function sharedLedger(): Ledger {
-  if (ledger === undefined) {
-    const url = process.env[LEDGER_URL_ENV];
-    const schema = process.env[LEDGER_SCHEMA_ENV];
-    if (!url || !schema) throw new Error(`${LEDGER_URL_ENV} and ${LEDGER_SCHEMA_ENV} must be set`);
-    ledger = new Ledger(url, schema, 2);
-  }
-  return ledger;
-}
 
 /** The run and the step of an idempotency key (`<runId>:<seq>`). */
 function partsOf(key: string): { runId: string; step: number } {
@@ -51,12 +40,12 @@ const tools = Object.fromEntries(
       ...spec,
       run: async (input: never, io: { idempotencyKey: string }) => {
         const { runId, step } = partsOf(io.idempotencyKey);
-        const execution = await sharedLedger().startExecution(io.idempotencyKey, runId, step);
+        const execution = await workerLedger().startExecution(io.idempotencyKey, runId, step);
         const result = await spec.run(input, io as never);
         const effect = EFFECTS[name];
         if (effect)
-          await sharedLedger().applyEffect(io.idempotencyKey, runId, step, effect(result), execution);
-        else await sharedLedger().finishExecution(execution);
+          await workerLedger().applyEffect(io.idempotencyKey, runId, step, effect(result), execution);
+        else await workerLedger().finishExecution(execution);
         return result;
       },
     },
@@ -72,8 +61,8 @@ export const crashAgent = defineAgent({
         const key = call.headers?.['Idempotency-Key'];
         if (key === undefined) throw new Error('the model was called without an Idempotency-Key header');
         const { runId, step } = partsOf(key);
-        const execution = await sharedLedger().startExecution(key, runId, step);
-        return { done: () => sharedLedger().finishExecution(execution) };
+        const execution = await workerLedger().startExecution(key, runId, step);
+        return { done: () => workerLedger().finishExecution(execution) };
       },
     }),
   instructions: SUPPORT_INSTRUCTIONS,

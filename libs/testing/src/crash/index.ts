@@ -34,6 +34,4 @@ export {
 } from './worker-processes.js';
 export type { WorkerRuntime } from './worker-processes.js';
 export { describeRateLimitCrash, mostStartsInWindow } from './rate-limit-scenario.js';
-export { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
-export type { EffectRow, ExecutionRow } from './ledger.js';
 export { describeAgentCrash } from './agent-scenario.js';
