@@ -207,7 +207,7 @@ describe('the support agent (in-memory bus and store)', () => {
   });
 
   it('after a worker is cut off mid-turn: the model is called again for that turn only, no tool twice', async () => {
-    const w = makeWorld(20);
+    const w = makeWorld(40);
     const a = await spawn(w);
     const run = await w.client.start(w.agent.workflow, REQUEST);
     const seen: ChainItem<string>[] = [];

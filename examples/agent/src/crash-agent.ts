@@ -18,8 +18,8 @@ import { scriptedModel } from './scripted-model.js';
 import { memorySystems, SUPPORT_INSTRUCTIONS, supportTools } from './support-agent.js';
 import { workerLedger } from '@baton/testing/ledger';
 
-/** Milliseconds between two tokens: a turn streams for one to two seconds. */
-export const TOKEN_DELAY_MS = 80;
+/** Milliseconds between two tokens: a turn streams for about two seconds, the window the kill must land in. */
+export const TOKEN_DELAY_MS = 100;
 
 /** The run and the step of an idempotency key (`<runId>:<seq>`). */
 function partsOf(key: string): { runId: string; step: number } {
