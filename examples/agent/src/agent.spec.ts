@@ -11,7 +11,7 @@ import type { StreamItem } from '@baton/core';
 import type { Store, Transport } from '@baton/core/adapter';
 import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { severableStore, severableTransport } from '@baton/testing/severable';
-import { Worker } from '@baton/worker';
+import { Worker, type WorkerOptions } from '@baton/worker';
 import type { Agent, AgentEvent, AgentInput, Approval } from './agent.js';
 import { followChain, type ChainItem } from './follow.js';
 import { scriptedReply, type ModelCall } from './scripted-model.js';
@@ -46,7 +46,7 @@ afterEach(async () => {
   world = undefined;
 });
 
-function makeWorld(tokenDelayMs = 1): World {
+function makeWorld(tokenDelayMs = 1, turnsPerRun?: number): World {
   const transport = memoryTransport({ ackWaitMs: 1_000 });
   const store = memoryStore();
   const systems = memorySystems();
@@ -71,6 +71,7 @@ function makeWorld(tokenDelayMs = 1): World {
   };
   const agent = supportAgent(counted, {
     tokenDelayMs,
+    ...(turnsPerRun !== undefined && { turnsPerRun }),
     onCall: async (call) => {
       calls.push({ key: String(call.headers?.['Idempotency-Key']), prompt: call.prompt });
     },
@@ -80,7 +81,7 @@ function makeWorld(tokenDelayMs = 1): World {
 }
 
 /** A worker whose bus and store can be cut off (a crash: nothing released, nothing written again). */
-async function spawn(w: World): Promise<World['workers'][number]> {
+async function spawn(w: World, options: Partial<WorkerOptions> = {}): Promise<World['workers'][number]> {
   const transport = severableTransport(w.transport);
   const store = severableStore(w.store);
   const worker = new Worker({
@@ -88,6 +89,7 @@ async function spawn(w: World): Promise<World['workers'][number]> {
     transport: transport.adapter,
     store: store.adapter,
     workflows: [w.agent.workflow],
+    ...options,
   });
   await worker.start();
   const entry = {
@@ -204,6 +206,28 @@ describe('the support agent (in-memory bus and store)', () => {
     expect(await approvals).toHaveLength(1);
     expect(w.systems.refunds.size).toBe(0);
     expect(w.systems.emails.size).toBe(0);
+  });
+
+  it('continues as new when the history reaches its soft limit, whatever turnsPerRun says', async () => {
+    const w = makeWorld(1, 50);
+    // A soft limit of a dozen entries, passed before the conversation ends (with 50 turns per run).
+    await spawn(w, { historySoftEntries: 12 });
+    const run = await w.client.start(w.agent.workflow, REQUEST);
+    const approvals = approveAll(w.client, run.runId, { approved: true, by: 'ann' });
+    expect(await run.result({ timeoutMs: 10_000 })).toEqual({
+      text: FINAL_TEXT,
+      turns: 4,
+      stopped: 'answer',
+    });
+    expect(await approvals).toHaveLength(1);
+    expect(isContinuedAsNew((await w.client.describe(run.runId)).result)).toBe(true);
+    const events = await collect<AgentEvent>(w.client, run.runId, 'events');
+    const continued = events.flatMap(({ item }) =>
+      item.kind === 'chunk' && item.value.type === 'continued' ? [item.value.turn] : [],
+    );
+    expect(continued.length).toBeGreaterThan(0);
+    expect(continued.every((turn) => turn < 4)).toBe(true);
+    expect(w.toolCalls.map((c) => c.split(' ')[0])).toEqual(['lookup', 'refund', 'email']);
   });
 
   it('after a worker is cut off mid-turn: the model is called again for that turn only, no tool twice', async () => {
