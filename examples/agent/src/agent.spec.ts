@@ -208,6 +208,26 @@ describe('the support agent (in-memory bus and store)', () => {
     expect(w.systems.emails.size).toBe(0);
   });
 
+  it('tells the model when a tool fails, and the model answers with it', async () => {
+    const w = makeWorld();
+    await spawn(w);
+    const run = await w.client.start(w.agent.workflow, {
+      messages: [{ role: 'user', content: 'Order Z-9999 never came. Please refund it.' }],
+    });
+    const result = await run.result({ timeoutMs: 10_000 });
+    expect(result).toEqual({
+      text: 'I could not finish that: lookup_order failed (there is no order Z-9999). A colleague will look into order Z-9999.',
+      turns: 2,
+      stopped: 'answer',
+    });
+    // The lookup failed at once (NonRetryableError): one call, and nothing else done.
+    expect(w.toolCalls).toEqual(['lookup Z-9999']);
+    expect(w.calls[1]!.prompt.at(-1)).toMatchObject({
+      role: 'tool',
+      content: [{ type: 'tool-result', toolName: 'lookup_order', output: { type: 'error-text' } }],
+    });
+  });
+
   it('continues as new when the history reaches its soft limit, whatever turnsPerRun says', async () => {
     const w = makeWorld(1, 50);
     // A soft limit of a dozen entries, passed before the conversation ends (with 50 turns per run).

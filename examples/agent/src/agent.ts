@@ -16,6 +16,7 @@
  *   the conversation (its latest turns whole, the earlier ones as a summary).
  */
 import {
+  ActivityFailedError,
   defineActivity,
   defineWorkflow,
   PromiseRejectedError,
@@ -293,8 +294,10 @@ export function defineAgent(options: AgentOptions): Agent {
     try {
       return { type: 'json', value: ((await ctx.run(activity, call.input)) ?? null) as never };
     } catch (err) {
-      // The tool failed after its retries: the model hears why and decides what to do.
-      return { type: 'error-text', value: messageOf(err) };
+      // The tool failed for good (after its retries): the model hears why and decides what to do.
+      // Anything else (a cancel, a lost lease) ends the turn as it would any workflow code.
+      if (!(err instanceof ActivityFailedError)) throw err;
+      return { type: 'error-text', value: messageOf(err.cause ?? err) };
     }
   }
 
