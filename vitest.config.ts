@@ -2,8 +2,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { DurationSequencer } from './vitest.sequencer.js';
 import { PROJECT_ORDER, PROJECT_SUFFIXES, PROJECT_WORKERS } from './vitest.projects.js';
 
-/** Every spec file of the repository. */
-const SPECS = ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts', 'tests/*/src/**/*.spec.ts'];
+/** Every spec file of the repository (the examples' too). */
+const SPECS = [
+  'libs/*/src/**/*.spec.ts',
+  'apps/*/src/**/*.spec.ts',
+  'tests/*/src/**/*.spec.ts',
+  'examples/*/src/**/*.spec.ts',
+];
 
 /**
  * The globs of the spec files ending in `suffixes`. The projects are naming rules

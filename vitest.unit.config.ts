@@ -15,7 +15,12 @@ export default defineConfig({
   resolve: { conditions: ['@baton/source'] },
   ssr: { resolve: { conditions: ['@baton/source'] } },
   test: {
-    include: ['libs/*/src/**/*.spec.ts', 'apps/*/src/**/*.spec.ts', 'tests/*/src/**/*.spec.ts'],
+    include: [
+      'libs/*/src/**/*.spec.ts',
+      'apps/*/src/**/*.spec.ts',
+      'tests/*/src/**/*.spec.ts',
+      'examples/*/src/**/*.spec.ts',
+    ],
     exclude: [...configDefaults.exclude, ...UNIT_EXCLUDE],
     typecheck: {
       enabled: true,

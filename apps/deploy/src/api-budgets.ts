@@ -173,7 +173,11 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // 43: describeUpdateCrash, the update scenario each adapter pair's crash spec calls (issue 36 item 1).
   // 44: describePromiseCrash, the durable promise crash scenario (issue 36 item 3).
   // 45: describeStreamCrash, the run streams crash scenario (issue 38 item 1).
-  '@baton/testing/crash': { max: 45 },
+  // 46: describeAgentCrash, the agent crash scenario (issue 38 item 2).
+  '@baton/testing/crash': { max: 46 },
+  // The crash suite's ledger alone (no vitest, no scenario), for workflow modules outside the
+  // package that record their effects in it (examples/agent's crash module; issue 38 item 2).
+  '@baton/testing/ledger': { max: 6 },
   '@baton/testing/clusters': { max: 20 },
   '@baton/transport-kafka': { max: 21 },
   '@baton/transport-kafka/registration': { max: 4 },

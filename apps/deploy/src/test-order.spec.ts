@@ -77,6 +77,7 @@ describe('the test order', () => {
         `libs/*/src/**/*${suffix}`,
         `apps/*/src/**/*${suffix}`,
         `tests/*/src/**/*${suffix}`,
+        `examples/*/src/**/*${suffix}`,
       ]),
     );
   });

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineActivity, defineRateLimit, defineWorkflow, type WorkflowContext } from '@baton/core';
-import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
+import { workerLedger } from './ledger.js';
 
 export interface ChainInput {
   /** Distinguishes runs; enters every step's value. */
@@ -42,17 +42,6 @@ function delayOf(input: ChainInput, step: number): number {
   return input.minDelayMs + ((input.seed * 7_919 + step * 104_729) % span);
 }
 
-let ledger: Ledger | undefined;
-function sharedLedger(): Ledger {
-  if (ledger === undefined) {
-    const url = process.env[LEDGER_URL_ENV];
-    const schema = process.env[LEDGER_SCHEMA_ENV];
-    if (!url || !schema) throw new Error(`${LEDGER_URL_ENV} and ${LEDGER_SCHEMA_ENV} must be set`);
-    ledger = new Ledger(url, schema);
-  }
-  return ledger;
-}
-
 /** Waits `ms`; an aborted attempt ends at once with the signal's own reason (not Node's AbortError). */
 async function delay(ms: number, signal: AbortSignal): Promise<void> {
   await sleep(ms, undefined, { signal }).catch((err: unknown) => {
@@ -72,10 +61,10 @@ async function runStep(
   input: { step: number; previous: number; seed: number; delayMs: number },
   io: { idempotencyKey: string; runId: string; signal: AbortSignal },
 ): Promise<number> {
-  const executionId = await sharedLedger().startExecution(io.idempotencyKey, io.runId, input.step);
+  const executionId = await workerLedger().startExecution(io.idempotencyKey, io.runId, input.step);
   await delay(input.delayMs, io.signal);
   const value = stepValue(input.previous, input.step, input.seed);
-  await sharedLedger().applyEffect(io.idempotencyKey, io.runId, input.step, value, executionId);
+  await workerLedger().applyEffect(io.idempotencyKey, io.runId, input.step, value, executionId);
   return value;
 }
 

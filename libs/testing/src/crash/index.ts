@@ -34,3 +34,4 @@ export {
 } from './worker-processes.js';
 export type { WorkerRuntime } from './worker-processes.js';
 export { describeRateLimitCrash, mostStartsInWindow } from './rate-limit-scenario.js';
+export { describeAgentCrash } from './agent-scenario.js';

@@ -7,6 +7,9 @@
  * - `effects`: one row per idempotency key (the effect), with `repeats` counting how often an
  *   execution tried to apply an effect that was already there (an in-flight activity re-run
  *   after a crash, which is allowed, with the same key).
+ *
+ * Workflow modules of the crash suite outside this package (examples/agent's) reach it through
+ * `@baton/testing/ledger`, which loads nothing but this file and `pg`.
  */
 import pg from 'pg';
 
@@ -88,6 +91,14 @@ export class Ledger {
     );
   }
 
+  /** Records the end of an execution that applies no effect (a read, a model call). */
+  async finishExecution(executionId: number): Promise<void> {
+    await this.pool.query(`update ${this.schema}.executions set finished_at = $1 where id = $2`, [
+      Date.now(),
+      executionId,
+    ]);
+  }
+
   /** Processes with an activity started and not finished (dead ones included: filter by liveness). */
   async busyPids(): Promise<Set<number>> {
     const { rows } = await this.pool.query(
@@ -126,4 +137,20 @@ export class Ledger {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+let shared: Ledger | undefined;
+
+/**
+ * The ledger of this worker process, as the crash suite's worker environment names it
+ * (BATON_LEDGER_URL, BATON_LEDGER_SCHEMA): for the activities of the suite's workflow modules.
+ */
+export function workerLedger(): Ledger {
+  if (shared === undefined) {
+    const url = process.env[LEDGER_URL_ENV];
+    const schema = process.env[LEDGER_SCHEMA_ENV];
+    if (!url || !schema) throw new Error(`${LEDGER_URL_ENV} and ${LEDGER_SCHEMA_ENV} must be set`);
+    shared = new Ledger(url, schema);
+  }
+  return shared;
 }

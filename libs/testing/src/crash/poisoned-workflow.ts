@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineActivity, defineWorkflow } from '@baton/core';
-import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
+import { workerLedger } from './ledger.js';
 
 export { crashChain } from './crash-workflow.js';
 
@@ -25,17 +25,6 @@ export interface PoisonedInput {
 /** The sequence numbers of the workflow's steps. */
 export const POISONED_STEPS = { warmUp: 0, poison: 1, after: 2 } as const;
 
-let ledger: Ledger | undefined;
-function sharedLedger(): Ledger {
-  if (ledger === undefined) {
-    const url = process.env[LEDGER_URL_ENV];
-    const schema = process.env[LEDGER_SCHEMA_ENV];
-    if (!url || !schema) throw new Error(`${LEDGER_URL_ENV} and ${LEDGER_SCHEMA_ENV} must be set`);
-    ledger = new Ledger(url, schema);
-  }
-  return ledger;
-}
-
 /** Waits `ms`; an aborted attempt ends at once with the signal's own reason (not Node's AbortError). */
 async function delay(ms: number, signal: AbortSignal): Promise<void> {
   await sleep(ms, undefined, { signal }).catch((err: unknown) => {
@@ -47,9 +36,9 @@ async function delay(ms: number, signal: AbortSignal): Promise<void> {
 const plainStep = defineActivity({
   name: 'poisoned_plain_step',
   run: async (input: { step: number; seed: number; delayMs: number }, io) => {
-    const id = await sharedLedger().startExecution(io.idempotencyKey, io.runId, input.step);
+    const id = await workerLedger().startExecution(io.idempotencyKey, io.runId, input.step);
     await delay(input.delayMs, io.signal);
-    await sharedLedger().applyEffect(io.idempotencyKey, io.runId, input.step, input.seed, id);
+    await workerLedger().applyEffect(io.idempotencyKey, io.runId, input.step, input.seed, id);
     return input.seed;
   },
 });
@@ -58,13 +47,13 @@ const bigintResult = defineActivity({
   name: 'poisoned_bigint_result',
   idempotent: false,
   run: async (input: { seed: number; delayMs: number }, io) => {
-    const id = await sharedLedger().startExecution(io.idempotencyKey, io.runId, POISONED_STEPS.poison);
+    const id = await workerLedger().startExecution(io.idempotencyKey, io.runId, POISONED_STEPS.poison);
     await delay(input.delayMs, io.signal);
-    await sharedLedger().applyEffect(io.idempotencyKey, io.runId, POISONED_STEPS.poison, input.seed, id);
+    await workerLedger().applyEffect(io.idempotencyKey, io.runId, POISONED_STEPS.poison, input.seed, id);
     return { amount: BigInt(input.seed) };
   },
   reconcile: async (input, io) => {
-    const executions = await sharedLedger().executions();
+    const executions = await workerLedger().executions();
     return executions.some((e) => e.key === io.idempotencyKey) ? { amount: BigInt(input.seed) } : undefined;
   },
 });

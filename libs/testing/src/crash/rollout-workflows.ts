@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineActivity, type WorkflowContext } from '@baton/core';
-import { Ledger, LEDGER_SCHEMA_ENV, LEDGER_URL_ENV } from './ledger.js';
+import { workerLedger } from './ledger.js';
 
 /** The workflow every build registers, at versions 1 (v1, v2) and 2 (v2, v3). */
 export const ROLLOUT_WORKFLOW = 'rollout_order';
@@ -45,17 +45,6 @@ export function rolloutExpectedOutput(version: number, input: RolloutInput): str
   return `v${version}:${second}`;
 }
 
-let ledger: Ledger | undefined;
-function sharedLedger(): Ledger {
-  if (ledger === undefined) {
-    const url = process.env[LEDGER_URL_ENV];
-    const schema = process.env[LEDGER_SCHEMA_ENV];
-    if (!url || !schema) throw new Error(`${LEDGER_URL_ENV} and ${LEDGER_SCHEMA_ENV} must be set`);
-    ledger = new Ledger(url, schema);
-  }
-  return ledger;
-}
-
 async function delay(ms: number, signal: AbortSignal): Promise<void> {
   await sleep(ms, undefined, { signal }).catch((err: unknown) => {
     throw signal.aborted ? signal.reason : err;
@@ -74,10 +63,10 @@ export const rolloutStep = defineActivity({
     input: { step: number; previous: number; seed: number; version: number; delayMs: number },
     io,
   ) => {
-    const executionId = await sharedLedger().startExecution(io.idempotencyKey, io.runId, input.step);
+    const executionId = await workerLedger().startExecution(io.idempotencyKey, io.runId, input.step);
     await delay(input.delayMs, io.signal);
     const value = rolloutStepValue(input.previous, input.step, input.seed, input.version);
-    await sharedLedger().applyEffect(io.idempotencyKey, io.runId, input.step, value, executionId);
+    await workerLedger().applyEffect(io.idempotencyKey, io.runId, input.step, value, executionId);
     return value;
   },
 });
@@ -88,8 +77,8 @@ export const rolloutReceipt = defineActivity({
   retry: { maxAttempts: 10, initialDelayMs: 50, maxDelayMs: 1_000 },
   timeoutMs: 15_000,
   run: async (input: { seed: number }, io) => {
-    const executionId = await sharedLedger().startExecution(io.idempotencyKey, io.runId, RECEIPT_STEP);
-    await sharedLedger().applyEffect(io.idempotencyKey, io.runId, RECEIPT_STEP, input.seed, executionId);
+    const executionId = await workerLedger().startExecution(io.idempotencyKey, io.runId, RECEIPT_STEP);
+    await workerLedger().applyEffect(io.idempotencyKey, io.runId, RECEIPT_STEP, input.seed, executionId);
     return input.seed;
   },
 });

@@ -27,14 +27,19 @@ const ITEMS_PER_CONNECTION = 7;
 /**
  * Follows a stream across deliberate disconnects: each connection reads at most
  * {@link ITEMS_PER_CONNECTION} items, then is abandoned (its iterator returned) and a new one
- * resumes from the last sequence number plus one. Resolves with every item seen, in order.
+ * resumes from the last sequence number plus one. Resolves with every item seen, in order, pushed
+ * to `seen` as they come (a caller may watch it grow).
  */
-async function resumingReader(client: Client, runId: string, stream: string): Promise<StreamItem<string>[]> {
-  const seen: StreamItem<string>[] = [];
+export async function resumingReader<T = string>(
+  client: Client,
+  runId: string,
+  stream: string,
+  seen: StreamItem<T>[] = [],
+): Promise<StreamItem<T>[]> {
   for (let connections = 0; connections < 1_000; connections++) {
     const from = (seen.at(-1)?.seq ?? 0) + 1;
     let read = 0;
-    for await (const item of client.stream<string>(runId, stream, { from, pollMs: 50 })) {
+    for await (const item of client.stream<T>(runId, stream, { from, pollMs: 50 })) {
       seen.push(item);
       if (item.kind === 'close') return seen;
       if (++read === ITEMS_PER_CONNECTION) break;
