@@ -1,7 +1,9 @@
 /**
- * Reading an agent's streams across continue-as-new. Each run of a chain has its own streams
- * (docs/streams.md, "Streams and continue-as-new"): a reader follows one run's stream to its end,
- * then the run it continued as, and so on, until a run that did not continue.
+ * Reading an agent's streams across continue-as-new, knowing which run wrote each item. The agent
+ * closes its streams before it continues as new, so `client.stream` ends with each run's part (a
+ * stream left open would be read on into the successor by `client.stream` itself: docs/streams.md,
+ * "Streams and continue-as-new"); this follows the chain run by run and tags every item with its
+ * run, whose own step numbers a `reset` names.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTINUED_AS, isContinuedAsNew, isFinishedRun, type Client } from '@baton/client';

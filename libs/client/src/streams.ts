@@ -3,23 +3,28 @@
  * stream as the run writes it, and `client.streamNames(runId)` lists them.
  *
  * A reader applies core's rules (runtime/run-stream-records.ts, `StreamFold`): each sequence number
- * once, a fenced writer's late records ignored, nothing after a close. It polls the bus: at once
- * while records keep coming, then backing off to `pollMs` while the stream is quiet, and it asks
- * the store whether the run has finished about once a second while quiet. On a bus that tells of
- * new records (NATS: `waitForRecord`) a quiet reader waits for the next one instead of polling. It ends after the close
- * item, or once it has read the stream after seeing the run finished (a run's worker makes its
- * streams durable before it journals the end), or when `signal` aborts.
+ * once, a fenced writer's late records ignored, nothing after a close. It reads at once while
+ * records keep coming; while the stream is quiet it waits for the bus to tell of the next record
+ * where the bus can (NATS: `waitForRecord`), else polls, backing off to `pollMs`, and it asks the
+ * store whether the run has finished about once a second.
+ *
+ * It ends after the close item, when `signal` aborts, or once it has read the stream after seeing
+ * the run finished (a run's worker makes its streams durable before it journals the end). A run
+ * that continued as new without closing the stream is followed to its successor (at most
+ * {@link MAX_CHAIN_RUNS} runs), whose items are numbered on after the last one: the chain reads as
+ * one stream under the id the reader named.
  */
-import { BatonError, ConfigError, type StreamItem } from '@baton/core';
+import { BatonError, ConfigError, RunStateError, type StreamItem } from '@baton/core';
 import { notKnownError } from './run-lookup.js';
 import {
   FINISHED_RUN_STATUSES,
   checkRunStreamName,
+  type RunRecord,
   type RunStreamLog,
   type Store,
   type Transport,
 } from '@baton/core/adapter';
-import { StreamFold, type PayloadCodec } from '@baton/core/runtime';
+import { CONTINUED_AS, isContinuedAsNew, StreamFold, type PayloadCodec } from '@baton/core/runtime';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Options of `client.stream`. */
@@ -37,6 +42,8 @@ export interface StreamReadOptions {
 
 /** How often a quiet reader asks the store whether the run finished. */
 const STATUS_EVERY_MS = 1_000;
+/** The runs of a chain a reader follows at most (as updates and signals along a chain do). */
+const MAX_CHAIN_RUNS = 100;
 /** The first pause of a quiet reader; doubled up to `pollMs`. */
 const FIRST_PAUSE_MS = 10;
 
@@ -102,9 +109,61 @@ export async function* readStream<T>(
   const { signal } = options;
   await deps.connect();
   const log = streamLog(deps.transport);
-  const run = await runOf(deps, runId, signal);
+  // A chain (ctx.continueAsNew): each run's stream in turn, numbered on from the run named.
+  let current = runId;
+  let offset = 0;
+  for (let hops = 0; hops < MAX_CHAIN_RUNS; hops++) {
+    const run = await runOf(deps, current, signal);
+    const part = readRunPart<T>(deps, log, run, name, offset, from, pollMs, signal);
+    let step = await part.next();
+    while (step.done !== true) {
+      yield step.value;
+      step = await part.next();
+    }
+    const end = step.value;
+    if (end.closed || end.successor === undefined) return;
+    offset += end.lastSeq;
+    current = end.successor;
+  }
+  throw new RunStateError(
+    runId,
+    'completed',
+    `client.stream: run ${runId}'s chain continued as new more than ${MAX_CHAIN_RUNS} times; ` +
+      'read the stream from a later run of the chain',
+  );
+}
+
+/** How one run's part of a chain's stream ended. */
+interface PartEnd {
+  closed: boolean;
+  /** The run's last sequence number (its own numbering). */
+  lastSeq: number;
+  /** The run it continued as, when it did and its stream was not closed. */
+  successor?: string;
+}
+
+/** The run that `run` continued as (its record's mark, or its result's), if it did. */
+function successorOf(run: RunRecord): string | undefined {
+  if (!FINISHED_RUN_STATUSES.includes(run.status)) return undefined;
+  if (isContinuedAsNew(run.result)) return run.result[CONTINUED_AS].runId;
+  return undefined;
+}
+
+/** One run's stream, its items numbered after `offset`, those from `from` on yielded. */
+async function* readRunPart<T>(
+  deps: StreamDeps,
+  log: RunStreamLog,
+  run: RunRecord,
+  name: string,
+  offset: number,
+  from: number,
+  pollMs: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<StreamItem<T>, PartEnd, undefined> {
+  const { runId } = run;
   const fold = new StreamFold(deps.codec, runId, name);
   const sinceMs = run.createdAt;
+  let last: RunRecord | undefined = run;
   let finished = FINISHED_RUN_STATUSES.includes(run.status);
   let lastStatusAt = Date.now();
   let pause = FIRST_PAUSE_MS;
@@ -113,19 +172,23 @@ export async function* readStream<T>(
     const readAfterEnd = finished;
     const records = await log.read(runId, name, fold.lastPosition, { sinceMs });
     for (const item of fold.applyAll(records)) {
-      if (item.seq >= from) yield item as StreamItem<T>;
-      if (item.kind === 'close') return;
+      const seq = offset + item.seq;
+      if (seq >= from) yield (offset === 0 ? item : { ...item, seq }) as StreamItem<T>;
+      if (item.kind === 'close') return { closed: true, lastSeq: fold.lastSeq };
     }
     if (records.length > 0) {
       pause = FIRST_PAUSE_MS;
       continue;
     }
-    if (readAfterEnd) return;
+    if (readAfterEnd) {
+      const successor = last === undefined ? undefined : successorOf(last);
+      return { closed: false, lastSeq: fold.lastSeq, ...(successor !== undefined && { successor }) };
+    }
     if (Date.now() - lastStatusAt >= STATUS_EVERY_MS) {
       lastStatusAt = Date.now();
-      const now = await deps.store.runs.get(runId);
+      last = await deps.store.runs.get(runId);
       // A run deleted meanwhile has finished too: what its streams hold is all there is.
-      finished = now === undefined || FINISHED_RUN_STATUSES.includes(now.status);
+      finished = last === undefined || FINISHED_RUN_STATUSES.includes(last.status);
       if (finished) continue;
     }
     if (log.waitForRecord !== undefined) {
@@ -139,8 +202,9 @@ export async function* readStream<T>(
     try {
       await sleep(pause, undefined, signal ? { signal } : undefined);
     } catch {
-      return; // aborted
+      break; // aborted
     }
     pause = Math.min(pollMs, pause * 2);
   }
+  return { closed: true, lastSeq: fold.lastSeq }; // aborted: nothing follows
 }

@@ -181,4 +181,35 @@ describe('run streams (memory adapters)', () => {
     const run = await f.client.start(workflow, undefined);
     expect(await run.result({ timeoutMs: 5_000 })).toBe('BATON_UNSUPPORTED');
   });
+
+  it('reads a chain (continue-as-new) as one stream under the first run’s id, numbered on', async () => {
+    const workflow = defineWorkflow({
+      name: 'chained-streamer',
+      version: 1,
+      run: async (ctx, part: number) => {
+        const out = ctx.stream<string>('out');
+        out.write(`p${part}a`);
+        out.write(`p${part}b`);
+        if (part < 3) return ctx.continueAsNew(part + 1);
+        out.close();
+        return 'done';
+      },
+    });
+    const f = (current = fleet({ workflows: [workflow] }));
+    await f.spawn();
+    const run = await f.client.start(workflow, 1);
+    const items = await collect(f.client.stream<string>(run.runId, 'out'));
+    expect(items.map((i) => [i.seq, i.kind === 'chunk' ? i.value : i.kind])).toEqual([
+      [1, 'p1a'],
+      [2, 'p1b'],
+      [3, 'p2a'],
+      [4, 'p2b'],
+      [5, 'p3a'],
+      [6, 'p3b'],
+      [7, 'close'],
+    ]);
+    // Resuming counts along the chain too.
+    const rest = await collect(f.client.stream<string>(run.runId, 'out', { from: 4 }));
+    expect(rest.map((i) => i.seq)).toEqual([4, 5, 6, 7]);
+  });
 });
