@@ -144,9 +144,7 @@ interface PartEnd {
 
 /** The run that `run` continued as (its record's mark, or its result's), if it did. */
 function successorOf(run: RunRecord): string | undefined {
-  if (!FINISHED_RUN_STATUSES.includes(run.status)) return undefined;
-  if (isContinuedAsNew(run.result)) return run.result[CONTINUED_AS].runId;
-  return undefined;
+  return isContinuedAsNew(run.result) ? run.result[CONTINUED_AS].runId : undefined;
 }
 
 /** One run's stream, its items numbered after `offset`, those from `from` on yielded. */

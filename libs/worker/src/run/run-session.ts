@@ -18,7 +18,7 @@ import {
   type SerializedError,
   type AnyWorkflowDefinition,
 } from '@baton/core';
-import type { RunOutcome, RunRecord, SlotRequest } from '@baton/core/adapter';
+import type { RunOutcome, RunRecord, RunStreamLog, SlotRequest } from '@baton/core/adapter';
 import {
   findUnencodable,
   isSealedValue,
@@ -447,6 +447,7 @@ export class RunSession {
 
   private host(): ExecutionHost {
     const writer = this.writer!;
+    const { runStreams } = this.deps.transport;
     const { store } = this.deps;
     return {
       runId: this.runId,
@@ -512,9 +513,9 @@ export class RunSession {
       heartbeat: (seq, details) =>
         this.deps.onEvent({ type: 'activity-heartbeat', runId: this.runId, seq, details }),
       // Absent on a transport without run streams: ctx.stream then throws where it is called.
-      ...(this.deps.transport.runStreams !== undefined && {
+      ...(runStreams !== undefined && {
         streamWrite: (stream: string, write: StreamWrite, bytes: number) =>
-          this.runStreams().write(stream, write, bytes),
+          this.runStreams(runStreams).write(stream, write, bytes),
       }),
       signalRefused: ({ name, signalId, seq, issues }) => {
         this.deps.logger.warn(
@@ -561,9 +562,9 @@ export class RunSession {
   }
 
   /** The run's streams, made on the first write (docs/streams.md). */
-  private runStreams(): RunStreams {
+  private runStreams(log: RunStreamLog): RunStreams {
     this.streams ??= new RunStreams({
-      log: this.deps.transport.runStreams,
+      log,
       runId: this.runId,
       epoch: this.epoch,
       codec: this.deps.payloadProtection.codec,

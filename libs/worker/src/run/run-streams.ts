@@ -42,7 +42,7 @@ export const MAX_RECORD_BYTES = 256 * 1024;
 const MAX_CONFLICTS = 8;
 
 export interface RunStreamsOptions {
-  log: RunStreamLog | undefined;
+  log: RunStreamLog;
   runId: string;
   epoch: number;
   codec: PayloadCodec;
@@ -68,19 +68,9 @@ export class RunStreams {
 
   /** Queues a write to `stream`; resolves once it is durable (or skipped as a replay's). */
   write(stream: string, write: StreamWrite, bytes: number): Promise<void> {
-    const log = this.options.log;
-    if (log === undefined) {
-      return Promise.reject(
-        new BatonError(
-          'BATON_UNSUPPORTED',
-          `run ${this.options.runId}: stream '${stream}' cannot be written: this worker's transport has ` +
-            'no run streams (use NATS, Kafka, the Redis bus or the in-memory transport)',
-        ),
-      );
-    }
     let writer = this.writers.get(stream);
     if (writer === undefined)
-      this.writers.set(stream, (writer = new StreamWriter(log, stream, this.options)));
+      this.writers.set(stream, (writer = new StreamWriter(this.options.log, stream, this.options)));
     return writer.write(write, bytes);
   }
 
