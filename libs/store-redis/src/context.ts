@@ -4,12 +4,21 @@
  */
 import type { Redis } from 'ioredis';
 import type { KeyLayout } from './keys.js';
-import type { ScriptRunner } from './scripts.js';
+import { batchingRunner, type BatchedRunner } from './batch.js';
+import { defineScripts, type ScriptRunner } from './scripts.js';
 
 export interface StoreContext {
   readonly redis: Redis;
   readonly keys: KeyLayout;
   readonly run: ScriptRunner;
+  /** The scripts a worker calls once per run or per flush, gathered across runs (batch.ts). */
+  readonly batched: BatchedRunner;
+}
+
+/** The context of a connection: its scripts registered on it, and a batcher over them. */
+export function storeContext(redis: Redis, keys: KeyLayout): StoreContext {
+  const run = defineScripts(redis);
+  return { redis, keys, run, batched: batchingRunner(run) };
 }
 
 /** A reply element as a string (Lua strings arrive as strings, Lua numbers as numbers). */

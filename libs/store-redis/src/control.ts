@@ -36,7 +36,7 @@ async function closeCancels(
   epoch: number,
 ): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
   const { keys } = ctx;
-  const reply = (await ctx.run('close-cancels', [keys.lease(runId), keys.cancel(runId)], [epoch])) as [
+  const reply = (await ctx.batched('close-cancels', [keys.lease(runId), keys.cancel(runId)], [epoch])) as [
     string,
     string?,
   ];

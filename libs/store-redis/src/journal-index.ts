@@ -40,7 +40,7 @@ async function appendPointers(
   for (const { expectedLastPosition, log, record } of appends) {
     args.push(expectedArgument(expectedLastPosition), log, record);
   }
-  const replies = (await ctx.run(
+  const replies = (await ctx.batched(
     'append-pointers',
     appends.map((a) => ctx.keys.pointers(a.runId)),
     args,

@@ -18,8 +18,7 @@ import { redisTestUrl } from '@baton/testing/servers';
 import { redisStore } from './index.js';
 import { keyLayout } from './keys.js';
 import { INDEX_VERSION, listRuns } from './queries.js';
-import { defineScripts } from './scripts.js';
-import type { StoreContext } from './context.js';
+import { storeContext } from './context.js';
 import { testPrefixes } from './test-prefixes.spec-helper.js';
 
 const prefixes = testPrefixes(redisTestUrl());
@@ -350,7 +349,7 @@ describe('redis store: run query indexes', () => {
       });
       made.push(runId);
     }
-    const ctx: StoreContext = { redis, keys: keyLayout(prefix), run: defineScripts(redis) };
+    const ctx = storeContext(redis, keyLayout(prefix));
     const hits: ListedRun[] = [];
     let after: RunPosition | undefined;
     let pagesRead = 0;
@@ -378,7 +377,7 @@ describe('redis store: run query indexes', () => {
       await store.runs.create({ runId, workflow: 'prefixes', version: 1, input: {}, idempotencyKey: key });
       made.push({ runId, key });
     }
-    const ctx: StoreContext = { redis, keys: keyLayout(prefix), run: defineScripts(redis) };
+    const ctx = storeContext(redis, keyLayout(prefix));
     const walk = async (query: RunQuery) => {
       const seen: string[] = [];
       let after: RunPosition | undefined;

@@ -32,7 +32,7 @@ import { CancelWatch } from './cancel-watch.js';
 import { checkpoints } from './checkpoints.js';
 import { concurrency } from './concurrency.js';
 import { createConnection, type StoreConnection } from './connection.js';
-import type { StoreContext } from './context.js';
+import { storeContext, type StoreContext } from './context.js';
 import { control } from './control.js';
 import { DataMarker } from './data-marker.js';
 import { toStoreError } from './errors.js';
@@ -56,7 +56,7 @@ import { confirmReplicated, REPLICATED_OPERATIONS } from './replication.js';
 import { retention } from './retention.js';
 import { runIndex } from './runs.js';
 import { schedules } from './schedules.js';
-import { checkEvalsha, defineScripts, loadScripts } from './scripts.js';
+import { checkEvalsha, loadScripts } from './scripts.js';
 import { signals, timers } from './waits.js';
 import { updates } from './updates.js';
 
@@ -236,11 +236,7 @@ class RedisStore implements StoreAdapter, RunReindexing {
       connection = createConnection(this.options);
       this.opening = connection;
       await connection.open();
-      const ctx: StoreContext = {
-        redis: connection.redis,
-        keys: this.keys,
-        run: defineScripts(connection.redis),
-      };
+      const ctx = storeContext(connection.redis, this.keys);
       // EVALSHA first, on its own, so that a user lacking scripting is told about it by name. The
       // clock script then proves the server answers and lets this user run scripts that read TIME;
       // the marker's first read only remembers it (or writes it): nothing to compare with yet.

@@ -95,7 +95,7 @@ async function createAndLease(
     keys.timers,
     keys.cancel(run.runId),
   ]);
-  const reply = (await ctx.run('claim-new-run', script.keys, [...script.args, owner, ttlMs])) as [
+  const reply = (await ctx.batched('claim-new-run', script.keys, [...script.args, owner, ttlMs])) as [
     number,
     unknown[],
     unknown[]?,
@@ -123,7 +123,7 @@ async function finish(
     outcome.status === 'completed'
       ? ['result', encodeValue(outcome.result)]
       : ['error', JSON.stringify(outcome.error)];
-  const reply = await ctx.run('finish-run', outcomeKeys(keys, runId), [
+  const reply = await ctx.batched('finish-run', outcomeKeys(keys, runId), [
     keys.prefix,
     runId,
     epoch,

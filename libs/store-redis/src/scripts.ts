@@ -15,6 +15,7 @@ import { defineLuaScripts, type LuaScriptRunner } from '@baton/redis-kit';
 /** The scripts, by file name without `.lua`. */
 export const SCRIPT_NAMES = [
   'acquire-slot',
+  'batch',
   'acquire-lease',
   'append-pointers',
   'check-data-marker',

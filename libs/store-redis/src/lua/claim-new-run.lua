@@ -4,15 +4,5 @@
 -- ARGV: prefix, hasKey '1'|'0', runId, workflow, version, inputJson, idempotencyKey, traceparent ('' = none),
 --       owner, ttlMs
 -- Returns {0, existing record as HGETALL pairs} | {1, record after the lease, lease reply (see take_lease)}
-local run_key = KEYS[1]
-local key_key = nil
-if ARGV[2] == '1' then
-  key_key = KEYS[6]
-end
-local created, existing = create_run(run_key, key_key, ARGV[1],
-  { ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], '' })
-if created == 0 then
-  return { 0, existing }
-end
-local lease = take_lease(KEYS[2], KEYS[3], KEYS[4], run_key, KEYS[5], ARGV[1], ARGV[3], ARGV[9], tonumber(ARGV[10]))
-return { 1, redis.call('HGETALL', run_key), lease }
+-- The body is op_claim_new_run in prelude.lua, which batch.lua runs too.
+return op_claim_new_run(KEYS, ARGV)

@@ -5,15 +5,5 @@
 -- KEYS: lease, cancel
 -- ARGV: epoch
 -- Returns {'fenced'} | {'cancel-requested', flag} | {'closed'}
-local lease_key, cancel_key = KEYS[1], KEYS[2]
-local epoch = ARGV[1]
-local lease = redis.call('HMGET', lease_key, 'state', 'epoch')
-if lease[1] ~= 'held' or lease[2] ~= epoch then
-  return { 'fenced' }
-end
-local flag = redis.call('GET', cancel_key)
-if flag then
-  return { 'cancel-requested', flag }
-end
-redis.call('HSET', lease_key, 'closed', epoch)
-return { 'closed' }
+-- The body is op_close_cancels in prelude.lua, which batch.lua runs too.
+return op_close_cancels(KEYS, ARGV)

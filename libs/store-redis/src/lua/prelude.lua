@@ -179,8 +179,12 @@ local function index_run(prefix, run_id)
 end
 
 -- Moves an existing record's index entries to `status`; call it before writing the status.
+-- Returns false, changing nothing, when the run has no record, else true.
 local function index_status(prefix, run_key, run_id, status)
   local run = redis.call('HMGET', run_key, 'status', 'workflow', 'createdAt', 'idempotencyKey', 'attrs')
+  if not run[1] then
+    return false
+  end
   if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
     index_add(prefix, run_id, status, run[2], run[3], run[4])
   elseif run[1] ~= status then
@@ -193,6 +197,7 @@ local function index_status(prefix, run_key, run_id, status)
       attr_move_counts(prefix, run_key, run[5], run[2], run[1], status)
     end
   end
+  return true
 end
 
 -- Removes the run's index entries (the record is about to go).
@@ -259,8 +264,9 @@ end
 -- Creates the run record unless its id or its idempotency key is known. Returns 1 and nothing
 -- else when it created the record, or 0 and the existing record (HGETALL pairs).
 -- fields: runId, workflow, version, inputJson, idempotencyKey ('' = none), traceparent ('' = none),
--- forkedFromJson ('' = none).
-local function create_run(run_key, key_key, prefix, f)
+-- forkedFromJson ('' = none). `status` (default 'pending') and `now` (default the server's clock)
+-- are the new record's; a run created 'running' is on its first attempt.
+local function create_run(run_key, key_key, prefix, f, status, now)
   if redis.call('EXISTS', run_key) == 1 then
     return 0, redis.call('HGETALL', run_key)
   end
@@ -273,9 +279,10 @@ local function create_run(run_key, key_key, prefix, f)
       end
     end
   end
-  local now = ms(now_ms())
+  status = status or 'pending'
+  local at = ms(now or now_ms())
   redis.call('HSET', run_key, 'runId', f[1], 'workflow', f[2], 'version', f[3], 'input', f[4],
-    'status', 'pending', 'createdAt', now, 'updatedAt', now, 'attempts', 0)
+    'status', status, 'createdAt', at, 'updatedAt', at, 'attempts', status == 'running' and 1 or 0)
   if f[6] ~= nil and f[6] ~= '' then
     redis.call('HSET', run_key, 'traceparent', f[6])
   end
@@ -286,7 +293,7 @@ local function create_run(run_key, key_key, prefix, f)
   if f[7] ~= nil and f[7] ~= '' then
     redis.call('HSET', run_key, 'forkedFrom', f[7])
   end
-  index_add(prefix, f[1], 'pending', f[2], now, key_key and f[5] or nil)
+  index_add(prefix, f[1], status, f[2], at, key_key and f[5] or nil)
   return 1, nil
 end
 
@@ -424,4 +431,132 @@ local function settle_slots(prefix, holders_key, waiting_key, timers_key, limit)
     end
   end
   return woken
+end
+
+-- The operations a worker calls once per run or per flush, as functions of (keys, argv), so that
+-- each has a script of its own (claim-new-run.lua, finish-run.lua, close-cancels.lua,
+-- append-pointers.lua: `return op_x(KEYS, ARGV)`) and batch.lua can run many of them, of many runs,
+-- in one call. Each file's header documents its KEYS, ARGV and reply.
+
+local function op_claim_new_run(K, A)
+  local run_key, lease_key, held_key, timers_key, cancel_key = K[1], K[2], K[3], K[4], K[5]
+  local key_key = nil
+  if A[2] == '1' then
+    key_key = K[6]
+  end
+  local prefix, run_id, owner, ttl = A[1], A[3], A[9], tonumber(A[10])
+  local fields = { A[3], A[4], A[5], A[6], A[7], A[8], '' }
+  -- A run with no lease yet (every new run's case): created 'running' under a first lease in one
+  -- go, so its record never passes through 'pending' in the indexes; the same outcome as
+  -- create_run then take_lease, which the general path below still takes.
+  if redis.call('EXISTS', lease_key) == 0 then
+    local now = now_ms()
+    local created, existing = create_run(run_key, key_key, prefix, fields, 'running', now)
+    if created == 0 then
+      return { 0, existing }
+    end
+    local expires = now + ttl
+    redis.call('HSET', lease_key, 'epoch', '1', 'state', 'held', 'owner', owner, 'exp', ms(expires))
+    redis.call('ZADD', held_key, ms(expires), run_id)
+    redis.call('SADD', owner_key(prefix, owner), run_id)
+    return { 1, redis.call('HGETALL', run_key), { 'ok', 1, redis.call('EXISTS', cancel_key) } }
+  end
+  local created, existing = create_run(run_key, key_key, prefix, fields)
+  if created == 0 then
+    return { 0, existing }
+  end
+  local lease = take_lease(lease_key, held_key, timers_key, run_key, cancel_key, prefix, run_id, owner, ttl)
+  return { 1, redis.call('HGETALL', run_key), lease }
+end
+
+local function op_finish_run(K, A)
+  local lease_key, run_key, held_key, timers_key, checkpoints_key, summaries_key, finished_key =
+    K[1], K[2], K[3], K[4], K[5], K[6], K[7]
+  local prefix, run_id, epoch, status, field, value, checkpoint, summary =
+    A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8]
+  local lease = redis.call('HMGET', lease_key, 'state', 'epoch', 'owner')
+  if not lease[1] or lease[1] == 'finished' or lease[2] ~= epoch then
+    return 'fenced'
+  end
+  local now = now_ms()
+  if index_status(prefix, run_key, run_id, status) then
+    redis.call('HSET', run_key, 'status', status, field, value, 'updatedAt', ms(now))
+    redis.call('ZADD', finished_key, ms(now), run_id)
+  end
+  if checkpoint ~= '' then
+    redis.call('RPUSH', checkpoints_key, checkpoint)
+    redis.call('RPUSH', summaries_key, summary)
+  end
+  if lease[3] then
+    redis.call('SREM', owner_key(prefix, lease[3]), run_id)
+  end
+  -- A pause asked of a run that finished before it stopped for it is moot.
+  redis.call('HDEL', lease_key, 'pause', 'pause_reason', 'owner', 'exp', 'wait')
+  redis.call('HSET', lease_key, 'state', 'finished')
+  redis.call('ZREM', held_key, run_id)
+  -- Only a suspended lease is in the timers index.
+  if lease[1] ~= 'held' then
+    redis.call('ZREM', timers_key, run_id)
+  end
+  return 'ok'
+end
+
+local function op_close_cancels(K, A)
+  local lease = redis.call('HMGET', K[1], 'state', 'epoch')
+  if lease[1] ~= 'held' or lease[2] ~= A[1] then
+    return { 'fenced' }
+  end
+  local flag = redis.call('GET', K[2])
+  if flag then
+    return { 'cancel-requested', flag }
+  end
+  redis.call('HSET', K[1], 'closed', A[1])
+  return { 'closed' }
+end
+
+-- The common append (the next pointer of a grouped run) reads the count and the last element
+-- (which says whether the run is journaled on its own, its list being the single '!own', and
+-- which log its previous pointer names) and pushes. A run's pointers name records that only grow
+-- within a log, so the retention index needs the run's entry only at its first pointer into a
+-- log (pointer_accepted), not at every pointer. Only the commands the README's ACL grants.
+local function op_append_pointers(K, A)
+  local prefix = A[1]
+  local results = {}
+  local newest = {}
+  for i, key in ipairs(K) do
+    local expected, log, record = A[3 * i - 1], A[3 * i], A[3 * i + 1]
+    local run_id = string.sub(key, #prefix + 6)
+    local count = redis.call('LLEN', key)
+    if count == 0 then
+      if expected == '0' then
+        redis.call('RPUSH', key, record .. ':' .. log)
+        pointer_accepted(prefix, run_id, log, record, newest)
+        results[i] = 'a1'
+      else
+        -- A fence marker (expected '') to a run with no list marks it as its own.
+        if expected == '' then
+          redis.call('RPUSH', key, '!own')
+        end
+        results[i] = 'n'
+      end
+    else
+      local last = redis.call('LINDEX', key, -1)
+      if last == '!own' then
+        results[i] = 'n'
+      elseif expected ~= '' and expected ~= tostring(count) then
+        results[i] = 'c' .. count
+      else
+        redis.call('RPUSH', key, record .. ':' .. log)
+        local colon = string.find(last, ':', 1, true)
+        if not colon or string.sub(last, colon + 1) ~= log then
+          pointer_accepted(prefix, run_id, log, record, newest)
+        elseif newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
+          newest[log] = record
+        end
+        results[i] = 'a' .. (count + 1)
+      end
+    end
+  end
+  newest_records_seen(prefix, newest)
+  return results
 end
