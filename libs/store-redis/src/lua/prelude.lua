@@ -281,17 +281,24 @@ local function create_run(run_key, key_key, prefix, f, status, now)
   end
   status = status or 'pending'
   local at = ms(now or now_ms())
-  redis.call('HSET', run_key, 'runId', f[1], 'workflow', f[2], 'version', f[3], 'input', f[4],
-    'status', status, 'createdAt', at, 'updatedAt', at, 'attempts', status == 'running' and 1 or 0)
+  -- One HSET with every field the run has.
+  local fields = { 'runId', f[1], 'workflow', f[2], 'version', f[3], 'input', f[4], 'status', status,
+    'createdAt', at, 'updatedAt', at, 'attempts', status == 'running' and 1 or 0 }
   if f[6] ~= nil and f[6] ~= '' then
-    redis.call('HSET', run_key, 'traceparent', f[6])
+    fields[#fields + 1] = 'traceparent'
+    fields[#fields + 1] = f[6]
   end
   if key_key then
-    redis.call('HSET', run_key, 'idempotencyKey', f[5])
-    redis.call('SET', key_key, f[1])
+    fields[#fields + 1] = 'idempotencyKey'
+    fields[#fields + 1] = f[5]
   end
   if f[7] ~= nil and f[7] ~= '' then
-    redis.call('HSET', run_key, 'forkedFrom', f[7])
+    fields[#fields + 1] = 'forkedFrom'
+    fields[#fields + 1] = f[7]
+  end
+  redis.call('HSET', run_key, unpack(fields))
+  if key_key then
+    redis.call('SET', key_key, f[1])
   end
   index_add(prefix, f[1], status, f[2], at, key_key and f[5] or nil)
   return 1, nil
@@ -459,7 +466,21 @@ local function op_claim_new_run(K, A)
     redis.call('HSET', lease_key, 'epoch', '1', 'state', 'held', 'owner', owner, 'exp', ms(expires))
     redis.call('ZADD', held_key, ms(expires), run_id)
     redis.call('SADD', owner_key(prefix, owner), run_id)
-    return { 1, redis.call('HGETALL', run_key), { 'ok', 1, redis.call('EXISTS', cancel_key) } }
+    -- The record as HGETALL would answer it, from what create_run just wrote. No cancel can be
+    -- requested yet: request-cancel.lua sets the flag only for a run with a record or a lease, and
+    -- deleting a run deletes its flag.
+    local at = ms(now)
+    local record = { 'runId', A[3], 'workflow', A[4], 'version', A[5], 'input', A[6], 'status', 'running',
+      'createdAt', at, 'updatedAt', at, 'attempts', '1' }
+    if A[8] ~= nil and A[8] ~= '' then
+      record[#record + 1] = 'traceparent'
+      record[#record + 1] = A[8]
+    end
+    if key_key then
+      record[#record + 1] = 'idempotencyKey'
+      record[#record + 1] = A[7]
+    end
+    return { 1, record, { 'ok', 1, 0 } }
   end
   local created, existing = create_run(run_key, key_key, prefix, fields)
   if created == 0 then
