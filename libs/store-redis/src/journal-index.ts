@@ -37,8 +37,11 @@ async function appendPointers(
 ): Promise<PointerAppendResult[]> {
   if (appends.length === 0) return [];
   const args: (string | number)[] = [ctx.keys.prefix];
-  for (const { expectedLastPosition, log, record } of appends) {
-    args.push(expectedArgument(expectedLastPosition), log, record);
+  for (const { expectedLastPosition, expectedLastPointer: last, log, record } of appends) {
+    // The hint goes as the element the run's list would end with (`<record>:<log>`).
+    const hint =
+      last !== undefined && isGroupPosition(expectedLastPosition ?? 0) ? `${last.record}:${last.log}` : '';
+    args.push(expectedArgument(expectedLastPosition), log, record, hint);
   }
   const replies = (await ctx.batched(
     'append-pointers',

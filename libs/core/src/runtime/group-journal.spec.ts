@@ -38,6 +38,27 @@ describe('group journal', () => {
       expect(texts(await journal.journal.read(runId, 0))).toEqual([`${runId}:1`, `${runId}:2`]);
   });
 
+  it('names the pointer each append expects last when it appended or read it, and only then', async () => {
+    const { bus, store, journal } = setUp('group');
+    const appendPointers = vi.spyOn(store.journalIndex!, 'appendPointers');
+    const hints = () => appendPointers.mock.calls.map(([appends]) => appends[0]?.expectedLastPointer);
+    const first = await journal.journal.append({ runId: 'r', data: bytes('1'), expectedLastPosition: 0 });
+    await journal.journal.append({ runId: 'r', data: bytes('2'), expectedLastPosition: first });
+    // An append that expects another position than the remembered one's goes without a hint.
+    await expect(
+      journal.journal.append({ runId: 'r', data: bytes('stale'), expectedLastPosition: first }),
+    ).rejects.toThrow();
+    const last = (await store.journalIndex!.readPointers('r', 0)).pointers.at(-1)!;
+    expect(hints()).toEqual([undefined, { log: 'w1', record: 1 }, undefined]);
+
+    // Another process's committer learns the run's last pointer by reading the journal to the end.
+    const other = withGroupJournal(bus, store, { mode: 'group', log: 'w1' });
+    appendPointers.mockClear();
+    await other.journal.read('r', 0);
+    await other.journal.append({ runId: 'r', data: bytes('3'), expectedLastPosition: last.position });
+    expect(hints()).toEqual([{ log: last.log, record: last.record }]);
+  });
+
   it("keeps a run's second append for the next record (one part per run and record)", async () => {
     const { journal } = setUp('group');
     await journal.journal.append({ runId: 'busy', data: bytes('0'), expectedLastPosition: 0 });

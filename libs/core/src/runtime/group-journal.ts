@@ -123,10 +123,20 @@ interface Pending {
 
 const encoder = new TextEncoder();
 
+/** How many runs' last pointers a committer remembers (the oldest is forgotten first). */
+export const REMEMBERED_POINTERS = 16_384;
+
 /** Puts the appends of every run into group records, one flush at a time. */
 export class GroupCommitter {
   private pending: Pending[] = [];
   private flushing = false;
+  /**
+   * The last pointer of each run this committer appended or was told of (`remember`), sent with
+   * the run's next append as `expectedLastPointer` when it is the pointer that append expects, so
+   * a store can check the run's last pointer by value. A miss costs the store a little more work,
+   * never a wrong answer: the store checks the hint against what it holds.
+   */
+  private readonly lastPointers = new Map<string, JournalPointer>();
   /** Flushes so far and the parts they carried (for the bench and tests). */
   readonly stats = { records: 0, parts: 0 };
 
@@ -149,6 +159,21 @@ export class GroupCommitter {
       this.pending.push({ runId, expectedLastPosition, data, size, resolve, reject });
       if (!this.flushing) void this.drain();
     });
+  }
+
+  /** Notes `pointer` as the run's last (a read of its journal to the end found it last). */
+  remember(runId: string, pointer: JournalPointer): void {
+    this.lastPointers.delete(runId);
+    this.lastPointers.set(runId, pointer);
+    if (this.lastPointers.size > REMEMBERED_POINTERS) {
+      const oldest = this.lastPointers.keys().next().value;
+      if (oldest !== undefined) this.lastPointers.delete(oldest);
+    }
+  }
+
+  /** Forgets the run's last pointer (its journal is gone). */
+  forget(runId: string): void {
+    this.lastPointers.delete(runId);
   }
 
   private async drain(): Promise<void> {
@@ -185,16 +210,31 @@ export class GroupCommitter {
     try {
       const record = await this.groupLog.appendGroupRecord(this.log, encodeGroupRecord(batch));
       const results = await this.index.appendPointers(
-        batch.map(({ runId, expectedLastPosition }) => ({
-          runId,
-          expectedLastPosition,
-          log: this.log,
-          record,
-        })),
+        batch.map(({ runId, expectedLastPosition }) => {
+          const last = this.lastPointers.get(runId);
+          return {
+            runId,
+            expectedLastPosition,
+            ...(last !== undefined &&
+              last.position === expectedLastPosition && {
+                expectedLastPointer: { log: last.log, record: last.record },
+              }),
+            log: this.log,
+            record,
+          };
+        }),
       );
       this.stats.records++;
       this.stats.parts += batch.length;
-      batch.forEach((pending, i) => pending.resolve(results[i]!));
+      batch.forEach((pending, i) => {
+        const result = results[i]!;
+        if (result.status === 'appended') {
+          this.remember(pending.runId, { position: result.position, log: this.log, record });
+        } else {
+          this.lastPointers.delete(pending.runId);
+        }
+        pending.resolve(result);
+      });
     } catch (err) {
       for (const pending of batch) pending.reject(err);
     }
@@ -372,10 +412,14 @@ class GroupJournal implements JournalLog {
       }
       return records;
     }
+    // Read to the end: the last pointer is the run's last, the one its next append expects.
+    const last = pointers.at(-1);
+    if (uptoPosition === undefined && last !== undefined) this.committer.remember(runId, last);
     return this.resolve(runId, pointers);
   }
 
   async purge(runId: string): Promise<void> {
+    this.committer.forget(runId);
     await this.index.deletePointers(runId);
     await this.own.purge(runId);
   }

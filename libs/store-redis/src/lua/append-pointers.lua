@@ -7,9 +7,10 @@
 -- (or none was given), else it is refused with the last position.
 -- An accepted pointer is counted in the group log's retention indexes (prelude.lua).
 -- KEYS: the pointer list of each append, in order
--- ARGV: prefix, then for each append three values: expected ('' for none, else the position's
+-- ARGV: prefix, then for each append four values: expected ('' for none, else the position's
 --       offset from the base, '0' for an empty journal, or 'x' for a position of the run's own
---       journal), log, record
+--       journal), log, record, and the pointer expected last as '<record>:<log>' when the writer
+--       knows it ('' when not; expectedLastPointer in contracts/group-journal.ts)
 -- Returns for each append 'a<count>' (appended, the run's count now), 'c<count>' (conflict, the
 -- run's count), or 'n' (not grouped).
 -- The body is op_append_pointers in prelude.lua, which batch.lua runs too.

@@ -535,46 +535,66 @@ local function op_close_cancels(K, A)
   return { 'closed' }
 end
 
--- The common append (the next pointer of a grouped run) reads the count and the last element
--- (which says whether the run is journaled on its own, its list being the single '!own', and
--- which log its previous pointer names) and pushes. A run's pointers name records that only grow
--- within a log, so the retention index needs the run's entry only at its first pointer into a
--- log (pointer_accepted), not at every pointer. Only the commands the README's ACL grants.
+-- An append whose writer sent the pointer it expects last (the common case: the next pointer of a
+-- grouped run) costs two commands: LINDEX of the last element, which is that pointer exactly when
+-- nobody appended after it (a run's pointers never repeat), and RPUSH, whose reply is the count.
+-- Without the hint, or when it does not match, the count is read as well (LLEN), and the last
+-- element says whether the run is journaled on its own (its list is the single '!own'). A run's
+-- pointers name records that only grow within a log, so the retention index needs the run's entry
+-- only at its first pointer into a log (pointer_accepted), not at every pointer.
 local function op_append_pointers(K, A)
   local prefix = A[1]
   local results = {}
   local newest = {}
   for i, key in ipairs(K) do
-    local expected, log, record = A[3 * i - 1], A[3 * i], A[3 * i + 1]
+    local expected, log, record, hint = A[4 * i - 2], A[4 * i - 1], A[4 * i], A[4 * i + 1]
     local run_id = string.sub(key, #prefix + 6)
-    local count = redis.call('LLEN', key)
-    if count == 0 then
-      if expected == '0' then
-        redis.call('RPUSH', key, record .. ':' .. log)
+    local pointer = record .. ':' .. log
+    local last = nil
+    if hint ~= '' then
+      last = redis.call('LINDEX', key, -1)
+    end
+    if last and last == hint then
+      local count = redis.call('RPUSH', key, pointer)
+      local colon = string.find(last, ':', 1, true)
+      if string.sub(last, colon + 1) ~= log then
         pointer_accepted(prefix, run_id, log, record, newest)
-        results[i] = 'a1'
-      else
-        -- A fence marker (expected '') to a run with no list marks it as its own.
-        if expected == '' then
-          redis.call('RPUSH', key, '!own')
-        end
-        results[i] = 'n'
+      elseif newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
+        newest[log] = record
       end
+      results[i] = 'a' .. count
     else
-      local last = redis.call('LINDEX', key, -1)
-      if last == '!own' then
-        results[i] = 'n'
-      elseif expected ~= '' and expected ~= tostring(count) then
-        results[i] = 'c' .. count
-      else
-        redis.call('RPUSH', key, record .. ':' .. log)
-        local colon = string.find(last, ':', 1, true)
-        if not colon or string.sub(last, colon + 1) ~= log then
+      local count = redis.call('LLEN', key)
+      if count == 0 then
+        if expected == '0' then
+          redis.call('RPUSH', key, pointer)
           pointer_accepted(prefix, run_id, log, record, newest)
-        elseif newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
-          newest[log] = record
+          results[i] = 'a1'
+        else
+          -- A fence marker (expected '') to a run with no list marks it as its own.
+          if expected == '' then
+            redis.call('RPUSH', key, '!own')
+          end
+          results[i] = 'n'
         end
-        results[i] = 'a' .. (count + 1)
+      else
+        if not last then
+          last = redis.call('LINDEX', key, -1)
+        end
+        if last == '!own' then
+          results[i] = 'n'
+        elseif expected ~= '' and expected ~= tostring(count) then
+          results[i] = 'c' .. count
+        else
+          redis.call('RPUSH', key, pointer)
+          local colon = string.find(last, ':', 1, true)
+          if not colon or string.sub(last, colon + 1) ~= log then
+            pointer_accepted(prefix, run_id, log, record, newest)
+          elseif newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
+            newest[log] = record
+          end
+          results[i] = 'a' .. (count + 1)
+        end
       end
     end
   end

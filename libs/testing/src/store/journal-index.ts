@@ -61,6 +61,68 @@ export function describeJournalIndexConformance(store: () => Store): void {
       expect((await index().readPointers(runId, 0)).pointers.map((p) => p.record)).toEqual([1, 5]);
     });
 
+    it('answers an append that names the pointer it expects last as one that does not: by what the run holds', async () => {
+      const runId = uniqueId('run');
+      await index().appendPointers([{ runId, expectedLastPosition: 0, log: 'w1', record: 1 }]);
+      // The hint matches: appended after it, in the same log or another.
+      expect(
+        await index().appendPointers([
+          {
+            runId,
+            expectedLastPosition: BASE + 1,
+            expectedLastPointer: { log: 'w1', record: 1 },
+            log: 'w1',
+            record: 4,
+          },
+        ]),
+      ).toEqual([{ status: 'appended', position: BASE + 2 }]);
+      expect(
+        await index().appendPointers([
+          {
+            runId,
+            expectedLastPosition: BASE + 2,
+            expectedLastPointer: { log: 'w1', record: 4 },
+            log: 'w2',
+            record: 2,
+          },
+        ]),
+      ).toEqual([{ status: 'appended', position: BASE + 3 }]);
+      // Another writer came after the pointer a zombie names: refused with the run's last position.
+      expect(
+        await index().appendPointers([
+          {
+            runId,
+            expectedLastPosition: BASE + 2,
+            expectedLastPointer: { log: 'w1', record: 4 },
+            log: 'w1',
+            record: 9,
+          },
+        ]),
+      ).toEqual([{ status: 'conflict', lastPosition: BASE + 3 }]);
+      expect((await index().readPointers(runId, 0)).pointers.map((p) => [p.log, p.record])).toEqual([
+        ['w1', 1],
+        ['w1', 4],
+        ['w2', 2],
+      ]);
+      // Both logs keep the run's oldest record in them.
+      const uses = await index().groupLogUse();
+      expect(uses.find((u) => u.log === 'w2')?.oldestNeeded).toBeLessThanOrEqual(2);
+      // A run journaled on its own stays so, whatever the hint says.
+      const own = uniqueId('own');
+      await index().appendPointers([{ runId: own, log: 'w1', record: 3 }]);
+      expect(
+        await index().appendPointers([
+          {
+            runId: own,
+            expectedLastPosition: BASE + 1,
+            expectedLastPointer: { log: 'w1', record: 3 },
+            log: 'w1',
+            record: 5,
+          },
+        ]),
+      ).toEqual([{ status: 'not-grouped' }]);
+    });
+
     it('leaves a run on its own journal when its first append expects a pointer position', async () => {
       const runId = uniqueId('run');
       const [result] = await index().appendPointers([

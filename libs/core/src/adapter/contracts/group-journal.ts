@@ -85,6 +85,13 @@ export interface PointerAppend {
    * goes after whatever is last, if the run is grouped.
    */
   expectedLastPosition?: number;
+  /**
+   * The pointer at `expectedLastPosition` as this writer appended or read it, when it knows it: a
+   * hint a store may check by value instead of by count (a run's pointers never repeat, so the
+   * run's last pointer is still this one exactly when nobody appended after it). A store may
+   * ignore it; given, it must be the pointer at `expectedLastPosition`.
+   */
+  expectedLastPointer?: { log: string; record: number };
   log: string;
   record: number;
 }
