@@ -11,24 +11,19 @@
  * whose call failed as a whole (the connection dropped, the server refused the script) gets that
  * call's error, as its own script's call would have. Nothing is retried here.
  */
-import type { ScriptName, ScriptRunner } from './scripts.js';
+import type { ScriptRunner } from './scripts.js';
 
-/** The scripts batch.lua can run (its OPS table). */
-export type BatchedScript = Extract<
-  ScriptName,
-  'claim-new-run' | 'finish-run' | 'close-cancels' | 'append-pointers'
->;
+/** The operations batch.lua runs (its FORMS table; the prelude's op_* functions). */
+export type BatchedOperation = 'claim-new-run' | 'finish-run' | 'close-cancels' | 'append-pointers';
 
-/** Runs one batchable script, gathered with others into one call. */
-export type BatchedRunner = (
-  name: BatchedScript,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-) => Promise<unknown>;
+/**
+ * Runs one batchable operation, gathered with others into one call: its arguments as batch.lua
+ * lists them per operation (no keys: the script builds them from the prefix and the run's id).
+ */
+export type BatchedRunner = (name: BatchedOperation, args: readonly (string | number)[]) => Promise<unknown>;
 
 interface Pending {
-  readonly name: BatchedScript;
-  readonly keys: readonly string[];
+  readonly name: BatchedOperation;
   readonly args: readonly (string | number)[];
   readonly resolve: (reply: unknown) => void;
   readonly reject: (err: unknown) => void;
@@ -44,22 +39,21 @@ class BatchedReplyError extends Error {
   override readonly name = 'ReplyError';
 }
 
-export function batchingRunner(run: ScriptRunner): BatchedRunner {
+/** `prefix`: the store's key prefix, from which batch.lua builds every key. */
+export function batchingRunner(run: ScriptRunner, prefix: string): BatchedRunner {
   let queue: Pending[] = [];
   let inFlight = 0;
   let scheduled = false;
 
   const send = (batch: Pending[]): void => {
     inFlight++;
-    const keys: string[] = [];
-    const header: (string | number)[] = [batch.length];
+    const header: (string | number)[] = [prefix, batch.length];
     const args: (string | number)[] = [];
     for (const op of batch) {
-      header.push(op.name, op.keys.length, op.args.length);
-      for (const key of op.keys) keys.push(key);
+      header.push(op.name, op.args.length);
       for (const arg of op.args) args.push(arg);
     }
-    run('batch', keys, header.concat(args))
+    run('batch', [], header.concat(args))
       .then(
         (replies) => {
           const list = replies as [number, unknown][];
@@ -89,9 +83,9 @@ export function batchingRunner(run: ScriptRunner): BatchedRunner {
     }
   };
 
-  return (name, keys, args) =>
+  return (name, args) =>
     new Promise((resolve, reject) => {
-      queue.push({ name, keys, args, resolve, reject });
+      queue.push({ name, args, resolve, reject });
       if (!scheduled && inFlight < MAX_IN_FLIGHT) {
         scheduled = true;
         setImmediate(() => {

@@ -18,7 +18,7 @@ export interface StoreContext {
 /** The context of a connection: its scripts registered on it, and a batcher over them. */
 export function storeContext(redis: Redis, keys: KeyLayout): StoreContext {
   const run = defineScripts(redis);
-  return { redis, keys, run, batched: batchingRunner(run) };
+  return { redis, keys, run, batched: batchingRunner(run, keys.prefix) };
 }
 
 /** A reply element as a string (Lua strings arrive as strings, Lua numbers as numbers). */

@@ -35,11 +35,7 @@ async function closeCancels(
   runId: string,
   epoch: number,
 ): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
-  const { keys } = ctx;
-  const reply = (await ctx.batched('close-cancels', [keys.lease(runId), keys.cancel(runId)], [epoch])) as [
-    string,
-    string?,
-  ];
+  const reply = (await ctx.batched('close-cancels', [runId, epoch])) as [string, string?];
   if (reply[0] === 'closed') return { cancelRequested: false };
   if (reply[0] !== 'cancel-requested') throw new FencedWriteError(runId, epoch, 'control.closeCancels');
   // The flag is '1' or '1|<reason>' (request-cancel.lua).

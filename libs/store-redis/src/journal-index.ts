@@ -2,7 +2,7 @@
  * JournalIndex on Redis (`store.journalIndex`; group commit across runs, contracts/group-journal.ts): one list per run,
  * `<prefix>jptr:<runId>`, whose element i is the pointer at position GROUP_POSITION_BASE + i + 1
  * (`<record>:<log>`), or the single element `!own` for a run journaled on its own. Appends for
- * many runs are one script (append-pointers.lua), so one round trip records a whole group record's
+ * many runs are one operation of batch.lua (op_append_pointers in lua/prelude.lua), so one round trip records a whole group record's
  * pointers, each run decided on its own; delete-run.lua and delete-expired-runs.lua drop the list
  * with the run. Retention: `<prefix>glogs` (log -> newest recorded record) and one ZSET per log,
  * `<prefix>glog:<log>` (run -> the lowest record its pointers name there), kept by the same scripts
@@ -24,7 +24,7 @@ import {
 } from '@baton/core/adapter';
 import type { StoreContext } from './context.js';
 
-/** The `expected` argument of append-pointers.lua for an append. */
+/** The `expected` value of an append (op_append_pointers in lua/prelude.lua). */
 function expectedArgument(expected: number | undefined): string {
   if (expected === undefined) return '';
   if (expected === 0) return '0';
@@ -36,18 +36,15 @@ async function appendPointers(
   appends: readonly PointerAppend[],
 ): Promise<PointerAppendResult[]> {
   if (appends.length === 0) return [];
-  const args: (string | number)[] = [ctx.keys.prefix];
-  for (const { expectedLastPosition, expectedLastPointer: last, log, record } of appends) {
+  // batch.lua's append-pointers: five values per append.
+  const args: (string | number)[] = [];
+  for (const { runId, expectedLastPosition, expectedLastPointer: last, log, record } of appends) {
     // The hint goes as the element the run's list would end with (`<record>:<log>`).
     const hint =
       last !== undefined && isGroupPosition(expectedLastPosition ?? 0) ? `${last.record}:${last.log}` : '';
-    args.push(expectedArgument(expectedLastPosition), log, record, hint);
+    args.push(runId, expectedArgument(expectedLastPosition), log, record, hint);
   }
-  const replies = (await ctx.batched(
-    'append-pointers',
-    appends.map((a) => ctx.keys.pointers(a.runId)),
-    args,
-  )) as string[];
+  const replies = (await ctx.batched('append-pointers', args)) as string[];
   return replies.map((reply): PointerAppendResult => {
     if (reply === 'n') return { status: 'not-grouped' };
     const count = Number(reply.slice(1));

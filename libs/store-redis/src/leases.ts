@@ -112,7 +112,7 @@ async function get(ctx: StoreContext, runId: string): Promise<LeaseInfo | undefi
     cancelRequested: cancelled !== null,
     // The flag is '1' or '1|<reason>' (request-cancel.lua).
     ...(cancelled?.startsWith('1|') === true && { cancelReason: cancelled.slice(2) }),
-    // A request is only news while the run is held (finish-run.lua drops it too).
+    // A request is only news while the run is held (the finish, op_finish_run, drops it too).
     ...(state === 'held' && pause !== null && pause !== undefined && { pauseRequested: true }),
     ...((state === 'held' || state === 'paused') &&
       pauseReason !== null &&

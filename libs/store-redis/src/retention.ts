@@ -1,5 +1,5 @@
 /**
- * RetentionStore on Redis (`store.retention`): the finished index (a ZSET by finish time, kept by finish-run.lua and
+ * RetentionStore on Redis (`store.retention`): the finished index (a ZSET by finish time, kept by the finish (op_finish_run in lua/prelude.lua) and
  * reopen-run.lua) and the atomic delete of a finished run with its large payloads (delete-run.lua).
  *
  * Runs finished before the index existed are not in it, so retention never lists them;

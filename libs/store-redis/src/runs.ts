@@ -37,7 +37,7 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
 }
 
 /**
- * What create-run.lua and claim-new-run.lua both take: the idempotency key's key appended to
+ * What create-run.lua takes: the idempotency key's key appended to
  * `scriptKeys` when the run has one, and the arguments that describe the new run (create_run in
  * the prelude).
  */
@@ -80,26 +80,26 @@ async function create(ctx: StoreContext, run: NewRun): Promise<{ created: boolea
   return { created: reply[0] === 1, run: decodeRunRecord(reply[1]) };
 }
 
-/** runs.create and, when it created the run, leases.acquire: one script call (claim-new-run.lua). */
+/** runs.create and, when it created the run, leases.acquire: one operation of batch.lua (op_claim_new_run in lua/prelude.lua). */
 async function createAndLease(
   ctx: StoreContext,
   run: NewRunToLease,
   owner: string,
   ttlMs: number,
 ): Promise<CreatedAndLeased> {
-  const { keys } = ctx;
-  const script = newRunScript(ctx, run, [
-    keys.run(run.runId),
-    keys.lease(run.runId),
-    keys.held,
-    keys.timers,
-    keys.cancel(run.runId),
-  ]);
-  const reply = (await ctx.batched('claim-new-run', script.keys, [...script.args, owner, ttlMs])) as [
-    number,
-    unknown[],
-    unknown[]?,
-  ];
+  // batch.lua's claim-new-run: what create_run takes, less the prefix, then the lease's owner and ttl.
+  const key = run.idempotencyKey;
+  const reply = (await ctx.batched('claim-new-run', [
+    key === null ? '0' : '1',
+    run.runId,
+    run.workflow,
+    run.version,
+    encodeValue(run.input),
+    key ?? '',
+    run.traceparent ?? '',
+    owner,
+    ttlMs,
+  ])) as [number, unknown[], unknown[]?];
   const record = decodeRunRecord(reply[1]);
   if (reply[0] !== 1) return { created: false, run: record };
   return { created: true, run: record, lease: acquireReply(reply[2] ?? []) };
@@ -117,14 +117,12 @@ async function finish(
   outcome: RunOutcome,
   checkpoint?: Checkpoint,
 ): Promise<void> {
-  const { keys } = ctx;
   const encoded = checkpoint === undefined ? undefined : encodeCheckpoint(checkpoint);
   const [field, value] =
     outcome.status === 'completed'
       ? ['result', encodeValue(outcome.result)]
       : ['error', JSON.stringify(outcome.error)];
-  const reply = await ctx.batched('finish-run', outcomeKeys(keys, runId), [
-    keys.prefix,
+  const reply = await ctx.batched('finish-run', [
     runId,
     epoch,
     outcome.status,

@@ -1,36 +1,70 @@
--- batch: many of the operations a worker calls once per run or per flush (claim-new-run,
--- finish-run, close-cancels, append-pointers), of many runs, in one call (batch.ts gathers them).
--- Each runs exactly as its own script would, in the order given, and answers on its own: an
--- operation that fails (a Redis error, e.g. a key of the wrong type) fails alone, with what it
--- wrote before the error kept as its own script's would be, and the next one still runs.
--- KEYS: every operation's keys, one operation after the other
--- ARGV: the number of operations n; then n triples (name, key count, argument count); then every
---       operation's arguments, one operation after the other
+-- batch: many of the operations a worker calls once per run or per flush (a new run's claim, the
+-- closing of its cancels, its finish, group commit's pointers), of many runs, in one call
+-- (batch.ts gathers them). Each runs exactly as the prelude's op_* function documents, in the
+-- order given, and answers on its own: an operation that fails (a Redis error, e.g. a key of the
+-- wrong type) fails alone, with what it wrote before the error kept, and the next one still runs.
+-- The keys are built here from the prefix and each run's id (keys.ts has the same layout), so a
+-- call carries no key twice: the store serves a single primary (prelude.lua), never a cluster.
+-- ARGV: prefix, the number of operations n, then n pairs (name, argument count), then every
+--       operation's arguments, one operation after the other:
+--   claim-new-run   hasKey, runId, workflow, version, inputJson, idempotencyKey, traceparent, owner, ttlMs
+--   finish-run      runId, epoch, status, outcomeField, outcomeValue, checkpointJson, summaryJson
+--   close-cancels   runId, epoch
+--   append-pointers for each append: runId, expected, log, record, expected last pointer
 -- Returns for each operation {1, its reply} or {0, the error's message}
-local OPS = {
-  ['claim-new-run'] = op_claim_new_run,
-  ['finish-run'] = op_finish_run,
-  ['close-cancels'] = op_close_cancels,
-  ['append-pointers'] = op_append_pointers,
+local prefix = ARGV[1]
+local n = tonumber(ARGV[2])
+
+-- Each takes the operation's arguments (a table) and returns the op function's keys and arguments.
+local FORMS = {
+  ['claim-new-run'] = function(a)
+    local id = a[2]
+    local keys = { prefix .. 'run:' .. id, prefix .. 'lease:' .. id, prefix .. 'held', prefix .. 'timers',
+      prefix .. 'cancel:' .. id }
+    if a[1] == '1' then
+      keys[6] = prefix .. 'idem:' .. a[6]
+    end
+    return op_claim_new_run, keys, { prefix, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9] }
+  end,
+  ['finish-run'] = function(a)
+    local id = a[1]
+    local keys = { prefix .. 'lease:' .. id, prefix .. 'run:' .. id, prefix .. 'held', prefix .. 'timers',
+      prefix .. 'ckpt:' .. id, prefix .. 'ckpt-sum:' .. id, prefix .. 'finished' }
+    return op_finish_run, keys, { prefix, a[1], a[2], a[3], a[4], a[5], a[6], a[7] }
+  end,
+  ['close-cancels'] = function(a)
+    return op_close_cancels, { prefix .. 'lease:' .. a[1], prefix .. 'cancel:' .. a[1] }, { a[2] }
+  end,
+  ['append-pointers'] = function(a)
+    local keys, args = {}, { prefix }
+    for i = 1, #a, 5 do
+      keys[#keys + 1] = prefix .. 'jptr:' .. a[i]
+      args[#args + 1] = a[i + 1]
+      args[#args + 1] = a[i + 2]
+      args[#args + 1] = a[i + 3]
+      args[#args + 1] = a[i + 4]
+    end
+    return op_append_pointers, keys, args
+  end,
 }
-local n = tonumber(ARGV[1])
-local next_key, next_arg = 1, 2 + 3 * n
+
+local next_arg = 3 + 2 * n
 local replies = {}
 for i = 1, n do
-  local name, key_count, arg_count = ARGV[3 * i - 1], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
-  local keys, args = {}, {}
-  for k = 1, key_count do
-    keys[k] = KEYS[next_key + k - 1]
+  local name, count = ARGV[1 + 2 * i], tonumber(ARGV[2 + 2 * i])
+  local a = {}
+  for j = 1, count do
+    a[j] = ARGV[next_arg + j - 1]
   end
-  for a = 1, arg_count do
-    args[a] = ARGV[next_arg + a - 1]
-  end
-  next_key, next_arg = next_key + key_count, next_arg + arg_count
-  local op = OPS[name]
-  if not op then
+  next_arg = next_arg + count
+  local form = FORMS[name]
+  if not form then
     replies[i] = { 0, 'no batched operation named ' .. tostring(name) }
   else
-    local ok, reply = pcall(op, keys, args)
+    local ok, reply = pcall(function()
+      local op, keys, args = form(a)
+      return op(keys, args)
+    end)
     if ok then
       replies[i] = { 1, reply }
     elseif type(reply) == 'table' and reply.err then

@@ -1,5 +1,5 @@
 -- markOwnJournal: a fence marker's cheap path (contracts/group-journal.ts; the list's layout is in
--- append-pointers.lua). A run with no pointer list is marked as journaled on its own ('!own');
+-- op_append_pointers in prelude.lua). A run with no pointer list is marked as journaled on its own ('!own');
 -- a run with pointers is left as it is.
 -- KEYS: the run's pointer list
 -- Returns 'own' or 'grouped'

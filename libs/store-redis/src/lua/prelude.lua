@@ -440,11 +440,16 @@ local function settle_slots(prefix, holders_key, waiting_key, timers_key, limit)
   return woken
 end
 
--- The operations a worker calls once per run or per flush, as functions of (keys, argv), so that
--- each has a script of its own (claim-new-run.lua, finish-run.lua, close-cancels.lua,
--- append-pointers.lua: `return op_x(KEYS, ARGV)`) and batch.lua can run many of them, of many runs,
--- in one call. Each file's header documents its KEYS, ARGV and reply.
+-- The operations a worker calls once per run or per flush, as functions of (keys, arguments):
+-- batch.lua runs many of them, of many runs, in one call, building each one's keys from the
+-- store's prefix and the run's id.
 
+-- createRunAndLease: createRun and, only when that created the run, acquireLease for the worker,
+-- in one step: what a worker does with a start message, in one round trip instead of two.
+-- K (keys): run, lease, held, timers, cancel, and the idempotency key's key when the run has one
+-- A (arguments): prefix, hasKey '1'|'0', runId, workflow, version, inputJson, idempotencyKey, traceparent ('' = none),
+--       owner, ttlMs
+-- Returns {0, existing record as HGETALL pairs} | {1, record after the lease, lease reply (see take_lease)}
 local function op_claim_new_run(K, A)
   local run_key, lease_key, held_key, timers_key, cancel_key = K[1], K[2], K[3], K[4], K[5]
   local key_key = nil
@@ -490,6 +495,14 @@ local function op_claim_new_run(K, A)
   return { 1, redis.call('HGETALL', run_key), lease }
 end
 
+-- finishRun: under the fence, records the outcome, keeps the final checkpoint (if any) and
+-- marks the lease 'finished' so it is never acquired again; removes the timer. One step, so no
+-- reader sees a finished run without its outcome or an outcome on a run still acquirable.
+-- A run in the index enters the finished index (by finish time), which retention reads.
+-- K (keys): lease, run, held, timers, checkpoints, summaries, finished
+-- A (arguments): prefix, runId, epoch, status, outcomeField ('result' | 'error'), outcomeValue,
+--       checkpointJson ('' for none), summaryJson
+-- Returns 'ok' | 'fenced'
 local function op_finish_run(K, A)
   local lease_key, run_key, held_key, timers_key, checkpoints_key, summaries_key, finished_key =
     K[1], K[2], K[3], K[4], K[5], K[6], K[7]
@@ -522,6 +535,13 @@ local function op_finish_run(K, A)
   return 'ok'
 end
 
+-- closeCancels: the owner's fenced step before it journals a completed or failed end. A cancel
+-- already requested is answered (the run ends cancelled instead) and nothing changes; otherwise
+-- the lease records that its current epoch closed the run's cancels, so request-cancel.lua answers
+-- too late from here on. A later epoch (a new owner) accepts cancels again without clearing it.
+-- K (keys): lease, cancel
+-- A (arguments): epoch
+-- Returns {'fenced'} | {'cancel-requested', flag} | {'closed'}
 local function op_close_cancels(K, A)
   local lease = redis.call('HMGET', K[1], 'state', 'epoch')
   if lease[1] ~= 'held' or lease[2] ~= A[1] then
@@ -535,6 +555,22 @@ local function op_close_cancels(K, A)
   return { 'closed' }
 end
 
+-- appendPointers: group commit's pointers for many runs in one step (contracts/group-journal.ts).
+-- A run's pointers are the list '<prefix>jptr:<runId>', element i the pointer at position
+-- base + i + 1 as '<record>:<log>'; a run journaled on its own holds the single element '!own'.
+-- Each run's append is decided on its own: a new run's first append (expected '0') starts its list;
+-- a fence marker (expected '') to a run with no list marks it as its own; a run of its own is never
+-- grouped; otherwise the pointer goes after the last one when the expected position is the last
+-- (or none was given), else it is refused with the last position.
+-- An accepted pointer is counted in the group log's retention indexes (prelude.lua).
+-- K (keys): the pointer list of each append, in order
+-- A (arguments): prefix, then for each append four values: expected ('' for none, else the position's
+--       offset from the base, '0' for an empty journal, or 'x' for a position of the run's own
+--       journal), log, record, and the pointer expected last as '<record>:<log>' when the writer
+--       knows it ('' when not; expectedLastPointer in contracts/group-journal.ts)
+-- Returns for each append 'a<count>' (appended, the run's count now), 'c<count>' (conflict, the
+-- run's count), or 'n' (not grouped).
+--
 -- An append whose writer sent the pointer it expects last (the common case: the next pointer of a
 -- grouped run) costs two commands: LINDEX of the last element, which is that pointer exactly when
 -- nobody appended after it (a run's pointers never repeat), and RPUSH, whose reply is the count.

@@ -1,5 +1,5 @@
 -- readPointers: a run's pointers from index `from` to `to` (0-based, inclusive; -1: to the end),
--- and whether the run is grouped (contracts/group-journal.ts; append-pointers.lua has the layout).
+-- and whether the run is grouped (contracts/group-journal.ts; op_append_pointers in prelude.lua has the layout).
 -- KEYS: the run's pointer list
 -- ARGV: from, to
 -- Returns {grouped (1 or 0), pointers...}

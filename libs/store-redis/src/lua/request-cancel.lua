@@ -1,7 +1,7 @@
 -- requestCancel: sets the cancel flag (kept apart from the lease: a run may be cancelled before
 -- anyone claimed it), withdraws any pause request (a cancel wins) and wakes a suspended or paused
 -- run. Too late, and nothing changes, for a finished run or one whose owner closed its cancels
--- under the current epoch (close-cancels.lua). A held run's owner is told on its cancels channel
+-- under the current epoch (op_close_cancels in prelude.lua). A held run's owner is told on its cancels channel
 -- (watchCancels); a user without the grant to publish is told at its next renewal instead.
 -- KEYS: lease, run, cancel, held, timers
 -- ARGV: prefix, runId, reason ('' for none)
