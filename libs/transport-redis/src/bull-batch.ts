@@ -10,8 +10,8 @@
  *    exactly what BullMQ's call would do (its lock, `attemptsStarted`, the events, the marker,
  *    the priority counter, the delayed promotion, the dedup key), and workers of the old code, of
  *    this one and other BullMQ consumers can share a queue. The scripts come with the BullMQ the
- *    transport runs, and their key counts are checked when the module loads, so a BullMQ whose
- *    scripts changed shape fails loudly instead of being driven wrongly.
+ *    transport runs, and their key counts are checked when the transport connects, so a BullMQ
+ *    whose scripts changed shape fails loudly instead of being driven wrongly.
  * 2. The arguments are BullMQ's too: a finish passes, per job, the keys and arguments that BullMQ's
  *    `moveToCompletedArgs` builds; a take passes the `moveToActive` keys and the options BullMQ
  *    would pack (token, lock duration, worker name).
@@ -114,9 +114,14 @@ let sources: ReadonlyArray<readonly [BullBatchScript, string]> | undefined;
  * transport's command connection.
  */
 export function defineBullBatchScripts(redis: LuaCommandHost): BullBatchRunner {
+  return defineLuaScripts(redis, bullBatchSources(), 'batonBus');
+}
+
+/** The batch scripts' sources; throws when the installed BullMQ's scripts are not the expected ones. */
+export function bullBatchSources(): ReadonlyArray<readonly [BullBatchScript, string]> {
   sources ??= [
     ['bull-take', takeSource()],
     ['bull-finish', finishSource()],
   ];
-  return defineLuaScripts(redis, sources, 'batonBus');
+  return sources;
 }

@@ -43,7 +43,7 @@ import { RedisGroupLog } from './group-log.js';
 import { redisJournal } from './journal.js';
 import { layoutFor, type RedisLayout, type RunLaneLayout } from './layout.js';
 import { LaneWorker } from './lane-worker.js';
-import { defineBullBatchScripts } from './bull-batch.js';
+import { bullBatchSources, defineBullBatchScripts } from './bull-batch.js';
 import { MarkerWatch } from './marker-watch.js';
 import {
   resolveRedisTransportOptions,
@@ -144,6 +144,8 @@ class RedisTransport implements Transport {
   }
 
   private async setUp(): Promise<OpenTransport> {
+    // Before any connection: a BullMQ whose scripts the batch take and ack cannot drive is refused.
+    bullBatchSources();
     const connection = await openCommandConnection(this.options);
     const redis = connection.redis;
     const lanes: Partial<Record<RunPriority, RunLane>> = {};

@@ -9,8 +9,12 @@
  *    acks costs Redis a few calls, not one each.
  * 2. Each ack's own wait stays bounded by `requestTimeoutMs` (its caller wraps it in the context's
  *    call), and so is each finish call, so a slow call never holds the acks behind it for longer.
- *    A finish call that failed or timed out rejects each of its acks; a late landing of it is
- *    harmless (a second finish of a job finds its lock gone).
+ *    A finish call that failed or timed out rejects each of its acks (the worker lets such a
+ *    message come back); if it still lands later it completes the jobs as the acks meant to,
+ *    and a job whose finish never lands returns after the ack wait, to be acked by its receiver.
+ * 3. The take and finish scripts run on the lane's BullMQ connection (lane.batches), not the
+ *    command connection the journal uses. A take whose reply comes after its bound hands its jobs
+ *    back to wait (handBack), as run-queue.ts invariant 5 asks.
  */
 import type { Job } from 'bullmq';
 import { FINISH_ARGS, FINISH_KEYS, TAKE_KEYS } from './bull-batch.js';
