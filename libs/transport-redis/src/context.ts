@@ -1,6 +1,6 @@
 /** What the transport's capability files share once it is connected. */
 import type { Redis } from 'ioredis';
-import type { Queue, Worker } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { BatonError } from '@baton/core';
 import type { RunPriority } from '@baton/core/adapter';
 import type { RedisLayout } from './layout.js';
@@ -8,13 +8,17 @@ import type { ResolvedRedisTransportOptions } from './options.js';
 import type { ScriptRunner } from './scripts.js';
 import type { CommandConnection } from './connection.js';
 import type { MarkerWatch } from './marker-watch.js';
+import type { LaneWorker } from './lane-worker.js';
+import type { BullBatchRunner } from './bull-batch.js';
 
 /** One lane of the run queue as the run queue's functions use it (run-queue.ts). */
 export interface RunLane {
   /** The BullMQ queue the lane's messages are added to. */
   readonly queue: Queue;
-  /** Its BullMQ worker, in manual mode: jobs are taken with getNextJob, never by a processor. */
-  readonly worker: Worker;
+  /** Its BullMQ worker, in manual mode: jobs are taken by the batch take, never by a processor. */
+  readonly worker: LaneWorker;
+  /** The batch take and finish (bull-batch.ts), on the worker's connection. */
+  readonly batches: BullBatchRunner;
   /** Wakes the lane's waiting fetches when BullMQ marks a job available (marker-watch.ts). */
   readonly markers: MarkerWatch;
   /** The queue's and the worker's connections, which BullMQ was handed and the transport closes. */

@@ -12,7 +12,7 @@
  *    waiting fetches return what they have, jobs taken while closing are handed back, and every
  *    step of tear-down is bounded, so close() ends while Redis is down too.
  */
-import { Queue, Worker } from 'bullmq';
+import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   AdapterLifecycle,
@@ -42,6 +42,8 @@ import { toRedisTransportError } from './errors.js';
 import { RedisGroupLog } from './group-log.js';
 import { redisJournal } from './journal.js';
 import { layoutFor, type RedisLayout, type RunLaneLayout } from './layout.js';
+import { LaneWorker } from './lane-worker.js';
+import { bullBatchSources, defineBullBatchScripts } from './bull-batch.js';
 import { MarkerWatch } from './marker-watch.js';
 import {
   resolveRedisTransportOptions,
@@ -142,6 +144,8 @@ class RedisTransport implements Transport {
   }
 
   private async setUp(): Promise<OpenTransport> {
+    // Before any connection: a BullMQ whose scripts the batch take and ack cannot drive is refused.
+    bullBatchSources();
     const connection = await openCommandConnection(this.options);
     const redis = connection.redis;
     const lanes: Partial<Record<RunPriority, RunLane>> = {};
@@ -180,7 +184,7 @@ class RedisTransport implements Transport {
   private laneOn(redis: Redis, layout: RunLaneLayout, held: () => boolean): RunLane {
     const connections = [openBullConnection(this.options, held), openBullConnection(this.options, held)];
     const queue = new Queue(layout.queueName, { connection: connections[0]!, prefix: this.layout.prefix });
-    const worker = new Worker(layout.queueName, null, {
+    const worker = new LaneWorker(layout.queueName, null, {
       connection: connections[1]!,
       prefix: this.layout.prefix,
       autorun: false,
@@ -196,7 +200,14 @@ class RedisTransport implements Transport {
     queue.on('error', () => undefined);
     worker.on('error', () => undefined);
     const markers = new MarkerWatch(redis, layout.queueMarker, MARKER_BLOCK_MS);
-    return { queue, worker, markers, connections, name: `${this.layout.prefix}:${layout.queueName}` };
+    return {
+      queue,
+      worker,
+      batches: defineBullBatchScripts(connections[1]!),
+      markers,
+      connections,
+      name: `${this.layout.prefix}:${layout.queueName}`,
+    };
   }
 
   close(): Promise<void> {

@@ -1,7 +1,9 @@
 /**
- * The run queue on a BullMQ queue (`<prefix>:runs:*`): enqueue adds a job, fetch takes jobs with
- * BullMQ's own `getNextJob` in manual mode (no processor), ack completes the job (and removes it),
- * nak moves it back to wait or, with a delay, to BullMQ's delayed set.
+ * The run queue on a BullMQ queue (`<prefix>:runs:*`): enqueue adds a job, fetch takes jobs in
+ * batches, one script call moving up to `max` of them to active with BullMQ's own moveToActive per
+ * job (bull-batch.ts, run-batches.ts; the worker is in manual mode, no processor), ack completes
+ * the job (and removes it) in the lane's next batch of acks, BullMQ's moveToFinished per job, nak
+ * moves it back to wait or, with a delay, to BullMQ's delayed set (one call each: naks are rare).
  *
  * Invariants:
  * 1. Baton's leases, in the store, decide who runs a run; BullMQ only delivers messages. A job's
@@ -16,13 +18,15 @@
  *    with its reason, so a poison message ends in the dead letters, not in BullMQ's failed set.
  * 3. `deliveryCount` is the job's `attemptsStarted`: BullMQ counts every move to active, whether
  *    the job came from wait (first delivery, a nak), from delayed (a nak with delay) or back from
- *    a stall.
+ *    a stall; a batch take moves each job by BullMQ's script, so it counts the same.
  * 4. nak() moves the job to the head of wait (moveToWait), nak(delay) to delayed until
  *    now + delay (moveToDelayed, promoted by the next fetch after it is due). An ack or nak whose
  *    lock had already run out (the job stalled and went back, perhaps to another worker) changes
- *    nothing and resolves: that next delivery is its receiver's to settle.
- * 5. Every call through BullMQ is bounded by `requestTimeoutMs` (connection.ts, invariant 2). A job
- *    that a timed-out fetch still receives later is handed back (nak), so it waits no ack wait.
+ *    nothing and resolves: that next delivery is its receiver's to settle. In a batch of acks each
+ *    job has its own outcome: one lost lock neither fails nor holds up the others.
+ * 5. Every call through BullMQ is bounded by `requestTimeoutMs` (connection.ts, invariant 2), and
+ *    so is each ack's wait for its batch. The jobs that a timed-out fetch still takes later are
+ *    handed back (moved to wait), so they wait no ack wait.
  * 6. Priorities: with `priorityLanes` each level is a queue of its own (layout.ts); the transport's
  *    fetch chooses among them with PriorityLanes, and the functions here work on one lane. A
  *    message without a priority goes to the `normal` lane, the `runs` queue, as before; without
@@ -45,6 +49,7 @@ import {
 } from '@baton/core/adapter';
 import { withTimeout } from './connection.js';
 import type { RunLane, TransportContext } from './context.js';
+import { FinishBatches, MAX_TAKE_JOBS, handBack, takeJobs } from './run-batches.js';
 
 /** A job's data as the transport writes it: the message's bytes (base64) and headers. */
 interface RunJobData {
@@ -111,28 +116,37 @@ export async function fetchRunMessages(
   const batch: Delivery[] = [];
   for (;;) {
     while (batch.length < max && !stopped()) {
-      const token = randomUUID();
-      const taking = lane.worker.getNextJob(token, { block: false });
-      let job: Job | undefined;
+      const want = Math.min(max - batch.length, MAX_TAKE_JOBS);
+      const taking = takeJobs(context, lane, want, randomUUID());
+      // BullMQ's own step after its moveToActive, inside the same bound: a job it gives no Job for
+      // (a job scheduler's failure) stays active and comes back by the stalled check, as with
+      // getNextJob.
+      const making = taking.then(async (reply) => {
+        const jobs: Job[] = [];
+        for (const [fields, jobId] of reply.jobs) {
+          const job = await lane.worker.jobFromTaken(fields, jobId, reply.token).catch(() => undefined);
+          if (job !== undefined) jobs.push(job);
+        }
+        return { reply, jobs };
+      });
+      let taken: Awaited<typeof making>;
       try {
-        job = await context.call('fetch', () => taking);
+        taken = await context.call('fetch', () => making);
       } catch (err) {
         // Invariant 5: whatever the timed-out call still takes goes back at once.
-        void taking
-          .then((late) => {
-            if (late !== undefined) context.track(late.moveToWait(token).catch(() => undefined));
-          })
-          .catch(() => undefined);
+        void taking.then((late) => handBack(context, lane, late)).catch(() => undefined);
         if (batch.length > 0) return batch;
         throw err;
       }
-      if (job === undefined) break;
+      const { reply, jobs } = taken;
       if (context.closing.aborted) {
         // Taken while closing: hand it back rather than deliver to a caller that is going away.
-        context.track(job.moveToWait(token).catch(() => undefined));
+        handBack(context, lane, reply);
         return batch;
       }
-      batch.push(toDelivery(context, job, token));
+      for (const job of jobs) batch.push(toDelivery(context, lane, job, reply.token));
+      // Fewer than asked: the lane is empty (or paused, rate limited) for now.
+      if (reply.jobs.length < want) break;
     }
     const remaining = deadline - Date.now();
     if (batch.length > 0 || stopped() || remaining <= 0) return batch;
@@ -144,7 +158,32 @@ export async function fetchRunMessages(
   }
 }
 
-function toDelivery(context: TransportContext, job: Job, token: string): Delivery {
+/** Each lane's gathered acks (run-batches.ts), made on its first ack. */
+const finishes = new WeakMap<RunLane, FinishBatches>();
+
+function finishesOf(context: TransportContext, lane: RunLane): FinishBatches {
+  let batches = finishes.get(lane);
+  if (batches === undefined) {
+    batches = new FinishBatches(context, lane);
+    finishes.set(lane, batches);
+  }
+  return batches;
+}
+
+/** Completes the job in the lane's next finish call; a negative code becomes BullMQ's error for it. */
+async function complete(context: TransportContext, lane: RunLane, job: Job, token: string): Promise<void> {
+  const code = await finishesOf(context, lane).complete(job, token);
+  if (code < 0) {
+    throw lane.worker.backend.finishedErrors({
+      code,
+      jobId: job.id ?? '',
+      command: 'moveToFinished',
+      state: 'active',
+    });
+  }
+}
+
+function toDelivery(context: TransportContext, lane: RunLane, job: Job, token: string): Delivery {
   const { data, headers } = messageOf(job);
   let settled: Promise<void> | undefined;
   // One settlement per delivery: a second ack or nak returns the first one's outcome.
@@ -162,7 +201,7 @@ function toDelivery(context: TransportContext, job: Job, token: string): Deliver
     data,
     headers,
     deliveryCount: Math.max(1, job.attemptsStarted),
-    ack: () => settle('ack', () => job.moveToCompleted(null, token, false)),
+    ack: () => settle('ack', () => complete(context, lane, job, token)),
     nak: (delayMs?: number) =>
       settle('nak', () =>
         delayMs !== undefined && delayMs > 0
