@@ -36,15 +36,24 @@ async function appendPointers(
   appends: readonly PointerAppend[],
 ): Promise<PointerAppendResult[]> {
   if (appends.length === 0) return [];
-  // batch.lua's append-pointers: five values per append.
-  const args: (string | number)[] = [];
-  for (const { runId, expectedLastPosition, expectedLastPointer: last, log, record } of appends) {
+  // batch.lua's append-pointers: the record and its log once, then three values per append. A
+  // flush's pointers all name one record; appends naming several go as one operation per stretch
+  // of the same record, in order (so two appends of one run still apply in order).
+  const operations: Promise<unknown>[] = [];
+  let args: (string | number)[] = [];
+  appends.forEach(({ runId, expectedLastPosition, expectedLastPointer: last, log, record }, i) => {
+    const previous = appends[i - 1];
+    if (previous === undefined || previous.log !== log || previous.record !== record) {
+      if (args.length > 0) operations.push(ctx.batched('append-pointers', args));
+      args = [log, record];
+    }
     // The hint goes as the element the run's list would end with (`<record>:<log>`).
     const hint =
       last !== undefined && isGroupPosition(expectedLastPosition ?? 0) ? `${last.record}:${last.log}` : '';
-    args.push(runId, expectedArgument(expectedLastPosition), log, record, hint);
-  }
-  const replies = (await ctx.batched('append-pointers', args)) as string[];
+    args.push(runId, expectedArgument(expectedLastPosition), hint);
+  });
+  operations.push(ctx.batched('append-pointers', args));
+  const replies = (await Promise.all(operations)).flat() as string[];
   return replies.map((reply): PointerAppendResult => {
     if (reply === 'n') return { status: 'not-grouped' };
     const count = Number(reply.slice(1));

@@ -10,7 +10,7 @@
 --   claim-new-run   hasKey, runId, workflow, version, inputJson, idempotencyKey, traceparent, owner, ttlMs
 --   finish-run      runId, epoch, status, outcomeField, outcomeValue, checkpointJson, summaryJson
 --   close-cancels   runId, epoch
---   append-pointers for each append: runId, expected, log, record, expected last pointer
+--   append-pointers log, record, then for each append: runId, expected, expected last pointer
 -- Returns for each operation {1, its reply} or {0, the error's message}
 local prefix = ARGV[1]
 local n = tonumber(ARGV[2])
@@ -36,13 +36,14 @@ local FORMS = {
     return op_close_cancels, { prefix .. 'lease:' .. a[1], prefix .. 'cancel:' .. a[1] }, { a[2] }
   end,
   ['append-pointers'] = function(a)
+    local log, record = a[1], a[2]
     local keys, args = {}, { prefix }
-    for i = 1, #a, 5 do
+    for i = 3, #a, 3 do
       keys[#keys + 1] = prefix .. 'jptr:' .. a[i]
       args[#args + 1] = a[i + 1]
+      args[#args + 1] = log
+      args[#args + 1] = record
       args[#args + 1] = a[i + 2]
-      args[#args + 1] = a[i + 3]
-      args[#args + 1] = a[i + 4]
     end
     return op_append_pointers, keys, args
   end,
