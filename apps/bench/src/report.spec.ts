@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { parseOptions } from './options.js';
 import { renderReport, SMOKE_WARNING } from './report.js';
 import { serverWindow, systemCpu, type ServerMeta, type SystemCpu } from './server-cost.js';
-import { percentiles, type BenchConfig, type BenchReport, type ThroughputResult } from './types.js';
+import {
+  percentiles,
+  type BaselineResult,
+  type BenchConfig,
+  type BenchReport,
+  type ThroughputResult,
+} from './types.js';
 
 function reportOf(argv: string[]): BenchReport {
   const config = parseOptions(argv) as BenchConfig;
@@ -215,5 +221,45 @@ describe('bench report text', () => {
     expect(text).toMatch(
       /^chain10 kafka\+postgres as ratios\n(.*\n){2}steps\/s vs BullMQ steps \(concurrency 100\) +0\.10 /m,
     );
+  });
+  it('heads the report with each pair beside BullMQ: steps/s, one run, SIGKILL to resumed, and what one store core serves', () => {
+    const report = reportOf(['--pairs', 'nats+redis,kafka+postgres']);
+    report.throughput[0]!.cpu = cpuOf(200, 0.2, [{ kind: 'redis', role: 'store', seconds: 0.005 }]);
+    report.throughput.push({
+      ...report.throughput[0]!,
+      transport: 'kafka',
+      store: 'postgres',
+      stepsPerSecond: 100,
+      cpu: cpuOf(200, 0.2, [{ kind: 'postgres', role: 'store', seconds: 0.02 }]),
+    });
+    const kill = percentiles([80, 120, 300]);
+    report.recovery.push({
+      transport: 'nats',
+      store: 'redis',
+      killToResume: kill,
+      termToResume: kill,
+      killResumeReadBytes: null,
+      termResumeReadBytes: null,
+      handoffToResume: kill,
+      kills: 3,
+      terms: 3,
+      replacementDelayMs: 0,
+    });
+    report.baselines = [
+      {
+        ...report.baselines[0]!,
+        name: 'bullmq chain10 c=100',
+        opsPerSecond: 400,
+        singleRun: percentiles([5, 5, 5]),
+        cpu: cpuOf(400, 0.1, [{ kind: 'redis', role: 'store', seconds: 0.008 }]),
+      } as BaselineResult,
+    ];
+    const text = renderReport(report);
+    expect(text).toMatch(/^Headline \(chain10;/m);
+    // 200 steps/s against 400, one run 20 ms against 5, kills p50 120 ms, 5 ms of Redis over 200
+    // steps = 25 µs per step: 40,000 steps/s per core.
+    expect(text).toMatch(/^Baton nats\+redis +200 +0\.50 +20 +4\.00 +120 \/ 300 +25 +40,000 *$/m);
+    expect(text).toMatch(/^Baton kafka\+postgres +100 +0\.25 +20 +4\.00 +- +100 +10,000 *$/m);
+    expect(text).toMatch(/^bullmq chain10 c=100 +400 +1\.00 +5\.00 +1\.00 +- +20 +50,000 *$/m);
   });
 });

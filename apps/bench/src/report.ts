@@ -135,6 +135,7 @@ export function renderReport(report: BenchReport): string {
     );
   }
   out.push(...cpuTable(report));
+  out.push(...headline(report));
   const chains = report.throughput.filter((t) => t.workload === 'chain10');
   for (const chain of others.length > 0 ? chains : []) {
     out.push('', chains.length > 1 ? `chain10 ${pairOf(chain)} as ratios` : 'chain10 as ratios');
@@ -205,6 +206,71 @@ export function renderReport(report: BenchReport): string {
   }
   if (c.smoke === true) out.push('', SMOKE_WARNING);
   return out.join('\n');
+}
+
+/**
+ * The headline, one row per pair and one per BullMQ concurrency, all of one run: chain10's steps/s
+ * and one run's p50 beside BullMQ's, the SIGKILL-to-resumed time of the recovery workload, and
+ * the store's CPU per step with the steps/s one core of that store could serve at that cost
+ * (1,000,000 / µs per step): a fleet's ceiling on one store, whatever its number of workers.
+ */
+function headline(report: BenchReport): string[] {
+  const chains = report.throughput.filter((t) => t.workload === 'chain10');
+  const bullmq = report.baselines.filter((b) => b.name.toLowerCase().startsWith('bullmq'));
+  if (chains.length === 0 || bullmq.length === 0) return [];
+  const c100 = bullmq.find((b) => b.name.includes('c=100')) ?? bullmq[bullmq.length - 1]!;
+  const singleOf = (b: BaselineResult): Percentiles | undefined =>
+    (b as { singleRun?: Percentiles }).singleRun;
+  const single = singleOf(c100);
+  const ceiling = (micros: number | null | undefined): string =>
+    micros === null || micros === undefined || micros <= 0 ? '-' : num(1_000_000 / micros);
+  const storeCell = (cpu: SystemCpu | null | undefined): string =>
+    cpu?.storeMicrosPerStep === null || cpu?.storeMicrosPerStep === undefined
+      ? '-'
+      : `${num(cpu.storeMicrosPerStep)}${cpu.busIsStore ? ' (bus too)' : ''}`;
+  const rows = chains.map((t) => {
+    const recovery = report.recovery.find((r) => r.transport === t.transport && r.store === t.store);
+    return [
+      `Baton ${pairOf(t)}`,
+      num(t.stepsPerSecond),
+      ratio(t.stepsPerSecond, c100.opsPerSecond),
+      ms(t.singleRunLatency.p50),
+      single ? ratio(t.singleRunLatency.p50, single.p50) : '-',
+      recovery ? `${ms(recovery.killToResume.p50)} / ${ms(recovery.killToResume.max)}` : '-',
+      storeCell(t.cpu),
+      ceiling(t.cpu?.storeMicrosPerStep),
+    ];
+  });
+  for (const b of bullmq) {
+    const own = singleOf(b);
+    rows.push([
+      b.name,
+      num(b.opsPerSecond),
+      ratio(b.opsPerSecond, c100.opsPerSecond),
+      own ? ms(own.p50) : '-',
+      own && single ? ratio(own.p50, single.p50) : '-',
+      '-',
+      storeCell(b.cpu),
+      ceiling(b.cpu?.storeMicrosPerStep),
+    ]);
+  }
+  return [
+    '',
+    `Headline (chain10; steps/s and one run against ${c100.name}; store CPU per step and what one store core serves)`,
+    table(
+      [
+        'who',
+        'steps/s',
+        `vs ${c100.name}`,
+        'one run p50 ms',
+        `vs ${c100.name}`,
+        'SIGKILL->resumed p50 / max ms',
+        'store µs/step',
+        'steps/s per store core',
+      ],
+      rows,
+    ),
+  ];
 }
 
 /** A server's µs per step for the CPU table: `-` when unread, `*` when the server is shared. */
