@@ -1,0 +1,206 @@
+import type pg from 'pg';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import type { NewRunToLease, RunOutcome, Store } from '@baton/core/adapter';
+import { TestSchemas } from './test-support.spec-helper.js';
+
+const schemas = new TestSchemas();
+afterAll(() => schemas.dropAll());
+afterEach(() => vi.restoreAllMocks());
+
+const FENCED = { name: 'FencedWriteError' };
+
+/**
+ * Counts the statements the store's pool sends whose text contains `fn` (a function's name, or
+ * the start shared by the one-run and the batch function's names). The pool is the store's db
+ * layer: every statement of the store goes through its query method.
+ */
+function countStatements(store: Store): (fn: string) => number {
+  const pool = (store as unknown as { db: { pool: pg.Pool } }).db.pool;
+  const spy = vi.spyOn(pool, 'query');
+  return (fn) =>
+    spy.mock.calls.filter(([query]) => {
+      const text = typeof query === 'string' ? query : (query as { text: string }).text;
+      return text.includes(fn);
+    }).length;
+}
+
+const newRun = (runId: string, extra: Partial<NewRunToLease> = {}): NewRunToLease => ({
+  runId,
+  workflow: 'w',
+  version: 1,
+  input: { n: runId },
+  idempotencyKey: null,
+  ...extra,
+});
+
+const ids = (n: number, prefix: string) =>
+  Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
+
+describe('postgres store: a run’s claim, cancel close and finish, batched across runs', () => {
+  it('answers many concurrent calls as each would be answered alone, in fewer statements than calls', async () => {
+    const store = schemas.store();
+    try {
+      await store.connect();
+      const statements = countStatements(store);
+      const runIds = ids(60, 'run');
+
+      // Claims, with a second start of the first run and a start reusing the second run's key.
+      const claims = await Promise.all([
+        ...runIds.map((id, i) =>
+          store.runs.createAndLease(newRun(id, { idempotencyKey: `key-${i}` }), 'w1', 30_000),
+        ),
+        store.runs.createAndLease(newRun(runIds[0]!), 'w2', 30_000),
+        store.runs.createAndLease(newRun('other', { idempotencyKey: 'key-1' }), 'w2', 30_000),
+      ]);
+      for (const [i, id] of runIds.entries()) {
+        if (i === 1) continue;
+        expect(claims[i]).toMatchObject({
+          created: true,
+          run: { runId: id, status: 'running', input: { n: id }, idempotencyKey: `key-${i}`, attempts: 1 },
+          lease: { ok: true, epoch: 1 },
+        });
+      }
+      expect(claims[60]).toMatchObject({ created: false, run: { runId: runIds[0], status: 'running' } });
+      // Two runs under one key: one is created and leased, the other answered with it.
+      const [winner, loser] = claims[1]!.created ? [claims[1]!, claims[61]!] : [claims[61]!, claims[1]!];
+      expect(winner).toMatchObject({ created: true, run: { idempotencyKey: 'key-1' }, lease: { ok: true } });
+      expect(loser).toEqual({ created: false, run: winner.run });
+      const leased = runIds.map((id) => (id === runIds[1] ? winner.run.runId : id));
+      expect(statements('create_run')).toBeLessThan(claims.length);
+
+      // Cancel closes: five runs asked to cancel, one close under a stale epoch.
+      const cancelled = leased.slice(0, 5);
+      for (const id of cancelled) await store.control.requestCancel(id, `stop ${id}`);
+      const closes = await Promise.allSettled([
+        ...leased.map((id) => store.control.closeCancels(id, 1)),
+        store.control.closeCancels(leased[10]!, 7),
+      ]);
+      for (const [i, id] of leased.entries()) {
+        expect(closes[i]).toEqual({
+          status: 'fulfilled',
+          value: i < 5 ? { cancelRequested: true, cancelReason: `stop ${id}` } : { cancelRequested: false },
+        });
+      }
+      expect(closes[60]).toMatchObject({ status: 'rejected', reason: FENCED });
+      expect(statements('close_cancels')).toBeLessThan(closes.length);
+      expect(await store.control.requestCancel(leased[20]!, 'late')).toMatchObject({ tooLate: true });
+
+      // Finishes: the cancelled runs as cancelled, the others completed, one under a stale epoch.
+      const outcomeOf = (id: string): RunOutcome =>
+        cancelled.includes(id)
+          ? { status: 'cancelled', error: { name: 'CancelledError', message: `stop ${id}` } }
+          : { status: 'completed', result: { done: id } };
+      const finishes = await Promise.allSettled([
+        ...leased.map((id) => store.runs.finish(id, 1, outcomeOf(id))),
+        store.runs.finish(leased[30]!, 2, { status: 'completed', result: 'stale' }),
+      ]);
+      for (let i = 0; i < leased.length; i++)
+        expect(finishes[i]).toEqual({ status: 'fulfilled', value: undefined });
+      expect(finishes[60]).toMatchObject({ status: 'rejected', reason: FENCED });
+      expect(statements('finish_run')).toBeLessThan(finishes.length);
+      for (const id of leased) {
+        const record = await store.runs.get(id);
+        if (cancelled.includes(id))
+          expect(record).toMatchObject({ status: 'cancelled', error: { message: `stop ${id}` } });
+        else expect(record).toMatchObject({ status: 'completed', result: { done: id } });
+      }
+      // Finished: a second finish is fenced.
+      await expect(store.runs.finish(leased[40]!, 1, outcomeOf(leased[40]!))).rejects.toMatchObject(FENCED);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps each batched finish’s result and final checkpoint', async () => {
+    const store = schemas.store();
+    try {
+      const runIds = ids(8, 'cp');
+      // Text that an array literal must escape, in the arrays' JSON elements.
+      const tricky = 'quote " backslash \\ {braces}, comma NULL';
+      await Promise.all(runIds.map((id) => store.runs.createAndLease(newRun(id), 'w', 30_000)));
+      await Promise.all(
+        runIds.map((id, i) =>
+          store.runs.finish(
+            id,
+            1,
+            { status: 'completed', result: { i, tricky } },
+            {
+              runId: id,
+              seq: 3,
+              epoch: 1,
+              journalPosition: 10 + i,
+              entries: [],
+              status: 'completed',
+              schemaVersion: 1,
+              createdAt: 1_000 + i,
+            },
+          ),
+        ),
+      );
+      for (const [i, id] of runIds.entries()) {
+        expect(await store.runs.get(id)).toMatchObject({ status: 'completed', result: { i, tricky } });
+        expect(await store.checkpoints.load(id)).toMatchObject({
+          seq: 3,
+          journalPosition: 10 + i,
+          createdAt: 1_000 + i,
+        });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails a call whose statement fails alone, and answers the others of its batch', async () => {
+    const store = schemas.store();
+    try {
+      await store.connect();
+      const statements = countStatements(store);
+      const runIds = ids(12, 'bad');
+
+      // A version out of the integer range fails the whole batch statement: each call then goes alone.
+      const claims = await Promise.allSettled(
+        runIds.map((id, i) =>
+          store.runs.createAndLease(newRun(id, { version: i === 3 ? 2 ** 31 : 1 }), 'w', 30_000),
+        ),
+      );
+      expect(claims[3]).toMatchObject({ status: 'rejected', reason: { code: 'BATON_PG_QUERY' } });
+      for (const [i, id] of runIds.entries()) {
+        if (i === 3) continue;
+        expect(claims[i]).toMatchObject({
+          status: 'fulfilled',
+          value: { created: true, run: { runId: id } },
+        });
+      }
+      expect(await store.runs.get(runIds[3]!)).toBeUndefined();
+      // The batch, then each call alone.
+      expect(statements('create_run')).toBeGreaterThan(runIds.length);
+
+      // A status the table refuses rolls back the batch's other finishes, which then go alone;
+      // a stale epoch is fenced in the same batch.
+      const live = runIds.filter((_, i) => i !== 3);
+      const finishes = await Promise.allSettled(
+        live.map((id, i) =>
+          store.runs.finish(
+            id,
+            i === 5 ? 9 : 1,
+            i === 2 ? ({ status: 'bogus', result: 1 } as never) : { status: 'completed', result: i },
+          ),
+        ),
+      );
+      for (const [i, id] of live.entries()) {
+        if (i === 2) {
+          expect(finishes[i]).toMatchObject({ status: 'rejected', reason: { code: 'BATON_PG_QUERY' } });
+          expect(await store.runs.get(id)).toMatchObject({ status: 'running' });
+        } else if (i === 5) {
+          expect(finishes[i]).toMatchObject({ status: 'rejected', reason: FENCED });
+          expect(await store.runs.get(id)).toMatchObject({ status: 'running' });
+        } else {
+          expect(finishes[i]).toEqual({ status: 'fulfilled', value: undefined });
+          expect(await store.runs.get(id)).toMatchObject({ status: 'completed', result: i });
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
