@@ -111,6 +111,35 @@ describe('postgres store: a run’s claim, cancel close and finish, batched acro
     }
   });
 
+  it('sends at most 256 calls in one statement, and a run at most once', async () => {
+    const store = schemas.store();
+    try {
+      await store.connect();
+      const pool = (store as unknown as { db: { pool: pg.Pool } }).db.pool;
+      const spy = vi.spyOn(pool, 'query');
+      // Runs the store does not know: every close is fenced, each on its own.
+      const runIds = [...ids(600, 'unknown'), 'unknown-000', 'unknown-000'];
+      const closes = await Promise.allSettled(runIds.map((id) => store.control.closeCancels(id, 1)));
+      for (const close of closes) expect(close).toMatchObject({ status: 'rejected', reason: FENCED });
+      // A prepared statement goes as one object with its values; an unprepared one as text and values.
+      const batches = spy.mock.calls
+        .map(([query, values]) =>
+          typeof query === 'string'
+            ? { text: query, values: values as unknown[] }
+            : (query as unknown as { text: string; values: unknown[] }),
+        )
+        .filter(({ text }) => text.includes('close_cancels_of'))
+        .map(({ values }) => values[0] as string[]);
+      expect(batches.length).toBeGreaterThanOrEqual(3);
+      for (const batch of batches) {
+        expect(batch.length).toBeLessThanOrEqual(256);
+        expect(new Set(batch).size).toBe(batch.length);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps each batched finish’s result and final checkpoint', async () => {
     const store = schemas.store();
     try {
@@ -147,6 +176,43 @@ describe('postgres store: a run’s claim, cancel close and finish, batched acro
       }
     } finally {
       await store.close();
+    }
+  });
+
+  it('claims a new run whose lease row is left from before as a call alone does', async () => {
+    // A lease row without its run: one held by another owner, one handed off (free).
+    const prepare = async (store: Store) => {
+      await store.leases.acquire('held-before', 'someone', 60_000);
+      await store.leases.acquire('free-before', 'someone', 60_000);
+      await store.leases.release('free-before', 1);
+    };
+    const strip = (answer: unknown) =>
+      JSON.parse(
+        JSON.stringify(answer, (k, v: unknown) => (/At$|expiresAt/.test(k) ? undefined : v)),
+      ) as unknown;
+    const alone = schemas.store();
+    const batched = schemas.store();
+    try {
+      await Promise.all([prepare(alone), prepare(batched)]);
+      const statements = countStatements(batched);
+      const expected = [];
+      for (const id of ['held-before', 'free-before'])
+        expected.push(strip(await alone.runs.createAndLease(newRun(id), 'w', 30_000)));
+      const answers = await Promise.all(
+        ['a-new', 'held-before', 'free-before', 'z-new'].map((id) =>
+          batched.runs.createAndLease(newRun(id), 'w', 30_000),
+        ),
+      );
+      expect(statements('create_runs_and_lease')).toBe(1);
+      expect(answers.slice(1, 3).map(strip)).toEqual(expected);
+      expect(expected).toMatchObject([
+        { created: true, run: { status: 'pending' }, lease: { ok: false } },
+        { created: true, run: { status: 'running' }, lease: { ok: true, epoch: 2 } },
+      ]);
+      for (const i of [0, 3])
+        expect(answers[i]).toMatchObject({ created: true, lease: { ok: true, epoch: 1 } });
+    } finally {
+      await Promise.all([alone.close(), batched.close()]);
     }
   });
 
