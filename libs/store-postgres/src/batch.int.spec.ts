@@ -1,7 +1,14 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import type { NewRunToLease, RunOutcome, Store } from '@baton/core/adapter';
-import { TestSchemas } from './test-support.spec-helper.js';
+import {
+  BackendUnavailableError,
+  type NewRunToLease,
+  type RunOutcome,
+  type Store,
+} from '@baton/core/adapter';
+import { STORE_APPLICATION_PREFIX } from './db.js';
+import { postgresStore } from './index.js';
+import { TestSchemas, admin, backendsOf, terminate, url, waitFor } from './test-support.spec-helper.js';
 
 const schemas = new TestSchemas();
 afterAll(() => schemas.dropAll());
@@ -104,6 +111,8 @@ describe('postgres store: a run’s claim, cancel close and finish, batched acro
           expect(record).toMatchObject({ status: 'cancelled', error: { message: `stop ${id}` } });
         else expect(record).toMatchObject({ status: 'completed', result: { done: id } });
       }
+      // The run counters (kept by triggers on runs) saw every batched change.
+      expect((await store.runs.count()).byWorkflow).toEqual({ w: { cancelled: 5, completed: 55 } });
       // Finished: a second finish is fenced.
       await expect(store.runs.finish(leased[40]!, 1, outcomeOf(leased[40]!))).rejects.toMatchObject(FENCED);
     } finally {
@@ -266,6 +275,47 @@ describe('postgres store: a run’s claim, cancel close and finish, batched acro
         }
       }
     } finally {
+      await store.close();
+    }
+  });
+
+  it('fails every call of a batch whose connection is lost, and runs none of them again', async () => {
+    const schema = schemas.name();
+    const store = postgresStore({ url, schema, poolSize: 4 });
+    const locker = new pg.Client({ connectionString: url });
+    try {
+      const runIds = ids(3, 'lost');
+      await Promise.all(runIds.map((id) => store.runs.createAndLease(newRun(id), 'w', 60_000)));
+      const statements = countStatements(store);
+      // Another session holds one lease row, so the batch waits on it with its connection open.
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM "${schema}".leases WHERE run_id = $1 FOR UPDATE`, [runIds[1]]);
+      const finishes = Promise.allSettled(
+        runIds.map((id) => store.runs.finish(id, 1, { status: 'completed', result: id })),
+      );
+      const application = `${STORE_APPLICATION_PREFIX}${schema}`;
+      await waitFor('the batch to wait for the lease row', async () => {
+        const waiting = await admin(
+          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+          [application],
+        );
+        return waiting.length > 0;
+      });
+      await terminate(await backendsOf(application));
+      for (const finish of await finishes) {
+        expect(finish).toMatchObject({
+          status: 'rejected',
+          reason: { code: 'BATON_PG_QUERY', retryable: true },
+        });
+        expect((finish as PromiseRejectedResult).reason).toBeInstanceOf(BackendUnavailableError);
+      }
+      expect(statements('finish_runs(')).toBe(1);
+      expect(statements('finish_run(')).toBe(0);
+      await locker.query('ROLLBACK');
+      for (const id of runIds) expect(await store.runs.get(id)).toMatchObject({ status: 'running' });
+    } finally {
+      await locker.end().catch(() => undefined);
       await store.close();
     }
   });
