@@ -62,7 +62,7 @@ export interface BatchStatements {
 }
 
 interface Call<R> {
-  /** The run the call is for: the order within a batch (invariant 3). */
+  /** The run the call is for: a batch takes one call per run (invariant 3). */
   runId: string;
   params: unknown[];
   resolve(row: R | undefined): void;
