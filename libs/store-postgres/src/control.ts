@@ -32,18 +32,33 @@ async function requestCancel(
   };
 }
 
+/** close_cancels() for one run; batch.ts sends many in one statement. */
+export const CLOSE_CANCELS_SQL = 'SELECT * FROM {{schema}}.close_cancels($1, $2)';
+
+export interface CloseCancelsRow {
+  outcome: string;
+  cancel_reason: string | null;
+}
+
+/** control.closeCancels's answer to close_cancels()'s row. */
+export function cancelsClosed(
+  runId: string,
+  epoch: number,
+  row: CloseCancelsRow | undefined,
+): { cancelRequested: boolean; cancelReason?: string } {
+  if (row?.outcome === 'closed') return { cancelRequested: false };
+  if (row?.outcome !== 'cancel-requested') throw new FencedWriteError(runId, epoch, 'control.closeCancels');
+  return { cancelRequested: true, ...(row.cancel_reason !== null && { cancelReason: row.cancel_reason }) };
+}
+
+/** The single-call path; the store sends its calls through its batches (batch.ts). */
 async function closeCancels(
   db: Db,
   runId: string,
   epoch: number,
 ): Promise<{ cancelRequested: boolean; cancelReason?: string }> {
-  const [row] = await db.query<{ outcome: string; cancel_reason: string | null }>(
-    'SELECT * FROM {{schema}}.close_cancels($1, $2)',
-    [runId, epoch],
-  );
-  if (row?.outcome === 'closed') return { cancelRequested: false };
-  if (row?.outcome !== 'cancel-requested') throw new FencedWriteError(runId, epoch, 'control.closeCancels');
-  return { cancelRequested: true, ...(row.cancel_reason !== null && { cancelReason: row.cancel_reason }) };
+  const [row] = await db.query<CloseCancelsRow>(CLOSE_CANCELS_SQL, [runId, epoch]);
+  return cancelsClosed(runId, epoch, row);
 }
 
 async function requestPause(db: Db, runId: string, reason?: string): Promise<PauseRequestResult> {

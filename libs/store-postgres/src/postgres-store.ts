@@ -2,7 +2,8 @@
  * The Postgres {@link Store}: lifecycle and error mapping, applied once to every capability by the
  * one runner all of them go through (`run`), and the composition of the capability modules into
  * the contract's capability objects. Each module is written against its contract (`OperationsOf`)
- * and bound whole: leases.ts, control.ts, checkpoints.ts, runs.ts and queries.ts, waits.ts
+ * and bound whole: leases.ts, control.ts, checkpoints.ts, runs.ts and queries.ts (a run's claim,
+ * cancel close and finish through batch.ts), waits.ts
  * (timers, signals), presence.ts, retention.ts, payloads.ts, fleet.ts, schedules.ts,
  * concurrency.ts, rate-limits.ts, updates.ts, journal-index.ts, query-mailbox.ts.
  *
@@ -14,6 +15,7 @@
  */
 import type { Adapter, PresenceStore, StoreAdapter } from '@baton/core/adapter';
 import { AdapterLifecycle } from '@baton/core/adapter';
+import { RunBatches } from './batch.js';
 import { checkpoints } from './checkpoints.js';
 import { concurrency } from './concurrency.js';
 import { controlOperations } from './control.js';
@@ -71,12 +73,14 @@ export class PostgresStore implements StoreAdapter {
     this.db = new Db(options);
     const registry = (this.registry = new PresenceRegistry(this.db, options));
     const mailbox = (this.mailbox = new PostgresQueryMailbox(options));
+    // A run's claim, cancel close and finish, batched across runs (batch.ts).
+    const batches = new RunBatches(this.db);
     const bound = this.lifecycle.bindAll(
       {
         leases,
-        control: controlOperations(cancelsChannel(options.schema)),
+        control: { ...controlOperations(cancelsChannel(options.schema)), ...batches.control },
         checkpoints,
-        runs: { ...runIndex, ...runQueries },
+        runs: { ...runIndex, ...runQueries, ...batches.runs },
         attributes,
         timers,
         signals,

@@ -7,6 +7,9 @@
  *    concurrent creates of the same id or key insert one row; the others read it back.
  * 2. runs.finish is one call of finish_run(): outcome, final checkpoint, lease `finished` and timer
  *    removal commit together, and only under the lease's current, unfinished epoch.
+ * 3. The store sends runs.createAndLease and runs.finish through its batches (batch.ts), which
+ *    use the statements, parameters and answers exported here, so a call answers the same alone
+ *    or batched; the functions below are the single-call path.
  */
 
 import { FencedWriteError } from '@baton/core/adapter';
@@ -105,9 +108,27 @@ async function create(db: Db, run: NewRun): Promise<{ created: boolean; run: Run
   return { created: false, run: toRunRecord(existing) };
 }
 
+/** create_run_and_lease() (migration 007) for one run; batch.ts sends many in one statement. */
+export const CREATE_AND_LEASE_SQL =
+  'SELECT * FROM {{schema}}.create_run_and_lease($1, $2, $3, $4::json, $5, $6, $7, $8)';
+
+/** The parameters of {@link CREATE_AND_LEASE_SQL}, in its order. */
+export function createAndLeaseParams(run: NewRunToLease, owner: string, ttlMs: number): unknown[] {
+  return [...newRunParams(run), owner, Math.ceil(ttlMs)];
+}
+
+export type CreateAndLeaseRow = RunRow & AcquireRow & { created: boolean };
+
+/** What runs.createAndLease answers for the row create_run_and_lease() returned. */
+export function createdAndLeased(runId: string, row: CreateAndLeaseRow | undefined): CreatedAndLeased {
+  if (row === undefined) throw new Error(`run ${runId} conflicted on insert but cannot be read back`);
+  if (!row.created) return { created: false, run: toRunRecord(row) };
+  return { created: true, run: toRunRecord(row), lease: acquireResult(row) };
+}
+
 /**
- * runs.create and, when it created the run, leases.acquire: one call of create_run_and_lease()
- * (migration 007), so one transaction and one round trip.
+ * runs.create and, when it created the run, leases.acquire: one call of create_run_and_lease(),
+ * so one transaction and one round trip.
  */
 async function createAndLease(
   db: Db,
@@ -115,13 +136,11 @@ async function createAndLease(
   owner: string,
   ttlMs: number,
 ): Promise<CreatedAndLeased> {
-  const [row] = await db.query<RunRow & AcquireRow & { created: boolean }>(
-    'SELECT * FROM {{schema}}.create_run_and_lease($1, $2, $3, $4::json, $5, $6, $7, $8)',
-    [...newRunParams(run), owner, Math.ceil(ttlMs)],
+  const [row] = await db.query<CreateAndLeaseRow>(
+    CREATE_AND_LEASE_SQL,
+    createAndLeaseParams(run, owner, ttlMs),
   );
-  if (row === undefined) throw new Error(`run ${run.runId} conflicted on insert but cannot be read back`);
-  if (!row.created) return { created: false, run: toRunRecord(row) };
-  return { created: true, run: toRunRecord(row), lease: acquireResult(row) };
+  return createdAndLeased(run.runId, row);
 }
 
 const GET_SQL = `SELECT ${RUN_COLUMNS} FROM {{schema}}.runs r WHERE r.run_id = $1`;
@@ -131,8 +150,28 @@ async function get(db: Db, runId: string): Promise<RunRecord | undefined> {
   return row === undefined ? undefined : toRunRecord(row);
 }
 
-const FINISH_SQL = `
+/** finish_run() for one run; batch.ts sends many in one statement. */
+export const FINISH_SQL = `
 SELECT {{schema}}.finish_run($1, $2, $3, $4::json, $5::json, $6, $7, $8, $9, $10, $11, $12, $13::json) AS finished`;
+
+/** The parameters of {@link FINISH_SQL}, in its order (no checkpoint: eight nulls). */
+export function finishParams(
+  runId: string,
+  epoch: number,
+  outcome: RunOutcome,
+  checkpoint?: Checkpoint,
+): unknown[] {
+  const result = outcome.status === 'completed' ? toJson(outcome.result, `result of run ${runId}`) : null;
+  const error = outcome.status === 'completed' ? null : toJson(outcome.error, `error of run ${runId}`);
+  const params =
+    checkpoint === undefined ? Array.from({ length: 8 }, () => null) : encodeCheckpoint(checkpoint).params;
+  return [runId, epoch, outcome.status, result, error, ...params];
+}
+
+/** runs.finish's answer to finish_run()'s row: nothing, or fenced. */
+export function finished(runId: string, epoch: number, row: { finished: boolean } | undefined): void {
+  if (!row?.finished) throw new FencedWriteError(runId, epoch, 'runs.finish');
+}
 
 async function finish(
   db: Db,
@@ -141,19 +180,11 @@ async function finish(
   outcome: RunOutcome,
   checkpoint?: Checkpoint,
 ): Promise<void> {
-  const result = outcome.status === 'completed' ? toJson(outcome.result, `result of run ${runId}`) : null;
-  const error = outcome.status === 'completed' ? null : toJson(outcome.error, `error of run ${runId}`);
-  const params =
-    checkpoint === undefined ? Array.from({ length: 8 }, () => null) : encodeCheckpoint(checkpoint).params;
-  const [row] = await db.query<{ finished: boolean }>(FINISH_SQL, [
-    runId,
-    epoch,
-    outcome.status,
-    result,
-    error,
-    ...params,
-  ]);
-  if (!row?.finished) throw new FencedWriteError(runId, epoch, 'runs.finish');
+  const [row] = await db.query<{ finished: boolean }>(
+    FINISH_SQL,
+    finishParams(runId, epoch, outcome, checkpoint),
+  );
+  finished(runId, epoch, row);
 }
 
 // Redrive: the lease row is the gate (a concurrent call waits on its lock, then finds it no longer
