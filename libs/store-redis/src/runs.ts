@@ -37,42 +37,30 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
 }
 
 /**
- * What create-run.lua takes: the idempotency key's key appended to
- * `scriptKeys` when the run has one, and the arguments that describe the new run (create_run in
- * the prelude).
+ * The arguments that describe a new run, as create_run in the prelude takes them after the prefix:
+ * whether it has an idempotency key, its id, workflow, version, input, key and traceparent.
  */
-function newRunScript(
-  ctx: StoreContext,
-  run: NewRunToLease,
-  scriptKeys: string[],
-): { keys: string[]; args: Array<string | number> } {
-  const { keys } = ctx;
+function newRunFields(run: NewRunToLease): Array<string | number> {
   const key = run.idempotencyKey;
-  return {
-    keys: key === null ? scriptKeys : [...scriptKeys, keys.idempotency(key)],
-    args: [
-      keys.prefix,
-      key === null ? '0' : '1',
-      run.runId,
-      run.workflow,
-      run.version,
-      encodeValue(run.input),
-      key ?? '',
-      run.traceparent ?? '',
-    ],
-  };
+  return [
+    key === null ? '0' : '1',
+    run.runId,
+    run.workflow,
+    run.version,
+    encodeValue(run.input),
+    key ?? '',
+    run.traceparent ?? '',
+  ];
 }
 
 async function create(ctx: StoreContext, run: NewRun): Promise<{ created: boolean; run: RunRecord }> {
   const { keys } = ctx;
-  const script = newRunScript(ctx, run, [
-    keys.run(run.runId),
-    keys.checkpoints(run.runId),
-    keys.checkpointSummaries(run.runId),
-  ]);
+  const scriptKeys = [keys.run(run.runId), keys.checkpoints(run.runId), keys.checkpointSummaries(run.runId)];
+  if (run.idempotencyKey !== null) scriptKeys.push(keys.idempotency(run.idempotencyKey));
   const seed = run.checkpoint === undefined ? undefined : encodeCheckpoint(run.checkpoint);
-  const reply = (await ctx.run('create-run', script.keys, [
-    ...script.args,
+  const reply = (await ctx.run('create-run', scriptKeys, [
+    keys.prefix,
+    ...newRunFields(run),
     seed?.json ?? '',
     seed?.summaryJson ?? '',
     run.forkedFrom === undefined ? '' : JSON.stringify(run.forkedFrom),
@@ -87,19 +75,12 @@ async function createAndLease(
   owner: string,
   ttlMs: number,
 ): Promise<CreatedAndLeased> {
-  // batch.lua's claim-new-run: what create_run takes, less the prefix, then the lease's owner and ttl.
-  const key = run.idempotencyKey;
-  const reply = (await ctx.batched('claim-new-run', [
-    key === null ? '0' : '1',
-    run.runId,
-    run.workflow,
-    run.version,
-    encodeValue(run.input),
-    key ?? '',
-    run.traceparent ?? '',
-    owner,
-    ttlMs,
-  ])) as [number, unknown[], unknown[]?];
+  // batch.lua's claim-new-run: the new run's fields, then the lease's owner and ttl.
+  const reply = (await ctx.batched('claim-new-run', [...newRunFields(run), owner, ttlMs])) as [
+    number,
+    unknown[],
+    unknown[]?,
+  ];
   const record = decodeRunRecord(reply[1]);
   if (reply[0] !== 1) return { created: false, run: record };
   return { created: true, run: record, lease: acquireReply(reply[2] ?? []) };
