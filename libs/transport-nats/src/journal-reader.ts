@@ -57,7 +57,28 @@ export async function readJournalRange(
   }
   if (upto !== undefined && next > upto) return records;
   records.push(...(await readWithConsumer(context, subject, next, upto)));
-  if (context.streams.journalReplicas > 1) await readOnFromLeader(context, subject, records, next - 1, upto);
+  if (context.streams.journalReplicas > 1) {
+    inPositionOrder(records);
+    await readOnFromLeader(context, subject, records, next - 1, upto);
+  }
+  return inPositionOrder(records);
+}
+
+/**
+ * The records in position order, each position once. A position is the record's stream sequence,
+ * so two records at one position are one record read twice. A clean-clone CI run (2026-11-30) saw
+ * one read of 1,500 records on a replicated stream answer 1,501 while a follower caught up: a
+ * record delivered twice by the reading consumer, or read again from the leader after a tail out
+ * of order. Either way a resume must see each entry once, in order.
+ */
+export function inPositionOrder(records: JournalRecord[]): JournalRecord[] {
+  records.sort((a, b) => a.position - b.position);
+  let kept = 0;
+  for (const record of records) {
+    if (kept > 0 && records[kept - 1]!.position === record.position) continue;
+    records[kept++] = record;
+  }
+  records.length = kept;
   return records;
 }
 
