@@ -21,7 +21,7 @@ import type { StoreContext } from './context.js';
 import { acquireReply } from './leases.js';
 
 /**
- * The keys of the scripts that move a run in or out of its outcome (finish-run, reopen-run): its
+ * The keys of reopen-run.lua, which moves a finished run back out of its outcome: its
  * lease and record, the held and timer indexes, its checkpoints, and the finished-runs index.
  */
 function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {

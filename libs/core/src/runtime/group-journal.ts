@@ -231,7 +231,7 @@ export class GroupCommitter {
         if (result.status === 'appended') {
           this.remember(pending.runId, { position: result.position, log: this.log, record });
         } else {
-          this.lastPointers.delete(pending.runId);
+          this.forget(pending.runId);
         }
         pending.resolve(result);
       });

@@ -261,8 +261,8 @@ local function pause_lease(prefix, lease_key, held_key, timers_key, run_key, run
   set_run_status(prefix, run_key, run_id, 'paused', now)
 end
 
--- Creates the run record unless its id or its idempotency key is known. Returns 1 and nothing
--- else when it created the record, or 0 and the existing record (HGETALL pairs).
+-- Creates the run record unless its id or its idempotency key is known. Returns 1 and the record
+-- it wrote when it created one, or 0 and the existing record (both as HGETALL pairs).
 -- fields: runId, workflow, version, inputJson, idempotencyKey ('' = none), traceparent ('' = none),
 -- forkedFromJson ('' = none). `status` (default 'pending') and `now` (default the server's clock)
 -- are the new record's; a run created 'running' is on its first attempt.
@@ -283,7 +283,7 @@ local function create_run(run_key, key_key, prefix, f, status, now)
   local at = ms(now or now_ms())
   -- One HSET with every field the run has.
   local fields = { 'runId', f[1], 'workflow', f[2], 'version', f[3], 'input', f[4], 'status', status,
-    'createdAt', at, 'updatedAt', at, 'attempts', status == 'running' and 1 or 0 }
+    'createdAt', at, 'updatedAt', at, 'attempts', status == 'running' and '1' or '0' }
   if f[6] ~= nil and f[6] ~= '' then
     fields[#fields + 1] = 'traceparent'
     fields[#fields + 1] = f[6]
@@ -301,7 +301,7 @@ local function create_run(run_key, key_key, prefix, f, status, now)
     redis.call('SET', key_key, f[1])
   end
   index_add(prefix, f[1], status, f[2], at, key_key and f[5] or nil)
-  return 1, nil
+  return 1, fields
 end
 
 -- Takes the run's lease with epoch = previous + 1 until now + ttl.
@@ -354,11 +354,19 @@ end
 -- `newest` is the call's table of the highest record accepted per log, written to the 'glogs' hash
 -- once per log by newest_records_seen after every pointer of the call (a flush's pointers all
 -- name one record: one HGET and HSET per call, not per run).
-local function pointer_accepted(prefix, run_id, log, record, newest)
-  redis.call('ZADD', prefix .. 'glog:' .. log, 'LT', record, run_id)
+-- Pushes an accepted pointer onto the run's list (`key`) and returns the run's count. `previous` is
+-- the list's last element before it (false for an empty list): records only grow within a log, so
+-- the run's retention entry needs writing only at its first pointer into a log.
+local function push_pointer(prefix, key, run_id, previous, log, record, newest)
+  local count = redis.call('RPUSH', key, record .. ':' .. log)
+  local colon = previous and string.find(previous, ':', 1, true)
+  if not colon or string.sub(previous, colon + 1) ~= log then
+    redis.call('ZADD', prefix .. 'glog:' .. log, 'LT', record, run_id)
+  end
   if newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
     newest[log] = record
   end
+  return count
 end
 
 local function newest_records_seen(prefix, newest)
@@ -463,28 +471,16 @@ local function op_claim_new_run(K, A)
   -- create_run then take_lease, which the general path below still takes.
   if redis.call('EXISTS', lease_key) == 0 then
     local now = now_ms()
-    local created, existing = create_run(run_key, key_key, prefix, fields, 'running', now)
+    local created, record = create_run(run_key, key_key, prefix, fields, 'running', now)
     if created == 0 then
-      return { 0, existing }
+      return { 0, record }
     end
     local expires = now + ttl
     redis.call('HSET', lease_key, 'epoch', '1', 'state', 'held', 'owner', owner, 'exp', ms(expires))
     redis.call('ZADD', held_key, ms(expires), run_id)
     redis.call('SADD', owner_key(prefix, owner), run_id)
-    -- The record as HGETALL would answer it, from what create_run just wrote. No cancel can be
-    -- requested yet: request-cancel.lua sets the flag only for a run with a record or a lease, and
-    -- deleting a run deletes its flag.
-    local at = ms(now)
-    local record = { 'runId', A[3], 'workflow', A[4], 'version', A[5], 'input', A[6], 'status', 'running',
-      'createdAt', at, 'updatedAt', at, 'attempts', '1' }
-    if A[8] ~= nil and A[8] ~= '' then
-      record[#record + 1] = 'traceparent'
-      record[#record + 1] = A[8]
-    end
-    if key_key then
-      record[#record + 1] = 'idempotencyKey'
-      record[#record + 1] = A[7]
-    end
+    -- The record is what create_run wrote. No cancel can be requested yet: request-cancel.lua sets
+    -- the flag only for a run with a record or a lease, and deleting a run deletes its flag.
     return { 1, record, { 'ok', 1, 0 } }
   end
   local created, existing = create_run(run_key, key_key, prefix, fields)
@@ -577,7 +573,7 @@ end
 -- Without the hint, or when it does not match, the count is read as well (LLEN), and the last
 -- element says whether the run is journaled on its own (its list is the single '!own'). A run's
 -- pointers name records that only grow within a log, so the retention index needs the run's entry
--- only at its first pointer into a log (pointer_accepted), not at every pointer.
+-- only at its first pointer into a log (push_pointer), not at every pointer.
 local function op_append_pointers(K, A)
   local prefix = A[1]
   local results = {}
@@ -585,27 +581,14 @@ local function op_append_pointers(K, A)
   for i, key in ipairs(K) do
     local expected, log, record, hint = A[4 * i - 2], A[4 * i - 1], A[4 * i], A[4 * i + 1]
     local run_id = string.sub(key, #prefix + 6)
-    local pointer = record .. ':' .. log
-    local last = nil
-    if hint ~= '' then
-      last = redis.call('LINDEX', key, -1)
-    end
+    local last = hint ~= '' and redis.call('LINDEX', key, -1)
     if last and last == hint then
-      local count = redis.call('RPUSH', key, pointer)
-      local colon = string.find(last, ':', 1, true)
-      if string.sub(last, colon + 1) ~= log then
-        pointer_accepted(prefix, run_id, log, record, newest)
-      elseif newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
-        newest[log] = record
-      end
-      results[i] = 'a' .. count
+      results[i] = 'a' .. push_pointer(prefix, key, run_id, last, log, record, newest)
     else
       local count = redis.call('LLEN', key)
       if count == 0 then
         if expected == '0' then
-          redis.call('RPUSH', key, pointer)
-          pointer_accepted(prefix, run_id, log, record, newest)
-          results[i] = 'a1'
+          results[i] = 'a' .. push_pointer(prefix, key, run_id, false, log, record, newest)
         else
           -- A fence marker (expected '') to a run with no list marks it as its own.
           if expected == '' then
@@ -614,22 +597,13 @@ local function op_append_pointers(K, A)
           results[i] = 'n'
         end
       else
-        if not last then
-          last = redis.call('LINDEX', key, -1)
-        end
+        last = last or redis.call('LINDEX', key, -1)
         if last == '!own' then
           results[i] = 'n'
         elseif expected ~= '' and expected ~= tostring(count) then
           results[i] = 'c' .. count
         else
-          redis.call('RPUSH', key, pointer)
-          local colon = string.find(last, ':', 1, true)
-          if not colon or string.sub(last, colon + 1) ~= log then
-            pointer_accepted(prefix, run_id, log, record, newest)
-          elseif newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
-            newest[log] = record
-          end
-          results[i] = 'a' .. (count + 1)
+          results[i] = 'a' .. push_pointer(prefix, key, run_id, last, log, record, newest)
         end
       end
     end
