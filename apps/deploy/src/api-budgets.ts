@@ -113,7 +113,9 @@ export const API_BUDGETS: Record<string, DoorBudget> = {
   // runStreamsOnContext / runStreamsOverJournal with StreamStartHint, which build a bus's run
   // streams over its own journal log (the record types stay off the door, named through it).
   // 181: StreamRecordWait, the hook a bus that can push gives them (NATS's subscription).
-  '@baton/core/adapter': { max: 181, target: 90 },
+  // 183: CallBatcher and its options (issue 39 item 2): how a store gathers its workers' per-run
+  // calls into batches, written once for the Redis and the PostgreSQL stores.
+  '@baton/core/adapter': { max: 183, target: 90 },
   // 204: LeaseLostError, NonDeterminismError and ResumeFailedError, from the root door (issue 34 item 1).
   // 209: the five key derivations of child and successor runs, from the root door (issue 34 item 1).
   // 210: wrapCalls, every call of an adapter and of its capabilities through one rule, written once

@@ -31,7 +31,7 @@
  * {@link MAX_CALLS} per statement.
  */
 import type { QueryResultRow } from 'pg';
-import type { OperationsOf, RunControlStore, RunIndex } from '@baton/core/adapter';
+import { CallBatcher, type OperationsOf, type RunControlStore, type RunIndex } from '@baton/core/adapter';
 import { cancelsClosed, CLOSE_CANCELS_SQL, type CloseCancelsRow } from './control.js';
 import type { Db } from './db.js';
 import { isConnectionFailure } from './errors.js';
@@ -71,9 +71,12 @@ interface Call<R> {
 
 /** Gathers the calls of one kind and sends them in batches; see the module comment. */
 export class Batcher<R extends QueryResultRow> {
-  private queue: Call<R>[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly batcher = new CallBatcher<Call<R>>({
+    maxBatch: MAX_CALLS,
+    maxInFlight: MAX_IN_FLIGHT,
+    runOf: (call) => call.runId,
+    send: (calls) => this.send(calls),
+  });
 
   constructor(
     private readonly db: Db,
@@ -82,46 +85,9 @@ export class Batcher<R extends QueryResultRow> {
 
   /** The row this call's function returned (undefined for none), once its batch answered. */
   call(runId: string, params: unknown[]): Promise<R | undefined> {
-    return new Promise<R | undefined>((resolve, reject) => {
-      this.queue.push({ runId, params, resolve, reject });
-      if (!this.scheduled && this.inFlight < MAX_IN_FLIGHT) {
-        this.scheduled = true;
-        setImmediate(() => {
-          this.scheduled = false;
-          this.flush();
-        });
-      }
-    });
-  }
-
-  /** Sends what is queued, while fewer than MAX_IN_FLIGHT batches are in flight. */
-  private flush(): void {
-    while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
-      const calls = this.take();
-      this.inFlight++;
-      void this.send(calls).finally(() => {
-        this.inFlight--;
-        this.flush();
-      });
-    }
-  }
-
-  /**
-   * The next batch: the oldest calls, at most MAX_CALLS, one per run (the functions take each run
-   * once); a second call for a run stays queued, in its place, for the next batch.
-   */
-  private take(): Call<R>[] {
-    const runs = new Set<string>();
-    const taken: Call<R>[] = [];
-    const left: Call<R>[] = [];
-    for (const call of this.queue) {
-      if (taken.length < MAX_CALLS && !runs.has(call.runId)) {
-        runs.add(call.runId);
-        taken.push(call);
-      } else left.push(call);
-    }
-    this.queue = left;
-    return taken;
+    return new Promise<R | undefined>((resolve, reject) =>
+      this.batcher.add({ runId, params, resolve, reject }),
+    );
   }
 
   /** Settles every call; never rejects. */

@@ -4,13 +4,12 @@
  * run of the process and sent as one batch.lua call, so Redis runs one script, parses one command
  * and writes one reply for many of them, as group commit already does for the pointers.
  *
- * The first operation after a quiet spell waits only for the end of the current turn of the event
- * loop (setImmediate), so it goes with whatever the same turn produced; while a batch is in flight
- * the next one gathers, and goes as soon as it answers. Each operation still answers on its own:
+ * When a call goes is core's CallBatcher (@baton/core/adapter). Each operation still answers on its own:
  * its own reply, or its own error (batch.lua runs each in a pcall), and every operation of a batch
  * whose call failed as a whole (the connection dropped, the server refused the script) gets that
  * call's error, as its own script's call would have. Nothing is retried here.
  */
+import { CallBatcher } from '@baton/core/adapter';
 import type { ScriptRunner } from './scripts.js';
 
 /** The operations batch.lua runs (its FORMS table; the prelude's op_* functions). */
@@ -41,57 +40,28 @@ class BatchedReplyError extends Error {
 
 /** `prefix`: the store's key prefix, from which batch.lua builds every key. */
 export function batchingRunner(run: ScriptRunner, prefix: string): BatchedRunner {
-  let queue: Pending[] = [];
-  let inFlight = 0;
-  let scheduled = false;
-
-  const send = (batch: Pending[]): void => {
-    inFlight++;
-    const header: (string | number)[] = [prefix, batch.length];
-    const args: (string | number)[] = [];
-    for (const op of batch) {
-      header.push(op.name, op.args.length);
-      for (const arg of op.args) args.push(arg);
+  const send = async (batch: Pending[]): Promise<void> => {
+    const args: (string | number)[] = [prefix, batch.length];
+    for (const op of batch) args.push(op.name, op.args.length);
+    for (const op of batch) for (const arg of op.args) args.push(arg);
+    let replies: [number, unknown][];
+    try {
+      replies = (await run('batch', [], args)) as [number, unknown][];
+    } catch (err) {
+      for (const op of batch) op.reject(err);
+      return;
     }
-    run('batch', [], header.concat(args))
-      .then(
-        (replies) => {
-          const list = replies as [number, unknown][];
-          batch.forEach((op, i) => {
-            const reply = list[i];
-            if (reply === undefined)
-              op.reject(new BatchedReplyError(`batch.lua answered no reply for ${op.name}`));
-            else if (reply[0] === 1) op.resolve(reply[1]);
-            else op.reject(new BatchedReplyError(String(reply[1])));
-          });
-        },
-        (err: unknown) => {
-          for (const op of batch) op.reject(err);
-        },
-      )
-      .finally(() => {
-        inFlight--;
-        flush();
-      });
-  };
-
-  const flush = (): void => {
-    while (queue.length > 0 && inFlight < MAX_IN_FLIGHT) {
-      const batch = queue.length <= MAX_BATCH_OPERATIONS ? queue : queue.slice(0, MAX_BATCH_OPERATIONS);
-      queue = batch === queue ? [] : queue.slice(MAX_BATCH_OPERATIONS);
-      send(batch);
-    }
-  };
-
-  return (name, args) =>
-    new Promise((resolve, reject) => {
-      queue.push({ name, args, resolve, reject });
-      if (!scheduled && inFlight < MAX_IN_FLIGHT) {
-        scheduled = true;
-        setImmediate(() => {
-          scheduled = false;
-          flush();
-        });
-      }
+    batch.forEach((op, i) => {
+      const reply = replies[i];
+      if (reply === undefined) op.reject(new BatchedReplyError(`batch.lua answered no reply for ${op.name}`));
+      else if (reply[0] === 1) op.resolve(reply[1]);
+      else op.reject(new BatchedReplyError(String(reply[1])));
     });
+  };
+  const batcher = new CallBatcher<Pending>({
+    maxBatch: MAX_BATCH_OPERATIONS,
+    maxInFlight: MAX_IN_FLIGHT,
+    send,
+  });
+  return (name, args) => new Promise((resolve, reject) => batcher.add({ name, args, resolve, reject }));
 }

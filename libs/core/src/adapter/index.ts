@@ -159,6 +159,7 @@ export type {
 } from './contracts/fleet.js';
 export { MAX_REPORTED_RUNS } from './contracts/fleet.js';
 export { AdapterLifecycle } from './lifecycle.js';
+export { CallBatcher, type CallBatcherOptions } from './call-batcher.js';
 export type { OperationsOf } from './lifecycle.js';
 export { maskUrlSecret } from './urls.js';
 export { CONNECTION_FAILURE_CODES } from './connection-codes.js';
