@@ -18,6 +18,14 @@ async function scriptCalls(admin: Redis): Promise<number> {
   return calls('eval') + calls('evalsha');
 }
 
+/** Calls of each command so far, from INFO commandstats (0 for one never called). */
+async function commandCalls(admin: Redis, commands: readonly string[]): Promise<Record<string, number>> {
+  const info = await admin.info('commandstats');
+  return Object.fromEntries(
+    commands.map((c) => [c, Number(new RegExp(`^cmdstat_${c}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0)]),
+  );
+}
+
 const RUNS = 120;
 const ids = (tag: string) => Array.from({ length: RUNS }, (_, i) => `${tag}-${i}`);
 
@@ -116,5 +124,90 @@ describe('redis store: per-run operations batched across runs', () => {
       expect(String(broken.reason.message)).toContain('WRONGTYPE');
     }
     expect(closed.filter((c) => c.status === 'fulfilled')).toHaveLength(RUNS - 1);
+  });
+
+  it("writes a call's index sets and counts once per key, and they match every run's record", async () => {
+    // A store of its own, so the earlier tests' runs are not in its counts.
+    const mixed = redisStore({ url: server.url, keyPrefix: 'mixed:' });
+    await mixed.connect();
+    try {
+      const claimIn = (runId: string) =>
+        mixed.runs.createAndLease(
+          {
+            runId,
+            workflow: runId.startsWith('a') ? 'wa' : 'wb',
+            version: 1,
+            input: {},
+            idempotencyKey: `k-${runId}`,
+          },
+          'worker-m',
+          30_000,
+        );
+      const first = ids('a');
+      await Promise.all(first.map(claimIn));
+      const commands = ['zadd', 'zrem', 'sadd', 'srem', 'hincrby'] as const;
+      const before = await commandCalls(admin, commands);
+      // One turn: the claims of 120 new runs and the finishes of the first 120 (a third failed)
+      // gather into the same calls.
+      const second = ids('b');
+      await Promise.all([
+        ...second.map(claimIn),
+        ...first.map((id, i) =>
+          mixed.runs.finish(
+            id,
+            1,
+            i % 3 === 0
+              ? { status: 'failed', error: { name: 'E', message: 'no' } }
+              : { status: 'completed', result: i },
+          ),
+        ),
+      ]);
+      const after = await commandCalls(admin, commands);
+      // Run by run, these would be 7 ZADDs per claim and 2 per finish (1,080), 1 SADD per claim,
+      // 2 ZREMs and 1 SREM per finish, 2 HINCRBYs per claim and 4 per finish (720).
+      expect(after.zadd! - before.zadd!).toBeLessThanOrEqual(40);
+      expect(after.zrem! - before.zrem!).toBeLessThanOrEqual(20);
+      expect(after.sadd! - before.sadd!).toBeLessThanOrEqual(5);
+      expect(after.srem! - before.srem!).toBeLessThanOrEqual(5);
+      expect(after.hincrby! - before.hincrby!).toBeLessThanOrEqual(40);
+
+      const failed = first.filter((_, i) => i % 3 === 0);
+      const counts = await mixed.runs.count();
+      expect(counts.total).toBe(2 * RUNS);
+      expect(counts.byStatus).toMatchObject({
+        running: RUNS,
+        completed: RUNS - failed.length,
+        failed: failed.length,
+        pending: 0,
+      });
+      expect(counts.byWorkflow).toEqual({
+        wa: { completed: RUNS - failed.length, failed: failed.length },
+        wb: { running: RUNS },
+      });
+      const sorted = (xs: readonly string[]) => [...xs].sort();
+      const listed = async (status: 'running' | 'failed') =>
+        sorted((await mixed.runs.list({ status, limit: 1_000 })).runs.map((r) => r.runId));
+      expect(await listed('running')).toEqual(sorted(second));
+      expect(await listed('failed')).toEqual(sorted(failed));
+      expect(sorted(await admin.zrange('mixed:held', 0, -1))).toEqual(sorted(second));
+      expect(sorted(await admin.smembers('mixed:owner:worker-m'))).toEqual(sorted(second));
+      expect(sorted(await admin.zrange('mixed:finished', 0, -1))).toEqual(sorted(first));
+      expect(await admin.zcard('mixed:index:keys')).toBe(2 * RUNS);
+      for (const id of [first[0]!, first[1]!, second[0]!]) {
+        const held = await admin.zscore('mixed:held', id);
+        const lease = await admin.hget(`mixed:lease:${id}`, 'exp');
+        expect(held).toBe(lease);
+      }
+
+      // Finishing the rest empties the running count: its field goes, as a run-by-run finish's would.
+      await Promise.all(second.map((id) => mixed.runs.finish(id, 1, { status: 'completed', result: null })));
+      expect((await mixed.runs.count()).byStatus.running).toBe(0);
+      expect(await admin.hexists('mixed:index:counts', 'status:running')).toBe(0);
+      expect(await admin.hexists('mixed:index:counts', 'workflow:running:wb')).toBe(0);
+      expect(await admin.zcard('mixed:held')).toBe(0);
+      expect(await admin.exists('mixed:owner:worker-m')).toBe(0);
+    } finally {
+      await mixed.close();
+    }
   });
 });

@@ -5,6 +5,9 @@
 -- wrong type) fails alone, with what it wrote before the error kept, and the next one still runs.
 -- The keys are built here from the prefix and each run's id (keys.ts has the same layout), so a
 -- call carries no key twice: the store serves a single primary (prelude.lua), never a cluster.
+-- The operations' index writes (the status, workflow and id indexes, 'held', 'timers', 'finished',
+-- the owner sets, the counts) are gathered and written once per key at the end (prelude.lua,
+-- `gathered`), also when an operation failed: what it wrote before its error is kept, as above.
 -- ARGV: prefix, the number of operations n, then n pairs (name, argument count), then every
 --       operation's arguments, one operation after the other:
 --   claim-new-run   hasKey, runId, workflow, version, inputJson, idempotencyKey, traceparent, owner, ttlMs
@@ -51,6 +54,7 @@ local FORMS = {
 
 local next_arg = 3 + 2 * n
 local replies = {}
+gathered = { z = {}, s = {}, h = {}, order = {} }
 for i = 1, n do
   local name, count = ARGV[1 + 2 * i], tonumber(ARGV[2 + 2 * i])
   local a = {}
@@ -75,4 +79,5 @@ for i = 1, n do
     end
   end
 end
+flush_gathered()
 return replies

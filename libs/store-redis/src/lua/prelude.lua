@@ -17,11 +17,139 @@
 -- The owner set's key depends on a stored value, so scripts build it from the prefix (ARGV):
 -- that is one reason this store supports a single primary, not Redis Cluster.
 
+-- Index writes gathered across one batch.lua call; nil in every other script, where the helpers
+-- below write at once. While batch.lua's operations run, the index and lease sets' ZADD and ZREM,
+-- the owner sets' SADD and SREM and the counters' HINCRBY are kept here, keyed by Redis key, and
+-- flush_gathered writes them at the end of the call: one command per key and kind instead of one
+-- per run, so a call of a hundred claims adds to 'held' once, not a hundred times. A member's last
+-- write wins (a ZADD and a ZREM of one member keep the later), counters add up, and zscore reads
+-- through what is gathered, so an operation sees the writes of those before it. The script is
+-- atomic, so no other client sees the sets between an operation and the flush. The server's clock
+-- is read once per call too: every operation of a call happens at the same instant.
+--   z: key -> { member -> score, or false for removed }   s: key -> { member -> true | false }
+--   h: key -> { field -> delta }                           order: the keys, first write first
+local gathered = nil
+
 -- The server's clock in ms. Redis 5+ replicates script effects, not scripts, so reading TIME
 -- before writing is allowed and replicas see the same values.
 local function now_ms()
+  if gathered and gathered.now then
+    return gathered.now
+  end
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if gathered then
+    gathered.now = now
+  end
+  return now
+end
+
+local function gather(kind, key)
+  local entries = gathered[kind][key]
+  if not entries then
+    entries = {}
+    gathered[kind][key] = entries
+    gathered.order[#gathered.order + 1] = { kind, key }
+  end
+  return entries
+end
+
+local function zadd(key, score, member)
+  if gathered then
+    gather('z', key)[member] = score
+  else
+    redis.call('ZADD', key, score, member)
+  end
+end
+
+local function zrem(key, member)
+  if gathered then
+    gather('z', key)[member] = false
+  else
+    redis.call('ZREM', key, member)
+  end
+end
+
+-- ZSCORE as Redis answers it (false when absent), seeing the call's gathered writes.
+local function zscore(key, member)
+  if gathered then
+    local entries = gathered.z[key]
+    if entries and entries[member] ~= nil then
+      return entries[member]
+    end
+  end
+  return redis.call('ZSCORE', key, member)
+end
+
+local function sadd(key, member)
+  if gathered then
+    gather('s', key)[member] = true
+  else
+    redis.call('SADD', key, member)
+  end
+end
+
+local function srem(key, member)
+  if gathered then
+    gather('s', key)[member] = false
+  else
+    redis.call('SREM', key, member)
+  end
+end
+
+-- Adds `by` to a counter field, removing the field when its count reaches 0 or below.
+local function hincr(key, field, by)
+  if gathered then
+    local entries = gather('h', key)
+    entries[field] = (entries[field] or 0) + by
+  elseif redis.call('HINCRBY', key, field, by) <= 0 then
+    redis.call('HDEL', key, field)
+  end
+end
+
+-- Sends `command key` with `values` (a flat list), at most 1,000 values per command (Lua's unpack
+-- has a stack limit).
+local function call_chunked(command, key, values)
+  for first = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, first, math.min(first + 999, #values)))
+  end
+end
+
+-- Writes what a batch.lua call gathered, and stops gathering. A counter whose deltas cancel out is
+-- not written. (A counter's field is removed at 0 after the call's net delta, not after each
+-- operation's: the same end state, unless the field had already drifted below 0.)
+local function flush_gathered()
+  local g = gathered
+  gathered = nil
+  for _, entry in ipairs(g.order) do
+    local kind, key = entry[1], entry[2]
+    local entries = g[kind][key]
+    if kind == 'h' then
+      for field, delta in pairs(entries) do
+        if delta ~= 0 then
+          hincr(key, field, delta)
+        end
+      end
+    else
+      local added, removed = {}, {}
+      for member, value in pairs(entries) do
+        if value == false then
+          removed[#removed + 1] = member
+        elseif kind == 'z' then
+          added[#added + 1] = value
+          added[#added + 1] = member
+        else
+          added[#added + 1] = member
+        end
+      end
+      local add, rem = 'SADD', 'SREM'
+      if kind == 'z' then
+        add, rem = 'ZADD', 'ZREM'
+      end
+      call_chunked(add, key, added)
+      call_chunked(rem, key, removed)
+    end
+  end
 end
 
 -- A number as the exact decimal string Redis stores (tostring would round to 14 digits).
@@ -78,11 +206,7 @@ local function attr_count(prefix, name, stored, status, workflow, by)
   if not attr_counted(t) then
     return
   end
-  local key = prefix .. 'index:attrc:' .. name .. ':' .. stored
-  local field = status .. ':' .. workflow
-  if redis.call('HINCRBY', key, field, by) <= 0 then
-    redis.call('HDEL', key, field)
-  end
+  hincr(prefix .. 'index:attrc:' .. name .. ':' .. stored, status .. ':' .. workflow, by)
 end
 
 -- Adds (by 1) or removes (by -1) one attribute's index entry and its count.
@@ -91,17 +215,17 @@ local function attr_index(prefix, run_id, name, stored, created_at, status, work
   if attr_counted(t) then
     local key = prefix .. 'index:attr:' .. name .. ':' .. stored
     if by > 0 then
-      redis.call('ZADD', key, created_at, run_id)
+      zadd(key, created_at, run_id)
     else
-      redis.call('ZREM', key, run_id)
+      zrem(key, run_id)
     end
     attr_count(prefix, name, stored, status, workflow, by)
   else
     local key = prefix .. 'index:attrv:' .. name .. ':' .. t
     if by > 0 then
-      redis.call('ZADD', key, string.sub(stored, 3), run_id)
+      zadd(key, string.sub(stored, 3), run_id)
     else
-      redis.call('ZREM', key, run_id)
+      zrem(key, run_id)
     end
   end
 end
@@ -140,26 +264,23 @@ end
 
 local function count_run(prefix, status, workflow, by)
   local counts_key = prefix .. 'index:counts'
-  for _, field in ipairs({ 'status:' .. status, 'workflow:' .. status .. ':' .. workflow }) do
-    if redis.call('HINCRBY', counts_key, field, by) <= 0 then
-      redis.call('HDEL', counts_key, field)
-    end
-  end
+  hincr(counts_key, 'status:' .. status, by)
+  hincr(counts_key, 'workflow:' .. status .. ':' .. workflow, by)
 end
 
 -- The prefix indexes of a run (index:ids, index:keys); adding twice changes nothing.
 local function index_prefixes(prefix, run_id, idempotency_key)
-  redis.call('ZADD', prefix .. 'index:ids', 0, run_id)
+  zadd(prefix .. 'index:ids', 0, run_id)
   if idempotency_key and idempotency_key ~= '' then
-    redis.call('ZADD', prefix .. 'index:keys', 0, idempotency_key .. '\0' .. run_id)
+    zadd(prefix .. 'index:keys', 0, idempotency_key .. '\0' .. run_id)
   end
 end
 
 local function index_add(prefix, run_id, status, workflow, created_at, idempotency_key)
   index_prefixes(prefix, run_id, idempotency_key)
-  redis.call('ZADD', prefix .. 'index:all', created_at, run_id)
-  redis.call('ZADD', prefix .. 'index:status:' .. status, created_at, run_id)
-  redis.call('ZADD', prefix .. 'index:workflow:' .. workflow, created_at, run_id)
+  zadd(prefix .. 'index:all', created_at, run_id)
+  zadd(prefix .. 'index:status:' .. status, created_at, run_id)
+  zadd(prefix .. 'index:workflow:' .. workflow, created_at, run_id)
   count_run(prefix, status, workflow, 1)
 end
 
@@ -170,7 +291,7 @@ local function index_run(prefix, run_id)
   if not run[1] then
     return 0
   end
-  if redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+  if zscore(prefix .. 'index:all', run_id) then
     index_prefixes(prefix, run_id, run[4])
     return 0
   end
@@ -185,12 +306,12 @@ local function index_status(prefix, run_key, run_id, status)
   if not run[1] then
     return false
   end
-  if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+  if not zscore(prefix .. 'index:all', run_id) then
     index_add(prefix, run_id, status, run[2], run[3], run[4])
   elseif run[1] ~= status then
     local created_at = run[3]
-    redis.call('ZREM', prefix .. 'index:status:' .. run[1], run_id)
-    redis.call('ZADD', prefix .. 'index:status:' .. status, created_at, run_id)
+    zrem(prefix .. 'index:status:' .. run[1], run_id)
+    zadd(prefix .. 'index:status:' .. status, created_at, run_id)
     count_run(prefix, run[1], run[2], -1)
     count_run(prefix, status, run[2], 1)
     if run[5] then
@@ -202,21 +323,21 @@ end
 
 -- Removes the run's index entries (the record is about to go).
 local function unindex_run(prefix, run_id)
-  if not redis.call('ZSCORE', prefix .. 'index:all', run_id) then
+  if not zscore(prefix .. 'index:all', run_id) then
     return
   end
   local run = redis.call('HMGET', prefix .. 'run:' .. run_id, 'status', 'workflow', 'idempotencyKey', 'attrs')
   if run[4] then
     attr_unindex(prefix, prefix .. 'run:' .. run_id, run_id, run[4], run[1], run[2])
   end
-  redis.call('ZREM', prefix .. 'index:all', run_id)
-  redis.call('ZREM', prefix .. 'index:ids', run_id)
+  zrem(prefix .. 'index:all', run_id)
+  zrem(prefix .. 'index:ids', run_id)
   if run[3] then
-    redis.call('ZREM', prefix .. 'index:keys', run[3] .. '\0' .. run_id)
+    zrem(prefix .. 'index:keys', run[3] .. '\0' .. run_id)
   end
   if run[1] then
-    redis.call('ZREM', prefix .. 'index:status:' .. run[1], run_id)
-    redis.call('ZREM', prefix .. 'index:workflow:' .. run[2], run_id)
+    zrem(prefix .. 'index:status:' .. run[1], run_id)
+    zrem(prefix .. 'index:workflow:' .. run[2], run_id)
     count_run(prefix, run[1], run[2], -1)
   end
 end
@@ -235,12 +356,12 @@ end
 local function make_acquirable(prefix, lease_key, held_key, timers_key, run_id, now)
   local owner = redis.call('HGET', lease_key, 'owner')
   if owner then
-    redis.call('SREM', owner_key(prefix, owner), run_id)
+    srem(owner_key(prefix, owner), run_id)
   end
   redis.call('HSET', lease_key, 'state', 'held', 'exp', ms(now))
   redis.call('HDEL', lease_key, 'owner', 'wait')
-  redis.call('ZADD', held_key, ms(now), run_id)
-  redis.call('ZREM', timers_key, run_id)
+  zadd(held_key, ms(now), run_id)
+  zrem(timers_key, run_id)
 end
 
 -- Paused: no owner, no expiry, no timer, no pause request; the record (if any) 'paused'. A lease
@@ -252,12 +373,12 @@ local function pause_lease(prefix, lease_key, held_key, timers_key, run_key, run
   end
   local owner = redis.call('HGET', lease_key, 'owner')
   if owner then
-    redis.call('SREM', owner_key(prefix, owner), run_id)
+    srem(owner_key(prefix, owner), run_id)
   end
   redis.call('HSET', lease_key, 'state', 'paused')
   redis.call('HDEL', lease_key, 'owner', 'exp', 'wait', 'pause')
-  redis.call('ZREM', held_key, run_id)
-  redis.call('ZREM', timers_key, run_id)
+  zrem(held_key, run_id)
+  zrem(timers_key, run_id)
   set_run_status(prefix, run_key, run_id, 'paused', now)
 end
 
@@ -328,15 +449,15 @@ local function take_lease(lease_key, held_key, timers_key, run_key, cancel_key, 
   end
 
   if current_owner then
-    redis.call('SREM', owner_key(prefix, current_owner), run_id)
+    srem(owner_key(prefix, current_owner), run_id)
   end
   local next_epoch = (tonumber(epoch) or 0) + 1
   local expires = now + ttl
   redis.call('HSET', lease_key, 'epoch', ms(next_epoch), 'state', 'held', 'owner', owner, 'exp', ms(expires))
   redis.call('HDEL', lease_key, 'wait')
-  redis.call('ZADD', held_key, ms(expires), run_id)
-  redis.call('SADD', owner_key(prefix, owner), run_id)
-  redis.call('ZREM', timers_key, run_id)
+  zadd(held_key, ms(expires), run_id)
+  sadd(owner_key(prefix, owner), run_id)
+  zrem(timers_key, run_id)
   if redis.call('EXISTS', run_key) == 1 then
     set_run_status(prefix, run_key, run_id, 'running', now)
     redis.call('HINCRBY', run_key, 'attempts', 1)
@@ -477,8 +598,8 @@ local function op_claim_new_run(K, A)
     end
     local expires = now + ttl
     redis.call('HSET', lease_key, 'epoch', '1', 'state', 'held', 'owner', owner, 'exp', ms(expires))
-    redis.call('ZADD', held_key, ms(expires), run_id)
-    redis.call('SADD', owner_key(prefix, owner), run_id)
+    zadd(held_key, ms(expires), run_id)
+    sadd(owner_key(prefix, owner), run_id)
     -- The record is what create_run wrote. No cancel can be requested yet: request-cancel.lua sets
     -- the flag only for a run with a record or a lease, and deleting a run deletes its flag.
     return { 1, record, { 'ok', 1, 0 } }
@@ -511,22 +632,22 @@ local function op_finish_run(K, A)
   local now = now_ms()
   if index_status(prefix, run_key, run_id, status) then
     redis.call('HSET', run_key, 'status', status, field, value, 'updatedAt', ms(now))
-    redis.call('ZADD', finished_key, ms(now), run_id)
+    zadd(finished_key, ms(now), run_id)
   end
   if checkpoint ~= '' then
     redis.call('RPUSH', checkpoints_key, checkpoint)
     redis.call('RPUSH', summaries_key, summary)
   end
   if lease[3] then
-    redis.call('SREM', owner_key(prefix, lease[3]), run_id)
+    srem(owner_key(prefix, lease[3]), run_id)
   end
   -- A pause asked of a run that finished before it stopped for it is moot.
   redis.call('HDEL', lease_key, 'pause', 'pause_reason', 'owner', 'exp', 'wait')
   redis.call('HSET', lease_key, 'state', 'finished')
-  redis.call('ZREM', held_key, run_id)
+  zrem(held_key, run_id)
   -- Only a suspended lease is in the timers index.
   if lease[1] ~= 'held' then
-    redis.call('ZREM', timers_key, run_id)
+    zrem(timers_key, run_id)
   end
   return 'ok'
 end
