@@ -128,6 +128,41 @@ describe('group journal', () => {
     expect(texts(await perRun.journal.read('p', 0))).toEqual(['p1']);
   });
 
+  it('in per-run mode, asks the store once whether a run is its own, not at every fence marker', async () => {
+    const { bus, store } = setUp('group');
+    const perRun = withGroupJournal(bus, store, { mode: 'per-run', log: 'w2' });
+    const markOwn = vi.spyOn(store.journalIndex!, 'markOwnJournal');
+    // A bus whose journal takes no expected position (Kafka) makes every append a fence marker.
+    for (const data of ['1', '2', '3']) await perRun.journal.append({ runId: 'p', data: bytes(data) });
+    expect(markOwn).toHaveBeenCalledTimes(1);
+    expect(texts(await bus.journal.read('p', 0))).toEqual(['1', '2', '3']);
+
+    // Purged, the run is forgotten: a run of that id later asks again, and is grouped if it is.
+    await perRun.journal.purge('p');
+    const grouped = withGroupJournal(bus, store, { mode: 'group', log: 'w1' });
+    await grouped.journal.append({ runId: 'p', data: bytes('g1'), expectedLastPosition: 0 });
+    expect(await perRun.journal.append({ runId: 'p', data: bytes('g2') })).toBe(BASE + 2);
+    expect(markOwn).toHaveBeenCalledTimes(2);
+    expect(texts(await perRun.journal.read('p', 0))).toEqual(['g1', 'g2']);
+  });
+
+  it('in per-run mode, asks again for a remembered run a read found grouped', async () => {
+    const { bus, store } = setUp('group');
+    const perRun = withGroupJournal(bus, store, { mode: 'per-run', log: 'w2' });
+    const markOwn = vi.spyOn(store.journalIndex!, 'markOwnJournal');
+    await perRun.journal.append({ runId: 'q', data: bytes('own') });
+    // Its journal is replaced behind this worker's back (deleted elsewhere, the id reused, grouped).
+    await store.journalIndex!.deletePointers('q');
+    await bus.journal.purge('q');
+    const grouped = withGroupJournal(bus, store, { mode: 'group', log: 'w1' });
+    await grouped.journal.append({ runId: 'q', data: bytes('g1'), expectedLastPosition: 0 });
+    // A claim reads the run's journal before appending: that read finds it grouped.
+    expect(texts(await perRun.journal.read('q', 0))).toEqual(['g1']);
+    expect(await perRun.journal.append({ runId: 'q', data: bytes('g2') })).toBe(BASE + 2);
+    expect(markOwn).toHaveBeenCalledTimes(2);
+    expect(texts(await perRun.journal.read('q', 0))).toEqual(['g1', 'g2']);
+  });
+
   it('reads the records of runs read together in one read of the bus', async () => {
     const { bus, store, journal } = setUp('group');
     const runs = Array.from({ length: 20 }, (_, i) => `run-${i}`);

@@ -354,6 +354,15 @@ class GroupJournal implements JournalLog {
   readonly purgeMode: JournalLog['purgeMode'];
   private readonly committer: GroupCommitter;
   private readonly cache: RecordCache;
+  /**
+   * Runs the store answered `own` for a fence marker in mode per-run (oldest forgotten first, at
+   * most {@link REMEMBERED_POINTERS}). A run journaled on its own stays so while its journal exists,
+   * so its next fence markers go to its own journal without asking the store again: on a bus whose
+   * journal takes no expected position (Kafka), every append of a run is a fence marker, and
+   * asking each time cost the store a call per step. A read that finds the run grouped, or a purge
+   * of its journal, forgets it.
+   */
+  private readonly ownRuns = new Set<string>();
 
   constructor(
     private readonly own: JournalLog,
@@ -387,7 +396,11 @@ class GroupJournal implements JournalLog {
     // A fence marker in mode per-run asks the store first: most such runs are their own, and
     // their marker then costs one store call instead of a group record and a store call.
     if (expected === undefined && this.options.mode === 'per-run') {
-      if ((await this.index.markOwnJournal(append.runId)) === 'own') return this.own.append(append);
+      if (this.ownRuns.has(append.runId)) return this.own.append(append);
+      if ((await this.index.markOwnJournal(append.runId)) === 'own') {
+        this.rememberOwn(append.runId);
+        return this.own.append(append);
+      }
     }
     const result = await this.committer.submit(append.runId, append.data, expected);
     switch (result.status) {
@@ -412,6 +425,7 @@ class GroupJournal implements JournalLog {
       }
       return records;
     }
+    this.ownRuns.delete(runId);
     // Read to the end: the last pointer is the run's last, the one its next append expects.
     const last = pointers.at(-1);
     if (uptoPosition === undefined && last !== undefined) this.committer.remember(runId, last);
@@ -420,8 +434,17 @@ class GroupJournal implements JournalLog {
 
   async purge(runId: string): Promise<void> {
     this.committer.forget(runId);
+    this.ownRuns.delete(runId);
     await this.index.deletePointers(runId);
     await this.own.purge(runId);
+  }
+
+  private rememberOwn(runId: string): void {
+    this.ownRuns.add(runId);
+    if (this.ownRuns.size > REMEMBERED_POINTERS) {
+      const oldest = this.ownRuns.values().next().value;
+      if (oldest !== undefined) this.ownRuns.delete(oldest);
+    }
   }
 
   /** The records `pointers` name, in their order; one read per log for what is not cached. */
