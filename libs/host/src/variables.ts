@@ -218,9 +218,9 @@ const WORKER_VARIABLES = {
   journal: {
     name: 'BATON_JOURNAL',
     readBy: WORKER,
-    default: '`group` with a Redis store (any bus), else `per-run`',
+    default: '`group` with a Redis store (any bus) or a Kafka bus (any store), else `per-run`',
     description:
-      "`group`: group commit across runs (the `journal` option below): a worker journals the steps of many runs in one record and each run's pointer in the store; with the default, new runs are grouped once every live worker reads group journals ([docs/versioning.md](docs/versioning.md#upgrading-to-group-commit-the-journals-format-not-a-workflows)); `per-run`: a journal per run (the default with Postgres, where a pointer call per flush costs one run more latency than it saves: docs/performance.md). Either mode resumes runs of both kinds",
+      "`group`: group commit across runs (the `journal` option below): a worker journals the steps of many runs in one record and each run's pointer in the store; with the default, new runs are grouped once every live worker reads group journals ([docs/versioning.md](docs/versioning.md#upgrading-to-group-commit-the-journals-format-not-a-workflows)); `per-run`: a journal per run (the default on NATS with Postgres, where a pointer call per flush costs one run more latency than it saves; on Kafka a per-run journal costs a bus append per step and a checkpoint per run, more than group records: docs/performance.md). Either mode resumes runs of both kinds",
   },
   maxMessageBytes: {
     name: 'BATON_MAX_MESSAGE_BYTES',

@@ -150,9 +150,10 @@ export interface WorkerOptions {
    * store with a journal index); `per-run` gives each run a journal of its own, readable on its own
    * subject or key. Either way, runs of the other kind are resumed as they are, so a fleet may switch
    * in either direction with a rolling deploy.
-   * @defaultValue 'group' when the bus has group logs and the store's journal index groups by
-   * default (Redis, memory; new runs are grouped once every live worker reads group journals, see
-   * {@link fleetJournalCheckMs}), else 'per-run' (Postgres: docs/performance.md)
+   * @defaultValue 'group' when the bus has group logs and either the store's journal index groups
+   * by default (Redis, memory) or the bus's own journal scans a shared log (Kafka); new runs are
+   * grouped once every live worker reads group journals, see {@link fleetJournalCheckMs}. Else
+   * 'per-run' (NATS with Postgres: docs/performance.md)
    */
   journal?: JournalMode;
   /**
@@ -306,9 +307,15 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   }
   const workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const readsGroupJournal = supportsGroupJournal(options.transport, options.store);
+  // A bus whose own journal scans a shared log (Kafka) makes per-run journaling cost a bus append
+  // per step and a checkpoint per session (run-session.ts anchors such a run): group records cost
+  // less there whatever the store (docs/performance.md, "Kafka+Postgres: group commit by default").
   const journal =
     options.journal ??
-    (readsGroupJournal && options.store.journalIndex!.groupsByDefault ? 'group' : 'per-run');
+    (readsGroupJournal &&
+    (options.store.journalIndex!.groupsByDefault || options.transport.journal.scansSharedLog === true)
+      ? 'group'
+      : 'per-run');
   const logger = options.logger ?? silentLogger;
   const fleetJournalCheckMs = positive('fleetJournalCheckMs', options.fleetJournalCheckMs ?? 10_000);
   const journalGate =

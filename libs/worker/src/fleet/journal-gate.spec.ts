@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineActivity, defineWorkflow } from '@baton/core';
-import type { Store, WorkerReport } from '@baton/core/adapter';
+import type { Store, Transport, WorkerReport } from '@baton/core/adapter';
+import { memoryStore, memoryTransport } from '@baton/core/memory';
 import { fleet, until, type Fleet } from '../fleet.spec-helper.js';
+import { resolveWorkerOptions } from '../options.js';
 
 let current: Fleet | undefined;
 afterEach(async () => {
@@ -84,5 +86,34 @@ describe('group commit by default: the fleet gate', () => {
     expect(await run.result({ timeoutMs: 5_000 })).toBe(2);
     expect(await grouped(f.store, run.runId)).toBe(false);
     expect((await f.store.fleet.list())[0]?.readsGroupJournal).toBe(true);
+  });
+});
+
+describe('the default journal mode', () => {
+  /** A store like PostgreSQL's (a journal index that does not group by default), or like Redis's. */
+  const store = (groupsByDefault: boolean): Store => {
+    const base = memoryStore();
+    return { ...base, journalIndex: { ...base.journalIndex!, groupsByDefault } };
+  };
+  /** A bus whose own journal scans a shared log (as Kafka's does), or not (as NATS's). */
+  const transport = (scansSharedLog: boolean): Transport => {
+    const base = memoryTransport();
+    return { ...base, journal: Object.create(base.journal, { scansSharedLog: { value: scansSharedLog } }) };
+  };
+  const mode = (s: Store, t: Transport, journal?: 'group' | 'per-run') =>
+    resolveWorkerOptions({ transport: t, store: s, workflows: [wf], ...(journal && { journal }) }).journal;
+
+  it('groups where the store groups by default, or where the bus journal scans a shared log', () => {
+    expect(mode(store(true), transport(false))).toBe('group');
+    expect(mode(store(true), transport(true))).toBe('group');
+    // PostgreSQL on Kafka: a run journaled on its own there costs a bus append per step and a checkpoint per run.
+    expect(mode(store(false), transport(true))).toBe('group');
+    // PostgreSQL on NATS: a pointer call per flush costs one run more latency than it saves.
+    expect(mode(store(false), transport(false))).toBe('per-run');
+  });
+
+  it('keeps the mode a worker is told', () => {
+    expect(mode(store(false), transport(true), 'per-run')).toBe('per-run');
+    expect(mode(store(false), transport(false), 'group')).toBe('group');
   });
 });
