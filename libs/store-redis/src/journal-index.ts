@@ -53,13 +53,13 @@ async function appendPointers(
     args.push(runId, expectedArgument(expectedLastPosition), hint);
   });
   operations.push(ctx.batched('append-pointers', args));
-  const replies = (await Promise.all(operations)).flat() as string[];
+  // Each reply: the run's count once appended, minus its count on a conflict, 0 when not grouped.
+  const replies = (await Promise.all(operations)).flat() as number[];
   return replies.map((reply): PointerAppendResult => {
-    if (reply === 'n') return { status: 'not-grouped' };
-    const count = Number(reply.slice(1));
-    return reply[0] === 'a'
-      ? { status: 'appended', position: GROUP_POSITION_BASE + count }
-      : { status: 'conflict', lastPosition: GROUP_POSITION_BASE + count };
+    if (reply === 0) return { status: 'not-grouped' };
+    return reply > 0
+      ? { status: 'appended', position: GROUP_POSITION_BASE + reply }
+      : { status: 'conflict', lastPosition: GROUP_POSITION_BASE - reply };
   });
 }
 

@@ -18,7 +18,8 @@
 local prefix = ARGV[1]
 local n = tonumber(ARGV[2])
 
--- Each takes the operation's arguments (a table) and returns the op function's keys and arguments.
+-- Each takes the operation's arguments (a table) and returns the op function and what it takes:
+-- its keys and arguments, or for append-pointers the prefix and the arguments as given.
 local FORMS = {
   ['claim-new-run'] = function(a)
     local id = a[2]
@@ -39,18 +40,15 @@ local FORMS = {
     return op_close_cancels, { prefix .. 'lease:' .. a[1], prefix .. 'cancel:' .. a[1] }, { a[2] }
   end,
   ['append-pointers'] = function(a)
-    local log, record = a[1], a[2]
-    local keys, args = {}, { prefix }
-    for i = 3, #a, 3 do
-      keys[#keys + 1] = prefix .. 'jptr:' .. a[i]
-      args[#args + 1] = a[i + 1]
-      args[#args + 1] = log
-      args[#args + 1] = record
-      args[#args + 1] = a[i + 2]
-    end
-    return op_append_pointers, keys, args
+    return op_append_pointers, prefix, a
   end,
 }
+
+-- Runs one operation: its form gives the op function and what it takes.
+local function run_form(form, a)
+  local op, first, second = form(a)
+  return op(first, second)
+end
 
 local next_arg = 3 + 2 * n
 local replies = {}
@@ -66,10 +64,7 @@ for i = 1, n do
   if not form then
     replies[i] = { 0, 'no batched operation named ' .. tostring(name) }
   else
-    local ok, reply = pcall(function()
-      local op, keys, args = form(a)
-      return op(keys, args)
-    end)
+    local ok, reply = pcall(run_form, form, a)
     if ok then
       replies[i] = { 1, reply }
     elseif type(reply) == 'table' and reply.err then

@@ -472,30 +472,23 @@ end
 --   <prefix>glogs        HASH log -> the newest record a pointer into that log was accepted for
 --   <prefix>glog:<log>   ZSET runId -> the lowest record the run's pointers name in that log
 -- A log's lowest score is the oldest record a kept run needs. Records only grow within a log.
--- `newest` is the call's table of the highest record accepted per log, written to the 'glogs' hash
--- once per log by newest_records_seen after every pointer of the call (a flush's pointers all
--- name one record: one HGET and HSET per call, not per run).
--- Pushes an accepted pointer onto the run's list (`key`) and returns the run's count. `previous` is
--- the list's last element before it (false for an empty list): records only grow within a log, so
--- the run's retention entry needs writing only at its first pointer into a log.
-local function push_pointer(prefix, key, run_id, previous, log, record, newest)
-  local count = redis.call('RPUSH', key, record .. ':' .. log)
-  local colon = previous and string.find(previous, ':', 1, true)
-  if not colon or string.sub(previous, colon + 1) ~= log then
+-- Pushes an accepted pointer (`pointer`, '<record>:<log>') onto the run's list (`key`) and returns
+-- the run's count. `previous` is the list's last element before it (false for an empty list):
+-- records only grow within a log, so the run's retention entry needs writing only at its first
+-- pointer into a log, when `previous` does not end with `suffix` (':<log>'; a record holds no ':').
+local function push_pointer(prefix, key, run_id, previous, log, record, pointer, suffix)
+  local count = redis.call('RPUSH', key, pointer)
+  if not previous or #previous <= #suffix or not string.find(previous, suffix, #previous - #suffix + 1, true) then
     redis.call('ZADD', prefix .. 'glog:' .. log, 'LT', record, run_id)
-  end
-  if newest[log] == nil or tonumber(record) > tonumber(newest[log]) then
-    newest[log] = record
   end
   return count
 end
 
-local function newest_records_seen(prefix, newest)
-  for log, record in pairs(newest) do
-    local known = redis.call('HGET', prefix .. 'glogs', log)
-    if not known or tonumber(record) > tonumber(known) then
-      redis.call('HSET', prefix .. 'glogs', log, record)
-    end
+-- Notes `record` as the newest accepted into `log` ('glogs'), unless a newer one is known.
+local function newest_record_seen(prefix, log, record)
+  local known = redis.call('HGET', prefix .. 'glogs', log)
+  if not known or tonumber(record) > tonumber(known) then
+    redis.call('HSET', prefix .. 'glogs', log, record)
   end
 end
 
@@ -680,13 +673,13 @@ end
 -- grouped; otherwise the pointer goes after the last one when the expected position is the last
 -- (or none was given), else it is refused with the last position.
 -- An accepted pointer is counted in the group log's retention indexes (prelude.lua).
--- K (keys): the pointer list of each append, in order
--- A (arguments): prefix, then for each append four values: expected ('' for none, else the position's
---       offset from the base, '0' for an empty journal, or 'x' for a position of the run's own
---       journal), log, record, and the pointer expected last as '<record>:<log>' when the writer
---       knows it ('' when not; expectedLastPointer in contracts/group-journal.ts)
--- Returns for each append 'a<count>' (appended, the run's count now), 'c<count>' (conflict, the
--- run's count), or 'n' (not grouped).
+-- Takes the store's prefix and A (arguments): the log and the record every pointer of the call
+--       names, then for each append three values: the run's id, expected ('' for none, else the
+--       position's offset from the base, '0' for an empty journal, or 'x' for a position of the
+--       run's own journal), and the pointer expected last as '<record>:<log>' when the writer knows
+--       it ('' when not; expectedLastPointer in contracts/group-journal.ts); the keys are built here.
+-- Returns for each append an integer: the run's count after it, when appended (at least 1); minus
+-- the run's count, on a conflict (at most -1: a conflict needs a pointer); 0 when not grouped.
 --
 -- An append whose writer sent the pointer it expects last (the common case: the next pointer of a
 -- grouped run) costs two commands: LINDEX of the last element, which is that pointer exactly when
@@ -695,40 +688,48 @@ end
 -- element says whether the run is journaled on its own (its list is the single '!own'). A run's
 -- pointers name records that only grow within a log, so the retention index needs the run's entry
 -- only at its first pointer into a log (push_pointer), not at every pointer.
-local function op_append_pointers(K, A)
-  local prefix = A[1]
+local function op_append_pointers(prefix, A)
+  local log, record = A[1], A[2]
+  local pointer, suffix = record .. ':' .. log, ':' .. log
   local results = {}
-  local newest = {}
-  for i, key in ipairs(K) do
-    local expected, log, record, hint = A[4 * i - 2], A[4 * i - 1], A[4 * i], A[4 * i + 1]
-    local run_id = string.sub(key, #prefix + 6)
+  local accepted = false
+  for i = 3, #A, 3 do
+    local run_id, expected, hint = A[i], A[i + 1], A[i + 2]
+    local key = prefix .. 'jptr:' .. run_id
     local last = hint ~= '' and redis.call('LINDEX', key, -1)
+    local result
     if last and last == hint then
-      results[i] = 'a' .. push_pointer(prefix, key, run_id, last, log, record, newest)
+      result = push_pointer(prefix, key, run_id, last, log, record, pointer, suffix)
     else
       local count = redis.call('LLEN', key)
       if count == 0 then
         if expected == '0' then
-          results[i] = 'a' .. push_pointer(prefix, key, run_id, false, log, record, newest)
+          result = push_pointer(prefix, key, run_id, false, log, record, pointer, suffix)
         else
           -- A fence marker (expected '') to a run with no list marks it as its own.
           if expected == '' then
             redis.call('RPUSH', key, '!own')
           end
-          results[i] = 'n'
+          result = 0
         end
       else
         last = last or redis.call('LINDEX', key, -1)
         if last == '!own' then
-          results[i] = 'n'
+          result = 0
         elseif expected ~= '' and expected ~= tostring(count) then
-          results[i] = 'c' .. count
+          result = -count
         else
-          results[i] = 'a' .. push_pointer(prefix, key, run_id, last, log, record, newest)
+          result = push_pointer(prefix, key, run_id, last, log, record, pointer, suffix)
         end
       end
     end
+    if result > 0 then
+      accepted = true
+    end
+    results[#results + 1] = result
   end
-  newest_records_seen(prefix, newest)
+  if accepted then
+    newest_record_seen(prefix, log, record)
+  end
   return results
 end
