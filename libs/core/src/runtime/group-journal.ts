@@ -39,7 +39,7 @@ import {
 } from '../adapter/contracts/group-journal.js';
 import type { Store } from '../adapter/contracts/store.js';
 import type { JournalAppend, JournalLog, JournalRecord, Transport } from '../adapter/contracts/transport.js';
-import { decodeGroupRecord, encodeGroupRecord, partSize } from './group-records.js';
+import { decodeGroupRecord, encodeGroupRecord, partSize, utf8Length } from './group-records.js';
 
 /** How the worker journals runs that have no pointers yet. */
 export type JournalMode = 'group' | 'per-run';
@@ -121,8 +121,6 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-const encoder = new TextEncoder();
-
 /** How many runs' last pointers a committer remembers (the oldest is forgotten first). */
 export const REMEMBERED_POINTERS = 16_384;
 
@@ -155,7 +153,7 @@ export class GroupCommitter {
     expectedLastPosition: number | undefined,
   ): Promise<PointerAppendResult> {
     return new Promise((resolve, reject) => {
-      const size = partSize(encoder.encode(runId).length, data.length);
+      const size = partSize(utf8Length(runId), data.length);
       this.pending.push({ runId, expectedLastPosition, data, size, resolve, reject });
       if (!this.flushing) void this.drain();
     });

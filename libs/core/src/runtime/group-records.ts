@@ -29,11 +29,34 @@ export function partSize(runIdBytes: number, dataBytes: number): number {
   return 2 + runIdBytes + 4 + dataBytes;
 }
 
+/**
+ * The UTF-8 length of `s` in bytes, counted without encoding it (a run id is measured once per
+ * append and once per record; encoding it to measure it cost an allocation each time).
+ */
+export function utf8Length(s: string): number {
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) {
+      bytes += 1;
+      continue;
+    }
+    // 3 bytes, and a surrogate pair 4 for its 2 units (a lone surrogate is encoded as U+FFFD: 3).
+    bytes += 2;
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+  }
+  return bytes;
+}
+
 /** Encodes parts (at most one per run) as one record. */
 export function encodeGroupRecord(parts: readonly GroupPart[]): Uint8Array {
-  const ids = parts.map((part) => encoder.encode(part.runId));
+  const idLengths = parts.map((part) => utf8Length(part.runId));
   let size = HEADER;
-  parts.forEach((part, i) => (size += partSize(ids[i]!.length, part.data.length)));
+  parts.forEach((part, i) => (size += partSize(idLengths[i]!, part.data.length)));
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   out[0] = MAGIC;
@@ -41,10 +64,11 @@ export function encodeGroupRecord(parts: readonly GroupPart[]): Uint8Array {
   view.setUint32(2, parts.length);
   let at = HEADER;
   parts.forEach((part, i) => {
-    const id = ids[i]!;
-    view.setUint16(at, id.length);
-    out.set(id, at + 2);
-    at += 2 + id.length;
+    const idLength = idLengths[i]!;
+    view.setUint16(at, idLength);
+    // Straight into the record: no copy of the id's bytes on the side.
+    encoder.encodeInto(part.runId, out.subarray(at + 2, at + 2 + idLength));
+    at += 2 + idLength;
     view.setUint32(at, part.data.length);
     out.set(part.data, at + 4);
     at += 4 + part.data.length;
