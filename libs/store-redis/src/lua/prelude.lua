@@ -386,9 +386,10 @@ end
 -- it wrote when it created one, or 0 and the existing record (both as HGETALL pairs).
 -- fields: runId, workflow, version, inputJson, idempotencyKey ('' = none), traceparent ('' = none),
 -- forkedFromJson ('' = none). `status` (default 'pending') and `now` (default the server's clock)
--- are the new record's; a run created 'running' is on its first attempt.
-local function create_run(run_key, key_key, prefix, f, status, now)
-  if redis.call('EXISTS', run_key) == 1 then
+-- are the new record's; a run created 'running' is on its first attempt. `absent`: the caller
+-- has just seen that the record does not exist (its existence is not asked again).
+local function create_run(run_key, key_key, prefix, f, status, now, absent)
+  if not absent and redis.call('EXISTS', run_key) == 1 then
     return 0, redis.call('HGETALL', run_key)
   end
   if key_key then
@@ -580,12 +581,13 @@ local function op_claim_new_run(K, A)
   end
   local prefix, run_id, owner, ttl = A[1], A[3], A[9], tonumber(A[10])
   local fields = { A[3], A[4], A[5], A[6], A[7], A[8], '' }
-  -- A run with no lease yet (every new run's case): created 'running' under a first lease in one
-  -- go, so its record never passes through 'pending' in the indexes; the same outcome as
-  -- create_run then take_lease, which the general path below still takes.
-  if redis.call('EXISTS', lease_key) == 0 then
+  -- A run with neither a lease nor a record yet (every new run's case; one EXISTS asks for both):
+  -- created 'running' under a first lease in one go, so its record never passes through 'pending'
+  -- in the indexes; the same outcome as create_run then take_lease, which the general path below
+  -- still takes (for a known run too, whose record create_run answers).
+  if redis.call('EXISTS', lease_key, run_key) == 0 then
     local now = now_ms()
-    local created, record = create_run(run_key, key_key, prefix, fields, 'running', now)
+    local created, record = create_run(run_key, key_key, prefix, fields, 'running', now, true)
     if created == 0 then
       return { 0, record }
     end
