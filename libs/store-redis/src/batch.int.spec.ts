@@ -210,4 +210,29 @@ describe('redis store: per-run operations batched across runs', () => {
       await mixed.close();
     }
   });
+
+  it('fails every operation of a call whose gathered index key is of the wrong type, and goes on once it is mended', async () => {
+    const damaged = redisStore({ url: server.url, keyPrefix: 'damaged:' });
+    await damaged.connect();
+    try {
+      const claimIn = (runId: string) =>
+        damaged.runs.createAndLease(
+          { runId, workflow: 'w', version: 1, input: {}, idempotencyKey: null },
+          'worker-d',
+          30_000,
+        );
+      await admin.set('damaged:index:all', 'not a sorted set');
+      const claims = await Promise.allSettled(['d-1', 'd-2', 'd-3'].map(claimIn));
+      for (const claim of claims) {
+        expect(claim.status).toBe('rejected');
+        if (claim.status === 'rejected') expect(String(claim.reason.message)).toContain('WRONGTYPE');
+      }
+      await admin.del('damaged:index:all');
+      const mended = await claimIn('d-4');
+      expect(mended.created).toBe(true);
+      expect(await admin.zscore('damaged:index:all', 'd-4')).not.toBeNull();
+    } finally {
+      await damaged.close();
+    }
+  });
 });

@@ -8,6 +8,9 @@
 -- The operations' index writes (the status, workflow and id indexes, 'held', 'timers', 'finished',
 -- the owner sets, the counts) are gathered and written once per key at the end (prelude.lua,
 -- `gathered`), also when an operation failed: what it wrote before its error is kept, as above.
+-- Those keys are shared by every run, so one of the wrong type (a damaged store) fails the whole
+-- call at its end: every operation of it gets that error, with what each wrote before kept, as
+-- when a call fails as a whole (batch.ts); nothing is retried.
 -- ARGV: prefix, the number of operations n, then n pairs (name, argument count), then every
 --       operation's arguments, one operation after the other:
 --   claim-new-run   hasKey, runId, workflow, version, inputJson, idempotencyKey, traceparent, owner, ttlMs
