@@ -348,6 +348,46 @@ describe('the HTTP API', () => {
     expect(await store.signals.read(first)).toEqual([]);
   });
 
+  it('passes a cancel of a run that continued as new on to its successor: 202, not 409', async () => {
+    const url = await serve();
+    const [first, second] = ['api-cancel-continued-1', 'api-cancel-continued-2'];
+    for (const runId of [first, second]) {
+      await store.runs.create({
+        runId,
+        workflow: 'api_elsewhere',
+        version: 1,
+        input: null,
+        idempotencyKey: null,
+      });
+    }
+    // The first run's owner, played by hand, continues it as the second, whose owner holds it.
+    const lease = await store.leases.acquire(first, 'by-hand', 60_000);
+    if (!lease.ok) throw new Error(`${first} not acquired`);
+    await store.runs.continueAs(first, lease.epoch, second);
+    const next = { runId: second, workflow: 'api_elsewhere', version: 1, input: null };
+    await store.runs.finish(first, lease.epoch, { status: 'completed', result: { $batonContinuedAs: next } });
+    if (!(await store.leases.acquire(second, 'by-hand-2', 60_000)).ok)
+      throw new Error(`${second} not acquired`);
+
+    const cancelled = await call(url, 'POST', `/v1/runs/${first}/cancel`, {
+      body: { reason: 'stop the chain' },
+    });
+    expect(cancelled).toMatchObject({ status: 202, body: { runId: first, status: 'cancel-requested' } });
+    // A worker takes the cancel message and passes it on to the chain's current run.
+    const deadline = Date.now() + 10_000;
+    while ((await store.leases.get(second))?.cancelRequested !== true) {
+      if (Date.now() > deadline) throw new Error(`the cancel never reached ${second}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect((await store.leases.get(second))?.cancelReason).toBe('stop the chain');
+    // A run that finished without continuing is still a 409.
+    await store.runs.finish(second, (await store.leases.get(second))!.epoch, {
+      status: 'completed',
+      result: 1,
+    });
+    expect((await call(url, 'POST', `/v1/runs/${second}/cancel`)).status).toBe(409);
+  });
+
   it("sends updates: 200 with the handler's answer or its failure, 202 past the wait, a repeated id applied once", async () => {
     const url = await serve();
     const started = await call(url, 'POST', '/v1/runs', { body: { workflow: 'api_counter' } });

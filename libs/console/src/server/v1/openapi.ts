@@ -371,7 +371,9 @@ export const OPENAPI_DOCUMENT = {
       post: {
         operationId: 'cancelRun',
         summary: 'Cancel a run',
-        description: 'The run stops at its next step and ends `cancelled`.',
+        description:
+          'The run stops at its next step and ends `cancelled`. A run that continued as new passes the ' +
+          "cancel on to its successor, and so on to the chain's current run.",
         security: [{ bearerToken: [] }, { webhookSignature: [] }],
         parameters: [runId],
         requestBody: { required: false, ...json(ref('CancelRequest')) },
@@ -467,7 +469,7 @@ export const OPENAPI_DOCUMENT = {
       NotFound: error(
         'The store does not know the run (`BATON_NOT_FOUND`), or its retention deleted it (`BATON_RUN_DELETED`).',
       ),
-      Finished: error('The run has finished (`BATON_RUN_STATE`).'),
+      Finished: error('The run has finished, and did not continue as new (`BATON_RUN_STATE`).'),
       UnknownToken: error(
         'No durable promise has this token (`BATON_NOT_FOUND`): never made, mistyped, or deleted with its run.',
       ),

@@ -178,8 +178,8 @@ function listQueryOf(query: URLSearchParams): ReturnType<typeof runQueryOf> {
 /**
  * The run, which must not have finished: a signal to a finished run would be dropped, a cancel
  * would change nothing, so both are a 409 naming its status. NotFoundError (404) for a run the
- * store does not know. With `followsContinuation`, a run that continued as new passes: a signal to
- * it goes on to its successor (docs/continue-as-new.md).
+ * store does not know. With `followsContinuation`, a run that continued as new passes: a signal or
+ * a cancel to it goes on to its successor (docs/continue-as-new.md).
  */
 async function unfinishedRun(
   client: Client,
@@ -373,7 +373,8 @@ export const RUN_ROUTES: readonly ApiRoute[] = [
       const runId = params['runId']!;
       const { reason } = objectBody(body, ['reason']);
       if (reason !== undefined && typeof reason !== 'string') throw badRequest("'reason' must be a string");
-      await unfinishedRun(client, runId, 'it cannot be cancelled');
+      // A run that continued as new passes: client.cancel goes on to the chain's current run.
+      await unfinishedRun(client, runId, 'it cannot be cancelled', true);
       await client.cancel(runId, reason ?? 'cancelled over the HTTP API');
       return { status: 202, body: { runId, status: 'cancel-requested' } };
     },
