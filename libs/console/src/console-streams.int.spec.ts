@@ -6,7 +6,9 @@
  * shows as a divider with the first attempt's output greyed and struck; the close ends the view
  * ("closed"). The other stream (JSON values, never closed) shows a line per value and "run
  * finished" at the end. The view reads in both themes, every control is named, and the page
- * raised no error. Saves screenshots under .tmp/console-screenshots/.
+ * raised no error. When the server cannot read a stream further (its bus failing mid-stream, played
+ * here by cutting the console client's reads), the view opens it again by itself once reads work,
+ * from after the last item shown. Saves screenshots under .tmp/console-screenshots/.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +75,51 @@ const speaker = defineWorkflow({
   },
 });
 
+/** Writes `A`, then `B` once the gate `relay` opens, then closes the stream. */
+const relay = defineWorkflow({
+  name: 'page_relay',
+  version: 1,
+  run: async (ctx) => {
+    const out = ctx.stream<string>('relay');
+    out.write('A');
+    await ctx.activity('wait_relay', () => gate('relay'));
+    out.write('B');
+    out.close();
+  },
+});
+
+/**
+ * The console client's stream reads, breakable: `cutReads` makes every read under way fail and
+ * every new one fail at once, as a bus that stopped answering would, until `mendReads`.
+ */
+let readsCut = false;
+const reading = new Set<AbortController>();
+const CUT = 'the bus stopped answering (a test)';
+function cutReads(): void {
+  readsCut = true;
+  for (const read of reading) read.abort(new Error(CUT));
+}
+function mendReads(): void {
+  readsCut = false;
+}
+function breakable(target: Client): void {
+  const original = target.stream.bind(target);
+  target.stream = ((runId: string, name: string, options: { signal?: AbortSignal } = {}) => {
+    const read = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, read.signal]) : read.signal;
+    return (async function* () {
+      reading.add(read);
+      try {
+        if (readsCut) throw new Error(CUT);
+        yield* original(runId, name, { ...options, signal });
+        if (read.signal.aborted) throw read.signal.reason;
+      } finally {
+        reading.delete(read);
+      }
+    })();
+  }) as Client['stream'];
+}
+
 let transport: ReturnType<typeof memoryTransport>;
 let store: ReturnType<typeof memoryStore>;
 let worker: Worker;
@@ -84,15 +131,16 @@ beforeAll(async () => {
   await buildConsole();
   transport = memoryTransport();
   store = memoryStore();
-  worker = new Worker({ transport, store, workflows: [speaker] });
+  worker = new Worker({ transport, store, workflows: [speaker, relay] });
   await worker.start();
   client = new Client({ transport, store });
+  breakable(client);
   server = await startConsole({ client, options: { port: await freeConsolePort() }, env: {}, log: () => {} });
   browser = await launchChromium();
 }, 300_000);
 
 afterAll(async () => {
-  for (const name of ['fail', 'finish']) open(name);
+  for (const name of ['fail', 'finish', 'relay']) open(name);
   await browser?.close();
   await server?.close();
   await worker?.stop();
@@ -219,4 +267,47 @@ describe('a run’s streams on the console’s run page', () => {
       'rgb(251, 191, 36)',
     ]);
   });
+
+  it(
+    'opens a stream again by itself after the server could not read it, from after the last item shown',
+    { timeout: 120_000 },
+    async () => {
+      const run = await client.start(relay, undefined);
+      const errors: string[] = [];
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      page.on('pageerror', (err) => errors.push(err.message));
+      await page.goto(new URL(`/runs/${encodeURIComponent(run.runId)}`, server.url).toString());
+      const view = page.getByRole('log', { name: 'Stream relay' });
+      const state = page.getByTestId('stream-state');
+      await until('the first item live', async () => ((await view.textContent()) === 'A' ? true : undefined));
+
+      // The server's read fails mid-stream: the view says so and opens the stream again, later.
+      cutReads();
+      await until('the view to reopen', async () =>
+        (await state.getAttribute('data-state')) === 'reopening' ? true : undefined,
+      );
+      expect(await state.textContent()).toMatch(
+        /^interrupted \(.*the bus stopped answering.*\): opening it again in \d+ s/,
+      );
+      // Reads still fail: it tries again (a longer wait), and keeps what it showed.
+      await until('a second try', async () =>
+        (await state.textContent())?.includes('in 2 s') ? true : undefined,
+      );
+      expect(await view.textContent()).toBe('A');
+
+      // Reads work again: the view is live from after `A`, and shows `B` once, then the close.
+      mendReads();
+      await until('live again', async () =>
+        (await state.getAttribute('data-state')) === 'live' ? true : undefined,
+      );
+      open('relay');
+      await until('the end', async () =>
+        (await state.getAttribute('data-state')) === 'ended' ? true : undefined,
+      );
+      expect(await view.textContent()).toBe('AB');
+      expect(await state.textContent()).toBe('closed: the run closed this stream');
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+  );
 });

@@ -6,6 +6,10 @@
  * attempt or a worker's crash) draws a divider and greys and strikes that step's earlier output,
  * which it supersedes; the end says whether the stream was closed or the run finished. A dropped
  * connection is resumed by the browser after the last item shown (Last-Event-ID): nothing twice.
+ * A stream the server could not read further (its `error` event: the bus or the store failed
+ * mid-stream), or a reconnection the server refused, is opened again here after the last item
+ * shown (`?from=`), after 1, 2, 4… s (at most 15 s between), at most {@link MAX_REOPENS} times
+ * in a row without an item coming; only then does the view stop and ask for a reload.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { get, runPath } from '../api.js';
@@ -30,11 +34,16 @@ type ViewState =
   | { kind: 'connecting' }
   | { kind: 'live' }
   | { kind: 'reconnecting' }
+  | { kind: 'reopening'; why: string; inSeconds: number }
   | { kind: 'ended'; end: StreamEnd }
   | { kind: 'failed'; message: string };
 
 /** The most items the view keeps; older ones are dropped (and counted). */
 const MAX_SHOWN = 5_000;
+/** Reopenings in a row with no item between before the view gives up (about 2 minutes). */
+export const MAX_REOPENS = 10;
+const REOPEN_FIRST_MS = 1_000;
+const REOPEN_MAX_MS = 15_000;
 
 export function RunStreams(props: { runId: string; finished: boolean }) {
   const { runId, finished } = props;
@@ -80,9 +89,16 @@ function StreamView(props: { runId: string; name: string }) {
     items.current = [];
     dropped.current = 0;
     setState({ kind: 'connecting' });
-    const source = new EventSource(runPath(runId, `/streams/${encodeURIComponent(name)}`));
+    let source: EventSource | undefined;
+    let reopenTimer: ReturnType<typeof setTimeout> | undefined;
+    let lastSeq = 0;
+    // Reopenings since the last item came; reset by every item.
+    let reopens = 0;
+    let stopped = false;
     const shown = (): void => setVersion((v) => v + 1);
     const add = (item: Shown): void => {
+      lastSeq = Math.max(lastSeq, item.seq);
+      reopens = 0;
       items.current.push(item);
       if (items.current.length > MAX_SHOWN) {
         items.current.shift();
@@ -90,36 +106,59 @@ function StreamView(props: { runId: string; name: string }) {
       }
       shown();
     };
-    source.addEventListener('open', () => setState({ kind: 'live' }));
-    source.addEventListener('chunk', (e) => add(parsed<StreamItem>(e)));
-    source.addEventListener('reset', (e) => {
-      const reset = parsed<Extract<StreamItem, { kind: 'reset' }>>(e);
-      // The step's earlier chunks are superseded by the attempt that starts here.
-      for (const item of items.current)
-        if (item.kind === 'chunk' && item.step === reset.step) item.superseded = true;
-      add(reset);
-    });
-    source.addEventListener('close', (e) => add(parsed<StreamItem>(e)));
-    source.addEventListener('end', (e) => {
-      source.close();
-      setState({ kind: 'ended', end: parsed<StreamEnd>(e) });
-    });
-    source.addEventListener('error', (e) => {
-      if (e instanceof MessageEvent && typeof e.data === 'string') {
-        // The server's own `error` event: the stream could not be read further.
-        source.close();
-        const body = JSON.parse(e.data) as { error?: string };
-        setState({ kind: 'failed', message: body.error ?? 'the stream could not be read' });
-      } else if (source.readyState === EventSource.CLOSED) {
+    /** Opens the stream again after the last item shown, later, unless it was reopened too often. */
+    const reopen = (why: string): void => {
+      source?.close();
+      if (stopped) return;
+      if (reopens >= MAX_REOPENS) {
         setState({
           kind: 'failed',
-          message: 'the console refused the stream or could not be reached: reload the page to try again',
+          message: `${why}; tried ${MAX_REOPENS} times: reload the page to try again`,
         });
-      } else {
-        setState({ kind: 'reconnecting' });
+        return;
       }
-    });
-    return () => source.close();
+      const delay = Math.min(REOPEN_FIRST_MS * 2 ** reopens, REOPEN_MAX_MS);
+      reopens++;
+      setState({ kind: 'reopening', why, inSeconds: Math.round(delay / 1000) });
+      reopenTimer = setTimeout(open, delay);
+    };
+    function open(): void {
+      const path = runPath(runId, `/streams/${encodeURIComponent(name)}`);
+      const es = new EventSource(lastSeq > 0 ? `${path}?from=${lastSeq + 1}` : path);
+      source = es;
+      es.addEventListener('open', () => setState({ kind: 'live' }));
+      es.addEventListener('chunk', (e) => add(parsed<StreamItem>(e)));
+      es.addEventListener('reset', (e) => {
+        const reset = parsed<Extract<StreamItem, { kind: 'reset' }>>(e);
+        // The step's earlier chunks are superseded by the attempt that starts here.
+        for (const item of items.current)
+          if (item.kind === 'chunk' && item.step === reset.step) item.superseded = true;
+        add(reset);
+      });
+      es.addEventListener('close', (e) => add(parsed<StreamItem>(e)));
+      es.addEventListener('end', (e) => {
+        stopped = true;
+        es.close();
+        setState({ kind: 'ended', end: parsed<StreamEnd>(e) });
+      });
+      es.addEventListener('error', (e) => {
+        if (e instanceof MessageEvent && typeof e.data === 'string') {
+          // The server's own `error` event: it could not read the stream further (for now).
+          const body = JSON.parse(e.data) as { error?: string };
+          reopen(body.error ?? 'the stream could not be read');
+        } else if (es.readyState === EventSource.CLOSED) {
+          reopen('the console refused the stream or could not be reached');
+        } else {
+          setState({ kind: 'reconnecting' });
+        }
+      });
+    }
+    open();
+    return () => {
+      stopped = true;
+      clearTimeout(reopenTimer);
+      source?.close();
+    };
   }, [runId, name]);
 
   // Keep the newest output in sight, unless the reader scrolled up to read.
@@ -191,6 +230,8 @@ function stateText(state: ViewState): string {
       return 'live: new output appears as the run writes it';
     case 'reconnecting':
       return 'connection lost: reconnecting, from after the last item shown…';
+    case 'reopening':
+      return `interrupted (${state.why}): opening it again in ${state.inSeconds} s, from after the last item shown…`;
     case 'failed':
       return `stopped: ${state.message}`;
     case 'ended':
