@@ -26,6 +26,16 @@ async function commandCalls(admin: Redis, commands: readonly string[]): Promise<
   );
 }
 
+/** A claim of a new run on `target` for `owner`; `fieldsOf` gives a run's workflow and idempotency key. */
+function claimer(
+  target: Store,
+  owner: string,
+  fieldsOf: (runId: string) => { workflow: string; idempotencyKey: string | null },
+) {
+  return (runId: string) =>
+    target.runs.createAndLease({ runId, version: 1, input: {}, ...fieldsOf(runId) }, owner, 30_000);
+}
+
 const RUNS = 120;
 const ids = (tag: string) => Array.from({ length: RUNS }, (_, i) => `${tag}-${i}`);
 
@@ -131,18 +141,10 @@ describe('redis store: per-run operations batched across runs', () => {
     const mixed = redisStore({ url: server.url, keyPrefix: 'mixed:' });
     await mixed.connect();
     try {
-      const claimIn = (runId: string) =>
-        mixed.runs.createAndLease(
-          {
-            runId,
-            workflow: runId.startsWith('a') ? 'wa' : 'wb',
-            version: 1,
-            input: {},
-            idempotencyKey: `k-${runId}`,
-          },
-          'worker-m',
-          30_000,
-        );
+      const claimIn = claimer(mixed, 'worker-m', (runId) => ({
+        workflow: runId.startsWith('a') ? 'wa' : 'wb',
+        idempotencyKey: `k-${runId}`,
+      }));
       const first = ids('a');
       await Promise.all(first.map(claimIn));
       const commands = ['zadd', 'zrem', 'sadd', 'srem', 'hincrby'] as const;
@@ -215,12 +217,7 @@ describe('redis store: per-run operations batched across runs', () => {
     const damaged = redisStore({ url: server.url, keyPrefix: 'damaged:' });
     await damaged.connect();
     try {
-      const claimIn = (runId: string) =>
-        damaged.runs.createAndLease(
-          { runId, workflow: 'w', version: 1, input: {}, idempotencyKey: null },
-          'worker-d',
-          30_000,
-        );
+      const claimIn = claimer(damaged, 'worker-d', () => ({ workflow: 'w', idempotencyKey: null }));
       await admin.set('damaged:index:all', 'not a sorted set');
       const claims = await Promise.allSettled(['d-1', 'd-2', 'd-3'].map(claimIn));
       for (const claim of claims) {

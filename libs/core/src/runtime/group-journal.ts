@@ -39,7 +39,7 @@ import {
 } from '../adapter/contracts/group-journal.js';
 import type { Store } from '../adapter/contracts/store.js';
 import type { JournalAppend, JournalLog, JournalRecord, Transport } from '../adapter/contracts/transport.js';
-import { decodeGroupRecord, encodeGroupRecord, partSize, utf8Length } from './group-records.js';
+import { decodeGroupRecord, encodeGroupRecord, partSize } from './group-records.js';
 
 /** How the worker journals runs that have no pointers yet. */
 export type JournalMode = 'group' | 'per-run';
@@ -124,6 +124,13 @@ interface Pending {
 /** How many runs' last pointers a committer remembers (the oldest is forgotten first). */
 export const REMEMBERED_POINTERS = 16_384;
 
+/** Forgets the oldest of `runs` (insertion order) past {@link REMEMBERED_POINTERS}. */
+function forgetOldest(runs: Map<string, unknown> | Set<string>): void {
+  if (runs.size <= REMEMBERED_POINTERS) return;
+  const oldest = runs.keys().next().value;
+  if (oldest !== undefined) runs.delete(oldest);
+}
+
 /** Puts the appends of every run into group records, one flush at a time. */
 export class GroupCommitter {
   private pending: Pending[] = [];
@@ -153,7 +160,7 @@ export class GroupCommitter {
     expectedLastPosition: number | undefined,
   ): Promise<PointerAppendResult> {
     return new Promise((resolve, reject) => {
-      const size = partSize(utf8Length(runId), data.length);
+      const size = partSize(Buffer.byteLength(runId, 'utf8'), data.length);
       this.pending.push({ runId, expectedLastPosition, data, size, resolve, reject });
       if (!this.flushing) void this.drain();
     });
@@ -163,10 +170,7 @@ export class GroupCommitter {
   remember(runId: string, pointer: JournalPointer): void {
     this.lastPointers.delete(runId);
     this.lastPointers.set(runId, pointer);
-    if (this.lastPointers.size > REMEMBERED_POINTERS) {
-      const oldest = this.lastPointers.keys().next().value;
-      if (oldest !== undefined) this.lastPointers.delete(oldest);
-    }
+    forgetOldest(this.lastPointers);
   }
 
   /** Forgets the run's last pointer (its journal is gone). */
@@ -396,7 +400,8 @@ class GroupJournal implements JournalLog {
     if (expected === undefined && this.options.mode === 'per-run') {
       if (this.ownRuns.has(append.runId)) return this.own.append(append);
       if ((await this.index.markOwnJournal(append.runId)) === 'own') {
-        this.rememberOwn(append.runId);
+        this.ownRuns.add(append.runId);
+        forgetOldest(this.ownRuns);
         return this.own.append(append);
       }
     }
@@ -435,14 +440,6 @@ class GroupJournal implements JournalLog {
     this.ownRuns.delete(runId);
     await this.index.deletePointers(runId);
     await this.own.purge(runId);
-  }
-
-  private rememberOwn(runId: string): void {
-    this.ownRuns.add(runId);
-    if (this.ownRuns.size > REMEMBERED_POINTERS) {
-      const oldest = this.ownRuns.values().next().value;
-      if (oldest !== undefined) this.ownRuns.delete(oldest);
-    }
   }
 
   /** The records `pointers` name, in their order; one read per log for what is not cached. */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decodeGroupRecord, encodeGroupRecord, GroupRecordError, utf8Length } from './group-records.js';
+import { decodeGroupRecord, encodeGroupRecord, GroupRecordError } from './group-records.js';
 
 const encoder = new TextEncoder();
 const bytes = (s: string): Uint8Array => encoder.encode(s);
 
 describe('group records', () => {
-  it('measures a string as TextEncoder encodes it, without encoding it', () => {
+  it('reserves for a run id the bytes TextEncoder writes for it (Buffer.byteLength)', () => {
     const cases = [
       '',
       'run-0123',
@@ -19,7 +19,8 @@ describe('group records', () => {
       '\ud83d\ud83d\ude80', // a high surrogate, then a pair
       '\u007f\u0080\u07ff\u0800\uffff',
     ];
-    for (const s of cases) expect(utf8Length(s), JSON.stringify(s)).toBe(encoder.encode(s).length);
+    for (const s of cases)
+      expect(Buffer.byteLength(s, 'utf8'), JSON.stringify(s)).toBe(encoder.encode(s).length);
   });
 
   it('reads back every part as written, run ids of any script included', () => {

@@ -29,32 +29,10 @@ export function partSize(runIdBytes: number, dataBytes: number): number {
   return 2 + runIdBytes + 4 + dataBytes;
 }
 
-/**
- * The UTF-8 length of `s` in bytes, counted without encoding it (a run id is measured once per
- * append and once per record; encoding it to measure it cost an allocation each time).
- */
-export function utf8Length(s: string): number {
-  let bytes = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const code = s.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) {
-      bytes += 1;
-      continue;
-    }
-    // 3 bytes, and a surrogate pair 4 for its 2 units (a lone surrogate is encoded as U+FFFD: 3).
-    bytes += 2;
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-  }
-  return bytes;
-}
-
 /** Encodes parts (at most one per run) as one record. */
 export function encodeGroupRecord(parts: readonly GroupPart[]): Uint8Array {
-  const idLengths = parts.map((part) => utf8Length(part.runId));
+  // Measured without encoding (no allocation), then encoded straight into the record.
+  const idLengths = parts.map((part) => Buffer.byteLength(part.runId, 'utf8'));
   let size = HEADER;
   parts.forEach((part, i) => (size += partSize(idLengths[i]!, part.data.length)));
   const out = new Uint8Array(size);
@@ -66,7 +44,6 @@ export function encodeGroupRecord(parts: readonly GroupPart[]): Uint8Array {
   parts.forEach((part, i) => {
     const idLength = idLengths[i]!;
     view.setUint16(at, idLength);
-    // Straight into the record: no copy of the id's bytes on the side.
     encoder.encodeInto(part.runId, out.subarray(at + 2, at + 2 + idLength));
     at += 2 + idLength;
     view.setUint32(at, part.data.length);

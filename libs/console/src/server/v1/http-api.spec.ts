@@ -316,9 +316,8 @@ describe('the HTTP API', () => {
     expect((await call(url, 'POST', `/v1/runs/${waitingId}/cancel`)).status).toBe(409);
   });
 
-  it('passes a signal to a run that continued as new on to its successor: 202, not 409', async () => {
-    const url = await serve();
-    const [first, second] = ['api-continued-1', 'api-continued-2'];
+  /** Two runs, the first continued as the second by its owner played by hand: marked, then ended. */
+  async function continuedAs(first: string, second: string): Promise<void> {
     for (const runId of [first, second]) {
       await store.runs.create({
         runId,
@@ -328,12 +327,17 @@ describe('the HTTP API', () => {
         idempotencyKey: null,
       });
     }
-    // The first run's owner, played by hand: marked as continuing, then its end recorded.
     const lease = await store.leases.acquire(first, 'by-hand', 60_000);
     if (!lease.ok) throw new Error(`${first} not acquired`);
     await store.runs.continueAs(first, lease.epoch, second);
     const next = { runId: second, workflow: 'api_elsewhere', version: 1, input: null };
     await store.runs.finish(first, lease.epoch, { status: 'completed', result: { $batonContinuedAs: next } });
+  }
+
+  it('passes a signal to a run that continued as new on to its successor: 202, not 409', async () => {
+    const url = await serve();
+    const [first, second] = ['api-continued-1', 'api-continued-2'];
+    await continuedAs(first, second);
     const signalled = await call(url, 'POST', `/v1/runs/${first}/signals/go`, {
       body: { n: 1 },
       headers: { 'idempotency-key': 'after-continue' },
@@ -351,21 +355,8 @@ describe('the HTTP API', () => {
   it('passes a cancel of a run that continued as new on to its successor: 202, not 409', async () => {
     const url = await serve();
     const [first, second] = ['api-cancel-continued-1', 'api-cancel-continued-2'];
-    for (const runId of [first, second]) {
-      await store.runs.create({
-        runId,
-        workflow: 'api_elsewhere',
-        version: 1,
-        input: null,
-        idempotencyKey: null,
-      });
-    }
-    // The first run's owner, played by hand, continues it as the second, whose owner holds it.
-    const lease = await store.leases.acquire(first, 'by-hand', 60_000);
-    if (!lease.ok) throw new Error(`${first} not acquired`);
-    await store.runs.continueAs(first, lease.epoch, second);
-    const next = { runId: second, workflow: 'api_elsewhere', version: 1, input: null };
-    await store.runs.finish(first, lease.epoch, { status: 'completed', result: { $batonContinuedAs: next } });
+    // Continued as the second, whose owner (played by hand below) holds it.
+    await continuedAs(first, second);
     if (!(await store.leases.acquire(second, 'by-hand-2', 60_000)).ok)
       throw new Error(`${second} not acquired`);
 
