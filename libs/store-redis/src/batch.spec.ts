@@ -2,6 +2,7 @@
  * The batcher's gathering (batch.ts) on a scripted runner: what goes in one call, how many calls
  * are in flight, and how a call's failure reaches each operation.
  */
+import { ReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { batchingRunner, MAX_BATCH_OPERATIONS } from './batch.js';
 import type { ScriptRunner } from './scripts.js';
@@ -23,13 +24,13 @@ function recordingRunner(): { run: ScriptRunner; calls: Call[] } {
   return { run, calls };
 }
 
-/** Each operation of a call answered with its first argument, as batch.lua's {1, reply}. */
+/** Each operation of a call answered with its first argument, one reply per operation as batch.lua answers. */
 function echo(call: Call): void {
   const n = Number(call.args[1]);
-  const replies: [number, unknown][] = [];
+  const replies: unknown[] = [];
   let next = 2 + 2 * n;
   for (let i = 0; i < n; i++) {
-    replies.push([1, call.args[next]]);
+    replies.push(call.args[next]);
     next += Number(call.args[3 + 2 * i]);
   }
   call.answer(replies);
@@ -89,9 +90,11 @@ describe('batchingRunner', () => {
     const ok = batched('close-cancels', ['1']);
     const bad = batched('close-cancels', ['2']);
     await tick();
+    // An operation that failed answers an error reply in its place: ioredis hands it over as a
+    // ReplyError in the array.
     calls[0]!.answer([
-      [1, 'fine'],
-      [0, 'WRONGTYPE Operation against a key holding the wrong kind of value'],
+      'fine',
+      new ReplyError('WRONGTYPE Operation against a key holding the wrong kind of value'),
     ]);
     expect(await ok).toBe('fine');
     await expect(bad).rejects.toMatchObject({
@@ -104,5 +107,16 @@ describe('batchingRunner', () => {
     const dropped = new Error('Connection is closed.');
     calls[1]!.fail(dropped);
     for (const op of lost) await expect(op).rejects.toBe(dropped);
+  });
+
+  it('rejects the operations a reply does not answer, and only those', async () => {
+    const { run, calls } = recordingRunner();
+    const batched = batchingRunner(run, 'p:');
+    const answered = batched('close-cancels', ['1']);
+    const unanswered = batched('close-cancels', ['2']);
+    await tick();
+    calls[0]!.answer(['one']);
+    expect(await answered).toBe('one');
+    await expect(unanswered).rejects.toThrow(/batch.lua answered no reply for close-cancels/);
   });
 });

@@ -44,19 +44,21 @@ export function batchingRunner(run: ScriptRunner, prefix: string): BatchedRunner
     const args: (string | number)[] = [prefix, batch.length];
     for (const op of batch) args.push(op.name, op.args.length);
     for (const op of batch) for (const arg of op.args) args.push(arg);
-    let replies: [number, unknown][];
+    let replies: unknown[];
     try {
-      replies = (await run('batch', [], args)) as [number, unknown][];
+      replies = (await run('batch', [], args)) as unknown[];
     } catch (err) {
       for (const op of batch) op.reject(err);
       return;
     }
-    batch.forEach((op, i) => {
-      const reply = replies[i];
-      if (reply === undefined) op.reject(new BatchedReplyError(`batch.lua answered no reply for ${op.name}`));
-      else if (reply[0] === 1) op.resolve(reply[1]);
-      else op.reject(new BatchedReplyError(String(reply[1])));
-    });
+    // An operation that failed answers an error reply in its place, which ioredis hands over as a
+    // ReplyError: that operation alone is rejected with it.
+    for (let i = 0; i < batch.length; i++) {
+      const op = batch[i]!;
+      if (i >= replies.length) op.reject(new BatchedReplyError(`batch.lua answered no reply for ${op.name}`));
+      else if (replies[i] instanceof Error) op.reject(replies[i]);
+      else op.resolve(replies[i]);
+    }
   };
   const batcher = new CallBatcher<Pending>({
     maxBatch: MAX_BATCH_OPERATIONS,

@@ -16,7 +16,7 @@ import {
   type RunRecord,
   FencedWriteError,
 } from '@baton/core/adapter';
-import { decodeRunRecord, encodeCheckpoint, encodeValue } from './codec.js';
+import { decodeRunRecord, decodeValue, encodeCheckpoint, encodeValue } from './codec.js';
 import type { StoreContext } from './context.js';
 import { acquireReply } from './leases.js';
 
@@ -38,16 +38,17 @@ function outcomeKeys(keys: StoreContext['keys'], runId: string): string[] {
 
 /**
  * The arguments that describe a new run, as create_run in the prelude takes them after the prefix:
- * whether it has an idempotency key, its id, workflow, version, input, key and traceparent.
+ * whether it has an idempotency key, its id, workflow, version, input (`inputJson`, encoded), key
+ * and traceparent.
  */
-function newRunFields(run: NewRunToLease): Array<string | number> {
+function newRunFields(run: NewRunToLease, inputJson: string): Array<string | number> {
   const key = run.idempotencyKey;
   return [
     key === null ? '0' : '1',
     run.runId,
     run.workflow,
     run.version,
-    encodeValue(run.input),
+    inputJson,
     key ?? '',
     run.traceparent ?? '',
   ];
@@ -60,7 +61,7 @@ async function create(ctx: StoreContext, run: NewRun): Promise<{ created: boolea
   const seed = run.checkpoint === undefined ? undefined : encodeCheckpoint(run.checkpoint);
   const reply = (await ctx.run('create-run', scriptKeys, [
     keys.prefix,
-    ...newRunFields(run),
+    ...newRunFields(run, encodeValue(run.input)),
     seed?.json ?? '',
     seed?.summaryJson ?? '',
     run.forkedFrom === undefined ? '' : JSON.stringify(run.forkedFrom),
@@ -76,12 +77,32 @@ async function createAndLease(
   ttlMs: number,
 ): Promise<CreatedAndLeased> {
   // batch.lua's claim-new-run: the new run's fields, then the lease's owner and ttl.
-  const reply = (await ctx.batched('claim-new-run', [...newRunFields(run), owner, ttlMs])) as [
+  const inputJson = encodeValue(run.input);
+  const reply = (await ctx.batched('claim-new-run', [...newRunFields(run, inputJson), owner, ttlMs])) as [
     number,
-    unknown[],
+    unknown,
     unknown[]?,
   ];
-  const record = decodeRunRecord(reply[1]);
+  // 2: created 'running' under lease epoch 1, at the server's time it answers; the record is what
+  // was sent, so it is not sent back (decoded from the same JSON, so the caller gets its own copy of
+  // the input, as from a record read back).
+  if (reply[0] === 2) {
+    const createdAt = Number(reply[1]);
+    const record: RunRecord = {
+      runId: run.runId,
+      workflow: run.workflow,
+      version: run.version,
+      input: decodeValue(inputJson),
+      idempotencyKey: run.idempotencyKey,
+      status: 'running',
+      createdAt,
+      updatedAt: createdAt,
+      attempts: 1,
+    };
+    if (run.traceparent) record.traceparent = run.traceparent;
+    return { created: true, run: record, lease: { ok: true, epoch: 1, cancelRequested: false } };
+  }
+  const record = decodeRunRecord(reply[1] as unknown[]);
   if (reply[0] !== 1) return { created: false, run: record };
   return { created: true, run: record, lease: acquireReply(reply[2] ?? []) };
 }

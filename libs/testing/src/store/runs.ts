@@ -160,6 +160,27 @@ export function describeRunConformance(store: () => Store): void {
       });
     });
 
+    it('answers the record it stored, with an idempotency key and a trace parent too', async () => {
+      const runId = uniqueId('run');
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const taken = await claim(
+        {
+          runId,
+          workflow: 'w',
+          version: 1,
+          input: { nested: { list: [1, 'two', null] } },
+          idempotencyKey: uniqueId('key'),
+          traceparent,
+        },
+        'worker-a',
+        60_000,
+      );
+      expect(taken.created).toBe(true);
+      expect(taken.run).toMatchObject({ traceparent, status: 'running', attempts: 1 });
+      expect(taken.run.createdAt).toBe(taken.run.updatedAt);
+      expect(await store().runs.get(runId)).toEqual(taken.run);
+    });
+
     it('changes nothing for a known run id or idempotency key and returns the existing record', async () => {
       const key = uniqueId('key');
       const first = await createTestRun(store(), 'first', key);
