@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineQuery } from '../../author/query.js';
 import { defineSignal } from '../../author/signal.js';
+import { QueryReadOnlyError } from '../errors.js';
 import { defineActivity, defineWorkflow } from '../../author/workflow.js';
 import type { JournalEntry } from '../../shared/journal.js';
 import type { ExecutionHost } from './execution-host.js';
@@ -188,6 +189,55 @@ describe('queries: a held run answers from its in-memory state', () => {
     // And the same ctx works again once the handler returned.
     const replay = await execute(sneaky, null, host.journal);
     expect(replay.outcome).toEqual({ kind: 'completed', result: ['a', 'b'] });
+  });
+
+  it('refuses every function of the context inside a handler, each by its own name (invariant 4)', async () => {
+    const wf = defineWorkflow({
+      name: 'every-method',
+      version: 1,
+      run: async (ctx) => {
+        ctx.onQuery(defineQuery<{ refused: string[]; let: string[] }>('everything'), () => {
+          const refused: string[] = [];
+          const through: string[] = [];
+          const methods = ctx as unknown as Record<string, unknown>;
+          for (const key of Object.keys(ctx)) {
+            if (key === 'isReplaying') continue;
+            const method = methods[key];
+            if (typeof method !== 'function') continue;
+            try {
+              (method as () => unknown)();
+              through.push(key);
+            } catch (err) {
+              const refusedHere =
+                err instanceof QueryReadOnlyError &&
+                err.message.includes(`query 'everything' called ctx.${key}`);
+              (refusedHere ? refused : through).push(key);
+            }
+          }
+          return { refused, let: through };
+        });
+        return new Promise<never>(() => undefined);
+      },
+    });
+    const executor = new ReplayExecutor({
+      workflow: wf,
+      input: null,
+      runId: 'run-1',
+      history: [],
+      host: testHost(),
+      replayOnly: true,
+    });
+    await executor.replayToEnd();
+    const answer = executor.answerQuery('everything', undefined);
+    expect(answer.status).toBe('answered');
+    if (answer.status !== 'answered') return;
+    const { refused, let: through } = answer.result as { refused: string[]; let: string[] };
+    expect(through).toEqual([]);
+    expect(refused).toEqual(
+      expect.arrayContaining(['run', 'activity', 'sleep', 'now', 'startChild', 'executeChild', 'onQuery']),
+    );
+    // Eighteen functions today: the loop cannot pass by finding none.
+    expect(refused.length).toBeGreaterThanOrEqual(18);
   });
 
   it('lists the registered names for an unknown query, and refuses async and unencodable answers', async () => {

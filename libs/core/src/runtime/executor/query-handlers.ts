@@ -13,11 +13,12 @@
  * 3. An answer is plain JSON data, copied at the moment of the answer: what the caller gets is the
  *    state when it was asked, whatever the run does next; a value with no JSON form fails the query
  *    with UnencodableValueError naming it.
- * 4. The guard wraps the context's own methods whatever they are, so a ctx method added later is
- *    refused inside a handler without being listed here.
+ * 4. Every method of the workflow's context asks {@link QueryHandlers.refuseWhileAnswering} first
+ *    (createContext in replay-executor.ts writes the check into each method, so a run's context
+ *    costs no wrapper per method and a call no extra frame); queries.spec.ts calls every function
+ *    of a context from inside a handler, so a method added without the check fails there.
  */
 import { queryNameProblem, type QueryDefinition } from '../../author/query.js';
-import type { WorkflowContext } from '../../author/workflow.js';
 import { BatonError, ConfigError, serializeError, type SerializedError } from '../../shared/errors.js';
 import { QueryReadOnlyError } from '../errors.js';
 import { unencodableValue } from '../unencodable.js';
@@ -84,21 +85,9 @@ export class QueryHandlers {
     return { status: 'answered', result: text === undefined ? null : (JSON.parse(text) as unknown) };
   }
 
-  /**
-   * `ctx` with each of its methods refusing while a handler runs (invariant 4). Getters
-   * (`isReplaying`) and plain values are left as they are.
-   */
-  guard(ctx: WorkflowContext): WorkflowContext {
-    const guarded = ctx as unknown as Record<string, unknown>;
-    for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(ctx))) {
-      const method = descriptor.value as unknown;
-      if (typeof method !== 'function') continue;
-      guarded[key] = (...args: unknown[]): unknown => {
-        if (this.answering !== undefined) throw new QueryReadOnlyError(this.answering, `ctx.${key}`);
-        return (method as (...a: unknown[]) => unknown)(...args);
-      };
-    }
-    return ctx;
+  /** Throws QueryReadOnlyError while a handler runs: the first thing every ctx method does (invariant 4). */
+  refuseWhileAnswering(method: string): void {
+    if (this.answering !== undefined) throw new QueryReadOnlyError(this.answering, `ctx.${method}`);
   }
 }
 

@@ -357,49 +357,108 @@ export class ReplayExecutor {
     }
   }
 
+  /**
+   * The run's `ctx`. Each method refuses first while a query handler runs (query-handlers.ts,
+   * invariant 4): written into every method here, one closure each, rather than wrapped around them.
+   */
   private createContext(): WorkflowContext {
     const { workflow, runId } = this.options;
+    const queries = this.queries;
+    const refuse = (method: string): void => queries.refuseWhileAnswering(method);
+    const children = childWorkflowMethods(() => this.ctx, this.host);
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
-    return this.queries.guard({
+    return {
       runId,
       workflow: workflow.name,
       version: workflow.version,
       get isReplaying() {
         return !self.replayDone;
       },
-      run: (activity, input, options) => this.callActivity(activity, input, options),
-      activity: (name, fn, options) =>
-        this.callActivity(
+      run: (activity, input, options) => {
+        refuse('run');
+        return this.callActivity(activity, input, options);
+      },
+      activity: (name, fn, options) => {
+        refuse('activity');
+        return this.callActivity(
           defineActivity({ name, run: (_input: unknown, io) => fn(io), ...options }),
           undefined,
-        ),
-      sleep: (duration) => this.sleep(duration),
-      promise: (options) => this.promise(options),
-      waitForSignal: (signal, options) =>
-        this.waitForSignal(
+        );
+      },
+      sleep: (duration) => {
+        refuse('sleep');
+        return this.sleep(duration);
+      },
+      promise: (options) => {
+        refuse('promise');
+        return this.promise(options);
+      },
+      waitForSignal: (signal, options) => {
+        refuse('waitForSignal');
+        return this.waitForSignal(
           signalName(signal),
           options?.timeout,
           typeof signal === 'string' ? undefined : signal.schema,
-        ) as never,
-      setAttributes: (values) => this.setAttributes(values),
-      now: () => this.recordValue('now', () => this.host.clock()) as number,
-      random: () => this.recordValue('random', Math.random) as number,
-      uuid: () => this.recordValue('uuid', randomUUID) as string,
-      historyInfo: () => ({ ...(this.recordValue('historyInfo', this.liveHistoryInfo) as HistoryInfo) }),
-      stream: (name) => (this.streams ??= new WorkflowStreams(this.host, !this.replayOnly)).stream(name),
-      patched: (changeId) => this.patched(changeId, false),
-      deprecatePatch: (changeId) => void this.patched(changeId, true),
-      onUpdate: (update, handler, options) =>
-        this.updates.register(
+        ) as never;
+      },
+      setAttributes: (values) => {
+        refuse('setAttributes');
+        return this.setAttributes(values);
+      },
+      now: () => {
+        refuse('now');
+        return this.recordValue('now', () => this.host.clock()) as number;
+      },
+      random: () => {
+        refuse('random');
+        return this.recordValue('random', Math.random) as number;
+      },
+      uuid: () => {
+        refuse('uuid');
+        return this.recordValue('uuid', randomUUID) as string;
+      },
+      historyInfo: () => {
+        refuse('historyInfo');
+        return { ...(this.recordValue('historyInfo', this.liveHistoryInfo) as HistoryInfo) };
+      },
+      stream: (name) => {
+        refuse('stream');
+        return (this.streams ??= new WorkflowStreams(this.host, !this.replayOnly)).stream(name);
+      },
+      patched: (changeId) => {
+        refuse('patched');
+        return this.patched(changeId, false);
+      },
+      deprecatePatch: (changeId) => {
+        refuse('deprecatePatch');
+        void this.patched(changeId, true);
+      },
+      onUpdate: (update, handler, options) => {
+        refuse('onUpdate');
+        return this.updates.register(
           update as AnyUpdateDefinition | string,
           handler as (args: unknown) => unknown,
           options?.validate as UpdateValidator<unknown> | undefined,
-        ),
-      continueAsNew: (input, options) => new ContinueAsNew(input, options?.version),
-      ...childWorkflowMethods(() => this.ctx, this.host),
-      onQuery: (query, handler) => this.queries.register(query, handler),
-    });
+        );
+      },
+      continueAsNew: (input, options) => {
+        refuse('continueAsNew');
+        return new ContinueAsNew(input, options?.version);
+      },
+      startChild: ((...args: Parameters<WorkflowContext['startChild']>) => {
+        refuse('startChild');
+        return children.startChild(...args);
+      }) as WorkflowContext['startChild'],
+      executeChild: ((...args: Parameters<WorkflowContext['executeChild']>) => {
+        refuse('executeChild');
+        return children.executeChild(...args);
+      }) as WorkflowContext['executeChild'],
+      onQuery: (query, handler) => {
+        refuse('onQuery');
+        return this.queries.register(query, handler);
+      },
+    };
   }
 
   private startWorkflow(): void {
