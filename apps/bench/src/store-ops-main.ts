@@ -1,5 +1,5 @@
 /**
- * `npm run bench:store-ops -- [--runs N] [--batch N] [--repeat N] [--url URL]`: what each of the
+ * `npm run bench:store-ops -- [--runs N] [--batch N] [--repeat N]`: what each of the
  * operations a chain10 run makes of the Redis store costs the server, operation by operation, with
  * nothing else running: the claim of a new run (`runs.createAndLease`), the closing of its cancels
  * (`control.closeCancels`), eleven group-commit pointers (`journalIndex.appendPointers`, one call per
@@ -13,30 +13,30 @@
  * a worker and a bus, where two cores are shared; this one isolates the store's work, so that a
  * change to batch.lua can be told from the noise of a full run (docs/performance.md, "Round four").
  *
- * By default it starts a private redis-server (no persistence, as the bench's); `--url` uses a
- * server of yours instead (a key prefix of its own, removed at the end; its other clients' load is
- * counted too).
+ * It starts a private redis-server (no persistence, as the bench's), so that nobody else's load is
+ * in the figures, and empties it between rounds.
  */
 import { randomUUID } from 'node:crypto';
 import { GROUP_POSITION_BASE, type Checkpoint, type Store } from '@baton/core/adapter';
 import { redisStore } from '@baton/store-redis';
-import { startPrivateRedis, type PrivateServer } from '@baton/testing/servers';
+import { startPrivateRedis } from '@baton/testing/servers';
 import { Redis } from 'ioredis';
 import { parseCommandArgs, runCommand, UsageError, wholeNumber } from './command.js';
+import { parseRedisInfo } from './server-probes.js';
 
-const USAGE = `Usage: npm run bench:store-ops -- [--runs N] [--batch N] [--repeat N] [--url URL]
+const USAGE = `Usage: npm run bench:store-ops -- [--runs N] [--batch N] [--repeat N]
 
   --runs N     runs per round (default 6000)
   --batch N    runs whose operations go together, as one worker's concurrent runs (default 100)
-  --repeat N   rounds, each on a fresh key prefix (default 3)
-  --url URL    a Redis server to use instead of a private redis-server
-  --help       this text`;
+  --repeat N   rounds, each on an emptied server (default 3)
+  --help       this text
+
+Needs redis-server on PATH (or BATON_REDIS_SERVER_BIN), as npm run bench's private servers do.`;
 
 interface StoreOpsConfig {
   runs: number;
   batch: number;
   repeat: number;
-  url: string | undefined;
 }
 
 function parse(argv: string[]): StoreOpsConfig | undefined {
@@ -44,7 +44,6 @@ function parse(argv: string[]): StoreOpsConfig | undefined {
     runs: { type: 'string' },
     batch: { type: 'string' },
     repeat: { type: 'string' },
-    url: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return undefined;
@@ -52,7 +51,6 @@ function parse(argv: string[]): StoreOpsConfig | undefined {
     runs: values.runs === undefined ? 6000 : wholeNumber('--runs', values.runs),
     batch: values.batch === undefined ? 100 : wholeNumber('--batch', values.batch),
     repeat: values.repeat === undefined ? 3 : wholeNumber('--repeat', values.repeat),
-    url: values.url,
   };
   if (config.batch > config.runs)
     throw new UsageError(`--batch ${config.batch} is more than --runs ${config.runs}`);
@@ -72,18 +70,17 @@ interface Counters {
 }
 
 async function counters(admin: Redis): Promise<Counters> {
-  const cpu = await admin.info('cpu');
-  const user = Number(/used_cpu_user:([\d.]+)/.exec(cpu)?.[1]);
-  const sys = Number(/used_cpu_sys:([\d.]+)/.exec(cpu)?.[1]);
+  const cpu = parseRedisInfo(await admin.info('cpu'));
   let scripts = 0;
   let commands = 0;
-  for (const line of (await admin.info('commandstats')).split('\n')) {
-    const match = /^cmdstat_([^:]+):calls=\d+,usec=(\d+)/.exec(line);
-    if (!match) continue;
-    if (match[1] === 'evalsha' || match[1] === 'eval') scripts += Number(match[2]);
-    else if (match[1] !== 'info') commands += Number(match[2]);
+  // 'cmdstat_<command>' -> 'calls=…,usec=…,…'; the bench's own INFO calls are left out.
+  for (const [field, value] of Object.entries(parseRedisInfo(await admin.info('commandstats')))) {
+    const command = field.slice('cmdstat_'.length);
+    const usec = Number(/usec=(\d+)/.exec(value)?.[1] ?? 0);
+    if (command === 'evalsha' || command === 'eval') scripts += usec;
+    else if (command !== 'info') commands += usec;
   }
-  return { cpu: (user + sys) * 1e6, scripts, commands };
+  return { cpu: (Number(cpu.used_cpu_user) + Number(cpu.used_cpu_sys)) * 1e6, scripts, commands };
 }
 
 /** A chain10 run's final checkpoint, as the worker writes it (about 1.4 KB encoded). */
@@ -182,75 +179,51 @@ async function round(store: Store, admin: Redis, config: StoreOpsConfig): Promis
   return spent;
 }
 
-const perRun = (micros: number, runs: number): string => (micros / runs).toFixed(1);
-
 async function run(config: StoreOpsConfig): Promise<void> {
-  let server: PrivateServer | undefined;
-  const url = config.url ?? (server = await startPrivateRedis(['--appendonly', 'no'])).url;
-  const admin = new Redis(url, { lazyConnect: true });
+  const server = await startPrivateRedis(['--appendonly', 'no']);
+  const admin = new Redis(server.url, { lazyConnect: true });
   try {
     await admin.connect();
     console.log(
       `Redis store operations of a chain10 run, ${config.runs.toLocaleString('en')} runs a round in batches of ` +
-        `${config.batch}, on ${server ? `a private redis-server (${url})` : url}; µs per run: the server's CPU ` +
+        `${config.batch}, on a private redis-server (${server.url}); µs per run: the server's CPU ` +
         '(INFO cpu), and inside it the scripts and the commands they called (INFO commandstats)',
     );
-    const header = ['round', 'operation', 'server CPU', 'in scripts', 'in commands'];
     const rows: string[][] = [];
+    const row = (round: number, what: string, c: Counters): number =>
+      rows.push([
+        String(round),
+        what,
+        ...[c.cpu, c.scripts, c.commands].map((us) => (us / config.runs).toFixed(1)),
+      ]);
     for (let i = 1; i <= config.repeat; i++) {
-      const prefix = `bench-ops-${randomUUID().slice(0, 8)}:`;
-      const store = redisStore({ url, keyPrefix: prefix });
+      const store = redisStore({ url: server.url, keyPrefix: `bench-ops-${randomUUID().slice(0, 8)}:` });
       await store.connect();
       try {
-        const spent = await round(store, admin, config);
-        let total: Counters = { cpu: 0, scripts: 0, commands: 0 };
-        for (const [name, c] of spent) {
-          rows.push([
-            String(i),
-            name,
-            perRun(c.cpu, config.runs),
-            perRun(c.scripts, config.runs),
-            perRun(c.commands, config.runs),
-          ]);
-          total = {
-            cpu: total.cpu + c.cpu,
-            scripts: total.scripts + c.scripts,
-            commands: total.commands + c.commands,
-          };
+        const total: Counters = { cpu: 0, scripts: 0, commands: 0 };
+        for (const [name, c] of await round(store, admin, config)) {
+          row(i, name, c);
+          total.cpu += c.cpu;
+          total.scripts += c.scripts;
+          total.commands += c.commands;
         }
-        rows.push([
-          String(i),
-          'a run',
-          perRun(total.cpu, config.runs),
-          perRun(total.scripts, config.runs),
-          perRun(total.commands, config.runs),
-        ]);
+        row(i, 'a run', total);
       } finally {
         await store.close();
       }
-      if (config.url) await removePrefix(admin, prefix);
-      else await admin.flushall();
+      await admin.flushall();
     }
+    const header = ['round', 'operation', 'server CPU', 'in scripts', 'in commands'];
     const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
     const line = (cells: string[]): string =>
       cells.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
     console.log(line(header));
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-    for (const row of rows) console.log(line(row));
+    for (const r of rows) console.log(line(r));
   } finally {
     admin.disconnect();
-    await server?.stop();
+    await server.stop();
   }
-}
-
-/** Removes this bench's keys from a server of the user's (`--url`), a SCAN page at a time. */
-async function removePrefix(admin: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await admin.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
 }
 
 await runCommand(USAGE, parse, run);

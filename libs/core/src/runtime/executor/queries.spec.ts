@@ -70,6 +70,20 @@ async function replayOnly(
   return { executor, host, settled: end.settled };
 }
 
+/** A replay-only executor of `workflow` with no history, replayed to where it waits: a held run's state. */
+async function heldAndReplayed(workflow: Parameters<typeof execute>[0]): Promise<ReplayExecutor> {
+  const executor = new ReplayExecutor({
+    workflow,
+    input: null,
+    runId: 'run-1',
+    history: [],
+    host: testHost(),
+    replayOnly: true,
+  });
+  await executor.replayToEnd();
+  return executor;
+}
+
 /** The journal of `order` run live until it suspends on its signal. */
 async function suspendedJournal(): Promise<JournalEntry[]> {
   const { outcome, journal } = await execute(order, 3);
@@ -122,15 +136,7 @@ describe('queries: a held run answers from its in-memory state', () => {
         return new Promise<never>(() => undefined);
       },
     });
-    const executor = new ReplayExecutor({
-      workflow: wf,
-      input: null,
-      runId: 'run-1',
-      history: [],
-      host: testHost(),
-      replayOnly: true,
-    });
-    await executor.replayToEnd();
+    const executor = await heldAndReplayed(wf);
     const all = executor.answerQuery('all', undefined);
     list.push('b');
     expect(all).toEqual({ status: 'answered', result: ['a'] });
@@ -219,15 +225,7 @@ describe('queries: a held run answers from its in-memory state', () => {
         return new Promise<never>(() => undefined);
       },
     });
-    const executor = new ReplayExecutor({
-      workflow: wf,
-      input: null,
-      runId: 'run-1',
-      history: [],
-      host: testHost(),
-      replayOnly: true,
-    });
-    await executor.replayToEnd();
+    const executor = await heldAndReplayed(wf);
     const answer = executor.answerQuery('everything', undefined);
     expect(answer.status).toBe('answered');
     if (answer.status !== 'answered') return;
@@ -253,15 +251,7 @@ describe('queries: a held run answers from its in-memory state', () => {
         return new Promise<never>(() => undefined);
       },
     });
-    const executor = new ReplayExecutor({
-      workflow: wf,
-      input: null,
-      runId: 'run-1',
-      history: [],
-      host: testHost(),
-      replayOnly: true,
-    });
-    await executor.replayToEnd();
+    const executor = await heldAndReplayed(wf);
     expect(executor.answerQuery('progres', undefined)).toEqual({
       status: 'unknown-query',
       registered: ['big', 'boom', 'later'],
